@@ -104,3 +104,46 @@ class FabricSpec:
             raise InputError("must be zero or more", field="fabric.latency_us")
         if not 0 < self.collective_efficiency <= 1:
             raise InputError("must be in (0, 1]", field="fabric.collective_efficiency")
+
+
+def _optional(data: Mapping[str, object], key: str) -> float | None:
+    value = data.get(key)
+    return None if value in (None, "") else float(value)  # type: ignore[arg-type]
+
+
+def accelerator_from_dict(data: Mapping[str, object]) -> AcceleratorSpec:
+    """Build a spec from a catalog record (the seed file's and the API's flat field names).
+
+    Keys: slug, name, vendor, family, memory_gib, hbm_bandwidth_tbps, ``<precision>_dense_tflops`` for
+    tf32/bf16/fp8/fp4 (null when unsupported), ``measured_<precision>_matmul_tflops`` (null when unknown),
+    scaleup_link, scaleup_bandwidth_gbps, scaleup_domain_gpus, tdp_w, list_price_usd.
+    """
+    dense = {p: v for p in PRECISIONS if (v := _optional(data, f"{p}_dense_tflops")) is not None}
+    measured = {p: v for p in PRECISIONS if (v := _optional(data, f"measured_{p}_matmul_tflops")) is not None}
+    return AcceleratorSpec(
+        slug=str(data["slug"]),
+        name=str(data.get("name", data["slug"])),
+        vendor=str(data.get("vendor", "")),
+        family=str(data.get("family", "")),
+        memory_gib=float(data["memory_gib"]),  # type: ignore[arg-type]
+        hbm_bandwidth_tbps=float(data["hbm_bandwidth_tbps"]),  # type: ignore[arg-type]
+        dense_tflops=dense,
+        achievable_matmul_tflops=measured,
+        scaleup_link=str(data.get("scaleup_link", "")),
+        scaleup_bandwidth_gbps=_optional(data, "scaleup_bandwidth_gbps") or 0.0,
+        scaleup_domain_gpus=int(data.get("scaleup_domain_gpus") or 1),  # type: ignore[call-overload]
+        tdp_w=_optional(data, "tdp_w") or 0.0,
+        list_price_usd=_optional(data, "list_price_usd"),
+    )
+
+
+def fabric_from_dict(data: Mapping[str, object]) -> FabricSpec:
+    """Build a fabric spec from a catalog record: slug, name, kind, port_gbps, latency_us, collective_efficiency."""
+    return FabricSpec(
+        slug=str(data["slug"]),
+        name=str(data.get("name", data["slug"])),
+        kind=str(data.get("kind", "")),
+        port_gbps=float(data["port_gbps"]),  # type: ignore[arg-type]
+        latency_us=float(data.get("latency_us") or 0.0),  # type: ignore[arg-type]
+        collective_efficiency=float(data.get("collective_efficiency") or 1.0),  # type: ignore[arg-type]
+    )
