@@ -1,0 +1,48 @@
+# ClusterDesigner. `make run` serves the app with embedded defaults; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8000
+
+export DJANGO_SETTINGS_MODULE := clusterdesigner.settings
+
+.PHONY: install run test lint bench clean worker
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Embedded defaults: SQLite under var/, Celery tasks in-process, debug on, demo catalog and designs loaded.
+run: export DJANGO_DEBUG := 1
+run: export DATABASE_URL := $(or $(DATABASE_URL),sqlite:///var/db.sqlite3)
+run: install
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_catalog
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+# The whole suite. Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
+# otherwise SQLite and in-process tasks, and the tests that need the real services skip (fail under CI=true).
+test: export DJANGO_SECRET_KEY := $(or $(DJANGO_SECRET_KEY),test-only-secret-key-not-for-production)
+test: install
+	mkdir -p var artifacts
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check clusterdesigner apps tests bench
+	$(BIN)/mypy clusterdesigner/engine
+
+bench: install
+	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+worker: install
+	$(BIN)/celery -A clusterdesigner worker --loglevel=INFO
+
+clean:
+	rm -rf $(VENV) var staticfiles artifacts .pytest_cache

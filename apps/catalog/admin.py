@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import URLPattern, path
+
+from apps.catalog import services
+from apps.catalog.models import (
+    Accelerator,
+    CloudOffering,
+    CloudPrice,
+    Fabric,
+    ServerType,
+    StorageTier,
+    Switch,
+    Vendor,
+)
+
+
+@admin.register(Vendor)
+class VendorAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug"]
+    search_fields = ["name", "slug"]
+
+
+@admin.register(Accelerator)
+class AcceleratorAdmin(admin.ModelAdmin):
+    list_display = ["name", "vendor", "memory_gib", "hbm_bandwidth_tbps", "bf16_dense_tflops", "fp8_dense_tflops",
+                    "scaleup_bandwidth_gbps", "tdp_w", "as_of"]  # fmt: skip
+    list_filter = ["vendor", "family", "has_nvlink"]
+    search_fields = ["name", "slug", "source"]
+
+
+@admin.register(ServerType)
+class ServerTypeAdmin(admin.ModelAdmin):
+    list_display = ["name", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw", "price_usd"]
+    list_filter = ["vendor", "accelerator"]
+    search_fields = ["name", "slug"]
+
+
+@admin.register(Fabric)
+class FabricAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "port_gbps", "latency_us", "collective_efficiency"]
+    list_filter = ["kind"]
+    search_fields = ["name", "slug"]
+
+
+@admin.register(Switch)
+class SwitchAdmin(admin.ModelAdmin):
+    list_display = ["name", "fabric_kind", "ports", "port_gbps", "price_usd", "power_w"]
+    list_filter = ["fabric_kind", "vendor"]
+    search_fields = ["name", "slug"]
+
+
+@admin.register(StorageTier)
+class StorageTierAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month"]
+    list_filter = ["kind", "scope"]
+    search_fields = ["name", "slug"]
+
+
+class CloudPriceInline(admin.TabularInline):
+    model = CloudPrice
+    extra = 0
+
+
+@admin.register(CloudOffering)
+class CloudOfferingAdmin(admin.ModelAdmin):
+    list_display = ["instance_type", "provider", "region", "accelerator", "gpu_count"]
+    list_filter = ["provider", "accelerator"]
+    search_fields = ["instance_type", "slug", "region"]
+    inlines = [CloudPriceInline]
+
+
+class PriceImportForm(forms.Form):
+    file = forms.FileField(help_text="CSV columns: " + ", ".join(services.PRICE_COLUMNS))
+
+
+@admin.register(CloudPrice)
+class CloudPriceAdmin(admin.ModelAdmin):
+    list_display = ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of"]
+    list_filter = ["pricing_model", "offering__provider", "currency"]
+    search_fields = ["offering__slug", "offering__instance_type", "source"]
+    actions = ["export_csv"]
+    change_list_template = "admin/catalog/cloudprice/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        return [path("import-csv/", self.admin_site.admin_view(self.import_csv), name="catalog_cloudprice_import")] + (
+            super().get_urls()
+        )
+
+    def import_csv(self, request: HttpRequest) -> HttpResponse:
+        form = PriceImportForm(request.POST or None, request.FILES or None)
+        errors: list[services.RowError] = []
+        if request.method == "POST" and form.is_valid():
+            try:
+                saved = services.cloud_price_import_csv(content=form.cleaned_data["file"].read())
+            except services.PriceImportError as exc:
+                errors = exc.errors
+            else:
+                self.message_user(request, f"Imported {len(saved)} price(s).", messages.SUCCESS)
+                return HttpResponseRedirect("../")
+        context = {**self.admin_site.each_context(request), "form": form, "errors": errors, "title": "Import prices"}
+        return render(request, "admin/catalog/cloudprice/import.html", context)
+
+    @admin.action(description="Export selected prices as CSV")
+    def export_csv(self, request: HttpRequest, queryset: object) -> HttpResponse:
+        response = HttpResponse(services.cloud_price_export_csv(prices=queryset), content_type="text/csv")  # type: ignore[arg-type]
+        response["Content-Disposition"] = 'attachment; filename="cloud-prices.csv"'
+        return response

@@ -1,0 +1,80 @@
+"""FilterSets shared by the HTML catalog pages and the API (one definition of each filter)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q, QuerySet
+
+from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, ServerType, StorageTier, Switch
+
+PRECISION_CHOICES = [(p, p) for p in ("tf32", "bf16", "fp8", "fp4")]
+
+
+class AcceleratorFilterSet(django_filters.FilterSet):
+    vendor = django_filters.CharFilter(field_name="vendor__slug", lookup_expr="iexact", label="Vendor (slug)")
+    min_memory_gib = django_filters.NumberFilter(field_name="memory_gib", lookup_expr="gte", label="Min memory (GiB)")
+    precision = django_filters.ChoiceFilter(
+        choices=PRECISION_CHOICES, method="filter_precision", label="Supports precision"
+    )
+    family = django_filters.ChoiceFilter(choices=Accelerator.Family.choices)
+
+    class Meta:
+        model = Accelerator
+        fields = ["vendor", "family", "min_memory_gib", "precision", "has_nvlink"]
+
+    def filter_precision(self, queryset: QuerySet[Accelerator], name: str, value: str) -> QuerySet[Accelerator]:
+        return queryset.filter(**{f"{value}_dense_tflops__isnull": False})
+
+
+class ServerTypeFilterSet(django_filters.FilterSet):
+    accelerator = django_filters.CharFilter(field_name="accelerator__slug")
+    vendor = django_filters.CharFilter(field_name="vendor__slug", lookup_expr="iexact")
+
+    class Meta:
+        model = ServerType
+        fields = ["accelerator", "vendor"]
+
+
+class FabricFilterSet(django_filters.FilterSet):
+    min_port_gbps = django_filters.NumberFilter(field_name="port_gbps", lookup_expr="gte")
+
+    class Meta:
+        model = Fabric
+        fields = ["kind", "min_port_gbps"]
+
+
+class SwitchFilterSet(django_filters.FilterSet):
+    class Meta:
+        model = Switch
+        fields = ["fabric_kind", "ports"]
+
+
+class StorageTierFilterSet(django_filters.FilterSet):
+    class Meta:
+        model = StorageTier
+        fields = ["kind", "scope"]
+
+
+class CloudOfferingFilterSet(django_filters.FilterSet):
+    accelerator = django_filters.CharFilter(field_name="accelerator__slug")
+    region = django_filters.CharFilter(field_name="region", lookup_expr="icontains")
+
+    class Meta:
+        model = CloudOffering
+        fields = ["provider", "accelerator", "region"]
+
+
+class CloudPriceFilterSet(django_filters.FilterSet):
+    provider = django_filters.ChoiceFilter(field_name="offering__provider", choices=CloudOffering.Provider.choices)
+    accelerator = django_filters.CharFilter(field_name="offering__accelerator__slug")
+    offering = django_filters.CharFilter(field_name="offering__slug")
+    region = django_filters.CharFilter(method="filter_region")
+    as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte")
+
+    class Meta:
+        model = CloudPrice
+        fields = ["provider", "pricing_model", "accelerator", "offering", "region", "currency"]
+
+    def filter_region(self, queryset: QuerySet[CloudPrice], name: str, value: str) -> QuerySet[CloudPrice]:
+        # A price row may carry its own region; otherwise it inherits the offering's.
+        return queryset.filter(Q(region__icontains=value) | Q(region="", offering__region__icontains=value))

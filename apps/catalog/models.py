@@ -1,0 +1,295 @@
+"""The hardware and price catalog. Every figure carries its source and as-of date."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec, accelerator_from_dict, fabric_from_dict
+
+POSITIVE = [MinValueValidator(0.000001, "must be greater than zero")]
+NON_NEGATIVE = [MinValueValidator(0, "must not be negative")]
+
+
+class Sourced(models.Model):
+    """Where a row's figures come from: a citation or URL and the date they were true."""
+
+    source = models.TextField(help_text="Citation or URL for the figures in this row.")
+    as_of = models.DateField(help_text="Date the figures were last known to be valid.")
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class Vendor(models.Model):
+    """A maker of accelerators, servers or switches (NVIDIA, AMD, ...)."""
+
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Accelerator(Sourced):
+    """One GPU model with its dense peak throughput per precision (never the sparse headline)."""
+
+    class Family(models.TextChoices):
+        AMPERE = "ampere", "NVIDIA Ampere"
+        ADA = "ada", "NVIDIA Ada Lovelace"
+        HOPPER = "hopper", "NVIDIA Hopper"
+        BLACKWELL = "blackwell", "NVIDIA Blackwell"
+        CDNA3 = "cdna3", "AMD CDNA 3"
+        CDNA4 = "cdna4", "AMD CDNA 4"
+        OTHER = "other", "Other"
+
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    vendor = models.ForeignKey(Vendor, on_delete=models.PROTECT, related_name="accelerators")
+    family = models.CharField(max_length=20, choices=Family.choices, default=Family.OTHER)
+    form_factor = models.CharField(max_length=100, blank=True)
+    memory_gib = models.FloatField(validators=POSITIVE, help_text="Device memory, GiB.")
+    memory_type = models.CharField(max_length=40, blank=True)
+    hbm_bandwidth_tbps = models.FloatField(validators=POSITIVE, help_text="Memory bandwidth, TB/s.")
+    tf32_dense_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    bf16_dense_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    fp8_dense_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    fp4_dense_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    measured_bf16_matmul_tflops = models.FloatField(
+        null=True, blank=True, validators=POSITIVE, help_text="Measured maximum achievable BF16 matmul TFLOP/s."
+    )
+    measured_fp8_matmul_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    scaleup_link = models.CharField(max_length=100, blank=True, help_text="NVLink, XGMI, or none.")
+    scaleup_bandwidth_gbps = models.FloatField(
+        default=0, validators=NON_NEGATIVE, help_text="Scale-up GB/s per GPU, one direction; 0 when none."
+    )
+    scaleup_domain_gpus = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    has_nvlink = models.BooleanField(default=False)
+    tdp_w = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    list_price_usd = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+
+    class Meta:
+        ordering = ["vendor__name", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if not any(
+            [self.tf32_dense_tflops, self.bf16_dense_tflops, self.fp8_dense_tflops, self.fp4_dense_tflops]
+        ):
+            raise ValidationError({"bf16_dense_tflops": "give the dense peak for at least one precision"})
+        if self.scaleup_bandwidth_gbps and self.scaleup_domain_gpus < 2:
+            raise ValidationError({"scaleup_domain_gpus": "a scale-up link needs a domain of 2 GPUs or more"})
+
+    @property
+    def precisions(self) -> list[str]:
+        return [p for p in ("tf32", "bf16", "fp8", "fp4") if getattr(self, f"{p}_dense_tflops")]
+
+    def engine_record(self) -> dict[str, Any]:
+        fields = [f.name for f in self._meta.concrete_fields if f.name not in {"id", "vendor", "source", "notes"}]
+        record = {name: getattr(self, name) for name in fields}
+        record["vendor"] = self.vendor.slug
+        record["as_of"] = self.as_of.isoformat() if self.as_of else None
+        return record
+
+    def to_engine(self) -> AcceleratorSpec:
+        return accelerator_from_dict(self.engine_record())
+
+
+class ServerType(Sourced):
+    """A server (node) model: which accelerator, how many, its NICs and power."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    vendor = models.ForeignKey(Vendor, on_delete=models.PROTECT, related_name="server_types")
+    accelerator = models.ForeignKey(Accelerator, on_delete=models.PROTECT, related_name="server_types")
+    gpus_per_node = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    nics_per_node = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    nic_gbps = models.FloatField(validators=POSITIVE, help_text="Gb/s per NIC.")
+    node_power_kw = models.FloatField(validators=POSITIVE)
+    price_usd = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Fabric(Sourced):
+    """A scale-out network fabric with its per-port rate, latency and measured collective efficiency."""
+
+    class Kind(models.TextChoices):
+        INFINIBAND = "infiniband", "InfiniBand"
+        ROCE = "roce", "RoCE"
+        ETHERNET = "ethernet", "Ethernet"
+        EFA = "efa", "AWS EFA"
+
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    port_gbps = models.FloatField(validators=POSITIVE, help_text="Gb/s per port.")
+    latency_us = models.FloatField(validators=NON_NEGATIVE, help_text="Port-to-port latency, µs.")
+    collective_efficiency = models.FloatField(
+        validators=[MinValueValidator(0.01)], help_text="Fraction of line rate that large all-reduces reach."
+    )
+    efficiency_source = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["kind", "-port_gbps"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.collective_efficiency is not None and self.collective_efficiency > 1:
+            raise ValidationError({"collective_efficiency": "must be at most 1 (a fraction of line rate)"})
+
+    def to_engine(self) -> FabricSpec:
+        return fabric_from_dict(
+            {f: getattr(self, f) for f in ("slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency")}
+        )
+
+
+class Switch(Sourced):
+    """A network switch model: radix, port speed, price and power."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    vendor = models.ForeignKey(Vendor, on_delete=models.PROTECT, related_name="switches")
+    fabric_kind = models.CharField(max_length=20, choices=Fabric.Kind.choices)
+    ports = models.PositiveIntegerField(validators=[MinValueValidator(2)])
+    port_gbps = models.FloatField(validators=POSITIVE)
+    price_usd = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+    power_w = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "switches"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StorageTier(Sourced):
+    """A storage tier with its read/write bandwidth and monthly price per TB."""
+
+    class Kind(models.TextChoices):
+        LOCAL_NVME = "local_nvme", "Local NVMe"
+        PARALLEL_FS = "parallel_fs", "Parallel file system"
+        NFS = "nfs", "NFS"
+        OBJECT_STORE = "object_store", "Object store"
+
+    class Scope(models.TextChoices):
+        PER_NODE = "per_node", "Per node"
+        AGGREGATE = "aggregate", "Aggregate"
+
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    read_gbps = models.FloatField(validators=POSITIVE, help_text="Read GB/s.")
+    write_gbps = models.FloatField(validators=POSITIVE, help_text="Write GB/s.")
+    scope = models.CharField(max_length=20, choices=Scope.choices)
+    usd_per_tb_month = models.FloatField(validators=NON_NEGATIVE)
+
+    class Meta:
+        ordering = ["kind", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CloudOffering(Sourced):
+    """A cloud instance type in a region: which accelerator and how many per instance."""
+
+    class Provider(models.TextChoices):
+        AWS = "aws", "AWS"
+        GCP = "gcp", "Google Cloud"
+        AZURE = "azure", "Microsoft Azure"
+        OCI = "oci", "Oracle Cloud"
+        COREWEAVE = "coreweave", "CoreWeave"
+        LAMBDA = "lambda", "Lambda"
+        OTHER = "other", "Other"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    provider = models.CharField(max_length=20, choices=Provider.choices)
+    instance_type = models.CharField(max_length=100)
+    region = models.CharField(max_length=100, blank=True)
+    accelerator = models.ForeignKey(Accelerator, on_delete=models.PROTECT, related_name="cloud_offerings")
+    gpu_count = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    network_gbps = models.FloatField(null=True, blank=True, validators=POSITIVE)
+    spot_preemptions_per_day = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+
+    class Meta:
+        ordering = ["provider", "instance_type"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "instance_type", "region"], name="catalog_offering_unique_per_region"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_provider_display()} {self.instance_type}"
+
+    def engine_record(self, prices: list[CloudPrice] | None = None) -> dict[str, Any]:
+        rows = prices if prices is not None else list(self.prices.all())
+        return {
+            "slug": self.slug,
+            "provider": self.provider,
+            "instance_type": self.instance_type,
+            "region": self.region,
+            "accelerator": self.accelerator.slug,
+            "gpu_count": self.gpu_count,
+            "network_gbps": self.network_gbps,
+            "spot_preemptions_per_day": self.spot_preemptions_per_day,
+            "prices": [price.engine_record() for price in rows],
+        }
+
+
+class CloudPrice(Sourced):
+    """One published or negotiated price of a cloud offering under one pricing model."""
+
+    class PricingModel(models.TextChoices):
+        ON_DEMAND = "on_demand", "On-demand"
+        RESERVED_1Y = "reserved_1y", "Reserved 1 year"
+        RESERVED_3Y = "reserved_3y", "Reserved 3 years"
+        SPOT = "spot", "Spot"
+
+    offering = models.ForeignKey(CloudOffering, on_delete=models.CASCADE, related_name="prices")
+    pricing_model = models.CharField(max_length=20, choices=PricingModel.choices)
+    usd_per_hour = models.FloatField(validators=NON_NEGATIVE, help_text="Price per instance-hour.")
+    currency = models.CharField(max_length=3, default="USD")
+    region = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["offering__slug", "pricing_model", "-as_of"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["offering", "pricing_model", "region", "as_of"], name="catalog_price_unique_per_date"
+            ),
+            models.CheckConstraint(condition=models.Q(usd_per_hour__gte=0), name="catalog_price_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.offering} {self.get_pricing_model_display()} {self.usd_per_hour} {self.currency}/h"
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        return self.usd_per_hour / self.offering.gpu_count
+
+    def engine_record(self) -> dict[str, Any]:
+        return {
+            "pricing_model": self.pricing_model,
+            "usd_per_hour": self.usd_per_hour,
+            "currency": self.currency,
+            "region": self.region,
+            "as_of": self.as_of.isoformat(),
+        }

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from apps.catalog.models import (
+    Accelerator,
+    CloudOffering,
+    CloudPrice,
+    Fabric,
+    ServerType,
+    StorageTier,
+    Switch,
+    Vendor,
+)
+
+
+class CleanedModelSerializer(serializers.ModelSerializer):
+    """Runs the model's clean() so the API and the admin enforce the same one-row rules."""
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = self.instance or self.Meta.model()
+        for key, value in attrs.items():
+            setattr(instance, key, value)
+        try:
+            instance.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        return attrs
+
+
+class VendorSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Vendor
+        fields = ["slug", "name"]
+
+
+class AcceleratorSerializer(CleanedModelSerializer):
+    vendor = serializers.SlugRelatedField(slug_field="slug", queryset=Vendor.objects.all())
+    precisions = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+    class Meta:
+        model = Accelerator
+        fields = [
+            "slug", "name", "vendor", "family", "form_factor", "memory_gib", "memory_type", "hbm_bandwidth_tbps",
+            "tf32_dense_tflops", "bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "precisions",
+            "measured_bf16_matmul_tflops", "measured_fp8_matmul_tflops", "scaleup_link",
+            "scaleup_bandwidth_gbps", "scaleup_domain_gpus", "has_nvlink", "tdp_w", "list_price_usd",
+            "source", "as_of", "notes",
+        ]  # fmt: skip
+
+
+class ServerTypeSerializer(CleanedModelSerializer):
+    vendor = serializers.SlugRelatedField(slug_field="slug", queryset=Vendor.objects.all())
+    accelerator = serializers.SlugRelatedField(slug_field="slug", queryset=Accelerator.objects.all())
+
+    class Meta:
+        model = ServerType
+        fields = [
+            "slug", "name", "vendor", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps",
+            "node_power_kw", "price_usd", "source", "as_of", "notes",
+        ]  # fmt: skip
+
+
+class FabricSerializer(CleanedModelSerializer):
+    class Meta:
+        model = Fabric
+        fields = [
+            "slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency", "efficiency_source",
+            "source", "as_of", "notes",
+        ]  # fmt: skip
+
+
+class SwitchSerializer(CleanedModelSerializer):
+    vendor = serializers.SlugRelatedField(slug_field="slug", queryset=Vendor.objects.all())
+
+    class Meta:
+        model = Switch
+        fields = [
+            "slug", "name", "vendor", "fabric_kind", "ports", "port_gbps", "price_usd", "power_w",
+            "source", "as_of", "notes",
+        ]  # fmt: skip
+
+
+class StorageTierSerializer(CleanedModelSerializer):
+    class Meta:
+        model = StorageTier
+        fields = [
+            "slug", "name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month",
+            "source", "as_of", "notes",
+        ]  # fmt: skip
+
+
+class CloudPriceSerializer(CleanedModelSerializer):
+    offering = serializers.SlugRelatedField(slug_field="slug", queryset=CloudOffering.objects.all())
+    usd_per_gpu_hour = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = CloudPrice
+        fields = [
+            "id", "offering", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region",
+            "source", "as_of", "notes",
+        ]  # fmt: skip
+
+
+class CloudOfferingPriceSerializer(serializers.ModelSerializer):
+    usd_per_gpu_hour = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = CloudPrice
+        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source", "as_of"]
+
+
+class CloudOfferingSerializer(CleanedModelSerializer):
+    accelerator = serializers.SlugRelatedField(slug_field="slug", queryset=Accelerator.objects.all())
+    prices = CloudOfferingPriceSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = CloudOffering
+        fields = [
+            "slug", "provider", "instance_type", "region", "accelerator", "gpu_count", "network_gbps",
+            "spot_preemptions_per_day", "source", "as_of", "notes", "prices",
+        ]  # fmt: skip
+
+
+class PriceImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV with columns " + ", ".join(
+        ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"]))  # fmt: skip
+
+
+class PriceImportResultSerializer(serializers.Serializer):
+    imported = serializers.IntegerField()

@@ -1,0 +1,88 @@
+"""API plumbing shared by every app: the error envelope (permissions and pagination: clusterdesigner.permissions).
+
+Every error response has one shape::
+
+    {"error": {"code": "invalid", "message": "...", "fields": {"parallelism.tp": ["..."]}}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from clusterdesigner.engine.errors import EngineError
+
+
+def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Turn DRF's nested error detail into {"dotted.field": [messages]}."""
+    out: dict[str, list[str]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            for field, messages in _flatten(value, path).items():
+                out.setdefault(field, []).extend(messages)
+    elif isinstance(detail, list):
+        if all(not isinstance(item, (dict, list)) for item in detail):
+            out[prefix or "non_field_errors"] = [str(item) for item in detail]
+        else:
+            for index, item in enumerate(detail):
+                if item:
+                    for field, messages in _flatten(item, f"{prefix}.{index}" if prefix else str(index)).items():
+                        out.setdefault(field, []).extend(messages)
+    else:
+        out[prefix or "non_field_errors"] = [str(detail)]
+    return out
+
+
+def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, EngineError):
+        fields = {exc.field or "non_field_errors": [exc.message]}
+        message = f"{exc.field}: {exc.message}" if exc.field else exc.message
+        return Response(error_body("invalid", message, fields), status=400)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten(exc.detail)
+        first = next(iter(fields.items()), ("", ["invalid input"]))
+        message = f"{first[0]}: {first[1][0]}" if first[0] and first[0] != "non_field_errors" else first[1][0]
+        response.data = error_body("invalid", message, fields)
+    else:
+        detail = getattr(exc, "detail", str(exc))
+        code = getattr(exc, "default_code", "error")
+        if hasattr(detail, "code") and detail.code:
+            code = detail.code
+        response.data = error_body(str(code), str(detail))
+    return response
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The one error envelope, documented in the schema for every error response."""
+
+    error = ErrorDetailSerializer()

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.routers import DefaultRouter
+
+from apps.catalog import api as catalog_api
+
+router = DefaultRouter()
+router.register("accelerators", catalog_api.AcceleratorViewSet, basename="accelerator")
+router.register("server-types", catalog_api.ServerTypeViewSet, basename="server-type")
+router.register("fabrics", catalog_api.FabricViewSet, basename="fabric")
+router.register("switches", catalog_api.SwitchViewSet, basename="switch")
+router.register("storage-tiers", catalog_api.StorageTierViewSet, basename="storage-tier")
+router.register("cloud-offerings", catalog_api.CloudOfferingViewSet, basename="cloud-offering")
+router.register("cloud-prices", catalog_api.CloudPriceViewSet, basename="cloud-price")
+
+urlpatterns = [
+    path("api/v1/", include(router.urls)),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
+    # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
+    path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("catalog/", include("apps.catalog.urls")),
+]

@@ -1,0 +1,198 @@
+"""Shared fixtures: the catalog, API clients, and the real services (PostgreSQL, Redis, a Celery worker,
+headless Chromium) for the tests that need them.
+
+Without CI set, a test that needs a missing service is skipped with the reason; with CI set it fails,
+so a CI run can never pass by skipping its integration tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+IN_CI = os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
+CHROMIUM = "/usr/bin/chromium"
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip locally, fail under CI, when a service a test needs is missing."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"CI is set but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def catalog(db: Any) -> dict[str, int]:
+    from apps.catalog.services import catalog_load_seed
+
+    return catalog_load_seed()
+
+
+@pytest.fixture
+def api_client() -> Any:
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def staff_client(db: Any, django_user_model: Any) -> Any:
+    from rest_framework.test import APIClient
+
+    user = django_user_model.objects.create_user("staff", password="pw-staff-123", is_staff=True)
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def user_client(db: Any, django_user_model: Any) -> Any:
+    from rest_framework.test import APIClient
+
+    user = django_user_model.objects.create_user("alice", password="pw-alice-123")
+    client = APIClient()
+    client.force_authenticate(user)
+    client.user = user  # type: ignore[attr-defined]
+    return client
+
+
+@pytest.fixture(scope="session")
+def postgres_required() -> None:
+    from django.conf import settings
+
+    engine = settings.DATABASES["default"]["ENGINE"]
+    need("postgresql" in engine, "DATABASE_URL does not point at PostgreSQL")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("REDIS_URL", "")
+    need(bool(url), "REDIS_URL is not set")
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        need(False, f"Redis at {url} does not answer: {exc}")
+    return url
+
+
+def _database_url() -> str:
+    """The URL of the database the tests use (pytest-django's test database), for a worker process."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+class WorkerProcess:
+    """A real `celery worker` process against Redis and the test database."""
+
+    def __init__(self, env: dict[str, str], name: str, concurrency: int = 1) -> None:
+        self.log_path = ROOT / "artifacts" / f"celery-{name}.log"
+        self.log_path.parent.mkdir(exist_ok=True)
+        self.log = self.log_path.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "clusterdesigner", "worker", "--loglevel=INFO",
+             f"--concurrency={concurrency}", "--pool=prefork", f"--hostname={name}@%h", "--without-gossip",
+             "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"celery worker exited: {self.log_path.read_text()[-3000:]}")
+            if "ready." in self.log_path.read_text():
+                return
+            time.sleep(0.3)
+        raise RuntimeError(f"celery worker not ready in {timeout}s: {self.log_path.read_text()[-3000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the worker dies mid-task, as a crashed machine would."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def worker_env(transactional_db: Any, postgres_required: None, redis_url: str) -> dict[str, str]:
+    import redis
+
+    # A clean queue, so no message left by an earlier test reaches this worker.
+    redis.Redis.from_url(redis_url).flushdb()
+    env = dict(os.environ)
+    env.update(DATABASE_URL=_database_url(), REDIS_URL=redis_url, DJANGO_SECRET_KEY="test-worker-secret",
+               DB_CONN_MAX_AGE="0")  # fmt: skip
+    return env
+
+
+@pytest.fixture
+def celery_worker_process(worker_env: dict[str, str]) -> Iterator[WorkerProcess]:
+    worker = WorkerProcess(worker_env, "w1")
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        worker.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    need(Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is not None, f"{CHROMIUM} is not installed")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(
+            executable_path=chromium_path,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"],
+        )  # fmt: skip
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.js_errors = errors  # type: ignore[attr-defined]
+    yield pg
+    context.close()
+
+
+def screenshot(page: Any, name: str) -> Path:
+    path = ROOT / "artifacts" / "screenshots" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    return path
