@@ -29,7 +29,6 @@ run: install
 
 # The whole suite. Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # otherwise SQLite and in-process tasks, and the tests that need the real services skip (fail under CI=true).
-test: export DJANGO_SECRET_KEY := $(or $(DJANGO_SECRET_KEY),test-only-secret-key-not-for-production)
 test: install
 	mkdir -p var artifacts
 	$(BIN)/pytest $(PYTEST_ARGS)

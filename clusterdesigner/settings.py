@@ -12,6 +12,7 @@ Environment variables:
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -53,8 +54,12 @@ def database_from_url(url: str) -> dict[str, object]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG")
+# Under pytest: a throwaway key and static files served from the finders (no collectstatic needed).
+TESTING = "pytest" in sys.modules
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY and TESTING:
+    SECRET_KEY = "test-only-secret-key-not-for-production"
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -142,11 +147,14 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
-            if DEBUG or env_bool("DJANGO_PLAIN_STATIC")
+            if DEBUG or TESTING
             else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },
 }
+WHITENOISE_USE_FINDERS = DEBUG or TESTING
+WHITENOISE_AUTOREFRESH = DEBUG or TESTING
+WHITENOISE_MAX_AGE = 0 if DEBUG else 31536000
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -200,6 +208,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "FabricKindEnum": "apps.catalog.models.Fabric.Kind",
+        "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
+    },
 }
 
 # --- Celery: broker and result backend from one REDIS_URL; in-process when it is unset.

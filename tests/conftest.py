@@ -169,6 +169,9 @@ def chromium_path() -> str:
 def browser(chromium_path: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
+    # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests make between page
+    # actions are still synchronous, so Django's async-safety guard does not apply.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as pw:
         launched = pw.chromium.launch(
             executable_path=chromium_path,

@@ -17,6 +17,7 @@ class AcceleratorFilterSet(django_filters.FilterSet):
         choices=PRECISION_CHOICES, method="filter_precision", label="Supports precision"
     )
     family = django_filters.ChoiceFilter(choices=Accelerator.Family.choices)
+    has_nvlink = django_filters.BooleanFilter(label="Has NVLink")
 
     class Meta:
         model = Accelerator

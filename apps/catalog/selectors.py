@@ -6,8 +6,8 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
-from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier, Switch
-from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
+from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, ServerType, StorageTier, Switch
+from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 
 
 def accelerator_list() -> QuerySet[Accelerator]:
@@ -22,14 +22,6 @@ def cloud_offering_list() -> QuerySet[CloudOffering]:
 
 def cloud_price_list() -> QuerySet[CloudPrice]:
     return CloudPrice.objects.select_related("offering", "offering__accelerator")
-
-
-def accelerator_specs() -> dict[str, AcceleratorSpec]:
-    return {a.slug: a.to_engine() for a in accelerator_list()}
-
-
-def fabric_specs() -> dict[str, FabricSpec]:
-    return {f.slug: f.to_engine() for f in Fabric.objects.all()}
 
 
 def engine_catalog_records() -> dict[str, list[dict[str, Any]]]:
@@ -49,4 +41,15 @@ def engine_catalog_records() -> dict[str, list[dict[str, Any]]]:
             {f: getattr(x, f) for f in ("slug", "name", "ports", "port_gbps", "price_usd", "power_w")}
             for x in Switch.objects.all()
         ],
+        "server_types": [
+            {f: getattr(x, f) for f in ("slug", "name", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw",
+                                        "price_usd")}
+            | {"accelerator": x.accelerator.slug}
+            for x in ServerType.objects.select_related("accelerator")
+        ],
     }
+
+
+def engine_catalog() -> CatalogSpecs:
+    """The current catalog as engine specs."""
+    return specs_from_records(engine_catalog_records())

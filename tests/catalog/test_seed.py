@@ -1,0 +1,65 @@
+"""The shipped seed catalog: the slugs the engines use exist, figures are dense, every row is sourced."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier, Switch
+from apps.catalog.services import catalog_load_seed
+
+ACCELERATORS = ["a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "gb200", "mi300x", "mi325x", "mi355x", "l40s",
+                "rtx-4090"]  # fmt: skip
+FABRICS = ["ib-hdr200", "ib-ndr400", "ib-xdr800", "roce-400g", "aws-efa", "eth-100g", "eth-25g", "eth-10g"]
+
+
+def test_seed_has_every_slug_the_engines_use(catalog: dict[str, int]) -> None:
+    assert set(ACCELERATORS) <= set(Accelerator.objects.values_list("slug", flat=True))
+    assert set(FABRICS) <= set(Fabric.objects.values_list("slug", flat=True))
+    assert {"local-nvme", "lustre", "nfs", "s3"} <= set(StorageTier.objects.values_list("slug", flat=True))
+    assert Switch.objects.filter(ports=64, port_gbps=400).exists()
+    offerings = set(CloudOffering.objects.values_list("slug", flat=True))
+    assert {"aws-p4d-24xlarge", "aws-p5-48xlarge", "aws-p5e-48xlarge", "aws-p6-b200-48xlarge"} <= offerings
+    assert {o.split("-")[0] for o in offerings} >= {"aws", "gcp", "coreweave"}
+
+
+def test_seed_tflops_are_dense_not_sparse(catalog: dict[str, int]) -> None:
+    # Dense BF16 peaks (reference README): A100 312, H100/H200 989.4, B200 2,250, MI300X 1,307.4.
+    dense = dict(Accelerator.objects.values_list("slug", "bf16_dense_tflops"))
+    assert dense["a100-80gb"] == 312
+    assert dense["h100-sxm"] == dense["h200"] == 989.4  # the 1,979 headline is sparse
+    assert dense["b200"] == 2250
+    assert dense["mi300x"] == 1307.4
+    assert Accelerator.objects.get(slug="a100-80gb").fp8_dense_tflops is None
+
+
+def test_rtx_4090_is_recorded_without_nvlink(catalog: dict[str, int]) -> None:
+    gpu = Accelerator.objects.get(slug="rtx-4090")
+    assert not gpu.has_nvlink and gpu.scaleup_bandwidth_gbps == 0 and gpu.scaleup_domain_gpus == 1
+    assert not gpu.to_engine().has_scaleup_link
+
+
+def test_every_seed_row_has_a_source_and_date(catalog: dict[str, int]) -> None:
+    for model in (Accelerator, Fabric, StorageTier, Switch, CloudOffering, CloudPrice):
+        for row in model.objects.all():
+            assert row.source.strip(), f"{model.__name__} {row} has no source"
+            assert row.as_of is not None
+
+
+def test_seed_slugs_are_lowercase_and_hyphenated(catalog: dict[str, int]) -> None:
+    for model in (Accelerator, Fabric, StorageTier, Switch, CloudOffering):
+        for slug in model.objects.values_list("slug", flat=True):
+            assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug), slug
+
+
+def test_p5_price_history_keeps_the_june_2025_cut(catalog: dict[str, int]) -> None:
+    # AWS cut p5.48xlarge on-demand from $98.32 to $55.04 an hour in June 2025 (reference prices.csv).
+    prices = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").order_by("as_of")
+    values = [p.usd_per_hour for p in prices]
+    assert 98.32 in values and values[-1] == 55.04
+
+
+def test_loading_the_seed_twice_changes_nothing(catalog: dict[str, int], db: Any) -> None:
+    before = (Accelerator.objects.count(), CloudPrice.objects.count())
+    assert catalog_load_seed() == catalog
+    assert (Accelerator.objects.count(), CloudPrice.objects.count()) == before

@@ -1,0 +1,87 @@
+"""Project-level behaviour: the engine's isolation, settings from the environment, offline API docs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from django.core.management import call_command
+
+from clusterdesigner.settings import database_from_url
+
+from .conftest import ROOT
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    full_env.update(env)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=full_env, capture_output=True, text=True)
+
+
+def test_importing_the_engine_loads_neither_django_nor_celery() -> None:
+    result = _python(
+        "import sys, pkgutil, importlib, clusterdesigner.engine as e\n"
+        "for m in pkgutil.iter_modules(e.__path__): importlib.import_module('clusterdesigner.engine.' + m.name)\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] in {'django', 'celery', 'rest_framework'}))"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_missing_secret_key_with_debug_off_stops_start_up_with_a_clear_message() -> None:
+    result = _python("import clusterdesigner.settings", DJANGO_DEBUG="0")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY is not set" in result.stderr
+
+
+def test_database_url_parses_postgres_and_sqlite() -> None:
+    pg = database_from_url("postgres://bob:s%40cret@db.internal:6543/clusters?sslmode=require")
+    assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
+        "django.db.backends.postgresql", "clusters", "bob", "s@cret", "db.internal", "6543",
+    )  # fmt: skip
+    assert pg["OPTIONS"] == {"sslmode": "require"}
+    lite = database_from_url("sqlite:///var/db.sqlite3")
+    assert lite["NAME"] == str(ROOT / "var" / "db.sqlite3")
+
+
+def test_unsupported_database_scheme_is_refused() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured, match="mysql"):
+        database_from_url("mysql://x@y/z")
+
+
+def test_openapi_schema_validates_without_warnings(tmp_path: object) -> None:
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", os.devnull)
+
+
+def test_swagger_ui_is_served_without_a_cdn(client: object) -> None:
+    response = client.get("/api/v1/docs/")  # type: ignore[attr-defined]
+    assert response.status_code == 200
+    html = response.content.decode()
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', html)
+    assert scripts and all(src.startswith("/") for src in scripts), scripts
+    assert "swagger-ui" in " ".join(scripts)
+    assert "<script>" not in html.replace(" ", "")  # no inline script: the CSP forbids it
+
+
+def test_plotly_js_is_served_from_the_installed_package(client: object) -> None:
+    import plotly
+
+    response = client.get("/static/vendor/plotly.min.js")  # type: ignore[attr-defined]
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
+    from clusterdesigner.staticfinders import PLOTLY_DIR
+
+    assert body == (PLOTLY_DIR / "plotly.min.js").read_bytes()
+    assert plotly.__version__
+
+
+def test_pages_send_a_content_security_policy_without_inline_script(client: object, db: object) -> None:
+    response = client.get("/catalog/")  # type: ignore[attr-defined]
+    policy = response["Content-Security-Policy"]
+    script_src = next(part for part in policy.split(";") if part.strip().startswith("script-src"))
+    assert "'unsafe-inline'" not in script_src and "'self'" in script_src
