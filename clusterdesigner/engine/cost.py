@@ -1,0 +1,1076 @@
+"""The cost engine's entry point: a JSON request in, a JSON-ready response out (docs/cost-engine.md).
+
+``tco(request, accelerators=..., fabrics=..., offerings=..., storage_tiers=..., switches=...)`` resolves every
+field of the request to a value with its unit and source (the request's own value, a catalog figure, or a
+default from :data:`DEFAULTS`), then evaluates owning, renting, break-even, per-run cost, network, storage and
+failures from those values alone. The sensitivity tornado re-runs the same evaluation with one value moved,
+so every number in the response is a function of the ``assumptions`` list it returns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.failures import INTERRUPTIONS_PER_GPU_DAY, FailureResult, failure_model
+from clusterdesigner.engine.findings import FindingsInput, design_findings
+from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
+from clusterdesigner.engine.network import Topology, dragonfly_plus, fat_tree, network_cost
+from clusterdesigner.engine.offerings import (
+    COMMITMENT_YEARS,
+    PRICING_MODELS,
+    CloudOfferingSpec,
+    ServerTypeSpec,
+    StorageTierSpec,
+    SwitchSpec,
+)
+from clusterdesigner.engine.sensitivity import tornado
+from clusterdesigner.engine.storage import checkpoint_gb, dataset_read_gbps, save_timings
+from clusterdesigner.engine.tco import (
+    MONTHS_PER_YEAR,
+    Line,
+    OnPremInputs,
+    break_even_meaning,
+    break_even_utilization,
+    cloud_cost,
+    num,
+    on_prem_cost,
+    usd,
+)
+
+ISSUE = "ClusterDesigner issue 4 default"
+PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure found): replace with a quote"
+# DGX H100: 10.2 kW maximum system power for 8 × 700 W H100 SXM (NVIDIA DGX H100 datasheet, recalled).
+NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
+
+
+@dataclass(frozen=True)
+class Assumption:
+    name: str
+    value: Any
+    unit: str
+    source: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source}
+
+
+def _a(name: str, value: Any, unit: str, source: str) -> tuple[str, Assumption]:
+    return name, Assumption(name, value, unit, source)
+
+
+# Every default the engine may use, by request path. Values the catalog supplies (prices, power, switch
+# radix) are filled in per request, with the catalog record named as their source.
+DEFAULTS: Mapping[str, Assumption] = dict(
+    [
+        _a(
+            "horizon_years",
+            3.0,
+            "years",
+            "ClusterDesigner default: the longest common cloud commitment (3 years)",
+        ),
+        _a(
+            "utilization",
+            0.7,
+            "fraction of hours busy",
+            "ClusterDesigner default (set your own expected load)",
+        ),
+        _a("cluster.accelerator", "h100-sxm", "slug", "ClusterDesigner default"),
+        _a("cluster.gpus_per_node", 8, "GPUs", "HGX/DGX 8-GPU baseboard"),
+        _a("cluster.nodes", 8, "nodes", "issue 4 example request"),
+        _a("cluster.fabric", "ib-ndr400", "slug", "issue 4 example request"),
+        _a(
+            "cluster.oversubscription",
+            1.0,
+            "down:up",
+            "non-blocking; Llama 3 pods are full-bisection (arXiv:2407.21783 Sec. 3.3.1)",
+        ),
+        _a("cluster.storage", "lustre", "slug", "issue 4 example request"),
+        _a(
+            "cluster.switch",
+            "ib-ndr-64",
+            "slug",
+            "issue 4: 64-port NDR by default (NVIDIA Quantum-2 QM9700, QM97X0 user manual 'Interfaces')",
+        ),
+        _a(
+            "cluster.rail_optimized",
+            True,
+            "bool",
+            "NVIDIA DGX SuperPOD reference architecture (rail-optimised)",
+        ),
+        _a("cluster.topology", "fat_tree", "fat_tree|dragonfly_plus", "ClusterDesigner default"),
+        _a("on_prem.depreciation_years", 5.0, "years", ISSUE),
+        _a("on_prem.discount_rate", 0.08, "per year", ISSUE + " (cost of capital, also the NPV rate)"),
+        _a("on_prem.residual_fraction", 0.2, "of capex", ISSUE),
+        _a("on_prem.pue", 1.3, "ratio", ISSUE),
+        _a("on_prem.usd_per_kwh", 0.08, "USD/kWh", ISSUE),
+        _a("on_prem.colo_usd_per_kw_month", 150.0, "USD/kW-month", ISSUE),
+        _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
+        _a("on_prem.staff_fte", 1.0, "FTE", "issue 4 example request"),
+        _a("on_prem.staff_usd_per_fte_year", 180_000.0, "USD/FTE-year", ISSUE),
+        _a(
+            "on_prem.idle_power_fraction",
+            0.3,
+            "of full IT power",
+            "linear power model of Fan, Weber & Barroso, ISCA "
+            "2007; 0.3 idle share is a placeholder (UNVERIFIED)",
+        ),
+        _a("on_prem.installation_fraction", 0.03, "of hardware capex", PLACEHOLDER),
+        _a("on_prem.storage_usd_per_tb", 200.0, "USD/TB (capex)", PLACEHOLDER),
+        _a("on_prem.server_price_to_gpu_list", 1.25, "× GPU list price × GPUs", PLACEHOLDER),
+        _a(
+            "network.switch_usd",
+            30_000.0,
+            "USD/switch",
+            "NVIDIA does not publish the QM9700 price; " + PLACEHOLDER,
+        ),
+        _a("network.cable_usd", 150.0, "USD/cable", PLACEHOLDER),
+        _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
+        _a("network.switch_power_w", 1_000.0, "W/switch", PLACEHOLDER),
+        _a("cloud.managed_overhead_fraction", 0.0, "of compute", "issue 4 example request"),
+        _a("cloud.egress_tb", 0.0, "TB over the horizon", "issue 4 example request"),
+        _a(
+            "cloud.egress_usd_per_gb",
+            0.09,
+            "USD/GB",
+            "AWS EC2 data transfer out to the internet, first 10 TB/month, us-east-1 (recalled, UNVERIFIED)",
+        ),
+        _a("cloud.storage_usd_per_tb_month", 0.0, "USD/TB-month", "storage tier has no price in the catalog"),
+        _a(
+            "cloud.spot_preemptions_per_day",
+            0.05,
+            "per node-day",
+            "catalog offering publishes none; GCP Capacity Advisor "
+            "bucket 0-5 % for a3-megagpu-8g us-west1 read as"
+            " 5 %/day (GKE Spot serving guide, secondary; interpretation UNVERIFIED)",
+        ),
+        _a(
+            "failures.failures_per_gpu_day",
+            INTERRUPTIONS_PER_GPU_DAY,
+            "per GPU-day",
+            "Llama 3: 419 unexpected interruptions / (54 days × 16,384 GPUs), arXiv:2407.21783 Sec. 3.3.4",
+        ),
+        _a(
+            "failures.restart_minutes",
+            25.0,
+            "minutes",
+            "MegaScale (NSDI'24) Sec. 6.2-6.3: detection + "
+            "diagnosis < 10 min, catch-up from checkpoint < 15 min",
+        ),
+        _a(
+            "storage.checkpoint_bytes_per_param",
+            14.0,
+            "bytes/parameter",
+            "bf16 weights 2 + fp32 master 4 + Adam m, v 8 (ZeRO, "
+            "SC'20 Sec. 3.1); BLOOM-176B 2.3 TB = 13.1 B/param",
+        ),
+        _a(
+            "storage.bytes_per_token",
+            4.0,
+            "bytes/token",
+            "int32 token ids (vocabularies over 65,535 need 4 bytes)",
+        ),
+        _a("storage.checkpoints_kept", 3.0, "checkpoints", PLACEHOLDER),
+        _a("storage.dataset_tb", 10.0, "TB", PLACEHOLDER),
+        _a(
+            "storage.async_checkpoint",
+            False,
+            "bool",
+            "ClusterDesigner default: blocking saves (conservative)",
+        ),
+        _a("run.params_b", 70.0, "billion parameters", "placeholder: Llama 3 70B when no model is given"),
+        _a("sensitivity.fraction", 0.25, "±fraction", "issue 4: ±25 % by default"),
+    ]
+)
+
+# Values the tornado moves. Integers (node counts) and switches of kind stay put.
+SENSITIVE = (
+    "utilization",
+    "on_prem.server_usd",
+    "on_prem.discount_rate",
+    "on_prem.depreciation_years",
+    "on_prem.residual_fraction",
+    "on_prem.node_power_kw",
+    "on_prem.pue",
+    "on_prem.usd_per_kwh",
+    "on_prem.colo_usd_per_kw_month",
+    "on_prem.maintenance_fraction_per_year",
+    "on_prem.staff_usd_per_fte_year",
+    "network.switch_usd",
+    "cloud.usd_per_node_hour.on_demand",
+    "cloud.usd_per_node_hour.reserved_1y",
+    "cloud.usd_per_node_hour.reserved_3y",
+    "cloud.usd_per_node_hour.spot",
+    "cloud.spot_preemptions_per_day",
+    "failures.failures_per_gpu_day",
+)
+
+# How each numeric request field is checked: positive, non-negative, fraction in [0, 1), utilization (0, 1].
+_RULES: Mapping[str, str] = {
+    "horizon_years": "pos",
+    "utilization": "util",
+    "cluster.gpus_per_node": "int",
+    "cluster.nodes": "int",
+    "cluster.nics_per_node": "int",
+    "cluster.oversubscription": "ge1",
+    "on_prem.server_usd": "nonneg",
+    "on_prem.depreciation_years": "pos",
+    "on_prem.discount_rate": "nonneg",
+    "on_prem.residual_fraction": "frac",
+    "on_prem.node_power_kw": "nonneg",
+    "on_prem.pue": "ge1",
+    "on_prem.usd_per_kwh": "nonneg",
+    "on_prem.colo_usd_per_kw_month": "nonneg",
+    "on_prem.maintenance_fraction_per_year": "nonneg",
+    "on_prem.staff_fte": "nonneg",
+    "on_prem.staff_usd_per_fte_year": "nonneg",
+    "on_prem.idle_power_fraction": "frac",
+    "on_prem.installation_fraction": "nonneg",
+    "on_prem.storage_usd_per_tb": "nonneg",
+    "on_prem.server_price_to_gpu_list": "pos",
+    "network.switch_usd": "nonneg",
+    "network.cable_usd": "nonneg",
+    "network.transceiver_usd": "nonneg",
+    "network.switch_power_w": "nonneg",
+    "cloud.managed_overhead_fraction": "nonneg",
+    "cloud.egress_tb": "nonneg",
+    "cloud.egress_usd_per_gb": "nonneg",
+    "cloud.storage_usd_per_tb_month": "nonneg",
+    "cloud.spot_preemptions_per_day": "nonneg",
+    "failures.failures_per_gpu_day": "nonneg",
+    "failures.restart_minutes": "nonneg",
+    "storage.checkpoint_bytes_per_param": "pos",
+    "storage.bytes_per_token": "pos",
+    "storage.checkpoints_kept": "nonneg",
+    "storage.dataset_tb": "nonneg",
+    "storage.capacity_tb": "nonneg",
+    "run.params_b": "pos",
+    "run.gpu_hours": "pos",
+    "run.days": "pos",
+    "run.tokens": "pos",
+    "run.tokens_per_second": "pos",
+    "run.checkpoint_interval_minutes": "pos",
+    "sensitivity.fraction": "frac",
+    **{f"cloud.usd_per_node_hour.{m}": "pos" for m in PRICING_MODELS},
+}
+
+_MISSING = object()
+
+
+def _lookup(request: Mapping[str, Any], path: str) -> Any:
+    node: Any = request
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            raise InputError("must be an object", field=path.rsplit(".", 1)[0])
+        if node.get(part) is None:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _checked(path: str, value: Any) -> Any:
+    rule = _RULES.get(path)
+    if rule is None:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"must be a number, got {value!r}", field=path)
+    problems = {
+        "pos": (value <= 0, "must be more than zero"),
+        "nonneg": (value < 0, "must be zero or more"),
+        "frac": (not 0 <= value < 1, "must be a fraction in [0, 1)"),
+        "util": (not 0 < value <= 1, "must be in (0, 1]: the fraction of hours the cluster is busy"),
+        "ge1": (value < 1, "must be 1 or more"),
+        "int": (value < 1 or int(value) != value, "must be a whole number, 1 or more"),
+    }
+    bad, message = problems[rule]
+    if bad:
+        raise InputError(f"{message}, got {value!r}", field=path)
+    return int(value) if rule == "int" else value
+
+
+@dataclass
+class _Resolver:
+    """Collects every value used, with unit and source, while reading the request."""
+
+    request: Mapping[str, Any]
+    used: dict[str, Assumption] = field(default_factory=dict)
+
+    def given(self, path: str) -> bool:
+        return _lookup(self.request, path) is not _MISSING
+
+    def get(self, path: str, default: Any = _MISSING, unit: str = "", source: str = "") -> Any:
+        value = _lookup(self.request, path)
+        if value is not _MISSING:
+            value = _checked(path, value)
+            base = DEFAULTS.get(path)
+            self.used[path] = Assumption(path, value, unit or (base.unit if base else ""), "request")
+            return value
+        if default is _MISSING:
+            base = DEFAULTS[path]
+            self.used[path] = base
+            return base.value
+        self.used[path] = Assumption(path, default, unit, source)
+        return default
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the evaluation needs besides numbers: the chosen specs and switches of kind."""
+
+    accelerator: AcceleratorSpec
+    fabric: FabricSpec
+    switch: SwitchSpec
+    tier: StorageTierSpec | None
+    tiers: Mapping[str, StorageTierSpec]
+    offering: CloudOfferingSpec | None
+    pricing_models: tuple[str, ...]
+    rail_optimized: bool
+    topology: str
+    async_checkpoint: bool
+    run_source: str  # training | run.days | run.gpu_hours | none
+    checkpoint_interval_minutes: float | None
+    tokens: float | None
+    tokens_per_second: float | None
+    training: Mapping[str, Any] | None
+    cluster_accelerators: tuple[AcceleratorSpec, ...]
+
+
+def _slug(resolver: _Resolver, path: str, catalog: Mapping[str, Any], what: str) -> Any:
+    slug = resolver.get(path)
+    if not isinstance(slug, str) or slug not in catalog:
+        known = ", ".join(sorted(catalog)) or "none"
+        raise UnknownReferenceError(f"unknown {what} {slug!r}; known: {known}", field=path)
+    return catalog[slug]
+
+
+def _resolve(
+    request: Mapping[str, Any], catalog: CatalogSpecs, training: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], _Context, _Resolver]:
+    accelerators, fabrics, offerings = catalog.accelerators, catalog.fabrics, catalog.offerings
+    storage_tiers, switches, server_types = catalog.storage_tiers, catalog.switches, catalog.server_types
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be a JSON object", field="")
+    r = _Resolver(request)
+    v: dict[str, Any] = {}
+
+    server: ServerTypeSpec | None = None
+    if r.given("cluster.server_type"):
+        server = _slug(r, "cluster.server_type", server_types, "server type")
+    if server is not None and not r.given("cluster.accelerator"):
+        r.get("cluster.accelerator", server.accelerator, "slug", f"server type {server.slug}")
+        accelerator = accelerators.get(server.accelerator)
+        if accelerator is None:
+            raise UnknownReferenceError(
+                f"server type {server.slug} names unknown accelerator {server.accelerator!r}",
+                field="cluster.server_type",
+            )
+    else:
+        accelerator = _slug(r, "cluster.accelerator", accelerators, "accelerator")
+    mixed = [accelerator]
+    extra = _lookup(request, "cluster.accelerators")
+    if extra is not _MISSING:
+        if not isinstance(extra, list):
+            raise InputError("must be a list of accelerator slugs", field="cluster.accelerators")
+        for i, slug in enumerate(extra):
+            if slug not in accelerators:
+                raise UnknownReferenceError(
+                    f"unknown accelerator {slug!r}", field=f"cluster.accelerators.{i}"
+                )
+            mixed.append(accelerators[slug])
+    fabric = _slug(r, "cluster.fabric", fabrics, "fabric")
+
+    gpn_default = DEFAULTS["cluster.gpus_per_node"]
+    if server is not None:
+        v["gpus_per_node"] = r.get(
+            "cluster.gpus_per_node", server.gpus_per_node, "GPUs", f"server {server.slug}"
+        )
+    else:
+        v["gpus_per_node"] = r.get(
+            "cluster.gpus_per_node", gpn_default.value, gpn_default.unit, gpn_default.source
+        )
+    v["nodes"] = r.get("cluster.nodes")
+    nics = server.nics_per_node if server is not None and server.nics_per_node else v["gpus_per_node"]
+    v["nics_per_node"] = r.get(
+        "cluster.nics_per_node",
+        nics,
+        "NICs",
+        "one NIC per GPU (rail-optimised HGX/DGX)" if server is None else f"server {server.slug}",
+    )
+    v["oversubscription"] = r.get("cluster.oversubscription")
+    rail = bool(r.get("cluster.rail_optimized"))
+    topology = r.get("cluster.topology")
+    if topology not in ("fat_tree", "dragonfly_plus"):
+        raise InputError("must be fat_tree or dragonfly_plus", field="cluster.topology")
+
+    if r.given("cluster.switch") or DEFAULTS["cluster.switch"].value in switches:
+        switch = _slug(r, "cluster.switch", switches, "switch")
+    else:
+        match = sorted((s for s in switches.values() if s.fabric_kind == fabric.kind), key=lambda s: -s.ports)
+        switch = (
+            match[0] if match else SwitchSpec("generic-64", "generic 64-port switch", 64, fabric.port_gbps)
+        )
+        r.get(
+            "cluster.switch",
+            switch.slug,
+            "slug",
+            "catalog has no ib-ndr-64; largest catalog switch of the fabric's kind"
+            if match
+            else "catalog has no switch; generic 64-port switch at the fabric's port rate",
+        )
+
+    tier: StorageTierSpec | None = None
+    if r.given("cluster.storage") or DEFAULTS["cluster.storage"].value in storage_tiers:
+        if storage_tiers or r.given("cluster.storage"):
+            tier = _slug(r, "cluster.storage", storage_tiers, "storage tier")
+    elif storage_tiers:
+        tier = next(iter(storage_tiers.values()))
+        r.get("cluster.storage", tier.slug, "slug", "first catalog storage tier (catalog has no lustre)")
+
+    v["horizon_years"] = r.get("horizon_years")
+    v["utilization"] = r.get("utilization")
+    for name in (
+        "depreciation_years",
+        "discount_rate",
+        "residual_fraction",
+        "pue",
+        "usd_per_kwh",
+        "colo_usd_per_kw_month",
+        "maintenance_fraction_per_year",
+        "staff_fte",
+        "staff_usd_per_fte_year",
+        "idle_power_fraction",
+        "installation_fraction",
+        "storage_usd_per_tb",
+    ):
+        v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
+
+    gpn = v["gpus_per_node"]
+    if server is not None and server.price_usd is not None:
+        v["on_prem.server_usd"] = r.get(
+            "on_prem.server_usd", server.price_usd, "USD/node", f"server type {server.slug} (catalog)"
+        )
+    elif accelerator.list_price_usd:
+        mult = r.get("on_prem.server_price_to_gpu_list")
+        v["on_prem.server_usd"] = r.get(
+            "on_prem.server_usd",
+            accelerator.list_price_usd * gpn * mult,
+            "USD/node",
+            f"{gpn} × {accelerator.slug} list price "
+            f"{usd(accelerator.list_price_usd)} (catalog) × {num(mult)}",
+        )
+    elif r.given("on_prem.server_usd"):
+        v["on_prem.server_usd"] = r.get("on_prem.server_usd")
+    else:
+        raise InputError(
+            f"{accelerator.name} has no list price in the catalog; give the server price",
+            field="on_prem.server_usd",
+        )
+    if server is not None and server.node_power_kw is not None:
+        v["on_prem.node_power_kw"] = r.get(
+            "on_prem.node_power_kw", server.node_power_kw, "kW/node", f"server type {server.slug} (catalog)"
+        )
+    elif accelerator.tdp_w > 0:
+        v["on_prem.node_power_kw"] = r.get(
+            "on_prem.node_power_kw",
+            gpn * accelerator.tdp_w / 1000.0 * NODE_POWER_PER_GPU_TDP,
+            "kW/node",
+            f"{gpn} × {num(accelerator.tdp_w)} W TDP × {NODE_POWER_PER_GPU_TDP:.3f} (DGX H100: 10.2 kW for"
+            " 8 × 700 W, NVIDIA DGX H100 datasheet, recalled)",
+        )
+    elif r.given("on_prem.node_power_kw"):
+        v["on_prem.node_power_kw"] = r.get("on_prem.node_power_kw")
+    else:
+        raise InputError(
+            f"{accelerator.name} has no TDP in the catalog; give the node power",
+            field="on_prem.node_power_kw",
+        )
+
+    for name, attr in (("switch_usd", "price_usd"), ("switch_power_w", "power_w")):
+        catalog_value = getattr(switch, attr)
+        if catalog_value is not None:
+            v[f"network.{name}"] = r.get(
+                f"network.{name}",
+                catalog_value,
+                DEFAULTS[f"network.{name}"].unit,
+                f"switch {switch.slug} (catalog)",
+            )
+        else:
+            v[f"network.{name}"] = r.get(f"network.{name}")
+    v["network.cable_usd"] = r.get("network.cable_usd")
+    v["network.transceiver_usd"] = r.get("network.transceiver_usd")
+
+    # Cloud: the named offering, or the catalog's cheapest on-demand one for this accelerator.
+    offering: CloudOfferingSpec | None = None
+    if r.given("cloud.offering"):
+        offering = _slug(r, "cloud.offering", offerings, "cloud offering")
+    else:
+        same = [
+            o
+            for o in offerings.values()
+            if o.accelerator == accelerator.slug and "on_demand" in o.usd_per_hour
+        ]
+        if same:
+            offering = min(same, key=lambda o: o.usd_per_hour["on_demand"] / o.gpu_count)
+            r.get(
+                "cloud.offering",
+                offering.slug,
+                "slug",
+                f"cheapest on-demand catalog offering per GPU for {accelerator.slug}",
+            )
+    models: list[str] = []
+    for model in PRICING_MODELS:
+        path = f"cloud.usd_per_node_hour.{model}"
+        if r.given(path):
+            v[path] = r.get(path, unit="USD/node-hour")
+        elif offering is not None and model in offering.usd_per_hour:
+            scale = gpn / offering.gpu_count
+            price = offering.usd_per_hour[model] * scale
+            note = "" if scale == 1 else f" × {num(gpn)}/{offering.gpu_count} GPUs"
+            v[path] = r.get(
+                path,
+                price,
+                "USD/node-hour",
+                f"{offering.slug} {model} {usd(offering.usd_per_hour[model])}/instance-h{note}, as of "
+                f"{offering.price_as_of.get(model, '?')}: {offering.price_source.get(model, '')}",
+            )
+        else:
+            continue
+        models.append(model)
+    for name in ("managed_overhead_fraction", "egress_tb", "egress_usd_per_gb"):
+        v[f"cloud.{name}"] = r.get(f"cloud.{name}")
+    if tier is not None and tier.usd_per_tb_month is not None:
+        v["cloud.storage_usd_per_tb_month"] = r.get(
+            "cloud.storage_usd_per_tb_month",
+            tier.usd_per_tb_month,
+            "USD/TB-month",
+            f"storage tier {tier.slug} (catalog)",
+        )
+    else:
+        v["cloud.storage_usd_per_tb_month"] = r.get("cloud.storage_usd_per_tb_month")
+    if offering is not None and offering.spot_preemptions_per_day is not None:
+        v["cloud.spot_preemptions_per_day"] = r.get(
+            "cloud.spot_preemptions_per_day",
+            offering.spot_preemptions_per_day,
+            "per node-day",
+            f"{offering.slug} (catalog)",
+        )
+    else:
+        v["cloud.spot_preemptions_per_day"] = r.get("cloud.spot_preemptions_per_day")
+
+    v["failures.failures_per_gpu_day"] = r.get("failures.failures_per_gpu_day")
+    v["failures.restart_minutes"] = r.get("failures.restart_minutes")
+    for name in ("checkpoint_bytes_per_param", "bytes_per_token", "checkpoints_kept", "dataset_tb"):
+        v[f"storage.{name}"] = r.get(f"storage.{name}")
+    async_ckpt = bool(r.get("storage.async_checkpoint"))
+    if r.given("storage.capacity_tb"):
+        v["storage.capacity_tb"] = r.get("storage.capacity_tb")
+
+    # The run: days from the training engine, else given days, else GPU-hours on this cluster.
+    run_source = "none"
+    if training is not None and training.get("fits", True) and training.get("time_to_train_days"):
+        v["run.days"] = r.get(
+            "run.days",
+            float(training["time_to_train_days"]),
+            "days",
+            "training engine estimate (time_to_train_days)",
+        )
+        run_source = "training" if not r.given("run.days") else "run.days"
+    elif r.given("run.days"):
+        v["run.days"] = r.get("run.days")
+        run_source = "run.days"
+    elif r.given("run.gpu_hours"):
+        v["run.gpu_hours"] = r.get("run.gpu_hours", unit="GPU-hours")
+        run_source = "run.gpu_hours"
+    params = None
+    if training is not None:
+        for key in ("params", "parameters", "params_total"):
+            if isinstance(training.get(key), (int, float)):
+                params = float(training[key]) / 1e9
+                break
+    if params is not None and not r.given("run.params_b"):
+        v["run.params_b"] = r.get("run.params_b", params, "billion parameters", "training engine result")
+    else:
+        v["run.params_b"] = r.get("run.params_b")
+    tokens = r.get("run.tokens", unit="tokens") if r.given("run.tokens") else None
+    tps = r.get("run.tokens_per_second", unit="tokens/s") if r.given("run.tokens_per_second") else None
+    if tps is None and training is not None and isinstance(training.get("tokens_per_s"), (int, float)):
+        tps = float(training["tokens_per_s"])
+        r.used["run.tokens_per_second"] = Assumption(
+            "run.tokens_per_second", tps, "tokens/s", "training engine"
+        )
+    interval = (
+        r.get("run.checkpoint_interval_minutes", unit="minutes")
+        if r.given("run.checkpoint_interval_minutes")
+        else None
+    )
+    v["sensitivity.fraction"] = r.get("sensitivity.fraction")
+    ctx = _Context(
+        accelerator=accelerator,
+        fabric=fabric,
+        switch=switch,
+        tier=tier,
+        tiers=storage_tiers,
+        offering=offering,
+        pricing_models=tuple(models),
+        rail_optimized=rail,
+        topology=topology,
+        async_checkpoint=async_ckpt,
+        run_source=run_source,
+        checkpoint_interval_minutes=interval,
+        tokens=tokens,
+        tokens_per_second=tps,
+        training=training,
+        cluster_accelerators=tuple(mixed),
+    )
+    return v, ctx, r
+
+
+def _line(x: Line) -> dict[str, Any]:
+    return x.as_dict()
+
+
+def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float, float]:
+    nodes, nics = int(v["nodes"]), int(v["nics_per_node"])
+    if nodes == 1:
+        return (
+            {"topology": "none", "note": "one node: no scale-out network", "capex_usd": 0.0, "power_kw": 0.0},
+            0.0,
+            0.0,
+        )
+    per_cage = 2 if ctx.fabric.kind == "infiniband" else 1  # NDR twin-port OSFP: 2 ports per cage
+    port, radix = ctx.fabric.port_gbps, ctx.switch.ports
+    tree = fat_tree(
+        nodes=nodes,
+        nics_per_node=nics,
+        port_gbps=port,
+        radix=radix,
+        oversubscription=float(v["oversubscription"]),
+        rail_optimized=ctx.rail_optimized,
+        ports_per_transceiver=per_cage,
+    )
+    # Dragonfly+ is the large-cluster alternative: sized when asked for or when a fat-tree runs out of tiers.
+    dfp = None
+    if tree is None or ctx.topology == "dragonfly_plus":
+        dfp = dragonfly_plus(
+            nodes=nodes, nics_per_node=nics, port_gbps=port, radix=radix, ports_per_transceiver=per_cage
+        )
+    chosen: Topology = tree if tree is not None and dfp is None else dfp  # type: ignore[assignment]
+    cost = network_cost(
+        topology=chosen,
+        switch_usd=v["network.switch_usd"],
+        cable_usd=v["network.cable_usd"],
+        transceiver_usd=v["network.transceiver_usd"],
+        switch_power_w=v["network.switch_power_w"],
+    )
+    out = {
+        "topology": chosen.name,
+        "chosen": chosen.as_dict(),
+        "fat_tree": None if tree is None else tree.as_dict(),
+        "dragonfly_plus": None if dfp is None else dfp.as_dict(),
+        "endpoints": chosen.endpoints,
+        "nic_gbps": ctx.fabric.port_gbps,
+        "switch": ctx.switch.slug,
+        "switch_radix": ctx.switch.ports,
+        "oversubscription": v["oversubscription"],
+        "rail_optimized": ctx.rail_optimized,
+        "bisection_gbps": chosen.bisection_gbps,
+        "capex_parts": {
+            "switches": _line(
+                Line(cost.switches_usd, f"{chosen.switches} switches × {usd(v['network.switch_usd'])}")
+            ),
+            "cables": _line(Line(cost.cables_usd, f"{chosen.cables} cables × {usd(v['network.cable_usd'])}")),
+            "transceivers": _line(
+                Line(
+                    cost.transceivers_usd,
+                    f"{chosen.transceivers} transceivers × {usd(v['network.transceiver_usd'])}",
+                )
+            ),
+        },
+        "capex_usd": cost.capex_usd,
+        "power_kw": cost.power_kw,
+        "power_formula": f"{chosen.switches} switches × {num(v['network.switch_power_w'])} W",
+    }
+    if tree is None:
+        out["note"] = "beyond a three-tier fat-tree of this radix: Dragonfly+ used"
+    if ctx.switch.port_gbps < ctx.fabric.port_gbps:
+        out["warning"] = (
+            f"switch {ctx.switch.slug} ports run at {num(ctx.switch.port_gbps)} Gb/s, below the "
+            f"{num(ctx.fabric.port_gbps)} Gb/s NICs"
+        )
+    return out, cost.capex_usd, cost.power_kw
+
+
+def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
+    """Everything except sensitivity and findings, from resolved values ``v`` alone."""
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    gpus = nodes * gpn
+    u, horizon = float(v["utilization"]), float(v["horizon_years"])
+    network, network_capex, network_kw = _network(v, ctx)
+
+    # Storage: checkpoint size, capacity, save time, dataset bandwidth.
+    params = float(v["run.params_b"]) * 1e9
+    ckpt_gb = checkpoint_gb(params=params, bytes_per_param=float(v["storage.checkpoint_bytes_per_param"]))
+    capacity_tb = v.get("storage.capacity_tb")
+    capacity_formula = "request"
+    if capacity_tb is None:
+        dataset_tb = float(v["storage.dataset_tb"])
+        if ctx.tokens is not None:
+            dataset_tb = ctx.tokens * float(v["storage.bytes_per_token"]) / 1e12
+        capacity_tb = dataset_tb + float(v["storage.checkpoints_kept"]) * ckpt_gb / 1000.0
+        capacity_formula = (
+            f"{num(dataset_tb)} TB dataset + {num(v['storage.checkpoints_kept'])} checkpoints × "
+            f"{num(ckpt_gb / 1000.0)} TB"
+        )
+    days: float | None = None
+    if "run.days" in v:
+        days = float(v["run.days"])
+    elif "run.gpu_hours" in v:
+        days = float(v["run.gpu_hours"]) / gpus / 24.0
+    tps = ctx.tokens_per_second
+    if tps is None and ctx.tokens is not None and days is not None:
+        tps = ctx.tokens / (days * 86_400.0)
+    read_needed = (
+        None
+        if tps is None
+        else dataset_read_gbps(tokens_per_s=tps, bytes_per_token=float(v["storage.bytes_per_token"]))
+    )
+    timings = save_timings(
+        checkpoint_size_gb=ckpt_gb, nodes=nodes, tiers=ctx.tiers, read_needed_gbps=read_needed
+    )
+    write_s = 0.0
+    if ctx.tier is not None:
+        chosen = timings[ctx.tier.slug]
+        write_s = chosen.blocking_save_s
+        if ctx.async_checkpoint and chosen.async_blocking_s is not None:
+            write_s = chosen.async_blocking_s
+    storage = {
+        "tier": None if ctx.tier is None else ctx.tier.slug,
+        "checkpoint_gb": ckpt_gb,
+        "checkpoint_formula": f"{num(v['run.params_b'])}e9 params × "
+        f"{num(v['storage.checkpoint_bytes_per_param'])}"
+        " bytes/param",
+        "capacity_tb": capacity_tb,
+        "capacity_formula": capacity_formula,
+        "checkpoint_write_s": write_s,
+        "async_checkpoint": ctx.async_checkpoint,
+        "dataset_read_needed_gbps": read_needed,
+        "tiers": {slug: t.as_dict() for slug, t in timings.items()},
+    }
+
+    # Failures: every option shares hardware failures; spot adds preemptions on top.
+    fail_rate = float(v["failures.failures_per_gpu_day"])
+    restart = float(v["failures.restart_minutes"])
+    base = failure_model(
+        gpus=gpus,
+        nodes=nodes,
+        failures_per_gpu_day=fail_rate,
+        preemptions_per_node_day=0.0,
+        checkpoint_write_s=write_s,
+        restart_minutes=restart,
+        run_days=days,
+        interval_minutes=ctx.checkpoint_interval_minutes,
+    )
+    spot = failure_model(
+        gpus=gpus,
+        nodes=nodes,
+        failures_per_gpu_day=fail_rate,
+        preemptions_per_node_day=float(v["cloud.spot_preemptions_per_day"]),
+        checkpoint_write_s=write_s,
+        restart_minutes=restart,
+        run_days=days,
+        interval_minutes=ctx.checkpoint_interval_minutes,
+    )
+    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 else math.inf
+    failures = {
+        "on_prem_and_reserved": _failure_dict(base),
+        "spot": _failure_dict(spot),
+        "spot_hours_factor": spot_factor,
+        "model": "goodput = 1 − δ/τ − (τ/2 + restart)/MTBI; τ* = √(2·δ·MTBI) (Young 1974)",
+    }
+
+    # Owning.
+    storage_capex = capacity_tb * float(v["on_prem.storage_usd_per_tb"])
+    inputs = OnPremInputs(
+        nodes=nodes,
+        gpus_per_node=gpn,
+        server_usd=float(v["on_prem.server_usd"]),
+        network_capex_usd=network_capex,
+        storage_capex_usd=storage_capex,
+        installation_fraction=float(v["on_prem.installation_fraction"]),
+        node_power_kw=float(v["on_prem.node_power_kw"]),
+        network_power_kw=network_kw,
+        pue=float(v["on_prem.pue"]),
+        usd_per_kwh=float(v["on_prem.usd_per_kwh"]),
+        idle_power_fraction=float(v["on_prem.idle_power_fraction"]),
+        colo_usd_per_kw_month=float(v["on_prem.colo_usd_per_kw_month"]),
+        maintenance_fraction_per_year=float(v["on_prem.maintenance_fraction_per_year"]),
+        staff_fte=float(v["on_prem.staff_fte"]),
+        staff_usd_per_fte_year=float(v["on_prem.staff_usd_per_fte_year"]),
+        depreciation_years=float(v["on_prem.depreciation_years"]),
+        discount_rate=float(v["on_prem.discount_rate"]),
+        residual_fraction=float(v["on_prem.residual_fraction"]),
+    )
+    own = on_prem_cost(inputs=inputs, utilization=u, horizon_years=horizon)
+    network["share_of_capex"] = network_capex / own.capex_usd if own.capex_usd else 0.0
+    on_prem = {
+        "capex_usd": own.capex_usd,
+        "capex_parts": {k: _line(x) for k, x in own.capex_parts.items()},
+        "annual_usd": own.annual_usd,
+        "annual": {k: _line(x) for k, x in own.annual_parts.items()},
+        "years": [row.__dict__ for row in own.years],
+        "total_usd": own.total.usd,
+        "total_formula": own.total.formula,
+        "cash_total_usd": sum(row.cash_usd for row in own.years),
+        "accounting_total_usd": sum(row.accounting_usd for row in own.years),
+        "npv_usd": own.npv.usd,
+        "npv_formula": own.npv.formula,
+        "usd_per_gpu_hour": own.usd_per_gpu_hour.usd,
+        "usd_per_gpu_hour_formula": own.usd_per_gpu_hour.formula,
+        "it_power_kw": own.it_power_kw,
+        "cost_vs_utilization": {
+            "fixed_usd": own.linear.fixed_usd,
+            "per_utilization_usd": own.linear.per_utilization_usd,
+        },
+    }
+    storage["on_prem_capex"] = _line(
+        Line(storage_capex, f"{num(capacity_tb)} TB × {usd(v['on_prem.storage_usd_per_tb'])}/TB")
+    )
+
+    # Renting.
+    months = horizon * MONTHS_PER_YEAR
+    storage_usd = capacity_tb * float(v["cloud.storage_usd_per_tb_month"]) * months
+    egress_usd = float(v["cloud.egress_tb"]) * 1000.0 * float(v["cloud.egress_usd_per_gb"])
+    storage["cloud_cost"] = _line(
+        Line(
+            storage_usd,
+            f"{num(capacity_tb)} TB × "
+            f"{usd(v['cloud.storage_usd_per_tb_month'])}/TB-month × "
+            f"{num(months)} months",
+        )
+    )
+    cloud: dict[str, Any] = {}
+    break_even: dict[str, Any] = {}
+    rent_lines = {}
+    for model in ctx.pricing_models:
+        price = float(v[f"cloud.usd_per_node_hour.{model}"])
+        res = cloud_cost(
+            pricing_model=model,
+            usd_per_node_hour=price,
+            nodes=nodes,
+            gpus_per_node=gpn,
+            utilization=u,
+            horizon_years=horizon,
+            managed_overhead_fraction=float(v["cloud.managed_overhead_fraction"]),
+            storage_usd=storage_usd,
+            egress_usd=egress_usd,
+            spot_hours_factor=spot_factor if model == "spot" else 1.0,
+        )
+        rent_lines[model] = res.linear
+        cloud[model] = {
+            "usd_per_node_hour": price,
+            "total_usd": res.total.usd,
+            "total_formula": res.total.formula,
+            "parts": {k: _line(x) for k, x in res.parts.items()},
+            "usd_per_gpu_hour": res.usd_per_gpu_hour.usd,
+            "usd_per_gpu_hour_formula": res.usd_per_gpu_hour.formula,
+            "billed_node_hours": res.billed_node_hours,
+            "cost_vs_utilization": {
+                "fixed_usd": res.linear.fixed_usd,
+                "per_utilization_usd": res.linear.per_utilization_usd,
+            },
+        }
+        if model in COMMITMENT_YEARS and "on_demand" in ctx.pricing_models:
+            od = float(v["cloud.usd_per_node_hour.on_demand"])
+            cloud[model]["break_even_vs_on_demand_utilization"] = price / od
+            cloud[model]["break_even_vs_on_demand_formula"] = f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+        u_star = break_even_utilization(own=own.linear, rent=res.linear)
+        slope = res.linear.per_utilization_usd - own.linear.per_utilization_usd
+        break_even[model] = {
+            "utilization": u_star,
+            "meaning": break_even_meaning(own=own.linear, rent=res.linear, u_star=u_star),
+            "formula": f"(own fixed {usd(own.linear.fixed_usd)} − rent fixed {usd(res.linear.fixed_usd)}) ÷ "
+            f"(rent per-utilization {usd(res.linear.per_utilization_usd)} − own per-utilization "
+            f"{usd(own.linear.per_utilization_usd)})"
+            if abs(slope) > 0
+            else "parallel cost lines",
+        }
+    grid = np.round(np.linspace(0.05, 1.0, 20), 4)
+    curves = {
+        "utilization": grid.tolist(),
+        "on_prem_usd": (own.linear.fixed_usd + own.linear.per_utilization_usd * grid).tolist(),
+        **{
+            f"{m}_usd": (ln.fixed_usd + ln.per_utilization_usd * grid).tolist()
+            for m, ln in rent_lines.items()
+        },
+    }
+
+    # Per run.
+    per_run: dict[str, Any] = {"source": ctx.run_source}
+    if days is not None:
+        eff = base.effective_days if base.effective_days is not None else days
+        spot_eff = spot.effective_days if spot.effective_days is not None else days
+        over = 1.0 + float(v["cloud.managed_overhead_fraction"])
+        per_run.update(
+            {
+                "days": days,
+                "effective_days": eff,
+                "spot_effective_days": spot_eff,
+                "days_formula": (
+                    f"{num(v['run.gpu_hours'])} GPU-hours ÷ {gpus} GPUs ÷ 24"
+                    if "run.gpu_hours" in v
+                    else ctx.run_source
+                ),
+                "effective_days_formula": f"{num(days)} days ÷ goodput {base.goodput:.4f}",
+            }
+        )
+        own_run = eff * 24.0 * gpus * own.usd_per_gpu_hour.usd
+        options = {
+            "on_prem": _line(
+                Line(
+                    own_run,
+                    f"{num(eff)} d × 24 × {gpus} GPUs × "
+                    f"{usd(own.usd_per_gpu_hour.usd)}/GPU-h owned at {num(u)} utilization",
+                )
+            )
+        }
+        for model in ctx.pricing_models:
+            price = float(v[f"cloud.usd_per_node_hour.{model}"])
+            run_days = spot_eff if model == "spot" else eff
+            text = f"{num(run_days)} d × 24 × {nodes} nodes × {usd(price)}/node-h × {num(over)}"
+            if model in COMMITMENT_YEARS:
+                text += " (the rest of the commitment assumed used elsewhere)"
+            options[model] = _line(Line(run_days * 24.0 * nodes * price * over, text))
+        per_run["usd"] = options
+
+    return {
+        "on_prem": on_prem,
+        "cloud": cloud,
+        "break_even_utilization": break_even,
+        "curves": curves,
+        "per_run": per_run,
+        "network": network,
+        "storage": storage,
+        "failures": failures,
+        "_own_linear": own.linear,
+        "_rent_linear": rent_lines,
+    }
+
+
+def _failure_dict(f: FailureResult) -> dict[str, Any]:
+    def finite(x: float | None) -> float | None:
+        return None if x is None or not math.isfinite(x) else x
+
+    return {
+        "interruptions_per_day": f.interruptions_per_day,
+        "mtbi_hours": finite(f.mtbi_hours),
+        "optimal_interval_minutes": finite(f.optimal_interval_minutes),
+        "interval_minutes": finite(f.interval_minutes),
+        "goodput": f.goodput,
+        "run_days": f.run_days,
+        "effective_days": finite(f.effective_days),
+        "expected_interruptions": finite(f.expected_interruptions),
+        "lost_days": finite(f.lost_days),
+    }
+
+
+def _reference_model(core: Mapping[str, Any]) -> str | None:
+    """The cheapest pricing model at the requested utilization: the one the tornado compares owning with."""
+    cloud = core["cloud"]
+    return min(cloud, key=lambda m: cloud[m]["total_usd"]) if cloud else None
+
+
+def tco(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+    offerings: Mapping[str, CloudOfferingSpec],
+    storage_tiers: Mapping[str, StorageTierSpec],
+    switches: Mapping[str, SwitchSpec],
+    training: Mapping[str, Any] | None = None,
+    server_types: Mapping[str, ServerTypeSpec] | None = None,
+) -> dict[str, Any]:
+    """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
+
+    Owning, per year: capex · CRF − residual · SFF + energy + colocation + maintenance + staff
+    (tco.on_prem_cost).
+    Renting: on-demand pays hours used, reserved every hour of whole terms, spot hours used ÷ relative goodput
+    (tco.cloud_cost). Break-even u* = (A − C)/(c − B) for own = A + B·u, rent = C + c·u. Network: folded Clos
+    (Al-Fares 2008) or Dragonfly+ (Shpiner 2017); failures: Young (1974) interval and first-order goodput.
+    ``training`` is an optional training-engine result (fits, time_to_train_days, parallelism, ...).
+    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field.
+    """
+    catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
+    v, ctx, resolver = _resolve(request, catalog, training)
+    core = _evaluate(v, ctx)
+    reference = _reference_model(core)
+    fraction = float(v["sensitivity.fraction"])
+
+    def outcome(values: Mapping[str, Any]) -> tuple[float, float | None]:
+        again = _evaluate(values, ctx)
+        assert reference is not None
+        delta = again["on_prem"]["total_usd"] - again["cloud"][reference]["total_usd"]
+        return delta, again["break_even_utilization"][reference]["utilization"]
+
+    sensitivity: dict[str, Any] = {"pricing_model": reference, "fraction": fraction, "rows": []}
+    if reference is not None:
+        names = [n for n in SENSITIVE if n in v]
+        sensitivity.update(
+            tornado(
+                values=v,
+                names=names,
+                fraction=fraction,
+                outcome=outcome,
+                bounds={
+                    "utilization": (1e-6, 1.0),
+                    "on_prem.residual_fraction": (0.0, 0.999),
+                    "on_prem.depreciation_years": (1e-6, math.inf),
+                },
+            )
+        )
+    findings = design_findings(
+        FindingsInput(
+            nodes=int(v["nodes"]),
+            gpus_per_node=int(v["gpus_per_node"]),
+            accelerator=ctx.accelerator,
+            cluster_accelerators=ctx.cluster_accelerators,
+            fabric=ctx.fabric,
+            oversubscription=float(v["oversubscription"]),
+            storage_kind=None if ctx.tier is None else ctx.tier.kind,
+            network_share_of_capex=core["network"].get("share_of_capex"),
+            training=ctx.training,
+            utilization=float(v["utilization"]),
+            reserved_break_even={
+                m: c["break_even_vs_on_demand_utilization"]
+                for m, c in core["cloud"].items()
+                if "break_even_vs_on_demand_utilization" in c
+            },
+            spot_priced="spot" in ctx.pricing_models,
+            checkpoint_interval_minutes=ctx.checkpoint_interval_minutes,
+            spot_optimal_interval_minutes=core["failures"]["spot"]["optimal_interval_minutes"],
+        )
+    )
+    core.pop("_own_linear")
+    core.pop("_rent_linear")
+    if not core["cloud"]:
+        core["cloud_note"] = (
+            f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
+            "give cloud.offering or cloud.usd_per_node_hour"
+        )
+    return {
+        **core,
+        "sensitivity": sensitivity,
+        "findings": findings,
+        "assumptions": [a.as_dict() for a in resolver.used.values()],
+    }
+
+
+def default_assumptions() -> list[dict[str, Any]]:
+    """Every default the cost engine falls back on, with unit and source, for forms to show."""
+    return [a.as_dict() for a in DEFAULTS.values()]

@@ -1,0 +1,188 @@
+"""Scale-out network sizing: leaf-spine / three-tier fat-tree (folded Clos) and Dragonfly+.
+
+Switch counts follow the folded-Clos arithmetic with radix R switches: a leaf gives d = ⌊R·o/(1+o)⌋ ports
+to endpoints and R − d upward at oversubscription o (down:up), so a two-tier network reaches d·R endpoints
+(2,048 with R = 64, o = 1) and a three-tier one d·R·R/2 (65,536): Leiserson, "Fat-trees", IEEE TC 1985;
+Al-Fares, Loukissas & Vahdat, "A scalable, commodity data center network architecture", SIGCOMM 2008,
+Sec. 3 (k-ary fat-tree: k³/4 hosts, 5k²/4 switches).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from clusterdesigner.engine.errors import InputError
+
+
+@dataclass(frozen=True)
+class Topology:
+    """One sized network. Counts are whole switches, cables and transceivers; bandwidth in Gb/s."""
+
+    name: str  # single-switch, leaf-spine, fat-tree-3, dragonfly-plus
+    tiers: int
+    endpoints: int
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    switches: int
+    switch_ports_used: int
+    cables: int
+    transceivers: int
+    bisection_gbps: float
+    max_endpoints: int
+    groups: int = 0  # Dragonfly+ only
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def leaf_down_ports(*, radix: int, oversubscription: float) -> int:
+    """Endpoint-facing ports per leaf: ⌊R · o / (1 + o)⌋ (32 of 64 at 1:1, 48 of 64 at 3:1)."""
+    if oversubscription < 1:
+        raise InputError("must be 1 (non-blocking) or more", field="cluster.oversubscription")
+    return max(1, min(radix - 1, math.floor(radix * oversubscription / (1.0 + oversubscription) + 1e-9)))
+
+
+def max_endpoints(*, radix: int, oversubscription: float, tiers: int) -> int:
+    """Largest network of ``tiers`` levels: R (one switch), d·R (two), d·R·R/2 (three)."""
+    d = leaf_down_ports(radix=radix, oversubscription=oversubscription)
+    return {1: radix, 2: d * radix, 3: d * radix * (radix // 2)}[tiers]
+
+
+def fat_tree(
+    *,
+    nodes: int,
+    nics_per_node: int,
+    port_gbps: float,
+    radix: int,
+    oversubscription: float = 1.0,
+    rail_optimized: bool = True,
+    ports_per_transceiver: int = 1,
+) -> Topology | None:
+    """Smallest folded Clos (1, 2 or 3 tiers) for nodes · NICs endpoints; None beyond three tiers.
+
+    Leaves L = ⌈E / d⌉ (rail-optimised: one set of leaves per NIC rail, k · ⌈nodes / d⌉); uplinks U = ⌈E / o⌉;
+    two tiers: spines ⌈U / R⌉; three tiers: aggregation ⌈U / (R/2)⌉ (non-blocking above the edge),
+    core ⌈U / R⌉. Cables = E + U (+ U). Bisection = E/2 · port Gb/s / o.
+    """
+    if nodes < 1:
+        raise InputError("must be at least 1", field="cluster.nodes")
+    if nics_per_node < 1:
+        raise InputError("must be at least 1", field="cluster.nics_per_node")
+    e = nodes * nics_per_node
+    d = leaf_down_ports(radix=radix, oversubscription=oversubscription)
+    if e <= radix:
+        return _build(
+            "single-switch", 1, e, (1, 0, 0), e, e, e / 2.0 * port_gbps, radix, ports_per_transceiver
+        )
+    leaves = nics_per_node * math.ceil(nodes / d) if rail_optimized else math.ceil(e / d)
+    uplinks = math.ceil(e / oversubscription - 1e-9)
+    bis = e / 2.0 * port_gbps / oversubscription
+    two = max_endpoints(radix=radix, oversubscription=oversubscription, tiers=2)
+    if e <= two:
+        counts = (leaves, math.ceil(uplinks / radix), 0)
+        return _build(
+            "leaf-spine", 2, e, counts, e + 2 * uplinks, e + uplinks, bis, two, ports_per_transceiver
+        )
+    three = max_endpoints(radix=radix, oversubscription=oversubscription, tiers=3)
+    if e <= three:
+        counts = (leaves, math.ceil(uplinks / (radix // 2)), math.ceil(uplinks / radix))
+        return _build(
+            "fat-tree-3", 3, e, counts, e + 4 * uplinks, e + 2 * uplinks, bis, three, ports_per_transceiver
+        )
+    return None
+
+
+def _build(
+    name: str,
+    tiers: int,
+    e: int,
+    counts: tuple[int, int, int],
+    ports: int,
+    cables: int,
+    bisection_gbps: float,
+    largest: int,
+    ports_per_transceiver: int,
+    groups: int = 0,
+) -> Topology:
+    # One transceiver per NIC port; on the switch side a twin-port cage (NDR OSFP) serves two ports.
+    transceivers = e + math.ceil(ports / ports_per_transceiver)
+    return Topology(
+        name,
+        tiers,
+        e,
+        counts[0],
+        counts[1],
+        counts[2],
+        sum(counts),
+        ports,
+        cables,
+        transceivers,
+        bisection_gbps,
+        largest,
+        groups,
+    )
+
+
+def dragonfly_plus(
+    *, nodes: int, nics_per_node: int, port_gbps: float, radix: int, ports_per_transceiver: int = 1
+) -> Topology:
+    """Dragonfly+ (Shpiner et al., "Dragonfly+: Low cost topology for scaling datacenters", HiPINEB 2017).
+
+    Each group is a non-blocking leaf-spine: R/2 leaves with R/2 endpoints each and R/2 spines, each spine
+    with R/2 global ports, so a group holds R²/4 endpoints and has R²/4 global links; up to R²/4 + 1 groups
+    are wired all-to-all. Bisection: the global links across a cut of the groups in half, ⌊G/2⌋·⌈G/2⌉ group
+    pairs · ⌊(R²/4)/(G − 1)⌋ links each (within one group, E/2 · port rate).
+    """
+    e = nodes * nics_per_node
+    half = radix // 2
+    per_group = half * half
+    groups = math.ceil(e / per_group)
+    if groups > per_group + 1:
+        raise InputError(
+            f"{e:,} endpoints exceed a radix-{radix} Dragonfly+ ({per_group * (per_group + 1):,})",
+            field="cluster.nodes",
+        )
+    leaves = math.ceil(e / half)
+    spines = groups * half
+    intra = leaves * half
+    if groups > 1:
+        links_per_pair = per_group // (groups - 1)
+        global_links = groups * (groups - 1) // 2 * links_per_pair
+        bis = (groups // 2) * (groups - groups // 2) * links_per_pair * port_gbps
+    else:
+        global_links = 0
+        bis = e / 2.0 * port_gbps
+    ports = e + 2 * intra + 2 * global_links
+    return _build(
+        "dragonfly-plus",
+        2,
+        e,
+        (leaves, spines, 0),
+        ports,
+        e + intra + global_links,
+        min(bis, e / 2.0 * port_gbps),
+        per_group * (per_group + 1),
+        ports_per_transceiver,
+        groups,
+    )
+
+
+@dataclass(frozen=True)
+class NetworkCost:
+    switches_usd: float
+    cables_usd: float
+    transceivers_usd: float
+    capex_usd: float
+    power_kw: float
+
+
+def network_cost(
+    *, topology: Topology, switch_usd: float, cable_usd: float, transceiver_usd: float, switch_power_w: float
+) -> NetworkCost:
+    """capex = switches · $ + cables · $ + transceivers · $; power = switches · W (optics not counted)."""
+    s = topology.switches * switch_usd
+    c = topology.cables * cable_usd
+    t = topology.transceivers * transceiver_usd
+    return NetworkCost(s, c, t, s + c + t, topology.switches * switch_power_w / 1000.0)

@@ -1,0 +1,229 @@
+"""Catalog inputs the cost engine needs beyond :mod:`clusterdesigner.engine.hardware`.
+
+Cloud offerings (with a price per pricing model), storage tiers, switches and server types, as frozen specs.
+As with hardware specs, the engine never reads the catalog: callers build these from catalog records with the
+``*_from_dict`` functions (which read the seed-schema keys of apps/catalog/data/seed_catalog.json) or
+inline.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from clusterdesigner.engine.errors import InputError
+
+PRICING_MODELS = ("on_demand", "reserved_1y", "reserved_3y", "spot")
+# Term a commitment binds you to, in years; on-demand and spot bind nothing.
+COMMITMENT_YEARS: Mapping[str, float] = MappingProxyType({"reserved_1y": 1.0, "reserved_3y": 3.0})
+STORAGE_KINDS = ("local_nvme", "parallel_fs", "nfs", "object_store")
+STORAGE_SCOPES = ("per_node", "aggregate")
+
+
+def _finite_number(value: object, name: str, *, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"must be a finite number, got {value!r}", field=name)
+    if value < 0 or (value == 0 and not allow_zero):
+        raise InputError(
+            f"must be {'zero or more' if allow_zero else 'more than zero'}, got {value!r}", field=name
+        )
+    return float(value)
+
+
+def _optional_float(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    return None if value in (None, "") else float(value)
+
+
+@dataclass(frozen=True)
+class CloudOfferingSpec:
+    """One rentable instance type: ``usd_per_hour`` maps pricing model to USD per *instance* hour.
+
+    ``spot_preemptions_per_day`` is per instance (None when the provider publishes no rate).
+    """
+
+    slug: str
+    provider: str
+    instance_type: str
+    region: str
+    accelerator: str
+    gpu_count: int
+    usd_per_hour: Mapping[str, float]
+    spot_preemptions_per_day: float | None = None
+    network_gbps: float | None = None
+    price_as_of: Mapping[str, str] = field(default_factory=dict)
+    price_source: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.gpu_count < 1:
+            raise InputError("must be at least 1", field="offering.gpu_count")
+        for model, price in self.usd_per_hour.items():
+            if model not in PRICING_MODELS:
+                raise InputError(
+                    f"unknown pricing model {model!r}; use one of {', '.join(PRICING_MODELS)}",
+                    field="offering.usd_per_hour",
+                )
+            _finite_number(price, f"offering.usd_per_hour.{model}", allow_zero=False)
+        if self.spot_preemptions_per_day is not None:
+            _finite_number(self.spot_preemptions_per_day, "offering.spot_preemptions_per_day")
+        object.__setattr__(self, "usd_per_hour", MappingProxyType(dict(self.usd_per_hour)))
+        object.__setattr__(self, "price_as_of", MappingProxyType(dict(self.price_as_of)))
+        object.__setattr__(self, "price_source", MappingProxyType(dict(self.price_source)))
+
+
+@dataclass(frozen=True)
+class StorageTierSpec:
+    """A storage tier; bandwidths are GB/s (bytes), per node or for the whole system (``scope``)."""
+
+    slug: str
+    name: str
+    kind: str
+    read_gbps: float
+    write_gbps: float
+    scope: str
+    usd_per_tb_month: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in STORAGE_KINDS:
+            raise InputError(
+                f"unknown storage kind {self.kind!r}; use one of {', '.join(STORAGE_KINDS)}",
+                field="storage_tier.kind",
+            )
+        if self.scope not in STORAGE_SCOPES:
+            raise InputError(f"scope must be one of {', '.join(STORAGE_SCOPES)}", field="storage_tier.scope")
+        _finite_number(self.read_gbps, "storage_tier.read_gbps", allow_zero=False)
+        _finite_number(self.write_gbps, "storage_tier.write_gbps", allow_zero=False)
+        if self.usd_per_tb_month is not None:
+            _finite_number(self.usd_per_tb_month, "storage_tier.usd_per_tb_month")
+
+    def bandwidth_gbps(self, *, nodes: int, write: bool) -> float:
+        """GB/s the tier gives ``nodes`` writers (or readers): per-node tiers scale with the node count."""
+        per = self.write_gbps if write else self.read_gbps
+        return per * nodes if self.scope == "per_node" else per
+
+
+@dataclass(frozen=True)
+class SwitchSpec:
+    """A scale-out switch: radix (``ports``) at ``port_gbps`` Gb/s; price may be unknown (None)."""
+
+    slug: str
+    name: str
+    ports: int
+    port_gbps: float
+    price_usd: float | None = None
+    power_w: float | None = None
+    fabric_kind: str = ""
+
+    def __post_init__(self) -> None:
+        if self.ports < 2:
+            raise InputError("a switch needs at least 2 ports", field="switch.ports")
+        _finite_number(self.port_gbps, "switch.port_gbps", allow_zero=False)
+        if self.price_usd is not None:
+            _finite_number(self.price_usd, "switch.price_usd")
+        if self.power_w is not None:
+            _finite_number(self.power_w, "switch.power_w")
+
+
+@dataclass(frozen=True)
+class ServerTypeSpec:
+    """A GPU server model: its accelerators, NICs, power draw at full load and price."""
+
+    slug: str
+    name: str
+    accelerator: str
+    gpus_per_node: int
+    nics_per_node: int | None = None
+    nic_gbps: float | None = None
+    node_power_kw: float | None = None
+    price_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.gpus_per_node < 1:
+            raise InputError("must be at least 1", field="server_type.gpus_per_node")
+        for name in ("nic_gbps", "node_power_kw", "price_usd"):
+            value = getattr(self, name)
+            if value is not None:
+                _finite_number(value, f"server_type.{name}")
+
+
+def _latest_prices(
+    prices: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """Per pricing model, the price with the latest ``as_of`` (ISO dates sort as strings)."""
+    best: dict[str, Mapping[str, Any]] = {}
+    for row in prices:
+        model = str(row.get("pricing_model", ""))
+        if model not in PRICING_MODELS or row.get("usd_per_hour") in (None, ""):
+            continue
+        if model not in best or str(row.get("as_of") or "") >= str(best[model].get("as_of") or ""):
+            best[model] = row
+    return (
+        {m: float(r["usd_per_hour"]) for m, r in best.items()},
+        {m: str(r.get("as_of") or "") for m, r in best.items()},
+        {m: str(r.get("source") or "") for m, r in best.items()},
+    )
+
+
+def cloud_offering_from_dict(data: Mapping[str, Any]) -> CloudOfferingSpec:
+    """Build an offering from a seed-schema record; of several prices for one model, the latest as_of wins."""
+    usd, as_of, source = _latest_prices(data.get("prices") or [])
+    return CloudOfferingSpec(
+        slug=str(data["slug"]),
+        provider=str(data.get("provider", "")),
+        instance_type=str(data.get("instance_type", "")),
+        region=str(data.get("region") or ""),
+        accelerator=str(data.get("accelerator", "")),
+        gpu_count=int(data.get("gpu_count") or 1),
+        usd_per_hour=usd,
+        spot_preemptions_per_day=_optional_float(data, "spot_preemptions_per_day"),
+        network_gbps=_optional_float(data, "network_gbps"),
+        price_as_of=as_of,
+        price_source=source,
+    )
+
+
+def storage_tier_from_dict(data: Mapping[str, Any]) -> StorageTierSpec:
+    """Build a storage tier from a seed-schema record.
+
+    Keys: slug, name, kind, read_gbps, write_gbps, scope, usd_per_tb_month.
+    """
+    return StorageTierSpec(
+        slug=str(data["slug"]),
+        name=str(data.get("name", data["slug"])),
+        kind=str(data.get("kind", "")),
+        read_gbps=float(data["read_gbps"]),
+        write_gbps=float(data["write_gbps"]),
+        scope=str(data.get("scope") or "aggregate"),
+        usd_per_tb_month=_optional_float(data, "usd_per_tb_month"),
+    )
+
+
+def switch_from_dict(data: Mapping[str, Any]) -> SwitchSpec:
+    """Build a switch from a seed-schema record: slug, name, ports, port_gbps, price_usd, power_w."""
+    return SwitchSpec(
+        slug=str(data["slug"]),
+        name=str(data.get("name", data["slug"])),
+        ports=int(data["ports"]),
+        port_gbps=float(data["port_gbps"]),
+        price_usd=_optional_float(data, "price_usd"),
+        power_w=_optional_float(data, "power_w"),
+        fabric_kind=str(data.get("fabric_kind") or ""),
+    )
+
+
+def server_type_from_dict(data: Mapping[str, Any]) -> ServerTypeSpec:
+    """Build a server type from a seed-schema record (see SEED_SCHEMA "server_types")."""
+    nics = data.get("nics_per_node")
+    return ServerTypeSpec(
+        slug=str(data["slug"]),
+        name=str(data.get("name", data["slug"])),
+        accelerator=str(data.get("accelerator", "")),
+        gpus_per_node=int(data.get("gpus_per_node") or 8),
+        nics_per_node=None if nics in (None, "") else int(nics),
+        nic_gbps=_optional_float(data, "nic_gbps"),
+        node_power_kw=_optional_float(data, "node_power_kw"),
+        price_usd=_optional_float(data, "price_usd"),
+    )

@@ -1,0 +1,379 @@
+"""Rent-vs-own arithmetic: capital recovery, owning cost, renting cost per pricing model, break-even.
+
+Every money figure is a :class:`Line`: the amount and the arithmetic that produced it, written out with its
+inputs so that finance can redo it by hand. Costs over a horizon are linear in utilization ``u``
+(``fixed_usd + per_utilization_usd * u``), which is what makes the break-even a closed form.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.offerings import COMMITMENT_YEARS
+
+# 365-day year: the issue's golden scenarios (24/7 for 2 years = 17,520 h) use it.
+HOURS_PER_YEAR = 8760.0
+MONTHS_PER_YEAR = 12.0
+
+
+def usd(x: float) -> str:
+    """$1,234,567 (cents shown only below $100, where they matter)."""
+    return f"${x:,.2f}" if abs(x) < 100 else f"${x:,.0f}"
+
+
+def num(x: float) -> str:
+    """A number as a person writes it: 8, 0.6, 1.3, 17,520."""
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:,.6g}" if abs(x) < 1000 else f"{x:,.1f}"
+
+
+@dataclass(frozen=True)
+class Line:
+    """A money amount and the arithmetic behind it."""
+
+    usd: float
+    formula: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"usd": self.usd, "formula": self.formula}
+
+
+@dataclass(frozen=True)
+class LinearCost:
+    """Cost over the horizon as ``fixed_usd + per_utilization_usd * u`` for utilization u in (0, 1]."""
+
+    fixed_usd: float
+    per_utilization_usd: float
+
+    def at(self, utilization: float) -> float:
+        return self.fixed_usd + self.per_utilization_usd * utilization
+
+
+def capital_recovery_factor(*, rate: float, years: float) -> float:
+    """CRF = r(1+r)^n / ((1+r)^n − 1): the level annual payment that repays 1 over n years at rate r.
+
+    At r = 0 it is 1/n. Source: standard engineering economics (e.g. Newnan, Engineering Economic Analysis,
+    capital recovery factor (A/P, i, n)).
+    """
+    if years <= 0:
+        raise InputError("must be more than zero", field="on_prem.depreciation_years")
+    if rate < 0:
+        raise InputError("must be zero or more", field="on_prem.discount_rate")
+    if rate == 0:
+        return 1.0 / years
+    growth = float((1.0 + rate) ** years)
+    return rate * growth / (growth - 1.0)
+
+
+def sinking_fund_factor(*, rate: float, years: float) -> float:
+    """SFF = r / ((1+r)^n − 1): the level annual amount equivalent to 1 received at the end of year n."""
+    if rate == 0:
+        return 1.0 / years
+    return rate / (float((1.0 + rate) ** years) - 1.0)
+
+
+def annualized_capex_usd(*, capex_usd: float, residual_fraction: float, rate: float, years: float) -> float:
+    """Equivalent annual cost of buying: capex · CRF(r, n) − residual · capex · SFF(r, n).
+
+    The residual (resale) value ``residual_fraction · capex`` arrives at the end of the depreciation life,
+    so it is credited through the sinking fund factor. Equivalently (capex − S/(1+r)^n) · CRF.
+    """
+    return capex_usd * capital_recovery_factor(rate=rate, years=years) - (
+        residual_fraction * capex_usd * sinking_fund_factor(rate=rate, years=years)
+    )
+
+
+@dataclass(frozen=True)
+class OnPremInputs:
+    """Everything owning costs depend on. Power is IT power at full load (kW), before PUE."""
+
+    nodes: int
+    gpus_per_node: int
+    server_usd: float
+    network_capex_usd: float
+    storage_capex_usd: float
+    installation_fraction: float
+    node_power_kw: float
+    network_power_kw: float
+    pue: float
+    usd_per_kwh: float
+    idle_power_fraction: float
+    colo_usd_per_kw_month: float
+    maintenance_fraction_per_year: float
+    staff_fte: float
+    staff_usd_per_fte_year: float
+    depreciation_years: float
+    discount_rate: float
+    residual_fraction: float
+
+
+@dataclass(frozen=True)
+class YearRow:
+    year: int
+    fraction: float  # of a full year this row covers (the last year of a fractional horizon is partial)
+    cash_usd: float  # capex when paid (year 1) + opex
+    accounting_usd: float  # straight-line depreciation (capex − residual) / life + opex
+    annualized_usd: float  # CRF-annualised capex + opex: the figure compared with renting
+    opex_usd: float
+
+
+@dataclass(frozen=True)
+class OnPremResult:
+    capex_parts: Mapping[str, Line]
+    capex_usd: float
+    annual_parts: Mapping[str, Line]  # per year at the given utilization
+    annual_usd: float
+    total: Line  # over the horizon, annualised view
+    linear: LinearCost  # total over the horizon as a function of utilization
+    years: tuple[YearRow, ...]
+    npv: Line
+    usd_per_gpu_hour: Line
+    it_power_kw: float
+
+
+def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: float) -> OnPremResult:
+    """Cost of owning the cluster for ``horizon_years`` at ``utilization``.
+
+    capex = nodes · server + network + storage, plus installation = fraction · that hardware.
+    Per year: capex · CRF(r, life) − residual · capex · SFF(r, life)  (capital recovery, see above)
+      + energy = IT kW · (idle + (1 − idle) · u) · PUE · $/kWh · 8,760 h  (linear server power model,
+        Fan, Weber & Barroso, "Power provisioning for a warehouse-sized computer", ISCA 2007, Sec. 4)
+      + colocation = contracted IT kW · $/kW-month · 12   (contracted at full IT load, used or not)
+      + maintenance = fraction · capex,  + staff = FTEs · loaded $/FTE-year.
+    total = per-year cost · horizon. NPV discounts the cash flows (capex at t=0, opex at each year end) and
+    credits the straight-line book value at the end of the horizon (or the residual if the life ends first).
+    $/GPU-hour delivered = total / (GPUs · 8,760 · horizon · u).
+    """
+    i = inputs
+    n = i.nodes
+    servers = Line(n * i.server_usd, f"{num(n)} nodes × {usd(i.server_usd)} per server")
+    network = Line(i.network_capex_usd, "switches + cables + transceivers (see network)")
+    storage = Line(i.storage_capex_usd, "storage capacity × $/TB (see storage)")
+    hardware = servers.usd + network.usd + storage.usd
+    install = Line(
+        i.installation_fraction * hardware, f"{num(i.installation_fraction)} × {usd(hardware)} hardware"
+    )
+    capex = hardware + install.usd
+    capex_parts = {"servers": servers, "network": network, "storage": storage, "installation": install}
+
+    crf = capital_recovery_factor(rate=i.discount_rate, years=i.depreciation_years)
+    sff = sinking_fund_factor(rate=i.discount_rate, years=i.depreciation_years)
+    annual_capex = annualized_capex_usd(
+        capex_usd=capex,
+        residual_fraction=i.residual_fraction,
+        rate=i.discount_rate,
+        years=i.depreciation_years,
+    )
+    it_kw = n * i.node_power_kw + i.network_power_kw
+    draw = i.idle_power_fraction + (1.0 - i.idle_power_fraction) * utilization
+    energy_full = it_kw * i.pue * i.usd_per_kwh * HOURS_PER_YEAR  # a year at 100 % draw
+    energy = Line(
+        energy_full * draw,
+        f"{num(it_kw)} kW IT × ({num(i.idle_power_fraction)} + (1 − {num(i.idle_power_fraction)})"
+        f" × {num(utilization)} utilization) × PUE {num(i.pue)} × {usd(i.usd_per_kwh)}/kWh"
+        f" × {num(HOURS_PER_YEAR)} h",
+    )
+    colo = Line(
+        it_kw * i.colo_usd_per_kw_month * MONTHS_PER_YEAR,
+        f"{num(it_kw)} kW contracted × {usd(i.colo_usd_per_kw_month)}/kW-month × 12",
+    )
+    maintenance = Line(
+        i.maintenance_fraction_per_year * capex,
+        f"{num(i.maintenance_fraction_per_year)} × {usd(capex)} capex",
+    )
+    staff = Line(
+        i.staff_fte * i.staff_usd_per_fte_year,
+        f"{num(i.staff_fte)} FTE × {usd(i.staff_usd_per_fte_year)}/FTE-year",
+    )
+    capital = Line(
+        annual_capex,
+        f"{usd(capex)} × CRF({num(i.discount_rate)}, {num(i.depreciation_years)} y) {crf:.6f}"
+        f" − {num(i.residual_fraction)} × {usd(capex)} × SFF {sff:.6f}",
+    )
+    annual_parts = {
+        "capital": capital,
+        "energy": energy,
+        "colocation": colo,
+        "maintenance": maintenance,
+        "staff": staff,
+    }
+    annual = sum(p.usd for p in annual_parts.values())
+    total = Line(annual * horizon_years, f"{usd(annual)} per year × {num(horizon_years)} years")
+
+    fixed_per_year = (
+        annual_capex + colo.usd + maintenance.usd + staff.usd + energy_full * i.idle_power_fraction
+    )
+    slope_per_year = energy_full * (1.0 - i.idle_power_fraction)
+    linear = LinearCost(fixed_per_year * horizon_years, slope_per_year * horizon_years)
+
+    opex = energy.usd + colo.usd + maintenance.usd + staff.usd
+    straight_line = capex * (1.0 - i.residual_fraction) / i.depreciation_years
+    rows: list[YearRow] = []
+    year = 1
+    remaining = horizon_years
+    while remaining > 1e-9:
+        frac = min(1.0, remaining)
+        dep_years = max(0.0, min(frac, i.depreciation_years - (year - 1)))
+        rows.append(
+            YearRow(
+                year=year,
+                fraction=frac,
+                cash_usd=(capex if year == 1 else 0.0) + opex * frac,
+                accounting_usd=straight_line * dep_years + opex * frac,
+                annualized_usd=annual * frac,
+                opex_usd=opex * frac,
+            )
+        )
+        remaining -= frac
+        year += 1
+
+    r = i.discount_rate
+    pv_opex = 0.0
+    elapsed = 0.0
+    for row in rows:
+        elapsed += row.fraction
+        pv_opex += row.opex_usd / (1.0 + r) ** elapsed
+    used = min(horizon_years, i.depreciation_years)
+    book = capex - (capex - i.residual_fraction * capex) * used / i.depreciation_years
+    pv_book = book / (1.0 + r) ** used
+    npv = Line(
+        capex + pv_opex - pv_book,
+        f"{usd(capex)} capex + {usd(pv_opex)} opex discounted at {num(r)}"
+        f" − {usd(book)} book value after {num(used)} y discounted ({usd(pv_book)})",
+    )
+
+    gpu_hours = n * i.gpus_per_node * HOURS_PER_YEAR * horizon_years * utilization
+    per_gpu_hour = Line(
+        total.usd / gpu_hours,
+        f"{usd(total.usd)} / ({num(n * i.gpus_per_node)} GPUs × {num(HOURS_PER_YEAR)} h ×"
+        f" {num(horizon_years)} y × {num(utilization)} utilization)",
+    )
+    return OnPremResult(
+        capex_parts=capex_parts,
+        capex_usd=capex,
+        annual_parts=annual_parts,
+        annual_usd=annual,
+        total=total,
+        linear=linear,
+        years=tuple(rows),
+        npv=npv,
+        usd_per_gpu_hour=per_gpu_hour,
+        it_power_kw=it_kw,
+    )
+
+
+@dataclass(frozen=True)
+class CloudResult:
+    pricing_model: str
+    usd_per_node_hour: float
+    parts: Mapping[str, Line]
+    total: Line
+    linear: LinearCost
+    usd_per_gpu_hour: Line
+    billed_node_hours: float
+
+
+def committed_years(*, pricing_model: str, horizon_years: float) -> float | None:
+    """Years a reservation bills over a horizon: whole terms (a 1-year term over 1.5 years bills 2)."""
+    term = COMMITMENT_YEARS.get(pricing_model)
+    if term is None:
+        return None
+    return math.ceil(horizon_years / term - 1e-9) * term
+
+
+def cloud_cost(
+    *,
+    pricing_model: str,
+    usd_per_node_hour: float,
+    nodes: int,
+    gpus_per_node: int,
+    utilization: float,
+    horizon_years: float,
+    managed_overhead_fraction: float,
+    storage_usd: float,
+    egress_usd: float,
+    spot_hours_factor: float = 1.0,
+) -> CloudResult:
+    """Cost of renting ``nodes`` instances for the horizon under one pricing model.
+
+    on_demand: nodes · $/h · 8,760 · horizon · u                  (pay the hours used)
+    reserved_*: nodes · $/h · 8,760 · whole terms covering horizon (pay every hour of the term)
+    spot:      nodes · $/h · 8,760 · horizon · u · spot_hours_factor  (hours used ÷ spot goodput relative
+               to on-demand, from the failures model)
+    Compute is raised by the managed-service overhead fraction; storage and egress are added as given.
+    """
+    hours = HOURS_PER_YEAR * horizon_years
+    over = 1.0 + managed_overhead_fraction
+    rate = f"{num(nodes)} nodes × {usd(usd_per_node_hour)}/node-h"
+    term_years = committed_years(pricing_model=pricing_model, horizon_years=horizon_years)
+    if term_years is not None:
+        billed = nodes * HOURS_PER_YEAR * term_years
+        fixed = billed * usd_per_node_hour * over
+        compute = Line(
+            fixed,
+            f"{rate} × {num(HOURS_PER_YEAR)} h × {num(term_years)} committed years"
+            f" × (1 + {num(managed_overhead_fraction)} overhead)",
+        )
+        slope = 0.0
+    else:
+        factor = spot_hours_factor if pricing_model == "spot" else 1.0
+        billed = nodes * hours * utilization * factor
+        slope = nodes * hours * factor * usd_per_node_hour * over
+        fixed = 0.0
+        spot_text = f" ÷ {num(1.0 / factor)} spot goodput ratio" if factor != 1.0 else ""
+        compute = Line(
+            slope * utilization,
+            f"{rate} × {num(hours)} h × {num(utilization)} utilization{spot_text}"
+            f" × (1 + {num(managed_overhead_fraction)} overhead)",
+        )
+    parts = {
+        "compute": compute,
+        "storage": Line(storage_usd, "see storage"),
+        "egress": Line(egress_usd, "egress TB × 1,000 × $/GB"),
+    }
+    total_usd = compute.usd + storage_usd + egress_usd
+    total = Line(
+        total_usd, f"{usd(compute.usd)} compute + {usd(storage_usd)} storage + {usd(egress_usd)} egress"
+    )
+    gpu_hours = nodes * gpus_per_node * hours * utilization
+    per_gpu = Line(total_usd / gpu_hours, f"{usd(total_usd)} / {num(gpu_hours)} GPU-hours used")
+    return CloudResult(
+        pricing_model=pricing_model,
+        usd_per_node_hour=usd_per_node_hour,
+        parts=parts,
+        total=total,
+        linear=LinearCost(fixed + storage_usd + egress_usd, slope),
+        usd_per_gpu_hour=per_gpu,
+        billed_node_hours=billed,
+    )
+
+
+def break_even_utilization(*, own: LinearCost, rent: LinearCost) -> float | None:
+    """Utilization u* where owning costs the same as renting: A + B·u = C + c·u ⇒ u* = (A − C) / (c − B).
+
+    A, B: owning's fixed cost and cost per unit utilization over the horizon; C, c: renting's. None when
+    the two lines are parallel (never equal, or always). The value may fall outside (0, 1]: then one option
+    is cheaper at every utilization.
+    """
+    slope = rent.per_utilization_usd - own.per_utilization_usd
+    if abs(slope) < 1e-9 * max(1.0, abs(rent.per_utilization_usd), abs(own.per_utilization_usd)):
+        return None
+    return (own.fixed_usd - rent.fixed_usd) / slope
+
+
+def break_even_meaning(*, own: LinearCost, rent: LinearCost, u_star: float | None) -> str:
+    """Which option wins where, in words."""
+    own_low, rent_low = own.at(0.0), rent.at(0.0)
+    own_high, rent_high = own.at(1.0), rent.at(1.0)
+    if u_star is None or u_star <= 0 or u_star > 1:
+        if own_high <= rent_high and own_low <= rent_low:
+            return "owning is cheaper at every utilization in (0, 1]"
+        if own_high >= rent_high and own_low >= rent_low:
+            return "renting is cheaper at every utilization in (0, 1]"
+    if rent.per_utilization_usd > own.per_utilization_usd:
+        return f"owning is cheaper above {u_star:.1%} utilization" if u_star is not None else ""
+    return f"owning is cheaper below {u_star:.1%} utilization" if u_star is not None else ""
