@@ -1,0 +1,218 @@
+"""Memory per GPU, in bytes, for a batch of layouts (numpy arrays, one element per layout).
+
+Model states follow the ZeRO paper (Rajbhandari et al. 2020, arXiv:1910.02054, Sec. 3.1 and Fig. 1):
+mixed-precision Adam keeps 2 bytes of half-precision weights, ``grad_bytes`` of gradients and K = 12 bytes
+of fp32 master weights, momentum and variance per parameter; ZeRO-1 divides the 12 by the sharding
+degree, ZeRO-2 also the gradients, ZeRO-3 (FSDP full shard) everything; HSDP shards within a node.
+Activations follow Korthikanti et al. 2022 (arXiv:2205.05198) Sec. 4, generalised to grouped-query
+attention and gated MLPs, held for the micro-batches in flight on a pipeline stage under 1F1B.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_NONE, ModelShape
+from clusterdesigner.engine.workload import (
+    GIB,
+    SH_HSDP,
+    SH_NONE,
+    SH_ZERO2,
+    SH_ZERO3,
+    Assumption,
+    FloatArray,
+    IntArray,
+    Problem,
+)
+
+WEIGHT_BYTES = 2.0
+OPTIMIZER_BYTES = 12.0
+LOGITS_BYTES_PER_ELEMENT = 6.0
+
+MEMORY_ASSUMPTIONS = (
+    Assumption(
+        "weight_bytes_per_param",
+        WEIGHT_BYTES,
+        "B",
+        "ZeRO (Rajbhandari et al. 2020) Sec. 3.1: fp16/bf16 weights",
+    ),
+    Assumption(
+        "optimizer_bytes_per_param",
+        OPTIMIZER_BYTES,
+        "B",
+        "ZeRO Sec. 3.1: mixed-precision Adam K = 12 (fp32 master 4 + momentum 4 + variance 4)",
+    ),
+    Assumption(
+        "framework_reserve_gib",
+        2.5,
+        "GiB",
+        "CUDA context ~1.5 GiB on A100 (bigscience chronicles-prequel) + NCCL/cuBLAS workspaces ~1 GiB",
+    ),
+    Assumption(
+        "allocator_fragmentation",
+        0.10,
+        "fraction of activations",
+        "PyTorch caching allocator; assumption, checked against BLOOM measured memory (tests/engine)",
+    ),
+    Assumption(
+        "logits_bytes_per_element",
+        LOGITS_BYTES_PER_ELEMENT,
+        "B",
+        "Korthikanti 2022 Sec. 4.3: fp32 logits 4·s·b·V/t, plus the bf16 output-layer result",
+    ),
+)
+FRAMEWORK_RESERVE_BYTES = MEMORY_ASSUMPTIONS[2].value * GIB
+FRAGMENTATION = MEMORY_ASSUMPTIONS[3].value
+
+
+def stage_layers(model: ModelShape, pp: IntArray) -> FloatArray:
+    """Layers on the heaviest pipeline stage, ceil(L / pp) (uneven splits put the extra layer somewhere)."""
+    return np.ceil(model.layers / pp.astype(np.float64))
+
+
+def params_per_gpu(
+    model: ModelShape, lay: Mapping[str, IntArray]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(dense, expert, embedding-or-output) parameters held by one GPU of the heaviest stage, before sharding.
+
+    Dense layer weights are split by tp; expert weights by ep × tp (Megatron-Core's default expert tensor
+    parallelism = tp); embedding and output layer by tp, on the first and last stage respectively.
+    """
+    tp = lay["tp"].astype(np.float64)
+    n_layers = stage_layers(model, lay["pp"])
+    moe_share = model.moe_layers / model.layers if model.is_moe else 0.0
+    per_layer = (
+        (model.attention_params + (1.0 - moe_share) * model.dense_mlp_params) / tp
+        + 2.0 * model.hidden
+        + moe_share * (model.shared_experts * model.expert_params / tp + model.hidden * model.experts)
+    )
+    expert = n_layers * moe_share * model.experts * model.expert_params / (lay["ep"] * tp)
+    # pp == 1 holds the embedding and (if untied) the output layer on the same GPU.
+    both = np.where(lay["pp"] == 1, 1.0 if model.tied_embeddings else 2.0, 1.0)
+    return n_layers * per_layer, expert, both * model.embedding_params / tp
+
+
+def shard_degrees(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
+    """How many ways dense and expert model states are sharded (the data-parallel × context-parallel
+    group, as in Megatron's distributed optimizer; HSDP shards only within a node)."""
+    dpcp = (lay["dp"] * lay["cp"]).astype(np.float64)
+    in_node = np.clip(np.floor(problem.cluster.gpus_per_node / lay["tp"]), 1.0, dpcp)
+    dense = np.where(lay["sharding"] == SH_HSDP, in_node, dpcp)
+    expert = np.maximum(1.0, dense / lay["ep"])
+    return dense, expert
+
+
+def activation_bytes_per_layer(
+    problem: Problem, lay: Mapping[str, IntArray]
+) -> tuple[FloatArray, FloatArray]:
+    """(stored bytes per layer per micro-batch under the layout's recompute mode, bytes of one layer
+    with nothing recomputed).
+
+    Korthikanti 2022 Table 2 for 16-bit activations with 1-byte dropout masks: a layer stores
+    10·s·b·h replicated across tensor-parallel ranks (two layer-norm inputs, the attention and MLP inputs,
+    two dropout masks) — divided by t only with sequence parallelism — and s·b·(2(h + 2·h_kv) + 2h +
+    mlp)/t split by TP (Q, K, V, the attention output and the MLP intermediates: 4f for a GeLU MLP, 6f
+    for SwiGLU). Without flash attention the 5·a·s²·b score/softmax/dropout term is stored too; selective
+    recompute drops it. Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
+    """
+    m = problem.model
+    tp = lay["tp"].astype(np.float64)
+    sp_div = np.where(lay["sequence_parallel"] > 0, tp, 1.0)
+    tokens = lay["micro_batch"] * (m.seq_len / lay["cp"].astype(np.float64))
+    mlp_factor = 6.0 if m.gated_mlp else 4.0
+    if m.is_moe:
+        share = m.moe_layers / m.layers
+        mlp_width = (1 - share) * m.ffn_hidden + share * (m.top_k + m.shared_experts) * m.expert_ffn_hidden
+    else:
+        mlp_width = float(m.ffn_hidden)
+    replicated = 10.0 * tokens * m.hidden / sp_div
+    split = tokens * (2.0 * (m.hidden + 2.0 * m.kv_hidden) + 2.0 * m.hidden + mlp_factor * mlp_width) / tp
+    scores = 0.0 if problem.training.flash_attention else 5.0 * m.heads * m.seq_len * tokens / tp
+    full_layer = replicated + split + scores
+    stored = np.where(
+        lay["recompute"] == RECOMPUTE_FULL,
+        2.0 * tokens * m.hidden / sp_div,
+        np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, replicated + split),
+    )
+    return stored, full_layer
+
+
+def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:
+    """Micro-batches per pipeline per step: global batch / (dp × micro_batch)."""
+    return problem.training.global_batch_seqs / (lay["dp"] * lay["micro_batch"]).astype(np.float64)
+
+
+def in_flight_layers(
+    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(first stage, last stage) layers' worth of activations held at the peak of a 1F1B schedule.
+
+    Non-interleaved: the first stage holds min(p, m) micro-batches of L/p layers (≈ L; Korthikanti 2022
+    Sec. 4.2.3). Interleaved with v chunks: Megatron's warm-up of 2(p−1) + (v−1)p + 1 chunks of L/(pv)
+    layers, i.e. L·(1 + (p−1)/(p·v)) (Korthikanti eq. 5); the last stage holds (p(v−1) + 1) chunks.
+    """
+    pp = lay["pp"].astype(np.float64)
+    v = lay["vpp"].astype(np.float64)
+    n_stage = stage_layers(model, lay["pp"])
+    chunk = n_stage / v
+    first_interleaved = chunk * np.minimum(2 * (pp - 1) + (v - 1) * pp + 1, m * v)
+    first = np.where(v > 1, first_interleaved, n_stage * np.minimum(pp, m))
+    last = chunk * np.minimum(pp * (v - 1) + 1, m * v)
+    return first, last
+
+
+def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
+    """Bytes per GPU on the heavier of the first and last pipeline stage, by part, and ``total``.
+
+    total = weights + gradients + optimizer states + activations (in-flight micro-batches, plus one
+    layer's full working set under full recompute) + output-layer logits (last stage) + FSDP gather
+    buffers (two layers unsharded: the current one and the prefetched one) + framework reserve.
+    """
+    model, training = problem.model, problem.training
+    dense, expert, edge = params_per_gpu(model, lay)
+    d_dense, d_expert = shard_degrees(problem, lay)
+    sh = lay["sharding"]
+    full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
+    states_div_w = np.where(full_shard, 1.0, 0.0)
+    states_div_g = np.where(full_shard | (sh == SH_ZERO2), 1.0, 0.0)
+    states_div_o = np.where(sh == SH_NONE, 0.0, 1.0)
+
+    def sharded(bytes_per_param: float, flag: FloatArray, params_dense: FloatArray) -> FloatArray:
+        # flag 1 → divide by the sharding degree, 0 → replicated.
+        return bytes_per_param * (
+            params_dense / np.where(flag > 0, d_dense, 1.0) + expert / np.where(flag > 0, d_expert, 1.0)
+        )
+
+    m = microbatches(problem, lay)
+    stored, full_layer = activation_bytes_per_layer(problem, lay)
+    first_layers, last_layers = in_flight_layers(model, lay, m)
+    working = np.where(lay["recompute"] == RECOMPUTE_FULL, full_layer, 0.0)
+    tp = lay["tp"].astype(np.float64)
+    tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
+    logits = LOGITS_BYTES_PER_ELEMENT * tokens * model.vocab / tp
+    layer_params = (dense + expert) / stage_layers(model, lay["pp"])
+    gather = np.where(full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0)
+
+    parts_by_stage = []
+    single = lay["pp"] == 1
+    for layers_held, with_logits in ((first_layers, single), (last_layers, np.ones_like(single))):
+        params_dense = dense + edge
+        act = stored * layers_held + working
+        parts_by_stage.append(
+            {
+                "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense),
+                "gradients": sharded(training.grad_bytes, states_div_g, params_dense),
+                "optimizer": sharded(OPTIMIZER_BYTES, states_div_o, params_dense),
+                "activations": act * (1.0 + FRAGMENTATION),
+                "logits": np.where(with_logits, logits, 0.0),
+                "fsdp_buffers": gather,
+            }
+        )
+    totals = [sum(p.values()) for p in parts_by_stage]
+    use_last = totals[1] > totals[0]
+    parts = {k: np.where(use_last, parts_by_stage[1][k], parts_by_stage[0][k]) for k in parts_by_stage[0]}
+    parts["framework_reserve"] = np.full(use_last.shape, FRAMEWORK_RESERVE_BYTES)
+    parts["total"] = np.maximum(totals[0], totals[1]) + FRAMEWORK_RESERVE_BYTES
+    return parts

@@ -1,0 +1,273 @@
+"""Transformer shape, parameter counts and FLOPs per token.
+
+Everything here is a closed-form count from the shape; the formulas follow Narayanan et al. 2021
+("Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473,
+Sec. 5.1 and Appendix eq. 3) generalised to grouped-query attention, gated MLPs and mixture-of-experts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from clusterdesigner.engine.errors import InputError
+
+# Recompute modes, as small integers so that layouts can be numpy arrays (index into this tuple).
+RECOMPUTE_MODES = ("none", "selective", "full")
+RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """A decoder-only transformer.
+
+    ``ffn_hidden`` is the MLP inner size of a dense layer; with ``gated_mlp`` (SwiGLU) the up projection has
+    two matrices of that size. Mixture-of-experts: ``experts`` routed experts of inner size
+    ``expert_ffn_hidden`` each, ``top_k`` of them per token, ``shared_experts`` always-on experts of the
+    same size, in ``moe_layers`` of the ``layers`` (the rest are dense). ``tied_embeddings`` shares the
+    input embedding with the output layer (fewer parameters, same FLOPs).
+    """
+
+    layers: int
+    hidden: int
+    ffn_hidden: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    seq_len: int
+    gated_mlp: bool = False
+    tied_embeddings: bool = False
+    experts: int = 0
+    top_k: int = 0
+    expert_ffn_hidden: int = 0
+    shared_experts: int = 0
+    moe_layers: int = 0
+    name: str = ""
+    slug: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "seq_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
+        if self.hidden % self.heads:
+            raise InputError(
+                f"hidden {self.hidden} is not a multiple of heads {self.heads}", field="model.heads"
+            )
+        if self.heads % self.kv_heads:
+            raise InputError(
+                f"kv_heads {self.kv_heads} must divide heads {self.heads}", field="model.kv_heads"
+            )
+        for name in ("experts", "top_k", "expert_ffn_hidden", "shared_experts", "moe_layers"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
+        if self.experts:
+            if not 1 <= self.top_k <= self.experts:
+                raise InputError(f"top_k must be between 1 and experts ({self.experts})", field="model.top_k")
+            if self.expert_ffn_hidden <= 0:
+                raise InputError(
+                    "a mixture-of-experts model needs expert_ffn_hidden", field="model.expert_ffn_hidden"
+                )
+            if not 1 <= self.moe_layers <= self.layers:
+                raise InputError(
+                    f"moe_layers must be between 1 and layers ({self.layers})", field="model.moe_layers"
+                )
+
+    # ---- shape helpers -------------------------------------------------------------------------------
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def kv_hidden(self) -> int:
+        """Width of K (and of V): kv_heads × head_dim."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def dense_layers(self) -> int:
+        return self.layers - (self.moe_layers if self.is_moe else 0)
+
+    @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices per MLP: 3 for a gated (SwiGLU) MLP, 2 otherwise."""
+        return 3 if self.gated_mlp else 2
+
+    # ---- parameter counts ----------------------------------------------------------------------------
+    @property
+    def attention_params(self) -> int:
+        """Q and output projections h×h each, K and V h×kv_hidden each (biases ignored)."""
+        return 2 * self.hidden * self.hidden + 2 * self.hidden * self.kv_hidden
+
+    @property
+    def dense_mlp_params(self) -> int:
+        return self.mlp_matrices * self.hidden * self.ffn_hidden
+
+    @property
+    def expert_params(self) -> int:
+        """Parameters of one expert MLP."""
+        return self.mlp_matrices * self.hidden * self.expert_ffn_hidden
+
+    @property
+    def moe_layer_mlp_params(self) -> int:
+        """All experts of one MoE layer (routed + shared) and its router."""
+        return (self.experts + self.shared_experts) * self.expert_params + self.hidden * self.experts
+
+    @property
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden
+
+    @property
+    def total_params(self) -> int:
+        """All parameters (what memory holds): layers, norms, embedding and, if untied, the output layer."""
+        moe = self.moe_layers * self.moe_layer_mlp_params if self.is_moe else 0
+        layers = (
+            self.layers * (self.attention_params + 2 * self.hidden)
+            + self.dense_layers * self.dense_mlp_params
+        )
+        out = 0 if self.tied_embeddings else self.embedding_params
+        return layers + moe + self.embedding_params + out + self.hidden
+
+    @property
+    def active_matmul_params(self) -> int:
+        """Weights one token multiplies by: attention, active experts and the output layer (not the
+        embedding lookup, which is a gather). 2 × this is the forward matmul FLOPs per token."""
+        per_moe = (self.top_k + self.shared_experts) * self.expert_params + self.hidden * self.experts
+        moe = self.moe_layers * per_moe if self.is_moe else 0
+        return (
+            self.layers * self.attention_params
+            + self.dense_layers * self.dense_mlp_params
+            + moe
+            + self.embedding_params
+        )
+
+    @property
+    def active_params(self) -> int:
+        """Active parameters per token incl. the embedding (the "active params" of MoE model cards)."""
+        return self.active_matmul_params + (0 if self.tied_embeddings else self.embedding_params)
+
+    # ---- FLOPs ---------------------------------------------------------------------------------------
+    @property
+    def layer_matmul_flops_fwd_per_token(self) -> float:
+        """Forward matmul FLOPs per token of all transformer layers (no attention core, no output layer)."""
+        return 2.0 * (self.active_matmul_params - self.embedding_params)
+
+    @property
+    def attention_core_flops_fwd_per_token(self) -> float:
+        """QKᵀ and AV forward FLOPs per token over all layers: 4·s·h·L (Narayanan 2021 counts the full
+        s×s score matrix, not the causal half; we keep that convention so MFU compares with papers)."""
+        return 4.0 * self.seq_len * self.heads * self.head_dim * self.layers
+
+    @property
+    def output_flops_fwd_per_token(self) -> float:
+        return 2.0 * self.embedding_params
+
+    @property
+    def model_flops_per_token(self) -> float:
+        """Model FLOPs per token, forward + backward = 3 × forward (Narayanan 2021 eq. 3 without the
+        recompute pass): for a dense GPT this is 72·L·h²·(1 + s/(6h) + V/(12·L·h))."""
+        return 3.0 * (
+            self.layer_matmul_flops_fwd_per_token
+            + self.attention_core_flops_fwd_per_token
+            + self.output_flops_fwd_per_token
+        )
+
+
+def hardware_flops_per_token(model: ModelShape, recompute: Any) -> Any:
+    """Model FLOPs plus the recompute pass (numpy-friendly in ``recompute``, a mode index).
+
+    full: one more forward of every layer (matmuls and attention core), not of the output layer — for a
+    dense GPT 96·L·h²·(1 + s/(6h) + V/(16·L·h)) per token, Narayanan 2021 eq. 3.
+    selective: the attention core forward again (Korthikanti et al. 2022, arXiv:2205.05198, Sec. 5).
+    """
+    import numpy as np
+
+    rc = np.asarray(recompute)
+    extra = np.where(
+        rc == RECOMPUTE_FULL,
+        model.layer_matmul_flops_fwd_per_token + model.attention_core_flops_fwd_per_token,
+        np.where(rc == RECOMPUTE_SELECTIVE, model.attention_core_flops_fwd_per_token, 0.0),
+    )
+    return model.model_flops_per_token + extra
+
+
+_INT_FIELDS = (
+    "layers",
+    "hidden",
+    "ffn_hidden",
+    "heads",
+    "kv_heads",
+    "vocab",
+    "seq_len",
+    "experts",
+    "top_k",
+    "expert_ffn_hidden",
+    "shared_experts",
+    "moe_layers",
+)
+_BOOL_FIELDS = ("gated_mlp", "tied_embeddings")
+
+
+def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape]) -> ModelShape:
+    """Build a shape from the request's ``model`` object: ``{"preset": slug, ...overrides}`` or a full shape.
+
+    Overrides on a preset (e.g. ``{"preset": "llama3-8b", "seq_len": 4096}``) replace single fields.
+    ``kv_heads`` defaults to ``heads`` (multi-head attention) and ``ffn_hidden`` to 4 × hidden.
+    """
+    if not isinstance(data, Mapping):
+        raise InputError("must be an object with a preset or a shape", field="model")
+    unknown = set(data) - set(_INT_FIELDS) - set(_BOOL_FIELDS) - {"preset", "name"}
+    if unknown:
+        raise InputError(
+            f"unknown field(s): {', '.join(sorted(unknown))}", field=f"model.{sorted(unknown)[0]}"
+        )
+    values: dict[str, Any] = {}
+    if "preset" in data:
+        slug = data["preset"]
+        if slug not in presets:
+            from clusterdesigner.engine.errors import UnknownReferenceError
+
+            raise UnknownReferenceError(
+                f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field="model.preset"
+            )
+        base = presets[slug]
+        values = {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+    for key in _INT_FIELDS:
+        if key in data:
+            value = data[key]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(f"must be a whole number, got {value!r}", field=f"model.{key}")
+            values[key] = value
+    for key in _BOOL_FIELDS:
+        if key in data:
+            if not isinstance(data[key], bool):
+                raise InputError(f"must be true or false, got {data[key]!r}", field=f"model.{key}")
+            values[key] = data[key]
+    if "name" in data:
+        values["name"] = str(data["name"])
+    for key in ("layers", "hidden", "heads", "vocab", "seq_len"):
+        if key not in values:
+            raise InputError("is required when no preset is given", field=f"model.{key}")
+    values.setdefault("kv_heads", values["heads"])
+    values.setdefault("ffn_hidden", 4 * values["hidden"])
+    if values.get("experts") and not values.get("moe_layers"):
+        values["moe_layers"] = values["layers"]
+    values.setdefault("name", values.get("slug") or f"custom {values['layers']}L×{values['hidden']}")
+    return ModelShape(**values)
+
+
+def describe_params(count: float) -> str:
+    """Human-readable parameter count, e.g. 70.6B."""
+    if count >= 1e12:
+        return f"{count / 1e12:.2f}T"
+    if count >= 1e9:
+        return f"{count / 1e9:.1f}B"
+    return f"{count / 1e6:.0f}M" if math.isfinite(count) else "?"

@@ -1,0 +1,261 @@
+"""Named model shapes (the model picker's list), each with the source of its numbers.
+
+Parameter counts are computed from the shape (``ModelShape.total_params``), never typed in, so a preset
+whose count is far from its name is a wrong shape; ``tests/engine/test_model.py`` checks each one.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from clusterdesigner.engine.model import ModelShape
+
+_GPT3 = "Brown et al. 2020, Language Models are Few-Shot Learners (arXiv:2005.14165) Table 2.1"
+_LLAMA2 = "Touvron et al. 2023, Llama 2 (arXiv:2307.09288) Table 1 and the released config.json files"
+_LLAMA3 = "Llama Team 2024, The Llama 3 Herd of Models (arXiv:2407.21783) Table 3"
+_MEGATRON = (
+    "Narayanan et al. 2021 (arXiv:2104.04473) Table 1; Korthikanti et al. 2022 (arXiv:2205.05198) Table 3"
+)
+_BLOOM = "BigScience 2022, BLOOM (arXiv:2211.05100) Table 3; bigscience tr11-176B-ml config"
+_MPT = "MosaicML 2023, MPT-7B / MPT-30B model cards and llm-foundry yamls (d_model, n_heads, n_layers)"
+_MIXTRAL = "Jiang et al. 2024, Mixtral of Experts (arXiv:2401.04088) Table 1"
+_DEEPSEEK = (
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437) Sec. 4.2; multi-head latent "
+    "attention approximated by full multi-head attention of the same width (±10% attention parameters)"
+)
+
+_PRESETS: tuple[tuple[ModelShape, str], ...] = (
+    (
+        ModelShape(
+            slug="gpt3-175b",
+            name="GPT-3 175B",
+            layers=96,
+            hidden=12288,
+            ffn_hidden=49152,
+            heads=96,
+            kv_heads=96,
+            vocab=50257,
+            seq_len=2048,
+        ),
+        _GPT3,
+    ),
+    (
+        ModelShape(
+            slug="llama2-7b",
+            name="Llama 2 7B",
+            layers=32,
+            hidden=4096,
+            ffn_hidden=11008,
+            heads=32,
+            kv_heads=32,
+            vocab=32000,
+            seq_len=4096,
+            gated_mlp=True,
+        ),
+        _LLAMA2,
+    ),
+    (
+        ModelShape(
+            slug="llama2-13b",
+            name="Llama 2 13B",
+            layers=40,
+            hidden=5120,
+            ffn_hidden=13824,
+            heads=40,
+            kv_heads=40,
+            vocab=32000,
+            seq_len=4096,
+            gated_mlp=True,
+        ),
+        _LLAMA2,
+    ),
+    (
+        ModelShape(
+            slug="llama2-70b",
+            name="Llama 2 70B",
+            layers=80,
+            hidden=8192,
+            ffn_hidden=28672,
+            heads=64,
+            kv_heads=8,
+            vocab=32000,
+            seq_len=4096,
+            gated_mlp=True,
+        ),
+        _LLAMA2,
+    ),
+    (
+        ModelShape(
+            slug="llama3-8b",
+            name="Llama 3 8B",
+            layers=32,
+            hidden=4096,
+            ffn_hidden=14336,
+            heads=32,
+            kv_heads=8,
+            vocab=128256,
+            seq_len=8192,
+            gated_mlp=True,
+        ),
+        _LLAMA3,
+    ),
+    (
+        ModelShape(
+            slug="llama3-70b",
+            name="Llama 3 70B",
+            layers=80,
+            hidden=8192,
+            ffn_hidden=28672,
+            heads=64,
+            kv_heads=8,
+            vocab=128256,
+            seq_len=8192,
+            gated_mlp=True,
+        ),
+        _LLAMA3,
+    ),
+    (
+        ModelShape(
+            slug="llama3-405b",
+            name="Llama 3 405B",
+            layers=126,
+            hidden=16384,
+            ffn_hidden=53248,
+            heads=128,
+            kv_heads=8,
+            vocab=128256,
+            seq_len=8192,
+            gated_mlp=True,
+        ),
+        _LLAMA3,
+    ),
+    (
+        ModelShape(
+            slug="megatron-22b",
+            name="Megatron 22B",
+            layers=48,
+            hidden=6144,
+            ffn_hidden=24576,
+            heads=64,
+            kv_heads=64,
+            vocab=51200,
+            seq_len=2048,
+        ),
+        _MEGATRON,
+    ),
+    (
+        ModelShape(
+            slug="megatron-530b",
+            name="Megatron 530B",
+            layers=105,
+            hidden=20480,
+            ffn_hidden=81920,
+            heads=128,
+            kv_heads=128,
+            vocab=51200,
+            seq_len=2048,
+        ),
+        _MEGATRON,
+    ),
+    (
+        ModelShape(
+            slug="megatron-1t",
+            name="Megatron 1T",
+            layers=128,
+            hidden=25600,
+            ffn_hidden=102400,
+            heads=160,
+            kv_heads=160,
+            vocab=51200,
+            seq_len=2048,
+        ),
+        _MEGATRON,
+    ),
+    (
+        ModelShape(
+            slug="bloom-176b",
+            name="BLOOM 176B",
+            layers=70,
+            hidden=14336,
+            ffn_hidden=57344,
+            heads=112,
+            kv_heads=112,
+            vocab=250880,
+            seq_len=2048,
+            tied_embeddings=True,
+        ),
+        _BLOOM,
+    ),
+    (
+        ModelShape(
+            slug="mpt-7b",
+            name="MPT 7B",
+            layers=32,
+            hidden=4096,
+            ffn_hidden=16384,
+            heads=32,
+            kv_heads=32,
+            vocab=50432,
+            seq_len=2048,
+            tied_embeddings=True,
+        ),
+        _MPT,
+    ),
+    (
+        ModelShape(
+            slug="mpt-30b",
+            name="MPT 30B",
+            layers=48,
+            hidden=7168,
+            ffn_hidden=28672,
+            heads=64,
+            kv_heads=64,
+            vocab=50432,
+            seq_len=8192,
+            tied_embeddings=True,
+        ),
+        _MPT,
+    ),
+    (
+        ModelShape(
+            slug="mixtral-8x7b",
+            name="Mixtral 8x7B",
+            layers=32,
+            hidden=4096,
+            ffn_hidden=14336,
+            heads=32,
+            kv_heads=8,
+            vocab=32000,
+            seq_len=4096,
+            gated_mlp=True,
+            experts=8,
+            top_k=2,
+            expert_ffn_hidden=14336,
+            moe_layers=32,
+        ),
+        _MIXTRAL,
+    ),
+    (
+        ModelShape(
+            slug="deepseek-v3",
+            name="DeepSeek-V3 671B",
+            layers=61,
+            hidden=7168,
+            ffn_hidden=18432,
+            heads=128,
+            kv_heads=128,
+            vocab=129280,
+            seq_len=4096,
+            gated_mlp=True,
+            experts=256,
+            top_k=8,
+            expert_ffn_hidden=2048,
+            shared_experts=1,
+            moe_layers=58,
+        ),
+        _DEEPSEEK,
+    ),
+)
+
+PRESETS: MappingProxyType[str, ModelShape] = MappingProxyType({m.slug: m for m, _ in _PRESETS})
+PRESET_SOURCES: MappingProxyType[str, str] = MappingProxyType({m.slug: src for m, src in _PRESETS})

@@ -1,0 +1,242 @@
+"""Layout validity and the vectorised search over parallel layouts.
+
+A layout is valid when its degrees multiply to the GPU count, TP divides heads, KV heads and the FFN
+width, PP (× VPP) divides the layers, the global batch is a multiple of dp × micro_batch, CP splits the
+sequence into 2·cp load-balanced chunks and EP divides the experts and the data-parallel ranks; it is
+*feasible* when it also fits in memory. The search enumerates every combination of the free fields,
+evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
+estimate, counts rejections by reason and keeps the fastest feasible layouts.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from clusterdesigner.engine.memory import memory_parts, microbatches
+from clusterdesigner.engine.model import RECOMPUTE_MODES
+from clusterdesigner.engine.timing import step_time_parts
+from clusterdesigner.engine.workload import (
+    GIB,
+    LAYOUT_FIELDS,
+    SH_HSDP,
+    SH_NONE,
+    SHARDING_MODES,
+    IntArray,
+    Problem,
+    layouts,
+)
+
+CHUNK_LAYOUTS = 1 << 16
+MICRO_BATCH_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+VPP_CHOICES = (1, 2, 3, 4, 6, 8)
+CP_CHOICES = (1, 2, 4, 8, 16, 32)
+MAX_TP = 64
+
+
+def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """[(field, failed mask, reason(i) → str)] for every rule but memory, in the order they are reported."""
+    m = problem.model
+    n = problem.cluster.num_gpus
+    tp, pp, dp, cp, ep, v, mb = (lay[k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"))
+    batch = problem.training.global_batch_seqs
+    micro = microbatches(problem, lay)
+    checks: list[tuple[str, np.ndarray, Any]] = [
+        (
+            "parallelism.dp",
+            tp * pp * dp * cp != n,
+            lambda i: f"tp × pp × dp × cp = {tp[i] * pp[i] * dp[i] * cp[i]} but the cluster has {n} GPUs",
+        ),
+        ("parallelism.tp", m.heads % tp != 0, lambda i: f"tp {tp[i]} does not divide {m.heads} heads"),
+        (
+            "parallelism.tp",
+            m.kv_heads % tp != 0,
+            lambda i: f"tp {tp[i]} does not divide {m.kv_heads} kv heads",
+        ),
+        (
+            "parallelism.tp",
+            m.ffn_hidden % tp != 0,
+            lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}",
+        ),
+        ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
+        (
+            "parallelism.vpp",
+            (v > 1) & ((m.layers % (pp * v) != 0) | (pp == 1)),
+            lambda i: f"vpp {v[i]} × pp {pp[i]} does not divide {m.layers} layers (or pp is 1)",
+        ),
+        (
+            "parallelism.micro_batch",
+            batch % (dp * mb) != 0,
+            lambda i: f"global batch {batch} is not a multiple of dp {dp[i]} × micro_batch {mb[i]}",
+        ),
+        (
+            "parallelism.vpp",
+            (v > 1) & (np.mod(micro, pp) != 0),
+            lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
+        ),
+        (
+            "parallelism.cp",
+            m.seq_len % (2 * cp) != 0,
+            lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks",
+        ),
+        ("parallelism.ep", (ep > 1) & (not m.is_moe), lambda i: "ep > 1 needs a mixture-of-experts model"),
+        (
+            "parallelism.ep",
+            (ep > 1) & ((m.experts % ep != 0) | ((dp * cp) % ep != 0)),
+            lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
+        ),
+    ]
+    return checks
+
+
+def memory_reason(need_gib: float, have_gib: float) -> str:
+    """Rejection key for a layout that does not fit; needs are rounded to 2 significant figures so that
+    similar layouts share a key."""
+    rounded = float(f"{need_gib:.2g}")
+    return f"needs {rounded:g} GiB, has {have_gib:g} GiB"
+
+
+def evaluate(
+    problem: Problem, lay: Mapping[str, IntArray]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(memory parts in bytes, step-time parts in seconds) for a batch of layouts."""
+    return memory_parts(problem, lay), step_time_parts(problem, lay)
+
+
+@dataclass
+class SearchResult:
+    best: dict[str, IntArray]  # top layouts, best first, as layout arrays
+    evaluated: int
+    rejected: Counter[str] = field(default_factory=Counter)
+    valid: int = 0
+    feasible: int = 0
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str, int]]:
+    """Every (tp, pp, cp, dp, ep, vpp) whose product uses all GPUs, with fixed fields held."""
+    n = problem.cluster.num_gpus
+    m = problem.model
+
+    def options(name: str, default: list[int]) -> list[int]:
+        return [fixed[name]] if name in fixed else default
+
+    for tp in options("tp", [d for d in _divisors(n) if d <= MAX_TP]):
+        if n % tp:
+            continue
+        for pp in options("pp", [d for d in _divisors(n // tp) if d <= m.layers]):
+            if n % (tp * pp):
+                continue
+            for cp in options("cp", [c for c in CP_CHOICES if (n // (tp * pp)) % c == 0]):
+                if n % (tp * pp * cp):
+                    continue
+                dp = n // (tp * pp * cp)
+                if "dp" in fixed and fixed["dp"] != dp:
+                    continue
+                eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
+                for ep in options("ep", eps):
+                    for vpp in options("vpp", [1] if pp == 1 else list(VPP_CHOICES)):
+                        yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
+
+
+def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> SearchResult:
+    """Evaluate every layout allowed by ``fixed`` (field → value, recompute/sharding as indices) and keep
+    the ``top`` fastest that fit. Structures are expanded with the option grid (micro_batch × recompute ×
+    sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded."""
+    mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
+    rcs = [fixed["recompute"]] if "recompute" in fixed else list(range(len(RECOMPUTE_MODES)))
+    shs = [fixed["sharding"]] if "sharding" in fixed else list(range(len(SHARDING_MODES)))
+    sps = [fixed["sequence_parallel"]] if "sequence_parallel" in fixed else [0, 1]
+    grid = np.array(list(itertools.product(mbs, rcs, shs, sps)), dtype=np.int64)
+    per_structure = max(1, CHUNK_LAYOUTS // len(grid))
+    cap_gib = problem.cluster.accelerator.memory_gib
+    result = SearchResult(best={}, evaluated=0)
+    best_time = np.empty(0)
+    best_lay: dict[str, IntArray] = {k: np.empty(0, dtype=np.int64) for k in LAYOUT_FIELDS}
+
+    structures = _structures(problem, fixed)
+    while True:
+        block = list(itertools.islice(structures, per_structure))
+        if not block:
+            break
+        s_arr = {
+            k: np.repeat(np.array([b[k] for b in block], dtype=np.int64), len(grid))
+            for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
+        }
+        g = np.tile(grid, (len(block), 1))
+        lay = layouts(
+            **s_arr, micro_batch=g[:, 0], recompute=g[:, 1], sharding=g[:, 2], sequence_parallel=g[:, 3]
+        )
+        # Sequence parallelism means nothing without TP, and HSDP equals ZeRO-3 or no sharding when the
+        # shard group would be the whole (or a single) replica: skip those duplicates.
+        dup = np.zeros(lay["tp"].size, dtype=bool)
+        if "sequence_parallel" not in fixed:
+            dup |= (lay["sequence_parallel"] > 0) & (lay["tp"] == 1)
+        if "sharding" not in fixed:
+            dup |= (lay["sharding"] == SH_HSDP) & (lay["tp"] * lay["cp"] >= problem.cluster.gpus_per_node)
+        lay = {k: a[~dup] for k, a in lay.items()}
+        n = lay["tp"].size
+        result.evaluated += n
+        ok = np.ones(n, dtype=bool)
+        for _field, failed, reason in structural_checks(problem, lay):
+            bad = failed & ok
+            if bad.any():
+                reps, counts = _representatives(lay, np.flatnonzero(bad))
+                for i, count in zip(reps, counts, strict=True):
+                    result.rejected[reason(i)] += count
+                ok &= ~failed
+        if not ok.any():
+            continue
+        sub = {k: a[ok] for k, a in lay.items()}
+        result.valid += int(ok.sum())
+        mem = memory_parts(problem, sub)
+        need_gib = mem["total"] / GIB
+        fits = need_gib <= cap_gib
+        if (~fits).any():
+            vals, counts = np.unique(_round2(need_gib[~fits]), return_counts=True)
+            for val, count in zip(vals, counts, strict=True):
+                result.rejected[memory_reason(float(val), cap_gib)] += int(count)
+        if not fits.any():
+            continue
+        sub = {k: a[fits] for k, a in sub.items()}
+        result.feasible += int(fits.sum())
+        t = step_time_parts(problem, sub)["total"]
+        keep = np.argsort(t, kind="stable")[:top] if t.size > top else np.argsort(t, kind="stable")
+        best_time = np.concatenate([best_time, t[keep]])
+        best_lay = {k: np.concatenate([best_lay[k], sub[k][keep]]) for k in LAYOUT_FIELDS}
+        order = np.argsort(best_time, kind="stable")[:top]
+        best_time = best_time[order]
+        best_lay = {k: a[order] for k, a in best_lay.items()}
+    result.best = best_lay
+    return result
+
+
+def _round2(values: np.ndarray) -> np.ndarray:
+    """Round to 2 significant figures, vectorised."""
+    values = np.asarray(values, dtype=np.float64)
+    mag = np.where(values > 0, np.floor(np.log10(np.maximum(values, 1e-12))), 0.0)
+    scale = 10.0 ** (mag - 1)
+    return np.round(values / scale) * scale
+
+
+def _representatives(lay: Mapping[str, IntArray], idx: np.ndarray) -> tuple[list[int], list[int]]:
+    """One index per distinct structure among ``idx`` (so a reason is formatted once per structure), with
+    how many layouts share it."""
+    keys = np.stack([lay[k][idx] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")], axis=1)
+    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    return [int(idx[f]) for f in first], [int(c) for c in counts]
+
+
+def sharding_index(name: str) -> int:
+    return SHARDING_MODES.index(name)
+
+
+__all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks"]

@@ -1,0 +1,407 @@
+"""Step time, in seconds, for a batch of layouts (numpy arrays, one element per layout).
+
+Compute is derived from the matmul shapes each GPU runs, not from a fixed MFU: every GEMM of a layer costs
+2·M·K·N / R + bytes(M·K + K·N + M·N) / B_hbm (an additive roofline), where R is the accelerator's measured
+achievable matmul rate (mamf-finder) × one calibration factor per accelerator family, and B_hbm its
+achievable HBM bandwidth. Attention runs at FlashAttention-2's measured fraction of that rate (causal, so
+half of the s² FLOPs Narayanan counts) or, without flash attention, as batched GEMMs plus memory-bound
+softmax over the materialised scores. Element-wise work (norms, residuals, dropout, activation) is
+memory-bound. Backward costs 2× forward; recompute adds forward work (Korthikanti et al. 2022).
+
+Communication uses ring collectives, 2(n−1)/n · bytes / bandwidth for all-reduce (half for reduce-scatter
+or all-gather), split hierarchically: the n ranks span k nodes with j ranks per node, so
+t = 2(j−1)/j · X / B_intra + 2(k−1)/k · X / (j · B_nic) (+ latency terms), where B_nic is the per-GPU NIC
+rate × the fabric's collective efficiency / oversubscription. Pipeline bubble (p−1)/v micro-batch slots
+(Narayanan 2021 Sec. 2.2). DP gradient reduction overlaps with the last micro-batch's backward; FSDP
+gathers overlap with each micro-batch's compute; CP ring exchange with attention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from clusterdesigner.engine.hardware import AcceleratorSpec
+from clusterdesigner.engine.memory import (
+    WEIGHT_BYTES,
+    microbatches,
+    params_per_gpu,
+    shard_degrees,
+    stage_layers,
+)
+from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.workload import (
+    SH_HSDP,
+    SH_NONE,
+    SH_ZERO3,
+    Assumption,
+    FloatArray,
+    IntArray,
+    Problem,
+    group_span,
+)
+
+# One calibration factor per accelerator family: the fraction of the measured achievable matmul rate
+# (mamf-finder, gpus.csv) that a training framework's kernels reach end to end (kernel launch gaps,
+# stream synchronisation, data loading, logging). Fitted once to tests/engine/data/runs.csv, see
+# docs/training-engine.md; families without runs use the mean of the fitted ones.
+FAMILY_EFFICIENCY: dict[str, float] = {"ampere": 0.80, "hopper": 0.76}
+DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIENCY)
+
+MATMUL_FRACTION_WITHOUT_MEASUREMENT = 0.80
+HBM_EFFICIENCY = 0.85
+FLASH_FWD_FRACTION = 0.84
+FLASH_BWD_FRACTION = 0.72
+SCALEUP_BUSBW_EFFICIENCY = 0.80
+PCIE_BUSBW_EFFICIENCY = 0.75
+ELEMENTWISE_PASSES_HIDDEN = 16.0
+ELEMENTWISE_PASSES_MLP = 3.0
+FP8_CAST_PASSES = 6.0
+SCORE_BYTES_FWD = 10.0
+INTRA_NODE_LATENCY_S = 5e-6
+ADAM_BYTES_PER_PARAM = 36.0
+
+TIMING_ASSUMPTIONS = (
+    Assumption(
+        "matmul_fraction_without_measurement",
+        MATMUL_FRACTION_WITHOUT_MEASUREMENT,
+        "of dense peak",
+        "used only when the accelerator has no measured achievable matmul rate; H100 SXM mamf 794.5 "
+        "of 989 = 0.80 (stas00/ml-engineering MAMF table)",
+    ),
+    Assumption(
+        "hbm_efficiency",
+        HBM_EFFICIENCY,
+        "of HBM peak",
+        "typical achievable/peak of streaming kernels on A100/H100 (assumption)",
+    ),
+    Assumption(
+        "flash_attention_fwd_fraction",
+        FLASH_FWD_FRACTION,
+        "of achievable matmul",
+        "FlashAttention-2 (Dao 2023, arXiv:2307.08691) Sec. 4.1: fwd up to 73% of A100 peak = 0.84 of mamf",
+    ),
+    Assumption(
+        "flash_attention_bwd_fraction",
+        FLASH_BWD_FRACTION,
+        "of achievable matmul",
+        "FlashAttention-2 Sec. 4.1: bwd up to 63% of A100 peak = 0.72 of mamf; bwd = 2.5× fwd FLOPs",
+    ),
+    Assumption(
+        "scaleup_busbw_efficiency",
+        SCALEUP_BUSBW_EFFICIENCY,
+        "of one-way link rate",
+        "nccl-tests all-reduce busbw: A100 NVLink3 235 of 300 GB/s, H100 NVLink4 370 of 450 "
+        "(stas00/ml-engineering; NVIDIA GTC24 S62129)",
+    ),
+    Assumption(
+        "pcie_busbw_efficiency",
+        PCIE_BUSBW_EFFICIENCY,
+        "of PCIe rate",
+        "nccl-tests all-reduce busbw over PCIe Gen4 24 of 32 GB/s (NVIDIA GTC24 S62129)",
+    ),
+    Assumption(
+        "elementwise_passes_hidden",
+        ELEMENTWISE_PASSES_HIDDEN,
+        "reads+writes of s·b·h per layer fwd",
+        "two layer norms (4), two residual adds (6), two dropouts (6); bwd 2× (assumption)",
+    ),
+    Assumption(
+        "elementwise_passes_mlp",
+        ELEMENTWISE_PASSES_MLP,
+        "reads+writes of s·b·f per layer fwd",
+        "activation function: read the up projection(s), write the product (assumption)",
+    ),
+    Assumption(
+        "fp8_cast_passes",
+        FP8_CAST_PASSES,
+        "reads+writes of s·b·h per layer fwd",
+        "amax + cast of the GEMM inputs in FP8 training (Transformer Engine; assumption)",
+    ),
+    Assumption(
+        "score_bytes_fwd",
+        SCORE_BYTES_FWD,
+        "B per attention score, fwd",
+        "without flash attention: write scores, fused scale-mask-softmax, dropout mask and output "
+        "(Korthikanti 2022 Sec. 4.1 counts 5 B stored); bwd 2×",
+    ),
+    Assumption(
+        "intra_node_latency_s",
+        INTRA_NODE_LATENCY_S,
+        "s per ring step",
+        "NCCL small-message latency (assumption)",
+    ),
+    Assumption(
+        "adam_bytes_per_param",
+        ADAM_BYTES_PER_PARAM,
+        "B of HBM traffic per updated parameter",
+        "read fp32 master, momentum, variance and grad, write them and the bf16 copy",
+    ),
+)
+
+
+def family_efficiency(accelerator: AcceleratorSpec) -> float:
+    return FAMILY_EFFICIENCY.get(accelerator.family, DEFAULT_FAMILY_EFFICIENCY)
+
+
+def matmul_rate_flops(accelerator: AcceleratorSpec, precision: str) -> float:
+    """Achievable dense matmul FLOP/s at ``precision``: measured mamf if known, else a fraction of peak,
+    times the family's calibration factor."""
+    measured = accelerator.achievable_matmul_tflops.get(precision)
+    tflops = (
+        measured if measured else MATMUL_FRACTION_WITHOUT_MEASUREMENT * accelerator.peak_tflops(precision)
+    )
+    return tflops * 1e12 * family_efficiency(accelerator)
+
+
+def _gemm(
+    m: FloatArray, k: FloatArray | float, n: FloatArray | float, rate: float, hbm: float, in_bytes: float
+) -> FloatArray:
+    """Additive-roofline time of an M×K by K×N GEMM (output written in 16 bits)."""
+    return 2.0 * m * k * n / rate + (in_bytes * (m * k + k * n) + 2.0 * m * n) / hbm
+
+
+def ring_time(
+    *,
+    factor: float,
+    nbytes: FloatArray,
+    size: FloatArray,
+    stride: FloatArray,
+    problem: Problem,
+    intra_bw: float,
+    latency_us: float,
+) -> FloatArray:
+    """Hierarchical ring collective time. ``factor`` = 2 for all-reduce, 1 for reduce-scatter/all-gather."""
+    cluster = problem.cluster
+    j, k = group_span(stride=stride, size=size, gpus_per_node=cluster.gpus_per_node)
+    nic = (
+        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
+    )
+    intra = factor * (j - 1) / j * nbytes / intra_bw + factor * (j - 1) * INTRA_NODE_LATENCY_S
+    inter = factor * (k - 1) / k * nbytes / (j * nic) + factor * (k - 1) * latency_us * 1e-6
+    return np.where(size > 1, intra + inter, 0.0)
+
+
+def intra_node_bandwidth(problem: Problem) -> float:
+    acc = problem.cluster.accelerator
+    if acc.has_scaleup_link:
+        return acc.scaleup_bandwidth_gbps * 1e9 * SCALEUP_BUSBW_EFFICIENCY
+    return acc.pcie_bandwidth_gbps * 1e9 * PCIE_BUSBW_EFFICIENCY
+
+
+def _group_bandwidth(problem: Problem, size: FloatArray, stride: FloatArray) -> FloatArray:
+    """Busbw for a flat ring that stays inside one scale-up domain, else the NIC rate (for TP, EP, CP)."""
+    cluster = problem.cluster
+    acc = cluster.accelerator
+    span = size * stride
+    domain = min(
+        cluster.gpus_per_node, acc.scaleup_domain_gpus if acc.has_scaleup_link else cluster.gpus_per_node
+    )
+    nic = (
+        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
+    )
+    return np.where(span <= domain, intra_node_bandwidth(problem), nic)
+
+
+def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
+    """Seconds per optimizer step, by part, and ``total``.
+
+    total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage)
+            + (p−1)/v · t_mb (bubble) + exposed DP/FSDP communication + optimizer update.
+    """
+    model, training, cluster = problem.model, problem.training, problem.cluster
+    acc = cluster.accelerator
+    fp8 = training.precision == "fp8"
+    rate_lin = matmul_rate_flops(acc, training.precision)
+    rate_bf16 = matmul_rate_flops(acc, "bf16") if "bf16" in acc.dense_tflops else rate_lin
+    in_bytes = 1.0 if fp8 else 2.0
+    hbm = acc.hbm_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
+
+    tp = lay["tp"].astype(np.float64)
+    cp = lay["cp"].astype(np.float64)
+    dp = lay["dp"].astype(np.float64)
+    pp = lay["pp"].astype(np.float64)
+    ep = lay["ep"].astype(np.float64)
+    v = lay["vpp"].astype(np.float64)
+    sp = lay["sequence_parallel"] > 0
+    sp_div = np.where(sp, tp, 1.0)
+    rc = lay["recompute"]
+    s, h, kvh = float(model.seq_len), float(model.hidden), float(model.kv_hidden)
+    tokens = lay["micro_batch"] * (s / cp)  # M of every GEMM on this GPU
+
+    # ---- per layer, one micro-batch, forward --------------------------------------------------------
+    gemm_fwd = _gemm(tokens, h, (h + 2 * kvh) / tp, rate_lin, hbm, in_bytes) + _gemm(
+        tokens, h / tp, h, rate_lin, hbm, in_bytes
+    )
+    mlp_up = model.ffn_hidden * (2 if model.gated_mlp else 1)
+    dense_mlp = _gemm(tokens, h, mlp_up / tp, rate_lin, hbm, in_bytes) + _gemm(
+        tokens, model.ffn_hidden / tp, h, rate_lin, hbm, in_bytes
+    )
+    mlp_width = float(model.ffn_hidden)
+    if model.is_moe:
+        share = model.moe_layers / model.layers
+        e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
+        local_experts = model.experts / ep
+        per_expert_tokens = tokens * model.top_k * ep / model.experts
+        routed = local_experts * (
+            _gemm(per_expert_tokens, h, e_up / tp, rate_lin, hbm, in_bytes)
+            + _gemm(per_expert_tokens, model.expert_ffn_hidden / tp, h, rate_lin, hbm, in_bytes)
+        )
+        shared_w = model.shared_experts * model.expert_ffn_hidden
+        shared = 0.0
+        if shared_w:
+            shared = _gemm(
+                tokens, h, shared_w * (2 if model.gated_mlp else 1) / tp, rate_lin, hbm, in_bytes
+            ) + _gemm(tokens, shared_w / tp, h, rate_lin, hbm, in_bytes)
+        router = _gemm(tokens, h, float(model.experts), rate_bf16, hbm, 2.0)
+        gemm_fwd = gemm_fwd + (1 - share) * dense_mlp + share * (routed + shared + router)
+        mlp_width = (1 - share) * model.ffn_hidden + share * (
+            model.top_k + model.shared_experts
+        ) * model.expert_ffn_hidden
+    else:
+        gemm_fwd = gemm_fwd + dense_mlp
+
+    heads_local = model.heads / tp
+    if training.flash_attention:
+        attn_flops = 4.0 * tokens * s * h / tp * 0.5  # causal: half the score matrix is computed
+        attn_fwd = attn_flops / (rate_bf16 * FLASH_FWD_FRACTION)
+        attn_bwd = 2.5 * attn_flops / (rate_bf16 * FLASH_BWD_FRACTION)
+    else:
+        bmm = 2.0 * _gemm(tokens, float(model.head_dim), s, rate_bf16, hbm, 2.0) * heads_local
+        softmax = SCORE_BYTES_FWD * heads_local * tokens * s / hbm
+        attn_fwd = bmm + softmax
+        attn_bwd = 2.0 * attn_fwd
+
+    elem_fwd = (
+        ELEMENTWISE_PASSES_HIDDEN * 2.0 * tokens * h / sp_div
+        + ELEMENTWISE_PASSES_MLP * 2.0 * tokens * mlp_width / tp
+        + (FP8_CAST_PASSES * 2.0 * tokens * h / sp_div if fp8 else 0.0)
+    ) / hbm
+    layer_fwd = gemm_fwd + attn_fwd + elem_fwd
+    layer_bwd = 2.0 * (gemm_fwd + elem_fwd) + attn_bwd
+    layer_recompute = np.where(
+        rc == RECOMPUTE_FULL, layer_fwd, np.where(rc == RECOMPUTE_SELECTIVE, attn_fwd, 0.0)
+    )
+
+    # ---- per layer communication ----------------------------------------------------------------------
+    intra = intra_node_bandwidth(problem)
+    act_bytes = 2.0 * tokens * h
+    tp_bw = _group_bandwidth(problem, tp, np.ones_like(tp))
+    n_tp_collectives = 4.0 + np.where(rc == RECOMPUTE_FULL, 2.0, 0.0)
+    tp_lat = np.where(tp_bw >= intra, INTRA_NODE_LATENCY_S, cluster.fabric.latency_us * 1e-6)
+    tp_layer = np.where(
+        tp > 1, n_tp_collectives * (2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat), 0.0
+    )
+
+    cp_bw = _group_bandwidth(problem, cp, tp)
+    kv_bytes = 2.0 * 2.0 * tokens * kvh / tp
+    cp_exchange = (cp - 1) * kv_bytes / cp_bw
+    cp_layer = np.maximum(0.0, cp_exchange - attn_fwd) + np.maximum(0.0, 2.0 * cp_exchange - attn_bwd)
+
+    moe_layer = 0.0
+    if model.is_moe:
+        ep_bw = _group_bandwidth(problem, ep, tp * cp)
+        a2a = 2.0 * tokens * model.top_k * h / sp_div * (ep - 1) / ep / ep_bw
+        moe_layer = (model.moe_layers / model.layers) * np.where(ep > 1, 4.0 * a2a, 0.0)
+
+    n_stage = stage_layers(model, lay["pp"])
+    compute_mb = n_stage * (layer_fwd + layer_bwd)
+    recompute_mb = n_stage * layer_recompute
+    logits_fwd = (
+        _gemm(tokens, h, model.vocab / tp, rate_bf16, hbm, 2.0) + 3.0 * 4.0 * tokens * model.vocab / tp / hbm
+    )
+    compute_mb = compute_mb + 3.0 * logits_fwd
+    tp_mb = n_stage * tp_layer
+    cp_mb = n_stage * cp_layer
+    moe_mb = n_stage * moe_layer
+
+    pp_bw = np.where(
+        tp * cp * dp >= cluster.gpus_per_node,
+        _group_bandwidth(problem, np.full_like(tp, 2.0), np.full_like(tp, float(cluster.gpus_per_node))),
+        intra,
+    )
+    pp_mb = np.where(pp > 1, 2.0 * v * (act_bytes / sp_div / pp_bw + cluster.fabric.latency_us * 1e-6), 0.0)
+
+    # ---- data-parallel synchronisation ----------------------------------------------------------------
+    dense, expert, edge = params_per_gpu(model, lay)
+    d_dense, d_expert = shard_degrees(problem, lay)
+    sh = lay["sharding"]
+    full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
+    grad_bytes = training.grad_bytes
+    lat = cluster.fabric.latency_us
+    dpcp = dp * cp
+    stride_dp = tp  # gradients are reduced over the dp × cp ranks, which are spaced tp apart
+    dense_grads = (dense + edge) * grad_bytes
+    dp_dense = ring_time(
+        factor=2.0,
+        nbytes=dense_grads,
+        size=dpcp,
+        stride=stride_dp,
+        problem=problem,
+        intra_bw=intra,
+        latency_us=lat,
+    )
+    dp_expert = ring_time(
+        factor=2.0,
+        nbytes=expert * grad_bytes,
+        size=dpcp / ep,
+        stride=tp * ep,
+        problem=problem,
+        intra_bw=intra,
+        latency_us=lat,
+    )
+    m = microbatches(problem, lay)
+    mb_fwd_bwd = compute_mb + recompute_mb
+    last_bwd = n_stage * (layer_bwd + layer_recompute)
+    dp_exposed = np.where(full_shard, 0.0, np.maximum(0.0, dp_dense + dp_expert - last_bwd))
+
+    # FSDP: all-gather weights for forward and again for backward, reduce-scatter gradients, per micro-batch.
+    w_all = (dense + edge) * WEIGHT_BYTES
+    shard_size = d_dense
+    ag = ring_time(
+        factor=1.0, nbytes=w_all, size=shard_size, stride=tp, problem=problem, intra_bw=intra, latency_us=lat
+    )
+    rs = ring_time(
+        factor=1.0,
+        nbytes=(dense + edge) * grad_bytes,
+        size=shard_size,
+        stride=tp,
+        problem=problem,
+        intra_bw=intra,
+        latency_us=lat,
+    )
+    fsdp_mb_comm = 2.0 * ag + rs
+    first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
+    fsdp_mb = np.where(full_shard, np.maximum(0.0, fsdp_mb_comm - mb_fwd_bwd) + first_layer, 0.0)
+    replicas = dpcp / shard_size
+    hsdp_ar = ring_time(
+        factor=2.0,
+        nbytes=(dense + edge) * grad_bytes / shard_size,
+        size=replicas,
+        stride=tp * shard_size,
+        problem=problem,
+        intra_bw=intra,
+        latency_us=lat,
+    )
+    hsdp_exposed = np.where(sh == SH_HSDP, np.maximum(0.0, hsdp_ar - last_bwd), 0.0)
+
+    opt_params = np.where(sh == SH_NONE, dense + edge + expert, (dense + edge) / d_dense + expert / d_expert)
+    optimizer = ADAM_BYTES_PER_PARAM * opt_params / hbm
+
+    per_mb = mb_fwd_bwd + tp_mb + cp_mb + moe_mb + pp_mb + fsdp_mb
+    bubble = (pp - 1) / v * per_mb
+    total = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
+    return {
+        "compute": m * compute_mb,
+        "recompute": m * recompute_mb,
+        "tp_comm": m * tp_mb,
+        "cp_comm": m * cp_mb,
+        "moe_all_to_all": m * moe_mb,
+        "pp_p2p": m * pp_mb,
+        "pp_bubble": bubble,
+        "dp_comm_exposed": dp_exposed + hsdp_exposed,
+        "fsdp_comm_exposed": m * fsdp_mb,
+        "optimizer": optimizer,
+        "total": total,
+    }

@@ -1,0 +1,427 @@
+"""The training engine's public entry point: one JSON request in, one JSON-serialisable response out.
+
+``estimate(request, accelerators=..., fabrics=...)`` validates the request (every error names its dotted
+field), evaluates the given layout or searches the omitted parallelism fields, and reports memory per GPU,
+step time, throughput and MFU with their parts and the constants used. See docs/training-engine.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.hardware import (
+    AcceleratorSpec,
+    FabricSpec,
+    accelerator_from_dict,
+    fabric_from_dict,
+)
+from clusterdesigner.engine.memory import MEMORY_ASSUMPTIONS
+from clusterdesigner.engine.model import (
+    RECOMPUTE_MODES,
+    ModelShape,
+    hardware_flops_per_token,
+    model_from_dict,
+)
+from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
+from clusterdesigner.engine.search import evaluate, search, structural_checks
+from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
+from clusterdesigner.engine.workload import (
+    GIB,
+    SHARDING_MODES,
+    Assumption,
+    Cluster,
+    IntArray,
+    Problem,
+    Training,
+    layout_row,
+    layouts,
+)
+
+PRECISIONS = ("bf16", "fp8")
+DEFAULT_CANDIDATES = 10
+_SINGLE_NODE_FABRIC = FabricSpec(
+    slug="none",
+    name="none (single node)",
+    kind="none",
+    port_gbps=1.0,
+    latency_us=0.0,
+    collective_efficiency=1.0,
+)
+
+
+def model_presets() -> list[dict[str, Any]]:
+    """The named models for pickers: slug, name, total params, active params and the shape's source."""
+    return [
+        {
+            "slug": m.slug,
+            "name": m.name,
+            "params": m.total_params,
+            "active_params": m.active_params,
+            "source": PRESET_SOURCES[m.slug],
+        }
+        for m in PRESETS.values()
+    ]
+
+
+# ---- request parsing ------------------------------------------------------------------------------------
+def _section(request: Mapping[str, Any], name: str, *, required: bool = True) -> Mapping[str, Any]:
+    value = request.get(name)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError("must be an object", field=name)
+    return value
+
+
+def _number(
+    section: Mapping[str, Any],
+    key: str,
+    path: str,
+    *,
+    default: float | None = None,
+    minimum: float = 0.0,
+    strict: bool = True,
+) -> float:
+    value = section.get(key, default)
+    if value is None:
+        raise InputError("is required", field=f"{path}.{key}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"must be a number, got {value!r}", field=f"{path}.{key}")
+    if value < minimum or (strict and value == minimum):
+        raise InputError(
+            f"must be {'greater than' if strict else 'at least'} {minimum:g}, got {value!r}",
+            field=f"{path}.{key}",
+        )
+    return float(value)
+
+
+def _whole(section: Mapping[str, Any], key: str, path: str, *, default: int | None = None) -> int:
+    value = _number(section, key, path, default=default, minimum=1, strict=False)
+    if not float(value).is_integer():
+        raise InputError(f"must be a whole number, got {section.get(key)!r}", field=f"{path}.{key}")
+    return int(value)
+
+
+def _reference(cluster: Mapping[str, Any], key: str, known: Mapping[str, Any], from_dict: Any) -> Any:
+    """``cluster.<key>`` as a catalog slug looked up in ``known`` or an inline spec built by ``from_dict``."""
+    ref = cluster.get(key)
+    path = f"cluster.{key}"
+    if isinstance(ref, str):
+        if ref not in known:
+            raise UnknownReferenceError(
+                f"unknown {key} {ref!r}; known: {', '.join(sorted(known)) or 'none'}", field=path
+            )
+        return known[ref]
+    if isinstance(ref, Mapping):
+        try:
+            return from_dict({"slug": "custom", **ref})
+        except KeyError as exc:
+            raise InputError(
+                f"an inline {key} needs {exc.args[0]!r}", field=f"{path}.{exc.args[0]}"
+            ) from None
+        except InputError as exc:
+            raise InputError(exc.message, field="cluster." + exc.field) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"inline {key}: {exc}", field=path) from None
+    raise InputError(f"must be a {key} slug or an inline spec object", field=path)
+
+
+def _fabric(cluster: Mapping[str, Any], fabrics: Mapping[str, FabricSpec], nodes: int) -> FabricSpec:
+    if cluster.get("fabric") is None:
+        if nodes > 1:
+            raise InputError("is required when the cluster has more than one node", field="cluster.fabric")
+        return _SINGLE_NODE_FABRIC
+    fabric: FabricSpec = _reference(cluster, "fabric", fabrics, fabric_from_dict)
+    return fabric
+
+
+def parse_problem(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> Problem:
+    """Model, training and cluster from the request (everything but the parallelism)."""
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be a JSON object", field="")
+    model: ModelShape = model_from_dict(_section(request, "model"), presets=PRESETS)
+
+    tr = _section(request, "training")
+    tokens = _number(tr, "tokens", "training")
+    if "global_batch_seqs" in tr:
+        batch = _whole(tr, "global_batch_seqs", "training")
+    elif "global_batch_tokens" in tr:
+        batch_tokens = _number(tr, "global_batch_tokens", "training")
+        if batch_tokens % model.seq_len:
+            raise InputError(
+                f"must be a multiple of seq_len {model.seq_len}", field="training.global_batch_tokens"
+            )
+        batch = int(batch_tokens // model.seq_len)
+    else:
+        raise InputError(
+            "give global_batch_tokens or global_batch_seqs", field="training.global_batch_tokens"
+        )
+    precision = tr.get("precision", "bf16")
+    if precision not in PRECISIONS:
+        raise InputError(
+            f"must be one of {', '.join(PRECISIONS)}, got {precision!r}", field="training.precision"
+        )
+    grad_dtype = tr.get("grad_dtype", "bf16")
+    if grad_dtype not in ("bf16", "fp32"):
+        raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field="training.grad_dtype")
+    optimizer = tr.get("optimizer", "adam")
+    if optimizer != "adam":
+        raise InputError("only mixed-precision Adam ('adam') is modelled", field="training.optimizer")
+    flash = tr.get("flash_attention", True)
+    if not isinstance(flash, bool):
+        raise InputError("must be true or false", field="training.flash_attention")
+    training = Training(
+        tokens=tokens,
+        global_batch_seqs=batch,
+        precision=precision,
+        grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
+        flash_attention=flash,
+    )
+
+    cl = _section(request, "cluster")
+    accelerator: AcceleratorSpec = _reference(cl, "accelerator", accelerators, accelerator_from_dict)
+    accelerator.peak_tflops(precision)  # raises naming training.precision if unsupported
+    gpus_per_node = _whole(cl, "gpus_per_node", "cluster", default=8)
+    nodes = _whole(cl, "nodes", "cluster")
+    fabric = _fabric(cl, fabrics, nodes)
+    oversub = _number(cl, "oversubscription", "cluster", default=1.0, minimum=1.0, strict=False)
+    nic = _number(cl, "scaleout_gbps_per_gpu", "cluster", default=fabric.port_gbps)
+    cluster = Cluster(
+        accelerator=accelerator,
+        fabric=fabric,
+        gpus_per_node=gpus_per_node,
+        nodes=nodes,
+        oversubscription=oversub,
+        scaleout_gbps_per_gpu=nic,
+    )
+    return Problem(model=model, training=training, cluster=cluster)
+
+
+def parse_parallelism(request: Mapping[str, Any]) -> dict[str, int]:
+    """The fixed layout fields (recompute/sharding as indices); omitted fields are searched."""
+    par = _section(request, "parallelism", required=False)
+    fixed: dict[str, int] = {}
+    for key in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"):
+        if key in par and par[key] is not None:
+            fixed[key] = _whole(par, key, "parallelism")
+    for key, modes in (("recompute", RECOMPUTE_MODES), ("sharding", SHARDING_MODES)):
+        if key in par and par[key] is not None:
+            if par[key] not in modes:
+                raise InputError(
+                    f"must be one of {', '.join(modes)}, got {par[key]!r}", field=f"parallelism.{key}"
+                )
+            fixed[key] = modes.index(par[key])
+    if "sequence_parallel" in par and par["sequence_parallel"] is not None:
+        if not isinstance(par["sequence_parallel"], bool):
+            raise InputError("must be true or false", field="parallelism.sequence_parallel")
+        fixed["sequence_parallel"] = int(par["sequence_parallel"])
+    unknown = set(par) - {
+        "tp",
+        "pp",
+        "dp",
+        "cp",
+        "ep",
+        "vpp",
+        "micro_batch",
+        "recompute",
+        "sharding",
+        "sequence_parallel",
+    }
+    if unknown:
+        key = sorted(unknown)[0]
+        raise InputError(f"unknown parallelism field {key!r}", field=f"parallelism.{key}")
+    return fixed
+
+
+# ---- results --------------------------------------------------------------------------------------------
+def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[dict[str, Any]]:
+    """Full result objects for a (small) batch of layouts."""
+    mem, times = evaluate(problem, lay)
+    model, training, cluster = problem.model, problem.training, problem.cluster
+    n_gpus = cluster.num_gpus
+    peak = cluster.accelerator.peak_tflops(training.precision)
+    tokens_per_step = training.global_batch_seqs * model.seq_len
+    hw_flops = hardware_flops_per_token(model, lay["recompute"])
+    cap = cluster.accelerator.memory_gib
+    rows = []
+    for i in range(lay["tp"].size):
+        step = float(times["total"][i])
+        tps = tokens_per_step / step
+        model_tflops = model.model_flops_per_token * tps / n_gpus / 1e12
+        hw_tflops = float(hw_flops[i]) * tps / n_gpus / 1e12
+        total_gib = float(mem["total"][i]) / GIB
+        rows.append(
+            {
+                "parallelism": layout_row(lay, i),
+                "fits": total_gib <= cap,
+                "memory_per_gpu_gib": {k: round(float(v[i]) / GIB, 3) for k, v in mem.items()},
+                "memory_capacity_gib": cap,
+                "headroom_gib": round(cap - total_gib, 3),
+                "step_time_s": {k: float(v[i]) for k, v in times.items()},
+                "model_tflops_per_gpu": model_tflops,
+                "hardware_tflops_per_gpu": hw_tflops,
+                "mfu": model_tflops / peak,
+                "hfu": hw_tflops / peak,
+                "tokens_per_second": tps,
+                "time_to_train_days": training.tokens / tps / 86400.0,
+            }
+        )
+    return rows
+
+
+def _assumptions(problem: Problem) -> list[dict[str, Any]]:
+    acc = problem.cluster.accelerator
+    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS]
+    items.append(
+        Assumption(
+            f"family_efficiency[{acc.family or 'unknown'}]",
+            family_efficiency(acc),
+            "of achievable matmul",
+            "one calibration factor per accelerator family, fitted to tests/engine/data/runs.csv "
+            "(docs/training-engine.md, 'Calibration')",
+        )
+    )
+    return [a.as_dict() for a in items]
+
+
+def _summary(problem: Problem) -> dict[str, Any]:
+    m, t, c = problem.model, problem.training, problem.cluster
+    return {
+        "model": {
+            "name": m.name,
+            "slug": m.slug,
+            "params": m.total_params,
+            "active_params": m.active_params,
+            "layers": m.layers,
+            "hidden": m.hidden,
+            "ffn_hidden": m.ffn_hidden,
+            "heads": m.heads,
+            "kv_heads": m.kv_heads,
+            "vocab": m.vocab,
+            "seq_len": m.seq_len,
+            "gated_mlp": m.gated_mlp,
+            "experts": m.experts,
+            "top_k": m.top_k,
+            "model_flops_per_token": m.model_flops_per_token,
+        },
+        "training": {
+            "tokens": t.tokens,
+            "global_batch_seqs": t.global_batch_seqs,
+            "global_batch_tokens": t.global_batch_seqs * m.seq_len,
+            "precision": t.precision,
+            "grad_bytes": t.grad_bytes,
+            "flash_attention": t.flash_attention,
+        },
+        "cluster": {
+            "accelerator": c.accelerator.slug,
+            "fabric": c.fabric.slug,
+            "gpus": c.num_gpus,
+            "gpus_per_node": c.gpus_per_node,
+            "nodes": c.nodes,
+            "peak_tflops": c.accelerator.peak_tflops(t.precision),
+            "oversubscription": c.oversubscription,
+            "scaleout_gbps_per_gpu": c.nic_gbps_per_gpu,
+        },
+    }
+
+
+_ALL_FIELDS = (
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "micro_batch",
+    "recompute",
+    "sharding",
+    "sequence_parallel",
+)
+
+
+def estimate(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> dict[str, Any]:
+    """Evaluate one layout, or search the parallelism fields the request leaves out.
+
+    Response: ``mode`` ("evaluate" or "search"), the best (or given) layout's ``fits``,
+    ``memory_per_gpu_gib`` (total and parts), ``step_time_s`` (total and parts), ``model_tflops_per_gpu``,
+    ``mfu``, ``hfu``, ``tokens_per_second``, ``time_to_train_days``, ``parallelism``; for a search also
+    ``candidates`` (best first), ``layouts_evaluated``, ``rejected`` {reason: count}; and ``assumptions``.
+    Raises InputError / UnknownReferenceError naming the field, or InfeasibleError when nothing fits.
+    """
+    problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
+    fixed = parse_parallelism(request)
+    n_candidates = DEFAULT_CANDIDATES
+    if "search" in request:
+        n_candidates = _whole(_section(request, "search"), "candidates", "search", default=DEFAULT_CANDIDATES)
+    base = {"summary": _summary(problem), "assumptions": _assumptions(problem)}
+    n = problem.cluster.num_gpus
+
+    if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")) and (
+        "dp" in fixed or n % (fixed["tp"] * fixed["pp"] * fixed.get("cp", 1)) == 0
+    ):
+        values = dict(fixed)
+        values.setdefault("cp", 1)
+        values.setdefault("ep", 1)
+        values.setdefault("vpp", 1)
+        values.setdefault("dp", max(1, n // (values["tp"] * values["pp"] * values["cp"])))
+        values.setdefault("sequence_parallel", int(values["tp"] > 1))
+        lay = layouts(**values)
+        for fld, failed, reason in structural_checks(problem, lay):
+            if failed[0]:
+                # An explicit layout may split layers unevenly over stages (Megatron-DeepSpeed, Llama 3);
+                # the heaviest stage gets ceil(L/pp) layers.
+                if fld == "parallelism.pp" and problem.model.layers >= values["pp"]:
+                    continue
+                raise InputError(reason(0), field=fld)
+        row = _rows(problem, lay)[0]
+        warnings = []
+        if problem.model.layers % values["pp"]:
+            warnings.append(
+                f"{problem.model.layers} layers do not split evenly over pp {values['pp']}; "
+                f"the heaviest stage holds {math.ceil(problem.model.layers / values['pp'])}"
+            )
+        if not row["fits"]:
+            warnings.append(
+                f"needs {row['memory_per_gpu_gib']['total']:.1f} GiB, has "
+                f"{problem.cluster.accelerator.memory_gib:g} GiB"
+            )
+        return {"mode": "evaluate", **row, "warnings": warnings, **base}
+
+    result = search(problem, fixed=fixed, top=n_candidates)
+    rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
+    if result.best["tp"].size == 0:
+        top_reason = next(iter(rejected), "no layout")
+        raise InfeasibleError(
+            f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
+            field="parallelism" if fixed else "cluster.nodes",
+        )
+    candidates = _rows(problem, result.best)
+    return {
+        "mode": "search",
+        **candidates[0],
+        "candidates": candidates,
+        "layouts_evaluated": result.evaluated,
+        "layouts_valid": result.valid,
+        "layouts_feasible": result.feasible,
+        "rejected": rejected,
+        "warnings": [],
+        **base,
+    }
+
+
+__all__ = ["estimate", "model_presets", "parse_problem", "parse_parallelism", "np"]

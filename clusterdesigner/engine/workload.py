@@ -1,0 +1,121 @@
+"""The training engine's inputs other than the model: the training setup, the cluster and a batch of
+parallel layouts held as numpy arrays (one element per layout), plus the documented constants.
+
+Layout arrays let one set of formulas (``memory.py``, ``timing.py``) serve both a single estimate (arrays
+of length 1) and the vectorised search (arrays of thousands of layouts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
+from clusterdesigner.engine.model import ModelShape
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+SHARDING_MODES = ("none", "zero1", "zero2", "zero3", "hsdp")
+SH_NONE, SH_ZERO1, SH_ZERO2, SH_ZERO3, SH_HSDP = range(5)
+LAYOUT_FIELDS = (
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "micro_batch",
+    "recompute",
+    "sharding",
+    "sequence_parallel",
+)
+
+GIB = float(1 << 30)
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A constant the engine uses, reported in every response so a result explains itself."""
+
+    name: str
+    value: float
+    unit: str
+    source: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Training:
+    """The training setup. ``grad_bytes`` is 2 for bf16/fp16 gradients (ZeRO paper) and 4 when gradients
+    are accumulated in fp32 (Megatron's default main-grad buffer, DeepSpeed's BF16Optimizer)."""
+
+    tokens: float
+    global_batch_seqs: int
+    precision: str = "bf16"
+    grad_bytes: float = 2.0
+    flash_attention: bool = True
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """GPUs, nodes and the scale-out fabric. ``scaleout_gbps_per_gpu`` is the NIC line rate per GPU in
+    Gb/s (defaults to one fabric port per GPU, rail-optimised); ``oversubscription`` ≥ 1 divides it."""
+
+    accelerator: AcceleratorSpec
+    fabric: FabricSpec
+    gpus_per_node: int
+    nodes: int
+    oversubscription: float = 1.0
+    scaleout_gbps_per_gpu: float = 0.0
+
+    @property
+    def num_gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    @property
+    def nic_gbps_per_gpu(self) -> float:
+        return self.scaleout_gbps_per_gpu or self.fabric.port_gbps
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Model + training + cluster: everything fixed while layouts vary."""
+
+    model: ModelShape
+    training: Training
+    cluster: Cluster
+
+
+def layouts(**columns: Any) -> dict[str, IntArray]:
+    """A batch of layouts from equal-length columns (scalars broadcast). Keys: LAYOUT_FIELDS, with
+    recompute and sharding as indices into RECOMPUTE_MODES and SHARDING_MODES."""
+    arrays = {k: np.atleast_1d(np.asarray(columns[k], dtype=np.int64)) for k in LAYOUT_FIELDS}
+    n = max(a.size for a in arrays.values())
+    return {k: np.broadcast_to(a, (n,)) if a.size != n else a for k, a in arrays.items()}
+
+
+def layout_row(lay: Mapping[str, IntArray], i: int) -> dict[str, Any]:
+    """One layout as the response's ``parallelism`` object."""
+    from clusterdesigner.engine.model import RECOMPUTE_MODES
+
+    row: dict[str, Any] = {k: int(lay[k][i]) for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")}
+    row["recompute"] = RECOMPUTE_MODES[int(lay["recompute"][i])]
+    row["sharding"] = SHARDING_MODES[int(lay["sharding"][i])]
+    row["sequence_parallel"] = bool(lay["sequence_parallel"][i])
+    return row
+
+
+def group_span(*, stride: Any, size: Any, gpus_per_node: int) -> tuple[FloatArray, FloatArray]:
+    """How a process group of ``size`` ranks spaced ``stride`` apart lies on nodes: (ranks per node j,
+    nodes spanned k). Ranks are placed tp innermost, then cp, dp, pp (Megatron-LM's order)."""
+    stride_f = np.asarray(stride, dtype=np.float64)
+    size_f = np.asarray(size, dtype=np.float64)
+    j = np.clip(np.floor(gpus_per_node / stride_f), 1.0, size_f)
+    return j, np.ceil(size_f / j)
