@@ -125,6 +125,12 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.storage_usd_per_tb", 200.0, "USD/TB (capex)", PLACEHOLDER),
         _a("on_prem.server_price_to_gpu_list", 1.25, "× GPU list price × GPUs", PLACEHOLDER),
         _a(
+            "on_prem.server_usd_per_gpu",
+            28_750.0,
+            "USD/GPU",
+            "issue 4 example request: an 8 × H200 server at $230,000 (secondary; not a quote)",
+        ),
+        _a(
             "network.switch_usd",
             30_000.0,
             "USD/switch",
@@ -158,10 +164,10 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         ),
         _a(
             "failures.restart_minutes",
-            25.0,
+            10.0,
             "minutes",
-            "MegaScale (NSDI'24) Sec. 6.2-6.3: detection + "
-            "diagnosis < 10 min, catch-up from checkpoint < 15 min",
+            "MegaScale (NSDI'24) Sec. 6.2-6.3: detection + diagnosis < 10 min; consistent with Llama 3's"
+            " > 90 % effective time over 419 interruptions in 54 days (≤ 18.6 min lost each, derived)",
         ),
         _a(
             "storage.checkpoint_bytes_per_param",
@@ -234,6 +240,7 @@ _RULES: Mapping[str, str] = {
     "on_prem.installation_fraction": "nonneg",
     "on_prem.storage_usd_per_tb": "nonneg",
     "on_prem.server_price_to_gpu_list": "pos",
+    "on_prem.server_usd_per_gpu": "nonneg",
     "network.switch_usd": "nonneg",
     "network.cable_usd": "nonneg",
     "network.transceiver_usd": "nonneg",
@@ -451,7 +458,9 @@ def _resolve(
         v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
 
     gpn = v["gpus_per_node"]
-    if server is not None and server.price_usd is not None:
+    if r.given("on_prem.server_usd"):
+        v["on_prem.server_usd"] = r.get("on_prem.server_usd")
+    elif server is not None and server.price_usd is not None:
         v["on_prem.server_usd"] = r.get(
             "on_prem.server_usd", server.price_usd, "USD/node", f"server type {server.slug} (catalog)"
         )
@@ -464,12 +473,13 @@ def _resolve(
             f"{gpn} × {accelerator.slug} list price "
             f"{usd(accelerator.list_price_usd)} (catalog) × {num(mult)}",
         )
-    elif r.given("on_prem.server_usd"):
-        v["on_prem.server_usd"] = r.get("on_prem.server_usd")
     else:
-        raise InputError(
-            f"{accelerator.name} has no list price in the catalog; give the server price",
-            field="on_prem.server_usd",
+        per_gpu = r.get("on_prem.server_usd_per_gpu")
+        v["on_prem.server_usd"] = r.get(
+            "on_prem.server_usd",
+            per_gpu * gpn,
+            "USD/node",
+            f"{gpn} GPUs × {usd(per_gpu)}/GPU (catalog has no price for {accelerator.slug}; placeholder)",
         )
     if server is not None and server.node_power_kw is not None:
         v["on_prem.node_power_kw"] = r.get(

@@ -1,0 +1,236 @@
+"""The cost engine's request → response contract: golden scenarios, defaults, errors, properties."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_cost_fixtures import CATALOG, EXAMPLE
+
+from clusterdesigner.engine.cost import DEFAULTS, default_assumptions, tco
+from clusterdesigner.engine.errors import InputError, UnknownReferenceError
+
+# Network, storage and installation zeroed so that owning is servers + power + people, as in the hand sums.
+BARE: dict[str, Any] = {
+    "network": {"switch_usd": 0, "cable_usd": 0, "transceiver_usd": 0, "switch_power_w": 0},
+    "storage": {"capacity_tb": 0},
+    "on_prem": {"installation_fraction": 0},
+}
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in extra.items():
+        if isinstance(value, dict):
+            out[key] = _merge(out.get(key, {}), value)
+        else:
+            out[key] = value
+    return out
+
+
+def run(request: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    return tco(request, **CATALOG, **kw)
+
+
+def test_guide_reserved_scenario_through_the_request() -> None:
+    # 8 p5.48xlarge reserved at $19.50/h, 24/7 for 2 years: 8 × 19.50 × 8,760 × 2 = $2,733,120.
+    req = _merge(
+        BARE,
+        {
+            "cluster": {"accelerator": "h100-sxm", "nodes": 8},
+            "horizon_years": 2,
+            "utilization": 1.0,
+            "cloud": {"offering": "aws-p5-48xlarge"},
+        },
+    )
+    out = run(req)
+    assert out["cloud"]["reserved_1y"]["usd_per_node_hour"] == 19.50  # from the seed-style record
+    assert out["cloud"]["reserved_1y"]["total_usd"] == pytest.approx(2_733_120.0, abs=0.01)
+
+
+def test_guide_energy_scenario_through_the_request() -> None:
+    # 8 nodes × 10 kW at $0.08/kWh for 2 years before PUE: 80 × 8,760 × 2 × 0.08 = $112,128.
+    req = _merge(
+        BARE,
+        {
+            "cluster": {"nodes": 8},
+            "horizon_years": 2,
+            "utilization": 1.0,
+            "on_prem": {"node_power_kw": 10, "pue": 1.0, "usd_per_kwh": 0.08},
+        },
+    )
+    out = run(req)
+    assert out["on_prem"]["annual"]["energy"]["usd"] * 2 == pytest.approx(112_128.0, abs=0.01)
+    assert "80 kW IT" in out["on_prem"]["annual"]["energy"]["formula"]
+
+
+def test_example_request_owning_and_renting_by_hand() -> None:
+    # Same hand sums as test_tco.test_on_prem_example_request_annual_cost_by_hand: $1,741,034.65 over 2 years.
+    out = run(_merge(EXAMPLE, BARE))
+    assert out["on_prem"]["capex_usd"] == 1_840_000
+    assert out["on_prem"]["total_usd"] == pytest.approx(1_741_034.65, abs=0.01)
+    # On-demand: 8 × $55.04 × 17,520 h × 0.6 = $4,628,643.84; reserved 1y: 8 × 34 × 8,760 × 2 = $4,765,440.
+    assert out["cloud"]["on_demand"]["total_usd"] == pytest.approx(4_628_643.84, abs=0.01)
+    assert out["cloud"]["reserved_1y"]["total_usd"] == pytest.approx(4_765_440.0, abs=0.01)
+    # Break-even vs on-demand: 1,678,588.32 / (7,714,406.40 − 104,077.21) = 0.220567.
+    assert out["break_even_utilization"]["on_demand"]["utilization"] == pytest.approx(0.220567, abs=1e-6)
+    assert (
+        out["break_even_utilization"]["on_demand"]["meaning"] == "owning is cheaper above 22.1% utilization"
+    )
+    # Reserved 1y vs on-demand: $34 / $55.04 = 0.6177 — above the 0.6 utilization, so a finding says so.
+    assert out["cloud"]["reserved_1y"]["break_even_vs_on_demand_utilization"] == pytest.approx(34 / 55.04)
+    assert "reserved_below_break_even" in {f["code"] for f in out["findings"]}
+
+
+def test_spot_pays_extra_hours_for_preemptions() -> None:
+    out = run(_merge(EXAMPLE, BARE))
+    factor = out["failures"]["spot_hours_factor"]
+    # Spot compute = 8 × $20 × 17,520 × 0.6 × (goodput on-demand ÷ goodput spot) and the factor exceeds 1.
+    assert factor > 1.0
+    assert out["cloud"]["spot"]["parts"]["compute"]["usd"] == pytest.approx(8 * 20 * 17_520 * 0.6 * factor)
+    base, spot = out["failures"]["on_prem_and_reserved"], out["failures"]["spot"]
+    assert factor == pytest.approx(base["goodput"] / spot["goodput"])
+    # P5e offering in the fixture: 0.1 preemptions per node-day, so 8 nodes add 0.8 a day.
+    assert spot["interruptions_per_day"] == pytest.approx(base["interruptions_per_day"] + 0.8)
+
+
+def test_per_run_days_from_gpu_hours() -> None:
+    out = run(EXAMPLE)
+    # 500,000 GPU-hours / 64 GPUs / 24 = 325.52 days before failures.
+    assert out["per_run"]["days"] == pytest.approx(500_000 / 64 / 24)
+    assert out["per_run"]["effective_days"] > out["per_run"]["days"]
+    eff = out["per_run"]["effective_days"]
+    assert out["per_run"]["usd"]["on_demand"]["usd"] == pytest.approx(eff * 24 * 8 * 55.04)
+
+
+def test_per_run_days_come_from_the_training_engine_when_given() -> None:
+    training = {"fits": True, "time_to_train_days": 12.5, "parallelism": {"tp": 8, "pp": 1, "dp": 8}}
+    out = run(EXAMPLE, training=training)
+    assert out["per_run"]["days"] == 12.5 and out["per_run"]["source"] == "training"
+
+
+def test_every_value_used_is_listed_with_unit_and_source() -> None:
+    out = run(EXAMPLE)
+    names = {a["name"]: a for a in out["assumptions"]}
+    assert names["on_prem.pue"] == {"name": "on_prem.pue", "value": 1.3, "unit": "ratio", "source": "request"}
+    assert names["failures.failures_per_gpu_day"]["value"] == pytest.approx(419 / (54 * 16_384))
+    assert "arXiv:2407.21783" in names["failures.failures_per_gpu_day"]["source"]
+    assert all(a["source"] for a in out["assumptions"])
+
+
+def test_empty_request_runs_on_defaults() -> None:
+    out = run({})
+    assert out["on_prem"]["total_usd"] > 0
+    names = {a["name"]: a["value"] for a in out["assumptions"]}
+    assert names["horizon_years"] == 3.0 and names["on_prem.depreciation_years"] == 5.0
+    # H100 default picks the fixture's p5 offering (only H100 offering) at its latest on-demand price.
+    assert out["cloud"]["on_demand"]["usd_per_node_hour"] == 55.04
+
+
+def test_default_assumptions_carry_the_issue_defaults() -> None:
+    rows = {a["name"]: a for a in default_assumptions()}
+    assert rows["on_prem.discount_rate"]["value"] == 0.08
+    assert rows["on_prem.colo_usd_per_kw_month"]["value"] == 150.0
+    assert rows["on_prem.staff_usd_per_fte_year"]["value"] == 180_000.0
+    assert all(set(r) == {"name", "value", "unit", "source"} and r["source"] for r in rows.values())
+    assert len(rows) == len(DEFAULTS)
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"cloud": {"usd_per_node_hour": {"spot": -1}}}, "cloud.usd_per_node_hour.spot"),
+        ({"utilization": 0}, "utilization"),
+        ({"utilization": 1.2}, "utilization"),
+        ({"horizon_years": 0}, "horizon_years"),
+        ({"on_prem": {"server_usd": -5}}, "on_prem.server_usd"),
+        ({"on_prem": {"pue": 0.9}}, "on_prem.pue"),
+        ({"cluster": {"nodes": 2.5}}, "cluster.nodes"),
+        ({"on_prem": {"usd_per_kwh": "cheap"}}, "on_prem.usd_per_kwh"),
+    ],
+)
+def test_bad_numbers_name_their_field(patch: dict[str, Any], field: str) -> None:
+    with pytest.raises(InputError) as err:
+        run(_merge(EXAMPLE, patch))
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"cloud": {"offering": "aws-p9-huge"}}, "cloud.offering"),
+        ({"cluster": {"accelerator": "tpu-v9"}}, "cluster.accelerator"),
+        ({"cluster": {"fabric": "myrinet"}}, "cluster.fabric"),
+        ({"cluster": {"storage": "tape"}}, "cluster.storage"),
+        ({"cluster": {"switch": "ib-hdr-40"}}, "cluster.switch"),
+    ],
+)
+def test_unknown_slugs_name_their_field(patch: dict[str, Any], field: str) -> None:
+    with pytest.raises(UnknownReferenceError) as err:
+        run(_merge(EXAMPLE, patch))
+    assert err.value.field == field
+
+
+def test_sensitivity_ranks_by_swing_and_moves_each_value_25_percent() -> None:
+    out = run(EXAMPLE)
+    sens = out["sensitivity"]
+    rows = sens["rows"]
+    swings = [r["swing_usd"] for r in rows]
+    assert swings == sorted(swings, reverse=True)
+    pue = next(r for r in rows if r["name"] == "on_prem.pue")
+    assert (pue["low"], pue["high"]) == pytest.approx((0.975, 1.625))
+    # The reference is the cheapest option at 60 %: spot at $20/h.
+    assert sens["pricing_model"] == "spot"
+    ref = out["on_prem"]["total_usd"] - out["cloud"]["spot"]["total_usd"]
+    assert sens["base_own_minus_rent_usd"] == pytest.approx(ref)
+
+
+def test_money_figures_show_their_arithmetic() -> None:
+    out = run(EXAMPLE)
+    assert out["on_prem"]["capex_parts"]["servers"]["formula"] == "8 nodes × $230,000 per server"
+    assert "CRF(0.08, 5 y)" in out["on_prem"]["annual"]["capital"]["formula"]
+    assert (
+        "8 nodes × $55.04/node-h × 17,520 h × 0.6 utilization"
+        in (out["cloud"]["on_demand"]["parts"]["compute"]["formula"])
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(price=st.floats(min_value=20, max_value=200), bump=st.floats(min_value=1, max_value=100))
+def test_break_even_falls_as_on_demand_price_rises_through_tco(price: float, bump: float) -> None:
+    def u_star(p: float) -> float:
+        req = _merge(
+            EXAMPLE, {"cloud": {"usd_per_node_hour": {"on_demand": p}}, "sensitivity": {"fraction": 0}}
+        )
+        value = run(req)["break_even_utilization"]["on_demand"]["utilization"]
+        assert value is not None
+        return float(value)
+
+    assert u_star(price + bump) < u_star(price)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    nodes=st.integers(min_value=1, max_value=1500),
+    extra=st.integers(min_value=1, max_value=600),
+    topology=st.sampled_from(["fat_tree", "dragonfly_plus"]),
+)
+def test_owning_more_nodes_never_lowers_capex(nodes: int, extra: int, topology: str) -> None:
+    def capex(n: int) -> float:
+        req = _merge(EXAMPLE, {"cluster": {"nodes": n, "topology": topology}, "sensitivity": {"fraction": 0}})
+        return float(run(req)["on_prem"]["capex_usd"])
+
+    assert capex(nodes + extra) >= capex(nodes)
+
+
+@settings(max_examples=15, deadline=None)
+@given(u1=st.floats(min_value=0.05, max_value=1.0), u2=st.floats(min_value=0.05, max_value=1.0))
+def test_reserved_total_does_not_depend_on_utilization_through_tco(u1: float, u2: float) -> None:
+    def total(u: float) -> float:
+        req = _merge(EXAMPLE, {"utilization": u, "sensitivity": {"fraction": 0}})
+        return float(run(req)["cloud"]["reserved_1y"]["total_usd"])
+
+    assert total(u1) == pytest.approx(total(u2), rel=1e-12)
