@@ -1,0 +1,82 @@
+"""Each design-finding rule fires on the design it is about, and stays quiet on a sound one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_cost import EXAMPLE, _merge, run
+
+
+def codes(request: dict[str, Any], **kw: Any) -> set[str]:
+    out = run(_merge(request, {"sensitivity": {"fraction": 0}}), **kw)
+    return {f["code"] for f in out["findings"]}
+
+
+SOUND = _merge(EXAMPLE, {"utilization": 0.9, "network": {"transceiver_usd": 2_000}})
+
+
+def test_sound_design_has_no_warnings() -> None:
+    # 8 H200 nodes, NDR 1:1, Lustre, 90 % busy (above the 62 % reserved break-even).
+    out = run(SOUND)
+    assert [f for f in out["findings"] if f["severity"] != "info"] == []
+
+
+@pytest.mark.parametrize(
+    ("patch", "code"),
+    [
+        ({"cluster": {"fabric": "eth-25g"}}, "slow_ethernet"),
+        ({"cluster": {"fabric": "roce-400g", "nodes": 32}}, "roce_at_scale"),
+        ({"cluster": {"oversubscription": 2.0}}, "oversubscribed"),
+        ({"cluster": {"storage": "nfs"}}, "checkpoint_to_nfs"),
+        ({"cluster": {"accelerator": "rtx-4090"}, "on_prem": {"server_usd": 40_000}}, "no_nvlink"),
+        ({"cluster": {"accelerators": ["a100-80gb"]}}, "mixed_generations"),
+        ({"cluster": {"nodes": 6}}, "nodes_not_power_of_two"),
+        ({"utilization": 0.5}, "reserved_below_break_even"),
+        ({"run": {"checkpoint_interval_minutes": 600}}, "spot_checkpoint_interval"),
+        ({"network": {"switch_usd": 0, "transceiver_usd": 0}}, "network_under_budgeted"),
+    ],
+)
+def test_rule_fires_on_its_design(patch: dict[str, Any], code: str) -> None:
+    assert code not in codes(SOUND)
+    assert code in codes(_merge(SOUND, patch))
+
+
+def test_slow_ethernet_is_fine_up_to_four_nodes() -> None:
+    assert "slow_ethernet" not in codes(_merge(SOUND, {"cluster": {"fabric": "eth-25g", "nodes": 4}}))
+
+
+def test_roce_below_256_gpus_is_not_flagged() -> None:
+    # 31 nodes × 8 = 248 GPUs.
+    assert "roce_at_scale" not in codes(_merge(SOUND, {"cluster": {"fabric": "roce-400g", "nodes": 31}}))
+
+
+def test_tp_spanning_nodes_is_critical() -> None:
+    training = {"fits": True, "time_to_train_days": 10, "parallelism": {"tp": 16, "pp": 1, "dp": 4}}
+    out = run(SOUND, training=training)
+    first = out["findings"][0]
+    assert first["code"] == "tp_spans_nodes" and first["severity"] == "critical"
+    assert "16" in first["message"] and first["source"]
+    within = {"fits": True, "time_to_train_days": 10, "parallelism": {"tp": 8, "pp": 2, "dp": 4}}
+    assert "tp_spans_nodes" not in codes(SOUND, training=within)
+
+
+def test_model_that_fits_nowhere_is_critical() -> None:
+    assert "model_does_not_fit" in codes(SOUND, training={"fits": False})
+
+
+def test_spot_interval_near_the_optimum_is_not_flagged() -> None:
+    out = run(SOUND)
+    optimum = out["failures"]["spot"]["optimal_interval_minutes"]
+    assert "spot_checkpoint_interval" not in codes(
+        _merge(SOUND, {"run": {"checkpoint_interval_minutes": optimum}})
+    )
+
+
+def test_every_finding_has_severity_message_and_source() -> None:
+    out = run(_merge(SOUND, {"cluster": {"fabric": "eth-25g", "storage": "nfs", "nodes": 6}}))
+    assert out["findings"]
+    for f in out["findings"]:
+        assert f["severity"] in {"critical", "warning", "info"} and f["message"] and f["source"]
+    severities = [f["severity"] for f in out["findings"]]
+    assert severities == sorted(severities, key=["critical", "warning", "info"].index)
