@@ -348,6 +348,11 @@ class _Context:
     cluster_accelerators: tuple[AcceleratorSpec, ...]
 
 
+def _number(section: Any, key: str) -> float | None:
+    value = section.get(key) if isinstance(section, Mapping) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _slug(resolver: _Resolver, path: str, catalog: Mapping[str, Any], what: str) -> Any:
     slug = resolver.get(path)
     if not isinstance(slug, str) or slug not in catalog:
@@ -597,23 +602,25 @@ def _resolve(
     elif r.given("run.gpu_hours"):
         v["run.gpu_hours"] = r.get("run.gpu_hours", unit="GPU-hours")
         run_source = "run.gpu_hours"
-    params = None
-    if training is not None:
-        for key in ("params", "parameters", "params_total"):
-            if isinstance(training.get(key), (int, float)):
-                params = float(training[key]) / 1e9
-                break
+    # The training engine's estimate() reports params and tokens under summary; tokens_per_second at the top.
+    summary = (training or {}).get("summary") or {}
+    params = _number(training, "params") or _number(summary.get("model"), "params")
     if params is not None and not r.given("run.params_b"):
-        v["run.params_b"] = r.get("run.params_b", params, "billion parameters", "training engine result")
+        v["run.params_b"] = r.get(
+            "run.params_b", params / 1e9, "billion parameters", "training engine result"
+        )
     else:
         v["run.params_b"] = r.get("run.params_b")
-    tokens = r.get("run.tokens", unit="tokens") if r.given("run.tokens") else None
-    tps = r.get("run.tokens_per_second", unit="tokens/s") if r.given("run.tokens_per_second") else None
-    if tps is None and training is not None and isinstance(training.get("tokens_per_s"), (int, float)):
-        tps = float(training["tokens_per_s"])
-        r.used["run.tokens_per_second"] = Assumption(
-            "run.tokens_per_second", tps, "tokens/s", "training engine"
-        )
+    tokens = _number(summary.get("training"), "tokens")
+    if r.given("run.tokens") or tokens is None:
+        tokens = r.get("run.tokens", unit="tokens") if r.given("run.tokens") else None
+    else:
+        r.get("run.tokens", tokens, "tokens", "training engine result")
+    tps = _number(training, "tokens_per_second")
+    if r.given("run.tokens_per_second") or tps is None:
+        tps = r.get("run.tokens_per_second", unit="tokens/s") if r.given("run.tokens_per_second") else None
+    else:
+        r.get("run.tokens_per_second", tps, "tokens/s", "training engine result")
     interval = (
         r.get("run.checkpoint_interval_minutes", unit="minutes")
         if r.given("run.checkpoint_interval_minutes")
@@ -922,6 +929,12 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
 
     # Per run.
     per_run: dict[str, Any] = {"source": ctx.run_source}
+    trained_on = ((ctx.training or {}).get("summary") or {}).get("cluster") or {}
+    if ctx.run_source == "training" and trained_on.get("gpus") not in (None, gpus):
+        per_run["warning"] = (
+            f"the training estimate is for {trained_on['gpus']} GPUs, this design has {gpus}: "
+            "its days do not apply"
+        )
     if days is not None:
         eff = base.effective_days if base.effective_days is not None else days
         spot_eff = spot.effective_days if spot.effective_days is not None else days

@@ -234,3 +234,32 @@ def test_reserved_total_does_not_depend_on_utilization_through_tco(u1: float, u2
         return float(run(req)["cloud"]["reserved_1y"]["total_usd"])
 
     assert total(u1) == pytest.approx(total(u2), rel=1e-12)
+
+
+def test_reads_a_real_training_engine_result() -> None:
+    from clusterdesigner.engine.training import estimate
+
+    training = estimate(
+        {
+            "model": {"preset": "llama3-70b"},
+            "training": {"tokens": 1e12, "global_batch_tokens": 16 * 1024 * 1024},
+            "cluster": {"accelerator": "h100-sxm", "nodes": 64, "gpus_per_node": 8, "fabric": "ib-ndr400"},
+        },
+        accelerators=CATALOG["accelerators"],
+        fabrics=CATALOG["fabrics"],
+    )
+    req = _merge(
+        EXAMPLE, {"cluster": {"accelerator": "h100-sxm", "nodes": 64}, "sensitivity": {"fraction": 0}}
+    )
+    out = run(req, training=training)
+    assert out["per_run"]["days"] == pytest.approx(training["time_to_train_days"])
+    assert "warning" not in out["per_run"]
+    # Checkpoint from the model's own parameter count: params × 14 B.
+    assert out["storage"]["checkpoint_gb"] == pytest.approx(training["summary"]["model"]["params"] * 14 / 1e9)
+    # Dataset bandwidth: tokens/s × 4 B.
+    assert out["storage"]["dataset_read_needed_gbps"] == pytest.approx(
+        training["tokens_per_second"] * 4 / 1e9
+    )
+    # The same estimate against a 32-node design is flagged.
+    half = run(_merge(req, {"cluster": {"nodes": 32}}), training=training)
+    assert "512 GPUs" in half["per_run"]["warning"]
