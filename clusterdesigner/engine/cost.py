@@ -325,6 +325,12 @@ class _Resolver:
         self.used[path] = Assumption(path, default, unit, source)
         return default
 
+    def prefer(self, path: str, catalog_value: Any, source: str) -> Any:
+        """The request's value, else the catalog's (when it has one), else the engine default."""
+        if catalog_value is None:
+            return self.get(path)
+        return self.get(path, catalog_value, DEFAULTS[path].unit, source)
+
 
 @dataclass(frozen=True)
 class _Context:
@@ -507,16 +513,9 @@ def _resolve(
         )
 
     for name, attr in (("switch_usd", "price_usd"), ("switch_power_w", "power_w")):
-        catalog_value = getattr(switch, attr)
-        if catalog_value is not None:
-            v[f"network.{name}"] = r.get(
-                f"network.{name}",
-                catalog_value,
-                DEFAULTS[f"network.{name}"].unit,
-                f"switch {switch.slug} (catalog)",
-            )
-        else:
-            v[f"network.{name}"] = r.get(f"network.{name}")
+        v[f"network.{name}"] = r.prefer(
+            f"network.{name}", getattr(switch, attr), f"switch {switch.slug} (catalog)"
+        )
     v["network.cable_usd"] = r.get("network.cable_usd")
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
 
@@ -559,24 +558,16 @@ def _resolve(
         models.append(model)
     for name in ("managed_overhead_fraction", "egress_tb", "egress_usd_per_gb"):
         v[f"cloud.{name}"] = r.get(f"cloud.{name}")
-    if tier is not None and tier.usd_per_tb_month is not None:
-        v["cloud.storage_usd_per_tb_month"] = r.get(
-            "cloud.storage_usd_per_tb_month",
-            tier.usd_per_tb_month,
-            "USD/TB-month",
-            f"storage tier {tier.slug} (catalog)",
-        )
-    else:
-        v["cloud.storage_usd_per_tb_month"] = r.get("cloud.storage_usd_per_tb_month")
-    if offering is not None and offering.spot_preemptions_per_day is not None:
-        v["cloud.spot_preemptions_per_day"] = r.get(
-            "cloud.spot_preemptions_per_day",
-            offering.spot_preemptions_per_day,
-            "per node-day",
-            f"{offering.slug} (catalog)",
-        )
-    else:
-        v["cloud.spot_preemptions_per_day"] = r.get("cloud.spot_preemptions_per_day")
+    v["cloud.storage_usd_per_tb_month"] = r.prefer(
+        "cloud.storage_usd_per_tb_month",
+        None if tier is None else tier.usd_per_tb_month,
+        f"storage tier {None if tier is None else tier.slug} (catalog)",
+    )
+    v["cloud.spot_preemptions_per_day"] = r.prefer(
+        "cloud.spot_preemptions_per_day",
+        None if offering is None else offering.spot_preemptions_per_day,
+        f"{None if offering is None else offering.slug} (catalog)",
+    )
 
     v["failures.failures_per_gpu_day"] = r.get("failures.failures_per_gpu_day")
     v["failures.restart_minutes"] = r.get("failures.restart_minutes")
