@@ -63,7 +63,7 @@ MEMORY_ASSUMPTIONS = (
         "Korthikanti 2022 Sec. 4.3: fp32 logits 4·s·b·V/t, plus the bf16 output-layer result",
     ),
 )
-FRAMEWORK_RESERVE_BYTES = MEMORY_ASSUMPTIONS[2].value * GIB
+DEFAULT_FRAMEWORK_RESERVE_GIB = MEMORY_ASSUMPTIONS[2].value
 FRAGMENTATION = MEMORY_ASSUMPTIONS[3].value
 
 
@@ -188,7 +188,8 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     m = microbatches(problem, lay)
     stored, full_layer = activation_bytes_per_layer(problem, lay)
     first_layers, last_layers = in_flight_layers(model, lay, m)
-    working = np.where(lay["recompute"] == RECOMPUTE_FULL, full_layer, 0.0)
+    # Backward of a recomputed layer holds its activations and their gradients at once.
+    working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
     tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
     logits = LOGITS_BYTES_PER_ELEMENT * tokens * model.vocab / tp
@@ -204,7 +205,7 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
             {
                 "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense),
                 "gradients": sharded(training.grad_bytes, states_div_g, params_dense),
-                "optimizer": sharded(OPTIMIZER_BYTES, states_div_o, params_dense),
+                "optimizer": sharded(training.optimizer_bytes, states_div_o, params_dense),
                 "activations": act * (1.0 + FRAGMENTATION),
                 "logits": np.where(with_logits, logits, 0.0),
                 "fsdp_buffers": gather,
@@ -213,6 +214,7 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     totals = [sum(p.values()) for p in parts_by_stage]
     use_last = totals[1] > totals[0]
     parts = {k: np.where(use_last, parts_by_stage[1][k], parts_by_stage[0][k]) for k in parts_by_stage[0]}
-    parts["framework_reserve"] = np.full(use_last.shape, FRAMEWORK_RESERVE_BYTES)
-    parts["total"] = np.maximum(totals[0], totals[1]) + FRAMEWORK_RESERVE_BYTES
+    reserve = training.framework_reserve_gib * GIB
+    parts["framework_reserve"] = np.full(use_last.shape, reserve)
+    parts["total"] = np.maximum(totals[0], totals[1]) + reserve
     return parts

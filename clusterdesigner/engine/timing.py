@@ -46,20 +46,21 @@ from clusterdesigner.engine.workload import (
 # (mamf-finder, gpus.csv) that a training framework's kernels reach end to end (kernel launch gaps,
 # stream synchronisation, data loading, logging). Fitted once to tests/engine/data/runs.csv, see
 # docs/training-engine.md; families without runs use the mean of the fitted ones.
-FAMILY_EFFICIENCY: dict[str, float] = {"ampere": 0.80, "hopper": 0.76}
+FAMILY_EFFICIENCY: dict[str, float] = {"ampere": 0.90, "hopper": 0.75}
 DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIENCY)
 
 MATMUL_FRACTION_WITHOUT_MEASUREMENT = 0.80
 HBM_EFFICIENCY = 0.85
 FLASH_FWD_FRACTION = 0.84
 FLASH_BWD_FRACTION = 0.72
+OVERLAP_PENALTY = 0.2
 SCALEUP_BUSBW_EFFICIENCY = 0.80
 PCIE_BUSBW_EFFICIENCY = 0.75
 ELEMENTWISE_PASSES_HIDDEN = 16.0
 ELEMENTWISE_PASSES_MLP = 3.0
 FP8_CAST_PASSES = 6.0
 SCORE_BYTES_FWD = 10.0
-INTRA_NODE_LATENCY_S = 5e-6
+RING_STEP_LATENCY_S = 15e-6
 ADAM_BYTES_PER_PARAM = 36.0
 
 TIMING_ASSUMPTIONS = (
@@ -127,10 +128,17 @@ TIMING_ASSUMPTIONS = (
         "(Korthikanti 2022 Sec. 4.1 counts 5 B stored); bwd 2×",
     ),
     Assumption(
-        "intra_node_latency_s",
-        INTRA_NODE_LATENCY_S,
+        "ring_step_latency_s",
+        RING_STEP_LATENCY_S,
         "s per ring step",
-        "NCCL small-message latency (assumption)",
+        "32-rank all-reduce on 4 B200 nodes reaches half its large-message busbw at ~170 MiB, i.e. a "
+        "~0.47 ms fixed cost = 31 ring steps × 15 µs (stas00/ml-engineering network benchmarks)",
+    ),
+    Assumption(
+        "overlap_penalty",
+        OVERLAP_PENALTY,
+        "of overlapped communication",
+        "overlapped collectives still slow the GEMMs (NCCL takes SMs and HBM bandwidth); assumption",
     ),
     Assumption(
         "adam_bytes_per_param",
@@ -162,6 +170,12 @@ def _gemm(
     return 2.0 * m * k * n / rate + (in_bytes * (m * k + k * n) + 2.0 * m * n) / hbm
 
 
+def _exposed(comm: FloatArray, compute: FloatArray) -> FloatArray:
+    """Communication left on the critical path when overlapped with ``compute``: what does not fit under
+    it, plus OVERLAP_PENALTY of what does (NCCL kernels take SMs and HBM bandwidth from the GEMMs)."""
+    return np.maximum(0.0, comm - compute) + OVERLAP_PENALTY * np.minimum(comm, compute)
+
+
 def ring_time(
     *,
     factor: float,
@@ -178,8 +192,10 @@ def ring_time(
     nic = (
         cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
     )
-    intra = factor * (j - 1) / j * nbytes / intra_bw + factor * (j - 1) * INTRA_NODE_LATENCY_S
-    inter = factor * (k - 1) / k * nbytes / (j * nic) + factor * (k - 1) * latency_us * 1e-6
+    intra = factor * (j - 1) / j * nbytes / intra_bw + factor * (size - k) * RING_STEP_LATENCY_S
+    inter = factor * (k - 1) / k * nbytes / (j * nic) + factor * (k - 1) * (
+        RING_STEP_LATENCY_S + latency_us * 1e-6
+    )
     return np.where(size > 1, intra + inter, 0.0)
 
 
@@ -264,7 +280,10 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
 
     heads_local = model.heads / tp
     if training.flash_attention:
-        attn_flops = 4.0 * tokens * s * h / tp * 0.5  # causal: half the score matrix is computed
+        # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
+        # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
+        # faster than this, so the causal saving is not assumed.
+        attn_flops = 4.0 * tokens * s * h / tp
         attn_fwd = attn_flops / (rate_bf16 * FLASH_FWD_FRACTION)
         attn_bwd = 2.5 * attn_flops / (rate_bf16 * FLASH_BWD_FRACTION)
     else:
@@ -289,15 +308,19 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     act_bytes = 2.0 * tokens * h
     tp_bw = _group_bandwidth(problem, tp, np.ones_like(tp))
     n_tp_collectives = 4.0 + np.where(rc == RECOMPUTE_FULL, 2.0, 0.0)
-    tp_lat = np.where(tp_bw >= intra, INTRA_NODE_LATENCY_S, cluster.fabric.latency_us * 1e-6)
-    tp_layer = np.where(
+    tp_lat = np.where(
+        tp_bw >= intra, RING_STEP_LATENCY_S, RING_STEP_LATENCY_S + cluster.fabric.latency_us * 1e-6
+    )
+    tp_raw = np.where(
         tp > 1, n_tp_collectives * (2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat), 0.0
     )
+    # Transformer Engine / Megatron-Core overlap TP collectives with the neighbouring GEMMs.
+    tp_layer = _exposed(tp_raw, 3.0 * gemm_fwd) if training.tp_comm_overlap else tp_raw
 
     cp_bw = _group_bandwidth(problem, cp, tp)
     kv_bytes = 2.0 * 2.0 * tokens * kvh / tp
     cp_exchange = (cp - 1) * kv_bytes / cp_bw
-    cp_layer = np.maximum(0.0, cp_exchange - attn_fwd) + np.maximum(0.0, 2.0 * cp_exchange - attn_bwd)
+    cp_layer = _exposed(cp_exchange, attn_fwd) + _exposed(2.0 * cp_exchange, attn_bwd)
 
     moe_layer = 0.0
     if model.is_moe:
@@ -354,7 +377,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     m = microbatches(problem, lay)
     mb_fwd_bwd = compute_mb + recompute_mb
     last_bwd = n_stage * (layer_bwd + layer_recompute)
-    dp_exposed = np.where(full_shard, 0.0, np.maximum(0.0, dp_dense + dp_expert - last_bwd))
+    dp_exposed = np.where(full_shard, 0.0, _exposed(dp_dense + dp_expert, last_bwd))
 
     # FSDP: all-gather weights for forward and again for backward, reduce-scatter gradients, per micro-batch.
     w_all = (dense + edge) * WEIGHT_BYTES
@@ -371,9 +394,11 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         intra_bw=intra,
         latency_us=lat,
     )
-    fsdp_mb_comm = 2.0 * ag + rs
+    # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency.
+    per_layer_latency = 3.0 * n_stage * (shard_size - 1) * RING_STEP_LATENCY_S
+    fsdp_mb_comm = 2.0 * ag + rs + per_layer_latency
     first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
-    fsdp_mb = np.where(full_shard, np.maximum(0.0, fsdp_mb_comm - mb_fwd_bwd) + first_layer, 0.0)
+    fsdp_mb = np.where(full_shard, _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer, 0.0)
     replicas = dpcp / shard_size
     hsdp_ar = ring_time(
         factor=2.0,
@@ -384,7 +409,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         intra_bw=intra,
         latency_us=lat,
     )
-    hsdp_exposed = np.where(sh == SH_HSDP, np.maximum(0.0, hsdp_ar - last_bwd), 0.0)
+    hsdp_exposed = np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
 
     opt_params = np.where(sh == SH_NONE, dense + edge + expert, (dense + edge) / d_dense + expert / d_expert)
     optimizer = ADAM_BYTES_PER_PARAM * opt_params / hbm

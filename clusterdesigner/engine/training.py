@@ -20,7 +20,7 @@ from clusterdesigner.engine.hardware import (
     accelerator_from_dict,
     fabric_from_dict,
 )
-from clusterdesigner.engine.memory import MEMORY_ASSUMPTIONS
+from clusterdesigner.engine.memory import DEFAULT_FRAMEWORK_RESERVE_GIB, MEMORY_ASSUMPTIONS
 from clusterdesigner.engine.model import (
     RECOMPUTE_MODES,
     ModelShape,
@@ -180,7 +180,17 @@ def parse_problem(
     flash = tr.get("flash_attention", True)
     if not isinstance(flash, bool):
         raise InputError("must be true or false", field="training.flash_attention")
+    optimizer_bytes = _number(tr, "optimizer_bytes_per_param", "training", default=12.0)
+    reserve_gib = _number(
+        tr, "framework_reserve_gib", "training", default=DEFAULT_FRAMEWORK_RESERVE_GIB, strict=False
+    )
+    overlap = tr.get("tp_comm_overlap", True)
+    if not isinstance(overlap, bool):
+        raise InputError("must be true or false", field="training.tp_comm_overlap")
     training = Training(
+        tp_comm_overlap=overlap,
+        optimizer_bytes=optimizer_bytes,
+        framework_reserve_gib=reserve_gib,
         tokens=tokens,
         global_batch_seqs=batch,
         precision=precision,

@@ -60,7 +60,10 @@ class Training:
     global_batch_seqs: int
     precision: str = "bf16"
     grad_bytes: float = 2.0
+    optimizer_bytes: float = 12.0
+    framework_reserve_gib: float = 2.5
     flash_attention: bool = True
+    tp_comm_overlap: bool = True
 
 
 @dataclass(frozen=True)

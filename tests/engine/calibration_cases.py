@@ -1,0 +1,245 @@
+"""Turn the measured runs in tests/engine/data/runs.csv into engine requests and compare predictions.
+
+Shared by tests/engine/test_calibration.py (asserts the targets) and bench/calibration.py (prints the
+table). Where a row is silent, the choice is made once per source, never per row:
+
+- Fabric per GPU: Selene (Narayanan 2021) 8 × HDR 200 Gb/s per DGX A100 node → 200 Gb/s IB per GPU;
+  llm-foundry A100 "1600 Gbps RoCE node-node" → 200 Gb/s RoCE per GPU; llm-foundry H100 (network not
+  stated) → 400 Gb/s per GPU as on DGX/HGX H100 clusters; Megatron-Core README and NeMo (DGX H100, Eos)
+  → NDR 400 Gb/s per GPU; Jean Zay (BLOOM) 4 × 100 Gb/s Omni-Path per 8-GPU node → 50 Gb/s per GPU.
+- Flash attention: off for Narayanan 2021 and BLOOM (both predate FlashAttention, May 2022), on elsewhere.
+- Sequence parallelism: off for Narayanan 2021 and BLOOM (introduced by Korthikanti 2022), on for
+  Megatron-Core and NeMo when tp > 1.
+- Gradients in fp32: BLOOM final rows (BF16Optimizer, "+4 bytes/param unsharded" per the source); bf16
+  elsewhere. DeepSpeed (all BLOOM rows) keeps an fp32 grad for its fp32 optimizer partition (K = 16
+  instead of ZeRO's 12) and two ZeRO bucket buffers of 5e8 bf16 elements (+1.9 GiB reserve).
+- Unstated micro-batch → 1; unstated recompute → none; unstated vpp/cp → 1; unstated ffn → 4·hidden;
+  unstated kv_heads → heads; Megatron-Core "sharding not stated" → zero1 (distributed optimizer).
+- Llama models have SwiGLU MLPs; others GeLU.
+
+Rows that cannot be predicted are counted with the reason: no model shape (NeMo GPT3-5B/20B,
+Nemotron-8B/22B), no parallel layout (Megatron-Core strong-scaling end points) or no measurement to
+compare (BLOOM ZeRO-0/1 rows whose throughput cells were left empty still give memory).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specs import A100_40GB, A100_80GB, H100_SXM, IB_HDR200, IB_NDR400, OMNIPATH_100, ROCE_200
+
+from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.training import estimate
+
+RUNS_CSV = Path(__file__).parent / "data" / "runs.csv"
+ACCELERATORS = {a.slug: a for a in (A100_40GB, A100_80GB, H100_SXM)}
+FABRICS = {f.slug: f for f in (IB_HDR200, IB_NDR400, ROCE_200, OMNIPATH_100)}
+
+
+def load_runs() -> list[dict[str, str]]:
+    with RUNS_CSV.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _int(value: str) -> int | None:
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return int(float(value))
+    except ValueError:
+        return None
+
+
+def _float(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _cluster(row: dict[str, str]) -> dict[str, Any]:
+    gpu = row["gpu_type"]
+    source = row["source_id"]
+    accelerator = "a100-40gb" if "A100-40GB" in gpu else "a100-80gb" if "A100" in gpu else "h100-sxm"
+    n = int(row["num_gpus"])
+    cluster: dict[str, Any] = {
+        "accelerator": accelerator,
+        "gpus_per_node": min(8, n),
+        "nodes": max(1, n // 8),
+    }
+    if source == "narayanan2021":
+        cluster.update(fabric="ib-hdr200")
+    elif source == "bloom_tr11_prequel":
+        cluster.update(fabric="opa-100", scaleout_gbps_per_gpu=50.0)
+    elif source == "llmfoundry_bench" and accelerator != "h100-sxm":
+        cluster.update(fabric="roce-200g")
+    else:
+        cluster.update(fabric="ib-ndr400")
+    return cluster
+
+
+def _sharding(text: str) -> str:
+    t = text.lower()
+    if "shard_grad_op" in t:
+        return "zero2"
+    if "full_shard" in t or "zero-3" in t:
+        return "zero3"
+    if "zero stage 0" in t or t.startswith("none") or not t:
+        return "none" if t else "zero1"
+    return "zero1"
+
+
+def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
+    """(request, '') or (None, why the row cannot be predicted)."""
+    source = row["source_id"]
+    shape = {
+        k: _int(row[k]) for k in ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "seq_len", "vocab")
+    }
+    if not shape["layers"] or not shape["hidden"] or not shape["heads"]:
+        return None, "model shape not stated"
+    if _int(row["tp"]) is None and _int(row["dp"]) is None:
+        return None, "parallel layout not stated"
+    old = source in ("narayanan2021", "bloom_tr11_prequel")
+    model: dict[str, Any] = {
+        "name": row["model_name"],
+        "layers": shape["layers"],
+        "hidden": shape["hidden"],
+        "heads": shape["heads"],
+        "kv_heads": shape["kv_heads"] or shape["heads"],
+        "ffn_hidden": shape["ffn_hidden"] or 4 * shape["hidden"],
+        "seq_len": shape["seq_len"],
+        "vocab": shape["vocab"] or 51200,
+        "gated_mlp": "llama" in row["model_name"].lower(),
+    }
+    tp = _int(row["tp"]) or 1
+    recompute_text = row["recompute"].lower()
+    parallelism = {
+        "tp": tp,
+        "pp": _int(row["pp"]) or 1,
+        "dp": _int(row["dp"]),
+        "cp": _int(row["cp"]) or 1,
+        "vpp": _int(row["vpp"]) or 1,
+        "micro_batch": _int(row["micro_batch"]) or 1,
+        "recompute": "full" if recompute_text.startswith("full") else "none",
+        "sharding": _sharding(row["sharding"]),
+        "sequence_parallel": (not old) and tp > 1,
+    }
+    precision = "fp8" if "fp8" in row["precision"].lower() else "bf16"
+    training = {
+        "tokens": 1e12,
+        "global_batch_seqs": int(row["global_batch_seqs"]),
+        "precision": precision,
+        "flash_attention": not old,
+        "tp_comm_overlap": not old,
+        "grad_dtype": "fp32" if "bf16optimizer" in row["precision"].lower() else "bf16",
+        # DeepSpeed ZeRO-1/2 (BLOOM's Megatron-DeepSpeed) keeps an fp32 grad of its fp32 partition.
+        "optimizer_bytes_per_param": 16.0 if source == "bloom_tr11_prequel" else 12.0,
+        # ... and its ZeRO reduce and all-gather buckets, 5e8 elements each in bf16 (DeepSpeed defaults).
+        "framework_reserve_gib": 2.5 + (2 * 5e8 * 2 / 2**30 if source == "bloom_tr11_prequel" else 0.0),
+    }
+    return {"model": model, "training": training, "cluster": _cluster(row), "parallelism": parallelism}, ""
+
+
+@dataclass
+class Case:
+    row: dict[str, str]
+    skip: str = ""
+    basis: str = ""
+    measured_tflops: float | None = None
+    predicted_tflops: float | None = None
+    measured_mem_gib: float | None = None
+    measured_oom: bool = False
+    predicted_mem_gib: float | None = None
+    predicted_fits: bool | None = None
+
+    @property
+    def tflops_error(self) -> float | None:
+        if self.measured_tflops is None or self.predicted_tflops is None:
+            return None
+        return self.predicted_tflops / self.measured_tflops - 1.0
+
+    @property
+    def memory_error(self) -> float | None:
+        if self.measured_mem_gib is None or self.predicted_mem_gib is None:
+            return None
+        return self.predicted_mem_gib / self.measured_mem_gib - 1.0
+
+
+def predict(row: dict[str, str]) -> Case:
+    request, why = request_for(row)
+    case = Case(row=row, skip=why)
+    mem_text = row["measured_mem_per_gpu_gb"].strip()
+    case.measured_oom = mem_text.upper() == "OOM"
+    # The BLOOM author's "GB" is read off nvidia-smi, which reports MiB; taken as GiB.
+    case.measured_mem_gib = _float(mem_text)
+    case.measured_tflops = _float(row["measured_tflops_per_gpu"])
+    if request is None:
+        return case
+    try:
+        response = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    except EngineError as exc:
+        case.skip = f"engine rejected the layout: {exc.field}: {exc.message}"
+        return case
+    case.basis = "hardware" if row["tflops_basis"].lower().startswith("hardware") else "model"
+    key = "hardware_tflops_per_gpu" if case.basis == "hardware" else "model_tflops_per_gpu"
+    case.predicted_tflops = float(response[key])
+    case.predicted_mem_gib = float(response["memory_per_gpu_gib"]["total"])
+    case.predicted_fits = bool(response["fits"])
+    if case.measured_tflops is None and not case.measured_oom and case.measured_mem_gib is None:
+        case.skip = "no measurement to compare"
+    return case
+
+
+def all_cases() -> list[Case]:
+    return [predict(row) for row in load_runs()]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summary(cases: list[Case]) -> dict[str, Any]:
+    errors = [abs(e) for c in cases if (e := c.tflops_error) is not None]
+    mem_errors = [
+        abs(e)
+        for c in cases
+        if c.row["source_id"] == "bloom_tr11_prequel" and (e := c.memory_error) is not None
+    ]
+    bloom = [c for c in cases if c.row["source_id"] == "bloom_tr11_prequel" and c.predicted_fits is not None]
+    verdicts_wrong = [c.row["run_id"] for c in bloom if c.predicted_fits == c.measured_oom]
+    skipped: dict[str, int] = {}
+    for c in cases:
+        if c.skip:
+            skipped[c.skip] = skipped.get(c.skip, 0) + 1
+    by_source: dict[str, list[float]] = {}
+    for c in cases:
+        if (e := c.tflops_error) is not None:
+            by_source.setdefault(c.row["source_id"], []).append(e)
+    return {
+        "rows": len(cases),
+        "tflops_compared": len(errors),
+        "median_abs_error": statistics.median(errors),
+        "p90_abs_error": _percentile(errors, 0.9),
+        "bloom_verdicts": len(bloom),
+        "bloom_verdicts_wrong": verdicts_wrong,
+        "bloom_memory_compared": len(mem_errors),
+        "bloom_memory_max_abs_error": max(mem_errors) if mem_errors else float("nan"),
+        "skipped": skipped,
+        "by_source": {
+            s: {
+                "n": len(v),
+                "median_error": statistics.median(v),
+                "median_abs_error": statistics.median(map(abs, v)),
+            }
+            for s, v in by_source.items()
+        },
+    }
