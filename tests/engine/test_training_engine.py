@@ -1,0 +1,283 @@
+"""Training engine: shapes, memory, step time, the estimate() contract and the search."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from specs import ACCELERATORS, FABRICS
+
+from clusterdesigner.engine.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.memory import memory_parts
+from clusterdesigner.engine.model import ModelShape, hardware_flops_per_token
+from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.timing import step_time_parts
+from clusterdesigner.engine.training import estimate, model_presets, parse_problem
+from clusterdesigner.engine.workload import layouts
+
+GPT3 = PRESETS["gpt3-175b"]
+
+
+def _request(**parallelism: object) -> dict[str, object]:
+    request: dict[str, object] = {
+        "model": {"preset": "gpt3-175b"},
+        "training": {"tokens": 300e9, "global_batch_seqs": 1536, "precision": "bf16"},
+        "cluster": {"accelerator": "a100-80gb", "gpus_per_node": 8, "nodes": 48, "fabric": "ib-hdr200"},
+    }
+    if parallelism:
+        request["parallelism"] = parallelism
+    return request
+
+
+FIXED = {"tp": 8, "pp": 12, "dp": 4, "micro_batch": 1, "recompute": "full", "sharding": "zero1"}
+
+
+# ---- model ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("slug", "params_b", "tolerance"),
+    [
+        ("gpt3-175b", 175.0, 0.01),  # Brown et al. 2020 Table 2.1
+        ("llama2-7b", 6.74, 0.01),  # Llama 2 model card
+        ("llama3-70b", 70.6, 0.01),  # Llama 3 Herd, Table 3
+        ("llama3-405b", 405.9, 0.01),
+        ("mixtral-8x7b", 46.7, 0.01),  # Mixtral paper: 46.7B total
+        ("deepseek-v3", 671.0, 0.02),  # DeepSeek-V3 report: 671B (MLA approximated)
+        ("bloom-176b", 176.2, 0.01),  # BLOOM paper: 176,247M
+    ],
+)
+def test_preset_parameter_count_matches_its_model_card(slug: str, params_b: float, tolerance: float) -> None:
+    assert PRESETS[slug].total_params / 1e9 == pytest.approx(params_b, rel=tolerance)
+
+
+def test_mixtral_active_parameters_are_two_experts_worth() -> None:
+    # Mixtral paper: 12.9B active parameters per token.
+    assert PRESETS["mixtral-8x7b"].active_params / 1e9 == pytest.approx(12.9, rel=0.01)
+
+
+def test_model_flops_match_narayanan_equation_for_gpt3() -> None:
+    # Narayanan 2021 eq. 3 without recompute: 72·L·h²·(1 + s/(6h) + V/(12·L·h)) per token.
+    L, h, s, V = 96, 12288, 2048, 50257
+    expected = 72 * L * h**2 * (1 + s / (6 * h) + V / (12 * L * h))
+    assert GPT3.model_flops_per_token == pytest.approx(expected, rel=1e-3)
+
+
+def test_full_recompute_flops_match_narayanan_96_formula() -> None:
+    L, h, s, V = 96, 12288, 2048, 50257
+    expected = 96 * L * h**2 * (1 + s / (6 * h) + V / (16 * L * h))
+    assert float(hardware_flops_per_token(GPT3, 2)) == pytest.approx(expected, rel=1e-3)
+
+
+def test_rejects_kv_heads_that_do_not_divide_heads() -> None:
+    with pytest.raises(InputError) as exc:
+        ModelShape(layers=2, hidden=64, ffn_hidden=256, heads=8, kv_heads=3, vocab=100, seq_len=16)
+    assert exc.value.field == "model.kv_heads"
+
+
+# ---- memory -----------------------------------------------------------------------------------------
+def _problem(**training: object):  # noqa: ANN202
+    request = _request()
+    request["training"] = {**request["training"], **training}  # type: ignore[dict-item]
+    return parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+
+
+@pytest.mark.parametrize(
+    ("sharding", "bytes_per_param"), [(0, 16.0), (1, 4 + 12 / 64), (2, 2 + 14 / 64), (3, 16 / 64)]
+)
+def test_model_states_follow_zero_stages(sharding: int, bytes_per_param: float) -> None:
+    # ZeRO (Rajbhandari et al. 2020) Fig. 1: 2 + 2 + K=12 bytes per parameter, stage by stage over Nd = 64.
+    problem = _problem()
+    lay = layouts(
+        tp=1,
+        pp=1,
+        dp=64,
+        cp=1,
+        ep=1,
+        vpp=1,
+        micro_batch=1,
+        recompute=2,
+        sharding=sharding,
+        sequence_parallel=0,
+    )
+    mem = memory_parts(problem, lay)
+    states = float(mem["weights"][0] + mem["gradients"][0] + mem["optimizer"][0])
+    assert states / GPT3.total_params == pytest.approx(bytes_per_param, rel=2e-3)
+
+
+def test_activations_per_layer_follow_korthikanti_with_sequence_parallelism() -> None:
+    # Korthikanti 2022 eq. 4: (s·b·h/t)·(34 + 5·a·s/h) bytes per layer with TP + SP, no recompute.
+    problem = _problem(flash_attention=False)
+    from clusterdesigner.engine.memory import activation_bytes_per_layer
+
+    lay = layouts(
+        tp=8, pp=1, dp=96, cp=1, ep=1, vpp=1, micro_batch=1, recompute=0, sharding=1, sequence_parallel=1
+    )
+    stored, _ = activation_bytes_per_layer(problem, lay)
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    assert float(stored[0]) == pytest.approx(s * b * h / t * (34 + 5 * a * s / h), rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4, 8]), mb=st.sampled_from([1, 2, 4]))
+def test_more_recompute_never_needs_more_activation_memory(tp: int, pp: int, mb: int) -> None:
+    problem = _problem()
+    totals = []
+    for rc in (0, 1, 2):
+        lay = layouts(
+            tp=tp,
+            pp=pp,
+            dp=384 // (tp * pp),
+            cp=1,
+            ep=1,
+            vpp=1,
+            micro_batch=mb,
+            recompute=rc,
+            sharding=1,
+            sequence_parallel=int(tp > 1),
+        )
+        totals.append(float(memory_parts(problem, lay)["activations"][0]))
+    assert totals[0] >= totals[1] >= totals[2] > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4, 8]), rc=st.sampled_from([0, 1, 2]))
+def test_higher_zero_stage_never_needs_more_memory_and_step_parts_add_up(tp: int, pp: int, rc: int) -> None:
+    problem = _problem()
+    lay = layouts(
+        tp=tp,
+        pp=pp,
+        dp=384 // (tp * pp),
+        cp=1,
+        ep=1,
+        vpp=1,
+        micro_batch=1,
+        recompute=rc,
+        sharding=np.arange(4),
+        sequence_parallel=int(tp > 1),
+    )
+    totals = memory_parts(problem, lay)["total"]
+    assert np.all(np.diff(totals) <= 1e-6)
+    times = step_time_parts(problem, lay)
+    parts = sum(v for k, v in times.items() if k != "total")
+    assert np.allclose(parts, times["total"]) and np.all(times["total"] > 0)
+
+
+# ---- estimate() contract ----------------------------------------------------------------------------
+def test_fixed_layout_reports_every_field_and_is_json() -> None:
+    request = _request(**FIXED)
+    # Megatron-LM 2021 had neither flash attention nor TP communication overlap.
+    request["training"] = {**request["training"], "flash_attention": False, "tp_comm_overlap": False}  # type: ignore[dict-item]
+    r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    json.dumps(r)
+    assert r["mode"] == "evaluate" and r["fits"] is True
+    for key in (
+        "memory_per_gpu_gib",
+        "step_time_s",
+        "model_tflops_per_gpu",
+        "mfu",
+        "hfu",
+        "tokens_per_second",
+        "time_to_train_days",
+        "parallelism",
+        "assumptions",
+    ):
+        assert key in r
+    assert r["memory_per_gpu_gib"]["total"] == pytest.approx(
+        sum(v for k, v in r["memory_per_gpu_gib"].items() if k != "total"), abs=0.01
+    )
+    # HFU/MFU for full recompute ≈ 4/3 (one more forward of the layers, not of the output layer).
+    assert r["hfu"] / r["mfu"] == pytest.approx(4 / 3, rel=0.01)
+    # Narayanan 2021 Table 2: this layout measured 153 TFLOP/s per GPU (hardware FLOPs).
+    assert r["hardware_tflops_per_gpu"] == pytest.approx(153, rel=0.15)
+    assert {a["name"] for a in r["assumptions"]} >= {"framework_reserve_gib", "family_efficiency[ampere]"}
+
+
+def test_rejects_tp_that_does_not_divide_heads() -> None:
+    with pytest.raises(InputError) as exc:
+        estimate(
+            _request(**{**FIXED, "tp": 64, "pp": 6, "dp": 1}), accelerators=ACCELERATORS, fabrics=FABRICS
+        )
+    assert exc.value.field == "parallelism.tp" and "96 heads" in exc.value.message
+
+
+def test_rejects_layout_that_does_not_use_the_cluster() -> None:
+    with pytest.raises(InputError) as exc:
+        estimate(_request(**{**FIXED, "dp": 3}), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.field == "parallelism.dp"
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field", "error"),
+    [
+        (("model", "preset"), "gpt-9", "model.preset", UnknownReferenceError),
+        (("cluster", "accelerator"), "tpu-v9", "cluster.accelerator", UnknownReferenceError),
+        (("cluster", "fabric"), "smoke-signals", "cluster.fabric", UnknownReferenceError),
+        (("training", "tokens"), -1, "training.tokens", InputError),
+        (("training", "precision"), "int3", "training.precision", InputError),
+        (("cluster", "nodes"), 0, "cluster.nodes", InputError),
+    ],
+)
+def test_bad_input_names_the_field(path: tuple[str, str], value: object, field: str, error: type) -> None:
+    request = _request(**FIXED)
+    request[path[0]] = {**request[path[0]], path[1]: value}  # type: ignore[dict-item]
+    with pytest.raises(error) as exc:
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.field == field
+
+
+def test_inline_accelerator_gives_the_same_result_as_its_slug() -> None:
+    inline = {
+        "name": "A100",
+        "family": "ampere",
+        "memory_gib": 80,
+        "hbm_bandwidth_tbps": 2.039,
+        "bf16_dense_tflops": 312,
+        "measured_bf16_matmul_tflops": 271.2,
+        "scaleup_bandwidth_gbps": 300,
+        "scaleup_domain_gpus": 8,
+    }
+    request = _request(**FIXED)
+    by_slug = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    request["cluster"] = {**request["cluster"], "accelerator": inline}  # type: ignore[dict-item]
+    by_dict = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert by_dict["step_time_s"]["total"] == pytest.approx(by_slug["step_time_s"]["total"])
+
+
+def test_model_presets_lists_slug_name_and_params() -> None:
+    presets = {p["slug"]: p for p in model_presets()}
+    assert len(presets) == 15 and presets["llama3-405b"]["params"] > 4e11
+
+
+# ---- search -----------------------------------------------------------------------------------------
+def test_search_ranks_fitting_candidates_by_step_time_and_counts_rejections() -> None:
+    r = estimate(_request(), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert r["mode"] == "search" and len(r["candidates"]) == 10
+    times = [c["step_time_s"]["total"] for c in r["candidates"]]
+    assert times == sorted(times) and all(c["fits"] for c in r["candidates"])
+    assert r["parallelism"] == r["candidates"][0]["parallelism"]
+    assert r["rejected"]["tp 64 does not divide 96 heads"] > 0
+    assert any(k.startswith("needs ") and k.endswith("has 80 GiB") for k in r["rejected"])
+    assert r["layouts_evaluated"] >= r["layouts_valid"] >= r["layouts_feasible"] > 0
+
+
+def test_partial_parallelism_searches_only_the_omitted_fields() -> None:
+    r = estimate(_request(tp=8, recompute="full"), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert all(
+        c["parallelism"]["tp"] == 8 and c["parallelism"]["recompute"] == "full" for c in r["candidates"]
+    )
+
+
+def test_llama3_70b_search_on_512_h100_is_well_under_half_a_second() -> None:
+    request = {
+        "model": {"preset": "llama3-70b"},
+        "training": {"tokens": 15e12, "global_batch_tokens": 4194304},
+        "cluster": {"accelerator": "h100-sxm", "nodes": 64, "fabric": "ib-ndr400"},
+    }
+    estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)  # warm numpy
+    t0 = time.perf_counter()
+    r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert time.perf_counter() - t0 < 0.5
+    assert r["layouts_evaluated"] > 100_000
