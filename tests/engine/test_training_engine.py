@@ -120,24 +120,20 @@ def test_activations_per_layer_follow_korthikanti_with_sequence_parallelism() ->
     assert float(stored[0]) == pytest.approx(s * b * h / t * (34 + 5 * a * s / h), rel=1e-9)
 
 
+def _gpt3_layout(tp: int, pp: int, **fields: object) -> dict[str, np.ndarray]:
+    """A layout of the 384 GPUs of ``_request()`` (dp fills the rest; SP whenever TP is used)."""
+    return layouts(
+        tp=tp, pp=pp, dp=384 // (tp * pp), cp=1, ep=1, vpp=1, sequence_parallel=int(tp > 1), **fields
+    )
+
+
 @settings(max_examples=40, deadline=None)
 @given(tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4, 8]), mb=st.sampled_from([1, 2, 4]))
 def test_more_recompute_never_needs_more_activation_memory(tp: int, pp: int, mb: int) -> None:
     problem = _problem()
     totals = []
     for rc in (0, 1, 2):
-        lay = layouts(
-            tp=tp,
-            pp=pp,
-            dp=384 // (tp * pp),
-            cp=1,
-            ep=1,
-            vpp=1,
-            micro_batch=mb,
-            recompute=rc,
-            sharding=1,
-            sequence_parallel=int(tp > 1),
-        )
+        lay = _gpt3_layout(tp, pp, micro_batch=mb, recompute=rc, sharding=1)
         totals.append(float(memory_parts(problem, lay)["activations"][0]))
     assert totals[0] >= totals[1] >= totals[2] > 0
 
@@ -146,18 +142,7 @@ def test_more_recompute_never_needs_more_activation_memory(tp: int, pp: int, mb:
 @given(tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4, 8]), rc=st.sampled_from([0, 1, 2]))
 def test_higher_zero_stage_never_needs_more_memory_and_step_parts_add_up(tp: int, pp: int, rc: int) -> None:
     problem = _problem()
-    lay = layouts(
-        tp=tp,
-        pp=pp,
-        dp=384 // (tp * pp),
-        cp=1,
-        ep=1,
-        vpp=1,
-        micro_batch=1,
-        recompute=rc,
-        sharding=np.arange(4),
-        sequence_parallel=int(tp > 1),
-    )
+    lay = _gpt3_layout(tp, pp, micro_batch=1, recompute=rc, sharding=np.arange(4))
     totals = memory_parts(problem, lay)["total"]
     assert np.all(np.diff(totals) <= 1e-6)
     times = step_time_parts(problem, lay)
