@@ -1,0 +1,263 @@
+"""CSV and XLSX exports of a design evaluation: written, read back with csv and openpyxl, numbers intact."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import math
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+from hypothesis import given
+from hypothesis import strategies as st
+
+from apps.designs.exports import _csv_cell, design_export_csv, design_export_xlsx
+from tests.designs.fixtures import evaluation_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def csv_blocks(text: str) -> dict[str, list[list[str]]]:
+    """{title: [header, *rows]} from the block CSV (blocks separated by an empty row)."""
+    assert text.startswith("\ufeff")
+    rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
+    blocks: dict[str, list[list[str]]] = {}
+    current: list[list[str]] | None = None
+    for row in rows:
+        if not row:
+            current = None
+        elif current is None:
+            current = blocks.setdefault(row[0], [])
+        else:
+            current.append(row)
+    return blocks
+
+
+def workbook(evaluation: dict[str, Any]) -> Any:
+    return openpyxl.load_workbook(io.BytesIO(design_export_xlsx(evaluation=evaluation)))
+
+
+def summary_rows(ws: Any) -> dict[str, Any]:
+    return {row[0].value: row[1] for row in ws.iter_rows(min_row=2)}
+
+
+# ---- CSV -------------------------------------------------------------------------------------------------
+def test_csv_has_three_blocks_with_their_headers() -> None:
+    blocks = csv_blocks(design_export_csv(evaluation=evaluation_fixture()))
+    assert list(blocks) == ["Summary", "Options", "Assumptions"]
+    assert blocks["Options"][0] == [
+        "Option", "Kind", "Offering", "Pricing model", "Total cost (USD)", "Cost per GPU-hour (USD)",
+        "Run cost (USD)", "Days", "Break-even utilization",
+    ]  # fmt: skip
+    assert blocks["Assumptions"][0] == ["Name", "Value", "Unit", "Source", "As of"]
+    assert len(blocks["Options"]) == 1 + 4
+    assert len(blocks["Assumptions"]) == 1 + 9
+
+
+def test_csv_option_numbers_survive_exactly_and_unquoted() -> None:
+    evaluation = evaluation_fixture()
+    text = design_export_csv(evaluation=evaluation)
+    rows = csv_blocks(text)["Options"][1:]
+    for row, option in zip(rows, evaluation["options"], strict=True):
+        assert row[0] == option["label"]
+        assert float(row[4]) == option["total_usd"]
+        assert float(row[5]) == option["usd_per_gpu_hour"]
+        assert float(row[6]) == option["run_cost_usd"]
+        assert float(row[7]) == option["days"]
+        assert row[8] == (
+            "" if option["break_even_utilization"] is None else repr(option["break_even_utilization"])
+        )
+    # Numbers are written bare, so a spreadsheet types them as numbers: no quotes around 41234567.89.
+    assert ",41234567.89,2.2977,748512.25,26.53," in text
+    assert rows[3][8] == "0.41"
+
+
+def test_csv_summary_has_the_key_training_figures() -> None:
+    summary = {
+        row[0]: row[1:] for row in csv_blocks(design_export_csv(evaluation=evaluation_fixture()))["Summary"]
+    }
+    assert summary["Fits in memory"][0] == "TRUE"
+    assert float(summary["Time to train"][0]) == 26.53 and summary["Time to train"][1] == "days"
+    assert float(summary["MFU"][0]) == 0.42
+    assert float(summary["Step time"][0]) == 9.614
+    assert summary["Layout"][0] == "TP8 PP4 DP16 CP1 VPP1 mb1 recompute=selective sharding=zero1 SP"
+    assert summary["GPUs"][0] == "512"
+    assert summary["Cheapest option"][0] == "Own (on-prem)"
+
+
+def test_csv_neutralises_formula_text_but_not_negative_numbers() -> None:
+    rows = {
+        row[0]: row
+        for row in csv_blocks(design_export_csv(evaluation=evaluation_fixture()))["Assumptions"][1:]
+    }
+    assert rows["spot_interruptions_per_day"][3] == '\'=HYPERLINK("http://evil.example")'
+    assert "'-risk premium" in rows
+    risk = rows["'-risk premium"]
+    assert risk[1] == "-12.5"  # a number, so no apostrophe
+    assert risk[3] == "'+analyst estimate"
+    assert risk[4] == "2026-01"
+
+
+def test_csv_writes_ints_bools_and_empty_as_of() -> None:
+    rows = {
+        row[0]: row
+        for row in csv_blocks(design_export_csv(evaluation=evaluation_fixture()))["Assumptions"][1:]
+    }
+    assert rows["server_usd"][1:] == ["300000", "USD", "request", ""]
+    assert rows["training.flash_attention"][1] == "TRUE"
+    assert rows["pue"][4] == "2024-07-01"
+
+
+def test_csv_uses_crlf_rows_and_a_utf8_bom() -> None:
+    text = design_export_csv(evaluation=evaluation_fixture())
+    assert text.startswith("\ufeffSummary\r\nField,Value,Unit\r\n")
+    assert "\r\n\r\nOptions\r\n" in text and "\r\n\r\nAssumptions\r\n" in text
+
+
+def test_csv_leaves_non_finite_numbers_empty() -> None:
+    evaluation = evaluation_fixture()
+    evaluation["options"][3]["break_even_utilization"] = math.inf
+    evaluation["options"][2]["days"] = math.nan
+    rows = csv_blocks(design_export_csv(evaluation=evaluation))["Options"][1:]
+    assert rows[3][8] == "" and rows[2][7] == ""
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_csv_cell_round_trips_every_finite_float(value: float) -> None:
+    assert float(_csv_cell(value)) == value
+
+
+@given(st.text(min_size=1))
+def test_csv_cell_never_starts_text_with_a_formula_character(text: str) -> None:
+    cell = _csv_cell(text)
+    assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
+    assert cell.removeprefix("'") == text or cell == text
+
+
+# ---- XLSX ------------------------------------------------------------------------------------------------
+def test_xlsx_has_the_three_sheets_with_frozen_bold_headers() -> None:
+    wb = workbook(evaluation_fixture())
+    assert wb.sheetnames == ["Summary", "Options", "Assumptions"]
+    for ws in wb.worksheets:
+        assert ws.freeze_panes == "A2"
+        assert all(cell.font.bold for cell in ws[1])
+    assert [c.value for c in wb["Assumptions"][1]] == ["Name", "Value", "Unit", "Source", "As of"]
+
+
+def test_xlsx_option_values_are_numbers_with_currency_and_percent_formats() -> None:
+    evaluation = evaluation_fixture()
+    ws = workbook(evaluation)["Options"]
+    rows = list(ws.iter_rows(min_row=2))
+    assert len(rows) == 4
+    for row, option in zip(rows, evaluation["options"], strict=True):
+        total, per_hour, run, days, break_even = row[4], row[5], row[6], row[7], row[8]
+        assert total.data_type == "n" and total.value == option["total_usd"]
+        assert per_hour.value == option["usd_per_gpu_hour"] and isinstance(per_hour.value, float)
+        assert run.value == option["run_cost_usd"]
+        assert days.value == option["days"]
+        assert break_even.value == option["break_even_utilization"]
+        assert total.number_format == '"$"#,##0'
+        assert per_hour.number_format == '"$"#,##0.00'
+        assert days.number_format == "0.0"
+    assert rows[3][8].value == 0.41 and rows[3][8].number_format == "0.0%"
+    assert rows[0][0].value == "Own (on-prem)" and rows[0][3].value is None
+
+
+def test_xlsx_summary_figures_are_typed_and_formatted() -> None:
+    ws = workbook(evaluation_fixture())["Summary"]
+    cells = summary_rows(ws)
+    assert cells["MFU"].value == 0.42 and cells["MFU"].number_format == "0.0%"
+    assert cells["Time to train"].value == 26.53 and cells["Time to train"].number_format == "0.0"
+    assert cells["Step time"].value == 9.614
+    assert cells["Fits in memory"].value is True
+    assert cells["Parameters"].value == 70553706496 and cells["Parameters"].number_format == "#,##0"
+    assert cells["Training tokens"].value == 1.0e12
+    assert cells["Cheapest total cost"].value == 41234567.89
+    assert cells["Cheapest total cost"].number_format == '"$"#,##0'
+    assert cells["Layout"].value == "TP8 PP4 DP16 CP1 VPP1 mb1 recompute=selective sharding=zero1 SP"
+    assert cells["Tensor parallel"].value == 8 and cells["Data parallel"].value == 16
+
+
+def test_xlsx_stores_formula_like_text_as_text() -> None:
+    data = design_export_xlsx(evaluation=evaluation_fixture())
+    ws = openpyxl.load_workbook(io.BytesIO(data))["Assumptions"]
+    rows = {row[0].value: row for row in ws.iter_rows(min_row=2)}
+    source = rows["spot_interruptions_per_day"][3]
+    assert source.value == '=HYPERLINK("http://evil.example")' and source.data_type == "s"
+    assert rows["-risk premium"][1].value == -12.5
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        sheets = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/sheet")]
+    assert sheets and not any("<f>" in xml or "<f " in xml for xml in sheets)
+
+
+def test_xlsx_assumptions_keep_value_types_dates_and_unit_formats() -> None:
+    ws = workbook(evaluation_fixture())["Assumptions"]
+    rows = {row[0].value: row for row in ws.iter_rows(min_row=2)}
+    assert rows["pue"][1].value == 1.3 and rows["pue"][2].value == "ratio"
+    assert rows["pue"][4].value == dt.datetime(2024, 7, 1) and rows["pue"][4].number_format == "yyyy-mm-dd"
+    assert rows["server_usd"][1].value == 300000 and rows["server_usd"][1].number_format == '"$"#,##0'
+    assert rows["usd_per_kwh"][1].number_format == '"$"#,##0.00'
+    assert rows["utilization"][1].value == 0.6 and rows["utilization"][1].number_format == "0.0%"
+    assert rows["cluster.fabric"][1].value == "ib-ndr400"
+    assert rows["training.flash_attention"][1].value is True
+    assert rows["server_usd"][4].value is None  # as_of "" → empty cell
+    assert rows["-risk premium"][4].value == "2026-01"  # not an ISO date: left as text
+
+
+def test_xlsx_sets_column_widths_from_content() -> None:
+    wb = workbook(evaluation_fixture())
+    options = wb["Options"]
+    assert options.column_dimensions["A"].width >= len("AWS p5.48xlarge reserved 1 year")
+    assert options.column_dimensions["E"].width >= len("Total cost (USD)")
+    assert wb["Assumptions"].column_dimensions["D"].width == 70
+    assert wb["Summary"].column_dimensions["A"].width == 28
+
+
+def test_xlsx_writes_non_finite_numbers_as_empty_cells() -> None:
+    evaluation = evaluation_fixture()
+    evaluation["options"][3]["break_even_utilization"] = math.inf
+    row = list(workbook(evaluation)["Options"].iter_rows(min_row=5))[0]
+    assert row[8].value is None and row[4].value == 61699000.0
+
+
+def test_exports_work_for_an_evaluation_with_no_layout() -> None:
+    evaluation = evaluation_fixture()
+    evaluation["training"] = {"fits": False, "assumptions": []}
+    summary = summary_rows(workbook(evaluation)["Summary"])
+    assert summary["Layout"].value == "none fits" and summary["Fits in memory"].value is False
+    assert csv_blocks(design_export_csv(evaluation=evaluation))["Summary"]
+
+
+def test_assumptions_fall_back_to_engine_lists_when_the_combined_list_is_missing() -> None:
+    evaluation = evaluation_fixture()
+    evaluation["assumptions"] = []
+    evaluation["costs"]["aws-p5-48xlarge"]["assumptions"] = [
+        {"name": "pue", "value": 1.3, "unit": "ratio", "source": "Uptime", "as_of": "2024-07-01"}
+    ]
+    rows = csv_blocks(design_export_csv(evaluation=evaluation))["Assumptions"][1:]
+    assert [r[0] for r in rows] == ["flash_attention", "pue"]
+
+
+def test_real_engine_evaluation_round_trips_through_both_formats() -> None:
+    # The services' pure evaluate_spec on the seed catalog (no database): 8 × 8 H200 owned vs AWS p5e.
+    from apps.designs.demo import DEMOS
+    from apps.designs.services import evaluate_spec
+
+    records = json.loads((ROOT / "apps/catalog/data/seed_catalog.json").read_text())
+    spec = next(d["spec"] for d in DEMOS if d["spec"]["cluster"]["accelerator"] == "h200")
+    evaluation = evaluate_spec(spec=spec, records=records)
+    evaluation["design"] = {"id": 1, "name": "8 × 8 H200", "version": 1}
+    rows = csv_blocks(design_export_csv(evaluation=evaluation))["Options"][1:]
+    xlsx = list(workbook(evaluation)["Options"].iter_rows(min_row=2))
+    assert len(rows) == len(xlsx) == len(evaluation["options"]) >= 2
+    for row, cells, option in zip(rows, xlsx, evaluation["options"], strict=True):
+        # CSV keeps all 17 digits; openpyxl writes XLSX numbers with 16 significant digits ("%.16g").
+        assert float(row[4]) == option["total_usd"] and float(row[7]) == option["days"]
+        assert cells[4].value == float(f"{option['total_usd']:.16g}")
+        assert cells[7].value == float(f"{option['days']:.16g}")
+    names = {r[0].value for r in workbook(evaluation)["Assumptions"].iter_rows(min_row=2)}
+    assert len(names) == len(evaluation["assumptions"]) and "catalog.h200.bf16_dense_tflops" in names
