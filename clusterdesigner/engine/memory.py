@@ -215,6 +215,6 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     use_last = totals[1] > totals[0]
     parts = {k: np.where(use_last, parts_by_stage[1][k], parts_by_stage[0][k]) for k in parts_by_stage[0]}
     reserve = training.framework_reserve_gib * GIB
-    parts["framework_reserve"] = np.full(use_last.shape, reserve)
+    parts["framework_reserve"] = np.full(np.shape(use_last), reserve)
     parts["total"] = np.maximum(totals[0], totals[1]) + reserve
     return parts

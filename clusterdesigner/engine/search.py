@@ -201,9 +201,9 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         need_gib = mem["total"] / GIB
         fits = need_gib <= cap_gib
         if (~fits).any():
-            vals, counts = np.unique(_round2(need_gib[~fits]), return_counts=True)
-            for val, count in zip(vals, counts, strict=True):
-                result.rejected[memory_reason(float(val), cap_gib)] += int(count)
+            needs, how_many = np.unique(_round2(need_gib[~fits]), return_counts=True)
+            for need, count in zip(needs, how_many, strict=True):
+                result.rejected[memory_reason(float(need), cap_gib)] += int(count)
         if not fits.any():
             continue
         sub = {k: a[fits] for k, a in sub.items()}

@@ -265,7 +265,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
             + _gemm(per_expert_tokens, model.expert_ffn_hidden / tp, h, rate_lin, hbm, in_bytes)
         )
         shared_w = model.shared_experts * model.expert_ffn_hidden
-        shared = 0.0
+        shared: FloatArray | float = 0.0
         if shared_w:
             shared = _gemm(
                 tokens, h, shared_w * (2 if model.gated_mlp else 1) / tp, rate_lin, hbm, in_bytes
@@ -322,7 +322,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     cp_exchange = (cp - 1) * kv_bytes / cp_bw
     cp_layer = _exposed(cp_exchange, attn_fwd) + _exposed(2.0 * cp_exchange, attn_bwd)
 
-    moe_layer = 0.0
+    moe_layer: FloatArray | float = 0.0
     if model.is_moe:
         ep_bw = _group_bandwidth(problem, ep, tp * cp)
         a2a = 2.0 * tokens * model.top_k * h / sp_div * (ep - 1) / ep / ep_bw
