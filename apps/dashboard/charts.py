@@ -1,0 +1,544 @@
+"""Chart builders: pure functions from engine results (the design evaluation dict, a sweep or compare result)
+to Plotly figure dicts (``json.loads(fig.to_json())``). Views pass them to templates with ``json_script`` and
+static/js/charts.js draws them. Every chart has a title, axis titles with units and hover text with exact
+values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import plotly.graph_objects as go
+
+PRICING_LABELS = {
+    "on_demand": "on-demand",
+    "reserved_1y": "reserved 1 y",
+    "reserved_3y": "reserved 3 y",
+    "spot": "spot",
+    "own": "own (on-prem)",
+    "on_prem": "own (on-prem)",
+}
+MEMORY_PARTS = [
+    "weights",
+    "gradients",
+    "optimizer",
+    "activations",
+    "logits",
+    "fsdp_buffers",
+    "framework_reserve",
+]
+PALETTE = ["#1f5fbf", "#e07b00", "#2a9d4b", "#b3261e", "#7b4fbf", "#00838f", "#8d6e63", "#c2185b"]
+OWN_COLOR = "#1b1f24"
+LAYOUT = {
+    "height": 380,
+    "margin": {"l": 70, "r": 24, "t": 56, "b": 60},
+    "font": {"size": 13},
+    "hoverlabel": {"namelength": -1},
+    "legend": {"orientation": "h", "y": -0.22},
+}
+
+
+def money(value: float | None) -> str:
+    """USD with thousands separators and the sign before the currency: -$1,234."""
+    if value is None:
+        return "–"
+    return f"-${abs(value):,.0f}" if value < 0 else f"${value:,.0f}"
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: Any) -> dict[str, Any]:
+    fig.update_layout(title={"text": title, "x": 0.01}, **{**LAYOUT, **layout})
+    fig.update_xaxes(title_text=x_title, automargin=True)
+    fig.update_yaxes(title_text=y_title, automargin=True)
+    return json.loads(fig.to_json())
+
+
+def _cost_results(evaluation: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    return list((evaluation.get("costs") or {}).items())
+
+
+def _pricing_label(slug: str, model: str, many: bool) -> str:
+    label = PRICING_LABELS.get(model, _label(model))
+    return f"{slug} {label}" if many else f"Cloud {label}"
+
+
+# --- Design page
+
+
+def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Memory per GPU: one stacked bar of the parts against the accelerator's capacity."""
+    training = evaluation["training"]
+    memory = training["memory_per_gpu_gib"]
+    capacity = training.get("memory_capacity_gib")
+    fig = go.Figure()
+    for index, part in enumerate(p for p in MEMORY_PARTS if memory.get(p)):
+        fig.add_trace(
+            go.Bar(
+                name=_label(part).capitalize(),
+                x=["Per GPU"],
+                y=[memory[part]],
+                marker_color=PALETTE[index % 8],
+                hovertemplate=f"{_label(part)}: %{{y:,.2f}} GiB<extra></extra>",
+            )
+        )
+    if capacity:
+        fig.add_trace(
+            go.Scatter(
+                name=f"Capacity {capacity:,.0f} GiB",
+                x=["Per GPU"],
+                y=[capacity],
+                mode="markers",
+                marker={"symbol": "line-ew-open", "size": 80, "line": {"width": 3, "color": "#b3261e"}},
+                hovertemplate="capacity: %{y:,.1f} GiB<extra></extra>",
+            )
+        )
+    fits = "fits" if training.get("fits") else "does NOT fit"
+    return _fig(
+        fig,
+        title=f"Memory per GPU: {memory['total']:,.1f} of {capacity or 0:,.0f} GiB ({fits})",
+        x_title="",
+        y_title="Memory per GPU (GiB)",
+        barmode="stack",
+    )
+
+
+def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Step-time breakdown: the non-zero parts of one optimizer step, in seconds."""
+    step = evaluation["training"]["step_time_s"]
+    parts = [(k, v) for k, v in step.items() if k != "total" and v]
+    fig = go.Figure(
+        go.Bar(
+            name="Step time",
+            x=[v for _, v in parts],
+            y=[_label(k) for k, _ in parts],
+            orientation="h",
+            marker_color=PALETTE[0],
+            hovertemplate="%{y}: %{x:,.4f} s<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed")
+    return _fig(
+        fig,
+        title=f"Step time breakdown: {step['total']:,.3f} s per step",
+        x_title="Time per step (s)",
+        y_title="Part",
+        showlegend=False,
+    )
+
+
+def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Total cost over the horizon against utilization: owning and each cloud pricing model; break-even
+    points (from cost_vs_utilization's fixed + per-utilization line) marked."""
+    results = _cost_results(evaluation)
+    many = len(results) > 1
+    fig = go.Figure()
+    marks_x: list[float] = []
+    marks_y: list[float] = []
+    marks_text: list[str] = []
+    for index, (slug, result) in enumerate(results):
+        curves = result.get("curves") or {}
+        util = [u * 100 for u in curves.get("utilization") or []]
+        if index == 0 and curves.get("on_prem_usd"):
+            fig.add_trace(
+                go.Scatter(
+                    name="Own (on-prem)",
+                    x=util,
+                    y=curves["on_prem_usd"],
+                    mode="lines",
+                    line={"color": OWN_COLOR, "width": 3},
+                    hovertemplate="own at %{x:.0f} %: $%{y:,.0f}<extra></extra>",
+                )
+            )
+        for j, key in enumerate(k for k in curves if k not in ("utilization", "on_prem_usd")):
+            name = _pricing_label(slug, key.removesuffix("_usd"), many)
+            fig.add_trace(
+                go.Scatter(
+                    name=name,
+                    x=util,
+                    y=curves[key],
+                    mode="lines",
+                    line={"color": PALETTE[(index * 4 + j) % 8]},
+                    hovertemplate=f"{name} at %{{x:.0f}} %: $%{{y:,.0f}}<extra></extra>",
+                )
+            )
+        own = result.get("on_prem") or {}
+        line = own.get("cost_vs_utilization") or {}
+        for model, be in (result.get("break_even_utilization") or {}).items():
+            value = be.get("utilization") if isinstance(be, dict) else be
+            if value is None or not 0 < value <= 1 or not line:
+                continue
+            marks_x.append(value * 100)
+            marks_y.append(line["fixed_usd"] + line["per_utilization_usd"] * value)
+            marks_text.append(f"break-even vs {_pricing_label(slug, model, many)}: {value * 100:.1f} %")
+    if marks_x:
+        fig.add_trace(
+            go.Scatter(
+                name="Break-even",
+                x=marks_x,
+                y=marks_y,
+                mode="markers",
+                text=marks_text,
+                marker={
+                    "symbol": "diamond",
+                    "size": 13,
+                    "color": "#b3261e",
+                    "line": {"width": 1, "color": "#fff"},
+                },
+                hovertemplate="%{text}<br>total $%{y:,.0f}<extra></extra>",
+            )
+        )
+    horizon = (evaluation.get("spec") or {}).get("costs", {}).get("horizon_years")
+    span = f" over {horizon:g} years" if horizon else ""
+    return _fig(
+        fig,
+        title=f"Total cost{span} against utilization",
+        x_title="Utilization (%)",
+        y_title="Total cost (USD)",
+        yaxis={"tickprefix": "$", "separatethousands": True},
+    )
+
+
+def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Cumulative cash over the horizon: owning pays capex up front, then opex; renting pays as it goes."""
+    results = _cost_results(evaluation)
+    many = len(results) > 1
+    fig = go.Figure()
+    horizon = 0.0
+    for index, (slug, result) in enumerate(results):
+        own = result.get("on_prem") or {}
+        years = own.get("years") or []
+        horizon = sum(y.get("fraction", 1.0) for y in years) or horizon
+        if index == 0 and years:
+            xs, ys, total = [0.0], [own.get("capex_usd", 0.0)], own.get("capex_usd", 0.0)
+            t = 0.0
+            for year in years:
+                t += year.get("fraction", 1.0)
+                total += year.get("opex_usd", 0.0)
+                xs.append(t)
+                ys.append(total)
+            fig.add_trace(
+                go.Scatter(
+                    name="Own (on-prem)",
+                    x=xs,
+                    y=ys,
+                    mode="lines+markers",
+                    line={"color": OWN_COLOR, "width": 3},
+                    hovertemplate="own after %{x:.2f} years: $%{y:,.0f}<extra></extra>",
+                )
+            )
+        for j, (model, row) in enumerate((result.get("cloud") or {}).items()):
+            span = horizon or 1.0
+            xs = [span * k / 12 for k in range(13)]
+            ys = [row["total_usd"] * k / 12 for k in range(13)]
+            name = _pricing_label(slug, model, many)
+            fig.add_trace(
+                go.Scatter(
+                    name=name,
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line={"color": PALETTE[(index * 4 + j) % 8]},
+                    hovertemplate=f"{name} after %{{x:.2f}} years: $%{{y:,.0f}}<extra></extra>",
+                )
+            )
+    return _fig(
+        fig,
+        title="Cumulative cash cost over the horizon",
+        x_title="Time (years)",
+        y_title="Cumulative cost (USD)",
+        yaxis={"tickprefix": "$", "separatethousands": True},
+    )
+
+
+def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Owning: capex parts (paid once) and opex parts (per year), stacked."""
+    results = _cost_results(evaluation)
+    own = results[0][1].get("on_prem") if results else {}
+    # The annualised capital charge is the capex again, spread over the years: not cash opex, so left out.
+    groups = [
+        ("Capex", "Capex (once)", "", own.get("capex_parts") or {}),
+        (
+            "Opex",
+            "Opex (per year)",
+            " per year",
+            {k: v for k, v in (own.get("annual") or {}).items() if k != "capital"},
+        ),
+    ]
+    fig = go.Figure()
+    index = 0
+    for kind, column, suffix, parts in groups:
+        for part, item in parts.items():
+            fig.add_trace(
+                go.Bar(
+                    name=f"{kind}: {_label(part)}",
+                    x=[column],
+                    y=[item["usd"]],
+                    marker_color=PALETTE[index % 8],
+                    customdata=[item.get("formula", "")],
+                    hovertemplate=f"{_label(part)}: $%{{y:,.0f}}{suffix}<br>%{{customdata}}<extra></extra>",
+                )
+            )
+            index += 1
+    return _fig(
+        fig,
+        title=f"Owning: capex {money(own.get('capex_usd', 0))} and yearly opex",
+        x_title="",
+        y_title="Cost (USD)",
+        barmode="stack",
+        yaxis={"tickprefix": "$", "separatethousands": True},
+        legend={"orientation": "v", "x": 1.02, "y": 1},
+    )
+
+
+def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Tornado: how far each input moved by ±fraction shifts (own − rent) away from its base value."""
+    results = _cost_results(evaluation)
+    sens = results[0][1].get("sensitivity") if results else {}
+    sens = sens or {}
+    base = sens.get("base_own_minus_rent_usd") or 0.0
+    rows = sorted((r for r in sens.get("rows") or [] if r.get("swing_usd")), key=lambda r: r["swing_usd"])
+    fraction = sens.get("fraction", 0.25)
+    names = [_label(r["name"]) for r in rows]
+    fig = go.Figure()
+    for key, value_key, label, color in (
+        ("own_minus_rent_low_usd", "low", f"Input −{fraction:.0%}", PALETTE[0]),
+        ("own_minus_rent_high_usd", "high", f"Input +{fraction:.0%}", PALETTE[1]),
+    ):
+        fig.add_trace(
+            go.Bar(
+                name=label,
+                y=names,
+                x=[r[key] - base for r in rows],
+                orientation="h",
+                marker_color=color,
+                customdata=[[r[value_key], r[key]] for r in rows],
+                hovertemplate="%{y} = %{customdata[0]:,.4g}<br>own − rent: $%{customdata[1]:,.0f}"
+                "<br>change: $%{x:,.0f}"
+                "<extra></extra>",
+            )
+        )
+    model = PRICING_LABELS.get(sens.get("pricing_model", ""), sens.get("pricing_model", ""))
+    return _fig(
+        fig,
+        title=f"Sensitivity: own − rent ({model}) vs base {money(base)}",
+        x_title="Change in own − rent (USD)",
+        y_title="Input",
+        barmode="overlay",
+        height=max(380, 90 + 26 * len(rows)),
+        xaxis={"tickprefix": "$", "separatethousands": True},
+    )
+
+
+def network_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Network sizing for the chosen topology: switch, cable and transceiver counts with their cost."""
+    results = _cost_results(evaluation)
+    network = (results[0][1].get("network") if results else None) or {}
+    chosen = network.get("chosen") or {}
+    parts = network.get("capex_parts") or {}
+    items = [
+        ("Leaf switches", chosen.get("leaf_switches")),
+        ("Spine switches", chosen.get("spine_switches")),
+        ("Core switches", chosen.get("core_switches")),
+        ("Cables", chosen.get("cables")),
+        ("Transceivers", chosen.get("transceivers")),
+    ]
+    items = [(k, v) for k, v in items if v]
+    cost_of = {
+        "Cables": parts.get("cables", {}).get("usd"),
+        "Transceivers": parts.get("transceivers", {}).get("usd"),
+    }
+    switch_usd = parts.get("switches", {}).get("usd")
+    fig = go.Figure(
+        go.Bar(
+            name="Count",
+            x=[k for k, _ in items],
+            y=[v for _, v in items],
+            marker_color=PALETTE[5],
+            customdata=[cost_of.get(k, switch_usd if "switch" in k else None) or 0 for k, _ in items],
+            hovertemplate="%{x}: %{y:,}<br>cost (all switches together): $%{customdata:,.0f}<extra></extra>",
+        )
+    )
+    title = (
+        f"Network: {network.get('topology', '?')}, {network.get('endpoints', 0):,} endpoints × "
+        f"{network.get('nic_gbps', 0):,.0f} Gb/s, {money(network.get('capex_usd', 0))}"
+    )
+    return _fig(fig, title=title, x_title="Component", y_title="Count", showlegend=False)
+
+
+def design_charts(evaluation: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """All design-page charts, in page order, each as {"id", "figure"}."""
+    builders = [
+        ("memory", memory_chart),
+        ("step-time", step_time_chart),
+        ("cost-utilization", cost_utilization_chart),
+        ("cumulative-cost", cumulative_cost_chart),
+        ("capex-opex", capex_opex_chart),
+        ("sensitivity", sensitivity_chart),
+        ("network", network_chart),
+    ]
+    has_costs = bool(evaluation.get("costs"))
+    return [
+        {"id": name, "figure": build(evaluation)}
+        for name, build in builders
+        if has_costs or name in ("memory", "step-time")
+    ]
+
+
+# --- Compare
+
+
+def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Grouped bars per design: the best run cost and the days to train (second axis)."""
+    rows = list(rows)
+    names = [r["name"] for r in rows]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            name="Run cost (USD)",
+            x=names,
+            y=[r.get("run_cost_usd") for r in rows],
+            offsetgroup="cost",
+            yaxis="y",
+            marker_color=PALETTE[0],
+            customdata=[r.get("option") or "" for r in rows],
+            hovertemplate="%{x}<br>run cost $%{y:,.0f}<br>%{customdata}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Bar(
+            name="Days to train",
+            x=names,
+            y=[r.get("days") for r in rows],
+            offsetgroup="days",
+            yaxis="y2",
+            marker_color=PALETTE[1],
+            hovertemplate="%{x}<br>%{y:,.1f} days<extra></extra>",
+        )
+    )
+    return _fig(
+        fig,
+        title="Cost and time to train, per design (cheapest option)",
+        x_title="Design",
+        y_title="Run cost (USD)",
+        barmode="group",
+        yaxis={"tickprefix": "$", "separatethousands": True},
+        yaxis2={
+            "title": {"text": "Days to train (days)"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+        },
+    )
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indexes of the points no other point beats on both axes (lower is better on each)."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
+    front: list[int] = []
+    best = float("inf")
+    for i in order:
+        if points[i][1] < best:
+            front.append(i)
+            best = points[i][1]
+    return front
+
+
+def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str, Any]:
+    """Cost against days for every point, the Pareto front drawn as a line; a point with "url" opens it."""
+    points = [p for p in points if p.get("days") is not None and p.get("cost_usd") is not None]
+    xy = [(p["days"], p["cost_usd"]) for p in points]
+    front = sorted(pareto_front(xy), key=lambda i: xy[i][0])
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            name="Designs",
+            x=[x for x, _ in xy],
+            y=[y for _, y in xy],
+            mode="markers",
+            marker={"size": 10, "color": PALETTE[0], "opacity": 0.75},
+            text=[p.get("label", "") for p in points],
+            customdata=[p.get("url", "") for p in points],
+            hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            name="Pareto front",
+            x=[xy[i][0] for i in front],
+            y=[xy[i][1] for i in front],
+            mode="lines+markers",
+            line={"color": "#b3261e", "width": 2},
+            marker={"size": 12, "symbol": "star", "color": "#b3261e"},
+            text=[points[i].get("label", "") for i in front],
+            customdata=[points[i].get("url", "") for i in front],
+            hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra>Pareto</extra>",
+        )
+    )
+    return _fig(
+        fig,
+        title=title,
+        x_title="Time to train (days)",
+        y_title="Run cost (USD)",
+        yaxis={"tickprefix": "$", "separatethousands": True},
+    )
+
+
+# --- Sweep
+
+
+def _sweep_grid(
+    rows: list[Mapping[str, Any]], value: str
+) -> tuple[list[str], list[int], list[list[Any]], list[list[str]]]:
+    accelerators = sorted({r["accelerator"] for r in rows})
+    nodes = sorted({int(r["nodes"]) for r in rows})
+    best: dict[tuple[str, int], Mapping[str, Any]] = {}
+    for r in rows:
+        if not r.get("fits") or r.get(value) is None:
+            continue
+        key = (r["accelerator"], int(r["nodes"]))
+        if key not in best or r[value] < best[key][value]:
+            best[key] = r
+    z = [[best[(a, n)][value] if (a, n) in best else None for n in nodes] for a in accelerators]
+    text = [
+        [
+            PRICING_LABELS.get(best[(a, n)]["pricing_model"], "") if (a, n) in best else "does not fit"
+            for n in nodes
+        ]
+        for a in accelerators
+    ]
+    return accelerators, nodes, z, text
+
+
+def sweep_heatmap(rows: Iterable[Mapping[str, Any]], *, value: str) -> dict[str, Any]:
+    """Accelerator × node count → days (value="days") or → cost (value="cost_usd"), best pricing per cell."""
+    accelerators, nodes, z, text = _sweep_grid(list(rows), value)
+    is_cost = value == "cost_usd"
+    unit = "$%{z:,.0f}" if is_cost else "%{z:,.1f} days"
+    fig = go.Figure(
+        go.Heatmap(
+            name="Cost" if is_cost else "Days",
+            x=[str(n) for n in nodes],
+            y=accelerators,
+            z=z,
+            text=text,
+            colorscale="Blues" if is_cost else "Oranges",
+            reversescale=False,
+            hoverongaps=False,
+            colorbar={"title": {"text": "USD" if is_cost else "days"}},
+            texttemplate="$%{z:,.3s}" if is_cost else "%{z:.1f}",
+            hovertemplate="%{y} × %{x} nodes<br>" + unit + " (%{text})<extra></extra>",
+        )
+    )
+    title = "Cheapest run cost (USD)" if is_cost else "Days to train"
+    return _fig(
+        fig,
+        title=f"{title}: accelerator × node count",
+        x_title="Nodes (count)",
+        y_title="Accelerator",
+        xaxis={"type": "category"},
+    )

@@ -1,0 +1,81 @@
+"""Display filters: money with its currency and thousands separators, time in hours or days, memory in GiB."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _shown(value: Any, show: Any) -> str:
+    number = _number(value)
+    return "–" if number is None else show(number)
+
+
+@register.filter
+def usd(value: Any) -> str:
+    return _shown(value, lambda n: f"-${abs(n):,.0f}" if n < 0 else f"${n:,.0f}")
+
+
+@register.filter
+def usd2(value: Any) -> str:
+    return _shown(value, lambda n: f"${n:,.2f}")
+
+
+@register.filter
+def duration(days: Any) -> str:
+    """Days as "41.5 days", or hours below two days (a run of 30 hours reads better as hours)."""
+    return _shown(days, lambda n: f"{n * 24:,.1f} hours" if n < 2 else f"{n:,.1f} days")
+
+
+@register.filter
+def gib(value: Any) -> str:
+    return _shown(value, lambda n: f"{n:,.1f} GiB")
+
+
+@register.filter
+def pct(value: Any) -> str:
+    """A break-even utilization: outside (0, 1] owning never (or always) wins, so say so."""
+    return _shown(value, lambda n: "never (outside 0–100 %)" if n > 1 or n < 0 else f"{n * 100:.1f} %")
+
+
+@register.filter
+def pct_plain(value: Any) -> str:
+    return _shown(value, lambda n: f"{n * 100:.1f} %")
+
+
+@register.filter
+def get(mapping: Any, key: Any) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def num(value: Any) -> Any:
+    """A number with thousands separators and at most 6 significant digits; anything else unchanged."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.0f}"
+
+
+@register.filter
+def cell(value: Any, fmt: str) -> Any:
+    """A compare-table cell in its row's format."""
+    if value is None:
+        return "–"
+    if fmt == "yesno":
+        return "yes" if value else "no"
+    if fmt == "int":
+        return f"{float(value):,.0f}"
+    formatter = {"usd": usd, "usd2": usd2, "duration": duration, "gib": gib, "pct_plain": pct_plain}.get(fmt)
+    return formatter(value) if formatter else value

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from apps.dashboard import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("designs/new/", views.design_new, name="design-new"),
+    path("designs/<int:design_id>/", views.design_detail, name="design"),
+    path("designs/<int:design_id>/edit/", views.design_edit, name="design-edit"),
+    path("designs/<int:design_id>/results/", views.design_results, name="design-results"),
+    path("compare/", views.compare, name="compare"),
+    path("sweep/", views.sweep, name="sweep"),
+    path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),
+    path("share/<str:token>/", views.share, name="share"),
+    path("share/<str:token>/export/<str:fmt>/", views.share_export, name="share-export"),
+]

@@ -1,0 +1,369 @@
+"""Dashboard pages: home, design editor, design page, compare, sweep and the signed-out share view.
+
+Pages are server-rendered; the editor and the sweep form call the REST API with fetch (static/js/*.js).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from apps.analysis.models import Analysis
+from apps.catalog.models import Accelerator, CloudOffering, Fabric, StorageTier
+from apps.dashboard import charts
+from apps.designs import selectors, services
+from apps.designs.models import Design, Evaluation
+from apps.designs.specs import PRICING_MODELS, spec_with_defaults
+from clusterdesigner.engine.training import model_presets
+
+COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
+    ("Fits in memory", "fits", None, "yesno"),
+    ("Days to train", "days", "low", "duration"),
+    ("Cheapest run cost", "run_cost_usd", "low", "usd"),
+    ("Cheapest option", "option", None, ""),
+    ("Cost per GPU-hour", "usd_per_gpu_hour", "low", "usd2"),
+    ("MFU", "mfu", "high", "pct_plain"),
+    ("Tokens per second", "tokens_per_second", "high", "int"),
+    ("Memory per GPU", "memory_gib", "low", "gib"),
+    ("GPUs", "gpus", None, "int"),
+]
+
+
+def _charts_for(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """The design charts of a stored evaluation, cached: an evaluation never changes once stored."""
+    key = f"dashboard:charts:v1:{evaluation.pk}"
+    figures = cache.get(key)
+    if figures is None:
+        figures = charts.design_charts(evaluation.result)
+        cache.set(key, figures, 24 * 3600)
+    return figures
+
+
+def _results_context(evaluation: Evaluation) -> dict[str, Any]:
+    result = evaluation.result
+    training = result["training"]
+    best = (result.get("options") or [None])[0]
+    break_even = [
+        (o["label"], o["break_even_utilization"])
+        for o in result.get("options") or []
+        if o.get("break_even_utilization") is not None
+    ]
+    findings: dict[str, list[dict[str, Any]]] = {}
+    for finding in result.get("findings") or []:
+        findings.setdefault(finding.get("severity", "info"), []).append(finding)
+    candidates = training.get("candidates") or []
+    return {
+        "evaluation": evaluation,
+        "result": result,
+        "training": training,
+        "best_option": best,
+        "break_even": break_even,
+        "findings_by_severity": findings,
+        "candidates": candidates[:10],
+        "charts": _charts_for(evaluation),
+    }
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    designs = selectors.design_list(user=request.user)
+    return render(
+        request,
+        "dashboard/home.html",
+        {
+            "recent": designs.filter(is_demo=False)[:12],
+            "demos": designs.filter(is_demo=True).order_by("id"),
+        },
+    )
+
+
+def _picker_context() -> dict[str, Any]:
+    return {
+        "accelerators": Accelerator.objects.order_by("name").only("slug", "name", "memory_gib"),
+        "fabrics": Fabric.objects.order_by("name").only("slug", "name"),
+        "storage_tiers": StorageTier.objects.order_by("name").only("slug", "name"),
+        "offerings": CloudOffering.objects.select_related("accelerator").order_by(
+            "provider", "instance_type"
+        ),
+        "presets": model_presets(),
+        "pricing_models": PRICING_MODELS,
+        "recompute_choices": ["none", "selective", "full"],
+        "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
+    }
+
+
+def _prefill(request: HttpRequest) -> dict[str, Any]:
+    """A new design's spec from the query string (the sweep page links here with its point's parameters)."""
+    spec = spec_with_defaults(None)
+    get = request.GET
+    cluster = spec["cluster"]
+    if get.get("accelerator"):
+        cluster["accelerator"] = get["accelerator"]
+    for key in ("nodes", "gpus_per_node"):
+        if get.get(key, "").isdigit():
+            cluster[key] = int(get[key])
+    if get.get("preset"):
+        spec["workload"]["model"] = {"preset": get["preset"]}
+    if get.get("tokens"):
+        try:
+            spec["workload"]["training"]["tokens"] = float(get["tokens"])
+        except ValueError:
+            pass
+    if get.get("layout"):
+        try:
+            layout = json.loads(get["layout"])
+            if isinstance(layout, dict):
+                spec["parallelism"] = {k: v for k, v in layout.items() if k != "ep"}
+        except ValueError:
+            pass
+    if get.get("offering"):
+        models = [m for m in get.getlist("pricing") if m in PRICING_MODELS] or ["on_demand"]
+        spec["costs"]["cloud"] = [{"offering": get["offering"], "pricing_models": models}]
+    return spec
+
+
+@login_required
+def design_new(request: HttpRequest) -> HttpResponse:
+    name = request.GET.get("name") or "New design"
+    return render(
+        request,
+        "dashboard/editor.html",
+        {
+            **_picker_context(),
+            "design": None,
+            "spec": _prefill(request),
+            "name": name,
+            "visibility": "private",
+        },
+    )
+
+
+@login_required
+def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
+    design = selectors.design_get_owned(user=request.user, design_id=design_id)
+    version = design.current
+    context = {
+        **_picker_context(),
+        "design": design,
+        "spec": spec_with_defaults(version.spec),
+        "name": design.name,
+        "visibility": design.visibility,
+        "description": design.description,
+    }
+    context.update(_results_context(services.design_evaluate(version=version)))
+    return render(request, "dashboard/editor.html", context)
+
+
+@login_required
+def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
+    design = selectors.design_get(user=request.user, design_id=design_id)
+    version = selectors.design_version_get(design=design, number=_int(request.GET.get("version")))
+    evaluation = services.design_evaluate(version=version)
+    context = {
+        "design": design,
+        "version": version,
+        "can_edit": design.owner_id == request.user.pk,
+        "share_links": design.share_links.all()[:20] if design.owner_id == request.user.pk else [],
+        **_results_context(evaluation),
+    }
+    return render(request, "dashboard/design.html", context)
+
+
+@login_required
+@require_GET
+def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
+    """The results part of the design page alone: the editor swaps it in after each save."""
+    design = selectors.design_get(user=request.user, design_id=design_id)
+    evaluation = services.design_evaluate(version=design.current)
+    return render(
+        request, "includes/_design_results.html", {"design": design, **_results_context(evaluation)}
+    )
+
+
+def _int(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isdigit() else None
+
+
+def _compare_row(design: Design, evaluation: Evaluation) -> dict[str, Any]:
+    result = evaluation.result
+    training = result["training"]
+    best = (result.get("options") or [{}])[0]
+    summary = (training.get("summary") or {}).get("cluster") or {}
+    return {
+        "id": design.pk,
+        "name": design.name,
+        "fits": training.get("fits"),
+        "days": best.get("days") or training.get("time_to_train_days"),
+        "run_cost_usd": best.get("run_cost_usd"),
+        "option": best.get("label"),
+        "usd_per_gpu_hour": best.get("usd_per_gpu_hour"),
+        "mfu": training.get("mfu"),
+        "tokens_per_second": training.get("tokens_per_second"),
+        "memory_gib": (training.get("memory_per_gpu_gib") or {}).get("total"),
+        "gpus": summary.get("gpus"),
+        "options": result.get("options") or [],
+    }
+
+
+@login_required
+def compare(request: HttpRequest) -> HttpResponse:
+    visible = selectors.design_list(user=request.user)
+    ids = [i for i in (_int(raw) for raw in request.GET.getlist("ids")) if i is not None]
+    context: dict[str, Any] = {"choices": visible.order_by("-is_demo", "name"), "selected": ids}
+    if ids and not 2 <= len(ids) <= 6:
+        context["error"] = "Choose 2 to 6 designs to compare."
+    elif ids:
+        rows = []
+        for design_id in ids:
+            design = selectors.design_get(user=request.user, design_id=design_id)
+            rows.append(_compare_row(design, services.design_evaluate(version=design.current)))
+        table = []
+        for label, key, better, fmt in COMPARE_ROWS:
+            values = [r.get(key) for r in rows]
+            numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            target = (min(numbers) if better == "low" else max(numbers)) if better and numbers else None
+            table.append(
+                {
+                    "label": label,
+                    "fmt": fmt,
+                    "cells": [{"value": v, "best": target is not None and v == target} for v in values],
+                }
+            )
+        points = [
+            {
+                "days": o.get("days"),
+                "cost_usd": o.get("run_cost_usd"),
+                "label": f"{r['name']}: {o['label']}",
+                "url": f"/designs/{r['id']}/",
+            }
+            for r in rows
+            for o in r["options"]
+        ]
+        context.update(
+            rows=rows,
+            table=table,
+            charts=[
+                {"id": "compare-bars", "figure": charts.compare_bars_chart(rows)},
+                {
+                    "id": "compare-pareto",
+                    "figure": charts.pareto_chart(points, title="Run cost against days, every option"),
+                },
+            ],
+        )
+    return render(request, "dashboard/compare.html", context)
+
+
+@login_required
+def sweep(request: HttpRequest) -> HttpResponse:
+    recent = Analysis.objects.filter(owner=request.user, kind=Analysis.Kind.SWEEP).order_by("-created_at")[:8]
+    return render(
+        request,
+        "dashboard/sweep.html",
+        {
+            **_picker_context(),
+            "recent": recent,
+            "default_accelerators": ["h100-sxm", "h200", "b200"],
+            "default_nodes": "8, 16, 32, 64",
+            "sweep_pricing": ["on_demand", "reserved_1y", "spot", "own"],
+        },
+    )
+
+
+def _sweep_point_url(row: dict[str, Any], model: dict[str, Any], params: dict[str, Any]) -> str:
+    query: list[tuple[str, str]] = [
+        ("accelerator", row["accelerator"]),
+        ("nodes", str(row["nodes"])),
+        ("name", f"{row['accelerator']} × {row['nodes']} nodes ({row['pricing_model']})"),
+    ]
+    if model.get("preset"):
+        query.append(("preset", model["preset"]))
+    if (params.get("training") or {}).get("tokens"):
+        query.append(("tokens", str(params["training"]["tokens"])))
+    if row.get("layout"):
+        query.append(("layout", json.dumps(row["layout"], separators=(",", ":"))))
+    if row.get("offering"):
+        query.append(("offering", row["offering"]))
+        if row["pricing_model"] != "own":
+            query.append(("pricing", row["pricing_model"]))
+    return f"/designs/new/?{urlencode(query)}"
+
+
+@login_required
+def sweep_detail(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    analysis = Analysis.objects.filter(owner=request.user, kind=Analysis.Kind.SWEEP, pk=analysis_id).first()
+    if analysis is None:
+        raise Http404("No sweep with this id is yours.")
+    context: dict[str, Any] = {"analysis": analysis}
+    if analysis.status == Analysis.Status.SUCCEEDED and analysis.result:
+        rows = analysis.result.get("rows") or []
+        models = (analysis.snapshot or {}).get("models") or {}
+        params = analysis.params or {}
+        points = []
+        for row in rows:
+            if not row.get("fits") or row.get("cost_usd") is None:
+                continue
+            points.append(
+                {
+                    **row,
+                    "url": _sweep_point_url(row, models.get(row.get("model"), {}), params),
+                    "label": f"{row['accelerator']} × {row['nodes']} nodes, "
+                    f"{charts.PRICING_LABELS.get(row['pricing_model'], row['pricing_model'])}",
+                }
+            )
+        context.update(
+            rows=rows,
+            pareto=analysis.result.get("pareto") or [],
+            charts=[
+                {"id": "sweep-days", "figure": charts.sweep_heatmap(rows, value="days")},
+                {"id": "sweep-cost", "figure": charts.sweep_heatmap(rows, value="cost_usd")},
+                {
+                    "id": "sweep-pareto",
+                    "figure": charts.pareto_chart(
+                        points,
+                        title="Pareto front: run cost against days (click a point to open it as a design)",
+                    ),
+                },
+            ],
+        )
+    return render(request, "dashboard/sweep_detail.html", context)
+
+
+# --- Share view (no sign-in)
+
+
+def share(request: HttpRequest, token: str) -> HttpResponse:
+    link = selectors.share_link_resolve(token=token)
+    services.share_link_record_open(link=link)
+    version = link.evaluation.version
+    context = {
+        "link": link,
+        "token": token,
+        "version": version,
+        "assumptions": link.evaluation.result.get("assumptions") or [],
+        **_results_context(link.evaluation),
+    }
+    response = render(request, "dashboard/share.html", context)
+    response["X-Robots-Tag"] = "noindex"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
+    from rest_framework.exceptions import ValidationError
+
+    from apps.designs.api import export_response
+
+    link = selectors.share_link_resolve(token=token)
+    if fmt not in ("csv", "xlsx"):
+        raise Http404("Share links download CSV or XLSX.")
+    version = link.evaluation.version
+    try:
+        return export_response(link.evaluation.result, fmt, f"design-{link.design_id}-v{version.number}")
+    except ValidationError as exc:
+        return HttpResponseBadRequest(str(exc.detail))

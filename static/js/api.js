@@ -1,0 +1,58 @@
+/* fetch wrapper for the REST API: JSON in and out, the CSRF token, and the error envelope's fields. */
+(function () {
+  "use strict";
+  function csrfToken() {
+    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (match) return decodeURIComponent(match[1]);
+    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function request(method, url, body) {
+    var options = { method: method, credentials: "same-origin",
+                    headers: { "Accept": "application/json", "X-CSRFToken": csrfToken() } };
+    if (body !== undefined) {
+      options.headers["Content-Type"] = "application/json";
+      options.body = JSON.stringify(body);
+    }
+    return fetch(url, options).then(function (response) {
+      var type = response.headers.get("Content-Type") || "";
+      var parse = type.indexOf("json") >= 0 ? response.json() : response.text();
+      return parse.then(function (data) { return { status: response.status, ok: response.ok, data: data }; });
+    });
+  }
+
+  function showErrors(form, envelope) {
+    clearErrors(form);
+    var error = (envelope && envelope.error) || {};
+    var fields = error.fields || {};
+    var unplaced = [];
+    Object.keys(fields).forEach(function (name) {
+      // The most specific error slot whose name is a prefix of the field's path.
+      var path = name, slot = null;
+      while (path && !slot) {
+        slot = form.querySelector('[data-error-for="' + path + '"]');
+        if (!slot) path = path.indexOf(".") >= 0 ? path.slice(0, path.lastIndexOf(".")) : "";
+      }
+      var text = fields[name].join(" ");
+      if (slot) {
+        slot.textContent = (slot.textContent ? slot.textContent + " " : "") + text;
+        var input = slot.parentElement.querySelector("input, select, textarea");
+        if (input) { input.setAttribute("aria-invalid", "true"); input.setAttribute("aria-describedby", slot.id || ""); }
+      } else {
+        unplaced.push(name + ": " + text);
+      }
+    });
+    var box = form.querySelector("#form-error");
+    if (box) box.textContent = unplaced.length ? unplaced.join(" · ") : (error.message || "");
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll(".field-error").forEach(function (el) { el.textContent = ""; });
+    form.querySelectorAll("[aria-invalid]").forEach(function (el) { el.removeAttribute("aria-invalid"); });
+    var box = form.querySelector("#form-error");
+    if (box) box.textContent = "";
+  }
+
+  window.ClusterApi = { request: request, showErrors: showErrors, clearErrors: clearErrors };
+})();

@@ -1,0 +1,42 @@
+/* Draw every [data-chart] element with Plotly; its figure JSON sits in the json_script element it names. */
+(function () {
+  "use strict";
+  var CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+
+  function draw(el) {
+    if (el.dataset.drawn === "1" || !window.Plotly) return;
+    var source = document.getElementById(el.dataset.chart);
+    if (!source) return;
+    var figure = JSON.parse(source.textContent);
+    el.dataset.drawn = "1";
+    window.Plotly.newPlot(el, figure.data, figure.layout, CONFIG).then(function () {
+      el.dataset.rendered = "1";
+    });
+    // A point whose customdata is a page path opens that page (sweep and compare Pareto charts).
+    el.on("plotly_click", function (event) {
+      var point = event.points && event.points[0];
+      var target = point && point.customdata;
+      if (typeof target === "string" && target.charAt(0) === "/") window.location.href = target;
+    });
+  }
+
+  function renderAll(root) {
+    (root || document).querySelectorAll("[data-chart]").forEach(draw);
+  }
+
+  function resizeAll() {
+    document.querySelectorAll("[data-chart][data-rendered='1']").forEach(function (el) {
+      window.Plotly.Plots.resize(el);
+    });
+  }
+
+  window.ClusterCharts = { renderAll: renderAll, resizeAll: resizeAll };
+  // Printing narrows the page: redraw at the print width so no chart is cut.
+  window.addEventListener("beforeprint", resizeAll);
+  window.addEventListener("afterprint", resizeAll);
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { renderAll(document); });
+  } else {
+    renderAll(document);
+  }
+})();
