@@ -1,0 +1,812 @@
+"""Launch configurations for a design's chosen layout: a ``torchrun`` command for Megatron-LM's
+``pretrain_gpt.py``, a Slurm ``sbatch`` script, a Kubernetes Volcano Job and the NCCL settings for the fabric.
+
+All functions are pure: they read the evaluation dict (docs: /tmp contract "The design evaluation dict",
+produced by ``apps.designs.services.design_evaluate``) and return text. Nothing here touches the database.
+
+Flag names follow Megatron-LM ``megatron/training/arguments.py`` (``--tensor-model-parallel-size``,
+``--pipeline-model-parallel-size``, ``--context-parallel-size``, ``--expert-model-parallel-size``,
+``--num-layers-per-virtual-pipeline-stage``, ``--decoder-first/last-pipeline-num-layers``,
+``--sequence-parallel``, ``--recompute-granularity {full,selective}``, ``--recompute-method uniform``,
+``--use-distributed-optimizer``, ``--fp8-format hybrid``, ``--group-query-attention --num-query-groups``,
+``--num-experts``, ``--moe-router-topk``, ``--moe-ffn-hidden-size``, ``--moe-layer-freq``). ZeRO-2/3 and HSDP
+map to Megatron-FSDP (``--use-megatron-fsdp``, ``--data-parallel-sharding-strategy optim_grads`` or
+``optim_grads_params``,
+``--num-distributed-optimizer-instances`` for the replicated outer level), whose documented required flags are
+``--no-gradient-accumulation-fusion --use-distributed-optimizer --ckpt-format fsdp_dtensor``.
+
+NCCL and libfabric variable names follow the NCCL user guide ("Environment Variables") and aws-ofi-nccl
+``doc/efa-env-var.md``. The Volcano job uses the ``pytorch`` job plugin, which opens the port and sets
+MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every pod (volcano-sh/volcano
+docs/user-guide/how_to_use_pytorch_plugin.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from clusterdesigner.engine.model import ModelShape
+from clusterdesigner.engine.presets import PRESETS
+
+MASTER_PORT = 29500
+VOLCANO_PORT = 23456  # the Volcano pytorch plugin's default --port
+PRETRAIN_SCRIPT = "${MEGATRON_DIR:-/workspace/Megatron-LM}/pretrain_gpt.py"
+IMAGE = "nvcr.io/nvidia/pytorch:24.12-py3"
+FABRIC_KINDS = ("infiniband", "roce", "efa", "ethernet")
+
+# Device-plugin resource names. IB and RoCE: the NVIDIA network operator's RDMA shared device plugin
+# (its example resource name); EFA: the AWS EFA device plugin.
+RDMA_RESOURCE = "rdma/rdma_shared_device_a"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# EFA interfaces per instance: p4d 4, p5 32, p5en 16, p6-b200 8 (AWS EC2 accelerated-computing specs).
+EFA_DEVICES_BY_ACCELERATOR = {"a100-40gb": 4, "a100-80gb": 4, "h100-sxm": 32, "h200": 16, "b200": 8}
+
+
+# ---- NCCL ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NcclSetting:
+    """One NCCL/libfabric variable with the reason it is set. ``value`` None means "deliberately left unset"
+    (rendered as a comment so the reader sees the choice)."""
+
+    name: str
+    value: str | None
+    why: str
+
+
+def fabric_kind_of(evaluation: Mapping[str, Any]) -> str:
+    """The fabric kind (infiniband, roce, efa, ethernet) of the evaluation's cluster: an explicit
+    ``fabric_kind`` in the spec's cluster, else inferred from the catalog slug (ib-*, roce-*, *efa*, eth-*).
+    """
+    cluster = _cluster(evaluation)
+    kind = str(cluster.get("fabric_kind") or "").lower()
+    if kind in FABRIC_KINDS:
+        return kind
+    return _kind_from_slug(str(cluster.get("fabric") or ""))
+
+
+def _kind_from_slug(slug: str) -> str:
+    s = slug.lower()
+    if s.startswith("ib-") or "infiniband" in s:
+        return "infiniband"
+    if "roce" in s:
+        return "roce"
+    if "efa" in s:
+        return "efa"
+    if s.startswith("eth") or "ethernet" in s:
+        return "ethernet"
+    raise ValueError(
+        f"cannot tell the fabric kind of {slug!r}; "
+        f"set spec.cluster.fabric_kind to one of {', '.join(FABRIC_KINDS)}"
+    )
+
+
+def _link_gbps(slug: str) -> float:
+    match = re.search(r"(\d+)\s*g", slug.lower())
+    return float(match.group(1)) if match else 0.0
+
+
+_GDR = (
+    "NCCL_NET_GDR_LEVEL",
+    "PXB",
+    "GPUDirect RDMA when NIC and GPU share PCIe switches (HGX rails), never through the CPU",
+)
+_NCCL: dict[str, tuple[tuple[str, str | None, str], ...]] = {
+    "infiniband": (
+        (
+            "NCCL_IB_HCA",
+            "mlx5",
+            "the ConnectX (mlx5) HCAs; list the compute rails (=mlx5_0,...) if storage is mlx5 too",
+        ),
+        ("NCCL_IB_GID_INDEX", None, "native InfiniBand routes by LID; a GID index only matters on RoCE"),
+        _GDR,
+    ),
+    "roce": (
+        ("NCCL_IB_HCA", "mlx5", "RoCE uses the same verbs API: the ConnectX (mlx5) ports"),
+        (
+            "NCCL_IB_GID_INDEX",
+            "3",
+            "GID 3 is usually RoCE v2 over IPv4 (check show_gids); NCCL < 2.21 uses 0 = v1",
+        ),
+        ("NCCL_IB_TC", "106", "DSCP 26 x 4 + ECN bits: must match the switches' lossless (PFC/ECN) class"),
+        ("NCCL_IB_QPS_PER_CONNECTION", "4", "more queue pairs give ECMP more flows to spread over the spine"),
+        _GDR,
+    ),
+    "efa": (
+        (
+            "FI_PROVIDER",
+            "efa",
+            "libfabric must use EFA, never TCP (needed for aws-ofi-nccl <= 1.5, harmless later)",
+        ),
+        ("FI_EFA_USE_DEVICE_RDMA", "1", "GPUDirect RDMA on p4/p5 (needed for plugin 1.6, default from 1.7)"),
+        (
+            "NCCL_PROTO",
+            "simple",
+            "EFA may reorder packets, breaking LL/LL128 (plugin <= 1.5; newer ones set it)",
+        ),
+        ("FI_EFA_USE_HUGE_PAGE", None, "set to 0 only if os.fork() in data loaders fails to allocate memory"),
+    ),
+    "ethernet": (
+        (
+            "NCCL_SOCKET_IFNAME",
+            "^lo,docker,veth,virbr",
+            "TCP carries everything: not loopback or bridges (or =eth0)",
+        ),
+        (
+            "NCCL_IB_DISABLE",
+            "1",
+            "no RDMA fabric: do not use verbs even if the NIC offers RoCE without lossless QoS",
+        ),
+    ),
+}
+_FAST_SOCKETS = (
+    (
+        "NCCL_SOCKET_NTHREADS",
+        "4",
+        "one helper thread cannot fill 100 Gb/s; the NCCL guide suggests 4 for 100G",
+    ),
+    (
+        "NCCL_NSOCKS_PERTHREAD",
+        "4",
+        "4 sockets per thread (threads x sockets <= 64), the NCCL guide's 100G value",
+    ),
+)
+
+
+def nccl_settings(*, fabric_kind: str, fabric_slug: str) -> list[NcclSetting]:
+    """The NCCL settings that suit a fabric, each with why; ``value`` None marks one left unset on purpose.
+
+    Sources: NCCL user guide, "Environment Variables" (NCCL_IB_HCA; NCCL_IB_GID_INDEX, default -1 =
+    auto-select since 2.21; NCCL_IB_TC; NCCL_IB_QPS_PER_CONNECTION; NCCL_NET_GDR_LEVEL; NCCL_SOCKET_IFNAME;
+    NCCL_IB_DISABLE; NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD, 4 each for 100G); aws-ofi-nccl
+    doc/efa-env-var.md for EFA (FI_PROVIDER=efa, FI_EFA_USE_DEVICE_RDMA=1, NCCL_PROTO=simple for old plugins).
+    """
+    kind = fabric_kind.lower()
+    if kind not in _NCCL:
+        raise ValueError(f"unknown fabric kind {fabric_kind!r}; use one of {', '.join(FABRIC_KINDS)}")
+    rows = list(_NCCL[kind])
+    if kind == "ethernet" and _link_gbps(fabric_slug) >= 100:
+        rows += _FAST_SOCKETS
+    return [NcclSetting(name, value, why) for name, value, why in rows]
+
+
+def nccl_env(*, fabric_kind: str, fabric_slug: str) -> dict[str, str]:
+    """The NCCL environment for a fabric as name → value (variables deliberately left unset are absent).
+    The reason for each is in ``nccl_settings`` and is written next to it in the generated scripts."""
+    return {
+        s.name: s.value
+        for s in nccl_settings(fabric_kind=fabric_kind, fabric_slug=fabric_slug)
+        if s.value is not None
+    }
+
+
+# ---- reading the evaluation ------------------------------------------------------------------------------
+def _cluster(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
+    cluster = (evaluation.get("spec") or {}).get("cluster")
+    if not isinstance(cluster, Mapping):
+        raise ValueError("the evaluation has no spec.cluster, so there is no cluster to launch on")
+    return cluster
+
+
+def chosen_layout(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """The evaluated layout (training.parallelism) with defaults filled in; ValueError when there is none
+    or it does not fit in memory."""
+    training = evaluation.get("training")
+    if not isinstance(training, Mapping) or not training:
+        raise ValueError(
+            "the evaluation has no training result, so there is no layout to launch; evaluate it first"
+        )
+    parallelism = training.get("parallelism")
+    if not isinstance(parallelism, Mapping) or not parallelism:
+        raise ValueError(
+            "the evaluation has no parallel layout (training.parallelism is missing): none fits the cluster; "
+            "add nodes, pick a larger-memory accelerator or allow more sharding/recompute"
+        )
+    if training.get("fits") is False:
+        need = (training.get("memory_per_gpu_gib") or {}).get("total")
+        have = training.get("memory_capacity_gib")
+        detail = (
+            f" (needs {need:.1f} GiB per GPU, has {have:g} GiB)"
+            if isinstance(need, (int, float)) and have
+            else ""
+        )
+        raise ValueError(
+            f"the chosen layout does not fit in GPU memory{detail}; a launch would run out of memory"
+        )
+    layout: dict[str, Any] = {
+        "tp": 1,
+        "pp": 1,
+        "dp": 1,
+        "cp": 1,
+        "ep": 1,
+        "vpp": 1,
+        "micro_batch": 1,
+        "recompute": "none",
+        "sharding": "none",
+        "sequence_parallel": False,
+    }
+    layout.update({k: v for k, v in parallelism.items() if v is not None})
+    for key in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"):
+        value = layout[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"training.parallelism.{key} must be a whole number >= 1, got {value!r}")
+    return layout
+
+
+def layout_summary(parallelism: Mapping[str, Any]) -> str:
+    """A one-line description of a layout, e.g. ``TP8 PP4 DP16 CP1 EP1 VPP1 mb1 selective zero1 SP``."""
+    p = parallelism
+    parts = [f"TP{p.get('tp', 1)}", f"PP{p.get('pp', 1)}", f"DP{p.get('dp', 1)}", f"CP{p.get('cp', 1)}"]
+    if p.get("ep", 1) != 1:
+        parts.append(f"EP{p.get('ep')}")
+    parts += [
+        f"VPP{p.get('vpp', 1)}",
+        f"mb{p.get('micro_batch', 1)}",
+        f"recompute={p.get('recompute', 'none')}",
+        f"sharding={p.get('sharding', 'none')}",
+    ]
+    if p.get("sequence_parallel"):
+        parts.append("SP")
+    return " ".join(parts)
+
+
+# Every shape field of the engine's ModelShape (layers … moe_layers), without its name and slug.
+_SHAPE_KEYS = tuple(f.name for f in fields(ModelShape) if f.name not in ("name", "slug"))
+_REQUIRED_SHAPE = ("layers", "hidden", "heads", "vocab", "seq_len")
+
+
+def model_shape(evaluation: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The model shape to launch: the engine's preset (when the spec names one), overridden by the shape
+    fields in the spec, overridden by the resolved shape the training engine echoes (training.model or
+    training.summary.model). None when the layers/hidden/heads/vocab/seq_len are still unknown."""
+    spec_model = ((evaluation.get("spec") or {}).get("workload") or {}).get("model") or {}
+    training = evaluation.get("training") or {}
+    shape: dict[str, Any] = {}
+    preset = spec_model.get("preset") if isinstance(spec_model, Mapping) else None
+    if preset:
+        shape.update(_preset_shape(str(preset)))
+    if isinstance(spec_model, Mapping):
+        shape.update({k: spec_model[k] for k in _SHAPE_KEYS if spec_model.get(k) is not None})
+    for echoed in (training.get("model"), (training.get("summary") or {}).get("model")):
+        if isinstance(echoed, Mapping):
+            shape.update({k: echoed[k] for k in _SHAPE_KEYS if echoed.get(k) is not None})
+    if not all(k in shape for k in _REQUIRED_SHAPE):
+        return None
+    shape.setdefault("kv_heads", shape["heads"])
+    shape.setdefault("ffn_hidden", 4 * shape["hidden"])
+    if shape.get("experts") and not shape.get("moe_layers"):
+        shape["moe_layers"] = shape["layers"]
+    return shape
+
+
+def _preset_shape(slug: str) -> dict[str, Any]:
+    # The training engine's presets are the same shapes the estimate used; an unknown (private) preset
+    # simply yields nothing and the caller falls back to the echoed shape or a comment.
+    base = PRESETS.get(slug)
+    return {k: getattr(base, k) for k in _SHAPE_KEYS} if base is not None else {}
+
+
+def _precision(evaluation: Mapping[str, Any]) -> str:
+    training_spec = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
+    summary = ((evaluation.get("training") or {}).get("summary") or {}).get("training") or {}
+    return str(summary.get("precision") or training_spec.get("precision") or "bf16").lower()
+
+
+def _global_batch_seqs(evaluation: Mapping[str, Any], seq_len: int | None) -> int | None:
+    summary = ((evaluation.get("training") or {}).get("summary") or {}).get("training") or {}
+    if summary.get("global_batch_seqs"):
+        return int(summary["global_batch_seqs"])
+    training_spec = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
+    if training_spec.get("global_batch_seqs"):
+        return int(training_spec["global_batch_seqs"])
+    tokens = training_spec.get("global_batch_tokens")
+    if tokens and seq_len:
+        return max(1, round(float(tokens) / seq_len))
+    return None
+
+
+def _train_tokens(evaluation: Mapping[str, Any]) -> float | None:
+    summary = ((evaluation.get("training") or {}).get("summary") or {}).get("training") or {}
+    training_spec = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
+    value = summary.get("tokens") or training_spec.get("tokens")
+    return float(value) if value else None
+
+
+# ---- Megatron arguments ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Everything the three launchers share."""
+
+    nodes: int
+    gpus_per_node: int
+    megatron_args: tuple[str, ...]
+    comments: tuple[str, ...]
+    env: tuple[NcclSetting, ...]
+    fabric_kind: str
+    fabric_slug: str
+    accelerator: str
+    name: str
+
+
+def _stage_split(layers: int, pp: int) -> tuple[int, int] | None:
+    """(first, last) stage layer counts for an uneven pipeline split, middle stages holding ceil(L/pp): the
+    first and last stages also hold the embedding and the output layer, so they are the ones to lighten."""
+    if pp <= 1 or layers % pp == 0:
+        return None
+    per = math.ceil(layers / pp)
+    deficit = per * pp - layers
+    first, last = per - math.ceil(deficit / 2), per - deficit // 2
+    if first < 1 or last < 1:
+        raise ValueError(f"{layers} layers cannot be split over {pp} pipeline stages")
+    return first, last
+
+
+def _moe_layer_freq(layers: int, moe_layers: int) -> str | None:
+    # Dense layers first (DeepSeek-V3 keeps its first 3 layers dense), then MoE layers.
+    if moe_layers >= layers:
+        return None
+    return f"([0]*{layers - moe_layers}+[1]*{moe_layers})"
+
+
+def _hsdp_instances(layout: Mapping[str, Any], gpus_per_node: int) -> int:
+    # HSDP shards inside a node and replicates across nodes: the shard group is the data-parallel ranks
+    # that fit in one node, the number of replicas is dp / that.
+    dp = int(layout["dp"])
+    in_node = max(1, min(dp, gpus_per_node // (int(layout["tp"]) * int(layout["cp"]))))
+    while dp % in_node:
+        in_node -= 1
+    return dp // in_node
+
+
+def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
+    """Build the Megatron-LM argument list for the evaluation's layout, model and precision.
+
+    Checks what Megatron would reject at start-up: tp·pp·dp·cp must equal nodes × GPUs per node; the global
+    batch (sequences) must divide by micro_batch × dp; with vpp > 1 the layers must split evenly into
+    pp × vpp chunks. Raises ValueError with the reason.
+    """
+    layout = chosen_layout(evaluation)
+    cluster = _cluster(evaluation)
+    nodes = int(cluster.get("nodes") or 0)
+    gpn = int(cluster.get("gpus_per_node") or 0)
+    if nodes < 1 or gpn < 1:
+        raise ValueError("spec.cluster needs nodes and gpus_per_node (whole numbers >= 1)")
+    tp, pp, dp, cp, ep, vpp = (layout[k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp"))
+    mb = layout["micro_batch"]
+    world = tp * pp * dp * cp
+    if world != nodes * gpn:
+        raise ValueError(
+            f"layout uses tp×pp×dp×cp = {tp}×{pp}×{dp}×{cp} = {world} GPUs but the cluster has "
+            f"{nodes} nodes × {gpn} = {nodes * gpn}"
+        )
+    fabric_slug = str(cluster.get("fabric") or "")
+    kind = fabric_kind_of(evaluation)
+    args: list[str] = []
+    comments: list[str] = []
+
+    def add(flag: str, value: Any = None) -> None:
+        args.append(flag)
+        if value is not None:
+            args.append(str(value))
+
+    add("--tensor-model-parallel-size", tp)
+    add("--pipeline-model-parallel-size", pp)
+    add("--context-parallel-size", cp)
+    if ep > 1:
+        add("--expert-model-parallel-size", ep)
+    if layout["sequence_parallel"] and tp > 1:
+        add("--sequence-parallel")
+
+    shape = model_shape(evaluation)
+    if shape is not None:
+        layers = int(shape["layers"])
+        if vpp > 1:
+            if layers % (pp * vpp):
+                raise ValueError(
+                    f"{layers} layers do not split into pp×vpp = {pp}×{vpp} equal virtual stages; "
+                    "Megatron's interleaved schedule needs layers divisible by pp × vpp"
+                )
+            add("--num-layers-per-virtual-pipeline-stage", layers // (pp * vpp))
+        elif (split := _stage_split(layers, pp)) is not None:
+            add("--decoder-first-pipeline-num-layers", split[0])
+            add("--decoder-last-pipeline-num-layers", split[1])
+        add("--num-layers", layers)
+        add("--hidden-size", shape["hidden"])
+        add("--ffn-hidden-size", shape["ffn_hidden"])
+        add("--num-attention-heads", shape["heads"])
+        if int(shape["kv_heads"]) != int(shape["heads"]):
+            add("--group-query-attention")
+            add("--num-query-groups", shape["kv_heads"])
+        add("--seq-length", shape["seq_len"])
+        add("--max-position-embeddings", shape["seq_len"])
+        if shape.get("gated_mlp"):
+            add("--swiglu")
+        if not shape.get("tied_embeddings"):
+            add("--untie-embeddings-and-output-weights")
+        if shape.get("experts"):
+            add("--num-experts", shape["experts"])
+            add("--moe-router-topk", shape["top_k"])
+            add("--moe-ffn-hidden-size", shape.get("expert_ffn_hidden") or shape["ffn_hidden"])
+            if shape.get("shared_experts"):
+                add(
+                    "--moe-shared-expert-intermediate-size",
+                    int(shape["shared_experts"]) * int(shape.get("expert_ffn_hidden") or shape["ffn_hidden"]),
+                )
+            if (freq := _moe_layer_freq(layers, int(shape.get("moe_layers") or layers))) is not None:
+                add("--moe-layer-freq", freq)
+        comments.append(
+            "norm and position-embedding flags are not part of the design: add e.g. --normalization RMSNorm "
+            "--position-embedding-type rope for Llama-style models"
+        )
+    else:
+        preset = (((evaluation.get("spec") or {}).get("workload") or {}).get("model") or {}).get(
+            "preset", "?"
+        )
+        comments.append(
+            f"--model-preset {preset}: its shape is not known here; add --num-layers, --hidden-size, "
+            "--ffn-hidden-size, --num-attention-heads, --seq-length and --max-position-embeddings"
+        )
+        if vpp > 1:
+            comments.append(
+                f"vpp {vpp}: add --num-layers-per-virtual-pipeline-stage = layers / (pp {pp} × vpp {vpp})"
+            )
+
+    add("--micro-batch-size", mb)
+    seq_len = int(shape["seq_len"]) if shape else None
+    gbs = _global_batch_seqs(evaluation, seq_len)
+    if gbs is not None:
+        if gbs % (mb * dp):
+            raise ValueError(
+                f"global batch of {gbs} sequences does not divide by micro_batch × dp = {mb}×{dp}; "
+                "Megatron needs a whole number of micro-batches per data-parallel rank"
+            )
+        add("--global-batch-size", gbs)
+        tokens = _train_tokens(evaluation)
+        if tokens and seq_len:
+            add("--train-iters", math.ceil(tokens / (gbs * seq_len)))
+
+    recompute = str(layout["recompute"])
+    if recompute == "selective":
+        add("--recompute-granularity", "selective")
+    elif recompute == "full":
+        add("--recompute-granularity", "full")
+        add("--recompute-method", "uniform")
+        add("--recompute-num-layers", 1)
+
+    sharding = str(layout["sharding"])
+    if sharding == "zero1":
+        add("--use-distributed-optimizer")
+        add("--overlap-grad-reduce")
+        add("--overlap-param-gather")
+    elif sharding in ("zero2", "zero3", "hsdp"):
+        add("--use-megatron-fsdp")
+        add(
+            "--data-parallel-sharding-strategy",
+            "optim_grads" if sharding == "zero2" else "optim_grads_params",
+        )
+        if sharding == "hsdp":
+            add("--num-distributed-optimizer-instances", _hsdp_instances(layout, gpn))
+            add("--outer-dp-sharding-strategy", "no_shard")
+        add("--use-distributed-optimizer")
+        add("--no-gradient-accumulation-fusion")
+        add("--ckpt-format", "fsdp_dtensor")
+    elif sharding != "none":
+        comments.append(
+            f"sharding {sharding!r} has no Megatron-LM equivalent here; choose optimizer sharding yourself"
+        )
+
+    precision = _precision(evaluation)
+    if precision in ("bf16", "fp8", "fp4"):
+        add("--bf16")
+    if precision == "fp8":
+        add("--fp8-format", "hybrid")
+    elif precision == "fp4":
+        add("--fp4-format", "e2m1")
+    elif precision == "tf32":
+        comments.append("tf32: fp32 weights with TF32 matmuls (Megatron's default without --bf16/--fp16)")
+
+    if shape is not None:
+        add("--tokenizer-type", "NullTokenizer")
+        add("--vocab-size", shape["vocab"])
+    else:
+        add("--tokenizer-type", "NullTokenizer")
+    add("--mock-data")
+    comments.append(
+        "--mock-data with NullTokenizer measures throughput; replace with --data-path and your tokenizer"
+    )
+    for flag, value in (
+        ("--lr", "3.0e-4"),
+        ("--min-lr", "3.0e-5"),
+        ("--lr-decay-style", "cosine"),
+        ("--lr-warmup-fraction", "0.01"),
+        ("--weight-decay", "0.1"),
+        ("--clip-grad", "1.0"),
+        ("--adam-beta1", "0.9"),
+        ("--adam-beta2", "0.95"),
+        ("--log-interval", "10"),
+        ("--save", "${CHECKPOINT_DIR:-/checkpoints}"),
+        ("--save-interval", "1000"),
+    ):
+        add(flag, value)
+    comments.append("learning-rate, logging and checkpoint flags are placeholders, not part of the design")
+
+    env = list(nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug))
+    if sharding in ("zero2", "zero3", "hsdp"):
+        env.append(
+            NcclSetting(
+                "CUDA_DEVICE_MAX_CONNECTIONS",
+                None,
+                "left unset: Megatron-FSDP overlaps its all-gathers on several CUDA queues",
+            )
+        )
+    else:
+        env.append(
+            NcclSetting(
+                "CUDA_DEVICE_MAX_CONNECTIONS",
+                "1",
+                "Megatron needs one hardware queue so TP/SP communication is ordered before compute",
+            )
+        )
+    design = evaluation.get("design") or {}
+    return LaunchPlan(
+        nodes=nodes,
+        gpus_per_node=gpn,
+        megatron_args=tuple(args),
+        comments=tuple(comments),
+        env=tuple(env),
+        fabric_kind=kind,
+        fabric_slug=fabric_slug,
+        accelerator=str(cluster.get("accelerator") or ""),
+        name=str(design.get("name") or "design"),
+    )
+
+
+# ---- rendering -------------------------------------------------------------------------------------------
+def _quote(token: str) -> str:
+    # ${VAR:-default} placeholders must stay expandable; everything else is quoted for the shell.
+    if token.startswith("${") and re.fullmatch(r"\$\{[A-Z_]+(:-[^}'\"\s]*)?\}(/[\w./-]*)?", token):
+        return f'"{token}"'
+    return shlex.quote(token)
+
+
+def _job_name(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return (slug or "design")[:50].rstrip("-") or "design"
+
+
+def _args_lines(args: tuple[str, ...], indent: str) -> list[str]:
+    """Megatron arguments one flag (with its value) per continuation line."""
+    lines: list[str] = []
+    for token in args:
+        if token.startswith("--") or not lines:
+            lines.append(_quote(token))
+        else:
+            lines[-1] += " " + _quote(token)
+    return [f"{indent}{line}" for line in lines]
+
+
+def _continued(lines: list[str]) -> str:
+    return " \\\n".join(lines)
+
+
+def _env_lines(env: tuple[NcclSetting, ...]) -> list[str]:
+    out = []
+    for s in env:
+        if s.value is None:
+            out.append(f"# {s.name} not set: {s.why}")
+        else:
+            out.append(f"export {s.name}={shlex.quote(s.value)}  # {s.why}")
+    return out
+
+
+def _header(plan: LaunchPlan, evaluation: Mapping[str, Any]) -> list[str]:
+    training = evaluation.get("training") or {}
+    lines = [
+        f"ClusterDesigner launch for {plan.name!r}: {plan.nodes} nodes x {plan.gpus_per_node} GPUs "
+        f"({plan.accelerator}), fabric {plan.fabric_slug} ({plan.fabric_kind})",
+        f"layout: {layout_summary(chosen_layout(evaluation))}",
+    ]
+    days = training.get("time_to_train_days")
+    if isinstance(days, (int, float)):
+        lines.append(f"estimated time to train: {days:.1f} days; step time {_num(_step_time(training))} s")
+    return lines + list(plan.comments)
+
+
+def _step_time(training: Mapping[str, Any]) -> Any:
+    return (training.get("step_time_s") or {}).get("total")
+
+
+def _num(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, (int, float)) else "?"
+
+
+def launch_torchrun(*, evaluation: Mapping[str, Any]) -> str:
+    """A shell snippet: the NCCL exports for the fabric and the ``torchrun`` command for one node. Run it on
+    every node with NODE_RANK (0 … nodes-1) and MASTER_ADDR (node 0's address) set."""
+    plan = launch_plan(evaluation=evaluation)
+    head = [f"# {line}" for line in _header(plan, evaluation)]
+    head.append("# Run on every node with NODE_RANK=0..N-1 and MASTER_ADDR=<node 0> set.")
+    launcher = [
+        "torchrun",
+        f"  --nnodes={plan.nodes}",
+        f"  --nproc-per-node={plan.gpus_per_node}",
+        '  --node-rank="${NODE_RANK:-0}"',
+        '  --master-addr="${MASTER_ADDR:-localhost}"',
+        f'  --master-port="${{MASTER_PORT:-{MASTER_PORT}}}"',
+        f"  {_quote(PRETRAIN_SCRIPT)}",
+        *_args_lines(plan.megatron_args, "    "),
+    ]
+    return "\n".join([*head, *_env_lines(plan.env), "", _continued(launcher)]) + "\n"
+
+
+def launch_sbatch(*, evaluation: Mapping[str, Any]) -> str:
+    """A Slurm batch script: one task per node, all GPUs of each node, exclusive nodes, ``srun torchrun`` with
+    c10d rendezvous on the first node of the allocation."""
+    plan = launch_plan(evaluation=evaluation)
+    days = (evaluation.get("training") or {}).get("time_to_train_days")
+    lines = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name={_job_name(plan.name)}",
+        f"#SBATCH --nodes={plan.nodes}",
+        "#SBATCH --ntasks-per-node=1",
+        f"#SBATCH --gpus-per-node={plan.gpus_per_node}",
+        "#SBATCH --exclusive",
+        "#SBATCH --output=%x-%j.out",
+    ]
+    if isinstance(days, (int, float)):
+        lines.append(
+            f"# add #SBATCH --time=... within your partition's limit; the run takes about {days:.1f} days, "
+            "so plan on resuming from checkpoints"
+        )
+    lines += [f"# {line}" for line in _header(plan, evaluation)]
+    lines += ["", "set -euo pipefail", "", *_env_lines(plan.env), ""]
+    lines += [
+        "# The first node of the allocation hosts the rendezvous.",
+        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        f"MASTER_PORT={MASTER_PORT}",
+        "export MASTER_ADDR MASTER_PORT",
+        "",
+    ]
+    launcher = [
+        "srun --kill-on-bad-exit=1 --ntasks-per-node=1 torchrun",
+        '  --nnodes="$SLURM_JOB_NUM_NODES"',
+        f"  --nproc-per-node={plan.gpus_per_node}",
+        '  --rdzv-id="$SLURM_JOB_ID"',
+        "  --rdzv-backend=c10d",
+        '  --rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
+        f"  {_quote(PRETRAIN_SCRIPT)}",
+        *_args_lines(plan.megatron_args, "    "),
+    ]
+    return "\n".join([*lines, _continued(launcher)]) + "\n"
+
+
+def _y(value: Any) -> str:
+    """A YAML scalar: JSON strings and numbers are valid YAML flow scalars."""
+    return json.dumps(value)
+
+
+def launch_volcano(*, evaluation: Mapping[str, Any]) -> str:
+    """A Volcano ``batch.volcano.sh/v1alpha1`` Job: gang-scheduled (minAvailable = nodes), one pod per node
+    (a master task and nodes-1 workers), all GPUs of the node, the RDMA/EFA devices of the fabric, the NCCL
+    environment with the reason for each variable, and the torchrun command with the Volcano pytorch
+    plugin's MASTER_ADDR / MASTER_PORT / RANK."""
+    plan = launch_plan(evaluation=evaluation)
+    name = _job_name(plan.name)
+    resources: list[tuple[str, Any, str]] = [("nvidia.com/gpu", plan.gpus_per_node, "every GPU of the node")]
+    if plan.fabric_kind in ("infiniband", "roce"):
+        resources.append(
+            (RDMA_RESOURCE, 1, "RDMA verbs devices from the network operator's shared device plugin")
+        )
+    elif plan.fabric_kind == "efa":
+        count = EFA_DEVICES_BY_ACCELERATOR.get(plan.accelerator, plan.gpus_per_node)
+        resources.append(
+            (EFA_RESOURCE, count, "all EFA interfaces of the instance (aws-efa-k8s-device-plugin)")
+        )
+
+    script = [
+        "set -euo pipefail",
+        *[f"# {line}" for line in plan.comments],
+        _continued(
+            [
+                "torchrun",
+                f"  --nnodes={plan.nodes}",
+                f"  --nproc-per-node={plan.gpus_per_node}",
+                '  --node-rank="${RANK}"',
+                '  --master-addr="${MASTER_ADDR}"',
+                '  --master-port="${MASTER_PORT}"',
+                f"  {_quote(PRETRAIN_SCRIPT)}",
+                *_args_lines(plan.megatron_args, "    "),
+            ]
+        ),
+    ]
+
+    def pod(indent: str) -> list[str]:
+        i = indent
+        out = [
+            f"{i}template:",
+            f"{i}  spec:",
+            f"{i}    restartPolicy: Never  # the job policies below restart the whole gang",
+        ]
+        if plan.fabric_kind == "ethernet":
+            out.append(f"{i}    hostNetwork: true  # TCP collectives: skip the CNI overlay")
+        out += [
+            f"{i}    containers:",
+            f"{i}      - name: megatron",
+            f"{i}        image: {_y(IMAGE)}  # any image with PyTorch, Transformer Engine and Megatron-LM",
+            f'{i}        command: ["/bin/bash", "-c"]',
+            f"{i}        args:",
+            f"{i}          - |",
+            *[f"{i}            {line}" for block in script for line in block.split("\n")],
+            f"{i}        env:",
+        ]
+        for s in plan.env:
+            if s.value is None:
+                out.append(f"{i}          # {s.name} not set: {s.why}")
+            else:
+                out += [f"{i}          - name: {s.name}  # {s.why}", f"{i}            value: {_y(s.value)}"]
+        out += [f"{i}        resources:", f"{i}          limits:"]
+        out += [f"{i}            {key}: {val}  # {why}" for key, val, why in resources]
+        out += [
+            f"{i}        securityContext:",
+            f"{i}          capabilities:",
+            f'{i}            add: ["IPC_LOCK"]  # RDMA pins (locks) its buffers in memory',
+            f"{i}        volumeMounts:",
+            f"{i}          - name: dshm",
+            f"{i}            mountPath: /dev/shm",
+            f"{i}    volumes:",
+            f"{i}      - name: dshm",
+            f"{i}        emptyDir:",
+            f"{i}          medium: Memory  # NCCL and data loaders outgrow the default 64 MiB /dev/shm",
+        ]
+        return out
+
+    lines = [f"# {line}" for line in _header(plan, evaluation)]
+    lines += [
+        "apiVersion: batch.volcano.sh/v1alpha1",
+        "kind: Job",
+        "metadata:",
+        f"  name: {_y(name)}",
+        "spec:",
+        "  schedulerName: volcano",
+        f"  minAvailable: {plan.nodes}  # gang scheduling: every node starts or none does",
+        "  queue: default",
+        "  maxRetry: 3",
+        "  plugins:",
+        f'    pytorch: ["--master=master", "--worker=worker", "--port={VOLCANO_PORT}"]',
+        "  policies:",
+        "    - event: PodEvicted",
+        "      action: RestartJob",
+        "    - event: PodFailed",
+        "      action: RestartJob",
+        "  tasks:",
+        "    - name: master",
+        "      replicas: 1",
+        "      policies:",
+        "        - event: TaskCompleted",
+        "          action: CompleteJob",
+        *pod("      "),
+    ]
+    if plan.nodes > 1:
+        lines += ["    - name: worker", f"      replicas: {plan.nodes - 1}", *pod("      ")]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "LaunchPlan",
+    "NcclSetting",
+    "chosen_layout",
+    "fabric_kind_of",
+    "launch_plan",
+    "launch_sbatch",
+    "launch_torchrun",
+    "launch_volcano",
+    "layout_summary",
+    "model_shape",
+    "nccl_env",
+    "nccl_settings",
+]
