@@ -18,8 +18,15 @@ def _names(figure: dict[str, Any]) -> list[str]:
 def test_memory_chart_stacks_the_parts_under_the_capacity(h200_evaluation: dict[str, Any]) -> None:
     figure = charts.memory_chart(h200_evaluation)
     memory = h200_evaluation["training"]["memory_per_gpu_gib"]
-    assert _names(figure) == ["Weights", "Gradients", "Optimizer", "Activations", "Logits", "Framework reserve",
-                              "Capacity 141 GiB"]  # fmt: skip
+    assert _names(figure) == [
+        "Weights",
+        "Gradients",
+        "Optimizer",
+        "Activations",
+        "Logits",
+        "Framework reserve",
+        "Capacity 141 GiB",
+    ]
     bars = [t for t in figure["data"] if t["type"] == "bar"]
     # The stacked bars add up to the engine's total (parts are rounded to 3 decimals by the engine).
     assert sum(t["y"][0] for t in bars) == pytest.approx(memory["total"], abs=0.01)
@@ -78,8 +85,15 @@ def test_tornado_orders_by_swing_and_drops_inputs_that_do_not_move(h200_evaluati
 
 def test_every_design_chart_has_a_title_axis_titles_and_hover(h200_evaluation: dict[str, Any]) -> None:
     built = charts.design_charts(h200_evaluation)
-    assert [c["id"] for c in built] == ["memory", "step-time", "cost-utilization", "cumulative-cost", "capex-opex",
-                                        "sensitivity", "network"]  # fmt: skip
+    assert [c["id"] for c in built] == [
+        "memory",
+        "step-time",
+        "cost-utilization",
+        "cumulative-cost",
+        "capex-opex",
+        "sensitivity",
+        "network",
+    ]
     for chart in built:
         layout = chart["figure"]["layout"]
         assert layout["title"]["text"], chart["id"]
@@ -93,7 +107,7 @@ def test_every_design_chart_has_a_title_axis_titles_and_hover(h200_evaluation: d
 def test_network_chart_counts_the_single_switch_of_64_endpoints(h200_evaluation: dict[str, Any]) -> None:
     figure = charts.network_chart(h200_evaluation)
     bars = dict(zip(figure["data"][0]["x"], figure["data"][0]["y"], strict=True))
-    # 64 H200 GPUs × 1 NIC on a 64-port NDR switch: 1 leaf, 64 cables, 96 transceivers (engine's fat-tree count).
+    # 64 H200 GPUs × 1 NIC on one 64-port NDR switch: 1 leaf, 64 cables, 96 transceivers (engine count).
     assert bars == {"Leaf switches": 1, "Cables": 64, "Transceivers": 96}
     assert "$154,800" in figure["layout"]["title"]["text"]
 
@@ -106,11 +120,39 @@ def test_pareto_front_keeps_points_no_other_beats_on_both_axes() -> None:
 
 def test_sweep_heatmap_shows_the_cheapest_pricing_per_cell() -> None:
     rows = [
-        {"accelerator": "h100-sxm", "nodes": 16, "pricing_model": "on_demand", "fits": True, "days": 10, "cost_usd": 900},
-        {"accelerator": "h100-sxm", "nodes": 16, "pricing_model": "own", "fits": True, "days": 10, "cost_usd": 700},
-        {"accelerator": "b200", "nodes": 16, "pricing_model": "own", "fits": False, "days": None, "cost_usd": None},
-        {"accelerator": "b200", "nodes": 32, "pricing_model": "spot", "fits": True, "days": 3, "cost_usd": 500},
-    ]  # fmt: skip
+        {
+            "accelerator": "h100-sxm",
+            "nodes": 16,
+            "pricing_model": "on_demand",
+            "fits": True,
+            "days": 10,
+            "cost_usd": 900,
+        },
+        {
+            "accelerator": "h100-sxm",
+            "nodes": 16,
+            "pricing_model": "own",
+            "fits": True,
+            "days": 10,
+            "cost_usd": 700,
+        },
+        {
+            "accelerator": "b200",
+            "nodes": 16,
+            "pricing_model": "own",
+            "fits": False,
+            "days": None,
+            "cost_usd": None,
+        },
+        {
+            "accelerator": "b200",
+            "nodes": 32,
+            "pricing_model": "spot",
+            "fits": True,
+            "days": 3,
+            "cost_usd": 500,
+        },
+    ]
     figure = charts.sweep_heatmap(rows, value="cost_usd")
     heat = figure["data"][0]
     assert heat["y"] == ["b200", "h100-sxm"] and heat["x"] == ["16", "32"]

@@ -76,8 +76,12 @@ def test_owner_sees_edit_and_share_controls(alice: Any, demos: list[Any]) -> Non
 def test_other_users_private_design_is_404_on_every_page(alice: Any, bob: Any, demos: list[Any]) -> None:
     design = _private_design(alice, demos)
     client = _client(bob)
-    for url in (f"/designs/{design.pk}/", f"/designs/{design.pk}/edit/", f"/designs/{design.pk}/results/",
-                f"/compare/?ids={design.pk}&ids={demos[0].pk}"):  # fmt: skip
+    for url in (
+        f"/designs/{design.pk}/",
+        f"/designs/{design.pk}/edit/",
+        f"/designs/{design.pk}/results/",
+        f"/compare/?ids={design.pk}&ids={demos[0].pk}",
+    ):
         assert client.get(url).status_code == 404, url
 
 
@@ -152,8 +156,15 @@ def test_sweep_result_page_draws_heatmaps_and_links_points_to_prefilled_designs(
     from apps.analysis.services import analysis_create
 
     with django_capture_on_commit_callbacks(execute=True):  # the chunks are enqueued on commit
-        analysis = analysis_create(owner=alice, kind="sweep", params={
-            "accelerators": ["h100-sxm", "b200"], "nodes": [16, 32], "pricing_models": ["on_demand", "own"]})  # fmt: skip
+        analysis = analysis_create(
+            owner=alice,
+            kind="sweep",
+            params={
+                "accelerators": ["h100-sxm", "b200"],
+                "nodes": [16, 32],
+                "pricing_models": ["on_demand", "own"],
+            },
+        )
     analysis.refresh_from_db()
     assert analysis.status == "succeeded"  # in-process Celery without REDIS_URL
     response = _client(alice).get(f"/sweep/{analysis.pk}/")
@@ -168,6 +179,9 @@ def test_sweep_result_page_draws_heatmaps_and_links_points_to_prefilled_designs(
 def test_someone_elses_sweep_is_404(alice: Any, bob: Any, catalog: Any) -> None:
     from apps.analysis.services import analysis_create
 
-    analysis = analysis_create(owner=alice, kind="sweep", params={"accelerators": ["h100-sxm"], "nodes": [16],
-                                                                  "pricing_models": ["own"]})  # fmt: skip
+    analysis = analysis_create(
+        owner=alice,
+        kind="sweep",
+        params={"accelerators": ["h100-sxm"], "nodes": [16], "pricing_models": ["own"]},
+    )
     assert _client(bob).get(f"/sweep/{analysis.pk}/").status_code == 404
