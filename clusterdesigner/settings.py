@@ -85,6 +85,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "clusterdesigner.apps.ProjectConfig",
     "apps.catalog",
+    "apps.designs",
+    "apps.analysis",
+    "apps.dashboard",
 ]
 
 MIDDLEWARE = [
@@ -219,7 +222,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
-CELERY_TASK_EAGER_PROPAGATES = True
+# In-process mode a failed chunk is recorded on the analysis (status "failed" with its message), not raised.
+CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -228,7 +232,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "600"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "540"))
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900"))}
+# acks_late + Redis: a message a dead worker held comes back after visibility_timeout. Kombu scans for such
+# messages every interval × throttle seconds (default 10 × 10); scan every 30 s so the wait is about the timeout.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900")),
+    "unacked_restore_interval": int(os.environ.get("CELERY_RESTORE_INTERVAL", "30")),
+    "unacked_restore_throttle": 1,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 CACHES = {
@@ -245,3 +255,4 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+ANALYSIS_TIME_LIMIT_S = int(os.environ.get("ANALYSIS_TIME_LIMIT_S", "1800"))

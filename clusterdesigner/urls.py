@@ -5,7 +5,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
+from apps.designs import api as designs_api
 
 router = DefaultRouter()
 router.register("accelerators", catalog_api.AcceleratorViewSet, basename="accelerator")
@@ -15,6 +17,9 @@ router.register("switches", catalog_api.SwitchViewSet, basename="switch")
 router.register("storage-tiers", catalog_api.StorageTierViewSet, basename="storage-tier")
 router.register("cloud-offerings", catalog_api.CloudOfferingViewSet, basename="cloud-offering")
 router.register("cloud-prices", catalog_api.CloudPriceViewSet, basename="cloud-price")
+router.register("designs", designs_api.DesignViewSet, basename="design")
+router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
+router.register("shared", designs_api.SharedDesignView, basename="shared")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
@@ -24,4 +29,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
+    path("", include("apps.dashboard.urls")),
 ]

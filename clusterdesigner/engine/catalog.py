@@ -44,6 +44,7 @@ class CatalogSpecs:
             "offerings": self.offerings,
             "storage_tiers": self.storage_tiers,
             "switches": self.switches,
+            "server_types": self.server_types,
         }
 
 

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+
+from apps.analysis import services
+from apps.analysis.models import Analysis
+from apps.analysis.serializers import AnalysisInputSerializer, AnalysisListSerializer, AnalysisSerializer
+from clusterdesigner.api import ErrorSerializer
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
+    401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
+    404: OpenApiResponse(ErrorSerializer, description="No such analysis of yours."),
+    429: OpenApiResponse(ErrorSerializer, description="Too many analyses started; wait and retry."),
+}
+
+
+class CreateThrottle(ScopedRateThrottle):
+    scope_attr = "throttle_scope"
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        if request.method != "POST":
+            return True
+        return super().allow_request(request, view)
+
+
+@extend_schema_view(
+    list=extend_schema(responses={200: AnalysisListSerializer(many=True), 401: ERRORS[401]}),
+    retrieve=extend_schema(responses={200: AnalysisSerializer, 401: ERRORS[401], 404: ERRORS[404]}),
+)
+class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Analyses run by Celery workers. POST answers 202 with the id and URL; GET shows status and progress."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    throttle_classes = [CreateThrottle]
+    throttle_scope = "analysis-create"
+    filterset_fields = ["kind", "status"]
+    ordering_fields = ["created_at", "finished_at"]
+
+    def get_queryset(self) -> Any:
+        return Analysis.objects.filter(owner=self.request.user).select_related("design_version")
+
+    def get_serializer_class(self) -> Any:
+        return AnalysisListSerializer if self.action == "list" else AnalysisSerializer
+
+    def get_object(self) -> Analysis:
+        analysis = self.get_queryset().filter(pk=self.kwargs["pk"]).first() if str(self.kwargs["pk"]).isdigit() else None
+        if analysis is None:
+            raise Http404("No analysis with this id is yours.")
+        return services.analysis_refresh(analysis=analysis)
+
+    @extend_schema(request=AnalysisInputSerializer, responses={202: AnalysisSerializer, **ERRORS})
+    def create(self, request: Request) -> Response:
+        form = AnalysisInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        analysis = services.analysis_create(owner=request.user, **form.validated_data)
+        analysis.refresh_from_db()
+        data = AnalysisSerializer(analysis, context={"request": request}).data
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})

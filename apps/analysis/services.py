@@ -1,0 +1,238 @@
+"""Analysis writes: build the snapshot and its chunks, enqueue them, record each chunk once, finish the run."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+from rest_framework import serializers
+
+from apps.analysis import compute
+from apps.analysis.models import Analysis, AnalysisChunk
+from apps.catalog.selectors import engine_catalog_records
+from apps.designs import selectors as design_selectors
+from apps.designs.services import snapshot_hash
+
+DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
+PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
+MAX_SWEEP_ITEMS = 5000
+GROUPS_PER_CHUNK = 4
+
+
+class SweepParamsSerializer(serializers.Serializer):
+    model = serializers.DictField(required=False, default=lambda: {"preset": "llama3-70b"})
+    models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
+    training = serializers.DictField(default=lambda: {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"})
+    accelerators = serializers.ListField(child=serializers.SlugField(), min_length=1, max_length=20)
+    nodes = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=100_000), min_length=1,
+                                  max_length=30)  # fmt: skip
+    pricing_models = serializers.ListField(child=serializers.ChoiceField(choices=PRICING_OPTIONS), min_length=1,
+                                           default=lambda: list(DEFAULT_SWEEP_PRICING))  # fmt: skip
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
+    fabric = serializers.SlugField(default="ib-ndr400")
+    storage = serializers.SlugField(default="lustre")
+    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
+    utilization = serializers.FloatField(min_value=0.01, max_value=1, default=0.7)
+    on_prem = serializers.DictField(required=False, default=dict)
+    offerings = serializers.DictField(child=serializers.SlugField(), required=False, default=dict,
+                                      help_text="Cloud offering to price each accelerator with (default: cheapest).")  # fmt: skip
+
+
+class RecommendParamsSerializer(serializers.Serializer):
+    model = serializers.DictField(default=lambda: {"preset": "llama3-70b"})
+    tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
+    global_batch_tokens = serializers.IntegerField(min_value=1, default=4194304)
+    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default="bf16")
+    deadline_days = serializers.FloatField(min_value=0.01, required=False)
+    budget_usd = serializers.FloatField(min_value=0, required=False)
+    interruption_tolerance = serializers.ChoiceField(choices=["none", "some"], default="some")
+    accelerators = serializers.ListField(child=serializers.SlugField(), required=False)
+    nodes = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
+
+
+def _offering_per_accelerator(records: dict[str, Any], wanted: dict[str, str]) -> dict[str, str]:
+    """Per accelerator, the named offering or the one with the lowest on-demand price per GPU."""
+    best: dict[str, tuple[float, str]] = {}
+    for offering in records["cloud_offerings"]:
+        prices = [p["usd_per_hour"] / offering["gpu_count"] for p in offering["prices"] if p["pricing_model"] == "on_demand"]
+        if prices and offering["gpu_count"] >= 8:
+            value = min(prices)
+            if offering["accelerator"] not in best or value < best[offering["accelerator"]][0]:
+                best[offering["accelerator"]] = (value, offering["slug"])
+    chosen = {accelerator: slug for accelerator, (_, slug) in best.items()}
+    chosen.update(wanted)
+    return chosen
+
+
+def _sweep_plan(params: dict[str, Any], records: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    known = {a["slug"] for a in records["accelerators"]}
+    unknown = [a for a in params["accelerators"] if a not in known]
+    if unknown:
+        raise serializers.ValidationError({"params.accelerators": [f"unknown accelerator(s): {', '.join(unknown)}"]})
+    models = params.get("models") or [params["model"]]
+    model_map = {f"m{i}": m for i, m in enumerate(models)}
+    groups = [{"accelerator": a, "nodes": n, "model": key, "pricing_models": params["pricing_models"]}
+              for key in model_map for a in params["accelerators"] for n in params["nodes"]]  # fmt: skip
+    if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
+        raise serializers.ValidationError({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
+    snapshot = {"params": params, "models": model_map, "catalog": records,
+                "offerings": _offering_per_accelerator(records, params.get("offerings") or {})}  # fmt: skip
+    chunks = [groups[i : i + GROUPS_PER_CHUNK] for i in range(0, len(groups), GROUPS_PER_CHUNK)]
+    return snapshot, chunks
+
+
+def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
+    records = engine_catalog_records()
+    if kind == Analysis.Kind.EVALUATE:
+        design = design_selectors.design_get(user=owner, design_id=int(params.get("design") or 0))
+        version = design_selectors.design_version_get(design=design, number=params.get("version"))
+        return {"params": params, "catalog": records}, [[{"spec": version.spec}]], version
+    if kind == Analysis.Kind.COMPARE:
+        ids = params.get("designs")
+        if not isinstance(ids, list) or not 2 <= len(ids) <= 6:
+            raise serializers.ValidationError({"params.designs": ["give 2 to 6 design ids"]})
+        items = []
+        for design_id in ids:
+            design = design_selectors.design_get(user=owner, design_id=int(design_id))
+            items.append({"design": design.pk, "name": design.name, "version": design.version,
+                          "spec": design.current.spec})  # fmt: skip
+        return {"params": params, "catalog": records}, [[item] for item in items], None
+    if kind == Analysis.Kind.SWEEP:
+        form = SweepParamsSerializer(data=params)
+        if not form.is_valid():
+            raise serializers.ValidationError({"params": form.errors})
+        snapshot, chunks = _sweep_plan(dict(form.validated_data), records)
+        return snapshot, chunks, None
+    if kind == Analysis.Kind.RECOMMEND:
+        form = RecommendParamsSerializer(data=params)
+        if not form.is_valid():
+            raise serializers.ValidationError({"params": form.errors})
+        p = dict(form.validated_data)
+        pricing = ["on_demand", "reserved_1y", "own"] + ([] if p["interruption_tolerance"] == "none" else ["spot"])
+        sweep = {
+            "model": p["model"], "training": {"tokens": p["tokens"], "global_batch_tokens": p["global_batch_tokens"],
+                                              "precision": p["precision"]},
+            "accelerators": p.get("accelerators") or sorted({o["accelerator"] for o in records["cloud_offerings"]}
+                                                            & {"a100-80gb", "h100-sxm", "h200", "b200", "mi300x"}),
+            "nodes": p.get("nodes") or [1, 2, 4, 8, 16, 32, 64, 128, 256],
+            "pricing_models": pricing,
+        }  # fmt: skip
+        form = SweepParamsSerializer(data=sweep)
+        form.is_valid(raise_exception=True)
+        snapshot, chunks = _sweep_plan(dict(form.validated_data), records)
+        snapshot["params"].update({k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")})
+        return snapshot, chunks, None
+    raise serializers.ValidationError({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
+
+
+def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysis:
+    """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
+    running) analysis of this owner returns that one instead of computing again."""
+    snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
+    digest = snapshot_hash({"kind": kind, **snapshot})
+    existing = Analysis.objects.filter(
+        owner=owner, input_hash=digest, status__in=[Analysis.Status.SUCCEEDED, Analysis.Status.RUNNING,
+                                                    Analysis.Status.PENDING]).first()  # fmt: skip
+    if existing and not _past_deadline(existing):
+        return existing
+    limit = dt.timedelta(seconds=settings.ANALYSIS_TIME_LIMIT_S)
+    with transaction.atomic():
+        analysis = Analysis.objects.create(
+            owner=owner, kind=kind, params=params, snapshot=snapshot, input_hash=digest, design_version=version,
+            progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks), deadline_at=timezone.now() + limit,
+        )  # fmt: skip
+        AnalysisChunk.objects.bulk_create(
+            AnalysisChunk(analysis=analysis, index=i, items=c, size=_chunk_size(kind, c, snapshot))
+            for i, c in enumerate(chunks)
+        )
+        transaction.on_commit(lambda: _enqueue(analysis.pk))
+    return analysis
+
+
+def _chunk_size(kind: str, items: list[dict[str, Any]], snapshot: dict[str, Any]) -> int:
+    if kind in (Analysis.Kind.SWEEP, Analysis.Kind.RECOMMEND):
+        return sum(len(item["pricing_models"]) for item in items)
+    return len(items)
+
+
+def _enqueue(analysis_id: int) -> None:
+    from celery import group
+
+    from apps.analysis.tasks import analysis_run_chunk_task
+
+    chunk_ids = list(AnalysisChunk.objects.filter(analysis_id=analysis_id, status=AnalysisChunk.Status.PENDING)
+                     .values_list("pk", flat=True))  # fmt: skip
+    group(analysis_run_chunk_task.s(chunk_id) for chunk_id in chunk_ids).apply_async()
+
+
+def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
+    """Compute one chunk and record it exactly once; the last chunk to finish completes the analysis."""
+    chunk = AnalysisChunk.objects.select_related("analysis").filter(pk=chunk_id).first()
+    if chunk is None or chunk.status == AnalysisChunk.Status.DONE:
+        return
+    analysis = chunk.analysis
+    if analysis.status in (Analysis.Status.SUCCEEDED, Analysis.Status.FAILED):
+        return
+    if _past_deadline(analysis):
+        analysis_fail(analysis_id=analysis.pk, error=_deadline_message(analysis))
+        return
+    Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.PENDING).update(
+        status=Analysis.Status.RUNNING, started_at=timezone.now())
+    AnalysisChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1, worker=worker)
+    rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
+    from apps.designs.services import _jsonable
+
+    with transaction.atomic():
+        locked = AnalysisChunk.objects.select_for_update().get(pk=chunk.pk)
+        if locked.status == AnalysisChunk.Status.DONE:
+            return  # another worker finished this chunk first; its rows stand
+        locked.status, locked.result, locked.finished_at = AnalysisChunk.Status.DONE, _jsonable(rows), timezone.now()
+        locked.save(update_fields=["status", "result", "finished_at"])
+    analysis_finish_if_done(analysis_id=analysis.pk)
+
+
+def analysis_finish_if_done(*, analysis_id: int) -> None:
+    with transaction.atomic():
+        analysis = Analysis.objects.select_for_update().get(pk=analysis_id)
+        if analysis.status in (Analysis.Status.SUCCEEDED, Analysis.Status.FAILED):
+            return
+        if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).exists():
+            return
+        rows = [row for chunk in analysis.chunks.order_by("index") for row in chunk.result]
+        from apps.designs.services import _jsonable
+
+        analysis.result = _jsonable(compute.finalize(kind=analysis.kind, rows=rows, snapshot=analysis.snapshot))
+        analysis.status, analysis.finished_at = Analysis.Status.SUCCEEDED, timezone.now()
+        analysis.save(update_fields=["result", "status", "finished_at"])
+
+
+def analysis_fail(*, analysis_id: int, error: str) -> None:
+    Analysis.objects.filter(pk=analysis_id, status__in=[Analysis.Status.PENDING, Analysis.Status.RUNNING]).update(
+        status=Analysis.Status.FAILED, error=error[:2000], finished_at=timezone.now())
+
+
+def _past_deadline(analysis: Analysis) -> bool:
+    return analysis.status in (Analysis.Status.PENDING, Analysis.Status.RUNNING) and timezone.now() > analysis.deadline_at
+
+
+def _deadline_message(analysis: Analysis) -> str:
+    done = analysis_progress(analysis=analysis)[0]
+    return (f"ran past its time limit of {settings.ANALYSIS_TIME_LIMIT_S} s with {done} of "
+            f"{analysis.progress_total} items done (workers busy, stopped, or the queue was lost); start it again")  # fmt: skip
+
+
+def analysis_progress(*, analysis: Analysis) -> tuple[int, int]:
+    done = analysis.chunks.filter(status=AnalysisChunk.Status.DONE).aggregate(n=Sum("size"))["n"] or 0
+    return done, analysis.progress_total
+
+
+def analysis_refresh(*, analysis: Analysis) -> Analysis:
+    """Read-time check, so no run stays 'running' forever even with every worker gone."""
+    if _past_deadline(analysis):
+        analysis_fail(analysis_id=analysis.pk, error=_deadline_message(analysis))
+        analysis.refresh_from_db()
+    return analysis

@@ -1,0 +1,277 @@
+"""Designs REST API: CRUD with versions, clone, synchronous evaluation, share links, exports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.designs import selectors, services
+from apps.designs.filters import DesignFilterSet
+from apps.designs.models import ShareLink
+from apps.designs.serializers import (
+    AnalysisStartedSerializer,
+    CloneSerializer,
+    DesignInputSerializer,
+    DesignSerializer,
+    DesignUpdateSerializer,
+    DesignVersionSerializer,
+    EvaluationSerializer,
+    ShareLinkCreatedSerializer,
+    ShareLinkInputSerializer,
+    ShareLinkSerializer,
+    SharedDesignSerializer,
+)
+from clusterdesigner.api import ErrorSerializer, error_body
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
+    401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
+    404: OpenApiResponse(ErrorSerializer, description="No such design visible to you."),
+}
+
+
+def _base_version(request: Request, body: dict[str, Any]) -> int | None:
+    header = request.headers.get("If-Match", "").strip().strip("W/").strip('"')
+    if header:
+        try:
+            return int(header)
+        except ValueError:
+            return -1
+    return body.get("version")
+
+
+@extend_schema_view(
+    list=extend_schema(responses={200: DesignSerializer(many=True), 401: ERRORS[401]}),
+    retrieve=extend_schema(responses={200: DesignSerializer, **ERRORS}),
+    destroy=extend_schema(responses={204: None, **ERRORS}),
+)
+class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
+                    viewsets.GenericViewSet):  # fmt: skip
+    """Saved designs. The owner edits and deletes; others read only designs shared with the organisation."""
+
+    serializer_class = DesignSerializer
+    filterset_class = DesignFilterSet
+    permission_classes = [permissions.IsAuthenticated]
+    ordering_fields = ["updated_at", "created_at", "name"]
+    search_fields = ["name", "description"]
+
+    def get_queryset(self) -> Any:
+        return selectors.design_list(user=self.request.user).prefetch_related("versions")
+
+    def get_object(self) -> Any:
+        try:
+            design_id = int(self.kwargs["pk"])
+        except (TypeError, ValueError):
+            raise Http404 from None
+        design = selectors.design_get(user=self.request.user, design_id=design_id)
+        if self.request.method not in permissions.SAFE_METHODS and self.action not in {
+            "clone",
+            "evaluate",
+            "analyse",
+        }:
+            design = selectors.design_get_owned(user=self.request.user, design_id=design_id)
+        return design
+
+    def _respond(self, design: Any, code: int = 200) -> Response:
+        response = Response(DesignSerializer(design, context={"request": self.request}).data, status=code)
+        response["ETag"] = f'"{design.version}"'
+        return response
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self._respond(self.get_object())
+
+    @extend_schema(request=DesignInputSerializer, responses={201: DesignSerializer, **ERRORS})
+    def create(self, request: Request) -> Response:
+        form = DesignInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        design = services.design_create(owner=request.user, **form.validated_data)
+        return self._respond(design, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=DesignUpdateSerializer,
+        parameters=[
+            OpenApiParameter(
+                "If-Match",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description='The version the edit is based on, e.g. "3".',
+            )
+        ],  # fmt: skip
+        responses={
+            200: DesignSerializer,
+            409: OpenApiResponse(ErrorSerializer, description="Edited since."),
+            428: OpenApiResponse(ErrorSerializer, description="No version given."),
+            **ERRORS,
+        },  # fmt: skip
+    )
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        design = self.get_object()
+        form = DesignUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        base = _base_version(request, data)
+        data.pop("version", None)
+        if base is None:
+            return Response(error_body("version_required", 'Send the version you edited ("version" in the body '
+                                       'or an If-Match header) so concurrent edits cannot overwrite each other.'),
+                            status=status.HTTP_428_PRECONDITION_REQUIRED)  # fmt: skip
+        try:
+            design = services.design_update(design=design, user=request.user, base_version=base, **data)
+        except services.VersionConflict as exc:
+            body = error_body("conflict", str(exc), {"version": [f"current version is {exc.current}"]})
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        return self._respond(design)
+
+    @extend_schema(exclude=True)
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self.partial_update(request, *args, **kwargs)
+
+    def perform_destroy(self, instance: Any) -> None:
+        services.design_delete(design=instance)
+
+    @extend_schema(responses={200: DesignVersionSerializer(many=True), **ERRORS})
+    @action(detail=True, methods=["get"])
+    def versions(self, request: Request, pk: str) -> Response:
+        design = self.get_object()
+        page = self.paginate_queryset(design.versions.select_related("created_by").all())
+        return self.get_paginated_response(DesignVersionSerializer(page, many=True).data)
+
+    @extend_schema(request=CloneSerializer, responses={201: DesignSerializer, **ERRORS})
+    @action(detail=True, methods=["post"])
+    def clone(self, request: Request, pk: str) -> Response:
+        form = CloneSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        design = services.design_clone(design=self.get_object(), owner=request.user, **form.validated_data)
+        return self._respond(design, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("version", int, description="Version to evaluate (default: current).")],
+        responses={200: EvaluationSerializer, 202: AnalysisStartedSerializer, **ERRORS},
+        description="Training and cost result for a fixed layout, synchronously. For a design whose layout is "
+        '"search", starts an analysis and answers 202 with its id and URL.',
+    )
+    @action(detail=True, methods=["post"])
+    def evaluate(self, request: Request, pk: str) -> Response:
+        design = self.get_object()
+        version = selectors.design_version_get(design=design, number=_int_param(request, "version"))
+        if version.spec.get("parallelism") == "search":
+            from apps.analysis import services as analysis_services
+
+            analysis = analysis_services.analysis_create(owner=request.user, kind="evaluate",
+                                                         params={"design": design.pk, "version": version.number})  # fmt: skip
+            return Response({"id": analysis.pk, "url": request.build_absolute_uri(f"/api/v1/analyses/{analysis.pk}/"),
+                             "status": analysis.status}, status=status.HTTP_202_ACCEPTED)  # fmt: skip
+        return Response(services.design_evaluate(version=version).result)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "format", str, enum=["csv", "xlsx", "torchrun", "sbatch", "volcano"], required=True
+            ),
+            OpenApiParameter("version", int),
+        ],  # fmt: skip
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
+        description="Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout.",
+    )
+    @action(detail=True, methods=["get"], url_path="export")
+    def export(self, request: Request, pk: str) -> HttpResponse:
+        design = self.get_object()
+        version = selectors.design_version_get(design=design, number=_int_param(request, "version"))
+        return export_response(services.design_evaluate(version=version).result, request.query_params.get("format"),
+                               f"design-{design.pk}-v{version.number}")  # fmt: skip
+
+    @extend_schema(methods=["get"], responses={200: ShareLinkSerializer(many=True), **ERRORS})
+    @extend_schema(
+        methods=["post"],
+        request=ShareLinkInputSerializer,
+        responses={201: ShareLinkCreatedSerializer, **ERRORS},
+    )
+    @action(detail=True, methods=["get", "post"], url_path="share-links")
+    def share_links(self, request: Request, pk: str) -> Response:
+        design = selectors.design_get_owned(user=request.user, design_id=int(pk))
+        if request.method == "GET":
+            page = self.paginate_queryset(design.share_links.select_related("evaluation__version"))
+            return self.get_paginated_response(ShareLinkSerializer(page, many=True).data)
+        form = ShareLinkInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        link, token = services.share_link_create(design=design, user=request.user, **form.validated_data)
+        data = dict(ShareLinkSerializer(link).data)
+        data.update(token=token, url=request.build_absolute_uri(f"/share/{token}/"))
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: ShareLinkSerializer, **ERRORS})
+    @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>\d+)/revoke")
+    def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
+        design = selectors.design_get_owned(user=request.user, design_id=int(pk))
+        link = ShareLink.objects.filter(design=design, pk=int(link_id)).first()
+        if link is None:
+            raise Http404("No such share link on this design.")
+        return Response(ShareLinkSerializer(services.share_link_revoke(link=link)).data)
+
+
+def _int_param(request: Request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        from rest_framework.exceptions import ValidationError
+
+        raise ValidationError({name: ["must be a whole number"]}) from None
+
+
+EXPORTS = {  # format: (content type, file extension, module, function)
+    "csv": ("text/csv", "csv", "exports", "design_export_csv"),
+    "xlsx": (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "xlsx",
+        "exports",
+        "design_export_xlsx",
+    ),  # fmt: skip
+    "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
+    "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
+    "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
+}
+
+
+def export_response(evaluation: dict[str, Any], fmt: str | None, stem: str) -> HttpResponse:
+    from rest_framework.exceptions import ValidationError
+
+    if fmt not in EXPORTS:
+        raise ValidationError({"format": [f"must be one of {', '.join(EXPORTS)}"]})
+    import importlib
+
+    content_type, extension, module, function = EXPORTS[fmt]
+    build = getattr(importlib.import_module(f"apps.designs.{module}"), function)
+    try:
+        body = build(evaluation=evaluation)
+    except ValueError as exc:
+        raise ValidationError({"format": [str(exc)]}) from exc
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{stem}.{extension}"'
+    return response
+
+
+class SharedDesignView(viewsets.ViewSet):
+    """Read-only access to a frozen design evaluation through a share link. No sign-in; GET only."""
+
+    permission_classes = [permissions.AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema(responses={200: SharedDesignSerializer, 404: ERRORS[404]})
+    def retrieve(self, request: Request, pk: str) -> Response:
+        link = selectors.share_link_resolve(token=pk)
+        services.share_link_record_open(link=link)
+        version = link.evaluation.version
+        return Response({"name": version.name, "description": version.description, "version": version.number,
+                         "evaluation": link.evaluation.result})  # fmt: skip

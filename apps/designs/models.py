@@ -1,0 +1,117 @@
+"""Saved designs, their versions and read-only share links."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Design(models.Model):
+    """A cluster design someone saved: its current spec lives in the newest DesignVersion.
+
+    ``version`` is the number of the current version; an edit must name it (optimistic concurrency), so two
+    people saving the same version at once cannot silently overwrite each other.
+    """
+
+    class Visibility(models.TextChoices):
+        PRIVATE = "private", "Only me"
+        ORGANISATION = "organisation", "Everyone signed in"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="designs")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
+    version = models.PositiveIntegerField(default=1)
+    is_demo = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="designs_owner_updated_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def current(self) -> DesignVersion:
+        return self.versions.get(number=self.version)
+
+
+class DesignVersion(models.Model):
+    """One saved state of a design: the full spec (workload, cluster, layout, cost assumptions). Never edited."""
+
+    design = models.ForeignKey(Design, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    spec = models.JSONField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["design", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["design", "number"], name="designs_version_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.number}"
+
+
+class Evaluation(models.Model):
+    """A stored evaluation of one design version: the input snapshot (spec and catalog rows) and the result."""
+
+    version = models.ForeignKey(DesignVersion, on_delete=models.CASCADE, related_name="evaluations")
+    input_hash = models.CharField(max_length=64)
+    snapshot = models.JSONField()
+    result = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "input_hash"], name="designs_evaluation_unique_input")
+        ]
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ShareLink(models.Model):
+    """A read-only link to a frozen evaluation of one design version, for people without an account.
+
+    Only the SHA-256 of the token is stored: a database leak reveals no working link, and lookups compare
+    fixed-length digests.
+    """
+
+    design = models.ForeignKey(Design, on_delete=models.CASCADE, related_name="share_links")
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.PROTECT, related_name="share_links")
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_hint = models.CharField(
+        max_length=8, help_text="First characters of the token, to tell links apart."
+    )
+    label = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_opened_at = models.DateTimeField(null=True, blank=True)
+    open_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"share {self.token_hint}… of {self.design}"
+
+    @property
+    def is_active(self) -> bool:
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

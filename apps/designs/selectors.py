@@ -1,0 +1,60 @@
+"""Design reads. Visibility: the owner, or any signed-in user for designs shared with the organisation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+
+
+def design_list(*, user: Any) -> QuerySet[Design]:
+    if not user or not user.is_authenticated:
+        return Design.objects.none()
+    return Design.objects.filter(Q(owner=user) | Q(visibility=Design.Visibility.ORGANISATION)).select_related(
+        "owner"
+    )
+
+
+def design_get(*, user: Any, design_id: int) -> Design:
+    """The design if this user may read it; 404 otherwise (never 403: its existence is not revealed)."""
+    design = design_list(user=user).filter(pk=design_id).first()
+    if design is None:
+        raise Http404("No design with this id is visible to you.")
+    return design
+
+
+def design_get_owned(*, user: Any, design_id: int) -> Design:
+    design = design_get(user=user, design_id=design_id)
+    if design.owner_id != user.pk:
+        raise Http404("No design with this id is yours to change.")
+    return design
+
+
+def design_version_get(*, design: Design, number: int | None = None) -> DesignVersion:
+    try:
+        return design.versions.get(number=number or design.version)
+    except DesignVersion.DoesNotExist:
+        raise Http404(f"Design {design.pk} has no version {number}.") from None
+
+
+def share_link_resolve(*, token: str) -> ShareLink:
+    """The active link for a token, or 404. Looks up by the token's SHA-256 (fixed length, constant-time index
+    compare) and re-checks with hmac.compare_digest, so timing reveals nothing about near-miss tokens."""
+    import hmac
+
+    digest = hash_token(token)
+    link = (
+        ShareLink.objects.select_related("design", "evaluation", "evaluation__version")
+        .filter(token_hash=digest)
+        .first()
+    )
+    if link is None or not hmac.compare_digest(link.token_hash, digest) or not link.is_active:
+        raise Http404("This link does not exist, has expired or was revoked.")
+    return link
+
+
+def evaluation_latest(*, version: DesignVersion) -> Evaluation | None:
+    return version.evaluations.order_by("-created_at").first()

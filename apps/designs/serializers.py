@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.designs.models import Design, DesignVersion, ShareLink
+
+
+class DesignInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    visibility = serializers.ChoiceField(choices=Design.Visibility.choices, default=Design.Visibility.PRIVATE)
+    spec = serializers.JSONField(
+        required=False,
+        help_text='workload, cluster, parallelism (a layout or "search") and costs; omitted sections take defaults.',
+    )
+
+
+class DesignUpdateSerializer(serializers.Serializer):
+    version = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="The version this edit is based on (or send If-Match: \"<version>\"); a stale one gives 409.",
+    )  # fmt: skip
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    visibility = serializers.ChoiceField(choices=Design.Visibility.choices, required=False)
+    spec = serializers.JSONField(required=False)
+
+
+class DesignSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.get_username", read_only=True)
+    spec = serializers.SerializerMethodField()
+    url = serializers.HyperlinkedIdentityField(view_name="design-detail")
+
+    class Meta:
+        model = Design
+        fields = ["id", "url", "name", "description", "owner", "visibility", "version", "is_demo", "created_at",
+                  "updated_at", "spec"]  # fmt: skip
+
+    def get_spec(self, obj: Design) -> dict[str, Any]:
+        return obj.current.spec
+
+
+class DesignVersionSerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.get_username", read_only=True, default=None)
+
+    class Meta:
+        model = DesignVersion
+        fields = ["number", "name", "description", "spec", "created_by", "created_at"]
+
+
+class CloneSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+
+
+class EvaluationSerializer(serializers.Serializer):
+    design = serializers.DictField()
+    spec = serializers.DictField()
+    training = serializers.DictField()
+    costs = serializers.DictField()
+    options = serializers.ListField(child=serializers.DictField())
+    assumptions = serializers.ListField(child=serializers.DictField())
+    findings = serializers.ListField(child=serializers.DictField())
+    computed_at = serializers.CharField()
+
+
+class AnalysisStartedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    status = serializers.CharField()
+
+
+class ShareLinkInputSerializer(serializers.Serializer):
+    label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+    def validate_expires_at(self, value: Any) -> Any:
+        from django.utils import timezone
+
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("must be in the future")
+        return value
+
+
+class ShareLinkSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField(source="evaluation.version.number", read_only=True)
+    active = serializers.BooleanField(source="is_active", read_only=True)
+
+    class Meta:
+        model = ShareLink
+        fields = ["id", "label", "token_hint", "version", "created_at", "expires_at", "revoked_at", "last_opened_at",
+                  "open_count", "active"]  # fmt: skip
+
+
+class ShareLinkCreatedSerializer(ShareLinkSerializer):
+    url = serializers.CharField(
+        read_only=True, help_text="The link to send. Shown once: only a hash is stored."
+    )
+    token = serializers.CharField(read_only=True)
+
+    class Meta(ShareLinkSerializer.Meta):
+        fields = [*ShareLinkSerializer.Meta.fields, "url", "token"]
+
+
+class SharedDesignSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    version = serializers.IntegerField()
+    evaluation = EvaluationSerializer()

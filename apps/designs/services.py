@@ -1,0 +1,272 @@
+"""Design writes and evaluation: versions on every edit, optimistic concurrency, share links, engine calls."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import secrets
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from rest_framework import serializers
+
+from apps.catalog.selectors import engine_catalog_records
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.specs import DesignSpecSerializer, cost_requests, spec_with_defaults, training_request
+from clusterdesigner.engine import cost, training
+from clusterdesigner.engine.catalog import specs_from_records
+from clusterdesigner.engine.errors import EngineError
+
+OPTION_LABELS = {"on_demand": "on-demand", "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years",
+                 "spot": "spot"}  # fmt: skip
+
+
+class VersionConflict(Exception):
+    """The design changed since the version the caller edited."""
+
+    def __init__(self, current: int, given: int) -> None:
+        super().__init__(f"design is at version {current}; your edit was based on version {given}. "
+                         "Reload it, re-apply your change and save again.")  # fmt: skip
+        self.current = current
+
+
+def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
+    """Structure with the spec serializer, then values with the engines (a dry evaluation), so a design that
+    saves is a design that evaluates. Errors name the field, e.g. ``spec.parallelism.tp``."""
+    serializer = DesignSpecSerializer(data=spec_with_defaults(spec))
+    if not serializer.is_valid():
+        raise serializers.ValidationError({"spec": serializer.errors})
+    clean = json.loads(json.dumps(serializer.validated_data))
+    catalog = specs_from_records(engine_catalog_records())
+    try:
+        _check_references(clean, catalog)
+        if isinstance(clean.get("parallelism"), dict):
+            training.estimate(training_request(clean), **catalog.training_kwargs())
+    except EngineError as exc:
+        raise serializers.ValidationError({_spec_field(exc.field): [exc.message]}) from exc
+    return clean
+
+
+def _spec_field(engine_field: str) -> str:
+    """Map an engine request path to the design spec's path."""
+    head, _, rest = engine_field.partition(".")
+    if head in ("model", "training"):
+        return f"spec.workload.{engine_field}"
+    if head == "cloud":
+        return f"spec.costs.cloud.{rest}" if rest else "spec.costs.cloud"
+    if head in ("on_prem", "horizon_years", "utilization"):
+        return f"spec.costs.{engine_field}"
+    return f"spec.{engine_field}" if engine_field else "spec"
+
+
+def _check_references(spec: dict[str, Any], catalog: Any) -> None:
+    from clusterdesigner.engine.errors import UnknownReferenceError
+
+    cluster = spec["cluster"]
+    checks = [("cluster.accelerator", cluster["accelerator"], catalog.accelerators),
+              ("cluster.fabric", cluster["fabric"], catalog.fabrics)]  # fmt: skip
+    if cluster.get("storage"):
+        checks.append(("cluster.storage", cluster["storage"], catalog.storage_tiers))
+    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
+        checks.append((f"cloud.{index}.offering", choice["offering"], catalog.offerings))
+    for field, slug, known in checks:
+        if slug not in known:
+            raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
+
+
+@transaction.atomic
+def design_create(*, owner: Any, name: str, description: str = "", visibility: str = Design.Visibility.PRIVATE,
+                  spec: dict[str, Any] | None = None, is_demo: bool = False) -> Design:  # fmt: skip
+    clean = spec_validate(spec=spec)
+    design = Design.objects.create(owner=owner, name=name, description=description, visibility=visibility,
+                                   version=1, is_demo=is_demo)  # fmt: skip
+    DesignVersion.objects.create(design=design, number=1, name=name, description=description, spec=clean,
+                                 created_by=owner)  # fmt: skip
+    return design
+
+
+@transaction.atomic
+def design_update(*, design: Design, user: Any, base_version: int, name: str | None = None,
+                  description: str | None = None, visibility: str | None = None,
+                  spec: dict[str, Any] | None = None) -> Design:  # fmt: skip
+    """Save an edit as a new version. ``base_version`` is the version the editor started from: if someone saved
+    since, raise VersionConflict (the API answers 409) and change nothing."""
+    locked = Design.objects.select_for_update().get(pk=design.pk)
+    if locked.version != base_version:
+        raise VersionConflict(locked.version, base_version)
+    current = locked.current
+    new_spec = spec_validate(spec=spec) if spec is not None else current.spec
+    locked.name = name if name is not None else locked.name
+    locked.description = description if description is not None else locked.description
+    locked.visibility = visibility if visibility is not None else locked.visibility
+    locked.version = F("version") + 1
+    locked.save()
+    locked.refresh_from_db()
+    DesignVersion.objects.create(design=locked, number=locked.version, name=locked.name,
+                                 description=locked.description, spec=new_spec, created_by=user)  # fmt: skip
+    return locked
+
+
+@transaction.atomic
+def design_clone(*, design: Design, owner: Any, name: str | None = None) -> Design:
+    source = design.current
+    return design_create(owner=owner, name=name or f"Copy of {design.name}", description=design.description,
+                         spec=source.spec)  # fmt: skip
+
+
+def design_delete(*, design: Design) -> None:
+    design.delete()
+
+
+# --- Evaluation -----------------------------------------------------------------------------------------------
+
+
+def snapshot_hash(snapshot: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any]) -> dict[str, Any]:
+    """Run the training engine, then the cost engine once per cloud offering; build the options table.
+
+    Pure given (spec, records): the same snapshot always gives the same result.
+    """
+    catalog = specs_from_records(records)
+    train = training.estimate(training_request(spec), **catalog.training_kwargs())
+    costs: dict[str, dict[str, Any]] = {}
+    for request in cost_requests(spec):
+        key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
+        costs[key] = cost.tco(request, training=train, **catalog.cost_kwargs())
+    chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
+    return {
+        "spec": spec,
+        "training": train,
+        "costs": costs,
+        "options": _options(costs, chosen, catalog),
+        "assumptions": _assumptions(spec, train, costs, records),
+        "findings": _findings(costs),
+    }
+
+
+def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
+    options: list[dict[str, Any]] = []
+    for index, (slug, result) in enumerate(costs.items()):
+        per_run = (result.get("per_run") or {}).get("usd") or {}
+        days = (result.get("per_run") or {}).get("effective_days") or (result.get("per_run") or {}).get(
+            "days"
+        )
+        if index == 0:
+            own = result["on_prem"]
+            options.append({
+                "key": "own", "label": "Own (on-prem)", "kind": "own", "offering": None, "pricing_model": None,
+                "total_usd": own["total_usd"], "usd_per_gpu_hour": own["usd_per_gpu_hour"],
+                "run_cost_usd": (per_run.get("on_prem") or {}).get("usd"), "days": days,
+                "break_even_utilization": None,
+            })  # fmt: skip
+        offering = catalog.offerings.get(slug)
+        for model, row in (result.get("cloud") or {}).items():
+            if chosen.get(slug) and model not in chosen[slug]:
+                continue
+            be = (result.get("break_even_utilization") or {}).get(model)
+            run_days = (result.get("per_run") or {}).get("spot_effective_days") if model == "spot" else days
+            name = (
+                f"{offering.provider.upper() if offering.provider in ('aws', 'gcp', 'oci') else offering.provider.title()} {offering.instance_type}"
+                if offering
+                else slug
+            )  # noqa: E501
+            options.append({
+                "key": f"{slug}:{model}", "label": f"{name} {OPTION_LABELS.get(model, model)}", "kind": "cloud",
+                "offering": slug, "pricing_model": model, "total_usd": row["total_usd"],
+                "usd_per_gpu_hour": row["usd_per_gpu_hour"], "run_cost_usd": (per_run.get(model) or {}).get("usd"),
+                "days": run_days, "break_even_utilization": be.get("utilization") if isinstance(be, dict) else be,
+            })  # fmt: skip
+    return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+
+
+def _assumptions(spec: dict[str, Any], train: dict[str, Any], costs: dict[str, Any], records: dict[str, Any]
+                 ) -> list[dict[str, Any]]:  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for result in costs.values():
+        for item in result.get("assumptions") or []:
+            if item["name"] not in seen:
+                seen.add(item["name"])
+                rows.append({"as_of": "", **item})
+    for item in train.get("assumptions") or []:
+        name = f"training.{item['name']}"
+        if name not in seen:
+            seen.add(name)
+            rows.append({"as_of": "", **item, "name": name})
+    accelerator = next(
+        (a for a in records.get("accelerators", []) if a["slug"] == spec["cluster"]["accelerator"]), None
+    )
+    if accelerator:
+        for key, unit in (("bf16_dense_tflops", "TFLOP/s"), ("fp8_dense_tflops", "TFLOP/s"), ("memory_gib", "GiB"),
+                          ("hbm_bandwidth_tbps", "TB/s"), ("scaleup_bandwidth_gbps", "GB/s")):  # fmt: skip
+            if accelerator.get(key) is not None:
+                rows.append({"name": f"catalog.{accelerator['slug']}.{key}", "value": accelerator[key], "unit": unit,
+                             "source": accelerator.get("source", "catalog"), "as_of": accelerator.get("as_of") or ""})  # fmt: skip
+    return rows
+
+
+def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for result in costs.values():
+        for finding in result.get("findings") or []:
+            key = finding.get("code", "") + finding.get("message", "")
+            if key not in seen:
+                seen.add(key)
+                out.append(finding)
+    order = {"critical": 0, "error": 0, "warning": 1, "info": 2}
+    return sorted(out, key=lambda f: order.get(f.get("severity", "info"), 3))
+
+
+def design_evaluate(*, version: DesignVersion) -> Evaluation:
+    """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
+    the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
+    records = engine_catalog_records()
+    snapshot = {"spec": version.spec, "catalog": records}
+    digest = snapshot_hash(snapshot)
+    existing = version.evaluations.filter(input_hash=digest).first()
+    if existing:
+        return existing
+    result = evaluate_spec(spec=version.spec, records=records)
+    result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
+    result["computed_at"] = timezone.now().isoformat()
+    evaluation, _ = Evaluation.objects.get_or_create(
+        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": _jsonable(result)}
+    )
+    return evaluation
+
+
+def _jsonable(value: Any) -> Any:
+    """Round-trip through JSON so NaN/inf never reach the database (JSON has no such numbers)."""
+    return json.loads(json.dumps(value, default=str), parse_constant=lambda _token: None)
+
+
+# --- Share links ---------------------------------------------------------------------------------------------
+
+
+def share_link_create(*, design: Design, user: Any, label: str = "", expires_at: dt.datetime | None = None
+                      ) -> tuple[ShareLink, str]:  # fmt: skip
+    """Freeze the current version's evaluation behind a new 256-bit token. Returns (link, token): the token is
+    shown once; only its hash is stored."""
+    evaluation = design_evaluate(version=design.current)
+    token = secrets.token_urlsafe(32)
+    link = ShareLink.objects.create(design=design, evaluation=evaluation, token_hash=hash_token(token),
+                                    token_hint=token[:6], label=label, created_by=user, expires_at=expires_at)  # fmt: skip
+    return link, token
+
+
+def share_link_revoke(*, link: ShareLink) -> ShareLink:
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+    return link
+
+
+def share_link_record_open(*, link: ShareLink) -> None:
+    ShareLink.objects.filter(pk=link.pk).update(last_opened_at=timezone.now(), open_count=F("open_count") + 1)

@@ -1,0 +1,191 @@
+"""The design spec: what a saved design holds, how it is validated, and how it becomes engine requests.
+
+A spec is a JSON object (see EVALUATION_CONTRACT in docs/designs.md):
+    workload:    {model: {preset} | shape, training: {tokens, global_batch_tokens | global_batch_seqs, precision}}
+    cluster:     {accelerator, gpus_per_node, nodes, fabric, oversubscription, storage}
+    parallelism: a layout dict, or "search"
+    costs:       {horizon_years, utilization, on_prem: {...}, cloud: [{offering, pricing_models, usd_per_node_hour?}]}
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rest_framework import serializers
+
+PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "spot"]
+
+DEFAULT_SPEC: dict[str, Any] = {
+    "workload": {
+        "model": {"preset": "llama3-70b"},
+        "training": {"tokens": 1.0e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+    },
+    "cluster": {
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "nodes": 64,
+        "fabric": "ib-ndr400",
+        "oversubscription": 1.0,
+        "storage": "lustre",
+    },  # fmt: skip
+    "parallelism": "search",
+    "costs": {
+        "horizon_years": 3,
+        "utilization": 0.7,
+        "on_prem": {},
+        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "reserved_1y", "spot"]}],
+    },
+}
+
+
+class ModelSpecSerializer(serializers.Serializer):
+    preset = serializers.CharField(required=False, max_length=60)
+    layers = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+    hidden = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000)
+    ffn_hidden = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
+    heads = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+    kv_heads = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+    vocab = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
+    seq_len = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
+    gated_mlp = serializers.BooleanField(required=False)
+    experts = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+    top_k = serializers.IntegerField(required=False, min_value=1, max_value=1_000)
+    expert_ffn_hidden = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "preset" not in attrs:
+            missing = [f for f in ("layers", "hidden", "heads", "vocab", "seq_len") if f not in attrs]
+            if missing:
+                raise serializers.ValidationError({f: "required when no preset is given" for f in missing})
+        return attrs
+
+
+class TrainingSpecSerializer(serializers.Serializer):
+    tokens = serializers.FloatField(min_value=1e3, max_value=1e16)
+    global_batch_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10**10)
+    global_batch_seqs = serializers.IntegerField(required=False, min_value=1, max_value=10**8)
+    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default="bf16")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "global_batch_tokens" not in attrs and "global_batch_seqs" not in attrs:
+            raise serializers.ValidationError(
+                {"global_batch_tokens": "give global_batch_tokens or global_batch_seqs"}
+            )
+        return attrs
+
+
+class WorkloadSpecSerializer(serializers.Serializer):
+    model = ModelSpecSerializer()
+    training = TrainingSpecSerializer()
+
+
+class ClusterSpecSerializer(serializers.Serializer):
+    accelerator = serializers.SlugField()
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
+    nodes = serializers.IntegerField(min_value=1, max_value=100_000)
+    fabric = serializers.SlugField()
+    oversubscription = serializers.FloatField(min_value=1.0, max_value=64.0, default=1.0)
+    storage = serializers.SlugField(required=False)
+
+
+class LayoutSpecSerializer(serializers.Serializer):
+    tp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    pp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    dp = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
+    cp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    ep = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    vpp = serializers.IntegerField(required=False, min_value=1, max_value=128)
+    micro_batch = serializers.IntegerField(required=False, min_value=1, max_value=4096)
+    recompute = serializers.ChoiceField(required=False, choices=["none", "selective", "full"])
+    sharding = serializers.ChoiceField(required=False, choices=["none", "zero1", "zero2", "zero3", "hsdp"])
+    sequence_parallel = serializers.BooleanField(required=False)
+
+
+class CloudChoiceSerializer(serializers.Serializer):
+    offering = serializers.SlugField()
+    pricing_models = serializers.ListField(
+        child=serializers.ChoiceField(choices=PRICING_MODELS),
+        min_length=1,
+        max_length=4,
+        default=list(PRICING_MODELS),
+    )
+    usd_per_node_hour = serializers.DictField(
+        child=serializers.FloatField(min_value=0, max_value=1e6), required=False,
+        help_text="Negotiated prices per pricing model, overriding the catalog's.",
+    )  # fmt: skip
+
+
+class CostSpecSerializer(serializers.Serializer):
+    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
+    utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=0.7)
+    on_prem = serializers.DictField(required=False, default=dict)
+    cloud = CloudChoiceSerializer(many=True, required=False, default=list)
+    egress_tb = serializers.FloatField(required=False, min_value=0, max_value=1e7)
+    managed_overhead_fraction = serializers.FloatField(required=False, min_value=0, max_value=5)
+
+    def validate_cloud(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if len(value) > 6:
+            raise serializers.ValidationError("compare at most 6 cloud offerings")
+        return value
+
+
+class DesignSpecSerializer(serializers.Serializer):
+    workload = WorkloadSpecSerializer()
+    cluster = ClusterSpecSerializer()
+    parallelism = serializers.JSONField(default="search")
+    costs = CostSpecSerializer(required=False)
+
+    def validate_parallelism(self, value: Any) -> Any:
+        if value in ("search", None):
+            return "search"
+        layout = LayoutSpecSerializer(data=value)
+        if not isinstance(value, dict) or not layout.is_valid():
+            raise serializers.ValidationError(
+                layout.errors if isinstance(value, dict) else 'a layout object or "search"'
+            )
+        return dict(layout.validated_data)
+
+
+def spec_with_defaults(spec: dict[str, Any] | None) -> dict[str, Any]:
+    """Fill the parts a user left out from DEFAULT_SPEC (top-level sections only; fields inside are the user's)."""
+    merged = copy.deepcopy(DEFAULT_SPEC)
+    for key, value in (spec or {}).items():
+        merged[key] = value
+    return merged
+
+
+def training_request(spec: dict[str, Any]) -> dict[str, Any]:
+    cluster = spec["cluster"]
+    request: dict[str, Any] = {
+        "model": spec["workload"]["model"],
+        "training": spec["workload"]["training"],
+        "cluster": {k: cluster[k] for k in ("accelerator", "gpus_per_node", "nodes", "fabric", "oversubscription")
+                    if k in cluster},
+    }  # fmt: skip
+    if isinstance(spec.get("parallelism"), dict):
+        request["parallelism"] = spec["parallelism"]
+    return request
+
+
+def cost_requests(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """One cost-engine request per cloud offering compared (one with no cloud part when none is chosen)."""
+    costs = spec.get("costs") or {}
+    base: dict[str, Any] = {"cluster": dict(spec["cluster"])}
+    for key in ("horizon_years", "utilization", "on_prem"):
+        if key in costs:
+            base[key] = costs[key]
+    choices = costs.get("cloud") or []
+    if not choices:
+        return [base]
+    requests = []
+    for choice in choices:
+        # The cost engine prices every model the offering has; the design's choice filters the options shown.
+        cloud: dict[str, Any] = {"offering": choice["offering"]}
+        for key in ("egress_tb", "managed_overhead_fraction"):
+            if key in costs:
+                cloud[key] = costs[key]
+        if choice.get("usd_per_node_hour"):
+            cloud["usd_per_node_hour"] = choice["usd_per_node_hour"]
+        requests.append({**base, "cloud": {k: v for k, v in cloud.items() if v is not None}})
+    return requests

@@ -1,0 +1,106 @@
+"""Analyses API (tasks run in-process here; tests/integration runs them in real workers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from apps.analysis.models import Analysis, AnalysisChunk
+from apps.analysis.services import analysis_run_chunk
+
+SWEEP = {"kind": "sweep", "params": {"model": {"preset": "llama3-8b"},
+                                     "training": {"tokens": 1e11, "global_batch_tokens": 2097152, "precision": "bf16"},
+                                     "accelerators": ["h100-sxm", "a100-80gb"], "nodes": [1, 2, 4],
+                                     "pricing_models": ["on_demand", "own"]}}  # fmt: skip
+
+
+def _post(client: Any, payload: dict[str, Any], capture: Any) -> Any:
+    with capture(execute=True):
+        return client.post("/api/v1/analyses/", payload, format="json")
+
+
+def test_sweep_answers_202_and_completes_with_progress(user_client: Any, catalog: Any,
+                                                       django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    response = _post(user_client, SWEEP, django_capture_on_commit_callbacks)
+    assert response.status_code == 202 and response["Location"].endswith(f"/api/v1/analyses/{response.json()['id']}/")
+    body = user_client.get(response.json()["url"]).json()
+    assert body["status"] == "succeeded"
+    assert body["progress"] == {"done": 12, "total": 12, "fraction": 1.0}  # 2 accelerators × 3 sizes × 2 models
+    rows = body["result"]["rows"]
+    assert len(rows) == 12
+    h100 = {(r["nodes"], r["pricing_model"]): r for r in rows if r["accelerator"] == "h100-sxm"}
+    # More nodes finish sooner (the 8B model scales well from 8 to 32 GPUs).
+    assert h100[(4, "on_demand")]["days"] < h100[(2, "on_demand")]["days"] < h100[(1, "on_demand")]["days"]
+    front = body["result"]["pareto"]
+    assert front and all(r["cost_usd"] is not None for r in front)
+    days = [r["days"] for r in front]
+    assert days == sorted(days, reverse=True)  # cheapest first, each next one faster
+
+
+def test_same_input_twice_returns_the_stored_analysis(user_client: Any, catalog: Any,
+                                                      django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    first = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
+    second = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
+    assert first["id"] == second["id"] and Analysis.objects.count() == 1
+
+
+def test_a_chunk_run_twice_is_counted_once(user_client: Any, catalog: Any,
+                                           django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    body = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
+    chunk = AnalysisChunk.objects.filter(analysis_id=body["id"]).first()
+    analysis_run_chunk(chunk_id=chunk.pk)  # a redelivered message
+    again = user_client.get(body["url"]).json()
+    assert again["progress"]["done"] == 12 and len(again["result"]["rows"]) == 12
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"kind": "sweep", "params": {**SWEEP["params"], "accelerators": ["warp-drive"]}}, "params.accelerators"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "nodes": [0]}}, "params.nodes"),
+        ({"kind": "compare", "params": {"designs": [1]}}, "params.designs"),
+        ({"kind": "teleport", "params": {}}, "kind"),
+    ],
+)
+def test_bad_analysis_requests_are_400_and_save_nothing(user_client: Any, catalog: Any, payload: dict[str, Any],
+                                                        field: str) -> None:  # fmt: skip
+    response = user_client.post("/api/v1/analyses/", payload, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["error"]["fields"], response.json()
+    assert Analysis.objects.count() == 0
+
+
+def test_another_users_analysis_is_404(user_client: Any, catalog: Any, django_user_model: Any,
+                                       django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    from rest_framework.test import APIClient
+
+    body = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
+    other = APIClient()
+    other.force_authenticate(django_user_model.objects.create_user("eve", password="pw-eve-12345"))
+    assert other.get(body["url"]).status_code == 404
+
+
+def test_a_run_past_its_deadline_fails_with_a_message(user_client: Any, catalog: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    body = user_client.post("/api/v1/analyses/", SWEEP, format="json").json()  # on_commit never runs: no worker
+    Analysis.objects.filter(pk=body["id"]).update(deadline_at=timezone.now() - timedelta(seconds=1))
+    after = user_client.get(body["url"]).json()
+    assert after["status"] == "failed" and "time limit" in after["error"] and "0 of 12" in after["error"]
+
+
+def test_recommend_returns_a_pareto_front_and_reasons(user_client: Any, catalog: Any,
+                                                      django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    payload = {"kind": "recommend", "params": {"model": {"preset": "llama3-8b"}, "tokens": 1e11,
+                                               "deadline_days": 30, "budget_usd": 5e6,
+                                               "interruption_tolerance": "none",
+                                               "accelerators": ["h100-sxm", "a100-80gb"], "nodes": [1, 2, 4, 8]}}  # fmt: skip
+    body = _post(user_client, payload, django_capture_on_commit_callbacks).json()
+    result = user_client.get(body["url"]).json()["result"]
+    choice = result["recommendation"]
+    assert choice["days"] <= 30 and choice["cost_usd"] <= 5e6
+    assert all(r["pricing_model"] != "spot" for r in result["rows"])
+    assert result["reasons"] and result["rule_of_thumb_gpus"] == "16–64 GPUs"
