@@ -152,7 +152,7 @@ def test_share_link_signed_out_is_read_only_and_the_xlsx_reads_back(
     ]
     own = evaluation["costs"]["aws-p5e-48xlarge"]["on_prem"]
     best = evaluation["options"][0]
-    # The owning total over 2 years, the cheapest option's run cost and the days to train read back as numbers.
+    # Owning's 2-year total, the cheapest option's run cost and the days to train read back as numbers.
     assert any(abs(n - own["total_usd"]) < 1 for n in numbers), own["total_usd"]
     assert any(abs(n - best["run_cost_usd"]) < 1 for n in numbers), best["run_cost_usd"]
     assert any(abs(n - evaluation["training"]["time_to_train_days"]) < 0.01 for n in numbers)
