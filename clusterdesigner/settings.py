@@ -214,6 +214,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "FabricKindEnum": "apps.catalog.models.Fabric.Kind",
         "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
+        "AnalysisKindEnum": "apps.analysis.models.Analysis.Kind",
     },
 }
 

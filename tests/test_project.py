@@ -85,3 +85,15 @@ def test_pages_send_a_content_security_policy_without_inline_script(client: obje
     policy = response["Content-Security-Policy"]
     script_src = next(part for part in policy.split(";") if part.strip().startswith("script-src"))
     assert "'unsafe-inline'" not in script_src and "'self'" in script_src
+
+
+def test_deploy_checks_are_clean_with_production_settings() -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, capture_output=True, text=True,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
+             "DJANGO_SECRET_KEY": "x" * 30 + "-production-like-secret-key-0123456789", "DJANGO_SECURE_SSL": "1",
+             "DJANGO_ALLOWED_HOSTS": "clusters.example.com"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout + result.stderr

@@ -268,7 +268,10 @@ class SharedDesignView(viewsets.ViewSet):
     permission_classes = [permissions.AllowAny]
     authentication_classes: list[Any] = []
 
-    @extend_schema(responses={200: SharedDesignSerializer, 404: ERRORS[404]})
+    @extend_schema(
+        parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="The share token.")],
+        responses={200: SharedDesignSerializer, 404: ERRORS[404]},
+    )
     def retrieve(self, request: Request, pk: str) -> Response:
         link = selectors.share_link_resolve(token=pk)
         services.share_link_record_open(link=link)

@@ -180,9 +180,16 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                 "key": f"{slug}:{model}", "label": f"{name} {OPTION_LABELS.get(model, model)}", "kind": "cloud",
                 "offering": slug, "pricing_model": model, "total_usd": row["total_usd"],
                 "usd_per_gpu_hour": row["usd_per_gpu_hour"], "run_cost_usd": (per_run.get(model) or {}).get("usd"),
-                "days": run_days, "break_even_utilization": be.get("utilization") if isinstance(be, dict) else be,
+                "days": run_days, "break_even_utilization": _break_even(be),
+                    "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
             })  # fmt: skip
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+
+
+def _break_even(value: Any) -> float | None:
+    """The break-even utilization when it lies in (0, 1]; outside it one option wins everywhere (see meaning)."""
+    u = value.get("utilization") if isinstance(value, dict) else value
+    return u if isinstance(u, (int, float)) and 0 < u <= 1 else None
 
 
 def _assumptions(spec: dict[str, Any], train: dict[str, Any], costs: dict[str, Any], records: dict[str, Any]
