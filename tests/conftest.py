@@ -33,6 +33,20 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def tasks_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests that don't start a worker run Celery tasks in-process, even when REDIS_URL is set (as in CI)."""
+    if "worker_env" in request.fixturenames:
+        yield
+        return
+    from clusterdesigner.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
 @pytest.fixture
 def catalog(db: Any) -> dict[str, int]:
     from apps.catalog.services import catalog_load_seed
