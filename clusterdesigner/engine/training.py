@@ -32,6 +32,7 @@ from clusterdesigner.engine.search import evaluate, search, structural_checks
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
 from clusterdesigner.engine.workload import (
     GIB,
+    LAYOUT_FIELDS,
     SHARDING_MODES,
     Assumption,
     Cluster,
@@ -235,18 +236,7 @@ def parse_parallelism(request: Mapping[str, Any]) -> dict[str, int]:
         if not isinstance(par["sequence_parallel"], bool):
             raise InputError("must be true or false", field="parallelism.sequence_parallel")
         fixed["sequence_parallel"] = int(par["sequence_parallel"])
-    unknown = set(par) - {
-        "tp",
-        "pp",
-        "dp",
-        "cp",
-        "ep",
-        "vpp",
-        "micro_batch",
-        "recompute",
-        "sharding",
-        "sequence_parallel",
-    }
+    unknown = set(par) - set(LAYOUT_FIELDS)
     if unknown:
         key = sorted(unknown)[0]
         raise InputError(f"unknown parallelism field {key!r}", field=f"parallelism.{key}")
