@@ -121,6 +121,9 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///var/db.sqlite3"))}
+if TESTING and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Each test run gets its own test database, so runs in parallel on one server cannot drop each other's.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -240,6 +243,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": int(os.environ.get("CELERY_RESTORE_INTERVAL", "30")),
     "unacked_restore_throttle": 1,
 }
+# A key prefix for every broker key, so separate deployments (or parallel test runs) can share one Redis.
+CELERY_KEY_PREFIX = os.environ.get("CELERY_KEY_PREFIX", f"cdtest{os.getpid()}:" if TESTING else "")
+if CELERY_KEY_PREFIX:
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = CELERY_KEY_PREFIX
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 CACHES = {

@@ -155,11 +155,16 @@ class WorkerProcess:
 def worker_env(transactional_db: Any, postgres_required: None, redis_url: str) -> dict[str, str]:
     import redis
 
-    # A clean queue, so no message left by an earlier test reaches this worker.
-    redis.Redis.from_url(redis_url).flushdb()
+    from django.conf import settings
+
+    # A clean queue, so no message left by an earlier test reaches this worker. Only this run's keys go:
+    # the broker keys carry a per-run prefix (settings.CELERY_KEY_PREFIX), so parallel runs don't collide.
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(match=f"{settings.CELERY_KEY_PREFIX}*"):
+        client.delete(key)
     env = dict(os.environ)
     env.update(DATABASE_URL=_database_url(), REDIS_URL=redis_url, DJANGO_SECRET_KEY="test-worker-secret",
-               DB_CONN_MAX_AGE="0")  # fmt: skip
+               DB_CONN_MAX_AGE="0", CELERY_KEY_PREFIX=settings.CELERY_KEY_PREFIX)  # fmt: skip
     return env
 
 
