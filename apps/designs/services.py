@@ -171,11 +171,7 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                 continue
             be = (result.get("break_even_utilization") or {}).get(model)
             run_days = (result.get("per_run") or {}).get("spot_effective_days") if model == "spot" else days
-            name = (
-                f"{offering.provider.upper() if offering.provider in ('aws', 'gcp', 'oci') else offering.provider.title()} {offering.instance_type}"
-                if offering
-                else slug
-            )  # noqa: E501
+            name = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
             options.append({
                 "key": f"{slug}:{model}", "label": f"{name} {OPTION_LABELS.get(model, model)}", "kind": "cloud",
                 "offering": slug, "pricing_model": model, "total_usd": row["total_usd"],
@@ -184,6 +180,15 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                     "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
             })  # fmt: skip
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+
+
+def _provider_label(provider: str) -> str:
+    from apps.catalog.models import CloudOffering
+
+    try:
+        return str(CloudOffering.Provider(provider).label)
+    except ValueError:
+        return provider
 
 
 def _break_even(value: Any) -> float | None:
