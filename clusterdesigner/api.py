@@ -3,14 +3,20 @@
 Every error response has one shape::
 
     {"error": {"code": "invalid", "message": "...", "fields": {"parallelism.tp": ["..."]}}}
+
+A database that goes away mid-request (a restart, a failover, a killed connection) is a 503 with code
+"database_unavailable" and Retry-After, not Django's HTML 500: Django closes the broken connection when the
+request ends (and CONN_HEALTH_CHECKS replaces a dead idle one), so the next request reconnects.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
@@ -18,6 +24,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from clusterdesigner.engine.errors import EngineError
+
+logger = logging.getLogger(__name__)
+DATABASE_RETRY_AFTER_S = 5
 
 
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -51,6 +60,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         fields = {exc.field or "non_field_errors": [exc.message]}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message
         return Response(error_body("invalid", message, fields), status=400)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.warning("database unavailable during %s: %s", type(context.get("view")).__name__, exc)
+        body = error_body("database_unavailable", "The database is unavailable; try again shortly.")
+        return Response(body, status=503, headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)})
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
