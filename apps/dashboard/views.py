@@ -13,8 +13,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
+from apps.analysis.api import AnalysisViewSet
 from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, Fabric, StorageTier
 from apps.dashboard import charts
@@ -294,8 +295,7 @@ def _sweep_point_url(row: dict[str, Any], model: dict[str, Any], params: dict[st
     return f"/designs/new/?{urlencode(query)}"
 
 
-@login_required
-def sweep_detail(request: HttpRequest, analysis_id: int) -> HttpResponse:
+def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
     analysis = Analysis.objects.filter(owner=request.user, kind=Analysis.Kind.SWEEP, pk=analysis_id).first()
     if analysis is None:
         raise Http404("No sweep with this id is yours.")
@@ -331,7 +331,36 @@ def sweep_detail(request: HttpRequest, analysis_id: int) -> HttpResponse:
                 },
             ],
         )
-    return render(request, "dashboard/sweep_detail.html", context)
+    return context
+
+
+@login_required
+def sweep_detail(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    return render(request, "dashboard/sweep_detail.html", _sweep_context(request, analysis_id))
+
+
+_analysis_create = AnalysisViewSet.as_view({"post": "create"})
+
+
+@require_POST
+def sweep_start(request: HttpRequest) -> HttpResponse:
+    """POST /api/v1/analyses/ itself (same validation, error envelope, throttle), for the sweep form.
+
+    The API puts a DRF Hyperlink (a str subclass) in its Location header; wsgiref, which `make run` and the
+    live test server use, rejects any header value whose type is not exactly str and answers 500. Until
+    apps/analysis/api.py passes str(data["url"]), the form posts here and the header is made a plain str.
+    """
+    response = _analysis_create(request)
+    if response.has_header("Location"):
+        response["Location"] = str(response["Location"])
+    return response
+
+
+@login_required
+@require_GET
+def sweep_results(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    """The heatmaps, Pareto chart and table alone: the sweep page swaps them in under its finished bar."""
+    return render(request, "includes/_sweep_results.html", _sweep_context(request, analysis_id))
 
 
 # --- Share view (no sign-in)

@@ -1,29 +1,55 @@
-/* Sweep: POST the analysis, then poll its status and move the progress bar until it is done. */
+/* Sweep: POST the analysis, poll its status and move the progress bar while the workers run, then swap the
+   heatmaps and the Pareto chart in under the finished bar (no page reload, so the bar stays readable at 100 %). */
 (function () {
   "use strict";
   var api = window.ClusterApi;
+  var box = document.getElementById("sweep-progress");
   var bar = document.getElementById("progress-bar");
   var label = document.getElementById("progress-text");
+  var results = document.getElementById("sweep-results");
+  var POLL_MS = 500;
+  if (!box || !bar) return;
 
   function show(fraction, text) {
-    var pct = Math.round(100 * fraction);
+    // Never move backwards: a late answer to an earlier poll must not undo a newer one.
+    var pct = Math.max(Number(bar.value) || 0, Math.round(100 * fraction));
     bar.value = pct; bar.textContent = pct + " %";
     label.textContent = text || pct + " %";
+  }
+
+  function setStatus(text) {
+    var el = document.getElementById("sweep-status");
+    if (el) el.textContent = text;
+  }
+
+  function loadResults(id) {
+    return fetch("/sweep/" + id + "/results/", { credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error("results " + r.status); return r.text(); })
+      .then(function (html) {
+        results.innerHTML = html;
+        window.ClusterCharts.renderAll(results);
+      });
   }
 
   function poll(id) {
     api.request("GET", "/api/v1/analyses/" + id + "/").then(function (res) {
       var data = res.data || {};
       var p = data.progress || {};
-      show(p.fraction || 0, (p.done || 0) + " of " + (p.total || "?") + " done (" + Math.round(100 * (p.fraction || 0)) + " %)");
-      if (data.status === "succeeded") { show(1, "100 % done"); window.location.href = "/sweep/" + id + "/"; return; }
-      if (data.status === "failed") { label.textContent = "Failed: " + (data.error || "unknown error"); return; }
-      setTimeout(function () { poll(id); }, 700);
-    });
+      if (data.status === "succeeded") {
+        show(1, (p.total || "All") + " of " + (p.total || "all") + " done (100 %)");
+        setStatus("succeeded");
+        return loadResults(id).catch(function () { window.location.href = "/sweep/" + id + "/"; });
+      }
+      if (data.status === "failed") { setStatus("failed"); label.textContent = "Failed: " + (data.error || "unknown error"); return; }
+      if (res.ok) {
+        setStatus(data.status || "");
+        show(p.fraction || 0, (p.done || 0) + " of " + (p.total || "?") + " done (" + Math.round(100 * (p.fraction || 0)) + " %)");
+      }
+      setTimeout(function () { poll(id); }, POLL_MS);
+    }, function () { setTimeout(function () { poll(id); }, 2 * POLL_MS); });
   }
 
-  var existing = document.getElementById("sweep-progress");
-  if (existing && existing.dataset.analysis) poll(existing.dataset.analysis);
+  if (box.dataset.analysis) poll(box.dataset.analysis);
 
   var form = document.getElementById("sweep-form");
   if (!form) return;
@@ -41,12 +67,19 @@
       horizon_years: Number(document.getElementById("s-horizon").value),
       utilization: Number(document.getElementById("s-util").value),
     };
-    document.getElementById("sweep-progress").hidden = false;
+    results.innerHTML = "";
+    bar.value = 0;
+    box.hidden = false;
     show(0, "starting…");
-    api.request("POST", "/api/v1/analyses/", { kind: "sweep", params: params }).then(function (res) {
+    var button = document.getElementById("start-sweep");
+    button.disabled = true;
+    // /sweep/start/ is POST /api/v1/analyses/ with a plain-str Location header (see apps/dashboard/views.py).
+    api.request("POST", form.dataset.startUrl || "/api/v1/analyses/", { kind: "sweep", params: params }).then(function (res) {
+      button.disabled = false;
       if (!res.ok) { api.showErrors(form, res.data); label.textContent = "Not started."; return; }
+      box.dataset.analysis = res.data.id;
       history.replaceState(null, "", "/sweep/" + res.data.id + "/");
       poll(res.data.id);
-    });
+    }, function () { button.disabled = false; label.textContent = "Not started: the server did not answer."; });
   });
 })();
