@@ -15,15 +15,15 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadReque
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.analysis.api import AnalysisViewSet
 from apps.analysis.models import Analysis
-from apps.catalog.models import Accelerator, CloudOffering, Fabric, StorageTier
+from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
 from apps.dashboard import charts
 from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner.engine.training import model_presets
 
+PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
 COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
     ("Fits in memory", "fits", None, "yesno"),
     ("Days to train", "days", "low", "duration"),
@@ -84,6 +84,23 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+MAX_CLOUD_OFFERINGS = 6  # the spec serializer's limit (apps/designs/specs.py, CostSpecSerializer)
+
+
+def _catalog_prices() -> dict[str, dict[str, Any]]:
+    """Per offering, its GPU count and latest catalog price per pricing model (USD per instance-hour): the
+    editor shows them as the placeholder of each negotiated-price input, scaled to the design's node."""
+    out: dict[str, dict[str, Any]] = {}
+    for price in CloudPrice.objects.select_related("offering").order_by(
+        "offering__slug", "pricing_model", "-as_of"
+    ):
+        entry = out.setdefault(
+            price.offering.slug, {"gpu_count": price.offering.gpu_count, "usd_per_hour": {}}
+        )
+        entry["usd_per_hour"].setdefault(price.pricing_model, price.usd_per_hour)
+    return out
+
+
 def _picker_context() -> dict[str, Any]:
     return {
         "accelerators": Accelerator.objects.order_by("name").only("slug", "name", "memory_gib"),
@@ -94,6 +111,8 @@ def _picker_context() -> dict[str, Any]:
         ),
         "presets": model_presets(),
         "pricing_models": PRICING_MODELS,
+        "pricing_choices": [(m, PRICING_NAMES.get(m, m)) for m in PRICING_MODELS],
+        "max_cloud": MAX_CLOUD_OFFERINGS,
         "recompute_choices": ["none", "selective", "full"],
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
     }
@@ -138,6 +157,7 @@ def design_new(request: HttpRequest) -> HttpResponse:
         {
             **_picker_context(),
             "design": None,
+            "catalog_prices": _catalog_prices(),
             "spec": _prefill(request),
             "name": name,
             "visibility": "private",
@@ -152,6 +172,7 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
     context = {
         **_picker_context(),
         "design": design,
+        "catalog_prices": _catalog_prices(),
         "spec": spec_with_defaults(version.spec),
         "name": design.name,
         "visibility": design.visibility,
@@ -339,9 +360,6 @@ def sweep_detail(request: HttpRequest, analysis_id: int) -> HttpResponse:
     return render(request, "dashboard/sweep_detail.html", _sweep_context(request, analysis_id))
 
 
-_analysis_create = AnalysisViewSet.as_view({"post": "create"})
-
-
 @require_POST
 def sweep_start(request: HttpRequest) -> HttpResponse:
     """POST /api/v1/analyses/ itself (same validation, error envelope, throttle), for the sweep form.
@@ -350,7 +368,9 @@ def sweep_start(request: HttpRequest) -> HttpResponse:
     live test server use, rejects any header value whose type is not exactly str and answers 500. Until
     apps/analysis/api.py passes str(data["url"]), the form posts here and the header is made a plain str.
     """
-    response = _analysis_create(request)
+    from apps.analysis.api import AnalysisViewSet  # here, not at import: DRF's settings import the URLconf
+
+    response = AnalysisViewSet.as_view({"post": "create"})(request)
     if response.has_header("Location"):
         response["Location"] = str(response["Location"])
     return response

@@ -38,7 +38,8 @@
       if (slot) {
         slot.textContent = (slot.textContent ? slot.textContent + " " : "") + text;
         var input = slot.parentElement.querySelector("input, select, textarea");
-        if (input) { input.setAttribute("aria-invalid", "true"); input.setAttribute("aria-describedby", slot.id || ""); }
+        if (!slot.id) slot.id = "error-" + path.replace(/[^\w-]/g, "-");
+        if (input) { input.setAttribute("aria-invalid", "true"); input.setAttribute("aria-describedby", slot.id); }
       } else {
         unplaced.push(name + ": " + text);
       }

@@ -20,6 +20,111 @@
   }
   function setIf(target, key, value) { if (value !== undefined && value !== "") target[key] = value; }
 
+  // --- Cloud offerings: 0 to MAX rows, each an offering, its pricing models and optional negotiated prices.
+  var MAX_CLOUD = 6;
+  var rowsBox = document.getElementById("cloud-rows");
+  var addButton = document.getElementById("add-cloud");
+  var rowTemplate = document.getElementById("cloud-row-template");
+  var catalogPrices = JSON.parse((document.getElementById("catalog-prices") || {}).textContent || "{}");
+
+  function cloudRows() { return rowsBox ? Array.prototype.slice.call(rowsBox.querySelectorAll(".cloud-row")) : []; }
+
+  function renumber(row, index) {
+    // Every id, for, name, data-field and error slot carries the row's index: rewrite them in place.
+    var attrs = ["id", "for", "name", "data-field", "data-error-for", "aria-describedby"];
+    [row].concat(Array.prototype.slice.call(row.querySelectorAll("*"))).forEach(function (el) {
+      attrs.forEach(function (a) {
+        var v = el.getAttribute(a);
+        if (v === null) return;
+        el.setAttribute(a, v.replace(/cloud-(row-)?(\d+|__i__)/g, function (_, r) { return "cloud-" + (r || "") + index; })
+                            .replace(/cloud\.(\d+|__i__)(?=\.|$)/g, "cloud." + index));
+      });
+    });
+    row.dataset.index = index;
+    row.querySelector(".row-number").textContent = index + 1;
+    row.querySelector(".remove-cloud").setAttribute("aria-label", "Remove cloud offering " + (index + 1));
+  }
+
+  function updateCloudControls() {
+    var count = cloudRows().length;
+    if (addButton) addButton.disabled = count >= MAX_CLOUD;
+    var note = document.getElementById("cloud-count");
+    if (note) note.textContent = count ? count + " of " + MAX_CLOUD + (count >= MAX_CLOUD ? " (the most a design compares)" : "")
+                                       : "None: owning only.";
+  }
+
+  function money(n) { return n.toLocaleString("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 2 }); }
+
+  function showCatalogPrices(row) {
+    // The catalog price each blank input stands for, scaled from the instance to the design's node size.
+    var entry = catalogPrices[row.querySelector(".cloud-offering").value];
+    var gpn = Number(text("spec.cluster.gpus_per_node")) || (entry && entry.gpu_count) || 1;
+    row.querySelectorAll("input[data-price-model]").forEach(function (el) {
+      var price = entry && entry.usd_per_hour[el.dataset.priceModel];
+      el.placeholder = price === undefined ? (entry ? "not in catalog" : "")
+                                           : "catalog $" + money(price * gpn / entry.gpu_count);
+    });
+  }
+
+  function addCloudRow() {
+    if (!rowTemplate || cloudRows().length >= MAX_CLOUD) return null;
+    var holder = document.createElement("div");
+    holder.innerHTML = rowTemplate.innerHTML.trim();
+    var row = holder.firstElementChild;
+    rowsBox.appendChild(row);
+    renumber(row, cloudRows().length - 1);
+    row.querySelector('input[data-pricing-model="on_demand"]').checked = true;
+    updateCloudControls();
+    return row;
+  }
+
+  function removeCloudRow(row) {
+    var index = cloudRows().indexOf(row);
+    row.remove();
+    cloudRows().forEach(renumber);
+    updateCloudControls();
+    // Keep keyboard focus in the section: the row that took this one's place, else the add button.
+    var next = cloudRows()[Math.min(index, cloudRows().length - 1)];
+    (next ? next.querySelector(".cloud-offering") : addButton).focus();
+  }
+
+  function duplicateOfferings() {
+    var seen = {}, errors = {};
+    cloudRows().forEach(function (row, i) {
+      var slug = row.querySelector(".cloud-offering").value;
+      if (!slug) return;
+      if (seen[slug] !== undefined) {
+        errors["spec.costs.cloud." + i + ".offering"] = ["already compared in cloud offering " + (seen[slug] + 1) +
+                                                         "; choose another or remove this row"];
+      } else {
+        seen[slug] = i;
+      }
+    });
+    return errors;
+  }
+
+  if (addButton) {
+    addButton.addEventListener("click", function () {
+      var row = addCloudRow();
+      if (row) row.querySelector(".cloud-offering").focus();
+    });
+  }
+  if (rowsBox) {
+    rowsBox.addEventListener("click", function (event) {
+      var button = event.target.closest(".remove-cloud");
+      if (!button) return;
+      removeCloudRow(button.closest(".cloud-row"));
+      scheduleSave();
+    });
+    rowsBox.addEventListener("change", function (event) {
+      if (event.target.classList.contains("cloud-offering")) showCatalogPrices(event.target.closest(".cloud-row"));
+    });
+  }
+  var gpnField = field("spec.cluster.gpus_per_node");
+  if (gpnField) gpnField.addEventListener("change", function () { cloudRows().forEach(showCatalogPrices); });
+  cloudRows().forEach(showCatalogPrices);
+  updateCloudControls();
+
   function buildSpec() {
     var spec = JSON.parse(JSON.stringify(initial));
     spec.workload = spec.workload || {};
@@ -52,17 +157,20 @@
       var value = number("spec.costs.on_prem." + k);
       if (value === undefined) delete costs.on_prem[k]; else costs.on_prem[k] = value;
     });
-    var offering = text("spec.costs.cloud.0.offering");
-    var others = (costs.cloud || []).slice(1);
-    if (offering) {
-      var previous = (costs.cloud || [])[0] || {};
-      var choice = { offering: offering, pricing_models: Array.prototype.map.call(
-        form.querySelectorAll('input[name="pricing"]:checked'), function (el) { return el.value; }) };
-      if (previous.offering === offering && previous.usd_per_node_hour) choice.usd_per_node_hour = previous.usd_per_node_hour;
-      costs.cloud = [choice].concat(others);
-    } else {
-      costs.cloud = others;
-    }
+    costs.cloud = cloudRows().map(function (row) {
+      var choice = {
+        offering: row.querySelector(".cloud-offering").value,
+        pricing_models: Array.prototype.map.call(row.querySelectorAll("input[data-pricing-model]:checked"),
+                                                 function (el) { return el.value; }),
+      };
+      var prices = {};
+      row.querySelectorAll("input[data-price-model]").forEach(function (el) {
+        var raw = el.value.trim();
+        if (raw !== "") prices[el.dataset.priceModel] = isNaN(Number(raw)) ? raw : Number(raw);
+      });
+      if (Object.keys(prices).length) choice.usd_per_node_hour = prices;
+      return choice;
+    });
     return spec;
   }
 
@@ -91,8 +199,14 @@
 
   function save() {
     if (busy) { pending = true; return; }
-    busy = true;
     api.clearErrors(form);
+    var local = duplicateOfferings();
+    if (Object.keys(local).length) {
+      api.showErrors(form, { error: { message: "", fields: local } });
+      say("Not saved: fix the fields marked in red.");
+      return;
+    }
+    busy = true;
     var designId = form.dataset.design;
     var body = { name: text("name"), description: field("description").value, visibility: text("visibility"), spec: buildSpec() };
     var call;
@@ -128,14 +242,18 @@
   }
 
   form.addEventListener("submit", function (event) { event.preventDefault(); clearTimeout(timer); save(); });
+  function scheduleSave() {
+    // Only an already-saved design re-evaluates on change: a new one is created by the button.
+    if (form.dataset.design && document.getElementById("auto-refresh").checked) {
+      clearTimeout(timer);
+      timer = setTimeout(save, 700);
+    }
+  }
+
   form.addEventListener("change", function (event) {
     if (event.target.name === "layout-mode") {
       document.getElementById("layout-fields").hidden = event.target.value !== "fixed";
     }
-    // Only an already-saved design re-evaluates on change: a new one is created by the button.
-    if (form.dataset.design && document.getElementById("auto-refresh").checked && event.target.id !== "auto-refresh") {
-      clearTimeout(timer);
-      timer = setTimeout(save, 700);
-    }
+    if (event.target.id !== "auto-refresh") scheduleSave();
   });
 })();

@@ -13,6 +13,7 @@ from tests.conftest import screenshot
 pytestmark = pytest.mark.browser
 
 PASSWORD = "pw-engineer-123"
+NEGOTIATED_USD_PER_NODE_HOUR = 55.5
 DESIGN_CHARTS = {
     "memory": {"Weights", "Activations", "Capacity 141 GiB"},
     "step-time": {"Step time"},
@@ -33,12 +34,14 @@ def _setup(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("engineer", password=PASSWORD)
 
 
-def _sign_in(page: Any, base: str) -> None:
-    page.goto(f"{base}/accounts/login/?next=/")
-    page.fill("input[name=username]", "engineer")
-    page.fill("input[name=password]", PASSWORD)
+def sign_in(
+    page: Any, base: str, *, username: str = "engineer", password: str = PASSWORD, then: str = "/"
+) -> None:
+    page.goto(f"{base}/accounts/login/?next={then}")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
     page.click("form button[type=submit], form input[type=submit]")
-    page.wait_for_url(f"{base}/")
+    page.wait_for_url(f"{base}{then}")
 
 
 def _legend_names(page: Any, chart_id: str) -> set[str]:
@@ -59,11 +62,31 @@ def _assert_charts_drawn(page: Any) -> None:
             )
 
 
+def _assert_negotiated_price_used(page: Any, *, nodes: int) -> None:
+    """The negotiated on-demand option costs days × 24 h × nodes × the negotiated price, as its card shows."""
+    from apps.dashboard.templatetags.dashboard import usd
+    from apps.designs.models import Design
+    from apps.designs.services import design_evaluate
+
+    design = Design.objects.get(pk=int(page.url.rstrip("/").split("/")[-2]))
+    options = {o["key"]: o for o in design_evaluate(version=design.current).result["options"]}
+    option = options["aws-p5en-48xlarge:on_demand"]
+    expected = option["days"] * 24 * nodes * NEGOTIATED_USD_PER_NODE_HOUR
+    assert option["run_cost_usd"] == pytest.approx(expected, rel=1e-9)
+    # Against the catalog's $63.296 it would be 14 % more: the negotiated price really replaced it.
+    assert option["run_cost_usd"] < option["days"] * 24 * nodes * 63.296 * 0.9
+    card = page.locator('[data-option="aws-p5en-48xlarge:on_demand"]').inner_text()
+    assert usd(expected) in card
+    # The price is stored with the design: the editor shows it again when the page is opened afresh.
+    page.reload()
+    assert float(page.input_value("#f-cloud-0-price-on_demand")) == NEGOTIATED_USD_PER_NODE_HOUR
+
+
 def test_create_a_design_through_the_editor_and_see_its_charts(
     page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
     _setup(django_user_model)
-    _sign_in(page, live_server.url)
+    sign_in(page, live_server.url)
     assert page.locator("#demo-designs li").count() == 4
     screenshot(page, "home")
 
@@ -82,13 +105,40 @@ def test_create_a_design_through_the_editor_and_see_its_charts(
     page.fill("#f-horizon", "2")
     page.fill("#f-util", "0.6")
     page.fill("#f-server", "230000")
-    page.select_option("#f-offering", "aws-p5en-48xlarge")
-    page.check('input[name="pricing"][value="on_demand"]')
-    page.uncheck('input[name="pricing"][value="spot"]')
+    # Cloud offering 1: AWS p5en on-demand at a negotiated $55.50 per node-hour (the catalog says $63.296).
+    page.select_option("#f-cloud-0-offering", "aws-p5en-48xlarge")
+    page.check("#f-cloud-0-use-on_demand")
+    for model in ("reserved_1y", "reserved_3y", "spot"):
+        page.uncheck(f"#f-cloud-0-use-{model}")
+    assert page.get_attribute("#f-cloud-0-price-on_demand", "placeholder") == "catalog $63.30"
+    page.fill("#f-cloud-0-price-on_demand", str(NEGOTIATED_USD_PER_NODE_HOUR))
+    # Two more rows, then remove the middle one: the last row takes its place and its index.
+    page.click("#add-cloud")
+    page.select_option("#f-cloud-1-offering", "oci-bm-gpu-h200-8")
+    page.click("#add-cloud")
+    page.select_option("#f-cloud-2-offering", "coreweave-8x-h200-node")
+    page.click("#cloud-row-1 .remove-cloud")
+    assert page.locator(".cloud-row").count() == 2
+    assert page.input_value("#f-cloud-1-offering") == "coreweave-8x-h200-node"
+    assert page.is_checked("#f-cloud-1-use-on_demand")
+    assert page.inner_text("#cloud-row-1 legend .row-number") == "2"
     page.click("#save-design")
     page.wait_for_url("**/designs/*/edit/", timeout=15000)
     _assert_charts_drawn(page)
+    _assert_negotiated_price_used(page, nodes=8)
+    assert page.locator('[data-option="coreweave-8x-h200-node:on_demand"]').count() == 1
+    assert page.locator('[data-option^="oci-bm-gpu-h200-8"]').count() == 0
     screenshot(page, "editor")
+
+    # A negative negotiated price is refused by the API, and the message sits beside that price's input.
+    page.fill("#f-cloud-1-price-spot", "-5")
+    page.click("#save-design")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Not saved')")
+    assert "greater than or equal to 0" in page.inner_text("#e-cloud-1-price-spot")
+    assert page.get_attribute("#f-cloud-1-price-spot", "aria-invalid") == "true"
+    assert page.get_attribute("#f-cloud-1-price-spot", "aria-describedby") == "e-cloud-1-price-spot"
+    assert page.inner_text("#e-cloud-0-price-on_demand") == ""
+    page.fill("#f-cloud-1-price-spot", "")
 
     # A bad value comes back in the error envelope and shows beside its field; the page is not reloaded.
     page.fill("#f-tp", "3")
