@@ -1,0 +1,144 @@
+"""Fault-test fixtures: a private redis-server a test may kill, and a gunicorn process on the test database.
+
+The shared Redis (REDIS_URL) is never restarted or flushed here: other tests use it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT, WorkerProcess, _database_url, need
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """A throwaway `redis-server` on loopback that keeps nothing: a restart loses every queued message."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 10) -> None:
+        import redis
+
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                redis.Redis.from_url(self.url, socket_connect_timeout=1).ping()
+                return
+            except redis.RedisError:
+                time.sleep(0.1)
+        raise RuntimeError(f"redis-server on port {self.port} did not answer in {timeout}s")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no save; clients see their connections drop."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis(postgres_required: None) -> Iterator[RedisServer]:
+    need(shutil.which("redis-server") is not None, "redis-server is not installed")
+    server = RedisServer(free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+def broker_at_private_redis(private_redis: RedisServer) -> Iterator[RedisServer]:
+    """Point this process's Celery app at the private Redis (tasks really queued, not run in-process)."""
+    from clusterdesigner.celery import app
+
+    def drop_pools() -> None:
+        # The app caches its connection and producer pools for the broker it first used; drop them so the next
+        # publish connects to the URL set now (what celery's own _after_fork does).
+        app._pool = None
+        if "amqp" in app.__dict__:
+            app.amqp._producer_pool = None
+
+    before = (app.conf.broker_url, app.conf.task_always_eager)
+    drop_pools()
+    app.conf.broker_url, app.conf.task_always_eager = private_redis.url, False
+    try:
+        yield private_redis
+    finally:
+        drop_pools()
+        app.conf.broker_url, app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def private_worker_env(worker_env: dict[str, str], private_redis: RedisServer) -> dict[str, str]:
+    """The usual worker environment (test database, this run's broker key prefix) on the private Redis."""
+    return {**worker_env, "REDIS_URL": private_redis.url}
+
+
+class WebServer(WorkerProcess):
+    """gunicorn with one sync worker on the test database: one process, one persistent database connection
+    (CONN_MAX_AGE 60, CONN_HEALTH_CHECKS on), as in production. Its connection's application_name is NAME.
+    Stopped like a worker process (stop/kill inherited)."""
+
+    NAME = "faults-web"
+
+    def __init__(self) -> None:  # not super().__init__(): that starts a celery worker
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = ROOT / "artifacts" / "faults-gunicorn.log"
+        self.log_path.parent.mkdir(exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env.update(DATABASE_URL=f"{_database_url()}?application_name={self.NAME}", DB_CONN_MAX_AGE="60",
+                   DJANGO_DEBUG="0", DJANGO_SECRET_KEY="test-faults-secret",
+                   DJANGO_ALLOWED_HOSTS="127.0.0.1")  # fmt: skip
+        self.log = self.log_path.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "clusterdesigner.wsgi:application",
+             "--bind", f"127.0.0.1:{self.port}", "--workers", "1", "--worker-class", "sync",
+             "--timeout", "60"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"gunicorn not listening in {timeout}s: {self.log_path.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def web_server(transactional_db: Any, postgres_required: None) -> Iterator[WebServer]:
+    server = WebServer()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()

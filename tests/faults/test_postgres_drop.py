@@ -1,0 +1,142 @@
+"""A PostgreSQL connection drops: the request using it fails cleanly (503 with the JSON error envelope,
+promptly, no traceback) and the next request succeeds. Against a real gunicorn process whose persistent
+connection is killed with pg_terminate_backend from another connection, once while idle and once in the
+middle of a query.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from apps.catalog.services import catalog_load_seed
+
+from .conftest import WebServer
+
+pytestmark = pytest.mark.integration
+
+LIST = "/api/v1/accelerators/"
+
+
+@dataclass(frozen=True)
+class Answer:
+    status_code: int
+    headers: dict[str, str]
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+def _get(server: WebServer, path: str) -> Answer:
+    """A plain HTTP GET with a timeout, so a hung request fails the test instead of hanging it."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=20)
+    try:
+        conn.request("GET", path, headers={"Accept": "application/json"})
+        response = conn.getresponse()
+        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()},
+                      response.read().decode())  # fmt: skip
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def admin() -> Iterator[psycopg.Connection[Any]]:
+    """A second connection to the test database, outside Django, to kill and block the server's connection."""
+    s = connection.settings_dict
+    conn = psycopg.connect(host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"],
+                           password=s["PASSWORD"] or None, dbname=s["NAME"], autocommit=True)  # fmt: skip
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _server_backends(admin: psycopg.Connection[Any], *, waiting_on_lock: bool = False) -> list[int]:
+    query = "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND datname = current_database()"
+    if waiting_on_lock:
+        query += " AND wait_event_type = 'Lock'"
+    return [row[0] for row in admin.execute(query, [WebServer.NAME]).fetchall()]
+
+
+def _terminate(admin: psycopg.Connection[Any], pid: int) -> None:
+    assert admin.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
+    deadline = time.monotonic() + 10
+    while pid in _server_backends(admin) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid not in _server_backends(admin)
+
+
+def _catalog_count() -> int:
+    from apps.catalog.models import Accelerator
+
+    return Accelerator.objects.count()
+
+
+def test_idle_connection_killed_between_requests_the_next_request_reconnects(
+    web_server: WebServer, admin: Any
+) -> None:
+    catalog_load_seed()
+    first = _get(web_server, LIST)
+    assert first.status_code == 200
+    (pid,) = _server_backends(admin)  # one sync worker, one persistent connection (CONN_MAX_AGE 60)
+    _terminate(admin, pid)
+    # CONN_HEALTH_CHECKS: the dead connection is noticed before the request uses it and replaced.
+    second = _get(web_server, LIST)
+    assert second.status_code == 200, second.text[:500]
+    assert second.json()["count"] == first.json()["count"] == _catalog_count()
+    now = _server_backends(admin)
+    assert now and pid not in now
+
+
+def test_connection_killed_mid_query_fails_that_request_with_a_503_envelope_and_the_next_succeeds(
+    web_server: WebServer, admin: Any
+) -> None:
+    catalog_load_seed()
+    assert _get(web_server, LIST).status_code == 200
+    # Hold a lock the list's query must wait for, so the server's connection is busy mid-query when killed.
+    admin.execute("BEGIN")
+    admin.execute("LOCK TABLE catalog_accelerator IN ACCESS EXCLUSIVE MODE")
+    answer: dict[str, Any] = {}
+
+    def request() -> None:
+        started = time.monotonic()
+        answer["response"] = _get(web_server, LIST)
+        answer["seconds"] = time.monotonic() - started
+
+    thread = threading.Thread(target=request)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not (blocked := _server_backends(admin, waiting_on_lock=True)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(blocked) == 1, "the request never reached the locked table"
+        admin.execute("SELECT pg_terminate_backend(%s)", [blocked[0]])
+    finally:
+        admin.execute("ROLLBACK")
+        thread.join(timeout=30)
+    assert not thread.is_alive(), "the request hung after its connection was killed"
+
+    failed = answer["response"]
+    assert failed.status_code == 503, failed.text[:500]
+    assert failed.headers["content-type"] == "application/json"
+    assert failed.headers["retry-after"] == "5"
+    message = "The database is unavailable; try again shortly."
+    assert failed.json() == {"error": {"code": "database_unavailable", "message": message, "fields": {}}}
+    assert "Traceback" not in failed.text
+    assert answer["seconds"] < 15
+
+    # Django closed the broken connection at the end of that request; the next one reconnects.
+    after = _get(web_server, LIST)
+    assert after.status_code == 200, after.text[:500]
+    assert after.json()["count"] == _catalog_count()
+    assert blocked[0] not in _server_backends(admin)
