@@ -62,9 +62,25 @@ def _cost_results(evaluation: Mapping[str, Any]) -> list[tuple[str, Mapping[str,
     return list((evaluation.get("costs") or {}).items())
 
 
-def _pricing_label(slug: str, model: str, many: bool) -> str:
+def _chosen(evaluation: Mapping[str, Any], slug: str, model: str) -> bool:
+    """Whether the design compares this offering's pricing model: the cost engine prices every model the
+    offering has, the design's choice (as for its options) decides which are drawn."""
+    for choice in ((evaluation.get("spec") or {}).get("costs") or {}).get("cloud") or []:
+        if choice.get("offering") == slug and choice.get("pricing_models"):
+            return model in choice["pricing_models"]
+    return True
+
+
+def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, Any] | None = None) -> str:
+    """ "Cloud on-demand" with one offering; with several, the option's own name ("AWS p5en.48xlarge
+    on-demand"), so the legend tells the offerings apart."""
     label = PRICING_LABELS.get(model, _label(model))
-    return f"{slug} {label}" if many else f"Cloud {label}"
+    if not many:
+        return f"Cloud {label}"
+    for option in (evaluation or {}).get("options") or []:
+        if option.get("key") == f"{slug}:{model}" and option.get("label"):
+            return str(option["label"])
+    return f"{slug} {label}"
 
 
 # --- Design page
@@ -154,8 +170,9 @@ def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                     hovertemplate="own at %{x:.0f} %: $%{y:,.0f}<extra></extra>",
                 )
             )
-        for j, key in enumerate(k for k in curves if k not in ("utilization", "on_prem_usd")):
-            name = _pricing_label(slug, key.removesuffix("_usd"), many)
+        drawn = [k for k in curves if k not in ("utilization", "on_prem_usd")]
+        for j, key in enumerate(k for k in drawn if _chosen(evaluation, slug, k.removesuffix("_usd"))):
+            name = _pricing_label(slug, key.removesuffix("_usd"), many, evaluation)
             fig.add_trace(
                 go.Scatter(
                     name=name,
@@ -170,11 +187,13 @@ def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
         line = own.get("cost_vs_utilization") or {}
         for model, be in (result.get("break_even_utilization") or {}).items():
             value = be.get("utilization") if isinstance(be, dict) else be
-            if value is None or not 0 < value <= 1 or not line:
+            if value is None or not 0 < value <= 1 or not line or not _chosen(evaluation, slug, model):
                 continue
             marks_x.append(value * 100)
             marks_y.append(line["fixed_usd"] + line["per_utilization_usd"] * value)
-            marks_text.append(f"break-even vs {_pricing_label(slug, model, many)}: {value * 100:.1f} %")
+            marks_text.append(
+                f"break-even vs {_pricing_label(slug, model, many, evaluation)}: {value * 100:.1f} %"
+            )
     if marks_x:
         fig.add_trace(
             go.Scatter(
@@ -231,11 +250,12 @@ def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                     hovertemplate="own after %{x:.2f} years: $%{y:,.0f}<extra></extra>",
                 )
             )
-        for j, (model, row) in enumerate((result.get("cloud") or {}).items()):
+        cloud = [(m, row) for m, row in (result.get("cloud") or {}).items() if _chosen(evaluation, slug, m)]
+        for j, (model, row) in enumerate(cloud):
             span = horizon or 1.0
             xs = [span * k / 12 for k in range(13)]
             ys = [row["total_usd"] * k / 12 for k in range(13)]
-            name = _pricing_label(slug, model, many)
+            name = _pricing_label(slug, model, many, evaluation)
             fig.add_trace(
                 go.Scatter(
                     name=name,

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
+from apps.catalog.selectors import engine_catalog
 from apps.dashboard import charts
 from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
@@ -38,8 +39,10 @@ COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
 
 
 def _charts_for(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """The design charts of a stored evaluation, cached: an evaluation never changes once stored."""
-    key = f"dashboard:charts:v1:{evaluation.pk}"
+    """The design charts of a stored evaluation, cached by its input hash: the result is a pure function of
+    the snapshot the hash covers. (Not by primary key: the cache is Redis, which outlives a re-created
+    database, and a new row with an old id would be drawn with another design's charts.)"""
+    key = f"dashboard:charts:v2:{evaluation.input_hash}"
     figures = cache.get(key)
     if figures is None:
         figures = charts.design_charts(evaluation.result)
@@ -88,17 +91,14 @@ MAX_CLOUD_OFFERINGS = 6  # the spec serializer's limit (apps/designs/specs.py, C
 
 
 def _catalog_prices() -> dict[str, dict[str, Any]]:
-    """Per offering, its GPU count and latest catalog price per pricing model (USD per instance-hour): the
-    editor shows them as the placeholder of each negotiated-price input, scaled to the design's node."""
-    out: dict[str, dict[str, Any]] = {}
-    for price in CloudPrice.objects.select_related("offering").order_by(
-        "offering__slug", "pricing_model", "-as_of"
-    ):
-        entry = out.setdefault(
-            price.offering.slug, {"gpu_count": price.offering.gpu_count, "usd_per_hour": {}}
-        )
-        entry["usd_per_hour"].setdefault(price.pricing_model, price.usd_per_hour)
-    return out
+    """Per offering, its GPU count and the catalog price per pricing model (USD per instance-hour) that the
+    cost engine would use: the editor shows them, scaled to the design's node, as each negotiated-price
+    input's placeholder."""
+    offerings = engine_catalog().offerings
+    return {
+        slug: {"gpu_count": o.gpu_count, "usd_per_hour": dict(o.usd_per_hour)}
+        for slug, o in offerings.items()
+    }
 
 
 def _picker_context() -> dict[str, Any]:

@@ -43,6 +43,17 @@ def gib(value: Any) -> str:
 
 
 @register.filter
+def params(value: Any) -> str:
+    """A parameter count as "70.6 B", "1.01 T" or "405 M" (an 11-digit count is cut off in a select box)."""
+
+    def show(n: float) -> str:
+        scale, unit = next(((s, u) for s, u in ((1e12, "T"), (1e9, "B"), (1e6, "M")) if n >= s), (1.0, ""))
+        return f"{n / scale:.3g} {unit}".strip()
+
+    return _shown(value, show)
+
+
+@register.filter
 def pct(value: Any) -> str:
     """A break-even utilization: outside (0, 1] owning never (or always) wins, so say so."""
     return _shown(value, lambda n: "never (outside 0–100 %)" if n > 1 or n < 0 else f"{n * 100:.1f} %")
