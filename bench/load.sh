@@ -103,7 +103,8 @@ stop_gunicorn() {
     wait "$GUNICORN_PID" 2>/dev/null || true
   fi
 }
-trap stop_gunicorn EXIT INT TERM
+trap stop_gunicorn EXIT
+trap 'exit 130' INT TERM
 
 for _ in $(seq 1 100); do
   if curl -fs -o /dev/null "$BASE/api/v1/accelerators/"; then break; fi
