@@ -20,6 +20,8 @@ class Sourced(models.Model):
     source = models.TextField(help_text="Citation or URL for the figures in this row.")
     as_of = models.DateField(help_text="Date the figures were last known to be valid.")
     notes = models.TextField(blank=True)
+    # When the row last changed: with row counts it versions the catalog, so engine inputs can be cached.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         abstract = True
@@ -30,6 +32,7 @@ class Vendor(models.Model):
 
     slug = models.SlugField(max_length=50, unique=True)
     name = models.CharField(max_length=100)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
@@ -94,7 +97,8 @@ class Accelerator(Sourced):
         return [p for p in ("tf32", "bf16", "fp8", "fp4") if getattr(self, f"{p}_dense_tflops")]
 
     def engine_record(self) -> dict[str, Any]:
-        fields = [f.name for f in self._meta.concrete_fields if f.name not in {"id", "vendor", "source", "notes"}]
+        fields = [f.name for f in self._meta.concrete_fields
+                  if f.name not in {"id", "vendor", "source", "notes", "updated_at"}]  # fmt: skip
         record = {name: getattr(self, name) for name in fields}
         record["vendor"] = self.vendor.slug
         record["as_of"] = self.as_of.isoformat() if self.as_of else None

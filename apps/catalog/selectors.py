@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet
 
-from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, ServerType, StorageTier, Switch
+from apps.catalog.models import (
+    Accelerator,
+    CloudOffering,
+    CloudPrice,
+    Fabric,
+    ServerType,
+    StorageTier,
+    Switch,
+    Vendor,
+)
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 
 
@@ -24,8 +37,7 @@ def cloud_price_list() -> QuerySet[CloudPrice]:
     return CloudPrice.objects.select_related("offering", "offering__accelerator")
 
 
-def engine_catalog_records() -> dict[str, list[dict[str, Any]]]:
-    """Every catalog row the engines may use, as plain records (also stored as a result's input snapshot)."""
+def _build_records() -> dict[str, list[dict[str, Any]]]:
     return {
         "accelerators": [a.engine_record() for a in accelerator_list()],
         "fabrics": [
@@ -50,6 +62,57 @@ def engine_catalog_records() -> dict[str, list[dict[str, Any]]]:
     }
 
 
+CATALOG_MODELS = (Vendor, Accelerator, ServerType, Fabric, Switch, StorageTier, CloudOffering, CloudPrice)
+
+
+@dataclass(frozen=True)
+class CatalogSnapshot:
+    """The catalog as the engines use it: plain records (stored beside results), their hash, and specs.
+
+    Shared between requests: treat ``records`` as read-only.
+    """
+
+    version: str
+    records: dict[str, list[dict[str, Any]]]
+    digest: str
+    specs: CatalogSpecs
+
+
+_snapshot_lock = threading.Lock()
+_snapshot: CatalogSnapshot | None = None
+
+
+def catalog_version() -> str:
+    """Row count and latest change of every catalog table: any save, insert or delete changes it.
+
+    (A QuerySet.update() skips auto_now and so would not; the catalog's writers all save rows.)
+    """
+    parts = []
+    for model in CATALOG_MODELS:
+        agg = model.objects.aggregate(n=Count("pk"), latest=Max("updated_at"))
+        parts.append(f"{agg['n']}@{agg['latest'].isoformat() if agg['latest'] else '-'}")
+    return "|".join(parts)
+
+
+def engine_catalog_snapshot() -> CatalogSnapshot:
+    """The current catalog snapshot, rebuilt only when the catalog changed (one cheap query per table)."""
+    global _snapshot
+    version = catalog_version()
+    current = _snapshot
+    if current is not None and current.version == version:
+        return current
+    with _snapshot_lock:
+        records = _build_records()
+        digest = hashlib.sha256(json.dumps(records, sort_keys=True, default=str).encode()).hexdigest()
+        _snapshot = CatalogSnapshot(version, records, digest, specs_from_records(records))
+        return _snapshot
+
+
+def engine_catalog_records() -> dict[str, list[dict[str, Any]]]:
+    """Every catalog row the engines may use, as plain records (also stored as a result's input snapshot)."""
+    return engine_catalog_snapshot().records
+
+
 def engine_catalog() -> CatalogSpecs:
     """The current catalog as engine specs."""
-    return specs_from_records(engine_catalog_records())
+    return engine_catalog_snapshot().specs

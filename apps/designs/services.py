@@ -13,11 +13,11 @@ from django.db.models import F
 from django.utils import timezone
 from rest_framework import serializers
 
-from apps.catalog.selectors import engine_catalog_records
+from apps.catalog.selectors import engine_catalog_snapshot
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import DesignSpecSerializer, cost_requests, spec_with_defaults, training_request
 from clusterdesigner.engine import cost, training
-from clusterdesigner.engine.catalog import specs_from_records
+from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
 
 OPTION_LABELS = {"on_demand": "on-demand", "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years",
@@ -40,7 +40,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     if not serializer.is_valid():
         raise serializers.ValidationError({"spec": serializer.errors})
     clean = json.loads(json.dumps(serializer.validated_data))
-    catalog = specs_from_records(engine_catalog_records())
+    catalog = engine_catalog_snapshot().specs
     try:
         _check_references(clean, catalog)
         if isinstance(clean.get("parallelism"), dict):
@@ -128,12 +128,14 @@ def snapshot_hash(snapshot: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any]) -> dict[str, Any]:
+def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: CatalogSpecs | None = None
+                  ) -> dict[str, Any]:  # fmt: skip
     """Run the training engine, then the cost engine once per cloud offering; build the options table.
 
-    Pure given (spec, records): the same snapshot always gives the same result.
+    Pure given (spec, records): the same snapshot always gives the same result. ``specs`` are the records
+    already built into engine specs, when the caller has them.
     """
-    catalog = specs_from_records(records)
+    catalog = specs or specs_from_records(records)
     train = training.estimate(training_request(spec), **catalog.training_kwargs())
     costs: dict[str, dict[str, Any]] = {}
     for request in cost_requests(spec):
@@ -239,13 +241,14 @@ def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
 def design_evaluate(*, version: DesignVersion) -> Evaluation:
     """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
     the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
-    records = engine_catalog_records()
+    catalog = engine_catalog_snapshot()
+    records = catalog.records
     snapshot = {"spec": version.spec, "catalog": records}
-    digest = snapshot_hash(snapshot)
+    digest = snapshot_hash({"spec": version.spec, "catalog": catalog.digest})
     existing = version.evaluations.filter(input_hash=digest).first()
     if existing:
         return existing
-    result = evaluate_spec(spec=version.spec, records=records)
+    result = evaluate_spec(spec=version.spec, records=records, specs=catalog.specs)
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()
     evaluation, _ = Evaluation.objects.get_or_create(
