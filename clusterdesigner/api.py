@@ -17,9 +17,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults as django_defaults
 from rest_framework import exceptions, serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -99,3 +99,74 @@ class ErrorSerializer(serializers.Serializer):
     """The one error envelope, documented in the schema for every error response."""
 
     error = ErrorDetailSerializer()
+
+
+# --- Django's own 404 and 500 pages, as the envelope under /api/ --------------------------------------------
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A URL under /api/ that matches no route (e.g. an id with a dot or a slash) is a JSON 404, not HTML."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
+    return django_defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        body = error_body("server_error", "Internal server error; it has been logged.")
+        return JsonResponse(body, status=500)
+    return django_defaults.server_error(request)
+
+
+# --- JSON types as the schema states them -------------------------------------------------------------------
+
+
+def json_type_error(field: serializers.Field, value: Any) -> str | None:
+    """Why ``value`` (as JSON sent it) is the wrong type for ``field``, or None. DRF coerces: "64" for an
+    integer, 0 for a string, "yes" for a boolean; a JSON client sending those has a bug worth a 400."""
+    if value is None:
+        return None  # DRF's own allow_null check answers
+    if isinstance(field, serializers.BooleanField):
+        return None if isinstance(value, bool) else "must be true or false"
+    if isinstance(field, (serializers.IntegerField, serializers.FloatField)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return "must be a number"
+        if isinstance(field, serializers.IntegerField) and isinstance(value, float):
+            return None if value.is_integer() else "must be a whole number"
+        return None
+    if isinstance(field, serializers.ChoiceField) and not isinstance(field, serializers.MultipleChoiceField):
+        return None if isinstance(value, str) or not all(isinstance(c, str) for c in field.choices) else (
+            "must be a string"
+        )  # fmt: skip
+    if isinstance(field, (serializers.CharField, serializers.DateField, serializers.DateTimeField)):
+        return None if isinstance(value, str) else "must be a string"
+    if isinstance(field, serializers.DictField):
+        return None if isinstance(value, dict) else "must be an object"
+    if isinstance(field, (serializers.ListField, serializers.ListSerializer)):
+        return None if isinstance(value, list) else "must be a list"
+    if isinstance(field, serializers.Serializer):
+        return None if isinstance(value, dict) else "must be an object"
+    return None
+
+
+class StrictJSONTypes:
+    """Serializer mixin: refuse a JSON value of the wrong type with the field named, instead of coercing it.
+    Form input (a QueryDict, all strings) is left to DRF's usual parsing."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict) and not hasattr(data, "getlist"):
+            errors: dict[str, list[str]] = {}
+            for name, field in self.fields.items():  # type: ignore[attr-defined]
+                if field.read_only or field.source == "*" or name not in data:
+                    continue
+                reason = json_type_error(field, data[name])
+                child = getattr(field, "child", None)
+                nested = isinstance(child, serializers.Serializer)
+                if reason is None and data[name] is not None and child is not None and not nested:
+                    values = data[name].values() if isinstance(data[name], dict) else data[name]
+                    reason = next((r for r in (json_type_error(child, v) for v in values) if r), None)
+                if reason:
+                    errors[name] = [reason]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)  # type: ignore[misc]

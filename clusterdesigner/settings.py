@@ -190,9 +190,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["clusterdesigner.permissions.IsStaffOrReadOnly"],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "clusterdesigner.permissions.StrictFilterBackend",
         "rest_framework.filters.OrderingFilter",
         "rest_framework.filters.SearchFilter",
+    ],
+    # DRF's parsers with the body size limit Django applies only to request.body, and JSON NaN/Infinity refused.
+    "DEFAULT_PARSER_CLASSES": [
+        "clusterdesigner.parsers.JSONParser",
+        "clusterdesigner.parsers.FormParser",
+        "clusterdesigner.parsers.MultiPartParser",
     ],
     "DEFAULT_PAGINATION_CLASS": "clusterdesigner.permissions.Pagination",
     "PAGE_SIZE": 50,

@@ -31,3 +31,7 @@ urlpatterns = [
     path("catalog/", include("apps.catalog.urls")),
     path("", include("apps.dashboard.urls")),
 ]
+
+# Under /api/ a URL that matches no route, and an unhandled error, answer with the JSON error envelope.
+handler404 = "clusterdesigner.api.page_not_found"
+handler500 = "clusterdesigner.api.server_error"

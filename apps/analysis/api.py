@@ -13,12 +13,19 @@ from apps.analysis import services
 from apps.analysis.models import Analysis
 from apps.analysis.serializers import AnalysisInputSerializer, AnalysisListSerializer, AnalysisSerializer
 from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.parsers import JSONParser
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
     401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
     404: OpenApiResponse(ErrorSerializer, description="No such analysis of yours."),
+    413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
     429: OpenApiResponse(ErrorSerializer, description="Too many analyses started; wait and retry."),
+}
+LIST_ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="A bad filter; fields name it."),
+    401: ERRORS[401],
+    404: OpenApiResponse(ErrorSerializer, description="No such page."),
 }
 
 
@@ -32,13 +39,15 @@ class CreateThrottle(ScopedRateThrottle):
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: AnalysisListSerializer(many=True), 401: ERRORS[401]}),
+    list=extend_schema(responses={200: AnalysisListSerializer(many=True), **LIST_ERRORS}),
     retrieve=extend_schema(responses={200: AnalysisSerializer, 401: ERRORS[401], 404: ERRORS[404]}),
 )
 class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Analyses run by Celery workers. POST answers 202 with the id and URL; GET shows status and progress."""
 
     permission_classes = [permissions.IsAuthenticated]
+    # JSON only: params is a nested object, which a form cannot carry.
+    parser_classes = [JSONParser]
     throttle_classes = [CreateThrottle]
     throttle_scope = "analysis-create"
     filterset_fields = ["kind", "status"]
@@ -53,7 +62,10 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         return AnalysisListSerializer if self.action == "list" else AnalysisSerializer
 
     def get_object(self) -> Analysis:
-        analysis = self.get_queryset().filter(pk=self.kwargs["pk"]).first() if str(self.kwargs["pk"]).isdigit() else None
+        raw = str(self.kwargs["pk"])
+        # isascii: int() reads other scripts' digits too; < 2**63: a bigger key overflows the database driver.
+        valid = raw.isascii() and raw.isdigit() and 0 < int(raw) < 2**63
+        analysis = self.get_queryset().filter(pk=int(raw)).first() if valid else None
         if analysis is None:
             raise Http404("No analysis with this id is yours.")
         return services.analysis_refresh(analysis=analysis)

@@ -7,9 +7,10 @@ from rest_framework import serializers
 
 from apps.analysis import services
 from apps.analysis.models import Analysis
+from clusterdesigner.api import StrictJSONTypes
 
 
-class AnalysisInputSerializer(serializers.Serializer):
+class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
     params = serializers.DictField(
         help_text="evaluate: {design, version?}; compare: {designs: [2-6 ids]}; sweep: {model|models, training, "

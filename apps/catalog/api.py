@@ -2,21 +2,71 @@
 
 from __future__ import annotations
 
+import csv
+from typing import Any
+
+from django.db.models import ProtectedError
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status, viewsets
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import exceptions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.catalog import filters, selectors, serializers, services
 from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
 from clusterdesigner.api import ErrorSerializer, error_body
+from clusterdesigner.parsers import FormParser, MultiPartParser
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Bad input (or a bad filter); fields name what is wrong."),
+    401: OpenApiResponse(ErrorSerializer, description="Not signed in: only staff write the catalog."),
+    403: OpenApiResponse(ErrorSerializer, description="Signed in but not staff: only staff write the catalog."),
+    404: OpenApiResponse(ErrorSerializer, description="No such entry (or, on a list, no such page)."),
+    409: OpenApiResponse(ErrorSerializer, description="Other catalog entries still refer to this one."),
+    413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
+}
+# Anyone reads the catalog, signed in or not; the schema says so, so clients (and fuzzers) need no credentials.
+READ_AUTH = [{"tokenAuth": []}, {"cookieAuth": []}, {}]
 
 
-class AcceleratorViewSet(viewsets.ModelViewSet):
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    return {code: ERRORS[code] for code in codes}
+
+
+def catalog_schema(serializer: Any) -> Any:
+    """The responses each ModelViewSet action can give, with the error envelope for each error status."""
+    write = _errors(400, 401, 403, 413)
+    return extend_schema_view(
+        list=extend_schema(auth=READ_AUTH, responses={200: serializer(many=True), **_errors(400, 404)}),
+        retrieve=extend_schema(auth=READ_AUTH, responses={200: serializer, **_errors(404)}),
+        create=extend_schema(responses={201: serializer, **write}),
+        update=extend_schema(responses={200: serializer, **write, **_errors(404)}),
+        partial_update=extend_schema(responses={200: serializer, **write, **_errors(404)}),
+        destroy=extend_schema(responses={204: None, **_errors(401, 403, 404, 409)}),
+    )
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "conflicts with other entries"
+
+
+class ProtectedDeleteMixin:
+    """Deleting an entry others still point at (an accelerator a server type uses) is a 409, not a 500."""
+
+    def perform_destroy(self, instance: Any) -> None:
+        try:
+            instance.delete()
+        except ProtectedError as exc:
+            users = sorted({f"{type(obj).__name__} {getattr(obj, 'slug', obj.pk)}" for obj in exc.protected_objects})
+            raise Conflict(f"still used by {', '.join(users[:5])}; delete or change those first") from exc
+
+
+@catalog_schema(serializers.AcceleratorSerializer)
+class AcceleratorViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = selectors.accelerator_list()
     serializer_class = serializers.AcceleratorSerializer
     filterset_class = filters.AcceleratorFilterSet
@@ -25,7 +75,8 @@ class AcceleratorViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
-class ServerTypeViewSet(viewsets.ModelViewSet):
+@catalog_schema(serializers.ServerTypeSerializer)
+class ServerTypeViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = ServerType.objects.select_related("vendor", "accelerator")
     serializer_class = serializers.ServerTypeSerializer
     filterset_class = filters.ServerTypeFilterSet
@@ -34,7 +85,8 @@ class ServerTypeViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
-class FabricViewSet(viewsets.ModelViewSet):
+@catalog_schema(serializers.FabricSerializer)
+class FabricViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = Fabric.objects.all()
     serializer_class = serializers.FabricSerializer
     filterset_class = filters.FabricFilterSet
@@ -43,7 +95,8 @@ class FabricViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
-class SwitchViewSet(viewsets.ModelViewSet):
+@catalog_schema(serializers.SwitchSerializer)
+class SwitchViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = Switch.objects.select_related("vendor")
     serializer_class = serializers.SwitchSerializer
     filterset_class = filters.SwitchFilterSet
@@ -52,7 +105,8 @@ class SwitchViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
-class StorageTierViewSet(viewsets.ModelViewSet):
+@catalog_schema(serializers.StorageTierSerializer)
+class StorageTierViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = StorageTier.objects.all()
     serializer_class = serializers.StorageTierSerializer
     filterset_class = filters.StorageTierFilterSet
@@ -61,7 +115,8 @@ class StorageTierViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
-class CloudOfferingViewSet(viewsets.ModelViewSet):
+@catalog_schema(serializers.CloudOfferingSerializer)
+class CloudOfferingViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = selectors.cloud_offering_list()
     serializer_class = serializers.CloudOfferingSerializer
     filterset_class = filters.CloudOfferingFilterSet
@@ -70,14 +125,16 @@ class CloudOfferingViewSet(viewsets.ModelViewSet):
     search_fields = ["instance_type", "slug"]
 
 
-class CloudPriceViewSet(viewsets.ModelViewSet):
+@catalog_schema(serializers.CloudPriceSerializer)
+class CloudPriceViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = selectors.cloud_price_list()
     serializer_class = serializers.CloudPriceSerializer
     filterset_class = filters.CloudPriceFilterSet
     ordering_fields = ["usd_per_hour", "as_of", "pricing_model"]
 
     @extend_schema(
-        responses={(200, "text/csv"): OpenApiTypes.STR},
+        auth=READ_AUTH,
+        responses={(200, "text/csv"): OpenApiTypes.STR, 400: ERRORS[400]},
         description="The filtered prices as CSV, in the columns the importer reads.",
     )
     @action(detail=False, methods=["get"], url_path="export")
@@ -89,7 +146,7 @@ class CloudPriceViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         request={"multipart/form-data": serializers.PriceImportSerializer},
-        responses={201: serializers.PriceImportResultSerializer, 400: OpenApiResponse(ErrorSerializer)},
+        responses={201: serializers.PriceImportResultSerializer, **_errors(400, 401, 403, 413)},
         description="Import negotiated prices from CSV. Every row is validated; if any row is bad, nothing is "
         "imported and each bad row is reported by line number and reason.",
     )
@@ -98,7 +155,10 @@ class CloudPriceViewSet(viewsets.ModelViewSet):
         form = serializers.PriceImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            saved = services.cloud_price_import_csv(content=form.validated_data["file"].read())
+            saved = services.cloud_price_import_csv(content=form.validated_data["file"])
         except services.PriceImportError as exc:
             return Response(error_body("invalid", str(exc), exc.as_fields()), status=status.HTTP_400_BAD_REQUEST)
+        except csv.Error as exc:  # e.g. a field over the csv module's 128 KiB limit
+            message = f"not a readable CSV: {exc}"
+            return Response(error_body("invalid", f"file: {message}", {"file": [message]}), status=400)
         return Response({"imported": len(saved)}, status=status.HTTP_201_CREATED)

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.db.models import Q, QuerySet
 
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, ServerType, StorageTier, Switch
 
 PRECISION_CHOICES = [(p, p) for p in ("tf32", "bf16", "fp8", "fp4")]
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A whole number, as the schema says (the default number filter also takes 0.5 and matches nothing)."""
+
+    field_class = forms.IntegerField
 
 
 class AcceleratorFilterSet(django_filters.FilterSet):
@@ -45,6 +52,8 @@ class FabricFilterSet(django_filters.FilterSet):
 
 
 class SwitchFilterSet(django_filters.FilterSet):
+    ports = IntegerFilter(field_name="ports")
+
     class Meta:
         model = Switch
         fields = ["fabric_kind", "ports"]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
@@ -15,10 +16,12 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from clusterdesigner.api import StrictJSONTypes
 
 
-class CleanedModelSerializer(serializers.ModelSerializer):
-    """Runs the model's clean() so the API and the admin enforce the same one-row rules."""
+class CleanedModelSerializer(StrictJSONTypes, serializers.ModelSerializer):
+    """Runs the model's clean() so the API and the admin enforce the same one-row rules, and refuses JSON values
+    of the wrong type (0 for a name) instead of coercing them."""
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance or self.Meta.model()
@@ -127,7 +130,22 @@ class CloudOfferingSerializer(CleanedModelSerializer):
 
 class PriceImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV with columns " + ", ".join(
-        ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"]))  # fmt: skip
+        ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"])
+        + ", UTF-8, at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default).")  # fmt: skip
+
+    def validate_file(self, value: Any) -> str:
+        """The file's text: over the size limit, not UTF-8, or not text at all (NUL bytes) is a 400 here, before
+        the CSV reader sees it."""
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and value.size > limit:
+            raise serializers.ValidationError(f"file is {value.size} bytes; the limit is {limit} bytes")
+        try:
+            text = value.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise serializers.ValidationError(f"not UTF-8 text (byte {exc.start}); save the CSV as UTF-8") from exc
+        if "\x00" in text:
+            raise serializers.ValidationError("contains NUL bytes: not a CSV text file")
+        return text
 
 
 class PriceImportResultSerializer(serializers.Serializer):

@@ -23,18 +23,45 @@ from apps.designs.serializers import (
     DesignUpdateSerializer,
     DesignVersionSerializer,
     EvaluationSerializer,
+    SharedDesignSerializer,
     ShareLinkCreatedSerializer,
     ShareLinkInputSerializer,
     ShareLinkSerializer,
-    SharedDesignSerializer,
 )
 from clusterdesigner.api import ErrorSerializer, error_body
+from clusterdesigner.parsers import JSONParser
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
     401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
     404: OpenApiResponse(ErrorSerializer, description="No such design visible to you."),
 }
+LIST_ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="A bad filter; fields name it."),
+    401: ERRORS[401],
+    404: OpenApiResponse(ErrorSerializer, description="No such page."),
+}
+TOO_LARGE = {413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit.")}
+
+UPDATE_SCHEMA: dict[str, Any] = dict(
+    request=DesignUpdateSerializer,
+    parameters=[
+        OpenApiParameter(
+            "If-Match",
+            str,
+            OpenApiParameter.HEADER,
+            required=False,
+            description='The version the edit is based on, e.g. "3".',
+        )
+    ],  # fmt: skip
+    responses={
+        200: DesignSerializer,
+        409: OpenApiResponse(ErrorSerializer, description="Edited since."),
+        428: OpenApiResponse(ErrorSerializer, description="No version given."),
+        **ERRORS,
+        **TOO_LARGE,
+    },  # fmt: skip
+)
 
 
 def _base_version(request: Request, body: dict[str, Any]) -> int | None:
@@ -48,7 +75,7 @@ def _base_version(request: Request, body: dict[str, Any]) -> int | None:
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: DesignSerializer(many=True), 401: ERRORS[401]}),
+    list=extend_schema(responses={200: DesignSerializer(many=True), **LIST_ERRORS}),
     retrieve=extend_schema(responses={200: DesignSerializer, **ERRORS}),
     destroy=extend_schema(responses={204: None, **ERRORS}),
 )
@@ -59,6 +86,8 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     serializer_class = DesignSerializer
     filterset_class = DesignFilterSet
     permission_classes = [permissions.IsAuthenticated]
+    # JSON only: a spec is a nested object, which a form cannot carry.
+    parser_classes = [JSONParser]
     ordering_fields = ["updated_at", "created_at", "name"]
     search_fields = ["name", "description"]
 
@@ -66,10 +95,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         return selectors.design_list(user=self.request.user).prefetch_related("versions")
 
     def get_object(self) -> Any:
-        try:
-            design_id = int(self.kwargs["pk"])
-        except (TypeError, ValueError):
-            raise Http404 from None
+        design_id = _url_id(self.kwargs["pk"])
         design = selectors.design_get(user=self.request.user, design_id=design_id)
         if self.request.method not in permissions.SAFE_METHODS and self.action not in {
             "clone",
@@ -87,31 +113,14 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return self._respond(self.get_object())
 
-    @extend_schema(request=DesignInputSerializer, responses={201: DesignSerializer, **ERRORS})
+    @extend_schema(request=DesignInputSerializer, responses={201: DesignSerializer, **ERRORS, **TOO_LARGE})
     def create(self, request: Request) -> Response:
         form = DesignInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         design = services.design_create(owner=request.user, **form.validated_data)
         return self._respond(design, status.HTTP_201_CREATED)
 
-    @extend_schema(
-        request=DesignUpdateSerializer,
-        parameters=[
-            OpenApiParameter(
-                "If-Match",
-                str,
-                OpenApiParameter.HEADER,
-                required=False,
-                description='The version the edit is based on, e.g. "3".',
-            )
-        ],  # fmt: skip
-        responses={
-            200: DesignSerializer,
-            409: OpenApiResponse(ErrorSerializer, description="Edited since."),
-            428: OpenApiResponse(ErrorSerializer, description="No version given."),
-            **ERRORS,
-        },  # fmt: skip
-    )
+    @extend_schema(**UPDATE_SCHEMA)
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         design = self.get_object()
         form = DesignUpdateSerializer(data=request.data)
@@ -130,8 +139,9 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
             return Response(body, status=status.HTTP_409_CONFLICT)
         return self._respond(design)
 
-    @extend_schema(exclude=True)
+    @extend_schema(**UPDATE_SCHEMA)
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The same as PATCH: fields left out keep their value."""
         return self.partial_update(request, *args, **kwargs)
 
     def perform_destroy(self, instance: Any) -> None:
@@ -197,7 +207,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     )
     @action(detail=True, methods=["get", "post"], url_path="share-links")
     def share_links(self, request: Request, pk: str) -> Response:
-        design = selectors.design_get_owned(user=request.user, design_id=int(pk))
+        design = selectors.design_get_owned(user=request.user, design_id=_url_id(pk))
         if request.method == "GET":
             page = self.paginate_queryset(design.share_links.select_related("evaluation__version"))
             return self.get_paginated_response(ShareLinkSerializer(page, many=True).data)
@@ -211,23 +221,37 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     @extend_schema(request=None, responses={200: ShareLinkSerializer, **ERRORS})
     @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>\d+)/revoke")
     def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
-        design = selectors.design_get_owned(user=request.user, design_id=int(pk))
-        link = ShareLink.objects.filter(design=design, pk=int(link_id)).first()
+        design = selectors.design_get_owned(user=request.user, design_id=_url_id(pk))
+        link = ShareLink.objects.filter(design=design, pk=_url_id(link_id)).first()
         if link is None:
             raise Http404("No such share link on this design.")
         return Response(ShareLinkSerializer(services.share_link_revoke(link=link)).data)
+
+
+def _url_id(raw: Any) -> int:
+    """An id from the URL; anything but a whole number a database key can hold is no such object (404)."""
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise Http404 from None
+    if not 0 < value < 2**63:  # beyond a 64-bit key the database driver raises OverflowError
+        raise Http404
+    return value
 
 
 def _int_param(request: Request, name: str) -> int | None:
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        from rest_framework.exceptions import ValidationError
+    from rest_framework.exceptions import ValidationError
 
+    try:
+        value = int(raw)
+    except ValueError:
         raise ValidationError({name: ["must be a whole number"]}) from None
+    if not 0 < value < 2**63:
+        raise ValidationError({name: ["must be a whole number from 1"]})
+    return value
 
 
 EXPORTS = {  # format: (content type, file extension, module, function)

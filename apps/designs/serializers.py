@@ -5,19 +5,20 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.designs.models import Design, DesignVersion, ShareLink
+from clusterdesigner.api import StrictJSONTypes
 
 
-class DesignInputSerializer(serializers.Serializer):
+class DesignInputSerializer(StrictJSONTypes, serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, default=Design.Visibility.PRIVATE)
-    spec = serializers.JSONField(
+    spec = serializers.DictField(
         required=False,
         help_text='workload, cluster, parallelism (a layout or "search") and costs; omitted sections take defaults.',
     )
 
 
-class DesignUpdateSerializer(serializers.Serializer):
+class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer):
     version = serializers.IntegerField(
         required=False, min_value=1,
         help_text="The version this edit is based on (or send If-Match: \"<version>\"); a stale one gives 409.",
@@ -25,7 +26,7 @@ class DesignUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, required=False)
-    spec = serializers.JSONField(required=False)
+    spec = serializers.DictField(required=False)
 
 
 class DesignSerializer(serializers.ModelSerializer):
@@ -50,7 +51,7 @@ class DesignVersionSerializer(serializers.ModelSerializer):
         fields = ["number", "name", "description", "spec", "created_by", "created_at"]
 
 
-class CloneSerializer(serializers.Serializer):
+class CloneSerializer(StrictJSONTypes, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
 
 
@@ -71,7 +72,7 @@ class AnalysisStartedSerializer(serializers.Serializer):
     status = serializers.CharField()
 
 
-class ShareLinkInputSerializer(serializers.Serializer):
+class ShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
     label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 

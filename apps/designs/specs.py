@@ -14,6 +14,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from clusterdesigner.api import StrictJSONTypes
+
 PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "spot"]
 
 DEFAULT_SPEC: dict[str, Any] = {
@@ -39,7 +41,7 @@ DEFAULT_SPEC: dict[str, Any] = {
 }
 
 
-class ModelSpecSerializer(serializers.Serializer):
+class ModelSpecSerializer(StrictJSONTypes, serializers.Serializer):
     preset = serializers.CharField(required=False, max_length=60)
     layers = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
     hidden = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000)
@@ -61,7 +63,7 @@ class ModelSpecSerializer(serializers.Serializer):
         return attrs
 
 
-class TrainingSpecSerializer(serializers.Serializer):
+class TrainingSpecSerializer(StrictJSONTypes, serializers.Serializer):
     tokens = serializers.FloatField(min_value=1e3, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10**10)
     global_batch_seqs = serializers.IntegerField(required=False, min_value=1, max_value=10**8)
@@ -75,12 +77,12 @@ class TrainingSpecSerializer(serializers.Serializer):
         return attrs
 
 
-class WorkloadSpecSerializer(serializers.Serializer):
+class WorkloadSpecSerializer(StrictJSONTypes, serializers.Serializer):
     model = ModelSpecSerializer()
     training = TrainingSpecSerializer()
 
 
-class ClusterSpecSerializer(serializers.Serializer):
+class ClusterSpecSerializer(StrictJSONTypes, serializers.Serializer):
     accelerator = serializers.SlugField()
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
     nodes = serializers.IntegerField(min_value=1, max_value=100_000)
@@ -89,7 +91,7 @@ class ClusterSpecSerializer(serializers.Serializer):
     storage = serializers.SlugField(required=False)
 
 
-class LayoutSpecSerializer(serializers.Serializer):
+class LayoutSpecSerializer(StrictJSONTypes, serializers.Serializer):
     tp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     pp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     dp = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
@@ -102,7 +104,7 @@ class LayoutSpecSerializer(serializers.Serializer):
     sequence_parallel = serializers.BooleanField(required=False)
 
 
-class CloudChoiceSerializer(serializers.Serializer):
+class CloudChoiceSerializer(StrictJSONTypes, serializers.Serializer):
     offering = serializers.SlugField()
     pricing_models = serializers.ListField(
         child=serializers.ChoiceField(choices=PRICING_MODELS),
@@ -116,7 +118,7 @@ class CloudChoiceSerializer(serializers.Serializer):
     )  # fmt: skip
 
 
-class CostSpecSerializer(serializers.Serializer):
+class CostSpecSerializer(StrictJSONTypes, serializers.Serializer):
     horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
     utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=0.7)
     on_prem = serializers.DictField(required=False, default=dict)
@@ -130,7 +132,7 @@ class CostSpecSerializer(serializers.Serializer):
         return value
 
 
-class DesignSpecSerializer(serializers.Serializer):
+class DesignSpecSerializer(StrictJSONTypes, serializers.Serializer):
     workload = WorkloadSpecSerializer()
     cluster = ClusterSpecSerializer()
     parallelism = serializers.JSONField(default="search")
