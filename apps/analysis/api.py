@@ -77,4 +77,5 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         analysis = services.analysis_create(owner=request.user, **form.validated_data)
         analysis.refresh_from_db()
         data = AnalysisSerializer(analysis, context={"request": request}).data
-        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
+        # str(): the URL field is a DRF Hyperlink, and wsgiref rejects header values that are not exactly str.
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": str(data["url"])})

@@ -14,7 +14,6 @@ urlpatterns = [
     path("designs/<int:design_id>/results/", views.design_results, name="design-results"),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),
-    path("sweep/start/", views.sweep_start, name="sweep-start"),
     path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),
     path("sweep/<int:analysis_id>/results/", views.sweep_results, name="sweep-results"),
     path("share/<str:token>/", views.share, name="share"),

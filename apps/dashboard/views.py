@@ -13,7 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
@@ -358,22 +358,6 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
 @login_required
 def sweep_detail(request: HttpRequest, analysis_id: int) -> HttpResponse:
     return render(request, "dashboard/sweep_detail.html", _sweep_context(request, analysis_id))
-
-
-@require_POST
-def sweep_start(request: HttpRequest) -> HttpResponse:
-    """POST /api/v1/analyses/ itself (same validation, error envelope, throttle), for the sweep form.
-
-    The API puts a DRF Hyperlink (a str subclass) in its Location header; wsgiref, which `make run` and the
-    live test server use, rejects any header value whose type is not exactly str and answers 500. Until
-    apps/analysis/api.py passes str(data["url"]), the form posts here and the header is made a plain str.
-    """
-    from apps.analysis.api import AnalysisViewSet  # here, not at import: DRF's settings import the URLconf
-
-    response = AnalysisViewSet.as_view({"post": "create"})(request)
-    if response.has_header("Location"):
-        response["Location"] = str(response["Location"])
-    return response
 
 
 @login_required

@@ -73,8 +73,7 @@
     show(0, "starting…");
     var button = document.getElementById("start-sweep");
     button.disabled = true;
-    // /sweep/start/ is POST /api/v1/analyses/ with a plain-str Location header (see apps/dashboard/views.py).
-    api.request("POST", form.dataset.startUrl || "/api/v1/analyses/", { kind: "sweep", params: params }).then(function (res) {
+    api.request("POST", "/api/v1/analyses/", { kind: "sweep", params: params }).then(function (res) {
       button.disabled = false;
       if (!res.ok) { api.showErrors(form, res.data); label.textContent = "Not started."; return; }
       box.dataset.analysis = res.data.id;
