@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
@@ -109,6 +110,20 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("not_found", "Not found."), status=404)
     return django_defaults.page_not_found(request, exception)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's own 400s (a body over DATA_UPLOAD_MAX_MEMORY_SIZE read before DRF parses it, a bad Host) as
+    the envelope under /api/; a body over the limit is a 413."""
+    from django.core.exceptions import RequestDataTooBig
+
+    if not request.path.startswith("/api/"):
+        return django_defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body = error_body("too_large", f"request body is over the limit of {limit} bytes")
+        return JsonResponse(body, status=413)
+    return JsonResponse(error_body("bad_request", "Bad request."), status=400)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -266,7 +266,17 @@ CACHES = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Share tokens out of every log line: on the handler, and on the loggers that write request paths (a
+    # logger's filter also covers handlers added elsewhere, e.g. a test's log capture).
+    "filters": {"redact_share_tokens": {"()": "clusterdesigner.logging.RedactShareTokens"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_share_tokens"]}},
+    "loggers": {
+        name: {"filters": ["redact_share_tokens"], "level": "NOTSET"}
+        for name in ("django.request", "django.server", "django.security")
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+# Sign-in: after this many failures for one address and user name within the window, 429 until it passes.
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_FAILURE_WINDOW_S = int(os.environ.get("LOGIN_FAILURE_WINDOW_S", "900"))
 ANALYSIS_TIME_LIMIT_S = int(os.environ.get("ANALYSIS_TIME_LIMIT_S", "1800"))

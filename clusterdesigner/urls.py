@@ -8,6 +8,7 @@ from rest_framework.routers import DefaultRouter
 from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.designs import api as designs_api
+from clusterdesigner.auth import RateLimitedLoginView
 
 router = DefaultRouter()
 router.register("accelerators", catalog_api.AcceleratorViewSet, basename="accelerator")
@@ -27,11 +28,14 @@ urlpatterns = [
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    # Before django.contrib.auth.urls, so sign-in goes through the failed-attempt limit.
+    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 
-# Under /api/ a URL that matches no route, and an unhandled error, answer with the JSON error envelope.
+# Under /api/ Django's own 400, a URL that matches no route, and an unhandled error answer with the JSON error envelope.
+handler400 = "clusterdesigner.api.bad_request"
 handler404 = "clusterdesigner.api.page_not_found"
 handler500 = "clusterdesigner.api.server_error"

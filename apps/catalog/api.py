@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from apps.catalog import filters, selectors, serializers, services
 from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
 from clusterdesigner.api import ErrorSerializer, error_body
-from clusterdesigner.parsers import FormParser, MultiPartParser
+from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input (or a bad filter); fields name what is wrong."),
@@ -65,8 +65,14 @@ class ProtectedDeleteMixin:
             raise Conflict(f"still used by {', '.join(users[:5])}; delete or change those first") from exc
 
 
+class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+    # JSON only, so a value of the wrong type is refused rather than read from form text (the CSV import
+    # below takes multipart).
+    parser_classes = [JSONParser]
+
+
 @catalog_schema(serializers.AcceleratorSerializer)
-class AcceleratorViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class AcceleratorViewSet(CatalogViewSet):
     queryset = selectors.accelerator_list()
     serializer_class = serializers.AcceleratorSerializer
     filterset_class = filters.AcceleratorFilterSet
@@ -76,7 +82,7 @@ class AcceleratorViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.ServerTypeSerializer)
-class ServerTypeViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class ServerTypeViewSet(CatalogViewSet):
     queryset = ServerType.objects.select_related("vendor", "accelerator")
     serializer_class = serializers.ServerTypeSerializer
     filterset_class = filters.ServerTypeFilterSet
@@ -86,7 +92,7 @@ class ServerTypeViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.FabricSerializer)
-class FabricViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class FabricViewSet(CatalogViewSet):
     queryset = Fabric.objects.all()
     serializer_class = serializers.FabricSerializer
     filterset_class = filters.FabricFilterSet
@@ -96,7 +102,7 @@ class FabricViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.SwitchSerializer)
-class SwitchViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class SwitchViewSet(CatalogViewSet):
     queryset = Switch.objects.select_related("vendor")
     serializer_class = serializers.SwitchSerializer
     filterset_class = filters.SwitchFilterSet
@@ -106,7 +112,7 @@ class SwitchViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.StorageTierSerializer)
-class StorageTierViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class StorageTierViewSet(CatalogViewSet):
     queryset = StorageTier.objects.all()
     serializer_class = serializers.StorageTierSerializer
     filterset_class = filters.StorageTierFilterSet
@@ -116,7 +122,7 @@ class StorageTierViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.CloudOfferingSerializer)
-class CloudOfferingViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class CloudOfferingViewSet(CatalogViewSet):
     queryset = selectors.cloud_offering_list()
     serializer_class = serializers.CloudOfferingSerializer
     filterset_class = filters.CloudOfferingFilterSet
@@ -126,7 +132,7 @@ class CloudOfferingViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.CloudPriceSerializer)
-class CloudPriceViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class CloudPriceViewSet(CatalogViewSet):
     queryset = selectors.cloud_price_list()
     serializer_class = serializers.CloudPriceSerializer
     filterset_class = filters.CloudPriceFilterSet
