@@ -7,6 +7,7 @@ file takes about a minute on 2 cores.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -46,7 +47,24 @@ with override_settings(ALLOWED_HOSTS=["localhost"]):
 
 
 @pytest.fixture
-def fuzz_env(db: Any, django_user_model: Any, settings: Any) -> dict[str, Any]:
+def wsgi_keeps_test_connection() -> Iterator[None]:
+    """Schemathesis calls the WSGI app directly, so Django's request signals run close_old_connections, which
+    closes a connection inside the test's transaction (autocommit off) — on PostgreSQL that leaves the test
+    with a closed connection. Django's own test client disconnects it the same way."""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def fuzz_env(db: Any, django_user_model: Any, settings: Any, wsgi_keeps_test_connection: None) -> dict[str, Any]:
     """The seed catalog, a staff user with a token (so catalog writes get past the permission check), a design
     with a fixed layout and one whose layout is searched."""
     from rest_framework.authtoken.models import Token
