@@ -147,7 +147,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     def perform_destroy(self, instance: Any) -> None:
         services.design_delete(design=instance)
 
-    @extend_schema(responses={200: DesignVersionSerializer(many=True), **ERRORS})
+    @extend_schema(filters=False, responses={200: DesignVersionSerializer(many=True), **ERRORS})
     @action(detail=True, methods=["get"])
     def versions(self, request: Request, pk: str) -> Response:
         design = self.get_object()
@@ -199,7 +199,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         return export_response(services.design_evaluate(version=version).result, request.query_params.get("format"),
                                f"design-{design.pk}-v{version.number}")  # fmt: skip
 
-    @extend_schema(methods=["get"], responses={200: ShareLinkSerializer(many=True), **ERRORS})
+    @extend_schema(methods=["get"], filters=False, responses={200: ShareLinkSerializer(many=True), **ERRORS})
     @extend_schema(
         methods=["post"],
         request=ShareLinkInputSerializer,
