@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Max, Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from apps.catalog.models import (
     Accelerator,
@@ -85,13 +85,19 @@ _snapshot: CatalogSnapshot | None = None
 def catalog_version() -> str:
     """Row count and latest change of every catalog table: any save, insert or delete changes it.
 
-    (A QuerySet.update() skips auto_now and so would not; the catalog's writers all save rows.)
+    One round trip (a UNION ALL of per-table aggregates). A QuerySet.update() skips auto_now and so would
+    not change it; the catalog's writers all save rows.
     """
-    parts = []
-    for model in CATALOG_MODELS:
-        agg = model.objects.aggregate(n=Count("pk"), latest=Max("updated_at"))
-        parts.append(f"{agg['n']}@{agg['latest'].isoformat() if agg['latest'] else '-'}")
-    return "|".join(parts)
+    from django.db import connection
+
+    sql = " UNION ALL ".join(
+        f"SELECT COUNT(*), MAX(updated_at) FROM {connection.ops.quote_name(model._meta.db_table)}"
+        for model in CATALOG_MODELS
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        rows = cursor.fetchall()
+    return "|".join(f"{count}@{latest}" for count, latest in rows)
 
 
 def engine_catalog_snapshot() -> CatalogSnapshot:

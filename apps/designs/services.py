@@ -245,7 +245,8 @@ def design_evaluate(*, version: DesignVersion) -> Evaluation:
     records = catalog.records
     snapshot = {"spec": version.spec, "catalog": records}
     digest = snapshot_hash({"spec": version.spec, "catalog": catalog.digest})
-    existing = version.evaluations.filter(input_hash=digest).first()
+    # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
+    existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     if existing:
         return existing
     result = evaluate_spec(spec=version.spec, records=records, specs=catalog.specs)
