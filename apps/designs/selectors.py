@@ -48,6 +48,7 @@ def share_link_resolve(*, token: str) -> ShareLink:
     digest = hash_token(token)
     link = (
         ShareLink.objects.select_related("design", "evaluation", "evaluation__version")
+        .defer("evaluation__snapshot")  # the result is shown; the stored catalog snapshot is not needed
         .filter(token_hash=digest)
         .first()
     )
