@@ -51,6 +51,36 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
+ASSUMPTION_LABELS = {
+    "utilization": "Utilization",
+    "horizon_years": "Horizon (years)",
+    "on_prem.server_usd": "Server price (USD)",
+    "on_prem.node_power_kw": "Node power (kW)",
+    "on_prem.depreciation_years": "Depreciation (years)",
+    "on_prem.discount_rate": "Discount rate",
+    "on_prem.residual_fraction": "Residual value (fraction)",
+    "on_prem.pue": "PUE",
+    "on_prem.usd_per_kwh": "Energy (USD/kWh)",
+    "on_prem.colo_usd_per_kw_month": "Colocation (USD/kW-month)",
+    "on_prem.maintenance_fraction_per_year": "Maintenance (fraction of capex/yr)",
+    "on_prem.staff_fte": "Staff (FTE)",
+    "on_prem.staff_usd_per_fte_year": "Staff cost (USD/FTE-year)",
+    "network.switch_usd": "Switch price (USD)",
+}
+
+
+def _assumption_label(name: str) -> str:
+    """A cost-engine assumption path as a reader would name it ('cloud.usd_per_node_hour.spot' → 'Cloud price,
+    spot (USD/node-h)'); unknown paths fall back to their last part in words."""
+    if name in ASSUMPTION_LABELS:
+        return ASSUMPTION_LABELS[name]
+    if name.startswith("cloud.usd_per_node_hour."):
+        model = name.rsplit(".", 1)[1]
+        return f"Cloud price, {PRICING_LABELS.get(model, model)} (USD/node-h)"
+    words = name.rsplit(".", 1)[-1].replace("_", " ").replace("usd", "USD")
+    return words[:1].upper() + words[1:]
+
+
 def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: Any) -> dict[str, Any]:
     fig.update_layout(title={"text": title, "x": 0.01}, **{**LAYOUT, **layout})
     fig.update_xaxes(title_text=x_title, automargin=True)
@@ -323,7 +353,7 @@ def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     base = sens.get("base_own_minus_rent_usd") or 0.0
     rows = sorted((r for r in sens.get("rows") or [] if r.get("swing_usd")), key=lambda r: r["swing_usd"])
     fraction = sens.get("fraction", 0.25)
-    names = [_label(r["name"]) for r in rows]
+    names = [_assumption_label(r["name"]) for r in rows]
     fig = go.Figure()
     for key, value_key, label, color in (
         ("own_minus_rent_low_usd", "low", f"Input −{fraction:.0%}", PALETTE[0]),

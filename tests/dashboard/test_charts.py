@@ -77,7 +77,7 @@ def test_tornado_orders_by_swing_and_drops_inputs_that_do_not_move(h200_evaluati
     moving = [r for r in rows if r["swing_usd"]]
     assert len(figure["data"][0]["y"]) == len(moving) < len(rows)
     # Plotly draws the first category at the bottom: the largest swing (on-demand price) ends up on top.
-    assert figure["data"][0]["y"][-1] == "cloud.usd per node hour.on demand"
+    assert figure["data"][0]["y"][-1] == "Cloud price, on-demand (USD/node-h)"
     base = h200_evaluation["costs"]["aws-p5e-48xlarge"]["sensitivity"]["base_own_minus_rent_usd"]
     assert base < 0  # renting costs more: own − rent shown with the sign before the currency
     assert f"-${abs(base):,.0f}" in figure["layout"]["title"]["text"]
