@@ -9,14 +9,32 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
+from apps.catalog import selectors
+from apps.catalog.services import SEED_PATH
+from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
 
 
-class EngineCommand(BaseCommand):
-    """Subclasses set ``help`` and implement ``compute(request) -> response``."""
+def command_catalog(warn: Callable[[str], None]) -> CatalogSpecs:
+    """The database's catalog, or the shipped seed catalog when there is none yet (a fresh checkout before
+    ``migrate`` and ``load_catalog``), so the engine commands work with only the embedded defaults."""
+    try:
+        specs = selectors.engine_catalog()
+        if specs.accelerators:
+            return specs
+        why = "the database's catalog is empty"
+    except DatabaseError as exc:
+        why = f"the database is not ready ({str(exc).strip() or type(exc).__name__})"
+    warn(f"{why}: using the shipped seed catalog {SEED_PATH.name} (run migrate and load_catalog to edit it)")
+    return specs_from_records(json.loads(SEED_PATH.read_text()))
 
-    compute: Callable[[dict[str, Any]], dict[str, Any]]
+
+class EngineCommand(BaseCommand):
+    """Subclasses set ``help`` and implement ``compute(request, catalog) -> response``."""
+
+    compute: Callable[[dict[str, Any], CatalogSpecs], dict[str, Any]]
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", nargs="?", default="-", help="JSON request file, or - for standard input")
@@ -35,7 +53,7 @@ class EngineCommand(BaseCommand):
         if not isinstance(request, dict):
             raise CommandError("the request must be a JSON object")
         try:
-            response = type(self).compute(request)
+            response = type(self).compute(request, command_catalog(self.stderr.write))
         except EngineError as exc:
             raise CommandError(f"{exc.field}: {exc.message}" if exc.field else exc.message) from exc
         self.stdout.write(json.dumps(response, indent=None if options["compact"] else 2))

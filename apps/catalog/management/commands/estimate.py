@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.catalog import selectors
 from apps.catalog.management.engine_command import EngineCommand
 from clusterdesigner.engine import training
+from clusterdesigner.engine.catalog import CatalogSpecs
 
 
-def _estimate(request: dict[str, Any]) -> dict[str, Any]:
-    return training.estimate(request, **selectors.engine_catalog().training_kwargs())
+def _estimate(request: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any]:
+    return training.estimate(request, **catalog.training_kwargs())
 
 
 class Command(EngineCommand):

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.catalog import selectors
 from apps.catalog.management.engine_command import EngineCommand
 from clusterdesigner.engine import cost
+from clusterdesigner.engine.catalog import CatalogSpecs
 
 
-def _tco(request: dict[str, Any]) -> dict[str, Any]:
-    return cost.tco(request, **selectors.engine_catalog().cost_kwargs())
+def _tco(request: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any]:
+    return cost.tco(request, **catalog.cost_kwargs())
 
 
 class Command(EngineCommand):
