@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.presets import PRESETS
 
@@ -335,13 +336,12 @@ class LaunchPlan:
 
 def _stage_split(layers: int, pp: int) -> tuple[int, int] | None:
     """(first, last) stage layer counts for an uneven pipeline split, middle stages holding ceil(L/pp): the
-    first and last stages also hold the embedding and the output layer, so they are the ones to lighten."""
+    first and last stages also hold the embedding and the output layer, so they are the ones to lighten —
+    the split the training engine models (engine.memory.end_stage_layers)."""
     if pp <= 1 or layers % pp == 0:
         return None
-    per = math.ceil(layers / pp)
-    deficit = per * pp - layers
-    first, last = per - math.ceil(deficit / 2), per - deficit // 2
-    if first < 1 or last < 1:
+    first, last = (int(x) for x in end_stage_layers(layers, pp))
+    if first + last + (pp - 2) * math.ceil(layers / pp) != layers:
         raise ValueError(f"{layers} layers cannot be split over {pp} pipeline stages")
     return first, last
 
@@ -367,8 +367,8 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
     """Build the Megatron-LM argument list for the evaluation's layout, model and precision.
 
     Checks what Megatron would reject at start-up: tp·pp·dp·cp must equal nodes × GPUs per node; the global
-    batch (sequences) must divide by micro_batch × dp; with vpp > 1 the layers must split evenly into
-    pp × vpp chunks. Raises ValueError with the reason.
+    batch (sequences) must divide by micro_batch × dp; with vpp > 1 the layers (or the layers + 2, with
+    the embedding and the loss counted as layers) must split evenly into pp × vpp chunks. Raises ValueError with the reason.
     """
     layout = chosen_layout(evaluation)
     cluster = _cluster(evaluation)
@@ -406,12 +406,19 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
     if shape is not None:
         layers = int(shape["layers"])
         if vpp > 1:
-            if layers % (pp * vpp):
+            if layers % (pp * vpp) == 0:
+                add("--num-layers-per-virtual-pipeline-stage", layers // (pp * vpp))
+            elif interleaving_splits(layers, pp, vpp):
+                # Llama 3's split: the embedding and the loss take one virtual stage's place each.
+                add("--account-for-embedding-in-pipeline-split")
+                add("--account-for-loss-in-pipeline-split")
+                add("--num-virtual-stages-per-pipeline-rank", vpp)
+            else:
                 raise ValueError(
                     f"{layers} layers do not split into pp×vpp = {pp}×{vpp} equal virtual stages; "
-                    "Megatron's interleaved schedule needs layers divisible by pp × vpp"
+                    f"Megatron's interleaved schedule needs pp × vpp to divide the layers, or the layers + 2 "
+                    "with the embedding and the loss counted as layers"
                 )
-            add("--num-layers-per-virtual-pipeline-stage", layers // (pp * vpp))
         elif (split := _stage_split(layers, pp)) is not None:
             add("--decoder-first-pipeline-num-layers", split[0])
             add("--decoder-last-pipeline-num-layers", split[1])

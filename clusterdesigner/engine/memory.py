@@ -11,6 +11,7 @@ attention and gated MLPs, held for the micro-batches in flight on a pipeline sta
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -68,8 +69,37 @@ FRAGMENTATION = MEMORY_ASSUMPTIONS[3].value
 
 
 def stage_layers(model: ModelShape, pp: IntArray) -> FloatArray:
-    """Layers on the heaviest pipeline stage, ceil(L / pp) (uneven splits put the extra layer somewhere)."""
+    """Layers on the heaviest pipeline stage, ceil(L / pp)."""
     return np.ceil(model.layers / pp.astype(np.float64))
+
+
+def end_stage_layers(layers: Any, pp: Any, *, split: str = "balanced") -> tuple[Any, Any]:
+    """(first, last) pipeline stage layer counts (numpy-friendly). An even split holds L/pp everywhere.
+
+    ``balanced`` (Megatron-Core's --decoder-first/last-pipeline-num-layers, what the launch export emits):
+    the middle stages hold ceil(L/pp) and the two end stages, which also hold the embedding and the output
+    layer, take the shortfall d = pp·ceil(L/pp) − L, ceil(d/2) from the first and floor(d/2) from the last,
+    never below one layer. Llama 3 405B's 126 layers on 16 stages are 7 + 14 × 8 + 7 (Llama 3 Herd of
+    Models, arXiv:2407.21783, Sec. 3.3.2). ``uniform`` (DeepSpeed's partition_uniform, Megatron-DeepSpeed's
+    default): the first L mod pp stages hold one layer more, so the first holds ceil(L/pp), the last
+    floor(L/pp)."""
+    pp_f = np.asarray(pp, dtype=np.float64)
+    per = np.ceil(layers / pp_f)
+    short = per * pp_f - layers
+    if split == "uniform":
+        return per, np.where(pp_f > 1, np.floor(layers / pp_f), per)
+    first = np.where(pp_f > 1, np.maximum(1.0, per - np.ceil(short / 2)), per)
+    last = np.where(pp_f > 1, np.maximum(1.0, per - np.floor(short / 2)), per)
+    return first, last
+
+
+def interleaving_splits(layers: Any, pp: Any, vpp: Any) -> Any:
+    """Whether ``layers`` split into pp × vpp virtual pipeline stages (numpy-friendly): evenly, or with the
+    embedding and the loss counted as one layer each (Megatron-Core's --account-for-embedding/loss-in-
+    pipeline-split), which is how Llama 3 405B interleaved 126 layers over 16 × 8 chunks: the first chunk
+    holds only the embedding, the last only the output layer and loss (arXiv:2407.21783 Sec. 3.3.2)."""
+    chunks = np.asarray(pp) * np.asarray(vpp)
+    return (np.asarray(pp) > 1) & ((layers % chunks == 0) | ((layers + 2) % chunks == 0))
 
 
 def params_per_gpu(
@@ -112,10 +142,11 @@ def activation_bytes_per_layer(
 
     Korthikanti 2022 Table 2 for 16-bit activations with 1-byte dropout masks: a layer stores
     10·s·b·h replicated across tensor-parallel ranks (two layer-norm inputs, the attention and MLP inputs,
-    two dropout masks) — divided by t only with sequence parallelism — and s·b·(2(h + 2·h_kv) + 2h +
-    mlp)/t split by TP (Q, K, V, the attention output and the MLP intermediates: 4f for a GeLU MLP, 6f
-    for SwiGLU). Without flash attention the 5·a·s²·b score/softmax/dropout term is stored too; selective
-    recompute drops it. Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
+    two dropout masks; 8·s·b·h without dropout) — divided by t only with sequence parallelism — and
+    s·b·(2(h + 2·h_kv) + 2h + mlp)/t split by TP (Q, K, V, the attention output and the MLP
+    intermediates: 4f for a GeLU MLP, 6f for SwiGLU). Without flash attention the 5·a·s²·b
+    score/softmax/dropout term (4·a·s²·b without dropout) is stored too; selective recompute drops it.
+    Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
     """
     m = problem.model
     tp = lay["tp"].astype(np.float64)
@@ -127,9 +158,12 @@ def activation_bytes_per_layer(
         mlp_width = (1 - share) * m.ffn_hidden + share * (m.top_k + m.shared_experts) * m.expert_ffn_hidden
     else:
         mlp_width = float(m.ffn_hidden)
-    replicated = 10.0 * tokens * m.hidden / sp_div
+    # Two 1-byte dropout masks (attention output, MLP output) and the attention-probability mask; a
+    # model trained without dropout stores none (PyTorch's dropout at p = 0 returns its input).
+    replicated = (10.0 if m.dropout else 8.0) * tokens * m.hidden / sp_div
     split = tokens * (2.0 * (m.hidden + 2.0 * m.kv_hidden) + 2.0 * m.hidden + mlp_factor * mlp_width) / tp
-    scores = 0.0 if problem.training.flash_attention else 5.0 * m.heads * m.seq_len * tokens / tp
+    score_bytes = 5.0 if m.dropout else 4.0
+    scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
     full_layer = replicated + split + scores
     stored = np.where(
         lay["recompute"] == RECOMPUTE_FULL,
@@ -145,7 +179,7 @@ def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:
 
 
 def in_flight_layers(
-    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray
+    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray, *, split: str = "balanced"
 ) -> tuple[FloatArray, FloatArray]:
     """(first stage, last stage) layers' worth of activations held at the peak of a 1F1B schedule.
 
@@ -156,15 +190,18 @@ def in_flight_layers(
     pp = lay["pp"].astype(np.float64)
     v = lay["vpp"].astype(np.float64)
     n_stage = stage_layers(model, lay["pp"])
+    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=split)
     chunk = n_stage / v
     first_interleaved = chunk * np.minimum(2 * (pp - 1) + (v - 1) * pp + 1, m * v)
     first = np.where(v > 1, first_interleaved, n_stage * np.minimum(pp, m))
     last = chunk * np.minimum(pp * (v - 1) + 1, m * v)
-    return first, last
+    # An end stage lightened by an uneven split holds its share of a full stage's in-flight activations.
+    return first * n_first / n_stage, last * n_last / n_stage
 
 
 def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
-    """Bytes per GPU on the heavier of the first and last pipeline stage, by part, and ``total``.
+    """Bytes per GPU on the heavier of the first and last pipeline stage, by part, and ``total``; an end
+    stage lightened by an uneven split (``end_stage_layers``) holds fewer layers' states and activations.
 
     total = weights + gradients + optimizer states + activations (in-flight micro-batches, plus one
     layer's full working set under full recompute) + output-layer logits (last stage) + FSDP gather
@@ -179,15 +216,18 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     states_div_g = np.where(full_shard | (sh == SH_ZERO2), 1.0, 0.0)
     states_div_o = np.where(sh == SH_NONE, 0.0, 1.0)
 
-    def sharded(bytes_per_param: float, flag: FloatArray, params_dense: FloatArray) -> FloatArray:
+    def sharded(
+        bytes_per_param: float, flag: FloatArray, params_dense: FloatArray, params_expert: FloatArray
+    ) -> FloatArray:
         # flag 1 → divide by the sharding degree, 0 → replicated.
         return bytes_per_param * (
-            params_dense / np.where(flag > 0, d_dense, 1.0) + expert / np.where(flag > 0, d_expert, 1.0)
+            params_dense / np.where(flag > 0, d_dense, 1.0)
+            + params_expert / np.where(flag > 0, d_expert, 1.0)
         )
 
     m = microbatches(problem, lay)
     stored, full_layer = activation_bytes_per_layer(problem, lay)
-    first_layers, last_layers = in_flight_layers(model, lay, m)
+    first_layers, last_layers = in_flight_layers(model, lay, m, split=training.pipeline_split)
     # Backward of a recomputed layer holds its activations and their gradients at once.
     working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
@@ -198,14 +238,20 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
 
     parts_by_stage = []
     single = lay["pp"] == 1
-    for layers_held, with_logits in ((first_layers, single), (last_layers, np.ones_like(single))):
-        params_dense = dense + edge
+    n_stage = stage_layers(model, lay["pp"])
+    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split)
+    for layers_held, with_logits, share in (
+        (first_layers, single, n_first / n_stage),
+        (last_layers, np.ones_like(single), n_last / n_stage),
+    ):
+        params_dense = dense * share + edge
+        expert_held = expert * share
         act = stored * layers_held + working
         parts_by_stage.append(
             {
-                "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense),
-                "gradients": sharded(training.grad_bytes, states_div_g, params_dense),
-                "optimizer": sharded(training.optimizer_bytes, states_div_o, params_dense),
+                "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense, expert_held),
+                "gradients": sharded(training.grad_bytes, states_div_g, params_dense, expert_held),
+                "optimizer": sharded(training.optimizer_bytes, states_div_o, params_dense, expert_held),
                 "activations": act * (1.0 + FRAGMENTATION),
                 "logits": np.where(with_logits, logits, 0.0),
                 "fsdp_buffers": gather,

@@ -27,7 +27,9 @@ class ModelShape:
     two matrices of that size. Mixture-of-experts: ``experts`` routed experts of inner size
     ``expert_ffn_hidden`` each, ``top_k`` of them per token, ``shared_experts`` always-on experts of the
     same size, in ``moe_layers`` of the ``layers`` (the rest are dense). ``tied_embeddings`` shares the
-    input embedding with the output layer (fewer parameters, same FLOPs).
+    input embedding with the output layer (fewer parameters, same FLOPs). ``dropout`` false: trained with
+    no dropout (Llama, Mixtral, DeepSeek, MPT, BLOOM configs set it to 0), so no dropout masks are stored
+    or written.
     """
 
     layers: int
@@ -39,6 +41,7 @@ class ModelShape:
     seq_len: int
     gated_mlp: bool = False
     tied_embeddings: bool = False
+    dropout: bool = True
     experts: int = 0
     top_k: int = 0
     expert_ffn_hidden: int = 0
@@ -211,7 +214,7 @@ _INT_FIELDS = (
     "shared_experts",
     "moe_layers",
 )
-_BOOL_FIELDS = ("gated_mlp", "tied_embeddings")
+_BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout")
 
 
 def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape]) -> ModelShape:

@@ -1,5 +1,8 @@
 """Named model shapes (the model picker's list), each with the source of its numbers.
 
+Models whose released configs set every dropout probability to 0 (Llama 2 and 3, MPT, BLOOM, Mixtral and
+DeepSeek-V3 config.json files) have ``dropout=False``; GPT-3 and the Megatron models keep dropout on.
+
 Parameter counts are computed from the shape (``ModelShape.total_params``), never typed in, so a preset
 whose count is far from its name is a wrong shape; ``tests/engine/test_model.py`` checks each one.
 """
@@ -50,6 +53,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=32,
             vocab=32000,
             seq_len=4096,
+            dropout=False,
             gated_mlp=True,
         ),
         _LLAMA2,
@@ -65,6 +69,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=40,
             vocab=32000,
             seq_len=4096,
+            dropout=False,
             gated_mlp=True,
         ),
         _LLAMA2,
@@ -80,6 +85,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=8,
             vocab=32000,
             seq_len=4096,
+            dropout=False,
             gated_mlp=True,
         ),
         _LLAMA2,
@@ -95,6 +101,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=8,
             vocab=128256,
             seq_len=8192,
+            dropout=False,
             gated_mlp=True,
         ),
         _LLAMA3,
@@ -110,6 +117,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=8,
             vocab=128256,
             seq_len=8192,
+            dropout=False,
             gated_mlp=True,
         ),
         _LLAMA3,
@@ -125,6 +133,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=8,
             vocab=128256,
             seq_len=8192,
+            dropout=False,
             gated_mlp=True,
         ),
         _LLAMA3,
@@ -182,6 +191,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=112,
             vocab=250880,
             seq_len=2048,
+            dropout=False,
             tied_embeddings=True,
         ),
         _BLOOM,
@@ -197,6 +207,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=32,
             vocab=50432,
             seq_len=2048,
+            dropout=False,
             tied_embeddings=True,
         ),
         _MPT,
@@ -212,6 +223,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=64,
             vocab=50432,
             seq_len=8192,
+            dropout=False,
             tied_embeddings=True,
         ),
         _MPT,
@@ -227,6 +239,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=8,
             vocab=32000,
             seq_len=4096,
+            dropout=False,
             gated_mlp=True,
             experts=8,
             top_k=2,
@@ -246,6 +259,7 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             kv_heads=128,
             vocab=129280,
             seq_len=4096,
+            dropout=False,
             gated_mlp=True,
             experts=256,
             top_k=8,

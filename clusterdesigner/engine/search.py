@@ -1,9 +1,10 @@
 """Layout validity and the vectorised search over parallel layouts.
 
 A layout is valid when its degrees multiply to the GPU count, TP divides heads, KV heads and the FFN
-width, PP (× VPP) divides the layers, the global batch is a multiple of dp × micro_batch, CP splits the
-sequence into 2·cp load-balanced chunks and EP divides the experts and the data-parallel ranks; it is
-*feasible* when it also fits in memory. The search enumerates every combination of the free fields,
+width, PP × VPP divides the layers or the layers plus two (embedding and loss counted as layers; PP alone
+may split unevenly), the global batch is a multiple of dp × micro_batch, CP splits the sequence into
+2·cp load-balanced chunks and EP divides the experts and the data-parallel ranks; it is *feasible*
+when it also fits in memory. The search enumerates every combination of the free fields,
 evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
 estimate, counts rejections by reason and keeps the fastest feasible layouts.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.memory import memory_parts, microbatches
+from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
 from clusterdesigner.engine.model import RECOMPUTE_MODES
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.workload import (
@@ -66,8 +67,11 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
         ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
         (
             "parallelism.vpp",
-            (v > 1) & ((m.layers % (pp * v) != 0) | (pp == 1)),
-            lambda i: f"vpp {v[i]} × pp {pp[i]} does not divide {m.layers} layers (or pp is 1)",
+            (v > 1) & ~interleaving_splits(m.layers, pp, v),
+            lambda i: (
+                f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
+                "(embedding and loss counted as layers), or pp is 1"
+            ),
         ),
         (
             "parallelism.micro_batch",

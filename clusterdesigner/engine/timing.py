@@ -25,6 +25,7 @@ import numpy as np
 from clusterdesigner.engine.hardware import AcceleratorSpec
 from clusterdesigner.engine.memory import (
     WEIGHT_BYTES,
+    end_stage_layers,
     microbatches,
     params_per_gpu,
     shard_degrees,
@@ -57,6 +58,7 @@ OVERLAP_PENALTY = 0.2
 SCALEUP_BUSBW_EFFICIENCY = 0.80
 PCIE_BUSBW_EFFICIENCY = 0.75
 ELEMENTWISE_PASSES_HIDDEN = 16.0
+DROPOUT_PASSES_HIDDEN = 6.0
 ELEMENTWISE_PASSES_MLP = 3.0
 FP8_CAST_PASSES = 6.0
 SCORE_BYTES_FWD = 10.0
@@ -107,6 +109,12 @@ TIMING_ASSUMPTIONS = (
         ELEMENTWISE_PASSES_HIDDEN,
         "reads+writes of s·b·h per layer fwd",
         "two layer norms (4), two residual adds (6), two dropouts (6); bwd 2× (assumption)",
+    ),
+    Assumption(
+        "dropout_passes_hidden",
+        DROPOUT_PASSES_HIDDEN,
+        "reads+writes of s·b·h per layer fwd",
+        "the two dropouts' share of elementwise_passes_hidden, not paid by a model without dropout",
     ),
     Assumption(
         "elementwise_passes_mlp",
@@ -223,7 +231,8 @@ def _group_bandwidth(problem: Problem, size: FloatArray, stride: FloatArray) -> 
 def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
     """Seconds per optimizer step, by part, and ``total``.
 
-    total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage)
+    total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
+            middle stage, or the last with the output layer)
             + (p−1)/v · t_mb (bubble) + exposed DP/FSDP communication + optimizer update.
     """
     model, training, cluster = problem.model, problem.training, problem.cluster
@@ -292,8 +301,9 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         attn_fwd = bmm + softmax
         attn_bwd = 2.0 * attn_fwd
 
+    passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
     elem_fwd = (
-        ELEMENTWISE_PASSES_HIDDEN * 2.0 * tokens * h / sp_div
+        passes_hidden * 2.0 * tokens * h / sp_div
         + ELEMENTWISE_PASSES_MLP * 2.0 * tokens * mlp_width / tp
         + (FP8_CAST_PASSES * 2.0 * tokens * h / sp_div if fp8 else 0.0)
     ) / hbm
@@ -329,15 +339,20 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         moe_layer = (model.moe_layers / model.layers) * np.where(ep > 1, 4.0 * a2a, 0.0)
 
     n_stage = stage_layers(model, lay["pp"])
-    compute_mb = n_stage * (layer_fwd + layer_bwd)
-    recompute_mb = n_stage * layer_recompute
     logits_fwd = (
         _gemm(tokens, h, model.vocab / tp, rate_bf16, hbm, 2.0) + 3.0 * 4.0 * tokens * model.vocab / tp / hbm
     )
-    compute_mb = compute_mb + 3.0 * logits_fwd
-    tp_mb = n_stage * tp_layer
-    cp_mb = n_stage * cp_layer
-    moe_mb = n_stage * moe_layer
+    # The slowest stage: a full middle stage, or the last stage (its layers plus the output layer and loss,
+    # fwd + bwd), which an uneven split lightens (memory.end_stage_layers). Even splits: the last stage.
+    _, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split)
+    layer_mb = layer_fwd + layer_bwd + layer_recompute + tp_layer + cp_layer + moe_layer
+    last_is_slowest = n_last * layer_mb + 3.0 * logits_fwd >= n_stage * layer_mb
+    n_slow = np.where(last_is_slowest, n_last, n_stage)
+    compute_mb = n_slow * (layer_fwd + layer_bwd) + np.where(last_is_slowest, 3.0 * logits_fwd, 0.0)
+    recompute_mb = n_slow * layer_recompute
+    tp_mb = n_slow * tp_layer
+    cp_mb = n_slow * cp_layer
+    moe_mb = n_slow * moe_layer
 
     pp_bw = np.where(
         tp * cp * dp >= cluster.gpus_per_node,

@@ -20,7 +20,11 @@ from clusterdesigner.engine.hardware import (
     accelerator_from_dict,
     fabric_from_dict,
 )
-from clusterdesigner.engine.memory import DEFAULT_FRAMEWORK_RESERVE_GIB, MEMORY_ASSUMPTIONS
+from clusterdesigner.engine.memory import (
+    DEFAULT_FRAMEWORK_RESERVE_GIB,
+    MEMORY_ASSUMPTIONS,
+    end_stage_layers,
+)
 from clusterdesigner.engine.model import (
     RECOMPUTE_MODES,
     ModelShape,
@@ -44,6 +48,7 @@ from clusterdesigner.engine.workload import (
 )
 
 PRECISIONS = ("bf16", "fp8")
+PIPELINE_SPLITS = ("balanced", "uniform")
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
     slug="none",
@@ -185,11 +190,18 @@ def parse_problem(
     reserve_gib = _number(
         tr, "framework_reserve_gib", "training", default=DEFAULT_FRAMEWORK_RESERVE_GIB, strict=False
     )
+    pipeline_split = tr.get("pipeline_split", "balanced")
+    if pipeline_split not in PIPELINE_SPLITS:
+        raise InputError(
+            f"must be one of {', '.join(PIPELINE_SPLITS)}, got {pipeline_split!r}",
+            field="training.pipeline_split",
+        )
     overlap = tr.get("tp_comm_overlap", True)
     if not isinstance(overlap, bool):
         raise InputError("must be true or false", field="training.tp_comm_overlap")
     training = Training(
         tp_comm_overlap=overlap,
+        pipeline_split=pipeline_split,
         optimizer_bytes=optimizer_bytes,
         framework_reserve_gib=reserve_gib,
         tokens=tokens,
@@ -310,6 +322,7 @@ def _summary(problem: Problem) -> dict[str, Any]:
             "vocab": m.vocab,
             "seq_len": m.seq_len,
             "gated_mlp": m.gated_mlp,
+            "dropout": m.dropout,
             "experts": m.experts,
             "top_k": m.top_k,
             "model_flops_per_token": m.model_flops_per_token,
@@ -321,6 +334,7 @@ def _summary(problem: Problem) -> dict[str, Any]:
             "precision": t.precision,
             "grad_bytes": t.grad_bytes,
             "flash_attention": t.flash_attention,
+            "pipeline_split": t.pipeline_split,
         },
         "cluster": {
             "accelerator": c.accelerator.slug,
@@ -391,9 +405,13 @@ def estimate(
         row = _rows(problem, lay)[0]
         warnings = []
         if problem.model.layers % values["pp"]:
+            first, last = end_stage_layers(
+                problem.model.layers, values["pp"], split=problem.training.pipeline_split
+            )
             warnings.append(
                 f"{problem.model.layers} layers do not split evenly over pp {values['pp']}; "
-                f"the heaviest stage holds {math.ceil(problem.model.layers / values['pp'])}"
+                f"the heaviest stage holds {math.ceil(problem.model.layers / values['pp'])}, "
+                f"the first {int(first)} and the last {int(last)} ({problem.training.pipeline_split} split)"
             )
         if not row["fits"]:
             warnings.append(

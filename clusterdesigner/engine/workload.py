@@ -54,7 +54,8 @@ class Assumption:
 @dataclass(frozen=True)
 class Training:
     """The training setup. ``grad_bytes`` is 2 for bf16/fp16 gradients (ZeRO paper) and 4 when gradients
-    are accumulated in fp32 (Megatron's default main-grad buffer, DeepSpeed's BF16Optimizer)."""
+    are accumulated in fp32 (Megatron's default main-grad buffer, DeepSpeed's BF16Optimizer).
+    ``pipeline_split`` places an uneven layer split: see ``memory.end_stage_layers``."""
 
     tokens: float
     global_batch_seqs: int
@@ -64,6 +65,7 @@ class Training:
     framework_reserve_gib: float = 2.5
     flash_attention: bool = True
     tp_comm_overlap: bool = True
+    pipeline_split: str = "balanced"
 
 
 @dataclass(frozen=True)

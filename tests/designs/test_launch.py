@@ -138,6 +138,17 @@ def test_virtual_pipeline_that_does_not_divide_the_layers_is_rejected() -> None:
         launch_torchrun(evaluation=with_layout(evaluation_fixture(), vpp=3))
 
 
+def test_llama3_interleaving_counts_the_embedding_and_loss_as_virtual_stages() -> None:
+    # Llama 3 405B (arXiv:2407.21783 Sec. 3.3.2): 126 layers + embedding + loss = 128 chunks = pp 16 × vpp 8.
+    evaluation = with_layout(evaluation_fixture(), tp=8, pp=16, dp=4, vpp=8)
+    evaluation["spec"]["workload"]["model"] = {"preset": "llama3-405b"}
+    del evaluation["training"]["summary"]["model"]
+    f = torchrun_flags(evaluation)
+    assert f["--num-virtual-stages-per-pipeline-rank"] == "8"
+    assert "--account-for-embedding-in-pipeline-split" in f and "--account-for-loss-in-pipeline-split" in f
+    assert "--num-layers-per-virtual-pipeline-stage" not in f and "--decoder-first-pipeline-num-layers" not in f
+
+
 def test_uneven_pipeline_lightens_first_and_last_stage() -> None:
     # Llama 3 405B: 126 layers over pp 16 → 14 middle stages of 8 and 7 + 7 at the ends (7 + 14×8 + 7 = 126).
     evaluation = with_layout(evaluation_fixture(), tp=8, pp=16, dp=4)

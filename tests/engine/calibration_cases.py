@@ -15,7 +15,10 @@ table). Where a row is silent, the choice is made once per source, never per row
   instead of ZeRO's 12) and two ZeRO bucket buffers of 5e8 bf16 elements (+1.9 GiB reserve).
 - Unstated micro-batch → 1; unstated recompute → none; unstated vpp/cp → 1; unstated ffn → 4·hidden;
   unstated kv_heads → heads; Megatron-Core "sharding not stated" → zero1 (distributed optimizer).
-- Llama models have SwiGLU MLPs; others GeLU.
+- Llama models have SwiGLU MLPs; others GeLU. Llama and MPT (llm-foundry) train without dropout; the
+  Megatron GPT and BLOOM rows keep dropout masks (Megatron's defaults; the BLOOM prequel does not say).
+- Uneven pipeline splits: DeepSpeed's partition_uniform for BLOOM (Megatron-DeepSpeed), Megatron-Core's
+  balanced end stages elsewhere.
 
 Rows that cannot be predicted are counted with the reason: no model shape (NeMo GPT3-5B/20B,
 Nemotron-8B/22B), no parallel layout (Megatron-Core strong-scaling end points) or no measurement to
@@ -116,6 +119,8 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         "seq_len": shape["seq_len"],
         "vocab": shape["vocab"] or 51200,
         "gated_mlp": "llama" in row["model_name"].lower(),
+        # Llama and MPT configs set every dropout probability to 0; Megatron's GPT defaults keep 0.1.
+        "dropout": not ("llama" in row["model_name"].lower() or source == "llmfoundry_bench"),
     }
     tp = _int(row["tp"]) or 1
     recompute_text = row["recompute"].lower()
@@ -136,10 +141,16 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         "global_batch_seqs": int(row["global_batch_seqs"]),
         "precision": precision,
         "flash_attention": not old,
+        # Megatron-DeepSpeed (BLOOM) partitions layers with DeepSpeed's partition_uniform: the first
+        # L mod pp stages hold one layer more.
+        "pipeline_split": "uniform" if source == "bloom_tr11_prequel" else "balanced",
         "tp_comm_overlap": not old,
         "grad_dtype": "fp32" if "bf16optimizer" in row["precision"].lower() else "bf16",
-        # DeepSpeed ZeRO-1/2 (BLOOM's Megatron-DeepSpeed) keeps an fp32 grad of its fp32 partition.
-        "optimizer_bytes_per_param": 16.0 if source == "bloom_tr11_prequel" else 12.0,
+        # DeepSpeed ZeRO-1/2 (BLOOM's Megatron-DeepSpeed) keeps an fp32 grad of its fp32 partition; without
+        # ZeRO its FP16_Optimizer makes fp32 gradients only inside step() (see _nvidia_smi_extra_gib).
+        "optimizer_bytes_per_param": (
+            16.0 if source == "bloom_tr11_prequel" and parallelism["sharding"] != "none" else 12.0
+        ),
         # ... and its ZeRO reduce and all-gather buckets, 5e8 elements each in bf16 (DeepSpeed defaults).
         "framework_reserve_gib": 2.5 + (2 * 5e8 * 2 / 2**30 if source == "bloom_tr11_prequel" else 0.0),
     }
@@ -171,6 +182,22 @@ class Case:
         return self.predicted_mem_gib / self.measured_mem_gib - 1.0
 
 
+def _nvidia_smi_extra_gib(row: dict[str, str], response: dict[str, Any]) -> float:
+    """What nvidia-smi shows beyond the engine's allocated-memory peak, for the one mechanism the rows need.
+
+    BLOOM's memory column is read off nvidia-smi: the caching allocator's reserved memory, which keeps the
+    activations' blocks after backward. Without ZeRO, DeepSpeed's FP16_Optimizer.step
+    (deepspeed/runtime/fp16/fused_optimizer.py) then makes an fp32 copy of every gradient and flattens the
+    copies into one fp32 buffer: 8 B per parameter allocated after backward, in blocks of weight-matrix
+    size (0.1-1.8 GB for BLOOM at tp 8) or one of 4 B/param, none of which fits the freed activation blocks
+    (≤ 134 MB), so nvidia-smi adds them to the backward peak. The engine's total leaves them out: PyTorch
+    frees its cache and retries before it would fail, so they do not decide a fit.
+    """
+    if row["source_id"] == "bloom_tr11_prequel" and _sharding(row["sharding"]) == "none":
+        return 4.0 * float(response["memory_per_gpu_gib"]["weights"])  # 8 B/param = 4 × the 2 B/param weights
+    return 0.0
+
+
 def predict(row: dict[str, str]) -> Case:
     request, why = request_for(row)
     case = Case(row=row, skip=why)
@@ -189,7 +216,9 @@ def predict(row: dict[str, str]) -> Case:
     case.basis = "hardware" if row["tflops_basis"].lower().startswith("hardware") else "model"
     key = "hardware_tflops_per_gpu" if case.basis == "hardware" else "model_tflops_per_gpu"
     case.predicted_tflops = float(response[key])
-    case.predicted_mem_gib = float(response["memory_per_gpu_gib"]["total"])
+    case.predicted_mem_gib = float(response["memory_per_gpu_gib"]["total"]) + _nvidia_smi_extra_gib(
+        row, response
+    )
     case.predicted_fits = bool(response["fits"])
     if case.measured_tflops is None and not case.measured_oom and case.measured_mem_gib is None:
         case.skip = "no measurement to compare"

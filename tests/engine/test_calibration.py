@@ -56,10 +56,18 @@ def test_bloom_memory_is_mostly_within_fifteen_percent(cases: list[Case]) -> Non
     assert sorted(errors)[len(errors) // 2] <= 0.12
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bloom_prequel_zero0 (72 GB read off a snapshot whose throughput "
-    "cells the source marks as swapped) is predicted 19 % low; the 15 % target is not met there",
-)
 def test_bloom_memory_is_within_fifteen_percent_on_every_row(cases: list[Case]) -> None:
+    # Worst rows here: sweep_9 −14.95 %, 176b_final_5 −14.3 %, 176b_final_2 −14.3 %.
     assert summary(cases)["bloom_memory_max_abs_error"] <= 0.15
+
+
+def test_bloom_zero0_memory_counts_what_deepspeed_fp16_optimizer_allocates_at_the_step(
+    cases: list[Case],
+) -> None:
+    # 72 GB measured without ZeRO vs 37 GB with ZeRO-1 (same layout, DP 4). Predicted: 58.1 GiB of allocated
+    # peak + 8 B/param of fp32 gradient copies made inside FP16_Optimizer.step = 66.7 GiB (−7.4 %).
+    by_id = {c.row["run_id"]: c for c in cases}
+    zero0, zero1 = by_id["bloom_prequel_zero0"], by_id["bloom_prequel_zero1"]
+    assert zero0.predicted_mem_gib == pytest.approx(66.7, abs=0.1)
+    assert zero1.predicted_mem_gib == pytest.approx(32.4, abs=0.1)
+    assert zero0.predicted_fits and zero1.predicted_fits
