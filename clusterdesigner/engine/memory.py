@@ -179,24 +179,23 @@ def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:
 
 
 def in_flight_layers(
-    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray, *, split: str = "balanced"
+    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """(first stage, last stage) layers' worth of activations held at the peak of a 1F1B schedule.
 
     Non-interleaved: the first stage holds min(p, m) micro-batches of L/p layers (≈ L; Korthikanti 2022
     Sec. 4.2.3). Interleaved with v chunks: Megatron's warm-up of 2(p−1) + (v−1)p + 1 chunks of L/(pv)
     layers, i.e. L·(1 + (p−1)/(p·v)) (Korthikanti eq. 5); the last stage holds (p(v−1) + 1) chunks.
+    Counts are for full stages of ⌈L/p⌉ layers; ``memory_parts`` scales a lightened end stage's share.
     """
     pp = lay["pp"].astype(np.float64)
     v = lay["vpp"].astype(np.float64)
     n_stage = stage_layers(model, lay["pp"])
-    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=split)
     chunk = n_stage / v
     first_interleaved = chunk * np.minimum(2 * (pp - 1) + (v - 1) * pp + 1, m * v)
     first = np.where(v > 1, first_interleaved, n_stage * np.minimum(pp, m))
     last = chunk * np.minimum(pp * (v - 1) + 1, m * v)
-    # An end stage lightened by an uneven split holds its share of a full stage's in-flight activations.
-    return first * n_first / n_stage, last * n_last / n_stage
+    return first, last
 
 
 def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
@@ -227,7 +226,7 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
 
     m = microbatches(problem, lay)
     stored, full_layer = activation_bytes_per_layer(problem, lay)
-    first_layers, last_layers = in_flight_layers(model, lay, m, split=training.pipeline_split)
+    first_layers, last_layers = in_flight_layers(model, lay, m)
     # Backward of a recomputed layer holds its activations and their gradients at once.
     working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
@@ -244,9 +243,10 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
         (first_layers, single, n_first / n_stage),
         (last_layers, np.ones_like(single), n_last / n_stage),
     ):
+        # A lightened end stage holds its share of a full stage's states and in-flight activations.
         params_dense = dense * share + edge
         expert_held = expert * share
-        act = stored * layers_held + working
+        act = stored * layers_held * share + working
         parts_by_stage.append(
             {
                 "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense, expert_held),
