@@ -433,6 +433,10 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
         add("--max-position-embeddings", shape["seq_len"])
         if shape.get("gated_mlp"):
             add("--swiglu")
+        if shape.get("dropout") is False:
+            # Megatron's dropouts default to 0.1; the estimate assumed none (no masks stored or written).
+            add("--attention-dropout", 0.0)
+            add("--hidden-dropout", 0.0)
         if not shape.get("tied_embeddings"):
             add("--untie-embeddings-and-output-weights")
         if shape.get("experts"):

@@ -51,6 +51,7 @@ class ModelSpecSerializer(StrictJSONTypes, serializers.Serializer):
     vocab = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
     seq_len = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
     gated_mlp = serializers.BooleanField(required=False)
+    dropout = serializers.BooleanField(required=False)
     experts = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=1_000)
     expert_ffn_hidden = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
