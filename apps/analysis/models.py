@@ -41,6 +41,10 @@ class Analysis(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     deadline_at = models.DateTimeField(help_text="After this a run still going is marked failed.")
+    requeued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When chunks were last sent to the queue again after a stall."
+    )
+    requeues = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -68,6 +72,7 @@ class AnalysisChunk(models.Model):
     result = models.JSONField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     worker = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took it.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import F, Max, Sum
 from django.utils import timezone
 from rest_framework import serializers
 
@@ -21,6 +22,9 @@ DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
 MAX_SWEEP_ITEMS = 5000
 GROUPS_PER_CHUNK = 4
+CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit
+
+logger = logging.getLogger(__name__)
 
 
 class SweepParamsSerializer(serializers.Serializer):
@@ -182,7 +186,8 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
         return
     Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.PENDING).update(
         status=Analysis.Status.RUNNING, started_at=timezone.now())
-    AnalysisChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1, worker=worker)
+    AnalysisChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1, worker=worker,
+                                                     started_at=timezone.now())  # fmt: skip
     rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
     from apps.designs.services import _jsonable
 
@@ -231,8 +236,40 @@ def analysis_progress(*, analysis: Analysis) -> tuple[int, int]:
 
 
 def analysis_refresh(*, analysis: Analysis) -> Analysis:
-    """Read-time check, so no run stays 'running' forever even with every worker gone."""
+    """Read-time checks, so no run stays 'running' forever even with every worker gone: past its deadline it
+    fails with a message; stalled (its queued chunks lost) its unfinished chunks are queued again."""
     if _past_deadline(analysis):
         analysis_fail(analysis_id=analysis.pk, error=_deadline_message(analysis))
         analysis.refresh_from_db()
+    elif analysis_requeue_if_stalled(analysis=analysis):
+        analysis.refresh_from_db()
     return analysis
+
+
+def analysis_requeue_if_stalled(*, analysis: Analysis) -> bool:
+    """Queue a run's unfinished chunks again when nothing has moved for ANALYSIS_STALL_S seconds and no worker
+    holds one of them: the broker lost the queued messages (Redis restarted without persistence, a flushed
+    queue). Safe to over-trigger: a chunk is recorded once, and a copy that finds it done does nothing.
+    A chunk a worker took less than the task's time limit ago counts as held. Returns whether it requeued."""
+    if analysis.status not in (Analysis.Status.PENDING, Analysis.Status.RUNNING):
+        return False
+    now = timezone.now()
+    quiet = dt.timedelta(seconds=settings.ANALYSIS_STALL_S)
+    chunks = analysis.chunks.aggregate(started=Max("started_at"), finished=Max("finished_at"))
+    moments = (analysis.created_at, analysis.started_at, analysis.requeued_at, *chunks.values())
+    if now - max(m for m in moments if m is not None) < quiet:
+        return False
+    held_since = now - dt.timedelta(seconds=CHUNK_TIME_LIMIT_S)
+    if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).filter(started_at__gt=held_since).exists():
+        return False
+    # One reader wins the requeue (the others see requeued_at changed and leave it).
+    claimed = Analysis.objects.filter(pk=analysis.pk, requeued_at=analysis.requeued_at,
+                                      status__in=[Analysis.Status.PENDING, Analysis.Status.RUNNING]
+                                      ).update(requeued_at=now, requeues=F("requeues") + 1)  # fmt: skip
+    if not claimed:
+        return False
+    logger.warning("analysis %s: no progress for %s s and no chunk held by a worker; queueing its %s "
+                   "unfinished chunks again", analysis.pk, settings.ANALYSIS_STALL_S,
+                   analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).count())  # fmt: skip
+    transaction.on_commit(lambda: _enqueue(analysis.pk))
+    return True

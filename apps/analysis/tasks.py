@@ -7,7 +7,8 @@ from apps.analysis import services
 
 
 @shared_task(
-    bind=True, acks_late=True, reject_on_worker_lost=True, time_limit=300, soft_time_limit=270,
+    bind=True, acks_late=True, reject_on_worker_lost=True, time_limit=services.CHUNK_TIME_LIMIT_S,
+    soft_time_limit=services.CHUNK_TIME_LIMIT_S - 30,
     autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=5,
 )  # fmt: skip
 def analysis_run_chunk_task(self, chunk_id: int) -> None:  # type: ignore[no-untyped-def]

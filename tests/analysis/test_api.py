@@ -104,3 +104,42 @@ def test_recommend_returns_a_pareto_front_and_reasons(user_client: Any, catalog:
     assert choice["days"] <= 30 and choice["cost_usd"] <= 5e6
     assert all(r["pricing_model"] != "spot" for r in result["rows"])
     assert result["reasons"] and result["rule_of_thumb_gpus"] == "16–64 GPUs"
+
+
+def test_a_run_whose_queued_chunks_were_lost_is_queued_again_on_read_and_completes(
+    user_client: Any, catalog: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    # on_commit never runs here: the chunks were never queued, as if Redis lost them.
+    body = user_client.post("/api/v1/analyses/", SWEEP, format="json").json()
+    assert user_client.get(body["url"]).json()["status"] == "pending"  # not quiet long enough yet
+    quiet = timedelta(seconds=settings.ANALYSIS_STALL_S + 1)
+    Analysis.objects.filter(pk=body["id"]).update(created_at=timezone.now() - quiet)
+    with django_capture_on_commit_callbacks(execute=True):
+        user_client.get(body["url"])
+    after = user_client.get(body["url"]).json()
+    assert after["status"] == "succeeded", after.get("error")
+    assert (after["progress"]["done"], after["progress"]["total"]) == (12, 12)
+    assert Analysis.objects.get(pk=body["id"]).requeues == 1
+    assert set(AnalysisChunk.objects.filter(analysis_id=body["id"]).values_list("attempts", flat=True)) == {1}
+
+
+def test_a_chunk_a_worker_holds_keeps_a_quiet_run_from_being_queued_again(
+    user_client: Any, catalog: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    body = user_client.post("/api/v1/analyses/", SWEEP, format="json").json()
+    long_ago = timezone.now() - timedelta(seconds=settings.ANALYSIS_STALL_S + 1)
+    Analysis.objects.filter(pk=body["id"]).update(created_at=long_ago)
+    # A worker took chunk 0 long ago but within the chunk time limit (a slow chunk, not a lost one).
+    AnalysisChunk.objects.filter(analysis_id=body["id"], index=0).update(started_at=long_ago, attempts=1)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        after = user_client.get(body["url"]).json()
+    assert after["status"] == "pending" and not callbacks
+    assert Analysis.objects.get(pk=body["id"]).requeues == 0
