@@ -200,6 +200,11 @@ REST_FRAMEWORK = {
         "clusterdesigner.parsers.FormParser",
         "clusterdesigner.parsers.MultiPartParser",
     ],
+    # DRF's JSON renderer, which also sends JSON that is already text (a stored evaluation) as it is.
+    "DEFAULT_RENDERER_CLASSES": [
+        "clusterdesigner.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_PAGINATION_CLASS": "clusterdesigner.permissions.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

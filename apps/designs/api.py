@@ -180,7 +180,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
                                                          params={"design": design.pk, "version": version.number})  # fmt: skip
             return Response({"id": analysis.pk, "url": request.build_absolute_uri(f"/api/v1/analyses/{analysis.pk}/"),
                              "status": analysis.status}, status=status.HTTP_202_ACCEPTED)  # fmt: skip
-        return Response(services.design_evaluate(version=version).result)
+        return Response(services.design_evaluate_json(version=version))
 
     @extend_schema(
         parameters=[

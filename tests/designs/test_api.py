@@ -130,6 +130,18 @@ def test_evaluating_the_same_version_twice_reuses_the_stored_result(user_client:
     assert first["computed_at"] == second["computed_at"]
 
 
+def test_a_stored_evaluation_reads_the_same_as_when_it_was_computed(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/evaluate/"
+    computed = user_client.post(url)
+    stored = user_client.post(url)  # sent as the stored JSON text
+    assert stored.status_code == 200 and stored["Content-Type"] == "application/json"
+    assert stored.json() == computed.json()
+    indented = user_client.post(url, HTTP_ACCEPT="application/json; indent=2")
+    assert indented.content.startswith(b'{\n  "') and indented.json() == computed.json()
+    assert user_client.post(url, HTTP_ACCEPT="text/html").status_code == 200  # the browsable API
+
+
 VERBS = [("get", ""), ("patch", ""), ("delete", ""), ("post", "evaluate/"), ("get", "versions/"),
          ("get", "share-links/"), ("post", "share-links/")]  # fmt: skip
 

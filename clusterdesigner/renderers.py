@@ -1,0 +1,33 @@
+"""The API's JSON renderer: DRF's, plus JSON that is already encoded sent as it is.
+
+Kept apart from api.py, as parsers.py is: DRF imports the renderer classes while rest_framework.views loads.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rest_framework import renderers
+
+
+class JSONText(str):
+    """A JSON document that is already text, such as a stored result read from its jsonb column as text.
+
+    A view returns ``Response(JSONText(text))`` to send it without decoding it and encoding it again. The bytes
+    are the database's spelling of the same JSON (jsonb puts a space after ``,`` and ``:`` and writes 1e-05 as
+    0.00001): a JSON reader gets the same values.
+    """
+
+
+class JSONRenderer(renderers.JSONRenderer):
+    """DRF's JSON renderer; a JSONText body goes out as it is, unless indented output was asked for
+    (``Accept: application/json; indent=4``, or the browsable API), which decodes it and renders as usual."""
+
+    def render(self, data: Any, accepted_media_type: str | None = None,
+               renderer_context: dict[str, Any] | None = None) -> bytes:  # fmt: skip
+        if isinstance(data, JSONText):
+            if not self.get_indent(accepted_media_type or "", renderer_context or {}):
+                return data.encode()
+            data = json.loads(data)
+        return super().render(data, accepted_media_type, renderer_context)
