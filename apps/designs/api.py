@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -171,13 +172,19 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     )
     @action(detail=True, methods=["post"])
     def evaluate(self, request: Request, pk: str) -> Response:
-        design = self.get_object()
-        version = selectors.design_version_get(design=design, number=_int_param(request, "version"))
+        # Reading is enough (get_object's rule for this action): the design and version in one query.
+        design_id = _url_id(pk)
+        try:
+            number = _int_param(request, "version")
+        except ValidationError:
+            selectors.design_get(user=request.user, design_id=design_id)  # a design you can't see: 404 first
+            raise
+        version = selectors.design_version_get_visible(user=request.user, design_id=design_id, number=number)
         if version.spec.get("parallelism") == "search":
             from apps.analysis import services as analysis_services
 
-            analysis = analysis_services.analysis_create(owner=request.user, kind="evaluate",
-                                                         params={"design": design.pk, "version": version.number})  # fmt: skip
+            params = {"design": version.design_id, "version": version.number}
+            analysis = analysis_services.analysis_create(owner=request.user, kind="evaluate", params=params)
             return Response({"id": analysis.pk, "url": request.build_absolute_uri(f"/api/v1/analyses/{analysis.pk}/"),
                              "status": analysis.status}, status=status.HTTP_202_ACCEPTED)  # fmt: skip
         return Response(services.design_evaluate_json(version=version))
@@ -243,8 +250,6 @@ def _int_param(request: Request, name: str) -> int | None:
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return None
-    from rest_framework.exceptions import ValidationError
-
     try:
         value = int(raw)
     except ValueError:
@@ -269,8 +274,6 @@ EXPORTS = {  # format: (content type, file extension, module, function)
 
 
 def export_response(evaluation: dict[str, Any], fmt: str | None, stem: str) -> HttpResponse:
-    from rest_framework.exceptions import ValidationError
-
     if fmt not in EXPORTS:
         raise ValidationError({"format": [f"must be one of {', '.join(EXPORTS)}"]})
     import importlib

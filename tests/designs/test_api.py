@@ -142,6 +142,33 @@ def test_a_stored_evaluation_reads_the_same_as_when_it_was_computed(user_client:
     assert user_client.post(url, HTTP_ACCEPT="text/html").status_code == 200  # the browsable API
 
 
+def test_a_stored_evaluation_takes_two_design_queries(user_client: Any, catalog: Any) -> None:
+    """The design with its version, then the stored result (the catalog's own queries are not counted)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/evaluate/"
+    user_client.post(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert user_client.post(url).status_code == 200
+    assert len([q for q in queries.captured_queries if '"designs_' in q["sql"]]) == 2
+
+
+def test_evaluate_takes_an_earlier_version_and_404s_for_a_missing_one(user_client: Any, other_client: Any,
+                                                                       catalog: Any) -> None:  # fmt: skip
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/evaluate/"
+    user_client.patch(f"/api/v1/designs/{design['id']}/", {"version": 1, "name": "renamed"}, format="json")
+    assert user_client.post(url).json()["design"] == {"id": design["id"], "name": "renamed", "version": 2}
+    assert user_client.post(url + "?version=1").json()["design"]["version"] == 1
+    missing = user_client.post(url + "?version=3")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert user_client.post(url + "?version=x").status_code == 400
+    # A design you cannot see is a 404 before any parameter is looked at.
+    assert other_client.post(url + "?version=x").status_code == 404
+
+
 VERBS = [("get", ""), ("patch", ""), ("delete", ""), ("post", "evaluate/"), ("get", "versions/"),
          ("get", "share-links/"), ("post", "share-links/")]  # fmt: skip
 
