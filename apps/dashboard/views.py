@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
+from django.utils.html import json_script
 from django.views.decorators.http import require_GET
 
 from apps.analysis.models import Analysis
@@ -38,16 +39,23 @@ COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
 ]
 
 
-def _charts_for(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """The design charts of a stored evaluation, cached by its input hash: the result is a pure function of
-    the snapshot the hash covers. (Not by primary key: the cache is Redis, which outlives a re-created
-    database, and a new row with an old id would be drawn with another design's charts.)"""
-    key = f"dashboard:charts:v2:{evaluation.input_hash}"
-    figures = cache.get(key)
-    if figures is None:
-        figures = charts.design_charts(evaluation.result)
-        cache.set(key, figures, 24 * 3600)
-    return figures
+def _page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
+    """A chart as includes/_chart.html draws it: its id, its title and the json_script element holding the
+    figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""
+    title = ((figure.get("layout") or {}).get("title") or {}).get("text") or ""
+    return {"id": chart_id, "title": title, "script": json_script(figure, f"chart-data-{chart_id}")}
+
+
+def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
+    """The design charts of a stored evaluation, ready for the page, cached by its input hash: the result is a
+    pure function of the snapshot the hash covers. (Not by primary key: the cache is Redis, which outlives a
+    re-created database, and a new row with an old id would be drawn with another design's charts.)"""
+    key = f"dashboard:charts:v3:{evaluation.input_hash}"
+    page_charts = cache.get(key)
+    if page_charts is None:
+        page_charts = [_page_chart(c["id"], c["figure"]) for c in charts.design_charts(evaluation.result)]
+        cache.set(key, page_charts, 24 * 3600)
+    return page_charts
 
 
 def _results_context(evaluation: Evaluation) -> dict[str, Any]:
@@ -271,11 +279,10 @@ def compare(request: HttpRequest) -> HttpResponse:
             rows=rows,
             table=table,
             charts=[
-                {"id": "compare-bars", "figure": charts.compare_bars_chart(rows)},
-                {
-                    "id": "compare-pareto",
-                    "figure": charts.pareto_chart(points, title="Run cost against days, every option"),
-                },
+                _page_chart("compare-bars", charts.compare_bars_chart(rows)),
+                _page_chart(
+                    "compare-pareto", charts.pareto_chart(points, title="Run cost against days, every option")
+                ),
             ],
         )
     return render(request, "dashboard/compare.html", context)
@@ -341,15 +348,15 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
             rows=rows,
             pareto=analysis.result.get("pareto") or [],
             charts=[
-                {"id": "sweep-days", "figure": charts.sweep_heatmap(rows, value="days")},
-                {"id": "sweep-cost", "figure": charts.sweep_heatmap(rows, value="cost_usd")},
-                {
-                    "id": "sweep-pareto",
-                    "figure": charts.pareto_chart(
+                _page_chart("sweep-days", charts.sweep_heatmap(rows, value="days")),
+                _page_chart("sweep-cost", charts.sweep_heatmap(rows, value="cost_usd")),
+                _page_chart(
+                    "sweep-pareto",
+                    charts.pareto_chart(
                         points,
                         title="Pareto front: run cost against days (click a point to open it as a design)",
                     ),
-                },
+                ),
             ],
         )
     return context
