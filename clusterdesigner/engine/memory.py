@@ -31,6 +31,7 @@ from clusterdesigner.engine.workload import (
 WEIGHT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
 LOGITS_BYTES_PER_ELEMENT = 6.0
+FUSED_LOGITS_BYTES_PER_ELEMENT = 4.0
 
 MEMORY_ASSUMPTIONS = (
     Assumption(
@@ -62,6 +63,13 @@ MEMORY_ASSUMPTIONS = (
         LOGITS_BYTES_PER_ELEMENT,
         "B",
         "Korthikanti 2022 Sec. 4.3: fp32 logits 4·s·b·V/t, plus the bf16 output-layer result",
+    ),
+    Assumption(
+        "fused_logits_bytes_per_element",
+        FUSED_LOGITS_BYTES_PER_ELEMENT,
+        "B",
+        "fused cross-entropy (flash-attn xentropy, llm-foundry's default loss_fn): the bf16 logits kept for "
+        "backward plus their bf16 gradient; no fp32 copy",
     ),
 )
 DEFAULT_FRAMEWORK_RESERVE_GIB = MEMORY_ASSUMPTIONS[2].value
@@ -147,6 +155,12 @@ def activation_bytes_per_layer(
     intermediates: 4f for a GeLU MLP, 6f for SwiGLU). Without flash attention the 5·a·s²·b
     score/softmax/dropout term (4·a·s²·b without dropout) is stored too; selective recompute drops it.
     Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
+
+    In FP8 (Transformer Engine) each linear layer keeps its input for the weight gradient as the 1-byte
+    FP8 cast instead of the 16-bit tensor (TE's Linear/LayerNormLinear/LayerNormMLP save ``inputmat``
+    cast to FP8 when the wgrad GEMM runs in FP8, the default recipe): the QKV and MLP inputs save
+    2·s·b·h of the replicated part, the attention output and the MLP activation output s·b·(h + f)/t of
+    the split part.
     """
     m = problem.model
     tp = lay["tp"].astype(np.float64)
@@ -160,8 +174,18 @@ def activation_bytes_per_layer(
         mlp_width = float(m.ffn_hidden)
     # Two 1-byte dropout masks (attention output, MLP output) and the attention-probability mask; a
     # model trained without dropout stores none (PyTorch's dropout at p = 0 returns its input).
-    replicated = (10.0 if m.dropout else 8.0) * tokens * m.hidden / sp_div
-    split = tokens * (2.0 * (m.hidden + 2.0 * m.kv_hidden) + 2.0 * m.hidden + mlp_factor * mlp_width) / tp
+    fp8_saved = 1.0 if problem.training.precision == "fp8" else 0.0
+    replicated = ((10.0 if m.dropout else 8.0) - 2.0 * fp8_saved) * tokens * m.hidden / sp_div
+    split = (
+        tokens
+        * (
+            2.0 * (m.hidden + 2.0 * m.kv_hidden)
+            + 2.0 * m.hidden
+            + mlp_factor * mlp_width
+            - fp8_saved * (m.hidden + mlp_width)
+        )
+        / tp
+    )
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
     full_layer = replicated + split + scores
@@ -231,7 +255,10 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
     tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
-    logits = LOGITS_BYTES_PER_ELEMENT * tokens * model.vocab / tp
+    logits_bytes = (
+        FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
+    )
+    logits = logits_bytes * tokens * model.vocab / tp
     layer_params = (dense + expert) / stage_layers(model, lay["pp"])
     gather = np.where(full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0)
 

@@ -49,6 +49,7 @@ from clusterdesigner.engine.workload import (
 
 PRECISIONS = ("bf16", "fp8")
 PIPELINE_SPLITS = ("balanced", "uniform")
+CROSS_ENTROPY_KINDS = ("fp32", "fused")
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
     slug="none",
@@ -113,6 +114,13 @@ def _whole(section: Mapping[str, Any], key: str, path: str, *, default: int | No
     return int(value)
 
 
+def _choice(section: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...], default: str) -> str:
+    value = section.get(key, default)
+    if value not in choices:
+        raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", field=f"{path}.{key}")
+    return str(value)
+
+
 def _reference(cluster: Mapping[str, Any], key: str, known: Mapping[str, Any], from_dict: Any) -> Any:
     """``cluster.<key>`` as a catalog slug looked up in ``known`` or an inline spec built by ``from_dict``."""
     ref = cluster.get(key)
@@ -172,11 +180,7 @@ def parse_problem(
         raise InputError(
             "give global_batch_tokens or global_batch_seqs", field="training.global_batch_tokens"
         )
-    precision = tr.get("precision", "bf16")
-    if precision not in PRECISIONS:
-        raise InputError(
-            f"must be one of {', '.join(PRECISIONS)}, got {precision!r}", field="training.precision"
-        )
+    precision = _choice(tr, "precision", "training", PRECISIONS, "bf16")
     grad_dtype = tr.get("grad_dtype", "bf16")
     if grad_dtype not in ("bf16", "fp32"):
         raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field="training.grad_dtype")
@@ -190,18 +194,15 @@ def parse_problem(
     reserve_gib = _number(
         tr, "framework_reserve_gib", "training", default=DEFAULT_FRAMEWORK_RESERVE_GIB, strict=False
     )
-    pipeline_split = tr.get("pipeline_split", "balanced")
-    if pipeline_split not in PIPELINE_SPLITS:
-        raise InputError(
-            f"must be one of {', '.join(PIPELINE_SPLITS)}, got {pipeline_split!r}",
-            field="training.pipeline_split",
-        )
+    pipeline_split = _choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced")
+    cross_entropy = _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, "fp32")
     overlap = tr.get("tp_comm_overlap", True)
     if not isinstance(overlap, bool):
         raise InputError("must be true or false", field="training.tp_comm_overlap")
     training = Training(
         tp_comm_overlap=overlap,
         pipeline_split=pipeline_split,
+        cross_entropy=cross_entropy,
         optimizer_bytes=optimizer_bytes,
         framework_reserve_gib=reserve_gib,
         tokens=tokens,
@@ -239,11 +240,7 @@ def parse_parallelism(request: Mapping[str, Any]) -> dict[str, int]:
             fixed[key] = _whole(par, key, "parallelism")
     for key, modes in (("recompute", RECOMPUTE_MODES), ("sharding", SHARDING_MODES)):
         if key in par and par[key] is not None:
-            if par[key] not in modes:
-                raise InputError(
-                    f"must be one of {', '.join(modes)}, got {par[key]!r}", field=f"parallelism.{key}"
-                )
-            fixed[key] = modes.index(par[key])
+            fixed[key] = modes.index(_choice(par, key, "parallelism", modes, ""))
     if "sequence_parallel" in par and par["sequence_parallel"] is not None:
         if not isinstance(par["sequence_parallel"], bool):
             raise InputError("must be true or false", field="parallelism.sequence_parallel")
@@ -335,6 +332,7 @@ def _summary(problem: Problem) -> dict[str, Any]:
             "grad_bytes": t.grad_bytes,
             "flash_attention": t.flash_attention,
             "pipeline_split": t.pipeline_split,
+            "cross_entropy": t.cross_entropy,
         },
         "cluster": {
             "accelerator": c.accelerator.slug,

@@ -55,7 +55,9 @@ class Assumption:
 class Training:
     """The training setup. ``grad_bytes`` is 2 for bf16/fp16 gradients (ZeRO paper) and 4 when gradients
     are accumulated in fp32 (Megatron's default main-grad buffer, DeepSpeed's BF16Optimizer).
-    ``pipeline_split`` places an uneven layer split: see ``memory.end_stage_layers``."""
+    ``pipeline_split`` places an uneven layer split: see ``memory.end_stage_layers``. ``cross_entropy``
+    is ``fp32`` (the loss upcasts the logits, as Megatron's vocab-parallel cross-entropy does) or ``fused``
+    (a fused kernel that reads the bf16 logits and writes a bf16 gradient)."""
 
     tokens: float
     global_batch_seqs: int
@@ -66,6 +68,7 @@ class Training:
     flash_attention: bool = True
     tp_comm_overlap: bool = True
     pipeline_split: str = "balanced"
+    cross_entropy: str = "fp32"
 
 
 @dataclass(frozen=True)

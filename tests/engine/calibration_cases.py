@@ -119,8 +119,13 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         "seq_len": shape["seq_len"],
         "vocab": shape["vocab"] or 51200,
         "gated_mlp": "llama" in row["model_name"].lower(),
-        # Llama and MPT configs set every dropout probability to 0; Megatron's GPT defaults keep 0.1.
-        "dropout": not ("llama" in row["model_name"].lower() or source == "llmfoundry_bench"),
+        # Llama and MPT configs set every dropout probability to 0, as Nemotron-4 does ("dropout rate of
+        # zero", arXiv:2402.16819 Sec. 2; the 340B model keeps that architecture); Megatron's GPT
+        # defaults keep 0.1.
+        "dropout": not (
+            any(name in row["model_name"].lower() for name in ("llama", "nemotron"))
+            or source == "llmfoundry_bench"
+        ),
     }
     tp = _int(row["tp"]) or 1
     recompute_text = row["recompute"].lower()
@@ -144,6 +149,9 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         # Megatron-DeepSpeed (BLOOM) partitions layers with DeepSpeed's partition_uniform: the first
         # L mod pp stages hold one layer more.
         "pipeline_split": "uniform" if source == "bloom_tr11_prequel" else "balanced",
+        # llm-foundry's MPT takes flash-attn's fused cross-entropy unless the config says otherwise
+        # (ComposerMPTCausalLM: loss_fn defaults to 'fused_crossentropy'): bf16 logits, no fp32 copy.
+        "cross_entropy": "fused" if source == "llmfoundry_bench" else "fp32",
         "tp_comm_overlap": not old,
         "grad_dtype": "fp32" if "bf16optimizer" in row["precision"].lower() else "bf16",
         # DeepSpeed ZeRO-1/2 (BLOOM's Megatron-DeepSpeed) keeps an fp32 grad of its fp32 partition; without

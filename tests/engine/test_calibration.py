@@ -8,7 +8,9 @@ FLOPs); tests/engine/calibration_cases.py lists what is assumed where a row is s
 from __future__ import annotations
 
 import pytest
-from calibration_cases import Case, all_cases, summary
+from calibration_cases import ACCELERATORS, FABRICS, Case, all_cases, load_runs, request_for, summary
+
+from clusterdesigner.engine.training import estimate
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +73,32 @@ def test_bloom_zero0_memory_counts_what_deepspeed_fp16_optimizer_allocates_at_th
     assert zero0.predicted_mem_gib == pytest.approx(66.7, abs=0.1)
     assert zero1.predicted_mem_gib == pytest.approx(32.4, abs=0.1)
     assert zero0.predicted_fits and zero1.predicted_fits
+
+
+def test_every_run_that_was_measured_is_predicted_to_fit_but_two_explained(cases: list[Case]) -> None:
+    # A run that produced a throughput ran, so it fit. Two are predicted over their memory:
+    # - megatron21_t2_4, DeepSpeed ZeRO-3 for the 530B model with no model parallelism: 70 GiB of
+    #   checkpointed activations on an 80 GB A100; the run must have offloaded or partitioned them, which
+    #   the engine does not model (it also predicts that row 55 % too fast; see docs/training-engine.md).
+    # - llmfoundry_a100_40gb_bf16_1b_s2048_g32 at 40.2 GiB of 40: at the edge, and measured 18 % slower
+    #   than the same micro-batch on 64 GPUs (141 vs 172 TFLOP/s), as a run retrying allocations would be.
+    over = sorted(
+        c.row["run_id"] for c in cases if c.measured_tflops is not None and c.predicted_fits is False
+    )
+    assert over == ["llmfoundry_a100_40gb_bf16_1b_s2048_g32", "megatron21_t2_4"]
+
+
+def test_llm_foundry_fused_cross_entropy_keeps_four_bytes_per_logit() -> None:
+    # MPT-350m, 16 × A100-40GB, micro-batch 18 of 2,048 tokens, vocab 50,368: 36,864 × 50,368 logits.
+    # Fused (bf16 logits + bf16 gradient): 4 B each = 6.92 GiB; Megatron's fp32 loss path, 6 B = 10.38 GiB.
+    row = next(r for r in load_runs() if r["run_id"] == "llmfoundry_a100_40gb_bf16_350m_s2048_g16")
+    request, _ = request_for(row)
+    assert request is not None
+    fused = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["memory_per_gpu_gib"]
+    request["training"]["cross_entropy"] = "fp32"
+    fp32 = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["memory_per_gpu_gib"]
+    assert fused["logits"] == pytest.approx(
+        36864 * 50368 * 4 / 2**30, abs=5e-4
+    )  # 6.917 GiB, to the response rounding
+    assert fp32["logits"] == pytest.approx(36864 * 50368 * 6 / 2**30, abs=5e-4)  # 10.375 GiB
+    assert fp32["total"] - fused["total"] == pytest.approx(3.458, abs=0.01)

@@ -120,6 +120,28 @@ def test_activations_per_layer_follow_korthikanti_with_sequence_parallelism() ->
     assert float(stored[0]) == pytest.approx(s * b * h / t * (34 + 5 * a * s / h), rel=1e-9)
 
 
+def test_fp8_stores_each_linear_layers_input_in_one_byte() -> None:
+    # GPT-3 175B, TP 8 + SP, no recompute, flash attention: bf16 stores 34·s·b·h/t per layer (h = 12288,
+    # f = 4h). Transformer Engine keeps the QKV, attention-output, FC1 and FC2 inputs as their FP8 casts:
+    # 1 B instead of 2 for h + h + h + f = 7h elements per token, so FP8 stores 27·s·b·h/t.
+    from clusterdesigner.engine.memory import activation_bytes_per_layer
+
+    lay = layouts(
+        tp=8, pp=1, dp=96, cp=1, ep=1, vpp=1, micro_batch=1, recompute=0, sharding=1, sequence_parallel=1
+    )
+    s, b, h, t = 2048, 1, 12288, 8
+
+    def stored(precision: str) -> float:
+        request = _request()
+        request["training"] = {**request["training"], "precision": precision}  # type: ignore[dict-item]
+        request["cluster"] = {**request["cluster"], "accelerator": "h100-sxm", "fabric": "ib-ndr400"}  # type: ignore[dict-item]
+        problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+        return float(activation_bytes_per_layer(problem, lay)[0][0])
+
+    assert stored("bf16") == pytest.approx(34 * s * b * h / t, rel=1e-9)
+    assert stored("fp8") == pytest.approx(27 * s * b * h / t, rel=1e-9)
+
+
 def _gpt3_layout(tp: int, pp: int, **fields: object) -> dict[str, np.ndarray]:
     """A layout of the 384 GPUs of ``_request()`` (dp fills the rest; SP whenever TP is used)."""
     return layouts(
@@ -202,6 +224,10 @@ def test_rejects_layout_that_does_not_use_the_cluster() -> None:
         (("cluster", "fabric"), "smoke-signals", "cluster.fabric", UnknownReferenceError),
         (("training", "tokens"), -1, "training.tokens", InputError),
         (("training", "precision"), "int3", "training.precision", InputError),
+        (("training", "pipeline_split"), "random", "training.pipeline_split", InputError),
+        (("training", "cross_entropy"), "fp16", "training.cross_entropy", InputError),
+        (("parallelism", "recompute"), "some", "parallelism.recompute", InputError),
+        (("parallelism", "sharding"), 3, "parallelism.sharding", InputError),
         (("cluster", "nodes"), 0, "cluster.nodes", InputError),
     ],
 )
@@ -211,6 +237,14 @@ def test_bad_input_names_the_field(path: tuple[str, str], value: object, field: 
     with pytest.raises(error) as exc:
         estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert exc.value.field == field
+
+
+def test_a_choice_field_error_lists_the_choices() -> None:
+    request = _request(**FIXED)
+    request["training"] = {**request["training"], "cross_entropy": "fp16"}  # type: ignore[dict-item]
+    with pytest.raises(InputError) as exc:
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.message == "must be one of fp32, fused, got 'fp16'"
 
 
 def test_inline_accelerator_gives_the_same_result_as_its_slug() -> None:
