@@ -409,11 +409,15 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         intra_bw=intra,
         latency_us=lat,
     )
-    # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency.
-    per_layer_latency = 3.0 * n_stage * (shard_size - 1) * RING_STEP_LATENCY_S
+    # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
+    # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
+    # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter.
+    collectives = 2.0 * training.fsdp_collectives_per_layer + 1.0
+    per_layer_latency = collectives * n_stage * (shard_size - 1) * RING_STEP_LATENCY_S
     fsdp_mb_comm = 2.0 * ag + rs + per_layer_latency
     first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
-    fsdp_mb = np.where(full_shard, _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer, 0.0)
+    hidden = _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer if training.fsdp_overlap else fsdp_mb_comm
+    fsdp_mb = np.where(full_shard, hidden, 0.0)
     replicas = dpcp / shard_size
     hsdp_ar = ring_time(
         factor=2.0,

@@ -50,6 +50,7 @@ from clusterdesigner.engine.workload import (
 PRECISIONS = ("bf16", "fp8")
 PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused")
+MAX_FSDP_COLLECTIVES_PER_LAYER = 64
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
     slug="none",
@@ -121,6 +122,13 @@ def _choice(section: Mapping[str, Any], key: str, path: str, choices: tuple[str,
     return str(value)
 
 
+def _flag(section: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise InputError("must be true or false", field=f"{path}.{key}")
+    return value
+
+
 def _reference(cluster: Mapping[str, Any], key: str, known: Mapping[str, Any], from_dict: Any) -> Any:
     """``cluster.<key>`` as a catalog slug looked up in ``known`` or an inline spec built by ``from_dict``."""
     ref = cluster.get(key)
@@ -187,20 +195,22 @@ def parse_problem(
     optimizer = tr.get("optimizer", "adam")
     if optimizer != "adam":
         raise InputError("only mixed-precision Adam ('adam') is modelled", field="training.optimizer")
-    flash = tr.get("flash_attention", True)
-    if not isinstance(flash, bool):
-        raise InputError("must be true or false", field="training.flash_attention")
     optimizer_bytes = _number(tr, "optimizer_bytes_per_param", "training", default=12.0)
     reserve_gib = _number(
         tr, "framework_reserve_gib", "training", default=DEFAULT_FRAMEWORK_RESERVE_GIB, strict=False
     )
     pipeline_split = _choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced")
     cross_entropy = _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, "fp32")
-    overlap = tr.get("tp_comm_overlap", True)
-    if not isinstance(overlap, bool):
-        raise InputError("must be true or false", field="training.tp_comm_overlap")
+    collectives = _whole(tr, "fsdp_collectives_per_layer", "training", default=1)
+    if collectives > MAX_FSDP_COLLECTIVES_PER_LAYER:
+        raise InputError(
+            f"must be at most {MAX_FSDP_COLLECTIVES_PER_LAYER}, got {collectives}",
+            field="training.fsdp_collectives_per_layer",
+        )
     training = Training(
-        tp_comm_overlap=overlap,
+        tp_comm_overlap=_flag(tr, "tp_comm_overlap", "training", True),
+        fsdp_collectives_per_layer=collectives,
+        fsdp_overlap=_flag(tr, "fsdp_overlap", "training", True),
         pipeline_split=pipeline_split,
         cross_entropy=cross_entropy,
         optimizer_bytes=optimizer_bytes,
@@ -209,7 +219,7 @@ def parse_problem(
         global_batch_seqs=batch,
         precision=precision,
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
-        flash_attention=flash,
+        flash_attention=_flag(tr, "flash_attention", "training", True),
     )
 
     cl = _section(request, "cluster")
@@ -333,6 +343,8 @@ def _summary(problem: Problem) -> dict[str, Any]:
             "flash_attention": t.flash_attention,
             "pipeline_split": t.pipeline_split,
             "cross_entropy": t.cross_entropy,
+            "fsdp_collectives_per_layer": t.fsdp_collectives_per_layer,
+            "fsdp_overlap": t.fsdp_overlap,
         },
         "cluster": {
             "accelerator": c.accelerator.slug,

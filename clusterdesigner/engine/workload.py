@@ -57,7 +57,10 @@ class Training:
     are accumulated in fp32 (Megatron's default main-grad buffer, DeepSpeed's BF16Optimizer).
     ``pipeline_split`` places an uneven layer split: see ``memory.end_stage_layers``. ``cross_entropy``
     is ``fp32`` (the loss upcasts the logits, as Megatron's vocab-parallel cross-entropy does) or ``fused``
-    (a fused kernel that reads the bf16 logits and writes a bf16 gradient)."""
+    (a fused kernel that reads the bf16 logits and writes a bf16 gradient). ``fsdp_collectives_per_layer``
+    all-gathers fetch a fully sharded layer in each pass (1: one flat parameter per layer, as PyTorch FSDP
+    and Megatron-Core issue; one per parameter tensor in DeepSpeed's ZeRO-3 of 2021); ``fsdp_overlap``
+    says whether they are prefetched under compute or waited for."""
 
     tokens: float
     global_batch_seqs: int
@@ -69,6 +72,8 @@ class Training:
     tp_comm_overlap: bool = True
     pipeline_split: str = "balanced"
     cross_entropy: str = "fp32"
+    fsdp_collectives_per_layer: int = 1
+    fsdp_overlap: bool = True
 
 
 @dataclass(frozen=True)

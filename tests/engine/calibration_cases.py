@@ -152,6 +152,14 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         # llm-foundry's MPT takes flash-attn's fused cross-entropy unless the config says otherwise
         # (ComposerMPTCausalLM: loss_fn defaults to 'fused_crossentropy'): bf16 logits, no fp32 copy.
         "cross_entropy": "fused" if source == "llmfoundry_bench" else "fp32",
+        # DeepSpeed's ZeRO-3 of 2021 (Narayanan Table 2) all-gathers each parameter tensor on its own
+        # (partition_parameters.py launches one all_gather per param): 12 per GPT layer (weight and bias
+        # of the two layer norms, QKV, attention output, FC1, FC2), and the layer waits for them.
+        **(
+            {"fsdp_collectives_per_layer": 12, "fsdp_overlap": False}
+            if source == "narayanan2021" and parallelism["sharding"] == "zero3"
+            else {}
+        ),
         "tp_comm_overlap": not old,
         "grad_dtype": "fp32" if "bf16optimizer" in row["precision"].lower() else "bf16",
         # DeepSpeed ZeRO-1/2 (BLOOM's Megatron-DeepSpeed) keeps an fp32 grad of its fp32 partition; without

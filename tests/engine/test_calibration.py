@@ -102,3 +102,27 @@ def test_llm_foundry_fused_cross_entropy_keeps_four_bytes_per_logit() -> None:
     )  # 6.917 GiB, to the response rounding
     assert fp32["logits"] == pytest.approx(36864 * 50368 * 6 / 2**30, abs=5e-4)  # 10.375 GiB
     assert fp32["total"] - fused["total"] == pytest.approx(3.458, abs=0.01)
+
+
+def test_deepspeed_zero3_rows_are_bound_by_per_tensor_gather_latency(cases: list[Case]) -> None:
+    # Narayanan 2021 Table 2: ZeRO-3 at a fixed global batch keeps the same total throughput as the GPUs
+    # double (144 → 88 → 44 TFLOP/s per GPU on 384 → 768 → 1,536), the signature of a step spent in
+    # (n − 1)-hop ring latencies: 12 per-tensor all-gathers per layer per pass, waited for.
+    by_id = {c.row["run_id"]: c for c in cases}
+    errors = {f"megatron21_t2_{i}": by_id[f"megatron21_t2_{i}"].tflops_error for i in range(1, 7)}
+    assert all(e is not None and abs(e) <= 0.22 for e in errors.values()), errors
+
+
+def test_fsdp_gather_latency_counts_each_collective_of_each_layer() -> None:
+    # GPT 175B, ZeRO-3 over 1,536 GPUs (megatron21_t2_3), one micro-batch, gathers waited for. Going from 1 to
+    # 12 all-gathers per layer per pass adds 2 × 11 collectives × 96 layers × 1,535 ring steps × 15 µs
+    # = 48.63 s of latency to the step.
+    row = next(r for r in load_runs() if r["run_id"] == "megatron21_t2_3")
+    request, _ = request_for(row)
+    assert request is not None
+    steps = {}
+    for collectives in (1, 12):
+        request["training"]["fsdp_collectives_per_layer"] = collectives
+        response = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+        steps[collectives] = response["step_time_s"]["fsdp_comm_exposed"]
+    assert steps[12] - steps[1] == pytest.approx(2 * 11 * 96 * 1535 * 15e-6, abs=0.01)
