@@ -117,6 +117,7 @@ class SearchResult:
     best: dict[str, IntArray]  # top layouts, best first, as layout arrays
     evaluated: int
     rejected: Counter[str] = field(default_factory=Counter)
+    reason_fields: dict[str, str] = field(default_factory=dict)  # rejection reason → the field it concerns
     valid: int = 0
     feasible: int = 0
 
@@ -190,12 +191,14 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         n = lay["tp"].size
         result.evaluated += n
         ok = np.ones(n, dtype=bool)
-        for _field, failed, reason in structural_checks(problem, lay):
+        for check_field, failed, reason in structural_checks(problem, lay):
             bad = failed & ok
             if bad.any():
                 reps, counts = _representatives(lay, np.flatnonzero(bad))
                 for i, count in zip(reps, counts, strict=True):
-                    result.rejected[reason(i)] += count
+                    text = reason(i)
+                    result.rejected[text] += count
+                    result.reason_fields[text] = check_field
                 ok &= ~failed
         if not ok.any():
             continue

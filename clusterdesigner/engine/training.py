@@ -262,6 +262,27 @@ def parse_parallelism(request: Mapping[str, Any]) -> dict[str, int]:
     return fixed
 
 
+def _check_degrees_fit_cluster(fixed: Mapping[str, int], n_gpus: int) -> None:
+    """The given tp, pp, cp and dp must divide the GPU count (and, all four given, use all of it): say which
+    one does not, before a search that would find no layout."""
+    given: list[str] = []
+    product = 1
+    for key in ("tp", "pp", "cp", "dp"):
+        if key not in fixed:
+            continue
+        given.append(key)
+        product *= fixed[key]
+        if n_gpus % product:
+            what = f"{key} {fixed[key]}" if len(given) == 1 else f"{' × '.join(given)} = {product}"
+            raise InputError(
+                f"{what} does not divide the cluster's {n_gpus} GPUs", field=f"parallelism.{key}"
+            )
+    if len(given) == 4 and product != n_gpus:
+        raise InputError(
+            f"tp × pp × cp × dp = {product} but the cluster has {n_gpus} GPUs", field="parallelism.dp"
+        )
+
+
 # ---- results --------------------------------------------------------------------------------------------
 def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[dict[str, Any]]:
     """Full result objects for a (small) batch of layouts."""
@@ -394,6 +415,7 @@ def estimate(
         n_candidates = _whole(_section(request, "search"), "candidates", "search", default=DEFAULT_CANDIDATES)
     base = {"summary": _summary(problem), "assumptions": _assumptions(problem)}
     n = problem.cluster.num_gpus
+    _check_degrees_fit_cluster(fixed, n)
 
     if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")) and (
         "dp" in fixed or n % (fixed["tp"] * fixed["pp"] * fixed.get("cp", 1)) == 0
@@ -434,9 +456,13 @@ def estimate(
     rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     if result.best["tp"].size == 0:
         top_reason = next(iter(rejected), "no layout")
+        # Name the given field the commonest rule broke (tp for "tp 16 does not divide 8 kv heads");
+        # otherwise the layout as a whole, or the cluster's size when nothing was given.
+        reason_field = result.reason_fields.get(top_reason, "")
+        given = reason_field.removeprefix("parallelism.") in fixed
         raise InfeasibleError(
             f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
-            field="parallelism" if fixed else "cluster.nodes",
+            field=reason_field if given else "parallelism" if fixed else "cluster.nodes",
         )
     candidates = _rows(problem, result.best)
     return {

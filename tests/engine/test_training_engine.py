@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.errors import EngineError, InputError, UnknownReferenceError
 from clusterdesigner.engine.memory import memory_parts
 from clusterdesigner.engine.model import ModelShape, hardware_flops_per_token
 from clusterdesigner.engine.presets import PRESETS
@@ -214,6 +214,47 @@ def test_rejects_layout_that_does_not_use_the_cluster() -> None:
     with pytest.raises(InputError) as exc:
         estimate(_request(**{**FIXED, "dp": 3}), accelerators=ACCELERATORS, fabrics=FABRICS)
     assert exc.value.field == "parallelism.dp"
+
+
+# A layout given in part is searched over the rest; what makes it impossible is named on the given field.
+# The cluster is 48 nodes × 8 = 384 GPUs; GPT-3 175B has 96 heads and 96 layers, batch 1,536 sequences.
+@pytest.mark.parametrize(
+    ("parallelism", "field", "message"),
+    [
+        ({"tp": 5}, "parallelism.tp", "tp 5 does not divide the cluster's 384 GPUs"),
+        ({"tp": 8, "pp": 5}, "parallelism.pp", "tp × pp = 40 does not divide the cluster's 384 GPUs"),
+        ({"cp": 3}, "parallelism.cp", "most often: cp 3 does not split seq_len 2048 into 2·cp equal chunks"),
+        (
+            {"tp": 8, "pp": 12, "dp": 8},
+            "parallelism.dp",
+            "tp × pp × dp = 768 does not divide the cluster's 384",
+        ),
+        (
+            {"tp": 8, "pp": 12, "cp": 1, "dp": 2},
+            "parallelism.dp",
+            "tp × pp × cp × dp = 192 but the cluster has 384",
+        ),
+        # 384 GPUs at tp 64 leave 6 for pp × cp × dp, but 64 does not divide GPT-3's 96 heads.
+        ({"tp": 64}, "parallelism.tp", "most often: tp 64 does not divide 96 heads"),
+        # 1,536 sequences over dp × 7 is never whole (1,536 = 2⁹ · 3).
+        ({"micro_batch": 7}, "parallelism.micro_batch", "is not a multiple of dp"),
+    ],
+)
+def test_an_impossible_partial_layout_names_the_given_field(
+    parallelism: dict[str, int], field: str, message: str
+) -> None:
+    with pytest.raises(EngineError) as exc:
+        estimate(_request(**parallelism), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.field == field
+    assert message in exc.value.message
+
+
+def test_a_search_with_nothing_given_that_fits_nowhere_names_the_cluster() -> None:
+    request = _request()
+    request["cluster"] = {**request["cluster"], "nodes": 1}  # type: ignore[dict-item]
+    with pytest.raises(EngineError) as exc:
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.field == "cluster.nodes" and "needs" in exc.value.message
 
 
 @pytest.mark.parametrize(

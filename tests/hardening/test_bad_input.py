@@ -53,7 +53,7 @@ DESIGN_CASES = [
      "less than"),
     # 6 GPUs a node so that 48 GPUs split into TP 3: what is left wrong is Llama-3-70B's 64 heads.
     ("tp not dividing heads", {"spec": {**_spec(gpus_per_node=6), "parallelism": {"tp": 3, "pp": 1}}},
-     "spec.parallelism", "tp 3 does not divide 64 heads"),
+     "spec.parallelism.tp", "tp 3 does not divide 64 heads"),
 ]  # fmt: skip
 
 
