@@ -35,7 +35,8 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
-            name = key if key != "non_field_errors" else ""
+            # DRF keys a list's item errors by index: 0 is a name, not "no name".
+            name = "" if key == "non_field_errors" else str(key)
             path = f"{prefix}.{name}" if prefix and name else (prefix or name)
             for field, messages in _flatten(value, path).items():
                 out.setdefault(field, []).extend(messages)

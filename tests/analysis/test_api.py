@@ -58,7 +58,7 @@ def test_a_chunk_run_twice_is_counted_once(user_client: Any, catalog: Any,
     ("payload", "field"),
     [
         ({"kind": "sweep", "params": {**SWEEP["params"], "accelerators": ["warp-drive"]}}, "params.accelerators"),
-        ({"kind": "sweep", "params": {**SWEEP["params"], "nodes": [0]}}, "params.nodes"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "nodes": [0]}}, "params.nodes.0"),
         ({"kind": "compare", "params": {"designs": [1]}}, "params.designs"),
         ({"kind": "teleport", "params": {}}, "kind"),
     ],

@@ -49,7 +49,7 @@ DESIGN_CASES = [
     ("huge tokens", {"spec": {**_spec(), "workload": {"model": {"preset": "llama3-70b"}, "training": {
         "tokens": 1e308, "global_batch_tokens": 4194304}}}}, "spec.workload.training.tokens", "less than"),
     ("absurd negotiated price", {"spec": {**_spec(), "costs": {"cloud": [{"offering": "aws-p5-48xlarge",
-        "usd_per_node_hour": {"on_demand": 1e300}}]}}}, "spec.costs.cloud.usd_per_node_hour.on_demand",
+        "usd_per_node_hour": {"on_demand": 1e300}}]}}}, "spec.costs.cloud.0.usd_per_node_hour.on_demand",
      "less than"),
     # 6 GPUs a node so that 48 GPUs split into TP 3: what is left wrong is Llama-3-70B's 64 heads.
     ("tp not dividing heads", {"spec": {**_spec(gpus_per_node=6), "parallelism": {"tp": 3, "pp": 1}}},
