@@ -49,19 +49,34 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
             training.estimate(training_request(clean), **catalog.training_kwargs())
     except EngineError as exc:
         raise serializers.ValidationError({_spec_field(exc.field): [exc.message]}) from exc
+    for index, request in enumerate(cost_requests(clean)):
+        try:
+            cost.check_request(request, catalog)
+        except EngineError as exc:
+            field = _spec_field(exc.field, cloud_index=index if "cloud" in request else None)
+            raise serializers.ValidationError({field: [exc.message]}) from exc
     return clean
 
 
-def _spec_field(engine_field: str) -> str:
-    """Map an engine request path to the design spec's path."""
+def _spec_field(engine_field: str, *, cloud_index: int | None = None) -> str:
+    """Map an engine request path to the design spec's path. A cost request carries one of the spec's cloud
+    offerings (``cloud_index``) and the spec's shared cloud settings (egress, managed overhead)."""
     head, _, rest = engine_field.partition(".")
     if head in ("model", "training"):
         return f"spec.workload.{engine_field}"
     if head == "cloud":
-        return f"spec.costs.cloud.{rest}" if rest else "spec.costs.cloud"
+        if rest.partition(".")[0] in ("egress_tb", "managed_overhead_fraction"):
+            return f"spec.costs.{rest}"
+        where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
+        return f"{where}.{rest}" if rest else where
     if head in ("on_prem", "horizon_years", "utilization"):
         return f"spec.costs.{engine_field}"
     return f"spec.{engine_field}" if engine_field else "spec"
+
+
+def _spec_error(exc: EngineError, *, cloud_index: int | None = None) -> EngineError:
+    """The same error, its field named by the design spec's path (what the editor and API callers sent)."""
+    return type(exc)(exc.message, field=_spec_field(exc.field, cloud_index=cloud_index))
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
@@ -138,11 +153,17 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
     already built into engine specs, when the caller has them.
     """
     catalog = specs or specs_from_records(records)
-    train = training.estimate(training_request(spec), **catalog.training_kwargs())
+    try:
+        train = training.estimate(training_request(spec), **catalog.training_kwargs())
+    except EngineError as exc:
+        raise _spec_error(exc) from exc
     costs: dict[str, dict[str, Any]] = {}
-    for request in cost_requests(spec):
+    for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
-        costs[key] = cost.tco(request, training=train, **catalog.cost_kwargs())
+        try:
+            costs[key] = cost.tco(request, training=train, **catalog.cost_kwargs())
+        except EngineError as exc:
+            raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     return {
         "spec": spec,

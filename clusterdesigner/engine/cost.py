@@ -267,6 +267,9 @@ _RULES: Mapping[str, str] = {
     **{f"cloud.usd_per_node_hour.{m}": "pos" for m in PRICING_MODELS},
 }
 
+# The owning assumptions a request may give (every one is range-checked by _RULES).
+ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in _RULES if p.startswith("on_prem.")))
+
 _MISSING = object()
 
 
@@ -374,6 +377,14 @@ def _resolve(
     storage_tiers, switches, server_types = catalog.storage_tiers, catalog.switches, catalog.server_types
     if not isinstance(request, Mapping):
         raise InputError("the request must be a JSON object", field="")
+    on_prem = request.get("on_prem")
+    if isinstance(on_prem, Mapping):
+        unknown = sorted(set(on_prem) - set(ON_PREM_FIELDS))
+        if unknown:
+            raise InputError(
+                f"unknown on_prem field {unknown[0]!r}; known: {', '.join(ON_PREM_FIELDS)}",
+                field=f"on_prem.{unknown[0]}",
+            )
     r = _Resolver(request)
     v: dict[str, Any] = {}
 
@@ -1083,6 +1094,12 @@ def tco(
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],
     }
+
+
+def check_request(request: Mapping[str, Any], catalog: CatalogSpecs) -> None:
+    """Raise what :func:`tco` would raise for the request's inputs (slugs, ranges, unknown fields), without
+    computing anything: for callers that store a request now and evaluate it later."""
+    _resolve(request, catalog, None)
 
 
 def default_assumptions() -> list[dict[str, Any]]:

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cost_fixtures import CATALOG, EXAMPLE
 
-from clusterdesigner.engine.cost import DEFAULTS, default_assumptions, tco
+from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.cost import DEFAULTS, check_request, default_assumptions, tco
 from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 
 # Network, storage and installation zeroed so that owning is servers + power + people, as in the hand sums.
@@ -150,11 +151,17 @@ def test_default_assumptions_carry_the_issue_defaults() -> None:
         ({"on_prem": {"pue": 0.9}}, "on_prem.pue"),
         ({"cluster": {"nodes": 2.5}}, "cluster.nodes"),
         ({"on_prem": {"usd_per_kwh": "cheap"}}, "on_prem.usd_per_kwh"),
+        # A misspelt owning assumption would otherwise fall back to its default without a word.
+        ({"on_prem": {"power_kw": 10.2}}, "on_prem.power_kw"),
     ],
 )
 def test_bad_numbers_name_their_field(patch: dict[str, Any], field: str) -> None:
     with pytest.raises(InputError) as err:
         run(_merge(EXAMPLE, patch))
+    assert err.value.field == field
+    # check_request, which stores can call before saving a request, refuses the same.
+    with pytest.raises(InputError) as err:
+        check_request(_merge(EXAMPLE, patch), CatalogSpecs(**CATALOG, server_types={}))
     assert err.value.field == field
 
 

@@ -10,7 +10,10 @@ import pytest
 
 from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudPrice
+from apps.catalog.selectors import engine_catalog_records
 from apps.designs.models import Design
+from apps.designs.services import evaluate_spec
+from clusterdesigner.engine.errors import EngineError
 
 FAST_S = 3.0
 CLUSTER = {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 8, "fabric": "ib-ndr400"}
@@ -51,6 +54,20 @@ DESIGN_CASES = [
     ("absurd negotiated price", {"spec": {**_spec(), "costs": {"cloud": [{"offering": "aws-p5-48xlarge",
         "usd_per_node_hour": {"on_demand": 1e300}}]}}}, "spec.costs.cloud.0.usd_per_node_hour.on_demand",
      "less than"),
+    # The cost engine's checks run when the design is saved, not first when it is evaluated, and name the
+    # offering by its place in the list.
+    ("zero negotiated price", {"spec": {**_spec(), "costs": {"cloud": [{"offering": "aws-p5-48xlarge",
+        "usd_per_node_hour": {"on_demand": 0}}]}}}, "spec.costs.cloud.0.usd_per_node_hour.on_demand",
+     "must be more than zero"),
+    ("second offering's zero price", {"spec": {**_spec(), "costs": {"cloud": [{"offering": "aws-p5-48xlarge"},
+        {"offering": "gcp-a3-highgpu-8g", "usd_per_node_hour": {"spot": 0}}]}}},
+     "spec.costs.cloud.1.usd_per_node_hour.spot", "must be more than zero"),
+    ("negative server price", {"spec": {**_spec(), "costs": {"on_prem": {"server_usd": -1}}}},
+     "spec.costs.on_prem.server_usd", "must be zero or more"),
+    ("PUE below 1", {"spec": {**_spec(), "costs": {"on_prem": {"pue": 0.5}}}}, "spec.costs.on_prem.pue",
+     "must be 1 or more"),
+    ("misspelt owning field", {"spec": {**_spec(), "costs": {"on_prem": {"server_cost": 250000}}}},
+     "spec.costs.on_prem.server_cost", "unknown on_prem field 'server_cost'; known: colo_usd_per_kw_month"),
     # 6 GPUs a node so that 48 GPUs split into TP 3: what is left wrong is Llama-3-70B's 64 heads.
     ("tp not dividing heads", {"spec": {**_spec(gpus_per_node=6), "parallelism": {"tp": 3, "pp": 1}}},
      "spec.parallelism.tp", "tp 3 does not divide 64 heads"),
@@ -64,6 +81,22 @@ def test_bad_design_input_is_a_400_naming_the_field(case: str, body: dict[str, A
     response, elapsed = _post(user_client, "/api/v1/designs/", {"name": "bad", **body})
     _assert_refused(response, elapsed, field, reason)
     assert Design.objects.count() == before
+
+
+def test_a_stored_spec_that_no_longer_evaluates_names_the_spec_field(catalog: Any) -> None:
+    """A spec saved before a rule existed (or under another catalog) fails its evaluation on the spec's
+    path, as the editor and API callers know it, not the engine request's."""
+    spec = {"workload": {"model": {"preset": "llama3-70b"}, "training": {"tokens": 1e12,
+            "global_batch_tokens": 4194304}}, "cluster": CLUSTER, "parallelism": {"tp": 8, "pp": 1},
+            "costs": {"on_prem": {"pue": 0.5}, "cloud": [{"offering": "aws-p5-48xlarge"},
+                      {"offering": "gcp-a3-highgpu-8g", "usd_per_node_hour": {"spot": 0}}]}}  # fmt: skip
+    with pytest.raises(EngineError) as exc:
+        evaluate_spec(spec=spec, records=engine_catalog_records())
+    assert (exc.value.field, exc.value.message) == ("spec.costs.on_prem.pue", "must be 1 or more, got 0.5")
+    spec["costs"]["on_prem"] = {}
+    with pytest.raises(EngineError) as exc:
+        evaluate_spec(spec=spec, records=engine_catalog_records())
+    assert exc.value.field == "spec.costs.cloud.1.usd_per_node_hour.spot"
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
