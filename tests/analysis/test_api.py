@@ -61,6 +61,25 @@ def test_a_chunk_run_twice_is_counted_once(user_client: Any, catalog: Any,
         ({"kind": "sweep", "params": {**SWEEP["params"], "nodes": [0]}}, "params.nodes.0"),
         ({"kind": "compare", "params": {"designs": [1]}}, "params.designs"),
         ({"kind": "teleport", "params": {}}, "kind"),
+        # What would fail every row of a sweep is refused before it is queued, on the sweep's own names.
+        ({"kind": "sweep", "params": {**SWEEP["params"], "model": {"preset": "gpt-17"}}},
+         "params.model.preset"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "models": [{"preset": "llama3-8b"}, {"layers": 2}]}},
+         "params.models.1.hidden"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "training": {"tokens": -1,
+                                                                      "global_batch_tokens": 2097152}}},
+         "params.training.tokens"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "fabric": "carrier-pigeon"}}, "params.fabric"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "storage": "punch-cards"}}, "params.storage"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "on_prem": {"pue": 0.9}}}, "params.on_prem.pue"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "on_prem": {"server_cost": 1}}},
+         "params.on_prem.server_cost"),
+        ({"kind": "sweep", "params": {**SWEEP["params"], "offerings": {"h100-sxm": "aws-p99"}}},
+         "params.offerings.h100-sxm"),
+        # fp8 on A100 alone fails every row.
+        ({"kind": "sweep", "params": {**SWEEP["params"], "accelerators": ["a100-80gb"],
+                                      "training": {**SWEEP["params"]["training"], "precision": "fp8"}}},
+         "params.training.precision"),
     ],
 )
 def test_bad_analysis_requests_are_400_and_save_nothing(user_client: Any, catalog: Any, payload: dict[str, Any],
@@ -69,6 +88,19 @@ def test_bad_analysis_requests_are_400_and_save_nothing(user_client: Any, catalo
     assert response.status_code == 400
     assert field in response.json()["error"]["fields"], response.json()
     assert Analysis.objects.count() == 0
+
+
+def test_a_sweep_that_fails_on_some_accelerators_only_is_queued_and_says_so_on_their_rows(
+        user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    fp8 = {**SWEEP["params"]["training"], "precision": "fp8"}
+    params = {**SWEEP["params"], "nodes": [1], "training": fp8}
+    response = _post(user_client, {"kind": "sweep", "params": params}, django_capture_on_commit_callbacks)
+    assert response.status_code == 202, response.json()
+    rows = user_client.get(response["Location"]).json()["result"]["rows"]
+    a100 = [r for r in rows if r["accelerator"] == "a100-80gb"]
+    h100 = [r for r in rows if r["accelerator"] == "h100-sxm"]
+    assert a100 and all("has no dense fp8 peak" in r["error"] for r in a100)
+    assert h100 and all("error" not in r for r in h100)
 
 
 def test_another_users_analysis_is_404(user_client: Any, catalog: Any, django_user_model: Any,
