@@ -149,9 +149,10 @@ def test_create_a_design_through_the_editor_and_see_its_charts(
     page.fill("#f-tp", "3")
     page.click("#save-design")
     page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Not saved')")
-    # The engine names the layout's product: TP 3 × PP 1 × DP 64 × CP 1 = 192 GPUs on a 64-GPU cluster.
-    assert "64 GPUs" in page.inner_text('[data-error-for="spec.parallelism.dp"]')
-    assert page.get_attribute("#f-dp", "aria-invalid") == "true"
+    # The engine names the first degree that cannot divide the cluster: TP 3 of 64 GPUs.
+    assert page.inner_text('[data-error-for="spec.parallelism.tp"]') == "tp 3 does not divide the cluster's 64 GPUs"
+    assert page.get_attribute("#f-tp", "aria-invalid") == "true"
+    assert page.inner_text('[data-error-for="spec.parallelism.dp"]') == ""
     screenshot(page, "editor-error")
 
     design_url = page.url.replace("/edit/", "/")
