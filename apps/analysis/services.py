@@ -14,11 +14,10 @@ from rest_framework import serializers
 
 from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
-from apps.catalog.selectors import engine_catalog_records
+from apps.catalog.selectors import engine_catalog, engine_catalog_records
 from apps.designs import selectors as design_selectors
 from apps.designs.services import snapshot_hash
 from clusterdesigner.engine import cost, training
-from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
@@ -82,7 +81,7 @@ def _sweep_plan(params: dict[str, Any], records: dict[str, Any]) -> tuple[dict[s
         raise serializers.ValidationError({"params.accelerators": [f"unknown accelerator(s): {', '.join(unknown)}"]})
     models = params.get("models") or [params["model"]]
     model_map = {f"m{i}": m for i, m in enumerate(models)}
-    _sweep_check(params, models, records)
+    _sweep_check(params, models)
     groups = [{"accelerator": a, "nodes": n, "model": key, "pricing_models": params["pricing_models"]}
               for key in model_map for a in params["accelerators"] for n in params["nodes"]]  # fmt: skip
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
@@ -93,51 +92,41 @@ def _sweep_plan(params: dict[str, Any], records: dict[str, Any]) -> tuple[dict[s
     return snapshot, chunks
 
 
-def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]], records: dict[str, Any]) -> None:
+def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
     """Refuse a sweep every row of which would fail (a bad model, training or owning field, an unknown
     fabric, storage tier or offering) before anything is queued, with the engines' own checks, each error
     named by its sweep parameter. What fails on some accelerators only (fp8 on an A100) stays an error on
     their rows."""
-    catalog = specs_from_records(records)
+    catalog = engine_catalog()
     for accelerator, slug in (params.get("offerings") or {}).items():
         if slug not in catalog.offerings:
             field = f"params.offerings.{accelerator}"
             raise serializers.ValidationError({field: [f"unknown offering {slug!r}"]})
-    first_error: EngineError | None = None
+    owning = {k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params}
+    first_error: tuple[EngineError, int] | None = None
     for accelerator in params["accelerators"]:
         cluster = {"accelerator": accelerator, "gpus_per_node": params["gpus_per_node"],
                    "nodes": params["nodes"][0], "fabric": params["fabric"]}  # fmt: skip
+        index = 0
         try:
             for index, model in enumerate(models):
-                _sweep_model_check(params, index, model, cluster, catalog)
-            owning = {k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params}
+                training.parse_problem({"model": model, "training": params["training"], "cluster": cluster},
+                                       **catalog.training_kwargs())  # fmt: skip
             cost.check_request({"cluster": {**cluster, "storage": params["storage"]}, **owning}, catalog)
             return
         except EngineError as exc:
-            first_error = first_error or exc
+            first_error = first_error or (exc, index)
     assert first_error is not None
-    field = _sweep_field(first_error.field)
-    raise serializers.ValidationError({field: [first_error.message]}) from first_error
+    exc, index = first_error
+    model_path = f"params.models.{index}" if params.get("models") else "params.model"
+    raise serializers.ValidationError({_sweep_field(exc.field, model_path): [exc.message]}) from exc
 
 
-def _sweep_model_check(params: dict[str, Any], index: int, model: dict[str, Any], cluster: dict[str, Any],
-                       catalog: Any) -> None:  # fmt: skip
-    try:
-        training.parse_problem({"model": model, "training": params["training"], "cluster": cluster},
-                               **catalog.training_kwargs())  # fmt: skip
-    except EngineError as exc:
-        head, _, rest = exc.field.partition(".")
-        if head != "model":
-            raise
-        where = f"params.models.{index}" if params.get("models") else "params.model"
-        raise EngineError(exc.message, field=f"{where}.{rest}" if rest else where) from exc
-
-
-def _sweep_field(engine_field: str) -> str:
-    """A training or cost request path as the sweep parameter it came from."""
+def _sweep_field(engine_field: str, model_path: str) -> str:
+    """A training or cost request path as the sweep parameter it came from (``model_path`` for model.*)."""
     head, _, rest = engine_field.partition(".")
-    if head == "params":
-        return engine_field
+    if head == "model":
+        return f"{model_path}.{rest}" if rest else model_path
     if head == "cluster":
         return {"accelerator": "params.accelerators", "nodes": "params.nodes"}.get(rest, f"params.{rest}")
     return f"params.{engine_field}" if engine_field else "params"

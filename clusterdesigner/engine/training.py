@@ -417,9 +417,8 @@ def estimate(
     n = problem.cluster.num_gpus
     _check_degrees_fit_cluster(fixed, n)
 
-    if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")) and (
-        "dp" in fixed or n % (fixed["tp"] * fixed["pp"] * fixed.get("cp", 1)) == 0
-    ):
+    # _check_degrees_fit_cluster has made sure tp × pp × cp divides the GPUs, so dp can be derived.
+    if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")):
         values = dict(fixed)
         values.setdefault("cp", 1)
         values.setdefault("ep", 1)
