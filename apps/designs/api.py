@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -63,6 +64,15 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
         **TOO_LARGE,
     },  # fmt: skip
 )
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """The export action's ``format`` query parameter names the file to build (csv, xlsx, torchrun, …), not a
+    renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
+    and answer 404. The file is an HttpResponse; the renderer only draws error envelopes, as JSON."""
+
+    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
+        return renderers[0], renderers[0].media_type
 
 
 def _base_version(request: Request, body: dict[str, Any]) -> int | None:
@@ -199,7 +209,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
         description="Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout.",
     )
-    @action(detail=True, methods=["get"], url_path="export")
+    @action(detail=True, methods=["get"], url_path="export", content_negotiation_class=ExportNegotiation)
     def export(self, request: Request, pk: str) -> HttpResponse:
         design = self.get_object()
         version = selectors.design_version_get(design=design, number=_int_param(request, "version"))
