@@ -24,7 +24,9 @@ def _export_links(client: Client, design_id: int) -> dict[str, str]:
     return {re.search(r"format=(\w+)", link).group(1): link.replace("&amp;", "&") for link in links}  # type: ignore[union-attr]
 
 
-def test_every_export_link_on_a_design_page_downloads_a_valid_file(alice_client: Client, demos: list[Any]) -> None:
+def test_every_export_link_on_a_design_page_downloads_a_valid_file(
+    alice_client: Client, demos: list[Any]
+) -> None:
     demo = demos[3]  # 8 × 8 H200, owned vs AWS reserved
     links = _export_links(alice_client, demo.pk)
     assert set(links) == {"csv", "xlsx", "torchrun", "sbatch", "volcano"}
