@@ -23,6 +23,7 @@ from apps.dashboard import charts
 from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
+from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.training import model_presets
 
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
@@ -81,6 +82,17 @@ def _results_context(evaluation: Evaluation) -> dict[str, Any]:
         "candidates": candidates[:10],
         "charts": _charts_for(evaluation),
     }
+
+
+def _evaluated_context(version: Any) -> dict[str, Any]:
+    """The results context of a design version, or, when the engines cannot evaluate it (a layout that fits
+    nowhere, a catalog row it needs gone), the reason as ``evaluation_error``: the page shows why and how to
+    fix it, and stays editable, instead of answering 500."""
+    try:
+        evaluation = services.design_evaluate(version=version)
+    except EngineError as exc:
+        return {"evaluation_error": services.evaluation_problem(version=version, error=exc)}
+    return _results_context(evaluation)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -186,7 +198,7 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
         "visibility": design.visibility,
         "description": design.description,
     }
-    context.update(_results_context(services.design_evaluate(version=version)))
+    context.update(_evaluated_context(version))
     return render(request, "dashboard/editor.html", context)
 
 
@@ -194,13 +206,12 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
 def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
     design = selectors.design_get(user=request.user, design_id=design_id)
     version = selectors.design_version_get(design=design, number=_int(request.GET.get("version")))
-    evaluation = services.design_evaluate(version=version)
     context = {
         "design": design,
         "version": version,
         "can_edit": design.owner_id == request.user.pk,
         "share_links": design.share_links.all()[:20] if design.owner_id == request.user.pk else [],
-        **_results_context(evaluation),
+        **_evaluated_context(version),
     }
     return render(request, "dashboard/design.html", context)
 
@@ -210,9 +221,8 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
 def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
     """The results part of the design page alone: the editor swaps it in after each save."""
     design = selectors.design_get(user=request.user, design_id=design_id)
-    evaluation = services.design_evaluate(version=design.current)
     return render(
-        request, "includes/_design_results.html", {"design": design, **_results_context(evaluation)}
+        request, "includes/_design_results.html", {"design": design, **_evaluated_context(design.current)}
     )
 
 

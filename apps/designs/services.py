@@ -19,7 +19,7 @@ from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ha
 from apps.designs.specs import DesignSpecSerializer, cost_requests, spec_with_defaults, training_request
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.errors import EngineError, InfeasibleError
 from clusterdesigner.renderers import JSONText
 
 OPTION_LABELS = {"on_demand": "on-demand", "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years",
@@ -45,10 +45,16 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     catalog = engine_catalog_snapshot().specs
     try:
         _check_references(clean, catalog)
-        if isinstance(clean.get("parallelism"), dict):
-            training.estimate(training_request(clean), **catalog.training_kwargs())
+        # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
+        # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
+        training.estimate(training_request(clean), **catalog.training_kwargs())
     except EngineError as exc:
-        raise serializers.ValidationError({_spec_field(exc.field): [exc.message]}) from exc
+        message = exc.message
+        if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
+            fits_from = _min_nodes(clean)
+            if fits_from:
+                message += f"; a layout fits from {fits_from} nodes"
+        raise serializers.ValidationError({_spec_field(exc.field): [message]}) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
             cost.check_request(request, catalog)
@@ -268,6 +274,27 @@ def design_evaluate(*, version: DesignVersion) -> Evaluation:
     # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     return existing or _evaluation_store(version=version, catalog=catalog, digest=digest)
+
+
+def evaluation_problem(*, version: DesignVersion, error: EngineError) -> dict[str, Any]:
+    """Why a saved version does not evaluate, for its pages: the engine's message and the spec field it
+    names, and, when no layout fits in memory, the smallest node count at which one does."""
+    problem: dict[str, Any] = {"message": error.message, "field": error.field, "min_nodes": None}
+    if isinstance(error, InfeasibleError) and getattr(error, "need_gib", None):
+        problem["min_nodes"] = _min_nodes(version.spec)
+    return problem
+
+
+def _min_nodes(spec: dict[str, Any]) -> int | None:
+    """The fewest nodes (of the spec's node type) on which some layout fits in memory; None if none up to the
+    engine's cap. The layout is searched at each node count whatever the spec fixes, since a fixed layout's
+    degrees are tied to the node count it was written for."""
+    request = training_request({**spec, "parallelism": "search"})
+    catalog = engine_catalog_snapshot().specs
+    try:
+        return training.min_nodes_to_fit(request, **catalog.training_kwargs())
+    except EngineError:
+        return None
 
 
 def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]:

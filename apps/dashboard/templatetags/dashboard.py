@@ -90,3 +90,40 @@ def cell(value: Any, fmt: str) -> Any:
         return f"{float(value):,.0f}"
     formatter = {"usd": usd, "usd2": usd2, "duration": duration, "gib": gib, "pct_plain": pct_plain}.get(fmt)
     return formatter(value) if formatter else value
+
+
+SPEC_FIELD_LABELS = {
+    "cluster.nodes": "Nodes",
+    "cluster.gpus_per_node": "GPUs per node",
+    "cluster.accelerator": "Accelerator",
+    "cluster.fabric": "Fabric",
+    "cluster.storage": "Storage",
+    "workload.model": "Model preset",
+    "workload.training.tokens": "Training tokens",
+    "workload.training.global_batch_tokens": "Global batch (tokens)",
+    "workload.training.precision": "Precision",
+    "parallelism": "Parallel layout",
+    "parallelism.tp": "Tensor parallel (TP)",
+    "parallelism.pp": "Pipeline parallel (PP)",
+    "parallelism.dp": "Data parallel (DP)",
+    "parallelism.cp": "Context parallel (CP)",
+    "parallelism.vpp": "Virtual pipeline stages (VPP)",
+    "parallelism.micro_batch": "Micro-batch",
+    "parallelism.recompute": "Recompute",
+    "parallelism.sharding": "Sharding",
+}
+
+
+@register.filter
+def spec_field_label(path: Any) -> str:
+    """A spec path (``spec.cluster.nodes``, ``spec.costs.cloud.0.offering``) as the editor labels its field, for
+    text shown to people: "Nodes", "Cloud offering 1: offering"."""
+    text = str(path or "").removeprefix("spec.")
+    for prefix in sorted(SPEC_FIELD_LABELS, key=len, reverse=True):
+        if text == prefix or text.startswith(prefix + "."):
+            return SPEC_FIELD_LABELS[prefix]
+    parts = text.split(".")
+    if parts[:2] == ["costs", "cloud"] and len(parts) > 2 and parts[2].isdigit():
+        rest = " ".join(parts[3:]).replace("_", " ")
+        return f"Cloud offering {int(parts[2]) + 1}" + (f": {rest}" if rest else "")
+    return parts[-1].replace("_", " ").capitalize() if parts[-1] else "the design"
