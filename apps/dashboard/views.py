@@ -24,6 +24,7 @@ from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.offerings import default_offering
 from clusterdesigner.engine.training import model_presets
 
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
@@ -165,6 +166,12 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
     if get.get("offering"):
         models = [m for m in get.getlist("pricing") if m in PRICING_MODELS] or ["on_demand"]
         spec["costs"]["cloud"] = [{"offering": get["offering"], "pricing_models": models}]
+    offerings = engine_catalog().offerings
+    chosen = [c for c in spec["costs"]["cloud"] if c["offering"] in offerings]
+    if any(offerings[c["offering"]].accelerator != cluster["accelerator"] for c in chosen):
+        # Never price one accelerator at another's rates: start from an offering of the chosen accelerator.
+        slug = default_offering(offerings, accelerator=cluster["accelerator"], gpus_per_node=cluster["gpus_per_node"])
+        spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]}] if slug else []
     return spec
 
 

@@ -16,7 +16,13 @@ from rest_framework import serializers
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
-from apps.designs.specs import DesignSpecSerializer, cost_requests, spec_with_defaults, training_request
+from apps.designs.specs import (
+    PRICING_MODELS,
+    DesignSpecSerializer,
+    cost_requests,
+    spec_with_defaults,
+    training_request,
+)
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError
@@ -98,6 +104,34 @@ def _check_references(spec: dict[str, Any], catalog: Any) -> None:
     for field, slug, known in checks:
         if slug not in known:
             raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
+    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
+        _check_offering(index, choice, catalog.offerings[choice["offering"]], cluster["accelerator"])
+
+
+def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerator: str) -> None:
+    """A cloud offering must rent the design's accelerator (B200 speed is not bought at H100 rates), and every
+    pricing model ticked must have a price: the catalog's, or a negotiated one in the spec."""
+    from clusterdesigner.engine.errors import InputError
+
+    if offering.accelerator != accelerator:
+        raise InputError(
+            f"{offering.instance_type} rents {offering.gpu_count} × {offering.accelerator}, not the design's "
+            f"{accelerator}; choose an offering of {accelerator}",
+            field=f"cloud.{index}.offering",
+        )
+    given = choice.get("usd_per_node_hour") or {}
+    if "pricing_models" not in choice:  # omitted: every model with a price
+        choice["pricing_models"] = [m for m in PRICING_MODELS if m in offering.usd_per_hour or m in given]
+    unpriced = [m for m in choice["pricing_models"] if m not in offering.usd_per_hour and m not in given]
+    if not choice["pricing_models"]:
+        unpriced = ["on_demand"]
+    if unpriced:
+        names = ", ".join(OPTION_LABELS.get(m, m) for m in unpriced)
+        raise InputError(
+            f"{offering.instance_type} has no {names} price in the catalog; enter a negotiated price per "
+            f"node-hour or untick it",
+            field=f"cloud.{index}.pricing_models",
+        )
 
 
 @transaction.atomic
@@ -177,7 +211,7 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
         "costs": costs,
         "options": _options(costs, chosen, catalog),
         "assumptions": _assumptions(spec, train, costs, records),
-        "findings": _findings(costs),
+        "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
     }
 
 
@@ -252,6 +286,23 @@ def _assumptions(spec: dict[str, Any], train: dict[str, Any], costs: dict[str, A
                 rows.append({"name": f"catalog.{accelerator['slug']}.{key}", "value": accelerator[key], "unit": unit,
                              "source": accelerator.get("source", "catalog"), "as_of": accelerator.get("as_of") or ""})  # fmt: skip
     return rows
+
+
+def _unpriced_findings(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any
+                       ) -> list[dict[str, Any]]:  # fmt: skip
+    """A pricing model the design asks for that has no price now (the catalog row went since it was saved)
+    is said, not dropped from the options in silence."""
+    out = []
+    for slug, models in chosen.items():
+        priced = (costs.get(slug) or {}).get("cloud") or {}
+        offering = catalog.offerings.get(slug)
+        name = offering.instance_type if offering else slug
+        for model in models or []:
+            if model not in priced:
+                out.append({"severity": "warning", "code": "pricing_model_unpriced",
+                            "message": f"{name} {OPTION_LABELS.get(model, model)}: asked for but has no price "
+                                       "(none in the catalog, none negotiated), so it is not compared."})  # fmt: skip
+    return out
 
 
 def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:

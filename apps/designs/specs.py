@@ -36,7 +36,8 @@ DEFAULT_SPEC: dict[str, Any] = {
         "horizon_years": 3,
         "utilization": 0.7,
         "on_prem": {},
-        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "reserved_1y", "spot"]}],
+        # Only what the catalog prices: p5 has an on-demand row; a ticked model with no price is refused.
+        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
     },
 }
 
@@ -111,7 +112,9 @@ class CloudChoiceSerializer(StrictJSONTypes, serializers.Serializer):
         child=serializers.ChoiceField(choices=PRICING_MODELS),
         min_length=1,
         max_length=4,
-        default=list(PRICING_MODELS),
+        required=False,
+        help_text="Pricing models to compare; omitted: every model the offering has a price for (the catalog's "
+        "or a negotiated one). A model ticked without a price is refused.",
     )
     usd_per_node_hour = serializers.DictField(
         child=serializers.FloatField(min_value=0, max_value=1e6), required=False,

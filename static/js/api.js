@@ -22,6 +22,12 @@
     });
   }
 
+  function label(path) {
+    var last = String(path).split(".").filter(function (p) { return !/^\d+$/.test(p); }).pop() || "input";
+    last = last.replace(/_/g, " ");
+    return last.charAt(0).toUpperCase() + last.slice(1);
+  }
+
   function showErrors(form, envelope) {
     clearErrors(form);
     var error = (envelope && envelope.error) || {};
@@ -41,11 +47,14 @@
         if (!slot.id) slot.id = "error-" + path.replace(/[^\w-]/g, "-");
         if (input) { input.setAttribute("aria-invalid", "true"); input.setAttribute("aria-describedby", slot.id); }
       } else {
-        unplaced.push(name + ": " + text);
+        unplaced.push(label(name) + ": " + text);
       }
     });
+    // Above the form, words for people: the field's name, never its dotted spec path (that is for the API).
     var box = form.querySelector("#form-error");
-    if (box) box.textContent = unplaced.length ? unplaced.join(" · ") : (error.message || "");
+    if (box) box.textContent = unplaced.length ? unplaced.join(" · ")
+                                               : (Object.keys(fields).length ? "Fix the fields marked in red below."
+                                                                              : (error.message || ""));
   }
 
   function clearErrors(form) {

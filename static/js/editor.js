@@ -64,6 +64,27 @@
       el.placeholder = price === undefined ? (entry ? "not in catalog" : "")
                                            : "catalog $" + money(price * gpn / entry.gpu_count);
     });
+    updatePricingChoices(row);
+  }
+
+  function updatePricingChoices(row) {
+    // A pricing model with no catalog price can be compared only with a negotiated price: until one is typed,
+    // its box is disabled and says why (the API refuses a ticked model without a price).
+    var entry = catalogPrices[row.querySelector(".cloud-offering").value];
+    row.querySelectorAll("input[data-pricing-model]").forEach(function (box) {
+      var model = box.dataset.pricingModel;
+      var price = row.querySelector('input[data-price-model="' + model + '"]');
+      var priced = !entry || entry.usd_per_hour[model] !== undefined || (price && price.value.trim() !== "");
+      box.disabled = !priced;
+      if (!priced) box.checked = false;
+      var note = box.parentNode.querySelector(".unpriced");
+      if (!note) {
+        note = document.createElement("span");
+        note.className = "unpriced caption";
+        box.parentNode.appendChild(note);
+      }
+      note.textContent = priced ? "" : " (no catalog price: enter one below to compare it)";
+    });
   }
 
   function addCloudRow() {
@@ -119,7 +140,23 @@
     rowsBox.addEventListener("change", function (event) {
       if (event.target.classList.contains("cloud-offering")) showCatalogPrices(event.target.closest(".cloud-row"));
     });
+    rowsBox.addEventListener("input", function (event) {
+      if (event.target.dataset.priceModel) updatePricingChoices(event.target.closest(".cloud-row"));
+    });
   }
+  function matchOfferings() {
+    // Offer only the instances that rent the design's accelerator (the API refuses any other).
+    var accelerator = text("spec.cluster.accelerator");
+    cloudRows().forEach(function (row) {
+      row.querySelectorAll(".cloud-offering option[data-accelerator]").forEach(function (option) {
+        option.disabled = option.dataset.accelerator !== accelerator;
+      });
+    });
+  }
+  var acceleratorField = field("spec.cluster.accelerator");
+  if (acceleratorField) acceleratorField.addEventListener("change", matchOfferings);
+  if (addButton) addButton.addEventListener("click", matchOfferings);
+  matchOfferings();
   var gpnField = field("spec.cluster.gpus_per_node");
   if (gpnField) gpnField.addEventListener("change", function () { cloudRows().forEach(showCatalogPrices); });
   cloudRows().forEach(showCatalogPrices);
