@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from apps.designs.services import evaluate_spec
+from apps.designs.services import evaluate_spec, expected_days
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
@@ -41,7 +41,10 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         "design": item["design"], "name": item["name"], "version": item["version"],
         "accelerator": item["spec"]["cluster"]["accelerator"], "nodes": item["spec"]["cluster"]["nodes"],
         "gpus": item["spec"]["cluster"]["nodes"] * item["spec"]["cluster"].get("gpus_per_node", 8),
-        "fits": train.get("fits"), "days": train.get("time_to_train_days"), "mfu": train.get("mfu"),
+        # One definition of days in every comparison: expected, with failures and restarts (the design page's
+        # and the compare page's); the failure-free figure beside it, named so.
+        "fits": train.get("fits"), "days": expected_days(evaluation),
+        "days_failure_free": train.get("time_to_train_days"), "mfu": train.get("mfu"),
         "best_option": best.get("label"), "best_run_cost_usd": best.get("run_cost_usd"),
         "options": evaluation["options"],
     }  # fmt: skip

@@ -84,7 +84,8 @@ def _assumption_label(name: str) -> str:
 def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: Any) -> dict[str, Any]:
     fig.update_layout(title={"text": title, "x": 0.01}, **{**LAYOUT, **layout})
     fig.update_xaxes(title_text=x_title, automargin=True)
-    fig.update_yaxes(title_text=y_title, automargin=True)
+    fig.update_yaxes(automargin=True)
+    fig.update_layout(yaxis_title_text=y_title)  # the first axis only: a second axis keeps its own title
     return json.loads(fig.to_json())
 
 
@@ -443,7 +444,8 @@ def design_charts(evaluation: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Grouped bars per design: the best run cost and the days to train (second axis)."""
+    """Grouped bars per design, for the option the reviewer chose in each column: its run cost (left axis) and
+    its expected days to train, with failures and restarts (right axis)."""
     rows = list(rows)
     names = [r["name"] for r in rows]
     fig = go.Figure()
@@ -456,32 +458,34 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             yaxis="y",
             marker_color=PALETTE[0],
             customdata=[r.get("option") or "" for r in rows],
-            hovertemplate="%{x}<br>run cost $%{y:,.0f}<br>%{customdata}<extra></extra>",
+            hovertemplate="%{x}<br>%{customdata}<br>run cost $%{y:,.0f}<extra></extra>",
         )
     )
     fig.add_trace(
         go.Bar(
-            name="Days to train",
+            name="Days to train, expected (with failures and restarts)",
             x=names,
             y=[r.get("days") for r in rows],
             offsetgroup="days",
             yaxis="y2",
             marker_color=PALETTE[1],
-            hovertemplate="%{x}<br>%{y:,.1f} days<extra></extra>",
+            customdata=[r.get("option") or "" for r in rows],
+            hovertemplate="%{x}<br>%{customdata}<br>%{y:,.1f} days expected<extra></extra>",
         )
     )
     return _fig(
         fig,
-        title="Cost and time to train, per design (cheapest option)",
+        title="Run cost and days to train, per design (the option chosen for each column)",
         x_title="Design",
         y_title="Run cost (USD)",
         barmode="group",
-        yaxis={"tickprefix": "$", "separatethousands": True},
+        yaxis={"tickprefix": "$", "separatethousands": True, "rangemode": "tozero"},
         yaxis2={
-            "title": {"text": "Days to train (days)"},
+            "title": {"text": "Days to train, expected (days)"},
             "overlaying": "y",
             "side": "right",
             "rangemode": "tozero",
+            "automargin": True,
         },
     )
 
@@ -532,7 +536,7 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
     return _fig(
         fig,
         title=title,
-        x_title="Time to train (days)",
+        x_title="Days to train, expected (with failures and restarts)",
         y_title="Run cost (USD)",
         yaxis={"tickprefix": "$", "separatethousands": True},
     )
@@ -584,7 +588,7 @@ def sweep_heatmap(rows: Iterable[Mapping[str, Any]], *, value: str) -> dict[str,
             hovertemplate="%{y} × %{x} nodes<br>" + unit + " (%{text})<extra></extra>",
         )
     )
-    title = "Cheapest run cost (USD)" if is_cost else "Days to train"
+    title = "Cheapest run cost (USD)" if is_cost else "Days to train, expected (with failures and restarts)"
     return _fig(
         fig,
         title=f"{title}: accelerator × node count",

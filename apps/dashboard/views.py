@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.html import json_script
 from django.views.decorators.http import require_GET
 
@@ -30,10 +31,12 @@ from clusterdesigner.engine.training import model_presets
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
 COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
     ("Fits in memory", "fits", None, "yesno"),
-    ("Days to train", "days", "low", "duration"),
-    ("Cheapest run cost", "run_cost_usd", "low", "usd"),
-    ("Cheapest option", "option", None, ""),
-    ("Cost per GPU-hour", "usd_per_gpu_hour", "low", "usd2"),
+    ("Option shown", "option", None, ""),
+    ("Run cost (this option, one run)", "run_cost_usd", "low", "usd"),
+    ("Cost over the horizon (this option)", "total_usd", "low", "usd"),
+    ("Cost per GPU-hour (this option)", "usd_per_gpu_hour", "low", "usd2"),
+    ("Days to train, expected (with failures and restarts)", "days", "low", "duration"),
+    ("Days to train, failure-free", "days_failure_free", "low", "duration"),
     ("MFU", "mfu", "high", "pct_plain"),
     ("Tokens per second", "tokens_per_second", "high", "int"),
     ("Memory per GPU", "memory_gib", "low", "gib"),
@@ -81,6 +84,7 @@ def _results_context(evaluation: Evaluation) -> dict[str, Any]:
         "break_even": break_even,
         "findings_by_severity": findings,
         "candidates": candidates[:10],
+        "expected_days": services.expected_days(result),
         "charts": _charts_for(evaluation),
     }
 
@@ -237,68 +241,105 @@ def _int(raw: str | None) -> int | None:
     return int(raw) if raw and raw.isdigit() else None
 
 
-def _compare_row(design: Design, evaluation: Evaluation) -> dict[str, Any]:
+def _default_option(result: dict[str, Any]) -> str:
+    """The option a compare column shows unless the reviewer picks another: the design's first cloud choice
+    (its first pricing model), so three cloud designs compare their cloud prices; owning when it has none."""
+    keys = {o["key"] for o in result.get("options") or []}
+    for choice in (result.get("spec", {}).get("costs") or {}).get("cloud") or []:
+        for model in choice.get("pricing_models") or []:
+            if f"{choice['offering']}:{model}" in keys:
+                return f"{choice['offering']}:{model}"
+    return "own"
+
+
+def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> dict[str, Any]:
     result = evaluation.result
     training = result["training"]
-    best = (result.get("options") or [{}])[0]
+    options = result.get("options") or []
+    key = option_key if option_key in {o["key"] for o in options} else _default_option(result)
+    shown = next((o for o in options if o["key"] == key), {})
     summary = (training.get("summary") or {}).get("cluster") or {}
     return {
         "id": design.pk,
         "name": design.name,
         "fits": training.get("fits"),
-        "days": best.get("days") or training.get("time_to_train_days"),
-        "run_cost_usd": best.get("run_cost_usd"),
-        "option": best.get("label"),
-        "usd_per_gpu_hour": best.get("usd_per_gpu_hour"),
+        "option_key": key,
+        "option": shown.get("label"),
+        "run_cost_usd": shown.get("run_cost_usd"),
+        "total_usd": shown.get("total_usd"),
+        "usd_per_gpu_hour": shown.get("usd_per_gpu_hour"),
+        "days": shown.get("days"),
+        "days_failure_free": training.get("time_to_train_days"),
         "mfu": training.get("mfu"),
         "tokens_per_second": training.get("tokens_per_second"),
         "memory_gib": (training.get("memory_per_gpu_gib") or {}).get("total"),
         "gpus": summary.get("gpus"),
-        "options": result.get("options") or [],
+        "options": options,
     }
+
+
+def _compare_ids(request: HttpRequest) -> list[int]:
+    """Design ids from ``?ids=1&ids=2`` (the page's own form) or ``?ids=1,2,3`` (a link someone wrote)."""
+    ids: list[int] = []
+    for raw in request.GET.getlist("ids"):
+        for part in raw.split(","):
+            value = _int(part.strip())
+            if value is not None and value not in ids:
+                ids.append(value)
+    return ids
+
+
+def _compare_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    table = []
+    for label, key, better, fmt in COMPARE_ROWS:
+        values = [r.get(key) for r in rows]
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        target = (min(numbers) if better == "low" else max(numbers)) if better and len(numbers) > 1 else None
+        cells = [{"value": v, "best": target is not None and v == target} for v in values]
+        table.append({"label": label, "fmt": fmt, "cells": cells})
+    return table
 
 
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
     visible = selectors.design_list(user=request.user)
-    ids = [i for i in (_int(raw) for raw in request.GET.getlist("ids")) if i is not None]
+    ids = _compare_ids(request)
     context: dict[str, Any] = {"choices": visible.order_by("-is_demo", "name"), "selected": ids}
-    if ids and not 2 <= len(ids) <= 6:
-        context["error"] = "Choose 2 to 6 designs to compare."
-    elif ids:
-        rows = []
-        for design_id in ids:
-            design = selectors.design_get(user=request.user, design_id=design_id)
-            rows.append(_compare_row(design, services.design_evaluate(version=design.current)))
-        table = []
-        for label, key, better, fmt in COMPARE_ROWS:
-            values = [r.get(key) for r in rows]
-            numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-            target = (min(numbers) if better == "low" else max(numbers)) if better and numbers else None
-            table.append(
-                {
-                    "label": label,
-                    "fmt": fmt,
-                    "cells": [{"value": v, "best": target is not None and v == target} for v in values],
-                }
-            )
+    found = {d.pk: d for d in visible.filter(pk__in=ids)}
+    missing = [i for i in ids if i not in found]
+    problems = [f"Design {i} does not exist or is not shared with you." for i in missing]
+    rows, unevaluated = [], []
+    for design_id in (i for i in ids if i in found):
+        design = found[design_id]
+        try:
+            evaluation = services.design_evaluate(version=design.current)
+        except EngineError as exc:
+            unevaluated.append(f"{design.name} cannot be evaluated: {exc.message}")
+            continue
+        rows.append(_compare_row(design, evaluation, request.GET.get(f"option-{design_id}")))
+    problems += unevaluated
+    if ids and not 2 <= len(rows) <= 6:
+        problems.append(f"Choose 2 to 6 designs to compare ({len(rows)} can be compared).")
+    context["problems"] = problems
+    if 2 <= len(rows) <= 6:
         points = [
             {
                 "days": o.get("days"),
                 "cost_usd": o.get("run_cost_usd"),
                 "label": f"{r['name']}: {o['label']}",
-                "url": f"/designs/{r['id']}/",
+                "url": reverse("dashboard:design", args=[r["id"]]),
             }
             for r in rows
             for o in r["options"]
         ]
         context.update(
             rows=rows,
-            table=table,
+            table=_compare_table(rows),
             charts=[
                 _page_chart("compare-bars", charts.compare_bars_chart(rows)),
                 _page_chart(
-                    "compare-pareto", charts.pareto_chart(points, title="Run cost against days, every option")
+                    "compare-pareto",
+                    charts.pareto_chart(points, title="Run cost against expected days, every option"),
                 ),
             ],
         )

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.designs.launch import layout_summary
+from apps.designs.services import expected_days
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 BOM = "\ufeff"
@@ -183,7 +184,8 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
             ("Sequence parallel", parallelism.get("sequence_parallel"), "", GENERAL),
         ]
     rows += [
-        ("Time to train", training.get("time_to_train_days"), "days", DAYS),
+        ("Days to train, failure-free", training.get("time_to_train_days"), "days", DAYS),
+        ("Days to train, expected (with failures and restarts)", expected_days(evaluation), "days", DAYS),
         ("MFU", training.get("mfu"), "fraction of peak", PERCENT),
         ("HFU", training.get("hfu"), "fraction of peak", PERCENT),
         ("Step time", _get(training, "step_time_s", "total"), "s", DECIMAL),
@@ -212,7 +214,7 @@ OPTION_COLUMNS = (
     Column("Total cost (USD)", USD),
     Column("Cost per GPU-hour (USD)", USD_CENTS),
     Column("Run cost (USD)", USD),
-    Column("Days", DAYS),
+    Column("Days to train, expected (with failures and restarts)", DAYS),
     Column("Break-even utilization", PERCENT),
 )
 

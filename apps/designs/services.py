@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
@@ -245,6 +246,14 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                     "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
             })  # fmt: skip
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+
+
+def expected_days(evaluation: Mapping[str, Any]) -> Any:
+    """Days to train with failures and restarts (not spot interruptions): the days of every option but spot."""
+    for option in evaluation.get("options") or []:
+        if isinstance(option, Mapping) and option.get("pricing_model") != "spot" and option.get("days") is not None:
+            return option["days"]
+    return None
 
 
 def _provider_label(provider: str) -> str:
