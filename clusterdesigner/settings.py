@@ -237,6 +237,10 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# Without a broker (make run) an analysis's chunks run one by one on a background thread of the web process, so
+# the POST answers 202 at once and the page sees progress as chunks finish. Tests run them in the request unless
+# a test asks for the thread (they assert on finished results right after the POST).
+ANALYSIS_RUN_IN_THREAD = env_bool("ANALYSIS_RUN_IN_THREAD", not REDIS_URL and not TESTING)
 # In-process mode a failed chunk is recorded on the analysis (status "failed" with its message), not raised.
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from typing import Any
 
 from django.conf import settings
@@ -18,7 +19,9 @@ from apps.catalog.selectors import engine_catalog, engine_catalog_records
 from apps.designs import selectors as design_selectors
 from apps.designs.services import snapshot_hash
 from clusterdesigner.engine import cost, training
+from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.offerings import default_offering
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
@@ -60,16 +63,16 @@ class RecommendParamsSerializer(serializers.Serializer):
     nodes = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
 
 
-def _offering_per_accelerator(records: dict[str, Any], wanted: dict[str, str]) -> dict[str, str]:
-    """Per accelerator, the named offering or the one with the lowest on-demand price per GPU."""
-    best: dict[str, tuple[float, str]] = {}
-    for offering in records["cloud_offerings"]:
-        prices = [p["usd_per_hour"] / offering["gpu_count"] for p in offering["prices"] if p["pricing_model"] == "on_demand"]
-        if prices and offering["gpu_count"] >= 8:
-            value = min(prices)
-            if offering["accelerator"] not in best or value < best[offering["accelerator"]][0]:
-                best[offering["accelerator"]] = (value, offering["slug"])
-    chosen = {accelerator: slug for accelerator, (_, slug) in best.items()}
+def _offering_per_accelerator(records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int
+                              ) -> dict[str, str]:  # fmt: skip
+    """Per accelerator, the named offering or the one a design would start from (engine.offerings.
+    default_offering: its freshest on-demand price, a whole node, then the lower price)."""
+    offerings = specs_from_records(records).offerings
+    chosen: dict[str, str] = {}
+    for accelerator in {o.accelerator for o in offerings.values()}:
+        slug = default_offering(offerings, accelerator=accelerator, gpus_per_node=gpus_per_node)
+        if slug:
+            chosen[accelerator] = slug
     chosen.update(wanted)
     return chosen
 
@@ -87,7 +90,8 @@ def _sweep_plan(params: dict[str, Any], records: dict[str, Any]) -> tuple[dict[s
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise serializers.ValidationError({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
     snapshot = {"params": params, "models": model_map, "catalog": records,
-                "offerings": _offering_per_accelerator(records, params.get("offerings") or {})}  # fmt: skip
+                "offerings": _offering_per_accelerator(records, params.get("offerings") or {},
+                                                     int(params.get("gpus_per_node", 8)))}  # fmt: skip
     chunks = [groups[i : i + GROUPS_PER_CHUNK] for i in range(0, len(groups), GROUPS_PER_CHUNK)]
     return snapshot, chunks
 
@@ -213,7 +217,26 @@ def _enqueue(analysis_id: int) -> None:
 
     chunk_ids = list(AnalysisChunk.objects.filter(analysis_id=analysis_id, status=AnalysisChunk.Status.PENDING)
                      .values_list("pk", flat=True))  # fmt: skip
+    if settings.ANALYSIS_RUN_IN_THREAD:
+        threading.Thread(target=_run_chunks_in_thread, args=(chunk_ids,), daemon=True,
+                         name=f"analysis-{analysis_id}").start()  # fmt: skip
+        return
     group(analysis_run_chunk_task.s(chunk_id) for chunk_id in chunk_ids).apply_async()
+
+
+def _run_chunks_in_thread(chunk_ids: list[int]) -> None:
+    """The embedded default's worker: the chunks one after another, each through the task (its failure
+    handling included), recording progress as each finishes. A daemon thread: it ends with the process, and
+    the stall check on read queues again what it left unfinished."""
+    from django.db import connection
+
+    from apps.analysis.tasks import analysis_run_chunk_task
+
+    try:
+        for chunk_id in chunk_ids:
+            analysis_run_chunk_task.apply(args=[chunk_id])
+    finally:
+        connection.close()
 
 
 def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:

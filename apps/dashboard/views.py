@@ -404,6 +404,9 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
             )
         context.update(
             rows=rows,
+            failed=[r for r in rows if r.get("error")],
+            priced_count=sum(1 for r in rows if not r.get("error")),
+            offerings=_sweep_offerings(analysis.snapshot or {}),
             pareto=analysis.result.get("pareto") or [],
             charts=[
                 _page_chart("sweep-days", charts.sweep_heatmap(rows, value="days")),
@@ -418,6 +421,28 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
             ],
         )
     return context
+
+
+def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """The offering each accelerator of a sweep was priced on, as its snapshot recorded it, with the date of
+    each price used: a reader sees which instance a "b200 on-demand" cell means."""
+    records = {o["slug"]: o for o in (snapshot.get("catalog") or {}).get("cloud_offerings") or []}
+    swept = set((snapshot.get("params") or {}).get("accelerators") or [])
+    out = []
+    for accelerator, slug in sorted((snapshot.get("offerings") or {}).items()):
+        if accelerator not in swept:
+            continue
+        record = records.get(slug) or {}
+        latest: dict[str, dict[str, Any]] = {}
+        for price in record.get("prices") or []:
+            model = price.get("pricing_model")
+            if model not in latest or str(price.get("as_of")) >= str(latest[model].get("as_of")):
+                latest[model] = price
+        out.append({"accelerator": accelerator, "slug": slug, "provider": record.get("provider", ""),
+                    "instance_type": record.get("instance_type", slug),
+                    "prices": [{"model": PRICING_NAMES.get(m, m), "usd_per_hour": p.get("usd_per_hour"),
+                                "as_of": p.get("as_of")} for m, p in sorted(latest.items())]})  # fmt: skip
+    return out
 
 
 @login_required

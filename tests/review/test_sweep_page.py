@@ -1,0 +1,78 @@
+"""Issue 13, defect 8: the sweep page shows progress on the embedded default, names the offering each
+accelerator is priced on, and lists what failed.
+
+Before: with no broker, the POST ran the whole sweep before answering, so the bar sat at "starting…" and then
+jumped to 100 %; "36 combinations" was printed when 18 had failed; no offering was named.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from apps.analysis.models import Analysis
+
+SWEEP = {
+    "model": {"preset": "llama3-8b"},
+    "training": {"tokens": 1.0e11, "global_batch_tokens": 4194304, "precision": "bf16"},
+    "accelerators": ["h100-sxm", "b200"],
+    "nodes": [1, 2, 4, 8, 16],
+    "pricing_models": ["on_demand", "reserved_1y", "own"],
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_a_sweep_answers_at_once_and_progress_rises_to_the_total(
+    alice_client: Client, catalog: Any, settings: Any
+) -> None:
+    settings.ANALYSIS_RUN_IN_THREAD = True  # what `make run` does (no REDIS_URL, not under pytest)
+    response = alice_client.post(
+        "/api/v1/analyses/", {"kind": "sweep", "params": SWEEP}, content_type="application/json"
+    )
+    assert response.status_code == 202
+    first = alice_client.get(f"/api/v1/analyses/{response.json()['id']}/").json()
+    total = first["progress"]["total"]
+    assert total == 2 * 5 * 3
+    seen = [first["progress"]["done"]]
+    deadline = time.monotonic() + 60
+    status = first["status"]
+    while status not in ("succeeded", "failed") and time.monotonic() < deadline:
+        time.sleep(0.02)
+        data = alice_client.get(f"/api/v1/analyses/{response.json()['id']}/").json()
+        status = data["status"]
+        seen.append(data["progress"]["done"])
+    assert status == "succeeded"
+    assert seen[0] < total  # the POST did not compute the sweep before answering
+    assert seen == sorted(seen) and seen[-1] == total
+
+
+@pytest.mark.django_db
+def test_sweep_page_names_each_offering_and_lists_failed_rows(
+    alice: Any, alice_client: Client, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from apps.analysis.services import analysis_create
+
+    with django_capture_on_commit_callbacks(execute=True):
+        analysis = analysis_create(owner=alice, kind="sweep", params=SWEEP)
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.SUCCEEDED
+    rows = analysis.result["rows"]
+    failed = [r for r in rows if r.get("error")]
+    offerings = analysis.snapshot["offerings"]
+    # Each accelerator is priced on its freshest, then cheapest, on-demand offering (CoreWeave for both, $49.24
+    # and $68.80 a node-hour on 2026-09-01), which has no reserved 1-year price: those ten rows fail, named.
+    assert offerings == {**offerings, "h100-sxm": "coreweave-8x-h100-node", "b200": "coreweave-8x-b200-node"}
+    assert sorted((r["accelerator"], r["pricing_model"]) for r in failed) == sorted(
+        (a, "reserved_1y") for a in ("h100-sxm", "b200") for _ in range(5)
+    )
+    body = alice_client.get(f"/sweep/{analysis.pk}/").content.decode()
+    assert f"{len(rows) - len(failed)} of {len(rows)} combinations priced; {len(failed)} could not be" in body
+    table = body.split('id="sweep-failed"')[1].split("</table>")[0]
+    assert table.count("<tr>") == len(failed) + 1
+    assert "no reserved_1y price for h100-sxm" in table
+    named = body.split('id="sweep-offerings"')[1].split("</table>")[0]
+    assert "COREWEAVE" in named and "$68.80" in named
+    assert "2026-09-01" in named
