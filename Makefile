@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 PORT ?= 8000
 
 export DJANGO_SETTINGS_MODULE := clusterdesigner.settings
@@ -13,14 +14,21 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
+
+# What serving needs (make run): the package and its dependencies, not the test and lint tools.
+$(RUN_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
 
 install: $(STAMP)
 
 # Embedded defaults: SQLite under var/, Celery tasks in-process, debug on, demo catalog and designs loaded.
 run: export DJANGO_DEBUG := 1
 run: export DATABASE_URL := $(or $(DATABASE_URL),sqlite:///var/db.sqlite3)
-run: install
+run: $(RUN_STAMP)
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalog

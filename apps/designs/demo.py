@@ -57,7 +57,7 @@ DEMOS: list[dict[str, Any]] = [
     {
         "name": "8 × 8 H200 owned for 2 years vs AWS reserved",
         "description": "Published comparison: 8 nodes of 8 H200 bought and run for 2 years against the same capacity "
-        "on AWS p5e.48xlarge reserved (issue 4's example inputs: $230,000 a server, 10.2 kW a node, $0.08/kWh).",
+        "on AWS p5e.48xlarge reserved (illustrative inputs: $230,000 a server, 10.2 kW a node, $0.08/kWh).",
         "spec": {"workload": {"model": {"preset": "llama3-8b"},
                               "training": {"tokens": 1.5e12, "global_batch_tokens": 4194304, "precision": "bf16"}},
                  "cluster": {"accelerator": "h200", "gpus_per_node": 8, "nodes": 8, "fabric": "ib-ndr400",

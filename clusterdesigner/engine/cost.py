@@ -44,7 +44,7 @@ from clusterdesigner.engine.tco import (
     usd,
 )
 
-ISSUE = "ClusterDesigner issue 4 default"
+ISSUE = "ClusterDesigner default (illustrative; set your own)"
 PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure found): replace with a quote"
 # DGX H100: 10.2 kW maximum system power for 8 × 700 W H100 SXM (NVIDIA DGX H100 datasheet, recalled).
 NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
@@ -83,20 +83,20 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         ),
         _a("cluster.accelerator", "h100-sxm", "slug", "ClusterDesigner default"),
         _a("cluster.gpus_per_node", 8, "GPUs", "HGX/DGX 8-GPU baseboard"),
-        _a("cluster.nodes", 8, "nodes", "issue 4 example request"),
-        _a("cluster.fabric", "ib-ndr400", "slug", "issue 4 example request"),
+        _a("cluster.nodes", 8, "nodes", "ClusterDesigner default (illustrative example)"),
+        _a("cluster.fabric", "ib-ndr400", "slug", "ClusterDesigner default (illustrative example)"),
         _a(
             "cluster.oversubscription",
             1.0,
             "down:up",
             "non-blocking; Llama 3 pods are full-bisection (arXiv:2407.21783 Sec. 3.3.1)",
         ),
-        _a("cluster.storage", "lustre", "slug", "issue 4 example request"),
+        _a("cluster.storage", "lustre", "slug", "ClusterDesigner default (illustrative example)"),
         _a(
             "cluster.switch",
             "ib-ndr-64",
             "slug",
-            "issue 4: 64-port NDR by default (NVIDIA Quantum-2 QM9700, QM97X0 user manual 'Interfaces')",
+            "ClusterDesigner default: 64-port NDR (NVIDIA Quantum-2 QM9700, QM97X0 user manual 'Interfaces')",
         ),
         _a(
             "cluster.rail_optimized",
@@ -112,7 +112,7 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.usd_per_kwh", 0.08, "USD/kWh", ISSUE),
         _a("on_prem.colo_usd_per_kw_month", 150.0, "USD/kW-month", ISSUE),
         _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
-        _a("on_prem.staff_fte", 1.0, "FTE", "issue 4 example request"),
+        _a("on_prem.staff_fte", 1.0, "FTE", "ClusterDesigner default (illustrative example)"),
         _a("on_prem.staff_usd_per_fte_year", 180_000.0, "USD/FTE-year", ISSUE),
         _a(
             "on_prem.idle_power_fraction",
@@ -128,7 +128,7 @@ DEFAULTS: Mapping[str, Assumption] = dict(
             "on_prem.server_usd_per_gpu",
             28_750.0,
             "USD/GPU",
-            "issue 4 example request: an 8 × H200 server at $230,000 (secondary; not a quote)",
+            "illustrative example: an 8 × H200 server at $230,000 (secondary; not a quote)",
         ),
         _a(
             "network.switch_usd",
@@ -139,8 +139,8 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("network.cable_usd", 150.0, "USD/cable", PLACEHOLDER),
         _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
         _a("network.switch_power_w", 1_000.0, "W/switch", PLACEHOLDER),
-        _a("cloud.managed_overhead_fraction", 0.0, "of compute", "issue 4 example request"),
-        _a("cloud.egress_tb", 0.0, "TB over the horizon", "issue 4 example request"),
+        _a("cloud.managed_overhead_fraction", 0.0, "of compute", "ClusterDesigner default (illustrative example)"),
+        _a("cloud.egress_tb", 0.0, "TB over the horizon", "ClusterDesigner default (illustrative example)"),
         _a(
             "cloud.egress_usd_per_gb",
             0.09,
@@ -191,7 +191,7 @@ DEFAULTS: Mapping[str, Assumption] = dict(
             "ClusterDesigner default: blocking saves (conservative)",
         ),
         _a("run.params_b", 70.0, "billion parameters", "placeholder: Llama 3 70B when no model is given"),
-        _a("sensitivity.fraction", 0.25, "±fraction", "issue 4: ±25 % by default"),
+        _a("sensitivity.fraction", 0.25, "±fraction", "ClusterDesigner default: ±25 %"),
     ]
 )
 

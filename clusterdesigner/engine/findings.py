@@ -96,7 +96,7 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                 f"RoCE at {gpus} GPUs: expect all-reduce about 15 % "
                 "slower than InfiniBand unless congestion control "
                 "and ECMP are tuned (Meta runs RoCE at 16K+ GPUs with deep-buffer spines and E-ECMP).",
-                "15 % figure: issue 4 brief (UNVERIFIED against a "
+                "15 % figure: ClusterDesigner rule of thumb (UNVERIFIED against a "
                 "measurement); Llama 3 (arXiv:2407.21783) Sec. 3.3.1",
             )
         )
@@ -168,7 +168,7 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                 f"The network is {d.network_share_of_capex:.1%} of "
                 "capex: below 10 % usually means too few NICs or "
                 "an oversubscribed fabric for multi-node training; check the NIC count and switch prices.",
-                "issue 4 rule of thumb (UNVERIFIED); switch and "
+                "ClusterDesigner rule of thumb (UNVERIFIED); switch and "
                 "optics prices here are placeholders unless given",
             )
         )

@@ -127,3 +127,24 @@ def spec_field_label(path: Any) -> str:
         rest = " ".join(parts[3:]).replace("_", " ")
         return f"Cloud offering {int(parts[2]) + 1}" + (f": {rest}" if rest else "")
     return parts[-1].replace("_", " ").capitalize() if parts[-1] else "the design"
+
+
+@register.filter
+def when(value: Any) -> str:
+    """A timestamp (a datetime or the ISO text a stored result holds) to the minute with its time zone, in the
+    site's zone: "2026-12-03 09:41 UTC"."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if not isinstance(value, dt.datetime):
+        return "–"
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, dt.UTC)
+    local = timezone.localtime(value)
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
