@@ -6,7 +6,9 @@ may split unevenly), the global batch is a multiple of dp × micro_batch, CP spl
 2·cp load-balanced chunks and EP divides the experts and the data-parallel ranks; it is *feasible*
 when it also fits in memory. The search enumerates every combination of the free fields,
 evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
-estimate, counts rejections by reason and keeps the fastest feasible layouts.
+estimate, counts rejections by reason and keeps the fastest feasible layouts. It also keeps the layout that
+needs the least memory among the structurally valid ones, so that a search where nothing fits can say by
+how much the best candidate misses (memory is then the binding constraint, whatever rule rejected most).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from clusterdesigner.engine.workload import (
     SHARDING_MODES,
     IntArray,
     Problem,
+    layout_row,
     layouts,
 )
 
@@ -120,6 +123,10 @@ class SearchResult:
     reason_fields: dict[str, str] = field(default_factory=dict)  # rejection reason → the field it concerns
     valid: int = 0
     feasible: int = 0
+    # The structurally valid layout that needs the least memory per GPU (GiB), as a ``parallelism`` row;
+    # None until a layout passes the structural checks.
+    min_need_gib: float | None = None
+    min_need_layout: dict[str, Any] | None = None
 
 
 def _divisors(n: int) -> list[int]:
@@ -206,6 +213,10 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         result.valid += int(ok.sum())
         mem = memory_parts(problem, sub)
         need_gib = mem["total"] / GIB
+        least = int(np.argmin(need_gib))
+        if result.min_need_gib is None or need_gib[least] < result.min_need_gib:
+            result.min_need_gib = float(need_gib[least])
+            result.min_need_layout = layout_row(sub, least)
         fits = need_gib <= cap_gib
         if (~fits).any():
             needs, how_many = np.unique(_round2(need_gib[~fits]), return_counts=True)

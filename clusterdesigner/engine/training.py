@@ -32,7 +32,12 @@ from clusterdesigner.engine.model import (
     model_from_dict,
 )
 from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
-from clusterdesigner.engine.search import evaluate, search, structural_checks
+from clusterdesigner.engine.search import (
+    SearchResult,
+    evaluate,
+    search,
+    structural_checks,
+)
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
 from clusterdesigner.engine.workload import (
     GIB,
@@ -454,15 +459,7 @@ def estimate(
     result = search(problem, fixed=fixed, top=n_candidates)
     rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     if result.best["tp"].size == 0:
-        top_reason = next(iter(rejected), "no layout")
-        # Name the given field the commonest rule broke (tp for "tp 16 does not divide 8 kv heads");
-        # otherwise the layout as a whole, or the cluster's size when nothing was given.
-        reason_field = result.reason_fields.get(top_reason, "")
-        given = reason_field.removeprefix("parallelism.") in fixed
-        raise InfeasibleError(
-            f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
-            field=reason_field if given else "parallelism" if fixed else "cluster.nodes",
-        )
+        raise _no_layout_error(problem, fixed, result, rejected)
     candidates = _rows(problem, result.best)
     return {
         "mode": "search",
@@ -477,4 +474,73 @@ def estimate(
     }
 
 
-__all__ = ["estimate", "model_presets", "parse_problem", "parse_parallelism", "np"]
+def describe_layout(row: Mapping[str, Any]) -> str:
+    """A ``parallelism`` object in words: "tp 8, pp 1, dp 1, micro-batch 1, full recompute, zero3"
+    (cp, ep and vpp only when above 1)."""
+    parts = [f"tp {row['tp']}", f"pp {row['pp']}", f"dp {row['dp']}"]
+    parts += [f"{key} {row[key]}" for key in ("cp", "ep", "vpp") if row[key] > 1]
+    parts.append(f"micro-batch {row['micro_batch']}")
+    parts.append("no recompute" if row["recompute"] == "none" else f"{row['recompute']} recompute")
+    parts.append("no sharding" if row["sharding"] == "none" else str(row["sharding"]))
+    if row["sequence_parallel"]:
+        parts.append("sequence parallel")
+    return ", ".join(parts)
+
+
+def _gib_above(need_gib: float, have_gib: float) -> str:
+    """``need_gib`` to one decimal, or more (up to 3) if one would print it as ≤ ``have_gib``."""
+    digits = 1
+    while digits < 3 and round(need_gib, digits) <= have_gib:
+        digits += 1
+    return f"{need_gib:.{digits}f}"
+
+
+def _no_layout_error(
+    problem: Problem, fixed: Mapping[str, int], result: SearchResult, rejected: Mapping[str, int]
+) -> InfeasibleError:
+    """Why a search found nothing, naming the binding constraint.
+
+    When some layouts pass the structural rules, memory is what binds (whatever rule rejected the most
+    layouts): the error gives the least memory any valid layout needs against the capacity. It is on
+    ``cluster.nodes`` (more GPUs is the remedy) unless the given parallelism fields are to blame, i.e. an
+    unconstrained search of the same cluster finds a layout that fits; then it is on ``parallelism`` and
+    names that layout. When no layout passes the structural rules, the commonest structural reason is
+    reported, on the given field it concerns (tp for "tp 16 does not divide 8 kv heads"), otherwise on the
+    layout as a whole, or the cluster's size when nothing was given."""
+    if result.valid and result.min_need_gib is not None and result.min_need_layout is not None:
+        need, have = result.min_need_gib, problem.cluster.accelerator.memory_gib
+        which = "the only valid layout" if result.valid == 1 else f"the best of {result.valid} valid layouts"
+        message = (
+            f"no parallel layout fits in memory: {which} needs {_gib_above(need, have)} GiB of {have:g} GiB "
+            f"per GPU ({describe_layout(result.min_need_layout)})"
+        )
+        field = "cluster.nodes"
+        if fixed:
+            free = search(problem, fixed={}, top=1)
+            if free.feasible:
+                row = _rows(problem, free.best)[0]
+                field = "parallelism"
+                message += (
+                    f"; with the parallelism left to the search, {describe_layout(row['parallelism'])} "
+                    f"fits in {row['memory_per_gpu_gib']['total']:.1f} GiB"
+                )
+        return InfeasibleError(
+            message, field=field, need_gib=need, have_gib=have, layout=dict(result.min_need_layout)
+        )
+    top_reason = next(iter(rejected), "no layout")
+    reason_field = result.reason_fields.get(top_reason, "")
+    given = reason_field.removeprefix("parallelism.") in fixed
+    return InfeasibleError(
+        f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
+        field=reason_field if given else "parallelism" if fixed else "cluster.nodes",
+    )
+
+
+__all__ = [
+    "describe_layout",
+    "estimate",
+    "model_presets",
+    "parse_problem",
+    "parse_parallelism",
+    "np",
+]
