@@ -237,6 +237,26 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
     return result
 
 
+def structurally_valid(problem: Problem, *, fixed: Mapping[str, int]) -> bool:
+    """Whether any layout allowed by ``fixed`` passes ``structural_checks`` on this cluster (memory aside).
+
+    Cheap next to ``search``: one layout per structure, at micro-batch 1 (or the fixed one), since a
+    micro-batch m that satisfies the batch rules (B a multiple of dp·m; B/(dp·m) a multiple of pp when
+    interleaving) implies micro-batch 1 does; recompute, sharding and sequence parallelism enter no
+    structural rule."""
+    block = list(_structures(problem, fixed))
+    if not block:
+        return False
+    cols = {k: np.array([b[k] for b in block], dtype=np.int64) for k in ("tp", "pp", "cp", "dp", "ep", "vpp")}
+    lay = layouts(
+        **cols, micro_batch=fixed.get("micro_batch", 1), recompute=0, sharding=0, sequence_parallel=0
+    )
+    ok = np.ones(len(block), dtype=bool)
+    for _, failed, _ in structural_checks(problem, lay):
+        ok &= ~failed
+    return bool(ok.any())
+
+
 def _round2(values: np.ndarray) -> np.ndarray:
     """Round to 2 significant figures, vectorised."""
     values = np.asarray(values, dtype=np.float64)
@@ -257,4 +277,4 @@ def sharding_index(name: str) -> int:
     return SHARDING_MODES.index(name)
 
 
-__all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks"]
+__all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks", "structurally_valid"]

@@ -8,7 +8,8 @@ step time, throughput and MFU with their parts and the constants used. See docs/
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from clusterdesigner.engine.hardware import (
 from clusterdesigner.engine.memory import (
     DEFAULT_FRAMEWORK_RESERVE_GIB,
     MEMORY_ASSUMPTIONS,
+    WEIGHT_BYTES,
     end_stage_layers,
 )
 from clusterdesigner.engine.model import (
@@ -37,6 +39,7 @@ from clusterdesigner.engine.search import (
     evaluate,
     search,
     structural_checks,
+    structurally_valid,
 )
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
 from clusterdesigner.engine.workload import (
@@ -536,9 +539,157 @@ def _no_layout_error(
     )
 
 
+# ---- sizing: how many nodes ------------------------------------------------------------------------------
+MAX_SIZING_NODES = 4096
+MAX_SIZING_SEARCHES = 8
+_MAX_VALIDITY_SCAN = 64
+
+
+def _sizing_problem(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> tuple[Problem, dict[str, int]]:
+    """The request's problem and its fixed parallelism without ``dp``, which the node count decides."""
+    problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
+    fixed = parse_parallelism(request)
+    fixed.pop("dp", None)
+    return problem, fixed
+
+
+def _at_nodes(problem: Problem, nodes: int) -> Problem:
+    if nodes < 1:
+        raise InputError(f"node counts must be at least 1, got {nodes}", field="cluster.nodes")
+    if nodes > 1 and problem.cluster.fabric is _SINGLE_NODE_FABRIC:
+        raise InputError("is required to size the cluster beyond one node", field="cluster.fabric")
+    return replace(problem, cluster=replace(problem.cluster, nodes=nodes))
+
+
+def _best_at(problem: Problem, fixed: Mapping[str, int], nodes: int) -> dict[str, Any] | None:
+    """The fastest layout that fits on ``nodes`` nodes as a result row, or None (no valid layout, or none
+    that fits). Counts that no layout can use are refused by the cheap structural check, not a search."""
+    at = _at_nodes(problem, nodes)
+    if not structurally_valid(at, fixed=fixed):
+        return None
+    result = search(at, fixed=fixed, top=1)
+    return _rows(at, result.best)[0] if result.feasible else None
+
+
+def _states_floor_nodes(problem: Problem) -> float:
+    """Nodes below which the model states alone, fully sharded over every GPU, overflow memory:
+    P · (2 + grad_bytes + optimizer_bytes) / (gpus_per_node · (capacity − reserve)). A first probe for
+    the sizing search, not a bound: the heaviest stage ``memory_parts`` charges may hold a little less
+    than the average (a middle stage holds no embedding), so a layout may be reported to fit just below."""
+    t, c = problem.training, problem.cluster
+    room_gib = c.accelerator.memory_gib - t.framework_reserve_gib
+    if room_gib <= 0:
+        return math.inf
+    state_bytes = problem.model.total_params * (WEIGHT_BYTES + t.grad_bytes + t.optimizer_bytes)
+    return state_bytes / GIB / room_gib / c.gpus_per_node
+
+
+def _valid_near(problem: Problem, fixed: Mapping[str, int], target: int, lo: int, hi: int) -> int | None:
+    """The node count in [lo, hi] nearest ``target`` (ties upward) that some layout can use, scanning at
+    most _MAX_VALIDITY_SCAN counts."""
+    scanned = 0
+    for step in range(hi - lo + 1):
+        for n in (target + step, target - step) if step else (target,):
+            if lo <= n <= hi:
+                if structurally_valid(_at_nodes(problem, n), fixed=fixed):
+                    return n
+                scanned += 1
+        if scanned >= _MAX_VALIDITY_SCAN:
+            return None
+    return None
+
+
+def min_nodes_to_fit(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+    max_nodes: int = MAX_SIZING_NODES,
+    max_searches: int = MAX_SIZING_SEARCHES,
+) -> int | None:
+    """The smallest node count, from the request's ``cluster.nodes`` up to ``max_nodes`` (gpus_per_node
+    and everything else kept), at which the layout search finds a layout that fits in memory; None when
+    none fits up to ``max_nodes``.
+
+    Method: search the request's count; if nothing fits, probe upward from the model-states floor
+    (``_states_floor_nodes``: the states of P parameters at 2 + grad_bytes + optimizer_bytes bytes each,
+    spread over every GPU) and double until a layout fits, then bisect between the largest count tried
+    that failed and the smallest that fits. Only counts some layout can use are searched
+    (``search.structurally_valid``: tp × pp × cp × dp must use every GPU with dp dividing the global batch,
+    tp dividing the heads, pp at most the layers, ...), so a bisection step lands on the valid count
+    nearest the midpoint. Assumes that fitting is monotone in the node count (more GPUs shard the states
+    further or split the layers finer); the returned count is verified by a search and the count tried
+    just below it failed. Cost: one search per doubling (at most log2(max_nodes / nodes)), bisection
+    until ``max_searches`` searches in all; if the budget runs out first, the smallest fitting count found
+    is returned. A fixed ``parallelism.dp`` is dropped (the node count decides it); other fixed fields hold.
+    Raises InputError on ``cluster.fabric`` when more than one node is needed and the request has none.
+    """
+    problem, fixed = _sizing_problem(request, accelerators=accelerators, fabrics=fabrics)
+    start = problem.cluster.nodes
+    if _best_at(problem, fixed, start) is not None:
+        return start
+    searches = 1
+    lo, hi = start, None
+    probe = max(start + 1, math.ceil(min(_states_floor_nodes(problem), float(max_nodes))))
+    while probe <= max_nodes:
+        n = _valid_near(problem, fixed, probe, probe, min(2 * probe - 1, max_nodes))
+        if n is not None:
+            searches += 1
+            if _best_at(problem, fixed, n) is not None:
+                hi = n
+                break
+            lo = n
+        if probe == max_nodes:
+            break
+        probe = min(2 * probe, max_nodes)
+    if hi is None:
+        return None
+    while hi - lo > 1 and searches < max_searches:
+        n = _valid_near(problem, fixed, (lo + hi) // 2, lo + 1, hi - 1)
+        if n is None:
+            break
+        searches += 1
+        if _best_at(problem, fixed, n) is not None:
+            hi = n
+        else:
+            lo = n
+    return hi
+
+
+def days_at_nodes(
+    request: Mapping[str, Any],
+    nodes_list: Iterable[int],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> dict[int, float | None]:
+    """Days to train at each node count: {nodes: time_to_train_days of the fastest layout that fits, or
+    None when none fits (or no layout can use that many nodes)}.
+
+    time_to_train_days = training.tokens / tokens_per_second / 86,400, with tokens_per_second =
+    global_batch_seqs · seq_len / step_time of the best layout the search finds at that count, as
+    ``estimate`` reports it. Everything but ``cluster.nodes`` is the request's (a fixed
+    ``parallelism.dp`` is dropped: the node count decides it). One search per distinct count.
+    """
+    problem, fixed = _sizing_problem(request, accelerators=accelerators, fabrics=fabrics)
+    days: dict[int, float | None] = {}
+    for nodes in nodes_list:
+        if nodes not in days:
+            row = _best_at(problem, fixed, nodes)
+            days[nodes] = None if row is None else float(row["time_to_train_days"])
+    return days
+
+
 __all__ = [
+    "days_at_nodes",
     "describe_layout",
     "estimate",
+    "min_nodes_to_fit",
     "model_presets",
     "parse_problem",
     "parse_parallelism",
