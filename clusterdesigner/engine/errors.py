@@ -7,6 +7,8 @@ on. The API turns it into HTTP 400 with ``{"error": {"fields": {field: [message]
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class EngineError(ValueError):
     """Bad input or an impossible request. ``field`` is the dotted request path it concerns ('' if none)."""
@@ -29,4 +31,22 @@ class UnknownReferenceError(EngineError):
 
 
 class InfeasibleError(EngineError):
-    """The request is well-formed but no layout can satisfy it (e.g. the model fits at no layout)."""
+    """The request is well-formed but no layout can satisfy it (e.g. the model fits at no layout).
+
+    When memory is what failed, ``need_gib`` is the least memory per GPU any structurally valid layout
+    needs, ``have_gib`` the accelerator's capacity and ``layout`` that layout (a ``parallelism`` object),
+    so that callers need not parse the message; all three are None otherwise."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str = "",
+        need_gib: float | None = None,
+        have_gib: float | None = None,
+        layout: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, field=field)
+        self.need_gib = need_gib
+        self.have_gib = have_gib
+        self.layout = layout

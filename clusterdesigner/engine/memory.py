@@ -223,8 +223,16 @@ def in_flight_layers(
 
 
 def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
-    """Bytes per GPU on the heavier of the first and last pipeline stage, by part, and ``total``; an end
-    stage lightened by an uneven split (``end_stage_layers``) holds fewer layers' states and activations.
+    """Bytes per GPU on the heaviest pipeline stage, by part, and ``total``: the first, the last or, from
+    pp 3, a middle stage. An end stage lightened by an uneven split (``end_stage_layers``) holds fewer
+    layers' states and activations, but the middle stages still hold ⌈L/pp⌉ layers: Llama 3 405B's 126
+    layers over pp 20 are 1 + 18 × 7 + 1, so a middle stage holds seven layers' states where each end
+    stage holds one and the embedding or the output layer. A middle stage is charged the states of
+    ⌈L/pp⌉ layers and the activations the last stage holds in flight for a full stage, a lower bound
+    (stage r of a 1F1B schedule holds more, up to the second stage's p − 1 micro-batches): charging the
+    second stage's warm-up in full would refuse Llama 3 405B on 16 × 8 interleaved stages, which Meta ran
+    on 80 GB (tests/engine/test_llama3_405b.py), so the per-layer activation figures would need
+    recalibrating first.
 
     total = weights + gradients + optimizer states + activations (in-flight micro-batches, plus one
     layer's full working set under full recompute) + output-layer logits (last stage) + FSDP gather
@@ -266,14 +274,18 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     single = lay["pp"] == 1
     n_stage = stage_layers(model, lay["pp"])
     n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split)
-    for layers_held, with_logits, share in (
-        (first_layers, single, n_first / n_stage),
-        (last_layers, np.ones_like(single), n_last / n_stage),
+    # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
+    middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
+    no_logits = np.zeros_like(single)
+    for layers_held, with_logits, share, edge_held in (
+        (first_layers, single, n_first / n_stage, edge),
+        (last_layers, no_logits, middle, np.zeros_like(edge)),
+        (last_layers, np.ones_like(single), n_last / n_stage, edge),
     ):
         # A lightened end stage holds its share of a full stage's states and in-flight activations.
-        params_dense = dense * share + edge
+        params_dense = dense * share + edge_held
         expert_held = expert * share
-        act = stored * layers_held * share + working
+        act = stored * layers_held * share + working * np.minimum(share * n_stage, 1.0)
         parts_by_stage.append(
             {
                 "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense, expert_held),
@@ -281,13 +293,17 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
                 "optimizer": sharded(training.optimizer_bytes, states_div_o, params_dense, expert_held),
                 "activations": act * (1.0 + FRAGMENTATION),
                 "logits": np.where(with_logits, logits, 0.0),
-                "fsdp_buffers": gather,
+                "fsdp_buffers": gather * np.minimum(share * n_stage, 1.0),
             }
         )
-    totals = [sum(p.values()) for p in parts_by_stage]
-    use_last = totals[1] > totals[0]
-    parts = {k: np.where(use_last, parts_by_stage[1][k], parts_by_stage[0][k]) for k in parts_by_stage[0]}
+    totals = np.stack([sum(p.values()) for p in parts_by_stage])
+    # argmax keeps the first of equal totals: ties go to the first stage, as before.
+    heaviest = np.argmax(totals, axis=0)
+    parts = {
+        k: np.choose(heaviest, [np.broadcast_to(p[k], heaviest.shape) for p in parts_by_stage])
+        for k in parts_by_stage[0]
+    }
     reserve = training.framework_reserve_gib * GIB
-    parts["framework_reserve"] = np.full(np.shape(use_last), reserve)
-    parts["total"] = np.maximum(totals[0], totals[1]) + reserve
+    parts["framework_reserve"] = np.full(heaviest.shape, reserve)
+    parts["total"] = np.max(totals, axis=0) + reserve
     return parts

@@ -6,7 +6,9 @@ may split unevenly), the global batch is a multiple of dp × micro_batch, CP spl
 2·cp load-balanced chunks and EP divides the experts and the data-parallel ranks; it is *feasible*
 when it also fits in memory. The search enumerates every combination of the free fields,
 evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
-estimate, counts rejections by reason and keeps the fastest feasible layouts.
+estimate, counts rejections by reason and keeps the fastest feasible layouts. It also keeps the layout that
+needs the least memory among the structurally valid ones, so that a search where nothing fits can say by
+how much the best candidate misses (memory is then the binding constraint, whatever rule rejected most).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from clusterdesigner.engine.workload import (
     SHARDING_MODES,
     IntArray,
     Problem,
+    layout_row,
     layouts,
 )
 
@@ -120,6 +123,10 @@ class SearchResult:
     reason_fields: dict[str, str] = field(default_factory=dict)  # rejection reason → the field it concerns
     valid: int = 0
     feasible: int = 0
+    # The structurally valid layout that needs the least memory per GPU (GiB), as a ``parallelism`` row;
+    # None until a layout passes the structural checks.
+    min_need_gib: float | None = None
+    min_need_layout: dict[str, Any] | None = None
 
 
 def _divisors(n: int) -> list[int]:
@@ -206,6 +213,10 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         result.valid += int(ok.sum())
         mem = memory_parts(problem, sub)
         need_gib = mem["total"] / GIB
+        least = int(np.argmin(need_gib))
+        if result.min_need_gib is None or need_gib[least] < result.min_need_gib:
+            result.min_need_gib = float(need_gib[least])
+            result.min_need_layout = layout_row(sub, least)
         fits = need_gib <= cap_gib
         if (~fits).any():
             needs, how_many = np.unique(_round2(need_gib[~fits]), return_counts=True)
@@ -224,6 +235,26 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         best_lay = {k: a[order] for k, a in best_lay.items()}
     result.best = best_lay
     return result
+
+
+def structurally_valid(problem: Problem, *, fixed: Mapping[str, int]) -> bool:
+    """Whether any layout allowed by ``fixed`` passes ``structural_checks`` on this cluster (memory aside).
+
+    Cheap next to ``search``: one layout per structure, at micro-batch 1 (or the fixed one), since a
+    micro-batch m that satisfies the batch rules (B a multiple of dp·m; B/(dp·m) a multiple of pp when
+    interleaving) implies micro-batch 1 does; recompute, sharding and sequence parallelism enter no
+    structural rule."""
+    block = list(_structures(problem, fixed))
+    if not block:
+        return False
+    cols = {k: np.array([b[k] for b in block], dtype=np.int64) for k in ("tp", "pp", "cp", "dp", "ep", "vpp")}
+    lay = layouts(
+        **cols, micro_batch=fixed.get("micro_batch", 1), recompute=0, sharding=0, sequence_parallel=0
+    )
+    ok = np.ones(len(block), dtype=bool)
+    for _, failed, _ in structural_checks(problem, lay):
+        ok &= ~failed
+    return bool(ok.any())
 
 
 def _round2(values: np.ndarray) -> np.ndarray:
@@ -246,4 +277,4 @@ def sharding_index(name: str) -> int:
     return SHARDING_MODES.index(name)
 
 
-__all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks"]
+__all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks", "structurally_valid"]

@@ -8,7 +8,8 @@ step time, throughput and MFU with their parts and the constants used. See docs/
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from clusterdesigner.engine.hardware import (
 from clusterdesigner.engine.memory import (
     DEFAULT_FRAMEWORK_RESERVE_GIB,
     MEMORY_ASSUMPTIONS,
+    WEIGHT_BYTES,
     end_stage_layers,
 )
 from clusterdesigner.engine.model import (
@@ -32,7 +34,13 @@ from clusterdesigner.engine.model import (
     model_from_dict,
 )
 from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
-from clusterdesigner.engine.search import evaluate, search, structural_checks
+from clusterdesigner.engine.search import (
+    SearchResult,
+    evaluate,
+    search,
+    structural_checks,
+    structurally_valid,
+)
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
 from clusterdesigner.engine.workload import (
     GIB,
@@ -454,15 +462,7 @@ def estimate(
     result = search(problem, fixed=fixed, top=n_candidates)
     rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     if result.best["tp"].size == 0:
-        top_reason = next(iter(rejected), "no layout")
-        # Name the given field the commonest rule broke (tp for "tp 16 does not divide 8 kv heads");
-        # otherwise the layout as a whole, or the cluster's size when nothing was given.
-        reason_field = result.reason_fields.get(top_reason, "")
-        given = reason_field.removeprefix("parallelism.") in fixed
-        raise InfeasibleError(
-            f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
-            field=reason_field if given else "parallelism" if fixed else "cluster.nodes",
-        )
+        raise _no_layout_error(problem, fixed, result, rejected)
     candidates = _rows(problem, result.best)
     return {
         "mode": "search",
@@ -477,4 +477,221 @@ def estimate(
     }
 
 
-__all__ = ["estimate", "model_presets", "parse_problem", "parse_parallelism", "np"]
+def describe_layout(row: Mapping[str, Any]) -> str:
+    """A ``parallelism`` object in words: "tp 8, pp 1, dp 1, micro-batch 1, full recompute, zero3"
+    (cp, ep and vpp only when above 1)."""
+    parts = [f"tp {row['tp']}", f"pp {row['pp']}", f"dp {row['dp']}"]
+    parts += [f"{key} {row[key]}" for key in ("cp", "ep", "vpp") if row[key] > 1]
+    parts.append(f"micro-batch {row['micro_batch']}")
+    parts.append("no recompute" if row["recompute"] == "none" else f"{row['recompute']} recompute")
+    parts.append("no sharding" if row["sharding"] == "none" else str(row["sharding"]))
+    if row["sequence_parallel"]:
+        parts.append("sequence parallel")
+    return ", ".join(parts)
+
+
+def _gib_above(need_gib: float, have_gib: float) -> str:
+    """``need_gib`` to one decimal, or more (up to 3) if one would print it as ≤ ``have_gib``."""
+    digits = 1
+    while digits < 3 and round(need_gib, digits) <= have_gib:
+        digits += 1
+    return f"{need_gib:.{digits}f}"
+
+
+def _no_layout_error(
+    problem: Problem, fixed: Mapping[str, int], result: SearchResult, rejected: Mapping[str, int]
+) -> InfeasibleError:
+    """Why a search found nothing, naming the binding constraint.
+
+    When some layouts pass the structural rules, memory is what binds (whatever rule rejected the most
+    layouts): the error gives the least memory any valid layout needs against the capacity. It is on
+    ``cluster.nodes`` (more GPUs is the remedy) unless the given parallelism fields are to blame, i.e. an
+    unconstrained search of the same cluster finds a layout that fits; then it is on ``parallelism`` and
+    names that layout. When no layout passes the structural rules, the commonest structural reason is
+    reported, on the given field it concerns (tp for "tp 16 does not divide 8 kv heads"), otherwise on the
+    layout as a whole, or the cluster's size when nothing was given."""
+    if result.valid and result.min_need_gib is not None and result.min_need_layout is not None:
+        need, have = result.min_need_gib, problem.cluster.accelerator.memory_gib
+        which = "the only valid layout" if result.valid == 1 else f"the best of {result.valid} valid layouts"
+        message = (
+            f"no parallel layout fits in memory: {which} needs {_gib_above(need, have)} GiB of {have:g} GiB "
+            f"per GPU ({describe_layout(result.min_need_layout)})"
+        )
+        field = "cluster.nodes"
+        if fixed:
+            free = search(problem, fixed={}, top=1)
+            if free.feasible:
+                row = _rows(problem, free.best)[0]
+                field = "parallelism"
+                message += (
+                    f"; with the parallelism left to the search, {describe_layout(row['parallelism'])} "
+                    f"fits in {row['memory_per_gpu_gib']['total']:.1f} GiB"
+                )
+        return InfeasibleError(
+            message, field=field, need_gib=need, have_gib=have, layout=dict(result.min_need_layout)
+        )
+    top_reason = next(iter(rejected), "no layout")
+    reason_field = result.reason_fields.get(top_reason, "")
+    given = reason_field.removeprefix("parallelism.") in fixed
+    return InfeasibleError(
+        f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
+        field=reason_field if given else "parallelism" if fixed else "cluster.nodes",
+    )
+
+
+# ---- sizing: how many nodes ------------------------------------------------------------------------------
+MAX_SIZING_NODES = 4096
+MAX_SIZING_SEARCHES = 8
+_MAX_VALIDITY_SCAN = 64
+
+
+def _sizing_problem(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> tuple[Problem, dict[str, int]]:
+    """The request's problem and its fixed parallelism without ``dp``, which the node count decides."""
+    problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
+    fixed = parse_parallelism(request)
+    fixed.pop("dp", None)
+    return problem, fixed
+
+
+def _at_nodes(problem: Problem, nodes: int) -> Problem:
+    if nodes < 1:
+        raise InputError(f"node counts must be at least 1, got {nodes}", field="cluster.nodes")
+    if nodes > 1 and problem.cluster.fabric is _SINGLE_NODE_FABRIC:
+        raise InputError("is required to size the cluster beyond one node", field="cluster.fabric")
+    return replace(problem, cluster=replace(problem.cluster, nodes=nodes))
+
+
+def _best_at(problem: Problem, fixed: Mapping[str, int], nodes: int) -> dict[str, Any] | None:
+    """The fastest layout that fits on ``nodes`` nodes as a result row, or None (no valid layout, or none
+    that fits). Counts that no layout can use are refused by the cheap structural check, not a search."""
+    at = _at_nodes(problem, nodes)
+    if not structurally_valid(at, fixed=fixed):
+        return None
+    result = search(at, fixed=fixed, top=1)
+    return _rows(at, result.best)[0] if result.feasible else None
+
+
+def _states_floor_nodes(problem: Problem) -> float:
+    """Nodes below which the model states alone, fully sharded over every GPU, overflow memory:
+    P · (2 + grad_bytes + optimizer_bytes) / (gpus_per_node · (capacity − reserve)). A first probe for
+    the sizing search, not a bound: the heaviest stage ``memory_parts`` charges may hold a little less
+    than the average (a middle stage holds no embedding), so a layout may be reported to fit just below."""
+    t, c = problem.training, problem.cluster
+    room_gib = c.accelerator.memory_gib - t.framework_reserve_gib
+    if room_gib <= 0:
+        return math.inf
+    state_bytes = problem.model.total_params * (WEIGHT_BYTES + t.grad_bytes + t.optimizer_bytes)
+    return state_bytes / GIB / room_gib / c.gpus_per_node
+
+
+def _valid_near(problem: Problem, fixed: Mapping[str, int], target: int, lo: int, hi: int) -> int | None:
+    """The node count in [lo, hi] nearest ``target`` (ties upward) that some layout can use, scanning at
+    most _MAX_VALIDITY_SCAN counts."""
+    scanned = 0
+    for step in range(hi - lo + 1):
+        for n in (target + step, target - step) if step else (target,):
+            if lo <= n <= hi:
+                if structurally_valid(_at_nodes(problem, n), fixed=fixed):
+                    return n
+                scanned += 1
+        if scanned >= _MAX_VALIDITY_SCAN:
+            return None
+    return None
+
+
+def min_nodes_to_fit(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+    max_nodes: int = MAX_SIZING_NODES,
+    max_searches: int = MAX_SIZING_SEARCHES,
+) -> int | None:
+    """The smallest node count, from the request's ``cluster.nodes`` up to ``max_nodes`` (gpus_per_node
+    and everything else kept), at which the layout search finds a layout that fits in memory; None when
+    none fits up to ``max_nodes``.
+
+    Method: search the request's count; if nothing fits, probe upward from the model-states floor
+    (``_states_floor_nodes``: the states of P parameters at 2 + grad_bytes + optimizer_bytes bytes each,
+    spread over every GPU) and double until a layout fits, then bisect between the largest count tried
+    that failed and the smallest that fits. Only counts some layout can use are searched
+    (``search.structurally_valid``: tp × pp × cp × dp must use every GPU with dp dividing the global batch,
+    tp dividing the heads, pp at most the layers, ...), so a bisection step lands on the valid count
+    nearest the midpoint. Assumes that fitting is monotone in the node count (more GPUs shard the states
+    further or split the layers finer); the returned count is verified by a search and the count tried
+    just below it failed. Cost: one search per doubling (at most log2(max_nodes / nodes)), bisection
+    until ``max_searches`` searches in all; if the budget runs out first, the smallest fitting count found
+    is returned. A fixed ``parallelism.dp`` is dropped (the node count decides it); other fixed fields hold.
+    Raises InputError on ``cluster.fabric`` when more than one node is needed and the request has none.
+    """
+    problem, fixed = _sizing_problem(request, accelerators=accelerators, fabrics=fabrics)
+    start = problem.cluster.nodes
+    if _best_at(problem, fixed, start) is not None:
+        return start
+    searches = 1
+    lo, hi = start, None
+    probe = max(start + 1, math.ceil(min(_states_floor_nodes(problem), float(max_nodes))))
+    while probe <= max_nodes:
+        n = _valid_near(problem, fixed, probe, probe, min(2 * probe - 1, max_nodes))
+        if n is not None:
+            searches += 1
+            if _best_at(problem, fixed, n) is not None:
+                hi = n
+                break
+            lo = n
+        if probe == max_nodes:
+            break
+        probe = min(2 * probe, max_nodes)
+    if hi is None:
+        return None
+    while hi - lo > 1 and searches < max_searches:
+        n = _valid_near(problem, fixed, (lo + hi) // 2, lo + 1, hi - 1)
+        if n is None:
+            break
+        searches += 1
+        if _best_at(problem, fixed, n) is not None:
+            hi = n
+        else:
+            lo = n
+    return hi
+
+
+def days_at_nodes(
+    request: Mapping[str, Any],
+    nodes_list: Iterable[int],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> dict[int, float | None]:
+    """Days to train at each node count: {nodes: time_to_train_days of the fastest layout that fits, or
+    None when none fits (or no layout can use that many nodes)}.
+
+    time_to_train_days = training.tokens / tokens_per_second / 86,400, with tokens_per_second =
+    global_batch_seqs · seq_len / step_time of the best layout the search finds at that count, as
+    ``estimate`` reports it. Everything but ``cluster.nodes`` is the request's (a fixed
+    ``parallelism.dp`` is dropped: the node count decides it). One search per distinct count.
+    """
+    problem, fixed = _sizing_problem(request, accelerators=accelerators, fabrics=fabrics)
+    days: dict[int, float | None] = {}
+    for nodes in nodes_list:
+        if nodes not in days:
+            row = _best_at(problem, fixed, nodes)
+            days[nodes] = None if row is None else float(row["time_to_train_days"])
+    return days
+
+
+__all__ = [
+    "days_at_nodes",
+    "describe_layout",
+    "estimate",
+    "min_nodes_to_fit",
+    "model_presets",
+    "parse_problem",
+    "parse_parallelism",
+    "np",
+]

@@ -142,6 +142,33 @@ def test_fp8_stores_each_linear_layers_input_in_one_byte() -> None:
     assert stored("fp8") == pytest.approx(27 * s * b * h / t, rel=1e-9)
 
 
+def test_a_middle_stage_of_an_uneven_balanced_split_is_charged_its_full_layers() -> None:
+    # Llama 3 405B's 126 layers over pp 20 split 1 + 18 × 7 + 1 (balanced), so a middle stage holds seven
+    # layers. Per layer (405.9e9 − 2 × 128,256 × 16,384 embedding and output parameters) / 126 = 3.188e9
+    # parameters; at tp 2 without sharding, 16 B each (2 weights + 2 gradients + 12 Adam): 7 × 3.188e9 / 2
+    # × 16 B = 166 GiB on one GPU. The two end stages hold one layer and the embedding or output layer
+    # (~65 GiB), which was all the engine charged: 405B "fitted" on 40 H100s in 56.8 GiB.
+    request = {
+        "model": {"preset": "llama3-405b"},
+        "training": {"tokens": 15.6e12, "global_batch_tokens": 16 * 2**20, "precision": "bf16"},
+        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 5, "fabric": "ib-ndr400"},
+        "parallelism": {
+            "tp": 2,
+            "pp": 20,
+            "dp": 1,
+            "micro_batch": 2,
+            "recompute": "full",
+            "sharding": "none",
+        },
+    }
+    r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    mem = r["memory_per_gpu_gib"]
+    assert not r["fits"]
+    assert mem["weights"] + mem["gradients"] + mem["optimizer"] == pytest.approx(166.0, rel=0.01)
+    assert mem["logits"] == 0.0  # a middle stage computes no loss
+    assert sum(v for k, v in mem.items() if k != "total") == pytest.approx(mem["total"], abs=0.01)
+
+
 def _gpt3_layout(tp: int, pp: int, **fields: object) -> dict[str, np.ndarray]:
     """A layout of the 384 GPUs of ``_request()`` (dp fills the rest; SP whenever TP is used)."""
     return layouts(
