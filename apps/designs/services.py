@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import hashlib
 import json
@@ -89,7 +90,9 @@ def _spec_field(engine_field: str, *, cloud_index: int | None = None) -> str:
 
 def _spec_error(exc: EngineError, *, cloud_index: int | None = None) -> EngineError:
     """The same error, its field named by the design spec's path (what the editor and API callers sent)."""
-    return type(exc)(exc.message, field=_spec_field(exc.field, cloud_index=cloud_index))
+    renamed = copy.copy(exc)  # keeps what a subclass carries (an InfeasibleError's memory figures)
+    renamed.field = _spec_field(exc.field, cloud_index=cloud_index)
+    return renamed
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
