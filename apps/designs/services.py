@@ -15,6 +15,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot
+from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import DesignSpecSerializer, cost_requests, spec_with_defaults, training_request
 from clusterdesigner.engine import cost, training
@@ -165,13 +166,15 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
         except EngineError as exc:
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
+    options = _options(costs, chosen, catalog)
     return {
         "spec": spec,
         "training": train,
         "costs": costs,
-        "options": _options(costs, chosen, catalog),
+        "options": options,
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _findings(costs),
+        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
     }
 
 
