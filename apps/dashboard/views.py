@@ -21,9 +21,11 @@ from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
 from apps.catalog.selectors import engine_catalog
 from apps.dashboard import charts
+from apps.dashboard.templatetags.dashboard import num
 from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
+from clusterdesigner.engine import cost
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import default_offering
 from clusterdesigner.engine.training import model_presets
@@ -143,6 +145,63 @@ def _picker_context() -> dict[str, Any]:
     }
 
 
+# The owning assumptions the editor offers under "Owning assumptions", in the order shown: label (with units),
+# whether the value is a fraction (entered as 0.08, shown as 8 %) and when it applies. Defaults, units and
+# sources come from the cost engine's DEFAULTS. Server price, node power and electricity have their own
+# inputs above the section.
+OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
+    "pue": ("PUE (facility power ÷ IT power)", False, ""),
+    "depreciation_years": ("Depreciation (years)", False, ""),
+    "discount_rate": ("Discount rate (fraction per year)", True, ""),
+    "residual_fraction": ("Residual value (fraction of capex)", True, ""),
+    "colo_usd_per_kw_month": ("Colocation (USD per kW-month)", False, ""),
+    "maintenance_fraction_per_year": ("Maintenance (fraction of capex per year)", True, ""),
+    "staff_fte": ("Staff (FTE)", False, ""),
+    "staff_usd_per_fte_year": ("Staff cost (USD per FTE-year)", False, ""),
+    "idle_power_fraction": ("Idle power (fraction of full IT power)", True, ""),
+    "installation_fraction": ("Installation (fraction of hardware capex)", True, ""),
+    "storage_usd_per_tb": ("Storage (USD per TB, capex)", False, ""),
+    "server_price_to_gpu_list": ("Server price ÷ (GPU list price × GPUs)", False,
+                                 "Used when the server price is blank and the catalog lists the GPU price."),
+    "server_usd_per_gpu": ("Server price per GPU (USD)", False,
+                           "Used when the server price is blank and the catalog has no GPU list price."),
+}  # fmt: skip
+_RULE_MIN = {"pos": "0", "nonneg": "0", "frac": "0", "util": "0", "ge1": "1", "int": "1"}
+
+
+def _default_caption(key: str, *, fraction: bool = False) -> dict[str, str]:
+    """The default of an on_prem input as its placeholder ("0.08") and its caption ("Default 0.08 = 8 % per
+    year · <source>"), from the cost engine's DEFAULTS."""
+    default = cost.DEFAULTS[f"on_prem.{key}"]
+    value = float(default.value)
+    shown = f"{value:g} = {value * 100:g} %" if fraction else num(value)
+    caption = f"Default {shown} {default.unit}"
+    return {"placeholder": f"{value:g}", "caption": caption, "source": default.source}
+
+
+def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
+    """One input per owning assumption: its spec key, label, the spec's value (blank = the default), the
+    default as placeholder and caption with its source, and the lowest value the engine accepts."""
+    fields = []
+    for key, (label, fraction, note) in OWNING_FIELDS.items():
+        fields.append({
+            "key": key, "id": "f-" + key.replace("_", "-"), "label": label, "value": on_prem.get(key),
+            "note": note, "min": _RULE_MIN.get(cost.field_rule(f"on_prem.{key}") or "", ""),
+            **_default_caption(key, fraction=fraction),
+        })  # fmt: skip
+    return fields
+
+
+def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
+    on_prem = (spec.get("costs") or {}).get("on_prem") or {}
+    owning = _owning_fields(on_prem)
+    return {
+        "owning_fields": owning,
+        "owning_given": any(f["value"] is not None for f in owning),
+        "kwh_default": _default_caption("usd_per_kwh"),
+    }
+
+
 def _prefill(request: HttpRequest) -> dict[str, Any]:
     """A new design's spec from the query string (the sweep page links here with its point's parameters)."""
     spec = spec_with_defaults(None)
@@ -182,6 +241,7 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
 @login_required
 def design_new(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("name") or "New design"
+    spec = _prefill(request)
     return render(
         request,
         "dashboard/editor.html",
@@ -189,9 +249,10 @@ def design_new(request: HttpRequest) -> HttpResponse:
             **_picker_context(),
             "design": None,
             "catalog_prices": _catalog_prices(),
-            "spec": _prefill(request),
+            "spec": spec,
             "name": name,
             "visibility": "private",
+            **_editor_context(spec),
         },
     )
 
@@ -209,6 +270,7 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
         "visibility": design.visibility,
         "description": design.description,
     }
+    context.update(_editor_context(context["spec"]))
     context.update(_evaluated_context(version))
     return render(request, "dashboard/editor.html", context)
 

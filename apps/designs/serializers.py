@@ -55,6 +55,44 @@ class CloneSerializer(StrictJSONTypes, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
 
 
+class RunEstimateSerializer(serializers.Serializer):
+    nodes = serializers.IntegerField()
+    days = serializers.FloatField(allow_null=True, help_text="None when it could not be estimated (see error).")
+    run_cost_usd = serializers.FloatField(allow_null=True, help_text="The cheapest option's cost per run.")
+    error = serializers.CharField(allow_blank=True)
+
+
+class DeadlineCheckSerializer(serializers.Serializer):
+    deadline_days = serializers.FloatField()
+    status = serializers.CharField(help_text="meets | misses")
+    nodes = serializers.IntegerField()
+    days = serializers.FloatField(allow_null=True)
+    slack_days = serializers.FloatField(allow_null=True, help_text="deadline − days; negative when missed.")
+    larger = RunEstimateSerializer(many=True, help_text="The run re-estimated on 2×, 4×, 8× the nodes.")
+    meeting_nodes = serializers.IntegerField(allow_null=True, help_text="The fewest of those that meet it.")
+    message = serializers.CharField()
+
+
+class BudgetCheckSerializer(serializers.Serializer):
+    budget_usd = serializers.FloatField()
+    status = serializers.CharField(help_text="meets | misses | unknown")
+    run_cost_usd = serializers.FloatField(allow_null=True)
+    margin_usd = serializers.FloatField(allow_null=True, help_text="budget − cost; negative when over.")
+    option = serializers.CharField(allow_blank=True)
+    message = serializers.CharField()
+
+
+class VerdictSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="meets | misses | none (the design has no goals)")
+    messages = serializers.ListField(child=serializers.CharField())
+    days_basis = serializers.CharField(
+        help_text="expected (the cheapest option's days with failures and restarts) | failure_free"
+    )
+    option = serializers.CharField(allow_blank=True, help_text="The cheapest option's label.")
+    deadline = DeadlineCheckSerializer(allow_null=True)
+    budget = BudgetCheckSerializer(allow_null=True)
+
+
 class EvaluationSerializer(serializers.Serializer):
     design = serializers.DictField()
     spec = serializers.DictField()
@@ -63,6 +101,7 @@ class EvaluationSerializer(serializers.Serializer):
     options = serializers.ListField(child=serializers.DictField())
     assumptions = serializers.ListField(child=serializers.DictField())
     findings = serializers.ListField(child=serializers.DictField())
+    verdict = VerdictSerializer(required=False, help_text="spec.goals against this result.")
     computed_at = serializers.CharField()
 
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot
+from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import (
     PRICING_MODELS,
@@ -209,13 +210,15 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
         except EngineError as exc:
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
+    options = _options(costs, chosen, catalog)
     return {
         "spec": spec,
         "training": train,
         "costs": costs,
-        "options": _options(costs, chosen, catalog),
+        "options": options,
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
+        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
     }
 
 

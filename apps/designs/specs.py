@@ -5,6 +5,9 @@ A spec is a JSON object (see EVALUATION_CONTRACT in docs/designs.md):
     cluster:     {accelerator, gpus_per_node, nodes, fabric, oversubscription, storage}
     parallelism: a layout dict, or "search"
     costs:       {horizon_years, utilization, on_prem: {...}, cloud: [{offering, pricing_models, usd_per_node_hour?}]}
+    goals:       {deadline_days?, budget_usd?}, optional: a deadline for the training run in days and
+                 a budget in USD per run; the evaluation's ``verdict`` says whether the design meets
+                 them (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
 """
 
 from __future__ import annotations
@@ -136,11 +139,32 @@ class CostSpecSerializer(StrictJSONTypes, serializers.Serializer):
         return value
 
 
+class GoalsSpecSerializer(StrictJSONTypes, serializers.Serializer):
+    deadline_days = serializers.FloatField(
+        required=False, min_value=0.001, max_value=1e5,
+        help_text="The run must finish within this many days (expected, failures and restarts included).",
+    )  # fmt: skip
+    budget_usd = serializers.FloatField(
+        required=False, min_value=0.01, max_value=1e13,
+        help_text="The most one training run may cost, in USD (against the cheapest option's cost per run).",
+    )  # fmt: skip
+
+    def to_internal_value(self, data: Any) -> Any:
+        # A misspelt goal ("deadline") silently dropped would read as "no deadline": refuse it, naming it.
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                known = ", ".join(self.fields)
+                raise serializers.ValidationError({key: [f"unknown goal; known: {known}"] for key in unknown})
+        return super().to_internal_value(data)
+
+
 class DesignSpecSerializer(StrictJSONTypes, serializers.Serializer):
     workload = WorkloadSpecSerializer()
     cluster = ClusterSpecSerializer()
     parallelism = serializers.JSONField(default="search")
     costs = CostSpecSerializer(required=False)
+    goals = GoalsSpecSerializer(required=False)
 
     def validate_parallelism(self, value: Any) -> Any:
         if value in ("search", None):

@@ -273,6 +273,12 @@ ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in _RULES if p.st
 _MISSING = object()
 
 
+def field_rule(path: str) -> str | None:
+    """The range check :func:`tco` applies to a request field, for forms that mirror it: "pos" (> 0),
+    "nonneg" (≥ 0), "frac" ([0, 1)), "util" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1); None if unchecked."""
+    return _RULES.get(path)
+
+
 def _lookup(request: Mapping[str, Any], path: str) -> Any:
     node: Any = request
     for part in path.split("."):

@@ -46,6 +46,9 @@
         var input = slot.parentElement.querySelector("input, select, textarea");
         if (!slot.id) slot.id = "error-" + path.replace(/[^\w-]/g, "-");
         if (input) { input.setAttribute("aria-invalid", "true"); input.setAttribute("aria-describedby", slot.id); }
+        // An error inside a closed section (the editor's "Owning assumptions") opens it, so it is seen.
+        var section = slot.closest("details");
+        if (section) section.open = true;
       } else {
         unplaced.push(label(name) + ": " + text);
       }

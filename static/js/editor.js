@@ -186,12 +186,17 @@
     } else {
       spec.parallelism = "search";
     }
+    var goals = {};
+    setIf(goals, "deadline_days", number("spec.goals.deadline_days"));
+    setIf(goals, "budget_usd", number("spec.goals.budget_usd"));
+    if (Object.keys(goals).length) spec.goals = goals; else delete spec.goals;
     var costs = spec.costs = Object.assign({}, spec.costs || {});
     setIf(costs, "horizon_years", number("spec.costs.horizon_years"));
     setIf(costs, "utilization", number("spec.costs.utilization"));
     costs.on_prem = Object.assign({}, costs.on_prem || {});
-    ["server_usd", "node_power_kw", "usd_per_kwh"].forEach(function (k) {
-      var value = number("spec.costs.on_prem." + k);
+    // Every owning input (server price, power, electricity and the "Owning assumptions"): blank = default.
+    form.querySelectorAll('[data-field^="spec.costs.on_prem."]').forEach(function (el) {
+      var k = el.dataset.field.slice("spec.costs.on_prem.".length), value = number(el.dataset.field);
       if (value === undefined) delete costs.on_prem[k]; else costs.on_prem[k] = value;
     });
     costs.cloud = cloudRows().map(function (row) {

@@ -23,7 +23,7 @@ FOCUSED = """() => {
 }"""
 VISIBLE_CONTROLS = """() => Array.from(document.querySelectorAll(
     "#design-form input, #design-form select, #design-form textarea"))
-  .filter(el => el.type !== "hidden" && el.offsetParent !== null)
+  .filter(el => el.type !== "hidden" && el.offsetParent !== null && !el.closest("details:not([open])"))
   .map(el => ({id: el.id, name: el.name, type: el.type,
                label: (el.id && document.querySelector('label[for="' + el.id + '"]')?.textContent.trim())
                       || el.getAttribute("aria-label") || ""}))"""
@@ -84,6 +84,14 @@ def test_editor_fields_are_labelled_reachable_by_tab_and_the_form_submits_with_e
         < order.index("save-design")
         < order.index("auto-refresh")
     )
+
+    # Enter on "Owning assumptions" opens the section; its fields (hidden while closed) join the tab order.
+    page.focus("#owning-assumptions > summary")
+    page.keyboard.press("Enter")
+    assert page.is_visible("#f-pue")
+    page.keyboard.press("Tab")
+    focused = page.evaluate(FOCUSED)
+    assert focused["id"] == "f-pue" and focused["label"].startswith("PUE")
 
     # Arrow keys switch the layout mode; the fixed-layout fields appear and join the tab order.
     page.focus("#f-layout-search")

@@ -1,0 +1,83 @@
+"""A design's goals (``spec.goals``: a deadline in days, a budget in USD per run) against its evaluation.
+
+The sentences and the arithmetic are the engine's (clusterdesigner/engine/verdict.py); this module picks the
+numbers from an evaluation and, for a missed deadline, re-estimates the run on more nodes: the training
+engine (the spec's fixed layout with dp scaled, or a search when the layout is searched), then the cost
+engine for the cheapest option, so the days compared are the same kind (expected, with failures and
+restarts) at every node count. Kept apart from services.py, which evaluate_spec calls it from.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from apps.designs.specs import cost_requests, training_request
+from clusterdesigner.engine import cost, training, verdict
+from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.errors import EngineError
+
+MAX_NODES = 100_000  # the spec's limit (ClusterSpecSerializer.nodes)
+
+
+def goals_verdict(*, spec: dict[str, Any], train: dict[str, Any], options: list[dict[str, Any]],
+                  catalog: CatalogSpecs) -> dict[str, Any]:  # fmt: skip
+    """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
+
+    The design's days are the cheapest option's expected days (``options[0]["days"]``: failures and
+    restarts included) when it has them, else the training estimate's failure-free ``time_to_train_days``.
+    """
+    goals = spec.get("goals") or {}
+    deadline, budget = goals.get("deadline_days"), goals.get("budget_usd")
+    nodes = int(spec["cluster"]["nodes"])
+    cheapest = options[0] if options else None
+    if cheapest is not None and cheapest.get("days") is not None:
+        basis, days = "expected", float(cheapest["days"])
+    else:
+        basis, days = "failure_free", float(train["time_to_train_days"])
+    design = verdict.RunEstimate(nodes, days, cheapest.get("run_cost_usd") if cheapest else None)
+    larger: tuple[verdict.RunEstimate, ...] = ()
+    if deadline is not None and days > deadline:
+        larger = verdict.explore(
+            nodes=nodes,
+            deadline_days=deadline,
+            estimate=lambda n: _estimate_on(spec, n, cheapest, catalog),
+            max_nodes=MAX_NODES,
+        )
+    result = verdict.compose(deadline_days=deadline, budget_usd=budget, design=design, larger=larger,
+                             option=cheapest["label"] if cheapest else "", days_basis=basis)  # fmt: skip
+    return result.to_json()
+
+
+def _scaled(spec: dict[str, Any], nodes: int) -> dict[str, Any]:
+    """The spec on ``nodes`` nodes; a fixed layout keeps tp, pp, cp and scales dp with the node count."""
+    scaled = copy.deepcopy(spec)
+    factor = nodes / scaled["cluster"]["nodes"]
+    scaled["cluster"]["nodes"] = nodes
+    layout = scaled.get("parallelism")
+    if isinstance(layout, dict) and layout.get("dp"):
+        layout["dp"] = round(layout["dp"] * factor)
+    return scaled
+
+
+def _estimate_on(spec: dict[str, Any], nodes: int, option: dict[str, Any] | None,
+                 catalog: CatalogSpecs) -> verdict.RunEstimate:  # fmt: skip
+    """The run on ``nodes`` nodes: the cheapest option's expected days and cost per run at that size (the
+    failure-free days when there is no option), or why it cannot be estimated."""
+    scaled = _scaled(spec, nodes)
+    try:
+        train = training.estimate(training_request(scaled), **catalog.training_kwargs())
+        if option is None:
+            return verdict.RunEstimate(nodes, float(train["time_to_train_days"]))
+        requests = cost_requests(scaled)
+        request = next(
+            (r for r in requests if (r.get("cloud") or {}).get("offering") == option.get("offering")),
+            requests[0],
+        )
+        per_run = cost.tco(request, training=train, **catalog.cost_kwargs())["per_run"]
+    except EngineError as exc:
+        return verdict.RunEstimate(nodes, None, error=exc.message)
+    model = option.get("pricing_model") or "on_prem"
+    days = per_run.get("spot_effective_days" if model == "spot" else "effective_days")
+    run_cost = ((per_run.get("usd") or {}).get(model) or {}).get("usd")
+    return verdict.RunEstimate(nodes, days, run_cost)

@@ -1,0 +1,285 @@
+"""A design's verdict: does it meet its goals, a deadline in days and a budget in USD per training run?
+
+Every sentence is composed from numbers the evaluation computed (days, node counts, costs); there is no free
+text. The days compared with the deadline are the expected days *with* failures and restarts of the
+cheapest option (``days / goodput``, the cost engine's ``per_run.effective_days``, Young 1974 first-order
+goodput) when the evaluation has them, else the failure-free training estimate; the verdict names which.
+
+When the deadline is missed the caller re-estimates the run on more nodes (× 2, × 4, then × 8, stopping at
+the first that meets it: :func:`explore`), so the verdict can say how many nodes would meet it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clusterdesigner.engine.errors import InputError
+
+# Node-count multiples tried, in order, when a deadline is missed: at most three extra estimates.
+SCALE_FACTORS = (2, 4, 8)
+
+# What the compared days are: the phrase each verdict sentence ends with.
+DAYS_BASIS = {
+    "expected": "expected, with failures and restarts",
+    "failure_free": "failure-free training estimate",
+}
+
+STATUSES = ("meets", "misses", "none")
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """One node count's training run: its days (``None`` when it could not be estimated, ``error`` says
+    why; ``inf`` when interruptions outpace progress) and, when known, the cheapest option's cost per run."""
+
+    nodes: int
+    days: float | None
+    run_cost_usd: float | None = None
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "days": _finite(self.days),
+            "run_cost_usd": _finite(self.run_cost_usd),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class DeadlineCheck:
+    """The design's days against the deadline. ``slack_days`` = deadline − days (negative when missed);
+    ``larger`` the estimates on more nodes; ``meeting_nodes`` the fewest of those that meet it."""
+
+    deadline_days: float
+    status: str  # meets | misses
+    nodes: int
+    days: float
+    slack_days: float
+    larger: tuple[RunEstimate, ...]
+    meeting_nodes: int | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "deadline_days": self.deadline_days,
+            "status": self.status,
+            "nodes": self.nodes,
+            "days": _finite(self.days),
+            "slack_days": _finite(self.slack_days),
+            "larger": [e.to_json() for e in self.larger],
+            "meeting_nodes": self.meeting_nodes,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class BudgetCheck:
+    """The cheapest option's cost per run against the budget. ``margin_usd`` = budget − cost (negative when
+    over); status "unknown" when no option has a cost per run."""
+
+    budget_usd: float
+    status: str  # meets | misses | unknown
+    run_cost_usd: float | None
+    margin_usd: float | None
+    option: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "budget_usd": self.budget_usd,
+            "status": self.status,
+            "run_cost_usd": _finite(self.run_cost_usd),
+            "margin_usd": _finite(self.margin_usd),
+            "option": self.option,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``status``: "misses" when any goal is missed, "meets" when every goal that can be checked is met,
+    "none" when the design has no goals. ``messages``: the deadline sentence, then the budget one."""
+
+    status: str
+    messages: tuple[str, ...]
+    days_basis: str
+    option: str
+    deadline: DeadlineCheck | None
+    budget: BudgetCheck | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "messages": list(self.messages),
+            "days_basis": self.days_basis,
+            "option": self.option,
+            "deadline": self.deadline.to_json() if self.deadline else None,
+            "budget": self.budget.to_json() if self.budget else None,
+        }
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else x
+
+
+def usd_short(value: float) -> str:
+    """Money as a sentence reads it: $3.2M, $1.5B, $759k, $8,500."""
+    n = abs(value)
+    if n >= 1e9:
+        return f"${n / 1e9:.1f}B"
+    if n >= 1e6:
+        return f"${n / 1e6:.1f}M"
+    if n >= 1e4:
+        return f"${n / 1e3:.0f}k"
+    return f"${n:,.0f}"
+
+
+def _days(value: float) -> str:
+    return f"{value:.1f} days"
+
+
+def _positive(value: float | None, field: str) -> float | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not value > 0
+        or not math.isfinite(value)
+    ):
+        raise InputError(f"must be a number more than zero, got {value!r}", field=field)
+    return float(value)
+
+
+def explore(
+    *,
+    nodes: int,
+    deadline_days: float,
+    estimate: Callable[[int], RunEstimate],
+    factors: Sequence[int] = SCALE_FACTORS,
+    max_nodes: int | None = None,
+) -> tuple[RunEstimate, ...]:
+    """Estimate the run on ``nodes × f`` for each factor in turn, stopping at the first estimate that meets
+    the deadline (days ≤ deadline) or that cannot be made (``days`` is None: more nodes will not help a
+    layout that does not scale). At most ``len(factors)`` calls to ``estimate``; node counts over
+    ``max_nodes`` are not tried."""
+    out: list[RunEstimate] = []
+    for factor in factors:
+        n = nodes * factor
+        if max_nodes is not None and n > max_nodes:
+            break
+        run = estimate(n)
+        out.append(run)
+        if run.days is None or run.days <= deadline_days:
+            break
+    return tuple(out)
+
+
+def _alternative(run: RunEstimate, *, with_cost: bool) -> str:
+    if run.days is None:
+        return (
+            f"{run.nodes} nodes: no estimate ({run.error})"
+            if run.error
+            else f"{run.nodes} nodes: no estimate"
+        )
+    if not math.isfinite(run.days):
+        return f"{run.nodes} nodes never finish (interruptions outpace progress)"
+    text = f"{run.nodes} nodes give {_days(run.days)}"
+    if with_cost and run.run_cost_usd is not None:
+        text += f" at {usd_short(run.run_cost_usd)} per run"
+    return text
+
+
+def check_deadline(
+    *,
+    deadline_days: float,
+    design: RunEstimate,
+    larger: Sequence[RunEstimate],
+    basis: str,
+    costs: bool = False,
+) -> DeadlineCheck:
+    """Meets when the design's days ≤ the deadline: "Meets the 30-day deadline: 27.7 days on 64 nodes
+    (2.3 days slack; <basis>)". Else "Misses the 30-day deadline: 64 nodes give 46.4 days; 128 nodes give
+    24.6 days (<basis>)", listing each larger estimate (with its cost per run when ``costs``) and saying so
+    when none of them meets it."""
+    if design.days is None:
+        raise InputError("the design has no days to compare with the deadline", field="goals.deadline_days")
+    label = f"{deadline_days:g}-day deadline"
+    slack = deadline_days - design.days
+    if design.days <= deadline_days:
+        message = (
+            f"Meets the {label}: {_days(design.days)} on {design.nodes} nodes ({_days(slack)} slack; {basis})"
+        )
+        return DeadlineCheck(deadline_days, "meets", design.nodes, design.days, slack, (), None, message)
+    meeting = next(
+        (r.nodes for r in larger if r.days is not None and math.isfinite(r.days) and r.days <= deadline_days),
+        None,
+    )
+    parts = [_alternative(design, with_cost=False)]
+    parts += [_alternative(r, with_cost=costs) for r in larger]
+    tail = ""
+    if meeting is None and larger:
+        tail = f"; none of the node counts tried, up to {max(r.nodes for r in larger)}, meets it"
+    message = f"Misses the {label}: " + "; ".join(parts) + tail + f" ({basis})"
+    return DeadlineCheck(
+        deadline_days, "misses", design.nodes, design.days, slack, tuple(larger), meeting, message
+    )
+
+
+def check_budget(*, budget_usd: float, run_cost_usd: float | None, option: str) -> BudgetCheck:
+    """Within when the cheapest option's cost per run ≤ the budget: "Within the $5.0M budget: the cheapest
+    option, <option>, costs $3.2M per run ($1.8M to spare)"; else "Over the $2.0M budget by $1.2M: the
+    cheapest option, <option>, costs $3.2M per run"."""
+    budget = usd_short(budget_usd)
+    if run_cost_usd is None or not math.isfinite(run_cost_usd):
+        message = f"The {budget} budget cannot be checked: no option has a cost per run"
+        return BudgetCheck(budget_usd, "unknown", None, None, option, message)
+    margin = budget_usd - run_cost_usd
+    cost = f"the cheapest option, {option}, costs {usd_short(run_cost_usd)} per run"
+    if margin >= 0:
+        message = f"Within the {budget} budget: {cost} ({usd_short(margin)} to spare)"
+        return BudgetCheck(budget_usd, "meets", run_cost_usd, margin, option, message)
+    message = f"Over the {budget} budget by {usd_short(-margin)}: {cost}"
+    return BudgetCheck(budget_usd, "misses", run_cost_usd, margin, option, message)
+
+
+def compose(
+    *,
+    deadline_days: float | None,
+    budget_usd: float | None,
+    design: RunEstimate,
+    larger: Sequence[RunEstimate] = (),
+    option: str = "",
+    days_basis: str = "expected",
+) -> Verdict:
+    """The verdict for a design's goals. ``design`` is the design's own run (its node count, the days of
+    ``days_basis`` and the cheapest option's cost per run); ``larger`` the estimates on more nodes
+    (:func:`explore`); ``option`` the cheapest option's label. No goals give status "none" and no messages.
+    Raises InputError (field ``goals.*``) for a deadline or budget that is not a positive number."""
+    deadline_days = _positive(deadline_days, "goals.deadline_days")
+    budget_usd = _positive(budget_usd, "goals.budget_usd")
+    if days_basis not in DAYS_BASIS:
+        raise InputError(f"unknown days basis {days_basis!r}; known: {', '.join(DAYS_BASIS)}", field="")
+    basis = DAYS_BASIS[days_basis]
+    if days_basis == "expected" and option:
+        basis += f", for the cheapest option, {option}"
+    deadline = None
+    if deadline_days is not None:
+        deadline = check_deadline(
+            deadline_days=deadline_days,
+            design=design,
+            larger=larger,
+            basis=basis,
+            costs=budget_usd is not None,
+        )
+    budget = None
+    if budget_usd is not None:
+        budget = check_budget(budget_usd=budget_usd, run_cost_usd=design.run_cost_usd, option=option)
+    statuses = [c.status for c in (deadline, budget) if c is not None]
+    status = "misses" if "misses" in statuses else "meets" if "meets" in statuses else "none"
+    messages = tuple(c.message for c in (deadline, budget) if c is not None)
+    return Verdict(status, messages, days_basis, option, deadline, budget)
