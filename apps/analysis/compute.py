@@ -94,7 +94,7 @@ def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: C
                "usd_per_gpu_hour": gpu_hour, "mfu": train.get("mfu"), "layout": layout,
                "params_b": round(params_b, 3)}  # fmt: skip
         if run is None:
-            row["error"] = f"no {model} price for {accelerator}" if model != "own" else "no on-prem cost"
+            row["error"] = f"{offering or 'no offering'} has no {model.replace('_', ' ')} price for {accelerator}" if model != "own" else "no on-prem cost"
         rows.append(row)
     return rows
 

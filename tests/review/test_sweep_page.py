@@ -72,7 +72,7 @@ def test_sweep_page_names_each_offering_and_lists_failed_rows(
     assert f"{len(rows) - len(failed)} of {len(rows)} combinations priced; {len(failed)} could not be" in body
     table = body.split('id="sweep-failed"')[1].split("</table>")[0]
     assert table.count("<tr>") == len(failed) + 1
-    assert "no reserved_1y price for h100-sxm" in table
+    assert "coreweave-8x-h100-node has no reserved 1y price for h100-sxm" in table
     named = body.split('id="sweep-offerings"')[1].split("</table>")[0]
     assert "COREWEAVE" in named and "$68.80" in named
     assert "2026-09-01" in named

@@ -148,3 +148,11 @@ def when(value: Any) -> str:
         value = timezone.make_aware(value, dt.UTC)
     local = timezone.localtime(value)
     return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+
+@register.filter
+def pricing_label(model: Any) -> str:
+    """A pricing model's key (``reserved_1y``) as people read it ("reserved 1 y")."""
+    from apps.dashboard.charts import PRICING_LABELS
+
+    return PRICING_LABELS.get(str(model), str(model).replace("_", " "))
