@@ -9,6 +9,7 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.designs import api as designs_api
 from clusterdesigner.auth import RateLimitedLoginView
+from clusterdesigner.views import favicon
 
 router = DefaultRouter()
 router.register("accelerators", catalog_api.AcceleratorViewSet, basename="accelerator")
@@ -27,6 +28,7 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     # Before django.contrib.auth.urls, so sign-in goes through the failed-attempt limit.
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
