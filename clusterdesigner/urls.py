@@ -7,6 +7,7 @@ from rest_framework.routers import DefaultRouter
 
 from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
+from apps.dashboard import account_views
 from apps.designs import api as designs_api
 from clusterdesigner.auth import RateLimitedLoginView
 from clusterdesigner.views import favicon
@@ -32,6 +33,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # Before django.contrib.auth.urls, so sign-in goes through the failed-attempt limit.
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
+    path("accounts/tokens/", account_views.api_tokens, name="api-tokens"),
+    path("accounts/tokens/create/", account_views.api_token_create_view, name="api-token-create"),
+    path("accounts/tokens/revoke/", account_views.api_token_revoke_view, name="api-token-revoke"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
     path("", include("apps.dashboard.urls")),
