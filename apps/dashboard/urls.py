@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from apps.dashboard import views
+from apps.dashboard import design_actions, views
 
 app_name = "dashboard"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("designs/<int:design_id>/", views.design_detail, name="design"),
     path("designs/<int:design_id>/edit/", views.design_edit, name="design-edit"),
     path("designs/<int:design_id>/results/", views.design_results, name="design-results"),
+    path("designs/<int:design_id>/share-links/", design_actions.share_links_table, name="design-share-links"),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),
     path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),
