@@ -116,3 +116,32 @@ def test_owner_shares_with_a_7_day_expiry_opens_it_signed_out_then_revokes_it(
     link.refresh_from_db()
     assert link.revoked_at is not None and link.open_count == 1
     assert page.js_errors == []
+
+
+def test_another_user_clones_a_demo_and_lands_on_their_own_copy(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    from apps.designs.models import Design
+
+    user = _setup(django_user_model)  # "engineer"; the demos belong to "demo"
+    demo = Design.objects.filter(is_demo=True).order_by("id")[0]
+    sign_in(page, live_server.url, then=f"/designs/{demo.pk}/")
+    assert "by demo" in page.inner_text("h1")
+    assert page.locator("#edit-design").count() == 0
+    assert page.locator("#share-panel").count() == 0  # share links are the owner's
+
+    page.click("#clone-design")
+    page.wait_for_selector("#edit-design")
+    copy = Design.objects.get(owner=user)
+    assert page.url == f"{live_server.url}/designs/{copy.pk}/"
+    assert page.inner_text("h1") == f"Copy of {demo.name} version 1 · by engineer"
+    assert page.inner_text(".messages") == f"Cloned “{demo.name}” (version 1): this copy is yours to edit."
+    assert page.locator("#share-panel").count() == 1
+    assert copy.visibility == "private" and copy.current.spec == demo.current.spec
+    screenshot(page, "design-cloned")
+    _panel_shot(page, "main > .messages + h1 + p + .toolbar", "design-cloned-toolbar")
+
+    page.click("#edit-design")
+    page.wait_for_url(f"{live_server.url}/designs/{copy.pk}/edit/")
+    assert page.input_value("#f-name") == f"Copy of {demo.name}"
+    assert page.js_errors == []
