@@ -120,3 +120,18 @@ def test_share_view_names_the_version_and_when_it_was_frozen(alice: Any, design:
         f"later edits to the design do not change this page. This link expires {_minute(expires)}."
     )
     assert "edited after sharing" not in body
+
+
+def test_a_design_that_cannot_be_evaluated_lists_its_links_but_offers_no_new_one(
+    alice: Any, design: Design
+) -> None:
+    from apps.designs.models import DesignVersion
+
+    link, token = share_link_create(design=design, user=alice)
+    spec = design.current.spec
+    spec["cluster"]["accelerator"] = "retired-gpu"  # a catalog row the stored spec names has gone
+    DesignVersion.objects.filter(pk=design.current.pk).update(spec=spec)
+    body = _client(alice).get(f"/designs/{design.pk}/").content.decode()
+    assert 'id="share-form"' not in body and 'id="share-unavailable"' in body
+    assert _rows(body)[link.pk].endswith("active Revoke")
+    assert _client().get(f"/share/{token}/").status_code == 200  # the link still serves what it froze
