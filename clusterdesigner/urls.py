@@ -7,8 +7,10 @@ from rest_framework.routers import DefaultRouter
 
 from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
+from apps.dashboard import account_views
 from apps.designs import api as designs_api
 from clusterdesigner.auth import RateLimitedLoginView
+from clusterdesigner.views import favicon
 
 router = DefaultRouter()
 router.register("accelerators", catalog_api.AcceleratorViewSet, basename="accelerator")
@@ -27,9 +29,13 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     # Before django.contrib.auth.urls, so sign-in goes through the failed-attempt limit.
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
+    path("accounts/tokens/", account_views.api_tokens, name="api-tokens"),
+    path("accounts/tokens/create/", account_views.api_token_create_view, name="api-token-create"),
+    path("accounts/tokens/revoke/", account_views.api_token_revoke_view, name="api-token-revoke"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
     path("", include("apps.dashboard.urls")),

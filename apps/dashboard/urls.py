@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from apps.dashboard import views
+from apps.dashboard import design_actions, views
 
 app_name = "dashboard"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("designs/<int:design_id>/", views.design_detail, name="design"),
     path("designs/<int:design_id>/edit/", views.design_edit, name="design-edit"),
     path("designs/<int:design_id>/results/", views.design_results, name="design-results"),
+    path("designs/<int:design_id>/share-links/", design_actions.share_links_table, name="design-share-links"),
+    path("designs/<int:design_id>/clone/", design_actions.design_clone, name="design-clone"),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),
     path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),

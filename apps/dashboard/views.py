@@ -283,7 +283,9 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "design": design,
         "version": version,
         "can_edit": design.owner_id == request.user.pk,
-        "share_links": design.share_links.all()[:20] if design.owner_id == request.user.pk else [],
+        "share_links": (
+            selectors.share_link_list(design=design)[:20] if design.owner_id == request.user.pk else []
+        ),
         **_evaluated_context(version),
     }
     return render(request, "dashboard/design.html", context)

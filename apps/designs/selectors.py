@@ -72,5 +72,15 @@ def share_link_resolve(*, token: str) -> ShareLink:
     return link
 
 
+def share_link_list(*, design: Design) -> QuerySet[ShareLink]:
+    """A design's share links, newest first, with the version each serves. The frozen evaluation's result and
+    snapshot (tens of kilobytes each) stay unloaded: a list needs only the version number."""
+    return (
+        design.share_links.select_related("evaluation__version")
+        .defer("evaluation__result", "evaluation__snapshot", "evaluation__version__spec")
+        .order_by("-created_at", "-id")
+    )
+
+
 def evaluation_latest(*, version: DesignVersion) -> Evaluation | None:
     return version.evaluations.order_by("-created_at").first()

@@ -1,0 +1,54 @@
+"""Design-page actions beside the page itself: the owner's share-link list (swapped in by static/js/design.js
+after a link is created or revoked through the API) and cloning a design you can read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from rest_framework.exceptions import ValidationError
+
+from apps.designs import selectors, services
+
+
+@login_required
+@require_GET
+def share_links_table(request: HttpRequest, design_id: int) -> HttpResponse:
+    """The owner's share-link table alone (includes/_share_links.html); 404 for anyone else."""
+    design = selectors.design_get_owned(user=request.user, design_id=design_id)
+    context = {"design": design, "share_links": selectors.share_link_list(design=design)[:20]}
+    response = render(request, "includes/_share_links.html", context)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@login_required
+@require_POST
+def design_clone(request: HttpRequest, design_id: int) -> HttpResponse:
+    """Copy the current version of a design this user can read into a new private design they own, then open
+    it. A design they cannot read is a 404, as on its page."""
+    design = selectors.design_get(user=request.user, design_id=design_id)
+    try:
+        copy = services.design_clone(design=design, owner=request.user)
+    except ValidationError as exc:
+        # The copy is checked like any new design; a stored spec the catalog no longer supports is refused.
+        messages.error(request, f"Could not clone “{design.name}”: {_reasons(exc.detail)}")
+        return HttpResponseRedirect(reverse("dashboard:design", args=[design.pk]))
+    messages.success(
+        request, f"Cloned “{design.name}” (version {design.version}): this copy is yours to edit."
+    )
+    return HttpResponseRedirect(reverse("dashboard:design", args=[copy.pk]))
+
+
+def _reasons(detail: Any, path: str = "") -> str:
+    """A validation error's messages as one line, each after its field path (``spec.cluster.nodes: …``)."""
+    if isinstance(detail, dict):
+        return "; ".join(_reasons(v, f"{path}.{k}" if path else str(k)) for k, v in detail.items())
+    if isinstance(detail, list):
+        return "; ".join(_reasons(item, path) for item in detail)
+    return f"{path}: {detail}" if path else str(detail)
