@@ -243,7 +243,7 @@ def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
             )
         )
     horizon = (evaluation.get("spec") or {}).get("costs", {}).get("horizon_years")
-    span = f" over {horizon:g} years" if horizon else ""
+    span = f" over {horizon:g} year{'' if horizon == 1 else 's'}" if horizon else ""
     return _fig(
         fig,
         title=f"Total cost{span} against utilization",
@@ -475,13 +475,13 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     )
     return _fig(
         fig,
-        title="Run cost and days to train, per design (the option chosen for each column)",
+        title="Run cost and expected days, per design",
         x_title="Design",
         y_title="Run cost (USD)",
         barmode="group",
         yaxis={"tickprefix": "$", "separatethousands": True, "rangemode": "tozero"},
         yaxis2={
-            "title": {"text": "Days to train, expected (days)"},
+            "title": {"text": "Expected days to train"},
             "overlaying": "y",
             "side": "right",
             "rangemode": "tozero",

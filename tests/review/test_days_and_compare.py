@@ -82,4 +82,4 @@ def test_compare_chart_axes_say_what_they_plot(alice_client: Client, demos: list
     rows = [{"name": "a", "run_cost_usd": 1.0, "days": 2.0, "option": "x"}]
     layout = charts.compare_bars_chart(rows)["layout"]
     assert layout["yaxis"]["title"]["text"] == "Run cost (USD)"
-    assert layout["yaxis2"]["title"]["text"] == "Days to train, expected (days)"
+    assert layout["yaxis2"]["title"]["text"] == "Expected days to train"
