@@ -107,3 +107,24 @@ def test_the_default_offering_is_the_freshest_on_demand_price_of_the_accelerator
     assert default_offering(rows, accelerator="h100", gpus_per_node=8) == "new-cheaper"
     assert default_offering(rows, accelerator="h100", gpus_per_node=1) == "new-single"
     assert default_offering(rows, accelerator="mi300x", gpus_per_node=8) is None
+
+
+def test_a_stored_design_whose_ticked_model_lost_its_price_says_so(
+    alice: Any, alice_client: Client, demos: Any
+) -> None:
+    """A design saved before the check (or before a catalog row went) is not refused; its result says which
+    ticked pricing model it could not compare, instead of dropping it with "No findings"."""
+    from apps.designs.models import DesignVersion
+
+    spec = copy.deepcopy(demos[0].current.spec)
+    spec["costs"]["cloud"] = [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "reserved_1y"]}]
+    design = Design.objects.create(owner=alice, name="old", version=1)
+    DesignVersion.objects.create(design=design, number=1, name="old", spec=spec, created_by=alice)
+    result = alice_client.post(f"/api/v1/designs/{design.pk}/evaluate/").json()
+    unpriced = [f for f in result["findings"] if f["code"] == "pricing_model_unpriced"]
+    assert [f["message"] for f in unpriced] == [
+        "p5.48xlarge reserved 1 year: asked for but has no price (none in the catalog, none negotiated), "
+        "so it is not compared."
+    ]
+    body = alice_client.get(f"/designs/{design.pk}/").content.decode()
+    assert "p5.48xlarge reserved 1 year: asked for but has no price" in body
