@@ -72,6 +72,16 @@ def staff_client(db: Any, django_user_model: Any) -> Any:
 
 
 @pytest.fixture
+def alice(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def bob(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("bob", password="pw-bob-123")
+
+
+@pytest.fixture
 def user_client(db: Any, django_user_model: Any) -> Any:
     from rest_framework.test import APIClient
 

@@ -16,11 +16,6 @@ pytestmark = pytest.mark.django_db
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
-@pytest.fixture
-def bob(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("bob", password="pw-bob-123")
-
-
 def _signed_in(user: Any) -> Client:
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)

@@ -16,11 +16,6 @@ from clusterdesigner.engine.cost import DEFAULTS, ON_PREM_FIELDS
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def alice(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
 def _client(user: Any) -> Client:
     client = Client()
     client.force_login(user)

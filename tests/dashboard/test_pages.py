@@ -13,16 +13,6 @@ from apps.designs.services import design_create, share_link_create, share_link_r
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def alice(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("bob", password="pw-bob-123")
-
-
 def _client(user: Any = None) -> Client:
     client = Client()
     if user is not None:

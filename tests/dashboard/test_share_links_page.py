@@ -20,16 +20,6 @@ MINUTE_UTC = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$")
 
 
 @pytest.fixture
-def alice(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("bob", password="pw-bob-123")
-
-
-@pytest.fixture
 def design(alice: Any, demos: list[Any]) -> Design:
     spec = demos[3].current.spec
     return design_create(owner=alice, name="Alice's 8B", visibility="organisation", spec=spec)

@@ -16,11 +16,6 @@ def demos(catalog: dict[str, int]) -> list[Any]:
 
 
 @pytest.fixture
-def alice(django_user_model: Any) -> Any:
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
-@pytest.fixture
 def alice_client(alice: Any) -> Client:
     client = Client()
     client.force_login(alice)
