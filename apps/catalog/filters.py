@@ -24,7 +24,9 @@ class AcceleratorFilterSet(django_filters.FilterSet):
         choices=PRECISION_CHOICES, method="filter_precision", label="Supports precision"
     )
     family = django_filters.ChoiceFilter(choices=Accelerator.Family.choices)
-    has_nvlink = django_filters.BooleanFilter(label="Has NVLink")
+    has_nvlink = django_filters.BooleanFilter(
+        label="Has NVLink", widget=forms.Select(choices=[("", "Any"), ("true", "Yes"), ("false", "No")])
+    )
 
     class Meta:
         model = Accelerator
@@ -76,10 +78,10 @@ class CloudOfferingFilterSet(django_filters.FilterSet):
 
 class CloudPriceFilterSet(django_filters.FilterSet):
     provider = django_filters.ChoiceFilter(field_name="offering__provider", choices=CloudOffering.Provider.choices)
-    accelerator = django_filters.CharFilter(field_name="offering__accelerator__slug")
-    offering = django_filters.CharFilter(field_name="offering__slug")
-    region = django_filters.CharFilter(method="filter_region")
-    as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte")
+    accelerator = django_filters.CharFilter(field_name="offering__accelerator__slug", label="Accelerator (slug)")
+    offering = django_filters.CharFilter(field_name="offering__slug", label="Offering (slug)")
+    region = django_filters.CharFilter(method="filter_region", label="Region")
+    as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte", label="Priced on or after")
 
     class Meta:
         model = CloudPrice
