@@ -95,10 +95,9 @@ def _evaluated_context(version: Any) -> dict[str, Any]:
     """The results context of a design version, or, when the engines cannot evaluate it (a layout that fits
     nowhere, a catalog row it needs gone), the reason as ``evaluation_error``: the page shows why and how to
     fix it, and stays editable, instead of answering 500."""
-    try:
-        evaluation = services.design_evaluate(version=version)
-    except EngineError as exc:
-        return {"evaluation_error": services.evaluation_problem(version=version, error=exc)}
+    evaluation, problem = services.design_evaluate_or_problem(version=version)
+    if evaluation is None:
+        return {"evaluation_error": problem}
     return _results_context(evaluation)
 
 

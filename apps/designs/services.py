@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
@@ -342,13 +343,27 @@ def design_evaluate(*, version: DesignVersion) -> Evaluation:
     return existing or _evaluation_store(version=version, catalog=catalog, digest=digest)
 
 
-def evaluation_problem(*, version: DesignVersion, error: EngineError) -> dict[str, Any]:
-    """Why a saved version does not evaluate, for its pages: the engine's message and the spec field it
-    names, and, when no layout fits in memory, the smallest node count at which one does."""
-    problem: dict[str, Any] = {"message": error.message, "field": error.field, "min_nodes": None}
-    if isinstance(error, InfeasibleError) and getattr(error, "need_gib", None):
-        problem["min_nodes"] = _min_nodes(version.spec)
-    return problem
+def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | None, dict[str, Any] | None]:
+    """design_evaluate for a page: the evaluation, or why the version does not evaluate (the engine's message,
+    the spec field it names and, when no layout fits in memory, the fewest nodes at which one does). The
+    problem is cached by the same input hash as an evaluation is stored under, so a page view of a design that
+    fits nowhere does not search again (the node-count search costs up to eight layout searches)."""
+    catalog, digest = _evaluation_input(version)
+    existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
+    if existing:
+        return existing, None
+    key = f"designs:problem:v1:{digest}"
+    problem = cache.get(key)
+    if problem is not None:
+        return None, problem
+    try:
+        return _evaluation_store(version=version, catalog=catalog, digest=digest), None
+    except EngineError as error:
+        problem = {"message": error.message, "field": error.field, "min_nodes": None}
+        if isinstance(error, InfeasibleError) and error.need_gib:
+            problem["min_nodes"] = _min_nodes(version.spec)
+        cache.set(key, problem, 24 * 3600)
+        return None, problem
 
 
 def _min_nodes(spec: dict[str, Any]) -> int | None:
