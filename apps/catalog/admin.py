@@ -35,7 +35,8 @@ class AcceleratorAdmin(admin.ModelAdmin):
 
 @admin.register(ServerType)
 class ServerTypeAdmin(admin.ModelAdmin):
-    list_display = ["name", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw", "price_usd"]
+    list_display = ["name", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw", "price_usd",
+                    "price_low_usd", "price_high_usd"]  # fmt: skip
     list_filter = ["vendor", "accelerator"]
     search_fields = ["name", "slug"]
 

@@ -120,12 +120,23 @@ class ServerType(Sourced):
     nic_gbps = models.FloatField(validators=POSITIVE, help_text="Gb/s per NIC.")
     node_power_kw = models.FloatField(validators=POSITIVE)
     price_usd = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+    price_low_usd = models.FloatField(
+        null=True, blank=True, validators=NON_NEGATIVE, help_text="Low end of the reported price range, USD."
+    )
+    price_high_usd = models.FloatField(
+        null=True, blank=True, validators=NON_NEGATIVE, help_text="High end of the reported price range, USD."
+    )
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        low, high = self.price_low_usd, self.price_high_usd
+        if low is not None and high is not None and low > high:
+            raise ValidationError({"price_low_usd": "the low end of the range must not exceed the high end"})
 
 
 class Fabric(Sourced):

@@ -63,7 +63,7 @@ class ServerTypeSerializer(CleanedModelSerializer):
         model = ServerType
         fields = [
             "slug", "name", "vendor", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps",
-            "node_power_kw", "price_usd", "source", "as_of", "notes",
+            "node_power_kw", "price_usd", "price_low_usd", "price_high_usd", "source", "as_of", "notes",
         ]  # fmt: skip
 
 
