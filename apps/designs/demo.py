@@ -30,7 +30,8 @@ DEMOS: list[dict[str, Any]] = [
     {
         "name": "70B on 1T tokens: 48 B200 nodes on spot",
         "description": "Published comparison 2 of 3: the same model and tokens on 48 × 8 B200 (AWS p6-b200.48xlarge) "
-        "at spot prices (the catalog has no published p6-b200 spot price: the spot price here is an input).",
+        "at spot prices (the comparison's own spot price, $45.57 a node-hour, is an input; the catalog's spot sample "
+        "of 2026-09-19 is $42.09).",
         "spec": {"workload": {**LLAMA_70B_1T,  # 768 sequences, so the batch splits over dp 24
                               "training": {**LLAMA_70B_1T["training"], "global_batch_tokens": 6291456}},
                  "cluster": {"accelerator": "b200", "gpus_per_node": 8, "nodes": 48, "fabric": "aws-efa",
