@@ -56,18 +56,21 @@ def test_a_pricing_model_without_a_price_is_disabled_with_the_reason_until_one_i
     sign_in(page, live_server.url, then="/designs/new/")
     page.select_option("#f-preset", "llama3-8b")
     page.fill("#f-nodes", "8")
-    page.select_option("#f-cloud-0-offering", "aws-p5-48xlarge")  # catalog: on-demand only
+    page.select_option("#f-cloud-0-offering", "aws-p5-48xlarge")  # catalog: no reserved 1-year price
     assert page.is_enabled("#f-cloud-0-use-on_demand") and page.is_checked("#f-cloud-0-use-on_demand")
-    assert page.is_disabled("#f-cloud-0-use-spot") and not page.is_checked("#f-cloud-0-use-spot")
-    reason = page.inner_text("#f-cloud-0-use-spot + label + .unpriced")
+    assert page.is_disabled("#f-cloud-0-use-reserved_1y") and not page.is_checked(
+        "#f-cloud-0-use-reserved_1y"
+    )
+    assert page.is_enabled("#f-cloud-0-use-spot")  # the catalog has a spot sample
+    reason = page.inner_text("#f-cloud-0-use-reserved_1y + label + .unpriced")
     assert "no catalog price: enter one below" in reason
-    page.fill("#f-cloud-0-price-spot", "30")
-    assert page.is_enabled("#f-cloud-0-use-spot")
-    page.check("#f-cloud-0-use-spot")
+    page.fill("#f-cloud-0-price-reserved_1y", "30")
+    assert page.is_enabled("#f-cloud-0-use-reserved_1y")
+    page.check("#f-cloud-0-use-reserved_1y")
     page.click("#save-design")
     page.wait_for_url("**/designs/*/edit/", timeout=60000)
     _wait_for_status(page, "Saved version 1 and evaluated")
-    assert page.locator('[data-option="aws-p5-48xlarge:spot"]').count() == 1
+    assert page.locator('[data-option="aws-p5-48xlarge:reserved_1y"]').count() == 1
     # Another accelerator's offerings are not offered: B200 speed is never priced at H100 rates.
     page.select_option("#f-accelerator", "b200")
     assert (

@@ -31,7 +31,9 @@ def test_a_ticked_pricing_model_without_a_price_is_a_400_naming_it(
     response = _post(alice_client, spec)
     assert response.status_code == 400
     message = response.json()["error"]["fields"]["spec.costs.cloud.0.pricing_models"][0]
-    assert "reserved 1 year, spot" in message and "negotiated price" in message
+    assert (
+        "p5.48xlarge has no reserved 1 year price in the catalog" in message and "negotiated price" in message
+    )
     assert not Design.objects.filter(owner__username="alice").exists()
 
 
@@ -42,25 +44,27 @@ def test_a_negotiated_price_makes_the_pricing_model_comparable(
     spec["costs"]["cloud"] = [
         {
             "offering": "aws-p5-48xlarge",
-            "pricing_models": ["on_demand", "spot"],
-            "usd_per_node_hour": {"spot": 30.0},
+            "pricing_models": ["on_demand", "reserved_1y"],
+            "usd_per_node_hour": {"reserved_1y": 30.0},
         }
     ]
     created = _post(alice_client, spec)
     assert created.status_code == 201, created.content
     result = alice_client.post(f"/api/v1/designs/{created.json()['id']}/evaluate/").json()
     keys = {o["key"] for o in result["options"]}
-    assert keys == {"own", "aws-p5-48xlarge:on_demand", "aws-p5-48xlarge:spot"}
+    assert keys == {"own", "aws-p5-48xlarge:on_demand", "aws-p5-48xlarge:reserved_1y"}
 
 
 def test_omitted_pricing_models_compare_every_priced_model(alice_client: Client, demos: list[Any]) -> None:
     spec = copy.deepcopy(demos[0].current.spec)
-    spec["costs"]["cloud"] = [{"offering": "aws-p6-b200-48xlarge"}]  # catalog: on-demand and reserved 1 year
+    spec["costs"]["cloud"] = [
+        {"offering": "aws-p6-b200-48xlarge"}
+    ]  # catalog: on-demand, reserved 1 year, spot
     spec["cluster"]["accelerator"] = "b200"
     response = _post(alice_client, spec)
     assert response.status_code == 201, response.content
     saved = response.json()["spec"]["costs"]["cloud"][0]
-    assert saved["pricing_models"] == ["on_demand", "reserved_1y"]
+    assert saved["pricing_models"] == ["on_demand", "reserved_1y", "spot"]
 
 
 def test_an_offering_of_another_accelerator_is_a_400_naming_the_offering(
