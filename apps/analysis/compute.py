@@ -68,22 +68,25 @@ def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: C
     if not train.get("fits"):
         reason = next(iter(train.get("rejected") or {}), "fits at no layout")
         return [{**base, "pricing_model": m, "fits": False, "error": reason} for m in item["pricing_models"]]
-    offering = snapshot["offerings"].get(accelerator)
     cost_request: dict[str, Any] = {
         "cluster": {**request["cluster"], "storage": params.get("storage", "lustre")},
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
-    if offering:
-        cost_request["cloud"] = {"offering": offering}
-    try:
-        result = cost.tco(cost_request, training=train, **catalog.cost_kwargs())
-    except EngineError as exc:
-        return [{**base, "pricing_model": m, "fits": True, "error": exc.message} for m in item["pricing_models"]]
+    by_model = _row_offerings(snapshot, accelerator, item["pricing_models"])
+    results: dict[str | None, dict[str, Any]] = {}
+    for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
+        try:
+            results[slug] = cost.tco({**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
+                                     training=train, **catalog.cost_kwargs())  # fmt: skip
+        except EngineError as exc:
+            return [{**base, "pricing_model": m, "fits": True, "error": exc.message} for m in item["pricing_models"]]
     layout = train.get("parallelism") or {}
     params_b = ((train.get("summary") or {}).get("model") or {}).get("params", 0) / 1e9
-    per_run = result.get("per_run") or {}
     rows = []
     for model in item["pricing_models"]:
+        offering = by_model[model]
+        result = results[offering]
+        per_run = result.get("per_run") or {}
         key = "on_prem" if model == "own" else model
         run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
         days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
@@ -94,9 +97,22 @@ def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: C
                "usd_per_gpu_hour": gpu_hour, "mfu": train.get("mfu"), "layout": layout,
                "params_b": round(params_b, 3)}  # fmt: skip
         if run is None:
-            row["error"] = f"{offering or 'no offering'} has no {model.replace('_', ' ')} price for {accelerator}" if model != "own" else "no on-prem cost"
+            label = model.replace("_", " ")
+            row["error"] = (f"{offering} has no {label} price" if offering
+                            else f"no offering of {accelerator} has a {label} price in the catalog")  # fmt: skip
         rows.append(row)
     return rows
+
+
+def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[str]) -> dict[str, str | None]:
+    """The offering each pricing model of a sweep row is priced on (None for owning, or when none has that
+    model's price). A snapshot from before per-model offerings names one offering per accelerator."""
+    by_model = (snapshot.get("offerings_by_model") or {}).get(accelerator)
+    if by_model is None:
+        one = (snapshot.get("offerings") or {}).get(accelerator)
+        by_model = {m: one for m in models if m != "own"}
+    owning = next(iter(v for v in by_model.values() if v), None)  # owning rides on any offering's run
+    return {m: owning if m == "own" else by_model.get(m) for m in models}
 
 
 def pareto_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -63,17 +63,22 @@ class RecommendParamsSerializer(serializers.Serializer):
     nodes = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
 
 
-def _offering_per_accelerator(records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int
-                              ) -> dict[str, str]:  # fmt: skip
-    """Per accelerator, the named offering or the one a design would start from (engine.offerings.
-    default_offering: its freshest on-demand price, a whole node, then the lower price)."""
+def _offerings_per_model(records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int,
+                         pricing_models: list[str]) -> dict[str, dict[str, str]]:  # fmt: skip
+    """Per accelerator and cloud pricing model, the offering its rows are priced on: the one the sweep names
+    for that accelerator, else engine.offerings.default_offering for that model (its freshest price of the
+    model, a whole node, then the lower price), so a spot row is priced on an offering that has a spot price."""
     offerings = specs_from_records(records).offerings
-    chosen: dict[str, str] = {}
-    for accelerator in {o.accelerator for o in offerings.values()}:
-        slug = default_offering(offerings, accelerator=accelerator, gpus_per_node=gpus_per_node)
-        if slug:
-            chosen[accelerator] = slug
-    chosen.update(wanted)
+    chosen: dict[str, dict[str, str]] = {}
+    for accelerator in sorted({o.accelerator for o in offerings.values()}):
+        per_model = {}
+        for model in (m for m in pricing_models if m != "own"):
+            slug = wanted.get(accelerator) or default_offering(
+                offerings, accelerator=accelerator, gpus_per_node=gpus_per_node, pricing_model=model
+            )
+            if slug:
+                per_model[model] = slug
+        chosen[accelerator] = per_model
     return chosen
 
 
@@ -90,8 +95,9 @@ def _sweep_plan(params: dict[str, Any], records: dict[str, Any]) -> tuple[dict[s
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise serializers.ValidationError({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
     snapshot = {"params": params, "models": model_map, "catalog": records,
-                "offerings": _offering_per_accelerator(records, params.get("offerings") or {},
-                                                     int(params.get("gpus_per_node", 8)))}  # fmt: skip
+                "offerings_by_model": _offerings_per_model(records, params.get("offerings") or {},
+                                                           int(params.get("gpus_per_node", 8)),
+                                                           params["pricing_models"])}  # fmt: skip
     chunks = [groups[i : i + GROUPS_PER_CHUNK] for i in range(0, len(groups), GROUPS_PER_CHUNK)]
     return snapshot, chunks
 

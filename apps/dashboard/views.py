@@ -487,24 +487,27 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
 
 
 def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
-    """The offering each accelerator of a sweep was priced on, as its snapshot recorded it, with the date of
-    each price used: a reader sees which instance a "b200 on-demand" cell means."""
+    """The offering each accelerator's cloud rows of a sweep were priced on, per pricing model, as its snapshot
+    recorded it, with the price used and its date: a reader sees which instance a "b200 spot" cell means."""
     records = {o["slug"]: o for o in (snapshot.get("catalog") or {}).get("cloud_offerings") or []}
-    swept = set((snapshot.get("params") or {}).get("accelerators") or [])
+    params = snapshot.get("params") or {}
+    models = [m for m in params.get("pricing_models") or [] if m != "own"]
+    by_model = snapshot.get("offerings_by_model") or {
+        acc: {m: slug for m in models} for acc, slug in (snapshot.get("offerings") or {}).items()
+    }
     out = []
-    for accelerator, slug in sorted((snapshot.get("offerings") or {}).items()):
-        if accelerator not in swept:
-            continue
-        record = records.get(slug) or {}
-        latest: dict[str, dict[str, Any]] = {}
-        for price in record.get("prices") or []:
-            model = price.get("pricing_model")
-            if model not in latest or str(price.get("as_of")) >= str(latest[model].get("as_of")):
-                latest[model] = price
-        out.append({"accelerator": accelerator, "slug": slug, "provider": record.get("provider", ""),
-                    "instance_type": record.get("instance_type", slug),
-                    "prices": [{"model": PRICING_NAMES.get(m, m), "usd_per_hour": p.get("usd_per_hour"),
-                                "as_of": p.get("as_of")} for m, p in sorted(latest.items())]})  # fmt: skip
+    for accelerator in params.get("accelerators") or []:
+        prices = []
+        for model in models:
+            slug = (by_model.get(accelerator) or {}).get(model)
+            record = records.get(slug or "") or {}
+            rows = [p for p in record.get("prices") or [] if p.get("pricing_model") == model]
+            latest = max(rows, key=lambda p: str(p.get("as_of") or ""), default={})
+            prices.append({"model": PRICING_NAMES.get(model, model),
+                           "offering": f"{record.get('provider', '').upper()} {record.get('instance_type', '')}"
+                           if slug else "", "usd_per_hour": latest.get("usd_per_hour"),
+                           "as_of": latest.get("as_of")})  # fmt: skip
+        out.append({"accelerator": accelerator, "prices": prices})
     return out
 
 

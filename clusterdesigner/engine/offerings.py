@@ -168,19 +168,23 @@ def _latest_prices(
 
 
 def default_offering(
-    offerings: Mapping[str, CloudOfferingSpec], *, accelerator: str, gpus_per_node: int
+    offerings: Mapping[str, CloudOfferingSpec],
+    *,
+    accelerator: str,
+    gpus_per_node: int,
+    pricing_model: str = "on_demand",
 ) -> str | None:
-    """The offering a new comparison starts from for ``accelerator``: one that rents that accelerator and has an
-    on-demand price, preferring whole nodes of the design's size, then the most recent on-demand price (a stale
-    row is not chosen while a fresher one exists), then the lower price, then the slug (so the choice is
-    stable). None when no offering rents the accelerator on demand: the design then compares owning only."""
-    rows = [o for o in offerings.values() if o.accelerator == accelerator and "on_demand" in o.usd_per_hour]
+    """The offering a comparison starts from for ``accelerator`` and ``pricing_model`` (on-demand for a new
+    design): one that rents that accelerator and has a price of that model, preferring whole nodes of the
+    design's size, then the most recent price of that model (a stale row is not chosen while a fresher one
+    exists), then the lower price per GPU-hour, then the slug (so the choice is stable). None when no offering
+    has such a price: the design then compares owning only, and a sweep row says so."""
+    rows = [o for o in offerings.values() if o.accelerator == accelerator and pricing_model in o.usd_per_hour]
     if not rows:
         return None
-
     # Stable sorts, least important key first: price per GPU-hour and slug, then newest date, then node size.
-    rows.sort(key=lambda o: (o.usd_per_hour["on_demand"] / o.gpu_count, o.slug))
-    rows.sort(key=lambda o: o.price_as_of.get("on_demand", ""), reverse=True)
+    rows.sort(key=lambda o: (o.usd_per_hour[pricing_model] / o.gpu_count, o.slug))
+    rows.sort(key=lambda o: o.price_as_of.get(pricing_model, ""), reverse=True)
     rows.sort(key=lambda o: o.gpu_count != gpus_per_node)
     return rows[0].slug
 

@@ -111,6 +111,13 @@ def test_the_default_offering_is_the_freshest_on_demand_price_of_the_accelerator
     assert default_offering(rows, accelerator="h100", gpus_per_node=8) == "new-cheaper"
     assert default_offering(rows, accelerator="h100", gpus_per_node=1) == "new-single"
     assert default_offering(rows, accelerator="mi300x", gpus_per_node=8) is None
+    # Another pricing model: only offerings with that model's price count.
+    spot = CloudOfferingSpec(slug="spot-only", provider="x", instance_type="s", region="r", accelerator="h100",
+                             gpu_count=8, usd_per_hour={"spot": 20.0}, price_as_of={"spot": "2024-01-01"})  # fmt: skip
+    assert default_offering(
+        {**rows, "spot-only": spot}, accelerator="h100", gpus_per_node=8, pricing_model="spot"
+    ) == ("spot-only")
+    assert default_offering(rows, accelerator="h100", gpus_per_node=8, pricing_model="spot") is None
 
 
 def test_a_stored_design_whose_ticked_model_lost_its_price_says_so(

@@ -61,18 +61,22 @@ def test_sweep_page_names_each_offering_and_lists_failed_rows(
     assert analysis.status == Analysis.Status.SUCCEEDED
     rows = analysis.result["rows"]
     failed = [r for r in rows if r.get("error")]
-    offerings = analysis.snapshot["offerings"]
-    # Each accelerator is priced on its freshest, then cheapest, on-demand offering (CoreWeave for both, $49.24
-    # and $68.80 a node-hour on 2026-09-01), which has no reserved 1-year price: those ten rows fail, named.
-    assert offerings == {**offerings, "h100-sxm": "coreweave-8x-h100-node", "b200": "coreweave-8x-b200-node"}
-    assert sorted((r["accelerator"], r["pricing_model"]) for r in failed) == sorted(
-        (a, "reserved_1y") for a in ("h100-sxm", "b200") for _ in range(5)
-    )
+    chosen = analysis.snapshot["offerings_by_model"]
+    # Each accelerator's rows are priced per pricing model on the freshest, then cheapest, offering with that
+    # model's price (seed catalog): on-demand on CoreWeave ($49.24 and $68.80 a node-hour on 2026-09-01);
+    # reserved 1 year only AWS p6-b200 has ($68.36); no H100 offering has one, so those five rows fail, named.
+    assert chosen["h100-sxm"] == {"on_demand": "coreweave-8x-h100-node"}
+    assert chosen["b200"] == {"on_demand": "coreweave-8x-b200-node", "reserved_1y": "aws-p6-b200-48xlarge"}
+    assert sorted((r["accelerator"], r["pricing_model"]) for r in failed) == [("h100-sxm", "reserved_1y")] * 5
+    b200_reserved = [r for r in rows if r["accelerator"] == "b200" and r["pricing_model"] == "reserved_1y"]
+    assert {r["offering"] for r in b200_reserved} == {"aws-p6-b200-48xlarge"}
+    assert all(r["cost_usd"] > 0 for r in b200_reserved)
     body = alice_client.get(f"/sweep/{analysis.pk}/").content.decode()
     assert f"{len(rows) - len(failed)} of {len(rows)} combinations priced; {len(failed)} could not be" in body
     table = body.split('id="sweep-failed"')[1].split("</table>")[0]
     assert table.count("<tr>") == len(failed) + 1
-    assert "coreweave-8x-h100-node has no reserved 1y price for h100-sxm" in table
+    assert "no offering of h100-sxm has a reserved 1y price in the catalog" in table
     named = body.split('id="sweep-offerings"')[1].split("</table>")[0]
-    assert "COREWEAVE" in named and "$68.80" in named
+    assert "COREWEAVE 8x B200 node: $68.80/h (2026-09-01)" in named
+    assert "AWS p6-b200.48xlarge: $68.36/h (2026-09-01)" in named
     assert "2026-09-01" in named
