@@ -98,7 +98,8 @@ PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); 
 BASE="http://127.0.0.1:$PORT"
 LOG="$(mktemp /tmp/load-gunicorn.XXXXXX.log)"
 echo "== gunicorn on $BASE: $WORKERS $WORKER_CLASS workers × $WORKER_THREADS threads, log $LOG"
-"$GUNICORN" clusterdesigner.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" \
+# The shipped config: its logger keeps share tokens out of gunicorn's logs.
+"$GUNICORN" -c python:clusterdesigner.gunicorn_conf clusterdesigner.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" \
   --worker-class "$WORKER_CLASS" --threads "$WORKER_THREADS" --backlog 256 --timeout 30 --log-level warning \
   >"$LOG" 2>&1 &
 GUNICORN_PID=$!
