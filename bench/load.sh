@@ -79,11 +79,10 @@ EOF
 SETUP="$("$PY" manage.py shell -c '
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from apps.designs.models import Design, ShareLink
+from apps.designs.models import Design
 from apps.designs.services import design_clone, design_evaluate, share_link_create
 
 user, _ = get_user_model().objects.get_or_create(username="load-bench")
-ShareLink.objects.filter(design__owner=user).delete()  # a share link protects its design from deletion
 Design.objects.filter(owner=user).delete()
 demo = next(d for d in Design.objects.filter(is_demo=True).order_by("pk") if isinstance(d.current.spec.get("parallelism"), dict))
 design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
