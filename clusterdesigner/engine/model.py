@@ -233,6 +233,8 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
     values: dict[str, Any] = {}
     if "preset" in data:
         slug = data["preset"]
+        if not isinstance(slug, str):
+            raise InputError(f"must be a preset name (text), got {slug!r}", field="model.preset")
         if slug not in presets:
             from clusterdesigner.engine.errors import UnknownReferenceError
 
