@@ -144,3 +144,56 @@ def test_catalog_lookups_by_slug_and_id_still_answer(catalog: Any, api_client: A
     price = CloudPrice.objects.order_by("pk").first()
     response = api_client.get(f"/api/v1/cloud-prices/{price.pk}/")
     assert response.status_code == 200 and response.json()["id"] == price.pk
+
+
+LLAMA_8B = {"preset": "llama3-8b"}
+CUSTOM = {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 128256}
+SWEEP_BOUNDS = [
+    ("hidden 1e300", "sweep", {"model": {**LLAMA_8B, "hidden": 1e300}}, "params.model.hidden",
+     "from 1 to 10,000,000, got 1e+300"),
+    ("layers 1e300", "sweep", {"model": {**LLAMA_8B, "layers": 1e300}}, "params.model.layers", "from 1 to"),
+    ("heads zero", "sweep", {"model": {**LLAMA_8B, "heads": 0}}, "params.model.heads", "from 1 to"),
+    ("vocab 1e12", "sweep", {"model": {**LLAMA_8B, "vocab": 10**12}}, "params.model.vocab",
+     "from 1 to 100,000,000"),
+    ("seq_len negative", "sweep", {"model": {**LLAMA_8B, "seq_len": -1}}, "params.model.seq_len", "from 1"),
+    ("experts 1e9", "sweep", {"model": {**LLAMA_8B, "experts": 10**9, "top_k": 2}}, "params.model.experts",
+     "from 0 to 100,000"),
+    ("second model's ffn", "sweep", {"models": [LLAMA_8B, {**LLAMA_8B, "ffn_hidden": 1e300}]},
+     "params.models.1.ffn_hidden", "from 1 to"),
+    ("custom shape", "sweep", {"model": {**CUSTOM, "seq_len": 1e300}}, "params.model.seq_len", "from 1 to"),
+    ("batch 1e300 tokens", "sweep", {"training": {"tokens": 1e12, "global_batch_tokens": 1e300}},
+     "params.training.global_batch_tokens", "at most 1e+10"),
+    ("batch 1e300 sequences", "sweep", {"training": {"tokens": 1e12, "global_batch_seqs": 1e300}},
+     "params.training.global_batch_seqs", "at most 1e+08"),
+    ("tokens 1e300", "sweep", {"training": {"tokens": 1e300, "global_batch_tokens": 4194304}},
+     "params.training.tokens", "at most 1e+16"),
+    ("recommend hidden 1e300", "recommend", {"model": {**LLAMA_8B, "hidden": 1e300}, "tokens": 1e12},
+     "params.model.hidden", "from 1 to 10,000,000"),
+    ("recommend custom seq_len", "recommend", {"model": {**CUSTOM, "seq_len": 10**9}, "tokens": 1e12},
+     "params.model.seq_len", "from 1 to 100,000,000"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "kind", "change", "field", "reason"), SWEEP_BOUNDS,
+                         ids=[c[0] for c in SWEEP_BOUNDS])  # fmt: skip
+def test_a_sweep_with_an_absurd_shape_is_refused_at_creation(
+    case: str, kind: str, change: dict[str, Any], field: str, reason: str, catalog: Any, user_client: Any
+) -> None:
+    params = {**SWEEP, "model": LLAMA_8B, **change} if kind == "sweep" else change
+    response = user_client.post("/api/v1/analyses/", {"kind": kind, "params": params}, format="json")
+    _assert_envelope(response, 400, field, reason)
+    assert not Analysis.objects.exists()
+
+
+def test_a_sweep_at_the_largest_shape_is_accepted(catalog: Any, user_client: Any) -> None:
+    model = {
+        "preset": "llama3-8b",
+        "hidden": 10_000_000,
+        "heads": 100_000,
+        "kv_heads": 100_000,
+        "layers": 100_000,
+    }
+    body = {"kind": "sweep", "params": {**SWEEP, "model": model}}
+    response = user_client.post("/api/v1/analyses/", body, format="json")
+    assert response.status_code == 202, response.content[:500]
+    assert Analysis.objects.get().params["model"]["hidden"] == 10_000_000
