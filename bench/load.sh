@@ -79,11 +79,10 @@ EOF
 SETUP="$("$PY" manage.py shell -c '
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from apps.designs.models import Design, ShareLink
+from apps.designs.models import Design
 from apps.designs.services import design_clone, design_evaluate, share_link_create
 
 user, _ = get_user_model().objects.get_or_create(username="load-bench")
-ShareLink.objects.filter(design__owner=user).delete()  # a share link protects its design from deletion
 Design.objects.filter(owner=user).delete()
 demo = next(d for d in Design.objects.filter(is_demo=True).order_by("pk") if isinstance(d.current.spec.get("parallelism"), dict))
 design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
@@ -98,7 +97,8 @@ PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); 
 BASE="http://127.0.0.1:$PORT"
 LOG="$(mktemp /tmp/load-gunicorn.XXXXXX.log)"
 echo "== gunicorn on $BASE: $WORKERS $WORKER_CLASS workers × $WORKER_THREADS threads, log $LOG"
-"$GUNICORN" clusterdesigner.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" \
+# The shipped config: its logger keeps share tokens out of gunicorn's logs.
+"$GUNICORN" -c python:clusterdesigner.gunicorn_conf clusterdesigner.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" \
   --worker-class "$WORKER_CLASS" --threads "$WORKER_THREADS" --backlog 256 --timeout 30 --log-level warning \
   >"$LOG" 2>&1 &
 GUNICORN_PID=$!

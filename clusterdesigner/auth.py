@@ -1,45 +1,128 @@
-"""Sign-in with a limit on failed attempts per client address and user name."""
+"""Sign-in with a limit on failed attempts per account and client address, on every sign-in path.
+
+The count lives in the authentication backend, so /accounts/login/, /admin/login/ and anything else that calls
+``django.contrib.auth.authenticate()`` with a request share one limit: a path that forgot a view mixin cannot
+become the unlimited way in. The client address is the one the trusted proxy reports (``X-Forwarded-For``
+only from an address in TRUSTED_PROXIES), so failures sent through the proxy count against the client who
+sent them, not against the proxy's address that every user shares.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.contrib.auth.views import LoginView
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
-
-def _key(request: HttpRequest) -> str:
-    username = str(request.POST.get("username", "")).strip().lower()[:150]
-    return f"login-failures:{request.META.get('REMOTE_ADDR', '')}:{username}"
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-class RateLimitedLoginView(LoginView):
-    """After LOGIN_FAILURE_LIMIT failed sign-ins for one address and user name within LOGIN_FAILURE_WINDOW_S
-    seconds, answer 429 (without checking the password) until the window has passed. A success clears the
-    count. Keyed on both so one attacker cannot lock a user out from everywhere."""
+@lru_cache(maxsize=8)
+def _networks(proxies: tuple[str, ...]) -> tuple[IPNetwork, ...]:
+    return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if cache.get(_key(request), 0) >= settings.LOGIN_FAILURE_LIMIT:
-            minutes = max(1, settings.LOGIN_FAILURE_WINDOW_S // 60)
-            message = (
-                f"Too many failed sign-ins for this user from your address. Try again in {minutes} minute(s)."
-            )
-            response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
-            response["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW_S)
-            return response
-        return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: Any) -> HttpResponse:
-        key = _key(self.request)
-        if not cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S):
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S)
-        return super().form_invalid(form)
+def _is_trusted(address: str, networks: tuple[IPNetwork, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
 
-    def form_valid(self, form: Any) -> HttpResponse:
-        cache.delete(_key(self.request))
-        return super().form_valid(form)
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address: REMOTE_ADDR, unless that is a trusted proxy; then the right-most address in
+    X-Forwarded-For that is not a trusted proxy. Each proxy appends the address it received the request from,
+    so the entries left of that one are whatever the client chose to send and are never used."""
+    remote = str(request.META.get("REMOTE_ADDR", ""))
+    networks = _networks(tuple(settings.TRUSTED_PROXIES))
+    if not networks or not _is_trusted(remote, networks):
+        return remote
+    hops = [
+        hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",") if hop.strip()
+    ]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, networks):
+            return hop[:64]
+    return hops[0][:64] if hops else remote
+
+
+def _failure_key(request: HttpRequest, username: Any) -> str:
+    account = str(username or "").strip().lower()[:150]
+    digest = hashlib.sha256(f"{client_address(request)}\n{account}".encode()).hexdigest()
+    return f"login-failures:{digest}"
+
+
+def _count_failure(key: str) -> None:
+    if not cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S):
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S)
+
+
+class SignInLimited(Exception):
+    """Raised instead of checking a password once the limit is reached; SignInLimitMiddleware answers 429."""
+
+
+class RateLimitedModelBackend(ModelBackend):
+    """Django's ModelBackend with a limit: after LOGIN_FAILURE_LIMIT failed sign-ins for one account from one
+    client address within LOGIN_FAILURE_WINDOW_S seconds, every further attempt (even with the right password)
+    is refused without checking the password until the window has passed. A success clears the count. Keyed
+    on both, so one attacker cannot lock a user out from everywhere.
+
+    Calls without a request (a management command, a test client's login()) are not sign-ins over HTTP and are
+    not counted."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if request is None:
+            return super().authenticate(request, username=username, password=password, **kwargs)
+        if username is None:
+            username = kwargs.get(get_user_model().USERNAME_FIELD)
+        key = _failure_key(request, username)
+        if cache.get(key, 0) >= settings.LOGIN_FAILURE_LIMIT:
+            raise SignInLimited
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            _count_failure(key)
+        else:
+            cache.delete(key)
+        return user
+
+    async def aauthenticate(self, request: HttpRequest | None, **kwargs: Any) -> Any:
+        return await sync_to_async(self.authenticate)(request, **kwargs)
+
+
+def too_many_sign_ins() -> HttpResponse:
+    minutes = max(1, settings.LOGIN_FAILURE_WINDOW_S // 60)
+    message = f"Too many failed sign-ins for this user from your address. Try again in {minutes} minute(s)."
+    response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW_S)
+    return response
+
+
+class SignInLimitMiddleware:
+    """Turns the backend's SignInLimited, from whichever sign-in view called authenticate(), into a 429."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return too_many_sign_ins() if isinstance(exception, SignInLimited) else None

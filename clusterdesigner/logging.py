@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote
 
 SHARE_PATH = re.compile(r"(/(?:api/v1/)?share[d]?/)[^/\s?#'\"]+")
 
 
 def redact(text: str) -> str:
-    return SHARE_PATH.sub(r"\1[redacted]", text)
+    """``text`` with every share token replaced by ``[redacted]``, also where the path is percent-encoded
+    (``/%73hare/<token>/`` reaches the share view too: the server decodes the path before routing it)."""
+    cleaned = SHARE_PATH.sub(r"\1[redacted]", text)
+    if "%" in cleaned:
+        decoded = unquote(cleaned)
+        redacted = SHARE_PATH.sub(r"\1[redacted]", decoded)
+        if redacted != decoded:
+            return redacted
+    return cleaned
 
 
 class RedactShareTokens(logging.Filter):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from typing import Any
 
 from django.conf import settings
@@ -28,16 +29,63 @@ class _NonFinite(float):
 
 NON_FINITE = "must be a finite number (NaN, Infinity and numbers beyond ±1.8e308 are not accepted)"
 NUL = "must not contain NUL characters"
+SURROGATE = "must not contain unpaired surrogates (\\ud800-\\udfff): they are not text"
+# Deeper than any body the API takes (a design spec is 6 levels), and far below what json.loads and the
+# recursive code after it (serializers, the error envelope) survive: 5,000 levels raised RecursionError.
+MAX_JSON_DEPTH = 64
+TOO_DEEP = f"nested more than {MAX_JSON_DEPTH} levels deep"
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def _field_name(key: str) -> str:
+    """A key as it can appear in an error's field path: an unpaired surrogate as its escape, ``\\ud800``
+    (the envelope is UTF-8, which cannot carry it)."""
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return NUL
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return SURROGATE
+    return None
+
+
+def _too_deep(text: str) -> str | None:
+    """The field (top-level key) holding the first value nested deeper than MAX_JSON_DEPTH, or None; read
+    from the JSON text before it is parsed. Brackets inside strings are skipped with the strings."""
+    depth = 0
+    key = "non_field_errors"
+    top_is_object = text.lstrip().startswith("{")
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return key
+        elif token in "]}":
+            depth -= 1
+        elif depth == 1 and top_is_object:
+            # A top-level key (or a string value, which the next key replaces before any nesting).
+            try:
+                key = _field_name(json.loads(token)) or "non_field_errors"
+            except ValueError:
+                key = "non_field_errors"
+    return None
 
 
 def _bad_json_value(value: Any, path: str = "") -> tuple[str, str] | None:
     """The first (field path, reason) for a value no JSON column stores: a non-finite number (SQLite writes
-    NaN, PostgreSQL refuses it) or a NUL character (PostgreSQL's jsonb refuses it), in a key or a value."""
+    NaN, PostgreSQL refuses it), a NUL character (PostgreSQL's jsonb refuses it) or an unpaired surrogate
+    (no UTF-8 encoder writes it), in a key or a value. Recursive: the caller has bounded the depth."""
     where = path or "non_field_errors"
     if isinstance(value, float) and not math.isfinite(value):
         return where, NON_FINITE
     if isinstance(value, str):
-        return (where, NUL) if "\x00" in value else None
+        problem = _text_problem(value)
+        return (where, problem) if problem else None
     if isinstance(value, dict):
         items: Any = value.items()
     elif isinstance(value, list):
@@ -45,9 +93,11 @@ def _bad_json_value(value: Any, path: str = "") -> tuple[str, str] | None:
     else:
         return None
     for key, item in items:
-        child = f"{path}.{key}" if path else str(key)
-        if isinstance(key, str) and "\x00" in key:
-            return child, NUL
+        name = _field_name(key) if isinstance(key, str) else str(key)
+        child = f"{path}.{name}" if path else name
+        problem = _text_problem(key) if isinstance(key, str) else None
+        if problem:
+            return child, problem
         found = _bad_json_value(item, child)
         if found:
             return found
@@ -81,16 +131,26 @@ def _read_limited(stream: Any, parser_context: Context) -> bytes:
 
 
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser with a body size limit, and NaN / Infinity / out-of-range numbers (1e400) and NUL
-    characters refused with the field they were in, e.g. ``spec.workload.training.tokens`` (Python's json
-    accepts all of them)."""
+    """DRF's JSON parser with a body size limit; NaN / Infinity / out-of-range numbers (1e400), NUL
+    characters and unpaired surrogates (``"\\ud800"``) refused with the field they were in, e.g.
+    ``spec.workload.training.tokens`` (Python's json accepts all of them); and nesting deeper than
+    MAX_JSON_DEPTH refused with the top-level field it is in, before it is parsed."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Context = None) -> Any:
         body = _read_limited(stream, parser_context)
         encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
         try:
-            data = json.loads(body.decode(encoding), parse_constant=_NonFinite, parse_float=_parse_float)
-        except (ValueError, UnicodeDecodeError) as exc:
+            text = body.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise exceptions.ParseError(f"JSON parse error - {exc}") from exc
+        deep = _too_deep(text)
+        if deep:
+            raise exceptions.ValidationError({deep: [TOO_DEEP]})
+        try:
+            data = json.loads(text, parse_constant=_NonFinite, parse_float=_parse_float)
+        except RecursionError as exc:  # not expected after _too_deep; never a 500
+            raise exceptions.ValidationError({"non_field_errors": [TOO_DEEP]}) from exc
+        except ValueError as exc:
             raise exceptions.ParseError(f"JSON parse error - {exc}") from exc
         bad = _bad_json_value(data)
         if bad:

@@ -7,10 +7,12 @@ Environment variables:
     DATABASE_URL          postgres://user:pass@host:port/name or sqlite:///path (default: var/db.sqlite3)
     REDIS_URL             redis://host:port/0; when unset Celery runs tasks in-process (eager)
     DJANGO_SECURE_SSL     "1" when served over TLS: secure cookies, HSTS, SSL redirect
+    TRUSTED_PROXIES       comma-separated addresses/networks of reverse proxies whose X-Forwarded-For is read
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -97,6 +99,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "clusterdesigner.auth.SignInLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "clusterdesigner.middleware.ContentSecurityPolicyMiddleware",
@@ -180,6 +183,17 @@ if env_bool("DJANGO_SECURE_SSL"):
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Addresses (or networks, 10.0.0.0/8) of the reverse proxies in front of the app. Only a request from one of
+# them has its X-Forwarded-For read for the client's address (the sign-in limit); none by default, so a client
+# cannot pick its own address by sending the header.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"TRUSTED_PROXIES: {_proxy!r} is not an IP address or network (e.g. 10.0.0.2 or 10.0.0.0/8)"
+        ) from None
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DJANGO_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
 
 # --- REST API
@@ -285,7 +299,9 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
-# Sign-in: after this many failures for one address and user name within the window, 429 until it passes.
+# Sign-in: after this many failures for one address and user name within the window, 429 until it passes, on
+# every sign-in path (the limit is in the authentication backend: clusterdesigner/auth.py).
+AUTHENTICATION_BACKENDS = ["clusterdesigner.auth.RateLimitedModelBackend"]
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_WINDOW_S = int(os.environ.get("LOGIN_FAILURE_WINDOW_S", "900"))
 ANALYSIS_TIME_LIMIT_S = int(os.environ.get("ANALYSIS_TIME_LIMIT_S", "1800"))

@@ -9,7 +9,6 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
-from clusterdesigner.auth import RateLimitedLoginView
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -31,8 +30,6 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
-    # Before django.contrib.auth.urls, so sign-in goes through the failed-attempt limit.
-    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/tokens/", account_views.api_tokens, name="api-tokens"),
     path("accounts/tokens/create/", account_views.api_token_create_view, name="api-token-create"),
     path("accounts/tokens/revoke/", account_views.api_token_revoke_view, name="api-token-revoke"),

@@ -18,6 +18,7 @@ from apps.analysis.models import Analysis, AnalysisChunk
 from apps.catalog.selectors import engine_catalog, engine_catalog_records
 from apps.designs import selectors as design_selectors
 from apps.designs.services import snapshot_hash
+from clusterdesigner.api import StrictJSONTypes
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
@@ -30,6 +31,22 @@ GROUPS_PER_CHUNK = 4
 CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit
 
 logger = logging.getLogger(__name__)
+
+
+# Database ids are 64-bit; version numbers 32-bit. A bigger number is a 400, not a driver overflow.
+MAX_ID = 2**63 - 1
+MAX_VERSION = 2**31 - 1
+
+
+class EvaluateParamsSerializer(StrictJSONTypes, serializers.Serializer):
+    design = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION, required=False, allow_null=True)
+
+
+class CompareParamsSerializer(StrictJSONTypes, serializers.Serializer):
+    designs = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2, max_length=6
+    )
 
 
 class SweepParamsSerializer(serializers.Serializer):
@@ -142,33 +159,33 @@ def _sweep_field(engine_field: str, model_path: str) -> str:
     return f"params.{engine_field}" if engine_field else "params"
 
 
+def _valid_params(serializer_class: type[serializers.Serializer], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` checked by ``serializer_class``; its errors named under ``params.`` (``params.design``)."""
+    form = serializer_class(data=params)
+    if not form.is_valid():
+        raise serializers.ValidationError({"params": form.errors})
+    return dict(form.validated_data)
+
+
 def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
     records = engine_catalog_records()
     if kind == Analysis.Kind.EVALUATE:
-        design = design_selectors.design_get(user=owner, design_id=int(params.get("design") or 0))
-        version = design_selectors.design_version_get(design=design, number=params.get("version"))
+        wanted = _valid_params(EvaluateParamsSerializer, params)
+        design = design_selectors.design_get(user=owner, design_id=wanted["design"])
+        version = design_selectors.design_version_get(design=design, number=wanted.get("version"))
         return {"params": params, "catalog": records}, [[{"spec": version.spec}]], version
     if kind == Analysis.Kind.COMPARE:
-        ids = params.get("designs")
-        if not isinstance(ids, list) or not 2 <= len(ids) <= 6:
-            raise serializers.ValidationError({"params.designs": ["give 2 to 6 design ids"]})
         items = []
-        for design_id in ids:
-            design = design_selectors.design_get(user=owner, design_id=int(design_id))
+        for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
+            design = design_selectors.design_get(user=owner, design_id=design_id)
             items.append({"design": design.pk, "name": design.name, "version": design.version,
                           "spec": design.current.spec})  # fmt: skip
         return {"params": params, "catalog": records}, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
-        form = SweepParamsSerializer(data=params)
-        if not form.is_valid():
-            raise serializers.ValidationError({"params": form.errors})
-        snapshot, chunks = _sweep_plan(dict(form.validated_data), records)
+        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records)
         return snapshot, chunks, None
     if kind == Analysis.Kind.RECOMMEND:
-        form = RecommendParamsSerializer(data=params)
-        if not form.is_valid():
-            raise serializers.ValidationError({"params": form.errors})
-        p = dict(form.validated_data)
+        p = _valid_params(RecommendParamsSerializer, params)
         pricing = ["on_demand", "reserved_1y", "own"] + ([] if p["interruption_tolerance"] == "none" else ["spot"])
         sweep = {
             "model": p["model"], "training": {"tokens": p["tokens"], "global_batch_tokens": p["global_batch_tokens"],

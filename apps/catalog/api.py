@@ -69,6 +69,9 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     # JSON only, so a value of the wrong type is refused rather than read from form text (the CSV import
     # below takes multipart).
     parser_classes = [JSONParser]
+    # A slug's characters (SlugField's); anything else in the URL is a 404 before the database sees it:
+    # PostgreSQL refuses a NUL in a query (/accelerators/%00/ answered 500).
+    lookup_value_regex = r"[-a-zA-Z0-9_]+"
 
 
 @catalog_schema(serializers.AcceleratorSerializer)
@@ -133,6 +136,7 @@ class CloudOfferingViewSet(CatalogViewSet):
 
 @catalog_schema(serializers.CloudPriceSerializer)
 class CloudPriceViewSet(CatalogViewSet):
+    lookup_value_regex = r"[0-9]+"  # by id
     queryset = selectors.cloud_price_list()
     serializer_class = serializers.CloudPriceSerializer
     filterset_class = filters.CloudPriceFilterSet

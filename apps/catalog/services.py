@@ -25,6 +25,7 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from clusterdesigner.spreadsheets import formula_safe, formula_unescaped
 
 SEED_PATH = Path(__file__).resolve().parent / "data" / "seed_catalog.json"
 PRICE_COLUMNS = ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"]
@@ -118,6 +119,8 @@ class PriceImportError(Exception):
 
 
 def _parse_price_row(line: int, row: dict[str, str], offerings: dict[str, CloudOffering]) -> CloudPrice | list[RowError]:
+    # The export writes text that starts like a formula behind an apostrophe: read it back as it was.
+    row = {key: formula_unescaped(value) if isinstance(value, str) else value for key, value in row.items()}
     errors: list[RowError] = []
     offering = offerings.get((row.get("offering") or "").strip())
     if offering is None:
@@ -218,8 +221,10 @@ def cloud_price_export_csv(*, prices: Iterable[CloudPrice]) -> str:
     writer = csv.writer(out)
     writer.writerow(PRICE_COLUMNS + ["usd_per_gpu_hour"])
     for price in prices:
+        # Text is escaped (formula_safe) so a spreadsheet never runs it; the importer undoes the escape.
         writer.writerow([
-            price.offering.slug, price.pricing_model, price.usd_per_hour, price.currency, price.region,
-            price.as_of.isoformat(), price.source, round(price.usd_per_gpu_hour, 6),
+            formula_safe(price.offering.slug), price.pricing_model, price.usd_per_hour,
+            formula_safe(price.currency), formula_safe(price.region), price.as_of.isoformat(),
+            formula_safe(price.source), round(price.usd_per_gpu_hour, 6),
         ])  # fmt: skip
     return out.getvalue()

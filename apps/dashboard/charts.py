@@ -2,10 +2,16 @@
 to Plotly figure dicts (``json.loads(fig.to_json())``). Views pass them to templates with ``json_script`` and
 static/js/charts.js draws them. Every chart has a title, axis titles with units and hover text with exact
 values.
+
+Plotly reads a subset of HTML in every text it draws (titles, axis ticks, legends, hover labels): ``<a href>``
+becomes a live link, ``<b>``/``<br>`` format. Any text that comes from a user or the catalog (design
+names, offering names, slugs) goes through ``plain()`` first, so it is drawn as the characters it holds; the
+builders' own templates keep their ``<br>`` and ``<extra>``.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -38,6 +44,13 @@ LAYOUT = {
     "hoverlabel": {"namelength": -1},
     "legend": {"orientation": "h", "y": -0.22},
 }
+
+
+def plain(text: Any) -> str:
+    """Text from a user or the catalog as Plotly should draw it: ``<``, ``>`` and ``&`` as HTML entities,
+    which Plotly shows as those characters instead of reading markup. (Quotes need no escaping: Plotly reads
+    them only inside a tag, and no tag survives.)"""
+    return html.escape(str(text), quote=False)
 
 
 def money(value: float | None) -> str:
@@ -107,11 +120,11 @@ def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, A
     on-demand"), so the legend tells the offerings apart."""
     label = PRICING_LABELS.get(model, _label(model))
     if not many:
-        return f"Cloud {label}"
+        return f"Cloud {plain(label)}"
     for option in (evaluation or {}).get("options") or []:
         if option.get("key") == f"{slug}:{model}" and option.get("label"):
-            return str(option["label"])
-    return f"{slug} {label}"
+            return plain(option["label"])
+    return f"{plain(slug)} {plain(label)}"
 
 
 # --- Design page
@@ -162,7 +175,7 @@ def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
         go.Bar(
             name="Step time",
             x=[v for _, v in parts],
-            y=[_label(k) for k, _ in parts],
+            y=[plain(_label(k)) for k, _ in parts],
             orientation="h",
             marker_color=PALETTE[0],
             hovertemplate="%{y}: %{x:,.4f} s<extra></extra>",
@@ -324,14 +337,15 @@ def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     index = 0
     for kind, column, suffix, parts in groups:
         for part, item in parts.items():
+            part_name = plain(_label(part))
             fig.add_trace(
                 go.Bar(
-                    name=f"{kind}: {_label(part)}",
+                    name=f"{kind}: {part_name}",
                     x=[column],
                     y=[item["usd"]],
                     marker_color=PALETTE[index % 8],
-                    customdata=[item.get("formula", "")],
-                    hovertemplate=f"{_label(part)}: $%{{y:,.0f}}{suffix}<br>%{{customdata}}<extra></extra>",
+                    customdata=[plain(item.get("formula", ""))],
+                    hovertemplate=f"{part_name}: $%{{y:,.0f}}{suffix}<br>%{{customdata}}<extra></extra>",
                 )
             )
             index += 1
@@ -354,7 +368,7 @@ def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     base = sens.get("base_own_minus_rent_usd") or 0.0
     rows = sorted((r for r in sens.get("rows") or [] if r.get("swing_usd")), key=lambda r: r["swing_usd"])
     fraction = sens.get("fraction", 0.25)
-    names = [_assumption_label(r["name"]) for r in rows]
+    names = [plain(_assumption_label(r["name"])) for r in rows]
     fig = go.Figure()
     for key, value_key, label, color in (
         ("own_minus_rent_low_usd", "low", f"Input −{fraction:.0%}", PALETTE[0]),
@@ -373,7 +387,7 @@ def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                 "<extra></extra>",
             )
         )
-    model = PRICING_LABELS.get(sens.get("pricing_model", ""), sens.get("pricing_model", ""))
+    model = plain(PRICING_LABELS.get(sens.get("pricing_model", ""), sens.get("pricing_model", "")))
     return _fig(
         fig,
         title=f"Sensitivity: own − rent ({model}) vs base {money(base)}",
@@ -415,7 +429,7 @@ def network_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
         )
     )
     title = (
-        f"Network: {network.get('topology', '?')}, {network.get('endpoints', 0):,} endpoints × "
+        f"Network: {plain(network.get('topology', '?'))}, {network.get('endpoints', 0):,} endpoints × "
         f"{network.get('nic_gbps', 0):,.0f} Gb/s, {money(network.get('capex_usd', 0))}"
     )
     return _fig(fig, title=title, x_title="Component", y_title="Count", showlegend=False)
@@ -447,7 +461,7 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Grouped bars per design, for the option the reviewer chose in each column: its run cost (left axis) and
     its expected days to train, with failures and restarts (right axis)."""
     rows = list(rows)
-    names = [r["name"] for r in rows]
+    names = [plain(r["name"]) for r in rows]
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
@@ -457,7 +471,7 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             offsetgroup="cost",
             yaxis="y",
             marker_color=PALETTE[0],
-            customdata=[r.get("option") or "" for r in rows],
+            customdata=[plain(r.get("option") or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>run cost $%{y:,.0f}<extra></extra>",
         )
     )
@@ -469,7 +483,7 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             offsetgroup="days",
             yaxis="y2",
             marker_color=PALETTE[1],
-            customdata=[r.get("option") or "" for r in rows],
+            customdata=[plain(r.get("option") or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>%{y:,.1f} days expected<extra></extra>",
         )
     )
@@ -515,7 +529,7 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
             y=[y for _, y in xy],
             mode="markers",
             marker={"size": 10, "color": PALETTE[0], "opacity": 0.75},
-            text=[p.get("label", "") for p in points],
+            text=[plain(p.get("label", "")) for p in points],
             customdata=[p.get("url", "") for p in points],
             hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra></extra>",
         )
@@ -528,14 +542,14 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
             mode="lines+markers",
             line={"color": "#b3261e", "width": 2},
             marker={"size": 12, "symbol": "star", "color": "#b3261e"},
-            text=[points[i].get("label", "") for i in front],
+            text=[plain(points[i].get("label", "")) for i in front],
             customdata=[points[i].get("url", "") for i in front],
             hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra>Pareto</extra>",
         )
     )
     return _fig(
         fig,
-        title=title,
+        title=plain(title),
         x_title="Days to train, expected (with failures and restarts)",
         y_title="Run cost (USD)",
         yaxis={"tickprefix": "$", "separatethousands": True},
@@ -577,7 +591,7 @@ def sweep_heatmap(rows: Iterable[Mapping[str, Any]], *, value: str) -> dict[str,
         go.Heatmap(
             name="Cost" if is_cost else "Days",
             x=[str(n) for n in nodes],
-            y=accelerators,
+            y=[plain(a) for a in accelerators],
             z=z,
             text=text,
             colorscale="Blues" if is_cost else "Oranges",

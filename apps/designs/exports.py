@@ -20,7 +20,8 @@ text starts with a UTF-8 byte-order mark (so Excel detects UTF-8 rather than the
 CRLF line ends. Numbers are written unquoted in full precision (Python's shortest round-trip repr),
 fractions as fractions (0.41, not "41%"), so they open as numbers; empty means "not applicable". A text
 cell beginning with ``=``, ``+``, ``-``, ``@``, tab or CR gets a leading apostrophe so a spreadsheet never
-runs it as a formula (OWASP "CSV injection"). Reading back:
+runs it as a formula (OWASP "CSV injection"; the rule is clusterdesigner.spreadsheets, shared with the price
+export). Reading back:
 ``csv.reader(io.StringIO(text.removeprefix("\ufeff")))``, then split on empty rows. Comma-decimal locales
 should open the XLSX, which carries no locale.
 """
@@ -40,8 +41,8 @@ from typing import Any
 
 from apps.designs.launch import layout_summary
 from apps.designs.services import expected_days
+from clusterdesigner.spreadsheets import formula_safe
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 BOM = "\ufeff"
 
 USD = '"$"#,##0'
@@ -98,10 +99,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(value, sort_keys=True, default=str)
     return str(value)
-
-
-def _safe_text(text: str) -> str:
-    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
 def _get(mapping: Any, *path: str) -> Any:
@@ -310,7 +307,7 @@ def _csv_cell(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, (int, float)):
         return repr(value)
-    return _safe_text(str(value))
+    return formula_safe(str(value))
 
 
 def design_export_csv(*, evaluation: Mapping[str, Any]) -> str:

@@ -96,7 +96,9 @@ class ShareLink(models.Model):
     """
 
     design = models.ForeignKey(Design, on_delete=models.CASCADE, related_name="share_links")
-    evaluation = models.ForeignKey(Evaluation, on_delete=models.PROTECT, related_name="share_links")
+    # RESTRICT, not PROTECT: an evaluation a link serves cannot be deleted on its own, but deleting its design
+    # deletes the design's links with its versions and evaluations (PROTECT refused that: a 500).
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.RESTRICT, related_name="share_links")
     token_hash = models.CharField(max_length=64, unique=True)
     token_hint = models.CharField(
         max_length=8, help_text="First characters of the token, to tell links apart."

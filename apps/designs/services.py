@@ -181,6 +181,8 @@ def design_clone(*, design: Design, owner: Any, name: str | None = None) -> Desi
 
 
 def design_delete(*, design: Design) -> None:
+    """Delete the design with its versions, evaluations and share links, revoked or not: deleting is the
+    owner's call, and a link to a design that is gone answers 404 like a revoked one."""
     design.delete()
 
 

@@ -215,6 +215,24 @@ _INT_FIELDS = (
     "moe_layers",
 )
 _BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout")
+# The range of each shape number a request may give: about a thousand times the largest published model in
+# each dimension, and far below where the float arithmetic on a shape overflows (hidden 1e300 passed the
+# whole-number check and failed mid-sweep with OverflowError). The design spec's serializer
+# (apps/designs/specs.py) states the same upper bounds.
+SHAPE_LIMITS: dict[str, tuple[int, int]] = {
+    "layers": (1, 100_000),
+    "hidden": (1, 10_000_000),
+    "ffn_hidden": (1, 100_000_000),
+    "heads": (1, 100_000),
+    "kv_heads": (1, 100_000),
+    "vocab": (1, 100_000_000),
+    "seq_len": (1, 100_000_000),
+    "experts": (0, 100_000),  # 0: a dense model
+    "top_k": (0, 1_000),
+    "expert_ffn_hidden": (0, 100_000_000),
+    "shared_experts": (0, 1_000),
+    "moe_layers": (0, 100_000),
+}
 
 
 def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape]) -> ModelShape:
@@ -233,6 +251,8 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
     values: dict[str, Any] = {}
     if "preset" in data:
         slug = data["preset"]
+        if not isinstance(slug, str):
+            raise InputError(f"must be a preset name (text), got {slug!r}", field="model.preset")
         if slug not in presets:
             from clusterdesigner.engine.errors import UnknownReferenceError
 
@@ -248,6 +268,12 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
                 value = int(value)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InputError(f"must be a whole number, got {value!r}", field=f"model.{key}")
+            low, high = SHAPE_LIMITS[key]
+            if not low <= value <= high:
+                raise InputError(
+                    f"must be a whole number from {low:,} to {high:,}, got {data[key]!r}",
+                    field=f"model.{key}",
+                )
             values[key] = value
     for key in _BOOL_FIELDS:
         if key in data:

@@ -102,6 +102,7 @@ def _number(
     default: float | None = None,
     minimum: float = 0.0,
     strict: bool = True,
+    maximum: float = math.inf,
 ) -> float:
     value = section.get(key, default)
     if value is None:
@@ -113,11 +114,15 @@ def _number(
             f"must be {'greater than' if strict else 'at least'} {minimum:g}, got {value!r}",
             field=f"{path}.{key}",
         )
+    if value > maximum:
+        raise InputError(f"must be at most {maximum:g}, got {value!r}", field=f"{path}.{key}")
     return float(value)
 
 
-def _whole(section: Mapping[str, Any], key: str, path: str, *, default: int | None = None) -> int:
-    value = _number(section, key, path, default=default, minimum=1, strict=False)
+def _whole(
+    section: Mapping[str, Any], key: str, path: str, *, default: int | None = None, maximum: float = math.inf
+) -> int:
+    value = _number(section, key, path, default=default, minimum=1, strict=False, maximum=maximum)
     if not float(value).is_integer():
         raise InputError(f"must be a whole number, got {section.get(key)!r}", field=f"{path}.{key}")
     return int(value)
@@ -170,6 +175,18 @@ def _fabric(cluster: Mapping[str, Any], fabrics: Mapping[str, FabricSpec], nodes
     return fabric
 
 
+# Upper bounds of the training numbers a request may give: physically meaningful (the design spec's serializer
+# states the same for tokens and the batch) and far below where the memory and step-time arithmetic overflows
+# (a batch of 1e300 tokens passed, then failed mid-sweep with OverflowError).
+MAX_TRAINING: dict[str, float] = {
+    "tokens": 1e16,
+    "global_batch_tokens": 1e10,
+    "global_batch_seqs": 1e8,
+    "optimizer_bytes_per_param": 1e3,
+    "framework_reserve_gib": 1e4,
+}
+
+
 def parse_problem(
     request: Mapping[str, Any],
     *,
@@ -182,11 +199,13 @@ def parse_problem(
     model: ModelShape = model_from_dict(_section(request, "model"), presets=PRESETS)
 
     tr = _section(request, "training")
-    tokens = _number(tr, "tokens", "training")
+    tokens = _number(tr, "tokens", "training", maximum=MAX_TRAINING["tokens"])
     if "global_batch_seqs" in tr:
-        batch = _whole(tr, "global_batch_seqs", "training")
+        batch = _whole(tr, "global_batch_seqs", "training", maximum=MAX_TRAINING["global_batch_seqs"])
     elif "global_batch_tokens" in tr:
-        batch_tokens = _number(tr, "global_batch_tokens", "training")
+        batch_tokens = _number(
+            tr, "global_batch_tokens", "training", maximum=MAX_TRAINING["global_batch_tokens"]
+        )
         if batch_tokens % model.seq_len:
             raise InputError(
                 f"must be a multiple of seq_len {model.seq_len}", field="training.global_batch_tokens"
@@ -203,9 +222,20 @@ def parse_problem(
     optimizer = tr.get("optimizer", "adam")
     if optimizer != "adam":
         raise InputError("only mixed-precision Adam ('adam') is modelled", field="training.optimizer")
-    optimizer_bytes = _number(tr, "optimizer_bytes_per_param", "training", default=12.0)
+    optimizer_bytes = _number(
+        tr,
+        "optimizer_bytes_per_param",
+        "training",
+        default=12.0,
+        maximum=MAX_TRAINING["optimizer_bytes_per_param"],
+    )
     reserve_gib = _number(
-        tr, "framework_reserve_gib", "training", default=DEFAULT_FRAMEWORK_RESERVE_GIB, strict=False
+        tr,
+        "framework_reserve_gib",
+        "training",
+        default=DEFAULT_FRAMEWORK_RESERVE_GIB,
+        strict=False,
+        maximum=MAX_TRAINING["framework_reserve_gib"],
     )
     pipeline_split = _choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced")
     cross_entropy = _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, "fp32")
