@@ -224,7 +224,7 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
             layout = json.loads(get["layout"])
             if isinstance(layout, dict):
                 spec["parallelism"] = {k: v for k, v in layout.items() if k != "ep"}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no prefill
             pass
     if get.get("offering"):
         models = [m for m in get.getlist("pricing") if m in PRICING_MODELS] or ["on_demand"]

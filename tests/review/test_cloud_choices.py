@@ -139,3 +139,10 @@ def test_a_stored_design_whose_ticked_model_lost_its_price_says_so(
     ]
     body = alice_client.get(f"/designs/{design.pk}/").content.decode()
     assert "p5.48xlarge reserved 1 year: asked for but has no price" in body
+
+
+def test_a_prefill_layout_nested_past_the_parser_depth_is_ignored_not_a_500(
+    alice_client: Client, catalog: Any
+) -> None:
+    response = alice_client.get("/designs/new/?layout=" + "[" * 100_000)
+    assert response.status_code == 200 and 'id="design-form"' in response.content.decode()
