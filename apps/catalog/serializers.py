@@ -16,6 +16,7 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from apps.catalog.skypilot import SKYPILOT_CLOUDS
 from clusterdesigner.api import StrictJSONTypes
 
 
@@ -124,7 +125,7 @@ class CloudOfferingSerializer(CleanedModelSerializer):
         model = CloudOffering
         fields = [
             "slug", "provider", "instance_type", "region", "accelerator", "gpu_count", "network_gbps",
-            "spot_preemptions_per_day", "source", "as_of", "notes", "prices",
+            "spot_preemptions_per_day", "needs_review", "source", "as_of", "notes", "prices",
         ]  # fmt: skip
 
 
@@ -150,3 +151,43 @@ class PriceImportSerializer(serializers.Serializer):
 
 class PriceImportResultSerializer(serializers.Serializer):
     imported = serializers.IntegerField()
+
+
+class SkyPilotImportSerializer(PriceImportSerializer):
+    file = serializers.FileField(help_text="One SkyPilot vms.csv (columns read by name: InstanceType, "
+                                 "AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...), UTF-8, at most "
+                                 "DATA_UPLOAD_MAX_MEMORY_SIZE bytes.")  # fmt: skip
+    cloud = serializers.ChoiceField(choices=list(SKYPILOT_CLOUDS), help_text="The cloud the file is for.")
+    as_of = serializers.DateField(required=False, help_text="Date to store the prices under (default: today).")
+    all_regions = serializers.BooleanField(
+        default=False, help_text="Store every region's price, not only the cheapest region's."
+    )
+
+
+class SkyPilotMappedSerializer(serializers.Serializer):
+    offering = serializers.CharField()
+    instance_type = serializers.CharField()
+    accelerator = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    pricing_model = serializers.CharField()
+    region = serializers.CharField(allow_blank=True)
+    usd_per_hour = serializers.FloatField()
+    created_offering = serializers.BooleanField()
+
+
+class SkyPilotSkippedSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    count = serializers.IntegerField()
+    lines = serializers.ListField(child=serializers.IntegerField(), help_text="The first lines skipped so.")
+    instance_types = serializers.ListField(child=serializers.CharField())
+
+
+class SkyPilotImportResultSerializer(serializers.Serializer):
+    cloud = serializers.CharField()
+    as_of = serializers.DateField()
+    imported = serializers.IntegerField(help_text="Prices stored (created or replaced).")
+    created_offerings = serializers.ListField(
+        child=serializers.CharField(), help_text="Slugs of offerings created, flagged needs_review."
+    )
+    mapped = SkyPilotMappedSerializer(many=True)
+    skipped = SkyPilotSkippedSerializer(many=True, help_text="Rows (or prices) left out, grouped by reason.")
