@@ -16,6 +16,7 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from apps.catalog.selectors import price_freshness
 from apps.catalog.skypilot import SKYPILOT_CLOUDS
 from clusterdesigner.api import StrictJSONTypes
 
@@ -97,7 +98,17 @@ class StorageTierSerializer(CleanedModelSerializer):
         ]  # fmt: skip
 
 
-class CloudPriceSerializer(CleanedModelSerializer):
+class StaleMixin(serializers.Serializer):
+    stale = serializers.SerializerMethodField(
+        help_text="True when as_of is more than PRICE_STALE_AFTER_DAYS days before today (computed)."
+    )
+
+    def get_stale(self, obj: CloudPrice) -> bool:
+        # Read per row, not at import: the cut-off moves with the date.
+        return price_freshness().is_stale(obj.as_of.isoformat() if obj.as_of else None)
+
+
+class CloudPriceSerializer(StaleMixin, CleanedModelSerializer):
     offering = serializers.SlugRelatedField(slug_field="slug", queryset=CloudOffering.objects.all())
     usd_per_gpu_hour = serializers.FloatField(read_only=True)
 
@@ -105,16 +116,17 @@ class CloudPriceSerializer(CleanedModelSerializer):
         model = CloudPrice
         fields = [
             "id", "offering", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region",
-            "source", "as_of", "notes",
+            "source", "as_of", "stale", "notes",
         ]  # fmt: skip
 
 
-class CloudOfferingPriceSerializer(serializers.ModelSerializer):
+class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer):
     usd_per_gpu_hour = serializers.FloatField(read_only=True)
 
     class Meta:
         model = CloudPrice
-        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source", "as_of"]
+        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source", "as_of",
+                  "stale"]  # fmt: skip
 
 
 class CloudOfferingSerializer(CleanedModelSerializer):
