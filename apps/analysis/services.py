@@ -15,13 +15,13 @@ from rest_framework import serializers
 
 from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
-from apps.catalog.selectors import engine_catalog, engine_catalog_records
+from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
-from apps.designs.services import snapshot_hash
+from apps.designs.services import freshness_key, snapshot_hash
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.offerings import default_offering
+from clusterdesigner.engine.offerings import Freshness, default_offering
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
@@ -66,11 +66,14 @@ class RecommendParamsSerializer(serializers.Serializer):
 def _offering_per_accelerator(records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int
                               ) -> dict[str, str]:  # fmt: skip
     """Per accelerator, the named offering or the one a design would start from (engine.offerings.
-    default_offering: its freshest on-demand price, a whole node, then the lower price)."""
+    default_offering: a price that is not stale, a whole node, its freshest on-demand price, then the lower
+    price)."""
     offerings = specs_from_records(records).offerings
+    freshness = price_freshness()
     chosen: dict[str, str] = {}
     for accelerator in {o.accelerator for o in offerings.values()}:
-        slug = default_offering(offerings, accelerator=accelerator, gpus_per_node=gpus_per_node)
+        slug = default_offering(offerings, accelerator=accelerator, gpus_per_node=gpus_per_node,
+                                freshness=freshness)  # fmt: skip
         if slug:
             chosen[accelerator] = slug
     chosen.update(wanted)
@@ -141,7 +144,8 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
     if kind == Analysis.Kind.EVALUATE:
         design = design_selectors.design_get(user=owner, design_id=int(params.get("design") or 0))
         version = design_selectors.design_version_get(design=design, number=params.get("version"))
-        return {"params": params, "catalog": records}, [[{"spec": version.spec}]], version
+        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
+        return snapshot, [[{"spec": version.spec}]], version
     if kind == Analysis.Kind.COMPARE:
         ids = params.get("designs")
         if not isinstance(ids, list) or not 2 <= len(ids) <= 6:
@@ -151,7 +155,8 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
             design = design_selectors.design_get(user=owner, design_id=int(design_id))
             items.append({"design": design.pk, "name": design.name, "version": design.version,
                           "spec": design.current.spec})  # fmt: skip
-        return {"params": params, "catalog": records}, [[item] for item in items], None
+        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
+        return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
         form = SweepParamsSerializer(data=params)
         if not form.is_valid():
@@ -184,7 +189,7 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
     """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
     running) analysis of this owner returns that one instead of computing again."""
     snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
-    digest = snapshot_hash({"kind": kind, **snapshot})
+    digest = snapshot_hash({"kind": kind, **_hashed(snapshot)})
     existing = Analysis.objects.filter(
         owner=owner, input_hash=digest, status__in=[Analysis.Status.SUCCEEDED, Analysis.Status.RUNNING,
                                                     Analysis.Status.PENDING]).first()  # fmt: skip
@@ -202,6 +207,15 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
         )
         transaction.on_commit(lambda: _enqueue(analysis.pk))
     return analysis
+
+
+def _hashed(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot as its hash sees it: today's date counts only through which catalog prices it makes stale,
+    so the same input on another day returns the stored analysis until a price crosses the threshold."""
+    if "freshness" not in snapshot:
+        return snapshot
+    freshness = Freshness.from_json(snapshot["freshness"])
+    return {**snapshot, "freshness": freshness_key(records=snapshot["catalog"], freshness=freshness)}
 
 
 def _chunk_size(kind: str, items: list[dict[str, Any]], snapshot: dict[str, Any]) -> int:
