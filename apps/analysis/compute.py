@@ -39,7 +39,8 @@ def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
 
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        evaluation = evaluate_spec(spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot))
+        evaluation = evaluate_spec(spec=item["spec"], records=snapshot["catalog"],
+                                   freshness=_freshness(snapshot))  # fmt: skip
     except EngineError as exc:
         return {"design": item["design"], "name": item["name"], "version": item["version"], "error": exc.message}
     train = evaluation["training"]

@@ -135,8 +135,8 @@ class CloudPriceAdmin(admin.ModelAdmin):
             data = form.cleaned_data
             try:
                 result = services.cloud_price_import_skypilot(
-                    cloud=data["cloud"], content=data["file"].read(), as_of=data["as_of"] or timezone.localdate(),
-                    all_regions=data["all_regions"],
+                    cloud=data["cloud"], content=data["file"].read(),
+                    as_of=data["as_of"] or timezone.localdate(), all_regions=data["all_regions"],
                 )  # fmt: skip
             except services.PriceImportError as exc:
                 errors = exc.errors

@@ -180,13 +180,12 @@ class CloudPriceViewSet(CatalogViewSet):
         },  # fmt: skip
         description="Import one SkyPilot price table (vms.csv) for one cloud: on-demand and spot prices per "
         "region (the cheapest region per instance type, or all with all_regions), dated as_of. Instance "
-        "types the catalog lacks become offerings flagged needs_review. If any row is bad, nothing is imported "
-        "and each bad row is reported by line; rows without a mapped accelerator or a price are skipped and "
-        "listed.",
+        "types the catalog lacks become offerings flagged needs_review. If any row is bad, nothing is "
+        "imported and each bad row is reported by line; rows without a mapped accelerator or a price are "
+        "skipped and listed.",
     )
-    @action(
-        detail=False, methods=["post"], url_path="import-skypilot", parser_classes=[MultiPartParser, FormParser]
-    )
+    @action(detail=False, methods=["post"], url_path="import-skypilot",
+            parser_classes=[MultiPartParser, FormParser])  # fmt: skip
     def import_skypilot(self, request: Request) -> Response:
         form = serializers.SkyPilotImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -92,14 +92,16 @@ class CloudPriceFilterSet(django_filters.FilterSet):
     region = django_filters.CharFilter(method="filter_region")
     as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte")
     stale = django_filters.BooleanFilter(
-        method="filter_stale", label="Stale", help_text="Older than PRICE_STALE_AFTER_DAYS (true) or not (false)."
+        method="filter_stale", label="Stale", help_text="Older than PRICE_STALE_AFTER_DAYS (true) or not.",
+        widget=forms.Select(choices=[("", "any"), ("true", "stale only"), ("false", "fresh only")]),
     )
 
     class Meta:
         model = CloudPrice
         fields = ["provider", "pricing_model", "accelerator", "offering", "region", "currency", "stale"]
 
-    def filter_stale(self, queryset: QuerySet[CloudPrice], name: str, value: bool | None) -> QuerySet[CloudPrice]:
+    def filter_stale(self, queryset: QuerySet[CloudPrice], name: str, value: bool | None
+                     ) -> QuerySet[CloudPrice]:  # fmt: skip
         if value is None:
             return queryset
         # Read per request: the cut-off moves with the date.

@@ -135,7 +135,7 @@ def engine_catalog() -> CatalogSpecs:
 
 @dataclass(frozen=True)
 class PricePoint:
-    """One price shown on the accelerator page: what it is, per GPU, from which row, and whether it is stale."""
+    """A price shown on the accelerator page: what it is, per GPU, from which row, and whether it is stale."""
 
     label: str
     usd: float
@@ -182,7 +182,8 @@ def accelerator_price_summary(*, accelerators: Iterable[Accelerator], freshness:
             if price is not None:
                 region = price.region or price.offering.region
                 cloud[model] = PricePoint(
-                    label=str(label), usd=price.usd_per_hour, usd_per_gpu=price.usd_per_gpu_hour, as_of=price.as_of,
+                    label=str(label), usd=price.usd_per_hour, usd_per_gpu=price.usd_per_gpu_hour,
+                    as_of=price.as_of,
                     what=f"{price.offering}" + (f", {region}" if region else ""),
                     stale=freshness.is_stale(price.as_of.isoformat()),
                 )  # fmt: skip
@@ -191,7 +192,7 @@ def accelerator_price_summary(*, accelerators: Iterable[Accelerator], freshness:
         if server is not None and server.price_usd is not None:
             owning = PricePoint(
                 label="server", usd=server.price_usd, usd_per_gpu=server.price_usd / server.gpus_per_node,
-                as_of=server.as_of, what=f"{server.name} ({server.gpus_per_node} GPUs)",
+                as_of=server.as_of, what=server.name,
                 stale=freshness.is_stale(server.as_of.isoformat()),
             )  # fmt: skip
         elif accelerator.list_price_usd:

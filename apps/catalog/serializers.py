@@ -125,8 +125,8 @@ class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer):
 
     class Meta:
         model = CloudPrice
-        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source", "as_of",
-                  "stale"]  # fmt: skip
+        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source",
+                  "as_of", "stale"]  # fmt: skip
 
 
 class CloudOfferingSerializer(CleanedModelSerializer):
@@ -167,10 +167,10 @@ class PriceImportResultSerializer(serializers.Serializer):
 
 class SkyPilotImportSerializer(PriceImportSerializer):
     file = serializers.FileField(help_text="One SkyPilot vms.csv (columns read by name: InstanceType, "
-                                 "AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...), UTF-8, at most "
-                                 "DATA_UPLOAD_MAX_MEMORY_SIZE bytes.")  # fmt: skip
+                                 "AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...), UTF-8, "
+                                 "at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes.")  # fmt: skip
     cloud = serializers.ChoiceField(choices=list(SKYPILOT_CLOUDS), help_text="The cloud the file is for.")
-    as_of = serializers.DateField(required=False, help_text="Date to store the prices under (default: today).")
+    as_of = serializers.DateField(required=False, help_text="Date to store the prices under (default today).")
     all_regions = serializers.BooleanField(
         default=False, help_text="Store every region's price, not only the cheapest region's."
     )

@@ -233,7 +233,8 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
     chosen = [c for c in spec["costs"]["cloud"] if c["offering"] in offerings]
     if any(offerings[c["offering"]].accelerator != cluster["accelerator"] for c in chosen):
         # Never price one accelerator at another's rates: start from an offering of the chosen accelerator.
-        slug = default_offering(offerings, accelerator=cluster["accelerator"], gpus_per_node=cluster["gpus_per_node"],
+        slug = default_offering(offerings, accelerator=cluster["accelerator"],
+                                gpus_per_node=cluster["gpus_per_node"],
                                 freshness=price_freshness())  # fmt: skip
         spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]}] if slug else []
     return spec

@@ -123,5 +123,5 @@ class Command(BaseCommand):
         for group in result.skipped_summary():
             more = "…" if group["count"] > len(group["lines"]) else ""
             where = f"lines {', '.join(map(str, group['lines']))}{more}"
-            types = f" ({', '.join(group['instance_types'])}…)" if group["instance_types"] else ""
+            types = f" ({', '.join(group['instance_types'])}{more})" if group["instance_types"] else ""
             self.stdout.write(f"  skipped {group['count']} row(s): {group['reason']}; {where}{types}")
