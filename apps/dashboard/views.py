@@ -27,7 +27,7 @@ from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner.engine import cost
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.offerings import default_offering
+from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.training import model_presets
 
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
@@ -499,15 +499,14 @@ def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         if accelerator not in swept:
             continue
         record = records.get(slug) or {}
-        latest: dict[str, dict[str, Any]] = {}
-        for price in record.get("prices") or []:
-            model = price.get("pricing_model")
-            if model not in latest or str(price.get("as_of")) >= str(latest[model].get("as_of")):
-                latest[model] = price
+        # The prices the engine used: its own rule (the latest per model; of one date, the lowest).
+        spec = cloud_offering_from_dict(record) if record else None
+        prices = [] if spec is None else [
+            {"model": PRICING_NAMES.get(m, m), "usd_per_hour": usd, "as_of": spec.price_as_of[m]}
+            for m, usd in sorted(spec.usd_per_hour.items())
+        ]  # fmt: skip
         out.append({"accelerator": accelerator, "slug": slug, "provider": record.get("provider", ""),
-                    "instance_type": record.get("instance_type", slug),
-                    "prices": [{"model": PRICING_NAMES.get(m, m), "usd_per_hour": p.get("usd_per_hour"),
-                                "as_of": p.get("as_of")} for m, p in sorted(latest.items())]})  # fmt: skip
+                    "instance_type": record.get("instance_type", slug), "prices": prices})  # fmt: skip
     return out
 
 
