@@ -290,8 +290,8 @@ def _skypilot_offerings(
     created: dict[str, CloudOffering] = {}
     skipped: list[skypilot.Skip] = []
     errors: list[RowError] = []
-    # On-demand first, so a new offering takes the region of its on-demand price.
-    for price in sorted(prices, key=lambda p: p.pricing_model != "on_demand"):
+    # On-demand first and cheapest first, so a new offering takes the region of its cheapest on-demand price.
+    for price in sorted(prices, key=lambda p: (p.pricing_model != "on_demand", p.usd_per_hour, p.region)):
         key = (price.instance_type, price.region)
         if key in target:
             continue

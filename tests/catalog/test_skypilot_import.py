@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,22 @@ def test_admin_page_lists_bad_rows_and_imports_nothing(admin_client: Any, catalo
     response = admin_client.post("/admin/catalog/cloudprice/import-skypilot/", {"cloud": "aws", "file": file})
     assert "line 6: Price: must be a finite number of 0 or more" in response.content.decode()
     assert not CloudPrice.objects.filter(offering__provider="aws", as_of=dt.date.today()).exists()
+
+
+def test_without_as_of_the_prices_take_the_files_modification_date(catalog: Any, tmp_path: Path) -> None:
+    """SkyPilot rewrites vms.csv when it fetches its catalog, so the file's date is when the prices held."""
+    root = write(tmp_path, **{"lambda": LAMBDA})
+    fetched = dt.datetime(2026, 10, 2, 12, 0).timestamp()
+    os.utime(root / "lambda" / "vms.csv", (fetched, fetched))
+    run("--skypilot", str(root))
+    assert CloudPrice.objects.get(offering__slug="lambda-gpu-8x-h100-sxm5", pricing_model="on_demand",
+                                  as_of="2026-10-02").usd_per_hour == 23.92  # fmt: skip
+
+
+def test_with_a_file_the_command_imports_negotiated_prices(catalog: Any, tmp_path: Path) -> None:
+    path = tmp_path / "quote.csv"
+    path.write_text("offering,pricing_model,usd_per_hour,currency,region,as_of,source\n"
+                    "aws-p5-48xlarge,reserved_3y,21.5,USD,us-east-1,2026-11-01,our quote\n")  # fmt: skip
+    assert "Imported 1 price(s)" in run(str(path))
+    with pytest.raises(CommandError, match="either a CSV file or --skypilot"):
+        run()
