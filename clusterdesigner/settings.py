@@ -8,6 +8,7 @@ Environment variables:
     REDIS_URL             redis://host:port/0; when unset Celery runs tasks in-process (eager)
     DJANGO_SECURE_SSL     "1" when served over TLS: secure cookies, HSTS, SSL redirect
     TRUSTED_PROXIES       comma-separated addresses/networks of reverse proxies whose X-Forwarded-For is read
+    PRICE_STALE_AFTER_DAYS  a price older than this many days is stale (default 180)
 """
 
 from __future__ import annotations
@@ -308,3 +309,16 @@ ANALYSIS_TIME_LIMIT_S = int(os.environ.get("ANALYSIS_TIME_LIMIT_S", "1800"))
 # A run with no chunk started or finished for this long, and none held by a worker, has lost its queued
 # messages (Redis restarted without persistence): its unfinished chunks are queued again on the next read.
 ANALYSIS_STALL_S = int(os.environ.get("ANALYSIS_STALL_S", "180"))
+
+
+def _stale_after_days() -> int:
+    raw = os.environ.get("PRICE_STALE_AFTER_DAYS", "180").strip()
+    if not raw.isdigit():
+        raise ImproperlyConfigured(f"PRICE_STALE_AFTER_DAYS must be a whole number of days, got {raw!r}")
+    return int(raw)
+
+
+# A catalog price (cloud or owning) dated more than this many days ago is marked stale on the catalog pages
+# and in the API, is not picked as a default while a fresher one exists, and raises a finding on designs that
+# use it.
+PRICE_STALE_AFTER_DAYS = _stale_after_days()

@@ -16,12 +16,14 @@ from apps.designs.services import evaluate_spec, expected_days
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.offerings import Freshness
 
 
 def compute_items(*, kind: str, items: list[dict[str, Any]], snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
     catalog = specs_from_records(snapshot["catalog"])
     if kind == "evaluate":
-        return [evaluate_spec(spec=item["spec"], records=snapshot["catalog"]) for item in items]
+        return [evaluate_spec(spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot))
+                for item in items]  # fmt: skip
     if kind == "compare":
         return [_compare_row(item, snapshot) for item in items]
     rows: list[dict[str, Any]] = []
@@ -30,9 +32,15 @@ def compute_items(*, kind: str, items: list[dict[str, Any]], snapshot: Mapping[s
     return rows
 
 
+def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
+    """The date and threshold the analysis was planned with (older snapshots have none: no stale findings)."""
+    return Freshness.from_json(snapshot["freshness"]) if snapshot.get("freshness") else None
+
+
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        evaluation = evaluate_spec(spec=item["spec"], records=snapshot["catalog"])
+        evaluation = evaluate_spec(spec=item["spec"], records=snapshot["catalog"],
+                                   freshness=_freshness(snapshot))  # fmt: skip
     except EngineError as exc:
         return {"design": item["design"], "name": item["name"], "version": item["version"], "error": exc.message}
     train = evaluation["training"]

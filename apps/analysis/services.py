@@ -15,14 +15,14 @@ from rest_framework import serializers
 
 from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
-from apps.catalog.selectors import engine_catalog, engine_catalog_records
+from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
-from apps.designs.services import snapshot_hash
+from apps.designs.services import freshness_key, snapshot_hash
 from clusterdesigner.api import StrictJSONTypes
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.offerings import default_offering
+from clusterdesigner.engine.offerings import Freshness, default_offering
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
@@ -83,16 +83,19 @@ class RecommendParamsSerializer(serializers.Serializer):
 def _offerings_per_model(records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int,
                          pricing_models: list[str]) -> dict[str, dict[str, str]]:  # fmt: skip
     """Per accelerator and cloud pricing model, the offering its rows are priced on: the one the sweep names
-    for that accelerator, else engine.offerings.default_offering for that model (its freshest price of the
-    model, a whole node, then the lower price), so a spot row is priced on an offering that has a spot price."""
+    for that accelerator, else engine.offerings.default_offering for that model (a price that is not stale, a
+    whole node, its freshest price of the model, then the lower price), so a spot row is priced on an offering
+    that has a spot price."""
     offerings = specs_from_records(records).offerings
+    freshness = price_freshness()
     chosen: dict[str, dict[str, str]] = {}
     for accelerator in sorted({o.accelerator for o in offerings.values()}):
         per_model = {}
         for model in (m for m in pricing_models if m != "own"):
             slug = wanted.get(accelerator) or default_offering(
-                offerings, accelerator=accelerator, gpus_per_node=gpus_per_node, pricing_model=model
-            )
+                offerings, accelerator=accelerator, gpus_per_node=gpus_per_node, pricing_model=model,
+                freshness=freshness,
+            )  # fmt: skip
             if slug:
                 per_model[model] = slug
         chosen[accelerator] = per_model
@@ -173,14 +176,16 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
         wanted = _valid_params(EvaluateParamsSerializer, params)
         design = design_selectors.design_get(user=owner, design_id=wanted["design"])
         version = design_selectors.design_version_get(design=design, number=wanted.get("version"))
-        return {"params": params, "catalog": records}, [[{"spec": version.spec}]], version
+        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
+        return snapshot, [[{"spec": version.spec}]], version
     if kind == Analysis.Kind.COMPARE:
         items = []
         for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
             design = design_selectors.design_get(user=owner, design_id=design_id)
             items.append({"design": design.pk, "name": design.name, "version": design.version,
                           "spec": design.current.spec})  # fmt: skip
-        return {"params": params, "catalog": records}, [[item] for item in items], None
+        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
+        return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
         snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records)
         return snapshot, chunks, None
@@ -207,7 +212,7 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
     """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
     running) analysis of this owner returns that one instead of computing again."""
     snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
-    digest = snapshot_hash({"kind": kind, **snapshot})
+    digest = snapshot_hash({"kind": kind, **_hashed(snapshot)})
     existing = Analysis.objects.filter(
         owner=owner, input_hash=digest, status__in=[Analysis.Status.SUCCEEDED, Analysis.Status.RUNNING,
                                                     Analysis.Status.PENDING]).first()  # fmt: skip
@@ -225,6 +230,15 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
         )
         transaction.on_commit(lambda: _enqueue(analysis.pk))
     return analysis
+
+
+def _hashed(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot as its hash sees it: today's date counts only through which catalog prices it makes stale,
+    so the same input on another day returns the stored analysis until a price crosses the threshold."""
+    if "freshness" not in snapshot:
+        return snapshot
+    freshness = Freshness.from_json(snapshot["freshness"])
+    return {**snapshot, "freshness": freshness_key(records=snapshot["catalog"], freshness=freshness)}
 
 
 def _chunk_size(kind: str, items: list[dict[str, Any]], snapshot: dict[str, Any]) -> int:

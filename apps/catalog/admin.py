@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import csv
+
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path
+from django.utils import timezone
 
 from apps.catalog import services
 from apps.catalog.models import (
@@ -17,6 +21,7 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from apps.catalog.skypilot import SKYPILOT_CLOUDS
 
 
 @admin.register(Vendor)
@@ -69,14 +74,23 @@ class CloudPriceInline(admin.TabularInline):
 
 @admin.register(CloudOffering)
 class CloudOfferingAdmin(admin.ModelAdmin):
-    list_display = ["instance_type", "provider", "region", "accelerator", "gpu_count"]
-    list_filter = ["provider", "accelerator"]
+    list_display = ["instance_type", "provider", "region", "accelerator", "gpu_count", "needs_review"]
+    list_filter = ["provider", "accelerator", "needs_review"]
     search_fields = ["instance_type", "slug", "region"]
     inlines = [CloudPriceInline]
 
 
 class PriceImportForm(forms.Form):
     file = forms.FileField(help_text="CSV columns: " + ", ".join(services.PRICE_COLUMNS))
+
+
+class SkyPilotImportForm(forms.Form):
+    cloud = forms.ChoiceField(choices=[(c, c) for c in SKYPILOT_CLOUDS], help_text="The file's cloud.")
+    file = forms.FileField(help_text="SkyPilot's vms.csv of that cloud, e.g. ~/.sky/catalogs/v7/aws/vms.csv.")
+    as_of = forms.DateField(required=False, help_text="Date to store the prices under (default: today).")
+    all_regions = forms.BooleanField(
+        required=False, help_text="Store every region's price, not only the cheapest region's."
+    )
 
 
 @admin.register(CloudPrice)
@@ -88,9 +102,12 @@ class CloudPriceAdmin(admin.ModelAdmin):
     change_list_template = "admin/catalog/cloudprice/change_list.html"
 
     def get_urls(self) -> list[URLPattern]:
-        return [path("import-csv/", self.admin_site.admin_view(self.import_csv), name="catalog_cloudprice_import")] + (
-            super().get_urls()
-        )
+        return [
+            path("import-csv/", self.admin_site.admin_view(self.import_csv),
+                 name="catalog_cloudprice_import"),
+            path("import-skypilot/", self.admin_site.admin_view(self.import_skypilot),
+                 name="catalog_cloudprice_import_skypilot"),
+        ] + super().get_urls()  # fmt: skip
 
     def import_csv(self, request: HttpRequest) -> HttpResponse:
         form = PriceImportForm(request.POST or None, request.FILES or None)
@@ -105,6 +122,35 @@ class CloudPriceAdmin(admin.ModelAdmin):
                 return HttpResponseRedirect("../")
         context = {**self.admin_site.each_context(request), "form": form, "errors": errors, "title": "Import prices"}
         return render(request, "admin/catalog/cloudprice/import.html", context)
+
+    def import_skypilot(self, request: HttpRequest) -> HttpResponse:
+        """The same import as `manage.py import_prices --skypilot` and the API, one cloud's file at a time;
+        the page shows what was mapped and what was skipped, with why. It adds prices and may add offerings:
+        the admin user needs both permissions."""
+        if not (self.has_add_permission(request) and request.user.has_perm("catalog.add_cloudoffering")):
+            raise PermissionDenied
+        form = SkyPilotImportForm(request.POST or None, request.FILES or None)
+        errors: list[services.RowError] = []
+        result: services.SkyPilotImport | None = None
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                result = services.cloud_price_import_skypilot(
+                    cloud=data["cloud"], content=data["file"].read(),
+                    as_of=data["as_of"] or timezone.localdate(), all_regions=data["all_regions"],
+                )  # fmt: skip
+            except services.PriceImportError as exc:
+                errors = exc.errors
+            except (UnicodeDecodeError, csv.Error) as exc:
+                errors = [services.RowError(0, "file", f"not a readable UTF-8 CSV: {exc}")]
+            else:
+                self.message_user(
+                    request, f"Imported {len(result.saved)} {result.cloud} price(s); created "
+                    f"{len(result.created_offerings)} offering(s) flagged for review.", messages.SUCCESS,
+                )  # fmt: skip
+        context = {**self.admin_site.each_context(request), "form": form, "errors": errors, "result": result,
+                   "title": "Import SkyPilot prices"}  # fmt: skip
+        return render(request, "admin/catalog/cloudprice/import_skypilot.html", context)
 
     @admin.action(description="Export selected prices as CSV")
     def export_csv(self, request: HttpRequest, queryset: object) -> HttpResponse:

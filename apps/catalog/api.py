@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import ProtectedError
 from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import exceptions, status, viewsets
@@ -172,3 +173,40 @@ class CloudPriceViewSet(CatalogViewSet):
             message = f"not a readable CSV: {exc}"
             return Response(error_body("invalid", f"file: {message}", {"file": [message]}), status=400)
         return Response({"imported": len(saved)}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request={"multipart/form-data": serializers.SkyPilotImportSerializer},
+        responses={
+            201: serializers.SkyPilotImportResultSerializer,
+            200: OpenApiResponse(serializers.SkyPilotImportResultSerializer, description="Nothing to import: "
+                                 "every row was skipped (the result says why)."),
+            **_errors(400, 401, 403, 413),
+        },  # fmt: skip
+        description="Import one SkyPilot price table (vms.csv) for one cloud: on-demand and spot prices per "
+        "region (the cheapest region per instance type, or all with all_regions), dated as_of. Instance "
+        "types the catalog lacks become offerings flagged needs_review. If any row is bad, nothing is "
+        "imported and each bad row is reported by line; rows without a mapped accelerator or a price are "
+        "skipped and listed.",
+    )
+    @action(detail=False, methods=["post"], url_path="import-skypilot",
+            parser_classes=[MultiPartParser, FormParser])  # fmt: skip
+    def import_skypilot(self, request: Request) -> Response:
+        form = serializers.SkyPilotImportSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            result = services.cloud_price_import_skypilot(
+                cloud=data["cloud"], content=data["file"], as_of=data.get("as_of") or timezone.localdate(),
+                all_regions=data["all_regions"],
+            )  # fmt: skip
+        except services.PriceImportError as exc:
+            return Response(error_body("invalid", str(exc), exc.as_fields()), status=400)
+        except csv.Error as exc:
+            message = f"not a readable CSV: {exc}"
+            return Response(error_body("invalid", f"file: {message}", {"file": [message]}), status=400)
+        body = serializers.SkyPilotImportResultSerializer({
+            "cloud": result.cloud, "as_of": result.as_of, "imported": len(result.saved),
+            "created_offerings": [o.slug for o in result.created_offerings], "mapped": result.mapped(),
+            "skipped": result.skipped_summary(),
+        }).data  # fmt: skip
+        return Response(body, status=status.HTTP_201_CREATED if result.saved else status.HTTP_200_OK)

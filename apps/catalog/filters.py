@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
-from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, ServerType, StorageTier, Switch
+from apps.catalog.models import (
+    Accelerator,
+    CloudOffering,
+    CloudPrice,
+    Fabric,
+    ServerType,
+    StorageTier,
+    Switch,
+)
+from apps.catalog.selectors import price_freshness
 
 PRECISION_CHOICES = [(p, p) for p in ("tf32", "bf16", "fp8", "fp4")]
 
@@ -82,10 +93,22 @@ class CloudPriceFilterSet(django_filters.FilterSet):
     offering = django_filters.CharFilter(field_name="offering__slug", label="Offering (slug)")
     region = django_filters.CharFilter(method="filter_region", label="Region")
     as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte", label="Priced on or after")
+    stale = django_filters.BooleanFilter(
+        method="filter_stale", label="Stale", help_text="Older than PRICE_STALE_AFTER_DAYS (true) or not.",
+        widget=forms.Select(choices=[("", "any"), ("true", "stale only"), ("false", "fresh only")]),
+    )
 
     class Meta:
         model = CloudPrice
-        fields = ["provider", "pricing_model", "accelerator", "offering", "region", "currency"]
+        fields = ["provider", "pricing_model", "accelerator", "offering", "region", "currency", "stale"]
+
+    def filter_stale(self, queryset: QuerySet[CloudPrice], name: str, value: bool | None
+                     ) -> QuerySet[CloudPrice]:  # fmt: skip
+        if value is None:
+            return queryset
+        # Read per request: the cut-off moves with the date.
+        cutoff = dt.date.fromisoformat(price_freshness().stale_before)
+        return queryset.filter(as_of__lt=cutoff) if value else queryset.filter(as_of__gte=cutoff)
 
     def filter_region(self, queryset: QuerySet[CloudPrice], name: str, value: str) -> QuerySet[CloudPrice]:
         # A price row may carry its own region; otherwise it inherits the offering's.

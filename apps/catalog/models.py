@@ -242,6 +242,11 @@ class CloudOffering(Sourced):
     gpu_count = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     network_gbps = models.FloatField(null=True, blank=True, validators=POSITIVE)
     spot_preemptions_per_day = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+    # Set on offerings an import created from a price list (SkyPilot): their accelerator and GPU count come
+    # from the list's accelerator names and are worth a look before anyone relies on them.
+    needs_review = models.BooleanField(
+        default=False, help_text="Created by an import; check the accelerator, GPU count and network."
+    )
 
     class Meta:
         ordering = ["provider", "instance_type"]

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
 
 from apps.catalog.models import (
     Accelerator,
@@ -21,6 +24,12 @@ from apps.catalog.models import (
     Vendor,
 )
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
+from clusterdesigner.engine.offerings import Freshness
+
+
+def price_freshness() -> Freshness:
+    """Today (in the site's time zone) and PRICE_STALE_AFTER_DAYS: what the engines and pages call stale."""
+    return Freshness(today=timezone.localdate(), stale_after_days=settings.PRICE_STALE_AFTER_DAYS)
 
 
 def accelerator_list() -> QuerySet[Accelerator]:
@@ -56,7 +65,7 @@ def _build_records() -> dict[str, list[dict[str, Any]]]:
         "server_types": [
             {f: getattr(x, f) for f in ("slug", "name", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw",
                                         "price_usd")}
-            | {"accelerator": x.accelerator.slug}
+            | {"accelerator": x.accelerator.slug, "as_of": x.as_of.isoformat() if x.as_of else None}
             for x in ServerType.objects.select_related("accelerator")
         ],
     }
@@ -122,3 +131,75 @@ def engine_catalog_records() -> dict[str, list[dict[str, Any]]]:
 def engine_catalog() -> CatalogSpecs:
     """The current catalog as engine specs."""
     return engine_catalog_snapshot().specs
+
+
+@dataclass(frozen=True)
+class PricePoint:
+    """A price shown on the accelerator page: what it is, per GPU, from which row, and whether it is stale."""
+
+    label: str
+    usd: float
+    usd_per_gpu: float
+    as_of: Any
+    what: str
+    stale: bool
+
+
+@dataclass(frozen=True)
+class AcceleratorPrices:
+    """Per accelerator: the freshest cloud price per pricing model, and the owning price."""
+
+    cloud: dict[str, PricePoint]
+    owning: PricePoint | None
+
+
+def accelerator_price_summary(*, accelerators: Iterable[Accelerator], freshness: Freshness
+                              ) -> dict[str, AcceleratorPrices]:  # fmt: skip
+    """For each accelerator: per pricing model its freshest cloud price (the latest as-of; of several on that
+    date, the lowest per GPU-hour), with the offering and region it is for; and its owning price, a server
+    type's price (the freshest priced server type of that accelerator) or else the accelerator's list price.
+    Each says whether it is stale under ``freshness``."""
+    slugs = [a.slug for a in accelerators]
+    best: dict[tuple[str, str], CloudPrice] = {}
+    for price in cloud_price_list().filter(offering__accelerator__slug__in=slugs):
+        key = (price.offering.accelerator.slug, price.pricing_model)
+        held = best.get(key)
+        if held is None or (price.as_of, -price.usd_per_gpu_hour) > (held.as_of, -held.usd_per_gpu_hour):
+            best[key] = price
+    servers: dict[str, ServerType] = {}
+    for server in ServerType.objects.filter(accelerator__slug__in=slugs, price_usd__isnull=False):
+        held_server = servers.get(server.accelerator_id)  # type: ignore[attr-defined]
+        per_gpu = server.price_usd / server.gpus_per_node  # type: ignore[operator]
+        if held_server is None or (server.as_of, -per_gpu) > (
+            held_server.as_of, -held_server.price_usd / held_server.gpus_per_node  # type: ignore[operator]
+        ):
+            servers[server.accelerator_id] = server  # type: ignore[attr-defined]
+    summary: dict[str, AcceleratorPrices] = {}
+    for accelerator in accelerators:
+        cloud = {}
+        for model, label in CloudPrice.PricingModel.choices:
+            price = best.get((accelerator.slug, model))
+            if price is not None:
+                region = price.region or price.offering.region
+                cloud[model] = PricePoint(
+                    label=str(label), usd=price.usd_per_hour, usd_per_gpu=price.usd_per_gpu_hour,
+                    as_of=price.as_of,
+                    what=f"{price.offering}" + (f", {region}" if region else ""),
+                    stale=freshness.is_stale(price.as_of.isoformat()),
+                )  # fmt: skip
+        server = servers.get(accelerator.pk)
+        owning: PricePoint | None = None
+        if server is not None and server.price_usd is not None:
+            owning = PricePoint(
+                label="server", usd=server.price_usd, usd_per_gpu=server.price_usd / server.gpus_per_node,
+                as_of=server.as_of, what=server.name,
+                stale=freshness.is_stale(server.as_of.isoformat()),
+            )  # fmt: skip
+        elif accelerator.list_price_usd:
+            owning = PricePoint(
+                label="list price", usd=accelerator.list_price_usd, usd_per_gpu=accelerator.list_price_usd,
+                as_of=accelerator.as_of, what="list price per GPU",
+                stale=freshness.is_stale(accelerator.as_of.isoformat()),
+            )  # fmt: skip
+        summary[accelerator.slug] = AcceleratorPrices(cloud=cloud, owning=owning)
+    return summary

@@ -16,6 +16,8 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from apps.catalog.selectors import price_freshness
+from apps.catalog.skypilot import SKYPILOT_CLOUDS
 from clusterdesigner.api import StrictJSONTypes
 
 
@@ -96,7 +98,17 @@ class StorageTierSerializer(CleanedModelSerializer):
         ]  # fmt: skip
 
 
-class CloudPriceSerializer(CleanedModelSerializer):
+class StaleMixin(serializers.Serializer):
+    stale = serializers.SerializerMethodField(
+        help_text="True when as_of is more than PRICE_STALE_AFTER_DAYS days before today (computed)."
+    )
+
+    def get_stale(self, obj: CloudPrice) -> bool:
+        # Read per row, not at import: the cut-off moves with the date.
+        return price_freshness().is_stale(obj.as_of.isoformat() if obj.as_of else None)
+
+
+class CloudPriceSerializer(StaleMixin, CleanedModelSerializer):
     offering = serializers.SlugRelatedField(slug_field="slug", queryset=CloudOffering.objects.all())
     usd_per_gpu_hour = serializers.FloatField(read_only=True)
 
@@ -104,16 +116,17 @@ class CloudPriceSerializer(CleanedModelSerializer):
         model = CloudPrice
         fields = [
             "id", "offering", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region",
-            "source", "as_of", "notes",
+            "source", "as_of", "stale", "notes",
         ]  # fmt: skip
 
 
-class CloudOfferingPriceSerializer(serializers.ModelSerializer):
+class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer):
     usd_per_gpu_hour = serializers.FloatField(read_only=True)
 
     class Meta:
         model = CloudPrice
-        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source", "as_of"]
+        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source",
+                  "as_of", "stale"]  # fmt: skip
 
 
 class CloudOfferingSerializer(CleanedModelSerializer):
@@ -124,7 +137,7 @@ class CloudOfferingSerializer(CleanedModelSerializer):
         model = CloudOffering
         fields = [
             "slug", "provider", "instance_type", "region", "accelerator", "gpu_count", "network_gbps",
-            "spot_preemptions_per_day", "source", "as_of", "notes", "prices",
+            "spot_preemptions_per_day", "needs_review", "source", "as_of", "notes", "prices",
         ]  # fmt: skip
 
 
@@ -150,3 +163,43 @@ class PriceImportSerializer(serializers.Serializer):
 
 class PriceImportResultSerializer(serializers.Serializer):
     imported = serializers.IntegerField()
+
+
+class SkyPilotImportSerializer(PriceImportSerializer):
+    file = serializers.FileField(help_text="One SkyPilot vms.csv (columns read by name: InstanceType, "
+                                 "AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...), UTF-8, "
+                                 "at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes.")  # fmt: skip
+    cloud = serializers.ChoiceField(choices=list(SKYPILOT_CLOUDS), help_text="The cloud the file is for.")
+    as_of = serializers.DateField(required=False, help_text="Date to store the prices under (default today).")
+    all_regions = serializers.BooleanField(
+        default=False, help_text="Store every region's price, not only the cheapest region's."
+    )
+
+
+class SkyPilotMappedSerializer(serializers.Serializer):
+    offering = serializers.CharField()
+    instance_type = serializers.CharField()
+    accelerator = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    pricing_model = serializers.CharField()
+    region = serializers.CharField(allow_blank=True)
+    usd_per_hour = serializers.FloatField()
+    created_offering = serializers.BooleanField()
+
+
+class SkyPilotSkippedSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    count = serializers.IntegerField()
+    lines = serializers.ListField(child=serializers.IntegerField(), help_text="The first lines skipped so.")
+    instance_types = serializers.ListField(child=serializers.CharField())
+
+
+class SkyPilotImportResultSerializer(serializers.Serializer):
+    cloud = serializers.CharField()
+    as_of = serializers.DateField()
+    imported = serializers.IntegerField(help_text="Prices stored (created or replaced).")
+    created_offerings = serializers.ListField(
+        child=serializers.CharField(), help_text="Slugs of offerings created, flagged needs_review."
+    )
+    mapped = SkyPilotMappedSerializer(many=True)
+    skipped = SkyPilotSkippedSerializer(many=True, help_text="Rows (or prices) left out, grouped by reason.")

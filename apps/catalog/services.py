@@ -1,4 +1,5 @@
-"""Catalog writes: loading the shipped seed catalog and importing negotiated cloud prices from CSV."""
+"""Catalog writes: loading the shipped seed catalog, importing negotiated cloud prices from CSV and SkyPilot's
+price tables (vms.csv)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import datetime as dt
 import io
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from apps.catalog import skypilot
 from apps.catalog.models import (
     Accelerator,
     CloudOffering,
@@ -228,3 +231,154 @@ def cloud_price_export_csv(*, prices: Iterable[CloudPrice]) -> str:
             formula_safe(price.source), round(price.usd_per_gpu_hour, 6),
         ])  # fmt: skip
     return out.getvalue()
+
+
+# --- SkyPilot price tables ---------------------------------------------------------------------------------
+
+SKYPILOT_SOURCE = "SkyPilot catalog {cloud}/vms.csv (github.com/skypilot-org/skypilot-catalog, schema v7)"
+
+
+@dataclass(frozen=True)
+class SkyPilotImport:
+    """What one SkyPilot vms.csv import did: the prices saved (each with its offering), the offerings it
+    created (flagged needs_review), and every row or price it skipped, with why."""
+
+    cloud: str
+    as_of: dt.date
+    saved: list[CloudPrice]
+    created_offerings: list[CloudOffering]
+    skipped: list[skypilot.Skip]
+
+    def mapped(self) -> list[dict[str, Any]]:
+        created = {o.slug for o in self.created_offerings}
+        return [{
+            "offering": p.offering.slug, "instance_type": p.offering.instance_type,
+            "accelerator": p.offering.accelerator.slug, "gpu_count": p.offering.gpu_count,
+            "pricing_model": p.pricing_model, "region": p.region, "usd_per_hour": p.usd_per_hour,
+            "created_offering": p.offering.slug in created,
+        } for p in self.saved]  # fmt: skip
+
+    def skipped_summary(self, *, examples: int = 5) -> list[dict[str, Any]]:
+        """Skipped rows grouped by reason, most frequent first, with their first lines and instance types."""
+        groups: dict[str, list[skypilot.Skip]] = {}
+        for skip in self.skipped:
+            groups.setdefault(skip.reason, []).append(skip)
+        out = []
+        for reason, rows in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+            types = list(dict.fromkeys(s.instance_type for s in rows if s.instance_type))
+            out.append({"reason": reason, "count": len(rows), "lines": [s.line for s in rows[:examples]],
+                        "instance_types": types[:examples]})  # fmt: skip
+        return out
+
+
+def _offering_slug(cloud: str, instance_type: str, taken: set[str]) -> str:
+    base = f"{cloud}-{re.sub(r'[^a-z0-9]+', '-', instance_type.lower()).strip('-')}"[:76].strip("-")
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+def _skypilot_offerings(
+    *, cloud: str, prices: list[skypilot.RegionPrice], as_of: dt.date, source: str
+) -> tuple[dict[tuple[str, str], CloudOffering], list[CloudOffering], list[skypilot.Skip], list[RowError]]:
+    """The catalog offering each price goes to, keyed by (instance type, region): the offering of that
+    provider and instance type in the price's region, else its first by slug; a new one (needs_review) when
+    the catalog has none. An offering that rents other GPUs than the SkyPilot row says gets no price."""
+    existing: dict[str, list[CloudOffering]] = {}
+    mine = CloudOffering.objects.filter(provider=cloud).select_related("accelerator").order_by("slug")
+    for offering in mine:
+        existing.setdefault(offering.instance_type, []).append(offering)
+    accelerators = {a.slug: a for a in Accelerator.objects.all()}
+    taken = set(CloudOffering.objects.values_list("slug", flat=True))
+    target: dict[tuple[str, str], CloudOffering] = {}
+    created: dict[str, CloudOffering] = {}
+    skipped: list[skypilot.Skip] = []
+    errors: list[RowError] = []
+    # On-demand first and cheapest first, so a new offering takes the region of its cheapest on-demand price.
+    for price in sorted(prices, key=lambda p: (p.pricing_model != "on_demand", p.usd_per_hour, p.region)):
+        key = (price.instance_type, price.region)
+        if key in target:
+            continue
+        rows = existing.get(price.instance_type)
+        if rows:
+            offering = next((o for o in rows if o.region == price.region), rows[0])
+            if offering.accelerator.slug != price.accelerator or offering.gpu_count != price.gpu_count:
+                reason = (f"catalog offering {offering.slug} rents {offering.gpu_count} × "
+                          f"{offering.accelerator.slug}; SkyPilot says {price.gpu_count} × "
+                          f"{price.accelerator_name} ({price.accelerator}): correct one of them")  # fmt: skip
+                skipped.append(skypilot.Skip(price.line, price.instance_type, reason))
+                continue
+        elif price.instance_type in created:
+            offering = created[price.instance_type]
+        else:
+            offering = CloudOffering(
+                slug=_offering_slug(cloud, price.instance_type, taken), provider=cloud,
+                instance_type=price.instance_type, region=price.region,
+                accelerator=accelerators[price.accelerator], gpu_count=price.gpu_count, source=source,
+                as_of=as_of, needs_review=True,
+                notes=f"Created by the SkyPilot import of {as_of.isoformat()} from its row for "
+                      f"{price.gpu_count} × {price.accelerator_name}: check the accelerator, the GPU count "
+                      "and the network, then clear needs_review.",
+            )  # fmt: skip
+            try:
+                offering.full_clean()
+            except ValidationError as exc:
+                errors.extend(
+                    RowError(price.line, f"offering.{k}", "; ".join(v)) for k, v in exc.message_dict.items()
+                )
+                continue
+            taken.add(offering.slug)
+            created[price.instance_type] = offering
+        target[key] = offering
+    return target, list(created.values()), skipped, errors
+
+
+def cloud_price_import_skypilot(
+    *, cloud: str, content: bytes | str, as_of: dt.date, all_regions: bool = False, source: str = ""
+) -> SkyPilotImport:
+    """Import one SkyPilot ``vms.csv`` (one cloud): all of its prices or none.
+
+    Columns are read by name. SkyPilot accelerator names map to catalog accelerators
+    (skypilot.SKYPILOT_ACCELERATORS); instance types map to the provider's catalog offerings, and an instance
+    type the catalog lacks becomes a new offering flagged ``needs_review``. On-demand (Price) and spot
+    (SpotPrice) prices are stored per region, dated ``as_of``: the cheapest region per instance type and
+    pricing model, or every region with ``all_regions``. A price already stored for the same offering, model,
+    region and date is replaced. Raises PriceImportError listing each bad row by line (header = line 1);
+    skipped rows are reported in the result, not raised.
+    """
+    if cloud not in skypilot.SKYPILOT_CLOUDS:
+        known = ", ".join(skypilot.SKYPILOT_CLOUDS)
+        raise ValueError(f"unknown cloud {cloud!r}; the SkyPilot clouds the catalog has are {known}")
+    text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
+    source = source or SKYPILOT_SOURCE.format(cloud=cloud)
+    known_accelerators = set(Accelerator.objects.values_list("slug", flat=True))
+    parsed = skypilot.skypilot_parse(text=text, known_accelerators=known_accelerators)
+    if parsed.problems:
+        raise PriceImportError([RowError(p.line, p.field, p.message) for p in parsed.problems])
+    chosen = skypilot.skypilot_select(parsed.prices, all_regions=all_regions)
+    target, created, skipped, errors = _skypilot_offerings(
+        cloud=cloud, prices=chosen, as_of=as_of, source=source
+    )
+    if errors:
+        raise PriceImportError(errors)
+    saved: list[CloudPrice] = []
+    with transaction.atomic():
+        for offering in created:
+            offering.save()
+        for row in chosen:
+            offering = target.get((row.instance_type, row.region))
+            if offering is None:  # skipped above: its catalog offering rents other GPUs
+                continue
+            lookup = dict(offering=offering, pricing_model=row.pricing_model, region=row.region, as_of=as_of)
+            price = CloudPrice.objects.filter(**lookup).first() or CloudPrice(**lookup)
+            price.usd_per_hour, price.currency, price.source = row.usd_per_hour, "USD", source
+            try:
+                price.full_clean()
+            except ValidationError as exc:  # pragma: no cover - parsing already checked the figures
+                problems = [RowError(row.line, k, "; ".join(v)) for k, v in exc.message_dict.items()]
+                raise PriceImportError(problems) from exc
+            price.save()
+            saved.append(price)
+    return SkyPilotImport(cloud=cloud, as_of=as_of, saved=saved, created_offerings=created,
+                          skipped=parsed.skipped + skipped)  # fmt: skip

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 
 from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
-from apps.catalog.selectors import engine_catalog
+from apps.catalog.selectors import engine_catalog, price_freshness
 from apps.dashboard import charts
 from apps.dashboard.templatetags.dashboard import num
 from apps.designs import selectors, services
@@ -27,7 +27,7 @@ from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner.engine import cost
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.offerings import default_offering
+from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.training import model_presets
 
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
@@ -233,7 +233,9 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
     chosen = [c for c in spec["costs"]["cloud"] if c["offering"] in offerings]
     if any(offerings[c["offering"]].accelerator != cluster["accelerator"] for c in chosen):
         # Never price one accelerator at another's rates: start from an offering of the chosen accelerator.
-        slug = default_offering(offerings, accelerator=cluster["accelerator"], gpus_per_node=cluster["gpus_per_node"])
+        slug = default_offering(offerings, accelerator=cluster["accelerator"],
+                                gpus_per_node=cluster["gpus_per_node"],
+                                freshness=price_freshness())  # fmt: skip
         spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]}] if slug else []
     return spec
 
@@ -502,12 +504,12 @@ def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         for model in models:
             slug = (by_model.get(accelerator) or {}).get(model)
             record = records.get(slug or "") or {}
-            rows = [p for p in record.get("prices") or [] if p.get("pricing_model") == model]
-            latest = max(rows, key=lambda p: str(p.get("as_of") or ""), default={})
+            # The price the engine used: its own rule (the latest per model; of one date, the lowest).
+            spec = cloud_offering_from_dict(record) if record else None
             prices.append({"model": PRICING_NAMES.get(model, model),
                            "offering": f"{record.get('provider', '').upper()} {record.get('instance_type', '')}"
-                           if slug else "", "usd_per_hour": latest.get("usd_per_hour"),
-                           "as_of": latest.get("as_of")})  # fmt: skip
+                           if spec else "", "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
+                           "as_of": spec.price_as_of.get(model) if spec else None})  # fmt: skip
         out.append({"accelerator": accelerator, "prices": prices})
     return out
 

@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from rest_framework import serializers
 
-from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot
+from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import (
@@ -30,6 +30,7 @@ from apps.designs.specs import (
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError
+from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.renderers import JSONText
 
 OPTION_LABELS = {"on_demand": "on-demand", "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years",
@@ -193,12 +194,13 @@ def snapshot_hash(snapshot: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: CatalogSpecs | None = None
-                  ) -> dict[str, Any]:  # fmt: skip
+def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: CatalogSpecs | None = None,
+                  freshness: Freshness | None = None) -> dict[str, Any]:  # fmt: skip
     """Run the training engine, then the cost engine once per cloud offering; build the options table.
 
-    Pure given (spec, records): the same snapshot always gives the same result. ``specs`` are the records
-    already built into engine specs, when the caller has them.
+    Pure given (spec, records, freshness): the same snapshot always gives the same result. ``specs`` are the
+    records already built into engine specs, when the caller has them. ``freshness`` (today's date and
+    PRICE_STALE_AFTER_DAYS) adds a ``stale_price`` finding for each stale catalog price the result uses.
     """
     catalog = specs or specs_from_records(records)
     try:
@@ -209,12 +211,12 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
     for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
         try:
-            costs[key] = cost.tco(request, training=train, **catalog.cost_kwargs())
+            costs[key] = cost.tco(request, training=train, freshness=freshness, **catalog.cost_kwargs())
         except EngineError as exc:
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     options = _options(costs, chosen, catalog)
-    return {
+    result = {
         "spec": spec,
         "training": train,
         "costs": costs,
@@ -223,6 +225,9 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
         "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
     }
+    if freshness is not None:
+        result["price_freshness"] = freshness.to_json()
+    return result
 
 
 def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
@@ -393,13 +398,26 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
 
 
 def _evaluation_input(version: DesignVersion) -> tuple[CatalogSnapshot, str]:
-    """The current catalog and the hash that identifies an evaluation of this version against it."""
+    """The current catalog and the hash that identifies an evaluation of this version against it (and against
+    which of its prices are stale today)."""
     catalog = engine_catalog_snapshot()
-    return catalog, snapshot_hash({"spec": version.spec, "catalog": catalog.digest})
+    stale = freshness_key(records=catalog.records, freshness=price_freshness())
+    return catalog, snapshot_hash({"spec": version.spec, "catalog": catalog.digest, "stale": stale})
+
+
+def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[str, Any]:
+    """What an evaluation's stale-price findings depend on: the threshold and which of the catalog's price
+    dates are stale. It changes when a date crosses the threshold, not every day, so a stored evaluation is
+    reused until then."""
+    rows = [p for o in records.get("cloud_offerings", []) for p in o.get("prices", [])]
+    rows += [r for key in ("accelerators", "server_types") for r in records.get(key, [])]
+    dates = {str(row.get("as_of") or "") for row in rows}
+    return {"days": freshness.stale_after_days, "stale": sorted(d for d in dates if freshness.is_stale(d))}
 
 
 def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, digest: str) -> Evaluation:
-    result = evaluate_spec(spec=version.spec, records=catalog.records, specs=catalog.specs)
+    result = evaluate_spec(spec=version.spec, records=catalog.records, specs=catalog.specs,
+                           freshness=price_freshness())  # fmt: skip
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()
     snapshot = {"spec": version.spec, "catalog": catalog.records}

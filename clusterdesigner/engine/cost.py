@@ -19,13 +19,14 @@ import numpy as np
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 from clusterdesigner.engine.failures import INTERRUPTIONS_PER_GPU_DAY, FailureResult, failure_model
-from clusterdesigner.engine.findings import FindingsInput, design_findings
+from clusterdesigner.engine.findings import FindingsInput, design_findings, stale_price_findings
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.network import Topology, dragonfly_plus, fat_tree, network_cost
 from clusterdesigner.engine.offerings import (
     COMMITMENT_YEARS,
     PRICING_MODELS,
     CloudOfferingSpec,
+    Freshness,
     ServerTypeSpec,
     StorageTierSpec,
     SwitchSpec,
@@ -56,9 +57,11 @@ class Assumption:
     value: Any
     unit: str
     source: str
+    as_of: str = ""  # for a catalog price, the date of that price (ISO)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source}
+        out = {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source}
+        return {**out, "as_of": self.as_of} if self.as_of else out
 
 
 def _a(name: str, value: Any, unit: str, source: str) -> tuple[str, Assumption]:
@@ -320,7 +323,9 @@ class _Resolver:
     def given(self, path: str) -> bool:
         return _lookup(self.request, path) is not _MISSING
 
-    def get(self, path: str, default: Any = _MISSING, unit: str = "", source: str = "") -> Any:
+    def get(
+        self, path: str, default: Any = _MISSING, unit: str = "", source: str = "", as_of: str = ""
+    ) -> Any:
         value = _lookup(self.request, path)
         if value is not _MISSING:
             value = _checked(path, value)
@@ -331,7 +336,7 @@ class _Resolver:
             base = DEFAULTS[path]
             self.used[path] = base
             return base.value
-        self.used[path] = Assumption(path, default, unit, source)
+        self.used[path] = Assumption(path, default, unit, source, as_of)
         return default
 
     def prefer(self, path: str, catalog_value: Any, source: str) -> Any:
@@ -377,7 +382,10 @@ def _slug(resolver: _Resolver, path: str, catalog: Mapping[str, Any], what: str)
 
 
 def _resolve(
-    request: Mapping[str, Any], catalog: CatalogSpecs, training: Mapping[str, Any] | None
+    request: Mapping[str, Any],
+    catalog: CatalogSpecs,
+    training: Mapping[str, Any] | None,
+    freshness: Freshness | None = None,
 ) -> tuple[dict[str, Any], _Context, _Resolver]:
     accelerators, fabrics, offerings = catalog.accelerators, catalog.fabrics, catalog.offerings
     storage_tiers, switches, server_types = catalog.storage_tiers, catalog.switches, catalog.server_types
@@ -490,7 +498,11 @@ def _resolve(
         v["on_prem.server_usd"] = r.get("on_prem.server_usd")
     elif server is not None and server.price_usd is not None:
         v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd", server.price_usd, "USD/node", f"server type {server.slug} (catalog)"
+            "on_prem.server_usd",
+            server.price_usd,
+            "USD/node",
+            f"server type {server.slug} (catalog)",
+            as_of=server.as_of,
         )
     elif accelerator.list_price_usd:
         mult = r.get("on_prem.server_price_to_gpu_list")
@@ -500,6 +512,7 @@ def _resolve(
             "USD/node",
             f"{gpn} × {accelerator.slug} list price "
             f"{usd(accelerator.list_price_usd)} (catalog) × {num(mult)}",
+            as_of=accelerator.as_of,
         )
     else:
         per_gpu = r.get("on_prem.server_usd_per_gpu")
@@ -536,7 +549,8 @@ def _resolve(
     v["network.cable_usd"] = r.get("network.cable_usd")
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
 
-    # Cloud: the named offering, or the catalog's cheapest on-demand one for this accelerator.
+    # Cloud: the named offering, or the catalog's cheapest on-demand one for this accelerator (with
+    # ``freshness``, among those whose on-demand price is not stale, while there are any).
     offering: CloudOfferingSpec | None = None
     if r.given("cloud.offering"):
         offering = _slug(r, "cloud.offering", offerings, "cloud offering")
@@ -546,13 +560,15 @@ def _resolve(
             for o in offerings.values()
             if o.accelerator == accelerator.slug and "on_demand" in o.usd_per_hour
         ]
+        fresh = [o for o in same if freshness and not freshness.is_stale(o.price_as_of.get("on_demand"))]
         if same:
-            offering = min(same, key=lambda o: o.usd_per_hour["on_demand"] / o.gpu_count)
+            offering = min(fresh or same, key=lambda o: o.usd_per_hour["on_demand"] / o.gpu_count)
             r.get(
                 "cloud.offering",
                 offering.slug,
                 "slug",
-                f"cheapest on-demand catalog offering per GPU for {accelerator.slug}",
+                f"cheapest on-demand catalog offering per GPU for {accelerator.slug}"
+                + (f" priced in the last {freshness.stale_after_days} days" if fresh and freshness else ""),
             )
     models: list[str] = []
     for model in PRICING_MODELS:
@@ -569,6 +585,7 @@ def _resolve(
                 "USD/node-hour",
                 f"{offering.slug} {model} {usd(offering.usd_per_hour[model])}/instance-h{note}, as of "
                 f"{offering.price_as_of.get(model, '?')}: {offering.price_source.get(model, '')}",
+                as_of=offering.price_as_of.get(model, ""),
             )
         else:
             continue
@@ -1026,6 +1043,7 @@ def tco(
     switches: Mapping[str, SwitchSpec],
     training: Mapping[str, Any] | None = None,
     server_types: Mapping[str, ServerTypeSpec] | None = None,
+    freshness: Freshness | None = None,
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
 
@@ -1035,10 +1053,14 @@ def tco(
     (tco.cloud_cost). Break-even u* = (A − C)/(c − B) for own = A + B·u, rent = C + c·u. Network: folded Clos
     (Al-Fares 2008) or Dragonfly+ (Shpiner 2017); failures: Young (1974) interval and first-order goodput.
     ``training`` is an optional training-engine result (fits, time_to_train_days, parallelism, ...).
+    ``freshness`` (today's date and the age after which a catalog price is stale), when given, keeps a stale
+    price from being picked as the default offering while a fresh one exists, and adds a ``stale_price``
+    finding for each stale catalog price the result uses (each such price carries its ``as_of`` in
+    ``assumptions``).
     Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field.
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
-    v, ctx, resolver = _resolve(request, catalog, training)
+    v, ctx, resolver = _resolve(request, catalog, training, freshness)
     core = _evaluate(v, ctx)
     reference = _reference_model(core)
     fraction = float(v["sensitivity.fraction"])
@@ -1087,6 +1109,8 @@ def tco(
             spot_optimal_interval_minutes=core["failures"]["spot"]["optimal_interval_minutes"],
         )
     )
+    if freshness is not None:
+        findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
     core.pop("_own_linear")
     core.pop("_rent_linear")
     if not core["cloud"]:
@@ -1100,6 +1124,31 @@ def tco(
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],
     }
+
+
+def _dated_prices(resolver: _Resolver, ctx: _Context) -> list[tuple[str, str]]:
+    """(what, as_of) for every catalog price the result uses: the cloud offering's prices and the owning
+    price per node, when they came from the catalog (a price given in the request has no catalog date)."""
+    out: list[tuple[str, str]] = []
+    for path, item in resolver.used.items():
+        if not item.as_of:
+            continue
+        if path.startswith("cloud.usd_per_node_hour.") and ctx.offering is not None:
+            model = path.rsplit(".", 1)[1]
+            label = MODEL_LABELS.get(model, model)
+            what = f"The {label} price of {ctx.offering.slug} ({ctx.offering.instance_type})"
+        else:
+            what = f"The owning price per node ({item.source})"
+        out.append((what, item.as_of))
+    return out
+
+
+MODEL_LABELS: Mapping[str, str] = {
+    "on_demand": "on-demand",
+    "reserved_1y": "reserved 1-year",
+    "reserved_3y": "reserved 3-year",
+    "spot": "spot",
+}
 
 
 def check_request(request: Mapping[str, Any], catalog: CatalogSpecs) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
+from clusterdesigner.engine.offerings import Freshness
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -203,3 +204,25 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
             )
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(out, key=lambda f: order[f["severity"]])
+
+
+def stale_price_findings(*, prices: Sequence[tuple[str, str]], freshness: Freshness) -> list[dict[str, str]]:
+    """A warning for each price, given as (what, as_of), dated before ``freshness.stale_before``: the result
+    rests on a figure that may no longer hold. One finding per distinct (what, as_of)."""
+    out: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for what, as_of in prices:
+        if not freshness.is_stale(as_of) or (what, as_of) in seen:
+            continue
+        seen.add((what, as_of))
+        out.append(
+            _finding(
+                "stale_price",
+                "warning",
+                f"{what} is dated {as_of}, more than {freshness.stale_after_days} days before "
+                f"{freshness.today.isoformat()}: check it against a current price list, import a fresh "
+                "one, or enter your own.",
+                f"catalog price freshness: a price older than {freshness.stale_after_days} days is stale",
+            )
+        )
+    return out

@@ -47,6 +47,7 @@ class AcceleratorSpec:
     pcie_bandwidth_gbps: float = 32.0
     tdp_w: float = 0.0
     list_price_usd: float | None = None
+    as_of: str = ""  # the date of the row's figures, list price included (ISO; "" when unknown)
 
     def __post_init__(self) -> None:
         _positive(self.memory_gib, "accelerator.memory_gib")
@@ -116,7 +117,7 @@ def accelerator_from_dict(data: Mapping[str, object]) -> AcceleratorSpec:
 
     Keys: slug, name, vendor, family, memory_gib, hbm_bandwidth_tbps, ``<precision>_dense_tflops`` for
     tf32/bf16/fp8/fp4 (null when unsupported), ``measured_<precision>_matmul_tflops`` (null when unknown),
-    scaleup_link, scaleup_bandwidth_gbps, scaleup_domain_gpus, tdp_w, list_price_usd.
+    scaleup_link, scaleup_bandwidth_gbps, scaleup_domain_gpus, tdp_w, list_price_usd, as_of.
     """
     dense = {p: v for p in PRECISIONS if (v := _optional(data, f"{p}_dense_tflops")) is not None}
     measured = {p: v for p in PRECISIONS if (v := _optional(data, f"measured_{p}_matmul_tflops")) is not None}
@@ -134,6 +135,7 @@ def accelerator_from_dict(data: Mapping[str, object]) -> AcceleratorSpec:
         scaleup_domain_gpus=int(data.get("scaleup_domain_gpus") or 1),  # type: ignore[call-overload]
         tdp_w=_optional(data, "tdp_w") or 0.0,
         list_price_usd=_optional(data, "list_price_usd"),
+        as_of=str(data.get("as_of") or ""),
     )
 
 

@@ -8,6 +8,7 @@ inline.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,41 @@ def _finite_number(value: object, name: str, *, allow_zero: bool = True) -> floa
 def _optional_float(data: Mapping[str, Any], key: str) -> float | None:
     value = data.get(key)
     return None if value in (None, "") else float(value)
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """When a catalog price counts as stale: dated before ``today`` minus ``stale_after_days`` days.
+
+    The caller passes today's date in (the engine never reads the clock), so a stored result can be
+    recomputed exactly. Dates are ISO strings as in the catalog records; ISO dates compare as strings.
+    A price with no date is not called stale: nothing says how old it is.
+    """
+
+    today: dt.date
+    stale_after_days: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stale_after_days, bool) or not isinstance(self.stale_after_days, int):
+            raise InputError("must be a whole number of days", field="freshness.stale_after_days")
+        if self.stale_after_days < 0:
+            raise InputError("must be zero or more days", field="freshness.stale_after_days")
+
+    @property
+    def stale_before(self) -> str:
+        return (self.today - dt.timedelta(days=self.stale_after_days)).isoformat()
+
+    def is_stale(self, as_of: str | None) -> bool:
+        return bool(as_of) and str(as_of) < self.stale_before
+
+    def to_json(self) -> dict[str, Any]:
+        return {"today": self.today.isoformat(), "stale_after_days": self.stale_after_days,
+                "stale_before": self.stale_before}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Freshness:
+        today = dt.date.fromisoformat(str(data["today"]))
+        return cls(today=today, stale_after_days=int(data["stale_after_days"]))
 
 
 @dataclass(frozen=True)
@@ -139,6 +175,7 @@ class ServerTypeSpec:
     nic_gbps: float | None = None
     node_power_kw: float | None = None
     price_usd: float | None = None
+    as_of: str = ""  # the date of the row's figures, price included (ISO; "" when unknown)
 
     def __post_init__(self) -> None:
         if self.gpus_per_node < 1:
@@ -152,13 +189,19 @@ class ServerTypeSpec:
 def _latest_prices(
     prices: Sequence[Mapping[str, Any]],
 ) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
-    """Per pricing model, the price with the latest ``as_of`` (ISO dates sort as strings)."""
+    """Per pricing model, the price with the latest ``as_of`` (ISO dates sort as strings); of several dated
+    the same (one per region, as a SkyPilot import with all regions stores them), the lowest, so the choice
+    does not depend on the order the rows come in."""
+
+    def rank(row: Mapping[str, Any]) -> tuple[str, float]:
+        return str(row.get("as_of") or ""), -float(row["usd_per_hour"])
+
     best: dict[str, Mapping[str, Any]] = {}
     for row in prices:
         model = str(row.get("pricing_model", ""))
         if model not in PRICING_MODELS or row.get("usd_per_hour") in (None, ""):
             continue
-        if model not in best or str(row.get("as_of") or "") >= str(best[model].get("as_of") or ""):
+        if model not in best or rank(row) >= rank(best[model]):
             best[model] = row
     return (
         {m: float(r["usd_per_hour"]) for m, r in best.items()},
@@ -173,19 +216,25 @@ def default_offering(
     accelerator: str,
     gpus_per_node: int,
     pricing_model: str = "on_demand",
+    freshness: Freshness | None = None,
 ) -> str | None:
     """The offering a comparison starts from for ``accelerator`` and ``pricing_model`` (on-demand for a new
-    design): one that rents that accelerator and has a price of that model, preferring whole nodes of the
-    design's size, then the most recent price of that model (a stale row is not chosen while a fresher one
-    exists), then the lower price per GPU-hour, then the slug (so the choice is stable). None when no offering
-    has such a price: the design then compares owning only, and a sweep row says so."""
+    design): one that rents that accelerator and has a price of that model; with ``freshness``, one whose
+    price of that model is not stale while any such offering exists (even one of another node size: a stale
+    price is never chosen silently over a fresher one); then whole nodes of the design's size, then the most
+    recent price of that model, then the lower price per GPU-hour, then the slug (so the choice is stable).
+    None when no offering has such a price: a design then compares owning only, and a sweep row says so.
+    When every price is stale one is still chosen; the design's evaluation then says it is stale."""
     rows = [o for o in offerings.values() if o.accelerator == accelerator and pricing_model in o.usd_per_hour]
     if not rows:
         return None
-    # Stable sorts, least important key first: price per GPU-hour and slug, then newest date, then node size.
+    # Stable sorts, least important key first: price per GPU-hour and slug, then newest date, then node size,
+    # then staleness.
     rows.sort(key=lambda o: (o.usd_per_hour[pricing_model] / o.gpu_count, o.slug))
     rows.sort(key=lambda o: o.price_as_of.get(pricing_model, ""), reverse=True)
     rows.sort(key=lambda o: o.gpu_count != gpus_per_node)
+    if freshness is not None:
+        rows.sort(key=lambda o: freshness.is_stale(o.price_as_of.get(pricing_model)))
     return rows[0].slug
 
 
@@ -248,4 +297,5 @@ def server_type_from_dict(data: Mapping[str, Any]) -> ServerTypeSpec:
         nic_gbps=_optional_float(data, "nic_gbps"),
         node_power_kw=_optional_float(data, "node_power_kw"),
         price_usd=_optional_float(data, "price_usd"),
+        as_of=str(data.get("as_of") or ""),
     )

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [("catalog", "0002_updated_at")]
+
+    operations = [
+        migrations.AddField(
+            model_name="cloudoffering",
+            name="needs_review",
+            field=models.BooleanField(
+                default=False, help_text="Created by an import; check the accelerator, GPU count and network."
+            ),
+        ),
+    ]
