@@ -68,11 +68,13 @@ def test_accelerator_page_shows_the_freshest_price_per_model_and_the_owning_pric
     assert "stale" not in cells[0]
     # Owning: a server type's price, else the list price, with its date; stale ones say so.
     a100 = re.sub(r"\s+", " ", _row(table, 'data-slug="a100-40gb"'))
-    assert "$200,000" in a100 and "as of 2020-05-14" in a100 and "stale</span>" in a100.split("<td")[-1]
+    # DGX A100 320GB: $199,000 at launch (NVIDIA press release, 2020-05-14; seed catalog) = $24,875 per GPU.
+    assert "$199,000" in a100 and "$24,875/GPU" in a100 and "as of 2020-05-14" in a100 and "stale</span>" in a100.split("<td")[-1]
     rtx = re.sub(r"\s+", " ", _row(table, 'data-slug="rtx-4090"'))
     assert "$1,599" in rtx and "list price per GPU" in rtx and "stale</span>" in rtx.split("<td")[-1]
     h100_owning = h100.split("<td")[-1]
-    assert "—" in h100_owning  # no server price, no list price in the catalog
+    # DGX H100: $322,500, the midpoint of $270k–375k (seed catalog, an estimate) = $40,313 per GPU.
+    assert "$322,500" in h100_owning and "$40,313/GPU" in h100_owning
 
 
 def test_a_fresh_owning_price_is_not_stale(client: Any, catalog: Any, settings: Any) -> None:

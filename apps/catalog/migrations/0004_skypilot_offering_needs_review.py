@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("catalog", "0002_updated_at")]
+    dependencies = [("catalog", "0003_server_price_range")]
 
     operations = [
         migrations.AddField(
