@@ -6,6 +6,7 @@ import copy
 import datetime as dt
 import hashlib
 import json
+import math
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +29,7 @@ from apps.designs.specs import (
 )
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.errors import EngineError, InfeasibleError
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.renderers import JSONText
 
 OPTION_LABELS = {"on_demand": "on-demand", "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years",
@@ -97,8 +98,6 @@ def _spec_error(exc: EngineError, *, cloud_index: int | None = None) -> EngineEr
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
-    from clusterdesigner.engine.errors import UnknownReferenceError
-
     cluster = spec["cluster"]
     checks = [("cluster.accelerator", cluster["accelerator"], catalog.accelerators),
               ("cluster.fabric", cluster["fabric"], catalog.fabrics)]  # fmt: skip
@@ -116,8 +115,6 @@ def _check_references(spec: dict[str, Any], catalog: Any) -> None:
 def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerator: str) -> None:
     """A cloud offering must rent the design's accelerator (B200 speed is not bought at H100 rates), and every
     pricing model ticked must have a price: the catalog's, or a negotiated one in the spec."""
-    from clusterdesigner.engine.errors import InputError
-
     if offering.accelerator != accelerator:
         raise InputError(
             f"{offering.instance_type} rents {offering.gpu_count} × {offering.accelerator}, not the design's "
@@ -211,6 +208,7 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     options = _options(costs, chosen, catalog)
+    _check_finite({"training": train, "costs": costs, "options": options})
     return {
         "spec": spec,
         "training": train,
@@ -220,6 +218,24 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
         "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
     }
+
+
+def _check_finite(value: Any, path: str = "") -> None:
+    """Refuse a result holding an infinite or NaN figure: stored, it would read as null and break every page
+    that draws it. The engines bound their inputs so this should not happen; if it does, the design says why
+    on its page instead of saving a result no page can show."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(
+            f"the evaluation overflowed: {path} is {value}; an input is too large to compute with "
+            "(check the costs and the cluster size)",
+            field="",
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_finite(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_finite(item, f"{path}.{index}")
 
 
 def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
