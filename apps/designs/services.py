@@ -105,11 +105,31 @@ def _check_references(spec: dict[str, Any], catalog: Any) -> None:
         checks.append(("cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         checks.append((f"cloud.{index}.offering", choice["offering"], catalog.offerings))
+    _check_usable(spec, catalog)
     for field, slug, known in checks:
         if slug not in known:
             raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         _check_offering(index, choice, catalog.offerings[choice["offering"]], cluster["accelerator"])
+
+
+def _check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
+    """A catalog row the design names that exists but cannot be used (a staff edit left it malformed) is
+    named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
+    cluster = spec["cluster"]
+    named = [("cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
+             ("cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
+             ("cluster.storage", "storage_tiers", "storage tier", cluster.get("storage"))]  # fmt: skip
+    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
+        named.append((f"cloud.{index}.offering", "cloud_offerings", "cloud offering", choice["offering"]))
+    for field, section, what, slug in named:
+        why = slug and catalog.why_unusable(section, slug)
+        if why:
+            raise UnknownReferenceError(
+                f"the catalog's {what} {slug!r} cannot be used ({why}); ask the catalog's staff to correct "
+                "it or choose another",
+                field=field,
+            )
 
 
 def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerator: str) -> None:
@@ -196,6 +216,7 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
     """
     catalog = specs or specs_from_records(records)
     try:
+        _check_usable(spec, catalog)
         train = training.estimate(training_request(spec), **catalog.training_kwargs())
     except EngineError as exc:
         raise _spec_error(exc) from exc
@@ -330,9 +351,12 @@ def _unpriced_findings(costs: dict[str, dict[str, Any]], chosen: dict[str, Any],
         name = offering.instance_type if offering else slug
         for model in models or []:
             if model not in priced:
-                out.append({"severity": "warning", "code": "pricing_model_unpriced",
-                            "message": f"{name} {OPTION_LABELS.get(model, model)}: asked for but has no price "
-                                       "(none in the catalog, none negotiated), so it is not compared."})  # fmt: skip
+                why = catalog.why_unusable("cloud_offerings", slug, model)
+                reason = (f"the catalog's price cannot be used ({why}) and none was negotiated" if why
+                          else "none in the catalog, none negotiated")  # fmt: skip
+                label = f"{name} {OPTION_LABELS.get(model, model)}"
+                message = f"{label}: asked for but has no price ({reason}), so it is not compared."
+                out.append({"severity": "warning", "code": "pricing_model_unpriced", "message": message})
     return out
 
 

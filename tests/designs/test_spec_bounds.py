@@ -45,7 +45,7 @@ def _saved_before_the_bounds(owner: Any, spec: dict[str, Any]) -> Design:
 
 @pytest.fixture
 def unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The code before the fix: no upper bounds in the cost engine, and non-finite results stored (as nulls)."""
+    """The code before the fix: no upper bounds in the cost engine; non-finite results stored (as nulls)."""
     monkeypatch.setattr(cost, "_MAXIMA", dict.fromkeys(cost._MAXIMA, math.inf))
     monkeypatch.setattr(services, "_check_finite", lambda value: None)
 
@@ -89,9 +89,7 @@ def test_the_largest_allowed_server_price_evaluates_to_finite_figures(user_clien
     assert isinstance(own["total_usd"], float) and own["total_usd"] > 8 * 1e8 * 0.5  # 8 servers, 2 of 5 years
 
 
-def test_a_design_saved_with_a_1e308_server_shows_why_on_its_pages(
-    user_client: Any, catalog: Any
-) -> None:
+def test_a_design_saved_with_a_1e308_server_shows_why_on_its_pages(user_client: Any, catalog: Any) -> None:
     design = _saved_before_the_bounds(user_client.user, _with_on_prem(server_usd=1e308))
     browser = _browser(user_client.user)
     for url in (f"/designs/{design.pk}/", f"/designs/{design.pk}/results/", f"/designs/{design.pk}/edit/"):
