@@ -30,6 +30,18 @@ logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 5
 
 
+class ServiceUnavailable(Exception):
+    """A service the request needs is unreachable (the task queue): 503 with Retry-After, in the envelope.
+    Services raise a subclass; nothing was left half done that a retry would trip over."""
+
+    code = "service_unavailable"
+    retry_after_s = 10
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     """Turn DRF's nested error detail into {"dotted.field": [messages]}."""
     out: dict[str, list[str]] = {}
@@ -62,6 +74,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         fields = {exc.field or "non_field_errors": [exc.message]}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message
         return Response(error_body("invalid", message, fields), status=400)
+    if isinstance(exc, ServiceUnavailable):
+        logger.warning("%s during %s: %s", exc.code, type(context.get("view")).__name__, exc.__cause__ or exc)
+        return Response(error_body(exc.code, exc.message), status=503,
+                        headers={"Retry-After": str(exc.retry_after_s)})  # fmt: skip
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.warning("database unavailable during %s: %s", type(context.get("view")).__name__, exc)
         body = error_body("database_unavailable", "The database is unavailable; try again shortly.")
