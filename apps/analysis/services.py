@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -186,25 +186,36 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
 
 def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysis:
     """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
-    running) analysis of this owner returns that one instead of computing again."""
+    running) analysis of this owner returns that one instead of computing again.
+
+    Get-or-create under the database's constraint (one live analysis per owner and input): of identical
+    requests at once, one inserts and the others, refused by the unique index, return the one it made."""
     snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
     digest = snapshot_hash({"kind": kind, **snapshot})
-    existing = Analysis.objects.filter(
-        owner=owner, input_hash=digest, status__in=[Analysis.Status.SUCCEEDED, Analysis.Status.RUNNING,
-                                                    Analysis.Status.PENDING]).first()  # fmt: skip
-    if existing and not _past_deadline(existing):
-        return existing
+    live = Analysis.objects.filter(owner=owner, input_hash=digest, status__in=Analysis.LIVE_STATUSES)
+    existing = live.first()
+    if existing is not None:
+        if not _past_deadline(existing):
+            return existing
+        analysis_fail(analysis_id=existing.pk, error=_deadline_message(existing))  # frees its place
     limit = dt.timedelta(seconds=settings.ANALYSIS_TIME_LIMIT_S)
-    with transaction.atomic():
-        analysis = Analysis.objects.create(
-            owner=owner, kind=kind, params=params, snapshot=snapshot, input_hash=digest, design_version=version,
-            progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks), deadline_at=timezone.now() + limit,
-        )  # fmt: skip
-        AnalysisChunk.objects.bulk_create(
-            AnalysisChunk(analysis=analysis, index=i, items=c, size=_chunk_size(kind, c, snapshot))
-            for i, c in enumerate(chunks)
-        )
-        transaction.on_commit(lambda: _enqueue_new(analysis.pk))
+    try:
+        with transaction.atomic():
+            analysis = Analysis.objects.create(
+                owner=owner, kind=kind, params=params, snapshot=snapshot, input_hash=digest,
+                design_version=version, progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks),
+                deadline_at=timezone.now() + limit,
+            )  # fmt: skip
+            AnalysisChunk.objects.bulk_create(
+                AnalysisChunk(analysis=analysis, index=i, items=c, size=_chunk_size(kind, c, snapshot))
+                for i, c in enumerate(chunks)
+            )
+            transaction.on_commit(lambda: _enqueue_new(analysis.pk))
+    except IntegrityError:
+        winner = live.first()
+        if winner is None:
+            raise
+        return winner
     return analysis
 
 
