@@ -46,8 +46,9 @@ class Analysis(models.Model):
     )
     requeues = models.PositiveIntegerField(default=0)
 
-    # A live analysis (pending, running or succeeded) is the answer to its input for its owner: at most one per
-    # (owner, input_hash), so two identical requests at once cannot both start one. A failed one is history.
+    # A live analysis (pending, running or succeeded) is the answer to its input for its owner: at most one
+    # per (owner, input_hash), so two identical requests at once cannot both start one. A failed one is
+    # history.
     LIVE_STATUSES = (Status.PENDING, Status.RUNNING, Status.SUCCEEDED)
 
     class Meta:

@@ -19,9 +19,8 @@ def fail_duplicate_live_analyses(apps, schema_editor):
             continue
         keep = min(rows, key=lambda r: (rank[r["status"]], -r["id"]))
         others = [r["id"] for r in rows if r["id"] != keep["id"]]
-        Analysis.objects.filter(id__in=others).update(
-            status="failed", error=f"a duplicate of analysis {keep['id']} (same input, started at the same time)"
-        )
+        error = f"a duplicate of analysis {keep['id']} (same input, started at the same time)"
+        Analysis.objects.filter(id__in=others).update(status="failed", error=error)
 
 
 class Migration(migrations.Migration):
@@ -36,6 +35,10 @@ class Migration(migrations.Migration):
         migrations.RunPython(fail_duplicate_live_analyses, migrations.RunPython.noop),
         migrations.AddConstraint(
             model_name='analysis',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ['pending', 'running', 'succeeded'])), fields=('owner', 'input_hash'), name='analysis_unique_live_input'),
+            constraint=models.UniqueConstraint(
+                condition=models.Q(('status__in', ['pending', 'running', 'succeeded'])),
+                fields=('owner', 'input_hash'),
+                name='analysis_unique_live_input',
+            ),
         ),
     ]
