@@ -21,6 +21,7 @@ ERRORS = {
     404: OpenApiResponse(ErrorSerializer, description="No such analysis of yours."),
     413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
     429: OpenApiResponse(ErrorSerializer, description="Too many analyses started; wait and retry."),
+    503: OpenApiResponse(ErrorSerializer, description="The task queue is unreachable; try again later."),
 }
 LIST_ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="A bad filter; fields name it."),
