@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import redis
+from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -47,7 +48,11 @@ def _in_threads(count: int, workers: int, request: Callable[[], int]) -> Counter
 @pytest.fixture
 def alice(transactional_db: Any, postgres_required: None, django_user_model: Any) -> Any:
     catalog_load_seed()
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
+    user = django_user_model.objects.create_user("alice", password="pw-alice-123")
+    # A fresh test database gives the same id again: a counter an earlier run left in Redis must not count.
+    key = f"throttle-count:analysis-create:{user.pk}"
+    cache.delete_many([key, f"{key}:opened"])
+    return user
 
 
 def _post(user: Any) -> int:
