@@ -12,6 +12,7 @@ request ends (and CONN_HEALTH_CHECKS replaces a dead idle one), so the next requ
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import defaults as django_defaults
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
@@ -28,6 +30,18 @@ from clusterdesigner.engine.errors import EngineError
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 5
+
+
+class ServiceUnavailable(Exception):
+    """A service the request needs is unreachable (the task queue): 503 with Retry-After, in the envelope.
+    Services raise a subclass; nothing was left half done that a retry would trip over."""
+
+    code = "service_unavailable"
+    retry_after_s = 10
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -62,6 +76,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         fields = {exc.field or "non_field_errors": [exc.message]}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message
         return Response(error_body("invalid", message, fields), status=400)
+    if isinstance(exc, ServiceUnavailable):
+        logger.warning("%s during %s: %s", exc.code, type(context.get("view")).__name__, exc.__cause__ or exc)
+        return Response(error_body(exc.code, exc.message), status=503,
+                        headers={"Retry-After": str(exc.retry_after_s)})  # fmt: skip
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.warning("database unavailable during %s: %s", type(context.get("view")).__name__, exc)
         body = error_body("database_unavailable", "The database is unavailable; try again shortly.")
@@ -128,10 +146,27 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # Django calls this handler while handling the exception, so it is the one sys.exc_info() holds: a view,
+    # a template or a middleware (the session's save) that lost the database lands here.
+    if isinstance(sys.exc_info()[1], (OperationalError, InterfaceError)):
+        return database_unavailable(request)
     if request.path.startswith("/api/"):
         body = error_body("server_error", "Internal server error; it has been logged.")
         return JsonResponse(body, status=500)
     return django_defaults.server_error(request)
+
+
+def database_unavailable(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After when the database went away mid-request: the envelope under /api/ (which DRF's
+    views answer themselves, see exception_handler), elsewhere a page rendered without the request's context,
+    which would read the session and the user from the database again."""
+    if request.path.startswith("/api/"):
+        body = error_body("database_unavailable", "The database is unavailable; try again shortly.")
+        response: HttpResponse = JsonResponse(body, status=503)
+    else:
+        response = HttpResponse(render_to_string("503.html"), status=503)
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    return response
 
 
 # --- JSON types as the schema states them -------------------------------------------------------------------

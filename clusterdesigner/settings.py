@@ -175,6 +175,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Sessions in the database, not the cache: Redis going away must not sign everyone out or stop signing in.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 if env_bool("DJANGO_SECURE_SSL"):
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
@@ -279,13 +281,24 @@ if CELERY_KEY_PREFIX:
     CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = CELERY_KEY_PREFIX
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-CACHES = {
-    "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-        if REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
-}
+
+def caches_for(redis_url: str) -> dict[str, dict[str, object]]:
+    """The cache on ``redis_url`` (in-process without one). The cache is an optimisation: with Redis
+    unreachable its reads miss and its writes do nothing (clusterdesigner/cache.py), and a blackholed server
+    costs a request at most the timeouts below. Sessions are in the database (SESSION_ENGINE), so signing in
+    does not need Redis."""
+    if not redis_url:
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    return {
+        "default": {
+            "BACKEND": "clusterdesigner.cache.ResilientRedisCache",
+            "LOCATION": redis_url,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+        }
+    }
+
+
+CACHES = caches_for(REDIS_URL)
 
 LOGGING = {
     "version": 1,

@@ -46,10 +46,22 @@ class Analysis(models.Model):
     )
     requeues = models.PositiveIntegerField(default=0)
 
+    # A live analysis (pending, running or succeeded) is the answer to its input for its owner: at most one
+    # per (owner, input_hash), so two identical requests at once cannot both start one. A failed one is
+    # history.
+    LIVE_STATUSES = (Status.PENDING, Status.RUNNING, Status.SUCCEEDED)
+
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "analyses"
         indexes = [models.Index(fields=["owner", "-created_at"], name="analysis_owner_created_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "input_hash"],
+                condition=models.Q(status__in=["pending", "running", "succeeded"]),
+                name="analysis_unique_live_input",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status})"

@@ -8,9 +8,10 @@ import threading
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Sum
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import serializers
 
 from apps.analysis import compute
@@ -18,7 +19,7 @@ from apps.analysis.models import Analysis, AnalysisChunk
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
 from apps.designs.services import freshness_key, snapshot_hash
-from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.api import ServiceUnavailable, StrictJSONTypes
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
@@ -31,6 +32,8 @@ GROUPS_PER_CHUNK = 4
 CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit
 
 logger = logging.getLogger(__name__)
+# What publishing to an unreachable broker raises (kombu wraps the connection error once its retries end).
+BROKER_ERRORS = (KombuOperationalError, ConnectionError, TimeoutError)
 
 
 # Database ids are 64-bit; version numbers 32-bit. A bigger number is a 400, not a driver overflow.
@@ -210,25 +213,36 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
 
 def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysis:
     """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
-    running) analysis of this owner returns that one instead of computing again."""
+    running) analysis of this owner returns that one instead of computing again.
+
+    Get-or-create under the database's constraint (one live analysis per owner and input): of identical
+    requests at once, one inserts and the others, refused by the unique index, return the one it made."""
     snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
     digest = snapshot_hash({"kind": kind, **_hashed(snapshot)})
-    existing = Analysis.objects.filter(
-        owner=owner, input_hash=digest, status__in=[Analysis.Status.SUCCEEDED, Analysis.Status.RUNNING,
-                                                    Analysis.Status.PENDING]).first()  # fmt: skip
-    if existing and not _past_deadline(existing):
-        return existing
+    live = Analysis.objects.filter(owner=owner, input_hash=digest, status__in=Analysis.LIVE_STATUSES)
+    existing = live.first()
+    if existing is not None:
+        if not _past_deadline(existing):
+            return existing
+        analysis_fail(analysis_id=existing.pk, error=_deadline_message(existing))  # frees its place
     limit = dt.timedelta(seconds=settings.ANALYSIS_TIME_LIMIT_S)
-    with transaction.atomic():
-        analysis = Analysis.objects.create(
-            owner=owner, kind=kind, params=params, snapshot=snapshot, input_hash=digest, design_version=version,
-            progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks), deadline_at=timezone.now() + limit,
-        )  # fmt: skip
-        AnalysisChunk.objects.bulk_create(
-            AnalysisChunk(analysis=analysis, index=i, items=c, size=_chunk_size(kind, c, snapshot))
-            for i, c in enumerate(chunks)
-        )
-        transaction.on_commit(lambda: _enqueue(analysis.pk))
+    try:
+        with transaction.atomic():
+            analysis = Analysis.objects.create(
+                owner=owner, kind=kind, params=params, snapshot=snapshot, input_hash=digest,
+                design_version=version, progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks),
+                deadline_at=timezone.now() + limit,
+            )  # fmt: skip
+            AnalysisChunk.objects.bulk_create(
+                AnalysisChunk(analysis=analysis, index=i, items=c, size=_chunk_size(kind, c, snapshot))
+                for i, c in enumerate(chunks)
+            )
+            transaction.on_commit(lambda: _enqueue_new(analysis.pk))
+    except IntegrityError:
+        winner = live.first()
+        if winner is None:
+            raise
+        return winner
     return analysis
 
 
@@ -239,6 +253,23 @@ def _hashed(snapshot: dict[str, Any]) -> dict[str, Any]:
         return snapshot
     freshness = Freshness.from_json(snapshot["freshness"])
     return {**snapshot, "freshness": freshness_key(records=snapshot["catalog"], freshness=freshness)}
+
+
+class QueueUnavailable(ServiceUnavailable):
+    code = "queue_unavailable"
+
+
+def _enqueue_new(analysis_id: int) -> None:
+    """Queue a new analysis's chunks. With the broker unreachable the run is marked failed (so the same
+    request retried starts a new one rather than finding this one, which nothing would run) and the request
+    answers 503 with Retry-After."""
+    try:
+        _enqueue(analysis_id)
+    except BROKER_ERRORS as exc:
+        analysis_fail(analysis_id=analysis_id, error="the task queue was unreachable when it was started; "
+                      "start it again")  # fmt: skip
+        raise QueueUnavailable("The task queue is unavailable, so the analysis was not started; try again "
+                               "shortly.") from exc  # fmt: skip
 
 
 def _chunk_size(kind: str, items: list[dict[str, Any]], snapshot: dict[str, Any]) -> int:
@@ -258,7 +289,18 @@ def _enqueue(analysis_id: int) -> None:
         threading.Thread(target=_run_chunks_in_thread, args=(chunk_ids,), daemon=True,
                          name=f"analysis-{analysis_id}").start()  # fmt: skip
         return
-    group(analysis_run_chunk_task.s(chunk_id) for chunk_id in chunk_ids).apply_async()
+    # ignore_result: the rows are the truth, nothing waits on a task's result; without it Celery subscribes
+    # to the result backend first, which, with Redis down, retries for some 20 s before it fails.
+    group(analysis_run_chunk_task.s(chunk_id) for chunk_id in chunk_ids).apply_async(ignore_result=True)
+
+
+def _requeue(analysis_id: int) -> None:
+    """Queue a stalled run's chunks again; with the broker still unreachable, leave it for a later read."""
+    try:
+        _enqueue(analysis_id)
+    except BROKER_ERRORS:
+        logger.warning("analysis %s: the task queue is unreachable; its chunks stay unqueued", analysis_id,
+                       exc_info=True)  # fmt: skip
 
 
 def _run_chunks_in_thread(chunk_ids: list[int]) -> None:
@@ -374,5 +416,5 @@ def analysis_requeue_if_stalled(*, analysis: Analysis) -> bool:
     logger.warning("analysis %s: no progress for %s s and no chunk held by a worker; queueing its %s "
                    "unfinished chunks again", analysis.pk, settings.ANALYSIS_STALL_S,
                    analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).count())  # fmt: skip
-    transaction.on_commit(lambda: _enqueue(analysis.pk))
+    transaction.on_commit(lambda: _requeue(analysis.pk))
     return True

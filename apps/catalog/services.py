@@ -136,8 +136,9 @@ def _parse_price_row(line: int, row: dict[str, str], offerings: dict[str, CloudO
     price = math.nan
     try:
         price = float(row.get("usd_per_hour") or "")
-        if not math.isfinite(price) or price < 0:
-            errors.append(RowError(line, "usd_per_hour", f"must be a finite number of 0 or more, got {price}"))
+        # The cost engine cannot use a price of 0 (nothing is free to rent): refuse it here, naming the row.
+        if not math.isfinite(price) or price <= 0:
+            errors.append(RowError(line, "usd_per_hour", f"must be a finite number above 0, got {price}"))
     except ValueError:
         errors.append(RowError(line, "usd_per_hour", f"not a number: {row.get('usd_per_hour')!r}"))
     currency = (row.get("currency") or "USD").strip().upper()

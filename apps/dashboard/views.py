@@ -6,6 +6,7 @@ Pages are server-rendered; the editor and the sweep form call the REST API with 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,6 +31,7 @@ from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.training import model_presets
 
+logger = logging.getLogger(__name__)
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
 COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
     ("Fits in memory", "fits", None, "yesno"),
@@ -66,7 +68,29 @@ def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
     return page_charts
 
 
+# What reading a stored result that lacks a figure raises (a null where a number was expected, a missing key).
+UNREADABLE_RESULT = (TypeError, KeyError, ValueError, AttributeError, ArithmeticError)
+
+
 def _results_context(evaluation: Evaluation) -> dict[str, Any]:
+    """The results part of a page for a stored evaluation or, when the stored result cannot be drawn (one
+    stored before its inputs were bounded, with nulls where its figures overflowed), that as the page's
+    ``evaluation_error``: a page shows why instead of answering 500."""
+    try:
+        return _results_parts(evaluation)
+    except UNREADABLE_RESULT:
+        logger.warning("evaluation %s cannot be drawn", evaluation.pk, exc_info=True)
+        message = (
+            "The stored result of this evaluation is incomplete (some figures were out of range when it was "
+            "computed), so it cannot be shown. Edit the design's inputs to evaluate it again."
+        )
+        return {
+            "evaluation": evaluation,
+            "evaluation_error": {"message": message, "field": "", "min_nodes": None},
+        }
+
+
+def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
     result = evaluation.result
     training = result["training"]
     best = (result.get("options") or [None])[0]

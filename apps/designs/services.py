@@ -6,6 +6,7 @@ import copy
 import datetime as dt
 import hashlib
 import json
+import math
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -29,7 +30,7 @@ from apps.designs.specs import (
 )
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.errors import EngineError, InfeasibleError
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.renderers import JSONText
 
@@ -99,8 +100,6 @@ def _spec_error(exc: EngineError, *, cloud_index: int | None = None) -> EngineEr
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
-    from clusterdesigner.engine.errors import UnknownReferenceError
-
     cluster = spec["cluster"]
     checks = [("cluster.accelerator", cluster["accelerator"], catalog.accelerators),
               ("cluster.fabric", cluster["fabric"], catalog.fabrics)]  # fmt: skip
@@ -108,6 +107,7 @@ def _check_references(spec: dict[str, Any], catalog: Any) -> None:
         checks.append(("cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         checks.append((f"cloud.{index}.offering", choice["offering"], catalog.offerings))
+    _check_usable(spec, catalog)
     for field, slug, known in checks:
         if slug not in known:
             raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
@@ -115,11 +115,28 @@ def _check_references(spec: dict[str, Any], catalog: Any) -> None:
         _check_offering(index, choice, catalog.offerings[choice["offering"]], cluster["accelerator"])
 
 
+def _check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
+    """A catalog row the design names that exists but cannot be used (a staff edit left it malformed) is
+    named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
+    cluster = spec["cluster"]
+    named = [("cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
+             ("cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
+             ("cluster.storage", "storage_tiers", "storage tier", cluster.get("storage"))]  # fmt: skip
+    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
+        named.append((f"cloud.{index}.offering", "cloud_offerings", "cloud offering", choice["offering"]))
+    for field, section, what, slug in named:
+        why = slug and catalog.why_unusable(section, slug)
+        if why:
+            raise UnknownReferenceError(
+                f"the catalog's {what} {slug!r} cannot be used ({why}); ask the catalog's staff to correct "
+                "it or choose another",
+                field=field,
+            )
+
+
 def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerator: str) -> None:
     """A cloud offering must rent the design's accelerator (B200 speed is not bought at H100 rates), and every
     pricing model ticked must have a price: the catalog's, or a negotiated one in the spec."""
-    from clusterdesigner.engine.errors import InputError
-
     if offering.accelerator != accelerator:
         raise InputError(
             f"{offering.instance_type} rents {offering.gpu_count} × {offering.accelerator}, not the design's "
@@ -204,6 +221,7 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
     """
     catalog = specs or specs_from_records(records)
     try:
+        _check_usable(spec, catalog)
         train = training.estimate(training_request(spec), **catalog.training_kwargs())
     except EngineError as exc:
         raise _spec_error(exc) from exc
@@ -216,6 +234,7 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     options = _options(costs, chosen, catalog)
+    _check_finite({"training": train, "costs": costs, "options": options})
     result = {
         "spec": spec,
         "training": train,
@@ -228,6 +247,24 @@ def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: Catal
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
     return result
+
+
+def _check_finite(value: Any, path: str = "") -> None:
+    """Refuse a result holding an infinite or NaN figure: stored, it would read as null and break every page
+    that draws it. The engines bound their inputs so this should not happen; if it does, the design says why
+    on its page instead of saving a result no page can show."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(
+            f"the evaluation overflowed: {path} is {value}; an input is too large to compute with "
+            "(check the costs and the cluster size)",
+            field="",
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_finite(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_finite(item, f"{path}.{index}")
 
 
 def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
@@ -322,9 +359,12 @@ def _unpriced_findings(costs: dict[str, dict[str, Any]], chosen: dict[str, Any],
         name = offering.instance_type if offering else slug
         for model in models or []:
             if model not in priced:
-                out.append({"severity": "warning", "code": "pricing_model_unpriced",
-                            "message": f"{name} {OPTION_LABELS.get(model, model)}: asked for but has no price "
-                                       "(none in the catalog, none negotiated), so it is not compared."})  # fmt: skip
+                why = catalog.why_unusable("cloud_offerings", slug, model)
+                reason = (f"the catalog's price cannot be used ({why}) and none was negotiated" if why
+                          else "none in the catalog, none negotiated")  # fmt: skip
+                label = f"{name} {OPTION_LABELS.get(model, model)}"
+                message = f"{label}: asked for but has no price ({reason}), so it is not compared."
+                out.append({"severity": "warning", "code": "pricing_model_unpriced", "message": message})
     return out
 
 

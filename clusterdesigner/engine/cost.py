@@ -270,6 +270,58 @@ _RULES: Mapping[str, str] = {
     **{f"cloud.usd_per_node_hour.{m}": "pos" for m in PRICING_MODELS},
 }
 
+# The largest value each numeric request field may take: far above any real cluster, but low enough that no
+# sum or product the engine forms can overflow to inf or NaN (a server at 1e308 USD would). A request past
+# one is refused naming the field, so a result's every figure is a finite number.
+_MAXIMA: Mapping[str, float] = {
+    "horizon_years": 50,
+    "utilization": 1,
+    "cluster.gpus_per_node": 1_024,
+    "cluster.nodes": 1_000_000,
+    "cluster.nics_per_node": 1_024,
+    "cluster.oversubscription": 64,
+    "on_prem.server_usd": 1e8,  # per node: a GB200 NVL72 rack is a few million
+    "on_prem.depreciation_years": 50,
+    "on_prem.discount_rate": 1,  # 100 % a year
+    "on_prem.residual_fraction": 1,
+    "on_prem.node_power_kw": 1_000,  # per node: an NVL72 rack draws about 130 kW
+    "on_prem.pue": 5,
+    "on_prem.usd_per_kwh": 10,
+    "on_prem.colo_usd_per_kw_month": 10_000,
+    "on_prem.maintenance_fraction_per_year": 1,
+    "on_prem.staff_fte": 100_000,
+    "on_prem.staff_usd_per_fte_year": 1e7,
+    "on_prem.idle_power_fraction": 1,
+    "on_prem.installation_fraction": 10,
+    "on_prem.storage_usd_per_tb": 1e6,
+    "on_prem.server_price_to_gpu_list": 100,
+    "on_prem.server_usd_per_gpu": 1e7,
+    "network.switch_usd": 1e7,
+    "network.cable_usd": 1e5,
+    "network.transceiver_usd": 1e5,
+    "network.switch_power_w": 1e6,
+    "cloud.managed_overhead_fraction": 10,
+    "cloud.egress_tb": 1e9,
+    "cloud.egress_usd_per_gb": 100,
+    "cloud.storage_usd_per_tb_month": 1e6,
+    "cloud.spot_preemptions_per_day": 1_000,
+    "failures.failures_per_gpu_day": 100,
+    "failures.restart_minutes": 1e6,
+    "storage.checkpoint_bytes_per_param": 1_000,
+    "storage.bytes_per_token": 1_000,
+    "storage.checkpoints_kept": 1e6,
+    "storage.dataset_tb": 1e9,
+    "storage.capacity_tb": 1e9,
+    "run.params_b": 1e7,
+    "run.gpu_hours": 1e13,
+    "run.days": 1e6,
+    "run.tokens": 1e18,
+    "run.tokens_per_second": 1e15,
+    "run.checkpoint_interval_minutes": 1e7,
+    "sensitivity.fraction": 1,
+    **{f"cloud.usd_per_node_hour.{m}": 1e6 for m in PRICING_MODELS},
+}
+
 # The owning assumptions a request may give (every one is range-checked by _RULES).
 ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in _RULES if p.startswith("on_prem.")))
 
@@ -280,6 +332,11 @@ def field_rule(path: str) -> str | None:
     """The range check :func:`tco` applies to a request field, for forms that mirror it: "pos" (> 0),
     "nonneg" (≥ 0), "frac" ([0, 1)), "util" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1); None if unchecked."""
     return _RULES.get(path)
+
+
+def field_max(path: str) -> float | None:
+    """The largest value :func:`tco` accepts for a request field; None if unchecked."""
+    return _MAXIMA.get(path)
 
 
 def _lookup(request: Mapping[str, Any], path: str) -> Any:
@@ -310,6 +367,10 @@ def _checked(path: str, value: Any) -> Any:
     bad, message = problems[rule]
     if bad:
         raise InputError(f"{message}, got {value!r}", field=path)
+    most = _MAXIMA[path]
+    if value > most:
+        shown = f"{most:,.0f}" if most >= 10_000 else f"{most:g}"
+        raise InputError(f"must be at most {shown}, got {value:g}", field=path)
     return int(value) if rule == "int" else value
 
 
@@ -399,6 +460,11 @@ def _resolve(
                 f"unknown on_prem field {unknown[0]!r}; known: {', '.join(ON_PREM_FIELDS)}",
                 field=f"on_prem.{unknown[0]}",
             )
+        # Every owning input given is checked, also one this request does not read (a server price per GPU
+        # beside a server price): a saved design holds no number out of range.
+        for key in sorted(on_prem):
+            if on_prem[key] is not None:
+                _checked(f"on_prem.{key}", on_prem[key])
     r = _Resolver(request)
     v: dict[str, Any] = {}
 

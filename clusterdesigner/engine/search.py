@@ -14,6 +14,7 @@ how much the best candidate misses (memory is then the binding constraint, whate
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
 from clusterdesigner.engine.model import RECOMPUTE_MODES
 from clusterdesigner.engine.timing import step_time_parts
@@ -41,6 +43,12 @@ MICRO_BATCH_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 VPP_CHOICES = (1, 2, 3, 4, 6, 8)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 MAX_TP = 64
+# What one search may cover, so that it runs in about a second (bench/search.py: 1.35-1.55M layouts/s on one
+# idle core; Llama 3 405B on 16,384 H100 is 342K layouts, DeepSeek-V3 on 64 × 8 GPUs 1.32M). A save and a
+# design's first evaluation search in the request, so these bound what a request computes. 131,072 GPUs is
+# 8 × Llama 3's 16,384; past it the divisor counts alone make searches of millions of layouts.
+MAX_SEARCH_GPUS = 131_072
+MAX_SEARCH_LAYOUTS = 1_500_000
 
 
 def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
@@ -130,7 +138,9 @@ class SearchResult:
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of ``n`` in increasing order, in O(√n) steps."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str, int]]:
@@ -159,15 +169,48 @@ def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str
                         yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
 
 
-def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> SearchResult:
-    """Evaluate every layout allowed by ``fixed`` (field → value, recompute/sharding as indices) and keep
-    the ``top`` fastest that fit. Structures are expanded with the option grid (micro_batch × recompute ×
-    sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded."""
+def _option_grid(fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
+    """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with."""
     mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
     rcs = [fixed["recompute"]] if "recompute" in fixed else list(range(len(RECOMPUTE_MODES)))
     shs = [fixed["sharding"]] if "sharding" in fixed else list(range(len(SHARDING_MODES)))
     sps = [fixed["sequence_parallel"]] if "sequence_parallel" in fixed else [0, 1]
-    grid = np.array(list(itertools.product(mbs, rcs, shs, sps)), dtype=np.int64)
+    return list(itertools.product(mbs, rcs, shs, sps))
+
+
+def search_size(problem: Problem, *, fixed: Mapping[str, int]) -> int:
+    """How many layouts :func:`search` would evaluate (before it drops duplicates): structures × option
+    grid. Counting the structures costs a fraction of a percent of the search."""
+    return sum(1 for _ in _structures(problem, fixed)) * len(_option_grid(fixed))
+
+
+def check_search_size(problem: Problem, *, fixed: Mapping[str, int]) -> None:
+    """Refuse a search larger than MAX_SEARCH_GPUS GPUs or MAX_SEARCH_LAYOUTS layouts, on ``cluster.nodes``,
+    saying what to change. Fixing parallelism fields (tp, pp, micro_batch, ...) shrinks a search."""
+    gpus = problem.cluster.num_gpus
+    if gpus > MAX_SEARCH_GPUS:
+        raise InputError(
+            f"a layout search over {gpus:,} GPUs is too large to run here (at most {MAX_SEARCH_GPUS:,}); "
+            "use fewer nodes, or give the whole layout (tp, pp, micro_batch, recompute, sharding)",
+            field="cluster.nodes",
+        )
+    size = search_size(problem, fixed=fixed)
+    if size > MAX_SEARCH_LAYOUTS:
+        raise InputError(
+            f"the layout search on {gpus:,} GPUs would try {size:,} layouts, more than the "
+            f"{MAX_SEARCH_LAYOUTS:,} that run in about a second; fix some of tp, pp, cp, micro_batch, "
+            "recompute or sharding, or choose a node count with fewer divisors",
+            field="cluster.nodes",
+        )
+
+
+def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> SearchResult:
+    """Evaluate every layout allowed by ``fixed`` (field → value, recompute/sharding as indices) and keep
+    the ``top`` fastest that fit. Structures are expanded with the option grid (micro_batch × recompute ×
+    sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
+    Raises InputError on ``cluster.nodes`` when the search is too large to run (check_search_size)."""
+    check_search_size(problem, fixed=fixed)
+    grid = np.array(_option_grid(fixed), dtype=np.int64)
     per_structure = max(1, CHUNK_LAYOUTS // len(grid))
     cap_gib = problem.cluster.accelerator.memory_gib
     result = SearchResult(best={}, evaluated=0)

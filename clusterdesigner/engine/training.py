@@ -35,9 +35,12 @@ from clusterdesigner.engine.model import (
 )
 from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
 from clusterdesigner.engine.search import (
+    MAX_SEARCH_GPUS,
+    MAX_SEARCH_LAYOUTS,
     SearchResult,
     evaluate,
     search,
+    search_size,
     structural_checks,
     structurally_valid,
 )
@@ -548,7 +551,8 @@ def _no_layout_error(
             f"per GPU ({describe_layout(result.min_need_layout)})"
         )
         field = "cluster.nodes"
-        if fixed:
+        # The unconstrained search may be far larger than the constrained one: only when it is allowed.
+        if fixed and search_size(problem, fixed={}) <= MAX_SEARCH_LAYOUTS:
             free = search(problem, fixed={}, top=1)
             if free.feasible:
                 row = _rows(problem, free.best)[0]
@@ -657,9 +661,13 @@ def min_nodes_to_fit(
     just below it failed. Cost: one search per doubling (at most log2(max_nodes / nodes)), bisection
     until ``max_searches`` searches in all; if the budget runs out first, the smallest fitting count found
     is returned. A fixed ``parallelism.dp`` is dropped (the node count decides it); other fixed fields hold.
-    Raises InputError on ``cluster.fabric`` when more than one node is needed and the request has none.
+    ``max_nodes`` is lowered to what a search may cover (search.MAX_SEARCH_GPUS).
+    Raises InputError on ``cluster.fabric`` when more than one node is needed and the request has none, and
+    on ``cluster.nodes`` when a count it must search is too large a search (search.check_search_size).
     """
     problem, fixed = _sizing_problem(request, accelerators=accelerators, fabrics=fabrics)
+    # Past MAX_SEARCH_GPUS no search runs (search.check_search_size): probe no further.
+    max_nodes = min(max_nodes, max(1, MAX_SEARCH_GPUS // problem.cluster.gpus_per_node))
     start = problem.cluster.nodes
     if _best_at(problem, fixed, start) is not None:
         return start

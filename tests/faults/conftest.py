@@ -104,7 +104,7 @@ class WebServer(WorkerProcess):
 
     NAME = "faults-web"
 
-    def __init__(self) -> None:  # not super().__init__(): that starts a celery worker
+    def __init__(self, extra_env: dict[str, str] | None = None) -> None:  # not super().__init__(): a worker
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = ROOT / "artifacts" / "faults-gunicorn.log"
@@ -112,7 +112,7 @@ class WebServer(WorkerProcess):
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         env.update(DATABASE_URL=f"{_database_url()}?application_name={self.NAME}", DB_CONN_MAX_AGE="60",
                    DJANGO_DEBUG="0", DJANGO_SECRET_KEY="test-faults-secret",
-                   DJANGO_ALLOWED_HOSTS="127.0.0.1")  # fmt: skip
+                   DJANGO_ALLOWED_HOSTS="127.0.0.1", **(extra_env or {}))  # fmt: skip
         self.log = self.log_path.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "clusterdesigner.wsgi:application",
@@ -142,3 +142,12 @@ def web_server(transactional_db: Any, postgres_required: None) -> Iterator[WebSe
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def collected_static() -> None:
+    """The static files as a debug-off server serves pages with them (whitenoise's manifest), collected once:
+    without the manifest every page that links a static file answers 500."""
+    env = {**os.environ, "DJANGO_SECRET_KEY": "collectstatic-only"}
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=ROOT,
+                   env=env, check=True, timeout=600)  # fmt: skip

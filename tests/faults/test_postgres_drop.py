@@ -1,7 +1,7 @@
-"""A PostgreSQL connection drops: the request using it fails cleanly (503 with the JSON error envelope,
-promptly, no traceback) and the next request succeeds. Against a real gunicorn process whose persistent
-connection is killed with pg_terminate_backend from another connection, once while idle and once in the
-middle of a query.
+"""A PostgreSQL connection drops: the request using it fails cleanly (503 with Retry-After, promptly, no
+traceback: the JSON error envelope under /api/, a page elsewhere) and the next request succeeds. Against a
+real gunicorn process whose persistent connection is killed with pg_terminate_backend from another
+connection, once while idle and once in the middle of a query.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .conftest import WebServer
 pytestmark = pytest.mark.integration
 
 LIST = "/api/v1/accelerators/"
+PAGE = "/catalog/"  # the accelerator list page, signed out
 
 
 @dataclass(frozen=True)
@@ -98,19 +99,17 @@ def test_idle_connection_killed_between_requests_the_next_request_reconnects(
     assert now and pid not in now
 
 
-def test_connection_killed_mid_query_fails_that_request_with_a_503_envelope_and_the_next_succeeds(
-    web_server: WebServer, admin: Any
-) -> None:
-    catalog_load_seed()
-    assert _get(web_server, LIST).status_code == 200
-    # Hold a lock the list's query must wait for, so the server's connection is busy mid-query when killed.
+def _killed_mid_query(web_server: WebServer, admin: Any, path: str) -> tuple[Answer, float]:
+    """GET ``path`` while a lock held here keeps its query on catalog_accelerator waiting, kill the server's
+    connection in that wait, and return the answer and how long it took."""
+    # Hold a lock the query must wait for, so the server's connection is busy mid-query when killed.
     admin.execute("BEGIN")
     admin.execute("LOCK TABLE catalog_accelerator IN ACCESS EXCLUSIVE MODE")
     answer: dict[str, Any] = {}
 
     def request() -> None:
         started = time.monotonic()
-        answer["response"] = _get(web_server, LIST)
+        answer["response"] = _get(web_server, path)
         answer["seconds"] = time.monotonic() - started
 
     thread = threading.Thread(target=request)
@@ -125,18 +124,43 @@ def test_connection_killed_mid_query_fails_that_request_with_a_503_envelope_and_
         admin.execute("ROLLBACK")
         thread.join(timeout=30)
     assert not thread.is_alive(), "the request hung after its connection was killed"
+    assert blocked[0] not in _server_backends(admin)
+    return answer["response"], answer["seconds"]
 
-    failed = answer["response"]
+
+def test_connection_killed_mid_query_fails_that_request_with_a_503_envelope_and_the_next_succeeds(
+    web_server: WebServer, admin: Any
+) -> None:
+    catalog_load_seed()
+    assert _get(web_server, LIST).status_code == 200
+    failed, seconds = _killed_mid_query(web_server, admin, LIST)
     assert failed.status_code == 503, failed.text[:500]
     assert failed.headers["content-type"] == "application/json"
     assert failed.headers["retry-after"] == "5"
     message = "The database is unavailable; try again shortly."
     assert failed.json() == {"error": {"code": "database_unavailable", "message": message, "fields": {}}}
     assert "Traceback" not in failed.text
-    assert answer["seconds"] < 15
+    assert seconds < 15
 
     # Django closed the broken connection at the end of that request; the next one reconnects.
     after = _get(web_server, LIST)
     assert after.status_code == 200, after.text[:500]
     assert after.json()["count"] == _catalog_count()
-    assert blocked[0] not in _server_backends(admin)
+
+
+def test_connection_killed_under_a_page_answers_a_503_page_with_retry_after_and_the_next_succeeds(
+    collected_static: None, web_server: WebServer, admin: Any
+) -> None:
+    catalog_load_seed()
+    assert _get(web_server, PAGE).status_code == 200
+    failed, seconds = _killed_mid_query(web_server, admin, PAGE)
+    assert failed.status_code == 503, failed.text[:500]
+    assert failed.headers["content-type"] == "text/html; charset=utf-8"
+    assert failed.headers["retry-after"] == "5"
+    assert "<h1>Temporarily unavailable</h1>" in failed.text and "reload the page shortly" in failed.text
+    assert "Traceback" not in failed.text
+    assert seconds < 15
+
+    after = _get(web_server, PAGE)
+    assert after.status_code == 200, after.text[:500]
+    assert "H100" in after.text

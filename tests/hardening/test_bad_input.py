@@ -193,7 +193,9 @@ CSV_CASES = [
     ("absurd price", HEADER + b"aws-p5-48xlarge,on_demand,1e400,USD,us-east-1,2025-01-01,x\n",
      "line 2.usd_per_hour", "finite"),
     ("negative price", HEADER + b"aws-p5-48xlarge,on_demand,-5,USD,us-east-1,2025-01-01,x\n",
-     "line 2.usd_per_hour", "0 or more"),
+     "line 2.usd_per_hour", "above 0"),
+    ("zero price", HEADER + b"aws-p5-48xlarge,spot,0,USD,us-east-1,2025-01-01,x\n",
+     "line 2.usd_per_hour", "above 0"),
 ]  # fmt: skip
 
 

@@ -1,0 +1,78 @@
+"""The layout search is bounded: the GPU count and the number of layouts it would try are checked before it
+runs, and the sizing search probes no further than a search may go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from specs import ACCELERATORS, FABRICS
+
+from clusterdesigner.engine import search as search_module
+from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.search import MAX_SEARCH_GPUS, _divisors, search_size
+from clusterdesigner.engine.training import estimate, min_nodes_to_fit, parse_parallelism, parse_problem
+
+
+def _request(preset: str, nodes: int, gpus_per_node: int = 8) -> dict[str, Any]:
+    return {"model": {"preset": preset}, "training": {"tokens": 1e12, "global_batch_tokens": 4194304},
+            "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "gpus_per_node": gpus_per_node,
+                        "fabric": "ib-ndr400"}}  # fmt: skip
+
+
+@given(st.integers(min_value=1, max_value=5_000))
+def test_divisors_are_every_divisor_in_increasing_order(n: int) -> None:
+    assert _divisors(n) == [d for d in range(1, n + 1) if n % d == 0]
+
+
+def test_divisors_of_a_large_count_come_without_a_scan_of_every_number() -> None:
+    found = _divisors(7_200_000)  # 100,000 nodes × 72 GPUs = 2^8 · 3^2 · 5^5: 9 · 3 · 6 divisors
+    assert len(found) == 162 and found[:4] == [1, 2, 3, 4] and found[-1] == 7_200_000
+
+
+def test_search_size_bounds_the_layouts_the_search_evaluates() -> None:
+    request = _request("llama3-70b", 64)
+    problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    size = search_size(problem, fixed=parse_parallelism(request))
+    evaluated = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["layouts_evaluated"]
+    # The search drops duplicates (sequence parallel without TP, HSDP equal to ZeRO-3) from the grid.
+    assert evaluated <= size < 1.5 * evaluated
+
+
+def test_a_search_past_the_gpu_cap_is_refused_on_the_nodes_before_it_runs() -> None:
+    with pytest.raises(InputError) as refused:
+        estimate(_request("llama3-70b", MAX_SEARCH_GPUS // 8 + 1), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert refused.value.field == "cluster.nodes"
+    assert "at most 131,072" in refused.value.message
+
+
+def test_a_search_past_the_layout_cap_is_refused_and_a_smaller_one_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    request = _request("llama3-70b", 8)
+    problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    size = search_size(problem, fixed={})
+    monkeypatch.setattr(search_module, "MAX_SEARCH_LAYOUTS", size - 1)
+    with pytest.raises(InputError) as refused:
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert refused.value.field == "cluster.nodes"
+    assert f"would try {size:,} layouts" in refused.value.message
+    monkeypatch.setattr(search_module, "MAX_SEARCH_LAYOUTS", size)
+    assert estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["mode"] == "search"
+
+
+def test_sizing_probes_no_further_than_a_search_may_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    searched: list[int] = []
+    real = search_module.search
+
+    def counted(problem: Any, **kwargs: Any) -> Any:
+        searched.append(problem.cluster.num_gpus)
+        return real(problem, **kwargs)
+
+    monkeypatch.setattr("clusterdesigner.engine.training.search", counted)
+    # Llama 3 405B on 1 node of 72 GPUs fits nowhere below many nodes: the probe stops at the GPU cap.
+    min_nodes_to_fit(_request("llama3-405b", 1, 72), accelerators=ACCELERATORS, fabrics=FABRICS,
+                     max_nodes=100_000)  # fmt: skip
+    assert searched and max(searched) <= MAX_SEARCH_GPUS
