@@ -36,8 +36,7 @@ def line(c: Case) -> str:
         f"{r['recompute'][:4]:4s} {c.basis[:5]:5s} {_fmt(c.measured_tflops, '7.1f'):>7s} "
         f"{_fmt(c.predicted_tflops, '7.1f'):>7s} {_fmt(err and 100 * err, '+6.1f'):>6s}%  "
         f"{mem_meas:>4s} {_fmt(c.predicted_mem_gib, '5.1f'):>5s} {fits:4s} "
-        f"{_fmt(mem_err and 100 * mem_err, '+5.1f'):>5s}"
-        + (f"  [{c.skip}]" if c.skip else "")
+        f"{_fmt(mem_err and 100 * mem_err, '+5.1f'):>5s}" + (f"  [{c.skip}]" if c.skip else "")
     )
 
 

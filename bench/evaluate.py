@@ -12,8 +12,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.update(DJANGO_SETTINGS_MODULE="clusterdesigner.settings", DJANGO_DEBUG="1",
-                  DATABASE_URL=os.environ.get("BENCH_DATABASE_URL", "sqlite:////tmp/bench-evaluate.sqlite3"))  # fmt: skip
+os.environ.update(
+    DJANGO_SETTINGS_MODULE="clusterdesigner.settings",
+    DJANGO_DEBUG="1",
+    DATABASE_URL=os.environ.get("BENCH_DATABASE_URL", "sqlite:////tmp/bench-evaluate.sqlite3"),
+)
 os.environ.pop("REDIS_URL", None)
 
 import django  # noqa: E402
@@ -42,8 +45,13 @@ def main() -> None:
     for i in range(RUNS):
         # A new version each time, so no stored evaluation answers: tokens change, nothing else.
         tokens = 1.0e12 + i * 1e9
-        new = {**spec, "workload": {**spec["workload"], "training": {**spec["workload"]["training"], "tokens": tokens}}}
-        version = client.patch(f"/api/v1/designs/{design['id']}/", {"version": i + 1, "spec": new}, format="json")
+        new = {
+            **spec,
+            "workload": {**spec["workload"], "training": {**spec["workload"]["training"], "tokens": tokens}},
+        }
+        version = client.patch(
+            f"/api/v1/designs/{design['id']}/", {"version": i + 1, "spec": new}, format="json"
+        )
         assert version.status_code == 200, version.json()
         start = time.perf_counter()
         response = client.post(f"/api/v1/designs/{design['id']}/evaluate/")
@@ -51,8 +59,10 @@ def main() -> None:
         assert response.status_code == 200, response.json()
     times.sort()
     p95 = times[int(0.95 * (len(times) - 1))]
-    print(f"evaluate (fixed layout, uncached, {RUNS} calls): median {statistics.median(times):.1f} ms, "
-          f"p95 {p95:.1f} ms, max {times[-1]:.1f} ms")
+    print(
+        f"evaluate (fixed layout, uncached, {RUNS} calls): median {statistics.median(times):.1f} ms, "
+        f"p95 {p95:.1f} ms, max {times[-1]:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

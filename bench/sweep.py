@@ -15,14 +15,29 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/clusterdesigner_bench")
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/clusterdesigner_bench"
+)
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
-ACCELERATORS = ["a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "gb200", "mi300x", "mi325x", "mi355x", "l40s"]
+ACCELERATORS = [
+    "a100-80gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h200",
+    "b200",
+    "gb200",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "l40s",
+]
 NODES = [4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512]
 PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 
 sys.path.insert(0, str(ROOT))
-os.environ.update(DATABASE_URL=DATABASE_URL, REDIS_URL=REDIS_URL, DJANGO_SETTINGS_MODULE="clusterdesigner.settings")
+os.environ.update(
+    DATABASE_URL=DATABASE_URL, REDIS_URL=REDIS_URL, DJANGO_SETTINGS_MODULE="clusterdesigner.settings"
+)
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret")
 
 
@@ -42,19 +57,43 @@ def run(workers: int) -> tuple[float, int]:
     from apps.analysis.services import analysis_create
 
     procs = [
-        subprocess.Popen([sys.executable, "-m", "celery", "-A", "clusterdesigner", "worker", "--concurrency=1",
-                          f"--hostname=bench{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle"],
-                         cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "clusterdesigner",
+                "worker",
+                "--concurrency=1",
+                f"--hostname=bench{i}@%h",
+                "--loglevel=WARNING",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=os.environ.copy(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for i in range(workers)
-    ]  # fmt: skip
+    ]
     try:
         time.sleep(4)  # let the workers connect before the clock starts
         user, _ = get_user_model().objects.get_or_create(username="bench")
         Analysis.objects.filter(owner=user).delete()  # no stored result may answer for us
         start = time.perf_counter()
-        analysis = analysis_create(owner=user, kind="sweep", params={
-            "model": {"preset": "llama3-70b"}, "accelerators": ACCELERATORS, "nodes": NODES, "pricing_models": PRICING,
-            "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"}})  # fmt: skip
+        analysis = analysis_create(
+            owner=user,
+            kind="sweep",
+            params={
+                "model": {"preset": "llama3-70b"},
+                "accelerators": ACCELERATORS,
+                "nodes": NODES,
+                "pricing_models": PRICING,
+                "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+            },
+        )
         while True:
             analysis.refresh_from_db()
             if analysis.status in ("succeeded", "failed"):
@@ -84,11 +123,15 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     catalog_load_seed()
     redis.Redis.from_url(REDIS_URL).flushdb()
-    print(f"sweep: {len(ACCELERATORS)} accelerators × {len(NODES)} sizes × {len(PRICING)} pricing models, Llama-3 70B, "
-          "layout search per design")  # fmt: skip
+    print(
+        f"sweep: {len(ACCELERATORS)} accelerators × {len(NODES)} sizes × {len(PRICING)} pricing models, Llama-3 70B, "
+        "layout search per design"
+    )
     for workers in (1, 2):
         elapsed, designs = run(workers)
-        print(f"{workers} worker(s): {designs} designs in {elapsed:.2f} s = {designs / elapsed:.1f} designs/s")
+        print(
+            f"{workers} worker(s): {designs} designs in {elapsed:.2f} s = {designs / elapsed:.1f} designs/s"
+        )
 
 
 if __name__ == "__main__":

@@ -60,7 +60,9 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
         else:
             for index, item in enumerate(detail):
                 if item:
-                    for field, messages in _flatten(item, f"{prefix}.{index}" if prefix else str(index)).items():
+                    for field, messages in _flatten(
+                        item, f"{prefix}.{index}" if prefix else str(index)
+                    ).items():
                         out.setdefault(field, []).extend(messages)
     else:
         out[prefix or "non_field_errors"] = [str(detail)]
@@ -78,8 +80,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(error_body("invalid", message, fields), status=400)
     if isinstance(exc, ServiceUnavailable):
         logger.warning("%s during %s: %s", exc.code, type(context.get("view")).__name__, exc.__cause__ or exc)
-        return Response(error_body(exc.code, exc.message), status=503,
-                        headers={"Retry-After": str(exc.retry_after_s)})  # fmt: skip
+        return Response(
+            error_body(exc.code, exc.message), status=503, headers={"Retry-After": str(exc.retry_after_s)}
+        )
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.warning("database unavailable during %s: %s", type(context.get("view")).__name__, exc)
         body = error_body("database_unavailable", "The database is unavailable; try again shortly.")
@@ -186,9 +189,11 @@ def json_type_error(field: serializers.Field, value: Any) -> str | None:
             return None if value.is_integer() else "must be a whole number"
         return None
     if isinstance(field, serializers.ChoiceField) and not isinstance(field, serializers.MultipleChoiceField):
-        return None if isinstance(value, str) or not all(isinstance(c, str) for c in field.choices) else (
-            "must be a string"
-        )  # fmt: skip
+        return (
+            None
+            if isinstance(value, str) or not all(isinstance(c, str) for c in field.choices)
+            else ("must be a string")
+        )
     if isinstance(field, (serializers.CharField, serializers.DateField, serializers.DateTimeField)):
         return None if isinstance(value, str) else "must be a string"
     if isinstance(field, serializers.DictField):

@@ -34,8 +34,9 @@ class ResilientRedisCache(RedisCache):
 
     def _failed(self, operation: str, exc: Exception) -> None:
         if self._available():
-            logger.warning("cache unavailable (%s: %s); reading as misses for %ss", operation, exc,
-                           SKIP_AFTER_FAILURE_S)  # fmt: skip
+            logger.warning(
+                "cache unavailable (%s: %s); reading as misses for %ss", operation, exc, SKIP_AFTER_FAILURE_S
+            )
         self._down_until = time.monotonic() + SKIP_AFTER_FAILURE_S
 
     def get(self, key: Any, default: Any = None, version: Any = None) -> Any:

@@ -24,8 +24,12 @@ class JSONRenderer(renderers.JSONRenderer):
     """DRF's JSON renderer; a JSONText body goes out as it is, unless indented output was asked for
     (``Accept: application/json; indent=4``, or the browsable API), which decodes it and renders as usual."""
 
-    def render(self, data: Any, accepted_media_type: str | None = None,
-               renderer_context: dict[str, Any] | None = None) -> bytes:  # fmt: skip
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
         if isinstance(data, JSONText):
             if not self.get_indent(accepted_media_type or "", renderer_context or {}):
                 return data.encode()

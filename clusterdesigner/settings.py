@@ -53,7 +53,9 @@ def database_from_url(url: str) -> dict[str, object]:
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": options,
         }
-    raise ImproperlyConfigured(f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres or sqlite)")
+    raise ImproperlyConfigured(
+        f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres or sqlite)"
+    )
 
 
 DEBUG = env_bool("DJANGO_DEBUG")

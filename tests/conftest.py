@@ -118,7 +118,9 @@ def _database_url() -> str:
     from django.db import connection
 
     s = connection.settings_dict
-    return f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    return (
+        f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    )
 
 
 class WorkerProcess:
@@ -129,11 +131,27 @@ class WorkerProcess:
         self.log_path.parent.mkdir(exist_ok=True)
         self.log = self.log_path.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "clusterdesigner", "worker", "--loglevel=INFO",
-             f"--concurrency={concurrency}", "--pool=prefork", f"--hostname={name}@%h", "--without-gossip",
-             "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "clusterdesigner",
+                "worker",
+                "--loglevel=INFO",
+                f"--concurrency={concurrency}",
+                "--pool=prefork",
+                f"--hostname={name}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -173,8 +191,13 @@ def worker_env(transactional_db: Any, postgres_required: None, redis_url: str) -
     for key in client.scan_iter(match=f"{settings.CELERY_KEY_PREFIX}*"):
         client.delete(key)
     env = dict(os.environ)
-    env.update(DATABASE_URL=_database_url(), REDIS_URL=redis_url, DJANGO_SECRET_KEY="test-worker-secret",
-               DB_CONN_MAX_AGE="0", CELERY_KEY_PREFIX=settings.CELERY_KEY_PREFIX)  # fmt: skip
+    env.update(
+        DATABASE_URL=_database_url(),
+        REDIS_URL=redis_url,
+        DJANGO_SECRET_KEY="test-worker-secret",
+        DB_CONN_MAX_AGE="0",
+        CELERY_KEY_PREFIX=settings.CELERY_KEY_PREFIX,
+    )
     return env
 
 
@@ -205,9 +228,16 @@ def browser(chromium_path: str) -> Iterator[Any]:
         launched = pw.chromium.launch(
             executable_path=chromium_path,
             headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
-        )  # fmt: skip
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
+        )
         yield launched
         launched.close()
 

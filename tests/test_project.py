@@ -19,7 +19,9 @@ from .conftest import ROOT
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     full_env.update(env)
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=full_env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=full_env, capture_output=True, text=True
+    )
 
 
 def test_importing_the_engine_loads_neither_django_nor_celery() -> None:
@@ -41,8 +43,13 @@ def test_missing_secret_key_with_debug_off_stops_start_up_with_a_clear_message()
 def test_database_url_parses_postgres_and_sqlite() -> None:
     pg = database_from_url("postgres://bob:s%40cret@db.internal:6543/clusters?sslmode=require")
     assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
-        "django.db.backends.postgresql", "clusters", "bob", "s@cret", "db.internal", "6543",
-    )  # fmt: skip
+        "django.db.backends.postgresql",
+        "clusters",
+        "bob",
+        "s@cret",
+        "db.internal",
+        "6543",
+    )
     assert pg["OPTIONS"] == {"sslmode": "require"}
     lite = database_from_url("sqlite:///var/db.sqlite3")
     assert lite["NAME"] == str(ROOT / "var" / "db.sqlite3")
@@ -91,11 +98,16 @@ def test_pages_send_a_content_security_policy_without_inline_script(client: obje
 def test_deploy_checks_are_clean_with_production_settings() -> None:
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, capture_output=True, text=True,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
-             "DJANGO_SECRET_KEY": "x" * 30 + "-production-like-secret-key-0123456789", "DJANGO_SECURE_SSL": "1",
-             "DJANGO_ALLOWED_HOSTS": "clusters.example.com"},
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
+            "DJANGO_SECRET_KEY": "x" * 30 + "-production-like-secret-key-0123456789",
+            "DJANGO_SECURE_SSL": "1",
+            "DJANGO_ALLOWED_HOSTS": "clusters.example.com",
+        },
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout + result.stderr
 
@@ -112,8 +124,12 @@ def test_engine_commands_run_on_a_fresh_checkout_from_the_shipped_seed_catalog(t
     env.update(DJANGO_DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path}/missing/db.sqlite3")
     result = subprocess.run(
         [sys.executable, "manage.py", "estimate", "-", "--compact"],
-        cwd=ROOT, env=env, input=request, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        input=request,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "using the shipped seed catalog" in result.stderr
     response = json.loads(result.stdout)

@@ -19,11 +19,15 @@ from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
 
 
-def compute_items(*, kind: str, items: list[dict[str, Any]], snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
+def compute_items(
+    *, kind: str, items: list[dict[str, Any]], snapshot: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     catalog = specs_from_records(snapshot["catalog"])
     if kind == "evaluate":
-        return [evaluate_spec(spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot))
-                for item in items]  # fmt: skip
+        return [
+            evaluate_spec(spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot))
+            for item in items
+        ]
     if kind == "compare":
         return [_compare_row(item, snapshot) for item in items]
     rows: list[dict[str, Any]] = []
@@ -39,26 +43,40 @@ def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
 
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        evaluation = evaluate_spec(spec=item["spec"], records=snapshot["catalog"],
-                                   freshness=_freshness(snapshot))  # fmt: skip
+        evaluation = evaluate_spec(
+            spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot)
+        )
     except EngineError as exc:
-        return {"design": item["design"], "name": item["name"], "version": item["version"], "error": exc.message}
+        return {
+            "design": item["design"],
+            "name": item["name"],
+            "version": item["version"],
+            "error": exc.message,
+        }
     train = evaluation["training"]
     best = evaluation["options"][0] if evaluation["options"] else {}
     return {
-        "design": item["design"], "name": item["name"], "version": item["version"],
-        "accelerator": item["spec"]["cluster"]["accelerator"], "nodes": item["spec"]["cluster"]["nodes"],
+        "design": item["design"],
+        "name": item["name"],
+        "version": item["version"],
+        "accelerator": item["spec"]["cluster"]["accelerator"],
+        "nodes": item["spec"]["cluster"]["nodes"],
         "gpus": item["spec"]["cluster"]["nodes"] * item["spec"]["cluster"].get("gpus_per_node", 8),
         # One definition of days in every comparison: expected, with failures and restarts (the design page's
         # and the compare page's); the failure-free figure beside it, named so.
-        "fits": train.get("fits"), "days": expected_days(evaluation),
-        "days_failure_free": train.get("time_to_train_days"), "mfu": train.get("mfu"),
-        "best_option": best.get("label"), "best_run_cost_usd": best.get("run_cost_usd"),
+        "fits": train.get("fits"),
+        "days": expected_days(evaluation),
+        "days_failure_free": train.get("time_to_train_days"),
+        "mfu": train.get("mfu"),
+        "best_option": best.get("label"),
+        "best_run_cost_usd": best.get("run_cost_usd"),
         "options": evaluation["options"],
-    }  # fmt: skip
+    }
 
 
-def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs) -> list[dict[str, Any]]:
+def _sweep_rows(
+    item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs
+) -> list[dict[str, Any]]:
     params = snapshot["params"]
     accelerator, nodes = item["accelerator"], int(item["nodes"])
     gpus_per_node = int(params.get("gpus_per_node", 8))
@@ -66,13 +84,20 @@ def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: C
     request = {
         "model": snapshot["models"][item["model"]],
         "training": params["training"],
-        "cluster": {"accelerator": accelerator, "gpus_per_node": gpus_per_node, "nodes": nodes,
-                    "fabric": params.get("fabric", "ib-ndr400"), "oversubscription": params.get("oversubscription", 1.0)},
-    }  # fmt: skip
+        "cluster": {
+            "accelerator": accelerator,
+            "gpus_per_node": gpus_per_node,
+            "nodes": nodes,
+            "fabric": params.get("fabric", "ib-ndr400"),
+            "oversubscription": params.get("oversubscription", 1.0),
+        },
+    }
     try:
         train = training.estimate(request, **catalog.training_kwargs())
     except EngineError as exc:
-        return [{**base, "pricing_model": m, "fits": False, "error": exc.message} for m in item["pricing_models"]]
+        return [
+            {**base, "pricing_model": m, "fits": False, "error": exc.message} for m in item["pricing_models"]
+        ]
     if not train.get("fits"):
         reason = next(iter(train.get("rejected") or {}), "fits at no layout")
         return [{**base, "pricing_model": m, "fits": False, "error": reason} for m in item["pricing_models"]]
@@ -84,10 +109,16 @@ def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: C
     results: dict[str | None, dict[str, Any]] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
-            results[slug] = cost.tco({**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
-                                     training=train, **catalog.cost_kwargs())  # fmt: skip
+            results[slug] = cost.tco(
+                {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
+                training=train,
+                **catalog.cost_kwargs(),
+            )
         except EngineError as exc:
-            return [{**base, "pricing_model": m, "fits": True, "error": exc.message} for m in item["pricing_models"]]
+            return [
+                {**base, "pricing_model": m, "fits": True, "error": exc.message}
+                for m in item["pricing_models"]
+            ]
     layout = train.get("parallelism") or {}
     params_b = ((train.get("summary") or {}).get("model") or {}).get("params", 0) / 1e9
     rows = []
@@ -98,16 +129,28 @@ def _sweep_rows(item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: C
         key = "on_prem" if model == "own" else model
         run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
         days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
-        gpu_hour = (result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}).get(
-            "usd_per_gpu_hour")
-        row = {**base, "pricing_model": model, "fits": True, "offering": None if model == "own" else offering,
-               "days": days if days is not None else train.get("time_to_train_days"), "cost_usd": run,
-               "usd_per_gpu_hour": gpu_hour, "mfu": train.get("mfu"), "layout": layout,
-               "params_b": round(params_b, 3)}  # fmt: skip
+        gpu_hour = (
+            result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}
+        ).get("usd_per_gpu_hour")
+        row = {
+            **base,
+            "pricing_model": model,
+            "fits": True,
+            "offering": None if model == "own" else offering,
+            "days": days if days is not None else train.get("time_to_train_days"),
+            "cost_usd": run,
+            "usd_per_gpu_hour": gpu_hour,
+            "mfu": train.get("mfu"),
+            "layout": layout,
+            "params_b": round(params_b, 3),
+        }
         if run is None:
             label = model.replace("_", " ")
-            row["error"] = (f"{offering} has no {label} price" if offering
-                            else f"no offering of {accelerator} has a {label} price in the catalog")  # fmt: skip
+            row["error"] = (
+                f"{offering} has no {label} price"
+                if offering
+                else f"no offering of {accelerator} has a {label} price in the catalog"
+            )
         rows.append(row)
     return rows
 
@@ -125,8 +168,14 @@ def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[s
 
 def pareto_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows not dominated in (cost, days): no other row is at least as cheap and as fast, and better in one."""
-    usable = [r for r in rows if r.get("cost_usd") is not None and r.get("days") is not None
-              and math.isfinite(r["cost_usd"]) and math.isfinite(r["days"])]  # fmt: skip
+    usable = [
+        r
+        for r in rows
+        if r.get("cost_usd") is not None
+        and r.get("days") is not None
+        and math.isfinite(r["cost_usd"])
+        and math.isfinite(r["days"])
+    ]
     usable.sort(key=lambda r: (r["cost_usd"], r["days"]))
     front: list[dict[str, Any]] = []
     best_days = math.inf
@@ -142,11 +191,21 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
     if kind == "evaluate":
         return rows[0]
     if kind == "compare":
-        return {"designs": rows, "best": _best_per_row(rows), "pareto": [r["design"] for r in pareto_front(
-            [{**r, "cost_usd": r.get("best_run_cost_usd")} for r in rows])]}  # fmt: skip
+        return {
+            "designs": rows,
+            "best": _best_per_row(rows),
+            "pareto": [
+                r["design"]
+                for r in pareto_front([{**r, "cost_usd": r.get("best_run_cost_usd")} for r in rows])
+            ],
+        }
     front = pareto_front(rows)
-    result: dict[str, Any] = {"rows": rows, "pareto": front, "count": len(rows),
-                              "feasible": sum(1 for r in rows if r.get("cost_usd") is not None)}  # fmt: skip
+    result: dict[str, Any] = {
+        "rows": rows,
+        "pareto": front,
+        "count": len(rows),
+        "feasible": sum(1 for r in rows if r.get("cost_usd") is not None),
+    }
     if kind == "recommend":
         result.update(recommend(rows=rows, front=front, params=snapshot["params"]))
     return result
@@ -162,36 +221,50 @@ def _best_per_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
-def recommend(*, rows: list[dict[str, Any]], front: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
+def recommend(
+    *, rows: list[dict[str, Any]], front: list[dict[str, Any]], params: Mapping[str, Any]
+) -> dict[str, Any]:
     """Pick the cheapest option on the Pareto front that meets the deadline and the budget; say why."""
     deadline = params.get("deadline_days")
     budget = params.get("budget_usd")
-    meets = [r for r in front if (deadline is None or r["days"] <= deadline) and (budget is None or r["cost_usd"] <= budget)]
+    meets = [
+        r
+        for r in front
+        if (deadline is None or r["days"] <= deadline) and (budget is None or r["cost_usd"] <= budget)
+    ]
     reasons: list[str] = []
     if meets:
         choice = min(meets, key=lambda r: r["cost_usd"])
-        reasons.append(f"cheapest of {len(meets)} Pareto-optimal options that meet "
-                       + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
-                       + (f" and the ${budget:,.0f} budget" if budget else ""))  # fmt: skip
+        reasons.append(
+            f"cheapest of {len(meets)} Pareto-optimal options that meet "
+            + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
+            + (f" and the ${budget:,.0f} budget" if budget else "")
+        )
         faster = [r for r in front if r["days"] < choice["days"]]
         if faster:
             quick = min(faster, key=lambda r: r["days"])
-            reasons.append(f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
-                           f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more ({quick['accelerator']} × {quick['gpus']} GPUs, "
-                           f"{quick['pricing_model']})")  # fmt: skip
+            reasons.append(
+                f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
+                f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more ({quick['accelerator']} × {quick['gpus']} GPUs, "
+                f"{quick['pricing_model']})"
+            )
     else:
         choice = min(front, key=lambda r: r["days"]) if front else None
         reasons.append("no option meets both the deadline and the budget; shown: the fastest option")
     if choice:
-        reasons.append(f"{choice['accelerator']} × {choice['gpus']} GPUs ({choice['nodes']} nodes), "
-                       f"{choice['pricing_model']}: {choice['days']:.1f} days, ${choice['cost_usd']:,.0f}, "
-                       f"MFU {100 * (choice.get('mfu') or 0):.0f} %")  # fmt: skip
+        reasons.append(
+            f"{choice['accelerator']} × {choice['gpus']} GPUs ({choice['nodes']} nodes), "
+            f"{choice['pricing_model']}: {choice['days']:.1f} days, ${choice['cost_usd']:,.0f}, "
+            f"MFU {100 * (choice.get('mfu') or 0):.0f} %"
+        )
         if params.get("interruption_tolerance") == "none":
             reasons.append("spot excluded: no tolerance for interruptions")
     params_b = next((r["params_b"] for r in rows if r.get("params_b")), None)
     thumb = rule_of_thumb(params_b)
     if thumb and choice:
-        reasons.append(f"rule of thumb for {params_b:.1f}B parameters: {thumb}; the engines' choice: {choice['gpus']} GPUs")
+        reasons.append(
+            f"rule of thumb for {params_b:.1f}B parameters: {thumb}; the engines' choice: {choice['gpus']} GPUs"
+        )
     return {"recommendation": choice, "reasons": reasons, "rule_of_thumb_gpus": thumb}
 
 

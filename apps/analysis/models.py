@@ -89,4 +89,6 @@ class AnalysisChunk(models.Model):
 
     class Meta:
         ordering = ["analysis", "index"]
-        constraints = [models.UniqueConstraint(fields=["analysis", "index"], name="analysis_chunk_unique_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["analysis", "index"], name="analysis_chunk_unique_index")
+        ]

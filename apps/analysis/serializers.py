@@ -32,8 +32,21 @@ class AnalysisSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Analysis
-        fields = ["id", "url", "kind", "status", "progress", "params", "design_version", "result", "error",
-                  "created_at", "started_at", "finished_at", "deadline_at"]  # fmt: skip
+        fields = [
+            "id",
+            "url",
+            "kind",
+            "status",
+            "progress",
+            "params",
+            "design_version",
+            "result",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "deadline_at",
+        ]
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, obj: Analysis) -> dict[str, Any]:

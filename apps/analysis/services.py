@@ -55,20 +55,30 @@ class CompareParamsSerializer(StrictJSONTypes, serializers.Serializer):
 class SweepParamsSerializer(serializers.Serializer):
     model = serializers.DictField(required=False, default=lambda: {"preset": "llama3-70b"})
     models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
-    training = serializers.DictField(default=lambda: {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"})
+    training = serializers.DictField(
+        default=lambda: {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"}
+    )
     accelerators = serializers.ListField(child=serializers.SlugField(), min_length=1, max_length=20)
-    nodes = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=100_000), min_length=1,
-                                  max_length=30)  # fmt: skip
-    pricing_models = serializers.ListField(child=serializers.ChoiceField(choices=PRICING_OPTIONS), min_length=1,
-                                           default=lambda: list(DEFAULT_SWEEP_PRICING))  # fmt: skip
+    nodes = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=100_000), min_length=1, max_length=30
+    )
+    pricing_models = serializers.ListField(
+        child=serializers.ChoiceField(choices=PRICING_OPTIONS),
+        min_length=1,
+        default=lambda: list(DEFAULT_SWEEP_PRICING),
+    )
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
     fabric = serializers.SlugField(default="ib-ndr400")
     storage = serializers.SlugField(default="lustre")
     horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
     utilization = serializers.FloatField(min_value=0.01, max_value=1, default=0.7)
     on_prem = serializers.DictField(required=False, default=dict)
-    offerings = serializers.DictField(child=serializers.SlugField(), required=False, default=dict,
-                                      help_text="Cloud offering to price each accelerator with (default: cheapest).")  # fmt: skip
+    offerings = serializers.DictField(
+        child=serializers.SlugField(),
+        required=False,
+        default=dict,
+        help_text="Cloud offering to price each accelerator with (default: cheapest).",
+    )
 
 
 class RecommendParamsSerializer(serializers.Serializer):
@@ -83,8 +93,9 @@ class RecommendParamsSerializer(serializers.Serializer):
     nodes = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
 
 
-def _offerings_per_model(records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int,
-                         pricing_models: list[str]) -> dict[str, dict[str, str]]:  # fmt: skip
+def _offerings_per_model(
+    records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int, pricing_models: list[str]
+) -> dict[str, dict[str, str]]:
     """Per accelerator and cloud pricing model, the offering its rows are priced on: the one the sweep names
     for that accelerator, else engine.offerings.default_offering for that model (a price that is not stale, a
     whole node, its freshest price of the model, then the lower price), so a spot row is priced on an offering
@@ -96,31 +107,49 @@ def _offerings_per_model(records: dict[str, Any], wanted: dict[str, str], gpus_p
         per_model = {}
         for model in (m for m in pricing_models if m != "own"):
             slug = wanted.get(accelerator) or default_offering(
-                offerings, accelerator=accelerator, gpus_per_node=gpus_per_node, pricing_model=model,
+                offerings,
+                accelerator=accelerator,
+                gpus_per_node=gpus_per_node,
+                pricing_model=model,
                 freshness=freshness,
-            )  # fmt: skip
+            )
             if slug:
                 per_model[model] = slug
         chosen[accelerator] = per_model
     return chosen
 
 
-def _sweep_plan(params: dict[str, Any], records: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+def _sweep_plan(
+    params: dict[str, Any], records: dict[str, Any]
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     known = {a["slug"] for a in records["accelerators"]}
     unknown = [a for a in params["accelerators"] if a not in known]
     if unknown:
-        raise serializers.ValidationError({"params.accelerators": [f"unknown accelerator(s): {', '.join(unknown)}"]})
+        raise serializers.ValidationError(
+            {"params.accelerators": [f"unknown accelerator(s): {', '.join(unknown)}"]}
+        )
     models = params.get("models") or [params["model"]]
     model_map = {f"m{i}": m for i, m in enumerate(models)}
     _sweep_check(params, models)
-    groups = [{"accelerator": a, "nodes": n, "model": key, "pricing_models": params["pricing_models"]}
-              for key in model_map for a in params["accelerators"] for n in params["nodes"]]  # fmt: skip
+    groups = [
+        {"accelerator": a, "nodes": n, "model": key, "pricing_models": params["pricing_models"]}
+        for key in model_map
+        for a in params["accelerators"]
+        for n in params["nodes"]
+    ]
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise serializers.ValidationError({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
-    snapshot = {"params": params, "models": model_map, "catalog": records,
-                "offerings_by_model": _offerings_per_model(records, params.get("offerings") or {},
-                                                           int(params.get("gpus_per_node", 8)),
-                                                           params["pricing_models"])}  # fmt: skip
+    snapshot = {
+        "params": params,
+        "models": model_map,
+        "catalog": records,
+        "offerings_by_model": _offerings_per_model(
+            records,
+            params.get("offerings") or {},
+            int(params.get("gpus_per_node", 8)),
+            params["pricing_models"],
+        ),
+    }
     chunks = [groups[i : i + GROUPS_PER_CHUNK] for i in range(0, len(groups), GROUPS_PER_CHUNK)]
     return snapshot, chunks
 
@@ -138,13 +167,19 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
     owning = {k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params}
     first_error: tuple[EngineError, int] | None = None
     for accelerator in params["accelerators"]:
-        cluster = {"accelerator": accelerator, "gpus_per_node": params["gpus_per_node"],
-                   "nodes": params["nodes"][0], "fabric": params["fabric"]}  # fmt: skip
+        cluster = {
+            "accelerator": accelerator,
+            "gpus_per_node": params["gpus_per_node"],
+            "nodes": params["nodes"][0],
+            "fabric": params["fabric"],
+        }
         index = 0
         try:
             for index, model in enumerate(models):
-                training.parse_problem({"model": model, "training": params["training"], "cluster": cluster},
-                                       **catalog.training_kwargs())  # fmt: skip
+                training.parse_problem(
+                    {"model": model, "training": params["training"], "cluster": cluster},
+                    **catalog.training_kwargs(),
+                )
             cost.check_request({"cluster": {**cluster, "storage": params["storage"]}, **owning}, catalog)
             return
         except EngineError as exc:
@@ -173,7 +208,9 @@ def _valid_params(serializer_class: type[serializers.Serializer], params: dict[s
     return dict(form.validated_data)
 
 
-def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
+def _plan(
+    *, owner: Any, kind: str, params: dict[str, Any]
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
     records = engine_catalog_records()
     if kind == Analysis.Kind.EVALUATE:
         wanted = _valid_params(EvaluateParamsSerializer, params)
@@ -185,8 +222,14 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
         items = []
         for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
             design = design_selectors.design_get(user=owner, design_id=design_id)
-            items.append({"design": design.pk, "name": design.name, "version": design.version,
-                          "spec": design.current.spec})  # fmt: skip
+            items.append(
+                {
+                    "design": design.pk,
+                    "name": design.name,
+                    "version": design.version,
+                    "spec": design.current.spec,
+                }
+            )
         snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
         return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
@@ -194,19 +237,30 @@ def _plan(*, owner: Any, kind: str, params: dict[str, Any]) -> tuple[dict[str, A
         return snapshot, chunks, None
     if kind == Analysis.Kind.RECOMMEND:
         p = _valid_params(RecommendParamsSerializer, params)
-        pricing = ["on_demand", "reserved_1y", "own"] + ([] if p["interruption_tolerance"] == "none" else ["spot"])
+        pricing = ["on_demand", "reserved_1y", "own"] + (
+            [] if p["interruption_tolerance"] == "none" else ["spot"]
+        )
         sweep = {
-            "model": p["model"], "training": {"tokens": p["tokens"], "global_batch_tokens": p["global_batch_tokens"],
-                                              "precision": p["precision"]},
-            "accelerators": p.get("accelerators") or sorted({o["accelerator"] for o in records["cloud_offerings"]}
-                                                            & {"a100-80gb", "h100-sxm", "h200", "b200", "mi300x"}),
+            "model": p["model"],
+            "training": {
+                "tokens": p["tokens"],
+                "global_batch_tokens": p["global_batch_tokens"],
+                "precision": p["precision"],
+            },
+            "accelerators": p.get("accelerators")
+            or sorted(
+                {o["accelerator"] for o in records["cloud_offerings"]}
+                & {"a100-80gb", "h100-sxm", "h200", "b200", "mi300x"}
+            ),
             "nodes": p.get("nodes") or [1, 2, 4, 8, 16, 32, 64, 128, 256],
             "pricing_models": pricing,
-        }  # fmt: skip
+        }
         form = SweepParamsSerializer(data=sweep)
         form.is_valid(raise_exception=True)
         snapshot, chunks = _sweep_plan(dict(form.validated_data), records)
-        snapshot["params"].update({k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")})
+        snapshot["params"].update(
+            {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
+        )
         return snapshot, chunks, None
     raise serializers.ValidationError({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
 
@@ -229,10 +283,15 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
     try:
         with transaction.atomic():
             analysis = Analysis.objects.create(
-                owner=owner, kind=kind, params=params, snapshot=snapshot, input_hash=digest,
-                design_version=version, progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks),
+                owner=owner,
+                kind=kind,
+                params=params,
+                snapshot=snapshot,
+                input_hash=digest,
+                design_version=version,
+                progress_total=sum(_chunk_size(kind, c, snapshot) for c in chunks),
                 deadline_at=timezone.now() + limit,
-            )  # fmt: skip
+            )
             AnalysisChunk.objects.bulk_create(
                 AnalysisChunk(analysis=analysis, index=i, items=c, size=_chunk_size(kind, c, snapshot))
                 for i, c in enumerate(chunks)
@@ -266,10 +325,13 @@ def _enqueue_new(analysis_id: int) -> None:
     try:
         _enqueue(analysis_id)
     except BROKER_ERRORS as exc:
-        analysis_fail(analysis_id=analysis_id, error="the task queue was unreachable when it was started; "
-                      "start it again")  # fmt: skip
-        raise QueueUnavailable("The task queue is unavailable, so the analysis was not started; try again "
-                               "shortly.") from exc  # fmt: skip
+        analysis_fail(
+            analysis_id=analysis_id,
+            error="the task queue was unreachable when it was started; start it again",
+        )
+        raise QueueUnavailable(
+            "The task queue is unavailable, so the analysis was not started; try again shortly."
+        ) from exc
 
 
 def _chunk_size(kind: str, items: list[dict[str, Any]], snapshot: dict[str, Any]) -> int:
@@ -283,11 +345,15 @@ def _enqueue(analysis_id: int) -> None:
 
     from apps.analysis.tasks import analysis_run_chunk_task
 
-    chunk_ids = list(AnalysisChunk.objects.filter(analysis_id=analysis_id, status=AnalysisChunk.Status.PENDING)
-                     .values_list("pk", flat=True))  # fmt: skip
+    chunk_ids = list(
+        AnalysisChunk.objects.filter(
+            analysis_id=analysis_id, status=AnalysisChunk.Status.PENDING
+        ).values_list("pk", flat=True)
+    )
     if settings.ANALYSIS_RUN_IN_THREAD:
-        threading.Thread(target=_run_chunks_in_thread, args=(chunk_ids,), daemon=True,
-                         name=f"analysis-{analysis_id}").start()  # fmt: skip
+        threading.Thread(
+            target=_run_chunks_in_thread, args=(chunk_ids,), daemon=True, name=f"analysis-{analysis_id}"
+        ).start()
         return
     # ignore_result: the rows are the truth, nothing waits on a task's result; without it Celery subscribes
     # to the result backend first, which, with Redis down, retries for some 20 s before it fails.
@@ -299,8 +365,9 @@ def _requeue(analysis_id: int) -> None:
     try:
         _enqueue(analysis_id)
     except BROKER_ERRORS:
-        logger.warning("analysis %s: the task queue is unreachable; its chunks stay unqueued", analysis_id,
-                       exc_info=True)  # fmt: skip
+        logger.warning(
+            "analysis %s: the task queue is unreachable; its chunks stay unqueued", analysis_id, exc_info=True
+        )
 
 
 def _run_chunks_in_thread(chunk_ids: list[int]) -> None:
@@ -330,9 +397,11 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
         analysis_fail(analysis_id=analysis.pk, error=_deadline_message(analysis))
         return
     Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.PENDING).update(
-        status=Analysis.Status.RUNNING, started_at=timezone.now())
-    AnalysisChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1, worker=worker,
-                                                     started_at=timezone.now())  # fmt: skip
+        status=Analysis.Status.RUNNING, started_at=timezone.now()
+    )
+    AnalysisChunk.objects.filter(pk=chunk.pk).update(
+        attempts=chunk.attempts + 1, worker=worker, started_at=timezone.now()
+    )
     rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
     from apps.designs.services import _jsonable
 
@@ -340,7 +409,11 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
         locked = AnalysisChunk.objects.select_for_update().get(pk=chunk.pk)
         if locked.status == AnalysisChunk.Status.DONE:
             return  # another worker finished this chunk first; its rows stand
-        locked.status, locked.result, locked.finished_at = AnalysisChunk.Status.DONE, _jsonable(rows), timezone.now()
+        locked.status, locked.result, locked.finished_at = (
+            AnalysisChunk.Status.DONE,
+            _jsonable(rows),
+            timezone.now(),
+        )
         locked.save(update_fields=["status", "result", "finished_at"])
     analysis_finish_if_done(analysis_id=analysis.pk)
 
@@ -355,24 +428,32 @@ def analysis_finish_if_done(*, analysis_id: int) -> None:
         rows = [row for chunk in analysis.chunks.order_by("index") for row in chunk.result]
         from apps.designs.services import _jsonable
 
-        analysis.result = _jsonable(compute.finalize(kind=analysis.kind, rows=rows, snapshot=analysis.snapshot))
+        analysis.result = _jsonable(
+            compute.finalize(kind=analysis.kind, rows=rows, snapshot=analysis.snapshot)
+        )
         analysis.status, analysis.finished_at = Analysis.Status.SUCCEEDED, timezone.now()
         analysis.save(update_fields=["result", "status", "finished_at"])
 
 
 def analysis_fail(*, analysis_id: int, error: str) -> None:
-    Analysis.objects.filter(pk=analysis_id, status__in=[Analysis.Status.PENDING, Analysis.Status.RUNNING]).update(
-        status=Analysis.Status.FAILED, error=error[:2000], finished_at=timezone.now())
+    Analysis.objects.filter(
+        pk=analysis_id, status__in=[Analysis.Status.PENDING, Analysis.Status.RUNNING]
+    ).update(status=Analysis.Status.FAILED, error=error[:2000], finished_at=timezone.now())
 
 
 def _past_deadline(analysis: Analysis) -> bool:
-    return analysis.status in (Analysis.Status.PENDING, Analysis.Status.RUNNING) and timezone.now() > analysis.deadline_at
+    return (
+        analysis.status in (Analysis.Status.PENDING, Analysis.Status.RUNNING)
+        and timezone.now() > analysis.deadline_at
+    )
 
 
 def _deadline_message(analysis: Analysis) -> str:
     done = analysis_progress(analysis=analysis)[0]
-    return (f"ran past its time limit of {settings.ANALYSIS_TIME_LIMIT_S} s with {done} of "
-            f"{analysis.progress_total} items done (workers busy, stopped, or the queue was lost); start it again")  # fmt: skip
+    return (
+        f"ran past its time limit of {settings.ANALYSIS_TIME_LIMIT_S} s with {done} of "
+        f"{analysis.progress_total} items done (workers busy, stopped, or the queue was lost); start it again"
+    )
 
 
 def analysis_progress(*, analysis: Analysis) -> tuple[int, int]:
@@ -408,13 +489,19 @@ def analysis_requeue_if_stalled(*, analysis: Analysis) -> bool:
     if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).filter(started_at__gt=held_since).exists():
         return False
     # One reader wins the requeue (the others see requeued_at changed and leave it).
-    claimed = Analysis.objects.filter(pk=analysis.pk, requeued_at=analysis.requeued_at,
-                                      status__in=[Analysis.Status.PENDING, Analysis.Status.RUNNING]
-                                      ).update(requeued_at=now, requeues=F("requeues") + 1)  # fmt: skip
+    claimed = Analysis.objects.filter(
+        pk=analysis.pk,
+        requeued_at=analysis.requeued_at,
+        status__in=[Analysis.Status.PENDING, Analysis.Status.RUNNING],
+    ).update(requeued_at=now, requeues=F("requeues") + 1)
     if not claimed:
         return False
-    logger.warning("analysis %s: no progress for %s s and no chunk held by a worker; queueing its %s "
-                   "unfinished chunks again", analysis.pk, settings.ANALYSIS_STALL_S,
-                   analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).count())  # fmt: skip
+    logger.warning(
+        "analysis %s: no progress for %s s and no chunk held by a worker; queueing its %s "
+        "unfinished chunks again",
+        analysis.pk,
+        settings.ANALYSIS_STALL_S,
+        analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).count(),
+    )
     transaction.on_commit(lambda: _requeue(analysis.pk))
     return True

@@ -7,10 +7,15 @@ from apps.analysis import services
 
 
 @shared_task(
-    bind=True, acks_late=True, reject_on_worker_lost=True, time_limit=services.CHUNK_TIME_LIMIT_S,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    time_limit=services.CHUNK_TIME_LIMIT_S,
     soft_time_limit=services.CHUNK_TIME_LIMIT_S - 30,
-    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=5,
-)  # fmt: skip
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
 def analysis_run_chunk_task(self, chunk_id: int) -> None:  # type: ignore[no-untyped-def]
     """Compute one chunk of an analysis (idempotent: a chunk already done is skipped)."""
     from celery.exceptions import SoftTimeLimitExceeded
@@ -24,6 +29,8 @@ def analysis_run_chunk_task(self, chunk_id: int) -> None:  # type: ignore[no-unt
     except (SoftTimeLimitExceeded, DatabaseError, Exception) as exc:  # noqa: B014 - the run must end with a message
         chunk = AnalysisChunk.objects.filter(pk=chunk_id).first()
         if chunk is not None:
-            services.analysis_fail(analysis_id=chunk.analysis_id,
-                                   error=f"chunk {chunk.index} failed: {type(exc).__name__}: {exc}")  # fmt: skip
+            services.analysis_fail(
+                analysis_id=chunk.analysis_id,
+                error=f"chunk {chunk.index} failed: {type(exc).__name__}: {exc}",
+            )
         raise

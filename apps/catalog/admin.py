@@ -32,16 +32,34 @@ class VendorAdmin(admin.ModelAdmin):
 
 @admin.register(Accelerator)
 class AcceleratorAdmin(admin.ModelAdmin):
-    list_display = ["name", "vendor", "memory_gib", "hbm_bandwidth_tbps", "bf16_dense_tflops", "fp8_dense_tflops",
-                    "scaleup_bandwidth_gbps", "tdp_w", "as_of"]  # fmt: skip
+    list_display = [
+        "name",
+        "vendor",
+        "memory_gib",
+        "hbm_bandwidth_tbps",
+        "bf16_dense_tflops",
+        "fp8_dense_tflops",
+        "scaleup_bandwidth_gbps",
+        "tdp_w",
+        "as_of",
+    ]
     list_filter = ["vendor", "family", "has_nvlink"]
     search_fields = ["name", "slug", "source"]
 
 
 @admin.register(ServerType)
 class ServerTypeAdmin(admin.ModelAdmin):
-    list_display = ["name", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw", "price_usd",
-                    "price_low_usd", "price_high_usd"]  # fmt: skip
+    list_display = [
+        "name",
+        "accelerator",
+        "gpus_per_node",
+        "nics_per_node",
+        "nic_gbps",
+        "node_power_kw",
+        "price_usd",
+        "price_low_usd",
+        "price_high_usd",
+    ]
     list_filter = ["vendor", "accelerator"]
     search_fields = ["name", "slug"]
 
@@ -103,11 +121,15 @@ class CloudPriceAdmin(admin.ModelAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path("import-csv/", self.admin_site.admin_view(self.import_csv),
-                 name="catalog_cloudprice_import"),
-            path("import-skypilot/", self.admin_site.admin_view(self.import_skypilot),
-                 name="catalog_cloudprice_import_skypilot"),
-        ] + super().get_urls()  # fmt: skip
+            path(
+                "import-csv/", self.admin_site.admin_view(self.import_csv), name="catalog_cloudprice_import"
+            ),
+            path(
+                "import-skypilot/",
+                self.admin_site.admin_view(self.import_skypilot),
+                name="catalog_cloudprice_import_skypilot",
+            ),
+        ] + super().get_urls()
 
     def import_csv(self, request: HttpRequest) -> HttpResponse:
         form = PriceImportForm(request.POST or None, request.FILES or None)
@@ -120,7 +142,12 @@ class CloudPriceAdmin(admin.ModelAdmin):
             else:
                 self.message_user(request, f"Imported {len(saved)} price(s).", messages.SUCCESS)
                 return HttpResponseRedirect("../")
-        context = {**self.admin_site.each_context(request), "form": form, "errors": errors, "title": "Import prices"}
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "errors": errors,
+            "title": "Import prices",
+        }
         return render(request, "admin/catalog/cloudprice/import.html", context)
 
     def import_skypilot(self, request: HttpRequest) -> HttpResponse:
@@ -136,20 +163,29 @@ class CloudPriceAdmin(admin.ModelAdmin):
             data = form.cleaned_data
             try:
                 result = services.cloud_price_import_skypilot(
-                    cloud=data["cloud"], content=data["file"].read(),
-                    as_of=data["as_of"] or timezone.localdate(), all_regions=data["all_regions"],
-                )  # fmt: skip
+                    cloud=data["cloud"],
+                    content=data["file"].read(),
+                    as_of=data["as_of"] or timezone.localdate(),
+                    all_regions=data["all_regions"],
+                )
             except services.PriceImportError as exc:
                 errors = exc.errors
             except (UnicodeDecodeError, csv.Error) as exc:
                 errors = [services.RowError(0, "file", f"not a readable UTF-8 CSV: {exc}")]
             else:
                 self.message_user(
-                    request, f"Imported {len(result.saved)} {result.cloud} price(s); created "
-                    f"{len(result.created_offerings)} offering(s) flagged for review.", messages.SUCCESS,
-                )  # fmt: skip
-        context = {**self.admin_site.each_context(request), "form": form, "errors": errors, "result": result,
-                   "title": "Import SkyPilot prices"}  # fmt: skip
+                    request,
+                    f"Imported {len(result.saved)} {result.cloud} price(s); created "
+                    f"{len(result.created_offerings)} offering(s) flagged for review.",
+                    messages.SUCCESS,
+                )
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "errors": errors,
+            "result": result,
+            "title": "Import SkyPilot prices",
+        }
         return render(request, "admin/catalog/cloudprice/import_skypilot.html", context)
 
     @admin.action(description="Export selected prices as CSV")

@@ -21,9 +21,13 @@ from clusterdesigner.api import ErrorSerializer, error_body
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 
 ERRORS = {
-    400: OpenApiResponse(ErrorSerializer, description="Bad input (or a bad filter); fields name what is wrong."),
+    400: OpenApiResponse(
+        ErrorSerializer, description="Bad input (or a bad filter); fields name what is wrong."
+    ),
     401: OpenApiResponse(ErrorSerializer, description="Not signed in: only staff write the catalog."),
-    403: OpenApiResponse(ErrorSerializer, description="Signed in but not staff: only staff write the catalog."),
+    403: OpenApiResponse(
+        ErrorSerializer, description="Signed in but not staff: only staff write the catalog."
+    ),
     404: OpenApiResponse(ErrorSerializer, description="No such entry (or, on a list, no such page)."),
     409: OpenApiResponse(ErrorSerializer, description="Other catalog entries still refer to this one."),
     413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
@@ -62,7 +66,9 @@ class ProtectedDeleteMixin:
         try:
             instance.delete()
         except ProtectedError as exc:
-            users = sorted({f"{type(obj).__name__} {getattr(obj, 'slug', obj.pk)}" for obj in exc.protected_objects})
+            users = sorted(
+                {f"{type(obj).__name__} {getattr(obj, 'slug', obj.pk)}" for obj in exc.protected_objects}
+            )
             raise Conflict(f"still used by {', '.join(users[:5])}; delete or change those first") from exc
 
 
@@ -81,7 +87,14 @@ class AcceleratorViewSet(CatalogViewSet):
     serializer_class = serializers.AcceleratorSerializer
     filterset_class = filters.AcceleratorFilterSet
     lookup_field = "slug"
-    ordering_fields = ["name", "memory_gib", "hbm_bandwidth_tbps", "bf16_dense_tflops", "fp8_dense_tflops", "tdp_w"]
+    ordering_fields = [
+        "name",
+        "memory_gib",
+        "hbm_bandwidth_tbps",
+        "bf16_dense_tflops",
+        "fp8_dense_tflops",
+        "tdp_w",
+    ]
     search_fields = ["name", "slug"]
 
 
@@ -168,7 +181,9 @@ class CloudPriceViewSet(CatalogViewSet):
         try:
             saved = services.cloud_price_import_csv(content=form.validated_data["file"])
         except services.PriceImportError as exc:
-            return Response(error_body("invalid", str(exc), exc.as_fields()), status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                error_body("invalid", str(exc), exc.as_fields()), status=status.HTTP_400_BAD_REQUEST
+            )
         except csv.Error as exc:  # e.g. a field over the csv module's 128 KiB limit
             message = f"not a readable CSV: {exc}"
             return Response(error_body("invalid", f"file: {message}", {"file": [message]}), status=400)
@@ -178,35 +193,48 @@ class CloudPriceViewSet(CatalogViewSet):
         request={"multipart/form-data": serializers.SkyPilotImportSerializer},
         responses={
             201: serializers.SkyPilotImportResultSerializer,
-            200: OpenApiResponse(serializers.SkyPilotImportResultSerializer, description="Nothing to import: "
-                                 "every row was skipped (the result says why)."),
+            200: OpenApiResponse(
+                serializers.SkyPilotImportResultSerializer,
+                description="Nothing to import: every row was skipped (the result says why).",
+            ),
             **_errors(400, 401, 403, 413),
-        },  # fmt: skip
+        },
         description="Import one SkyPilot price table (vms.csv) for one cloud: on-demand and spot prices per "
         "region (the cheapest region per instance type, or all with all_regions), dated as_of. Instance "
         "types the catalog lacks become offerings flagged needs_review. If any row is bad, nothing is "
         "imported and each bad row is reported by line; rows without a mapped accelerator or a price are "
         "skipped and listed.",
     )
-    @action(detail=False, methods=["post"], url_path="import-skypilot",
-            parser_classes=[MultiPartParser, FormParser])  # fmt: skip
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import-skypilot",
+        parser_classes=[MultiPartParser, FormParser],
+    )
     def import_skypilot(self, request: Request) -> Response:
         form = serializers.SkyPilotImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         try:
             result = services.cloud_price_import_skypilot(
-                cloud=data["cloud"], content=data["file"], as_of=data.get("as_of") or timezone.localdate(),
+                cloud=data["cloud"],
+                content=data["file"],
+                as_of=data.get("as_of") or timezone.localdate(),
                 all_regions=data["all_regions"],
-            )  # fmt: skip
+            )
         except services.PriceImportError as exc:
             return Response(error_body("invalid", str(exc), exc.as_fields()), status=400)
         except csv.Error as exc:
             message = f"not a readable CSV: {exc}"
             return Response(error_body("invalid", f"file: {message}", {"file": [message]}), status=400)
-        body = serializers.SkyPilotImportResultSerializer({
-            "cloud": result.cloud, "as_of": result.as_of, "imported": len(result.saved),
-            "created_offerings": [o.slug for o in result.created_offerings], "mapped": result.mapped(),
-            "skipped": result.skipped_summary(),
-        }).data  # fmt: skip
+        body = serializers.SkyPilotImportResultSerializer(
+            {
+                "cloud": result.cloud,
+                "as_of": result.as_of,
+                "imported": len(result.saved),
+                "created_offerings": [o.slug for o in result.created_offerings],
+                "mapped": result.mapped(),
+                "skipped": result.skipped_summary(),
+            }
+        ).data
         return Response(body, status=status.HTTP_201_CREATED if result.saved else status.HTTP_200_OK)

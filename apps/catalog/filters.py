@@ -30,7 +30,9 @@ class IntegerFilter(django_filters.NumberFilter):
 
 class AcceleratorFilterSet(django_filters.FilterSet):
     vendor = django_filters.CharFilter(field_name="vendor__slug", lookup_expr="iexact", label="Vendor (slug)")
-    min_memory_gib = django_filters.NumberFilter(field_name="memory_gib", lookup_expr="gte", label="Min memory (GiB)")
+    min_memory_gib = django_filters.NumberFilter(
+        field_name="memory_gib", lookup_expr="gte", label="Min memory (GiB)"
+    )
     precision = django_filters.ChoiceFilter(
         choices=PRECISION_CHOICES, method="filter_precision", label="Supports precision"
     )
@@ -43,7 +45,9 @@ class AcceleratorFilterSet(django_filters.FilterSet):
         model = Accelerator
         fields = ["vendor", "family", "min_memory_gib", "precision", "has_nvlink"]
 
-    def filter_precision(self, queryset: QuerySet[Accelerator], name: str, value: str) -> QuerySet[Accelerator]:
+    def filter_precision(
+        self, queryset: QuerySet[Accelerator], name: str, value: str
+    ) -> QuerySet[Accelerator]:
         return queryset.filter(**{f"{value}_dense_tflops__isnull": False})
 
 
@@ -88,13 +92,19 @@ class CloudOfferingFilterSet(django_filters.FilterSet):
 
 
 class CloudPriceFilterSet(django_filters.FilterSet):
-    provider = django_filters.ChoiceFilter(field_name="offering__provider", choices=CloudOffering.Provider.choices)
-    accelerator = django_filters.CharFilter(field_name="offering__accelerator__slug", label="Accelerator (slug)")
+    provider = django_filters.ChoiceFilter(
+        field_name="offering__provider", choices=CloudOffering.Provider.choices
+    )
+    accelerator = django_filters.CharFilter(
+        field_name="offering__accelerator__slug", label="Accelerator (slug)"
+    )
     offering = django_filters.CharFilter(field_name="offering__slug", label="Offering (slug)")
     region = django_filters.CharFilter(method="filter_region", label="Region")
     as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte", label="Priced on or after")
     stale = django_filters.BooleanFilter(
-        method="filter_stale", label="Stale", help_text="Older than PRICE_STALE_AFTER_DAYS (true) or not.",
+        method="filter_stale",
+        label="Stale",
+        help_text="Older than PRICE_STALE_AFTER_DAYS (true) or not.",
         widget=forms.Select(choices=[("", "any"), ("true", "stale only"), ("false", "fresh only")]),
     )
 
@@ -102,8 +112,9 @@ class CloudPriceFilterSet(django_filters.FilterSet):
         model = CloudPrice
         fields = ["provider", "pricing_model", "accelerator", "offering", "region", "currency", "stale"]
 
-    def filter_stale(self, queryset: QuerySet[CloudPrice], name: str, value: bool | None
-                     ) -> QuerySet[CloudPrice]:  # fmt: skip
+    def filter_stale(
+        self, queryset: QuerySet[CloudPrice], name: str, value: bool | None
+    ) -> QuerySet[CloudPrice]:
         if value is None:
             return queryset
         # Read per request: the cut-off moves with the date.

@@ -8,7 +8,12 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec, accelerator_from_dict, fabric_from_dict
+from clusterdesigner.engine.hardware import (
+    AcceleratorSpec,
+    FabricSpec,
+    accelerator_from_dict,
+    fabric_from_dict,
+)
 
 POSITIVE = [MinValueValidator(0.000001, "must be greater than zero")]
 NON_NEGATIVE = [MinValueValidator(0, "must not be negative")]
@@ -66,7 +71,10 @@ class Accelerator(Sourced):
     fp8_dense_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
     fp4_dense_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
     measured_bf16_matmul_tflops = models.FloatField(
-        null=True, blank=True, validators=POSITIVE, help_text="Measured maximum achievable BF16 matmul TFLOP/s."
+        null=True,
+        blank=True,
+        validators=POSITIVE,
+        help_text="Measured maximum achievable BF16 matmul TFLOP/s.",
     )
     measured_fp8_matmul_tflops = models.FloatField(null=True, blank=True, validators=POSITIVE)
     scaleup_link = models.CharField(max_length=100, blank=True, help_text="NVLink, XGMI, or none.")
@@ -97,8 +105,11 @@ class Accelerator(Sourced):
         return [p for p in ("tf32", "bf16", "fp8", "fp4") if getattr(self, f"{p}_dense_tflops")]
 
     def engine_record(self) -> dict[str, Any]:
-        fields = [f.name for f in self._meta.concrete_fields
-                  if f.name not in {"id", "vendor", "source", "notes", "updated_at"}]  # fmt: skip
+        fields = [
+            f.name
+            for f in self._meta.concrete_fields
+            if f.name not in {"id", "vendor", "source", "notes", "updated_at"}
+        ]
         record = {name: getattr(self, name) for name in fields}
         record["vendor"] = self.vendor.slug
         record["as_of"] = self.as_of.isoformat() if self.as_of else None
@@ -170,7 +181,10 @@ class Fabric(Sourced):
 
     def to_engine(self) -> FabricSpec:
         return fabric_from_dict(
-            {f: getattr(self, f) for f in ("slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency")}
+            {
+                f: getattr(self, f)
+                for f in ("slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency")
+            }
         )
 
 
@@ -295,7 +309,9 @@ class CloudPrice(Sourced):
             models.UniqueConstraint(
                 fields=["offering", "pricing_model", "region", "as_of"], name="catalog_price_unique_per_date"
             ),
-            models.CheckConstraint(condition=models.Q(usd_per_hour__gte=0), name="catalog_price_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_hour__gte=0), name="catalog_price_not_negative"
+            ),
         ]
 
     def __str__(self) -> str:

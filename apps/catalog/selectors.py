@@ -50,12 +50,18 @@ def _build_records() -> dict[str, list[dict[str, Any]]]:
     return {
         "accelerators": [a.engine_record() for a in accelerator_list()],
         "fabrics": [
-            {f: getattr(x, f) for f in ("slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency")}
+            {
+                f: getattr(x, f)
+                for f in ("slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency")
+            }
             for x in Fabric.objects.all()
         ],
         "cloud_offerings": [o.engine_record(list(o.prices.all())) for o in cloud_offering_list()],
         "storage_tiers": [
-            {f: getattr(x, f) for f in ("slug", "name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month")}
+            {
+                f: getattr(x, f)
+                for f in ("slug", "name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month")
+            }
             for x in StorageTier.objects.all()
         ],
         "switches": [
@@ -63,8 +69,18 @@ def _build_records() -> dict[str, list[dict[str, Any]]]:
             for x in Switch.objects.all()
         ],
         "server_types": [
-            {f: getattr(x, f) for f in ("slug", "name", "gpus_per_node", "nics_per_node", "nic_gbps", "node_power_kw",
-                                        "price_usd")}
+            {
+                f: getattr(x, f)
+                for f in (
+                    "slug",
+                    "name",
+                    "gpus_per_node",
+                    "nics_per_node",
+                    "nic_gbps",
+                    "node_power_kw",
+                    "price_usd",
+                )
+            }
             | {"accelerator": x.accelerator.slug, "as_of": x.as_of.isoformat() if x.as_of else None}
             for x in ServerType.objects.select_related("accelerator")
         ],
@@ -153,8 +169,9 @@ class AcceleratorPrices:
     owning: PricePoint | None
 
 
-def accelerator_price_summary(*, accelerators: Iterable[Accelerator], freshness: Freshness
-                              ) -> dict[str, AcceleratorPrices]:  # fmt: skip
+def accelerator_price_summary(
+    *, accelerators: Iterable[Accelerator], freshness: Freshness
+) -> dict[str, AcceleratorPrices]:
     """For each accelerator: per pricing model its freshest cloud price (the latest as-of; of several on that
     date, the lowest per GPU-hour), with the offering and region it is for; and its owning price, a server
     type's price (the freshest priced server type of that accelerator) or else the accelerator's list price.
@@ -171,7 +188,8 @@ def accelerator_price_summary(*, accelerators: Iterable[Accelerator], freshness:
         held_server = servers.get(server.accelerator_id)  # type: ignore[attr-defined]
         per_gpu = server.price_usd / server.gpus_per_node  # type: ignore[operator]
         if held_server is None or (server.as_of, -per_gpu) > (
-            held_server.as_of, -held_server.price_usd / held_server.gpus_per_node  # type: ignore[operator]
+            held_server.as_of,
+            -held_server.price_usd / held_server.gpus_per_node,  # type: ignore[operator]
         ):
             servers[server.accelerator_id] = server  # type: ignore[attr-defined]
     summary: dict[str, AcceleratorPrices] = {}
@@ -182,24 +200,32 @@ def accelerator_price_summary(*, accelerators: Iterable[Accelerator], freshness:
             if price is not None:
                 region = price.region or price.offering.region
                 cloud[model] = PricePoint(
-                    label=str(label), usd=price.usd_per_hour, usd_per_gpu=price.usd_per_gpu_hour,
+                    label=str(label),
+                    usd=price.usd_per_hour,
+                    usd_per_gpu=price.usd_per_gpu_hour,
                     as_of=price.as_of,
                     what=f"{price.offering}" + (f", {region}" if region else ""),
                     stale=freshness.is_stale(price.as_of.isoformat()),
-                )  # fmt: skip
+                )
         server = servers.get(accelerator.pk)
         owning: PricePoint | None = None
         if server is not None and server.price_usd is not None:
             owning = PricePoint(
-                label="server", usd=server.price_usd, usd_per_gpu=server.price_usd / server.gpus_per_node,
-                as_of=server.as_of, what=server.name,
+                label="server",
+                usd=server.price_usd,
+                usd_per_gpu=server.price_usd / server.gpus_per_node,
+                as_of=server.as_of,
+                what=server.name,
                 stale=freshness.is_stale(server.as_of.isoformat()),
-            )  # fmt: skip
+            )
         elif accelerator.list_price_usd:
             owning = PricePoint(
-                label="list price", usd=accelerator.list_price_usd, usd_per_gpu=accelerator.list_price_usd,
-                as_of=accelerator.as_of, what="list price per GPU",
+                label="list price",
+                usd=accelerator.list_price_usd,
+                usd_per_gpu=accelerator.list_price_usd,
+                as_of=accelerator.as_of,
+                what="list price per GPU",
                 stale=freshness.is_stale(accelerator.as_of.isoformat()),
-            )  # fmt: skip
+            )
         summary[accelerator.slug] = AcceleratorPrices(cloud=cloud, owning=owning)
     return summary

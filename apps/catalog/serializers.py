@@ -49,12 +49,31 @@ class AcceleratorSerializer(CleanedModelSerializer):
     class Meta:
         model = Accelerator
         fields = [
-            "slug", "name", "vendor", "family", "form_factor", "memory_gib", "memory_type", "hbm_bandwidth_tbps",
-            "tf32_dense_tflops", "bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "precisions",
-            "measured_bf16_matmul_tflops", "measured_fp8_matmul_tflops", "scaleup_link",
-            "scaleup_bandwidth_gbps", "scaleup_domain_gpus", "has_nvlink", "tdp_w", "list_price_usd",
-            "source", "as_of", "notes",
-        ]  # fmt: skip
+            "slug",
+            "name",
+            "vendor",
+            "family",
+            "form_factor",
+            "memory_gib",
+            "memory_type",
+            "hbm_bandwidth_tbps",
+            "tf32_dense_tflops",
+            "bf16_dense_tflops",
+            "fp8_dense_tflops",
+            "fp4_dense_tflops",
+            "precisions",
+            "measured_bf16_matmul_tflops",
+            "measured_fp8_matmul_tflops",
+            "scaleup_link",
+            "scaleup_bandwidth_gbps",
+            "scaleup_domain_gpus",
+            "has_nvlink",
+            "tdp_w",
+            "list_price_usd",
+            "source",
+            "as_of",
+            "notes",
+        ]
 
 
 class ServerTypeSerializer(CleanedModelSerializer):
@@ -64,18 +83,38 @@ class ServerTypeSerializer(CleanedModelSerializer):
     class Meta:
         model = ServerType
         fields = [
-            "slug", "name", "vendor", "accelerator", "gpus_per_node", "nics_per_node", "nic_gbps",
-            "node_power_kw", "price_usd", "price_low_usd", "price_high_usd", "source", "as_of", "notes",
-        ]  # fmt: skip
+            "slug",
+            "name",
+            "vendor",
+            "accelerator",
+            "gpus_per_node",
+            "nics_per_node",
+            "nic_gbps",
+            "node_power_kw",
+            "price_usd",
+            "price_low_usd",
+            "price_high_usd",
+            "source",
+            "as_of",
+            "notes",
+        ]
 
 
 class FabricSerializer(CleanedModelSerializer):
     class Meta:
         model = Fabric
         fields = [
-            "slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency", "efficiency_source",
-            "source", "as_of", "notes",
-        ]  # fmt: skip
+            "slug",
+            "name",
+            "kind",
+            "port_gbps",
+            "latency_us",
+            "collective_efficiency",
+            "efficiency_source",
+            "source",
+            "as_of",
+            "notes",
+        ]
 
 
 class SwitchSerializer(CleanedModelSerializer):
@@ -84,18 +123,35 @@ class SwitchSerializer(CleanedModelSerializer):
     class Meta:
         model = Switch
         fields = [
-            "slug", "name", "vendor", "fabric_kind", "ports", "port_gbps", "price_usd", "power_w",
-            "source", "as_of", "notes",
-        ]  # fmt: skip
+            "slug",
+            "name",
+            "vendor",
+            "fabric_kind",
+            "ports",
+            "port_gbps",
+            "price_usd",
+            "power_w",
+            "source",
+            "as_of",
+            "notes",
+        ]
 
 
 class StorageTierSerializer(CleanedModelSerializer):
     class Meta:
         model = StorageTier
         fields = [
-            "slug", "name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month",
-            "source", "as_of", "notes",
-        ]  # fmt: skip
+            "slug",
+            "name",
+            "kind",
+            "read_gbps",
+            "write_gbps",
+            "scope",
+            "usd_per_tb_month",
+            "source",
+            "as_of",
+            "notes",
+        ]
 
 
 class StaleMixin(serializers.Serializer):
@@ -115,9 +171,18 @@ class CloudPriceSerializer(StaleMixin, CleanedModelSerializer):
     class Meta:
         model = CloudPrice
         fields = [
-            "id", "offering", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region",
-            "source", "as_of", "stale", "notes",
-        ]  # fmt: skip
+            "id",
+            "offering",
+            "pricing_model",
+            "usd_per_hour",
+            "usd_per_gpu_hour",
+            "currency",
+            "region",
+            "source",
+            "as_of",
+            "stale",
+            "notes",
+        ]
 
 
 class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer):
@@ -125,8 +190,17 @@ class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer):
 
     class Meta:
         model = CloudPrice
-        fields = ["id", "pricing_model", "usd_per_hour", "usd_per_gpu_hour", "currency", "region", "source",
-                  "as_of", "stale"]  # fmt: skip
+        fields = [
+            "id",
+            "pricing_model",
+            "usd_per_hour",
+            "usd_per_gpu_hour",
+            "currency",
+            "region",
+            "source",
+            "as_of",
+            "stale",
+        ]
 
 
 class CloudOfferingSerializer(CleanedModelSerializer):
@@ -136,15 +210,28 @@ class CloudOfferingSerializer(CleanedModelSerializer):
     class Meta:
         model = CloudOffering
         fields = [
-            "slug", "provider", "instance_type", "region", "accelerator", "gpu_count", "network_gbps",
-            "spot_preemptions_per_day", "needs_review", "source", "as_of", "notes", "prices",
-        ]  # fmt: skip
+            "slug",
+            "provider",
+            "instance_type",
+            "region",
+            "accelerator",
+            "gpu_count",
+            "network_gbps",
+            "spot_preemptions_per_day",
+            "needs_review",
+            "source",
+            "as_of",
+            "notes",
+            "prices",
+        ]
 
 
 class PriceImportSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="CSV with columns " + ", ".join(
-        ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"])
-        + ", UTF-8, at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default).")  # fmt: skip
+    file = serializers.FileField(
+        help_text="CSV with columns "
+        + ", ".join(["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"])
+        + ", UTF-8, at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default)."
+    )
 
     def validate_file(self, value: Any) -> str:
         """The file's text: over the size limit, not UTF-8, or not text at all (NUL bytes) is a 400 here, before
@@ -155,7 +242,9 @@ class PriceImportSerializer(serializers.Serializer):
         try:
             text = value.read().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise serializers.ValidationError(f"not UTF-8 text (byte {exc.start}); save the CSV as UTF-8") from exc
+            raise serializers.ValidationError(
+                f"not UTF-8 text (byte {exc.start}); save the CSV as UTF-8"
+            ) from exc
         if "\x00" in text:
             raise serializers.ValidationError("contains NUL bytes: not a CSV text file")
         return text
@@ -166,9 +255,11 @@ class PriceImportResultSerializer(serializers.Serializer):
 
 
 class SkyPilotImportSerializer(PriceImportSerializer):
-    file = serializers.FileField(help_text="One SkyPilot vms.csv (columns read by name: InstanceType, "
-                                 "AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...), UTF-8, "
-                                 "at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes.")  # fmt: skip
+    file = serializers.FileField(
+        help_text="One SkyPilot vms.csv (columns read by name: InstanceType, "
+        "AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...), UTF-8, "
+        "at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes."
+    )
     cloud = serializers.ChoiceField(choices=list(SKYPILOT_CLOUDS), help_text="The cloud the file is for.")
     as_of = serializers.DateField(required=False, help_text="Date to store the prices under (default today).")
     all_regions = serializers.BooleanField(

@@ -121,7 +121,9 @@ class PriceImportError(Exception):
         return fields
 
 
-def _parse_price_row(line: int, row: dict[str, str], offerings: dict[str, CloudOffering]) -> CloudPrice | list[RowError]:
+def _parse_price_row(
+    line: int, row: dict[str, str], offerings: dict[str, CloudOffering]
+) -> CloudPrice | list[RowError]:
     # The export writes text that starts like a formula behind an apostrophe: read it back as it was.
     row = {key: formula_unescaped(value) if isinstance(value, str) else value for key, value in row.items()}
     errors: list[RowError] = []
@@ -131,7 +133,9 @@ def _parse_price_row(line: int, row: dict[str, str], offerings: dict[str, CloudO
     model = (row.get("pricing_model") or "").strip()
     if model not in CloudPrice.PricingModel.values:
         errors.append(
-            RowError(line, "pricing_model", f"{model!r} is not one of {', '.join(CloudPrice.PricingModel.values)}")
+            RowError(
+                line, "pricing_model", f"{model!r} is not one of {', '.join(CloudPrice.PricingModel.values)}"
+            )
         )
     price = math.nan
     try:
@@ -173,7 +177,11 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
     """
     text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
     reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in ("offering", "pricing_model", "usd_per_hour", "as_of", "source") if c not in (reader.fieldnames or [])]
+    missing = [
+        c
+        for c in ("offering", "pricing_model", "usd_per_hour", "as_of", "source")
+        if c not in (reader.fieldnames or [])
+    ]
     if missing:
         raise PriceImportError([RowError(1, "header", f"missing column(s): {', '.join(missing)}")])
     offerings = {o.slug: o for o in CloudOffering.objects.all()}
@@ -203,17 +211,24 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
     with transaction.atomic():
         for price in parsed:
             existing = CloudPrice.objects.filter(
-                offering=price.offering, pricing_model=price.pricing_model, region=price.region, as_of=price.as_of
+                offering=price.offering,
+                pricing_model=price.pricing_model,
+                region=price.region,
+                as_of=price.as_of,
             ).first()
             if existing:
                 existing.usd_per_hour, existing.currency, existing.source = (
-                    price.usd_per_hour, price.currency, price.source,
-                )  # fmt: skip
+                    price.usd_per_hour,
+                    price.currency,
+                    price.source,
+                )
                 price = existing
             try:
                 price.full_clean()
             except ValidationError as exc:  # pragma: no cover - parse already checked these
-                raise PriceImportError([RowError(0, k, "; ".join(v)) for k, v in exc.message_dict.items()]) from exc
+                raise PriceImportError(
+                    [RowError(0, k, "; ".join(v)) for k, v in exc.message_dict.items()]
+                ) from exc
             price.save()
             saved.append(price)
     return saved
@@ -226,11 +241,18 @@ def cloud_price_export_csv(*, prices: Iterable[CloudPrice]) -> str:
     writer.writerow(PRICE_COLUMNS + ["usd_per_gpu_hour"])
     for price in prices:
         # Text is escaped (formula_safe) so a spreadsheet never runs it; the importer undoes the escape.
-        writer.writerow([
-            formula_safe(price.offering.slug), price.pricing_model, price.usd_per_hour,
-            formula_safe(price.currency), formula_safe(price.region), price.as_of.isoformat(),
-            formula_safe(price.source), round(price.usd_per_gpu_hour, 6),
-        ])  # fmt: skip
+        writer.writerow(
+            [
+                formula_safe(price.offering.slug),
+                price.pricing_model,
+                price.usd_per_hour,
+                formula_safe(price.currency),
+                formula_safe(price.region),
+                price.as_of.isoformat(),
+                formula_safe(price.source),
+                round(price.usd_per_gpu_hour, 6),
+            ]
+        )
     return out.getvalue()
 
 
@@ -252,12 +274,19 @@ class SkyPilotImport:
 
     def mapped(self) -> list[dict[str, Any]]:
         created = {o.slug for o in self.created_offerings}
-        return [{
-            "offering": p.offering.slug, "instance_type": p.offering.instance_type,
-            "accelerator": p.offering.accelerator.slug, "gpu_count": p.offering.gpu_count,
-            "pricing_model": p.pricing_model, "region": p.region, "usd_per_hour": p.usd_per_hour,
-            "created_offering": p.offering.slug in created,
-        } for p in self.saved]  # fmt: skip
+        return [
+            {
+                "offering": p.offering.slug,
+                "instance_type": p.offering.instance_type,
+                "accelerator": p.offering.accelerator.slug,
+                "gpu_count": p.offering.gpu_count,
+                "pricing_model": p.pricing_model,
+                "region": p.region,
+                "usd_per_hour": p.usd_per_hour,
+                "created_offering": p.offering.slug in created,
+            }
+            for p in self.saved
+        ]
 
     def skipped_summary(self, *, examples: int = 5) -> list[dict[str, Any]]:
         """Skipped rows grouped by reason, most frequent first, with their first lines and instance types."""
@@ -267,8 +296,14 @@ class SkyPilotImport:
         out = []
         for reason, rows in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
             types = list(dict.fromkeys(s.instance_type for s in rows if s.instance_type))
-            out.append({"reason": reason, "count": len(rows), "lines": [s.line for s in rows[:examples]],
-                        "instance_types": types[:examples]})  # fmt: skip
+            out.append(
+                {
+                    "reason": reason,
+                    "count": len(rows),
+                    "lines": [s.line for s in rows[:examples]],
+                    "instance_types": types[:examples],
+                }
+            )
         return out
 
 
@@ -305,23 +340,30 @@ def _skypilot_offerings(
         if rows:
             offering = next((o for o in rows if o.region == price.region), rows[0])
             if offering.accelerator.slug != price.accelerator or offering.gpu_count != price.gpu_count:
-                reason = (f"catalog offering {offering.slug} rents {offering.gpu_count} × "
-                          f"{offering.accelerator.slug}; SkyPilot says {price.gpu_count} × "
-                          f"{price.accelerator_name} ({price.accelerator}): correct one of them")  # fmt: skip
+                reason = (
+                    f"catalog offering {offering.slug} rents {offering.gpu_count} × "
+                    f"{offering.accelerator.slug}; SkyPilot says {price.gpu_count} × "
+                    f"{price.accelerator_name} ({price.accelerator}): correct one of them"
+                )
                 skipped.append(skypilot.Skip(price.line, price.instance_type, reason))
                 continue
         elif price.instance_type in created:
             offering = created[price.instance_type]
         else:
             offering = CloudOffering(
-                slug=_offering_slug(cloud, price.instance_type, taken), provider=cloud,
-                instance_type=price.instance_type, region=price.region,
-                accelerator=accelerators[price.accelerator], gpu_count=price.gpu_count, source=source,
-                as_of=as_of, needs_review=True,
+                slug=_offering_slug(cloud, price.instance_type, taken),
+                provider=cloud,
+                instance_type=price.instance_type,
+                region=price.region,
+                accelerator=accelerators[price.accelerator],
+                gpu_count=price.gpu_count,
+                source=source,
+                as_of=as_of,
+                needs_review=True,
                 notes=f"Created by the SkyPilot import of {as_of.isoformat()} from its row for "
-                      f"{price.gpu_count} × {price.accelerator_name}: check the accelerator, the GPU count "
-                      "and the network, then clear needs_review.",
-            )  # fmt: skip
+                f"{price.gpu_count} × {price.accelerator_name}: check the accelerator, the GPU count "
+                "and the network, then clear needs_review.",
+            )
             try:
                 offering.full_clean()
             except ValidationError as exc:
@@ -381,5 +423,6 @@ def cloud_price_import_skypilot(
                 raise PriceImportError(problems) from exc
             price.save()
             saved.append(price)
-    return SkyPilotImport(cloud=cloud, as_of=as_of, saved=saved, created_offerings=created,
-                          skipped=parsed.skipped + skipped)  # fmt: skip
+    return SkyPilotImport(
+        cloud=cloud, as_of=as_of, saved=saved, created_offerings=created, skipped=parsed.skipped + skipped
+    )

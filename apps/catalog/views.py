@@ -18,19 +18,32 @@ def accelerator_list_page(request: HttpRequest) -> HttpResponse:
     summary = selectors.accelerator_price_summary(accelerators=accelerators, freshness=freshness)
     models = CloudPrice.PricingModel.values
     rows = [(a, [summary[a.slug].cloud.get(m) for m in models], summary[a.slug].owning) for a in accelerators]
-    return render(request, "catalog/accelerator_list.html", {
-        "filter": filterset, "accelerators": accelerators, "price_rows": rows, "freshness": freshness,
-        "pricing_models": CloudPrice.PricingModel.choices,
-    })  # fmt: skip
+    return render(
+        request,
+        "catalog/accelerator_list.html",
+        {
+            "filter": filterset,
+            "accelerators": accelerators,
+            "price_rows": rows,
+            "freshness": freshness,
+            "pricing_models": CloudPrice.PricingModel.choices,
+        },
+    )
 
 
 def offering_list_page(request: HttpRequest) -> HttpResponse:
     filterset = filters.CloudPriceFilterSet(request.GET or None, queryset=selectors.cloud_price_list())
     freshness = selectors.price_freshness()
-    return render(request, "catalog/price_list.html", {
-        "filter": filterset, "prices": filterset.qs, "freshness": freshness,
-        "stale_before": dt.date.fromisoformat(freshness.stale_before),
-    })  # fmt: skip
+    return render(
+        request,
+        "catalog/price_list.html",
+        {
+            "filter": filterset,
+            "prices": filterset.qs,
+            "freshness": freshness,
+            "stale_before": dt.date.fromisoformat(freshness.stale_before),
+        },
+    )
 
 
 def infrastructure_page(request: HttpRequest) -> HttpResponse:

@@ -185,11 +185,17 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
     "idle_power_fraction": ("Idle power (fraction of full IT power)", True, ""),
     "installation_fraction": ("Installation (fraction of hardware capex)", True, ""),
     "storage_usd_per_tb": ("Storage (USD per TB, capex)", False, ""),
-    "server_price_to_gpu_list": ("Server price ÷ (GPU list price × GPUs)", False,
-                                 "Used when the server price is blank and the catalog lists the GPU price."),
-    "server_usd_per_gpu": ("Server price per GPU (USD)", False,
-                           "Used when the server price is blank and the catalog has no GPU list price."),
-}  # fmt: skip
+    "server_price_to_gpu_list": (
+        "Server price ÷ (GPU list price × GPUs)",
+        False,
+        "Used when the server price is blank and the catalog lists the GPU price.",
+    ),
+    "server_usd_per_gpu": (
+        "Server price per GPU (USD)",
+        False,
+        "Used when the server price is blank and the catalog has no GPU list price.",
+    ),
+}
 _RULE_MIN = {"pos": "0", "nonneg": "0", "frac": "0", "util": "0", "ge1": "1", "int": "1"}
 
 
@@ -208,11 +214,17 @@ def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
     default as placeholder and caption with its source, and the lowest value the engine accepts."""
     fields = []
     for key, (label, fraction, note) in OWNING_FIELDS.items():
-        fields.append({
-            "key": key, "id": "f-" + key.replace("_", "-"), "label": label, "value": on_prem.get(key),
-            "note": note, "min": _RULE_MIN.get(cost.field_rule(f"on_prem.{key}") or "", ""),
-            **_default_caption(key, fraction=fraction),
-        })  # fmt: skip
+        fields.append(
+            {
+                "key": key,
+                "id": "f-" + key.replace("_", "-"),
+                "label": label,
+                "value": on_prem.get(key),
+                "note": note,
+                "min": _RULE_MIN.get(cost.field_rule(f"on_prem.{key}") or "", ""),
+                **_default_caption(key, fraction=fraction),
+            }
+        )
     return fields
 
 
@@ -257,9 +269,12 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
     chosen = [c for c in spec["costs"]["cloud"] if c["offering"] in offerings]
     if any(offerings[c["offering"]].accelerator != cluster["accelerator"] for c in chosen):
         # Never price one accelerator at another's rates: start from an offering of the chosen accelerator.
-        slug = default_offering(offerings, accelerator=cluster["accelerator"],
-                                gpus_per_node=cluster["gpus_per_node"],
-                                freshness=price_freshness())  # fmt: skip
+        slug = default_offering(
+            offerings,
+            accelerator=cluster["accelerator"],
+            gpus_per_node=cluster["gpus_per_node"],
+            freshness=price_freshness(),
+        )
         spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]}] if slug else []
     return spec
 
@@ -530,10 +545,16 @@ def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
             record = records.get(slug or "") or {}
             # The price the engine used: its own rule (the latest per model; of one date, the lowest).
             spec = cloud_offering_from_dict(record) if record else None
-            prices.append({"model": PRICING_NAMES.get(model, model),
-                           "offering": f"{record.get('provider', '').upper()} {record.get('instance_type', '')}"
-                           if spec else "", "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
-                           "as_of": spec.price_as_of.get(model) if spec else None})  # fmt: skip
+            prices.append(
+                {
+                    "model": PRICING_NAMES.get(model, model),
+                    "offering": f"{record.get('provider', '').upper()} {record.get('instance_type', '')}"
+                    if spec
+                    else "",
+                    "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
+                    "as_of": spec.price_as_of.get(model) if spec else None,
+                }
+            )
         out.append({"accelerator": accelerator, "prices": prices})
     return out
 

@@ -55,14 +55,14 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
             required=False,
             description='The version the edit is based on, e.g. "3".',
         )
-    ],  # fmt: skip
+    ],
     responses={
         200: DesignSerializer,
         409: OpenApiResponse(ErrorSerializer, description="Edited since."),
         428: OpenApiResponse(ErrorSerializer, description="No version given."),
         **ERRORS,
         **TOO_LARGE,
-    },  # fmt: skip
+    },
 )
 
 
@@ -90,8 +90,9 @@ def _base_version(request: Request, body: dict[str, Any]) -> int | None:
     retrieve=extend_schema(responses={200: DesignSerializer, **ERRORS}),
     destroy=extend_schema(responses={204: None, **ERRORS}),
 )
-class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                    viewsets.GenericViewSet):  # fmt: skip
+class DesignViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
     """Saved designs. The owner edits and deletes; others read only designs shared with the organisation."""
 
     serializer_class = DesignSerializer
@@ -140,9 +141,14 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         base = _base_version(request, data)
         data.pop("version", None)
         if base is None:
-            return Response(error_body("version_required", 'Send the version you edited ("version" in the body '
-                                       'or an If-Match header) so concurrent edits cannot overwrite each other.'),
-                            status=status.HTTP_428_PRECONDITION_REQUIRED)  # fmt: skip
+            return Response(
+                error_body(
+                    "version_required",
+                    'Send the version you edited ("version" in the body '
+                    "or an If-Match header) so concurrent edits cannot overwrite each other.",
+                ),
+                status=status.HTTP_428_PRECONDITION_REQUIRED,
+            )
         try:
             design = services.design_update(design=design, user=request.user, base_version=base, **data)
         except services.VersionConflict as exc:
@@ -195,8 +201,14 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
 
             params = {"design": version.design_id, "version": version.number}
             analysis = analysis_services.analysis_create(owner=request.user, kind="evaluate", params=params)
-            return Response({"id": analysis.pk, "url": request.build_absolute_uri(f"/api/v1/analyses/{analysis.pk}/"),
-                             "status": analysis.status}, status=status.HTTP_202_ACCEPTED)  # fmt: skip
+            return Response(
+                {
+                    "id": analysis.pk,
+                    "url": request.build_absolute_uri(f"/api/v1/analyses/{analysis.pk}/"),
+                    "status": analysis.status,
+                },
+                status=status.HTTP_202_ACCEPTED,
+            )
         return Response(services.design_evaluate_json(version=version))
 
     @extend_schema(
@@ -205,7 +217,7 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
                 "format", str, enum=["csv", "xlsx", "torchrun", "sbatch", "volcano"], required=True
             ),
             OpenApiParameter("version", int),
-        ],  # fmt: skip
+        ],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
         description="Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout.",
     )
@@ -213,8 +225,11 @@ class DesignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     def export(self, request: Request, pk: str) -> HttpResponse:
         design = self.get_object()
         version = selectors.design_version_get(design=design, number=_int_param(request, "version"))
-        return export_response(services.design_evaluate(version=version).result, request.query_params.get("format"),
-                               f"design-{design.pk}-v{version.number}")  # fmt: skip
+        return export_response(
+            services.design_evaluate(version=version).result,
+            request.query_params.get("format"),
+            f"design-{design.pk}-v{version.number}",
+        )
 
     @extend_schema(methods=["get"], filters=False, responses={200: ShareLinkSerializer(many=True), **ERRORS})
     @extend_schema(
@@ -276,7 +291,7 @@ EXPORTS = {  # format: (content type, file extension, module, function)
         "xlsx",
         "exports",
         "design_export_xlsx",
-    ),  # fmt: skip
+    ),
     "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
     "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
     "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
@@ -313,5 +328,11 @@ class SharedDesignView(viewsets.ViewSet):
         link = selectors.share_link_resolve(token=pk)
         services.share_link_record_open(link=link)
         version = link.evaluation.version
-        return Response({"name": version.name, "description": version.description, "version": version.number,
-                         "evaluation": link.evaluation.result})  # fmt: skip
+        return Response(
+            {
+                "name": version.name,
+                "description": version.description,
+                "version": version.number,
+                "evaluation": link.evaluation.result,
+            }
+        )

@@ -20,8 +20,9 @@ from clusterdesigner.engine.errors import EngineError
 MAX_NODES = 100_000  # the spec's limit (ClusterSpecSerializer.nodes)
 
 
-def goals_verdict(*, spec: dict[str, Any], train: dict[str, Any], options: list[dict[str, Any]],
-                  catalog: CatalogSpecs) -> dict[str, Any]:  # fmt: skip
+def goals_verdict(
+    *, spec: dict[str, Any], train: dict[str, Any], options: list[dict[str, Any]], catalog: CatalogSpecs
+) -> dict[str, Any]:
     """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
 
     The design's days are the cheapest option's expected days (``options[0]["days"]``: failures and
@@ -44,8 +45,14 @@ def goals_verdict(*, spec: dict[str, Any], train: dict[str, Any], options: list[
             estimate=lambda n: _estimate_on(spec, n, cheapest, catalog),
             max_nodes=MAX_NODES,
         )
-    result = verdict.compose(deadline_days=deadline, budget_usd=budget, design=design, larger=larger,
-                             option=cheapest["label"] if cheapest else "", days_basis=basis)  # fmt: skip
+    result = verdict.compose(
+        deadline_days=deadline,
+        budget_usd=budget,
+        design=design,
+        larger=larger,
+        option=cheapest["label"] if cheapest else "",
+        days_basis=basis,
+    )
     return result.to_json()
 
 
@@ -60,8 +67,9 @@ def _scaled(spec: dict[str, Any], nodes: int) -> dict[str, Any]:
     return scaled
 
 
-def _estimate_on(spec: dict[str, Any], nodes: int, option: dict[str, Any] | None,
-                 catalog: CatalogSpecs) -> verdict.RunEstimate:  # fmt: skip
+def _estimate_on(
+    spec: dict[str, Any], nodes: int, option: dict[str, Any] | None, catalog: CatalogSpecs
+) -> verdict.RunEstimate:
     """The run on ``nodes`` nodes: the cheapest option's expected days and cost per run at that size (the
     failure-free days when there is no option), or why it cannot be estimated."""
     scaled = _scaled(spec, nodes)

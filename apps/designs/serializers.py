@@ -20,9 +20,10 @@ class DesignInputSerializer(StrictJSONTypes, serializers.Serializer):
 
 class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer):
     version = serializers.IntegerField(
-        required=False, min_value=1,
-        help_text="The version this edit is based on (or send If-Match: \"<version>\"); a stale one gives 409.",
-    )  # fmt: skip
+        required=False,
+        min_value=1,
+        help_text='The version this edit is based on (or send If-Match: "<version>"); a stale one gives 409.',
+    )
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, required=False)
@@ -36,8 +37,19 @@ class DesignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Design
-        fields = ["id", "url", "name", "description", "owner", "visibility", "version", "is_demo", "created_at",
-                  "updated_at", "spec"]  # fmt: skip
+        fields = [
+            "id",
+            "url",
+            "name",
+            "description",
+            "owner",
+            "visibility",
+            "version",
+            "is_demo",
+            "created_at",
+            "updated_at",
+            "spec",
+        ]
 
     def get_spec(self, obj: Design) -> dict[str, Any]:
         return obj.current.spec
@@ -57,7 +69,9 @@ class CloneSerializer(StrictJSONTypes, serializers.Serializer):
 
 class RunEstimateSerializer(serializers.Serializer):
     nodes = serializers.IntegerField()
-    days = serializers.FloatField(allow_null=True, help_text="None when it could not be estimated (see error).")
+    days = serializers.FloatField(
+        allow_null=True, help_text="None when it could not be estimated (see error)."
+    )
     run_cost_usd = serializers.FloatField(allow_null=True, help_text="The cheapest option's cost per run.")
     error = serializers.CharField(allow_blank=True)
 
@@ -129,8 +143,18 @@ class ShareLinkSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ShareLink
-        fields = ["id", "label", "token_hint", "version", "created_at", "expires_at", "revoked_at", "last_opened_at",
-                  "open_count", "active"]  # fmt: skip
+        fields = [
+            "id",
+            "label",
+            "token_hint",
+            "version",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_opened_at",
+            "open_count",
+            "active",
+        ]
 
 
 class ShareLinkCreatedSerializer(ShareLinkSerializer):

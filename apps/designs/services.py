@@ -34,16 +34,22 @@ from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputErr
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.renderers import JSONText
 
-OPTION_LABELS = {"on_demand": "on-demand", "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years",
-                 "spot": "spot"}  # fmt: skip
+OPTION_LABELS = {
+    "on_demand": "on-demand",
+    "reserved_1y": "reserved 1 year",
+    "reserved_3y": "reserved 3 years",
+    "spot": "spot",
+}
 
 
 class VersionConflict(Exception):
     """The design changed since the version the caller edited."""
 
     def __init__(self, current: int, given: int) -> None:
-        super().__init__(f"design is at version {current}; your edit was based on version {given}. "
-                         "Reload it, re-apply your change and save again.")  # fmt: skip
+        super().__init__(
+            f"design is at version {current}; your edit was based on version {given}. "
+            "Reload it, re-apply your change and save again."
+        )
         self.current = current
 
 
@@ -101,8 +107,10 @@ def _spec_error(exc: EngineError, *, cloud_index: int | None = None) -> EngineEr
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
     cluster = spec["cluster"]
-    checks = [("cluster.accelerator", cluster["accelerator"], catalog.accelerators),
-              ("cluster.fabric", cluster["fabric"], catalog.fabrics)]  # fmt: skip
+    checks = [
+        ("cluster.accelerator", cluster["accelerator"], catalog.accelerators),
+        ("cluster.fabric", cluster["fabric"], catalog.fabrics),
+    ]
     if cluster.get("storage"):
         checks.append(("cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
@@ -119,9 +127,11 @@ def _check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
     """A catalog row the design names that exists but cannot be used (a staff edit left it malformed) is
     named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
     cluster = spec["cluster"]
-    named = [("cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
-             ("cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
-             ("cluster.storage", "storage_tiers", "storage tier", cluster.get("storage"))]  # fmt: skip
+    named = [
+        ("cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
+        ("cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
+        ("cluster.storage", "storage_tiers", "storage tier", cluster.get("storage")),
+    ]
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         named.append((f"cloud.{index}.offering", "cloud_offerings", "cloud offering", choice["offering"]))
     for field, section, what, slug in named:
@@ -159,20 +169,36 @@ def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerat
 
 
 @transaction.atomic
-def design_create(*, owner: Any, name: str, description: str = "", visibility: str = Design.Visibility.PRIVATE,
-                  spec: dict[str, Any] | None = None, is_demo: bool = False) -> Design:  # fmt: skip
+def design_create(
+    *,
+    owner: Any,
+    name: str,
+    description: str = "",
+    visibility: str = Design.Visibility.PRIVATE,
+    spec: dict[str, Any] | None = None,
+    is_demo: bool = False,
+) -> Design:
     clean = spec_validate(spec=spec)
-    design = Design.objects.create(owner=owner, name=name, description=description, visibility=visibility,
-                                   version=1, is_demo=is_demo)  # fmt: skip
-    DesignVersion.objects.create(design=design, number=1, name=name, description=description, spec=clean,
-                                 created_by=owner)  # fmt: skip
+    design = Design.objects.create(
+        owner=owner, name=name, description=description, visibility=visibility, version=1, is_demo=is_demo
+    )
+    DesignVersion.objects.create(
+        design=design, number=1, name=name, description=description, spec=clean, created_by=owner
+    )
     return design
 
 
 @transaction.atomic
-def design_update(*, design: Design, user: Any, base_version: int, name: str | None = None,
-                  description: str | None = None, visibility: str | None = None,
-                  spec: dict[str, Any] | None = None) -> Design:  # fmt: skip
+def design_update(
+    *,
+    design: Design,
+    user: Any,
+    base_version: int,
+    name: str | None = None,
+    description: str | None = None,
+    visibility: str | None = None,
+    spec: dict[str, Any] | None = None,
+) -> Design:
     """Save an edit as a new version. ``base_version`` is the version the editor started from: if someone saved
     since, raise VersionConflict (the API answers 409) and change nothing."""
     locked = Design.objects.select_for_update().get(pk=design.pk)
@@ -186,16 +212,23 @@ def design_update(*, design: Design, user: Any, base_version: int, name: str | N
     locked.version = F("version") + 1
     locked.save()
     locked.refresh_from_db()
-    DesignVersion.objects.create(design=locked, number=locked.version, name=locked.name,
-                                 description=locked.description, spec=new_spec, created_by=user)  # fmt: skip
+    DesignVersion.objects.create(
+        design=locked,
+        number=locked.version,
+        name=locked.name,
+        description=locked.description,
+        spec=new_spec,
+        created_by=user,
+    )
     return locked
 
 
 @transaction.atomic
 def design_clone(*, design: Design, owner: Any, name: str | None = None) -> Design:
     source = design.current
-    return design_create(owner=owner, name=name or f"Copy of {design.name}", description=design.description,
-                         spec=source.spec)  # fmt: skip
+    return design_create(
+        owner=owner, name=name or f"Copy of {design.name}", description=design.description, spec=source.spec
+    )
 
 
 def design_delete(*, design: Design) -> None:
@@ -211,8 +244,13 @@ def snapshot_hash(snapshot: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def evaluate_spec(*, spec: dict[str, Any], records: dict[str, Any], specs: CatalogSpecs | None = None,
-                  freshness: Freshness | None = None) -> dict[str, Any]:  # fmt: skip
+def evaluate_spec(
+    *,
+    spec: dict[str, Any],
+    records: dict[str, Any],
+    specs: CatalogSpecs | None = None,
+    freshness: Freshness | None = None,
+) -> dict[str, Any]:
     """Run the training engine, then the cost engine once per cloud offering; build the options table.
 
     Pure given (spec, records, freshness): the same snapshot always gives the same result. ``specs`` are the
@@ -276,12 +314,20 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
         )
         if index == 0:
             own = result["on_prem"]
-            options.append({
-                "key": "own", "label": "Own (on-prem)", "kind": "own", "offering": None, "pricing_model": None,
-                "total_usd": own["total_usd"], "usd_per_gpu_hour": own["usd_per_gpu_hour"],
-                "run_cost_usd": (per_run.get("on_prem") or {}).get("usd"), "days": days,
-                "break_even_utilization": None,
-            })  # fmt: skip
+            options.append(
+                {
+                    "key": "own",
+                    "label": "Own (on-prem)",
+                    "kind": "own",
+                    "offering": None,
+                    "pricing_model": None,
+                    "total_usd": own["total_usd"],
+                    "usd_per_gpu_hour": own["usd_per_gpu_hour"],
+                    "run_cost_usd": (per_run.get("on_prem") or {}).get("usd"),
+                    "days": days,
+                    "break_even_utilization": None,
+                }
+            )
         offering = catalog.offerings.get(slug)
         for model, row in (result.get("cloud") or {}).items():
             if chosen.get(slug) and model not in chosen[slug]:
@@ -289,20 +335,32 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
             be = (result.get("break_even_utilization") or {}).get(model)
             run_days = (result.get("per_run") or {}).get("spot_effective_days") if model == "spot" else days
             name = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
-            options.append({
-                "key": f"{slug}:{model}", "label": f"{name} {OPTION_LABELS.get(model, model)}", "kind": "cloud",
-                "offering": slug, "pricing_model": model, "total_usd": row["total_usd"],
-                "usd_per_gpu_hour": row["usd_per_gpu_hour"], "run_cost_usd": (per_run.get(model) or {}).get("usd"),
-                "days": run_days, "break_even_utilization": _break_even(be),
+            options.append(
+                {
+                    "key": f"{slug}:{model}",
+                    "label": f"{name} {OPTION_LABELS.get(model, model)}",
+                    "kind": "cloud",
+                    "offering": slug,
+                    "pricing_model": model,
+                    "total_usd": row["total_usd"],
+                    "usd_per_gpu_hour": row["usd_per_gpu_hour"],
+                    "run_cost_usd": (per_run.get(model) or {}).get("usd"),
+                    "days": run_days,
+                    "break_even_utilization": _break_even(be),
                     "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
-            })  # fmt: skip
+                }
+            )
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
 
 
 def expected_days(evaluation: Mapping[str, Any]) -> Any:
     """Days to train with failures and restarts (not spot interruptions): the days of every option but spot."""
     for option in evaluation.get("options") or []:
-        if isinstance(option, Mapping) and option.get("pricing_model") != "spot" and option.get("days") is not None:
+        if (
+            isinstance(option, Mapping)
+            and option.get("pricing_model") != "spot"
+            and option.get("days") is not None
+        ):
             return option["days"]
     return None
 
@@ -322,8 +380,9 @@ def _break_even(value: Any) -> float | None:
     return u if isinstance(u, (int, float)) and 0 < u <= 1 else None
 
 
-def _assumptions(spec: dict[str, Any], train: dict[str, Any], costs: dict[str, Any], records: dict[str, Any]
-                 ) -> list[dict[str, Any]]:  # fmt: skip
+def _assumptions(
+    spec: dict[str, Any], train: dict[str, Any], costs: dict[str, Any], records: dict[str, Any]
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for result in costs.values():
@@ -340,16 +399,29 @@ def _assumptions(spec: dict[str, Any], train: dict[str, Any], costs: dict[str, A
         (a for a in records.get("accelerators", []) if a["slug"] == spec["cluster"]["accelerator"]), None
     )
     if accelerator:
-        for key, unit in (("bf16_dense_tflops", "TFLOP/s"), ("fp8_dense_tflops", "TFLOP/s"), ("memory_gib", "GiB"),
-                          ("hbm_bandwidth_tbps", "TB/s"), ("scaleup_bandwidth_gbps", "GB/s")):  # fmt: skip
+        for key, unit in (
+            ("bf16_dense_tflops", "TFLOP/s"),
+            ("fp8_dense_tflops", "TFLOP/s"),
+            ("memory_gib", "GiB"),
+            ("hbm_bandwidth_tbps", "TB/s"),
+            ("scaleup_bandwidth_gbps", "GB/s"),
+        ):
             if accelerator.get(key) is not None:
-                rows.append({"name": f"catalog.{accelerator['slug']}.{key}", "value": accelerator[key], "unit": unit,
-                             "source": accelerator.get("source", "catalog"), "as_of": accelerator.get("as_of") or ""})  # fmt: skip
+                rows.append(
+                    {
+                        "name": f"catalog.{accelerator['slug']}.{key}",
+                        "value": accelerator[key],
+                        "unit": unit,
+                        "source": accelerator.get("source", "catalog"),
+                        "as_of": accelerator.get("as_of") or "",
+                    }
+                )
     return rows
 
 
-def _unpriced_findings(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any
-                       ) -> list[dict[str, Any]]:  # fmt: skip
+def _unpriced_findings(
+    costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any
+) -> list[dict[str, Any]]:
     """A pricing model the design asks for that has no price now (the catalog row went since it was saved)
     is said, not dropped from the options in silence."""
     out = []
@@ -360,8 +432,11 @@ def _unpriced_findings(costs: dict[str, dict[str, Any]], chosen: dict[str, Any],
         for model in models or []:
             if model not in priced:
                 why = catalog.why_unusable("cloud_offerings", slug, model)
-                reason = (f"the catalog's price cannot be used ({why}) and none was negotiated" if why
-                          else "none in the catalog, none negotiated")  # fmt: skip
+                reason = (
+                    f"the catalog's price cannot be used ({why}) and none was negotiated"
+                    if why
+                    else "none in the catalog, none negotiated"
+                )
                 label = f"{name} {OPTION_LABELS.get(model, model)}"
                 message = f"{label}: asked for but has no price ({reason}), so it is not compared."
                 out.append({"severity": "warning", "code": "pricing_model_unpriced", "message": message})
@@ -456,8 +531,9 @@ def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[s
 
 
 def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, digest: str) -> Evaluation:
-    result = evaluate_spec(spec=version.spec, records=catalog.records, specs=catalog.specs,
-                           freshness=price_freshness())  # fmt: skip
+    result = evaluate_spec(
+        spec=version.spec, records=catalog.records, specs=catalog.specs, freshness=price_freshness()
+    )
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()
     snapshot = {"spec": version.spec, "catalog": catalog.records}
@@ -475,14 +551,22 @@ def _jsonable(value: Any) -> Any:
 # --- Share links ---------------------------------------------------------------------------------------------
 
 
-def share_link_create(*, design: Design, user: Any, label: str = "", expires_at: dt.datetime | None = None
-                      ) -> tuple[ShareLink, str]:  # fmt: skip
+def share_link_create(
+    *, design: Design, user: Any, label: str = "", expires_at: dt.datetime | None = None
+) -> tuple[ShareLink, str]:
     """Freeze the current version's evaluation behind a new 256-bit token. Returns (link, token): the token is
     shown once; only its hash is stored."""
     evaluation = design_evaluate(version=design.current)
     token = secrets.token_urlsafe(32)
-    link = ShareLink.objects.create(design=design, evaluation=evaluation, token_hash=hash_token(token),
-                                    token_hint=token[:6], label=label, created_by=user, expires_at=expires_at)  # fmt: skip
+    link = ShareLink.objects.create(
+        design=design,
+        evaluation=evaluation,
+        token_hash=hash_token(token),
+        token_hint=token[:6],
+        label=label,
+        created_by=user,
+        expires_at=expires_at,
+    )
     return link, token
 
 

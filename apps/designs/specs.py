@@ -33,7 +33,7 @@ DEFAULT_SPEC: dict[str, Any] = {
         "fabric": "ib-ndr400",
         "oversubscription": 1.0,
         "storage": "lustre",
-    },  # fmt: skip
+    },
     "parallelism": "search",
     "costs": {
         "horizon_years": 3,
@@ -120,9 +120,10 @@ class CloudChoiceSerializer(StrictJSONTypes, serializers.Serializer):
         "or a negotiated one). A model ticked without a price is refused.",
     )
     usd_per_node_hour = serializers.DictField(
-        child=serializers.FloatField(min_value=0, max_value=1e6), required=False,
+        child=serializers.FloatField(min_value=0, max_value=1e6),
+        required=False,
         help_text="Negotiated prices per pricing model, overriding the catalog's.",
-    )  # fmt: skip
+    )
 
 
 class CostSpecSerializer(StrictJSONTypes, serializers.Serializer):
@@ -141,13 +142,17 @@ class CostSpecSerializer(StrictJSONTypes, serializers.Serializer):
 
 class GoalsSpecSerializer(StrictJSONTypes, serializers.Serializer):
     deadline_days = serializers.FloatField(
-        required=False, min_value=0.001, max_value=1e5,
+        required=False,
+        min_value=0.001,
+        max_value=1e5,
         help_text="The run must finish within this many days (expected, failures and restarts included).",
-    )  # fmt: skip
+    )
     budget_usd = serializers.FloatField(
-        required=False, min_value=0.01, max_value=1e13,
+        required=False,
+        min_value=0.01,
+        max_value=1e13,
         help_text="The most one training run may cost, in USD (against the cheapest option's cost per run).",
-    )  # fmt: skip
+    )
 
     def to_internal_value(self, data: Any) -> Any:
         # A misspelt goal ("deadline") silently dropped would read as "no deadline": refuse it, naming it.
@@ -190,9 +195,12 @@ def training_request(spec: dict[str, Any]) -> dict[str, Any]:
     request: dict[str, Any] = {
         "model": spec["workload"]["model"],
         "training": spec["workload"]["training"],
-        "cluster": {k: cluster[k] for k in ("accelerator", "gpus_per_node", "nodes", "fabric", "oversubscription")
-                    if k in cluster},
-    }  # fmt: skip
+        "cluster": {
+            k: cluster[k]
+            for k in ("accelerator", "gpus_per_node", "nodes", "fabric", "oversubscription")
+            if k in cluster
+        },
+    }
     if isinstance(spec.get("parallelism"), dict):
         request["parallelism"] = spec["parallelism"]
     return request

@@ -83,8 +83,12 @@ def _why(exc: Exception) -> str:
     return str(exc)
 
 
-def _build(section: str, records: Sequence[Mapping[str, Any]], build: Callable[[Mapping[str, Any]], T],
-           unusable: dict[str, str]) -> dict[str, T]:  # fmt: skip
+def _build(
+    section: str,
+    records: Sequence[Mapping[str, Any]],
+    build: Callable[[Mapping[str, Any]], T],
+    unusable: dict[str, str],
+) -> dict[str, T]:
     built: dict[str, T] = {}
     for record in records:
         try:

@@ -142,7 +142,12 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("network.cable_usd", 150.0, "USD/cable", PLACEHOLDER),
         _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
         _a("network.switch_power_w", 1_000.0, "W/switch", PLACEHOLDER),
-        _a("cloud.managed_overhead_fraction", 0.0, "of compute", "ClusterDesigner default (illustrative example)"),
+        _a(
+            "cloud.managed_overhead_fraction",
+            0.0,
+            "of compute",
+            "ClusterDesigner default (illustrative example)",
+        ),
         _a("cloud.egress_tb", 0.0, "TB over the horizon", "ClusterDesigner default (illustrative example)"),
         _a(
             "cloud.egress_usd_per_gb",

@@ -17,7 +17,12 @@ PRECISIONS = ("tf32", "bf16", "fp8", "fp4")
 
 
 def _positive(value: float, name: str) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"must be a positive finite number, got {value!r}", field=name)
 
 
@@ -53,7 +58,9 @@ class AcceleratorSpec:
         _positive(self.memory_gib, "accelerator.memory_gib")
         _positive(self.hbm_bandwidth_tbps, "accelerator.hbm_bandwidth_tbps")
         if not self.dense_tflops:
-            raise InputError("needs a dense peak for at least one precision", field="accelerator.dense_tflops")
+            raise InputError(
+                "needs a dense peak for at least one precision", field="accelerator.dense_tflops"
+            )
         for precision, tflops in self.dense_tflops.items():
             if precision not in PRECISIONS:
                 raise InputError(

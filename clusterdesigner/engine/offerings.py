@@ -65,8 +65,11 @@ class Freshness:
         return bool(as_of) and str(as_of) < self.stale_before
 
     def to_json(self) -> dict[str, Any]:
-        return {"today": self.today.isoformat(), "stale_after_days": self.stale_after_days,
-                "stale_before": self.stale_before}  # fmt: skip
+        return {
+            "today": self.today.isoformat(),
+            "stale_after_days": self.stale_after_days,
+            "stale_before": self.stale_before,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Freshness:

@@ -9,10 +9,16 @@ import pytest
 from apps.analysis.models import Analysis, AnalysisChunk
 from apps.analysis.services import analysis_run_chunk
 
-SWEEP = {"kind": "sweep", "params": {"model": {"preset": "llama3-8b"},
-                                     "training": {"tokens": 1e11, "global_batch_tokens": 2097152, "precision": "bf16"},
-                                     "accelerators": ["h100-sxm", "a100-80gb"], "nodes": [1, 2, 4],
-                                     "pricing_models": ["on_demand", "own"]}}  # fmt: skip
+SWEEP = {
+    "kind": "sweep",
+    "params": {
+        "model": {"preset": "llama3-8b"},
+        "training": {"tokens": 1e11, "global_batch_tokens": 2097152, "precision": "bf16"},
+        "accelerators": ["h100-sxm", "a100-80gb"],
+        "nodes": [1, 2, 4],
+        "pricing_models": ["on_demand", "own"],
+    },
+}
 
 
 def _post(client: Any, payload: dict[str, Any], capture: Any) -> Any:
@@ -20,13 +26,20 @@ def _post(client: Any, payload: dict[str, Any], capture: Any) -> Any:
         return client.post("/api/v1/analyses/", payload, format="json")
 
 
-def test_sweep_answers_202_and_completes_with_progress(user_client: Any, catalog: Any,
-                                                       django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_sweep_answers_202_and_completes_with_progress(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     response = _post(user_client, SWEEP, django_capture_on_commit_callbacks)
-    assert response.status_code == 202 and response["Location"].endswith(f"/api/v1/analyses/{response.json()['id']}/")
+    assert response.status_code == 202 and response["Location"].endswith(
+        f"/api/v1/analyses/{response.json()['id']}/"
+    )
     body = user_client.get(response.json()["url"]).json()
     assert body["status"] == "succeeded"
-    assert body["progress"] == {"done": 12, "total": 12, "fraction": 1.0}  # 2 accelerators × 3 sizes × 2 models
+    assert body["progress"] == {
+        "done": 12,
+        "total": 12,
+        "fraction": 1.0,
+    }  # 2 accelerators × 3 sizes × 2 models
     rows = body["result"]["rows"]
     assert len(rows) == 12
     h100 = {(r["nodes"], r["pricing_model"]): r for r in rows if r["accelerator"] == "h100-sxm"}
@@ -38,15 +51,17 @@ def test_sweep_answers_202_and_completes_with_progress(user_client: Any, catalog
     assert days == sorted(days, reverse=True)  # cheapest first, each next one faster
 
 
-def test_same_input_twice_returns_the_stored_analysis(user_client: Any, catalog: Any,
-                                                      django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_same_input_twice_returns_the_stored_analysis(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     first = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
     second = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
     assert first["id"] == second["id"] and Analysis.objects.count() == 1
 
 
-def test_a_chunk_run_twice_is_counted_once(user_client: Any, catalog: Any,
-                                           django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_a_chunk_run_twice_is_counted_once(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     body = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
     chunk = AnalysisChunk.objects.filter(analysis_id=body["id"]).first()
     analysis_run_chunk(chunk_id=chunk.pk)  # a redelivered message
@@ -57,33 +72,60 @@ def test_a_chunk_run_twice_is_counted_once(user_client: Any, catalog: Any,
 @pytest.mark.parametrize(
     ("payload", "field"),
     [
-        ({"kind": "sweep", "params": {**SWEEP["params"], "accelerators": ["warp-drive"]}}, "params.accelerators"),
+        (
+            {"kind": "sweep", "params": {**SWEEP["params"], "accelerators": ["warp-drive"]}},
+            "params.accelerators",
+        ),
         ({"kind": "sweep", "params": {**SWEEP["params"], "nodes": [0]}}, "params.nodes.0"),
         ({"kind": "compare", "params": {"designs": [1]}}, "params.designs"),
         ({"kind": "teleport", "params": {}}, "kind"),
         # What would fail every row of a sweep is refused before it is queued, on the sweep's own names.
-        ({"kind": "sweep", "params": {**SWEEP["params"], "model": {"preset": "gpt-17"}}},
-         "params.model.preset"),
-        ({"kind": "sweep", "params": {**SWEEP["params"], "models": [{"preset": "llama3-8b"}, {"layers": 2}]}},
-         "params.models.1.hidden"),
-        ({"kind": "sweep", "params": {**SWEEP["params"], "training": {"tokens": -1,
-                                                                      "global_batch_tokens": 2097152}}},
-         "params.training.tokens"),
+        (
+            {"kind": "sweep", "params": {**SWEEP["params"], "model": {"preset": "gpt-17"}}},
+            "params.model.preset",
+        ),
+        (
+            {
+                "kind": "sweep",
+                "params": {**SWEEP["params"], "models": [{"preset": "llama3-8b"}, {"layers": 2}]},
+            },
+            "params.models.1.hidden",
+        ),
+        (
+            {
+                "kind": "sweep",
+                "params": {**SWEEP["params"], "training": {"tokens": -1, "global_batch_tokens": 2097152}},
+            },
+            "params.training.tokens",
+        ),
         ({"kind": "sweep", "params": {**SWEEP["params"], "fabric": "carrier-pigeon"}}, "params.fabric"),
         ({"kind": "sweep", "params": {**SWEEP["params"], "storage": "punch-cards"}}, "params.storage"),
         ({"kind": "sweep", "params": {**SWEEP["params"], "on_prem": {"pue": 0.9}}}, "params.on_prem.pue"),
-        ({"kind": "sweep", "params": {**SWEEP["params"], "on_prem": {"server_cost": 1}}},
-         "params.on_prem.server_cost"),
-        ({"kind": "sweep", "params": {**SWEEP["params"], "offerings": {"h100-sxm": "aws-p99"}}},
-         "params.offerings.h100-sxm"),
+        (
+            {"kind": "sweep", "params": {**SWEEP["params"], "on_prem": {"server_cost": 1}}},
+            "params.on_prem.server_cost",
+        ),
+        (
+            {"kind": "sweep", "params": {**SWEEP["params"], "offerings": {"h100-sxm": "aws-p99"}}},
+            "params.offerings.h100-sxm",
+        ),
         # fp8 on A100 alone fails every row.
-        ({"kind": "sweep", "params": {**SWEEP["params"], "accelerators": ["a100-80gb"],
-                                      "training": {**SWEEP["params"]["training"], "precision": "fp8"}}},
-         "params.training.precision"),
+        (
+            {
+                "kind": "sweep",
+                "params": {
+                    **SWEEP["params"],
+                    "accelerators": ["a100-80gb"],
+                    "training": {**SWEEP["params"]["training"], "precision": "fp8"},
+                },
+            },
+            "params.training.precision",
+        ),
     ],
 )
-def test_bad_analysis_requests_are_400_and_save_nothing(user_client: Any, catalog: Any, payload: dict[str, Any],
-                                                        field: str) -> None:  # fmt: skip
+def test_bad_analysis_requests_are_400_and_save_nothing(
+    user_client: Any, catalog: Any, payload: dict[str, Any], field: str
+) -> None:
     response = user_client.post("/api/v1/analyses/", payload, format="json")
     assert response.status_code == 400
     assert field in response.json()["error"]["fields"], response.json()
@@ -91,7 +133,8 @@ def test_bad_analysis_requests_are_400_and_save_nothing(user_client: Any, catalo
 
 
 def test_a_sweep_that_fails_on_some_accelerators_only_is_queued_and_says_so_on_their_rows(
-        user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     fp8 = {**SWEEP["params"]["training"], "precision": "fp8"}
     params = {**SWEEP["params"], "nodes": [1], "training": fp8}
     response = _post(user_client, {"kind": "sweep", "params": params}, django_capture_on_commit_callbacks)
@@ -103,8 +146,9 @@ def test_a_sweep_that_fails_on_some_accelerators_only_is_queued_and_says_so_on_t
     assert h100 and all("error" not in r for r in h100)
 
 
-def test_another_users_analysis_is_404(user_client: Any, catalog: Any, django_user_model: Any,
-                                       django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_another_users_analysis_is_404(
+    user_client: Any, catalog: Any, django_user_model: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     from rest_framework.test import APIClient
 
     body = _post(user_client, SWEEP, django_capture_on_commit_callbacks).json()
@@ -118,18 +162,29 @@ def test_a_run_past_its_deadline_fails_with_a_message(user_client: Any, catalog:
 
     from django.utils import timezone
 
-    body = user_client.post("/api/v1/analyses/", SWEEP, format="json").json()  # on_commit never runs: no worker
+    body = user_client.post(
+        "/api/v1/analyses/", SWEEP, format="json"
+    ).json()  # on_commit never runs: no worker
     Analysis.objects.filter(pk=body["id"]).update(deadline_at=timezone.now() - timedelta(seconds=1))
     after = user_client.get(body["url"]).json()
     assert after["status"] == "failed" and "time limit" in after["error"] and "0 of 12" in after["error"]
 
 
-def test_recommend_returns_a_pareto_front_and_reasons(user_client: Any, catalog: Any,
-                                                      django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
-    payload = {"kind": "recommend", "params": {"model": {"preset": "llama3-8b"}, "tokens": 1e11,
-                                               "deadline_days": 30, "budget_usd": 5e6,
-                                               "interruption_tolerance": "none",
-                                               "accelerators": ["h100-sxm", "a100-80gb"], "nodes": [1, 2, 4, 8]}}  # fmt: skip
+def test_recommend_returns_a_pareto_front_and_reasons(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    payload = {
+        "kind": "recommend",
+        "params": {
+            "model": {"preset": "llama3-8b"},
+            "tokens": 1e11,
+            "deadline_days": 30,
+            "budget_usd": 5e6,
+            "interruption_tolerance": "none",
+            "accelerators": ["h100-sxm", "a100-80gb"],
+            "nodes": [1, 2, 4, 8],
+        },
+    }
     body = _post(user_client, payload, django_capture_on_commit_callbacks).json()
     result = user_client.get(body["url"]).json()["result"]
     choice = result["recommendation"]

@@ -23,8 +23,13 @@ from apps.catalog.services import catalog_load_seed
 
 pytestmark = pytest.mark.integration
 
-PARAMS = {"model": {"preset": "llama3-8b"}, "training": {"tokens": 1e11, "global_batch_tokens": 2097152},
-          "accelerators": ["h100-sxm"], "nodes": [1], "pricing_models": ["own"]}  # fmt: skip
+PARAMS = {
+    "model": {"preset": "llama3-8b"},
+    "training": {"tokens": 1e11, "global_batch_tokens": 2097152},
+    "accelerators": ["h100-sxm"],
+    "nodes": [1],
+    "pricing_models": ["own"],
+}
 SWEEP = {"kind": "sweep", "params": PARAMS}
 
 

@@ -123,8 +123,17 @@ def _setup(django_user_model: Any) -> dict[str, Any]:
 
 def _actors(seeded: dict[str, Any]) -> list[Actor]:
     demos, private, token, sweep = seeded["demos"], seeded["private"], seeded["token"], seeded["sweep"]
-    navigation = ["/", "/designs/new/", "/compare/", "/sweep/", f"/sweep/{sweep.pk}/", "/catalog/",
-                  "/catalog/prices/", "/catalog/infrastructure/", "/api/v1/docs/"]  # fmt: skip
+    navigation = [
+        "/",
+        "/designs/new/",
+        "/compare/",
+        "/sweep/",
+        f"/sweep/{sweep.pk}/",
+        "/catalog/",
+        "/catalog/prices/",
+        "/catalog/infrastructure/",
+        "/api/v1/docs/",
+    ]
     design_pages = [f"/designs/{d.pk}/" for d in [*demos, private]]
     # What the README tells a signed-in user to open (Interfaces): its compare form, the API root and schema,
     # its filter examples, and the CSV export of prices.
@@ -198,9 +207,14 @@ def _file_kind(url: str, headers: dict[str, str]) -> str:
         name = disposition.split("filename=", 1)[1].strip().strip('"')
         return name.rsplit(".", 1)[-1].lower()
     content_type = headers.get("content-type", "").split(";")[0].strip()
-    by_type = {"text/csv": "csv", "application/json": "json", "application/yaml": "yaml",
-               "application/vnd.oai.openapi": "yaml", "application/vnd.oai.openapi+json": "json",
-               "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx"}  # fmt: skip
+    by_type = {
+        "text/csv": "csv",
+        "application/json": "json",
+        "application/yaml": "yaml",
+        "application/vnd.oai.openapi": "yaml",
+        "application/vnd.oai.openapi+json": "json",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    }
     if content_type in by_type:
         return by_type[content_type]
     return (parse_qs(urlsplit(url).query).get("format") or ["unknown"])[0]

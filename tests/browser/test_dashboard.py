@@ -150,7 +150,10 @@ def test_create_a_design_through_the_editor_and_see_its_charts(
     page.click("#save-design")
     page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Not saved')")
     # The engine names the first degree that cannot divide the cluster: TP 3 of 64 GPUs.
-    assert page.inner_text('[data-error-for="spec.parallelism.tp"]') == "tp 3 does not divide the cluster's 64 GPUs"
+    assert (
+        page.inner_text('[data-error-for="spec.parallelism.tp"]')
+        == "tp 3 does not divide the cluster's 64 GPUs"
+    )
     assert page.get_attribute("#f-tp", "aria-invalid") == "true"
     assert page.inner_text('[data-error-for="spec.parallelism.dp"]') == ""
     screenshot(page, "editor-error")

@@ -33,8 +33,13 @@ def test_every_table_fits_a_1440_px_window(
         demo = Design.objects.filter(is_demo=True).order_by("id")
         ids = ",".join(str(d.pk) for d in demo[:3])
         overflowing = {}
-        for path in ("/catalog/", "/catalog/prices/", "/catalog/infrastructure/", f"/designs/{demo[0].pk}/",
-                     f"/compare/?ids={ids}"):  # fmt: skip
+        for path in (
+            "/catalog/",
+            "/catalog/prices/",
+            "/catalog/infrastructure/",
+            f"/designs/{demo[0].pk}/",
+            f"/compare/?ids={ids}",
+        ):
             page.goto(live_server.url + path)
             found = page.evaluate(OVERFLOW)
             if found:

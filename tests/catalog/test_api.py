@@ -25,7 +25,9 @@ def test_min_memory_and_precision_filters(api_client: Any, catalog: Any) -> None
     big = api_client.get("/api/v1/accelerators/", {"min_memory_gib": 180}).json()["results"]
     assert big and all(row["memory_gib"] >= 180 for row in big)
     assert "h100-sxm" not in {row["slug"] for row in big}
-    fp8 = {row["slug"] for row in api_client.get("/api/v1/accelerators/", {"precision": "fp8"}).json()["results"]}
+    fp8 = {
+        row["slug"] for row in api_client.get("/api/v1/accelerators/", {"precision": "fp8"}).json()["results"]
+    }
     assert "h100-sxm" in fp8 and "a100-80gb" not in fp8
 
 
@@ -56,9 +58,19 @@ def test_non_staff_cannot_write(user_client: Any, catalog: Any) -> None:
     assert Accelerator.objects.filter(slug="h100-sxm").exists()
 
 
-def test_staff_write_with_negative_memory_is_rejected_naming_the_field(staff_client: Any, catalog: Any) -> None:
-    payload = {"slug": "bad-gpu", "name": "Bad", "vendor": "nvidia", "memory_gib": -80, "hbm_bandwidth_tbps": 2,
-               "bf16_dense_tflops": 100, "source": "test", "as_of": "2026-01-01"}  # fmt: skip
+def test_staff_write_with_negative_memory_is_rejected_naming_the_field(
+    staff_client: Any, catalog: Any
+) -> None:
+    payload = {
+        "slug": "bad-gpu",
+        "name": "Bad",
+        "vendor": "nvidia",
+        "memory_gib": -80,
+        "hbm_bandwidth_tbps": 2,
+        "bf16_dense_tflops": 100,
+        "source": "test",
+        "as_of": "2026-01-01",
+    }
     response = staff_client.post("/api/v1/accelerators/", payload, format="json")
     assert response.status_code == 400
     error = response.json()["error"]
@@ -67,16 +79,31 @@ def test_staff_write_with_negative_memory_is_rejected_naming_the_field(staff_cli
 
 
 def test_staff_write_without_any_precision_is_rejected(staff_client: Any, catalog: Any) -> None:
-    payload = {"slug": "no-flops", "name": "No flops", "vendor": "nvidia", "memory_gib": 80,
-               "hbm_bandwidth_tbps": 2, "source": "test", "as_of": "2026-01-01"}  # fmt: skip
+    payload = {
+        "slug": "no-flops",
+        "name": "No flops",
+        "vendor": "nvidia",
+        "memory_gib": 80,
+        "hbm_bandwidth_tbps": 2,
+        "source": "test",
+        "as_of": "2026-01-01",
+    }
     response = staff_client.post("/api/v1/accelerators/", payload, format="json")
     assert response.status_code == 400
     assert "bf16_dense_tflops" in response.json()["error"]["fields"]
 
 
 def test_staff_creates_a_fabric_and_duplicate_slug_is_refused(staff_client: Any, catalog: Any) -> None:
-    payload = {"slug": "ib-ndr400", "name": "dup", "kind": "infiniband", "port_gbps": 400, "latency_us": 1,
-               "collective_efficiency": 0.9, "source": "test", "as_of": "2026-01-01"}  # fmt: skip
+    payload = {
+        "slug": "ib-ndr400",
+        "name": "dup",
+        "kind": "infiniband",
+        "port_gbps": 400,
+        "latency_us": 1,
+        "collective_efficiency": 0.9,
+        "source": "test",
+        "as_of": "2026-01-01",
+    }
     assert staff_client.post("/api/v1/fabrics/", payload, format="json").status_code == 400
     payload["slug"] = "ib-new"
     response = staff_client.post("/api/v1/fabrics/", payload, format="json")
@@ -106,12 +133,16 @@ def test_price_filters(api_client: Any, catalog: Any, params: dict[str, str], ch
 
 
 def test_price_per_gpu_hour_divides_by_gpus_per_instance(api_client: Any, catalog: Any) -> None:
-    rows = api_client.get("/api/v1/cloud-prices/", {"offering": "aws-p5-48xlarge", "pricing_model": "on_demand"})
+    rows = api_client.get(
+        "/api/v1/cloud-prices/", {"offering": "aws-p5-48xlarge", "pricing_model": "on_demand"}
+    )
     prices = {row["usd_per_hour"]: row["usd_per_gpu_hour"] for row in rows.json()["results"]}
     assert prices[55.04] == pytest.approx(6.88)  # $55.04 / 8 GPUs
 
 
-def test_token_authentication_lets_staff_tools_write(api_client: Any, catalog: Any, django_user_model: Any) -> None:
+def test_token_authentication_lets_staff_tools_write(
+    api_client: Any, catalog: Any, django_user_model: Any
+) -> None:
     from rest_framework.authtoken.models import Token
 
     user = django_user_model.objects.create_user("tool", password="x-tool-pw-1", is_staff=True)

@@ -15,9 +15,13 @@ HEADER = "offering,pricing_model,usd_per_hour,currency,region,as_of,source\n"
 
 def test_good_rows_import(catalog: Any) -> None:
     before = CloudPrice.objects.count()
-    saved = cloud_price_import_csv(content=HEADER + "aws-p5-48xlarge,reserved_3y,21.5,USD,us-east-1,2026-11-01,our quote\n")
+    saved = cloud_price_import_csv(
+        content=HEADER + "aws-p5-48xlarge,reserved_3y,21.5,USD,us-east-1,2026-11-01,our quote\n"
+    )
     assert len(saved) == 1 and CloudPrice.objects.count() == before + 1
-    price = CloudPrice.objects.get(offering__slug="aws-p5-48xlarge", pricing_model="reserved_3y", as_of="2026-11-01")
+    price = CloudPrice.objects.get(
+        offering__slug="aws-p5-48xlarge", pricing_model="reserved_3y", as_of="2026-11-01"
+    )
     assert price.usd_per_hour == 21.5 and price.source == "our quote"
 
 
@@ -32,8 +36,13 @@ def test_one_bad_row_imports_nothing_and_reports_each_line(catalog: Any) -> None
         cloud_price_import_csv(content=content)
     messages = [str(e) for e in info.value.errors]
     assert any(m.startswith("line 3: usd_per_hour") for m in messages)
-    assert {e.field for e in info.value.errors if e.line == 4} == {"offering", "pricing_model", "usd_per_hour",
-                                                                      "as_of", "source"}  # fmt: skip
+    assert {e.field for e in info.value.errors if e.line == 4} == {
+        "offering",
+        "pricing_model",
+        "usd_per_hour",
+        "as_of",
+        "source",
+    }
     assert CloudPrice.objects.count() == before
 
 
@@ -51,9 +60,14 @@ def test_export_then_import_round_trips(catalog: Any) -> None:
     assert len(saved) == prices.count() and CloudPrice.objects.count() == before
 
 
-def test_api_import_requires_staff_and_reports_line_numbers(staff_client: Any, api_client: Any, catalog: Any) -> None:
+def test_api_import_requires_staff_and_reports_line_numbers(
+    staff_client: Any, api_client: Any, catalog: Any
+) -> None:
     bad = SimpleUploadedFile("p.csv", (HEADER + "aws-p5-48xlarge,spot,free,USD,,2026-01-01,x\n").encode())
-    assert api_client.post("/api/v1/cloud-prices/import/", {"file": bad}, format="multipart").status_code in (401, 403)
+    assert api_client.post("/api/v1/cloud-prices/import/", {"file": bad}, format="multipart").status_code in (
+        401,
+        403,
+    )
     bad.seek(0)
     response = staff_client.post("/api/v1/cloud-prices/import/", {"file": bad}, format="multipart")
     assert response.status_code == 400

@@ -25,8 +25,14 @@ def dated(catalog: Any, settings: Any) -> CloudOffering:
     settings.PRICE_STALE_AFTER_DAYS = 180
     offering = CloudOffering.objects.get(slug="aws-p5-48xlarge")
     for model, as_of, usd in (("spot", OLD, 30.0), ("on_demand", RECENT, 50.0)):
-        CloudPrice.objects.create(offering=offering, pricing_model=model, usd_per_hour=usd,
-                                  region="us-east-1", as_of=as_of, source="test")  # fmt: skip
+        CloudPrice.objects.create(
+            offering=offering,
+            pricing_model=model,
+            usd_per_hour=usd,
+            region="us-east-1",
+            as_of=as_of,
+            source="test",
+        )
     return offering
 
 
@@ -57,8 +63,9 @@ def test_api_says_stale_per_price_and_filters_by_it(api_client: Any, dated: Any,
     assert stale_by_date()[OLD.isoformat()] is False
 
 
-def test_accelerator_page_shows_the_freshest_price_per_model_and_the_owning_price(client: Any, dated: Any
-                                                                                  ) -> None:  # fmt: skip
+def test_accelerator_page_shows_the_freshest_price_per_model_and_the_owning_price(
+    client: Any, dated: Any
+) -> None:
     html = client.get("/catalog/").content.decode()
     table = html.split('id="accelerator-prices"')[1].split("</table>")[0]
     h100 = re.sub(r"\s+", " ", _row(table, 'data-slug="h100-sxm"'))
@@ -69,7 +76,12 @@ def test_accelerator_page_shows_the_freshest_price_per_model_and_the_owning_pric
     # Owning: a server type's price, else the list price, with its date; stale ones say so.
     a100 = re.sub(r"\s+", " ", _row(table, 'data-slug="a100-40gb"'))
     # DGX A100 320GB: $199,000 at launch (NVIDIA press release, 2020-05-14; seed catalog) = $24,875 per GPU.
-    assert "$199,000" in a100 and "$24,875/GPU" in a100 and "as of 2020-05-14" in a100 and "stale</span>" in a100.split("<td")[-1]
+    assert (
+        "$199,000" in a100
+        and "$24,875/GPU" in a100
+        and "as of 2020-05-14" in a100
+        and "stale</span>" in a100.split("<td")[-1]
+    )
     rtx = re.sub(r"\s+", " ", _row(table, 'data-slug="rtx-4090"'))
     assert "$1,599" in rtx and "list price per GPU" in rtx and "stale</span>" in rtx.split("<td")[-1]
     h100_owning = h100.split("<td")[-1]

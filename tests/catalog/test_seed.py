@@ -16,8 +16,19 @@ from apps.catalog.models import (
 )
 from apps.catalog.services import catalog_load_seed
 
-ACCELERATORS = ["a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "gb200", "mi300x", "mi325x", "mi355x", "l40s",
-                "rtx-4090"]  # fmt: skip
+ACCELERATORS = [
+    "a100-80gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h200",
+    "b200",
+    "gb200",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "l40s",
+    "rtx-4090",
+]
 FABRICS = ["ib-hdr200", "ib-ndr400", "ib-xdr800", "roce-400g", "aws-efa", "eth-100g", "eth-25g", "eth-10g"]
 
 
@@ -62,7 +73,9 @@ def test_seed_slugs_are_lowercase_and_hyphenated(catalog: dict[str, int]) -> Non
 
 def test_p5_price_history_keeps_the_june_2025_cut(catalog: dict[str, int]) -> None:
     # AWS cut p5.48xlarge on-demand from $98.32 to $55.04 an hour in June 2025 (reference prices.csv).
-    prices = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").order_by("as_of")
+    prices = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").order_by(
+        "as_of"
+    )
     values = [p.usd_per_hour for p in prices]
     assert 98.32 in values and values[-1] == 55.04
 

@@ -21,7 +21,9 @@ from apps.catalog.services import PriceImportError, cloud_price_import_skypilot
 
 AS_OF = "2026-11-15"
 AWS_COLUMNS = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
-AWS = AWS_COLUMNS + """AvailabilityZone
+AWS = (
+    AWS_COLUMNS
+    + """AvailabilityZone
 p5.48xlarge,H100,8.0,192.0,2048.0,"{'Gpus': [{'Name': 'H100', 'Count': 8}]}",98.32,40.1,us-east-1,us-east-1a
 p5.48xlarge,H100,8.0,192.0,2048.0,"{'Gpus': [{'Name': 'H100', 'Count': 8}]}",98.32,35.5,us-east-1,us-east-1b
 p5.48xlarge,H100,8.0,192.0,2048.0,"{'Gpus': [{'Name': 'H100', 'Count': 8}]}",96.0,,us-west-2,us-west-2a
@@ -30,14 +32,18 @@ g6e.xlarge,L40S,1.0,4.0,32.0,,1.861,0.8,us-east-1,us-east-1a
 m5.large,,,2.0,8.0,,0.096,0.03,us-east-1,us-east-1a
 g4dn.xlarge,T4,1.0,4.0,16.0,,0.526,0.2,us-east-1,us-east-1a
 """
+)
 # GCP: the same names in another order, a CPU-only machine and a GPU listed on its own (no instance type).
 GCP_COLUMNS = "Region,InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,GpuInfo,"
-GCP = GCP_COLUMNS + """AvailabilityZone
+GCP = (
+    GCP_COLUMNS
+    + """AvailabilityZone
 us-central1,a3-highgpu-8g,H100,8,208,1872,88.49,30.0,H100,us-central1-a
 us-east4,a3-highgpu-8g,H100,8,208,1872,90.10,29.5,H100,us-east4-a
 us-central1,n2-standard-8,,,8,32,0.388,0.09,,us-central1-a
 us-central1,,T4,1,,,0.35,0.11,T4,us-central1-a
 """
+)
 LAMBDA = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice
 gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,23.92,us-west-1,"{'Gpus': [{'Name': 'H100'}]}",
 gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,23.92,us-east-1,"{'Gpus': [{'Name': 'H100'}]}",
@@ -71,7 +77,9 @@ def test_a_directory_of_three_clouds_lands_each_price_on_its_offering(catalog: A
     on_demand = price("aws-p5-48xlarge", "on_demand")
     assert (on_demand.usd_per_hour, on_demand.region) == (96.0, "us-west-2")
     assert (price("aws-p5-48xlarge", "spot").usd_per_hour, price("aws-p5-48xlarge", "spot").region) == (
-        35.5, "us-east-1")  # fmt: skip
+        35.5,
+        "us-east-1",
+    )
     assert price("aws-p6-b200-48xlarge", "on_demand").usd_per_hour == 113.93
     assert price("gcp-a3-highgpu-8g", "on_demand").usd_per_hour == 88.49
     assert price("gcp-a3-highgpu-8g", "spot").region == "us-east4"  # 29.5 < 30.0
@@ -105,8 +113,11 @@ def test_importing_again_replaces_the_same_dates_prices(catalog: Any, tmp_path: 
 
 def test_all_regions_keeps_every_regions_price(catalog: Any, tmp_path: Path) -> None:
     run("--skypilot", str(write(tmp_path, aws=AWS)), "--as-of", AS_OF, "--all-regions", "--clouds", "aws")
-    regions = dict(CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand",
-                                             as_of=AS_OF).values_list("region", "usd_per_hour"))  # fmt: skip
+    regions = dict(
+        CloudPrice.objects.filter(
+            offering__slug="aws-p5-48xlarge", pricing_model="on_demand", as_of=AS_OF
+        ).values_list("region", "usd_per_hour")
+    )
     assert regions == {"us-east-1": 98.32, "us-west-2": 96.0}
 
 
@@ -171,9 +182,16 @@ def test_api_upload_is_staff_only_and_reports_what_it_did(
     assert response.status_code == 201
     body = response.json()
     assert body["imported"] == 2 and body["created_offerings"] == ["lambda-gpu-1x-h100-pcie"]
-    assert {"offering": "lambda-gpu-8x-h100-sxm5", "instance_type": "gpu_8x_h100_sxm5",
-            "accelerator": "h100-sxm", "gpu_count": 8, "pricing_model": "on_demand", "region": "us-east-1",
-            "usd_per_hour": 23.92, "created_offering": False} in body["mapped"]  # fmt: skip
+    assert {
+        "offering": "lambda-gpu-8x-h100-sxm5",
+        "instance_type": "gpu_8x_h100_sxm5",
+        "accelerator": "h100-sxm",
+        "gpu_count": 8,
+        "pricing_model": "on_demand",
+        "region": "us-east-1",
+        "usd_per_hour": 23.92,
+        "created_offering": False,
+    } in body["mapped"]
     assert any(s["reason"].startswith("accelerator A10") for s in body["skipped"])
 
     bad = upload(staff_client, LAMBDA.replace("2.49", "free"))
@@ -184,16 +202,18 @@ def test_api_upload_is_staff_only_and_reports_what_it_did(
 def test_api_upload_with_nothing_to_import_is_200(staff_client: Any, catalog: Any) -> None:
     text = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nm5.large,,,0.096,us-east-1\n"
     file = SimpleUploadedFile("vms.csv", text.encode())
-    response = staff_client.post("/api/v1/cloud-prices/import-skypilot/", {"file": file, "cloud": "aws"},
-                                 format="multipart")  # fmt: skip
+    response = staff_client.post(
+        "/api/v1/cloud-prices/import-skypilot/", {"file": file, "cloud": "aws"}, format="multipart"
+    )
     assert response.status_code == 200 and response.json()["imported"] == 0
     assert response.json()["as_of"] == dt.date.today().isoformat()
 
 
 def test_api_upload_refuses_a_cloud_the_catalog_lacks(staff_client: Any, catalog: Any) -> None:
     file = SimpleUploadedFile("vms.csv", LAMBDA.encode())
-    response = staff_client.post("/api/v1/cloud-prices/import-skypilot/", {"file": file, "cloud": "runpod"},
-                                 format="multipart")  # fmt: skip
+    response = staff_client.post(
+        "/api/v1/cloud-prices/import-skypilot/", {"file": file, "cloud": "runpod"}, format="multipart"
+    )
     assert response.status_code == 400 and "cloud" in response.json()["error"]["fields"]
 
 
@@ -203,10 +223,12 @@ def admin_client(client: Any, django_user_model: Any) -> Any:
     from django.contrib.auth.models import Permission
 
     staff = django_user_model.objects.create_user("prices", password="pw-prices-123", is_staff=True)
-    staff.user_permissions.set(Permission.objects.filter(
-        content_type__app_label="catalog",
-        codename__in=["view_cloudprice", "add_cloudprice", "change_cloudprice", "add_cloudoffering"],
-    ))  # fmt: skip
+    staff.user_permissions.set(
+        Permission.objects.filter(
+            content_type__app_label="catalog",
+            codename__in=["view_cloudprice", "add_cloudprice", "change_cloudprice", "add_cloudoffering"],
+        )
+    )
     client.force_login(staff)
     return client
 
@@ -243,14 +265,20 @@ def test_without_as_of_the_prices_take_the_files_modification_date(catalog: Any,
     fetched = dt.datetime(2026, 10, 2, 12, 0).timestamp()
     os.utime(root / "lambda" / "vms.csv", (fetched, fetched))
     run("--skypilot", str(root))
-    assert CloudPrice.objects.get(offering__slug="lambda-gpu-8x-h100-sxm5", pricing_model="on_demand",
-                                  as_of="2026-10-02").usd_per_hour == 23.92  # fmt: skip
+    assert (
+        CloudPrice.objects.get(
+            offering__slug="lambda-gpu-8x-h100-sxm5", pricing_model="on_demand", as_of="2026-10-02"
+        ).usd_per_hour
+        == 23.92
+    )
 
 
 def test_with_a_file_the_command_imports_negotiated_prices(catalog: Any, tmp_path: Path) -> None:
     path = tmp_path / "quote.csv"
-    path.write_text("offering,pricing_model,usd_per_hour,currency,region,as_of,source\n"
-                    "aws-p5-48xlarge,reserved_3y,21.5,USD,us-east-1,2026-11-01,our quote\n")  # fmt: skip
+    path.write_text(
+        "offering,pricing_model,usd_per_hour,currency,region,as_of,source\n"
+        "aws-p5-48xlarge,reserved_3y,21.5,USD,us-east-1,2026-11-01,our quote\n"
+    )
     assert "Imported 1 price(s)" in run(str(path))
     with pytest.raises(CommandError, match="either a CSV file or --skypilot"):
         run()

@@ -11,7 +11,9 @@ from apps.catalog.selectors import engine_catalog_snapshot
 def test_snapshot_is_reused_until_a_row_changes(catalog: Any) -> None:
     first = engine_catalog_snapshot()
     assert engine_catalog_snapshot() is first
-    price = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").latest("as_of")
+    price = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").latest(
+        "as_of"
+    )
     price.usd_per_hour = 50.0
     price.save()
     second = engine_catalog_snapshot()

@@ -40,8 +40,14 @@ def test_home_shows_when_each_design_was_updated_with_the_zone(
 
 def test_sweep_page_lists_recent_sweeps_with_the_zone(alice_client: tuple[Any, Client]) -> None:
     alice, client = alice_client
-    sweep = Analysis.objects.create(owner=alice, kind=Analysis.Kind.SWEEP, params={}, snapshot={},
-                                    input_hash="0" * 64, deadline_at=timezone.now())  # fmt: skip
+    sweep = Analysis.objects.create(
+        owner=alice,
+        kind=Analysis.Kind.SWEEP,
+        params={},
+        snapshot={},
+        input_hash="0" * 64,
+        deadline_at=timezone.now(),
+    )
     Analysis.objects.filter(pk=sweep.pk).update(created_at=WHEN)
     body = client.get("/sweep/").content.decode()
     assert f"Sweep #{sweep.pk}</a> · pending · 2026-03-14 15:09 UTC</li>" in body

@@ -10,16 +10,36 @@ from rest_framework.test import APIClient
 
 from apps.designs.models import Design, DesignVersion, ShareLink
 
-LAYOUT = {"tp": 8, "pp": 4, "dp": 16, "cp": 1, "vpp": 1, "micro_batch": 1, "recompute": "selective",
-          "sharding": "zero1", "sequence_parallel": True}  # fmt: skip
+LAYOUT = {
+    "tp": 8,
+    "pp": 4,
+    "dp": 16,
+    "cp": 1,
+    "vpp": 1,
+    "micro_batch": 1,
+    "recompute": "selective",
+    "sharding": "zero1",
+    "sequence_parallel": True,
+}
 SPEC = {
-    "workload": {"model": {"preset": "llama3-70b"},
-                 "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"}},
-    "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 64, "fabric": "ib-ndr400", "storage": "lustre"},
+    "workload": {
+        "model": {"preset": "llama3-70b"},
+        "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+    },
+    "cluster": {
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "nodes": 64,
+        "fabric": "ib-ndr400",
+        "storage": "lustre",
+    },
     "parallelism": LAYOUT,
-    "costs": {"horizon_years": 2, "utilization": 0.7,
-              "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}]},
-}  # fmt: skip
+    "costs": {
+        "horizon_years": 2,
+        "utilization": 0.7,
+        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
+    },
+}
 
 
 @pytest.fixture
@@ -30,7 +50,9 @@ def other_client(db: Any, django_user_model: Any) -> APIClient:
 
 
 def _create(client: Any, **overrides: Any) -> dict[str, Any]:
-    response = client.post("/api/v1/designs/", {"name": "70B on 512 H100", "spec": SPEC, **overrides}, format="json")
+    response = client.post(
+        "/api/v1/designs/", {"name": "70B on 512 H100", "spec": SPEC, **overrides}, format="json"
+    )
     assert response.status_code == 201, response.json()
     return response.json()
 
@@ -42,7 +64,9 @@ def test_create_saves_version_one_and_fills_defaults(user_client: Any, catalog: 
     assert DesignVersion.objects.filter(design_id=body["id"]).count() == 1
 
 
-def test_tp_that_does_not_divide_heads_is_a_400_naming_the_field_and_saves_nothing(user_client: Any, catalog: Any) -> None:
+def test_tp_that_does_not_divide_heads_is_a_400_naming_the_field_and_saves_nothing(
+    user_client: Any, catalog: Any
+) -> None:
     spec = copy.deepcopy(SPEC)
     spec["parallelism"] = {**LAYOUT, "tp": 3, "dp": 16}
     response = user_client.post("/api/v1/designs/", {"name": "bad", "spec": spec}, format="json")
@@ -63,8 +87,9 @@ def test_tp_that_does_not_divide_heads_is_a_400_naming_the_field_and_saves_nothi
         (("workload", "model", "preset"), "gpt-9", "spec.workload.model.preset"),
     ],
 )
-def test_bad_spec_values_name_the_field(user_client: Any, catalog: Any, path: tuple[str, ...], value: Any,
-                                        field: str) -> None:  # fmt: skip
+def test_bad_spec_values_name_the_field(
+    user_client: Any, catalog: Any, path: tuple[str, ...], value: Any, field: str
+) -> None:
     spec = copy.deepcopy(SPEC)
     target = spec
     for key in path[:-1]:
@@ -81,7 +106,9 @@ def test_every_edit_makes_a_version_and_history_is_kept(user_client: Any, catalo
     spec = copy.deepcopy(SPEC)
     spec["cluster"]["nodes"] = 32
     spec["parallelism"] = {**LAYOUT, "dp": 8}
-    response = user_client.patch(f"/api/v1/designs/{design['id']}/", {"version": 1, "spec": spec}, format="json")
+    response = user_client.patch(
+        f"/api/v1/designs/{design['id']}/", {"version": 1, "spec": spec}, format="json"
+    )
     assert response.status_code == 200 and response.json()["version"] == 2
     assert response["ETag"] == '"2"'
     history = user_client.get(f"/api/v1/designs/{design['id']}/versions/").json()["results"]
@@ -100,7 +127,9 @@ def test_second_save_of_the_same_version_is_a_conflict(user_client: Any, catalog
     assert user_client.patch(url, {"name": "x"}, format="json").status_code == 428
 
 
-def test_clone_copies_the_current_spec_for_the_cloner(user_client: Any, other_client: Any, catalog: Any) -> None:
+def test_clone_copies_the_current_spec_for_the_cloner(
+    user_client: Any, other_client: Any, catalog: Any
+) -> None:
     design = _create(user_client, visibility="organisation")
     response = other_client.post(f"/api/v1/designs/{design['id']}/clone/", {}, format="json")
     assert response.status_code == 201
@@ -155,8 +184,9 @@ def test_a_stored_evaluation_takes_two_design_queries(user_client: Any, catalog:
     assert len([q for q in queries.captured_queries if '"designs_' in q["sql"]]) == 2
 
 
-def test_evaluate_takes_an_earlier_version_and_404s_for_a_missing_one(user_client: Any, other_client: Any,
-                                                                       catalog: Any) -> None:  # fmt: skip
+def test_evaluate_takes_an_earlier_version_and_404s_for_a_missing_one(
+    user_client: Any, other_client: Any, catalog: Any
+) -> None:
     design = _create(user_client)
     url = f"/api/v1/designs/{design['id']}/evaluate/"
     user_client.patch(f"/api/v1/designs/{design['id']}/", {"version": 1, "name": "renamed"}, format="json")
@@ -169,19 +199,29 @@ def test_evaluate_takes_an_earlier_version_and_404s_for_a_missing_one(user_clien
     assert other_client.post(url + "?version=x").status_code == 404
 
 
-VERBS = [("get", ""), ("patch", ""), ("delete", ""), ("post", "evaluate/"), ("get", "versions/"),
-         ("get", "share-links/"), ("post", "share-links/")]  # fmt: skip
+VERBS = [
+    ("get", ""),
+    ("patch", ""),
+    ("delete", ""),
+    ("post", "evaluate/"),
+    ("get", "versions/"),
+    ("get", "share-links/"),
+    ("post", "share-links/"),
+]
 
 
 @pytest.mark.parametrize(("verb", "suffix"), VERBS)
-def test_permission_matrix(user_client: Any, other_client: Any, api_client: Any, catalog: Any, verb: str,
-                           suffix: str) -> None:  # fmt: skip
+def test_permission_matrix(
+    user_client: Any, other_client: Any, api_client: Any, catalog: Any, verb: str, suffix: str
+) -> None:
     private = _create(user_client, name="private")
     shared = _create(user_client, name="shared", visibility="organisation")
     body = {"version": 1, "name": "renamed"} if verb == "patch" else {}
 
     def call(client: Any, design: dict[str, Any]) -> int:
-        return getattr(client, verb)(f"/api/v1/designs/{design['id']}/{suffix}", body, format="json").status_code
+        return getattr(client, verb)(
+            f"/api/v1/designs/{design['id']}/{suffix}", body, format="json"
+        ).status_code
 
     # Anonymous: 401 (token/session auth, nothing revealed).
     assert call(api_client, private) in (401, 403) and call(api_client, shared) in (401, 403)
@@ -199,12 +239,18 @@ def test_lists_show_only_what_is_visible(user_client: Any, other_client: Any, ca
     names = {d["name"] for d in other_client.get("/api/v1/designs/").json()["results"]}
     assert names == {"mine-shared"}
     assert {d["name"] for d in user_client.get("/api/v1/designs/", {"mine": "true"}).json()["results"]} == {
-        "mine-private", "mine-shared"}
+        "mine-private",
+        "mine-shared",
+    }
 
 
-def test_share_link_reads_without_login_and_never_writes(user_client: Any, api_client: Any, catalog: Any) -> None:
+def test_share_link_reads_without_login_and_never_writes(
+    user_client: Any, api_client: Any, catalog: Any
+) -> None:
     design = _create(user_client)
-    created = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", {"label": "finance"}, format="json")
+    created = user_client.post(
+        f"/api/v1/designs/{design['id']}/share-links/", {"label": "finance"}, format="json"
+    )
     assert created.status_code == 201
     token = created.json()["token"]
     assert len(token) >= 43  # 32 random bytes, base64url: 256 bits
@@ -220,7 +266,9 @@ def test_share_link_reads_without_login_and_never_writes(user_client: Any, api_c
 
 def test_share_link_is_frozen_at_its_version(user_client: Any, api_client: Any, catalog: Any) -> None:
     design = _create(user_client)
-    token = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", {}, format="json").json()["token"]
+    token = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", {}, format="json").json()[
+        "token"
+    ]
     user_client.patch(f"/api/v1/designs/{design['id']}/", {"version": 1, "name": "changed"}, format="json")
     assert api_client.get(f"/api/v1/shared/{token}/").json()["version"] == 1
 
@@ -239,18 +287,23 @@ def test_revoked_expired_and_wrong_links_are_404(user_client: Any, api_client: A
     ShareLink.objects.filter(pk=expiring["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert api_client.get(f"/api/v1/shared/{expiring['token']}/").status_code == 404
     assert api_client.get(f"/api/v1/shared/{'x' * 43}/").status_code == 404
-    past = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", {"expires_at": "2001-01-01T00:00:00Z"},
-                            format="json")  # fmt: skip
+    past = user_client.post(
+        f"/api/v1/designs/{design['id']}/share-links/", {"expires_at": "2001-01-01T00:00:00Z"}, format="json"
+    )
     assert past.status_code == 400 and "expires_at" in past.json()["error"]["fields"]
 
 
-def test_search_layout_evaluation_starts_an_analysis(user_client: Any, catalog: Any,
-                                                     django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_search_layout_evaluation_starts_an_analysis(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     design = _create(user_client, spec={**SPEC, "parallelism": "search"})
     with django_capture_on_commit_callbacks(execute=True):
         response = user_client.post(f"/api/v1/designs/{design['id']}/evaluate/")
     assert response.status_code == 202
     analysis = user_client.get(response.json()["url"]).json()
-    assert analysis["status"] == "succeeded" and analysis["progress"]["done"] == analysis["progress"]["total"] == 1
+    assert (
+        analysis["status"] == "succeeded"
+        and analysis["progress"]["done"] == analysis["progress"]["total"] == 1
+    )
     assert analysis["result"]["training"]["fits"] is True
     assert analysis["result"]["training"]["layouts_evaluated"] > 1000

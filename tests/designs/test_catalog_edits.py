@@ -39,8 +39,9 @@ def _run_cost(client: Any, design_id: int, key: str) -> float:
 def _zero_spot_price_for_p5() -> None:
     """A spot price of 0 for p5.48xlarge, saved as the admin saves rows (the database allows 0)."""
     offering = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge").first().offering
-    CloudPrice.objects.create(offering=offering, pricing_model="spot", usd_per_hour=0, as_of="2030-01-01",
-                              source="staff edit")  # fmt: skip
+    CloudPrice.objects.create(
+        offering=offering, pricing_model="spot", usd_per_hour=0, as_of="2030-01-01", source="staff edit"
+    )
 
 
 def test_importing_a_spot_price_of_zero_is_refused_naming_the_row(
@@ -80,10 +81,19 @@ def test_a_zero_spot_price_does_not_stop_demo_1_which_uses_no_spot_price(
 def test_a_design_asking_for_the_zero_spot_price_says_why_it_is_not_compared(
     user_client: Any, demos: list[Any]
 ) -> None:
-    spec = {**demos[0].current.spec, "costs": {
-        **demos[0].current.spec["costs"],
-        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "spot"],
-                   "usd_per_node_hour": {"spot": 40.0}}]}}  # fmt: skip
+    spec = {
+        **demos[0].current.spec,
+        "costs": {
+            **demos[0].current.spec["costs"],
+            "cloud": [
+                {
+                    "offering": "aws-p5-48xlarge",
+                    "pricing_models": ["on_demand", "spot"],
+                    "usd_per_node_hour": {"spot": 40.0},
+                }
+            ],
+        },
+    }
     design = design_create(owner=user_client.user, name="p5 spot", spec=spec)
     _zero_spot_price_for_p5()
     # A negotiated spot price does not need the catalog's: both options are compared.
@@ -130,8 +140,9 @@ def test_a_malformed_row_a_design_uses_is_named_on_its_page_and_others_still_eva
     user_client: Any, demos: list[Any]
 ) -> None:
     spec = demos[0].current.spec
-    design = design_create(owner=user_client.user, name="on nfs",
-                           spec={**spec, "cluster": {**spec["cluster"], "storage": "nfs"}})  # fmt: skip
+    design = design_create(
+        owner=user_client.user, name="on nfs", spec={**spec, "cluster": {**spec["cluster"], "storage": "nfs"}}
+    )
     tier = StorageTier.objects.get(slug="lustre")
     tier.read_gbps = 0  # the model's validators refuse it, but save() (a migration, a script) does not
     tier.save()

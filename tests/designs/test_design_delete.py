@@ -27,8 +27,9 @@ def _share(client: Any, design_id: int, state: str) -> str:
 
 
 @pytest.mark.parametrize("states", [["active"], ["revoked"], ["expired"], ["active", "revoked", "expired"]])
-def test_deleting_a_shared_design_deletes_it_with_its_links(states: list[str], user_client: Any, catalog: Any,
-                                                            api_client: APIClient) -> None:  # fmt: skip
+def test_deleting_a_shared_design_deletes_it_with_its_links(
+    states: list[str], user_client: Any, catalog: Any, api_client: APIClient
+) -> None:
     design = _create(user_client)
     tokens = [_share(user_client, design["id"], state) for state in states]
     kept = _create(user_client, name="kept")
@@ -49,8 +50,9 @@ def test_deleting_a_shared_design_deletes_it_with_its_links(states: list[str], u
     assert ShareLink.objects.filter(design_id=kept["id"]).count() == 1
 
 
-def test_only_the_owner_deletes_a_shared_design(user_client: Any, catalog: Any, django_user_model: Any,
-                                                api_client: APIClient) -> None:  # fmt: skip
+def test_only_the_owner_deletes_a_shared_design(
+    user_client: Any, catalog: Any, django_user_model: Any, api_client: APIClient
+) -> None:
     design = _create(user_client, visibility="organisation")
     token = _share(user_client, design["id"], "active")
     bob = APIClient()

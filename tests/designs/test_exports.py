@@ -50,9 +50,16 @@ def test_csv_has_three_blocks_with_their_headers() -> None:
     blocks = csv_blocks(design_export_csv(evaluation=evaluation_fixture()))
     assert list(blocks) == ["Summary", "Options", "Assumptions"]
     assert blocks["Options"][0] == [
-        "Option", "Kind", "Offering", "Pricing model", "Total cost (USD)", "Cost per GPU-hour (USD)",
-        "Run cost (USD)", "Days to train, expected (with failures and restarts)", "Break-even utilization",
-    ]  # fmt: skip
+        "Option",
+        "Kind",
+        "Offering",
+        "Pricing model",
+        "Total cost (USD)",
+        "Cost per GPU-hour (USD)",
+        "Run cost (USD)",
+        "Days to train, expected (with failures and restarts)",
+        "Break-even utilization",
+    ]
     assert blocks["Assumptions"][0] == ["Name", "Value", "Unit", "Source", "As of"]
     assert len(blocks["Options"]) == 1 + 4
     assert len(blocks["Assumptions"]) == 1 + 9
@@ -81,7 +88,10 @@ def test_csv_summary_has_the_key_training_figures() -> None:
         row[0]: row[1:] for row in csv_blocks(design_export_csv(evaluation=evaluation_fixture()))["Summary"]
     }
     assert summary["Fits in memory"][0] == "TRUE"
-    assert float(summary["Days to train, failure-free"][0]) == 26.53 and summary["Days to train, failure-free"][1] == "days"
+    assert (
+        float(summary["Days to train, failure-free"][0]) == 26.53
+        and summary["Days to train, failure-free"][1] == "days"
+    )
     assert float(summary["MFU"][0]) == 0.42
     assert float(summary["Step time"][0]) == 9.614
     assert summary["Layout"][0] == "TP8 PP4 DP16 CP1 VPP1 mb1 recompute=selective sharding=zero1 SP"
@@ -171,7 +181,10 @@ def test_xlsx_summary_figures_are_typed_and_formatted() -> None:
     ws = workbook(evaluation_fixture())["Summary"]
     cells = summary_rows(ws)
     assert cells["MFU"].value == 0.42 and cells["MFU"].number_format == "0.0%"
-    assert cells["Days to train, failure-free"].value == 26.53 and cells["Days to train, failure-free"].number_format == "0.0"
+    assert (
+        cells["Days to train, failure-free"].value == 26.53
+        and cells["Days to train, failure-free"].number_format == "0.0"
+    )
     assert cells["Step time"].value == 9.614
     assert cells["Fits in memory"].value is True
     assert cells["Parameters"].value == 70553706496 and cells["Parameters"].number_format == "#,##0"

@@ -7,18 +7,37 @@ from typing import Any
 
 import pytest
 
-LAYOUT_32 = {"tp": 8, "pp": 4, "dp": 8, "cp": 1, "vpp": 1, "micro_batch": 1, "recompute": "selective",
-             "sharding": "zero1", "sequence_parallel": True}  # fmt: skip
+LAYOUT_32 = {
+    "tp": 8,
+    "pp": 4,
+    "dp": 8,
+    "cp": 1,
+    "vpp": 1,
+    "micro_batch": 1,
+    "recompute": "selective",
+    "sharding": "zero1",
+    "sequence_parallel": True,
+}
 # Llama-3-70B shape on 1T tokens, 32 nodes × 8 H100: about 54 days, expected with failures and restarts.
 SPEC = {
-    "workload": {"model": {"preset": "llama3-70b"},
-                 "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"}},
-    "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 32, "fabric": "ib-ndr400",
-                "storage": "lustre"},
+    "workload": {
+        "model": {"preset": "llama3-70b"},
+        "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+    },
+    "cluster": {
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "nodes": 32,
+        "fabric": "ib-ndr400",
+        "storage": "lustre",
+    },
     "parallelism": LAYOUT_32,
-    "costs": {"horizon_years": 2, "utilization": 0.7,
-              "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}]},
-}  # fmt: skip
+    "costs": {
+        "horizon_years": 2,
+        "utilization": 0.7,
+        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
+    },
+}
 
 
 def _spec(**goals: float) -> dict[str, Any]:
@@ -114,8 +133,9 @@ def test_a_design_without_goals_has_no_verdict(user_client: Any, catalog: Any) -
         ({"budget_usd": -1}, "spec.goals.budget_usd"),
     ],
 )
-def test_bad_goals_are_a_400_naming_the_field(user_client: Any, catalog: Any, goals: dict[str, Any],
-                                              field: str) -> None:  # fmt: skip
+def test_bad_goals_are_a_400_naming_the_field(
+    user_client: Any, catalog: Any, goals: dict[str, Any], field: str
+) -> None:
     from apps.designs.models import Design
 
     spec = {**_spec(), "goals": goals}
@@ -129,15 +149,24 @@ def test_a_searched_layout_is_searched_again_on_more_nodes(catalog: Any) -> None
     from apps.catalog.selectors import engine_catalog_snapshot
     from apps.designs.services import evaluate_spec, spec_validate
 
-    spec = spec_validate(spec={
-        "workload": {"model": {"preset": "llama3-8b"},
-                     "training": {"tokens": 1.5e12, "global_batch_tokens": 4194304, "precision": "bf16"}},
-        "cluster": {"accelerator": "h200", "gpus_per_node": 8, "nodes": 4, "fabric": "ib-ndr400",
-                    "storage": "lustre"},
-        "parallelism": "search",
-        "costs": {"cloud": []},
-        "goals": {"deadline_days": 40},
-    })  # fmt: skip
+    spec = spec_validate(
+        spec={
+            "workload": {
+                "model": {"preset": "llama3-8b"},
+                "training": {"tokens": 1.5e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+            },
+            "cluster": {
+                "accelerator": "h200",
+                "gpus_per_node": 8,
+                "nodes": 4,
+                "fabric": "ib-ndr400",
+                "storage": "lustre",
+            },
+            "parallelism": "search",
+            "costs": {"cloud": []},
+            "goals": {"deadline_days": 40},
+        }
+    )
     snapshot = engine_catalog_snapshot()
     result = evaluate_spec(spec=spec, records=snapshot.records, specs=snapshot.specs)
     deadline = result["verdict"]["deadline"]

@@ -146,7 +146,9 @@ def test_llama3_interleaving_counts_the_embedding_and_loss_as_virtual_stages() -
     f = torchrun_flags(evaluation)
     assert f["--num-virtual-stages-per-pipeline-rank"] == "8"
     assert "--account-for-embedding-in-pipeline-split" in f and "--account-for-loss-in-pipeline-split" in f
-    assert "--num-layers-per-virtual-pipeline-stage" not in f and "--decoder-first-pipeline-num-layers" not in f
+    assert (
+        "--num-layers-per-virtual-pipeline-stage" not in f and "--decoder-first-pipeline-num-layers" not in f
+    )
     # Llama trains without dropout, as the estimate assumed; Megatron's defaults are 0.1.
     assert (f["--attention-dropout"], f["--hidden-dropout"]) == ("0.0", "0.0")
 

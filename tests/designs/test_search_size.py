@@ -19,13 +19,19 @@ NO_CLOUD = {"horizon_years": 3, "utilization": 0.7, "cloud": []}
 
 def _spec(preset: str, accelerator: str, nodes: int, gpus_per_node: int) -> dict[str, Any]:
     return {
-        "workload": {"model": {"preset": preset},
-                     "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"}},
-        "cluster": {"accelerator": accelerator, "gpus_per_node": gpus_per_node, "nodes": nodes,
-                    "fabric": "ib-ndr400"},
+        "workload": {
+            "model": {"preset": preset},
+            "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+        },
+        "cluster": {
+            "accelerator": accelerator,
+            "gpus_per_node": gpus_per_node,
+            "nodes": nodes,
+            "fabric": "ib-ndr400",
+        },
         "parallelism": "search",
         "costs": NO_CLOUD,
-    }  # fmt: skip
+    }
 
 
 def test_a_search_over_100000_nodes_of_72_gpus_is_refused_at_once_naming_the_nodes(
@@ -60,8 +66,17 @@ def test_a_search_of_too_many_layouts_is_refused_naming_the_nodes(user_client: A
 
 def test_a_whole_layout_on_as_many_gpus_is_not_a_search_and_saves(user_client: Any, catalog: Any) -> None:
     spec = _spec("llama3-405b", "h100-sxm", 16_384, 8)
-    spec["parallelism"] = {"tp": 8, "pp": 16, "dp": 1024, "cp": 1, "vpp": 1, "micro_batch": 1,
-                           "recompute": "full", "sharding": "zero1", "sequence_parallel": True}  # fmt: skip
+    spec["parallelism"] = {
+        "tp": 8,
+        "pp": 16,
+        "dp": 1024,
+        "cp": 1,
+        "vpp": 1,
+        "micro_batch": 1,
+        "recompute": "full",
+        "sharding": "zero1",
+        "sequence_parallel": True,
+    }
     spec["workload"]["training"]["global_batch_tokens"] = 16_777_216
     response = user_client.post("/api/v1/designs/", {"name": "131072 GPUs", "spec": spec}, format="json")
     assert response.status_code == 201, response.content

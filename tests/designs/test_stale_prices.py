@@ -15,21 +15,43 @@ from django.utils import timezone
 from apps.catalog.models import CloudPrice
 
 SPEC = {
-    "workload": {"model": {"preset": "llama3-8b"},
-                 "training": {"tokens": 1e11, "global_batch_tokens": 4194304, "precision": "bf16"}},
-    "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 4, "fabric": "ib-ndr400",
-                "storage": "lustre"},
-    "parallelism": {"tp": 1, "pp": 1, "dp": 32, "cp": 1, "vpp": 1, "micro_batch": 1, "recompute": "selective",
-                    "sharding": "zero1", "sequence_parallel": False},
-    "costs": {"horizon_years": 2, "utilization": 0.7,
-              "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}]},
-}  # fmt: skip
+    "workload": {
+        "model": {"preset": "llama3-8b"},
+        "training": {"tokens": 1e11, "global_batch_tokens": 4194304, "precision": "bf16"},
+    },
+    "cluster": {
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "nodes": 4,
+        "fabric": "ib-ndr400",
+        "storage": "lustre",
+    },
+    "parallelism": {
+        "tp": 1,
+        "pp": 1,
+        "dp": 32,
+        "cp": 1,
+        "vpp": 1,
+        "micro_batch": 1,
+        "recompute": "selective",
+        "sharding": "zero1",
+        "sequence_parallel": False,
+    },
+    "costs": {
+        "horizon_years": 2,
+        "utilization": 0.7,
+        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
+    },
+}
 
 
 def _date_p5_on_demand(days_ago: int) -> None:
     """Make the p5's newest on-demand price (the one the engine uses) ``days_ago`` old."""
-    latest = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").order_by(
-        "-as_of").first()  # fmt: skip
+    latest = (
+        CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand")
+        .order_by("-as_of")
+        .first()
+    )
     assert latest is not None
     latest.as_of = timezone.localdate() - dt.timedelta(days=days_ago)
     latest.save()  # a save, so the catalog version (and the evaluation's hash) changes
@@ -53,8 +75,9 @@ def threshold(settings: Any) -> Any:
     return settings
 
 
-def test_a_design_priced_from_a_stale_price_has_a_finding(user_client: Any, catalog: Any, threshold: Any
-                                                          ) -> None:  # fmt: skip
+def test_a_design_priced_from_a_stale_price_has_a_finding(
+    user_client: Any, catalog: Any, threshold: Any
+) -> None:
     _date_p5_on_demand(400)
     result = _evaluate(user_client)
     messages = _stale(result)
@@ -88,16 +111,18 @@ def test_a_stored_evaluation_is_recomputed_when_the_threshold_changes(
     assert _stale(user_client.post(url).json())  # the first stored result again
 
 
-def test_a_negotiated_price_in_the_spec_is_not_called_stale(user_client: Any, catalog: Any, threshold: Any
-                                                            ) -> None:  # fmt: skip
+def test_a_negotiated_price_in_the_spec_is_not_called_stale(
+    user_client: Any, catalog: Any, threshold: Any
+) -> None:
     _date_p5_on_demand(400)
     spec = copy.deepcopy(SPEC)
     spec["costs"]["cloud"][0]["usd_per_node_hour"] = {"on_demand": 50.0}
     assert _stale(_evaluate(user_client, spec)) == []
 
 
-def test_the_design_page_shows_the_stale_finding(client: Any, catalog: Any, threshold: Any,
-                                                 django_user_model: Any) -> None:  # fmt: skip
+def test_the_design_page_shows_the_stale_finding(
+    client: Any, catalog: Any, threshold: Any, django_user_model: Any
+) -> None:
     from apps.designs.services import design_create
 
     _date_p5_on_demand(400)

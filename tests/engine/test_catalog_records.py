@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from clusterdesigner.engine.catalog import specs_from_records
 
-PRICES = [{"pricing_model": "on_demand", "usd_per_hour": 55.04, "as_of": "2025-06-01"},
-          {"pricing_model": "spot", "usd_per_hour": 0, "as_of": "2025-06-02"}]  # fmt: skip
-OFFERING = {"slug": "p5", "provider": "aws", "instance_type": "p5.48xlarge", "accelerator": "h100-sxm",
-            "gpu_count": 8, "prices": PRICES}  # fmt: skip
-TIER = {"slug": "lustre", "name": "Lustre", "kind": "parallel_fs", "read_gbps": 0, "write_gbps": 100,
-        "scope": "aggregate"}  # fmt: skip
+PRICES = [
+    {"pricing_model": "on_demand", "usd_per_hour": 55.04, "as_of": "2025-06-01"},
+    {"pricing_model": "spot", "usd_per_hour": 0, "as_of": "2025-06-02"},
+]
+OFFERING = {
+    "slug": "p5",
+    "provider": "aws",
+    "instance_type": "p5.48xlarge",
+    "accelerator": "h100-sxm",
+    "gpu_count": 8,
+    "prices": PRICES,
+}
+TIER = {
+    "slug": "lustre",
+    "name": "Lustre",
+    "kind": "parallel_fs",
+    "read_gbps": 0,
+    "write_gbps": 100,
+    "scope": "aggregate",
+}
 NFS = {"slug": "nfs", "name": "NFS", "kind": "nfs", "read_gbps": 5, "write_gbps": 2, "scope": "aggregate"}
 
 

@@ -26,9 +26,16 @@ FRESHNESS = Freshness(today=dt.date(2026, 12, 3), stale_after_days=180)
 
 
 def offering(slug: str, gpus: int, usd: float, as_of: str, acc: str = "h100-sxm") -> CloudOfferingSpec:
-    return CloudOfferingSpec(slug=slug, provider="x", instance_type=slug, region="r", accelerator=acc,
-                             gpu_count=gpus, usd_per_hour={"on_demand": usd},
-                             price_as_of={"on_demand": as_of})  # fmt: skip
+    return CloudOfferingSpec(
+        slug=slug,
+        provider="x",
+        instance_type=slug,
+        region="r",
+        accelerator=acc,
+        gpu_count=gpus,
+        usd_per_hour={"on_demand": usd},
+        price_as_of={"on_demand": as_of},
+    )
 
 
 def choose(rows: dict[str, CloudOfferingSpec]) -> str | None:
@@ -48,12 +55,15 @@ def test_a_stale_row_is_not_the_default_when_a_fresh_one_exists() -> None:
     """Without freshness, a whole node of the design's size wins even on an old price; with it, the fresh
     single-GPU offering wins (priced × 8 per node): a stale price is never chosen silently over a fresher
     one."""
-    rows = {o.slug: o for o in [
-        offering("stale-cheap-node", 8, 10.0, "2025-01-01"),
-        offering("stale-dear-node", 8, 90.0, "2026-01-01"),
-        offering("fresh-single", 1, 4.0, "2026-10-01"),
-        offering("fresh-other-gpu", 8, 1.0, "2026-11-01", acc="b200"),
-    ]}  # fmt: skip
+    rows = {
+        o.slug: o
+        for o in [
+            offering("stale-cheap-node", 8, 10.0, "2025-01-01"),
+            offering("stale-dear-node", 8, 90.0, "2026-01-01"),
+            offering("fresh-single", 1, 4.0, "2026-10-01"),
+            offering("fresh-other-gpu", 8, 1.0, "2026-11-01", acc="b200"),
+        ]
+    }
     assert default_offering(rows, accelerator="h100-sxm", gpus_per_node=8) == "stale-dear-node"
     assert choose(rows) == "fresh-single"
     # Among fresh rows the old rule holds: a whole node, then the newest date, then the lower price.
@@ -79,11 +89,16 @@ def test_prices_of_one_date_in_several_regions_take_the_lowest_whatever_their_or
 
 
 REQUEST: dict[str, Any] = {
-    "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 4, "fabric": "ib-ndr400",
-                "storage": "lustre"},
+    "cluster": {
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "nodes": 4,
+        "fabric": "ib-ndr400",
+        "storage": "lustre",
+    },
     "on_prem": {"server_usd": 250_000},
     "run": {"gpu_hours": 100_000},
-}  # fmt: skip
+}
 
 
 def _stale_findings(result: dict[str, Any]) -> list[str]:

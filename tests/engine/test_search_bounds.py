@@ -17,9 +17,16 @@ from clusterdesigner.engine.training import estimate, min_nodes_to_fit, parse_pa
 
 
 def _request(preset: str, nodes: int, gpus_per_node: int = 8) -> dict[str, Any]:
-    return {"model": {"preset": preset}, "training": {"tokens": 1e12, "global_batch_tokens": 4194304},
-            "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "gpus_per_node": gpus_per_node,
-                        "fabric": "ib-ndr400"}}  # fmt: skip
+    return {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12, "global_batch_tokens": 4194304},
+        "cluster": {
+            "accelerator": "h100-sxm",
+            "nodes": nodes,
+            "gpus_per_node": gpus_per_node,
+            "fabric": "ib-ndr400",
+        },
+    }
 
 
 @given(st.integers(min_value=1, max_value=5_000))
@@ -73,6 +80,7 @@ def test_sizing_probes_no_further_than_a_search_may_go(monkeypatch: pytest.Monke
 
     monkeypatch.setattr("clusterdesigner.engine.training.search", counted)
     # Llama 3 405B on 1 node of 72 GPUs fits nowhere below many nodes: the probe stops at the GPU cap.
-    min_nodes_to_fit(_request("llama3-405b", 1, 72), accelerators=ACCELERATORS, fabrics=FABRICS,
-                     max_nodes=100_000)  # fmt: skip
+    min_nodes_to_fit(
+        _request("llama3-405b", 1, 72), accelerators=ACCELERATORS, fabrics=FABRICS, max_nodes=100_000
+    )
     assert searched and max(searched) <= MAX_SEARCH_GPUS

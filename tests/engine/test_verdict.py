@@ -129,11 +129,14 @@ def test_a_budget_without_a_cost_cannot_be_checked() -> None:
     assert v.messages == ("The $1.0M budget cannot be checked: no option has a cost per run",)
 
 
-@pytest.mark.parametrize(("field", "kwargs"), [
-    ("goals.deadline_days", {"deadline_days": 0, "budget_usd": None}),
-    ("goals.budget_usd", {"deadline_days": None, "budget_usd": -5.0}),
-    ("goals.deadline_days", {"deadline_days": math.nan, "budget_usd": None}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("field", "kwargs"),
+    [
+        ("goals.deadline_days", {"deadline_days": 0, "budget_usd": None}),
+        ("goals.budget_usd", {"deadline_days": None, "budget_usd": -5.0}),
+        ("goals.deadline_days", {"deadline_days": math.nan, "budget_usd": None}),
+    ],
+)
 def test_rejects_a_goal_that_is_not_a_positive_number(field: str, kwargs: dict[str, float | None]) -> None:
     with pytest.raises(InputError) as info:
         compose(design=RunEstimate(64, 20.0), **kwargs)
@@ -173,9 +176,16 @@ def test_explore_stops_when_a_count_cannot_be_estimated_and_at_the_node_limit() 
     assert [r.nodes for r in slow] == [80_000]
 
 
-@pytest.mark.parametrize(("usd", "shown"), [
-    (3.2e6, "$3.2M"), (1.5e9, "$1.5B"), (758_931.2, "$759k"), (8_500, "$8,500"), (-1.2e6, "$1.2M"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("usd", "shown"),
+    [
+        (3.2e6, "$3.2M"),
+        (1.5e9, "$1.5B"),
+        (758_931.2, "$759k"),
+        (8_500, "$8,500"),
+        (-1.2e6, "$1.2M"),
+    ],
+)
 def test_money_reads_as_a_sentence_says_it(usd: float, shown: str) -> None:
     assert usd_short(usd) == shown
 

@@ -38,10 +38,23 @@ class RedisServer:
         import redis
 
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--daemonize", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -110,16 +123,36 @@ class WebServer(WorkerProcess):
         self.log_path = ROOT / "artifacts" / "faults-gunicorn.log"
         self.log_path.parent.mkdir(exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-        env.update(DATABASE_URL=f"{_database_url()}?application_name={self.NAME}", DB_CONN_MAX_AGE="60",
-                   DJANGO_DEBUG="0", DJANGO_SECRET_KEY="test-faults-secret",
-                   DJANGO_ALLOWED_HOSTS="127.0.0.1", **(extra_env or {}))  # fmt: skip
+        env.update(
+            DATABASE_URL=f"{_database_url()}?application_name={self.NAME}",
+            DB_CONN_MAX_AGE="60",
+            DJANGO_DEBUG="0",
+            DJANGO_SECRET_KEY="test-faults-secret",
+            DJANGO_ALLOWED_HOSTS="127.0.0.1",
+            **(extra_env or {}),
+        )
         self.log = self.log_path.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "clusterdesigner.wsgi:application",
-             "--bind", f"127.0.0.1:{self.port}", "--workers", "1", "--worker-class", "sync",
-             "--timeout", "60"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "clusterdesigner.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                "1",
+                "--worker-class",
+                "sync",
+                "--timeout",
+                "60",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
@@ -149,5 +182,10 @@ def collected_static() -> None:
     """The static files as a debug-off server serves pages with them (whitenoise's manifest), collected once:
     without the manifest every page that links a static file answers 500."""
     env = {**os.environ, "DJANGO_SECRET_KEY": "collectstatic-only"}
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=ROOT,
-                   env=env, check=True, timeout=600)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=600,
+    )

@@ -44,8 +44,9 @@ def _get(server: WebServer, path: str) -> Answer:
     try:
         conn.request("GET", path, headers={"Accept": "application/json"})
         response = conn.getresponse()
-        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()},
-                      response.read().decode())  # fmt: skip
+        return Answer(
+            response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode()
+        )
     finally:
         conn.close()
 
@@ -54,8 +55,14 @@ def _get(server: WebServer, path: str) -> Answer:
 def admin() -> Iterator[psycopg.Connection[Any]]:
     """A second connection to the test database, outside Django, to kill and block the server's connection."""
     s = connection.settings_dict
-    conn = psycopg.connect(host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"],
-                           password=s["PASSWORD"] or None, dbname=s["NAME"], autocommit=True)  # fmt: skip
+    conn = psycopg.connect(
+        host=s["HOST"] or "127.0.0.1",
+        port=s["PORT"] or 5432,
+        user=s["USER"],
+        password=s["PASSWORD"] or None,
+        dbname=s["NAME"],
+        autocommit=True,
+    )
     try:
         yield conn
     finally:

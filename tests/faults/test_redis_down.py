@@ -27,13 +27,19 @@ from .conftest import WebServer, free_port
 
 pytestmark = pytest.mark.integration
 
-PARAMS = {"model": {"preset": "llama3-8b"}, "training": {"tokens": 1e11, "global_batch_tokens": 2097152},
-          "accelerators": ["h100-sxm"], "nodes": [1], "pricing_models": ["own"]}  # fmt: skip
+PARAMS = {
+    "model": {"preset": "llama3-8b"},
+    "training": {"tokens": 1e11, "global_batch_tokens": 2097152},
+    "accelerators": ["h100-sxm"],
+    "nodes": [1],
+    "pricing_models": ["own"],
+}
 
 
 @pytest.fixture
-def web_without_redis(collected_static: None, transactional_db: Any, postgres_required: None
-                      ) -> Iterator[WebServer]:  # fmt: skip
+def web_without_redis(
+    collected_static: None, transactional_db: Any, postgres_required: None
+) -> Iterator[WebServer]:
     server = WebServer(extra_env={"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"})
     try:
         server.wait_ready()
@@ -66,8 +72,9 @@ def test_pages_and_sign_in_work_and_starting_an_analysis_answers_503_with_redis_
     assert status == 200
     csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form)
     assert csrf is not None
-    sign_in = urllib.parse.urlencode({"username": "alice", "password": "pw-alice-123",
-                                      "csrfmiddlewaretoken": csrf.group(1)}).encode()  # fmt: skip
+    sign_in = urllib.parse.urlencode(
+        {"username": "alice", "password": "pw-alice-123", "csrfmiddlewaretoken": csrf.group(1)}
+    ).encode()
     status, _, home = _open(browser, urllib.request.Request(f"{base}/accounts/login/", data=sign_in))
     assert status == 200 and "<span>alice</span>" in home  # redirected home, signed in
 

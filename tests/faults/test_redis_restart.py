@@ -27,10 +27,13 @@ from .conftest import RedisServer
 pytestmark = pytest.mark.integration
 
 # 5 accelerators × 4 cluster sizes = 20 groups = 5 chunks of 4 groups × 4 pricing models = 80 designs.
-SWEEP = {"model": {"preset": "llama3-70b"},
-         "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
-         "accelerators": ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"], "nodes": [16, 32, 64, 128],
-         "pricing_models": ["on_demand", "reserved_1y", "spot", "own"]}  # fmt: skip
+SWEEP = {
+    "model": {"preset": "llama3-70b"},
+    "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+    "accelerators": ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"],
+    "nodes": [16, 32, 64, 128],
+    "pricing_models": ["on_demand", "reserved_1y", "spot", "own"],
+}
 # Long enough for the first chunk to finish before Redis goes, short enough to keep the test quick.
 TIME_LIMIT_S = 45
 # Quiet this long with no chunk held by a worker, and the next read queues the unfinished chunks again.
@@ -49,8 +52,9 @@ def _poll(client: APIClient, analysis_id: int, until: Any, timeout: float) -> di
         if until(body):
             return body
         time.sleep(0.5)
-    raise AssertionError(f"analysis {analysis_id} still {body.get('status')!r} after {timeout:.0f}s: "
-                         f"{body.get('progress')}")
+    raise AssertionError(
+        f"analysis {analysis_id} still {body.get('status')!r} after {timeout:.0f}s: {body.get('progress')}"
+    )
 
 
 def test_redis_restart_mid_sweep_requeues_the_lost_chunks_and_the_run_completes(
@@ -82,8 +86,12 @@ def test_redis_restart_mid_sweep_requeues_the_lost_chunks_and_the_run_completes(
         redis_server.start()
 
         # Bounded: by the time limit (plus a chunk in flight and the poll) the run has ended either way.
-        final = _poll(client, analysis.pk, lambda a: a["status"] in TERMINAL,
-                      TIME_LIMIT_S + 30 - (time.monotonic() - created))  # fmt: skip
+        final = _poll(
+            client,
+            analysis.pk,
+            lambda a: a["status"] in TERMINAL,
+            TIME_LIMIT_S + 30 - (time.monotonic() - created),
+        )
         # The restart lost the queued chunks; once nothing moved for STALL_S and no worker held a chunk, a
         # read queued the unfinished ones again, and the run completed with every row exactly once.
         assert final["status"] == "succeeded", final.get("error")

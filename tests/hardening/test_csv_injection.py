@@ -34,7 +34,7 @@ def hostile_prices(catalog: Any) -> list[CloudPrice]:
             region=region,
             as_of=dt.date(2026, 1, 1 + i),
             source=source,
-        )  # fmt: skip
+        )
         for i, (source, region) in enumerate(HOSTILE)
     ]
 
@@ -57,8 +57,9 @@ def test_price_export_escapes_text_that_starts_like_a_formula(hostile_prices: An
         assert not any(value.startswith(("=", "+", "-", "@", "\t", "\r")) for value in row.values())
 
 
-def test_an_escaped_export_imports_back_unchanged(hostile_prices: Any, api_client: Any,
-                                                  staff_client: Any) -> None:  # fmt: skip
+def test_an_escaped_export_imports_back_unchanged(
+    hostile_prices: Any, api_client: Any, staff_client: Any
+) -> None:
     exported = api_client.get("/api/v1/cloud-prices/export/", {"provider": "aws"}).content
     # The importer strips whitespace around every cell (a leading tab or CR too): compare the rest.
     before = {(p.pk, p.source.strip(), p.region.strip()) for p in CloudPrice.objects.all()}

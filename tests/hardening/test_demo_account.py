@@ -15,8 +15,9 @@ def _load_demo(*args: str) -> str:
     return out.getvalue()
 
 
-def test_load_demo_with_debug_off_creates_no_account_and_says_so(catalog: Any, settings: Any,
-                                                                 django_user_model: Any) -> None:  # fmt: skip
+def test_load_demo_with_debug_off_creates_no_account_and_says_so(
+    catalog: Any, settings: Any, django_user_model: Any
+) -> None:
     settings.DEBUG = False
     output = _load_demo()
     assert "4 demo designs loaded" in output
@@ -29,8 +30,9 @@ def test_load_demo_with_debug_off_creates_no_account_and_says_so(catalog: Any, s
     assert not django_user_model.objects.filter(username="ops").exists()
 
 
-def test_load_demo_with_debug_on_creates_the_local_superuser(catalog: Any, settings: Any,
-                                                             django_user_model: Any) -> None:  # fmt: skip
+def test_load_demo_with_debug_on_creates_the_local_superuser(
+    catalog: Any, settings: Any, django_user_model: Any
+) -> None:
     settings.DEBUG = True
     output = _load_demo()
     assert "created superuser 'engineer' (password 'engineer') for local use" in output

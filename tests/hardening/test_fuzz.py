@@ -65,7 +65,9 @@ def wsgi_keeps_test_connection() -> Iterator[None]:
 
 
 @pytest.fixture
-def fuzz_env(db: Any, django_user_model: Any, settings: Any, wsgi_keeps_test_connection: None) -> dict[str, Any]:
+def fuzz_env(
+    db: Any, django_user_model: Any, settings: Any, wsgi_keeps_test_connection: None
+) -> dict[str, Any]:
     """The seed catalog, a staff user with a token (so catalog writes get past the permission check), a design
     with a fixed layout and one whose layout is searched."""
     from rest_framework.authtoken.models import Token
@@ -79,7 +81,7 @@ def fuzz_env(db: Any, django_user_model: Any, settings: Any, wsgi_keeps_test_con
     token = Token.objects.create(user=staff)
     fixed = design_services.design_create(
         owner=staff, name="fuzz fixed layout", spec={"parallelism": {"tp": 8, "pp": 4}}
-    )  # fmt: skip
+    )
     design_services.design_create(owner=staff, name="fuzz searched layout", spec={})
     return {"headers": {"Authorization": f"Token {token.key}"}, "design": fixed}
 
@@ -87,7 +89,11 @@ def fuzz_env(db: Any, django_user_model: Any, settings: Any, wsgi_keeps_test_con
 @schema.parametrize()
 # Derandomized: every run explores the same examples, so a red run means a change broke something, not that
 # the dice found an old bug. FUZZ_RANDOM=1 explores new examples when hunting.
-@hypothesis_settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
-                     derandomize=not os.environ.get("FUZZ_RANDOM"))  # fmt: skip
+@hypothesis_settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=not os.environ.get("FUZZ_RANDOM"),
+)
 def test_api_conforms_to_its_schema(case: Any, fuzz_env: dict[str, Any]) -> None:
     case.call_and_validate(headers=fuzz_env["headers"])

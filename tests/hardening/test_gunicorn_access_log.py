@@ -45,8 +45,9 @@ def _free_port() -> int:
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 
@@ -56,8 +57,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("gunicorn")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k not in ("REDIS_URL",)}
     # Its own SQLite file; debug on so that static files come from the finders without collectstatic.
-    env.update(DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}", DJANGO_SECRET_KEY="gunicorn-log-test",
-               DJANGO_DEBUG="1", DJANGO_ALLOWED_HOSTS="127.0.0.1", LOG_LEVEL="INFO")  # fmt: skip
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+        DJANGO_SECRET_KEY="gunicorn-log-test",
+        DJANGO_DEBUG="1",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        LOG_LEVEL="INFO",
+    )
     _manage(env, "migrate", "--noinput", "-v", "0")
     _manage(env, "load_catalog")
     token = _manage(env, "shell", "-c", MAKE_SHARE_LINK).strip().splitlines()[-1]
@@ -65,11 +71,26 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     access_log, output = tmp / "access.log", tmp / "gunicorn.out"
     with output.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "python:clusterdesigner.gunicorn_conf", "--bind",
-             f"127.0.0.1:{port}", "--workers", "1", "--access-logfile", str(access_log),
-             "clusterdesigner.wsgi:application"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                "python:clusterdesigner.gunicorn_conf",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "1",
+                "--access-logfile",
+                str(access_log),
+                "clusterdesigner.wsgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     served = Served(f"http://127.0.0.1:{port}", token, access_log, output, proc)
     try:
         deadline = time.monotonic() + 60

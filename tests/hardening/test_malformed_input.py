@@ -12,8 +12,10 @@ from apps.analysis.models import Analysis
 from apps.catalog.models import CloudPrice
 from apps.designs.models import Design, ShareLink
 
-SPEC = {"cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 8, "fabric": "ib-ndr400"},
-        "parallelism": {"tp": 8, "pp": 1}}  # fmt: skip
+SPEC = {
+    "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 8, "fabric": "ib-ndr400"},
+    "parallelism": {"tp": 8, "pp": 1},
+}
 SWEEP = {"accelerators": ["h100-sxm"], "nodes": [8], "pricing_models": ["on_demand"]}
 
 
@@ -68,15 +70,26 @@ def test_deep_json_in_an_edit_and_a_share_link_is_a_400(catalog: Any, user_clien
 
 
 SURROGATE_BODIES = [
-    ("design spec key", "/api/v1/designs/",
-     '{"name": "x", "spec": {"cluster": {"\\ud800": 1, "accelerator": "h100-sxm"}}}',
-     "spec.cluster.\\ud800"),
+    (
+        "design spec key",
+        "/api/v1/designs/",
+        '{"name": "x", "spec": {"cluster": {"\\ud800": 1, "accelerator": "h100-sxm"}}}',
+        "spec.cluster.\\ud800",
+    ),
     ("design name", "/api/v1/designs/", '{"name": "bad \\udfff name", "spec": {}}', "name"),
-    ("analysis params value", "/api/v1/analyses/",
-     '{"kind": "sweep", "params": {"accelerators": ["h100\\ud800"], "nodes": [8]}}', "params.accelerators.0"),
-    ("analysis params key", "/api/v1/analyses/", '{"kind": "recommend", "params": {"\\ud800x": 1}}',
-     "params.\\ud800x"),
-]  # fmt: skip
+    (
+        "analysis params value",
+        "/api/v1/analyses/",
+        '{"kind": "sweep", "params": {"accelerators": ["h100\\ud800"], "nodes": [8]}}',
+        "params.accelerators.0",
+    ),
+    (
+        "analysis params key",
+        "/api/v1/analyses/",
+        '{"kind": "recommend", "params": {"\\ud800x": 1}}',
+        "params.\\ud800x",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -95,30 +108,56 @@ ANALYSIS_CASES = [
     ("evaluate design list", "evaluate", {"design": [1]}, "params.design", "must be a number"),
     ("evaluate design missing", "evaluate", {}, "params.design", "required"),
     ("evaluate design huge", "evaluate", {"design": 2**70}, "params.design", "less than or equal to"),
-    ("evaluate version text", "evaluate", {"design": "{design}", "version": "abc"}, "params.version",
-     "must be a number"),
-    ("evaluate version list", "evaluate", {"design": "{design}", "version": [1]}, "params.version",
-     "must be a number"),
+    (
+        "evaluate version text",
+        "evaluate",
+        {"design": "{design}", "version": "abc"},
+        "params.version",
+        "must be a number",
+    ),
+    (
+        "evaluate version list",
+        "evaluate",
+        {"design": "{design}", "version": [1]},
+        "params.version",
+        "must be a number",
+    ),
     ("compare ids text", "compare", {"designs": ["a", "b"]}, "params.designs", "must be a number"),
     ("compare ids lists", "compare", {"designs": [[1], [2]]}, "params.designs", "must be a number"),
     ("compare null id", "compare", {"designs": [None, 1]}, "params.designs.0", "may not be null"),
     ("compare not a list", "compare", {"designs": "1,2"}, "params.designs", "must be a list"),
     ("sweep preset list", "sweep", {**SWEEP, "model": {"preset": []}}, "params.model.preset", "must be"),
     ("sweep preset object", "sweep", {**SWEEP, "model": {"preset": {}}}, "params.model.preset", "must be"),
-    ("sweep models preset", "sweep", {**SWEEP, "models": [{"preset": "llama3-8b"}, {"preset": [1]}]},
-     "params.models.1.preset", "must be"),
-    ("recommend preset list", "recommend", {"model": {"preset": []}, "tokens": 1e12}, "params.model.preset",
-     "must be"),
-    ("recommend preset object", "recommend", {"model": {"preset": {}}, "tokens": 1e12}, "params.model.preset",
-     "must be"),
-]  # fmt: skip
+    (
+        "sweep models preset",
+        "sweep",
+        {**SWEEP, "models": [{"preset": "llama3-8b"}, {"preset": [1]}]},
+        "params.models.1.preset",
+        "must be",
+    ),
+    (
+        "recommend preset list",
+        "recommend",
+        {"model": {"preset": []}, "tokens": 1e12},
+        "params.model.preset",
+        "must be",
+    ),
+    (
+        "recommend preset object",
+        "recommend",
+        {"model": {"preset": {}}, "tokens": 1e12},
+        "params.model.preset",
+        "must be",
+    ),
+]
 
 
-@pytest.mark.parametrize(("case", "kind", "params", "field", "reason"), ANALYSIS_CASES,
-                         ids=[c[0] for c in ANALYSIS_CASES])  # fmt: skip
-def test_malformed_analysis_params_are_a_400_naming_the_field(case: str, kind: str, params: dict[str, Any],
-                                                              field: str, reason: str, catalog: Any,
-                                                              user_client: Any) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("case", "kind", "params", "field", "reason"), ANALYSIS_CASES, ids=[c[0] for c in ANALYSIS_CASES]
+)
+def test_malformed_analysis_params_are_a_400_naming_the_field(
+    case: str, kind: str, params: dict[str, Any], field: str, reason: str, catalog: Any, user_client: Any
+) -> None:
     design = user_client.post("/api/v1/designs/", {"name": "x", "spec": SPEC}, format="json").json()
     params = json.loads(json.dumps(params).replace('"{design}"', str(design["id"])))
     response = user_client.post("/api/v1/analyses/", {"kind": kind, "params": params}, format="json")
@@ -126,19 +165,33 @@ def test_malformed_analysis_params_are_a_400_naming_the_field(case: str, kind: s
     assert not Analysis.objects.exists()
 
 
-@pytest.mark.parametrize("prefix", ["accelerators", "server-types", "fabrics", "switches", "storage-tiers",
-                                    "cloud-offerings", "cloud-prices"])  # fmt: skip
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "accelerators",
+        "server-types",
+        "fabrics",
+        "switches",
+        "storage-tiers",
+        "cloud-offerings",
+        "cloud-prices",
+    ],
+)
 @pytest.mark.parametrize("lookup", ["%00", "a%00b", "%F0%9F%92%A9", "x" * 300])
-def test_a_catalog_lookup_that_is_no_slug_is_a_404_without_sign_in(prefix: str, lookup: str, catalog: Any,
-                                                                   api_client: Any) -> None:  # fmt: skip
+def test_a_catalog_lookup_that_is_no_slug_is_a_404_without_sign_in(
+    prefix: str, lookup: str, catalog: Any, api_client: Any
+) -> None:
     response = api_client.get(f"/api/v1/{prefix}/{lookup}/")
     error = _assert_envelope(response, 404, None)
     assert error["code"] == "not_found"
 
 
 def test_catalog_lookups_by_slug_and_id_still_answer(catalog: Any, api_client: Any) -> None:
-    for prefix, slug in (("accelerators", "h100-sxm"), ("fabrics", "ib-ndr400"),
-                         ("cloud-offerings", "aws-p5-48xlarge")):  # fmt: skip
+    for prefix, slug in (
+        ("accelerators", "h100-sxm"),
+        ("fabrics", "ib-ndr400"),
+        ("cloud-offerings", "aws-p5-48xlarge"),
+    ):
         response = api_client.get(f"/api/v1/{prefix}/{slug}/")
         assert response.status_code == 200 and response.json()["slug"] == slug
     price = CloudPrice.objects.order_by("pk").first()
@@ -149,33 +202,79 @@ def test_catalog_lookups_by_slug_and_id_still_answer(catalog: Any, api_client: A
 LLAMA_8B = {"preset": "llama3-8b"}
 CUSTOM = {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 128256}
 SWEEP_BOUNDS = [
-    ("hidden 1e300", "sweep", {"model": {**LLAMA_8B, "hidden": 1e300}}, "params.model.hidden",
-     "from 1 to 10,000,000, got 1e+300"),
+    (
+        "hidden 1e300",
+        "sweep",
+        {"model": {**LLAMA_8B, "hidden": 1e300}},
+        "params.model.hidden",
+        "from 1 to 10,000,000, got 1e+300",
+    ),
     ("layers 1e300", "sweep", {"model": {**LLAMA_8B, "layers": 1e300}}, "params.model.layers", "from 1 to"),
     ("heads zero", "sweep", {"model": {**LLAMA_8B, "heads": 0}}, "params.model.heads", "from 1 to"),
-    ("vocab 1e12", "sweep", {"model": {**LLAMA_8B, "vocab": 10**12}}, "params.model.vocab",
-     "from 1 to 100,000,000"),
+    (
+        "vocab 1e12",
+        "sweep",
+        {"model": {**LLAMA_8B, "vocab": 10**12}},
+        "params.model.vocab",
+        "from 1 to 100,000,000",
+    ),
     ("seq_len negative", "sweep", {"model": {**LLAMA_8B, "seq_len": -1}}, "params.model.seq_len", "from 1"),
-    ("experts 1e9", "sweep", {"model": {**LLAMA_8B, "experts": 10**9, "top_k": 2}}, "params.model.experts",
-     "from 0 to 100,000"),
-    ("second model's ffn", "sweep", {"models": [LLAMA_8B, {**LLAMA_8B, "ffn_hidden": 1e300}]},
-     "params.models.1.ffn_hidden", "from 1 to"),
+    (
+        "experts 1e9",
+        "sweep",
+        {"model": {**LLAMA_8B, "experts": 10**9, "top_k": 2}},
+        "params.model.experts",
+        "from 0 to 100,000",
+    ),
+    (
+        "second model's ffn",
+        "sweep",
+        {"models": [LLAMA_8B, {**LLAMA_8B, "ffn_hidden": 1e300}]},
+        "params.models.1.ffn_hidden",
+        "from 1 to",
+    ),
     ("custom shape", "sweep", {"model": {**CUSTOM, "seq_len": 1e300}}, "params.model.seq_len", "from 1 to"),
-    ("batch 1e300 tokens", "sweep", {"training": {"tokens": 1e12, "global_batch_tokens": 1e300}},
-     "params.training.global_batch_tokens", "at most 1e+10"),
-    ("batch 1e300 sequences", "sweep", {"training": {"tokens": 1e12, "global_batch_seqs": 1e300}},
-     "params.training.global_batch_seqs", "at most 1e+08"),
-    ("tokens 1e300", "sweep", {"training": {"tokens": 1e300, "global_batch_tokens": 4194304}},
-     "params.training.tokens", "at most 1e+16"),
-    ("recommend hidden 1e300", "recommend", {"model": {**LLAMA_8B, "hidden": 1e300}, "tokens": 1e12},
-     "params.model.hidden", "from 1 to 10,000,000"),
-    ("recommend custom seq_len", "recommend", {"model": {**CUSTOM, "seq_len": 10**9}, "tokens": 1e12},
-     "params.model.seq_len", "from 1 to 100,000,000"),
-]  # fmt: skip
+    (
+        "batch 1e300 tokens",
+        "sweep",
+        {"training": {"tokens": 1e12, "global_batch_tokens": 1e300}},
+        "params.training.global_batch_tokens",
+        "at most 1e+10",
+    ),
+    (
+        "batch 1e300 sequences",
+        "sweep",
+        {"training": {"tokens": 1e12, "global_batch_seqs": 1e300}},
+        "params.training.global_batch_seqs",
+        "at most 1e+08",
+    ),
+    (
+        "tokens 1e300",
+        "sweep",
+        {"training": {"tokens": 1e300, "global_batch_tokens": 4194304}},
+        "params.training.tokens",
+        "at most 1e+16",
+    ),
+    (
+        "recommend hidden 1e300",
+        "recommend",
+        {"model": {**LLAMA_8B, "hidden": 1e300}, "tokens": 1e12},
+        "params.model.hidden",
+        "from 1 to 10,000,000",
+    ),
+    (
+        "recommend custom seq_len",
+        "recommend",
+        {"model": {**CUSTOM, "seq_len": 10**9}, "tokens": 1e12},
+        "params.model.seq_len",
+        "from 1 to 100,000,000",
+    ),
+]
 
 
-@pytest.mark.parametrize(("case", "kind", "change", "field", "reason"), SWEEP_BOUNDS,
-                         ids=[c[0] for c in SWEEP_BOUNDS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("case", "kind", "change", "field", "reason"), SWEEP_BOUNDS, ids=[c[0] for c in SWEEP_BOUNDS]
+)
 def test_a_sweep_with_an_absurd_shape_is_refused_at_creation(
     case: str, kind: str, change: dict[str, Any], field: str, reason: str, catalog: Any, user_client: Any
 ) -> None:

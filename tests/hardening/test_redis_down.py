@@ -22,8 +22,13 @@ from apps.designs.demo import demo_load
 from apps.designs.services import share_link_create
 from clusterdesigner.settings import caches_for
 
-PARAMS = {"model": {"preset": "llama3-8b"}, "training": {"tokens": 1e11, "global_batch_tokens": 2097152},
-          "accelerators": ["h100-sxm"], "nodes": [1], "pricing_models": ["own"]}  # fmt: skip
+PARAMS = {
+    "model": {"preset": "llama3-8b"},
+    "training": {"tokens": 1e11, "global_batch_tokens": 2097152},
+    "accelerators": ["h100-sxm"],
+    "nodes": [1],
+    "pricing_models": ["own"],
+}
 SWEEP = {"kind": "sweep", "params": PARAMS}
 
 
@@ -117,8 +122,10 @@ def test_charts_cached_before_redis_went_are_drawn_again_after(
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
     port = _free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
     try:
         import redis
 
@@ -155,8 +162,13 @@ def test_starting_an_analysis_with_the_broker_down_answers_503_with_retry_after(
     assert time.monotonic() - started < 10
     assert response.status_code == 503, response.content
     assert response["Retry-After"] == "10"
-    assert response.json() == {"error": {"code": "queue_unavailable", "fields": {}, "message": (
-        "The task queue is unavailable, so the analysis was not started; try again shortly.")}}  # fmt: skip
+    assert response.json() == {
+        "error": {
+            "code": "queue_unavailable",
+            "fields": {},
+            "message": ("The task queue is unavailable, so the analysis was not started; try again shortly."),
+        }
+    }
     # Nothing a retry would trip over: the row says it never ran, and does not stand in for a new request.
     (analysis,) = Analysis.objects.all()
     assert analysis.status == "failed" and "task queue was unreachable" in analysis.error

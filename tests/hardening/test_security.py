@@ -25,8 +25,9 @@ def _sign_in(client: Client, password: str, **extra: Any) -> Any:
     return client.post("/accounts/login/", {"username": "alice", "password": password}, **extra)
 
 
-def test_sign_in_answers_429_after_the_configured_number_of_failures(db: Any, django_user_model: Any,
-                                                                     settings: Any) -> None:  # fmt: skip
+def test_sign_in_answers_429_after_the_configured_number_of_failures(
+    db: Any, django_user_model: Any, settings: Any
+) -> None:
     settings.LOGIN_FAILURE_LIMIT = 3
     django_user_model.objects.create_user("alice", password="right-pw-123")
     client = Client()
@@ -38,8 +39,9 @@ def test_sign_in_answers_429_after_the_configured_number_of_failures(db: Any, dj
     assert "_auth_user_id" not in client.session
 
 
-def test_sign_in_limit_is_per_address_and_a_success_clears_it(db: Any, django_user_model: Any,
-                                                              settings: Any) -> None:  # fmt: skip
+def test_sign_in_limit_is_per_address_and_a_success_clears_it(
+    db: Any, django_user_model: Any, settings: Any
+) -> None:
     settings.LOGIN_FAILURE_LIMIT = 2
     django_user_model.objects.create_user("alice", password="right-pw-123")
     client = Client()
@@ -62,8 +64,12 @@ def test_session_api_writes_need_the_csrf_token(db: Any, django_user_model: Any)
     assert "CSRF" in refused.json()["error"]["message"]
     client.get("/designs/new/")  # sets the csrftoken cookie
     token = client.cookies["csrftoken"].value
-    accepted = client.post("/api/v1/designs/", {"name": "x", "spec": {"cluster": {"accelerator": "nope"}}},
-                           content_type="application/json", HTTP_X_CSRFTOKEN=token)  # fmt: skip
+    accepted = client.post(
+        "/api/v1/designs/",
+        {"name": "x", "spec": {"cluster": {"accelerator": "nope"}}},
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+    )
     assert accepted.status_code == 400  # past CSRF: the spec itself is what is wrong
 
 
@@ -74,8 +80,9 @@ def test_sign_in_form_needs_the_csrf_token(db: Any, django_user_model: Any) -> N
     page = client.get("/accounts/login/")
     token = client.cookies["csrftoken"].value
     assert 'name="csrfmiddlewaretoken"' in page.content.decode()
-    response = client.post("/accounts/login/", {"username": "alice", "password": "right-pw-123",
-                                                "csrfmiddlewaretoken": token})  # fmt: skip
+    response = client.post(
+        "/accounts/login/", {"username": "alice", "password": "right-pw-123", "csrfmiddlewaretoken": token}
+    )
     assert response.status_code == 302
 
 
@@ -102,13 +109,16 @@ def test_redaction_covers_both_share_paths() -> None:
 
 
 def _settings_with(**env: str) -> dict[str, Any]:
-    code = ("import json, clusterdesigner.settings as s; print(json.dumps({k: getattr(s, k, None) for k in "
-            "['SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SECURE_HSTS_SECONDS', 'SECURE_SSL_REDIRECT', "
-            "'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'DEBUG']}))")  # fmt: skip
+    code = (
+        "import json, clusterdesigner.settings as s; print(json.dumps({k: getattr(s, k, None) for k in "
+        "['SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SECURE_HSTS_SECONDS', 'SECURE_SSL_REDIRECT', "
+        "'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'DEBUG']}))"
+    )
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     full_env.update(DJANGO_SECRET_KEY="x" * 50, **env)
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=full_env, capture_output=True,
-                            text=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=full_env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     import json
 
@@ -124,8 +134,9 @@ def test_tls_settings_turn_on_secure_cookies_and_hsts() -> None:
     assert off["SESSION_COOKIE_SECURE"] is None and off["SECURE_HSTS_SECONDS"] is None
 
 
-def test_hsts_header_and_secure_session_cookie_over_tls(db: Any, django_user_model: Any,
-                                                        settings: Any) -> None:  # fmt: skip
+def test_hsts_header_and_secure_session_cookie_over_tls(
+    db: Any, django_user_model: Any, settings: Any
+) -> None:
     settings.SECURE_HSTS_SECONDS = 31536000
     settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     settings.SESSION_COOKIE_SECURE = True

@@ -16,10 +16,13 @@ from ..conftest import WorkerProcess
 pytestmark = pytest.mark.integration
 
 # 5 accelerators × 5 cluster sizes × 4 pricing models = 100 designs, each with a full layout search.
-SWEEP = {"model": {"preset": "llama3-70b"},
-         "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
-         "accelerators": ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"], "nodes": [16, 32, 64, 128, 256],
-         "pricing_models": ["on_demand", "reserved_1y", "spot", "own"]}  # fmt: skip
+SWEEP = {
+    "model": {"preset": "llama3-70b"},
+    "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+    "accelerators": ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"],
+    "nodes": [16, 32, 64, 128, 256],
+    "pricing_models": ["on_demand", "reserved_1y", "spot", "own"],
+}
 
 
 def _wait(analysis_id: int, until: Any, timeout: float) -> Analysis:
@@ -29,17 +32,24 @@ def _wait(analysis_id: int, until: Any, timeout: float) -> Analysis:
         if until(analysis):
             return analysis
         time.sleep(0.2)
-    raise AssertionError(f"timed out; status {analysis.status}, progress {analysis_progress(analysis=analysis)}")
+    raise AssertionError(
+        f"timed out; status {analysis.status}, progress {analysis_progress(analysis=analysis)}"
+    )
 
 
-def test_sweep_of_100_designs_completes_with_progress(celery_worker_process: Any, django_user_model: Any) -> None:
+def test_sweep_of_100_designs_completes_with_progress(
+    celery_worker_process: Any, django_user_model: Any
+) -> None:
     catalog_load_seed()
     user = django_user_model.objects.create_user("sweeper", password="pw-sweep-123")
     analysis = analysis_create(owner=user, kind="sweep", params=SWEEP)
     assert analysis.progress_total == 100
     seen: list[int] = []
-    final = _wait(analysis.pk, lambda a: seen.append(analysis_progress(analysis=a)[0]) or a.status in ("succeeded",
-                                                                                                       "failed"), 240)  # fmt: skip
+    final = _wait(
+        analysis.pk,
+        lambda a: seen.append(analysis_progress(analysis=a)[0]) or a.status in ("succeeded", "failed"),
+        240,
+    )
     assert final.status == "succeeded", final.error
     assert analysis_progress(analysis=final) == (100, 100)
     assert seen == sorted(seen)  # progress only moves forward
@@ -48,15 +58,18 @@ def test_sweep_of_100_designs_completes_with_progress(celery_worker_process: Any
     assert workers and all(w.startswith("w1@") for w in workers)
 
 
-def test_killing_the_worker_mid_run_loses_no_chunk_and_counts_none_twice(worker_env: dict[str, str],
-                                                                         django_user_model: Any) -> None:  # fmt: skip
+def test_killing_the_worker_mid_run_loses_no_chunk_and_counts_none_twice(
+    worker_env: dict[str, str], django_user_model: Any
+) -> None:
     catalog_load_seed()
     # A short visibility timeout, so the messages the killed worker held come back to the next worker quickly.
     env = {**worker_env, "CELERY_VISIBILITY_TIMEOUT": "8", "CELERY_RESTORE_INTERVAL": "2"}
     first = WorkerProcess(env, "w1")
     first.wait_ready()
     user = django_user_model.objects.create_user("sweeper2", password="pw-sweep-123")
-    analysis = analysis_create(owner=user, kind="sweep", params={**SWEEP, "nodes": [16, 32, 64, 128, 256, 512]})
+    analysis = analysis_create(
+        owner=user, kind="sweep", params={**SWEEP, "nodes": [16, 32, 64, 128, 256, 512]}
+    )
     total = analysis.progress_total
     try:
         _wait(analysis.pk, lambda a: analysis_progress(analysis=a)[0] >= 12, 120)

@@ -97,23 +97,41 @@ def test_the_default_offering_is_the_freshest_on_demand_price_of_the_accelerator
     from clusterdesigner.engine.offerings import CloudOfferingSpec, default_offering
 
     def offering(slug: str, acc: str, gpus: int, usd: float, as_of: str) -> CloudOfferingSpec:
-        return CloudOfferingSpec(slug=slug, provider="x", instance_type=slug, region="r", accelerator=acc,
-                                 gpu_count=gpus, usd_per_hour={"on_demand": usd},
-                                 price_as_of={"on_demand": as_of})  # fmt: skip
+        return CloudOfferingSpec(
+            slug=slug,
+            provider="x",
+            instance_type=slug,
+            region="r",
+            accelerator=acc,
+            gpu_count=gpus,
+            usd_per_hour={"on_demand": usd},
+            price_as_of={"on_demand": as_of},
+        )
 
-    rows = {o.slug: o for o in [
-        offering("old-cheap", "h100", 8, 10.0, "2025-01-01"),
-        offering("new-dear", "h100", 8, 90.0, "2026-09-01"),
-        offering("new-cheaper", "h100", 8, 60.0, "2026-09-01"),
-        offering("new-single", "h100", 1, 2.0, "2026-10-01"),
-        offering("other", "b200", 8, 1.0, "2026-11-01"),
-    ]}  # fmt: skip
+    rows = {
+        o.slug: o
+        for o in [
+            offering("old-cheap", "h100", 8, 10.0, "2025-01-01"),
+            offering("new-dear", "h100", 8, 90.0, "2026-09-01"),
+            offering("new-cheaper", "h100", 8, 60.0, "2026-09-01"),
+            offering("new-single", "h100", 1, 2.0, "2026-10-01"),
+            offering("other", "b200", 8, 1.0, "2026-11-01"),
+        ]
+    }
     assert default_offering(rows, accelerator="h100", gpus_per_node=8) == "new-cheaper"
     assert default_offering(rows, accelerator="h100", gpus_per_node=1) == "new-single"
     assert default_offering(rows, accelerator="mi300x", gpus_per_node=8) is None
     # Another pricing model: only offerings with that model's price count.
-    spot = CloudOfferingSpec(slug="spot-only", provider="x", instance_type="s", region="r", accelerator="h100",
-                             gpu_count=8, usd_per_hour={"spot": 20.0}, price_as_of={"spot": "2024-01-01"})  # fmt: skip
+    spot = CloudOfferingSpec(
+        slug="spot-only",
+        provider="x",
+        instance_type="s",
+        region="r",
+        accelerator="h100",
+        gpu_count=8,
+        usd_per_hour={"spot": 20.0},
+        price_as_of={"spot": "2024-01-01"},
+    )
     assert default_offering(
         {**rows, "spot-only": spot}, accelerator="h100", gpus_per_node=8, pricing_model="spot"
     ) == ("spot-only")

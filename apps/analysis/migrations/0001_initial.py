@@ -6,63 +6,133 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('designs', '0001_initial'),
+        ("designs", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Analysis',
+            name="Analysis",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('evaluate', 'Evaluate one design (with layout search)'), ('sweep', 'Sweep accelerators × node counts × pricing models'), ('compare', 'Compare 2 to 6 designs'), ('recommend', 'Recommend a cluster for a model, budget and deadline')], max_length=20)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='pending', max_length=20)),
-                ('params', models.JSONField(help_text='The request as the user gave it.')),
-                ('snapshot', models.JSONField(help_text='Every input the result depends on, catalog rows included.')),
-                ('input_hash', models.CharField(db_index=True, max_length=64)),
-                ('progress_total', models.PositiveIntegerField(default=0)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('deadline_at', models.DateTimeField(help_text='After this a run still going is marked failed.')),
-                ('design_version', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='analyses', to='designs.designversion')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='analyses', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("evaluate", "Evaluate one design (with layout search)"),
+                            ("sweep", "Sweep accelerators × node counts × pricing models"),
+                            ("compare", "Compare 2 to 6 designs"),
+                            ("recommend", "Recommend a cluster for a model, budget and deadline"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("params", models.JSONField(help_text="The request as the user gave it.")),
+                (
+                    "snapshot",
+                    models.JSONField(help_text="Every input the result depends on, catalog rows included."),
+                ),
+                ("input_hash", models.CharField(db_index=True, max_length=64)),
+                ("progress_total", models.PositiveIntegerField(default=0)),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "deadline_at",
+                    models.DateTimeField(help_text="After this a run still going is marked failed."),
+                ),
+                (
+                    "design_version",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="analyses",
+                        to="designs.designversion",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="analyses",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'analyses',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "analyses",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='AnalysisChunk',
+            name="AnalysisChunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('items', models.JSONField()),
-                ('size', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=20)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('worker', models.CharField(blank=True, max_length=200)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('analysis', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='analysis.analysis')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveIntegerField()),
+                ("items", models.JSONField()),
+                ("size", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("done", "Done"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("worker", models.CharField(blank=True, max_length=200)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "analysis",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chunks",
+                        to="analysis.analysis",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['analysis', 'index'],
+                "ordering": ["analysis", "index"],
             },
         ),
         migrations.AddIndex(
-            model_name='analysis',
-            index=models.Index(fields=['owner', '-created_at'], name='analysis_owner_created_idx'),
+            model_name="analysis",
+            index=models.Index(fields=["owner", "-created_at"], name="analysis_owner_created_idx"),
         ),
         migrations.AddConstraint(
-            model_name='analysischunk',
-            constraint=models.UniqueConstraint(fields=('analysis', 'index'), name='analysis_chunk_unique_index'),
+            model_name="analysischunk",
+            constraint=models.UniqueConstraint(
+                fields=("analysis", "index"), name="analysis_chunk_unique_index"
+            ),
         ),
     ]

@@ -4,25 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('analysis', '0001_initial'),
+        ("analysis", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='analysis',
-            name='requeued_at',
-            field=models.DateTimeField(blank=True, help_text='When chunks were last sent to the queue again after a stall.', null=True),
+            model_name="analysis",
+            name="requeued_at",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="When chunks were last sent to the queue again after a stall.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='analysis',
-            name='requeues',
+            model_name="analysis",
+            name="requeues",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='analysischunk',
-            name='started_at',
-            field=models.DateTimeField(blank=True, help_text='When a worker last took it.', null=True),
+            model_name="analysischunk",
+            name="started_at",
+            field=models.DateTimeField(blank=True, help_text="When a worker last took it.", null=True),
         ),
     ]

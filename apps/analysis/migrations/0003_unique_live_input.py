@@ -24,21 +24,20 @@ def fail_duplicate_live_analyses(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('analysis', '0002_stall_requeue'),
-        ('designs', '0001_initial'),
+        ("analysis", "0002_stall_requeue"),
+        ("designs", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RunPython(fail_duplicate_live_analyses, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name='analysis',
+            model_name="analysis",
             constraint=models.UniqueConstraint(
-                condition=models.Q(('status__in', ['pending', 'running', 'succeeded'])),
-                fields=('owner', 'input_hash'),
-                name='analysis_unique_live_input',
+                condition=models.Q(("status__in", ["pending", "running", "succeeded"])),
+                fields=("owner", "input_hash"),
+                name="analysis_unique_live_input",
             ),
         ),
     ]

@@ -6,187 +6,566 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Accelerator',
+            name="Accelerator",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
-                ('family', models.CharField(choices=[('ampere', 'NVIDIA Ampere'), ('ada', 'NVIDIA Ada Lovelace'), ('hopper', 'NVIDIA Hopper'), ('blackwell', 'NVIDIA Blackwell'), ('cdna3', 'AMD CDNA 3'), ('cdna4', 'AMD CDNA 4'), ('other', 'Other')], default='other', max_length=20)),
-                ('form_factor', models.CharField(blank=True, max_length=100)),
-                ('memory_gib', models.FloatField(help_text='Device memory, GiB.', validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('memory_type', models.CharField(blank=True, max_length=40)),
-                ('hbm_bandwidth_tbps', models.FloatField(help_text='Memory bandwidth, TB/s.', validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('tf32_dense_tflops', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('bf16_dense_tflops', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('fp8_dense_tflops', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('fp4_dense_tflops', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('measured_bf16_matmul_tflops', models.FloatField(blank=True, help_text='Measured maximum achievable BF16 matmul TFLOP/s.', null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('measured_fp8_matmul_tflops', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('scaleup_link', models.CharField(blank=True, help_text='NVLink, XGMI, or none.', max_length=100)),
-                ('scaleup_bandwidth_gbps', models.FloatField(default=0, help_text='Scale-up GB/s per GPU, one direction; 0 when none.', validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('scaleup_domain_gpus', models.PositiveIntegerField(default=1, validators=[django.core.validators.MinValueValidator(1)])),
-                ('has_nvlink', models.BooleanField(default=False)),
-                ('tdp_w', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('list_price_usd', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "family",
+                    models.CharField(
+                        choices=[
+                            ("ampere", "NVIDIA Ampere"),
+                            ("ada", "NVIDIA Ada Lovelace"),
+                            ("hopper", "NVIDIA Hopper"),
+                            ("blackwell", "NVIDIA Blackwell"),
+                            ("cdna3", "AMD CDNA 3"),
+                            ("cdna4", "AMD CDNA 4"),
+                            ("other", "Other"),
+                        ],
+                        default="other",
+                        max_length=20,
+                    ),
+                ),
+                ("form_factor", models.CharField(blank=True, max_length=100)),
+                (
+                    "memory_gib",
+                    models.FloatField(
+                        help_text="Device memory, GiB.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                ("memory_type", models.CharField(blank=True, max_length=40)),
+                (
+                    "hbm_bandwidth_tbps",
+                    models.FloatField(
+                        help_text="Memory bandwidth, TB/s.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "tf32_dense_tflops",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "bf16_dense_tflops",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "fp8_dense_tflops",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "fp4_dense_tflops",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "measured_bf16_matmul_tflops",
+                    models.FloatField(
+                        blank=True,
+                        help_text="Measured maximum achievable BF16 matmul TFLOP/s.",
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "measured_fp8_matmul_tflops",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "scaleup_link",
+                    models.CharField(blank=True, help_text="NVLink, XGMI, or none.", max_length=100),
+                ),
+                (
+                    "scaleup_bandwidth_gbps",
+                    models.FloatField(
+                        default=0,
+                        help_text="Scale-up GB/s per GPU, one direction; 0 when none.",
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                (
+                    "scaleup_domain_gpus",
+                    models.PositiveIntegerField(
+                        default=1, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                ("has_nvlink", models.BooleanField(default=False)),
+                (
+                    "tdp_w",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "list_price_usd",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
             ],
             options={
-                'ordering': ['vendor__name', 'name'],
+                "ordering": ["vendor__name", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Fabric',
+            name="Fabric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
-                ('kind', models.CharField(choices=[('infiniband', 'InfiniBand'), ('roce', 'RoCE'), ('ethernet', 'Ethernet'), ('efa', 'AWS EFA')], max_length=20)),
-                ('port_gbps', models.FloatField(help_text='Gb/s per port.', validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('latency_us', models.FloatField(help_text='Port-to-port latency, µs.', validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('collective_efficiency', models.FloatField(help_text='Fraction of line rate that large all-reduces reach.', validators=[django.core.validators.MinValueValidator(0.01)])),
-                ('efficiency_source', models.TextField(blank=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("infiniband", "InfiniBand"),
+                            ("roce", "RoCE"),
+                            ("ethernet", "Ethernet"),
+                            ("efa", "AWS EFA"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "port_gbps",
+                    models.FloatField(
+                        help_text="Gb/s per port.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "latency_us",
+                    models.FloatField(
+                        help_text="Port-to-port latency, µs.",
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                (
+                    "collective_efficiency",
+                    models.FloatField(
+                        help_text="Fraction of line rate that large all-reduces reach.",
+                        validators=[django.core.validators.MinValueValidator(0.01)],
+                    ),
+                ),
+                ("efficiency_source", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['kind', '-port_gbps'],
+                "ordering": ["kind", "-port_gbps"],
             },
         ),
         migrations.CreateModel(
-            name='StorageTier',
+            name="StorageTier",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
-                ('kind', models.CharField(choices=[('local_nvme', 'Local NVMe'), ('parallel_fs', 'Parallel file system'), ('nfs', 'NFS'), ('object_store', 'Object store')], max_length=20)),
-                ('read_gbps', models.FloatField(help_text='Read GB/s.', validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('write_gbps', models.FloatField(help_text='Write GB/s.', validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('scope', models.CharField(choices=[('per_node', 'Per node'), ('aggregate', 'Aggregate')], max_length=20)),
-                ('usd_per_tb_month', models.FloatField(validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("local_nvme", "Local NVMe"),
+                            ("parallel_fs", "Parallel file system"),
+                            ("nfs", "NFS"),
+                            ("object_store", "Object store"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "read_gbps",
+                    models.FloatField(
+                        help_text="Read GB/s.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "write_gbps",
+                    models.FloatField(
+                        help_text="Write GB/s.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "scope",
+                    models.CharField(
+                        choices=[("per_node", "Per node"), ("aggregate", "Aggregate")], max_length=20
+                    ),
+                ),
+                (
+                    "usd_per_tb_month",
+                    models.FloatField(
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")]
+                    ),
+                ),
             ],
             options={
-                'ordering': ['kind', 'name'],
+                "ordering": ["kind", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Vendor',
+            name="Vendor",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='CloudOffering',
+            name="CloudOffering",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('slug', models.SlugField(max_length=80, unique=True)),
-                ('provider', models.CharField(choices=[('aws', 'AWS'), ('gcp', 'Google Cloud'), ('azure', 'Microsoft Azure'), ('oci', 'Oracle Cloud'), ('coreweave', 'CoreWeave'), ('lambda', 'Lambda'), ('other', 'Other')], max_length=20)),
-                ('instance_type', models.CharField(max_length=100)),
-                ('region', models.CharField(blank=True, max_length=100)),
-                ('gpu_count', models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)])),
-                ('network_gbps', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('spot_preemptions_per_day', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('accelerator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='cloud_offerings', to='catalog.accelerator')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                ("slug", models.SlugField(max_length=80, unique=True)),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[
+                            ("aws", "AWS"),
+                            ("gcp", "Google Cloud"),
+                            ("azure", "Microsoft Azure"),
+                            ("oci", "Oracle Cloud"),
+                            ("coreweave", "CoreWeave"),
+                            ("lambda", "Lambda"),
+                            ("other", "Other"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("instance_type", models.CharField(max_length=100)),
+                ("region", models.CharField(blank=True, max_length=100)),
+                (
+                    "gpu_count",
+                    models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                (
+                    "network_gbps",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "spot_preemptions_per_day",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                (
+                    "accelerator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="cloud_offerings",
+                        to="catalog.accelerator",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['provider', 'instance_type'],
+                "ordering": ["provider", "instance_type"],
             },
         ),
         migrations.CreateModel(
-            name='CloudPrice',
+            name="CloudPrice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('pricing_model', models.CharField(choices=[('on_demand', 'On-demand'), ('reserved_1y', 'Reserved 1 year'), ('reserved_3y', 'Reserved 3 years'), ('spot', 'Spot')], max_length=20)),
-                ('usd_per_hour', models.FloatField(help_text='Price per instance-hour.', validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('currency', models.CharField(default='USD', max_length=3)),
-                ('region', models.CharField(blank=True, max_length=100)),
-                ('offering', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prices', to='catalog.cloudoffering')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                (
+                    "pricing_model",
+                    models.CharField(
+                        choices=[
+                            ("on_demand", "On-demand"),
+                            ("reserved_1y", "Reserved 1 year"),
+                            ("reserved_3y", "Reserved 3 years"),
+                            ("spot", "Spot"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "usd_per_hour",
+                    models.FloatField(
+                        help_text="Price per instance-hour.",
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                ("currency", models.CharField(default="USD", max_length=3)),
+                ("region", models.CharField(blank=True, max_length=100)),
+                (
+                    "offering",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="prices",
+                        to="catalog.cloudoffering",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['offering__slug', 'pricing_model', '-as_of'],
+                "ordering": ["offering__slug", "pricing_model", "-as_of"],
             },
         ),
         migrations.CreateModel(
-            name='Switch',
+            name="Switch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('slug', models.SlugField(max_length=60, unique=True)),
-                ('name', models.CharField(max_length=120)),
-                ('fabric_kind', models.CharField(choices=[('infiniband', 'InfiniBand'), ('roce', 'RoCE'), ('ethernet', 'Ethernet'), ('efa', 'AWS EFA')], max_length=20)),
-                ('ports', models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(2)])),
-                ('port_gbps', models.FloatField(validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('price_usd', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('power_w', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('vendor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='switches', to='catalog.vendor')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                ("slug", models.SlugField(max_length=60, unique=True)),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "fabric_kind",
+                    models.CharField(
+                        choices=[
+                            ("infiniband", "InfiniBand"),
+                            ("roce", "RoCE"),
+                            ("ethernet", "Ethernet"),
+                            ("efa", "AWS EFA"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "ports",
+                    models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(2)]),
+                ),
+                (
+                    "port_gbps",
+                    models.FloatField(
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ]
+                    ),
+                ),
+                (
+                    "price_usd",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                (
+                    "power_w",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                (
+                    "vendor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="switches",
+                        to="catalog.vendor",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'switches',
-                'ordering': ['name'],
+                "verbose_name_plural": "switches",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ServerType',
+            name="ServerType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.TextField(help_text='Citation or URL for the figures in this row.')),
-                ('as_of', models.DateField(help_text='Date the figures were last known to be valid.')),
-                ('notes', models.TextField(blank=True)),
-                ('slug', models.SlugField(max_length=60, unique=True)),
-                ('name', models.CharField(max_length=120)),
-                ('gpus_per_node', models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)])),
-                ('nics_per_node', models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)])),
-                ('nic_gbps', models.FloatField(help_text='Gb/s per NIC.', validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('node_power_kw', models.FloatField(validators=[django.core.validators.MinValueValidator(1e-06, 'must be greater than zero')])),
-                ('price_usd', models.FloatField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0, 'must not be negative')])),
-                ('accelerator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='server_types', to='catalog.accelerator')),
-                ('vendor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='server_types', to='catalog.vendor')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source", models.TextField(help_text="Citation or URL for the figures in this row.")),
+                ("as_of", models.DateField(help_text="Date the figures were last known to be valid.")),
+                ("notes", models.TextField(blank=True)),
+                ("slug", models.SlugField(max_length=60, unique=True)),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "gpus_per_node",
+                    models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                (
+                    "nics_per_node",
+                    models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                (
+                    "nic_gbps",
+                    models.FloatField(
+                        help_text="Gb/s per NIC.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ],
+                    ),
+                ),
+                (
+                    "node_power_kw",
+                    models.FloatField(
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06, "must be greater than zero")
+                        ]
+                    ),
+                ),
+                (
+                    "price_usd",
+                    models.FloatField(
+                        blank=True,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0, "must not be negative")],
+                    ),
+                ),
+                (
+                    "accelerator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="server_types",
+                        to="catalog.accelerator",
+                    ),
+                ),
+                (
+                    "vendor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="server_types",
+                        to="catalog.vendor",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='accelerator',
-            name='vendor',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='accelerators', to='catalog.vendor'),
+            model_name="accelerator",
+            name="vendor",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="accelerators", to="catalog.vendor"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='cloudoffering',
-            constraint=models.UniqueConstraint(fields=('provider', 'instance_type', 'region'), name='catalog_offering_unique_per_region'),
+            model_name="cloudoffering",
+            constraint=models.UniqueConstraint(
+                fields=("provider", "instance_type", "region"), name="catalog_offering_unique_per_region"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='cloudprice',
-            constraint=models.UniqueConstraint(fields=('offering', 'pricing_model', 'region', 'as_of'), name='catalog_price_unique_per_date'),
+            model_name="cloudprice",
+            constraint=models.UniqueConstraint(
+                fields=("offering", "pricing_model", "region", "as_of"), name="catalog_price_unique_per_date"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='cloudprice',
-            constraint=models.CheckConstraint(condition=models.Q(('usd_per_hour__gte', 0)), name='catalog_price_not_negative'),
+            model_name="cloudprice",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("usd_per_hour__gte", 0)), name="catalog_price_not_negative"
+            ),
         ),
     ]

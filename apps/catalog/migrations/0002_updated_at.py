@@ -3,7 +3,16 @@ from __future__ import annotations
 import django.utils.timezone
 from django.db import migrations, models
 
-MODELS = ["vendor", "accelerator", "servertype", "fabric", "switch", "storagetier", "cloudoffering", "cloudprice"]
+MODELS = [
+    "vendor",
+    "accelerator",
+    "servertype",
+    "fabric",
+    "switch",
+    "storagetier",
+    "cloudoffering",
+    "cloudprice",
+]
 
 
 class Migration(migrations.Migration):

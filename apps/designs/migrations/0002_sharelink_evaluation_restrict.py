@@ -5,15 +5,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('designs', '0001_initial'),
+        ("designs", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='sharelink',
-            name='evaluation',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='share_links', to='designs.evaluation'),
+            model_name="sharelink",
+            name="evaluation",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.RESTRICT,
+                related_name="share_links",
+                to="designs.evaluation",
+            ),
         ),
     ]

@@ -96,9 +96,12 @@ class Command(BaseCommand):
             dated = as_of or dt.date.fromtimestamp(path.stat().st_mtime)
             try:
                 result = services.cloud_price_import_skypilot(
-                    cloud=cloud, content=path.read_bytes(), as_of=dated, all_regions=all_regions,
+                    cloud=cloud,
+                    content=path.read_bytes(),
+                    as_of=dated,
+                    all_regions=all_regions,
                     source=services.SKYPILOT_SOURCE.format(cloud=cloud) + f", read from {path}",
-                )  # fmt: skip
+                )
             except services.PriceImportError as exc:
                 self.stderr.write(f"{cloud}: {path}: {exc}")
                 for error in exc.errors:
