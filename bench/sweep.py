@@ -1,5 +1,6 @@
-"""Sweep throughput on real Celery workers: 10 accelerators × 12 cluster sizes × 4 pricing models (480 designs),
-each with a full layout search for a 70B model, on 1 and on 2 worker processes. Target: under 30 s with 2.
+"""Sweep throughput on real Celery workers: 10 accelerators × 12 cluster sizes × 4 pricing models
+(480 designs), each with a full layout search for a 70B model, on 1 and on 2 worker processes. Target:
+under 30 s with 2.
 
 Needs PostgreSQL and Redis (it uses its own database and Redis db so it can run beside the tests):
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/clusterdesigner_bench \
@@ -124,8 +125,8 @@ def main() -> None:
     catalog_load_seed()
     redis.Redis.from_url(REDIS_URL).flushdb()
     print(
-        f"sweep: {len(ACCELERATORS)} accelerators × {len(NODES)} sizes × {len(PRICING)} pricing models, Llama-3 70B, "
-        "layout search per design"
+        f"sweep: {len(ACCELERATORS)} accelerators × {len(NODES)} sizes × {len(PRICING)} pricing models, "
+        "Llama-3 70B, layout search per design"
     )
     for workers in (1, 2):
         elapsed, designs = run(workers)

@@ -1,4 +1,5 @@
-"""API plumbing shared by every app: the error envelope (permissions and pagination: clusterdesigner.permissions).
+"""API plumbing shared by every app: the error envelope (permissions and pagination:
+clusterdesigner.permissions).
 
 Every error response has one shape::
 

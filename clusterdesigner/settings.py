@@ -68,7 +68,8 @@ if not SECRET_KEY and TESTING:
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it to a long random string, or set DJANGO_DEBUG=1 for local use."
+            "DJANGO_SECRET_KEY is not set. Set it to a long random string, "
+            "or set DJANGO_DEBUG=1 for local use."
         )
     SECRET_KEY = "insecure-development-key-only-used-with-DJANGO_DEBUG"
 
@@ -213,7 +214,8 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
         "rest_framework.filters.SearchFilter",
     ],
-    # DRF's parsers with the body size limit Django applies only to request.body, and JSON NaN/Infinity refused.
+    # DRF's parsers with the body size limit Django applies only to request.body, and JSON NaN/Infinity
+    # refused.
     "DEFAULT_PARSER_CLASSES": [
         "clusterdesigner.parsers.JSONParser",
         "clusterdesigner.parsers.FormParser",
@@ -256,9 +258,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
-# Without a broker (make run) an analysis's chunks run one by one on a background thread of the web process, so
-# the POST answers 202 at once and the page sees progress as chunks finish. Tests run them in the request unless
-# a test asks for the thread (they assert on finished results right after the POST).
+# Without a broker (make run) an analysis's chunks run one by one on a background thread of the web
+# process, so the POST answers 202 at once and the page sees progress as chunks finish. Tests run them in
+# the request unless a test asks for the thread (they assert on finished results right after the POST).
 ANALYSIS_RUN_IN_THREAD = env_bool("ANALYSIS_RUN_IN_THREAD", not REDIS_URL and not TESTING)
 # In-process mode a failed chunk is recorded on the analysis (status "failed" with its message), not raised.
 CELERY_TASK_EAGER_PROPAGATES = False
@@ -271,7 +273,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "600"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "540"))
 # acks_late + Redis: a message a dead worker held comes back after visibility_timeout. Kombu scans for such
-# messages every interval × throttle seconds (default 10 × 10); scan every 30 s so the wait is about the timeout.
+# messages every interval × throttle seconds (default 10 × 10); scan every 30 s so the wait is about the
+# timeout.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900")),
     "unacked_restore_interval": int(os.environ.get("CELERY_RESTORE_INTERVAL", "30")),

@@ -38,7 +38,8 @@ urlpatterns = [
     path("", include("apps.dashboard.urls")),
 ]
 
-# Under /api/ Django's own 400, a URL that matches no route, and an unhandled error answer with the JSON error envelope.
+# Under /api/ Django's own 400, a URL that matches no route, and an unhandled error answer with the JSON
+# error envelope.
 handler400 = "clusterdesigner.api.bad_request"
 handler404 = "clusterdesigner.api.page_not_found"
 handler500 = "clusterdesigner.api.server_error"

@@ -182,7 +182,6 @@ class WorkerProcess:
 @pytest.fixture
 def worker_env(transactional_db: Any, postgres_required: None, redis_url: str) -> dict[str, str]:
     import redis
-
     from django.conf import settings
 
     # A clean queue, so no message left by an earlier test reaches this worker. Only this run's keys go:

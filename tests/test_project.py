@@ -27,7 +27,8 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 def test_importing_the_engine_loads_neither_django_nor_celery() -> None:
     result = _python(
         "import sys, pkgutil, importlib, clusterdesigner.engine as e\n"
-        "for m in pkgutil.iter_modules(e.__path__): importlib.import_module('clusterdesigner.engine.' + m.name)\n"
+        "for m in pkgutil.iter_modules(e.__path__): "
+        "importlib.import_module('clusterdesigner.engine.' + m.name)\n"
         "print(sorted(n for n in sys.modules if n.split('.')[0] in {'django', 'celery', 'rest_framework'}))"
     )
     assert result.returncode == 0, result.stderr

@@ -167,7 +167,8 @@ def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[s
 
 
 def pareto_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows not dominated in (cost, days): no other row is at least as cheap and as fast, and better in one."""
+    """Rows not dominated in (cost, days): no other row is at least as cheap and as fast, and better
+    in one."""
     usable = [
         r
         for r in rows
@@ -245,7 +246,8 @@ def recommend(
             quick = min(faster, key=lambda r: r["days"])
             reasons.append(
                 f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
-                f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more ({quick['accelerator']} × {quick['gpus']} GPUs, "
+                f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more "
+                f"({quick['accelerator']} × {quick['gpus']} GPUs, "
                 f"{quick['pricing_model']})"
             )
     else:
@@ -263,7 +265,8 @@ def recommend(
     thumb = rule_of_thumb(params_b)
     if thumb and choice:
         reasons.append(
-            f"rule of thumb for {params_b:.1f}B parameters: {thumb}; the engines' choice: {choice['gpus']} GPUs"
+            f"rule of thumb for {params_b:.1f}B parameters: {thumb}; "
+            f"the engines' choice: {choice['gpus']} GPUs"
         )
     return {"recommendation": choice, "reasons": reasons, "rule_of_thumb_gpus": thumb}
 

@@ -92,3 +92,6 @@ class AnalysisChunk(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["analysis", "index"], name="analysis_chunk_unique_index")
         ]
+
+    def __str__(self) -> str:
+        return f"analysis {self.analysis_id} chunk {self.index} ({self.status})"

@@ -13,9 +13,11 @@ from clusterdesigner.api import StrictJSONTypes
 class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
     params = serializers.DictField(
-        help_text="evaluate: {design, version?}; compare: {designs: [2-6 ids]}; sweep: {model|models, training, "
-        "accelerators, nodes, pricing_models, ...}; recommend: {model, tokens, deadline_days, budget_usd, "
-        "interruption_tolerance}."
+        help_text=(
+            "evaluate: {design, version?}; compare: {designs: [2-6 ids]}; "
+            "sweep: {model|models, training, accelerators, nodes, pricing_models, ...}; "
+            "recommend: {model, tokens, deadline_days, budget_usd, interruption_tolerance}."
+        )
     )
 
 

@@ -1,4 +1,5 @@
-"""Analysis writes: build the snapshot and its chunks, enqueue them, record each chunk once, finish the run."""
+"""Analysis writes: build the snapshot and its chunks, enqueue them, record each chunk once, finish
+the run."""
 
 from __future__ import annotations
 
@@ -175,7 +176,8 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
         }
         index = 0
         try:
-            for index, model in enumerate(models):
+            # ``index`` is read after the loop, in the except clause: which model the engines refused.
+            for index, model in enumerate(models):  # noqa: B007
                 training.parse_problem(
                     {"model": model, "training": params["training"], "cluster": cluster},
                     **catalog.training_kwargs(),

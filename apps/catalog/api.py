@@ -32,7 +32,8 @@ ERRORS = {
     409: OpenApiResponse(ErrorSerializer, description="Other catalog entries still refer to this one."),
     413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
 }
-# Anyone reads the catalog, signed in or not; the schema says so, so clients (and fuzzers) need no credentials.
+# Anyone reads the catalog, signed in or not; the schema says so, so clients (and fuzzers) need no
+# credentials.
 READ_AUTH = [{"tokenAuth": []}, {"cookieAuth": []}, {}]
 
 
@@ -171,8 +172,10 @@ class CloudPriceViewSet(CatalogViewSet):
     @extend_schema(
         request={"multipart/form-data": serializers.PriceImportSerializer},
         responses={201: serializers.PriceImportResultSerializer, **_errors(400, 401, 403, 413)},
-        description="Import negotiated prices from CSV. Every row is validated; if any row is bad, nothing is "
-        "imported and each bad row is reported by line number and reason.",
+        description=(
+            "Import negotiated prices from CSV. Every row is validated; if any row is bad, nothing is "
+            "imported and each bad row is reported by line number and reason."
+        ),
     )
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser])
     def import_csv(self, request: Request) -> Response:

@@ -23,7 +23,7 @@ from clusterdesigner.api import StrictJSONTypes
 
 class CleanedModelSerializer(StrictJSONTypes, serializers.ModelSerializer):
     """Runs the model's clean() so the API and the admin enforce the same one-row rules, and refuses JSON values
-    of the wrong type (0 for a name) instead of coercing them."""
+    of the wrong type (0 for a name) instead of coercing them."""  # noqa: E501 (drf-spectacular publishes this text)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance or self.Meta.model()
@@ -234,8 +234,8 @@ class PriceImportSerializer(serializers.Serializer):
     )
 
     def validate_file(self, value: Any) -> str:
-        """The file's text: over the size limit, not UTF-8, or not text at all (NUL bytes) is a 400 here, before
-        the CSV reader sees it."""
+        """The file's text: over the size limit, not UTF-8, or not text at all (NUL bytes) is a 400 here,
+        before the CSV reader sees it."""
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and value.size > limit:
             raise serializers.ValidationError(f"file is {value.size} bytes; the limit is {limit} bytes")

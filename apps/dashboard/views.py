@@ -529,8 +529,9 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
 
 
 def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
-    """The offering each accelerator's cloud rows of a sweep were priced on, per pricing model, as its snapshot
-    recorded it, with the price used and its date: a reader sees which instance a "b200 spot" cell means."""
+    """The offering each accelerator's cloud rows of a sweep were priced on, per pricing model, as its
+    snapshot recorded it, with the price used and its date: a reader sees which instance a "b200 spot"
+    cell means."""
     records = {o["slug"]: o for o in (snapshot.get("catalog") or {}).get("cloud_offerings") or []}
     params = snapshot.get("params") or {}
     models = [m for m in params.get("pricing_models") or [] if m != "own"]

@@ -183,8 +183,10 @@ class DesignViewSet(
         request=None,
         parameters=[OpenApiParameter("version", int, description="Version to evaluate (default: current).")],
         responses={200: EvaluationSerializer, 202: AnalysisStartedSerializer, **ERRORS},
-        description="Training and cost result for a fixed layout, synchronously. For a design whose layout is "
-        '"search", starts an analysis and answers 202 with its id and URL.',
+        description=(
+            "Training and cost result for a fixed layout, synchronously. For a design whose layout is "
+            '"search", starts an analysis and answers 202 with its id and URL.'
+        ),
     )
     @action(detail=True, methods=["post"])
     def evaluate(self, request: Request, pk: str) -> Response:
@@ -219,7 +221,9 @@ class DesignViewSet(
             OpenApiParameter("version", int),
         ],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
-        description="Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout.",
+        description=(
+            "Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout."
+        ),
     )
     @action(detail=True, methods=["get"], url_path="export", content_negotiation_class=ExportNegotiation)
     def export(self, request: Request, pk: str) -> HttpResponse:

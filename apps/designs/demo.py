@@ -19,8 +19,10 @@ LLAMA_70B_1T = {
 DEMOS: list[dict[str, Any]] = [
     {
         "name": "70B on 1T tokens: 64 H100 nodes on-demand",
-        "description": "Published comparison 1 of 3: Llama-3-70B-shaped model, 1 trillion tokens, 64 × 8 H100 SXM "
-        "on AWS p5.48xlarge on-demand.",
+        "description": (
+            "Published comparison 1 of 3: Llama-3-70B-shaped model, 1 trillion tokens, 64 × 8 H100 SXM "
+            "on AWS p5.48xlarge on-demand."
+        ),
         "spec": {
             "workload": LLAMA_70B_1T,
             "cluster": {
@@ -51,9 +53,11 @@ DEMOS: list[dict[str, Any]] = [
     },
     {
         "name": "70B on 1T tokens: 48 B200 nodes on spot",
-        "description": "Published comparison 2 of 3: the same model and tokens on 48 × 8 B200 (AWS p6-b200.48xlarge) "
-        "at spot prices (the comparison's own spot price, $45.57 a node-hour, is an input; the catalog's spot sample "
-        "of 2026-09-19 is $42.09).",
+        "description": (
+            "Published comparison 2 of 3: the same model and tokens on 48 × 8 B200 "
+            "(AWS p6-b200.48xlarge) at spot prices (the comparison's own spot price, $45.57 a node-hour, "
+            "is an input; the catalog's spot sample of 2026-09-19 is $42.09)."
+        ),
         "spec": {
             "workload": {
                 **LLAMA_70B_1T,  # 768 sequences, so the batch splits over dp 24
@@ -93,8 +97,11 @@ DEMOS: list[dict[str, Any]] = [
     },
     {
         "name": "70B on 1T tokens: 32 H100 nodes reserved",
-        "description": "Published comparison 3 of 3: 32 × 8 H100 SXM on a 1-year reservation (the reserved price is "
-        "an input: the catalog has no published p5 1-year rate after the June 2025 cut).",
+        "description": (
+            "Published comparison 3 of 3: 32 × 8 H100 SXM on a 1-year reservation "
+            "(the reserved price is an input: the catalog has no published p5 1-year rate "
+            "after the June 2025 cut)."
+        ),
         "spec": {
             "workload": LLAMA_70B_1T,
             "cluster": {
@@ -131,8 +138,11 @@ DEMOS: list[dict[str, Any]] = [
     },
     {
         "name": "8 × 8 H200 owned for 2 years vs AWS reserved",
-        "description": "Published comparison: 8 nodes of 8 H200 bought and run for 2 years against the same capacity "
-        "on AWS p5e.48xlarge reserved (illustrative inputs: $230,000 a server, 10.2 kW a node, $0.08/kWh).",
+        "description": (
+            "Published comparison: 8 nodes of 8 H200 bought and run for 2 years "
+            "against the same capacity on AWS p5e.48xlarge reserved "
+            "(illustrative inputs: $230,000 a server, 10.2 kW a node, $0.08/kWh)."
+        ),
         "spec": {
             "workload": {
                 "model": {"preset": "llama3-8b"},

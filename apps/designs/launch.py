@@ -368,7 +368,8 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
 
     Checks what Megatron would reject at start-up: tp·pp·dp·cp must equal nodes × GPUs per node; the global
     batch (sequences) must divide by micro_batch × dp; with vpp > 1 the layers (or the layers + 2, with
-    the embedding and the loss counted as layers) must split evenly into pp × vpp chunks. Raises ValueError with the reason.
+    the embedding and the loss counted as layers) must split evenly into pp × vpp chunks. Raises ValueError
+    with the reason.
     """
     layout = chosen_layout(evaluation)
     cluster = _cluster(evaluation)

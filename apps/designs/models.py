@@ -46,7 +46,8 @@ class Design(models.Model):
 
 
 class DesignVersion(models.Model):
-    """One saved state of a design: the full spec (workload, cluster, layout, cost assumptions). Never edited."""
+    """One saved state of a design: the full spec (workload, cluster, layout, cost assumptions). Never
+    edited."""
 
     design = models.ForeignKey(Design, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
@@ -69,7 +70,8 @@ class DesignVersion(models.Model):
 
 
 class Evaluation(models.Model):
-    """A stored evaluation of one design version: the input snapshot (spec and catalog rows) and the result."""
+    """A stored evaluation of one design version: the input snapshot (spec and catalog rows) and the
+    result."""
 
     version = models.ForeignKey(DesignVersion, on_delete=models.CASCADE, related_name="evaluations")
     input_hash = models.CharField(max_length=64)
@@ -82,6 +84,9 @@ class Evaluation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["version", "input_hash"], name="designs_evaluation_unique_input")
         ]
+
+    def __str__(self) -> str:
+        return f"evaluation {self.pk} of version {self.version_id}"
 
 
 def hash_token(token: str) -> str:

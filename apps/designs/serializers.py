@@ -14,7 +14,9 @@ class DesignInputSerializer(StrictJSONTypes, serializers.Serializer):
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, default=Design.Visibility.PRIVATE)
     spec = serializers.DictField(
         required=False,
-        help_text='workload, cluster, parallelism (a layout or "search") and costs; omitted sections take defaults.',
+        help_text=(
+            'workload, cluster, parallelism (a layout or "search") and costs; omitted sections take defaults.'
+        ),
     )
 
 

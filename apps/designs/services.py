@@ -199,8 +199,8 @@ def design_update(
     visibility: str | None = None,
     spec: dict[str, Any] | None = None,
 ) -> Design:
-    """Save an edit as a new version. ``base_version`` is the version the editor started from: if someone saved
-    since, raise VersionConflict (the API answers 409) and change nothing."""
+    """Save an edit as a new version. ``base_version`` is the version the editor started from: if
+    someone saved since, raise VersionConflict (the API answers 409) and change nothing."""
     locked = Design.objects.select_for_update().get(pk=design.pk)
     if locked.version != base_version:
         raise VersionConflict(locked.version, base_version)
@@ -237,7 +237,7 @@ def design_delete(*, design: Design) -> None:
     design.delete()
 
 
-# --- Evaluation -----------------------------------------------------------------------------------------------
+# --- Evaluation ---------------------------------------------------------------------------------------------
 
 
 def snapshot_hash(snapshot: dict[str, Any]) -> str:
@@ -354,7 +354,8 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
 
 
 def expected_days(evaluation: Mapping[str, Any]) -> Any:
-    """Days to train with failures and restarts (not spot interruptions): the days of every option but spot."""
+    """Days to train with failures and restarts (not spot interruptions): the days of every option but
+    spot."""
     for option in evaluation.get("options") or []:
         if (
             isinstance(option, Mapping)
@@ -375,7 +376,8 @@ def _provider_label(provider: str) -> str:
 
 
 def _break_even(value: Any) -> float | None:
-    """The break-even utilization when it lies in (0, 1]; outside it one option wins everywhere (see meaning)."""
+    """The break-even utilization when it lies in (0, 1]; outside it one option wins everywhere (see
+    meaning)."""
     u = value.get("utilization") if isinstance(value, dict) else value
     return u if isinstance(u, (int, float)) and 0 < u <= 1 else None
 
@@ -548,7 +550,7 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str), parse_constant=lambda _token: None)
 
 
-# --- Share links ---------------------------------------------------------------------------------------------
+# --- Share links --------------------------------------------------------------------------------------------
 
 
 def share_link_create(

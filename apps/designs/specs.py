@@ -1,10 +1,12 @@
 """The design spec: what a saved design holds, how it is validated, and how it becomes engine requests.
 
 A spec is a JSON object (see EVALUATION_CONTRACT in docs/designs.md):
-    workload:    {model: {preset} | shape, training: {tokens, global_batch_tokens | global_batch_seqs, precision}}
+    workload:    {model: {preset} | shape,
+                  training: {tokens, global_batch_tokens | global_batch_seqs, precision}}
     cluster:     {accelerator, gpus_per_node, nodes, fabric, oversubscription, storage}
     parallelism: a layout dict, or "search"
-    costs:       {horizon_years, utilization, on_prem: {...}, cloud: [{offering, pricing_models, usd_per_node_hour?}]}
+    costs:       {horizon_years, utilization, on_prem: {...},
+                  cloud: [{offering, pricing_models, usd_per_node_hour?}]}
     goals:       {deadline_days?, budget_usd?}, optional: a deadline for the training run in days and
                  a budget in USD per run; the evaluation's ``verdict`` says whether the design meets
                  them (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
@@ -116,8 +118,10 @@ class CloudChoiceSerializer(StrictJSONTypes, serializers.Serializer):
         min_length=1,
         max_length=4,
         required=False,
-        help_text="Pricing models to compare; omitted: every model the offering has a price for (the catalog's "
-        "or a negotiated one). A model ticked without a price is refused.",
+        help_text=(
+            "Pricing models to compare; omitted: every model the offering has a price for (the catalog's "
+            "or a negotiated one). A model ticked without a price is refused."
+        ),
     )
     usd_per_node_hour = serializers.DictField(
         child=serializers.FloatField(min_value=0, max_value=1e6),
@@ -183,7 +187,8 @@ class DesignSpecSerializer(StrictJSONTypes, serializers.Serializer):
 
 
 def spec_with_defaults(spec: dict[str, Any] | None) -> dict[str, Any]:
-    """Fill the parts a user left out from DEFAULT_SPEC (top-level sections only; fields inside are the user's)."""
+    """Fill the parts a user left out from DEFAULT_SPEC (top-level sections only; fields inside are the
+    user's)."""
     merged = copy.deepcopy(DEFAULT_SPEC)
     for key, value in (spec or {}).items():
         merged[key] = value

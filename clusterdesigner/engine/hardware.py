@@ -147,7 +147,8 @@ def accelerator_from_dict(data: Mapping[str, object]) -> AcceleratorSpec:
 
 
 def fabric_from_dict(data: Mapping[str, object]) -> FabricSpec:
-    """Build a fabric spec from a catalog record: slug, name, kind, port_gbps, latency_us, collective_efficiency."""
+    """Build a fabric spec from a catalog record: slug, name, kind, port_gbps, latency_us,
+    collective_efficiency."""
     return FabricSpec(
         slug=str(data["slug"]),
         name=str(data.get("name", data["slug"])),

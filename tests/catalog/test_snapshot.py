@@ -1,4 +1,5 @@
-"""The cached catalog snapshot the engines read: reused while the catalog is unchanged, rebuilt on any change."""
+"""The cached catalog snapshot the engines read: reused while the catalog is unchanged, rebuilt on any
+change."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Issue 13, defects 4 and 5: what a design compares in the cloud must be priced, and priced for its accelerator.
+"""Issue 13, defects 4 and 5: what a design compares in the cloud must be priced, and priced for its
+accelerator.
 
-Before the fix the editor's default (AWS p5 with reserved 1 year and spot ticked, neither in the catalog) saved,
-evaluated and showed on-demand only with "No findings"; and an MI300X cluster priced on p5 (8 × H100) saved 201.
+Before the fix the editor's default (AWS p5 with reserved 1 year and spot ticked, neither in the
+catalog) saved, evaluated and showed on-demand only with "No findings"; and an MI300X cluster priced on
+p5 (8 × H100) saved 201.
 """
 
 from __future__ import annotations

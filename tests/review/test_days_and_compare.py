@@ -1,8 +1,8 @@
 """Issue 13, defects 6 and 7: one meaning of "days to train", and a compare page that compares what it says.
 
-Before: demo 1 read 27.7 days on its page (failure-free), 28.4 on compare (with failures and restarts) and spot
-a third figure, each labelled "days"; ``/compare/?ids=1,2,3`` showed an empty page; the chart's right axis read
-"Run cost (USD)" over days; every column showed owning as its "cheapest option".
+Before: demo 1 read 27.7 days on its page (failure-free), 28.4 on compare (with failures and restarts)
+and spot a third figure, each labelled "days"; ``/compare/?ids=1,2,3`` showed an empty page; the chart's
+right axis read "Run cost (USD)" over days; every column showed owning as its "cheapest option".
 """
 
 from __future__ import annotations

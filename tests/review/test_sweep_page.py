@@ -28,9 +28,10 @@ SWEEP = {
 def test_without_a_broker_a_sweep_answers_at_once_and_progress_rises_to_the_total(
     alice_client: Client, catalog: Any, settings: Any, postgres_required: None
 ) -> None:
-    """What `make run` does (no REDIS_URL): chunks on a thread of the web process. On PostgreSQL, since the
-    SQLite test database lives in shared-cache memory, where a reader and the thread's writer lock each other's
-    tables at once ("database table is locked"); `make run`'s SQLite file waits for the lock instead."""
+    """What `make run` does (no REDIS_URL): chunks on a thread of the web process. On PostgreSQL, since
+    the SQLite test database lives in shared-cache memory, where a reader and the thread's writer lock
+    each other's tables at once ("database table is locked"); `make run`'s SQLite file waits for the
+    lock instead."""
     settings.ANALYSIS_RUN_IN_THREAD = True
     response = alice_client.post(
         "/api/v1/analyses/", {"kind": "sweep", "params": SWEEP}, content_type="application/json"

@@ -116,8 +116,8 @@ SPEC_FIELD_LABELS = {
 
 @register.filter
 def spec_field_label(path: Any) -> str:
-    """A spec path (``spec.cluster.nodes``, ``spec.costs.cloud.0.offering``) as the editor labels its field, for
-    text shown to people: "Nodes", "Cloud offering 1: offering"."""
+    """A spec path (``spec.cluster.nodes``, ``spec.costs.cloud.0.offering``) as the editor labels its
+    field, for text shown to people: "Nodes", "Cloud offering 1: offering"."""
     text = str(path or "").removeprefix("spec.")
     for prefix in sorted(SPEC_FIELD_LABELS, key=len, reverse=True):
         if text == prefix or text.startswith(prefix + "."):
