@@ -41,8 +41,10 @@ test: install
 	mkdir -p var artifacts
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# Ruff's lint rules and its formatter (check only: `ruff format` fixes), and mypy strict on the engine.
 lint: install
 	$(BIN)/ruff check clusterdesigner apps tests bench
+	$(BIN)/ruff format --check clusterdesigner apps tests bench
 	$(BIN)/mypy clusterdesigner/engine
 
 bench: install
