@@ -170,7 +170,8 @@ def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
 def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Step-time breakdown: the non-zero parts of one optimizer step, in seconds."""
     step = evaluation["training"]["step_time_s"]
-    parts = [(k, v) for k, v in step.items() if k != "total" and v]
+    # Largest first (then by name): the stored result's key order is the database's, not the engine's.
+    parts = sorted(((k, v) for k, v in step.items() if k != "total" and v), key=lambda kv: (-kv[1], kv[0]))
     fig = go.Figure(
         go.Bar(
             name="Step time",

@@ -539,9 +539,13 @@ def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, diges
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()
     snapshot = {"spec": version.spec, "catalog": catalog.records}
-    evaluation, _ = Evaluation.objects.get_or_create(
+    evaluation, created = Evaluation.objects.get_or_create(
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": _jsonable(result)}
     )
+    if created:
+        # Read the result back as the database holds it (PostgreSQL's jsonb orders object keys its own way),
+        # so the first view of an evaluation draws exactly what every later view draws.
+        evaluation.refresh_from_db(fields=["result"])
     return evaluation
 
 
