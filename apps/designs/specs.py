@@ -47,7 +47,21 @@ DEFAULT_SPEC: dict[str, Any] = {
 }
 
 
-class ModelSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class KnownKeysOnly:
+    """Serializer mixin for the design spec: a key the spec does not define is refused, naming it, instead
+    of being dropped in silence (a misspelt "goal" or "parallelism.bogus" would save as if not given)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = self.fields  # type: ignore[attr-defined]
+            unknown = sorted(set(data) - set(known))
+            if unknown:
+                reason = f"unknown field; known: {', '.join(known)}"
+                raise serializers.ValidationError({key: [reason] for key in unknown})
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+class ModelSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     preset = serializers.CharField(required=False, max_length=60)
     layers = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
     hidden = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000)
@@ -61,6 +75,10 @@ class ModelSpecSerializer(StrictJSONTypes, serializers.Serializer):
     experts = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=1_000)
     expert_ffn_hidden = serializers.IntegerField(required=False, min_value=1, max_value=100_000_000)
+    shared_experts = serializers.IntegerField(required=False, min_value=0, max_value=1_000)
+    moe_layers = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
+    tied_embeddings = serializers.BooleanField(required=False)
+    name = serializers.CharField(required=False, max_length=200)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "preset" not in attrs:
@@ -70,7 +88,7 @@ class ModelSpecSerializer(StrictJSONTypes, serializers.Serializer):
         return attrs
 
 
-class TrainingSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class TrainingSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     tokens = serializers.FloatField(min_value=1e3, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10**10)
     global_batch_seqs = serializers.IntegerField(required=False, min_value=1, max_value=10**8)
@@ -84,12 +102,12 @@ class TrainingSpecSerializer(StrictJSONTypes, serializers.Serializer):
         return attrs
 
 
-class WorkloadSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class WorkloadSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     model = ModelSpecSerializer()
     training = TrainingSpecSerializer()
 
 
-class ClusterSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class ClusterSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     accelerator = serializers.SlugField()
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
     nodes = serializers.IntegerField(min_value=1, max_value=100_000)
@@ -98,7 +116,7 @@ class ClusterSpecSerializer(StrictJSONTypes, serializers.Serializer):
     storage = serializers.SlugField(required=False)
 
 
-class LayoutSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class LayoutSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     tp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     pp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     dp = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
@@ -111,7 +129,7 @@ class LayoutSpecSerializer(StrictJSONTypes, serializers.Serializer):
     sequence_parallel = serializers.BooleanField(required=False)
 
 
-class CloudChoiceSerializer(StrictJSONTypes, serializers.Serializer):
+class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     offering = serializers.SlugField()
     pricing_models = serializers.ListField(
         child=serializers.ChoiceField(choices=PRICING_MODELS),
@@ -130,7 +148,7 @@ class CloudChoiceSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
-class CostSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
     utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=0.7)
     on_prem = serializers.DictField(required=False, default=dict)
@@ -144,7 +162,7 @@ class CostSpecSerializer(StrictJSONTypes, serializers.Serializer):
         return value
 
 
-class GoalsSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class GoalsSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     deadline_days = serializers.FloatField(
         required=False,
         min_value=0.001,
@@ -158,17 +176,8 @@ class GoalsSpecSerializer(StrictJSONTypes, serializers.Serializer):
         help_text="The most one training run may cost, in USD (against the cheapest option's cost per run).",
     )
 
-    def to_internal_value(self, data: Any) -> Any:
-        # A misspelt goal ("deadline") silently dropped would read as "no deadline": refuse it, naming it.
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                known = ", ".join(self.fields)
-                raise serializers.ValidationError({key: [f"unknown goal; known: {known}"] for key in unknown})
-        return super().to_internal_value(data)
 
-
-class DesignSpecSerializer(StrictJSONTypes, serializers.Serializer):
+class DesignSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     workload = WorkloadSpecSerializer()
     cluster = ClusterSpecSerializer()
     parallelism = serializers.JSONField(default="search")
