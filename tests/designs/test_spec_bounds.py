@@ -13,46 +13,19 @@ from django.core.cache.backends.dummy import DummyCache
 from django.test import Client
 
 from apps.designs import services
+from apps.designs.demo import DEMOS
 from apps.designs.models import Design, DesignVersion, Evaluation
 from clusterdesigner.engine import cost
 
-SPEC = {
-    "workload": {
-        "model": {"preset": "llama3-8b"},
-        "training": {"tokens": 1.5e12, "global_batch_tokens": 4194304, "precision": "bf16"},
-    },
-    "cluster": {
-        "accelerator": "h200",
-        "gpus_per_node": 8,
-        "nodes": 8,
-        "fabric": "ib-ndr400",
-        "oversubscription": 1.0,
-        "storage": "lustre",
-    },
-    "parallelism": {
-        "tp": 1,
-        "pp": 1,
-        "dp": 64,
-        "cp": 1,
-        "vpp": 1,
-        "micro_batch": 2,
-        "recompute": "none",
-        "sharding": "zero1",
-        "sequence_parallel": False,
-    },
-    "costs": {
-        "horizon_years": 2,
-        "utilization": 0.6,
-        "on_prem": {"server_usd": 230000, "node_power_kw": 10.2, "usd_per_kwh": 0.08},
-        "cloud": [
-            {
-                "offering": "aws-p5e-48xlarge",
-                "pricing_models": ["on_demand"],
-                "usd_per_node_hour": {"on_demand": 55.04},
-            }
-        ],
-    },
-}
+# The demo "8 × 8 H200 owned for 2 years vs AWS reserved", compared with on-demand only.
+SPEC = copy.deepcopy(DEMOS[3]["spec"])
+SPEC["costs"]["cloud"] = [
+    {
+        "offering": "aws-p5e-48xlarge",
+        "pricing_models": ["on_demand"],
+        "usd_per_node_hour": {"on_demand": 55.04},
+    }
+]
 CANNOT = "This design cannot be evaluated"
 
 
