@@ -16,6 +16,8 @@ from apps.catalog.models import (
     CloudOffering,
     CloudPrice,
     Fabric,
+    RentalPricePoint,
+    ResidualValuePoint,
     ServerType,
     StorageTier,
     Switch,
@@ -193,3 +195,15 @@ class CloudPriceAdmin(admin.ModelAdmin):
         response = HttpResponse(services.cloud_price_export_csv(prices=queryset), content_type="text/csv")  # type: ignore[arg-type]
         response["Content-Disposition"] = 'attachment; filename="cloud-prices.csv"'
         return response
+
+
+@admin.register(ResidualValuePoint)
+class ResidualValuePointAdmin(admin.ModelAdmin):
+    list_display = ["generation", "series", "age_years", "fraction_of_new", "as_of"]
+    list_filter = ["generation", "series"]
+
+
+@admin.register(RentalPricePoint)
+class RentalPricePointAdmin(admin.ModelAdmin):
+    list_display = ["generation", "series", "basis", "usd_per_gpu_hour", "as_of"]
+    list_filter = ["generation", "basis", "series"]

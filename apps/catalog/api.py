@@ -241,3 +241,32 @@ class CloudPriceViewSet(CatalogViewSet):
             }
         ).data
         return Response(body, status=status.HTTP_201_CREATED if result.saved else status.HTTP_200_OK)
+
+
+def _read_only_schema(serializer: Any) -> Any:
+    return extend_schema_view(
+        list=extend_schema(auth=READ_AUTH, responses={200: serializer(many=True), **_errors(400, 404)}),
+        retrieve=extend_schema(auth=READ_AUTH, responses={200: serializer, **_errors(404)}),
+    )
+
+
+@_read_only_schema(serializers.ResidualValuePointSerializer)
+class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet):
+    """Sourced resale values by age (fraction of the price new); read-only, loaded with the seed catalog."""
+
+    lookup_value_regex = r"[0-9]+"
+    queryset = selectors.residual_value_list()
+    serializer_class = serializers.ResidualValuePointSerializer
+    filterset_class = filters.ResidualValuePointFilterSet
+    ordering_fields = ["age_years", "fraction_of_new", "as_of"]
+
+
+@_read_only_schema(serializers.RentalPricePointSerializer)
+class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet):
+    """Sourced market prices of one GPU-hour over time; read-only, loaded with the seed catalog."""
+
+    lookup_value_regex = r"[0-9]+"
+    queryset = selectors.rental_price_history()
+    serializer_class = serializers.RentalPricePointSerializer
+    filterset_class = filters.RentalPricePointFilterSet
+    ordering_fields = ["as_of", "usd_per_gpu_hour"]

@@ -13,6 +13,8 @@ from apps.catalog.models import (
     CloudOffering,
     CloudPrice,
     Fabric,
+    RentalPricePoint,
+    ResidualValuePoint,
     ServerType,
     StorageTier,
     Switch,
@@ -124,3 +126,24 @@ class CloudPriceFilterSet(django_filters.FilterSet):
     def filter_region(self, queryset: QuerySet[CloudPrice], name: str, value: str) -> QuerySet[CloudPrice]:
         # A price row may carry its own region; otherwise it inherits the offering's.
         return queryset.filter(Q(region__icontains=value) | Q(region="", offering__region__icontains=value))
+
+
+class ResidualValuePointFilterSet(django_filters.FilterSet):
+    accelerator = django_filters.CharFilter(field_name="accelerator__slug", label="Accelerator (slug)")
+    generation = django_filters.CharFilter(lookup_expr="iexact")
+    series = django_filters.CharFilter(lookup_expr="icontains")
+
+    class Meta:
+        model = ResidualValuePoint
+        fields = ["accelerator", "generation", "series"]
+
+
+class RentalPricePointFilterSet(django_filters.FilterSet):
+    accelerator = django_filters.CharFilter(field_name="accelerator__slug", label="Accelerator (slug)")
+    generation = django_filters.CharFilter(lookup_expr="iexact")
+    series = django_filters.CharFilter(lookup_expr="icontains")
+    as_of_after = django_filters.DateFilter(field_name="as_of", lookup_expr="gte", label="On or after")
+
+    class Meta:
+        model = RentalPricePoint
+        fields = ["accelerator", "generation", "series", "basis"]

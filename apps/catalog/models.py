@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from clusterdesigner.engine.hardware import (
@@ -329,3 +329,74 @@ class CloudPrice(Sourced):
             "region": self.region,
             "as_of": self.as_of.isoformat(),
         }
+
+
+class ResidualValuePoint(Sourced):
+    """One sourced observation of what a used accelerator fetches, as a fraction of its price new, at an age.
+    Several sources at one age are kept side by side: their spread is the scatter the cost engine's residual
+    value should be read against."""
+
+    series = models.CharField(max_length=100, help_text="The dataset or article the point is from.")
+    generation = models.CharField(
+        max_length=50, help_text="The accelerator the point is about, e.g. H100 SXM."
+    )
+    accelerator = models.ForeignKey(
+        Accelerator, null=True, blank=True, on_delete=models.SET_NULL, related_name="residual_values"
+    )
+    age_years = models.FloatField(validators=[MinValueValidator(0), MaxValueValidator(15)])
+    fraction_of_new = models.FloatField(
+        validators=[MinValueValidator(0), MaxValueValidator(2)],
+        help_text="Resale price / price new (1.0 = as new).",
+    )
+    verification = models.TextField(help_text="How directly the figure was checked, and its standing.")
+
+    class Meta:
+        ordering = ["generation", "series", "age_years"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["series", "generation", "age_years"], name="catalog_residual_unique_per_age"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(fraction_of_new__gte=0, age_years__gte=0),
+                name="catalog_residual_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.generation} at {self.age_years:g} y: {self.fraction_of_new:.0%} of new ({self.series})"
+
+
+class RentalPricePoint(Sourced):
+    """One sourced observation of the market price of renting one GPU for an hour; ``as_of`` is the date
+    observed. The series over time is the price path the cost engine's rental prices should follow."""
+
+    class Basis(models.TextChoices):
+        ON_DEMAND = "on_demand", "On-demand"
+        CONTRACT_1Y = "contract_1y", "1-year contract"
+        SPOT = "spot", "Spot / marketplace"
+        MARKET = "market", "Market level (basis not stated)"
+
+    series = models.CharField(max_length=100, help_text="The dataset or article the point is from.")
+    generation = models.CharField(max_length=50, help_text="The accelerator rented, e.g. H100 SXM.")
+    accelerator = models.ForeignKey(
+        Accelerator, null=True, blank=True, on_delete=models.SET_NULL, related_name="rental_prices"
+    )
+    basis = models.CharField(max_length=20, choices=Basis.choices)
+    usd_per_gpu_hour = models.FloatField(validators=POSITIVE)
+    verification = models.TextField(help_text="How directly the figure was checked, and its standing.")
+
+    class Meta:
+        ordering = ["generation", "as_of", "series"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["series", "generation", "basis", "as_of"], name="catalog_rental_unique_per_date"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_gpu_hour__gt=0), name="catalog_rental_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.generation} {self.get_basis_display()} ${self.usd_per_gpu_hour:.2f}/GPU-h on {self.as_of}"
+        )

@@ -18,6 +18,8 @@ from apps.catalog.models import (
     CloudOffering,
     CloudPrice,
     Fabric,
+    RentalPricePoint,
+    ResidualValuePoint,
     ServerType,
     StorageTier,
     Switch,
@@ -44,6 +46,14 @@ def cloud_offering_list() -> QuerySet[CloudOffering]:
 
 def cloud_price_list() -> QuerySet[CloudPrice]:
     return CloudPrice.objects.select_related("offering", "offering__accelerator")
+
+
+def residual_value_list() -> QuerySet[ResidualValuePoint]:
+    return ResidualValuePoint.objects.select_related("accelerator")
+
+
+def rental_price_history() -> QuerySet[RentalPricePoint]:
+    return RentalPricePoint.objects.select_related("accelerator")
 
 
 def _build_records() -> dict[str, list[dict[str, Any]]]:

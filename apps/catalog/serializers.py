@@ -11,6 +11,8 @@ from apps.catalog.models import (
     CloudOffering,
     CloudPrice,
     Fabric,
+    RentalPricePoint,
+    ResidualValuePoint,
     ServerType,
     StorageTier,
     Switch,
@@ -294,3 +296,41 @@ class SkyPilotImportResultSerializer(serializers.Serializer):
     )
     mapped = SkyPilotMappedSerializer(many=True)
     skipped = SkyPilotSkippedSerializer(many=True, help_text="Rows (or prices) left out, grouped by reason.")
+
+
+class ResidualValuePointSerializer(serializers.ModelSerializer):
+    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = ResidualValuePoint
+        fields = [
+            "id",
+            "series",
+            "generation",
+            "accelerator",
+            "age_years",
+            "fraction_of_new",
+            "source",
+            "as_of",
+            "verification",
+            "notes",
+        ]
+
+
+class RentalPricePointSerializer(serializers.ModelSerializer):
+    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = RentalPricePoint
+        fields = [
+            "id",
+            "series",
+            "generation",
+            "accelerator",
+            "basis",
+            "usd_per_gpu_hour",
+            "source",
+            "as_of",
+            "verification",
+            "notes",
+        ]

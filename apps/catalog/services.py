@@ -23,6 +23,8 @@ from apps.catalog.models import (
     CloudOffering,
     CloudPrice,
     Fabric,
+    RentalPricePoint,
+    ResidualValuePoint,
     ServerType,
     StorageTier,
     Switch,
@@ -85,6 +87,18 @@ def catalog_load_seed(*, path: Path = SEED_PATH) -> dict[str, int]:
             }
             _save(CloudPrice, lookup, _fields(CloudPrice, price, skip=lookup.keys()))
             price_count += 1
+    residual = _load_series(
+        ResidualValuePoint,
+        data.get("residual_values", []),
+        ["series", "generation", "age_years"],
+        accelerators,
+    )
+    rental = _load_series(
+        RentalPricePoint,
+        data.get("rental_price_history", []),
+        ["series", "generation", "basis", "as_of"],
+        accelerators,
+    )
     return {
         "vendors": len(vendors),
         "accelerators": len(accelerators),
@@ -94,7 +108,26 @@ def catalog_load_seed(*, path: Path = SEED_PATH) -> dict[str, int]:
         "storage_tiers": len(data.get("storage_tiers", [])),
         "cloud_offerings": len(data.get("cloud_offerings", [])),
         "cloud_prices": price_count,
+        "residual_values": residual,
+        "rental_price_history": rental,
     }
+
+
+def _load_series(
+    model: type, records: list[dict[str, Any]], keys: list[str], accelerators: dict[str, Accelerator]
+) -> int:
+    """Residual-value and rental-price points: each names its accelerator by slug, or null for a generation
+    the catalog does not hold; a slug the catalog lacks is an error, never a silent unlinked row."""
+    for record in records:
+        slug = record.get("accelerator")
+        if slug is not None and slug not in accelerators:
+            raise ValidationError(
+                {"accelerator": f"{model.__name__} {record.get('series')!r}: no accelerator {slug!r}"}
+            )
+        values = _fields(model, record, skip=[*keys, "accelerator"])
+        values["accelerator"] = accelerators[slug] if slug is not None else None
+        _save(model, {key: record[key] for key in keys}, values)
+    return len(records)
 
 
 @dataclass(frozen=True)

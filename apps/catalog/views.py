@@ -6,8 +6,9 @@ import datetime as dt
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.html import json_script
 
-from apps.catalog import filters, selectors
+from apps.catalog import charts, filters, selectors, serializers
 from apps.catalog.models import CloudPrice, Fabric, StorageTier
 
 
@@ -51,4 +52,24 @@ def infrastructure_page(request: HttpRequest) -> HttpResponse:
         request,
         "catalog/infrastructure.html",
         {"fabrics": Fabric.objects.all(), "storage_tiers": StorageTier.objects.all()},
+    )
+
+
+def market_series_page(request: HttpRequest) -> HttpResponse:
+    """Residual value by age and rental price history: the sourced points, their scatter, and each source."""
+    residual = serializers.ResidualValuePointSerializer(selectors.residual_value_list(), many=True).data
+    rows = [{**point, "percent_of_new": round(point["fraction_of_new"] * 100, 1)} for point in residual]
+    rental = serializers.RentalPricePointSerializer(selectors.rental_price_history(), many=True).data
+    figures = [
+        ("residual", charts.residual_value_chart(residual)),
+        ("rental", charts.rental_price_chart(rental)),
+    ]
+    chart_list = [
+        {"id": key, "title": fig["layout"]["title"]["text"], "script": json_script(fig, f"chart-data-{key}")}
+        for key, fig in figures
+    ]
+    return render(
+        request,
+        "catalog/market_series.html",
+        {"charts": chart_list, "residual": rows, "rental": rental},
     )

@@ -91,15 +91,25 @@ def test_server_price_ranges_load_and_bracket_the_price(catalog: dict[str, int])
     assert (dgx.price_low_usd, dgx.price_high_usd, dgx.price_usd) == (270000, 375000, 322500)
 
 
-def test_every_accelerator_but_mi355x_has_an_owning_price(catalog: dict[str, int]) -> None:
-    # An owning price is the accelerator's own list price or a server type of that accelerator with a price.
-    # MI355X has only a EUR server quote (catalog README): it stays unpriced rather than borrowing another's.
+def test_every_accelerator_has_an_owning_price_with_its_source(catalog: dict[str, int]) -> None:
+    # An owning price is the accelerator's own list price or a server type of that accelerator with a price,
+    # and its source names where the price came from ("list_price_usd:" or "price:" in the source text).
     servers = ServerType.objects.exclude(price_usd=None)
-    priced_servers = set(servers.values_list("accelerator__slug", flat=True))
+    priced_servers = {s.accelerator.slug: s for s in servers}
     unpriced = {
         a.slug for a in Accelerator.objects.all() if a.list_price_usd is None and a.slug not in priced_servers
     }
-    assert unpriced == {"mi355x"}
+    assert unpriced == set()
+    for accelerator in Accelerator.objects.exclude(list_price_usd=None):
+        assert "list_price_usd:" in accelerator.source, accelerator.slug
+
+
+def test_mi355x_is_priced_in_usd_from_its_source_not_from_the_eur_quote(catalog: dict[str, int]) -> None:
+    # HSBC's September 2025 ASP estimate, $23,000 per GPU; the EUR 648,587 server quote is not converted.
+    mi355x = Accelerator.objects.get(slug="mi355x")
+    assert mi355x.list_price_usd == 23000
+    assert "HSBC" in mi355x.source and "ESTIMATE" in mi355x.source and "2025-09-09" in mi355x.source
+    assert "not converted" in mi355x.notes
 
 
 def test_aws_p5_p5en_p6_b200_have_commitment_and_spot_rows(catalog: dict[str, int]) -> None:
