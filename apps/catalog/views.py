@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.utils.html import json_script
 
 from apps.catalog import charts, filters, selectors, serializers
-from apps.catalog.models import CloudPrice, Fabric, StorageTier
+from apps.catalog.models import CloudPrice, Fabric, RentalPricePoint, StorageTier
 
 
 def accelerator_list_page(request: HttpRequest) -> HttpResponse:
@@ -60,6 +60,8 @@ def market_series_page(request: HttpRequest) -> HttpResponse:
     residual = serializers.ResidualValuePointSerializer(selectors.residual_value_list(), many=True).data
     rows = [{**point, "percent_of_new": round(point["fraction_of_new"] * 100, 1)} for point in residual]
     rental = serializers.RentalPricePointSerializer(selectors.rental_price_history(), many=True).data
+    basis = dict(RentalPricePoint.Basis.choices)
+    rental_rows = [{**point, "basis_label": basis[point["basis"]]} for point in rental]
     figures = [
         ("residual", charts.residual_value_chart(residual)),
         ("rental", charts.rental_price_chart(rental)),
@@ -71,5 +73,5 @@ def market_series_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "catalog/market_series.html",
-        {"charts": chart_list, "residual": rows, "rental": rental},
+        {"charts": chart_list, "residual": rows, "rental": rental_rows},
     )
