@@ -129,3 +129,31 @@ def test_loading_the_seed_twice_changes_nothing(catalog: dict[str, int], db: Any
     before = (Accelerator.objects.count(), CloudPrice.objects.count())
     assert catalog_load_seed() == catalog
     assert (Accelerator.objects.count(), CloudPrice.objects.count()) == before
+
+
+def test_system_power_tdp_and_nvlink_domains_are_cited_not_recalled(catalog: dict[str, int]) -> None:
+    # Golden figures: DGX H100/H200 10.2 kW max (NVIDIA DGX H100/H200 User Guide, Power Specifications, as
+    # quoted); DGX B200 14.3 kW max (NVIDIA DGX B200 User Guide, Introduction); DGX A100 6.5 kW max (NVIDIA's
+    # DGX A100 documentation as reported); GB200 NVL72 ~120 kW per rack (secondary); B200 1,000 W (HGX);
+    # MI355X 1,400 W TBP (AMD, ISC 2025). NVLink domain 8 per HGX/DGX node, 72 for GB200 NVL72.
+    power = dict(ServerType.objects.values_list("slug", "node_power_kw"))
+    assert {
+        k: power[k] for k in ("dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100-640gb", "gb200-nvl72-rack")
+    } == {
+        "dgx-h100": 10.2,
+        "dgx-h200": 10.2,
+        "dgx-b200": 14.3,
+        "dgx-a100-640gb": 6.5,
+        "gb200-nvl72-rack": 120.0,
+    }
+    tdp = dict(Accelerator.objects.values_list("slug", "tdp_w"))
+    assert (tdp["h100-sxm"], tdp["b200"], tdp["mi355x"]) == (700, 1000, 1400)
+    domain = dict(Accelerator.objects.values_list("slug", "scaleup_domain_gpus"))
+    assert (domain["h100-sxm"], domain["h200"], domain["b200"], domain["gb200"]) == (8, 8, 8, 72)
+    for row in [
+        *Accelerator.objects.filter(slug__in=["b200", "mi355x"]),
+        *ServerType.objects.filter(
+            slug__in=["dgx-a100-640gb", "dgx-a100-320gb", "dgx-h100", "dgx-b200", "gb200-nvl72-rack"]
+        ),
+    ]:
+        assert "recalled" not in row.source, row.slug
