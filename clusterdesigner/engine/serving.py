@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,21 @@ class ServingEfficiency:
             raise InputError("must be zero or more", field="efficiency.collective_latency_us")
 
 
+# The efficiency of each serving stack, fitted on the declared ``fit`` rows of
+# tests/engine/data/serving_runs.csv (MLPerf Inference v4.1 closed results and vLLM posts); the error on the
+# held-out rows is printed by bench/serving_calibration.py and asserted by
+# tests/engine/test_serving_calibration.py, which also checks that these numbers are what the fit gives.
+STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
+    {
+        # fitted on MLPerf v4.1 DGX H100 Llama 2 70B offline and Mixtral 8x7B offline
+        "tensorrt-llm": ServingEfficiency(bandwidth_efficiency=0.75, compute_efficiency=0.5),
+        # fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1 405B batch 1 and 64
+        "vllm-rocm": ServingEfficiency(bandwidth_efficiency=0.35, compute_efficiency=0.3),
+    }
+)
+DEFAULT_STACK = "tensorrt-llm"
+
+
 @dataclass(frozen=True)
 class ServingInput:
     """One serving question: a model on an accelerator, a request shape, targets and demand.
@@ -130,7 +146,7 @@ class ServingInput:
     max_batch: int = 4096
     disaggregated: bool = True
     kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
-    efficiency: ServingEfficiency = field(default_factory=ServingEfficiency)
+    efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
 
     def __post_init__(self) -> None:
         for name in ("weight_precision", "kv_precision"):
@@ -707,6 +723,7 @@ _TOP_KEYS = {
     "disaggregated",
     "kv_transfer_gbps",
     "efficiency",
+    "stack",
     "cost",
 }
 
@@ -758,8 +775,12 @@ def parse_request(
     disagg = request.get("disaggregated", True)
     if not isinstance(disagg, bool):
         raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
+    stack = request.get("stack", DEFAULT_STACK)
+    if not isinstance(stack, str) or stack not in STACKS:
+        raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
     for key, value in eff.items():
-        _positive(value, f"efficiency.{key}") if key != "memory_reserve_fraction" else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"must be a number, got {value!r}", field=f"efficiency.{key}")
     inp = ServingInput(
         model=model,
         accelerator=accelerators[slug],
@@ -779,7 +800,7 @@ def parse_request(
         max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
         disaggregated=disagg,
         kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
-        efficiency=ServingEfficiency(**{k: float(v) for k, v in eff.items()}),
+        efficiency=replace(STACKS[stack], **{k: float(v) for k, v in eff.items()}),
     )
     return inp, request.get("cost", {})
 
