@@ -9,6 +9,7 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
+from apps.serving import api as serving_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -25,6 +26,7 @@ router.register("shared", designs_api.SharedDesignView, basename="shared")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/serving/estimate/", serving_api.ServingEstimateView.as_view(), name="serving-estimate"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),

@@ -115,6 +115,18 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
     }
 )
 DEFAULT_STACK = "tensorrt-llm"
+# The example request of docs/serving-engine.md, the tests and bench/serving.py: Llama 3 70B on H100, chat
+# lengths, a 50 ms TPOT target, 20 requests/s on average and twice that at the peak.
+EXAMPLE_REQUEST: Mapping[str, Any] = MappingProxyType(
+    {
+        "model": {"preset": "llama3-70b"},
+        "accelerator": "h100-sxm",
+        "input_tokens": 1024,
+        "output_tokens": 256,
+        "targets": {"ttft_s": 2.0, "tpot_s": 0.05},
+        "demand": {"requests_per_s": 20, "peak_to_mean": 2},
+    }
+)
 
 
 @dataclass(frozen=True)

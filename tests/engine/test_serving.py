@@ -14,14 +14,7 @@ from clusterdesigner.engine.presets import PRESETS
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))
-REQUEST = {
-    "model": {"preset": "llama3-70b"},
-    "accelerator": "h100-sxm",
-    "input_tokens": 1024,
-    "output_tokens": 256,
-    "targets": {"ttft_s": 2.0, "tpot_s": 0.05},
-    "demand": {"requests_per_s": 20, "peak_to_mean": 2},
-}
+REQUEST = dict(serving.EXAMPLE_REQUEST)
 
 
 def _input(**overrides: object) -> serving.ServingInput:
