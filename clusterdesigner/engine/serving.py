@@ -47,6 +47,9 @@ ACTIVATION_BYTES = 2.0  # activations travel in BF16 between GPUs (TensorRT-LLM 
 # Batch sizes the search considers: 1 … 4,096 concurrent sequences, about 12 per doubling.
 BATCH_GRID = np.unique(np.round(np.geomspace(1, 4096, 145)).astype(np.int64))
 PP_CHOICES = (1, 2, 4, 8)
+# A million requests per second is some thousand times the largest public chat services; beyond it the
+# sizing's whole numbers (replicas, nodes) leave the range the cost engine prices.
+MAX_REQUESTS_PER_S = 1_000_000
 SECONDS_PER_HOUR = 3600.0
 
 
@@ -468,6 +471,12 @@ class ServingResult:
         )
 
 
+def _replicas(load: float) -> int:
+    """Whole replicas for a load measured in replicas' worth of work: ⌈load⌉, at least one (a service that
+    exists runs somewhere), with a 1e-9 slack so that exactly 3.0 stays 3."""
+    return max(1, math.ceil(load - 1e-9))
+
+
 def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
     """Every (layout, batch) pair as flat numpy arrays, with memory fit, latency and rate."""
     lay = np.array(layouts(inp), dtype=np.int64)
@@ -514,7 +523,7 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
         best = pick[np.argmax(g["requests_per_s"][pick])]
         tp, pp, ep = int(g["tp"][best]), int(g["pp"][best]), int(g["ep"][best])
         rate = float(g["requests_per_s"][best])
-        replicas = math.ceil(peak / rate - 1e-9) if good.size else 0
+        replicas = _replicas(peak / rate) if good.size else 0
         weights = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp))
         kv = float(kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp))
         ctx = mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
@@ -580,7 +589,7 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     ttft = float(prefill[p]) + float(transfer)
     if ttft > inp.ttft_s:
         return None
-    prefill_gpus = math.ceil(peak * float(prefill[p]) - 1e-9) * int(tp[p] * pp[p])
+    prefill_gpus = _replicas(peak * float(prefill[p])) * int(tp[p] * pp[p])
     best: tuple[int, int, int, float, float] | None = None
     for (t, q, _e), ok in zip(lay, fits, strict=True):
         if not ok:
@@ -595,7 +604,7 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
             continue
         b = int(batches[good[-1]])
         tpot = float(step[good[-1]])
-        gpus = math.ceil(peak * inp.output_tokens * tpot / b - 1e-9) * int(t * q)
+        gpus = _replicas(peak * inp.output_tokens * tpot / b) * int(t * q)
         if best is None or gpus < best[0]:
             best = (gpus, int(t), int(q), float(b), tpot)
     if best is None:
@@ -714,9 +723,10 @@ def serving_costs(
 
 
 def implied_utilization(inp: ServingInput, best: LayoutResult) -> float:
-    """Mean demand ÷ provisioned capacity: R_mean / (replicas × R_replica), at most 1."""
+    """Mean demand ÷ provisioned capacity: R_mean / (replicas × R_replica), in [1e-6, 1] (the cost engine
+    prices utilizations from 1e-6)."""
     capacity = best.replicas * best.requests_per_s_per_replica
-    return min(1.0, inp.requests_per_s / capacity) if capacity > 0 else 1.0
+    return max(1e-6, min(1.0, inp.requests_per_s / capacity)) if capacity > 0 else 1.0
 
 
 # ---- request parsing and the entry point ---------------------------------------------------------------
@@ -781,9 +791,16 @@ def parse_request(
         )
     if "requests_per_s" in demand:
         rps = _positive(demand["requests_per_s"], "demand.requests_per_s")
+        path = "demand.requests_per_s"
     else:
         per_day = _positive(demand["output_tokens_per_day"], "demand.output_tokens_per_day")
         rps = per_day / 86_400.0 / output_tokens
+        path = "demand.output_tokens_per_day"
+    if rps > MAX_REQUESTS_PER_S:
+        raise InputError(
+            f"is {rps:,.4g} requests/s; the planner sizes at most {MAX_REQUESTS_PER_S:,} (split the service)",
+            field=path,
+        )
     disagg = request.get("disaggregated", True)
     if not isinstance(disagg, bool):
         raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
@@ -832,15 +849,20 @@ def owning_usd_per_gpu_hour(
     own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
     request = {
         "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
-        "utilization": max(utilization, 1e-6),
+        "utilization": utilization,
         "horizon_years": horizon_years,
         "on_prem": dict(on_prem),
     }
     try:
         result = tco(request, **catalog.cost_kwargs())
     except EngineError as exc:
-        field = exc.field if exc.field.startswith("on_prem") or exc.field == "horizon_years" else ""
-        raise type(exc)(exc.message, field=f"cost.{field}" if field else "accelerator") from exc
+        if exc.field.startswith("on_prem") or exc.field == "horizon_years":
+            where = f"cost.{exc.field}"
+        elif exc.field.startswith("cluster.nodes"):
+            where = "demand.requests_per_s"  # the demand sized a cluster the cost engine cannot price
+        else:
+            where = "accelerator"
+        raise type(exc)(exc.message, field=where) from exc
     return float(result["on_prem"]["usd_per_gpu_hour"])
 
 

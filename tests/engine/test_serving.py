@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clusterdesigner.engine import serving
 from clusterdesigner.engine.catalog import specs_from_records
@@ -135,3 +137,25 @@ def test_disaggregated_pools_meet_the_targets_when_offered() -> None:
     d = result.disaggregated
     assert d is not None and d.ttft_s <= 2.0 and d.tpot_s <= 0.05
     assert d.gpus == d.prefill_gpus + d.decode_gpus
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    preset=st.sampled_from(["llama3-8b", "llama3-70b", "mixtral-8x7b", "llama2-70b"]),
+    accelerator=st.sampled_from(["h100-sxm", "h200", "mi300x", "b200"]),
+    pp=st.sampled_from([1, 2, 4]),
+    batch=st.integers(min_value=1, max_value=2048),
+)
+def test_more_batch_never_lowers_throughput_and_more_tp_never_adds_memory(
+    preset: str, accelerator: str, pp: int, batch: int
+) -> None:
+    inp = _input(model={"preset": preset}, accelerator=accelerator)
+    m = PRESETS[preset]
+    rates = serving.replica_rate(inp, batch=[batch, batch + 1, 2 * batch], tp=2, pp=pp)["requests_per_s"]
+    assert rates[0] <= rates[1] * (1 + 1e-12) <= rates[2] * (1 + 1e-12)
+    steps = serving.decode_step_s(inp, batch=[batch, 2 * batch], tp=2, pp=pp)
+    assert steps[0] <= steps[1]
+    tps = [t for t in (1, 2, 4, 8) if m.heads % t == 0]
+    kv = [float(serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
+    weights = [float(serving.weight_bytes_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
+    assert kv == sorted(kv, reverse=True) and weights == sorted(weights, reverse=True)

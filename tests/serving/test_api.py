@@ -45,6 +45,11 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
         ({**REQUEST, "layout": {"tp": 3}}, "layout.tp"),
         ({**REQUEST, "bogus": 1}, "bogus"),
         ({k: v for k, v in REQUEST.items() if k != "demand"}, "demand"),
+        ({**REQUEST, "demand": {"requests_per_s": 1e300}}, "demand.requests_per_s"),
+        ({**REQUEST, "demand": {"output_tokens_per_day": 1e300}}, "demand.output_tokens_per_day"),
+        ({**REQUEST, "efficiency": {"memory_reserve_fraction": 1.5}}, "efficiency.memory_reserve_fraction"),
+        ({**REQUEST, "cost": {"on_prem": {"pue": 0.5}}}, "cost.on_prem.pue"),
+        ({**REQUEST, "stack": "tgi"}, "stack"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body: Any, field: str) -> None:
@@ -53,6 +58,14 @@ def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body
     error = response.json()["error"]
     assert field in error["fields"], error
     assert error["code"] and error["message"]
+
+
+@pytest.mark.django_db
+def test_a_tiny_demand_still_needs_one_replica(api_client: Any, catalog: Any) -> None:
+    response = _post(api_client, {**REQUEST, "demand": {"requests_per_s": 1e-9}})
+    assert response.status_code == 200
+    data = response.json()
+    assert data["best"]["replicas"] == 1 and data["utilization"] == pytest.approx(1e-6)
 
 
 @pytest.mark.django_db
