@@ -9,6 +9,7 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
+from apps.serving import api as serving_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -27,6 +28,7 @@ router.register("shared", designs_api.SharedDesignView, basename="shared")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/serving/estimate/", serving_api.ServingEstimateView.as_view(), name="serving-estimate"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -37,6 +39,7 @@ urlpatterns = [
     path("accounts/tokens/revoke/", account_views.api_token_revoke_view, name="api-token-revoke"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
+    path("serving/", include("apps.serving.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 

@@ -194,6 +194,7 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
         ("Cheapest total cost", best.get("total_usd"), "USD", USD),
         ("Cheapest cost per GPU-hour", best.get("usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
     ]
+    rows += _serving_rows(evaluation.get("serving"))
     return Table(
         title="Summary",
         columns=(Column("Field", width=28), Column("Value"), Column("Unit")),
@@ -201,6 +202,40 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
         row_formats=tuple(fmt for *_, fmt in rows),
         value_column=1,
     )
+
+
+def _serving_rows(estimate: Any) -> list[tuple[str, Any, str, str]]:
+    """The serving estimate's headline figures (a design with a ``serving`` section), one per row: GPUs,
+    layout, latency, throughput and $ per million tokens owning and at the cheapest cloud option."""
+    if not isinstance(estimate, Mapping):
+        return []
+    best = estimate.get("best") or {}
+    costs = [c for c in estimate.get("costs") or [] if isinstance(c, Mapping)]
+    own = next((c for c in costs if c.get("option") == "own"), {})
+    cloud = min(
+        (c for c in costs if c.get("option") != "own"),
+        key=lambda c: c.get("usd_per_m_tokens") or 0,
+        default={},
+    )
+    layout = f"{best.get('replicas')} × tp{best.get('tp')} pp{best.get('pp')}" if best else None
+    return [
+        ("Serving: GPUs at the peak", best.get("gpus"), "GPUs", INTEGER),
+        ("Serving: layout", layout, "replicas × layout", GENERAL),
+        ("Serving: batch per replica", best.get("batch"), "sequences", INTEGER),
+        ("Serving: time to first token", best.get("ttft_s"), "s", DECIMAL),
+        ("Serving: time per output token", best.get("tpot_s"), "s", DECIMAL),
+        (
+            "Serving: output tokens per second per GPU",
+            best.get("output_tokens_per_s_per_gpu"),
+            "tokens/s",
+            INTEGER,
+        ),
+        ("Serving: utilization at the mean demand", estimate.get("utilization"), "fraction", PERCENT),
+        ("Serving: own, per million input tokens", own.get("usd_per_m_input_tokens"), "USD", USD_CENTS),
+        ("Serving: own, per million output tokens", own.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
+        ("Serving: cheapest cloud option", cloud.get("option"), "", GENERAL),
+        ("Serving: cloud, per million output tokens", cloud.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
+    ]
 
 
 OPTION_COLUMNS = (

@@ -25,10 +25,11 @@ from apps.designs.specs import (
     PRICING_MODELS,
     DesignSpecSerializer,
     cost_requests,
+    serving_request,
     spec_with_defaults,
     training_request,
 )
-from clusterdesigner.engine import cost, training
+from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
@@ -66,6 +67,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
         # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
         # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
         training.estimate(training_request(clean), **catalog.training_kwargs())
+        _serving(clean, catalog)
     except EngineError as exc:
         message = exc.message
         if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
@@ -284,7 +286,28 @@ def evaluate_spec(
     }
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
+    try:
+        estimate = _serving(spec, catalog)
+    except EngineError as exc:
+        raise _spec_error(exc) from exc
+    if estimate is not None:
+        result["serving"] = estimate
     return result
+
+
+def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
+    """The serving estimate of a spec with a ``serving`` section (None without one); its errors name
+    ``serving.<field>`` (``_spec_field`` makes that ``spec.serving.<field>``)."""
+    request = serving_request(spec)
+    if request is None:
+        return None
+    try:
+        return serving.estimate(request, catalog=catalog).to_json()
+    except EngineError as exc:
+        renamed = copy.copy(exc)
+        inner = {"model.preset": "", "accelerator": ""}.get(exc.field, exc.field)
+        renamed.field = f"serving.{inner}" if inner else "serving"
+        raise renamed from exc
 
 
 def _check_finite(value: Any, path: str = "") -> None:

@@ -10,6 +10,8 @@ A spec is a JSON object (see EVALUATION_CONTRACT in docs/designs.md):
     goals:       {deadline_days?, budget_usd?}, optional: a deadline for the training run in days and
                  a budget in USD per run; the evaluation's ``verdict`` says whether the design meets
                  them (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
+    serving:     optional: a serving request (docs/serving-engine.md) without model, accelerator and
+                 gpus_per_node, which are the design's; the evaluation's ``serving`` is its estimate.
 """
 
 from __future__ import annotations
@@ -183,6 +185,17 @@ class DesignSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serialize
     parallelism = serializers.JSONField(default="search")
     costs = CostSpecSerializer(required=False)
     goals = GoalsSpecSerializer(required=False)
+    serving = serializers.DictField(
+        required=False,
+        help_text="A serving request (docs/serving-engine.md: demand, targets, lengths, precisions) for the "
+        "design's model on its accelerator; model, accelerator and gpus_per_node come from the design.",
+    )
+
+    def validate_serving(self, value: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(set(value) & {"model", "accelerator", "gpus_per_node"})
+        if taken:
+            raise serializers.ValidationError(f"{', '.join(taken)} come from the design; leave them out")
+        return value
 
     def validate_parallelism(self, value: Any) -> Any:
         if value in ("search", None):
@@ -217,6 +230,23 @@ def training_request(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if isinstance(spec.get("parallelism"), dict):
         request["parallelism"] = spec["parallelism"]
+    return request
+
+
+def serving_request(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The serving request of a spec with a ``serving`` section: its fields with the design's model,
+    accelerator, node size and owning inputs (unless the section gives its own ``cost``); None without one."""
+    if "serving" not in spec:
+        return None
+    costs = spec.get("costs") or {}
+    request: dict[str, Any] = {
+        **spec["serving"],
+        "model": spec["workload"]["model"],
+        "accelerator": spec["cluster"]["accelerator"],
+        "gpus_per_node": spec["cluster"].get("gpus_per_node", 8),
+    }
+    if "cost" not in request:
+        request["cost"] = {k: costs[k] for k in ("on_prem", "horizon_years") if k in costs}
     return request
 
 

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from typing import Any
+
+from apps.catalog.management.engine_command import EngineCommand
+from clusterdesigner.engine import serving
+from clusterdesigner.engine.catalog import CatalogSpecs
+
+
+def _serve_estimate(request: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any]:
+    return serving.estimate(request, catalog=catalog).to_json()
+
+
+class Command(EngineCommand):
+    help = (
+        "Serving estimate: GPUs, layout, TTFT/TPOT against batch, tokens/s and $ per million tokens owning"
+        " and per cloud offering. Reads the JSON request (docs/serving-engine.md) from FILE or stdin."
+    )
+    compute = staticmethod(_serve_estimate)

@@ -1,0 +1,37 @@
+"""POST /api/v1/serving/estimate/: a serving estimate, computed and answered (nothing is stored)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import permissions
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.serving import services
+from apps.serving.serializers import ServingInputSerializer, ServingResultSerializer
+from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.parsers import JSONParser
+
+
+class ServingEstimateView(APIView):
+    """A calculator: anyone may ask, nothing is written, the answer depends only on the request and the
+    catalog."""
+
+    permission_classes = [permissions.AllowAny]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="serving_estimate",
+        request=ServingInputSerializer,
+        responses={
+            200: ServingResultSerializer,
+            400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
+            413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        form = ServingInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        result = services.serving_estimate(request=request.data)
+        return Response(ServingResultSerializer(result.to_json()).data)

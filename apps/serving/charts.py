@@ -1,0 +1,139 @@
+"""Serving chart builders: engine results → Plotly figure dicts (``json.loads(fig.to_json())``), drawn by
+static/js/charts.js like the design charts (apps/dashboard/charts.py keeps the shared layout and palette)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import plotly.graph_objects as go
+
+from apps.dashboard.charts import LAYOUT, OWN_COLOR, PALETTE, PRICING_LABELS, plain
+from clusterdesigner.engine.serving import ServingResult
+
+
+def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> dict[str, Any]:
+    """TTFT and TPOT (ms, log scale) against batch for the chosen layout, with both targets drawn as dashed
+    lines and the chosen batch marked."""
+    batches = [p.batch for p in result.curve]
+    ttft = [p.ttft_s * 1000 for p in result.curve]
+    tpot = [p.tpot_s * 1000 for p in result.curve]
+    rate = [p.output_tokens_per_s_per_gpu for p in result.curve]
+    best = result.best
+    fig = go.Figure()
+    hover = (
+        "batch %{x}<br>%{y:.1f} ms<br>%{customdata:,.0f} output tok/s per GPU<extra>%{fullData.name}</extra>"
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=batches,
+            y=ttft,
+            name="TTFT",
+            mode="lines",
+            line={"color": PALETTE[0]},
+            customdata=rate,
+            hovertemplate=hover,
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=batches,
+            y=tpot,
+            name="TPOT (seen by users)",
+            mode="lines",
+            line={"color": PALETTE[1]},
+            customdata=rate,
+            hovertemplate=hover,
+        )
+    )
+    for value, name, color in ((ttft_s, "TTFT target", PALETTE[0]), (tpot_s, "TPOT target", PALETTE[1])):
+        fig.add_trace(
+            go.Scatter(
+                x=[batches[0], batches[-1]],
+                y=[value * 1000] * 2,
+                name=name,
+                mode="lines",
+                line={"color": color, "dash": "dash"},
+                hovertemplate=f"{name}: {value * 1000:g} ms<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[best.batch],
+            y=[best.tpot_s * 1000],
+            name="chosen batch",
+            mode="markers",
+            marker={"color": OWN_COLOR, "size": 11, "symbol": "diamond"},
+            hovertemplate=f"chosen batch {best.batch}<br>TPOT {best.tpot_s * 1000:.1f} ms"
+            f"<br>TTFT {best.ttft_s * 1000:.0f} ms<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        **LAYOUT,
+        title={"text": f"Latency against batch: tp{best.tp} pp{best.pp} replica of {plain(result.model)}"},
+        xaxis={"title": {"text": "Batch (concurrent sequences per replica)"}, "type": "log"},
+        yaxis={"title": {"text": "Latency (ms)"}, "type": "log"},
+    )
+    return dict(json.loads(fig.to_json()))
+
+
+def cost_figure(result: ServingResult) -> dict[str, Any]:
+    """$ per million input and output tokens by option (own, then each offering × pricing model)."""
+    options = sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens)
+    labels = [
+        "own"
+        if c.option == "own"
+        else f"{plain(c.offering)} {PRICING_LABELS.get(c.pricing_model, c.pricing_model)}"
+        for c in options
+    ]
+    fig = go.Figure()
+    for name, attr, color in (
+        ("output tokens", "usd_per_m_output_tokens", PALETTE[1]),
+        ("input tokens", "usd_per_m_input_tokens", PALETTE[0]),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=[getattr(c, attr) for c in options],
+                y=labels,
+                orientation="h",
+                name=name,
+                marker={"color": color},
+                customdata=[c.usd_per_gpu_hour for c in options],
+                hovertemplate="%{y}<br>$%{x:.3f} per million "
+                + name
+                + "<br>$%{customdata:.2f} per GPU-hour used<extra></extra>",
+            )
+        )
+    layout = {**LAYOUT, "height": max(320, 28 * len(options) + 140)}
+    fig.update_layout(
+        **layout,
+        barmode="group",
+        title={"text": f"$ per million tokens by option ({result.utilization:.0%} utilization)"},
+        xaxis={"title": {"text": "USD per million tokens"}},
+        yaxis={"title": {"text": "Option"}, "automargin": True},
+    )
+    return dict(json.loads(fig.to_json()))
+
+
+def layouts_figure(result: ServingResult) -> dict[str, Any]:
+    """GPUs needed at the peak for every layout that meets the targets, with output tokens/s per GPU."""
+    rows = [r for r in result.layouts if r.meets_targets]
+    labels = [f"tp{r.tp} pp{r.pp}" + (f" ep{r.ep}" if r.ep > 1 else "") for r in rows]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=[r.gpus for r in rows],
+            marker={"color": PALETTE[2]},
+            name="GPUs",
+            customdata=[[r.replicas, r.batch, r.output_tokens_per_s_per_gpu] for r in rows],
+            hovertemplate="%{x}: %{y} GPUs<br>%{customdata[0]} replicas at batch %{customdata[1]}"
+            "<br>%{customdata[2]:,.0f} output tok/s per GPU<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        **LAYOUT,
+        title={"text": f"GPUs to serve {result.peak_requests_per_s:g} requests/s at the peak, by layout"},
+        xaxis={"title": {"text": "Layout (per replica)"}},
+        yaxis={"title": {"text": "GPUs"}},
+    )
+    return dict(json.loads(fig.to_json()))

@@ -1,0 +1,126 @@
+"""Input and output of POST /api/v1/serving/estimate/: the request's shape (ranges are the engine's to check)
+and the result field by field, so the OpenAPI schema says what an estimate holds."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.engine import serving
+
+
+class TargetsSerializer(StrictJSONTypes, serializers.Serializer):
+    ttft_s = serializers.FloatField(required=False, help_text="time to first token target, seconds (2)")
+    tpot_s = serializers.FloatField(required=False, help_text="time per output token target, seconds (0.2)")
+    percentile = serializers.FloatField(required=False, help_text="percentile the targets are at (99)")
+
+
+class DemandSerializer(StrictJSONTypes, serializers.Serializer):
+    requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
+    output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
+    peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
+
+
+class LayoutSerializer(StrictJSONTypes, serializers.Serializer):
+    tp = serializers.IntegerField(required=False, help_text="tensor parallel degree (0 or absent: searched)")
+    pp = serializers.IntegerField(required=False, help_text="pipeline stages (0 or absent: searched)")
+    ep = serializers.IntegerField(required=False, help_text="expert parallel degree, MoE only")
+
+
+class ServingInputSerializer(StrictJSONTypes, serializers.Serializer):
+    model = serializers.DictField(
+        required=False, help_text='{"preset": slug, ...overrides} or a full shape, as in training'
+    )
+    accelerator = serializers.CharField(required=False, help_text="catalog accelerator slug (h100-sxm)")
+    # Plain text, not two ChoiceFields: the schema would name one choice set twice. The engine checks the
+    # value (and that the accelerator has a dense peak at the weight precision).
+    weight_precision = serializers.CharField(
+        required=False, help_text=f"one of {', '.join(serving.SERVING_PRECISIONS)} (fp8)"
+    )
+    kv_precision = serializers.CharField(
+        required=False, help_text=f"KV cache: one of {', '.join(serving.SERVING_PRECISIONS)} (fp8)"
+    )
+    input_tokens = serializers.IntegerField(required=False, help_text="mean prompt tokens (1024)")
+    output_tokens = serializers.IntegerField(required=False, help_text="mean generated tokens (256)")
+    targets = TargetsSerializer(required=False)
+    demand = DemandSerializer()
+    gpus_per_node = serializers.IntegerField(required=False)
+    layout = LayoutSerializer(required=False)
+    max_batch = serializers.IntegerField(required=False, help_text="largest batch the stack schedules")
+    disaggregated = serializers.BooleanField(required=False, help_text="also size prefill/decode pools")
+    kv_transfer_gbps = serializers.FloatField(required=False, help_text="GB/s per GPU between pools (50)")
+    stack = serializers.ChoiceField(choices=tuple(serving.STACKS), required=False)
+    efficiency = serializers.DictField(child=serializers.FloatField(), required=False)
+    cost = serializers.DictField(
+        required=False, help_text="{on_prem: {...}, horizon_years, managed_overhead_fraction, include_cloud}"
+    )
+
+
+class LayoutResultSerializer(serializers.Serializer):
+    tp = serializers.IntegerField()
+    pp = serializers.IntegerField()
+    ep = serializers.IntegerField()
+    gpus_per_replica = serializers.IntegerField()
+    weights_gib_per_gpu = serializers.FloatField()
+    kv_gib_per_gpu = serializers.FloatField()
+    batch_fits = serializers.IntegerField()
+    batch = serializers.IntegerField()
+    ttft_s = serializers.FloatField()
+    tpot_s = serializers.FloatField()
+    requests_per_s_per_replica = serializers.FloatField()
+    output_tokens_per_s_per_gpu = serializers.FloatField()
+    replicas = serializers.IntegerField()
+    gpus = serializers.IntegerField()
+    meets_targets = serializers.BooleanField()
+    why = serializers.CharField()
+
+
+class CurvePointSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    ttft_s = serializers.FloatField()
+    tpot_s = serializers.FloatField()
+    output_tokens_per_s_per_gpu = serializers.FloatField()
+
+
+class DisaggregatedSerializer(serializers.Serializer):
+    prefill_layout = serializers.CharField()
+    decode_layout = serializers.CharField()
+    prefill_gpus = serializers.IntegerField()
+    decode_gpus = serializers.IntegerField()
+    gpus = serializers.IntegerField()
+    decode_batch = serializers.IntegerField()
+    ttft_s = serializers.FloatField()
+    tpot_s = serializers.FloatField()
+    kv_transfer_s = serializers.FloatField()
+    output_tokens_per_s_per_gpu = serializers.FloatField()
+
+
+class CostOptionSerializer(serializers.Serializer):
+    option = serializers.CharField()
+    pricing_model = serializers.CharField()
+    offering = serializers.CharField()
+    usd_per_gpu_hour = serializers.FloatField()
+    usd_per_m_input_tokens = serializers.FloatField()
+    usd_per_m_output_tokens = serializers.FloatField()
+    usd_per_m_tokens = serializers.FloatField()
+    formula = serializers.CharField()
+
+
+class AssumptionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    value = serializers.CharField()
+
+
+class ServingResultSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    accelerator = serializers.CharField()
+    best = LayoutResultSerializer()
+    layouts = LayoutResultSerializer(many=True)
+    curve = CurvePointSerializer(many=True)
+    disaggregated = DisaggregatedSerializer(allow_null=True)
+    utilization = serializers.FloatField()
+    peak_requests_per_s = serializers.FloatField()
+    mean_requests_per_s = serializers.FloatField()
+    costs = CostOptionSerializer(many=True)
+    cost_note = serializers.CharField()
+    assumptions = AssumptionSerializer(many=True)

@@ -1,0 +1,950 @@
+"""Serving planner: memory, latency, throughput, sizing and $ per million tokens for LLM inference.
+
+Pure Python + numpy (no Django, no I/O). The model shapes are the training engine's (``model.ModelShape``,
+``presets.PRESETS``), the accelerators the catalog's (``hardware.AcceleratorSpec``); owning and renting costs
+come from the cost engine (``cost.tco`` and ``tco.cloud_cost``). Formulas and sources: docs/serving-engine.md.
+
+The model is a roofline of the two serving phases (Pope et al. 2022, "Efficiently Scaling Transformer
+Inference", arXiv:2211.05102, Sec. 2-3):
+
+* prefill of a prompt of ``s`` tokens is compute bound: 2·N_active·s + 2·s²·d_attn·L FLOPs (causal
+  attention), at ``compute_efficiency`` of the dense peak of the weight precision;
+* one decode step of a batch of ``B`` sequences is memory-bandwidth bound: it reads the weights once and the
+  KV cache of every sequence, at ``bandwidth_efficiency`` of the HBM bandwidth, unless its 2·N_active·B FLOPs
+  take longer;
+* tensor (and expert) parallel collectives cross the scale-up link: two all-reduces of B·h activations per
+  layer (Megatron-LM, Shoeybi et al. 2019, Sec. 3), ring cost 2(t−1)/t · bytes / bandwidth plus a latency.
+
+Continuous batching (Yu et al. 2022, Orca, OSDI) interleaves prefills with decode steps, so one replica
+serving R requests/s at batch B spends R·t_prefill of each second on prefills and the rest decoding:
+R = 1 / (t_prefill + n_out · TPOT(B) / B); users see TPOT(B) / (1 − R·t_prefill) between tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.cost import tco
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.hardware import AcceleratorSpec
+from clusterdesigner.engine.model import ModelShape, model_from_dict
+from clusterdesigner.engine.offerings import PRICING_MODELS, CloudOfferingSpec
+from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.tco import HOURS_PER_YEAR, cloud_cost
+
+# Bytes per weight or KV element. FP4 is NVFP4/MXFP4: 4-bit values plus one 8-bit scale per 16 (NVFP4) or
+# 32 (MXFP4) elements; 0.5 byte ignores the scales (≤ 3 % more).
+BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+SERVING_PRECISIONS = tuple(BYTES)
+ACTIVATION_BYTES = 2.0  # activations travel in BF16 between GPUs (TensorRT-LLM and vLLM do so for FP8)
+# Batch sizes the search considers: 1 … 4,096 concurrent sequences, about 12 per doubling.
+BATCH_GRID = np.unique(np.round(np.geomspace(1, 4096, 145)).astype(np.int64))
+PP_CHOICES = (1, 2, 4, 8)
+# A million requests per second is some thousand times the largest public chat services; beyond it the
+# sizing's whole numbers (replicas, nodes) leave the range the cost engine prices.
+MAX_REQUESTS_PER_S = 1_000_000
+SECONDS_PER_HOUR = 3600.0
+
+
+def _positive(value: Any, path: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InputError(f"must be a positive finite number, got {value!r}", field=path)
+    return float(value)
+
+
+def _fraction(value: Any, path: str) -> float:
+    number = _positive(value, path)
+    if number > 1:
+        raise InputError(f"must be in (0, 1], got {value!r}", field=path)
+    return number
+
+
+def _whole(value: Any, path: str, *, low: int = 1, high: int = 10_000_000) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"must be a whole number from {low:,} to {high:,}, got {value!r}", field=path)
+    return value
+
+
+@dataclass(frozen=True)
+class ServingEfficiency:
+    """Fractions of the roofline a serving stack reaches, and memory it keeps back.
+
+    ``bandwidth_efficiency``: fraction of HBM bandwidth a decode step's reads reach. ``compute_efficiency``:
+    fraction of the dense peak the matmuls reach. ``memory_reserve_fraction``: HBM kept back for
+    activations, CUDA graphs and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9, so 0.1).
+    ``collective_latency_us``: fixed cost of one small all-reduce on the scale-up link.
+    The defaults are fitted on the declared subset of tests/engine/data/serving_runs.csv (bench/
+    serving_calibration.py prints the fit and the error on the held-out rows).
+    """
+
+    bandwidth_efficiency: float = 0.7
+    compute_efficiency: float = 0.5
+    memory_reserve_fraction: float = 0.1
+    collective_latency_us: float = 8.0
+
+    def __post_init__(self) -> None:
+        _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
+        _fraction(self.compute_efficiency, "efficiency.compute_efficiency")
+        if not 0 <= self.memory_reserve_fraction < 1:
+            raise InputError("must be in [0, 1)", field="efficiency.memory_reserve_fraction")
+        if not math.isfinite(self.collective_latency_us) or self.collective_latency_us < 0:
+            raise InputError("must be zero or more", field="efficiency.collective_latency_us")
+
+
+# The efficiency of each serving stack, fitted on the declared ``fit`` rows of
+# tests/engine/data/serving_runs.csv (MLPerf Inference v4.1 closed results and vLLM posts); the error on the
+# held-out rows is printed by bench/serving_calibration.py and asserted by
+# tests/engine/test_serving_calibration.py, which also checks that these numbers are what the fit gives.
+STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
+    {
+        # fitted on MLPerf v4.1 DGX H100 Llama 2 70B offline and Mixtral 8x7B offline
+        "tensorrt-llm": ServingEfficiency(bandwidth_efficiency=0.75, compute_efficiency=0.5),
+        # fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1 405B batch 1 and 64
+        "vllm-rocm": ServingEfficiency(bandwidth_efficiency=0.35, compute_efficiency=0.3),
+    }
+)
+DEFAULT_STACK = "tensorrt-llm"
+# The example request of docs/serving-engine.md, the tests and bench/serving.py: Llama 3 70B on H100, chat
+# lengths, a 50 ms TPOT target, 20 requests/s on average and twice that at the peak.
+EXAMPLE_REQUEST: Mapping[str, Any] = MappingProxyType(
+    {
+        "model": {"preset": "llama3-70b"},
+        "accelerator": "h100-sxm",
+        "input_tokens": 1024,
+        "output_tokens": 256,
+        "targets": {"ttft_s": 2.0, "tpot_s": 0.05},
+        "demand": {"requests_per_s": 20, "peak_to_mean": 2},
+    }
+)
+
+
+@dataclass(frozen=True)
+class ServingInput:
+    """One serving question: a model on an accelerator, a request shape, targets and demand.
+
+    ``requests_per_s`` is the mean demand and ``peak_to_mean`` the ratio of the busiest hour to the mean
+    (the daily shape); sizing serves the peak, cost is spread over the mean. ``ttft_s``/``tpot_s`` are the
+    targets at ``percentile`` (the model is deterministic: it compares its figure with the target directly).
+    ``tp``/``pp``/``ep`` fix part of the layout (0: searched). ``disaggregated`` adds the option of separate
+    prefill and decode pools.
+    """
+
+    model: ModelShape
+    accelerator: AcceleratorSpec
+    input_tokens: int
+    output_tokens: int
+    requests_per_s: float
+    weight_precision: str = "fp8"
+    kv_precision: str = "fp8"
+    ttft_s: float = 2.0
+    tpot_s: float = 0.2
+    percentile: float = 99.0
+    peak_to_mean: float = 2.0
+    gpus_per_node: int = 8
+    tp: int = 0
+    pp: int = 0
+    ep: int = 0
+    max_batch: int = 4096
+    disaggregated: bool = True
+    kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
+    efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
+
+    def __post_init__(self) -> None:
+        for name in ("weight_precision", "kv_precision"):
+            value = getattr(self, name)
+            if value not in BYTES:
+                raise InputError(
+                    f"unknown precision {value!r}; use one of {', '.join(SERVING_PRECISIONS)}", field=name
+                )
+        if self.weight_precision not in self.accelerator.dense_tflops:
+            have = ", ".join(sorted(self.accelerator.dense_tflops))
+            raise InputError(
+                f"{self.accelerator.name} has no dense {self.weight_precision} peak (it supports {have})",
+                field="weight_precision",
+            )
+        _whole(self.input_tokens, "input_tokens", high=10_000_000)
+        _whole(self.output_tokens, "output_tokens", high=10_000_000)
+        _positive(self.requests_per_s, "demand.requests_per_s")
+        _positive(self.ttft_s, "targets.ttft_s")
+        _positive(self.tpot_s, "targets.tpot_s")
+        if not 0 < self.percentile < 100:
+            raise InputError("must be between 0 and 100", field="targets.percentile")
+        if _positive(self.peak_to_mean, "demand.peak_to_mean") < 1:
+            raise InputError(
+                "must be at least 1 (the peak is never below the mean)", field="demand.peak_to_mean"
+            )
+        _whole(self.gpus_per_node, "gpus_per_node", high=1024)
+        for name in ("tp", "pp", "ep"):
+            _whole(getattr(self, name), f"layout.{name}", low=0, high=1024)
+        _whole(self.max_batch, "max_batch", high=1_000_000)
+        _positive(self.kv_transfer_gbps, "kv_transfer_gbps")
+        if self.ep and not self.model.is_moe:
+            raise InputError("expert parallelism needs a mixture-of-experts model", field="layout.ep")
+        if self.ep and self.model.experts % self.ep:
+            raise InputError(
+                f"ep {self.ep} does not divide the model's {self.model.experts} experts", field="layout.ep"
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["model"] = {k: getattr(self.model, k) for k in self.model.__dataclass_fields__}
+        data["accelerator"] = self.accelerator.slug
+        return data
+
+
+# ---- memory ----------------------------------------------------------------------------------------------
+def weight_bytes_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any) -> Any:
+    """Weights per GPU = total parameters × bytes per weight / (tp · pp).
+
+    Attention, dense MLPs, the embedding and the output layer are split tp ways (Megatron-LM row/column and
+    vocabulary parallelism) and the layers pp ways; experts are split ep ways by expert and tp/ep ways within
+    each expert, so an ep that divides tp leaves the bytes per GPU unchanged. Numpy-friendly in tp, pp.
+    """
+    return model.total_params * BYTES[precision] / (np.asarray(tp) * np.asarray(pp))
+
+
+def kv_bytes_per_token(*, model: ModelShape, precision: str) -> float:
+    """KV cache per token of the whole model = layers × kv_heads × head_dim × 2 (K and V) × bytes."""
+    return model.layers * model.kv_heads * model.head_dim * 2.0 * BYTES[precision]
+
+
+def kv_bytes_per_token_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any) -> Any:
+    """KV per token on one GPU: layers/pp × ceil(kv_heads/tp) × head_dim × 2 × bytes. When tp exceeds the KV
+    heads, each head is replicated on tp/kv_heads GPUs (TensorRT-LLM and vLLM do so for GQA)."""
+    heads = np.ceil(model.kv_heads / np.asarray(tp))
+    return model.layers / np.asarray(pp) * heads * model.head_dim * 2.0 * BYTES[precision]
+
+
+def mean_context_tokens(*, input_tokens: int, output_tokens: int) -> float:
+    """Mean tokens a running sequence holds in its KV cache: n_in + n_out/2 (paged attention allocates as it
+    generates: Kwon et al. 2023, vLLM, SOSP, Sec. 4)."""
+    return input_tokens + output_tokens / 2.0
+
+
+def batch_that_fits(inp: ServingInput, *, tp: Any, pp: Any) -> Any:
+    """Concurrent sequences one replica holds: (memory × (1 − reserve) − weights) / (KV per token per GPU ×
+    mean context), floored; ≤ 0 when the weights alone do not fit. Per GPU, because every GPU of a replica
+    holds its share of every sequence's KV."""
+    have = inp.accelerator.memory_gib * 2**30 * (1.0 - inp.efficiency.memory_reserve_fraction)
+    free = have - weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp)
+    per_seq = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp) * (
+        mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
+    )
+    return np.floor(free / per_seq)
+
+
+# ---- time ------------------------------------------------------------------------------------------------
+def _allreduce_s(inp: ServingInput, *, tokens: Any, tp: Any, pp: Any) -> Any:
+    """Two ring all-reduces of tokens × hidden BF16 activations per layer, over the layers of one stage:
+    2 · (L/pp) · (2(t−1)/t · bytes / link + latency); zero when tp = 1 (Megatron-LM, Shoeybi et al. 2019)."""
+    tp = np.asarray(tp, dtype=float)
+    acc = inp.accelerator
+    link = (acc.scaleup_bandwidth_gbps if acc.has_scaleup_link else acc.pcie_bandwidth_gbps) * 1e9
+    size = np.asarray(tokens, dtype=float) * inp.model.hidden * ACTIVATION_BYTES
+    one = 2.0 * (tp - 1.0) / tp * size / link + inp.efficiency.collective_latency_us * 1e-6
+    return np.where(tp > 1, 2.0 * inp.model.layers / np.asarray(pp) * one, 0.0)
+
+
+def _peak_flops(inp: ServingInput) -> float:
+    return inp.accelerator.peak_tflops(inp.weight_precision) * 1e12 * inp.efficiency.compute_efficiency
+
+
+def prefill_s(inp: ServingInput, *, tp: Any, pp: Any, prompts: Any = 1) -> Any:
+    """Time to prefill ``prompts`` prompts of n_in tokens on one replica of tp·pp GPUs.
+
+    FLOPs = prompts · (2 · N_active · n_in + 2 · n_in² · heads · head_dim · L) (causal attention: half of
+    Narayanan's 4·s·h·L per token), over tp·pp GPUs at compute_efficiency × dense peak; plus the weights read
+    once per stage and the tensor-parallel all-reduces of the prompt's activations. The stages run one after
+    another for one prompt (no pipelining within one request's prefill).
+    """
+    m = inp.model
+    n = inp.input_tokens
+    prompts = np.asarray(prompts, dtype=float)
+    flops = prompts * (2.0 * m.active_matmul_params * n + 2.0 * n * n * m.heads * m.head_dim * m.layers)
+    gpus = np.asarray(tp) * np.asarray(pp)
+    compute = flops / (gpus * _peak_flops(inp))
+    weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp) * np.asarray(pp)
+    read = weights / (inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency)
+    return np.maximum(compute, read) + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
+
+
+def _moe_weight_fraction_read(model: ModelShape, batch: Any) -> Any:
+    """Fraction of the weights a decode step of ``batch`` tokens reads. Dense: 1. MoE: the non-expert weights
+    plus the experts at least one token routes to, E·(1 − (1 − k/E)^B) of E per layer for uniform routing."""
+    batch = np.asarray(batch, dtype=float)
+    if not model.is_moe:
+        return np.ones_like(batch)
+    experts = model.moe_layers * model.experts * model.expert_params
+    touched = 1.0 - (1.0 - model.top_k / model.experts) ** batch
+    return (model.total_params - experts + experts * touched) / model.total_params
+
+
+def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
+    """TPOT(B): time of one decode step of a replica holding ``batch`` sequences (one token each).
+
+    The pp stages are pipelined over pp micro-batches of B/pp, so a token passes every stage once per step:
+    TPOT = pp · t_stage(B/pp), with t_stage(b) = max(bytes / (HBM · bandwidth_efficiency),
+    FLOPs / (peak · compute_efficiency)) + all-reduces, bytes = weights per GPU (the experts the batch
+    touches) + b × mean context × KV per token per GPU, FLOPs = b · (2 · N_active + 4 · context · heads ·
+    head_dim · L) / (tp · pp). Roofline: Pope et al. 2022 (arXiv:2211.05102) Sec. 2.
+    """
+    m = inp.model
+    batch = np.asarray(batch, dtype=float)
+    pp_a = np.asarray(pp, dtype=float)
+    micro = np.maximum(batch / pp_a, 1.0)
+    ctx = mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
+    weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp)
+    kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp)
+    read = weights * _moe_weight_fraction_read(m, micro * pp_a) + micro * ctx * kv
+    memory = read / (inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency)
+    flops = micro * (2.0 * m.active_matmul_params + 4.0 * ctx * m.heads * m.head_dim * m.layers)
+    compute = flops / (np.asarray(tp) * pp_a * _peak_flops(inp))
+    return pp_a * (np.maximum(memory, compute) + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp))
+
+
+def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str, Any]:
+    """Requests/s, user-visible TPOT and TTFT of one replica under continuous batching at batch B.
+
+    R = 1 / (t_prefill + n_out · TPOT(B) / B); prefill share φ = R · t_prefill; seen TPOT = TPOT(B)/(1 − φ);
+    TTFT = t_prefill + TPOT(B) (a new prompt waits for the decode step under way).
+    """
+    prefill = prefill_s(inp, tp=tp, pp=pp)
+    step = decode_step_s(inp, batch=batch, tp=tp, pp=pp)
+    rate = 1.0 / (prefill + inp.output_tokens * step / np.asarray(batch, dtype=float))
+    share = rate * prefill
+    return {
+        "requests_per_s": rate,
+        "tpot_s": step / np.maximum(1.0 - share, 1e-9),
+        "ttft_s": prefill + step,
+        "prefill_s": prefill,
+        "step_s": step,
+    }
+
+
+# ---- layouts and sizing ---------------------------------------------------------------------------------
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
+    """(tp, pp, ep) candidates: tp divides the scale-up domain (or the node without one) and the query heads;
+    pp in 1, 2, 4, 8 dividing the layers; ep (MoE only) divides tp and the experts. Given degrees are kept."""
+    acc = inp.accelerator
+    domain = acc.scaleup_domain_gpus if acc.has_scaleup_link else 1
+    domain = max(domain, 1)
+    tps = (
+        [inp.tp]
+        if inp.tp
+        else [t for t in _divisors(max(domain, inp.gpus_per_node)) if t <= domain or t == 1]
+    )
+    tps = [t for t in tps if inp.model.heads % t == 0]
+    pps = [inp.pp] if inp.pp else [p for p in PP_CHOICES if inp.model.layers % p == 0]
+    out: list[tuple[int, int, int]] = []
+    for t in tps:
+        for p in pps:
+            if inp.model.is_moe:
+                eps = [inp.ep] if inp.ep else [e for e in _divisors(t) if inp.model.experts % e == 0]
+                out += [(t, p, e) for e in eps if t % e == 0]
+            else:
+                out.append((t, p, 1))
+    if not out:
+        raise InputError(
+            f"no layout: tp must divide the model's {inp.model.heads} heads and pp its {inp.model.layers}"
+            " layers",
+            field="layout.tp" if inp.tp else "layout.pp",
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    """The best batch of one layout: throughput, latency and the GPUs it takes to serve the peak."""
+
+    tp: int
+    pp: int
+    ep: int
+    gpus_per_replica: int
+    weights_gib_per_gpu: float
+    kv_gib_per_gpu: float
+    batch_fits: int
+    batch: int
+    ttft_s: float
+    tpot_s: float
+    requests_per_s_per_replica: float
+    output_tokens_per_s_per_gpu: float
+    replicas: int
+    gpus: int
+    meets_targets: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    batch: int
+    ttft_s: float
+    tpot_s: float
+    output_tokens_per_s_per_gpu: float
+
+
+@dataclass(frozen=True)
+class DisaggregatedResult:
+    """Separate prefill and decode pools (Zhong et al. 2024, DistServe; Patel et al. 2024, Splitwise)."""
+
+    prefill_layout: str
+    decode_layout: str
+    prefill_gpus: int
+    decode_gpus: int
+    gpus: int
+    decode_batch: int
+    ttft_s: float
+    tpot_s: float
+    kv_transfer_s: float
+    output_tokens_per_s_per_gpu: float
+
+
+@dataclass(frozen=True)
+class CostOption:
+    """$ per million tokens for one way to pay for the GPUs."""
+
+    option: str  # "own" or "<offering slug> <pricing model>"
+    pricing_model: str
+    offering: str
+    usd_per_gpu_hour: float
+    usd_per_m_input_tokens: float
+    usd_per_m_output_tokens: float
+    usd_per_m_tokens: float
+    formula: str
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    """A serving estimate: the chosen layout, every layout searched, the latency curves and the costs."""
+
+    model: str
+    accelerator: str
+    best: LayoutResult
+    layouts: tuple[LayoutResult, ...]
+    curve: tuple[CurvePoint, ...]
+    disaggregated: DisaggregatedResult | None
+    utilization: float
+    peak_requests_per_s: float
+    mean_requests_per_s: float
+    costs: tuple[CostOption, ...]
+    cost_note: str
+    assumptions: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["assumptions"] = [{"name": n, "value": v} for n, v in self.assumptions]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ServingResult:
+        disagg = data.get("disaggregated")
+        return cls(
+            model=str(data["model"]),
+            accelerator=str(data["accelerator"]),
+            best=LayoutResult(**data["best"]),
+            layouts=tuple(LayoutResult(**row) for row in data["layouts"]),
+            curve=tuple(CurvePoint(**row) for row in data["curve"]),
+            disaggregated=None if disagg is None else DisaggregatedResult(**disagg),
+            utilization=float(data["utilization"]),
+            peak_requests_per_s=float(data["peak_requests_per_s"]),
+            mean_requests_per_s=float(data["mean_requests_per_s"]),
+            costs=tuple(CostOption(**row) for row in data["costs"]),
+            cost_note=str(data["cost_note"]),
+            assumptions=tuple((a["name"], a["value"]) for a in data["assumptions"]),
+        )
+
+
+def _replicas(load: float) -> int:
+    """Whole replicas for a load measured in replicas' worth of work: ⌈load⌉, at least one (a service that
+    exists runs somewhere), with a 1e-9 slack so that exactly 3.0 stays 3."""
+    return max(1, math.ceil(load - 1e-9))
+
+
+def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
+    """Every (layout, batch) pair as flat numpy arrays, with memory fit, latency and rate."""
+    lay = np.array(layouts(inp), dtype=np.int64)
+    batches = BATCH_GRID[BATCH_GRID <= inp.max_batch]
+    if batches.size == 0 or batches[-1] != inp.max_batch and inp.max_batch < BATCH_GRID[-1]:
+        batches = np.append(batches, inp.max_batch)
+    tp = np.repeat(lay[:, 0], batches.size)
+    pp = np.repeat(lay[:, 1], batches.size)
+    ep = np.repeat(lay[:, 2], batches.size)
+    batch = np.tile(batches, len(lay))
+    fits = batch_that_fits(inp, tp=tp, pp=pp)
+    rate = replica_rate(inp, batch=batch, tp=tp, pp=pp)
+    return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **rate}
+
+
+def _why(fits: bool, ttft: bool, tpot: bool, inp: ServingInput) -> str:
+    if not fits:
+        return "the weights do not fit in memory"
+    if not ttft:
+        return f"no batch meets the {inp.ttft_s:g} s time to first token"
+    if not tpot:
+        return f"no batch meets the {inp.tpot_s * 1000:g} ms time per output token"
+    return ""
+
+
+def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
+    """Per layout, the batch with the most requests/s per replica that fits memory and meets both targets,
+    and the replicas ⌈peak R / R_replica⌉ and GPUs (replicas × tp × pp) it takes; sorted fewest GPUs first
+    (then most tokens/s per GPU). A layout that meets nothing keeps its best-effort batch and says why."""
+    g = _layout_grid(inp)
+    fit = g["batch"] <= g["fits"]
+    ok_ttft = g["ttft_s"] <= inp.ttft_s
+    ok_tpot = g["tpot_s"] <= inp.tpot_s
+    ok = fit & ok_ttft & ok_tpot
+    peak = inp.requests_per_s * inp.peak_to_mean
+    key = np.stack([g["tp"], g["pp"], g["ep"]], axis=1)
+    _, group = np.unique(key, axis=0, return_inverse=True)
+    group = group.ravel()
+    results: list[LayoutResult] = []
+    for index in range(int(group.max()) + 1):
+        rows = np.flatnonzero(group == index)
+        good = rows[ok[rows]]
+        pick = good if good.size else rows[fit[rows]] if fit[rows].any() else rows[:1]
+        best = pick[np.argmax(g["requests_per_s"][pick])]
+        tp, pp, ep = int(g["tp"][best]), int(g["pp"][best]), int(g["ep"][best])
+        rate = float(g["requests_per_s"][best])
+        replicas = _replicas(peak / rate) if good.size else 0
+        weights = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp))
+        kv = float(kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp))
+        ctx = mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
+        batch = int(g["batch"][best])
+        results.append(
+            LayoutResult(
+                tp=tp,
+                pp=pp,
+                ep=ep,
+                gpus_per_replica=tp * pp,
+                weights_gib_per_gpu=weights / 2**30,
+                kv_gib_per_gpu=kv * ctx * min(batch, max(int(g["fits"][best]), 0)) / 2**30,
+                batch_fits=max(int(g["fits"][best]), 0),
+                batch=batch,
+                ttft_s=float(g["ttft_s"][best]),
+                tpot_s=float(g["tpot_s"][best]),
+                requests_per_s_per_replica=rate,
+                output_tokens_per_s_per_gpu=rate * inp.output_tokens / (tp * pp),
+                replicas=replicas,
+                gpus=replicas * tp * pp,
+                meets_targets=bool(good.size),
+                why=_why(bool(fit[rows].any()), bool((fit & ok_ttft)[rows].any()), bool(good.size), inp),
+            )
+        )
+    results.sort(key=lambda r: (not r.meets_targets, r.gpus, -r.output_tokens_per_s_per_gpu))
+    return tuple(results)
+
+
+def latency_curve(inp: ServingInput, *, tp: int, pp: int) -> tuple[CurvePoint, ...]:
+    """TTFT, seen TPOT and output tokens/s per GPU against batch for one layout, up to the batch that fits."""
+    fits = int(batch_that_fits(inp, tp=tp, pp=pp))
+    batches = BATCH_GRID[BATCH_GRID <= max(min(fits, inp.max_batch), 1)]
+    rate = replica_rate(inp, batch=batches, tp=tp, pp=pp)
+    per_gpu = rate["requests_per_s"] * inp.output_tokens / (tp * pp)
+    return tuple(
+        CurvePoint(int(b), float(f), float(t), float(x))
+        for b, f, t, x in zip(batches, rate["ttft_s"], rate["tpot_s"], per_gpu, strict=True)
+    )
+
+
+def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> DisaggregatedResult | None:
+    """Prefill and decode in separate pools. Prefill pool: the layout with the fewest GPU-seconds per prompt,
+    sized to the peak's prefill work at full use, ⌈peak R · t_prefill⌉ replicas. Decode pool: per layout the
+    largest batch whose plain TPOT(B) meets the target (no prefill interrupts it), peak R · n_out · TPOT / B
+    replicas. TTFT = t_prefill + KV transfer (n_in × KV per token / kv_transfer_gbps per GPU). None when no
+    pair meets both targets."""
+    if not inp.disaggregated:
+        return None
+    peak = inp.requests_per_s * inp.peak_to_mean
+    lay = np.array(layouts(inp), dtype=np.int64)
+    tp, pp = lay[:, 0], lay[:, 1]
+    fits = batch_that_fits(inp, tp=tp, pp=pp) > 0
+    if not fits.any():
+        return None
+    prefill = np.asarray(prefill_s(inp, tp=tp, pp=pp), dtype=float)
+    cost = np.where(fits, prefill * tp * pp, np.inf)
+    p = int(np.argmin(cost))
+    transfer = (
+        inp.input_tokens
+        * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
+        / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
+    )
+    ttft = float(prefill[p]) + float(transfer)
+    if ttft > inp.ttft_s:
+        return None
+    prefill_gpus = _replicas(peak * float(prefill[p])) * int(tp[p] * pp[p])
+    best: tuple[int, int, int, float, float] | None = None
+    for (t, q, _e), ok in zip(lay, fits, strict=True):
+        if not ok:
+            continue
+        top = int(min(batch_that_fits(inp, tp=t, pp=q), inp.max_batch))
+        batches = BATCH_GRID[BATCH_GRID <= top]
+        if batches.size == 0:
+            continue
+        step = np.asarray(decode_step_s(inp, batch=batches, tp=t, pp=q), dtype=float)
+        good = np.flatnonzero(step <= inp.tpot_s)
+        if not good.size:
+            continue
+        b = int(batches[good[-1]])
+        tpot = float(step[good[-1]])
+        gpus = _replicas(peak * inp.output_tokens * tpot / b) * int(t * q)
+        if best is None or gpus < best[0]:
+            best = (gpus, int(t), int(q), float(b), tpot)
+    if best is None:
+        return None
+    decode_gpus, d_tp, d_pp, d_batch, tpot = best
+    total = prefill_gpus + decode_gpus
+    return DisaggregatedResult(
+        prefill_layout=f"tp{int(tp[p])} pp{int(pp[p])}",
+        decode_layout=f"tp{d_tp} pp{d_pp}",
+        prefill_gpus=prefill_gpus,
+        decode_gpus=decode_gpus,
+        gpus=total,
+        decode_batch=int(d_batch),
+        ttft_s=ttft,
+        tpot_s=tpot,
+        kv_transfer_s=float(transfer),
+        output_tokens_per_s_per_gpu=peak * inp.output_tokens / total,
+    )
+
+
+# ---- cost ------------------------------------------------------------------------------------------------
+def _cost_option(
+    *,
+    option: str,
+    pricing_model: str,
+    offering: str,
+    usd_per_gpu_hour: float,
+    best: LayoutResult,
+    inp: ServingInput,
+    prefill: float,
+    formula: str,
+) -> CostOption:
+    """Split a replica's GPU-seconds per request between prompt and answer: prefill t_p on tp·pp GPUs for
+    n_in input tokens; decode n_out · TPOT(B)/B for n_out output tokens. $/M = $/GPU-h × GPU-s / 3,600 /
+    tokens × 10⁶. ``usd_per_gpu_hour`` is per GPU-hour used (the cost engine divides by utilization)."""
+    gpus = best.gpus_per_replica
+    per_request_s = 1.0 / best.requests_per_s_per_replica
+    decode = max(per_request_s - prefill, 0.0)
+    usd_per_gpu_s = usd_per_gpu_hour / SECONDS_PER_HOUR
+    return CostOption(
+        option=option,
+        pricing_model=pricing_model,
+        offering=offering,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        usd_per_m_input_tokens=usd_per_gpu_s * gpus * prefill / inp.input_tokens * 1e6,
+        usd_per_m_output_tokens=usd_per_gpu_s * gpus * decode / inp.output_tokens * 1e6,
+        usd_per_m_tokens=usd_per_gpu_s * gpus * per_request_s / (inp.input_tokens + inp.output_tokens) * 1e6,
+        formula=formula,
+    )
+
+
+def serving_costs(
+    inp: ServingInput,
+    best: LayoutResult,
+    *,
+    utilization: float,
+    own_usd_per_gpu_hour: float | None,
+    offerings: Mapping[str, CloudOfferingSpec],
+    managed_overhead_fraction: float = 0.0,
+    horizon_years: float = 3.0,
+) -> tuple[CostOption, ...]:
+    """$ per million input, output and all tokens, owning and per cloud offering × pricing model.
+
+    Owning: the cost engine's owning $/GPU-hour used at the implied utilization (``cost.tco``, passed in by
+    :func:`estimate`). Renting: ``tco.cloud_cost`` for the replicas' nodes at each offering's catalog price
+    (on-demand pays the hours used, reserved every hour of whole terms, spot the hours used: a lost request is
+    retried, so no checkpoint goodput applies). Offerings of other accelerators are skipped.
+    """
+    prefill = float(prefill_s(inp, tp=best.tp, pp=best.pp))
+    out: list[CostOption] = []
+    if own_usd_per_gpu_hour is not None:
+        out.append(
+            _cost_option(
+                option="own",
+                pricing_model="own",
+                offering="",
+                usd_per_gpu_hour=own_usd_per_gpu_hour,
+                best=best,
+                inp=inp,
+                prefill=prefill,
+                formula=f"owning ${own_usd_per_gpu_hour:.3f}/GPU-hour used at {utilization:.1%} utilization",
+            )
+        )
+    for slug in sorted(offerings):
+        offer = offerings[slug]
+        if offer.accelerator != inp.accelerator.slug:
+            continue
+        nodes = max(1, math.ceil(best.gpus / offer.gpu_count))
+        for model in PRICING_MODELS:
+            if model not in offer.usd_per_hour:
+                continue
+            rent = cloud_cost(
+                pricing_model=model,
+                usd_per_node_hour=offer.usd_per_hour[model],
+                nodes=nodes,
+                gpus_per_node=offer.gpu_count,
+                utilization=utilization,
+                horizon_years=horizon_years,
+                managed_overhead_fraction=managed_overhead_fraction,
+                storage_usd=0.0,
+                egress_usd=0.0,
+            )
+            out.append(
+                _cost_option(
+                    option=f"{slug} {model}",
+                    pricing_model=model,
+                    offering=slug,
+                    usd_per_gpu_hour=rent.usd_per_gpu_hour.usd,
+                    best=best,
+                    inp=inp,
+                    prefill=prefill,
+                    formula=rent.usd_per_gpu_hour.formula,
+                )
+            )
+    return tuple(out)
+
+
+def implied_utilization(inp: ServingInput, best: LayoutResult) -> float:
+    """Mean demand ÷ provisioned capacity: R_mean / (replicas × R_replica), in [1e-6, 1] (the cost engine
+    prices utilizations from 1e-6)."""
+    capacity = best.replicas * best.requests_per_s_per_replica
+    return max(1e-6, min(1.0, inp.requests_per_s / capacity)) if capacity > 0 else 1.0
+
+
+# ---- request parsing and the entry point ---------------------------------------------------------------
+_TOP_KEYS = {
+    "model",
+    "accelerator",
+    "weight_precision",
+    "kv_precision",
+    "input_tokens",
+    "output_tokens",
+    "targets",
+    "demand",
+    "gpus_per_node",
+    "layout",
+    "max_batch",
+    "disaggregated",
+    "kv_transfer_gbps",
+    "efficiency",
+    "stack",
+    "cost",
+}
+
+
+def _section(request: Mapping[str, Any], name: str, keys: set[str]) -> Mapping[str, Any]:
+    section = request.get(name, {})
+    if not isinstance(section, Mapping):
+        raise InputError("must be an object", field=name)
+    unknown = sorted(set(section) - keys)
+    if unknown:
+        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=f"{name}.{unknown[0]}")
+    return section
+
+
+def parse_request(
+    request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]
+) -> tuple[ServingInput, Mapping[str, Any]]:
+    """The JSON request (docs/serving-engine.md) → a :class:`ServingInput` and the ``cost`` section.
+
+    Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ n_out), one of them.
+    """
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be an object")
+    unknown = sorted(set(request) - _TOP_KEYS)
+    if unknown:
+        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=unknown[0])
+    model = model_from_dict(request.get("model", {"preset": "llama3-70b"}), presets=PRESETS)
+    slug = request.get("accelerator", "h100-sxm")
+    if not isinstance(slug, str) or slug not in accelerators:
+        raise UnknownReferenceError(
+            f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}", field="accelerator"
+        )
+    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
+    demand = _section(request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean"})
+    layout = _section(request, "layout", {"tp", "pp", "ep"})
+    eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
+    _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
+    output_tokens = _whole(request.get("output_tokens", 256), "output_tokens")
+    if ("requests_per_s" in demand) == ("output_tokens_per_day" in demand):
+        raise InputError(
+            "give exactly one of demand.requests_per_s and demand.output_tokens_per_day",
+            field="demand.requests_per_s",
+        )
+    if "requests_per_s" in demand:
+        rps = _positive(demand["requests_per_s"], "demand.requests_per_s")
+        path = "demand.requests_per_s"
+    else:
+        per_day = _positive(demand["output_tokens_per_day"], "demand.output_tokens_per_day")
+        rps = per_day / 86_400.0 / output_tokens
+        path = "demand.output_tokens_per_day"
+    if rps > MAX_REQUESTS_PER_S:
+        raise InputError(
+            f"is {rps:,.4g} requests/s; the planner sizes at most {MAX_REQUESTS_PER_S:,} (split the service)",
+            field=path,
+        )
+    disagg = request.get("disaggregated", True)
+    if not isinstance(disagg, bool):
+        raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
+    stack = request.get("stack", DEFAULT_STACK)
+    if not isinstance(stack, str) or stack not in STACKS:
+        raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
+    for key, value in eff.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"must be a number, got {value!r}", field=f"efficiency.{key}")
+    inp = ServingInput(
+        model=model,
+        accelerator=accelerators[slug],
+        input_tokens=_whole(request.get("input_tokens", 1024), "input_tokens"),
+        output_tokens=output_tokens,
+        requests_per_s=rps,
+        weight_precision=str(request.get("weight_precision", "fp8")),
+        kv_precision=str(request.get("kv_precision", "fp8")),
+        ttft_s=float(_positive(targets.get("ttft_s", 2.0), "targets.ttft_s")),
+        tpot_s=float(_positive(targets.get("tpot_s", 0.2), "targets.tpot_s")),
+        percentile=float(_positive(targets.get("percentile", 99.0), "targets.percentile")),
+        peak_to_mean=float(_positive(demand.get("peak_to_mean", 2.0), "demand.peak_to_mean")),
+        gpus_per_node=_whole(request.get("gpus_per_node", 8), "gpus_per_node", high=1024),
+        tp=_whole(layout.get("tp", 0), "layout.tp", low=0, high=1024),
+        pp=_whole(layout.get("pp", 0), "layout.pp", low=0, high=1024),
+        ep=_whole(layout.get("ep", 0), "layout.ep", low=0, high=1024),
+        max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
+        disaggregated=disagg,
+        kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
+        efficiency=replace(STACKS[stack], **{k: float(v) for k, v in eff.items()}),
+    )
+    return inp, request.get("cost", {})
+
+
+def owning_usd_per_gpu_hour(
+    *,
+    catalog: CatalogSpecs,
+    accelerator: str,
+    nodes: int,
+    gpus_per_node: int,
+    utilization: float,
+    on_prem: Mapping[str, Any],
+    horizon_years: float,
+) -> float:
+    """The cost engine's owning $ per GPU-hour used (``cost.tco`` → ``on_prem.usd_per_gpu_hour``) for the
+    serving cluster at the implied utilization; every owning default and catalog price is the cost engine's
+    own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
+    request = {
+        "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
+        "utilization": utilization,
+        "horizon_years": horizon_years,
+        "on_prem": dict(on_prem),
+    }
+    try:
+        result = tco(request, **catalog.cost_kwargs())
+    except EngineError as exc:
+        if exc.field.startswith("on_prem") or exc.field == "horizon_years":
+            where = f"cost.{exc.field}"
+        elif exc.field.startswith("cluster.nodes"):
+            where = "demand.requests_per_s"  # the demand sized a cluster the cost engine cannot price
+        else:
+            where = "accelerator"
+        raise type(exc)(exc.message, field=where) from exc
+    return float(result["on_prem"]["usd_per_gpu_hour"])
+
+
+def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
+    """A serving estimate for one request (docs/serving-engine.md): the fewest-GPU layout meeting the targets
+    at the peak demand, every layout searched, TTFT/TPOT against batch, the disaggregated option, and $ per
+    million tokens owning (:func:`owning_usd_per_gpu_hour`) and per cloud offering (:func:`serving_costs`).
+    Raises InputError/UnknownReferenceError naming the field, InfeasibleError when no layout fits or meets
+    the targets."""
+    inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
+    results = size_layouts(inp)
+    best = results[0]
+    if not best.meets_targets:
+        fitting = [r for r in results if r.batch_fits > 0]
+        if not fitting:
+            need = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=1, pp=1))
+            raise InfeasibleError(
+                f"{inp.model.name} does not fit on {inp.accelerator.name} at any layout searched"
+                f" ({need / 2**30:.0f} GiB of {inp.weight_precision} weights)",
+                field="accelerator",
+            )
+        raise InfeasibleError(
+            f"no layout meets the targets: {fitting[0].why} (best: tp{fitting[0].tp} pp{fitting[0].pp},"
+            f" TTFT {fitting[0].ttft_s:.2f} s, TPOT {fitting[0].tpot_s * 1000:.0f} ms)",
+            field="targets.tpot_s" if "output token" in fitting[0].why else "targets.ttft_s",
+        )
+    utilization = implied_utilization(inp, best)
+    horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
+    overhead = cost_section.get("managed_overhead_fraction", 0.0)
+    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= 10:
+        raise InputError(
+            f"must be a number from 0 to 10, got {overhead!r}", field="cost.managed_overhead_fraction"
+        )
+    on_prem = cost_section.get("on_prem", {})
+    if not isinstance(on_prem, Mapping):
+        raise InputError("must be an object", field="cost.on_prem")
+    include_cloud = cost_section.get("include_cloud", True)
+    if not isinstance(include_cloud, bool):
+        raise InputError(f"must be true or false, got {include_cloud!r}", field="cost.include_cloud")
+    own = owning_usd_per_gpu_hour(
+        catalog=catalog,
+        accelerator=inp.accelerator.slug,
+        nodes=max(1, math.ceil(best.gpus / inp.gpus_per_node)),
+        gpus_per_node=inp.gpus_per_node,
+        utilization=utilization,
+        on_prem=on_prem,
+        horizon_years=horizon,
+    )
+    costs = serving_costs(
+        inp,
+        best,
+        utilization=utilization,
+        own_usd_per_gpu_hour=own,
+        offerings=catalog.offerings if include_cloud else {},
+        managed_overhead_fraction=float(overhead),
+        horizon_years=horizon,
+    )
+    note = (
+        ""
+        if any(c.offering for c in costs)
+        else f"no cloud offering in the catalog rents {inp.accelerator.slug}"
+    )
+    e = inp.efficiency
+    assumptions = (
+        ("bandwidth_efficiency", f"{e.bandwidth_efficiency:g}"),
+        ("compute_efficiency", f"{e.compute_efficiency:g}"),
+        ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
+        ("collective_latency_us", f"{e.collective_latency_us:g}"),
+        ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
+        ("percentile", f"p{inp.percentile:g} targets compared with the deterministic model's figure"),
+    )
+    return ServingResult(
+        model=inp.model.name,
+        accelerator=inp.accelerator.slug,
+        best=best,
+        layouts=results,
+        curve=latency_curve(inp, tp=best.tp, pp=best.pp),
+        disaggregated=disaggregated(inp, results),
+        utilization=utilization,
+        peak_requests_per_s=inp.requests_per_s * inp.peak_to_mean,
+        mean_requests_per_s=inp.requests_per_s,
+        costs=costs,
+        cost_note=note,
+        assumptions=assumptions,
+    )

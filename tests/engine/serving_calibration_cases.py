@@ -1,0 +1,164 @@
+"""Predict the measured serving results in tests/engine/data/serving_runs.csv with the serving engine.
+
+Shared by tests/engine/test_serving_calibration.py (asserts the targets on the held-out rows) and
+bench/serving_calibration.py (prints the table). Each row is predicted the way its source ran:
+
+- ``offline`` (MLPerf): every sample queued at once, so the engine's best batch with no latency target, on
+  the best layout whose replica divides the system's GPUs (MLPerf submitters choose their own layout).
+- ``server`` (MLPerf): the same with MLPerf's Llama 2 70B / Mixtral server limits, p99 TTFT ≤ 2 s and
+  p99 TPOT ≤ 200 ms (the Test Parameters in each mlperf_log_summary.txt).
+- ``fixed_batch`` (vLLM benchmark_latency): one batch of B prompts prefilled, then n_out decode steps:
+  B · n_out / (t_prefill(B prompts) + n_out · TPOT(B)), tp = the system's GPUs.
+- ``throughput`` (vLLM benchmark_throughput): continuous batching at min(max_num_seqs, the batch that fits).
+
+Two efficiency constants (HBM bandwidth and compute fraction of peak) are fitted per serving stack
+(TensorRT-LLM, vLLM on ROCm) on the rows whose ``split`` is ``fit``, declared in the CSV before fitting:
+MLPerf DGX H100 Llama 2 70B and Mixtral offline (TensorRT-LLM); MLPerf 8x MI300X Llama 2 70B offline and
+two points (batch 1 and 64) of OCI's vLLM batch scan (vLLM on ROCm). The fit is a grid search minimising
+the mean |log error|; the targets are checked
+on the ``check`` rows only.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from clusterdesigner.engine import serving
+from clusterdesigner.engine.catalog import specs_from_records
+from clusterdesigner.engine.presets import PRESETS
+
+DATA = Path(__file__).resolve().parent / "data" / "serving_runs.csv"
+SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
+MLPERF_TTFT_S, MLPERF_TPOT_S = 2.0, 0.2
+BANDWIDTH_GRID = tuple(float(x) for x in np.round(np.arange(0.20, 0.951, 0.05), 2))
+COMPUTE_GRID = tuple(float(x) for x in np.round(np.arange(0.05, 0.801, 0.05), 2))
+
+
+def rows() -> list[dict[str, str]]:
+    with DATA.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _accelerators() -> dict[str, serving.AcceleratorSpec]:
+    import json
+
+    return dict(specs_from_records(json.loads(SEED.read_text())).accelerators)
+
+
+ACCELERATORS = _accelerators()
+
+
+def _input(row: dict[str, str], eff: serving.ServingEfficiency) -> serving.ServingInput:
+    offline = row["scenario"] != "server"
+    return serving.ServingInput(
+        model=PRESETS[row["model"]],
+        accelerator=ACCELERATORS[row["accelerator"]],
+        input_tokens=int(row["input_tokens"]),
+        output_tokens=max(1, round(float(row["output_tokens"]))),
+        requests_per_s=1.0,
+        weight_precision=row["weight_precision"],
+        kv_precision=row["kv_precision"],
+        ttft_s=1e9 if offline else MLPERF_TTFT_S,
+        tpot_s=1e9 if offline else MLPERF_TPOT_S,
+        peak_to_mean=1.0,
+        max_batch=int(row["max_batch"]) if row["max_batch"] else 4096,
+        disaggregated=False,
+        efficiency=eff,
+    )
+
+
+def predict(row: dict[str, str], eff: serving.ServingEfficiency) -> float | None:
+    """Predicted tokens/s of the whole system the row measured; None when the engine finds no layout."""
+    inp = _input(row, eff)
+    gpus = int(row["gpus"])
+    out = inp.output_tokens
+    if row["scenario"] == "fixed_batch":
+        b = int(row["batch"])
+        t = serving.prefill_s(inp, tp=gpus, pp=1, prompts=b) + out * serving.decode_step_s(
+            inp, batch=b, tp=gpus, pp=1
+        )
+        return float(b * out / t)
+    if row["scenario"] == "throughput":
+        b = int(min(inp.max_batch, serving.batch_that_fits(inp, tp=gpus, pp=1)))
+        if b < 1:
+            return None
+        return float(serving.replica_rate(inp, batch=b, tp=gpus, pp=1)["requests_per_s"] * out)
+    results = [r for r in serving.size_layouts(inp) if gpus % r.gpus_per_replica == 0 and r.meets_targets]
+    if not results:
+        return None
+    return max(r.output_tokens_per_s_per_gpu for r in results) * gpus
+
+
+@dataclass(frozen=True)
+class Case:
+    row: dict[str, str]
+    predicted: float | None
+
+    @property
+    def measured(self) -> float:
+        return float(self.row["tokens_per_s"])
+
+    @property
+    def error(self) -> float | None:
+        return None if self.predicted is None else self.predicted / self.measured - 1.0
+
+
+def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
+    """The (bandwidth, compute) efficiency pair of one serving stack minimising the mean |log(predicted /
+    measured)| on that stack's fit rows; ties go to the first pair of the grid."""
+    base = serving.ServingEfficiency()
+    fit_rows = [r for r in data if r["split"] == "fit" and r["stack"] == stack]
+    best: tuple[float, serving.ServingEfficiency] | None = None
+    for bw, comp in itertools.product(BANDWIDTH_GRID, COMPUTE_GRID):
+        eff = replace(base, bandwidth_efficiency=float(bw), compute_efficiency=float(comp))
+        errs = [abs(math.log(p / float(r["tokens_per_s"]))) for r in fit_rows if (p := predict(r, eff))]
+        if len(errs) < len(fit_rows):
+            continue
+        score = float(np.mean(errs))
+        if best is None or score < best[0] - 1e-12:
+            best = (score, eff)
+    assert best is not None
+    return best[1]
+
+
+def cases(stacks: dict[str, serving.ServingEfficiency] | None = None) -> list[Case]:
+    """Every row predicted with its stack's efficiency (the engine's ``serving.STACKS`` unless given)."""
+    stacks = stacks or dict(serving.STACKS)
+    return [Case(r, predict(r, stacks[r["stack"]])) for r in rows()]
+
+
+def pairwise_direction(items: list[Case]) -> tuple[int, int]:
+    """(right, total) over pairs of rows of the same model, scenario, precision and request lengths on
+    different accelerators: is the faster one per GPU predicted faster per GPU?"""
+    right = total = 0
+    for a, b in itertools.combinations(items, 2):
+        # the output length is left out: MLPerf rows of one benchmark differ only in the generated lengths
+        key = ("model", "scenario", "input_tokens", "batch", "max_batch")
+        if any(a.row[k] != b.row[k] for k in key) or a.row["accelerator"] == b.row["accelerator"]:
+            continue
+        if a.predicted is None or b.predicted is None:
+            continue
+        ma, mb = a.measured / int(a.row["gpus"]), b.measured / int(b.row["gpus"])
+        pa, pb = a.predicted / int(a.row["gpus"]), b.predicted / int(b.row["gpus"])
+        total += 1
+        right += (ma > mb) == (pa > pb)
+    return right, total
+
+
+def summary(items: list[Case]) -> dict[str, float]:
+    errs = np.array([abs(c.error) for c in items if c.error is not None])
+    right, total = pairwise_direction(items)
+    return {
+        "rows": float(len(items)),
+        "compared": float(errs.size),
+        "median_abs_error": float(np.median(errs)) if errs.size else math.nan,
+        "p90_abs_error": float(np.percentile(errs, 90)) if errs.size else math.nan,
+        "pairs_right": float(right),
+        "pairs": float(total),
+    }

@@ -1,0 +1,161 @@
+"""Serving engine: golden numbers by hand calculation (written beside each test) and behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clusterdesigner.engine import serving
+from clusterdesigner.engine.catalog import specs_from_records
+from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.presets import PRESETS
+
+SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
+CATALOG = specs_from_records(json.loads(SEED.read_text()))
+REQUEST = dict(serving.EXAMPLE_REQUEST)
+
+
+def _input(**overrides: object) -> serving.ServingInput:
+    inp, _ = serving.parse_request({**REQUEST, **overrides}, accelerators=CATALOG.accelerators)
+    return inp
+
+
+def test_kv_cache_per_token_of_llama2_70b_is_320_kib_in_bf16() -> None:
+    # 80 layers × 8 KV heads × 128 head dim × 2 (K, V) × 2 bytes = 327,680 B = 320 KiB.
+    kv = serving.kv_bytes_per_token(model=PRESETS["llama2-70b"], precision="bf16")
+    assert kv == 327_680
+
+
+def test_kv_heads_are_replicated_when_tp_exceeds_them() -> None:
+    # 8 KV heads on tp 16: one head per GPU (ceil(8/16) = 1), so the same bytes per GPU as tp 8.
+    m = PRESETS["llama2-70b"]
+    at8 = serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=8, pp=1)
+    at16 = serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=16, pp=1)
+    assert at8 == at16 == 80 * 1 * 128 * 2 * 1
+
+
+def test_weights_per_gpu_shrink_as_tensor_parallelism_grows() -> None:
+    m = PRESETS["llama3-70b"]
+    sizes = [float(serving.weight_bytes_per_gpu(model=m, precision="fp8", tp=t, pp=1)) for t in (1, 2, 4, 8)]
+    assert sizes == sorted(sizes, reverse=True)
+    assert sizes[2] == pytest.approx(m.total_params / 4)  # fp8: one byte per weight, a quarter each
+
+
+def test_decode_of_one_sequence_is_the_weight_read_at_hbm_bandwidth() -> None:
+    # Llama 3 70B fp8 on one H200 (4.8 TB/s at 0.75, the tensorrt-llm stack's fitted fraction):
+    # 70.55e9 B / 3.6e12 B/s = 19.6 ms per token, plus the
+    # KV of one 1,152-token context (1,152 × 160 KiB = 0.19 GB: +0.056 ms). Compute: 2 × 69.5e9 FLOPs at
+    # 0.5 × 1,979 TFLOP/s = 0.14 ms, so memory binds.
+    inp = _input(accelerator="h200")
+    m = PRESETS["llama3-70b"]
+    ctx = 1024 + 256 / 2
+    expect = (m.total_params + ctx * 80 * 8 * 128 * 2) / (4.8e12 * 0.75)
+    assert float(serving.decode_step_s(inp, batch=1, tp=1, pp=1)) == pytest.approx(expect, rel=1e-9)
+
+
+def test_decode_step_grows_with_batch_and_tokens_per_gpu_too() -> None:
+    inp = _input()
+    steps = serving.decode_step_s(inp, batch=[1, 16, 256], tp=8, pp=1)
+    assert list(steps) == sorted(steps)
+    rates = serving.replica_rate(inp, batch=[1, 16, 256], tp=8, pp=1)["requests_per_s"]
+    assert list(rates) == sorted(rates)
+
+
+def test_estimate_picks_the_fewest_gpus_meeting_both_targets() -> None:
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    best = result.best
+    assert best.meets_targets and best.tpot_s <= 0.05 and best.ttft_s <= 2.0
+    assert all(best.gpus <= r.gpus for r in result.layouts if r.meets_targets)
+    # the peak is 2 × 20 = 40 requests/s; the replicas serve it
+    assert best.replicas * best.requests_per_s_per_replica >= 40
+    assert 0 < result.utilization <= 1
+    assert result.curve and result.curve[0].batch == 1
+
+
+def test_owning_and_every_cloud_offering_of_the_accelerator_are_priced() -> None:
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    offerings = {c.offering for c in result.costs if c.offering}
+    expected = {s for s, o in CATALOG.offerings.items() if o.accelerator == "h100-sxm" and o.usd_per_hour}
+    assert offerings == expected
+    own = result.costs[0]
+    assert own.option == "own" and own.usd_per_m_output_tokens > own.usd_per_m_input_tokens > 0
+
+
+def test_cost_per_million_tokens_is_the_gpu_hour_price_over_tokens_per_gpu_hour() -> None:
+    # All tokens: $/GPU-h × GPUs per replica × seconds per request / 3,600 / (n_in + n_out) × 1e6.
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    own, best = result.costs[0], result.best
+    per_request_s = 1 / best.requests_per_s_per_replica
+    expect = own.usd_per_gpu_hour * best.gpus_per_replica * per_request_s / 3600 / (1024 + 256) * 1e6
+    assert own.usd_per_m_tokens == pytest.approx(expect)
+
+
+def test_result_round_trips_through_json() -> None:
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    again = serving.ServingResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert again == result
+
+
+def test_rejects_fp4_weights_on_an_accelerator_without_fp4() -> None:
+    with pytest.raises(InputError) as err:
+        serving.estimate({**REQUEST, "weight_precision": "fp4"}, catalog=CATALOG)
+    assert err.value.field == "weight_precision"
+
+
+def test_rejects_a_model_that_fits_nowhere() -> None:
+    with pytest.raises(InfeasibleError) as err:
+        serving.estimate(
+            {**REQUEST, "model": {"preset": "llama3-405b"}, "accelerator": "rtx-4090"}, catalog=CATALOG
+        )
+    assert err.value.field == "accelerator"
+
+
+def test_an_unreachable_tpot_target_names_the_target() -> None:
+    with pytest.raises(InfeasibleError) as err:
+        serving.estimate({**REQUEST, "targets": {"tpot_s": 0.0001}}, catalog=CATALOG)
+    assert err.value.field == "targets.tpot_s"
+
+
+def test_demand_in_tokens_per_day_is_requests_per_second() -> None:
+    # 20 req/s × 256 output tokens × 86,400 s = 442,368,000 output tokens per day.
+    inp = _input(demand={"output_tokens_per_day": 442_368_000})
+    assert inp.requests_per_s == pytest.approx(20.0)
+
+
+def test_rejects_unknown_fields_by_name() -> None:
+    with pytest.raises(InputError) as err:
+        serving.estimate({**REQUEST, "targets": {"ttft": 1}}, catalog=CATALOG)
+    assert err.value.field == "targets.ttft"
+
+
+def test_disaggregated_pools_meet_the_targets_when_offered() -> None:
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    d = result.disaggregated
+    assert d is not None and d.ttft_s <= 2.0 and d.tpot_s <= 0.05
+    assert d.gpus == d.prefill_gpus + d.decode_gpus
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    preset=st.sampled_from(["llama3-8b", "llama3-70b", "mixtral-8x7b", "llama2-70b"]),
+    accelerator=st.sampled_from(["h100-sxm", "h200", "mi300x", "b200"]),
+    pp=st.sampled_from([1, 2, 4]),
+    batch=st.integers(min_value=1, max_value=2048),
+)
+def test_more_batch_never_lowers_throughput_and_more_tp_never_adds_memory(
+    preset: str, accelerator: str, pp: int, batch: int
+) -> None:
+    inp = _input(model={"preset": preset}, accelerator=accelerator)
+    m = PRESETS[preset]
+    rates = serving.replica_rate(inp, batch=[batch, batch + 1, 2 * batch], tp=2, pp=pp)["requests_per_s"]
+    assert rates[0] <= rates[1] * (1 + 1e-12) <= rates[2] * (1 + 1e-12)
+    steps = serving.decode_step_s(inp, batch=[batch, 2 * batch], tp=2, pp=pp)
+    assert steps[0] <= steps[1]
+    tps = [t for t in (1, 2, 4, 8) if m.heads % t == 0]
+    kv = [float(serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
+    weights = [float(serving.weight_bytes_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
+    assert kv == sorted(kv, reverse=True) and weights == sorted(weights, reverse=True)

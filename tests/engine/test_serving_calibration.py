@@ -1,0 +1,47 @@
+"""Serving calibration: the engine against measured serving results (tests/engine/data/serving_runs.csv).
+
+Targets (issue 18) on the held-out ``check`` rows: median |error| of tokens/s ≤ 15 %, p90 ≤ 30 %, and the
+direction of every pairwise ranking across accelerators right in ≥ 90 % of pairs. Targets not met are
+marked ``xfail(strict=True)`` with the true figure, so they fail loudly the day they start passing.
+"""
+
+from __future__ import annotations
+
+import pytest
+import serving_calibration_cases as cal
+
+from clusterdesigner.engine import serving
+
+CHECK = [c for c in cal.cases() if c.row["split"] == "check"]
+SUMMARY = cal.summary(CHECK)
+
+
+def test_the_table_has_twenty_points_on_three_accelerators_with_sources() -> None:
+    rows = cal.rows()
+    assert len(rows) >= 20
+    assert len({r["accelerator"] for r in rows}) >= 3
+    assert all(r["source"].startswith("https://") and r["verification"] for r in rows)
+
+
+@pytest.mark.parametrize("stack", sorted(serving.STACKS))
+def test_the_engine_constants_are_what_the_declared_fit_rows_give(stack: str) -> None:
+    assert cal.fit(cal.rows(), stack) == serving.STACKS[stack]
+
+
+def test_every_held_out_row_is_predicted() -> None:
+    assert SUMMARY["compared"] == len(CHECK) >= 15
+
+
+def test_median_error_on_held_out_rows_is_within_15_percent() -> None:
+    assert SUMMARY["median_abs_error"] <= 0.15
+
+
+@pytest.mark.xfail(strict=True, reason="target not met: p90 |error| is 66 % (vLLM large-batch rows)")
+def test_p90_error_on_held_out_rows_is_within_30_percent() -> None:
+    assert SUMMARY["p90_abs_error"] <= 0.30
+
+
+def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs() -> None:
+    right, total = cal.pairwise_direction(CHECK)
+    assert total >= 3
+    assert right / total >= 0.9

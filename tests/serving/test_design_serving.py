@@ -1,0 +1,78 @@
+"""A design with a ``serving`` section: saved and checked like the rest of the spec, estimated with the
+design's evaluation, shown on the design page and the share view, and exported in the XLSX summary."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from typing import Any
+
+import openpyxl
+import pytest
+
+from apps.designs.demo import DEMOS
+
+SERVING = {
+    "input_tokens": 1024,
+    "output_tokens": 256,
+    "targets": {"ttft_s": 2.0, "tpot_s": 0.05},
+    "demand": {"requests_per_s": 20, "peak_to_mean": 2},
+}
+
+
+def _spec(**serving: Any) -> dict[str, Any]:
+    spec = copy.deepcopy(DEMOS[0]["spec"])
+    spec["serving"] = {**SERVING, **serving}
+    return spec
+
+
+def _create(client: Any, spec: dict[str, Any]) -> Any:
+    return client.post(
+        "/api/v1/designs/", data=json.dumps({"name": "served", "spec": spec}), content_type="application/json"
+    )
+
+
+@pytest.mark.django_db
+def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
+    user_client: Any, client: Any, catalog: Any
+) -> None:
+    from apps.designs import services
+    from apps.designs.models import Design
+
+    response = _create(user_client, _spec())
+    assert response.status_code == 201, response.content
+    design = Design.objects.get(pk=response.json()["id"])
+    client.force_login(user_client.user)
+    page = client.get(f"/designs/{design.pk}/").content.decode()
+    assert 'id="design-serving"' in page
+    evaluation = services.design_evaluate(version=design.current)
+    gpus = evaluation.result["serving"]["best"]["gpus"]
+    _, token = services.share_link_create(design=design, user=user_client.user)
+    client.logout()
+    shared = client.get(f"/share/{token}/").content.decode()
+    assert 'id="design-serving"' in shared and f">{gpus}<" in shared
+    xlsx = client.get(f"/share/{token}/export/xlsx/")
+    assert xlsx.status_code == 200
+    ws = openpyxl.load_workbook(io.BytesIO(xlsx.content))["Summary"]
+    rows = {r[0].value: r[1].value for r in ws.iter_rows(min_row=2)}
+    assert rows["Serving: GPUs at the peak"] == gpus
+    assert rows["Serving: own, per million output tokens"] > 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("serving", "field"),
+    [
+        ({"demand": {"requests_per_s": -1}}, "spec.serving.demand.requests_per_s"),
+        ({"targets": {"tpot_s": 1e-6}}, "spec.serving.targets.tpot_s"),
+        ({"model": {"preset": "llama3-8b"}}, "spec.serving"),
+        ({"bogus": 1}, "spec.serving.bogus"),
+    ],
+)
+def test_a_bad_serving_section_is_a_400_naming_it(
+    user_client: Any, catalog: Any, serving: dict[str, Any], field: str
+) -> None:
+    response = _create(user_client, _spec(**serving))
+    assert response.status_code == 400, response.content
+    assert field in response.json()["error"]["fields"], response.json()
