@@ -53,9 +53,9 @@ def line(c: FrontierCase) -> str:
 
 def _stats_line(label: str, s: dict[str, float | int]) -> str:
     if not s["n"]:
-        return f"  {label:13s} n=  0  (no comparable row)"
+        return f"  {label:22s} n=  0  (no comparable row)"
     return (
-        f"  {label:13s} n={s['n']:3d}  median |error| {100 * s['median_abs_error']:5.1f} %  "
+        f"  {label:22s} n={s['n']:3d}  median |error| {100 * s['median_abs_error']:5.1f} %  "
         f"p90 |error| {100 * s['p90_abs_error']:5.1f} %  median signed {100 * s['median_error']:+6.1f} %"
     )
 
@@ -91,6 +91,9 @@ def main() -> None:
     print(_stats_line("overall", s["overall"]))
     for regime, stats in s["by_regime"].items():
         print(_stats_line(regime, stats))
+    print("by source:")
+    for source, stats in s["by_source"].items():
+        print(_stats_line(source, stats))
     oom = [c.row["run_id"] for c in cases if c.fits is False]
     print(f"measured runs predicted not to fit in memory: {len(oom)} {oom if oom else ''}")
     print()

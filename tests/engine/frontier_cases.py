@@ -228,5 +228,9 @@ def summary(cases: list[FrontierCase]) -> dict[str, Any]:
         "compared": len(compared),
         "overall": _stats([c.error for c in compared if c.error is not None]),
         "by_regime": by_regime,
+        "by_source": {
+            src: _stats([c.error for c in compared if c.row["source_id"] == src and c.error is not None])
+            for src in sorted({c.row["source_id"] for c in compared})
+        },
         "skipped": [(c.row["run_id"], c.skip) for c in cases if c.skip],
     }
