@@ -1,0 +1,112 @@
+"""Print the current training engine's error on measured runs outside its calibration set: the baseline.
+
+    .venv/bin/python bench/calibration_frontier.py [--regime REGIME] [--gb200-gpus-per-node N]
+
+Each row of tests/engine/data/runs_frontier.csv (NeMo performance summaries 24.03-25.09: H100, B200, GB200;
+dense, MoE, FP8, long context, ≥ 1,024 GPUs) is predicted with its published layout and compared on
+tokens/s per GPU where measured, else model TFLOP/s per GPU (tests/engine/frontier_cases.py says what is
+assumed where a row is silent). error = predicted / measured − 1. No factor is fitted here: these are the
+figures issue 19's targets will be measured against. Rows the engine cannot express (MLA, MTP,
+head_dim ≠ hidden/heads, a published layout that does not cover the GPUs) are listed with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
+
+from frontier_cases import (  # noqa: E402
+    GPU_SLUGS,
+    REGIMES,
+    FrontierCase,
+    accelerator_slug,
+    all_cases,
+    catalog_specs,
+    summary,
+)
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return format(value, spec) if value is not None else "-"
+
+
+def line(c: FrontierCase) -> str:
+    r = c.row
+    layout = (
+        f"tp{r['tp'] or 1} pp{r['pp'] or 1} cp{r['cp'] or 1} ep{r['ep'] or 1} vp{r['vpp'] or 1} "
+        f"mb{r['micro_batch']} gbs{r['global_batch_seqs']}"
+    )
+    err = c.error
+    fits = "" if c.fits is None else ("fits" if c.fits else "OOM")
+    return (
+        f"{r['run_id']:18s} {r['model_name'][:16]:16s} {accelerator_slug(r['gpu_type']) or '?':8s} "
+        f"{r['num_gpus']:>5s} {int(r['seq_len']) // 1024:>5d}K {layout:38s} "
+        f"{c.metric.split('/')[0][:9]:9s} {_fmt(c.measured, '9.1f'):>9s} "
+        f"{_fmt(c.predicted, '9.1f'):>9s} {_fmt(err and 100 * err, '+6.1f'):>6s}% "
+        f"{_fmt(c.predicted_mfu, '.3f'):>5s} {fits:4s} {r['regime']}"
+    )
+
+
+def _stats_line(label: str, s: dict[str, float | int]) -> str:
+    if not s["n"]:
+        return f"  {label:22s} n=  0  (no comparable row)"
+    return (
+        f"  {label:22s} n={s['n']:3d}  median |error| {100 * s['median_abs_error']:5.1f} %  "
+        f"p90 |error| {100 * s['p90_abs_error']:5.1f} %  median signed {100 * s['median_error']:+6.1f} %"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--regime", choices=REGIMES, help="only rows of this regime in the table")
+    parser.add_argument(
+        "--gb200-gpus-per-node",
+        type=int,
+        default=4,
+        help="GPUs per node for GB200 rows (4: one NVL72 compute tray; 64: a rack's 16 trays)",
+    )
+    args = parser.parse_args()
+    cases = all_cases(gb200_gpus_per_node=args.gb200_gpus_per_node)
+    shown = [c for c in cases if not args.regime or args.regime in c.regimes]
+    print(
+        f"{'run':18s} {'model':16s} {'gpu':8s} {'gpus':>5s} {'seq':>6s} {'layout':38s} {'metric':9s} "
+        f"{'measured':>9s} {'predicted':>9s} {'error':>7s} {'mfu':>5s} {'':4s} regime"
+    )
+    for c in shown:
+        if not c.skip:
+            print(line(c))
+    s = summary(cases)
+    print()
+    print(f"not predicted ({len(s['skipped'])} rows):")
+    for run_id, why in s["skipped"]:
+        print(f"  {run_id:18s} {why}")
+    print()
+    print(f"rows: {s['rows']}; compared: {s['compared']}; GB200 gpus_per_node: {args.gb200_gpus_per_node}")
+    print(_stats_line("overall", s["overall"]))
+    for regime, stats in s["by_regime"].items():
+        print(_stats_line(regime, stats))
+    print("by source:")
+    for source, stats in s["by_source"].items():
+        print(_stats_line(source, stats))
+    oom = [c.row["run_id"] for c in cases if c.fits is False]
+    print(f"measured runs predicted not to fit in memory: {len(oom)} {oom if oom else ''}")
+    print()
+    accelerators = catalog_specs()["accelerators"]
+    peaks = ", ".join(f"{slug} {accelerators[slug].peak_tflops('fp8'):,.0f}" for _, slug in GPU_SLUGS)
+    print(
+        "MFU basis: 'mfu' is the engine's model FLOPs ÷ the seed catalog's dense peak for the row's "
+        f"precision (FP8 dense TFLOP/s: {peaks}). NeMo's Model TFLOP/sec/GPU counts model FLOPs with its "
+        "own per-model formula (no recompute, full s×s attention, as the engine does), so rows are "
+        "compared on tokens/s/GPU where published; the long-context rows publish TFLOP/s only and are "
+        "compared as model TFLOP/s."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+"""Predict the measured runs in tests/engine/data/runs_frontier.csv with the current engine: no fitting.
+
+These rows lie outside the calibration set (tests/engine/data/runs.csv): mixture-of-experts, FP8, Blackwell
+(B200, GB200 NVL72), long context (≥ 32K tokens) and ≥ 1,024 GPUs. Shared by
+tests/engine/test_calibration_frontier.py and bench/calibration_frontier.py (which prints the table). The
+baseline is what today's engine says; nothing here is tuned to the rows.
+
+Comparison basis: tokens per second per GPU where the row measured it (it needs no FLOP convention), else
+model TFLOP/s per GPU. NeMo's "Model TFLOP/sec/GPU" counts model FLOPs with its own per-model formula
+(no recompute, full s × s attention, as the engine's ``model_flops_per_token`` does), so a TFLOP/s error
+and a tokens/s error of the same row differ only by the two FLOP-per-token counts.
+
+Where a row is silent the choice is made once, never per row:
+- Accelerators and fabrics from the project's seed catalog (apps/catalog/data/seed_catalog.json), fabric
+  InfiniBand NDR 400 Gb/s per GPU (DGX H100, DGX B200 and DGX GB200 use 400 Gb/s ConnectX-7 per GPU).
+- GPUs per node: 8 on DGX H100/B200. GB200: 4, one NVL72 compute tray (18 trays × 4 GPUs = 72), which is
+  what a scheduler calls a node; the engine ties the NVLink domain to gpus_per_node (issue 19 item 4), so
+  ``gb200_gpus_per_node`` lets the bench show the other reading (64, one rack's 16 trays).
+- Recompute unstated → none; micro batch unstated → 1; vpp unstated → 1; FSDP column > 0 → ZeRO-3,
+  FSDP 0 → distributed optimizer (ZeRO-1, Megatron-Core's default in NeMo recipes).
+- Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no
+  dropout (NeMo 2.0 recipes for these models set it to 0); flash attention, sequence parallelism when
+  tp > 1, TP-communication overlap on; FP8 rows use precision "fp8".
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# One parser and one percentile for both tables, so their figures are computed alike.
+from calibration_cases import _float, _int
+from calibration_cases import _percentile as percentile
+
+from clusterdesigner.engine.catalog import specs_from_records
+from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.training import estimate
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONTIER_CSV = Path(__file__).parent / "data" / "runs_frontier.csv"
+SEED_CATALOG = ROOT / "apps" / "catalog" / "data" / "seed_catalog.json"
+REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
+# Model features the engine has no input for (issue 19 item 3); a row with one is listed, not predicted.
+INEXPRESSIBLE_FEATURES = {
+    "mla": "multi-head latent attention (attention FLOPs and KV size differ from GQA)",
+    "mtp": "multi-token prediction head",
+}
+GPU_SLUGS = (("GB200", "gb200"), ("B200", "b200"), ("H200", "h200"), ("H100", "h100-sxm"))
+FABRIC = "ib-ndr400"
+
+
+def load_rows() -> list[dict[str, str]]:
+    with FRONTIER_CSV.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def catalog_specs() -> dict[str, Any]:
+    records = json.loads(SEED_CATALOG.read_text())
+    specs = specs_from_records(records)
+    return {"accelerators": specs.accelerators, "fabrics": specs.fabrics}
+
+
+def accelerator_slug(gpu_type: str) -> str | None:
+    for prefix, slug in GPU_SLUGS:
+        if gpu_type.startswith(prefix):
+            return slug
+    return None
+
+
+def not_expressible(row: dict[str, str]) -> str:
+    """Why the engine cannot express this row's model or layout, or '' when it can."""
+    features = [f for f in row["shape_features"].split(";") if f]
+    reasons = [INEXPRESSIBLE_FEATURES[f] for f in features if f in INEXPRESSIBLE_FEATURES]
+    hidden, heads, head_dim = _int(row["hidden"]), _int(row["heads"]), _int(row["head_dim"])
+    if hidden and heads and head_dim and head_dim * heads != hidden:
+        reasons.append(f"head_dim {head_dim} ≠ hidden/heads {hidden // heads}")
+    n = int(row["num_gpus"])
+    degrees = [_int(row[k]) or 1 for k in ("tp", "pp", "dp", "cp")]
+    if _int(row["dp"]) and math.prod(degrees) != n:
+        reasons.append(f"published layout tp×pp×dp×cp = {math.prod(degrees)} ≠ {n} GPUs")
+    return "; ".join(reasons)
+
+
+def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[str, Any]:
+    name = row["model_name"].lower()
+    moe = _int(row["experts"]) or 0
+    model: dict[str, Any] = {
+        "name": row["model_name"],
+        "layers": int(row["layers"]),
+        "hidden": int(row["hidden"]),
+        "heads": int(row["heads"]),
+        "kv_heads": int(row["kv_heads"]),
+        "ffn_hidden": int(row["ffn_hidden"]),
+        "seq_len": int(row["seq_len"]),
+        "vocab": int(row["vocab"]),
+        "gated_mlp": any(k in name for k in ("llama", "mixtral", "qwen")),
+        "dropout": False,
+    }
+    if moe:
+        model.update(
+            experts=moe,
+            top_k=int(row["top_k"]),
+            expert_ffn_hidden=int(row["expert_ffn_hidden"]),
+            shared_experts=_int(row["shared_experts"]) or 0,
+            moe_layers=int(row["moe_layers"]),
+        )
+    n = int(row["num_gpus"])
+    accelerator = accelerator_slug(row["gpu_type"])
+    per_node = min(gb200_gpus_per_node if accelerator == "gb200" else 8, n)
+    tp = _int(row["tp"]) or 1
+    parallelism = {
+        "tp": tp,
+        "pp": _int(row["pp"]) or 1,
+        "dp": _int(row["dp"]),
+        "cp": _int(row["cp"]) or 1,
+        "ep": _int(row["ep"]) or 1,
+        "vpp": _int(row["vpp"]) or 1,
+        "micro_batch": _int(row["micro_batch"]) or 1,
+        "recompute": "full" if row["recompute"].lower().startswith("full") else "none",
+        "sharding": "zero3" if row["sharding"].lower().startswith("fsdp") else "zero1",
+        "sequence_parallel": tp > 1,
+    }
+    training = {
+        "tokens": 1e12,
+        "global_batch_seqs": int(row["global_batch_seqs"]),
+        "precision": "fp8" if "fp8" in row["precision"].lower() else "bf16",
+        "flash_attention": True,
+        "tp_comm_overlap": True,
+    }
+    cluster = {
+        "accelerator": accelerator,
+        "gpus_per_node": per_node,
+        "nodes": n // per_node,
+        "fabric": FABRIC,
+    }
+    return {"model": model, "training": training, "cluster": cluster, "parallelism": parallelism}
+
+
+def _field(response: Any, key: str) -> Any:
+    # The engine's result is a mapping today; typed results (issue 14) expose the same names as attributes.
+    return response[key] if isinstance(response, Mapping) else getattr(response, key)
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    """Signed error of a prediction: predicted / measured − 1 (+0.10 = 10 % optimistic)."""
+    return predicted / measured - 1.0
+
+
+@dataclass
+class FrontierCase:
+    row: dict[str, str]
+    skip: str = ""
+    metric: str = ""  # "tokens/s/GPU" or "model TFLOP/s/GPU"
+    measured: float | None = None
+    predicted: float | None = None
+    predicted_mfu: float | None = None
+    fits: bool | None = None
+
+    @property
+    def regimes(self) -> list[str]:
+        return [r for r in self.row["regime"].split(";") if r]
+
+    @property
+    def error(self) -> float | None:
+        if self.measured is None or self.predicted is None:
+            return None
+        return relative_error(self.predicted, self.measured)
+
+
+def predict(row: dict[str, str], specs: dict[str, Any], *, gb200_gpus_per_node: int = 4) -> FrontierCase:
+    case = FrontierCase(row=row)
+    tokens = _float(row["tokens_per_s_per_gpu"])
+    tflops = _float(row["measured_tflops_per_gpu"])
+    if tokens is not None:
+        case.metric, case.measured = "tokens/s/GPU", tokens
+    elif tflops is not None:
+        case.metric, case.measured = "model TFLOP/s/GPU", tflops
+    if why := not_expressible(row):
+        case.skip = f"not expressible: {why}"
+        return case
+    if accelerator_slug(row["gpu_type"]) is None:
+        case.skip = f"no catalog accelerator for {row['gpu_type']}"
+        return case
+    try:
+        response = estimate(request_for(row, gb200_gpus_per_node=gb200_gpus_per_node), **specs)
+    except EngineError as exc:
+        case.skip = f"engine rejected the layout: {exc.field}: {exc.message}"
+        return case
+    n = int(row["num_gpus"])
+    if case.metric == "tokens/s/GPU":
+        case.predicted = float(_field(response, "tokens_per_second")) / n
+    else:
+        case.predicted = float(_field(response, "model_tflops_per_gpu"))
+    case.predicted_mfu = float(_field(response, "mfu"))
+    case.fits = bool(_field(response, "fits"))
+    return case
+
+
+def all_cases(*, gb200_gpus_per_node: int = 4) -> list[FrontierCase]:
+    specs = catalog_specs()
+    return [predict(r, specs, gb200_gpus_per_node=gb200_gpus_per_node) for r in load_rows()]
+
+
+def _stats(errors: list[float]) -> dict[str, float | int]:
+    if not errors:
+        return {"n": 0}
+    return {
+        "n": len(errors),
+        "median_error": statistics.median(errors),
+        "median_abs_error": statistics.median(abs(e) for e in errors),
+        "p90_abs_error": percentile([abs(e) for e in errors], 0.9),
+    }
+
+
+def summary(cases: list[FrontierCase]) -> dict[str, Any]:
+    compared = [c for c in cases if c.error is not None]
+    by_regime = {
+        r: _stats([c.error for c in compared if r in c.regimes and c.error is not None]) for r in REGIMES
+    }
+    return {
+        "rows": len(cases),
+        "compared": len(compared),
+        "overall": _stats([c.error for c in compared if c.error is not None]),
+        "by_regime": by_regime,
+        "by_source": {
+            src: _stats([c.error for c in compared if c.row["source_id"] == src and c.error is not None])
+            for src in sorted({c.row["source_id"] for c in compared})
+        },
+        "skipped": [(c.row["run_id"], c.skip) for c in cases if c.skip],
+    }
