@@ -18,6 +18,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from clusterdesigner.engine.tradeoffs import pareto_indices
+
 PRICING_LABELS = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1 y",
@@ -505,23 +507,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     )
 
 
-def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indexes of the points no other point beats on both axes (lower is better on each)."""
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
-    front: list[int] = []
-    best = float("inf")
-    for i in order:
-        if points[i][1] < best:
-            front.append(i)
-            best = points[i][1]
-    return front
-
-
 def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str, Any]:
     """Cost against days for every point, the Pareto front drawn as a line; a point with "url" opens it."""
     points = [p for p in points if p.get("days") is not None and p.get("cost_usd") is not None]
     xy = [(p["days"], p["cost_usd"]) for p in points]
-    front = sorted(pareto_front(xy), key=lambda i: xy[i][0])
+    front = pareto_indices(xy)  # in order of days
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
