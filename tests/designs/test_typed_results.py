@@ -48,3 +48,30 @@ def test_the_four_demos_evaluate_to_the_figures_they_gave_before(demo_results: d
         assert chosen.mfu == pytest.approx(mfu, abs=1e-4), name
         assert chosen.memory_per_gpu_gib.total == pytest.approx(memory_gib, abs=1e-3), name
         assert chosen.step_time_s.total == pytest.approx(step_s, abs=1e-4), name
+
+
+def test_the_openapi_schema_documents_every_field_of_the_training_result(
+    demo_results: dict[str, Any], user_client: Any
+) -> None:
+    schemas = user_client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    assert schemas["Evaluation"]["properties"]["training"] == {
+        "$ref": "#/components/schemas/TrainingEstimate"
+    }
+
+    def properties(name: str) -> set[str]:
+        return set(schemas[name]["properties"])
+
+    training = demo_results["70B on 1T tokens: 32 H100 nodes reserved"]["training"]
+    assert set(training) <= properties("TrainingEstimate")
+    assert set(training["parallelism"]) == properties("TrainingLayout")
+    assert set(training["memory_per_gpu_gib"]) == properties("TrainingMemoryPerGpu")
+    assert set(training["step_time_s"]) == properties("TrainingStepTime")
+    for part in ("model", "training", "cluster"):
+        assert set(training["summary"][part]) == properties(
+            schemas["TrainingSummary"]["properties"][part]["$ref"].rsplit("/", 1)[1]
+        )
+    assert {"candidates", "layouts_evaluated", "rejected"} <= properties("TrainingEstimate")
+    assert (
+        "mfu" in schemas["TrainingEstimate"]["properties"]
+        and "description" in schemas["TrainingEstimate"]["properties"]["mfu"]
+    )
