@@ -1,8 +1,9 @@
 """Launch configurations for a design's chosen layout: a ``torchrun`` command for Megatron-LM's
 ``pretrain_gpt.py``, a Slurm ``sbatch`` script, a Kubernetes Volcano Job and the NCCL settings for the fabric.
 
-All functions are pure: they read the evaluation dict (docs: /tmp contract "The design evaluation dict",
-produced by ``apps.designs.services.design_evaluate``) and return text. Nothing here touches the database.
+All functions are pure: they read the evaluation dict (``apps.designs.services.evaluate_spec``), its
+training part as the engine's typed result (``selectors.evaluation_training``), and return text. Nothing
+here touches the database.
 
 Flag names follow Megatron-LM ``megatron/training/arguments.py`` (``--tensor-model-parallel-size``,
 ``--pipeline-model-parallel-size``, ``--context-parallel-size``, ``--expert-model-parallel-size``,

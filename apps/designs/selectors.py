@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
-from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -82,10 +82,6 @@ def share_link_list(*, design: Design) -> QuerySet[ShareLink]:
         .defer("evaluation__result", "evaluation__snapshot", "evaluation__version__spec")
         .order_by("-created_at", "-id")
     )
-
-
-def evaluation_latest(*, version: DesignVersion) -> Evaluation | None:
-    return version.evaluations.order_by("-created_at").first()
 
 
 def evaluation_training(*, result: Mapping[str, Any]) -> TrainingEstimate | None:
