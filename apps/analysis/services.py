@@ -19,12 +19,13 @@ from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
-from apps.designs.services import freshness_key, snapshot_hash
+from apps.designs.services import freshness_key
 from clusterdesigner.api import ServiceUnavailable, StrictJSONTypes
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
+from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
@@ -405,15 +406,13 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
         attempts=chunk.attempts + 1, worker=worker, started_at=timezone.now()
     )
     rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
-    from apps.designs.services import _jsonable
-
     with transaction.atomic():
         locked = AnalysisChunk.objects.select_for_update().get(pk=chunk.pk)
         if locked.status == AnalysisChunk.Status.DONE:
             return  # another worker finished this chunk first; its rows stand
         locked.status, locked.result, locked.finished_at = (
             AnalysisChunk.Status.DONE,
-            _jsonable(rows),
+            jsonable(rows),
             timezone.now(),
         )
         locked.save(update_fields=["status", "result", "finished_at"])
@@ -428,9 +427,7 @@ def analysis_finish_if_done(*, analysis_id: int) -> None:
         if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).exists():
             return
         rows = [row for chunk in analysis.chunks.order_by("index") for row in chunk.result]
-        from apps.designs.services import _jsonable
-
-        analysis.result = _jsonable(
+        analysis.result = jsonable(
             compute.finalize(kind=analysis.kind, rows=rows, snapshot=analysis.snapshot)
         )
         analysis.status, analysis.finished_at = Analysis.Status.SUCCEEDED, timezone.now()

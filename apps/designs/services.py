@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import hashlib
 import json
 import math
 import secrets
@@ -32,6 +31,7 @@ from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.jsonutil import jsonable, snapshot_hash
 from clusterdesigner.renderers import JSONText
 
 OPTION_LABELS = {
@@ -238,10 +238,6 @@ def design_delete(*, design: Design) -> None:
 
 
 # --- Evaluation ---------------------------------------------------------------------------------------------
-
-
-def snapshot_hash(snapshot: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def evaluate_spec(
@@ -540,18 +536,13 @@ def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, diges
     result["computed_at"] = timezone.now().isoformat()
     snapshot = {"spec": version.spec, "catalog": catalog.records}
     evaluation, created = Evaluation.objects.get_or_create(
-        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": _jsonable(result)}
+        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": jsonable(result)}
     )
     if created:
         # Read the result back as the database holds it (PostgreSQL's jsonb orders object keys its own way),
         # so the first view of an evaluation draws exactly what every later view draws.
         evaluation.refresh_from_db(fields=["result"])
     return evaluation
-
-
-def _jsonable(value: Any) -> Any:
-    """Round-trip through JSON so NaN/inf never reach the database (JSON has no such numbers)."""
-    return json.loads(json.dumps(value, default=str), parse_constant=lambda _token: None)
 
 
 # --- Share links --------------------------------------------------------------------------------------------
