@@ -484,7 +484,7 @@ def _sweep_point_url(row: dict[str, Any], model: dict[str, Any], params: dict[st
         query.append(("offering", row["offering"]))
         if row["pricing_model"] != "own":
             query.append(("pricing", row["pricing_model"]))
-    return f"/designs/new/?{urlencode(query)}"
+    return f"{reverse('dashboard:design-new')}?{urlencode(query)}"
 
 
 def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, HttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
@@ -246,7 +247,7 @@ class DesignViewSet(
         form.is_valid(raise_exception=True)
         link, token = services.share_link_create(design=design, user=request.user, **form.validated_data)
         data = dict(ShareLinkSerializer(link).data)
-        data.update(token=token, url=request.build_absolute_uri(f"/share/{token}/"))
+        data.update(token=token, url=request.build_absolute_uri(reverse("dashboard:share", args=[token])))
         return Response(data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: ShareLinkSerializer, **ERRORS})
