@@ -57,6 +57,35 @@ def best_per_figure(rows: Sequence[Mapping[str, Any]], *, key: str = "design") -
     return best
 
 
+def _choose(
+    front: Sequence[Mapping[str, Any]], deadline: float | None, budget: float | None
+) -> tuple[Mapping[str, Any] | None, list[str]]:
+    """The cheapest front option within the deadline and the budget, else the fastest; why, in words."""
+    meets = [
+        r
+        for r in front
+        if (deadline is None or r["days"] <= deadline) and (budget is None or r["cost_usd"] <= budget)
+    ]
+    if not meets:
+        fastest = min(front, key=lambda r: r["days"]) if front else None
+        return fastest, ["no option meets both the deadline and the budget; shown: the fastest option"]
+    choice = min(meets, key=lambda r: r["cost_usd"])
+    reasons = [
+        f"cheapest of {len(meets)} Pareto-optimal options that meet "
+        + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
+        + (f" and the ${budget:,.0f} budget" if budget else "")
+    ]
+    faster = [r for r in front if r["days"] < choice["days"]]
+    if faster:
+        quick = min(faster, key=lambda r: r["days"])
+        reasons.append(
+            f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
+            f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more "
+            f"({quick['accelerator']} × {quick['gpus']} GPUs, {quick['pricing_model']})"
+        )
+    return choice, reasons
+
+
 def recommend(
     *, rows: Sequence[Mapping[str, Any]], front: Sequence[Mapping[str, Any]], params: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -64,34 +93,9 @@ def recommend(
     ``budget_usd`` (either may be absent); when none does, the fastest option on the front. Returns
     ``recommendation`` (the row or None), ``reasons`` (sentences saying why, with the figures) and
     ``rule_of_thumb_gpus``."""
-    deadline = params.get("deadline_days")
-    budget = params.get("budget_usd")
-    meets = [
-        r
-        for r in front
-        if (deadline is None or r["days"] <= deadline) and (budget is None or r["cost_usd"] <= budget)
-    ]
-    reasons: list[str] = []
-    if meets:
-        choice: Mapping[str, Any] | None = min(meets, key=lambda r: r["cost_usd"])
-        assert choice is not None
-        reasons.append(
-            f"cheapest of {len(meets)} Pareto-optimal options that meet "
-            + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
-            + (f" and the ${budget:,.0f} budget" if budget else "")
-        )
-        faster = [r for r in front if r["days"] < choice["days"]]
-        if faster:
-            quick = min(faster, key=lambda r: r["days"])
-            reasons.append(
-                f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
-                f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more "
-                f"({quick['accelerator']} × {quick['gpus']} GPUs, "
-                f"{quick['pricing_model']})"
-            )
-    else:
-        choice = min(front, key=lambda r: r["days"]) if front else None
-        reasons.append("no option meets both the deadline and the budget; shown: the fastest option")
+    choice, reasons = _choose(front, params.get("deadline_days"), params.get("budget_usd"))
+    params_b = next((r["params_b"] for r in rows if r.get("params_b")), None)
+    thumb = rule_of_thumb(params_b)
     if choice:
         reasons.append(
             f"{choice['accelerator']} × {choice['gpus']} GPUs ({choice['nodes']} nodes), "
@@ -100,13 +104,11 @@ def recommend(
         )
         if params.get("interruption_tolerance") == "none":
             reasons.append("spot excluded: no tolerance for interruptions")
-    params_b = next((r["params_b"] for r in rows if r.get("params_b")), None)
-    thumb = rule_of_thumb(params_b)
-    if thumb and choice:
-        reasons.append(
-            f"rule of thumb for {params_b:.1f}B parameters: {thumb}; "
-            f"the engines' choice: {choice['gpus']} GPUs"
-        )
+        if thumb:
+            reasons.append(
+                f"rule of thumb for {params_b:.1f}B parameters: {thumb}; "
+                f"the engines' choice: {choice['gpus']} GPUs"
+            )
     return {"recommendation": choice, "reasons": reasons, "rule_of_thumb_gpus": thumb}
 
 
