@@ -74,38 +74,89 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
     }
 
 
-def _sweep_rows(
-    item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs
-) -> list[dict[str, Any]]:
-    params = snapshot["params"]
-    accelerator, nodes = item["accelerator"], int(item["nodes"])
-    gpus_per_node = int(params.get("gpus_per_node", 8))
-    base = {"accelerator": accelerator, "nodes": nodes, "gpus": nodes * gpus_per_node, "model": item["model"]}
-    request = {
-        "model": snapshot["models"][item["model"]],
+def _sweep_request(
+    item: Mapping[str, Any], params: Mapping[str, Any], models: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "model": models[item["model"]],
         "training": params["training"],
         "cluster": {
-            "accelerator": accelerator,
-            "gpus_per_node": gpus_per_node,
-            "nodes": nodes,
+            "accelerator": item["accelerator"],
+            "gpus_per_node": int(params.get("gpus_per_node", 8)),
+            "nodes": int(item["nodes"]),
             "fabric": params.get("fabric", "ib-ndr400"),
             "oversubscription": params.get("oversubscription", 1.0),
         },
     }
+
+
+def _failed(base: Mapping[str, Any], models: list[str], *, fits: bool, error: str) -> list[dict[str, Any]]:
+    return [{**base, "pricing_model": m, "fits": fits, "error": error} for m in models]
+
+
+def _priced_row(
+    base: Mapping[str, Any],
+    model: str,
+    offering: str | None,
+    result: Mapping[str, Any],
+    train: TrainingEstimate,
+) -> dict[str, Any]:
+    """One pricing model's row: its run cost, expected days (spot's own, with interruptions) and $/GPU-h."""
+    per_run = result.get("per_run") or {}
+    key = "on_prem" if model == "own" else model
+    run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
+    days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
+    gpu_hour = (result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}).get(
+        "usd_per_gpu_hour"
+    )
+    row = {
+        **base,
+        "pricing_model": model,
+        "fits": True,
+        "offering": None if model == "own" else offering,
+        "days": days if days is not None else train.chosen.time_to_train_days,
+        "cost_usd": run,
+        "usd_per_gpu_hour": gpu_hour,
+        "mfu": train.chosen.mfu,
+        "layout": train.chosen.parallelism.to_json(),
+        "params_b": round(train.summary.model.params / 1e9, 3),
+    }
+    if run is None:
+        label = model.replace("_", " ")
+        row["error"] = (
+            f"{offering} has no {label} price"
+            if offering
+            else f"no offering of {base['accelerator']} has a {label} price in the catalog"
+        )
+    return row
+
+
+def _sweep_rows(
+    item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs
+) -> list[dict[str, Any]]:
+    """One row per pricing model of one (accelerator, nodes, model) point: one training estimate, one cost
+    run per offering the models are priced on."""
+    params, models = snapshot["params"], item["pricing_models"]
+    request = _sweep_request(item, params, snapshot["models"])
+    cluster = request["cluster"]
+    base = {
+        "accelerator": cluster["accelerator"],
+        "nodes": cluster["nodes"],
+        "gpus": cluster["nodes"] * cluster["gpus_per_node"],
+        "model": item["model"],
+    }
     try:
         train = training.estimate_result(request, **catalog.training_kwargs())
     except EngineError as exc:
-        return [
-            {**base, "pricing_model": m, "fits": False, "error": exc.message} for m in item["pricing_models"]
-        ]
+        return _failed(base, models, fits=False, error=exc.message)
     if not train.chosen.fits:
         reason = next(iter(train.search.rejected if train.search else {}), "fits at no layout")
-        return [{**base, "pricing_model": m, "fits": False, "error": reason} for m in item["pricing_models"]]
+        return _failed(base, models, fits=False, error=reason)
     cost_request: dict[str, Any] = {
-        "cluster": {**request["cluster"], "storage": params.get("storage", "lustre")},
+        "cluster": {**cluster, "storage": params.get("storage", "lustre")},
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
-    by_model = _row_offerings(snapshot, accelerator, item["pricing_models"])
+    by_model = _row_offerings(snapshot, cluster["accelerator"], models)
     results: dict[str | None, dict[str, Any]] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
@@ -115,44 +166,8 @@ def _sweep_rows(
                 **catalog.cost_kwargs(),
             )
         except EngineError as exc:
-            return [
-                {**base, "pricing_model": m, "fits": True, "error": exc.message}
-                for m in item["pricing_models"]
-            ]
-    layout = train.chosen.parallelism.to_json()
-    params_b = train.summary.model.params / 1e9
-    rows = []
-    for model in item["pricing_models"]:
-        offering = by_model[model]
-        result = results[offering]
-        per_run = result.get("per_run") or {}
-        key = "on_prem" if model == "own" else model
-        run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
-        days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
-        gpu_hour = (
-            result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}
-        ).get("usd_per_gpu_hour")
-        row = {
-            **base,
-            "pricing_model": model,
-            "fits": True,
-            "offering": None if model == "own" else offering,
-            "days": days if days is not None else train.chosen.time_to_train_days,
-            "cost_usd": run,
-            "usd_per_gpu_hour": gpu_hour,
-            "mfu": train.chosen.mfu,
-            "layout": layout,
-            "params_b": round(params_b, 3),
-        }
-        if run is None:
-            label = model.replace("_", " ")
-            row["error"] = (
-                f"{offering} has no {label} price"
-                if offering
-                else f"no offering of {accelerator} has a {label} price in the catalog"
-            )
-        rows.append(row)
-    return rows
+            return _failed(base, models, fits=True, error=exc.message)
+    return [_priced_row(base, m, by_model[m], results[by_model[m]], train) for m in models]
 
 
 def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[str]) -> dict[str, str | None]:
