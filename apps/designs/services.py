@@ -15,7 +15,6 @@ from django.db import transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
-from rest_framework import serializers
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
@@ -31,6 +30,7 @@ from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 from clusterdesigner.renderers import JSONText
 
@@ -58,7 +58,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     saves is a design that evaluates. Errors name the field, e.g. ``spec.parallelism.tp``."""
     serializer = DesignSpecSerializer(data=spec_with_defaults(spec))
     if not serializer.is_valid():
-        raise serializers.ValidationError({"spec": serializer.errors})
+        raise InvalidInput({"spec": serializer.errors})
     clean = json.loads(json.dumps(serializer.validated_data))
     catalog = engine_catalog_snapshot().specs
     try:
@@ -72,13 +72,13 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
             fits_from = _min_nodes(clean)
             if fits_from:
                 message += f"; a layout fits from {fits_from} nodes"
-        raise serializers.ValidationError({_spec_field(exc.field): [message]}) from exc
+        raise InvalidInput({_spec_field(exc.field): [message]}) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
             cost.check_request(request, catalog)
         except EngineError as exc:
             field = _spec_field(exc.field, cloud_index=index if "cloud" in request else None)
-            raise serializers.ValidationError({field: [exc.message]}) from exc
+            raise InvalidInput({field: [exc.message]}) from exc
     return clean
 
 
