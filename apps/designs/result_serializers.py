@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from clusterdesigner.engine import training_result as tr
 
-_SCALARS: dict[type, type[serializers.Field]] = {
+_SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
     int: serializers.IntegerField,
     float: serializers.FloatField,
     bool: serializers.BooleanField,
@@ -35,7 +35,7 @@ HELP = {
 }
 
 
-def _field(hint: Any, name: str) -> serializers.Field:
+def _field(hint: Any, name: str) -> serializers.Field[Any, Any, Any, Any]:
     help_text = HELP.get(name, "")
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
@@ -50,10 +50,10 @@ def _field(hint: Any, name: str) -> serializers.Field:
     return _SCALARS[hint](help_text=help_text)
 
 
-_BUILT: dict[type, type[serializers.Serializer]] = {}
+_BUILT: dict[type, type[serializers.Serializer[Any]]] = {}
 
 
-def serializer_for(cls: type) -> type[serializers.Serializer]:
+def serializer_for(cls: type) -> type[serializers.Serializer[Any]]:
     """A read-only serializer with one field per dataclass field, named Training<Class> in the schema."""
     if cls not in _BUILT:
         hints = get_type_hints(cls)
