@@ -1,5 +1,5 @@
 """ClusterDesigner project package.
 
 Deliberately empty: ``import clusterdesigner.engine`` must load neither Django nor Celery.
-The Celery app is loaded by ``manage.py``/``wsgi.py`` (see ``clusterdesigner/celery.py``).
+The Celery app is loaded when Django starts (``clusterdesigner/apps.py``; see ``clusterdesigner/celery.py``).
 """

@@ -28,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.errors import InvalidInput, first_message, flatten_fields
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 5
@@ -45,36 +46,13 @@ class ServiceUnavailable(Exception):
         self.message = message
 
 
-def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
-    """Turn DRF's nested error detail into {"dotted.field": [messages]}."""
-    out: dict[str, list[str]] = {}
-    if isinstance(detail, dict):
-        for key, value in detail.items():
-            # DRF keys a list's item errors by index: 0 is a name, not "no name".
-            name = "" if key == "non_field_errors" else str(key)
-            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
-            for field, messages in _flatten(value, path).items():
-                out.setdefault(field, []).extend(messages)
-    elif isinstance(detail, list):
-        if all(not isinstance(item, (dict, list)) for item in detail):
-            out[prefix or "non_field_errors"] = [str(item) for item in detail]
-        else:
-            for index, item in enumerate(detail):
-                if item:
-                    for field, messages in _flatten(
-                        item, f"{prefix}.{index}" if prefix else str(index)
-                    ).items():
-                        out.setdefault(field, []).extend(messages)
-    else:
-        out[prefix or "non_field_errors"] = [str(detail)]
-    return out
-
-
 def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, InvalidInput):
+        return Response(error_body(exc.code, exc.message, exc.fields), status=400)
     if isinstance(exc, EngineError):
         fields = {exc.field or "non_field_errors": [exc.message]}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message
@@ -100,10 +78,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is None:
         return None
     if isinstance(exc, exceptions.ValidationError):
-        fields = _flatten(exc.detail)
-        first = next(iter(fields.items()), ("", ["invalid input"]))
-        message = f"{first[0]}: {first[1][0]}" if first[0] and first[0] != "non_field_errors" else first[1][0]
-        response.data = error_body("invalid", message, fields)
+        fields = flatten_fields(exc.detail)
+        response.data = error_body("invalid", first_message(fields), fields)
     else:
         detail = getattr(exc, "detail", str(exc))
         code = getattr(exc, "default_code", "error")

@@ -1,4 +1,5 @@
-"""The Celery app, configured from Django settings (CELERY_* names). Loaded by manage.py and wsgi.py."""
+"""The Celery app, configured from Django settings (CELERY_* names). Loaded when Django starts
+(clusterdesigner/apps.py, ProjectConfig.ready) and by ``celery -A clusterdesigner worker``."""
 
 from __future__ import annotations
 

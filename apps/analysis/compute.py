@@ -8,15 +8,15 @@ Items:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from apps.designs.services import evaluate_spec, expected_days
-from clusterdesigner.engine import cost, training
+from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.training_result import TrainingEstimate
 
 
 def compute_items(
@@ -53,7 +53,7 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
             "version": item["version"],
             "error": exc.message,
         }
-    train = evaluation["training"]
+    chosen = TrainingEstimate.from_json(evaluation["training"]).chosen
     best = evaluation["options"][0] if evaluation["options"] else {}
     return {
         "design": item["design"],
@@ -64,95 +64,110 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         "gpus": item["spec"]["cluster"]["nodes"] * item["spec"]["cluster"].get("gpus_per_node", 8),
         # One definition of days in every comparison: expected, with failures and restarts (the design page's
         # and the compare page's); the failure-free figure beside it, named so.
-        "fits": train.get("fits"),
+        "fits": chosen.fits,
         "days": expected_days(evaluation),
-        "days_failure_free": train.get("time_to_train_days"),
-        "mfu": train.get("mfu"),
+        "days_failure_free": chosen.time_to_train_days,
+        "mfu": chosen.mfu,
         "best_option": best.get("label"),
         "best_run_cost_usd": best.get("run_cost_usd"),
         "options": evaluation["options"],
     }
 
 
-def _sweep_rows(
-    item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs
-) -> list[dict[str, Any]]:
-    params = snapshot["params"]
-    accelerator, nodes = item["accelerator"], int(item["nodes"])
-    gpus_per_node = int(params.get("gpus_per_node", 8))
-    base = {"accelerator": accelerator, "nodes": nodes, "gpus": nodes * gpus_per_node, "model": item["model"]}
-    request = {
-        "model": snapshot["models"][item["model"]],
+def _sweep_request(
+    item: Mapping[str, Any], params: Mapping[str, Any], models: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "model": models[item["model"]],
         "training": params["training"],
         "cluster": {
-            "accelerator": accelerator,
-            "gpus_per_node": gpus_per_node,
-            "nodes": nodes,
+            "accelerator": item["accelerator"],
+            "gpus_per_node": int(params.get("gpus_per_node", 8)),
+            "nodes": int(item["nodes"]),
             "fabric": params.get("fabric", "ib-ndr400"),
             "oversubscription": params.get("oversubscription", 1.0),
         },
     }
+
+
+def _failed(base: Mapping[str, Any], models: list[str], *, fits: bool, error: str) -> list[dict[str, Any]]:
+    return [{**base, "pricing_model": m, "fits": fits, "error": error} for m in models]
+
+
+def _priced_row(
+    base: Mapping[str, Any],
+    model: str,
+    offering: str | None,
+    result: Mapping[str, Any],
+    train: TrainingEstimate,
+) -> dict[str, Any]:
+    """One pricing model's row: its run cost, expected days (spot's own, with interruptions) and $/GPU-h."""
+    per_run = result.get("per_run") or {}
+    key = "on_prem" if model == "own" else model
+    run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
+    days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
+    gpu_hour = (result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}).get(
+        "usd_per_gpu_hour"
+    )
+    row = {
+        **base,
+        "pricing_model": model,
+        "fits": True,
+        "offering": None if model == "own" else offering,
+        "days": days if days is not None else train.chosen.time_to_train_days,
+        "cost_usd": run,
+        "usd_per_gpu_hour": gpu_hour,
+        "mfu": train.chosen.mfu,
+        "layout": train.chosen.parallelism.to_json(),
+        "params_b": round(train.summary.model.params / 1e9, 3),
+    }
+    if run is None:
+        label = model.replace("_", " ")
+        row["error"] = (
+            f"{offering} has no {label} price"
+            if offering
+            else f"no offering of {base['accelerator']} has a {label} price in the catalog"
+        )
+    return row
+
+
+def _sweep_rows(
+    item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs
+) -> list[dict[str, Any]]:
+    """One row per pricing model of one (accelerator, nodes, model) point: one training estimate, one cost
+    run per offering the models are priced on."""
+    params, models = snapshot["params"], item["pricing_models"]
+    request = _sweep_request(item, params, snapshot["models"])
+    cluster = request["cluster"]
+    base = {
+        "accelerator": cluster["accelerator"],
+        "nodes": cluster["nodes"],
+        "gpus": cluster["nodes"] * cluster["gpus_per_node"],
+        "model": item["model"],
+    }
     try:
-        train = training.estimate(request, **catalog.training_kwargs())
+        train = training.estimate_result(request, **catalog.training_kwargs())
     except EngineError as exc:
-        return [
-            {**base, "pricing_model": m, "fits": False, "error": exc.message} for m in item["pricing_models"]
-        ]
-    if not train.get("fits"):
-        reason = next(iter(train.get("rejected") or {}), "fits at no layout")
-        return [{**base, "pricing_model": m, "fits": False, "error": reason} for m in item["pricing_models"]]
+        return _failed(base, models, fits=False, error=exc.message)
+    if not train.chosen.fits:
+        reason = next(iter(train.search.rejected if train.search else {}), "fits at no layout")
+        return _failed(base, models, fits=False, error=reason)
     cost_request: dict[str, Any] = {
-        "cluster": {**request["cluster"], "storage": params.get("storage", "lustre")},
+        "cluster": {**cluster, "storage": params.get("storage", "lustre")},
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
-    by_model = _row_offerings(snapshot, accelerator, item["pricing_models"])
+    by_model = _row_offerings(snapshot, cluster["accelerator"], models)
     results: dict[str | None, dict[str, Any]] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
             results[slug] = cost.tco(
                 {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
-                training=train,
+                training=train.to_json(),
                 **catalog.cost_kwargs(),
             )
         except EngineError as exc:
-            return [
-                {**base, "pricing_model": m, "fits": True, "error": exc.message}
-                for m in item["pricing_models"]
-            ]
-    layout = train.get("parallelism") or {}
-    params_b = ((train.get("summary") or {}).get("model") or {}).get("params", 0) / 1e9
-    rows = []
-    for model in item["pricing_models"]:
-        offering = by_model[model]
-        result = results[offering]
-        per_run = result.get("per_run") or {}
-        key = "on_prem" if model == "own" else model
-        run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
-        days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
-        gpu_hour = (
-            result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}
-        ).get("usd_per_gpu_hour")
-        row = {
-            **base,
-            "pricing_model": model,
-            "fits": True,
-            "offering": None if model == "own" else offering,
-            "days": days if days is not None else train.get("time_to_train_days"),
-            "cost_usd": run,
-            "usd_per_gpu_hour": gpu_hour,
-            "mfu": train.get("mfu"),
-            "layout": layout,
-            "params_b": round(params_b, 3),
-        }
-        if run is None:
-            label = model.replace("_", " ")
-            row["error"] = (
-                f"{offering} has no {label} price"
-                if offering
-                else f"no offering of {accelerator} has a {label} price in the catalog"
-            )
-        rows.append(row)
-    return rows
+            return _failed(base, models, fits=True, error=exc.message)
+    return [_priced_row(base, m, by_model[m], results[by_model[m]], train) for m in models]
 
 
 def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[str]) -> dict[str, str | None]:
@@ -166,27 +181,6 @@ def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[s
     return {m: owning if m == "own" else by_model.get(m) for m in models}
 
 
-def pareto_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows not dominated in (cost, days): no other row is at least as cheap and as fast, and better
-    in one."""
-    usable = [
-        r
-        for r in rows
-        if r.get("cost_usd") is not None
-        and r.get("days") is not None
-        and math.isfinite(r["cost_usd"])
-        and math.isfinite(r["days"])
-    ]
-    usable.sort(key=lambda r: (r["cost_usd"], r["days"]))
-    front: list[dict[str, Any]] = []
-    best_days = math.inf
-    for row in usable:
-        if row["days"] < best_days:
-            front.append(row)
-            best_days = row["days"]
-    return front
-
-
 def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """Combine the chunks' rows into the analysis result."""
     if kind == "evaluate":
@@ -194,13 +188,13 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
     if kind == "compare":
         return {
             "designs": rows,
-            "best": _best_per_row(rows),
+            "best": tradeoffs.best_per_figure(rows),
             "pareto": [
                 r["design"]
-                for r in pareto_front([{**r, "cost_usd": r.get("best_run_cost_usd")} for r in rows])
+                for r in tradeoffs.pareto_front([{**r, "cost_usd": r.get("best_run_cost_usd")} for r in rows])
             ],
         }
-    front = pareto_front(rows)
+    front = tradeoffs.pareto_front(rows)
     result: dict[str, Any] = {
         "rows": rows,
         "pareto": front,
@@ -208,74 +202,5 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
         "feasible": sum(1 for r in rows if r.get("cost_usd") is not None),
     }
     if kind == "recommend":
-        result.update(recommend(rows=rows, front=front, params=snapshot["params"]))
+        result.update(tradeoffs.recommend(rows=rows, front=front, params=snapshot["params"]))
     return result
-
-
-def _best_per_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    ok = [r for r in rows if "error" not in r]
-    best: dict[str, Any] = {}
-    for key, pick in (("days", min), ("best_run_cost_usd", min), ("mfu", max)):
-        values = [r for r in ok if r.get(key) is not None]
-        if values:
-            best[key] = pick(values, key=lambda r: r[key])["design"]
-    return best
-
-
-def recommend(
-    *, rows: list[dict[str, Any]], front: list[dict[str, Any]], params: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Pick the cheapest option on the Pareto front that meets the deadline and the budget; say why."""
-    deadline = params.get("deadline_days")
-    budget = params.get("budget_usd")
-    meets = [
-        r
-        for r in front
-        if (deadline is None or r["days"] <= deadline) and (budget is None or r["cost_usd"] <= budget)
-    ]
-    reasons: list[str] = []
-    if meets:
-        choice = min(meets, key=lambda r: r["cost_usd"])
-        reasons.append(
-            f"cheapest of {len(meets)} Pareto-optimal options that meet "
-            + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
-            + (f" and the ${budget:,.0f} budget" if budget else "")
-        )
-        faster = [r for r in front if r["days"] < choice["days"]]
-        if faster:
-            quick = min(faster, key=lambda r: r["days"])
-            reasons.append(
-                f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
-                f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more "
-                f"({quick['accelerator']} × {quick['gpus']} GPUs, "
-                f"{quick['pricing_model']})"
-            )
-    else:
-        choice = min(front, key=lambda r: r["days"]) if front else None
-        reasons.append("no option meets both the deadline and the budget; shown: the fastest option")
-    if choice:
-        reasons.append(
-            f"{choice['accelerator']} × {choice['gpus']} GPUs ({choice['nodes']} nodes), "
-            f"{choice['pricing_model']}: {choice['days']:.1f} days, ${choice['cost_usd']:,.0f}, "
-            f"MFU {100 * (choice.get('mfu') or 0):.0f} %"
-        )
-        if params.get("interruption_tolerance") == "none":
-            reasons.append("spot excluded: no tolerance for interruptions")
-    params_b = next((r["params_b"] for r in rows if r.get("params_b")), None)
-    thumb = rule_of_thumb(params_b)
-    if thumb and choice:
-        reasons.append(
-            f"rule of thumb for {params_b:.1f}B parameters: {thumb}; "
-            f"the engines' choice: {choice['gpus']} GPUs"
-        )
-    return {"recommendation": choice, "reasons": reasons, "rule_of_thumb_gpus": thumb}
-
-
-def rule_of_thumb(params_b: float | None) -> str | None:
-    """The common starting point (under 7B: 4–8 GPUs, 7–30B: 16–64, 30–100B: 64–256, above: 256+)."""
-    if params_b is None:
-        return None
-    for limit, text in ((7, "4–8 GPUs"), (30, "16–64 GPUs"), (100, "64–256 GPUs")):
-        if params_b < limit:
-            return text
-    return "256+ GPUs"

@@ -19,12 +19,14 @@ from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
-from apps.designs.services import freshness_key, snapshot_hash
+from apps.designs.services import freshness_key
 from clusterdesigner.api import ServiceUnavailable, StrictJSONTypes
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
+from clusterdesigner.errors import InvalidInput
+from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
@@ -126,9 +128,7 @@ def _sweep_plan(
     known = {a["slug"] for a in records["accelerators"]}
     unknown = [a for a in params["accelerators"] if a not in known]
     if unknown:
-        raise serializers.ValidationError(
-            {"params.accelerators": [f"unknown accelerator(s): {', '.join(unknown)}"]}
-        )
+        raise InvalidInput({"params.accelerators": [f"unknown accelerator(s): {', '.join(unknown)}"]})
     models = params.get("models") or [params["model"]]
     model_map = {f"m{i}": m for i, m in enumerate(models)}
     _sweep_check(params, models)
@@ -139,7 +139,7 @@ def _sweep_plan(
         for n in params["nodes"]
     ]
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
-        raise serializers.ValidationError({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
+        raise InvalidInput({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
     snapshot = {
         "params": params,
         "models": model_map,
@@ -164,7 +164,7 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
     for accelerator, slug in (params.get("offerings") or {}).items():
         if slug not in catalog.offerings:
             field = f"params.offerings.{accelerator}"
-            raise serializers.ValidationError({field: [f"unknown offering {slug!r}"]})
+            raise InvalidInput({field: [f"unknown offering {slug!r}"]})
     owning = {k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params}
     first_error: tuple[EngineError, int] | None = None
     for accelerator in params["accelerators"]:
@@ -189,7 +189,7 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
     assert first_error is not None
     exc, index = first_error
     model_path = f"params.models.{index}" if params.get("models") else "params.model"
-    raise serializers.ValidationError({_sweep_field(exc.field, model_path): [exc.message]}) from exc
+    raise InvalidInput({_sweep_field(exc.field, model_path): [exc.message]}) from exc
 
 
 def _sweep_field(engine_field: str, model_path: str) -> str:
@@ -206,7 +206,7 @@ def _valid_params(serializer_class: type[serializers.Serializer], params: dict[s
     """``params`` checked by ``serializer_class``; its errors named under ``params.`` (``params.design``)."""
     form = serializer_class(data=params)
     if not form.is_valid():
-        raise serializers.ValidationError({"params": form.errors})
+        raise InvalidInput({"params": form.errors})
     return dict(form.validated_data)
 
 
@@ -264,7 +264,7 @@ def _plan(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )
         return snapshot, chunks, None
-    raise serializers.ValidationError({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
+    raise InvalidInput({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
 
 
 def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysis:
@@ -405,15 +405,13 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
         attempts=chunk.attempts + 1, worker=worker, started_at=timezone.now()
     )
     rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
-    from apps.designs.services import _jsonable
-
     with transaction.atomic():
         locked = AnalysisChunk.objects.select_for_update().get(pk=chunk.pk)
         if locked.status == AnalysisChunk.Status.DONE:
             return  # another worker finished this chunk first; its rows stand
         locked.status, locked.result, locked.finished_at = (
             AnalysisChunk.Status.DONE,
-            _jsonable(rows),
+            jsonable(rows),
             timezone.now(),
         )
         locked.save(update_fields=["status", "result", "finished_at"])
@@ -428,9 +426,7 @@ def analysis_finish_if_done(*, analysis_id: int) -> None:
         if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).exists():
             return
         rows = [row for chunk in analysis.chunks.order_by("index") for row in chunk.result]
-        from apps.designs.services import _jsonable
-
-        analysis.result = _jsonable(
+        analysis.result = jsonable(
             compute.finalize(kind=analysis.kind, rows=rows, snapshot=analysis.snapshot)
         )
         analysis.status, analysis.finished_at = Analysis.Status.SUCCEEDED, timezone.now()

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import csv
-
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -172,8 +170,6 @@ class CloudPriceAdmin(admin.ModelAdmin):
                 )
             except services.PriceImportError as exc:
                 errors = exc.errors
-            except (UnicodeDecodeError, csv.Error) as exc:
-                errors = [services.RowError(0, "file", f"not a readable UTF-8 CSV: {exc}")]
             else:
                 self.message_user(
                     request,

@@ -38,12 +38,6 @@ class CleanedModelSerializer(StrictJSONTypes, serializers.ModelSerializer):
         return attrs
 
 
-class VendorSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Vendor
-        fields = ["slug", "name"]
-
-
 class AcceleratorSerializer(CleanedModelSerializer):
     vendor = serializers.SlugRelatedField(slug_field="slug", queryset=Vendor.objects.all())
     precisions = serializers.ListField(child=serializers.CharField(), read_only=True)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -137,6 +138,8 @@ class RowError:
     message: str
 
     def __str__(self) -> str:
+        if self.line == 0:  # the whole file, not a line of it
+            return f"{self.field}: {self.message}"
         return f"line {self.line}: {self.field}: {self.message}"
 
 
@@ -152,6 +155,37 @@ class PriceImportError(Exception):
         for error in self.errors:
             fields.setdefault(f"line {error.line}.{error.field}", []).append(error.message)
         return fields
+
+
+class UnreadableFileError(PriceImportError):
+    """The upload is not a CSV the csv module can read: not UTF-8, or a field over its 128 KiB limit."""
+
+    def __init__(self, reason: str) -> None:
+        Exception.__init__(self, f"file: {reason}")
+        self.errors = [RowError(0, "file", reason)]
+
+    def as_fields(self) -> dict[str, list[str]]:
+        return {"file": [self.errors[0].message]}
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _unreadable_file_is_an_import_error(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """The admin and the API both show PriceImportError; a file the csv module cannot read becomes one
+    here, so that neither caller has to know csv.Error (the admin did not, and answered 500)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return function(*args, **kwargs)
+        except UnicodeDecodeError as exc:
+            raise UnreadableFileError(f"not UTF-8 text (byte {exc.start}); save the CSV as UTF-8") from exc
+        except csv.Error as exc:
+            raise UnreadableFileError(f"not a readable CSV: {exc}") from exc
+
+    return wrapper
 
 
 def _parse_price_row(
@@ -202,6 +236,7 @@ def _parse_price_row(
     )
 
 
+@_unreadable_file_is_an_import_error
 def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
     """Validate every row, then import all of them or none.
 
@@ -410,6 +445,7 @@ def _skypilot_offerings(
     return target, list(created.values()), skipped, errors
 
 
+@_unreadable_file_is_an_import_error
 def cloud_price_import_skypilot(
     *, cloud: str, content: bytes | str, as_of: dt.date, all_regions: bool = False, source: str = ""
 ) -> SkyPilotImport:

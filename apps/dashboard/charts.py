@@ -18,6 +18,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from clusterdesigner.engine.tradeoffs import pareto_indices
+from clusterdesigner.engine.training_result import LayoutEstimate, TrainingEstimate
+
 PRICING_LABELS = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1 y",
@@ -130,11 +133,16 @@ def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, A
 # --- Design page
 
 
+def _chosen_layout(evaluation: Mapping[str, Any]) -> LayoutEstimate:
+    """The evaluated layout's figures; the charts are drawn only for an evaluation that has one."""
+    return TrainingEstimate.from_json(evaluation["training"]).chosen
+
+
 def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Memory per GPU: one stacked bar of the parts against the accelerator's capacity."""
-    training = evaluation["training"]
-    memory = training["memory_per_gpu_gib"]
-    capacity = training.get("memory_capacity_gib")
+    chosen = _chosen_layout(evaluation)
+    memory = chosen.memory_per_gpu_gib.to_json()
+    capacity = chosen.memory_capacity_gib
     fig = go.Figure()
     for index, part in enumerate(p for p in MEMORY_PARTS if memory.get(p)):
         fig.add_trace(
@@ -157,7 +165,7 @@ def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                 hovertemplate="capacity: %{y:,.1f} GiB<extra></extra>",
             )
         )
-    fits = "fits" if training.get("fits") else "does NOT fit"
+    fits = "fits" if chosen.fits else "does NOT fit"
     return _fig(
         fig,
         title=f"Memory per GPU: {memory['total']:,.1f} of {capacity or 0:,.0f} GiB ({fits})",
@@ -169,9 +177,9 @@ def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
 
 def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Step-time breakdown: the non-zero parts of one optimizer step, in seconds."""
-    step = evaluation["training"]["step_time_s"]
-    # Largest first (then by name): the stored result's key order is the database's, not the engine's.
-    parts = sorted(((k, v) for k, v in step.items() if k != "total" and v), key=lambda kv: (-kv[1], kv[0]))
+    step = _chosen_layout(evaluation).step_time_s
+    # Largest first (then by name), as on the first view and every later one.
+    parts = sorted(((k, v) for k, v in step.parts().items() if v), key=lambda kv: (-kv[1], kv[0]))
     fig = go.Figure(
         go.Bar(
             name="Step time",
@@ -185,7 +193,7 @@ def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     fig.update_yaxes(autorange="reversed")
     return _fig(
         fig,
-        title=f"Step time breakdown: {step['total']:,.3f} s per step",
+        title=f"Step time breakdown: {step.total:,.3f} s per step",
         x_title="Time per step (s)",
         y_title="Part",
         showlegend=False,
@@ -505,23 +513,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     )
 
 
-def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indexes of the points no other point beats on both axes (lower is better on each)."""
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
-    front: list[int] = []
-    best = float("inf")
-    for i in order:
-        if points[i][1] < best:
-            front.append(i)
-            best = points[i][1]
-    return front
-
-
 def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str, Any]:
     """Cost against days for every point, the Pareto front drawn as a line; a point with "url" opens it."""
     points = [p for p in points if p.get("days") is not None and p.get("cost_usd") is not None]
     xy = [(p["days"], p["cost_usd"]) for p in points]
-    front = sorted(pareto_front(xy), key=lambda i: xy[i][0])
+    front = pareto_indices(xy)  # in order of days
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(

@@ -3,17 +3,15 @@ after a link is created or revoked through the API) and cloning a design you can
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from rest_framework.exceptions import ValidationError
 
 from apps.designs import selectors, services
+from clusterdesigner.errors import InvalidInput
 
 
 @login_required
@@ -35,20 +33,12 @@ def design_clone(request: HttpRequest, design_id: int) -> HttpResponse:
     design = selectors.design_get(user=request.user, design_id=design_id)
     try:
         copy = services.design_clone(design=design, owner=request.user)
-    except ValidationError as exc:
+    except InvalidInput as exc:
         # The copy is checked like any new design; a stored spec the catalog no longer supports is refused.
-        messages.error(request, f"Could not clone “{design.name}”: {_reasons(exc.detail)}")
+        reasons = "; ".join(f"{path}: {m}" for path, found in exc.fields.items() for m in found)
+        messages.error(request, f"Could not clone “{design.name}”: {reasons}")
         return HttpResponseRedirect(reverse("dashboard:design", args=[design.pk]))
     messages.success(
         request, f"Cloned “{design.name}” (version {design.version}): this copy is yours to edit."
     )
     return HttpResponseRedirect(reverse("dashboard:design", args=[copy.pk]))
-
-
-def _reasons(detail: Any, path: str = "") -> str:
-    """A validation error's messages as one line, each after its field path (``spec.cluster.nodes: …``)."""
-    if isinstance(detail, dict):
-        return "; ".join(_reasons(v, f"{path}.{k}" if path else str(k)) for k, v in detail.items())
-    if isinstance(detail, list):
-        return "; ".join(_reasons(item, path) for item in detail)
-    return f"{path}: {detail}" if path else str(detail)

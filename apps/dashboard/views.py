@@ -92,7 +92,7 @@ def _results_context(evaluation: Evaluation) -> dict[str, Any]:
 
 def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
     result = evaluation.result
-    training = result["training"]
+    training = selectors.evaluation_training(result=result)
     best = (result.get("options") or [None])[0]
     break_even = [
         (o["label"], o["break_even_utilization"])
@@ -102,15 +102,14 @@ def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
     findings: dict[str, list[dict[str, Any]]] = {}
     for finding in result.get("findings") or []:
         findings.setdefault(finding.get("severity", "info"), []).append(finding)
-    candidates = training.get("candidates") or []
     return {
         "evaluation": evaluation,
         "result": result,
-        "training": training,
+        "training": training.chosen if training else None,
         "best_option": best,
         "break_even": break_even,
         "findings_by_severity": findings,
-        "candidates": candidates[:10],
+        "candidates": training.candidates[:10] if training else (),
         "expected_days": services.expected_days(result),
         "charts": _charts_for(evaluation),
     }
@@ -359,26 +358,28 @@ def _default_option(result: dict[str, Any]) -> str:
 
 def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> dict[str, Any]:
     result = evaluation.result
-    training = result["training"]
+    training = selectors.evaluation_training(result=result)
+    if training is None:
+        raise ValueError(f"design {design.pk}'s evaluation holds no layout")  # evaluation saves only layouts
+    chosen = training.chosen
     options = result.get("options") or []
     key = option_key if option_key in {o["key"] for o in options} else _default_option(result)
     shown = next((o for o in options if o["key"] == key), {})
-    summary = (training.get("summary") or {}).get("cluster") or {}
     return {
         "id": design.pk,
         "name": design.name,
-        "fits": training.get("fits"),
+        "fits": chosen.fits,
         "option_key": key,
         "option": shown.get("label"),
         "run_cost_usd": shown.get("run_cost_usd"),
         "total_usd": shown.get("total_usd"),
         "usd_per_gpu_hour": shown.get("usd_per_gpu_hour"),
         "days": shown.get("days"),
-        "days_failure_free": training.get("time_to_train_days"),
-        "mfu": training.get("mfu"),
-        "tokens_per_second": training.get("tokens_per_second"),
-        "memory_gib": (training.get("memory_per_gpu_gib") or {}).get("total"),
-        "gpus": summary.get("gpus"),
+        "days_failure_free": chosen.time_to_train_days,
+        "mfu": chosen.mfu,
+        "tokens_per_second": chosen.tokens_per_second,
+        "memory_gib": chosen.memory_per_gpu_gib.total,
+        "gpus": training.summary.cluster.gpus,
         "options": options,
     }
 
@@ -483,7 +484,7 @@ def _sweep_point_url(row: dict[str, Any], model: dict[str, Any], params: dict[st
         query.append(("offering", row["offering"]))
         if row["pricing_model"] != "own":
             query.append(("pricing", row["pricing_model"]))
-    return f"/designs/new/?{urlencode(query)}"
+    return f"{reverse('dashboard:design-new')}?{urlencode(query)}"
 
 
 def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:

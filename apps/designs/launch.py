@@ -1,8 +1,9 @@
 """Launch configurations for a design's chosen layout: a ``torchrun`` command for Megatron-LM's
 ``pretrain_gpt.py``, a Slurm ``sbatch`` script, a Kubernetes Volcano Job and the NCCL settings for the fabric.
 
-All functions are pure: they read the evaluation dict (docs: /tmp contract "The design evaluation dict",
-produced by ``apps.designs.services.design_evaluate``) and return text. Nothing here touches the database.
+All functions are pure: they read the evaluation dict (``apps.designs.services.evaluate_spec``), its
+training part as the engine's typed result (``selectors.evaluation_training``), and return text. Nothing
+here touches the database.
 
 Flag names follow Megatron-LM ``megatron/training/arguments.py`` (``--tensor-model-parallel-size``,
 ``--pipeline-model-parallel-size``, ``--context-parallel-size``, ``--expert-model-parallel-size``,
@@ -28,12 +29,14 @@ import math
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from apps.designs import selectors
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.training_result import Layout, TrainingEstimate
 
 MASTER_PORT = 29500
 VOLCANO_PORT = 23456  # the Volcano pytorch plugin's default --port
@@ -194,92 +197,76 @@ def _cluster(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
     return cluster
 
 
-def chosen_layout(evaluation: Mapping[str, Any]) -> dict[str, Any]:
-    """The evaluated layout (training.parallelism) with defaults filled in; ValueError when there is none
-    or it does not fit in memory."""
-    training = evaluation.get("training")
-    if not isinstance(training, Mapping) or not training:
+def _training(evaluation: Mapping[str, Any]) -> TrainingEstimate:
+    """The evaluation's typed training result; ValueError when there is none to launch."""
+    if not evaluation.get("training"):
         raise ValueError(
             "the evaluation has no training result, so there is no layout to launch; evaluate it first"
         )
-    parallelism = training.get("parallelism")
-    if not isinstance(parallelism, Mapping) or not parallelism:
+    training = selectors.evaluation_training(result=evaluation)
+    if training is None:
         raise ValueError(
             "the evaluation has no parallel layout (training.parallelism is missing): none fits the cluster; "
             "add nodes, pick a larger-memory accelerator or allow more sharding/recompute"
         )
-    if training.get("fits") is False:
-        need = (training.get("memory_per_gpu_gib") or {}).get("total")
-        have = training.get("memory_capacity_gib")
-        detail = (
-            f" (needs {need:.1f} GiB per GPU, has {have:g} GiB)"
-            if isinstance(need, (int, float)) and have
-            else ""
-        )
+    return training
+
+
+def chosen_layout(evaluation: Mapping[str, Any]) -> Layout:
+    """The evaluated layout (training.parallelism); ValueError when there is none or it does not fit in
+    memory."""
+    chosen = _training(evaluation).chosen
+    if not chosen.fits:
         raise ValueError(
-            f"the chosen layout does not fit in GPU memory{detail}; a launch would run out of memory"
+            "the chosen layout does not fit in GPU memory (needs "
+            f"{chosen.memory_per_gpu_gib.total:.1f} GiB per GPU, has {chosen.memory_capacity_gib:g} GiB); "
+            "a launch would run out of memory"
         )
-    layout: dict[str, Any] = {
-        "tp": 1,
-        "pp": 1,
-        "dp": 1,
-        "cp": 1,
-        "ep": 1,
-        "vpp": 1,
-        "micro_batch": 1,
-        "recompute": "none",
-        "sharding": "none",
-        "sequence_parallel": False,
-    }
-    layout.update({k: v for k, v in parallelism.items() if v is not None})
+    layout = chosen.parallelism
     for key in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"):
-        value = layout[key]
+        value = getattr(layout, key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"training.parallelism.{key} must be a whole number >= 1, got {value!r}")
     return layout
 
 
-def layout_summary(parallelism: Mapping[str, Any]) -> str:
+# A layout dimension left out of a hand-written parallelism object is not split.
+_NO_PARALLELISM = Layout(1, 1, 1, 1, 1, 1, 1, "none", "none", False).to_json()
+
+
+def layout_summary(parallelism: Layout | Mapping[str, Any]) -> str:
     """A one-line description of a layout, e.g. ``TP8 PP4 DP16 CP1 EP1 VPP1 mb1 selective zero1 SP``."""
-    p = parallelism
-    parts = [f"TP{p.get('tp', 1)}", f"PP{p.get('pp', 1)}", f"DP{p.get('dp', 1)}", f"CP{p.get('cp', 1)}"]
-    if p.get("ep", 1) != 1:
-        parts.append(f"EP{p.get('ep')}")
-    parts += [
-        f"VPP{p.get('vpp', 1)}",
-        f"mb{p.get('micro_batch', 1)}",
-        f"recompute={p.get('recompute', 'none')}",
-        f"sharding={p.get('sharding', 'none')}",
-    ]
-    if p.get("sequence_parallel"):
+    p = (
+        parallelism
+        if isinstance(parallelism, Layout)
+        else Layout.from_json({**_NO_PARALLELISM, **parallelism})
+    )
+    parts = [f"TP{p.tp}", f"PP{p.pp}", f"DP{p.dp}", f"CP{p.cp}"]
+    if p.ep != 1:
+        parts.append(f"EP{p.ep}")
+    parts += [f"VPP{p.vpp}", f"mb{p.micro_batch}", f"recompute={p.recompute}", f"sharding={p.sharding}"]
+    if p.sequence_parallel:
         parts.append("SP")
     return " ".join(parts)
 
 
 # Every shape field of the engine's ModelShape (layers … moe_layers), without its name and slug.
 _SHAPE_KEYS = tuple(f.name for f in fields(ModelShape) if f.name not in ("name", "slug"))
-_REQUIRED_SHAPE = ("layers", "hidden", "heads", "vocab", "seq_len")
 
 
-def model_shape(evaluation: Mapping[str, Any]) -> dict[str, Any] | None:
+def model_shape(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """The model shape to launch: the engine's preset (when the spec names one), overridden by the shape
-    fields in the spec, overridden by the resolved shape the training engine echoes (training.model or
-    training.summary.model). None when the layers/hidden/heads/vocab/seq_len are still unknown."""
+    fields in the spec, overridden by the resolved shape the training engine reports (training.summary.model,
+    which has every dense-shape field; the preset and the spec add the MoE details it does not report)."""
     spec_model = ((evaluation.get("spec") or {}).get("workload") or {}).get("model") or {}
-    training = evaluation.get("training") or {}
     shape: dict[str, Any] = {}
     preset = spec_model.get("preset") if isinstance(spec_model, Mapping) else None
     if preset:
         shape.update(_preset_shape(str(preset)))
     if isinstance(spec_model, Mapping):
         shape.update({k: spec_model[k] for k in _SHAPE_KEYS if spec_model.get(k) is not None})
-    for echoed in (training.get("model"), (training.get("summary") or {}).get("model")):
-        if isinstance(echoed, Mapping):
-            shape.update({k: echoed[k] for k in _SHAPE_KEYS if echoed.get(k) is not None})
-    if not all(k in shape for k in _REQUIRED_SHAPE):
-        return None
-    shape.setdefault("kv_heads", shape["heads"])
-    shape.setdefault("ffn_hidden", 4 * shape["hidden"])
+    echoed = _training(evaluation).summary.model.to_json()
+    shape.update({k: echoed[k] for k in _SHAPE_KEYS if echoed.get(k) is not None})
     if shape.get("experts") and not shape.get("moe_layers"):
         shape["moe_layers"] = shape["layers"]
     return shape
@@ -293,29 +280,15 @@ def _preset_shape(slug: str) -> dict[str, Any]:
 
 
 def _precision(evaluation: Mapping[str, Any]) -> str:
-    training_spec = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
-    summary = ((evaluation.get("training") or {}).get("summary") or {}).get("training") or {}
-    return str(summary.get("precision") or training_spec.get("precision") or "bf16").lower()
+    return _training(evaluation).summary.training.precision.lower()
 
 
-def _global_batch_seqs(evaluation: Mapping[str, Any], seq_len: int | None) -> int | None:
-    summary = ((evaluation.get("training") or {}).get("summary") or {}).get("training") or {}
-    if summary.get("global_batch_seqs"):
-        return int(summary["global_batch_seqs"])
-    training_spec = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
-    if training_spec.get("global_batch_seqs"):
-        return int(training_spec["global_batch_seqs"])
-    tokens = training_spec.get("global_batch_tokens")
-    if tokens and seq_len:
-        return max(1, round(float(tokens) / seq_len))
-    return None
+def _global_batch_seqs(evaluation: Mapping[str, Any]) -> int:
+    return _training(evaluation).summary.training.global_batch_seqs
 
 
-def _train_tokens(evaluation: Mapping[str, Any]) -> float | None:
-    summary = ((evaluation.get("training") or {}).get("summary") or {}).get("training") or {}
-    training_spec = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
-    value = summary.get("tokens") or training_spec.get("tokens")
-    return float(value) if value else None
+def _train_tokens(evaluation: Mapping[str, Any]) -> float:
+    return float(_training(evaluation).summary.training.tokens)
 
 
 # ---- Megatron arguments ----------------------------------------------------------------------------------
@@ -353,14 +326,225 @@ def _moe_layer_freq(layers: int, moe_layers: int) -> str | None:
     return f"([0]*{layers - moe_layers}+[1]*{moe_layers})"
 
 
-def _hsdp_instances(layout: Mapping[str, Any], gpus_per_node: int) -> int:
+def _hsdp_instances(layout: Layout, gpus_per_node: int) -> int:
     # HSDP shards inside a node and replicates across nodes: the shard group is the data-parallel ranks
     # that fit in one node, the number of replicas is dp / that.
-    dp = int(layout["dp"])
-    in_node = max(1, min(dp, gpus_per_node // (int(layout["tp"]) * int(layout["cp"]))))
+    dp = layout.dp
+    in_node = max(1, min(dp, gpus_per_node // (layout.tp * layout.cp)))
     while dp % in_node:
         in_node -= 1
     return dp // in_node
+
+
+@dataclass
+class _Args:
+    """The Megatron argument list and the comments that explain what it leaves out, built in order."""
+
+    args: list[str] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)
+
+    def add(self, flag: str, value: Any = None) -> None:
+        self.args.append(flag)
+        if value is not None:
+            self.args.append(str(value))
+
+
+def _cluster_size(evaluation: Mapping[str, Any], layout: Layout) -> tuple[int, int]:
+    """(nodes, GPUs per node) of the spec's cluster, checked against the layout: tp·pp·dp·cp must use
+    every GPU."""
+    cluster = _cluster(evaluation)
+    nodes = int(cluster.get("nodes") or 0)
+    gpn = int(cluster.get("gpus_per_node") or 0)
+    if nodes < 1 or gpn < 1:
+        raise ValueError("spec.cluster needs nodes and gpus_per_node (whole numbers >= 1)")
+    tp, pp, dp, cp = layout.tp, layout.pp, layout.dp, layout.cp
+    world = tp * pp * dp * cp
+    if world != nodes * gpn:
+        raise ValueError(
+            f"layout uses tp×pp×dp×cp = {tp}×{pp}×{dp}×{cp} = {world} GPUs but the cluster has "
+            f"{nodes} nodes × {gpn} = {nodes * gpn}"
+        )
+    return nodes, gpn
+
+
+def _parallel_args(out: _Args, layout: Layout) -> None:
+    out.add("--tensor-model-parallel-size", layout.tp)
+    out.add("--pipeline-model-parallel-size", layout.pp)
+    out.add("--context-parallel-size", layout.cp)
+    if layout.ep > 1:
+        out.add("--expert-model-parallel-size", layout.ep)
+    if layout.sequence_parallel and layout.tp > 1:
+        out.add("--sequence-parallel")
+
+
+def _pipeline_split_args(out: _Args, layout: Layout, layers: int) -> None:
+    """Interleaving (vpp > 1) needs pp × vpp to divide the layers, or the layers + 2 with the embedding and
+    the loss counted as layers; without it an uneven split lightens the first and last stages."""
+    pp, vpp = layout.pp, layout.vpp
+    if vpp > 1:
+        if layers % (pp * vpp) == 0:
+            out.add("--num-layers-per-virtual-pipeline-stage", layers // (pp * vpp))
+        elif interleaving_splits(layers, pp, vpp):
+            # Llama 3's split: the embedding and the loss take one virtual stage's place each.
+            out.add("--account-for-embedding-in-pipeline-split")
+            out.add("--account-for-loss-in-pipeline-split")
+            out.add("--num-virtual-stages-per-pipeline-rank", vpp)
+        else:
+            raise ValueError(
+                f"{layers} layers do not split into pp×vpp = {pp}×{vpp} equal virtual stages; "
+                f"Megatron's interleaved schedule needs pp × vpp to divide the layers, or the layers + 2 "
+                "with the embedding and the loss counted as layers"
+            )
+    elif (split := _stage_split(layers, pp)) is not None:
+        out.add("--decoder-first-pipeline-num-layers", split[0])
+        out.add("--decoder-last-pipeline-num-layers", split[1])
+
+
+def _moe_args(out: _Args, shape: Mapping[str, Any], layers: int) -> None:
+    expert_ffn = shape.get("expert_ffn_hidden") or shape["ffn_hidden"]
+    out.add("--num-experts", shape["experts"])
+    out.add("--moe-router-topk", shape["top_k"])
+    out.add("--moe-ffn-hidden-size", expert_ffn)
+    if shape.get("shared_experts"):
+        out.add("--moe-shared-expert-intermediate-size", int(shape["shared_experts"]) * int(expert_ffn))
+    if (freq := _moe_layer_freq(layers, int(shape.get("moe_layers") or layers))) is not None:
+        out.add("--moe-layer-freq", freq)
+
+
+def _model_args(out: _Args, layout: Layout, shape: Mapping[str, Any]) -> None:
+    layers = int(shape["layers"])
+    _pipeline_split_args(out, layout, layers)
+    out.add("--num-layers", layers)
+    out.add("--hidden-size", shape["hidden"])
+    out.add("--ffn-hidden-size", shape["ffn_hidden"])
+    out.add("--num-attention-heads", shape["heads"])
+    if int(shape["kv_heads"]) != int(shape["heads"]):
+        out.add("--group-query-attention")
+        out.add("--num-query-groups", shape["kv_heads"])
+    out.add("--seq-length", shape["seq_len"])
+    out.add("--max-position-embeddings", shape["seq_len"])
+    if shape.get("gated_mlp"):
+        out.add("--swiglu")
+    if shape.get("dropout") is False:
+        # Megatron's dropouts default to 0.1; the estimate assumed none (no masks stored or written).
+        out.add("--attention-dropout", 0.0)
+        out.add("--hidden-dropout", 0.0)
+    if not shape.get("tied_embeddings"):
+        out.add("--untie-embeddings-and-output-weights")
+    if shape.get("experts"):
+        _moe_args(out, shape, layers)
+    out.comments.append(
+        "norm and position-embedding flags are not part of the design: add e.g. --normalization RMSNorm "
+        "--position-embedding-type rope for Llama-style models"
+    )
+
+
+def _batch_args(out: _Args, layout: Layout, evaluation: Mapping[str, Any], seq_len: int) -> None:
+    """Micro and global batch; the global batch (sequences) must divide by micro_batch × dp. Iterations =
+    ⌈tokens / (global batch × seq_len)⌉."""
+    mb, dp = layout.micro_batch, layout.dp
+    out.add("--micro-batch-size", mb)
+    gbs = _global_batch_seqs(evaluation)
+    if gbs % (mb * dp):
+        raise ValueError(
+            f"global batch of {gbs} sequences does not divide by micro_batch × dp = {mb}×{dp}; "
+            "Megatron needs a whole number of micro-batches per data-parallel rank"
+        )
+    out.add("--global-batch-size", gbs)
+    tokens = _train_tokens(evaluation)
+    out.add("--train-iters", math.ceil(tokens / (gbs * seq_len)))
+
+
+def _recompute_args(out: _Args, recompute: str) -> None:
+    if recompute == "selective":
+        out.add("--recompute-granularity", "selective")
+    elif recompute == "full":
+        out.add("--recompute-granularity", "full")
+        out.add("--recompute-method", "uniform")
+        out.add("--recompute-num-layers", 1)
+
+
+def _sharding_args(out: _Args, layout: Layout, gpus_per_node: int) -> None:
+    """ZeRO-1 is Megatron's distributed optimizer; ZeRO-2/3 and HSDP map to Megatron-FSDP with its
+    documented required flags."""
+    sharding = layout.sharding
+    if sharding == "zero1":
+        out.add("--use-distributed-optimizer")
+        out.add("--overlap-grad-reduce")
+        out.add("--overlap-param-gather")
+    elif sharding in _FSDP_SHARDING:
+        out.add("--use-megatron-fsdp")
+        out.add(
+            "--data-parallel-sharding-strategy",
+            "optim_grads" if sharding == "zero2" else "optim_grads_params",
+        )
+        if sharding == "hsdp":
+            out.add("--num-distributed-optimizer-instances", _hsdp_instances(layout, gpus_per_node))
+            out.add("--outer-dp-sharding-strategy", "no_shard")
+        out.add("--use-distributed-optimizer")
+        out.add("--no-gradient-accumulation-fusion")
+        out.add("--ckpt-format", "fsdp_dtensor")
+    elif sharding != "none":
+        out.comments.append(
+            f"sharding {sharding!r} has no Megatron-LM equivalent here; choose optimizer sharding yourself"
+        )
+
+
+def _precision_args(out: _Args, precision: str) -> None:
+    if precision in ("bf16", "fp8", "fp4"):
+        out.add("--bf16")
+    if precision == "fp8":
+        out.add("--fp8-format", "hybrid")
+    elif precision == "fp4":
+        out.add("--fp4-format", "e2m1")
+    elif precision == "tf32":
+        out.comments.append("tf32: fp32 weights with TF32 matmuls (Megatron's default without --bf16/--fp16)")
+
+
+_PLACEHOLDER_ARGS = (
+    ("--lr", "3.0e-4"),
+    ("--min-lr", "3.0e-5"),
+    ("--lr-decay-style", "cosine"),
+    ("--lr-warmup-fraction", "0.01"),
+    ("--weight-decay", "0.1"),
+    ("--clip-grad", "1.0"),
+    ("--adam-beta1", "0.9"),
+    ("--adam-beta2", "0.95"),
+    ("--log-interval", "10"),
+    ("--save", "${CHECKPOINT_DIR:-/checkpoints}"),
+    ("--save-interval", "1000"),
+)
+_FSDP_SHARDING = ("zero2", "zero3", "hsdp")
+
+
+def _data_and_placeholder_args(out: _Args, shape: Mapping[str, Any]) -> None:
+    out.add("--tokenizer-type", "NullTokenizer")
+    out.add("--vocab-size", shape["vocab"])
+    out.add("--mock-data")
+    out.comments.append(
+        "--mock-data with NullTokenizer measures throughput; replace with --data-path and your tokenizer"
+    )
+    for flag, value in _PLACEHOLDER_ARGS:
+        out.add(flag, value)
+    out.comments.append(
+        "learning-rate, logging and checkpoint flags are placeholders, not part of the design"
+    )
+
+
+def _launch_env(*, kind: str, fabric_slug: str, sharding: str) -> tuple[NcclSetting, ...]:
+    if sharding in _FSDP_SHARDING:
+        queues = NcclSetting(
+            "CUDA_DEVICE_MAX_CONNECTIONS",
+            None,
+            "left unset: Megatron-FSDP overlaps its all-gathers on several CUDA queues",
+        )
+    else:
+        queues = NcclSetting(
+            "CUDA_DEVICE_MAX_CONNECTIONS",
+            "1",
+            "Megatron needs one hardware queue so TP/SP communication is ordered before compute",
+        )
+    return (*nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug), queues)
 
 
 def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
@@ -372,205 +556,26 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
     with the reason.
     """
     layout = chosen_layout(evaluation)
+    nodes, gpn = _cluster_size(evaluation, layout)
+    out = _Args()
+    _parallel_args(out, layout)
+    shape = model_shape(evaluation)
+    _model_args(out, layout, shape)
+    _batch_args(out, layout, evaluation, int(shape["seq_len"]))
+    _recompute_args(out, layout.recompute)
+    _sharding_args(out, layout, gpn)
+    _precision_args(out, _precision(evaluation))
+    _data_and_placeholder_args(out, shape)
     cluster = _cluster(evaluation)
-    nodes = int(cluster.get("nodes") or 0)
-    gpn = int(cluster.get("gpus_per_node") or 0)
-    if nodes < 1 or gpn < 1:
-        raise ValueError("spec.cluster needs nodes and gpus_per_node (whole numbers >= 1)")
-    tp, pp, dp, cp, ep, vpp = (layout[k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp"))
-    mb = layout["micro_batch"]
-    world = tp * pp * dp * cp
-    if world != nodes * gpn:
-        raise ValueError(
-            f"layout uses tp×pp×dp×cp = {tp}×{pp}×{dp}×{cp} = {world} GPUs but the cluster has "
-            f"{nodes} nodes × {gpn} = {nodes * gpn}"
-        )
     fabric_slug = str(cluster.get("fabric") or "")
     kind = fabric_kind_of(evaluation)
-    args: list[str] = []
-    comments: list[str] = []
-
-    def add(flag: str, value: Any = None) -> None:
-        args.append(flag)
-        if value is not None:
-            args.append(str(value))
-
-    add("--tensor-model-parallel-size", tp)
-    add("--pipeline-model-parallel-size", pp)
-    add("--context-parallel-size", cp)
-    if ep > 1:
-        add("--expert-model-parallel-size", ep)
-    if layout["sequence_parallel"] and tp > 1:
-        add("--sequence-parallel")
-
-    shape = model_shape(evaluation)
-    if shape is not None:
-        layers = int(shape["layers"])
-        if vpp > 1:
-            if layers % (pp * vpp) == 0:
-                add("--num-layers-per-virtual-pipeline-stage", layers // (pp * vpp))
-            elif interleaving_splits(layers, pp, vpp):
-                # Llama 3's split: the embedding and the loss take one virtual stage's place each.
-                add("--account-for-embedding-in-pipeline-split")
-                add("--account-for-loss-in-pipeline-split")
-                add("--num-virtual-stages-per-pipeline-rank", vpp)
-            else:
-                raise ValueError(
-                    f"{layers} layers do not split into pp×vpp = {pp}×{vpp} equal virtual stages; "
-                    f"Megatron's interleaved schedule needs pp × vpp to divide the layers, or the layers + 2 "
-                    "with the embedding and the loss counted as layers"
-                )
-        elif (split := _stage_split(layers, pp)) is not None:
-            add("--decoder-first-pipeline-num-layers", split[0])
-            add("--decoder-last-pipeline-num-layers", split[1])
-        add("--num-layers", layers)
-        add("--hidden-size", shape["hidden"])
-        add("--ffn-hidden-size", shape["ffn_hidden"])
-        add("--num-attention-heads", shape["heads"])
-        if int(shape["kv_heads"]) != int(shape["heads"]):
-            add("--group-query-attention")
-            add("--num-query-groups", shape["kv_heads"])
-        add("--seq-length", shape["seq_len"])
-        add("--max-position-embeddings", shape["seq_len"])
-        if shape.get("gated_mlp"):
-            add("--swiglu")
-        if shape.get("dropout") is False:
-            # Megatron's dropouts default to 0.1; the estimate assumed none (no masks stored or written).
-            add("--attention-dropout", 0.0)
-            add("--hidden-dropout", 0.0)
-        if not shape.get("tied_embeddings"):
-            add("--untie-embeddings-and-output-weights")
-        if shape.get("experts"):
-            add("--num-experts", shape["experts"])
-            add("--moe-router-topk", shape["top_k"])
-            add("--moe-ffn-hidden-size", shape.get("expert_ffn_hidden") or shape["ffn_hidden"])
-            if shape.get("shared_experts"):
-                add(
-                    "--moe-shared-expert-intermediate-size",
-                    int(shape["shared_experts"]) * int(shape.get("expert_ffn_hidden") or shape["ffn_hidden"]),
-                )
-            if (freq := _moe_layer_freq(layers, int(shape.get("moe_layers") or layers))) is not None:
-                add("--moe-layer-freq", freq)
-        comments.append(
-            "norm and position-embedding flags are not part of the design: add e.g. --normalization RMSNorm "
-            "--position-embedding-type rope for Llama-style models"
-        )
-    else:
-        preset = (((evaluation.get("spec") or {}).get("workload") or {}).get("model") or {}).get(
-            "preset", "?"
-        )
-        comments.append(
-            f"--model-preset {preset}: its shape is not known here; add --num-layers, --hidden-size, "
-            "--ffn-hidden-size, --num-attention-heads, --seq-length and --max-position-embeddings"
-        )
-        if vpp > 1:
-            comments.append(
-                f"vpp {vpp}: add --num-layers-per-virtual-pipeline-stage = layers / (pp {pp} × vpp {vpp})"
-            )
-
-    add("--micro-batch-size", mb)
-    seq_len = int(shape["seq_len"]) if shape else None
-    gbs = _global_batch_seqs(evaluation, seq_len)
-    if gbs is not None:
-        if gbs % (mb * dp):
-            raise ValueError(
-                f"global batch of {gbs} sequences does not divide by micro_batch × dp = {mb}×{dp}; "
-                "Megatron needs a whole number of micro-batches per data-parallel rank"
-            )
-        add("--global-batch-size", gbs)
-        tokens = _train_tokens(evaluation)
-        if tokens and seq_len:
-            add("--train-iters", math.ceil(tokens / (gbs * seq_len)))
-
-    recompute = str(layout["recompute"])
-    if recompute == "selective":
-        add("--recompute-granularity", "selective")
-    elif recompute == "full":
-        add("--recompute-granularity", "full")
-        add("--recompute-method", "uniform")
-        add("--recompute-num-layers", 1)
-
-    sharding = str(layout["sharding"])
-    if sharding == "zero1":
-        add("--use-distributed-optimizer")
-        add("--overlap-grad-reduce")
-        add("--overlap-param-gather")
-    elif sharding in ("zero2", "zero3", "hsdp"):
-        add("--use-megatron-fsdp")
-        add(
-            "--data-parallel-sharding-strategy",
-            "optim_grads" if sharding == "zero2" else "optim_grads_params",
-        )
-        if sharding == "hsdp":
-            add("--num-distributed-optimizer-instances", _hsdp_instances(layout, gpn))
-            add("--outer-dp-sharding-strategy", "no_shard")
-        add("--use-distributed-optimizer")
-        add("--no-gradient-accumulation-fusion")
-        add("--ckpt-format", "fsdp_dtensor")
-    elif sharding != "none":
-        comments.append(
-            f"sharding {sharding!r} has no Megatron-LM equivalent here; choose optimizer sharding yourself"
-        )
-
-    precision = _precision(evaluation)
-    if precision in ("bf16", "fp8", "fp4"):
-        add("--bf16")
-    if precision == "fp8":
-        add("--fp8-format", "hybrid")
-    elif precision == "fp4":
-        add("--fp4-format", "e2m1")
-    elif precision == "tf32":
-        comments.append("tf32: fp32 weights with TF32 matmuls (Megatron's default without --bf16/--fp16)")
-
-    if shape is not None:
-        add("--tokenizer-type", "NullTokenizer")
-        add("--vocab-size", shape["vocab"])
-    else:
-        add("--tokenizer-type", "NullTokenizer")
-    add("--mock-data")
-    comments.append(
-        "--mock-data with NullTokenizer measures throughput; replace with --data-path and your tokenizer"
-    )
-    for flag, value in (
-        ("--lr", "3.0e-4"),
-        ("--min-lr", "3.0e-5"),
-        ("--lr-decay-style", "cosine"),
-        ("--lr-warmup-fraction", "0.01"),
-        ("--weight-decay", "0.1"),
-        ("--clip-grad", "1.0"),
-        ("--adam-beta1", "0.9"),
-        ("--adam-beta2", "0.95"),
-        ("--log-interval", "10"),
-        ("--save", "${CHECKPOINT_DIR:-/checkpoints}"),
-        ("--save-interval", "1000"),
-    ):
-        add(flag, value)
-    comments.append("learning-rate, logging and checkpoint flags are placeholders, not part of the design")
-
-    env = list(nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug))
-    if sharding in ("zero2", "zero3", "hsdp"):
-        env.append(
-            NcclSetting(
-                "CUDA_DEVICE_MAX_CONNECTIONS",
-                None,
-                "left unset: Megatron-FSDP overlaps its all-gathers on several CUDA queues",
-            )
-        )
-    else:
-        env.append(
-            NcclSetting(
-                "CUDA_DEVICE_MAX_CONNECTIONS",
-                "1",
-                "Megatron needs one hardware queue so TP/SP communication is ordered before compute",
-            )
-        )
     design = evaluation.get("design") or {}
     return LaunchPlan(
         nodes=nodes,
         gpus_per_node=gpn,
-        megatron_args=tuple(args),
-        comments=tuple(comments),
-        env=tuple(env),
+        megatron_args=tuple(out.args),
+        comments=tuple(out.comments),
+        env=_launch_env(kind=kind, fabric_slug=fabric_slug, sharding=layout.sharding),
         fabric_kind=kind,
         fabric_slug=fabric_slug,
         accelerator=str(cluster.get("accelerator") or ""),
@@ -617,20 +622,17 @@ def _env_lines(env: tuple[NcclSetting, ...]) -> list[str]:
 
 
 def _header(plan: LaunchPlan, evaluation: Mapping[str, Any]) -> list[str]:
-    training = evaluation.get("training") or {}
+    chosen = _training(evaluation).chosen
     lines = [
         f"ClusterDesigner launch for {plan.name!r}: {plan.nodes} nodes x {plan.gpus_per_node} GPUs "
         f"({plan.accelerator}), fabric {plan.fabric_slug} ({plan.fabric_kind})",
         f"layout: {layout_summary(chosen_layout(evaluation))}",
     ]
-    days = training.get("time_to_train_days")
-    if isinstance(days, (int, float)):
-        lines.append(f"estimated time to train: {days:.1f} days; step time {_num(_step_time(training))} s")
+    lines.append(
+        f"estimated time to train: {chosen.time_to_train_days:.1f} days; "
+        f"step time {_num(chosen.step_time_s.total)} s"
+    )
     return lines + list(plan.comments)
-
-
-def _step_time(training: Mapping[str, Any]) -> Any:
-    return (training.get("step_time_s") or {}).get("total")
 
 
 def _num(value: Any) -> str:
@@ -660,7 +662,7 @@ def launch_sbatch(*, evaluation: Mapping[str, Any]) -> str:
     """A Slurm batch script: one task per node, all GPUs of each node, exclusive nodes, ``srun torchrun`` with
     c10d rendezvous on the first node of the allocation."""
     plan = launch_plan(evaluation=evaluation)
-    days = (evaluation.get("training") or {}).get("time_to_train_days")
+    days = _training(evaluation).chosen.time_to_train_days
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name={_job_name(plan.name)}",

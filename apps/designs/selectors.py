@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
-from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
+from clusterdesigner.engine.training_result import TrainingEstimate
 
 
 def _visible_to(user: Any, prefix: str = "") -> Q:
@@ -82,5 +84,11 @@ def share_link_list(*, design: Design) -> QuerySet[ShareLink]:
     )
 
 
-def evaluation_latest(*, version: DesignVersion) -> Evaluation | None:
-    return version.evaluations.order_by("-created_at").first()
+def evaluation_training(*, result: Mapping[str, Any]) -> TrainingEstimate | None:
+    """The training part of an evaluation result (stored, or just computed) as the engine's typed result:
+    the one place that reads that JSON back. None when the result holds no layout (nothing fit, or it was
+    never evaluated); ValueError naming the field when a stored result lacks one."""
+    training = result.get("training")
+    if not isinstance(training, Mapping) or not training.get("parallelism"):
+        return None
+    return TrainingEstimate.from_json(training)

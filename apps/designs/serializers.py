@@ -5,6 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.designs.models import Design, DesignVersion, ShareLink
+from apps.designs.result_serializers import TrainingEstimateSerializer
 from clusterdesigner.api import StrictJSONTypes
 
 
@@ -112,7 +113,7 @@ class VerdictSerializer(serializers.Serializer):
 class EvaluationSerializer(serializers.Serializer):
     design = serializers.DictField()
     spec = serializers.DictField()
-    training = serializers.DictField()
+    training = TrainingEstimateSerializer()
     costs = serializers.DictField()
     options = serializers.ListField(child=serializers.DictField())
     assumptions = serializers.ListField(child=serializers.DictField())

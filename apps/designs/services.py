@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import hashlib
 import json
 import math
 import secrets
@@ -16,7 +15,6 @@ from django.db import transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
-from rest_framework import serializers
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
@@ -33,6 +31,8 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.errors import InvalidInput
+from clusterdesigner.jsonutil import jsonable, snapshot_hash
 from clusterdesigner.renderers import JSONText
 
 OPTION_LABELS = {
@@ -59,7 +59,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     saves is a design that evaluates. Errors name the field, e.g. ``spec.parallelism.tp``."""
     serializer = DesignSpecSerializer(data=spec_with_defaults(spec))
     if not serializer.is_valid():
-        raise serializers.ValidationError({"spec": serializer.errors})
+        raise InvalidInput({"spec": serializer.errors})
     clean = json.loads(json.dumps(serializer.validated_data))
     catalog = engine_catalog_snapshot().specs
     try:
@@ -74,13 +74,13 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
             fits_from = _min_nodes(clean)
             if fits_from:
                 message += f"; a layout fits from {fits_from} nodes"
-        raise serializers.ValidationError({_spec_field(exc.field): [message]}) from exc
+        raise InvalidInput({_spec_field(exc.field): [message]}) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
             cost.check_request(request, catalog)
         except EngineError as exc:
             field = _spec_field(exc.field, cloud_index=index if "cloud" in request else None)
-            raise serializers.ValidationError({field: [exc.message]}) from exc
+            raise InvalidInput({field: [exc.message]}) from exc
     return clean
 
 
@@ -240,10 +240,6 @@ def design_delete(*, design: Design) -> None:
 
 
 # --- Evaluation ---------------------------------------------------------------------------------------------
-
-
-def snapshot_hash(snapshot: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def evaluate_spec(
@@ -563,18 +559,13 @@ def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, diges
     result["computed_at"] = timezone.now().isoformat()
     snapshot = {"spec": version.spec, "catalog": catalog.records}
     evaluation, created = Evaluation.objects.get_or_create(
-        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": _jsonable(result)}
+        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": jsonable(result)}
     )
     if created:
         # Read the result back as the database holds it (PostgreSQL's jsonb orders object keys its own way),
         # so the first view of an evaluation draws exactly what every later view draws.
         evaluation.refresh_from_db(fields=["result"])
     return evaluation
-
-
-def _jsonable(value: Any) -> Any:
-    """Round-trip through JSON so NaN/inf never reach the database (JSON has no such numbers)."""
-    return json.loads(json.dumps(value, default=str), parse_constant=lambda _token: None)
 
 
 # --- Share links --------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The design spec: what a saved design holds, how it is validated, and how it becomes engine requests.
 
-A spec is a JSON object (see EVALUATION_CONTRACT in docs/designs.md):
+A spec is a JSON object (README, "Interfaces", Designs; the serializers below are its definition):
     workload:    {model: {preset} | shape,
                   training: {tokens, global_batch_tokens | global_batch_seqs, precision}}
     cluster:     {accelerator, gpus_per_node, nodes, fabric, oversubscription, storage}

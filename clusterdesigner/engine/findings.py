@@ -43,10 +43,8 @@ def _is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def design_findings(d: FindingsInput) -> list[dict[str, str]]:
-    """Apply every rule; critical findings first. Each rule's source is in its ``source`` field."""
+def _layout_findings(d: FindingsInput) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
-    gpus = d.nodes * d.gpus_per_node
     training = d.training or {}
     layout = training.get("parallelism") or {}
 
@@ -79,6 +77,12 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                 "model training on GPU clusters', SC'21, Sec. 3.3",
             )
         )
+    return out
+
+
+def _network_findings(d: FindingsInput) -> list[dict[str, str]]:
+    gpus = d.nodes * d.gpus_per_node
+    out: list[dict[str, str]] = []
     if d.fabric.kind == "ethernet" and d.fabric.port_gbps <= 100 and d.nodes > 4:
         out.append(
             _finding(
@@ -113,6 +117,11 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                 "within 3,072-GPU pods, 1:7 only between pods",
             )
         )
+    return out
+
+
+def _storage_and_node_findings(d: FindingsInput) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
     if d.storage_kind == "nfs":
         out.append(
             _finding(
@@ -161,6 +170,11 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                 "NCCL ring/tree algorithms; Megatron-LM layout constraints (Narayanan et al. SC'21)",
             )
         )
+    return out
+
+
+def _cost_findings(d: FindingsInput) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
     if d.network_share_of_capex is not None and d.nodes > 1 and d.network_share_of_capex < 0.10:
         out.append(
             _finding(
@@ -202,6 +216,16 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                     "closed form: reserved $/h ÷ on-demand $/h (ClusterDesigner cost engine)",
                 )
             )
+    return out
+
+
+# The rules, in the order findings of one severity are listed.
+_RULES = (_layout_findings, _network_findings, _storage_and_node_findings, _cost_findings)
+
+
+def design_findings(d: FindingsInput) -> list[dict[str, str]]:
+    """Apply every rule; critical findings first. Each rule's source is in its ``source`` field."""
+    out = [finding for rule in _RULES for finding in rule(d)]
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(out, key=lambda f: order[f["severity"]])
 

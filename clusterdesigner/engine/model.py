@@ -7,7 +7,6 @@ Sec. 5.1 and Appendix eq. 3) generalised to grouped-query attention, gated MLPs 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -291,12 +290,3 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
         values["moe_layers"] = values["layers"]
     values.setdefault("name", values.get("slug") or f"custom {values['layers']}L×{values['hidden']}")
     return ModelShape(**values)
-
-
-def describe_params(count: float) -> str:
-    """Human-readable parameter count, e.g. 70.6B."""
-    if count >= 1e12:
-        return f"{count / 1e12:.2f}T"
-    if count >= 1e9:
-        return f"{count / 1e9:.1f}B"
-    return f"{count / 1e6:.0f}M" if math.isfinite(count) else "?"

@@ -316,8 +316,4 @@ def _representatives(lay: Mapping[str, IntArray], idx: np.ndarray) -> tuple[list
     return [int(idx[f]) for f in first], [int(c) for c in counts]
 
 
-def sharding_index(name: str) -> int:
-    return SHARDING_MODES.index(name)
-
-
 __all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks", "structurally_valid"]

@@ -45,6 +45,16 @@ from clusterdesigner.engine.search import (
     structurally_valid,
 )
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
+from clusterdesigner.engine.training_result import (
+    AssumptionUsed,
+    Layout,
+    LayoutEstimate,
+    MemoryPerGpu,
+    SearchCounts,
+    StepTime,
+    Summary,
+    TrainingEstimate,
+)
 from clusterdesigner.engine.workload import (
     GIB,
     LAYOUT_FIELDS,
@@ -325,7 +335,7 @@ def _check_degrees_fit_cluster(fixed: Mapping[str, int], n_gpus: int) -> None:
 
 
 # ---- results --------------------------------------------------------------------------------------------
-def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[dict[str, Any]]:
+def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]:
     """Full result objects for a (small) batch of layouts."""
     mem, times = evaluate(problem, lay)
     model, training, cluster = problem.model, problem.training, problem.cluster
@@ -342,25 +352,25 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[dict[str, Any]]
         hw_tflops = float(hw_flops[i]) * tps / n_gpus / 1e12
         total_gib = float(mem["total"][i]) / GIB
         rows.append(
-            {
-                "parallelism": layout_row(lay, i),
-                "fits": total_gib <= cap,
-                "memory_per_gpu_gib": {k: round(float(v[i]) / GIB, 3) for k, v in mem.items()},
-                "memory_capacity_gib": cap,
-                "headroom_gib": round(cap - total_gib, 3),
-                "step_time_s": {k: float(v[i]) for k, v in times.items()},
-                "model_tflops_per_gpu": model_tflops,
-                "hardware_tflops_per_gpu": hw_tflops,
-                "mfu": model_tflops / peak,
-                "hfu": hw_tflops / peak,
-                "tokens_per_second": tps,
-                "time_to_train_days": training.tokens / tps / 86400.0,
-            }
+            LayoutEstimate(
+                parallelism=Layout.from_json(layout_row(lay, i)),
+                fits=total_gib <= cap,
+                memory_per_gpu_gib=MemoryPerGpu(**{k: round(float(v[i]) / GIB, 3) for k, v in mem.items()}),
+                memory_capacity_gib=cap,
+                headroom_gib=round(cap - total_gib, 3),
+                step_time_s=StepTime(**{k: float(v[i]) for k, v in times.items()}),
+                model_tflops_per_gpu=model_tflops,
+                hardware_tflops_per_gpu=hw_tflops,
+                mfu=model_tflops / peak,
+                hfu=hw_tflops / peak,
+                tokens_per_second=tps,
+                time_to_train_days=training.tokens / tps / 86400.0,
+            )
         )
     return rows
 
 
-def _assumptions(problem: Problem) -> list[dict[str, Any]]:
+def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS]
     items.append(
@@ -372,53 +382,55 @@ def _assumptions(problem: Problem) -> list[dict[str, Any]]:
             "(docs/training-engine.md, 'Calibration')",
         )
     )
-    return [a.as_dict() for a in items]
+    return tuple(AssumptionUsed.from_json(a.as_dict()) for a in items)
 
 
-def _summary(problem: Problem) -> dict[str, Any]:
+def _summary(problem: Problem) -> Summary:
     m, t, c = problem.model, problem.training, problem.cluster
-    return {
-        "model": {
-            "name": m.name,
-            "slug": m.slug,
-            "params": m.total_params,
-            "active_params": m.active_params,
-            "layers": m.layers,
-            "hidden": m.hidden,
-            "ffn_hidden": m.ffn_hidden,
-            "heads": m.heads,
-            "kv_heads": m.kv_heads,
-            "vocab": m.vocab,
-            "seq_len": m.seq_len,
-            "gated_mlp": m.gated_mlp,
-            "dropout": m.dropout,
-            "experts": m.experts,
-            "top_k": m.top_k,
-            "model_flops_per_token": m.model_flops_per_token,
-        },
-        "training": {
-            "tokens": t.tokens,
-            "global_batch_seqs": t.global_batch_seqs,
-            "global_batch_tokens": t.global_batch_seqs * m.seq_len,
-            "precision": t.precision,
-            "grad_bytes": t.grad_bytes,
-            "flash_attention": t.flash_attention,
-            "pipeline_split": t.pipeline_split,
-            "cross_entropy": t.cross_entropy,
-            "fsdp_collectives_per_layer": t.fsdp_collectives_per_layer,
-            "fsdp_overlap": t.fsdp_overlap,
-        },
-        "cluster": {
-            "accelerator": c.accelerator.slug,
-            "fabric": c.fabric.slug,
-            "gpus": c.num_gpus,
-            "gpus_per_node": c.gpus_per_node,
-            "nodes": c.nodes,
-            "peak_tflops": c.accelerator.peak_tflops(t.precision),
-            "oversubscription": c.oversubscription,
-            "scaleout_gbps_per_gpu": c.nic_gbps_per_gpu,
-        },
-    }
+    return Summary.from_json(
+        {
+            "model": {
+                "name": m.name,
+                "slug": m.slug,
+                "params": m.total_params,
+                "active_params": m.active_params,
+                "layers": m.layers,
+                "hidden": m.hidden,
+                "ffn_hidden": m.ffn_hidden,
+                "heads": m.heads,
+                "kv_heads": m.kv_heads,
+                "vocab": m.vocab,
+                "seq_len": m.seq_len,
+                "gated_mlp": m.gated_mlp,
+                "dropout": m.dropout,
+                "experts": m.experts,
+                "top_k": m.top_k,
+                "model_flops_per_token": m.model_flops_per_token,
+            },
+            "training": {
+                "tokens": t.tokens,
+                "global_batch_seqs": t.global_batch_seqs,
+                "global_batch_tokens": t.global_batch_seqs * m.seq_len,
+                "precision": t.precision,
+                "grad_bytes": t.grad_bytes,
+                "flash_attention": t.flash_attention,
+                "pipeline_split": t.pipeline_split,
+                "cross_entropy": t.cross_entropy,
+                "fsdp_collectives_per_layer": t.fsdp_collectives_per_layer,
+                "fsdp_overlap": t.fsdp_overlap,
+            },
+            "cluster": {
+                "accelerator": c.accelerator.slug,
+                "fabric": c.fabric.slug,
+                "gpus": c.num_gpus,
+                "gpus_per_node": c.gpus_per_node,
+                "nodes": c.nodes,
+                "peak_tflops": c.accelerator.peak_tflops(t.precision),
+                "oversubscription": c.oversubscription,
+                "scaleout_gbps_per_gpu": c.nic_gbps_per_gpu,
+            },
+        }
+    )
 
 
 _ALL_FIELDS = (
@@ -441,6 +453,17 @@ def estimate(
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
 ) -> dict[str, Any]:
+    """``estimate_result(...).to_json()``: the response as JSON, as the cost engine and stored evaluations
+    take it."""
+    return estimate_result(request, accelerators=accelerators, fabrics=fabrics).to_json()
+
+
+def estimate_result(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> TrainingEstimate:
     """Evaluate one layout, or search the parallelism fields the request leaves out.
 
     Response: ``mode`` ("evaluate" or "search"), the best (or given) layout's ``fits``,
@@ -454,7 +477,7 @@ def estimate(
     n_candidates = DEFAULT_CANDIDATES
     if "search" in request:
         n_candidates = _whole(_section(request, "search"), "candidates", "search", default=DEFAULT_CANDIDATES)
-    base = {"summary": _summary(problem), "assumptions": _assumptions(problem)}
+    summary, assumptions = _summary(problem), _assumptions(problem)
     n = problem.cluster.num_gpus
     _check_degrees_fit_cluster(fixed, n)
 
@@ -485,29 +508,34 @@ def estimate(
                 f"the heaviest stage holds {math.ceil(problem.model.layers / values['pp'])}, "
                 f"the first {int(first)} and the last {int(last)} ({problem.training.pipeline_split} split)"
             )
-        if not row["fits"]:
+        if not row.fits:
             warnings.append(
-                f"needs {row['memory_per_gpu_gib']['total']:.1f} GiB, has "
-                f"{problem.cluster.accelerator.memory_gib:g} GiB"
+                f"needs {row.memory_per_gpu_gib.total:.1f} GiB, "
+                f"has {problem.cluster.accelerator.memory_gib:g} GiB"
             )
-        return {"mode": "evaluate", **row, "warnings": warnings, **base}
+        return TrainingEstimate(
+            mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
+        )
 
     result = search(problem, fixed=fixed, top=n_candidates)
     rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     if result.best["tp"].size == 0:
         raise _no_layout_error(problem, fixed, result, rejected)
     candidates = _rows(problem, result.best)
-    return {
-        "mode": "search",
-        **candidates[0],
-        "candidates": candidates,
-        "layouts_evaluated": result.evaluated,
-        "layouts_valid": result.valid,
-        "layouts_feasible": result.feasible,
-        "rejected": rejected,
-        "warnings": [],
-        **base,
-    }
+    return TrainingEstimate(
+        mode="search",
+        chosen=candidates[0],
+        warnings=(),
+        summary=summary,
+        assumptions=assumptions,
+        candidates=tuple(candidates),
+        search=SearchCounts(
+            layouts_evaluated=result.evaluated,
+            layouts_valid=result.valid,
+            layouts_feasible=result.feasible,
+            rejected=rejected,
+        ),
+    )
 
 
 def describe_layout(row: Mapping[str, Any]) -> str:
@@ -558,8 +586,9 @@ def _no_layout_error(
                 row = _rows(problem, free.best)[0]
                 field = "parallelism"
                 message += (
-                    f"; with the parallelism left to the search, {describe_layout(row['parallelism'])} "
-                    f"fits in {row['memory_per_gpu_gib']['total']:.1f} GiB"
+                    "; with the parallelism left to the search, "
+                    f"{describe_layout(row.parallelism.to_json())} "
+                    f"fits in {row.memory_per_gpu_gib.total:.1f} GiB"
                 )
         return InfeasibleError(
             message, field=field, need_gib=need, have_gib=have, layout=dict(result.min_need_layout)
@@ -600,7 +629,7 @@ def _at_nodes(problem: Problem, nodes: int) -> Problem:
     return replace(problem, cluster=replace(problem.cluster, nodes=nodes))
 
 
-def _best_at(problem: Problem, fixed: Mapping[str, int], nodes: int) -> dict[str, Any] | None:
+def _best_at(problem: Problem, fixed: Mapping[str, int], nodes: int) -> LayoutEstimate | None:
     """The fastest layout that fits on ``nodes`` nodes as a result row, or None (no valid layout, or none
     that fits). Counts that no layout can use are refused by the cheap structural check, not a search."""
     at = _at_nodes(problem, nodes)
@@ -719,7 +748,7 @@ def days_at_nodes(
     for nodes in nodes_list:
         if nodes not in days:
             row = _best_at(problem, fixed, nodes)
-            days[nodes] = None if row is None else float(row["time_to_train_days"])
+            days[nodes] = None if row is None else float(row.time_to_train_days)
     return days
 
 
@@ -727,6 +756,7 @@ __all__ = [
     "days_at_nodes",
     "describe_layout",
     "estimate",
+    "estimate_result",
     "min_nodes_to_fit",
     "model_presets",
     "parse_problem",

@@ -82,3 +82,34 @@ def test_api_export_is_csv(api_client: Any, catalog: Any) -> None:
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     lines = response.content.decode().splitlines()
     assert len(lines) > 1 and all(line.startswith("aws-") for line in lines[1:])
+
+
+# The csv module refuses a field over 131,072 characters (csv.field_size_limit()'s default) with csv.Error.
+OVERLONG_FIELD = HEADER + "aws-p5-48xlarge,spot,20,USD,,2026-01-01," + "x" * 140_000 + "\n"
+UNREADABLE_UPLOADS = [
+    ("a field over the csv module's limit", OVERLONG_FIELD.encode(), "not a readable CSV: field larger"),
+    ("not UTF-8", b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text (byte 0)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "content", "reason"), UNREADABLE_UPLOADS, ids=[c[0] for c in UNREADABLE_UPLOADS]
+)
+def test_admin_import_of_an_unreadable_file_shows_why_and_imports_nothing(
+    case: str, content: bytes, reason: str, admin_client: Any, catalog: Any
+) -> None:
+    before = CloudPrice.objects.count()
+    response = admin_client.post(
+        "/admin/catalog/cloudprice/import-csv/", {"file": SimpleUploadedFile("p.csv", content)}
+    )
+    assert response.status_code == 200
+    assert f"file: {reason}" in response.content.decode()
+    assert CloudPrice.objects.count() == before
+
+
+def test_api_import_of_a_field_over_the_csv_limit_is_a_400_on_file(staff_client: Any, catalog: Any) -> None:
+    upload = SimpleUploadedFile("p.csv", OVERLONG_FIELD.encode())
+    response = staff_client.post("/api/v1/cloud-prices/import/", {"file": upload}, format="multipart")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert list(error["fields"]) == ["file"] and error["fields"]["file"][0].startswith("not a readable CSV")

@@ -112,12 +112,6 @@ def test_network_chart_counts_the_single_switch_of_64_endpoints(h200_evaluation:
     assert "$154,800" in figure["layout"]["title"]["text"]
 
 
-def test_pareto_front_keeps_points_no_other_beats_on_both_axes() -> None:
-    # (days, cost): (10, 9) and (20, 5) and (30, 4) trade off; (25, 6) is beaten by (20, 5).
-    points = [(20.0, 5.0), (10.0, 9.0), (25.0, 6.0), (30.0, 4.0)]
-    assert sorted(charts.pareto_front(points)) == [0, 1, 3]
-
-
 def test_sweep_heatmap_shows_the_cheapest_pricing_per_cell() -> None:
     rows = [
         {

@@ -100,6 +100,7 @@ _EVALUATION: dict[str, Any] = {
                 "vocab": 128256,
                 "seq_len": 8192,
                 "gated_mlp": True,
+                "dropout": False,
                 "experts": 0,
                 "top_k": 0,
                 "model_flops_per_token": 4.877e11,
@@ -111,6 +112,10 @@ _EVALUATION: dict[str, Any] = {
                 "precision": "bf16",
                 "grad_bytes": 2.0,
                 "flash_attention": True,
+                "pipeline_split": "balanced",
+                "cross_entropy": "fp32",
+                "fsdp_collectives_per_layer": 1,
+                "fsdp_overlap": True,
             },
             "cluster": {
                 "accelerator": "h100-sxm",
@@ -267,4 +272,21 @@ def with_layout(evaluation: dict[str, Any], **fields: Any) -> dict[str, Any]:
 def with_cluster(evaluation: dict[str, Any], **fields: Any) -> dict[str, Any]:
     out = copy.deepcopy(evaluation)
     out["spec"]["cluster"].update(fields)
+    return out
+
+
+def with_model(evaluation: dict[str, Any], preset: str, **shape: Any) -> dict[str, Any]:
+    """The evaluation of the engine preset ``preset`` (in the spec, and in training.summary.model as the
+    engine reports it), with ``shape`` fields overriding the preset's."""
+    from dataclasses import fields, replace
+
+    from clusterdesigner.engine.presets import PRESETS
+    from clusterdesigner.engine.training_result import ModelSummary
+
+    model = replace(PRESETS[preset], **shape)
+    out = copy.deepcopy(evaluation)
+    out["spec"]["workload"]["model"] = {"preset": preset, **shape}
+    # The summary's fields are the shape's, but for params, which the shape calls total_params.
+    summary = {f.name: getattr(model, f.name) for f in fields(ModelSummary) if f.name != "params"}
+    out["training"]["summary"]["model"] = {**summary, "params": model.total_params}
     return out

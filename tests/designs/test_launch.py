@@ -23,7 +23,7 @@ from apps.designs.launch import (
     nccl_env,
     nccl_settings,
 )
-from tests.designs.fixtures import evaluation_fixture, with_cluster, with_layout
+from tests.designs.fixtures import evaluation_fixture, with_cluster, with_layout, with_model
 
 ROOT = Path(__file__).resolve().parents[2]
 BASH = shutil.which("bash") or "/bin/bash"
@@ -140,9 +140,7 @@ def test_virtual_pipeline_that_does_not_divide_the_layers_is_rejected() -> None:
 
 def test_llama3_interleaving_counts_the_embedding_and_loss_as_virtual_stages() -> None:
     # Llama 3 405B (arXiv:2407.21783 Sec. 3.3.2): 126 layers + embedding + loss = 128 chunks = pp 16 × vpp 8.
-    evaluation = with_layout(evaluation_fixture(), tp=8, pp=16, dp=4, vpp=8)
-    evaluation["spec"]["workload"]["model"] = {"preset": "llama3-405b"}
-    del evaluation["training"]["summary"]["model"]
+    evaluation = with_model(with_layout(evaluation_fixture(), tp=8, pp=16, dp=4, vpp=8), "llama3-405b")
     f = torchrun_flags(evaluation)
     assert f["--num-virtual-stages-per-pipeline-rank"] == "8"
     assert "--account-for-embedding-in-pipeline-split" in f and "--account-for-loss-in-pipeline-split" in f
@@ -155,9 +153,7 @@ def test_llama3_interleaving_counts_the_embedding_and_loss_as_virtual_stages() -
 
 def test_uneven_pipeline_lightens_first_and_last_stage() -> None:
     # Llama 3 405B: 126 layers over pp 16 → 14 middle stages of 8 and 7 + 7 at the ends (7 + 14×8 + 7 = 126).
-    evaluation = with_layout(evaluation_fixture(), tp=8, pp=16, dp=4)
-    evaluation["spec"]["workload"]["model"] = {"preset": "llama3-405b"}
-    del evaluation["training"]["summary"]["model"]
+    evaluation = with_model(with_layout(evaluation_fixture(), tp=8, pp=16, dp=4), "llama3-405b")
     f = torchrun_flags(evaluation)
     assert (f["--num-layers"], f["--hidden-size"], f["--num-attention-heads"]) == ("126", "16384", "128")
     assert f["--decoder-first-pipeline-num-layers"] == "7" and f["--decoder-last-pipeline-num-layers"] == "7"
@@ -196,40 +192,23 @@ def test_hsdp_shards_within_a_node_and_replicates_across_nodes() -> None:
     assert "--sequence-parallel" not in f
 
 
-def test_preset_without_an_echoed_shape_is_read_from_the_engine_presets() -> None:
-    evaluation = evaluation_fixture()
-    del evaluation["training"]["summary"]["model"]
+def test_the_shape_is_the_one_the_engine_reported_over_the_preset() -> None:
+    # A spec that overrides the preset's layers: the engine's summary carries the override.
+    evaluation = with_model(evaluation_fixture(), "llama3-70b", layers=40)
     f = torchrun_flags(evaluation)
-    assert (f["--num-layers"], f["--ffn-hidden-size"], f["--num-query-groups"]) == ("80", "28672", "8")
+    assert (f["--num-layers"], f["--ffn-hidden-size"], f["--num-query-groups"]) == ("40", "28672", "8")
 
 
-def test_unknown_preset_falls_back_to_a_model_preset_comment() -> None:
+def test_a_private_model_is_launched_with_the_shape_the_engine_reported() -> None:
     evaluation = evaluation_fixture()
     evaluation["spec"]["workload"]["model"] = {"preset": "my-private-model"}
-    del evaluation["training"]["summary"]["model"]
-    evaluation["spec"]["workload"]["training"]["global_batch_seqs"] = 512
-    text = launch_torchrun(evaluation=evaluation)
-    assert "# --model-preset my-private-model: its shape is not known here" in text
     f = torchrun_flags(evaluation)
-    assert "--num-layers" not in f and f["--global-batch-size"] == "512"
+    assert (f["--num-layers"], f["--hidden-size"], f["--global-batch-size"]) == ("80", "8192", "512")
 
 
 def test_moe_preset_sets_experts_shared_experts_and_dense_first_layers() -> None:
     # DeepSeek-V3: 61 layers, the first 3 dense, 256 routed experts top-8 of 2048, 1 shared expert.
-    evaluation = with_layout(evaluation_fixture(), tp=8, pp=8, dp=8, ep=8)
-    evaluation["spec"]["workload"]["model"] = {"preset": "deepseek-v3"}
-    evaluation["training"]["summary"]["model"] = {
-        "layers": 61,
-        "hidden": 7168,
-        "ffn_hidden": 18432,
-        "heads": 128,
-        "kv_heads": 128,
-        "vocab": 129280,
-        "seq_len": 4096,
-        "gated_mlp": True,
-        "experts": 256,
-        "top_k": 8,
-    }
+    evaluation = with_model(with_layout(evaluation_fixture(), tp=8, pp=8, dp=8, ep=8), "deepseek-v3")
     evaluation["training"]["summary"]["training"]["global_batch_seqs"] = 1024
     f = torchrun_flags(evaluation)
     assert f["--expert-model-parallel-size"] == "8"

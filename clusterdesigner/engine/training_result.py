@@ -1,0 +1,256 @@
+"""What the training engine returns: frozen dataclasses whose ``to_json()`` is the response ``estimate``
+has always given (and every stored evaluation holds under ``training``), and whose ``from_json()`` reads
+that JSON back. Pages, launch scripts and analyses read attributes of these instead of ``.get()`` chains.
+
+Units are in the names: GiB per GPU, seconds per step, TFLOP/s per GPU, days. How each figure is computed is
+documented where it is computed (``training._rows``, ``memory.memory_parts``, ``timing.step_time_parts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, Self, get_type_hints
+
+
+class _JsonObject:
+    """to_json/from_json for a dataclass whose fields are the JSON object's keys, in declaration order; a
+    field that is itself a _JsonObject is written and read as a nested object."""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            out[f.name] = value.to_json() if isinstance(value, _JsonObject) else value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """A field without a default that the JSON lacks is an error naming it; keys the dataclass does not
+        define (from an older engine) are ignored."""
+        names = fields(cls)  # type: ignore[arg-type]
+        missing = [f.name for f in names if f.name not in data and f.default is MISSING]
+        if missing:
+            raise ValueError(f"a stored training result's {cls.__name__} lacks {', '.join(missing)}")
+        nested = _nested_fields(cls)
+        return cls(
+            **{
+                f.name: nested[f.name].from_json(data[f.name]) if f.name in nested else data[f.name]
+                for f in names
+                if f.name in data
+            }
+        )
+
+
+_NESTED: dict[type, dict[str, type[_JsonObject]]] = {}
+
+
+def _nested_fields(cls: type) -> dict[str, type[_JsonObject]]:
+    """The fields of ``cls`` that hold a _JsonObject, by name (annotations resolved once per class)."""
+    if cls not in _NESTED:
+        hints = get_type_hints(cls)
+        _NESTED[cls] = {
+            name: hint
+            for name, hint in hints.items()
+            if isinstance(hint, type) and issubclass(hint, _JsonObject)
+        }
+    return _NESTED[cls]
+
+
+@dataclass(frozen=True)
+class Layout(_JsonObject):
+    """One parallel layout: the response's ``parallelism`` object (``workload.layout_row``)."""
+
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    vpp: int
+    micro_batch: int
+    recompute: str
+    sharding: str
+    sequence_parallel: bool
+
+
+@dataclass(frozen=True)
+class MemoryPerGpu(_JsonObject):
+    """GiB per GPU on the heaviest pipeline stage, by part (``memory.memory_parts``), rounded to 3 places.
+    A part an older engine did not model reads back as 0."""
+
+    total: float
+    weights: float = 0.0
+    gradients: float = 0.0
+    optimizer: float = 0.0
+    fsdp_buffers: float = 0.0
+    activations: float = 0.0
+    logits: float = 0.0
+    framework_reserve: float = 0.0
+
+
+@dataclass(frozen=True)
+class StepTime(_JsonObject):
+    """Seconds per optimizer step, by part (``timing.step_time_parts``); ``total`` is not their plain sum
+    (overlapped communication counts only where exposed)."""
+
+    total: float
+    compute: float = 0.0
+    recompute: float = 0.0
+    tp_comm: float = 0.0
+    cp_comm: float = 0.0
+    moe_all_to_all: float = 0.0
+    pp_p2p: float = 0.0
+    pp_bubble: float = 0.0
+    dp_comm_exposed: float = 0.0
+    fsdp_comm_exposed: float = 0.0
+    optimizer: float = 0.0
+
+    def parts(self) -> dict[str, float]:
+        """Every part but ``total``, by name."""
+        return {name: value for name, value in self.to_json().items() if name != "total"}
+
+
+@dataclass(frozen=True)
+class LayoutEstimate(_JsonObject):
+    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train."""
+
+    parallelism: Layout
+    fits: bool
+    memory_per_gpu_gib: MemoryPerGpu
+    memory_capacity_gib: float
+    headroom_gib: float
+    step_time_s: StepTime
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    mfu: float
+    hfu: float
+    tokens_per_second: float
+    time_to_train_days: float
+
+
+@dataclass(frozen=True)
+class ModelSummary(_JsonObject):
+    """The model as the engine resolved it (preset plus overrides)."""
+
+    name: str | None
+    slug: str | None
+    params: int
+    active_params: int
+    layers: int
+    hidden: int
+    ffn_hidden: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    seq_len: int
+    gated_mlp: bool
+    dropout: bool
+    experts: int
+    top_k: int
+    model_flops_per_token: float
+
+
+@dataclass(frozen=True)
+class TrainingSummary(_JsonObject):
+    """The training setup the engine used; ``global_batch_tokens`` = global_batch_seqs · seq_len."""
+
+    tokens: float
+    global_batch_seqs: int
+    global_batch_tokens: int
+    precision: str
+    grad_bytes: float
+    flash_attention: bool
+    pipeline_split: str
+    cross_entropy: str
+    fsdp_collectives_per_layer: int
+    fsdp_overlap: bool
+
+
+@dataclass(frozen=True)
+class ClusterSummary(_JsonObject):
+    """The cluster the engine used; ``peak_tflops`` is the accelerator's dense peak at the precision."""
+
+    accelerator: str
+    fabric: str
+    gpus: int
+    gpus_per_node: int
+    nodes: int
+    peak_tflops: float
+    oversubscription: float
+    scaleout_gbps_per_gpu: float
+
+
+@dataclass(frozen=True)
+class Summary(_JsonObject):
+    model: ModelSummary
+    training: TrainingSummary
+    cluster: ClusterSummary
+
+
+@dataclass(frozen=True)
+class AssumptionUsed(_JsonObject):
+    """A constant the estimate used, with its unit and source (``workload.Assumption``)."""
+
+    name: str
+    value: float
+    unit: str
+    source: str
+
+
+@dataclass(frozen=True)
+class SearchCounts:
+    """How a layout search went: layouts evaluated, structurally valid, fitting in memory, and how many
+    were rejected for each reason (most frequent first)."""
+
+    layouts_evaluated: int
+    layouts_valid: int
+    layouts_feasible: int
+    rejected: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class TrainingEstimate:
+    """The training engine's response. ``chosen`` is the given layout (mode "evaluate") or the best one
+    found (mode "search"); its figures sit at the top level of the JSON, as they always have. A search
+    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts."""
+
+    mode: str
+    chosen: LayoutEstimate
+    warnings: tuple[str, ...]
+    summary: Summary
+    assumptions: tuple[AssumptionUsed, ...]
+    candidates: tuple[LayoutEstimate, ...] = ()
+    search: SearchCounts | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, **self.chosen.to_json()}
+        if self.search is not None:
+            out["candidates"] = [c.to_json() for c in self.candidates]
+            out["layouts_evaluated"] = self.search.layouts_evaluated
+            out["layouts_valid"] = self.search.layouts_valid
+            out["layouts_feasible"] = self.search.layouts_feasible
+            out["rejected"] = dict(self.search.rejected)
+        out["warnings"] = list(self.warnings)
+        out["summary"] = self.summary.to_json()
+        out["assumptions"] = [a.to_json() for a in self.assumptions]
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrainingEstimate:
+        search = None
+        if data.get("mode") == "search":
+            search = SearchCounts(
+                layouts_evaluated=int(data["layouts_evaluated"]),
+                layouts_valid=int(data.get("layouts_valid", 0)),
+                layouts_feasible=int(data.get("layouts_feasible", 0)),
+                rejected=dict(data.get("rejected") or {}),
+            )
+        return cls(
+            mode=str(data["mode"]),
+            chosen=LayoutEstimate.from_json(data),
+            warnings=tuple(data.get("warnings") or ()),
+            summary=Summary.from_json(data["summary"]),
+            assumptions=tuple(AssumptionUsed.from_json(a) for a in data.get("assumptions") or ()),
+            candidates=tuple(LayoutEstimate.from_json(c) for c in data.get("candidates") or ()),
+            search=search,
+        )

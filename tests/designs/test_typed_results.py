@@ -1,0 +1,77 @@
+"""The training result is typed (engine.training_result): the four demos' stored results read back and
+write out unchanged, and evaluate to the figures they gave before the result was typed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from clusterdesigner.engine.training_result import TrainingEstimate
+
+# Figures of the four demos on the seed catalog, printed by main at 1199867 (before the typed result), the
+# evaluate endpoint's ``training``: layout, days to train, MFU, memory per GPU (GiB), step time (s).
+DEMO_FIGURES = {
+    "70B on 1T tokens: 32 H100 nodes reserved": ((8, 4, 8, 1), 52.9335, 0.4156, 37.163, 19.1825),
+    "70B on 1T tokens: 48 B200 nodes on spot": ((8, 2, 24, 1), 14.8510, 0.4343, 44.014, 8.0728),
+    "70B on 1T tokens: 64 H100 nodes on-demand": ((8, 4, 16, 1), 27.7115, 0.3969, 35.577, 10.0423),
+    "8 × 8 H200 owned for 2 years vs AWS reserved": ((1, 1, 64, 2), 32.2523, 0.4923, 120.359, 7.7919),
+}
+
+
+@pytest.fixture
+def demo_results(catalog: Any, user_client: Any) -> dict[str, dict[str, Any]]:
+    from apps.designs.demo import demo_load
+
+    results = {}
+    for design in demo_load():
+        response = user_client.post(f"/api/v1/designs/{design.pk}/evaluate/")
+        assert response.status_code == 200, response.content
+        results[design.name] = response.json()
+    return results
+
+
+def test_the_four_demos_stored_training_results_round_trip(demo_results: dict[str, Any]) -> None:
+    assert set(demo_results) == set(DEMO_FIGURES)
+    for name, result in demo_results.items():
+        typed = TrainingEstimate.from_json(result["training"])
+        assert typed.to_json() == result["training"], name
+
+
+def test_the_four_demos_evaluate_to_the_figures_they_gave_before(demo_results: dict[str, Any]) -> None:
+    for name, (layout, days, mfu, memory_gib, step_s) in DEMO_FIGURES.items():
+        typed = TrainingEstimate.from_json(demo_results[name]["training"])
+        chosen = typed.chosen
+        p = chosen.parallelism
+        assert (p.tp, p.pp, p.dp, p.micro_batch) == layout, name
+        assert chosen.time_to_train_days == pytest.approx(days, abs=1e-4), name
+        assert chosen.mfu == pytest.approx(mfu, abs=1e-4), name
+        assert chosen.memory_per_gpu_gib.total == pytest.approx(memory_gib, abs=1e-3), name
+        assert chosen.step_time_s.total == pytest.approx(step_s, abs=1e-4), name
+
+
+def test_the_openapi_schema_documents_every_field_of_the_training_result(
+    demo_results: dict[str, Any], user_client: Any
+) -> None:
+    schemas = user_client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    assert schemas["Evaluation"]["properties"]["training"] == {
+        "$ref": "#/components/schemas/TrainingEstimate"
+    }
+
+    def properties(name: str) -> set[str]:
+        return set(schemas[name]["properties"])
+
+    training = demo_results["70B on 1T tokens: 32 H100 nodes reserved"]["training"]
+    assert set(training) <= properties("TrainingEstimate")
+    assert set(training["parallelism"]) == properties("TrainingLayout")
+    assert set(training["memory_per_gpu_gib"]) == properties("TrainingMemoryPerGpu")
+    assert set(training["step_time_s"]) == properties("TrainingStepTime")
+    for part in ("model", "training", "cluster"):
+        assert set(training["summary"][part]) == properties(
+            schemas["TrainingSummary"]["properties"][part]["$ref"].rsplit("/", 1)[1]
+        )
+    assert {"candidates", "layouts_evaluated", "rejected"} <= properties("TrainingEstimate")
+    assert (
+        "mfu" in schemas["TrainingEstimate"]["properties"]
+        and "description" in schemas["TrainingEstimate"]["properties"]["mfu"]
+    )

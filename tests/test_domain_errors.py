@@ -1,0 +1,65 @@
+"""Services raise domain errors (clusterdesigner.errors), not HTTP ones; the API's one handler gives the
+envelope with dotted field paths."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clusterdesigner.errors import InvalidInput
+
+APPS = Path(__file__).resolve().parent.parent / "apps"
+
+
+def _spec_with_no_nodes() -> dict[str, Any]:
+    from apps.designs.specs import DEFAULT_SPEC
+
+    spec = copy.deepcopy(DEFAULT_SPEC)
+    spec["cluster"]["nodes"] = 0
+    return spec
+
+
+def test_invalid_input_flattens_nested_detail_to_dotted_paths_with_list_indexes() -> None:
+    exc = InvalidInput({"spec": {"costs": {"cloud": [{"offering": ["unknown offering 'x'"]}]}}})
+    assert exc.fields == {"spec.costs.cloud.0.offering": ["unknown offering 'x'"]}
+    assert exc.message == "spec.costs.cloud.0.offering: unknown offering 'x'"
+
+
+def test_the_spec_service_refuses_a_bad_spec_with_a_domain_error(catalog: Any) -> None:
+    from apps.designs.services import spec_validate
+
+    with pytest.raises(InvalidInput) as info:
+        spec_validate(spec=_spec_with_no_nodes())
+    assert list(info.value.fields) == ["spec.cluster.nodes"]
+
+
+def test_no_service_raises_or_imports_a_drf_or_http_error() -> None:
+    offenders = []
+    for path in APPS.glob("*/services.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                called = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if ast.unparse(called).endswith(
+                    ("ValidationError", "Http404")
+                ) and "serializers" in ast.unparse(called):
+                    offenders.append(f"{path.relative_to(APPS)}:{node.lineno}")
+            if isinstance(node, ast.ImportFrom) and node.module in (
+                "rest_framework.exceptions",
+                "django.http",
+            ):
+                offenders.append(f"{path.relative_to(APPS)}:{node.lineno} imports {node.module}")
+    assert offenders == []
+
+
+def test_the_api_gives_the_envelope_for_a_refused_spec(user_client: Any, catalog: Any) -> None:
+    response = user_client.post(
+        "/api/v1/designs/", {"name": "x", "spec": _spec_with_no_nodes()}, format="json"
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid" and list(error["fields"]) == ["spec.cluster.nodes"]
+    assert error["message"].startswith("spec.cluster.nodes: ")
