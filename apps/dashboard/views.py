@@ -48,7 +48,7 @@ COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
 ]
 
 
-def _page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
+def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
     """A chart as includes/_chart.html draws it: its id, its title and the json_script element holding the
     figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""
     title = ((figure.get("layout") or {}).get("title") or {}).get("text") or ""
@@ -63,7 +63,7 @@ def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
     key = f"dashboard:charts:v4:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
-        page_charts = [_page_chart(c["id"], c["figure"]) for c in charts.design_charts(evaluation.result)]
+        page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(evaluation.result)]
         cache.set(key, page_charts, 24 * 3600)
     return page_charts
 
@@ -442,8 +442,8 @@ def compare(request: HttpRequest) -> HttpResponse:
             rows=rows,
             table=_compare_table(rows),
             charts=[
-                _page_chart("compare-bars", charts.compare_bars_chart(rows)),
-                _page_chart(
+                page_chart("compare-bars", charts.compare_bars_chart(rows)),
+                page_chart(
                     "compare-pareto",
                     charts.pareto_chart(points, title="Run cost against expected days, every option"),
                 ),
@@ -515,9 +515,9 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
             offerings=_sweep_offerings(analysis.snapshot or {}),
             pareto=analysis.result.get("pareto") or [],
             charts=[
-                _page_chart("sweep-days", charts.sweep_heatmap(rows, value="days")),
-                _page_chart("sweep-cost", charts.sweep_heatmap(rows, value="cost_usd")),
-                _page_chart(
+                page_chart("sweep-days", charts.sweep_heatmap(rows, value="days")),
+                page_chart("sweep-cost", charts.sweep_heatmap(rows, value="cost_usd")),
+                page_chart(
                     "sweep-pareto",
                     charts.pareto_chart(
                         points,

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.catalog import selectors as catalog_selectors
-from apps.dashboard.views import _page_chart
+from apps.dashboard.views import page_chart
 from apps.designs import selectors as design_selectors
 from apps.serving import charts, services
 from clusterdesigner.engine import serving
@@ -106,9 +106,9 @@ def serving_page(request: HttpRequest) -> HttpResponse:
             context.update(
                 result=result,
                 charts=[
-                    _page_chart("serving-latency", charts.latency_figure(result, ttft_s=ttft, tpot_s=tpot)),
-                    _page_chart("serving-cost", charts.cost_figure(result)),
-                    _page_chart("serving-layouts", charts.layouts_figure(result)),
+                    page_chart("serving-latency", charts.latency_figure(result, ttft_s=ttft, tpot_s=tpot)),
+                    page_chart("serving-cost", charts.cost_figure(result)),
+                    page_chart("serving-layouts", charts.layouts_figure(result)),
                 ],
                 costs=sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens),
                 layouts=[r for r in result.layouts if r.meets_targets][:12],

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.catalog.management.engine_command import EngineCommand
+from apps.designs.management.engine_command import EngineCommand
 from clusterdesigner.engine import serving
 from clusterdesigner.engine.catalog import CatalogSpecs
 
