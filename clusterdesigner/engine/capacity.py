@@ -775,13 +775,24 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float) -> PlanResult:
             1, [(int(c), 1.0) for k in xr.values() for c in k], lo=r.gpu_hours / gpn, hi=r.gpu_hours / gpn
         )
         model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
-        if not r.splittable and len(layers) > 1:
-            y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True)
+        if r.splittable:
+            continue
+        # A run that may not be split needs its nodes together: it sits on one layer, and an owned or
+        # reserved fleet that hosts it holds at least the run's nodes through the run's window.
+        y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
+        if y is not None:
             model.constraints(1, [(int(c), 1.0) for c in y], lo=1.0, hi=1.0)
-            for j, k in enumerate(layers):
+        for j, k in enumerate(layers):
+            if y is not None:
                 model.constraints(
                     len(months), [(xr[k.name], 1.0), (int(y[j]), -nodes * H)], lo=-np.inf, hi=0.0
                 )
+            if k.name in capacity:
+                cap = capacity[k.name][months]
+                if y is None:
+                    model.constraints(len(months), [(cap, 1.0)], lo=nodes, hi=np.inf)
+                else:
+                    model.constraints(len(months), [(cap, 1.0), (int(y[j]), -nodes)], lo=0.0, hi=np.inf)
 
     def training_terms(layer: str, m: int) -> list[tuple[IntArray | int, float]]:
         terms: list[tuple[IntArray | int, float]] = []
@@ -918,7 +929,7 @@ def _result(
                 reserved_nodes=int(reserved_nodes[m]),
                 on_demand_node_hours=float(burst_hours["on_demand"][m]),
                 spot_node_hours=float(burst_hours["spot"][m]),
-                owned_utilization=owned_use / (owned_nodes[m] * H) if owned_nodes[m] > 0 else None,
+                owned_utilization=owned_use / float(owned_nodes[m] * H) if owned_nodes[m] > 0 else None,
                 cost_usd={name: float(cost[name][m]) for name in LAYERS},
             )
         )
