@@ -6,26 +6,35 @@ month as a **representative week** of 168 hourly slots (hour 0 = Monday 00:00); 
 that month. Stated plainly: demand within a month repeats its representative week.
 
 The cheapest mix is a mixed-integer linear program solved exactly by HiGHS through ``scipy.optimize.milp``
-(branch and bound to a proven optimum, relative gap ``MIP_GAP``). The formulation is written out in
+(branch and bound to an optimum proven within the relative gap ``MIP_GAP``, 0.01 %; the gap reached is
+reported). The formulation is written out in
 ``docs/capacity-plan.md``; in short, with months m, slots s, capacity layers k ∈ {owned, reserved,
 on_demand, spot}:
 
 variables
   b_m ∈ ℤ≥0            owned nodes that *arrive* in month m (ordered ``lead_time_months`` earlier)
   q_{t,m} ∈ ℤ≥0        reservations of term t starting in month m
-  f_{k,m,s} ≥ 0        nodes of layer k serving the steady demand (inference + baseline) in slot s
+  C_{k,m} ≥ 0          owned and reserved nodes in month m: C_own = O₀ + Σ_{a≤m} b_a,
+                       C_res = Σ_t Σ_{m−T_t < m' ≤ m} q_{t,m'}; capped spot has the constant cap · g
   x_{r,k,m} ≥ 0        node-hours of training run r done on layer k in month m (spread evenly over it)
   y_{r,k} ∈ {0,1}      run r placed on layer k (only for runs that may not be split)
+  Q_{j,m}, e_{j,m}     capacity left for steady demand in the j cheapest limited layers, and the node-hours
+                       of steady demand they serve
 constraints
-  Σ_k f_{k,m,s} = d_{m,s}                                   steady demand is served in every slot
   Σ_{k,m} x_{r,k,m} = E_r,  Σ_k x_{r,k,m} ≤ n_r · H          each run's work is done inside its window,
                                                              on at most its own node count
-  x_{r,k,m} ≤ n_r · H · y_{r,k},  Σ_k y_{r,k} = 1           a run that may not be split uses one layer
-  f_{own,m,s} + Σ_r x_{r,own,m} / H ≤ O₀ + Σ_{a ≤ m} b_a    owned capacity
-  f_{res,m,s} + Σ_r x_{r,res,m} / H ≤ Σ_t Σ_{m−T_t < m' ≤ m} q_{t,m'}    reserved capacity
-  (f_{spot,m,s} + Σ_r x_{r,spot,m} / H) / g ≤ cap           spot availability (g = spot goodput)
+  x_{r,k,m} ≤ n_r · H · y_{r,k},  Σ_k y_{r,k} = 1,          a run that may not be split uses one layer,
+  C_{k,m} ≥ n_r · y_{r,k} (owned, reserved, in its window)   and that layer holds all its nodes
+  Σ_r x_{r,k,m} / H ≤ C_{k,m}                               training fits in each limited layer
+  Q_{j,m} = Σ_{i≤j} (C_{i,m} − Σ_r x_{r,i,m} / H)
+  e_{j,m} ≤ W · (A_i + B_i · Q_{j,m})  for every piece i     e_j ≤ E(Q_j): the load-duration curve (below)
+steady demand (inference + baseline) is served in every slot from the cheapest layer up (reserved, owned,
+capped spot, then the cheapest unlimited layer, on-demand or uncapped spot). With the week's slot demands
+d_s, Q nodes serve E(Q) = W · Σ_s min(d_s, Q) node-hours in a month, concave and piecewise linear with a
+break at each distinct d_s, so tier j serves e_j − e_{j−1} exactly (see :func:`_dispatch_month`); this is
+equivalent to a variable per layer and slot, with one row per distinct demand level instead.
 objective (minimise)
-  Σ_a b_a · F · (M − a) + (owned usage) · v                 owned: fixed cost per node-month from arrival
+  Σ_a b_a · F · (M − a) + (owned node-hours used) · v       owned: fixed cost per node-month from arrival
                                                              to horizon end, energy per node-hour used
   + Σ q_{t,m} · p_t · H · T_t                               reservations bill their whole term
   + (on-demand node-hours) · p_od + (spot node-hours) · p_spot / g
@@ -57,7 +66,7 @@ SLOT_WEIGHT_HOURS = (
     HOURS_PER_MONTH / SLOTS_PER_WEEK
 )  # hours of a month each representative-week slot stands for
 LAYERS = ("owned", "reserved", "on_demand", "spot")
-MIP_GAP = 1e-7
+MIP_GAP = 1e-4
 MAX_HORIZON_MONTHS = 120
 REPRESENTATIVE_WEEK = (
     "Each month is represented by one week of 168 hourly slots (hour 0 = Monday 00:00), repeated: "
@@ -506,6 +515,7 @@ class ProblemSize:
     constraints: int
     nonzeros: int
     solve_seconds: float
+    mip_gap: float  # relative gap between the mix found and HiGHS's proven lower bound
 
 
 @dataclass(frozen=True)
@@ -577,12 +587,13 @@ class _Model:
         *,
         cost: float | NDArray[np.float64],
         ub: float | NDArray[np.float64] = np.inf,
+        lb: float = 0.0,
         integer: bool = False,
     ) -> IntArray:
         idx = np.arange(self.n, self.n + count, dtype=np.int64)
         self.n += count
         self.cost.append(np.broadcast_to(np.asarray(cost, dtype=float), (count,)).astype(float))
-        self.lb.append(np.zeros(count))
+        self.lb.append(np.full(count, lb))
         self.ub.append(np.broadcast_to(np.asarray(ub, dtype=float), (count,)).astype(float))
         self.integer.append(np.full(count, 1.0 if integer else 0.0))
         return idx
@@ -602,11 +613,13 @@ class _Model:
         for cols, value in terms:
             self.rows.append(rows)
             self.cols.append(np.broadcast_to(np.asarray(cols, dtype=np.int64), (count,)))
-            self.vals.append(np.full(count, float(value)))
+            self.vals.append(np.broadcast_to(np.asarray(value, dtype=float), (count,)).astype(float))
         self.lo.append(np.broadcast_to(np.asarray(lo, dtype=float), (count,)).astype(float))
         self.hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).astype(float))
 
-    def solve(self, *, time_limit_s: float) -> tuple[NDArray[np.float64] | None, int, str, ProblemSize]:
+    def solve(
+        self, *, time_limit_s: float, mip_gap: float
+    ) -> tuple[NDArray[np.float64] | None, int, str, ProblemSize]:
         rows, cols, vals = np.concatenate(self.rows), np.concatenate(self.cols), np.concatenate(self.vals)
         matrix = coo_matrix((vals, (rows, cols)), shape=(self.m, self.n)).tocsr()
         integrality = np.concatenate(self.integer)
@@ -616,7 +629,7 @@ class _Model:
             integrality=integrality,
             bounds=Bounds(np.concatenate(self.lb), np.concatenate(self.ub)),
             constraints=LinearConstraint(matrix, np.concatenate(self.lo), np.concatenate(self.hi)),
-            options={"mip_rel_gap": MIP_GAP, "time_limit": time_limit_s, "presolve": True},
+            options={"mip_rel_gap": mip_gap, "time_limit": time_limit_s, "presolve": True},
         )
         size = ProblemSize(
             variables=self.n,
@@ -624,6 +637,7 @@ class _Model:
             constraints=self.m,
             nonzeros=int(matrix.nnz),
             solve_seconds=time.perf_counter() - start,
+            mip_gap=float(getattr(res, "mip_gap", 0.0) or 0.0),
         )
         x = None if res.x is None else np.asarray(res.x, dtype=float)
         return x, int(res.status), str(res.message), size
@@ -648,22 +662,100 @@ def _layers(supply: Supply) -> list[_Layer]:
     return out
 
 
+@dataclass(frozen=True)
+class _Dispatch:
+    """How steady demand is served in every slot: from the cheapest layer up (merit order). ``stack`` are the
+    layers of limited capacity by cost per node-hour, ``top`` the cheapest unlimited layer (None: every slot
+    must be served from the stack), ``limits`` the constant capacity of limited layers that have no capacity
+    variable (capped spot: cap × goodput nodes of useful work)."""
+
+    stack: tuple[_Layer, ...]
+    top: _Layer | None
+    limits: Mapping[str, float]
+
+    @classmethod
+    def of(cls, layers: Sequence[_Layer], supply: Supply) -> _Dispatch:
+        spot = supply.spot
+        limited = [
+            k
+            for k in layers
+            if k.name in ("owned", "reserved") or (k.name == "spot" and spot and spot.cap_nodes is not None)
+        ]
+        unlimited = [k for k in layers if k not in limited]
+        limits = {k.name: float("nan") for k in limited if k.name in ("owned", "reserved")}
+        if spot is not None and spot.cap_nodes is not None:
+            limits["spot"] = spot.cap_nodes * spot.goodput
+        return cls(
+            stack=tuple(sorted(limited, key=lambda k: (k.usd_per_node_hour, LAYERS.index(k.name)))),
+            top=min(unlimited, key=lambda k: k.usd_per_node_hour) if unlimited else None,
+            limits=limits,
+        )
+
+
+def _dispatch_month(
+    model: _Model,
+    dispatch: _Dispatch,
+    steady_nodes: NDArray[np.float64],
+    capacity: Mapping[str, IntArray],
+    month: int,
+    training: Any,
+) -> tuple[IntArray, float]:
+    """One month's steady dispatch as a load-duration curve, exactly.
+
+    With the week's slot demands d_s (nodes), the node-hours that Q nodes of capacity serve are
+    E(Q) = W · Σ_s min(d_s, Q), concave and piecewise linear with a break at each distinct d_s: for the levels
+    l_1 < … < l_n with counts n_i, E(Q) = min_k W · (A_k + B_k · Q), A_k = Σ_{i≤k} n_i l_i, B_k = Σ_{i>k} n_i.
+    Tier j of the stack serves E(Q_j) − E(Q_{j−1}), where Q_j is the capacity left after training in the
+    first j layers. Variables e_j ≤ E(Q_j) (one row per piece) carry that; cheaper layers first makes the
+    objective push each e_j up to E(Q_j). Returns the e columns and the month's steady node-hours T = E(∞).
+    """
+    level, count = np.unique(np.round(steady_nodes, 9), return_counts=True)
+    a = np.concatenate([[0.0], np.cumsum(level * count)]) * SLOT_WEIGHT_HOURS
+    b = (count.sum() - np.concatenate([[0.0], np.cumsum(count)])) * SLOT_WEIGHT_HOURS
+    total = float(a[-1])
+    stack = dispatch.stack
+    costs = [k.usd_per_node_hour for k in stack] + [dispatch.top.usd_per_node_hour if dispatch.top else 0.0]
+    e = model.variables(len(stack), cost=np.asarray([costs[j] - costs[j + 1] for j in range(len(stack))]))
+    q = model.variables(len(stack), cost=0.0)
+    for j in range(len(stack)):
+        # Q_j = Σ_{i≤j} (C_i − training on i)  (capped spot: its constant limit instead of C)
+        terms: list[tuple[IntArray | int, float]] = [(int(q[j]), 1.0)]
+        constant = 0.0
+        for below in stack[: j + 1]:
+            if below.name in capacity:
+                terms.append((int(capacity[below.name][month]), -1.0))
+            else:
+                constant += dispatch.limits[below.name]
+            terms += training(below.name, month, 1.0)
+        model.constraints(1, terms, lo=constant, hi=constant)
+        model.constraints(len(a), [(int(e[j]), 1.0), (int(q[j]), -b)], lo=-np.inf, hi=a)
+        if j:
+            model.constraints(1, [(int(e[j]), 1.0), (int(e[j - 1]), -1.0)], lo=0.0, hi=np.inf)
+    if dispatch.top is None:
+        if not stack:
+            raise InfeasibleError("no capacity can serve the steady demand", field="supply")
+        model.constraints(1, [(int(e[-1]), 1.0)], lo=total - 1e-6, hi=np.inf)
+    return e, total
+
+
 def _capacity_bound(plan: CapacityPlan, steady_nodes: NDArray[np.float64]) -> float:
     """No optimum holds more nodes of a kind than the peak demand could use."""
     runs = sum(r.gpus for r in plan.training) / plan.gpus_per_node
     return float(math.ceil(float(steady_nodes.max(initial=0.0)) + runs + 1e-9))
 
 
-def plan_solve(*, plan: CapacityPlan, time_limit_s: float = 60.0, compare: bool = True) -> PlanResult:
+def plan_solve(
+    *, plan: CapacityPlan, time_limit_s: float = 60.0, compare: bool = True, mip_gap: float = MIP_GAP
+) -> PlanResult:
     """The cheapest mix of the plan's supply options that serves its demand and meets every deadline.
 
-    Solves the mixed-integer program in this module's docstring with HiGHS (``scipy.optimize.milp``) to a
-    proven optimum (relative gap ``MIP_GAP``). With ``compare``, also solves all-own (owned nodes only) and
-    all-rent (every option but owned) for comparison. Raises :class:`InfeasibleError` (field ``supply``) when
-    no mix of the offered capacity can serve the plan.
+    Solves the mixed-integer program in this module's docstring with HiGHS (``scipy.optimize.milp``) to an
+    optimum proven within the relative gap ``mip_gap``. With ``compare``, also solves all-own (owned nodes
+    only) and all-rent (every option but owned) for comparison. Raises :class:`InfeasibleError` (field
+    ``supply``) when no mix of the offered capacity can serve the plan.
     """
     plan_check(plan=plan)
-    result = _solve(plan=plan, time_limit_s=time_limit_s)
+    result = _solve(plan=plan, time_limit_s=time_limit_s, mip_gap=mip_gap)
     if not compare:
         return result
     alternatives = (
@@ -673,6 +765,7 @@ def plan_solve(*, plan: CapacityPlan, time_limit_s: float = 60.0, compare: bool 
             replace(plan.supply, reservations=(), on_demand=None, spot=None),
             plan.supply.owned is not None,
             time_limit_s,
+            mip_gap,
         ),
         _alternative(
             plan,
@@ -680,27 +773,30 @@ def plan_solve(*, plan: CapacityPlan, time_limit_s: float = 60.0, compare: bool 
             replace(plan.supply, owned=None),
             bool(plan.supply.reservations or plan.supply.on_demand or plan.supply.spot),
             time_limit_s,
+            mip_gap,
         ),
     )
     return replace(result, alternatives=alternatives)
 
 
 def _alternative(
-    plan: CapacityPlan, name: str, supply: Supply, offered: bool, time_limit_s: float
+    plan: CapacityPlan, name: str, supply: Supply, offered: bool, time_limit_s: float, mip_gap: float
 ) -> Alternative:
     if not offered:
         return Alternative(name=name, total_usd=None, reason="the plan offers no such capacity")
     try:
         return Alternative(
             name=name,
-            total_usd=_solve(plan=replace(plan, supply=supply), time_limit_s=time_limit_s).total_usd,
+            total_usd=_solve(
+                plan=replace(plan, supply=supply), time_limit_s=time_limit_s, mip_gap=mip_gap
+            ).total_usd,
         )
     except InfeasibleError as exc:
         return Alternative(name=name, total_usd=None, reason=exc.message)
 
 
-def _solve(*, plan: CapacityPlan, time_limit_s: float) -> PlanResult:
-    M, S, H, w = plan.horizon_months, SLOTS_PER_WEEK, HOURS_PER_MONTH, SLOT_WEIGHT_HOURS
+def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanResult:
+    M, S, H = plan.horizon_months, SLOTS_PER_WEEK, HOURS_PER_MONTH
     gpn = float(plan.gpus_per_node)
     weeks = demand_weeks(plan=plan)
     steady_gpus = sum(weeks.values(), np.zeros((M, S)))
@@ -710,18 +806,6 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float) -> PlanResult:
     bound = _capacity_bound(plan, steady)
     model = _Model()
 
-    # Within a month capacity is constant and training is spread evenly, so slots of equal steady demand are
-    # interchangeable: merging them (weight = how many) leaves the optimum unchanged and the problem smaller.
-    levels: list[NDArray[np.float64]] = []
-    counts: list[NDArray[np.float64]] = []
-    for m in range(M):
-        level, count = np.unique(np.round(steady[m], 9), return_counts=True)
-        levels.append(level)
-        counts.append(count.astype(float))
-    f = {
-        k.name: [model.variables(len(levels[m]), cost=k.usd_per_node_hour * w * counts[m]) for m in range(M)]
-        for k in layers
-    }
     capacity: dict[str, IntArray] = {}
     buys: IntArray | None = None
     starts: list[tuple[ReservationOption, IntArray]] = []
@@ -794,25 +878,38 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float) -> PlanResult:
                 else:
                     model.constraints(len(months), [(cap, 1.0), (int(y[j]), -nodes)], lo=0.0, hi=np.inf)
 
-    def training_terms(layer: str, m: int) -> list[tuple[IntArray | int, float]]:
+    def training_terms(layer: str, m: int, scale: float = 1.0) -> list[tuple[IntArray | int, float]]:
         terms: list[tuple[IntArray | int, float]] = []
         for r, xr in zip(plan.training, x, strict=True):
-            if r.earliest_start_month <= m <= r.deadline_month:
-                terms.append((int(xr[layer][m - r.earliest_start_month]), 1.0 / H))
+            if r.earliest_start_month <= m <= r.deadline_month and layer in xr:
+                terms.append((int(xr[layer][m - r.earliest_start_month]), scale / H))
         return terms
 
+    dispatch = _Dispatch.of(layers, supply)
+    tiers: list[IntArray] = []
+    totals: list[float] = []
     for m in range(M):
-        n = len(levels[m])
-        model.constraints(n, [(f[k.name][m], 1.0) for k in layers], lo=levels[m], hi=levels[m])
-        for layer, cap in capacity.items():
-            model.constraints(
-                n, [(f[layer][m], 1.0), *training_terms(layer, m), (int(cap[m]), -1.0)], lo=-np.inf, hi=0.0
-            )
-        if supply.spot is not None and supply.spot.cap_nodes is not None:
-            limit = supply.spot.cap_nodes * supply.spot.goodput
-            model.constraints(n, [(f["spot"][m], 1.0), *training_terms("spot", m)], lo=0.0, hi=limit)
+        # Training fits inside each limited layer: C_k − Σ_r x_{r,k,m} / H ≥ 0.
+        for layer in dispatch.limits:
+            if layer in capacity:
+                model.constraints(
+                    1, [(int(capacity[layer][m]), 1.0), *training_terms(layer, m, -1.0)], lo=0.0, hi=np.inf
+                )
+            else:
+                model.constraints(
+                    1, training_terms(layer, m) or [(0, 0.0)], lo=0.0, hi=dispatch.limits[layer]
+                )
+        e, total = _dispatch_month(model, dispatch, steady[m], capacity, m, training_terms)
+        tiers.append(e)
+        totals.append(total)
 
-    sol, status, message, size = model.solve(time_limit_s=time_limit_s)
+    # The costs that no decision changes (steady demand priced at the top layer, existing owned nodes) enter
+    # as one fixed column, so that the objective, and the gap HiGHS proves, is the plan's whole cost.
+    constant = sum(totals) * (dispatch.top.usd_per_node_hour if dispatch.top else 0.0)
+    if supply.owned is not None:
+        constant += supply.owned.existing_nodes * supply.owned.fixed_usd_per_node_month * M
+    model.variables(1, cost=constant, lb=1.0, ub=1.0)
+    sol, status, message, size = model.solve(time_limit_s=time_limit_s, mip_gap=mip_gap)
     if status == 2 or sol is None:
         raise InfeasibleError(
             "no mix of the offered capacity serves the plan"
@@ -827,15 +924,16 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float) -> PlanResult:
         )
     if status != 0:
         raise InfeasibleError(f"the solver stopped before proving an optimum: {message}", field="supply")
-    return _result(plan, weeks, layers, f, counts, capacity, buys, starts, x, sol, size)
+    return _result(plan, weeks, layers, dispatch, tiers, totals, capacity, buys, starts, x, sol, size)
 
 
 def _result(
     plan: CapacityPlan,
     weeks: Mapping[str, NDArray[np.float64]],
     layers: Sequence[_Layer],
-    f: Mapping[str, Sequence[IntArray]],
-    counts: Sequence[NDArray[np.float64]],
+    dispatch: _Dispatch,
+    tiers: Sequence[IntArray],
+    totals: Sequence[float],
     capacity: Mapping[str, IntArray],
     buys: IntArray | None,
     starts: Sequence[tuple[ReservationOption, IntArray]],
@@ -843,15 +941,20 @@ def _result(
     sol: NDArray[np.float64],
     size: ProblemSize,
 ) -> PlanResult:
-    M, H, w = plan.horizon_months, HOURS_PER_MONTH, SLOT_WEIGHT_HOURS
+    M, H = plan.horizon_months, HOURS_PER_MONTH
     gpn = float(plan.gpus_per_node)
     supply = plan.supply
     rate = {k.name: k.usd_per_node_hour for k in layers}
 
     # Node-hours of useful work per layer and month: steady demand plus training.
-    used = {
-        k.name: w * np.array([float((sol[f[k.name][m]] * counts[m]).sum()) for m in range(M)]) for k in layers
-    }
+    used = {k.name: np.zeros(M) for k in layers}
+    for m in range(M):
+        served = np.diff(np.concatenate([[0.0], sol[tiers[m]]]))
+        for layer, hours in zip(dispatch.stack, served, strict=True):
+            used[layer.name][m] += max(0.0, float(hours))
+        if dispatch.top is not None:
+            below = float(sol[tiers[m][-1]]) if len(tiers[m]) else 0.0
+            used[dispatch.top.name][m] += max(0.0, totals[m] - below)
     train_by_month = np.zeros(M)
     runs: list[RunSchedule] = []
     for r, xr in zip(plan.training, x, strict=True):
