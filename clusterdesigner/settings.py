@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "apps.designs",
     "apps.analysis",
     "apps.dashboard",
+    "apps.plans",
 ]
 
 MIDDLEWARE = [

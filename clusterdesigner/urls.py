@@ -9,6 +9,7 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
+from apps.plans import api as plans_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -22,6 +23,7 @@ router.register("cloud-prices", catalog_api.CloudPriceViewSet, basename="cloud-p
 router.register("designs", designs_api.DesignViewSet, basename="design")
 router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
+router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),

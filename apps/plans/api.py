@@ -1,0 +1,102 @@
+"""Capacity plans REST API: the owner's plans with versions, and a synchronous solve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.plans import selectors, services
+from apps.plans.serializers import (
+    PlanInputSerializer,
+    PlanSerializer,
+    PlanSolutionSerializer,
+    PlanUpdateSerializer,
+    PlanVersionSerializer,
+)
+from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.parsers import JSONParser
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
+    401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
+    404: OpenApiResponse(ErrorSerializer, description="No such plan of yours."),
+}
+
+
+@extend_schema_view(
+    list=extend_schema(responses={200: PlanSerializer(many=True), 401: ERRORS[401]}),
+    retrieve=extend_schema(responses={200: PlanSerializer, **ERRORS}),
+    destroy=extend_schema(responses={204: None, **ERRORS}),
+)
+class CapacityPlanViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    """Capacity plans: workloads over months and the capacity to buy. Only the owner sees a plan."""
+
+    serializer_class = PlanSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
+    ordering_fields = ["updated_at", "created_at", "name"]
+    search_fields = ["name", "description"]
+    lookup_value_regex = r"[0-9]{1,18}"
+
+    def get_queryset(self) -> Any:
+        return selectors.plan_list(user=self.request.user)
+
+    def get_object(self) -> Any:
+        return selectors.plan_get(user=self.request.user, plan_id=int(self.kwargs["pk"]))
+
+    @extend_schema(request=PlanInputSerializer, responses={201: PlanSerializer, **ERRORS})
+    def create(self, request: Request) -> Response:
+        form = PlanInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        plan = services.plan_create(owner=request.user, **form.validated_data)
+        return Response(PlanSerializer(plan).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS})
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        plan = self.get_object()
+        form = PlanUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        plan = services.plan_update(plan=plan, user=request.user, **form.validated_data)
+        return Response(PlanSerializer(plan).data)
+
+    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS})
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The same as PATCH: fields left out keep their value; a new spec makes a new version."""
+        return self.partial_update(request, *args, **kwargs)
+
+    def perform_destroy(self, instance: Any) -> None:
+        services.plan_delete(plan=instance)
+
+    @extend_schema(filters=False, responses={200: PlanVersionSerializer(many=True), **ERRORS})
+    @action(detail=True, methods=["get"])
+    def versions(self, request: Request, pk: str) -> Response:
+        page = self.paginate_queryset(self.get_object().versions.all())
+        return self.get_paginated_response(PlanVersionSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("version", int, description="Version to solve (default: current).")],
+        responses={200: PlanSolutionSerializer, **ERRORS},
+        description=(
+            "The cheapest mix of owned, reserved, on-demand and spot capacity that serves the plan and meets "
+            "every deadline, solved synchronously as a MILP (HiGHS); the same input returns the stored "
+            "result."
+        ),
+    )
+    @action(detail=True, methods=["post"])
+    def solve(self, request: Request, pk: str) -> Response:
+        plan = self.get_object()
+        raw = request.query_params.get("version")
+        if raw is not None and not raw.isdigit():
+            raise ValidationError({"version": ["must be a version number"]})
+        version = selectors.plan_version_get(plan=plan, number=int(raw) if raw else None)
+        solution = services.plan_solve(version=version, user=request.user)
+        return Response(PlanSolutionSerializer(solution).data)

@@ -1,0 +1,67 @@
+"""Saved capacity plans, their versions and their solved results."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class CapacityPlan(models.Model):
+    """A capacity plan someone saved: workloads over a horizon and the capacity one may buy. Its current spec
+    lives in the newest PlanVersion; ``version`` is that version's number. Only the owner sees it."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="capacity_plans"
+    )
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="plans_owner_updated_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PlanVersion(models.Model):
+    """One saved state of a plan: the spec as the user wrote it (training runs may name saved designs).
+    Never edited."""
+
+    plan = models.ForeignKey(CapacityPlan, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    spec = models.JSONField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["plan", "-number"]
+        constraints = [models.UniqueConstraint(fields=["plan", "number"], name="plans_version_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.plan} v{self.number}"
+
+
+class PlanSolution(models.Model):
+    """A solved plan version: the engine input it was solved from (designs resolved to GPU-hours, prices as
+    given) and the engine's result, keyed by the input's hash so the same input is solved once."""
+
+    version = models.ForeignKey(PlanVersion, on_delete=models.CASCADE, related_name="solutions")
+    input_hash = models.CharField(max_length=64)
+    snapshot = models.JSONField()
+    result = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "input_hash"], name="plans_solution_unique_input")
+        ]
+
+    def __str__(self) -> str:
+        return f"solution {self.pk} of {self.version}"

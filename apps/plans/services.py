@@ -1,0 +1,125 @@
+"""Plan writes and solving: resolve a plan's spec (training runs from saved designs) into the engine's input,
+solve it, and store the input snapshot beside the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from apps.designs import selectors as design_selectors
+from apps.designs import services as design_services
+from apps.plans.models import CapacityPlan, PlanSolution, PlanVersion
+from clusterdesigner.engine import capacity
+from clusterdesigner.engine.errors import InfeasibleError, InputError
+
+HOURS_PER_DAY = 24.0
+
+
+def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+    """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
+    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
+    design_id = item.get("design_id")
+    if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
+        raise InputError("must be the id of a saved design", field=f"{path}design_id")
+    number = item.get("design_version")
+    if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
+        raise InputError("must be a version number", field=f"{path}design_version")
+    try:
+        version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
+    except Exception as exc:  # Http404: no such design visible to this user; said without telling which
+        raise InputError("no saved design with this id is visible to you", field=f"{path}design_id") from exc
+    cluster = version.spec.get("cluster") or {}
+    if cluster.get("gpus_per_node") != gpus_per_node:
+        raise InputError(
+            f"design {version.name!r} has {cluster.get('gpus_per_node')} GPUs per node; "
+            f"the plan's nodes have {gpus_per_node}",
+            field=f"{path}design_id",
+        )
+    evaluation, problem = design_services.design_evaluate_or_problem(version=version)
+    days = design_services.expected_days(evaluation.result) if evaluation is not None else None
+    if evaluation is None or days is None:
+        reason = problem["message"] if problem else "it gives no days to train"
+        raise InputError(f"design {version.name!r} does not evaluate: {reason}", field=f"{path}design_id")
+    gpus = int(cluster["nodes"]) * gpus_per_node
+    run = {key: value for key, value in item.items() if key not in {"design_id", "design_version"}}
+    return {
+        **run,
+        "name": item.get("name") or version.name,
+        "gpus": gpus,
+        "gpu_hours": gpus * HOURS_PER_DAY * float(days),
+        "source": f"design {design_id} v{version.number}: {gpus} GPUs × 24 h × {float(days):.4g} days",
+    }
+
+
+def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
+    """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
+    Errors name the field under ``spec.``."""
+    if not isinstance(spec, dict):
+        raise InputError("must be an object", field="spec")
+    try:
+        resolved = dict(spec)
+        gpus_per_node = spec.get("gpus_per_node")
+        runs = spec.get("training") or []
+        if isinstance(runs, list):
+            resolved["training"] = [
+                _design_run(item=item, path=f"training.{i}.", user=user, gpus_per_node=gpus_per_node)
+                if isinstance(item, dict) and "design_id" in item
+                else item
+                for i, item in enumerate(runs)
+            ]
+        return capacity.CapacityPlan.from_json(resolved)
+    except InputError as exc:
+        raise type(exc)(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
+    except InfeasibleError as exc:
+        raise InfeasibleError(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
+
+
+@transaction.atomic
+def plan_create(*, owner: Any, name: str, spec: dict[str, Any], description: str = "") -> CapacityPlan:
+    plan_spec_resolve(spec=spec, user=owner)
+    plan = CapacityPlan.objects.create(owner=owner, name=name, description=description, version=1)
+    PlanVersion.objects.create(plan=plan, number=1, spec=spec, created_by=owner)
+    return plan
+
+
+@transaction.atomic
+def plan_update(
+    *,
+    plan: CapacityPlan,
+    user: Any,
+    name: str | None = None,
+    description: str | None = None,
+    spec: dict[str, Any] | None = None,
+) -> CapacityPlan:
+    """Rename or describe in place; a new spec is a new version (old versions and their results stay)."""
+    plan = CapacityPlan.objects.select_for_update().get(pk=plan.pk)
+    if spec is not None:
+        plan_spec_resolve(spec=spec, user=user)
+        plan.version += 1
+        PlanVersion.objects.create(plan=plan, number=plan.version, spec=spec, created_by=user)
+    if name is not None:
+        plan.name = name
+    if description is not None:
+        plan.description = description
+    plan.save()
+    return plan
+
+
+def plan_delete(*, plan: CapacityPlan) -> None:
+    plan.delete()
+
+
+def plan_solve(*, version: PlanVersion, user: Any) -> PlanSolution:
+    """Solve one version synchronously; the same resolved input twice returns the stored solution."""
+    engine_plan = plan_spec_resolve(spec=version.spec, user=user)
+    snapshot = {"plan": engine_plan.to_json()}
+    digest = design_services.snapshot_hash(snapshot)
+    existing = version.solutions.filter(input_hash=digest).first()
+    if existing is not None:
+        return existing
+    result = capacity.plan_solve(plan=engine_plan)
+    solution, _ = PlanSolution.objects.get_or_create(
+        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": result.to_json()}
+    )
+    return solution

@@ -1,0 +1,136 @@
+"""Capacity plans through the URL: save, version, solve, errors in the envelope, owner-only access."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from apps.designs.demo import DEMOS
+from apps.designs.services import design_create, design_evaluate, expected_days
+from apps.plans.models import PlanSolution
+from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+
+URL = "/api/v1/capacity-plans/"
+SPEC: dict[str, Any] = {
+    "horizon_months": 12,
+    "gpus_per_node": 8,
+    "growth_pct_per_month": 10.0,
+    "training": [{"name": "pretrain", "gpu_hours": 200_000, "gpus": 256, "deadline_month": 3}],
+    "inference": [{"name": "chat", "peak_gpus": 16, "offpeak_fraction": 0.5}],
+    "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+    "supply": {
+        "owned": {
+            "lead_time_months": 2,
+            "capex_usd_per_node": 336_883.91,
+            "fixed_usd_per_node_month": 9_539.32,
+            "usd_per_node_hour_used": 0.76986,
+        },
+        "on_demand": {"usd_per_node_hour": 55.04},
+    },
+}
+
+
+def _client(user: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def _create(client: APIClient, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = client.post(URL, {"name": "Plan 2027", "spec": spec or SPEC}, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_solving_a_saved_plan_returns_the_engines_optimum_and_stores_it_once(alice: Any) -> None:
+    client = _client(alice)
+    plan = _create(client)
+    first = client.post(f"{URL}{plan['id']}/solve/")
+    assert first.status_code == 200, first.json()
+    body = first.json()
+    expected = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    assert body["result"]["total_usd"] == pytest.approx(expected.total_usd, rel=1e-9)
+    assert [m["owned_nodes"] for m in body["result"]["months"]] == [m.owned_nodes for m in expected.months]
+    assert {a["name"] for a in body["result"]["alternatives"]} == {"all own", "all rent"}
+    assert body["result"]["runs"][0]["finish_month"] <= 3
+    again = client.post(f"{URL}{plan['id']}/solve/")
+    assert again.json()["input_hash"] == body["input_hash"]
+    assert PlanSolution.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_missing_price_is_a_400_naming_the_spec_field(alice: Any) -> None:
+    spec = copy.deepcopy(SPEC)
+    del spec["supply"]["on_demand"]["usd_per_node_hour"]
+    response = _client(alice).post(URL, {"name": "No price", "spec": spec}, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["fields"] == {"spec.supply.on_demand.usd_per_node_hour": ["is required"]}
+
+
+@pytest.mark.django_db
+def test_a_run_past_its_deadline_capacity_is_a_400_on_its_deadline(alice: Any) -> None:
+    spec = copy.deepcopy(SPEC)
+    spec["training"][0]["gpu_hours"] = 256 * 730 * 4 + 1
+    response = _client(alice).post(URL, {"name": "Too much", "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["spec.training.0.deadline_month"]
+
+
+@pytest.mark.django_db
+def test_plans_are_the_owners_alone(alice: Any, bob: Any) -> None:
+    plan = _create(_client(alice))
+    other = _client(bob)
+    for method, path in (
+        ("get", ""),
+        ("post", "solve/"),
+        ("patch", ""),
+        ("delete", ""),
+        ("get", "versions/"),
+    ):
+        response = getattr(other, method)(f"{URL}{plan['id']}/{path}", {}, format="json")
+        assert response.status_code == 404, (method, path)
+        assert "error" in response.json()
+    assert other.get(URL).json()["count"] == 0
+    assert APIClient().get(URL).status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_a_new_spec_makes_a_new_version_and_old_versions_still_solve(alice: Any) -> None:
+    client = _client(alice)
+    plan = _create(client)
+    spec = copy.deepcopy(SPEC)
+    spec["growth_pct_per_month"] = 0.0
+    response = client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
+    assert response.status_code == 200 and response.json()["version"] == 2
+    assert [v["number"] for v in client.get(f"{URL}{plan['id']}/versions/").json()["results"]] == [2, 1]
+    old = client.post(f"{URL}{plan['id']}/solve/?version=1").json()
+    new = client.post(f"{URL}{plan['id']}/solve/").json()
+    assert (old["version"], new["version"]) == (1, 2)
+    assert new["result"]["total_usd"] < old["result"]["total_usd"]  # no growth: less demand
+    assert client.post(f"{URL}{plan['id']}/solve/?version=x").status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_training_run_from_a_saved_design_takes_its_gpus_and_gpu_hours(
+    catalog: Any, alice: Any, bob: Any
+) -> None:
+    demo = DEMOS[0]  # 70B on 64 × 8 H100
+    design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
+    days = expected_days(design_evaluate(version=design.current).result)
+    spec = copy.deepcopy(SPEC)
+    spec["training"] = [{"design_id": design.pk, "deadline_month": 2}]
+    client = _client(alice)
+    plan = _create(client, spec)
+    run = client.post(f"{URL}{plan['id']}/solve/").json()["result"]["runs"][0]
+    assert run["name"] == demo["name"]
+    # GPU-hours = 512 GPUs × 24 h × expected days; on 8-GPU nodes, node-hours = GPU-hours / 8.
+    assert sum(run["node_hours_by_layer"].values()) == pytest.approx(512 * 24 * days / 8, rel=1e-9)
+    # Someone else's design is not visible: a 400 on the run's design_id, not a leak.
+    response = _client(bob).post(URL, {"name": "x", "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["spec.training.0.design_id"]
