@@ -37,6 +37,7 @@ urlpatterns = [
     path("accounts/tokens/revoke/", account_views.api_token_revoke_view, name="api-token-revoke"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
+    path("plans/", include("apps.plans.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 
