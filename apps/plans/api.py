@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
@@ -12,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.plans import selectors, services
+from apps.plans.exports import plan_xlsx
 from apps.plans.serializers import (
     PlanInputSerializer,
     PlanSerializer,
@@ -20,8 +23,10 @@ from apps.plans.serializers import (
     PlanVersionSerializer,
 )
 from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.parsers import JSONParser
 
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
     401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
@@ -93,10 +98,29 @@ class CapacityPlanViewSet(
     )
     @action(detail=True, methods=["post"])
     def solve(self, request: Request, pk: str) -> Response:
-        plan = self.get_object()
+        solution = services.plan_solve(version=self._version(request), user=request.user)
+        return Response(PlanSolutionSerializer(solution).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, description="Version (default: current).")],
+        responses={(200, XLSX): OpenApiTypes.BINARY, **ERRORS},
+        description="The solved plan as an XLSX workbook: summary, months, purchases, reservations, runs.",
+    )
+    @action(detail=True, methods=["get"])
+    def xlsx(self, request: Request, pk: str) -> HttpResponse:
+        version = self._version(request)
+        solution = services.plan_solve(version=version, user=request.user)
+        body = plan_xlsx(
+            name=version.plan.name, version=version.number, result=PlanResult.from_json(solution.result)
+        )
+        response = HttpResponse(body, content_type=XLSX)
+        response["Content-Disposition"] = (
+            f'attachment; filename="plan-{version.plan_id}-v{version.number}.xlsx"'
+        )
+        return response
+
+    def _version(self, request: Request) -> Any:
         raw = request.query_params.get("version")
         if raw is not None and not raw.isdigit():
             raise ValidationError({"version": ["must be a version number"]})
-        version = selectors.plan_version_get(plan=plan, number=int(raw) if raw else None)
-        solution = services.plan_solve(version=version, user=request.user)
-        return Response(PlanSolutionSerializer(solution).data)
+        return selectors.plan_version_get(plan=self.get_object(), number=int(raw) if raw else None)

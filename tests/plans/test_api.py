@@ -134,3 +134,24 @@ def test_a_training_run_from_a_saved_design_takes_its_gpus_and_gpu_hours(
     response = _client(bob).post(URL, {"name": "x", "spec": spec}, format="json")
     assert response.status_code == 400
     assert list(response.json()["error"]["fields"]) == ["spec.training.0.design_id"]
+
+
+@pytest.mark.django_db
+def test_the_xlsx_reads_back_the_solved_figures(alice: Any, bob: Any) -> None:
+    import io
+
+    import openpyxl
+
+    client = _client(alice)
+    plan = _create(client, {**SPEC, "training": [{**SPEC["training"][0], "name": "=HYPERLINK(1)"}]})
+    result = client.post(f"{URL}{plan['id']}/solve/").json()["result"]
+    response = client.get(f"{URL}{plan['id']}/xlsx/")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.openxmlformats")
+    book = openpyxl.load_workbook(io.BytesIO(response.content))
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["cheapest mix over the horizon (USD)"] == pytest.approx(result["total_usd"], rel=1e-12)
+    months = list(book["Months"].iter_rows(min_row=2, values_only=True))
+    assert [row[4] for row in months] == [m["owned_nodes"] for m in result["months"]]
+    assert book["Runs"]["A2"].value == "'=HYPERLINK(1)"  # a name never runs as a formula
+    assert _client(bob).get(f"{URL}{plan['id']}/xlsx/").status_code == 404
