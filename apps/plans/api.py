@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
@@ -14,10 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.plans import selectors, services
-from apps.plans.exports import plan_xlsx
+from apps.plans.exports import XLSX, plan_xlsx
 from apps.plans.serializers import (
     PlanInputSerializer,
     PlanSerializer,
+    PlanShareLinkCreatedSerializer,
+    PlanShareLinkInputSerializer,
+    PlanShareLinkSerializer,
     PlanSolutionSerializer,
     PlanUpdateSerializer,
     PlanVersionSerializer,
@@ -26,7 +30,6 @@ from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.parsers import JSONParser
 
-XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
     401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
@@ -118,6 +121,28 @@ class CapacityPlanViewSet(
             f'attachment; filename="plan-{version.plan_id}-v{version.number}.xlsx"'
         )
         return response
+
+    @extend_schema(
+        request=PlanShareLinkInputSerializer,
+        responses={201: PlanShareLinkCreatedSerializer, **ERRORS},
+        description="A read-only link (for finance) to the current version's solution, frozen now.",
+    )
+    @action(detail=True, methods=["post"], url_path="share-links")
+    def share_links(self, request: Request, pk: str) -> Response:
+        form = PlanShareLinkInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        link, token = services.plan_share_link_create(
+            plan=self.get_object(), user=request.user, **form.validated_data
+        )
+        data = dict(PlanShareLinkSerializer(link).data)
+        data.update(token=token, url=request.build_absolute_uri(reverse("plans:share", args=[token])))
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: PlanShareLinkSerializer, **ERRORS})
+    @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>[0-9]{1,18})/revoke")
+    def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
+        link = selectors.plan_share_link_get(user=request.user, plan_id=int(pk), link_id=int(link_id))
+        return Response(PlanShareLinkSerializer(services.plan_share_link_revoke(link=link)).data)
 
     def _version(self, request: Request) -> Any:
         raw = request.query_params.get("version")

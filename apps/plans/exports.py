@@ -12,6 +12,8 @@ from openpyxl import Workbook
 from clusterdesigner.engine.capacity import LAYERS, PlanResult
 from clusterdesigner.spreadsheets import formula_safe
 
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
 
 def _sheet(book: Workbook, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     sheet = book.create_sheet(title)

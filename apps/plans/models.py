@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class CapacityPlan(models.Model):
@@ -65,3 +66,28 @@ class PlanSolution(models.Model):
 
     def __str__(self) -> str:
         return f"solution {self.pk} of {self.version}"
+
+
+class PlanShareLink(models.Model):
+    """A read-only link, for people without an account (finance), to one frozen solution of a plan. Only the
+    token's SHA-256 is stored (apps.designs.models.hash_token, as for design share links)."""
+
+    plan = models.ForeignKey(CapacityPlan, on_delete=models.CASCADE, related_name="share_links")
+    solution = models.ForeignKey(PlanSolution, on_delete=models.CASCADE, related_name="share_links")
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_hint = models.CharField(max_length=8)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"share {self.token_hint}… of {self.plan}"
+
+    @property
+    def is_active(self) -> bool:
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
 
-from apps.plans.models import CapacityPlan, PlanSolution, PlanVersion
+from apps.designs.models import hash_token
+from apps.plans.models import CapacityPlan, PlanShareLink, PlanSolution, PlanVersion
 
 
 def plan_list(*, user: Any) -> QuerySet[CapacityPlan]:
@@ -32,3 +34,19 @@ def plan_version_get(*, plan: CapacityPlan, number: int | None = None) -> PlanVe
 
 def plan_solution_latest(*, version: PlanVersion) -> PlanSolution | None:
     return version.solutions.first()
+
+
+def plan_share_link_resolve(*, token: str) -> PlanShareLink:
+    """The active link for a token, or 404 (looked up by the token's SHA-256, re-checked in constant time)."""
+    digest = hash_token(token)
+    link = PlanShareLink.objects.select_related("plan", "solution__version").filter(token_hash=digest).first()
+    if link is None or not hmac.compare_digest(link.token_hash, digest) or not link.is_active:
+        raise Http404("This link does not exist, has expired or was revoked.")
+    return link
+
+
+def plan_share_link_get(*, user: Any, plan_id: int, link_id: int) -> PlanShareLink:
+    link = PlanShareLink.objects.filter(pk=link_id, plan=plan_get(user=user, plan_id=plan_id)).first()
+    if link is None:
+        raise Http404("No such share link of yours.")
+    return link

@@ -121,3 +121,27 @@ class PlanSolutionSerializer(serializers.Serializer):
     input_hash = serializers.CharField()
     result = PlanResultSerializer()
     created_at = serializers.DateTimeField()
+
+
+class PlanShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
+    expires_in_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=3650,
+        help_text="Omit for a link that never expires.",
+    )
+
+
+class PlanShareLinkSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    token_hint = serializers.CharField()
+    version = serializers.IntegerField(source="solution.version.number")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+class PlanShareLinkCreatedSerializer(PlanShareLinkSerializer):
+    token = serializers.CharField(help_text="Shown once; only its hash is stored.")
+    url = serializers.CharField()

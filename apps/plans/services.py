@@ -3,13 +3,17 @@ solve it, and store the input snapshot beside the result."""
 
 from __future__ import annotations
 
+import datetime as dt
+import secrets
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
-from apps.plans.models import CapacityPlan, PlanSolution, PlanVersion
+from apps.designs.models import hash_token
+from apps.plans.models import CapacityPlan, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 
@@ -123,3 +127,28 @@ def plan_solve(*, version: PlanVersion, user: Any) -> PlanSolution:
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": result.to_json()}
     )
     return solution
+
+
+def plan_share_link_create(
+    *, plan: CapacityPlan, user: Any, expires_in_days: int | None = None
+) -> tuple[PlanShareLink, str]:
+    """Freeze the current version's solution behind a new 256-bit token; returns (link, token), the token
+    shown once."""
+    solution = plan_solve(version=plan.versions.get(number=plan.version), user=user)
+    token = secrets.token_urlsafe(32)
+    link = PlanShareLink.objects.create(
+        plan=plan,
+        solution=solution,
+        token_hash=hash_token(token),
+        token_hint=token[:6],
+        created_by=user,
+        expires_at=timezone.now() + dt.timedelta(days=expires_in_days) if expires_in_days else None,
+    )
+    return link, token
+
+
+def plan_share_link_revoke(*, link: PlanShareLink) -> PlanShareLink:
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+    return link

@@ -9,11 +9,13 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.html import json_script
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.designs import selectors as design_selectors
 from apps.plans import charts, selectors, services
+from apps.plans.exports import XLSX, plan_xlsx
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.engine.errors import EngineError
 
@@ -88,30 +90,21 @@ def plan_list(request: HttpRequest) -> HttpResponse:
     return render(request, "plans/list.html", context, status=400 if error else 200)
 
 
-@login_required
-def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = selectors.plan_get(user=request.user, plan_id=plan_id)
-    version = selectors.plan_version_get(plan=plan)
-    context: dict[str, Any] = {"plan": plan, "version": version}
-    try:
-        solution = services.plan_solve(version=version, user=request.user)
-    except EngineError as exc:
-        context["error"] = exc
-        return render(request, "plans/detail.html", context)
+def _result_context(solution: Any) -> dict[str, Any]:
     result = PlanResult.from_json(solution.result)
     gpus = int(solution.snapshot["plan"]["gpus_per_node"])
     figures = charts.plan_charts(result=result, gpus_per_node=gpus)
-    context.update(
-        result=result,
-        layer_costs=[
+    return {
+        "result": result,
+        "layer_costs": [
             (charts.LAYER_LABELS.get(name, "Reserved, after the horizon"), usd)
             for name, usd in result.cost_by_layer_usd.items()
             if usd
         ],
-        alternatives=[
+        "alternatives": [
             (a, None if a.total_usd is None else a.total_usd - result.total_usd) for a in result.alternatives
         ],
-        charts=[
+        "charts": [
             {
                 "id": key,
                 "title": fig["layout"]["title"]["text"],
@@ -119,5 +112,52 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
             }
             for key, fig in figures.items()
         ],
-    )
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The plan's result; a POST makes a read-only share link to it and shows its address once."""
+    plan = selectors.plan_get(user=request.user, plan_id=plan_id)
+    version = selectors.plan_version_get(plan=plan)
+    context: dict[str, Any] = {
+        "plan": plan,
+        "version": version,
+        "xlsx_url": f"/api/v1/capacity-plans/{plan.pk}/xlsx/?version={version.number}",
+    }
+    try:
+        solution = services.plan_solve(version=version, user=request.user)
+    except EngineError as exc:
+        context["error"] = exc
+        return render(request, "plans/detail.html", context)
+    if request.method == "POST":
+        _, token = services.plan_share_link_create(plan=plan, user=request.user)
+        context["share_url"] = request.build_absolute_uri(reverse("plans:share", args=[token]))
+    return render(request, "plans/detail.html", {**context, **_result_context(solution)})
+
+
+@require_GET
+def plan_share(request: HttpRequest, token: str) -> HttpResponse:
+    """A frozen solution for someone without an account. Reads only."""
+    link = selectors.plan_share_link_resolve(token=token)
+    context = {
+        "plan": link.plan,
+        "version": link.solution.version,
+        "shared": link,
+        "xlsx_url": reverse("plans:share-xlsx", args=[token]),
+        **_result_context(link.solution),
+    }
     return render(request, "plans/detail.html", context)
+
+
+@require_GET
+def plan_share_xlsx(request: HttpRequest, token: str) -> HttpResponse:
+    link = selectors.plan_share_link_resolve(token=token)
+    version = link.solution.version
+    body = plan_xlsx(
+        name=link.plan.name, version=version.number, result=PlanResult.from_json(link.solution.result)
+    )
+    response = HttpResponse(body, content_type=XLSX)
+    response["Content-Disposition"] = f'attachment; filename="plan-{link.plan_id}-v{version.number}.xlsx"'
+    return response

@@ -155,3 +155,22 @@ def test_the_xlsx_reads_back_the_solved_figures(alice: Any, bob: Any) -> None:
     assert [row[4] for row in months] == [m["owned_nodes"] for m in result["months"]]
     assert book["Runs"]["A2"].value == "'=HYPERLINK(1)"  # a name never runs as a formula
     assert _client(bob).get(f"{URL}{plan['id']}/xlsx/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_share_links_through_the_api_are_owner_made_and_revocable(alice: Any, bob: Any) -> None:
+    client = _client(alice)
+    plan = _create(client)
+    made = client.post(f"{URL}{plan['id']}/share-links/", {"expires_in_days": 30}, format="json")
+    assert made.status_code == 201
+    body = made.json()
+    assert body["version"] == 1 and body["expires_at"] and len(body["token"]) > 40
+    path = body["url"].split("testserver")[1]
+    assert APIClient().get(path).status_code == 200
+    assert _client(bob).post(f"{URL}{plan['id']}/share-links/", {}, format="json").status_code == 404
+    revoke = f"{URL}{plan['id']}/share-links/{body['id']}/revoke/"
+    assert _client(bob).post(revoke).status_code == 404
+    assert client.post(revoke).json()["revoked_at"]
+    assert APIClient().get(path).status_code == 404
+    bad = client.post(f"{URL}{plan['id']}/share-links/", {"expires_in_days": 0}, format="json")
+    assert bad.status_code == 400 and "expires_in_days" in bad.json()["error"]["fields"]

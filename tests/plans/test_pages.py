@@ -56,3 +56,29 @@ def test_a_bad_spec_in_the_form_is_named_on_the_page(alice: Any) -> None:
     response = _signed_in(alice).post("/plans/", {"name": "x", "spec": "{nope"})
     assert response.status_code == 400 and "spec: is not JSON" in response.content.decode()
     assert not CapacityPlan.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_share_link_shows_finance_the_frozen_result_and_never_writes(alice: Any) -> None:
+    from apps.plans.models import PlanShareLink
+    from apps.plans.services import plan_share_link_revoke
+    from clusterdesigner.logging import redact
+
+    owner = _signed_in(alice)
+    created = owner.post("/plans/", {"name": "FY27", "spec": json.dumps(EXAMPLE_SPEC)})
+    page = owner.post(created["Location"]).content.decode()  # "Create a read-only share link"
+    link = PlanShareLink.objects.get()
+    url = page.split('id="share-url">Share link (shown once): <code>')[1].split("</code>")[0]
+    path = url.split("testserver")[1]
+    assert redact(f"Not Found: {path}") == "Not Found: /plans/share/[redacted]/"
+    finance = Client()
+    shared = finance.get(path)
+    assert shared.status_code == 200
+    body = shared.content.decode()
+    assert 'id="share-notice"' in body and 'id="chart-data-capacity"' in body and "share-plan" not in body
+    xlsx = finance.get(f"{path}xlsx/")
+    assert xlsx.status_code == 200 and xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
+    assert finance.post(path).status_code == 405
+    plan_share_link_revoke(link=link)
+    assert finance.get(path).status_code == 404
+    assert finance.get("/plans/share/not-a-token/").status_code == 404
