@@ -16,8 +16,10 @@ from rest_framework.response import Response
 
 from apps.plans import selectors, services
 from apps.plans.exports import XLSX, plan_xlsx
+from apps.plans.models import PlanRun, PlanSolution
 from apps.plans.serializers import (
     PlanInputSerializer,
+    PlanRunSerializer,
     PlanSerializer,
     PlanShareLinkCreatedSerializer,
     PlanShareLinkInputSerializer,
@@ -92,17 +94,29 @@ class CapacityPlanViewSet(
     @extend_schema(
         request=None,
         parameters=[OpenApiParameter("version", int, description="Version to solve (default: current).")],
-        responses={200: PlanSolutionSerializer, **ERRORS},
+        responses={200: PlanSolutionSerializer, 202: PlanRunSerializer, **ERRORS},
         description=(
             "The cheapest mix of owned, reserved, on-demand and spot capacity that serves the plan and meets "
-            "every deadline, solved synchronously as a MILP (HiGHS); the same input returns the stored "
-            "result."
+            "every deadline, solved as a MILP (HiGHS); the same input returns the stored result. A small "
+            "plan is solved now (200); a large one is queued to a worker (202 with the run's URL)."
         ),
     )
     @action(detail=True, methods=["post"])
     def solve(self, request: Request, pk: str) -> Response:
-        solution = services.plan_solve(version=self._version(request), user=request.user)
-        return Response(PlanSolutionSerializer(solution).data)
+        outcome = services.plan_solve_start(version=self._version(request), user=request.user)
+        if isinstance(outcome, PlanSolution):
+            return Response(PlanSolutionSerializer(outcome).data)
+        run = PlanRun.objects.select_related("version", "solution__version").get(pk=outcome.pk)
+        return Response(PlanRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={200: PlanRunSerializer, **ERRORS})
+    @action(detail=True, methods=["get"], url_path=r"runs/(?P<run_id>[0-9]{1,18})")
+    def run(self, request: Request, pk: str, run_id: str) -> Response:
+        return Response(
+            PlanRunSerializer(
+                selectors.plan_run_get(user=request.user, plan_id=int(pk), run_id=int(run_id))
+            ).data
+        )
 
     @extend_schema(
         parameters=[OpenApiParameter("version", int, description="Version (default: current).")],

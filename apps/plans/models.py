@@ -91,3 +91,33 @@ class PlanShareLink(models.Model):
     def is_active(self) -> bool:
         now = timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+class PlanRun(models.Model):
+    """A solve of a large plan version queued to a Celery worker. ``status`` is the truth; the result is the
+    PlanSolution it produced. ``progress`` is 0 or 1: a MILP has no meaningful partial count."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    version = models.ForeignKey(PlanVersion, on_delete=models.CASCADE, related_name="runs")
+    input_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    solution = models.ForeignKey(
+        PlanSolution, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "input_hash"], name="plans_run_unique_input")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.version} ({self.status})"

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.designs.models import hash_token
-from apps.plans.models import CapacityPlan, PlanShareLink, PlanSolution, PlanVersion
+from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 
 
 def plan_list(*, user: Any) -> QuerySet[CapacityPlan]:
@@ -50,3 +50,14 @@ def plan_share_link_get(*, user: Any, plan_id: int, link_id: int) -> PlanShareLi
     if link is None:
         raise Http404("No such share link of yours.")
     return link
+
+
+def plan_run_get(*, user: Any, plan_id: int, run_id: int) -> PlanRun:
+    run = (
+        PlanRun.objects.select_related("version", "solution__version")
+        .filter(pk=run_id, version__plan=plan_get(user=user, plan_id=plan_id))
+        .first()
+    )
+    if run is None:
+        raise Http404("No such run of your plan.")
+    return run

@@ -145,3 +145,18 @@ class PlanShareLinkSerializer(serializers.Serializer):
 class PlanShareLinkCreatedSerializer(PlanShareLinkSerializer):
     token = serializers.CharField(help_text="Shown once; only its hash is stored.")
     url = serializers.CharField()
+
+
+class PlanRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    progress = serializers.SerializerMethodField()
+    error = serializers.CharField(allow_blank=True)
+    url = serializers.SerializerMethodField()
+    solution = PlanSolutionSerializer(allow_null=True)
+
+    def get_progress(self, run: Any) -> dict[str, int]:
+        return {"done": 1 if run.status == "done" else 0, "total": 1}
+
+    def get_url(self, run: Any) -> str:
+        return f"/api/v1/capacity-plans/{run.version.plan_id}/runs/{run.pk}/"

@@ -7,15 +7,16 @@ import datetime as dt
 import secrets
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
 from apps.designs.models import hash_token
-from apps.plans.models import CapacityPlan, PlanShareLink, PlanSolution, PlanVersion
+from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
-from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
 
 HOURS_PER_DAY = 24.0
 
@@ -114,11 +115,21 @@ def plan_delete(*, plan: CapacityPlan) -> None:
     plan.delete()
 
 
-def plan_solve(*, version: PlanVersion, user: Any) -> PlanSolution:
-    """Solve one version synchronously; the same resolved input twice returns the stored solution."""
+def plan_size(*, plan: capacity.CapacityPlan) -> int:
+    """A plan's weight for choosing how to solve it: months × (training runs + 1). The integer variables and
+    the pieces of the demand curve grow with the months; each run that may not be split adds binaries."""
+    return plan.horizon_months * (len(plan.training) + 1)
+
+
+def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
     engine_plan = plan_spec_resolve(spec=version.spec, user=user)
     snapshot = {"plan": engine_plan.to_json()}
-    digest = design_services.snapshot_hash(snapshot)
+    return engine_plan, snapshot, design_services.snapshot_hash(snapshot)
+
+
+def _store(
+    *, version: PlanVersion, engine_plan: capacity.CapacityPlan, snapshot: dict[str, Any], digest: str
+) -> PlanSolution:
     existing = version.solutions.filter(input_hash=digest).first()
     if existing is not None:
         return existing
@@ -127,6 +138,47 @@ def plan_solve(*, version: PlanVersion, user: Any) -> PlanSolution:
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": result.to_json()}
     )
     return solution
+
+
+def plan_solve(*, version: PlanVersion, user: Any) -> PlanSolution:
+    """Solve one version synchronously; the same resolved input twice returns the stored solution."""
+    engine_plan, snapshot, digest = _resolved(version=version, user=user)
+    return _store(version=version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+
+
+def plan_solve_start(*, version: PlanVersion, user: Any) -> PlanSolution | PlanRun:
+    """A stored or small plan is solved now (its solution); a large one (``plan_size`` above
+    settings.PLAN_SYNC_MAX_SIZE) is queued to a worker once per input (its run)."""
+    engine_plan, snapshot, digest = _resolved(version=version, user=user)
+    existing = version.solutions.filter(input_hash=digest).first()
+    if existing is not None or plan_size(plan=engine_plan) <= settings.PLAN_SYNC_MAX_SIZE:
+        return existing or _store(version=version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+    run, created = PlanRun.objects.get_or_create(version=version, input_hash=digest)
+    if created or run.status == PlanRun.Status.FAILED:
+        PlanRun.objects.filter(pk=run.pk).update(status=PlanRun.Status.QUEUED, error="")
+        from apps.plans.tasks import plan_run_task
+
+        transaction.on_commit(lambda: plan_run_task.delay(run.pk))
+        run.refresh_from_db()
+    return run
+
+
+def plan_run_execute(*, run_id: int) -> None:
+    """The worker's part: solve the run's version as its owner would, and record how it ended. Idempotent: a
+    run already done is left alone."""
+    run = PlanRun.objects.select_related("version__plan__owner").get(pk=run_id)
+    if run.status == PlanRun.Status.DONE:
+        return
+    PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.RUNNING)
+    try:
+        engine_plan, snapshot, digest = _resolved(version=run.version, user=run.version.plan.owner)
+        solution = _store(version=run.version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+    except EngineError as exc:
+        PlanRun.objects.filter(pk=run_id).update(
+            status=PlanRun.Status.FAILED, error=f"{exc.field}: {exc.message}" if exc.field else exc.message
+        )
+        return
+    PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.DONE, solution=solution)
 
 
 def plan_share_link_create(

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from apps.designs import selectors as design_selectors
 from apps.plans import charts, selectors, services
 from apps.plans.exports import XLSX, plan_xlsx
+from apps.plans.models import PlanRun
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.engine.errors import EngineError
 
@@ -127,10 +128,12 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
         "xlsx_url": f"/api/v1/capacity-plans/{plan.pk}/xlsx/?version={version.number}",
     }
     try:
-        solution = services.plan_solve(version=version, user=request.user)
+        solution = services.plan_solve_start(version=version, user=request.user)
     except EngineError as exc:
         context["error"] = exc
         return render(request, "plans/detail.html", context)
+    if isinstance(solution, PlanRun):  # a large plan: a worker is solving it
+        return render(request, "plans/detail.html", {**context, "run": solution})
     if request.method == "POST":
         _, token = services.plan_share_link_create(plan=plan, user=request.user)
         context["share_url"] = request.build_absolute_uri(reverse("plans:share", args=[token]))

@@ -174,3 +174,24 @@ def test_share_links_through_the_api_are_owner_made_and_revocable(alice: Any, bo
     assert APIClient().get(path).status_code == 404
     bad = client.post(f"{URL}{plan['id']}/share-links/", {"expires_in_days": 0}, format="json")
     assert bad.status_code == 400 and "expires_in_days" in bad.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_a_large_plan_is_queued_to_a_worker_and_its_run_reports_the_result(
+    alice: Any, bob: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.PLAN_SYNC_MAX_SIZE = 10  # this plan is 12 months × (1 run + 1) = 24
+    client = _client(alice)
+    plan = _create(client)
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = client.post(f"{URL}{plan['id']}/solve/")
+    assert queued.status_code == 202
+    run = queued.json()
+    assert run["status"] == "queued" and run["progress"] == {"done": 0, "total": 1}
+    done = client.get(run["url"]).json()  # tasks run in-process in tests: the worker has finished
+    assert done["status"] == "done" and done["progress"] == {"done": 1, "total": 1}
+    expected = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    assert done["solution"]["result"]["total_usd"] == pytest.approx(expected.total_usd, rel=1e-9)
+    # Once solved, the same input is answered from the stored solution, now.
+    assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+    assert _client(bob).get(run["url"]).status_code == 404

@@ -82,3 +82,14 @@ def test_a_share_link_shows_finance_the_frozen_result_and_never_writes(alice: An
     plan_share_link_revoke(link=link)
     assert finance.get(path).status_code == 404
     assert finance.get("/plans/share/not-a-token/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_large_plans_page_says_a_worker_is_solving_it(alice: Any, settings: Any) -> None:
+    settings.PLAN_SYNC_MAX_SIZE = 1
+    client = _signed_in(alice)
+    created = client.post("/plans/", {"name": "Big", "spec": json.dumps(EXAMPLE_SPEC)})
+    page = client.get(
+        created["Location"]
+    ).content.decode()  # on_commit never fires inside the test's transaction
+    assert 'id="plan-run"' in page and "a worker is solving it (queued)" in page
