@@ -37,10 +37,16 @@ ERRORS = {
     401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
     404: OpenApiResponse(ErrorSerializer, description="No such plan of yours."),
 }
+LIST_ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="A bad page or ordering; fields name it."),
+    401: ERRORS[401],
+    404: OpenApiResponse(ErrorSerializer, description="No such page."),
+}
+TOO_LARGE = {413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit.")}
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: PlanSerializer(many=True), 401: ERRORS[401]}),
+    list=extend_schema(responses={200: PlanSerializer(many=True), **LIST_ERRORS}),
     retrieve=extend_schema(responses={200: PlanSerializer, **ERRORS}),
     destroy=extend_schema(responses={204: None, **ERRORS}),
 )
@@ -62,14 +68,14 @@ class CapacityPlanViewSet(
     def get_object(self) -> Any:
         return selectors.plan_get(user=self.request.user, plan_id=int(self.kwargs["pk"]))
 
-    @extend_schema(request=PlanInputSerializer, responses={201: PlanSerializer, **ERRORS})
+    @extend_schema(request=PlanInputSerializer, responses={201: PlanSerializer, **ERRORS, **TOO_LARGE})
     def create(self, request: Request) -> Response:
         form = PlanInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         plan = services.plan_create(owner=request.user, **form.validated_data)
         return Response(PlanSerializer(plan).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS})
+    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS, **TOO_LARGE})
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         plan = self.get_object()
         form = PlanUpdateSerializer(data=request.data)
@@ -77,7 +83,7 @@ class CapacityPlanViewSet(
         plan = services.plan_update(plan=plan, user=request.user, **form.validated_data)
         return Response(PlanSerializer(plan).data)
 
-    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS})
+    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS, **TOO_LARGE})
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """The same as PATCH: fields left out keep their value; a new spec makes a new version."""
         return self.partial_update(request, *args, **kwargs)
@@ -138,7 +144,7 @@ class CapacityPlanViewSet(
 
     @extend_schema(
         request=PlanShareLinkInputSerializer,
-        responses={201: PlanShareLinkCreatedSerializer, **ERRORS},
+        responses={201: PlanShareLinkCreatedSerializer, **ERRORS, **TOO_LARGE},
         description="A read-only link (for finance) to the current version's solution, frozen now.",
     )
     @action(detail=True, methods=["post"], url_path="share-links")
