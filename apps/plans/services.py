@@ -57,6 +57,68 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: in
     }
 
 
+TERM_MODELS = {12: "reserved_1y", 36: "reserved_3y"}
+
+
+def _catalog_priced(
+    *, option: Any, path: str, pricing_model: str | None, gpus_per_node: Any, catalog: Any
+) -> Any:
+    """An option that names a catalog ``offering`` instead of a price takes that offering's newest price of
+    the pricing model (a missing one is an error, never another model's or offering's price)."""
+    if not isinstance(option, dict) or "offering" not in option or "usd_per_node_hour" in option:
+        return option
+    slug = option["offering"]
+    offering = catalog.offerings.get(slug) if isinstance(slug, str) else None
+    if offering is None:
+        raise InputError("no cloud offering with this slug in the catalog", field=f"{path}offering")
+    if offering.gpu_count != gpus_per_node:
+        raise InputError(
+            f"{slug} rents {offering.gpu_count} GPUs a node; the plan's nodes have {gpus_per_node}",
+            field=f"{path}offering",
+        )
+    price = offering.usd_per_hour.get(pricing_model) if pricing_model else None
+    if price is None:
+        raise InputError(
+            f"{slug} has no {pricing_model or 'such'} price in the catalog: give usd_per_node_hour",
+            field=f"{path}usd_per_node_hour",
+        )
+    source = f"catalog {slug} {pricing_model} as of {offering.price_as_of.get(pricing_model, '?')}"
+    rest = {k: v for k, v in option.items() if k != "offering"}
+    return {**rest, "usd_per_node_hour": price, "source": source}
+
+
+def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
+    if not isinstance(supply, dict) or not any(
+        isinstance(v, dict) and "offering" in v
+        for v in [supply.get("on_demand"), supply.get("spot"), *(supply.get("reservations") or [])]
+    ):
+        return supply
+    from apps.catalog.selectors import engine_catalog
+
+    catalog = engine_catalog()
+    out = dict(supply)
+    for key in ("on_demand", "spot"):
+        out[key] = _catalog_priced(
+            option=supply.get(key),
+            path=f"supply.{key}.",
+            pricing_model=key,
+            gpus_per_node=gpus_per_node,
+            catalog=catalog,
+        )
+    if isinstance(supply.get("reservations"), list):
+        out["reservations"] = [
+            _catalog_priced(
+                option=r,
+                path=f"supply.reservations.{i}.",
+                pricing_model=TERM_MODELS.get(r.get("term_months")) if isinstance(r, dict) else None,
+                gpus_per_node=gpus_per_node,
+                catalog=catalog,
+            )
+            for i, r in enumerate(supply["reservations"])
+        ]
+    return out
+
+
 def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
     """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
     Errors name the field under ``spec.``."""
@@ -65,6 +127,7 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
     try:
         resolved = dict(spec)
         gpus_per_node = spec.get("gpus_per_node")
+        resolved["supply"] = _supply_priced(supply=spec.get("supply"), gpus_per_node=gpus_per_node)
         runs = spec.get("training") or []
         if isinstance(runs, list):
             resolved["training"] = [

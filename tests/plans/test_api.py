@@ -195,3 +195,29 @@ def test_a_large_plan_is_queued_to_a_worker_and_its_run_reports_the_result(
     # Once solved, the same input is answered from the stored solution, now.
     assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
     assert _client(bob).get(run["url"]).status_code == 404
+
+
+@pytest.mark.django_db
+def test_supply_may_take_its_prices_from_a_catalog_offering_and_a_missing_one_is_an_error(
+    catalog: Any, alice: Any
+) -> None:
+    spec = copy.deepcopy(SPEC)
+    # aws-p5-48xlarge in the seed catalog: on-demand $55.04 (2026-09-01), 3-year RI $23.776, spot $20.784;
+    # no 1-year RI row.
+    spec["supply"]["on_demand"] = {"offering": "aws-p5-48xlarge"}
+    spec["supply"]["reservations"] = [{"term_months": 36, "offering": "aws-p5-48xlarge"}]
+    client = _client(alice)
+    plan = _create(client, spec)
+    client.post(f"{URL}{plan['id']}/solve/")
+    snapshot = PlanSolution.objects.get().snapshot["plan"]["supply"]
+    assert snapshot["on_demand"]["usd_per_node_hour"] == 55.04
+    assert snapshot["reservations"][0]["usd_per_node_hour"] == 23.776
+    spec["supply"]["reservations"] = [{"term_months": 12, "offering": "aws-p5-48xlarge"}]
+    response = client.post(URL, {"name": "1y", "spec": spec}, format="json")
+    assert response.status_code == 400
+    fields = response.json()["error"]["fields"]
+    assert list(fields) == ["spec.supply.reservations.0.usd_per_node_hour"]
+    assert "no reserved_1y price" in fields["spec.supply.reservations.0.usd_per_node_hour"][0]
+    spec["supply"]["reservations"] = [{"term_months": 36, "offering": "aws-p5en-48xlarge-nope"}]
+    response = client.post(URL, {"name": "x", "spec": spec}, format="json")
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.reservations.0.offering"]
