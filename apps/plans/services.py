@@ -3,6 +3,7 @@ solve it, and store the input snapshot beside the result."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import secrets
 from typing import Any
@@ -17,13 +18,14 @@ from apps.designs.models import hash_token
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
+from clusterdesigner.engine.tco import OnPremInputs
 
 HOURS_PER_DAY = 24.0
 
 
-def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
-    """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
-    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
+def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
+    """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
+    user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
     design_id = item.get("design_id")
     if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
         raise InputError("must be the id of a saved design", field=f"{path}design_id")
@@ -42,19 +44,62 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: in
             field=f"{path}design_id",
         )
     evaluation, problem = design_services.design_evaluate_or_problem(version=version)
-    days = design_services.expected_days(evaluation.result) if evaluation is not None else None
-    if evaluation is None or days is None:
-        reason = problem["message"] if problem else "it gives no days to train"
+    if evaluation is None:
+        reason = problem["message"] if problem else "unknown"
         raise InputError(f"design {version.name!r} does not evaluate: {reason}", field=f"{path}design_id")
-    gpus = int(cluster["nodes"]) * gpus_per_node
+    return version, evaluation
+
+
+def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+    """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
+    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
+    version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+    days = design_services.expected_days(evaluation.result)
+    if days is None:
+        raise InputError(f"design {version.name!r} gives no days to train", field=f"{path}design_id")
+    gpus = int(version.spec["cluster"]["nodes"]) * gpus_per_node
     run = {key: value for key, value in item.items() if key not in {"design_id", "design_version"}}
     return {
         **run,
         "name": item.get("name") or version.name,
         "gpus": gpus,
         "gpu_hours": gpus * HOURS_PER_DAY * float(days),
-        "source": f"design {design_id} v{version.number}: {gpus} GPUs × 24 h × {float(days):.4g} days",
+        "source": f"design {version.design_id} v{version.number}: {gpus} GPUs × 24 h × {float(days):.4g} d",
     }
+
+
+ON_PREM_KEYS = (
+    "installation_fraction pue usd_per_kwh idle_power_fraction colo_usd_per_kw_month"
+    " maintenance_fraction_per_year staff_fte staff_usd_per_fte_year depreciation_years discount_rate"
+    " residual_fraction server_usd node_power_kw"
+).split()
+
+
+def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
+    """Owned nodes priced as a saved design owns them: the owning inputs its evaluation resolved (catalog
+    server price, network and storage capex, power, the cost engine's defaults or the design's own), run
+    through the cost engine's owning model per node (capacity.owned_option_from_on_prem)."""
+    if not isinstance(option, dict) or "design_id" not in option:
+        return option
+    path = "supply.owned."
+    version, evaluation = _design_evaluated(item=option, path=path, user=user, gpus_per_node=gpus_per_node)
+    costs = next(iter(evaluation.result["costs"].values()))
+    values = {a["name"]: a["value"] for a in costs["assumptions"] if isinstance(a, dict)}
+    inputs = OnPremInputs(
+        nodes=int(values["cluster.nodes"]),
+        gpus_per_node=int(values["cluster.gpus_per_node"]),
+        network_capex_usd=float(costs["network"]["capex_usd"]),
+        network_power_kw=float(costs["network"]["power_kw"]),
+        storage_capex_usd=float(costs["on_prem"]["capex_parts"]["storage"]["usd"]),
+        **{key: float(values[f"on_prem.{key}"]) for key in ON_PREM_KEYS},
+    )
+    owned = capacity.owned_option_from_on_prem(
+        inputs=inputs,
+        lead_time_months=option.get("lead_time_months", 0),
+        existing_nodes=option.get("existing_nodes", 0),
+    )
+    source = f"design {version.design_id} v{version.number}: {owned.source}"
+    return {**dataclasses.asdict(owned), "source": source}
 
 
 TERM_MODELS = {12: "reserved_1y", 36: "reserved_3y"}
@@ -127,7 +172,13 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
     try:
         resolved = dict(spec)
         gpus_per_node = spec.get("gpus_per_node")
-        resolved["supply"] = _supply_priced(supply=spec.get("supply"), gpus_per_node=gpus_per_node)
+        supply = _supply_priced(supply=spec.get("supply"), gpus_per_node=gpus_per_node)
+        if isinstance(supply, dict):
+            supply = {
+                **supply,
+                "owned": _design_owned(option=supply.get("owned"), user=user, gpus_per_node=gpus_per_node),
+            }
+        resolved["supply"] = supply
         runs = spec.get("training") or []
         if isinstance(runs, list):
             resolved["training"] = [

@@ -221,3 +221,22 @@ def test_supply_may_take_its_prices_from_a_catalog_offering_and_a_missing_one_is
     spec["supply"]["reservations"] = [{"term_months": 36, "offering": "aws-p5en-48xlarge-nope"}]
     response = client.post(URL, {"name": "x", "spec": spec}, format="json")
     assert list(response.json()["error"]["fields"]) == ["spec.supply.reservations.0.offering"]
+
+
+@pytest.mark.django_db
+def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, alice: Any) -> None:
+    demo = DEMOS[0]  # 64 × 8 H100: the owning inputs of tests/engine/test_capacity.py's DEMO1_OWNING
+    design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
+    spec = copy.deepcopy(SPEC)
+    spec["supply"]["owned"] = {"design_id": design.pk, "lead_time_months": 2}
+    client = _client(alice)
+    plan = _create(client, spec)
+    assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+    owned = PlanSolution.objects.get().snapshot["plan"]["supply"]["owned"]
+    # By hand in tests/engine/test_capacity.py: F = $9,539.32 a node-month, v = $0.769860 a node-hour.
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(9_539.32, abs=0.01)
+    assert owned["usd_per_node_hour_used"] == pytest.approx(0.769860, rel=1e-6)
+    assert owned["lead_time_months"] == 2 and owned["source"].startswith(f"design {design.pk} v1")
+    spec["supply"]["owned"]["lead_time_months"] = "soon"
+    response = client.post(URL, {"name": "x", "spec": spec}, format="json")
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.owned.lead_time_months"]
