@@ -792,7 +792,8 @@ def _alternative(
             ).total_usd,
         )
     except InfeasibleError as exc:
-        return Alternative(name=name, total_usd=None, reason=exc.message)
+        # The main solve's advice (offer on-demand, …) does not apply to a comparison that leaves it out.
+        return Alternative(name=name, total_usd=None, reason=exc.message.split(": ")[0])
 
 
 def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanResult:
