@@ -102,6 +102,11 @@ def _result_context(solution: Any) -> dict[str, Any]:
             for name, usd in result.cost_by_layer_usd.items()
             if usd
         ],
+        "gap_pct": 100 * result.size.mip_gap,
+        "run_layers": [
+            (run, ", ".join(charts.LAYER_LABELS.get(k, k) for k in run.node_hours_by_layer))
+            for run in result.runs
+        ],
         "alternatives": [
             (a, None if a.total_usd is None else a.total_usd - result.total_usd) for a in result.alternatives
         ],
