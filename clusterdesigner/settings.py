@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "apps.designs",
     "apps.analysis",
     "apps.dashboard",
+    "apps.plans",
 ]
 
 MIDDLEWARE = [
@@ -324,6 +325,8 @@ AUTHENTICATION_BACKENDS = ["clusterdesigner.auth.RateLimitedModelBackend"]
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_WINDOW_S = int(os.environ.get("LOGIN_FAILURE_WINDOW_S", "900"))
 ANALYSIS_TIME_LIMIT_S = int(os.environ.get("ANALYSIS_TIME_LIMIT_S", "1800"))
+# Capacity plans up to this size (months × (training runs + 1)) solve in the request; larger ones on a worker.
+PLAN_SYNC_MAX_SIZE = int(os.environ.get("PLAN_SYNC_MAX_SIZE", "100"))
 # A run with no chunk started or finished for this long, and none held by a worker, has lost its queued
 # messages (Redis restarted without persistence): its unfinished chunks are queued again on the next read.
 ANALYSIS_STALL_S = int(os.environ.get("ANALYSIS_STALL_S", "180"))

@@ -10,6 +10,7 @@ from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
 from apps.serving import api as serving_api
+from apps.plans import api as plans_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -26,6 +27,7 @@ router.register("rental-prices", catalog_api.RentalPricePointViewSet, basename="
 router.register("designs", analysis_api.DesignViewSet, basename="design")
 router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
+router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
@@ -41,6 +43,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalog/", include("apps.catalog.urls")),
     path("serving/", include("apps.serving.urls")),
+    path("plans/", include("apps.plans.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 

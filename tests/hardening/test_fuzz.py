@@ -30,7 +30,7 @@ MAX_EXAMPLES = 20
 # skipped.
 SEMANTIC_400 = (
     r"^/api/v1/(accelerators|server-types|fabrics|switches|storage-tiers|cloud-offerings|cloud-prices"
-    r"|designs|analyses)/"
+    r"|designs|analyses|capacity-plans)/"
 )
 CONFIG = SchemathesisConfig.from_str(f"""
 [[operations]]

@@ -1,0 +1,171 @@
+"""Capacity plans REST API: the owner's plans with versions, and a synchronous solve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.plans import selectors, services
+from apps.plans.exports import XLSX, plan_xlsx
+from apps.plans.models import PlanRun, PlanSolution
+from apps.plans.serializers import (
+    PlanInputSerializer,
+    PlanRunSerializer,
+    PlanSerializer,
+    PlanShareLinkCreatedSerializer,
+    PlanShareLinkInputSerializer,
+    PlanShareLinkSerializer,
+    PlanSolutionSerializer,
+    PlanUpdateSerializer,
+    PlanVersionSerializer,
+)
+from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.engine.capacity import PlanResult
+from clusterdesigner.parsers import JSONParser
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
+    401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
+    404: OpenApiResponse(ErrorSerializer, description="No such plan of yours."),
+}
+LIST_ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="A bad page or ordering; fields name it."),
+    401: ERRORS[401],
+    404: OpenApiResponse(ErrorSerializer, description="No such page."),
+}
+TOO_LARGE = {413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit.")}
+
+
+@extend_schema_view(
+    list=extend_schema(responses={200: PlanSerializer(many=True), **LIST_ERRORS}),
+    retrieve=extend_schema(responses={200: PlanSerializer, **ERRORS}),
+    destroy=extend_schema(responses={204: None, **ERRORS}),
+)
+class CapacityPlanViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    """Capacity plans: workloads over months and the capacity to buy. Only the owner sees a plan."""
+
+    serializer_class = PlanSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
+    ordering_fields = ["updated_at", "created_at", "name"]
+    search_fields = ["name", "description"]
+    lookup_value_regex = r"[0-9]{1,18}"
+
+    def get_queryset(self) -> Any:
+        return selectors.plan_list(user=self.request.user)
+
+    def get_object(self) -> Any:
+        return selectors.plan_get(user=self.request.user, plan_id=int(self.kwargs["pk"]))
+
+    @extend_schema(request=PlanInputSerializer, responses={201: PlanSerializer, **ERRORS, **TOO_LARGE})
+    def create(self, request: Request) -> Response:
+        form = PlanInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        plan = services.plan_create(owner=request.user, **form.validated_data)
+        return Response(PlanSerializer(plan).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS, **TOO_LARGE})
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        plan = self.get_object()
+        form = PlanUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        plan = services.plan_update(plan=plan, user=request.user, **form.validated_data)
+        return Response(PlanSerializer(plan).data)
+
+    @extend_schema(request=PlanUpdateSerializer, responses={200: PlanSerializer, **ERRORS, **TOO_LARGE})
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The same as PATCH: fields left out keep their value; a new spec makes a new version."""
+        return self.partial_update(request, *args, **kwargs)
+
+    def perform_destroy(self, instance: Any) -> None:
+        services.plan_delete(plan=instance)
+
+    @extend_schema(filters=False, responses={200: PlanVersionSerializer(many=True), **ERRORS})
+    @action(detail=True, methods=["get"])
+    def versions(self, request: Request, pk: str) -> Response:
+        page = self.paginate_queryset(self.get_object().versions.all())
+        return self.get_paginated_response(PlanVersionSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("version", int, description="Version to solve (default: current).")],
+        responses={200: PlanSolutionSerializer, 202: PlanRunSerializer, **ERRORS},
+        description=(
+            "The cheapest mix of owned, reserved, on-demand and spot capacity that serves the plan and meets "
+            "every deadline, solved as a MILP (HiGHS); the same input returns the stored result. A small "
+            "plan is solved now (200); a large one is queued to a worker (202 with the run's URL)."
+        ),
+    )
+    @action(detail=True, methods=["post"])
+    def solve(self, request: Request, pk: str) -> Response:
+        outcome = services.plan_solve_start(version=self._version(request), user=request.user)
+        if isinstance(outcome, PlanSolution):
+            return Response(PlanSolutionSerializer(outcome).data)
+        run = PlanRun.objects.select_related("version", "solution__version").get(pk=outcome.pk)
+        return Response(PlanRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={200: PlanRunSerializer, **ERRORS})
+    @action(detail=True, methods=["get"], url_path=r"runs/(?P<run_id>[0-9]{1,18})")
+    def run(self, request: Request, pk: str, run_id: str) -> Response:
+        return Response(
+            PlanRunSerializer(
+                selectors.plan_run_get(user=request.user, plan_id=int(pk), run_id=int(run_id))
+            ).data
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, description="Version (default: current).")],
+        responses={(200, XLSX): OpenApiTypes.BINARY, **ERRORS},
+        description="The solved plan as an XLSX workbook: summary, months, purchases, reservations, runs.",
+    )
+    @action(detail=True, methods=["get"])
+    def xlsx(self, request: Request, pk: str) -> HttpResponse:
+        version = self._version(request)
+        solution = services.plan_solve(version=version, user=request.user)
+        body = plan_xlsx(
+            name=version.plan.name, version=version.number, result=PlanResult.from_json(solution.result)
+        )
+        response = HttpResponse(body, content_type=XLSX)
+        response["Content-Disposition"] = (
+            f'attachment; filename="plan-{version.plan_id}-v{version.number}.xlsx"'
+        )
+        return response
+
+    @extend_schema(
+        request=PlanShareLinkInputSerializer,
+        responses={201: PlanShareLinkCreatedSerializer, **ERRORS, **TOO_LARGE},
+        description="A read-only link (for finance) to the current version's solution, frozen now.",
+    )
+    @action(detail=True, methods=["post"], url_path="share-links")
+    def share_links(self, request: Request, pk: str) -> Response:
+        form = PlanShareLinkInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        link, token = services.plan_share_link_create(
+            plan=self.get_object(), user=request.user, **form.validated_data
+        )
+        data = dict(PlanShareLinkSerializer(link).data)
+        data.update(token=token, url=request.build_absolute_uri(reverse("plans:share", args=[token])))
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: PlanShareLinkSerializer, **ERRORS})
+    @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>[0-9]{1,18})/revoke")
+    def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
+        link = selectors.plan_share_link_get(user=request.user, plan_id=int(pk), link_id=int(link_id))
+        return Response(PlanShareLinkSerializer(services.plan_share_link_revoke(link=link)).data)
+
+    def _version(self, request: Request) -> Any:
+        raw = request.query_params.get("version")
+        if raw is not None and not raw.isdigit():
+            raise ValidationError({"version": ["must be a version number"]})
+        return selectors.plan_version_get(plan=self.get_object(), number=int(raw) if raw else None)

@@ -1,0 +1,100 @@
+"""Capacity plan charts: pure functions from the engine's PlanResult to Plotly figure dicts, drawn by
+static/js/charts.js like the design charts (apps/dashboard/charts.py: its layout, palette and escaping)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import plotly.graph_objects as go
+
+from apps.dashboard.charts import LAYOUT, PALETTE
+from clusterdesigner.engine.capacity import HOURS_PER_MONTH, PlanResult
+
+LAYER_LABELS = {"owned": "Owned", "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}
+
+
+def _figure(fig: go.Figure, *, title: str, y_title: str) -> dict[str, Any]:
+    fig.update_layout(
+        **LAYOUT,
+        title={"text": title},
+        xaxis={"title": {"text": "Month of the plan"}, "dtick": 1},
+        yaxis={"title": {"text": y_title}},
+    )
+    return json.loads(fig.to_json())  # type: ignore[no-any-return]
+
+
+def capacity_layers_chart(*, result: PlanResult, gpus_per_node: int) -> dict[str, Any]:
+    """Stacked capacity by layer (GPUs; burst as the month's average) against mean and peak demand."""
+    months = [m.month for m in result.months]
+    layers = {
+        "owned": [m.owned_nodes * gpus_per_node for m in result.months],
+        "reserved": [m.reserved_nodes * gpus_per_node for m in result.months],
+        "on_demand": [m.on_demand_node_hours / HOURS_PER_MONTH * gpus_per_node for m in result.months],
+        "spot": [m.spot_node_hours / HOURS_PER_MONTH * gpus_per_node for m in result.months],
+    }
+    fig = go.Figure()
+    for i, (name, values) in enumerate(layers.items()):
+        if any(v > 0 for v in values):
+            fig.add_bar(
+                x=months,
+                y=values,
+                name=LAYER_LABELS[name],
+                marker_color=PALETTE[i],
+                hovertemplate=f"{LAYER_LABELS[name]}: %{{y:,.1f}} GPUs in month %{{x}}<extra></extra>",
+            )
+    for name, values, dash in (
+        ("Demand, peak hour", [m.demand_peak_gpus for m in result.months], "dot"),
+        ("Demand, mean", [m.demand_mean_gpus for m in result.months], "solid"),
+    ):
+        fig.add_scatter(
+            x=months,
+            y=values,
+            name=name,
+            mode="lines+markers",
+            line={"color": "#1b1f24", "dash": dash},
+            hovertemplate=f"{name}: %{{y:,.1f}} GPUs in month %{{x}}<extra></extra>",
+        )
+    fig.update_layout(barmode="stack")
+    return _figure(fig, title="Capacity by layer against demand (burst: the month's average)", y_title="GPUs")
+
+
+def cost_by_layer_chart(*, result: PlanResult) -> dict[str, Any]:
+    months = [m.month for m in result.months]
+    fig = go.Figure()
+    for i, (name, label) in enumerate(LAYER_LABELS.items()):
+        values = [m.cost_usd.get(name, 0.0) for m in result.months]
+        if any(v > 0 for v in values):
+            fig.add_bar(
+                x=months,
+                y=values,
+                name=label,
+                marker_color=PALETTE[i],
+                hovertemplate=f"{label}: $%{{y:,.0f}} in month %{{x}}<extra></extra>",
+            )
+    fig.update_layout(barmode="stack")
+    return _figure(fig, title="Cost by capacity layer and month", y_title="USD per month")
+
+
+def owned_utilization_chart(*, result: PlanResult) -> dict[str, Any]:
+    months = [m.month for m in result.months if m.owned_utilization is not None]
+    values = [100 * m.owned_utilization for m in result.months if m.owned_utilization is not None]
+    fig = go.Figure()
+    fig.add_scatter(
+        x=months,
+        y=values,
+        name="Owned fleet",
+        mode="lines+markers",
+        line={"color": PALETTE[0]},
+        hovertemplate="Owned fleet busy %{y:.1f} % of month %{x}<extra></extra>",
+    )
+    fig.update_layout(yaxis_range=[0, 100], showlegend=False)
+    return _figure(fig, title="Utilization the owned fleet sees", y_title="% of owned node-hours used")
+
+
+def plan_charts(*, result: PlanResult, gpus_per_node: int) -> dict[str, dict[str, Any]]:
+    return {
+        "capacity": capacity_layers_chart(result=result, gpus_per_node=gpus_per_node),
+        "cost": cost_by_layer_chart(result=result),
+        "utilization": owned_utilization_chart(result=result),
+    }

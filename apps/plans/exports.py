@@ -1,0 +1,102 @@
+"""A solved capacity plan as an XLSX workbook for finance: summary, months, purchases, reservations, runs.
+Text cells go through clusterdesigner.spreadsheets.formula_safe so no name runs as a formula."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from openpyxl import Workbook
+
+from clusterdesigner.engine.capacity import LAYERS, PlanResult
+from clusterdesigner.spreadsheets import formula_safe
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def _sheet(book: Workbook, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    sheet = book.create_sheet(title)
+    sheet.append(list(header))
+    for row in rows:
+        sheet.append([formula_safe(v) if isinstance(v, str) else v for v in row])
+
+
+def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
+    book = Workbook()
+    book.remove(book.active)
+    alternatives = [
+        (f"{a.name} (USD)", a.total_usd if a.total_usd is not None else a.reason) for a in result.alternatives
+    ]
+    _sheet(
+        book,
+        "Summary",
+        ["item", "value"],
+        [
+            ("plan", name),
+            ("version", version),
+            ("cheapest mix over the horizon (USD)", result.total_usd),
+            ("NPV (USD)", result.npv_usd),
+            *((f"cost: {layer} (USD)", usd) for layer, usd in result.cost_by_layer_usd.items()),
+            ("on-demand node-hours", result.on_demand_node_hours),
+            ("spot node-hours", result.spot_node_hours),
+            ("owned fleet utilization", result.owned_utilization),
+            *alternatives,
+            *(("note", note) for note in result.notes),
+        ],
+    )
+    _sheet(
+        book,
+        "Months",
+        [
+            "month",
+            "demand mean GPUs",
+            "demand peak GPUs",
+            "training GPUs",
+            "owned nodes",
+            "reserved nodes",
+            "on-demand node-h",
+            "spot node-h",
+            "owned utilization",
+            *(f"cost {layer} (USD)" for layer in LAYERS),
+        ],
+        (
+            (
+                m.month,
+                m.demand_mean_gpus,
+                m.demand_peak_gpus,
+                m.training_gpus,
+                m.owned_nodes,
+                m.reserved_nodes,
+                m.on_demand_node_hours,
+                m.spot_node_hours,
+                m.owned_utilization,
+                *(m.cost_usd[k] for k in LAYERS),
+            )
+            for m in result.months
+        ),
+    )
+    _sheet(
+        book,
+        "Purchases",
+        ["order month", "arrival month", "nodes", "capex (USD)"],
+        ((p.order_month, p.arrival_month, p.nodes, p.capex_usd) for p in result.owned_purchases),
+    )
+    _sheet(
+        book,
+        "Reservations",
+        ["term (months)", "start month", "nodes", "committed (USD)"],
+        ((r.term_months, r.start_month, r.nodes, r.committed_usd) for r in result.reservations),
+    )
+    _sheet(
+        book,
+        "Runs",
+        ["run", "layers", "finish month", "deadline month", "slack (months)"],
+        (
+            (r.name, ", ".join(r.node_hours_by_layer), r.finish_month, r.deadline_month, r.slack_months)
+            for r in result.runs
+        ),
+    )
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()

@@ -1,0 +1,162 @@
+"""Plan API serializers: input (what a client sends) and output (what a plan and its solution hold)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.plans.models import CapacityPlan, PlanVersion
+from clusterdesigner.api import StrictJSONTypes
+
+SPEC_HELP = (
+    "horizon_months, gpus_per_node, growth_pct_per_month, discount_rate; training (gpu_hours and gpus, or "
+    "design_id), inference, baseline; supply (owned, reservations, on_demand, spot with their prices). "
+    "See docs/capacity-plan.md."
+)
+
+
+class PlanInputSerializer(StrictJSONTypes, serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    spec = serializers.DictField(help_text=SPEC_HELP)
+
+
+class PlanUpdateSerializer(StrictJSONTypes, serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    spec = serializers.DictField(required=False, help_text="A new spec makes a new version. " + SPEC_HELP)
+
+
+class PlanSerializer(serializers.ModelSerializer):
+    spec = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CapacityPlan
+        fields = ["id", "name", "description", "version", "spec", "created_at", "updated_at"]
+
+    def get_spec(self, plan: CapacityPlan) -> dict[str, Any]:
+        return plan.versions.get(number=plan.version).spec
+
+
+class PlanVersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PlanVersion
+        fields = ["number", "spec", "created_at"]
+
+
+class OwnedPurchaseSerializer(serializers.Serializer):
+    arrival_month = serializers.IntegerField()
+    order_month = serializers.IntegerField(help_text="arrival month − lead time (may be before month 0)")
+    nodes = serializers.IntegerField()
+    capex_usd = serializers.FloatField()
+
+
+class ReservationStartSerializer(serializers.Serializer):
+    term_months = serializers.IntegerField()
+    start_month = serializers.IntegerField()
+    nodes = serializers.IntegerField()
+    committed_usd = serializers.FloatField(help_text="the whole term, billed every hour")
+
+
+class RunScheduleSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    node_hours_by_layer = serializers.DictField(child=serializers.FloatField())
+    node_hours_by_month = serializers.ListField(child=serializers.FloatField())
+    finish_month = serializers.IntegerField()
+    deadline_month = serializers.IntegerField()
+    slack_months = serializers.IntegerField()
+
+
+class MonthRowSerializer(serializers.Serializer):
+    month = serializers.IntegerField()
+    demand_mean_gpus = serializers.FloatField()
+    demand_peak_gpus = serializers.FloatField()
+    training_gpus = serializers.FloatField()
+    owned_nodes = serializers.IntegerField()
+    reserved_nodes = serializers.IntegerField()
+    on_demand_node_hours = serializers.FloatField()
+    spot_node_hours = serializers.FloatField()
+    owned_utilization = serializers.FloatField(allow_null=True)
+    cost_usd = serializers.DictField(child=serializers.FloatField(), help_text="by layer")
+
+
+class AlternativeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    total_usd = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
+class ProblemSizeSerializer(serializers.Serializer):
+    variables = serializers.IntegerField()
+    integer_variables = serializers.IntegerField()
+    constraints = serializers.IntegerField()
+    nonzeros = serializers.IntegerField()
+    solve_seconds = serializers.FloatField()
+    mip_gap = serializers.FloatField()
+
+
+class PlanResultSerializer(serializers.Serializer):
+    total_usd = serializers.FloatField()
+    npv_usd = serializers.FloatField()
+    cost_by_layer_usd = serializers.DictField(child=serializers.FloatField())
+    owned_purchases = OwnedPurchaseSerializer(many=True)
+    reservations = ReservationStartSerializer(many=True)
+    on_demand_node_hours = serializers.FloatField()
+    spot_node_hours = serializers.FloatField()
+    owned_utilization = serializers.FloatField(allow_null=True)
+    months = MonthRowSerializer(many=True)
+    runs = RunScheduleSerializer(many=True)
+    demand_mean_gpus_by_workload = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField())
+    )
+    alternatives = AlternativeSerializer(many=True)
+    size = ProblemSizeSerializer()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class PlanSolutionSerializer(serializers.Serializer):
+    plan = serializers.IntegerField(source="version.plan_id")
+    version = serializers.IntegerField(source="version.number")
+    input_hash = serializers.CharField()
+    result = PlanResultSerializer()
+    created_at = serializers.DateTimeField()
+
+
+class PlanShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
+    expires_in_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=3650,
+        help_text="Omit for a link that never expires.",
+    )
+
+
+class PlanShareLinkSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    token_hint = serializers.CharField()
+    version = serializers.IntegerField(source="solution.version.number")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+class PlanShareLinkCreatedSerializer(PlanShareLinkSerializer):
+    token = serializers.CharField(help_text="Shown once; only its hash is stored.")
+    url = serializers.CharField()
+
+
+class PlanRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    progress = serializers.SerializerMethodField()
+    error = serializers.CharField(allow_blank=True)
+    url = serializers.SerializerMethodField()
+    solution = PlanSolutionSerializer(allow_null=True)
+
+    def get_progress(self, run: Any) -> dict[str, int]:
+        return {"done": 1 if run.status == "done" else 0, "total": 1}
+
+    def get_url(self, run: Any) -> str:
+        return f"/api/v1/capacity-plans/{run.version.plan_id}/runs/{run.pk}/"

@@ -1,0 +1,320 @@
+"""Plan writes and solving: resolve a plan's spec (training runs from saved designs) into the engine's input,
+solve it, and store the input snapshot beside the result."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.designs import selectors as design_selectors
+from apps.designs import services as design_services
+from apps.designs.models import hash_token
+from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
+from clusterdesigner.engine import capacity
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
+from clusterdesigner.engine.tco import OnPremInputs
+
+HOURS_PER_DAY = 24.0
+
+
+def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
+    """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
+    user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
+    design_id = item.get("design_id")
+    if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
+        raise InputError("must be the id of a saved design", field=f"{path}design_id")
+    number = item.get("design_version")
+    if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
+        raise InputError("must be a version number", field=f"{path}design_version")
+    try:
+        version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
+    except Exception as exc:  # Http404: no such design visible to this user; said without telling which
+        raise InputError("no saved design with this id is visible to you", field=f"{path}design_id") from exc
+    cluster = version.spec.get("cluster") or {}
+    if cluster.get("gpus_per_node") != gpus_per_node:
+        raise InputError(
+            f"design {version.name!r} has {cluster.get('gpus_per_node')} GPUs per node; "
+            f"the plan's nodes have {gpus_per_node}",
+            field=f"{path}design_id",
+        )
+    evaluation, problem = design_services.design_evaluate_or_problem(version=version)
+    if evaluation is None:
+        reason = problem["message"] if problem else "unknown"
+        raise InputError(f"design {version.name!r} does not evaluate: {reason}", field=f"{path}design_id")
+    return version, evaluation
+
+
+def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+    """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
+    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
+    version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+    days = design_services.expected_days(evaluation.result)
+    if days is None:
+        raise InputError(f"design {version.name!r} gives no days to train", field=f"{path}design_id")
+    gpus = int(version.spec["cluster"]["nodes"]) * gpus_per_node
+    run = {key: value for key, value in item.items() if key not in {"design_id", "design_version"}}
+    return {
+        **run,
+        "name": item.get("name") or version.name,
+        "gpus": gpus,
+        "gpu_hours": gpus * HOURS_PER_DAY * float(days),
+        "source": f"design {version.design_id} v{version.number}: {gpus} GPUs × 24 h × {float(days):.4g} d",
+    }
+
+
+ON_PREM_KEYS = (
+    "installation_fraction pue usd_per_kwh idle_power_fraction colo_usd_per_kw_month"
+    " maintenance_fraction_per_year staff_fte staff_usd_per_fte_year depreciation_years discount_rate"
+    " residual_fraction server_usd node_power_kw"
+).split()
+
+
+def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
+    """Owned nodes priced as a saved design owns them: the owning inputs its evaluation resolved (catalog
+    server price, network and storage capex, power, the cost engine's defaults or the design's own), run
+    through the cost engine's owning model per node (capacity.owned_option_from_on_prem)."""
+    if not isinstance(option, dict) or "design_id" not in option:
+        return option
+    path = "supply.owned."
+    version, evaluation = _design_evaluated(item=option, path=path, user=user, gpus_per_node=gpus_per_node)
+    costs = next(iter(evaluation.result["costs"].values()))
+    values = {a["name"]: a["value"] for a in costs["assumptions"] if isinstance(a, dict)}
+    inputs = OnPremInputs(
+        nodes=int(values["cluster.nodes"]),
+        gpus_per_node=int(values["cluster.gpus_per_node"]),
+        network_capex_usd=float(costs["network"]["capex_usd"]),
+        network_power_kw=float(costs["network"]["power_kw"]),
+        storage_capex_usd=float(costs["on_prem"]["capex_parts"]["storage"]["usd"]),
+        **{key: float(values[f"on_prem.{key}"]) for key in ON_PREM_KEYS},
+    )
+    owned = capacity.owned_option_from_on_prem(
+        inputs=inputs,
+        lead_time_months=option.get("lead_time_months", 0),
+        existing_nodes=option.get("existing_nodes", 0),
+    )
+    source = f"design {version.design_id} v{version.number}: {owned.source}"
+    return {**dataclasses.asdict(owned), "source": source}
+
+
+TERM_MODELS = {12: "reserved_1y", 36: "reserved_3y"}
+
+
+def _catalog_priced(
+    *, option: Any, path: str, pricing_model: str | None, gpus_per_node: Any, catalog: Any
+) -> Any:
+    """An option that names a catalog ``offering`` instead of a price takes that offering's newest price of
+    the pricing model (a missing one is an error, never another model's or offering's price)."""
+    if not isinstance(option, dict) or "offering" not in option or "usd_per_node_hour" in option:
+        return option
+    slug = option["offering"]
+    offering = catalog.offerings.get(slug) if isinstance(slug, str) else None
+    if offering is None:
+        raise InputError("no cloud offering with this slug in the catalog", field=f"{path}offering")
+    if offering.gpu_count != gpus_per_node:
+        raise InputError(
+            f"{slug} rents {offering.gpu_count} GPUs a node; the plan's nodes have {gpus_per_node}",
+            field=f"{path}offering",
+        )
+    price = offering.usd_per_hour.get(pricing_model) if pricing_model else None
+    if price is None:
+        raise InputError(
+            f"{slug} has no {pricing_model or 'such'} price in the catalog: give usd_per_node_hour",
+            field=f"{path}usd_per_node_hour",
+        )
+    source = f"catalog {slug} {pricing_model} as of {offering.price_as_of.get(pricing_model, '?')}"
+    rest = {k: v for k, v in option.items() if k != "offering"}
+    return {**rest, "usd_per_node_hour": price, "source": source}
+
+
+def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
+    if not isinstance(supply, dict) or not any(
+        isinstance(v, dict) and "offering" in v
+        for v in [supply.get("on_demand"), supply.get("spot"), *(supply.get("reservations") or [])]
+    ):
+        return supply
+    from apps.catalog.selectors import engine_catalog
+
+    catalog = engine_catalog()
+    out = dict(supply)
+    for key in ("on_demand", "spot"):
+        out[key] = _catalog_priced(
+            option=supply.get(key),
+            path=f"supply.{key}.",
+            pricing_model=key,
+            gpus_per_node=gpus_per_node,
+            catalog=catalog,
+        )
+    if isinstance(supply.get("reservations"), list):
+        out["reservations"] = [
+            _catalog_priced(
+                option=r,
+                path=f"supply.reservations.{i}.",
+                pricing_model=TERM_MODELS.get(r.get("term_months")) if isinstance(r, dict) else None,
+                gpus_per_node=gpus_per_node,
+                catalog=catalog,
+            )
+            for i, r in enumerate(supply["reservations"])
+        ]
+    return out
+
+
+def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
+    """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
+    Errors name the field under ``spec.``."""
+    if not isinstance(spec, dict):
+        raise InputError("must be an object", field="spec")
+    try:
+        resolved = dict(spec)
+        gpus_per_node = spec.get("gpus_per_node")
+        supply = _supply_priced(supply=spec.get("supply"), gpus_per_node=gpus_per_node)
+        if isinstance(supply, dict):
+            supply = {
+                **supply,
+                "owned": _design_owned(option=supply.get("owned"), user=user, gpus_per_node=gpus_per_node),
+            }
+        resolved["supply"] = supply
+        runs = spec.get("training") or []
+        if isinstance(runs, list):
+            resolved["training"] = [
+                _design_run(item=item, path=f"training.{i}.", user=user, gpus_per_node=gpus_per_node)
+                if isinstance(item, dict) and "design_id" in item
+                else item
+                for i, item in enumerate(runs)
+            ]
+        return capacity.CapacityPlan.from_json(resolved)
+    except InputError as exc:
+        raise type(exc)(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
+    except InfeasibleError as exc:
+        raise InfeasibleError(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
+
+
+@transaction.atomic
+def plan_create(*, owner: Any, name: str, spec: dict[str, Any], description: str = "") -> CapacityPlan:
+    plan_spec_resolve(spec=spec, user=owner)
+    plan = CapacityPlan.objects.create(owner=owner, name=name, description=description, version=1)
+    PlanVersion.objects.create(plan=plan, number=1, spec=spec, created_by=owner)
+    return plan
+
+
+@transaction.atomic
+def plan_update(
+    *,
+    plan: CapacityPlan,
+    user: Any,
+    name: str | None = None,
+    description: str | None = None,
+    spec: dict[str, Any] | None = None,
+) -> CapacityPlan:
+    """Rename or describe in place; a new spec is a new version (old versions and their results stay)."""
+    plan = CapacityPlan.objects.select_for_update().get(pk=plan.pk)
+    if spec is not None:
+        plan_spec_resolve(spec=spec, user=user)
+        plan.version += 1
+        PlanVersion.objects.create(plan=plan, number=plan.version, spec=spec, created_by=user)
+    if name is not None:
+        plan.name = name
+    if description is not None:
+        plan.description = description
+    plan.save()
+    return plan
+
+
+def plan_delete(*, plan: CapacityPlan) -> None:
+    plan.delete()
+
+
+def plan_size(*, plan: capacity.CapacityPlan) -> int:
+    """A plan's weight for choosing how to solve it: months × (training runs + 1). The integer variables and
+    the pieces of the demand curve grow with the months; each run that may not be split adds binaries."""
+    return plan.horizon_months * (len(plan.training) + 1)
+
+
+def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
+    engine_plan = plan_spec_resolve(spec=version.spec, user=user)
+    snapshot = {"plan": engine_plan.to_json()}
+    return engine_plan, snapshot, design_services.snapshot_hash(snapshot)
+
+
+def _store(
+    *, version: PlanVersion, engine_plan: capacity.CapacityPlan, snapshot: dict[str, Any], digest: str
+) -> PlanSolution:
+    existing = version.solutions.filter(input_hash=digest).first()
+    if existing is not None:
+        return existing
+    result = capacity.plan_solve(plan=engine_plan)
+    solution, _ = PlanSolution.objects.get_or_create(
+        version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": result.to_json()}
+    )
+    return solution
+
+
+def plan_solve(*, version: PlanVersion, user: Any) -> PlanSolution:
+    """Solve one version synchronously; the same resolved input twice returns the stored solution."""
+    engine_plan, snapshot, digest = _resolved(version=version, user=user)
+    return _store(version=version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+
+
+def plan_solve_start(*, version: PlanVersion, user: Any) -> PlanSolution | PlanRun:
+    """A stored or small plan is solved now (its solution); a large one (``plan_size`` above
+    settings.PLAN_SYNC_MAX_SIZE) is queued to a worker once per input (its run)."""
+    engine_plan, snapshot, digest = _resolved(version=version, user=user)
+    existing = version.solutions.filter(input_hash=digest).first()
+    if existing is not None or plan_size(plan=engine_plan) <= settings.PLAN_SYNC_MAX_SIZE:
+        return existing or _store(version=version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+    run, created = PlanRun.objects.get_or_create(version=version, input_hash=digest)
+    if created or run.status == PlanRun.Status.FAILED:
+        PlanRun.objects.filter(pk=run.pk).update(status=PlanRun.Status.QUEUED, error="")
+        from apps.plans.tasks import plan_run_task
+
+        transaction.on_commit(lambda: plan_run_task.delay(run.pk))
+        run.refresh_from_db()
+    return run
+
+
+def plan_run_execute(*, run_id: int) -> None:
+    """The worker's part: solve the run's version as its owner would, and record how it ended. Idempotent: a
+    run already done is left alone."""
+    run = PlanRun.objects.select_related("version__plan__owner").get(pk=run_id)
+    if run.status == PlanRun.Status.DONE:
+        return
+    PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.RUNNING)
+    try:
+        engine_plan, snapshot, digest = _resolved(version=run.version, user=run.version.plan.owner)
+        solution = _store(version=run.version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+    except EngineError as exc:
+        PlanRun.objects.filter(pk=run_id).update(
+            status=PlanRun.Status.FAILED, error=f"{exc.field}: {exc.message}" if exc.field else exc.message
+        )
+        return
+    PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.DONE, solution=solution)
+
+
+def plan_share_link_create(
+    *, plan: CapacityPlan, user: Any, expires_in_days: int | None = None
+) -> tuple[PlanShareLink, str]:
+    """Freeze the current version's solution behind a new 256-bit token; returns (link, token), the token
+    shown once."""
+    solution = plan_solve(version=plan.versions.get(number=plan.version), user=user)
+    token = secrets.token_urlsafe(32)
+    link = PlanShareLink.objects.create(
+        plan=plan,
+        solution=solution,
+        token_hash=hash_token(token),
+        token_hint=token[:6],
+        created_by=user,
+        expires_at=timezone.now() + dt.timedelta(days=expires_in_days) if expires_in_days else None,
+    )
+    return link, token
+
+
+def plan_share_link_revoke(*, link: PlanShareLink) -> PlanShareLink:
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+    return link

@@ -1,0 +1,171 @@
+"""Capacity plan pages: the owner's plans with a new-plan form (training runs picked from saved designs),
+and a plan's result with its charts. Views parse, call one service or selector, and render."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import json_script
+from django.views.decorators.http import require_GET, require_http_methods
+
+from apps.designs import selectors as design_selectors
+from apps.plans import charts, selectors, services
+from apps.plans.exports import XLSX, plan_xlsx
+from apps.plans.models import PlanRun
+from clusterdesigner.engine.capacity import PlanResult
+from clusterdesigner.engine.errors import EngineError
+
+# The new-plan form's starting spec. Prices: aws-p5-48xlarge on-demand $55.04 (us-east-1, 2026-09-01) and
+# 3-year RI $23.776 (2026-09-19) from the seed catalog; owning per node from the cost engine's model of
+# demo design 1 (tests/engine/test_capacity.py shows the arithmetic). Replace them with your own.
+EXAMPLE_SPEC: dict[str, Any] = {
+    "horizon_months": 12,
+    "gpus_per_node": 8,
+    "growth_pct_per_month": 10.0,
+    "discount_rate": 0.08,
+    "training": [],
+    "inference": [{"name": "chat", "peak_gpus": 16, "offpeak_fraction": 0.5}],
+    "baseline": [
+        {
+            "name": "research",
+            "gpus_by_day_hour": [
+                [32.0 if d < 5 and 9 <= h < 18 else 8.0 for h in range(24)] for d in range(7)
+            ],
+        }
+    ],
+    "supply": {
+        "owned": {
+            "lead_time_months": 2,
+            "capex_usd_per_node": 336883.91,
+            "fixed_usd_per_node_month": 9539.32,
+            "usd_per_node_hour_used": 0.76986,
+        },
+        "reservations": [{"term_months": 36, "usd_per_node_hour": 23.776}],
+        "on_demand": {"usd_per_node_hour": 55.04},
+    },
+}
+
+
+def _form_spec(request: HttpRequest) -> dict[str, Any]:
+    """The JSON spec from the form, with a training run for each ticked design (its deadline beside it)."""
+    try:
+        spec = json.loads(request.POST.get("spec") or "{}")
+    except json.JSONDecodeError as exc:
+        raise EngineError(f"is not JSON: {exc.msg} at line {exc.lineno}", field="spec") from exc
+    if not isinstance(spec, dict):
+        raise EngineError("must be a JSON object", field="spec")
+    runs = list(spec.get("training") or [])
+    for raw in request.POST.getlist("design"):
+        deadline = request.POST.get(f"deadline-{raw}") or "0"
+        if not raw.isdigit() or not deadline.isdigit():
+            raise EngineError("must be whole numbers", field=f"deadline-{raw}")
+        runs.append({"design_id": int(raw), "deadline_month": int(deadline)})
+    return {**spec, "training": runs}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def plan_list(request: HttpRequest) -> HttpResponse:
+    error: EngineError | None = None
+    spec_text = json.dumps(EXAMPLE_SPEC, indent=1)
+    if request.method == "POST":
+        spec_text = request.POST.get("spec") or ""
+        try:
+            plan = services.plan_create(
+                owner=request.user, name=request.POST.get("name") or "Capacity plan", spec=_form_spec(request)
+            )
+            return redirect("plans:detail", plan_id=plan.pk)
+        except EngineError as exc:
+            error = exc
+    context = {
+        "plans": selectors.plan_list(user=request.user),
+        "designs": design_selectors.design_list(user=request.user).order_by("name"),
+        "spec_text": spec_text,
+        "error": error,
+    }
+    return render(request, "plans/list.html", context, status=400 if error else 200)
+
+
+def _result_context(solution: Any) -> dict[str, Any]:
+    result = PlanResult.from_json(solution.result)
+    gpus = int(solution.snapshot["plan"]["gpus_per_node"])
+    figures = charts.plan_charts(result=result, gpus_per_node=gpus)
+    return {
+        "result": result,
+        "layer_costs": [
+            (charts.LAYER_LABELS.get(name, "Reserved, after the horizon"), usd)
+            for name, usd in result.cost_by_layer_usd.items()
+            if usd
+        ],
+        "gap_pct": 100 * result.size.mip_gap,
+        "run_layers": [
+            (run, ", ".join(charts.LAYER_LABELS.get(k, k) for k in run.node_hours_by_layer))
+            for run in result.runs
+        ],
+        "alternatives": [
+            (a, None if a.total_usd is None else a.total_usd - result.total_usd) for a in result.alternatives
+        ],
+        "charts": [
+            {
+                "id": key,
+                "title": fig["layout"]["title"]["text"],
+                "script": json_script(fig, f"chart-data-{key}"),
+            }
+            for key, fig in figures.items()
+        ],
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The plan's result; a POST makes a read-only share link to it and shows its address once."""
+    plan = selectors.plan_get(user=request.user, plan_id=plan_id)
+    version = selectors.plan_version_get(plan=plan)
+    context: dict[str, Any] = {
+        "plan": plan,
+        "version": version,
+        "xlsx_url": f"/api/v1/capacity-plans/{plan.pk}/xlsx/?version={version.number}",
+    }
+    try:
+        solution = services.plan_solve_start(version=version, user=request.user)
+    except EngineError as exc:
+        context["error"] = exc
+        return render(request, "plans/detail.html", context)
+    if isinstance(solution, PlanRun):  # a large plan: a worker is solving it
+        return render(request, "plans/detail.html", {**context, "run": solution})
+    if request.method == "POST":
+        _, token = services.plan_share_link_create(plan=plan, user=request.user)
+        context["share_url"] = request.build_absolute_uri(reverse("plans:share", args=[token]))
+    return render(request, "plans/detail.html", {**context, **_result_context(solution)})
+
+
+@require_GET
+def plan_share(request: HttpRequest, token: str) -> HttpResponse:
+    """A frozen solution for someone without an account. Reads only."""
+    link = selectors.plan_share_link_resolve(token=token)
+    context = {
+        "plan": link.plan,
+        "version": link.solution.version,
+        "shared": link,
+        "xlsx_url": reverse("plans:share-xlsx", args=[token]),
+        **_result_context(link.solution),
+    }
+    return render(request, "plans/detail.html", context)
+
+
+@require_GET
+def plan_share_xlsx(request: HttpRequest, token: str) -> HttpResponse:
+    link = selectors.plan_share_link_resolve(token=token)
+    version = link.solution.version
+    body = plan_xlsx(
+        name=link.plan.name, version=version.number, result=PlanResult.from_json(link.solution.result)
+    )
+    response = HttpResponse(body, content_type=XLSX)
+    response["Content-Disposition"] = f'attachment; filename="plan-{link.plan_id}-v{version.number}.xlsx"'
+    return response

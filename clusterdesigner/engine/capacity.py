@@ -1,0 +1,1081 @@
+"""Capacity plan: demand from a workload plan, and the cheapest mix of owned, reserved and burst capacity.
+
+A plan covers ``horizon_months`` months of one node type (``gpus_per_node`` GPUs each). Demand is built per
+month as a **representative week** of 168 hourly slots (hour 0 = Monday 00:00); every month is taken to be
+``HOURS_PER_MONTH`` = 8,760 / 12 = 730 hours, so each slot of the week stands for 730 / 168 ≈ 4.345 hours of
+that month. Stated plainly: demand within a month repeats its representative week.
+
+The cheapest mix is a mixed-integer linear program solved exactly by HiGHS through ``scipy.optimize.milp``
+(branch and bound to an optimum proven within the relative gap ``MIP_GAP``, 0.01 %; the gap reached is
+reported). The formulation is written out in
+``docs/capacity-plan.md``; in short, with months m, slots s, capacity layers k ∈ {owned, reserved,
+on_demand, spot}:
+
+variables
+  b_m ∈ ℤ≥0            owned nodes that *arrive* in month m (ordered ``lead_time_months`` earlier)
+  q_{t,m} ∈ ℤ≥0        reservations of term t starting in month m
+  C_{k,m} ≥ 0          owned and reserved nodes in month m: C_own = O₀ + Σ_{a≤m} b_a,
+                       C_res = Σ_t Σ_{m−T_t < m' ≤ m} q_{t,m'}; capped spot has the constant cap · g
+  x_{r,k,m} ≥ 0        node-hours of training run r done on layer k in month m (spread evenly over it)
+  y_{r,k} ∈ {0,1}      run r placed on layer k (only for runs that may not be split)
+  Q_{j,m}, e_{j,m}     capacity left for steady demand in the j cheapest limited layers, and the node-hours
+                       of steady demand they serve
+constraints
+  Σ_{k,m} x_{r,k,m} = E_r,  Σ_k x_{r,k,m} ≤ n_r · H          each run's work is done inside its window,
+                                                             on at most its own node count
+  x_{r,k,m} ≤ n_r · H · y_{r,k},  Σ_k y_{r,k} = 1,          a run that may not be split uses one layer,
+  C_{k,m} ≥ n_r · y_{r,k} (owned, reserved, in its window)   and that layer holds all its nodes
+  Σ_r x_{r,k,m} / H ≤ C_{k,m}                               training fits in each limited layer
+  Q_{j,m} = Σ_{i≤j} (C_{i,m} − Σ_r x_{r,i,m} / H)
+  e_{j,m} ≤ W · (A_i + B_i · Q_{j,m})  for every piece i     e_j ≤ E(Q_j): the load-duration curve (below)
+steady demand (inference + baseline) is served in every slot from the cheapest layer up (reserved, owned,
+capped spot, then the cheapest unlimited layer, on-demand or uncapped spot). With the week's slot demands
+d_s, Q nodes serve E(Q) = W · Σ_s min(d_s, Q) node-hours in a month, concave and piecewise linear with a
+break at each distinct d_s, so tier j serves e_j − e_{j−1} exactly (see :func:`_dispatch_month`); this is
+equivalent to a variable per layer and slot, with one row per distinct demand level instead.
+objective (minimise)
+  Σ_a b_a · F · (M − a) + (owned node-hours used) · v       owned: fixed cost per node-month from arrival
+                                                             to horizon end, energy per node-hour used
+  + Σ q_{t,m} · p_t · H · T_t                               reservations bill their whole term
+  + (on-demand node-hours) · p_od + (spot node-hours) · p_spot / g
+
+Unit costs are inputs: the service layer resolves them from the catalog and the cost engine
+(:func:`owned_option_from_on_prem` turns the cost engine's owning model into F, v and capex per node). A
+missing price is a missing option, never a borrowed one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_matrix
+
+from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
+
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
+SLOTS_PER_WEEK = 168
+SLOT_WEIGHT_HOURS = (
+    HOURS_PER_MONTH / SLOTS_PER_WEEK
+)  # hours of a month each representative-week slot stands for
+LAYERS = ("owned", "reserved", "on_demand", "spot")
+MIP_GAP = 1e-4
+MAX_HORIZON_MONTHS = 120
+REPRESENTATIVE_WEEK = (
+    "Each month is represented by one week of 168 hourly slots (hour 0 = Monday 00:00), repeated: "
+    f"a month is {HOURS_PER_MONTH:g} h (8,760 / 12), so each slot stands for {SLOT_WEIGHT_HOURS:.4f} h."
+)
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def _num(data: Mapping[str, Any], key: str, path: str, *, default: float | None = None) -> float:
+    value = data.get(key, default)
+    if value is None:
+        raise InputError("is required", field=f"{path}{key}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError("must be a finite number", field=f"{path}{key}")
+    return float(value)
+
+
+def _int(data: Mapping[str, Any], key: str, path: str, *, default: int | None = None) -> int:
+    value = data.get(key, default)
+    if value is None:
+        raise InputError("is required", field=f"{path}{key}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError("must be a whole number", field=f"{path}{key}")
+    return value
+
+
+def _check(ok: bool, message: str, path: str) -> None:
+    if not ok:
+        raise InputError(message, field=path)
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """A training run: ``gpu_hours`` of work on at most ``gpus`` GPUs at once, between two months.
+
+    ``earliest_start_month`` and ``deadline_month`` are 0-based and inclusive: the run may work in months
+    earliest_start_month … deadline_month. A run that is not ``splittable`` runs on one capacity layer.
+    """
+
+    name: str
+    gpu_hours: float
+    gpus: int
+    earliest_start_month: int
+    deadline_month: int
+    splittable: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> TrainingRun:
+        return cls(
+            name=str(data.get("name") or "training"),
+            gpu_hours=_num(data, "gpu_hours", path),
+            gpus=_int(data, "gpus", path),
+            earliest_start_month=_int(data, "earliest_start_month", path, default=0),
+            deadline_month=_int(data, "deadline_month", path),
+            splittable=bool(data.get("splittable", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Inference:
+    """Inference: ``peak_gpus`` in month 0 (grown by the plan's growth each month) in the daily peak hours
+    [peak_start_hour, peak_end_hour), and ``offpeak_fraction`` of that outside them."""
+
+    name: str
+    peak_gpus: float
+    offpeak_fraction: float = 1.0
+    peak_start_hour: int = 8
+    peak_end_hour: int = 20
+    start_month: int = 0
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> Inference:
+        return cls(
+            name=str(data.get("name") or "inference"),
+            peak_gpus=_num(data, "peak_gpus", path),
+            offpeak_fraction=_num(data, "offpeak_fraction", path, default=1.0),
+            peak_start_hour=_int(data, "peak_start_hour", path, default=8),
+            peak_end_hour=_int(data, "peak_end_hour", path, default=20),
+            start_month=_int(data, "start_month", path, default=0),
+        )
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Research and development GPUs by day of week (0 = Monday) × hour of day, in month 0; grows with the
+    plan's growth."""
+
+    name: str
+    gpus_by_day_hour: tuple[tuple[float, ...], ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> Baseline:
+        grid = data.get("gpus_by_day_hour")
+        key = f"{path}gpus_by_day_hour"
+        _check(isinstance(grid, list | tuple) and len(grid) == 7, "must be 7 days of 24 hourly values", key)
+        assert isinstance(grid, list | tuple)
+        rows: list[tuple[float, ...]] = []
+        for d, row in enumerate(grid):
+            _check(isinstance(row, list | tuple) and len(row) == 24, "must be 24 hourly values", f"{key}.{d}")
+            rows.append(tuple(_num({"v": v}, "v", f"{key}.{d}.{h}.") for h, v in enumerate(row)))
+        return cls(name=str(data.get("name") or "baseline"), gpus_by_day_hour=tuple(rows))
+
+    @classmethod
+    def weekly(cls, *, name: str, weekday_gpus: float, weekend_gpus: float, night_gpus: float) -> Baseline:
+        """A working-week shape: weekday_gpus 09:00–18:00 Monday–Friday, weekend_gpus 09:00–18:00 at the
+        weekend, night_gpus at other hours."""
+        rows = tuple(
+            tuple((weekday_gpus if d < 5 else weekend_gpus) if 9 <= h < 18 else night_gpus for h in range(24))
+            for d in range(7)
+        )
+        return cls(name=name, gpus_by_day_hour=rows)
+
+
+@dataclass(frozen=True)
+class OwnedOption:
+    """Buying nodes: capex per node, a fixed cost per node-month (capital recovery, colocation,
+    maintenance, staff, idle power) and the energy per node-hour used above idle."""
+
+    lead_time_months: int
+    capex_usd_per_node: float
+    fixed_usd_per_node_month: float
+    usd_per_node_hour_used: float
+    existing_nodes: int = 0
+    source: str = ""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> OwnedOption:
+        return cls(
+            lead_time_months=_int(data, "lead_time_months", path),
+            capex_usd_per_node=_num(data, "capex_usd_per_node", path),
+            fixed_usd_per_node_month=_num(data, "fixed_usd_per_node_month", path),
+            usd_per_node_hour_used=_num(data, "usd_per_node_hour_used", path),
+            existing_nodes=_int(data, "existing_nodes", path, default=0),
+            source=str(data.get("source", "")),
+        )
+
+
+@dataclass(frozen=True)
+class ReservationOption:
+    """A reservation or committed-use term: every hour of ``term_months`` billed at ``usd_per_node_hour``."""
+
+    term_months: int
+    usd_per_node_hour: float
+    source: str = ""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> ReservationOption:
+        return cls(
+            term_months=_int(data, "term_months", path),
+            usd_per_node_hour=_num(data, "usd_per_node_hour", path),
+            source=str(data.get("source", "")),
+        )
+
+
+@dataclass(frozen=True)
+class BurstOption:
+    """On-demand or spot node-hours. For spot, ``goodput`` is the fraction of paid hours that does useful
+    work (the cost engine's failures model) and ``cap_nodes`` the most nodes available at once."""
+
+    usd_per_node_hour: float
+    goodput: float = 1.0
+    cap_nodes: float | None = None
+    source: str = ""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> BurstOption:
+        cap = data.get("cap_nodes")
+        return cls(
+            usd_per_node_hour=_num(data, "usd_per_node_hour", path),
+            goodput=_num(data, "goodput", path, default=1.0),
+            cap_nodes=None if cap is None else _num(data, "cap_nodes", path),
+            source=str(data.get("source", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Supply:
+    """The capacity one may buy. An option left out (None, or no reservation terms) is not available."""
+
+    owned: OwnedOption | None = None
+    reservations: tuple[ReservationOption, ...] = ()
+    on_demand: BurstOption | None = None
+    spot: BurstOption | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: str = "") -> Supply:
+        def opt(key: str) -> Mapping[str, Any] | None:
+            value = data.get(key)
+            _check(value is None or isinstance(value, Mapping), "must be an object", f"{path}{key}")
+            return value
+
+        owned, od, spot = opt("owned"), opt("on_demand"), opt("spot")
+        res = data.get("reservations") or []
+        _check(isinstance(res, list | tuple), "must be a list", f"{path}reservations")
+        return cls(
+            owned=None if owned is None else OwnedOption.from_json(owned, f"{path}owned."),
+            reservations=tuple(
+                ReservationOption.from_json(r, f"{path}reservations.{i}.") for i, r in enumerate(res)
+            ),
+            on_demand=None if od is None else BurstOption.from_json(od, f"{path}on_demand."),
+            spot=None if spot is None else BurstOption.from_json(spot, f"{path}spot."),
+        )
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """The whole plan: horizon, node size, workloads, growth and supply options."""
+
+    horizon_months: int
+    gpus_per_node: int
+    supply: Supply
+    training: tuple[TrainingRun, ...] = ()
+    inference: tuple[Inference, ...] = ()
+    baseline: tuple[Baseline, ...] = ()
+    growth_pct_per_month: float = 0.0
+    discount_rate: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CapacityPlan:
+        _check(isinstance(data, Mapping), "must be an object", "")
+
+        def items(key: str) -> list[Any]:
+            value = data.get(key) or []
+            _check(isinstance(value, list | tuple), "must be a list", key)
+            for i, v in enumerate(value):
+                _check(isinstance(v, Mapping), "must be an object", f"{key}.{i}")
+            return list(value)
+
+        supply = data.get("supply")
+        _check(isinstance(supply, Mapping), "is required: the capacity one may buy", "supply")
+        assert isinstance(supply, Mapping)
+        plan = cls(
+            horizon_months=_int(data, "horizon_months", ""),
+            gpus_per_node=_int(data, "gpus_per_node", ""),
+            supply=Supply.from_json(supply, "supply."),
+            training=tuple(
+                TrainingRun.from_json(r, f"training.{i}.") for i, r in enumerate(items("training"))
+            ),
+            inference=tuple(
+                Inference.from_json(r, f"inference.{i}.") for i, r in enumerate(items("inference"))
+            ),
+            baseline=tuple(Baseline.from_json(r, f"baseline.{i}.") for i, r in enumerate(items("baseline"))),
+            growth_pct_per_month=_num(data, "growth_pct_per_month", "", default=0.0),
+            discount_rate=_num(data, "discount_rate", "", default=0.0),
+        )
+        plan_check(plan=plan)
+        return plan
+
+
+def plan_check(*, plan: CapacityPlan) -> None:
+    """Refuse a plan that cannot mean anything, naming the field."""
+    p = plan
+    _check(
+        1 <= p.horizon_months <= MAX_HORIZON_MONTHS, f"must be 1 to {MAX_HORIZON_MONTHS}", "horizon_months"
+    )
+    _check(1 <= p.gpus_per_node <= 64, "must be 1 to 64", "gpus_per_node")
+    _check(-50 <= p.growth_pct_per_month <= 100, "must be −50 to 100 (% per month)", "growth_pct_per_month")
+    _check(0 <= p.discount_rate <= 1, "must be 0 to 1 (a yearly rate)", "discount_rate")
+    for i, r in enumerate(p.training):
+        path = f"training.{i}."
+        _check(r.gpu_hours > 0, "must be more than zero", path + "gpu_hours")
+        _check(r.gpus >= 1, "must be at least 1", path + "gpus")
+        _check(
+            0 <= r.earliest_start_month < p.horizon_months,
+            "must be inside the horizon",
+            path + "earliest_start_month",
+        )
+        _check(
+            r.earliest_start_month <= r.deadline_month < p.horizon_months,
+            "must be inside the horizon and not before the earliest start",
+            path + "deadline_month",
+        )
+        window = (r.deadline_month - r.earliest_start_month + 1) * HOURS_PER_MONTH
+        if r.gpus * window < r.gpu_hours - 1e-6:
+            raise InfeasibleError(
+                f"{r.name}: {r.gpu_hours:,.0f} GPU-hours do not fit on {r.gpus} GPUs in months "
+                f"{r.earliest_start_month}–{r.deadline_month} ({r.gpus * window:,.0f} GPU-hours at most); "
+                "move the deadline or allow more GPUs",
+                field=path + "deadline_month",
+            )
+    for i, inf in enumerate(p.inference):
+        path = f"inference.{i}."
+        _check(inf.peak_gpus >= 0, "must be zero or more", path + "peak_gpus")
+        _check(0 <= inf.offpeak_fraction <= 1, "must be 0 to 1", path + "offpeak_fraction")
+        _check(0 <= inf.peak_start_hour <= 23, "must be 0 to 23", path + "peak_start_hour")
+        _check(
+            inf.peak_start_hour < inf.peak_end_hour <= 24,
+            "must be after the start, at most 24",
+            path + "peak_end_hour",
+        )
+        _check(0 <= inf.start_month < p.horizon_months, "must be inside the horizon", path + "start_month")
+    for i, b in enumerate(p.baseline):
+        for d, row in enumerate(b.gpus_by_day_hour):
+            for h, v in enumerate(row):
+                _check(v >= 0, "must be zero or more", f"baseline.{i}.gpus_by_day_hour.{d}.{h}")
+    s = p.supply
+    if s.owned is not None:
+        o = s.owned
+        _check(
+            0 <= o.lead_time_months < p.horizon_months,
+            "must be 0 up to the horizon",
+            "supply.owned.lead_time_months",
+        )
+        for key in ("capex_usd_per_node", "fixed_usd_per_node_month", "usd_per_node_hour_used"):
+            _check(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
+        _check(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
+    for i, res in enumerate(s.reservations):
+        _check(res.term_months in (12, 36), "must be 12 or 36", f"supply.reservations.{i}.term_months")
+        _check(
+            res.usd_per_node_hour > 0, "must be more than zero", f"supply.reservations.{i}.usd_per_node_hour"
+        )
+    for key, burst in (("on_demand", s.on_demand), ("spot", s.spot)):
+        if burst is None:
+            continue
+        _check(burst.usd_per_node_hour > 0, "must be more than zero", f"supply.{key}.usd_per_node_hour")
+        _check(0 < burst.goodput <= 1, "must be more than 0, at most 1", f"supply.{key}.goodput")
+        _check(
+            burst.cap_nodes is None or burst.cap_nodes >= 0, "must be zero or more", f"supply.{key}.cap_nodes"
+        )
+    if s.owned is None and not s.reservations and s.on_demand is None and s.spot is None:
+        raise InputError("offers no capacity: give at least one option with its price", field="supply")
+
+
+def owned_option_from_on_prem(
+    *, inputs: OnPremInputs, lead_time_months: int, existing_nodes: int = 0
+) -> OwnedOption:
+    """Per-node owning costs from the cost engine's owning model (:func:`tco.on_prem_cost`).
+
+    The cost engine's owning cost over a year is linear in utilization u: A + B·u (its ``linear``). Per node:
+    F = A / (12 · nodes) per node-month (capital recovery, colocation, maintenance, staff, idle power) and
+    v = B / (8,760 · nodes) per node-hour used (energy above idle); capex per node = capex / nodes.
+    Shared network and storage are spread evenly over the nodes.
+    """
+    result = on_prem_cost(inputs=inputs, utilization=1.0, horizon_years=1.0)
+    n = inputs.nodes
+    return OwnedOption(
+        lead_time_months=lead_time_months,
+        capex_usd_per_node=result.capex_usd / n,
+        fixed_usd_per_node_month=result.linear.fixed_usd / (12.0 * n),
+        usd_per_node_hour_used=result.linear.per_utilization_usd / (HOURS_PER_YEAR * n),
+        existing_nodes=existing_nodes,
+        source="cost engine owning model (tco.on_prem_cost), per node",
+    )
+
+
+# --------------------------------------------------------------------------------------------- demand
+
+
+def _growth(plan: CapacityPlan) -> NDArray[np.float64]:
+    months = np.arange(plan.horizon_months, dtype=float)
+    return np.asarray((1.0 + plan.growth_pct_per_month / 100.0) ** months, dtype=np.float64)
+
+
+def demand_weeks(*, plan: CapacityPlan) -> dict[str, NDArray[np.float64]]:
+    """Steady demand in GPUs by workload: for each inference and baseline workload an array
+    [month, slot of the representative week].
+
+    inference: peak_gpus · (1 + g)^m in its peak hours, × offpeak_fraction outside them, from start_month;
+    baseline: gpus_by_day_hour[day][hour] · (1 + g)^m;  g = growth_pct_per_month / 100.
+    """
+    grow = _growth(plan)
+    hours = np.arange(SLOTS_PER_WEEK) % 24
+    out: dict[str, NDArray[np.float64]] = {}
+    for inf in plan.inference:
+        shape = np.where(
+            (hours >= inf.peak_start_hour) & (hours < inf.peak_end_hour), 1.0, inf.offpeak_fraction
+        )
+        active = (np.arange(plan.horizon_months) >= inf.start_month).astype(float)
+        out[_unique(out, inf.name)] = inf.peak_gpus * np.outer(grow * active, shape)
+    for b in plan.baseline:
+        week = np.asarray(b.gpus_by_day_hour, dtype=float).reshape(SLOTS_PER_WEEK)
+        out[_unique(out, b.name)] = np.outer(grow, week)
+    return out
+
+
+def _unique(seen: Mapping[str, object], name: str) -> str:
+    if name not in seen:
+        return name
+    i = 2
+    while f"{name} ({i})" in seen:
+        i += 1
+    return f"{name} ({i})"
+
+
+# --------------------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class OwnedPurchase:
+    arrival_month: int
+    order_month: int
+    nodes: int
+    capex_usd: float
+
+
+@dataclass(frozen=True)
+class ReservationStart:
+    term_months: int
+    start_month: int
+    nodes: int
+    committed_usd: float
+
+
+@dataclass(frozen=True)
+class RunSchedule:
+    name: str
+    node_hours_by_layer: Mapping[str, float]
+    node_hours_by_month: tuple[float, ...]
+    finish_month: int
+    deadline_month: int
+    slack_months: int
+
+
+@dataclass(frozen=True)
+class MonthRow:
+    month: int
+    demand_mean_gpus: float
+    demand_peak_gpus: float
+    training_gpus: float
+    owned_nodes: int
+    reserved_nodes: int
+    on_demand_node_hours: float
+    spot_node_hours: float
+    owned_utilization: float | None
+    cost_usd: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another mix for comparison: its total, or why it cannot serve the plan."""
+
+    name: str
+    total_usd: float | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ProblemSize:
+    variables: int
+    integer_variables: int
+    constraints: int
+    nonzeros: int
+    solve_seconds: float
+    mip_gap: float  # relative gap between the mix found and HiGHS's proven lower bound
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    total_usd: float
+    npv_usd: float
+    cost_by_layer_usd: Mapping[str, float]
+    owned_purchases: tuple[OwnedPurchase, ...]
+    reservations: tuple[ReservationStart, ...]
+    on_demand_node_hours: float
+    spot_node_hours: float
+    owned_utilization: float | None
+    months: tuple[MonthRow, ...]
+    runs: tuple[RunSchedule, ...]
+    demand_mean_gpus_by_workload: Mapping[str, tuple[float, ...]]
+    alternatives: tuple[Alternative, ...]
+    size: ProblemSize
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PlanResult:
+        d = dict(data)
+        d["owned_purchases"] = tuple(OwnedPurchase(**x) for x in d["owned_purchases"])
+        d["reservations"] = tuple(ReservationStart(**x) for x in d["reservations"])
+        d["months"] = tuple(MonthRow(**x) for x in d["months"])
+        d["runs"] = tuple(
+            RunSchedule(**{**x, "node_hours_by_month": tuple(x["node_hours_by_month"])}) for x in d["runs"]
+        )
+        d["demand_mean_gpus_by_workload"] = {
+            k: tuple(v) for k, v in d["demand_mean_gpus_by_workload"].items()
+        }
+        d["alternatives"] = tuple(Alternative(**x) for x in d["alternatives"])
+        d["size"] = ProblemSize(**d["size"])
+        d["notes"] = tuple(d.get("notes", ()))
+        return cls(**d)
+
+
+# --------------------------------------------------------------------------------------------- the MILP
+
+IntArray = NDArray[np.int64]
+# A run's work is nudged to finish early by this many dollars per node-hour per month of lateness: it breaks
+# ties between equally cheap schedules (so slack is as large as the cheapest mix allows) and is left out of
+# every reported cost.
+_EARLY_USD = 1e-7
+
+
+class _Model:
+    """Columns and sparse rows of a MILP, added in numpy blocks."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.m = 0
+        self.cost: list[NDArray[np.float64]] = []
+        self.lb: list[NDArray[np.float64]] = []
+        self.ub: list[NDArray[np.float64]] = []
+        self.integer: list[NDArray[np.float64]] = []
+        self.rows: list[IntArray] = []
+        self.cols: list[IntArray] = []
+        self.vals: list[NDArray[np.float64]] = []
+        self.lo: list[NDArray[np.float64]] = []
+        self.hi: list[NDArray[np.float64]] = []
+
+    def variables(
+        self,
+        count: int,
+        *,
+        cost: float | NDArray[np.float64],
+        ub: float | NDArray[np.float64] = np.inf,
+        lb: float = 0.0,
+        integer: bool = False,
+    ) -> IntArray:
+        idx = np.arange(self.n, self.n + count, dtype=np.int64)
+        self.n += count
+        self.cost.append(np.broadcast_to(np.asarray(cost, dtype=float), (count,)).astype(float))
+        self.lb.append(np.full(count, lb))
+        self.ub.append(np.broadcast_to(np.asarray(ub, dtype=float), (count,)).astype(float))
+        self.integer.append(np.full(count, 1.0 if integer else 0.0))
+        return idx
+
+    def constraints(
+        self,
+        count: int,
+        terms: Sequence[tuple[IntArray | int, float]],
+        *,
+        lo: float | NDArray[np.float64],
+        hi: float | NDArray[np.float64],
+    ) -> None:
+        """``count`` rows; each term puts coefficient ``value`` on column ``cols[i]`` of row i (a scalar
+        column appears in every row)."""
+        rows = np.arange(self.m, self.m + count, dtype=np.int64)
+        self.m += count
+        for cols, value in terms:
+            self.rows.append(rows)
+            self.cols.append(np.broadcast_to(np.asarray(cols, dtype=np.int64), (count,)))
+            self.vals.append(np.broadcast_to(np.asarray(value, dtype=float), (count,)).astype(float))
+        self.lo.append(np.broadcast_to(np.asarray(lo, dtype=float), (count,)).astype(float))
+        self.hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).astype(float))
+
+    def solve(
+        self, *, time_limit_s: float, mip_gap: float
+    ) -> tuple[NDArray[np.float64] | None, int, str, ProblemSize]:
+        rows, cols, vals = np.concatenate(self.rows), np.concatenate(self.cols), np.concatenate(self.vals)
+        matrix = coo_matrix((vals, (rows, cols)), shape=(self.m, self.n)).tocsr()
+        integrality = np.concatenate(self.integer)
+        start = time.perf_counter()
+        res = milp(
+            c=np.concatenate(self.cost),
+            integrality=integrality,
+            bounds=Bounds(np.concatenate(self.lb), np.concatenate(self.ub)),
+            constraints=LinearConstraint(matrix, np.concatenate(self.lo), np.concatenate(self.hi)),
+            options={"mip_rel_gap": mip_gap, "time_limit": time_limit_s, "presolve": True},
+        )
+        size = ProblemSize(
+            variables=self.n,
+            integer_variables=int(integrality.sum()),
+            constraints=self.m,
+            nonzeros=int(matrix.nnz),
+            solve_seconds=time.perf_counter() - start,
+            mip_gap=float(getattr(res, "mip_gap", 0.0) or 0.0),
+        )
+        x = None if res.x is None else np.asarray(res.x, dtype=float)
+        return x, int(res.status), str(res.message), size
+
+
+@dataclass(frozen=True)
+class _Layer:
+    name: str
+    usd_per_node_hour: float  # per node-hour of useful work (spot: price ÷ goodput)
+
+
+def _layers(supply: Supply) -> list[_Layer]:
+    out: list[_Layer] = []
+    if supply.owned is not None:
+        out.append(_Layer("owned", supply.owned.usd_per_node_hour_used))
+    if supply.reservations:
+        out.append(_Layer("reserved", 0.0))
+    if supply.on_demand is not None:
+        out.append(_Layer("on_demand", supply.on_demand.usd_per_node_hour / supply.on_demand.goodput))
+    if supply.spot is not None:
+        out.append(_Layer("spot", supply.spot.usd_per_node_hour / supply.spot.goodput))
+    return out
+
+
+@dataclass(frozen=True)
+class _Dispatch:
+    """How steady demand is served in every slot: from the cheapest layer up (merit order). ``stack`` are the
+    layers of limited capacity by cost per node-hour, ``top`` the cheapest unlimited layer (None: every slot
+    must be served from the stack), ``limits`` the constant capacity of limited layers that have no capacity
+    variable (capped spot: cap × goodput nodes of useful work)."""
+
+    stack: tuple[_Layer, ...]
+    top: _Layer | None
+    limits: Mapping[str, float]
+
+    @classmethod
+    def of(cls, layers: Sequence[_Layer], supply: Supply) -> _Dispatch:
+        spot = supply.spot
+        limited = [
+            k
+            for k in layers
+            if k.name in ("owned", "reserved") or (k.name == "spot" and spot and spot.cap_nodes is not None)
+        ]
+        unlimited = [k for k in layers if k not in limited]
+        limits = {k.name: float("nan") for k in limited if k.name in ("owned", "reserved")}
+        if spot is not None and spot.cap_nodes is not None:
+            limits["spot"] = spot.cap_nodes * spot.goodput
+        return cls(
+            stack=tuple(sorted(limited, key=lambda k: (k.usd_per_node_hour, LAYERS.index(k.name)))),
+            top=min(unlimited, key=lambda k: k.usd_per_node_hour) if unlimited else None,
+            limits=limits,
+        )
+
+
+def _dispatch_month(
+    model: _Model,
+    dispatch: _Dispatch,
+    steady_nodes: NDArray[np.float64],
+    capacity: Mapping[str, IntArray],
+    month: int,
+    training: Any,
+) -> tuple[IntArray, float]:
+    """One month's steady dispatch as a load-duration curve, exactly.
+
+    With the week's slot demands d_s (nodes), the node-hours that Q nodes of capacity serve are
+    E(Q) = W · Σ_s min(d_s, Q), concave and piecewise linear with a break at each distinct d_s: for the levels
+    l_1 < … < l_n with counts n_i, E(Q) = min_k W · (A_k + B_k · Q), A_k = Σ_{i≤k} n_i l_i, B_k = Σ_{i>k} n_i.
+    Tier j of the stack serves E(Q_j) − E(Q_{j−1}), where Q_j is the capacity left after training in the
+    first j layers. Variables e_j ≤ E(Q_j) (one row per piece) carry that; cheaper layers first makes the
+    objective push each e_j up to E(Q_j). Returns the e columns and the month's steady node-hours T = E(∞).
+    """
+    level, count = np.unique(np.round(steady_nodes, 9), return_counts=True)
+    a = np.concatenate([[0.0], np.cumsum(level * count)]) * SLOT_WEIGHT_HOURS
+    b = (count.sum() - np.concatenate([[0.0], np.cumsum(count)])) * SLOT_WEIGHT_HOURS
+    total = float(a[-1])
+    stack = dispatch.stack
+    costs = [k.usd_per_node_hour for k in stack] + [dispatch.top.usd_per_node_hour if dispatch.top else 0.0]
+    e = model.variables(len(stack), cost=np.asarray([costs[j] - costs[j + 1] for j in range(len(stack))]))
+    q = model.variables(len(stack), cost=0.0)
+    for j in range(len(stack)):
+        # Q_j = Σ_{i≤j} (C_i − training on i)  (capped spot: its constant limit instead of C)
+        terms: list[tuple[IntArray | int, float]] = [(int(q[j]), 1.0)]
+        constant = 0.0
+        for below in stack[: j + 1]:
+            if below.name in capacity:
+                terms.append((int(capacity[below.name][month]), -1.0))
+            else:
+                constant += dispatch.limits[below.name]
+            terms += training(below.name, month, 1.0)
+        model.constraints(1, terms, lo=constant, hi=constant)
+        model.constraints(len(a), [(int(e[j]), 1.0), (int(q[j]), -b)], lo=-np.inf, hi=a)
+        if j:
+            model.constraints(1, [(int(e[j]), 1.0), (int(e[j - 1]), -1.0)], lo=0.0, hi=np.inf)
+    if dispatch.top is None:
+        if not stack:
+            raise InfeasibleError("no capacity can serve the steady demand", field="supply")
+        model.constraints(1, [(int(e[-1]), 1.0)], lo=total - 1e-6, hi=np.inf)
+    return e, total
+
+
+def _capacity_bound(plan: CapacityPlan, steady_nodes: NDArray[np.float64]) -> float:
+    """No optimum holds more nodes of a kind than the peak demand could use."""
+    runs = sum(r.gpus for r in plan.training) / plan.gpus_per_node
+    return float(math.ceil(float(steady_nodes.max(initial=0.0)) + runs + 1e-9))
+
+
+def plan_solve(
+    *, plan: CapacityPlan, time_limit_s: float = 60.0, compare: bool = True, mip_gap: float = MIP_GAP
+) -> PlanResult:
+    """The cheapest mix of the plan's supply options that serves its demand and meets every deadline.
+
+    Solves the mixed-integer program in this module's docstring with HiGHS (``scipy.optimize.milp``) to an
+    optimum proven within the relative gap ``mip_gap``. With ``compare``, also solves all-own (owned nodes
+    only) and all-rent (every option but owned) for comparison. Raises :class:`InfeasibleError` (field
+    ``supply``) when no mix of the offered capacity can serve the plan.
+    """
+    plan_check(plan=plan)
+    result = _solve(plan=plan, time_limit_s=time_limit_s, mip_gap=mip_gap)
+    if not compare:
+        return result
+    alternatives = (
+        _alternative(
+            plan,
+            "all own",
+            replace(plan.supply, reservations=(), on_demand=None, spot=None),
+            plan.supply.owned is not None,
+            time_limit_s,
+            mip_gap,
+        ),
+        _alternative(
+            plan,
+            "all rent",
+            replace(plan.supply, owned=None),
+            bool(plan.supply.reservations or plan.supply.on_demand or plan.supply.spot),
+            time_limit_s,
+            mip_gap,
+        ),
+    )
+    return replace(result, alternatives=alternatives)
+
+
+def _alternative(
+    plan: CapacityPlan, name: str, supply: Supply, offered: bool, time_limit_s: float, mip_gap: float
+) -> Alternative:
+    if not offered:
+        return Alternative(name=name, total_usd=None, reason="the plan offers no such capacity")
+    try:
+        return Alternative(
+            name=name,
+            total_usd=_solve(
+                plan=replace(plan, supply=supply), time_limit_s=time_limit_s, mip_gap=mip_gap
+            ).total_usd,
+        )
+    except InfeasibleError as exc:
+        # The main solve's advice (offer on-demand, …) does not apply to a comparison that leaves it out.
+        return Alternative(name=name, total_usd=None, reason=exc.message.split(": ")[0])
+
+
+def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanResult:
+    M, S, H = plan.horizon_months, SLOTS_PER_WEEK, HOURS_PER_MONTH
+    gpn = float(plan.gpus_per_node)
+    weeks = demand_weeks(plan=plan)
+    steady_gpus = sum(weeks.values(), np.zeros((M, S)))
+    steady = steady_gpus / gpn  # nodes
+    supply = plan.supply
+    layers = _layers(supply)
+    bound = _capacity_bound(plan, steady)
+    model = _Model()
+
+    capacity: dict[str, IntArray] = {}
+    buys: IntArray | None = None
+    starts: list[tuple[ReservationOption, IntArray]] = []
+    if supply.owned is not None:
+        o = supply.owned
+        months_left = M - np.arange(M, dtype=float)
+        buy_ub = np.where(np.arange(M) >= o.lead_time_months, bound, 0.0)
+        buys = model.variables(M, cost=o.fixed_usd_per_node_month * months_left, ub=buy_ub, integer=True)
+        capacity["owned"] = model.variables(M, cost=0.0)
+        # C_m − C_{m−1} − b_m = 0 (C_{−1} = existing nodes)
+        model.constraints(
+            1, [(capacity["owned"][0], 1.0), (buys[0], -1.0)], lo=o.existing_nodes, hi=o.existing_nodes
+        )
+        if M > 1:
+            model.constraints(
+                M - 1,
+                [(capacity["owned"][1:], 1.0), (capacity["owned"][:-1], -1.0), (buys[1:], -1.0)],
+                lo=0.0,
+                hi=0.0,
+            )
+    if supply.reservations:
+        capacity["reserved"] = model.variables(M, cost=0.0)
+        for res in supply.reservations:
+            starts.append(
+                (
+                    res,
+                    model.variables(
+                        M, cost=res.usd_per_node_hour * H * res.term_months, ub=bound, integer=True
+                    ),
+                )
+            )
+        for m in range(M):
+            terms: list[tuple[IntArray | int, float]] = [(int(capacity["reserved"][m]), 1.0)]
+            for res, q in starts:
+                terms += [(int(q[j]), -1.0) for j in range(max(0, m - res.term_months + 1), m + 1)]
+            model.constraints(1, terms, lo=0.0, hi=0.0)
+
+    # Training runs: x[r][layer] over the run's window; y[r][layer] when the run may not be split.
+    x: list[dict[str, IntArray]] = []
+    for r in plan.training:
+        months = np.arange(r.earliest_start_month, r.deadline_month + 1)
+        nodes = r.gpus / gpn
+        xr = {
+            k.name: model.variables(
+                len(months), cost=k.usd_per_node_hour + _EARLY_USD * months.astype(float), ub=nodes * H
+            )
+            for k in layers
+        }
+        x.append(xr)
+        model.constraints(
+            1, [(int(c), 1.0) for k in xr.values() for c in k], lo=r.gpu_hours / gpn, hi=r.gpu_hours / gpn
+        )
+        model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
+        if r.splittable:
+            continue
+        # A run that may not be split needs its nodes together: it sits on one layer, and an owned or
+        # reserved fleet that hosts it holds at least the run's nodes through the run's window.
+        y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
+        if y is not None:
+            model.constraints(1, [(int(c), 1.0) for c in y], lo=1.0, hi=1.0)
+        for j, k in enumerate(layers):
+            if y is not None:
+                model.constraints(
+                    len(months), [(xr[k.name], 1.0), (int(y[j]), -nodes * H)], lo=-np.inf, hi=0.0
+                )
+            if k.name in capacity:
+                cap = capacity[k.name][months]
+                if y is None:
+                    model.constraints(len(months), [(cap, 1.0)], lo=nodes, hi=np.inf)
+                else:
+                    model.constraints(len(months), [(cap, 1.0), (int(y[j]), -nodes)], lo=0.0, hi=np.inf)
+
+    def training_terms(layer: str, m: int, scale: float = 1.0) -> list[tuple[IntArray | int, float]]:
+        terms: list[tuple[IntArray | int, float]] = []
+        for r, xr in zip(plan.training, x, strict=True):
+            if r.earliest_start_month <= m <= r.deadline_month and layer in xr:
+                terms.append((int(xr[layer][m - r.earliest_start_month]), scale / H))
+        return terms
+
+    dispatch = _Dispatch.of(layers, supply)
+    tiers: list[IntArray] = []
+    totals: list[float] = []
+    for m in range(M):
+        # Training fits inside each limited layer: C_k − Σ_r x_{r,k,m} / H ≥ 0.
+        for layer in dispatch.limits:
+            if layer in capacity:
+                model.constraints(
+                    1, [(int(capacity[layer][m]), 1.0), *training_terms(layer, m, -1.0)], lo=0.0, hi=np.inf
+                )
+            else:
+                model.constraints(
+                    1, training_terms(layer, m) or [(0, 0.0)], lo=0.0, hi=dispatch.limits[layer]
+                )
+        e, total = _dispatch_month(model, dispatch, steady[m], capacity, m, training_terms)
+        tiers.append(e)
+        totals.append(total)
+
+    # The costs that no decision changes (steady demand priced at the top layer, existing owned nodes) enter
+    # as one fixed column, so that the objective, and the gap HiGHS proves, is the plan's whole cost.
+    constant = sum(totals) * (dispatch.top.usd_per_node_hour if dispatch.top else 0.0)
+    if supply.owned is not None:
+        constant += supply.owned.existing_nodes * supply.owned.fixed_usd_per_node_month * M
+    model.variables(1, cost=constant, lb=1.0, ub=1.0)
+    sol, status, message, size = model.solve(time_limit_s=time_limit_s, mip_gap=mip_gap)
+    if status == 2 or sol is None:
+        raise InfeasibleError(
+            "no mix of the offered capacity serves the plan"
+            + (
+                f" (owned nodes arrive only from month {supply.owned.lead_time_months})"
+                if supply.owned
+                else ""
+            )
+            + (" and spot is capped" if supply.spot is not None and supply.spot.cap_nodes is not None else "")
+            + ": offer on-demand capacity, allow more spot, or move the deadlines",
+            field="supply",
+        )
+    if status != 0:
+        raise InfeasibleError(f"the solver stopped before proving an optimum: {message}", field="supply")
+    return _result(plan, weeks, layers, dispatch, tiers, totals, capacity, buys, starts, x, sol, size)
+
+
+def _result(
+    plan: CapacityPlan,
+    weeks: Mapping[str, NDArray[np.float64]],
+    layers: Sequence[_Layer],
+    dispatch: _Dispatch,
+    tiers: Sequence[IntArray],
+    totals: Sequence[float],
+    capacity: Mapping[str, IntArray],
+    buys: IntArray | None,
+    starts: Sequence[tuple[ReservationOption, IntArray]],
+    x: Sequence[Mapping[str, IntArray]],
+    sol: NDArray[np.float64],
+    size: ProblemSize,
+) -> PlanResult:
+    M, H = plan.horizon_months, HOURS_PER_MONTH
+    gpn = float(plan.gpus_per_node)
+    supply = plan.supply
+    rate = {k.name: k.usd_per_node_hour for k in layers}
+
+    # Node-hours of useful work per layer and month: steady demand plus training.
+    used = {k.name: np.zeros(M) for k in layers}
+    for m in range(M):
+        served = np.diff(np.concatenate([[0.0], sol[tiers[m]]]))
+        for layer, hours in zip(dispatch.stack, served, strict=True):
+            used[layer.name][m] += max(0.0, float(hours))
+        if dispatch.top is not None:
+            below = float(sol[tiers[m][-1]]) if len(tiers[m]) else 0.0
+            used[dispatch.top.name][m] += max(0.0, totals[m] - below)
+    train_by_month = np.zeros(M)
+    runs: list[RunSchedule] = []
+    for r, xr in zip(plan.training, x, strict=True):
+        by_month = np.zeros(M)
+        by_layer: dict[str, float] = {}
+        for name, cols in xr.items():
+            hours = np.clip(sol[cols], 0.0, None)
+            used[name][r.earliest_start_month : r.deadline_month + 1] += hours
+            by_month[r.earliest_start_month : r.deadline_month + 1] += hours
+            if hours.sum() > 1e-6:
+                by_layer[name] = float(hours.sum())
+        train_by_month += by_month
+        done = np.nonzero(by_month > 1e-6)[0]
+        finish = int(done.max()) if done.size else r.earliest_start_month
+        runs.append(
+            RunSchedule(
+                name=r.name,
+                node_hours_by_layer=by_layer,
+                node_hours_by_month=tuple(float(v) for v in by_month),
+                finish_month=finish,
+                deadline_month=r.deadline_month,
+                slack_months=r.deadline_month - finish,
+            )
+        )
+
+    owned_nodes = (
+        np.rint(sol[capacity["owned"]]).astype(int) if "owned" in capacity else np.zeros(M, dtype=int)
+    )
+    reserved_nodes = (
+        np.rint(sol[capacity["reserved"]]).astype(int) if "reserved" in capacity else np.zeros(M, dtype=int)
+    )
+    cost = {name: np.zeros(M) for name in LAYERS}
+    after_horizon = 0.0
+    purchases: list[OwnedPurchase] = []
+    if supply.owned is not None and buys is not None:
+        o = supply.owned
+        cost["owned"] = owned_nodes * o.fixed_usd_per_node_month + used["owned"] * o.usd_per_node_hour_used
+        for a, n in enumerate(np.rint(sol[buys]).astype(int)):
+            if n > 0:
+                purchases.append(
+                    OwnedPurchase(a, a - o.lead_time_months, int(n), float(n * o.capex_usd_per_node))
+                )
+    reservations: list[ReservationStart] = []
+    for res, q in starts:
+        for m, n in enumerate(np.rint(sol[q]).astype(int)):
+            if n <= 0:
+                continue
+            monthly = n * res.usd_per_node_hour * H
+            end = m + res.term_months
+            cost["reserved"][m : min(end, M)] += monthly
+            after_horizon += monthly * max(0, end - M)
+            reservations.append(
+                ReservationStart(res.term_months, m, int(n), float(monthly * res.term_months))
+            )
+    for name in ("on_demand", "spot"):
+        if name in used:
+            cost[name] = used[name] * rate[name]
+    burst_hours = {
+        name: used[name] / opt.goodput if name in used and opt is not None else np.zeros(M)
+        for name, opt in (("on_demand", supply.on_demand), ("spot", supply.spot))
+    }
+
+    steady_gpus = sum(weeks.values(), np.zeros((M, SLOTS_PER_WEEK)))
+    training_gpus = train_by_month / H * gpn
+    months: list[MonthRow] = []
+    for m in range(M):
+        owned_use = float(used["owned"][m]) if "owned" in used else 0.0
+        months.append(
+            MonthRow(
+                month=m,
+                demand_mean_gpus=float(steady_gpus[m].mean() + training_gpus[m]),
+                demand_peak_gpus=float(steady_gpus[m].max() + training_gpus[m]),
+                training_gpus=float(training_gpus[m]),
+                owned_nodes=int(owned_nodes[m]),
+                reserved_nodes=int(reserved_nodes[m]),
+                on_demand_node_hours=float(burst_hours["on_demand"][m]),
+                spot_node_hours=float(burst_hours["spot"][m]),
+                owned_utilization=owned_use / float(owned_nodes[m] * H) if owned_nodes[m] > 0 else None,
+                cost_usd={name: float(cost[name][m]) for name in LAYERS},
+            )
+        )
+    by_layer = {name: float(cost[name].sum()) for name in LAYERS}
+    by_layer["reserved_after_horizon"] = after_horizon
+    total = float(sum(by_layer.values()))
+    monthly_total = sum(cost.values(), np.zeros(M))
+    disc = plan.discount_rate
+    discount = (1.0 + disc) ** ((np.arange(M) + 1) / 12.0)
+    npv = float((monthly_total / discount).sum()) + after_horizon / (1.0 + disc) ** (M / 12.0)
+    owned_hours = float(owned_nodes.sum()) * H
+    notes = [REPRESENTATIVE_WEEK]
+    if after_horizon > 0:
+        notes.append(
+            f"Reservations bill their whole term: ${after_horizon:,.0f} of it falls after the horizon"
+            " and is counted."
+        )
+    if supply.owned is not None:
+        notes.append(
+            "Owned nodes cost a fixed amount per node-month from arrival to the end of the horizon (capital "
+            "recovery, colocation, maintenance, staff, idle power) plus energy per node-hour used; capex is "
+            "listed with each purchase."
+        )
+    return PlanResult(
+        total_usd=total,
+        npv_usd=npv,
+        cost_by_layer_usd=by_layer,
+        owned_purchases=tuple(purchases),
+        reservations=tuple(reservations),
+        on_demand_node_hours=float(burst_hours["on_demand"].sum()),
+        spot_node_hours=float(burst_hours["spot"].sum()),
+        owned_utilization=(float(used["owned"].sum()) / owned_hours) if owned_hours > 0 else None,
+        months=tuple(months),
+        runs=tuple(runs),
+        demand_mean_gpus_by_workload={
+            **{name: tuple(float(v) for v in week.mean(axis=1)) for name, week in weeks.items()},
+            **{
+                r.name: tuple(float(v) for v in np.asarray(run.node_hours_by_month) / H * gpn)
+                for r, run in zip(plan.training, runs, strict=True)
+            },
+        },
+        alternatives=(),
+        size=size,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,307 @@
+"""The capacity plan (clusterdesigner.engine.capacity): break-even, exhaustive optimum, worked example."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from clusterdesigner.engine.capacity import (
+    HOURS_PER_MONTH,
+    CapacityPlan,
+    PlanResult,
+    owned_option_from_on_prem,
+    plan_solve,
+)
+from clusterdesigner.engine.cost import DEFAULTS
+from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.tco import LinearCost, OnPremInputs, break_even_utilization
+
+W = HOURS_PER_MONTH / 168  # hours of a month one slot of the representative week stands for
+
+
+def _grid(value_at: Any) -> list[list[float]]:
+    """7 × 24 GPUs by (day, hour)."""
+    return [[float(value_at(d, h)) for h in range(24)] for d in range(7)]
+
+
+# ------------------------------------------------------------------ 1. flat demand: own exactly above u*
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    nodes=st.integers(min_value=1, max_value=4),
+    busy_hours=st.integers(min_value=1, max_value=24),
+    on_demand=st.floats(min_value=5.0, max_value=120.0),
+    fixed_month=st.floats(min_value=200.0, max_value=60_000.0),
+    energy=st.floats(min_value=0.0, max_value=3.0),
+)
+def test_owns_exactly_when_utilization_is_above_the_closed_form_break_even(
+    nodes: int, busy_hours: int, on_demand: float, fixed_month: float, energy: float
+) -> None:
+    # Flat demand: `nodes` nodes busy the first `busy_hours` hours of every day, so a node bought for it is
+    # used u = busy_hours / 24 of the time. One pricing option (on-demand), no deadlines.
+    u = busy_hours / 24
+    year = 8760.0
+    u_star = break_even_utilization(
+        own=LinearCost(fixed_usd=12 * fixed_month, per_utilization_usd=energy * year),
+        rent=LinearCost(fixed_usd=0.0, per_utilization_usd=on_demand * year),
+    )
+    assert u_star is not None
+    assume(abs(u - u_star) > 0.01)
+    plan = CapacityPlan.from_json(
+        {
+            "horizon_months": 6,
+            "gpus_per_node": 8,
+            "baseline": [{"gpus_by_day_hour": _grid(lambda d, h: 8 * nodes if h < busy_hours else 0)}],
+            "supply": {
+                "owned": {
+                    "lead_time_months": 0,
+                    "capex_usd_per_node": 1.0,
+                    "fixed_usd_per_node_month": fixed_month,
+                    "usd_per_node_hour_used": energy,
+                },
+                "on_demand": {"usd_per_node_hour": on_demand},
+            },
+        }
+    )
+    result = plan_solve(plan=plan, compare=False)
+    expected = nodes if u > u_star else 0
+    assert [m.owned_nodes for m in result.months] == [expected] * 6
+
+
+# ------------------------------------------------------------------ 2. a 12-month plan, enumerated
+
+PRICES = {"fixed": 9_000.0, "energy": 0.8, "reserved": 30.0, "on_demand": 55.04, "spot": 20.78}
+SPOT_GOODPUT, SPOT_CAP = 0.85, 1.0
+
+
+def _small_plan() -> CapacityPlan:
+    return CapacityPlan.from_json(
+        {
+            "horizon_months": 12,
+            "gpus_per_node": 8,
+            "growth_pct_per_month": 5.0,
+            "baseline": [
+                {
+                    "name": "research",
+                    "gpus_by_day_hour": _grid(lambda d, h: (20 if d < 5 else 8) if 9 <= h < 18 else 4),
+                }
+            ],
+            "supply": {
+                "owned": {
+                    "lead_time_months": 1,
+                    "capex_usd_per_node": 300_000.0,
+                    "fixed_usd_per_node_month": PRICES["fixed"],
+                    "usd_per_node_hour_used": PRICES["energy"],
+                },
+                "reservations": [{"term_months": 12, "usd_per_node_hour": PRICES["reserved"]}],
+                "on_demand": {"usd_per_node_hour": PRICES["on_demand"]},
+                "spot": {"usd_per_node_hour": PRICES["spot"], "goodput": SPOT_GOODPUT, "cap_nodes": SPOT_CAP},
+            },
+        }
+    )
+
+
+def _month_cost(demand_nodes: np.ndarray, owned: int, reserved: int) -> float:
+    """One month of a fixed fleet: each slot's demand is served greedily from the cheapest layer up
+    (reserved $0, owned energy, spot price ÷ goodput up to its cap, then on-demand), which is optimal slot
+    by slot because the layers' costs are constant per node-hour."""
+    layers = [
+        (0.0, float(reserved)),
+        (PRICES["energy"], float(owned)),
+        (PRICES["spot"] / SPOT_GOODPUT, SPOT_CAP * SPOT_GOODPUT),
+        (PRICES["on_demand"], np.inf),
+    ]
+    left = demand_nodes.copy()
+    cost = 0.0
+    for rate, cap in sorted(layers):
+        served = np.minimum(left, cap)
+        cost += rate * W * float(served.sum())
+        left = left - served
+    return cost + PRICES["fixed"] * owned
+
+
+def test_solver_cost_equals_the_exhaustive_optimum_of_a_12_month_plan() -> None:
+    plan = _small_plan()
+    g = 1.05 ** np.arange(12)
+    week = np.array(_grid(lambda d, h: (20 if d < 5 else 8) if 9 <= h < 18 else 4)).reshape(168)
+    demand = np.outer(g, week) / 8  # nodes, [month, slot]
+    top = int(np.ceil(demand.max()))  # more nodes of a kind than the peak can use are never cheaper
+    # Owned nodes never leave, so the fleet is a non-decreasing sequence; lead time 1 keeps month 0 at zero.
+    # A 12-month reservation bills 12 months wherever it starts, so starting in month 0 (covering every
+    # month) is never worse: enumerating month-0 reservations covers every optimum.
+    table = np.array(
+        [[[_month_cost(demand[m], o, r) for r in range(top + 1)] for o in range(top + 1)] for m in range(12)]
+    )
+    best = np.inf
+    for fleet in itertools.combinations_with_replacement(range(top + 1), 11):
+        owned = (0, *fleet)
+        for r in range(top + 1):
+            cost = (
+                sum(table[m, owned[m], r] for m in range(12)) + r * PRICES["reserved"] * HOURS_PER_MONTH * 12
+            )
+            best = min(best, cost)
+    result = plan_solve(plan=plan, compare=False, mip_gap=1e-9)
+    assert result.total_usd == pytest.approx(best, rel=1e-8)
+    assert result.owned_purchases or result.reservations  # the plan is not trivially all-burst
+
+
+# ------------------------------------------------------------------ 3. the docs' worked example
+
+# Owning inputs of demo design 1 (64 × 8 H100 SXM), as the cost engine resolves them with its defaults:
+# server $275,000 (GPU list $27,500 × 8 × 1.25), network capex $3,331,200 and 24 kW, storage $1,392.65; the
+# rest are cost.DEFAULTS (installation 3 %, PUE 1.3, $0.08/kWh, idle 0.3, colo $150/kW-month, maintenance
+# 5 %/year, 1 FTE at $180,000, 5-year life, 8 % cost of capital, 20 % residual).
+_DEFAULTED = (
+    "installation_fraction pue usd_per_kwh idle_power_fraction colo_usd_per_kw_month"
+    " maintenance_fraction_per_year staff_fte staff_usd_per_fte_year depreciation_years discount_rate"
+    " residual_fraction"
+).split()
+DEMO1_OWNING = OnPremInputs(
+    nodes=64,
+    gpus_per_node=8,
+    server_usd=275_000.0,
+    network_capex_usd=3_331_200.0,
+    storage_capex_usd=1_392.6511345664,
+    node_power_kw=10.2,
+    network_power_kw=24.0,
+    **{key: DEFAULTS[f"on_prem.{key}"].value for key in _DEFAULTED},
+)
+P5_ON_DEMAND = 55.04  # aws-p5-48xlarge on-demand, us-east-1, as of 2026-09-01 (seed catalog, secondary)
+P5_RESERVED_3Y = 23.776  # aws-p5-48xlarge 3-year RI, as of 2026-09-19 (seed catalog, secondary)
+# GPU-hours of the two H100 demo designs: GPUs × 24 × expected days (with failures and restarts) from the
+# training engine on this commit: demo 1, 512 GPUs × 28.3565 days; demo 3 (32 nodes), 256 GPUs × 53.7797 days.
+RUN_A_GPU_HOURS = 512 * 24 * 28.3565
+RUN_B_GPU_HOURS = 256 * 24 * 53.7797
+
+
+def worked_example() -> dict[str, Any]:
+    owned = owned_option_from_on_prem(inputs=DEMO1_OWNING, lead_time_months=2)
+    return {
+        "horizon_months": 12,
+        "gpus_per_node": 8,
+        "growth_pct_per_month": 10.0,
+        "discount_rate": 0.08,
+        "training": [
+            {"name": "70B on 64 nodes", "gpu_hours": RUN_A_GPU_HOURS, "gpus": 512, "deadline_month": 2},
+            {"name": "70B on 32 nodes", "gpu_hours": RUN_B_GPU_HOURS, "gpus": 256, "deadline_month": 4},
+        ],
+        "inference": [{"name": "chat", "peak_gpus": 16, "offpeak_fraction": 0.5}],
+        "baseline": [
+            {
+                "name": "research",
+                "gpus_by_day_hour": _grid(lambda d, h: (32 if d < 5 else 8) if 9 <= h < 18 else 8),
+            }
+        ],
+        "supply": {
+            "owned": {
+                "lead_time_months": owned.lead_time_months,
+                "capex_usd_per_node": owned.capex_usd_per_node,
+                "fixed_usd_per_node_month": owned.fixed_usd_per_node_month,
+                "usd_per_node_hour_used": owned.usd_per_node_hour_used,
+            },
+            "reservations": [{"term_months": 36, "usd_per_node_hour": P5_RESERVED_3Y}],
+            "on_demand": {"usd_per_node_hour": P5_ON_DEMAND},
+        },
+    }
+
+
+def test_owning_costs_per_node_come_from_the_cost_engine_by_hand() -> None:
+    # capex = 1.03 × (64 × 275,000 + 3,331,200 + 1,392.65) = 21,560,570.43
+    # per year fixed = capital 21,560,570.43 × (CRF(8 %, 5) 0.250456 − 0.2 × SFF 0.170456) = 4,664,956.35
+    #   + colocation 676.8 kW × 150 × 12 = 1,218,240 + maintenance 0.05 × capex = 1,078,028.52 + staff 180,000
+    #   + idle power 676.8 × 0.3 × 1.3 × 0.08 × 8,760 = 184,974.74  → 7,326,199.61 / (64 × 12) = 9,539.32
+    # energy above idle per node-hour used: 676.8 × 0.7 × 1.3 × 0.08 / 64 = 49.27104 / 64 = 0.769860
+    owned = owned_option_from_on_prem(inputs=DEMO1_OWNING, lead_time_months=2)
+    assert owned.capex_usd_per_node == pytest.approx(21_560_570.43 / 64, rel=1e-8)
+    assert owned.fixed_usd_per_node_month == pytest.approx(9_539.32, abs=0.01)
+    assert owned.usd_per_node_hour_used == pytest.approx(0.769860, rel=1e-6)
+
+
+def test_worked_example_matches_the_hand_calculation() -> None:
+    plan = CapacityPlan.from_json(worked_example())
+    result = plan_solve(plan=plan, mip_gap=1e-9)
+    owned = plan.supply.owned
+    assert owned is not None
+    F, v, p = owned.fixed_usd_per_node_month, owned.usd_per_node_hour_used, P5_ON_DEMAND
+
+    # Hand calculation. Both runs must finish before owned nodes can arrive (month 2) and a run that may not
+    # be split needs its whole node count on one layer, so both run on-demand: p × node-hours.
+    training_usd = p * (RUN_A_GPU_HOURS + RUN_B_GPU_HOURS) / 8
+    # A 3-year reservation over a 12-month plan bills 36 × 730 × 23.776 = $624,833 a node: more than a node
+    # on-demand every hour of the year (12 × 730 × 55.04 = $482,150), so it is never bought.
+    assert 36 * 730 * P5_RESERVED_3Y > 12 * 730 * P5_ON_DEMAND
+    # The steady demand then splits into node layers: node j is busy
+    # h_j(m) = Σ_slots W · clip(d − (j−1), 0, 1) hours in month m. Owning it that month costs F + v·h, renting
+    # p·h; demand only grows, so h_j(m) grows with m and node j is bought for the first month (from month 2,
+    # the lead time) where (p − v)·h_j(m) ≥ F.
+    hours = np.arange(168) % 24
+    chat = 16 * np.where((hours >= 8) & (hours < 20), 1.0, 0.5)
+    day = np.arange(168) // 24
+    research = np.where((hours >= 9) & (hours < 18), np.where(day < 5, 32.0, 8.0), 8.0)
+    demand = np.outer(1.1 ** np.arange(12), chat + research) / 8  # nodes, [month, slot]
+    hand_total, fleet = training_usd, np.zeros(12, dtype=int)
+    for j in range(1, int(np.ceil(demand.max())) + 1):
+        busy = W * np.clip(demand - (j - 1), 0.0, 1.0).sum(axis=1)
+        own = (np.arange(12) >= 2) & ((p - v) * busy >= F)
+        assert np.all(np.diff(own.astype(int)) >= 0)  # once worth owning, it stays so
+        fleet += own
+        hand_total += float(np.where(own, F + v * busy, p * busy).sum())
+
+    assert [m.owned_nodes for m in result.months] == fleet.tolist()
+    assert result.total_usd == pytest.approx(hand_total, rel=1e-7)
+    assert result.reservations == ()
+    assert {run.name: set(run.node_hours_by_layer) for run in result.runs} == {
+        "70B on 64 nodes": {"on_demand"},
+        "70B on 32 nodes": {"on_demand"},
+    }
+    assert all(run.finish_month <= run.deadline_month for run in result.runs)
+    # All rent is on-demand for everything (the reservation never pays): p × every node-hour of demand.
+    all_rent = {a.name: a for a in result.alternatives}["all rent"]
+    assert all_rent.total_usd == pytest.approx(training_usd + p * W * demand.sum(), rel=1e-7)
+    # All own cannot serve months 0–1 (nothing owned arrives before month 2), and says so.
+    all_own = {a.name: a for a in result.alternatives}["all own"]
+    assert all_own.total_usd is None and "month 2" in all_own.reason
+    assert result.owned_utilization is not None and 0.5 < result.owned_utilization <= 1.0
+    assert all(type(m.owned_utilization) in (float, type(None)) for m in result.months)
+    assert result.npv_usd < result.total_usd  # discounted at 8 % a year
+
+
+# ------------------------------------------------------------------ errors and round trips
+
+
+def test_result_survives_a_json_round_trip() -> None:
+    result = plan_solve(plan=CapacityPlan.from_json(worked_example()))
+    assert PlanResult.from_json(result.to_json()) == result
+    assert CapacityPlan.from_json(
+        CapacityPlan.from_json(worked_example()).to_json()
+    ) == CapacityPlan.from_json(worked_example())
+
+
+def test_a_missing_price_is_an_error_naming_the_field() -> None:
+    spec = worked_example()
+    del spec["supply"]["on_demand"]["usd_per_node_hour"]
+    with pytest.raises(InputError) as err:
+        CapacityPlan.from_json(spec)
+    assert err.value.field == "supply.on_demand.usd_per_node_hour"
+
+
+def test_a_run_that_cannot_fit_before_its_deadline_is_refused_on_the_deadline() -> None:
+    spec = worked_example()
+    spec["training"][0]["gpu_hours"] = 512 * 730 * 3 + 1  # one GPU-hour more than 512 GPUs give in 3 months
+    with pytest.raises(InfeasibleError) as err:
+        CapacityPlan.from_json(spec)
+    assert err.value.field == "training.0.deadline_month"
+
+
+def test_owned_only_before_its_lead_time_is_infeasible_on_supply() -> None:
+    spec = worked_example()
+    spec["supply"] = {"owned": spec["supply"]["owned"]}
+    with pytest.raises(InfeasibleError) as err:
+        plan_solve(plan=CapacityPlan.from_json(spec))
+    assert err.value.field == "supply" and "month 2" in err.value.message

@@ -1,0 +1,242 @@
+"""Capacity plans through the URL: save, version, solve, errors in the envelope, owner-only access."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from apps.designs.demo import DEMOS
+from apps.designs.services import design_create, design_evaluate, expected_days
+from apps.plans.models import PlanSolution
+from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+
+URL = "/api/v1/capacity-plans/"
+SPEC: dict[str, Any] = {
+    "horizon_months": 12,
+    "gpus_per_node": 8,
+    "growth_pct_per_month": 10.0,
+    "training": [{"name": "pretrain", "gpu_hours": 200_000, "gpus": 256, "deadline_month": 3}],
+    "inference": [{"name": "chat", "peak_gpus": 16, "offpeak_fraction": 0.5}],
+    "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+    "supply": {
+        "owned": {
+            "lead_time_months": 2,
+            "capex_usd_per_node": 336_883.91,
+            "fixed_usd_per_node_month": 9_539.32,
+            "usd_per_node_hour_used": 0.76986,
+        },
+        "on_demand": {"usd_per_node_hour": 55.04},
+    },
+}
+
+
+def _client(user: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def _create(client: APIClient, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = client.post(URL, {"name": "Plan 2027", "spec": spec or SPEC}, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_solving_a_saved_plan_returns_the_engines_optimum_and_stores_it_once(alice: Any) -> None:
+    client = _client(alice)
+    plan = _create(client)
+    first = client.post(f"{URL}{plan['id']}/solve/")
+    assert first.status_code == 200, first.json()
+    body = first.json()
+    expected = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    assert body["result"]["total_usd"] == pytest.approx(expected.total_usd, rel=1e-9)
+    assert [m["owned_nodes"] for m in body["result"]["months"]] == [m.owned_nodes for m in expected.months]
+    assert {a["name"] for a in body["result"]["alternatives"]} == {"all own", "all rent"}
+    assert body["result"]["runs"][0]["finish_month"] <= 3
+    again = client.post(f"{URL}{plan['id']}/solve/")
+    assert again.json()["input_hash"] == body["input_hash"]
+    assert PlanSolution.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_missing_price_is_a_400_naming_the_spec_field(alice: Any) -> None:
+    spec = copy.deepcopy(SPEC)
+    del spec["supply"]["on_demand"]["usd_per_node_hour"]
+    response = _client(alice).post(URL, {"name": "No price", "spec": spec}, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["fields"] == {"spec.supply.on_demand.usd_per_node_hour": ["is required"]}
+
+
+@pytest.mark.django_db
+def test_a_run_past_its_deadline_capacity_is_a_400_on_its_deadline(alice: Any) -> None:
+    spec = copy.deepcopy(SPEC)
+    spec["training"][0]["gpu_hours"] = 256 * 730 * 4 + 1
+    response = _client(alice).post(URL, {"name": "Too much", "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["spec.training.0.deadline_month"]
+
+
+@pytest.mark.django_db
+def test_plans_are_the_owners_alone(alice: Any, bob: Any) -> None:
+    plan = _create(_client(alice))
+    other = _client(bob)
+    for method, path in (
+        ("get", ""),
+        ("post", "solve/"),
+        ("patch", ""),
+        ("delete", ""),
+        ("get", "versions/"),
+    ):
+        response = getattr(other, method)(f"{URL}{plan['id']}/{path}", {}, format="json")
+        assert response.status_code == 404, (method, path)
+        assert "error" in response.json()
+    assert other.get(URL).json()["count"] == 0
+    assert APIClient().get(URL).status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_a_new_spec_makes_a_new_version_and_old_versions_still_solve(alice: Any) -> None:
+    client = _client(alice)
+    plan = _create(client)
+    spec = copy.deepcopy(SPEC)
+    spec["growth_pct_per_month"] = 0.0
+    response = client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
+    assert response.status_code == 200 and response.json()["version"] == 2
+    assert [v["number"] for v in client.get(f"{URL}{plan['id']}/versions/").json()["results"]] == [2, 1]
+    old = client.post(f"{URL}{plan['id']}/solve/?version=1").json()
+    new = client.post(f"{URL}{plan['id']}/solve/").json()
+    assert (old["version"], new["version"]) == (1, 2)
+    assert new["result"]["total_usd"] < old["result"]["total_usd"]  # no growth: less demand
+    assert client.post(f"{URL}{plan['id']}/solve/?version=x").status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_training_run_from_a_saved_design_takes_its_gpus_and_gpu_hours(
+    catalog: Any, alice: Any, bob: Any
+) -> None:
+    demo = DEMOS[0]  # 70B on 64 × 8 H100
+    design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
+    days = expected_days(design_evaluate(version=design.current).result)
+    spec = copy.deepcopy(SPEC)
+    spec["training"] = [{"design_id": design.pk, "deadline_month": 2}]
+    client = _client(alice)
+    plan = _create(client, spec)
+    run = client.post(f"{URL}{plan['id']}/solve/").json()["result"]["runs"][0]
+    assert run["name"] == demo["name"]
+    # GPU-hours = 512 GPUs × 24 h × expected days; on 8-GPU nodes, node-hours = GPU-hours / 8.
+    assert sum(run["node_hours_by_layer"].values()) == pytest.approx(512 * 24 * days / 8, rel=1e-9)
+    # Someone else's design is not visible: a 400 on the run's design_id, not a leak.
+    response = _client(bob).post(URL, {"name": "x", "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["spec.training.0.design_id"]
+
+
+@pytest.mark.django_db
+def test_the_xlsx_reads_back_the_solved_figures(alice: Any, bob: Any) -> None:
+    import io
+
+    import openpyxl
+
+    client = _client(alice)
+    plan = _create(client, {**SPEC, "training": [{**SPEC["training"][0], "name": "=HYPERLINK(1)"}]})
+    result = client.post(f"{URL}{plan['id']}/solve/").json()["result"]
+    response = client.get(f"{URL}{plan['id']}/xlsx/")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.openxmlformats")
+    book = openpyxl.load_workbook(io.BytesIO(response.content))
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["cheapest mix over the horizon (USD)"] == pytest.approx(result["total_usd"], rel=1e-12)
+    months = list(book["Months"].iter_rows(min_row=2, values_only=True))
+    assert [row[4] for row in months] == [m["owned_nodes"] for m in result["months"]]
+    assert book["Runs"]["A2"].value == "'=HYPERLINK(1)"  # a name never runs as a formula
+    assert _client(bob).get(f"{URL}{plan['id']}/xlsx/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_share_links_through_the_api_are_owner_made_and_revocable(alice: Any, bob: Any) -> None:
+    client = _client(alice)
+    plan = _create(client)
+    made = client.post(f"{URL}{plan['id']}/share-links/", {"expires_in_days": 30}, format="json")
+    assert made.status_code == 201
+    body = made.json()
+    assert body["version"] == 1 and body["expires_at"] and len(body["token"]) > 40
+    path = body["url"].split("testserver")[1]
+    assert APIClient().get(path).status_code == 200
+    assert _client(bob).post(f"{URL}{plan['id']}/share-links/", {}, format="json").status_code == 404
+    revoke = f"{URL}{plan['id']}/share-links/{body['id']}/revoke/"
+    assert _client(bob).post(revoke).status_code == 404
+    assert client.post(revoke).json()["revoked_at"]
+    assert APIClient().get(path).status_code == 404
+    bad = client.post(f"{URL}{plan['id']}/share-links/", {"expires_in_days": 0}, format="json")
+    assert bad.status_code == 400 and "expires_in_days" in bad.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_a_large_plan_is_queued_to_a_worker_and_its_run_reports_the_result(
+    alice: Any, bob: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.PLAN_SYNC_MAX_SIZE = 10  # this plan is 12 months × (1 run + 1) = 24
+    client = _client(alice)
+    plan = _create(client)
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = client.post(f"{URL}{plan['id']}/solve/")
+    assert queued.status_code == 202
+    run = queued.json()
+    assert run["status"] == "queued" and run["progress"] == {"done": 0, "total": 1}
+    done = client.get(run["url"]).json()  # tasks run in-process in tests: the worker has finished
+    assert done["status"] == "done" and done["progress"] == {"done": 1, "total": 1}
+    expected = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    assert done["solution"]["result"]["total_usd"] == pytest.approx(expected.total_usd, rel=1e-9)
+    # Once solved, the same input is answered from the stored solution, now.
+    assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+    assert _client(bob).get(run["url"]).status_code == 404
+
+
+@pytest.mark.django_db
+def test_supply_may_take_its_prices_from_a_catalog_offering_and_a_missing_one_is_an_error(
+    catalog: Any, alice: Any
+) -> None:
+    spec = copy.deepcopy(SPEC)
+    # aws-p5-48xlarge in the seed catalog: on-demand $55.04 (2026-09-01), 3-year RI $23.776, spot $20.784;
+    # no 1-year RI row.
+    spec["supply"]["on_demand"] = {"offering": "aws-p5-48xlarge"}
+    spec["supply"]["reservations"] = [{"term_months": 36, "offering": "aws-p5-48xlarge"}]
+    client = _client(alice)
+    plan = _create(client, spec)
+    client.post(f"{URL}{plan['id']}/solve/")
+    snapshot = PlanSolution.objects.get().snapshot["plan"]["supply"]
+    assert snapshot["on_demand"]["usd_per_node_hour"] == 55.04
+    assert snapshot["reservations"][0]["usd_per_node_hour"] == 23.776
+    spec["supply"]["reservations"] = [{"term_months": 12, "offering": "aws-p5-48xlarge"}]
+    response = client.post(URL, {"name": "1y", "spec": spec}, format="json")
+    assert response.status_code == 400
+    fields = response.json()["error"]["fields"]
+    assert list(fields) == ["spec.supply.reservations.0.usd_per_node_hour"]
+    assert "no reserved_1y price" in fields["spec.supply.reservations.0.usd_per_node_hour"][0]
+    spec["supply"]["reservations"] = [{"term_months": 36, "offering": "aws-p5en-48xlarge-nope"}]
+    response = client.post(URL, {"name": "x", "spec": spec}, format="json")
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.reservations.0.offering"]
+
+
+@pytest.mark.django_db
+def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, alice: Any) -> None:
+    demo = DEMOS[0]  # 64 × 8 H100: the owning inputs of tests/engine/test_capacity.py's DEMO1_OWNING
+    design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
+    spec = copy.deepcopy(SPEC)
+    spec["supply"]["owned"] = {"design_id": design.pk, "lead_time_months": 2}
+    client = _client(alice)
+    plan = _create(client, spec)
+    assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+    owned = PlanSolution.objects.get().snapshot["plan"]["supply"]["owned"]
+    # By hand in tests/engine/test_capacity.py: F = $9,539.32 a node-month, v = $0.769860 a node-hour.
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(9_539.32, abs=0.01)
+    assert owned["usd_per_node_hour_used"] == pytest.approx(0.769860, rel=1e-6)
+    assert owned["lead_time_months"] == 2 and owned["source"].startswith(f"design {design.pk} v1")
+    spec["supply"]["owned"]["lead_time_months"] = "soon"
+    response = client.post(URL, {"name": "x", "spec": spec}, format="json")
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.owned.lead_time_months"]

@@ -1,0 +1,95 @@
+"""Capacity plan pages through the URL: the new-plan form with a run picked from a saved design, the result
+page with its charts, errors named on the page, and other people's plans as 404."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from apps.designs.demo import demo_load
+from apps.plans.models import CapacityPlan
+from apps.plans.views import EXAMPLE_SPEC
+
+
+def _signed_in(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_a_plan_made_from_a_demo_design_in_the_form_shows_its_result_and_charts(
+    catalog: Any, alice: Any, bob: Any
+) -> None:
+    demo = demo_load()[0]
+    client = _signed_in(alice)
+    form = client.get("/plans/")
+    assert form.status_code == 200 and demo.name in form.content.decode()
+    response = client.post(
+        "/plans/",
+        {
+            "name": "FY27",
+            "spec": json.dumps(EXAMPLE_SPEC),
+            "design": [str(demo.pk)],
+            f"deadline-{demo.pk}": "2",
+        },
+    )
+    assert response.status_code == 302
+    plan = CapacityPlan.objects.get(name="FY27")
+    assert plan.versions.get().spec["training"] == [{"design_id": demo.pk, "deadline_month": 2}]
+    page = client.get(response["Location"]).content.decode()
+    for chart in ("capacity", "cost", "utilization"):
+        assert f'id="chart-data-{chart}"' in page
+    assert demo.name in page and 'id="plan-total"' in page
+    assert _signed_in(bob).get(response["Location"]).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_bad_spec_in_the_form_is_named_on_the_page(alice: Any) -> None:
+    spec = {**EXAMPLE_SPEC, "supply": {"on_demand": {}}}
+    response = _signed_in(alice).post("/plans/", {"name": "x", "spec": json.dumps(spec)})
+    assert response.status_code == 400
+    assert "spec.supply.on_demand.usd_per_node_hour: is required" in response.content.decode()
+    response = _signed_in(alice).post("/plans/", {"name": "x", "spec": "{nope"})
+    assert response.status_code == 400 and "spec: is not JSON" in response.content.decode()
+    assert not CapacityPlan.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_share_link_shows_finance_the_frozen_result_and_never_writes(alice: Any) -> None:
+    from apps.plans.models import PlanShareLink
+    from apps.plans.services import plan_share_link_revoke
+    from clusterdesigner.logging import redact
+
+    owner = _signed_in(alice)
+    created = owner.post("/plans/", {"name": "FY27", "spec": json.dumps(EXAMPLE_SPEC)})
+    page = owner.post(created["Location"]).content.decode()  # "Create a read-only share link"
+    link = PlanShareLink.objects.get()
+    url = page.split('id="share-url">Share link (shown once): <code>')[1].split("</code>")[0]
+    path = url.split("testserver")[1]
+    assert redact(f"Not Found: {path}") == "Not Found: /plans/share/[redacted]/"
+    finance = Client()
+    shared = finance.get(path)
+    assert shared.status_code == 200
+    body = shared.content.decode()
+    assert 'id="share-notice"' in body and 'id="chart-data-capacity"' in body and "share-plan" not in body
+    xlsx = finance.get(f"{path}xlsx/")
+    assert xlsx.status_code == 200 and xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
+    assert finance.post(path).status_code == 405
+    plan_share_link_revoke(link=link)
+    assert finance.get(path).status_code == 404
+    assert finance.get("/plans/share/not-a-token/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_large_plans_page_says_a_worker_is_solving_it(alice: Any, settings: Any) -> None:
+    settings.PLAN_SYNC_MAX_SIZE = 1
+    client = _signed_in(alice)
+    created = client.post("/plans/", {"name": "Big", "spec": json.dumps(EXAMPLE_SPEC)})
+    page = client.get(
+        created["Location"]
+    ).content.decode()  # on_commit never fires inside the test's transaction
+    assert 'id="plan-run"' in page and "a worker is solving it (queued)" in page
