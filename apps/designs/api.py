@@ -29,6 +29,7 @@ from apps.designs.serializers import (
     ShareLinkCreatedSerializer,
     ShareLinkInputSerializer,
     ShareLinkSerializer,
+    VersionQuerySerializer,
 )
 from clusterdesigner.api import ErrorSerializer, error_body
 from clusterdesigner.parsers import JSONParser
@@ -53,9 +54,13 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
             str,
             OpenApiParameter.HEADER,
             required=False,
-            description='The version the edit is based on, e.g. "3".',
+            description='The version the edit is based on, e.g. "3" (or "version" in the body).',
         )
     ],
+    description=(
+        "Edit the design, making a new version. Send the version the edit is based on, as If-Match or as "
+        '"version" in the body: without it the answer is 428, and if the design was edited since, 409.'
+    ),
     responses={
         200: DesignSerializer,
         409: OpenApiResponse(ErrorSerializer, description="Edited since."),
@@ -181,7 +186,7 @@ class DesignViewSet(
 
     @extend_schema(
         request=None,
-        parameters=[OpenApiParameter("version", int, description="Version to evaluate (default: current).")],
+        parameters=[VersionQuerySerializer],
         responses={200: EvaluationSerializer, 202: AnalysisStartedSerializer, **ERRORS},
         description=(
             "Training and cost result for a fixed layout, synchronously. For a design whose layout is "
@@ -218,7 +223,7 @@ class DesignViewSet(
             OpenApiParameter(
                 "format", str, enum=["csv", "xlsx", "torchrun", "sbatch", "volcano"], required=True
             ),
-            OpenApiParameter("version", int),
+            VersionQuerySerializer,
         ],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
         description=(
