@@ -71,6 +71,20 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
 )
 
 
+EXPORTS = {  # format: (content type, file extension, module, function)
+    "csv": ("text/csv", "csv", "exports", "design_export_csv"),
+    "xlsx": (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "xlsx",
+        "exports",
+        "design_export_xlsx",
+    ),
+    "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
+    "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
+    "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
+}
+
+
 class ExportNegotiation(DefaultContentNegotiation):
     """The export action's ``format`` query parameter names the file to build (csv, xlsx, torchrun, …), not a
     renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
@@ -225,7 +239,11 @@ class DesignViewSet(
             ),
             VersionQuerySerializer,
         ],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
+        responses={
+            # Each format's own type (the schema said application/octet-stream for all of them).
+            **{(200, content_type): OpenApiTypes.BINARY for content_type, *_ in EXPORTS.values()},
+            **ERRORS,
+        },
         description=(
             "Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout."
         ),
@@ -291,20 +309,6 @@ def _int_param(request: Request, name: str) -> int | None:
     if not 0 < value < 2**63:
         raise ValidationError({name: ["must be a whole number from 1"]})
     return value
-
-
-EXPORTS = {  # format: (content type, file extension, module, function)
-    "csv": ("text/csv", "csv", "exports", "design_export_csv"),
-    "xlsx": (
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "xlsx",
-        "exports",
-        "design_export_xlsx",
-    ),
-    "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
-    "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
-    "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
-}
 
 
 def export_response(evaluation: dict[str, Any], fmt: str | None, stem: str) -> HttpResponse:
