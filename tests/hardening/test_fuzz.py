@@ -1,5 +1,6 @@
-"""Fuzz the REST API with schemathesis against the live OpenAPI schema, with a random seed and every check on: no 5xx, every status,
-content type and body as documented, schema-invalid input refused, auth required where the schema says so.
+"""Fuzz the REST API with schemathesis against the live OpenAPI schema, with a random seed and every check
+on: no 5xx, every status, content type and body as documented, schema-invalid input refused, auth required
+where the schema says so.
 
 Bounded: at most MAX_EXAMPLES generated requests per operation and phase, no per-example deadline; the whole
 file takes about a minute on 2 cores.
