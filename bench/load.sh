@@ -4,7 +4,9 @@
 #   (b) a design evaluation     POST /api/v1/designs/{id}/evaluate/   (token authentication)
 #   (c) a share view            GET  /share/<token>/                   (HTML page, no sign-in)
 # and prints requests/s, p50/p99 latency and errors (non-2xx responses and socket errors) for each.
-# Target: no errors, p99 under 250 ms for the evaluation.
+# Target: no errors, p99 under 100 ms for each of the three (LOAD_P99_MS to change it). The catalog list, a
+# stored evaluation and an anonymous share page are served from each worker's memo (clusterdesigner/memo.py)
+# after their first request; note `uptime` beside the figures: other work on the machine moves them.
 #
 #   bench/load.sh                         # DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/clusterdesigner_load
 #   LOAD_DURATION=10s bench/load.sh       # a shorter run
@@ -149,19 +151,20 @@ run catalog-list GET /api/v1/accelerators/
 run design-evaluate POST "/api/v1/designs/$DESIGN_ID/evaluate/" "$API_TOKEN"
 run share-view GET "/share/$SHARE_TOKEN/"
 
-echo "== summary (target: no errors; design-evaluate p99 under 250 ms)"
+echo "== summary (target: no errors; p99 under ${LOAD_P99_MS:-100} ms for each); $(uptime)"
 cat "$SUMMARY"
 if grep -q 'Traceback\|ERROR' "$LOG"; then echo "gunicorn logged errors:"; grep -m 5 -A 3 'Traceback\|ERROR' "$LOG"; fi
 "$PY" - "$SUMMARY" <<'EOF'
-import re, sys
+import os, re, sys
 ok = True
+target_ms = float(os.environ.get("LOAD_P99_MS", "100"))
 for line in open(sys.argv[1]):
     fields = dict(re.findall(r"(\w+)=([\d.]+)", line))
     name = line.split()[1]
     if int(fields["non2xx"]) or int(fields["socket_errors"]):
         print(f"FAIL {name}: {fields['non2xx']} non-2xx, {fields['socket_errors']} socket errors"); ok = False
-    if name == "design-evaluate" and float(fields["p99_ms"]) >= 250:
-        print(f"FAIL {name}: p99 {fields['p99_ms']} ms is not under 250 ms"); ok = False
+    if float(fields["p99_ms"]) >= target_ms:
+        print(f"FAIL {name}: p99 {fields['p99_ms']} ms is not under {target_ms:g} ms"); ok = False
 print("target met" if ok else "target missed")
 sys.exit(0 if ok else 1)
 EOF

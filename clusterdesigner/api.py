@@ -203,3 +203,18 @@ class StrictJSONTypes:
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)  # type: ignore[misc]
+
+
+class KnownKeysOnly:
+    """Serializer mixin for JSON objects (the design spec, analysis params): a key the serializer does not
+    define is refused, naming it, instead of being dropped in silence (a misspelt "goal" or
+    "parallelism.bogus" would save as if not given)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = self.fields  # type: ignore[attr-defined]
+            unknown = sorted(set(data) - set(known))
+            if unknown:
+                reason = f"unknown field; known: {', '.join(known)}"
+                raise serializers.ValidationError({key: [reason] for key in unknown})
+        return super().to_internal_value(data)  # type: ignore[misc]

@@ -252,6 +252,11 @@ SPECTACULAR_SETTINGS = {
         "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
         "AnalysisKindEnum": "apps.analysis.models.Analysis.Kind",
     },
+    "GET_LIB_DOC_EXCLUDES": "clusterdesigner.schema.lib_doc_excludes",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "clusterdesigner.schema.closed_objects",
+    ],
 }
 
 # --- Celery: broker and result backend from one REDIS_URL; in-process when it is unset.

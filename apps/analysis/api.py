@@ -12,7 +12,12 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from apps.analysis import services
 from apps.analysis.models import Analysis
-from apps.analysis.serializers import AnalysisInputSerializer, AnalysisListSerializer, AnalysisSerializer
+from apps.analysis.serializers import (
+    ANALYSIS_INPUT_SCHEMA,
+    AnalysisInputSerializer,
+    AnalysisListSerializer,
+    AnalysisSerializer,
+)
 from apps.designs import api as designs_api
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import JSONParser
@@ -109,7 +114,7 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             raise Http404("No analysis with this id is yours.")
         return services.analysis_refresh(analysis=analysis)
 
-    @extend_schema(request=AnalysisInputSerializer, responses={202: AnalysisSerializer, **ERRORS})
+    @extend_schema(request=ANALYSIS_INPUT_SCHEMA, responses={202: AnalysisSerializer, **ERRORS})
     def create(self, request: Request) -> Response:
         form = AnalysisInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from apps.analysis import services
@@ -21,6 +21,33 @@ class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
+def _kind_input(kind: str, params: type[serializers.Serializer], doc: str) -> serializers.Serializer:
+    """The request body for one kind, for the schema: ``kind`` and the params that kind checks."""
+    fields = {"kind": serializers.ChoiceField(choices=[kind]), "params": params(), "__doc__": doc}
+    name = f"{kind.title()}AnalysisInputSerializer"
+    return type(name, (serializers.Serializer,), fields)()  # type: ignore[return-value]
+
+
+# What analysis_create checks for each kind, as the schema states it (a oneOf on ``kind``); a params key a
+# kind does not define is a 400 naming it.
+ANALYSIS_INPUT_SCHEMA = PolymorphicProxySerializer(
+    component_name="AnalysisInput",
+    resource_type_field_name="kind",
+    serializers={
+        "evaluate": _kind_input(
+            "evaluate", services.EvaluateParamsSerializer, "Evaluate a design (searched layouts too)."
+        ),
+        "compare": _kind_input("compare", services.CompareParamsSerializer, "Compare 2 to 6 designs."),
+        "sweep": _kind_input(
+            "sweep", services.SweepParamsSerializer, "Sweep accelerators × node counts × pricing models."
+        ),
+        "recommend": _kind_input(
+            "recommend", services.RecommendParamsSerializer, "Recommend clusters for a deadline or budget."
+        ),
+    },
+)
+
+
 class ProgressSerializer(serializers.Serializer):
     done = serializers.IntegerField()
     total = serializers.IntegerField()
@@ -30,7 +57,13 @@ class ProgressSerializer(serializers.Serializer):
 class AnalysisSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="analysis-detail")
     progress = serializers.SerializerMethodField()
-    design_version = serializers.IntegerField(source="design_version.number", default=None, read_only=True)
+    design_version = serializers.IntegerField(
+        source="design_version.number",
+        default=None,
+        read_only=True,
+        allow_null=True,
+        help_text="The design version an evaluate analysis ran on; null for the other kinds.",
+    )
 
     class Meta:
         model = Analysis

@@ -20,7 +20,7 @@ from apps.analysis.models import Analysis, AnalysisChunk
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
 from apps.designs.services import freshness_key
-from clusterdesigner.api import ServiceUnavailable, StrictJSONTypes
+from clusterdesigner.api import KnownKeysOnly, ServiceUnavailable, StrictJSONTypes
 from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
@@ -44,18 +44,18 @@ MAX_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1
 
 
-class EvaluateParamsSerializer(StrictJSONTypes, serializers.Serializer):
+class EvaluateParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     design = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION, required=False, allow_null=True)
 
 
-class CompareParamsSerializer(StrictJSONTypes, serializers.Serializer):
+class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     designs = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2, max_length=6
     )
 
 
-class SweepParamsSerializer(serializers.Serializer):
+class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer):
     model = serializers.DictField(required=False, default=lambda: {"preset": "llama3-70b"})
     models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
     training = serializers.DictField(
@@ -84,7 +84,7 @@ class SweepParamsSerializer(serializers.Serializer):
     )
 
 
-class RecommendParamsSerializer(serializers.Serializer):
+class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer):
     model = serializers.DictField(default=lambda: {"preset": "llama3-70b"})
     tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(min_value=1, default=4194304)

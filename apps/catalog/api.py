@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django.db.models import ProtectedError
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -16,6 +17,7 @@ from rest_framework.response import Response
 
 from apps.catalog import filters, selectors, serializers, services
 from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
+from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer, error_body
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 
@@ -79,6 +81,40 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     # A slug's characters (SlugField's); anything else in the URL is a 404 before the database sees it:
     # PostgreSQL refuses a NUL in a query (/accelerators/%00/ answered 500).
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Any:
+        """A list page is the same bytes for every reader (the catalog is public and nothing in it depends on
+        who asks), so it is rendered once per catalog version, URL (filters, page, host: links are absolute),
+        format and day (a price's ``stale`` flag moves with the date), and kept in this process
+        (clusterdesigner.memo). A catalog write changes ``catalog_version()``, read here on every request, so
+        an edit is seen at once in every process. The ETag lets a client revalidate with If-None-Match."""
+        if request.accepted_renderer.format != "json":
+            return super().list(request, *args, **kwargs)
+        key = (
+            type(self).__name__,
+            request.build_absolute_uri(),
+            request.accepted_media_type,
+            selectors.catalog_version(),
+            selectors.price_freshness(),
+        )
+        hit = memo.CATALOG_PAGES.get(key)
+        if hit is None:
+            response = self.finalize_response(
+                request, super().list(request, *args, **kwargs), *args, **kwargs
+            )
+            if response.status_code != 200:
+                return response
+            response.render()
+            content = bytes(response.content)
+            hit = (content, response["Content-Type"], f'"{hashlib.sha256(content).hexdigest()[:32]}"')
+            memo.CATALOG_PAGES.put(key, hit, len(content))
+        content, content_type, etag = hit
+        if etag in (tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")):
+            cached: HttpResponse = HttpResponseNotModified()
+        else:
+            cached = HttpResponse(content, content_type=content_type)
+        cached["ETag"] = etag
+        return cached
 
 
 @catalog_schema(serializers.AcceleratorSerializer)

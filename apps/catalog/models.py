@@ -284,8 +284,19 @@ class CloudOffering(Sourced):
             "gpu_count": self.gpu_count,
             "network_gbps": self.network_gbps,
             "spot_preemptions_per_day": self.spot_preemptions_per_day,
-            "prices": [price.engine_record() for price in rows],
+            # The engines add prices as US dollars: a row in another currency (refused now; one stored
+            # before would be read as dollars) is left out, so the offering reads as unpriced under it.
+            "prices": [price.engine_record() for price in rows if price.currency == PRICE_CURRENCY],
         }
+
+
+# Prices are in US dollars (the field is usd_per_hour; the cost engine adds them as dollars): a quote in
+# another currency is converted before it is entered, with the rate and its date in the source.
+PRICE_CURRENCY = "USD"
+CURRENCY_MESSAGE = (
+    "only USD prices are used ({currency} given): convert the price to US dollars and cite the rate in "
+    "the source"
+)
 
 
 class CloudPrice(Sourced):
@@ -300,7 +311,7 @@ class CloudPrice(Sourced):
     offering = models.ForeignKey(CloudOffering, on_delete=models.CASCADE, related_name="prices")
     pricing_model = models.CharField(max_length=20, choices=PricingModel.choices)
     usd_per_hour = models.FloatField(validators=NON_NEGATIVE, help_text="Price per instance-hour.")
-    currency = models.CharField(max_length=3, default="USD")
+    currency = models.CharField(max_length=3, default=PRICE_CURRENCY)
     region = models.CharField(max_length=100, blank=True)
 
     class Meta:
@@ -316,6 +327,10 @@ class CloudPrice(Sourced):
 
     def __str__(self) -> str:
         return f"{self.offering} {self.get_pricing_model_display()} {self.usd_per_hour} {self.currency}/h"
+
+    def clean(self) -> None:
+        if self.currency != PRICE_CURRENCY:
+            raise ValidationError({"currency": CURRENCY_MESSAGE.format(currency=self.currency)})
 
     @property
     def usd_per_gpu_hour(self) -> float:

@@ -20,6 +20,8 @@ from django.db import transaction
 
 from apps.catalog import skypilot
 from apps.catalog.models import (
+    CURRENCY_MESSAGE,
+    PRICE_CURRENCY,
     Accelerator,
     CloudOffering,
     CloudPrice,
@@ -35,6 +37,8 @@ from clusterdesigner.spreadsheets import formula_safe, formula_unescaped
 
 SEED_PATH = Path(__file__).resolve().parent / "data" / "seed_catalog.json"
 PRICE_COLUMNS = ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"]
+# Written by the export for people, derived from the row, ignored by the import (so an export re-imports).
+EXPORT_ONLY_COLUMNS = ["usd_per_gpu_hour"]
 MAX_IMPORT_ROWS = 10_000
 
 
@@ -212,9 +216,13 @@ def _parse_price_row(
             errors.append(RowError(line, "usd_per_hour", f"must be a finite number above 0, got {price}"))
     except ValueError:
         errors.append(RowError(line, "usd_per_hour", f"not a number: {row.get('usd_per_hour')!r}"))
-    currency = (row.get("currency") or "USD").strip().upper()
-    if len(currency) != 3 or not currency.isalpha():
-        errors.append(RowError(line, "currency", f"must be a 3-letter ISO code, got {currency!r}"))
+    currency = (row.get("currency") or PRICE_CURRENCY).strip().upper()
+    if currency != PRICE_CURRENCY:
+        errors.append(RowError(line, "currency", CURRENCY_MESSAGE.format(currency=repr(currency))))
+    region = (row.get("region") or "").strip()
+    region_max = CloudPrice._meta.get_field("region").max_length or 0
+    if len(region) > region_max:
+        errors.append(RowError(line, "region", f"at most {region_max} characters, got {len(region)}"))
     as_of: dt.date | None = None
     try:
         as_of = dt.date.fromisoformat((row.get("as_of") or "").strip())
@@ -230,7 +238,7 @@ def _parse_price_row(
         pricing_model=model,
         usd_per_hour=price,
         currency=currency,
-        region=(row.get("region") or "").strip(),
+        region=region,
         as_of=as_of,
         source=source,
     )
@@ -244,23 +252,50 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
     Raises PriceImportError listing each bad row by its line number in the file (header = line 1).
     """
     text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [
-        c
-        for c in ("offering", "pricing_model", "usd_per_hour", "as_of", "source")
-        if c not in (reader.fieldnames or [])
-    ]
-    if missing:
-        raise PriceImportError([RowError(1, "header", f"missing column(s): {', '.join(missing)}")])
+    # strict: a quote left open is an error, not a field that swallows the rest of the file.
+    reader = csv.reader(io.StringIO(text), strict=True)
+    try:
+        header = [name.strip() for name in next(reader, [])]
+    except csv.Error as exc:
+        raise PriceImportError([RowError(1, "header", f"not readable as CSV: {exc}")]) from exc
+    missing = [c for c in ("offering", "pricing_model", "usd_per_hour", "as_of", "source") if c not in header]
+    unknown = [c for c in header if c not in PRICE_COLUMNS + EXPORT_ONLY_COLUMNS]
+    if missing or unknown:
+        problems = [f"missing column(s): {', '.join(missing)}"] if missing else []
+        problems += (
+            [f"unknown column(s): {', '.join(unknown)}; known: {', '.join(PRICE_COLUMNS)}"] if unknown else []
+        )
+        raise PriceImportError([RowError(1, "header", "; ".join(problems))])
     offerings = {o.slug: o for o in CloudOffering.objects.all()}
     parsed: list[CloudPrice] = []
     errors: list[RowError] = []
     seen: dict[tuple[str, str, str, dt.date], int] = {}
-    for index, row in enumerate(reader):
-        line = index + 2
+    lines: dict[int, int] = {}  # id(parsed price) -> its line, for checks after parsing
+    index = -1
+    while True:
+        line = reader.line_num + 1  # where this record starts (a quoted field may span lines)
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            errors.append(RowError(line, "file", f"not readable as CSV: {exc} (an unclosed quote?)"))
+            break
+        if not values:
+            continue  # a blank line
+        index += 1
         if index >= MAX_IMPORT_ROWS:
             errors.append(RowError(line, "file", f"more than {MAX_IMPORT_ROWS} rows; split the file"))
             break
+        if len(values) != len(header):
+            more = "more" if len(values) > len(header) else "fewer"
+            errors.append(
+                RowError(
+                    line, "file", f"{len(values)} values, {more} than the header's {len(header)} columns"
+                )
+            )
+            continue
+        row = dict(zip(header, values, strict=True))
         result = _parse_price_row(line, row, offerings)
         if isinstance(result, list):
             errors.extend(result)
@@ -270,6 +305,7 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
             errors.append(RowError(line, "offering", f"duplicates line {seen[key]}"))
             continue
         seen[key] = line
+        lines[id(result)] = line
         parsed.append(result)
     if errors:
         raise PriceImportError(errors)
@@ -278,6 +314,7 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
     saved: list[CloudPrice] = []
     with transaction.atomic():
         for price in parsed:
+            line = lines[id(price)]
             existing = CloudPrice.objects.filter(
                 offering=price.offering,
                 pricing_model=price.pricing_model,
@@ -293,9 +330,9 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
                 price = existing
             try:
                 price.full_clean()
-            except ValidationError as exc:  # pragma: no cover - parse already checked these
+            except ValidationError as exc:  # parse checks these; a model rule it misses still names the row
                 raise PriceImportError(
-                    [RowError(0, k, "; ".join(v)) for k, v in exc.message_dict.items()]
+                    [RowError(line, k, "; ".join(v)) for k, v in exc.message_dict.items()]
                 ) from exc
             price.save()
             saved.append(price)
@@ -306,7 +343,7 @@ def cloud_price_export_csv(*, prices: Iterable[CloudPrice]) -> str:
     """The same columns the importer reads, so an export can be edited and imported back."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(PRICE_COLUMNS + ["usd_per_gpu_hour"])
+    writer.writerow(PRICE_COLUMNS + EXPORT_ONLY_COLUMNS)
     for price in prices:
         # Text is escaped (formula_safe) so a spreadsheet never runs it; the importer undoes the escape.
         writer.writerow(

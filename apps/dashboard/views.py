@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
@@ -26,6 +27,7 @@ from apps.dashboard.templatetags.dashboard import num
 from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
+from clusterdesigner import memo
 from clusterdesigner.engine import cost
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
@@ -577,8 +579,27 @@ def sweep_results(request: HttpRequest, analysis_id: int) -> HttpResponse:
 
 
 def share(request: HttpRequest, token: str) -> HttpResponse:
-    link = selectors.share_link_resolve(token=token)
+    link = selectors.share_link_resolve(token=token, with_result=False)
     services.share_link_record_open(link=link)
+    # The page is a function of the link (its token, dates) and its frozen evaluation, except for what
+    # base.html shows a signed-in reader (the name, a CSRF token) or flash messages: a reader with neither
+    # gets the page rendered once per process (clusterdesigner.memo). The link is resolved above on every
+    # request, so a revoked or expired link is a 404 at once.
+    anonymous = not request.user.is_authenticated and not len(get_messages(request))
+    key = (link.pk, link.created_at, link.expires_at, link.evaluation_id, link.evaluation.created_at)
+    body = memo.SHARE_PAGES.get(key) if anonymous else None
+    if body is not None:
+        response = HttpResponse(body)
+    else:
+        response = _share_render(request, link, token)
+        if anonymous and response.status_code == 200:
+            memo.SHARE_PAGES.put(key, bytes(response.content), len(response.content))
+    response["X-Robots-Tag"] = "noindex"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def _share_render(request: HttpRequest, link: Any, token: str) -> HttpResponse:
     version = link.evaluation.version
     context = {
         "link": link,
@@ -587,10 +608,7 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
         "assumptions": link.evaluation.result.get("assumptions") or [],
         **_results_context(link.evaluation),
     }
-    response = render(request, "dashboard/share.html", context)
-    response["X-Robots-Tag"] = "noindex"
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return render(request, "dashboard/share.html", context)
 
 
 def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:

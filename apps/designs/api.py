@@ -30,6 +30,7 @@ from apps.designs.serializers import (
     ShareLinkCreatedSerializer,
     ShareLinkInputSerializer,
     ShareLinkSerializer,
+    VersionQuerySerializer,
 )
 from clusterdesigner.api import ErrorSerializer, error_body
 from clusterdesigner.parsers import JSONParser
@@ -54,9 +55,13 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
             str,
             OpenApiParameter.HEADER,
             required=False,
-            description='The version the edit is based on, e.g. "3".',
+            description='The version the edit is based on, e.g. "3" (or "version" in the body).',
         )
     ],
+    description=(
+        "Edit the design, making a new version. Send the version the edit is based on, as If-Match or as "
+        '"version" in the body: without it the answer is 428, and if the design was edited since, 409.'
+    ),
     responses={
         200: DesignSerializer,
         409: OpenApiResponse(ErrorSerializer, description="Edited since."),
@@ -65,6 +70,20 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
         **TOO_LARGE,
     },
 )
+
+
+EXPORTS = {  # format: (content type, file extension, module, function)
+    "csv": ("text/csv", "csv", "exports", "design_export_csv"),
+    "xlsx": (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "xlsx",
+        "exports",
+        "design_export_xlsx",
+    ),
+    "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
+    "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
+    "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
+}
 
 
 class ExportNegotiation(DefaultContentNegotiation):
@@ -182,7 +201,7 @@ class DesignViewSet(
 
     @extend_schema(
         request=None,
-        parameters=[OpenApiParameter("version", int, description="Version to evaluate (default: current).")],
+        parameters=[VersionQuerySerializer],
         responses={200: EvaluationSerializer, 202: AnalysisStartedSerializer, **ERRORS},
         description=(
             "Training and cost result for a fixed layout, synchronously. For a design whose layout is "
@@ -214,9 +233,13 @@ class DesignViewSet(
             OpenApiParameter(
                 "format", str, enum=["csv", "xlsx", "torchrun", "sbatch", "volcano"], required=True
             ),
-            OpenApiParameter("version", int),
+            VersionQuerySerializer,
         ],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
+        responses={
+            # Each format's own type (the schema said application/octet-stream for all of them).
+            **{(200, content_type): OpenApiTypes.BINARY for content_type, *_ in EXPORTS.values()},
+            **ERRORS,
+        },
         description=(
             "Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout."
         ),
@@ -282,20 +305,6 @@ def _int_param(request: Request, name: str) -> int | None:
     if not 0 < value < 2**63:
         raise ValidationError({name: ["must be a whole number from 1"]})
     return value
-
-
-EXPORTS = {  # format: (content type, file extension, module, function)
-    "csv": ("text/csv", "csv", "exports", "design_export_csv"),
-    "xlsx": (
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "xlsx",
-        "exports",
-        "design_export_xlsx",
-    ),
-    "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
-    "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
-    "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
-}
 
 
 def export_response(evaluation: dict[str, Any], fmt: str | None, stem: str) -> HttpResponse:

@@ -25,7 +25,10 @@ class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer):
     version = serializers.IntegerField(
         required=False,
         min_value=1,
-        help_text='The version this edit is based on (or send If-Match: "<version>"); a stale one gives 409.',
+        help_text=(
+            'The version this edit is based on (or send If-Match: "<version>"). One of the two is required: '
+            "without either the answer is 428; a stale one gives 409."
+        ),
     )
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
@@ -130,7 +133,12 @@ class AnalysisStartedSerializer(serializers.Serializer):
 
 class ShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
     label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="When the link stops working; must be in the future (a past time is a 400). Null: never.",
+    )
 
     def validate_expires_at(self, value: Any) -> Any:
         from django.utils import timezone
@@ -175,3 +183,11 @@ class SharedDesignSerializer(serializers.Serializer):
     description = serializers.CharField()
     version = serializers.IntegerField()
     evaluation = EvaluationSerializer()
+
+
+class VersionQuerySerializer(serializers.Serializer):
+    """The ``?version=`` query parameter as the schema states it: 0 or a fraction is a 400 on version."""
+
+    version = serializers.IntegerField(
+        min_value=1, required=False, help_text="Version number, from 1 (default: the current version)."
+    )

@@ -27,6 +27,7 @@ from apps.designs.specs import (
     spec_with_defaults,
     training_request,
 )
+from clusterdesigner import memo
 from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
@@ -526,11 +527,19 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     database holds and the API sends it as it is, rather than decoding it into objects and encoding them again
     (over a millisecond of CPU a request). Only a new evaluation comes as a dict."""
     catalog, digest = _evaluation_input(version)
+    # The text is a function of the version (its spec, name, number) and of the digest (the catalog and which
+    # prices are stale): a new version, a catalog write or a date crossing the stale threshold is a new key.
+    key = (version.pk, version.created_at, digest)
+    text = memo.EVALUATIONS.get(key)
+    if text is not None:
+        return JSONText(text)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
-        return JSONText(stored.get(input_hash=digest))
+        text = stored.get(input_hash=digest)
     except Evaluation.DoesNotExist:
         return _evaluation_store(version=version, catalog=catalog, digest=digest).result
+    memo.EVALUATIONS.put(key, text, len(text))
+    return JSONText(text)
 
 
 def _evaluation_input(version: DesignVersion) -> tuple[CatalogSnapshot, str]:

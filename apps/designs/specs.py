@@ -21,7 +21,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "spot"]
 
@@ -47,20 +47,6 @@ DEFAULT_SPEC: dict[str, Any] = {
         "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
     },
 }
-
-
-class KnownKeysOnly:
-    """Serializer mixin for the design spec: a key the spec does not define is refused, naming it, instead
-    of being dropped in silence (a misspelt "goal" or "parallelism.bogus" would save as if not given)."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            known = self.fields  # type: ignore[attr-defined]
-            unknown = sorted(set(data) - set(known))
-            if unknown:
-                reason = f"unknown field; known: {', '.join(known)}"
-                raise serializers.ValidationError({key: [reason] for key in unknown})
-        return super().to_internal_value(data)  # type: ignore[misc]
 
 
 class ModelSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
@@ -131,6 +117,18 @@ class LayoutSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serialize
     sequence_parallel = serializers.BooleanField(required=False)
 
 
+class NegotiatedPricesSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+    """Negotiated USD per node-hour, by pricing model: only the models the cost engine prices."""
+
+    on_demand = serializers.FloatField(required=False, min_value=0, max_value=1e6)
+    reserved_1y = serializers.FloatField(required=False, min_value=0, max_value=1e6)
+    reserved_3y = serializers.FloatField(required=False, min_value=0, max_value=1e6)
+    spot = serializers.FloatField(required=False, min_value=0, max_value=1e6)
+
+
+assert list(NegotiatedPricesSerializer().fields) == PRICING_MODELS  # one list of models, kept in step
+
+
 class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
     offering = serializers.SlugField()
     pricing_models = serializers.ListField(
@@ -143,10 +141,9 @@ class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializ
             "or a negotiated one). A model ticked without a price is refused."
         ),
     )
-    usd_per_node_hour = serializers.DictField(
-        child=serializers.FloatField(min_value=0, max_value=1e6),
+    usd_per_node_hour = NegotiatedPricesSerializer(
         required=False,
-        help_text="Negotiated prices per pricing model, overriding the catalog's.",
+        help_text="Negotiated prices per pricing model in USD per node-hour, overriding the catalog's.",
     )
 
 

@@ -1,5 +1,6 @@
-"""Fuzz the REST API with schemathesis against the live OpenAPI schema, every check on: no 5xx, every status,
-content type and body as documented, schema-invalid input refused, auth required where the schema says so.
+"""Fuzz the REST API with schemathesis against the live OpenAPI schema, with a random seed and every check
+on: no 5xx, every status, content type and body as documented, schema-invalid input refused, auth required
+where the schema says so.
 
 Bounded: at most MAX_EXAMPLES generated requests per operation and phase, no per-example deadline; the whole
 file takes about a minute on 2 cores.
@@ -87,13 +88,30 @@ def fuzz_env(
 
 
 @schema.parametrize()
-# Derandomized: every run explores the same examples, so a red run means a change broke something, not that
-# the dice found an old bug. FUZZ_RANDOM=1 explores new examples when hunting.
+# A random seed each run (CI included), so every run explores new examples; a failure prints the seed to
+# replay it with pytest's --hypothesis-seed=N. FUZZ_DERANDOMIZE=1 explores a fixed set of examples instead.
 @hypothesis_settings(
     max_examples=MAX_EXAMPLES,
     deadline=None,
     suppress_health_check=list(HealthCheck),
-    derandomize=not os.environ.get("FUZZ_RANDOM"),
+    derandomize=bool(os.environ.get("FUZZ_DERANDOMIZE")),
+    print_blob=True,
 )
 def test_api_conforms_to_its_schema(case: Any, fuzz_env: dict[str, Any]) -> None:
+    # No checks named: every built-in check the config enables, which is all of them
+    # (test_every_check_is_enabled).
     case.call_and_validate(headers=fuzz_env["headers"])
+
+
+def test_every_check_is_enabled() -> None:
+    """The fuzz runs schemathesis' every built-in check: the config turns none off."""
+    from schemathesis.checks import CHECKS, load_all_checks
+
+    load_all_checks()
+    operation = next(result.ok() for result in schema.get_all_operations())
+    config = schema.config.checks_config_for(operation=operation, phase=None)
+    names = CHECKS.get_all_names()
+    assert len(names) >= 10
+    for name in names:
+        check_config = config.get_by_name(name=name)
+        assert check_config.enabled, name

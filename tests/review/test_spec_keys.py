@@ -49,3 +49,22 @@ def test_model_keys_the_engine_reads_are_kept(alice_client: Client, demos: list[
     response = _post(alice_client, spec)
     assert response.status_code == 201, response.content
     assert response.json()["spec"]["workload"]["model"] == spec["workload"]["model"]
+
+
+def test_an_unknown_pricing_model_in_negotiated_prices_is_a_400_naming_it(
+    alice_client: Client, demos: list[Any]
+) -> None:
+    """``usd_per_node_hour: {"bogus": 1}`` used to be stored as given (a dict of any keys)."""
+    spec = copy.deepcopy(demos[3].current.spec)
+    spec["costs"]["cloud"][0]["usd_per_node_hour"] = {"on_demand": 50.0, "bogus": 1}
+    response = _post(alice_client, spec)
+    assert response.status_code == 400, response.content
+    fields = response.json()["error"]["fields"]
+    assert list(fields) == ["spec.costs.cloud.0.usd_per_node_hour.bogus"]
+    assert fields["spec.costs.cloud.0.usd_per_node_hour.bogus"][0].startswith(
+        "unknown field; known: on_demand"
+    )
+    spec["costs"]["cloud"][0].update(usd_per_node_hour={"on_demand": 50.0}, pricing_models=["on_demand"])
+    saved = _post(alice_client, spec)
+    assert saved.status_code == 201, saved.content
+    assert saved.json()["spec"]["costs"]["cloud"][0]["usd_per_node_hour"] == {"on_demand": 50.0}

@@ -1,0 +1,158 @@
+"""The rendered responses kept per process (clusterdesigner.memo) for the load target: the catalog list, a
+stored evaluation and the anonymous share page. A kept response must never outlive an edit, a catalog write
+or a revoked link, and must never reach a reader who may not see it, or a signed-in reader as the anonymous
+copy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from apps.catalog.models import CloudPrice
+from clusterdesigner import memo
+from tests.designs.test_api import SPEC, _create
+
+
+@pytest.fixture(autouse=True)
+def empty_memo() -> Iterator[None]:
+    memo.clear_all()
+    yield
+    memo.clear_all()
+
+
+def test_catalog_list_shows_a_staff_edit_on_the_next_read(
+    api_client: Any, staff_client: Any, catalog: Any
+) -> None:
+    def memory_of(slug: str) -> float:
+        rows = api_client.get("/api/v1/accelerators/?page_size=100").json()["results"]
+        return next(row["memory_gib"] for row in rows if row["slug"] == slug)
+
+    assert memory_of("h100-sxm") == 80
+    assert len(memo.CATALOG_PAGES) == 1  # the page is kept ...
+    edited = staff_client.patch("/api/v1/accelerators/h100-sxm/", {"memory_gib": 96}, format="json")
+    assert edited.status_code == 200
+    assert memory_of("h100-sxm") == 96  # ... and not served after the edit
+    added = staff_client.post(
+        "/api/v1/accelerators/", {**edited.json(), "slug": "h100-copy", "name": "H100 copy"}, format="json"
+    )
+    assert added.status_code == 201, added.json()
+    assert memory_of("h100-copy") == 96
+
+
+def test_catalog_list_revalidates_with_its_etag(api_client: Any, catalog: Any) -> None:
+    first = api_client.get("/api/v1/accelerators/")
+    etag = first["ETag"]
+    assert first.status_code == 200 and etag.startswith('"')
+    again = api_client.get("/api/v1/accelerators/", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again.content == b""
+    other_page = api_client.get("/api/v1/accelerators/?page=2&page_size=2", HTTP_IF_NONE_MATCH=etag)
+    assert other_page.status_code == 200 and other_page["ETag"] != etag
+    assert api_client.get("/api/v1/accelerators/", HTTP_IF_NONE_MATCH='"stale"').status_code == 200
+
+
+def test_catalog_list_filters_are_kept_apart(api_client: Any, catalog: Any) -> None:
+    everything = api_client.get("/api/v1/accelerators/?page_size=100").json()["count"]
+    nvidia = api_client.get("/api/v1/accelerators/?page_size=100&search=h100").json()["count"]
+    assert 0 < nvidia < everything
+    assert api_client.get("/api/v1/accelerators/?page_size=100").json()["count"] == everything
+
+
+def test_evaluation_after_an_edit_is_of_the_new_version(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/evaluate/"
+    first = user_client.post(url).json()
+    assert user_client.post(url).json() == first  # served from the memo the second time
+    assert len(memo.EVALUATIONS) == 1
+    spec = {**SPEC, "cluster": {**SPEC["cluster"], "nodes": 128}}
+    spec["parallelism"] = {**SPEC["parallelism"], "dp": 32}
+    edited = user_client.patch(
+        f"/api/v1/designs/{design['id']}/", {"version": 1, "spec": spec}, format="json"
+    )
+    assert edited.status_code == 200, edited.json()
+    second = user_client.post(url).json()
+    assert second["design"]["version"] == 2
+    assert second["training"]["time_to_train_days"] < first["training"]["time_to_train_days"]
+    # The earlier version is still its own result.
+    assert (
+        user_client.post(url + "?version=1").json()["training"]["time_to_train_days"]
+        == first["training"]["time_to_train_days"]
+    )
+
+
+def test_evaluation_follows_a_catalog_price_change(user_client: Any, staff_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/evaluate/"
+
+    def on_demand_usd() -> float:
+        options = user_client.post(url).json()["options"]
+        return next(o["run_cost_usd"] for o in options if o["key"] == "aws-p5-48xlarge:on_demand")
+
+    before = on_demand_usd()
+    for price in CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand"):
+        patched = staff_client.patch(
+            f"/api/v1/cloud-prices/{price.pk}/", {"usd_per_hour": price.usd_per_hour * 2}, format="json"
+        )
+        assert patched.status_code == 200, patched.json()
+    assert on_demand_usd() == pytest.approx(2 * before, rel=1e-9)
+
+
+def test_a_kept_evaluation_is_still_404_for_someone_who_may_not_read_it(
+    user_client: Any, django_user_model: Any, catalog: Any
+) -> None:
+    from rest_framework.test import APIClient
+
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/evaluate/"
+    assert user_client.post(url).status_code == 200
+    assert user_client.post(url).status_code == 200  # a stored result: now kept
+    assert len(memo.EVALUATIONS) == 1
+    stranger = APIClient()
+    stranger.force_authenticate(django_user_model.objects.create_user("mallory", password="pw-mallory-1"))
+    response = stranger.post(url)
+    assert response.status_code == 404 and "training" not in response.content.decode()
+    assert APIClient().post(url).status_code in (401, 403)
+
+
+def _share(user_client: Any, design: dict[str, Any]) -> dict[str, Any]:
+    made = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", {}, format="json")
+    assert made.status_code == 201
+    return dict(made.json())
+
+
+def test_share_page_is_404_once_revoked_though_it_was_kept(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    link = _share(user_client, design)
+    reader = Client()
+    page = f"/share/{link['token']}/"
+    first = reader.get(page)
+    assert first.status_code == 200 and len(memo.SHARE_PAGES) == 1
+    assert reader.get(page).content == first.content
+    user_client.post(f"/api/v1/designs/{design['id']}/share-links/{link['id']}/revoke/")
+    assert reader.get(page).status_code == 404
+
+
+def test_share_page_counts_every_open_though_it_was_kept(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    link = _share(user_client, design)
+    for _ in range(3):
+        assert Client().get(f"/share/{link['token']}/").status_code == 200
+    rows = user_client.get(f"/api/v1/designs/{design['id']}/share-links/").json()["results"]
+    assert rows[0]["open_count"] == 3
+
+
+def test_a_signed_in_reader_never_gets_the_anonymous_copy_nor_leaves_theirs(
+    user_client: Any, django_user_model: Any, catalog: Any
+) -> None:
+    design = _create(user_client)
+    page = f"/share/{_share(user_client, design)['token']}/"
+    anonymous = Client().get(page)
+    assert anonymous.status_code == 200 and b"Sign in" in anonymous.content
+    carol = Client()
+    carol.force_login(django_user_model.objects.create_user("carol", password="pw-carol-123"))
+    signed_in = carol.get(page).content.decode()
+    assert "carol" in signed_in and "Sign out" in signed_in and "csrfmiddlewaretoken" in signed_in
+    later = Client().get(page).content.decode()
+    assert "carol" not in later and "csrfmiddlewaretoken" not in later

@@ -1,0 +1,123 @@
+"""The OpenAPI schema states what the API does (schemathesis' ST108/ST202 classes of finding): each test reads
+the schema a client reads, at its URL, and checks the behaviour it states at the API's URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.designs.test_api import _create
+
+
+@pytest.fixture
+def schema(api_client: Any, db: Any) -> dict[str, Any]:
+    response = api_client.get("/api/v1/schema/?format=json")
+    assert response.status_code == 200
+    return dict(response.json())
+
+
+def _query_parameter(schema: dict[str, Any], path: str, method: str, name: str) -> dict[str, Any]:
+    parameters = schema["paths"][path][method]["parameters"]
+    return dict(next(p for p in parameters if p["name"] == name and p["in"] == "query")["schema"])
+
+
+def test_design_version_of_an_analysis_is_nullable_and_null_for_a_compare(
+    schema: dict[str, Any], user_client: Any, catalog: Any
+) -> None:
+    """It said integer, and a compare analysis answers null."""
+    assert schema["components"]["schemas"]["Analysis"]["properties"]["design_version"]["nullable"] is True
+    ids = [_create(user_client)["id"], _create(user_client, name="second")["id"]]
+    started = user_client.post(
+        "/api/v1/analyses/", {"kind": "compare", "params": {"designs": ids}}, format="json"
+    )
+    assert started.status_code == 202, started.json()
+    assert user_client.get(f"/api/v1/analyses/{started.json()['id']}/").json()["design_version"] is None
+
+
+@pytest.mark.parametrize("path", ["/api/v1/designs/{id}/evaluate/", "/api/v1/designs/{id}/export/"])
+def test_a_version_query_parameter_starts_at_1(schema: dict[str, Any], path: str) -> None:
+    method = "post" if path.endswith("evaluate/") else "get"
+    version = _query_parameter(schema, path, method, "version")
+    assert version["type"] == "integer" and version["minimum"] == 1
+
+
+def test_version_0_is_a_400_on_version(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    response = user_client.post(f"/api/v1/designs/{design['id']}/evaluate/?version=0")
+    assert response.status_code == 400 and "version" in response.json()["error"]["fields"]
+
+
+def test_an_empty_text_filter_is_refused_as_the_schema_says(
+    schema: dict[str, Any], api_client: Any, catalog: Any
+) -> None:
+    assert _query_parameter(schema, "/api/v1/accelerators/", "get", "vendor")["minLength"] == 1
+    assert _query_parameter(schema, "/api/v1/cloud-prices/", "get", "currency")["minLength"] == 1
+    response = api_client.get("/api/v1/accelerators/?vendor=")
+    assert response.status_code == 400 and "vendor" in response.json()["error"]["fields"]
+    assert api_client.get("/api/v1/accelerators/?vendor=nvidia").status_code == 200
+
+
+def test_the_stale_price_filter_is_a_boolean_in_the_schema(
+    schema: dict[str, Any], api_client: Any, catalog: Any
+) -> None:
+    """It read as any string, while anything but true or false is a 400."""
+    assert _query_parameter(schema, "/api/v1/cloud-prices/", "get", "stale") == {"type": "boolean"}
+    assert api_client.get("/api/v1/cloud-prices/?stale=maybe").status_code == 400
+    assert api_client.get("/api/v1/cloud-prices/?stale=false").status_code == 200
+
+
+def test_an_edit_without_its_version_is_a_documented_428(
+    schema: dict[str, Any], user_client: Any, catalog: Any
+) -> None:
+    operation = schema["paths"]["/api/v1/designs/{id}/"]["patch"]
+    assert "428" in operation["responses"] and "428" in operation["description"]
+    version = schema["components"]["schemas"]["PatchedDesignUpdateRequest"]["properties"]["version"]
+    assert "428" in version["description"]
+    design = _create(user_client)
+    response = user_client.patch(f"/api/v1/designs/{design['id']}/", {"name": "renamed"}, format="json")
+    assert response.status_code == 428 and response.json()["error"]["code"] == "version_required"
+
+
+def test_a_past_expiry_is_documented_and_refused(
+    schema: dict[str, Any], user_client: Any, catalog: Any
+) -> None:
+    expires = schema["components"]["schemas"]["ShareLinkInputRequest"]["properties"]["expires_at"]
+    assert "future" in expires["description"]
+    design = _create(user_client)
+    response = user_client.post(
+        f"/api/v1/designs/{design['id']}/share-links/", {"expires_at": "2001-01-01T00:00:00Z"}, format="json"
+    )
+    assert response.status_code == 400 and "expires_at" in response.json()["error"]["fields"]
+
+
+def test_analysis_params_are_stated_for_each_kind(schema: dict[str, Any]) -> None:
+    """``params`` was any object; each kind's params are now a component with their required keys, closed to
+    keys the kind does not define."""
+    schemas = schema["components"]["schemas"]
+    body = schema["paths"]["/api/v1/analyses/"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
+    union = schemas[body["$ref"].rsplit("/", 1)[1]]
+    assert union["discriminator"]["propertyName"] == "kind"
+    assert set(union["discriminator"]["mapping"]) == {"evaluate", "compare", "sweep", "recommend"}
+    assert schemas["EvaluateParamsRequest"]["required"] == ["design"]
+    assert set(schemas["SweepParamsRequest"]["required"]) == {"accelerators", "nodes"}
+    assert schemas["CompareParamsRequest"]["properties"]["designs"]["minItems"] == 2
+    for name in (
+        "EvaluateParamsRequest",
+        "CompareParamsRequest",
+        "SweepParamsRequest",
+        "RecommendParamsRequest",
+    ):
+        assert schemas[name]["additionalProperties"] is False, name
+
+
+def test_no_component_is_described_by_a_serializer_mixin(schema: dict[str, Any]) -> None:
+    """The checking mixins' docstrings ("Serializer mixin: refuse a JSON value ...") described bodies."""
+    described = [
+        name
+        for name, body in schema["components"]["schemas"].items()
+        if "mixin" in body.get("description", "")
+    ]
+    assert described == []
