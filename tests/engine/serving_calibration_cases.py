@@ -38,6 +38,7 @@ SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed
 MLPERF_TTFT_S, MLPERF_TPOT_S = 2.0, 0.2
 BANDWIDTH_GRID = tuple(float(x) for x in np.round(np.arange(0.20, 0.951, 0.05), 2))
 COMPUTE_GRID = tuple(float(x) for x in np.round(np.arange(0.05, 0.801, 0.05), 2))
+OVERHEAD_GRID_US = (0.0, 10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0)
 
 
 def rows() -> list[dict[str, str]]:
@@ -115,8 +116,10 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
     base = serving.ServingEfficiency()
     fit_rows = [r for r in data if r["split"] == "fit" and r["stack"] == stack]
     best: tuple[float, serving.ServingEfficiency] | None = None
-    for bw, comp in itertools.product(BANDWIDTH_GRID, COMPUTE_GRID):
-        eff = replace(base, bandwidth_efficiency=float(bw), compute_efficiency=float(comp))
+    for seq, bw, comp in itertools.product(OVERHEAD_GRID_US, BANDWIDTH_GRID, COMPUTE_GRID):
+        eff = replace(
+            base, bandwidth_efficiency=float(bw), compute_efficiency=float(comp), sequence_overhead_us=seq
+        )
         errs = [abs(math.log(p / float(r["tokens_per_s"]))) for r in fit_rows if (p := predict(r, eff))]
         if len(errs) < len(fit_rows):
             continue

@@ -36,7 +36,9 @@ def test_median_error_on_held_out_rows_is_within_15_percent() -> None:
     assert SUMMARY["median_abs_error"] <= 0.15
 
 
-@pytest.mark.xfail(strict=True, reason="target not met: p90 |error| is 66 % (vLLM large-batch rows)")
+@pytest.mark.xfail(
+    strict=True, reason="target not met: p90 |error| is 43 % (vLLM rows: OCI batch 128/256, AMD's table)"
+)
 def test_p90_error_on_held_out_rows_is_within_30_percent() -> None:
     assert SUMMARY["p90_abs_error"] <= 0.30
 
