@@ -43,7 +43,33 @@ def test_p90_error_on_held_out_rows_is_within_30_percent() -> None:
     assert SUMMARY["p90_abs_error"] <= 0.30
 
 
-def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs() -> None:
-    right, total = cal.pairwise_direction(CHECK)
+# The "fresh" rows (MLPerf Inference v4.0, NVIDIA Llama 2 70B on H100 × 2, H100 × 8, H200 × 8, offline and
+# server) were collected after the model change was committed: the blind test, reported on its own.
+FRESH = [c for c in cal.cases() if c.row["split"] == "fresh"]
+FRESH_SUMMARY = cal.summary(FRESH)
+
+
+def test_fresh_rows_are_all_predicted_and_never_used_by_the_fit() -> None:
+    assert FRESH_SUMMARY["compared"] == len(FRESH) >= 6
+    fitted = {
+        stack: cal.fit([r for r in cal.rows() if r["split"] != "fresh"], stack) for stack in serving.STACKS
+    }
+    assert fitted == dict(serving.STACKS)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="target not met on the fresh rows: median |error| is 15.5 % (v4.0 software)"
+)
+def test_median_error_on_fresh_rows_is_within_15_percent() -> None:
+    assert FRESH_SUMMARY["median_abs_error"] <= 0.15
+
+
+def test_p90_error_on_fresh_rows_is_within_30_percent() -> None:
+    assert FRESH_SUMMARY["p90_abs_error"] <= 0.30
+
+
+@pytest.mark.parametrize("split", ["check", "fresh"])
+def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs(split: str) -> None:
+    right, total = cal.pairwise_direction({"check": CHECK, "fresh": FRESH}[split])
     assert total >= 3
     assert right / total >= 0.9
