@@ -6,7 +6,8 @@ bench/serving_calibration.py (prints the table). Each row is predicted the way i
 - ``offline`` (MLPerf): every sample queued at once, so the engine's best batch with no latency target, on
   the best layout whose replica divides the system's GPUs (MLPerf submitters choose their own layout).
 - ``server`` (MLPerf): the same with MLPerf's Llama 2 70B / Mixtral server limits, p99 TTFT ≤ 2 s and
-  p99 TPOT ≤ 200 ms (the Test Parameters in each mlperf_log_summary.txt).
+  p99 TPOT ≤ 200 ms (the Test Parameters in each mlperf_log_summary.txt), and Poisson arrivals (LoadGen's
+  server scenario), so the mean batch keeps headroom for the 99th percentile; offline rows are a backlog.
 - ``fixed_batch`` (vLLM benchmark_latency): one batch of B prompts prefilled, then n_out decode steps:
   B · n_out / (t_prefill(B prompts) + n_out · TPOT(B)), tp = the system's GPUs.
 - ``throughput`` (vLLM benchmark_throughput): continuous batching at min(max_num_seqs, the batch that fits).
@@ -70,6 +71,7 @@ def _input(row: dict[str, str], eff: serving.ServingEfficiency) -> serving.Servi
         peak_to_mean=1.0,
         max_batch=int(row["max_batch"]) if row["max_batch"] else 4096,
         disaggregated=False,
+        arrivals="backlog" if offline else "poisson",
         efficiency=eff,
     )
 

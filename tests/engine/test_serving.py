@@ -178,3 +178,26 @@ def test_more_batch_never_lowers_throughput_and_more_tp_never_adds_memory(
     kv = [float(serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
     weights = [float(serving.weight_bytes_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
     assert kv == sorted(kv, reverse=True) and weights == sorted(weights, reverse=True)
+
+
+def test_poisson_arrivals_keep_headroom_for_the_percentile() -> None:
+    # b + z·√b = slots with z = Φ⁻¹(0.99) = 2.3263: 1,000 slots → √b = (−2.3263 + √(5.4119 + 4,000)) / 2
+    # = (63.2883 − 2.3263) / 2 = 30.481, b = 929.1; 100 slots → √b = (−2.3263 + 20.1348) / 2 = 8.904,
+    # b = 79.3; at p50 (z = 0) b = slots.
+    means = serving.poisson_mean_batch(slots=[1000, 100], percentile=99.0)
+    assert list(means) == pytest.approx([929.1, 79.3], abs=0.05)
+    assert float(serving.poisson_mean_batch(slots=64, percentile=50.0)) == pytest.approx(64.0)
+
+
+def test_a_backlog_runs_every_slot_and_poisson_arrivals_need_more_replicas() -> None:
+    # Same layout and busiest batch; the Poisson replica serves b/B of the backlog's rate, so no fewer GPUs.
+    poisson = serving.estimate({**REQUEST, "disaggregated": False}, catalog=CATALOG).best
+    backlog = serving.estimate({**REQUEST, "disaggregated": False, "arrivals": "backlog"}, catalog=CATALOG)
+    same = next(
+        r for r in backlog.layouts if (r.tp, r.pp, r.batch) == (poisson.tp, poisson.pp, poisson.batch)
+    )
+    mean = float(serving.poisson_mean_batch(slots=poisson.batch, percentile=99.0))
+    assert poisson.requests_per_s_per_replica == pytest.approx(
+        same.requests_per_s_per_replica * mean / poisson.batch
+    )
+    assert backlog.best.gpus <= poisson.gpus

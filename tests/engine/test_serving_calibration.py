@@ -57,10 +57,8 @@ def test_fresh_rows_are_all_predicted_and_never_used_by_the_fit() -> None:
     assert fitted == dict(serving.STACKS)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="target not met on the fresh rows: median |error| is 15.5 % (v4.0 software)"
-)
 def test_median_error_on_fresh_rows_is_within_15_percent() -> None:
+    # 15.5 % when collected (before Poisson arrivals were modelled), 12.1 % after: see docs/serving-engine.md
     assert FRESH_SUMMARY["median_abs_error"] <= 0.15
 
 
