@@ -24,7 +24,8 @@ from clusterdesigner.engine import serving  # noqa: E402
 PROTOCOL = (
     "protocol: constants are fitted only on the 'fit' rows; the 'check' rows were held out of the fit but"
     " were seen while the model was changed, so they are not a blind test; the 'fresh' rows were collected"
-    " after the model change was committed and are the blind test."
+    " after the first model change was committed (read before the second, Poisson arrivals); the 'blind'"
+    " rows were collected after the last model change was committed and were never seen by it."
 )
 
 
@@ -55,7 +56,7 @@ def main() -> None:
             f"{r['row_id']:30s} {r['split']:5s} {r['accelerator']:9s} {r['gpus']:>4s} {r['scenario']:11s}"
             f" {c.measured:9.0f} {pred:>9s} {err:>7s}"
         )
-    for split in ("fit", "check", "fresh"):
+    for split in ("fit", "check", "fresh", "blind"):
         chosen = [c for c in cases if c.row["split"] == split]
         if not chosen:
             print(f"\n{split} rows: none")

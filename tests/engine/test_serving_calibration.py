@@ -49,12 +49,9 @@ FRESH = [c for c in cal.cases() if c.row["split"] == "fresh"]
 FRESH_SUMMARY = cal.summary(FRESH)
 
 
-def test_fresh_rows_are_all_predicted_and_never_used_by_the_fit() -> None:
+def test_fresh_rows_are_all_predicted() -> None:
+    # never fitted: cal.fit reads only the split == "fit" rows (the constants test above checks that)
     assert FRESH_SUMMARY["compared"] == len(FRESH) >= 6
-    fitted = {
-        stack: cal.fit([r for r in cal.rows() if r["split"] != "fresh"], stack) for stack in serving.STACKS
-    }
-    assert fitted == dict(serving.STACKS)
 
 
 def test_median_error_on_fresh_rows_is_within_15_percent() -> None:
@@ -71,3 +68,15 @@ def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs(split: str) 
     right, total = cal.pairwise_direction({"check": CHECK, "fresh": FRESH}[split])
     assert total >= 3
     assert right / total >= 0.9
+
+
+# The "blind" rows (MLPerf Inference v4.1 Supermicro 8 × H100, Llama 2 70B and Mixtral, offline and server)
+# were read after the last model change was committed. Same accelerator and software round as the H100 fit
+# rows, so they test the scenarios and a second system, not a new accelerator.
+BLIND = [c for c in cal.cases() if c.row["split"] == "blind"]
+
+
+def test_blind_rows_meet_the_error_targets() -> None:
+    s = cal.summary(BLIND)
+    assert s["compared"] == len(BLIND) >= 4
+    assert s["median_abs_error"] <= 0.15 and s["p90_abs_error"] <= 0.30
