@@ -6,7 +6,7 @@ Rows: tests/engine/data/serving_runs.csv (MLPerf Inference v4.1 closed results r
 mlperf_log_summary.txt files, and vLLM posts that state their settings). Efficiency constants are fitted
 per serving stack on the rows marked ``fit`` (tests/engine/serving_calibration_cases.py says how each
 scenario is predicted); the targets (median |error| ≤ 15 %, p90 ≤ 30 %, pairwise direction ≥ 90 %) are
-judged on the ``check`` rows only.
+judged on the ``check`` rows, and reported separately on the ``fresh`` rows.
 """
 
 from __future__ import annotations
@@ -21,8 +21,17 @@ import serving_calibration_cases as cal  # noqa: E402
 
 from clusterdesigner.engine import serving  # noqa: E402
 
+PROTOCOL = (
+    "protocol: constants are fitted only on the 'fit' rows; the 'check' rows were held out of the fit but"
+    " were seen while the model was changed, so they are not a blind test; the 'fresh' rows were collected"
+    " after the first model change was committed (read before the second, Poisson arrivals); the 'blind'"
+    " rows were collected after the last model change was committed and were never seen by it."
+)
+
 
 def main() -> None:
+    print(PROTOCOL)
+    print()
     data = cal.rows()
     print("fitted efficiency per stack (on the 'fit' rows):")
     for stack in sorted(serving.STACKS):
@@ -30,8 +39,8 @@ def main() -> None:
         engine = serving.STACKS[stack]
         same = "matches serving.STACKS" if eff == engine else f"DIFFERS from serving.STACKS {engine}"
         print(
-            f"  {stack:13s} bandwidth {eff.bandwidth_efficiency:.2f}"
-            f"  compute {eff.compute_efficiency:.2f}  ({same})"
+            f"  {stack:13s} bandwidth {eff.bandwidth_efficiency:.2f}  compute {eff.compute_efficiency:.2f}"
+            f"  per-sequence step overhead {eff.sequence_overhead_us:.0f} µs  ({same})"
         )
     cases = cal.cases()
     print()
@@ -47,8 +56,12 @@ def main() -> None:
             f"{r['row_id']:30s} {r['split']:5s} {r['accelerator']:9s} {r['gpus']:>4s} {r['scenario']:11s}"
             f" {c.measured:9.0f} {pred:>9s} {err:>7s}"
         )
-    for split in ("fit", "check"):
-        s = cal.summary([c for c in cases if c.row["split"] == split])
+    for split in ("fit", "check", "fresh", "blind"):
+        chosen = [c for c in cases if c.row["split"] == split]
+        if not chosen:
+            print(f"\n{split} rows: none")
+            continue
+        s = cal.summary(chosen)
         print(
             f"\n{split} rows: {s['compared']:.0f} of {s['rows']:.0f} compared; median |error| "
             f"{100 * s['median_abs_error']:.1f} % (target ≤ 15 %), p90 {100 * s['p90_abs_error']:.1f} %"

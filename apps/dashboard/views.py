@@ -31,6 +31,7 @@ from clusterdesigner import memo
 from clusterdesigner.engine import cost
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
+from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.training import model_presets
 
 logger = logging.getLogger(__name__)
@@ -236,6 +237,7 @@ def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
         "owning_fields": owning,
         "owning_given": any(f["value"] is not None for f in owning),
         "kwh_default": _default_caption("usd_per_kwh"),
+        "serving_precisions": SERVING_PRECISIONS,
     }
 
 

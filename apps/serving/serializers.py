@@ -48,6 +48,11 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer):
     layout = LayoutSerializer(required=False)
     max_batch = serializers.IntegerField(required=False, help_text="largest batch the stack schedules")
     disaggregated = serializers.BooleanField(required=False, help_text="also size prefill/decode pools")
+    arrivals = serializers.ChoiceField(
+        choices=serving.ARRIVALS,
+        required=False,
+        help_text="poisson (default: headroom for the target percentile) or backlog (every slot full)",
+    )
     kv_transfer_gbps = serializers.FloatField(required=False, help_text="GB/s per GPU between pools (50)")
     stack = serializers.ChoiceField(choices=tuple(serving.STACKS), required=False)
     efficiency = serializers.DictField(child=serializers.FloatField(), required=False)

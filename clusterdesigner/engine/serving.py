@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from statistics import NormalDist
 from types import MappingProxyType
 from typing import Any
 
@@ -87,6 +88,10 @@ class ServingEfficiency:
     fraction of the dense peak the matmuls reach. ``memory_reserve_fraction``: HBM kept back for
     activations, CUDA graphs and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9, so 0.1).
     ``collective_latency_us``: fixed cost of one small all-reduce on the scale-up link.
+    ``sequence_overhead_us``: time each running sequence adds to a decode step outside the GPU kernels'
+    roofline (the scheduler's per-sequence bookkeeping, block tables, sampling and detokenisation; vLLM
+    runs these in Python between steps: Kwon et al. 2023, Sec. 4–5; the vLLM v0.6.0 release post measures
+    them as a large share of a step at high batch). Zero for a stack whose fit rows say so.
     The defaults are fitted on the declared subset of tests/engine/data/serving_runs.csv (bench/
     serving_calibration.py prints the fit and the error on the held-out rows).
     """
@@ -95,6 +100,7 @@ class ServingEfficiency:
     compute_efficiency: float = 0.5
     memory_reserve_fraction: float = 0.1
     collective_latency_us: float = 8.0
+    sequence_overhead_us: float = 0.0
 
     def __post_init__(self) -> None:
         _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
@@ -103,6 +109,8 @@ class ServingEfficiency:
             raise InputError("must be in [0, 1)", field="efficiency.memory_reserve_fraction")
         if not math.isfinite(self.collective_latency_us) or self.collective_latency_us < 0:
             raise InputError("must be zero or more", field="efficiency.collective_latency_us")
+        if not math.isfinite(self.sequence_overhead_us) or not 0 <= self.sequence_overhead_us <= 1e5:
+            raise InputError("must be between 0 and 100,000 µs", field="efficiency.sequence_overhead_us")
 
 
 # The efficiency of each serving stack, fitted on the declared ``fit`` rows of
@@ -111,13 +119,19 @@ class ServingEfficiency:
 # tests/engine/test_serving_calibration.py, which also checks that these numbers are what the fit gives.
 STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
     {
-        # fitted on MLPerf v4.1 DGX H100 Llama 2 70B offline and Mixtral 8x7B offline
-        "tensorrt-llm": ServingEfficiency(bandwidth_efficiency=0.75, compute_efficiency=0.5),
+        # fitted on MLPerf v4.1 DGX H100 Llama 2 70B offline and Mixtral 8x7B offline (three constants on two
+        # rows: the grid's first best point; the held-out rows, not the fit, say whether they generalise)
+        "tensorrt-llm": ServingEfficiency(
+            bandwidth_efficiency=0.9, compute_efficiency=0.65, sequence_overhead_us=25.0
+        ),
         # fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1 405B batch 1 and 64
-        "vllm-rocm": ServingEfficiency(bandwidth_efficiency=0.35, compute_efficiency=0.3),
+        "vllm-rocm": ServingEfficiency(
+            bandwidth_efficiency=0.35, compute_efficiency=0.7, sequence_overhead_us=100.0
+        ),
     }
 )
 DEFAULT_STACK = "tensorrt-llm"
+ARRIVALS = ("poisson", "backlog")
 # The example request of docs/serving-engine.md, the tests and bench/serving.py: Llama 3 70B on H100, chat
 # lengths, a 50 ms TPOT target, 20 requests/s on average and twice that at the peak.
 EXAMPLE_REQUEST: Mapping[str, Any] = MappingProxyType(
@@ -138,7 +152,9 @@ class ServingInput:
 
     ``requests_per_s`` is the mean demand and ``peak_to_mean`` the ratio of the busiest hour to the mean
     (the daily shape); sizing serves the peak, cost is spread over the mean. ``ttft_s``/``tpot_s`` are the
-    targets at ``percentile`` (the model is deterministic: it compares its figure with the target directly).
+    targets at ``percentile``. ``arrivals``: ``poisson`` (requests arrive independently, so the running batch
+    fluctuates and the sizing keeps headroom for its ``percentile``: ``poisson_mean_batch``) or ``backlog``
+    (a queue always waiting, as in a batch job or MLPerf Offline: every slot stays full).
     ``tp``/``pp``/``ep`` fix part of the layout (0: searched). ``disaggregated`` adds the option of separate
     prefill and decode pools.
     """
@@ -160,6 +176,7 @@ class ServingInput:
     ep: int = 0
     max_batch: int = 4096
     disaggregated: bool = True
+    arrivals: str = "poisson"
     kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
     efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
 
@@ -183,6 +200,10 @@ class ServingInput:
         _positive(self.tpot_s, "targets.tpot_s")
         if not 0 < self.percentile < 100:
             raise InputError("must be between 0 and 100", field="targets.percentile")
+        if self.arrivals not in ARRIVALS:
+            raise InputError(
+                f"unknown arrivals {self.arrivals!r}; use one of {', '.join(ARRIVALS)}", field="arrivals"
+            )
         if _positive(self.peak_to_mean, "demand.peak_to_mean") < 1:
             raise InputError(
                 "must be at least 1 (the peak is never below the mean)", field="demand.peak_to_mean"
@@ -297,10 +318,15 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     """TPOT(B): time of one decode step of a replica holding ``batch`` sequences (one token each).
 
     The pp stages are pipelined over pp micro-batches of B/pp, so a token passes every stage once per step:
-    TPOT = pp · t_stage(B/pp), with t_stage(b) = max(bytes / (HBM · bandwidth_efficiency),
-    FLOPs / (peak · compute_efficiency)) + all-reduces, bytes = weights per GPU (the experts the batch
-    touches) + b × mean context × KV per token per GPU, FLOPs = b · (2 · N_active + 4 · context · heads ·
-    head_dim · L) / (tp · pp). Roofline: Pope et al. 2022 (arXiv:2211.05102) Sec. 2.
+    TPOT = pp · t_stage(B/pp) + B · sequence_overhead. A stage runs two kinds of kernel one after the other,
+    each at its own roofline (Pope et al. 2022, arXiv:2211.05102, Sec. 2; Williams et al. 2009):
+    - the weight matmuls: max(weights the batch touches / (HBM · bandwidth_eff), b · 2 · N_active /
+      (tp · pp) / (peak · compute_eff)) (MoE: only the experts routed to are read);
+    - attention over the KV cache: max(b × mean context × KV per token per GPU / (HBM · bandwidth_eff),
+      b · 4 · context · heads · head_dim · L / (tp · pp) / (peak · compute_eff)).
+    A compute-bound matmul does not hide the attention kernel's KV reads, so at large batch × context the
+    step grows with them. Plus the tensor-parallel all-reduces of the stage. ``sequence_overhead`` is the
+    stack's per-sequence time outside the kernels (``ServingEfficiency.sequence_overhead_us``).
     """
     m = inp.model
     batch = np.asarray(batch, dtype=float)
@@ -309,11 +335,15 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     ctx = mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
     weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp)
     kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp)
-    read = weights * _moe_weight_fraction_read(m, micro * pp_a) + micro * ctx * kv
-    memory = read / (inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency)
-    flops = micro * (2.0 * m.active_matmul_params + 4.0 * ctx * m.heads * m.head_dim * m.layers)
-    compute = flops / (np.asarray(tp) * pp_a * _peak_flops(inp))
-    return pp_a * (np.maximum(memory, compute) + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp))
+    hbm = inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency
+    peak = np.asarray(tp) * pp_a * _peak_flops(inp)
+    matmul = np.maximum(
+        weights * _moe_weight_fraction_read(m, micro * pp_a) / hbm,
+        micro * 2.0 * m.active_matmul_params / peak,
+    )
+    attention = np.maximum(micro * ctx * kv / hbm, micro * 4.0 * ctx * m.heads * m.head_dim * m.layers / peak)
+    overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
+    return pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp)) + overhead
 
 
 def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str, Any]:
@@ -477,8 +507,25 @@ def _replicas(load: float) -> int:
     return max(1, math.ceil(load - 1e-9))
 
 
+def poisson_mean_batch(*, slots: Any, percentile: float) -> Any:
+    """The mean number of running sequences whose ``percentile`` fits in ``slots`` when requests arrive as a
+    Poisson stream: with continuous batching each request holds a slot for its whole time in service, so the
+    number running is Poisson with mean b for any service-time law (M/G/∞; Kleinrock 1975, Queueing
+    Systems vol. 1); its
+    percentile is about b + z·√b (normal approximation, z = Φ⁻¹(percentile)). Solving b + z·√b = slots:
+    b = ((−z + √(z² + 4·slots)) / 2)². At the 99th percentile (z = 2.326) 1,000 slots run 929 on average,
+    100 slots 79. A request arriving when every slot is taken waits, so this is the TTFT/TPOT percentile's
+    headroom.
+    """
+    z = max(NormalDist().inv_cdf(percentile / 100.0), 0.0)
+    slots = np.asarray(slots, dtype=float)
+    return ((-z + np.sqrt(z * z + 4.0 * slots)) / 2.0) ** 2
+
+
 def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
-    """Every (layout, batch) pair as flat numpy arrays, with memory fit, latency and rate."""
+    """Every (layout, batch) pair as flat numpy arrays, with memory fit, latency and rate. The batch is the
+    slots a replica runs at its busiest (latency is evaluated there); under Poisson arrivals the rate is that
+    of the mean batch ``poisson_mean_batch`` keeps below it: R(B) × b / B."""
     lay = np.array(layouts(inp), dtype=np.int64)
     batches = BATCH_GRID[BATCH_GRID <= inp.max_batch]
     if batches.size == 0 or batches[-1] != inp.max_batch and inp.max_batch < BATCH_GRID[-1]:
@@ -489,6 +536,10 @@ def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
     batch = np.tile(batches, len(lay))
     fits = batch_that_fits(inp, tp=tp, pp=pp)
     rate = replica_rate(inp, batch=batch, tp=tp, pp=pp)
+    if inp.arrivals == "poisson":
+        rate["requests_per_s"] = (
+            rate["requests_per_s"] * poisson_mean_batch(slots=batch, percentile=inp.percentile) / batch
+        )
     return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **rate}
 
 
@@ -743,6 +794,7 @@ _TOP_KEYS = {
     "layout",
     "max_batch",
     "disaggregated",
+    "arrivals",
     "kv_transfer_gbps",
     "efficiency",
     "stack",
@@ -828,6 +880,7 @@ def parse_request(
         ep=_whole(layout.get("ep", 0), "layout.ep", low=0, high=1024),
         max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
         disaggregated=disagg,
+        arrivals=str(request.get("arrivals", "poisson")),
         kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
         efficiency=replace(STACKS[stack], **{k: float(v) for k, v in eff.items()}),
     )
@@ -932,7 +985,15 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
         ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
         ("collective_latency_us", f"{e.collective_latency_us:g}"),
         ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
-        ("percentile", f"p{inp.percentile:g} targets compared with the deterministic model's figure"),
+        (
+            "percentile",
+            f"p{inp.percentile:g} targets compared with the model's figure at the busiest batch; "
+            + (
+                f"{inp.arrivals} arrivals: the mean batch keeps headroom for that percentile"
+                if inp.arrivals == "poisson"
+                else "backlog: every slot stays full"
+            ),
+        ),
     )
     return ServingResult(
         model=inp.model.name,

@@ -190,6 +190,19 @@
     setIf(goals, "deadline_days", number("spec.goals.deadline_days"));
     setIf(goals, "budget_usd", number("spec.goals.budget_usd"));
     if (Object.keys(goals).length) spec.goals = goals; else delete spec.goals;
+    // Serving: the fields shown, over what the section held (layout, stack, … kept); all blank = no section.
+    var serving = Object.assign({}, spec.serving || {});
+    var shown = 0;
+    function servingPart(target, key, name) {
+      var value = name.indexOf("precision") >= 0 ? text(name) : number(name);
+      if (value === undefined || value === "") { delete target[key]; } else { target[key] = value; shown += 1; }
+    }
+    ["demand", "targets"].forEach(function (part) { serving[part] = Object.assign({}, serving[part] || {}); });
+    ["requests_per_s", "output_tokens_per_day", "peak_to_mean"].forEach(function (k) { servingPart(serving.demand, k, "spec.serving.demand." + k); });
+    ["ttft_s", "tpot_s"].forEach(function (k) { servingPart(serving.targets, k, "spec.serving.targets." + k); });
+    ["input_tokens", "output_tokens", "weight_precision", "kv_precision"].forEach(function (k) { servingPart(serving, k, "spec.serving." + k); });
+    ["demand", "targets"].forEach(function (part) { if (!Object.keys(serving[part]).length) delete serving[part]; });
+    if (shown) spec.serving = serving; else delete spec.serving;
     var costs = spec.costs = Object.assign({}, spec.costs || {});
     setIf(costs, "horizon_years", number("spec.costs.horizon_years"));
     setIf(costs, "utilization", number("spec.costs.utilization"));

@@ -46,15 +46,34 @@ def test_weights_per_gpu_shrink_as_tensor_parallelism_grows() -> None:
 
 
 def test_decode_of_one_sequence_is_the_weight_read_at_hbm_bandwidth() -> None:
-    # Llama 3 70B fp8 on one H200 (4.8 TB/s at 0.75, the tensorrt-llm stack's fitted fraction):
-    # 70.55e9 B / 3.6e12 B/s = 19.6 ms per token, plus the
-    # KV of one 1,152-token context (1,152 × 160 KiB = 0.19 GB: +0.056 ms). Compute: 2 × 69.5e9 FLOPs at
-    # 0.5 × 1,979 TFLOP/s = 0.14 ms, so memory binds.
+    # Llama 3 70B fp8 on one H200 (4.8 TB/s at 0.9, the tensorrt-llm stack's fitted fraction):
+    # matmuls: 70.55e9 B / 4.32e12 B/s = 16.3 ms (compute 2 × 69.5e9 FLOPs at 0.65 × 1,979 TFLOP/s = 0.11 ms,
+    # so memory binds); attention: the KV of one 1,152-token context (1,152 × 160 KiB = 0.19 GB: 0.044 ms;
+    # its 3.0 GFLOPs take 0.002 ms); plus the stack's 25 µs for one sequence.
     inp = _input(accelerator="h200")
     m = PRESETS["llama3-70b"]
     ctx = 1024 + 256 / 2
-    expect = (m.total_params + ctx * 80 * 8 * 128 * 2) / (4.8e12 * 0.75)
+    expect = m.total_params / (4.8e12 * 0.9) + ctx * 80 * 8 * 128 * 2 / (4.8e12 * 0.9) + 25e-6
     assert float(serving.decode_step_s(inp, batch=1, tp=1, pp=1)) == pytest.approx(expect, rel=1e-9)
+
+
+def test_attention_reads_are_not_hidden_under_compute_bound_matmuls() -> None:
+    # Llama 3 70B fp8 on one H200 at batch 512, 1,152-token contexts, tensorrt-llm (0.9 of 4.8 TB/s, 0.65 of
+    # 1,979 TFLOP/s, 25 µs a sequence):
+    # matmuls: compute 512 × 2 × 69.5e9 / 1.286e15 = 55.3 ms > weights 16.3 ms;
+    # attention: KV 512 × 1,152 × 163,840 B / 4.32e12 = 22.4 ms > its 512 × 3.02e9 / 1.286e15 = 1.2 ms;
+    # overhead 512 × 25 µs = 12.8 ms. Step = 55.3 + 22.4 + 12.8 = 90.5 ms (a single roofline over both
+    # kernels would give max(16.3 + 22.4, 55.3 + 1.2) = 56.5 ms: the KV reads hidden under the matmuls).
+    inp = _input(accelerator="h200")
+    m = PRESETS["llama3-70b"]
+    peak, hbm = 1978.9e12 * 0.65, 4.8e12 * 0.9
+    ctx = 1024 + 256 / 2
+    assert inp.accelerator.peak_tflops("fp8") == 1978.9  # the catalog's dense FP8 peak
+    matmul = 512 * 2 * m.active_matmul_params / peak
+    attention = 512 * ctx * 80 * 8 * 128 * 2 / hbm
+    step = float(serving.decode_step_s(inp, batch=512, tp=1, pp=1))
+    assert step == pytest.approx(matmul + attention + 512 * 25e-6, rel=1e-9)
+    assert step == pytest.approx(0.0905, abs=0.0005)
 
 
 def test_decode_step_grows_with_batch_and_tokens_per_gpu_too() -> None:
@@ -159,3 +178,26 @@ def test_more_batch_never_lowers_throughput_and_more_tp_never_adds_memory(
     kv = [float(serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
     weights = [float(serving.weight_bytes_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
     assert kv == sorted(kv, reverse=True) and weights == sorted(weights, reverse=True)
+
+
+def test_poisson_arrivals_keep_headroom_for_the_percentile() -> None:
+    # b + z·√b = slots with z = Φ⁻¹(0.99) = 2.3263: 1,000 slots → √b = (−2.3263 + √(5.4119 + 4,000)) / 2
+    # = (63.2883 − 2.3263) / 2 = 30.481, b = 929.1; 100 slots → √b = (−2.3263 + 20.1348) / 2 = 8.904,
+    # b = 79.3; at p50 (z = 0) b = slots.
+    means = serving.poisson_mean_batch(slots=[1000, 100], percentile=99.0)
+    assert list(means) == pytest.approx([929.1, 79.3], abs=0.05)
+    assert float(serving.poisson_mean_batch(slots=64, percentile=50.0)) == pytest.approx(64.0)
+
+
+def test_a_backlog_runs_every_slot_and_poisson_arrivals_need_more_replicas() -> None:
+    # Same layout and busiest batch; the Poisson replica serves b/B of the backlog's rate, so no fewer GPUs.
+    poisson = serving.estimate({**REQUEST, "disaggregated": False}, catalog=CATALOG).best
+    backlog = serving.estimate({**REQUEST, "disaggregated": False, "arrivals": "backlog"}, catalog=CATALOG)
+    same = next(
+        r for r in backlog.layouts if (r.tp, r.pp, r.batch) == (poisson.tp, poisson.pp, poisson.batch)
+    )
+    mean = float(serving.poisson_mean_batch(slots=poisson.batch, percentile=99.0))
+    assert poisson.requests_per_s_per_replica == pytest.approx(
+        same.requests_per_s_per_replica * mean / poisson.batch
+    )
+    assert backlog.best.gpus <= poisson.gpus

@@ -36,12 +36,47 @@ def test_median_error_on_held_out_rows_is_within_15_percent() -> None:
     assert SUMMARY["median_abs_error"] <= 0.15
 
 
-@pytest.mark.xfail(strict=True, reason="target not met: p90 |error| is 66 % (vLLM large-batch rows)")
+@pytest.mark.xfail(
+    strict=True, reason="target not met: p90 |error| is 43 % (vLLM rows: OCI batch 128/256, AMD's table)"
+)
 def test_p90_error_on_held_out_rows_is_within_30_percent() -> None:
     assert SUMMARY["p90_abs_error"] <= 0.30
 
 
-def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs() -> None:
-    right, total = cal.pairwise_direction(CHECK)
+# The "fresh" rows (MLPerf Inference v4.0, NVIDIA Llama 2 70B on H100 × 2, H100 × 8, H200 × 8, offline and
+# server) were collected after the model change was committed: the blind test, reported on its own.
+FRESH = [c for c in cal.cases() if c.row["split"] == "fresh"]
+FRESH_SUMMARY = cal.summary(FRESH)
+
+
+def test_fresh_rows_are_all_predicted() -> None:
+    # never fitted: cal.fit reads only the split == "fit" rows (the constants test above checks that)
+    assert FRESH_SUMMARY["compared"] == len(FRESH) >= 6
+
+
+def test_median_error_on_fresh_rows_is_within_15_percent() -> None:
+    # 15.5 % when collected (before Poisson arrivals were modelled), 12.1 % after: see docs/serving-engine.md
+    assert FRESH_SUMMARY["median_abs_error"] <= 0.15
+
+
+def test_p90_error_on_fresh_rows_is_within_30_percent() -> None:
+    assert FRESH_SUMMARY["p90_abs_error"] <= 0.30
+
+
+@pytest.mark.parametrize("split", ["check", "fresh"])
+def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs(split: str) -> None:
+    right, total = cal.pairwise_direction({"check": CHECK, "fresh": FRESH}[split])
     assert total >= 3
     assert right / total >= 0.9
+
+
+# The "blind" rows (MLPerf Inference v4.1 Supermicro 8 × H100, Llama 2 70B and Mixtral, offline and server)
+# were read after the last model change was committed. Same accelerator and software round as the H100 fit
+# rows, so they test the scenarios and a second system, not a new accelerator.
+BLIND = [c for c in cal.cases() if c.row["split"] == "blind"]
+
+
+def test_blind_rows_meet_the_error_targets() -> None:
+    s = cal.summary(BLIND)
+    assert s["compared"] == len(BLIND) >= 4
+    assert s["median_abs_error"] <= 0.15 and s["p90_abs_error"] <= 0.30

@@ -44,6 +44,7 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
         ({**REQUEST, "model": {"preset": "gpt-9"}}, "model.preset"),
         ({**REQUEST, "layout": {"tp": 3}}, "layout.tp"),
         ({**REQUEST, "bogus": 1}, "bogus"),
+        ({**REQUEST, "arrivals": "bursty"}, "arrivals"),
         ({k: v for k, v in REQUEST.items() if k != "demand"}, "demand"),
         ({**REQUEST, "demand": {"requests_per_s": 1e300}}, "demand.requests_per_s"),
         ({**REQUEST, "demand": {"output_tokens_per_day": 1e300}}, "demand.output_tokens_per_day"),
