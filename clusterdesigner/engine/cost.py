@@ -40,8 +40,10 @@ from clusterdesigner.engine.tco import (
     break_even_meaning,
     break_even_utilization,
     cloud_cost,
+    committed_years,
     num,
     on_prem_cost,
+    reservation_break_even,
     usd,
 )
 
@@ -1000,8 +1002,17 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         }
         if model in COMMITMENT_YEARS and "on_demand" in ctx.pricing_models:
             od = float(v["cloud.usd_per_node_hour.on_demand"])
-            cloud[model]["break_even_vs_on_demand_utilization"] = price / od
-            cloud[model]["break_even_vs_on_demand_formula"] = f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+            billed_years = committed_years(pricing_model=model, horizon_years=horizon) or horizon
+            cloud[model]["break_even_vs_on_demand_utilization"] = reservation_break_even(
+                reserved_usd_per_hour=price,
+                on_demand_usd_per_hour=od,
+                billed_years=billed_years,
+                horizon_years=horizon,
+            )
+            cloud[model]["break_even_vs_on_demand_formula"] = (
+                f"{num(billed_years)} billed years ÷ {num(horizon)}-year horizon × "
+                f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+            )
         u_star = break_even_utilization(own=own.linear, rent=res.linear)
         slope = res.linear.per_utilization_usd - own.linear.per_utilization_usd
         break_even[model] = {

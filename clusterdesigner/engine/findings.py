@@ -199,7 +199,8 @@ def design_findings(d: FindingsInput) -> list[dict[str, str]]:
                     f"At {d.utilization:.0%} utilization a {model} "
                     "commitment costs more than on-demand (it breaks "
                     f"even at {threshold:.0%}): buy on-demand, or commit to fewer nodes.",
-                    "closed form: reserved $/h ÷ on-demand $/h (ClusterDesigner cost engine)",
+                    "closed form: billed term years ÷ horizon × reserved $/h ÷ on-demand $/h"
+                    " (ClusterDesigner cost engine)",
                 )
             )
     order = {s: i for i, s in enumerate(SEVERITIES)}

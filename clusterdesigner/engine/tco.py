@@ -285,6 +285,21 @@ def committed_years(*, pricing_model: str, horizon_years: float) -> float | None
     return math.ceil(horizon_years / term - 1e-9) * term
 
 
+def reservation_break_even(
+    *, reserved_usd_per_hour: float, on_demand_usd_per_hour: float, billed_years: float, horizon_years: float
+) -> float:
+    """Utilization at which a reservation costs what on-demand costs over the horizon.
+
+    A reservation bills every hour of its whole terms (``billed_years`` ≥ horizon); on-demand bills the
+    hours used. reserved · 8,760 · billed = on-demand · 8,760 · horizon · u, so
+    u* = (billed ÷ horizon) · (reserved ÷ on-demand). A 3-year term over 2 years at a price ratio 0.45 breaks
+    even at 1.5 × 0.45 = 67.5 %; a 1-year term over 1.5 years (2 terms billed) at 0.65 at 2/1.5 × 0.65 =
+    86.7 %. Managed overhead, storage and egress
+    are the same for both and cancel. Above 1 the reservation never pays.
+    """
+    return billed_years / horizon_years * reserved_usd_per_hour / on_demand_usd_per_hour
+
+
 def cloud_cost(
     *,
     pricing_model: str,
