@@ -901,7 +901,12 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         run_days=days,
         interval_minutes=ctx.checkpoint_interval_minutes,
     )
-    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 else math.inf
+    # An option whose goodput is 0 never finishes the run: it is left out of the comparison and said so.
+    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 else None
+    unavailable: dict[str, str] = {}
+    if spot_factor is None and "spot" in ctx.pricing_models:
+        unavailable["spot"] = _cannot_finish("spot", spot)
+    priced_models = tuple(m for m in ctx.pricing_models if m not in unavailable)
     failures = {
         "on_prem_and_reserved": _failure_dict(base),
         "spot": _failure_dict(spot),
@@ -972,7 +977,7 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
     cloud: dict[str, Any] = {}
     break_even: dict[str, Any] = {}
     rent_lines = {}
-    for model in ctx.pricing_models:
+    for model in priced_models:
         price = float(v[f"cloud.usd_per_node_hour.{model}"])
         res = cloud_cost(
             pricing_model=model,
@@ -984,7 +989,7 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
             managed_overhead_fraction=float(v["cloud.managed_overhead_fraction"]),
             storage_usd=storage_usd,
             egress_usd=egress_usd,
-            spot_hours_factor=spot_factor if model == "spot" else 1.0,
+            spot_hours_factor=spot_factor if model == "spot" and spot_factor is not None else 1.0,
         )
         rent_lines[model] = res.linear
         cloud[model] = {
@@ -1042,9 +1047,12 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
             f"the training estimate is for {trained_on['gpus']} GPUs, this design has {gpus}: "
             "its days do not apply"
         )
-    if days is not None:
+    if days is not None and base.goodput <= 0:
+        per_run["days"] = days
+        per_run["cannot_finish"] = _cannot_finish("any option", base)
+    elif days is not None:
         eff = base.effective_days if base.effective_days is not None else days
-        spot_eff = spot.effective_days if spot.effective_days is not None else days
+        spot_eff = spot.effective_days if spot.goodput > 0 and spot.effective_days is not None else None
         over = 1.0 + float(v["cloud.managed_overhead_fraction"])
         per_run.update(
             {
@@ -1069,9 +1077,9 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
                 )
             )
         }
-        for model in ctx.pricing_models:
+        for model in priced_models:
             price = float(v[f"cloud.usd_per_node_hour.{model}"])
-            run_days = spot_eff if model == "spot" else eff
+            run_days = spot_eff if model == "spot" and spot_eff is not None else eff
             text = f"{num(run_days)} d × 24 × {nodes} nodes × {usd(price)}/node-h × {num(over)}"
             if model in COMMITMENT_YEARS:
                 text += " (the rest of the commitment assumed used elsewhere)"
@@ -1081,6 +1089,7 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
     return {
         "on_prem": on_prem,
         "cloud": cloud,
+        "cloud_unavailable": unavailable,
         "break_even_utilization": break_even,
         "curves": curves,
         "per_run": per_run,
@@ -1090,6 +1099,15 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "_own_linear": own.linear,
         "_rent_linear": rent_lines,
     }
+
+
+def _cannot_finish(what: str, f: FailureResult) -> str:
+    """Why an option never finishes, in words: interruptions arrive faster than checkpoints save work."""
+    return (
+        f"{what} cannot finish the run: at {f.interruptions_per_day:,.1f} interruptions a day (one every "
+        f"{f.mtbi_hours * 60:,.0f} min) each checkpoint interval loses more work than it saves (goodput 0, "
+        "Young 1974 first-order model); lower the interruption rate, the node count or the checkpoint time"
+    )
 
 
 def _failure_dict(f: FailureResult) -> dict[str, Any]:
@@ -1147,9 +1165,11 @@ def tco(
     reference = _reference_model(core)
     fraction = float(v["sensitivity.fraction"])
 
-    def outcome(values: Mapping[str, Any]) -> tuple[float, float | None]:
+    def outcome(values: Mapping[str, Any]) -> tuple[float, float | None] | None:
         again = _evaluate(values, ctx)
         assert reference is not None
+        if reference not in again["cloud"]:
+            return None  # moved this far, the reference option cannot finish the run
         delta = again["on_prem"]["total_usd"] - again["cloud"][reference]["total_usd"]
         return delta, again["break_even_utilization"][reference]["utilization"]
 
@@ -1191,6 +1211,15 @@ def tco(
             spot_optimal_interval_minutes=core["failures"]["spot"]["optimal_interval_minutes"],
         )
     )
+    findings += [
+        {
+            "code": "option_cannot_finish",
+            "severity": "warning",
+            "message": why,
+            "source": core["failures"]["model"],
+        }
+        for why in core["cloud_unavailable"].values()
+    ]
     if freshness is not None:
         findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
     core.pop("_own_linear")

@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cost import BARE, _merge, run
 
 from clusterdesigner.engine.tco import reservation_break_even
@@ -75,3 +77,54 @@ def non_finite_paths(value: Any, path: str = "") -> list[str]:
     if isinstance(value, (list, tuple)):
         return [p for i, v in enumerate(value) for p in non_finite_paths(v, f"{path}.{i}")]
     return []
+
+
+def test_spot_that_cannot_finish_is_said_in_words_not_infinity() -> None:
+    # 2,048 nodes × 8 GPUs: hardware 16,384 × 419/(54 × 16,384) = 7.76 a day, plus spot 2,048 × 0.05 = 102.4
+    # a day: MTBI 13 min, so every checkpoint interval loses more than it saves (goodput floored at 0).
+    req = {
+        "cluster": {"nodes": 2048},
+        "run": {"days": 30},
+        "cloud": {"usd_per_node_hour": {"on_demand": 50.0, "spot": 20.0}, "spot_preemptions_per_day": 0.05},
+    }
+    out = run(req)
+    assert non_finite_paths(out) == []
+    assert "spot" not in out["cloud"] and "spot" not in out["break_even_utilization"]
+    assert out["cloud_unavailable"]["spot"].startswith("spot cannot finish the run")
+    assert "option_cannot_finish" in _codes(out)
+    assert out["failures"]["spot_hours_factor"] is None
+    assert "spot" not in out["per_run"]["usd"] and out["per_run"]["spot_effective_days"] is None
+
+
+def test_a_run_no_option_can_finish_says_so() -> None:
+    # 100 hardware failures per GPU-day on 64 GPUs: one every 13.5 s, goodput 0 for every option.
+    out = run({"run": {"days": 10}, "failures": {"failures_per_gpu_day": 100}})
+    assert non_finite_paths(out) == []
+    assert out["per_run"]["cannot_finish"].startswith("any option cannot finish the run")
+    assert "usd" not in out["per_run"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nodes=st.integers(1, 4096),
+    days=st.floats(0.5, 400),
+    spot_rate=st.floats(0, 50),
+    failures=st.floats(0, 50),
+    horizon=st.floats(0.25, 10),
+    utilization=st.floats(0.01, 1.0),
+)
+def test_no_output_holds_nan_or_infinity(
+    nodes: int, days: float, spot_rate: float, failures: float, horizon: float, utilization: float
+) -> None:
+    req = {
+        "cluster": {"nodes": nodes},
+        "horizon_years": horizon,
+        "utilization": utilization,
+        "run": {"days": days},
+        "failures": {"failures_per_gpu_day": failures},
+        "cloud": {
+            "usd_per_node_hour": {"on_demand": 50.0, "reserved_1y": 30.0, "reserved_3y": 20.0, "spot": 15.0},
+            "spot_preemptions_per_day": spot_rate,
+        },
+    }
+    assert non_finite_paths(run(req)) == []
