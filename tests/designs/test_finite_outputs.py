@@ -1,4 +1,4 @@
-"""Every figure the demo designs return is a finite number: no NaN or Infinity in any output (invalid JSON)."""
+"""Every figure the demo designs return is finite: no NaN or Infinity in any output (invalid JSON)."""
 
 from __future__ import annotations
 
