@@ -53,6 +53,12 @@ PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure foun
 NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
 
 
+# AWS Spot Instance Advisor states its frequency of interruption per trailing month; its lowest bucket is
+# "< 5 %". The engine's rate is per node-day, so a monthly fraction is divided by 365/12 days.
+SPOT_ADVISOR_LOW_BUCKET_PER_MONTH = 0.05
+DAYS_PER_MONTH = 365.0 / 12.0
+
+
 @dataclass(frozen=True)
 class Assumption:
     name: str
@@ -117,7 +123,21 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.usd_per_kwh", 0.08, "USD/kWh", ISSUE),
         _a("on_prem.colo_usd_per_kw_month", 150.0, "USD/kW-month", ISSUE),
         _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
-        _a("on_prem.staff_fte", 1.0, "FTE", "ClusterDesigner default (illustrative example)"),
+        _a(
+            "on_prem.staff_fte",
+            1.0,
+            "FTE (at least; nodes ÷ nodes per FTE above that)",
+            "ClusterDesigner default: at least one person runs an owned cluster; above 250 nodes"
+            " on_prem.nodes_per_fte applies",
+        ),
+        _a(
+            "on_prem.nodes_per_fte",
+            250.0,
+            "nodes per FTE",
+            "Roskies & Zacharia, “Designing and Supporting High-end Computational Facilities”, CTWatch"
+            " Quarterly 2(2), May 2006, p. 4: sites add “one FTE for roughly every 250 processors” (read"
+            " as 250 nodes; interpretation UNVERIFIED); also “8-12 FTEs for a single, large” HPC system",
+        ),
         _a("on_prem.staff_usd_per_fte_year", 180_000.0, "USD/FTE-year", ISSUE),
         _a(
             "on_prem.idle_power_fraction",
@@ -131,9 +151,10 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.server_price_to_gpu_list", 1.25, "× GPU list price × GPUs", PLACEHOLDER),
         _a(
             "on_prem.server_usd_per_gpu",
-            28_750.0,
+            0.0,
             "USD/GPU",
-            "illustrative example: an 8 × H200 server at $230,000 (secondary; not a quote)",
+            "no default: used only when given and the catalog has no priced server type of the"
+            " accelerator (one accelerator’s price never stands in for another’s)",
         ),
         _a(
             "network.switch_usd",
@@ -160,11 +181,12 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("cloud.storage_usd_per_tb_month", 0.0, "USD/TB-month", "storage tier has no price in the catalog"),
         _a(
             "cloud.spot_preemptions_per_day",
-            0.05,
+            SPOT_ADVISOR_LOW_BUCKET_PER_MONTH / DAYS_PER_MONTH,
             "per node-day",
-            "catalog offering publishes none; GCP Capacity Advisor "
-            "bucket 0-5 % for a3-megagpu-8g us-west1 read as"
-            " 5 %/day (GKE Spot serving guide, secondary; interpretation UNVERIFIED)",
+            "AWS EC2 Spot Instance Advisor: 'Frequency of interruption represents the rate at which Spot has"
+            " reclaimed capacity during the trailing month', buckets < 5 %, 5-10 %, 10-15 %, 15-20 %, > 20 %"
+            " (spot-advisor-data.json, as described by grailbio/base spotadvisor); the lowest bucket's top,"
+            " 0.05 per node-month, ÷ 30.42 days (365/12) = 0.001644 per node-day",
         ),
         _a(
             "failures.failures_per_gpu_day",
@@ -245,6 +267,7 @@ _RULES: Mapping[str, str] = {
     "on_prem.colo_usd_per_kw_month": "nonneg",
     "on_prem.maintenance_fraction_per_year": "nonneg",
     "on_prem.staff_fte": "nonneg",
+    "on_prem.nodes_per_fte": "pos",
     "on_prem.staff_usd_per_fte_year": "nonneg",
     "on_prem.idle_power_fraction": "frac",
     "on_prem.installation_fraction": "nonneg",
@@ -260,6 +283,7 @@ _RULES: Mapping[str, str] = {
     "cloud.egress_usd_per_gb": "nonneg",
     "cloud.storage_usd_per_tb_month": "nonneg",
     "cloud.spot_preemptions_per_day": "nonneg",
+    "cloud.spot_interruptions_per_node_month": "nonneg",
     "failures.failures_per_gpu_day": "nonneg",
     "failures.restart_minutes": "nonneg",
     "storage.checkpoint_bytes_per_param": "pos",
@@ -297,6 +321,7 @@ _MAXIMA: Mapping[str, float] = {
     "on_prem.colo_usd_per_kw_month": 10_000,
     "on_prem.maintenance_fraction_per_year": 1,
     "on_prem.staff_fte": 100_000,
+    "on_prem.nodes_per_fte": 1e6,
     "on_prem.staff_usd_per_fte_year": 1e7,
     "on_prem.idle_power_fraction": 1,
     "on_prem.installation_fraction": 10,
@@ -312,6 +337,7 @@ _MAXIMA: Mapping[str, float] = {
     "cloud.egress_usd_per_gb": 100,
     "cloud.storage_usd_per_tb_month": 1e6,
     "cloud.spot_preemptions_per_day": 1_000,
+    "cloud.spot_interruptions_per_node_month": 30_000,
     "failures.failures_per_gpu_day": 100,
     "failures.restart_minutes": 1e6,
     "storage.checkpoint_bytes_per_param": 1_000,
@@ -449,6 +475,67 @@ def _slug(resolver: _Resolver, path: str, catalog: Mapping[str, Any], what: str)
     return catalog[slug]
 
 
+def _server_price(
+    r: _Resolver,
+    catalog: CatalogSpecs,
+    server: ServerTypeSpec | None,
+    accelerator: AcceleratorSpec,
+    gpn: int,
+) -> float:
+    """USD per node, in this order: the request's price; the named server type's catalog price; the
+    catalog's priced server type of this accelerator with this many GPUs (newest figure, then slug); the
+    request's price per GPU × GPUs; this accelerator's own list price × GPUs × the server factor. Never
+    another accelerator's figure: with none of these the request must give one (an error naming the field).
+    """
+    path = "on_prem.server_usd"
+    if r.given(path):
+        return float(r.get(path))
+    if server is None:
+        priced = [
+            s
+            for s in catalog.server_types.values()
+            if s.accelerator == accelerator.slug and s.gpus_per_node == gpn and s.price_usd is not None
+        ]
+        server = max(priced, key=lambda s: (s.as_of, s.slug), default=None)
+    if server is not None and server.price_usd is not None:
+        return float(
+            r.get(
+                path, server.price_usd, "USD/node", f"server type {server.slug} (catalog)", as_of=server.as_of
+            )
+        )
+    if r.given("on_prem.server_usd_per_gpu"):
+        per_gpu = float(r.get("on_prem.server_usd_per_gpu"))
+        return float(r.get(path, per_gpu * gpn, "USD/node", f"{gpn} GPUs × {usd(per_gpu)}/GPU (request)"))
+    if accelerator.list_price_usd:
+        mult = r.get("on_prem.server_price_to_gpu_list")
+        return float(
+            r.get(
+                path,
+                accelerator.list_price_usd * gpn * mult,
+                "USD/node",
+                f"{gpn} × {accelerator.slug} list price {usd(accelerator.list_price_usd)} (catalog) × "
+                f"{num(mult)} (no priced {gpn}-GPU server type of {accelerator.slug} in the catalog)",
+                as_of=accelerator.as_of,
+            )
+        )
+    raise InputError(
+        f"the catalog has no price for {accelerator.slug} servers of {gpn} GPUs, nor a list price for "
+        f"{accelerator.slug}: give the server price (USD per node), or a price per GPU",
+        field=path,
+    )
+
+
+def _staff_fte(r: _Resolver, nodes: int) -> float:
+    """FTEs running the cluster: the request's, else max(1, nodes ÷ nodes per FTE)."""
+    if r.given("on_prem.staff_fte"):
+        return float(r.get("on_prem.staff_fte"))
+    per_fte = float(r.get("on_prem.nodes_per_fte"))
+    fte = max(1.0, nodes / per_fte)
+    return float(
+        r.get("on_prem.staff_fte", fte, "FTE", f"max(1, {num(nodes)} nodes ÷ {num(per_fte)} nodes per FTE)")
+    )
+
+
 def _resolve(
     request: Mapping[str, Any],
     catalog: CatalogSpecs,
@@ -548,6 +635,7 @@ def _resolve(
         tier = next(iter(storage_tiers.values()))
         r.get("cluster.storage", tier.slug, "slug", "first catalog storage tier (catalog has no lustre)")
 
+    v["on_prem.staff_fte"] = _staff_fte(r, int(v["nodes"]))
     v["horizon_years"] = r.get("horizon_years")
     v["utilization"] = r.get("utilization")
     for name in (
@@ -558,7 +646,6 @@ def _resolve(
         "usd_per_kwh",
         "colo_usd_per_kw_month",
         "maintenance_fraction_per_year",
-        "staff_fte",
         "staff_usd_per_fte_year",
         "idle_power_fraction",
         "installation_fraction",
@@ -566,35 +653,8 @@ def _resolve(
     ):
         v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
 
+    v["on_prem.server_usd"] = _server_price(r, catalog, server, accelerator, int(v["gpus_per_node"]))
     gpn = v["gpus_per_node"]
-    if r.given("on_prem.server_usd"):
-        v["on_prem.server_usd"] = r.get("on_prem.server_usd")
-    elif server is not None and server.price_usd is not None:
-        v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd",
-            server.price_usd,
-            "USD/node",
-            f"server type {server.slug} (catalog)",
-            as_of=server.as_of,
-        )
-    elif accelerator.list_price_usd:
-        mult = r.get("on_prem.server_price_to_gpu_list")
-        v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd",
-            accelerator.list_price_usd * gpn * mult,
-            "USD/node",
-            f"{gpn} × {accelerator.slug} list price "
-            f"{usd(accelerator.list_price_usd)} (catalog) × {num(mult)}",
-            as_of=accelerator.as_of,
-        )
-    else:
-        per_gpu = r.get("on_prem.server_usd_per_gpu")
-        v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd",
-            per_gpu * gpn,
-            "USD/node",
-            f"{gpn} GPUs × {usd(per_gpu)}/GPU (catalog has no price for {accelerator.slug}; placeholder)",
-        )
     if server is not None and server.node_power_kw is not None:
         v["on_prem.node_power_kw"] = r.get(
             "on_prem.node_power_kw", server.node_power_kw, "kW/node", f"server type {server.slug} (catalog)"
@@ -670,11 +730,27 @@ def _resolve(
         None if tier is None else tier.usd_per_tb_month,
         f"storage tier {None if tier is None else tier.slug} (catalog)",
     )
-    v["cloud.spot_preemptions_per_day"] = r.prefer(
-        "cloud.spot_preemptions_per_day",
-        None if offering is None else offering.spot_preemptions_per_day,
-        f"{None if offering is None else offering.slug} (catalog)",
-    )
+    monthly = "cloud.spot_interruptions_per_node_month"
+    if r.given(monthly) and not r.given("cloud.spot_preemptions_per_day"):
+        per_month = r.get(monthly, unit="per node per trailing month (AWS Spot Advisor's unit)")
+        v["cloud.spot_preemptions_per_day"] = r.get(
+            "cloud.spot_preemptions_per_day",
+            per_month / DAYS_PER_MONTH,
+            "per node-day",
+            f"{monthly} {num(per_month)} ÷ {DAYS_PER_MONTH:.2f} days",
+        )
+    else:
+        v["cloud.spot_preemptions_per_day"] = r.prefer(
+            "cloud.spot_preemptions_per_day",
+            None if offering is None else offering.spot_preemptions_per_day,
+            f"{None if offering is None else offering.slug} (catalog)",
+        )
+        r.get(
+            monthly,
+            v["cloud.spot_preemptions_per_day"] * DAYS_PER_MONTH,
+            "per node per trailing month (AWS Spot Advisor's unit)",
+            f"cloud.spot_preemptions_per_day × {DAYS_PER_MONTH:.2f} days (the same rate, shown per month)",
+        )
 
     v["failures.failures_per_gpu_day"] = r.get("failures.failures_per_gpu_day")
     v["failures.restart_minutes"] = r.get("failures.restart_minutes")
@@ -902,10 +978,10 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         interval_minutes=ctx.checkpoint_interval_minutes,
     )
     # An option whose goodput is 0 never finishes the run: it is left out of the comparison and said so.
-    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 else None
+    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 and base.goodput > 0 else None
     unavailable: dict[str, str] = {}
     if spot_factor is None and "spot" in ctx.pricing_models:
-        unavailable["spot"] = _cannot_finish("spot", spot)
+        unavailable["spot"] = _cannot_finish("spot", spot if spot.goodput <= 0 else base)
     priced_models = tuple(m for m in ctx.pricing_models if m not in unavailable)
     failures = {
         "on_prem_and_reserved": _failure_dict(base),

@@ -161,7 +161,7 @@ def test_bad_numbers_name_their_field(patch: dict[str, Any], field: str) -> None
     assert err.value.field == field
     # check_request, which stores can call before saving a request, refuses the same.
     with pytest.raises(InputError) as err:
-        check_request(_merge(EXAMPLE, patch), CatalogSpecs(**CATALOG, server_types={}))
+        check_request(_merge(EXAMPLE, patch), CatalogSpecs(**CATALOG))
     assert err.value.field == field
 
 

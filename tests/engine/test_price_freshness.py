@@ -127,7 +127,8 @@ def test_a_price_given_in_the_request_is_not_called_stale() -> None:
 
 def test_a_stale_owning_list_price_is_a_finding() -> None:
     dear = replace(H100, list_price_usd=30_000.0, as_of="2024-03-01")
-    catalog = {**CATALOG, "accelerators": {**CATALOG["accelerators"], "h100-sxm": dear}}
+    # No priced server type, so the owning price is this accelerator's own list price × the server factor.
+    catalog = {**CATALOG, "server_types": {}, "accelerators": {**CATALOG["accelerators"], "h100-sxm": dear}}
     request = {k: v for k, v in REQUEST.items() if k != "on_prem"}
     messages = [m for m in _stale_findings(tco(request, **catalog, freshness=FRESHNESS)) if "owning" in m]
     assert len(messages) == 1 and "h100-sxm list price $30,000" in messages[0] and "2024-03-01" in messages[0]

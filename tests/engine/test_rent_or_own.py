@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cost import BARE, _merge, run
 
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.tco import reservation_break_even
 
 
@@ -128,3 +129,62 @@ def test_no_output_holds_nan_or_infinity(
         },
     }
     assert non_finite_paths(run(req)) == []
+
+
+def test_spot_interruption_default_is_the_spot_advisor_monthly_bucket_per_day() -> None:
+    # Spot Advisor's lowest bucket, < 5 % per trailing month: 0.05 ÷ (365/12) = 0.0016438 per node-day.
+    out = run({"cloud": {"usd_per_node_hour": {"on_demand": 50.0, "spot": 20.0}}})
+    rows = {a["name"]: a for a in out["assumptions"]}
+    per_day = rows["cloud.spot_preemptions_per_day"]
+    assert per_day["value"] == pytest.approx(0.0016438, abs=1e-7)
+    assert per_day["unit"] == "per node-day" and "trailing month" in per_day["source"]
+    assert rows["cloud.spot_interruptions_per_node_month"]["value"] == pytest.approx(0.05)
+    # 8 nodes add 8 × 0.0016438 = 0.01315 interruptions a day to the hardware rate.
+    base, spot = out["failures"]["on_prem_and_reserved"], out["failures"]["spot"]
+    assert spot["interruptions_per_day"] - base["interruptions_per_day"] == pytest.approx(0.013151, abs=1e-6)
+
+
+def test_spot_interruptions_can_be_given_per_month() -> None:
+    # 0.15 per node-month (the 10-15 % bucket's top) = 0.15 × 12 / 365 = 0.0049315 per node-day.
+    out = run(
+        {
+            "cloud": {
+                "usd_per_node_hour": {"on_demand": 50.0, "spot": 20.0},
+                "spot_interruptions_per_node_month": 0.15,
+            }
+        }
+    )
+    rows = {a["name"]: a for a in out["assumptions"]}
+    assert rows["cloud.spot_preemptions_per_day"]["value"] == pytest.approx(0.0049315, abs=1e-7)
+
+
+def test_staff_scales_with_nodes() -> None:
+    # 2,048 nodes (16,384 GPUs) ÷ 250 nodes per FTE = 8.192 FTE × $180,000 = $1,474,560 a year (was 1 FTE).
+    out = run({"cluster": {"nodes": 2048}})
+    assert out["on_prem"]["annual"]["staff"]["usd"] == pytest.approx(8.192 * 180_000)
+    rows = {a["name"]: a for a in out["assumptions"]}
+    assert "2,048 nodes ÷ 250 nodes per FTE" in rows["on_prem.staff_fte"]["source"]
+    assert "CTWatch" in rows["on_prem.nodes_per_fte"]["source"]
+    # Below 250 nodes one person still runs it: 8 nodes → 1 FTE.
+    assert run({})["on_prem"]["annual"]["staff"]["usd"] == pytest.approx(180_000)
+
+
+def test_owning_price_is_the_accelerators_own_catalog_server() -> None:
+    # H100: the catalog's DGX H100 at $322,500 per node, dated; 8 nodes → $2,580,000 of servers.
+    out = run({})
+    rows = {a["name"]: a for a in out["assumptions"]}
+    assert rows["on_prem.server_usd"]["value"] == 322_500
+    assert rows["on_prem.server_usd"]["source"] == "server type dgx-h100 (catalog)"
+    assert rows["on_prem.server_usd"]["as_of"] == "2025-03-03"
+    assert out["on_prem"]["capex_parts"]["servers"]["usd"] == pytest.approx(8 * 322_500)
+
+
+def test_a_missing_owning_price_is_an_error_never_another_accelerators() -> None:
+    # The fixture H200 has no server type and no list price: no $230,000 (H200 example) stand-in.
+    with pytest.raises(InputError) as err:
+        run({"cluster": {"accelerator": "h200"}})
+    assert err.value.field == "on_prem.server_usd"
+    assert "no price for h200 servers of 8 GPUs" in str(err.value)
+    # Given per GPU, it is used: 8 × $40,000 = $320,000 per node.
+    out = run({"cluster": {"accelerator": "h200"}, "on_prem": {"server_usd_per_gpu": 40_000}})
+    assert out["on_prem"]["capex_parts"]["servers"]["usd"] == pytest.approx(8 * 320_000)
