@@ -188,6 +188,7 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
     ),
     "staff_usd_per_fte_year": ("Staff cost (USD per FTE-year)", False, ""),
     "idle_power_fraction": ("Idle power (fraction of full IT power)", True, ""),
+    "load_power_fraction": ("Power at full load (fraction of nameplate)", True, ""),
     "installation_fraction": ("Installation (fraction of hardware capex)", True, ""),
     "storage_usd_per_tb": ("Storage (USD per TB, capex)", False, ""),
     "server_price_to_gpu_list": (

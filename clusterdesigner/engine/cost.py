@@ -16,6 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.cashflow import (
+    FINANCING,
+    UPFRONT,
+    CashflowInputs,
+    RentOption,
+    cash_flows,
+    monte_carlo,
+)
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 from clusterdesigner.engine.failures import INTERRUPTIONS_PER_GPU_DAY, FailureResult, failure_model
@@ -46,6 +54,7 @@ from clusterdesigner.engine.tco import (
     reservation_break_even,
     usd,
 )
+from clusterdesigner.engine.verdict import RentOrOwn
 
 ISSUE = "ClusterDesigner default (illustrative; set your own)"
 PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure found): replace with a quote"
@@ -122,6 +131,20 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.pue", 1.3, "ratio", ISSUE),
         _a("on_prem.usd_per_kwh", 0.08, "USD/kWh", ISSUE),
         _a("on_prem.colo_usd_per_kw_month", 150.0, "USD/kW-month", ISSUE),
+        _a(
+            "on_prem.load_power_fraction",
+            0.76,
+            "of nameplate server power at full load",
+            "Latif et al., arXiv:2506.14551 (2025): 8-GPU H100 nodes under compute-intensive training run at"
+            " 76 % of the 10.2 kW rating; Latif et al., IEEE Access 13:61740 (2025): 8.4 kW peak, 18 % below",
+        ),
+        _a(
+            "colocation.pricing",
+            "space_only",
+            "space_only|all_in",
+            "ClusterDesigner default: colocation quoted for space and cooling, power billed by the kWh"
+            " (all_in: the $/kW-month includes power, so no energy line)",
+        ),
         _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
         _a(
             "on_prem.staff_fte",
@@ -224,6 +247,40 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         ),
         _a("run.params_b", 70.0, "billion parameters", "placeholder: Llama 3 70B when no model is given"),
         _a("sensitivity.fraction", 0.25, "±fraction", "ClusterDesigner default: ±25 %"),
+        _a(
+            "cashflow.cloud_price_change_per_year",
+            0.0,
+            "fraction per year",
+            "ClusterDesigner default: flat prices (set your own; AWS cut p5 on-demand from $98.32 to $55.04"
+            " an hour in June 2025, −44 %, AWS price-cut announcement cited in the catalog)",
+        ),
+        _a("cashflow.power_escalation_per_year", 0.0, "fraction per year", "ClusterDesigner default: flat"),
+        _a(
+            "cashflow.lead_time_months",
+            0,
+            "months",
+            "ClusterDesigner default: owned capacity usable at once (set the vendor's delivery and install"
+            " time; rented meanwhile)",
+        ),
+        _a("cashflow.financing", "cash", "cash|loan|lease", "ClusterDesigner default: paid in cash"),
+        _a("cashflow.loan_rate", 0.08, "per year (APR, monthly = ÷ 12 as Excel PMT)", ISSUE),
+        _a("cashflow.loan_months", 60, "months", ISSUE + " (5 years, the depreciation life)"),
+        _a(
+            "cashflow.tax_rate",
+            0.0,
+            "fraction",
+            "ClusterDesigner default: no tax shield; set the tax rate to credit MACRS 5-year depreciation"
+            " (IRS Publication 946, Table A-1)",
+        ),
+        _a(
+            "cashflow.reserved_payment",
+            "no_upfront",
+            "no_upfront|partial_upfront|all_upfront",
+            "ClusterDesigner default: billed monthly (partial: half of the term at its start)",
+        ),
+        _a("uncertainty.spread", 0.25, "±fraction", "ClusterDesigner default: the tornado's ±25 %, uniform"),
+        _a("uncertainty.samples", 500, "draws", "ClusterDesigner default"),
+        _a("uncertainty.seed", 0, "seed", "ClusterDesigner default: fixed, so a result repeats"),
     ]
 )
 
@@ -236,6 +293,7 @@ SENSITIVE = (
     "on_prem.residual_fraction",
     "on_prem.node_power_kw",
     "on_prem.pue",
+    "on_prem.load_power_fraction",
     "on_prem.usd_per_kwh",
     "on_prem.colo_usd_per_kw_month",
     "on_prem.maintenance_fraction_per_year",
@@ -270,6 +328,7 @@ _RULES: Mapping[str, str] = {
     "on_prem.nodes_per_fte": "pos",
     "on_prem.staff_usd_per_fte_year": "nonneg",
     "on_prem.idle_power_fraction": "frac",
+    "on_prem.load_power_fraction": "share",
     "on_prem.installation_fraction": "nonneg",
     "on_prem.storage_usd_per_tb": "nonneg",
     "on_prem.server_price_to_gpu_list": "pos",
@@ -298,6 +357,16 @@ _RULES: Mapping[str, str] = {
     "run.tokens_per_second": "pos",
     "run.checkpoint_interval_minutes": "pos",
     "sensitivity.fraction": "frac",
+    "cashflow.cloud_price_change_per_year": "change",
+    "cashflow.power_escalation_per_year": "change",
+    "cashflow.lead_time_months": "count",
+    "cashflow.loan_rate": "nonneg",
+    "cashflow.loan_months": "int",
+    "cashflow.lease_usd_per_month": "nonneg",
+    "cashflow.tax_rate": "frac",
+    "uncertainty.spread": "frac",
+    "uncertainty.samples": "int",
+    "uncertainty.seed": "count",
     **{f"cloud.usd_per_node_hour.{m}": "pos" for m in PRICING_MODELS},
 }
 
@@ -324,6 +393,7 @@ _MAXIMA: Mapping[str, float] = {
     "on_prem.nodes_per_fte": 1e6,
     "on_prem.staff_usd_per_fte_year": 1e7,
     "on_prem.idle_power_fraction": 1,
+    "on_prem.load_power_fraction": 1,
     "on_prem.installation_fraction": 10,
     "on_prem.storage_usd_per_tb": 1e6,
     "on_prem.server_price_to_gpu_list": 100,
@@ -352,6 +422,16 @@ _MAXIMA: Mapping[str, float] = {
     "run.tokens_per_second": 1e15,
     "run.checkpoint_interval_minutes": 1e7,
     "sensitivity.fraction": 1,
+    "cashflow.cloud_price_change_per_year": 10,
+    "cashflow.power_escalation_per_year": 10,
+    "cashflow.lead_time_months": 600,
+    "cashflow.loan_rate": 1,
+    "cashflow.loan_months": 600,
+    "cashflow.lease_usd_per_month": 1e12,
+    "cashflow.tax_rate": 1,
+    "uncertainty.spread": 1,
+    "uncertainty.samples": 5_000,
+    "uncertainty.seed": 2**32 - 1,
     **{f"cloud.usd_per_node_hour.{m}": 1e6 for m in PRICING_MODELS},
 }
 
@@ -363,7 +443,8 @@ _MISSING = object()
 
 def field_rule(path: str) -> str | None:
     """The range check :func:`tco` applies to a request field, for forms that mirror it: "pos" (> 0),
-    "nonneg" (≥ 0), "frac" ([0, 1)), "util" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1); None if unchecked."""
+    "nonneg" (≥ 0), "frac" ([0, 1)), "util" and "share" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1), "count"
+    (whole, ≥ 0), "change" (> −1, a yearly change); None if unchecked."""
     return _RULES.get(path)
 
 
@@ -396,6 +477,9 @@ def _checked(path: str, value: Any) -> Any:
         "util": (not 0 < value <= 1, "must be in (0, 1]: the fraction of hours the cluster is busy"),
         "ge1": (value < 1, "must be 1 or more"),
         "int": (value < 1 or int(value) != value, "must be a whole number, 1 or more"),
+        "share": (not 0 < value <= 1, "must be a fraction in (0, 1]"),
+        "count": (value < 0 or int(value) != value, "must be a whole number, 0 or more"),
+        "change": (value <= -1, "must be more than −1 (a change of −100 % a year)"),
     }
     bad, message = problems[rule]
     if bad:
@@ -404,7 +488,7 @@ def _checked(path: str, value: Any) -> Any:
     if value > most:
         shown = f"{most:,.0f}" if most >= 10_000 else f"{most:g}"
         raise InputError(f"must be at most {shown}, got {value:g}", field=path)
-    return int(value) if rule == "int" else value
+    return int(value) if rule in ("int", "count") else value
 
 
 @dataclass
@@ -460,6 +544,7 @@ class _Context:
     tokens_per_second: float | None
     training: Mapping[str, Any] | None
     cluster_accelerators: tuple[AcceleratorSpec, ...]
+    colo_all_in: bool = False
 
 
 def _number(section: Any, key: str) -> float | None:
@@ -523,6 +608,34 @@ def _server_price(
         f"{accelerator.slug}: give the server price (USD per node), or a price per GPU",
         field=path,
     )
+
+
+def _resolve_cashflow(r: _Resolver, v: dict[str, Any]) -> None:
+    """The money-over-time inputs: price paths, lead time, financing, tax shield, Monte Carlo."""
+    for name in (
+        "cashflow.cloud_price_change_per_year",
+        "cashflow.power_escalation_per_year",
+        "cashflow.lead_time_months",
+        "cashflow.tax_rate",
+        "uncertainty.spread",
+        "uncertainty.samples",
+        "uncertainty.seed",
+    ):
+        v[name] = r.get(name)
+    for name, choices in (("cashflow.financing", FINANCING), ("cashflow.reserved_payment", UPFRONT)):
+        v[name] = r.get(name)
+        if v[name] not in choices:
+            raise InputError(f"must be one of {', '.join(choices)}", field=name)
+    if v["cashflow.financing"] == "loan":
+        v["cashflow.loan_rate"] = r.get("cashflow.loan_rate")
+        v["cashflow.loan_months"] = r.get("cashflow.loan_months")
+    if v["cashflow.financing"] == "lease":
+        if not r.given("cashflow.lease_usd_per_month"):
+            raise InputError(
+                "an operating lease needs its monthly payment (USD a month for the whole cluster)",
+                field="cashflow.lease_usd_per_month",
+            )
+        v["cashflow.lease_usd_per_month"] = r.get("cashflow.lease_usd_per_month", unit="USD/month")
 
 
 def _staff_fte(r: _Resolver, nodes: int) -> float:
@@ -636,6 +749,9 @@ def _resolve(
         r.get("cluster.storage", tier.slug, "slug", "first catalog storage tier (catalog has no lustre)")
 
     v["on_prem.staff_fte"] = _staff_fte(r, int(v["nodes"]))
+    colo_pricing = r.get("colocation.pricing")
+    if colo_pricing not in ("space_only", "all_in"):
+        raise InputError("must be space_only or all_in", field="colocation.pricing")
     v["horizon_years"] = r.get("horizon_years")
     v["utilization"] = r.get("utilization")
     for name in (
@@ -648,6 +764,7 @@ def _resolve(
         "maintenance_fraction_per_year",
         "staff_usd_per_fte_year",
         "idle_power_fraction",
+        "load_power_fraction",
         "installation_fraction",
         "storage_usd_per_tb",
     ):
@@ -801,6 +918,7 @@ def _resolve(
         else None
     )
     v["sensitivity.fraction"] = r.get("sensitivity.fraction")
+    _resolve_cashflow(r, v)
     ctx = _Context(
         accelerator=accelerator,
         fabric=fabric,
@@ -818,6 +936,7 @@ def _resolve(
         tokens_per_second=tps,
         training=training,
         cluster_accelerators=tuple(mixed),
+        colo_all_in=colo_pricing == "all_in",
     )
     return v, ctx, r
 
@@ -1011,6 +1130,8 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         depreciation_years=float(v["on_prem.depreciation_years"]),
         discount_rate=float(v["on_prem.discount_rate"]),
         residual_fraction=float(v["on_prem.residual_fraction"]),
+        load_power_fraction=float(v["on_prem.load_power_fraction"]),
+        colo_all_in=ctx.colo_all_in,
     )
     own = on_prem_cost(inputs=inputs, utilization=u, horizon_years=horizon)
     network["share_of_capex"] = network_capex / own.capex_usd if own.capex_usd else 0.0
@@ -1177,6 +1298,110 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
     }
 
 
+def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowInputs:
+    """The monthly cash-flow model's inputs from resolved values and the evaluated horizon figures."""
+    horizon, u = float(v["horizon_years"]), float(v["utilization"])
+    months = max(1, round(horizon * 12))
+    own, annual = core["on_prem"], core["on_prem"]["annual"]
+    idle = float(v["on_prem.idle_power_fraction"])
+    draw = idle + (1.0 - idle) * u
+    life, residual = float(v["on_prem.depreciation_years"]), float(v["on_prem.residual_fraction"])
+    used = min(horizon, life)
+    spot_factor = core["failures"]["spot_hours_factor"] or 1.0
+    upfront = str(v["cashflow.reserved_payment"])
+    rent = tuple(
+        RentOption(
+            model=m,
+            usd_per_node_hour=float(c["usd_per_node_hour"]),
+            term_months=int(COMMITMENT_YEARS.get(m, 0) * 12),
+            upfront=upfront if m in COMMITMENT_YEARS else "no_upfront",
+            hours_factor=spot_factor if m == "spot" else 1.0,
+        )
+        for m, c in core["cloud"].items()
+    )
+    first = next(iter(core["cloud"].values()), None)
+    extra = (
+        0.0
+        if first is None
+        else (first["parts"]["storage"]["usd"] + first["parts"]["egress"]["usd"]) / months
+    )
+    return CashflowInputs(
+        months=months,
+        discount_rate=float(v["on_prem.discount_rate"]),
+        nodes=int(v["nodes"]),
+        utilization=u,
+        capex_usd=float(own["capex_usd"]),
+        power_full_usd_per_month=annual["energy"]["usd"] / draw / 12.0,
+        idle_power_fraction=idle,
+        other_opex_usd_per_month=sum(annual[k]["usd"] for k in ("colocation", "maintenance", "staff")) / 12.0,
+        # Resale at the straight-line book value: residual after the depreciation life, linear before it.
+        resale_fraction=1.0 - (1.0 - residual) * used / life,
+        rent=rent,
+        managed_overhead_fraction=float(v["cloud.managed_overhead_fraction"]),
+        rent_extra_usd_per_month=extra,
+        cloud_price_change_per_year=float(v["cashflow.cloud_price_change_per_year"]),
+        power_escalation_per_year=float(v["cashflow.power_escalation_per_year"]),
+        lead_time_months=int(v["cashflow.lead_time_months"]),
+        financing=str(v["cashflow.financing"]),
+        loan_rate=float(v.get("cashflow.loan_rate", 0.08)),
+        loan_months=int(v.get("cashflow.loan_months", 60)),
+        lease_usd_per_month=v.get("cashflow.lease_usd_per_month"),
+        tax_rate=float(v["cashflow.tax_rate"]),
+    )
+
+
+def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
+    """Monthly cash flows, NPV, payback, IRR and the Monte Carlo; a note in words when there is no rent
+    option to compare owning with."""
+    if not core["cloud"]:
+        return {"note": "no cloud price to compare owning with: cash flows of owning only are not compared"}
+    inputs = _cashflow_inputs(v, core)
+    result = cash_flows(inputs=inputs)
+    spread = monte_carlo(
+        inputs=inputs,
+        spread=float(v["uncertainty.spread"]),
+        samples=int(v["uncertainty.samples"]),
+        seed=int(v["uncertainty.seed"]),
+    )
+    return {
+        **result.to_json(),
+        "inputs": inputs.to_json(),
+        "uncertainty": spread.to_json(),
+        "convention": "monthly, end of month, discounted at (1 + r)^(1/12) − 1; rent − own (> 0: owning"
+        " costs less); see docs/cost-engine.md",
+    }
+
+
+def _verdict(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    core: Mapping[str, Any],
+    cashflow: Mapping[str, Any],
+    sensitivity: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado."""
+    if "reference" not in cashflow:
+        return None
+    paygo = "on_demand" if "on_demand" in core["cloud"] else cashflow["reference"]
+    be = core["break_even_utilization"].get(paygo, {}).get("utilization")
+    answer = RentOrOwn(
+        horizon_years=float(v["horizon_years"]),
+        utilization=float(v["utilization"]),
+        gpus=int(v["nodes"]) * int(v["gpus_per_node"]),
+        accelerator=ctx.accelerator.slug,
+        discount_rate=float(v["on_prem.discount_rate"]),
+        own_npv_usd=float(cashflow["own"]["npv_usd"]),
+        rent_npv_usd={MODEL_LABELS.get(r["name"], r["name"]): float(r["npv_usd"]) for r in cashflow["rent"]},
+        saving_usd=float(cashflow["npv_difference_usd"]),
+        cheapest_rent=MODEL_LABELS.get(cashflow["reference"], cashflow["reference"]),
+        payback_month=cashflow["payback_month"],
+        break_even_utilization=be,
+        break_even_option=MODEL_LABELS.get(paygo, paygo),
+        movers=tuple(row["name"] for row in sensitivity.get("rows", [])[:3]),
+    )
+    return answer.to_json()
+
+
 def _cannot_finish(what: str, f: FailureResult) -> str:
     """Why an option never finishes, in words: interruptions arrive faster than checkpoints save work."""
     return (
@@ -1261,6 +1486,7 @@ def tco(
                 bounds={
                     "utilization": (1e-6, 1.0),
                     "on_prem.residual_fraction": (0.0, 0.999),
+                    "on_prem.load_power_fraction": (1e-6, 1.0),
                     "on_prem.depreciation_years": (1e-6, math.inf),
                 },
             )
@@ -1305,8 +1531,11 @@ def tco(
             f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
             "give cloud.offering or cloud.usd_per_node_hour"
         )
+    cashflow = _cashflow(v, core)
     return {
         **core,
+        "cashflow": cashflow,
+        "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
         "sensitivity": sensitivity,
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],

@@ -188,3 +188,87 @@ def test_a_missing_owning_price_is_an_error_never_another_accelerators() -> None
     # Given per GPU, it is used: 8 × $40,000 = $320,000 per node.
     out = run({"cluster": {"accelerator": "h200"}, "on_prem": {"server_usd_per_gpu": 40_000}})
     assert out["on_prem"]["capex_parts"]["servers"]["usd"] == pytest.approx(8 * 320_000)
+
+
+def test_energy_is_drawn_at_a_sourced_fraction_of_nameplate() -> None:
+    # 8 nodes × 10 kW nameplate × 0.76 at load = 60.8 kW; a year at 100 % utilization, PUE 1, $0.08/kWh:
+    # 60.8 × 8,760 × 0.08 = $42,608.64 (nameplate would give $56,064). Colocation is contracted on 80 kW.
+    req = _merge(
+        BARE,
+        {
+            "utilization": 1.0,
+            "on_prem": {"node_power_kw": 10, "pue": 1.0, "usd_per_kwh": 0.08, "colo_usd_per_kw_month": 150},
+        },
+    )
+    req["on_prem"].pop("load_power_fraction")
+    out = run(req)
+    assert out["on_prem"]["annual"]["energy"]["usd"] == pytest.approx(42_608.64)
+    assert "80 kW servers × 0.76 at load" in out["on_prem"]["annual"]["energy"]["formula"]
+    assert out["on_prem"]["annual"]["colocation"]["usd"] == pytest.approx(80 * 150 * 12)
+    rows = {a["name"]: a for a in out["assumptions"]}
+    assert "arXiv:2506.14551" in rows["on_prem.load_power_fraction"]["source"]
+
+
+def test_all_in_colocation_has_no_separate_energy_bill() -> None:
+    # All-in: 80 kW × $150 × 12 = $144,000 a year covers power; energy is 0, not counted twice.
+    req = _merge(BARE, {"on_prem": {"node_power_kw": 10}, "colocation": {"pricing": "all_in"}})
+    out = run(req)
+    assert out["on_prem"]["annual"]["energy"]["usd"] == 0.0
+    assert out["on_prem"]["annual"]["colocation"]["usd"] == pytest.approx(144_000)
+    assert "all-in" in out["on_prem"]["annual"]["colocation"]["formula"]
+    with pytest.raises(InputError) as err:
+        run({"colocation": {"pricing": "both"}})
+    assert err.value.field == "colocation.pricing"
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.08])
+def test_npv_sign_agrees_with_the_closed_form_break_even(rate: float) -> None:
+    # Flat prices, whole years (3), zero spread: owning's NPV saving against on-demand is negative below the
+    # closed-form break-even and positive above it. At r = 0 the two frames are the same sums (annualised
+    # capital (capex − residual)/life × horizon = capex − book value at the horizon), so the gap is exact.
+    # The fixture's RTX 4090 has no catalog offering, so on-demand is the only rent option.
+    base = {
+        "horizon_years": 3,
+        "cluster": {"accelerator": "rtx-4090"},
+        "on_prem": {"discount_rate": rate, "server_usd": 60_000},
+        "cloud": {"usd_per_node_hour": {"on_demand": 20.0}},
+        "uncertainty": {"spread": 0.0, "samples": 5},
+    }
+    u_star = run(base)["break_even_utilization"]["on_demand"]["utilization"]
+    assert 0.1 < u_star < 0.9
+    for u, sign in ((u_star - 0.1, -1), (u_star + 0.1, 1)):
+        out = run({**base, "utilization": u})
+        cash = out["cashflow"]
+        assert cash["reference"] == "on_demand"
+        assert math.copysign(1, cash["npv_difference_usd"]) == sign
+        assert cash["uncertainty"]["p50_usd"] == pytest.approx(cash["npv_difference_usd"])
+        if rate == 0.0:
+            closed = out["cloud"]["on_demand"]["total_usd"] - out["on_prem"]["total_usd"]
+            assert cash["npv_difference_usd"] == pytest.approx(closed, rel=1e-9)
+    assert run({**base, "utilization": u_star})["cashflow"]["break_even_utilization"]["on_demand"] == (
+        pytest.approx(u_star, abs=1e-9) if rate == 0.0 else pytest.approx(u_star, abs=0.05)
+    )
+
+
+def test_a_loan_through_the_request_pays_pmt_on_the_capex() -> None:
+    # PMT(8 %/12, 60, −capex): capex = 8 × $322,500 servers + network + storage + installation.
+    out = run({"cashflow": {"financing": "loan"}, "cloud": {"usd_per_node_hour": {"on_demand": 60.0}}})
+    capex = out["on_prem"]["capex_usd"]
+    i = 0.08 / 12
+    assert out["cashflow"]["loan_payment_usd"] == pytest.approx(i * capex / (1 - (1 + i) ** -60), abs=0.005)
+    with pytest.raises(InputError) as err:
+        run({"cashflow": {"financing": "lease"}})
+    assert err.value.field == "cashflow.lease_usd_per_month"
+
+
+def test_the_verdict_is_composed_from_the_numbers() -> None:
+    out = run({"cluster": {"nodes": 64}})
+    verdict, cash = out["verdict"], out["cashflow"]
+    sentence = verdict["sentence"]
+    assert sentence.startswith("Over 3 years at 70% utilization, owning 512 × h100-sxm costs ")
+    assert verdict["own_npv_usd"] == cash["own"]["npv_usd"]
+    assert verdict["saving_usd"] == cash["npv_difference_usd"]
+    be = out["break_even_utilization"]["on_demand"]["utilization"]
+    assert f"below {be:.1%} utilization renting on-demand is cheaper" in sentence
+    movers = [row["name"] for row in out["sensitivity"]["rows"][:3]]
+    assert sentence.endswith("are " + ", ".join(movers) + ".")
