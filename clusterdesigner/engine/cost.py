@@ -38,6 +38,7 @@ from clusterdesigner.engine.offerings import (
     ServerTypeSpec,
     StorageTierSpec,
     SwitchSpec,
+    default_offering,
 )
 from clusterdesigner.engine.sensitivity import tornado
 from clusterdesigner.engine.storage import checkpoint_gb, dataset_read_gbps, save_timings
@@ -799,26 +800,28 @@ def _resolve(
     v["network.cable_usd"] = r.get("network.cable_usd")
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
 
-    # Cloud: the named offering, or the catalog's cheapest on-demand one for this accelerator (with
-    # ``freshness``, among those whose on-demand price is not stale, while there are any).
+    # Cloud: the named offering, or the one offerings.default_offering picks for this accelerator: a current
+    # (not stale) on-demand price first, whole nodes of this size, the newest price, then the cheaper.
     offering: CloudOfferingSpec | None = None
     if r.given("cloud.offering"):
         offering = _slug(r, "cloud.offering", offerings, "cloud offering")
     else:
-        same = [
-            o
-            for o in offerings.values()
-            if o.accelerator == accelerator.slug and "on_demand" in o.usd_per_hour
-        ]
-        fresh = [o for o in same if freshness and not freshness.is_stale(o.price_as_of.get("on_demand"))]
-        if same:
-            offering = min(fresh or same, key=lambda o: o.usd_per_hour["on_demand"] / o.gpu_count)
+        slug = default_offering(
+            offerings,
+            accelerator=accelerator.slug,
+            gpus_per_node=int(v["gpus_per_node"]),
+            freshness=freshness,
+        )
+        if slug is not None:
+            offering = offerings[slug]
             r.get(
                 "cloud.offering",
-                offering.slug,
+                slug,
                 "slug",
-                f"cheapest on-demand catalog offering per GPU for {accelerator.slug}"
-                + (f" priced in the last {freshness.stale_after_days} days" if fresh and freshness else ""),
+                f"default offering for {accelerator.slug}: "
+                + (f"on-demand priced in the last {freshness.stale_after_days} days, " if freshness else "")
+                + f"{offering.gpu_count}-GPU nodes, newest price"
+                f" ({offering.price_as_of.get('on_demand', '?')}), then cheaper per GPU",
             )
     models: list[str] = []
     for model in PRICING_MODELS:
@@ -1250,7 +1253,6 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
     elif days is not None:
         eff = base.effective_days if base.effective_days is not None else days
         spot_eff = spot.effective_days if spot.goodput > 0 and spot.effective_days is not None else None
-        over = 1.0 + float(v["cloud.managed_overhead_fraction"])
         per_run.update(
             {
                 "days": days,
@@ -1264,24 +1266,7 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
                 "effective_days_formula": f"{num(days)} days ÷ goodput {base.goodput:.4f}",
             }
         )
-        own_run = eff * 24.0 * gpus * own.usd_per_gpu_hour.usd
-        options = {
-            "on_prem": _line(
-                Line(
-                    own_run,
-                    f"{num(eff)} d × 24 × {gpus} GPUs × "
-                    f"{usd(own.usd_per_gpu_hour.usd)}/GPU-h owned at {num(u)} utilization",
-                )
-            )
-        }
-        for model in priced_models:
-            price = float(v[f"cloud.usd_per_node_hour.{model}"])
-            run_days = spot_eff if model == "spot" and spot_eff is not None else eff
-            text = f"{num(run_days)} d × 24 × {nodes} nodes × {usd(price)}/node-h × {num(over)}"
-            if model in COMMITMENT_YEARS:
-                text += " (the rest of the commitment assumed used elsewhere)"
-            options[model] = _line(Line(run_days * 24.0 * nodes * price * over, text))
-        per_run["usd"] = options
+        per_run["usd"] = _per_run_options(v, ctx, priced_models, own, cloud, eff, spot_eff)
 
     return {
         "on_prem": on_prem,
@@ -1296,6 +1281,50 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "_own_linear": own.linear,
         "_rent_linear": rent_lines,
     }
+
+
+def _per_run_options(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    models: tuple[str, ...],
+    own: Any,
+    cloud: Mapping[str, Any],
+    eff: float,
+    spot_eff: float | None,
+) -> dict[str, Any]:
+    """Cost of one run per option, each in its frame: owning assumes the rest of the horizon is used at the
+    design's utilization and shows the whole-horizon cost beside it; a reservation shows its whole
+    commitment and the share of it the run uses; pay-as-you-go pays the run's hours."""
+    nodes, gpus = int(v["nodes"]), int(v["nodes"]) * int(v["gpus_per_node"])
+    u, over = float(v["utilization"]), 1.0 + float(v["cloud.managed_overhead_fraction"])
+    owned = Line(
+        eff * 24.0 * gpus * own.usd_per_gpu_hour.usd,
+        f"{num(eff)} d × 24 × {gpus} GPUs × {usd(own.usd_per_gpu_hour.usd)}/GPU-h owned at {num(u)}"
+        " utilization",
+    )
+    options: dict[str, Any] = {
+        "on_prem": {
+            **_line(owned),
+            "assumption": f"the rest of the {num(v['horizon_years'])}-year horizon is used at {num(u)} "
+            "utilization; otherwise the whole-horizon cost applies",
+            "horizon_usd": own.total.usd,
+        }
+    }
+    for model in models:
+        price = float(v[f"cloud.usd_per_node_hour.{model}"])
+        run_days = spot_eff if model == "spot" and spot_eff is not None else eff
+        text = f"{num(run_days)} d × 24 × {nodes} nodes × {usd(price)}/node-h × {num(over)}"
+        row: dict[str, Any] = _line(Line(run_days * 24.0 * nodes * price * over, text))
+        if model in COMMITMENT_YEARS:
+            billed = float(cloud[model]["billed_node_hours"])
+            row["commitment_usd"] = float(cloud[model]["parts"]["compute"]["usd"])
+            row["share_of_commitment"] = min(1.0, run_days * 24.0 * nodes / billed)
+            row["formula"] += (
+                f"; the commitment is {usd(row['commitment_usd'])} ({num(billed)} node-hours billed),"
+                f" of which this run uses {row['share_of_commitment']:.1%}"
+            )
+        options[model] = row
+    return options
 
 
 def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowInputs:
@@ -1370,6 +1399,15 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
         "convention": "monthly, end of month, discounted at (1 + r)^(1/12) − 1; rent − own (> 0: owning"
         " costs less); see docs/cost-engine.md",
     }
+
+
+def _ranking(core: Mapping[str, Any]) -> dict[str, Any]:
+    """Options cheapest first in one frame, the whole horizon (owning's annualised total, each rent option's
+    bill over the horizon): never per-run and horizon figures mixed in one ranking."""
+    totals = {"on_prem": float(core["on_prem"]["total_usd"])}
+    totals.update({m: float(c["total_usd"]) for m, c in core["cloud"].items()})
+    order = sorted(totals, key=lambda k: (totals[k], k))
+    return {"frame": "whole horizon", "options": [{"option": k, "total_usd": totals[k]} for k in order]}
 
 
 def _verdict(
@@ -1534,6 +1572,16 @@ def tco(
     cashflow = _cashflow(v, core)
     return {
         **core,
+        "offering": None
+        if ctx.offering is None
+        else {
+            "slug": ctx.offering.slug,
+            "provider": ctx.offering.provider,
+            "instance_type": ctx.offering.instance_type,
+            "region": ctx.offering.region,
+            "price_as_of": {m: ctx.offering.price_as_of.get(m, "") for m in ctx.pricing_models},
+        },
+        "ranking": _ranking(core),
         "cashflow": cashflow,
         "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
         "sensitivity": sensitivity,

@@ -141,4 +141,6 @@ def test_the_cost_engine_default_offering_skips_stale_prices_while_a_fresh_one_e
     chosen = {a["name"]: a["value"] for a in tco(REQUEST, **catalog, freshness=FRESHNESS)["assumptions"]}
     assert chosen["cloud.offering"] == "dear-fresh"
     chosen = {a["name"]: a["value"] for a in tco(REQUEST, **catalog)["assumptions"]}
-    assert chosen["cloud.offering"] == "cheap-stale"  # the cheapest, as before, without freshness
+    # Without freshness the newest price still wins over a cheaper old one (a 2025-01-01 row at $2.99/GPU-h
+    # used to drive the default comparison), the same rule the editor's prefill uses.
+    assert chosen["cloud.offering"] == "dear-fresh"

@@ -272,3 +272,48 @@ def test_the_verdict_is_composed_from_the_numbers() -> None:
     assert f"below {be:.1%} utilization renting on-demand is cheaper" in sentence
     movers = [row["name"] for row in out["sensitivity"]["rows"][:3]]
     assert sentence.endswith("are " + ", ".join(movers) + ".")
+
+
+def test_the_result_names_its_offering_and_the_date_of_each_price() -> None:
+    # H100 default: the fixture's only H100 offering, p5.48xlarge, on-demand dated 2026-09-01 ($55.04, the
+    # newer of its two on-demand rows), reserved 1y dated 2026-01-01.
+    out = run({})
+    assert out["offering"]["slug"] == "aws-p5-48xlarge"
+    assert out["offering"]["instance_type"] == "p5.48xlarge"
+    assert out["offering"]["price_as_of"] == {"on_demand": "2026-09-01", "reserved_1y": "2026-01-01"}
+    rows = {a["name"]: a for a in out["assumptions"]}
+    assert "newest price (2026-09-01)" in rows["cloud.offering"]["source"]
+
+
+def test_per_run_cost_of_a_reservation_shows_the_whole_commitment_and_the_share_used() -> None:
+    # A 47-day run on 64 nodes at $34/node-h reserved 1y: the commitment is 64 × 34 × 8,760 = $19,061,760;
+    # the run uses 47 × 24 × 64 / (64 × 8,760) = 12.9 % of it. Owning states its assumption and the horizon.
+    req = _merge(
+        BARE,
+        {
+            "cluster": {"nodes": 64},
+            "horizon_years": 1,
+            "run": {"days": 47},
+            "failures": {"failures_per_gpu_day": 0},
+            "cloud": {"usd_per_node_hour": {"on_demand": 55.04, "reserved_1y": 34.0}},
+        },
+    )
+    out = run(req)
+    reserved = out["per_run"]["usd"]["reserved_1y"]
+    assert reserved["commitment_usd"] == pytest.approx(19_061_760.0)
+    assert reserved["share_of_commitment"] == pytest.approx(47 * 24 / 8760)
+    assert "the commitment is $19,061,760" in reserved["formula"] and "uses 12.9%" in reserved["formula"]
+    owned = out["per_run"]["usd"]["on_prem"]
+    assert owned["horizon_usd"] == out["on_prem"]["total_usd"]
+    assert owned["assumption"].startswith("the rest of the 1-year horizon is used at 0.7 utilization")
+
+
+def test_ranking_is_in_one_frame_the_whole_horizon() -> None:
+    out = run({"cluster": {"nodes": 64}})
+    ranking = out["ranking"]
+    assert ranking["frame"] == "whole horizon"
+    totals = [row["total_usd"] for row in ranking["options"]]
+    assert totals == sorted(totals)
+    by_option = {row["option"]: row["total_usd"] for row in ranking["options"]}
+    assert by_option["on_prem"] == out["on_prem"]["total_usd"]
+    assert by_option["on_demand"] == out["cloud"]["on_demand"]["total_usd"]
