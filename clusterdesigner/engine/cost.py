@@ -650,16 +650,8 @@ def _staff_fte(r: _Resolver, nodes: int) -> float:
     )
 
 
-def _resolve(
-    request: Mapping[str, Any],
-    catalog: CatalogSpecs,
-    training: Mapping[str, Any] | None,
-    freshness: Freshness | None = None,
-) -> tuple[dict[str, Any], _Context, _Resolver]:
-    accelerators, fabrics, offerings = catalog.accelerators, catalog.fabrics, catalog.offerings
-    storage_tiers, switches, server_types = catalog.storage_tiers, catalog.switches, catalog.server_types
-    if not isinstance(request, Mapping):
-        raise InputError("the request must be a JSON object", field="")
+def _check_on_prem_keys(request: Mapping[str, Any]) -> None:
+    """Refuse unknown owning fields and range-check every one given, also those this request does not read."""
     on_prem = request.get("on_prem")
     if isinstance(on_prem, Mapping):
         unknown = sorted(set(on_prem) - set(ON_PREM_FIELDS))
@@ -673,9 +665,13 @@ def _resolve(
         for key in sorted(on_prem):
             if on_prem[key] is not None:
                 _checked(f"on_prem.{key}", on_prem[key])
-    r = _Resolver(request)
-    v: dict[str, Any] = {}
 
+
+def _resolve_accelerator(
+    r: _Resolver, request: Mapping[str, Any], catalog: CatalogSpecs
+) -> tuple[ServerTypeSpec | None, AcceleratorSpec, list[AcceleratorSpec]]:
+    """The server type (when named), the accelerator, and every accelerator of a mixed cluster."""
+    accelerators, server_types = catalog.accelerators, catalog.server_types
     server: ServerTypeSpec | None = None
     if r.given("cluster.server_type"):
         server = _slug(r, "cluster.server_type", server_types, "server type")
@@ -700,8 +696,11 @@ def _resolve(
                     f"unknown accelerator {slug!r}", field=f"cluster.accelerators.{i}"
                 )
             mixed.append(accelerators[slug])
-    fabric = _slug(r, "cluster.fabric", fabrics, "fabric")
+    return server, accelerator, mixed
 
+
+def _resolve_cluster(r: _Resolver, v: dict[str, Any], server: ServerTypeSpec | None) -> tuple[bool, str]:
+    """GPUs per node, nodes, NICs, oversubscription; returns (rail-optimised, topology)."""
     gpn_default = DEFAULTS["cluster.gpus_per_node"]
     if server is not None:
         v["gpus_per_node"] = r.get(
@@ -725,6 +724,12 @@ def _resolve(
     if topology not in ("fat_tree", "dragonfly_plus"):
         raise InputError("must be fat_tree or dragonfly_plus", field="cluster.topology")
 
+    return rail, str(topology)
+
+
+def _resolve_switch(r: _Resolver, switches: Mapping[str, SwitchSpec], fabric: FabricSpec) -> SwitchSpec:
+    """The named switch, the default, else the catalog's largest of the fabric's kind, else a generic one."""
+    switch: SwitchSpec
     if r.given("cluster.switch") or DEFAULTS["cluster.switch"].value in switches:
         switch = _slug(r, "cluster.switch", switches, "switch")
     else:
@@ -741,6 +746,11 @@ def _resolve(
             else "catalog has no switch; generic 64-port switch at the fabric's port rate",
         )
 
+    return switch
+
+
+def _resolve_tier(r: _Resolver, storage_tiers: Mapping[str, StorageTierSpec]) -> StorageTierSpec | None:
+    """The named storage tier, the default (lustre), else the catalog's first; None without tiers."""
     tier: StorageTierSpec | None = None
     if r.given("cluster.storage") or DEFAULTS["cluster.storage"].value in storage_tiers:
         if storage_tiers or r.given("cluster.storage"):
@@ -749,6 +759,19 @@ def _resolve(
         tier = next(iter(storage_tiers.values()))
         r.get("cluster.storage", tier.slug, "slug", "first catalog storage tier (catalog has no lustre)")
 
+    return tier
+
+
+def _resolve_owning(
+    r: _Resolver,
+    v: dict[str, Any],
+    catalog: CatalogSpecs,
+    server: ServerTypeSpec | None,
+    accelerator: AcceleratorSpec,
+    switch: SwitchSpec,
+) -> str:
+    """Staff, horizon, utilization, the owning rates, server price, node power and network prices; returns
+    the colocation pricing (space_only | all_in)."""
     v["on_prem.staff_fte"] = _staff_fte(r, int(v["nodes"]))
     colo_pricing = r.get("colocation.pricing")
     if colo_pricing not in ("space_only", "all_in"):
@@ -772,6 +795,22 @@ def _resolve(
         v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
 
     v["on_prem.server_usd"] = _server_price(r, catalog, server, accelerator, int(v["gpus_per_node"]))
+    _resolve_node_power(r, v, server, accelerator)
+
+    for name, attr in (("switch_usd", "price_usd"), ("switch_power_w", "power_w")):
+        v[f"network.{name}"] = r.prefer(
+            f"network.{name}", getattr(switch, attr), f"switch {switch.slug} (catalog)"
+        )
+    v["network.cable_usd"] = r.get("network.cable_usd")
+    v["network.transceiver_usd"] = r.get("network.transceiver_usd")
+
+    return str(colo_pricing)
+
+
+def _resolve_node_power(
+    r: _Resolver, v: dict[str, Any], server: ServerTypeSpec | None, accelerator: AcceleratorSpec
+) -> None:
+    """Node power: the server type's, else GPUs × TDP × the DGX H100 ratio, else the request's (required)."""
     gpn = v["gpus_per_node"]
     if server is not None and server.node_power_kw is not None:
         v["on_prem.node_power_kw"] = r.get(
@@ -793,13 +832,15 @@ def _resolve(
             field="on_prem.node_power_kw",
         )
 
-    for name, attr in (("switch_usd", "price_usd"), ("switch_power_w", "power_w")):
-        v[f"network.{name}"] = r.prefer(
-            f"network.{name}", getattr(switch, attr), f"switch {switch.slug} (catalog)"
-        )
-    v["network.cable_usd"] = r.get("network.cable_usd")
-    v["network.transceiver_usd"] = r.get("network.transceiver_usd")
 
+def _resolve_offering(
+    r: _Resolver,
+    v: dict[str, Any],
+    offerings: Mapping[str, CloudOfferingSpec],
+    accelerator: AcceleratorSpec,
+    freshness: Freshness | None,
+) -> CloudOfferingSpec | None:
+    """The named offering, else offerings.default_offering's pick; None when nothing rents the accelerator."""
     # Cloud: the named offering, or the one offerings.default_offering picks for this accelerator: a current
     # (not stale) on-demand price first, whole nodes of this size, the newest price, then the cheaper.
     offering: CloudOfferingSpec | None = None
@@ -823,6 +864,46 @@ def _resolve(
                 + f"{offering.gpu_count}-GPU nodes, newest price"
                 f" ({offering.price_as_of.get('on_demand', '?')}), then cheaper per GPU",
             )
+    return offering
+
+
+def _resolve_spot_rate(r: _Resolver, v: dict[str, Any], offering: CloudOfferingSpec | None) -> None:
+    """Spot interruptions per node-day, given per day or per trailing month (AWS Spot Advisor's unit); the
+    assumptions show both units."""
+    monthly = "cloud.spot_interruptions_per_node_month"
+    if r.given(monthly) and not r.given("cloud.spot_preemptions_per_day"):
+        per_month = r.get(monthly, unit="per node per trailing month (AWS Spot Advisor's unit)")
+        v["cloud.spot_preemptions_per_day"] = r.get(
+            "cloud.spot_preemptions_per_day",
+            per_month / DAYS_PER_MONTH,
+            "per node-day",
+            f"{monthly} {num(per_month)} ÷ {DAYS_PER_MONTH:.2f} days",
+        )
+    else:
+        v["cloud.spot_preemptions_per_day"] = r.prefer(
+            "cloud.spot_preemptions_per_day",
+            None if offering is None else offering.spot_preemptions_per_day,
+            f"{None if offering is None else offering.slug} (catalog)",
+        )
+        r.get(
+            monthly,
+            v["cloud.spot_preemptions_per_day"] * DAYS_PER_MONTH,
+            "per node per trailing month (AWS Spot Advisor's unit)",
+            f"cloud.spot_preemptions_per_day × {DAYS_PER_MONTH:.2f} days (the same rate, shown per month)",
+        )
+
+
+def _resolve_cloud(
+    r: _Resolver,
+    v: dict[str, Any],
+    offerings: Mapping[str, CloudOfferingSpec],
+    accelerator: AcceleratorSpec,
+    tier: StorageTierSpec | None,
+    freshness: Freshness | None,
+) -> tuple[CloudOfferingSpec | None, list[str]]:
+    """The offering, each priced model's $/node-hour, overheads, cloud storage and the spot rate."""
+    gpn = v["gpus_per_node"]
+    offering = _resolve_offering(r, v, offerings, accelerator, freshness)
     models: list[str] = []
     for model in PRICING_MODELS:
         path = f"cloud.usd_per_node_hour.{model}"
@@ -850,28 +931,12 @@ def _resolve(
         None if tier is None else tier.usd_per_tb_month,
         f"storage tier {None if tier is None else tier.slug} (catalog)",
     )
-    monthly = "cloud.spot_interruptions_per_node_month"
-    if r.given(monthly) and not r.given("cloud.spot_preemptions_per_day"):
-        per_month = r.get(monthly, unit="per node per trailing month (AWS Spot Advisor's unit)")
-        v["cloud.spot_preemptions_per_day"] = r.get(
-            "cloud.spot_preemptions_per_day",
-            per_month / DAYS_PER_MONTH,
-            "per node-day",
-            f"{monthly} {num(per_month)} ÷ {DAYS_PER_MONTH:.2f} days",
-        )
-    else:
-        v["cloud.spot_preemptions_per_day"] = r.prefer(
-            "cloud.spot_preemptions_per_day",
-            None if offering is None else offering.spot_preemptions_per_day,
-            f"{None if offering is None else offering.slug} (catalog)",
-        )
-        r.get(
-            monthly,
-            v["cloud.spot_preemptions_per_day"] * DAYS_PER_MONTH,
-            "per node per trailing month (AWS Spot Advisor's unit)",
-            f"cloud.spot_preemptions_per_day × {DAYS_PER_MONTH:.2f} days (the same rate, shown per month)",
-        )
+    _resolve_spot_rate(r, v, offering)
+    return offering, models
 
+
+def _resolve_storage(r: _Resolver, v: dict[str, Any]) -> bool:
+    """Failure rates and storage sizing; returns whether checkpoints are asynchronous."""
     v["failures.failures_per_gpu_day"] = r.get("failures.failures_per_gpu_day")
     v["failures.restart_minutes"] = r.get("failures.restart_minutes")
     for name in ("checkpoint_bytes_per_param", "bytes_per_token", "checkpoints_kept", "dataset_tb"):
@@ -880,6 +945,14 @@ def _resolve(
     if r.given("storage.capacity_tb"):
         v["storage.capacity_tb"] = r.get("storage.capacity_tb")
 
+    return async_ckpt
+
+
+def _resolve_run(
+    r: _Resolver, v: dict[str, Any], training: Mapping[str, Any] | None
+) -> tuple[str, float | None, float | None, float | None]:
+    """The run: days from the training engine, else given days, else GPU-hours; params, tokens, tokens/s
+    and the checkpoint interval. Returns (run source, tokens, tokens/s, interval minutes)."""
     # The run: days from the training engine, else given days, else GPU-hours on this cluster.
     run_source = "none"
     if training is not None and training.get("fits", True) and training.get("time_to_train_days"):
@@ -920,6 +993,30 @@ def _resolve(
         if r.given("run.checkpoint_interval_minutes")
         else None
     )
+    return run_source, tokens, tps, interval
+
+
+def _resolve(
+    request: Mapping[str, Any],
+    catalog: CatalogSpecs,
+    training: Mapping[str, Any] | None,
+    freshness: Freshness | None = None,
+) -> tuple[dict[str, Any], _Context, _Resolver]:
+    """Every value the evaluation uses, with its unit and source (request, catalog or DEFAULTS), in order."""
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be a JSON object", field="")
+    _check_on_prem_keys(request)
+    r = _Resolver(request)
+    v: dict[str, Any] = {}
+    server, accelerator, mixed = _resolve_accelerator(r, request, catalog)
+    fabric = _slug(r, "cluster.fabric", catalog.fabrics, "fabric")
+    rail, topology = _resolve_cluster(r, v, server)
+    switch = _resolve_switch(r, catalog.switches, fabric)
+    tier = _resolve_tier(r, catalog.storage_tiers)
+    colo_pricing = _resolve_owning(r, v, catalog, server, accelerator, switch)
+    offering, models = _resolve_cloud(r, v, catalog.offerings, accelerator, tier, freshness)
+    async_ckpt = _resolve_storage(r, v)
+    run_source, tokens, tps, interval = _resolve_run(r, v, training)
     v["sensitivity.fraction"] = r.get("sensitivity.fraction")
     _resolve_cashflow(r, v)
     ctx = _Context(
@@ -927,7 +1024,7 @@ def _resolve(
         fabric=fabric,
         switch=switch,
         tier=tier,
-        tiers=storage_tiers,
+        tiers=catalog.storage_tiers,
         offering=offering,
         pricing_models=tuple(models),
         rail_optimized=rail,
@@ -1019,13 +1116,13 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
     return out, cost.capex_usd, cost.power_kw
 
 
-def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
-    """Everything except sensitivity and findings, from resolved values ``v`` alone."""
+def _evaluate_storage(
+    v: Mapping[str, Any], ctx: _Context
+) -> tuple[dict[str, Any], float, float | None, float]:
+    """Checkpoint size, capacity, save time and dataset bandwidth; returns (storage, capacity TB, run days,
+    blocking write seconds)."""
     nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
     gpus = nodes * gpn
-    u, horizon = float(v["utilization"]), float(v["horizon_years"])
-    network, network_capex, network_kw = _network(v, ctx)
-
     # Storage: checkpoint size, capacity, save time, dataset bandwidth.
     params = float(v["run.params_b"]) * 1e9
     ckpt_gb = checkpoint_gb(params=params, bytes_per_param=float(v["storage.checkpoint_bytes_per_param"]))
@@ -1076,6 +1173,16 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "tiers": {slug: t.as_dict() for slug, t in timings.items()},
     }
 
+    return storage, float(capacity_tb), days, write_s
+
+
+def _evaluate_failures(
+    v: Mapping[str, Any], ctx: _Context, write_s: float, days: float | None
+) -> tuple[FailureResult, FailureResult, dict[str, Any], dict[str, str], tuple[str, ...]]:
+    """Every option shares hardware failures; spot adds preemptions. Returns (base, spot, failures,
+    unavailable options with why, the pricing models that can finish)."""
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    gpus = nodes * gpn
     # Failures: every option shares hardware failures; spot adds preemptions on top.
     fail_rate = float(v["failures.failures_per_gpu_day"])
     restart = float(v["failures.restart_minutes"])
@@ -1112,6 +1219,21 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "model": "goodput = 1 − δ/τ − (τ/2 + restart)/MTBI; τ* = √(2·δ·MTBI) (Young 1974)",
     }
 
+    return base, spot, failures, unavailable, priced_models
+
+
+def _evaluate_owning(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    network: dict[str, Any],
+    network_capex: float,
+    network_kw: float,
+    storage: dict[str, Any],
+    capacity_tb: float,
+) -> tuple[Any, dict[str, Any]]:
+    """Owning over the horizon (tco.on_prem_cost) and its JSON; adds network and storage capex shares."""
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    u, horizon = float(v["utilization"]), float(v["horizon_years"])
     # Owning.
     storage_capex = capacity_tb * float(v["on_prem.storage_usd_per_tb"])
     inputs = OnPremInputs(
@@ -1162,6 +1284,23 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         Line(storage_capex, f"{num(capacity_tb)} TB × {usd(v['on_prem.storage_usd_per_tb'])}/TB")
     )
 
+    return own, on_prem
+
+
+def _evaluate_renting(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    models: tuple[str, ...],
+    own: Any,
+    storage: dict[str, Any],
+    capacity_tb: float,
+    spot_factor: float | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Each pricing model's bill over the horizon, its break-even with owning, the cost curves and each
+    model's cost line in utilization."""
+    priced_models = models
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    u, horizon = float(v["utilization"]), float(v["horizon_years"])
     # Renting.
     months = horizon * MONTHS_PER_YEAR
     storage_usd = capacity_tb * float(v["cloud.storage_usd_per_tb_month"]) * months
@@ -1239,6 +1378,22 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         },
     }
 
+    return cloud, break_even, curves, rent_lines
+
+
+def _evaluate_per_run(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    days: float | None,
+    base: FailureResult,
+    spot: FailureResult,
+    models: tuple[str, ...],
+    own: Any,
+    cloud: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Days with failures and the cost of one run per option, or why no option can finish it."""
+    gpus = int(v["nodes"]) * int(v["gpus_per_node"])
+    priced_models = models
     # Per run.
     per_run: dict[str, Any] = {"source": ctx.run_source}
     trained_on = ((ctx.training or {}).get("summary") or {}).get("cluster") or {}
@@ -1268,13 +1423,25 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         )
         per_run["usd"] = _per_run_options(v, ctx, priced_models, own, cloud, eff, spot_eff)
 
+    return per_run
+
+
+def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
+    """Everything except sensitivity and findings, from resolved values ``v`` alone."""
+    network, network_capex, network_kw = _network(v, ctx)
+    storage, capacity_tb, days, write_s = _evaluate_storage(v, ctx)
+    base, spot, failures, unavailable, models = _evaluate_failures(v, ctx, write_s, days)
+    own, on_prem = _evaluate_owning(v, ctx, network, network_capex, network_kw, storage, capacity_tb)
+    cloud, break_even, curves, rent_lines = _evaluate_renting(
+        v, ctx, models, own, storage, capacity_tb, failures["spot_hours_factor"]
+    )
     return {
         "on_prem": on_prem,
         "cloud": cloud,
         "cloud_unavailable": unavailable,
         "break_even_utilization": break_even,
         "curves": curves,
-        "per_run": per_run,
+        "per_run": _evaluate_per_run(v, ctx, days, base, spot, models, own, cloud),
         "network": network,
         "storage": storage,
         "failures": failures,
