@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,12 @@ from clusterdesigner.engine.offerings import (
     default_offering,
 )
 from clusterdesigner.engine.sensitivity import tornado
-from clusterdesigner.engine.storage import checkpoint_gb, dataset_read_gbps, save_timings
+from clusterdesigner.engine.storage import (
+    capacity_for_write_tib,
+    checkpoint_gb,
+    dataset_read_gbps,
+    save_timings,
+)
 from clusterdesigner.engine.tco import (
     MONTHS_PER_YEAR,
     Line,
@@ -351,6 +356,8 @@ _RULES: Mapping[str, str] = {
     "storage.checkpoints_kept": "nonneg",
     "storage.dataset_tb": "nonneg",
     "storage.capacity_tb": "nonneg",
+    "storage.mb_s_per_tib": "pos",
+    "storage.target_write_s": "pos",
     "run.params_b": "pos",
     "run.gpu_hours": "pos",
     "run.days": "pos",
@@ -416,6 +423,8 @@ _MAXIMA: Mapping[str, float] = {
     "storage.checkpoints_kept": 1e6,
     "storage.dataset_tb": 1e9,
     "storage.capacity_tb": 1e9,
+    "storage.mb_s_per_tib": 1e6,
+    "storage.target_write_s": 1e7,
     "run.params_b": 1e7,
     "run.gpu_hours": 1e13,
     "run.days": 1e6,
@@ -937,6 +946,9 @@ def _resolve_cloud(
 
 def _resolve_storage(r: _Resolver, v: dict[str, Any]) -> bool:
     """Failure rates and storage sizing; returns whether checkpoints are asynchronous."""
+    for name in ("storage.mb_s_per_tib", "storage.target_write_s"):
+        if r.given(name):
+            v[name] = r.get(name, unit="MB/s per TiB provisioned" if name.endswith("tib") else "s")
     v["failures.failures_per_gpu_day"] = r.get("failures.failures_per_gpu_day")
     v["failures.restart_minutes"] = r.get("failures.restart_minutes")
     for name in ("checkpoint_bytes_per_param", "bytes_per_token", "checkpoints_kept", "dataset_tb"):
@@ -1150,8 +1162,16 @@ def _evaluate_storage(
         if tps is None
         else dataset_read_gbps(tokens_per_s=tps, bytes_per_token=float(v["storage.bytes_per_token"]))
     )
+    tiers, per_tib = ctx.tiers, v.get("storage.mb_s_per_tib")
+    if per_tib is not None and ctx.tier is not None:
+        tiers = {**tiers, ctx.tier.slug: replace(ctx.tier, mb_s_per_tib=float(per_tib))}
+    capacity_tib = float(capacity_tb) * 1e12 / 2**40
     timings = save_timings(
-        checkpoint_size_gb=ckpt_gb, nodes=nodes, tiers=ctx.tiers, read_needed_gbps=read_needed
+        checkpoint_size_gb=ckpt_gb,
+        nodes=nodes,
+        tiers=tiers,
+        read_needed_gbps=read_needed,
+        capacity_tib=capacity_tib,
     )
     write_s = 0.0
     if ctx.tier is not None:
@@ -1168,12 +1188,32 @@ def _evaluate_storage(
         "capacity_tb": capacity_tb,
         "capacity_formula": capacity_formula,
         "checkpoint_write_s": write_s,
+        "capacity_tib": capacity_tib,
+        **_capacity_for_target(v, ctx, tiers, ckpt_gb),
         "async_checkpoint": ctx.async_checkpoint,
         "dataset_read_needed_gbps": read_needed,
         "tiers": {slug: t.as_dict() for slug, t in timings.items()},
     }
 
     return storage, float(capacity_tb), days, write_s
+
+
+def _capacity_for_target(
+    v: Mapping[str, Any], ctx: _Context, tiers: Mapping[str, StorageTierSpec], ckpt_gb: float
+) -> dict[str, Any]:
+    """With storage.target_write_s and a per-TiB tier: the TiB that save a checkpoint in that time."""
+    target = v.get("storage.target_write_s")
+    tier = None if ctx.tier is None else tiers[ctx.tier.slug]
+    if target is None or tier is None or tier.mb_s_per_tib is None:
+        return {}
+    tib = capacity_for_write_tib(
+        checkpoint_size_gb=ckpt_gb, target_write_s=float(target), mb_s_per_tib=tier.mb_s_per_tib
+    )
+    return {
+        "capacity_for_target_write_tib": tib,
+        "capacity_for_target_write_formula": f"{num(ckpt_gb)} GB × 1,000 ÷ ({num(target)} s × "
+        f"{num(tier.mb_s_per_tib)} MB/s/TiB)",
+    }
 
 
 def _evaluate_failures(

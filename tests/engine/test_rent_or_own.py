@@ -317,3 +317,20 @@ def test_ranking_is_in_one_frame_the_whole_horizon() -> None:
     by_option = {row["option"]: row["total_usd"] for row in ranking["options"]}
     assert by_option["on_prem"] == out["on_prem"]["total_usd"]
     assert by_option["on_demand"] == out["cloud"]["on_demand"]["total_usd"]
+
+
+def test_storage_throughput_grows_with_the_tib_provisioned() -> None:
+    # 405B × 14 bytes = 5,670 GB per checkpoint. 1,000 TB = 909.49 TiB × 125 MB/s/TiB (FSx for Lustre
+    # PERSISTENT_2's lowest PerUnitStorageThroughput) = 113.69 GB/s, so a save takes 5,670 / 113.69 = 49.87 s;
+    # the tier's flat 12.5 GB/s would have given 453.6 s. To save in 60 s: 5,670,000 / (60 × 125) = 756 TiB.
+    req = {
+        "run": {"params_b": 405},
+        "storage": {"capacity_tb": 1000, "mb_s_per_tib": 125, "target_write_s": 60},
+    }
+    out = run(req)
+    tib = 1000e12 / 2**40
+    assert out["storage"]["capacity_tib"] == pytest.approx(tib)
+    assert out["storage"]["checkpoint_write_s"] == pytest.approx(5670 / (tib * 0.125))
+    assert out["storage"]["capacity_for_target_write_tib"] == pytest.approx(756.0)
+    flat = run({"run": {"params_b": 405}, "storage": {"capacity_tb": 1000}})
+    assert flat["storage"]["checkpoint_write_s"] == pytest.approx(5670 / 12.5)
