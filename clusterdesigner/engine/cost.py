@@ -195,6 +195,20 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
         _a("network.switch_power_w", 1_000.0, "W/switch", PLACEHOLDER),
         _a(
+            "network.node_transceiver_w",
+            8.0,
+            "W/transceiver",
+            "NVIDIA MMA4Z00-NS400 400Gb/s single-port OSFP (ConnectX-7 side): 8 W typical, 9 W maximum"
+            " (NVIDIA product specification, Connectivity Scenarios)",
+        ),
+        _a(
+            "network.switch_transceiver_w",
+            15.0,
+            "W/transceiver",
+            "NVIDIA MMA4Z00-NS 800Gb/s twin-port OSFP (switch side): 15 W in every configuration (NVIDIA"
+            " product specification, Overview)",
+        ),
+        _a(
             "cloud.managed_overhead_fraction",
             0.0,
             "of compute",
@@ -343,6 +357,8 @@ _RULES: Mapping[str, str] = {
     "network.cable_usd": "nonneg",
     "network.transceiver_usd": "nonneg",
     "network.switch_power_w": "nonneg",
+    "network.node_transceiver_w": "nonneg",
+    "network.switch_transceiver_w": "nonneg",
     "cloud.managed_overhead_fraction": "nonneg",
     "cloud.egress_tb": "nonneg",
     "cloud.egress_usd_per_gb": "nonneg",
@@ -410,6 +426,8 @@ _MAXIMA: Mapping[str, float] = {
     "network.cable_usd": 1e5,
     "network.transceiver_usd": 1e5,
     "network.switch_power_w": 1e6,
+    "network.node_transceiver_w": 1e4,
+    "network.switch_transceiver_w": 1e4,
     "cloud.managed_overhead_fraction": 10,
     "cloud.egress_tb": 1e9,
     "cloud.egress_usd_per_gb": 100,
@@ -812,6 +830,8 @@ def _resolve_owning(
         )
     v["network.cable_usd"] = r.get("network.cable_usd")
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
+    v["network.node_transceiver_w"] = r.get("network.node_transceiver_w")
+    v["network.switch_transceiver_w"] = r.get("network.switch_transceiver_w")
 
     return str(colo_pricing)
 
@@ -1089,6 +1109,8 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
         cable_usd=v["network.cable_usd"],
         transceiver_usd=v["network.transceiver_usd"],
         switch_power_w=v["network.switch_power_w"],
+        node_transceiver_w=v["network.node_transceiver_w"],
+        switch_transceiver_w=v["network.switch_transceiver_w"],
     )
     out = {
         "topology": chosen.name,
@@ -1116,7 +1138,9 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
         },
         "capex_usd": cost.capex_usd,
         "power_kw": cost.power_kw,
-        "power_formula": f"{chosen.switches} switches × {num(v['network.switch_power_w'])} W",
+        "power_formula": f"{chosen.switches} switches × {num(v['network.switch_power_w'])} W + "
+        f"{chosen.endpoints} node-side transceivers × {num(v['network.node_transceiver_w'])} W + "
+        f"{chosen.transceivers - chosen.endpoints} switch-side × {num(v['network.switch_transceiver_w'])} W",
     }
     if tree is None:
         out["note"] = "beyond a three-tier fat-tree of this radix: Dragonfly+ used"

@@ -17,7 +17,14 @@ from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 # Network, storage and installation zeroed so that owning is servers + power + people, as in the hand sums;
 # servers drawing their full nameplate power at load, as the guide's energy scenario states it.
 BARE: dict[str, Any] = {
-    "network": {"switch_usd": 0, "cable_usd": 0, "transceiver_usd": 0, "switch_power_w": 0},
+    "network": {
+        "switch_usd": 0,
+        "cable_usd": 0,
+        "transceiver_usd": 0,
+        "switch_power_w": 0,
+        "node_transceiver_w": 0,
+        "switch_transceiver_w": 0,
+    },
     "storage": {"capacity_tb": 0},
     "on_prem": {"installation_fraction": 0, "load_power_fraction": 1.0},
 }

@@ -334,3 +334,14 @@ def test_storage_throughput_grows_with_the_tib_provisioned() -> None:
     assert out["storage"]["capacity_for_target_write_tib"] == pytest.approx(756.0)
     flat = run({"run": {"params_b": 405}, "storage": {"capacity_tb": 1000}})
     assert flat["storage"]["checkpoint_write_s"] == pytest.approx(5670 / 12.5)
+
+
+def test_optics_power_counts_node_and_switch_side_transceivers() -> None:
+    # 8 nodes × 8 NICs = 64 endpoints on one 64-port NDR switch: 64 node-side OSFPs × 8 W + 32 twin-port
+    # switch cages × 15 W = 512 + 480 = 992 W of optics beside the switch's own 1,000 W.
+    out = run({"network": {"switch_power_w": 1000}})
+    net = out["network"]
+    assert net["chosen"]["switches"] == 1 and net["endpoints"] == 64
+    assert net["chosen"]["transceivers"] == 64 + 32
+    assert net["power_kw"] == pytest.approx((1000 + 64 * 8 + 32 * 15) / 1000)
+    assert "64 node-side transceivers × 8 W + 32 switch-side × 15 W" in net["power_formula"]
