@@ -1623,8 +1623,11 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
         samples=int(v["uncertainty.samples"]),
         seed=int(v["uncertainty.seed"]),
     )
+    out = result.to_json()
+    for row in out["rent"]:
+        row["label"] = MODEL_LABELS.get(row["name"], row["name"])
     return {
-        **result.to_json(),
+        **out,
         "inputs": inputs.to_json(),
         "uncertainty": spread.to_json(),
         "convention": "monthly, end of month, discounted at (1 + r)^(1/12) − 1; rent − own (> 0: owning"
