@@ -334,6 +334,7 @@ _RULES: Mapping[str, str] = {
     "cluster.gpus_per_node": "int",
     "cluster.nodes": "int",
     "cluster.nics_per_node": "int",
+    "cluster.nics_per_tray": "int",
     "cluster.oversubscription": "ge1",
     "on_prem.server_usd": "nonneg",
     "on_prem.depreciation_years": "pos",
@@ -403,6 +404,7 @@ _MAXIMA: Mapping[str, float] = {
     "cluster.gpus_per_node": 1_024,
     "cluster.nodes": 1_000_000,
     "cluster.nics_per_node": 1_024,
+    "cluster.nics_per_tray": 1_024,
     "cluster.oversubscription": 64,
     "on_prem.server_usd": 1e8,  # per node: a GB200 NVL72 rack is a few million
     "on_prem.depreciation_years": 50,
@@ -754,6 +756,41 @@ def _resolve_cluster(r: _Resolver, v: dict[str, Any], server: ServerTypeSpec | N
     return rail, str(topology)
 
 
+def _resolve_trays(
+    r: _Resolver, v: dict[str, Any], catalog: CatalogSpecs, accelerator: AcceleratorSpec
+) -> None:
+    """NICs per tray: a rack-scale node (a GB200 NVL72 rack of 18 compute trays) reaches the scale-out
+    network through its trays, so the fabric is sized for racks × trays of the tray's NICs, not for "nodes"
+    of 72 NICs each. The tray is the catalog's smaller server type of the same accelerator whose GPUs divide
+    the node's; without one, the node is its own tray."""
+    nics, gpn = int(v["nics_per_node"]), int(v["gpus_per_node"])
+    trays = sorted(
+        (
+            s
+            for s in catalog.server_types.values()
+            if s.accelerator == accelerator.slug
+            and s.gpus_per_node < gpn
+            and gpn % s.gpus_per_node == 0
+            and s.nics_per_node
+            and nics % (s.nics_per_node * gpn // s.gpus_per_node) == 0
+        ),
+        key=lambda s: (-s.gpus_per_node, s.slug),
+    )
+    if trays:
+        tray = trays[0]
+        default, source = (
+            int(tray.nics_per_node or nics),
+            f"server type {tray.slug}: {tray.gpus_per_node} GPUs a tray",
+        )
+    else:
+        default, source = nics, "the node is its own tray (no smaller server type of this accelerator)"
+    v["nics_per_tray"] = r.get("cluster.nics_per_tray", default, "NICs", source)
+    if nics % int(v["nics_per_tray"]):
+        raise InputError(
+            f"must divide the {nics} NICs per node, got {v['nics_per_tray']}", field="cluster.nics_per_tray"
+        )
+
+
 def _resolve_switch(r: _Resolver, switches: Mapping[str, SwitchSpec], fabric: FabricSpec) -> SwitchSpec:
     """The named switch, the default, else the catalog's largest of the fabric's kind, else a generic one."""
     switch: SwitchSpec
@@ -1043,6 +1080,7 @@ def _resolve(
     server, accelerator, mixed = _resolve_accelerator(r, request, catalog)
     fabric = _slug(r, "cluster.fabric", catalog.fabrics, "fabric")
     rail, topology = _resolve_cluster(r, v, server)
+    _resolve_trays(r, v, catalog, accelerator)
     switch = _resolve_switch(r, catalog.switches, fabric)
     tier = _resolve_tier(r, catalog.storage_tiers)
     colo_pricing = _resolve_owning(r, v, catalog, server, accelerator, switch)
@@ -1078,8 +1116,10 @@ def _line(x: Line) -> dict[str, Any]:
 
 
 def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float, float]:
-    nodes, nics = int(v["nodes"]), int(v["nics_per_node"])
-    if nodes == 1:
+    racks, per_tray = int(v["nodes"]), int(v["nics_per_tray"])
+    # The fabric sees trays: a rack-scale node of 72 NICs is 18 trays of 4 (rails per tray, not per rack).
+    nodes, nics = racks * (int(v["nics_per_node"]) // per_tray), per_tray
+    if racks == 1:
         return (
             {"topology": "none", "note": "one node: no scale-out network", "capex_usd": 0.0, "power_kw": 0.0},
             0.0,

@@ -345,3 +345,34 @@ def test_optics_power_counts_node_and_switch_side_transceivers() -> None:
     assert net["chosen"]["transceivers"] == 64 + 32
     assert net["power_kw"] == pytest.approx((1000 + 64 * 8 + 32 * 15) / 1000)
     assert "64 node-side transceivers × 8 W + 32 switch-side × 15 W" in net["power_formula"]
+
+
+def test_an_nvl72_rack_reaches_the_fabric_through_its_trays() -> None:
+    # 14 GB200 NVL72 racks = 252 compute trays × 4 NICs = 1,008 endpoints on 64-port switches at 1:1:
+    # rail-optimised leaves 4 rails × ⌈252 / 32⌉ = 32, spines ⌈1,008 / 64⌉ = 16: 48 switches. As "nodes" of
+    # 72 NICs it was 72 leaves (one per rail, 14 of 64 ports used) + 16 spines = 88.
+    from dataclasses import replace as dc_replace
+
+    from test_cost_fixtures import CATALOG, H100
+
+    from clusterdesigner.engine.cost import tco
+    from clusterdesigner.engine.offerings import ServerTypeSpec
+
+    gb200 = dc_replace(H100, slug="gb200", name="GB200", scaleup_domain_gpus=72)
+    rack = ServerTypeSpec("nvl72-rack", "NVL72 rack", "gb200", 72, 72, 400, 120.0, 3_000_000.0)
+    tray = ServerTypeSpec("nvl72-tray", "NVL72 tray", "gb200", 4, 4, 400, 5.4, None)
+    catalog = {
+        **CATALOG,
+        "accelerators": {**CATALOG["accelerators"], "gb200": gb200},
+        "server_types": {rack.slug: rack, tray.slug: tray},
+    }
+    out = tco({"cluster": {"server_type": "nvl72-rack", "nodes": 14}}, **catalog)
+    net = out["network"]
+    assert net["endpoints"] == 1008
+    assert net["chosen"]["switches"] == 48
+    rows = {a["name"]: a for a in out["assumptions"]}
+    assert rows["cluster.nics_per_tray"]["value"] == 4
+    assert rows["cluster.nics_per_tray"]["source"].startswith("server type nvl72-tray")
+    # Given as its own tray (the old sizing), the same racks need 88 switches.
+    flat = tco({"cluster": {"server_type": "nvl72-rack", "nodes": 14, "nics_per_tray": 72}}, **catalog)
+    assert flat["network"]["chosen"]["switches"] == 88
