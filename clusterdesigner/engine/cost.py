@@ -327,6 +327,29 @@ SENSITIVE = (
     "failures.failures_per_gpu_day",
 )
 
+# The tornado's inputs as a sentence names them (the verdict's "assumptions that move the answer most").
+SENSITIVE_LABELS: Mapping[str, str] = {
+    "utilization": "utilization",
+    "on_prem.server_usd": "the server price",
+    "on_prem.discount_rate": "the discount rate",
+    "on_prem.depreciation_years": "the depreciation life",
+    "on_prem.residual_fraction": "the resale value",
+    "on_prem.node_power_kw": "the node power",
+    "on_prem.pue": "the PUE",
+    "on_prem.load_power_fraction": "the power drawn at load",
+    "on_prem.usd_per_kwh": "the electricity price",
+    "on_prem.colo_usd_per_kw_month": "the colocation price",
+    "on_prem.maintenance_fraction_per_year": "maintenance",
+    "on_prem.staff_usd_per_fte_year": "staff cost",
+    "network.switch_usd": "the switch price",
+    "cloud.usd_per_node_hour.on_demand": "the on-demand price",
+    "cloud.usd_per_node_hour.reserved_1y": "the reserved 1-year price",
+    "cloud.usd_per_node_hour.reserved_3y": "the reserved 3-year price",
+    "cloud.usd_per_node_hour.spot": "the spot price",
+    "cloud.spot_preemptions_per_day": "the spot interruption rate",
+    "failures.failures_per_gpu_day": "the hardware failure rate",
+}
+
 # How each numeric request field is checked: positive, non-negative, fraction in [0, 1), utilization (0, 1].
 _RULES: Mapping[str, str] = {
     "horizon_years": "pos",
@@ -1696,6 +1719,7 @@ def _verdict(
         return None
     paygo = "on_demand" if "on_demand" in core["cloud"] else cashflow["reference"]
     be = core["break_even_utilization"].get(paygo, {}).get("utilization")
+    top = sensitivity.get("rows", [])[:3]
     answer = RentOrOwn(
         horizon_years=float(v["horizon_years"]),
         utilization=float(v["utilization"]),
@@ -1709,7 +1733,7 @@ def _verdict(
         payback_month=cashflow["payback_month"],
         break_even_utilization=be,
         break_even_option=MODEL_LABELS.get(paygo, paygo),
-        movers=tuple(row["name"] for row in sensitivity.get("rows", [])[:3]),
+        movers=tuple(SENSITIVE_LABELS.get(row["name"], row["name"]) for row in top),
     )
     return answer.to_json()
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cost import BARE, _merge, run
 
+from clusterdesigner.engine.cost import SENSITIVE, SENSITIVE_LABELS
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.tco import reservation_break_even
 
@@ -270,7 +271,7 @@ def test_the_verdict_is_composed_from_the_numbers() -> None:
     assert verdict["saving_usd"] == cash["npv_difference_usd"]
     be = out["break_even_utilization"]["on_demand"]["utilization"]
     assert f"below {be:.1%} utilization renting on-demand is cheaper" in sentence
-    movers = [row["name"] for row in out["sensitivity"]["rows"][:3]]
+    movers = [SENSITIVE_LABELS[row["name"]] for row in out["sensitivity"]["rows"][:3]]
     assert sentence.endswith("are " + ", ".join(movers) + ".")
 
 
@@ -376,3 +377,7 @@ def test_an_nvl72_rack_reaches_the_fabric_through_its_trays() -> None:
     # Given as its own tray (the old sizing), the same racks need 88 switches.
     flat = tco({"cluster": {"server_type": "nvl72-rack", "nodes": 14, "nics_per_tray": 72}}, **catalog)
     assert flat["network"]["chosen"]["switches"] == 88
+
+
+def test_every_tornado_input_has_a_label_for_the_verdict() -> None:
+    assert set(SENSITIVE) <= set(SENSITIVE_LABELS)
