@@ -183,19 +183,25 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
     "colo_usd_per_kw_month": ("Colocation (USD per kW-month)", False, ""),
     "maintenance_fraction_per_year": ("Maintenance (fraction of capex per year)", True, ""),
     "staff_fte": ("Staff (FTE)", False, ""),
+    "nodes_per_fte": (
+        "Nodes per staff FTE",
+        False,
+        "Used when Staff (FTE) is blank: FTE = max(1, nodes ÷ this).",
+    ),
     "staff_usd_per_fte_year": ("Staff cost (USD per FTE-year)", False, ""),
     "idle_power_fraction": ("Idle power (fraction of full IT power)", True, ""),
+    "load_power_fraction": ("Power at full load (fraction of nameplate)", True, ""),
     "installation_fraction": ("Installation (fraction of hardware capex)", True, ""),
     "storage_usd_per_tb": ("Storage (USD per TB, capex)", False, ""),
     "server_price_to_gpu_list": (
         "Server price ÷ (GPU list price × GPUs)",
         False,
-        "Used when the server price is blank and the catalog lists the GPU price.",
+        "Used when the server price and price per GPU are blank and the catalog lists the GPU price.",
     ),
     "server_usd_per_gpu": (
         "Server price per GPU (USD)",
         False,
-        "Used when the server price is blank and the catalog has no GPU list price.",
+        "Used when the server price is blank and the catalog has no priced server of this accelerator.",
     ),
 }
 _RULE_MIN = {"pos": "0", "nonneg": "0", "frac": "0", "util": "0", "ge1": "1", "int": "1"}

@@ -6,7 +6,10 @@
   cost per GPU-hour (USD), cost of the run (USD), days, break-even utilization (a fraction).
 * **Assumptions** — every input used: name, value, unit, source, as of.
 
-XLSX (openpyxl): sheets "Summary", "Options", "Assumptions"; a bold, frozen header row on each; set column
+XLSX (openpyxl): sheets "Summary" (the rent-or-own verdict, capex, cash, NPV, payback and IRR first),
+"Options", "Assumptions", "Sensitivity" (the tornado), "Uncertainty" (the Monte Carlo), then "Inputs",
+"Cash flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and
+"Cash flows by year" (sums of the monthly rows); a bold, frozen header row on each table sheet; set column
 widths; numbers are stored as numbers with currency (``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``)
 and day (``0.0``) formats (openpyxl writes them with 16 significant digits, Excel shows 15); ISO ``as_of``
 dates are stored as dates; text is always stored as a text cell, so a value beginning with ``=`` is never
@@ -145,7 +148,17 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
     options = [o for o in evaluation.get("options") or [] if isinstance(o, Mapping)]
     best = options[0] if options else {}
 
+    cost = _first_cost(evaluation)
+    cash = cost.get("cashflow") or {}
     rows: list[tuple[str, Any, str, str]] = [  # field, value, unit, number format
+        ("Verdict", _get(cost, "verdict", "sentence") or cash.get("note") or "", "", GENERAL),
+        ("Capex (owning)", _get(cost, "on_prem", "capex_usd"), "USD", USD),
+        ("Cash out over the horizon (owning)", _get(cash, "own", "total_usd"), "USD", USD),
+        ("NPV of owning", _get(cash, "own", "npv_usd"), "USD", USD),
+        ("NPV of the cheapest rent option", _reference_npv(cash), "USD", USD),
+        ("NPV saving of owning (rent − own)", cash.get("npv_difference_usd"), "USD", USD),
+        ("Payback month", cash.get("payback_month"), "month", INTEGER),
+        ("IRR of owning against renting", cash.get("irr_per_year"), "per year", PERCENT),
         ("Design", design.get("name"), "", GENERAL),
         ("Design id", design.get("id"), "", GENERAL),
         ("Version", design.get("version"), "", GENERAL),
@@ -195,9 +208,14 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
         ("Cheapest cost per GPU-hour", best.get("usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
     ]
     rows += _serving_rows(evaluation.get("serving"))
+    return _field_table("Summary", rows, width=28)
+
+
+def _field_table(title: str, rows: list[tuple[str, Any, str, str]], *, width: float) -> Table:
+    """A table of (field, value, unit) rows, each value with its own number format."""
     return Table(
-        title="Summary",
-        columns=(Column("Field", width=28), Column("Value"), Column("Unit")),
+        title=title,
+        columns=(Column("Field", width=width), Column("Value"), Column("Unit")),
         rows=tuple((field, _plain(value), unit) for field, value, unit, _ in rows),
         row_formats=tuple(fmt for *_, fmt in rows),
         value_column=1,
@@ -249,6 +267,20 @@ OPTION_COLUMNS = (
     Column("Days to train, expected (with failures and restarts)", DAYS),
     Column("Break-even utilization", PERCENT),
 )
+
+
+def _first_cost(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The cost result of the design's first cloud offering: the one the verdict and cash flows describe."""
+    costs = evaluation.get("costs") or {}
+    first = next(iter(costs.values()), None) if isinstance(costs, Mapping) else None
+    return first if isinstance(first, Mapping) else {}
+
+
+def _reference_npv(cash: Mapping[str, Any]) -> float | None:
+    for row in cash.get("rent") or []:
+        if isinstance(row, Mapping) and row.get("name") == cash.get("reference"):
+            return _number(row.get("npv_usd"))
+    return None
 
 
 def options_table(evaluation: Mapping[str, Any]) -> Table:
@@ -416,17 +448,227 @@ def _write_sheet(ws: Any, table: Table) -> None:
         ws.auto_filter.ref = f"A1:{get_column_letter(len(table.columns))}{len(table.rows) + 1}"
 
 
+def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
+    """The tornado of the first offering's cost result: each assumption at its low and high."""
+    sensitivity = _first_cost(evaluation).get("sensitivity") or {}
+    keys = ("name", "base", "low", "high", "own_minus_rent_low_usd", "own_minus_rent_high_usd", "swing_usd")
+    rows = tuple(
+        tuple(_plain(row.get(k)) for k in keys)
+        for row in sensitivity.get("rows") or []
+        if isinstance(row, Mapping)
+    )
+    return Table(
+        title="Sensitivity",
+        columns=(
+            Column("Assumption", width=40),
+            Column("Base"),
+            Column("Low"),
+            Column("High"),
+            Column(f"Own − {sensitivity.get('pricing_model') or 'rent'} at low (USD)", USD),
+            Column("… at high (USD)", USD),
+            Column("Swing (USD)", USD),
+        ),
+        rows=rows,
+    )
+
+
+def uncertainty_table(evaluation: Mapping[str, Any]) -> Table:
+    """The Monte Carlo of the NPV saving of owning: percentiles, P(owning wins), draws, seed, spread."""
+    u = _get(_first_cost(evaluation), "cashflow", "uncertainty") or {}
+    rows: list[tuple[str, Any, str, str]] = [
+        ("P10 of the NPV saving of owning", u.get("p10_usd"), "USD", USD),
+        ("P50 of the NPV saving of owning", u.get("p50_usd"), "USD", USD),
+        ("P90 of the NPV saving of owning", u.get("p90_usd"), "USD", USD),
+        ("Probability that owning costs less", u.get("p_own_wins"), "fraction", PERCENT),
+        ("Draws", u.get("samples"), "", INTEGER),
+        ("Seed", u.get("seed"), "", INTEGER),
+        ("Spread (each input uniform within ±)", u.get("spread"), "fraction", PERCENT),
+        ("Inputs varied", ", ".join(u.get("varied") or []), "", GENERAL),
+    ]
+    return _field_table("Uncertainty", rows, width=40)
+
+
+# ---- Cash flows as live formulas over the Inputs sheet ---------------------------------------------------
+# Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each:
+# A name, B $/node-hour, C term months (0: pay as you go), D hours factor, E months past the horizon billed.
+INPUT_ROWS = (
+    ("months", "Months in the horizon", "months", INTEGER),
+    ("discount_rate", "Discount rate", "per year", PERCENT),
+    ("monthly_rate", "Monthly discount rate = (1 + r)^(1/12) − 1", "per month", "0.0000%"),
+    ("nodes", "Nodes", "nodes", INTEGER),
+    ("utilization", "Utilization", "fraction", PERCENT),
+    ("capex_usd", "Capex, paid at delivery", "USD", USD),
+    ("power_full_usd_per_month", "Energy bill a month at 100 % utilization", "USD/month", USD),
+    ("idle_power_fraction", "Idle power", "fraction of full", PERCENT),
+    ("other_opex_usd_per_month", "Colocation + maintenance + staff a month", "USD/month", USD),
+    ("resale_fraction", "Resale at the horizon's end", "fraction of capex", PERCENT),
+    ("power_escalation_per_year", "Power price change", "per year", PERCENT),
+    ("cloud_price_change_per_year", "Cloud price change", "per year", PERCENT),
+    ("managed_overhead_fraction", "Managed-service overhead on compute", "fraction", PERCENT),
+    ("rent_extra_usd_per_month", "Cloud storage and egress a month", "USD/month", USD),
+    ("hours_per_month", "Hours a month (8,760 / 12)", "h", INTEGER),
+)
+ROW = {key: i + 2 for i, (key, *_) in enumerate(INPUT_ROWS)}
+OPTION_ROW = len(INPUT_ROWS) + 4
+
+
+def _ref(key: str) -> str:
+    return f"Inputs!$B${ROW[key]}"
+
+
+def _formulas_apply(inputs: Mapping[str, Any]) -> bool:
+    """The sheet's formulas model cash financing, no lead time, no tax shield, reservations billed monthly:
+    otherwise the engine's monthly figures are written as values."""
+    plain = all(o.get("upfront") == "no_upfront" for o in inputs.get("rent") or [])
+    return (
+        inputs.get("financing") == "cash"
+        and not inputs.get("lead_time_months")
+        and not inputs.get("tax_rate")
+        and plain
+    )
+
+
+def _own_formula(r: int) -> str:
+    m = f"$A{r}"
+    return (
+        f"={_ref('other_opex_usd_per_month')}+{_ref('power_full_usd_per_month')}*({_ref('idle_power_fraction')}"
+        f"+(1-{_ref('idle_power_fraction')})*{_ref('utilization')})*(1+{_ref('power_escalation_per_year')})"
+        f"^(({m}-1)/12)-IF({m}={_ref('months')},{_ref('resale_fraction')}*{_ref('capex_usd')},0)"
+    )
+
+
+def _rent_formula(r: int, option_row: int, term_months: int) -> str:
+    m, opt = f"$A{r}", f"Inputs!$B${option_row}"
+    over = f"(1+{_ref('managed_overhead_fraction')})"
+    common = f"{_ref('nodes')}*{_ref('hours_per_month')}*{opt}"
+    if term_months <= 0:
+        return (
+            f"={common}*{_ref('utilization')}*Inputs!$D${option_row}*(1+{_ref('cloud_price_change_per_year')})"
+            f"^(({m}-1)/12)*{over}+{_ref('rent_extra_usd_per_month')}"
+        )
+    return (
+        f"={common}*(1+{_ref('cloud_price_change_per_year')})^(({m}-MOD({m}-1,Inputs!$C${option_row})-1)/12)"
+        f"*{over}*IF({m}={_ref('months')},1+Inputs!$E${option_row},1)+{_ref('rent_extra_usd_per_month')}"
+    )
+
+
+def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    from openpyxl.styles import Font
+
+    bold = Font(bold=True)
+    for col, header in enumerate(("Input", "Value", "Unit"), start=1):
+        ws.cell(row=1, column=col, value=header).font = bold
+    values = {**inputs, "hours_per_month": 730}
+    for key, label, unit, fmt in INPUT_ROWS:
+        row = ROW[key]
+        ws.cell(row=row, column=1, value=label)
+        value: Any = values.get(key)
+        if key == "monthly_rate":
+            value = f"=(1+{_ref('discount_rate')})^(1/12)-1"
+        cell = ws.cell(row=row, column=2, value=value)
+        cell.number_format = fmt
+        ws.cell(row=row, column=3, value=unit)
+    headers = ("Rent option", "USD per node-hour", "Term (months)", "Hours factor", "Months past the horizon")
+    for col, header in enumerate(headers, start=1):
+        ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
+    options = [o for o in inputs.get("rent") or [] if isinstance(o, Mapping)]
+    for k, option in enumerate(options):
+        row = OPTION_ROW + k
+        ws.cell(row=row, column=1, value=str(option.get("model")))
+        ws.cell(row=row, column=2, value=option.get("usd_per_node_hour")).number_format = USD_CENTS
+        ws.cell(row=row, column=3, value=option.get("term_months") or 0)
+        ws.cell(row=row, column=4, value=option.get("hours_factor") or 1.0)
+        ws.cell(
+            row=row,
+            column=5,
+            value=f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})",
+        )
+    ws.column_dimensions["A"].width = 44
+    ws.column_dimensions["B"].width = 18
+    return options
+
+
+def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    cash = cost.get("cashflow") or {}
+    inputs = cash.get("inputs")
+    if not isinstance(inputs, Mapping):
+        return
+    options = _write_inputs(wb.create_sheet("Inputs"), inputs)
+    ws = wb.create_sheet("Cash flows")
+    bold = Font(bold=True)
+    names = ["own"] + [str(o.get("model")) for o in options]
+    headers = ["Month", "Own (USD)"] + [f"{n} (USD)" for n in names[1:]] + ["Discount factor"]
+    headers += [f"PV {n} (USD)" for n in names]
+    for col, header in enumerate(headers, start=1):
+        ws.cell(row=1, column=col, value=header).font = bold
+    months = int(inputs.get("months") or 0)
+    live = _formulas_apply(inputs)
+    engine = {"own": _get(cash, "own", "monthly_usd") or []}
+    engine.update({str(r.get("name")): r.get("monthly_usd") or [] for r in cash.get("rent") or []})
+    k_df = len(names) + 2
+    for m in range(months + 1):
+        r = m + 2
+        ws.cell(row=r, column=1, value=m)
+        for k, name in enumerate(names):
+            if not live:
+                value: Any = engine[name][m]
+            elif m == 0:
+                value = f"={_ref('capex_usd')}" if name == "own" else 0
+            elif name == "own":
+                value = _own_formula(r)
+            else:
+                option = options[k - 1]
+                value = _rent_formula(r, OPTION_ROW + k - 1, int(option.get("term_months") or 0))
+            ws.cell(row=r, column=k + 2, value=value).number_format = USD
+        ws.cell(row=r, column=k_df, value=f"=1/(1+{_ref('monthly_rate')})^$A{r}").number_format = "0.0000"
+        for k in range(len(names)):
+            flow, df = get_column_letter(k + 2), get_column_letter(k_df)
+            cell = ws.cell(row=r, column=k_df + 1 + k, value=f"={flow}{r}*{df}{r}")
+            cell.number_format = USD
+    last = months + 2
+    for label, offset in (("Total", 2), ("NPV", 3)):
+        r = last + offset
+        ws.cell(row=r, column=1, value=label).font = bold
+        for k in range(len(names)):
+            source = get_column_letter(k + 2 if label == "Total" else k_df + 1 + k)
+            ws.cell(row=r, column=k + 2, value=f"=SUM({source}2:{source}{last})").number_format = USD
+    if not live:
+        ws.cell(
+            row=last + 5,
+            column=1,
+            value="Values from the engine (financing, lead time, tax shield or "
+            "upfront payments are not modelled as formulas on this sheet)",
+        )
+    ws.freeze_panes = "B2"
+    years = wb.create_sheet("Cash flows by year")
+    for col, header in enumerate(["Year"] + headers[1 : len(names) + 1], start=1):
+        years.cell(row=1, column=col, value=header).font = bold
+    for y in range(1, math.ceil(months / 12) + 1):
+        start, end = (2 if y == 1 else 12 * (y - 1) + 3), min(12 * y + 2, last)
+        years.cell(row=y + 1, column=1, value=y)
+        for k in range(len(names)):
+            col = get_column_letter(k + 2)
+            cell = years.cell(row=y + 1, column=k + 2, value=f"=SUM('Cash flows'!{col}{start}:{col}{end})")
+            cell.number_format = USD
+
+
 def design_export_xlsx(*, evaluation: Mapping[str, Any]) -> bytes:
-    """The evaluation as an XLSX workbook (sheets Summary, Options, Assumptions), as bytes."""
+    """The evaluation as an XLSX workbook, as bytes: Summary (the verdict first), Options, Assumptions,
+    Sensitivity, Uncertainty, then Inputs, Cash flows (monthly, live formulas over Inputs) and Cash flows by
+    year (sums of the monthly rows)."""
     from openpyxl import Workbook
 
     wb = Workbook()
     first = True
-    for table in export_tables(evaluation):
+    for table in (*export_tables(evaluation), sensitivity_table(evaluation), uncertainty_table(evaluation)):
         ws = wb.active if first else wb.create_sheet()
         ws.title = table.title
         first = False
         _write_sheet(ws, table)
+    _write_cash_flows(wb, _first_cost(evaluation))
     design = evaluation.get("design") or {}
     wb.properties.title = str(design.get("name") or "ClusterDesigner design")
     wb.properties.creator = "ClusterDesigner"

@@ -448,7 +448,9 @@ def _unpriced_findings(
     is said, not dropped from the options in silence."""
     out = []
     for slug, models in chosen.items():
-        priced = (costs.get(slug) or {}).get("cloud") or {}
+        result = costs.get(slug) or {}
+        # An option that cannot finish the run is priced; the engine's option_cannot_finish finding says why.
+        priced = {**(result.get("cloud") or {}), **(result.get("cloud_unavailable") or {})}
         offering = catalog.offerings.get(slug)
         name = offering.instance_type if offering else slug
         for model in models or []:

@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.cashflow import (
+    FINANCING,
+    UPFRONT,
+    CashflowInputs,
+    RentOption,
+    cash_flows,
+    monte_carlo,
+)
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 from clusterdesigner.engine.failures import INTERRUPTIONS_PER_GPU_DAY, FailureResult, failure_model
@@ -30,9 +38,15 @@ from clusterdesigner.engine.offerings import (
     ServerTypeSpec,
     StorageTierSpec,
     SwitchSpec,
+    default_offering,
 )
 from clusterdesigner.engine.sensitivity import tornado
-from clusterdesigner.engine.storage import checkpoint_gb, dataset_read_gbps, save_timings
+from clusterdesigner.engine.storage import (
+    capacity_for_write_tib,
+    checkpoint_gb,
+    dataset_read_gbps,
+    save_timings,
+)
 from clusterdesigner.engine.tco import (
     MONTHS_PER_YEAR,
     Line,
@@ -40,15 +54,24 @@ from clusterdesigner.engine.tco import (
     break_even_meaning,
     break_even_utilization,
     cloud_cost,
+    committed_years,
     num,
     on_prem_cost,
+    reservation_break_even,
     usd,
 )
+from clusterdesigner.engine.verdict import RentOrOwn
 
 ISSUE = "ClusterDesigner default (illustrative; set your own)"
 PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure found): replace with a quote"
 # DGX H100: 10.2 kW maximum system power for 8 × 700 W H100 SXM (NVIDIA DGX H100 datasheet, recalled).
 NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
+
+
+# AWS Spot Instance Advisor states its frequency of interruption per trailing month; its lowest bucket is
+# "< 5 %". The engine's rate is per node-day, so a monthly fraction is divided by 365/12 days.
+SPOT_ADVISOR_LOW_BUCKET_PER_MONTH = 0.05
+DAYS_PER_MONTH = 365.0 / 12.0
 
 
 @dataclass(frozen=True)
@@ -114,8 +137,36 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.pue", 1.3, "ratio", ISSUE),
         _a("on_prem.usd_per_kwh", 0.08, "USD/kWh", ISSUE),
         _a("on_prem.colo_usd_per_kw_month", 150.0, "USD/kW-month", ISSUE),
+        _a(
+            "on_prem.load_power_fraction",
+            0.76,
+            "of nameplate server power at full load",
+            "Latif et al., arXiv:2506.14551 (2025): 8-GPU H100 nodes under compute-intensive training run at"
+            " 76 % of the 10.2 kW rating; Latif et al., IEEE Access 13:61740 (2025): 8.4 kW peak, 18 % below",
+        ),
+        _a(
+            "colocation.pricing",
+            "space_only",
+            "space_only|all_in",
+            "ClusterDesigner default: colocation quoted for space and cooling, power billed by the kWh"
+            " (all_in: the $/kW-month includes power, so no energy line)",
+        ),
         _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
-        _a("on_prem.staff_fte", 1.0, "FTE", "ClusterDesigner default (illustrative example)"),
+        _a(
+            "on_prem.staff_fte",
+            1.0,
+            "FTE (at least; nodes ÷ nodes per FTE above that)",
+            "ClusterDesigner default: at least one person runs an owned cluster; above 250 nodes"
+            " on_prem.nodes_per_fte applies",
+        ),
+        _a(
+            "on_prem.nodes_per_fte",
+            250.0,
+            "nodes per FTE",
+            "Roskies & Zacharia, “Designing and Supporting High-end Computational Facilities”, CTWatch"
+            " Quarterly 2(2), May 2006, p. 4: sites add “one FTE for roughly every 250 processors” (read"
+            " as 250 nodes; interpretation UNVERIFIED); also “8-12 FTEs for a single, large” HPC system",
+        ),
         _a("on_prem.staff_usd_per_fte_year", 180_000.0, "USD/FTE-year", ISSUE),
         _a(
             "on_prem.idle_power_fraction",
@@ -129,9 +180,10 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("on_prem.server_price_to_gpu_list", 1.25, "× GPU list price × GPUs", PLACEHOLDER),
         _a(
             "on_prem.server_usd_per_gpu",
-            28_750.0,
+            0.0,
             "USD/GPU",
-            "illustrative example: an 8 × H200 server at $230,000 (secondary; not a quote)",
+            "no default: used only when given and the catalog has no priced server type of the"
+            " accelerator (one accelerator’s price never stands in for another’s)",
         ),
         _a(
             "network.switch_usd",
@@ -142,6 +194,20 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("network.cable_usd", 150.0, "USD/cable", PLACEHOLDER),
         _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
         _a("network.switch_power_w", 1_000.0, "W/switch", PLACEHOLDER),
+        _a(
+            "network.node_transceiver_w",
+            8.0,
+            "W/transceiver",
+            "NVIDIA MMA4Z00-NS400 400Gb/s single-port OSFP (ConnectX-7 side): 8 W typical, 9 W maximum"
+            " (NVIDIA product specification, Connectivity Scenarios)",
+        ),
+        _a(
+            "network.switch_transceiver_w",
+            15.0,
+            "W/transceiver",
+            "NVIDIA MMA4Z00-NS 800Gb/s twin-port OSFP (switch side): 15 W in every configuration (NVIDIA"
+            " product specification, Overview)",
+        ),
         _a(
             "cloud.managed_overhead_fraction",
             0.0,
@@ -158,11 +224,12 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         _a("cloud.storage_usd_per_tb_month", 0.0, "USD/TB-month", "storage tier has no price in the catalog"),
         _a(
             "cloud.spot_preemptions_per_day",
-            0.05,
+            SPOT_ADVISOR_LOW_BUCKET_PER_MONTH / DAYS_PER_MONTH,
             "per node-day",
-            "catalog offering publishes none; GCP Capacity Advisor "
-            "bucket 0-5 % for a3-megagpu-8g us-west1 read as"
-            " 5 %/day (GKE Spot serving guide, secondary; interpretation UNVERIFIED)",
+            "AWS EC2 Spot Instance Advisor: 'Frequency of interruption represents the rate at which Spot has"
+            " reclaimed capacity during the trailing month', buckets < 5 %, 5-10 %, 10-15 %, 15-20 %, > 20 %"
+            " (spot-advisor-data.json, as described by grailbio/base spotadvisor); the lowest bucket's top,"
+            " 0.05 per node-month, ÷ 30.42 days (365/12) = 0.001644 per node-day",
         ),
         _a(
             "failures.failures_per_gpu_day",
@@ -200,6 +267,40 @@ DEFAULTS: Mapping[str, Assumption] = dict(
         ),
         _a("run.params_b", 70.0, "billion parameters", "placeholder: Llama 3 70B when no model is given"),
         _a("sensitivity.fraction", 0.25, "±fraction", "ClusterDesigner default: ±25 %"),
+        _a(
+            "cashflow.cloud_price_change_per_year",
+            0.0,
+            "fraction per year",
+            "ClusterDesigner default: flat prices (set your own; AWS cut p5 on-demand from $98.32 to $55.04"
+            " an hour in June 2025, −44 %, AWS price-cut announcement cited in the catalog)",
+        ),
+        _a("cashflow.power_escalation_per_year", 0.0, "fraction per year", "ClusterDesigner default: flat"),
+        _a(
+            "cashflow.lead_time_months",
+            0,
+            "months",
+            "ClusterDesigner default: owned capacity usable at once (set the vendor's delivery and install"
+            " time; rented meanwhile)",
+        ),
+        _a("cashflow.financing", "cash", "cash|loan|lease", "ClusterDesigner default: paid in cash"),
+        _a("cashflow.loan_rate", 0.08, "per year (APR, monthly = ÷ 12 as Excel PMT)", ISSUE),
+        _a("cashflow.loan_months", 60, "months", ISSUE + " (5 years, the depreciation life)"),
+        _a(
+            "cashflow.tax_rate",
+            0.0,
+            "fraction",
+            "ClusterDesigner default: no tax shield; set the tax rate to credit MACRS 5-year depreciation"
+            " (IRS Publication 946, Table A-1)",
+        ),
+        _a(
+            "cashflow.reserved_payment",
+            "no_upfront",
+            "no_upfront|partial_upfront|all_upfront",
+            "ClusterDesigner default: billed monthly (partial: half of the term at its start)",
+        ),
+        _a("uncertainty.spread", 0.25, "±fraction", "ClusterDesigner default: the tornado's ±25 %, uniform"),
+        _a("uncertainty.samples", 500, "draws", "ClusterDesigner default"),
+        _a("uncertainty.seed", 0, "seed", "ClusterDesigner default: fixed, so a result repeats"),
     ]
 )
 
@@ -212,6 +313,7 @@ SENSITIVE = (
     "on_prem.residual_fraction",
     "on_prem.node_power_kw",
     "on_prem.pue",
+    "on_prem.load_power_fraction",
     "on_prem.usd_per_kwh",
     "on_prem.colo_usd_per_kw_month",
     "on_prem.maintenance_fraction_per_year",
@@ -225,6 +327,29 @@ SENSITIVE = (
     "failures.failures_per_gpu_day",
 )
 
+# The tornado's inputs as a sentence names them (the verdict's "assumptions that move the answer most").
+SENSITIVE_LABELS: Mapping[str, str] = {
+    "utilization": "utilization",
+    "on_prem.server_usd": "the server price",
+    "on_prem.discount_rate": "the discount rate",
+    "on_prem.depreciation_years": "the depreciation life",
+    "on_prem.residual_fraction": "the resale value",
+    "on_prem.node_power_kw": "the node power",
+    "on_prem.pue": "the PUE",
+    "on_prem.load_power_fraction": "the power drawn at load",
+    "on_prem.usd_per_kwh": "the electricity price",
+    "on_prem.colo_usd_per_kw_month": "the colocation price",
+    "on_prem.maintenance_fraction_per_year": "maintenance",
+    "on_prem.staff_usd_per_fte_year": "staff cost",
+    "network.switch_usd": "the switch price",
+    "cloud.usd_per_node_hour.on_demand": "the on-demand price",
+    "cloud.usd_per_node_hour.reserved_1y": "the reserved 1-year price",
+    "cloud.usd_per_node_hour.reserved_3y": "the reserved 3-year price",
+    "cloud.usd_per_node_hour.spot": "the spot price",
+    "cloud.spot_preemptions_per_day": "the spot interruption rate",
+    "failures.failures_per_gpu_day": "the hardware failure rate",
+}
+
 # How each numeric request field is checked: positive, non-negative, fraction in [0, 1), utilization (0, 1].
 _RULES: Mapping[str, str] = {
     "horizon_years": "pos",
@@ -232,6 +357,7 @@ _RULES: Mapping[str, str] = {
     "cluster.gpus_per_node": "int",
     "cluster.nodes": "int",
     "cluster.nics_per_node": "int",
+    "cluster.nics_per_tray": "int",
     "cluster.oversubscription": "ge1",
     "on_prem.server_usd": "nonneg",
     "on_prem.depreciation_years": "pos",
@@ -243,8 +369,10 @@ _RULES: Mapping[str, str] = {
     "on_prem.colo_usd_per_kw_month": "nonneg",
     "on_prem.maintenance_fraction_per_year": "nonneg",
     "on_prem.staff_fte": "nonneg",
+    "on_prem.nodes_per_fte": "pos",
     "on_prem.staff_usd_per_fte_year": "nonneg",
     "on_prem.idle_power_fraction": "frac",
+    "on_prem.load_power_fraction": "share",
     "on_prem.installation_fraction": "nonneg",
     "on_prem.storage_usd_per_tb": "nonneg",
     "on_prem.server_price_to_gpu_list": "pos",
@@ -253,11 +381,14 @@ _RULES: Mapping[str, str] = {
     "network.cable_usd": "nonneg",
     "network.transceiver_usd": "nonneg",
     "network.switch_power_w": "nonneg",
+    "network.node_transceiver_w": "nonneg",
+    "network.switch_transceiver_w": "nonneg",
     "cloud.managed_overhead_fraction": "nonneg",
     "cloud.egress_tb": "nonneg",
     "cloud.egress_usd_per_gb": "nonneg",
     "cloud.storage_usd_per_tb_month": "nonneg",
     "cloud.spot_preemptions_per_day": "nonneg",
+    "cloud.spot_interruptions_per_node_month": "nonneg",
     "failures.failures_per_gpu_day": "nonneg",
     "failures.restart_minutes": "nonneg",
     "storage.checkpoint_bytes_per_param": "pos",
@@ -265,6 +396,8 @@ _RULES: Mapping[str, str] = {
     "storage.checkpoints_kept": "nonneg",
     "storage.dataset_tb": "nonneg",
     "storage.capacity_tb": "nonneg",
+    "storage.mb_s_per_tib": "pos",
+    "storage.target_write_s": "pos",
     "run.params_b": "pos",
     "run.gpu_hours": "pos",
     "run.days": "pos",
@@ -272,6 +405,16 @@ _RULES: Mapping[str, str] = {
     "run.tokens_per_second": "pos",
     "run.checkpoint_interval_minutes": "pos",
     "sensitivity.fraction": "frac",
+    "cashflow.cloud_price_change_per_year": "change",
+    "cashflow.power_escalation_per_year": "change",
+    "cashflow.lead_time_months": "count",
+    "cashflow.loan_rate": "nonneg",
+    "cashflow.loan_months": "int",
+    "cashflow.lease_usd_per_month": "nonneg",
+    "cashflow.tax_rate": "frac",
+    "uncertainty.spread": "frac",
+    "uncertainty.samples": "int",
+    "uncertainty.seed": "count",
     **{f"cloud.usd_per_node_hour.{m}": "pos" for m in PRICING_MODELS},
 }
 
@@ -284,6 +427,7 @@ _MAXIMA: Mapping[str, float] = {
     "cluster.gpus_per_node": 1_024,
     "cluster.nodes": 1_000_000,
     "cluster.nics_per_node": 1_024,
+    "cluster.nics_per_tray": 1_024,
     "cluster.oversubscription": 64,
     "on_prem.server_usd": 1e8,  # per node: a GB200 NVL72 rack is a few million
     "on_prem.depreciation_years": 50,
@@ -295,8 +439,10 @@ _MAXIMA: Mapping[str, float] = {
     "on_prem.colo_usd_per_kw_month": 10_000,
     "on_prem.maintenance_fraction_per_year": 1,
     "on_prem.staff_fte": 100_000,
+    "on_prem.nodes_per_fte": 1e6,
     "on_prem.staff_usd_per_fte_year": 1e7,
     "on_prem.idle_power_fraction": 1,
+    "on_prem.load_power_fraction": 1,
     "on_prem.installation_fraction": 10,
     "on_prem.storage_usd_per_tb": 1e6,
     "on_prem.server_price_to_gpu_list": 100,
@@ -305,11 +451,14 @@ _MAXIMA: Mapping[str, float] = {
     "network.cable_usd": 1e5,
     "network.transceiver_usd": 1e5,
     "network.switch_power_w": 1e6,
+    "network.node_transceiver_w": 1e4,
+    "network.switch_transceiver_w": 1e4,
     "cloud.managed_overhead_fraction": 10,
     "cloud.egress_tb": 1e9,
     "cloud.egress_usd_per_gb": 100,
     "cloud.storage_usd_per_tb_month": 1e6,
     "cloud.spot_preemptions_per_day": 1_000,
+    "cloud.spot_interruptions_per_node_month": 30_000,
     "failures.failures_per_gpu_day": 100,
     "failures.restart_minutes": 1e6,
     "storage.checkpoint_bytes_per_param": 1_000,
@@ -317,6 +466,8 @@ _MAXIMA: Mapping[str, float] = {
     "storage.checkpoints_kept": 1e6,
     "storage.dataset_tb": 1e9,
     "storage.capacity_tb": 1e9,
+    "storage.mb_s_per_tib": 1e6,
+    "storage.target_write_s": 1e7,
     "run.params_b": 1e7,
     "run.gpu_hours": 1e13,
     "run.days": 1e6,
@@ -324,6 +475,16 @@ _MAXIMA: Mapping[str, float] = {
     "run.tokens_per_second": 1e15,
     "run.checkpoint_interval_minutes": 1e7,
     "sensitivity.fraction": 1,
+    "cashflow.cloud_price_change_per_year": 10,
+    "cashflow.power_escalation_per_year": 10,
+    "cashflow.lead_time_months": 600,
+    "cashflow.loan_rate": 1,
+    "cashflow.loan_months": 600,
+    "cashflow.lease_usd_per_month": 1e12,
+    "cashflow.tax_rate": 1,
+    "uncertainty.spread": 1,
+    "uncertainty.samples": 5_000,
+    "uncertainty.seed": 2**32 - 1,
     **{f"cloud.usd_per_node_hour.{m}": 1e6 for m in PRICING_MODELS},
 }
 
@@ -335,7 +496,8 @@ _MISSING = object()
 
 def field_rule(path: str) -> str | None:
     """The range check :func:`tco` applies to a request field, for forms that mirror it: "pos" (> 0),
-    "nonneg" (≥ 0), "frac" ([0, 1)), "util" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1); None if unchecked."""
+    "nonneg" (≥ 0), "frac" ([0, 1)), "util" and "share" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1), "count"
+    (whole, ≥ 0), "change" (> −1, a yearly change); None if unchecked."""
     return _RULES.get(path)
 
 
@@ -368,6 +530,9 @@ def _checked(path: str, value: Any) -> Any:
         "util": (not 0 < value <= 1, "must be in (0, 1]: the fraction of hours the cluster is busy"),
         "ge1": (value < 1, "must be 1 or more"),
         "int": (value < 1 or int(value) != value, "must be a whole number, 1 or more"),
+        "share": (not 0 < value <= 1, "must be a fraction in (0, 1]"),
+        "count": (value < 0 or int(value) != value, "must be a whole number, 0 or more"),
+        "change": (value <= -1, "must be more than −1 (a change of −100 % a year)"),
     }
     bad, message = problems[rule]
     if bad:
@@ -376,7 +541,7 @@ def _checked(path: str, value: Any) -> Any:
     if value > most:
         shown = f"{most:,.0f}" if most >= 10_000 else f"{most:g}"
         raise InputError(f"must be at most {shown}, got {value:g}", field=path)
-    return int(value) if rule == "int" else value
+    return int(value) if rule in ("int", "count") else value
 
 
 @dataclass
@@ -432,6 +597,7 @@ class _Context:
     tokens_per_second: float | None
     training: Mapping[str, Any] | None
     cluster_accelerators: tuple[AcceleratorSpec, ...]
+    colo_all_in: bool = False
 
 
 def _number(section: Any, key: str) -> float | None:
@@ -447,16 +613,97 @@ def _slug(resolver: _Resolver, path: str, catalog: Mapping[str, Any], what: str)
     return catalog[slug]
 
 
-def _resolve(
-    request: Mapping[str, Any],
+def _server_price(
+    r: _Resolver,
     catalog: CatalogSpecs,
-    training: Mapping[str, Any] | None,
-    freshness: Freshness | None = None,
-) -> tuple[dict[str, Any], _Context, _Resolver]:
-    accelerators, fabrics, offerings = catalog.accelerators, catalog.fabrics, catalog.offerings
-    storage_tiers, switches, server_types = catalog.storage_tiers, catalog.switches, catalog.server_types
-    if not isinstance(request, Mapping):
-        raise InputError("the request must be a JSON object", field="")
+    server: ServerTypeSpec | None,
+    accelerator: AcceleratorSpec,
+    gpn: int,
+) -> float:
+    """USD per node, in this order: the request's price; the named server type's catalog price; the
+    catalog's priced server type of this accelerator with this many GPUs (newest figure, then slug); the
+    request's price per GPU × GPUs; this accelerator's own list price × GPUs × the server factor. Never
+    another accelerator's figure: with none of these the request must give one (an error naming the field).
+    """
+    path = "on_prem.server_usd"
+    if r.given(path):
+        return float(r.get(path))
+    if server is None:
+        priced = [
+            s
+            for s in catalog.server_types.values()
+            if s.accelerator == accelerator.slug and s.gpus_per_node == gpn and s.price_usd is not None
+        ]
+        server = max(priced, key=lambda s: (s.as_of, s.slug), default=None)
+    if server is not None and server.price_usd is not None:
+        return float(
+            r.get(
+                path, server.price_usd, "USD/node", f"server type {server.slug} (catalog)", as_of=server.as_of
+            )
+        )
+    if r.given("on_prem.server_usd_per_gpu"):
+        per_gpu = float(r.get("on_prem.server_usd_per_gpu"))
+        return float(r.get(path, per_gpu * gpn, "USD/node", f"{gpn} GPUs × {usd(per_gpu)}/GPU (request)"))
+    if accelerator.list_price_usd:
+        mult = r.get("on_prem.server_price_to_gpu_list")
+        return float(
+            r.get(
+                path,
+                accelerator.list_price_usd * gpn * mult,
+                "USD/node",
+                f"{gpn} × {accelerator.slug} list price {usd(accelerator.list_price_usd)} (catalog) × "
+                f"{num(mult)} (no priced {gpn}-GPU server type of {accelerator.slug} in the catalog)",
+                as_of=accelerator.as_of,
+            )
+        )
+    raise InputError(
+        f"the catalog has no price for {accelerator.slug} servers of {gpn} GPUs, nor a list price for "
+        f"{accelerator.slug}: give the server price (USD per node), or a price per GPU",
+        field=path,
+    )
+
+
+def _resolve_cashflow(r: _Resolver, v: dict[str, Any]) -> None:
+    """The money-over-time inputs: price paths, lead time, financing, tax shield, Monte Carlo."""
+    for name in (
+        "cashflow.cloud_price_change_per_year",
+        "cashflow.power_escalation_per_year",
+        "cashflow.lead_time_months",
+        "cashflow.tax_rate",
+        "uncertainty.spread",
+        "uncertainty.samples",
+        "uncertainty.seed",
+    ):
+        v[name] = r.get(name)
+    for name, choices in (("cashflow.financing", FINANCING), ("cashflow.reserved_payment", UPFRONT)):
+        v[name] = r.get(name)
+        if v[name] not in choices:
+            raise InputError(f"must be one of {', '.join(choices)}", field=name)
+    if v["cashflow.financing"] == "loan":
+        v["cashflow.loan_rate"] = r.get("cashflow.loan_rate")
+        v["cashflow.loan_months"] = r.get("cashflow.loan_months")
+    if v["cashflow.financing"] == "lease":
+        if not r.given("cashflow.lease_usd_per_month"):
+            raise InputError(
+                "an operating lease needs its monthly payment (USD a month for the whole cluster)",
+                field="cashflow.lease_usd_per_month",
+            )
+        v["cashflow.lease_usd_per_month"] = r.get("cashflow.lease_usd_per_month", unit="USD/month")
+
+
+def _staff_fte(r: _Resolver, nodes: int) -> float:
+    """FTEs running the cluster: the request's, else max(1, nodes ÷ nodes per FTE)."""
+    if r.given("on_prem.staff_fte"):
+        return float(r.get("on_prem.staff_fte"))
+    per_fte = float(r.get("on_prem.nodes_per_fte"))
+    fte = max(1.0, nodes / per_fte)
+    return float(
+        r.get("on_prem.staff_fte", fte, "FTE", f"max(1, {num(nodes)} nodes ÷ {num(per_fte)} nodes per FTE)")
+    )
+
+
+def _check_on_prem_keys(request: Mapping[str, Any]) -> None:
+    """Refuse unknown owning fields and range-check every one given, also those this request does not read."""
     on_prem = request.get("on_prem")
     if isinstance(on_prem, Mapping):
         unknown = sorted(set(on_prem) - set(ON_PREM_FIELDS))
@@ -470,9 +717,13 @@ def _resolve(
         for key in sorted(on_prem):
             if on_prem[key] is not None:
                 _checked(f"on_prem.{key}", on_prem[key])
-    r = _Resolver(request)
-    v: dict[str, Any] = {}
 
+
+def _resolve_accelerator(
+    r: _Resolver, request: Mapping[str, Any], catalog: CatalogSpecs
+) -> tuple[ServerTypeSpec | None, AcceleratorSpec, list[AcceleratorSpec]]:
+    """The server type (when named), the accelerator, and every accelerator of a mixed cluster."""
+    accelerators, server_types = catalog.accelerators, catalog.server_types
     server: ServerTypeSpec | None = None
     if r.given("cluster.server_type"):
         server = _slug(r, "cluster.server_type", server_types, "server type")
@@ -497,8 +748,11 @@ def _resolve(
                     f"unknown accelerator {slug!r}", field=f"cluster.accelerators.{i}"
                 )
             mixed.append(accelerators[slug])
-    fabric = _slug(r, "cluster.fabric", fabrics, "fabric")
+    return server, accelerator, mixed
 
+
+def _resolve_cluster(r: _Resolver, v: dict[str, Any], server: ServerTypeSpec | None) -> tuple[bool, str]:
+    """GPUs per node, nodes, NICs, oversubscription; returns (rail-optimised, topology)."""
     gpn_default = DEFAULTS["cluster.gpus_per_node"]
     if server is not None:
         v["gpus_per_node"] = r.get(
@@ -522,6 +776,47 @@ def _resolve(
     if topology not in ("fat_tree", "dragonfly_plus"):
         raise InputError("must be fat_tree or dragonfly_plus", field="cluster.topology")
 
+    return rail, str(topology)
+
+
+def _resolve_trays(
+    r: _Resolver, v: dict[str, Any], catalog: CatalogSpecs, accelerator: AcceleratorSpec
+) -> None:
+    """NICs per tray: a rack-scale node (a GB200 NVL72 rack of 18 compute trays) reaches the scale-out
+    network through its trays, so the fabric is sized for racks × trays of the tray's NICs, not for "nodes"
+    of 72 NICs each. The tray is the catalog's smaller server type of the same accelerator whose GPUs divide
+    the node's; without one, the node is its own tray."""
+    nics, gpn = int(v["nics_per_node"]), int(v["gpus_per_node"])
+    trays = sorted(
+        (
+            s
+            for s in catalog.server_types.values()
+            if s.accelerator == accelerator.slug
+            and s.gpus_per_node < gpn
+            and gpn % s.gpus_per_node == 0
+            and s.nics_per_node
+            and nics % (s.nics_per_node * gpn // s.gpus_per_node) == 0
+        ),
+        key=lambda s: (-s.gpus_per_node, s.slug),
+    )
+    if trays:
+        tray = trays[0]
+        default, source = (
+            int(tray.nics_per_node or nics),
+            f"server type {tray.slug}: {tray.gpus_per_node} GPUs a tray",
+        )
+    else:
+        default, source = nics, "the node is its own tray (no smaller server type of this accelerator)"
+    v["nics_per_tray"] = r.get("cluster.nics_per_tray", default, "NICs", source)
+    if nics % int(v["nics_per_tray"]):
+        raise InputError(
+            f"must divide the {nics} NICs per node, got {v['nics_per_tray']}", field="cluster.nics_per_tray"
+        )
+
+
+def _resolve_switch(r: _Resolver, switches: Mapping[str, SwitchSpec], fabric: FabricSpec) -> SwitchSpec:
+    """The named switch, the default, else the catalog's largest of the fabric's kind, else a generic one."""
+    switch: SwitchSpec
     if r.given("cluster.switch") or DEFAULTS["cluster.switch"].value in switches:
         switch = _slug(r, "cluster.switch", switches, "switch")
     else:
@@ -538,6 +833,11 @@ def _resolve(
             else "catalog has no switch; generic 64-port switch at the fabric's port rate",
         )
 
+    return switch
+
+
+def _resolve_tier(r: _Resolver, storage_tiers: Mapping[str, StorageTierSpec]) -> StorageTierSpec | None:
+    """The named storage tier, the default (lustre), else the catalog's first; None without tiers."""
     tier: StorageTierSpec | None = None
     if r.given("cluster.storage") or DEFAULTS["cluster.storage"].value in storage_tiers:
         if storage_tiers or r.given("cluster.storage"):
@@ -546,6 +846,23 @@ def _resolve(
         tier = next(iter(storage_tiers.values()))
         r.get("cluster.storage", tier.slug, "slug", "first catalog storage tier (catalog has no lustre)")
 
+    return tier
+
+
+def _resolve_owning(
+    r: _Resolver,
+    v: dict[str, Any],
+    catalog: CatalogSpecs,
+    server: ServerTypeSpec | None,
+    accelerator: AcceleratorSpec,
+    switch: SwitchSpec,
+) -> str:
+    """Staff, horizon, utilization, the owning rates, server price, node power and network prices; returns
+    the colocation pricing (space_only | all_in)."""
+    v["on_prem.staff_fte"] = _staff_fte(r, int(v["nodes"]))
+    colo_pricing = r.get("colocation.pricing")
+    if colo_pricing not in ("space_only", "all_in"):
+        raise InputError("must be space_only or all_in", field="colocation.pricing")
     v["horizon_years"] = r.get("horizon_years")
     v["utilization"] = r.get("utilization")
     for name in (
@@ -556,43 +873,34 @@ def _resolve(
         "usd_per_kwh",
         "colo_usd_per_kw_month",
         "maintenance_fraction_per_year",
-        "staff_fte",
         "staff_usd_per_fte_year",
         "idle_power_fraction",
+        "load_power_fraction",
         "installation_fraction",
         "storage_usd_per_tb",
     ):
         v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
 
+    v["on_prem.server_usd"] = _server_price(r, catalog, server, accelerator, int(v["gpus_per_node"]))
+    _resolve_node_power(r, v, server, accelerator)
+
+    for name, attr in (("switch_usd", "price_usd"), ("switch_power_w", "power_w")):
+        v[f"network.{name}"] = r.prefer(
+            f"network.{name}", getattr(switch, attr), f"switch {switch.slug} (catalog)"
+        )
+    v["network.cable_usd"] = r.get("network.cable_usd")
+    v["network.transceiver_usd"] = r.get("network.transceiver_usd")
+    v["network.node_transceiver_w"] = r.get("network.node_transceiver_w")
+    v["network.switch_transceiver_w"] = r.get("network.switch_transceiver_w")
+
+    return str(colo_pricing)
+
+
+def _resolve_node_power(
+    r: _Resolver, v: dict[str, Any], server: ServerTypeSpec | None, accelerator: AcceleratorSpec
+) -> None:
+    """Node power: the server type's, else GPUs × TDP × the DGX H100 ratio, else the request's (required)."""
     gpn = v["gpus_per_node"]
-    if r.given("on_prem.server_usd"):
-        v["on_prem.server_usd"] = r.get("on_prem.server_usd")
-    elif server is not None and server.price_usd is not None:
-        v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd",
-            server.price_usd,
-            "USD/node",
-            f"server type {server.slug} (catalog)",
-            as_of=server.as_of,
-        )
-    elif accelerator.list_price_usd:
-        mult = r.get("on_prem.server_price_to_gpu_list")
-        v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd",
-            accelerator.list_price_usd * gpn * mult,
-            "USD/node",
-            f"{gpn} × {accelerator.slug} list price "
-            f"{usd(accelerator.list_price_usd)} (catalog) × {num(mult)}",
-            as_of=accelerator.as_of,
-        )
-    else:
-        per_gpu = r.get("on_prem.server_usd_per_gpu")
-        v["on_prem.server_usd"] = r.get(
-            "on_prem.server_usd",
-            per_gpu * gpn,
-            "USD/node",
-            f"{gpn} GPUs × {usd(per_gpu)}/GPU (catalog has no price for {accelerator.slug}; placeholder)",
-        )
     if server is not None and server.node_power_kw is not None:
         v["on_prem.node_power_kw"] = r.get(
             "on_prem.node_power_kw", server.node_power_kw, "kW/node", f"server type {server.slug} (catalog)"
@@ -613,34 +921,78 @@ def _resolve(
             field="on_prem.node_power_kw",
         )
 
-    for name, attr in (("switch_usd", "price_usd"), ("switch_power_w", "power_w")):
-        v[f"network.{name}"] = r.prefer(
-            f"network.{name}", getattr(switch, attr), f"switch {switch.slug} (catalog)"
-        )
-    v["network.cable_usd"] = r.get("network.cable_usd")
-    v["network.transceiver_usd"] = r.get("network.transceiver_usd")
 
-    # Cloud: the named offering, or the catalog's cheapest on-demand one for this accelerator (with
-    # ``freshness``, among those whose on-demand price is not stale, while there are any).
+def _resolve_offering(
+    r: _Resolver,
+    v: dict[str, Any],
+    offerings: Mapping[str, CloudOfferingSpec],
+    accelerator: AcceleratorSpec,
+    freshness: Freshness | None,
+) -> CloudOfferingSpec | None:
+    """The named offering, else offerings.default_offering's pick; None when nothing rents the accelerator."""
+    # Cloud: the named offering, or the one offerings.default_offering picks for this accelerator: a current
+    # (not stale) on-demand price first, whole nodes of this size, the newest price, then the cheaper.
     offering: CloudOfferingSpec | None = None
     if r.given("cloud.offering"):
         offering = _slug(r, "cloud.offering", offerings, "cloud offering")
     else:
-        same = [
-            o
-            for o in offerings.values()
-            if o.accelerator == accelerator.slug and "on_demand" in o.usd_per_hour
-        ]
-        fresh = [o for o in same if freshness and not freshness.is_stale(o.price_as_of.get("on_demand"))]
-        if same:
-            offering = min(fresh or same, key=lambda o: o.usd_per_hour["on_demand"] / o.gpu_count)
+        slug = default_offering(
+            offerings,
+            accelerator=accelerator.slug,
+            gpus_per_node=int(v["gpus_per_node"]),
+            freshness=freshness,
+        )
+        if slug is not None:
+            offering = offerings[slug]
             r.get(
                 "cloud.offering",
-                offering.slug,
+                slug,
                 "slug",
-                f"cheapest on-demand catalog offering per GPU for {accelerator.slug}"
-                + (f" priced in the last {freshness.stale_after_days} days" if fresh and freshness else ""),
+                f"default offering for {accelerator.slug}: "
+                + (f"on-demand priced in the last {freshness.stale_after_days} days, " if freshness else "")
+                + f"{offering.gpu_count}-GPU nodes, newest price"
+                f" ({offering.price_as_of.get('on_demand', '?')}), then cheaper per GPU",
             )
+    return offering
+
+
+def _resolve_spot_rate(r: _Resolver, v: dict[str, Any], offering: CloudOfferingSpec | None) -> None:
+    """Spot interruptions per node-day, given per day or per trailing month (AWS Spot Advisor's unit); the
+    assumptions show both units."""
+    monthly = "cloud.spot_interruptions_per_node_month"
+    if r.given(monthly) and not r.given("cloud.spot_preemptions_per_day"):
+        per_month = r.get(monthly, unit="per node per trailing month (AWS Spot Advisor's unit)")
+        v["cloud.spot_preemptions_per_day"] = r.get(
+            "cloud.spot_preemptions_per_day",
+            per_month / DAYS_PER_MONTH,
+            "per node-day",
+            f"{monthly} {num(per_month)} ÷ {DAYS_PER_MONTH:.2f} days",
+        )
+    else:
+        v["cloud.spot_preemptions_per_day"] = r.prefer(
+            "cloud.spot_preemptions_per_day",
+            None if offering is None else offering.spot_preemptions_per_day,
+            f"{None if offering is None else offering.slug} (catalog)",
+        )
+        r.get(
+            monthly,
+            v["cloud.spot_preemptions_per_day"] * DAYS_PER_MONTH,
+            "per node per trailing month (AWS Spot Advisor's unit)",
+            f"cloud.spot_preemptions_per_day × {DAYS_PER_MONTH:.2f} days (the same rate, shown per month)",
+        )
+
+
+def _resolve_cloud(
+    r: _Resolver,
+    v: dict[str, Any],
+    offerings: Mapping[str, CloudOfferingSpec],
+    accelerator: AcceleratorSpec,
+    tier: StorageTierSpec | None,
+    freshness: Freshness | None,
+) -> tuple[CloudOfferingSpec | None, list[str]]:
+    """The offering, each priced model's $/node-hour, overheads, cloud storage and the spot rate."""
+    gpn = v["gpus_per_node"]
+    offering = _resolve_offering(r, v, offerings, accelerator, freshness)
     models: list[str] = []
     for model in PRICING_MODELS:
         path = f"cloud.usd_per_node_hour.{model}"
@@ -668,12 +1020,15 @@ def _resolve(
         None if tier is None else tier.usd_per_tb_month,
         f"storage tier {None if tier is None else tier.slug} (catalog)",
     )
-    v["cloud.spot_preemptions_per_day"] = r.prefer(
-        "cloud.spot_preemptions_per_day",
-        None if offering is None else offering.spot_preemptions_per_day,
-        f"{None if offering is None else offering.slug} (catalog)",
-    )
+    _resolve_spot_rate(r, v, offering)
+    return offering, models
 
+
+def _resolve_storage(r: _Resolver, v: dict[str, Any]) -> bool:
+    """Failure rates and storage sizing; returns whether checkpoints are asynchronous."""
+    for name in ("storage.mb_s_per_tib", "storage.target_write_s"):
+        if r.given(name):
+            v[name] = r.get(name, unit="MB/s per TiB provisioned" if name.endswith("tib") else "s")
     v["failures.failures_per_gpu_day"] = r.get("failures.failures_per_gpu_day")
     v["failures.restart_minutes"] = r.get("failures.restart_minutes")
     for name in ("checkpoint_bytes_per_param", "bytes_per_token", "checkpoints_kept", "dataset_tb"):
@@ -682,6 +1037,14 @@ def _resolve(
     if r.given("storage.capacity_tb"):
         v["storage.capacity_tb"] = r.get("storage.capacity_tb")
 
+    return async_ckpt
+
+
+def _resolve_run(
+    r: _Resolver, v: dict[str, Any], training: Mapping[str, Any] | None
+) -> tuple[str, float | None, float | None, float | None]:
+    """The run: days from the training engine, else given days, else GPU-hours; params, tokens, tokens/s
+    and the checkpoint interval. Returns (run source, tokens, tokens/s, interval minutes)."""
     # The run: days from the training engine, else given days, else GPU-hours on this cluster.
     run_source = "none"
     if training is not None and training.get("fits", True) and training.get("time_to_train_days"):
@@ -722,13 +1085,39 @@ def _resolve(
         if r.given("run.checkpoint_interval_minutes")
         else None
     )
+    return run_source, tokens, tps, interval
+
+
+def _resolve(
+    request: Mapping[str, Any],
+    catalog: CatalogSpecs,
+    training: Mapping[str, Any] | None,
+    freshness: Freshness | None = None,
+) -> tuple[dict[str, Any], _Context, _Resolver]:
+    """Every value the evaluation uses, with its unit and source (request, catalog or DEFAULTS), in order."""
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be a JSON object", field="")
+    _check_on_prem_keys(request)
+    r = _Resolver(request)
+    v: dict[str, Any] = {}
+    server, accelerator, mixed = _resolve_accelerator(r, request, catalog)
+    fabric = _slug(r, "cluster.fabric", catalog.fabrics, "fabric")
+    rail, topology = _resolve_cluster(r, v, server)
+    _resolve_trays(r, v, catalog, accelerator)
+    switch = _resolve_switch(r, catalog.switches, fabric)
+    tier = _resolve_tier(r, catalog.storage_tiers)
+    colo_pricing = _resolve_owning(r, v, catalog, server, accelerator, switch)
+    offering, models = _resolve_cloud(r, v, catalog.offerings, accelerator, tier, freshness)
+    async_ckpt = _resolve_storage(r, v)
+    run_source, tokens, tps, interval = _resolve_run(r, v, training)
     v["sensitivity.fraction"] = r.get("sensitivity.fraction")
+    _resolve_cashflow(r, v)
     ctx = _Context(
         accelerator=accelerator,
         fabric=fabric,
         switch=switch,
         tier=tier,
-        tiers=storage_tiers,
+        tiers=catalog.storage_tiers,
         offering=offering,
         pricing_models=tuple(models),
         rail_optimized=rail,
@@ -740,6 +1129,7 @@ def _resolve(
         tokens_per_second=tps,
         training=training,
         cluster_accelerators=tuple(mixed),
+        colo_all_in=colo_pricing == "all_in",
     )
     return v, ctx, r
 
@@ -749,8 +1139,10 @@ def _line(x: Line) -> dict[str, Any]:
 
 
 def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float, float]:
-    nodes, nics = int(v["nodes"]), int(v["nics_per_node"])
-    if nodes == 1:
+    racks, per_tray = int(v["nodes"]), int(v["nics_per_tray"])
+    # The fabric sees trays: a rack-scale node of 72 NICs is 18 trays of 4 (rails per tray, not per rack).
+    nodes, nics = racks * (int(v["nics_per_node"]) // per_tray), per_tray
+    if racks == 1:
         return (
             {"topology": "none", "note": "one node: no scale-out network", "capex_usd": 0.0, "power_kw": 0.0},
             0.0,
@@ -780,6 +1172,8 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
         cable_usd=v["network.cable_usd"],
         transceiver_usd=v["network.transceiver_usd"],
         switch_power_w=v["network.switch_power_w"],
+        node_transceiver_w=v["network.node_transceiver_w"],
+        switch_transceiver_w=v["network.switch_transceiver_w"],
     )
     out = {
         "topology": chosen.name,
@@ -807,7 +1201,9 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
         },
         "capex_usd": cost.capex_usd,
         "power_kw": cost.power_kw,
-        "power_formula": f"{chosen.switches} switches × {num(v['network.switch_power_w'])} W",
+        "power_formula": f"{chosen.switches} switches × {num(v['network.switch_power_w'])} W + "
+        f"{chosen.endpoints} node-side transceivers × {num(v['network.node_transceiver_w'])} W + "
+        f"{chosen.transceivers - chosen.endpoints} switch-side × {num(v['network.switch_transceiver_w'])} W",
     }
     if tree is None:
         out["note"] = "beyond a three-tier fat-tree of this radix: Dragonfly+ used"
@@ -819,13 +1215,13 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
     return out, cost.capex_usd, cost.power_kw
 
 
-def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
-    """Everything except sensitivity and findings, from resolved values ``v`` alone."""
+def _evaluate_storage(
+    v: Mapping[str, Any], ctx: _Context
+) -> tuple[dict[str, Any], float, float | None, float]:
+    """Checkpoint size, capacity, save time and dataset bandwidth; returns (storage, capacity TB, run days,
+    blocking write seconds)."""
     nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
     gpus = nodes * gpn
-    u, horizon = float(v["utilization"]), float(v["horizon_years"])
-    network, network_capex, network_kw = _network(v, ctx)
-
     # Storage: checkpoint size, capacity, save time, dataset bandwidth.
     params = float(v["run.params_b"]) * 1e9
     ckpt_gb = checkpoint_gb(params=params, bytes_per_param=float(v["storage.checkpoint_bytes_per_param"]))
@@ -853,8 +1249,16 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         if tps is None
         else dataset_read_gbps(tokens_per_s=tps, bytes_per_token=float(v["storage.bytes_per_token"]))
     )
+    tiers, per_tib = ctx.tiers, v.get("storage.mb_s_per_tib")
+    if per_tib is not None and ctx.tier is not None:
+        tiers = {**tiers, ctx.tier.slug: replace(ctx.tier, mb_s_per_tib=float(per_tib))}
+    capacity_tib = float(capacity_tb) * 1e12 / 2**40
     timings = save_timings(
-        checkpoint_size_gb=ckpt_gb, nodes=nodes, tiers=ctx.tiers, read_needed_gbps=read_needed
+        checkpoint_size_gb=ckpt_gb,
+        nodes=nodes,
+        tiers=tiers,
+        read_needed_gbps=read_needed,
+        capacity_tib=capacity_tib,
     )
     write_s = 0.0
     if ctx.tier is not None:
@@ -871,11 +1275,41 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "capacity_tb": capacity_tb,
         "capacity_formula": capacity_formula,
         "checkpoint_write_s": write_s,
+        "capacity_tib": capacity_tib,
+        **_capacity_for_target(v, ctx, tiers, ckpt_gb),
         "async_checkpoint": ctx.async_checkpoint,
         "dataset_read_needed_gbps": read_needed,
         "tiers": {slug: t.as_dict() for slug, t in timings.items()},
     }
 
+    return storage, float(capacity_tb), days, write_s
+
+
+def _capacity_for_target(
+    v: Mapping[str, Any], ctx: _Context, tiers: Mapping[str, StorageTierSpec], ckpt_gb: float
+) -> dict[str, Any]:
+    """With storage.target_write_s and a per-TiB tier: the TiB that save a checkpoint in that time."""
+    target = v.get("storage.target_write_s")
+    tier = None if ctx.tier is None else tiers[ctx.tier.slug]
+    if target is None or tier is None or tier.mb_s_per_tib is None:
+        return {}
+    tib = capacity_for_write_tib(
+        checkpoint_size_gb=ckpt_gb, target_write_s=float(target), mb_s_per_tib=tier.mb_s_per_tib
+    )
+    return {
+        "capacity_for_target_write_tib": tib,
+        "capacity_for_target_write_formula": f"{num(ckpt_gb)} GB × 1,000 ÷ ({num(target)} s × "
+        f"{num(tier.mb_s_per_tib)} MB/s/TiB)",
+    }
+
+
+def _evaluate_failures(
+    v: Mapping[str, Any], ctx: _Context, write_s: float, days: float | None
+) -> tuple[FailureResult, FailureResult, dict[str, Any], dict[str, str], tuple[str, ...]]:
+    """Every option shares hardware failures; spot adds preemptions. Returns (base, spot, failures,
+    unavailable options with why, the pricing models that can finish)."""
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    gpus = nodes * gpn
     # Failures: every option shares hardware failures; spot adds preemptions on top.
     fail_rate = float(v["failures.failures_per_gpu_day"])
     restart = float(v["failures.restart_minutes"])
@@ -899,7 +1333,12 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         run_days=days,
         interval_minutes=ctx.checkpoint_interval_minutes,
     )
-    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 else math.inf
+    # An option whose goodput is 0 never finishes the run: it is left out of the comparison and said so.
+    spot_factor = base.goodput / spot.goodput if spot.goodput > 0 and base.goodput > 0 else None
+    unavailable: dict[str, str] = {}
+    if spot_factor is None and "spot" in ctx.pricing_models:
+        unavailable["spot"] = _cannot_finish("spot", spot if spot.goodput <= 0 else base)
+    priced_models = tuple(m for m in ctx.pricing_models if m not in unavailable)
     failures = {
         "on_prem_and_reserved": _failure_dict(base),
         "spot": _failure_dict(spot),
@@ -907,6 +1346,21 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "model": "goodput = 1 − δ/τ − (τ/2 + restart)/MTBI; τ* = √(2·δ·MTBI) (Young 1974)",
     }
 
+    return base, spot, failures, unavailable, priced_models
+
+
+def _evaluate_owning(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    network: dict[str, Any],
+    network_capex: float,
+    network_kw: float,
+    storage: dict[str, Any],
+    capacity_tb: float,
+) -> tuple[Any, dict[str, Any]]:
+    """Owning over the horizon (tco.on_prem_cost) and its JSON; adds network and storage capex shares."""
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    u, horizon = float(v["utilization"]), float(v["horizon_years"])
     # Owning.
     storage_capex = capacity_tb * float(v["on_prem.storage_usd_per_tb"])
     inputs = OnPremInputs(
@@ -928,6 +1382,8 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         depreciation_years=float(v["on_prem.depreciation_years"]),
         discount_rate=float(v["on_prem.discount_rate"]),
         residual_fraction=float(v["on_prem.residual_fraction"]),
+        load_power_fraction=float(v["on_prem.load_power_fraction"]),
+        colo_all_in=ctx.colo_all_in,
     )
     own = on_prem_cost(inputs=inputs, utilization=u, horizon_years=horizon)
     network["share_of_capex"] = network_capex / own.capex_usd if own.capex_usd else 0.0
@@ -955,6 +1411,23 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         Line(storage_capex, f"{num(capacity_tb)} TB × {usd(v['on_prem.storage_usd_per_tb'])}/TB")
     )
 
+    return own, on_prem
+
+
+def _evaluate_renting(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    models: tuple[str, ...],
+    own: Any,
+    storage: dict[str, Any],
+    capacity_tb: float,
+    spot_factor: float | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Each pricing model's bill over the horizon, its break-even with owning, the cost curves and each
+    model's cost line in utilization."""
+    priced_models = models
+    nodes, gpn = int(v["nodes"]), int(v["gpus_per_node"])
+    u, horizon = float(v["utilization"]), float(v["horizon_years"])
     # Renting.
     months = horizon * MONTHS_PER_YEAR
     storage_usd = capacity_tb * float(v["cloud.storage_usd_per_tb_month"]) * months
@@ -970,7 +1443,7 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
     cloud: dict[str, Any] = {}
     break_even: dict[str, Any] = {}
     rent_lines = {}
-    for model in ctx.pricing_models:
+    for model in priced_models:
         price = float(v[f"cloud.usd_per_node_hour.{model}"])
         res = cloud_cost(
             pricing_model=model,
@@ -982,7 +1455,7 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
             managed_overhead_fraction=float(v["cloud.managed_overhead_fraction"]),
             storage_usd=storage_usd,
             egress_usd=egress_usd,
-            spot_hours_factor=spot_factor if model == "spot" else 1.0,
+            spot_hours_factor=spot_factor if model == "spot" and spot_factor is not None else 1.0,
         )
         rent_lines[model] = res.linear
         cloud[model] = {
@@ -1000,8 +1473,17 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         }
         if model in COMMITMENT_YEARS and "on_demand" in ctx.pricing_models:
             od = float(v["cloud.usd_per_node_hour.on_demand"])
-            cloud[model]["break_even_vs_on_demand_utilization"] = price / od
-            cloud[model]["break_even_vs_on_demand_formula"] = f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+            billed_years = committed_years(pricing_model=model, horizon_years=horizon) or horizon
+            cloud[model]["break_even_vs_on_demand_utilization"] = reservation_break_even(
+                reserved_usd_per_hour=price,
+                on_demand_usd_per_hour=od,
+                billed_years=billed_years,
+                horizon_years=horizon,
+            )
+            cloud[model]["break_even_vs_on_demand_formula"] = (
+                f"{num(billed_years)} billed years ÷ {num(horizon)}-year horizon × "
+                f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+            )
         u_star = break_even_utilization(own=own.linear, rent=res.linear)
         slope = res.linear.per_utilization_usd - own.linear.per_utilization_usd
         break_even[model] = {
@@ -1023,6 +1505,22 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         },
     }
 
+    return cloud, break_even, curves, rent_lines
+
+
+def _evaluate_per_run(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    days: float | None,
+    base: FailureResult,
+    spot: FailureResult,
+    models: tuple[str, ...],
+    own: Any,
+    cloud: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Days with failures and the cost of one run per option, or why no option can finish it."""
+    gpus = int(v["nodes"]) * int(v["gpus_per_node"])
+    priced_models = models
     # Per run.
     per_run: dict[str, Any] = {"source": ctx.run_source}
     trained_on = ((ctx.training or {}).get("summary") or {}).get("cluster") or {}
@@ -1031,10 +1529,12 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
             f"the training estimate is for {trained_on['gpus']} GPUs, this design has {gpus}: "
             "its days do not apply"
         )
-    if days is not None:
+    if days is not None and base.goodput <= 0:
+        per_run["days"] = days
+        per_run["cannot_finish"] = _cannot_finish("any option", base)
+    elif days is not None:
         eff = base.effective_days if base.effective_days is not None else days
-        spot_eff = spot.effective_days if spot.effective_days is not None else days
-        over = 1.0 + float(v["cloud.managed_overhead_fraction"])
+        spot_eff = spot.effective_days if spot.goodput > 0 and spot.effective_days is not None else None
         per_run.update(
             {
                 "days": days,
@@ -1048,37 +1548,203 @@ def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
                 "effective_days_formula": f"{num(days)} days ÷ goodput {base.goodput:.4f}",
             }
         )
-        own_run = eff * 24.0 * gpus * own.usd_per_gpu_hour.usd
-        options = {
-            "on_prem": _line(
-                Line(
-                    own_run,
-                    f"{num(eff)} d × 24 × {gpus} GPUs × "
-                    f"{usd(own.usd_per_gpu_hour.usd)}/GPU-h owned at {num(u)} utilization",
-                )
-            )
-        }
-        for model in ctx.pricing_models:
-            price = float(v[f"cloud.usd_per_node_hour.{model}"])
-            run_days = spot_eff if model == "spot" else eff
-            text = f"{num(run_days)} d × 24 × {nodes} nodes × {usd(price)}/node-h × {num(over)}"
-            if model in COMMITMENT_YEARS:
-                text += " (the rest of the commitment assumed used elsewhere)"
-            options[model] = _line(Line(run_days * 24.0 * nodes * price * over, text))
-        per_run["usd"] = options
+        per_run["usd"] = _per_run_options(v, ctx, priced_models, own, cloud, eff, spot_eff)
 
+    return per_run
+
+
+def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
+    """Everything except sensitivity and findings, from resolved values ``v`` alone."""
+    network, network_capex, network_kw = _network(v, ctx)
+    storage, capacity_tb, days, write_s = _evaluate_storage(v, ctx)
+    base, spot, failures, unavailable, models = _evaluate_failures(v, ctx, write_s, days)
+    own, on_prem = _evaluate_owning(v, ctx, network, network_capex, network_kw, storage, capacity_tb)
+    cloud, break_even, curves, rent_lines = _evaluate_renting(
+        v, ctx, models, own, storage, capacity_tb, failures["spot_hours_factor"]
+    )
     return {
         "on_prem": on_prem,
         "cloud": cloud,
+        "cloud_unavailable": unavailable,
         "break_even_utilization": break_even,
         "curves": curves,
-        "per_run": per_run,
+        "per_run": _evaluate_per_run(v, ctx, days, base, spot, models, own, cloud),
         "network": network,
         "storage": storage,
         "failures": failures,
         "_own_linear": own.linear,
         "_rent_linear": rent_lines,
     }
+
+
+def _per_run_options(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    models: tuple[str, ...],
+    own: Any,
+    cloud: Mapping[str, Any],
+    eff: float,
+    spot_eff: float | None,
+) -> dict[str, Any]:
+    """Cost of one run per option, each in its frame: owning assumes the rest of the horizon is used at the
+    design's utilization and shows the whole-horizon cost beside it; a reservation shows its whole
+    commitment and the share of it the run uses; pay-as-you-go pays the run's hours."""
+    nodes, gpus = int(v["nodes"]), int(v["nodes"]) * int(v["gpus_per_node"])
+    u, over = float(v["utilization"]), 1.0 + float(v["cloud.managed_overhead_fraction"])
+    owned = Line(
+        eff * 24.0 * gpus * own.usd_per_gpu_hour.usd,
+        f"{num(eff)} d × 24 × {gpus} GPUs × {usd(own.usd_per_gpu_hour.usd)}/GPU-h owned at {num(u)}"
+        " utilization",
+    )
+    options: dict[str, Any] = {
+        "on_prem": {
+            **_line(owned),
+            "assumption": f"the rest of the {num(v['horizon_years'])}-year horizon is used at {num(u)} "
+            "utilization; otherwise the whole-horizon cost applies",
+            "horizon_usd": own.total.usd,
+        }
+    }
+    for model in models:
+        price = float(v[f"cloud.usd_per_node_hour.{model}"])
+        run_days = spot_eff if model == "spot" and spot_eff is not None else eff
+        text = f"{num(run_days)} d × 24 × {nodes} nodes × {usd(price)}/node-h × {num(over)}"
+        row: dict[str, Any] = _line(Line(run_days * 24.0 * nodes * price * over, text))
+        if model in COMMITMENT_YEARS:
+            billed = float(cloud[model]["billed_node_hours"])
+            row["commitment_usd"] = float(cloud[model]["parts"]["compute"]["usd"])
+            row["share_of_commitment"] = min(1.0, run_days * 24.0 * nodes / billed)
+            row["formula"] += (
+                f"; the commitment is {usd(row['commitment_usd'])} ({num(billed)} node-hours billed),"
+                f" of which this run uses {row['share_of_commitment']:.1%}"
+            )
+        options[model] = row
+    return options
+
+
+def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowInputs:
+    """The monthly cash-flow model's inputs from resolved values and the evaluated horizon figures."""
+    horizon, u = float(v["horizon_years"]), float(v["utilization"])
+    months = max(1, round(horizon * 12))
+    own, annual = core["on_prem"], core["on_prem"]["annual"]
+    idle = float(v["on_prem.idle_power_fraction"])
+    draw = idle + (1.0 - idle) * u
+    life, residual = float(v["on_prem.depreciation_years"]), float(v["on_prem.residual_fraction"])
+    used = min(horizon, life)
+    spot_factor = core["failures"]["spot_hours_factor"] or 1.0
+    upfront = str(v["cashflow.reserved_payment"])
+    rent = tuple(
+        RentOption(
+            model=m,
+            usd_per_node_hour=float(c["usd_per_node_hour"]),
+            term_months=int(COMMITMENT_YEARS.get(m, 0) * 12),
+            upfront=upfront if m in COMMITMENT_YEARS else "no_upfront",
+            hours_factor=spot_factor if m == "spot" else 1.0,
+        )
+        for m, c in core["cloud"].items()
+    )
+    first = next(iter(core["cloud"].values()), None)
+    extra = (
+        0.0
+        if first is None
+        else (first["parts"]["storage"]["usd"] + first["parts"]["egress"]["usd"]) / months
+    )
+    return CashflowInputs(
+        months=months,
+        discount_rate=float(v["on_prem.discount_rate"]),
+        nodes=int(v["nodes"]),
+        utilization=u,
+        capex_usd=float(own["capex_usd"]),
+        power_full_usd_per_month=annual["energy"]["usd"] / draw / 12.0,
+        idle_power_fraction=idle,
+        other_opex_usd_per_month=sum(annual[k]["usd"] for k in ("colocation", "maintenance", "staff")) / 12.0,
+        # Resale at the straight-line book value: residual after the depreciation life, linear before it.
+        resale_fraction=1.0 - (1.0 - residual) * used / life,
+        rent=rent,
+        managed_overhead_fraction=float(v["cloud.managed_overhead_fraction"]),
+        rent_extra_usd_per_month=extra,
+        cloud_price_change_per_year=float(v["cashflow.cloud_price_change_per_year"]),
+        power_escalation_per_year=float(v["cashflow.power_escalation_per_year"]),
+        lead_time_months=int(v["cashflow.lead_time_months"]),
+        financing=str(v["cashflow.financing"]),
+        loan_rate=float(v.get("cashflow.loan_rate", 0.08)),
+        loan_months=int(v.get("cashflow.loan_months", 60)),
+        lease_usd_per_month=v.get("cashflow.lease_usd_per_month"),
+        tax_rate=float(v["cashflow.tax_rate"]),
+    )
+
+
+def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
+    """Monthly cash flows, NPV, payback, IRR and the Monte Carlo; a note in words when there is no rent
+    option to compare owning with."""
+    if not core["cloud"]:
+        return {"note": "no cloud price to compare owning with: cash flows of owning only are not compared"}
+    inputs = _cashflow_inputs(v, core)
+    result = cash_flows(inputs=inputs)
+    spread = monte_carlo(
+        inputs=inputs,
+        spread=float(v["uncertainty.spread"]),
+        samples=int(v["uncertainty.samples"]),
+        seed=int(v["uncertainty.seed"]),
+    )
+    out = result.to_json()
+    for row in out["rent"]:
+        row["label"] = MODEL_LABELS.get(row["name"], row["name"])
+    return {
+        **out,
+        "inputs": inputs.to_json(),
+        "uncertainty": spread.to_json(),
+        "convention": "monthly, end of month, discounted at (1 + r)^(1/12) − 1; rent − own (> 0: owning"
+        " costs less); see docs/cost-engine.md",
+    }
+
+
+def _ranking(core: Mapping[str, Any]) -> dict[str, Any]:
+    """Options cheapest first in one frame, the whole horizon (owning's annualised total, each rent option's
+    bill over the horizon): never per-run and horizon figures mixed in one ranking."""
+    totals = {"on_prem": float(core["on_prem"]["total_usd"])}
+    totals.update({m: float(c["total_usd"]) for m, c in core["cloud"].items()})
+    order = sorted(totals, key=lambda k: (totals[k], k))
+    return {"frame": "whole horizon", "options": [{"option": k, "total_usd": totals[k]} for k in order]}
+
+
+def _verdict(
+    v: Mapping[str, Any],
+    ctx: _Context,
+    core: Mapping[str, Any],
+    cashflow: Mapping[str, Any],
+    sensitivity: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado."""
+    if "reference" not in cashflow:
+        return None
+    paygo = "on_demand" if "on_demand" in core["cloud"] else cashflow["reference"]
+    be = core["break_even_utilization"].get(paygo, {}).get("utilization")
+    top = sensitivity.get("rows", [])[:3]
+    answer = RentOrOwn(
+        horizon_years=float(v["horizon_years"]),
+        utilization=float(v["utilization"]),
+        gpus=int(v["nodes"]) * int(v["gpus_per_node"]),
+        accelerator=ctx.accelerator.slug,
+        discount_rate=float(v["on_prem.discount_rate"]),
+        own_npv_usd=float(cashflow["own"]["npv_usd"]),
+        rent_npv_usd={MODEL_LABELS.get(r["name"], r["name"]): float(r["npv_usd"]) for r in cashflow["rent"]},
+        saving_usd=float(cashflow["npv_difference_usd"]),
+        cheapest_rent=MODEL_LABELS.get(cashflow["reference"], cashflow["reference"]),
+        payback_month=cashflow["payback_month"],
+        break_even_utilization=be,
+        break_even_option=MODEL_LABELS.get(paygo, paygo),
+        movers=tuple(SENSITIVE_LABELS.get(row["name"], row["name"]) for row in top),
+    )
+    return answer.to_json()
+
+
+def _cannot_finish(what: str, f: FailureResult) -> str:
+    """Why an option never finishes, in words: interruptions arrive faster than checkpoints save work."""
+    return (
+        f"{what} cannot finish the run: at {f.interruptions_per_day:,.1f} interruptions a day (one every "
+        f"{f.mtbi_hours * 60:,.0f} min) each checkpoint interval loses more work than it saves (goodput 0, "
+        "Young 1974 first-order model); lower the interruption rate, the node count or the checkpoint time"
+    )
 
 
 def _failure_dict(f: FailureResult) -> dict[str, Any]:
@@ -1136,9 +1802,11 @@ def tco(
     reference = _reference_model(core)
     fraction = float(v["sensitivity.fraction"])
 
-    def outcome(values: Mapping[str, Any]) -> tuple[float, float | None]:
+    def outcome(values: Mapping[str, Any]) -> tuple[float, float | None] | None:
         again = _evaluate(values, ctx)
         assert reference is not None
+        if reference not in again["cloud"]:
+            return None  # moved this far, the reference option cannot finish the run
         delta = again["on_prem"]["total_usd"] - again["cloud"][reference]["total_usd"]
         return delta, again["break_even_utilization"][reference]["utilization"]
 
@@ -1154,6 +1822,7 @@ def tco(
                 bounds={
                     "utilization": (1e-6, 1.0),
                     "on_prem.residual_fraction": (0.0, 0.999),
+                    "on_prem.load_power_fraction": (1e-6, 1.0),
                     "on_prem.depreciation_years": (1e-6, math.inf),
                 },
             )
@@ -1180,6 +1849,15 @@ def tco(
             spot_optimal_interval_minutes=core["failures"]["spot"]["optimal_interval_minutes"],
         )
     )
+    findings += [
+        {
+            "code": "option_cannot_finish",
+            "severity": "warning",
+            "message": why,
+            "source": core["failures"]["model"],
+        }
+        for why in core["cloud_unavailable"].values()
+    ]
     if freshness is not None:
         findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
     core.pop("_own_linear")
@@ -1189,8 +1867,21 @@ def tco(
             f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
             "give cloud.offering or cloud.usd_per_node_hour"
         )
+    cashflow = _cashflow(v, core)
     return {
         **core,
+        "offering": None
+        if ctx.offering is None
+        else {
+            "slug": ctx.offering.slug,
+            "provider": ctx.offering.provider,
+            "instance_type": ctx.offering.instance_type,
+            "region": ctx.offering.region,
+            "price_as_of": {m: ctx.offering.price_as_of.get(m, "") for m in ctx.pricing_models},
+        },
+        "ranking": _ranking(core),
+        "cashflow": cashflow,
+        "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
         "sensitivity": sensitivity,
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],

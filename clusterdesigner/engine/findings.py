@@ -213,7 +213,8 @@ def _cost_findings(d: FindingsInput) -> list[dict[str, str]]:
                     f"At {d.utilization:.0%} utilization a {model} "
                     "commitment costs more than on-demand (it breaks "
                     f"even at {threshold:.0%}): buy on-demand, or commit to fewer nodes.",
-                    "closed form: reserved $/h ÷ on-demand $/h (ClusterDesigner cost engine)",
+                    "closed form: billed term years ÷ horizon × reserved $/h ÷ on-demand $/h"
+                    " (ClusterDesigner cost engine)",
                 )
             )
     return out

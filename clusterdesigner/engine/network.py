@@ -179,10 +179,21 @@ class NetworkCost:
 
 
 def network_cost(
-    *, topology: Topology, switch_usd: float, cable_usd: float, transceiver_usd: float, switch_power_w: float
+    *,
+    topology: Topology,
+    switch_usd: float,
+    cable_usd: float,
+    transceiver_usd: float,
+    switch_power_w: float,
+    node_transceiver_w: float = 0.0,
+    switch_transceiver_w: float = 0.0,
 ) -> NetworkCost:
-    """capex = switches · $ + cables · $ + transceivers · $; power = switches · W (optics not counted)."""
+    """capex = switches · $ + cables · $ + transceivers · $; power = switches · W + optics, where optics =
+    endpoints · node-side W (one transceiver per NIC) + (transceivers − endpoints) · switch-side W (one per
+    cage; a twin-port NDR OSFP serves two ports)."""
     s = topology.switches * switch_usd
     c = topology.cables * cable_usd
     t = topology.transceivers * transceiver_usd
-    return NetworkCost(s, c, t, s + c + t, topology.switches * switch_power_w / 1000.0)
+    optics_w = topology.endpoints * node_transceiver_w
+    optics_w += (topology.transceivers - topology.endpoints) * switch_transceiver_w
+    return NetworkCost(s, c, t, s + c + t, (topology.switches * switch_power_w + optics_w) / 1000.0)

@@ -124,6 +124,9 @@ class StorageTierSpec:
     write_gbps: float
     scope: str
     usd_per_tb_month: float | None = None
+    # Throughput per TiB provisioned (MB/s/TiB, 10^6 bytes/s), for tiers whose bandwidth grows with the
+    # capacity bought (FSx for Lustre PerUnitStorageThroughput: 125, 250, 500 or 1000 on PERSISTENT_2 SSD).
+    mb_s_per_tib: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in STORAGE_KINDS:
@@ -138,8 +141,12 @@ class StorageTierSpec:
         if self.usd_per_tb_month is not None:
             _finite_number(self.usd_per_tb_month, "storage_tier.usd_per_tb_month")
 
-    def bandwidth_gbps(self, *, nodes: int, write: bool) -> float:
-        """GB/s the tier gives ``nodes`` writers (or readers): per-node tiers scale with the node count."""
+    def bandwidth_gbps(self, *, nodes: int, write: bool, capacity_tib: float | None = None) -> float:
+        """GB/s the tier gives ``nodes`` writers (or readers): per-node tiers scale with the node count; a
+        tier priced per TiB gives capacity TiB × MB/s/TiB ÷ 1,000 (AWS FSx for Lustre: "File system
+        throughput capacity is equal to Storage capacity (TiB) * PerUnitStorageThroughput (MB/s/TiB)")."""
+        if self.mb_s_per_tib is not None and capacity_tib is not None:
+            return capacity_tib * self.mb_s_per_tib / 1000.0
         per = self.write_gbps if write else self.read_gbps
         return per * nodes if self.scope == "per_node" else per
 
@@ -262,7 +269,7 @@ def cloud_offering_from_dict(data: Mapping[str, Any]) -> CloudOfferingSpec:
 def storage_tier_from_dict(data: Mapping[str, Any]) -> StorageTierSpec:
     """Build a storage tier from a seed-schema record.
 
-    Keys: slug, name, kind, read_gbps, write_gbps, scope, usd_per_tb_month.
+    Keys: slug, name, kind, read_gbps, write_gbps, scope, usd_per_tb_month, mb_s_per_tib (optional).
     """
     return StorageTierSpec(
         slug=str(data["slug"]),
@@ -272,6 +279,7 @@ def storage_tier_from_dict(data: Mapping[str, Any]) -> StorageTierSpec:
         write_gbps=float(data["write_gbps"]),
         scope=str(data.get("scope") or "aggregate"),
         usd_per_tb_month=_optional_float(data, "usd_per_tb_month"),
+        mb_s_per_tib=_optional_float(data, "mb_s_per_tib"),
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-Outcome = Callable[[Mapping[str, Any]], tuple[float, "float | None"]]
+# (own − rent USD, break-even utilization), or None when the moved value leaves no option to compare.
+Outcome = Callable[[Mapping[str, Any]], "tuple[float, float | None] | None"]
 
 
 def tornado(
@@ -20,15 +21,22 @@ def tornado(
     (own − rent in USD, break-even utilization) at each. Rows are sorted by swing |Δ(high) − Δ(low)|, the
     widest bar first, as a tornado chart draws them.
     """
-    base_delta, base_break_even = outcome(values)
+    base = outcome(values)
+    if base is None:
+        return {"base_own_minus_rent_usd": None, "base_break_even": None, "rows": []}
+    base_delta, base_break_even = base
     rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
     for name in names:
         value = float(values[name])
         lo_bound, hi_bound = (bounds or {}).get(name, (0.0, float("inf")))
         low = min(max(value * (1.0 - fraction), lo_bound), hi_bound)
         high = min(max(value * (1.0 + fraction), lo_bound), hi_bound)
-        delta_low, be_low = outcome({**values, name: low})
-        delta_high, be_high = outcome({**values, name: high})
+        at_low, at_high = outcome({**values, name: low}), outcome({**values, name: high})
+        if at_low is None or at_high is None:
+            skipped.append(name)
+            continue
+        (delta_low, be_low), (delta_high, be_high) = at_low, at_high
         rows.append(
             {
                 "name": name,
@@ -44,4 +52,11 @@ def tornado(
             }
         )
     rows.sort(key=lambda row: -float(row["swing_usd"]))
-    return {"base_own_minus_rent_usd": base_delta, "base_break_even": base_break_even, "rows": rows}
+    out: dict[str, Any] = {
+        "base_own_minus_rent_usd": base_delta,
+        "base_break_even": base_break_even,
+        "rows": rows,
+    }
+    if skipped:
+        out["not_comparable"] = skipped  # at its low or high the compared option cannot finish the run
+    return out

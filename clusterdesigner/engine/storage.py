@@ -47,19 +47,21 @@ def save_timings(
     nodes: int,
     tiers: Mapping[str, StorageTierSpec],
     read_needed_gbps: float | None,
+    capacity_tib: float | None = None,
 ) -> dict[str, TierTiming]:
     """Per tier: blocking save = size / write GB/s; async = size / (nodes · NVMe write) then upload in the
     background at the tier's rate (the pattern of e.g. PyTorch DCP async save, Nebula, CheckFreq).
 
     Per-node tiers (local NVMe) scale with the node count; aggregate tiers (parallel FS, NFS, object store)
-    give their stated total. Read: the tier's read GB/s against tokens/s · bytes per token.
+    give their stated total; a tier with a throughput per TiB gives capacity TiB × MB/s/TiB (``capacity_tib``,
+    the capacity provisioned). Read: the tier's read GB/s against tokens/s · bytes per token.
     """
     nvme = next((t for t in tiers.values() if t.kind == "local_nvme"), None)
     snapshot_s = None if nvme is None else checkpoint_size_gb / nvme.bandwidth_gbps(nodes=nodes, write=True)
     out: dict[str, TierTiming] = {}
     for slug, tier in tiers.items():
-        write = tier.bandwidth_gbps(nodes=nodes, write=True)
-        read = tier.bandwidth_gbps(nodes=nodes, write=False)
+        write = tier.bandwidth_gbps(nodes=nodes, write=True, capacity_tib=capacity_tib)
+        read = tier.bandwidth_gbps(nodes=nodes, write=False, capacity_tib=capacity_tib)
         blocking = checkpoint_size_gb / write
         is_nvme = tier.kind == "local_nvme"
         out[slug] = TierTiming(
@@ -80,3 +82,12 @@ def save_timings(
 def dataset_read_gbps(*, tokens_per_s: float, bytes_per_token: float) -> float:
     """GB/s of training data = tokens/s · bytes per token / 10⁹ (pre-tokenised data, e.g. int32 token ids)."""
     return tokens_per_s * bytes_per_token / 1e9
+
+
+def capacity_for_write_tib(*, checkpoint_size_gb: float, target_write_s: float, mb_s_per_tib: float) -> float:
+    """TiB to provision on a per-TiB tier so that a checkpoint saves in ``target_write_s``:
+    size GB × 1,000 ÷ (target s × MB/s/TiB). E.g. 5.67 TB of 405B state in 60 s at 125 MB/s/TiB needs
+    5,670,000 ÷ 7,500 = 756 TiB."""
+    if target_write_s <= 0:
+        raise InputError("must be more than zero", field="storage.target_write_s")
+    return checkpoint_size_gb * 1000.0 / (target_write_s * mb_s_per_tib)

@@ -109,6 +109,10 @@ class OnPremInputs:
     depreciation_years: float
     discount_rate: float
     residual_fraction: float
+    # Servers draw this fraction of their nameplate maximum at full training load (1.0 = nameplate).
+    load_power_fraction: float = 1.0
+    # Colocation quoted all-in (power included in $/kW-month): no separate energy bill.
+    colo_all_in: bool = False
 
 
 @dataclass(frozen=True)
@@ -168,18 +172,29 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
         rate=i.discount_rate,
         years=i.depreciation_years,
     )
-    it_kw = n * i.node_power_kw + i.network_power_kw
+    it_kw = n * i.node_power_kw + i.network_power_kw  # nameplate: what colocation contracts
+    load_kw = n * i.node_power_kw * i.load_power_fraction + i.network_power_kw  # drawn at full load
     draw = i.idle_power_fraction + (1.0 - i.idle_power_fraction) * utilization
-    energy_full = it_kw * i.pue * i.usd_per_kwh * HOURS_PER_YEAR  # a year at 100 % draw
+    # A year at full load; nothing when colocation is quoted all-in (its $/kW-month includes the power).
+    energy_full = 0.0 if i.colo_all_in else load_kw * i.pue * i.usd_per_kwh * HOURS_PER_YEAR
+    load_text = (
+        f"{num(it_kw)} kW IT"
+        if i.load_power_fraction == 1.0
+        else f"({num(n * i.node_power_kw)} kW servers × {num(i.load_power_fraction)} at load"
+        f" + {num(i.network_power_kw)} kW network)"
+    )
     energy = Line(
         energy_full * draw,
-        f"{num(it_kw)} kW IT × ({num(i.idle_power_fraction)} + (1 − {num(i.idle_power_fraction)})"
+        "included in the all-in colocation price"
+        if i.colo_all_in
+        else f"{load_text} × ({num(i.idle_power_fraction)} + (1 − {num(i.idle_power_fraction)})"
         f" × {num(utilization)} utilization) × PUE {num(i.pue)} × {usd(i.usd_per_kwh)}/kWh"
         f" × {num(HOURS_PER_YEAR)} h",
     )
     colo = Line(
         it_kw * i.colo_usd_per_kw_month * MONTHS_PER_YEAR,
-        f"{num(it_kw)} kW contracted × {usd(i.colo_usd_per_kw_month)}/kW-month × 12",
+        f"{num(it_kw)} kW contracted × {usd(i.colo_usd_per_kw_month)}/kW-month × 12"
+        + (" (all-in: power included)" if i.colo_all_in else " (space and cooling; power billed apart)"),
     )
     maintenance = Line(
         i.maintenance_fraction_per_year * capex,
@@ -283,6 +298,21 @@ def committed_years(*, pricing_model: str, horizon_years: float) -> float | None
     if term is None:
         return None
     return math.ceil(horizon_years / term - 1e-9) * term
+
+
+def reservation_break_even(
+    *, reserved_usd_per_hour: float, on_demand_usd_per_hour: float, billed_years: float, horizon_years: float
+) -> float:
+    """Utilization at which a reservation costs what on-demand costs over the horizon.
+
+    A reservation bills every hour of its whole terms (``billed_years`` ≥ horizon); on-demand bills the
+    hours used. reserved · 8,760 · billed = on-demand · 8,760 · horizon · u, so
+    u* = (billed ÷ horizon) · (reserved ÷ on-demand). A 3-year term over 2 years at a price ratio 0.45 breaks
+    even at 1.5 × 0.45 = 67.5 %; a 1-year term over 1.5 years (2 terms billed) at 0.65 at 2/1.5 × 0.65 =
+    86.7 %. Managed overhead, storage and egress
+    are the same for both and cancel. Above 1 the reservation never pays.
+    """
+    return billed_years / horizon_years * reserved_usd_per_hour / on_demand_usd_per_hour
 
 
 def cloud_cost(

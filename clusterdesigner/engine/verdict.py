@@ -12,7 +12,7 @@ the first that meets it: :func:`explore`), so the verdict can say how many nodes
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,3 +283,60 @@ def compose(
     status = "misses" if "misses" in statuses else "meets" if "meets" in statuses else "none"
     messages = tuple(c.message for c in (deadline, budget) if c is not None)
     return Verdict(status, messages, days_basis, option, deadline, budget)
+
+
+@dataclass(frozen=True)
+class RentOrOwn:
+    """The rent-or-own answer as numbers, and the sentence composed from them (never free text)."""
+
+    horizon_years: float
+    utilization: float
+    gpus: int
+    accelerator: str
+    discount_rate: float
+    own_npv_usd: float
+    rent_npv_usd: Mapping[str, float]  # option label -> NPV of its cash flows
+    saving_usd: float  # cheapest rent NPV − own NPV: > 0 when owning costs less
+    cheapest_rent: str
+    payback_month: int | None
+    break_even_utilization: float | None  # closed form, against the cheapest pay-as-you-go option
+    break_even_option: str
+    movers: tuple[str, ...]  # the assumptions that move the answer most, widest first
+
+    def sentence(self) -> str:
+        """“Over 3 years at 70 % utilization, owning 512 × h100-sxm costs $X (NPV at 8 %), renting
+        on-demand $Y, reserved 1-year $Z: owning saves $N; it pays back in month M; below 26.8 % utilization
+        renting on-demand is cheaper; the three assumptions that move the answer most are …”"""
+        rents = ", ".join(f"renting {label} {usd_short(v)}" for label, v in self.rent_npv_usd.items())
+        head = (
+            f"Over {self.horizon_years:g} year{'' if self.horizon_years == 1 else 's'} at"
+            f" {self.utilization:.0%} utilization, owning {self.gpus} × "
+            f"{self.accelerator} costs {usd_short(self.own_npv_usd)} (NPV at {self.discount_rate:.0%}),"
+            f" {rents}"
+        )
+        if self.saving_usd >= 0:
+            parts = [f"owning saves {usd_short(self.saving_usd)} against {self.cheapest_rent}"]
+            parts.append(
+                f"it pays back in month {self.payback_month}"
+                if self.payback_month is not None
+                else "it does not pay back within the horizon before resale"
+            )
+        else:
+            parts = [f"renting {self.cheapest_rent} saves {usd_short(-self.saving_usd)}"]
+        be = self.break_even_utilization
+        if be is not None and 0 < be <= 1:
+            parts.append(f"below {be:.1%} utilization renting {self.break_even_option} is cheaper")
+        elif be is not None and be > 1:
+            parts.append(f"renting {self.break_even_option} is cheaper at every utilization")
+        if self.movers:
+            parts.append(
+                f"the {len(self.movers)} assumptions that move the answer most are " + ", ".join(self.movers)
+            )
+        return head + ": " + "; ".join(parts) + "."
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items()}
+        out["rent_npv_usd"] = dict(self.rent_npv_usd)
+        out["movers"] = list(self.movers)
+        out["sentence"] = self.sentence()
+        return out

@@ -149,9 +149,10 @@ def test_csv_cell_never_starts_text_with_a_formula_character(text: str) -> None:
 
 
 # ---- XLSX ------------------------------------------------------------------------------------------------
-def test_xlsx_has_the_three_sheets_with_frozen_bold_headers() -> None:
+def test_xlsx_has_the_table_sheets_with_frozen_bold_headers() -> None:
     wb = workbook(evaluation_fixture())
-    assert wb.sheetnames == ["Summary", "Options", "Assumptions"]
+    # The fixture has no cash flows (an evaluation from before them): no Inputs or Cash flows sheets.
+    assert wb.sheetnames == ["Summary", "Options", "Assumptions", "Sensitivity", "Uncertainty"]
     for ws in wb.worksheets:
         assert ws.freeze_panes == "A2"
         assert all(cell.font.bold for cell in ws[1])

@@ -41,6 +41,9 @@ SPEC = {
         "horizon_years": 2,
         "utilization": 0.7,
         "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
+        # A quoted owning price, so that only the cloud price's date is under test (the catalog's DGX H100
+        # price is dated 2025-03-03 and would be stale too).
+        "on_prem": {"server_usd": 322_500},
     },
 }
 

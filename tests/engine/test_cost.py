@@ -14,11 +14,19 @@ from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost import DEFAULTS, check_request, default_assumptions, tco
 from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 
-# Network, storage and installation zeroed so that owning is servers + power + people, as in the hand sums.
+# Network, storage and installation zeroed so that owning is servers + power + people, as in the hand sums;
+# servers drawing their full nameplate power at load, as the guide's energy scenario states it.
 BARE: dict[str, Any] = {
-    "network": {"switch_usd": 0, "cable_usd": 0, "transceiver_usd": 0, "switch_power_w": 0},
+    "network": {
+        "switch_usd": 0,
+        "cable_usd": 0,
+        "transceiver_usd": 0,
+        "switch_power_w": 0,
+        "node_transceiver_w": 0,
+        "switch_transceiver_w": 0,
+    },
     "storage": {"capacity_tb": 0},
-    "on_prem": {"installation_fraction": 0},
+    "on_prem": {"installation_fraction": 0, "load_power_fraction": 1.0},
 }
 
 
@@ -161,7 +169,7 @@ def test_bad_numbers_name_their_field(patch: dict[str, Any], field: str) -> None
     assert err.value.field == field
     # check_request, which stores can call before saving a request, refuses the same.
     with pytest.raises(InputError) as err:
-        check_request(_merge(EXAMPLE, patch), CatalogSpecs(**CATALOG, server_types={}))
+        check_request(_merge(EXAMPLE, patch), CatalogSpecs(**CATALOG))
     assert err.value.field == field
 
 

@@ -15,6 +15,7 @@ from clusterdesigner.engine.offerings import (
     CloudOfferingSpec,
     StorageTierSpec,
     cloud_offering_from_dict,
+    server_type_from_dict,
     storage_tier_from_dict,
     switch_from_dict,
 )
@@ -115,12 +116,27 @@ SWITCHES = {
         }
     )
 }
+# DGX H100 at $322,500: the seed catalog's estimate, the midpoint of three secondary quotes $270,000-$375,000
+# (SemiAnalysis 2023-05-29, deltacomputer 2024-03-20, viperatech 2025-03-03, via Epoch AI's Hardware prices).
+DGX_H100 = server_type_from_dict(
+    {
+        "slug": "dgx-h100",
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "nics_per_node": 8,
+        "node_power_kw": 10.2,
+        "price_usd": 322500,
+        "as_of": "2025-03-03",
+    }
+)
+SERVER_TYPES = {DGX_H100.slug: DGX_H100}
 CATALOG: dict[str, Any] = {
     "accelerators": ACCELERATORS,
     "fabrics": FABRICS,
     "offerings": OFFERINGS,
     "storage_tiers": STORAGE,
     "switches": SWITCHES,
+    "server_types": SERVER_TYPES,
 }
 
 # The example request, verbatim.

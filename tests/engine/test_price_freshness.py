@@ -127,7 +127,8 @@ def test_a_price_given_in_the_request_is_not_called_stale() -> None:
 
 def test_a_stale_owning_list_price_is_a_finding() -> None:
     dear = replace(H100, list_price_usd=30_000.0, as_of="2024-03-01")
-    catalog = {**CATALOG, "accelerators": {**CATALOG["accelerators"], "h100-sxm": dear}}
+    # No priced server type, so the owning price is this accelerator's own list price × the server factor.
+    catalog = {**CATALOG, "server_types": {}, "accelerators": {**CATALOG["accelerators"], "h100-sxm": dear}}
     request = {k: v for k, v in REQUEST.items() if k != "on_prem"}
     messages = [m for m in _stale_findings(tco(request, **catalog, freshness=FRESHNESS)) if "owning" in m]
     assert len(messages) == 1 and "h100-sxm list price $30,000" in messages[0] and "2024-03-01" in messages[0]
@@ -140,4 +141,6 @@ def test_the_cost_engine_default_offering_skips_stale_prices_while_a_fresh_one_e
     chosen = {a["name"]: a["value"] for a in tco(REQUEST, **catalog, freshness=FRESHNESS)["assumptions"]}
     assert chosen["cloud.offering"] == "dear-fresh"
     chosen = {a["name"]: a["value"] for a in tco(REQUEST, **catalog)["assumptions"]}
-    assert chosen["cloud.offering"] == "cheap-stale"  # the cheapest, as before, without freshness
+    # Without freshness the newest price still wins over a cheaper old one (a 2025-01-01 row at $2.99/GPU-h
+    # used to drive the default comparison), the same rule the editor's prefill uses.
+    assert chosen["cloud.offering"] == "dear-fresh"

@@ -1,0 +1,167 @@
+"""Monthly cash flows, NPV, payback, IRR, financing and the Monte Carlo, each with its hand calculation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from clusterdesigner.engine.cashflow import (
+    CashflowInputs,
+    CashflowResult,
+    RentOption,
+    cash_flows,
+    monte_carlo,
+    pmt,
+    rent_flows,
+)
+from clusterdesigner.engine.errors import InputError
+
+# One node, a year, no discounting: capex $300,000, nothing else to own; on-demand $100/node-hour.
+SIMPLE = CashflowInputs(
+    months=12,
+    discount_rate=0.0,
+    nodes=1,
+    utilization=0.5,
+    capex_usd=300_000.0,
+    power_full_usd_per_month=0.0,
+    idle_power_fraction=0.0,
+    other_opex_usd_per_month=0.0,
+    resale_fraction=0.0,
+    rent=(RentOption("on_demand", 100.0),),
+)
+
+
+def test_loan_payment_is_excels_pmt_to_the_cent() -> None:
+    # Microsoft's PMT example: =PMT(8%/12, 10, 10000) → ($1,037.03).
+    assert round(pmt(rate=0.08 / 12, periods=10, present_value=10_000), 2) == 1_037.03
+    # PMT(8%/12, 60, −1,000,000) = 0.0066667 × 1e6 / (1 − 1.0066667^−60) = $20,276.39.
+    assert round(pmt(rate=0.08 / 12, periods=60, present_value=1_000_000), 2) == 20_276.39
+
+
+def test_a_loan_owning_pays_pmt_monthly_and_the_balance_at_the_horizon() -> None:
+    # $1,000,000 at 8 % over 60 months, 12-month horizon: 12 × $20,276.39 then the balance left,
+    # B12 = 1e6 × 1.0066667^12 − PMT × (1.0066667^12 − 1)/0.0066667 = $849,146.26 (annuity balance).
+    inputs = replace(SIMPLE, capex_usd=1_000_000.0, financing="loan", loan_rate=0.08, loan_months=60)
+    out = cash_flows(inputs=inputs)
+    assert out.loan_payment_usd == pytest.approx(20_276.39, abs=0.005)
+    assert out.own.monthly_usd[1] == pytest.approx(20_276.39, abs=0.005)
+    growth = (1 + 0.08 / 12) ** 12
+    balance = 1e6 * growth - 20_276.394288 * (growth - 1) / (0.08 / 12)
+    assert out.own.monthly_usd[12] == pytest.approx(20_276.394288 + balance, abs=0.01)
+
+
+def test_a_reservation_bills_every_hour_of_its_terms() -> None:
+    # 8 nodes reserved 1y at $19.50 for 2 years, no upfront: 8 × 19.50 × 730 × 24 = $2,733,120.
+    inputs = replace(SIMPLE, months=24, nodes=8, rent=(RentOption("reserved_1y", 19.50, term_months=12),))
+    flows = rent_flows(inputs=inputs, option=inputs.rent[0])
+    assert sum(flows) == pytest.approx(2_733_120.0)
+    assert flows[1] == pytest.approx(8 * 19.50 * 730)
+    # All upfront: each year's $1,366,560 at the start of its term (month 0 and the end of month 12).
+    upfront = replace(inputs.rent[0], upfront="all_upfront")
+    flows = rent_flows(inputs=inputs, option=upfront)
+    assert flows[0] == pytest.approx(1_366_560.0) and flows[12] == pytest.approx(1_366_560.0)
+    assert sum(flows) == pytest.approx(2_733_120.0)
+
+
+def test_a_falling_cloud_price_moves_the_on_demand_break_even_up() -> None:
+    # Flat: own $300,000 = rent 100 × 730 × 12 × u ⇒ u* = 300,000 / 876,000 = 34.25 %.
+    # −20 %/year: price in month m is 100 × 0.8^((m−1)/12);
+    # Σ_{m=1..12} 0.8^((m−1)/12) = (1 − 0.8)/(1 − 0.8^(1/12)) = 0.2 / 0.0184235 = 10.85572,
+    # so rent = 73,000 × 10.85572 × u = 792,467.43 u ⇒ u* = 300,000 / 792,467.43 = 37.86 %.
+    flat = cash_flows(inputs=SIMPLE)
+    falling = cash_flows(inputs=replace(SIMPLE, cloud_price_change_per_year=-0.20))
+    assert flat.break_even_utilization["on_demand"] == pytest.approx(0.342466, abs=1e-6)
+    assert falling.break_even_utilization["on_demand"] == pytest.approx(0.378564, abs=1e-6)
+
+
+def test_payback_and_irr_of_owning() -> None:
+    # u = 1: rent $73,000 a month against $300,000 up front: cumulative saving −300,000 + 73,000 m
+    # is ≥ 0 first at m = 5 (65,000). IRR: 300,000 = 73,000 × annuity(i, 12) (bisection on the
+    # monthly i), yearly (1 + i)^12 − 1.
+    out = cash_flows(inputs=replace(SIMPLE, utilization=1.0))
+    assert out.payback_month == 5
+    assert out.npv_difference_usd == pytest.approx(73_000 * 12 - 300_000)
+    assert out.irr_per_year is not None
+    i = (1 + out.irr_per_year) ** (1 / 12) - 1
+    assert 73_000 * (1 - (1 + i) ** -12) / i == pytest.approx(300_000, rel=1e-9)
+
+
+def test_lead_time_is_rented_meanwhile() -> None:
+    # 3 months' lead: 3 × 100 × 730 × 0.5 = $109,500 of on-demand, then capex at the end of month 3.
+    out = cash_flows(inputs=replace(SIMPLE, lead_time_months=3))
+    assert out.own.monthly_usd[1] == pytest.approx(36_500.0)
+    assert out.own.monthly_usd[3] == pytest.approx(36_500.0 + 300_000.0)
+    assert out.own.total_usd == pytest.approx(109_500 + 300_000)
+    with pytest.raises(InputError) as err:
+        cash_flows(inputs=replace(SIMPLE, lead_time_months=12))
+    assert err.value.field == "cashflow.lead_time_months"
+
+
+def test_macrs_shield_is_off_by_default_and_credits_the_irs_table() -> None:
+    # 36 months, 35 % tax: year 1 20 % and year 2 32 % and year 3 19.2 % of $300,000, times 0.35:
+    # $21,000 + $33,600 + $20,160 = $74,760 credited at months 12, 24, 36.
+    base = replace(SIMPLE, months=36)
+    shielded = cash_flows(inputs=replace(base, tax_rate=0.35))
+    assert cash_flows(inputs=base).own.total_usd - shielded.own.total_usd == pytest.approx(74_760.0)
+    assert shielded.own.monthly_usd[12] == pytest.approx(-21_000.0)
+
+
+def test_a_lease_needs_its_payment() -> None:
+    with pytest.raises(InputError) as err:
+        cash_flows(inputs=replace(SIMPLE, financing="lease"))
+    assert err.value.field == "cashflow.lease_usd_per_month"
+    out = cash_flows(inputs=replace(SIMPLE, financing="lease", lease_usd_per_month=20_000.0))
+    assert out.own.total_usd == pytest.approx(240_000.0)
+
+
+def test_zero_spread_monte_carlo_equals_the_deterministic_difference() -> None:
+    deterministic = cash_flows(inputs=SIMPLE).npv_difference_usd
+    flat = monte_carlo(inputs=SIMPLE, spread=0.0, samples=50, seed=7)
+    assert flat.p10_usd == flat.p50_usd == flat.p90_usd == pytest.approx(deterministic)
+    spread = monte_carlo(inputs=SIMPLE, spread=0.25, samples=400, seed=7)
+    assert spread.p10_usd < deterministic < spread.p90_usd
+    assert monte_carlo(inputs=SIMPLE, spread=0.25, samples=400, seed=7) == spread  # seeded
+    assert 0.0 <= spread.p_own_wins <= 1.0
+
+
+def test_results_round_trip_through_json() -> None:
+    out = cash_flows(inputs=SIMPLE)
+    assert CashflowResult.from_json(out.to_json()) == out
+    assert CashflowInputs.from_json(SIMPLE.to_json()) == SIMPLE
+
+
+def test_vectorised_monte_carlo_matches_recomputing_each_draw() -> None:
+    # Lead time, a price path, discounting, a reservation and extras: the linear split must reproduce a full
+    # recomputation of every draw (same seed, same uniform draws in the same order).
+    inputs = replace(
+        SIMPLE,
+        months=36,
+        discount_rate=0.08,
+        nodes=4,
+        lead_time_months=2,
+        cloud_price_change_per_year=-0.1,
+        power_full_usd_per_month=9_000.0,
+        idle_power_fraction=0.3,
+        other_opex_usd_per_month=12_000.0,
+        resale_fraction=0.4,
+        rent_extra_usd_per_month=500.0,
+        rent=(RentOption("on_demand", 100.0), RentOption("reserved_1y", 55.0, term_months=12)),
+    )
+    out = monte_carlo(inputs=inputs, spread=0.3, samples=40, seed=11)
+    draws = np.random.default_rng(11).uniform(0.7, 1.3, size=(40, 5))
+    direct = []
+    for capex, power, other, util, price in draws:
+        moved = replace(
+            inputs,
+            capex_usd=inputs.capex_usd * capex,
+            power_full_usd_per_month=inputs.power_full_usd_per_month * power,
+            other_opex_usd_per_month=inputs.other_opex_usd_per_month * other,
+            utilization=min(1.0, inputs.utilization * util),
+            rent=tuple(replace(o, usd_per_node_hour=o.usd_per_node_hour * price) for o in inputs.rent),
+        )
+        direct.append(cash_flows(inputs=moved, break_even=False).npv_difference_usd)
+    p10, p50, p90 = np.percentile(direct, [10, 50, 90])
+    assert (out.p10_usd, out.p50_usd, out.p90_usd) == pytest.approx((p10, p50, p90), rel=1e-9)
+    assert out.p_own_wins == pytest.approx(float(np.mean(np.array(direct) > 0)))
