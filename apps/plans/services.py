@@ -71,7 +71,7 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: in
 ON_PREM_KEYS = (
     "installation_fraction pue usd_per_kwh idle_power_fraction colo_usd_per_kw_month"
     " maintenance_fraction_per_year staff_fte staff_usd_per_fte_year depreciation_years discount_rate"
-    " residual_fraction server_usd node_power_kw"
+    " residual_fraction server_usd node_power_kw load_power_fraction"
 ).split()
 
 
@@ -92,6 +92,7 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
         network_power_kw=float(costs["network"]["power_kw"]),
         storage_capex_usd=float(costs["on_prem"]["capex_parts"]["storage"]["usd"]),
         **{key: float(values[f"on_prem.{key}"]) for key in ON_PREM_KEYS},
+        colo_all_in=values.get("colocation.pricing") == "all_in",
     )
     owned = capacity.owned_option_from_on_prem(
         inputs=inputs,

@@ -225,7 +225,7 @@ def test_supply_may_take_its_prices_from_a_catalog_offering_and_a_missing_one_is
 
 @pytest.mark.django_db
 def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, alice: Any) -> None:
-    demo = DEMOS[0]  # 64 × 8 H100: the owning inputs of tests/engine/test_capacity.py's DEMO1_OWNING
+    demo = DEMOS[0]  # 64 × 8 H100
     design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
     spec = copy.deepcopy(SPEC)
     spec["supply"]["owned"] = {"design_id": design.pk, "lead_time_months": 2}
@@ -233,9 +233,18 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     plan = _create(client, spec)
     assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
     owned = PlanSolution.objects.get().snapshot["plan"]["supply"]["owned"]
-    # By hand in tests/engine/test_capacity.py: F = $9,539.32 a node-month, v = $0.769860 a node-hour.
-    assert owned["fixed_usd_per_node_month"] == pytest.approx(9_539.32, abs=0.01)
-    assert owned["usd_per_node_hour_used"] == pytest.approx(0.769860, rel=1e-6)
+    # By hand, from what the design's evaluation resolved: the catalog's DGX H100 server $322,500, network
+    # capex $3,331,200 and 51.136 kW (optics included), storage $1,392.65, servers drawing 0.76 of their
+    # 10.2 kW nameplate at load (the cost engine's defaults for the rest, as in test_capacity.py):
+    # capex = 1.03 × (64 × 322,500 + 3,331,200 + 1,392.65) = 24,691,770.43
+    # per year fixed = capital 24,691,770.43 × (CRF(8 %, 5) 0.250456 − 0.2 × SFF 0.170456) = 5,342,438.95
+    #   + colocation on nameplate (64 × 10.2 + 51.136 =) 703.936 kW × 150 × 12 = 1,267,084.80
+    #   + maintenance 0.05 × capex = 1,234,588.52 + staff 180,000
+    #   + idle power on the draw at load (64 × 10.2 × 0.76 + 51.136 =) 547.264 kW × 0.3 × 1.3 × 0.08 × 8,760
+    #     = 149,573.82  → 8,173,686.09 / (64 × 12) = 10,642.82 a node-month
+    # energy above idle per node-hour used: 547.264 × 0.7 × 1.3 × 0.08 / 64 = 0.6225128
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_642.82, abs=0.01)
+    assert owned["usd_per_node_hour_used"] == pytest.approx(0.6225128, rel=1e-6)
     assert owned["lead_time_months"] == 2 and owned["source"].startswith(f"design {design.pk} v1")
     spec["supply"]["owned"]["lead_time_months"] = "soon"
     response = client.post(URL, {"name": "x", "spec": spec}, format="json")
