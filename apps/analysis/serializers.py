@@ -10,7 +10,7 @@ from apps.analysis.models import Analysis
 from clusterdesigner.api import StrictJSONTypes
 
 
-class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
+class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
     params = serializers.DictField(
         help_text=(
@@ -21,13 +21,13 @@ class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
-class ProgressSerializer(serializers.Serializer):
+class ProgressSerializer(serializers.Serializer[Any]):
     done = serializers.IntegerField()
     total = serializers.IntegerField()
     fraction = serializers.FloatField()
 
 
-class AnalysisSerializer(serializers.ModelSerializer):
+class AnalysisSerializer(serializers.ModelSerializer[Any]):
     url = serializers.HyperlinkedIdentityField(view_name="analysis-detail")
     progress = serializers.SerializerMethodField()
     design_version = serializers.IntegerField(source="design_version.number", default=None, read_only=True)
