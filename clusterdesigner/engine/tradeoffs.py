@@ -1,6 +1,6 @@
-"""Choosing among evaluated options: the Pareto front of cost against days, the best design per figure, and
-the recommendation a sweep ends with. Pure functions over plain rows, used by the pages and the Celery
-analyses alike.
+"""Choosing among evaluated options: the Pareto front of cost against days, the best design per figure, a
+design's column in a comparison (``compare_column``) and the recommendation a sweep ends with. Pure
+functions over plain rows, used by the pages and the Celery analyses alike.
 """
 
 from __future__ import annotations
