@@ -89,13 +89,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-class ErrorDetailSerializer(serializers.Serializer):
+class ErrorDetailSerializer(serializers.Serializer[Any]):
     code = serializers.CharField()
     message = serializers.CharField()
     fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     """The one error envelope, documented in the schema for every error response."""
 
     error = ErrorDetailSerializer()
@@ -152,7 +152,7 @@ def database_unavailable(request: HttpRequest) -> HttpResponse:
 # --- JSON types as the schema states them -------------------------------------------------------------------
 
 
-def json_type_error(field: serializers.Field, value: Any) -> str | None:
+def json_type_error(field: serializers.Field[Any, Any, Any, Any], value: Any) -> str | None:
     """Why ``value`` (as JSON sent it) is the wrong type for ``field``, or None. DRF coerces: "64" for an
     integer, 0 for a string, "yes" for a boolean; a JSON client sending those has a bug worth a 400."""
     if value is None:

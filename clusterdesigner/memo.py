@@ -61,7 +61,7 @@ class Memo(Generic[V]):
 
 # About 20 MB per process at most for each: hundreds of designs' results, every catalog page, share pages.
 EVALUATIONS: Memo[str] = Memo(max_entries=512, max_chars=20_000_000)
-CATALOG_PAGES: Memo[tuple[bytes, str]] = Memo(max_entries=256, max_chars=20_000_000)
+CATALOG_PAGES: Memo[tuple[bytes, str, str]] = Memo(max_entries=256, max_chars=20_000_000)
 SHARE_PAGES: Memo[bytes] = Memo(max_entries=256, max_chars=20_000_000)
 
 

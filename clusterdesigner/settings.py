@@ -129,7 +129,7 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///var/db.sqlite3"))}
-if TESTING and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+if TESTING and str(DATABASES["default"]["ENGINE"]).endswith("postgresql"):
     # Each test run gets its own test database, so runs in parallel on one server cannot drop each other's.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -281,7 +281,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", 
 # acks_late + Redis: a message a dead worker held comes back after visibility_timeout. Kombu scans for such
 # messages every interval × throttle seconds (default 10 × 10); scan every 30 s so the wait is about the
 # timeout.
-CELERY_BROKER_TRANSPORT_OPTIONS = {
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, int | str] = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900")),
     "unacked_restore_interval": int(os.environ.get("CELERY_RESTORE_INTERVAL", "30")),
     "unacked_restore_throttle": 1,

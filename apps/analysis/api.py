@@ -86,7 +86,7 @@ class CreateThrottle(ScopedRateThrottle):
     list=extend_schema(responses={200: AnalysisListSerializer(many=True), **LIST_ERRORS}),
     retrieve=extend_schema(responses={200: AnalysisSerializer, 401: ERRORS[401], 404: ERRORS[404]}),
 )
-class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
     """Analyses run by Celery workers. POST answers 202 with the id and URL; GET shows status and progress."""
 
     permission_classes = [permissions.IsAuthenticated]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apps.designs.services import evaluate_spec, expected_days
+from apps.designs.services import evaluate_spec
 from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
@@ -53,23 +53,25 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
             "version": item["version"],
             "error": exc.message,
         }
-    chosen = TrainingEstimate.from_json(evaluation["training"]).chosen
-    best = evaluation["options"][0] if evaluation["options"] else {}
+    column = tradeoffs.compare_column(
+        training=TrainingEstimate.from_json(evaluation["training"]), options=evaluation["options"]
+    )
+    cluster = item["spec"]["cluster"]
     return {
         "design": item["design"],
         "name": item["name"],
         "version": item["version"],
-        "accelerator": item["spec"]["cluster"]["accelerator"],
-        "nodes": item["spec"]["cluster"]["nodes"],
-        "gpus": item["spec"]["cluster"]["nodes"] * item["spec"]["cluster"].get("gpus_per_node", 8),
+        "accelerator": cluster["accelerator"],
+        "nodes": cluster["nodes"],
+        "gpus": cluster["nodes"] * cluster.get("gpus_per_node", 8),
         # One definition of days in every comparison: expected, with failures and restarts (the design page's
         # and the compare page's); the failure-free figure beside it, named so.
-        "fits": chosen.fits,
-        "days": expected_days(evaluation),
-        "days_failure_free": chosen.time_to_train_days,
-        "mfu": chosen.mfu,
-        "best_option": best.get("label"),
-        "best_run_cost_usd": best.get("run_cost_usd"),
+        "fits": column.fits,
+        "days": column.expected_days,
+        "days_failure_free": column.days_failure_free,
+        "mfu": column.mfu,
+        "best_option": column.best.get("label"),
+        "best_run_cost_usd": column.best.get("run_cost_usd"),
         "options": evaluation["options"],
     }
 

@@ -10,7 +10,7 @@ from apps.analysis.models import Analysis
 from clusterdesigner.api import StrictJSONTypes
 
 
-class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
+class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
     params = serializers.DictField(
         help_text=(
@@ -21,11 +21,14 @@ class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
-def _kind_input(kind: str, params: type[serializers.Serializer], doc: str) -> serializers.Serializer:
+def _kind_input(
+    kind: str, params: type[serializers.Serializer[Any]], doc: str
+) -> serializers.Serializer[Any]:
     """The request body for one kind, for the schema: ``kind`` and the params that kind checks."""
     fields = {"kind": serializers.ChoiceField(choices=[kind]), "params": params(), "__doc__": doc}
     name = f"{kind.title()}AnalysisInputSerializer"
-    return type(name, (serializers.Serializer,), fields)()  # type: ignore[return-value]
+    kind_serializer: serializers.Serializer[Any] = type(name, (serializers.Serializer,), fields)()
+    return kind_serializer
 
 
 # What analysis_create checks for each kind, as the schema states it (a oneOf on ``kind``); a params key a
@@ -48,13 +51,13 @@ ANALYSIS_INPUT_SCHEMA = PolymorphicProxySerializer(
 )
 
 
-class ProgressSerializer(serializers.Serializer):
+class ProgressSerializer(serializers.Serializer[Any]):
     done = serializers.IntegerField()
     total = serializers.IntegerField()
     fraction = serializers.FloatField()
 
 
-class AnalysisSerializer(serializers.ModelSerializer):
+class AnalysisSerializer(serializers.ModelSerializer[Any]):
     url = serializers.HyperlinkedIdentityField(view_name="analysis-detail")
     progress = serializers.SerializerMethodField()
     design_version = serializers.IntegerField(

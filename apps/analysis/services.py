@@ -44,18 +44,18 @@ MAX_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1
 
 
-class EvaluateParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class EvaluateParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     design = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION, required=False, allow_null=True)
 
 
-class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     designs = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2, max_length=6
     )
 
 
-class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer):
+class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     model = serializers.DictField(required=False, default=lambda: {"preset": "llama3-70b"})
     models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
     training = serializers.DictField(
@@ -84,7 +84,7 @@ class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer):
     )
 
 
-class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer):
+class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     model = serializers.DictField(default=lambda: {"preset": "llama3-70b"})
     tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(min_value=1, default=4194304)
@@ -187,9 +187,9 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
         except EngineError as exc:
             first_error = first_error or (exc, index)
     assert first_error is not None
-    exc, index = first_error
+    error, index = first_error
     model_path = f"params.models.{index}" if params.get("models") else "params.model"
-    raise InvalidInput({_sweep_field(exc.field, model_path): [exc.message]}) from exc
+    raise InvalidInput({_sweep_field(error.field, model_path): [error.message]}) from error
 
 
 def _sweep_field(engine_field: str, model_path: str) -> str:
@@ -202,7 +202,9 @@ def _sweep_field(engine_field: str, model_path: str) -> str:
     return f"params.{engine_field}" if engine_field else "params"
 
 
-def _valid_params(serializer_class: type[serializers.Serializer], params: dict[str, Any]) -> dict[str, Any]:
+def _valid_params(
+    serializer_class: type[serializers.Serializer[Any]], params: dict[str, Any]
+) -> dict[str, Any]:
     """``params`` checked by ``serializer_class``; its errors named under ``params.`` (``params.design``)."""
     form = serializer_class(data=params)
     if not form.is_valid():

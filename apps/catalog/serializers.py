@@ -23,7 +23,7 @@ from apps.catalog.skypilot import SKYPILOT_CLOUDS
 from clusterdesigner.api import StrictJSONTypes
 
 
-class CleanedModelSerializer(StrictJSONTypes, serializers.ModelSerializer):
+class CleanedModelSerializer(StrictJSONTypes, serializers.ModelSerializer[Any]):
     """Runs the model's clean() so the API and the admin enforce the same one-row rules, and refuses JSON values
     of the wrong type (0 for a name) instead of coercing them."""  # noqa: E501 (drf-spectacular publishes this text)
 
@@ -150,7 +150,7 @@ class StorageTierSerializer(CleanedModelSerializer):
         ]
 
 
-class StaleMixin(serializers.Serializer):
+class StaleMixin(serializers.Serializer[Any]):
     stale = serializers.SerializerMethodField(
         help_text="True when as_of is more than PRICE_STALE_AFTER_DAYS days before today (computed)."
     )
@@ -181,7 +181,7 @@ class CloudPriceSerializer(StaleMixin, CleanedModelSerializer):
         ]
 
 
-class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer):
+class CloudOfferingPriceSerializer(StaleMixin, serializers.ModelSerializer[Any]):
     usd_per_gpu_hour = serializers.FloatField(read_only=True)
 
     class Meta:
@@ -222,7 +222,7 @@ class CloudOfferingSerializer(CleanedModelSerializer):
         ]
 
 
-class PriceImportSerializer(serializers.Serializer):
+class PriceImportSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(
         help_text="CSV with columns "
         + ", ".join(["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"])
@@ -246,7 +246,7 @@ class PriceImportSerializer(serializers.Serializer):
         return text
 
 
-class PriceImportResultSerializer(serializers.Serializer):
+class PriceImportResultSerializer(serializers.Serializer[Any]):
     imported = serializers.IntegerField()
 
 
@@ -263,7 +263,7 @@ class SkyPilotImportSerializer(PriceImportSerializer):
     )
 
 
-class SkyPilotMappedSerializer(serializers.Serializer):
+class SkyPilotMappedSerializer(serializers.Serializer[Any]):
     offering = serializers.CharField()
     instance_type = serializers.CharField()
     accelerator = serializers.CharField()
@@ -274,14 +274,14 @@ class SkyPilotMappedSerializer(serializers.Serializer):
     created_offering = serializers.BooleanField()
 
 
-class SkyPilotSkippedSerializer(serializers.Serializer):
+class SkyPilotSkippedSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField()
     count = serializers.IntegerField()
     lines = serializers.ListField(child=serializers.IntegerField(), help_text="The first lines skipped so.")
     instance_types = serializers.ListField(child=serializers.CharField())
 
 
-class SkyPilotImportResultSerializer(serializers.Serializer):
+class SkyPilotImportResultSerializer(serializers.Serializer[Any]):
     cloud = serializers.CharField()
     as_of = serializers.DateField()
     imported = serializers.IntegerField(help_text="Prices stored (created or replaced).")
@@ -292,7 +292,7 @@ class SkyPilotImportResultSerializer(serializers.Serializer):
     skipped = SkyPilotSkippedSerializer(many=True, help_text="Rows (or prices) left out, grouped by reason.")
 
 
-class ResidualValuePointSerializer(serializers.ModelSerializer):
+class ResidualValuePointSerializer(serializers.ModelSerializer[Any]):
     accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
@@ -311,7 +311,7 @@ class ResidualValuePointSerializer(serializers.ModelSerializer):
         ]
 
 
-class RentalPricePointSerializer(serializers.ModelSerializer):
+class RentalPricePointSerializer(serializers.ModelSerializer[Any]):
     accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:

@@ -111,7 +111,7 @@ def _base_version(request: Request, body: dict[str, Any]) -> int | None:
     destroy=extend_schema(responses={204: None, **ERRORS}),
 )
 class DesignViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet[Any]
 ):
     """Saved designs. The owner edits and deletes; others read only designs shared with the organisation."""
 

@@ -9,7 +9,7 @@ from apps.designs.result_serializers import TrainingEstimateSerializer
 from clusterdesigner.api import StrictJSONTypes
 
 
-class DesignInputSerializer(StrictJSONTypes, serializers.Serializer):
+class DesignInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, default=Design.Visibility.PRIVATE)
@@ -21,7 +21,7 @@ class DesignInputSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
-class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer):
+class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     version = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -36,7 +36,7 @@ class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer):
     spec = serializers.DictField(required=False)
 
 
-class DesignSerializer(serializers.ModelSerializer):
+class DesignSerializer(serializers.ModelSerializer[Any]):
     owner = serializers.CharField(source="owner.get_username", read_only=True)
     spec = serializers.SerializerMethodField()
     url = serializers.HyperlinkedIdentityField(view_name="design-detail")
@@ -61,7 +61,7 @@ class DesignSerializer(serializers.ModelSerializer):
         return obj.current.spec
 
 
-class DesignVersionSerializer(serializers.ModelSerializer):
+class DesignVersionSerializer(serializers.ModelSerializer[Any]):
     created_by = serializers.CharField(source="created_by.get_username", read_only=True, default=None)
 
     class Meta:
@@ -69,11 +69,11 @@ class DesignVersionSerializer(serializers.ModelSerializer):
         fields = ["number", "name", "description", "spec", "created_by", "created_at"]
 
 
-class CloneSerializer(StrictJSONTypes, serializers.Serializer):
+class CloneSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200, required=False)
 
 
-class RunEstimateSerializer(serializers.Serializer):
+class RunEstimateSerializer(serializers.Serializer[Any]):
     nodes = serializers.IntegerField()
     days = serializers.FloatField(
         allow_null=True, help_text="None when it could not be estimated (see error)."
@@ -82,7 +82,7 @@ class RunEstimateSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
 
 
-class DeadlineCheckSerializer(serializers.Serializer):
+class DeadlineCheckSerializer(serializers.Serializer[Any]):
     deadline_days = serializers.FloatField()
     status = serializers.CharField(help_text="meets | misses")
     nodes = serializers.IntegerField()
@@ -93,7 +93,7 @@ class DeadlineCheckSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
-class BudgetCheckSerializer(serializers.Serializer):
+class BudgetCheckSerializer(serializers.Serializer[Any]):
     budget_usd = serializers.FloatField()
     status = serializers.CharField(help_text="meets | misses | unknown")
     run_cost_usd = serializers.FloatField(allow_null=True)
@@ -102,7 +102,7 @@ class BudgetCheckSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
-class VerdictSerializer(serializers.Serializer):
+class VerdictSerializer(serializers.Serializer[Any]):
     status = serializers.CharField(help_text="meets | misses | none (the design has no goals)")
     messages = serializers.ListField(child=serializers.CharField())
     days_basis = serializers.CharField(
@@ -113,7 +113,7 @@ class VerdictSerializer(serializers.Serializer):
     budget = BudgetCheckSerializer(allow_null=True)
 
 
-class EvaluationSerializer(serializers.Serializer):
+class EvaluationSerializer(serializers.Serializer[Any]):
     design = serializers.DictField()
     spec = serializers.DictField()
     training = TrainingEstimateSerializer()
@@ -125,13 +125,13 @@ class EvaluationSerializer(serializers.Serializer):
     computed_at = serializers.CharField()
 
 
-class AnalysisStartedSerializer(serializers.Serializer):
+class AnalysisStartedSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     url = serializers.CharField()
     status = serializers.CharField()
 
 
-class ShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
+class ShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     expires_at = serializers.DateTimeField(
         required=False,
@@ -148,7 +148,7 @@ class ShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
         return value
 
 
-class ShareLinkSerializer(serializers.ModelSerializer):
+class ShareLinkSerializer(serializers.ModelSerializer[Any]):
     version = serializers.IntegerField(source="evaluation.version.number", read_only=True)
     active = serializers.BooleanField(source="is_active", read_only=True)
 
@@ -178,14 +178,14 @@ class ShareLinkCreatedSerializer(ShareLinkSerializer):
         fields = [*ShareLinkSerializer.Meta.fields, "url", "token"]
 
 
-class SharedDesignSerializer(serializers.Serializer):
+class SharedDesignSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     description = serializers.CharField()
     version = serializers.IntegerField()
     evaluation = EvaluationSerializer()
 
 
-class VersionQuerySerializer(serializers.Serializer):
+class VersionQuerySerializer(serializers.Serializer[Any]):
     """The ``?version=`` query parameter as the schema states it: 0 or a fraction is a 400 on version."""
 
     version = serializers.IntegerField(

@@ -49,7 +49,7 @@ DEFAULT_SPEC: dict[str, Any] = {
 }
 
 
-class ModelSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class ModelSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     preset = serializers.CharField(required=False, max_length=60)
     layers = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
     hidden = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000)
@@ -76,7 +76,7 @@ class ModelSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer
         return attrs
 
 
-class TrainingSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class TrainingSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     tokens = serializers.FloatField(min_value=1e3, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10**10)
     global_batch_seqs = serializers.IntegerField(required=False, min_value=1, max_value=10**8)
@@ -90,12 +90,12 @@ class TrainingSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seriali
         return attrs
 
 
-class WorkloadSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class WorkloadSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     model = ModelSpecSerializer()
     training = TrainingSpecSerializer()
 
 
-class ClusterSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class ClusterSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     accelerator = serializers.SlugField()
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
     nodes = serializers.IntegerField(min_value=1, max_value=100_000)
@@ -104,7 +104,7 @@ class ClusterSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializ
     storage = serializers.SlugField(required=False)
 
 
-class LayoutSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class LayoutSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     tp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     pp = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     dp = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
@@ -117,7 +117,7 @@ class LayoutSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serialize
     sequence_parallel = serializers.BooleanField(required=False)
 
 
-class NegotiatedPricesSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class NegotiatedPricesSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     """Negotiated USD per node-hour, by pricing model: only the models the cost engine prices."""
 
     on_demand = serializers.FloatField(required=False, min_value=0, max_value=1e6)
@@ -129,7 +129,7 @@ class NegotiatedPricesSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Ser
 assert list(NegotiatedPricesSerializer().fields) == PRICING_MODELS  # one list of models, kept in step
 
 
-class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     offering = serializers.SlugField()
     pricing_models = serializers.ListField(
         child=serializers.ChoiceField(choices=PRICING_MODELS),
@@ -147,7 +147,7 @@ class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializ
     )
 
 
-class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
     utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=0.7)
     on_prem = serializers.DictField(required=False, default=dict)
@@ -161,7 +161,7 @@ class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer)
         return value
 
 
-class GoalsSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class GoalsSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     deadline_days = serializers.FloatField(
         required=False,
         min_value=0.001,
@@ -176,7 +176,7 @@ class GoalsSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer
     )
 
 
-class DesignSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer):
+class DesignSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     workload = WorkloadSpecSerializer()
     cluster = ClusterSpecSerializer()
     parallelism = serializers.JSONField(default="search")

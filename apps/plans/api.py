@@ -51,7 +51,7 @@ TOO_LARGE = {413: OpenApiResponse(ErrorSerializer, description="Request body ove
     destroy=extend_schema(responses={204: None, **ERRORS}),
 )
 class CapacityPlanViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet[Any]
 ):
     """Capacity plans: workloads over months and the capacity to buy. Only the owner sees a plan."""
 

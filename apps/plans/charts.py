@@ -27,7 +27,7 @@ def _figure(fig: go.Figure, *, title: str, y_title: str) -> dict[str, Any]:
 def capacity_layers_chart(*, result: PlanResult, gpus_per_node: int) -> dict[str, Any]:
     """Stacked capacity by layer (GPUs; burst as the month's average) against mean and peak demand."""
     months = [m.month for m in result.months]
-    layers = {
+    layers: dict[str, list[float]] = {
         "owned": [m.owned_nodes * gpus_per_node for m in result.months],
         "reserved": [m.reserved_nodes * gpus_per_node for m in result.months],
         "on_demand": [m.on_demand_node_hours / HOURS_PER_MONTH * gpus_per_node for m in result.months],

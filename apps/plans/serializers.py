@@ -16,19 +16,19 @@ SPEC_HELP = (
 )
 
 
-class PlanInputSerializer(StrictJSONTypes, serializers.Serializer):
+class PlanInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     spec = serializers.DictField(help_text=SPEC_HELP)
 
 
-class PlanUpdateSerializer(StrictJSONTypes, serializers.Serializer):
+class PlanUpdateSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
     spec = serializers.DictField(required=False, help_text="A new spec makes a new version. " + SPEC_HELP)
 
 
-class PlanSerializer(serializers.ModelSerializer):
+class PlanSerializer(serializers.ModelSerializer[Any]):
     spec = serializers.SerializerMethodField()
 
     class Meta:
@@ -39,27 +39,27 @@ class PlanSerializer(serializers.ModelSerializer):
         return plan.versions.get(number=plan.version).spec
 
 
-class PlanVersionSerializer(serializers.ModelSerializer):
+class PlanVersionSerializer(serializers.ModelSerializer[Any]):
     class Meta:
         model = PlanVersion
         fields = ["number", "spec", "created_at"]
 
 
-class OwnedPurchaseSerializer(serializers.Serializer):
+class OwnedPurchaseSerializer(serializers.Serializer[Any]):
     arrival_month = serializers.IntegerField()
     order_month = serializers.IntegerField(help_text="arrival month − lead time (may be before month 0)")
     nodes = serializers.IntegerField()
     capex_usd = serializers.FloatField()
 
 
-class ReservationStartSerializer(serializers.Serializer):
+class ReservationStartSerializer(serializers.Serializer[Any]):
     term_months = serializers.IntegerField()
     start_month = serializers.IntegerField()
     nodes = serializers.IntegerField()
     committed_usd = serializers.FloatField(help_text="the whole term, billed every hour")
 
 
-class RunScheduleSerializer(serializers.Serializer):
+class RunScheduleSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     node_hours_by_layer = serializers.DictField(child=serializers.FloatField())
     node_hours_by_month = serializers.ListField(child=serializers.FloatField())
@@ -68,7 +68,7 @@ class RunScheduleSerializer(serializers.Serializer):
     slack_months = serializers.IntegerField()
 
 
-class MonthRowSerializer(serializers.Serializer):
+class MonthRowSerializer(serializers.Serializer[Any]):
     month = serializers.IntegerField()
     demand_mean_gpus = serializers.FloatField()
     demand_peak_gpus = serializers.FloatField()
@@ -81,13 +81,13 @@ class MonthRowSerializer(serializers.Serializer):
     cost_usd = serializers.DictField(child=serializers.FloatField(), help_text="by layer")
 
 
-class AlternativeSerializer(serializers.Serializer):
+class AlternativeSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     total_usd = serializers.FloatField(allow_null=True)
     reason = serializers.CharField(allow_blank=True)
 
 
-class ProblemSizeSerializer(serializers.Serializer):
+class ProblemSizeSerializer(serializers.Serializer[Any]):
     variables = serializers.IntegerField()
     integer_variables = serializers.IntegerField()
     constraints = serializers.IntegerField()
@@ -96,7 +96,7 @@ class ProblemSizeSerializer(serializers.Serializer):
     mip_gap = serializers.FloatField()
 
 
-class PlanResultSerializer(serializers.Serializer):
+class PlanResultSerializer(serializers.Serializer[Any]):
     total_usd = serializers.FloatField()
     npv_usd = serializers.FloatField()
     cost_by_layer_usd = serializers.DictField(child=serializers.FloatField())
@@ -115,7 +115,7 @@ class PlanResultSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
 
 
-class PlanSolutionSerializer(serializers.Serializer):
+class PlanSolutionSerializer(serializers.Serializer[Any]):
     plan = serializers.IntegerField(source="version.plan_id")
     version = serializers.IntegerField(source="version.number")
     input_hash = serializers.CharField()
@@ -123,7 +123,7 @@ class PlanSolutionSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class PlanShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
+class PlanShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     expires_in_days = serializers.IntegerField(
         required=False,
         allow_null=True,
@@ -133,7 +133,7 @@ class PlanShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
-class PlanShareLinkSerializer(serializers.Serializer):
+class PlanShareLinkSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     token_hint = serializers.CharField()
     version = serializers.IntegerField(source="solution.version.number")
@@ -147,7 +147,7 @@ class PlanShareLinkCreatedSerializer(PlanShareLinkSerializer):
     url = serializers.CharField()
 
 
-class PlanRunSerializer(serializers.Serializer):
+class PlanRunSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     status = serializers.CharField()
     progress = serializers.SerializerMethodField()

@@ -19,6 +19,7 @@ from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
+from clusterdesigner.jsonutil import snapshot_hash
 
 HOURS_PER_DAY = 24.0
 
@@ -239,7 +240,7 @@ def plan_size(*, plan: capacity.CapacityPlan) -> int:
 def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
     engine_plan = plan_spec_resolve(spec=version.spec, user=user)
     snapshot = {"plan": engine_plan.to_json()}
-    return engine_plan, snapshot, design_services.snapshot_hash(snapshot)
+    return engine_plan, snapshot, snapshot_hash(snapshot)
 
 
 def _store(

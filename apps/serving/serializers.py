@@ -3,31 +3,33 @@ and the result field by field, so the OpenAPI schema says what an estimate holds
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from clusterdesigner.api import StrictJSONTypes
 from clusterdesigner.engine import serving
 
 
-class TargetsSerializer(StrictJSONTypes, serializers.Serializer):
+class TargetsSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     ttft_s = serializers.FloatField(required=False, help_text="time to first token target, seconds (2)")
     tpot_s = serializers.FloatField(required=False, help_text="time per output token target, seconds (0.2)")
     percentile = serializers.FloatField(required=False, help_text="percentile the targets are at (99)")
 
 
-class DemandSerializer(StrictJSONTypes, serializers.Serializer):
+class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
     output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
     peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
 
 
-class LayoutSerializer(StrictJSONTypes, serializers.Serializer):
+class LayoutSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     tp = serializers.IntegerField(required=False, help_text="tensor parallel degree (0 or absent: searched)")
     pp = serializers.IntegerField(required=False, help_text="pipeline stages (0 or absent: searched)")
     ep = serializers.IntegerField(required=False, help_text="expert parallel degree, MoE only")
 
 
-class ServingInputSerializer(StrictJSONTypes, serializers.Serializer):
+class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     model = serializers.DictField(
         required=False, help_text='{"preset": slug, ...overrides} or a full shape, as in training'
     )
@@ -61,7 +63,7 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer):
     )
 
 
-class LayoutResultSerializer(serializers.Serializer):
+class LayoutResultSerializer(serializers.Serializer[Any]):
     tp = serializers.IntegerField()
     pp = serializers.IntegerField()
     ep = serializers.IntegerField()
@@ -80,14 +82,14 @@ class LayoutResultSerializer(serializers.Serializer):
     why = serializers.CharField()
 
 
-class CurvePointSerializer(serializers.Serializer):
+class CurvePointSerializer(serializers.Serializer[Any]):
     batch = serializers.IntegerField()
     ttft_s = serializers.FloatField()
     tpot_s = serializers.FloatField()
     output_tokens_per_s_per_gpu = serializers.FloatField()
 
 
-class DisaggregatedSerializer(serializers.Serializer):
+class DisaggregatedSerializer(serializers.Serializer[Any]):
     prefill_layout = serializers.CharField()
     decode_layout = serializers.CharField()
     prefill_gpus = serializers.IntegerField()
@@ -100,7 +102,7 @@ class DisaggregatedSerializer(serializers.Serializer):
     output_tokens_per_s_per_gpu = serializers.FloatField()
 
 
-class CostOptionSerializer(serializers.Serializer):
+class CostOptionSerializer(serializers.Serializer[Any]):
     option = serializers.CharField()
     pricing_model = serializers.CharField()
     offering = serializers.CharField()
@@ -111,12 +113,12 @@ class CostOptionSerializer(serializers.Serializer):
     formula = serializers.CharField()
 
 
-class AssumptionSerializer(serializers.Serializer):
+class AssumptionSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     value = serializers.CharField()
 
 
-class ServingResultSerializer(serializers.Serializer):
+class ServingResultSerializer(serializers.Serializer[Any]):
     model = serializers.CharField()
     accelerator = serializers.CharField()
     best = LayoutResultSerializer()

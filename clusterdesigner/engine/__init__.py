@@ -15,5 +15,5 @@ Modules:
     cost, tco       -- the cost engine: owning against renting
     offerings       -- cloud offerings and price freshness
     findings, verdict, sensitivity -- what a design evaluation concludes
-    tradeoffs       -- Pareto front, best per figure and the recommendation
+    tradeoffs       -- Pareto front, best per figure, a design's comparison column and the recommendation
 """

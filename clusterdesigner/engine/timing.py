@@ -19,6 +19,7 @@ gathers overlap with each micro-batch's compute; CP ring exchange with attention
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -228,187 +229,323 @@ def _group_bandwidth(problem: Problem, size: FloatArray, stride: FloatArray) -> 
     return np.where(span <= domain, intra_node_bandwidth(problem), nic)
 
 
-def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
-    """Seconds per optimizer step, by part, and ``total``.
+@dataclass(frozen=True)
+class _Shape:
+    """What every part of one step reads: the layout as float arrays and the rates of this accelerator.
 
-    total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
-            middle stage, or the last with the output layer)
-            + (p−1)/v · t_mb (bubble) + exposed DP/FSDP communication + optimizer update.
+    ``tokens`` = micro_batch · s / cp is the M of every GEMM on this GPU; ``sp_div`` is tp where sequence
+    parallelism shards the hidden activations, else 1.
     """
-    model, training, cluster = problem.model, problem.training, problem.cluster
-    acc = cluster.accelerator
+
+    problem: Problem
+    rate_lin: float
+    rate_bf16: float
+    in_bytes: float
+    hbm: float
+    fp8: bool
+    tp: FloatArray
+    cp: FloatArray
+    dp: FloatArray
+    pp: FloatArray
+    ep: FloatArray
+    v: FloatArray
+    sp_div: FloatArray
+    rc: IntArray
+    s: float
+    h: float
+    kvh: float
+    tokens: FloatArray
+
+    def gemm(
+        self, m: FloatArray, k: FloatArray | float, n: FloatArray | float, *, bf16: bool = False
+    ) -> FloatArray:
+        """``_gemm`` at the training precision's rate, or in bf16 (router, logits, score BMMs)."""
+        if bf16:
+            return _gemm(m, k, n, self.rate_bf16, self.hbm, 2.0)
+        return _gemm(m, k, n, self.rate_lin, self.hbm, self.in_bytes)
+
+
+def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
+    model, training = problem.model, problem.training
+    acc = problem.cluster.accelerator
     fp8 = training.precision == "fp8"
     rate_lin = matmul_rate_flops(acc, training.precision)
-    rate_bf16 = matmul_rate_flops(acc, "bf16") if "bf16" in acc.dense_tflops else rate_lin
-    in_bytes = 1.0 if fp8 else 2.0
-    hbm = acc.hbm_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
-
     tp = lay["tp"].astype(np.float64)
     cp = lay["cp"].astype(np.float64)
-    dp = lay["dp"].astype(np.float64)
-    pp = lay["pp"].astype(np.float64)
-    ep = lay["ep"].astype(np.float64)
-    v = lay["vpp"].astype(np.float64)
-    sp = lay["sequence_parallel"] > 0
-    sp_div = np.where(sp, tp, 1.0)
-    rc = lay["recompute"]
-    s, h, kvh = float(model.seq_len), float(model.hidden), float(model.kv_hidden)
-    tokens = lay["micro_batch"] * (s / cp)  # M of every GEMM on this GPU
-
-    # ---- per layer, one micro-batch, forward --------------------------------------------------------
-    gemm_fwd = _gemm(tokens, h, (h + 2 * kvh) / tp, rate_lin, hbm, in_bytes) + _gemm(
-        tokens, h / tp, h, rate_lin, hbm, in_bytes
+    s = float(model.seq_len)
+    return _Shape(
+        problem=problem,
+        rate_lin=rate_lin,
+        rate_bf16=matmul_rate_flops(acc, "bf16") if "bf16" in acc.dense_tflops else rate_lin,
+        in_bytes=1.0 if fp8 else 2.0,
+        hbm=acc.hbm_bandwidth_tbps * 1e12 * HBM_EFFICIENCY,
+        fp8=fp8,
+        tp=tp,
+        cp=cp,
+        dp=lay["dp"].astype(np.float64),
+        pp=lay["pp"].astype(np.float64),
+        ep=lay["ep"].astype(np.float64),
+        v=lay["vpp"].astype(np.float64),
+        sp_div=np.where(lay["sequence_parallel"] > 0, tp, 1.0),
+        rc=lay["recompute"],
+        s=s,
+        h=float(model.hidden),
+        kvh=float(model.kv_hidden),
+        tokens=lay["micro_batch"] * (s / cp),
     )
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """Seconds of one transformer layer for one micro-batch on one GPU, forward and backward."""
+
+    gemm_fwd: FloatArray
+    attn_fwd: FloatArray
+    attn_bwd: FloatArray
+    fwd: FloatArray
+    bwd: FloatArray
+    recompute: FloatArray
+
+
+def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArray | float]:
+    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP) and the MLP's width.
+
+    MoE layers (a share moe_layers / layers of them) run top_k routed experts, the shared experts and the
+    router instead of the dense MLP; each of the experts / ep local experts sees tokens · top_k · ep /
+    experts tokens (balanced routing).
+    """
+    model = c.problem.model
+    tokens, h, tp = c.tokens, c.h, c.tp
     mlp_up = model.ffn_hidden * (2 if model.gated_mlp else 1)
-    dense_mlp = _gemm(tokens, h, mlp_up / tp, rate_lin, hbm, in_bytes) + _gemm(
-        tokens, model.ffn_hidden / tp, h, rate_lin, hbm, in_bytes
+    dense_mlp = c.gemm(tokens, h, mlp_up / tp) + c.gemm(tokens, model.ffn_hidden / tp, h)
+    if not model.is_moe:
+        return attn_gemms + dense_mlp, float(model.ffn_hidden)
+    share = model.moe_layers / model.layers
+    e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
+    local_experts = model.experts / c.ep
+    per_expert_tokens = tokens * model.top_k * c.ep / model.experts
+    routed = local_experts * (
+        c.gemm(per_expert_tokens, h, e_up / tp) + c.gemm(per_expert_tokens, model.expert_ffn_hidden / tp, h)
     )
-    mlp_width = float(model.ffn_hidden)
-    if model.is_moe:
-        share = model.moe_layers / model.layers
-        e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
-        local_experts = model.experts / ep
-        per_expert_tokens = tokens * model.top_k * ep / model.experts
-        routed = local_experts * (
-            _gemm(per_expert_tokens, h, e_up / tp, rate_lin, hbm, in_bytes)
-            + _gemm(per_expert_tokens, model.expert_ffn_hidden / tp, h, rate_lin, hbm, in_bytes)
+    shared_w = model.shared_experts * model.expert_ffn_hidden
+    shared: FloatArray | float = 0.0
+    if shared_w:
+        shared = c.gemm(tokens, h, shared_w * (2 if model.gated_mlp else 1) / tp) + c.gemm(
+            tokens, shared_w / tp, h
         )
-        shared_w = model.shared_experts * model.expert_ffn_hidden
-        shared: FloatArray | float = 0.0
-        if shared_w:
-            shared = _gemm(
-                tokens, h, shared_w * (2 if model.gated_mlp else 1) / tp, rate_lin, hbm, in_bytes
-            ) + _gemm(tokens, shared_w / tp, h, rate_lin, hbm, in_bytes)
-        router = _gemm(tokens, h, float(model.experts), rate_bf16, hbm, 2.0)
-        gemm_fwd = gemm_fwd + (1 - share) * dense_mlp + share * (routed + shared + router)
-        mlp_width = (1 - share) * model.ffn_hidden + share * (
-            model.top_k + model.shared_experts
-        ) * model.expert_ffn_hidden
-    else:
-        gemm_fwd = gemm_fwd + dense_mlp
+    router = c.gemm(tokens, h, float(model.experts), bf16=True)
+    gemm_fwd = attn_gemms + (1 - share) * dense_mlp + share * (routed + shared + router)
+    mlp_width = (1 - share) * model.ffn_hidden + share * (
+        model.top_k + model.shared_experts
+    ) * model.expert_ffn_hidden
+    return gemm_fwd, mlp_width
 
+
+def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
+    """Forward and backward seconds of the attention core (scores, softmax, weighted values)."""
+    model = c.problem.model
+    tokens, s, tp = c.tokens, c.s, c.tp
     heads_local = model.heads / tp
-    if training.flash_attention:
+    if c.problem.training.flash_attention:
         # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
         # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
         # faster than this, so the causal saving is not assumed.
-        attn_flops = 4.0 * tokens * s * h / tp
-        attn_fwd = attn_flops / (rate_bf16 * FLASH_FWD_FRACTION)
-        attn_bwd = 2.5 * attn_flops / (rate_bf16 * FLASH_BWD_FRACTION)
-    else:
-        bmm = 2.0 * _gemm(tokens, float(model.head_dim), s, rate_bf16, hbm, 2.0) * heads_local
-        softmax = SCORE_BYTES_FWD * heads_local * tokens * s / hbm
-        attn_fwd = bmm + softmax
-        attn_bwd = 2.0 * attn_fwd
+        attn_flops = 4.0 * tokens * s * c.h / tp
+        attn_fwd = attn_flops / (c.rate_bf16 * FLASH_FWD_FRACTION)
+        attn_bwd = 2.5 * attn_flops / (c.rate_bf16 * FLASH_BWD_FRACTION)
+        return attn_fwd, attn_bwd
+    bmm = 2.0 * c.gemm(tokens, float(model.head_dim), s, bf16=True) * heads_local
+    softmax = SCORE_BYTES_FWD * heads_local * tokens * s / c.hbm
+    attn_fwd = bmm + softmax
+    return attn_fwd, 2.0 * attn_fwd
 
+
+def _layer(c: _Shape) -> _Layer:
+    """One layer: GEMMs + attention + memory-bound element-wise passes; backward = 2 × forward (attention
+    by its own kernel's ratio); recompute repeats the forward (full) or attention (selective), after
+    Korthikanti et al. 2022 Sec. 5."""
+    model = c.problem.model
+    tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
+    attn_gemms = c.gemm(tokens, h, (h + 2 * kvh) / tp) + c.gemm(tokens, h / tp, h)
+    gemm_fwd, mlp_width = _mlp_gemms(c, attn_gemms)
+    attn_fwd, attn_bwd = _attention(c)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
     elem_fwd = (
-        passes_hidden * 2.0 * tokens * h / sp_div
+        passes_hidden * 2.0 * tokens * h / c.sp_div
         + ELEMENTWISE_PASSES_MLP * 2.0 * tokens * mlp_width / tp
-        + (FP8_CAST_PASSES * 2.0 * tokens * h / sp_div if fp8 else 0.0)
-    ) / hbm
-    layer_fwd = gemm_fwd + attn_fwd + elem_fwd
-    layer_bwd = 2.0 * (gemm_fwd + elem_fwd) + attn_bwd
-    layer_recompute = np.where(
-        rc == RECOMPUTE_FULL, layer_fwd, np.where(rc == RECOMPUTE_SELECTIVE, attn_fwd, 0.0)
+        + (FP8_CAST_PASSES * 2.0 * tokens * h / c.sp_div if c.fp8 else 0.0)
+    ) / c.hbm
+    fwd = gemm_fwd + attn_fwd + elem_fwd
+    rc = c.rc
+    return _Layer(
+        gemm_fwd=gemm_fwd,
+        attn_fwd=attn_fwd,
+        attn_bwd=attn_bwd,
+        fwd=fwd,
+        bwd=2.0 * (gemm_fwd + elem_fwd) + attn_bwd,
+        recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, attn_fwd, 0.0)),
     )
 
-    # ---- per layer communication ----------------------------------------------------------------------
+
+def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
+    """Exposed tensor-parallel all-reduces per layer and micro-batch: 4 (fwd + bwd), 2 more under full
+    recompute, each 2(tp−1)/tp · 2·tokens·h / busbw + ring latency; overlapped with 3 × the forward GEMMs
+    when Transformer Engine / Megatron-Core overlap TP collectives with the neighbouring GEMMs."""
+    problem, tp = c.problem, c.tp
     intra = intra_node_bandwidth(problem)
-    act_bytes = 2.0 * tokens * h
+    act_bytes = 2.0 * c.tokens * c.h
     tp_bw = _group_bandwidth(problem, tp, np.ones_like(tp))
-    n_tp_collectives = 4.0 + np.where(rc == RECOMPUTE_FULL, 2.0, 0.0)
+    n_tp_collectives = 4.0 + np.where(c.rc == RECOMPUTE_FULL, 2.0, 0.0)
     tp_lat = np.where(
-        tp_bw >= intra, RING_STEP_LATENCY_S, RING_STEP_LATENCY_S + cluster.fabric.latency_us * 1e-6
+        tp_bw >= intra, RING_STEP_LATENCY_S, RING_STEP_LATENCY_S + problem.cluster.fabric.latency_us * 1e-6
     )
     tp_raw = np.where(
         tp > 1, n_tp_collectives * (2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat), 0.0
     )
-    # Transformer Engine / Megatron-Core overlap TP collectives with the neighbouring GEMMs.
-    tp_layer = _exposed(tp_raw, 3.0 * gemm_fwd) if training.tp_comm_overlap else tp_raw
+    return _exposed(tp_raw, 3.0 * layer.gemm_fwd) if problem.training.tp_comm_overlap else tp_raw
 
-    cp_bw = _group_bandwidth(problem, cp, tp)
-    kv_bytes = 2.0 * 2.0 * tokens * kvh / tp
-    cp_exchange = (cp - 1) * kv_bytes / cp_bw
-    cp_layer = _exposed(cp_exchange, attn_fwd) + _exposed(2.0 * cp_exchange, attn_bwd)
 
-    moe_layer: FloatArray | float = 0.0
-    if model.is_moe:
-        ep_bw = _group_bandwidth(problem, ep, tp * cp)
-        a2a = 2.0 * tokens * model.top_k * h / sp_div * (ep - 1) / ep / ep_bw
-        moe_layer = (model.moe_layers / model.layers) * np.where(ep > 1, 4.0 * a2a, 0.0)
+def _cp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
+    """Context-parallel ring exchange of K and V per layer: (cp−1) · 2·2·tokens·kv_hidden/tp bytes in
+    forward and twice that in backward, each overlapped with its attention."""
+    cp_bw = _group_bandwidth(c.problem, c.cp, c.tp)
+    kv_bytes = 2.0 * 2.0 * c.tokens * c.kvh / c.tp
+    cp_exchange = (c.cp - 1) * kv_bytes / cp_bw
+    return _exposed(cp_exchange, layer.attn_fwd) + _exposed(2.0 * cp_exchange, layer.attn_bwd)
 
+
+def _moe_comm_layer(c: _Shape) -> FloatArray | float:
+    """Expert-parallel all-to-all per layer (dispatch and combine, forward and backward: 4), on the share
+    of MoE layers: 2·tokens·top_k·h/sp · (ep−1)/ep / busbw each."""
+    model = c.problem.model
+    if not model.is_moe:
+        return 0.0
+    ep = c.ep
+    ep_bw = _group_bandwidth(c.problem, ep, c.tp * c.cp)
+    a2a = 2.0 * c.tokens * model.top_k * c.h / c.sp_div * (ep - 1) / ep / ep_bw
+    return (model.moe_layers / model.layers) * np.where(ep > 1, 4.0 * a2a, 0.0)
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """Seconds per micro-batch on the slowest pipeline stage, by part; ``n_stage`` layers per full stage."""
+
+    n_stage: FloatArray | IntArray
+    compute: FloatArray
+    recompute: FloatArray
+    tp: FloatArray
+    cp: FloatArray
+    moe: FloatArray
+
+
+def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _Stage:
+    """The slowest stage: a full middle stage, or the last stage (its layers plus the output layer and
+    loss, fwd + bwd), which an uneven split lightens (memory.end_stage_layers). Even splits: the last."""
+    problem = c.problem
+    model = problem.model
+    tp_layer = _tp_comm_layer(c, layer)
+    cp_layer = _cp_comm_layer(c, layer)
+    moe_layer = _moe_comm_layer(c)
     n_stage = stage_layers(model, lay["pp"])
     logits_fwd = (
-        _gemm(tokens, h, model.vocab / tp, rate_bf16, hbm, 2.0) + 3.0 * 4.0 * tokens * model.vocab / tp / hbm
+        c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)
+        + 3.0 * 4.0 * c.tokens * model.vocab / c.tp / c.hbm
     )
-    # The slowest stage: a full middle stage, or the last stage (its layers plus the output layer and loss,
-    # fwd + bwd), which an uneven split lightens (memory.end_stage_layers). Even splits: the last stage.
-    _, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split)
-    layer_mb = layer_fwd + layer_bwd + layer_recompute + tp_layer + cp_layer + moe_layer
+    _, n_last = end_stage_layers(model.layers, lay["pp"], split=problem.training.pipeline_split)
+    layer_mb = layer.fwd + layer.bwd + layer.recompute + tp_layer + cp_layer + moe_layer
     last_is_slowest = n_last * layer_mb + 3.0 * logits_fwd >= n_stage * layer_mb
     n_slow = np.where(last_is_slowest, n_last, n_stage)
-    compute_mb = n_slow * (layer_fwd + layer_bwd) + np.where(last_is_slowest, 3.0 * logits_fwd, 0.0)
-    recompute_mb = n_slow * layer_recompute
-    tp_mb = n_slow * tp_layer
-    cp_mb = n_slow * cp_layer
-    moe_mb = n_slow * moe_layer
-
-    pp_bw = np.where(
-        tp * cp * dp >= cluster.gpus_per_node,
-        _group_bandwidth(problem, np.full_like(tp, 2.0), np.full_like(tp, float(cluster.gpus_per_node))),
-        intra,
+    return _Stage(
+        n_stage=n_stage,
+        compute=n_slow * (layer.fwd + layer.bwd) + np.where(last_is_slowest, 3.0 * logits_fwd, 0.0),
+        recompute=n_slow * layer.recompute,
+        tp=n_slow * tp_layer,
+        cp=n_slow * cp_layer,
+        moe=n_slow * moe_layer,
     )
-    pp_mb = np.where(pp > 1, 2.0 * v * (act_bytes / sp_div / pp_bw + cluster.fabric.latency_us * 1e-6), 0.0)
 
-    # ---- data-parallel synchronisation ----------------------------------------------------------------
-    dense, expert, edge = params_per_gpu(model, lay)
+
+def _pp_p2p(c: _Shape) -> FloatArray:
+    """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes, over the NIC when
+    the tp × cp × dp ranks fill a node (the next stage is on another node), else inside the node."""
+    cluster = c.problem.cluster
+    tp = c.tp
+    pp_bw = np.where(
+        tp * c.cp * c.dp >= cluster.gpus_per_node,
+        _group_bandwidth(c.problem, np.full_like(tp, 2.0), np.full_like(tp, float(cluster.gpus_per_node))),
+        intra_node_bandwidth(c.problem),
+    )
+    act_bytes = 2.0 * c.tokens * c.h
+    return np.where(
+        c.pp > 1, 2.0 * c.v * (act_bytes / c.sp_div / pp_bw + cluster.fabric.latency_us * 1e-6), 0.0
+    )
+
+
+def _ring(
+    c: _Shape, *, factor: float, nbytes: FloatArray, size: FloatArray, stride: FloatArray
+) -> FloatArray:
+    return ring_time(
+        factor=factor,
+        nbytes=nbytes,
+        size=size,
+        stride=stride,
+        problem=c.problem,
+        intra_bw=intra_node_bandwidth(c.problem),
+        latency_us=c.problem.cluster.fabric.latency_us,
+    )
+
+
+@dataclass(frozen=True)
+class _Held:
+    """Parameters one GPU holds (``memory.params_per_gpu``) and how many ways they are sharded
+    (``memory.shard_degrees``), with the layout's sharding mode."""
+
+    dense: FloatArray
+    expert: FloatArray
+    edge: FloatArray
+    d_dense: FloatArray
+    d_expert: FloatArray
+    sharding: IntArray
+
+
+def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
+    dense, expert, edge = params_per_gpu(problem.model, lay)
     d_dense, d_expert = shard_degrees(problem, lay)
-    sh = lay["sharding"]
+    return _Held(dense, expert, edge, d_dense, d_expert, lay["sharding"])
+
+
+def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
+    """Gradient all-reduce over the dp × cp ranks (spaced tp apart; experts' over dp·cp/ep, spaced tp·ep),
+    overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter."""
+    dense, expert, edge = held.dense, held.expert, held.edge
+    sh = held.sharding
+    full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
+    grad_bytes = c.problem.training.grad_bytes
+    dpcp = c.dp * c.cp
+    dp_dense = _ring(c, factor=2.0, nbytes=(dense + edge) * grad_bytes, size=dpcp, stride=c.tp)
+    dp_expert = _ring(c, factor=2.0, nbytes=expert * grad_bytes, size=dpcp / c.ep, stride=c.tp * c.ep)
+    return np.where(full_shard, 0.0, _exposed(dp_dense + dp_expert, last_bwd))
+
+
+def _fsdp(
+    c: _Shape,
+    held: _Held,
+    *,
+    mb_fwd_bwd: FloatArray,
+    n_stage: FloatArray | IntArray,
+    last_bwd: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """FSDP / ZeRO-3 per micro-batch (all-gather weights for forward and again for backward,
+    reduce-scatter gradients, overlapped with the micro-batch but for the first layer's gather), and
+    HSDP's all-reduce across replicas, overlapped with the last backward: (per micro-batch, exposed)."""
+    training = c.problem.training
+    dense, edge = held.dense, held.edge
+    sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
     grad_bytes = training.grad_bytes
-    lat = cluster.fabric.latency_us
-    dpcp = dp * cp
-    stride_dp = tp  # gradients are reduced over the dp × cp ranks, which are spaced tp apart
-    dense_grads = (dense + edge) * grad_bytes
-    dp_dense = ring_time(
-        factor=2.0,
-        nbytes=dense_grads,
-        size=dpcp,
-        stride=stride_dp,
-        problem=problem,
-        intra_bw=intra,
-        latency_us=lat,
-    )
-    dp_expert = ring_time(
-        factor=2.0,
-        nbytes=expert * grad_bytes,
-        size=dpcp / ep,
-        stride=tp * ep,
-        problem=problem,
-        intra_bw=intra,
-        latency_us=lat,
-    )
-    m = microbatches(problem, lay)
-    mb_fwd_bwd = compute_mb + recompute_mb
-    last_bwd = n_stage * (layer_bwd + layer_recompute)
-    dp_exposed = np.where(full_shard, 0.0, _exposed(dp_dense + dp_expert, last_bwd))
-
-    # FSDP: all-gather weights for forward and again for backward, reduce-scatter gradients, per micro-batch.
-    w_all = (dense + edge) * WEIGHT_BYTES
-    shard_size = d_dense
-    ag = ring_time(
-        factor=1.0, nbytes=w_all, size=shard_size, stride=tp, problem=problem, intra_bw=intra, latency_us=lat
-    )
-    rs = ring_time(
-        factor=1.0,
-        nbytes=(dense + edge) * grad_bytes,
-        size=shard_size,
-        stride=tp,
-        problem=problem,
-        intra_bw=intra,
-        latency_us=lat,
-    )
+    shard_size = held.d_dense
+    ag = _ring(c, factor=1.0, nbytes=(dense + edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
+    rs = _ring(c, factor=1.0, nbytes=(dense + edge) * grad_bytes, size=shard_size, stride=c.tp)
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
     # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter.
@@ -418,30 +555,56 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
     hidden = _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer if training.fsdp_overlap else fsdp_mb_comm
     fsdp_mb = np.where(full_shard, hidden, 0.0)
-    replicas = dpcp / shard_size
-    hsdp_ar = ring_time(
+    replicas = c.dp * c.cp / shard_size
+    hsdp_ar = _ring(
+        c,
         factor=2.0,
         nbytes=(dense + edge) * grad_bytes / shard_size,
         size=replicas,
-        stride=tp * shard_size,
-        problem=problem,
-        intra_bw=intra,
-        latency_us=lat,
+        stride=c.tp * shard_size,
     )
-    hsdp_exposed = np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
+    return fsdp_mb, np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
 
-    opt_params = np.where(sh == SH_NONE, dense + edge + expert, (dense + edge) / d_dense + expert / d_expert)
-    optimizer = ADAM_BYTES_PER_PARAM * opt_params / hbm
 
-    per_mb = mb_fwd_bwd + tp_mb + cp_mb + moe_mb + pp_mb + fsdp_mb
-    bubble = (pp - 1) / v * per_mb
+def _optimizer(c: _Shape, held: _Held) -> FloatArray:
+    """Adam update, memory-bound: ADAM_BYTES_PER_PARAM × the parameters this GPU updates / HBM rate."""
+    dense, expert, edge = held.dense, held.expert, held.edge
+    opt_params = np.where(
+        held.sharding == SH_NONE,
+        dense + edge + expert,
+        (dense + edge) / held.d_dense + expert / held.d_expert,
+    )
+    return ADAM_BYTES_PER_PARAM * opt_params / c.hbm
+
+
+def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
+    """Seconds per optimizer step, by part, and ``total``.
+
+    total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
+            middle stage, or the last with the output layer)
+            + (p−1)/v · t_mb (bubble) + exposed DP/FSDP communication + optimizer update.
+    """
+    c = _shape(problem, lay)
+    layer = _layer(c)
+    stage = _slowest_stage(c, lay, layer)
+    pp_mb = _pp_p2p(c)
+    mb_fwd_bwd = stage.compute + stage.recompute
+    last_bwd = stage.n_stage * (layer.bwd + layer.recompute)
+    held = _held(problem, lay)
+    dp_exposed = _dp_exposed(c, held, last_bwd)
+    fsdp_mb, hsdp_exposed = _fsdp(c, held, mb_fwd_bwd=mb_fwd_bwd, n_stage=stage.n_stage, last_bwd=last_bwd)
+    optimizer = _optimizer(c, held)
+    m = microbatches(problem, lay)
+
+    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb
+    bubble = (c.pp - 1) / c.v * per_mb
     total = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
     return {
-        "compute": m * compute_mb,
-        "recompute": m * recompute_mb,
-        "tp_comm": m * tp_mb,
-        "cp_comm": m * cp_mb,
-        "moe_all_to_all": m * moe_mb,
+        "compute": m * stage.compute,
+        "recompute": m * stage.recompute,
+        "tp_comm": m * stage.tp,
+        "cp_comm": m * stage.cp,
+        "moe_all_to_all": m * stage.moe,
         "pp_p2p": m * pp_mb,
         "pp_bubble": bubble,
         "dp_comm_exposed": dp_exposed + hsdp_exposed,

@@ -1,13 +1,16 @@
-"""Choosing among evaluated options: the Pareto front of cost against days, the best design per figure, and
-the recommendation a sweep ends with. Pure functions over plain rows, used by the pages and the Celery
-analyses alike.
+"""Choosing among evaluated options: the Pareto front of cost against days, the best design per figure, a
+design's column in a comparison (``compare_column``) and the recommendation a sweep ends with. Pure
+functions over plain rows, used by the pages and the Celery analyses alike.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from clusterdesigner.engine.training_result import TrainingEstimate
 
 
 def pareto_indices(points: Sequence[tuple[float | None, float | None]]) -> list[int]:
@@ -55,6 +58,79 @@ def best_per_figure(rows: Sequence[Mapping[str, Any]], *, key: str = "design") -
             pick = min if lower else max
             best[figure] = pick(values, key=lambda r: r[figure])[key]
     return best
+
+
+def default_option_key(
+    *, options: Sequence[Mapping[str, Any]], cloud_choices: Sequence[Mapping[str, Any]]
+) -> str:
+    """The option a comparison shows for a design unless another is asked for: its first cloud choice's
+    first priced pricing model (``"<offering>:<pricing model>"``), so cloud designs compare their cloud
+    prices; ``"own"`` (owning the cluster) when it has none."""
+    keys = {o["key"] for o in options}
+    for choice in cloud_choices:
+        for model in choice.get("pricing_models") or []:
+            if f"{choice['offering']}:{model}" in keys:
+                return f"{choice['offering']}:{model}"
+    return "own"
+
+
+def expected_days(options: Sequence[Mapping[str, Any]]) -> float | None:
+    """Days to train with failures and restarts (not spot interruptions): the days of the first option
+    that is not spot (every such option has the same), None when there is none."""
+    for option in options:
+        if option.get("pricing_model") != "spot" and option.get("days") is not None:
+            return float(option["days"])
+    return None
+
+
+@dataclass(frozen=True)
+class CompareColumn:
+    """One design's figures in a comparison: its layout's (``training.chosen``) and two of its cost
+    options: ``shown`` (``option_key``: asked for, else ``default_option_key``) and ``best`` (the first
+    option, as the evaluation orders them). ``expected_days`` is with failures and restarts,
+    ``days_failure_free`` without."""
+
+    fits: bool
+    days_failure_free: float
+    expected_days: float | None
+    mfu: float
+    tokens_per_second: float
+    memory_gib: float
+    gpus: int
+    option_key: str
+    shown: Mapping[str, Any]
+    best: Mapping[str, Any]
+
+
+def compare_column(
+    *,
+    training: TrainingEstimate,
+    options: Sequence[Mapping[str, Any]],
+    cloud_choices: Sequence[Mapping[str, Any]] = (),
+    option_key: str | None = None,
+) -> CompareColumn:
+    """A design's column in a comparison, the same for the compare page and the compare analysis.
+
+    An ``option_key`` the design has no option for falls back to ``default_option_key``; a missing
+    option is an empty mapping (its figures are absent, never another option's).
+    """
+    keys = {o["key"] for o in options}
+    key = default_option_key(options=options, cloud_choices=cloud_choices)
+    if option_key is not None and option_key in keys:
+        key = option_key
+    chosen = training.chosen
+    return CompareColumn(
+        fits=chosen.fits,
+        days_failure_free=chosen.time_to_train_days,
+        expected_days=expected_days(options),
+        mfu=chosen.mfu,
+        tokens_per_second=chosen.tokens_per_second,
+        memory_gib=chosen.memory_per_gpu_gib.total,
+        gpus=training.summary.cluster.gpus,
+        option_key=key,
+        shown=next((o for o in options if o["key"] == key), {}),
+        best=options[0] if options else {},
+    )
 
 
 def _choose(

@@ -10,7 +10,7 @@
   // Revoking reports here, not in `out`, so it never wipes a new link's URL before it was copied.
   var status = document.getElementById("share-status");
   var create = document.getElementById("create-share-link");
-  var api = "/api/v1/designs/" + panel.dataset.design + "/share-links/";
+  var api = panel.dataset.apiUrl;  // the API's share-links URL, reversed by the page
   var DAY_MS = 24 * 3600 * 1000;
 
   function errorText(res, fallback) {

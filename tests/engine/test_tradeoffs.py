@@ -6,8 +6,19 @@ import math
 
 from hypothesis import given
 from hypothesis import strategies as st
+from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.tradeoffs import best_per_figure, pareto_front, pareto_indices, recommend
+from clusterdesigner.engine.tradeoffs import (
+    best_per_figure,
+    compare_column,
+    default_option_key,
+    expected_days,
+    pareto_front,
+    pareto_indices,
+    recommend,
+)
+from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.training_result import TrainingEstimate
 
 
 def test_pareto_front_keeps_points_no_other_beats_on_both_axes() -> None:
@@ -76,3 +87,65 @@ def test_recommend_picks_the_cheapest_front_option_within_the_deadline() -> None
     missed = recommend(rows=front, front=front, params={"deadline_days": 10})
     assert missed["recommendation"] is front[1]
     assert missed["reasons"][0].startswith("no option meets both")
+
+
+# compare_column: one design's column on the compare page and in the compare analysis.
+OPTIONS = [
+    {"key": "own", "label": "Own", "pricing_model": "own", "days": 30.5, "run_cost_usd": 900.0},
+    {"key": "p5:spot", "label": "p5 spot", "pricing_model": "spot", "days": 33.0, "run_cost_usd": 500.0},
+    {"key": "p5:on_demand", "label": "p5 on demand", "pricing_model": "on_demand", "days": 30.5},
+]
+CLOUD = [{"offering": "p5", "pricing_models": ["reserved_1y", "spot", "on_demand"]}]
+
+
+def _training() -> TrainingEstimate:
+    # A 7B model on 4 × 8 A100 80GB, searched: any fitting estimate serves, the column copies its figures.
+    response = estimate(
+        {
+            "model": {"preset": "llama2-7b"},
+            "training": {"tokens": 1e12, "global_batch_seqs": 512},
+            "cluster": {"accelerator": "a100-80gb", "nodes": 4, "fabric": "ib-hdr200"},
+        },
+        accelerators=ACCELERATORS,
+        fabrics=FABRICS,
+    )
+    return TrainingEstimate.from_json(response)
+
+
+def test_default_option_is_the_first_cloud_choices_first_priced_model_else_own() -> None:
+    # reserved_1y has no option (unpriced), so spot, the next listed, is the default.
+    assert default_option_key(options=OPTIONS, cloud_choices=CLOUD) == "p5:spot"
+    assert default_option_key(options=OPTIONS, cloud_choices=[]) == "own"
+
+
+def test_expected_days_skip_spot_interruptions_and_none_without_options() -> None:
+    assert expected_days(OPTIONS[1:]) == 30.5  # the on-demand option's, not spot's 33.0
+    assert expected_days([OPTIONS[1]]) is None
+    assert expected_days([]) is None
+
+
+def test_compare_column_shows_the_asked_option_else_the_default_and_copies_the_layout() -> None:
+    training = _training()
+    asked = compare_column(training=training, options=OPTIONS, cloud_choices=CLOUD, option_key="own")
+    assert (asked.option_key, asked.shown["label"], asked.best["label"]) == ("own", "Own", "Own")
+    unknown = compare_column(training=training, options=OPTIONS, cloud_choices=CLOUD, option_key="nope")
+    assert (unknown.option_key, unknown.shown["run_cost_usd"]) == ("p5:spot", 500.0)
+    assert unknown.expected_days == 30.5
+    chosen = training.chosen
+    assert (unknown.fits, unknown.mfu, unknown.days_failure_free) == (
+        chosen.fits,
+        chosen.mfu,
+        chosen.time_to_train_days,
+    )
+    assert unknown.memory_gib == chosen.memory_per_gpu_gib.total
+    assert unknown.gpus == 32
+
+
+def test_compare_column_without_options_shows_nothing_rather_than_another_figure() -> None:
+    column = compare_column(training=_training(), options=[], option_key="own")
+    assert (column.option_key, dict(column.shown), dict(column.best), column.expected_days) == (
+        "own",
+        {},
+        {},
+        None,
+    )
