@@ -9,8 +9,8 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
-from apps.serving import api as serving_api
 from apps.plans import api as plans_api
+from apps.serving import api as serving_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()

@@ -17,6 +17,7 @@ from apps.designs import services as design_services
 from apps.designs.models import hash_token
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
+from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
 
@@ -164,6 +165,53 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
     return out
 
 
+def _spot_goodput(*, spot: Any, raw: Any, training: Any, gpus_per_node: Any) -> Any:
+    """Spot without a ``goodput`` takes the cost engine's failures model (capacity.spot_goodput_from_failures)
+    for the plan's largest training run (a preemption of any of its nodes stops it), or one node when the plan
+    has none: preemptions from the spot offering in the catalog, else the cost engine's default; hardware
+    failures and restart time from the cost engine's defaults; ``checkpoint_write_s`` as given, else 0 s. A
+    goodput the user gives wins."""
+    if not isinstance(spot, dict) or "goodput" in spot or not isinstance(gpus_per_node, int):
+        return spot
+    write_s = spot.get("checkpoint_write_s", 0.0)
+    if isinstance(write_s, bool) or not isinstance(write_s, int | float) or not 0 <= write_s <= 86_400:
+        raise InputError("must be seconds, 0 to 86,400", field="supply.spot.checkpoint_write_s")
+    sizes = [
+        -(-r["gpus"] // gpus_per_node)
+        for r in training
+        if isinstance(r, dict) and isinstance(r.get("gpus"), int) and r["gpus"] > 0 and gpus_per_node > 0
+    ]
+    nodes = max(sizes, default=1)
+    preempt = COST_DEFAULTS["cloud.spot_preemptions_per_day"]
+    rate, rate_source = float(preempt.value), preempt.source
+    slug = raw.get("offering") if isinstance(raw, dict) else None
+    if isinstance(slug, str):
+        from apps.catalog.selectors import engine_catalog
+
+        offering = engine_catalog().offerings.get(slug)
+        if offering is not None and offering.spot_preemptions_per_day is not None:
+            rate, rate_source = float(offering.spot_preemptions_per_day), f"{slug} (catalog)"
+    failures = COST_DEFAULTS["failures.failures_per_gpu_day"]
+    restart = COST_DEFAULTS["failures.restart_minutes"]
+    goodput = capacity.spot_goodput_from_failures(
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        preemptions_per_node_day=rate,
+        failures_per_gpu_day=float(failures.value),
+        restart_minutes=float(restart.value),
+        checkpoint_write_s=float(write_s),
+    )
+    source = (
+        f"cost engine's failures model for {nodes} node(s) of {gpus_per_node} GPUs"
+        f" ({'the largest training run' if sizes else 'no training run: one node'}):"
+        f" {rate:g} preemptions per node-day ({rate_source}); {float(failures.value):.4g} failures per"
+        f" GPU-day ({failures.source}); restart {float(restart.value):g} min ({restart.source});"
+        f" checkpoint write {float(write_s):g} s ({'given' if 'checkpoint_write_s' in spot else 'not given'})"
+    )
+    rest = {k: v for k, v in spot.items() if k != "checkpoint_write_s"}
+    return {**rest, "goodput": goodput, "goodput_source": source}
+
+
 def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
     """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
     Errors name the field under ``spec.``."""
@@ -187,6 +235,17 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
                 else item
                 for i, item in enumerate(runs)
             ]
+        if isinstance(supply, dict) and isinstance(resolved.get("training"), list):
+            raw = spec["supply"].get("spot") if isinstance(spec.get("supply"), dict) else None
+            resolved["supply"] = {
+                **supply,
+                "spot": _spot_goodput(
+                    spot=supply.get("spot"),
+                    raw=raw,
+                    training=resolved["training"],
+                    gpus_per_node=gpus_per_node,
+                ),
+            }
         return capacity.CapacityPlan.from_json(resolved)
     except InputError as exc:
         raise type(exc)(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc

@@ -58,6 +58,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.failures import failure_model
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
@@ -232,6 +233,7 @@ class BurstOption:
     goodput: float = 1.0
     cap_nodes: float | None = None
     source: str = ""
+    goodput_source: str = ""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> BurstOption:
@@ -241,7 +243,42 @@ class BurstOption:
             goodput=_num(data, "goodput", path, default=1.0),
             cap_nodes=None if cap is None else _num(data, "cap_nodes", path),
             source=str(data.get("source", "")),
+            goodput_source=str(data.get("goodput_source", "")),
         )
+
+
+def spot_goodput_from_failures(
+    *,
+    nodes: int,
+    gpus_per_node: int,
+    preemptions_per_node_day: float,
+    failures_per_gpu_day: float,
+    restart_minutes: float,
+    checkpoint_write_s: float,
+) -> float:
+    """Spot goodput relative to owned or on-demand nodes of the same job: g = g_spot / g_base.
+
+    Both from the cost engine's failures model (``failures.failure_model``, first-order Young 1974):
+    g = 1 − δ/τ* − (τ*/2 + R)/M with τ* = √(2δM), M = 24 h / λ; λ_base = GPUs · failures per GPU-day and
+    λ_spot = λ_base + nodes · preemptions per node-day. The plan's other layers already carry hardware
+    failures (a design's expected days include them), so spot pays only for what preemption adds, as the
+    cost engine's ``spot_hours_factor`` = g_base / g_spot does.
+    """
+
+    def goodput(preemptions: float) -> float:
+        return failure_model(
+            gpus=nodes * gpus_per_node,
+            nodes=nodes,
+            failures_per_gpu_day=failures_per_gpu_day,
+            preemptions_per_node_day=preemptions,
+            checkpoint_write_s=checkpoint_write_s,
+            restart_minutes=restart_minutes,
+            run_days=None,
+        ).goodput
+
+    base, spot = goodput(0.0), goodput(preemptions_per_node_day)
+    _check(spot > 0, "preemptions leave no useful spot time: give goodput", "supply.spot.goodput")
+    return spot / base
 
 
 @dataclass(frozen=True)
@@ -1050,6 +1087,11 @@ def _result(
         notes.append(
             f"Reservations bill their whole term: ${after_horizon:,.0f} of it falls after the horizon"
             " and is counted."
+        )
+    if supply.spot is not None:
+        notes.append(
+            f"Spot goodput {supply.spot.goodput:.4f}: {supply.spot.goodput_source or 'given with the plan'};"
+            " spot costs its price ÷ goodput per node-hour of useful work."
         )
     if supply.owned is not None:
         notes.append(

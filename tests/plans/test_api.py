@@ -240,3 +240,44 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     spec["supply"]["owned"]["lead_time_months"] = "soon"
     response = client.post(URL, {"name": "x", "spec": spec}, format="json")
     assert list(response.json()["error"]["fields"]) == ["spec.supply.owned.lead_time_months"]
+
+
+@pytest.mark.django_db
+def test_spot_without_goodput_takes_the_failures_models_and_a_given_goodput_wins(alice: Any) -> None:
+    spec = copy.deepcopy(SPEC)
+    spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "cap_nodes": 4}
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200
+    # By hand, the failures model (Young 1974) for the largest run, 256 GPUs = 32 nodes, with the cost
+    # engine's defaults: 419 / (54 × 16,384) = 4.73588e-4 failures per GPU-day, 0.05 preemptions per
+    # node-day, restart 10 min, no checkpoint write time given (δ = 0, so τ = the 60 s floor):
+    #   λ_base = 256 × 4.73588e-4 = 0.121238 /day, M = 86,400 / 0.121238 = 712,647 s,
+    #   g_base = 1 − (30 + 600) / 712,647 = 0.999116;
+    #   λ_spot = 0.121238 + 32 × 0.05 = 1.721238 /day, M = 50,196.4 s, g_spot = 1 − 630 / 50,196.4 = 0.987449;
+    #   goodput = 0.987449 / 0.999116 = 0.98832.
+    spot = PlanSolution.objects.get().snapshot["plan"]["supply"]["spot"]
+    assert spot["goodput"] == pytest.approx(0.98832, abs=1e-5)
+    assert (
+        "32 node(s)" in spot["goodput_source"] and "0.05 preemptions per node-day" in spot["goodput_source"]
+    )
+    notes = " ".join(response.json()["result"]["notes"])
+    assert "Spot goodput 0.9883: cost engine's failures model" in notes
+    # A checkpoint write time given lowers it. δ = 30 s: τ*_base = √(2 × 30 × 712,647) = 6,539 s,
+    # g_base = 1 − 30/6,539 − (3,269.5 + 600)/712,647 = 0.989982; τ*_spot = √(2 × 30 × 50,196.4) = 1,735.4 s,
+    # g_spot = 1 − 30/1,735.4 − (867.7 + 600)/50,196.4 = 0.953473; goodput = 0.953473 / 0.989982 = 0.96312.
+    # A goodput given is used as it is.
+    spec["supply"]["spot"]["checkpoint_write_s"] = 30
+    client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
+    client.post(f"{URL}{plan['id']}/solve/")
+    spot = PlanSolution.objects.latest("pk").snapshot["plan"]["supply"]["spot"]
+    assert spot["goodput"] == pytest.approx(0.96312, abs=1e-5)
+    spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "cap_nodes": 4, "goodput": 0.9}
+    client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert PlanSolution.objects.latest("pk").snapshot["plan"]["supply"]["spot"]["goodput"] == 0.9
+    assert "Spot goodput 0.9000: given with the plan" in " ".join(response.json()["result"]["notes"])
+    spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "checkpoint_write_s": "long"}
+    response = client.post(URL, {"name": "x", "spec": spec}, format="json")
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.spot.checkpoint_write_s"]
