@@ -107,6 +107,7 @@ def _result_context(solution: Any) -> dict[str, Any]:
             if usd
         ],
         "gap_pct": 100 * result.size.mip_gap,
+        "inference_sizing": sorted(result.inference_sizing.items()),
         "run_layers": [
             (run, ", ".join(charts.LAYER_LABELS.get(k, k) for k in run.node_hours_by_layer))
             for run in result.runs

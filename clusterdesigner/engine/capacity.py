@@ -129,9 +129,38 @@ class TrainingRun:
 
 
 @dataclass(frozen=True)
+class InferenceSizing:
+    """How the serving engine turned an inference workload's tokens per day into its peak GPUs: the layout
+    it chose at the peak demand (mean × peak_to_mean of the daily shape), its replicas and GPUs, and the
+    output tokens/s per GPU of that layout."""
+
+    output_tokens_per_day: float
+    model: str
+    accelerator: str
+    peak_to_mean: float
+    peak_requests_per_s: float
+    layout: str
+    batch: int
+    replicas: int
+    gpus: int
+    output_tokens_per_s_per_gpu: float
+    ttft_s: float
+    tpot_s: float
+    source: str
+
+
+def peak_to_mean_of_day(*, offpeak_fraction: float, peak_start_hour: int, peak_end_hour: int) -> float:
+    """Busiest hour ÷ mean of the daily shape: peak P for h = end − start hours, f · P for the other 24 − h,
+    so mean = P · (h + f · (24 − h)) / 24 and peak/mean = 24 / (h + f · (24 − h))."""
+    hours = peak_end_hour - peak_start_hour
+    return 24.0 / (hours + offpeak_fraction * (24.0 - hours))
+
+
+@dataclass(frozen=True)
 class Inference:
     """Inference: ``peak_gpus`` in month 0 (grown by the plan's growth each month) in the daily peak hours
-    [peak_start_hour, peak_end_hour), and ``offpeak_fraction`` of that outside them."""
+    [peak_start_hour, peak_end_hour), and ``offpeak_fraction`` of that outside them. ``sizing`` says how the
+    serving engine derived ``peak_gpus`` from tokens per day, when it did."""
 
     name: str
     peak_gpus: float
@@ -139,9 +168,11 @@ class Inference:
     peak_start_hour: int = 8
     peak_end_hour: int = 20
     start_month: int = 0
+    sizing: InferenceSizing | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> Inference:
+        sizing = data.get("sizing")
         return cls(
             name=str(data.get("name") or "inference"),
             peak_gpus=_num(data, "peak_gpus", path),
@@ -149,6 +180,7 @@ class Inference:
             peak_start_hour=_int(data, "peak_start_hour", path, default=8),
             peak_end_hour=_int(data, "peak_end_hour", path, default=20),
             start_month=_int(data, "start_month", path, default=0),
+            sizing=InferenceSizing(**sizing) if isinstance(sizing, Mapping) else None,
         )
 
 
@@ -571,6 +603,7 @@ class PlanResult:
     alternatives: tuple[Alternative, ...]
     size: ProblemSize
     notes: tuple[str, ...] = field(default=())
+    inference_sizing: Mapping[str, InferenceSizing] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -590,6 +623,7 @@ class PlanResult:
         d["alternatives"] = tuple(Alternative(**x) for x in d["alternatives"])
         d["size"] = ProblemSize(**d["size"])
         d["notes"] = tuple(d.get("notes", ()))
+        d["inference_sizing"] = {k: InferenceSizing(**v) for k, v in d.get("inference_sizing", {}).items()}
         return cls(**d)
 
 
@@ -1120,4 +1154,5 @@ def _result(
         alternatives=(),
         size=size,
         notes=tuple(notes),
+        inference_sizing={inf.name: inf.sizing for inf in plan.inference if inf.sizing is not None},
     )

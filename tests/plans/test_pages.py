@@ -136,3 +136,25 @@ def test_plan_share_links_take_an_expiry_are_listed_on_the_plan_page_and_revoke_
     row = owner.get(page_url).content.decode().split(f'id="share-link-{link.pk}"')[1].split("</tr>")[0]
     assert "revoked" in row and 'name="revoke"' not in row
     assert owner.post(page_url, {"revoke": "x"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_inference_given_in_tokens_per_day_shows_its_serving_sizing_on_the_result_page(
+    catalog: Any, alice: Any
+) -> None:
+    from tests.plans.test_api import TOKENS_CHAT
+
+    client = _signed_in(alice)
+    spec = {**EXAMPLE_SPEC, "inference": [TOKENS_CHAT]}
+    response = client.post("/plans/", {"name": "Tokens", "spec": json.dumps(spec)})
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    table = page.split('id="plan-inference-sizing"')[1].split("</table>")[0]
+    # The figures of tests/plans/test_api.py's hand check: 1e9 tokens/day, peak/mean 1.333, 60.28 requests/s
+    # at the peak, 4 replicas of tp4 pp1 at batch 192 = 16 GPUs, 989.9 output tokens/s per GPU.
+    for text in ("chat", "1,000,000,000", "1.333", "60.28", "tp4 pp1, batch 192", '<td class="num">16</td>'):
+        assert text in table, text
+    assert "989.9" in table
+    bad = {**EXAMPLE_SPEC, "inference": [{**TOKENS_CHAT, "tokens_per_day": 0}]}
+    refused = client.post("/plans/", {"name": "Bad", "spec": json.dumps(bad)})
+    assert refused.status_code == 400 and "spec.inference.0.tokens_per_day" in refused.content.decode()
