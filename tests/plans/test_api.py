@@ -333,6 +333,9 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
     # The plan serves those GPUs at its peak and half off-peak: its mean in month 0 is 0.75 × GPUs.
     mean = response.json()["result"]["demand_mean_gpus_by_workload"]["chat"][0]
     assert mean == pytest.approx(0.75 * sizing["gpus"], rel=1e-9)
+    # 16 GPUs at the 08:00-20:00 peak, half off-peak, is SPEC's own inference: same plan, same optimum.
+    same = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    assert response.json()["result"]["total_usd"] == pytest.approx(same.total_usd, rel=1e-9)
     snapshot = PlanSolution.objects.get().snapshot["plan"]["inference"][0]
     assert snapshot["peak_gpus"] == sizing["gpus"] and snapshot["sizing"]["source"].startswith(
         "serving engine"
