@@ -336,6 +336,13 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
     # 16 GPUs at the 08:00-20:00 peak, half off-peak, is SPEC's own inference: same plan, same optimum.
     same = plan_solve(plan=CapacityPlan.from_json(SPEC))
     assert response.json()["result"]["total_usd"] == pytest.approx(same.total_usd, rel=1e-9)
+    import io
+
+    import openpyxl
+
+    book = openpyxl.load_workbook(io.BytesIO(client.get(f"{URL}{plan['id']}/xlsx/").content))
+    header, row = list(book["Inference sizing"].iter_rows(values_only=True))
+    assert dict(zip(header, row, strict=True))["GPUs at peak"] == 16
     snapshot = PlanSolution.objects.get().snapshot["plan"]["inference"][0]
     assert snapshot["peak_gpus"] == sizing["gpus"] and snapshot["sizing"]["source"].startswith(
         "serving engine"
