@@ -1,4 +1,5 @@
-"""A solved capacity plan as an XLSX workbook for finance: summary, months, purchases, reservations, runs.
+"""A solved capacity plan as an XLSX workbook for finance: summary, months, purchases, reservations, runs
+and, when inference was given in tokens per day, its serving sizing.
 Text cells go through clusterdesigner.spreadsheets.formula_safe so no name runs as a formula."""
 
 from __future__ import annotations
@@ -97,6 +98,46 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
             for r in result.runs
         ),
     )
+    if result.inference_sizing:
+        _sheet(
+            book,
+            "Inference sizing",
+            [
+                "workload",
+                "model",
+                "accelerator",
+                "output tokens/day",
+                "peak/mean",
+                "peak requests/s",
+                "layout",
+                "batch",
+                "replicas",
+                "GPUs at peak",
+                "output tokens/s/GPU",
+                "TTFT (s)",
+                "TPOT (s)",
+                "source",
+            ],
+            (
+                (
+                    name,
+                    z.model,
+                    z.accelerator,
+                    z.output_tokens_per_day,
+                    z.peak_to_mean,
+                    z.peak_requests_per_s,
+                    z.layout,
+                    z.batch,
+                    z.replicas,
+                    z.gpus,
+                    z.output_tokens_per_s_per_gpu,
+                    z.ttft_s,
+                    z.tpot_s,
+                    z.source,
+                )
+                for name, z in sorted(result.inference_sizing.items())
+            ),
+        )
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()

@@ -52,6 +52,11 @@ def plan_share_link_get(*, user: Any, plan_id: int, link_id: int) -> PlanShareLi
     return link
 
 
+def plan_share_link_list(*, plan: CapacityPlan) -> QuerySet[PlanShareLink]:
+    """The plan's share links, newest first, with the version each serves."""
+    return plan.share_links.select_related("solution__version").order_by("-created_at", "-pk")
+
+
 def plan_run_get(*, user: Any, plan_id: int, run_id: int) -> PlanRun:
     run = (
         PlanRun.objects.select_related("version", "solution__version")

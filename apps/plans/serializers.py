@@ -96,6 +96,22 @@ class ProblemSizeSerializer(serializers.Serializer[Any]):
     mip_gap = serializers.FloatField()
 
 
+class InferenceSizingSerializer(serializers.Serializer[Any]):
+    output_tokens_per_day = serializers.FloatField()
+    model = serializers.CharField()
+    accelerator = serializers.CharField()
+    peak_to_mean = serializers.FloatField()
+    peak_requests_per_s = serializers.FloatField()
+    layout = serializers.CharField()
+    batch = serializers.IntegerField()
+    replicas = serializers.IntegerField()
+    gpus = serializers.IntegerField()
+    output_tokens_per_s_per_gpu = serializers.FloatField()
+    ttft_s = serializers.FloatField()
+    tpot_s = serializers.FloatField()
+    source = serializers.CharField()
+
+
 class PlanResultSerializer(serializers.Serializer[Any]):
     total_usd = serializers.FloatField()
     npv_usd = serializers.FloatField()
@@ -113,6 +129,11 @@ class PlanResultSerializer(serializers.Serializer[Any]):
     alternatives = AlternativeSerializer(many=True)
     size = ProblemSizeSerializer()
     notes = serializers.ListField(child=serializers.CharField())
+    inference_sizing = serializers.DictField(
+        child=InferenceSizingSerializer(),
+        required=False,
+        help_text="Per inference workload given in tokens per day: how the serving engine sized it.",
+    )
 
 
 class PlanSolutionSerializer(serializers.Serializer[Any]):

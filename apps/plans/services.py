@@ -17,7 +17,8 @@ from apps.designs import services as design_services
 from apps.designs.models import hash_token
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
-from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
+from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
+from clusterdesigner.engine.errors import EngineError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
 from clusterdesigner.jsonutil import snapshot_hash
 
@@ -166,6 +167,155 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
     return out
 
 
+def _spot_goodput(*, spot: Any, raw: Any, training: Any, gpus_per_node: Any) -> Any:
+    """Spot without a ``goodput`` takes the cost engine's failures model (capacity.spot_goodput_from_failures)
+    for the plan's largest training run (a preemption of any of its nodes stops it), or one node when the plan
+    has none: preemptions from the spot offering in the catalog, else the cost engine's default; hardware
+    failures and restart time from the cost engine's defaults; ``checkpoint_write_s`` as given, else 0 s. A
+    goodput the user gives wins."""
+    if not isinstance(spot, dict) or "goodput" in spot or not isinstance(gpus_per_node, int):
+        return spot
+    write_s = spot.get("checkpoint_write_s", 0.0)
+    if isinstance(write_s, bool) or not isinstance(write_s, int | float) or not 0 <= write_s <= 86_400:
+        raise InputError("must be seconds, 0 to 86,400", field="supply.spot.checkpoint_write_s")
+    sizes = [
+        -(-r["gpus"] // gpus_per_node)
+        for r in training
+        if isinstance(r, dict) and isinstance(r.get("gpus"), int) and r["gpus"] > 0 and gpus_per_node > 0
+    ]
+    nodes = max(sizes, default=1)
+    preempt = COST_DEFAULTS["cloud.spot_preemptions_per_day"]
+    rate, rate_source = float(preempt.value), preempt.source
+    slug = raw.get("offering") if isinstance(raw, dict) else None
+    if isinstance(slug, str):
+        from apps.catalog.selectors import engine_catalog
+
+        offering = engine_catalog().offerings.get(slug)
+        if offering is not None and offering.spot_preemptions_per_day is not None:
+            rate, rate_source = float(offering.spot_preemptions_per_day), f"{slug} (catalog)"
+    failures = COST_DEFAULTS["failures.failures_per_gpu_day"]
+    restart = COST_DEFAULTS["failures.restart_minutes"]
+    goodput = capacity.spot_goodput_from_failures(
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        preemptions_per_node_day=rate,
+        failures_per_gpu_day=float(failures.value),
+        restart_minutes=float(restart.value),
+        checkpoint_write_s=float(write_s),
+    )
+    source = (
+        f"cost engine's failures model for {nodes} node(s) of {gpus_per_node} GPUs"
+        f" ({'the largest training run' if sizes else 'no training run: one node'}):"
+        f" {rate:g} preemptions per node-day ({rate_source}); {float(failures.value):.4g} failures per"
+        f" GPU-day ({failures.source}); restart {float(restart.value):g} min ({restart.source});"
+        f" checkpoint write {float(write_s):g} s ({'given' if 'checkpoint_write_s' in spot else 'not given'})"
+    )
+    rest = {k: v for k, v in spot.items() if k != "checkpoint_write_s"}
+    return {**rest, "goodput": goodput, "goodput_source": source}
+
+
+# The serving engine's request fields an inference workload in tokens passes through as they are.
+SERVING_KEYS = (
+    "model",
+    "accelerator",
+    "input_tokens",
+    "output_tokens",
+    "targets",
+    "weight_precision",
+    "kv_precision",
+)
+TOKEN_KEYS = {
+    "name",
+    "tokens_per_day",
+    "offpeak_fraction",
+    "peak_start_hour",
+    "peak_end_hour",
+    "start_month",
+} | set(SERVING_KEYS)
+# The serving engine's request fields an inference workload passes through, and the plan field a serving
+# error on the rest is reported on.
+SERVING_FIELDS = {"demand.output_tokens_per_day": "tokens_per_day", "demand.peak_to_mean": "offpeak_fraction"}
+
+
+def _shape(item: dict[str, Any], path: str) -> tuple[float, int, int]:
+    fraction = item.get("offpeak_fraction", 1.0)
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction <= 1:
+        raise InputError("must be 0 to 1", field=f"{path}offpeak_fraction")
+    start, end = item.get("peak_start_hour", 8), item.get("peak_end_hour", 20)
+    for key, value in (("peak_start_hour", start), ("peak_end_hour", end)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 24:
+            raise InputError("must be a whole hour, 0 to 24", field=f"{path}{key}")
+    if not start < end:
+        raise InputError("must be after peak_start_hour", field=f"{path}peak_end_hour")
+    return float(fraction), start, end
+
+
+def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) -> dict[str, Any]:
+    """An inference workload given as output tokens per day with a model, accelerator, lengths and TTFT/TPOT
+    targets: the serving engine sizes it at its daily peak (peak_to_mean = 24 / (h + f · (24 − h)) of the
+    workload's shape, capacity.peak_to_mean_of_day) and its GPUs at that peak become ``peak_gpus``; the
+    conversion is kept as ``sizing``."""
+    from apps.catalog.selectors import engine_catalog
+    from clusterdesigner.engine import serving
+
+    if "peak_gpus" in item:
+        raise InputError("give peak_gpus or tokens_per_day, not both", field=f"{path}tokens_per_day")
+    unknown = sorted(set(item) - TOKEN_KEYS)
+    if unknown:
+        raise InputError(
+            f"unknown field(s) with tokens_per_day: {', '.join(unknown)}", field=f"{path}{unknown[0]}"
+        )
+    for key in ("model", "accelerator"):
+        if key not in item:
+            raise InputError("is required with tokens_per_day", field=f"{path}{key}")
+    fraction, start, end = _shape(item, path)
+    peak_to_mean = capacity.peak_to_mean_of_day(
+        offpeak_fraction=fraction, peak_start_hour=start, peak_end_hour=end
+    )
+    request: dict[str, Any] = {key: item[key] for key in SERVING_KEYS if key in item}
+    request.update(
+        gpus_per_node=gpus_per_node,
+        demand={"output_tokens_per_day": item["tokens_per_day"], "peak_to_mean": peak_to_mean},
+        disaggregated=False,
+        cost={"include_cloud": False},
+    )
+    try:
+        result = serving.estimate(request, catalog=engine_catalog())
+    except EngineError as exc:
+        field = SERVING_FIELDS.get(exc.field, exc.field or "tokens_per_day")
+        raise type(exc)(exc.message, field=f"{path}{field}") from exc
+    best = result.best
+    layout = f"tp{best.tp} pp{best.pp}" + (f" ep{best.ep}" if best.ep > 1 else "")
+    sizing = capacity.InferenceSizing(
+        output_tokens_per_day=float(item["tokens_per_day"]),
+        model=result.model,
+        accelerator=result.accelerator,
+        peak_to_mean=peak_to_mean,
+        peak_requests_per_s=result.peak_requests_per_s,
+        layout=layout,
+        batch=best.batch,
+        replicas=best.replicas,
+        gpus=best.gpus,
+        output_tokens_per_s_per_gpu=best.output_tokens_per_s_per_gpu,
+        ttft_s=best.ttft_s,
+        tpot_s=best.tpot_s,
+        source=(
+            f"serving engine: {float(item['tokens_per_day']):,.4g} output tokens/day at peak/mean"
+            f" {peak_to_mean:.4g} = {result.peak_requests_per_s:.4g} requests/s at the peak;"
+            f" {best.replicas} × {layout} replicas at batch {best.batch} = {best.gpus} GPUs"
+        ),
+    )
+    return {
+        "name": item.get("name") or "inference",
+        "peak_gpus": float(best.gpus),
+        "offpeak_fraction": fraction,
+        "peak_start_hour": start,
+        "peak_end_hour": end,
+        "start_month": item.get("start_month", 0),
+        "sizing": dataclasses.asdict(sizing),
+    }
+
+
 def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
     """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
     Errors name the field under ``spec.``."""
@@ -189,11 +339,28 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
                 else item
                 for i, item in enumerate(runs)
             ]
+        loads = spec.get("inference") or []
+        if isinstance(loads, list):
+            resolved["inference"] = [
+                _tokens_inference(item=item, path=f"inference.{i}.", gpus_per_node=gpus_per_node)
+                if isinstance(item, dict) and "tokens_per_day" in item
+                else item
+                for i, item in enumerate(loads)
+            ]
+        if isinstance(supply, dict) and isinstance(resolved.get("training"), list):
+            raw = spec["supply"].get("spot") if isinstance(spec.get("supply"), dict) else None
+            resolved["supply"] = {
+                **supply,
+                "spot": _spot_goodput(
+                    spot=supply.get("spot"),
+                    raw=raw,
+                    training=resolved["training"],
+                    gpus_per_node=gpus_per_node,
+                ),
+            }
         return capacity.CapacityPlan.from_json(resolved)
-    except InputError as exc:
+    except EngineError as exc:  # input, reference and infeasibility errors alike keep their kind
         raise type(exc)(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
-    except InfeasibleError as exc:
-        raise InfeasibleError(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
 
 
 @transaction.atomic

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import json_script
@@ -49,6 +49,10 @@ EXAMPLE_SPEC: dict[str, Any] = {
         "on_demand": {"usd_per_node_hour": 55.04},
     },
 }
+
+
+# Share link expiry choices in days, as for designs (templates/includes/_share_expiry.html).
+SHARE_EXPIRY_DAYS = ("7", "30", "90")
 
 
 def _form_spec(request: HttpRequest) -> dict[str, Any]:
@@ -103,6 +107,7 @@ def _result_context(solution: Any) -> dict[str, Any]:
             if usd
         ],
         "gap_pct": 100 * result.size.mip_gap,
+        "inference_sizing": sorted(result.inference_sizing.items()),
         "run_layers": [
             (run, ", ".join(charts.LAYER_LABELS.get(k, k) for k in run.node_hours_by_layer))
             for run in result.runs
@@ -139,10 +144,27 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
         return render(request, "plans/detail.html", context)
     if isinstance(solution, PlanRun):  # a large plan: a worker is solving it
         return render(request, "plans/detail.html", {**context, "run": solution})
+    status = 200
+    if request.method == "POST" and "revoke" in request.POST:
+        raw = request.POST["revoke"]
+        if not raw.isdigit():
+            raise Http404("No such share link of yours.")
+        link = selectors.plan_share_link_get(user=request.user, plan_id=plan.pk, link_id=int(raw))
+        services.plan_share_link_revoke(link=link)
+        return redirect("plans:detail", plan_id=plan.pk)
     if request.method == "POST":
-        _, token = services.plan_share_link_create(plan=plan, user=request.user)
-        context["share_url"] = request.build_absolute_uri(reverse("plans:share", args=[token]))
-    return render(request, "plans/detail.html", {**context, **_result_context(solution)})
+        expiry = request.POST.get("expiry") or ""
+        if expiry and expiry not in SHARE_EXPIRY_DAYS:
+            context["share_error"] = EngineError("must be never, 7, 30 or 90 days", field="expiry")
+            status = 400
+        else:
+            _, token = services.plan_share_link_create(
+                plan=plan, user=request.user, expires_in_days=int(expiry) if expiry else None
+            )
+            context["share_url"] = request.build_absolute_uri(reverse("plans:share", args=[token]))
+    context["share_links"] = selectors.plan_share_link_list(plan=plan)[:20]
+    context["plan_links"] = True
+    return render(request, "plans/detail.html", {**context, **_result_context(solution)}, status=status)
 
 
 @require_GET

@@ -58,6 +58,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.failures import failure_model
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
@@ -128,9 +129,38 @@ class TrainingRun:
 
 
 @dataclass(frozen=True)
+class InferenceSizing:
+    """How the serving engine turned an inference workload's tokens per day into its peak GPUs: the layout
+    it chose at the peak demand (mean × peak_to_mean of the daily shape), its replicas and GPUs, and the
+    output tokens/s per GPU of that layout."""
+
+    output_tokens_per_day: float
+    model: str
+    accelerator: str
+    peak_to_mean: float
+    peak_requests_per_s: float
+    layout: str
+    batch: int
+    replicas: int
+    gpus: int
+    output_tokens_per_s_per_gpu: float
+    ttft_s: float
+    tpot_s: float
+    source: str
+
+
+def peak_to_mean_of_day(*, offpeak_fraction: float, peak_start_hour: int, peak_end_hour: int) -> float:
+    """Busiest hour ÷ mean of the daily shape: peak P for h = end − start hours, f · P for the other 24 − h,
+    so mean = P · (h + f · (24 − h)) / 24 and peak/mean = 24 / (h + f · (24 − h))."""
+    hours = peak_end_hour - peak_start_hour
+    return 24.0 / (hours + offpeak_fraction * (24.0 - hours))
+
+
+@dataclass(frozen=True)
 class Inference:
     """Inference: ``peak_gpus`` in month 0 (grown by the plan's growth each month) in the daily peak hours
-    [peak_start_hour, peak_end_hour), and ``offpeak_fraction`` of that outside them."""
+    [peak_start_hour, peak_end_hour), and ``offpeak_fraction`` of that outside them. ``sizing`` says how the
+    serving engine derived ``peak_gpus`` from tokens per day, when it did."""
 
     name: str
     peak_gpus: float
@@ -138,9 +168,11 @@ class Inference:
     peak_start_hour: int = 8
     peak_end_hour: int = 20
     start_month: int = 0
+    sizing: InferenceSizing | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> Inference:
+        sizing = data.get("sizing")
         return cls(
             name=str(data.get("name") or "inference"),
             peak_gpus=_num(data, "peak_gpus", path),
@@ -148,6 +180,7 @@ class Inference:
             peak_start_hour=_int(data, "peak_start_hour", path, default=8),
             peak_end_hour=_int(data, "peak_end_hour", path, default=20),
             start_month=_int(data, "start_month", path, default=0),
+            sizing=InferenceSizing(**sizing) if isinstance(sizing, Mapping) else None,
         )
 
 
@@ -232,6 +265,7 @@ class BurstOption:
     goodput: float = 1.0
     cap_nodes: float | None = None
     source: str = ""
+    goodput_source: str = ""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> BurstOption:
@@ -241,7 +275,42 @@ class BurstOption:
             goodput=_num(data, "goodput", path, default=1.0),
             cap_nodes=None if cap is None else _num(data, "cap_nodes", path),
             source=str(data.get("source", "")),
+            goodput_source=str(data.get("goodput_source", "")),
         )
+
+
+def spot_goodput_from_failures(
+    *,
+    nodes: int,
+    gpus_per_node: int,
+    preemptions_per_node_day: float,
+    failures_per_gpu_day: float,
+    restart_minutes: float,
+    checkpoint_write_s: float,
+) -> float:
+    """Spot goodput relative to owned or on-demand nodes of the same job: g = g_spot / g_base.
+
+    Both from the cost engine's failures model (``failures.failure_model``, first-order Young 1974):
+    g = 1 − δ/τ* − (τ*/2 + R)/M with τ* = √(2δM), M = 24 h / λ; λ_base = GPUs · failures per GPU-day and
+    λ_spot = λ_base + nodes · preemptions per node-day. The plan's other layers already carry hardware
+    failures (a design's expected days include them), so spot pays only for what preemption adds, as the
+    cost engine's ``spot_hours_factor`` = g_base / g_spot does.
+    """
+
+    def goodput(preemptions: float) -> float:
+        return failure_model(
+            gpus=nodes * gpus_per_node,
+            nodes=nodes,
+            failures_per_gpu_day=failures_per_gpu_day,
+            preemptions_per_node_day=preemptions,
+            checkpoint_write_s=checkpoint_write_s,
+            restart_minutes=restart_minutes,
+            run_days=None,
+        ).goodput
+
+    base, spot = goodput(0.0), goodput(preemptions_per_node_day)
+    _check(spot > 0, "preemptions leave no useful spot time: give goodput", "supply.spot.goodput")
+    return spot / base
 
 
 @dataclass(frozen=True)
@@ -534,6 +603,7 @@ class PlanResult:
     alternatives: tuple[Alternative, ...]
     size: ProblemSize
     notes: tuple[str, ...] = field(default=())
+    inference_sizing: Mapping[str, InferenceSizing] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -553,6 +623,7 @@ class PlanResult:
         d["alternatives"] = tuple(Alternative(**x) for x in d["alternatives"])
         d["size"] = ProblemSize(**d["size"])
         d["notes"] = tuple(d.get("notes", ()))
+        d["inference_sizing"] = {k: InferenceSizing(**v) for k, v in d.get("inference_sizing", {}).items()}
         return cls(**d)
 
 
@@ -1051,6 +1122,11 @@ def _result(
             f"Reservations bill their whole term: ${after_horizon:,.0f} of it falls after the horizon"
             " and is counted."
         )
+    if supply.spot is not None:
+        notes.append(
+            f"Spot goodput {supply.spot.goodput:.4f}: {supply.spot.goodput_source or 'given with the plan'};"
+            " spot costs its price ÷ goodput per node-hour of useful work."
+        )
     if supply.owned is not None:
         notes.append(
             "Owned nodes cost a fixed amount per node-month from arrival to the end of the horizon (capital "
@@ -1078,4 +1154,5 @@ def _result(
         alternatives=(),
         size=size,
         notes=tuple(notes),
+        inference_sizing={inf.name: inf.sizing for inf in plan.inference if inf.sizing is not None},
     )

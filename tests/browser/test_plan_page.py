@@ -41,3 +41,51 @@ def test_a_plan_from_a_demo_design_draws_its_capacity_cost_and_utilization_chart
     assert demo.name in page.inner_text("#plan-runs")
     assert page.js_errors == []
     screenshot(page, "capacity-plan")
+
+
+def test_a_plan_share_link_is_made_with_an_expiry_listed_and_revoked_from_the_plan_page(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    from apps.plans.models import PlanShareLink
+    from apps.plans.services import plan_create
+    from apps.plans.views import EXAMPLE_SPEC
+
+    user = django_user_model.objects.create_user("engineer", password=PASSWORD)
+    plan = plan_create(owner=user, name="Shared plan", spec=EXAMPLE_SPEC)
+    sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
+    page.wait_for_selector("#plan-total")
+    assert "No share links yet." in page.inner_text("#plan-share-links")
+    page.select_option("#share-expiry", "7")
+    page.click("#share-plan")
+    share_url = page.inner_text("#share-url code")
+    link = PlanShareLink.objects.get()
+    assert link.expires_at is not None
+    row = f"#share-link-{link.pk}"
+    assert "active" in page.inner_text(row) and link.expires_at.strftime("%Y-%m-%d") in page.inner_text(row)
+    screenshot(page, "capacity-plan-share-links")
+    page.click(f"{row} button.revoke-share-link")
+    page.wait_for_selector(f"{row} .badge.bad")
+    assert "revoked" in page.inner_text(row) and page.locator(f"{row} button").count() == 0
+    assert page.request.get(share_url).status == 404
+    assert page.js_errors == []
+
+
+def test_inference_in_tokens_per_day_shows_its_serving_sizing_on_the_plan_page(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    from apps.catalog.services import catalog_load_seed
+    from apps.plans.services import plan_create
+    from apps.plans.views import EXAMPLE_SPEC
+    from tests.plans.test_api import TOKENS_CHAT
+
+    catalog_load_seed()
+    user = django_user_model.objects.create_user("engineer", password=PASSWORD)
+    plan = plan_create(owner=user, name="Tokens plan", spec={**EXAMPLE_SPEC, "inference": [TOKENS_CHAT]})
+    sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
+    page.wait_for_selector("#plan-inference-sizing")
+    row = page.inner_text("#plan-inference-sizing tbody tr")
+    # tests/plans/test_api.py's hand check: 4 replicas of tp4 pp1 at batch 192 = 16 GPUs at the peak.
+    assert "Llama" in row and "h100-sxm" in row and "tp4 pp1, batch 192" in row and "\t16\t" in row
+    page.wait_for_selector("#chart-capacity svg.main-svg", timeout=15000)
+    assert page.js_errors == []
+    screenshot(page, "capacity-plan-inference-sizing")

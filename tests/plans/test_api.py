@@ -249,3 +249,137 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     spec["supply"]["owned"]["lead_time_months"] = "soon"
     response = client.post(URL, {"name": "x", "spec": spec}, format="json")
     assert list(response.json()["error"]["fields"]) == ["spec.supply.owned.lead_time_months"]
+
+
+@pytest.mark.django_db
+def test_spot_without_goodput_takes_the_failures_models_and_a_given_goodput_wins(alice: Any) -> None:
+    spec = copy.deepcopy(SPEC)
+    spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "cap_nodes": 4}
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200
+    # By hand, the failures model (Young 1974) for the largest run, 256 GPUs = 32 nodes, with the cost
+    # engine's defaults: 419 / (54 × 16,384) = 4.73588e-4 failures per GPU-day, 0.05 preemptions per
+    # node-day, restart 10 min, no checkpoint write time given (δ = 0, so τ = the 60 s floor):
+    #   λ_base = 256 × 4.73588e-4 = 0.121238 /day, M = 86,400 / 0.121238 = 712,647 s,
+    #   g_base = 1 − (30 + 600) / 712,647 = 0.999116;
+    #   λ_spot = 0.121238 + 32 × 0.05 = 1.721238 /day, M = 50,196.4 s, g_spot = 1 − 630 / 50,196.4 = 0.987449;
+    #   goodput = 0.987449 / 0.999116 = 0.98832.
+    spot = PlanSolution.objects.get().snapshot["plan"]["supply"]["spot"]
+    assert spot["goodput"] == pytest.approx(0.98832, abs=1e-5)
+    assert (
+        "32 node(s)" in spot["goodput_source"] and "0.05 preemptions per node-day" in spot["goodput_source"]
+    )
+    notes = " ".join(response.json()["result"]["notes"])
+    assert "Spot goodput 0.9883: cost engine's failures model" in notes
+    # A checkpoint write time given lowers it. δ = 30 s: τ*_base = √(2 × 30 × 712,647) = 6,539 s,
+    # g_base = 1 − 30/6,539 − (3,269.5 + 600)/712,647 = 0.989982; τ*_spot = √(2 × 30 × 50,196.4) = 1,735.4 s,
+    # g_spot = 1 − 30/1,735.4 − (867.7 + 600)/50,196.4 = 0.953473; goodput = 0.953473 / 0.989982 = 0.96312.
+    # A goodput given is used as it is.
+    spec["supply"]["spot"]["checkpoint_write_s"] = 30
+    client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
+    client.post(f"{URL}{plan['id']}/solve/")
+    spot = PlanSolution.objects.latest("pk").snapshot["plan"]["supply"]["spot"]
+    assert spot["goodput"] == pytest.approx(0.96312, abs=1e-5)
+    spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "cap_nodes": 4, "goodput": 0.9}
+    client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert PlanSolution.objects.latest("pk").snapshot["plan"]["supply"]["spot"]["goodput"] == 0.9
+    assert "Spot goodput 0.9000: given with the plan" in " ".join(response.json()["result"]["notes"])
+    spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "checkpoint_write_s": "long"}
+    response = client.post(URL, {"name": "x", "spec": spec}, format="json")
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.spot.checkpoint_write_s"]
+
+
+TOKENS_CHAT = {
+    "name": "chat",
+    "tokens_per_day": 1e9,
+    "model": {"preset": "llama3-70b"},
+    "accelerator": "h100-sxm",
+    "input_tokens": 1024,
+    "output_tokens": 256,
+    "targets": {"ttft_s": 2.0, "tpot_s": 0.05},
+    "offpeak_fraction": 0.5,
+    "peak_start_hour": 8,
+    "peak_end_hour": 20,
+}
+
+
+@pytest.mark.django_db
+def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily_peak(
+    catalog: Any, alice: Any
+) -> None:
+    from apps.catalog.selectors import engine_catalog
+    from clusterdesigner.engine import serving
+
+    spec = copy.deepcopy(SPEC)
+    spec["inference"] = [copy.deepcopy(TOKENS_CHAT)]
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200, response.json()
+    sizing = response.json()["result"]["inference_sizing"]["chat"]
+    # By hand: a 12-hour peak with half of it off-peak has mean = (12 + 0.5 × 12) / 24 = 0.75 of the peak,
+    # so peak/mean = 1.3333; 1e9 output tokens/day ÷ 86,400 s ÷ 256 tokens = 45.211 requests/s on average,
+    # 60.28 at the peak. The serving engine's own figures for its chosen layout give the GPUs:
+    # replicas = ⌈60.28 / R_replica⌉, GPUs = replicas × tp × pp.
+    assert sizing["peak_to_mean"] == pytest.approx(4 / 3)
+    assert sizing["peak_requests_per_s"] == pytest.approx(1e9 / 86_400 / 256 * 4 / 3, rel=1e-9)
+    request = {
+        **{k: TOKENS_CHAT[k] for k in ("model", "accelerator", "input_tokens", "output_tokens", "targets")},
+        "gpus_per_node": 8,
+        "demand": {"output_tokens_per_day": 1e9, "peak_to_mean": 4 / 3},
+    }
+    best = serving.estimate(request, catalog=engine_catalog()).best
+    replicas = -(-sizing["peak_requests_per_s"] // best.requests_per_s_per_replica)
+    assert sizing["replicas"] == replicas and sizing["gpus"] == replicas * best.tp * best.pp
+    assert sizing["layout"].startswith(f"tp{best.tp} pp{best.pp}")
+    assert sizing["output_tokens_per_s_per_gpu"] == pytest.approx(best.output_tokens_per_s_per_gpu)
+    # At this commit the engine picks tp4 pp1 at batch 192, R_replica = 15.468 requests/s (TPOT 48.5 ms):
+    # ⌈60.28 / 15.468⌉ = ⌈3.897⌉ = 4 replicas × 4 GPUs = 16 GPUs, 989.9 output tokens/s per GPU.
+    assert (sizing["layout"], sizing["replicas"], sizing["gpus"]) == ("tp4 pp1", 4, 16)
+    # The plan serves those GPUs at its peak and half off-peak: its mean in month 0 is 0.75 × GPUs.
+    mean = response.json()["result"]["demand_mean_gpus_by_workload"]["chat"][0]
+    assert mean == pytest.approx(0.75 * sizing["gpus"], rel=1e-9)
+    # 16 GPUs at the 08:00-20:00 peak, half off-peak, is SPEC's own inference: same plan, same optimum.
+    same = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    assert response.json()["result"]["total_usd"] == pytest.approx(same.total_usd, rel=1e-9)
+    import io
+
+    import openpyxl
+
+    book = openpyxl.load_workbook(io.BytesIO(client.get(f"{URL}{plan['id']}/xlsx/").content))
+    header, row = list(book["Inference sizing"].iter_rows(values_only=True))
+    assert dict(zip(header, row, strict=True))["GPUs at peak"] == 16
+    snapshot = PlanSolution.objects.get().snapshot["plan"]["inference"][0]
+    assert snapshot["peak_gpus"] == sizing["gpus"] and snapshot["sizing"]["source"].startswith(
+        "serving engine"
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"tokens_per_day": -5}, "spec.inference.0.tokens_per_day"),
+        ({"tokens_per_day": "lots"}, "spec.inference.0.tokens_per_day"),
+        ({"peak_gpus": 16}, "spec.inference.0.tokens_per_day"),
+        ({"accelerator": None}, "spec.inference.0.accelerator"),
+        ({"model": {"preset": "nope"}}, "spec.inference.0.model.preset"),
+        ({"targets": {"tpot_s": 0.0001}}, "spec.inference.0.targets.tpot_s"),
+        ({"offpeak_fraction": 2}, "spec.inference.0.offpeak_fraction"),
+        ({"peak_end_hour": 4}, "spec.inference.0.peak_end_hour"),
+        ({"colour": "red"}, "spec.inference.0.colour"),
+    ],
+)
+def test_bad_tokens_per_day_input_is_a_400_naming_the_field(
+    catalog: Any, alice: Any, change: dict[str, Any], field: str
+) -> None:
+    item = {**TOKENS_CHAT, **change}
+    if change.get("accelerator", "") is None:
+        del item["accelerator"]
+    spec = {**copy.deepcopy(SPEC), "inference": [item]}
+    response = _client(alice).post(URL, {"name": "x", "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == [field], response.json()

@@ -93,3 +93,68 @@ def test_a_large_plans_page_says_a_worker_is_solving_it(alice: Any, settings: An
         created["Location"]
     ).content.decode()  # on_commit never fires inside the test's transaction
     assert 'id="plan-run"' in page and "a worker is solving it (queued)" in page
+
+
+@pytest.mark.django_db
+def test_plan_share_links_take_an_expiry_are_listed_on_the_plan_page_and_revoke_there(
+    alice: Any, bob: Any
+) -> None:
+    import datetime as dt
+
+    from apps.plans.models import PlanShareLink
+
+    owner = _signed_in(alice)
+    created = owner.post("/plans/", {"name": "FY27", "spec": json.dumps(EXAMPLE_SPEC)})
+    page_url = created["Location"]
+    before = dt.datetime.now(dt.UTC)
+    page = owner.post(page_url, {"expiry": "30"}).content.decode()
+    link = PlanShareLink.objects.get()
+    assert link.expires_at is not None
+    assert dt.timedelta(days=30) <= link.expires_at - before < dt.timedelta(days=30, minutes=5)
+    path = (
+        page.split('id="share-url">Share link (shown once): <code>')[1]
+        .split("</code>")[0]
+        .split("testserver")[1]
+    )
+    # The list on the page: the link's hint, the version it serves, its expiry, active, and a Revoke button.
+    row = page.split(f'id="share-link-{link.pk}"')[1].split("</tr>")[0]
+    assert f"{link.token_hint}…" in row and "version 1" in row
+    assert link.expires_at.strftime("%Y-%m-%d") in row and "active" in row and 'name="revoke"' in row
+    owner.post(page_url, {"expiry": ""})
+    assert PlanShareLink.objects.filter(expires_at=None).count() == 1  # "never"
+    refused = owner.post(page_url, {"expiry": "5"})
+    assert refused.status_code == 400 and 'id="share-error">expiry: must be never, 7, 30 or 90 days' in (
+        refused.content.decode()
+    )
+    assert PlanShareLink.objects.count() == 2
+    # Someone else cannot revoke it (404, as for a plan that is not theirs); the owner can, from the page.
+    assert _signed_in(bob).post(page_url, {"revoke": str(link.pk)}).status_code == 404
+    assert Client().get(path).status_code == 200
+    done = owner.post(page_url, {"revoke": str(link.pk)})
+    assert done.status_code == 302 and done["Location"] == page_url
+    assert Client().get(path).status_code == 404
+    row = owner.get(page_url).content.decode().split(f'id="share-link-{link.pk}"')[1].split("</tr>")[0]
+    assert "revoked" in row and 'name="revoke"' not in row
+    assert owner.post(page_url, {"revoke": "x"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_inference_given_in_tokens_per_day_shows_its_serving_sizing_on_the_result_page(
+    catalog: Any, alice: Any
+) -> None:
+    from tests.plans.test_api import TOKENS_CHAT
+
+    client = _signed_in(alice)
+    spec = {**EXAMPLE_SPEC, "inference": [TOKENS_CHAT]}
+    response = client.post("/plans/", {"name": "Tokens", "spec": json.dumps(spec)})
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    table = page.split('id="plan-inference-sizing"')[1].split("</table>")[0]
+    # The figures of tests/plans/test_api.py's hand check: 1e9 tokens/day, peak/mean 1.333, 60.28 requests/s
+    # at the peak, 4 replicas of tp4 pp1 at batch 192 = 16 GPUs, 989.9 output tokens/s per GPU.
+    for text in ("chat", "1,000,000,000", "1.333", "60.28", "tp4 pp1, batch 192", '<td class="num">16</td>'):
+        assert text in table, text
+    assert "989.9" in table
+    bad = {**EXAMPLE_SPEC, "inference": [{**TOKENS_CHAT, "tokens_per_day": 0}]}
+    refused = client.post("/plans/", {"name": "Bad", "spec": json.dumps(bad)})
+    assert refused.status_code == 400 and "spec.inference.0.tokens_per_day" in refused.content.decode()
