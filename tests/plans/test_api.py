@@ -260,28 +260,30 @@ def test_spot_without_goodput_takes_the_failures_models_and_a_given_goodput_wins
     response = client.post(f"{URL}{plan['id']}/solve/")
     assert response.status_code == 200
     # By hand, the failures model (Young 1974) for the largest run, 256 GPUs = 32 nodes, with the cost
-    # engine's defaults: 419 / (54 × 16,384) = 4.73588e-4 failures per GPU-day, 0.05 preemptions per
-    # node-day, restart 10 min, no checkpoint write time given (δ = 0, so τ = the 60 s floor):
-    #   λ_base = 256 × 4.73588e-4 = 0.121238 /day, M = 86,400 / 0.121238 = 712,647 s,
-    #   g_base = 1 − (30 + 600) / 712,647 = 0.999116;
-    #   λ_spot = 0.121238 + 32 × 0.05 = 1.721238 /day, M = 50,196.4 s, g_spot = 1 − 630 / 50,196.4 = 0.987449;
-    #   goodput = 0.987449 / 0.999116 = 0.98832.
+    # engine's defaults: 419 / (54 × 16,384) = 4.73588e-4 failures per GPU-day; 0.05 interruptions per
+    # node-month (AWS Spot Advisor's lowest bucket) ÷ 30.4167 days = 0.00164384 per node-day; restart 10 min;
+    # no checkpoint write time given (δ = 0, so τ = the 60 s floor):
+    #   λ_base = 256 × 4.73588e-4 = 0.121238 /day, M = 86,400 / 0.121238 = 712,645 s,
+    #   g_base = 1 − (30 + 600) / 712,645 = 0.999116;
+    #   λ_spot = 0.121238 + 32 × 0.00164384 = 0.173841 /day, M = 497,005 s, g_spot = 1 − 630 / 497,005
+    #   = 0.998732; goodput = 0.998732 / 0.999116 = 0.999616.
     spot = PlanSolution.objects.get().snapshot["plan"]["supply"]["spot"]
-    assert spot["goodput"] == pytest.approx(0.98832, abs=1e-5)
+    assert spot["goodput"] == pytest.approx(0.999616, abs=1e-6)
     assert (
-        "32 node(s)" in spot["goodput_source"] and "0.05 preemptions per node-day" in spot["goodput_source"]
+        "32 node(s)" in spot["goodput_source"]
+        and "0.00164384 preemptions per node-day" in spot["goodput_source"]
     )
     notes = " ".join(response.json()["result"]["notes"])
-    assert "Spot goodput 0.9883: cost engine's failures model" in notes
-    # A checkpoint write time given lowers it. δ = 30 s: τ*_base = √(2 × 30 × 712,647) = 6,539 s,
-    # g_base = 1 − 30/6,539 − (3,269.5 + 600)/712,647 = 0.989982; τ*_spot = √(2 × 30 × 50,196.4) = 1,735.4 s,
-    # g_spot = 1 − 30/1,735.4 − (867.7 + 600)/50,196.4 = 0.953473; goodput = 0.953473 / 0.989982 = 0.96312.
+    assert "Spot goodput 0.9996: cost engine's failures model" in notes
+    # A checkpoint write time given lowers it. δ = 30 s: τ*_base = √(2 × 30 × 712,645) = 6,539.0 s,
+    # g_base = 1 − 30/6,539.0 − (3,269.5 + 600)/712,645 = 0.989982; τ*_spot = √(2 × 30 × 497,005) = 5,460.8 s,
+    # g_spot = 1 − 30/5,460.8 − (2,730.4 + 600)/497,005 = 0.987805; goodput = 0.987805 / 0.989982 = 0.997801.
     # A goodput given is used as it is.
     spec["supply"]["spot"]["checkpoint_write_s"] = 30
     client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
     client.post(f"{URL}{plan['id']}/solve/")
     spot = PlanSolution.objects.latest("pk").snapshot["plan"]["supply"]["spot"]
-    assert spot["goodput"] == pytest.approx(0.96312, abs=1e-5)
+    assert spot["goodput"] == pytest.approx(0.997801, abs=1e-6)
     spec["supply"]["spot"] = {"usd_per_node_hour": 20.784, "cap_nodes": 4, "goodput": 0.9}
     client.patch(f"{URL}{plan['id']}/", {"spec": spec}, format="json")
     response = client.post(f"{URL}{plan['id']}/solve/")
@@ -336,14 +338,16 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
     assert sizing["replicas"] == replicas and sizing["gpus"] == replicas * best.tp * best.pp
     assert sizing["layout"].startswith(f"tp{best.tp} pp{best.pp}")
     assert sizing["output_tokens_per_s_per_gpu"] == pytest.approx(best.output_tokens_per_s_per_gpu)
-    # At this commit the engine picks tp4 pp1 at batch 192, R_replica = 15.468 requests/s (TPOT 48.5 ms):
-    # ⌈60.28 / 15.468⌉ = ⌈3.897⌉ = 4 replicas × 4 GPUs = 16 GPUs, 989.9 output tokens/s per GPU.
-    assert (sizing["layout"], sizing["replicas"], sizing["gpus"]) == ("tp4 pp1", 4, 16)
+    # At this commit the engine picks tp2 pp1 at batch 114, R_replica = 7.4385 requests/s (TPOT 48.2 ms):
+    # ⌈60.28 / 7.4385⌉ = ⌈8.104⌉ = 9 replicas × 2 GPUs = 18 GPUs, 952.1 output tokens/s per GPU.
+    assert (sizing["layout"], sizing["replicas"], sizing["gpus"]) == ("tp2 pp1", 9, 18)
     # The plan serves those GPUs at its peak and half off-peak: its mean in month 0 is 0.75 × GPUs.
     mean = response.json()["result"]["demand_mean_gpus_by_workload"]["chat"][0]
     assert mean == pytest.approx(0.75 * sizing["gpus"], rel=1e-9)
-    # 16 GPUs at the 08:00-20:00 peak, half off-peak, is SPEC's own inference: same plan, same optimum.
-    same = plan_solve(plan=CapacityPlan.from_json(SPEC))
+    # 18 GPUs at the 08:00-20:00 peak, half off-peak, given in GPUs: the same plan, the same optimum.
+    in_gpus = copy.deepcopy(SPEC)
+    in_gpus["inference"] = [{"name": "chat", "peak_gpus": 18, "offpeak_fraction": 0.5}]
+    same = plan_solve(plan=CapacityPlan.from_json(in_gpus))
     assert response.json()["result"]["total_usd"] == pytest.approx(same.total_usd, rel=1e-9)
     import io
 
@@ -351,7 +355,7 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
 
     book = openpyxl.load_workbook(io.BytesIO(client.get(f"{URL}{plan['id']}/xlsx/").content))
     header, row = list(book["Inference sizing"].iter_rows(values_only=True))
-    assert dict(zip(header, row, strict=True))["GPUs at peak"] == 16
+    assert dict(zip(header, row, strict=True))["GPUs at peak"] == 18
     snapshot = PlanSolution.objects.get().snapshot["plan"]["inference"][0]
     assert snapshot["peak_gpus"] == sizing["gpus"] and snapshot["sizing"]["source"].startswith(
         "serving engine"

@@ -151,10 +151,10 @@ def test_inference_given_in_tokens_per_day_shows_its_serving_sizing_on_the_resul
     page = client.get(response["Location"]).content.decode()
     table = page.split('id="plan-inference-sizing"')[1].split("</table>")[0]
     # The figures of tests/plans/test_api.py's hand check: 1e9 tokens/day, peak/mean 1.333, 60.28 requests/s
-    # at the peak, 4 replicas of tp4 pp1 at batch 192 = 16 GPUs, 989.9 output tokens/s per GPU.
-    for text in ("chat", "1,000,000,000", "1.333", "60.28", "tp4 pp1, batch 192", '<td class="num">16</td>'):
+    # at the peak, 9 replicas of tp2 pp1 at batch 114 = 18 GPUs, 952.1 output tokens/s per GPU.
+    for text in ("chat", "1,000,000,000", "1.333", "60.28", "tp2 pp1, batch 114", '<td class="num">18</td>'):
         assert text in table, text
-    assert "989.9" in table
+    assert "952.1" in table
     bad = {**EXAMPLE_SPEC, "inference": [{**TOKENS_CHAT, "tokens_per_day": 0}]}
     refused = client.post("/plans/", {"name": "Bad", "spec": json.dumps(bad)})
     assert refused.status_code == 400 and "spec.inference.0.tokens_per_day" in refused.content.decode()
