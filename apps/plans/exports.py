@@ -37,7 +37,9 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
             ("plan", name),
             ("version", version),
             ("cheapest mix over the horizon (USD)", result.total_usd),
-            ("NPV (USD)", result.npv_usd),
+            ("NPV, owning annualised (USD)", result.npv_usd),
+            ("capex of the nodes bought (USD)", result.capex_usd),
+            ("NPV of the cash: capex when delivered, opex, resale (USD)", result.cash_npv_usd),
             *((f"cost: {layer} (USD)", usd) for layer, usd in result.cost_by_layer_usd.items()),
             ("on-demand node-hours", result.on_demand_node_hours),
             ("spot node-hours", result.spot_node_hours),
@@ -89,6 +91,13 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
         ["term (months)", "start month", "nodes", "committed (USD)"],
         ((r.term_months, r.start_month, r.nodes, r.committed_usd) for r in result.reservations),
     )
+    if result.cash_flows_usd is not None:
+        _sheet(
+            book,
+            "Cash flows",
+            ["end of month", "cash out (USD)"],
+            enumerate(result.cash_flows_usd),
+        )
     _sheet(
         book,
         "Runs",

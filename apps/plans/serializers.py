@@ -114,7 +114,18 @@ class InferenceSizingSerializer(serializers.Serializer[Any]):
 
 class PlanResultSerializer(serializers.Serializer[Any]):
     total_usd = serializers.FloatField()
-    npv_usd = serializers.FloatField()
+    npv_usd = serializers.FloatField(help_text="NPV with owning annualised (capital recovery per month).")
+    capex_usd = serializers.FloatField(help_text="Capex of the nodes the plan buys.")
+    cash_npv_usd = serializers.FloatField(
+        allow_null=True,
+        help_text="NPV of the cash: capex when delivered, opex monthly, resale at book value at the end;"
+        " null when the owning costs were given without their capital share.",
+    )
+    cash_flows_usd = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="Cash by month: index 0 the start, index m the end of month m (reservations to term end).",
+    )
     cost_by_layer_usd = serializers.DictField(child=serializers.FloatField())
     owned_purchases = OwnedPurchaseSerializer(many=True)
     reservations = ReservationStartSerializer(many=True)

@@ -57,6 +57,7 @@ from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
+from clusterdesigner.engine.cashflow import monthly_rate
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 from clusterdesigner.engine.failures import failure_model
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
@@ -226,9 +227,18 @@ class OwnedOption:
     usd_per_node_hour_used: float
     existing_nodes: int = 0
     source: str = ""
+    # For the cash view (capex when paid, resale at the end): the capital-recovery share of the fixed cost
+    # and the straight-line book value's life and residual. None when the plan gives its own owning costs.
+    capital_usd_per_node_month: float | None = None
+    depreciation_years: float | None = None
+    residual_fraction: float | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> OwnedOption:
+        cash = {
+            key: _num(data, key, path) if data.get(key) is not None else None
+            for key in ("capital_usd_per_node_month", "depreciation_years", "residual_fraction")
+        }
         return cls(
             lead_time_months=_int(data, "lead_time_months", path),
             capex_usd_per_node=_num(data, "capex_usd_per_node", path),
@@ -236,6 +246,7 @@ class OwnedOption:
             usd_per_node_hour_used=_num(data, "usd_per_node_hour_used", path),
             existing_nodes=_int(data, "existing_nodes", path, default=0),
             source=str(data.get("source", "")),
+            **cash,
         )
 
 
@@ -483,6 +494,9 @@ def owned_option_from_on_prem(
         usd_per_node_hour_used=result.linear.per_utilization_usd / (HOURS_PER_YEAR * n),
         existing_nodes=existing_nodes,
         source="cost engine owning model (tco.on_prem_cost), per node",
+        capital_usd_per_node_month=result.annual_parts["capital"].usd / (12.0 * n),
+        depreciation_years=inputs.depreciation_years,
+        residual_fraction=inputs.residual_fraction,
     )
 
 
@@ -604,6 +618,11 @@ class PlanResult:
     size: ProblemSize
     notes: tuple[str, ...] = field(default=())
     inference_sizing: Mapping[str, InferenceSizing] = field(default_factory=dict)
+    # Cash view (engine/cashflow.py's conventions): index 0 is the start, index m the end of month m;
+    # None when the owned option has no capital share to take out of its fixed cost.
+    cash_flows_usd: tuple[float, ...] | None = None
+    cash_npv_usd: float | None = None
+    capex_usd: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -624,7 +643,58 @@ class PlanResult:
         d["size"] = ProblemSize(**d["size"])
         d["notes"] = tuple(d.get("notes", ()))
         d["inference_sizing"] = {k: InferenceSizing(**v) for k, v in d.get("inference_sizing", {}).items()}
+        if d.get("cash_flows_usd") is not None:
+            d["cash_flows_usd"] = tuple(d["cash_flows_usd"])
         return cls(**d)
+
+
+def cash_view(
+    *,
+    months: int,
+    discount_rate: float,
+    owned: OwnedOption | None,
+    owned_nodes: NDArray[np.float64] | NDArray[np.int_],
+    owned_hours_used: NDArray[np.float64],
+    purchases: Sequence[OwnedPurchase],
+    reservations: Sequence[tuple[int, int, float, int]],
+    burst_usd: NDArray[np.float64],
+) -> tuple[tuple[float, ...], float] | None:
+    """The plan's money as paid, in engine/cashflow.py's conventions: index 0 the start, index m the end of
+    month m, discounted by (1 + i)^m with i = (1 + r)^(1/12) − 1.
+
+    Owned: each purchase's capex at delivery (index = its arrival month a: the end of month a, the start of
+    month a + 1, when its costs begin); then per month owned nodes × (F − capital share) + node-hours used ×
+    v (F less its capital recovery is colocation, maintenance, staff and idle power); at the end of the
+    horizon the straight-line book value of each purchase, capex · (1 − (1 − residual) · min(age, life) /
+    life), comes back as resale. Nodes the plan already owns (existing_nodes) pay opex only: their capex is
+    sunk. Reservations: every month of each whole term, past the horizon too (``reservations`` holds
+    (start month, nodes, $ a month, term months)). On-demand and spot: each month's bill (``burst_usd``).
+    Returns (flows, NPV), or None when the owned option has no capital share (the plan gave its own owning
+    costs, which cannot be split into capital and opex).
+    """
+    if owned is not None and (
+        owned.capital_usd_per_node_month is None
+        or owned.depreciation_years is None
+        or owned.residual_fraction is None
+    ):
+        return None
+    end = max([months] + [m + term for m, _, _, term in reservations])
+    flows = np.zeros(end + 1)
+    flows[1 : months + 1] += burst_usd
+    if owned is not None:
+        assert owned.capital_usd_per_node_month is not None  # checked above; for mypy
+        opex_per_node = owned.fixed_usd_per_node_month - owned.capital_usd_per_node_month
+        flows[1 : months + 1] += owned_nodes * opex_per_node + owned_hours_used * owned.usd_per_node_hour_used
+        life, residual = float(owned.depreciation_years or 0.0), float(owned.residual_fraction or 0.0)
+        for p in purchases:
+            flows[p.arrival_month] += p.capex_usd
+            age = (months - p.arrival_month) / 12.0
+            flows[months] -= p.capex_usd * (1.0 - (1.0 - residual) * min(age, life) / life)
+    for start, _, monthly, term in reservations:
+        flows[start + 1 : start + term + 1] += monthly
+    i = monthly_rate(discount_rate)
+    npv = float((flows / (1.0 + i) ** np.arange(end + 1)).sum())
+    return tuple(float(x) for x in flows), npv
 
 
 # --------------------------------------------------------------------------------------------- the MILP
@@ -691,7 +761,14 @@ class _Model:
     def solve(
         self, *, time_limit_s: float, mip_gap: float
     ) -> tuple[NDArray[np.float64] | None, int, str, ProblemSize]:
-        rows, cols, vals = np.concatenate(self.rows), np.concatenate(self.cols), np.concatenate(self.vals)
+        # A plan can have no constraint row at all (steady demand only, with no deadline, reservation or
+        # cap): np.concatenate of nothing raises, so an empty matrix stands in.
+        empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        rows = np.concatenate(self.rows) if self.rows else empty_i
+        cols = np.concatenate(self.cols) if self.cols else empty_i
+        vals = np.concatenate(self.vals) if self.vals else empty_f
+        lo = np.concatenate(self.lo) if self.lo else empty_f
+        hi = np.concatenate(self.hi) if self.hi else empty_f
         matrix = coo_matrix((vals, (rows, cols)), shape=(self.m, self.n)).tocsr()
         integrality = np.concatenate(self.integer)
         start = time.perf_counter()
@@ -699,7 +776,7 @@ class _Model:
             c=np.concatenate(self.cost),
             integrality=integrality,
             bounds=Bounds(np.concatenate(self.lb), np.concatenate(self.ub)),
-            constraints=LinearConstraint(matrix, np.concatenate(self.lo), np.concatenate(self.hi)),
+            constraints=LinearConstraint(matrix, lo, hi) if self.m else (),
             options={"mip_rel_gap": mip_gap, "time_limit": time_limit_s, "presolve": True},
         )
         size = ProblemSize(
@@ -1070,6 +1147,7 @@ def _result(
                     OwnedPurchase(a, a - o.lead_time_months, int(n), float(n * o.capex_usd_per_node))
                 )
     reservations: list[ReservationStart] = []
+    billed: list[tuple[int, int, float, int]] = []  # (start, nodes, $ a month, term) for the cash view
     for res, q in starts:
         for m, n in enumerate(np.rint(sol[q]).astype(int)):
             if n <= 0:
@@ -1078,6 +1156,7 @@ def _result(
             end = m + res.term_months
             cost["reserved"][m : min(end, M)] += monthly
             after_horizon += monthly * max(0, end - M)
+            billed.append((m, int(n), float(monthly), res.term_months))
             reservations.append(
                 ReservationStart(res.term_months, m, int(n), float(monthly * res.term_months))
             )
@@ -1116,7 +1195,29 @@ def _result(
     discount = (1.0 + disc) ** ((np.arange(M) + 1) / 12.0)
     npv = float((monthly_total / discount).sum()) + after_horizon / (1.0 + disc) ** (M / 12.0)
     owned_hours = float(owned_nodes.sum()) * H
+    cash = cash_view(
+        months=M,
+        discount_rate=disc,
+        owned=supply.owned,
+        owned_nodes=owned_nodes,
+        owned_hours_used=used["owned"] if "owned" in used else np.zeros(M),
+        purchases=purchases,
+        reservations=billed,
+        burst_usd=cost["on_demand"] + cost["spot"],
+    )
     notes = [REPRESENTATIVE_WEEK]
+    if cash is None:
+        notes.append(
+            "No cash view: the owned option's fixed cost was given without its capital share"
+            " (capital_usd_per_node_month, depreciation_years, residual_fraction); price owned nodes from a"
+            " design to have one."
+        )
+    else:
+        notes.append(
+            "Cash view: capex when each purchase is delivered, opex monthly, resale at the straight-line"
+            f" book value at the end; NPV ${cash[1]:,.0f} at {disc:.0%} (the annualised NPV spreads capex"
+            " as capital recovery instead)."
+        )
     if after_horizon > 0:
         notes.append(
             f"Reservations bill their whole term: ${after_horizon:,.0f} of it falls after the horizon"
@@ -1134,6 +1235,9 @@ def _result(
             "listed with each purchase."
         )
     return PlanResult(
+        cash_flows_usd=None if cash is None else cash[0],
+        cash_npv_usd=None if cash is None else cash[1],
+        capex_usd=float(sum(p.capex_usd for p in purchases)),
         total_usd=total,
         npv_usd=npv,
         cost_by_layer_usd=by_layer,

@@ -204,6 +204,9 @@ def worked_example() -> dict[str, Any]:
                 "capex_usd_per_node": owned.capex_usd_per_node,
                 "fixed_usd_per_node_month": owned.fixed_usd_per_node_month,
                 "usd_per_node_hour_used": owned.usd_per_node_hour_used,
+                "capital_usd_per_node_month": owned.capital_usd_per_node_month,
+                "depreciation_years": owned.depreciation_years,
+                "residual_fraction": owned.residual_fraction,
             },
             "reservations": [{"term_months": 36, "usd_per_node_hour": P5_RESERVED_3Y}],
             "on_demand": {"usd_per_node_hour": P5_ON_DEMAND},
@@ -305,3 +308,55 @@ def test_owned_only_before_its_lead_time_is_infeasible_on_supply() -> None:
     with pytest.raises(InfeasibleError) as err:
         plan_solve(plan=CapacityPlan.from_json(spec))
     assert err.value.field == "supply" and "month 2" in err.value.message
+
+
+# ------------------------------------------------------------------ the cash view
+
+
+def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_hand() -> None:
+    """One node of flat demand, owned from month 0 (owning $10,730 a month against $43,800 renting)."""
+    spec = {
+        "horizon_months": 12,
+        "gpus_per_node": 8,
+        "discount_rate": 0.08,
+        "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+        "supply": {
+            "owned": {
+                "lead_time_months": 0,
+                "capex_usd_per_node": 300_000.0,
+                "fixed_usd_per_node_month": 10_000.0,
+                "capital_usd_per_node_month": 6_000.0,
+                "depreciation_years": 5.0,
+                "residual_fraction": 0.2,
+                "usd_per_node_hour_used": 1.0,
+            },
+            "on_demand": {"usd_per_node_hour": 60.0},
+        },
+    }
+    result = plan_solve(plan=CapacityPlan.from_json(spec))
+    assert [m.owned_nodes for m in result.months] == [1] * 12
+    # By hand: capex $300,000 at delivery (index 0); each month opex (10,000 − 6,000) + 730 h × $1 = $4,730;
+    # at month 12 the book value 300,000 × (1 − 0.8 × 1 y / 5 y) = $252,000 comes back as resale.
+    flows = result.cash_flows_usd
+    assert flows is not None and len(flows) == 13
+    assert flows[0] == pytest.approx(300_000.0)
+    assert flows[1:12] == pytest.approx([4_730.0] * 11)
+    assert flows[12] == pytest.approx(4_730.0 - 252_000.0)
+    # NPV at 8 % a year, monthly rate i = 1.08^(1/12) − 1 = 0.00643403:
+    # 300,000 + 4,730 × (1 − 1.08^−1) / i − 252,000 / 1.08 = 300,000 + 54,455.8 − 233,333.3 = 121,122.5
+    i = 1.08 ** (1 / 12) - 1
+    hand = 300_000 + 4_730 * (1 - 1.08**-1) / i - 252_000 / 1.08
+    assert hand == pytest.approx(121_122.5, abs=0.05)
+    assert result.cash_npv_usd == pytest.approx(hand, rel=1e-9)
+    assert result.capex_usd == pytest.approx(300_000.0)
+    assert any(note.startswith("Cash view:") for note in result.notes)
+
+
+def test_owning_costs_without_a_capital_share_give_no_cash_view_and_say_why() -> None:
+    spec = worked_example()
+    result = plan_solve(plan=CapacityPlan.from_json(spec))  # priced from the cost engine: has one
+    assert result.cash_flows_usd is not None and result.cash_npv_usd is not None
+    del spec["supply"]["owned"]["capital_usd_per_node_month"]
+    result = plan_solve(plan=CapacityPlan.from_json(spec))
+    assert result.cash_flows_usd is None and result.cash_npv_usd is None
+    assert any("No cash view" in note for note in result.notes)

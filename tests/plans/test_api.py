@@ -246,6 +246,17 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     assert owned["fixed_usd_per_node_month"] == pytest.approx(10_642.82, abs=0.01)
     assert owned["usd_per_node_hour_used"] == pytest.approx(0.6225128, rel=1e-6)
     assert owned["lead_time_months"] == 2 and owned["source"].startswith(f"design {design.pk} v1")
+    # Priced from a design, owned nodes carry their capital share, so the plan has a cash view: each
+    # purchase's capex is paid in the month it is delivered, and its book value comes back at the end.
+    # capital share = capital recovery 5,342,438.95 / (64 × 12) = $6,956.30 a node-month.
+    assert owned["capital_usd_per_node_month"] == pytest.approx(6_956.30, abs=0.01)
+    assert owned["depreciation_years"] == 5 and owned["residual_fraction"] == 0.2
+    solution = PlanSolution.objects.get().result
+    flows, purchases = solution["cash_flows_usd"], solution["owned_purchases"]
+    assert solution["cash_npv_usd"] is not None and solution["capex_usd"] > 0
+    for p in purchases:
+        assert flows[p["arrival_month"]] >= p["capex_usd"]
+    assert solution["capex_usd"] == pytest.approx(sum(p["capex_usd"] for p in purchases))
     spec["supply"]["owned"]["lead_time_months"] = "soon"
     response = client.post(URL, {"name": "x", "spec": spec}, format="json")
     assert list(response.json()["error"]["fields"]) == ["spec.supply.owned.lead_time_months"]
