@@ -84,8 +84,8 @@ def test_inference_in_tokens_per_day_shows_its_serving_sizing_on_the_plan_page(
     sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
     page.wait_for_selector("#plan-inference-sizing")
     row = page.inner_text("#plan-inference-sizing tbody tr")
-    # tests/plans/test_api.py's hand check: 4 replicas of tp4 pp1 at batch 192 = 16 GPUs at the peak.
-    assert "Llama" in row and "h100-sxm" in row and "tp4 pp1, batch 192" in row and "\t16\t" in row
+    # tests/plans/test_api.py's hand check: 9 replicas of tp2 pp1 at batch 114 = 18 GPUs at the peak.
+    assert "Llama" in row and "h100-sxm" in row and "tp2 pp1, batch 114" in row and "\t18\t" in row
     page.wait_for_selector("#chart-capacity svg.main-svg", timeout=15000)
     assert page.js_errors == []
     screenshot(page, "capacity-plan-inference-sizing")
