@@ -69,7 +69,8 @@ def main() -> None:
         "--gb200-gpus-per-node",
         type=int,
         default=4,
-        help="GPUs per node for GB200 rows (4: one NVL72 compute tray; 64: a rack's 16 trays)",
+        help="GPUs per node for GB200 rows (4: one NVL72 compute tray; 64: a rack's 16 trays); "
+        "the NVLink domain stays 72",
     )
     args = parser.parse_args()
     cases = all_cases(gb200_gpus_per_node=args.gb200_gpus_per_node)

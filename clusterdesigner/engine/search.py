@@ -2,9 +2,10 @@
 
 A layout is valid when its degrees multiply to the GPU count, TP divides heads, KV heads and the FFN
 width, PP × VPP divides the layers or the layers plus two (embedding and loss counted as layers; PP alone
-may split unevenly), the global batch is a multiple of dp × micro_batch, CP splits the sequence into
-2·cp load-balanced chunks and EP divides the experts and the data-parallel ranks; it is *feasible*
-when it also fits in memory. The search enumerates every combination of the free fields,
+may split unevenly), the global batch is a multiple of dp × micro_batch, CP > 1 splits the sequence into
+2·cp load-balanced chunks (an odd seq_len needs no CP), sequence parallelism needs tp to divide
+seq_len / cp, and EP divides the experts and the data-parallel ranks; it is *feasible* when it also fits
+in memory. The search enumerates every combination of the free fields,
 evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
 estimate, counts rejections by reason and keeps the fastest feasible layouts. It also keeps the layout that
 needs the least memory among the structurally valid ones, so that a search where nothing fits can say by
@@ -96,8 +97,18 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
         ),
         (
             "parallelism.cp",
-            m.seq_len % (2 * cp) != 0,
+            (cp > 1) & (m.seq_len % (2 * cp) != 0),
             lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks",
+        ),
+        (
+            # Megatron-Core scatters the sequence over the TP ranks (tensor_parallel/mappings.py,
+            # _split_along_first_dim asserts the first dimension divides by the TP size).
+            "parallelism.sequence_parallel",
+            (lay["sequence_parallel"] > 0) & (tp > 1) & ((m.seq_len // cp) % tp != 0),
+            lambda i: (
+                f"sequence parallelism splits seq_len {m.seq_len} / cp {cp[i]} over tp {tp[i]} ranks, "
+                "which does not divide it"
+            ),
         ),
         ("parallelism.ep", (ep > 1) & (not m.is_moe), lambda i: "ep > 1 needs a mixture-of-experts model"),
         (

@@ -197,7 +197,7 @@ def ring_time(
 ) -> FloatArray:
     """Hierarchical ring collective time. ``factor`` = 2 for all-reduce, 1 for reduce-scatter/all-gather."""
     cluster = problem.cluster
-    j, k = group_span(stride=stride, size=size, gpus_per_node=cluster.gpus_per_node)
+    j, k = group_span(stride=stride, size=size, gpus_per_node=cluster.ring_unit_gpus)
     nic = (
         cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
     )
@@ -216,13 +216,15 @@ def intra_node_bandwidth(problem: Problem) -> float:
 
 
 def _group_bandwidth(problem: Problem, size: FloatArray, stride: FloatArray) -> FloatArray:
-    """Busbw for a flat ring that stays inside one scale-up domain, else the NIC rate (for TP, EP, CP)."""
+    """Busbw for a flat ring that stays inside one scale-up domain, else the NIC rate (for TP, EP, CP).
+
+    The domain is the system's (``Cluster.scaleup_domain_gpus``: 8 on HGX, 72 on an NVL72 rack of 4-GPU
+    trays), not the node: a group of span size × stride ≤ domain runs at the scale-up link's busbw, a
+    larger one crosses the scale-out fabric at NIC × collective efficiency / oversubscription.
+    """
     cluster = problem.cluster
-    acc = cluster.accelerator
     span = size * stride
-    domain = min(
-        cluster.gpus_per_node, acc.scaleup_domain_gpus if acc.has_scaleup_link else cluster.gpus_per_node
-    )
+    domain = cluster.scaleup_domain_gpus
     nic = (
         cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
     )
@@ -467,12 +469,13 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
 
 def _pp_p2p(c: _Shape) -> FloatArray:
     """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes, over the NIC when
-    the tp × cp × dp ranks fill a node (the next stage is on another node), else inside the node."""
+    the tp × cp × dp ranks fill the ring unit (the node, or the NVL72 domain: the next stage is then on
+    another node or rack), else over the scale-up link or inside the node."""
     cluster = c.problem.cluster
     tp = c.tp
     pp_bw = np.where(
-        tp * c.cp * c.dp >= cluster.gpus_per_node,
-        _group_bandwidth(c.problem, np.full_like(tp, 2.0), np.full_like(tp, float(cluster.gpus_per_node))),
+        tp * c.cp * c.dp >= cluster.ring_unit_gpus,
+        _group_bandwidth(c.problem, np.full_like(tp, 2.0), np.full_like(tp, float(cluster.ring_unit_gpus))),
         intra_node_bandwidth(c.problem),
     )
     act_bytes = 2.0 * c.tokens * c.h

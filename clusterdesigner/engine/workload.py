@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.model import ModelShape
 
@@ -88,9 +89,41 @@ class Cluster:
     oversubscription: float = 1.0
     scaleout_gbps_per_gpu: float = 0.0
 
+    def __post_init__(self) -> None:
+        acc = self.accelerator
+        # A switched scale-up domain (NVSwitch, XGMI full mesh, NVL72's NVLink Switch trays) is the whole
+        # of an HGX/OAM node or larger; a node cannot hold GPUs outside it. Only bridged pairs (PCIe cards
+        # with NVLink bridges, domain 2) put several domains in one node.
+        if (
+            acc.has_scaleup_link
+            and acc.scaleup_domain_gpus > 2
+            and self.gpus_per_node > acc.scaleup_domain_gpus
+        ):
+            raise InputError(
+                f"{acc.name} systems join at most {acc.scaleup_domain_gpus} GPUs in one {acc.scaleup_link} "
+                f"domain, so a node of {self.gpus_per_node} GPUs does not exist; use "
+                f"{acc.scaleup_domain_gpus} or fewer GPUs per node and add nodes",
+                field="cluster.gpus_per_node",
+            )
+
     @property
     def num_gpus(self) -> int:
         return self.gpus_per_node * self.nodes
+
+    @property
+    def scaleup_domain_gpus(self) -> int:
+        """GPUs one TP/EP/CP group may span at the scale-up link's rate: the accelerator's domain (8 for
+        HGX, 72 for an NVL72 rack of 18 four-GPU trays) when it has a link, else the node (PCIe inside
+        it); never more than the cluster. Independent of ``gpus_per_node`` beyond that."""
+        acc = self.accelerator
+        domain = acc.scaleup_domain_gpus if acc.has_scaleup_link else self.gpus_per_node
+        return min(domain, self.num_gpus)
+
+    @property
+    def ring_unit_gpus(self) -> int:
+        """The inner level of a hierarchical ring (ranks reached without the scale-out NIC): the node, or
+        the scale-up domain where it spans several nodes (NVL72 trays in one rack)."""
+        return max(self.gpus_per_node, self.scaleup_domain_gpus)
 
     @property
     def nic_gbps_per_gpu(self) -> float:

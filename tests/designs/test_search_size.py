@@ -39,7 +39,7 @@ def test_a_search_over_100000_nodes_of_72_gpus_is_refused_at_once_naming_the_nod
 ) -> None:
     started = time.monotonic()
     response = user_client.post(
-        "/api/v1/designs/", {"name": "huge", "spec": _spec("llama3-70b", "b200", 100_000, 72)}, format="json"
+        "/api/v1/designs/", {"name": "huge", "spec": _spec("llama3-70b", "gb200", 100_000, 72)}, format="json"
     )
     assert time.monotonic() - started < 1.0
     assert response.status_code == 400, response.content
@@ -113,3 +113,14 @@ def test_page_views_reuse_the_stored_evaluation_and_search_no_more(
         ]
         > 1000
     )
+
+
+def test_a_node_of_16_h100_is_refused_naming_gpus_per_node(user_client: Any, catalog: Any) -> None:
+    # HGX H100 joins 8 GPUs by NVSwitch (seed catalog scaleup_domain_gpus 8): no 16-GPU H100 node exists.
+    response = user_client.post(
+        "/api/v1/designs/", {"name": "h100x16", "spec": _spec("llama3-70b", "h100-sxm", 4, 16)}, format="json"
+    )
+    assert response.status_code == 400, response.content
+    message = response.json()["error"]["fields"]["spec.cluster.gpus_per_node"][0]
+    assert "at most 8 GPUs in one NVLink 4 (NVSwitch gen3) domain" in message
+    assert not Design.objects.filter(name="h100x16").exists()

@@ -14,8 +14,9 @@ Where a row is silent the choice is made once, never per row:
 - Accelerators and fabrics from the project's seed catalog (apps/catalog/data/seed_catalog.json), fabric
   InfiniBand NDR 400 Gb/s per GPU (DGX H100, DGX B200 and DGX GB200 use 400 Gb/s ConnectX-7 per GPU).
 - GPUs per node: 8 on DGX H100/B200. GB200: 4, one NVL72 compute tray (18 trays × 4 GPUs = 72), which is
-  what a scheduler calls a node; the engine ties the NVLink domain to gpus_per_node (issue 19 item 4), so
-  ``gb200_gpus_per_node`` lets the bench show the other reading (64, one rack's 16 trays).
+  what a scheduler calls a node. The NVLink domain is the accelerator's (72), not the node's, so
+  ``gb200_gpus_per_node`` (8, 64: one rack's 16 trays) no longer moves the predictions; 72 drops the rows
+  whose GPU count 72 does not divide.
 - Recompute unstated → none; micro batch unstated → 1; vpp unstated → 1; FSDP column > 0 → ZeRO-3,
   FSDP 0 → distributed optimizer (ZeRO-1, Megatron-Core's default in NeMo recipes).
 - Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no

@@ -50,6 +50,25 @@ H100_SXM = AcceleratorSpec(
     tdp_w=700,
 )
 
+# GB200 per Blackwell GPU: 186 GB HBM3e at 8 TB/s, 2,500 / 5,000 TFLOP/s dense BF16 / FP8, 1,822 / 3,615.6
+# measured matmul, NVLink 5 at 900 GB/s per direction in one 72-GPU NVL72 domain (stas00/ml-engineering
+# @744d01e18b79 accelerator and network tables; nvidia.com/en-us/data-center/gb200-nvl72/: "72 Blackwell
+# GPUs ... in a single NVLink domain"; 18 compute trays of 2 superchips = 4 GPUs each).
+GB200 = AcceleratorSpec(
+    slug="gb200",
+    name="GB200",
+    vendor="nvidia",
+    family="blackwell",
+    memory_gib=186,
+    hbm_bandwidth_tbps=8.0,
+    dense_tflops={"tf32": 1250.0, "bf16": 2500.0, "fp8": 5000.0},
+    achievable_matmul_tflops={"bf16": 1822.0, "fp8": 3615.6},
+    scaleup_link="NVLink 5 (NVL72)",
+    scaleup_bandwidth_gbps=900,
+    scaleup_domain_gpus=72,
+    tdp_w=1200,
+)
+
 # Fabrics: line rate per port; collective efficiency = nccl-tests busbw / line rate, 200Gb RDMA 24 of
 # 25 GB/s and 400Gb RDMA 48 of 50 GB/s (NVIDIA GTC24 S62129, comms_reliability.csv).
 IB_HDR200 = FabricSpec(
@@ -81,5 +100,5 @@ OMNIPATH_100 = FabricSpec(
     collective_efficiency=0.9,
 )
 
-ACCELERATORS = {a.slug: a for a in (A100_80GB, A100_40GB, H100_SXM)}
+ACCELERATORS = {a.slug: a for a in (A100_80GB, A100_40GB, H100_SXM, GB200)}
 FABRICS = {f.slug: f for f in (IB_HDR200, IB_NDR400, ROCE_200, OMNIPATH_100)}

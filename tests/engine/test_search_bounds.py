@@ -16,12 +16,14 @@ from clusterdesigner.engine.search import MAX_SEARCH_GPUS, _divisors, search_siz
 from clusterdesigner.engine.training import estimate, min_nodes_to_fit, parse_parallelism, parse_problem
 
 
-def _request(preset: str, nodes: int, gpus_per_node: int = 8) -> dict[str, Any]:
+def _request(
+    preset: str, nodes: int, gpus_per_node: int = 8, accelerator: str = "h100-sxm"
+) -> dict[str, Any]:
     return {
         "model": {"preset": preset},
         "training": {"tokens": 1e12, "global_batch_tokens": 4194304},
         "cluster": {
-            "accelerator": "h100-sxm",
+            "accelerator": accelerator,
             "nodes": nodes,
             "gpus_per_node": gpus_per_node,
             "fabric": "ib-ndr400",
@@ -79,8 +81,9 @@ def test_sizing_probes_no_further_than_a_search_may_go(monkeypatch: pytest.Monke
         return real(problem, **kwargs)
 
     monkeypatch.setattr("clusterdesigner.engine.training.search", counted)
-    # Llama 3 405B on 1 node of 72 GPUs fits nowhere below many nodes: the probe stops at the GPU cap.
+    # Llama 3 405B from 1 node of 72 GPUs (a GB200 NVL72 rack; an H100 node of 72 does not exist): the probe
+    # stops at the GPU cap, which 72 does not divide.
     min_nodes_to_fit(
-        _request("llama3-405b", 1, 72), accelerators=ACCELERATORS, fabrics=FABRICS, max_nodes=100_000
+        _request("llama3-405b", 1, 72, "gb200"), accelerators=ACCELERATORS, fabrics=FABRICS, max_nodes=100_000
     )
     assert searched and max(searched) <= MAX_SEARCH_GPUS
