@@ -32,6 +32,7 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 from clusterdesigner.renderers import JSONText
@@ -545,11 +546,15 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
 
 
 def _evaluation_input(version: DesignVersion) -> tuple[CatalogSnapshot, str]:
-    """The current catalog and the hash that identifies an evaluation of this version against it (and against
-    which of its prices are stale today)."""
+    """The current catalog and the hash that identifies an evaluation of this version against it (against
+    which of its prices are stale today, and against the engines' output version)."""
     catalog = engine_catalog_snapshot()
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
-    return catalog, snapshot_hash({"spec": version.spec, "catalog": catalog.digest, "stale": stale})
+    # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
+    # added) is recomputed on the next view rather than shown as it was.
+    return catalog, snapshot_hash(
+        {"spec": version.spec, "catalog": catalog.digest, "stale": stale, "engine": ENGINE_VERSION}
+    )
 
 
 def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[str, Any]:
