@@ -75,12 +75,12 @@ def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
 UNREADABLE_RESULT = (TypeError, KeyError, ValueError, AttributeError, ArithmeticError)
 
 
-def _results_context(evaluation: Evaluation) -> dict[str, Any]:
+def _results_context(evaluation: Evaluation, frame: str | None = None) -> dict[str, Any]:
     """The results part of a page for a stored evaluation or, when the stored result cannot be drawn (one
     stored before its inputs were bounded, with nulls where its figures overflowed), that as the page's
     ``evaluation_error``: a page shows why instead of answering 500."""
     try:
-        return _results_parts(evaluation)
+        return _results_parts(evaluation, frame)
     except UNREADABLE_RESULT:
         logger.warning("evaluation %s cannot be drawn", evaluation.pk, exc_info=True)
         message = (
@@ -93,8 +93,10 @@ def _results_context(evaluation: Evaluation) -> dict[str, Any]:
         }
 
 
-def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
+def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str, Any]:
     result = evaluation.result
+    # Options are ranked and badged in the frame the reader picked: the whole horizon unless ?frame=run.
+    frame = frame if frame in selectors.RANKING_FRAMES else "horizon"
     training = selectors.evaluation_training(result=result)
     best = (result.get("options") or [None])[0]
     break_even = [
@@ -110,6 +112,9 @@ def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
         "result": result,
         "training": training.chosen if training else None,
         "best_option": best,
+        "frame": frame,
+        "frame_label": selectors.RANKING_FRAMES[frame],
+        "ranked_options": selectors.evaluation_ranked_options(result=result, frame=frame),
         "break_even": break_even,
         "findings_by_severity": findings,
         "candidates": training.candidates[:10] if training else (),
@@ -118,14 +123,14 @@ def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def _evaluated_context(version: Any) -> dict[str, Any]:
+def _evaluated_context(version: Any, frame: str | None = None) -> dict[str, Any]:
     """The results context of a design version, or, when the engines cannot evaluate it (a layout that fits
     nowhere, a catalog row it needs gone), the reason as ``evaluation_error``: the page shows why and how to
     fix it, and stays editable, instead of answering 500."""
     evaluation, problem = services.design_evaluate_or_problem(version=version)
     if evaluation is None:
         return {"evaluation_error": problem}
-    return _results_context(evaluation)
+    return _results_context(evaluation, frame)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -336,7 +341,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "share_links": (
             selectors.share_link_list(design=design)[:20] if design.owner_id == request.user.pk else []
         ),
-        **_evaluated_context(version),
+        **_evaluated_context(version, request.GET.get("frame")),
     }
     return render(request, "dashboard/design.html", context)
 
@@ -347,7 +352,9 @@ def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
     """The results part of the design page alone: the editor swaps it in after each save."""
     design = selectors.design_get(user=request.user, design_id=design_id)
     return render(
-        request, "includes/_design_results.html", {"design": design, **_evaluated_context(design.current)}
+        request,
+        "includes/_design_results.html",
+        {"design": design, **_evaluated_context(design.current, request.GET.get("frame"))},
     )
 
 

@@ -278,6 +278,7 @@ def evaluate_spec(
         "training": train,
         "costs": costs,
         "options": options,
+        "ranking": _horizon_ranking(costs, options),
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
         "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
@@ -372,6 +373,22 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                 }
             )
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+
+
+def _horizon_ranking(costs: Mapping[str, Mapping[str, Any]], options: list[dict[str, Any]]) -> dict[str, Any]:
+    """The options cheapest first over the whole horizon, read from the cost engine's ``ranking`` of each
+    offering (owning's total over the horizon, each rent option's bill over it) and merged into the design's
+    option keys: one frame, so a per-run figure never ranks against a horizon one. Options the spec did not
+    ask for are left out, as ``options`` leaves them out."""
+    shown = {o["key"] for o in options}
+    totals: dict[str, float] = {}
+    for slug, result in costs.items():
+        for row in (result.get("ranking") or {}).get("options") or []:
+            key = "own" if row["option"] == "on_prem" else f"{slug}:{row['option']}"
+            if key in shown:
+                totals[key] = float(row["total_usd"])
+    order = sorted(totals, key=lambda k: (totals[k], k))
+    return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
 
 
 def expected_days(evaluation: Mapping[str, Any]) -> Any:
