@@ -62,8 +62,8 @@ def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
     """The design charts of a stored evaluation, ready for the page, cached by its input hash: the result is a
     pure function of the snapshot the hash covers. (Not by primary key: the cache is Redis, which outlives a
     re-created database, and a new row with an old id would be drawn with another design's charts.)"""
-    # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup).
-    key = f"dashboard:charts:v4:{evaluation.input_hash}"
+    # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup). v5: the cash-flow chart.
+    key = f"dashboard:charts:v5:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
         page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(evaluation.result)]
