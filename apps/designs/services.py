@@ -20,6 +20,7 @@ from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, pri
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import (
+    ENGINE_SECTIONS,
     PRICING_MODELS,
     DesignSpecSerializer,
     cost_requests,
@@ -97,7 +98,7 @@ def _spec_field(engine_field: str, *, cloud_index: int | None = None) -> str:
             return f"spec.costs.{rest}"
         where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
         return f"{where}.{rest}" if rest else where
-    if head in ("on_prem", "horizon_years", "utilization"):
+    if head in ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS):
         return f"spec.costs.{engine_field}"
     return f"spec.{engine_field}" if engine_field else "spec"
 

@@ -1919,6 +1919,22 @@ def check_request(request: Mapping[str, Any], catalog: CatalogSpecs) -> None:
     _resolve(request, catalog, None)
 
 
+def input_names(section: str) -> tuple[str, ...]:
+    """The request inputs under ``section`` (``cashflow``, ``storage``, ...) by their names in it: those with
+    a default (DEFAULTS) and those the engine range-checks without one (a lease payment, storage MB/s per
+    TiB), sorted."""
+    prefix = f"{section}."
+    names = {n for n in (*DEFAULTS, *_RULES) if n.startswith(prefix)}
+    return tuple(sorted(n[len(prefix) :] for n in names))
+
+
+def check_input(path: str, value: Any) -> Any:
+    """The value of request input ``path`` as the engine reads it (a count as int), or InputError naming the
+    path when it breaks the input's rule or maximum: for a caller storing an input that this request may not
+    read (a loan rate while paying cash), so that no stored number is out of range."""
+    return _checked(path, value)
+
+
 def default_assumptions() -> list[dict[str, Any]]:
     """Every default the cost engine falls back on, with unit and source, for forms to show."""
     return [a.as_dict() for a in DEFAULTS.values()]
