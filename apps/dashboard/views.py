@@ -212,10 +212,10 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
 _RULE_MIN = {"pos": "0", "nonneg": "0", "frac": "0", "util": "0", "ge1": "1", "int": "1"}
 
 
-def _default_caption(key: str, *, fraction: bool = False) -> dict[str, str]:
-    """The default of an on_prem input as its placeholder ("0.08") and its caption ("Default 0.08 = 8 % per
-    year · <source>"), from the cost engine's DEFAULTS."""
-    default = cost.DEFAULTS[f"on_prem.{key}"]
+def _default_caption(path: str, *, fraction: bool = False) -> dict[str, str]:
+    """The default of a cost-engine input (``on_prem.pue``) as its placeholder ("0.08") and its caption
+    ("Default 0.08 = 8 % per year · <source>"), from the cost engine's DEFAULTS."""
+    default = cost.DEFAULTS[path]
     value = float(default.value)
     shown = f"{value:g} = {value * 100:g} %" if fraction else num(value)
     caption = f"Default {shown} {default.unit}"
@@ -235,7 +235,58 @@ def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
                 "value": on_prem.get(key),
                 "note": note,
                 "min": _RULE_MIN.get(cost.field_rule(f"on_prem.{key}") or "", ""),
-                **_default_caption(key, fraction=fraction),
+                **_default_caption(f"on_prem.{key}", fraction=fraction),
+            }
+        )
+    return fields
+
+
+# The cost engine's money-over-time inputs the editor offers under "Money over time", as spec.costs.<path>:
+# label (with units), whether a fraction, the choices of a choice input, and a note for an input without a
+# default. Defaults, units and sources come from the cost engine's DEFAULTS.
+LEASE_NOTE = "No default: needed when financing is lease"
+TIER_NOTE = "No default: blank = the storage tier's own throughput from the catalog"
+RESERVED_PAYMENTS = ("no_upfront", "partial_upfront", "all_upfront")
+MONEY_FIELDS: dict[str, tuple[str, bool, tuple[str, ...], str]] = {
+    "colocation.pricing": ("Colocation pricing", False, ("space_only", "all_in"), ""),
+    "cashflow.financing": ("Financing of the owned capex", False, ("cash", "loan", "lease"), ""),
+    "cashflow.loan_rate": ("Loan rate (fraction per year)", True, (), ""),
+    "cashflow.loan_months": ("Loan term (months)", False, (), ""),
+    "cashflow.lease_usd_per_month": ("Lease payment (USD per month)", False, (), LEASE_NOTE),
+    "cashflow.tax_rate": ("Tax rate for the depreciation shield (0 = off)", True, (), ""),
+    "cashflow.cloud_price_change_per_year": ("Cloud price change (fraction per year)", True, (), ""),
+    "cashflow.power_escalation_per_year": ("Power price change (fraction per year)", True, (), ""),
+    "cashflow.lead_time_months": ("Lead time before owned capacity is usable (months)", False, (), ""),
+    "cashflow.reserved_payment": ("Reservation payment", False, RESERVED_PAYMENTS, ""),
+    "uncertainty.spread": ("Uncertainty spread (± fraction)", True, (), ""),
+    "uncertainty.samples": ("Monte Carlo draws", False, (), ""),
+    "storage.mb_s_per_tib": ("Storage throughput (MB/s per provisioned TiB)", False, (), TIER_NOTE),
+}
+
+
+def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
+    """One input per money-over-time assumption: its spec path, label, the spec's value (blank = the
+    default), its choices, the default as placeholder and caption with its source."""
+    fields = []
+    for path, (label, fraction, choices, note) in MONEY_FIELDS.items():
+        section, _, key = path.partition(".")
+        default = cost.DEFAULTS.get(path)
+        if default is None:
+            caption = {"placeholder": "", "caption": note, "source": ""}
+        elif choices:
+            caption = {"placeholder": "", "caption": f"Default {default.value}", "source": default.source}
+        else:
+            caption = _default_caption(path, fraction=fraction)
+        fields.append(
+            {
+                "path": path,
+                "id": "f-" + path.replace(".", "-").replace("_", "-"),
+                "label": label,
+                "value": (costs.get(section) or {}).get(key),
+                "choices": choices,
+                "default": default.value if default is not None else None,
+                "min": _RULE_MIN.get(cost.field_rule(path) or "", ""),
+                **caption,
             }
         )
     return fields
@@ -244,10 +295,13 @@ def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
 def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
     on_prem = (spec.get("costs") or {}).get("on_prem") or {}
     owning = _owning_fields(on_prem)
+    money = _money_fields(spec.get("costs") or {})
     return {
         "owning_fields": owning,
         "owning_given": any(f["value"] is not None for f in owning),
-        "kwh_default": _default_caption("usd_per_kwh"),
+        "money_fields": money,
+        "money_given": any(f["value"] is not None for f in money),
+        "kwh_default": _default_caption("on_prem.usd_per_kwh"),
         "serving_precisions": SERVING_PRECISIONS,
     }
 
