@@ -33,6 +33,7 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.resale import ResaleCurve, resale_curves
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
@@ -265,10 +266,13 @@ def evaluate_spec(
     except EngineError as exc:
         raise _spec_error(exc) from exc
     costs: dict[str, dict[str, Any]] = {}
+    resale = _resale_curves(spec, records)
     for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
         try:
-            costs[key] = cost.tco(request, training=train, freshness=freshness, **catalog.cost_kwargs())
+            costs[key] = cost.tco(
+                request, training=train, freshness=freshness, resale=resale, **catalog.cost_kwargs()
+            )
         except EngineError as exc:
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
@@ -282,7 +286,7 @@ def evaluate_spec(
         "ranking": _horizon_ranking(costs, options),
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
-        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
+        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog, resale=resale),
     }
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
@@ -293,6 +297,13 @@ def evaluate_spec(
     if estimate is not None:
         result["serving"] = estimate
     return result
+
+
+def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple[ResaleCurve, ...]:
+    """The catalog's residual-value series of the design's accelerator (the cost engine reads the one that
+    covers the depreciation life, else keeps the given or default residual value)."""
+    points = records.get("residual_values") or []
+    return resale_curves(points=points, accelerator=str(spec["cluster"]["accelerator"]))
 
 
 def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
