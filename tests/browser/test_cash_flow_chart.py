@@ -69,7 +69,8 @@ def test_cash_flow_chart_on_the_design_page_and_the_share_view(
     # The option cards are ranked over the horizon, the first badged so.
     first = page.locator("#ranked-options .card").first
     assert "cheapest over the horizon" in first.inner_text()
-    first.locator("xpath=..").screenshot(path=str(screenshot(page, "share-full").parent / "ranked-options.png"))
+    shots = screenshot(page, "share-full").parent
+    first.locator("xpath=..").screenshot(path=str(shots / "ranked-options.png"))
 
     sign_in(page, live_server.url, then=f"/designs/{demo.pk}/")
     _check_chart(page, evaluation)
