@@ -94,7 +94,18 @@ def _build_records() -> dict[str, list[dict[str, Any]]]:
             | {"accelerator": x.accelerator.slug, "as_of": x.as_of.isoformat() if x.as_of else None}
             for x in ServerType.objects.select_related("accelerator")
         ],
+        # Sourced residual-value series (resale as a fraction of the price new, by age): the design
+        # evaluation reads the design's accelerator's series for the resale at the horizon's end.
+        "residual_values": [
+            {f: getattr(x, f) for f in ("series", "age_years", "fraction_of_new", "source")}
+            | {"accelerator": x.accelerator.slug if x.accelerator else None, "as_of": _iso(x.as_of)}
+            for x in ResidualValuePoint.objects.select_related("accelerator")
+        ],
     }
+
+
+def _iso(day: Any) -> str | None:
+    return day.isoformat() if day else None
 
 
 CATALOG_MODELS = (Vendor, Accelerator, ServerType, Fabric, Switch, StorageTier, CloudOffering, CloudPrice)

@@ -328,6 +328,77 @@ def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def _cumulative(monthly: Iterable[float]) -> list[float]:
+    total, out = 0.0, []
+    for value in monthly:
+        total += float(value)
+        out.append(total)
+    return out
+
+
+def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Cumulative cash by month over the horizon, from the cost engine's monthly cash flows (cashflow.py;
+    month 0 is the start, each bill paid at its month's end): owning (capex at delivery, opex monthly, resale
+    at the end) against each rent option the design compares, with owning's payback month against the rent
+    option of lowest NPV marked. Undiscounted, as the payback month is."""
+    fig = go.Figure()
+    results = [(slug, r) for slug, r in _cost_results(evaluation) if r.get("cashflow")]
+    many = len(results) > 1
+    payback: tuple[int, str] | None = None
+    for index, (slug, result) in enumerate(results):
+        cash = result["cashflow"]
+        if index == 0:
+            own = _cumulative(cash["own"]["monthly_usd"])
+            fig.add_trace(
+                go.Scatter(
+                    name="Own (on-prem)",
+                    x=list(range(len(own))),
+                    y=own,
+                    mode="lines",
+                    line={"color": OWN_COLOR, "width": 3},
+                    hovertemplate="Own (on-prem), month %{x}: $%{y:,.2f} paid so far<extra></extra>",
+                )
+            )
+            if cash.get("payback_month") is not None:
+                payback = (
+                    int(cash["payback_month"]),
+                    _pricing_label(slug, cash["reference"], many, evaluation),
+                )
+        for j, row in enumerate(cash.get("rent") or []):
+            if not _chosen(evaluation, slug, row["name"]):
+                continue
+            ys = _cumulative(row["monthly_usd"])
+            name = _pricing_label(slug, row["name"], many, evaluation)
+            fig.add_trace(
+                go.Scatter(
+                    name=name,
+                    x=list(range(len(ys))),
+                    y=ys,
+                    mode="lines",
+                    line={"color": PALETTE[(index * 4 + j) % 8]},
+                    hovertemplate=f"{name}, month %{{x}}: $%{{y:,.2f}} paid so far<extra></extra>",
+                )
+            )
+    if payback is not None:
+        month, against = payback
+        fig.add_vline(x=month, line={"dash": "dot", "color": "#555"})
+        fig.add_annotation(
+            x=month,
+            y=1,
+            yref="paper",
+            text=f"payback, month {month} vs {against}",
+            showarrow=False,
+            yanchor="bottom",
+        )
+    return _fig(
+        fig,
+        title="Cumulative cash by month (undiscounted)" + ("" if payback else ": owning does not pay back"),
+        x_title="Month of the horizon",
+        y_title="Cumulative cash out (USD)",
+        yaxis={"tickprefix": "$", "separatethousands": True},
+    )
+
+
 def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Owning: capex parts (paid once) and opex parts (per year), stacked."""
     results = _cost_results(evaluation)
@@ -451,6 +522,7 @@ def design_charts(evaluation: Mapping[str, Any]) -> list[dict[str, Any]]:
         ("step-time", step_time_chart),
         ("cost-utilization", cost_utilization_chart),
         ("cumulative-cost", cumulative_cost_chart),
+        ("cash-flow", cash_flow_chart),
         ("capex-opex", capex_opex_chart),
         ("sensitivity", sensitivity_chart),
         ("network", network_chart),

@@ -62,8 +62,8 @@ def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
     """The design charts of a stored evaluation, ready for the page, cached by its input hash: the result is a
     pure function of the snapshot the hash covers. (Not by primary key: the cache is Redis, which outlives a
     re-created database, and a new row with an old id would be drawn with another design's charts.)"""
-    # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup).
-    key = f"dashboard:charts:v4:{evaluation.input_hash}"
+    # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup). v5: the cash-flow chart.
+    key = f"dashboard:charts:v5:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
         page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(evaluation.result)]
@@ -75,12 +75,12 @@ def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
 UNREADABLE_RESULT = (TypeError, KeyError, ValueError, AttributeError, ArithmeticError)
 
 
-def _results_context(evaluation: Evaluation) -> dict[str, Any]:
+def _results_context(evaluation: Evaluation, frame: str | None = None) -> dict[str, Any]:
     """The results part of a page for a stored evaluation or, when the stored result cannot be drawn (one
     stored before its inputs were bounded, with nulls where its figures overflowed), that as the page's
     ``evaluation_error``: a page shows why instead of answering 500."""
     try:
-        return _results_parts(evaluation)
+        return _results_parts(evaluation, frame)
     except UNREADABLE_RESULT:
         logger.warning("evaluation %s cannot be drawn", evaluation.pk, exc_info=True)
         message = (
@@ -93,8 +93,10 @@ def _results_context(evaluation: Evaluation) -> dict[str, Any]:
         }
 
 
-def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
+def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str, Any]:
     result = evaluation.result
+    # Options are ranked and badged in the frame the reader picked: the whole horizon unless ?frame=run.
+    frame = frame if frame in selectors.RANKING_FRAMES else "horizon"
     training = selectors.evaluation_training(result=result)
     best = (result.get("options") or [None])[0]
     break_even = [
@@ -110,6 +112,9 @@ def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
         "result": result,
         "training": training.chosen if training else None,
         "best_option": best,
+        "frame": frame,
+        "frame_label": selectors.RANKING_FRAMES[frame],
+        "ranked_options": selectors.evaluation_ranked_options(result=result, frame=frame),
         "break_even": break_even,
         "findings_by_severity": findings,
         "candidates": training.candidates[:10] if training else (),
@@ -118,14 +123,14 @@ def _results_parts(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def _evaluated_context(version: Any) -> dict[str, Any]:
+def _evaluated_context(version: Any, frame: str | None = None) -> dict[str, Any]:
     """The results context of a design version, or, when the engines cannot evaluate it (a layout that fits
     nowhere, a catalog row it needs gone), the reason as ``evaluation_error``: the page shows why and how to
     fix it, and stays editable, instead of answering 500."""
     evaluation, problem = services.design_evaluate_or_problem(version=version)
     if evaluation is None:
         return {"evaluation_error": problem}
-    return _results_context(evaluation)
+    return _results_context(evaluation, frame)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -207,10 +212,10 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
 _RULE_MIN = {"pos": "0", "nonneg": "0", "frac": "0", "util": "0", "ge1": "1", "int": "1"}
 
 
-def _default_caption(key: str, *, fraction: bool = False) -> dict[str, str]:
-    """The default of an on_prem input as its placeholder ("0.08") and its caption ("Default 0.08 = 8 % per
-    year · <source>"), from the cost engine's DEFAULTS."""
-    default = cost.DEFAULTS[f"on_prem.{key}"]
+def _default_caption(path: str, *, fraction: bool = False) -> dict[str, str]:
+    """The default of a cost-engine input (``on_prem.pue``) as its placeholder ("0.08") and its caption
+    ("Default 0.08 = 8 % per year · <source>"), from the cost engine's DEFAULTS."""
+    default = cost.DEFAULTS[path]
     value = float(default.value)
     shown = f"{value:g} = {value * 100:g} %" if fraction else num(value)
     caption = f"Default {shown} {default.unit}"
@@ -230,7 +235,58 @@ def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
                 "value": on_prem.get(key),
                 "note": note,
                 "min": _RULE_MIN.get(cost.field_rule(f"on_prem.{key}") or "", ""),
-                **_default_caption(key, fraction=fraction),
+                **_default_caption(f"on_prem.{key}", fraction=fraction),
+            }
+        )
+    return fields
+
+
+# The cost engine's money-over-time inputs the editor offers under "Money over time", as spec.costs.<path>:
+# label (with units), whether a fraction, the choices of a choice input, and a note for an input without a
+# default. Defaults, units and sources come from the cost engine's DEFAULTS.
+LEASE_NOTE = "No default: needed when financing is lease"
+TIER_NOTE = "No default: blank = the storage tier's own throughput from the catalog"
+RESERVED_PAYMENTS = ("no_upfront", "partial_upfront", "all_upfront")
+MONEY_FIELDS: dict[str, tuple[str, bool, tuple[str, ...], str]] = {
+    "colocation.pricing": ("Colocation pricing", False, ("space_only", "all_in"), ""),
+    "cashflow.financing": ("Financing of the owned capex", False, ("cash", "loan", "lease"), ""),
+    "cashflow.loan_rate": ("Loan rate (fraction per year)", True, (), ""),
+    "cashflow.loan_months": ("Loan term (months)", False, (), ""),
+    "cashflow.lease_usd_per_month": ("Lease payment (USD per month)", False, (), LEASE_NOTE),
+    "cashflow.tax_rate": ("Tax rate for the depreciation shield (0 = off)", True, (), ""),
+    "cashflow.cloud_price_change_per_year": ("Cloud price change (fraction per year)", True, (), ""),
+    "cashflow.power_escalation_per_year": ("Power price change (fraction per year)", True, (), ""),
+    "cashflow.lead_time_months": ("Lead time before owned capacity is usable (months)", False, (), ""),
+    "cashflow.reserved_payment": ("Reservation payment", False, RESERVED_PAYMENTS, ""),
+    "uncertainty.spread": ("Uncertainty spread (± fraction)", True, (), ""),
+    "uncertainty.samples": ("Monte Carlo draws", False, (), ""),
+    "storage.mb_s_per_tib": ("Storage throughput (MB/s per provisioned TiB)", False, (), TIER_NOTE),
+}
+
+
+def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
+    """One input per money-over-time assumption: its spec path, label, the spec's value (blank = the
+    default), its choices, the default as placeholder and caption with its source."""
+    fields = []
+    for path, (label, fraction, choices, note) in MONEY_FIELDS.items():
+        section, _, key = path.partition(".")
+        default = cost.DEFAULTS.get(path)
+        if default is None:
+            caption = {"placeholder": "", "caption": note, "source": ""}
+        elif choices:
+            caption = {"placeholder": "", "caption": f"Default {default.value}", "source": default.source}
+        else:
+            caption = _default_caption(path, fraction=fraction)
+        fields.append(
+            {
+                "path": path,
+                "id": "f-" + path.replace(".", "-").replace("_", "-"),
+                "label": label,
+                "value": (costs.get(section) or {}).get(key),
+                "choices": choices,
+                "default": default.value if default is not None else None,
+                "min": _RULE_MIN.get(cost.field_rule(path) or "", ""),
+                **caption,
             }
         )
     return fields
@@ -239,10 +295,13 @@ def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
 def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
     on_prem = (spec.get("costs") or {}).get("on_prem") or {}
     owning = _owning_fields(on_prem)
+    money = _money_fields(spec.get("costs") or {})
     return {
         "owning_fields": owning,
         "owning_given": any(f["value"] is not None for f in owning),
-        "kwh_default": _default_caption("usd_per_kwh"),
+        "money_fields": money,
+        "money_given": any(f["value"] is not None for f in money),
+        "kwh_default": _default_caption("on_prem.usd_per_kwh"),
         "serving_precisions": SERVING_PRECISIONS,
     }
 
@@ -336,7 +395,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "share_links": (
             selectors.share_link_list(design=design)[:20] if design.owner_id == request.user.pk else []
         ),
-        **_evaluated_context(version),
+        **_evaluated_context(version, request.GET.get("frame")),
     }
     return render(request, "dashboard/design.html", context)
 
@@ -347,7 +406,9 @@ def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
     """The results part of the design page alone: the editor swaps it in after each save."""
     design = selectors.design_get(user=request.user, design_id=design_id)
     return render(
-        request, "includes/_design_results.html", {"design": design, **_evaluated_context(design.current)}
+        request,
+        "includes/_design_results.html",
+        {"design": design, **_evaluated_context(design.current, request.GET.get("frame"))},
     )
 
 

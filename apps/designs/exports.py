@@ -1,7 +1,7 @@
 """Spreadsheet exports of a design's evaluation: CSV and XLSX with the same three parts.
 
 * **Summary** — the design, cluster and workload, and the key training figures (fits, time to train, MFU,
-  step time, throughput, memory, layout) and the cheapest option.
+  step time, throughput, memory, layout) and the cheapest option over the horizon and, apart, per run.
 * **Options** — one row per way to get the compute: option, kind, offering, pricing model, total cost (USD),
   cost per GPU-hour (USD), cost of the run (USD), days, break-even utilization (a fraction).
 * **Assumptions** — every input used: name, value, unit, source, as of.
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.designs.launch import layout_summary
+from apps.designs.selectors import evaluation_ranked_options
 from apps.designs.services import expected_days
 from clusterdesigner.spreadsheets import formula_safe
 
@@ -145,8 +146,10 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
     design = evaluation.get("design") or {}
     parallelism = training.get("parallelism") if isinstance(training.get("parallelism"), Mapping) else None
     nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
-    options = [o for o in evaluation.get("options") or [] if isinstance(o, Mapping)]
-    best = options[0] if options else {}
+    # The cheapest option in each frame, each ranked in its own frame: over the horizon by the cost engine's
+    # ranking, per run by the options' stored order (cheapest run first); never a per-run pick's horizon cost.
+    horizon = (evaluation_ranked_options(result=evaluation, frame="horizon") or [{}])[0]
+    per_run = (evaluation_ranked_options(result=evaluation, frame="run") or [{}])[0]
 
     cost = _first_cost(evaluation)
     cash = cost.get("cashflow") or {}
@@ -203,9 +206,11 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
         ("Model TFLOP/s per GPU", training.get("model_tflops_per_gpu"), "TFLOP/s", "0.0"),
         ("Memory per GPU", _get(training, "memory_per_gpu_gib", "total"), "GiB", "0.0"),
         ("GPU memory", training.get("memory_capacity_gib"), "GiB", "0.0"),
-        ("Cheapest option", best.get("label"), "", GENERAL),
-        ("Cheapest total cost", best.get("total_usd"), "USD", USD),
-        ("Cheapest cost per GPU-hour", best.get("usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
+        ("Cheapest option over the horizon", horizon.get("label"), "", GENERAL),
+        ("Its cost over the horizon", horizon.get("total_usd"), "USD", USD),
+        ("Its cost per GPU-hour", horizon.get("usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
+        ("Cheapest option per run", per_run.get("label"), "", GENERAL),
+        ("Its cost per run", per_run.get("run_cost_usd"), "USD", USD),
     ]
     rows += _serving_rows(evaluation.get("serving"))
     return _field_table("Summary", rows, width=28)

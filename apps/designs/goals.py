@@ -10,18 +10,25 @@ restarts) at every node count. Kept apart from services.py, which evaluate_spec 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from apps.designs.specs import cost_requests, training_request
 from clusterdesigner.engine import cost, training, verdict
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.resale import ResaleCurve
 
 MAX_NODES = 100_000  # the spec's limit (ClusterSpecSerializer.nodes)
 
 
 def goals_verdict(
-    *, spec: dict[str, Any], train: dict[str, Any], options: list[dict[str, Any]], catalog: CatalogSpecs
+    *,
+    spec: dict[str, Any],
+    train: dict[str, Any],
+    options: list[dict[str, Any]],
+    catalog: CatalogSpecs,
+    resale: Sequence[ResaleCurve] = (),
 ) -> dict[str, Any]:
     """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
 
@@ -42,7 +49,7 @@ def goals_verdict(
         larger = verdict.explore(
             nodes=nodes,
             deadline_days=deadline,
-            estimate=lambda n: _estimate_on(spec, n, cheapest, catalog),
+            estimate=lambda n: _estimate_on(spec, n, cheapest, catalog, resale),
             max_nodes=MAX_NODES,
         )
     result = verdict.compose(
@@ -68,7 +75,11 @@ def _scaled(spec: dict[str, Any], nodes: int) -> dict[str, Any]:
 
 
 def _estimate_on(
-    spec: dict[str, Any], nodes: int, option: dict[str, Any] | None, catalog: CatalogSpecs
+    spec: dict[str, Any],
+    nodes: int,
+    option: dict[str, Any] | None,
+    catalog: CatalogSpecs,
+    resale: Sequence[ResaleCurve] = (),
 ) -> verdict.RunEstimate:
     """The run on ``nodes`` nodes: the cheapest option's expected days and cost per run at that size (the
     failure-free days when there is no option), or why it cannot be estimated."""
@@ -82,7 +93,8 @@ def _estimate_on(
             (r for r in requests if (r.get("cloud") or {}).get("offering") == option.get("offering")),
             requests[0],
         )
-        per_run = cost.tco(request, training=train, **catalog.cost_kwargs())["per_run"]
+        # The same resale series as the design's own evaluation, so both price a node alike.
+        per_run = cost.tco(request, training=train, resale=resale, **catalog.cost_kwargs())["per_run"]
     except EngineError as exc:
         return verdict.RunEstimate(nodes, None, error=exc.message)
     model = option.get("pricing_model") or "on_prem"

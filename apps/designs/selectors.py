@@ -96,3 +96,19 @@ def evaluation_training(*, result: Mapping[str, Any]) -> TrainingEstimate | None
     if not isinstance(training, Mapping) or not training.get("parallelism"):
         return None
     return TrainingEstimate.from_json(training)
+
+
+RANKING_FRAMES = {"horizon": "over the horizon", "run": "per run"}
+
+
+def evaluation_ranked_options(*, result: Mapping[str, Any], frame: str = "horizon") -> list[dict[str, Any]]:
+    """The evaluation's options cheapest first in one frame: ``horizon`` (the default) in the order of the
+    result's whole-horizon ``ranking``, which the cost engine computed; ``run`` by the cost of one run (the
+    options' stored order). Each option carries ``frame_usd``, the figure it is ranked by, so a page shows and
+    badges that figure alone. An unknown frame is the default."""
+    options = [o for o in result.get("options") or [] if isinstance(o, Mapping)]
+    if frame == "run":
+        return [{**o, "frame_usd": o.get("run_cost_usd")} for o in options]
+    by_key = {o["key"]: o for o in options}
+    ranking = (result.get("ranking") or {}).get("options") or []
+    return [{**by_key[r["key"]], "frame_usd": r["total_usd"]} for r in ranking if r["key"] in by_key]

@@ -113,12 +113,23 @@ class VerdictSerializer(serializers.Serializer[Any]):
     budget = BudgetCheckSerializer(allow_null=True)
 
 
+class RankedOptionSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField(help_text="An option's key, as in options (own, <offering>:<pricing model>).")
+    total_usd = serializers.FloatField(help_text="Its cost over the whole horizon.")
+
+
+class RankingSerializer(serializers.Serializer[Any]):
+    frame = serializers.CharField(help_text="whole horizon")
+    options = RankedOptionSerializer(many=True, help_text="Cheapest first, from the cost engine's ranking.")
+
+
 class EvaluationSerializer(serializers.Serializer[Any]):
     design = serializers.DictField()
     spec = serializers.DictField()
     training = TrainingEstimateSerializer()
     costs = serializers.DictField()
     options = serializers.ListField(child=serializers.DictField())
+    ranking = RankingSerializer(help_text="The options cheapest first over the whole horizon: one frame.")
     assumptions = serializers.ListField(child=serializers.DictField())
     findings = serializers.ListField(child=serializers.DictField())
     verdict = VerdictSerializer(required=False, help_text="spec.goals against this result.")

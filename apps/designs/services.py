@@ -20,6 +20,7 @@ from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, pri
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import (
+    ENGINE_SECTIONS,
     PRICING_MODELS,
     DesignSpecSerializer,
     cost_requests,
@@ -32,6 +33,8 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.resale import ResaleCurve, resale_curves
+from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 from clusterdesigner.renderers import JSONText
@@ -96,7 +99,7 @@ def _spec_field(engine_field: str, *, cloud_index: int | None = None) -> str:
             return f"spec.costs.{rest}"
         where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
         return f"{where}.{rest}" if rest else where
-    if head in ("on_prem", "horizon_years", "utilization"):
+    if head in ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS):
         return f"spec.costs.{engine_field}"
     return f"spec.{engine_field}" if engine_field else "spec"
 
@@ -263,10 +266,13 @@ def evaluate_spec(
     except EngineError as exc:
         raise _spec_error(exc) from exc
     costs: dict[str, dict[str, Any]] = {}
+    resale = _resale_curves(spec, records)
     for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
         try:
-            costs[key] = cost.tco(request, training=train, freshness=freshness, **catalog.cost_kwargs())
+            costs[key] = cost.tco(
+                request, training=train, freshness=freshness, resale=resale, **catalog.cost_kwargs()
+            )
         except EngineError as exc:
             raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
@@ -277,9 +283,10 @@ def evaluate_spec(
         "training": train,
         "costs": costs,
         "options": options,
+        "ranking": _horizon_ranking(costs, options),
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
-        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog),
+        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog, resale=resale),
     }
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
@@ -290,6 +297,13 @@ def evaluate_spec(
     if estimate is not None:
         result["serving"] = estimate
     return result
+
+
+def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple[ResaleCurve, ...]:
+    """The catalog's residual-value series of the design's accelerator (the cost engine reads the one that
+    covers the depreciation life, else keeps the given or default residual value)."""
+    points = records.get("residual_values") or []
+    return resale_curves(points=points, accelerator=str(spec["cluster"]["accelerator"]))
 
 
 def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
@@ -371,6 +385,22 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                 }
             )
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+
+
+def _horizon_ranking(costs: Mapping[str, Mapping[str, Any]], options: list[dict[str, Any]]) -> dict[str, Any]:
+    """The options cheapest first over the whole horizon, read from the cost engine's ``ranking`` of each
+    offering (owning's total over the horizon, each rent option's bill over it) and merged into the design's
+    option keys: one frame, so a per-run figure never ranks against a horizon one. Options the spec did not
+    ask for are left out, as ``options`` leaves them out."""
+    shown = {o["key"] for o in options}
+    totals: dict[str, float] = {}
+    for slug, result in costs.items():
+        for row in (result.get("ranking") or {}).get("options") or []:
+            key = "own" if row["option"] == "on_prem" else f"{slug}:{row['option']}"
+            if key in shown:
+                totals[key] = float(row["total_usd"])
+    order = sorted(totals, key=lambda k: (totals[k], k))
+    return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
 
 
 def expected_days(evaluation: Mapping[str, Any]) -> Any:
@@ -545,11 +575,15 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
 
 
 def _evaluation_input(version: DesignVersion) -> tuple[CatalogSnapshot, str]:
-    """The current catalog and the hash that identifies an evaluation of this version against it (and against
-    which of its prices are stale today)."""
+    """The current catalog and the hash that identifies an evaluation of this version against it (against
+    which of its prices are stale today, and against the engines' output version)."""
     catalog = engine_catalog_snapshot()
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
-    return catalog, snapshot_hash({"spec": version.spec, "catalog": catalog.digest, "stale": stale})
+    # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
+    # added) is recomputed on the next view rather than shown as it was.
+    return catalog, snapshot_hash(
+        {"spec": version.spec, "catalog": catalog.digest, "stale": stale, "engine": ENGINE_VERSION}
+    )
 
 
 def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[str, Any]:

@@ -6,7 +6,8 @@ A spec is a JSON object (README, "Interfaces", Designs; the serializers below ar
     cluster:     {accelerator, gpus_per_node, nodes, fabric, oversubscription, storage}
     parallelism: a layout dict, or "search"
     costs:       {horizon_years, utilization, on_prem: {...},
-                  cloud: [{offering, pricing_models, usd_per_node_hour?}]}
+                  cloud: [{offering, pricing_models, usd_per_node_hour?}],
+                  cashflow?, uncertainty?, colocation?, storage?: cost-engine inputs by their engine names}
     goals:       {deadline_days?, budget_usd?}, optional: a deadline for the training run in days and
                  a budget in USD per run; the evaluation's ``verdict`` says whether the design meets
                  them (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
@@ -22,6 +23,8 @@ from typing import Any
 from rest_framework import serializers
 
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
+from clusterdesigner.engine import cost
+from clusterdesigner.engine.errors import EngineError
 
 PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "spot"]
 
@@ -147,6 +150,38 @@ class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializ
     )
 
 
+class EngineSectionField(serializers.DictField):
+    """A section of cost-engine inputs passed through as the engine reads them (``cashflow``, ``uncertainty``,
+    ``colocation``, ``storage``): only the engine's own input names (cost.input_names; each default with its
+    source in cost.DEFAULTS) are accepted, a misspelt one refused naming it; each number is range-checked
+    here (cost.check_input) and the whole request by cost.check_request when the design is saved."""
+
+    def __init__(self, section: str, **kwargs: Any) -> None:
+        self.section = section
+        self.known = list(cost.input_names(section))
+        kwargs.setdefault("help_text", f"Cost-engine inputs: {', '.join(self.known)} (docs/cost-engine.md).")
+        super().__init__(required=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        unknown = sorted(set(value) - set(self.known))
+        if unknown:
+            raise serializers.ValidationError(
+                {key: [f"unknown field; known: {', '.join(self.known)}"] for key in unknown}
+            )
+        # Every number given is range-checked, also one this design does not read (a loan rate with cash).
+        for key, item in value.items():
+            try:
+                cost.check_input(f"{self.section}.{key}", item)
+            except EngineError as exc:
+                raise serializers.ValidationError({key: [exc.message]}) from exc
+        return value
+
+
+# The spec's sections of cost-engine inputs beyond owning's (on_prem) and the cloud choices.
+ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
+
+
 class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
     utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=0.7)
@@ -154,6 +189,19 @@ class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[
     cloud = CloudChoiceSerializer(many=True, required=False, default=list)
     egress_tb = serializers.FloatField(required=False, min_value=0, max_value=1e7)
     managed_overhead_fraction = serializers.FloatField(required=False, min_value=0, max_value=5)
+    cashflow = EngineSectionField(
+        "cashflow",
+        help_text="Money over time: financing (cash|loan|lease), loan_rate, loan_months, lease_usd_per_month,"
+        " tax_rate (MACRS 5-year shield; 0 = off), cloud_price_change_per_year, power_escalation_per_year, "
+        "lead_time_months, reserved_payment (no_upfront|partial_upfront|all_upfront).",
+    )
+    uncertainty = EngineSectionField(
+        "uncertainty", help_text="Monte Carlo: spread (±fraction), samples, seed"
+    )
+    colocation = EngineSectionField("colocation", help_text="pricing: space_only (default) or all_in.")
+    storage = EngineSectionField(
+        "storage", help_text="Training storage: mb_s_per_tib (throughput per provisioned TiB) and the rest."
+    )
 
     def validate_cloud(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(value) > 6:
@@ -251,7 +299,7 @@ def cost_requests(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """One cost-engine request per cloud offering compared (one with no cloud part when none is chosen)."""
     costs = spec.get("costs") or {}
     base: dict[str, Any] = {"cluster": dict(spec["cluster"])}
-    for key in ("horizon_years", "utilization", "on_prem"):
+    for key in ("horizon_years", "utilization", "on_prem", *ENGINE_SECTIONS):
         if key in costs:
             base[key] = costs[key]
     choices = costs.get("cloud") or []

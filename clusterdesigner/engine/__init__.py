@@ -14,6 +14,7 @@ Modules:
     network, storage -- fabric and storage sizing and cost
     cost, tco       -- the cost engine: owning against renting
     offerings       -- cloud offerings and price freshness
+    version         -- ENGINE_VERSION, the engines' output version stored evaluations are keyed by
     findings, verdict, sensitivity -- what a design evaluation concludes
     tradeoffs       -- Pareto front, best per figure, a design's comparison column and the recommendation
 """

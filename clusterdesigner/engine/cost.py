@@ -10,7 +10,7 @@ so every number in the response is a function of the ``assumptions`` list it ret
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,6 +40,7 @@ from clusterdesigner.engine.offerings import (
     SwitchSpec,
     default_offering,
 )
+from clusterdesigner.engine.resale import ResaleCurve, covering
 from clusterdesigner.engine.sensitivity import tornado
 from clusterdesigner.engine.storage import (
     capacity_for_write_tib,
@@ -849,6 +850,24 @@ def _resolve_tier(r: _Resolver, storage_tiers: Mapping[str, StorageTierSpec]) ->
     return tier
 
 
+def _resolve_resale(r: _Resolver, v: dict[str, Any], resale: Sequence[ResaleCurve]) -> None:
+    """The residual value after the depreciation life from the catalog's series of the accelerator that
+    covers that age (resale.py), when the request gives none; else the request's value or the default."""
+    if r.given("on_prem.residual_fraction"):
+        return
+    age = float(v["on_prem.depreciation_years"])
+    curve = covering(resale, age_years=age)
+    fraction = None if curve is None else curve.fraction_at(age_years=age)
+    if curve is None or fraction is None or not 0 <= fraction < 1:
+        return
+    unit = DEFAULTS["on_prem.residual_fraction"].unit
+    # The series' date goes in the source sentence, not in as_of: as_of marks a price the stale-price check
+    # reads, and a resale curve is no price to refresh from a price list.
+    v["on_prem.residual_fraction"] = r.get(
+        "on_prem.residual_fraction", fraction, unit, curve.describe(age_years=age)
+    )
+
+
 def _resolve_owning(
     r: _Resolver,
     v: dict[str, Any],
@@ -1093,6 +1112,7 @@ def _resolve(
     catalog: CatalogSpecs,
     training: Mapping[str, Any] | None,
     freshness: Freshness | None = None,
+    resale: Sequence[ResaleCurve] = (),
 ) -> tuple[dict[str, Any], _Context, _Resolver]:
     """Every value the evaluation uses, with its unit and source (request, catalog or DEFAULTS), in order."""
     if not isinstance(request, Mapping):
@@ -1107,6 +1127,7 @@ def _resolve(
     switch = _resolve_switch(r, catalog.switches, fabric)
     tier = _resolve_tier(r, catalog.storage_tiers)
     colo_pricing = _resolve_owning(r, v, catalog, server, accelerator, switch)
+    _resolve_resale(r, v, resale)
     offering, models = _resolve_cloud(r, v, catalog.offerings, accelerator, tier, freshness)
     async_ckpt = _resolve_storage(r, v)
     run_source, tokens, tps, interval = _resolve_run(r, v, training)
@@ -1781,6 +1802,7 @@ def tco(
     training: Mapping[str, Any] | None = None,
     server_types: Mapping[str, ServerTypeSpec] | None = None,
     freshness: Freshness | None = None,
+    resale: Sequence[ResaleCurve] = (),
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
 
@@ -1794,10 +1816,12 @@ def tco(
     price from being picked as the default offering while a fresh one exists, and adds a ``stale_price``
     finding for each stale catalog price the result uses (each such price carries its ``as_of`` in
     ``assumptions``).
+    ``resale``, the accelerator's sourced residual-value series (resale.py): the one covering the depreciation
+    life sets the residual value the request does not give, its source in ``assumptions``.
     Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field.
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
-    v, ctx, resolver = _resolve(request, catalog, training, freshness)
+    v, ctx, resolver = _resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
     reference = _reference_model(core)
     fraction = float(v["sensitivity.fraction"])
@@ -1917,6 +1941,22 @@ def check_request(request: Mapping[str, Any], catalog: CatalogSpecs) -> None:
     """Raise what :func:`tco` would raise for the request's inputs (slugs, ranges, unknown fields), without
     computing anything: for callers that store a request now and evaluate it later."""
     _resolve(request, catalog, None)
+
+
+def input_names(section: str) -> tuple[str, ...]:
+    """The request inputs under ``section`` (``cashflow``, ``storage``, ...) by their names in it: those with
+    a default (DEFAULTS) and those the engine range-checks without one (a lease payment, storage MB/s per
+    TiB), sorted."""
+    prefix = f"{section}."
+    names = {n for n in (*DEFAULTS, *_RULES) if n.startswith(prefix)}
+    return tuple(sorted(n[len(prefix) :] for n in names))
+
+
+def check_input(path: str, value: Any) -> Any:
+    """The value of request input ``path`` as the engine reads it (a count as int), or InputError naming the
+    path when it breaks the input's rule or maximum: for a caller storing an input that this request may not
+    read (a loan rate while paying cash), so that no stored number is out of range."""
+    return _checked(path, value)
 
 
 def default_assumptions() -> list[dict[str, Any]]:

@@ -212,6 +212,14 @@
       var k = el.dataset.field.slice("spec.costs.on_prem.".length), value = number(el.dataset.field);
       if (value === undefined) delete costs.on_prem[k]; else costs.on_prem[k] = value;
     });
+    // The money-over-time inputs (spec.costs.<section>.<name>): blank = default; an emptied section is dropped.
+    form.querySelectorAll("[data-money]").forEach(function (el) {
+      var path = el.dataset.field.slice("spec.costs.".length).split("."), section = path[0], k = path[1];
+      var value = el.tagName === "SELECT" ? (el.value || undefined) : number(el.dataset.field);
+      var part = costs[section] = Object.assign({}, costs[section] || {});
+      if (value === undefined) delete part[k]; else part[k] = value;
+      if (!Object.keys(part).length) delete costs[section];
+    });
     costs.cloud = cloudRows().map(function (row) {
       var choice = {
         offering: row.querySelector(".cloud-offering").value,

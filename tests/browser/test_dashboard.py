@@ -20,6 +20,7 @@ DESIGN_CHARTS = {
     "step-time": {"Step time"},
     "cost-utilization": {"Own (on-prem)", "Cloud on-demand", "Break-even"},
     "cumulative-cost": {"Own (on-prem)", "Cloud on-demand"},
+    "cash-flow": {"Own (on-prem)", "Cloud on-demand"},
     "capex-opex": {"Capex: servers", "Opex: energy"},
     "sensitivity": {"Input −25%", "Input +25%"},
     "network": set(),  # one unnamed-legend bar trace

@@ -90,6 +90,7 @@ def test_every_design_chart_has_a_title_axis_titles_and_hover(h200_evaluation: d
         "step-time",
         "cost-utilization",
         "cumulative-cost",
+        "cash-flow",
         "capex-opex",
         "sensitivity",
         "network",
@@ -153,3 +154,21 @@ def test_sweep_heatmap_shows_the_cheapest_pricing_per_cell() -> None:
     assert heat["z"] == [[None, 500], [700, None]]
     assert heat["text"][1][0] == "own (on-prem)" and heat["text"][0][0] == "does not fit"
     assert figure["layout"]["xaxis"]["title"]["text"] == "Nodes (count)"
+
+
+def test_cash_flow_chart_accumulates_the_engines_monthly_flows_and_marks_payback(
+    h200_evaluation: dict[str, Any],
+) -> None:
+    figure = charts.cash_flow_chart(h200_evaluation)
+    cash = h200_evaluation["costs"]["aws-p5e-48xlarge"]["cashflow"]
+    own = next(t for t in figure["data"] if t["name"] == "Own (on-prem)")
+    # Month 0 is capex at delivery; each later point adds that month's flow (the last one nets the resale).
+    assert own["x"][0] == 0 and own["y"][0] == cash["own"]["monthly_usd"][0]
+    assert own["y"][-1] == pytest.approx(cash["own"]["total_usd"], rel=1e-12)
+    assert own["y"][5] == pytest.approx(sum(cash["own"]["monthly_usd"][:6]), rel=1e-12)
+    rent = {r["name"]: r for r in cash["rent"]}
+    for trace in figure["data"][1:]:
+        model = next(m for m in rent if trace["name"] == f"Cloud {charts.PRICING_LABELS[m]}")
+        assert trace["y"][-1] == pytest.approx(rent[model]["total_usd"], rel=1e-12)
+    assert [s["x0"] for s in figure["layout"]["shapes"]] == [cash["payback_month"]]
+    assert f"payback, month {cash['payback_month']}" in figure["layout"]["annotations"][0]["text"]

@@ -47,6 +47,7 @@ def test_design_page_shows_cards_charts_and_exports(alice: Any, demos: list[Any]
         "step-time",
         "cost-utilization",
         "cumulative-cost",
+        "cash-flow",
         "capex-opex",
         "sensitivity",
         "network",

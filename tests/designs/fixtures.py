@@ -194,6 +194,17 @@ _EVALUATION: dict[str, Any] = {
             "break_even_utilization": 0.41,
         },
     ],
+    # The whole-horizon ranking services._horizon_ranking builds from the options' total_usd above:
+    # spot 27.8M < reserved 38.56M < own 41.23M < on-demand 61.70M (per run, owning is cheapest instead).
+    "ranking": {
+        "frame": "whole horizon",
+        "options": [
+            {"key": "aws-p5-48xlarge:spot", "total_usd": 27800000.0},
+            {"key": "aws-p5-48xlarge:reserved_1y", "total_usd": 38560000.0},
+            {"key": "own", "total_usd": 41234567.89},
+            {"key": "aws-p5-48xlarge:on_demand", "total_usd": 61699000.0},
+        ],
+    },
     "assumptions": [
         {
             "name": "pue",

@@ -96,7 +96,12 @@ def test_csv_summary_has_the_key_training_figures() -> None:
     assert float(summary["Step time"][0]) == 9.614
     assert summary["Layout"][0] == "TP8 PP4 DP16 CP1 VPP1 mb1 recompute=selective sharding=zero1 SP"
     assert summary["GPUs"][0] == "512"
-    assert summary["Cheapest option"][0] == "Own (on-prem)"
+    # Each frame ranks alone: spot is cheapest over the horizon ($27.8M < own's $41.2M), owning per run
+    # ($748,512 < spot's $1,062,605); the per-run pick's horizon total is never reported as "cheapest".
+    assert summary["Cheapest option over the horizon"][0] == "AWS p5.48xlarge spot"
+    assert float(summary["Its cost over the horizon"][0]) == 27800000.0
+    assert summary["Cheapest option per run"][0] == "Own (on-prem)"
+    assert float(summary["Its cost per run"][0]) == 748512.25
 
 
 def test_csv_neutralises_formula_text_but_not_negative_numbers() -> None:
@@ -190,8 +195,8 @@ def test_xlsx_summary_figures_are_typed_and_formatted() -> None:
     assert cells["Fits in memory"].value is True
     assert cells["Parameters"].value == 70553706496 and cells["Parameters"].number_format == "#,##0"
     assert cells["Training tokens"].value == 1.0e12
-    assert cells["Cheapest total cost"].value == 41234567.89
-    assert cells["Cheapest total cost"].number_format == '"$"#,##0'
+    assert cells["Its cost over the horizon"].value == 27800000.0
+    assert cells["Its cost over the horizon"].number_format == '"$"#,##0'
     assert cells["Layout"].value == "TP8 PP4 DP16 CP1 VPP1 mb1 recompute=selective sharding=zero1 SP"
     assert cells["Tensor parallel"].value == 8 and cells["Data parallel"].value == 16
 

@@ -1,0 +1,15 @@
+"""The engines' output version: a stored evaluation is keyed by it, so a result computed before an engine
+change is recomputed on its next view instead of being shown without the figures the new engine adds.
+
+Bump ``ENGINE_VERSION`` in the commit that changes what any engine returns (a new key, a changed figure or a
+changed convention), and say in the commit message what changed. Its history:
+
+    1  before the rent-or-own work (no ``cashflow``, ``verdict`` or ``ranking`` in the cost result)
+    2  cash flows, NPV, payback, IRR, financing, uncertainty, the verdict and the whole-horizon ranking
+    3  the design result's ``ranking``: every option cheapest first over the horizon
+    4  resale at the horizon's end from the catalog's residual-value series of the accelerator
+"""
+
+from __future__ import annotations
+
+ENGINE_VERSION: int = 4
