@@ -20,6 +20,7 @@ from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
 from clusterdesigner.engine.errors import EngineError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
+from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.jsonutil import snapshot_hash
 
 HOURS_PER_DAY = 24.0
@@ -407,7 +408,8 @@ def plan_size(*, plan: capacity.CapacityPlan) -> int:
 def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
     engine_plan = plan_spec_resolve(spec=version.spec, user=user)
     snapshot = {"plan": engine_plan.to_json()}
-    return engine_plan, snapshot, snapshot_hash(snapshot)
+    # Keyed by the engines' output version too, so a solution stored before an engine change is solved again.
+    return engine_plan, snapshot, snapshot_hash({**snapshot, "engine": ENGINE_VERSION})
 
 
 def _store(

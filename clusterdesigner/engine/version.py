@@ -8,8 +8,10 @@ changed convention), and say in the commit message what changed. Its history:
     2  cash flows, NPV, payback, IRR, financing, uncertainty, the verdict and the whole-horizon ranking
     3  the design result's ``ranking``: every option cheapest first over the horizon
     4  resale at the horizon's end from the catalog's residual-value series of the accelerator
+    5  the scale-up (NVLink) domain of the system, not of the node, in the training timing; the capacity
+       plan's cash view (capex at delivery, opex, resale) and its NPV; plans are keyed by this version too
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 4
+ENGINE_VERSION: int = 5
