@@ -48,3 +48,28 @@ def test_every_table_fits_a_1440_px_window(
         assert overflowing == {}
     finally:
         context.close()
+
+
+def test_the_header_is_one_row_at_1280_px_signed_in(
+    browser: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    """Every section and the account links fit one row on a 1280 px laptop (with Serving and Plans added it
+    wrapped the account links onto a second row)."""
+    _setup(django_user_model)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        sign_in(page, live_server.url)
+        page.goto(live_server.url + "/plans/")
+        # One row: the last menu item and the account links start above the brand's bottom edge.
+        tops = page.evaluate(
+            """() => { const box = s => document.querySelector(s).getBoundingClientRect();
+                return [box('.site-header .brand').bottom, box('.site-header li:last-child').top,
+                        box('.site-header .account').top]; }"""
+        )
+        brand_bottom, last_item_top, account_top = tops
+        if max(last_item_top, account_top) >= brand_bottom:
+            screenshot(page, "header-1280")
+        assert last_item_top < brand_bottom and account_top < brand_bottom
+    finally:
+        context.close()
