@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -558,20 +558,29 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     """design_evaluate's result, for a response body. A stored result (~40 kB) is read as the JSON text the
     database holds and the API sends it as it is, rather than decoding it into objects and encoding them again
     (over a millisecond of CPU a request). Only a new evaluation comes as a dict."""
-    catalog, digest = _evaluation_input(version)
-    # The text is a function of the version (its spec, name, number) and of the digest (the catalog and which
-    # prices are stale): a new version, a catalog write or a date crossing the stale threshold is a new key.
-    key = (version.pk, version.created_at, digest)
-    text = memo.EVALUATIONS.get(key)
+    # The text is a function of the version (its spec, name, number), the catalog, which of its prices are
+    # stale today and the engines' output version: the inputs of the digest below, so the memo is keyed by
+    # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
+    # version, a catalog write, a new day or a new engine is a new key.
+    text = memo.EVALUATIONS.get(_memo_key(version, engine_catalog_snapshot()))
     if text is not None:
         return JSONText(text)
+    catalog, digest = _evaluation_input(version)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
     except Evaluation.DoesNotExist:
         return _evaluation_store(version=version, catalog=catalog, digest=digest).result
-    memo.EVALUATIONS.put(key, text, len(text))
+    memo.EVALUATIONS.put(_memo_key(version, catalog), text, len(text))  # the catalog the digest was of
     return JSONText(text)
+
+
+def _memo_key(version: DesignVersion, catalog: CatalogSnapshot) -> tuple[Any, ...]:
+    """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
+    digest (the version, the catalog, the day's stale threshold, the engines' output version)."""
+    fresh = price_freshness()
+    day = (fresh.today, fresh.stale_after_days)
+    return (version.pk, version.created_at, catalog.version, *day, ENGINE_VERSION)
 
 
 def _evaluation_input(version: DesignVersion) -> tuple[CatalogSnapshot, str]:
@@ -643,4 +652,13 @@ def share_link_revoke(*, link: ShareLink) -> ShareLink:
 
 
 def share_link_record_open(*, link: ShareLink) -> None:
-    ShareLink.objects.filter(pk=link.pk).update(last_opened_at=timezone.now(), open_count=F("open_count") + 1)
+    """Count an open of the link. On PostgreSQL the count's commit does not wait for the WAL flush
+    (``SET LOCAL synchronous_commit TO OFF``, this transaction only): an anonymous reader should not wait on
+    a disk flush for a counter, and a crash loses at most the last few opens counted, never a design."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        ShareLink.objects.filter(pk=link.pk).update(
+            last_opened_at=timezone.now(), open_count=F("open_count") + 1
+        )
