@@ -28,3 +28,26 @@ def closed_objects(result: dict[str, Any], generator: Any, request: Any, public:
         if issubclass(cls, KnownKeysOnly) and "properties" in schemas.get(component.name, {}):
             schemas[component.name]["additionalProperties"] = False
     return result
+
+
+# What the API answers for a query value holding U+0000 (a 400: PostgreSQL text cannot hold it), as the schema
+# states it. Python's and ECMA-262's regex syntax read "\x00" alike.
+NO_NUL = r"^[^\x00]*$"
+
+
+def query_strings_without_nul(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """Postprocessing hook: every free-text filter and search parameter (a string with no enum) says it holds
+    no NUL character, which the filters and search refuse with a 400 naming them. Not ``ordering``: an
+    unknown ordering, NUL or not, is ignored (DRF's OrderingFilter), so the schema must allow it."""
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                free_text = schema.get("type") == "string" and "enum" not in schema
+                if parameter.get("in") == "query" and free_text and parameter.get("name") != "ordering":
+                    schema.setdefault("pattern", NO_NUL)
+    return result

@@ -256,6 +256,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "clusterdesigner.schema.closed_objects",
+        "clusterdesigner.schema.query_strings_without_nul",
     ],
 }
 
