@@ -126,6 +126,10 @@ def _result_context(solution: Any) -> dict[str, Any]:
     }
 
 
+# The session key that carries a just-made share link's address from the POST to the page after it.
+_NEW_SHARE_URL = "plans:new_share_url"
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
@@ -161,7 +165,12 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
             _, token = services.plan_share_link_create(
                 plan=plan, user=request.user, expires_in_days=int(expiry) if expiry else None
             )
-            context["share_url"] = request.build_absolute_uri(reverse("plans:share", args=[token]))
+            # Post/redirect/get: a reload of the page that follows must not make a second link. The
+            # address is shown once, so it rides in the server-side session to the next GET of this page.
+            request.session[_NEW_SHARE_URL] = request.build_absolute_uri(reverse("plans:share", args=[token]))
+            return redirect("plans:detail", plan_id=plan.pk)
+    elif _NEW_SHARE_URL in request.session:
+        context["share_url"] = request.session.pop(_NEW_SHARE_URL)
     context["share_links"] = selectors.plan_share_link_list(plan=plan)[:20]
     context["plan_links"] = True
     return render(request, "plans/detail.html", {**context, **_result_context(solution)}, status=status)

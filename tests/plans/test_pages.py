@@ -66,7 +66,7 @@ def test_a_share_link_shows_finance_the_frozen_result_and_never_writes(alice: An
 
     owner = _signed_in(alice)
     created = owner.post("/plans/", {"name": "FY27", "spec": json.dumps(EXAMPLE_SPEC)})
-    page = owner.post(created["Location"]).content.decode()  # "Create a read-only share link"
+    page = owner.post(created["Location"], follow=True).content.decode()  # "Create a read-only share link"
     link = PlanShareLink.objects.get()
     url = page.split('id="share-url">Share link (shown once): <code>')[1].split("</code>")[0]
     path = url.split("testserver")[1]
@@ -107,8 +107,14 @@ def test_plan_share_links_take_an_expiry_are_listed_on_the_plan_page_and_revoke_
     created = owner.post("/plans/", {"name": "FY27", "spec": json.dumps(EXAMPLE_SPEC)})
     page_url = created["Location"]
     before = dt.datetime.now(dt.UTC)
-    page = owner.post(page_url, {"expiry": "30"}).content.decode()
+    made = owner.post(page_url, {"expiry": "30"})
+    # Post/redirect/get: the address is shown once on the page the POST redirects to, and a reload of
+    # that page neither shows it again nor makes a second link.
+    assert made.status_code == 302 and made["Location"] == page_url
+    page = owner.get(page_url).content.decode()
     link = PlanShareLink.objects.get()
+    reloaded = owner.get(page_url).content.decode()
+    assert 'id="share-url"' not in reloaded and PlanShareLink.objects.count() == 1
     assert link.expires_at is not None
     assert dt.timedelta(days=30) <= link.expires_at - before < dt.timedelta(days=30, minutes=5)
     path = (
