@@ -1165,7 +1165,7 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
     nodes, nics = racks * (int(v["nics_per_node"]) // per_tray), per_tray
     if racks == 1:
         return (
-            {"topology": "none", "note": "one node: no scale-out network", "capex_usd": 0.0, "power_kw": 0.0},
+            {"topology": "none", "capex_usd": 0.0, "power_kw": 0.0, "note": "one node: no scale-out network"},
             0.0,
             0.0,
         )
