@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.designs.models import Design, DesignVersion, ShareLink
-from apps.designs.result_serializers import TrainingEstimateSerializer
+from apps.designs.result_serializers import CostResultSerializer, TrainingEstimateSerializer
 from clusterdesigner.api import StrictJSONTypes
 
 
@@ -127,7 +127,10 @@ class EvaluationSerializer(serializers.Serializer[Any]):
     design = serializers.DictField()
     spec = serializers.DictField()
     training = TrainingEstimateSerializer()
-    costs = serializers.DictField()
+    costs = serializers.DictField(
+        child=CostResultSerializer(),
+        help_text="The cost engine's result by cloud offering slug (on_prem_only without one).",
+    )
     options = serializers.ListField(child=serializers.DictField())
     ranking = RankingSerializer(help_text="The options cheapest first over the whole horizon: one frame.")
     assumptions = serializers.ListField(child=serializers.DictField())

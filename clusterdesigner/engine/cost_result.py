@@ -126,7 +126,7 @@ class Line(JsonObject):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CostLine(JsonObject):
+class LinearCost(JsonObject):
     """Cost over the horizon as a line in utilization u: fixed_usd + per_utilization_usd · u."""
 
     fixed_usd: float
@@ -145,7 +145,7 @@ class CloudOption(JsonObject):
     usd_per_gpu_hour: float
     usd_per_gpu_hour_formula: str
     billed_node_hours: float
-    cost_vs_utilization: CostLine
+    cost_vs_utilization: LinearCost
     break_even_vs_on_demand_utilization: float | None = _omit()
     break_even_vs_on_demand_formula: str | None = _omit()
 
@@ -181,7 +181,7 @@ class OnPrem(JsonObject):
     usd_per_gpu_hour: float
     usd_per_gpu_hour_formula: str
     it_power_kw: float
-    cost_vs_utilization: CostLine
+    cost_vs_utilization: LinearCost
 
 
 @dataclass(frozen=True, kw_only=True)

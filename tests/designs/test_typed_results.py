@@ -153,3 +153,43 @@ def test_the_four_demos_cost_the_figures_they_gave_before(demo_results: dict[str
         assert cost.cashflow.payback_month == payback, name
         assert [o.option for o in cost.ranking.options] == ranking, name
         assert cost.verdict is not None and cost.verdict.cheapest_rent == cheapest, name
+
+
+def test_the_openapi_schema_documents_the_cost_result_field_by_field(
+    demo_results: dict[str, Any], user_client: Any
+) -> None:
+    schemas = user_client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    costs = schemas["Evaluation"]["properties"]["costs"]
+    assert costs["additionalProperties"] == {"$ref": "#/components/schemas/CostResult"}
+
+    def ref(schema: dict[str, Any]) -> str:
+        inner = schema.get("additionalProperties") or schema.get("items") or schema
+        if "allOf" in inner:
+            inner = inner["allOf"][0]
+        return str(inner["$ref"]).rsplit("/", 1)[1]
+
+    def properties(name: str) -> dict[str, Any]:
+        return dict(schemas[name]["properties"])
+
+    cost = demo_results["8 × 8 H200 owned for 2 years vs AWS reserved"]["costs"]["aws-p5e-48xlarge"]
+    top = properties("CostResult")
+    assert set(cost) == set(top) - {"cloud_note"}  # only without a cloud price
+    # Every key of every nested object of the demo's result is in the schema, field by field.
+    for key in ("on_prem", "per_run", "network", "storage", "failures", "offering", "cashflow", "verdict"):
+        assert set(cost[key]) <= set(properties(ref(top[key]))), key
+    assert set(cost["verdict"]) == set(properties("CostVerdict"))
+    assert {"sentence", "saving_usd", "payback_month", "break_even_utilization"} <= set(
+        properties("CostVerdict")
+    )
+    assert set(cost["ranking"]["options"][0]) == set(properties("CostRankedOption"))
+    assert set(cost["cashflow"]["own"]) <= set(properties("CostOptionFlows"))
+    assert set(cost["break_even_utilization"]["on_demand"]) == set(properties("CostBreakEven"))
+    assert set(cost["cloud"]["on_demand"]) <= set(properties("CostCloudOption"))
+    # The figures a reader cannot guess from the name carry a description.
+    assert "owning costs less" in properties("CostCashflow")["npv_difference_usd"]["description"]
+    assert "u* = (A − C)/(c − B)" in top["break_even_utilization"]["description"]
+    assert "cheapest first" in top["ranking"]["description"]
+    # Keys the engine writes only in some results are not required; payback may be null.
+    required = set(schemas["CostCashflow"].get("required", ()))
+    assert "note" not in required and "own" not in required
+    assert properties("CostCashflow")["payback_month"]["nullable"] is True
