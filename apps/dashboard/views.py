@@ -110,6 +110,7 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
     return {
         "evaluation": evaluation,
         "result": result,
+        "costs": selectors.evaluation_costs(result=result),
         "training": training.chosen if training else None,
         "best_option": best,
         "frame": frame,
