@@ -18,7 +18,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from apps.designs.selectors import evaluation_costs
+from apps.designs.selectors import evaluation_costs, evaluation_options
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.tradeoffs import pareto_indices
 from clusterdesigner.engine.training_result import LayoutEstimate, TrainingEstimate
@@ -126,9 +126,9 @@ def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, A
     label = PRICING_LABELS.get(model, _label(model))
     if not many:
         return f"Cloud {plain(label)}"
-    for option in (evaluation or {}).get("options") or []:
-        if option.get("key") == f"{slug}:{model}" and option.get("label"):
-            return plain(option["label"])
+    for option in evaluation_options(result=evaluation or {}):
+        if option.key == f"{slug}:{model}" and option.label:
+            return plain(option.label)
     return f"{plain(slug)} {plain(label)}"
 
 

@@ -9,7 +9,7 @@ from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
 from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
-from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.cost_result import CostResult, DesignOption
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -107,6 +107,11 @@ def evaluation_costs(*, result: Mapping[str, Any]) -> dict[str, CostResult]:
     if not isinstance(costs, Mapping):
         return {}
     return {slug: CostResult.from_json(cost) for slug, cost in costs.items()}
+
+
+def evaluation_options(*, result: Mapping[str, Any]) -> list[DesignOption]:
+    """The options table of an evaluation result, typed, in its stored order (cheapest run first)."""
+    return [DesignOption.from_json(o) for o in result.get("options") or []]
 
 
 RANKING_FRAMES = {"horizon": "over the horizon", "run": "per run"}

@@ -490,3 +490,22 @@ class CostResult(JsonObject):
     sensitivity: Sensitivity
     findings: tuple[Finding, ...]
     assumptions: tuple[CostAssumption, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignOption(JsonObject):
+    """One row of a design evaluation's options table (owning, or an offering's pricing model), built from
+    the cost results: its cost over the horizon, per GPU-hour, per run and expected days; the break-even
+    utilization with owning when it lies in (0, 1]."""
+
+    key: str  # "own" or "<offering>:<pricing model>"
+    label: str
+    kind: str  # own | cloud
+    offering: str | None
+    pricing_model: str | None
+    total_usd: float
+    usd_per_gpu_hour: float
+    run_cost_usd: float | None
+    days: float | None
+    break_even_utilization: float | None
+    break_even_meaning: str | None = _omit()
