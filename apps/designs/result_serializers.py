@@ -70,6 +70,19 @@ COST_HELP = {
 }
 
 
+# The options table's figures.
+OPTION_HELP = {
+    "key": '"own" or "<offering slug>:<pricing model>".',
+    "kind": "own | cloud",
+    "total_usd": COST_HELP["total_usd"],
+    "usd_per_gpu_hour": COST_HELP["usd_per_gpu_hour"],
+    "run_cost_usd": "The cost of one run with this option; null without run days.",
+    "days": "Expected days to train with failures and restarts (spot: with its interruptions).",
+    "break_even_utilization": "The utilization at which owning and this option cost the same, when it lies "
+    "in (0, 1]; null otherwise (one of them is cheaper everywhere, as break_even_meaning says).",
+}
+
+
 def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Field[Any, Any, Any, Any]:
     """The field for a dataclass field of type ``hint``; ``kwargs`` (help_text, required, allow_null) go to
     its constructor, as DRF copies a declared field by re-running it."""
@@ -99,7 +112,7 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
     if (cls, prefix) not in _BUILT:
         hints = get_type_hints(cls)
         attrs = {}
-        helps = HELP if prefix == "Training" else COST_HELP
+        helps = {"Training": HELP, "Design": OPTION_HELP}.get(prefix, COST_HELP)
         for f in fields(cls):
             kwargs: dict[str, Any] = {"help_text": helps.get(f.name, "")}
             hint = hints[f.name]
@@ -109,7 +122,11 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
                 (hint,) = [a for a in get_args(hint) if a is not type(None)]
             attrs[f.name] = _field(hint, f.name, prefix, **kwargs)
         # CostResult, not CostCostResult (the training result's TrainingSummary is its Summary's).
-        name = cls.__name__ if prefix == "Cost" and cls.__name__.startswith(prefix) else prefix + cls.__name__
+        name = (
+            cls.__name__
+            if prefix != "Training" and cls.__name__.startswith(prefix)
+            else prefix + cls.__name__
+        )
         _BUILT[cls, prefix] = type(f"{name}Serializer", (serializers.Serializer,), attrs)
     return _BUILT[cls, prefix]
 
@@ -126,6 +143,7 @@ class CostCurvesSerializer(serializers.Serializer[Any]):
 
 
 CostResultSerializer = serializer_for(cr.CostResult, "Cost")
+DesignOptionSerializer = serializer_for(cr.DesignOption, "Design")
 
 
 class TrainingEstimateSerializer(serializer_for(tr.LayoutEstimate)):  # type: ignore[misc]

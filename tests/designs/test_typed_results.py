@@ -193,3 +193,10 @@ def test_the_openapi_schema_documents_the_cost_result_field_by_field(
     required = set(schemas["CostCashflow"].get("required", ()))
     assert "note" not in required and "own" not in required
     assert properties("CostCashflow")["payback_month"]["nullable"] is True
+    # The options table too: every key of every demo option is documented.
+    assert schemas["Evaluation"]["properties"]["options"]["items"] == {
+        "$ref": "#/components/schemas/DesignOption"
+    }
+    for result in demo_results.values():
+        for option in result["options"]:
+            assert set(option) <= set(properties("DesignOption"))
