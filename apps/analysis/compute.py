@@ -14,6 +14,7 @@ from typing import Any
 from apps.designs.services import evaluate_spec
 from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
+from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.training_result import TrainingEstimate
@@ -100,17 +101,16 @@ def _priced_row(
     base: Mapping[str, Any],
     model: str,
     offering: str | None,
-    result: Mapping[str, Any],
+    result: CostResult,
     train: TrainingEstimate,
 ) -> dict[str, Any]:
     """One pricing model's row: its run cost, expected days (spot's own, with interruptions) and $/GPU-h."""
-    per_run = result.get("per_run") or {}
-    key = "on_prem" if model == "own" else model
-    run = ((per_run.get("usd") or {}).get(key) or {}).get("usd")
-    days = per_run.get("spot_effective_days") if model == "spot" else per_run.get("effective_days")
-    gpu_hour = (result["on_prem"] if model == "own" else (result.get("cloud") or {}).get(model) or {}).get(
-        "usd_per_gpu_hour"
-    )
+    per_run = result.per_run
+    run_cost = (per_run.usd or {}).get("on_prem" if model == "own" else model)
+    run = None if run_cost is None else run_cost.usd
+    days = per_run.spot_effective_days if model == "spot" else per_run.effective_days
+    priced = result.on_prem if model == "own" else result.cloud.get(model)
+    gpu_hour = None if priced is None else priced.usd_per_gpu_hour
     row = {
         **base,
         "pricing_model": model,
@@ -159,13 +159,15 @@ def _sweep_rows(
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)
-    results: dict[str | None, dict[str, Any]] = {}
+    results: dict[str | None, CostResult] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
-            results[slug] = cost.tco(
-                {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
-                training=train.to_json(),
-                **catalog.cost_kwargs(),
+            results[slug] = CostResult.from_json(
+                cost.tco(
+                    {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
+                    training=train.to_json(),
+                    **catalog.cost_kwargs(),
+                )
             )
         except EngineError as exc:
             return _failed(base, models, fits=True, error=exc.message)

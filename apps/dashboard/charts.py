@@ -18,6 +18,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from apps.designs.selectors import evaluation_costs, evaluation_options
+from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.tradeoffs import pareto_indices
 from clusterdesigner.engine.training_result import LayoutEstimate, TrainingEstimate
 
@@ -105,8 +107,8 @@ def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: An
     return json.loads(fig.to_json())
 
 
-def _cost_results(evaluation: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    return list((evaluation.get("costs") or {}).items())
+def _cost_results(evaluation: Mapping[str, Any]) -> list[tuple[str, CostResult]]:
+    return list(evaluation_costs(result=evaluation).items())
 
 
 def _chosen(evaluation: Mapping[str, Any], slug: str, model: str) -> bool:
@@ -124,9 +126,9 @@ def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, A
     label = PRICING_LABELS.get(model, _label(model))
     if not many:
         return f"Cloud {plain(label)}"
-    for option in (evaluation or {}).get("options") or []:
-        if option.get("key") == f"{slug}:{model}" and option.get("label"):
-            return plain(option["label"])
+    for option in evaluation_options(result=evaluation or {}):
+        if option.key == f"{slug}:{model}" and option.label:
+            return plain(option.label)
     return f"{plain(slug)} {plain(label)}"
 
 
@@ -206,64 +208,19 @@ def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     results = _cost_results(evaluation)
     many = len(results) > 1
     fig = go.Figure()
-    marks_x: list[float] = []
-    marks_y: list[float] = []
-    marks_text: list[str] = []
+    marks: list[tuple[float, float, str]] = []
     for index, (slug, result) in enumerate(results):
-        curves = result.get("curves") or {}
-        util = [u * 100 for u in curves.get("utilization") or []]
-        if index == 0 and curves.get("on_prem_usd"):
-            fig.add_trace(
-                go.Scatter(
-                    name="Own (on-prem)",
-                    x=util,
-                    y=curves["on_prem_usd"],
-                    mode="lines",
-                    line={"color": OWN_COLOR, "width": 3},
-                    hovertemplate="own at %{x:.0f} %: $%{y:,.0f}<extra></extra>",
-                )
-            )
-        drawn = [k for k in curves if k not in ("utilization", "on_prem_usd")]
-        for j, key in enumerate(k for k in drawn if _chosen(evaluation, slug, k.removesuffix("_usd"))):
-            name = _pricing_label(slug, key.removesuffix("_usd"), many, evaluation)
-            fig.add_trace(
-                go.Scatter(
-                    name=name,
-                    x=util,
-                    y=curves[key],
-                    mode="lines",
-                    line={"color": PALETTE[(index * 4 + j) % 8]},
-                    hovertemplate=f"{name} at %{{x:.0f}} %: $%{{y:,.0f}}<extra></extra>",
-                )
-            )
-        own = result.get("on_prem") or {}
-        line = own.get("cost_vs_utilization") or {}
-        for model, be in (result.get("break_even_utilization") or {}).items():
-            value = be.get("utilization") if isinstance(be, dict) else be
-            if value is None or not 0 < value <= 1 or not line or not _chosen(evaluation, slug, model):
-                continue
-            marks_x.append(value * 100)
-            marks_y.append(line["fixed_usd"] + line["per_utilization_usd"] * value)
-            marks_text.append(
-                f"break-even vs {_pricing_label(slug, model, many, evaluation)}: {value * 100:.1f} %"
-            )
-    if marks_x:
-        fig.add_trace(
-            go.Scatter(
-                name="Break-even",
-                x=marks_x,
-                y=marks_y,
-                mode="markers",
-                text=marks_text,
-                marker={
-                    "symbol": "diamond",
-                    "size": 13,
-                    "color": "#b3261e",
-                    "line": {"width": 1, "color": "#fff"},
-                },
-                hovertemplate="%{text}<br>total $%{y:,.0f}<extra></extra>",
-            )
-        )
+        curves = result.curves
+        util = [u * 100 for u in curves.utilization]
+        if index == 0 and curves.on_prem_usd:
+            fig.add_trace(_line_trace("Own (on-prem)", util, curves.on_prem_usd, OWN_COLOR, width=3))
+        drawn = [m for m in curves.rent_usd if _chosen(evaluation, slug, m)]
+        for j, model in enumerate(drawn):
+            name = _pricing_label(slug, model, many, evaluation)
+            fig.add_trace(_line_trace(name, util, curves.rent_usd[model], PALETTE[(index * 4 + j) % 8]))
+        marks += _break_even_marks(evaluation, slug, result, many)
+    if marks:
+        fig.add_trace(_break_even_trace(marks))
     horizon = (evaluation.get("spec") or {}).get("costs", {}).get("horizon_years")
     span = f" over {horizon:g} year{'' if horizon == 1 else 's'}" if horizon else ""
     return _fig(
@@ -275,6 +232,54 @@ def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def _line_trace(
+    name: str, util: list[float], usd: Iterable[float], color: str, width: int | None = None
+) -> go.Scatter:
+    """One cost curve against utilization (%)."""
+    line: dict[str, Any] = {"color": color} if width is None else {"color": color, "width": width}
+    who = "own" if name == "Own (on-prem)" else name
+    return go.Scatter(
+        name=name,
+        x=util,
+        y=list(usd),
+        mode="lines",
+        line=line,
+        hovertemplate=f"{who} at %{{x:.0f}} %: $%{{y:,.0f}}<extra></extra>",
+    )
+
+
+def _break_even_marks(
+    evaluation: Mapping[str, Any], slug: str, result: CostResult, many: bool
+) -> list[tuple[float, float, str]]:
+    """(utilization %, owning's total there, label) for each drawn pricing model's break-even in (0, 1]."""
+    line = result.on_prem.cost_vs_utilization
+    marks = []
+    for model, be in result.break_even_utilization.items():
+        value = be.utilization
+        if value is None or not 0 < value <= 1 or not _chosen(evaluation, slug, model):
+            continue
+        label = f"break-even vs {_pricing_label(slug, model, many, evaluation)}: {value * 100:.1f} %"
+        marks.append((value * 100, line.fixed_usd + line.per_utilization_usd * value, label))
+    return marks
+
+
+def _break_even_trace(marks: list[tuple[float, float, str]]) -> go.Scatter:
+    return go.Scatter(
+        name="Break-even",
+        x=[x for x, _, _ in marks],
+        y=[y for _, y, _ in marks],
+        mode="markers",
+        text=[text for _, _, text in marks],
+        marker={
+            "symbol": "diamond",
+            "size": 13,
+            "color": "#b3261e",
+            "line": {"width": 1, "color": "#fff"},
+        },
+        hovertemplate="%{text}<br>total $%{y:,.0f}<extra></extra>",
+    )
+
+
 def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Cumulative cash over the horizon: owning pays capex up front, then opex; renting pays as it goes."""
     results = _cost_results(evaluation)
@@ -282,15 +287,15 @@ def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     fig = go.Figure()
     horizon = 0.0
     for index, (slug, result) in enumerate(results):
-        own = result.get("on_prem") or {}
-        years = own.get("years") or []
-        horizon = sum(y.get("fraction", 1.0) for y in years) or horizon
+        own = result.on_prem
+        years = own.years
+        horizon = sum(y.fraction for y in years) or horizon
         if index == 0 and years:
-            xs, ys, total = [0.0], [own.get("capex_usd", 0.0)], own.get("capex_usd", 0.0)
+            xs, ys, total = [0.0], [own.capex_usd], own.capex_usd
             t = 0.0
             for year in years:
-                t += year.get("fraction", 1.0)
-                total += year.get("opex_usd", 0.0)
+                t += year.fraction
+                total += year.opex_usd
                 xs.append(t)
                 ys.append(total)
             fig.add_trace(
@@ -303,11 +308,11 @@ def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                     hovertemplate="own after %{x:.2f} years: $%{y:,.0f}<extra></extra>",
                 )
             )
-        cloud = [(m, row) for m, row in (result.get("cloud") or {}).items() if _chosen(evaluation, slug, m)]
+        cloud = [(m, row) for m, row in result.cloud.items() if _chosen(evaluation, slug, m)]
         for j, (model, row) in enumerate(cloud):
             span = horizon or 1.0
             xs = [span * k / 12 for k in range(13)]
-            ys = [row["total_usd"] * k / 12 for k in range(13)]
+            ys = [row.total_usd * k / 12 for k in range(13)]
             name = _pricing_label(slug, model, many, evaluation)
             fig.add_trace(
                 go.Scatter(
@@ -342,13 +347,14 @@ def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     at the end) against each rent option the design compares, with owning's payback month against the rent
     option of lowest NPV marked. Undiscounted, as the payback month is."""
     fig = go.Figure()
-    results = [(slug, r) for slug, r in _cost_results(evaluation) if r.get("cashflow")]
+    results = [(slug, r) for slug, r in _cost_results(evaluation) if r.cashflow.own is not None]
     many = len(results) > 1
     payback: tuple[int, str] | None = None
     for index, (slug, result) in enumerate(results):
-        cash = result["cashflow"]
+        cash = result.cashflow
+        assert cash.own is not None and cash.reference is not None
         if index == 0:
-            own = _cumulative(cash["own"]["monthly_usd"])
+            own = _cumulative(cash.own.monthly_usd)
             fig.add_trace(
                 go.Scatter(
                     name="Own (on-prem)",
@@ -359,16 +365,13 @@ def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                     hovertemplate="Own (on-prem), month %{x}: $%{y:,.2f} paid so far<extra></extra>",
                 )
             )
-            if cash.get("payback_month") is not None:
-                payback = (
-                    int(cash["payback_month"]),
-                    _pricing_label(slug, cash["reference"], many, evaluation),
-                )
-        for j, row in enumerate(cash.get("rent") or []):
-            if not _chosen(evaluation, slug, row["name"]):
+            if cash.payback_month is not None:
+                payback = (cash.payback_month, _pricing_label(slug, cash.reference, many, evaluation))
+        for j, row in enumerate(cash.rent or ()):
+            if not _chosen(evaluation, slug, row.name):
                 continue
-            ys = _cumulative(row["monthly_usd"])
-            name = _pricing_label(slug, row["name"], many, evaluation)
+            ys = _cumulative(row.monthly_usd)
+            name = _pricing_label(slug, row.name, many, evaluation)
             fig.add_trace(
                 go.Scatter(
                     name=name,
@@ -402,15 +405,15 @@ def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
 def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Owning: capex parts (paid once) and opex parts (per year), stacked."""
     results = _cost_results(evaluation)
-    own = results[0][1].get("on_prem") if results else {}
+    own = results[0][1].on_prem if results else None
     # The annualised capital charge is the capex again, spread over the years: not cash opex, so left out.
     groups = [
-        ("Capex", "Capex (once)", "", own.get("capex_parts") or {}),
+        ("Capex", "Capex (once)", "", own.capex_parts if own else {}),
         (
             "Opex",
             "Opex (per year)",
             " per year",
-            {k: v for k, v in (own.get("annual") or {}).items() if k != "capital"},
+            {k: v for k, v in own.annual.items() if k != "capital"} if own else {},
         ),
     ]
     fig = go.Figure()
@@ -422,16 +425,16 @@ def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                 go.Bar(
                     name=f"{kind}: {part_name}",
                     x=[column],
-                    y=[item["usd"]],
+                    y=[item.usd],
                     marker_color=PALETTE[index % 8],
-                    customdata=[plain(item.get("formula", ""))],
+                    customdata=[plain(item.formula)],
                     hovertemplate=f"{part_name}: $%{{y:,.0f}}{suffix}<br>%{{customdata}}<extra></extra>",
                 )
             )
             index += 1
     return _fig(
         fig,
-        title=f"Owning: capex {money(own.get('capex_usd', 0))} and yearly opex",
+        title=f"Owning: capex {money(own.capex_usd if own else 0)} and yearly opex",
         x_title="",
         y_title="Cost (USD)",
         barmode="stack",
@@ -443,12 +446,11 @@ def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
 def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Tornado: how far each input moved by ±fraction shifts (own − rent) away from its base value."""
     results = _cost_results(evaluation)
-    sens = results[0][1].get("sensitivity") if results else {}
-    sens = sens or {}
-    base = sens.get("base_own_minus_rent_usd") or 0.0
-    rows = sorted((r for r in sens.get("rows") or [] if r.get("swing_usd")), key=lambda r: r["swing_usd"])
-    fraction = sens.get("fraction", 0.25)
-    names = [plain(_assumption_label(r["name"])) for r in rows]
+    sens = results[0][1].sensitivity if results else None
+    base = (sens.base_own_minus_rent_usd if sens else None) or 0.0
+    rows = sorted((r for r in sens.rows if r.swing_usd) if sens else (), key=lambda r: r.swing_usd)
+    fraction = sens.fraction if sens else 0.25
+    names = [plain(_assumption_label(r.name)) for r in rows]
     fig = go.Figure()
     for key, value_key, label, color in (
         ("own_minus_rent_low_usd", "low", f"Input −{fraction:.0%}", PALETTE[0]),
@@ -458,16 +460,17 @@ def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
             go.Bar(
                 name=label,
                 y=names,
-                x=[r[key] - base for r in rows],
+                x=[getattr(r, key) - base for r in rows],
                 orientation="h",
                 marker_color=color,
-                customdata=[[r[value_key], r[key]] for r in rows],
+                customdata=[[getattr(r, value_key), getattr(r, key)] for r in rows],
                 hovertemplate="%{y} = %{customdata[0]:,.4g}<br>own − rent: $%{customdata[1]:,.0f}"
                 "<br>change: $%{x:,.0f}"
                 "<extra></extra>",
             )
         )
-    model = plain(PRICING_LABELS.get(sens.get("pricing_model", ""), sens.get("pricing_model", "")))
+    compared = (sens.pricing_model if sens else None) or ""
+    model = plain(PRICING_LABELS.get(compared, compared))
     return _fig(
         fig,
         title=f"Sensitivity: own − rent ({model}) vs base {money(base)}",
@@ -482,35 +485,38 @@ def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
 def network_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     """Network sizing for the chosen topology: switch, cable and transceiver counts with their cost."""
     results = _cost_results(evaluation)
-    network = (results[0][1].get("network") if results else None) or {}
-    chosen = network.get("chosen") or {}
-    parts = network.get("capex_parts") or {}
+    if not results:
+        return _fig(go.Figure(), title="Network", x_title="Component", y_title="Count", showlegend=False)
+    network = results[0][1].network
+    counts = network.chosen.__dict__ if network.chosen else {}
     items = [
-        ("Leaf switches", chosen.get("leaf_switches")),
-        ("Spine switches", chosen.get("spine_switches")),
-        ("Core switches", chosen.get("core_switches")),
-        ("Cables", chosen.get("cables")),
-        ("Transceivers", chosen.get("transceivers")),
+        (label, counts.get(name))
+        for label, name in (
+            ("Leaf switches", "leaf_switches"),
+            ("Spine switches", "spine_switches"),
+            ("Core switches", "core_switches"),
+            ("Cables", "cables"),
+            ("Transceivers", "transceivers"),
+        )
     ]
     items = [(k, v) for k, v in items if v]
-    cost_of = {
-        "Cables": parts.get("cables", {}).get("usd"),
-        "Transceivers": parts.get("transceivers", {}).get("usd"),
-    }
-    switch_usd = parts.get("switches", {}).get("usd")
+    usd = {name: line.usd for name, line in (network.capex_parts or {}).items()}
+    cost_of = {"Cables": usd.get("cables"), "Transceivers": usd.get("transceivers")}
     fig = go.Figure(
         go.Bar(
             name="Count",
             x=[k for k, _ in items],
             y=[v for _, v in items],
             marker_color=PALETTE[5],
-            customdata=[cost_of.get(k, switch_usd if "switch" in k else None) or 0 for k, _ in items],
+            customdata=[
+                cost_of.get(k, usd.get("switches") if "switch" in k else None) or 0 for k, _ in items
+            ],
             hovertemplate="%{x}: %{y:,}<br>cost (all switches together): $%{customdata:,.0f}<extra></extra>",
         )
     )
     title = (
-        f"Network: {plain(network.get('topology', '?'))}, {network.get('endpoints', 0):,} endpoints × "
-        f"{network.get('nic_gbps', 0):,.0f} Gb/s, {money(network.get('capex_usd', 0))}"
+        f"Network: {plain(network.topology)}, {network.endpoints or 0:,} endpoints × "
+        f"{network.nic_gbps or 0:,.0f} Gb/s, {money(network.capex_usd)}"
     )
     return _fig(fig, title=title, x_title="Component", y_title="Count", showlegend=False)
 

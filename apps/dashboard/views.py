@@ -29,6 +29,7 @@ from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
 from clusterdesigner.engine import cost
+from clusterdesigner.engine.cost_result import DesignOption
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
@@ -98,11 +99,10 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
     # Options are ranked and badged in the frame the reader picked: the whole horizon unless ?frame=run.
     frame = frame if frame in selectors.RANKING_FRAMES else "horizon"
     training = selectors.evaluation_training(result=result)
-    best = (result.get("options") or [None])[0]
+    options = selectors.evaluation_options(result=result)
+    best = options[0] if options else None
     break_even = [
-        (o["label"], o["break_even_utilization"])
-        for o in result.get("options") or []
-        if o.get("break_even_utilization") is not None
+        (o.label, o.break_even_utilization) for o in options if o.break_even_utilization is not None
     ]
     findings: dict[str, list[dict[str, Any]]] = {}
     for finding in result.get("findings") or []:
@@ -110,6 +110,7 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
     return {
         "evaluation": evaluation,
         "result": result,
+        "costs": selectors.evaluation_costs(result=result),
         "training": training.chosen if training else None,
         "best_option": best,
         "frame": frame,
@@ -416,10 +417,10 @@ def _int(raw: str | None) -> int | None:
     return int(raw) if raw and raw.isdigit() else None
 
 
-def _default_option(result: dict[str, Any]) -> str:
+def _default_option(result: dict[str, Any], options: list[DesignOption]) -> str:
     """The option a compare column shows unless the reviewer picks another: the design's first cloud choice
     (its first pricing model), so three cloud designs compare their cloud prices; owning when it has none."""
-    keys = {o["key"] for o in result.get("options") or []}
+    keys = {o.key for o in options}
     for choice in (result.get("spec", {}).get("costs") or {}).get("cloud") or []:
         for model in choice.get("pricing_models") or []:
             if f"{choice['offering']}:{model}" in keys:
@@ -433,19 +434,19 @@ def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None)
     if training is None:
         raise ValueError(f"design {design.pk}'s evaluation holds no layout")  # evaluation saves only layouts
     chosen = training.chosen
-    options = result.get("options") or []
-    key = option_key if option_key in {o["key"] for o in options} else _default_option(result)
-    shown = next((o for o in options if o["key"] == key), {})
+    options = selectors.evaluation_options(result=result)
+    key = option_key if option_key in {o.key for o in options} else _default_option(result, options)
+    shown = next((o for o in options if o.key == key), None)
     return {
         "id": design.pk,
         "name": design.name,
         "fits": chosen.fits,
         "option_key": key,
-        "option": shown.get("label"),
-        "run_cost_usd": shown.get("run_cost_usd"),
-        "total_usd": shown.get("total_usd"),
-        "usd_per_gpu_hour": shown.get("usd_per_gpu_hour"),
-        "days": shown.get("days"),
+        "option": None if shown is None else shown.label,
+        **{
+            name: getattr(shown, name, None)
+            for name in ("run_cost_usd", "total_usd", "usd_per_gpu_hour", "days")
+        },
         "days_failure_free": chosen.time_to_train_days,
         "mfu": chosen.mfu,
         "tokens_per_second": chosen.tokens_per_second,
@@ -501,9 +502,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     if 2 <= len(rows) <= 6:
         points = [
             {
-                "days": o.get("days"),
-                "cost_usd": o.get("run_cost_usd"),
-                "label": f"{r['name']}: {o['label']}",
+                "days": o.days,
+                "cost_usd": o.run_cost_usd,
+                "label": f"{r['name']}: {o.label}",
                 "url": reverse("dashboard:design", args=[r["id"]]),
             }
             for r in rows

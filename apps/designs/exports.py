@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.designs.launch import layout_summary
-from apps.designs.selectors import evaluation_ranked_options
+from apps.designs.selectors import evaluation_costs, evaluation_ranked_options
 from apps.designs.services import expected_days
+from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.spreadsheets import formula_safe
 
 BOM = "\ufeff"
@@ -151,17 +152,8 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
     horizon = (evaluation_ranked_options(result=evaluation, frame="horizon") or [{}])[0]
     per_run = (evaluation_ranked_options(result=evaluation, frame="run") or [{}])[0]
 
-    cost = _first_cost(evaluation)
-    cash = cost.get("cashflow") or {}
     rows: list[tuple[str, Any, str, str]] = [  # field, value, unit, number format
-        ("Verdict", _get(cost, "verdict", "sentence") or cash.get("note") or "", "", GENERAL),
-        ("Capex (owning)", _get(cost, "on_prem", "capex_usd"), "USD", USD),
-        ("Cash out over the horizon (owning)", _get(cash, "own", "total_usd"), "USD", USD),
-        ("NPV of owning", _get(cash, "own", "npv_usd"), "USD", USD),
-        ("NPV of the cheapest rent option", _reference_npv(cash), "USD", USD),
-        ("NPV saving of owning (rent − own)", cash.get("npv_difference_usd"), "USD", USD),
-        ("Payback month", cash.get("payback_month"), "month", INTEGER),
-        ("IRR of owning against renting", cash.get("irr_per_year"), "per year", PERCENT),
+        *_owning_rows(_first_cost_result(evaluation)),
         ("Design", design.get("name"), "", GENERAL),
         ("Design id", design.get("id"), "", GENERAL),
         ("Version", design.get("version"), "", GENERAL),
@@ -281,11 +273,32 @@ def _first_cost(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
     return first if isinstance(first, Mapping) else {}
 
 
-def _reference_npv(cash: Mapping[str, Any]) -> float | None:
-    for row in cash.get("rent") or []:
-        if isinstance(row, Mapping) and row.get("name") == cash.get("reference"):
-            return _number(row.get("npv_usd"))
-    return None
+def _first_cost_result(evaluation: Mapping[str, Any]) -> CostResult | None:
+    """The typed cost result of the design's first cloud offering (None when it has no cost result)."""
+    return next(iter(evaluation_costs(result=evaluation).values()), None)
+
+
+def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
+    """The summary's rent-or-own rows: the verdict (or why there is none), capex, cash, NPVs, payback, IRR."""
+    cash = None if cost is None else cost.cashflow
+    own = None if cash is None else cash.own
+    verdict = None if cost is None else cost.verdict
+    reference = next((r for r in (cash.rent or ()) if r.name == cash.reference), None) if cash else None
+    return [
+        (
+            "Verdict",
+            (verdict.sentence if verdict else None) or (cash.note if cash else None) or "",
+            "",
+            GENERAL,
+        ),
+        ("Capex (owning)", cost.on_prem.capex_usd if cost else None, "USD", USD),
+        ("Cash out over the horizon (owning)", own.total_usd if own else None, "USD", USD),
+        ("NPV of owning", own.npv_usd if own else None, "USD", USD),
+        ("NPV of the cheapest rent option", reference.npv_usd if reference else None, "USD", USD),
+        ("NPV saving of owning (rent − own)", cash.npv_difference_usd if cash else None, "USD", USD),
+        ("Payback month", cash.payback_month if cash else None, "month", INTEGER),
+        ("IRR of owning against renting", cash.irr_per_year if cash else None, "per year", PERCENT),
+    ]
 
 
 def options_table(evaluation: Mapping[str, Any]) -> Table:
@@ -319,8 +332,8 @@ def _assumption_items(evaluation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return items
     # No combined list: gather the training engine's and each offering's cost assumptions.
     gathered: list[Mapping[str, Any]] = list(_get(evaluation, "training", "assumptions") or [])
-    for cost in (evaluation.get("costs") or {}).values():
-        gathered += list(_get(cost, "assumptions") or [])
+    for cost in evaluation_costs(result=evaluation).values():
+        gathered += [a.to_json() for a in cost.assumptions]
     seen: set[tuple[str, str]] = set()
     unique = []
     for a in gathered:
@@ -455,12 +468,11 @@ def _write_sheet(ws: Any, table: Table) -> None:
 
 def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
     """The tornado of the first offering's cost result: each assumption at its low and high."""
-    sensitivity = _first_cost(evaluation).get("sensitivity") or {}
+    cost = _first_cost_result(evaluation)
+    sensitivity = None if cost is None else cost.sensitivity
     keys = ("name", "base", "low", "high", "own_minus_rent_low_usd", "own_minus_rent_high_usd", "swing_usd")
     rows = tuple(
-        tuple(_plain(row.get(k)) for k in keys)
-        for row in sensitivity.get("rows") or []
-        if isinstance(row, Mapping)
+        tuple(_plain(getattr(row, k)) for k in keys) for row in (sensitivity.rows if sensitivity else ())
     )
     return Table(
         title="Sensitivity",
@@ -469,7 +481,9 @@ def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
             Column("Base"),
             Column("Low"),
             Column("High"),
-            Column(f"Own − {sensitivity.get('pricing_model') or 'rent'} at low (USD)", USD),
+            Column(
+                f"Own − {(sensitivity.pricing_model if sensitivity else None) or 'rent'} at low (USD)", USD
+            ),
             Column("… at high (USD)", USD),
             Column("Swing (USD)", USD),
         ),
@@ -479,17 +493,21 @@ def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
 
 def uncertainty_table(evaluation: Mapping[str, Any]) -> Table:
     """The Monte Carlo of the NPV saving of owning: percentiles, P(owning wins), draws, seed, spread."""
-    u = _get(_first_cost(evaluation), "cashflow", "uncertainty") or {}
+    cost = _first_cost_result(evaluation)
+    u = None if cost is None else cost.cashflow.uncertainty
     rows: list[tuple[str, Any, str, str]] = [
-        ("P10 of the NPV saving of owning", u.get("p10_usd"), "USD", USD),
-        ("P50 of the NPV saving of owning", u.get("p50_usd"), "USD", USD),
-        ("P90 of the NPV saving of owning", u.get("p90_usd"), "USD", USD),
-        ("Probability that owning costs less", u.get("p_own_wins"), "fraction", PERCENT),
-        ("Draws", u.get("samples"), "", INTEGER),
-        ("Seed", u.get("seed"), "", INTEGER),
-        ("Spread (each input uniform within ±)", u.get("spread"), "fraction", PERCENT),
-        ("Inputs varied", ", ".join(u.get("varied") or []), "", GENERAL),
+        (label, getattr(u, name, None), unit, fmt)  # None when the result has no Monte Carlo
+        for label, name, unit, fmt in (
+            ("P10 of the NPV saving of owning", "p10_usd", "USD", USD),
+            ("P50 of the NPV saving of owning", "p50_usd", "USD", USD),
+            ("P90 of the NPV saving of owning", "p90_usd", "USD", USD),
+            ("Probability that owning costs less", "p_own_wins", "fraction", PERCENT),
+            ("Draws", "samples", "", INTEGER),
+            ("Seed", "seed", "", INTEGER),
+            ("Spread (each input uniform within ±)", "spread", "fraction", PERCENT),
+        )
     ]
+    rows.append(("Inputs varied", ", ".join(u.varied if u else ()), "", GENERAL))
     return _field_table("Uncertainty", rows, width=40)
 
 

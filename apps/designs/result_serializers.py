@@ -1,16 +1,19 @@
-"""Output serializers for the training engine's result (engine.training_result), field by field, so that
-the OpenAPI schema says what an evaluation's ``training`` holds. They are built from the dataclasses'
+"""Output serializers for the training and cost engines' results (engine.training_result,
+engine.cost_result), field by field, so that the OpenAPI schema says what an evaluation's ``training`` and
+``costs`` hold. They are built from the dataclasses'
 fields and types, so the schema follows the result when a field is added; they describe, they never parse.
 """
 
 from __future__ import annotations
 
 import types
-from dataclasses import fields
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from rest_framework import serializers
 
+from clusterdesigner.engine import cost_result as cr
 from clusterdesigner.engine import training_result as tr
 
 _SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
@@ -35,31 +38,112 @@ HELP = {
 }
 
 
-def _field(hint: Any, name: str) -> serializers.Field[Any, Any, Any, Any]:
-    help_text = HELP.get(name, "")
+# The cost result's figures, where the name alone does not say (engine.cost_result has the rest).
+COST_HELP = {
+    "on_prem": "Owning over the horizon: capex, a year's costs by part, annualised total, NPV, $/GPU-hour "
+    "used.",
+    "cloud": "Each priced pricing model's bill over the horizon, by pricing model.",
+    "cloud_unavailable": "Pricing models left out because they cannot finish the run, with why.",
+    "break_even_utilization": "By pricing model: the utilization at which owning and renting cost the same "
+    "(closed form, u* = (A − C)/(c − B)); outside (0, 1] one option wins everywhere, as meaning says.",
+    "break_even_vs_on_demand_utilization": "A reservation: the utilization above which it costs less than "
+    "on-demand (billed term years ÷ horizon × reserved ÷ on-demand price).",
+    "curves": "Cost over the horizon at 20 utilizations: utilization, on_prem_usd and <pricing model>_usd.",
+    "per_run": "Days of one run with failures and restarts, and its cost with each option in its frame.",
+    "cannot_finish": "Why no option can finish the run (goodput 0).",
+    "ranking": "Owning and each priced model, cheapest first over the whole horizon (one frame).",
+    "cashflow": "Monthly cash flows of owning and each rent option, NPV, payback and IRR; only a note when "
+    "no rent option is priced.",
+    "npv_difference_usd": "NPV of the cheapest rent option − NPV of owning: > 0 when owning costs less.",
+    "payback_month": "The month owning's cumulative cash falls below renting's; null if it never does.",
+    "irr_per_year": "The yearly rate at which owning instead of renting breaks even; null when none exists.",
+    "reference": "The rent option (pricing model) with the lowest NPV, the one owning is compared with.",
+    "verdict": "The rent-or-own answer: NPVs, saving, payback, break-even, the assumptions that move it "
+    "most, and the sentence composed from them. Null when no rent option is priced.",
+    "saving_usd": "Cheapest rent option's NPV − owning's NPV: > 0 when owning costs less.",
+    "sensitivity": "The tornado against the cheapest pricing model: each input at ± fraction.",
+    "goodput": "Fraction of time making progress: 1 − δ/τ − (τ/2 + restart)/MTBI (Young 1974).",
+    "total_usd": "Cost over the whole horizon (owning: annualised; renting: the bill).",
+    "usd_per_gpu_hour": "Cost over the horizon ÷ GPU-hours used.",
+    "findings": "Sentences about the design (critical first), each with its source.",
+    "assumptions": "Every input the result used, with unit and source; a catalog price adds its date.",
+}
+
+
+# The options table's figures.
+OPTION_HELP = {
+    "key": '"own" or "<offering slug>:<pricing model>".',
+    "kind": "own | cloud",
+    "total_usd": COST_HELP["total_usd"],
+    "usd_per_gpu_hour": COST_HELP["usd_per_gpu_hour"],
+    "run_cost_usd": "The cost of one run with this option; null without run days.",
+    "days": "Expected days to train with failures and restarts (spot: with its interruptions).",
+    "break_even_utilization": "The utilization at which owning and this option cost the same, when it lies "
+    "in (0, 1]; null otherwise (one of them is cheaper everywhere, as break_even_meaning says).",
+}
+
+
+def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Field[Any, Any, Any, Any]:
+    """The field for a dataclass field of type ``hint``; ``kwargs`` (help_text, required, allow_null) go to
+    its constructor, as DRF copies a declared field by re-running it."""
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
         (inner,) = [a for a in get_args(hint) if a is not type(None)]
-        nested = _field(inner, name)
-        nested.allow_null = True
-        return nested
+        return _field(inner, name, prefix, **kwargs, allow_null=True)
     if origin is tuple:
-        return serializers.ListField(child=_field(get_args(hint)[0], name), help_text=help_text)
-    if isinstance(hint, type) and issubclass(hint, tr._JsonObject):
-        return serializer_for(hint)(help_text=help_text)
-    return _SCALARS[hint](help_text=help_text)
+        return serializers.ListField(child=_field(get_args(hint)[0], name, prefix), **kwargs)
+    if origin is Mapping:
+        return serializers.DictField(child=_field(get_args(hint)[1], name, prefix), **kwargs)
+    if hint is cr.Curves:
+        return CostCurvesSerializer(**kwargs)
+    if isinstance(hint, type) and is_dataclass(hint):
+        return serializer_for(hint, prefix)(**kwargs)
+    if hint is Any:
+        return serializers.JSONField(**kwargs)
+    return _SCALARS[hint](**kwargs)
 
 
-_BUILT: dict[type, type[serializers.Serializer[Any]]] = {}
+_BUILT: dict[tuple[type, str], type[serializers.Serializer[Any]]] = {}
 
 
-def serializer_for(cls: type) -> type[serializers.Serializer[Any]]:
-    """A read-only serializer with one field per dataclass field, named Training<Class> in the schema."""
-    if cls not in _BUILT:
+def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Serializer[Any]]:
+    """A read-only serializer with one field per dataclass field, named <prefix><Class> in the schema; a key
+    the engine writes only in some results is not required."""
+    if (cls, prefix) not in _BUILT:
         hints = get_type_hints(cls)
-        attrs = {f.name: _field(hints[f.name], f.name) for f in fields(cls)}
-        _BUILT[cls] = type(f"Training{cls.__name__}Serializer", (serializers.Serializer,), attrs)
-    return _BUILT[cls]
+        attrs = {}
+        helps = {"Training": HELP, "Design": OPTION_HELP}.get(prefix, COST_HELP)
+        for f in fields(cls):
+            kwargs: dict[str, Any] = {"help_text": helps.get(f.name, "")}
+            hint = hints[f.name]
+            if cr.optional(f):
+                kwargs["required"] = False
+            if f.metadata.get("omit"):  # absent, never null
+                (hint,) = [a for a in get_args(hint) if a is not type(None)]
+            attrs[f.name] = _field(hint, f.name, prefix, **kwargs)
+        # CostResult, not CostCostResult (the training result's TrainingSummary is its Summary's).
+        name = (
+            cls.__name__
+            if prefix != "Training" and cls.__name__.startswith(prefix)
+            else prefix + cls.__name__
+        )
+        _BUILT[cls, prefix] = type(f"{name}Serializer", (serializers.Serializer,), attrs)
+    return _BUILT[cls, prefix]
+
+
+class CostCurvesSerializer(serializers.Serializer[Any]):
+    """Cost over the horizon at 20 utilizations; one <pricing model>_usd series per priced model."""
+
+    utilization = serializers.ListField(child=serializers.FloatField())
+    on_prem_usd = serializers.ListField(child=serializers.FloatField())
+    on_demand_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+    reserved_1y_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+    reserved_3y_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+    spot_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+
+
+CostResultSerializer = serializer_for(cr.CostResult, "Cost")
+DesignOptionSerializer = serializer_for(cr.DesignOption, "Design")
 
 
 class TrainingEstimateSerializer(serializer_for(tr.LayoutEstimate)):  # type: ignore[misc]

@@ -9,6 +9,7 @@ from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
 from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
+from clusterdesigner.engine.cost_result import CostResult, DesignOption
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -96,6 +97,21 @@ def evaluation_training(*, result: Mapping[str, Any]) -> TrainingEstimate | None
     if not isinstance(training, Mapping) or not training.get("parallelism"):
         return None
     return TrainingEstimate.from_json(training)
+
+
+def evaluation_costs(*, result: Mapping[str, Any]) -> dict[str, CostResult]:
+    """The cost results of an evaluation result (stored, or just computed), by offering slug
+    (``on_prem_only`` without a cloud offering), as the engine's typed result: the one place that reads that
+    JSON back. ValueError naming the field when a stored result lacks one."""
+    costs = result.get("costs")
+    if not isinstance(costs, Mapping):
+        return {}
+    return {slug: CostResult.from_json(cost) for slug, cost in costs.items()}
+
+
+def evaluation_options(*, result: Mapping[str, Any]) -> list[DesignOption]:
+    """The options table of an evaluation result, typed, in its stored order (cheapest run first)."""
+    return [DesignOption.from_json(o) for o in result.get("options") or []]
 
 
 RANKING_FRAMES = {"horizon": "over the horizon", "run": "per run"}

@@ -5,7 +5,11 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.designs.models import Design, DesignVersion, ShareLink
-from apps.designs.result_serializers import TrainingEstimateSerializer
+from apps.designs.result_serializers import (
+    CostResultSerializer,
+    DesignOptionSerializer,
+    TrainingEstimateSerializer,
+)
 from clusterdesigner.api import StrictJSONTypes
 
 
@@ -127,8 +131,14 @@ class EvaluationSerializer(serializers.Serializer[Any]):
     design = serializers.DictField()
     spec = serializers.DictField()
     training = TrainingEstimateSerializer()
-    costs = serializers.DictField()
-    options = serializers.ListField(child=serializers.DictField())
+    costs = serializers.DictField(
+        child=CostResultSerializer(),
+        help_text="The cost engine's result by cloud offering slug (on_prem_only without one).",
+    )
+    options = serializers.ListField(
+        child=DesignOptionSerializer(),
+        help_text="Owning and each compared pricing model, cheapest run first.",
+    )
     ranking = RankingSerializer(help_text="The options cheapest first over the whole horizon: one frame.")
     assumptions = serializers.ListField(child=serializers.DictField())
     findings = serializers.ListField(child=serializers.DictField())

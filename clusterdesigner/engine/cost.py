@@ -1165,7 +1165,7 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
     nodes, nics = racks * (int(v["nics_per_node"]) // per_tray), per_tray
     if racks == 1:
         return (
-            {"topology": "none", "note": "one node: no scale-out network", "capex_usd": 0.0, "power_kw": 0.0},
+            {"topology": "none", "capex_usd": 0.0, "power_kw": 0.0, "note": "one node: no scale-out network"},
             0.0,
             0.0,
         )
@@ -1823,6 +1823,33 @@ def tco(
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
     v, ctx, resolver = _resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
+    sensitivity = _sensitivity(v, ctx, core)
+    findings = _findings(v, ctx, core)
+    if freshness is not None:
+        findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
+    core.pop("_own_linear")
+    core.pop("_rent_linear")
+    if not core["cloud"]:
+        core["cloud_note"] = (
+            f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
+            "give cloud.offering or cloud.usd_per_node_hour"
+        )
+    cashflow = _cashflow(v, core)
+    return {
+        **core,
+        "offering": _offering(ctx),
+        "ranking": _ranking(core),
+        "cashflow": cashflow,
+        "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
+        "sensitivity": sensitivity,
+        "findings": findings,
+        "assumptions": [a.as_dict() for a in resolver.used.values()],
+    }
+
+
+def _sensitivity(v: Mapping[str, Any], ctx: _Context, core: Mapping[str, Any]) -> dict[str, Any]:
+    """The tornado: own − rent against the cheapest pricing model (and its break-even) with each sensitive
+    input moved ± sensitivity.fraction, the whole evaluation run again at each end."""
     reference = _reference_model(core)
     fraction = float(v["sensitivity.fraction"])
 
@@ -1851,6 +1878,11 @@ def tco(
                 },
             )
         )
+    return sensitivity
+
+
+def _findings(v: Mapping[str, Any], ctx: _Context, core: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The design's findings (findings.design_findings) and one for each option that cannot finish the run."""
     findings = design_findings(
         FindingsInput(
             nodes=int(v["nodes"]),
@@ -1873,7 +1905,7 @@ def tco(
             spot_optimal_interval_minutes=core["failures"]["spot"]["optimal_interval_minutes"],
         )
     )
-    findings += [
+    return findings + [
         {
             "code": "option_cannot_finish",
             "severity": "warning",
@@ -1882,33 +1914,18 @@ def tco(
         }
         for why in core["cloud_unavailable"].values()
     ]
-    if freshness is not None:
-        findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
-    core.pop("_own_linear")
-    core.pop("_rent_linear")
-    if not core["cloud"]:
-        core["cloud_note"] = (
-            f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
-            "give cloud.offering or cloud.usd_per_node_hour"
-        )
-    cashflow = _cashflow(v, core)
+
+
+def _offering(ctx: _Context) -> dict[str, Any] | None:
+    """The cloud offering priced, with each compared pricing model's price date."""
+    if ctx.offering is None:
+        return None
     return {
-        **core,
-        "offering": None
-        if ctx.offering is None
-        else {
-            "slug": ctx.offering.slug,
-            "provider": ctx.offering.provider,
-            "instance_type": ctx.offering.instance_type,
-            "region": ctx.offering.region,
-            "price_as_of": {m: ctx.offering.price_as_of.get(m, "") for m in ctx.pricing_models},
-        },
-        "ranking": _ranking(core),
-        "cashflow": cashflow,
-        "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
-        "sensitivity": sensitivity,
-        "findings": findings,
-        "assumptions": [a.as_dict() for a in resolver.used.values()],
+        "slug": ctx.offering.slug,
+        "provider": ctx.offering.provider,
+        "instance_type": ctx.offering.instance_type,
+        "region": ctx.offering.region,
+        "price_as_of": {m: ctx.offering.price_as_of.get(m, "") for m in ctx.pricing_models},
     }
 
 

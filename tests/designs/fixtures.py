@@ -132,18 +132,6 @@ _EVALUATION: dict[str, Any] = {
             {"name": "flash_attention", "value": True, "unit": "", "source": "Dao et al. 2022"},
         ],
     },
-    "costs": {
-        "aws-p5-48xlarge": {
-            "on_prem": {"total_usd": 41234567.89, "usd_per_gpu_hour": 2.2977},
-            "cloud": {
-                "on_demand": {"total_usd": 61699000.0, "usd_per_gpu_hour": 6.88},
-                "reserved_1y": {"total_usd": 38560000.0, "usd_per_gpu_hour": 4.3},
-                "spot": {"total_usd": 27800000.0, "usd_per_gpu_hour": 3.1},
-            },
-            "break_even_utilization": {"on_demand": 0.41, "reserved_1y": 0.64, "spot": None},
-            "assumptions": [],
-        }
-    },
     "options": [
         {
             "key": "own",
@@ -264,9 +252,28 @@ _EVALUATION: dict[str, Any] = {
 }
 
 
+_COSTS: dict[str, Any] = {}
+
+
+def _engine_costs() -> dict[str, Any]:
+    """The cost engine's whole result for the fixture's spec on the seed catalog (computed once), as
+    every stored evaluation holds it: readers parse it (engine.cost_result), so a fragment will not do."""
+    if not _COSTS:
+        import json
+        from pathlib import Path
+
+        from apps.designs.services import evaluate_spec
+
+        seed = Path(__file__).resolve().parents[2] / "apps/catalog/data/seed_catalog.json"
+        records = json.loads(seed.read_text())
+        _COSTS.update(evaluate_spec(spec=copy.deepcopy(_EVALUATION["spec"]), records=records)["costs"])
+    return copy.deepcopy(_COSTS)
+
+
 def evaluation_fixture() -> dict[str, Any]:
-    """A fresh deep copy of the 70B / 64 × H100 / InfiniBand evaluation."""
-    return copy.deepcopy(_EVALUATION)
+    """A fresh deep copy of the 70B / 64 × H100 / InfiniBand evaluation (its options hand-made, its costs the
+    engine's)."""
+    return {**copy.deepcopy(_EVALUATION), "costs": _engine_costs()}
 
 
 def with_layout(evaluation: dict[str, Any], **fields: Any) -> dict[str, Any]:

@@ -41,6 +41,13 @@ def workbook(evaluation: dict[str, Any]) -> Any:
     return openpyxl.load_workbook(io.BytesIO(design_export_xlsx(evaluation=evaluation)))
 
 
+def without_cash_flows(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """The evaluation as the engine gives it when no rent option is priced: its cash flows only a note."""
+    for cost in evaluation["costs"].values():
+        cost["cashflow"] = {"note": "no cloud price to compare owning with"}
+    return evaluation
+
+
 def summary_rows(ws: Any) -> dict[str, Any]:
     return {row[0].value: row[1] for row in ws.iter_rows(min_row=2)}
 
@@ -155,8 +162,8 @@ def test_csv_cell_never_starts_text_with_a_formula_character(text: str) -> None:
 
 # ---- XLSX ------------------------------------------------------------------------------------------------
 def test_xlsx_has_the_table_sheets_with_frozen_bold_headers() -> None:
-    wb = workbook(evaluation_fixture())
-    # The fixture has no cash flows (an evaluation from before them): no Inputs or Cash flows sheets.
+    # Without cash flows (no rent option priced), no Inputs or Cash flows sheets.
+    wb = workbook(without_cash_flows(evaluation_fixture()))
     assert wb.sheetnames == ["Summary", "Options", "Assumptions", "Sensitivity", "Uncertainty"]
     for ws in wb.worksheets:
         assert ws.freeze_panes == "A2"
@@ -202,7 +209,8 @@ def test_xlsx_summary_figures_are_typed_and_formatted() -> None:
 
 
 def test_xlsx_stores_formula_like_text_as_text() -> None:
-    data = design_export_xlsx(evaluation=evaluation_fixture())
+    # The table sheets hold no formula (the Cash flows sheet's live formulas are left out here).
+    data = design_export_xlsx(evaluation=without_cash_flows(evaluation_fixture()))
     ws = openpyxl.load_workbook(io.BytesIO(data))["Assumptions"]
     rows = {row[0].value: row for row in ws.iter_rows(min_row=2)}
     source = rows["spot_interruptions_per_day"][3]

@@ -75,3 +75,128 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
         "mfu" in schemas["TrainingEstimate"]["properties"]
         and "description" in schemas["TrainingEstimate"]["properties"]["mfu"]
     )
+
+
+# The demos' cost figures on the seed catalog, printed by main at e64bc81 (before the typed cost result): per
+# design, its one offering, owning's capex and annualised total over the horizon, the break-even utilization
+# with each priced model, the cash flows' NPV difference (rent − own) and payback month, the whole-horizon
+# ranking and the verdict's cheapest rent option.
+DEMO_COSTS = {
+    "70B on 1T tokens: 64 H100 nodes on-demand": (
+        "aws-p5-48xlarge",
+        24_691_770.43,
+        8_733_655.37,
+        {"spot": 0.7461, "on_demand": 0.2779, "reserved_3y": 90.2911},
+        -904_211.58,
+        12,
+        ["spot", "on_prem", "on_demand", "reserved_3y"],
+        "spot",
+    ),
+    "70B on 1T tokens: 48 B200 nodes on spot": (
+        "aws-p6-b200-48xlarge",
+        24_804_815.98,
+        8_535_404.87,
+        {"spot": 0.438, "on_demand": 0.1739, "reserved_1y": 55.9474},
+        4_382_640.65,
+        12,
+        ["on_prem", "spot", "reserved_1y", "on_demand"],
+        "spot",
+    ),
+    "70B on 1T tokens: 32 H100 nodes reserved": (
+        "aws-p5-48xlarge",
+        12_346_602.43,
+        4_457_027.89,
+        {"spot": 0.7622, "on_demand": 0.2834, "reserved_1y": 29.8455, "reserved_3y": 89.8089},
+        -539_331.21,
+        12,
+        ["spot", "on_prem", "reserved_1y", "on_demand", "reserved_3y"],
+        "spot",
+    ),
+    "8 × 8 H200 owned for 2 years vs AWS reserved": (
+        "aws-p5e-48xlarge",
+        2_055_949.48,
+        1_840_169.78,
+        {"on_demand": 0.2318, "reserved_1y": 36.7017},
+        2_561_157.44,
+        14,
+        ["on_prem", "on_demand", "reserved_1y"],
+        "on-demand",
+    ),
+}
+
+
+def test_the_four_demos_cost_results_round_trip(demo_results: dict[str, Any]) -> None:
+    import json
+
+    from apps.designs.selectors import evaluation_costs
+
+    assert set(demo_results) == set(DEMO_COSTS)
+    for name, result in demo_results.items():
+        typed = evaluation_costs(result=result)
+        assert list(typed) == [DEMO_COSTS[name][0]], name
+        for slug, cost in typed.items():
+            stored = result["costs"][slug]
+            assert json.dumps(cost.to_json(), sort_keys=True) == json.dumps(stored, sort_keys=True), name
+
+
+def test_the_four_demos_cost_the_figures_they_gave_before(demo_results: dict[str, Any]) -> None:
+    from apps.designs.selectors import evaluation_costs
+
+    for name, (slug, capex, total, break_even, npv_diff, payback, ranking, cheapest) in DEMO_COSTS.items():
+        cost = evaluation_costs(result=demo_results[name])[slug]
+        assert cost.on_prem.capex_usd == pytest.approx(capex, abs=0.01), name
+        assert cost.on_prem.total_usd == pytest.approx(total, abs=0.01), name
+        assert {m: b.utilization for m, b in cost.break_even_utilization.items()} == pytest.approx(
+            break_even, abs=1e-4
+        ), name
+        assert cost.cashflow.npv_difference_usd == pytest.approx(npv_diff, abs=0.01), name
+        assert cost.cashflow.payback_month == payback, name
+        assert [o.option for o in cost.ranking.options] == ranking, name
+        assert cost.verdict is not None and cost.verdict.cheapest_rent == cheapest, name
+
+
+def test_the_openapi_schema_documents_the_cost_result_field_by_field(
+    demo_results: dict[str, Any], user_client: Any
+) -> None:
+    schemas = user_client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    costs = schemas["Evaluation"]["properties"]["costs"]
+    assert costs["additionalProperties"] == {"$ref": "#/components/schemas/CostResult"}
+
+    def ref(schema: dict[str, Any]) -> str:
+        inner = schema.get("additionalProperties") or schema.get("items") or schema
+        if "allOf" in inner:
+            inner = inner["allOf"][0]
+        return str(inner["$ref"]).rsplit("/", 1)[1]
+
+    def properties(name: str) -> dict[str, Any]:
+        return dict(schemas[name]["properties"])
+
+    cost = demo_results["8 × 8 H200 owned for 2 years vs AWS reserved"]["costs"]["aws-p5e-48xlarge"]
+    top = properties("CostResult")
+    assert set(cost) == set(top) - {"cloud_note"}  # only without a cloud price
+    # Every key of every nested object of the demo's result is in the schema, field by field.
+    for key in ("on_prem", "per_run", "network", "storage", "failures", "offering", "cashflow", "verdict"):
+        assert set(cost[key]) <= set(properties(ref(top[key]))), key
+    assert set(cost["verdict"]) == set(properties("CostVerdict"))
+    assert {"sentence", "saving_usd", "payback_month", "break_even_utilization"} <= set(
+        properties("CostVerdict")
+    )
+    assert set(cost["ranking"]["options"][0]) == set(properties("CostRankedOption"))
+    assert set(cost["cashflow"]["own"]) <= set(properties("CostOptionFlows"))
+    assert set(cost["break_even_utilization"]["on_demand"]) == set(properties("CostBreakEven"))
+    assert set(cost["cloud"]["on_demand"]) <= set(properties("CostCloudOption"))
+    # The figures a reader cannot guess from the name carry a description.
+    assert "owning costs less" in properties("CostCashflow")["npv_difference_usd"]["description"]
+    assert "u* = (A − C)/(c − B)" in top["break_even_utilization"]["description"]
+    assert "cheapest first" in top["ranking"]["description"]
+    # Keys the engine writes only in some results are not required; payback may be null.
+    required = set(schemas["CostCashflow"].get("required", ()))
+    assert "note" not in required and "own" not in required
+    assert properties("CostCashflow")["payback_month"]["nullable"] is True
+    # The options table too: every key of every demo option is documented.
+    assert schemas["Evaluation"]["properties"]["options"]["items"] == {
+        "$ref": "#/components/schemas/DesignOption"
+    }
+    for result in demo_results.values():
+        for option in result["options"]:
+            assert set(option) <= set(properties("DesignOption"))

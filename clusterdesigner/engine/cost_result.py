@@ -1,0 +1,511 @@
+"""What the cost engine returns: frozen dataclasses whose ``to_json()`` is the dict ``cost.tco()`` has always
+given (and every stored evaluation holds under ``costs.<offering>``), and whose ``from_json()`` reads that
+JSON back. Pages, exports and analyses read attributes of these instead of ``.get()`` chains.
+
+Money is in USD, utilization a fraction in (0, 1], times in days, hours, minutes or seconds as the names
+say. How each figure is computed is documented where it is computed (``cost._evaluate_*``, ``tco.py``,
+``cashflow.py``, ``docs/cost-engine.md``).
+
+A key that the engine writes only in some cases (a note, a warning, a reservation's break-even with
+on-demand) is a field defaulting to None with ``_OMIT``: None is written as no key, and no key reads as
+None. A field with ``_WITH`` ("written with <field>") is written, null or not, whenever that field is set.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
+from typing import Any, Self, Union, get_args, get_origin, get_type_hints
+
+from clusterdesigner.engine.cashflow import CashflowInputs, Uncertainty
+from clusterdesigner.engine.network import Topology
+
+
+def _omit() -> Any:
+    """A key the engine writes only when it has a value."""
+    return field(default=None, metadata={"omit": True})
+
+
+def _with(name: str) -> Any:
+    """A key (possibly null) the engine writes whenever field ``name`` is set."""
+    return field(default=None, metadata={"with": name})
+
+
+def _dump(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return _dump(_inner(hint), value)
+    if origin is tuple:
+        return [_dump(get_args(hint)[0], item) for item in value]
+    if origin is Mapping:
+        return {key: _dump(get_args(hint)[1], item) for key, item in value.items()}
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if is_dataclass(hint):
+        types_ = hints(hint)  # type: ignore[arg-type]
+        return {f.name: _dump(types_[f.name], getattr(value, f.name)) for f in fields(hint)}
+    return value
+
+
+def _load(hint: Any, data: Any) -> Any:
+    if data is None:
+        return None
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return _load(_inner(hint), data)
+    if origin is tuple:
+        return tuple(_load(get_args(hint)[0], item) for item in data)
+    if origin is Mapping:
+        return {key: _load(get_args(hint)[1], item) for key, item in data.items()}
+    if hasattr(hint, "from_json"):
+        return hint.from_json(data)
+    if isinstance(hint, type) and is_dataclass(hint):
+        types_ = hints(hint)
+        return hint(**{f.name: _load(types_[f.name], data[f.name]) for f in fields(hint) if f.name in data})
+    return data
+
+
+def _inner(hint: Any) -> Any:
+    """X of ``X | None``."""
+    (inner,) = [a for a in get_args(hint) if a is not type(None)]
+    return inner
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def hints(cls: type) -> dict[str, Any]:
+    """The resolved type of each field of ``cls`` (resolved once per class)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def optional(f: Field[Any]) -> bool:
+    """Whether the engine leaves field ``f``'s key out of some results."""
+    return bool(f.metadata.get("omit") or f.metadata.get("with"))
+
+
+class JsonObject:
+    """to_json/from_json for a dataclass whose fields are the JSON object's keys, in the order the engine
+    writes them; nested dataclasses, tuples (JSON lists) and mappings (JSON objects) by the fields' types."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        types_ = hints(type(self))
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if value is None and f.metadata.get("omit"):
+                continue
+            if "with" in f.metadata and getattr(self, f.metadata["with"]) is None:
+                continue
+            out[f.name] = _dump(types_[f.name], value)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """A field the engine always writes that the JSON lacks is an error naming it; keys the dataclass
+        does not define (from an older engine) are ignored."""
+        names = fields(cls)  # type: ignore[arg-type]
+        missing = [f.name for f in names if f.name not in data and f.default is MISSING]
+        if missing:
+            raise ValueError(f"a stored cost result's {cls.__name__} lacks {', '.join(missing)}")
+        types_ = hints(cls)
+        return cls(**{f.name: _load(types_[f.name], data[f.name]) for f in names if f.name in data})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Line(JsonObject):
+    """One figure and the formula that gives it, in words and numbers."""
+
+    usd: float
+    formula: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearCost(JsonObject):
+    """Cost over the horizon as a line in utilization u: fixed_usd + per_utilization_usd · u."""
+
+    fixed_usd: float
+    per_utilization_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloudOption(JsonObject):
+    """One pricing model's bill over the horizon (``tco.cloud_cost``). A reservation, when on-demand is
+    priced too, adds the utilization above which it costs less than on-demand."""
+
+    usd_per_node_hour: float
+    total_usd: float
+    total_formula: str
+    parts: Mapping[str, Line]
+    usd_per_gpu_hour: float
+    usd_per_gpu_hour_formula: str
+    billed_node_hours: float
+    cost_vs_utilization: LinearCost
+    break_even_vs_on_demand_utilization: float | None = _omit()
+    break_even_vs_on_demand_formula: str | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class YearRow(JsonObject):
+    """One year of owning (``tco.YearRow``); the last year of a fractional horizon is partial."""
+
+    year: int
+    fraction: float
+    cash_usd: float
+    accounting_usd: float
+    annualized_usd: float
+    opex_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnPrem(JsonObject):
+    """Owning over the horizon (``tco.on_prem_cost``): capex, a year's costs by part at the utilization,
+    the annualised total compared with renting, NPV and $ per GPU-hour used."""
+
+    capex_usd: float
+    capex_parts: Mapping[str, Line]
+    annual_usd: float
+    annual: Mapping[str, Line]
+    years: tuple[YearRow, ...]
+    total_usd: float
+    total_formula: str
+    cash_total_usd: float
+    accounting_total_usd: float
+    npv_usd: float
+    npv_formula: str
+    usd_per_gpu_hour: float
+    usd_per_gpu_hour_formula: str
+    it_power_kw: float
+    cost_vs_utilization: LinearCost
+
+
+@dataclass(frozen=True, kw_only=True)
+class BreakEven(JsonObject):
+    """The utilization u* = (A − C)/(c − B) at which owning (A + B·u) and renting (C + c·u) cost the same;
+    outside (0, 1] one option wins everywhere, as ``meaning`` says."""
+
+    utilization: float | None
+    meaning: str
+    formula: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Curves:
+    """Cost over the horizon at 20 utilizations: owning and each priced model (``<model>_usd`` in JSON)."""
+
+    utilization: tuple[float, ...]
+    on_prem_usd: tuple[float, ...]
+    rent_usd: Mapping[str, tuple[float, ...]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "utilization": list(self.utilization),
+            "on_prem_usd": list(self.on_prem_usd),
+            **{f"{model}_usd": list(ys) for model, ys in self.rent_usd.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Curves:
+        rent = {
+            key.removesuffix("_usd"): tuple(ys)
+            for key, ys in data.items()
+            if key.endswith("_usd") and key != "on_prem_usd"
+        }
+        return cls(
+            utilization=tuple(data["utilization"]), on_prem_usd=tuple(data["on_prem_usd"]), rent_usd=rent
+        )
+
+    def series(self) -> dict[str, tuple[float, ...]]:
+        """Every cost series by option key (``on_prem`` and the pricing models)."""
+        return {"on_prem": self.on_prem_usd, **self.rent_usd}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunCost(JsonObject):
+    """One run's cost with one option, in its frame: owning adds the whole-horizon figure and what it
+    assumes; a reservation its whole commitment and the share of it the run uses."""
+
+    usd: float
+    formula: str
+    assumption: str | None = _omit()
+    horizon_usd: float | None = _omit()
+    commitment_usd: float | None = _omit()
+    share_of_commitment: float | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PerRun(JsonObject):
+    """Days of the run with failures and restarts and its cost per option. Without run days (no training
+    estimate, days or GPU-hours) only ``source`` is set; when no option can finish, ``cannot_finish`` says
+    why."""
+
+    source: str | None
+    warning: str | None = _omit()
+    days: float | None = _omit()
+    cannot_finish: str | None = _omit()
+    effective_days: float | None = _omit()
+    spot_effective_days: float | None = _with("effective_days")
+    days_formula: str | None = _omit()
+    effective_days_formula: str | None = _omit()
+    usd: Mapping[str, RunCost] | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Network(JsonObject):
+    """The scale-out network: the chosen topology and both candidates, capex by part, power. One node has
+    no scale-out network: only topology "none", zero capex and power, and a note."""
+
+    topology: str
+    chosen: Topology | None = _omit()
+    fat_tree: Topology | None = _with("chosen")
+    dragonfly_plus: Topology | None = _with("chosen")
+    endpoints: int | None = _omit()
+    nic_gbps: float | None = _omit()
+    switch: str | None = _omit()
+    switch_radix: int | None = _omit()
+    oversubscription: float | None = _omit()
+    rail_optimized: bool | None = _omit()
+    bisection_gbps: float | None = _omit()
+    capex_parts: Mapping[str, Line] | None = _omit()
+    capex_usd: float
+    power_kw: float
+    power_formula: str | None = _omit()
+    note: str | None = _omit()
+    warning: str | None = _omit()
+    share_of_capex: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class TierTiming(JsonObject):
+    """A storage tier's checkpoint save and dataset read at this cluster's size (``storage.TierTiming``)."""
+
+    slug: str
+    name: str
+    kind: str
+    write_gbps: float
+    read_gbps: float
+    blocking_save_s: float
+    async_blocking_s: float | None
+    async_upload_s: float | None
+    read_needed_gbps: float | None
+    read_ok: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Storage(JsonObject):
+    """Checkpoint size, capacity, save time on every tier, dataset bandwidth; owning's capex and the cloud's
+    bill for the capacity."""
+
+    tier: str | None
+    checkpoint_gb: float
+    checkpoint_formula: str
+    capacity_tb: float
+    capacity_formula: str
+    checkpoint_write_s: float
+    capacity_tib: float
+    capacity_for_target_write_tib: float | None = _omit()
+    capacity_for_target_write_formula: str | None = _omit()
+    async_checkpoint: bool
+    dataset_read_needed_gbps: float | None
+    tiers: Mapping[str, TierTiming]
+    on_prem_capex: Line
+    cloud_cost: Line
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailureFigures(JsonObject):
+    """Young's (1974) first-order model for one option: interruptions, checkpoint interval, goodput, days
+    with failures. A figure that is infinite (no interruption) is null."""
+
+    interruptions_per_day: float
+    mtbi_hours: float | None
+    optimal_interval_minutes: float | None
+    interval_minutes: float | None
+    goodput: float
+    run_days: float | None
+    effective_days: float | None
+    expected_interruptions: float | None
+    lost_days: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failures(JsonObject):
+    """Hardware failures, which every option shares, and spot with preemptions on top; spot buys
+    ``spot_hours_factor`` hours per hour of progress (null when an option cannot finish)."""
+
+    on_prem_and_reserved: FailureFigures
+    spot: FailureFigures
+    spot_hours_factor: float | None
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Offering(JsonObject):
+    """The cloud offering priced, and the date of each pricing model's price."""
+
+    slug: str
+    provider: str
+    instance_type: str
+    region: str
+    price_as_of: Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankedOption(JsonObject):
+    option: str
+    total_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ranking(JsonObject):
+    """Owning and every priced model cheapest first over the whole horizon: one frame."""
+
+    frame: str
+    options: tuple[RankedOption, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptionFlows(JsonObject):
+    """One option's costs at the end of each month (index 0: the start), NPV, undiscounted total, yearly
+    sums (``cashflow.OptionFlows``); a rent option adds its label."""
+
+    name: str
+    monthly_usd: tuple[float, ...]
+    npv_usd: float
+    total_usd: float
+    yearly_usd: tuple[float, ...]
+    label: str | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cashflow(JsonObject):
+    """Monthly cash flows of owning and each rent option, NPV difference against the cheapest rent option
+    (rent − own; > 0: owning costs less), payback and IRR; or, with no rent option priced, only a note."""
+
+    note: str | None = _omit()
+    own: OptionFlows | None = _omit()
+    rent: tuple[OptionFlows, ...] | None = _omit()
+    reference: str | None = _omit()
+    npv_difference_usd: float | None = _omit()
+    payback_month: int | None = _with("own")
+    irr_per_year: float | None = _with("own")
+    loan_payment_usd: float | None = _with("own")
+    break_even_utilization: Mapping[str, float | None] | None = _omit()
+    inputs: CashflowInputs | None = _omit()
+    uncertainty: Uncertainty | None = _omit()
+    convention: str | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict(JsonObject):
+    """The rent-or-own answer as numbers and the sentence composed from them (``verdict.RentOrOwn``)."""
+
+    horizon_years: float
+    utilization: float
+    gpus: int
+    accelerator: str
+    discount_rate: float
+    own_npv_usd: float
+    rent_npv_usd: Mapping[str, float]
+    saving_usd: float
+    cheapest_rent: str
+    payback_month: int | None
+    break_even_utilization: float | None
+    break_even_option: str
+    movers: tuple[str, ...]
+    sentence: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SensitivityRow(JsonObject):
+    """One input at ± the fraction: own − rent in USD and the break-even at each end (``sensitivity``)."""
+
+    name: str
+    base: float
+    low: float
+    high: float
+    own_minus_rent_low_usd: float
+    own_minus_rent_high_usd: float
+    swing_usd: float
+    break_even_low: float | None
+    break_even_high: float | None
+    break_even_swing: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sensitivity(JsonObject):
+    """The tornado against the cheapest pricing model at the utilization (none when nothing is priced)."""
+
+    pricing_model: str | None
+    fraction: float
+    rows: tuple[SensitivityRow, ...]
+    base_own_minus_rent_usd: float | None = _with("pricing_model")
+    base_break_even: float | None = _with("pricing_model")
+    not_comparable: tuple[str, ...] | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding(JsonObject):
+    code: str
+    severity: str
+    message: str
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostAssumption(JsonObject):
+    """An input the result used, with its unit and source; a catalog price adds its date."""
+
+    name: str
+    value: Any
+    unit: str
+    source: str
+    as_of: str | None = _omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostResult(JsonObject):
+    """The cost engine's response for one cloud offering (or owning only): owning, each priced model, the
+    break-evens, cost curves, one run's cost, network, storage, failures, cash flows and the verdict."""
+
+    on_prem: OnPrem
+    cloud: Mapping[str, CloudOption]
+    cloud_unavailable: Mapping[str, str]
+    break_even_utilization: Mapping[str, BreakEven]
+    curves: Curves
+    per_run: PerRun
+    network: Network
+    storage: Storage
+    failures: Failures
+    cloud_note: str | None = _omit()
+    offering: Offering | None
+    ranking: Ranking
+    cashflow: Cashflow
+    verdict: Verdict | None
+    sensitivity: Sensitivity
+    findings: tuple[Finding, ...]
+    assumptions: tuple[CostAssumption, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignOption(JsonObject):
+    """One row of a design evaluation's options table (owning, or an offering's pricing model), built from
+    the cost results: its cost over the horizon, per GPU-hour, per run and expected days; the break-even
+    utilization with owning when it lies in (0, 1]."""
+
+    key: str  # "own" or "<offering>:<pricing model>"
+    label: str
+    kind: str  # own | cloud
+    offering: str | None
+    pricing_model: str | None
+    total_usd: float
+    usd_per_gpu_hour: float
+    run_cost_usd: float | None
+    days: float | None
+    break_even_utilization: float | None
+    break_even_meaning: str | None = _omit()
