@@ -519,7 +519,8 @@ def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
 
 def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     """Gradient all-reduce over the dp × cp ranks (spaced tp apart; experts' over dp·cp/ep, spaced tp·ep),
-    overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter."""
+    overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter dense and
+    expert gradients per micro-batch (``_fsdp``)."""
     dense, expert, edge = held.dense, held.expert, held.edge
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
@@ -540,21 +541,40 @@ def _fsdp(
 ) -> tuple[FloatArray, FloatArray]:
     """FSDP / ZeRO-3 per micro-batch (all-gather weights for forward and again for backward,
     reduce-scatter gradients, overlapped with the micro-batch but for the first layer's gather), and
-    HSDP's all-reduce across replicas, overlapped with the last backward: (per micro-batch, exposed)."""
+    HSDP's all-reduce across replicas, overlapped with the last backward: (per micro-batch, exposed).
+
+    Dense and embedding weights are sharded over the d_dense data-parallel ranks spaced tp apart; expert
+    weights over the expert-data-parallel group of d_expert = dp·cp/ep ranks (Megatron-Core's
+    expert_data_parallel_size = world / (pp·ep·etp) with etp = tp), spaced tp·ep apart, so each expert
+    gather and reduce-scatter is a ring of its own, on the scale-up link inside a domain and the NIC beyond
+    it (``ring_time``), prefetched under compute by the same rule as the dense ones."""
     training = c.problem.training
-    dense, edge = held.dense, held.edge
+    dense, edge, expert = held.dense, held.edge, held.expert
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
     grad_bytes = training.grad_bytes
-    shard_size = held.d_dense
+    shard_size, expert_shard = held.d_dense, held.d_expert
+    expert_stride = c.tp * c.ep
     ag = _ring(c, factor=1.0, nbytes=(dense + edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
     rs = _ring(c, factor=1.0, nbytes=(dense + edge) * grad_bytes, size=shard_size, stride=c.tp)
+    moe = c.problem.model.is_moe
+    ag_expert: FloatArray | float = 0.0
+    rs_expert: FloatArray | float = 0.0
+    if moe:
+        ag_expert = _ring(
+            c, factor=1.0, nbytes=expert * WEIGHT_BYTES, size=expert_shard, stride=expert_stride
+        )
+        rs_expert = _ring(c, factor=1.0, nbytes=expert * grad_bytes, size=expert_shard, stride=expert_stride)
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
-    # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter.
+    # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter; an MoE layer's experts are a unit of
+    # their own on the expert-data-parallel group.
     collectives = 2.0 * training.fsdp_collectives_per_layer + 1.0
-    per_layer_latency = collectives * n_stage * (shard_size - 1) * RING_STEP_LATENCY_S
-    fsdp_mb_comm = 2.0 * ag + rs + per_layer_latency
+    moe_share = c.problem.model.moe_layers / c.problem.model.layers if moe else 0.0
+    per_layer_latency = (
+        collectives * n_stage * ((shard_size - 1) + moe_share * (expert_shard - 1)) * RING_STEP_LATENCY_S
+    )
+    fsdp_mb_comm = 2.0 * (ag + ag_expert) + rs + rs_expert + per_layer_latency
     first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
     hidden = _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer if training.fsdp_overlap else fsdp_mb_comm
     fsdp_mb = np.where(full_shard, hidden, 0.0)
@@ -566,6 +586,14 @@ def _fsdp(
         size=replicas,
         stride=c.tp * shard_size,
     )
+    if moe:
+        hsdp_ar = hsdp_ar + _ring(
+            c,
+            factor=2.0,
+            nbytes=expert * grad_bytes / expert_shard,
+            size=c.dp * c.cp / c.ep / expert_shard,
+            stride=expert_stride * expert_shard,
+        )
     return fsdp_mb, np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
 
 

@@ -10,8 +10,10 @@ changed convention), and say in the commit message what changed. Its history:
     4  resale at the horizon's end from the catalog's residual-value series of the accelerator
     5  the scale-up (NVLink) domain of the system, not of the node, in the training timing; the capacity
        plan's cash view (capex at delivery, opex, resale) and its NPV; plans are keyed by this version too
+    6  MoE under ZeRO-3/HSDP: the expert weights' all-gathers and reduce-scatters over the expert-data-
+       parallel group are timed
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 5
+ENGINE_VERSION: int = 6
