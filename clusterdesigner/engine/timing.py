@@ -41,6 +41,7 @@ from clusterdesigner.engine.workload import (
     FloatArray,
     IntArray,
     Problem,
+    Training,
     group_span,
 )
 
@@ -64,6 +65,7 @@ ELEMENTWISE_PASSES_MLP = 3.0
 FP8_CAST_PASSES = 6.0
 SCORE_BYTES_FWD = 10.0
 RING_STEP_LATENCY_S = 15e-6
+MXFP8_BLOCK = 32.0
 ADAM_BYTES_PER_PARAM = 36.0
 
 TIMING_ASSUMPTIONS = (
@@ -198,14 +200,20 @@ def ring_time(
     """Hierarchical ring collective time. ``factor`` = 2 for all-reduce, 1 for reduce-scatter/all-gather."""
     cluster = problem.cluster
     j, k = group_span(stride=stride, size=size, gpus_per_node=cluster.ring_unit_gpus)
-    nic = (
-        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
-    )
+    nic = _nic_busbw(problem)
     intra = factor * (j - 1) / j * nbytes / intra_bw + factor * (size - k) * RING_STEP_LATENCY_S
     inter = factor * (k - 1) / k * nbytes / (j * nic) + factor * (k - 1) * (
         RING_STEP_LATENCY_S + latency_us * 1e-6
     )
     return np.where(size > 1, intra + inter, 0.0)
+
+
+def _nic_busbw(problem: Problem) -> float:
+    """Per-GPU scale-out busbw: NIC rate × the fabric's collective efficiency ÷ oversubscription."""
+    cluster = problem.cluster
+    return (
+        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
+    )
 
 
 def intra_node_bandwidth(problem: Problem) -> float:
@@ -225,9 +233,7 @@ def _group_bandwidth(problem: Problem, size: FloatArray, stride: FloatArray) -> 
     cluster = problem.cluster
     span = size * stride
     domain = cluster.scaleup_domain_gpus
-    nic = (
-        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
-    )
+    nic = _nic_busbw(problem)
     return np.where(span <= domain, intra_node_bandwidth(problem), nic)
 
 
@@ -416,16 +422,115 @@ def _cp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     return _exposed(cp_exchange, layer.attn_fwd) + _exposed(2.0 * cp_exchange, layer.attn_bwd)
 
 
-def _moe_comm_layer(c: _Shape) -> FloatArray | float:
-    """Expert-parallel all-to-all per layer (dispatch and combine, forward and backward: 4), on the share
-    of MoE layers: 2·tokens·top_k·h/sp · (ep−1)/ep / busbw each."""
-    model = c.problem.model
+def _moe_a2a_bytes_per_element(training: Training) -> FloatArray | float:
+    """Bytes per hidden element of the four all-to-alls of a layer, summed: BF16 (2 B) each, or with FP8
+    dispatch the forward dispatch and the backward combine in FP8 with a scale per 32 elements (1 + 1/32
+    B, MXFP8; DeepSeek-V3's 1×128 tiles with FP32 scales are the same), the other two in BF16."""
+    if training.moe_fp8_dispatch:
+        return 2.0 * (1.0 + 1.0 / MXFP8_BLOCK) + 2.0 * 2.0
+    return 4.0 * 2.0
+
+
+def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | float:
+    """Expert-parallel all-to-all per layer and micro-batch (dispatch and combine, forward and backward),
+    on the share of MoE layers.
+
+    The ep ranks (spaced tp·cp apart) lie j to a scale-up domain over k domains. Each token goes to top_k
+    experts, uniformly over the ep ranks. With ``alltoall`` (NCCL, one copy per expert) a token sends
+    top_k·(j−1)/ep copies over the scale-up link and top_k·(ep−j)/ep over the NIC, concurrently: the time
+    is the longer of the two. With ``deepep`` a token crosses the fabric once per distinct remote domain,
+    k·(1 − (1 − 1/k)^top_k)·(k−1)/k of them (at most M·(k−1)/k under node-limited routing), and every
+    copy off its own GPU, top_k·(ep−1)/ep, moves over the scale-up link (DeepSeek-V3 Sec. 3.2.2: IB to
+    the same in-node index, then NVLink forward). Each copy is tokens·h/sp elements.
+
+    With ``moe_a2a_overlap`` (Megatron-Core's combined 1F1B), a forward chunk runs beside another
+    micro-batch's backward chunk, so the all-to-alls of the paired chunks are overlapped with the layer's
+    forward + backward compute; the W = 2(p−1) + (v−1)p + 1 warm-up forward chunks and as many cool-down
+    backward chunks of the m·v run alone. Megatron-Core takes it only with ep > 1, without full
+    recompute and, when pp > 1, with interleaving.
+    """
+    problem = c.problem
+    model, training = problem.model, problem.training
     if not model.is_moe:
         return 0.0
     ep = c.ep
-    ep_bw = _group_bandwidth(c.problem, ep, c.tp * c.cp)
-    a2a = 2.0 * c.tokens * model.top_k * c.h / c.sp_div * (ep - 1) / ep / ep_bw
-    return (model.moe_layers / model.layers) * np.where(ep > 1, 4.0 * a2a, 0.0)
+    stride = c.tp * c.cp
+    j = np.clip(np.floor(problem.cluster.scaleup_domain_gpus / stride), 1.0, ep)
+    k = np.ceil(ep / j)
+    copy_bytes = c.tokens * c.h / c.sp_div * _moe_a2a_bytes_per_element(training)
+    top_k = float(model.top_k)
+    nic = _nic_busbw(problem)
+    if training.moe_dispatcher == "deepep":
+        domains_hit = k * (1.0 - (1.0 - 1.0 / k) ** top_k)
+        if training.moe_max_domains_per_token:
+            domains_hit = np.minimum(domains_hit, float(training.moe_max_domains_per_token))
+        inter_copies = domains_hit * (k - 1) / k
+        intra_copies = top_k * (ep - 1) / ep
+    else:
+        inter_copies = top_k * (ep - j) / ep
+        intra_copies = top_k * (j - 1) / ep
+    a2a = np.maximum(
+        intra_copies * copy_bytes / intra_node_bandwidth(problem),
+        inter_copies * copy_bytes / nic,
+    )
+    raw = (model.moe_layers / model.layers) * np.where(ep > 1, a2a, 0.0)
+    if not training.moe_a2a_overlap:
+        return raw
+    warmup = 2.0 * (c.pp - 1) + (c.v - 1) * c.pp + 1.0
+    paired = np.clip(1.0 - warmup / (m * c.v), 0.0, 1.0)
+    allowed = (ep > 1) & (c.rc != RECOMPUTE_FULL) & ((c.pp == 1) | (c.v > 1))
+    overlapped = (1.0 - paired) * raw + paired * _exposed(raw, layer.fwd + layer.bwd)
+    return np.where(allowed, overlapped, raw)
+
+
+def moe_assumptions(training: Training) -> tuple[Assumption, ...]:
+    """The MoE token-exchange settings of a run, with their sources, for the result's ``assumptions``."""
+    return (
+        Assumption(
+            "moe_a2a_links_concurrent",
+            1.0,
+            "flag",
+            "an all-to-all's copies to ranks in the same scale-up domain (NVLink) and beyond it (NIC) move "
+            "at once, so its time is the longer of the two: NCCL runs all-to-all as grouped point-to-point "
+            "sends and receives; routing uniform over the ep ranks (load-balanced experts); assumption",
+        ),
+        Assumption(
+            f"moe_dispatcher[{training.moe_dispatcher}]",
+            1.0 if training.moe_dispatcher == "deepep" else 0.0,
+            "1 = deepep, 0 = alltoall",
+            "alltoall: Megatron-Core --moe-token-dispatcher-type alltoall, one copy per routed expert; "
+            "deepep: --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep, which 'removes "
+            "redundant tokens during cross-node communication' (megatron/core/transformer/moe/README.md); "
+            "DeepSeek-V3 (arXiv:2412.19437) Sec. 3.2.2: IB once per node, then NVLink forward",
+        ),
+        Assumption(
+            "moe_max_domains_per_token",
+            float(training.moe_max_domains_per_token),
+            "scale-up domains (0 = not limited)",
+            "node-limited routing, DeepSeek-V3 Sec. 2.1.2/3.2.2: M = 4 nodes per token; Megatron-Core "
+            "--moe-router-num-groups / --moe-router-group-topk (default None); reduces fabric copies "
+            "only with the deepep dispatcher",
+        ),
+        Assumption(
+            "moe_fp8_dispatch",
+            1.0 if training.moe_fp8_dispatch else 0.0,
+            "flag",
+            f"forward dispatch and backward combine in FP8 (1 + 1/{MXFP8_BLOCK:g} B per element), forward "
+            "combine and backward dispatch in BF16: DeepSeek-V3 Sec. 3.3.3 and deepseek-ai/DeepEP README "
+            "(FP8 dispatching, BF16 combining); Megatron-Core moe_dispatch_fwd_dtype / "
+            "moe_combine_bwd_dtype 'mxfp8' (default 'bf16')",
+        ),
+        Assumption(
+            "moe_a2a_overlap",
+            1.0 if training.moe_a2a_overlap else 0.0,
+            "flag",
+            "Megatron-Core --overlap-moe-expert-parallel-comm (default False): combined 1F1B runs one "
+            "micro-batch's forward beside another's backward, all-to-alls hidden under the other's compute "
+            "but in the W = 2(p−1)+(v−1)p+1 warm-up and cool-down chunks (pipeline_parallel/"
+            "combined_1f1b.py, schedules.py's warm-up count with its extra micro-batch); needs ep > 1, no "
+            "full recompute, vpp when pp > 1 (transformer_config.py)",
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -447,7 +552,7 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     model = problem.model
     tp_layer = _tp_comm_layer(c, layer)
     cp_layer = _cp_comm_layer(c, layer)
-    moe_layer = _moe_comm_layer(c)
+    moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay))
     n_stage = stage_layers(model, lay["pp"])
     logits_fwd = (
         c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.training import estimate
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
@@ -34,6 +35,23 @@ def _mixtral_512(**overrides: Any) -> dict[str, Any]:
     }
 
 
+def _layout(**fields: Any) -> dict[str, Any]:
+    """A fixed layout: pp, cp, vpp and micro-batch 1, no recompute, ZeRO-1, unless given."""
+    base = {"pp": 1, "cp": 1, "vpp": 1, "micro_batch": 1, "recompute": "none", "sharding": "zero1"}
+    return {**base, "sequence_parallel": fields.get("tp", 1) > 1, **fields}
+
+
+def _a2a_of(model: str, nodes: int, batch_seqs: int, layout: dict[str, Any], **training: Any) -> float:
+    """The moe_all_to_all step part (s) of ``model`` on ``nodes`` HGX H100 nodes with a fixed layout."""
+    request = {
+        "model": {"preset": model},
+        "training": {"tokens": 1e12, "global_batch_seqs": batch_seqs, **training},
+        "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "fabric": "ib-ndr400"},
+        "parallelism": layout,
+    }
+    return float(estimate(request, **SPECS)["step_time_s"]["moe_all_to_all"])
+
+
 def _ring_gather_s(nbytes: float, size: int, stride: int) -> float:
     """All-gather (or reduce-scatter) on a hierarchical ring over 8-GPU nodes, by hand."""
     j = max(1, min(8 // stride, size))
@@ -48,18 +66,7 @@ def test_expert_weights_are_gathered_and_reduce_scattered_under_zero3() -> None:
     # with 8 KV heads, vocab 32,000, untied) on tp4 pp1 dp128 ep1, ZeRO-3, micro-batch 8, gathers not
     # prefetched (fsdp_overlap false, so the whole collective time is on the critical path).
     request = _mixtral_512(fsdp_overlap=False)
-    request["parallelism"] = {
-        "tp": 4,
-        "pp": 1,
-        "dp": 128,
-        "cp": 1,
-        "ep": 1,
-        "vpp": 1,
-        "micro_batch": 8,
-        "recompute": "none",
-        "sharding": "zero3",
-        "sequence_parallel": True,
-    }
+    request["parallelism"] = _layout(tp=4, dp=128, ep=1, micro_batch=8, sharding="zero3")
     parts = estimate(request, **SPECS)["step_time_s"]
     # Per GPU (tp 4): experts 32 × 8 × 176,160,768 / 4 = 11,274,289,152 parameters; dense 32 × (attention
     # 41,943,040 / 4 + 2 norms × 4,096 + router 4,096 × 8) = 336,855,040, plus embedding and output layer
@@ -89,3 +96,85 @@ def test_search_no_longer_prefers_ep1_with_zero3_for_mixtral_on_512_h100() -> No
     for candidate in response["candidates"][:10]:
         lay = candidate["parallelism"]
         assert not (lay["ep"] == 1 and lay["sharding"] == "zero3"), lay
+
+
+# Item 2: the all-to-all. Mixtral 8x7B on tp2 ep8 dp256 (sequence parallel), 64 HGX H100 nodes, micro-batch
+# 1 of 4,096 tokens, 1,024 sequences: m = 1,024 / 256 = 4 micro-batches of 32 MoE layers. The ep ranks are
+# spaced tp = 2 apart, so 4 of them share a node and the group spans 2 nodes. One copy of a micro-batch's
+# tokens is 4,096 × 4,096 / 2 (SP) = 8,388,608 elements; the four all-to-alls carry 4 × 2 B = 8 B each.
+COPY_BYTES = 8 * 4096 * 4096 / 2
+LAYER_MB = 4 * 32
+
+
+def _a2a_s(**training: Any) -> float:
+    return _a2a_of("mixtral-8x7b", 64, 1024, _layout(tp=2, dp=256, ep=8), **training)
+
+
+def test_all_to_all_splits_between_nvlink_and_the_fabric() -> None:
+    # NCCL all-to-all, one copy per routed expert (top 2 of 8 ranks): 2 × 3/8 copies to the 3 other ranks
+    # of the node over NVLink, 2 × 4/8 over the NIC, concurrently; the NIC's 1.398 ms per layer binds.
+    nic = 2 * 4 / 8 * COPY_BYTES / NDR400_BUSBW
+    nvlink = 2 * 3 / 8 * COPY_BYTES / NVLINK4_BUSBW
+    assert nic == pytest.approx(1.398e-3, rel=1e-3)
+    assert _a2a_s() == pytest.approx(LAYER_MB * max(nic, nvlink), rel=1e-9)  # 0.179 s
+    # Before, all 7/8 of the copies went over the NIC: 128 × 2 × 7/8 × 67.1 MB / 48 GB/s = 0.313 s.
+
+
+def test_deepep_crosses_the_fabric_once_per_remote_node() -> None:
+    # A token's 2 experts hit 2 × (1 − (1 − 1/2)²) = 1.5 of the 2 nodes on average, 0.75 of them remote;
+    # NVLink carries every copy off the GPU, 2 × 7/8 (DeepSeek-V3 Sec. 3.2.2).
+    nic = 1.5 * 1 / 2 * COPY_BYTES / NDR400_BUSBW
+    nvlink = 2 * 7 / 8 * COPY_BYTES / NVLINK4_BUSBW
+    assert _a2a_s(moe_dispatcher="deepep") == pytest.approx(LAYER_MB * max(nic, nvlink), rel=1e-9)  # 0.134 s
+
+
+def test_fp8_dispatch_sends_the_forward_dispatch_and_backward_combine_in_fp8() -> None:
+    # 2 × (1 + 1/32) + 2 × 2 = 6.0625 B per element instead of 8 (MXFP8 scale per 32 elements).
+    bf16 = _a2a_s(precision="fp8")
+    assert _a2a_s(precision="fp8", moe_fp8_dispatch=True) == pytest.approx(bf16 * 6.0625 / 8, rel=1e-9)
+
+
+def test_fp8_dispatch_needs_fp8_training() -> None:
+    with pytest.raises(InputError) as err:
+        _a2a_s(moe_fp8_dispatch=True)
+    assert err.value.field == "training.moe_fp8_dispatch"
+
+
+def test_a2a_overlap_hides_the_paired_micro_batches() -> None:
+    # Combined 1F1B without pipelining: the first forward and the last backward run alone, so 1 of the 4
+    # micro-batches' all-to-alls stays exposed; the other 3/4 lie under the paired micro-batch's compute
+    # (far longer), costing the 20 % overlap penalty.
+    exposed = _a2a_s()
+    assert _a2a_s(moe_a2a_overlap=True) == pytest.approx(exposed * (1 / 4 + 3 / 4 * 0.2), rel=1e-9)
+
+
+def _deepseek_a2a_s(**training: Any) -> float:
+    # DeepSeek-V3 (256 routed experts, top 8) on 1,024 H100 at tp1 pp16 ep64: 8 ranks per node, 8 nodes.
+    return _a2a_of("deepseek-v3", 128, 4096, _layout(tp=1, pp=16, dp=64, ep=64), **training)
+
+
+def test_node_limited_routing_caps_the_remote_nodes_per_token() -> None:
+    # alltoall: 8 × 56/64 = 7 remote copies per token. deepep: 8 × (1 − (7/8)^8) = 5.251 nodes hit, 4.595
+    # remote; with M = 4 (DeepSeek-V3), 4 × 7/8 = 3.5. The NIC binds each time (7.875 NVLink copies at 360
+    # GB/s take less than 3.5 at 48 GB/s).
+    alltoall = _deepseek_a2a_s()
+    deepep = _deepseek_a2a_s(moe_dispatcher="deepep")
+    limited = _deepseek_a2a_s(moe_dispatcher="deepep", moe_max_domains_per_token=4)
+    assert deepep / alltoall == pytest.approx(8 * (1 - (7 / 8) ** 8) * 7 / 8 / 7, rel=1e-9)
+    assert limited / alltoall == pytest.approx(3.5 / 7, rel=1e-9)
+
+
+def _mixtral_pp_a2a_s(vpp: int, recompute: str = "none", **training: Any) -> float:
+    # Mixtral 8x7B on 512 H100: tp1 pp4 dp128 ep8, micro-batch 1, 4,096 sequences: m = 32.
+    layout = _layout(tp=1, pp=4, dp=128, ep=8, vpp=vpp, recompute=recompute)
+    return _a2a_of("mixtral-8x7b", 64, 4096, layout, **training)
+
+
+def test_a2a_overlap_follows_megatron_core_conditions_and_warm_up() -> None:
+    exposed = _mixtral_pp_a2a_s(2)
+    # pp 4, vpp 2, m = 32 micro-batches: W = 2·3 + 1·4 + 1 = 11 of the 64 chunks run alone.
+    overlapped = _mixtral_pp_a2a_s(2, moe_a2a_overlap=True)
+    assert overlapped == pytest.approx(exposed * (11 / 64 + 53 / 64 * 0.2), rel=1e-9)
+    # Megatron-Core refuses the overlap with pp > 1 and no interleaving, and with full recompute.
+    assert _mixtral_pp_a2a_s(1, moe_a2a_overlap=True) == pytest.approx(_mixtral_pp_a2a_s(1))
+    assert _mixtral_pp_a2a_s(2, "full", moe_a2a_overlap=True) == pytest.approx(_mixtral_pp_a2a_s(2, "full"))
