@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from specs import ACCELERATORS, FABRICS
 
 from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.timing import _fsdp, _held, _shape
+from clusterdesigner.engine.training import estimate, parse_problem
+from clusterdesigner.engine.workload import layouts
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
 
@@ -178,3 +181,26 @@ def test_a2a_overlap_follows_megatron_core_conditions_and_warm_up() -> None:
     # Megatron-Core refuses the overlap with pp > 1 and no interleaving, and with full recompute.
     assert _mixtral_pp_a2a_s(1, moe_a2a_overlap=True) == pytest.approx(_mixtral_pp_a2a_s(1))
     assert _mixtral_pp_a2a_s(2, "full", moe_a2a_overlap=True) == pytest.approx(_mixtral_pp_a2a_s(2, "full"))
+
+
+def test_hsdp_all_reduces_the_expert_gradients_across_replicas() -> None:
+    # Mixtral 8x7B on tp1 dp512 ep8 with HSDP: the dense weights shard over the node's 8 ranks, the experts
+    # over max(1, 8 / ep 8) = 1 (each GPU holds its own experts whole), so their gradients are all-reduced
+    # over the 512 / 8 = 64 expert-data-parallel ranks spaced tp·ep = 8 apart: one per node, 64 nodes.
+    # Expert gradients per GPU: 32 layers × 8 experts / ep 8 × 176,160,768 × 2 B = 11.27 GB;
+    # 2 × 63/64 × 11.27 GB / 48 GB/s + 2 × 63 × (15 + 5) µs = 0.4649 s. Before, only the dense all-reduce
+    # (among the 64 node replicas of a 1/8 shard, 0.0153 s) was timed.
+    problem = parse_problem(_mixtral_512(), **SPECS)
+    lay = layouts(
+        tp=1, pp=1, dp=512, cp=1, ep=8, vpp=1, micro_batch=1, recompute=0, sharding=4, sequence_parallel=0
+    )
+    c = _shape(problem, lay)
+    zero = np.zeros(1)
+    _, hsdp = _fsdp(c, _held(problem, lay), mb_fwd_bwd=zero, n_stage=np.full(1, 32.0), last_bwd=zero)
+    expert_bytes = 2.0 * 32 * 8 / 8 * 176_160_768
+    expert_ar = 2 * 63 / 64 * expert_bytes / NDR400_BUSBW + 2 * 63 * (STEP_S + FABRIC_S)
+    # Dense: 32 × (41,943,040 + 8,192 + 32,768) + 2 × 131,072,000 = 1,605,632,000 parameters, 2 B, an
+    # eighth each, all-reduced over 64 ranks spaced 8 apart.
+    dense_ar = 2 * 63 / 64 * 2.0 * 1_605_632_000 / 8 / NDR400_BUSBW + 2 * 63 * (STEP_S + FABRIC_S)
+    assert expert_ar == pytest.approx(0.4649, abs=1e-4)
+    assert hsdp[0] == pytest.approx(expert_ar + dense_ar, rel=1e-9)
