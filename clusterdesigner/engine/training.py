@@ -28,6 +28,7 @@ from clusterdesigner.engine.memory import (
     end_stage_layers,
 )
 from clusterdesigner.engine.model import (
+    RECOMPUTE_FULL,
     RECOMPUTE_MODES,
     ModelShape,
     hardware_flops_per_token,
@@ -531,6 +532,7 @@ def estimate_result(
                 f"needs {row.memory_per_gpu_gib.total:.1f} GiB, "
                 f"has {problem.cluster.accelerator.memory_gib:g} GiB"
             )
+        warnings.extend(_moe_warnings(problem, values))
         return TrainingEstimate(
             mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
         )
@@ -554,6 +556,29 @@ def estimate_result(
             rejected=rejected,
         ),
     )
+
+
+def _moe_warnings(problem: Problem, values: Mapping[str, int]) -> list[str]:
+    """MoE settings a fixed layout does not take (timing._moe_comm_layer applies the same rules)."""
+    training = problem.training
+    if not problem.model.is_moe:
+        return []
+    out = []
+    if training.moe_a2a_overlap and (
+        values["ep"] == 1
+        or values["recompute"] == RECOMPUTE_FULL
+        or (values["pp"] > 1 and values["vpp"] == 1)
+    ):
+        out.append(
+            "moe_a2a_overlap is not taken: Megatron-Core overlaps the expert all-to-all only with ep > 1, "
+            "without full recompute and, when pp > 1, with vpp > 1"
+        )
+    if training.moe_max_domains_per_token and training.moe_dispatcher != "deepep":
+        out.append(
+            "moe_max_domains_per_token changes no traffic with the alltoall dispatcher, which sends one "
+            "copy per routed expert; DeepEP (moe_dispatcher deepep) sends one per node"
+        )
+    return out
 
 
 def describe_layout(row: Mapping[str, Any]) -> str:

@@ -204,3 +204,14 @@ def test_hsdp_all_reduces_the_expert_gradients_across_replicas() -> None:
     dense_ar = 2 * 63 / 64 * 2.0 * 1_605_632_000 / 8 / NDR400_BUSBW + 2 * 63 * (STEP_S + FABRIC_S)
     assert expert_ar == pytest.approx(0.4649, abs=1e-4)
     assert hsdp[0] == pytest.approx(expert_ar + dense_ar, rel=1e-9)
+
+
+def test_a_fixed_layout_says_which_moe_settings_it_does_not_take() -> None:
+    request = _mixtral_512(moe_a2a_overlap=True, moe_max_domains_per_token=2)
+    request["parallelism"] = _layout(tp=1, pp=4, dp=128, ep=8)
+    warnings = estimate(request, **SPECS)["warnings"]
+    assert any(w.startswith("moe_a2a_overlap is not taken") for w in warnings)  # pp 4 without vpp
+    assert any(w.startswith("moe_max_domains_per_token changes no traffic") for w in warnings)
+    request["parallelism"] = _layout(tp=1, pp=4, dp=128, ep=8, vpp=2)
+    request["training"]["moe_dispatcher"] = "deepep"
+    assert not any(w.startswith("moe_") for w in estimate(request, **SPECS)["warnings"])
