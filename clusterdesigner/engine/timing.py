@@ -313,10 +313,14 @@ class _Layer:
     fwd: FloatArray
     bwd: FloatArray
     recompute: FloatArray
+    shared_expert_fwd: FloatArray | float
 
 
-def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArray | float]:
-    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP) and the MLP's width.
+def _mlp_gemms(
+    c: _Shape, attn_gemms: FloatArray
+) -> tuple[FloatArray, FloatArray | float, FloatArray | float]:
+    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP), the MLP's width and the
+    shared experts' share of the GEMMs (0 for a dense model or none).
 
     MoE layers (a share moe_layers / layers of them) run top_k routed experts, the shared experts and the
     router instead of the dense MLP; each of the experts / ep local experts sees tokens · top_k · ep /
@@ -327,7 +331,7 @@ def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArra
     mlp_up = model.ffn_hidden * (2 if model.gated_mlp else 1)
     dense_mlp = c.gemm(tokens, h, mlp_up / tp) + c.gemm(tokens, model.ffn_hidden / tp, h)
     if not model.is_moe:
-        return attn_gemms + dense_mlp, float(model.ffn_hidden)
+        return attn_gemms + dense_mlp, float(model.ffn_hidden), 0.0
     share = model.moe_layers / model.layers
     e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
     local_experts = model.experts / c.ep
@@ -346,7 +350,7 @@ def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArra
     mlp_width = (1 - share) * model.ffn_hidden + share * (
         model.top_k + model.shared_experts
     ) * model.expert_ffn_hidden
-    return gemm_fwd, mlp_width
+    return gemm_fwd, mlp_width, share * shared
 
 
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
@@ -375,7 +379,7 @@ def _layer(c: _Shape) -> _Layer:
     model = c.problem.model
     tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
     attn_gemms = c.gemm(tokens, h, (h + 2 * kvh) / tp) + c.gemm(tokens, h / tp, h)
-    gemm_fwd, mlp_width = _mlp_gemms(c, attn_gemms)
+    gemm_fwd, mlp_width, shared_fwd = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
     elem_fwd = (
@@ -392,6 +396,7 @@ def _layer(c: _Shape) -> _Layer:
         fwd=fwd,
         bwd=2.0 * (gemm_fwd + elem_fwd) + attn_bwd,
         recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, attn_fwd, 0.0)),
+        shared_expert_fwd=shared_fwd,
     )
 
 
@@ -443,7 +448,9 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     copy off its own GPU, top_k·(ep−1)/ep, moves over the scale-up link (DeepSeek-V3 Sec. 3.2.2: IB to
     the same in-node index, then NVLink forward). Each copy is tokens·h/sp elements.
 
-    With ``moe_a2a_overlap`` (Megatron-Core's combined 1F1B), a forward chunk runs beside another
+    With ``moe_shared_expert_overlap`` (Megatron-Core's --moe-shared-expert-overlap) the all-to-alls first
+    overlap the shared experts' forward and backward GEMMs. With ``moe_a2a_overlap`` (Megatron-Core's
+    combined 1F1B), a forward chunk runs beside another
     micro-batch's backward chunk, so the all-to-alls of the paired chunks are overlapped with the layer's
     forward + backward compute; the W = 2(p−1) + (v−1)p + 1 warm-up forward chunks and as many cool-down
     backward chunks of the m·v run alone. Megatron-Core takes it only with ep > 1, without full
@@ -474,6 +481,9 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
         inter_copies * copy_bytes / nic,
     )
     raw = (model.moe_layers / model.layers) * np.where(ep > 1, a2a, 0.0)
+    if training.moe_shared_expert_overlap and model.shared_experts:
+        # The shared experts run while the tokens travel, forward and backward (3 × their forward GEMMs).
+        raw = _exposed(raw, np.asarray(3.0 * layer.shared_expert_fwd, dtype=np.float64))
     if not training.moe_a2a_overlap:
         return raw
     warmup = 2.0 * (c.pp - 1) + (c.v - 1) * c.pp + 1.0
@@ -519,6 +529,13 @@ def moe_assumptions(training: Training) -> tuple[Assumption, ...]:
             "combine and backward dispatch in BF16: DeepSeek-V3 Sec. 3.3.3 and deepseek-ai/DeepEP README "
             "(FP8 dispatching, BF16 combining); Megatron-Core moe_dispatch_fwd_dtype / "
             "moe_combine_bwd_dtype 'mxfp8' (default 'bf16')",
+        ),
+        Assumption(
+            "moe_shared_expert_overlap",
+            1.0 if training.moe_shared_expert_overlap else 0.0,
+            "flag",
+            "Megatron-Core --moe-shared-expert-overlap (default False): the shared experts compute while "
+            "the dispatcher's tokens travel; without it they run before the router (transformer_config.py)",
         ),
         Assumption(
             "moe_a2a_overlap",

@@ -276,6 +276,7 @@ def parse_problem(
         moe_max_domains_per_token=max_domains,
         moe_fp8_dispatch=fp8_dispatch,
         moe_a2a_overlap=_flag(tr, "moe_a2a_overlap", "training", False),
+        moe_shared_expert_overlap=_flag(tr, "moe_shared_expert_overlap", "training", False),
         tp_comm_overlap=_flag(tr, "tp_comm_overlap", "training", True),
         fsdp_collectives_per_layer=collectives,
         fsdp_overlap=_flag(tr, "fsdp_overlap", "training", True),

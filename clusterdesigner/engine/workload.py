@@ -69,7 +69,8 @@ class Training:
     over NVLink); ``moe_max_domains_per_token`` > 0 is node-limited routing (DeepSeek-V3's M = 4: each
     token's experts lie in at most that many scale-up domains); ``moe_fp8_dispatch`` sends the forward
     dispatch and the backward combine in FP8; ``moe_a2a_overlap`` hides the all-to-alls under another
-    micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm)."""
+    micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm);
+    ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap)."""
 
     tokens: float
     global_batch_seqs: int
@@ -87,6 +88,7 @@ class Training:
     moe_max_domains_per_token: int = 0
     moe_fp8_dispatch: bool = False
     moe_a2a_overlap: bool = False
+    moe_shared_expert_overlap: bool = False
 
 
 @dataclass(frozen=True)

@@ -304,6 +304,7 @@ def test_a_search_with_nothing_given_that_fits_nowhere_names_the_cluster() -> No
         (("training", "moe_max_domains_per_token"), True, "training.moe_max_domains_per_token", InputError),
         (("training", "moe_a2a_overlap"), "on", "training.moe_a2a_overlap", InputError),
         (("training", "moe_fp8_dispatch"), 1, "training.moe_fp8_dispatch", InputError),
+        (("training", "moe_shared_expert_overlap"), "no", "training.moe_shared_expert_overlap", InputError),
         (("training", "flash_attention"), 1, "training.flash_attention", InputError),
         (("parallelism", "recompute"), "some", "parallelism.recompute", InputError),
         (("parallelism", "sharding"), 3, "parallelism.sharding", InputError),
