@@ -427,7 +427,7 @@ def _cp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     return _exposed(cp_exchange, layer.attn_fwd) + _exposed(2.0 * cp_exchange, layer.attn_bwd)
 
 
-def _moe_a2a_bytes_per_element(training: Training) -> FloatArray | float:
+def _moe_a2a_bytes_per_element(training: Training) -> float:
     """Bytes per hidden element of the four all-to-alls of a layer, summed: BF16 (2 B) each, or with FP8
     dispatch the forward dispatch and the backward combine in FP8 with a scale per 32 elements (1 + 1/32
     B, MXFP8; DeepSeek-V3's 1×128 tiles with FP32 scales are the same), the other two in BF16."""
@@ -450,11 +450,10 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
 
     With ``moe_shared_expert_overlap`` (Megatron-Core's --moe-shared-expert-overlap) the all-to-alls first
     overlap the shared experts' forward and backward GEMMs. With ``moe_a2a_overlap`` (Megatron-Core's
-    combined 1F1B), a forward chunk runs beside another
-    micro-batch's backward chunk, so the all-to-alls of the paired chunks are overlapped with the layer's
-    forward + backward compute; the W = 2(p−1) + (v−1)p + 1 warm-up forward chunks and as many cool-down
-    backward chunks of the m·v run alone. Megatron-Core takes it only with ep > 1, without full
-    recompute and, when pp > 1, with interleaving.
+    combined 1F1B) a forward chunk runs beside another micro-batch's backward chunk, so the all-to-alls of
+    the paired chunks are overlapped with the layer's forward + backward compute; the W = 2(p−1) + (v−1)p
+    + 1 warm-up forward chunks and as many cool-down backward chunks of the m·v run alone. Megatron-Core
+    takes it only with ep > 1, without full recompute and, when pp > 1, with interleaving.
     """
     problem = c.problem
     model, training = problem.model, problem.training
