@@ -41,6 +41,7 @@ from clusterdesigner.engine.workload import (
     FloatArray,
     IntArray,
     Problem,
+    Training,
     group_span,
 )
 
@@ -64,6 +65,7 @@ ELEMENTWISE_PASSES_MLP = 3.0
 FP8_CAST_PASSES = 6.0
 SCORE_BYTES_FWD = 10.0
 RING_STEP_LATENCY_S = 15e-6
+MXFP8_BLOCK = 32.0
 ADAM_BYTES_PER_PARAM = 36.0
 
 TIMING_ASSUMPTIONS = (
@@ -198,14 +200,20 @@ def ring_time(
     """Hierarchical ring collective time. ``factor`` = 2 for all-reduce, 1 for reduce-scatter/all-gather."""
     cluster = problem.cluster
     j, k = group_span(stride=stride, size=size, gpus_per_node=cluster.ring_unit_gpus)
-    nic = (
-        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
-    )
+    nic = _nic_busbw(problem)
     intra = factor * (j - 1) / j * nbytes / intra_bw + factor * (size - k) * RING_STEP_LATENCY_S
     inter = factor * (k - 1) / k * nbytes / (j * nic) + factor * (k - 1) * (
         RING_STEP_LATENCY_S + latency_us * 1e-6
     )
     return np.where(size > 1, intra + inter, 0.0)
+
+
+def _nic_busbw(problem: Problem) -> float:
+    """Per-GPU scale-out busbw: NIC rate × the fabric's collective efficiency ÷ oversubscription."""
+    cluster = problem.cluster
+    return (
+        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
+    )
 
 
 def intra_node_bandwidth(problem: Problem) -> float:
@@ -225,9 +233,7 @@ def _group_bandwidth(problem: Problem, size: FloatArray, stride: FloatArray) -> 
     cluster = problem.cluster
     span = size * stride
     domain = cluster.scaleup_domain_gpus
-    nic = (
-        cluster.nic_gbps_per_gpu / 8.0 * 1e9 * cluster.fabric.collective_efficiency / cluster.oversubscription
-    )
+    nic = _nic_busbw(problem)
     return np.where(span <= domain, intra_node_bandwidth(problem), nic)
 
 
@@ -307,10 +313,14 @@ class _Layer:
     fwd: FloatArray
     bwd: FloatArray
     recompute: FloatArray
+    shared_expert_fwd: FloatArray | float
 
 
-def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArray | float]:
-    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP) and the MLP's width.
+def _mlp_gemms(
+    c: _Shape, attn_gemms: FloatArray
+) -> tuple[FloatArray, FloatArray | float, FloatArray | float]:
+    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP), the MLP's width and the
+    shared experts' share of the GEMMs (0 for a dense model or none).
 
     MoE layers (a share moe_layers / layers of them) run top_k routed experts, the shared experts and the
     router instead of the dense MLP; each of the experts / ep local experts sees tokens · top_k · ep /
@@ -321,7 +331,7 @@ def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArra
     mlp_up = model.ffn_hidden * (2 if model.gated_mlp else 1)
     dense_mlp = c.gemm(tokens, h, mlp_up / tp) + c.gemm(tokens, model.ffn_hidden / tp, h)
     if not model.is_moe:
-        return attn_gemms + dense_mlp, float(model.ffn_hidden)
+        return attn_gemms + dense_mlp, float(model.ffn_hidden), 0.0
     share = model.moe_layers / model.layers
     e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
     local_experts = model.experts / c.ep
@@ -340,7 +350,7 @@ def _mlp_gemms(c: _Shape, attn_gemms: FloatArray) -> tuple[FloatArray, FloatArra
     mlp_width = (1 - share) * model.ffn_hidden + share * (
         model.top_k + model.shared_experts
     ) * model.expert_ffn_hidden
-    return gemm_fwd, mlp_width
+    return gemm_fwd, mlp_width, share * shared
 
 
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
@@ -369,7 +379,7 @@ def _layer(c: _Shape) -> _Layer:
     model = c.problem.model
     tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
     attn_gemms = c.gemm(tokens, h, (h + 2 * kvh) / tp) + c.gemm(tokens, h / tp, h)
-    gemm_fwd, mlp_width = _mlp_gemms(c, attn_gemms)
+    gemm_fwd, mlp_width, shared_fwd = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
     elem_fwd = (
@@ -386,6 +396,7 @@ def _layer(c: _Shape) -> _Layer:
         fwd=fwd,
         bwd=2.0 * (gemm_fwd + elem_fwd) + attn_bwd,
         recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, attn_fwd, 0.0)),
+        shared_expert_fwd=shared_fwd,
     )
 
 
@@ -416,16 +427,126 @@ def _cp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     return _exposed(cp_exchange, layer.attn_fwd) + _exposed(2.0 * cp_exchange, layer.attn_bwd)
 
 
-def _moe_comm_layer(c: _Shape) -> FloatArray | float:
-    """Expert-parallel all-to-all per layer (dispatch and combine, forward and backward: 4), on the share
-    of MoE layers: 2·tokens·top_k·h/sp · (ep−1)/ep / busbw each."""
-    model = c.problem.model
+def _moe_a2a_bytes_per_element(training: Training) -> float:
+    """Bytes per hidden element of the four all-to-alls of a layer, summed: BF16 (2 B) each, or with FP8
+    dispatch the forward dispatch and the backward combine in FP8 with a scale per 32 elements (1 + 1/32
+    B, MXFP8; DeepSeek-V3's 1×128 tiles with FP32 scales are the same), the other two in BF16."""
+    if training.moe_fp8_dispatch:
+        return 2.0 * (1.0 + 1.0 / MXFP8_BLOCK) + 2.0 * 2.0
+    return 4.0 * 2.0
+
+
+def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | float:
+    """Expert-parallel all-to-all per layer and micro-batch (dispatch and combine, forward and backward),
+    on the share of MoE layers.
+
+    The ep ranks (spaced tp·cp apart) lie j to a scale-up domain over k domains. Each token goes to top_k
+    experts, uniformly over the ep ranks. With ``alltoall`` (NCCL, one copy per expert) a token sends
+    top_k·(j−1)/ep copies over the scale-up link and top_k·(ep−j)/ep over the NIC, concurrently: the time
+    is the longer of the two. With ``deepep`` a token crosses the fabric once per distinct remote domain,
+    k·(1 − (1 − 1/k)^top_k)·(k−1)/k of them (at most M·(k−1)/k under node-limited routing), and every
+    copy off its own GPU, top_k·(ep−1)/ep, moves over the scale-up link (DeepSeek-V3 Sec. 3.2.2: IB to
+    the same in-node index, then NVLink forward). Each copy is tokens·h/sp elements.
+
+    With ``moe_shared_expert_overlap`` (Megatron-Core's --moe-shared-expert-overlap) the all-to-alls first
+    overlap the shared experts' forward and backward GEMMs. With ``moe_a2a_overlap`` (Megatron-Core's
+    combined 1F1B) a forward chunk runs beside another micro-batch's backward chunk, so the all-to-alls of
+    the paired chunks are overlapped with the layer's forward + backward compute; the W = 2(p−1) + (v−1)p
+    + 1 warm-up forward chunks and as many cool-down backward chunks of the m·v run alone. Megatron-Core
+    takes it only with ep > 1, without full recompute and, when pp > 1, with interleaving.
+    """
+    problem = c.problem
+    model, training = problem.model, problem.training
     if not model.is_moe:
         return 0.0
     ep = c.ep
-    ep_bw = _group_bandwidth(c.problem, ep, c.tp * c.cp)
-    a2a = 2.0 * c.tokens * model.top_k * c.h / c.sp_div * (ep - 1) / ep / ep_bw
-    return (model.moe_layers / model.layers) * np.where(ep > 1, 4.0 * a2a, 0.0)
+    stride = c.tp * c.cp
+    j = np.clip(np.floor(problem.cluster.scaleup_domain_gpus / stride), 1.0, ep)
+    k = np.ceil(ep / j)
+    copy_bytes = c.tokens * c.h / c.sp_div * _moe_a2a_bytes_per_element(training)
+    top_k = float(model.top_k)
+    nic = _nic_busbw(problem)
+    if training.moe_dispatcher == "deepep":
+        domains_hit = k * (1.0 - (1.0 - 1.0 / k) ** top_k)
+        if training.moe_max_domains_per_token:
+            domains_hit = np.minimum(domains_hit, float(training.moe_max_domains_per_token))
+        inter_copies = domains_hit * (k - 1) / k
+        intra_copies = top_k * (ep - 1) / ep
+    else:
+        inter_copies = top_k * (ep - j) / ep
+        intra_copies = top_k * (j - 1) / ep
+    a2a = np.maximum(
+        intra_copies * copy_bytes / intra_node_bandwidth(problem),
+        inter_copies * copy_bytes / nic,
+    )
+    raw = (model.moe_layers / model.layers) * np.where(ep > 1, a2a, 0.0)
+    if training.moe_shared_expert_overlap and model.shared_experts:
+        # The shared experts run while the tokens travel, forward and backward (3 × their forward GEMMs).
+        raw = _exposed(raw, np.asarray(3.0 * layer.shared_expert_fwd, dtype=np.float64))
+    if not training.moe_a2a_overlap:
+        return raw
+    warmup = 2.0 * (c.pp - 1) + (c.v - 1) * c.pp + 1.0
+    paired = np.clip(1.0 - warmup / (m * c.v), 0.0, 1.0)
+    allowed = (ep > 1) & (c.rc != RECOMPUTE_FULL) & ((c.pp == 1) | (c.v > 1))
+    overlapped = (1.0 - paired) * raw + paired * _exposed(raw, layer.fwd + layer.bwd)
+    return np.where(allowed, overlapped, raw)
+
+
+def moe_assumptions(training: Training) -> tuple[Assumption, ...]:
+    """The MoE token-exchange settings of a run, with their sources, for the result's ``assumptions``."""
+    return (
+        Assumption(
+            "moe_a2a_links_concurrent",
+            1.0,
+            "flag",
+            "an all-to-all's copies to ranks in the same scale-up domain (NVLink) and beyond it (NIC) move "
+            "at once, so its time is the longer of the two: NCCL runs all-to-all as grouped point-to-point "
+            "sends and receives; routing uniform over the ep ranks (load-balanced experts); assumption",
+        ),
+        Assumption(
+            f"moe_dispatcher[{training.moe_dispatcher}]",
+            1.0 if training.moe_dispatcher == "deepep" else 0.0,
+            "1 = deepep, 0 = alltoall",
+            "alltoall: Megatron-Core --moe-token-dispatcher-type alltoall, one copy per routed expert; "
+            "deepep: --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep, which 'removes "
+            "redundant tokens during cross-node communication' (megatron/core/transformer/moe/README.md); "
+            "DeepSeek-V3 (arXiv:2412.19437) Sec. 3.2.2: IB once per node, then NVLink forward",
+        ),
+        Assumption(
+            "moe_max_domains_per_token",
+            float(training.moe_max_domains_per_token),
+            "scale-up domains (0 = not limited)",
+            "node-limited routing, DeepSeek-V3 Sec. 2.1.2/3.2.2: M = 4 nodes per token; Megatron-Core "
+            "--moe-router-num-groups / --moe-router-group-topk (default None); reduces fabric copies "
+            "only with the deepep dispatcher",
+        ),
+        Assumption(
+            "moe_fp8_dispatch",
+            1.0 if training.moe_fp8_dispatch else 0.0,
+            "flag",
+            f"forward dispatch and backward combine in FP8 (1 + 1/{MXFP8_BLOCK:g} B per element), forward "
+            "combine and backward dispatch in BF16: DeepSeek-V3 Sec. 3.3.3 and deepseek-ai/DeepEP README "
+            "(FP8 dispatching, BF16 combining); Megatron-Core moe_dispatch_fwd_dtype / "
+            "moe_combine_bwd_dtype 'mxfp8' (default 'bf16')",
+        ),
+        Assumption(
+            "moe_shared_expert_overlap",
+            1.0 if training.moe_shared_expert_overlap else 0.0,
+            "flag",
+            "Megatron-Core --moe-shared-expert-overlap (default False): the shared experts compute while "
+            "the dispatcher's tokens travel; without it they run before the router (transformer_config.py)",
+        ),
+        Assumption(
+            "moe_a2a_overlap",
+            1.0 if training.moe_a2a_overlap else 0.0,
+            "flag",
+            "Megatron-Core --overlap-moe-expert-parallel-comm (default False): combined 1F1B runs one "
+            "micro-batch's forward beside another's backward, all-to-alls hidden under the other's compute "
+            "but in the W = 2(p−1)+(v−1)p+1 warm-up and cool-down chunks (pipeline_parallel/"
+            "combined_1f1b.py, schedules.py's warm-up count with its extra micro-batch); needs ep > 1, no "
+            "full recompute, vpp when pp > 1 (transformer_config.py)",
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -447,7 +568,7 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     model = problem.model
     tp_layer = _tp_comm_layer(c, layer)
     cp_layer = _cp_comm_layer(c, layer)
-    moe_layer = _moe_comm_layer(c)
+    moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay))
     n_stage = stage_layers(model, lay["pp"])
     logits_fwd = (
         c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)
@@ -519,7 +640,8 @@ def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
 
 def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     """Gradient all-reduce over the dp × cp ranks (spaced tp apart; experts' over dp·cp/ep, spaced tp·ep),
-    overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter."""
+    overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter dense and
+    expert gradients per micro-batch (``_fsdp``)."""
     dense, expert, edge = held.dense, held.expert, held.edge
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
@@ -540,21 +662,40 @@ def _fsdp(
 ) -> tuple[FloatArray, FloatArray]:
     """FSDP / ZeRO-3 per micro-batch (all-gather weights for forward and again for backward,
     reduce-scatter gradients, overlapped with the micro-batch but for the first layer's gather), and
-    HSDP's all-reduce across replicas, overlapped with the last backward: (per micro-batch, exposed)."""
+    HSDP's all-reduce across replicas, overlapped with the last backward: (per micro-batch, exposed).
+
+    Dense and embedding weights are sharded over the d_dense data-parallel ranks spaced tp apart; expert
+    weights over the expert-data-parallel group of d_expert = dp·cp/ep ranks (Megatron-Core's
+    expert_data_parallel_size = world / (pp·ep·etp) with etp = tp), spaced tp·ep apart, so each expert
+    gather and reduce-scatter is a ring of its own, on the scale-up link inside a domain and the NIC beyond
+    it (``ring_time``), prefetched under compute by the same rule as the dense ones."""
     training = c.problem.training
-    dense, edge = held.dense, held.edge
+    dense, edge, expert = held.dense, held.edge, held.expert
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
     grad_bytes = training.grad_bytes
-    shard_size = held.d_dense
+    shard_size, expert_shard = held.d_dense, held.d_expert
+    expert_stride = c.tp * c.ep
     ag = _ring(c, factor=1.0, nbytes=(dense + edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
     rs = _ring(c, factor=1.0, nbytes=(dense + edge) * grad_bytes, size=shard_size, stride=c.tp)
+    moe = c.problem.model.is_moe
+    ag_expert: FloatArray | float = 0.0
+    rs_expert: FloatArray | float = 0.0
+    if moe:
+        ag_expert = _ring(
+            c, factor=1.0, nbytes=expert * WEIGHT_BYTES, size=expert_shard, stride=expert_stride
+        )
+        rs_expert = _ring(c, factor=1.0, nbytes=expert * grad_bytes, size=expert_shard, stride=expert_stride)
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
-    # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter.
+    # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter; an MoE layer's experts are a unit of
+    # their own on the expert-data-parallel group.
     collectives = 2.0 * training.fsdp_collectives_per_layer + 1.0
-    per_layer_latency = collectives * n_stage * (shard_size - 1) * RING_STEP_LATENCY_S
-    fsdp_mb_comm = 2.0 * ag + rs + per_layer_latency
+    moe_share = c.problem.model.moe_layers / c.problem.model.layers if moe else 0.0
+    per_layer_latency = (
+        collectives * n_stage * ((shard_size - 1) + moe_share * (expert_shard - 1)) * RING_STEP_LATENCY_S
+    )
+    fsdp_mb_comm = 2.0 * (ag + ag_expert) + rs + rs_expert + per_layer_latency
     first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
     hidden = _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer if training.fsdp_overlap else fsdp_mb_comm
     fsdp_mb = np.where(full_shard, hidden, 0.0)
@@ -566,6 +707,14 @@ def _fsdp(
         size=replicas,
         stride=c.tp * shard_size,
     )
+    if moe:
+        hsdp_ar = hsdp_ar + _ring(
+            c,
+            factor=2.0,
+            nbytes=expert * grad_bytes / expert_shard,
+            size=c.dp * c.cp / c.ep / expert_shard,
+            stride=expert_stride * expert_shard,
+        )
     return fsdp_mb, np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
 
 

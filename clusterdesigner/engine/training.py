@@ -28,6 +28,7 @@ from clusterdesigner.engine.memory import (
     end_stage_layers,
 )
 from clusterdesigner.engine.model import (
+    RECOMPUTE_FULL,
     RECOMPUTE_MODES,
     ModelShape,
     hardware_flops_per_token,
@@ -44,7 +45,7 @@ from clusterdesigner.engine.search import (
     structural_checks,
     structurally_valid,
 )
-from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency
+from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency, moe_assumptions
 from clusterdesigner.engine.training_result import (
     AssumptionUsed,
     Layout,
@@ -71,6 +72,8 @@ from clusterdesigner.engine.workload import (
 PRECISIONS = ("bf16", "fp8")
 PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused")
+MOE_DISPATCHERS = ("alltoall", "deepep")
+MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
@@ -258,7 +261,22 @@ def parse_problem(
             f"must be at most {MAX_FSDP_COLLECTIVES_PER_LAYER}, got {collectives}",
             field="training.fsdp_collectives_per_layer",
         )
+    max_domains = (
+        _whole(tr, "moe_max_domains_per_token", "training", maximum=MAX_MOE_DOMAINS_PER_TOKEN)
+        if isinstance(tr.get("moe_max_domains_per_token", 0), bool) or tr.get("moe_max_domains_per_token", 0)
+        else 0
+    )
+    fp8_dispatch = _flag(tr, "moe_fp8_dispatch", "training", False)
+    if fp8_dispatch and precision != "fp8":
+        # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
+        # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
+        raise InputError("FP8 dispatch needs precision fp8", field="training.moe_fp8_dispatch")
     training = Training(
+        moe_dispatcher=_choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
+        moe_max_domains_per_token=max_domains,
+        moe_fp8_dispatch=fp8_dispatch,
+        moe_a2a_overlap=_flag(tr, "moe_a2a_overlap", "training", False),
+        moe_shared_expert_overlap=_flag(tr, "moe_shared_expert_overlap", "training", False),
         tp_comm_overlap=_flag(tr, "tp_comm_overlap", "training", True),
         fsdp_collectives_per_layer=collectives,
         fsdp_overlap=_flag(tr, "fsdp_overlap", "training", True),
@@ -373,6 +391,8 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS]
+    if problem.model.is_moe:
+        items.extend(moe_assumptions(problem.training))
     items.append(
         Assumption(
             f"family_efficiency[{acc.family or 'unknown'}]",
@@ -513,6 +533,7 @@ def estimate_result(
                 f"needs {row.memory_per_gpu_gib.total:.1f} GiB, "
                 f"has {problem.cluster.accelerator.memory_gib:g} GiB"
             )
+        warnings.extend(_moe_warnings(problem, values))
         return TrainingEstimate(
             mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
         )
@@ -536,6 +557,29 @@ def estimate_result(
             rejected=rejected,
         ),
     )
+
+
+def _moe_warnings(problem: Problem, values: Mapping[str, int]) -> list[str]:
+    """MoE settings a fixed layout does not take (timing._moe_comm_layer applies the same rules)."""
+    training = problem.training
+    if not problem.model.is_moe:
+        return []
+    out = []
+    if training.moe_a2a_overlap and (
+        values["ep"] == 1
+        or values["recompute"] == RECOMPUTE_FULL
+        or (values["pp"] > 1 and values["vpp"] == 1)
+    ):
+        out.append(
+            "moe_a2a_overlap is not taken: Megatron-Core overlaps the expert all-to-all only with ep > 1, "
+            "without full recompute and, when pp > 1, with vpp > 1"
+        )
+    if training.moe_max_domains_per_token and training.moe_dispatcher != "deepep":
+        out.append(
+            "moe_max_domains_per_token changes no traffic with the alltoall dispatcher, which sends one "
+            "copy per routed expert; DeepEP (moe_dispatcher deepep) sends one per node"
+        )
+    return out
 
 
 def describe_layout(row: Mapping[str, Any]) -> str:

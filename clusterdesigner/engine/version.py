@@ -10,8 +10,11 @@ changed convention), and say in the commit message what changed. Its history:
     4  resale at the horizon's end from the catalog's residual-value series of the accelerator
     5  the scale-up (NVLink) domain of the system, not of the node, in the training timing; the capacity
        plan's cash view (capex at delivery, opex, resale) and its NPV; plans are keyed by this version too
+    6  MoE under ZeRO-3/HSDP: the expert weights' all-gathers and reduce-scatters over the expert-data-
+       parallel group are timed; the MoE all-to-all is split between the scale-up link and the fabric, with
+       the DeepEP dispatcher, node-limited routing, FP8 dispatch and 1F1B all-to-all overlap as options
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 5
+ENGINE_VERSION: int = 6

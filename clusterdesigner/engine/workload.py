@@ -61,7 +61,16 @@ class Training:
     (a fused kernel that reads the bf16 logits and writes a bf16 gradient). ``fsdp_collectives_per_layer``
     all-gathers fetch a fully sharded layer in each pass (1: one flat parameter per layer, as PyTorch FSDP
     and Megatron-Core issue; one per parameter tensor in DeepSpeed's ZeRO-3 of 2021); ``fsdp_overlap``
-    says whether they are prefetched under compute or waited for."""
+    says whether they are prefetched under compute or waited for.
+
+    Mixture-of-experts token exchange (``timing._moe_comm_layer``): ``moe_dispatcher`` is ``alltoall``
+    (Megatron-Core's NCCL all-to-all: one copy per routed expert) or ``deepep`` (DeepEP through
+    Megatron-Core's flex dispatcher: one copy per destination scale-up domain over the fabric, forwarded
+    over NVLink); ``moe_max_domains_per_token`` > 0 is node-limited routing (DeepSeek-V3's M = 4: each
+    token's experts lie in at most that many scale-up domains); ``moe_fp8_dispatch`` sends the forward
+    dispatch and the backward combine in FP8; ``moe_a2a_overlap`` hides the all-to-alls under another
+    micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm);
+    ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap)."""
 
     tokens: float
     global_batch_seqs: int
@@ -75,6 +84,11 @@ class Training:
     cross_entropy: str = "fp32"
     fsdp_collectives_per_layer: int = 1
     fsdp_overlap: bool = True
+    moe_dispatcher: str = "alltoall"
+    moe_max_domains_per_token: int = 0
+    moe_fp8_dispatch: bool = False
+    moe_a2a_overlap: bool = False
+    moe_shared_expert_overlap: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,236 @@
+"""Mixture-of-experts communication in the training timing (issue 19 items 1 and 2).
+
+Item 1: under ZeRO-3/HSDP the expert weights are sharded over the expert-data-parallel group
+(dp·cp/ep ranks spaced tp·ep apart, Megatron-Core's expert_data_parallel_size), so each micro-batch
+gathers them twice and reduce-scatters their gradients, like the dense weights. Before, only the dense
+and embedding weights were gathered, and the search preferred EP 1 with ZeRO-3 for Mixtral on 512 GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from specs import ACCELERATORS, FABRICS
+
+from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.timing import _fsdp, _held, _shape
+from clusterdesigner.engine.training import estimate, parse_problem
+from clusterdesigner.engine.workload import layouts
+
+SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
+
+# Busbw by hand: NVLink 4 at 450 GB/s × 0.80 = 360 GB/s inside an HGX node; NDR 400 Gb/s / 8 × 0.96
+# collective efficiency = 48 GB/s per GPU beyond it; ring step 15 µs, fabric latency 5 µs.
+NVLINK4_BUSBW = 360e9
+NDR400_BUSBW = 48e9
+STEP_S = 15e-6
+FABRIC_S = 5e-6
+
+
+def _mixtral_512(**overrides: Any) -> dict[str, Any]:
+    training = {"tokens": 1e12, "global_batch_tokens": 4194304, **overrides}
+    return {
+        "model": {"preset": "mixtral-8x7b"},
+        "training": training,
+        "cluster": {"accelerator": "h100-sxm", "nodes": 64, "fabric": "ib-ndr400"},
+    }
+
+
+def _layout(**fields: Any) -> dict[str, Any]:
+    """A fixed layout: pp, cp, vpp and micro-batch 1, no recompute, ZeRO-1, unless given."""
+    base = {"pp": 1, "cp": 1, "vpp": 1, "micro_batch": 1, "recompute": "none", "sharding": "zero1"}
+    return {**base, "sequence_parallel": fields.get("tp", 1) > 1, **fields}
+
+
+def _a2a_of(model: str, nodes: int, batch_seqs: int, layout: dict[str, Any], **training: Any) -> float:
+    """The moe_all_to_all step part (s) of ``model`` on ``nodes`` HGX H100 nodes with a fixed layout."""
+    request = {
+        "model": {"preset": model},
+        "training": {"tokens": 1e12, "global_batch_seqs": batch_seqs, **training},
+        "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "fabric": "ib-ndr400"},
+        "parallelism": layout,
+    }
+    return float(estimate(request, **SPECS)["step_time_s"]["moe_all_to_all"])
+
+
+def _ring_gather_s(nbytes: float, size: int, stride: int) -> float:
+    """All-gather (or reduce-scatter) on a hierarchical ring over 8-GPU nodes, by hand."""
+    j = max(1, min(8 // stride, size))
+    k = -(-size // j)
+    intra = (j - 1) / j * nbytes / NVLINK4_BUSBW + (size - k) * STEP_S
+    inter = (k - 1) / k * nbytes / (j * NDR400_BUSBW) + (k - 1) * (STEP_S + FABRIC_S)
+    return intra + inter
+
+
+def test_expert_weights_are_gathered_and_reduce_scattered_under_zero3() -> None:
+    # Mixtral 8x7B (32 layers, hidden 4096, 8 experts of 3 × 4096 × 14336 = 176,160,768 parameters, GQA
+    # with 8 KV heads, vocab 32,000, untied) on tp4 pp1 dp128 ep1, ZeRO-3, micro-batch 8, gathers not
+    # prefetched (fsdp_overlap false, so the whole collective time is on the critical path).
+    request = _mixtral_512(fsdp_overlap=False)
+    request["parallelism"] = _layout(tp=4, dp=128, ep=1, micro_batch=8, sharding="zero3")
+    parts = estimate(request, **SPECS)["step_time_s"]
+    # Per GPU (tp 4): experts 32 × 8 × 176,160,768 / 4 = 11,274,289,152 parameters; dense 32 × (attention
+    # 41,943,040 / 4 + 2 norms × 4,096 + router 4,096 × 8) = 336,855,040, plus embedding and output layer
+    # 2 × 131,072,000 / 4 = 65,536,000. Both shard over 128 ranks spaced 4 apart: 2 per node, 64 nodes.
+    expert_bytes = 2.0 * 11_274_289_152
+    dense_bytes = 2.0 * (336_855_040 + 65_536_000)
+    expert_gather = _ring_gather_s(expert_bytes, 128, 4)
+    assert expert_gather == pytest.approx(0.2648, abs=1e-4)  # 0.0313 NVLink + 0.2312 NIC + latency
+    dense_gather = _ring_gather_s(dense_bytes, 128, 4)
+    # One micro-batch per step (1,024 sequences / (128 × 8)): two gathers and one reduce-scatter (bf16
+    # gradients, same bytes) of each, and 3 collectives × 32 layers × 127 ring steps of latency for the
+    # dense unit and again for the expert unit.
+    latency = 2 * 3 * 32 * 127 * STEP_S
+    expected = 3 * dense_gather + 3 * expert_gather + latency
+    assert expected == pytest.approx(1.1948, abs=1e-3)
+    assert parts["fsdp_comm_exposed"] == pytest.approx(expected, rel=1e-6)
+    # Without the experts (the defect), the same part was 3 × 0.0116 + 0.183 = 0.218 s.
+    assert parts["fsdp_comm_exposed"] > 5 * (3 * dense_gather + latency / 2)
+
+
+def test_search_no_longer_prefers_ep1_with_zero3_for_mixtral_on_512_h100() -> None:
+    # On main before the fix the winner was tp4 dp128 ep1 mb8 ZeRO-3 at 1.487 s/step, its 45 B expert
+    # parameters never gathered; its gathers now take 3 × 0.265 s per micro-batch.
+    response = estimate(_mixtral_512(), **SPECS)
+    best = response["parallelism"]
+    assert not (best["ep"] == 1 and best["sharding"] in ("zero3", "hsdp")), best
+    for candidate in response["candidates"][:10]:
+        lay = candidate["parallelism"]
+        assert not (lay["ep"] == 1 and lay["sharding"] == "zero3"), lay
+
+
+# Item 2: the all-to-all. Mixtral 8x7B on tp2 ep8 dp256 (sequence parallel), 64 HGX H100 nodes, micro-batch
+# 1 of 4,096 tokens, 1,024 sequences: m = 1,024 / 256 = 4 micro-batches of 32 MoE layers. The ep ranks are
+# spaced tp = 2 apart, so 4 of them share a node and the group spans 2 nodes. One copy of a micro-batch's
+# tokens is 4,096 × 4,096 / 2 (SP) = 8,388,608 elements; the four all-to-alls carry 4 × 2 B = 8 B each.
+COPY_BYTES = 8 * 4096 * 4096 / 2
+LAYER_MB = 4 * 32
+
+
+def _a2a_s(**training: Any) -> float:
+    return _a2a_of("mixtral-8x7b", 64, 1024, _layout(tp=2, dp=256, ep=8), **training)
+
+
+def test_all_to_all_splits_between_nvlink_and_the_fabric() -> None:
+    # NCCL all-to-all, one copy per routed expert (top 2 of 8 ranks): 2 × 3/8 copies to the 3 other ranks
+    # of the node over NVLink, 2 × 4/8 over the NIC, concurrently; the NIC's 1.398 ms per layer binds.
+    nic = 2 * 4 / 8 * COPY_BYTES / NDR400_BUSBW
+    nvlink = 2 * 3 / 8 * COPY_BYTES / NVLINK4_BUSBW
+    assert nic == pytest.approx(1.398e-3, rel=1e-3)
+    assert _a2a_s() == pytest.approx(LAYER_MB * max(nic, nvlink), rel=1e-9)  # 0.179 s
+    # Before, all 7/8 of the copies went over the NIC: 128 × 2 × 7/8 × 67.1 MB / 48 GB/s = 0.313 s.
+
+
+def test_deepep_crosses_the_fabric_once_per_remote_node() -> None:
+    # A token's 2 experts hit 2 × (1 − (1 − 1/2)²) = 1.5 of the 2 nodes on average, 0.75 of them remote;
+    # NVLink carries every copy off the GPU, 2 × 7/8 (DeepSeek-V3 Sec. 3.2.2).
+    nic = 1.5 * 1 / 2 * COPY_BYTES / NDR400_BUSBW
+    nvlink = 2 * 7 / 8 * COPY_BYTES / NVLINK4_BUSBW
+    assert _a2a_s(moe_dispatcher="deepep") == pytest.approx(LAYER_MB * max(nic, nvlink), rel=1e-9)  # 0.134 s
+
+
+def test_fp8_dispatch_sends_the_forward_dispatch_and_backward_combine_in_fp8() -> None:
+    # 2 × (1 + 1/32) + 2 × 2 = 6.0625 B per element instead of 8 (MXFP8 scale per 32 elements).
+    bf16 = _a2a_s(precision="fp8")
+    assert _a2a_s(precision="fp8", moe_fp8_dispatch=True) == pytest.approx(bf16 * 6.0625 / 8, rel=1e-9)
+
+
+def test_fp8_dispatch_needs_fp8_training() -> None:
+    with pytest.raises(InputError) as err:
+        _a2a_s(moe_fp8_dispatch=True)
+    assert err.value.field == "training.moe_fp8_dispatch"
+
+
+def test_a2a_overlap_hides_the_paired_micro_batches() -> None:
+    # Combined 1F1B without pipelining: the first forward and the last backward run alone, so 1 of the 4
+    # micro-batches' all-to-alls stays exposed; the other 3/4 lie under the paired micro-batch's compute
+    # (far longer), costing the 20 % overlap penalty.
+    exposed = _a2a_s()
+    assert _a2a_s(moe_a2a_overlap=True) == pytest.approx(exposed * (1 / 4 + 3 / 4 * 0.2), rel=1e-9)
+
+
+def _deepseek_a2a_s(**training: Any) -> float:
+    # DeepSeek-V3 (256 routed experts, top 8) on 1,024 H100 at tp1 pp16 ep64: 8 ranks per node, 8 nodes.
+    return _a2a_of("deepseek-v3", 128, 4096, _layout(tp=1, pp=16, dp=64, ep=64), **training)
+
+
+def test_node_limited_routing_caps_the_remote_nodes_per_token() -> None:
+    # alltoall: 8 × 56/64 = 7 remote copies per token. deepep: 8 × (1 − (7/8)^8) = 5.251 nodes hit, 4.595
+    # remote; with M = 4 (DeepSeek-V3), 4 × 7/8 = 3.5. The NIC binds each time (7.875 NVLink copies at 360
+    # GB/s take less than 3.5 at 48 GB/s).
+    alltoall = _deepseek_a2a_s()
+    deepep = _deepseek_a2a_s(moe_dispatcher="deepep")
+    limited = _deepseek_a2a_s(moe_dispatcher="deepep", moe_max_domains_per_token=4)
+    assert deepep / alltoall == pytest.approx(8 * (1 - (7 / 8) ** 8) * 7 / 8 / 7, rel=1e-9)
+    assert limited / alltoall == pytest.approx(3.5 / 7, rel=1e-9)
+
+
+def _mixtral_pp_a2a_s(vpp: int, recompute: str = "none", **training: Any) -> float:
+    # Mixtral 8x7B on 512 H100: tp1 pp4 dp128 ep8, micro-batch 1, 4,096 sequences: m = 32.
+    layout = _layout(tp=1, pp=4, dp=128, ep=8, vpp=vpp, recompute=recompute)
+    return _a2a_of("mixtral-8x7b", 64, 4096, layout, **training)
+
+
+def test_a2a_overlap_follows_megatron_core_conditions_and_warm_up() -> None:
+    exposed = _mixtral_pp_a2a_s(2)
+    # pp 4, vpp 2, m = 32 micro-batches: W = 2·3 + 1·4 + 1 = 11 of the 64 chunks run alone.
+    overlapped = _mixtral_pp_a2a_s(2, moe_a2a_overlap=True)
+    assert overlapped == pytest.approx(exposed * (11 / 64 + 53 / 64 * 0.2), rel=1e-9)
+    # Megatron-Core refuses the overlap with pp > 1 and no interleaving, and with full recompute.
+    assert _mixtral_pp_a2a_s(1, moe_a2a_overlap=True) == pytest.approx(_mixtral_pp_a2a_s(1))
+    assert _mixtral_pp_a2a_s(2, "full", moe_a2a_overlap=True) == pytest.approx(_mixtral_pp_a2a_s(2, "full"))
+
+
+def test_hsdp_all_reduces_the_expert_gradients_across_replicas() -> None:
+    # Mixtral 8x7B on tp1 dp512 ep8 with HSDP: the dense weights shard over the node's 8 ranks, the experts
+    # over max(1, 8 / ep 8) = 1 (each GPU holds its own experts whole), so their gradients are all-reduced
+    # over the 512 / 8 = 64 expert-data-parallel ranks spaced tp·ep = 8 apart: one per node, 64 nodes.
+    # Expert gradients per GPU: 32 layers × 8 experts / ep 8 × 176,160,768 × 2 B = 11.27 GB;
+    # 2 × 63/64 × 11.27 GB / 48 GB/s + 2 × 63 × (15 + 5) µs = 0.4649 s. Before, only the dense all-reduce
+    # (among the 64 node replicas of a 1/8 shard, 0.0153 s) was timed.
+    problem = parse_problem(_mixtral_512(), **SPECS)
+    lay = layouts(
+        tp=1, pp=1, dp=512, cp=1, ep=8, vpp=1, micro_batch=1, recompute=0, sharding=4, sequence_parallel=0
+    )
+    c = _shape(problem, lay)
+    zero = np.zeros(1)
+    _, hsdp = _fsdp(c, _held(problem, lay), mb_fwd_bwd=zero, n_stage=np.full(1, 32.0), last_bwd=zero)
+    expert_bytes = 2.0 * 32 * 8 / 8 * 176_160_768
+    expert_ar = 2 * 63 / 64 * expert_bytes / NDR400_BUSBW + 2 * 63 * (STEP_S + FABRIC_S)
+    # Dense: 32 × (41,943,040 + 8,192 + 32,768) + 2 × 131,072,000 = 1,605,632,000 parameters, 2 B, an
+    # eighth each, all-reduced over 64 ranks spaced 8 apart.
+    dense_ar = 2 * 63 / 64 * 2.0 * 1_605_632_000 / 8 / NDR400_BUSBW + 2 * 63 * (STEP_S + FABRIC_S)
+    assert expert_ar == pytest.approx(0.4649, abs=1e-4)
+    assert hsdp[0] == pytest.approx(expert_ar + dense_ar, rel=1e-9)
+
+
+def test_a_fixed_layout_says_which_moe_settings_it_does_not_take() -> None:
+    request = _mixtral_512(moe_a2a_overlap=True, moe_max_domains_per_token=2)
+    request["parallelism"] = _layout(tp=1, pp=4, dp=128, ep=8)
+    warnings = estimate(request, **SPECS)["warnings"]
+    assert any(w.startswith("moe_a2a_overlap is not taken") for w in warnings)  # pp 4 without vpp
+    assert any(w.startswith("moe_max_domains_per_token changes no traffic") for w in warnings)
+    request["parallelism"] = _layout(tp=1, pp=4, dp=128, ep=8, vpp=2)
+    request["training"]["moe_dispatcher"] = "deepep"
+    assert not any(w.startswith("moe_") for w in estimate(request, **SPECS)["warnings"])
+
+
+def test_shared_expert_overlap_hides_the_all_to_all_under_the_shared_expert() -> None:
+    # DeepSeek-V3 on tp1 pp1 dp1024 ep64, 4,096 sequences: m = 4 micro-batches of 61 layers, 58 of them MoE
+    # with one shared expert (gated, 2,048 wide, hidden 7,168). Its forward GEMMs on 4,096 tokens at H100's
+    # 794.5 TFLOP/s mamf × 0.75 (hopper) and 3.35 TB/s × 0.85 HBM (additive roofline, 16-bit operands):
+    rate, hbm = 794.5e12 * 0.75, 3.35e12 * 0.85
+    tokens, h, f = 4096, 7168, 2048
+    up = 2 * tokens * h * 2 * f / rate + (2 * (tokens * h + h * 2 * f) + 2 * tokens * 2 * f) / hbm
+    down = 2 * tokens * f * h / rate + (2 * (tokens * f + f * h) + 2 * tokens * h) / hbm
+    shared = 58 / 61 * (up + down)
+    assert shared == pytest.approx(6.611e-4, rel=1e-3)
+    # The all-to-all (7 fabric copies of 235 MB per layer, ~34 ms) is far longer than the shared expert's
+    # forward + backward (3 × 0.66 ms), which it hides at the 20 % overlap penalty: 0.8 × 3 × shared less
+    # per layer and micro-batch.
+    layout = _layout(tp=1, dp=1024, ep=64)
+    exposed = _a2a_of("deepseek-v3", 128, 4096, layout)
+    hidden = _a2a_of("deepseek-v3", 128, 4096, layout, moe_shared_expert_overlap=True)
+    assert exposed - hidden == pytest.approx(4 * 61 * 0.8 * 3 * shared, rel=1e-9)  # 0.387 s
