@@ -140,10 +140,17 @@ check GET "$ASSET" 200
 
 run() {  # name method path
   echo "== wrk -t$THREADS -c$CONNECTIONS -d$DURATION: $1 ($2 $3)"
+  local before after result
+  before="$("$PY" bench/load_cpu.py "$GUNICORN_PID")"
   LOAD_NAME="$1" LOAD_METHOD="$2" LOAD_TOKEN="${4:-}" LOAD_BODY='{}' \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency --timeout 10s -s "$ROOT/bench/load.lua" \
     "$BASE$3" | tee /tmp/load-wrk.out | grep -E '^(RESULT|    (50|99)%)' || true
-  grep '^RESULT' /tmp/load-wrk.out | head -n 1 >>"$SUMMARY"
+  after="$("$PY" bench/load_cpu.py "$GUNICORN_PID")"
+  result="$(grep '^RESULT' /tmp/load-wrk.out | head -n 1)"
+  # Beside each result: the CPU one request cost (gunicorn workers, PostgreSQL backends; bench/load_cpu.py)
+  # and the machine's load average as the run ended, since other work on the machine moves the latencies.
+  echo "$result $("$PY" bench/load_cpu.py --per-request "$result" "$before" "$after") load=$(uptime | sed 's/.*load average: //; s/, /\//g')" >>"$SUMMARY"
+  tail -n 1 "$SUMMARY" | grep -o 'app_cpu.*'
 }
 
 SUMMARY="$(mktemp /tmp/load-summary.XXXXXX)"

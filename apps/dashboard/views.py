@@ -649,18 +649,18 @@ def sweep_results(request: HttpRequest, analysis_id: int) -> HttpResponse:
 
 
 def share(request: HttpRequest, token: str) -> HttpResponse:
-    link = selectors.share_link_resolve(token=token, with_result=False)
-    services.share_link_record_open(link=link)
     # The page is a function of the link (its token, dates) and its frozen evaluation, except for what
     # base.html shows a signed-in reader (the name, a CSRF token) or flash messages: a reader with neither
-    # gets the page rendered once per process (clusterdesigner.memo). The link is resolved above on every
-    # request, so a revoked or expired link is a 404 at once.
+    # gets the page rendered once per process (clusterdesigner.memo), keyed by what share_link_open returns.
+    # That statement runs on every request and checks revocation and expiry, so a revoked or expired link is
+    # a 404 at once; a kept page costs it alone.
+    key = services.share_link_open(token=token)
     anonymous = not request.user.is_authenticated and not len(get_messages(request))
-    key = (link.pk, link.created_at, link.expires_at, link.evaluation_id, link.evaluation.created_at)
     body = memo.SHARE_PAGES.get(key) if anonymous else None
     if body is not None:
         response = HttpResponse(body)
     else:
+        link = selectors.share_link_resolve(token=token)
         response = _share_render(request, link, token)
         if anonymous and response.status_code == 200:
             memo.SHARE_PAGES.put(key, bytes(response.content), len(response.content))

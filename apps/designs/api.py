@@ -334,8 +334,8 @@ class SharedDesignView(viewsets.ViewSet):
         responses={200: SharedDesignSerializer, 404: ERRORS[404]},
     )
     def retrieve(self, request: Request, pk: str) -> Response:
+        services.share_link_open(token=pk)  # counted, or 404
         link = selectors.share_link_resolve(token=pk)
-        services.share_link_record_open(link=link)
         version = link.evaluation.version
         return Response(
             {

@@ -58,19 +58,16 @@ def design_version_get_visible(*, user: Any, design_id: int, number: int | None 
     return design_version_get(design=design_get(user=user, design_id=design_id), number=number)
 
 
-def share_link_resolve(*, token: str, with_result: bool = True) -> ShareLink:
+def share_link_resolve(*, token: str) -> ShareLink:
     """The active link for a token, or 404. Looks up by the token's SHA-256 (fixed length, constant-time index
-    compare) and re-checks with hmac.compare_digest, so timing reveals nothing about near-miss tokens.
-    ``with_result=False`` leaves the evaluation's result (~40 kB) to load when it is read, for a caller that
-    may serve the page it draws from its own cache."""
+    compare) and re-checks with hmac.compare_digest, so timing reveals nothing about near-miss tokens."""
     import hmac
 
     digest = hash_token(token)
     # The result is shown; the stored catalog snapshot is not needed.
-    unread = ("evaluation__snapshot",) if with_result else ("evaluation__snapshot", "evaluation__result")
     link = (
         ShareLink.objects.select_related("design", "evaluation", "evaluation__version")
-        .defer(*unread)
+        .defer("evaluation__snapshot")
         .filter(token_hash=digest)
         .first()
     )

@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
+from django.http import Http404
 from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
@@ -651,14 +652,33 @@ def share_link_revoke(*, link: ShareLink) -> ShareLink:
     return link
 
 
-def share_link_record_open(*, link: ShareLink) -> None:
-    """Count an open of the link. On PostgreSQL the count's commit does not wait for the WAL flush
-    (``SET LOCAL synchronous_commit TO OFF``, this transaction only): an anonymous reader should not wait on
-    a disk flush for a counter, and a crash loses at most the last few opens counted, never a design."""
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        ShareLink.objects.filter(pk=link.pk).update(
-            last_opened_at=timezone.now(), open_count=F("open_count") + 1
-        )
+def share_link_open(*, token: str) -> tuple[Any, ...]:
+    """Count an open of the active link for ``token`` and return what its page is a function of: the link's
+    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored). 404 when
+    no active link has this token (revoked, expired or unknown), and then nothing is counted.
+
+    One statement, so that a share view whose page is kept (clusterdesigner.memo) waits on the database once:
+    the check for revocation and expiry, the count and the key, under one row lock. Looked up by the token's
+    SHA-256 (fixed length, an index compare, so timing reveals nothing about near-miss tokens). Expiry is
+    compared with this process's clock, as ``ShareLink.is_active`` does. On PostgreSQL the commit does not
+    wait for the WAL flush (``set_config('synchronous_commit', 'off', true)``, this statement's transaction
+    only): an anonymous reader should not wait on a disk flush for a counter, and a crash loses at most the
+    last few opens counted, never a design."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    table = connection.ops.quote_name(ShareLink._meta.db_table)
+    no_flush = (
+        " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush"
+        if connection.vendor == "postgresql"
+        else ""
+    )
+    sql = (
+        f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s{no_flush} "
+        "WHERE token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s) "
+        "RETURNING id, created_at, expires_at, evaluation_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, hash_token(token), now])
+        row = cursor.fetchone()
+    if row is None:
+        raise Http404("This link does not exist, has expired or was revoked.")
+    return tuple(row)

@@ -5,13 +5,16 @@ copy."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from apps.catalog.models import CloudPrice
+from apps.designs.models import ShareLink
 from clusterdesigner import memo
 from tests.designs.test_api import SPEC, _create
 
@@ -116,8 +119,8 @@ def test_a_kept_evaluation_is_still_404_for_someone_who_may_not_read_it(
     assert APIClient().post(url).status_code in (401, 403)
 
 
-def _share(user_client: Any, design: dict[str, Any]) -> dict[str, Any]:
-    made = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", {}, format="json")
+def _share(user_client: Any, design: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    made = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", fields, format="json")
     assert made.status_code == 201
     return dict(made.json())
 
@@ -132,6 +135,37 @@ def test_share_page_is_404_once_revoked_though_it_was_kept(user_client: Any, cat
     assert reader.get(page).content == first.content
     user_client.post(f"/api/v1/designs/{design['id']}/share-links/{link['id']}/revoke/")
     assert reader.get(page).status_code == 404
+    # Two opens counted, not the refused third.
+    assert ShareLink.objects.get(pk=link["id"]).open_count == 2
+
+
+def test_share_page_is_404_once_expired_though_it_was_kept(
+    user_client: Any, catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    design = _create(user_client)
+    expires = timezone.now() + dt.timedelta(hours=1)
+    link = _share(user_client, design, expires_at=expires.isoformat())
+    page = f"/share/{link['token']}/"
+    assert Client().get(page).status_code == 200
+    assert len(memo.SHARE_PAGES) == 1  # kept, under a key that the clock moving on does not change
+    later = expires + dt.timedelta(seconds=1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    assert Client().get(page).status_code == 404
+    assert ShareLink.objects.get(pk=link["id"]).open_count == 1
+
+
+def test_a_kept_share_page_costs_one_query(
+    user_client: Any, catalog: Any, django_assert_num_queries: Any
+) -> None:
+    """The check for revocation and expiry, the open count and the page's key are one statement: the load
+    target's share view (bench/load.sh) waits on the database once per request."""
+    design = _create(user_client)
+    link = _share(user_client, design)
+    page = f"/share/{link['token']}/"
+    first = Client().get(page)
+    with django_assert_num_queries(1):
+        again = Client().get(page)
+    assert again.status_code == 200 and again.content == first.content
 
 
 def test_share_page_counts_every_open_though_it_was_kept(user_client: Any, catalog: Any) -> None:
