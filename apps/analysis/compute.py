@@ -16,6 +16,7 @@ from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.resale import curves_from_records
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -159,12 +160,15 @@ def _sweep_rows(
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)
+    # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
+    resale = curves_from_records(snapshot["catalog"], accelerator=cluster["accelerator"])
     results: dict[str | None, dict[str, Any]] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
             results[slug] = cost.tco(
                 {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
                 training=train.to_json(),
+                resale=resale,
                 **catalog.cost_kwargs(),
             )
         except EngineError as exc:

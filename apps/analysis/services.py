@@ -25,6 +25,7 @@ from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
+from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
@@ -276,7 +277,8 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
     Get-or-create under the database's constraint (one live analysis per owner and input): of identical
     requests at once, one inserts and the others, refused by the unique index, return the one it made."""
     snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
-    digest = snapshot_hash({"kind": kind, **_hashed(snapshot)})
+    # Keyed by the engine's version too: the same request after an engine change is computed again.
+    digest = snapshot_hash({"kind": kind, "engine": ENGINE_VERSION, **_hashed(snapshot)})
     live = Analysis.objects.filter(owner=owner, input_hash=digest, status__in=Analysis.LIVE_STATUSES)
     existing = live.first()
     if existing is not None:

@@ -10,8 +10,10 @@ changed convention), and say in the commit message what changed. Its history:
     4  resale at the horizon's end from the catalog's residual-value series of the accelerator
     5  the scale-up (NVLink) domain of the system, not of the node, in the training timing; the capacity
        plan's cash view (capex at delivery, opex, resale) and its NPV; plans are keyed by this version too
+    6  sweeps and ``manage.py tco`` read resale from the catalog's residual-value series as the design
+       evaluation does (not the 0.2 placeholder); analyses are keyed by this version too
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 5
+ENGINE_VERSION: int = 6
