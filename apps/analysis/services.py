@@ -30,7 +30,7 @@ from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
-PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
+PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "savings_1y", "savings_3y", "spot", "own"]
 MAX_SWEEP_ITEMS = 5000
 GROUPS_PER_CHUNK = 4
 CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit

@@ -43,6 +43,8 @@ OPTION_LABELS = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1 year",
     "reserved_3y": "reserved 3 years",
+    "savings_1y": "savings plan 1 year",
+    "savings_3y": "savings plan 3 years",
     "spot": "spot",
 }
 

@@ -33,6 +33,7 @@ from clusterdesigner.engine.network import Topology, dragonfly_plus, fat_tree, n
 from clusterdesigner.engine.offerings import (
     COMMITMENT_YEARS,
     PRICING_MODELS,
+    SAVINGS_PLANS,
     CloudOfferingSpec,
     Freshness,
     ServerTypeSpec,
@@ -306,7 +307,8 @@ DEFAULTS: Mapping[str, Assumption] = dict(
             "cashflow.reserved_payment",
             "no_upfront",
             "no_upfront|partial_upfront|all_upfront",
-            "ClusterDesigner default: billed monthly (partial: half of the term at its start)",
+            "ClusterDesigner default: billed monthly (partial: half of the term at its start); reservations"
+            " and savings plans alike",
         ),
         _a("uncertainty.spread", 0.25, "±fraction", "ClusterDesigner default: the tornado's ±25 %, uniform"),
         _a("uncertainty.samples", 500, "draws", "ClusterDesigner default"),
@@ -355,6 +357,8 @@ SENSITIVE_LABELS: Mapping[str, str] = {
     "cloud.usd_per_node_hour.on_demand": "the on-demand price",
     "cloud.usd_per_node_hour.reserved_1y": "the reserved 1-year price",
     "cloud.usd_per_node_hour.reserved_3y": "the reserved 3-year price",
+    "cloud.usd_per_node_hour.savings_1y": "the 1-year savings-plan rate",
+    "cloud.usd_per_node_hour.savings_3y": "the 3-year savings-plan rate",
     "cloud.usd_per_node_hour.spot": "the spot price",
     "cloud.spot_preemptions_per_day": "the spot interruption rate",
     "failures.failures_per_gpu_day": "the hardware failure rate",
@@ -1554,6 +1558,13 @@ def _evaluate_renting(
                 "per_utilization_usd": res.linear.per_utilization_usd,
             },
         }
+        if model in SAVINGS_PLANS:
+            nodes = int(v["nodes"])
+            cloud[model]["commitment_usd_per_hour"] = nodes * price
+            cloud[model]["commitment_formula"] = (
+                f"{nodes} nodes × {usd(price)}/node-h, committed for every hour of each "
+                f"{num(COMMITMENT_YEARS[model])}-year term"
+            )
         if model in COMMITMENT_YEARS and "on_demand" in ctx.pricing_models:
             od = float(v["cloud.usd_per_node_hour.on_demand"])
             billed_years = committed_years(pricing_model=model, horizon_years=horizon) or horizon
@@ -1565,7 +1576,7 @@ def _evaluate_renting(
             )
             cloud[model]["break_even_vs_on_demand_formula"] = (
                 f"{num(billed_years)} billed years ÷ {num(horizon)}-year horizon × "
-                f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+                f"{usd(price)} {'committed' if model in SAVINGS_PLANS else 'reserved'} ÷ {usd(od)} on-demand"
             )
         u_star = break_even_utilization(own=own.linear, rent=res.linear)
         slope = res.linear.per_utilization_usd - own.linear.per_utilization_usd
@@ -1995,6 +2006,8 @@ MODEL_LABELS: Mapping[str, str] = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1-year",
     "reserved_3y": "reserved 3-year",
+    "savings_1y": "savings plan 1-year",
+    "savings_3y": "savings plan 3-year",
     "spot": "spot",
 }
 

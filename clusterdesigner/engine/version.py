@@ -12,7 +12,8 @@ changed convention), and say in the commit message what changed. Its history:
        plan's cash view (capex at delivery, opex, resale) and its NPV; plans are keyed by this version too
     6  sweeps and ``manage.py tco`` read resale from the catalog's residual-value series as the design
        evaluation does (not the 0.2 placeholder); analyses are keyed by this version too; node-side
-       transceivers per NIC port cage (a DGX H100/H200/B200's twin-port OSFP: 4 a node, 15 W)
+       transceivers per NIC port cage (a DGX H100/H200/B200's twin-port OSFP: 4 a node, 15 W); savings plans
+       (savings_1y, savings_3y) as pricing models
 """
 
 from __future__ import annotations
