@@ -17,6 +17,7 @@ from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.resale import curves_from_records
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -159,6 +160,7 @@ def _sweep_rows(
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)
+<<<<<<< HEAD
     results: dict[str | None, CostResult] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
@@ -168,6 +170,18 @@ def _sweep_rows(
                     training=train.to_json(),
                     **catalog.cost_kwargs(),
                 )
+=======
+    # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
+    resale = curves_from_records(snapshot["catalog"], accelerator=cluster["accelerator"])
+    results: dict[str | None, dict[str, Any]] = {}
+    for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
+        try:
+            results[slug] = cost.tco(
+                {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
+                training=train.to_json(),
+                resale=resale,
+                **catalog.cost_kwargs(),
+>>>>>>> fa076ce6f4c27d73a7c77ae52abfc6ff188e6eb1
             )
         except EngineError as exc:
             return _failed(base, models, fits=True, error=exc.message)

@@ -25,11 +25,12 @@ from clusterdesigner.engine import cost, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
+from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
-PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "spot", "own"]
+PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "savings_1y", "savings_3y", "spot", "own"]
 MAX_SWEEP_ITEMS = 5000
 GROUPS_PER_CHUNK = 4
 CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit
@@ -276,7 +277,8 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
     Get-or-create under the database's constraint (one live analysis per owner and input): of identical
     requests at once, one inserts and the others, refused by the unique index, return the one it made."""
     snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
-    digest = snapshot_hash({"kind": kind, **_hashed(snapshot)})
+    # Keyed by the engine's version too: the same request after an engine change is computed again.
+    digest = snapshot_hash({"kind": kind, "engine": ENGINE_VERSION, **_hashed(snapshot)})
     live = Analysis.objects.filter(owner=owner, input_hash=digest, status__in=Analysis.LIVE_STATUSES)
     existing = live.first()
     if existing is not None:

@@ -306,6 +306,9 @@ class CloudPrice(Sourced):
         ON_DEMAND = "on_demand", "On-demand"
         RESERVED_1Y = "reserved_1y", "Reserved 1 year"
         RESERVED_3Y = "reserved_3y", "Reserved 3 years"
+        # A savings plan's rate per instance-hour; the plan commits that spend for every hour of its term.
+        SAVINGS_1Y = "savings_1y", "Savings plan 1 year"
+        SAVINGS_3Y = "savings_3y", "Savings plan 3 years"
         SPOT = "spot", "Spot"
 
     offering = models.ForeignKey(CloudOffering, on_delete=models.CASCADE, related_name="prices")

@@ -27,6 +27,8 @@ PRICING_LABELS = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1 y",
     "reserved_3y": "reserved 3 y",
+    "savings_1y": "savings plan 1 y",
+    "savings_3y": "savings plan 3 y",
     "spot": "spot",
     "own": "own (on-prem)",
     "on_prem": "own (on-prem)",

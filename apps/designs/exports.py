@@ -45,7 +45,11 @@ from typing import Any
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_costs, evaluation_ranked_options
 from apps.designs.services import expected_days
+<<<<<<< HEAD
 from clusterdesigner.engine.cost_result import CostResult
+=======
+from clusterdesigner.engine.cashflow import MACRS_5_YEAR
+>>>>>>> fa076ce6f4c27d73a7c77ae52abfc6ff188e6eb1
 from clusterdesigner.spreadsheets import formula_safe
 
 BOM = "\ufeff"
@@ -513,7 +517,10 @@ def uncertainty_table(evaluation: Mapping[str, Any]) -> Table:
 
 # ---- Cash flows as live formulas over the Inputs sheet ---------------------------------------------------
 # Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each:
-# A name, B $/node-hour, C term months (0: pay as you go), D hours factor, E months past the horizon billed.
+# A name, B $/node-hour, C term months (0: pay as you go), D hours factor, E months past the horizon billed,
+# F the share of each term paid at its start (0 no upfront, 0.5 partial, 1 all upfront). Every case the
+# engine models (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, the MACRS shield and
+# upfront payments; only the financing kind picks which terms a cell's formula holds.
 INPUT_ROWS = (
     ("months", "Months in the horizon", "months", INTEGER),
     ("discount_rate", "Discount rate", "per year", PERCENT),
@@ -530,49 +537,104 @@ INPUT_ROWS = (
     ("managed_overhead_fraction", "Managed-service overhead on compute", "fraction", PERCENT),
     ("rent_extra_usd_per_month", "Cloud storage and egress a month", "USD/month", USD),
     ("hours_per_month", "Hours a month (8,760 / 12)", "h", INTEGER),
+    ("lead_time_months", "Lead time (months rented before owned capacity is usable)", "months", INTEGER),
+    ("financing", "Financing (cash, loan or lease; the formulas below follow it)", "", GENERAL),
+    ("loan_rate", "Loan rate", "per year", PERCENT),
+    ("loan_months", "Loan term", "months", INTEGER),
+    ("loan_payment_usd", "Loan payment = PMT(rate / 12, term, −capex)", "USD/month", USD_CENTS),
+    ("loan_balance_usd", "Loan balance repaid at the horizon's end", "USD", USD_CENTS),
+    ("lease_usd_per_month", "Operating lease payment", "USD/month", USD),
+    ("tax_rate", "Tax rate (MACRS 5-year shield; 0: off)", "fraction", PERCENT),
+    *(
+        (f"macrs_{y}", f"MACRS 5-year share, year {y} (IRS Publication 946, Table A-1)", "of capex", PERCENT)
+        for y in range(1, len(MACRS_5_YEAR) + 1)
+    ),
 )
 ROW = {key: i + 2 for i, (key, *_) in enumerate(INPUT_ROWS)}
 OPTION_ROW = len(INPUT_ROWS) + 4
+UPFRONT_SHARE = {"no_upfront": 0.0, "partial_upfront": 0.5, "all_upfront": 1.0}
 
 
 def _ref(key: str) -> str:
     return f"Inputs!$B${ROW[key]}"
 
 
-def _formulas_apply(inputs: Mapping[str, Any]) -> bool:
-    """The sheet's formulas model cash financing, no lead time, no tax shield, reservations billed monthly:
-    otherwise the engine's monthly figures are written as values."""
-    plain = all(o.get("upfront") == "no_upfront" for o in inputs.get("rent") or [])
+def _input_formulas() -> dict[str, str]:
+    """The Inputs cells that are formulas over other Inputs cells."""
+    rate, term, lead, months = (
+        _ref("loan_rate"),
+        _ref("loan_months"),
+        _ref("lead_time_months"),
+        _ref("months"),
+    )
+    capex, payment = _ref("capex_usd"), _ref("loan_payment_usd")
+    i, k = f"{rate}/12", f"({months}-{lead})"
+    # The balance after the N − L payments made within the horizon, when the loan runs past it: Excel's
+    # −FV(i, k, −payment, capex) = capex · (1 + i)^k − payment · ((1 + i)^k − 1) / i, k = N − L
+    # (capex − payment · k at i = 0).
+    balance = f"-FV({i},{k},-{payment},{capex})"
+    return {
+        "monthly_rate": f"=(1+{_ref('discount_rate')})^(1/12)-1",
+        "loan_payment_usd": f"=PMT({i},{term},-{capex})",
+        "loan_balance_usd": f"=IF({lead}+{term}>{months},{balance},0)",
+    }
+
+
+def _opex(m: str) -> str:
+    """Owning's opex in month m: other opex + the energy bill at the utilization, escalated."""
+    idle, u = _ref("idle_power_fraction"), _ref("utilization")
     return (
-        inputs.get("financing") == "cash"
-        and not inputs.get("lead_time_months")
-        and not inputs.get("tax_rate")
-        and plain
+        f"{_ref('other_opex_usd_per_month')}+{_ref('power_full_usd_per_month')}*({idle}+(1-{idle})*{u})"
+        f"*(1+{_ref('power_escalation_per_year')})^(({m}-1)/12)"
     )
 
 
-def _own_formula(r: int) -> str:
-    m = f"$A{r}"
-    return (
-        f"={_ref('other_opex_usd_per_month')}+{_ref('power_full_usd_per_month')}*({_ref('idle_power_fraction')}"
-        f"+(1-{_ref('idle_power_fraction')})*{_ref('utilization')})*(1+{_ref('power_escalation_per_year')})"
-        f"^(({m}-1)/12)-IF({m}={_ref('months')},{_ref('resale_fraction')}*{_ref('capex_usd')},0)"
-    )
+def _own_formula(r: int, financing: str, lead_cell: str) -> str:
+    """Owning in the month of row r: the lead-time rent (``lead_cell``, the pay-as-you-go option's cell of
+    this row) in months 1..L, then the financing's payments, opex, and at the horizon's end the resale; the
+    MACRS shield at the end of each of the six tax years after delivery."""
+    m, lead, months, capex = f"$A{r}", _ref("lead_time_months"), _ref("months"), _ref("capex_usd")
+    after = f"IF({m}>{lead},{{}},0)"
+    parts = [f"IF({m}>=1,IF({m}<={lead},{lead_cell},0),0)", after.format(_opex(m))]
+    if financing == "cash":
+        parts.append(f"IF({m}={lead},{capex},0)")
+    elif financing == "loan":
+        payment = f"IF({m}<={lead}+{_ref('loan_months')},{_ref('loan_payment_usd')},0)"
+        parts += [after.format(payment), f"IF({m}={months},{_ref('loan_balance_usd')},0)"]
+    else:
+        parts.append(after.format(_ref("lease_usd_per_month")))
+    if financing != "lease":
+        shares = "+".join(
+            f"IF({m}={lead}+{12 * y},{_ref(f'macrs_{y}')},0)" for y in range(1, len(MACRS_5_YEAR) + 1)
+        )
+        parts += [
+            f"-IF({m}={months},{_ref('resale_fraction')}*{capex},0)",
+            f"-{_ref('tax_rate')}*{capex}*({shares})",
+        ]
+    return "=" + "+".join(parts).replace("+-", "-")
 
 
 def _rent_formula(r: int, option_row: int, term_months: int) -> str:
+    """A rent option in the month of row r. Pay as you go: the hours used at the month's price. A term: each
+    month of it billed at the price of the month it starts, (1 − F) of the bill monthly (the months past the
+    horizon with the last), and F of the whole term at its start (the end of the month before)."""
     m, opt = f"$A{r}", f"Inputs!$B${option_row}"
     over = f"(1+{_ref('managed_overhead_fraction')})"
     common = f"{_ref('nodes')}*{_ref('hours_per_month')}*{opt}"
+    extra = f"IF({m}>=1,{_ref('rent_extra_usd_per_month')},0)"
+    growth = f"(1+{_ref('cloud_price_change_per_year')})"
     if term_months <= 0:
-        return (
-            f"={common}*{_ref('utilization')}*Inputs!$D${option_row}*(1+{_ref('cloud_price_change_per_year')})"
-            f"^(({m}-1)/12)*{over}+{_ref('rent_extra_usd_per_month')}"
-        )
-    return (
-        f"={common}*(1+{_ref('cloud_price_change_per_year')})^(({m}-MOD({m}-1,Inputs!$C${option_row})-1)/12)"
-        f"*{over}*IF({m}={_ref('months')},1+Inputs!$E${option_row},1)+{_ref('rent_extra_usd_per_month')}"
+        hours = f"{common}*{_ref('utilization')}*Inputs!$D${option_row}"
+        return f"=IF({m}>=1,{hours}*{growth}^(({m}-1)/12)*{over},0)+{extra}"
+    term, share, past = (f"Inputs!${c}${option_row}" for c in ("C", "F", "E"))
+    monthly = (
+        f"IF({m}>=1,{common}*{growth}^(({m}-MOD({m}-1,{term})-1)/12)*{over}*(1-{share})"
+        f"*IF({m}={_ref('months')},1+{past},1),0)"
     )
+    upfront = (
+        f"IF(MOD({m},{term})=0,IF({m}<{_ref('months')},{share}*{term}*{common}*{growth}^({m}/12)*{over},0),0)"
+    )
+    return f"={monthly}+{upfront}+{extra}"
 
 
 def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -581,17 +643,26 @@ def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]
     bold = Font(bold=True)
     for col, header in enumerate(("Input", "Value", "Unit"), start=1):
         ws.cell(row=1, column=col, value=header).font = bold
-    values = {**inputs, "hours_per_month": 730}
+    values = {
+        **inputs,
+        "hours_per_month": 730,
+        **{f"macrs_{y}": share for y, share in enumerate(MACRS_5_YEAR, start=1)},
+        **_input_formulas(),
+    }
     for key, label, unit, fmt in INPUT_ROWS:
         row = ROW[key]
         ws.cell(row=row, column=1, value=label)
-        value: Any = values.get(key)
-        if key == "monthly_rate":
-            value = f"=(1+{_ref('discount_rate')})^(1/12)-1"
-        cell = ws.cell(row=row, column=2, value=value)
+        cell = ws.cell(row=row, column=2, value=values.get(key))
         cell.number_format = fmt
         ws.cell(row=row, column=3, value=unit)
-    headers = ("Rent option", "USD per node-hour", "Term (months)", "Hours factor", "Months past the horizon")
+    headers = (
+        "Rent option",
+        "USD per node-hour",
+        "Term (months)",
+        "Hours factor",
+        "Months past the horizon",
+        "Share of the term paid upfront",
+    )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
     options = [o for o in inputs.get("rent") or [] if isinstance(o, Mapping)]
@@ -606,51 +677,77 @@ def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]
             column=5,
             value=f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})",
         )
+        ws.cell(row=row, column=6, value=UPFRONT_SHARE[str(option.get("upfront") or "no_upfront")])
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
     return options
 
 
-def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
+def _lead_option(options: list[Mapping[str, Any]]) -> int:
+    """The rent option rented during the lead time, as the engine picks it: the first pay-as-you-go option
+    that is not spot, else the first (engine/cashflow.py cash_flows)."""
+    return next(
+        (k for k, o in enumerate(options) if not o.get("term_months") and o.get("model") != "spot"), 0
+    )
+
+
+def _write_months(ws: Any, inputs: Mapping[str, Any], options: list[Mapping[str, Any]], k_df: int) -> None:
+    """One row per month 0..N: owning and each rent option as formulas, the discount factor, their PVs."""
+    from openpyxl.utils import get_column_letter
+
+    financing = str(inputs.get("financing") or "cash")
+    lead_column = get_column_letter(_lead_option(options) + 3)
+    names = 1 + len(options)
+    for m in range(int(inputs.get("months") or 0) + 1):
+        r = m + 2
+        ws.cell(row=r, column=1, value=m)
+        ws.cell(row=r, column=2, value=_own_formula(r, financing, f"{lead_column}{r}")).number_format = USD
+        for k, option in enumerate(options):
+            formula = _rent_formula(r, OPTION_ROW + k, int(option.get("term_months") or 0))
+            ws.cell(row=r, column=k + 3, value=formula).number_format = USD
+        ws.cell(row=r, column=k_df, value=f"=1/(1+{_ref('monthly_rate')})^$A{r}").number_format = "0.0000"
+        for k in range(names):
+            flow, df = get_column_letter(k + 2), get_column_letter(k_df)
+            cell = ws.cell(row=r, column=k_df + 1 + k, value=f"={flow}{r}*{df}{r}")
+            cell.number_format = USD
+
+
+def _write_years(wb: Any, headers: list[str], months: int) -> None:
+    """Year y sums the monthly rows of months 12(y − 1) + 1 .. 12y; year 1 also holds month 0."""
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
 
-    cash = cost.get("cashflow") or {}
-    inputs = cash.get("inputs")
+    years = wb.create_sheet("Cash flows by year")
+    for col, header in enumerate(["Year", *headers], start=1):
+        years.cell(row=1, column=col, value=header).font = Font(bold=True)
+    last = months + 2
+    for y in range(1, math.ceil(months / 12) + 1):
+        start, end = (2 if y == 1 else 12 * (y - 1) + 3), min(12 * y + 2, last)
+        years.cell(row=y + 1, column=1, value=y)
+        for k in range(len(headers)):
+            col = get_column_letter(k + 2)
+            cell = years.cell(row=y + 1, column=k + 2, value=f"=SUM('Cash flows'!{col}{start}:{col}{end})")
+            cell.number_format = USD
+
+
+def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
+    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year."""
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    inputs = (cost.get("cashflow") or {}).get("inputs")
     if not isinstance(inputs, Mapping):
         return
     options = _write_inputs(wb.create_sheet("Inputs"), inputs)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
     names = ["own"] + [str(o.get("model")) for o in options]
-    headers = ["Month", "Own (USD)"] + [f"{n} (USD)" for n in names[1:]] + ["Discount factor"]
-    headers += [f"PV {n} (USD)" for n in names]
+    flows = ["Own (USD)"] + [f"{n} (USD)" for n in names[1:]]
+    headers = ["Month", *flows, "Discount factor"] + [f"PV {n} (USD)" for n in names]
     for col, header in enumerate(headers, start=1):
         ws.cell(row=1, column=col, value=header).font = bold
-    months = int(inputs.get("months") or 0)
-    live = _formulas_apply(inputs)
-    engine = {"own": _get(cash, "own", "monthly_usd") or []}
-    engine.update({str(r.get("name")): r.get("monthly_usd") or [] for r in cash.get("rent") or []})
-    k_df = len(names) + 2
-    for m in range(months + 1):
-        r = m + 2
-        ws.cell(row=r, column=1, value=m)
-        for k, name in enumerate(names):
-            if not live:
-                value: Any = engine[name][m]
-            elif m == 0:
-                value = f"={_ref('capex_usd')}" if name == "own" else 0
-            elif name == "own":
-                value = _own_formula(r)
-            else:
-                option = options[k - 1]
-                value = _rent_formula(r, OPTION_ROW + k - 1, int(option.get("term_months") or 0))
-            ws.cell(row=r, column=k + 2, value=value).number_format = USD
-        ws.cell(row=r, column=k_df, value=f"=1/(1+{_ref('monthly_rate')})^$A{r}").number_format = "0.0000"
-        for k in range(len(names)):
-            flow, df = get_column_letter(k + 2), get_column_letter(k_df)
-            cell = ws.cell(row=r, column=k_df + 1 + k, value=f"={flow}{r}*{df}{r}")
-            cell.number_format = USD
+    months, k_df = int(inputs.get("months") or 0), len(names) + 2
+    _write_months(ws, inputs, options, k_df)
     last = months + 2
     for label, offset in (("Total", 2), ("NPV", 3)):
         r = last + offset
@@ -658,24 +755,8 @@ def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
         for k in range(len(names)):
             source = get_column_letter(k + 2 if label == "Total" else k_df + 1 + k)
             ws.cell(row=r, column=k + 2, value=f"=SUM({source}2:{source}{last})").number_format = USD
-    if not live:
-        ws.cell(
-            row=last + 5,
-            column=1,
-            value="Values from the engine (financing, lead time, tax shield or "
-            "upfront payments are not modelled as formulas on this sheet)",
-        )
     ws.freeze_panes = "B2"
-    years = wb.create_sheet("Cash flows by year")
-    for col, header in enumerate(["Year"] + headers[1 : len(names) + 1], start=1):
-        years.cell(row=1, column=col, value=header).font = bold
-    for y in range(1, math.ceil(months / 12) + 1):
-        start, end = (2 if y == 1 else 12 * (y - 1) + 3), min(12 * y + 2, last)
-        years.cell(row=y + 1, column=1, value=y)
-        for k in range(len(names)):
-            col = get_column_letter(k + 2)
-            cell = years.cell(row=y + 1, column=k + 2, value=f"=SUM('Cash flows'!{col}{start}:{col}{end})")
-            cell.number_format = USD
+    _write_years(wb, flows, months)
 
 
 def design_export_xlsx(*, evaluation: Mapping[str, Any]) -> bytes:

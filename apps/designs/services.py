@@ -34,7 +34,7 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
-from clusterdesigner.engine.resale import ResaleCurve, resale_curves
+from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
@@ -44,6 +44,8 @@ OPTION_LABELS = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1 year",
     "reserved_3y": "reserved 3 years",
+    "savings_1y": "savings plan 1 year",
+    "savings_3y": "savings plan 3 years",
     "spot": "spot",
 }
 
@@ -303,8 +305,7 @@ def evaluate_spec(
 def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple[ResaleCurve, ...]:
     """The catalog's residual-value series of the design's accelerator (the cost engine reads the one that
     covers the depreciation life, else keeps the given or default residual value)."""
-    points = records.get("residual_values") or []
-    return resale_curves(points=points, accelerator=str(spec["cluster"]["accelerator"]))
+    return curves_from_records(records, accelerator=str(spec["cluster"]["accelerator"]))
 
 
 def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:

@@ -26,7 +26,7 @@ from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 from clusterdesigner.engine import cost
 from clusterdesigner.engine.errors import EngineError
 
-PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "spot"]
+PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "savings_1y", "savings_3y", "spot"]
 
 DEFAULT_SPEC: dict[str, Any] = {
     "workload": {
@@ -126,6 +126,18 @@ class NegotiatedPricesSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Ser
     on_demand = serializers.FloatField(required=False, min_value=0, max_value=1e6)
     reserved_1y = serializers.FloatField(required=False, min_value=0, max_value=1e6)
     reserved_3y = serializers.FloatField(required=False, min_value=0, max_value=1e6)
+    savings_1y = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1e6,
+        help_text="A 1-year savings plan's rate, USD per node-hour.",
+    )
+    savings_3y = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1e6,
+        help_text="A 3-year savings plan's rate, USD per node-hour.",
+    )
     spot = serializers.FloatField(required=False, min_value=0, max_value=1e6)
 
 
@@ -137,7 +149,7 @@ class CloudChoiceSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializ
     pricing_models = serializers.ListField(
         child=serializers.ChoiceField(choices=PRICING_MODELS),
         min_length=1,
-        max_length=4,
+        max_length=len(PRICING_MODELS),
         required=False,
         help_text=(
             "Pricing models to compare; omitted: every model the offering has a price for (the catalog's "
@@ -193,7 +205,8 @@ class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[
         "cashflow",
         help_text="Money over time: financing (cash|loan|lease), loan_rate, loan_months, lease_usd_per_month,"
         " tax_rate (MACRS 5-year shield; 0 = off), cloud_price_change_per_year, power_escalation_per_year, "
-        "lead_time_months, reserved_payment (no_upfront|partial_upfront|all_upfront).",
+        "lead_time_months, reserved_payment (no_upfront|partial_upfront|all_upfront; reservations and"
+        " savings plans).",
     )
     uncertainty = EngineSectionField(
         "uncertainty", help_text="Monte Carlo: spread (±fraction), samples, seed"

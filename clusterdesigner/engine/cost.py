@@ -33,6 +33,7 @@ from clusterdesigner.engine.network import Topology, dragonfly_plus, fat_tree, n
 from clusterdesigner.engine.offerings import (
     COMMITMENT_YEARS,
     PRICING_MODELS,
+    SAVINGS_PLANS,
     CloudOfferingSpec,
     Freshness,
     ServerTypeSpec,
@@ -203,6 +204,15 @@ DEFAULTS: Mapping[str, Assumption] = dict(
             " (NVIDIA product specification, Connectivity Scenarios)",
         ),
         _a(
+            "network.node_ports_per_transceiver",
+            1,
+            "NIC ports/transceiver",
+            "one single-port 400G OSFP or QSFP112 per PCIe ConnectX-7 (NVIDIA MMA4Z00-NS400 and MMA1Z00-NS400"
+            " product specifications); 2 on a DGX H100/H200/B200, whose four OSFP ports serve eight"
+            " ConnectX-7 with a two-port transceiver each (NVIDIA DGX BasePOD and SuperPOD reference"
+            " architectures)",
+        ),
+        _a(
             "network.switch_transceiver_w",
             15.0,
             "W/transceiver",
@@ -297,7 +307,8 @@ DEFAULTS: Mapping[str, Assumption] = dict(
             "cashflow.reserved_payment",
             "no_upfront",
             "no_upfront|partial_upfront|all_upfront",
-            "ClusterDesigner default: billed monthly (partial: half of the term at its start)",
+            "ClusterDesigner default: billed monthly (partial: half of the term at its start); reservations"
+            " and savings plans alike",
         ),
         _a("uncertainty.spread", 0.25, "±fraction", "ClusterDesigner default: the tornado's ±25 %, uniform"),
         _a("uncertainty.samples", 500, "draws", "ClusterDesigner default"),
@@ -346,6 +357,8 @@ SENSITIVE_LABELS: Mapping[str, str] = {
     "cloud.usd_per_node_hour.on_demand": "the on-demand price",
     "cloud.usd_per_node_hour.reserved_1y": "the reserved 1-year price",
     "cloud.usd_per_node_hour.reserved_3y": "the reserved 3-year price",
+    "cloud.usd_per_node_hour.savings_1y": "the 1-year savings-plan rate",
+    "cloud.usd_per_node_hour.savings_3y": "the 3-year savings-plan rate",
     "cloud.usd_per_node_hour.spot": "the spot price",
     "cloud.spot_preemptions_per_day": "the spot interruption rate",
     "failures.failures_per_gpu_day": "the hardware failure rate",
@@ -384,6 +397,7 @@ _RULES: Mapping[str, str] = {
     "network.switch_power_w": "nonneg",
     "network.node_transceiver_w": "nonneg",
     "network.switch_transceiver_w": "nonneg",
+    "network.node_ports_per_transceiver": "int",
     "cloud.managed_overhead_fraction": "nonneg",
     "cloud.egress_tb": "nonneg",
     "cloud.egress_usd_per_gb": "nonneg",
@@ -454,6 +468,7 @@ _MAXIMA: Mapping[str, float] = {
     "network.switch_power_w": 1e6,
     "network.node_transceiver_w": 1e4,
     "network.switch_transceiver_w": 1e4,
+    "network.node_ports_per_transceiver": 2,
     "cloud.managed_overhead_fraction": 10,
     "cloud.egress_tb": 1e9,
     "cloud.egress_usd_per_gb": 100,
@@ -629,13 +644,7 @@ def _server_price(
     path = "on_prem.server_usd"
     if r.given(path):
         return float(r.get(path))
-    if server is None:
-        priced = [
-            s
-            for s in catalog.server_types.values()
-            if s.accelerator == accelerator.slug and s.gpus_per_node == gpn and s.price_usd is not None
-        ]
-        server = max(priced, key=lambda s: (s.as_of, s.slug), default=None)
+    server = _owned_server(catalog, server, accelerator, gpn)
     if server is not None and server.price_usd is not None:
         return float(
             r.get(
@@ -909,10 +918,58 @@ def _resolve_owning(
         )
     v["network.cable_usd"] = r.get("network.cable_usd")
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
-    v["network.node_transceiver_w"] = r.get("network.node_transceiver_w")
+    _resolve_node_optics(r, v, _owned_server(catalog, server, accelerator, int(v["gpus_per_node"])))
     v["network.switch_transceiver_w"] = r.get("network.switch_transceiver_w")
 
     return str(colo_pricing)
+
+
+# Server types whose scale-out NICs sit behind twin-port OSFP cages, one two-port transceiver per cage: "Four
+# OSFP ports serving eight single-port NVIDIA ConnectX-7 VPI" (DGX H100/H200; DGX B200: "4x OSFP ports serving
+# 8x single-port NVIDIA ConnectX-7 VPI"), NVIDIA DGX BasePOD reference architecture, Core Components; "The
+# compute fabric ports in the middle use a two-port transceiver to access all eight GPUs", NVIDIA DGX
+# SuperPOD H100 reference architecture, Network Fabrics. A DGX A100's eight HDR ConnectX-6 have a port each.
+TWIN_PORT_SERVERS = frozenset({"dgx-h100", "dgx-h200", "dgx-b200"})
+TWIN_PORT_SOURCE = (
+    "four OSFP ports serve eight single-port ConnectX-7 (NVIDIA DGX BasePOD reference architecture, Core"
+    " Components), each with a two-port transceiver (NVIDIA DGX SuperPOD H100 reference architecture, Network"
+    " Fabrics)"
+)
+TWIN_PORT_TRANSCEIVER_W = (
+    15.0,
+    "NVIDIA MMA4Z00-NS 800Gb/s twin-port OSFP: 15 W in every configuration (NVIDIA product specification,"
+    " Overview); the DGX side takes its flat-top form",
+)
+
+
+def _owned_server(
+    catalog: CatalogSpecs, server: ServerTypeSpec | None, accelerator: AcceleratorSpec, gpn: int
+) -> ServerTypeSpec | None:
+    """The server type owning buys: the named one, else the catalog's priced server type of this accelerator
+    with this many GPUs (newest figure, then slug), as _server_price picks it; None without one."""
+    if server is not None:
+        return server
+    priced = [
+        s
+        for s in catalog.server_types.values()
+        if s.accelerator == accelerator.slug and s.gpus_per_node == gpn and s.price_usd is not None
+    ]
+    return max(priced, key=lambda s: (s.as_of, s.slug), default=None)
+
+
+def _resolve_node_optics(r: _Resolver, v: dict[str, Any], server: ServerTypeSpec | None) -> None:
+    """NIC ports per node-side transceiver (2 on a twin-port-cage DGX, else 1) and that transceiver's power
+    (15 W twin-port, else the single-port default), each the request's value when given."""
+    path = "network.node_ports_per_transceiver"
+    if server is not None and server.slug in TWIN_PORT_SERVERS and not r.given(path):
+        v[path] = r.get(path, 2, DEFAULTS[path].unit, f"server type {server.slug}: {TWIN_PORT_SOURCE}")
+    else:
+        v[path] = r.get(path)
+    watts = "network.node_transceiver_w"
+    if int(v[path]) == 2 and not r.given(watts):
+        v[watts] = r.get(watts, TWIN_PORT_TRANSCEIVER_W[0], "W/transceiver", TWIN_PORT_TRANSCEIVER_W[1])
+    else:
+        v[watts] = r.get(watts)
 
 
 def _resolve_node_power(
@@ -1171,6 +1228,7 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
         )
     per_cage = 2 if ctx.fabric.kind == "infiniband" else 1  # NDR twin-port OSFP: 2 ports per cage
     port, radix = ctx.fabric.port_gbps, ctx.switch.ports
+    node_cage = int(v["network.node_ports_per_transceiver"])
     tree = fat_tree(
         nodes=nodes,
         nics_per_node=nics,
@@ -1179,12 +1237,18 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
         oversubscription=float(v["oversubscription"]),
         rail_optimized=ctx.rail_optimized,
         ports_per_transceiver=per_cage,
+        node_ports_per_transceiver=node_cage,
     )
     # Dragonfly+ is the large-cluster alternative: sized when asked for or when a fat-tree runs out of tiers.
     dfp = None
     if tree is None or ctx.topology == "dragonfly_plus":
         dfp = dragonfly_plus(
-            nodes=nodes, nics_per_node=nics, port_gbps=port, radix=radix, ports_per_transceiver=per_cage
+            nodes=nodes,
+            nics_per_node=nics,
+            port_gbps=port,
+            radix=radix,
+            ports_per_transceiver=per_cage,
+            node_ports_per_transceiver=node_cage,
         )
     chosen: Topology = tree if tree is not None and dfp is None else dfp  # type: ignore[assignment]
     cost = network_cost(
@@ -1216,15 +1280,17 @@ def _network(v: Mapping[str, Any], ctx: _Context) -> tuple[dict[str, Any], float
             "transceivers": _line(
                 Line(
                     cost.transceivers_usd,
-                    f"{chosen.transceivers} transceivers × {usd(v['network.transceiver_usd'])}",
+                    f"({chosen.node_transceivers} node-side: {nodes} nodes × ⌈{nics} NICs ÷ {node_cage}⌉ + "
+                    f"{chosen.switch_transceivers} switch-side) transceivers × "
+                    f"{usd(v['network.transceiver_usd'])}",
                 )
             ),
         },
         "capex_usd": cost.capex_usd,
         "power_kw": cost.power_kw,
         "power_formula": f"{chosen.switches} switches × {num(v['network.switch_power_w'])} W + "
-        f"{chosen.endpoints} node-side transceivers × {num(v['network.node_transceiver_w'])} W + "
-        f"{chosen.transceivers - chosen.endpoints} switch-side × {num(v['network.switch_transceiver_w'])} W",
+        f"{chosen.node_transceivers} node-side transceivers × {num(v['network.node_transceiver_w'])} W + "
+        f"{chosen.switch_transceivers} switch-side × {num(v['network.switch_transceiver_w'])} W",
     }
     if tree is None:
         out["note"] = "beyond a three-tier fat-tree of this radix: Dragonfly+ used"
@@ -1492,6 +1558,13 @@ def _evaluate_renting(
                 "per_utilization_usd": res.linear.per_utilization_usd,
             },
         }
+        if model in SAVINGS_PLANS:
+            nodes = int(v["nodes"])
+            cloud[model]["commitment_usd_per_hour"] = nodes * price
+            cloud[model]["commitment_formula"] = (
+                f"{nodes} nodes × {usd(price)}/node-h, committed for every hour of each "
+                f"{num(COMMITMENT_YEARS[model])}-year term"
+            )
         if model in COMMITMENT_YEARS and "on_demand" in ctx.pricing_models:
             od = float(v["cloud.usd_per_node_hour.on_demand"])
             billed_years = committed_years(pricing_model=model, horizon_years=horizon) or horizon
@@ -1503,7 +1576,7 @@ def _evaluate_renting(
             )
             cloud[model]["break_even_vs_on_demand_formula"] = (
                 f"{num(billed_years)} billed years ÷ {num(horizon)}-year horizon × "
-                f"{usd(price)} reserved ÷ {usd(od)} on-demand"
+                f"{usd(price)} {'committed' if model in SAVINGS_PLANS else 'reserved'} ÷ {usd(od)} on-demand"
             )
         u_star = break_even_utilization(own=own.linear, rent=res.linear)
         slope = res.linear.per_utilization_usd - own.linear.per_utilization_usd
@@ -1950,6 +2023,8 @@ MODEL_LABELS: Mapping[str, str] = {
     "on_demand": "on-demand",
     "reserved_1y": "reserved 1-year",
     "reserved_3y": "reserved 3-year",
+    "savings_1y": "savings plan 1-year",
+    "savings_3y": "savings plan 3-year",
     "spot": "spot",
 }
 

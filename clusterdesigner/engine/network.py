@@ -32,6 +32,8 @@ class Topology:
     bisection_gbps: float
     max_endpoints: int
     groups: int = 0  # Dragonfly+ only
+    node_transceivers: int = 0  # in the nodes' NIC cages
+    switch_transceivers: int = 0  # in the switches' cages
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -59,38 +61,34 @@ def fat_tree(
     oversubscription: float = 1.0,
     rail_optimized: bool = True,
     ports_per_transceiver: int = 1,
+    node_ports_per_transceiver: int = 1,
 ) -> Topology | None:
     """Smallest folded Clos (1, 2 or 3 tiers) for nodes · NICs endpoints; None beyond three tiers.
 
     Leaves L = ⌈E / d⌉ (rail-optimised: one set of leaves per NIC rail, k · ⌈nodes / d⌉); uplinks U = ⌈E / o⌉;
     two tiers: spines ⌈U / R⌉; three tiers: aggregation ⌈U / (R/2)⌉ (non-blocking above the edge),
-    core ⌈U / R⌉. Cables = E + U (+ U). Bisection = E/2 · port Gb/s / o.
+    core ⌈U / R⌉. Cables = E + U (+ U). Bisection = E/2 · port Gb/s / o. Transceivers: see ``_build``.
     """
     if nodes < 1:
         raise InputError("must be at least 1", field="cluster.nodes")
     if nics_per_node < 1:
         raise InputError("must be at least 1", field="cluster.nics_per_node")
     e = nodes * nics_per_node
+    cages = (ports_per_transceiver, nodes * math.ceil(nics_per_node / node_ports_per_transceiver))
     d = leaf_down_ports(radix=radix, oversubscription=oversubscription)
     if e <= radix:
-        return _build(
-            "single-switch", 1, e, (1, 0, 0), e, e, e / 2.0 * port_gbps, radix, ports_per_transceiver
-        )
+        return _build("single-switch", 1, e, (1, 0, 0), e, e, e / 2.0 * port_gbps, radix, cages)
     leaves = nics_per_node * math.ceil(nodes / d) if rail_optimized else math.ceil(e / d)
     uplinks = math.ceil(e / oversubscription - 1e-9)
     bis = e / 2.0 * port_gbps / oversubscription
     two = max_endpoints(radix=radix, oversubscription=oversubscription, tiers=2)
     if e <= two:
         counts = (leaves, math.ceil(uplinks / radix), 0)
-        return _build(
-            "leaf-spine", 2, e, counts, e + 2 * uplinks, e + uplinks, bis, two, ports_per_transceiver
-        )
+        return _build("leaf-spine", 2, e, counts, e + 2 * uplinks, e + uplinks, bis, two, cages)
     three = max_endpoints(radix=radix, oversubscription=oversubscription, tiers=3)
     if e <= three:
         counts = (leaves, math.ceil(uplinks / (radix // 2)), math.ceil(uplinks / radix))
-        return _build(
-            "fat-tree-3", 3, e, counts, e + 4 * uplinks, e + 2 * uplinks, bis, three, ports_per_transceiver
-        )
+        return _build("fat-tree-3", 3, e, counts, e + 4 * uplinks, e + 2 * uplinks, bis, three, cages)
     return None
 
 
@@ -103,11 +101,16 @@ def _build(
     cables: int,
     bisection_gbps: float,
     largest: int,
-    ports_per_transceiver: int,
+    cages: tuple[int, int],
     groups: int = 0,
 ) -> Topology:
-    # One transceiver per NIC port; on the switch side a twin-port cage (NDR OSFP) serves two ports.
-    transceivers = e + math.ceil(ports / ports_per_transceiver)
+    """``cages``: (switch ports per transceiver, node-side transceivers). Switch side: a twin-port NDR OSFP
+    cage serves two ports, ⌈ports / 2⌉ transceivers. Node side: nodes · ⌈NICs / NIC ports per transceiver⌉,
+    one single-port OSFP/QSFP112 per PCIe ConnectX-7 (8 at 8 NICs), or on DGX H100/H200/B200, whose "four
+    OSFP ports serv[e] eight single-port NVIDIA ConnectX-7", one two-port transceiver per cage (4 at 8 NICs).
+    """
+    per_switch_cage, node_side = cages
+    switch_side = math.ceil(ports / per_switch_cage)
     return Topology(
         name,
         tiers,
@@ -118,15 +121,23 @@ def _build(
         sum(counts),
         ports,
         cables,
-        transceivers,
+        node_side + switch_side,
         bisection_gbps,
         largest,
         groups,
+        node_side,
+        switch_side,
     )
 
 
 def dragonfly_plus(
-    *, nodes: int, nics_per_node: int, port_gbps: float, radix: int, ports_per_transceiver: int = 1
+    *,
+    nodes: int,
+    nics_per_node: int,
+    port_gbps: float,
+    radix: int,
+    ports_per_transceiver: int = 1,
+    node_ports_per_transceiver: int = 1,
 ) -> Topology:
     """Dragonfly+ (Shpiner et al., "Dragonfly+: Low cost topology for scaling datacenters", HiPINEB 2017).
 
@@ -164,7 +175,7 @@ def dragonfly_plus(
         e + intra + global_links,
         min(bis, e / 2.0 * port_gbps),
         per_group * (per_group + 1),
-        ports_per_transceiver,
+        (ports_per_transceiver, nodes * math.ceil(nics_per_node / node_ports_per_transceiver)),
         groups,
     )
 
@@ -176,6 +187,7 @@ class NetworkCost:
     transceivers_usd: float
     capex_usd: float
     power_kw: float
+    node_transceivers_usd: float = 0.0  # the part of transceivers_usd in the nodes
 
 
 def network_cost(
@@ -188,12 +200,13 @@ def network_cost(
     node_transceiver_w: float = 0.0,
     switch_transceiver_w: float = 0.0,
 ) -> NetworkCost:
-    """capex = switches · $ + cables · $ + transceivers · $; power = switches · W + optics, where optics =
-    endpoints · node-side W (one transceiver per NIC) + (transceivers − endpoints) · switch-side W (one per
-    cage; a twin-port NDR OSFP serves two ports)."""
+    """capex = switches · $ + cables · $ + (node-side + switch-side transceivers) · $; power = switches · W +
+    optics, where optics = node-side transceivers · node-side W + switch-side transceivers · switch-side W
+    (counts in ``_build``)."""
     s = topology.switches * switch_usd
     c = topology.cables * cable_usd
     t = topology.transceivers * transceiver_usd
-    optics_w = topology.endpoints * node_transceiver_w
-    optics_w += (topology.transceivers - topology.endpoints) * switch_transceiver_w
-    return NetworkCost(s, c, t, s + c + t, (topology.switches * switch_power_w + optics_w) / 1000.0)
+    optics_w = topology.node_transceivers * node_transceiver_w
+    optics_w += topology.switch_transceivers * switch_transceiver_w
+    power_kw = (topology.switches * switch_power_w + optics_w) / 1000.0
+    return NetworkCost(s, c, t, s + c + t, power_kw, topology.node_transceivers * transceiver_usd)

@@ -17,9 +17,15 @@ from typing import Any
 
 from clusterdesigner.engine.errors import InputError
 
-PRICING_MODELS = ("on_demand", "reserved_1y", "reserved_3y", "spot")
-# Term a commitment binds you to, in years; on-demand and spot bind nothing.
-COMMITMENT_YEARS: Mapping[str, float] = MappingProxyType({"reserved_1y": 1.0, "reserved_3y": 3.0})
+PRICING_MODELS = ("on_demand", "reserved_1y", "reserved_3y", "savings_1y", "savings_3y", "spot")
+# Term a commitment binds you to, in years; on-demand and spot bind nothing. A savings plan (AWS Compute or
+# EC2 Instance Savings Plans, 1 or 3 years) commits a spend in $/hour for every hour of its term whatever is
+# used, with no, partial or all upfront payment; its price here is the plan's rate per node-hour, and the
+# commitment that covers the cluster is nodes × that rate $/hour, billed like a reservation of the same term.
+COMMITMENT_YEARS: Mapping[str, float] = MappingProxyType(
+    {"reserved_1y": 1.0, "reserved_3y": 3.0, "savings_1y": 1.0, "savings_3y": 3.0}
+)
+SAVINGS_PLANS = ("savings_1y", "savings_3y")
 STORAGE_KINDS = ("local_nvme", "parallel_fs", "nfs", "object_store")
 STORAGE_SCOPES = ("per_node", "aggregate")
 

@@ -65,6 +65,13 @@ def resale_curves(*, points: Iterable[Mapping[str, Any]], accelerator: str) -> t
     return tuple(curves)
 
 
+def curves_from_records(records: Mapping[str, Any], *, accelerator: str) -> tuple[ResaleCurve, ...]:
+    """The accelerator's series from a catalog snapshot's ``residual_values`` records (none: no curve, and the
+    cost engine keeps the given or default residual value). The design evaluation, sweeps and ``manage.py
+    tco`` all read resale this way."""
+    return resale_curves(points=records.get("residual_values") or [], accelerator=accelerator)
+
+
 def covering(curves: Iterable[ResaleCurve], *, age_years: float) -> ResaleCurve | None:
     """The curve that covers ``age_years`` with the most points (ties: the first by series name), or None."""
     best: ResaleCurve | None = None

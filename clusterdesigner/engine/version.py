@@ -13,8 +13,12 @@ changed convention), and say in the commit message what changed. Its history:
     6  MoE under ZeRO-3/HSDP: the expert weights' all-gathers and reduce-scatters over the expert-data-
        parallel group are timed; the MoE all-to-all is split between the scale-up link and the fabric, with
        the DeepEP dispatcher, node-limited routing, FP8 dispatch and 1F1B all-to-all overlap as options
+    7  sweeps and ``manage.py tco`` read resale from the catalog's residual-value series as the design
+       evaluation does (not the 0.2 placeholder); analyses are keyed by this version too; node-side
+       transceivers per NIC port cage (a DGX H100/H200/B200's twin-port OSFP: 4 a node, 15 W); savings plans
+       (savings_1y, savings_3y) as pricing models
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 6
+ENGINE_VERSION: int = 7

@@ -108,9 +108,11 @@ def test_every_design_chart_has_a_title_axis_titles_and_hover(h200_evaluation: d
 def test_network_chart_counts_the_single_switch_of_64_endpoints(h200_evaluation: dict[str, Any]) -> None:
     figure = charts.network_chart(h200_evaluation)
     bars = dict(zip(figure["data"][0]["x"], figure["data"][0]["y"], strict=True))
-    # 64 H200 GPUs × 1 NIC on one 64-port NDR switch: 1 leaf, 64 cables, 96 transceivers (engine count).
-    assert bars == {"Leaf switches": 1, "Cables": 64, "Transceivers": 96}
-    assert "$154,800" in figure["layout"]["title"]["text"]
+    # 64 H200 GPUs × 1 NIC on one 64-port NDR switch: 1 leaf, 64 cables; transceivers: 32 twin-port cages on
+    # the switch + 8 DGX H200 × 4 twin-port OSFP cages (two NICs each) = 64 (one per NIC before: 96).
+    # Capex $30,000 + 64 × $150 + 64 × $1,200 = $116,400 (was $154,800 with 96 transceivers).
+    assert bars == {"Leaf switches": 1, "Cables": 64, "Transceivers": 64}
+    assert "$116,400" in figure["layout"]["title"]["text"]
 
 
 def test_sweep_heatmap_shows_the_cheapest_pricing_per_cell() -> None:

@@ -74,3 +74,59 @@ def test_covering_picks_the_series_with_the_most_points_that_covers_the_age() ->
     assert long.fraction_at(age_years=3.0) == pytest.approx(0.45)  # 0.6 + (0.3 - 0.6) * (3 - 2) / (4 - 2)
     assert covering([short, long], age_years=5.0) is None
     assert short.fraction_at(age_years=3.0) == 0.6
+
+
+# --- The same resale outside the design evaluation: sweeps and `manage.py tco` ------------------------------
+
+SWEEP = {
+    "model": {"preset": "llama3-8b"},
+    "training": {"tokens": 1e11, "global_batch_tokens": 2097152, "precision": "bf16"},
+    "accelerators": ["h100-sxm"],
+    "nodes": [1],
+    "pricing_models": ["on_demand", "own"],
+}
+
+
+def _sweep_own_usd(client: Any, capture: Any, **on_prem: Any) -> float:
+    params = {**SWEEP, **({"on_prem": on_prem} if on_prem else {})}
+    with capture(execute=True):
+        response = client.post("/api/v1/analyses/", {"kind": "sweep", "params": params}, format="json")
+    assert response.status_code == 202, response.json()
+    body = client.get(response.json()["url"]).json()
+    assert body["status"] == "succeeded", body
+    return float(next(r["cost_usd"] for r in body["result"]["rows"] if r["pricing_model"] == "own"))
+
+
+def test_a_sweep_owns_with_the_series_residual_value_not_the_placeholder(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # Before: the sweep priced owning with the 0.2 placeholder. Now its own row equals the run with the
+    # series' 0.125 at the 5-year life given outright, and keeping 0.2 (more resale) makes owning cheaper.
+    default = _sweep_own_usd(user_client, django_capture_on_commit_callbacks)
+    series = _sweep_own_usd(user_client, django_capture_on_commit_callbacks, residual_fraction=0.125)
+    placeholder = _sweep_own_usd(user_client, django_capture_on_commit_callbacks, residual_fraction=0.2)
+    assert default == pytest.approx(series, rel=1e-12)
+    assert placeholder < default
+
+
+def test_manage_py_tco_reads_the_series_residual_value(catalog: Any, tmp_path: Any) -> None:
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    request = {"cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 8}}
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request))
+    out = StringIO()
+    call_command("tco", str(path), "--compact", stdout=out)
+    used = _residual(json.loads(out.getvalue()))
+    assert used["value"] == pytest.approx(0.125, rel=1e-12)  # GLRI h100-sxm at 5 years
+    assert "GLRI residual value guide for h100-sxm" in used["source"]
+    # An accelerator with no series covering its life keeps the stated placeholder.
+    request["cluster"]["accelerator"] = "mi300x"
+    path.write_text(json.dumps(request))
+    out = StringIO()
+    call_command("tco", str(path), "--compact", stdout=out)
+    other = _residual(json.loads(out.getvalue()))
+    assert other["source"] == cost.DEFAULTS["on_prem.residual_fraction"].source

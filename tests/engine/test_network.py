@@ -119,3 +119,67 @@ def test_more_nodes_never_need_fewer_switches_or_cables(
     assert big.switches >= small.switches
     assert big.cables >= small.cables
     assert big.transceivers >= small.transceivers
+
+
+# --- Node-side transceivers (issue 15 item 9) -------------------------------------------------------------
+# DGX H100/H200/B200: "Four OSFP ports serving eight single-port NVIDIA ConnectX-7 VPI" (NVIDIA DGX BasePOD
+# reference architecture, Core Components); "The compute fabric ports in the middle use a two-port transceiver
+# to access all eight GPUs" (NVIDIA DGX SuperPOD H100 reference architecture, Network Fabrics). A PCIe
+# ConnectX-7 takes one single-port OSFP/QSFP112 (NVIDIA MMA4Z00-NS400 product specification).
+#
+# Hand count at 1,024 GPUs = 128 nodes × 8 NICs, radix 64, 1:1, rail-optimised (the SuperPOD's 4-SU fabric
+# has the same 32 leaves and 16 spines, Table 4):
+#   leaves 8 × ⌈128 / 32⌉ = 32, uplinks 1,024, spines ⌈1,024 / 64⌉ = 16: 48 switches
+#   switch ports 1,024 down + 2 × 1,024 (leaf up, spine down) = 3,072 → ⌈3,072 / 2⌉ = 1,536 twin-port cages
+#   node side, DGX: 128 × ⌈8 / 2⌉ = 512 two-port transceivers: 512 more than the switch side alone,
+#     1,536 + 512 = 2,048 in all; at $1,200 a piece the 512 are $614,400
+#   node side, one per NIC: 128 × 8 = 1,024 (2,560 in all)
+#   optics power, DGX: (512 + 1,536) × 15 W = 30,720 W; one per NIC: 1,024 × 8 W + 1,536 × 15 W = 31,232 W
+
+
+def test_dgx_twin_port_cages_count_512_node_side_transceivers_at_1024_gpus() -> None:
+    dgx = fat_tree(
+        nodes=128,
+        nics_per_node=8,
+        port_gbps=400,
+        radix=64,
+        ports_per_transceiver=2,
+        node_ports_per_transceiver=2,
+    )
+    pcie = fat_tree(nodes=128, nics_per_node=8, port_gbps=400, radix=64, ports_per_transceiver=2)
+    assert dgx is not None and pcie is not None
+    assert dgx.switches == 48 and dgx.switch_ports_used == 3072
+    assert (dgx.node_transceivers, dgx.switch_transceivers, dgx.transceivers) == (512, 1536, 2048)
+    assert (pcie.node_transceivers, pcie.switch_transceivers, pcie.transceivers) == (1024, 1536, 2560)
+    c = network_cost(
+        topology=dgx,
+        switch_usd=30_000,
+        cable_usd=150,
+        transceiver_usd=1_200,
+        switch_power_w=1_000,
+        node_transceiver_w=15,
+        switch_transceiver_w=15,
+    )
+    assert c.node_transceivers_usd == 614_400
+    assert c.power_kw == pytest.approx(48.0 + 30.72)
+
+
+def test_the_cost_engine_takes_twin_port_node_optics_from_the_dgx_server_type() -> None:
+    from test_cost_fixtures import CATALOG
+
+    from clusterdesigner.engine.cost import tco
+
+    request = {
+        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 128, "fabric": "ib-ndr400"},
+        "network": {"switch_usd": 30_000, "switch_power_w": 1_000},
+    }
+    net = tco(request, **CATALOG)["network"]
+    assert (net["chosen"]["node_transceivers"], net["chosen"]["switch_transceivers"]) == (512, 1536)
+    # 48 × 30,000 + 2,048 cables × 150 + 2,048 × 1,200 = 1,440,000 + 307,200 + 2,457,600
+    assert net["capex_usd"] == pytest.approx(4_204_800.0)
+    assert net["power_kw"] == pytest.approx(78.72)  # 48 kW of switches + 2,048 × 15 W
+    assert "512 node-side: 128 nodes × ⌈8 NICs ÷ 2⌉" in net["capex_parts"]["transceivers"]["formula"]
+    # A server with a port per NIC (given here) counts one single-port transceiver per NIC at 8 W.
+    single = tco({**request, "network": {**request["network"], "node_ports_per_transceiver": 1}}, **CATALOG)
+    assert single["network"]["chosen"]["node_transceivers"] == 1024
+    assert single["network"]["power_kw"] == pytest.approx(48.0 + 31.232)

@@ -338,14 +338,20 @@ def test_storage_throughput_grows_with_the_tib_provisioned() -> None:
 
 
 def test_optics_power_counts_node_and_switch_side_transceivers() -> None:
-    # 8 nodes × 8 NICs = 64 endpoints on one 64-port NDR switch: 64 node-side OSFPs × 8 W + 32 twin-port
-    # switch cages × 15 W = 512 + 480 = 992 W of optics beside the switch's own 1,000 W.
+    # 8 nodes × 8 NICs = 64 endpoints on one 64-port NDR switch, 32 twin-port switch cages × 15 W. The
+    # fixture's server is a DGX H100 (four OSFP cages, a two-port transceiver each, 15 W): 8 × 4 = 32
+    # node-side, so (32 + 32) × 15 = 960 W of optics beside the switch's own 1,000 W. With a port per NIC
+    # (single-port OSFP, 8 W): 64 × 8 + 32 × 15 = 512 + 480 = 992 W.
     out = run({"network": {"switch_power_w": 1000}})
     net = out["network"]
     assert net["chosen"]["switches"] == 1 and net["endpoints"] == 64
-    assert net["chosen"]["transceivers"] == 64 + 32
-    assert net["power_kw"] == pytest.approx((1000 + 64 * 8 + 32 * 15) / 1000)
-    assert "64 node-side transceivers × 8 W + 32 switch-side × 15 W" in net["power_formula"]
+    assert net["chosen"]["transceivers"] == 32 + 32
+    assert net["power_kw"] == pytest.approx((1000 + 64 * 15) / 1000)
+    assert "32 node-side transceivers × 15 W + 32 switch-side × 15 W" in net["power_formula"]
+    single = run({"network": {"switch_power_w": 1000, "node_ports_per_transceiver": 1}})["network"]
+    assert single["chosen"]["transceivers"] == 64 + 32
+    assert single["power_kw"] == pytest.approx((1000 + 64 * 8 + 32 * 15) / 1000)
+    assert "64 node-side transceivers × 8 W + 32 switch-side × 15 W" in single["power_formula"]
 
 
 def test_an_nvl72_rack_reaches_the_fabric_through_its_trays() -> None:

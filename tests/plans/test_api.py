@@ -249,23 +249,25 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
     owned = PlanSolution.objects.get().snapshot["plan"]["supply"]["owned"]
     # By hand, from what the design's evaluation resolved: the catalog's DGX H100 server $322,500, network
-    # capex $3,331,200 and 51.136 kW (optics included), storage $1,392.65, servers drawing 0.76 of their
-    # 10.2 kW nameplate at load (the cost engine's defaults for the rest, as in test_capacity.py):
-    # capex = 1.03 × (64 × 322,500 + 3,331,200 + 1,392.65) = 24,691,770.43; residual 0.125 of capex after the
+    # capex $3,024,000 and 50.88 kW (optics included: 256 node-side twin-port transceivers, 4 a DGX, at
+    # 15 W, and 1,536 switch-side at 15 W; before node-side optics were counted per cage, 512 single-port
+    # at 8 W gave $3,331,200 and 51.136 kW), storage $1,392.65, servers drawing 0.76 of their 10.2 kW
+    # nameplate at load (the cost engine's defaults for the rest, as in test_capacity.py):
+    # capex = 1.03 × (64 × 322,500 + 3,024,000 + 1,392.65) = 24,375,354.43; residual 0.125 of capex after the
     # 5-year life, from the catalog's H100 SXM resale series (its point at 5 years)
-    # per year fixed = capital 24,691,770.43 × (CRF(8 %, 5) 0.250456 − 0.125 × SFF 0.170456) = 5,658,104.32
-    #   + colocation on nameplate (64 × 10.2 + 51.136 =) 703.936 kW × 150 × 12 = 1,267,084.80
-    #   + maintenance 0.05 × capex = 1,234,588.52 + staff 180,000
-    #   + idle power on the draw at load (64 × 10.2 × 0.76 + 51.136 =) 547.264 kW × 0.3 × 1.3 × 0.08 × 8,760
-    #     = 149,573.82  → 8,489,351.46 / (64 × 12) = 11,053.84 a node-month
-    # energy above idle per node-hour used: 547.264 × 0.7 × 1.3 × 0.08 / 64 = 0.6225128
-    assert owned["fixed_usd_per_node_month"] == pytest.approx(11_053.84, abs=0.01)
-    assert owned["usd_per_node_hour_used"] == pytest.approx(0.6225128, rel=1e-6)
+    # per year fixed = capital 24,375,354.43 × (CRF(8 %, 5) 0.250456 − 0.125 × SFF 0.170456) = 5,585,597.79
+    #   + colocation on nameplate (64 × 10.2 + 50.88 =) 703.68 kW × 150 × 12 = 1,266,624.00
+    #   + maintenance 0.05 × capex = 1,218,767.72 + staff 180,000
+    #   + idle power on the draw at load (64 × 10.2 × 0.76 + 50.88 =) 547.008 kW × 0.3 × 1.3 × 0.08 × 8,760
+    #     = 149,503.85  → 8,400,493.36 / (64 × 12) = 10,938.14 a node-month
+    # energy above idle per node-hour used: 547.008 × 0.7 × 1.3 × 0.08 / 64 = 0.6222216
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_938.14, abs=0.01)
+    assert owned["usd_per_node_hour_used"] == pytest.approx(0.6222216, rel=1e-6)
     assert owned["lead_time_months"] == 2 and owned["source"].startswith(f"design {design.pk} v1")
     # Priced from a design, owned nodes carry their capital share, so the plan has a cash view: each
     # purchase's capex is paid in the month it is delivered, and its book value comes back at the end.
-    # capital share = capital recovery 5,658,104.32 / (64 × 12) = $7,367.32 a node-month.
-    assert owned["capital_usd_per_node_month"] == pytest.approx(7_367.32, abs=0.01)
+    # capital share = capital recovery 5,585,597.79 / (64 × 12) = $7,272.91 a node-month.
+    assert owned["capital_usd_per_node_month"] == pytest.approx(7_272.91, abs=0.01)
     assert owned["depreciation_years"] == 5 and owned["residual_fraction"] == 0.125
     solution = PlanSolution.objects.get().result
     flows, purchases = solution["cash_flows_usd"], solution["owned_purchases"]

@@ -4,10 +4,12 @@ numbers, capex, cash, NPV, payback, the Monte Carlo and the yearly cash flows.""
 from __future__ import annotations
 
 import html
+import io
 from typing import Any
 
 import pytest
 from django.test import Client
+from openpyxl import load_workbook
 
 from apps.designs.services import share_link_create
 
@@ -20,9 +22,13 @@ def _cost(client: Client, design_id: int) -> dict[str, Any]:
     return next(iter(response.json()["costs"].values()))
 
 
+@pytest.mark.parametrize("index", range(4))
 @pytest.mark.parametrize("where", ["design page", "share view"])
-def test_the_rent_or_own_answer_comes_first(alice_client: Client, demos: list[Any], where: str) -> None:
-    demo = demos[0]  # 64 × 8 H100 against AWS p5
+def test_the_rent_or_own_answer_comes_first(
+    alice_client: Client, demos: list[Any], where: str, index: int
+) -> None:
+    assert len(demos) == 4  # every demo design: H100 on-demand, B200 spot, H100 reserved, H200 owned
+    demo = demos[index]
     if where == "design page":
         body = alice_client.get(f"/designs/{demo.pk}/").content.decode()
     else:
@@ -36,5 +42,29 @@ def test_the_rent_or_own_answer_comes_first(alice_client: Client, demos: list[An
     for card in ('id="capex"', 'id="cash-own"', 'id="npv-own"', 'id="npv-saving"', 'id="payback"'):
         assert card in section
     assert f"${cost['on_prem']['capex_usd']:,.0f}" in section
+    assert f"${cost['cashflow']['own']['total_usd']:,.0f}" in section
     assert f"${cost['cashflow']['own']['npv_usd']:,.0f}" in section
     assert section.count("<tr data-option=") == 1 + len(cost["cashflow"]["rent"])
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_every_demo_xlsx_states_the_verdict_capex_cash_and_npv(
+    alice_client: Client, demos: list[Any], index: int
+) -> None:
+    demo = demos[index]
+    response = alice_client.get(f"/api/v1/designs/{demo.pk}/export/?format=xlsx")
+    assert response.status_code == 200
+    summary = {
+        row[0].value: row[1].value
+        for row in load_workbook(io.BytesIO(response.content))["Summary"].iter_rows()
+    }
+    cost = _cost(alice_client, demo.pk)
+    assert summary["Verdict"] == cost["verdict"]["sentence"]
+    assert summary["Capex (owning)"] == pytest.approx(cost["on_prem"]["capex_usd"])
+    assert summary["Cash out over the horizon (owning)"] == pytest.approx(
+        cost["cashflow"]["own"]["total_usd"]
+    )
+    assert summary["NPV of owning"] == pytest.approx(cost["cashflow"]["own"]["npv_usd"])
+    assert summary["NPV saving of owning (rent − own)"] == pytest.approx(
+        cost["cashflow"]["npv_difference_usd"]
+    )

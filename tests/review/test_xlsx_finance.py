@@ -1,9 +1,13 @@
 """The XLSX a finance reader downloads from the design page: the verdict first, capex, cash and NPV, and cash
 flows as live formulas over an Inputs sheet. The formulas are recomputed here (a small evaluator for the
-arithmetic, IF, MOD, CEILING and SUM the sheet writes), before and after changing an input cell."""
+arithmetic, IF, MOD, CEILING, SUM, PMT and FV the sheet writes), before and after changing an input cell, for
+every case the engine models: cash, loan, lease, lead time, the MACRS shield, upfront reservation payments
+and savings plans."""
 
 from __future__ import annotations
 
+import copy
+import html
 import io
 import math
 import re
@@ -78,6 +82,12 @@ class Evaluator:
             "MOD": lambda a, b: a % b,
             "CEILING": lambda a, s: math.ceil(a / s) * s,
             "SUM": lambda xs: sum(xs),
+            # Excel's PMT(rate, nper, pv): −pv · rate / (1 − (1 + rate)^−nper), or −pv / nper at rate 0.
+            "PMT": lambda r, n, pv: -pv / n if r == 0 else -pv * r / (1 - (1 + r) ** -n),
+            # Excel's FV(rate, nper, pmt, pv): −(pv · (1 + rate)^nper + pmt · ((1 + rate)^nper − 1) / rate).
+            "FV": lambda r, n, p, pv: (
+                -(pv + p * n) if r == 0 else -(pv * (1 + r) ** n + p * ((1 + r) ** n - 1) / r)
+            ),
         }
         return float(eval(code, {"__builtins__": {}}, names))  # noqa: S307 - formulas this test wrote
 
@@ -159,3 +169,145 @@ def test_cash_flow_formulas_recompute_the_engine_and_follow_an_input_cell(
     # Yearly rows sum the months: year 1 holds month 0 (the capex) and months 1-12.
     year1 = ev.value("Cash flows by year", "B2")
     assert year1 == pytest.approx(sum(cash["own"]["monthly_usd"][:13]), rel=1e-9)
+
+
+# Each case is demo 1 (64 × 8 H100, AWS p5) with the money-over-time inputs below. The savings-plan and
+# reserved rates are TEST INPUTS written here (the catalog has no sourced p5 savings-plan rate), not prices.
+CASES = {
+    "loan past the horizon, lead time": {
+        "horizon_years": 3,
+        "cashflow": {"financing": "loan", "loan_rate": 0.08, "loan_months": 60, "lead_time_months": 2},
+    },
+    "loan repaid within the horizon, at 0 %": {
+        "horizon_years": 3,
+        "cashflow": {"financing": "loan", "loan_rate": 0.0, "loan_months": 24},
+    },
+    "operating lease, lead time": {
+        "horizon_years": 2,
+        "cashflow": {"financing": "lease", "lease_usd_per_month": 600_000.0, "lead_time_months": 3},
+    },
+    "MACRS shield, lead time, escalation": {
+        "horizon_years": 3,
+        "cashflow": {
+            "tax_rate": 0.21,
+            "lead_time_months": 1,
+            "power_escalation_per_year": 0.03,
+            "cloud_price_change_per_year": -0.2,
+        },
+    },
+    "partial upfront, 1-year terms over 1.5 years": {
+        "horizon_years": 1.5,
+        "cashflow": {"reserved_payment": "partial_upfront", "cloud_price_change_per_year": -0.1},
+        "prices": {"on_demand": 55.04, "reserved_1y": 34.0, "savings_1y": 36.0},
+    },
+    "all upfront, 3-year savings plan over 2 years": {
+        "horizon_years": 2,
+        "cashflow": {"reserved_payment": "all_upfront", "lead_time_months": 4},
+        "prices": {"on_demand": 55.04, "reserved_1y": 34.0, "savings_3y": 25.0},
+    },
+}
+
+
+def _case_design(client: Client, demo: Any, case: dict[str, Any]) -> int:
+    spec = copy.deepcopy(demo.current.spec)
+    spec["costs"]["horizon_years"] = case["horizon_years"]
+    spec["costs"]["cashflow"] = case["cashflow"]
+    if "prices" in case:
+        spec["costs"]["cloud"] = [
+            {
+                "offering": "aws-p5-48xlarge",
+                "pricing_models": list(case["prices"]),
+                "usd_per_node_hour": case["prices"],
+            }
+        ]
+    response = client.post(
+        "/api/v1/designs/", {"name": "xlsx case", "spec": spec}, content_type="application/json"
+    )
+    assert response.status_code == 201, response.content[:500]
+    return int(response.json()["id"])
+
+
+def _sheet_npvs(book: Any, ev: Evaluator, months: int) -> dict[str, float]:
+    headers = [c.value for c in book["Cash flows"][1]]
+    out = {}
+    for k, header in enumerate(headers):
+        if header == "Own (USD)" or (header or "").endswith(" (USD)") and not header.startswith("PV "):
+            name = "own" if header == "Own (USD)" else header[: -len(" (USD)")]
+            out[name] = ev.value("Cash flows", f"{get_column_letter(k + 1)}{months + 5}")
+    return out
+
+
+def _engine_npvs(inputs: CashflowInputs) -> dict[str, float]:
+    result = cash_flows(inputs=inputs)
+    return {"own": result.own.npv_usd, **{r.name: r.npv_usd for r in result.rent}}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_cash_flow_case_is_a_live_formula_that_recomputes_the_engine(
+    alice_client: Client, demos: list[Any], case: str
+) -> None:
+    design = _case_design(alice_client, demos[0], CASES[case])
+    cash = next(iter(_evaluation(alice_client, design)["costs"].values()))["cashflow"]
+    book = _xlsx(alice_client, design)
+    sheet, ev = book["Cash flows"], Evaluator(book)
+    headers = [c.value for c in sheet[1]]
+    months = cash["inputs"]["months"]
+    inputs = CashflowInputs.from_json(cash["inputs"])
+    lead = inputs.lead_time_months
+    flows = {"own": cash["own"]["monthly_usd"], **{r["name"]: r["monthly_usd"] for r in cash["rent"]}}
+    # Every month of every option is a formula equal to the engine's figure (to 1e-9 of the larger).
+    for name, engine in flows.items():
+        column = get_column_letter(headers.index("Own (USD)" if name == "own" else f"{name} (USD)") + 1)
+        for m in range(months + 1):
+            cell = sheet[f"{column}{m + 2}"].value
+            assert isinstance(cell, str) and cell.startswith("="), (name, m, cell)
+            got = ev.value("Cash flows", f"{column}{m + 2}")
+            assert got == pytest.approx(engine[m], rel=1e-9, abs=1e-6), (case, name, m)
+    assert _sheet_npvs(book, ev, months) == pytest.approx(_engine_npvs(inputs), rel=1e-9)
+    assert "Values from the engine" not in [c.value for c in sheet["A"]]
+    if inputs.financing == "loan":
+        # The payment cell is Excel's PMT(8 %/12, 60, −capex), as the engine's loan payment.
+        assert ev.value("Inputs", f"B{_row_of(book, 'Loan payment')}") == pytest.approx(
+            cash["loan_payment_usd"], rel=1e-12
+        )
+    # Change input cells (capex or the lease, the lead time, the first rent price): the sheet's NPVs follow
+    # the engine recomputed with the same changes.
+    changed = replace(
+        inputs,
+        capex_usd=inputs.capex_usd * 1.5,
+        lease_usd_per_month=None if inputs.lease_usd_per_month is None else inputs.lease_usd_per_month * 0.8,
+        lead_time_months=lead + 1,
+        rent=(
+            replace(inputs.rent[0], usd_per_node_hour=inputs.rent[0].usd_per_node_hour * 2),
+            *inputs.rent[1:],
+        ),
+    )
+    ev.set("Inputs", f"B{_row_of(book, 'Capex, paid at delivery')}", changed.capex_usd)
+    ev.set("Inputs", f"B{_row_of(book, 'Lead time')}", changed.lead_time_months)
+    if changed.lease_usd_per_month is not None:
+        ev.set("Inputs", f"B{_row_of(book, 'Operating lease payment')}", changed.lease_usd_per_month)
+    first = [c.value for c in book["Inputs"]["A"]].index(inputs.rent[0].model) + 1
+    ev.set("Inputs", f"B{first}", changed.rent[0].usd_per_node_hour)
+    assert _sheet_npvs(book, ev, months) == pytest.approx(_engine_npvs(changed), rel=1e-9)
+
+
+def _row_of(book: Any, label: str) -> int:
+    """The Inputs row whose label starts with ``label``."""
+    return next(i for i, c in enumerate(book["Inputs"]["A"], start=1) if str(c.value or "").startswith(label))
+
+
+def test_a_savings_plan_is_priced_ranked_and_stated_on_the_design_page(
+    alice_client: Client, demos: list[Any]
+) -> None:
+    # 64 nodes, 3-year savings plan at the test input $25/node-h over 2 years: 3 years billed,
+    # 64 × 25 × 8,760 × 3 = $42,048,000; the commitment that covers the cluster 64 × 25 = $1,600/hour.
+    design = _case_design(alice_client, demos[0], CASES["all upfront, 3-year savings plan over 2 years"])
+    evaluation = _evaluation(alice_client, design)
+    cost = next(iter(evaluation["costs"].values()))
+    plan = cost["cloud"]["savings_3y"]
+    assert plan["parts"]["compute"]["usd"] == pytest.approx(42_048_000.0)
+    assert plan["commitment_usd_per_hour"] == pytest.approx(1_600.0)
+    assert "savings_3y" in {o["option"] for o in cost["ranking"]["options"]}
+    assert "savings plan 3-year" in cost["verdict"]["sentence"]
+    body = alice_client.get(f"/designs/{design}/").content.decode()
+    assert "savings plan 3 y" in body and cost["verdict"]["sentence"] in html.unescape(body)

@@ -17,24 +17,27 @@ from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError
 
 
-def command_catalog(warn: Callable[[str], None]) -> CatalogSpecs:
-    """The database's catalog, or the shipped seed catalog when there is none yet (a fresh checkout before
-    ``migrate`` and ``load_catalog``), so the engine commands work with only the embedded defaults."""
+def command_catalog(warn: Callable[[str], None]) -> tuple[CatalogSpecs, dict[str, Any]]:
+    """The database's catalog (specs and the records they were built from), or the shipped seed catalog when
+    there is none yet (a fresh checkout before ``migrate`` and ``load_catalog``), so the engine commands work
+    with only the embedded defaults."""
     try:
-        specs = selectors.engine_catalog()
-        if specs.accelerators:
-            return specs
+        snapshot = selectors.engine_catalog_snapshot()
+        if snapshot.specs.accelerators:
+            return snapshot.specs, snapshot.records
         why = "the database's catalog is empty"
     except DatabaseError as exc:
         why = f"the database is not ready ({str(exc).strip() or type(exc).__name__})"
     warn(f"{why}: using the shipped seed catalog {SEED_PATH.name} (run migrate and load_catalog to edit it)")
-    return specs_from_records(json.loads(SEED_PATH.read_text()))
+    records = json.loads(SEED_PATH.read_text())
+    return specs_from_records(records), records
 
 
 class EngineCommand(BaseCommand):
-    """Subclasses set ``help`` and implement ``compute(request, catalog) -> response``."""
+    """Subclasses set ``help`` and implement ``compute(request, catalog, records) -> response`` (``records``:
+    the catalog rows the specs were built from, for what specs do not hold, such as resale series)."""
 
-    compute: Callable[[dict[str, Any], CatalogSpecs], dict[str, Any]]
+    compute: Callable[[dict[str, Any], CatalogSpecs, dict[str, Any]], dict[str, Any]]
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", nargs="?", default="-", help="JSON request file, or - for standard input")
@@ -53,7 +56,7 @@ class EngineCommand(BaseCommand):
         if not isinstance(request, dict):
             raise CommandError("the request must be a JSON object")
         try:
-            response = type(self).compute(request, command_catalog(self.stderr.write))
+            response = type(self).compute(request, *command_catalog(self.stderr.write))
         except EngineError as exc:
             raise CommandError(f"{exc.field}: {exc.message}" if exc.field else exc.message) from exc
         self.stdout.write(json.dumps(response, indent=None if options["compact"] else 2))

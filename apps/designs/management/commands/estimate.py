@@ -7,7 +7,7 @@ from clusterdesigner.engine import training
 from clusterdesigner.engine.catalog import CatalogSpecs
 
 
-def _estimate(request: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any]:
+def _estimate(request: dict[str, Any], catalog: CatalogSpecs, records: dict[str, Any]) -> dict[str, Any]:
     return training.estimate(request, **catalog.training_kwargs())
 
 

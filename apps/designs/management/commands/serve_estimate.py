@@ -7,7 +7,9 @@ from clusterdesigner.engine import serving
 from clusterdesigner.engine.catalog import CatalogSpecs
 
 
-def _serve_estimate(request: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any]:
+def _serve_estimate(
+    request: dict[str, Any], catalog: CatalogSpecs, records: dict[str, Any]
+) -> dict[str, Any]:
     return serving.estimate(request, catalog=catalog).to_json()
 
 

@@ -5,10 +5,17 @@ from typing import Any
 from apps.designs.management.engine_command import EngineCommand
 from clusterdesigner.engine import cost
 from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.resale import curves_from_records
 
 
-def _tco(request: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any]:
-    return cost.tco(request, **catalog.cost_kwargs())
+def _tco(request: dict[str, Any], catalog: CatalogSpecs, records: dict[str, Any]) -> dict[str, Any]:
+    """The cost engine on the request, with resale read as the design evaluation reads it: the catalog's
+    residual-value series of the request's accelerator at the depreciation life (engine/resale.py)."""
+    cluster = request.get("cluster")
+    given = cluster.get("accelerator") if isinstance(cluster, dict) else None
+    accelerator = str(given or cost.DEFAULTS["cluster.accelerator"].value)
+    resale = curves_from_records(records, accelerator=accelerator)
+    return cost.tco(request, resale=resale, **catalog.cost_kwargs())
 
 
 class Command(EngineCommand):
