@@ -370,27 +370,32 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def _tp_choices(inp: ServingInput) -> list[int]:
+    """Tensor-parallel degrees: the given one, else the divisors of the scale-up domain (of the node when it
+    is larger, keeping only 1 beyond the domain; 1 alone without a scale-up link); each divides the heads."""
+    if inp.tp:
+        tps = [inp.tp]
+    else:
+        acc = inp.accelerator
+        domain = max(acc.scaleup_domain_gpus if acc.has_scaleup_link else 1, 1)
+        tps = [t for t in _divisors(max(domain, inp.gpus_per_node)) if t <= domain or t == 1]
+    return [t for t in tps if inp.model.heads % t == 0]
+
+
+def _ep_choices(inp: ServingInput, tp: int) -> list[int]:
+    """Expert-parallel degrees for one tp: 1 for a dense model; else the given one or every divisor of tp
+    that divides the experts, kept only where it divides tp."""
+    if not inp.model.is_moe:
+        return [1]
+    eps = [inp.ep] if inp.ep else [e for e in _divisors(tp) if inp.model.experts % e == 0]
+    return [e for e in eps if tp % e == 0]
+
+
 def layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
     """(tp, pp, ep) candidates: tp divides the scale-up domain (or the node without one) and the query heads;
     pp in 1, 2, 4, 8 dividing the layers; ep (MoE only) divides tp and the experts. Given degrees are kept."""
-    acc = inp.accelerator
-    domain = acc.scaleup_domain_gpus if acc.has_scaleup_link else 1
-    domain = max(domain, 1)
-    tps = (
-        [inp.tp]
-        if inp.tp
-        else [t for t in _divisors(max(domain, inp.gpus_per_node)) if t <= domain or t == 1]
-    )
-    tps = [t for t in tps if inp.model.heads % t == 0]
     pps = [inp.pp] if inp.pp else [p for p in PP_CHOICES if inp.model.layers % p == 0]
-    out: list[tuple[int, int, int]] = []
-    for t in tps:
-        for p in pps:
-            if inp.model.is_moe:
-                eps = [inp.ep] if inp.ep else [e for e in _divisors(t) if inp.model.experts % e == 0]
-                out += [(t, p, e) for e in eps if t % e == 0]
-            else:
-                out.append((t, p, 1))
+    out = [(t, p, e) for t in _tp_choices(inp) for p in pps for e in _ep_choices(inp, t)]
     if not out:
         raise InputError(
             f"no layout: tp must divide the model's {inp.model.heads} heads and pp its {inp.model.layers}"
