@@ -87,7 +87,11 @@ class ServingEfficiency:
     ``bandwidth_efficiency``: fraction of HBM bandwidth a decode step's reads reach. ``compute_efficiency``:
     fraction of the dense peak the matmuls reach. ``memory_reserve_fraction``: HBM kept back for
     activations, CUDA graphs and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9, so 0.1).
-    ``collective_latency_us``: fixed cost of one small all-reduce on the scale-up link.
+    ``collective_latency_us``: fixed cost of one small all-reduce on the scale-up link, paid twice a layer at
+    every decode step of a tensor-parallel replica; at batch 1 the step is the weights' read plus these
+    2 · L latencies, so models of different depth on one stack tell the two apart (on MI300X with vLLM, the
+    70B step is 2.8× shorter than the 405B step where the weights alone would make it 5.8×). Fitted for a
+    stack whose fit rows include a tensor-parallel batch-1 row, else the default.
     ``sequence_overhead_us``: time each running sequence adds to a decode step outside the GPU kernels'
     roofline (the scheduler's per-sequence bookkeeping, block tables, sampling and detokenisation; vLLM
     runs these in Python between steps: Kwon et al. 2023, Sec. 4–5; the vLLM v0.6.0 release post measures
@@ -124,9 +128,22 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
         "tensorrt-llm": ServingEfficiency(
             bandwidth_efficiency=0.9, compute_efficiency=0.65, sequence_overhead_us=25.0
         ),
-        # fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1 405B batch 1 and 64
+        # vLLM on ROCm of 2024: fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1
+        # 405B batch 1 and 64 (October 2024)
         "vllm-rocm": ServingEfficiency(
-            bandwidth_efficiency=0.35, compute_efficiency=0.7, sequence_overhead_us=100.0
+            bandwidth_efficiency=0.85,
+            compute_efficiency=0.8,
+            sequence_overhead_us=200.0,
+            collective_latency_us=64.0,
+        ),
+        # AMD's rocm/vllm images of 2025 (vLLM 0.7–0.10, after vLLM's v0.6 work on the CPU side of a step):
+        # fitted on ROCm/vllm's dev-docker README (vLLM v0.10.0 image), Llama 3.1 70B and 405B at 128/2048,
+        # batch 1 and 128
+        "vllm-rocm-2025": ServingEfficiency(
+            bandwidth_efficiency=0.6,
+            compute_efficiency=0.15,
+            sequence_overhead_us=50.0,
+            collective_latency_us=32.0,
         ),
     }
 )

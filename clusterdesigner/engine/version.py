@@ -10,8 +10,10 @@ changed convention), and say in the commit message what changed. Its history:
     4  resale at the horizon's end from the catalog's residual-value series of the accelerator
     5  the scale-up (NVLink) domain of the system, not of the node, in the training timing; the capacity
        plan's cash view (capex at delivery, opex, resale) and its NPV; plans are keyed by this version too
+    6  serving: the ``vllm-rocm`` stack's constants refitted with its collective latency (64 µs), and the
+       ``vllm-rocm-2025`` stack (AMD's 2025 rocm/vllm images); ``tensorrt-llm`` results are unchanged
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 5
+ENGINE_VERSION: int = 6

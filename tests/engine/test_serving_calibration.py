@@ -36,11 +36,29 @@ def test_median_error_on_held_out_rows_is_within_15_percent() -> None:
     assert SUMMARY["median_abs_error"] <= 0.15
 
 
-@pytest.mark.xfail(
-    strict=True, reason="target not met: p90 |error| is 43 % (vLLM rows: OCI batch 128/256, AMD's table)"
-)
 def test_p90_error_on_held_out_rows_is_within_30_percent() -> None:
+    # 27.8 % on the 50 check rows on four accelerators (43.4 % on 22 before the collective latency was fitted
+    # and ROCm/vllm's README rows were added); 28 of the 50 are those MI300X rows, so the next test keeps the
+    # 22 rows held before them in view
     assert SUMMARY["p90_abs_error"] <= 0.30
+
+
+EARLIER = [c for c in CHECK if "added by w7" not in c.row["verification"]]
+
+
+def test_median_error_on_the_earlier_check_rows_is_within_15_percent() -> None:
+    assert len(EARLIER) == 22
+    assert cal.summary(EARLIER)["median_abs_error"] <= 0.15  # 6.2 %
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="target not met on the 22 check rows held before the ROCm/vllm README rows: p90 |error| 33.5 %"
+    " (AMD's rocm/vllm 0.8.3 throughput table, −22 … −49 %: the fitted per-sequence overhead of the 2025"
+    " stack is too large at 1,500–3,200 sequences; OCI batch 256 +27 %)",
+)
+def test_p90_error_on_the_earlier_check_rows_is_within_30_percent() -> None:
+    assert cal.summary(EARLIER)["p90_abs_error"] <= 0.30
 
 
 # The "fresh" rows (MLPerf Inference v4.0, NVIDIA Llama 2 70B on H100 × 2, H100 × 8, H200 × 8, offline and
