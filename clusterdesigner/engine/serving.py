@@ -87,7 +87,11 @@ class ServingEfficiency:
     ``bandwidth_efficiency``: fraction of HBM bandwidth a decode step's reads reach. ``compute_efficiency``:
     fraction of the dense peak the matmuls reach. ``memory_reserve_fraction``: HBM kept back for
     activations, CUDA graphs and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9, so 0.1).
-    ``collective_latency_us``: fixed cost of one small all-reduce on the scale-up link.
+    ``collective_latency_us``: fixed cost of one small all-reduce on the scale-up link, paid twice a layer at
+    every decode step of a tensor-parallel replica; at batch 1 the step is the weights' read plus these
+    2 · L latencies, so models of different depth on one stack tell the two apart (on MI300X with vLLM, the
+    70B step is 2.8× shorter than the 405B step where the weights alone would make it 5.8×). Fitted for a
+    stack whose fit rows include a tensor-parallel batch-1 row, else the default.
     ``sequence_overhead_us``: time each running sequence adds to a decode step outside the GPU kernels'
     roofline (the scheduler's per-sequence bookkeeping, block tables, sampling and detokenisation; vLLM
     runs these in Python between steps: Kwon et al. 2023, Sec. 4–5; the vLLM v0.6.0 release post measures
@@ -124,9 +128,22 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
         "tensorrt-llm": ServingEfficiency(
             bandwidth_efficiency=0.9, compute_efficiency=0.65, sequence_overhead_us=25.0
         ),
-        # fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1 405B batch 1 and 64
+        # vLLM on ROCm of 2024: fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1
+        # 405B batch 1 and 64 (October 2024)
         "vllm-rocm": ServingEfficiency(
-            bandwidth_efficiency=0.35, compute_efficiency=0.7, sequence_overhead_us=100.0
+            bandwidth_efficiency=0.85,
+            compute_efficiency=0.8,
+            sequence_overhead_us=200.0,
+            collective_latency_us=64.0,
+        ),
+        # AMD's rocm/vllm images of 2025 (vLLM 0.7–0.10, after vLLM's v0.6 work on the CPU side of a step):
+        # fitted on ROCm/vllm's dev-docker README (vLLM v0.10.0 image), Llama 3.1 70B and 405B at 128/2048,
+        # batch 1 and 128
+        "vllm-rocm-2025": ServingEfficiency(
+            bandwidth_efficiency=0.6,
+            compute_efficiency=0.15,
+            sequence_overhead_us=50.0,
+            collective_latency_us=32.0,
         ),
     }
 )
@@ -370,27 +387,32 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def _tp_choices(inp: ServingInput) -> list[int]:
+    """Tensor-parallel degrees: the given one, else the divisors of the scale-up domain (of the node when it
+    is larger, keeping only 1 beyond the domain; 1 alone without a scale-up link); each divides the heads."""
+    if inp.tp:
+        tps = [inp.tp]
+    else:
+        acc = inp.accelerator
+        domain = max(acc.scaleup_domain_gpus if acc.has_scaleup_link else 1, 1)
+        tps = [t for t in _divisors(max(domain, inp.gpus_per_node)) if t <= domain or t == 1]
+    return [t for t in tps if inp.model.heads % t == 0]
+
+
+def _ep_choices(inp: ServingInput, tp: int) -> list[int]:
+    """Expert-parallel degrees for one tp: 1 for a dense model; else the given one or every divisor of tp
+    that divides the experts, kept only where it divides tp."""
+    if not inp.model.is_moe:
+        return [1]
+    eps = [inp.ep] if inp.ep else [e for e in _divisors(tp) if inp.model.experts % e == 0]
+    return [e for e in eps if tp % e == 0]
+
+
 def layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
     """(tp, pp, ep) candidates: tp divides the scale-up domain (or the node without one) and the query heads;
     pp in 1, 2, 4, 8 dividing the layers; ep (MoE only) divides tp and the experts. Given degrees are kept."""
-    acc = inp.accelerator
-    domain = acc.scaleup_domain_gpus if acc.has_scaleup_link else 1
-    domain = max(domain, 1)
-    tps = (
-        [inp.tp]
-        if inp.tp
-        else [t for t in _divisors(max(domain, inp.gpus_per_node)) if t <= domain or t == 1]
-    )
-    tps = [t for t in tps if inp.model.heads % t == 0]
     pps = [inp.pp] if inp.pp else [p for p in PP_CHOICES if inp.model.layers % p == 0]
-    out: list[tuple[int, int, int]] = []
-    for t in tps:
-        for p in pps:
-            if inp.model.is_moe:
-                eps = [inp.ep] if inp.ep else [e for e in _divisors(t) if inp.model.experts % e == 0]
-                out += [(t, p, e) for e in eps if t % e == 0]
-            else:
-                out.append((t, p, 1))
+    out = [(t, p, e) for t in _tp_choices(inp) for p in pps for e in _ep_choices(inp, t)]
     if not out:
         raise InputError(
             f"no layout: tp must divide the model's {inp.model.heads} heads and pp its {inp.model.layers}"

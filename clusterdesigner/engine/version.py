@@ -17,8 +17,10 @@ changed convention), and say in the commit message what changed. Its history:
        evaluation does (not the 0.2 placeholder); analyses are keyed by this version too; node-side
        transceivers per NIC port cage (a DGX H100/H200/B200's twin-port OSFP: 4 a node, 15 W); savings plans
        (savings_1y, savings_3y) as pricing models
+    8  serving: the ``vllm-rocm`` stack's constants refitted with its collective latency (64 µs), and the
+       ``vllm-rocm-2025`` stack (AMD's 2025 rocm/vllm images); ``tensorrt-llm`` results are unchanged
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 7
+ENGINE_VERSION: int = 8

@@ -12,12 +12,14 @@ bench/serving_calibration.py (prints the table). Each row is predicted the way i
   B · n_out / (t_prefill(B prompts) + n_out · TPOT(B)), tp = the system's GPUs.
 - ``throughput`` (vLLM benchmark_throughput): continuous batching at min(max_num_seqs, the batch that fits).
 
-Two efficiency constants (HBM bandwidth and compute fraction of peak) are fitted per serving stack
-(TensorRT-LLM, vLLM on ROCm) on the rows whose ``split`` is ``fit``, declared in the CSV before fitting:
-MLPerf DGX H100 Llama 2 70B and Mixtral offline (TensorRT-LLM); MLPerf 8x MI300X Llama 2 70B offline and
-two points (batch 1 and 64) of OCI's vLLM batch scan (vLLM on ROCm). The fit is a grid search minimising
-the mean |log error|; the targets are checked
-on the ``check`` rows only.
+Efficiency constants (HBM bandwidth and compute fraction of peak, the per-sequence step overhead and, for a
+stack with a tensor-parallel batch-1 fit row, the collective latency) are fitted per serving stack on the
+rows whose ``split`` is ``fit``, declared in the CSV before fitting: MLPerf DGX H100 Llama 2 70B and Mixtral
+offline (TensorRT-LLM); MLPerf 8x MI300X Llama 2 70B offline and two points (batch 1 and 64) of OCI's vLLM
+batch scan (``vllm-rocm``, vLLM on ROCm of 2024); batch 1 and 128 of the Llama 3.1 70B and 405B 128/2048
+series of ROCm/vllm's dev-docker README, vLLM v0.10.0 image (``vllm-rocm-2025``, AMD's 2025 rocm/vllm
+images, added with the split declared before the model was run on them). The fit is a grid search
+minimising the mean |log error|; the targets are checked on the ``check`` rows only.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ MLPERF_TTFT_S, MLPERF_TPOT_S = 2.0, 0.2
 BANDWIDTH_GRID = tuple(float(x) for x in np.round(np.arange(0.20, 0.951, 0.05), 2))
 COMPUTE_GRID = tuple(float(x) for x in np.round(np.arange(0.05, 0.801, 0.05), 2))
 OVERHEAD_GRID_US = (0.0, 10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0)
+# Fixed latency of one small all-reduce (two per layer), searched only for a stack whose fit rows include a
+# tensor-parallel batch-1 row: there a decode step is the weights' read plus 2 · L of these latencies, and
+# models of different depth tell the two apart; a stack without such a row keeps the engine's default.
+LATENCY_GRID_US = (8.0, 16.0, 32.0, 64.0, 128.0)
 
 
 def rows() -> list[dict[str, str]]:
@@ -112,15 +118,26 @@ class Case:
         return None if self.predicted is None else self.predicted / self.measured - 1.0
 
 
+def _latency_bound(row: dict[str, str]) -> bool:
+    """A tensor-parallel batch-1 row: one sequence decoding on several GPUs, its step weights and latency."""
+    return row["scenario"] == "fixed_batch" and row["batch"] == "1" and int(row["gpus"]) > 1
+
+
 def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
-    """The (bandwidth, compute) efficiency pair of one serving stack minimising the mean |log(predicted /
-    measured)| on that stack's fit rows; ties go to the first pair of the grid."""
+    """The efficiencies of one serving stack (bandwidth, compute, per-sequence overhead and, where a
+    tensor-parallel batch-1 fit row pins it, the collective latency) minimising the mean |log(predicted /
+    measured)| on that stack's fit rows; ties go to the first point of the grid."""
     base = serving.ServingEfficiency()
     fit_rows = [r for r in data if r["split"] == "fit" and r["stack"] == stack]
+    latencies = LATENCY_GRID_US if any(_latency_bound(r) for r in fit_rows) else (base.collective_latency_us,)
     best: tuple[float, serving.ServingEfficiency] | None = None
-    for seq, bw, comp in itertools.product(OVERHEAD_GRID_US, BANDWIDTH_GRID, COMPUTE_GRID):
+    for lat, seq, bw, comp in itertools.product(latencies, OVERHEAD_GRID_US, BANDWIDTH_GRID, COMPUTE_GRID):
         eff = replace(
-            base, bandwidth_efficiency=float(bw), compute_efficiency=float(comp), sequence_overhead_us=seq
+            base,
+            bandwidth_efficiency=float(bw),
+            compute_efficiency=float(comp),
+            sequence_overhead_us=seq,
+            collective_latency_us=lat,
         )
         errs = [abs(math.log(p / float(r["tokens_per_s"]))) for r in fit_rows if (p := predict(r, eff))]
         if len(errs) < len(fit_rows):

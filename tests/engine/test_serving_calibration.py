@@ -36,11 +36,29 @@ def test_median_error_on_held_out_rows_is_within_15_percent() -> None:
     assert SUMMARY["median_abs_error"] <= 0.15
 
 
-@pytest.mark.xfail(
-    strict=True, reason="target not met: p90 |error| is 43 % (vLLM rows: OCI batch 128/256, AMD's table)"
-)
 def test_p90_error_on_held_out_rows_is_within_30_percent() -> None:
+    # 27.8 % on the 50 check rows on four accelerators (43.4 % on 22 before the collective latency was fitted
+    # and ROCm/vllm's README rows were added); 28 of the 50 are those MI300X rows, so the next test keeps the
+    # 22 rows held before them in view
     assert SUMMARY["p90_abs_error"] <= 0.30
+
+
+EARLIER = [c for c in CHECK if "added by w7" not in c.row["verification"]]
+
+
+def test_median_error_on_the_earlier_check_rows_is_within_15_percent() -> None:
+    assert len(EARLIER) == 22
+    assert cal.summary(EARLIER)["median_abs_error"] <= 0.15  # 6.2 %
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="target not met on the 22 check rows held before the ROCm/vllm README rows: p90 |error| 33.5 %"
+    " (AMD's rocm/vllm 0.8.3 throughput table, −22 … −49 %: the fitted per-sequence overhead of the 2025"
+    " stack is too large at 1,500–3,200 sequences; OCI batch 256 +27 %)",
+)
+def test_p90_error_on_the_earlier_check_rows_is_within_30_percent() -> None:
+    assert cal.summary(EARLIER)["p90_abs_error"] <= 0.30
 
 
 # The "fresh" rows (MLPerf Inference v4.0, NVIDIA Llama 2 70B on H100 × 2, H100 × 8, H200 × 8, offline and
@@ -73,6 +91,9 @@ def test_pairwise_ranking_direction_is_right_in_90_percent_of_pairs(split: str) 
 # The "blind" rows (MLPerf Inference v4.1 Supermicro 8 × H100, Llama 2 70B and Mixtral, offline and server)
 # were read after the last model change was committed. Same accelerator and software round as the H100 fit
 # rows, so they test the scenarios and a second system, not a new accelerator.
+# Also blind: 32 rows of an earlier ROCm/vllm README (vLLM 0.7.3 image, Llama 3.1 70B and 405B, batch 1-128,
+# FP8 KV), read after the collective-latency fit and the vllm-rocm-2025 stack were committed: −14.6 … +31.4 %,
+# median |error| 8.9 %, p90 21.6 % (a second software release of that stack, so not an independent stack).
 BLIND = [c for c in cal.cases() if c.row["split"] == "blind"]
 
 
