@@ -160,7 +160,8 @@ def _sweep_rows(
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)
-<<<<<<< HEAD
+    # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
+    resale = curves_from_records(snapshot["catalog"], accelerator=cluster["accelerator"])
     results: dict[str | None, CostResult] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
@@ -168,20 +169,9 @@ def _sweep_rows(
                 cost.tco(
                     {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
                     training=train.to_json(),
+                    resale=resale,
                     **catalog.cost_kwargs(),
                 )
-=======
-    # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
-    resale = curves_from_records(snapshot["catalog"], accelerator=cluster["accelerator"])
-    results: dict[str | None, dict[str, Any]] = {}
-    for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
-        try:
-            results[slug] = cost.tco(
-                {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
-                training=train.to_json(),
-                resale=resale,
-                **catalog.cost_kwargs(),
->>>>>>> fa076ce6f4c27d73a7c77ae52abfc6ff188e6eb1
             )
         except EngineError as exc:
             return _failed(base, models, fits=True, error=exc.message)

@@ -45,11 +45,8 @@ from typing import Any
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_costs, evaluation_ranked_options
 from apps.designs.services import expected_days
-<<<<<<< HEAD
-from clusterdesigner.engine.cost_result import CostResult
-=======
 from clusterdesigner.engine.cashflow import MACRS_5_YEAR
->>>>>>> fa076ce6f4c27d73a7c77ae52abfc6ff188e6eb1
+from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.spreadsheets import formula_safe
 
 BOM = "\ufeff"
