@@ -29,7 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.errors import InvalidInput, first_message, flatten_fields
+from clusterdesigner.errors import InvalidInput, NotFound, first_message, flatten_fields
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 5
@@ -71,7 +71,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.ValidationError(
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         )
-    if isinstance(exc, Http404):
+    if isinstance(exc, (Http404, NotFound)):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
