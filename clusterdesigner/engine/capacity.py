@@ -1200,7 +1200,8 @@ def _npv(plan: CapacityPlan, costs: _Costs) -> float:
     M, disc = plan.horizon_months, plan.discount_rate
     monthly_total = sum(costs.by_month.values(), np.zeros(M))
     discount = (1.0 + disc) ** ((np.arange(M) + 1) / 12.0)
-    return float((monthly_total / discount).sum()) + costs.after_horizon / (1.0 + disc) ** (M / 12.0)
+    after: float = costs.after_horizon / (1.0 + disc) ** (M / 12.0)
+    return float((monthly_total / discount).sum()) + after
 
 
 def _demand_by_workload(
