@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.errors import InvalidInput, first_message, flatten_fields
+from clusterdesigner.errors import InvalidInput, NotFound, first_message, flatten_fields
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 5
@@ -70,7 +71,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.ValidationError(
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         )
-    if isinstance(exc, Http404):
+    if isinstance(exc, (Http404, NotFound)):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
@@ -152,33 +153,50 @@ def database_unavailable(request: HttpRequest) -> HttpResponse:
 # --- JSON types as the schema states them -------------------------------------------------------------------
 
 
+def _kind_error(kind: type | tuple[type, ...], reason: str) -> Callable[[Any, Any], str | None]:
+    """A check that ``value`` is a ``kind`` (as JSON decodes it), else ``reason``."""
+    return lambda field, value: None if isinstance(value, kind) else reason
+
+
+def _number_error(field: Any, value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "must be a number"
+    if isinstance(field, serializers.IntegerField) and isinstance(value, float) and not value.is_integer():
+        return "must be a whole number"
+    return None
+
+
+def _choice_error(field: Any, value: Any) -> str | None:
+    """A choice among strings must be sent as a string; choices of other types are left to DRF."""
+    if isinstance(value, str) or not all(isinstance(c, str) for c in field.choices):
+        return None
+    return "must be a string"
+
+
+# The first row whose field class matches decides (a MultipleChoiceField is a ChoiceField that DRF checks).
+_JSON_TYPE_CHECKS: tuple[tuple[type | tuple[type, ...], Callable[[Any, Any], str | None]], ...] = (
+    (serializers.BooleanField, _kind_error(bool, "must be true or false")),
+    ((serializers.IntegerField, serializers.FloatField), _number_error),
+    (serializers.MultipleChoiceField, lambda field, value: None),
+    (serializers.ChoiceField, _choice_error),
+    (
+        (serializers.CharField, serializers.DateField, serializers.DateTimeField),
+        _kind_error(str, "must be a string"),
+    ),
+    (serializers.DictField, _kind_error(dict, "must be an object")),
+    ((serializers.ListField, serializers.ListSerializer), _kind_error(list, "must be a list")),
+    (serializers.Serializer, _kind_error(dict, "must be an object")),
+)
+
+
 def json_type_error(field: serializers.Field[Any, Any, Any, Any], value: Any) -> str | None:
     """Why ``value`` (as JSON sent it) is the wrong type for ``field``, or None. DRF coerces: "64" for an
     integer, 0 for a string, "yes" for a boolean; a JSON client sending those has a bug worth a 400."""
     if value is None:
         return None  # DRF's own allow_null check answers
-    if isinstance(field, serializers.BooleanField):
-        return None if isinstance(value, bool) else "must be true or false"
-    if isinstance(field, (serializers.IntegerField, serializers.FloatField)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return "must be a number"
-        if isinstance(field, serializers.IntegerField) and isinstance(value, float):
-            return None if value.is_integer() else "must be a whole number"
-        return None
-    if isinstance(field, serializers.ChoiceField) and not isinstance(field, serializers.MultipleChoiceField):
-        return (
-            None
-            if isinstance(value, str) or not all(isinstance(c, str) for c in field.choices)
-            else ("must be a string")
-        )
-    if isinstance(field, (serializers.CharField, serializers.DateField, serializers.DateTimeField)):
-        return None if isinstance(value, str) else "must be a string"
-    if isinstance(field, serializers.DictField):
-        return None if isinstance(value, dict) else "must be an object"
-    if isinstance(field, (serializers.ListField, serializers.ListSerializer)):
-        return None if isinstance(value, list) else "must be a list"
-    if isinstance(field, serializers.Serializer):
-        return None if isinstance(value, dict) else "must be an object"
+    for kind, check in _JSON_TYPE_CHECKS:
+        if isinstance(field, kind):
+            return check(field, value)
     return None
 
 

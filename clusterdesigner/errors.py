@@ -45,6 +45,12 @@ class DomainError(Exception):
     code = "invalid"
 
 
+class NotFound(DomainError):
+    """What the caller asked for does not exist or is not theirs (the API answers 404, never 403)."""
+
+    code = "not_found"
+
+
 class InvalidInput(DomainError):
     """Input a service refuses, by field path (``{"spec.cluster.nodes": ["must be at least 1"]}``; nested
     detail is flattened to dotted paths)."""

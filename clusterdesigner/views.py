@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponseRedirect
+from typing import TypeVar
+
+from django.http import Http404, HttpRequest, HttpResponseRedirect
 from django.templatetags.static import static
+
+_T = TypeVar("_T")
+
+
+def or_404(found: _T | None) -> _T:
+    """What a selector found, or 404 when it found nothing: selectors return None and views decide (never 403,
+    so that what is not yours is indistinguishable from what does not exist)."""
+    if found is None:
+        raise Http404
+    return found
 
 
 def favicon(request: HttpRequest) -> HttpResponseRedirect:

@@ -26,3 +26,26 @@ def test_no_template_writes_a_url_by_hand() -> None:
         if (hits := hand_written_urls(path.read_text()))
     }
     assert found == {}
+
+
+# The scripts take their URLs from the page (data-*-url attributes built with {% url %}), never a path of
+# their own: a string literal that starts with a path ("/api/v1/designs/", "/sweep/") is one written by hand.
+STATIC_JS = TEMPLATES.parent / "static" / "js"
+JS_PATH_LITERAL = re.compile(r"""["'`]/[A-Za-z_]""")
+
+
+def test_the_script_pattern_finds_a_hand_written_path_and_passes_a_reversed_one() -> None:
+    assert JS_PATH_LITERAL.search('api.request("POST", "/api/v1/designs/", body)')
+    assert JS_PATH_LITERAL.search("fetch('/designs/' + id + '/results/')")
+    assert not JS_PATH_LITERAL.search('api.request("POST", urls.apiListUrl, body)')
+    assert not JS_PATH_LITERAL.search('if (target.charAt(0) === "/") go(target)')
+
+
+def test_no_script_writes_a_url_by_hand() -> None:
+    scripts = sorted(STATIC_JS.rglob("*.js"))
+    assert scripts, "no scripts found: the test would pass on nothing"
+    found = {
+        str(path.relative_to(STATIC_JS)): [m.group(0) for m in JS_PATH_LITERAL.finditer(path.read_text())]
+        for path in scripts
+    }
+    assert {name: hits for name, hits in found.items() if hits} == {}

@@ -65,15 +65,15 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         "version": item["version"],
         "accelerator": cluster["accelerator"],
         "nodes": cluster["nodes"],
-        "gpus": cluster["nodes"] * cluster.get("gpus_per_node", 8),
+        "gpus": column.gpus,
         # One definition of days in every comparison: expected, with failures and restarts (the design page's
         # and the compare page's); the failure-free figure beside it, named so.
         "fits": column.fits,
         "days": column.expected_days,
         "days_failure_free": column.days_failure_free,
         "mfu": column.mfu,
-        "best_option": column.best.get("label"),
-        "best_run_cost_usd": column.best.get("run_cost_usd"),
+        "best_option": column.best_option,
+        "best_run_cost_usd": column.best_run_cost_usd,
         "options": evaluation["options"],
     }
 

@@ -26,7 +26,7 @@ from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
 from clusterdesigner.engine.version import ENGINE_VERSION
-from clusterdesigner.errors import InvalidInput
+from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
@@ -213,20 +213,29 @@ def _valid_params(
     return dict(form.validated_data)
 
 
+def _design(owner: Any, design_id: int) -> Any:
+    design = design_selectors.design_get(user=owner, design_id=design_id)
+    if design is None:
+        raise NotFound("no design with this id is visible to you")
+    return design
+
+
 def _plan(
     *, owner: Any, kind: str, params: dict[str, Any]
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
     records = engine_catalog_records()
     if kind == Analysis.Kind.EVALUATE:
         wanted = _valid_params(EvaluateParamsSerializer, params)
-        design = design_selectors.design_get(user=owner, design_id=wanted["design"])
+        design = _design(owner, wanted["design"])
         version = design_selectors.design_version_get(design=design, number=wanted.get("version"))
+        if version is None:
+            raise NotFound(f"design {design.pk} has no version {wanted.get('version')}")
         snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
         return snapshot, [[{"spec": version.spec}]], version
     if kind == Analysis.Kind.COMPARE:
         items = []
         for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
-            design = design_selectors.design_get(user=owner, design_id=design_id)
+            design = _design(owner, design_id)
             items.append(
                 {
                     "design": design.pk,

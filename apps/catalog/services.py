@@ -10,7 +10,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -192,68 +192,91 @@ def _unreadable_file_is_an_import_error(function: Callable[_P, _R]) -> Callable[
     return wrapper
 
 
-def _parse_price_row(
-    line: int, row: dict[str, str], offerings: dict[str, CloudOffering]
-) -> CloudPrice | list[RowError]:
-    # The export writes text that starts like a formula behind an apostrophe: read it back as it was.
-    row = {key: formula_unescaped(value) if isinstance(value, str) else value for key, value in row.items()}
-    errors: list[RowError] = []
+class _BadValue(Exception):
+    """One CSV field's value is wrong; the message says why (the caller names the row and field)."""
+
+
+def _row_offering(row: dict[str, str], offerings: dict[str, CloudOffering]) -> CloudOffering:
     offering = offerings.get((row.get("offering") or "").strip())
     if offering is None:
-        errors.append(RowError(line, "offering", f"unknown offering {row.get('offering')!r}"))
+        raise _BadValue(f"unknown offering {row.get('offering')!r}")
+    return offering
+
+
+def _row_pricing_model(row: dict[str, str]) -> str:
     model = (row.get("pricing_model") or "").strip()
     if model not in CloudPrice.PricingModel.values:
-        errors.append(
-            RowError(
-                line, "pricing_model", f"{model!r} is not one of {', '.join(CloudPrice.PricingModel.values)}"
-            )
-        )
-    price = math.nan
+        raise _BadValue(f"{model!r} is not one of {', '.join(CloudPrice.PricingModel.values)}")
+    return model
+
+
+def _row_price(row: dict[str, str]) -> float:
     try:
         price = float(row.get("usd_per_hour") or "")
-        # The cost engine cannot use a price of 0 (nothing is free to rent): refuse it here, naming the row.
-        if not math.isfinite(price) or price <= 0:
-            errors.append(RowError(line, "usd_per_hour", f"must be a finite number above 0, got {price}"))
     except ValueError:
-        errors.append(RowError(line, "usd_per_hour", f"not a number: {row.get('usd_per_hour')!r}"))
+        raise _BadValue(f"not a number: {row.get('usd_per_hour')!r}") from None
+    # The cost engine cannot use a price of 0 (nothing is free to rent): refuse it here, naming the row.
+    if not math.isfinite(price) or price <= 0:
+        raise _BadValue(f"must be a finite number above 0, got {price}")
+    return price
+
+
+def _row_currency(row: dict[str, str]) -> str:
     currency = (row.get("currency") or PRICE_CURRENCY).strip().upper()
     if currency != PRICE_CURRENCY:
-        errors.append(RowError(line, "currency", CURRENCY_MESSAGE.format(currency=repr(currency))))
+        raise _BadValue(CURRENCY_MESSAGE.format(currency=repr(currency)))
+    return currency
+
+
+def _row_region(row: dict[str, str]) -> str:
     region = (row.get("region") or "").strip()
     region_max = CloudPrice._meta.get_field("region").max_length or 0
     if len(region) > region_max:
-        errors.append(RowError(line, "region", f"at most {region_max} characters, got {len(region)}"))
-    as_of: dt.date | None = None
+        raise _BadValue(f"at most {region_max} characters, got {len(region)}")
+    return region
+
+
+def _row_as_of(row: dict[str, str]) -> dt.date:
     try:
-        as_of = dt.date.fromisoformat((row.get("as_of") or "").strip())
+        return dt.date.fromisoformat((row.get("as_of") or "").strip())
     except ValueError:
-        errors.append(RowError(line, "as_of", f"must be a date YYYY-MM-DD, got {row.get('as_of')!r}"))
+        raise _BadValue(f"must be a date YYYY-MM-DD, got {row.get('as_of')!r}") from None
+
+
+def _row_source(row: dict[str, str]) -> str:
     source = (row.get("source") or "").strip()
     if not source:
-        errors.append(RowError(line, "source", "every price needs its source"))
-    if errors:
-        return errors
-    return CloudPrice(
-        offering=offering,
-        pricing_model=model,
-        usd_per_hour=price,
-        currency=currency,
-        region=region,
-        as_of=as_of,
-        source=source,
-    )
+        raise _BadValue("every price needs its source")
+    return source
 
 
-@_unreadable_file_is_an_import_error
-def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
-    """Validate every row, then import all of them or none.
+def _parse_price_row(
+    line: int, row: dict[str, str], offerings: dict[str, CloudOffering]
+) -> CloudPrice | list[RowError]:
+    """The row as an unsaved CloudPrice, or every error in it (each field is checked, in column order)."""
+    # The export writes text that starts like a formula behind an apostrophe: read it back as it was.
+    row = {key: formula_unescaped(value) if isinstance(value, str) else value for key, value in row.items()}
+    parsers: dict[str, Callable[[dict[str, str]], Any]] = {
+        "offering": lambda r: _row_offering(r, offerings),
+        "pricing_model": _row_pricing_model,
+        "usd_per_hour": _row_price,
+        "currency": _row_currency,
+        "region": _row_region,
+        "as_of": _row_as_of,
+        "source": _row_source,
+    }
+    values: dict[str, Any] = {}
+    errors: list[RowError] = []
+    for name, parse in parsers.items():
+        try:
+            values[name] = parse(row)
+        except _BadValue as exc:
+            errors.append(RowError(line, name, str(exc)))
+    return errors or CloudPrice(**values)
 
-    A row for an (offering, pricing model, region, as-of) that already exists replaces its price.
-    Raises PriceImportError listing each bad row by its line number in the file (header = line 1).
-    """
-    text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-    # strict: a quote left open is an error, not a field that swallows the rest of the file.
-    reader = csv.reader(io.StringIO(text), strict=True)
+
+def _price_header(reader: Iterator[list[str]]) -> list[str]:
+    """The header's column names, refused (line 1) when a required one is missing or one is unknown."""
     try:
         header = [name.strip() for name in next(reader, [])]
     except csv.Error as exc:
@@ -266,27 +289,40 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
             [f"unknown column(s): {', '.join(unknown)}; known: {', '.join(PRICE_COLUMNS)}"] if unknown else []
         )
         raise PriceImportError([RowError(1, "header", "; ".join(problems))])
-    offerings = {o.slug: o for o in CloudOffering.objects.all()}
-    parsed: list[CloudPrice] = []
-    errors: list[RowError] = []
-    seen: dict[tuple[str, str, str, dt.date], int] = {}
-    lines: dict[int, int] = {}  # id(parsed price) -> its line, for checks after parsing
+    return header
+
+
+def _price_records(reader: Any, errors: list[RowError]) -> Iterator[tuple[int, list[str]]]:
+    """Each non-blank record with the line it starts on (a quoted field may span lines). A record the csv
+    module cannot read, or one past MAX_IMPORT_ROWS, ends the file with an error appended to ``errors``."""
     index = -1
     while True:
-        line = reader.line_num + 1  # where this record starts (a quoted field may span lines)
+        line = reader.line_num + 1
         try:
             values = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
             errors.append(RowError(line, "file", f"not readable as CSV: {exc} (an unclosed quote?)"))
-            break
+            return
         if not values:
             continue  # a blank line
         index += 1
         if index >= MAX_IMPORT_ROWS:
             errors.append(RowError(line, "file", f"more than {MAX_IMPORT_ROWS} rows; split the file"))
-            break
+            return
+        yield line, values
+
+
+def _parse_price_rows(
+    reader: Any, header: list[str], offerings: dict[str, CloudOffering]
+) -> tuple[list[tuple[int, CloudPrice]], list[RowError]]:
+    """Every row parsed, with its line, and every error (a row of the wrong width, a bad value, a row that
+    repeats an earlier one's offering, pricing model, region and date)."""
+    parsed: list[tuple[int, CloudPrice]] = []
+    errors: list[RowError] = []
+    seen: dict[tuple[str, str, str, dt.date], int] = {}
+    for line, values in _price_records(reader, errors):
         if len(values) != len(header):
             more = "more" if len(values) > len(header) else "fewer"
             errors.append(
@@ -295,8 +331,7 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
                 )
             )
             continue
-        row = dict(zip(header, values, strict=True))
-        result = _parse_price_row(line, row, offerings)
+        result = _parse_price_row(line, dict(zip(header, values, strict=True)), offerings)
         if isinstance(result, list):
             errors.extend(result)
             continue
@@ -305,38 +340,57 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
             errors.append(RowError(line, "offering", f"duplicates line {seen[key]}"))
             continue
         seen[key] = line
-        lines[id(result)] = line
-        parsed.append(result)
+        parsed.append((line, result))
+    return parsed, errors
+
+
+@transaction.atomic
+def _save_prices(parsed: list[tuple[int, CloudPrice]]) -> list[CloudPrice]:
+    """Save every parsed price, replacing the price of a row that already exists; all or none."""
+    saved: list[CloudPrice] = []
+    for line, price in parsed:
+        existing = CloudPrice.objects.filter(
+            offering=price.offering,
+            pricing_model=price.pricing_model,
+            region=price.region,
+            as_of=price.as_of,
+        ).first()
+        if existing:
+            existing.usd_per_hour, existing.currency, existing.source = (
+                price.usd_per_hour,
+                price.currency,
+                price.source,
+            )
+            price = existing
+        try:
+            price.full_clean()
+        except ValidationError as exc:  # parse checks these; a model rule it misses still names the row
+            raise PriceImportError(
+                [RowError(line, k, "; ".join(v)) for k, v in exc.message_dict.items()]
+            ) from exc
+        price.save()
+        saved.append(price)
+    return saved
+
+
+@_unreadable_file_is_an_import_error
+def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
+    """Validate every row, then import all of them or none.
+
+    A row for an (offering, pricing model, region, as-of) that already exists replaces its price.
+    Raises PriceImportError listing each bad row by its line number in the file (header = line 1).
+    """
+    text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
+    # strict: a quote left open is an error, not a field that swallows the rest of the file.
+    reader = csv.reader(io.StringIO(text), strict=True)
+    header = _price_header(reader)
+    offerings = {o.slug: o for o in CloudOffering.objects.all()}
+    parsed, errors = _parse_price_rows(reader, header, offerings)
     if errors:
         raise PriceImportError(errors)
     if not parsed:
         raise PriceImportError([RowError(2, "file", "no price rows")])
-    saved: list[CloudPrice] = []
-    with transaction.atomic():
-        for price in parsed:
-            line = lines[id(price)]
-            existing = CloudPrice.objects.filter(
-                offering=price.offering,
-                pricing_model=price.pricing_model,
-                region=price.region,
-                as_of=price.as_of,
-            ).first()
-            if existing:
-                existing.usd_per_hour, existing.currency, existing.source = (
-                    price.usd_per_hour,
-                    price.currency,
-                    price.source,
-                )
-                price = existing
-            try:
-                price.full_clean()
-            except ValidationError as exc:  # parse checks these; a model rule it misses still names the row
-                raise PriceImportError(
-                    [RowError(line, k, "; ".join(v)) for k, v in exc.message_dict.items()]
-                ) from exc
-            price.save()
-            saved.append(price)
-    return saved
+    return _save_prices(parsed)
 
 
 def cloud_price_export_csv(*, prices: Iterable[CloudPrice]) -> str:

@@ -12,13 +12,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.designs import selectors, services
 from clusterdesigner.errors import InvalidInput
+from clusterdesigner.views import or_404
 
 
 @login_required
 @require_GET
 def share_links_table(request: HttpRequest, design_id: int) -> HttpResponse:
     """The owner's share-link table alone (includes/_share_links.html); 404 for anyone else."""
-    design = selectors.design_get_owned(user=request.user, design_id=design_id)
+    design = or_404(selectors.design_get_owned(user=request.user, design_id=design_id))
     context = {"design": design, "share_links": selectors.share_link_list(design=design)[:20]}
     response = render(request, "includes/_share_links.html", context)
     response["Cache-Control"] = "private, no-store"
@@ -30,7 +31,7 @@ def share_links_table(request: HttpRequest, design_id: int) -> HttpResponse:
 def design_clone(request: HttpRequest, design_id: int) -> HttpResponse:
     """Copy the current version of a design this user can read into a new private design they own, then open
     it. A design they cannot read is a 404, as on its page."""
-    design = selectors.design_get(user=request.user, design_id=design_id)
+    design = or_404(selectors.design_get(user=request.user, design_id=design_id))
     try:
         copy = services.design_clone(design=design, owner=request.user)
     except InvalidInput as exc:

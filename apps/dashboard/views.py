@@ -28,12 +28,12 @@ from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
-from clusterdesigner.engine import cost
-from clusterdesigner.engine.cost_result import DesignOption
+from clusterdesigner.engine import cost, tradeoffs
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.training import model_presets
+from clusterdesigner.views import or_404
 
 logger = logging.getLogger(__name__)
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
@@ -369,7 +369,7 @@ def design_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
-    design = selectors.design_get_owned(user=request.user, design_id=design_id)
+    design = or_404(selectors.design_get_owned(user=request.user, design_id=design_id))
     version = design.current
     context = {
         **_picker_context(),
@@ -387,8 +387,8 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
 
 @login_required
 def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
-    design = selectors.design_get(user=request.user, design_id=design_id)
-    version = selectors.design_version_get(design=design, number=_int(request.GET.get("version")))
+    design = or_404(selectors.design_get(user=request.user, design_id=design_id))
+    version = or_404(selectors.design_version_get(design=design, number=_int(request.GET.get("version"))))
     context = {
         "design": design,
         "version": version,
@@ -405,7 +405,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
 @require_GET
 def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
     """The results part of the design page alone: the editor swaps it in after each save."""
-    design = selectors.design_get(user=request.user, design_id=design_id)
+    design = or_404(selectors.design_get(user=request.user, design_id=design_id))
     return render(
         request,
         "includes/_design_results.html",
@@ -417,41 +417,36 @@ def _int(raw: str | None) -> int | None:
     return int(raw) if raw and raw.isdigit() else None
 
 
-def _default_option(result: dict[str, Any], options: list[DesignOption]) -> str:
-    """The option a compare column shows unless the reviewer picks another: the design's first cloud choice
-    (its first pricing model), so three cloud designs compare their cloud prices; owning when it has none."""
-    keys = {o.key for o in options}
-    for choice in (result.get("spec", {}).get("costs") or {}).get("cloud") or []:
-        for model in choice.get("pricing_models") or []:
-            if f"{choice['offering']}:{model}" in keys:
-                return f"{choice['offering']}:{model}"
-    return "own"
-
-
 def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> dict[str, Any]:
+    """The design's column on the compare page: the engine's compare_column (the compare analysis's too),
+    showing the option asked for, else the design's first cloud choice, else owning."""
     result = evaluation.result
     training = selectors.evaluation_training(result=result)
     if training is None:
         raise ValueError(f"design {design.pk}'s evaluation holds no layout")  # evaluation saves only layouts
-    chosen = training.chosen
-    options = selectors.evaluation_options(result=result)
-    key = option_key if option_key in {o.key for o in options} else _default_option(result, options)
-    shown = next((o for o in options if o.key == key), None)
+    options = result.get("options") or []
+    column = tradeoffs.compare_column(
+        training=training,
+        options=options,
+        cloud_choices=(result.get("spec", {}).get("costs") or {}).get("cloud") or [],
+        option_key=option_key,
+    )
+    shown = column.shown
     return {
         "id": design.pk,
         "name": design.name,
-        "fits": chosen.fits,
-        "option_key": key,
-        "option": None if shown is None else shown.label,
-        **{
-            name: getattr(shown, name, None)
-            for name in ("run_cost_usd", "total_usd", "usd_per_gpu_hour", "days")
-        },
-        "days_failure_free": chosen.time_to_train_days,
-        "mfu": chosen.mfu,
-        "tokens_per_second": chosen.tokens_per_second,
-        "memory_gib": chosen.memory_per_gpu_gib.total,
-        "gpus": training.summary.cluster.gpus,
+        "fits": column.fits,
+        "option_key": column.option_key,
+        "option": shown.get("label"),
+        "run_cost_usd": shown.get("run_cost_usd"),
+        "total_usd": shown.get("total_usd"),
+        "usd_per_gpu_hour": shown.get("usd_per_gpu_hour"),
+        "days": shown.get("days"),
+        "days_failure_free": column.days_failure_free,
+        "mfu": column.mfu,
+        "tokens_per_second": column.tokens_per_second,
+        "memory_gib": column.memory_gib,
+        "gpus": column.gpus,
         "options": options,
     }
 
@@ -654,13 +649,13 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
     # gets the page rendered once per process (clusterdesigner.memo), keyed by what share_link_open returns.
     # That statement runs on every request and checks revocation and expiry, so a revoked or expired link is
     # a 404 at once; a kept page costs it alone.
-    key = services.share_link_open(token=token)
+    key = or_404(services.share_link_open(token=token))
     anonymous = not request.user.is_authenticated and not len(get_messages(request))
     body = memo.SHARE_PAGES.get(key) if anonymous else None
     if body is not None:
         response = HttpResponse(body)
     else:
-        link = selectors.share_link_resolve(token=token)
+        link = or_404(selectors.share_link_resolve(token=token))
         response = _share_render(request, link, token)
         if anonymous and response.status_code == 200:
             memo.SHARE_PAGES.put(key, bytes(response.content), len(response.content))
@@ -686,7 +681,7 @@ def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
 
     from apps.designs.api import export_response
 
-    link = selectors.share_link_resolve(token=token)
+    link = or_404(selectors.share_link_resolve(token=token))
     if fmt not in ("csv", "xlsx"):
         raise Http404("Share links download CSV or XLSX.")
     version = link.evaluation.version

@@ -34,6 +34,7 @@ from apps.designs.serializers import (
 )
 from clusterdesigner.api import ErrorSerializer, error_body
 from clusterdesigner.parsers import JSONParser
+from clusterdesigner.views import or_404
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
@@ -128,13 +129,13 @@ class DesignViewSet(
 
     def get_object(self) -> Any:
         design_id = _url_id(self.kwargs["pk"])
-        design = selectors.design_get(user=self.request.user, design_id=design_id)
+        design = or_404(selectors.design_get(user=self.request.user, design_id=design_id))
         if self.request.method not in permissions.SAFE_METHODS and self.action not in {
             "clone",
             "evaluate",
             "analyse",
         }:
-            design = selectors.design_get_owned(user=self.request.user, design_id=design_id)
+            design = or_404(selectors.design_get_owned(user=self.request.user, design_id=design_id))
         return design
 
     def _respond(self, design: Any, code: int = 200) -> Response:
@@ -215,9 +216,12 @@ class DesignViewSet(
         try:
             number = _int_param(request, "version")
         except ValidationError:
-            selectors.design_get(user=request.user, design_id=design_id)  # a design you can't see: 404 first
+            # A design you can't see: 404 before the bad version number's 400.
+            or_404(selectors.design_get(user=request.user, design_id=design_id))
             raise
-        version = selectors.design_version_get_visible(user=request.user, design_id=design_id, number=number)
+        version = or_404(
+            selectors.design_version_get_visible(user=request.user, design_id=design_id, number=number)
+        )
         if version.spec.get("parallelism") == "search":
             return self.evaluate_searched(request, version)
         return Response(services.design_evaluate_json(version=version))
@@ -247,7 +251,7 @@ class DesignViewSet(
     @action(detail=True, methods=["get"], url_path="export", content_negotiation_class=ExportNegotiation)
     def export(self, request: Request, pk: str) -> HttpResponse:
         design = self.get_object()
-        version = selectors.design_version_get(design=design, number=_int_param(request, "version"))
+        version = or_404(selectors.design_version_get(design=design, number=_int_param(request, "version")))
         return export_response(
             services.design_evaluate(version=version).result,
             request.query_params.get("format"),
@@ -262,7 +266,7 @@ class DesignViewSet(
     )
     @action(detail=True, methods=["get", "post"], url_path="share-links")
     def share_links(self, request: Request, pk: str) -> Response:
-        design = selectors.design_get_owned(user=request.user, design_id=_url_id(pk))
+        design = or_404(selectors.design_get_owned(user=request.user, design_id=_url_id(pk)))
         if request.method == "GET":
             page = self.paginate_queryset(design.share_links.select_related("evaluation__version"))
             return self.get_paginated_response(ShareLinkSerializer(page, many=True).data)
@@ -276,7 +280,7 @@ class DesignViewSet(
     @extend_schema(request=None, responses={200: ShareLinkSerializer, **ERRORS})
     @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>\d+)/revoke")
     def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
-        design = selectors.design_get_owned(user=request.user, design_id=_url_id(pk))
+        design = or_404(selectors.design_get_owned(user=request.user, design_id=_url_id(pk)))
         link = ShareLink.objects.filter(design=design, pk=_url_id(link_id)).first()
         if link is None:
             raise Http404("No such share link on this design.")
@@ -334,8 +338,8 @@ class SharedDesignView(viewsets.ViewSet):
         responses={200: SharedDesignSerializer, 404: ERRORS[404]},
     )
     def retrieve(self, request: Request, pk: str) -> Response:
-        services.share_link_open(token=pk)  # counted, or 404
-        link = selectors.share_link_resolve(token=pk)
+        or_404(services.share_link_open(token=pk))  # counted; None when revoked, expired or unknown
+        link = or_404(selectors.share_link_resolve(token=pk))
         version = link.evaluation.version
         return Response(
             {

@@ -29,7 +29,7 @@ import math
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from apps.designs import selectors
@@ -252,6 +252,9 @@ def layout_summary(parallelism: Layout | Mapping[str, Any]) -> str:
 
 # Every shape field of the engine's ModelShape (layers … moe_layers), without its name and slug.
 _SHAPE_KEYS = tuple(f.name for f in fields(ModelShape) if f.name not in ("name", "slug"))
+_SHAPE_DEFAULTS = {
+    f.name: f.default for f in fields(ModelShape) if f.name in _SHAPE_KEYS and f.default is not MISSING
+}
 
 
 def model_shape(evaluation: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,9 +268,11 @@ def model_shape(evaluation: Mapping[str, Any]) -> dict[str, Any]:
         shape.update(_preset_shape(str(preset)))
     if isinstance(spec_model, Mapping):
         shape.update({k: spec_model[k] for k in _SHAPE_KEYS if spec_model.get(k) is not None})
-    echoed = _training(evaluation).summary.model.to_json()
-    shape.update({k: echoed[k] for k in _SHAPE_KEYS if echoed.get(k) is not None})
-    if shape.get("experts") and not shape.get("moe_layers"):
+    echoed = _training(evaluation).summary.model
+    shape.update({k: getattr(echoed, k) for k in _SHAPE_KEYS if getattr(echoed, k, None) is not None})
+    # What no source gave is the engine's default (a dense model, untied, with dropout).
+    shape = {**_SHAPE_DEFAULTS, **shape}
+    if shape["experts"] and not shape["moe_layers"]:
         shape["moe_layers"] = shape["layers"]
     return shape
 
@@ -350,13 +355,12 @@ class _Args:
 
 
 def _cluster_size(evaluation: Mapping[str, Any], layout: Layout) -> tuple[int, int]:
-    """(nodes, GPUs per node) of the spec's cluster, checked against the layout: tp·pp·dp·cp must use
-    every GPU."""
-    cluster = _cluster(evaluation)
-    nodes = int(cluster.get("nodes") or 0)
-    gpn = int(cluster.get("gpus_per_node") or 0)
+    """(nodes, GPUs per node) of the evaluated cluster (training.summary.cluster), checked against the
+    layout: tp·pp·dp·cp must use every GPU."""
+    cluster = _training(evaluation).summary.cluster
+    nodes, gpn = cluster.nodes, cluster.gpus_per_node
     if nodes < 1 or gpn < 1:
-        raise ValueError("spec.cluster needs nodes and gpus_per_node (whole numbers >= 1)")
+        raise ValueError("training.summary.cluster needs nodes and gpus_per_node (whole numbers >= 1)")
     tp, pp, dp, cp = layout.tp, layout.pp, layout.dp, layout.cp
     world = tp * pp * dp * cp
     if world != nodes * gpn:
@@ -401,13 +405,13 @@ def _pipeline_split_args(out: _Args, layout: Layout, layers: int) -> None:
 
 
 def _moe_args(out: _Args, shape: Mapping[str, Any], layers: int) -> None:
-    expert_ffn = shape.get("expert_ffn_hidden") or shape["ffn_hidden"]
+    expert_ffn = shape["expert_ffn_hidden"] or shape["ffn_hidden"]
     out.add("--num-experts", shape["experts"])
     out.add("--moe-router-topk", shape["top_k"])
     out.add("--moe-ffn-hidden-size", expert_ffn)
-    if shape.get("shared_experts"):
+    if shape["shared_experts"]:
         out.add("--moe-shared-expert-intermediate-size", int(shape["shared_experts"]) * int(expert_ffn))
-    if (freq := _moe_layer_freq(layers, int(shape.get("moe_layers") or layers))) is not None:
+    if (freq := _moe_layer_freq(layers, int(shape["moe_layers"] or layers))) is not None:
         out.add("--moe-layer-freq", freq)
 
 
@@ -423,15 +427,15 @@ def _model_args(out: _Args, layout: Layout, shape: Mapping[str, Any]) -> None:
         out.add("--num-query-groups", shape["kv_heads"])
     out.add("--seq-length", shape["seq_len"])
     out.add("--max-position-embeddings", shape["seq_len"])
-    if shape.get("gated_mlp"):
+    if shape["gated_mlp"]:
         out.add("--swiglu")
-    if shape.get("dropout") is False:
+    if shape["dropout"] is False:
         # Megatron's dropouts default to 0.1; the estimate assumed none (no masks stored or written).
         out.add("--attention-dropout", 0.0)
         out.add("--hidden-dropout", 0.0)
-    if not shape.get("tied_embeddings"):
+    if not shape["tied_embeddings"]:
         out.add("--untie-embeddings-and-output-weights")
-    if shape.get("experts"):
+    if shape["experts"]:
         _moe_args(out, shape, layers)
     out.comments.append(
         "norm and position-embedding flags are not part of the design: add e.g. --normalization RMSNorm "
@@ -578,7 +582,7 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
         env=_launch_env(kind=kind, fabric_slug=fabric_slug, sharding=layout.sharding),
         fabric_kind=kind,
         fabric_slug=fabric_slug,
-        accelerator=str(cluster.get("accelerator") or ""),
+        accelerator=_training(evaluation).summary.cluster.accelerator,
         name=str(design.get("name") or "design"),
     )
 

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import F, Q, QuerySet
-from django.http import Http404
 
 from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
 from clusterdesigner.engine.cost_result import CostResult, DesignOption
@@ -24,43 +23,38 @@ def design_list(*, user: Any) -> QuerySet[Design]:
     return Design.objects.filter(_visible_to(user)).select_related("owner")
 
 
-def design_get(*, user: Any, design_id: int) -> Design:
-    """The design if this user may read it; 404 otherwise (never 403: its existence is not revealed)."""
-    design = design_list(user=user).filter(pk=design_id).first()
-    if design is None:
-        raise Http404("No design with this id is visible to you.")
-    return design
+def design_get(*, user: Any, design_id: int) -> Design | None:
+    """The design if this user may read it, else None (views answer 404, never 403: its existence is not
+    revealed)."""
+    return design_list(user=user).filter(pk=design_id).first()
 
 
-def design_get_owned(*, user: Any, design_id: int) -> Design:
+def design_get_owned(*, user: Any, design_id: int) -> Design | None:
+    """The design if this user owns it (may change it), else None."""
     design = design_get(user=user, design_id=design_id)
-    if design.owner_id != user.pk:
-        raise Http404("No design with this id is yours to change.")
-    return design
+    return design if design is not None and design.owner_id == user.pk else None
 
 
-def design_version_get(*, design: Design, number: int | None = None) -> DesignVersion:
-    try:
-        return design.versions.get(number=number or design.version)
-    except DesignVersion.DoesNotExist:
-        raise Http404(f"Design {design.pk} has no version {number}.") from None
+def design_version_get(*, design: Design, number: int | None = None) -> DesignVersion | None:
+    """Version ``number`` of the design (default: the current one), or None when it has no such version."""
+    return design.versions.filter(number=number or design.version).first()
 
 
-def design_version_get_visible(*, user: Any, design_id: int, number: int | None = None) -> DesignVersion:
+def design_version_get_visible(
+    *, user: Any, design_id: int, number: int | None = None
+) -> DesignVersion | None:
     """Version ``number`` (default: the current one) of a design this user may read, in one query rather than
-    design_get's and design_version_get's two. When there is none, those two say why (the same 404s)."""
-    if user and user.is_authenticated:
-        versions = DesignVersion.objects.filter(_visible_to(user, "design__"), design_id=design_id)
-        try:
-            return versions.get(number=number or F("design__version"))
-        except DesignVersion.DoesNotExist:
-            pass
-    return design_version_get(design=design_get(user=user, design_id=design_id), number=number)
+    design_get's and design_version_get's two; None when the design is not visible or has no such version."""
+    if not user or not user.is_authenticated:
+        return None
+    versions = DesignVersion.objects.filter(_visible_to(user, "design__"), design_id=design_id)
+    return versions.filter(number=number or F("design__version")).first()
 
 
-def share_link_resolve(*, token: str) -> ShareLink:
-    """The active link for a token, or 404. Looks up by the token's SHA-256 (fixed length, constant-time index
-    compare) and re-checks with hmac.compare_digest, so timing reveals nothing about near-miss tokens."""
+def share_link_resolve(*, token: str) -> ShareLink | None:
+    """The active link for a token, or None. Looks up by the token's SHA-256 (fixed length, constant-time
+    index compare) and re-checks with hmac.compare_digest, so timing reveals nothing about near-miss
+    tokens."""
     import hmac
 
     digest = hash_token(token)
@@ -72,7 +66,7 @@ def share_link_resolve(*, token: str) -> ShareLink:
         .first()
     )
     if link is None or not hmac.compare_digest(link.token_hash, digest) or not link.is_active:
-        raise Http404("This link does not exist, has expired or was revoked.")
+        return None  # it does not exist, has expired or was revoked
     return link
 
 

@@ -14,7 +14,6 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
-from django.http import Http404
 from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
@@ -653,9 +652,9 @@ def share_link_revoke(*, link: ShareLink) -> ShareLink:
     return link
 
 
-def share_link_open(*, token: str) -> tuple[Any, ...]:
+def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     """Count an open of the active link for ``token`` and return what its page is a function of: the link's
-    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored). 404 when
+    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored). None when
     no active link has this token (revoked, expired or unknown), and then nothing is counted.
 
     One statement, so that a share view whose page is kept (clusterdesigner.memo) waits on the database once:
@@ -680,6 +679,4 @@ def share_link_open(*, token: str) -> tuple[Any, ...]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, hash_token(token), now])
         row = cursor.fetchone()
-    if row is None:
-        raise Http404("This link does not exist, has expired or was revoked.")
-    return tuple(row)
+    return None if row is None else tuple(row)

@@ -31,6 +31,7 @@ from apps.plans.serializers import (
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.parsers import JSONParser
+from clusterdesigner.views import or_404
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
@@ -66,7 +67,7 @@ class CapacityPlanViewSet(
         return selectors.plan_list(user=self.request.user)
 
     def get_object(self) -> Any:
-        return selectors.plan_get(user=self.request.user, plan_id=int(self.kwargs["pk"]))
+        return or_404(selectors.plan_get(user=self.request.user, plan_id=int(self.kwargs["pk"])))
 
     @extend_schema(request=PlanInputSerializer, responses={201: PlanSerializer, **ERRORS, **TOO_LARGE})
     def create(self, request: Request) -> Response:
@@ -120,7 +121,7 @@ class CapacityPlanViewSet(
     def run(self, request: Request, pk: str, run_id: str) -> Response:
         return Response(
             PlanRunSerializer(
-                selectors.plan_run_get(user=request.user, plan_id=int(pk), run_id=int(run_id))
+                or_404(selectors.plan_run_get(user=request.user, plan_id=int(pk), run_id=int(run_id)))
             ).data
         )
 
@@ -161,11 +162,11 @@ class CapacityPlanViewSet(
     @extend_schema(request=None, responses={200: PlanShareLinkSerializer, **ERRORS})
     @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>[0-9]{1,18})/revoke")
     def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
-        link = selectors.plan_share_link_get(user=request.user, plan_id=int(pk), link_id=int(link_id))
+        link = or_404(selectors.plan_share_link_get(user=request.user, plan_id=int(pk), link_id=int(link_id)))
         return Response(PlanShareLinkSerializer(services.plan_share_link_revoke(link=link)).data)
 
     def _version(self, request: Request) -> Any:
         raw = request.query_params.get("version")
         if raw is not None and not raw.isdigit():
             raise ValidationError({"version": ["must be a version number"]})
-        return selectors.plan_version_get(plan=self.get_object(), number=int(raw) if raw else None)
+        return or_404(selectors.plan_version_get(plan=self.get_object(), number=int(raw) if raw else None))

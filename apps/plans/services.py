@@ -35,10 +35,9 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
     number = item.get("design_version")
     if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
         raise InputError("must be a version number", field=f"{path}design_version")
-    try:
-        version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
-    except Exception as exc:  # Http404: no such design visible to this user; said without telling which
-        raise InputError("no saved design with this id is visible to you", field=f"{path}design_id") from exc
+    version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
+    if version is None:  # no such design (or version) visible to this user; said without telling which
+        raise InputError("no saved design with this id is visible to you", field=f"{path}design_id")
     cluster = version.spec.get("cluster") or {}
     if cluster.get("gpus_per_node") != gpus_per_node:
         raise InputError(

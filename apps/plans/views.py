@@ -19,6 +19,7 @@ from apps.plans.exports import XLSX, plan_xlsx
 from apps.plans.models import PlanRun
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.views import or_404
 
 # The new-plan form's starting spec. Prices: aws-p5-48xlarge on-demand $55.04 (us-east-1, 2026-09-01) and
 # 3-year RI $23.776 (2026-09-19) from the seed catalog; owning per node from the cost engine's model of
@@ -134,8 +135,8 @@ _NEW_SHARE_URL = "plans:new_share_url"
 @require_http_methods(["GET", "POST"])
 def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The plan's result; a POST makes a read-only share link to it and shows its address once."""
-    plan = selectors.plan_get(user=request.user, plan_id=plan_id)
-    version = selectors.plan_version_get(plan=plan)
+    plan = or_404(selectors.plan_get(user=request.user, plan_id=plan_id))
+    version = or_404(selectors.plan_version_get(plan=plan))
     context: dict[str, Any] = {
         "plan": plan,
         "version": version,
@@ -153,7 +154,7 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
         raw = request.POST["revoke"]
         if not raw.isdigit():
             raise Http404("No such share link of yours.")
-        link = selectors.plan_share_link_get(user=request.user, plan_id=plan.pk, link_id=int(raw))
+        link = or_404(selectors.plan_share_link_get(user=request.user, plan_id=plan.pk, link_id=int(raw)))
         services.plan_share_link_revoke(link=link)
         return redirect("plans:detail", plan_id=plan.pk)
     if request.method == "POST":
@@ -179,7 +180,7 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
 @require_GET
 def plan_share(request: HttpRequest, token: str) -> HttpResponse:
     """A frozen solution for someone without an account. Reads only."""
-    link = selectors.plan_share_link_resolve(token=token)
+    link = or_404(selectors.plan_share_link_resolve(token=token))
     context = {
         "plan": link.plan,
         "version": link.solution.version,
@@ -192,7 +193,7 @@ def plan_share(request: HttpRequest, token: str) -> HttpResponse:
 
 @require_GET
 def plan_share_xlsx(request: HttpRequest, token: str) -> HttpResponse:
-    link = selectors.plan_share_link_resolve(token=token)
+    link = or_404(selectors.plan_share_link_resolve(token=token))
     version = link.solution.version
     body = plan_xlsx(
         name=link.plan.name, version=version.number, result=PlanResult.from_json(link.solution.result)

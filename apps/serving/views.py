@@ -15,6 +15,7 @@ from apps.serving import charts, services
 from clusterdesigner.engine import serving
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.views import or_404
 
 # form field → (request path, kind, default); the request path is where the engine names its errors
 FIELDS: dict[str, tuple[str, str, Any]] = {
@@ -42,8 +43,8 @@ def _design_defaults(request: HttpRequest) -> dict[str, Any]:
     raw = request.GET.get("design", "")
     if not raw.isascii() or not raw.isdigit() or not request.user.is_authenticated:
         return {}
-    design = design_selectors.design_get(user=request.user, design_id=int(raw))
-    spec = design_selectors.design_version_get(design=design).spec
+    design = or_404(design_selectors.design_get(user=request.user, design_id=int(raw)))
+    spec = or_404(design_selectors.design_version_get(design=design)).spec
     model, cluster = spec.get("model") or {}, spec.get("cluster") or {}
     out: dict[str, Any] = {"design": design}
     if isinstance(model.get("preset"), str):

@@ -46,6 +46,7 @@ missing price is a missing option, never a borrowed one.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -944,100 +945,146 @@ def _alternative(
         return Alternative(name=name, total_usd=None, reason=exc.message.split(": ")[0])
 
 
+@dataclass
+class _Columns:
+    """The decision columns of one solve, by what they decide, and each month's steady dispatch."""
+
+    capacity: dict[str, IntArray] = field(default_factory=dict)  # "owned"/"reserved" nodes by month
+    buys: IntArray | None = None  # owned nodes arriving each month
+    starts: list[tuple[ReservationOption, IntArray]] = field(default_factory=list)  # reservations begun
+    x: list[dict[str, IntArray]] = field(default_factory=list)  # each run's node-hours by layer and month
+    tiers: list[IntArray] = field(default_factory=list)  # each month's steady node-hours by stack tier
+    totals: list[float] = field(default_factory=list)  # each month's steady node-hours
+
+
 def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanResult:
-    M, S, H = plan.horizon_months, SLOTS_PER_WEEK, HOURS_PER_MONTH
-    gpn = float(plan.gpus_per_node)
     weeks = demand_weeks(plan=plan)
-    steady_gpus = sum(weeks.values(), np.zeros((M, S)))
-    steady = steady_gpus / gpn  # nodes
+    steady_gpus = sum(weeks.values(), np.zeros((plan.horizon_months, SLOTS_PER_WEEK)))
+    steady = steady_gpus / float(plan.gpus_per_node)  # nodes
     supply = plan.supply
     layers = _layers(supply)
     bound = _capacity_bound(plan, steady)
     model = _Model()
-
-    capacity: dict[str, IntArray] = {}
-    buys: IntArray | None = None
-    starts: list[tuple[ReservationOption, IntArray]] = []
+    cols = _Columns()
     if supply.owned is not None:
-        o = supply.owned
-        months_left = M - np.arange(M, dtype=float)
-        buy_ub = np.where(np.arange(M) >= o.lead_time_months, bound, 0.0)
-        buys = model.variables(M, cost=o.fixed_usd_per_node_month * months_left, ub=buy_ub, integer=True)
-        capacity["owned"] = model.variables(M, cost=0.0)
-        # C_m − C_{m−1} − b_m = 0 (C_{−1} = existing nodes)
-        model.constraints(
-            1, [(capacity["owned"][0], 1.0), (buys[0], -1.0)], lo=o.existing_nodes, hi=o.existing_nodes
-        )
-        if M > 1:
-            model.constraints(
-                M - 1,
-                [(capacity["owned"][1:], 1.0), (capacity["owned"][:-1], -1.0), (buys[1:], -1.0)],
-                lo=0.0,
-                hi=0.0,
-            )
+        _owned_columns(model, plan, supply.owned, bound, cols)
     if supply.reservations:
-        capacity["reserved"] = model.variables(M, cost=0.0)
-        for res in supply.reservations:
-            starts.append(
-                (
-                    res,
-                    model.variables(
-                        M, cost=res.usd_per_node_hour * H * res.term_months, ub=bound, integer=True
-                    ),
-                )
-            )
-        for m in range(M):
-            terms: list[tuple[IntArray | int, float]] = [(int(capacity["reserved"][m]), 1.0)]
-            for res, q in starts:
-                terms += [(int(q[j]), -1.0) for j in range(max(0, m - res.term_months + 1), m + 1)]
-            model.constraints(1, terms, lo=0.0, hi=0.0)
-
-    # Training runs: x[r][layer] over the run's window; y[r][layer] when the run may not be split.
-    x: list[dict[str, IntArray]] = []
+        _reservation_columns(model, plan, bound, cols)
     for r in plan.training:
-        months = np.arange(r.earliest_start_month, r.deadline_month + 1)
-        nodes = r.gpus / gpn
-        xr = {
-            k.name: model.variables(
-                len(months), cost=k.usd_per_node_hour + _EARLY_USD * months.astype(float), ub=nodes * H
-            )
-            for k in layers
-        }
-        x.append(xr)
-        model.constraints(
-            1, [(int(c), 1.0) for k in xr.values() for c in k], lo=r.gpu_hours / gpn, hi=r.gpu_hours / gpn
-        )
-        model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
-        if r.splittable:
-            continue
-        # A run that may not be split needs its nodes together: it sits on one layer, and an owned or
-        # reserved fleet that hosts it holds at least the run's nodes through the run's window.
-        y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
-        if y is not None:
-            model.constraints(1, [(int(c), 1.0) for c in y], lo=1.0, hi=1.0)
-        for j, k in enumerate(layers):
-            if y is not None:
-                model.constraints(
-                    len(months), [(xr[k.name], 1.0), (int(y[j]), -nodes * H)], lo=-np.inf, hi=0.0
-                )
-            if k.name in capacity:
-                cap = capacity[k.name][months]
-                if y is None:
-                    model.constraints(len(months), [(cap, 1.0)], lo=nodes, hi=np.inf)
-                else:
-                    model.constraints(len(months), [(cap, 1.0), (int(y[j]), -nodes)], lo=0.0, hi=np.inf)
-
-    def training_terms(layer: str, m: int, scale: float = 1.0) -> list[tuple[IntArray | int, float]]:
-        terms: list[tuple[IntArray | int, float]] = []
-        for r, xr in zip(plan.training, x, strict=True):
-            if r.earliest_start_month <= m <= r.deadline_month and layer in xr:
-                terms.append((int(xr[layer][m - r.earliest_start_month]), scale / H))
-        return terms
-
+        cols.x.append(_run_columns(model, plan, r, layers, cols.capacity))
     dispatch = _Dispatch.of(layers, supply)
-    tiers: list[IntArray] = []
-    totals: list[float] = []
+    _monthly_rows(model, plan, dispatch, steady, cols)
+    _fixed_cost_column(model, plan, dispatch, cols.totals)
+    sol, status, message, size = model.solve(time_limit_s=time_limit_s, mip_gap=mip_gap)
+    if status == 2 or sol is None:
+        raise _infeasible(supply)
+    if status != 0:
+        raise InfeasibleError(f"the solver stopped before proving an optimum: {message}", field="supply")
+    return _result(plan, weeks, layers, dispatch, cols, sol, size)
+
+
+def _owned_columns(model: _Model, plan: CapacityPlan, o: OwnedOption, bound: float, cols: _Columns) -> None:
+    """Owned nodes bought each month (integer, from the lead time on) and the fleet they add up to."""
+    M = plan.horizon_months
+    months_left = M - np.arange(M, dtype=float)
+    buy_ub = np.where(np.arange(M) >= o.lead_time_months, bound, 0.0)
+    buys = model.variables(M, cost=o.fixed_usd_per_node_month * months_left, ub=buy_ub, integer=True)
+    owned = model.variables(M, cost=0.0)
+    cols.buys, cols.capacity["owned"] = buys, owned
+    # C_m − C_{m−1} − b_m = 0 (C_{−1} = existing nodes)
+    model.constraints(1, [(owned[0], 1.0), (buys[0], -1.0)], lo=o.existing_nodes, hi=o.existing_nodes)
+    if M > 1:
+        model.constraints(M - 1, [(owned[1:], 1.0), (owned[:-1], -1.0), (buys[1:], -1.0)], lo=0.0, hi=0.0)
+
+
+def _reservation_columns(model: _Model, plan: CapacityPlan, bound: float, cols: _Columns) -> None:
+    """Reservations begun each month per term (integer, billed whole) and the reserved fleet they hold."""
+    M, H = plan.horizon_months, HOURS_PER_MONTH
+    reserved = cols.capacity["reserved"] = model.variables(M, cost=0.0)
+    for res in plan.supply.reservations:
+        cols.starts.append(
+            (
+                res,
+                model.variables(M, cost=res.usd_per_node_hour * H * res.term_months, ub=bound, integer=True),
+            )
+        )
     for m in range(M):
+        terms: list[tuple[IntArray | int, float]] = [(int(reserved[m]), 1.0)]
+        for res, q in cols.starts:
+            terms += [(int(q[j]), -1.0) for j in range(max(0, m - res.term_months + 1), m + 1)]
+        model.constraints(1, terms, lo=0.0, hi=0.0)
+
+
+def _run_columns(
+    model: _Model,
+    plan: CapacityPlan,
+    r: TrainingRun,
+    layers: Sequence[_Layer],
+    capacity: Mapping[str, IntArray],
+) -> dict[str, IntArray]:
+    """A training run's node-hours on each layer in each month of its window (x[layer]), all of its work
+    done and no more than its nodes at once; a run that may not be split sits on one layer."""
+    H = HOURS_PER_MONTH
+    months = np.arange(r.earliest_start_month, r.deadline_month + 1)
+    nodes = r.gpus / float(plan.gpus_per_node)
+    xr = {
+        k.name: model.variables(
+            len(months), cost=k.usd_per_node_hour + _EARLY_USD * months.astype(float), ub=nodes * H
+        )
+        for k in layers
+    }
+    work = r.gpu_hours / float(plan.gpus_per_node)
+    model.constraints(1, [(int(c), 1.0) for k in xr.values() for c in k], lo=work, hi=work)
+    model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
+    if not r.splittable:
+        _unsplit_run(model, layers, xr, months, nodes, capacity)
+    return xr
+
+
+def _unsplit_run(
+    model: _Model,
+    layers: Sequence[_Layer],
+    xr: Mapping[str, IntArray],
+    months: NDArray[np.int_],
+    nodes: float,
+    capacity: Mapping[str, IntArray],
+) -> None:
+    """A run that may not be split needs its nodes together: it sits on one layer (y[layer] = 1), and an
+    owned or reserved fleet that hosts it holds at least the run's nodes through the run's window."""
+    H = HOURS_PER_MONTH
+    y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
+    if y is not None:
+        model.constraints(1, [(int(c), 1.0) for c in y], lo=1.0, hi=1.0)
+    for j, k in enumerate(layers):
+        if y is not None:
+            model.constraints(len(months), [(xr[k.name], 1.0), (int(y[j]), -nodes * H)], lo=-np.inf, hi=0.0)
+        if k.name in capacity:
+            cap = capacity[k.name][months]
+            if y is None:
+                model.constraints(len(months), [(cap, 1.0)], lo=nodes, hi=np.inf)
+            else:
+                model.constraints(len(months), [(cap, 1.0), (int(y[j]), -nodes)], lo=0.0, hi=np.inf)
+
+
+def _training_terms(
+    plan: CapacityPlan, x: Sequence[Mapping[str, IntArray]], layer: str, m: int, scale: float = 1.0
+) -> list[tuple[IntArray | int, float]]:
+    """The training node-hours on ``layer`` in month ``m``, as nodes (÷ H) times ``scale``."""
+    terms: list[tuple[IntArray | int, float]] = []
+    for r, xr in zip(plan.training, x, strict=True):
+        if r.earliest_start_month <= m <= r.deadline_month and layer in xr:
+            terms.append((int(xr[layer][m - r.earliest_start_month]), scale / HOURS_PER_MONTH))
+    return terms
+
+
+def _monthly_rows(
+    model: _Model, plan: CapacityPlan, dispatch: _Dispatch, steady: NDArray[np.float64], cols: _Columns
+) -> None:
+    """Each month: training fits inside each limited layer, and the steady demand's dispatch (its tier
+    columns and node-hours go to ``cols.tiers`` and ``cols.totals``)."""
+    capacity = cols.capacity
+    training_terms = functools.partial(_training_terms, plan, cols.x)
+    for m in range(plan.horizon_months):
         # Training fits inside each limited layer: C_k − Σ_r x_{r,k,m} / H ≥ 0.
         for layer in dispatch.limits:
             if layer in capacity:
@@ -1049,31 +1096,41 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanRe
                     1, training_terms(layer, m) or [(0, 0.0)], lo=0.0, hi=dispatch.limits[layer]
                 )
         e, total = _dispatch_month(model, dispatch, steady[m], capacity, m, training_terms)
-        tiers.append(e)
-        totals.append(total)
+        cols.tiers.append(e)
+        cols.totals.append(total)
 
-    # The costs that no decision changes (steady demand priced at the top layer, existing owned nodes) enter
-    # as one fixed column, so that the objective, and the gap HiGHS proves, is the plan's whole cost.
+
+def _fixed_cost_column(
+    model: _Model, plan: CapacityPlan, dispatch: _Dispatch, totals: Sequence[float]
+) -> None:
+    """The costs that no decision changes (steady demand priced at the top layer, existing owned nodes) enter
+    as one fixed column, so that the objective, and the gap HiGHS proves, is the plan's whole cost."""
     constant = sum(totals) * (dispatch.top.usd_per_node_hour if dispatch.top else 0.0)
-    if supply.owned is not None:
-        constant += supply.owned.existing_nodes * supply.owned.fixed_usd_per_node_month * M
+    owned = plan.supply.owned
+    if owned is not None:
+        constant += owned.existing_nodes * owned.fixed_usd_per_node_month * plan.horizon_months
     model.variables(1, cost=constant, lb=1.0, ub=1.0)
-    sol, status, message, size = model.solve(time_limit_s=time_limit_s, mip_gap=mip_gap)
-    if status == 2 or sol is None:
-        raise InfeasibleError(
-            "no mix of the offered capacity serves the plan"
-            + (
-                f" (owned nodes arrive only from month {supply.owned.lead_time_months})"
-                if supply.owned
-                else ""
-            )
-            + (" and spot is capped" if supply.spot is not None and supply.spot.cap_nodes is not None else "")
-            + ": offer on-demand capacity, allow more spot, or move the deadlines",
-            field="supply",
-        )
-    if status != 0:
-        raise InfeasibleError(f"the solver stopped before proving an optimum: {message}", field="supply")
-    return _result(plan, weeks, layers, dispatch, tiers, totals, capacity, buys, starts, x, sol, size)
+
+
+def _infeasible(supply: Supply) -> InfeasibleError:
+    return InfeasibleError(
+        "no mix of the offered capacity serves the plan"
+        + (f" (owned nodes arrive only from month {supply.owned.lead_time_months})" if supply.owned else "")
+        + (" and spot is capped" if supply.spot is not None and supply.spot.cap_nodes is not None else "")
+        + ": offer on-demand capacity, allow more spot, or move the deadlines",
+        field="supply",
+    )
+
+
+@dataclass
+class _Costs:
+    """The solution's cost by layer and month, with what the result lists beside it."""
+
+    by_month: dict[str, NDArray[np.float64]]  # layer → $ per month
+    after_horizon: float = 0.0  # reservation months billed after the horizon
+    purchases: list[OwnedPurchase] = field(default_factory=list)
+    reservations: list[ReservationStart] = field(default_factory=list)
+    billed: list[tuple[int, int, float, int]] = field(default_factory=list)  # (start, nodes, $/month, term)
 
 
 def _result(
@@ -1081,33 +1138,117 @@ def _result(
     weeks: Mapping[str, NDArray[np.float64]],
     layers: Sequence[_Layer],
     dispatch: _Dispatch,
-    tiers: Sequence[IntArray],
-    totals: Sequence[float],
-    capacity: Mapping[str, IntArray],
-    buys: IntArray | None,
-    starts: Sequence[tuple[ReservationOption, IntArray]],
-    x: Sequence[Mapping[str, IntArray]],
+    cols: _Columns,
     sol: NDArray[np.float64],
     size: ProblemSize,
 ) -> PlanResult:
     M, H = plan.horizon_months, HOURS_PER_MONTH
-    gpn = float(plan.gpus_per_node)
     supply = plan.supply
-    rate = {k.name: k.usd_per_node_hour for k in layers}
+    used = _steady_use(plan, layers, dispatch, cols, sol)
+    runs, train_by_month = _run_schedules(plan, cols.x, sol, used)
+    fleet = {
+        name: np.rint(sol[cols.capacity[name]]).astype(int)
+        if name in cols.capacity
+        else np.zeros(M, dtype=int)
+        for name in ("owned", "reserved")
+    }
+    costs = _costs(plan, layers, cols, sol, used, fleet["owned"])
+    cost = costs.by_month
+    burst_hours = {
+        name: used[name] / opt.goodput if name in used and opt is not None else np.zeros(M)
+        for name, opt in (("on_demand", supply.on_demand), ("spot", supply.spot))
+    }
+    by_layer = {name: float(cost[name].sum()) for name in LAYERS}
+    by_layer["reserved_after_horizon"] = costs.after_horizon
+    disc = plan.discount_rate
+    owned_hours = float(fleet["owned"].sum()) * H
+    cash = cash_view(
+        months=M,
+        discount_rate=disc,
+        owned=supply.owned,
+        owned_nodes=fleet["owned"],
+        owned_hours_used=used["owned"] if "owned" in used else np.zeros(M),
+        purchases=costs.purchases,
+        reservations=costs.billed,
+        burst_usd=cost["on_demand"] + cost["spot"],
+    )
+    return PlanResult(
+        cash_flows_usd=None if cash is None else cash[0],
+        cash_npv_usd=None if cash is None else cash[1],
+        capex_usd=float(sum(p.capex_usd for p in costs.purchases)),
+        total_usd=float(sum(by_layer.values())),
+        npv_usd=_npv(plan, costs),
+        cost_by_layer_usd=by_layer,
+        owned_purchases=tuple(costs.purchases),
+        reservations=tuple(costs.reservations),
+        on_demand_node_hours=float(burst_hours["on_demand"].sum()),
+        spot_node_hours=float(burst_hours["spot"].sum()),
+        owned_utilization=(float(used["owned"].sum()) / owned_hours) if owned_hours > 0 else None,
+        months=_month_rows(plan, weeks, train_by_month, fleet, used, burst_hours, cost),
+        runs=tuple(runs),
+        demand_mean_gpus_by_workload=_demand_by_workload(plan, weeks, runs),
+        alternatives=(),
+        size=size,
+        notes=_notes(plan, cash, costs.after_horizon),
+        inference_sizing={inf.name: inf.sizing for inf in plan.inference if inf.sizing is not None},
+    )
 
-    # Node-hours of useful work per layer and month: steady demand plus training.
-    used = {k.name: np.zeros(M) for k in layers}
-    for m in range(M):
-        served = np.diff(np.concatenate([[0.0], sol[tiers[m]]]))
+
+def _npv(plan: CapacityPlan, costs: _Costs) -> float:
+    """The plan's cost discounted monthly at the plan's rate (each month paid at its end), reservation months
+    after the horizon at the horizon's end."""
+    M, disc = plan.horizon_months, plan.discount_rate
+    monthly_total = sum(costs.by_month.values(), np.zeros(M))
+    discount = (1.0 + disc) ** ((np.arange(M) + 1) / 12.0)
+    after: float = costs.after_horizon / (1.0 + disc) ** (M / 12.0)
+    return float((monthly_total / discount).sum()) + after
+
+
+def _demand_by_workload(
+    plan: CapacityPlan, weeks: Mapping[str, NDArray[np.float64]], runs: Sequence[RunSchedule]
+) -> dict[str, tuple[float, ...]]:
+    """Each workload's mean GPUs by month: steady ones from their weeks, training runs from their schedule."""
+    gpn = float(plan.gpus_per_node)
+    return {
+        **{name: tuple(float(v) for v in week.mean(axis=1)) for name, week in weeks.items()},
+        **{
+            r.name: tuple(float(v) for v in np.asarray(run.node_hours_by_month) / HOURS_PER_MONTH * gpn)
+            for r, run in zip(plan.training, runs, strict=True)
+        },
+    }
+
+
+def _steady_use(
+    plan: CapacityPlan,
+    layers: Sequence[_Layer],
+    dispatch: _Dispatch,
+    cols: _Columns,
+    sol: NDArray[np.float64],
+) -> dict[str, NDArray[np.float64]]:
+    """Node-hours of steady demand served per layer and month (training is added by _run_schedules)."""
+    used = {k.name: np.zeros(plan.horizon_months) for k in layers}
+    for m in range(plan.horizon_months):
+        tiers = cols.tiers[m]
+        served = np.diff(np.concatenate([[0.0], sol[tiers]]))
         for layer, hours in zip(dispatch.stack, served, strict=True):
             used[layer.name][m] += max(0.0, float(hours))
         if dispatch.top is not None:
-            below = float(sol[tiers[m][-1]]) if len(tiers[m]) else 0.0
-            used[dispatch.top.name][m] += max(0.0, totals[m] - below)
-    train_by_month = np.zeros(M)
+            below = float(sol[tiers[-1]]) if len(tiers) else 0.0
+            used[dispatch.top.name][m] += max(0.0, cols.totals[m] - below)
+    return used
+
+
+def _run_schedules(
+    plan: CapacityPlan,
+    x: Sequence[Mapping[str, IntArray]],
+    sol: NDArray[np.float64],
+    used: dict[str, NDArray[np.float64]],
+) -> tuple[list[RunSchedule], NDArray[np.float64]]:
+    """Each run's schedule, and the training node-hours by month; adds each run's node-hours to ``used``."""
+    train_by_month = np.zeros(plan.horizon_months)
     runs: list[RunSchedule] = []
     for r, xr in zip(plan.training, x, strict=True):
-        by_month = np.zeros(M)
+        by_month = np.zeros(plan.horizon_months)
         by_layer: dict[str, float] = {}
         for name, cols in xr.items():
             hours = np.clip(sol[cols], 0.0, None)
@@ -1128,48 +1269,64 @@ def _result(
                 slack_months=r.deadline_month - finish,
             )
         )
+    return runs, train_by_month
 
-    owned_nodes = (
-        np.rint(sol[capacity["owned"]]).astype(int) if "owned" in capacity else np.zeros(M, dtype=int)
-    )
-    reserved_nodes = (
-        np.rint(sol[capacity["reserved"]]).astype(int) if "reserved" in capacity else np.zeros(M, dtype=int)
-    )
-    cost = {name: np.zeros(M) for name in LAYERS}
-    after_horizon = 0.0
-    purchases: list[OwnedPurchase] = []
-    if supply.owned is not None and buys is not None:
-        o = supply.owned
-        cost["owned"] = owned_nodes * o.fixed_usd_per_node_month + used["owned"] * o.usd_per_node_hour_used
-        for a, n in enumerate(np.rint(sol[buys]).astype(int)):
+
+def _costs(
+    plan: CapacityPlan,
+    layers: Sequence[_Layer],
+    cols: _Columns,
+    sol: NDArray[np.float64],
+    used: Mapping[str, NDArray[np.float64]],
+    owned_nodes: NDArray[np.int_],
+) -> _Costs:
+    """Each layer's cost by month: owned fleet and energy, reservations over whole terms, burst by use."""
+    M = plan.horizon_months
+    costs = _Costs(by_month={name: np.zeros(M) for name in LAYERS})
+    o = plan.supply.owned
+    if o is not None and cols.buys is not None:
+        costs.by_month["owned"] = (
+            owned_nodes * o.fixed_usd_per_node_month + used["owned"] * o.usd_per_node_hour_used
+        )
+        for a, n in enumerate(np.rint(sol[cols.buys]).astype(int)):
             if n > 0:
-                purchases.append(
+                costs.purchases.append(
                     OwnedPurchase(a, a - o.lead_time_months, int(n), float(n * o.capex_usd_per_node))
                 )
-    reservations: list[ReservationStart] = []
-    billed: list[tuple[int, int, float, int]] = []  # (start, nodes, $ a month, term) for the cash view
-    for res, q in starts:
+    for res, q in cols.starts:
         for m, n in enumerate(np.rint(sol[q]).astype(int)):
-            if n <= 0:
-                continue
-            monthly = n * res.usd_per_node_hour * H
-            end = m + res.term_months
-            cost["reserved"][m : min(end, M)] += monthly
-            after_horizon += monthly * max(0, end - M)
-            billed.append((m, int(n), float(monthly), res.term_months))
-            reservations.append(
-                ReservationStart(res.term_months, m, int(n), float(monthly * res.term_months))
-            )
+            if n > 0:
+                _bill_reservation(costs, res, m, int(n), M)
+    rate = {k.name: k.usd_per_node_hour for k in layers}
     for name in ("on_demand", "spot"):
         if name in used:
-            cost[name] = used[name] * rate[name]
-    burst_hours = {
-        name: used[name] / opt.goodput if name in used and opt is not None else np.zeros(M)
-        for name, opt in (("on_demand", supply.on_demand), ("spot", supply.spot))
-    }
+            costs.by_month[name] = used[name] * rate[name]
+    return costs
 
+
+def _bill_reservation(costs: _Costs, res: ReservationOption, m: int, n: int, M: int) -> None:
+    """``n`` nodes reserved from month ``m`` for the whole term: months past the horizon are counted too."""
+    monthly = n * res.usd_per_node_hour * HOURS_PER_MONTH
+    end = m + res.term_months
+    costs.by_month["reserved"][m : min(end, M)] += monthly
+    costs.after_horizon += monthly * max(0, end - M)
+    costs.billed.append((m, n, float(monthly), res.term_months))
+    costs.reservations.append(ReservationStart(res.term_months, m, n, float(monthly * res.term_months)))
+
+
+def _month_rows(
+    plan: CapacityPlan,
+    weeks: Mapping[str, NDArray[np.float64]],
+    train_by_month: NDArray[np.float64],
+    fleet: Mapping[str, NDArray[np.int_]],
+    used: Mapping[str, NDArray[np.float64]],
+    burst_hours: Mapping[str, NDArray[np.float64]],
+    cost: Mapping[str, NDArray[np.float64]],
+) -> tuple[MonthRow, ...]:
+    M, H = plan.horizon_months, HOURS_PER_MONTH
     steady_gpus = sum(weeks.values(), np.zeros((M, SLOTS_PER_WEEK)))
-    training_gpus = train_by_month / H * gpn
+    training_gpus = train_by_month / H * float(plan.gpus_per_node)
+    owned_nodes, reserved_nodes = fleet["owned"], fleet["reserved"]
     months: list[MonthRow] = []
     for m in range(M):
         owned_use = float(used["owned"][m]) if "owned" in used else 0.0
@@ -1187,24 +1344,14 @@ def _result(
                 cost_usd={name: float(cost[name][m]) for name in LAYERS},
             )
         )
-    by_layer = {name: float(cost[name].sum()) for name in LAYERS}
-    by_layer["reserved_after_horizon"] = after_horizon
-    total = float(sum(by_layer.values()))
-    monthly_total = sum(cost.values(), np.zeros(M))
-    disc = plan.discount_rate
-    discount = (1.0 + disc) ** ((np.arange(M) + 1) / 12.0)
-    npv = float((monthly_total / discount).sum()) + after_horizon / (1.0 + disc) ** (M / 12.0)
-    owned_hours = float(owned_nodes.sum()) * H
-    cash = cash_view(
-        months=M,
-        discount_rate=disc,
-        owned=supply.owned,
-        owned_nodes=owned_nodes,
-        owned_hours_used=used["owned"] if "owned" in used else np.zeros(M),
-        purchases=purchases,
-        reservations=billed,
-        burst_usd=cost["on_demand"] + cost["spot"],
-    )
+    return tuple(months)
+
+
+def _notes(
+    plan: CapacityPlan, cash: tuple[tuple[float, ...], float] | None, after_horizon: float
+) -> tuple[str, ...]:
+    """What a reader of the result needs to know about how it was computed."""
+    supply = plan.supply
     notes = [REPRESENTATIVE_WEEK]
     if cash is None:
         notes.append(
@@ -1215,8 +1362,8 @@ def _result(
     else:
         notes.append(
             "Cash view: capex when each purchase is delivered, opex monthly, resale at the straight-line"
-            f" book value at the end; NPV ${cash[1]:,.0f} at {disc:.0%} (the annualised NPV spreads capex"
-            " as capital recovery instead)."
+            f" book value at the end; NPV ${cash[1]:,.0f} at {plan.discount_rate:.0%} (the annualised NPV"
+            " spreads capex as capital recovery instead)."
         )
     if after_horizon > 0:
         notes.append(
@@ -1234,29 +1381,4 @@ def _result(
             "recovery, colocation, maintenance, staff, idle power) plus energy per node-hour used; capex is "
             "listed with each purchase."
         )
-    return PlanResult(
-        cash_flows_usd=None if cash is None else cash[0],
-        cash_npv_usd=None if cash is None else cash[1],
-        capex_usd=float(sum(p.capex_usd for p in purchases)),
-        total_usd=total,
-        npv_usd=npv,
-        cost_by_layer_usd=by_layer,
-        owned_purchases=tuple(purchases),
-        reservations=tuple(reservations),
-        on_demand_node_hours=float(burst_hours["on_demand"].sum()),
-        spot_node_hours=float(burst_hours["spot"].sum()),
-        owned_utilization=(float(used["owned"].sum()) / owned_hours) if owned_hours > 0 else None,
-        months=tuple(months),
-        runs=tuple(runs),
-        demand_mean_gpus_by_workload={
-            **{name: tuple(float(v) for v in week.mean(axis=1)) for name, week in weeks.items()},
-            **{
-                r.name: tuple(float(v) for v in np.asarray(run.node_hours_by_month) / H * gpn)
-                for r, run in zip(plan.training, runs, strict=True)
-            },
-        },
-        alternatives=(),
-        size=size,
-        notes=tuple(notes),
-        inference_sizing={inf.name: inf.sizing for inf in plan.inference if inf.sizing is not None},
-    )
+    return tuple(notes)

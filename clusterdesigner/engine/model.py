@@ -247,33 +247,10 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
         raise InputError(
             f"unknown field(s): {', '.join(sorted(unknown))}", field=f"model.{sorted(unknown)[0]}"
         )
-    values: dict[str, Any] = {}
-    if "preset" in data:
-        slug = data["preset"]
-        if not isinstance(slug, str):
-            raise InputError(f"must be a preset name (text), got {slug!r}", field="model.preset")
-        if slug not in presets:
-            from clusterdesigner.engine.errors import UnknownReferenceError
-
-            raise UnknownReferenceError(
-                f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field="model.preset"
-            )
-        base = presets[slug]
-        values = {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+    values = _preset_values(data["preset"], presets) if "preset" in data else {}
     for key in _INT_FIELDS:
         if key in data:
-            value = data[key]
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(f"must be a whole number, got {value!r}", field=f"model.{key}")
-            low, high = SHAPE_LIMITS[key]
-            if not low <= value <= high:
-                raise InputError(
-                    f"must be a whole number from {low:,} to {high:,}, got {data[key]!r}",
-                    field=f"model.{key}",
-                )
-            values[key] = value
+            values[key] = _shape_int(key, data[key])
     for key in _BOOL_FIELDS:
         if key in data:
             if not isinstance(data[key], bool):
@@ -281,6 +258,39 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
             values[key] = data[key]
     if "name" in data:
         values["name"] = str(data["name"])
+    return ModelShape(**_with_defaults(values))
+
+
+def _preset_values(slug: Any, presets: Mapping[str, ModelShape]) -> dict[str, Any]:
+    """The fields of the preset named ``slug`` (``model.preset``), to be overridden by the request's own."""
+    if not isinstance(slug, str):
+        raise InputError(f"must be a preset name (text), got {slug!r}", field="model.preset")
+    if slug not in presets:
+        from clusterdesigner.engine.errors import UnknownReferenceError
+
+        raise UnknownReferenceError(
+            f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field="model.preset"
+        )
+    base = presets[slug]
+    return {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+
+
+def _shape_int(key: str, given: Any) -> int:
+    """``model.<key>`` as a whole number within SHAPE_LIMITS (a float such as 4096.0 is taken as 4096)."""
+    value = int(given) if isinstance(given, float) and given.is_integer() else given
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"must be a whole number, got {value!r}", field=f"model.{key}")
+    low, high = SHAPE_LIMITS[key]
+    if not low <= value <= high:
+        raise InputError(
+            f"must be a whole number from {low:,} to {high:,}, got {given!r}",
+            field=f"model.{key}",
+        )
+    return value
+
+
+def _with_defaults(values: dict[str, Any]) -> dict[str, Any]:
+    """Check the required fields of a shape given without a preset, and fill those that have a default."""
     for key in ("layers", "hidden", "heads", "vocab", "seq_len"):
         if key not in values:
             raise InputError("is required when no preset is given", field=f"model.{key}")
@@ -289,4 +299,4 @@ def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape
     if values.get("experts") and not values.get("moe_layers"):
         values["moe_layers"] = values["layers"]
     values.setdefault("name", values.get("slug") or f"custom {values['layers']}L×{values['hidden']}")
-    return ModelShape(**values)
+    return values

@@ -156,28 +156,33 @@ def _divisors(n: int) -> list[int]:
 
 def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str, int]]:
     """Every (tp, pp, cp, dp, ep, vpp) whose product uses all GPUs, with fixed fields held."""
-    n = problem.cluster.num_gpus
     m = problem.model
+    for tp, pp, cp, dp in _dense_structures(problem.cluster.num_gpus, m.layers, fixed):
+        eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
+        for ep in _options(fixed, "ep", eps):
+            for vpp in _options(fixed, "vpp", [1] if pp == 1 else list(VPP_CHOICES)):
+                yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
 
-    def options(name: str, default: list[int]) -> list[int]:
-        return [fixed[name]] if name in fixed else default
 
-    for tp in options("tp", [d for d in _divisors(n) if d <= MAX_TP]):
+def _options(fixed: Mapping[str, int], name: str, default: list[int]) -> list[int]:
+    return [fixed[name]] if name in fixed else default
+
+
+def _dense_structures(n: int, layers: int, fixed: Mapping[str, int]) -> Iterator[tuple[int, int, int, int]]:
+    """Every (tp, pp, cp, dp) whose product is ``n`` GPUs, with fixed fields held."""
+    for tp in _options(fixed, "tp", [d for d in _divisors(n) if d <= MAX_TP]):
         if n % tp:
             continue
-        for pp in options("pp", [d for d in _divisors(n // tp) if d <= m.layers]):
+        for pp in _options(fixed, "pp", [d for d in _divisors(n // tp) if d <= layers]):
             if n % (tp * pp):
                 continue
-            for cp in options("cp", [c for c in CP_CHOICES if (n // (tp * pp)) % c == 0]):
+            for cp in _options(fixed, "cp", [c for c in CP_CHOICES if (n // (tp * pp)) % c == 0]):
                 if n % (tp * pp * cp):
                     continue
                 dp = n // (tp * pp * cp)
                 if "dp" in fixed and fixed["dp"] != dp:
                     continue
-                eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
-                for ep in options("ep", eps):
-                    for vpp in options("vpp", [1] if pp == 1 else list(VPP_CHOICES)):
-                        yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
+                yield tp, pp, cp, dp
 
 
 def _option_grid(fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
@@ -223,72 +228,104 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
     check_search_size(problem, fixed=fixed)
     grid = np.array(_option_grid(fixed), dtype=np.int64)
     per_structure = max(1, CHUNK_LAYOUTS // len(grid))
-    cap_gib = problem.cluster.accelerator.memory_gib
     result = SearchResult(best={}, evaluated=0)
-    best_time = np.empty(0)
-    best_lay: dict[str, IntArray] = {k: np.empty(0, dtype=np.int64) for k in LAYOUT_FIELDS}
+    best = _Best(top=top)
 
     structures = _structures(problem, fixed)
     while True:
         block = list(itertools.islice(structures, per_structure))
         if not block:
             break
-        s_arr = {
-            k: np.repeat(np.array([b[k] for b in block], dtype=np.int64), len(grid))
-            for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
-        }
-        g = np.tile(grid, (len(block), 1))
-        lay = layouts(
-            **s_arr, micro_batch=g[:, 0], recompute=g[:, 1], sharding=g[:, 2], sequence_parallel=g[:, 3]
-        )
-        # Sequence parallelism means nothing without TP, and HSDP equals ZeRO-3 or no sharding when the
-        # shard group would be the whole (or a single) replica: skip those duplicates.
-        dup = np.zeros(lay["tp"].size, dtype=bool)
-        if "sequence_parallel" not in fixed:
-            dup |= (lay["sequence_parallel"] > 0) & (lay["tp"] == 1)
-        if "sharding" not in fixed:
-            dup |= (lay["sharding"] == SH_HSDP) & (lay["tp"] * lay["cp"] >= problem.cluster.gpus_per_node)
-        lay = {k: a[~dup] for k, a in lay.items()}
-        n = lay["tp"].size
-        result.evaluated += n
-        ok = np.ones(n, dtype=bool)
-        for check_field, failed, reason in structural_checks(problem, lay):
-            bad = failed & ok
-            if bad.any():
-                reps, counts = _representatives(lay, np.flatnonzero(bad))
-                for i, count in zip(reps, counts, strict=True):
-                    text = reason(i)
-                    result.rejected[text] += count
-                    result.reason_fields[text] = check_field
-                ok &= ~failed
+        lay = _block_layouts(problem, fixed, grid, block)
+        result.evaluated += lay["tp"].size
+        ok = _structurally_ok(problem, lay, result)
         if not ok.any():
             continue
         sub = {k: a[ok] for k, a in lay.items()}
         result.valid += int(ok.sum())
-        mem = memory_parts(problem, sub)
-        need_gib = mem["total"] / GIB
-        least = int(np.argmin(need_gib))
-        if result.min_need_gib is None or need_gib[least] < result.min_need_gib:
-            result.min_need_gib = float(need_gib[least])
-            result.min_need_layout = layout_row(sub, least)
-        fits = need_gib <= cap_gib
-        if (~fits).any():
-            needs, how_many = np.unique(_round2(need_gib[~fits]), return_counts=True)
-            for need, count in zip(needs, how_many, strict=True):
-                result.rejected[memory_reason(float(need), cap_gib)] += int(count)
+        fits = _memory_fits(problem, sub, result)
         if not fits.any():
             continue
         sub = {k: a[fits] for k, a in sub.items()}
         result.feasible += int(fits.sum())
-        t = step_time_parts(problem, sub)["total"]
-        keep = np.argsort(t, kind="stable")[:top] if t.size > top else np.argsort(t, kind="stable")
-        best_time = np.concatenate([best_time, t[keep]])
-        best_lay = {k: np.concatenate([best_lay[k], sub[k][keep]]) for k in LAYOUT_FIELDS}
-        order = np.argsort(best_time, kind="stable")[:top]
-        best_time = best_time[order]
-        best_lay = {k: a[order] for k, a in best_lay.items()}
-    result.best = best_lay
+        best.add(step_time_parts(problem, sub)["total"], sub)
+    result.best = best.lay
     return result
+
+
+def _block_layouts(
+    problem: Problem, fixed: Mapping[str, int], grid: IntArray, block: list[dict[str, int]]
+) -> dict[str, IntArray]:
+    """The layouts of a block of structures, each expanded with the option grid, duplicates dropped."""
+    s_arr = {
+        k: np.repeat(np.array([b[k] for b in block], dtype=np.int64), len(grid))
+        for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
+    }
+    g = np.tile(grid, (len(block), 1))
+    lay = layouts(
+        **s_arr, micro_batch=g[:, 0], recompute=g[:, 1], sharding=g[:, 2], sequence_parallel=g[:, 3]
+    )
+    # Sequence parallelism means nothing without TP, and HSDP equals ZeRO-3 or no sharding when the
+    # shard group would be the whole (or a single) replica: skip those duplicates.
+    dup = np.zeros(lay["tp"].size, dtype=bool)
+    if "sequence_parallel" not in fixed:
+        dup |= (lay["sequence_parallel"] > 0) & (lay["tp"] == 1)
+    if "sharding" not in fixed:
+        dup |= (lay["sharding"] == SH_HSDP) & (lay["tp"] * lay["cp"] >= problem.cluster.gpus_per_node)
+    return {k: a[~dup] for k, a in lay.items()}
+
+
+def _structurally_ok(problem: Problem, lay: Mapping[str, IntArray], result: SearchResult) -> np.ndarray:
+    """Which layouts pass every structural check; the first check each other layout fails is counted in
+    ``result.rejected`` (formatted once per structure)."""
+    ok = np.ones(lay["tp"].size, dtype=bool)
+    for check_field, failed, reason in structural_checks(problem, lay):
+        bad = failed & ok
+        if bad.any():
+            reps, counts = _representatives(lay, np.flatnonzero(bad))
+            for i, count in zip(reps, counts, strict=True):
+                text = reason(i)
+                result.rejected[text] += count
+                result.reason_fields[text] = check_field
+            ok &= ~failed
+    return ok
+
+
+def _memory_fits(problem: Problem, sub: Mapping[str, IntArray], result: SearchResult) -> np.ndarray:
+    """Which layouts fit in the accelerator's memory; records the least-memory layout in ``result`` and
+    counts the others by their need (2 significant figures) in ``result.rejected``."""
+    cap_gib = problem.cluster.accelerator.memory_gib
+    need_gib = memory_parts(problem, sub)["total"] / GIB
+    least = int(np.argmin(need_gib))
+    if result.min_need_gib is None or need_gib[least] < result.min_need_gib:
+        result.min_need_gib = float(need_gib[least])
+        result.min_need_layout = layout_row(sub, least)
+    fits: np.ndarray = need_gib <= cap_gib
+    if (~fits).any():
+        needs, how_many = np.unique(_round2(need_gib[~fits]), return_counts=True)
+        for need, count in zip(needs, how_many, strict=True):
+            result.rejected[memory_reason(float(need), cap_gib)] += int(count)
+    return fits
+
+
+@dataclass
+class _Best:
+    """The ``top`` fastest layouts seen so far (step time ascending, ties in the order seen)."""
+
+    top: int
+    time: np.ndarray = field(default_factory=lambda: np.empty(0))
+    lay: dict[str, IntArray] = field(
+        default_factory=lambda: {k: np.empty(0, dtype=np.int64) for k in LAYOUT_FIELDS}
+    )
+
+    def add(self, t: np.ndarray, sub: Mapping[str, IntArray]) -> None:
+        top = self.top
+        keep = np.argsort(t, kind="stable")[:top] if t.size > top else np.argsort(t, kind="stable")
+        best_time = np.concatenate([self.time, t[keep]])
+        best_lay = {k: np.concatenate([self.lay[k], sub[k][keep]]) for k in LAYOUT_FIELDS}
+        order = np.argsort(best_time, kind="stable")[:top]
+        self.time = best_time[order]
+        self.lay = {k: a[order] for k, a in best_lay.items()}
 
 
 def structurally_valid(problem: Problem, *, fixed: Mapping[str, int]) -> bool:

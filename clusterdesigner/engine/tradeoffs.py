@@ -101,6 +101,18 @@ class CompareColumn:
     shown: Mapping[str, Any]
     best: Mapping[str, Any]
 
+    @property
+    def best_option(self) -> str | None:
+        """The label of the design's cheapest option (None when it has no option)."""
+        label: str | None = self.best.get("label")
+        return label
+
+    @property
+    def best_run_cost_usd(self) -> float | None:
+        """What one run costs on the design's cheapest option (None when it has no option or no price)."""
+        usd: float | None = self.best.get("run_cost_usd")
+        return usd
+
 
 def compare_column(
     *,

@@ -67,5 +67,9 @@
     if (box) box.textContent = "";
   }
 
-  window.ClusterApi = { request: request, showErrors: showErrors, clearErrors: clearErrors };
+  // The pages give URLs reversed by Django (data-*-url attributes); one that names an object not known when the
+  // page was drawn is reversed with the id 0 ({% url 'name' 0 %}), and this puts the id in its place.
+  function url(template, id) { return template.replace("/0/", "/" + encodeURIComponent(id) + "/"); }
+
+  window.ClusterApi = { request: request, showErrors: showErrors, clearErrors: clearErrors, url: url };
 })();

@@ -69,7 +69,7 @@
     if (!button) return;
     if (!window.confirm("Revoke this link? Whoever opens it will get “not found”. This cannot be undone.")) return;
     button.disabled = true;
-    window.ClusterApi.request("POST", api + button.dataset.link + "/revoke/")
+    window.ClusterApi.request("POST", button.dataset.revokeUrl)
       .then(function (res) {
         if (!res.ok) { status.textContent = errorText(res, "Could not revoke the link."); button.disabled = false; return null; }
         status.textContent = "Link revoked.";

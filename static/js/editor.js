@@ -6,6 +6,7 @@
   var form = document.getElementById("design-form");
   if (!form) return;
   var api = window.ClusterApi;
+  var urls = form.dataset;  // the API's and the pages' URLs, reversed by the template
   var initial = JSON.parse(document.getElementById("initial-spec").textContent);
   var status = document.getElementById("save-status");
   var busy = false, pending = false, timer = null;
@@ -240,7 +241,7 @@
   function say(message) { status.textContent = message; }
 
   function refreshResults(designId) {
-    return fetch("/designs/" + designId + "/results/", { credentials: "same-origin" })
+    return fetch(api.url(urls.resultsUrl, designId), { credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error("results " + r.status); return r.text(); })
       .then(function (html) {
         var container = document.getElementById("results-container");
@@ -275,9 +276,9 @@
     var call;
     if (designId) {
       body.version = Number(form.dataset.version);
-      call = api.request("PATCH", "/api/v1/designs/" + designId + "/", body);
+      call = api.request("PATCH", api.url(urls.apiDetailUrl, designId), body);
     } else {
-      call = api.request("POST", "/api/v1/designs/", body);
+      call = api.request("POST", urls.apiListUrl, body);
     }
     say("Saving…");
     call.then(function (res) {
@@ -288,9 +289,9 @@
       }
       form.dataset.design = res.data.id;
       form.dataset.version = res.data.version;
-      if (!designId) history.replaceState(null, "", "/designs/" + res.data.id + "/edit/");
+      if (!designId) history.replaceState(null, "", api.url(urls.editUrl, res.data.id));
       say("Saved version " + res.data.version + "; evaluating…");
-      return api.request("POST", "/api/v1/designs/" + res.data.id + "/evaluate/").then(function (ev) {
+      return api.request("POST", api.url(urls.apiEvaluateUrl, res.data.id)).then(function (ev) {
         if (ev.status === 202) return waitForAnalysis(ev.data.url);
         if (!ev.ok) { api.showErrors(form, ev.data); throw new Error("Evaluation failed."); }
         return ev;

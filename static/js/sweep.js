@@ -9,6 +9,7 @@
   var results = document.getElementById("sweep-results");
   var POLL_MS = 500;
   if (!box || !bar) return;
+  var urls = box.dataset;  // the API's and the pages' URLs, reversed by the template
 
   function show(fraction, text) {
     // Never move backwards: a late answer to an earlier poll must not undo a newer one.
@@ -23,7 +24,7 @@
   }
 
   function loadResults(id) {
-    return fetch("/sweep/" + id + "/results/", { credentials: "same-origin" })
+    return fetch(api.url(urls.resultsUrl, id), { credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error("results " + r.status); return r.text(); })
       .then(function (html) {
         results.innerHTML = html;
@@ -32,13 +33,13 @@
   }
 
   function poll(id) {
-    api.request("GET", "/api/v1/analyses/" + id + "/").then(function (res) {
+    api.request("GET", api.url(urls.apiDetailUrl, id)).then(function (res) {
       var data = res.data || {};
       var p = data.progress || {};
       if (data.status === "succeeded") {
         show(1, (p.total || "All") + " of " + (p.total || "all") + " done (100 %)");
         setStatus("succeeded");
-        return loadResults(id).catch(function () { window.location.href = "/sweep/" + id + "/"; });
+        return loadResults(id).catch(function () { window.location.href = api.url(urls.pageUrl, id); });
       }
       if (data.status === "failed") { setStatus("failed"); label.textContent = "Failed: " + (data.error || "unknown error"); return; }
       if (res.ok) {
@@ -73,11 +74,11 @@
     show(0, "starting…");
     var button = document.getElementById("start-sweep");
     button.disabled = true;
-    api.request("POST", "/api/v1/analyses/", { kind: "sweep", params: params }).then(function (res) {
+    api.request("POST", urls.apiListUrl, { kind: "sweep", params: params }).then(function (res) {
       button.disabled = false;
       if (!res.ok) { api.showErrors(form, res.data); label.textContent = "Not started."; return; }
       box.dataset.analysis = res.data.id;
-      history.replaceState(null, "", "/sweep/" + res.data.id + "/");
+      history.replaceState(null, "", api.url(urls.pageUrl, res.data.id));
       poll(res.data.id);
     }, function () { button.disabled = false; label.textContent = "Not started: the server did not answer."; });
   });

@@ -288,8 +288,13 @@ def with_layout(evaluation: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 def with_cluster(evaluation: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """The evaluation on another cluster: ``fields`` in the spec's cluster, and in training.summary.cluster as
+    the engine reports it (nodes, GPUs per node, their product, accelerator, fabric)."""
     out = copy.deepcopy(evaluation)
     out["spec"]["cluster"].update(fields)
+    summary = out["training"]["summary"]["cluster"]
+    summary.update({k: v for k, v in fields.items() if k in summary})
+    summary["gpus"] = summary["nodes"] * summary["gpus_per_node"]
     return out
 
 
