@@ -28,7 +28,7 @@ from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
-from clusterdesigner.engine import cost
+from clusterdesigner.engine import cost, defaults
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
@@ -303,6 +303,7 @@ def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
         "money_given": any(f["value"] is not None for f in money),
         "kwh_default": _default_caption("on_prem.usd_per_kwh"),
         "serving_precisions": SERVING_PRECISIONS,
+        "defaults": {key.rpartition(".")[2]: d.value for key, d in defaults.DESIGN_DEFAULTS.items()},
     }
 
 
@@ -331,7 +332,9 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
         except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no prefill
             pass
     if get.get("offering"):
-        models = [m for m in get.getlist("pricing") if m in PRICING_MODELS] or ["on_demand"]
+        models = [m for m in get.getlist("pricing") if m in PRICING_MODELS] or list(
+            defaults.CLOUD_PRICING.value
+        )
         spec["costs"]["cloud"] = [{"offering": get["offering"], "pricing_models": models}]
     offerings = engine_catalog().offerings
     chosen = [c for c in spec["costs"]["cloud"] if c["offering"] in offerings]
@@ -343,7 +346,8 @@ def _prefill(request: HttpRequest) -> dict[str, Any]:
             gpus_per_node=cluster["gpus_per_node"],
             freshness=price_freshness(),
         )
-        spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]}] if slug else []
+        pricing = list(defaults.CLOUD_PRICING.value)
+        spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": pricing}] if slug else []
     return spec
 
 
@@ -532,9 +536,15 @@ def sweep(request: HttpRequest) -> HttpResponse:
         {
             **_picker_context(),
             "recent": recent,
-            "default_accelerators": ["h100-sxm", "h200", "b200"],
-            "default_nodes": "8, 16, 32, 64",
-            "sweep_pricing": ["on_demand", "reserved_1y", "spot", "own"],
+            "default_accelerators": defaults.SWEEP_ACCELERATORS,
+            "default_nodes": ", ".join(str(n) for n in defaults.SWEEP_NODES),
+            "sweep_pricing": defaults.SWEEP_PRICING,
+            "sweep_defaults": {
+                "preset": defaults.MODEL_PRESET.value,
+                "training": defaults.training(),
+                "horizon_years": defaults.HORIZON_YEARS.value,
+                "utilization": defaults.UTILIZATION.value,
+            },
         },
     )
 

@@ -17,39 +17,15 @@ A spec is a JSON object (README, "Interfaces", Designs; the serializers below ar
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from rest_framework import serializers
 
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
-from clusterdesigner.engine import cost
+from clusterdesigner.engine import cost, defaults, offerings
 from clusterdesigner.engine.errors import EngineError
 
-PRICING_MODELS = ["on_demand", "reserved_1y", "reserved_3y", "spot"]
-
-DEFAULT_SPEC: dict[str, Any] = {
-    "workload": {
-        "model": {"preset": "llama3-70b"},
-        "training": {"tokens": 1.0e12, "global_batch_tokens": 4194304, "precision": "bf16"},
-    },
-    "cluster": {
-        "accelerator": "h100-sxm",
-        "gpus_per_node": 8,
-        "nodes": 64,
-        "fabric": "ib-ndr400",
-        "oversubscription": 1.0,
-        "storage": "lustre",
-    },
-    "parallelism": "search",
-    "costs": {
-        "horizon_years": 3,
-        "utilization": 0.7,
-        "on_prem": {},
-        # Only what the catalog prices: p5 has an on-demand row; a ticked model with no price is refused.
-        "cloud": [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
-    },
-}
+PRICING_MODELS = list(offerings.PRICING_MODELS)
 
 
 class ModelSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
@@ -83,7 +59,7 @@ class TrainingSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seriali
     tokens = serializers.FloatField(min_value=1e3, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10**10)
     global_batch_seqs = serializers.IntegerField(required=False, min_value=1, max_value=10**8)
-    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default="bf16")
+    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default=defaults.PRECISION.value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "global_batch_tokens" not in attrs and "global_batch_seqs" not in attrs:
@@ -100,10 +76,12 @@ class WorkloadSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seriali
 
 class ClusterSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     accelerator = serializers.SlugField()
-    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=defaults.GPUS_PER_NODE.value)
     nodes = serializers.IntegerField(min_value=1, max_value=100_000)
     fabric = serializers.SlugField()
-    oversubscription = serializers.FloatField(min_value=1.0, max_value=64.0, default=1.0)
+    oversubscription = serializers.FloatField(
+        min_value=1.0, max_value=64.0, default=defaults.OVERSUBSCRIPTION.value
+    )
     storage = serializers.SlugField(required=False)
 
 
@@ -183,8 +161,8 @@ ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
 
 
 class CostSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
-    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
-    utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=0.7)
+    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=defaults.HORIZON_YEARS.value)
+    utilization = serializers.FloatField(min_value=0.01, max_value=1.0, default=defaults.UTILIZATION.value)
     on_prem = serializers.DictField(required=False, default=dict)
     cloud = CloudChoiceSerializer(many=True, required=False, default=list)
     egress_tb = serializers.FloatField(required=False, min_value=0, max_value=1e7)
@@ -227,7 +205,7 @@ class GoalsSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer
 class DesignSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     workload = WorkloadSpecSerializer()
     cluster = ClusterSpecSerializer()
-    parallelism = serializers.JSONField(default="search")
+    parallelism = serializers.JSONField(default=defaults.PARALLELISM.value)
     costs = CostSpecSerializer(required=False)
     goals = GoalsSpecSerializer(required=False)
     serving = serializers.DictField(
@@ -254,9 +232,9 @@ class DesignSpecSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serialize
 
 
 def spec_with_defaults(spec: dict[str, Any] | None) -> dict[str, Any]:
-    """Fill the parts a user left out from DEFAULT_SPEC (top-level sections only; fields inside are the
-    user's)."""
-    merged = copy.deepcopy(DEFAULT_SPEC)
+    """Fill the parts a user left out from the design defaults (top-level sections only; fields inside are
+    the user's)."""
+    merged = defaults.design_spec()
     for key, value in (spec or {}).items():
         merged[key] = value
     return merged
@@ -288,7 +266,7 @@ def serving_request(spec: dict[str, Any]) -> dict[str, Any] | None:
         **spec["serving"],
         "model": spec["workload"]["model"],
         "accelerator": spec["cluster"]["accelerator"],
-        "gpus_per_node": spec["cluster"].get("gpus_per_node", 8),
+        "gpus_per_node": spec["cluster"].get("gpus_per_node", defaults.GPUS_PER_NODE.value),
     }
     if "cost" not in request:
         request["cost"] = {k: costs[k] for k in ("on_prem", "horizon_years") if k in costs}
