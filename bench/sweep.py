@@ -33,9 +33,11 @@ ACCELERATORS = [
     "l40s",
 ]
 NODES = [4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512]
-PRICING = ["on_demand", "reserved_1y", "spot", "own"]
 
 sys.path.insert(0, str(ROOT))
+from clusterdesigner.engine import defaults  # noqa: E402  (the design defaults: the sweep's pricing models)
+
+PRICING = list(defaults.SWEEP_PRICING)
 os.environ.update(
     DATABASE_URL=DATABASE_URL, REDIS_URL=REDIS_URL, DJANGO_SETTINGS_MODULE="clusterdesigner.settings"
 )
@@ -88,11 +90,11 @@ def run(workers: int) -> tuple[float, int]:
             owner=user,
             kind="sweep",
             params={
-                "model": {"preset": "llama3-70b"},
+                "model": defaults.model(),
                 "accelerators": ACCELERATORS,
                 "nodes": NODES,
                 "pricing_models": PRICING,
-                "training": {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"},
+                "training": defaults.training(),
             },
         )
         while True:

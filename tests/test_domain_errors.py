@@ -4,7 +4,6 @@ envelope with dotted field paths."""
 from __future__ import annotations
 
 import ast
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,9 @@ APPS = Path(__file__).resolve().parent.parent / "apps"
 
 
 def _spec_with_no_nodes() -> dict[str, Any]:
-    from apps.designs.specs import DEFAULT_SPEC
+    from clusterdesigner.engine import defaults
 
-    spec = copy.deepcopy(DEFAULT_SPEC)
+    spec = defaults.design_spec()
     spec["cluster"]["nodes"] = 0
     return spec
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apps.designs.services import evaluate_spec
-from clusterdesigner.engine import cost, tradeoffs, training
+from clusterdesigner.engine import cost, defaults, tradeoffs, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
@@ -86,10 +86,10 @@ def _sweep_request(
         "training": params["training"],
         "cluster": {
             "accelerator": item["accelerator"],
-            "gpus_per_node": int(params.get("gpus_per_node", 8)),
+            "gpus_per_node": int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value)),
             "nodes": int(item["nodes"]),
-            "fabric": params.get("fabric", "ib-ndr400"),
-            "oversubscription": params.get("oversubscription", 1.0),
+            "fabric": params.get("fabric", defaults.FABRIC.value),
+            "oversubscription": params.get("oversubscription", defaults.OVERSUBSCRIPTION.value),
         },
     }
 
@@ -156,7 +156,7 @@ def _sweep_rows(
         reason = next(iter(train.search.rejected if train.search else {}), "fits at no layout")
         return _failed(base, models, fits=False, error=reason)
     cost_request: dict[str, Any] = {
-        "cluster": {**cluster, "storage": params.get("storage", "lustre")},
+        "cluster": {**cluster, "storage": params.get("storage", defaults.STORAGE.value)},
         **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)

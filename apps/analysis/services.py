@@ -21,7 +21,7 @@ from apps.catalog.selectors import engine_catalog, engine_catalog_records, price
 from apps.designs import selectors as design_selectors
 from apps.designs.services import freshness_key
 from clusterdesigner.api import KnownKeysOnly, ServiceUnavailable, StrictJSONTypes
-from clusterdesigner.engine import cost, training
+from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
@@ -29,8 +29,6 @@ from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
-DEFAULT_SWEEP_PRICING = ["on_demand", "reserved_1y", "spot", "own"]
-PRICING_OPTIONS = ["on_demand", "reserved_1y", "reserved_3y", "savings_1y", "savings_3y", "spot", "own"]
 MAX_SWEEP_ITEMS = 5000
 GROUPS_PER_CHUNK = 4
 CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit
@@ -57,25 +55,23 @@ class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serial
 
 
 class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
-    model = serializers.DictField(required=False, default=lambda: {"preset": "llama3-70b"})
+    model = serializers.DictField(required=False, default=defaults.model)
     models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
-    training = serializers.DictField(
-        default=lambda: {"tokens": 1e12, "global_batch_tokens": 4194304, "precision": "bf16"}
-    )
+    training = serializers.DictField(default=defaults.training)
     accelerators = serializers.ListField(child=serializers.SlugField(), min_length=1, max_length=20)
     nodes = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=100_000), min_length=1, max_length=30
     )
     pricing_models = serializers.ListField(
-        child=serializers.ChoiceField(choices=PRICING_OPTIONS),
+        child=serializers.ChoiceField(choices=defaults.SWEEP_PRICING_OPTIONS),
         min_length=1,
-        default=lambda: list(DEFAULT_SWEEP_PRICING),
+        default=lambda: list(defaults.SWEEP_PRICING),
     )
-    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=8)
-    fabric = serializers.SlugField(default="ib-ndr400")
-    storage = serializers.SlugField(default="lustre")
-    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=3)
-    utilization = serializers.FloatField(min_value=0.01, max_value=1, default=0.7)
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=defaults.GPUS_PER_NODE.value)
+    fabric = serializers.SlugField(default=defaults.FABRIC.value)
+    storage = serializers.SlugField(default=defaults.STORAGE.value)
+    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=defaults.HORIZON_YEARS.value)
+    utilization = serializers.FloatField(min_value=0.01, max_value=1, default=defaults.UTILIZATION.value)
     on_prem = serializers.DictField(required=False, default=dict)
     offerings = serializers.DictField(
         child=serializers.SlugField(),
@@ -86,10 +82,10 @@ class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
 
 
 class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
-    model = serializers.DictField(default=lambda: {"preset": "llama3-70b"})
+    model = serializers.DictField(default=defaults.model)
     tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
-    global_batch_tokens = serializers.IntegerField(min_value=1, default=4194304)
-    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default="bf16")
+    global_batch_tokens = serializers.IntegerField(min_value=1, default=defaults.GLOBAL_BATCH_TOKENS.value)
+    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default=defaults.PRECISION.value)
     deadline_days = serializers.FloatField(min_value=0.01, required=False)
     budget_usd = serializers.FloatField(min_value=0, required=False)
     interruption_tolerance = serializers.ChoiceField(choices=["none", "some"], default="some")
@@ -148,7 +144,7 @@ def _sweep_plan(
         "offerings_by_model": _offerings_per_model(
             records,
             params.get("offerings") or {},
-            int(params.get("gpus_per_node", 8)),
+            int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value)),
             params["pricing_models"],
         ),
     }
@@ -251,7 +247,7 @@ def _plan(
         return snapshot, chunks, None
     if kind == Analysis.Kind.RECOMMEND:
         p = _valid_params(RecommendParamsSerializer, params)
-        pricing = ["on_demand", "reserved_1y", "own"] + (
+        pricing = list(defaults.RECOMMEND_PRICING) + (
             [] if p["interruption_tolerance"] == "none" else ["spot"]
         )
         sweep = {

@@ -28,7 +28,8 @@ from apps.designs import selectors, services
 from apps.designs.models import Design, Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
-from clusterdesigner.engine import cost, tradeoffs
+from clusterdesigner.engine import cost, defaults, tradeoffs
+from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
@@ -146,7 +147,7 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
-MAX_CLOUD_OFFERINGS = 6  # the spec serializer's limit (apps/designs/specs.py, CostSpecSerializer)
+MAX_CLOUD_OFFERINGS = design_spec.MAX_CLOUD_OFFERINGS
 
 
 def _catalog_prices() -> dict[str, dict[str, Any]]:
@@ -304,48 +305,71 @@ def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
         "money_given": any(f["value"] is not None for f in money),
         "kwh_default": _default_caption("on_prem.usd_per_kwh"),
         "serving_precisions": SERVING_PRECISIONS,
+        "defaults": {key.rpartition(".")[2]: d.value for key, d in defaults.DESIGN_DEFAULTS.items()},
     }
 
 
 def _prefill(request: HttpRequest) -> dict[str, Any]:
-    """A new design's spec from the query string (the sweep page links here with its point's parameters)."""
+    """A new design's spec from the query string (the sweep page links here with its point's parameters),
+    the rest from the design defaults."""
     spec = spec_with_defaults(None)
     get = request.GET
-    cluster = spec["cluster"]
+    _prefill_cluster(spec["cluster"], get)
+    if get.get("preset"):
+        spec["workload"]["model"] = {"preset": get["preset"]}
+    tokens = _query_float(get.get("tokens", ""))
+    if tokens is not None:
+        spec["workload"]["training"]["tokens"] = tokens
+    layout = _query_layout(get.get("layout", ""))
+    if layout is not None:
+        spec["parallelism"] = layout
+    if get.get("offering"):
+        models = [m for m in get.getlist("pricing") if m in PRICING_MODELS]
+        spec["costs"]["cloud"] = [
+            {"offering": get["offering"], "pricing_models": models or list(defaults.CLOUD_PRICING.value)}
+        ]
+    spec["costs"]["cloud"] = _cloud_of_accelerator(spec["costs"]["cloud"], spec["cluster"])
+    return spec
+
+
+def _prefill_cluster(cluster: dict[str, Any], get: Any) -> None:
     if get.get("accelerator"):
         cluster["accelerator"] = get["accelerator"]
     for key in ("nodes", "gpus_per_node"):
         if get.get(key, "").isdigit():
             cluster[key] = int(get[key])
-    if get.get("preset"):
-        spec["workload"]["model"] = {"preset": get["preset"]}
-    if get.get("tokens"):
-        try:
-            spec["workload"]["training"]["tokens"] = float(get["tokens"])
-        except ValueError:
-            pass
-    if get.get("layout"):
-        try:
-            layout = json.loads(get["layout"])
-            if isinstance(layout, dict):
-                spec["parallelism"] = {k: v for k, v in layout.items() if k != "ep"}
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no prefill
-            pass
-    if get.get("offering"):
-        models = [m for m in get.getlist("pricing") if m in PRICING_MODELS] or ["on_demand"]
-        spec["costs"]["cloud"] = [{"offering": get["offering"], "pricing_models": models}]
+
+
+def _query_float(text: str) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _query_layout(text: str) -> dict[str, Any] | None:
+    """A sweep point's layout (JSON), without its expert parallelism (the design's model decides it)."""
+    try:
+        layout = json.loads(text) if text else None
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no prefill
+        return None
+    return {k: v for k, v in layout.items() if k != "ep"} if isinstance(layout, dict) else None
+
+
+def _cloud_of_accelerator(cloud: list[dict[str, Any]], cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cloud choices, unless one rents another accelerator: never price one accelerator at another's
+    rates; start from the default offering of the chosen accelerator instead (none if it has none)."""
     offerings = engine_catalog().offerings
-    chosen = [c for c in spec["costs"]["cloud"] if c["offering"] in offerings]
-    if any(offerings[c["offering"]].accelerator != cluster["accelerator"] for c in chosen):
-        # Never price one accelerator at another's rates: start from an offering of the chosen accelerator.
-        slug = default_offering(
-            offerings,
-            accelerator=cluster["accelerator"],
-            gpus_per_node=cluster["gpus_per_node"],
-            freshness=price_freshness(),
-        )
-        spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]}] if slug else []
-    return spec
+    chosen = [c for c in cloud if c["offering"] in offerings]
+    if all(offerings[c["offering"]].accelerator == cluster["accelerator"] for c in chosen):
+        return cloud
+    slug = default_offering(
+        offerings,
+        accelerator=cluster["accelerator"],
+        gpus_per_node=cluster["gpus_per_node"],
+        freshness=price_freshness(),
+    )
+    return [{"offering": slug, "pricing_models": list(defaults.CLOUD_PRICING.value)}] if slug else []
 
 
 @login_required
@@ -528,9 +552,15 @@ def sweep(request: HttpRequest) -> HttpResponse:
         {
             **_picker_context(),
             "recent": recent,
-            "default_accelerators": ["h100-sxm", "h200", "b200"],
-            "default_nodes": "8, 16, 32, 64",
-            "sweep_pricing": ["on_demand", "reserved_1y", "spot", "own"],
+            "default_accelerators": defaults.SWEEP_ACCELERATORS,
+            "default_nodes": ", ".join(str(n) for n in defaults.SWEEP_NODES),
+            "sweep_pricing": defaults.SWEEP_PRICING,
+            "sweep_defaults": {
+                "preset": defaults.MODEL_PRESET.value,
+                "training": defaults.training(),
+                "horizon_years": defaults.HORIZON_YEARS.value,
+                "utilization": defaults.UTILIZATION.value,
+            },
         },
     )
 
@@ -602,30 +632,36 @@ def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
     cell means."""
     records = {o["slug"]: o for o in (snapshot.get("catalog") or {}).get("cloud_offerings") or []}
     params = snapshot.get("params") or {}
-    models = [m for m in params.get("pricing_models") or [] if m != "own"]
+    models = [m for m in params.get("pricing_models") or [] if m != defaults.OWN]
+    # A sweep stored before per-model offerings recorded one offering per accelerator.
     by_model = snapshot.get("offerings_by_model") or {
-        acc: {m: slug for m in models} for acc, slug in (snapshot.get("offerings") or {}).items()
+        acc: dict.fromkeys(models, slug) for acc, slug in (snapshot.get("offerings") or {}).items()
     }
-    out = []
-    for accelerator in params.get("accelerators") or []:
-        prices = []
-        for model in models:
-            slug = (by_model.get(accelerator) or {}).get(model)
-            record = records.get(slug or "") or {}
-            # The price the engine used: its own rule (the latest per model; of one date, the lowest).
-            spec = cloud_offering_from_dict(record) if record else None
-            prices.append(
-                {
-                    "model": PRICING_NAMES.get(model, model),
-                    "offering": f"{record.get('provider', '').upper()} {record.get('instance_type', '')}"
-                    if spec
-                    else "",
-                    "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
-                    "as_of": spec.price_as_of.get(model) if spec else None,
-                }
-            )
-        out.append({"accelerator": accelerator, "prices": prices})
-    return out
+    return [
+        {
+            "accelerator": accelerator,
+            "prices": [
+                _sweep_price(records.get((by_model.get(accelerator) or {}).get(model) or ""), model)
+                for model in models
+            ],
+        }
+        for accelerator in params.get("accelerators") or []
+    ]
+
+
+def _sweep_price(record: dict[str, Any] | None, model: str) -> dict[str, Any]:
+    """The price a sweep's row of ``model`` used on the offering ``record``: the engine's own rule (the latest
+    per model; of one date, the lowest); blanks when the snapshot has no such offering."""
+    spec = cloud_offering_from_dict(record) if record else None
+    name = (
+        f"{record.get('provider', '').upper()} {record.get('instance_type', '')}" if record and spec else ""
+    )
+    return {
+        "model": PRICING_NAMES.get(model, model),
+        "offering": name,
+        "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
+        "as_of": spec.price_as_of.get(model) if spec else None,
+    }
 
 
 @login_required

@@ -15,11 +15,12 @@ from typing import Any
 
 from apps.designs.specs import cost_requests, training_request
 from clusterdesigner.engine import cost, training, verdict
+from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.resale import ResaleCurve
 
-MAX_NODES = 100_000  # the spec's limit (ClusterSpecSerializer.nodes)
+MAX_NODES = design_spec.MAX_NODES  # the spec's limit on cluster.nodes
 
 
 def goals_verdict(

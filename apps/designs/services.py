@@ -7,7 +7,8 @@ import datetime as dt
 import json
 import math
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.cache import cache
@@ -19,17 +20,10 @@ from django.utils import timezone
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
-from apps.designs.specs import (
-    ENGINE_SECTIONS,
-    PRICING_MODELS,
-    DesignSpecSerializer,
-    cost_requests,
-    serving_request,
-    spec_with_defaults,
-    training_request,
-)
+from apps.designs.specs import PRICING_MODELS
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, serving, training
+from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
@@ -38,6 +32,11 @@ from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 from clusterdesigner.renderers import JSONText
+
+cost_requests = design_spec.cost_requests
+serving_request = design_spec.serving_request
+spec_with_defaults = design_spec.with_defaults
+training_request = design_spec.training_request
 
 OPTION_LABELS = {
     "on_demand": "on-demand",
@@ -61,18 +60,20 @@ class VersionConflict(Exception):
 
 
 def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
-    """Structure with the spec serializer, then values with the engines (a dry evaluation), so a design that
-    saves is a design that evaluates. Errors name the field, e.g. ``spec.parallelism.tp``."""
-    serializer = DesignSpecSerializer(data=spec_with_defaults(spec))
-    if not serializer.is_valid():
-        raise InvalidInput({"spec": serializer.errors})
-    clean = json.loads(json.dumps(serializer.validated_data))
+    """The spec parsed once (clusterdesigner.engine.spec: types, known keys, ranges, defaults), then checked
+    against the catalog and by the engines (a dry evaluation), so a design that saves is a design that
+    evaluates. Errors name the field as sent, e.g. ``spec.parallelism.tp``."""
+    try:
+        clean = json.loads(json.dumps(design_spec.parse_design_spec(spec_with_defaults(spec)).json))
+    except design_spec.SpecError as exc:
+        raise InvalidInput(exc.fields()) from exc
     catalog = engine_catalog_snapshot().specs
     try:
         _check_references(clean, catalog)
         # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
         # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
-        training.estimate(training_request(clean), **catalog.training_kwargs())
+        with _named_by_spec("training"):
+            training.estimate(training_request(clean), **catalog.training_kwargs())
         _serving(clean, catalog)
     except EngineError as exc:
         message = exc.message
@@ -80,49 +81,39 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
             fits_from = _min_nodes(clean)
             if fits_from:
                 message += f"; a layout fits from {fits_from} nodes"
-        raise InvalidInput({_spec_field(exc.field): [message]}) from exc
+        raise InvalidInput({exc.field: [message]}) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
-            cost.check_request(request, catalog)
+            with _named_by_spec("cost", cloud_index=index if "cloud" in request else None):
+                cost.check_request(request, catalog)
         except EngineError as exc:
-            field = _spec_field(exc.field, cloud_index=index if "cloud" in request else None)
-            raise InvalidInput({field: [exc.message]}) from exc
+            raise InvalidInput({exc.field: [exc.message]}) from exc
     return clean
 
 
-def _spec_field(engine_field: str, *, cloud_index: int | None = None) -> str:
-    """Map an engine request path to the design spec's path. A cost request carries one of the spec's cloud
-    offerings (``cloud_index``) and the spec's shared cloud settings (egress, managed overhead)."""
-    head, _, rest = engine_field.partition(".")
-    if head in ("model", "training"):
-        return f"spec.workload.{engine_field}"
-    if head == "cloud":
-        if rest.partition(".")[0] in ("egress_tb", "managed_overhead_fraction"):
-            return f"spec.costs.{rest}"
-        where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
-        return f"{where}.{rest}" if rest else where
-    if head in ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS):
-        return f"spec.costs.{engine_field}"
-    return f"spec.{engine_field}" if engine_field else "spec"
-
-
-def _spec_error(exc: EngineError, *, cloud_index: int | None = None) -> EngineError:
-    """The same error, its field named by the design spec's path (what the editor and API callers sent)."""
-    renamed = copy.copy(exc)  # keeps what a subclass carries (an InfeasibleError's memory figures)
-    renamed.field = _spec_field(exc.field, cloud_index=cloud_index)
-    return renamed
+@contextmanager
+def _named_by_spec(request: str, *, cloud_index: int | None = None) -> Iterator[None]:
+    """An engine error on a request built from the spec, its field named by the spec's path (what the editor
+    and API callers sent; clusterdesigner.engine.spec built the request, and says where each field came
+    from). The error keeps its kind and what a subclass carries (an InfeasibleError's memory figures)."""
+    try:
+        yield
+    except EngineError as exc:
+        renamed = copy.copy(exc)
+        renamed.field = design_spec.spec_path(exc.field, request=request, cloud_index=cloud_index)
+        raise renamed from exc
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
     cluster = spec["cluster"]
     checks = [
-        ("cluster.accelerator", cluster["accelerator"], catalog.accelerators),
-        ("cluster.fabric", cluster["fabric"], catalog.fabrics),
+        ("spec.cluster.accelerator", cluster["accelerator"], catalog.accelerators),
+        ("spec.cluster.fabric", cluster["fabric"], catalog.fabrics),
     ]
     if cluster.get("storage"):
-        checks.append(("cluster.storage", cluster["storage"], catalog.storage_tiers))
+        checks.append(("spec.cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
-        checks.append((f"cloud.{index}.offering", choice["offering"], catalog.offerings))
+        checks.append((f"spec.costs.cloud.{index}.offering", choice["offering"], catalog.offerings))
     _check_usable(spec, catalog)
     for field, slug, known in checks:
         if slug not in known:
@@ -136,12 +127,13 @@ def _check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
     named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
     cluster = spec["cluster"]
     named = [
-        ("cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
-        ("cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
-        ("cluster.storage", "storage_tiers", "storage tier", cluster.get("storage")),
+        ("spec.cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
+        ("spec.cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
+        ("spec.cluster.storage", "storage_tiers", "storage tier", cluster.get("storage")),
     ]
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
-        named.append((f"cloud.{index}.offering", "cloud_offerings", "cloud offering", choice["offering"]))
+        offering = choice["offering"]
+        named.append((f"spec.costs.cloud.{index}.offering", "cloud_offerings", "cloud offering", offering))
     for field, section, what, slug in named:
         why = slug and catalog.why_unusable(section, slug)
         if why:
@@ -159,7 +151,7 @@ def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerat
         raise InputError(
             f"{offering.instance_type} rents {offering.gpu_count} × {offering.accelerator}, not the design's "
             f"{accelerator}; choose an offering of {accelerator}",
-            field=f"cloud.{index}.offering",
+            field=f"spec.costs.cloud.{index}.offering",
         )
     given = choice.get("usd_per_node_hour") or {}
     if "pricing_models" not in choice:  # omitted: every model with a price
@@ -172,7 +164,7 @@ def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerat
         raise InputError(
             f"{offering.instance_type} has no {names} price in the catalog; enter a negotiated price per "
             f"node-hour or untick it",
-            field=f"cloud.{index}.pricing_models",
+            field=f"spec.costs.cloud.{index}.pricing_models",
         )
 
 
@@ -262,21 +254,17 @@ def evaluate_spec(
     PRICE_STALE_AFTER_DAYS) adds a ``stale_price`` finding for each stale catalog price the result uses.
     """
     catalog = specs or specs_from_records(records)
-    try:
-        _check_usable(spec, catalog)
+    _check_usable(spec, catalog)
+    with _named_by_spec("training"):
         train = training.estimate(training_request(spec), **catalog.training_kwargs())
-    except EngineError as exc:
-        raise _spec_error(exc) from exc
     costs: dict[str, dict[str, Any]] = {}
     resale = _resale_curves(spec, records)
     for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
-        try:
+        with _named_by_spec("cost", cloud_index=index if "cloud" in request else None):
             costs[key] = cost.tco(
                 request, training=train, freshness=freshness, resale=resale, **catalog.cost_kwargs()
             )
-        except EngineError as exc:
-            raise _spec_error(exc, cloud_index=index if "cloud" in request else None) from exc
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     options = _options(costs, chosen, catalog)
     _check_finite({"training": train, "costs": costs, "options": options})
@@ -292,10 +280,7 @@ def evaluate_spec(
     }
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
-    try:
-        estimate = _serving(spec, catalog)
-    except EngineError as exc:
-        raise _spec_error(exc) from exc
+    estimate = _serving(spec, catalog)
     if estimate is not None:
         result["serving"] = estimate
     return result
@@ -309,17 +294,12 @@ def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple
 
 def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
     """The serving estimate of a spec with a ``serving`` section (None without one); its errors name
-    ``serving.<field>`` (``_spec_field`` makes that ``spec.serving.<field>``)."""
+    ``spec.serving.<field>``."""
     request = serving_request(spec)
     if request is None:
         return None
-    try:
+    with _named_by_spec("serving"):
         return serving.estimate(request, catalog=catalog).to_json()
-    except EngineError as exc:
-        renamed = copy.copy(exc)
-        inner = {"model.preset": "", "accelerator": ""}.get(exc.field, exc.field)
-        renamed.field = f"serving.{inner}" if inner else "serving"
-        raise renamed from exc
 
 
 def _check_finite(value: Any, path: str = "") -> None:

@@ -12,15 +12,15 @@ from apps.catalog import selectors as catalog_selectors
 from apps.dashboard.views import page_chart
 from apps.designs import selectors as design_selectors
 from apps.serving import charts, services
-from clusterdesigner.engine import serving
+from clusterdesigner.engine import defaults, serving
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.views import or_404
 
 # form field → (request path, kind, default); the request path is where the engine names its errors
 FIELDS: dict[str, tuple[str, str, Any]] = {
-    "preset": ("model.preset", "text", "llama3-70b"),
-    "accelerator": ("accelerator", "text", "h100-sxm"),
+    "preset": ("model.preset", "text", defaults.MODEL_PRESET.value),
+    "accelerator": ("accelerator", "text", defaults.ACCELERATOR.value),
     "weight_precision": ("weight_precision", "text", "fp8"),
     "kv_precision": ("kv_precision", "text", "fp8"),
     "stack": ("stack", "text", serving.DEFAULT_STACK),

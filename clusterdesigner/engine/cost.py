@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine import defaults
 from clusterdesigner.engine.cashflow import (
     FINANCING,
     UPFRONT,
@@ -64,7 +65,7 @@ from clusterdesigner.engine.tco import (
 )
 from clusterdesigner.engine.verdict import RentOrOwn
 
-ISSUE = "ClusterDesigner default (illustrative; set your own)"
+ISSUE = defaults.ISSUE
 PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure found): replace with a quote"
 # DGX H100: 10.2 kW maximum system power for 8 × 700 W H100 SXM (NVIDIA DGX H100 datasheet, recalled).
 NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
@@ -93,33 +94,24 @@ def _a(name: str, value: Any, unit: str, source: str) -> tuple[str, Assumption]:
     return name, Assumption(name, value, unit, source)
 
 
+def _d(name: str, default: defaults.Default, value: Any = None) -> tuple[str, Assumption]:
+    """A design default (clusterdesigner.engine.defaults) as the cost engine's assumption."""
+    return _a(name, default.value if value is None else value, default.unit, default.source)
+
+
 # Every default the engine may use, by request path. Values the catalog supplies (prices, power, switch
 # radix) are filled in per request, with the catalog record named as their source.
 DEFAULTS: Mapping[str, Assumption] = dict(
     [
-        _a(
-            "horizon_years",
-            3.0,
-            "years",
-            "ClusterDesigner default: the longest common cloud commitment (3 years)",
-        ),
-        _a(
-            "utilization",
-            0.7,
-            "fraction of hours busy",
-            "ClusterDesigner default (set your own expected load)",
-        ),
-        _a("cluster.accelerator", "h100-sxm", "slug", "ClusterDesigner default"),
-        _a("cluster.gpus_per_node", 8, "GPUs", "HGX/DGX 8-GPU baseboard"),
+        _d("horizon_years", defaults.HORIZON_YEARS, float(defaults.HORIZON_YEARS.value)),
+        _d("utilization", defaults.UTILIZATION),
+        _d("cluster.accelerator", defaults.ACCELERATOR),
+        _d("cluster.gpus_per_node", defaults.GPUS_PER_NODE),
+        # A cost request's own example size (a design's default is defaults.NODES).
         _a("cluster.nodes", 8, "nodes", "ClusterDesigner default (illustrative example)"),
-        _a("cluster.fabric", "ib-ndr400", "slug", "ClusterDesigner default (illustrative example)"),
-        _a(
-            "cluster.oversubscription",
-            1.0,
-            "down:up",
-            "non-blocking; Llama 3 pods are full-bisection (arXiv:2407.21783 Sec. 3.3.1)",
-        ),
-        _a("cluster.storage", "lustre", "slug", "ClusterDesigner default (illustrative example)"),
+        _d("cluster.fabric", defaults.FABRIC),
+        _d("cluster.oversubscription", defaults.OVERSUBSCRIPTION),
+        _d("cluster.storage", defaults.STORAGE),
         _a(
             "cluster.switch",
             "ib-ndr-64",

@@ -54,6 +54,7 @@
 
   var form = document.getElementById("sweep-form");
   if (!form) return;
+  var defaults = JSON.parse(document.getElementById("sweep-defaults").textContent);
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     api.clearErrors(form);
@@ -63,7 +64,8 @@
     var nodes = document.getElementById("s-nodes").value.split(/[\s,]+/).filter(Boolean).map(Number);
     var params = {
       model: { preset: document.getElementById("s-preset").value },
-      training: { tokens: Number(document.getElementById("s-tokens").value), global_batch_tokens: 4194304, precision: "bf16" },
+      // The design defaults (clusterdesigner/engine/defaults.py) for what the form does not ask.
+      training: Object.assign({}, defaults.training, { tokens: Number(document.getElementById("s-tokens").value) }),
       accelerators: checked("accelerators"), nodes: nodes, pricing_models: checked("pricing"),
       horizon_years: Number(document.getElementById("s-horizon").value),
       utilization: Number(document.getElementById("s-util").value),

@@ -1,0 +1,604 @@
+"""A design's inputs, defined once: the field rules of each spec section the engine owns (workload, cluster,
+parallelism, goals), one parser that checks types, known keys and ranges, and frozen dataclasses the engines'
+requests are built from (issue 14, "one design spec").
+
+Paths are the paths users see: an error names ``spec.cluster.nodes`` or ``spec.workload.model.layers``, never
+an engine request's path, so nothing maps them back. Messages are the ones the API has always given (the
+wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
+Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines.
+
+What is still checked elsewhere: ``costs`` (its cloud choices and the cost engine's input sections, by
+apps/designs/specs.py with clusterdesigner.engine.cost.check_input) and ``serving`` (by the serving engine).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from clusterdesigner.engine import cost, defaults
+from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.offerings import PRICING_MODELS
+
+# Nested error detail: a field's messages, or a nested section's detail, by key.
+Errors = dict[str, Any]
+_REQUIRED = "This field is required."
+_SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
+_NO_DEFAULT = object()
+NON_FIELD = "non_field_errors"  # an error about a value as a whole (flattened to the value's own path)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one spec field is checked: its JSON type (int, float, bool, text, slug, choice), its bounds or
+    choices, and its default (applied when the key is missing; none: the field is optional)."""
+
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    max_length: int | None = None
+    items: str | None = None  # a list's items' kind
+    required: bool = False
+    default: Any = _NO_DEFAULT
+
+
+def _int(low: float, high: float, **kw: Any) -> Rule:
+    return Rule("int", low, high, **kw)
+
+
+MODEL: Mapping[str, Rule] = {
+    "preset": Rule("text", max_length=60),
+    "layers": _int(1, 100_000),
+    "hidden": _int(1, 10_000_000),
+    "ffn_hidden": _int(1, 100_000_000),
+    "heads": _int(1, 100_000),
+    "kv_heads": _int(1, 100_000),
+    "vocab": _int(1, 100_000_000),
+    "seq_len": _int(1, 100_000_000),
+    "gated_mlp": Rule("bool"),
+    "dropout": Rule("bool"),
+    "experts": _int(1, 100_000),
+    "top_k": _int(1, 1_000),
+    "expert_ffn_hidden": _int(1, 100_000_000),
+    "shared_experts": _int(0, 1_000),
+    "moe_layers": _int(0, 100_000),
+    "tied_embeddings": Rule("bool"),
+    "name": Rule("text", max_length=200),
+}
+# A model without a preset gives its shape.
+MODEL_SHAPE = ("layers", "hidden", "heads", "vocab", "seq_len")
+TRAINING: Mapping[str, Rule] = {
+    "tokens": Rule("float", 1e3, 1e16, required=True),
+    "global_batch_tokens": _int(1, 10**10),
+    "global_batch_seqs": _int(1, 10**8),
+    "precision": Rule("choice", choices=("bf16", "fp8"), default=defaults.PRECISION.value),
+}
+CLUSTER: Mapping[str, Rule] = {
+    "accelerator": Rule("slug", required=True),
+    "gpus_per_node": _int(1, 72, default=defaults.GPUS_PER_NODE.value),
+    "nodes": _int(1, 100_000, required=True),
+    "fabric": Rule("slug", required=True),
+    "oversubscription": Rule("float", 1.0, 64.0, default=defaults.OVERSUBSCRIPTION.value),
+    "storage": Rule("slug"),
+}
+LAYOUT: Mapping[str, Rule] = {
+    "tp": _int(1, 1024),
+    "pp": _int(1, 1024),
+    "dp": _int(1, 1_000_000),
+    "cp": _int(1, 1024),
+    "ep": _int(1, 1024),
+    "vpp": _int(1, 128),
+    "micro_batch": _int(1, 4096),
+    "recompute": Rule("choice", choices=("none", "selective", "full")),
+    "sharding": Rule("choice", choices=("none", "zero1", "zero2", "zero3", "hsdp")),
+    "sequence_parallel": Rule("bool"),
+}
+GOALS: Mapping[str, Rule] = {
+    # The run must finish within this many days (expected, failures and restarts included).
+    "deadline_days": Rule("float", 0.001, 1e5),
+    # The most one training run may cost, in USD (against the cheapest option's cost per run).
+    "budget_usd": Rule("float", 0.01, 1e13),
+}
+MAX_NODES = int(CLUSTER["nodes"].high or 0)
+# Negotiated USD per node-hour, by pricing model: only the models the cost engine prices.
+NEGOTIATED: Mapping[str, Rule] = {model: Rule("float", 0, 1e6) for model in PRICING_MODELS}
+MAX_CLOUD_OFFERINGS = 6
+# Cost-engine input sections a spec passes through by the engine's own names (cost.input_names), each number
+# range-checked by cost.check_input: money over time, Monte Carlo, colocation pricing, training storage.
+ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
+COSTS: Mapping[str, Rule] = {
+    "horizon_years": Rule("float", 0.1, 20, default=defaults.HORIZON_YEARS.value),
+    "utilization": Rule("float", 0.01, 1.0, default=defaults.UTILIZATION.value),
+    "on_prem": Rule("object", default={}),
+    "cloud": Rule("list", default=[]),
+    "egress_tb": Rule("float", 0, 1e7),
+    "managed_overhead_fraction": Rule("float", 0, 5),
+    **{section: Rule("object") for section in ENGINE_SECTIONS},
+}
+# The spec's sections, in the order their errors are reported.
+TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving")
+# What a serving section may not give: the design's own.
+SERVING_FROM_DESIGN = ("model", "accelerator", "gpus_per_node")
+
+
+class SpecError(InputError):
+    """Spec fields refused, every one with its reasons: ``errors`` is nested by key as the user sent them
+    (``{"cluster": {"nodes": ["..."]}}``); ``field`` and ``message`` are the first one's."""
+
+    def __init__(self, errors: Errors, *, prefix: str = "spec") -> None:
+        self.prefix = prefix
+        path, message = _first(errors, prefix)
+        super().__init__(message, field=path)
+        self.errors = errors
+
+    def fields(self) -> dict[str, list[str]]:
+        """Every refused field by its full path, in the order found: ``{"spec.cluster.nodes": [...]}``."""
+        out: dict[str, list[str]] = {}
+
+        def walk(node: Errors, prefix: str) -> None:
+            for key, value in node.items():
+                path = prefix if key == NON_FIELD else f"{prefix}.{key}" if prefix else key
+                if isinstance(value, dict):
+                    walk(value, path)
+                else:
+                    out.setdefault(path, []).extend(str(v) for v in value)
+
+        walk(self.errors, self.prefix)
+        return out
+
+
+def _first(errors: Errors, prefix: str) -> tuple[str, str]:
+    key, value = next(iter(errors.items()))
+    path = prefix if key == NON_FIELD else f"{prefix}.{key}" if prefix else key
+    return _first(value, path) if isinstance(value, dict) else (path, str(value[0]))
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+# A kind's JSON type test and the reason it fails (any other kind is a string).
+_JSON_TYPES: Mapping[str, tuple[Callable[[Any], bool], str]] = {
+    "bool": (lambda value: isinstance(value, bool), "must be true or false"),
+    "int": (_is_number, "must be a number"),
+    "float": (_is_number, "must be a number"),
+    "object": (lambda value: isinstance(value, Mapping), "must be an object"),
+    "list": (lambda value: isinstance(value, list), "must be a list"),
+    "any": (lambda value: True, ""),
+}
+_STRING = (lambda value: isinstance(value, str), "must be a string")
+
+
+def type_error(rule: Rule, value: Any) -> str | None:
+    """Why ``value`` (as JSON sent it) is the wrong type for ``rule``, or None (no coercion of "64" or 0;
+    null is the value check's to refuse)."""
+    if value is None:
+        return None
+    fits, reason = _JSON_TYPES.get(rule.kind, _STRING)
+    if not fits(value):
+        return reason
+    if rule.kind == "int" and isinstance(value, float) and not value.is_integer():
+        return "must be a whole number"
+    if rule.kind == "list" and rule.items:
+        item = Rule(rule.items)
+        return next((r for r in (type_error(item, v) for v in value) if r), None)
+    return None
+
+
+def _number(rule: Rule, value: Any) -> tuple[Any, list[str]]:
+    if rule.kind == "int":
+        text = re.sub(r"\.0*\s*$", "", str(value))
+        if not re.fullmatch(r"[-+]?\d+", text):
+            return None, ["A valid integer is required."]
+        number: float = int(text)
+    else:
+        try:
+            number = float(value)
+        except OverflowError:
+            return None, ["Integer value too large to convert to float"]
+        if not math.isfinite(number):
+            return None, ["A valid number is required."]
+    messages = []
+    if rule.high is not None and number > rule.high:
+        messages.append(f"Ensure this value is less than or equal to {rule.high}.")
+    if rule.low is not None and number < rule.low:
+        messages.append(f"Ensure this value is greater than or equal to {rule.low}.")
+    return number, messages
+
+
+def _text(rule: Rule, value: str) -> tuple[Any, list[str]]:
+    if rule.kind == "choice":
+        return value, ([] if value in rule.choices else [f'"{value}" is not a valid choice.'])
+    text = value.strip()
+    if not text:
+        return text, ["This field may not be blank."]
+    if rule.kind == "slug" and not _SLUG.match(text):
+        return text, ['Enter a valid "slug" consisting of letters, numbers, underscores or hyphens.']
+    if rule.max_length is not None and len(text) > rule.max_length:
+        return text, [f"Ensure this field has no more than {rule.max_length} characters."]
+    return text, []
+
+
+def _value(rule: Rule, value: Any) -> tuple[Any, list[str]]:
+    if value is None:
+        return None, ["This field may not be null."]
+    if rule.kind in ("int", "float"):
+        return _number(rule, value)
+    if rule.kind in ("bool", "object", "list", "any"):
+        return value, []
+    return _text(rule, value)
+
+
+def parse_object(
+    data: Any, rules: Mapping[str, Rule], nested: Mapping[str, Callable[[Any], Any]] | None = None
+) -> dict[str, Any]:
+    """``data`` checked field by field against ``rules``: unknown keys first, then JSON types, then each value
+    (required, bounds, choices; a ``nested`` field by its own parser); defaults filled in. Raises SpecError
+    with every refused field, its path relative to ``data``."""
+    if not isinstance(data, Mapping):
+        raise SpecError({NON_FIELD: ["must be an object"]}, prefix="")
+    unknown = sorted(set(data) - set(rules))
+    if unknown:
+        reason = f"unknown field; known: {', '.join(rules)}"
+        raise SpecError({key: [reason] for key in unknown}, prefix="")
+    wrong = {k: [r] for k, rule in rules.items() if k in data for r in [type_error(rule, data[k])] if r}
+    if wrong:
+        raise SpecError(wrong, prefix="")
+    clean: dict[str, Any] = {}
+    errors: Errors = {}
+    for key, rule in rules.items():
+        if key not in data:
+            if rule.required:
+                errors[key] = [_REQUIRED]
+            elif rule.default is not _NO_DEFAULT:
+                clean[key] = copy.deepcopy(rule.default)
+            continue
+        value, messages = _value(rule, data[key])
+        if messages:
+            errors[key] = messages
+            continue
+        try:
+            clean[key] = nested[key](value) if nested and key in nested else value
+        except SpecError as exc:
+            errors[key] = exc.errors
+    if errors:
+        raise SpecError(errors, prefix="")
+    return clean
+
+
+def _model(data: Any) -> dict[str, Any]:
+    clean = parse_object(data, MODEL)
+    if "preset" not in clean:
+        missing = [f for f in MODEL_SHAPE if f not in clean]
+        if missing:
+            raise SpecError({f: ["required when no preset is given"] for f in missing}, prefix="")
+    return clean
+
+
+def _training(data: Any) -> dict[str, Any]:
+    clean = parse_object(data, TRAINING)
+    if "global_batch_tokens" not in clean and "global_batch_seqs" not in clean:
+        raise SpecError({"global_batch_tokens": ["give global_batch_tokens or global_batch_seqs"]}, prefix="")
+    return clean
+
+
+def parse_workload(data: Any) -> dict[str, Any]:
+    rules = {"model": Rule("object", required=True), "training": Rule("object", required=True)}
+    return parse_object(data, rules, {"model": _model, "training": _training})
+
+
+def parse_cluster(data: Any) -> dict[str, Any]:
+    return parse_object(data, CLUSTER)
+
+
+def parse_parallelism(data: Any) -> str | dict[str, Any]:
+    """``"search"`` (or null), or a fixed layout."""
+    if data in (defaults.PARALLELISM.value, None):
+        return str(defaults.PARALLELISM.value)
+    if not isinstance(data, Mapping):
+        raise SpecError({NON_FIELD: ['a layout object or "search"']}, prefix="")
+    return parse_object(data, LAYOUT)
+
+
+def parse_goals(data: Any) -> dict[str, Any]:
+    return parse_object(data, GOALS)
+
+
+def _pricing_models(value: list[Any]) -> list[str]:
+    rule = Rule("choice", choices=PRICING_MODELS)
+    errors = {str(i): msgs for i, item in enumerate(value) for msgs in [_value(rule, item)[1]] if msgs}
+    if errors:
+        raise SpecError(errors, prefix="")
+    if not value:
+        raise SpecError({NON_FIELD: ["Ensure this field has at least 1 elements."]}, prefix="")
+    if len(value) > len(PRICING_MODELS):
+        most = len(PRICING_MODELS)
+        raise SpecError({NON_FIELD: [f"Ensure this field has no more than {most} elements."]}, prefix="")
+    return list(value)
+
+
+CLOUD_CHOICE: Mapping[str, Rule] = {
+    "offering": Rule("slug", required=True),
+    # Pricing models to compare; omitted: every model the offering has a price for (the catalog's or a
+    # negotiated one). A model ticked without a price is refused.
+    "pricing_models": Rule("list", items="choice"),
+    # Negotiated prices per pricing model in USD per node-hour, overriding the catalog's.
+    "usd_per_node_hour": Rule("object"),
+}
+
+
+def _cloud_choice(item: Any) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        got = type(item).__name__
+        raise SpecError({NON_FIELD: [f"Invalid data. Expected a dictionary, but got {got}."]}, prefix="")
+    return parse_object(
+        item,
+        CLOUD_CHOICE,
+        {"pricing_models": _pricing_models, "usd_per_node_hour": lambda v: parse_object(v, NEGOTIATED)},
+    )
+
+
+def _cloud(value: list[Any]) -> list[dict[str, Any]]:
+    clean, errors = [], {}
+    for index, item in enumerate(value):
+        try:
+            clean.append(_cloud_choice(item))
+        except SpecError as exc:
+            errors[str(index)] = exc.errors
+    if errors:
+        raise SpecError(errors, prefix="")
+    if len(clean) > MAX_CLOUD_OFFERINGS:
+        raise SpecError({NON_FIELD: [f"compare at most {MAX_CLOUD_OFFERINGS} cloud offerings"]}, prefix="")
+    return clean
+
+
+def _engine_section(section: str) -> Callable[[Any], Any]:
+    known = cost.input_names(section)
+
+    def parse(value: Mapping[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            reason = f"unknown field; known: {', '.join(known)}"
+            raise SpecError({key: [reason] for key in unknown}, prefix="")
+        # Every number given is range-checked, also one this design does not read (a loan rate with cash).
+        for key, item in value.items():
+            try:
+                cost.check_input(f"{section}.{key}", item)
+            except EngineError as exc:
+                raise SpecError({key: [exc.message]}, prefix="") from exc
+        return dict(value)
+
+    return parse
+
+
+def parse_costs(data: Any) -> dict[str, Any]:
+    nested = {"cloud": _cloud, **{section: _engine_section(section) for section in ENGINE_SECTIONS}}
+    return parse_object(data, COSTS, nested)
+
+
+def parse_serving(data: Any) -> dict[str, Any]:
+    """A serving request without what the design gives (checked by the serving engine when evaluated)."""
+    taken = [key for key in SERVING_FROM_DESIGN if key in data]
+    if taken:
+        message = f"{', '.join(sorted(taken))} come from the design; leave them out"
+        raise SpecError({NON_FIELD: [message]}, prefix="")
+    return dict(data)
+
+
+# The sections this module parses, by spec key.
+SECTIONS: Mapping[str, Callable[[Any], Any]] = {
+    "workload": parse_workload,
+    "cluster": parse_cluster,
+    "parallelism": parse_parallelism,
+    "costs": parse_costs,
+    "goals": parse_goals,
+    "serving": parse_serving,
+}
+SPEC: Mapping[str, Rule] = {
+    "workload": Rule("object", required=True),
+    "cluster": Rule("object", required=True),
+    "parallelism": Rule("any", default=defaults.PARALLELISM.value),
+    "costs": Rule("object"),
+    "goals": Rule("object"),
+    "serving": Rule("object"),
+}
+
+
+@dataclass(frozen=True)
+class Training:
+    tokens: float
+    precision: str
+    global_batch_tokens: int | None = None
+    global_batch_seqs: int | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    accelerator: str
+    gpus_per_node: int
+    nodes: int
+    fabric: str
+    oversubscription: float
+    storage: str | None = None
+
+
+@dataclass(frozen=True)
+class CloudChoice:
+    offering: str
+    pricing_models: tuple[str, ...] | None = None  # None: every model the offering has a price for
+    usd_per_node_hour: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Costs:
+    horizon_years: float
+    utilization: float
+    on_prem: Mapping[str, Any]
+    cloud: tuple[CloudChoice, ...]
+    egress_tb: float | None = None
+    managed_overhead_fraction: float | None = None
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # ENGINE_SECTIONS given
+
+
+@dataclass(frozen=True)
+class Goals:
+    deadline_days: float | None = None
+    budget_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class DesignSpec:
+    """A parsed design spec: every section typed, and ``json``, the clean spec as stored (defaults filled in,
+    numbers as the engines read them)."""
+
+    model: Mapping[str, Any]
+    training: Training
+    cluster: Cluster
+    layout: Mapping[str, Any] | None  # None: search for the best layout
+    costs: Costs
+    goals: Goals | None
+    serving: Mapping[str, Any] | None
+    json: Mapping[str, Any]
+
+    def training_request(self) -> dict[str, Any]:
+        return training_request(self.json)
+
+    def cost_requests(self) -> list[dict[str, Any]]:
+        return cost_requests(self.json)
+
+    def serving_request(self) -> dict[str, Any] | None:
+        return serving_request(self.json)
+
+
+def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
+    """A whole spec (its top-level sections filled from the defaults: :func:`with_defaults`) as a
+    DesignSpec. SpecError names every refused field by its spec path (``spec.costs.cloud.0.offering``)."""
+    try:
+        clean = parse_object(spec, SPEC, SECTIONS)
+    except SpecError as exc:
+        raise SpecError(exc.errors) from exc
+    if "costs" not in clean:
+        clean["costs"] = parse_costs({})
+    costs = clean["costs"]
+    layout = clean["parallelism"]
+    goals = clean.get("goals")
+    return DesignSpec(
+        model=clean["workload"]["model"],
+        training=Training(**clean["workload"]["training"]),
+        cluster=Cluster(**clean["cluster"]),
+        layout=layout if isinstance(layout, dict) else None,
+        costs=Costs(
+            horizon_years=costs["horizon_years"],
+            utilization=costs["utilization"],
+            on_prem=costs["on_prem"],
+            cloud=tuple(
+                CloudChoice(
+                    offering=c["offering"],
+                    pricing_models=tuple(c["pricing_models"]) if "pricing_models" in c else None,
+                    usd_per_node_hour=c.get("usd_per_node_hour"),
+                )
+                for c in costs["cloud"]
+            ),
+            egress_tb=costs.get("egress_tb"),
+            managed_overhead_fraction=costs.get("managed_overhead_fraction"),
+            sections={k: costs[k] for k in ENGINE_SECTIONS if k in costs},
+        ),
+        goals=Goals(**goals) if goals is not None else None,
+        serving=clean.get("serving"),
+        json=clean,
+    )
+
+
+def with_defaults(spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Fill the sections a user left out from the design defaults (top-level sections only; fields inside
+    are the user's, and the parser fills their defaults)."""
+    merged = defaults.design_spec()
+    merged.update(spec or {})
+    return merged
+
+
+# --- the engines' requests, from a clean spec (a stored one too: these read JSON, not a DesignSpec)
+
+
+def training_request(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The training engine's request (docs/training-engine.md)."""
+    cluster = spec["cluster"]
+    request: dict[str, Any] = {
+        "model": spec["workload"]["model"],
+        "training": spec["workload"]["training"],
+        "cluster": {
+            k: cluster[k]
+            for k in ("accelerator", "gpus_per_node", "nodes", "fabric", "oversubscription")
+            if k in cluster
+        },
+    }
+    if isinstance(spec.get("parallelism"), dict):
+        request["parallelism"] = spec["parallelism"]
+    return request
+
+
+def serving_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The serving request of a spec with a ``serving`` section: its fields with the design's model,
+    accelerator, node size and owning inputs (unless the section gives its own ``cost``); None without one."""
+    if "serving" not in spec:
+        return None
+    costs = spec.get("costs") or {}
+    request: dict[str, Any] = {
+        **spec["serving"],
+        "model": spec["workload"]["model"],
+        "accelerator": spec["cluster"]["accelerator"],
+        "gpus_per_node": spec["cluster"].get("gpus_per_node", defaults.GPUS_PER_NODE.value),
+    }
+    if "cost" not in request:
+        request["cost"] = {k: costs[k] for k in ("on_prem", "horizon_years") if k in costs}
+    return request
+
+
+def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One cost-engine request per cloud offering compared (one with no cloud part when none is chosen)."""
+    costs = spec.get("costs") or {}
+    base: dict[str, Any] = {"cluster": dict(spec["cluster"])}
+    for key in ("horizon_years", "utilization", "on_prem", *ENGINE_SECTIONS):
+        if key in costs:
+            base[key] = costs[key]
+    choices = costs.get("cloud") or []
+    if not choices:
+        return [base]
+    requests = []
+    for choice in choices:
+        # The cost engine prices every model the offering has; the design's choice filters the options shown.
+        cloud: dict[str, Any] = {"offering": choice["offering"]}
+        for key in ("egress_tb", "managed_overhead_fraction"):
+            if key in costs:
+                cloud[key] = costs[key]
+        if choice.get("usd_per_node_hour"):
+            cloud["usd_per_node_hour"] = choice["usd_per_node_hour"]
+        requests.append({**base, "cloud": {k: v for k, v in cloud.items() if v is not None}})
+    return requests
+
+
+def spec_path(engine_field: str, *, request: str, cloud_index: int | None = None) -> str:
+    """Where a field of a ``request`` ("training", "cost" or "serving") built above came from in the spec:
+    the requests are built here, so this is the one place that knows (``model.layers`` →
+    ``spec.workload.model.layers``). A cost request carries one of the spec's cloud offerings
+    (``cloud_index``) and the spec's shared cloud settings; a serving request's model and accelerator are the
+    design's, so an error about them is the serving section's as a whole."""
+    if request == "serving":
+        inner = {"model.preset": "", "accelerator": ""}.get(engine_field, engine_field)
+        return f"spec.serving.{inner}" if inner else "spec.serving"
+    head, _, rest = engine_field.partition(".")
+    if head in ("model", "training"):
+        return f"spec.workload.{engine_field}"
+    if head == "cloud":
+        if rest.partition(".")[0] in ("egress_tb", "managed_overhead_fraction"):
+            return f"spec.costs.{rest}"
+        where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
+        return f"{where}.{rest}" if rest else where
+    if head in ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS):
+        return f"spec.costs.{engine_field}"
+    return f"spec.{engine_field}" if engine_field else "spec"
