@@ -13,6 +13,8 @@ from rest_framework import permissions
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
+from clusterdesigner.schema import FILTER_TEXT
+
 
 class IsStaffOrReadOnly(permissions.BasePermission):
     """Anyone reads; only staff write (the catalog's rule)."""
@@ -73,7 +75,7 @@ class StrictFilterBackend(DjangoFilterBackend):
             if isinstance(declared, BooleanFilter) and raw.lower() not in ("true", "false"):
                 errors[name] = ["must be true or false"]
             elif filterset.form.cleaned_data.get(name) in (None, "", [], ()):
-                errors[name] = ["give a value, or leave this filter out"]
+                errors[name] = ["give a value (not only whitespace), or leave this filter out"]
         if errors:
             from rest_framework.exceptions import ValidationError
 
@@ -82,8 +84,9 @@ class StrictFilterBackend(DjangoFilterBackend):
 
 
 class StrictFilterSchema(DjangoFilterExtension):
-    """The schema states what StrictFilterBackend refuses: an empty text filter (``?vendor=``) and a boolean
-    filter (a method filter reads as a string) that is not true or false are 400s."""
+    """The schema states what StrictFilterBackend refuses: an empty text filter (``?vendor=``) or one of only
+    whitespace (``?vendor=%20``, which the filter strips to empty), and a boolean filter (a method filter
+    reads as a string) that is not true or false are 400s."""
 
     target_class = StrictFilterBackend
     priority = 1
@@ -104,4 +107,5 @@ class StrictFilterSchema(DjangoFilterExtension):
                 schema["type"] = "boolean"
             elif schema.get("type") == "string" and "enum" not in schema:
                 schema["minLength"] = 1
+                schema["pattern"] = FILTER_TEXT
         return parameters

@@ -34,6 +34,13 @@ def closed_objects(result: dict[str, Any], generator: Any, request: Any, public:
 # states it. Python's and ECMA-262's regex syntax read "\x00" alike.
 NO_NUL = r"^[^\x00]*$"
 
+# The characters Python's str.strip() removes (str.isspace()), as a regex class body both Python and ECMA-262
+# read alike (\xHH and \uHHHH escapes). ECMA's own \s differs (it lacks \x1c-\x1f and \x85, and has \ufeff).
+WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# A filter value as the filters read it: django-filter's text fields strip surrounding whitespace, so a value
+# with nothing else (?series=%20) reads as empty, a 400 (StrictFilterBackend); and no NUL.
+FILTER_TEXT = rf"^[^\x00]*[^\x00{WHITESPACE}][^\x00]*$"
+
 
 def query_strings_without_nul(
     result: dict[str, Any], generator: Any, request: Any, public: bool

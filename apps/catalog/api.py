@@ -32,6 +32,9 @@ ERRORS = {
     404: OpenApiResponse(ErrorSerializer, description="No such entry (or, on a list, no such page)."),
     409: OpenApiResponse(ErrorSerializer, description="Other catalog entries still refer to this one."),
     413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
+    415: OpenApiResponse(
+        ErrorSerializer, description="Body not sent as multipart/form-data (or a URL-encoded form)."
+    ),
 }
 # Anyone reads the catalog, signed in or not; the schema says so, so clients (and fuzzers) need no
 # credentials.
@@ -206,7 +209,7 @@ class CloudPriceViewSet(CatalogViewSet):
 
     @extend_schema(
         request={"multipart/form-data": serializers.PriceImportSerializer},
-        responses={201: serializers.PriceImportResultSerializer, **_errors(400, 401, 403, 413)},
+        responses={201: serializers.PriceImportResultSerializer, **_errors(400, 401, 403, 413, 415)},
         description=(
             "Import negotiated prices from CSV. Every row is validated; if any row is bad, nothing is "
             "imported and each bad row is reported by line number and reason."
@@ -232,7 +235,7 @@ class CloudPriceViewSet(CatalogViewSet):
                 serializers.SkyPilotImportResultSerializer,
                 description="Nothing to import: every row was skipped (the result says why).",
             ),
-            **_errors(400, 401, 403, 413),
+            **_errors(400, 401, 403, 413, 415),
         },
         description="Import one SkyPilot price table (vms.csv) for one cloud: on-demand and spot prices per "
         "region (the cheapest region per instance type, or all with all_regions), dated as_of. Instance "
