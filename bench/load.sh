@@ -3,10 +3,12 @@
 #   (a) the catalog list        GET  /api/v1/accelerators/
 #   (b) a design evaluation     POST /api/v1/designs/{id}/evaluate/   (token authentication)
 #   (c) a share view            GET  /share/<token>/                   (HTML page, no sign-in)
-# and prints requests/s, p50/p99 latency and errors (non-2xx responses and socket errors) for each.
+# and prints requests/s, p50/p99 latency and errors (non-2xx responses and socket errors) for each, with the CPU
+# one request cost (gunicorn workers, PostgreSQL backends; bench/load_cpu.py) and the load average.
 # Target: no errors, p99 under 100 ms for each of the three (LOAD_P99_MS to change it). The catalog list, a
 # stored evaluation and an anonymous share page are served from each worker's memo (clusterdesigner/memo.py)
-# after their first request; note `uptime` beside the figures: other work on the machine moves them.
+# after their first request (a kept share page costs one SQL statement: services.share_link_open). Other work
+# on the machine moves the latencies far more than the CPU per request; the README lists measured runs.
 #
 #   bench/load.sh                         # DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/clusterdesigner_load
 #   LOAD_DURATION=10s bench/load.sh       # a shorter run

@@ -64,7 +64,10 @@ def per_request(result: str, before: str, after: str) -> str:
     requests = int(re.search(r"requests=(\d+)", result).group(1))  # type: ignore[union-attr]
     (app0, db0), (app1, db1) = (map(float, s.split()) for s in (before, after))
     n = max(requests, 1)
-    return f"app_cpu_ms={(app1 - app0) * 1e3 / n:.2f} db_cpu_ms={(db1 - db0) * 1e3 / n:.2f}"
+    # A worker or backend that ended during the run (a timeout, a restart) takes its CPU with it: no figure.
+    app = f"{(app1 - app0) * 1e3 / n:.2f}" if app1 >= app0 else "n/a"
+    db = f"{(db1 - db0) * 1e3 / n:.2f}" if db1 >= db0 else "n/a"
+    return f"app_cpu_ms={app} db_cpu_ms={db}"
 
 
 if __name__ == "__main__":
