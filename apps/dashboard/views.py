@@ -471,7 +471,7 @@ def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None)
         "tokens_per_second": column.tokens_per_second,
         "memory_gib": column.memory_gib,
         "gpus": column.gpus,
-        "options": options,
+        "options": selectors.evaluation_options(result=result),
     }
 
 
