@@ -38,6 +38,9 @@ CASES = {
     "Llama 3 405B on GB200 NVL72, fp4": {
         "model": {"preset": "llama3-405b"},
         "accelerator": "gb200",
+        # Owned as whole NVL72 racks, the GB200 system the seed catalog prices (an 8-GPU GB200 server does
+        # not exist, so the default of 8 GPUs a node has no price and the owning cost is refused).
+        "gpus_per_node": 72,
         "weight_precision": "fp4",
         "input_tokens": 4096,
         "output_tokens": 512,
