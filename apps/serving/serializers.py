@@ -23,6 +23,12 @@ class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
 
 
+class LengthClassSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+    input = serializers.IntegerField(help_text="prompt tokens of this class")
+    output = serializers.IntegerField(help_text="generated tokens of this class")
+    share = serializers.FloatField(help_text="share of requests, (0, 1]; the shares add up to 1")
+
+
 class LayoutSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     tp = serializers.IntegerField(required=False, help_text="tensor parallel degree (0 or absent: searched)")
     pp = serializers.IntegerField(required=False, help_text="pipeline stages (0 or absent: searched)")
@@ -44,6 +50,11 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     )
     input_tokens = serializers.IntegerField(required=False, help_text="mean prompt tokens (1024)")
     output_tokens = serializers.IntegerField(required=False, help_text="mean generated tokens (256)")
+    lengths = LengthClassSerializer(
+        many=True,
+        required=False,
+        help_text="or: a distribution of request lengths, [{input, output, share}], instead of the two above",
+    )
     targets = TargetsSerializer(required=False)
     demand = DemandSerializer()
     gpus_per_node = serializers.IntegerField(required=False)
