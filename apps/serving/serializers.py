@@ -21,6 +21,11 @@ class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
     output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
     peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
+    hourly_profile = serializers.ListField(
+        child=serializers.FloatField(),
+        required=False,
+        help_text="or: 24 relative demands, one an hour of the day; peak ÷ mean = busiest ÷ mean hour",
+    )
 
 
 class LengthClassSerializer(StrictJSONTypes, serializers.Serializer[Any]):
@@ -142,3 +147,6 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     costs = CostOptionSerializer(many=True)
     cost_note = serializers.CharField()
     assumptions = AssumptionSerializer(many=True)
+    peak_to_mean = serializers.FloatField(help_text="busiest hour ÷ mean: sizing serves the peak")
+    input_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean input tokens")
+    output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")

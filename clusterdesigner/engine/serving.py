@@ -52,6 +52,7 @@ PP_CHOICES = (1, 2, 4, 8)
 # sizing's whole numbers (replicas, nodes) leave the range the cost engine prices.
 MAX_REQUESTS_PER_S = 1_000_000
 SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86_400.0
 
 
 def _positive(value: Any, path: str) -> float:
@@ -553,6 +554,10 @@ class ServingResult:
     costs: tuple[CostOption, ...]
     cost_note: str
     assumptions: tuple[tuple[str, str], ...]
+    # Added after results were first stored: absent in stored JSON, read back as 0.
+    peak_to_mean: float = 0.0
+    input_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_in
+    output_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_out
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -575,6 +580,9 @@ class ServingResult:
             costs=tuple(CostOption(**row) for row in data["costs"]),
             cost_note=str(data["cost_note"]),
             assumptions=tuple((a["name"], a["value"]) for a in data["assumptions"]),
+            peak_to_mean=float(data.get("peak_to_mean", 0.0)),
+            input_tokens_per_day=float(data.get("input_tokens_per_day", 0.0)),
+            output_tokens_per_day=float(data.get("output_tokens_per_day", 0.0)),
         )
 
 
@@ -896,6 +904,37 @@ def _section(request: Mapping[str, Any], name: str, keys: set[str]) -> Mapping[s
     return section
 
 
+HOURS_PER_DAY = 24
+
+
+def _peak_to_mean(demand: Mapping[str, Any]) -> float:
+    """``demand.peak_to_mean`` (2), or from ``demand.hourly_profile``: 24 relative demands, one an hour of
+    the day (any scale; zero for a closed hour), whose busiest hour ÷ mean hour is the peak ÷ mean."""
+    if "hourly_profile" not in demand:
+        return _positive(demand.get("peak_to_mean", 2.0), "demand.peak_to_mean")
+    if "peak_to_mean" in demand:
+        raise InputError("give hourly_profile or peak_to_mean, not both", field="demand.hourly_profile")
+    profile = demand["hourly_profile"]
+    if (
+        not isinstance(profile, Sequence)
+        or isinstance(profile, (str, bytes))
+        or len(profile) != HOURS_PER_DAY
+    ):
+        raise InputError("must be a list of 24 numbers, one an hour", field="demand.hourly_profile")
+    for hour, value in enumerate(profile):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise InputError(f"must be zero or more, got {value!r}", field=f"demand.hourly_profile.{hour}")
+    mean = sum(profile) / HOURS_PER_DAY
+    if mean <= 0:
+        raise InputError("needs at least one hour with demand", field="demand.hourly_profile")
+    return float(max(profile) / mean)
+
+
 def _lengths(request: Mapping[str, Any]) -> tuple[tuple[int, int, float], ...]:
     """``lengths``: a list of {input, output, share} request classes (shares adding up to 1), instead of
     ``input_tokens``/``output_tokens``; () when absent."""
@@ -932,7 +971,8 @@ def parse_request(
     """The JSON request (docs/serving-engine.md) → a :class:`ServingInput` and the ``cost`` section.
 
     Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ mean n_out), one of
-    them. Lengths are ``input_tokens``/``output_tokens`` or a ``lengths`` distribution.
+    them, shaped by ``demand.peak_to_mean`` or ``demand.hourly_profile``. Lengths are ``input_tokens``/
+    ``output_tokens`` or a ``lengths`` distribution.
     """
     if not isinstance(request, Mapping):
         raise InputError("the request must be an object")
@@ -946,7 +986,9 @@ def parse_request(
             f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}", field="accelerator"
         )
     targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
-    demand = _section(request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean"})
+    demand = _section(
+        request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile"}
+    )
     layout = _section(request, "layout", {"tp", "pp", "ep"})
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
     _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
@@ -969,7 +1011,7 @@ def parse_request(
         path = "demand.requests_per_s"
     else:
         per_day = _positive(demand["output_tokens_per_day"], "demand.output_tokens_per_day")
-        rps = per_day / 86_400.0 / mean_out
+        rps = per_day / SECONDS_PER_DAY / mean_out
         path = "demand.output_tokens_per_day"
     if rps > MAX_REQUESTS_PER_S:
         raise InputError(
@@ -997,7 +1039,7 @@ def parse_request(
         ttft_s=float(_positive(targets.get("ttft_s", 2.0), "targets.ttft_s")),
         tpot_s=float(_positive(targets.get("tpot_s", 0.2), "targets.tpot_s")),
         percentile=float(_positive(targets.get("percentile", 99.0), "targets.percentile")),
-        peak_to_mean=float(_positive(demand.get("peak_to_mean", 2.0), "demand.peak_to_mean")),
+        peak_to_mean=_peak_to_mean(demand),
         gpus_per_node=_whole(request.get("gpus_per_node", 8), "gpus_per_node", high=1024),
         tp=_whole(layout.get("tp", 0), "layout.tp", low=0, high=1024),
         pp=_whole(layout.get("pp", 0), "layout.pp", low=0, high=1024),
@@ -1132,4 +1174,7 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
         costs=costs,
         cost_note=note,
         assumptions=assumptions,
+        peak_to_mean=inp.peak_to_mean,
+        input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
+        output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
     )

@@ -290,3 +290,51 @@ def test_lengths_and_fixed_lengths_together_are_refused() -> None:
     with pytest.raises(InputError) as err:
         serving.parse_request({**REQUEST, "lengths": MIX}, accelerators=CATALOG.accelerators)
     assert err.value.field == "lengths"
+
+
+# ---- demand with a daily shape -----------------------------------------------------------------------------
+# A business-hours service: 8 hours at 3 units, 16 hours at 0.5: mean (24 + 8) / 24 = 4/3, peak 3,
+# so peak ÷ mean = 3 / (4/3) = 2.25.
+OFFICE = [0.5] * 8 + [3.0] * 8 + [0.5] * 8
+
+
+def test_an_hourly_profile_sets_the_peak_the_sizing_serves() -> None:
+    shaped = serving.estimate(
+        {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": OFFICE}}, catalog=CATALOG
+    )
+    assert shaped.peak_to_mean == pytest.approx(2.25)
+    assert shaped.peak_requests_per_s == pytest.approx(45.0)
+    same = serving.estimate(
+        {**REQUEST, "demand": {"requests_per_s": 20, "peak_to_mean": 2.25}}, catalog=CATALOG
+    )
+    assert shaped.best == same.best
+    flat = serving.estimate(
+        {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": [1] * 24}}, catalog=CATALOG
+    )
+    assert flat.peak_to_mean == 1.0 and flat.best.gpus < shaped.best.gpus
+
+
+def test_tokens_per_day_in_and_out() -> None:
+    # 20 requests/s × 86,400 s = 1,728,000 requests a day × 1,024 in / 256 out tokens.
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    assert result.input_tokens_per_day == pytest.approx(1_728_000 * 1024)
+    assert result.output_tokens_per_day == pytest.approx(1_728_000 * 256)
+    again = serving.estimate(
+        {**REQUEST, "demand": {"output_tokens_per_day": 1_728_000 * 256, "peak_to_mean": 2}}, catalog=CATALOG
+    )
+    assert again.mean_requests_per_s == pytest.approx(20.0) and again.best == result.best
+
+
+@pytest.mark.parametrize(
+    ("demand", "field"),
+    [
+        ({"requests_per_s": 1, "hourly_profile": [1] * 23}, "demand.hourly_profile"),
+        ({"requests_per_s": 1, "hourly_profile": [0] * 24}, "demand.hourly_profile"),
+        ({"requests_per_s": 1, "hourly_profile": [1] * 23 + [-1]}, "demand.hourly_profile.23"),
+        ({"requests_per_s": 1, "hourly_profile": [1] * 24, "peak_to_mean": 2}, "demand.hourly_profile"),
+    ],
+)
+def test_a_bad_hourly_profile_names_the_field(demand: object, field: str) -> None:
+    with pytest.raises(InputError) as err:
+        serving.parse_request({**REQUEST, "demand": demand}, accelerators=CATALOG.accelerators)
+    assert err.value.field == field

@@ -81,6 +81,20 @@ def test_a_length_distribution_is_sized_through_the_api(api_client: Any, catalog
 
 
 @pytest.mark.django_db
+def test_an_hourly_profile_and_tokens_per_day_through_the_api(api_client: Any, catalog: Any) -> None:
+    # 8 busy hours at 3, 16 quiet at 0.5: peak ÷ mean = 3 / (32/24) = 2.25; 20 req/s × 86,400 s × 256 out
+    office = [0.5] * 8 + [3.0] * 8 + [0.5] * 8
+    response = _post(api_client, {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": office}})
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["peak_to_mean"] == pytest.approx(2.25) and data["peak_requests_per_s"] == pytest.approx(45)
+    assert data["output_tokens_per_day"] == pytest.approx(20 * 86_400 * 256)
+    assert data["input_tokens_per_day"] == pytest.approx(20 * 86_400 * 1024)
+    bad = _post(api_client, {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": [1] * 12}})
+    assert bad.status_code == 400 and "demand.hourly_profile" in bad.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
 def test_a_tiny_demand_still_needs_one_replica(api_client: Any, catalog: Any) -> None:
     response = _post(api_client, {**REQUEST, "demand": {"requests_per_s": 1e-9}})
     assert response.status_code == 200
