@@ -150,3 +150,6 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     peak_to_mean = serializers.FloatField(help_text="busiest hour ÷ mean: sizing serves the peak")
     input_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean input tokens")
     output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")
+    kv_bytes_per_token = serializers.FloatField(
+        help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes"
+    )

@@ -305,7 +305,12 @@ def weight_bytes_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any)
 
 
 def kv_bytes_per_token(*, model: ModelShape, precision: str) -> float:
-    """KV cache per token of the whole model = layers × kv_heads × head_dim × 2 (K and V) × bytes."""
+    """KV cache per token of the whole model = layers × kv_heads × head_dim × 2 (K and V) × bytes.
+
+    Multi-head latent attention (DeepSeek-V2/V3) caches one compressed latent of kv_lora_rank + rope dims
+    (512 + 64) per layer instead; ``ModelShape`` has no field for it (it approximates MLA by full multi-head
+    attention), so a DeepSeek-V3 preset's KV here is the full heads' (61 × 128 × 56 × 2 bytes at BF16,
+    ≈ 1.75 MB a token, ≈ 25× the latent's 61 × 576 × 2 ≈ 70 KB): its batch that fits is far too small."""
     return model.layers * model.kv_heads * model.head_dim * 2.0 * BYTES[precision]
 
 
@@ -558,6 +563,7 @@ class ServingResult:
     peak_to_mean: float = 0.0
     input_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_in
     output_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_out
+    kv_bytes_per_token: float = 0.0  # the whole model's KV cache per token at the KV precision
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -583,6 +589,7 @@ class ServingResult:
             peak_to_mean=float(data.get("peak_to_mean", 0.0)),
             input_tokens_per_day=float(data.get("input_tokens_per_day", 0.0)),
             output_tokens_per_day=float(data.get("output_tokens_per_day", 0.0)),
+            kv_bytes_per_token=float(data.get("kv_bytes_per_token", 0.0)),
         )
 
 
@@ -1177,4 +1184,5 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
         peak_to_mean=inp.peak_to_mean,
         input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
         output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
+        kv_bytes_per_token=kv_bytes_per_token(model=inp.model, precision=inp.kv_precision),
     )

@@ -35,6 +35,8 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
     assert data["curve"][0]["batch"] == 1
     assert data["costs"][0]["option"] == "own" and data["costs"][0]["usd_per_m_output_tokens"] > 0
     assert any(c["offering"] == "aws-p5-48xlarge" for c in data["costs"])
+    # Llama 3 70B, fp8 KV: 80 layers × 8 KV heads × 128 head dim × 2 (K, V) × 1 byte = 163,840 bytes
+    assert data["kv_bytes_per_token"] == 163_840
 
 
 @pytest.mark.django_db
