@@ -76,3 +76,24 @@ def test_a_bad_serving_section_is_a_400_naming_it(
     response = _create(user_client, _spec(**serving))
     assert response.status_code == 400, response.content
     assert field in response.json()["error"]["fields"], response.json()
+
+
+@pytest.mark.django_db
+def test_the_serving_section_prices_every_option(user_client: Any, client: Any, catalog: Any) -> None:
+    # owning, then each cloud offering × pricing model of the design's accelerator (H100: AWS p5 and others)
+    from apps.designs import services
+    from apps.designs.models import Design
+
+    response = _create(user_client, _spec())
+    design = Design.objects.get(pk=response.json()["id"])
+    costs = services.design_evaluate(version=design.current).result["serving"]["costs"]
+    assert len(costs) >= 3 and costs[0]["option"] == "own"
+    _, token = services.share_link_create(design=design, user=user_client.user)
+    client.force_login(user_client.user)
+    for url in (f"/designs/{design.pk}/", f"/share/{token}/"):
+        page = client.get(url).content.decode()
+        table = page.split('id="design-serving-costs"', 1)[1].split("</table>", 1)[0]
+        rows = table.count("<tr>") - 1  # minus the header
+        assert rows == len(costs), url
+        for c in costs:
+            assert f"${c['usd_per_m_output_tokens']:.3f}" in table
