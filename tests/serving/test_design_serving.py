@@ -22,8 +22,9 @@ SERVING = {
 
 
 def _spec(**serving: Any) -> dict[str, Any]:
+    """Demo 1 with a serving section: SERVING updated by ``serving`` (a None value removes the key)."""
     spec = copy.deepcopy(DEMOS[0]["spec"])
-    spec["serving"] = {**SERVING, **serving}
+    spec["serving"] = {k: v for k, v in {**SERVING, **serving}.items() if v is not None}
     return spec
 
 
@@ -68,6 +69,11 @@ def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
         ({"targets": {"tpot_s": 1e-6}}, "spec.serving.targets.tpot_s"),
         ({"model": {"preset": "llama3-8b"}}, "spec.serving"),
         ({"bogus": 1}, "spec.serving.bogus"),
+        (
+            {"input_tokens": None, "output_tokens": None, "lengths": [{"input": 9, "output": 9, "share": 2}]},
+            "spec.serving.lengths.0.share",
+        ),
+        ({"demand": {"requests_per_s": 1, "hourly_profile": [1] * 5}}, "spec.serving.demand.hourly_profile"),
     ],
 )
 def test_a_bad_serving_section_is_a_400_naming_it(
@@ -97,3 +103,25 @@ def test_the_serving_section_prices_every_option(user_client: Any, client: Any, 
         assert rows == len(costs), url
         for c in costs:
             assert f"${c['usd_per_m_output_tokens']:.3f}" in table
+
+
+@pytest.mark.django_db
+def test_a_design_serving_section_takes_a_length_mix_and_an_hourly_profile(
+    user_client: Any, catalog: Any
+) -> None:
+    from apps.designs import services
+    from apps.designs.models import Design
+
+    spec = _spec(
+        input_tokens=None,
+        output_tokens=None,
+        lengths=[{"input": 512, "output": 256, "share": 0.8}, {"input": 8192, "output": 512, "share": 0.2}],
+        demand={"requests_per_s": 20, "hourly_profile": [0.5] * 8 + [3.0] * 8 + [0.5] * 8},
+    )
+    response = _create(user_client, spec)
+    assert response.status_code == 201, response.content
+    design = Design.objects.get(pk=response.json()["id"])
+    estimate = services.design_evaluate(version=design.current).result["serving"]
+    # peak ÷ mean = 3 / (32/24) = 2.25; output tokens/day = 20 × 86,400 × (0.8·256 + 0.2·512)
+    assert estimate["peak_to_mean"] == pytest.approx(2.25)
+    assert estimate["output_tokens_per_day"] == pytest.approx(20 * 86_400 * 307.2)
