@@ -71,6 +71,14 @@ def _section_values(section: Any) -> dict[str, Any]:
             out[name] = value
     if "output_tokens_per_day" in out:
         out["requests_per_s"] = ""
+    # What the form has no field for is sent as the design gives it while the form leaves it blank.
+    if isinstance(section.get("lengths"), list):
+        out["design_lengths"] = section["lengths"]
+        out["input_tokens"] = out["output_tokens"] = ""
+    demand = section.get("demand")
+    if isinstance(demand, dict) and isinstance(demand.get("hourly_profile"), list):
+        out["design_profile"] = demand["hourly_profile"]
+        out["peak_to_mean"] = ""
     return out
 
 
@@ -134,6 +142,10 @@ def _form(
             body[head] = value
     if values["preset"] == DESIGN_MODEL and "design_model" in defaults:
         body["model"] = defaults["design_model"]
+    if "design_lengths" in defaults and not values["input_tokens"] and not values["output_tokens"]:
+        body["lengths"] = defaults["design_lengths"]
+    if "design_profile" in defaults and not values["peak_to_mean"]:
+        body["demand"]["hourly_profile"] = defaults["design_profile"]
     return values, body, errors
 
 
@@ -145,6 +157,8 @@ def serving_page(request: HttpRequest) -> HttpResponse:
         "errors": errors,
         "design": defaults.get("design"),
         "design_model": "design_model" in defaults,
+        "design_lengths": "design_lengths" in defaults and "lengths" in body,
+        "design_profile": "hourly_profile" in body["demand"],
         "presets": [{"slug": s, "name": m.name} for s, m in PRESETS.items()],
         "accelerators": sorted(
             catalog_selectors.engine_catalog().accelerators.values(), key=lambda a: a.name

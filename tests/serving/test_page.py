@@ -155,3 +155,31 @@ def test_a_design_with_a_custom_model_shape_is_estimated_with_that_shape(
     half = re.search(r'id="serving-kv">([\d.]+) KiB', html)
     # 16 layers × 8 KV heads × 128 × 2 × 1 byte (fp8) = 32,768 B = 32.0 KiB (the preset's 32 layers: 64.0)
     assert half is not None and half.group(1) == "32.0"
+
+
+@pytest.mark.django_db
+def test_a_design_length_mix_and_hourly_profile_reach_the_page_estimate(
+    client: Any, catalog: Any, alice: Any
+) -> None:
+    import copy
+
+    from apps.designs import services
+
+    spec = copy.deepcopy(DEMOS[0]["spec"])
+    spec["serving"] = {
+        "lengths": [
+            {"input": 512, "output": 256, "share": 0.8},
+            {"input": 8192, "output": 512, "share": 0.2},
+        ],
+        "targets": {"tpot_s": 0.05},
+        "demand": {"requests_per_s": 20, "hourly_profile": [0.5] * 8 + [3.0] * 8 + [0.5] * 8},
+    }
+    design = services.design_create(owner=alice, name="mix", spec=spec)
+    client.force_login(alice)
+    html = client.get(f"/serving/?design={design.pk}").content.decode()
+    stored = services.design_evaluate(version=design.current).result["serving"]
+    assert f'id="serving-gpus">{stored["best"]["gpus"]}<' in html
+    assert 'id="serving-design-note"' in html and "peak ÷ mean 2.25" in html
+    # a typed length replaces the mix: 20 req/s × 86,400 × 100 output tokens
+    typed = client.get(f"/serving/?design={design.pk}&input_tokens=100&output_tokens=100").content.decode()
+    assert 'id="serving-tokens-per-day">172,800,000<' in typed
