@@ -59,6 +59,12 @@ def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
     rows = {r[0].value: r[1].value for r in ws.iter_rows(min_row=2)}
     assert rows["Serving: GPUs at the peak"] == gpus
     assert rows["Serving: own, per million output tokens"] > 0
+    # every option, not only owning and the cheapest cloud one
+    for c in evaluation.result["serving"]["costs"][1:]:
+        assert rows[f"Serving: {c['option']}, per million output tokens"] == pytest.approx(
+            c["usd_per_m_output_tokens"]
+        )
+    assert rows["Serving: output tokens per day"] == 20 * 86_400 * 256
 
 
 @pytest.mark.django_db
