@@ -151,9 +151,10 @@ def activation_bytes_per_layer(
     Korthikanti 2022 Table 2 for 16-bit activations with 1-byte dropout masks: a layer stores
     10·s·b·h replicated across tensor-parallel ranks (two layer-norm inputs, the attention and MLP inputs,
     two dropout masks; 8·s·b·h without dropout) — divided by t only with sequence parallelism — and
-    s·b·(2(h + 2·h_kv) + 2h + mlp)/t split by TP (Q, K, V, the attention output and the MLP
-    intermediates: 4f for a GeLU MLP, 6f for SwiGLU). Without flash attention the 5·a·s²·b
-    score/softmax/dropout term (4·a·s²·b without dropout) is stored too; selective recompute drops it.
+    s·b·(2(q + 2·h_kv) + 2q + mlp)/t split by TP (Q, K, V, the attention output and the MLP
+    intermediates: 4f for a GeLU MLP, 6f for SwiGLU; q = heads × head_dim, h unless head_dim is set).
+    Without flash attention the 5·a·s²·b score/softmax/dropout term (4·a·s²·b without dropout) is
+    stored too; selective recompute drops it.
     Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
 
     In FP8 (Transformer Engine) each linear layer keeps its input for the weight gradient as the 1-byte
@@ -179,10 +180,10 @@ def activation_bytes_per_layer(
     split = (
         tokens
         * (
-            2.0 * (m.hidden + 2.0 * m.kv_hidden)
-            + 2.0 * m.hidden
+            2.0 * (m.q_width + 2.0 * m.kv_hidden)
+            + 2.0 * m.q_width
             + mlp_factor * mlp_width
-            - fp8_saved * (m.hidden + mlp_width)
+            - fp8_saved * (m.q_width + mlp_width)
         )
         / tp
     )

@@ -25,7 +25,9 @@ class ModelShape:
     ``ffn_hidden`` is the MLP inner size of a dense layer; with ``gated_mlp`` (SwiGLU) the up projection has
     two matrices of that size. Mixture-of-experts: ``experts`` routed experts of inner size
     ``expert_ffn_hidden`` each, ``top_k`` of them per token, ``shared_experts`` always-on experts of the
-    same size, in ``moe_layers`` of the ``layers`` (the rest are dense). ``tied_embeddings`` shares the
+    same size, in ``moe_layers`` of the ``layers`` (the rest are dense). ``head_dim`` is the width of one
+    attention head; 0 (the default) means hidden / heads. Qwen3 and GPT-OSS set it apart from the hidden
+    size (Qwen3-30B-A3B: hidden 2048, 32 heads of 128, so Q is 4,096 wide). ``tied_embeddings`` shares the
     input embedding with the output layer (fewer parameters, same FLOPs). ``dropout`` false: trained with
     no dropout (Llama, Mixtral, DeepSeek, MPT, BLOOM configs set it to 0), so no dropout masks are stored
     or written.
@@ -46,6 +48,7 @@ class ModelShape:
     expert_ffn_hidden: int = 0
     shared_experts: int = 0
     moe_layers: int = 0
+    head_dim: int = 0
     name: str = ""
     slug: str = ""
 
@@ -54,10 +57,17 @@ class ModelShape:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
-        if self.hidden % self.heads:
-            raise InputError(
-                f"hidden {self.hidden} is not a multiple of heads {self.heads}", field="model.heads"
-            )
+        if isinstance(self.head_dim, bool) or not isinstance(self.head_dim, int) or self.head_dim < 0:
+            raise InputError(f"must be a whole number ≥ 0, got {self.head_dim!r}", field="model.head_dim")
+        if not self.head_dim:
+            if self.hidden % self.heads:
+                raise InputError(
+                    f"hidden {self.hidden} is not a multiple of heads {self.heads}; give head_dim when the "
+                    "heads are not hidden / heads wide",
+                    field="model.heads",
+                )
+            # Frozen: the width is resolved once, so every reader sees the same head_dim.
+            object.__setattr__(self, "head_dim", self.hidden // self.heads)
         if self.heads % self.kv_heads:
             raise InputError(
                 f"kv_heads {self.kv_heads} must divide heads {self.heads}", field="model.kv_heads"
@@ -80,8 +90,10 @@ class ModelShape:
 
     # ---- shape helpers -------------------------------------------------------------------------------
     @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
+    def q_width(self) -> int:
+        """Width of Q (and of the attention output the output projection reads): heads × head_dim; the
+        hidden size unless head_dim is set apart from it."""
+        return self.heads * self.head_dim
 
     @property
     def kv_hidden(self) -> int:
@@ -104,8 +116,8 @@ class ModelShape:
     # ---- parameter counts ----------------------------------------------------------------------------
     @property
     def attention_params(self) -> int:
-        """Q and output projections h×h each, K and V h×kv_hidden each (biases ignored)."""
-        return 2 * self.hidden * self.hidden + 2 * self.hidden * self.kv_hidden
+        """Q and output projections h×q_width each, K and V h×kv_hidden each (biases ignored)."""
+        return 2 * self.hidden * self.q_width + 2 * self.hidden * self.kv_hidden
 
     @property
     def dense_mlp_params(self) -> int:
@@ -212,6 +224,7 @@ _INT_FIELDS = (
     "expert_ffn_hidden",
     "shared_experts",
     "moe_layers",
+    "head_dim",
 )
 _BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout")
 # The range of each shape number a request may give: about a thousand times the largest published model in
@@ -231,6 +244,7 @@ SHAPE_LIMITS: dict[str, tuple[int, int]] = {
     "expert_ffn_hidden": (0, 100_000_000),
     "shared_experts": (0, 1_000),
     "moe_layers": (0, 100_000),
+    "head_dim": (1, 100_000),
 }
 
 
@@ -272,7 +286,11 @@ def _preset_values(slug: Any, presets: Mapping[str, ModelShape]) -> dict[str, An
             f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field="model.preset"
         )
     base = presets[slug]
-    return {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+    values = {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+    if base.head_dim * base.heads == base.hidden:
+        # A derived width follows overrides of hidden or heads; only a preset's own head_dim is kept.
+        del values["head_dim"]
+    return values
 
 
 def _shape_int(key: str, given: Any) -> int:

@@ -68,6 +68,8 @@ MODEL: Mapping[str, Rule] = {
     "shared_experts": _int(0, 1_000),
     "moe_layers": _int(0, 100_000),
     "tied_embeddings": Rule("bool"),
+    # Width of one attention head when it is not hidden / heads (Qwen3, GPT-OSS).
+    "head_dim": _int(1, 100_000),
     "name": Rule("text", max_length=200),
 }
 # A model without a preset gives its shape.

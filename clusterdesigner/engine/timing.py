@@ -261,6 +261,7 @@ class _Shape:
     rc: IntArray
     s: float
     h: float
+    q: float
     kvh: float
     tokens: FloatArray
 
@@ -298,6 +299,7 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         rc=lay["recompute"],
         s=s,
         h=float(model.hidden),
+        q=float(model.q_width),
         kvh=float(model.kv_hidden),
         tokens=lay["micro_batch"] * (s / cp),
     )
@@ -362,7 +364,7 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
         # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
         # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
         # faster than this, so the causal saving is not assumed.
-        attn_flops = 4.0 * tokens * s * c.h / tp
+        attn_flops = 4.0 * tokens * s * c.q / tp
         attn_fwd = attn_flops / (c.rate_bf16 * FLASH_FWD_FRACTION)
         attn_bwd = 2.5 * attn_flops / (c.rate_bf16 * FLASH_BWD_FRACTION)
         return attn_fwd, attn_bwd
@@ -378,7 +380,7 @@ def _layer(c: _Shape) -> _Layer:
     Korthikanti et al. 2022 Sec. 5."""
     model = c.problem.model
     tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
-    attn_gemms = c.gemm(tokens, h, (h + 2 * kvh) / tp) + c.gemm(tokens, h / tp, h)
+    attn_gemms = c.gemm(tokens, h, (c.q + 2 * kvh) / tp) + c.gemm(tokens, c.q / tp, h)
     gemm_fwd, mlp_width, shared_fwd = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
