@@ -152,7 +152,8 @@ def activation_bytes_per_layer(
     10·s·b·h replicated across tensor-parallel ranks (two layer-norm inputs, the attention and MLP inputs,
     two dropout masks; 8·s·b·h without dropout) — divided by t only with sequence parallelism — and
     s·b·(2(q + 2·h_kv) + 2q + mlp)/t split by TP (Q, K, V, the attention output and the MLP
-    intermediates: 4f for a GeLU MLP, 6f for SwiGLU; q = heads × head_dim, h unless head_dim is set).
+    intermediates: 4f for a GeLU MLP, 6f for SwiGLU; q = heads × head_dim, h unless head_dim is set;
+    under MLA Q, K, V and the output are their own widths and the latents are stored whole).
     Without flash attention the 5·a·s²·b score/softmax/dropout term (4·a·s²·b without dropout) is
     stored too; selective recompute drops it.
     Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
@@ -177,13 +178,16 @@ def activation_bytes_per_layer(
     # model trained without dropout stores none (PyTorch's dropout at p = 0 returns its input).
     fp8_saved = 1.0 if problem.training.precision == "fp8" else 0.0
     replicated = ((10.0 if m.dropout else 8.0) - 2.0 * fp8_saved) * tokens * m.hidden / sp_div
+    if m.is_mla:
+        # MLA's latents (Q, KV and the shared RoPE key), inputs of the up-projections, whole on every TP rank.
+        replicated = replicated + 2.0 * tokens * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
     split = (
         tokens
         * (
-            2.0 * (m.q_width + 2.0 * m.kv_hidden)
-            + 2.0 * m.q_width
+            2.0 * (m.q_width + m.k_width + m.v_width)
+            + 2.0 * m.attn_out_width
             + mlp_factor * mlp_width
-            - fp8_saved * (m.q_width + mlp_width)
+            - fp8_saved * (m.attn_out_width + mlp_width)
         )
         / tp
     )

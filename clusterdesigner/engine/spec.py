@@ -70,6 +70,12 @@ MODEL: Mapping[str, Rule] = {
     "tied_embeddings": Rule("bool"),
     # Width of one attention head when it is not hidden / heads (Qwen3, GPT-OSS).
     "head_dim": _int(1, 100_000),
+    # Multi-head latent attention (DeepSeek-V2/V3): the latents' ranks and the per-head widths.
+    "q_lora_rank": _int(0, 10_000_000),
+    "kv_lora_rank": _int(1, 10_000_000),
+    "qk_nope_head_dim": _int(1, 100_000),
+    "qk_rope_head_dim": _int(1, 100_000),
+    "v_head_dim": _int(1, 100_000),
     "name": Rule("text", max_length=200),
 }
 # A model without a preset gives its shape.

@@ -300,7 +300,8 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         s=s,
         h=float(model.hidden),
         q=float(model.q_width),
-        kvh=float(model.kv_hidden),
+        # K and V are equally wide but under MLA (K heads·(nope + rope), V heads·v): their mean width.
+        kvh=(model.k_width + model.v_width) / 2.0,
         tokens=lay["micro_batch"] * (s / cp),
     )
 
@@ -360,18 +361,44 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     model = c.problem.model
     tokens, s, tp = c.tokens, c.s, c.tp
     heads_local = model.heads / tp
+    mla = model.is_mla
     if c.problem.training.flash_attention:
         # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
         # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
         # faster than this, so the causal saving is not assumed.
-        attn_flops = 4.0 * tokens * s * c.q / tp
+        if mla:
+            attn_flops = 2.0 * tokens * s * model.heads * (model.head_dim + model.v_head_dim) / tp
+        else:
+            attn_flops = 4.0 * tokens * s * c.q / tp
         attn_fwd = attn_flops / (c.rate_bf16 * FLASH_FWD_FRACTION)
         attn_bwd = 2.5 * attn_flops / (c.rate_bf16 * FLASH_BWD_FRACTION)
         return attn_fwd, attn_bwd
-    bmm = 2.0 * c.gemm(tokens, float(model.head_dim), s, bf16=True) * heads_local
+    if mla:
+        v_dim = float(model.v_head_dim)
+        bmm = (c.gemm(tokens, float(model.head_dim), s, bf16=True) + c.gemm(tokens, s, v_dim, bf16=True)) * (
+            heads_local
+        )
+    else:
+        bmm = 2.0 * c.gemm(tokens, float(model.head_dim), s, bf16=True) * heads_local
     softmax = SCORE_BYTES_FWD * heads_local * tokens * s / c.hbm
     attn_fwd = bmm + softmax
     return attn_fwd, 2.0 * attn_fwd
+
+
+def _mla_gemms(c: _Shape) -> FloatArray:
+    """Multi-head latent attention's Q and KV projections (the output projection is the caller's): the
+    down-projections to the latents run whole on every TP rank, the up-projections per head split by tp
+    (Megatron-Core's MLASelfAttention builds linear_q_down_proj and linear_kv_down_proj duplicated, the up
+    projections column-parallel)."""
+    model = c.problem.model
+    tokens, h, tp = c.tokens, c.h, c.tp
+    q_lora, kv_lora = float(model.q_lora_rank), float(model.kv_lora_rank)
+    if q_lora:
+        q = c.gemm(tokens, h, q_lora) + c.gemm(tokens, q_lora, c.q / tp)
+    else:
+        q = c.gemm(tokens, h, c.q / tp)
+    kv_up = model.heads * (model.qk_nope_head_dim + model.v_head_dim) / tp
+    return q + c.gemm(tokens, h, kv_lora + model.qk_rope_head_dim) + c.gemm(tokens, kv_lora, kv_up)
 
 
 def _layer(c: _Shape) -> _Layer:
@@ -380,7 +407,8 @@ def _layer(c: _Shape) -> _Layer:
     Korthikanti et al. 2022 Sec. 5."""
     model = c.problem.model
     tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
-    attn_gemms = c.gemm(tokens, h, (c.q + 2 * kvh) / tp) + c.gemm(tokens, c.q / tp, h)
+    attn_gemms = _mla_gemms(c) if model.is_mla else c.gemm(tokens, h, (c.q + 2 * kvh) / tp)
+    attn_gemms = attn_gemms + c.gemm(tokens, model.attn_out_width / tp, h)
     gemm_fwd, mlp_width, shared_fwd = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
@@ -492,6 +520,53 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     allowed = (ep > 1) & (c.rc != RECOMPUTE_FULL) & ((c.pp == 1) | (c.v > 1))
     overlapped = (1.0 - paired) * raw + paired * _exposed(raw, layer.fwd + layer.bwd)
     return np.where(allowed, overlapped, raw)
+
+
+def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
+    """How the engine counts the attention shapes beyond hidden / heads wide heads, for ``assumptions``."""
+    model = problem.model
+    out: list[Assumption] = []
+    if not model.is_mla and model.q_width != model.hidden:
+        out.append(
+            Assumption(
+                "head_dim",
+                float(model.head_dim),
+                "elements per head",
+                "Q and the attention output are heads × head_dim wide, K and V kv_heads × head_dim (Qwen3, "
+                "GPT-OSS config.json head_dim); the attention core is 4·s·heads·head_dim FLOPs per token",
+            )
+        )
+    if model.is_mla:
+        out.append(
+            Assumption(
+                "mla_attention_core_width",
+                float(model.head_dim + model.v_head_dim),
+                "elements per head (query/key + value)",
+                "multi-head latent attention, DeepSeek-V2 (arXiv:2405.04434) Sec. 2.1 and DeepSeek-V3 "
+                "(arXiv:2412.19437) Sec. 2.1.1: QKᵀ over qk_nope + qk_rope, AV over v_head_dim per head; "
+                "core FLOPs 2·s·heads·(qk + v) per token and layer",
+            )
+        )
+        out.append(
+            Assumption(
+                "mla_down_projections_duplicated",
+                1.0,
+                "flag",
+                "the Q and KV down-projections run whole on every TP rank, the up-projections split by tp "
+                "(Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj built with "
+                "parallel_mode 'duplicated'); the latents are stored whole for backward",
+            )
+        )
+        out.append(
+            Assumption(
+                "mla_kv_cache_elements_per_token_layer",
+                float(model.kv_cache_elements_per_token_layer),
+                "elements",
+                "kv_lora_rank + qk_rope_head_dim, DeepSeek-V2 Table 1 ((d_c + d_h^R)·l); training stores "
+                "the decompressed K and V (heads × (nope + rope) and heads × v) for the attention backward",
+            )
+        )
+    return tuple(out)
 
 
 def moe_assumptions(training: Training) -> tuple[Assumption, ...]:

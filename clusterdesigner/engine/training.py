@@ -45,7 +45,12 @@ from clusterdesigner.engine.search import (
     structural_checks,
     structurally_valid,
 )
-from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency, moe_assumptions
+from clusterdesigner.engine.timing import (
+    TIMING_ASSUMPTIONS,
+    family_efficiency,
+    moe_assumptions,
+    shape_assumptions,
+)
 from clusterdesigner.engine.training_result import (
     AssumptionUsed,
     Layout,
@@ -390,7 +395,7 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
 
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
-    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS]
+    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
     items.append(

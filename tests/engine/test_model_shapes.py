@@ -44,6 +44,17 @@ def _spec_with_model(model: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _qwen3_request() -> dict[str, Any]:
+    """Qwen3-30B-A3B on one 8-GPU H100 node, experts over the 8 GPUs."""
+    layout = {"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "recompute": "none", "sharding": "zero1"}
+    return {
+        "model": QWEN3_30B,
+        "training": {"tokens": 1e12, "global_batch_seqs": 64},
+        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 1},
+        "parallelism": layout,
+    }
+
+
 # ---- head_dim -----------------------------------------------------------------------------------------
 def test_head_dim_apart_from_hidden_counts_qwen3_30b_a3b_by_hand() -> None:
     m = model_from_dict(QWEN3_30B, presets=PRESETS)
@@ -93,22 +104,137 @@ def test_a_bad_head_dim_is_named_by_its_spec_path(value: Any, message: str) -> N
 
 
 def test_head_dim_reaches_the_step_time_through_the_engine() -> None:
-    request = {
-        "model": QWEN3_30B,
-        "training": {"tokens": 1e12, "global_batch_seqs": 64},
-        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 1},
-        "parallelism": {
-            "tp": 1,
-            "pp": 1,
-            "ep": 8,
-            "micro_batch": 1,
-            "recompute": "none",
-            "sharding": "zero1",
-        },
-    }
+    request = _qwen3_request()
     wide = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     narrow_model = {**QWEN3_30B, "head_dim": 64}
     narrow = estimate({**request, "model": narrow_model}, accelerators=ACCELERATORS, fabrics=FABRICS)
     # Twice the Q/O width and twice the attention core: more time and more activation memory.
     assert wide["step_time_s"]["compute"] > narrow["step_time_s"]["compute"]
     assert wide["memory_per_gpu_gib"]["activations"] > narrow["memory_per_gpu_gib"]["activations"]
+
+
+# ---- multi-head latent attention ------------------------------------------------------------------------
+# deepseek-ai/DeepSeek-V3 config.json: hidden_size 7168, num_hidden_layers 61, first_k_dense_replace 3,
+# n_routed_experts 256, n_shared_experts 1, num_experts_per_tok 8, moe_intermediate_size 2048,
+# intermediate_size 18432, vocab_size 129280, num_attention_heads 128, q_lora_rank 1536, kv_lora_rank 512,
+# qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, num_nextn_predict_layers 1, untied.
+DEEPSEEK_V3 = {
+    "layers": 61,
+    "hidden": 7168,
+    "ffn_hidden": 18432,
+    "heads": 128,
+    "vocab": 129280,
+    "seq_len": 4096,
+    "gated_mlp": True,
+    "dropout": False,
+    "experts": 256,
+    "top_k": 8,
+    "expert_ffn_hidden": 2048,
+    "shared_experts": 1,
+    "moe_layers": 58,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+}
+
+
+def test_mla_counts_deepseek_v3_by_hand() -> None:
+    m = model_from_dict(DEEPSEEK_V3, presets=PRESETS)
+    # MLA per layer: q_a 7168×1536 = 11,010,048; q_b 1536×(128·192) = 37,748,736; kv_a 7168×(512+64)
+    #   = 4,128,768; kv_b 512×(128·(128+128)) = 16,777,216; o (128·128)×7168 = 117,440,512 → 187,105,280
+    #   (HF shapes q_a_proj [1536, 7168], q_b_proj [24576, 1536], kv_a_proj_with_mqa [576, 7168],
+    #   kv_b_proj [32768, 512], o_proj [7168, 16384]).
+    assert m.attention_params == 187_105_280
+    # Norms per layer 2 × 7168 + 1536 + 512 = 16,384.
+    assert m.layer_norm_params == 16_384
+    # 61 × (187,105,280 + 16,384) = 61 × 187,121,664 = 11,414,421,504
+    # + 3 dense MLPs × 3 × 7168 × 18432 = 1,189,085,184
+    # + 58 MoE layers × (257 × 3 × 7168 × 2048 + 7168 × 256) = 58 × 11,320,164,352 = 656,569,532,416
+    # + embedding and output 2 × 129,280 × 7168 = 1,853,358,080 + final norm 7,168
+    # = 671,026,404,352: the report's 671B main-model parameters (MTP counted apart).
+    assert m.total_params == 671_026_404_352
+    # Active: 61 × 187,105,280 = 11,413,422,080 + 1,189,085,184 + 58 × (9 × 44,040,192 + 1,835,008)
+    #   = 23,095,410,688 + output 926,679,040 + embedding 926,679,040 = 37,551,276,032 (report: 37B).
+    assert m.active_params == 37_551_276_032
+
+
+def test_mla_attention_core_is_2_9_times_what_hidden_over_heads_gives() -> None:
+    m = model_from_dict(DEEPSEEK_V3, presets=PRESETS)
+    # QKᵀ over 192-wide heads and AV over 128: 2 · s · 128 · (192 + 128) · 61 per token, against the
+    # 4 · s · 7168 · 61 of full attention hidden wide: 40,960 / 14,336 = 2.857.
+    assert m.attention_core_flops_fwd_per_token == 2.0 * 4096 * 128 * 320 * 61
+    assert m.attention_core_flops_fwd_per_token / (4.0 * 4096 * 7168 * 61) == pytest.approx(2.857, abs=1e-3)
+    # DeepSeek-V2 (arXiv:2405.04434) Table 1: MLA caches (d_c + d_h^R) = 512 + 64 = 576 elements a layer.
+    assert m.kv_cache_elements_per_token_layer == 576
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"kv_lora_rank": 0}, "model.kv_lora_rank"),
+        ({"v_head_dim": 0}, "model.v_head_dim"),
+        ({"kv_heads": 8}, "model.kv_heads"),
+        ({"head_dim": 128}, "model.head_dim"),
+    ],
+)
+def test_an_incomplete_mla_shape_is_refused_naming_the_field(change: dict[str, int], field: str) -> None:
+    shape = {**DEEPSEEK_V3, **change}
+    with pytest.raises(InputError) as exc:
+        model_from_dict(shape, presets=PRESETS)
+    assert exc.value.field == field
+
+
+def test_a_bad_mla_field_is_named_by_its_spec_path() -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_design_spec(_spec_with_model({**DEEPSEEK_V3, "kv_lora_rank": 0}))
+    assert caught.value.field == "spec.workload.model.kv_lora_rank"
+
+
+def test_mla_step_time_and_memory_follow_its_widths() -> None:
+    request = {
+        "model": DEEPSEEK_V3,
+        "training": {"tokens": 1e12, "global_batch_seqs": 1024},
+        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 128, "fabric": "ib-ndr400"},
+        "parallelism": {
+            "tp": 2,
+            "pp": 16,
+            "ep": 32,
+            "micro_batch": 1,
+            "recompute": "full",
+            "sharding": "zero1",
+        },
+    }
+    mla = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    # The same model as full multi-head attention hidden wide (the preset's former approximation).
+    mha = {k: v for k, v in DEEPSEEK_V3.items() if not k.endswith(("_rank", "_head_dim"))}
+    approx = estimate({**request, "model": mha}, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert mla["step_time_s"]["compute"] > approx["step_time_s"]["compute"]
+    assert (
+        mla["summary"]["model"]["model_flops_per_token"] > approx["summary"]["model"]["model_flops_per_token"]
+    )
+
+
+def test_mla_and_head_dim_are_in_the_assumptions_with_sources() -> None:
+    request = _qwen3_request()
+    names = {
+        a["name"]: a for a in estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["assumptions"]
+    }
+    assert names["head_dim"]["value"] == 128.0
+    request["model"] = DEEPSEEK_V3
+    request["cluster"] = {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 64, "fabric": "ib-ndr400"}
+    request["parallelism"] = {
+        "tp": 1,
+        "pp": 16,
+        "ep": 32,
+        "micro_batch": 1,
+        "recompute": "full",
+        "sharding": "zero1",
+    }
+    names = {
+        a["name"]: a for a in estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["assumptions"]
+    }
+    assert names["mla_attention_core_width"]["value"] == 320.0
+    assert "arXiv:2412.19437" in names["mla_attention_core_width"]["source"]
+    assert names["mla_kv_cache_elements_per_token_layer"]["value"] == 576.0
