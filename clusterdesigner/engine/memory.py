@@ -132,6 +132,15 @@ def params_per_gpu(
     return n_layers * per_layer, expert, both * model.embedding_params / tp
 
 
+def mtp_params_per_gpu(model: ModelShape, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
+    """(dense, expert) parameters of the multi-token-prediction modules on one GPU of the stage holding
+    them: their routed experts split by ep × tp like the model's, the rest by tp."""
+    tp = lay["tp"].astype(np.float64)
+    routed = model.experts * model.expert_params if model.is_moe and model.moe_layers else 0
+    routed_total = model.mtp_depth * routed
+    return (model.mtp_params - routed_total) / tp, routed_total / (lay["ep"] * tp)
+
+
 def shard_degrees(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
     """How many ways dense and expert model states are sharded (the data-parallel × context-parallel
     group, as in Megatron's distributed optimizer; HSDP shards only within a node)."""
@@ -282,14 +291,19 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
     middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
     no_logits = np.zeros_like(single)
-    for layers_held, with_logits, share, edge_held in (
-        (first_layers, single, n_first / n_stage, edge),
-        (last_layers, no_logits, middle, np.zeros_like(edge)),
-        (last_layers, np.ones_like(single), n_last / n_stage, edge),
+    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay)
+    for layers_held, with_logits, share, edge_held, mtp_held in (
+        (first_layers, single, n_first / n_stage, edge, single),
+        (last_layers, no_logits, middle, np.zeros_like(edge), no_logits),
+        (last_layers, np.ones_like(single), n_last / n_stage, edge, np.ones_like(single)),
     ):
-        # A lightened end stage holds its share of a full stage's states and in-flight activations.
+        # A lightened end stage holds its share of a full stage's states and in-flight activations; the
+        # last (with pp 1 the only) stage the multi-token-prediction modules' states.
         params_dense = dense * share + edge_held
         expert_held = expert * share
+        if model.mtp_depth:
+            params_dense = params_dense + np.where(mtp_held, mtp_dense, 0.0)
+            expert_held = expert_held + np.where(mtp_held, mtp_expert, 0.0)
         act = stored * layers_held * share + working * np.minimum(share * n_stage, 1.0)
         parts_by_stage.append(
             {

@@ -37,6 +37,12 @@ class ModelShape:
     through a ``q_lora_rank`` latent (0: projected directly). Each head's query and key are
     ``qk_nope_head_dim`` + ``qk_rope_head_dim`` wide, its value ``v_head_dim``; ``head_dim`` is then the
     query/key width and ``kv_heads`` equals ``heads``. DeepSeek-V3: 1536 / 512 / 128 / 64 / 128.
+
+    Multi-token prediction (``mtp_depth`` modules, DeepSeek-V3 1; arXiv:2412.19437 Sec. 2.2): each module
+    joins the previous depth's hidden state with the next token's embedding (two norms and a 2h×h
+    projection), runs one transformer layer of the model's last kind (an MoE layer in an MoE model) and
+    the shared output head. Its parameters are counted apart (``mtp_params``; ``total_params`` is the main
+    model, as model cards count it), its FLOPs in the training FLOPs.
     ``tied_embeddings`` shares the
     input embedding with the output layer (fewer parameters, same FLOPs). ``dropout`` false: trained with
     no dropout (Llama, Mixtral, DeepSeek, MPT, BLOOM configs set it to 0), so no dropout masks are stored
@@ -64,6 +70,7 @@ class ModelShape:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    mtp_depth: int = 0
     name: str = ""
     slug: str = ""
 
@@ -72,7 +79,7 @@ class ModelShape:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
-        for name in _MLA_FIELDS + ("head_dim",):
+        for name in _MLA_FIELDS + ("head_dim", "mtp_depth"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
@@ -249,6 +256,31 @@ class ModelShape:
         )
 
     @property
+    def mtp_layer_mlp_params(self) -> int:
+        """The MLP of a multi-token-prediction module's layer: an MoE layer's (routed + shared experts and
+        router) in an MoE model, else a dense one (DeepSeek-V3's MTP layer is an MoE layer)."""
+        return self.moe_layer_mlp_params if self.is_moe and self.moe_layers else self.dense_mlp_params
+
+    @property
+    def mtp_params(self) -> int:
+        """Parameters of the multi-token-prediction modules (embedding and output head shared with the main
+        model): per module the 2h×h projection, three norms (the two input norms and the head's), one
+        transformer layer. DeepSeek-V3: 11,610,067,968; with a copy of the embedding and head
+        (1,853,358,080) 13.46B, the "14B of MTP module weights" of its Hugging Face card."""
+        h = self.hidden
+        layer = self.attention_params + self.layer_norm_params + self.mtp_layer_mlp_params
+        return self.mtp_depth * (2 * h * h + 3 * h + layer)
+
+    @property
+    def mtp_active_matmul_params(self) -> int:
+        """Weights one token multiplies by in the MTP modules, the shared output head apart."""
+        if self.is_moe and self.moe_layers:
+            mlp = (self.top_k + self.shared_experts) * self.expert_params + self.hidden * self.experts
+        else:
+            mlp = self.dense_mlp_params
+        return self.mtp_depth * (2 * self.hidden * self.hidden + self.attention_params + mlp)
+
+    @property
     def active_params(self) -> int:
         """Active parameters per token incl. the embedding (the "active params" of MoE model cards)."""
         return self.active_matmul_params + (0 if self.tied_embeddings else self.embedding_params)
@@ -256,7 +288,10 @@ class ModelShape:
     # ---- FLOPs ---------------------------------------------------------------------------------------
     @property
     def layer_matmul_flops_fwd_per_token(self) -> float:
-        """Forward matmul FLOPs per token of all transformer layers (no attention core, no output layer)."""
+        """Forward matmul FLOPs per token of all transformer layers (no attention core, no output layer),
+        with the MTP modules' layers and projections."""
+        if self.mtp_depth:
+            return 2.0 * (self.active_matmul_params - self.embedding_params + self.mtp_active_matmul_params)
         return 2.0 * (self.active_matmul_params - self.embedding_params)
 
     @property
@@ -265,13 +300,15 @@ class ModelShape:
         s×s score matrix, not the causal half; we keep that convention so MFU compares with papers).
         With head_dim: 4·s·heads·head_dim·L; MLA: 2·s·heads·(nope + rope + v)·L (QKᵀ over the 192-wide
         query/key, AV over the 128-wide value for DeepSeek-V3: 2.86× the 4·s·h of its hidden 7168)."""
+        layers = self.layers + self.mtp_depth  # each MTP module runs one more layer
         if self.is_mla:
-            return 2.0 * self.seq_len * self.heads * (self.head_dim + self.v_head_dim) * self.layers
-        return 4.0 * self.seq_len * self.heads * self.head_dim * self.layers
+            return 2.0 * self.seq_len * self.heads * (self.head_dim + self.v_head_dim) * layers
+        return 4.0 * self.seq_len * self.heads * self.head_dim * layers
 
     @property
     def output_flops_fwd_per_token(self) -> float:
-        return 2.0 * self.embedding_params
+        """The output layer's logits, once more per MTP module (the shared head)."""
+        return 2.0 * self.embedding_params * (1 + self.mtp_depth)
 
     @property
     def model_flops_per_token(self) -> float:
@@ -321,6 +358,7 @@ _INT_FIELDS = (
     "qk_nope_head_dim",
     "qk_rope_head_dim",
     "v_head_dim",
+    "mtp_depth",
 )
 _BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout")
 # The range of each shape number a request may give: about a thousand times the largest published model in
@@ -346,6 +384,7 @@ SHAPE_LIMITS: dict[str, tuple[int, int]] = {
     "qk_nope_head_dim": (1, 100_000),
     "qk_rope_head_dim": (1, 100_000),
     "v_head_dim": (1, 100_000),
+    "mtp_depth": (0, 1_000),
 }
 
 

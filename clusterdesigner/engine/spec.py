@@ -76,6 +76,8 @@ MODEL: Mapping[str, Rule] = {
     "qk_nope_head_dim": _int(1, 100_000),
     "qk_rope_head_dim": _int(1, 100_000),
     "v_head_dim": _int(1, 100_000),
+    # Multi-token prediction modules (DeepSeek-V3: 1).
+    "mtp_depth": _int(0, 1_000),
     "name": Rule("text", max_length=200),
 }
 # A model without a preset gives its shape.

@@ -566,6 +566,18 @@ def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
                 "the decompressed K and V (heads × (nope + rope) and heads × v) for the attention backward",
             )
         )
+    if model.mtp_depth:
+        out.append(
+            Assumption(
+                "mtp_depth",
+                float(model.mtp_depth),
+                "modules",
+                "multi-token prediction, DeepSeek-V3 (arXiv:2412.19437) Sec. 2.2: per module a 2h×h "
+                "projection, one transformer layer of the model's last kind and the shared output head, "
+                "on the last pipeline stage (Megatron-Core --mtp-num-layers); counted in the model FLOPs "
+                "as Megatron-LM's num_floating_point_operations does; its activations are not charged",
+            )
+        )
     return tuple(out)
 
 
@@ -653,11 +665,17 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     )
     _, n_last = end_stage_layers(model.layers, lay["pp"], split=problem.training.pipeline_split)
     layer_mb = layer.fwd + layer.bwd + layer.recompute + tp_layer + cp_layer + moe_layer
-    last_is_slowest = n_last * layer_mb + 3.0 * logits_fwd >= n_stage * layer_mb
+    # The loss (fwd + bwd = 3 × the logits' forward); multi-token prediction adds, per module on the last
+    # stage (Megatron-Core's default placement), one more layer, its 2h×h projection and the shared head.
+    end_work = 3.0 * logits_fwd
+    if model.mtp_depth:
+        n_last = n_last + model.mtp_depth
+        end_work = end_work + 3.0 * model.mtp_depth * (logits_fwd + c.gemm(c.tokens, 2.0 * c.h, c.h / c.tp))
+    last_is_slowest = n_last * layer_mb + end_work >= n_stage * layer_mb
     n_slow = np.where(last_is_slowest, n_last, n_stage)
     return _Stage(
         n_stage=n_stage,
-        compute=n_slow * (layer.fwd + layer.bwd) + np.where(last_is_slowest, 3.0 * logits_fwd, 0.0),
+        compute=n_slow * (layer.fwd + layer.bwd) + np.where(last_is_slowest, end_work, 0.0),
         recompute=n_slow * layer.recompute,
         tp=n_slow * tp_layer,
         cp=n_slow * cp_layer,

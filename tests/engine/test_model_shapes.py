@@ -140,6 +140,17 @@ DEEPSEEK_V3 = {
 }
 
 
+def _deepseek_request(**training: Any) -> dict[str, Any]:
+    """DeepSeek-V3 on 1,024 H100 (128 nodes): tp 2, pp 16, ep 32, full recompute."""
+    layout = {"tp": 2, "pp": 16, "ep": 32, "micro_batch": 1, "recompute": "full", "sharding": "zero1"}
+    return {
+        "model": DEEPSEEK_V3,
+        "training": {"tokens": 1e12, "global_batch_seqs": 1024, **training},
+        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 128, "fabric": "ib-ndr400"},
+        "parallelism": layout,
+    }
+
+
 def test_mla_counts_deepseek_v3_by_hand() -> None:
     m = model_from_dict(DEEPSEEK_V3, presets=PRESETS)
     # MLA per layer: q_a 7168×1536 = 11,010,048; q_b 1536×(128·192) = 37,748,736; kv_a 7168×(512+64)
@@ -193,19 +204,7 @@ def test_a_bad_mla_field_is_named_by_its_spec_path() -> None:
 
 
 def test_mla_step_time_and_memory_follow_its_widths() -> None:
-    request = {
-        "model": DEEPSEEK_V3,
-        "training": {"tokens": 1e12, "global_batch_seqs": 1024},
-        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 128, "fabric": "ib-ndr400"},
-        "parallelism": {
-            "tp": 2,
-            "pp": 16,
-            "ep": 32,
-            "micro_batch": 1,
-            "recompute": "full",
-            "sharding": "zero1",
-        },
-    }
+    request = _deepseek_request()
     mla = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     # The same model as full multi-head attention hidden wide (the preset's former approximation).
     mha = {k: v for k, v in DEEPSEEK_V3.items() if not k.endswith(("_rank", "_head_dim"))}
@@ -238,3 +237,38 @@ def test_mla_and_head_dim_are_in_the_assumptions_with_sources() -> None:
     assert names["mla_attention_core_width"]["value"] == 320.0
     assert "arXiv:2412.19437" in names["mla_attention_core_width"]["source"]
     assert names["mla_kv_cache_elements_per_token_layer"]["value"] == 576.0
+
+
+# ---- multi-token prediction -------------------------------------------------------------------------
+def test_mtp_params_and_flops_of_deepseek_v3_by_hand() -> None:
+    m = model_from_dict({**DEEPSEEK_V3, "mtp_depth": 1}, presets=PRESETS)
+    # One module: eh_proj 2 × 7168 × 7168 = 102,760,448; enorm, hnorm, head norm 3 × 7168 = 21,504;
+    # one MoE layer with MLA 187,105,280 + 16,384 + 11,320,164,352 = 11,507,286,016 → 11,610,067,968.
+    assert m.mtp_params == 11_610_067_968
+    assert m.total_params == 671_026_404_352  # the main model, as the report counts its 671B
+    base = model_from_dict(DEEPSEEK_V3, presets=PRESETS)
+    # Extra forward FLOPs per token: 2 × (eh_proj 102,760,448 + attention 187,105,280 + 9 experts
+    # 396,361,728 + router 1,835,008) = 1,376,124,928; the attention core of one more layer
+    # 2 × 4096 × 128 × 320 = 335,544,320; the shared head again 2 × 926,679,040 = 1,853,358,080.
+    extra_fwd = 2 * (102_760_448 + 187_105_280 + 396_361_728 + 1_835_008) + 335_544_320 + 1_853_358_080
+    assert m.model_flops_per_token - base.model_flops_per_token == pytest.approx(3 * extra_fwd, rel=1e-12)
+
+
+def test_mtp_costs_time_and_memory_on_the_last_stage() -> None:
+    request = _deepseek_request()
+    without = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    with_mtp = estimate(
+        {**request, "model": {**DEEPSEEK_V3, "mtp_depth": 1}}, accelerators=ACCELERATORS, fabrics=FABRICS
+    )
+    # 61 layers on 16 stages: the heaviest holds 4, the last 3 (balanced split); with the MTP layer and
+    # a second head the last stage is the slowest.
+    assert with_mtp["step_time_s"]["total"] > without["step_time_s"]["total"]
+    assert with_mtp["memory_per_gpu_gib"]["weights"] > without["memory_per_gpu_gib"]["weights"]
+    names = {a["name"] for a in with_mtp["assumptions"]}
+    assert "mtp_depth" in names
+
+
+def test_a_bad_mtp_depth_is_named_by_its_spec_path() -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_design_spec(_spec_with_model({**DEEPSEEK_V3, "mtp_depth": -1}))
+    assert caught.value.field == "spec.workload.model.mtp_depth"
