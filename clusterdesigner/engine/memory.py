@@ -25,6 +25,7 @@ from clusterdesigner.engine.workload import (
     Assumption,
     FloatArray,
     IntArray,
+    PipelineLayout,
     Problem,
 )
 
@@ -76,12 +77,17 @@ DEFAULT_FRAMEWORK_RESERVE_GIB = MEMORY_ASSUMPTIONS[2].value
 FRAGMENTATION = MEMORY_ASSUMPTIONS[3].value
 
 
-def stage_layers(model: ModelShape, pp: IntArray) -> FloatArray:
-    """Layers on the heaviest pipeline stage, ceil(L / pp)."""
+def stage_layers(model: ModelShape, pp: IntArray, layout: PipelineLayout | None = None) -> FloatArray:
+    """Layers on the heaviest pipeline stage, ceil(L / pp); with an explicit layout, the most decoder
+    layers any pipeline rank holds over its virtual stages."""
+    if layout is not None:
+        return layout.by_pp(pp, lambda layers, _loss, _mtp: layers.max())
     return np.ceil(model.layers / pp.astype(np.float64))
 
 
-def end_stage_layers(layers: Any, pp: Any, *, split: str = "balanced") -> tuple[Any, Any]:
+def end_stage_layers(
+    layers: Any, pp: Any, *, split: str = "balanced", layout: PipelineLayout | None = None
+) -> tuple[Any, Any]:
     """(first, last) pipeline stage layer counts (numpy-friendly). An even split holds L/pp everywhere.
 
     ``balanced`` (Megatron-Core's --decoder-first/last-pipeline-num-layers, what the launch export emits):
@@ -90,7 +96,12 @@ def end_stage_layers(layers: Any, pp: Any, *, split: str = "balanced") -> tuple[
     never below one layer. Llama 3 405B's 126 layers on 16 stages are 7 + 14 × 8 + 7 (Llama 3 Herd of
     Models, arXiv:2407.21783, Sec. 3.3.2). ``uniform`` (DeepSpeed's partition_uniform, Megatron-DeepSpeed's
     default): the first L mod pp stages hold one layer more, so the first holds ceil(L/pp), the last
-    floor(L/pp)."""
+    floor(L/pp). An explicit ``layout``: the first and the last pipeline rank's decoder layers."""
+    if layout is not None:
+        return (
+            layout.by_pp(pp, lambda layers, _loss, _mtp: layers[0]),
+            layout.by_pp(pp, lambda layers, _loss, _mtp: layers[-1]),
+        )
     pp_f = np.asarray(pp, dtype=np.float64)
     per = np.ceil(layers / pp_f)
     short = per * pp_f - layers
@@ -111,7 +122,7 @@ def interleaving_splits(layers: Any, pp: Any, vpp: Any) -> Any:
 
 
 def params_per_gpu(
-    model: ModelShape, lay: Mapping[str, IntArray]
+    model: ModelShape, lay: Mapping[str, IntArray], layout: PipelineLayout | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(dense, expert, embedding-or-output) parameters held by one GPU of the heaviest stage, before sharding.
 
@@ -119,7 +130,7 @@ def params_per_gpu(
     parallelism = tp); embedding and output layer by tp, on the first and last stage respectively.
     """
     tp = lay["tp"].astype(np.float64)
-    n_layers = stage_layers(model, lay["pp"])
+    n_layers = stage_layers(model, lay["pp"], layout)
     moe_share = model.moe_layers / model.layers if model.is_moe else 0.0
     per_layer = (
         (model.attention_params + (1.0 - moe_share) * model.dense_mlp_params) / tp
@@ -217,7 +228,7 @@ def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:
 
 
 def in_flight_layers(
-    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray
+    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray, layout: PipelineLayout | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """(first stage, last stage) layers' worth of activations held at the peak of a 1F1B schedule.
 
@@ -228,7 +239,7 @@ def in_flight_layers(
     """
     pp = lay["pp"].astype(np.float64)
     v = lay["vpp"].astype(np.float64)
-    n_stage = stage_layers(model, lay["pp"])
+    n_stage = stage_layers(model, lay["pp"], layout)
     chunk = n_stage / v
     first_interleaved = chunk * np.minimum(2 * (pp - 1) + (v - 1) * pp + 1, m * v)
     first = np.where(v > 1, first_interleaved, n_stage * np.minimum(pp, m))
@@ -253,7 +264,8 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     buffers (two layers unsharded: the current one and the prefetched one) + framework reserve.
     """
     model, training = problem.model, problem.training
-    dense, expert, edge = params_per_gpu(model, lay)
+    layout = training.pipeline_layout
+    dense, expert, edge = params_per_gpu(model, lay, layout)
     d_dense, d_expert = shard_degrees(problem, lay)
     sh = lay["sharding"]
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
@@ -272,7 +284,7 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
 
     m = microbatches(problem, lay)
     stored, full_layer = activation_bytes_per_layer(problem, lay)
-    first_layers, last_layers = in_flight_layers(model, lay, m)
+    first_layers, last_layers = in_flight_layers(model, lay, m, layout)
     # Backward of a recomputed layer holds its activations and their gradients at once.
     working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
@@ -281,13 +293,13 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
         FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
     )
     logits = logits_bytes * tokens * model.vocab / tp
-    layer_params = (dense + expert) / stage_layers(model, lay["pp"])
+    layer_params = (dense + expert) / stage_layers(model, lay["pp"], layout)
     gather = np.where(full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0)
 
     parts_by_stage = []
     single = lay["pp"] == 1
-    n_stage = stage_layers(model, lay["pp"])
-    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split)
+    n_stage = stage_layers(model, lay["pp"], layout)
+    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split, layout=layout)
     # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
     middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
     no_logits = np.zeros_like(single)

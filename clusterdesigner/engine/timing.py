@@ -578,6 +578,19 @@ def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
                 "as Megatron-LM's num_floating_point_operations does; its activations are not charged",
             )
         )
+    layout = problem.training.pipeline_layout
+    if layout is not None:
+        out.append(
+            Assumption(
+                f"pipeline_layout[{layout.text}]",
+                float(layout.stages),
+                "virtual pipeline stages (pp × vpp)",
+                "Megatron-Core --pipeline-model-parallel-layout (docs: 'Custom Pipeline Model Parallel "
+                "Layout'; pipeline_parallel_layer_layout.py): virtual stage i on rank i mod pp; the slowest "
+                "rank's layers, loss and MTP modules set the micro-batch time, the heaviest rank's layers "
+                "the memory; dense and MoE layers counted as the model's average layer",
+            )
+        )
     return tuple(out)
 
 
@@ -658,24 +671,70 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     tp_layer = _tp_comm_layer(c, layer)
     cp_layer = _cp_comm_layer(c, layer)
     moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay))
-    n_stage = stage_layers(model, lay["pp"])
+    n_stage = stage_layers(model, lay["pp"], problem.training.pipeline_layout)
     logits_fwd = (
         c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)
         + 3.0 * 4.0 * c.tokens * model.vocab / c.tp / c.hbm
     )
-    _, n_last = end_stage_layers(model.layers, lay["pp"], split=problem.training.pipeline_split)
     layer_mb = layer.fwd + layer.bwd + layer.recompute + tp_layer + cp_layer + moe_layer
+    if problem.training.pipeline_layout is not None:
+        return _layout_slowest_stage(c, lay, layer, layer_mb, logits_fwd, (tp_layer, cp_layer, moe_layer))
+    _, n_last = end_stage_layers(model.layers, lay["pp"], split=problem.training.pipeline_split)
     # The loss (fwd + bwd = 3 × the logits' forward); multi-token prediction adds, per module on the last
     # stage (Megatron-Core's default placement), one more layer, its 2h×h projection and the shared head.
     end_work = 3.0 * logits_fwd
     if model.mtp_depth:
         n_last = n_last + model.mtp_depth
-        end_work = end_work + 3.0 * model.mtp_depth * (logits_fwd + c.gemm(c.tokens, 2.0 * c.h, c.h / c.tp))
+        end_work = end_work + 3.0 * model.mtp_depth * (logits_fwd + _mtp_projection_fwd(c))
     last_is_slowest = n_last * layer_mb + end_work >= n_stage * layer_mb
     n_slow = np.where(last_is_slowest, n_last, n_stage)
     return _Stage(
         n_stage=n_stage,
         compute=n_slow * (layer.fwd + layer.bwd) + np.where(last_is_slowest, end_work, 0.0),
+        recompute=n_slow * layer.recompute,
+        tp=n_slow * tp_layer,
+        cp=n_slow * cp_layer,
+        moe=n_slow * moe_layer,
+    )
+
+
+def _mtp_projection_fwd(c: _Shape) -> FloatArray:
+    """An MTP module's 2h×h projection of the joined hidden state and embedding, forward."""
+    return c.gemm(c.tokens, 2.0 * c.h, c.h / c.tp)
+
+
+def _layout_slowest_stage(
+    c: _Shape,
+    lay: Mapping[str, IntArray],
+    layer: _Layer,
+    layer_mb: FloatArray,
+    logits_fwd: FloatArray,
+    comm: tuple[FloatArray, FloatArray, FloatArray | float],
+) -> _Stage:
+    """The slowest pipeline rank of an explicit layout (training.pipeline_layout): each rank's decoder
+    layers over its virtual stages, plus the loss (3 × the logits' forward) where it sits and per MTP
+    module one more layer, its projection and the shared head (Megatron-Core places them as the layout
+    says). Layers are the model's average layer (dense and MoE mixed in proportion), as without a layout."""
+    layout = c.problem.training.pipeline_layout
+    assert layout is not None
+    pp = lay["pp"]
+    shape = pp.shape
+    layer_mb, logits_fwd = np.broadcast_to(layer_mb, shape), np.broadcast_to(logits_fwd, shape)
+    mtp_fwd = np.broadcast_to(_mtp_projection_fwd(c), shape)
+    n_slow, end_work, n_stage = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    for value in np.unique(pp):
+        idx = pp == value
+        layers, loss, mtp = (x.astype(np.float64) for x in layout.per_rank(int(value)))
+        n_rank = layers + mtp
+        work = loss[:, None] * 3.0 * logits_fwd[idx] + mtp[:, None] * 3.0 * (logits_fwd[idx] + mtp_fwd[idx])
+        slowest = np.argmax(n_rank[:, None] * layer_mb[idx] + work, axis=0)
+        n_slow[idx] = n_rank[slowest]
+        end_work[idx] = work[slowest, np.arange(slowest.size)]
+        n_stage[idx] = layers.max()
+    tp_layer, cp_layer, moe_layer = comm
+    return _Stage(
+        n_stage=n_stage,
+        compute=n_slow * (layer.fwd + layer.bwd) + end_work,
         recompute=n_slow * layer.recompute,
         tp=n_slow * tp_layer,
         cp=n_slow * cp_layer,
@@ -728,7 +787,7 @@ class _Held:
 
 
 def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
-    dense, expert, edge = params_per_gpu(problem.model, lay)
+    dense, expert, edge = params_per_gpu(problem.model, lay, problem.training.pipeline_layout)
     d_dense, d_expert = shard_degrees(problem, lay)
     return _Held(dense, expert, edge, d_dense, d_expert, lay["sharding"])
 

@@ -15,6 +15,7 @@ from clusterdesigner.engine.model import ModelShape, model_from_dict
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.engine.spec import SpecError, parse_design_spec
 from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.workload import parse_pipeline_layout
 
 # Qwen/Qwen3-30B-A3B config.json: hidden_size 2048, num_hidden_layers 48, num_attention_heads 32,
 # num_key_value_heads 4, head_dim 128, num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768,
@@ -272,3 +273,107 @@ def test_a_bad_mtp_depth_is_named_by_its_spec_path() -> None:
     with pytest.raises(SpecError) as caught:
         parse_design_spec(_spec_with_model({**DEEPSEEK_V3, "mtp_depth": -1}))
     assert caught.value.field == "spec.workload.model.mtp_depth"
+
+
+# ---- explicit pipeline layouts --------------------------------------------------------------------------
+def test_megatron_layout_string_places_deepseek_v3_as_its_docs_table() -> None:
+    # Megatron-Core docs, "Custom Pipeline Model Parallel Layout": DeepSeek-V3 (61 layers + 1 MTP) on
+    # PP 16 × VPP 2 as "Et*3|(tt|)*29,m|L": rank 0 holds the embedding + 3 layers and 2 more in its
+    # second chunk, ranks 1-13 two chunks of 2, rank 14 two layers and the MTP module, rank 15 two layers
+    # and the loss.
+    layout = parse_pipeline_layout("Et*3|(tt|)*29,m|L", layers=61, mtp_depth=1)
+    assert layout.stages == 32
+    layers, loss, mtp = layout.per_rank(16)
+    assert layers.tolist() == [5] + [4] * 13 + [2, 2]
+    assert loss.tolist() == [0] * 15 + [1]
+    assert mtp.tolist() == [0] * 14 + [1, 0]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("Et*3|(tt|)*28,m|L", "holds 59 transformer layers, the model has 61"),
+        ("Et*3|(tt|)*29|L", "holds 0 MTP modules, the model has 1"),
+        ("t*3|E(tt|)*29,m|L", "embedding (E) once, on the first stage"),
+        ("Et*3|(tx|)*29,m|L", "unknown letter(s) 'x'"),
+        ([4] * 15, "holds 60 transformer layers"),
+        ([4] * 15 + [-1], "whole number of layers"),
+        (16, "layout string"),
+    ],
+)
+def test_a_bad_pipeline_layout_is_refused_naming_the_field(value: Any, message: str) -> None:
+    request = _deepseek_request(pipeline_layout=value)
+    request["model"] = {**DEEPSEEK_V3, "mtp_depth": 1}
+    with pytest.raises(InputError) as exc:
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.field == "training.pipeline_layout"
+    assert message in exc.value.message
+
+
+def test_a_layout_that_pp_times_vpp_does_not_cover_is_refused_on_vpp() -> None:
+    request = _deepseek_request(pipeline_layout="Et*3|(tt|)*29,|L")  # an empty 31st stage
+    request["parallelism"] = {**request["parallelism"], "vpp": 4}
+    with pytest.raises(InputError) as exc:
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert exc.value.field == "parallelism.vpp"
+    assert "pipeline_layout has 32 stages; pp 16 × vpp 4 = 64" in exc.value.message
+
+
+def test_an_even_layout_list_gives_the_same_estimate_as_no_layout() -> None:
+    # 64 layers on 16 stages: 4 each either way, the embedding on the first, the loss on the last.
+    model = {**DEEPSEEK_V3, "layers": 64, "moe_layers": 61}
+    plain = _deepseek_request()
+    plain["model"] = model
+    listed = _deepseek_request(pipeline_layout=[4] * 16)
+    listed["model"] = model
+    a = estimate(plain, accelerators=ACCELERATORS, fabrics=FABRICS)
+    b = estimate(listed, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert b["step_time_s"]["total"] == pytest.approx(a["step_time_s"]["total"], rel=1e-12)
+    assert b["memory_per_gpu_gib"]["total"] == pytest.approx(a["memory_per_gpu_gib"]["total"], rel=1e-12)
+
+
+def test_deepseek_v3_interleaves_over_its_layout_where_pp_times_vpp_divides_neither_61_nor_63() -> None:
+    request = _deepseek_request(pipeline_layout="Et*3|(tt|)*29,m|L")
+    request["model"] = {**DEEPSEEK_V3, "mtp_depth": 1}
+    with_layout = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert with_layout["parallelism"]["vpp"] == 2  # the layout's 32 stages over pp 16
+    # The slowest rank is a 4-layer middle one; rank 0 holds 5 layers' states (the heaviest memory).
+    plain = estimate(
+        {**request, "training": {"tokens": 1e12, "global_batch_seqs": 1024}},
+        accelerators=ACCELERATORS,
+        fabrics=FABRICS,
+    )
+    # Without it, 61 layers over pp 16 cannot interleave and MTP and loss share the last stage: slower.
+    assert with_layout["step_time_s"]["total"] < plain["step_time_s"]["total"]
+    assert with_layout["step_time_s"]["pp_bubble"] < plain["step_time_s"]["pp_bubble"]
+
+
+def test_a_search_with_a_layout_only_tries_pp_times_vpp_equal_to_its_stages() -> None:
+    request = _deepseek_request(pipeline_layout="Et*3|(tt|)*29,m|L")
+    request["model"] = {**DEEPSEEK_V3, "mtp_depth": 1}
+    del request["parallelism"]
+    result = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    for row in result["candidates"]:
+        p = row["parallelism"]
+        assert p["pp"] * p["vpp"] == 32 and p["pp"] > 1
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [(16, "spec.workload.training.pipeline_layout"), ([4, -1], "spec.workload.training.pipeline_layout.1")],
+)
+def test_a_bad_pipeline_layout_is_named_by_its_spec_path(value: Any, path: str) -> None:
+    spec = defaults.design_spec()
+    spec["workload"]["training"]["pipeline_layout"] = value
+    with pytest.raises(SpecError) as caught:
+        parse_design_spec(spec)
+    assert caught.value.field == path
+
+
+def test_a_pipeline_layout_is_in_the_assumptions() -> None:
+    request = _deepseek_request(pipeline_layout=[4] * 15 + [1])
+    names = {
+        a["name"]: a for a in estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["assumptions"]
+    }
+    layout = names["pipeline_layout[4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,1]"]
+    assert layout["value"] == 16.0 and "Megatron-Core" in layout["source"]
