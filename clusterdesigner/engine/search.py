@@ -77,14 +77,7 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
             lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}",
         ),
         ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
-        (
-            "parallelism.vpp",
-            (v > 1) & ~interleaving_splits(m.layers, pp, v),
-            lambda i: (
-                f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
-                "(embedding and loss counted as layers), or pp is 1"
-            ),
-        ),
+        _interleaving_check(problem, pp, v),
         (
             "parallelism.micro_batch",
             batch % (dp * mb) != 0,
@@ -118,6 +111,30 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
         ),
     ]
     return checks
+
+
+def _interleaving_check(problem: Problem, pp: IntArray, v: IntArray) -> tuple[str, np.ndarray, Any]:
+    """pp × vpp virtual stages: those of an explicit pipeline layout, else a split of the layers (or the
+    layers + 2) into equal chunks."""
+    m, layout = problem.model, problem.training.pipeline_layout
+    if layout is not None:
+        stages = layout.stages
+        return (
+            "parallelism.vpp",
+            (pp * v != stages) | ((pp == 1) & (v > 1)),
+            lambda i: (
+                f"pipeline_layout has {stages} stages; pp {pp[i]} × vpp {v[i]} = {pp[i] * v[i]}"
+                + (" (interleaving needs pp > 1)" if pp[i] == 1 and v[i] > 1 else "")
+            ),
+        )
+    return (
+        "parallelism.vpp",
+        (v > 1) & ~interleaving_splits(m.layers, pp, v),
+        lambda i: (
+            f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
+            "(embedding and loss counted as layers), or pp is 1"
+        ),
+    )
 
 
 def memory_reason(need_gib: float, have_gib: float) -> str:
@@ -160,8 +177,18 @@ def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str
     for tp, pp, cp, dp in _dense_structures(problem.cluster.num_gpus, m.layers, fixed):
         eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
         for ep in _options(fixed, "ep", eps):
-            for vpp in _options(fixed, "vpp", [1] if pp == 1 else list(VPP_CHOICES)):
+            for vpp in _options(fixed, "vpp", _vpp_choices(problem, pp)):
                 yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
+
+
+def _vpp_choices(problem: Problem, pp: int) -> list[int]:
+    """Interleaving degrees to try: an explicit pipeline layout's stages / pp (none if pp does not divide
+    them), else VPP_CHOICES with pp > 1."""
+    layout = problem.training.pipeline_layout
+    if layout is not None:
+        vpp = layout.stages // pp
+        return [vpp] if layout.stages % pp == 0 and (pp > 1 or vpp == 1) else []
+    return [1] if pp == 1 else list(VPP_CHOICES)
 
 
 def _options(fixed: Mapping[str, int], name: str, default: list[int]) -> list[int]:

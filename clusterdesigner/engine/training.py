@@ -45,7 +45,12 @@ from clusterdesigner.engine.search import (
     structural_checks,
     structurally_valid,
 )
-from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency, moe_assumptions
+from clusterdesigner.engine.timing import (
+    TIMING_ASSUMPTIONS,
+    family_efficiency,
+    moe_assumptions,
+    shape_assumptions,
+)
 from clusterdesigner.engine.training_result import (
     AssumptionUsed,
     Layout,
@@ -67,6 +72,7 @@ from clusterdesigner.engine.workload import (
     Training,
     layout_row,
     layouts,
+    parse_pipeline_layout,
 )
 
 PRECISIONS = ("bf16", "fp8")
@@ -271,7 +277,11 @@ def parse_problem(
         # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
         # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
         raise InputError("FP8 dispatch needs precision fp8", field="training.moe_fp8_dispatch")
+    layout = None
+    if tr.get("pipeline_layout") is not None:
+        layout = parse_pipeline_layout(tr["pipeline_layout"], layers=model.layers, mtp_depth=model.mtp_depth)
     training = Training(
+        pipeline_layout=layout,
         moe_dispatcher=_choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
         moe_max_domains_per_token=max_domains,
         moe_fp8_dispatch=fp8_dispatch,
@@ -390,7 +400,7 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
 
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
-    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS]
+    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
     items.append(
@@ -506,6 +516,9 @@ def estimate_result(
         values = dict(fixed)
         values.setdefault("cp", 1)
         values.setdefault("ep", 1)
+        pipeline_layout = problem.training.pipeline_layout
+        if pipeline_layout is not None and values["pp"] and pipeline_layout.stages % values["pp"] == 0:
+            values.setdefault("vpp", pipeline_layout.stages // values["pp"])
         values.setdefault("vpp", 1)
         values.setdefault("dp", max(1, n // (values["tp"] * values["pp"] * values["cp"])))
         values.setdefault("sequence_parallel", int(values["tp"] > 1))
@@ -519,7 +532,7 @@ def estimate_result(
                 raise InputError(reason(0), field=fld)
         row = _rows(problem, lay)[0]
         warnings = []
-        if problem.model.layers % values["pp"]:
+        if problem.model.layers % values["pp"] and pipeline_layout is None:
             first, last = end_stage_layers(
                 problem.model.layers, values["pp"], split=problem.training.pipeline_split
             )
