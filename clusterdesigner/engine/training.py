@@ -508,7 +508,10 @@ def estimate_result(
         values.setdefault("ep", 1)
         values.setdefault("vpp", 1)
         values.setdefault("dp", max(1, n // (values["tp"] * values["pp"] * values["cp"])))
-        values.setdefault("sequence_parallel", int(values["tp"] > 1))
+        # Sequence parallelism by default with TP, where tp divides the sequence (an odd seq_len such as 2,049
+        # runs TP without it, as Megatron-Core's scatter of the sequence over the TP ranks needs).
+        splits = (problem.model.seq_len // values["cp"]) % values["tp"] == 0
+        values.setdefault("sequence_parallel", int(values["tp"] > 1 and splits))
         lay = layouts(**values)
         for fld, failed, reason in structural_checks(problem, lay):
             if failed[0]:
