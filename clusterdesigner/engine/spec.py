@@ -77,6 +77,8 @@ TRAINING: Mapping[str, Rule] = {
     "global_batch_tokens": _int(1, 10**10),
     "global_batch_seqs": _int(1, 10**8),
     "precision": Rule("choice", choices=("bf16", "fp8"), default=defaults.PRECISION.value),
+    # Fraction of HBM a searched layout leaves free; the engine's default is error_band.MEMORY_HEADROOM.
+    "memory_headroom": Rule("float", 0, 0.5),
 }
 CLUSTER: Mapping[str, Rule] = {
     "accelerator": Rule("slug", required=True),
@@ -415,6 +417,7 @@ class Training:
     precision: str
     global_batch_tokens: int | None = None
     global_batch_seqs: int | None = None
+    memory_headroom: float | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.error_band import MEMORY_HEADROOM
 from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.hardware import (
     AcceleratorSpec,
@@ -30,6 +31,7 @@ from clusterdesigner.engine.memory import (
 from clusterdesigner.engine.model import (
     RECOMPUTE_FULL,
     RECOMPUTE_MODES,
+    RECOMPUTE_SELECTIVE,
     ModelShape,
     hardware_flops_per_token,
     model_from_dict,
@@ -44,6 +46,7 @@ from clusterdesigner.engine.search import (
     search_size,
     structural_checks,
     structurally_valid,
+    usable_gib,
 )
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency, moe_assumptions
 from clusterdesigner.engine.training_result import (
@@ -200,6 +203,7 @@ MAX_TRAINING: dict[str, float] = {
     "global_batch_seqs": 1e8,
     "optimizer_bytes_per_param": 1e3,
     "framework_reserve_gib": 1e4,
+    "memory_headroom": 0.5,
 }
 
 
@@ -253,6 +257,14 @@ def parse_problem(
         strict=False,
         maximum=MAX_TRAINING["framework_reserve_gib"],
     )
+    memory_headroom = _number(
+        tr,
+        "memory_headroom",
+        "training",
+        default=MEMORY_HEADROOM,
+        strict=False,
+        maximum=MAX_TRAINING["memory_headroom"],
+    )
     pipeline_split = _choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced")
     cross_entropy = _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, "fp32")
     collectives = _whole(tr, "fsdp_collectives_per_layer", "training", default=1)
@@ -289,6 +301,7 @@ def parse_problem(
         precision=precision,
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
         flash_attention=_flag(tr, "flash_attention", "training", True),
+        memory_headroom=memory_headroom,
     )
 
     cl = _section(request, "cluster")
@@ -438,6 +451,7 @@ def _summary(problem: Problem) -> Summary:
                 "cross_entropy": t.cross_entropy,
                 "fsdp_collectives_per_layer": t.fsdp_collectives_per_layer,
                 "fsdp_overlap": t.fsdp_overlap,
+                "memory_headroom": t.memory_headroom,
             },
             "cluster": {
                 "accelerator": c.accelerator.slug,
@@ -536,6 +550,18 @@ def estimate_result(
                 f"needs {row.memory_per_gpu_gib.total:.1f} GiB, "
                 f"has {problem.cluster.accelerator.memory_gib:g} GiB"
             )
+        elif row.memory_per_gpu_gib.total > usable_gib(problem):
+            have = problem.cluster.accelerator.memory_gib
+            warnings.append(
+                f"needs {row.memory_per_gpu_gib.total:.1f} GiB of {have:g} GiB, inside the "
+                f"{problem.training.memory_headroom:.1%} memory headroom: the engine's memory estimate runs "
+                "low on measured runs, so this layout may run out of memory"
+            )
+        if values["recompute"] == RECOMPUTE_SELECTIVE and problem.training.flash_attention:
+            warnings.append(
+                "selective recompute saves no memory under flash attention (it drops the attention scores, "
+                "which flash attention never stores) and still recomputes the attention core: choose none"
+            )
         warnings.extend(_moe_warnings(problem, values))
         return TrainingEstimate(
             mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
@@ -621,10 +647,15 @@ def _no_layout_error(
     if result.valid and result.min_need_gib is not None and result.min_need_layout is not None:
         need, have = result.min_need_gib, problem.cluster.accelerator.memory_gib
         which = "the only valid layout" if result.valid == 1 else f"the best of {result.valid} valid layouts"
+        usable, headroom = usable_gib(problem), problem.training.memory_headroom
         message = (
-            f"no parallel layout fits in memory: {which} needs {_gib_above(need, have)} GiB of {have:g} GiB "
-            f"per GPU ({describe_layout(result.min_need_layout)})"
+            f"no parallel layout fits in memory: {which} needs {_gib_above(need, usable)} GiB of "
+            f"{have:g} GiB per GPU ({describe_layout(result.min_need_layout)})"
         )
+        if headroom > 0:
+            message += (
+                f", where {usable:.1f} GiB are usable ({headroom:.1%} kept free: training.memory_headroom)"
+            )
         field = "cluster.nodes"
         # The unconstrained search may be far larger than the constrained one: only when it is allowed.
         if fixed and search_size(problem, fixed={}) <= MAX_SEARCH_LAYOUTS:

@@ -164,6 +164,7 @@ class TrainingSummary(_JsonObject):
     cross_entropy: str
     fsdp_collectives_per_layer: int
     fsdp_overlap: bool
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,9 @@ class Training:
     moe_fp8_dispatch: bool = False
     moe_a2a_overlap: bool = False
     moe_shared_expert_overlap: bool = False
+    # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
+    # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)

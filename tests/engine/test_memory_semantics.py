@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from specs import ACCELERATORS, FABRICS
 
+from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.memory import memory_parts
 from clusterdesigner.engine.search import _block_layouts, _option_grid, _structures
 from clusterdesigner.engine.training import estimate, parse_problem
@@ -66,3 +67,58 @@ def test_a_fixed_tp_layout_with_an_odd_sequence_runs_without_sequence_parallelis
     result = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert result["parallelism"]["cp"] == 1
     assert result["parallelism"]["sequence_parallel"] is False
+
+
+GPT3_1024_A100 = {
+    "model": {"preset": "gpt3-175b"},
+    "training": {"tokens": 300e9, "global_batch_seqs": 1536},
+    "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
+}
+
+
+def _with_training(request: dict[str, Any], **training: Any) -> dict[str, Any]:
+    return {**request, "training": {**request["training"], **training}}
+
+
+def test_search_winners_keep_the_default_memory_headroom() -> None:
+    # Default headroom 0.141 (−p10 of the memory error on the 24 BLOOM rows, engine/error_band_table.py):
+    # 80 × 0.859 = 68.72 GiB usable. Without it the winner is tp 8, pp 2, vpp 8 at 69.8 GiB (87 % of HBM)
+    # and the top ten sit at a median 88.9 %; with it at most 85.9 %.
+    r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert r["summary"]["training"]["memory_headroom"] == pytest.approx(0.141)
+    assert all(c["memory_per_gpu_gib"]["total"] <= 80 * (1 - 0.141) for c in r["candidates"])
+    bare = estimate(
+        _with_training(GPT3_1024_A100, memory_headroom=0), accelerators=ACCELERATORS, fabrics=FABRICS
+    )
+    assert (bare["parallelism"]["pp"], bare["parallelism"]["vpp"]) == (2, 8)
+    assert bare["memory_per_gpu_gib"]["total"] == pytest.approx(69.83, abs=0.01)
+    assert bare["tokens_per_second"] >= r["tokens_per_second"]
+
+
+def test_a_user_headroom_is_kept_and_an_out_of_range_one_is_refused_on_its_field() -> None:
+    r = estimate(
+        _with_training(GPT3_1024_A100, memory_headroom=0.3), accelerators=ACCELERATORS, fabrics=FABRICS
+    )
+    assert all(c["memory_per_gpu_gib"]["total"] <= 56.0 for c in r["candidates"])
+    with pytest.raises(EngineError) as exc:
+        estimate(
+            _with_training(GPT3_1024_A100, memory_headroom=0.6), accelerators=ACCELERATORS, fabrics=FABRICS
+        )
+    assert exc.value.field == "training.memory_headroom"
+
+
+def test_selective_recompute_is_not_searched_under_flash_attention_and_warns_when_fixed() -> None:
+    # Megatron's selective recompute drops the attention scores, which flash attention never stores: the
+    # same memory as none, plus the attention core's forward again.
+    request = {**GPT3_1024_A100, "parallelism": {"tp": 8, "pp": 8}}
+    r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert {c["parallelism"]["recompute"] for c in r["candidates"]} <= {"none", "full"}
+    no_flash = estimate(
+        _with_training(request, flash_attention=False), accelerators=ACCELERATORS, fabrics=FABRICS
+    )
+    assert no_flash["layouts_evaluated"] == pytest.approx(1.5 * r["layouts_evaluated"], rel=1e-9)
+    fixed = {"tp": 8, "pp": 8, "micro_batch": 1, "recompute": "selective", "sharding": "zero1"}
+    evaluated = estimate({**GPT3_1024_A100, "parallelism": fixed}, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert any(
+        "selective recompute saves no memory under flash attention" in w for w in evaluated["warnings"]
+    )
