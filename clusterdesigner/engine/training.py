@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.error_band import MEMORY_HEADROOM
+from clusterdesigner.engine.error_band import MEMORY_HEADROOM, band_for, regime_key
 from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.hardware import (
     AcceleratorSpec,
@@ -51,6 +51,7 @@ from clusterdesigner.engine.search import (
 from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency, moe_assumptions
 from clusterdesigner.engine.training_result import (
     AssumptionUsed,
+    ErrorBand,
     Layout,
     LayoutEstimate,
     MemoryPerGpu,
@@ -375,10 +376,12 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     tokens_per_step = training.global_batch_seqs * model.seq_len
     hw_flops = hardware_flops_per_token(model, lay["recompute"])
     cap = cluster.accelerator.memory_gib
+    band = band_for(regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus))
     rows = []
     for i in range(lay["tp"].size):
         step = float(times["total"][i])
         tps = tokens_per_step / step
+        low, high = band.low(tps), band.high(tps)
         model_tflops = model.model_flops_per_token * tps / n_gpus / 1e12
         hw_tflops = float(hw_flops[i]) * tps / n_gpus / 1e12
         total_gib = float(mem["total"][i]) / GIB
@@ -396,9 +399,56 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
                 hfu=hw_tflops / peak,
                 tokens_per_second=tps,
                 time_to_train_days=training.tokens / tps / 86400.0,
+                error_band=ErrorBand(
+                    regime=band.regime,
+                    basis=band.basis,
+                    rows=band.rows,
+                    tokens_per_second_low=low,
+                    tokens_per_second_high=high,
+                    days_low=training.tokens / high / 86400.0,
+                    days_high=training.tokens / low / 86400.0,
+                ),
             )
         )
     return rows
+
+
+def exotic_features(row: Layout, gpus_per_node: int) -> tuple[str, ...]:
+    """The features of a layout that fewer production runs use, each a risk the calibration rows barely
+    cover: an interleaved schedule, context or expert parallelism, fully sharded states, TP across nodes."""
+    found = []
+    if row.vpp > 1:
+        found.append("interleaved pipeline")
+    if row.cp > 1:
+        found.append("context parallelism")
+    if row.ep > 1:
+        found.append("expert parallelism")
+    if row.sharding in ("zero3", "hsdp"):
+        found.append(f"{row.sharding} sharding")
+    if row.tp > gpus_per_node:
+        found.append("tensor parallelism across nodes")
+    return tuple(found)
+
+
+def robustness(candidates: tuple[LayoutEstimate, ...], gpus_per_node: int) -> tuple[int, ...]:
+    """The ties of a search, most robust first: the indices of the candidates whose tokens/s reaches the low
+    end of the best one's error band (the estimate cannot rank them), ordered by fewer exotic features,
+    then more memory headroom, then speed."""
+    best = candidates[0]
+    if best.error_band is None:
+        return (0,)
+    low = best.error_band.tokens_per_second_low
+    tied = [i for i, c in enumerate(candidates) if c.tokens_per_second >= low]
+    return tuple(
+        sorted(
+            tied,
+            key=lambda i: (
+                len(exotic_features(candidates[i].parallelism, gpus_per_node)),
+                -candidates[i].headroom_gib,
+                -candidates[i].tokens_per_second,
+            ),
+        )
+    )
 
 
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
@@ -579,6 +629,7 @@ def estimate_result(
         summary=summary,
         assumptions=assumptions,
         candidates=tuple(candidates),
+        ties=robustness(tuple(candidates), problem.cluster.gpus_per_node),
         search=SearchCounts(
             layouts_evaluated=result.evaluated,
             layouts_valid=result.valid,

@@ -64,3 +64,74 @@ def test_a_band_divides_the_prediction_by_one_plus_the_residual_percentiles() ->
     assert band.low(1000.0) == pytest.approx(1000.0 / (1 + p90))
     assert band.high(1000.0) == pytest.approx(1000.0 / (1 + p10))
     assert band.low(1000.0) < 1000.0 < band.high(1000.0)
+
+
+GPT3_1024_A100 = {
+    "model": {"preset": "gpt3-175b"},
+    "training": {"tokens": 300e9, "global_batch_seqs": 1536},
+    "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
+}
+
+
+def test_every_training_result_carries_its_band_in_tokens_and_days() -> None:
+    from specs import ACCELERATORS, FABRICS
+
+    from clusterdesigner.engine.training import estimate
+
+    r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    # 1,024 A100 BF16 dense: the 11 Narayanan 2021 rows at ≥ 1,024 GPUs, p10 −8.3 %, p90 +16.4 %.
+    n, p10, _, p90 = error_band_table.BANDS["ampere/bf16/dense/ge1024"]
+    for row in (r, *r["candidates"]):
+        band = row["error_band"]
+        assert (band["regime"], band["basis"], band["rows"]) == (
+            "ampere/bf16/dense/ge1024",
+            "ampere/bf16/dense/ge1024",
+            n,
+        )
+        tps = row["tokens_per_second"]
+        assert band["tokens_per_second_low"] == pytest.approx(tps / (1 + p90))
+        assert band["tokens_per_second_high"] == pytest.approx(tps / (1 + p10))
+        # days = 300e9 tokens / tokens/s / 86,400, at each end of the band.
+        assert band["days_low"] == pytest.approx(300e9 / band["tokens_per_second_high"] / 86400)
+        assert band["days_high"] == pytest.approx(300e9 / band["tokens_per_second_low"] / 86400)
+        assert band["days_low"] < row["time_to_train_days"] < band["days_high"]
+    fixed = {"tp": 8, "pp": 8, "micro_batch": 1, "recompute": "full", "sharding": "zero1"}
+    evaluated = estimate({**GPT3_1024_A100, "parallelism": fixed}, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert evaluated["error_band"]["basis"] == "ampere/bf16/dense/ge1024"
+
+
+def test_search_reports_the_candidates_within_the_band_as_ties_most_robust_first() -> None:
+    from specs import ACCELERATORS, FABRICS
+
+    from clusterdesigner.engine.training import estimate, exotic_features
+    from clusterdesigner.engine.training_result import Layout
+
+    r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    low = r["error_band"]["tokens_per_second_low"]
+    within = {i for i, c in enumerate(r["candidates"]) if c["tokens_per_second"] >= low}
+    assert set(r["ties"]) == within and 0 in within
+    # The top ten sit within 1 % of each other, far inside a band 25 % wide: all tie.
+    assert len(r["ties"]) == 10
+    keys = [
+        (
+            len(exotic_features(Layout.from_json(r["candidates"][i]["parallelism"]), 8)),
+            -r["candidates"][i]["headroom_gib"],
+        )
+        for i in r["ties"]
+    ]
+    assert keys == sorted(keys)
+
+
+def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
+    from specs import ACCELERATORS, FABRICS
+
+    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training_result import TrainingEstimate
+
+    data = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    typed = TrainingEstimate.from_json(data)
+    assert typed.chosen.error_band is not None and typed.ties == tuple(data["ties"])
+    assert typed.to_json() == data
+    old = {k: v for k, v in data.items() if k not in ("error_band", "ties")}
+    old["candidates"] = [{k: v for k, v in c.items() if k != "error_band"} for c in data["candidates"]]
+    assert TrainingEstimate.from_json(old).chosen.error_band is None
