@@ -66,15 +66,8 @@ def test_a_band_divides_the_prediction_by_one_plus_the_residual_percentiles() ->
     assert band.low(1000.0) < 1000.0 < band.high(1000.0)
 
 
-GPT3_1024_A100 = {
-    "model": {"preset": "gpt3-175b"},
-    "training": {"tokens": 300e9, "global_batch_seqs": 1536},
-    "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
-}
-
-
 def test_every_training_result_carries_its_band_in_tokens_and_days() -> None:
-    from specs import ACCELERATORS, FABRICS
+    from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
     from clusterdesigner.engine.training import estimate
 
@@ -101,7 +94,7 @@ def test_every_training_result_carries_its_band_in_tokens_and_days() -> None:
 
 
 def test_search_reports_the_candidates_within_the_band_as_ties_most_robust_first() -> None:
-    from specs import ACCELERATORS, FABRICS
+    from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
     from clusterdesigner.engine.training import estimate, exotic_features
     from clusterdesigner.engine.training_result import Layout
@@ -123,7 +116,7 @@ def test_search_reports_the_candidates_within_the_band_as_ties_most_robust_first
 
 
 def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
-    from specs import ACCELERATORS, FABRICS
+    from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
     from clusterdesigner.engine.training import estimate
     from clusterdesigner.engine.training_result import TrainingEstimate

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from specs import ACCELERATORS, FABRICS
+from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.memory import memory_parts
@@ -67,13 +67,6 @@ def test_a_fixed_tp_layout_with_an_odd_sequence_runs_without_sequence_parallelis
     result = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert result["parallelism"]["cp"] == 1
     assert result["parallelism"]["sequence_parallel"] is False
-
-
-GPT3_1024_A100 = {
-    "model": {"preset": "gpt3-175b"},
-    "training": {"tokens": 300e9, "global_batch_seqs": 1536},
-    "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
-}
 
 
 def _with_training(request: dict[str, Any], **training: Any) -> dict[str, Any]:
