@@ -8,9 +8,10 @@ documented where it is computed (``training._rows``, ``memory.memory_parts``, ``
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, Self, get_type_hints
+from typing import Any, Self, get_args, get_type_hints
 
 
 class _JsonObject:
@@ -35,7 +36,11 @@ class _JsonObject:
         nested = _nested_fields(cls)
         return cls(
             **{
-                f.name: nested[f.name].from_json(data[f.name]) if f.name in nested else data[f.name]
+                f.name: (
+                    nested[f.name].from_json(data[f.name])
+                    if f.name in nested and data[f.name] is not None
+                    else data[f.name]
+                )
                 for f in names
                 if f.name in data
             }
@@ -49,11 +54,13 @@ def _nested_fields(cls: type) -> dict[str, type[_JsonObject]]:
     """The fields of ``cls`` that hold a _JsonObject, by name (annotations resolved once per class)."""
     if cls not in _NESTED:
         hints = get_type_hints(cls)
-        _NESTED[cls] = {
-            name: hint
-            for name, hint in hints.items()
-            if isinstance(hint, type) and issubclass(hint, _JsonObject)
-        }
+        _NESTED[cls] = {}
+        for name, hint in hints.items():
+            # ``X | None``: an optional nested object (null in the JSON, or absent from an older engine's).
+            options = get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+            for option in options:
+                if isinstance(option, type) and issubclass(option, _JsonObject):
+                    _NESTED[cls][name] = option
     return _NESTED[cls]
 
 
@@ -111,8 +118,24 @@ class StepTime(_JsonObject):
 
 
 @dataclass(frozen=True)
+class ErrorBand(_JsonObject):
+    """The range an estimate's tokens/s and failure-free days may take (engine/error_band.py): the point
+    estimate divided by (1 + p90) … (1 + p10) of the calibration residuals of ``basis``, the table key its
+    ``regime`` (family/precision/kind/scale) falls back to, which rests on ``rows`` measured runs."""
+
+    regime: str
+    basis: str
+    rows: int
+    tokens_per_second_low: float
+    tokens_per_second_high: float
+    days_low: float
+    days_high: float
+
+
+@dataclass(frozen=True)
 class LayoutEstimate(_JsonObject):
-    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train."""
+    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train, with
+    the error band of the throughput and days (None in results stored before the band existed)."""
 
     parallelism: Layout
     fits: bool
@@ -126,6 +149,7 @@ class LayoutEstimate(_JsonObject):
     hfu: float
     tokens_per_second: float
     time_to_train_days: float
+    error_band: ErrorBand | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +188,7 @@ class TrainingSummary(_JsonObject):
     cross_entropy: str
     fsdp_collectives_per_layer: int
     fsdp_overlap: bool
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -212,7 +237,9 @@ class SearchCounts:
 class TrainingEstimate:
     """The training engine's response. ``chosen`` is the given layout (mode "evaluate") or the best one
     found (mode "search"); its figures sit at the top level of the JSON, as they always have. A search
-    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts."""
+    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts, and ``ties``: the
+    indices into ``candidates`` of those whose tokens/s lies within the best one's error band (the engine
+    cannot tell them apart), most robust first (``training.robustness``)."""
 
     mode: str
     chosen: LayoutEstimate
@@ -221,6 +248,7 @@ class TrainingEstimate:
     assumptions: tuple[AssumptionUsed, ...]
     candidates: tuple[LayoutEstimate, ...] = ()
     search: SearchCounts | None = None
+    ties: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode, **self.chosen.to_json()}
@@ -230,6 +258,7 @@ class TrainingEstimate:
             out["layouts_valid"] = self.search.layouts_valid
             out["layouts_feasible"] = self.search.layouts_feasible
             out["rejected"] = dict(self.search.rejected)
+            out["ties"] = list(self.ties)
         out["warnings"] = list(self.warnings)
         out["summary"] = self.summary.to_json()
         out["assumptions"] = [a.to_json() for a in self.assumptions]
@@ -253,4 +282,5 @@ class TrainingEstimate:
             assumptions=tuple(AssumptionUsed.from_json(a) for a in data.get("assumptions") or ()),
             candidates=tuple(LayoutEstimate.from_json(c) for c in data.get("candidates") or ()),
             search=search,
+            ties=tuple(int(i) for i in data.get("ties") or ()),
         )
