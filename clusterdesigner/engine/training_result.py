@@ -9,56 +9,14 @@ documented where it is computed (``training._rows``, ``memory.memory_parts``, ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, Self, get_type_hints
+from dataclasses import dataclass
+from typing import Any
 
-
-class _JsonObject:
-    """to_json/from_json for a dataclass whose fields are the JSON object's keys, in declaration order; a
-    field that is itself a _JsonObject is written and read as a nested object."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            out[f.name] = value.to_json() if isinstance(value, _JsonObject) else value
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        """A field without a default that the JSON lacks is an error naming it; keys the dataclass does not
-        define (from an older engine) are ignored."""
-        names = fields(cls)  # type: ignore[arg-type]
-        missing = [f.name for f in names if f.name not in data and f.default is MISSING]
-        if missing:
-            raise ValueError(f"a stored training result's {cls.__name__} lacks {', '.join(missing)}")
-        nested = _nested_fields(cls)
-        return cls(
-            **{
-                f.name: nested[f.name].from_json(data[f.name]) if f.name in nested else data[f.name]
-                for f in names
-                if f.name in data
-            }
-        )
-
-
-_NESTED: dict[type, dict[str, type[_JsonObject]]] = {}
-
-
-def _nested_fields(cls: type) -> dict[str, type[_JsonObject]]:
-    """The fields of ``cls`` that hold a _JsonObject, by name (annotations resolved once per class)."""
-    if cls not in _NESTED:
-        hints = get_type_hints(cls)
-        _NESTED[cls] = {
-            name: hint
-            for name, hint in hints.items()
-            if isinstance(hint, type) and issubclass(hint, _JsonObject)
-        }
-    return _NESTED[cls]
+from clusterdesigner.engine.json_object import JsonObject
 
 
 @dataclass(frozen=True)
-class Layout(_JsonObject):
+class Layout(JsonObject):
     """One parallel layout: the response's ``parallelism`` object (``workload.layout_row``)."""
 
     tp: int
@@ -74,7 +32,7 @@ class Layout(_JsonObject):
 
 
 @dataclass(frozen=True)
-class MemoryPerGpu(_JsonObject):
+class MemoryPerGpu(JsonObject):
     """GiB per GPU on the heaviest pipeline stage, by part (``memory.memory_parts``), rounded to 3 places.
     A part an older engine did not model reads back as 0."""
 
@@ -89,7 +47,7 @@ class MemoryPerGpu(_JsonObject):
 
 
 @dataclass(frozen=True)
-class StepTime(_JsonObject):
+class StepTime(JsonObject):
     """Seconds per optimizer step, by part (``timing.step_time_parts``); ``total`` is not their plain sum
     (overlapped communication counts only where exposed)."""
 
@@ -111,7 +69,7 @@ class StepTime(_JsonObject):
 
 
 @dataclass(frozen=True)
-class LayoutEstimate(_JsonObject):
+class LayoutEstimate(JsonObject):
     """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train."""
 
     parallelism: Layout
@@ -129,7 +87,7 @@ class LayoutEstimate(_JsonObject):
 
 
 @dataclass(frozen=True)
-class ModelSummary(_JsonObject):
+class ModelSummary(JsonObject):
     """The model as the engine resolved it (preset plus overrides)."""
 
     name: str | None
@@ -151,7 +109,7 @@ class ModelSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class TrainingSummary(_JsonObject):
+class TrainingSummary(JsonObject):
     """The training setup the engine used; ``global_batch_tokens`` = global_batch_seqs · seq_len."""
 
     tokens: float
@@ -167,7 +125,7 @@ class TrainingSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class ClusterSummary(_JsonObject):
+class ClusterSummary(JsonObject):
     """The cluster the engine used; ``peak_tflops`` is the accelerator's dense peak at the precision."""
 
     accelerator: str
@@ -181,14 +139,14 @@ class ClusterSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class Summary(_JsonObject):
+class Summary(JsonObject):
     model: ModelSummary
     training: TrainingSummary
     cluster: ClusterSummary
 
 
 @dataclass(frozen=True)
-class AssumptionUsed(_JsonObject):
+class AssumptionUsed(JsonObject):
     """A constant the estimate used, with its unit and source (``workload.Assumption``)."""
 
     name: str
