@@ -8,64 +8,15 @@ documented where it is computed (``training._rows``, ``memory.memory_parts``, ``
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, Self, get_args, get_type_hints
+from dataclasses import dataclass
+from typing import Any
 
-
-class _JsonObject:
-    """to_json/from_json for a dataclass whose fields are the JSON object's keys, in declaration order; a
-    field that is itself a _JsonObject is written and read as a nested object."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            out[f.name] = value.to_json() if isinstance(value, _JsonObject) else value
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        """A field without a default that the JSON lacks is an error naming it; keys the dataclass does not
-        define (from an older engine) are ignored."""
-        names = fields(cls)  # type: ignore[arg-type]
-        missing = [f.name for f in names if f.name not in data and f.default is MISSING]
-        if missing:
-            raise ValueError(f"a stored training result's {cls.__name__} lacks {', '.join(missing)}")
-        nested = _nested_fields(cls)
-        return cls(
-            **{
-                f.name: (
-                    nested[f.name].from_json(data[f.name])
-                    if f.name in nested and data[f.name] is not None
-                    else data[f.name]
-                )
-                for f in names
-                if f.name in data
-            }
-        )
-
-
-_NESTED: dict[type, dict[str, type[_JsonObject]]] = {}
-
-
-def _nested_fields(cls: type) -> dict[str, type[_JsonObject]]:
-    """The fields of ``cls`` that hold a _JsonObject, by name (annotations resolved once per class)."""
-    if cls not in _NESTED:
-        hints = get_type_hints(cls)
-        _NESTED[cls] = {}
-        for name, hint in hints.items():
-            # ``X | None``: an optional nested object (null in the JSON, or absent from an older engine's).
-            options = get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-            for option in options:
-                if isinstance(option, type) and issubclass(option, _JsonObject):
-                    _NESTED[cls][name] = option
-    return _NESTED[cls]
+from clusterdesigner.engine.json_object import JsonObject
 
 
 @dataclass(frozen=True)
-class Layout(_JsonObject):
+class Layout(JsonObject):
     """One parallel layout: the response's ``parallelism`` object (``workload.layout_row``)."""
 
     tp: int
@@ -81,7 +32,7 @@ class Layout(_JsonObject):
 
 
 @dataclass(frozen=True)
-class MemoryPerGpu(_JsonObject):
+class MemoryPerGpu(JsonObject):
     """GiB per GPU on the heaviest pipeline stage, by part (``memory.memory_parts``), rounded to 3 places.
     A part an older engine did not model reads back as 0."""
 
@@ -96,7 +47,7 @@ class MemoryPerGpu(_JsonObject):
 
 
 @dataclass(frozen=True)
-class StepTime(_JsonObject):
+class StepTime(JsonObject):
     """Seconds per optimizer step, by part (``timing.step_time_parts``); ``total`` is not their plain sum
     (overlapped communication counts only where exposed)."""
 
@@ -118,7 +69,7 @@ class StepTime(_JsonObject):
 
 
 @dataclass(frozen=True)
-class ErrorBand(_JsonObject):
+class ErrorBand(JsonObject):
     """The range an estimate's tokens/s and failure-free days may take (engine/error_band.py): the point
     estimate divided by (1 + p90) … (1 + p10) of the calibration residuals of ``basis``, the table key its
     ``regime`` (family/precision/kind/scale) falls back to, which rests on ``rows`` measured runs."""
@@ -133,7 +84,7 @@ class ErrorBand(_JsonObject):
 
 
 @dataclass(frozen=True)
-class LayoutEstimate(_JsonObject):
+class LayoutEstimate(JsonObject):
     """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train, with
     the error band of the throughput and days (None in results stored before the band existed)."""
 
@@ -153,7 +104,7 @@ class LayoutEstimate(_JsonObject):
 
 
 @dataclass(frozen=True)
-class ModelSummary(_JsonObject):
+class ModelSummary(JsonObject):
     """The model as the engine resolved it (preset plus overrides)."""
 
     name: str | None
@@ -175,7 +126,7 @@ class ModelSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class TrainingSummary(_JsonObject):
+class TrainingSummary(JsonObject):
     """The training setup the engine used; ``global_batch_tokens`` = global_batch_seqs · seq_len."""
 
     tokens: float
@@ -192,7 +143,7 @@ class TrainingSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class ClusterSummary(_JsonObject):
+class ClusterSummary(JsonObject):
     """The cluster the engine used; ``peak_tflops`` is the accelerator's dense peak at the precision."""
 
     accelerator: str
@@ -206,14 +157,14 @@ class ClusterSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class Summary(_JsonObject):
+class Summary(JsonObject):
     model: ModelSummary
     training: TrainingSummary
     cluster: ClusterSummary
 
 
 @dataclass(frozen=True)
-class AssumptionUsed(_JsonObject):
+class AssumptionUsed(JsonObject):
     """A constant the estimate used, with its unit and source (``workload.Assumption``)."""
 
     name: str
