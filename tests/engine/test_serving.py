@@ -338,3 +338,12 @@ def test_a_bad_hourly_profile_names_the_field(demand: object, field: str) -> Non
     with pytest.raises(InputError) as err:
         serving.parse_request({**REQUEST, "demand": demand}, accelerators=CATALOG.accelerators)
     assert err.value.field == field
+
+
+def test_a_profile_of_huge_hours_keeps_its_shape() -> None:
+    # 24 × 1e308 overflows a plain sum; scaled by the peak first, peak ÷ mean is 24 / 24 = 1.
+    inp, _ = serving.parse_request(
+        {**REQUEST, "demand": {"requests_per_s": 1, "hourly_profile": [1e308] * 24}},
+        accelerators=CATALOG.accelerators,
+    )
+    assert inp.peak_to_mean == 1.0
