@@ -55,15 +55,27 @@ SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86_400.0
 
 
+def _finite(value: Any) -> bool:
+    """A JSON number that is a finite float: not a bool, not NaN/inf, not an integer too large for a float
+    (10**400 would raise OverflowError, a 500, wherever it is compared with a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _positive(value: Any, path: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InputError(f"must be a positive finite number, got {value!r}", field=path)
+    if not _finite(value) or value <= 0:
+        raise InputError(f"must be a positive finite number, got {_shown(value)}", field=path)
     return float(value)
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message, a huge integer shortened (its repr could be thousands of digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
 
 
 def _fraction(value: Any, path: str) -> float:
@@ -77,7 +89,7 @@ def _whole(value: Any, path: str, *, low: int = 1, high: int = 10_000_000) -> in
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"must be a whole number from {low:,} to {high:,}, got {value!r}", field=path)
+        raise InputError(f"must be a whole number from {low:,} to {high:,}, got {_shown(value)}", field=path)
     return value
 
 
@@ -929,17 +941,16 @@ def _peak_to_mean(demand: Mapping[str, Any]) -> float:
     ):
         raise InputError("must be a list of 24 numbers, one an hour", field="demand.hourly_profile")
     for hour, value in enumerate(profile):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or value < 0
-        ):
-            raise InputError(f"must be zero or more, got {value!r}", field=f"demand.hourly_profile.{hour}")
-    mean = sum(profile) / HOURS_PER_DAY
-    if mean <= 0:
+        if not _finite(value) or value < 0:
+            raise InputError(
+                f"must be a finite number, zero or more, got {_shown(value)}",
+                field=f"demand.hourly_profile.{hour}",
+            )
+    peak = float(max(profile))
+    if peak <= 0:
         raise InputError("needs at least one hour with demand", field="demand.hourly_profile")
-    return float(max(profile) / mean)
+    # peak ÷ mean = 24 / Σ (hour ÷ peak): each term ≤ 1, so 24 × 1e308 stays finite; a flat day is exactly 1
+    return HOURS_PER_DAY / math.fsum(float(value) / peak for value in profile)
 
 
 def _lengths(request: Mapping[str, Any]) -> tuple[tuple[int, int, float], ...]:
@@ -1032,8 +1043,8 @@ def parse_request(
     if not isinstance(stack, str) or stack not in STACKS:
         raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
     for key, value in eff.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"must be a number, got {value!r}", field=f"efficiency.{key}")
+        if not _finite(value):
+            raise InputError(f"must be a finite number, got {_shown(value)}", field=f"efficiency.{key}")
     inp = ServingInput(
         model=model,
         accelerator=accelerators[slug],

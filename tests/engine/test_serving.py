@@ -338,3 +338,36 @@ def test_a_bad_hourly_profile_names_the_field(demand: object, field: str) -> Non
     with pytest.raises(InputError) as err:
         serving.parse_request({**REQUEST, "demand": demand}, accelerators=CATALOG.accelerators)
     assert err.value.field == field
+
+
+def test_a_profile_of_huge_hours_keeps_its_shape() -> None:
+    # 24 × 1e308 overflows a plain sum; scaled by the peak first, peak ÷ mean is 24 / 24 = 1.
+    inp, _ = serving.parse_request(
+        {**REQUEST, "demand": {"requests_per_s": 1, "hourly_profile": [1e308] * 24}},
+        accelerators=CATALOG.accelerators,
+    )
+    assert inp.peak_to_mean == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 100_000), st.integers(1, 10_000), st.integers(1, 100)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.floats(1, 99.9),
+)
+def test_a_length_mix_stays_within_its_classes(
+    classes: list[tuple[int, int, int]], percentile: float
+) -> None:
+    total = sum(w for *_, w in classes)
+    lengths = [{"input": i, "output": o, "share": w / total} for i, o, w in classes]
+    inp, _ = serving.parse_request(
+        _mix_request(lengths=lengths, targets={"percentile": percentile}), accelerators=CATALOG.accelerators
+    )
+    contexts = [i + o / 2 for i, o, _ in classes]
+    assert min(contexts) * (1 - 1e-9) <= inp.context_tokens <= max(contexts) * (1 + 1e-9)
+    assert min(i for i, *_ in classes) <= inp.mean_input_tokens * (1 + 1e-9)
+    assert inp.mean_input_tokens <= max(i for i, *_ in classes) * (1 + 1e-9)
+    assert inp.percentile_input_tokens in {i for i, *_ in classes}

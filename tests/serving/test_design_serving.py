@@ -80,6 +80,21 @@ def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
             "spec.serving.lengths.0.share",
         ),
         ({"demand": {"requests_per_s": 1, "hourly_profile": [1] * 5}}, "spec.serving.demand.hourly_profile"),
+        # integers too large for a float were an OverflowError (a 500) in the engine's checks
+        ({"demand": {"requests_per_s": 10**400}}, "spec.serving.demand.requests_per_s"),
+        (
+            {"demand": {"requests_per_s": 1, "hourly_profile": [10**400] + [1] * 23}},
+            "spec.serving.demand.hourly_profile.0",
+        ),
+        (
+            {
+                "input_tokens": None,
+                "output_tokens": None,
+                "lengths": [{"input": 9, "output": 9, "share": 10**400}],
+            },
+            "spec.serving.lengths.0.share",
+        ),
+        ({"efficiency": {"bandwidth_efficiency": 10**400}}, "spec.serving.efficiency.bandwidth_efficiency"),
     ],
 )
 def test_a_bad_serving_section_is_a_400_naming_it(
