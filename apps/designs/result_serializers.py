@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from clusterdesigner.engine import cost_result as cr
 from clusterdesigner.engine import training_result as tr
+from clusterdesigner.engine.json_object import optional
 
 _SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
     int: serializers.IntegerField,
@@ -116,7 +117,7 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
         for f in fields(cls):
             kwargs: dict[str, Any] = {"help_text": helps.get(f.name, "")}
             hint = hints[f.name]
-            if cr.optional(f):
+            if optional(f):
                 kwargs["required"] = False
             if f.metadata.get("omit"):  # absent, never null
                 (hint,) = [a for a in get_args(hint) if a is not type(None)]

@@ -7,114 +7,22 @@ say. How each figure is computed is documented where it is computed (``cost._eva
 ``cashflow.py``, ``docs/cost-engine.md``).
 
 A key that the engine writes only in some cases (a note, a warning, a reservation's break-even with
-on-demand) is a field defaulting to None with ``_OMIT``: None is written as no key, and no key reads as
-None. A field with ``_WITH`` ("written with <field>") is written, null or not, whenever that field is set.
+on-demand) is a field defaulting to None with ``_omit``: None is written as no key, and no key reads as
+None. A field with ``_with`` ("written with <field>") is written, null or not, whenever that field is set.
+A field with ``since(n)`` is one results stored before ENGINE_VERSION n lack (engine.json_object).
 """
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
-from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
-from typing import Any, Self, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass
+from typing import Any
 
 from clusterdesigner.engine.cashflow import CashflowInputs, Uncertainty
+from clusterdesigner.engine.json_object import JsonObject
+from clusterdesigner.engine.json_object import omit as _omit
+from clusterdesigner.engine.json_object import written_with as _with
 from clusterdesigner.engine.network import Topology
-
-
-def _omit() -> Any:
-    """A key the engine writes only when it has a value."""
-    return field(default=None, metadata={"omit": True})
-
-
-def _with(name: str) -> Any:
-    """A key (possibly null) the engine writes whenever field ``name`` is set."""
-    return field(default=None, metadata={"with": name})
-
-
-def _dump(hint: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    origin = get_origin(hint)
-    if origin in (Union, types.UnionType):
-        return _dump(_inner(hint), value)
-    if origin is tuple:
-        return [_dump(get_args(hint)[0], item) for item in value]
-    if origin is Mapping:
-        return {key: _dump(get_args(hint)[1], item) for key, item in value.items()}
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if is_dataclass(hint):
-        types_ = hints(hint)  # type: ignore[arg-type]
-        return {f.name: _dump(types_[f.name], getattr(value, f.name)) for f in fields(hint)}
-    return value
-
-
-def _load(hint: Any, data: Any) -> Any:
-    if data is None:
-        return None
-    origin = get_origin(hint)
-    if origin in (Union, types.UnionType):
-        return _load(_inner(hint), data)
-    if origin is tuple:
-        return tuple(_load(get_args(hint)[0], item) for item in data)
-    if origin is Mapping:
-        return {key: _load(get_args(hint)[1], item) for key, item in data.items()}
-    if hasattr(hint, "from_json"):
-        return hint.from_json(data)
-    if isinstance(hint, type) and is_dataclass(hint):
-        types_ = hints(hint)
-        return hint(**{f.name: _load(types_[f.name], data[f.name]) for f in fields(hint) if f.name in data})
-    return data
-
-
-def _inner(hint: Any) -> Any:
-    """X of ``X | None``."""
-    (inner,) = [a for a in get_args(hint) if a is not type(None)]
-    return inner
-
-
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def hints(cls: type) -> dict[str, Any]:
-    """The resolved type of each field of ``cls`` (resolved once per class)."""
-    if cls not in _HINTS:
-        _HINTS[cls] = get_type_hints(cls)
-    return _HINTS[cls]
-
-
-def optional(f: Field[Any]) -> bool:
-    """Whether the engine leaves field ``f``'s key out of some results."""
-    return bool(f.metadata.get("omit") or f.metadata.get("with"))
-
-
-class JsonObject:
-    """to_json/from_json for a dataclass whose fields are the JSON object's keys, in the order the engine
-    writes them; nested dataclasses, tuples (JSON lists) and mappings (JSON objects) by the fields' types."""
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        types_ = hints(type(self))
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            if value is None and f.metadata.get("omit"):
-                continue
-            if "with" in f.metadata and getattr(self, f.metadata["with"]) is None:
-                continue
-            out[f.name] = _dump(types_[f.name], value)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        """A field the engine always writes that the JSON lacks is an error naming it; keys the dataclass
-        does not define (from an older engine) are ignored."""
-        names = fields(cls)  # type: ignore[arg-type]
-        missing = [f.name for f in names if f.name not in data and f.default is MISSING]
-        if missing:
-            raise ValueError(f"a stored cost result's {cls.__name__} lacks {', '.join(missing)}")
-        types_ = hints(cls)
-        return cls(**{f.name: _load(types_[f.name], data[f.name]) for f in names if f.name in data})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,6 +140,9 @@ class RunCost(JsonObject):
 
     usd: float
     formula: str
+    # The run's cost at the ends of the training estimate's error band (cost._per_run_band).
+    usd_low: float | None = _omit()
+    usd_high: float | None = _omit()
     assumption: str | None = _omit()
     horizon_usd: float | None = _omit()
     commitment_usd: float | None = _omit()
@@ -253,6 +164,13 @@ class PerRun(JsonObject):
     days_formula: str | None = _omit()
     effective_days_formula: str | None = _omit()
     usd: Mapping[str, RunCost] | None = _omit()
+    # The ends of the training estimate's error band (cost._per_run_band), when the days are its.
+    days_low: float | None = _omit()
+    days_high: float | None = _omit()
+    effective_days_low: float | None = _omit()
+    effective_days_high: float | None = _omit()
+    spot_effective_days_low: float | None = _omit()
+    spot_effective_days_high: float | None = _omit()
 
 
 @dataclass(frozen=True, kw_only=True)

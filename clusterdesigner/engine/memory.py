@@ -260,8 +260,9 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     recalibrating first.
 
     total = weights + gradients + optimizer states + activations (in-flight micro-batches, plus one
-    layer's full working set under full recompute) + output-layer logits (last stage) + FSDP gather
-    buffers (two layers unsharded: the current one and the prefetched one) + framework reserve.
+    layer's full working set under full recompute, never more than without recompute) + output-layer
+    logits (last stage) + FSDP gather buffers (two layers unsharded: the current one and the prefetched
+    one) + framework reserve.
     """
     model, training = problem.model, problem.training
     layout = training.pipeline_layout
@@ -285,7 +286,10 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     m = microbatches(problem, lay)
     stored, full_layer = activation_bytes_per_layer(problem, lay)
     first_layers, last_layers = in_flight_layers(model, lay, m, layout)
-    # Backward of a recomputed layer holds its activations and their gradients at once.
+    # Backward of a recomputed layer holds its activations and their gradients at once: two whole layers,
+    # the figure the BLOOM memory rows (all full recompute) were calibrated on. No recompute is charged no
+    # such working set (the llm-foundry rows, which fill memory at large micro-batches without recompute,
+    # fit only without it), so full recompute is capped at the no-recompute figure below.
     working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
     tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
@@ -317,6 +321,12 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
             params_dense = params_dense + np.where(mtp_held, mtp_dense, 0.0)
             expert_held = expert_held + np.where(mtp_held, mtp_expert, 0.0)
         act = stored * layers_held * share + working * np.minimum(share * n_stage, 1.0)
+        # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so
+        # it never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
+        # recompute against 271 GiB without, where fewer than two layers are in flight).
+        act = np.where(
+            lay["recompute"] == RECOMPUTE_FULL, np.minimum(act, full_layer * layers_held * share), act
+        )
         parts_by_stage.append(
             {
                 "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense, expert_held),

@@ -90,6 +90,8 @@ TRAINING: Mapping[str, Rule] = {
     # Megatron-Core's --pipeline-model-parallel-layout ("Et*3|(tt|)*29,m|L") or a list of layers per
     # virtual stage; checked against the model by the training engine (workload.parse_pipeline_layout).
     "pipeline_layout": Rule("any"),
+    # Fraction of HBM a searched layout leaves free; the engine's default is error_band.MEMORY_HEADROOM.
+    "memory_headroom": Rule("float", 0, 0.5),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -459,6 +461,7 @@ class Training:
     global_batch_tokens: int | None = None
     global_batch_seqs: int | None = None
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
+    memory_headroom: float | None = None
 
 
 @dataclass(frozen=True)

@@ -9,56 +9,14 @@ documented where it is computed (``training._rows``, ``memory.memory_parts``, ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, Self, get_type_hints
+from dataclasses import dataclass
+from typing import Any
 
-
-class _JsonObject:
-    """to_json/from_json for a dataclass whose fields are the JSON object's keys, in declaration order; a
-    field that is itself a _JsonObject is written and read as a nested object."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            out[f.name] = value.to_json() if isinstance(value, _JsonObject) else value
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        """A field without a default that the JSON lacks is an error naming it; keys the dataclass does not
-        define (from an older engine) are ignored."""
-        names = fields(cls)  # type: ignore[arg-type]
-        missing = [f.name for f in names if f.name not in data and f.default is MISSING]
-        if missing:
-            raise ValueError(f"a stored training result's {cls.__name__} lacks {', '.join(missing)}")
-        nested = _nested_fields(cls)
-        return cls(
-            **{
-                f.name: nested[f.name].from_json(data[f.name]) if f.name in nested else data[f.name]
-                for f in names
-                if f.name in data
-            }
-        )
-
-
-_NESTED: dict[type, dict[str, type[_JsonObject]]] = {}
-
-
-def _nested_fields(cls: type) -> dict[str, type[_JsonObject]]:
-    """The fields of ``cls`` that hold a _JsonObject, by name (annotations resolved once per class)."""
-    if cls not in _NESTED:
-        hints = get_type_hints(cls)
-        _NESTED[cls] = {
-            name: hint
-            for name, hint in hints.items()
-            if isinstance(hint, type) and issubclass(hint, _JsonObject)
-        }
-    return _NESTED[cls]
+from clusterdesigner.engine.json_object import JsonObject
 
 
 @dataclass(frozen=True)
-class Layout(_JsonObject):
+class Layout(JsonObject):
     """One parallel layout: the response's ``parallelism`` object (``workload.layout_row``)."""
 
     tp: int
@@ -74,7 +32,7 @@ class Layout(_JsonObject):
 
 
 @dataclass(frozen=True)
-class MemoryPerGpu(_JsonObject):
+class MemoryPerGpu(JsonObject):
     """GiB per GPU on the heaviest pipeline stage, by part (``memory.memory_parts``), rounded to 3 places.
     A part an older engine did not model reads back as 0."""
 
@@ -89,7 +47,7 @@ class MemoryPerGpu(_JsonObject):
 
 
 @dataclass(frozen=True)
-class StepTime(_JsonObject):
+class StepTime(JsonObject):
     """Seconds per optimizer step, by part (``timing.step_time_parts``); ``total`` is not their plain sum
     (overlapped communication counts only where exposed)."""
 
@@ -111,8 +69,24 @@ class StepTime(_JsonObject):
 
 
 @dataclass(frozen=True)
-class LayoutEstimate(_JsonObject):
-    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train."""
+class ErrorBand(JsonObject):
+    """The range an estimate's tokens/s and failure-free days may take (engine/error_band.py): the point
+    estimate divided by (1 + p90) … (1 + p10) of the calibration residuals of ``basis``, the table key its
+    ``regime`` (family/precision/kind/scale) falls back to, which rests on ``rows`` measured runs."""
+
+    regime: str
+    basis: str
+    rows: int
+    tokens_per_second_low: float
+    tokens_per_second_high: float
+    days_low: float
+    days_high: float
+
+
+@dataclass(frozen=True)
+class LayoutEstimate(JsonObject):
+    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train, with
+    the error band of the throughput and days (None in results stored before the band existed)."""
 
     parallelism: Layout
     fits: bool
@@ -126,10 +100,11 @@ class LayoutEstimate(_JsonObject):
     hfu: float
     tokens_per_second: float
     time_to_train_days: float
+    error_band: ErrorBand | None = None
 
 
 @dataclass(frozen=True)
-class ModelSummary(_JsonObject):
+class ModelSummary(JsonObject):
     """The model as the engine resolved it (preset plus overrides)."""
 
     name: str | None
@@ -151,7 +126,7 @@ class ModelSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class TrainingSummary(_JsonObject):
+class TrainingSummary(JsonObject):
     """The training setup the engine used; ``global_batch_tokens`` = global_batch_seqs · seq_len."""
 
     tokens: float
@@ -164,10 +139,11 @@ class TrainingSummary(_JsonObject):
     cross_entropy: str
     fsdp_collectives_per_layer: int
     fsdp_overlap: bool
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)
-class ClusterSummary(_JsonObject):
+class ClusterSummary(JsonObject):
     """The cluster the engine used; ``peak_tflops`` is the accelerator's dense peak at the precision."""
 
     accelerator: str
@@ -181,14 +157,14 @@ class ClusterSummary(_JsonObject):
 
 
 @dataclass(frozen=True)
-class Summary(_JsonObject):
+class Summary(JsonObject):
     model: ModelSummary
     training: TrainingSummary
     cluster: ClusterSummary
 
 
 @dataclass(frozen=True)
-class AssumptionUsed(_JsonObject):
+class AssumptionUsed(JsonObject):
     """A constant the estimate used, with its unit and source (``workload.Assumption``)."""
 
     name: str
@@ -212,7 +188,9 @@ class SearchCounts:
 class TrainingEstimate:
     """The training engine's response. ``chosen`` is the given layout (mode "evaluate") or the best one
     found (mode "search"); its figures sit at the top level of the JSON, as they always have. A search
-    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts."""
+    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts, and ``ties``: the
+    indices into ``candidates`` of those whose tokens/s lies within the best one's error band (the engine
+    cannot tell them apart), most robust first (``training.robustness``)."""
 
     mode: str
     chosen: LayoutEstimate
@@ -221,6 +199,7 @@ class TrainingEstimate:
     assumptions: tuple[AssumptionUsed, ...]
     candidates: tuple[LayoutEstimate, ...] = ()
     search: SearchCounts | None = None
+    ties: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode, **self.chosen.to_json()}
@@ -230,6 +209,7 @@ class TrainingEstimate:
             out["layouts_valid"] = self.search.layouts_valid
             out["layouts_feasible"] = self.search.layouts_feasible
             out["rejected"] = dict(self.search.rejected)
+            out["ties"] = list(self.ties)
         out["warnings"] = list(self.warnings)
         out["summary"] = self.summary.to_json()
         out["assumptions"] = [a.to_json() for a in self.assumptions]
@@ -253,4 +233,5 @@ class TrainingEstimate:
             assumptions=tuple(AssumptionUsed.from_json(a) for a in data.get("assumptions") or ()),
             candidates=tuple(LayoutEstimate.from_json(c) for c in data.get("candidates") or ()),
             search=search,
+            ties=tuple(int(i) for i in data.get("ties") or ()),
         )

@@ -228,6 +228,9 @@ class Training:
     moe_a2a_overlap: bool = False
     moe_shared_expert_overlap: bool = False
     pipeline_layout: PipelineLayout | None = None
+    # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
+    # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)
