@@ -461,6 +461,7 @@ class Training:
     global_batch_tokens: int | None = None
     global_batch_seqs: int | None = None
     memory_headroom: float | None = None
+    pipeline_layout: str | list[int] | None = None
 
 
 @dataclass(frozen=True)
