@@ -462,7 +462,6 @@ class Training:
     global_batch_seqs: int | None = None
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
-    pipeline_layout: str | list[int] | None = None
 
 
 @dataclass(frozen=True)
