@@ -6,8 +6,10 @@ Each row of tests/engine/data/runs_frontier.csv (NeMo performance summaries 24.0
 dense, MoE, FP8, long context, ≥ 1,024 GPUs) is predicted with its published layout and compared on
 tokens/s per GPU where measured, else model TFLOP/s per GPU (tests/engine/frontier_cases.py says what is
 assumed where a row is silent). error = predicted / measured − 1. No factor is fitted here: these are the
-figures issue 19's targets will be measured against. Rows the engine cannot express (MLA, MTP,
-head_dim ≠ hidden/heads, a published layout that does not cover the GPUs) are listed with the reason.
+figures issue 19's targets will be measured against. DeepSeek-V3 (MLA, MTP, an explicit pipeline layout)
+and Qwen3 (head_dim ≠ hidden/heads) rows are predicted; rows the engine cannot express (a published layout
+that does not cover the GPUs) or rejects (EP beyond dp × cp, which needs expert tensor parallelism) are
+listed with the reason.
 """
 
 from __future__ import annotations

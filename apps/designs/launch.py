@@ -33,10 +33,12 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from apps.designs import selectors
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.engine.training_result import Layout, TrainingEstimate
+from clusterdesigner.engine.workload import PipelineLayout, parse_pipeline_layout
 
 MASTER_PORT = 29500
 VOLCANO_PORT = 23456  # the Volcano pytorch plugin's default --port
@@ -415,9 +417,52 @@ def _moe_args(out: _Args, shape: Mapping[str, Any], layers: int) -> None:
         out.add("--moe-layer-freq", freq)
 
 
-def _model_args(out: _Args, layout: Layout, shape: Mapping[str, Any]) -> None:
+def _attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
+    """Multi-head latent attention's widths (Megatron-LM arguments.py: --multi-latent-attention,
+    --q-lora-rank, --kv-lora-rank, --qk-head-dim for the no-RoPE part, --qk-pos-emb-head-dim, --v-head-dim),
+    else a head width apart from hidden / heads (--kv-channels); multi-token prediction (--mtp-num-layers)."""
+    if shape.get("kv_lora_rank"):
+        out.add("--multi-latent-attention")
+        if shape.get("q_lora_rank"):
+            out.add("--q-lora-rank", shape["q_lora_rank"])
+        out.add("--kv-lora-rank", shape["kv_lora_rank"])
+        out.add("--qk-head-dim", shape["qk_nope_head_dim"])
+        out.add("--qk-pos-emb-head-dim", shape["qk_rope_head_dim"])
+        out.add("--v-head-dim", shape["v_head_dim"])
+    elif shape.get("head_dim") and int(shape["head_dim"]) * int(shape["heads"]) != int(shape["hidden"]):
+        out.add("--kv-channels", shape["head_dim"])
+    if shape.get("mtp_depth"):
+        out.add("--mtp-num-layers", shape["mtp_depth"])
+
+
+def _pipeline_layout(evaluation: Mapping[str, Any], shape: Mapping[str, Any]) -> PipelineLayout | None:
+    """The spec's explicit pipeline layout (spec.workload.training.pipeline_layout), checked as the engine
+    checks it, or None."""
+    training = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
+    given = training.get("pipeline_layout") if isinstance(training, Mapping) else None
+    if given is None:
+        return None
+    try:
+        return parse_pipeline_layout(
+            given, layers=int(shape["layers"]), mtp_depth=int(shape.get("mtp_depth") or 0)
+        )
+    except InputError as exc:
+        raise ValueError(f"pipeline_layout: {exc.message}") from exc
+
+
+def _model_args(
+    out: _Args, layout: Layout, shape: Mapping[str, Any], pipeline: PipelineLayout | None = None
+) -> None:
     layers = int(shape["layers"])
-    _pipeline_split_args(out, layout, layers)
+    if pipeline is not None:
+        # The layout places every layer; Megatron-Core derives vpp from it and pp (pp × vpp = its stages).
+        if layout.pp * layout.vpp != pipeline.stages:
+            raise ValueError(
+                f"pipeline_layout has {pipeline.stages} stages but pp × vpp = {layout.pp}×{layout.vpp}"
+            )
+        out.add("--pipeline-model-parallel-layout", pipeline.megatron_text())
+    else:
+        _pipeline_split_args(out, layout, layers)
     out.add("--num-layers", layers)
     out.add("--hidden-size", shape["hidden"])
     out.add("--ffn-hidden-size", shape["ffn_hidden"])
@@ -435,6 +480,7 @@ def _model_args(out: _Args, layout: Layout, shape: Mapping[str, Any]) -> None:
         out.add("--hidden-dropout", 0.0)
     if not shape["tied_embeddings"]:
         out.add("--untie-embeddings-and-output-weights")
+    _attention_args(out, shape)
     if shape["experts"]:
         _moe_args(out, shape, layers)
     out.comments.append(
@@ -564,7 +610,7 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
     out = _Args()
     _parallel_args(out, layout)
     shape = model_shape(evaluation)
-    _model_args(out, layout, shape)
+    _model_args(out, layout, shape, _pipeline_layout(evaluation, shape))
     _batch_args(out, layout, evaluation, int(shape["seq_len"]))
     _recompute_args(out, layout.recompute)
     _sharding_args(out, layout, gpn)

@@ -320,6 +320,19 @@ def _check_finite(value: Any, path: str = "") -> None:
             _check_finite(item, f"{path}.{index}")
 
 
+def _band(per_run: Mapping[str, Any], option: str, days_key: str) -> dict[str, float]:
+    """An option's run cost and expected days at the ends of the training estimate's error band, when the
+    cost result carries them (cost._per_run_band)."""
+    run = (per_run.get("usd") or {}).get(option) or {}
+    pairs = {
+        "run_cost_usd_low": run.get("usd_low"),
+        "run_cost_usd_high": run.get("usd_high"),
+        "days_low": per_run.get(f"{days_key}_low"),
+        "days_high": per_run.get(f"{days_key}_high"),
+    }
+    return {k: float(v) for k, v in pairs.items() if v is not None}
+
+
 def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
     options: list[dict[str, Any]] = []
     for index, (slug, result) in enumerate(costs.items()):
@@ -341,6 +354,7 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                     "run_cost_usd": (per_run.get("on_prem") or {}).get("usd"),
                     "days": days,
                     "break_even_utilization": None,
+                    **_band(result.get("per_run") or {}, "on_prem", "effective_days"),
                 }
             )
         offering = catalog.offerings.get(slug)
@@ -363,6 +377,11 @@ def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: 
                     "days": run_days,
                     "break_even_utilization": _break_even(be),
                     "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
+                    **_band(
+                        result.get("per_run") or {},
+                        model,
+                        "spot_effective_days" if model == "spot" else "effective_days",
+                    ),
                 }
             )
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))

@@ -427,3 +427,8 @@ class DesignOption(JsonObject):
     days: float | None
     break_even_utilization: float | None
     break_even_meaning: str | None = _omit()
+    # The run's cost and expected days at the ends of the training estimate's error band (PerRun, RunCost).
+    run_cost_usd_low: float | None = _omit()
+    run_cost_usd_high: float | None = _omit()
+    days_low: float | None = _omit()
+    days_high: float | None = _omit()

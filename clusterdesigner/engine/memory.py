@@ -307,7 +307,7 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
     middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
     no_logits = np.zeros_like(single)
-    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay)
+    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay) if model.mtp_depth else (0.0, 0.0)
     for layers_held, with_logits, share, edge_held, mtp_held in (
         (first_layers, single, n_first / n_stage, edge, single),
         (last_layers, no_logits, middle, np.zeros_like(edge), no_logits),

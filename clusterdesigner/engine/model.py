@@ -14,7 +14,7 @@ from typing import Any
 from clusterdesigner.engine.errors import InputError
 
 # Multi-head latent attention's shape fields (ModelShape's docstring).
-_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 # Recompute modes, as small integers so that layouts can be numpy arrays (index into this tuple).
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -79,11 +79,11 @@ class ModelShape:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
-        for name in _MLA_FIELDS + ("head_dim", "mtp_depth"):
+        for name in MLA_FIELDS + ("head_dim", "mtp_depth"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
-        if self.kv_lora_rank or any(getattr(self, f) for f in _MLA_FIELDS):
+        if self.kv_lora_rank or any(getattr(self, f) for f in MLA_FIELDS):
             self._check_mla()
         elif not self.head_dim:
             if self.hidden % self.heads:

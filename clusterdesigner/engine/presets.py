@@ -23,9 +23,40 @@ _BLOOM = "BigScience 2022, BLOOM (arXiv:2211.05100) Table 3; bigscience tr11-176
 _MPT = "MosaicML 2023, MPT-7B / MPT-30B model cards and llm-foundry yamls (d_model, n_heads, n_layers)"
 _MIXTRAL = "Jiang et al. 2024, Mixtral of Experts (arXiv:2401.04088) Table 1"
 _DEEPSEEK = (
-    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437) Sec. 4.2; multi-head latent "
-    "attention approximated by full multi-head attention of the same width (±10% attention parameters)"
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437) Sec. 2 and 4.2, and the released "
+    "config.json (hidden 7168, 61 layers of which 3 dense, 256 routed + 1 shared experts of 2048, top-8, "
+    "MLA q_lora_rank 1536, kv_lora_rank 512, qk_nope/qk_rope/v_head_dim 128/64/128, one MTP module): "
+    "671.03B main-model parameters, 37.55B active"
 )
+_QWEN3 = (
+    "Qwen Team 2025, Qwen3 Technical Report (arXiv:2505.09388) Table 2 and the released Qwen/Qwen3-30B-A3B "
+    "and Qwen/Qwen3-235B-A22B config.json files (head_dim 128, untied embeddings, every layer MoE)"
+)
+
+
+def _qwen3(
+    slug: str, name: str, *, layers: int, hidden: int, heads: int, ffn: int, expert: int
+) -> ModelShape:
+    """A Qwen3 MoE model: 4 KV heads of 128, 128 experts, top-8, every layer MoE, untied, no dropout."""
+    return ModelShape(
+        slug=slug,
+        name=name,
+        layers=layers,
+        hidden=hidden,
+        ffn_hidden=ffn,
+        heads=heads,
+        kv_heads=4,
+        head_dim=128,
+        vocab=151936,
+        seq_len=4096,
+        dropout=False,
+        gated_mlp=True,
+        experts=128,
+        top_k=8,
+        expert_ffn_hidden=expert,
+        moe_layers=layers,
+    )
+
 
 _PRESETS: tuple[tuple[ModelShape, str], ...] = (
     (
@@ -266,8 +297,24 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             expert_ffn_hidden=2048,
             shared_experts=1,
             moe_layers=58,
+            q_lora_rank=1536,
+            kv_lora_rank=512,
+            qk_nope_head_dim=128,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
+            mtp_depth=1,
         ),
         _DEEPSEEK,
+    ),
+    (
+        _qwen3("qwen3-30b-a3b", "Qwen3 30B-A3B", layers=48, hidden=2048, heads=32, ffn=6144, expert=768),
+        _QWEN3,
+    ),
+    (
+        _qwen3(
+            "qwen3-235b-a22b", "Qwen3 235B-A22B", layers=94, hidden=4096, heads=64, ffn=12288, expert=1536
+        ),
+        _QWEN3,
     ),
 )
 

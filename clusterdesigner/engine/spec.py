@@ -460,6 +460,7 @@ class Training:
     precision: str
     global_batch_tokens: int | None = None
     global_batch_seqs: int | None = None
+    pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
 
 

@@ -77,6 +77,19 @@ class PipelineLayout:
     def stages(self) -> int:
         return len(self.layers)
 
+    def megatron_text(self) -> str:
+        """The layout as Megatron-Core's --pipeline-model-parallel-layout takes it: the string as given,
+        or one spelled out stage by stage from a list of layer counts."""
+        if not self.text.replace(",", "").isdigit():
+            return self.text
+        return "|".join(
+            ("E" if i == self.embedding else "")
+            + "t" * n
+            + "m" * self.mtp.count(i)
+            + ("L" if i == self.loss else "")
+            for i, n in enumerate(self.layers)
+        )
+
     def per_rank(self, pp: int) -> tuple[IntArray, IntArray, IntArray]:
         """(decoder layers, loss, MTP modules) on each of the pp pipeline ranks."""
         ranks = np.arange(self.stages) % pp

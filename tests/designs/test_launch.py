@@ -220,6 +220,46 @@ def test_moe_preset_sets_experts_shared_experts_and_dense_first_layers() -> None
     assert f["--decoder-first-pipeline-num-layers"] == "6" and f["--decoder-last-pipeline-num-layers"] == "7"
 
 
+def test_deepseek_v3_launches_with_mla_mtp_and_its_pipeline_layout() -> None:
+    # DeepSeek-V3's config.json widths as Megatron-LM's arguments: --qk-head-dim is the no-RoPE part (128),
+    # --qk-pos-emb-head-dim the RoPE part (64); one MTP module; the layout Megatron-Core's docs give for
+    # PP 16 × VPP 2 replaces the first/last-stage split.
+    evaluation = with_model(
+        with_layout(evaluation_fixture(), tp=2, pp=16, dp=16, ep=16, vpp=2), "deepseek-v3"
+    )
+    evaluation["training"]["summary"]["training"]["global_batch_seqs"] = 1024
+    evaluation["spec"]["workload"]["training"]["pipeline_layout"] = "Et*3|(tt|)*29,m|L"
+    f = torchrun_flags(evaluation)
+    assert "--multi-latent-attention" in f
+    assert (f["--q-lora-rank"], f["--kv-lora-rank"]) == ("1536", "512")
+    assert (f["--qk-head-dim"], f["--qk-pos-emb-head-dim"], f["--v-head-dim"]) == ("128", "64", "128")
+    assert f["--mtp-num-layers"] == "1"
+    assert f["--pipeline-model-parallel-layout"] == "Et*3|(tt|)*29,m|L"
+    assert "--decoder-first-pipeline-num-layers" not in f
+    assert "--kv-channels" not in f
+
+
+def test_a_layout_list_is_spelled_out_and_must_match_pp_times_vpp() -> None:
+    evaluation = with_model(
+        with_layout(evaluation_fixture(), tp=2, pp=16, dp=16, ep=16, vpp=1), "deepseek-v3"
+    )
+    evaluation["training"]["summary"]["training"]["global_batch_seqs"] = 1024
+    evaluation["spec"]["workload"]["training"]["pipeline_layout"] = [4] * 15 + [1]
+    f = torchrun_flags(evaluation)
+    assert f["--pipeline-model-parallel-layout"] == "Etttt|" + "tttt|" * 14 + "tmL"
+    evaluation["spec"]["workload"]["training"]["pipeline_layout"] = [2] * 30 + [1]
+    with pytest.raises(ValueError, match=r"pipeline_layout has 31 stages but pp × vpp = 16×1"):
+        launch_torchrun(evaluation=evaluation)
+
+
+def test_qwen3_head_dim_is_passed_as_kv_channels() -> None:
+    # Qwen3-30B-A3B: 32 heads of 128 on hidden 2048 (hidden / heads would be 64).
+    evaluation = with_model(with_layout(evaluation_fixture(), tp=1, pp=1, dp=512, ep=8), "qwen3-30b-a3b")
+    f = torchrun_flags(evaluation)
+    assert f["--kv-channels"] == "128"
+    assert "--multi-latent-attention" not in f
+
+
 def test_missing_layout_is_a_clear_error() -> None:
     evaluation = evaluation_fixture()
     evaluation["training"] = {"fits": False, "assumptions": []}

@@ -41,17 +41,19 @@ from calibration_cases import _percentile as percentile
 
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.model import MLA_FIELDS
 from clusterdesigner.engine.training import estimate
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTIER_CSV = Path(__file__).parent / "data" / "runs_frontier.csv"
 SEED_CATALOG = ROOT / "apps" / "catalog" / "data" / "seed_catalog.json"
 REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
-# Model features the engine has no input for (issue 19 item 3); a row with one is listed, not predicted.
-INEXPRESSIBLE_FEATURES = {
-    "mla": "multi-head latent attention (attention FLOPs and KV size differ from GQA)",
-    "mtp": "multi-token prediction head",
-}
+# Model features the engine has no input for; a row with one is listed, not predicted. None is left since
+# multi-head latent attention, multi-token prediction, head_dim and pipeline layouts became inputs (issue 19
+# item 3): the DeepSeek-V3 and Qwen3 rows are predicted.
+INEXPRESSIBLE_FEATURES: dict[str, str] = {}
+# Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
+SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 GPU_SLUGS = (("GB200", "gb200"), ("B200", "b200"), ("H200", "h200"), ("H100", "h100-sxm"))
 FABRIC = "ib-ndr400"
 
@@ -78,9 +80,6 @@ def not_expressible(row: dict[str, str]) -> str:
     """Why the engine cannot express this row's model or layout, or '' when it can."""
     features = [f for f in row["shape_features"].split(";") if f]
     reasons = [INEXPRESSIBLE_FEATURES[f] for f in features if f in INEXPRESSIBLE_FEATURES]
-    hidden, heads, head_dim = _int(row["hidden"]), _int(row["heads"]), _int(row["head_dim"])
-    if hidden and heads and head_dim and head_dim * heads != hidden:
-        reasons.append(f"head_dim {head_dim} ≠ hidden/heads {hidden // heads}")
     n = int(row["num_gpus"])
     degrees = [_int(row[k]) or 1 for k in ("tp", "pp", "dp", "cp")]
     if _int(row["dp"]) and math.prod(degrees) != n:
@@ -103,6 +102,9 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "gated_mlp": any(k in name for k in ("llama", "mixtral", "qwen")),
         "dropout": False,
     }
+    mla = bool(_int(row["kv_lora_rank"]))
+    # Under MLA a head's width is qk_nope + qk_rope; the row's head_dim column is left to the engine.
+    model.update({k: int(row[k]) for k in SHAPE_COLUMNS if row[k] and not (mla and k == "head_dim")})
     if moe:
         model.update(
             experts=moe,
@@ -134,6 +136,8 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "flash_attention": True,
         "tp_comm_overlap": True,
     }
+    if row["pipeline_layout"]:
+        training["pipeline_layout"] = row["pipeline_layout"]
     cluster = {
         "accelerator": accelerator,
         "gpus_per_node": per_node,

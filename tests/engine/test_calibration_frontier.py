@@ -112,9 +112,11 @@ def test_tflops_error_is_used_where_only_tflops_were_published(
 
 def test_rows_the_engine_cannot_express_are_listed_with_the_reason(rows: list[dict[str, str]]) -> None:
     reasons = {r["run_id"]: frontier_cases.not_expressible(r) for r in rows}
-    assert "multi-head latent attention" in reasons["nemo2509_h100_15"]  # DeepSeek-V3
-    assert "head_dim 128 ≠ hidden/heads 64" in reasons["nemo2509_gb200_5"]  # Qwen3 30B-A3B
-    assert "head_dim 128 ≠ hidden/heads 64" in reasons["moezoo_qwen3_gb200_3"]  # Qwen3 235B-A22B
+    # MLA, MTP, head_dim and pipeline layouts are inputs now (issue 19 item 3): DeepSeek-V3 and Qwen3 rows
+    # are expressible.
+    assert reasons["nemo2509_h100_15"] == ""  # DeepSeek-V3
+    assert reasons["nemo2509_gb200_5"] == ""  # Qwen3 30B-A3B, head_dim 128 ≠ hidden/heads 64
+    assert reasons["moezoo_qwen3_gb200_3"] == ""  # Qwen3 235B-A22B
     # NeMo's B200 long-sequence table prints layouts that cover a quarter of the GPUs: listed, not mended.
     assert "tp×pp×dp×cp = 2 ≠ 8 GPUs" in reasons["nemo_lc_b200_1"]
     assert reasons["nemo2502_b200_2"] == ""
@@ -140,7 +142,26 @@ def test_bench_prints_the_table_and_the_per_regime_summary() -> None:
         timeout=120,
     ).stdout
     assert "nemo2502_b200_2" in out
-    assert "not expressible: multi-head latent attention" in out
+    assert "not expressible: published layout tp×pp×dp×cp = 2 ≠ 8 GPUs" in out
+    assert "nemo2509_h100_15   DeepSeek-V3" in out  # predicted, in the table
     for label in ("overall", *REGIMES):
         assert f"  {label} " in out
     assert "MFU basis" in out
+
+
+def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layout(
+    rows: list[dict[str, str]],
+) -> None:
+    request = frontier_cases.request_for(_row(rows, "nemo2509_gb200_4"))
+    model = request["model"]
+    assert (model["q_lora_rank"], model["kv_lora_rank"], model["v_head_dim"], model["mtp_depth"]) == (
+        1536,
+        512,
+        128,
+        1,
+    )
+    assert "head_dim" not in model  # a head's width under MLA is qk_nope + qk_rope
+    # PP 4 × VP 4 = 16 virtual stages for 61 layers: Megatron-Bridge's layout_map[(4, 4)].
+    assert request["training"]["pipeline_layout"] == "Etttt|(tttt|)*14,tmL"
+    case = predict(_row(rows, "nemo2509_gb200_4"), frontier_cases.catalog_specs())
+    assert case.skip == "" and case.predicted is not None and case.metric == "tokens/s/GPU"

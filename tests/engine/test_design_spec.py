@@ -188,3 +188,13 @@ def test_an_engine_error_on_a_built_request_is_named_by_the_spec_path(
     field: str, request_kind: str, index: int | None, path: str
 ) -> None:
     assert spec_path(field, request=request_kind, cloud_index=index) == path
+
+
+def test_a_spec_with_the_training_fields_of_issue_19_parses() -> None:
+    # memory_headroom (w5) and pipeline_layout (w4) are spec fields: the design spec's Training takes both
+    # (a pipeline_layout raised TypeError here, a 500 on save, before).
+    spec = _spec()
+    spec["workload"]["training"] |= {"memory_headroom": 0.2, "pipeline_layout": [16, 16]}
+    parsed = parse_design_spec(spec)
+    assert parsed.training.memory_headroom == 0.2
+    assert parsed.training.pipeline_layout == [16, 16]

@@ -377,3 +377,41 @@ def test_a_pipeline_layout_is_in_the_assumptions() -> None:
     }
     layout = names["pipeline_layout[4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,1]"]
     assert layout["value"] == 16.0 and "Megatron-Core" in layout["source"]
+
+
+# ---- presets --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("slug", "total", "active"),
+    [
+        # Worked by hand above (test_mla_counts_deepseek_v3_by_hand, test_head_dim_apart_...).
+        ("deepseek-v3", 671_026_404_352, 37_551_276_032),
+        ("qwen3-30b-a3b", 30_532_110_336, 3_352_821_760),
+        # Qwen/Qwen3-235B-A22B config.json: hidden 4096, 94 layers, 64 heads of 128, 4 KV heads, 128 experts
+        # of 1536, top-8, vocab 151936, untied. Attention 4096 × 8192 × 2 + 4096 × 512 × 2 = 71,303,168;
+        # experts 128 × 3 × 4096 × 1536 = 2,415,919,104; router 524,288; norms 8,192 → 2,487,754,752 a
+        # layer × 94 = 233,848,946,688 + 2 × 151,936 × 4096 + 4096 = 235,093,610,496 (card: 235B).
+        # Active: 94 × (71,303,168 + 8 × 18,874,368 + 524,288) + 1,244,659,712 = 22,189,965,312 (card: 22B).
+        ("qwen3-235b-a22b", 235_093_610_496, 22_189_965_312),
+    ],
+)
+def test_presets_hold_the_true_shapes(slug: str, total: int, active: int) -> None:
+    assert (PRESETS[slug].total_params, PRESETS[slug].active_params) == (total, active)
+
+
+@pytest.mark.parametrize(
+    ("slug", "tflops", "tokens"),
+    [
+        # NeMo 25.09 performance summary (tests/engine/data/runs_frontier.csv): DeepSeek-V3 on 256 GB200,
+        # 899 model TFLOP/s/GPU at 3,454 tokens/s/GPU; Qwen3 235B-A22B on 64 GB200, 659 at 4,452.
+        ("deepseek-v3", 899, 3454),
+        ("qwen3-235b-a22b", 659, 4452),
+    ],
+)
+def test_model_flops_match_nemo_once_attention_is_counted_causal(slug: str, tflops: int, tokens: int) -> None:
+    # NeMo's formula counts the causal half of the s² attention core; the engine the full square
+    # (Narayanan's convention). DeepSeek-V3: 291.85 GFLOP/token − half of 3 × 2 × 4096 × 128 × 320 × 62
+    # (61 layers + the MTP layer) = 260.65, against 899e12 / 3454 = 260.28 (the TFLOP/s rounded to a
+    # whole number: ±0.06 %). Qwen3 235B: 167.26 − half of 3 × 4 × 4096 × 64 × 128 × 94 = 148.33 vs 148.02.
+    m = PRESETS[slug]
+    causal = m.model_flops_per_token - 1.5 * m.attention_core_flops_fwd_per_token
+    assert causal == pytest.approx(tflops * 1e12 / tokens, rel=3e-3)

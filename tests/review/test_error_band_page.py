@@ -28,3 +28,22 @@ def test_design_page_shows_the_days_and_tokens_ranges_of_the_error_band(
     low, high = expected * band["days_low"] / free, expected * band["days_high"] / free
     assert f"{low:,.1f}–{high:,.1f} days expected" in shown
     assert low < expected < high
+
+
+def test_each_option_card_shows_its_run_cost_range_from_the_cost_engine(
+    alice_client: Client, demos: list[Any]
+) -> None:
+    demo = demos[0]
+    result = alice_client.post(f"/api/v1/designs/{demo.pk}/evaluate/").json()
+    band = result["training"]["error_band"]
+    ratio_low = band["days_low"] / result["training"]["time_to_train_days"]
+    page = alice_client.get(f"/designs/{demo.pk}/").content.decode()
+    body = page.split('id="ranked-options"')[1]
+    for option in result["options"]:
+        if option["run_cost_usd"] is None:
+            continue
+        # The cost engine scales each run cost by the band's day ratios (cost._per_run_band).
+        assert option["run_cost_usd_low"] == pytest.approx(option["run_cost_usd"] * ratio_low)
+        card = body.split(f'data-option="{option["key"]}">')[1].split("</div></div>")[0]
+        low, high = option["run_cost_usd_low"], option["run_cost_usd_high"]
+        assert f"one run ${low:,.0f}–${high:,.0f}" in card
