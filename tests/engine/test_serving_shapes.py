@@ -100,13 +100,10 @@ def test_mla_decode_attention_is_compute_bound_at_tp1_and_memory_bound_at_tp8() 
 
 
 def test_deepseek_v3_estimate_reports_the_latent_and_states_its_assumptions() -> None:
-    # The preset with MLA given explicitly (the same fields whether or not the preset carries them yet).
-    request = {
-        **serving.EXAMPLE_REQUEST,
-        "model": {"preset": "deepseek-v3", **{k: DEEPSEEK_V3[k] for k in ("q_lora_rank", "kv_lora_rank")}}
-        | {k: DEEPSEEK_V3[k] for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_depth")},
-        "accelerator": "h200",
-    }
+    # The preset is the released shape (MLA widths and one MTP module), the same as DEEPSEEK_V3.
+    preset = PRESETS["deepseek-v3"]
+    assert {k: getattr(preset, k) for k in DEEPSEEK_V3} == DEEPSEEK_V3
+    request = {**serving.EXAMPLE_REQUEST, "model": {"preset": "deepseek-v3"}, "accelerator": "h200"}
     result = serving.estimate(request, catalog=CATALOG)
     assert result.kv_bytes_per_token == 35_136  # 61 × 576 × 1 B (FP8 KV)
     best = result.best
@@ -156,8 +153,9 @@ def test_qwen3_prefill_time_counts_the_4096_wide_queries() -> None:
 
 
 def test_a_qwen3_estimate_reports_kv_of_its_128_wide_heads() -> None:
-    result = serving.estimate(
-        {**serving.EXAMPLE_REQUEST, "model": QWEN3_30B_A3B, "accelerator": "h200"}, catalog=CATALOG
-    )
+    preset = PRESETS["qwen3-30b-a3b"]  # the released shape, as QWEN3_30B_A3B
+    assert {k: getattr(preset, k) for k in QWEN3_30B_A3B} == QWEN3_30B_A3B
+    request = {**serving.EXAMPLE_REQUEST, "model": {"preset": "qwen3-30b-a3b"}, "accelerator": "h200"}
+    result = serving.estimate(request, catalog=CATALOG)
     assert result.kv_bytes_per_token == 49_152  # 48 × 4 × 128 × 2 × 1 B (FP8 KV)
     assert result.best.meets_targets
