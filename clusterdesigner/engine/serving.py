@@ -765,8 +765,9 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     """Prefill and decode in separate pools. Prefill pool: the layout with the fewest GPU-seconds per prompt,
     sized to the peak's prefill work at full use, ⌈peak R · t_prefill⌉ replicas. Decode pool: per layout the
     largest batch whose plain TPOT(B) meets the target (no prefill interrupts it), peak R · n_out · TPOT / B
-    replicas. TTFT = t_prefill + KV transfer (n_in × KV per token / kv_transfer_gbps per GPU). None when no
-    pair meets both targets."""
+    replicas. TTFT = t_prefill + KV transfer (n_in × KV per token / kv_transfer_gbps per GPU, each GPU sending
+    its tp·pp share; under multi-head latent attention its stage's whole latent). None when no pair meets
+    both targets."""
     if not inp.disaggregated:
         return None
     peak = inp.requests_per_s * inp.peak_to_mean
@@ -779,11 +780,17 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     cost = np.where(fits, prefill * tp * pp, np.inf)
     p = int(np.argmin(cost))
     n_first = inp.percentile_input_tokens
-    transfer = (
-        n_first
-        * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
-        / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
-    )
+    if inp.model.is_mla:
+        # Each GPU holds, and its decode counterpart needs, the whole latent of its stage (it is not split tp
+        # ways), so every NIC carries a full copy: n × KV per token per GPU.
+        per_gpu = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp[p], pp=pp[p])
+        transfer = n_first * float(per_gpu) / (inp.kv_transfer_gbps * 1e9)
+    else:
+        transfer = (
+            n_first
+            * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
+            / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
+        )
     first = prefill[p] if not inp.lengths else prefill_s(inp, tp=tp[p], pp=pp[p], input_tokens=n_first)
     ttft = float(first) + float(transfer)
     if ttft > inp.ttft_s:

@@ -159,3 +159,14 @@ def test_a_qwen3_estimate_reports_kv_of_its_128_wide_heads() -> None:
     result = serving.estimate(request, catalog=CATALOG)
     assert result.kv_bytes_per_token == 49_152  # 48 × 4 × 128 × 2 × 1 B (FP8 KV)
     assert result.best.meets_targets
+
+
+def test_disaggregated_pools_move_the_whole_latent_to_every_decode_gpu() -> None:
+    # Each prefill GPU of a tp-8 replica holds the stage's whole latent and its decode counterpart needs it
+    # all: 1,024 prompt tokens × 61 × 576 × 1 B = 35,979,264 B through one 50 GB/s NIC = 0.7196 ms (a
+    # split cache, as for GQA, would send an eighth).
+    request = {**serving.EXAMPLE_REQUEST, "model": {"preset": "deepseek-v3"}, "accelerator": "h200"}
+    split = serving.estimate(request, catalog=CATALOG).disaggregated
+    assert split is not None and split.prefill_layout == "tp8 pp1"
+    assert split.kv_transfer_s == pytest.approx(1024 * 61 * 576 / 50e9, rel=1e-12)
+    assert split.kv_transfer_s == pytest.approx(0.7196e-3, rel=1e-4)
