@@ -43,10 +43,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.designs.launch import layout_summary
-from apps.designs.selectors import evaluation_costs, evaluation_ranked_options
-from apps.designs.services import expected_days
+from apps.designs.selectors import evaluation_read
 from clusterdesigner.engine.cashflow import MACRS_5_YEAR
 from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
+from clusterdesigner.engine.training_result import LayoutEstimate
 from clusterdesigner.spreadsheets import formula_safe
 
 BOM = "\ufeff"
@@ -107,18 +108,10 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _get(mapping: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(mapping, Mapping):
-            return None
-        mapping = mapping.get(key)
-    return mapping
-
-
 # ---- the three tables ------------------------------------------------------------------------------------
-def _model_text(evaluation: Mapping[str, Any]) -> str:
-    model = _get(evaluation, "spec", "workload", "model")
-    name = _get(evaluation, "training", "summary", "model", "name")
+def _model_text(evaluation: DesignEvaluation) -> str:
+    model = evaluation.workload.get("model")
+    name = evaluation.training.summary.model.name if evaluation.training else None
     if isinstance(model, Mapping) and model.get("preset"):
         return f"{model['preset']} ({name})" if name else str(model["preset"])
     if isinstance(model, Mapping):
@@ -140,27 +133,29 @@ def _unit_format(unit: str, value: Any) -> str:
     return GENERAL
 
 
-def summary_table(evaluation: Mapping[str, Any]) -> Table:
+def summary_table(evaluation: DesignEvaluation) -> Table:
     """Design, cluster, workload and the key training figures, one per row: field, value, unit."""
-    training = evaluation.get("training") or {}
-    cluster = _get(evaluation, "spec", "cluster") or {}
-    workload_training = _get(evaluation, "spec", "workload", "training") or {}
-    design = evaluation.get("design") or {}
-    parallelism = training.get("parallelism") if isinstance(training.get("parallelism"), Mapping) else None
+    training = evaluation.training
+    chosen = training.chosen if training else None
+    cluster = evaluation.cluster
+    workload_training = evaluation.workload.get("training")
+    if not isinstance(workload_training, Mapping):
+        workload_training = {}
+    design = evaluation.design
     nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
     # The cheapest option in each frame, each ranked in its own frame: over the horizon by the cost engine's
     # ranking, per run by the options' stored order (cheapest run first); never a per-run pick's horizon cost.
-    horizon = (evaluation_ranked_options(result=evaluation, frame="horizon") or [{}])[0]
-    per_run = (evaluation_ranked_options(result=evaluation, frame="run") or [{}])[0]
+    horizon = next(iter(evaluation.ranked_options("horizon")), (None, None))[0]
+    per_run = next(iter(evaluation.options), None)
 
     rows: list[tuple[str, Any, str, str]] = [  # field, value, unit, number format
-        *_owning_rows(_first_cost_result(evaluation)),
-        ("Design", design.get("name"), "", GENERAL),
-        ("Design id", design.get("id"), "", GENERAL),
-        ("Version", design.get("version"), "", GENERAL),
-        ("Computed at", evaluation.get("computed_at"), "", GENERAL),
+        *_owning_rows(evaluation.first_cost),
+        ("Design", design.name if design else None, "", GENERAL),
+        ("Design id", design.id if design else None, "", GENERAL),
+        ("Version", design.version if design else None, "", GENERAL),
+        ("Computed at", evaluation.computed_at, "", GENERAL),
         ("Model", _model_text(evaluation), "", GENERAL),
-        ("Parameters", _get(training, "summary", "model", "params"), "parameters", INTEGER),
+        ("Parameters", training.summary.model.params if training else None, "parameters", INTEGER),
         ("Training tokens", workload_training.get("tokens"), "tokens", INTEGER),
         ("Global batch", workload_training.get("global_batch_tokens"), "tokens", INTEGER),
         ("Precision", workload_training.get("precision"), "", GENERAL),
@@ -170,43 +165,47 @@ def summary_table(evaluation: Mapping[str, Any]) -> Table:
         ("GPUs", nodes * gpn if nodes is not None and gpn is not None else None, "GPUs", INTEGER),
         ("Fabric", cluster.get("fabric"), "", GENERAL),
         ("Oversubscription", cluster.get("oversubscription"), "ratio", GENERAL),
-        ("Fits in memory", training.get("fits"), "", GENERAL),
-        ("Layout", layout_summary(parallelism) if parallelism else "none fits", "", GENERAL),
+        ("Fits in memory", chosen.fits if chosen else False, "", GENERAL),
+        ("Layout", layout_summary(chosen.parallelism) if chosen else "none fits", "", GENERAL),
     ]
-    if parallelism:
-        for key, label in (
-            ("tp", "Tensor parallel"),
-            ("pp", "Pipeline parallel"),
-            ("dp", "Data parallel"),
-            ("cp", "Context parallel"),
-            ("ep", "Expert parallel"),
-            ("vpp", "Virtual pipeline stages"),
-            ("micro_batch", "Micro-batch"),
-        ):
-            rows.append((label, parallelism.get(key), "sequences" if key == "micro_batch" else "", GENERAL))
-        rows += [
-            ("Recompute", parallelism.get("recompute"), "", GENERAL),
-            ("Sharding", parallelism.get("sharding"), "", GENERAL),
-            ("Sequence parallel", parallelism.get("sequence_parallel"), "", GENERAL),
-        ]
+    rows += _layout_rows(chosen)
     rows += [
-        ("Days to train, failure-free", training.get("time_to_train_days"), "days", DAYS),
-        ("Days to train, expected (with failures and restarts)", expected_days(evaluation), "days", DAYS),
-        ("MFU", training.get("mfu"), "fraction of peak", PERCENT),
-        ("HFU", training.get("hfu"), "fraction of peak", PERCENT),
-        ("Step time", _get(training, "step_time_s", "total"), "s", DECIMAL),
-        ("Tokens per second", training.get("tokens_per_second"), "tokens/s", INTEGER),
-        ("Model TFLOP/s per GPU", training.get("model_tflops_per_gpu"), "TFLOP/s", "0.0"),
-        ("Memory per GPU", _get(training, "memory_per_gpu_gib", "total"), "GiB", "0.0"),
-        ("GPU memory", training.get("memory_capacity_gib"), "GiB", "0.0"),
-        ("Cheapest option over the horizon", horizon.get("label"), "", GENERAL),
-        ("Its cost over the horizon", horizon.get("total_usd"), "USD", USD),
-        ("Its cost per GPU-hour", horizon.get("usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
-        ("Cheapest option per run", per_run.get("label"), "", GENERAL),
-        ("Its cost per run", per_run.get("run_cost_usd"), "USD", USD),
+        ("Days to train, expected (with failures and restarts)", evaluation.expected_days, "days", DAYS),
+        ("MFU", chosen.mfu if chosen else None, "fraction of peak", PERCENT),
+        ("HFU", chosen.hfu if chosen else None, "fraction of peak", PERCENT),
+        ("Step time", chosen.step_time_s.total if chosen else None, "s", DECIMAL),
+        ("Tokens per second", chosen.tokens_per_second if chosen else None, "tokens/s", INTEGER),
+        ("Model TFLOP/s per GPU", chosen.model_tflops_per_gpu if chosen else None, "TFLOP/s", "0.0"),
+        ("Memory per GPU", chosen.memory_per_gpu_gib.total if chosen else None, "GiB", "0.0"),
+        ("GPU memory", chosen.memory_capacity_gib if chosen else None, "GiB", "0.0"),
+        ("Cheapest option over the horizon", horizon.label if horizon else None, "", GENERAL),
+        ("Its cost over the horizon", horizon.total_usd if horizon else None, "USD", USD),
+        ("Its cost per GPU-hour", horizon.usd_per_gpu_hour if horizon else None, "USD/GPU-hour", USD_CENTS),
+        ("Cheapest option per run", per_run.label if per_run else None, "", GENERAL),
+        ("Its cost per run", per_run.run_cost_usd if per_run else None, "USD", USD),
     ]
-    rows += _serving_rows(evaluation.get("serving"))
+    rows += _serving_rows(evaluation.serving)
     return _field_table("Summary", rows, width=28)
+
+
+def _layout_rows(chosen: LayoutEstimate | None) -> list[tuple[str, Any, str, str]]:
+    """The chosen layout's parallel dimensions, recompute, sharding; then its failure-free days."""
+    if chosen is None:
+        return [("Days to train, failure-free", None, "days", DAYS)]
+    p = chosen.parallelism
+    return [
+        ("Tensor parallel", p.tp, "", GENERAL),
+        ("Pipeline parallel", p.pp, "", GENERAL),
+        ("Data parallel", p.dp, "", GENERAL),
+        ("Context parallel", p.cp, "", GENERAL),
+        ("Expert parallel", p.ep, "", GENERAL),
+        ("Virtual pipeline stages", p.vpp, "", GENERAL),
+        ("Micro-batch", p.micro_batch, "sequences", GENERAL),
+        ("Recompute", p.recompute, "", GENERAL),
+        ("Sharding", p.sharding, "", GENERAL),
+        ("Sequence parallel", p.sequence_parallel, "", GENERAL),
+        ("Days to train, failure-free", chosen.time_to_train_days, "days", DAYS),
+    ]
 
 
 def _field_table(title: str, rows: list[tuple[str, Any, str, str]], *, width: float) -> Table:
@@ -267,18 +266,6 @@ OPTION_COLUMNS = (
 )
 
 
-def _first_cost(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The cost result of the design's first cloud offering: the one the verdict and cash flows describe."""
-    costs = evaluation.get("costs") or {}
-    first = next(iter(costs.values()), None) if isinstance(costs, Mapping) else None
-    return first if isinstance(first, Mapping) else {}
-
-
-def _first_cost_result(evaluation: Mapping[str, Any]) -> CostResult | None:
-    """The typed cost result of the design's first cloud offering (None when it has no cost result)."""
-    return next(iter(evaluation_costs(result=evaluation).values()), None)
-
-
 def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
     """The summary's rent-or-own rows: the verdict (or why there is none), capex, cash, NPVs, payback, IRR."""
     cash = None if cost is None else cost.cashflow
@@ -302,46 +289,39 @@ def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
     ]
 
 
-def options_table(evaluation: Mapping[str, Any]) -> Table:
+OPTION_KEYS = (
+    "label",
+    "kind",
+    "offering",
+    "pricing_model",
+    "total_usd",
+    "usd_per_gpu_hour",
+    "run_cost_usd",
+    "days",
+    "break_even_utilization",
+)
+
+
+def options_table(evaluation: DesignEvaluation) -> Table:
     """One row per option, in the evaluation's order (cheapest per run first)."""
-    rows = []
-    for option in evaluation.get("options") or []:
-        if not isinstance(option, Mapping):
-            continue
-        rows.append(
-            tuple(
-                _plain(option.get(k))
-                for k in (
-                    "label",
-                    "kind",
-                    "offering",
-                    "pricing_model",
-                    "total_usd",
-                    "usd_per_gpu_hour",
-                    "run_cost_usd",
-                    "days",
-                    "break_even_utilization",
-                )
-            )
-        )
-    return Table(title="Options", columns=OPTION_COLUMNS, rows=tuple(rows))
+    rows = tuple(tuple(_plain(getattr(o, k)) for k in OPTION_KEYS) for o in evaluation.options)
+    return Table(title="Options", columns=OPTION_COLUMNS, rows=rows)
 
 
-def _assumption_items(evaluation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    items = [a for a in evaluation.get("assumptions") or [] if isinstance(a, Mapping)]
-    if items:
-        return items
+def _assumption_items(evaluation: DesignEvaluation) -> list[EvaluationAssumption]:
+    if evaluation.assumptions:
+        return list(evaluation.assumptions)
     # No combined list: gather the training engine's and each offering's cost assumptions.
-    gathered: list[Mapping[str, Any]] = list(_get(evaluation, "training", "assumptions") or [])
-    for cost in evaluation_costs(result=evaluation).values():
-        gathered += [a.to_json() for a in cost.assumptions]
+    gathered = [
+        EvaluationAssumption.from_json(a.to_json())
+        for a in (evaluation.training.assumptions if evaluation.training else ())
+    ]
+    for cost in evaluation.costs.values():
+        gathered += [EvaluationAssumption.from_json(a.to_json()) for a in cost.assumptions]
     seen: set[tuple[str, str]] = set()
     unique = []
     for a in gathered:
-        if (
-            isinstance(a, Mapping)
-            and (key := (str(a.get("name")), json.dumps(_plain(a.get("value"))))) not in seen
-        ):
+        if (key := (a.name, json.dumps(_plain(a.value)))) not in seen:
             seen.add(key)
             unique.append(a)
     return unique
@@ -356,14 +336,13 @@ def _as_of(value: Any) -> Any:
     return _plain(value) or None
 
 
-def assumptions_table(evaluation: Mapping[str, Any]) -> Table:
+def assumptions_table(evaluation: DesignEvaluation) -> Table:
     """Every input used: name, value, unit, source, as of (a date where the catalog gives an ISO date)."""
     rows, formats = [], []
     for a in _assumption_items(evaluation):
-        value = _plain(a.get("value"))
-        unit = str(a.get("unit") or "")
-        rows.append((_plain(a.get("name")), value, unit, _plain(a.get("source")), _as_of(a.get("as_of"))))
-        formats.append(_unit_format(unit, value))
+        value = _plain(a.value)
+        rows.append((_plain(a.name), value, a.unit, _plain(a.source), _as_of(a.as_of)))
+        formats.append(_unit_format(a.unit, value))
     return Table(
         title="Assumptions",
         columns=(
@@ -379,7 +358,7 @@ def assumptions_table(evaluation: Mapping[str, Any]) -> Table:
     )
 
 
-def export_tables(evaluation: Mapping[str, Any]) -> tuple[Table, Table, Table]:
+def export_tables(evaluation: DesignEvaluation) -> tuple[Table, Table, Table]:
     return summary_table(evaluation), options_table(evaluation), assumptions_table(evaluation)
 
 
@@ -396,9 +375,10 @@ def _csv_cell(value: Any) -> str:
     return formula_safe(str(value))
 
 
-def design_export_csv(*, evaluation: Mapping[str, Any]) -> str:
+def design_export_csv(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
     """The evaluation as CSV text: Summary, Options and Assumptions blocks separated by a blank line, each
     with a title row and a header row (layout explained in the module docstring). Starts with a BOM."""
+    evaluation = evaluation_read(result=evaluation)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     for i, table in enumerate(export_tables(evaluation)):
@@ -467,9 +447,9 @@ def _write_sheet(ws: Any, table: Table) -> None:
         ws.auto_filter.ref = f"A1:{get_column_letter(len(table.columns))}{len(table.rows) + 1}"
 
 
-def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
+def sensitivity_table(evaluation: DesignEvaluation) -> Table:
     """The tornado of the first offering's cost result: each assumption at its low and high."""
-    cost = _first_cost_result(evaluation)
+    cost = evaluation.first_cost
     sensitivity = None if cost is None else cost.sensitivity
     keys = ("name", "base", "low", "high", "own_minus_rent_low_usd", "own_minus_rent_high_usd", "swing_usd")
     rows = tuple(
@@ -492,10 +472,10 @@ def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
     )
 
 
-def uncertainty_table(evaluation: Mapping[str, Any]) -> Table:
+def uncertainty_table(evaluation: DesignEvaluation) -> Table:
     """The Monte Carlo of the NPV saving of owning: percentiles, P(owning wins), draws, seed, spread."""
-    cost = _first_cost_result(evaluation)
-    u = None if cost is None else cost.cashflow.uncertainty
+    cost = evaluation.first_cost
+    u = None if cost is None or cost.cashflow is None else cost.cashflow.uncertainty
     rows: list[tuple[str, Any, str, str]] = [
         (label, getattr(u, name, None), unit, fmt)  # None when the result has no Monte Carlo
         for label, name, unit, fmt in (
@@ -727,14 +707,15 @@ def _write_years(wb: Any, headers: list[str], months: int) -> None:
             cell.number_format = USD
 
 
-def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
-    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year."""
+def _write_cash_flows(wb: Any, cost: CostResult | None) -> None:
+    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year; none for
+    a result without cash-flow inputs (no rent option priced, or stored before cash flows)."""
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
 
-    inputs = (cost.get("cashflow") or {}).get("inputs")
-    if not isinstance(inputs, Mapping):
+    if cost is None or cost.cashflow is None or cost.cashflow.inputs is None:
         return
+    inputs = cost.cashflow.inputs.to_json()
     options = _write_inputs(wb.create_sheet("Inputs"), inputs)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
@@ -756,10 +737,11 @@ def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
     _write_years(wb, flows, months)
 
 
-def design_export_xlsx(*, evaluation: Mapping[str, Any]) -> bytes:
+def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> bytes:
     """The evaluation as an XLSX workbook, as bytes: Summary (the verdict first), Options, Assumptions,
     Sensitivity, Uncertainty, then Inputs, Cash flows (monthly, live formulas over Inputs) and Cash flows by
     year (sums of the monthly rows)."""
+    evaluation = evaluation_read(result=evaluation)
     from openpyxl import Workbook
 
     wb = Workbook()
@@ -769,9 +751,9 @@ def design_export_xlsx(*, evaluation: Mapping[str, Any]) -> bytes:
         ws.title = table.title
         first = False
         _write_sheet(ws, table)
-    _write_cash_flows(wb, _first_cost(evaluation))
-    design = evaluation.get("design") or {}
-    wb.properties.title = str(design.get("name") or "ClusterDesigner design")
+    _write_cash_flows(wb, evaluation.first_cost)
+    design = evaluation.design
+    wb.properties.title = design.name if design and design.name else "ClusterDesigner design"
     wb.properties.creator = "ClusterDesigner"
     out = io.BytesIO()
     wb.save(out)

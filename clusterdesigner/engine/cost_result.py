@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.cashflow import CashflowInputs, Uncertainty
-from clusterdesigner.engine.json_object import JsonObject
+from clusterdesigner.engine.json_object import JsonObject, since
 from clusterdesigner.engine.json_object import omit as _omit
 from clusterdesigner.engine.json_object import written_with as _with
 from clusterdesigner.engine.network import Topology
@@ -383,7 +383,7 @@ class CostResult(JsonObject):
 
     on_prem: OnPrem
     cloud: Mapping[str, CloudOption]
-    cloud_unavailable: Mapping[str, str]
+    cloud_unavailable: Mapping[str, str] = since(1, factory=dict)
     break_even_utilization: Mapping[str, BreakEven]
     curves: Curves
     per_run: PerRun
@@ -392,9 +392,9 @@ class CostResult(JsonObject):
     failures: Failures
     cloud_note: str | None = _omit()
     offering: Offering | None
-    ranking: Ranking
-    cashflow: Cashflow
-    verdict: Verdict | None
+    ranking: Ranking | None = since(2)
+    cashflow: Cashflow | None = since(2)
+    verdict: Verdict | None = since(2)
     sensitivity: Sensitivity
     findings: tuple[Finding, ...]
     assumptions: tuple[CostAssumption, ...]

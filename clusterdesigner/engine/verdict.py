@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.json_object import JsonObject
 
 # Node-count multiples tried, in order, when a deadline is missed: at most three extra estimates.
 SCALE_FACTORS = (2, 4, 8)
@@ -31,7 +32,7 @@ STATUSES = ("meets", "misses", "none")
 
 
 @dataclass(frozen=True)
-class RunEstimate:
+class RunEstimate(JsonObject):
     """One node count's training run: its days (``None`` when it could not be estimated, ``error`` says
     why; ``inf`` when interruptions outpace progress) and, when known, the cheapest option's cost per run."""
 
@@ -50,7 +51,7 @@ class RunEstimate:
 
 
 @dataclass(frozen=True)
-class DeadlineCheck:
+class DeadlineCheck(JsonObject):
     """The design's days against the deadline. ``slack_days`` = deadline − days (negative when missed);
     ``larger`` the estimates on more nodes; ``meeting_nodes`` the fewest of those that meet it."""
 
@@ -77,7 +78,7 @@ class DeadlineCheck:
 
 
 @dataclass(frozen=True)
-class BudgetCheck:
+class BudgetCheck(JsonObject):
     """The cheapest option's cost per run against the budget. ``margin_usd`` = budget − cost (negative when
     over); status "unknown" when no option has a cost per run."""
 
@@ -100,7 +101,7 @@ class BudgetCheck:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(JsonObject):
     """``status``: "misses" when any goal is missed, "meets" when every goal that can be checked is met,
     "none" when the design has no goals. ``messages``: the deadline sentence, then the budget one."""
 
