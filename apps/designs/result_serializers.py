@@ -16,6 +16,7 @@ from rest_framework import serializers
 from clusterdesigner.engine import cost_result as cr
 from clusterdesigner.engine import training_result as tr
 from clusterdesigner.engine.json_object import optional
+from clusterdesigner.engine.verdict import RentOrOwn
 
 _SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
     int: serializers.IntegerField,
@@ -61,6 +62,7 @@ COST_HELP = {
     "reference": "The rent option (pricing model) with the lowest NPV, the one owning is compared with.",
     "verdict": "The rent-or-own answer: NPVs, saving, payback, break-even, the assumptions that move it "
     "most, and the sentence composed from them. Null when no rent option is priced.",
+    "sentence": "The answer in words, composed from the numbers.",
     "saving_usd": "Cheapest rent option's NPV − owning's NPV: > 0 when owning costs less.",
     "sensitivity": "The tornado against the cheapest pricing model: each input at ± fraction.",
     "goodput": "Fraction of time making progress: 1 − δ/τ − (τ/2 + restart)/MTBI (Young 1974).",
@@ -106,6 +108,9 @@ def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Fiel
 
 _BUILT: dict[tuple[type, str], type[serializers.Serializer[Any]]] = {}
 
+# Schema names kept from before a class was renamed or folded into another.
+SCHEMA_NAMES: dict[type, str] = {RentOrOwn: "CostVerdict"}
+
 
 def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Serializer[Any]]:
     """A read-only serializer with one field per dataclass field, named <prefix><Class> in the schema; a key
@@ -123,7 +128,7 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
                 (hint,) = [a for a in get_args(hint) if a is not type(None)]
             attrs[f.name] = _field(hint, f.name, prefix, **kwargs)
         # CostResult, not CostCostResult (the training result's TrainingSummary is its Summary's).
-        name = (
+        name = SCHEMA_NAMES.get(cls) or (
             cls.__name__
             if prefix != "Training" and cls.__name__.startswith(prefix)
             else prefix + cls.__name__

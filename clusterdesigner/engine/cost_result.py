@@ -23,6 +23,7 @@ from clusterdesigner.engine.json_object import JsonObject, since
 from clusterdesigner.engine.json_object import omit as _omit
 from clusterdesigner.engine.json_object import written_with as _with
 from clusterdesigner.engine.network import Topology
+from clusterdesigner.engine.verdict import RentOrOwn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -310,26 +311,6 @@ class Cashflow(JsonObject):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Verdict(JsonObject):
-    """The rent-or-own answer as numbers and the sentence composed from them (``verdict.RentOrOwn``)."""
-
-    horizon_years: float
-    utilization: float
-    gpus: int
-    accelerator: str
-    discount_rate: float
-    own_npv_usd: float
-    rent_npv_usd: Mapping[str, float]
-    saving_usd: float
-    cheapest_rent: str
-    payback_month: int | None
-    break_even_utilization: float | None
-    break_even_option: str
-    movers: tuple[str, ...]
-    sentence: str
-
-
-@dataclass(frozen=True, kw_only=True)
 class SensitivityRow(JsonObject):
     """One input at ± the fraction: own − rent in USD and the break-even at each end (``sensitivity``)."""
 
@@ -394,7 +375,7 @@ class CostResult(JsonObject):
     offering: Offering | None
     ranking: Ranking | None = since(2)
     cashflow: Cashflow | None = since(2)
-    verdict: Verdict | None = since(2)
+    verdict: RentOrOwn | None = since(2)  # its JSON adds the sentence composed from its numbers
     sensitivity: Sensitivity
     findings: tuple[Finding, ...]
     assumptions: tuple[CostAssumption, ...]

@@ -287,7 +287,7 @@ def compose(
 
 
 @dataclass(frozen=True)
-class RentOrOwn:
+class RentOrOwn(JsonObject):
     """The rent-or-own answer as numbers, and the sentence composed from them (never free text)."""
 
     horizon_years: float
@@ -303,8 +303,15 @@ class RentOrOwn:
     break_even_utilization: float | None  # closed form, against the cheapest pay-as-you-go option
     break_even_option: str
     movers: tuple[str, ...]  # the assumptions that move the answer most, widest first
+    # The answer in words, composed from the numbers above when the verdict is made (read back as stored:
+    # a stored result's mappings come back from the database in another key order).
+    sentence: str = ""
 
-    def sentence(self) -> str:
+    def __post_init__(self) -> None:
+        if not self.sentence:
+            object.__setattr__(self, "sentence", self.compose_sentence())
+
+    def compose_sentence(self) -> str:
         """“Over 3 years at 70 % utilization, owning 512 × h100-sxm costs $X (NPV at 8 %), renting
         on-demand $Y, reserved 1-year $Z: owning saves $N; it pays back in month M; below 26.8 % utilization
         renting on-demand is cheaper; the three assumptions that move the answer most are …”"""
@@ -334,10 +341,3 @@ class RentOrOwn:
                 f"the {len(self.movers)} assumptions that move the answer most are " + ", ".join(self.movers)
             )
         return head + ": " + "; ".join(parts) + "."
-
-    def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()}
-        out["rent_npv_usd"] = dict(self.rent_npv_usd)
-        out["movers"] = list(self.movers)
-        out["sentence"] = self.sentence()
-        return out
