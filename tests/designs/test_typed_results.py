@@ -216,3 +216,22 @@ def test_the_four_demos_whole_evaluations_round_trip(demo_results: dict[str, Any
         assert typed.training is not None and typed.ranking is not None and typed.verdict is not None, name
         assert typed.design is not None and typed.design.name == name
         assert json.dumps(typed.to_json(), sort_keys=True) == json.dumps(result, sort_keys=True), name
+
+
+def test_the_openapi_schema_documents_assumptions_findings_design_and_price_freshness(
+    demo_results: dict[str, Any], user_client: Any
+) -> None:
+    schemas = user_client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    evaluation = schemas["Evaluation"]["properties"]
+
+    def documented(name: str) -> set[str]:
+        return {key for key, field in schemas[name]["properties"].items() if field.get("description")}
+
+    result = demo_results["8 × 8 H200 owned for 2 years vs AWS reserved"]
+    assert evaluation["assumptions"]["items"] == {"$ref": "#/components/schemas/EvaluationAssumption"}
+    assert {key for a in result["assumptions"] for key in a} == documented("EvaluationAssumption")
+    assert evaluation["findings"]["items"] == {"$ref": "#/components/schemas/EvaluationFinding"}
+    assert {key for f in result["findings"] for key in f} <= documented("EvaluationFinding")
+    assert set(result["design"]) == documented("EvaluationDesign")
+    assert set(result["price_freshness"]) == documented("PriceFreshness")
+    assert evaluation["computed_at"]["format"] == "date-time"
