@@ -44,7 +44,7 @@ from typing import Any
 
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_read
-from clusterdesigner.engine.cashflow import MACRS_5_YEAR
+from clusterdesigner.engine.cashflow import MACRS_5_YEAR, CashflowInputs, RentOption
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.training_result import LayoutEstimate
@@ -614,14 +614,14 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     return f"={monthly}+{upfront}+{extra}"
 
 
-def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
     for col, header in enumerate(("Input", "Value", "Unit"), start=1):
         ws.cell(row=1, column=col, value=header).font = bold
     values = {
-        **inputs,
+        **inputs.to_json(),
         "hours_per_month": 730,
         **{f"macrs_{y}": share for y, share in enumerate(MACRS_5_YEAR, start=1)},
         **_input_formulas(),
@@ -629,7 +629,7 @@ def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]
     for key, label, unit, fmt in INPUT_ROWS:
         row = ROW[key]
         ws.cell(row=row, column=1, value=label)
-        cell = ws.cell(row=row, column=2, value=values.get(key))
+        cell = ws.cell(row=row, column=2, value=values[key])
         cell.number_format = fmt
         ws.cell(row=row, column=3, value=unit)
     headers = (
@@ -642,45 +642,43 @@ def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]
     )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
-    options = [o for o in inputs.get("rent") or [] if isinstance(o, Mapping)]
+    options = inputs.rent
     for k, option in enumerate(options):
         row = OPTION_ROW + k
-        ws.cell(row=row, column=1, value=str(option.get("model")))
-        ws.cell(row=row, column=2, value=option.get("usd_per_node_hour")).number_format = USD_CENTS
-        ws.cell(row=row, column=3, value=option.get("term_months") or 0)
-        ws.cell(row=row, column=4, value=option.get("hours_factor") or 1.0)
+        ws.cell(row=row, column=1, value=option.model)
+        ws.cell(row=row, column=2, value=option.usd_per_node_hour).number_format = USD_CENTS
+        ws.cell(row=row, column=3, value=option.term_months or 0)
+        ws.cell(row=row, column=4, value=option.hours_factor or 1.0)
         ws.cell(
             row=row,
             column=5,
             value=f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})",
         )
-        ws.cell(row=row, column=6, value=UPFRONT_SHARE[str(option.get("upfront") or "no_upfront")])
+        ws.cell(row=row, column=6, value=UPFRONT_SHARE[option.upfront or "no_upfront"])
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
     return options
 
 
-def _lead_option(options: list[Mapping[str, Any]]) -> int:
+def _lead_option(options: tuple[RentOption, ...]) -> int:
     """The rent option rented during the lead time, as the engine picks it: the first pay-as-you-go option
     that is not spot, else the first (engine/cashflow.py cash_flows)."""
-    return next(
-        (k for k, o in enumerate(options) if not o.get("term_months") and o.get("model") != "spot"), 0
-    )
+    return next((k for k, o in enumerate(options) if not o.term_months and o.model != "spot"), 0)
 
 
-def _write_months(ws: Any, inputs: Mapping[str, Any], options: list[Mapping[str, Any]], k_df: int) -> None:
+def _write_months(ws: Any, inputs: CashflowInputs, options: tuple[RentOption, ...], k_df: int) -> None:
     """One row per month 0..N: owning and each rent option as formulas, the discount factor, their PVs."""
     from openpyxl.utils import get_column_letter
 
-    financing = str(inputs.get("financing") or "cash")
+    financing = inputs.financing or "cash"
     lead_column = get_column_letter(_lead_option(options) + 3)
     names = 1 + len(options)
-    for m in range(int(inputs.get("months") or 0) + 1):
+    for m in range(inputs.months + 1):
         r = m + 2
         ws.cell(row=r, column=1, value=m)
         ws.cell(row=r, column=2, value=_own_formula(r, financing, f"{lead_column}{r}")).number_format = USD
         for k, option in enumerate(options):
-            formula = _rent_formula(r, OPTION_ROW + k, int(option.get("term_months") or 0))
+            formula = _rent_formula(r, OPTION_ROW + k, option.term_months or 0)
             ws.cell(row=r, column=k + 3, value=formula).number_format = USD
         ws.cell(row=r, column=k_df, value=f"=1/(1+{_ref('monthly_rate')})^$A{r}").number_format = "0.0000"
         for k in range(names):
@@ -715,16 +713,16 @@ def _write_cash_flows(wb: Any, cost: CostResult | None) -> None:
 
     if cost is None or cost.cashflow is None or cost.cashflow.inputs is None:
         return
-    inputs = cost.cashflow.inputs.to_json()
+    inputs = cost.cashflow.inputs
     options = _write_inputs(wb.create_sheet("Inputs"), inputs)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
-    names = ["own"] + [str(o.get("model")) for o in options]
+    names = ["own"] + [o.model for o in options]
     flows = ["Own (USD)"] + [f"{n} (USD)" for n in names[1:]]
     headers = ["Month", *flows, "Discount factor"] + [f"PV {n} (USD)" for n in names]
     for col, header in enumerate(headers, start=1):
         ws.cell(row=1, column=col, value=header).font = bold
-    months, k_df = int(inputs.get("months") or 0), len(names) + 2
+    months, k_df = inputs.months, len(names) + 2
     _write_months(ws, inputs, options, k_df)
     last = months + 2
     for label, offset in (("Total", 2), ("NPV", 3)):
