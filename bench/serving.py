@@ -35,6 +35,16 @@ CASES = {
         "targets": {"ttft_s": 1.0, "tpot_s": 0.04},
         "demand": {"output_tokens_per_day": 1e9},
     },
+    "Llama 3 70B on H100, length mix, office hours": {
+        **{k: v for k, v in serving.EXAMPLE_REQUEST.items() if k not in ("input_tokens", "output_tokens")},
+        "lengths": [
+            {"input": 256, "output": 128, "share": 0.6},
+            {"input": 2048, "output": 512, "share": 0.3},
+            {"input": 16384, "output": 1024, "share": 0.1},
+        ],
+        "targets": {"ttft_s": 3.0, "tpot_s": 0.05, "percentile": 95},
+        "demand": {"requests_per_s": 20, "hourly_profile": [0.5] * 8 + [3.0] * 8 + [0.5] * 8},
+    },
     "Llama 3 405B on GB200 NVL72, fp4": {
         "model": {"preset": "llama3-405b"},
         "accelerator": "gb200",

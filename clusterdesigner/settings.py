@@ -205,8 +205,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DJANGO_MAX_BODY_BYTES", str(2 
 
 # --- REST API
 REST_FRAMEWORK = {
+    # DRF's token authentication with one query compiled once per process (clusterdesigner/api_tokens.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "clusterdesigner.api_tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["clusterdesigner.permissions.IsStaffOrReadOnly"],

@@ -221,7 +221,8 @@ def _field_table(title: str, rows: list[tuple[str, Any, str, str]], *, width: fl
 
 def _serving_rows(estimate: Any) -> list[tuple[str, Any, str, str]]:
     """The serving estimate's headline figures (a design with a ``serving`` section), one per row: GPUs,
-    layout, latency, throughput and $ per million tokens owning and at the cheapest cloud option."""
+    layout, latency, throughput, output tokens per day and $ per million output tokens owning, at the
+    cheapest cloud option and at every cloud option (offering and pricing model)."""
     if not isinstance(estimate, Mapping):
         return []
     best = estimate.get("best") or {}
@@ -250,6 +251,16 @@ def _serving_rows(estimate: Any) -> list[tuple[str, Any, str, str]]:
         ("Serving: own, per million output tokens", own.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
         ("Serving: cheapest cloud option", cloud.get("option"), "", GENERAL),
         ("Serving: cloud, per million output tokens", cloud.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
+        ("Serving: output tokens per day", estimate.get("output_tokens_per_day"), "tokens", INTEGER),
+    ] + [
+        (
+            f"Serving: {c.get('option')}, per million output tokens",
+            c.get("usd_per_m_output_tokens"),
+            "USD",
+            USD_CENTS,
+        )
+        for c in costs
+        if c.get("option") != "own"
     ]
 
 

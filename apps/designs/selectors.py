@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import F, Q, QuerySet
 
 from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
+from clusterdesigner.compiled_query import CompiledQuery
 from clusterdesigner.engine.evaluation import DesignEvaluation
 
 
@@ -46,8 +47,30 @@ def design_version_get_visible(
     design_get's and design_version_get's two; None when the design is not visible or has no such version."""
     if not user or not user.is_authenticated:
         return None
-    versions = DesignVersion.objects.filter(_visible_to(user, "design__"), design_id=design_id)
-    return versions.filter(number=number or F("design__version")).first()
+    # Every evaluate request reads this: its SQL is compiled once per process (compiled_query.py).
+    if number:
+        return _VERSION_NUMBERED.first(user_id=user.pk, design_id=design_id, number=number)
+    return _VERSION_CURRENT.first(user_id=user.pk, design_id=design_id)
+
+
+def _visible_versions(user_id: int, design_id: int) -> QuerySet[DesignVersion]:
+    """design_version_get_visible's versions of one design; unordered, since (design, number) is unique and
+    the callers pick one number."""
+    versions = DesignVersion.objects.filter(_visible_to(user_id, "design__"), design_id=design_id)
+    return versions.order_by()
+
+
+_VERSION_NUMBERED: CompiledQuery[DesignVersion] = CompiledQuery(
+    lambda user_id, design_id, number: _visible_versions(user_id, design_id).filter(number=number)[:1],
+    user_id=int,
+    design_id=int,
+    number=int,
+)
+_VERSION_CURRENT: CompiledQuery[DesignVersion] = CompiledQuery(
+    lambda user_id, design_id: _visible_versions(user_id, design_id).filter(number=F("design__version"))[:1],
+    user_id=int,
+    design_id=int,
+)
 
 
 def share_link_resolve(*, token: str) -> ShareLink | None:

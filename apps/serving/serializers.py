@@ -21,6 +21,17 @@ class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
     output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
     peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
+    hourly_profile = serializers.ListField(
+        child=serializers.FloatField(),
+        required=False,
+        help_text="or: 24 relative demands, one an hour of the day; peak ÷ mean = busiest ÷ mean hour",
+    )
+
+
+class LengthClassSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+    input = serializers.IntegerField(help_text="prompt tokens of this class")
+    output = serializers.IntegerField(help_text="generated tokens of this class")
+    share = serializers.FloatField(help_text="share of requests, (0, 1]; the shares add up to 1")
 
 
 class LayoutSerializer(StrictJSONTypes, serializers.Serializer[Any]):
@@ -44,6 +55,11 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     )
     input_tokens = serializers.IntegerField(required=False, help_text="mean prompt tokens (1024)")
     output_tokens = serializers.IntegerField(required=False, help_text="mean generated tokens (256)")
+    lengths = LengthClassSerializer(
+        many=True,
+        required=False,
+        help_text="or: a distribution of request lengths, [{input, output, share}], instead of the two above",
+    )
     targets = TargetsSerializer(required=False)
     demand = DemandSerializer()
     gpus_per_node = serializers.IntegerField(required=False)
@@ -131,3 +147,9 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     costs = CostOptionSerializer(many=True)
     cost_note = serializers.CharField()
     assumptions = AssumptionSerializer(many=True)
+    peak_to_mean = serializers.FloatField(help_text="busiest hour ÷ mean: sizing serves the peak")
+    input_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean input tokens")
+    output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")
+    kv_bytes_per_token = serializers.FloatField(
+        help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes"
+    )

@@ -17,10 +17,12 @@ from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.views import or_404
 
-# form field → (request path, kind, default); the request path is where the engine names its errors
+# form field → (request path, kind, default); the request path is where the engine names its errors. A
+# default of None: the field is optional (blank: not sent).
 FIELDS: dict[str, tuple[str, str, Any]] = {
     "preset": ("model.preset", "text", defaults.MODEL_PRESET.value),
     "accelerator": ("accelerator", "text", defaults.ACCELERATOR.value),
+    "gpus_per_node": ("gpus_per_node", "int", defaults.GPUS_PER_NODE.value),
     "weight_precision": ("weight_precision", "text", "fp8"),
     "kv_precision": ("kv_precision", "text", "fp8"),
     "stack": ("stack", "text", serving.DEFAULT_STACK),
@@ -28,9 +30,26 @@ FIELDS: dict[str, tuple[str, str, Any]] = {
     "output_tokens": ("output_tokens", "int", 256),
     "ttft_ms": ("targets.ttft_s", "ms", 2000),
     "tpot_ms": ("targets.tpot_s", "ms", 50),
+    "percentile": ("targets.percentile", "float", 99),
     "requests_per_s": ("demand.requests_per_s", "float", 20),
+    "output_tokens_per_day": ("demand.output_tokens_per_day", "float", None),
     "peak_to_mean": ("demand.peak_to_mean", "float", 2),
 }
+# The design's serving section (docs/serving-engine.md) → form fields, with a scale for the ms fields.
+SECTION_FIELDS: dict[str, tuple[str, float]] = {
+    "input_tokens": ("input_tokens", 1),
+    "output_tokens": ("output_tokens", 1),
+    "targets.ttft_s": ("ttft_ms", 1000),
+    "targets.tpot_s": ("tpot_ms", 1000),
+    "targets.percentile": ("percentile", 1),
+    "demand.requests_per_s": ("requests_per_s", 1),
+    "demand.output_tokens_per_day": ("output_tokens_per_day", 1),
+    "demand.peak_to_mean": ("peak_to_mean", 1),
+    "weight_precision": ("weight_precision", 1),
+    "kv_precision": ("kv_precision", 1),
+    "stack": ("stack", 1),
+}
+DESIGN_MODEL = "design"  # the preset picker's value for a design's own (non-preset) model shape
 
 
 def _number(raw: str, kind: str) -> float | int:
@@ -38,33 +57,76 @@ def _number(raw: str, kind: str) -> float | int:
     return int(value) if kind == "int" and value.is_integer() else value
 
 
+def _section_values(section: Any) -> dict[str, Any]:
+    """Form values from a design's ``serving`` section: the fields the page has (the engine checks them)."""
+    out: dict[str, Any] = {}
+    if not isinstance(section, dict):
+        return out
+    for path, (name, scale) in SECTION_FIELDS.items():
+        head, _, leaf = path.partition(".")
+        value = (section.get(head) or {}).get(leaf) if leaf else section.get(head)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[name] = f"{value * scale:g}"
+        elif isinstance(value, str):
+            out[name] = value
+    if "output_tokens_per_day" in out:
+        out["requests_per_s"] = ""
+    # What the form has no field for is sent as the design gives it while the form leaves it blank.
+    if isinstance(section.get("lengths"), list):
+        out["design_lengths"] = section["lengths"]
+        out["input_tokens"] = out["output_tokens"] = ""
+    demand = section.get("demand")
+    if isinstance(demand, dict) and isinstance(demand.get("hourly_profile"), list):
+        out["design_profile"] = demand["hourly_profile"]
+        out["peak_to_mean"] = ""
+    return out
+
+
 def _design_defaults(request: HttpRequest) -> dict[str, Any]:
-    """Model preset and accelerator of ``?design=<id>`` (a design this user may read; 404 otherwise)."""
+    """Form values of ``?design=<id>`` (a design this user may read; 404 otherwise): its model, accelerator,
+    GPUs per node and, when it has a serving section, that section's demand, lengths, targets and
+    precisions. A model that is not a bare preset is sent as the design's shape (``DESIGN_MODEL``)."""
     raw = request.GET.get("design", "")
     if not raw.isascii() or not raw.isdigit() or not request.user.is_authenticated:
         return {}
     design = or_404(design_selectors.design_get(user=request.user, design_id=int(raw)))
     spec = or_404(design_selectors.design_version_get(design=design)).spec
-    model, cluster = spec.get("model") or {}, spec.get("cluster") or {}
-    out: dict[str, Any] = {"design": design}
-    if isinstance(model.get("preset"), str):
+    model = (spec.get("workload") or {}).get("model") or {}
+    cluster = spec.get("cluster") or {}
+    out: dict[str, Any] = {"design": design, **_section_values(spec.get("serving"))}
+    if isinstance(model, dict) and set(model) == {"preset"} and isinstance(model["preset"], str):
         out["preset"] = model["preset"]
+    elif isinstance(model, dict) and model:
+        out["preset"], out["design_model"] = DESIGN_MODEL, model
     if isinstance(cluster.get("accelerator"), str):
         out["accelerator"] = cluster["accelerator"]
+    if isinstance(cluster.get("gpus_per_node"), int):
+        out["gpus_per_node"] = cluster["gpus_per_node"]
     return out
 
 
 def _form(
     request: HttpRequest, defaults: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
-    """(form values to show, engine request, errors by form field) from the query string."""
+    """(form values to show, engine request, errors by form field) from the query string. Demand is
+    requests/s or output tokens/day: the second, when given, blanks the first."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     body: dict[str, Any] = {"targets": {}, "demand": {}, "model": {}}
+    raw_values = {name: request.GET.get(name, "").strip() for name in FIELDS}
+    if raw_values["output_tokens_per_day"]:
+        if raw_values["requests_per_s"]:
+            errors["output_tokens_per_day"] = "give requests/s or output tokens/day, not both"
+        defaults = {**defaults, "requests_per_s": ""}
+    elif raw_values["requests_per_s"]:
+        defaults = {**defaults, "output_tokens_per_day": ""}
     for name, (path, kind, default) in FIELDS.items():
-        raw = request.GET.get(name, "").strip()
+        raw = raw_values[name]
         values[name] = raw or defaults.get(name, default)
         value: Any = values[name]
+        if value is None or value == "":
+            values[name] = ""
+            continue
         if kind != "text":
             try:
                 value = _number(str(value), kind)
@@ -78,6 +140,12 @@ def _form(
             body[head][leaf] = value
         else:
             body[head] = value
+    if values["preset"] == DESIGN_MODEL and "design_model" in defaults:
+        body["model"] = defaults["design_model"]
+    if "design_lengths" in defaults and not values["input_tokens"] and not values["output_tokens"]:
+        body["lengths"] = defaults["design_lengths"]
+    if "design_profile" in defaults and not values["peak_to_mean"]:
+        body["demand"]["hourly_profile"] = defaults["design_profile"]
     return values, body, errors
 
 
@@ -88,6 +156,9 @@ def serving_page(request: HttpRequest) -> HttpResponse:
         "values": values,
         "errors": errors,
         "design": defaults.get("design"),
+        "design_model": "design_model" in defaults,
+        "design_lengths": "design_lengths" in defaults and "lengths" in body,
+        "design_profile": "hourly_profile" in body["demand"],
         "presets": [{"slug": s, "name": m.name} for s, m in PRESETS.items()],
         "accelerators": sorted(
             catalog_selectors.engine_catalog().accelerators.values(), key=lambda a: a.name
@@ -104,6 +175,7 @@ def serving_page(request: HttpRequest) -> HttpResponse:
             errors[field or "form"] = exc.message
         else:
             ttft, tpot = body["targets"]["ttft_s"], body["targets"]["tpot_s"]
+            context["kv_kib_per_token"] = result.kv_bytes_per_token / 1024
             context.update(
                 result=result,
                 charts=[

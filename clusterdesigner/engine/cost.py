@@ -1635,8 +1635,34 @@ def _evaluate_per_run(
             }
         )
         per_run["usd"] = _per_run_options(v, ctx, priced_models, own, cloud, eff, spot_eff)
+        _per_run_band(per_run, ctx)
 
     return per_run
+
+
+def _band_ratios(ctx: _Context) -> tuple[float, float] | None:
+    """(low, high) of the training estimate's error band as fractions of its days (engine/error_band.py),
+    when the run's days are the training estimate's and it carries a band."""
+    training = ctx.training or {}
+    band, days = training.get("error_band"), _number(training, "time_to_train_days")
+    if ctx.run_source != "training" or not isinstance(band, Mapping) or not days:
+        return None
+    return float(band["days_low"]) / days, float(band["days_high"]) / days
+
+
+def _per_run_band(per_run: dict[str, Any], ctx: _Context) -> None:
+    """Carry the training estimate's error band to the run: days, effective days and every option's cost
+    scale with the failure-free days (each is days × a rate, the goodput taken at the estimate's days), so
+    each gets ``_low`` and ``_high`` at the band's ends."""
+    ratios = _band_ratios(ctx)
+    if ratios is None:
+        return
+    low, high = ratios
+    for key in ("days", "effective_days", "spot_effective_days"):
+        if per_run.get(key) is not None:
+            per_run[f"{key}_low"], per_run[f"{key}_high"] = per_run[key] * low, per_run[key] * high
+    for option in per_run["usd"].values():
+        option["usd_low"], option["usd_high"] = option["usd"] * low, option["usd"] * high
 
 
 def _evaluate(v: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:

@@ -141,6 +141,9 @@ class RunCost(JsonObject):
 
     usd: float
     formula: str
+    # The run's cost at the ends of the training estimate's error band (cost._per_run_band).
+    usd_low: float | None = _omit()
+    usd_high: float | None = _omit()
     assumption: str | None = _omit()
     horizon_usd: float | None = _omit()
     commitment_usd: float | None = _omit()
@@ -162,6 +165,13 @@ class PerRun(JsonObject):
     days_formula: str | None = _omit()
     effective_days_formula: str | None = _omit()
     usd: Mapping[str, RunCost] | None = _omit()
+    # The ends of the training estimate's error band (cost._per_run_band), when the days are its.
+    days_low: float | None = _omit()
+    days_high: float | None = _omit()
+    effective_days_low: float | None = _omit()
+    effective_days_high: float | None = _omit()
+    spot_effective_days_low: float | None = _omit()
+    spot_effective_days_high: float | None = _omit()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,6 +25,7 @@ from clusterdesigner.engine.workload import (
     Assumption,
     FloatArray,
     IntArray,
+    PipelineLayout,
     Problem,
 )
 
@@ -76,12 +77,17 @@ DEFAULT_FRAMEWORK_RESERVE_GIB = MEMORY_ASSUMPTIONS[2].value
 FRAGMENTATION = MEMORY_ASSUMPTIONS[3].value
 
 
-def stage_layers(model: ModelShape, pp: IntArray) -> FloatArray:
-    """Layers on the heaviest pipeline stage, ceil(L / pp)."""
+def stage_layers(model: ModelShape, pp: IntArray, layout: PipelineLayout | None = None) -> FloatArray:
+    """Layers on the heaviest pipeline stage, ceil(L / pp); with an explicit layout, the most decoder
+    layers any pipeline rank holds over its virtual stages."""
+    if layout is not None:
+        return layout.by_pp(pp, lambda layers, _loss, _mtp: layers.max())
     return np.ceil(model.layers / pp.astype(np.float64))
 
 
-def end_stage_layers(layers: Any, pp: Any, *, split: str = "balanced") -> tuple[Any, Any]:
+def end_stage_layers(
+    layers: Any, pp: Any, *, split: str = "balanced", layout: PipelineLayout | None = None
+) -> tuple[Any, Any]:
     """(first, last) pipeline stage layer counts (numpy-friendly). An even split holds L/pp everywhere.
 
     ``balanced`` (Megatron-Core's --decoder-first/last-pipeline-num-layers, what the launch export emits):
@@ -90,7 +96,12 @@ def end_stage_layers(layers: Any, pp: Any, *, split: str = "balanced") -> tuple[
     never below one layer. Llama 3 405B's 126 layers on 16 stages are 7 + 14 × 8 + 7 (Llama 3 Herd of
     Models, arXiv:2407.21783, Sec. 3.3.2). ``uniform`` (DeepSpeed's partition_uniform, Megatron-DeepSpeed's
     default): the first L mod pp stages hold one layer more, so the first holds ceil(L/pp), the last
-    floor(L/pp)."""
+    floor(L/pp). An explicit ``layout``: the first and the last pipeline rank's decoder layers."""
+    if layout is not None:
+        return (
+            layout.by_pp(pp, lambda layers, _loss, _mtp: layers[0]),
+            layout.by_pp(pp, lambda layers, _loss, _mtp: layers[-1]),
+        )
     pp_f = np.asarray(pp, dtype=np.float64)
     per = np.ceil(layers / pp_f)
     short = per * pp_f - layers
@@ -111,7 +122,7 @@ def interleaving_splits(layers: Any, pp: Any, vpp: Any) -> Any:
 
 
 def params_per_gpu(
-    model: ModelShape, lay: Mapping[str, IntArray]
+    model: ModelShape, lay: Mapping[str, IntArray], layout: PipelineLayout | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(dense, expert, embedding-or-output) parameters held by one GPU of the heaviest stage, before sharding.
 
@@ -119,7 +130,7 @@ def params_per_gpu(
     parallelism = tp); embedding and output layer by tp, on the first and last stage respectively.
     """
     tp = lay["tp"].astype(np.float64)
-    n_layers = stage_layers(model, lay["pp"])
+    n_layers = stage_layers(model, lay["pp"], layout)
     moe_share = model.moe_layers / model.layers if model.is_moe else 0.0
     per_layer = (
         (model.attention_params + (1.0 - moe_share) * model.dense_mlp_params) / tp
@@ -130,6 +141,15 @@ def params_per_gpu(
     # pp == 1 holds the embedding and (if untied) the output layer on the same GPU.
     both = np.where(lay["pp"] == 1, 1.0 if model.tied_embeddings else 2.0, 1.0)
     return n_layers * per_layer, expert, both * model.embedding_params / tp
+
+
+def mtp_params_per_gpu(model: ModelShape, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
+    """(dense, expert) parameters of the multi-token-prediction modules on one GPU of the stage holding
+    them: their routed experts split by ep × tp like the model's, the rest by tp."""
+    tp = lay["tp"].astype(np.float64)
+    routed = model.experts * model.expert_params if model.is_moe and model.moe_layers else 0
+    routed_total = model.mtp_depth * routed
+    return (model.mtp_params - routed_total) / tp, routed_total / (lay["ep"] * tp)
 
 
 def shard_degrees(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
@@ -151,9 +171,11 @@ def activation_bytes_per_layer(
     Korthikanti 2022 Table 2 for 16-bit activations with 1-byte dropout masks: a layer stores
     10·s·b·h replicated across tensor-parallel ranks (two layer-norm inputs, the attention and MLP inputs,
     two dropout masks; 8·s·b·h without dropout) — divided by t only with sequence parallelism — and
-    s·b·(2(h + 2·h_kv) + 2h + mlp)/t split by TP (Q, K, V, the attention output and the MLP
-    intermediates: 4f for a GeLU MLP, 6f for SwiGLU). Without flash attention the 5·a·s²·b
-    score/softmax/dropout term (4·a·s²·b without dropout) is stored too; selective recompute drops it.
+    s·b·(2(q + 2·h_kv) + 2q + mlp)/t split by TP (Q, K, V, the attention output and the MLP
+    intermediates: 4f for a GeLU MLP, 6f for SwiGLU; q = heads × head_dim, h unless head_dim is set;
+    under MLA Q, K, V and the output are their own widths and the latents are stored whole).
+    Without flash attention the 5·a·s²·b score/softmax/dropout term (4·a·s²·b without dropout) is
+    stored too; selective recompute drops it.
     Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
 
     In FP8 (Transformer Engine) each linear layer keeps its input for the weight gradient as the 1-byte
@@ -176,13 +198,16 @@ def activation_bytes_per_layer(
     # model trained without dropout stores none (PyTorch's dropout at p = 0 returns its input).
     fp8_saved = 1.0 if problem.training.precision == "fp8" else 0.0
     replicated = ((10.0 if m.dropout else 8.0) - 2.0 * fp8_saved) * tokens * m.hidden / sp_div
+    if m.is_mla:
+        # MLA's latents (Q, KV and the shared RoPE key), inputs of the up-projections, whole on every TP rank.
+        replicated = replicated + 2.0 * tokens * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
     split = (
         tokens
         * (
-            2.0 * (m.hidden + 2.0 * m.kv_hidden)
-            + 2.0 * m.hidden
+            2.0 * (m.q_width + m.k_width + m.v_width)
+            + 2.0 * m.attn_out_width
             + mlp_factor * mlp_width
-            - fp8_saved * (m.hidden + mlp_width)
+            - fp8_saved * (m.attn_out_width + mlp_width)
         )
         / tp
     )
@@ -203,7 +228,7 @@ def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:
 
 
 def in_flight_layers(
-    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray
+    model: ModelShape, lay: Mapping[str, IntArray], m: FloatArray, layout: PipelineLayout | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """(first stage, last stage) layers' worth of activations held at the peak of a 1F1B schedule.
 
@@ -214,7 +239,7 @@ def in_flight_layers(
     """
     pp = lay["pp"].astype(np.float64)
     v = lay["vpp"].astype(np.float64)
-    n_stage = stage_layers(model, lay["pp"])
+    n_stage = stage_layers(model, lay["pp"], layout)
     chunk = n_stage / v
     first_interleaved = chunk * np.minimum(2 * (pp - 1) + (v - 1) * pp + 1, m * v)
     first = np.where(v > 1, first_interleaved, n_stage * np.minimum(pp, m))
@@ -235,11 +260,13 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     recalibrating first.
 
     total = weights + gradients + optimizer states + activations (in-flight micro-batches, plus one
-    layer's full working set under full recompute) + output-layer logits (last stage) + FSDP gather
-    buffers (two layers unsharded: the current one and the prefetched one) + framework reserve.
+    layer's full working set under full recompute, never more than without recompute) + output-layer
+    logits (last stage) + FSDP gather buffers (two layers unsharded: the current one and the prefetched
+    one) + framework reserve.
     """
     model, training = problem.model, problem.training
-    dense, expert, edge = params_per_gpu(model, lay)
+    layout = training.pipeline_layout
+    dense, expert, edge = params_per_gpu(model, lay, layout)
     d_dense, d_expert = shard_degrees(problem, lay)
     sh = lay["sharding"]
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
@@ -258,8 +285,11 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
 
     m = microbatches(problem, lay)
     stored, full_layer = activation_bytes_per_layer(problem, lay)
-    first_layers, last_layers = in_flight_layers(model, lay, m)
-    # Backward of a recomputed layer holds its activations and their gradients at once.
+    first_layers, last_layers = in_flight_layers(model, lay, m, layout)
+    # Backward of a recomputed layer holds its activations and their gradients at once: two whole layers,
+    # the figure the BLOOM memory rows (all full recompute) were calibrated on. No recompute is charged no
+    # such working set (the llm-foundry rows, which fill memory at large micro-batches without recompute,
+    # fit only without it), so full recompute is capped at the no-recompute figure below.
     working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
     tp = lay["tp"].astype(np.float64)
     tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
@@ -267,25 +297,36 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
         FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
     )
     logits = logits_bytes * tokens * model.vocab / tp
-    layer_params = (dense + expert) / stage_layers(model, lay["pp"])
+    layer_params = (dense + expert) / stage_layers(model, lay["pp"], layout)
     gather = np.where(full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0)
 
     parts_by_stage = []
     single = lay["pp"] == 1
-    n_stage = stage_layers(model, lay["pp"])
-    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split)
+    n_stage = stage_layers(model, lay["pp"], layout)
+    n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split, layout=layout)
     # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
     middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
     no_logits = np.zeros_like(single)
-    for layers_held, with_logits, share, edge_held in (
-        (first_layers, single, n_first / n_stage, edge),
-        (last_layers, no_logits, middle, np.zeros_like(edge)),
-        (last_layers, np.ones_like(single), n_last / n_stage, edge),
+    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay)
+    for layers_held, with_logits, share, edge_held, mtp_held in (
+        (first_layers, single, n_first / n_stage, edge, single),
+        (last_layers, no_logits, middle, np.zeros_like(edge), no_logits),
+        (last_layers, np.ones_like(single), n_last / n_stage, edge, np.ones_like(single)),
     ):
-        # A lightened end stage holds its share of a full stage's states and in-flight activations.
+        # A lightened end stage holds its share of a full stage's states and in-flight activations; the
+        # last (with pp 1 the only) stage the multi-token-prediction modules' states.
         params_dense = dense * share + edge_held
         expert_held = expert * share
+        if model.mtp_depth:
+            params_dense = params_dense + np.where(mtp_held, mtp_dense, 0.0)
+            expert_held = expert_held + np.where(mtp_held, mtp_expert, 0.0)
         act = stored * layers_held * share + working * np.minimum(share * n_stage, 1.0)
+        # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so
+        # it never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
+        # recompute against 271 GiB without, where fewer than two layers are in flight).
+        act = np.where(
+            lay["recompute"] == RECOMPUTE_FULL, np.minimum(act, full_layer * layers_held * share), act
+        )
         parts_by_stage.append(
             {
                 "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense, expert_held),

@@ -13,6 +13,9 @@ from typing import Any
 
 from clusterdesigner.engine.errors import InputError
 
+# Multi-head latent attention's shape fields (ModelShape's docstring).
+_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
 # Recompute modes, as small integers so that layouts can be numpy arrays (index into this tuple).
 RECOMPUTE_MODES = ("none", "selective", "full")
 RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
@@ -25,7 +28,22 @@ class ModelShape:
     ``ffn_hidden`` is the MLP inner size of a dense layer; with ``gated_mlp`` (SwiGLU) the up projection has
     two matrices of that size. Mixture-of-experts: ``experts`` routed experts of inner size
     ``expert_ffn_hidden`` each, ``top_k`` of them per token, ``shared_experts`` always-on experts of the
-    same size, in ``moe_layers`` of the ``layers`` (the rest are dense). ``tied_embeddings`` shares the
+    same size, in ``moe_layers`` of the ``layers`` (the rest are dense). ``head_dim`` is the width of one
+    attention head; 0 (the default) means hidden / heads. Qwen3 and GPT-OSS set it apart from the hidden
+    size (Qwen3-30B-A3B: hidden 2048, 32 heads of 128, so Q is 4,096 wide).
+
+    Multi-head latent attention (MLA, DeepSeek-V2/V3; ``kv_lora_rank`` > 0): K and V are projected down
+    to a ``kv_lora_rank`` latent (plus one shared ``qk_rope_head_dim`` RoPE key) and up again per head; Q
+    through a ``q_lora_rank`` latent (0: projected directly). Each head's query and key are
+    ``qk_nope_head_dim`` + ``qk_rope_head_dim`` wide, its value ``v_head_dim``; ``head_dim`` is then the
+    query/key width and ``kv_heads`` equals ``heads``. DeepSeek-V3: 1536 / 512 / 128 / 64 / 128.
+
+    Multi-token prediction (``mtp_depth`` modules, DeepSeek-V3 1; arXiv:2412.19437 Sec. 2.2): each module
+    joins the previous depth's hidden state with the next token's embedding (two norms and a 2h×h
+    projection), runs one transformer layer of the model's last kind (an MoE layer in an MoE model) and
+    the shared output head. Its parameters are counted apart (``mtp_params``; ``total_params`` is the main
+    model, as model cards count it), its FLOPs in the training FLOPs.
+    ``tied_embeddings`` shares the
     input embedding with the output layer (fewer parameters, same FLOPs). ``dropout`` false: trained with
     no dropout (Llama, Mixtral, DeepSeek, MPT, BLOOM configs set it to 0), so no dropout masks are stored
     or written.
@@ -46,6 +64,13 @@ class ModelShape:
     expert_ffn_hidden: int = 0
     shared_experts: int = 0
     moe_layers: int = 0
+    head_dim: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    mtp_depth: int = 0
     name: str = ""
     slug: str = ""
 
@@ -54,10 +79,21 @@ class ModelShape:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
-        if self.hidden % self.heads:
-            raise InputError(
-                f"hidden {self.hidden} is not a multiple of heads {self.heads}", field="model.heads"
-            )
+        for name in _MLA_FIELDS + ("head_dim", "mtp_depth"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
+        if self.kv_lora_rank or any(getattr(self, f) for f in _MLA_FIELDS):
+            self._check_mla()
+        elif not self.head_dim:
+            if self.hidden % self.heads:
+                raise InputError(
+                    f"hidden {self.hidden} is not a multiple of heads {self.heads}; give head_dim when the "
+                    "heads are not hidden / heads wide",
+                    field="model.heads",
+                )
+            # Frozen: the width is resolved once, so every reader sees the same head_dim.
+            object.__setattr__(self, "head_dim", self.hidden // self.heads)
         if self.heads % self.kv_heads:
             raise InputError(
                 f"kv_heads {self.kv_heads} must divide heads {self.heads}", field="model.kv_heads"
@@ -78,10 +114,65 @@ class ModelShape:
                     f"moe_layers must be between 1 and layers ({self.layers})", field="model.moe_layers"
                 )
 
+    def _check_mla(self) -> None:
+        """Multi-head latent attention: a latent, the per-head widths, one K and V per head."""
+        if not self.kv_lora_rank:
+            raise InputError(
+                "multi-head latent attention needs kv_lora_rank (the K/V latent width)",
+                field="model.kv_lora_rank",
+            )
+        for name in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+            if not getattr(self, name):
+                raise InputError(f"multi-head latent attention needs {name}", field=f"model.{name}")
+        qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+        if self.head_dim and self.head_dim != qk:
+            raise InputError(
+                f"with multi-head latent attention a head's query/key is qk_nope_head_dim + "
+                f"qk_rope_head_dim = {qk} wide; leave head_dim out",
+                field="model.head_dim",
+            )
+        if self.kv_heads != self.heads:
+            raise InputError(
+                f"multi-head latent attention has a K and a V per head: kv_heads must equal heads "
+                f"({self.heads})",
+                field="model.kv_heads",
+            )
+        object.__setattr__(self, "head_dim", qk)
+
     # ---- shape helpers -------------------------------------------------------------------------------
     @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def q_width(self) -> int:
+        """Width of Q: heads × head_dim (the query/key width of a head, nope + rope under MLA); the hidden
+        size unless head_dim is set apart from it."""
+        return self.heads * self.head_dim
+
+    @property
+    def k_width(self) -> int:
+        """Width of K: kv_heads × head_dim (heads × (nope + rope) under MLA)."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def v_width(self) -> int:
+        """Width of V: kv_heads × head_dim, or heads × v_head_dim under MLA."""
+        return self.heads * self.v_head_dim if self.is_mla else self.kv_heads * self.head_dim
+
+    @property
+    def attn_out_width(self) -> int:
+        """Width of the attention output the output projection reads: one value per head."""
+        return self.v_width if self.is_mla else self.q_width
+
+    @property
+    def kv_cache_elements_per_token_layer(self) -> int:
+        """Elements one token keeps per layer for later tokens: K and V (2 × kv_heads × head_dim), or
+        under MLA the compressed latent and the shared RoPE key, kv_lora_rank + qk_rope_head_dim (DeepSeek-V2,
+        arXiv:2405.04434, Sec. 2.1.4 and Table 1: (d_c + d_h^R)·l elements; DeepSeek-V3 576 per layer)."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_heads * self.head_dim
 
     @property
     def kv_hidden(self) -> int:
@@ -104,8 +195,23 @@ class ModelShape:
     # ---- parameter counts ----------------------------------------------------------------------------
     @property
     def attention_params(self) -> int:
-        """Q and output projections h×h each, K and V h×kv_hidden each (biases ignored)."""
-        return 2 * self.hidden * self.hidden + 2 * self.hidden * self.kv_hidden
+        """Q and output projections h×q_width each, K and V h×kv_hidden each (biases ignored). MLA:
+        Q down h×q_lora and up q_lora×q_width (or h×q_width without a Q latent), KV down
+        h×(kv_lora + rope), up kv_lora×heads·(nope + v), output heads·v×h (DeepSeek-V3's q_a_proj,
+        q_b_proj, kv_a_proj_with_mqa, kv_b_proj and o_proj)."""
+        if self.is_mla:
+            h, q_lora, kv_lora = self.hidden, self.q_lora_rank, self.kv_lora_rank
+            q = h * q_lora + q_lora * self.q_width if q_lora else h * self.q_width
+            kv = h * (kv_lora + self.qk_rope_head_dim) + kv_lora * self.heads * (
+                self.qk_nope_head_dim + self.v_head_dim
+            )
+            return q + kv + self.attn_out_width * h
+        return 2 * self.hidden * self.q_width + 2 * self.hidden * self.kv_hidden
+
+    @property
+    def layer_norm_params(self) -> int:
+        """Norm weights per layer: the two pre-norms, and under MLA the norms of the Q and KV latents."""
+        return 2 * self.hidden + (self.q_lora_rank + self.kv_lora_rank if self.is_mla else 0)
 
     @property
     def dense_mlp_params(self) -> int:
@@ -130,7 +236,7 @@ class ModelShape:
         """All parameters (what memory holds): layers, norms, embedding and, if untied, the output layer."""
         moe = self.moe_layers * self.moe_layer_mlp_params if self.is_moe else 0
         layers = (
-            self.layers * (self.attention_params + 2 * self.hidden)
+            self.layers * (self.attention_params + self.layer_norm_params)
             + self.dense_layers * self.dense_mlp_params
         )
         out = 0 if self.tied_embeddings else self.embedding_params
@@ -150,6 +256,31 @@ class ModelShape:
         )
 
     @property
+    def mtp_layer_mlp_params(self) -> int:
+        """The MLP of a multi-token-prediction module's layer: an MoE layer's (routed + shared experts and
+        router) in an MoE model, else a dense one (DeepSeek-V3's MTP layer is an MoE layer)."""
+        return self.moe_layer_mlp_params if self.is_moe and self.moe_layers else self.dense_mlp_params
+
+    @property
+    def mtp_params(self) -> int:
+        """Parameters of the multi-token-prediction modules (embedding and output head shared with the main
+        model): per module the 2h×h projection, three norms (the two input norms and the head's), one
+        transformer layer. DeepSeek-V3: 11,610,067,968; with a copy of the embedding and head
+        (1,853,358,080) 13.46B, the "14B of MTP module weights" of its Hugging Face card."""
+        h = self.hidden
+        layer = self.attention_params + self.layer_norm_params + self.mtp_layer_mlp_params
+        return self.mtp_depth * (2 * h * h + 3 * h + layer)
+
+    @property
+    def mtp_active_matmul_params(self) -> int:
+        """Weights one token multiplies by in the MTP modules, the shared output head apart."""
+        if self.is_moe and self.moe_layers:
+            mlp = (self.top_k + self.shared_experts) * self.expert_params + self.hidden * self.experts
+        else:
+            mlp = self.dense_mlp_params
+        return self.mtp_depth * (2 * self.hidden * self.hidden + self.attention_params + mlp)
+
+    @property
     def active_params(self) -> int:
         """Active parameters per token incl. the embedding (the "active params" of MoE model cards)."""
         return self.active_matmul_params + (0 if self.tied_embeddings else self.embedding_params)
@@ -157,18 +288,27 @@ class ModelShape:
     # ---- FLOPs ---------------------------------------------------------------------------------------
     @property
     def layer_matmul_flops_fwd_per_token(self) -> float:
-        """Forward matmul FLOPs per token of all transformer layers (no attention core, no output layer)."""
+        """Forward matmul FLOPs per token of all transformer layers (no attention core, no output layer),
+        with the MTP modules' layers and projections."""
+        if self.mtp_depth:
+            return 2.0 * (self.active_matmul_params - self.embedding_params + self.mtp_active_matmul_params)
         return 2.0 * (self.active_matmul_params - self.embedding_params)
 
     @property
     def attention_core_flops_fwd_per_token(self) -> float:
         """QKᵀ and AV forward FLOPs per token over all layers: 4·s·h·L (Narayanan 2021 counts the full
-        s×s score matrix, not the causal half; we keep that convention so MFU compares with papers)."""
-        return 4.0 * self.seq_len * self.heads * self.head_dim * self.layers
+        s×s score matrix, not the causal half; we keep that convention so MFU compares with papers).
+        With head_dim: 4·s·heads·head_dim·L; MLA: 2·s·heads·(nope + rope + v)·L (QKᵀ over the 192-wide
+        query/key, AV over the 128-wide value for DeepSeek-V3: 2.86× the 4·s·h of its hidden 7168)."""
+        layers = self.layers + self.mtp_depth  # each MTP module runs one more layer
+        if self.is_mla:
+            return 2.0 * self.seq_len * self.heads * (self.head_dim + self.v_head_dim) * layers
+        return 4.0 * self.seq_len * self.heads * self.head_dim * layers
 
     @property
     def output_flops_fwd_per_token(self) -> float:
-        return 2.0 * self.embedding_params
+        """The output layer's logits, once more per MTP module (the shared head)."""
+        return 2.0 * self.embedding_params * (1 + self.mtp_depth)
 
     @property
     def model_flops_per_token(self) -> float:
@@ -212,6 +352,13 @@ _INT_FIELDS = (
     "expert_ffn_hidden",
     "shared_experts",
     "moe_layers",
+    "head_dim",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+    "mtp_depth",
 )
 _BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout")
 # The range of each shape number a request may give: about a thousand times the largest published model in
@@ -231,6 +378,13 @@ SHAPE_LIMITS: dict[str, tuple[int, int]] = {
     "expert_ffn_hidden": (0, 100_000_000),
     "shared_experts": (0, 1_000),
     "moe_layers": (0, 100_000),
+    "head_dim": (1, 100_000),
+    "q_lora_rank": (0, 10_000_000),  # 0: Q projected without a latent (DeepSeek-V2-Lite)
+    "kv_lora_rank": (1, 10_000_000),
+    "qk_nope_head_dim": (1, 100_000),
+    "qk_rope_head_dim": (1, 100_000),
+    "v_head_dim": (1, 100_000),
+    "mtp_depth": (0, 1_000),
 }
 
 
@@ -272,7 +426,11 @@ def _preset_values(slug: Any, presets: Mapping[str, ModelShape]) -> dict[str, An
             f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field="model.preset"
         )
     base = presets[slug]
-    return {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+    values = {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
+    if base.is_mla or base.head_dim * base.heads == base.hidden:
+        # A derived width follows overrides of hidden or heads; only a preset's own head_dim is kept.
+        del values["head_dim"]
+    return values
 
 
 def _shape_int(key: str, given: Any) -> int:

@@ -1,15 +1,16 @@
 """Layout validity and the vectorised search over parallel layouts.
 
-A layout is valid when its degrees multiply to the GPU count, TP divides heads, KV heads and the FFN
-width, PP × VPP divides the layers or the layers plus two (embedding and loss counted as layers; PP alone
-may split unevenly), the global batch is a multiple of dp × micro_batch, CP > 1 splits the sequence into
-2·cp load-balanced chunks (an odd seq_len needs no CP), sequence parallelism needs tp to divide
-seq_len / cp, and EP divides the experts and the data-parallel ranks; it is *feasible* when it also fits
-in memory. The search enumerates every combination of the free fields,
-evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
+A layout is valid when its degrees multiply to the GPU count, TP divides heads, KV heads and the FFN width, PP
+× VPP divides the layers or the layers plus two (embedding and loss counted as layers; PP alone may split
+unevenly), the global batch is a multiple of dp × micro_batch, CP > 1 splits the sequence into 2·cp load-
+balanced chunks (an odd seq_len needs no CP), sequence parallelism needs tp to divide seq_len / cp, and EP
+divides the experts and the data-parallel ranks; it is *feasible* when it also fits in memory less
+``training.memory_headroom`` of it (``usable_gib``: the engine's memory runs low on measured runs, so a winner
+at 99 % of HBM would likely not run; engine/error_band.py). The search enumerates every combination of the
+free fields, evaluates them in numpy chunks with the same ``memory_parts`` / ``step_time_parts`` as a single
 estimate, counts rejections by reason and keeps the fastest feasible layouts. It also keeps the layout that
-needs the least memory among the structurally valid ones, so that a search where nothing fits can say by
-how much the best candidate misses (memory is then the binding constraint, whatever rule rejected most).
+needs the least memory among the structurally valid ones, so that a search where nothing fits can say by how
+much the best candidate misses (memory is then the binding constraint, whatever rule rejected most).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
-from clusterdesigner.engine.model import RECOMPUTE_MODES
+from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_SELECTIVE
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.workload import (
     GIB,
@@ -77,14 +78,7 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
             lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}",
         ),
         ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
-        (
-            "parallelism.vpp",
-            (v > 1) & ~interleaving_splits(m.layers, pp, v),
-            lambda i: (
-                f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
-                "(embedding and loss counted as layers), or pp is 1"
-            ),
-        ),
+        _interleaving_check(problem, pp, v),
         (
             "parallelism.micro_batch",
             batch % (dp * mb) != 0,
@@ -120,11 +114,44 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
     return checks
 
 
-def memory_reason(need_gib: float, have_gib: float) -> str:
+def _interleaving_check(problem: Problem, pp: IntArray, v: IntArray) -> tuple[str, np.ndarray, Any]:
+    """pp × vpp virtual stages: those of an explicit pipeline layout, else a split of the layers (or the
+    layers + 2) into equal chunks."""
+    m, layout = problem.model, problem.training.pipeline_layout
+    if layout is not None:
+        stages = layout.stages
+        return (
+            "parallelism.vpp",
+            (pp * v != stages) | ((pp == 1) & (v > 1)),
+            lambda i: (
+                f"pipeline_layout has {stages} stages; pp {pp[i]} × vpp {v[i]} = {pp[i] * v[i]}"
+                + (" (interleaving needs pp > 1)" if pp[i] == 1 and v[i] > 1 else "")
+            ),
+        )
+    return (
+        "parallelism.vpp",
+        (v > 1) & ~interleaving_splits(m.layers, pp, v),
+        lambda i: (
+            f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
+            "(embedding and loss counted as layers), or pp is 1"
+        ),
+    )
+
+
+def memory_reason(need_gib: float, have_gib: float, headroom: float = 0.0) -> str:
     """Rejection key for a layout that does not fit; needs are rounded to 2 significant figures so that
-    similar layouts share a key."""
+    similar layouts share a key. With a headroom, the usable memory is named with the capacity."""
     rounded = float(f"{need_gib:.2g}")
+    if headroom > 0:
+        usable = have_gib * (1.0 - headroom)
+        kept = f"{headroom:.1%} of {have_gib:g} GiB kept free"
+        return f"needs {rounded:g} GiB, has {usable:.3g} GiB usable ({kept})"
     return f"needs {rounded:g} GiB, has {have_gib:g} GiB"
+
+
+def usable_gib(problem: Problem) -> float:
+    """The memory a searched layout may use: capacity less ``training.memory_headroom`` of it."""
+    return problem.cluster.accelerator.memory_gib * (1.0 - problem.training.memory_headroom)
 
 
 def evaluate(
@@ -160,8 +187,18 @@ def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str
     for tp, pp, cp, dp in _dense_structures(problem.cluster.num_gpus, m.layers, fixed):
         eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
         for ep in _options(fixed, "ep", eps):
-            for vpp in _options(fixed, "vpp", [1] if pp == 1 else list(VPP_CHOICES)):
+            for vpp in _options(fixed, "vpp", _vpp_choices(problem, pp)):
                 yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
+
+
+def _vpp_choices(problem: Problem, pp: int) -> list[int]:
+    """Interleaving degrees to try: an explicit pipeline layout's stages / pp (none if pp does not divide
+    them), else VPP_CHOICES with pp > 1."""
+    layout = problem.training.pipeline_layout
+    if layout is not None:
+        vpp = layout.stages // pp
+        return [vpp] if layout.stages % pp == 0 and (pp > 1 or vpp == 1) else []
+    return [1] if pp == 1 else list(VPP_CHOICES)
 
 
 def _options(fixed: Mapping[str, int], name: str, default: list[int]) -> list[int]:
@@ -185,10 +222,15 @@ def _dense_structures(n: int, layers: int, fixed: Mapping[str, int]) -> Iterator
                 yield tp, pp, cp, dp
 
 
-def _option_grid(fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
-    """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with."""
+def _option_grid(fixed: Mapping[str, int], *, flash_attention: bool = True) -> list[tuple[int, ...]]:
+    """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with.
+
+    Under flash attention, Megatron's "selective" recompute (the attention scores and softmax, Korthikanti
+    2022 Sec. 5) saves nothing, since flash attention never stores the scores, and still adds the attention
+    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns)."""
     mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
-    rcs = [fixed["recompute"]] if "recompute" in fixed else list(range(len(RECOMPUTE_MODES)))
+    modes = [m for m in range(len(RECOMPUTE_MODES)) if not (flash_attention and m == RECOMPUTE_SELECTIVE)]
+    rcs = [fixed["recompute"]] if "recompute" in fixed else modes
     shs = [fixed["sharding"]] if "sharding" in fixed else list(range(len(SHARDING_MODES)))
     sps = [fixed["sequence_parallel"]] if "sequence_parallel" in fixed else [0, 1]
     return list(itertools.product(mbs, rcs, shs, sps))
@@ -197,7 +239,8 @@ def _option_grid(fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
 def search_size(problem: Problem, *, fixed: Mapping[str, int]) -> int:
     """How many layouts :func:`search` would evaluate (before it drops duplicates): structures × option
     grid. Counting the structures costs a fraction of a percent of the search."""
-    return sum(1 for _ in _structures(problem, fixed)) * len(_option_grid(fixed))
+    grid = _option_grid(fixed, flash_attention=problem.training.flash_attention)
+    return sum(1 for _ in _structures(problem, fixed)) * len(grid)
 
 
 def check_search_size(problem: Problem, *, fixed: Mapping[str, int]) -> None:
@@ -226,7 +269,7 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
     sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
     Raises InputError on ``cluster.nodes`` when the search is too large to run (check_search_size)."""
     check_search_size(problem, fixed=fixed)
-    grid = np.array(_option_grid(fixed), dtype=np.int64)
+    grid = np.array(_option_grid(fixed, flash_attention=problem.training.flash_attention), dtype=np.int64)
     per_structure = max(1, CHUNK_LAYOUTS // len(grid))
     result = SearchResult(best={}, evaluated=0)
     best = _Best(top=top)
@@ -292,19 +335,21 @@ def _structurally_ok(problem: Problem, lay: Mapping[str, IntArray], result: Sear
 
 
 def _memory_fits(problem: Problem, sub: Mapping[str, IntArray], result: SearchResult) -> np.ndarray:
-    """Which layouts fit in the accelerator's memory; records the least-memory layout in ``result`` and
-    counts the others by their need (2 significant figures) in ``result.rejected``."""
+    """Which layouts fit in the accelerator's memory less the headroom (``usable_gib``); records the
+    least-memory layout in ``result`` and counts the others by their need (2 significant figures) in
+    ``result.rejected``."""
     cap_gib = problem.cluster.accelerator.memory_gib
+    headroom = problem.training.memory_headroom
     need_gib = memory_parts(problem, sub)["total"] / GIB
     least = int(np.argmin(need_gib))
     if result.min_need_gib is None or need_gib[least] < result.min_need_gib:
         result.min_need_gib = float(need_gib[least])
         result.min_need_layout = layout_row(sub, least)
-    fits: np.ndarray = need_gib <= cap_gib
+    fits: np.ndarray = need_gib <= usable_gib(problem)
     if (~fits).any():
         needs, how_many = np.unique(_round2(need_gib[~fits]), return_counts=True)
         for need, count in zip(needs, how_many, strict=True):
-            result.rejected[memory_reason(float(need), cap_gib)] += int(count)
+            result.rejected[memory_reason(float(need), cap_gib, headroom)] += int(count)
     return fits
 
 

@@ -52,17 +52,30 @@ PP_CHOICES = (1, 2, 4, 8)
 # sizing's whole numbers (replicas, nodes) leave the range the cost engine prices.
 MAX_REQUESTS_PER_S = 1_000_000
 SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86_400.0
+
+
+def _finite(value: Any) -> bool:
+    """A JSON number that is a finite float: not a bool, not NaN/inf, not an integer too large for a float
+    (10**400 would raise OverflowError, a 500, wherever it is compared with a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _positive(value: Any, path: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InputError(f"must be a positive finite number, got {value!r}", field=path)
+    if not _finite(value) or value <= 0:
+        raise InputError(f"must be a positive finite number, got {_shown(value)}", field=path)
     return float(value)
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message, a huge integer shortened (its repr could be thousands of digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
 
 
 def _fraction(value: Any, path: str) -> float:
@@ -76,7 +89,7 @@ def _whole(value: Any, path: str, *, low: int = 1, high: int = 10_000_000) -> in
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"must be a whole number from {low:,} to {high:,}, got {value!r}", field=path)
+        raise InputError(f"must be a whole number from {low:,} to {high:,}, got {_shown(value)}", field=path)
     return value
 
 
@@ -196,6 +209,10 @@ class ServingInput:
     arrivals: str = "poisson"
     kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
     efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
+    # A distribution of request lengths: (input tokens, output tokens, share of requests); empty: every
+    # request is input_tokens/output_tokens. Given, input_tokens/output_tokens are its rounded means (shown
+    # only; the formulas read the classes).
+    lengths: tuple[tuple[int, int, float], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("weight_precision", "kv_precision"):
@@ -230,6 +247,12 @@ class ServingInput:
             _whole(getattr(self, name), f"layout.{name}", low=0, high=1024)
         _whole(self.max_batch, "max_batch", high=1_000_000)
         _positive(self.kv_transfer_gbps, "kv_transfer_gbps")
+        for index, (n_in, n_out, share) in enumerate(self.lengths):
+            _whole(n_in, f"lengths.{index}.input", high=10_000_000)
+            _whole(n_out, f"lengths.{index}.output", high=10_000_000)
+            _fraction(share, f"lengths.{index}.share")
+        if self.lengths and abs(sum(c[2] for c in self.lengths) - 1.0) > 1e-3:
+            raise InputError("the shares must add up to 1", field="lengths")
         if self.ep and not self.model.is_moe:
             raise InputError("expert parallelism needs a mixture-of-experts model", field="layout.ep")
         if self.ep and self.model.experts % self.ep:
@@ -242,6 +265,44 @@ class ServingInput:
         data["model"] = {k: getattr(self.model, k) for k in self.model.__dataclass_fields__}
         data["accelerator"] = self.accelerator.slug
         return data
+
+    @property
+    def classes(self) -> tuple[tuple[int, int, float], ...]:
+        """The request lengths as (input, output, share) classes: ``lengths``, or the one fixed length."""
+        return self.lengths or ((self.input_tokens, self.output_tokens, 1.0),)
+
+    @property
+    def mean_input_tokens(self) -> float:
+        """Σ share · n_in: prompt tokens per request."""
+        return float(sum(share * n_in for n_in, _, share in self.classes))
+
+    @property
+    def mean_output_tokens(self) -> float:
+        """Σ share · n_out: generated tokens per request."""
+        return float(sum(share * n_out for _, n_out, share in self.classes))
+
+    @property
+    def context_tokens(self) -> float:
+        """Mean tokens a running sequence holds in its KV cache: n_in + n_out/2 for one length (paged
+        attention allocates as it generates: Kwon et al. 2023, vLLM, SOSP, Sec. 4). With a distribution, a
+        class holds its slots for n_out decode steps, so the running batch is weighted by share · n_out:
+        Σ s·n_out·(n_in + n_out/2) / Σ s·n_out (long answers are over-represented in the batch)."""
+        weight = sum(share * n_out for _, n_out, share in self.classes)
+        return float(
+            sum(share * n_out * (n_in + n_out / 2.0) for n_in, n_out, share in self.classes) / weight
+        )
+
+    @property
+    def percentile_input_tokens(self) -> int:
+        """The prompt length at the target percentile of requests (classes sorted by n_in, the first whose
+        cumulative share reaches it): the TTFT target is judged on it."""
+        total = 0.0
+        ordered = sorted(self.classes)
+        for n_in, _, share in ordered:
+            total += share
+            if total >= self.percentile / 100.0 - 1e-9:
+                return n_in
+        return ordered[-1][0]
 
 
 # ---- memory ----------------------------------------------------------------------------------------------
@@ -256,7 +317,12 @@ def weight_bytes_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any)
 
 
 def kv_bytes_per_token(*, model: ModelShape, precision: str) -> float:
-    """KV cache per token of the whole model = layers × kv_heads × head_dim × 2 (K and V) × bytes."""
+    """KV cache per token of the whole model = layers × kv_heads × head_dim × 2 (K and V) × bytes.
+
+    Multi-head latent attention (DeepSeek-V2/V3) caches one compressed latent of kv_lora_rank + rope dims
+    (512 + 64) per layer instead; ``ModelShape`` has no field for it (it approximates MLA by full multi-head
+    attention), so a DeepSeek-V3 preset's KV here is the full heads' (61 × 128 × 56 × 2 bytes at BF16,
+    ≈ 1.75 MB a token, ≈ 25× the latent's 61 × 576 × 2 ≈ 70 KB): its batch that fits is far too small."""
     return model.layers * model.kv_heads * model.head_dim * 2.0 * BYTES[precision]
 
 
@@ -267,20 +333,15 @@ def kv_bytes_per_token_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp
     return model.layers / np.asarray(pp) * heads * model.head_dim * 2.0 * BYTES[precision]
 
 
-def mean_context_tokens(*, input_tokens: int, output_tokens: int) -> float:
-    """Mean tokens a running sequence holds in its KV cache: n_in + n_out/2 (paged attention allocates as it
-    generates: Kwon et al. 2023, vLLM, SOSP, Sec. 4)."""
-    return input_tokens + output_tokens / 2.0
-
-
 def batch_that_fits(inp: ServingInput, *, tp: Any, pp: Any) -> Any:
     """Concurrent sequences one replica holds: (memory × (1 − reserve) − weights) / (KV per token per GPU ×
-    mean context), floored; ≤ 0 when the weights alone do not fit. Per GPU, because every GPU of a replica
-    holds its share of every sequence's KV."""
+    mean context ``ServingInput.context_tokens``), floored; ≤ 0 when the weights alone do not fit. Per GPU,
+    because every GPU of a replica holds its share of every sequence's KV."""
     have = inp.accelerator.memory_gib * 2**30 * (1.0 - inp.efficiency.memory_reserve_fraction)
     free = have - weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp)
-    per_seq = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp) * (
-        mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
+    per_seq = (
+        kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp)
+        * inp.context_tokens
     )
     return np.floor(free / per_seq)
 
@@ -301,8 +362,12 @@ def _peak_flops(inp: ServingInput) -> float:
     return inp.accelerator.peak_tflops(inp.weight_precision) * 1e12 * inp.efficiency.compute_efficiency
 
 
-def prefill_s(inp: ServingInput, *, tp: Any, pp: Any, prompts: Any = 1) -> Any:
-    """Time to prefill ``prompts`` prompts of n_in tokens on one replica of tp·pp GPUs.
+def prefill_s(
+    inp: ServingInput, *, tp: Any, pp: Any, prompts: Any = 1, input_tokens: int | None = None
+) -> Any:
+    """Time to prefill ``prompts`` prompts on one replica of tp·pp GPUs: of ``input_tokens`` tokens each when
+    given, else the mean over the request's length classes (Σ share · time of one class, the n² attention
+    term making the mean prompt's time differ from the mean time).
 
     FLOPs = prompts · (2 · N_active · n_in + 2 · n_in² · heads · head_dim · L) (causal attention: half of
     Narayanan's 4·s·h·L per token), over tp·pp GPUs at compute_efficiency × dense peak; plus the weights read
@@ -310,14 +375,18 @@ def prefill_s(inp: ServingInput, *, tp: Any, pp: Any, prompts: Any = 1) -> Any:
     another for one prompt (no pipelining within one request's prefill).
     """
     m = inp.model
-    n = inp.input_tokens
     prompts = np.asarray(prompts, dtype=float)
-    flops = prompts * (2.0 * m.active_matmul_params * n + 2.0 * n * n * m.heads * m.head_dim * m.layers)
     gpus = np.asarray(tp) * np.asarray(pp)
-    compute = flops / (gpus * _peak_flops(inp))
     weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp) * np.asarray(pp)
     read = weights / (inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency)
-    return np.maximum(compute, read) + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
+    classes = ((input_tokens, 0, 1.0),) if input_tokens is not None else inp.classes
+    total: Any = 0.0
+    for n, _, share in classes:
+        flops = prompts * (2.0 * m.active_matmul_params * n + 2.0 * n * n * m.heads * m.head_dim * m.layers)
+        compute = flops / (gpus * _peak_flops(inp))
+        one = np.maximum(compute, read) + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
+        total = one if len(classes) == 1 else total + share * one
+    return total
 
 
 def _moe_weight_fraction_read(model: ModelShape, batch: Any) -> Any:
@@ -349,7 +418,7 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     batch = np.asarray(batch, dtype=float)
     pp_a = np.asarray(pp, dtype=float)
     micro = np.maximum(batch / pp_a, 1.0)
-    ctx = mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
+    ctx = inp.context_tokens
     weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp)
     kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp)
     hbm = inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency
@@ -366,17 +435,21 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
 def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str, Any]:
     """Requests/s, user-visible TPOT and TTFT of one replica under continuous batching at batch B.
 
-    R = 1 / (t_prefill + n_out · TPOT(B) / B); prefill share φ = R · t_prefill; seen TPOT = TPOT(B)/(1 − φ);
-    TTFT = t_prefill + TPOT(B) (a new prompt waits for the decode step under way).
+    R = 1 / (t_prefill + n_out · TPOT(B) / B) with the mean prefill and mean n_out; prefill share
+    φ = R · t_prefill; seen TPOT = TPOT(B)/(1 − φ); TTFT = t_prefill(n_in at the target percentile) + TPOT(B)
+    (a new prompt waits for the decode step under way).
     """
     prefill = prefill_s(inp, tp=tp, pp=pp)
     step = decode_step_s(inp, batch=batch, tp=tp, pp=pp)
-    rate = 1.0 / (prefill + inp.output_tokens * step / np.asarray(batch, dtype=float))
+    rate = 1.0 / (prefill + inp.mean_output_tokens * step / np.asarray(batch, dtype=float))
     share = rate * prefill
+    first = (
+        prefill if not inp.lengths else prefill_s(inp, tp=tp, pp=pp, input_tokens=inp.percentile_input_tokens)
+    )
     return {
         "requests_per_s": rate,
         "tpot_s": step / np.maximum(1.0 - share, 1e-9),
-        "ttft_s": prefill + step,
+        "ttft_s": first + step,
         "prefill_s": prefill,
         "step_s": step,
     }
@@ -498,6 +571,11 @@ class ServingResult:
     costs: tuple[CostOption, ...]
     cost_note: str
     assumptions: tuple[tuple[str, str], ...]
+    # Added after results were first stored: absent in stored JSON, read back as 0.
+    peak_to_mean: float = 0.0
+    input_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_in
+    output_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_out
+    kv_bytes_per_token: float = 0.0  # the whole model's KV cache per token at the KV precision
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -520,6 +598,10 @@ class ServingResult:
             costs=tuple(CostOption(**row) for row in data["costs"]),
             cost_note=str(data["cost_note"]),
             assumptions=tuple((a["name"], a["value"]) for a in data["assumptions"]),
+            peak_to_mean=float(data.get("peak_to_mean", 0.0)),
+            input_tokens_per_day=float(data.get("input_tokens_per_day", 0.0)),
+            output_tokens_per_day=float(data.get("output_tokens_per_day", 0.0)),
+            kv_bytes_per_token=float(data.get("kv_bytes_per_token", 0.0)),
         )
 
 
@@ -599,7 +681,7 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
         replicas = _replicas(peak / rate) if good.size else 0
         weights = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp))
         kv = float(kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp))
-        ctx = mean_context_tokens(input_tokens=inp.input_tokens, output_tokens=inp.output_tokens)
+        ctx = inp.context_tokens
         batch = int(g["batch"][best])
         results.append(
             LayoutResult(
@@ -614,7 +696,7 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
                 ttft_s=float(g["ttft_s"][best]),
                 tpot_s=float(g["tpot_s"][best]),
                 requests_per_s_per_replica=rate,
-                output_tokens_per_s_per_gpu=rate * inp.output_tokens / (tp * pp),
+                output_tokens_per_s_per_gpu=rate * inp.mean_output_tokens / (tp * pp),
                 replicas=replicas,
                 gpus=replicas * tp * pp,
                 meets_targets=bool(good.size),
@@ -630,7 +712,7 @@ def latency_curve(inp: ServingInput, *, tp: int, pp: int) -> tuple[CurvePoint, .
     fits = int(batch_that_fits(inp, tp=tp, pp=pp))
     batches = BATCH_GRID[BATCH_GRID <= max(min(fits, inp.max_batch), 1)]
     rate = replica_rate(inp, batch=batches, tp=tp, pp=pp)
-    per_gpu = rate["requests_per_s"] * inp.output_tokens / (tp * pp)
+    per_gpu = rate["requests_per_s"] * inp.mean_output_tokens / (tp * pp)
     return tuple(
         CurvePoint(int(b), float(f), float(t), float(x))
         for b, f, t, x in zip(batches, rate["ttft_s"], rate["tpot_s"], per_gpu, strict=True)
@@ -654,12 +736,14 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     prefill = np.asarray(prefill_s(inp, tp=tp, pp=pp), dtype=float)
     cost = np.where(fits, prefill * tp * pp, np.inf)
     p = int(np.argmin(cost))
+    n_first = inp.percentile_input_tokens
     transfer = (
-        inp.input_tokens
+        n_first
         * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
         / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
     )
-    ttft = float(prefill[p]) + float(transfer)
+    first = prefill[p] if not inp.lengths else prefill_s(inp, tp=tp[p], pp=pp[p], input_tokens=n_first)
+    ttft = float(first) + float(transfer)
     if ttft > inp.ttft_s:
         return None
     prefill_gpus = _replicas(peak * float(prefill[p])) * int(tp[p] * pp[p])
@@ -677,7 +761,7 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
             continue
         b = int(batches[good[-1]])
         tpot = float(step[good[-1]])
-        gpus = _replicas(peak * inp.output_tokens * tpot / b) * int(t * q)
+        gpus = _replicas(peak * inp.mean_output_tokens * tpot / b) * int(t * q)
         if best is None or gpus < best[0]:
             best = (gpus, int(t), int(q), float(b), tpot)
     if best is None:
@@ -694,7 +778,7 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
         ttft_s=ttft,
         tpot_s=tpot,
         kv_transfer_s=float(transfer),
-        output_tokens_per_s_per_gpu=peak * inp.output_tokens / total,
+        output_tokens_per_s_per_gpu=peak * inp.mean_output_tokens / total,
     )
 
 
@@ -722,9 +806,13 @@ def _cost_option(
         pricing_model=pricing_model,
         offering=offering,
         usd_per_gpu_hour=usd_per_gpu_hour,
-        usd_per_m_input_tokens=usd_per_gpu_s * gpus * prefill / inp.input_tokens * 1e6,
-        usd_per_m_output_tokens=usd_per_gpu_s * gpus * decode / inp.output_tokens * 1e6,
-        usd_per_m_tokens=usd_per_gpu_s * gpus * per_request_s / (inp.input_tokens + inp.output_tokens) * 1e6,
+        usd_per_m_input_tokens=usd_per_gpu_s * gpus * prefill / inp.mean_input_tokens * 1e6,
+        usd_per_m_output_tokens=usd_per_gpu_s * gpus * decode / inp.mean_output_tokens * 1e6,
+        usd_per_m_tokens=usd_per_gpu_s
+        * gpus
+        * per_request_s
+        / (inp.mean_input_tokens + inp.mean_output_tokens)
+        * 1e6,
         formula=formula,
     )
 
@@ -810,6 +898,7 @@ _TOP_KEYS = {
     "kv_precision",
     "input_tokens",
     "output_tokens",
+    "lengths",
     "targets",
     "demand",
     "gpus_per_node",
@@ -834,12 +923,74 @@ def _section(request: Mapping[str, Any], name: str, keys: set[str]) -> Mapping[s
     return section
 
 
+HOURS_PER_DAY = 24
+
+
+def _peak_to_mean(demand: Mapping[str, Any]) -> float:
+    """``demand.peak_to_mean`` (2), or from ``demand.hourly_profile``: 24 relative demands, one an hour of
+    the day (any scale; zero for a closed hour), whose busiest hour ÷ mean hour is the peak ÷ mean."""
+    if "hourly_profile" not in demand:
+        return _positive(demand.get("peak_to_mean", 2.0), "demand.peak_to_mean")
+    if "peak_to_mean" in demand:
+        raise InputError("give hourly_profile or peak_to_mean, not both", field="demand.hourly_profile")
+    profile = demand["hourly_profile"]
+    if (
+        not isinstance(profile, Sequence)
+        or isinstance(profile, (str, bytes))
+        or len(profile) != HOURS_PER_DAY
+    ):
+        raise InputError("must be a list of 24 numbers, one an hour", field="demand.hourly_profile")
+    for hour, value in enumerate(profile):
+        if not _finite(value) or value < 0:
+            raise InputError(
+                f"must be a finite number, zero or more, got {_shown(value)}",
+                field=f"demand.hourly_profile.{hour}",
+            )
+    peak = float(max(profile))
+    if peak <= 0:
+        raise InputError("needs at least one hour with demand", field="demand.hourly_profile")
+    # peak ÷ mean = 24 / Σ (hour ÷ peak): each term ≤ 1, so 24 × 1e308 stays finite; a flat day is exactly 1
+    return HOURS_PER_DAY / math.fsum(float(value) / peak for value in profile)
+
+
+def _lengths(request: Mapping[str, Any]) -> tuple[tuple[int, int, float], ...]:
+    """``lengths``: a list of {input, output, share} request classes (shares adding up to 1), instead of
+    ``input_tokens``/``output_tokens``; () when absent."""
+    raw = request.get("lengths")
+    if raw is None:
+        return ()
+    if "input_tokens" in request or "output_tokens" in request:
+        raise InputError("give lengths or input_tokens/output_tokens, not both", field="lengths")
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)) or not 1 <= len(raw) <= 64:
+        raise InputError("must be a list of 1 to 64 {input, output, share} objects", field="lengths")
+    out: list[tuple[int, int, float]] = []
+    for index, item in enumerate(raw):
+        where = f"lengths.{index}"
+        if not isinstance(item, Mapping):
+            raise InputError("must be an object {input, output, share}", field=where)
+        unknown = sorted(set(item) - {"input", "output", "share"})
+        if unknown:
+            raise InputError(f"unknown field(s): {', '.join(unknown)}", field=f"{where}.{unknown[0]}")
+        out.append(
+            (
+                _whole(item.get("input"), f"{where}.input"),
+                _whole(item.get("output"), f"{where}.output"),
+                _fraction(item.get("share"), f"{where}.share"),
+            )
+        )
+    if abs(sum(c[2] for c in out) - 1.0) > 1e-3:
+        raise InputError(f"the shares add up to {sum(c[2] for c in out):g}, not 1", field="lengths")
+    return tuple(out)
+
+
 def parse_request(
     request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]
 ) -> tuple[ServingInput, Mapping[str, Any]]:
     """The JSON request (docs/serving-engine.md) → a :class:`ServingInput` and the ``cost`` section.
 
-    Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ n_out), one of them.
+    Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ mean n_out), one of
+    them, shaped by ``demand.peak_to_mean`` or ``demand.hourly_profile``. Lengths are ``input_tokens``/
+    ``output_tokens`` or a ``lengths`` distribution.
     """
     if not isinstance(request, Mapping):
         raise InputError("the request must be an object")
@@ -853,11 +1004,21 @@ def parse_request(
             f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}", field="accelerator"
         )
     targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
-    demand = _section(request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean"})
+    demand = _section(
+        request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile"}
+    )
     layout = _section(request, "layout", {"tp", "pp", "ep"})
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
     _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
-    output_tokens = _whole(request.get("output_tokens", 256), "output_tokens")
+    lengths = _lengths(request)
+    if lengths:
+        mean_out = sum(share * n_out for _, n_out, share in lengths)
+        input_tokens = max(1, round(sum(share * n_in for n_in, _, share in lengths)))
+        output_tokens = max(1, round(mean_out))
+    else:
+        input_tokens = _whole(request.get("input_tokens", 1024), "input_tokens")
+        output_tokens = _whole(request.get("output_tokens", 256), "output_tokens")
+        mean_out = output_tokens
     if ("requests_per_s" in demand) == ("output_tokens_per_day" in demand):
         raise InputError(
             "give exactly one of demand.requests_per_s and demand.output_tokens_per_day",
@@ -868,7 +1029,7 @@ def parse_request(
         path = "demand.requests_per_s"
     else:
         per_day = _positive(demand["output_tokens_per_day"], "demand.output_tokens_per_day")
-        rps = per_day / 86_400.0 / output_tokens
+        rps = per_day / SECONDS_PER_DAY / mean_out
         path = "demand.output_tokens_per_day"
     if rps > MAX_REQUESTS_PER_S:
         raise InputError(
@@ -882,20 +1043,21 @@ def parse_request(
     if not isinstance(stack, str) or stack not in STACKS:
         raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
     for key, value in eff.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"must be a number, got {value!r}", field=f"efficiency.{key}")
+        if not _finite(value):
+            raise InputError(f"must be a finite number, got {_shown(value)}", field=f"efficiency.{key}")
     inp = ServingInput(
         model=model,
         accelerator=accelerators[slug],
-        input_tokens=_whole(request.get("input_tokens", 1024), "input_tokens"),
+        input_tokens=input_tokens,
         output_tokens=output_tokens,
+        lengths=lengths,
         requests_per_s=rps,
         weight_precision=str(request.get("weight_precision", "fp8")),
         kv_precision=str(request.get("kv_precision", "fp8")),
         ttft_s=float(_positive(targets.get("ttft_s", 2.0), "targets.ttft_s")),
         tpot_s=float(_positive(targets.get("tpot_s", 0.2), "targets.tpot_s")),
         percentile=float(_positive(targets.get("percentile", 99.0), "targets.percentile")),
-        peak_to_mean=float(_positive(demand.get("peak_to_mean", 2.0), "demand.peak_to_mean")),
+        peak_to_mean=_peak_to_mean(demand),
         gpus_per_node=_whole(request.get("gpus_per_node", 8), "gpus_per_node", high=1024),
         tp=_whole(layout.get("tp", 0), "layout.tp", low=0, high=1024),
         pp=_whole(layout.get("pp", 0), "layout.pp", low=0, high=1024),
@@ -1030,4 +1192,8 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
         costs=costs,
         cost_note=note,
         assumptions=assumptions,
+        peak_to_mean=inp.peak_to_mean,
+        input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
+        output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
+        kv_bytes_per_token=kv_bytes_per_token(model=inp.model, precision=inp.kv_precision),
     )

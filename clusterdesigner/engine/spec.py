@@ -68,6 +68,16 @@ MODEL: Mapping[str, Rule] = {
     "shared_experts": _int(0, 1_000),
     "moe_layers": _int(0, 100_000),
     "tied_embeddings": Rule("bool"),
+    # Width of one attention head when it is not hidden / heads (Qwen3, GPT-OSS).
+    "head_dim": _int(1, 100_000),
+    # Multi-head latent attention (DeepSeek-V2/V3): the latents' ranks and the per-head widths.
+    "q_lora_rank": _int(0, 10_000_000),
+    "kv_lora_rank": _int(1, 10_000_000),
+    "qk_nope_head_dim": _int(1, 100_000),
+    "qk_rope_head_dim": _int(1, 100_000),
+    "v_head_dim": _int(1, 100_000),
+    # Multi-token prediction modules (DeepSeek-V3: 1).
+    "mtp_depth": _int(0, 1_000),
     "name": Rule("text", max_length=200),
 }
 # A model without a preset gives its shape.
@@ -77,7 +87,14 @@ TRAINING: Mapping[str, Rule] = {
     "global_batch_tokens": _int(1, 10**10),
     "global_batch_seqs": _int(1, 10**8),
     "precision": Rule("choice", choices=("bf16", "fp8"), default=defaults.PRECISION.value),
+    # Megatron-Core's --pipeline-model-parallel-layout ("Et*3|(tt|)*29,m|L") or a list of layers per
+    # virtual stage; checked against the model by the training engine (workload.parse_pipeline_layout).
+    "pipeline_layout": Rule("any"),
+    # Fraction of HBM a searched layout leaves free; the engine's default is error_band.MEMORY_HEADROOM.
+    "memory_headroom": Rule("float", 0, 0.5),
 }
+MAX_LAYOUT_TEXT = 10_000
+MAX_LAYOUT_STAGES = 4096
 CLUSTER: Mapping[str, Rule] = {
     "accelerator": Rule("slug", required=True),
     "gpus_per_node": _int(1, 72, default=defaults.GPUS_PER_NODE.value),
@@ -280,8 +297,36 @@ def _model(data: Any) -> dict[str, Any]:
     return clean
 
 
+def _pipeline_layout(value: Any) -> str | list[int]:
+    """A layout string or a list of whole numbers of layers (the engine checks it against the model)."""
+    if isinstance(value, str):
+        if not value.strip() or len(value) > MAX_LAYOUT_TEXT:
+            raise SpecError(
+                {NON_FIELD: [f"must be a layout of 1 to {MAX_LAYOUT_TEXT:,} characters"]}, prefix=""
+            )
+        return value
+    if isinstance(value, list) and 0 < len(value) <= MAX_LAYOUT_STAGES:
+        bad = {str(i): ["must be a whole number ≥ 0"] for i, v in enumerate(value) if not _layers(v)}
+        if bad:
+            raise SpecError(bad, prefix="")
+        return list(value)
+    raise SpecError(
+        {
+            NON_FIELD: [
+                f'a layout string such as "Et*3|(tt|)*29,m|L" or a list of 1 to {MAX_LAYOUT_STAGES} '
+                "layer counts"
+            ]
+        },
+        prefix="",
+    )
+
+
+def _layers(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100_000
+
+
 def _training(data: Any) -> dict[str, Any]:
-    clean = parse_object(data, TRAINING)
+    clean = parse_object(data, TRAINING, {"pipeline_layout": _pipeline_layout})
     if "global_batch_tokens" not in clean and "global_batch_seqs" not in clean:
         raise SpecError({"global_batch_tokens": ["give global_batch_tokens or global_batch_seqs"]}, prefix="")
     return clean
@@ -415,6 +460,7 @@ class Training:
     precision: str
     global_batch_tokens: int | None = None
     global_batch_seqs: int | None = None
+    memory_headroom: float | None = None
 
 
 @dataclass(frozen=True)

@@ -261,6 +261,7 @@ class _Shape:
     rc: IntArray
     s: float
     h: float
+    q: float
     kvh: float
     tokens: FloatArray
 
@@ -298,7 +299,9 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         rc=lay["recompute"],
         s=s,
         h=float(model.hidden),
-        kvh=float(model.kv_hidden),
+        q=float(model.q_width),
+        # K and V are equally wide but under MLA (K heads·(nope + rope), V heads·v): their mean width.
+        kvh=(model.k_width + model.v_width) / 2.0,
         tokens=lay["micro_batch"] * (s / cp),
     )
 
@@ -358,18 +361,44 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     model = c.problem.model
     tokens, s, tp = c.tokens, c.s, c.tp
     heads_local = model.heads / tp
+    mla = model.is_mla
     if c.problem.training.flash_attention:
         # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
         # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
         # faster than this, so the causal saving is not assumed.
-        attn_flops = 4.0 * tokens * s * c.h / tp
+        if mla:
+            attn_flops = 2.0 * tokens * s * model.heads * (model.head_dim + model.v_head_dim) / tp
+        else:
+            attn_flops = 4.0 * tokens * s * c.q / tp
         attn_fwd = attn_flops / (c.rate_bf16 * FLASH_FWD_FRACTION)
         attn_bwd = 2.5 * attn_flops / (c.rate_bf16 * FLASH_BWD_FRACTION)
         return attn_fwd, attn_bwd
-    bmm = 2.0 * c.gemm(tokens, float(model.head_dim), s, bf16=True) * heads_local
+    if mla:
+        v_dim = float(model.v_head_dim)
+        bmm = (c.gemm(tokens, float(model.head_dim), s, bf16=True) + c.gemm(tokens, s, v_dim, bf16=True)) * (
+            heads_local
+        )
+    else:
+        bmm = 2.0 * c.gemm(tokens, float(model.head_dim), s, bf16=True) * heads_local
     softmax = SCORE_BYTES_FWD * heads_local * tokens * s / c.hbm
     attn_fwd = bmm + softmax
     return attn_fwd, 2.0 * attn_fwd
+
+
+def _mla_gemms(c: _Shape) -> FloatArray:
+    """Multi-head latent attention's Q and KV projections (the output projection is the caller's): the
+    down-projections to the latents run whole on every TP rank, the up-projections per head split by tp
+    (Megatron-Core's MLASelfAttention builds linear_q_down_proj and linear_kv_down_proj duplicated, the up
+    projections column-parallel)."""
+    model = c.problem.model
+    tokens, h, tp = c.tokens, c.h, c.tp
+    q_lora, kv_lora = float(model.q_lora_rank), float(model.kv_lora_rank)
+    if q_lora:
+        q = c.gemm(tokens, h, q_lora) + c.gemm(tokens, q_lora, c.q / tp)
+    else:
+        q = c.gemm(tokens, h, c.q / tp)
+    kv_up = model.heads * (model.qk_nope_head_dim + model.v_head_dim) / tp
+    return q + c.gemm(tokens, h, kv_lora + model.qk_rope_head_dim) + c.gemm(tokens, kv_lora, kv_up)
 
 
 def _layer(c: _Shape) -> _Layer:
@@ -378,7 +407,8 @@ def _layer(c: _Shape) -> _Layer:
     Korthikanti et al. 2022 Sec. 5."""
     model = c.problem.model
     tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
-    attn_gemms = c.gemm(tokens, h, (h + 2 * kvh) / tp) + c.gemm(tokens, h / tp, h)
+    attn_gemms = _mla_gemms(c) if model.is_mla else c.gemm(tokens, h, (c.q + 2 * kvh) / tp)
+    attn_gemms = attn_gemms + c.gemm(tokens, model.attn_out_width / tp, h)
     gemm_fwd, mlp_width, shared_fwd = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
@@ -492,6 +522,78 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     return np.where(allowed, overlapped, raw)
 
 
+def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
+    """How the engine counts the attention shapes beyond hidden / heads wide heads, for ``assumptions``."""
+    model = problem.model
+    out: list[Assumption] = []
+    if not model.is_mla and model.q_width != model.hidden:
+        out.append(
+            Assumption(
+                "head_dim",
+                float(model.head_dim),
+                "elements per head",
+                "Q and the attention output are heads × head_dim wide, K and V kv_heads × head_dim (Qwen3, "
+                "GPT-OSS config.json head_dim); the attention core is 4·s·heads·head_dim FLOPs per token",
+            )
+        )
+    if model.is_mla:
+        out.append(
+            Assumption(
+                "mla_attention_core_width",
+                float(model.head_dim + model.v_head_dim),
+                "elements per head (query/key + value)",
+                "multi-head latent attention, DeepSeek-V2 (arXiv:2405.04434) Sec. 2.1 and DeepSeek-V3 "
+                "(arXiv:2412.19437) Sec. 2.1.1: QKᵀ over qk_nope + qk_rope, AV over v_head_dim per head; "
+                "core FLOPs 2·s·heads·(qk + v) per token and layer",
+            )
+        )
+        out.append(
+            Assumption(
+                "mla_down_projections_duplicated",
+                1.0,
+                "flag",
+                "the Q and KV down-projections run whole on every TP rank, the up-projections split by tp "
+                "(Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj built with "
+                "parallel_mode 'duplicated'); the latents are stored whole for backward",
+            )
+        )
+        out.append(
+            Assumption(
+                "mla_kv_cache_elements_per_token_layer",
+                float(model.kv_cache_elements_per_token_layer),
+                "elements",
+                "kv_lora_rank + qk_rope_head_dim, DeepSeek-V2 Table 1 ((d_c + d_h^R)·l); training stores "
+                "the decompressed K and V (heads × (nope + rope) and heads × v) for the attention backward",
+            )
+        )
+    if model.mtp_depth:
+        out.append(
+            Assumption(
+                "mtp_depth",
+                float(model.mtp_depth),
+                "modules",
+                "multi-token prediction, DeepSeek-V3 (arXiv:2412.19437) Sec. 2.2: per module a 2h×h "
+                "projection, one transformer layer of the model's last kind and the shared output head, "
+                "on the last pipeline stage (Megatron-Core --mtp-num-layers); counted in the model FLOPs "
+                "as Megatron-LM's num_floating_point_operations does; its activations are not charged",
+            )
+        )
+    layout = problem.training.pipeline_layout
+    if layout is not None:
+        out.append(
+            Assumption(
+                f"pipeline_layout[{layout.text}]",
+                float(layout.stages),
+                "virtual pipeline stages (pp × vpp)",
+                "Megatron-Core --pipeline-model-parallel-layout (docs: 'Custom Pipeline Model Parallel "
+                "Layout'; pipeline_parallel_layer_layout.py): virtual stage i on rank i mod pp; the slowest "
+                "rank's layers, loss and MTP modules set the micro-batch time, the heaviest rank's layers "
+                "the memory; dense and MoE layers counted as the model's average layer",
+            )
+        )
+    return tuple(out)
+
+
 def moe_assumptions(training: Training) -> tuple[Assumption, ...]:
     """The MoE token-exchange settings of a run, with their sources, for the result's ``assumptions``."""
     return (
@@ -569,18 +671,70 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     tp_layer = _tp_comm_layer(c, layer)
     cp_layer = _cp_comm_layer(c, layer)
     moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay))
-    n_stage = stage_layers(model, lay["pp"])
+    n_stage = stage_layers(model, lay["pp"], problem.training.pipeline_layout)
     logits_fwd = (
         c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)
         + 3.0 * 4.0 * c.tokens * model.vocab / c.tp / c.hbm
     )
-    _, n_last = end_stage_layers(model.layers, lay["pp"], split=problem.training.pipeline_split)
     layer_mb = layer.fwd + layer.bwd + layer.recompute + tp_layer + cp_layer + moe_layer
-    last_is_slowest = n_last * layer_mb + 3.0 * logits_fwd >= n_stage * layer_mb
+    if problem.training.pipeline_layout is not None:
+        return _layout_slowest_stage(c, lay, layer, layer_mb, logits_fwd, (tp_layer, cp_layer, moe_layer))
+    _, n_last = end_stage_layers(model.layers, lay["pp"], split=problem.training.pipeline_split)
+    # The loss (fwd + bwd = 3 × the logits' forward); multi-token prediction adds, per module on the last
+    # stage (Megatron-Core's default placement), one more layer, its 2h×h projection and the shared head.
+    end_work = 3.0 * logits_fwd
+    if model.mtp_depth:
+        n_last = n_last + model.mtp_depth
+        end_work = end_work + 3.0 * model.mtp_depth * (logits_fwd + _mtp_projection_fwd(c))
+    last_is_slowest = n_last * layer_mb + end_work >= n_stage * layer_mb
     n_slow = np.where(last_is_slowest, n_last, n_stage)
     return _Stage(
         n_stage=n_stage,
-        compute=n_slow * (layer.fwd + layer.bwd) + np.where(last_is_slowest, 3.0 * logits_fwd, 0.0),
+        compute=n_slow * (layer.fwd + layer.bwd) + np.where(last_is_slowest, end_work, 0.0),
+        recompute=n_slow * layer.recompute,
+        tp=n_slow * tp_layer,
+        cp=n_slow * cp_layer,
+        moe=n_slow * moe_layer,
+    )
+
+
+def _mtp_projection_fwd(c: _Shape) -> FloatArray:
+    """An MTP module's 2h×h projection of the joined hidden state and embedding, forward."""
+    return c.gemm(c.tokens, 2.0 * c.h, c.h / c.tp)
+
+
+def _layout_slowest_stage(
+    c: _Shape,
+    lay: Mapping[str, IntArray],
+    layer: _Layer,
+    layer_mb: FloatArray,
+    logits_fwd: FloatArray,
+    comm: tuple[FloatArray, FloatArray, FloatArray | float],
+) -> _Stage:
+    """The slowest pipeline rank of an explicit layout (training.pipeline_layout): each rank's decoder
+    layers over its virtual stages, plus the loss (3 × the logits' forward) where it sits and per MTP
+    module one more layer, its projection and the shared head (Megatron-Core places them as the layout
+    says). Layers are the model's average layer (dense and MoE mixed in proportion), as without a layout."""
+    layout = c.problem.training.pipeline_layout
+    assert layout is not None
+    pp = lay["pp"]
+    shape = pp.shape
+    layer_mb, logits_fwd = np.broadcast_to(layer_mb, shape), np.broadcast_to(logits_fwd, shape)
+    mtp_fwd = np.broadcast_to(_mtp_projection_fwd(c), shape)
+    n_slow, end_work, n_stage = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    for value in np.unique(pp):
+        idx = pp == value
+        layers, loss, mtp = (x.astype(np.float64) for x in layout.per_rank(int(value)))
+        n_rank = layers + mtp
+        work = loss[:, None] * 3.0 * logits_fwd[idx] + mtp[:, None] * 3.0 * (logits_fwd[idx] + mtp_fwd[idx])
+        slowest = np.argmax(n_rank[:, None] * layer_mb[idx] + work, axis=0)
+        n_slow[idx] = n_rank[slowest]
+        end_work[idx] = work[slowest, np.arange(slowest.size)]
+        n_stage[idx] = layers.max()
+    tp_layer, cp_layer, moe_layer = comm
+    return _Stage(
+        n_stage=n_stage,
+        compute=n_slow * (layer.fwd + layer.bwd) + end_work,
         recompute=n_slow * layer.recompute,
         tp=n_slow * tp_layer,
         cp=n_slow * cp_layer,
@@ -633,7 +787,7 @@ class _Held:
 
 
 def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
-    dense, expert, edge = params_per_gpu(problem.model, lay)
+    dense, expert, edge = params_per_gpu(problem.model, lay, problem.training.pipeline_layout)
     d_dense, d_expert = shard_degrees(problem, lay)
     return _Held(dense, expert, edge, d_dense, d_expert, lay["sharding"])
 

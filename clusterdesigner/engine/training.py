@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.error_band import MEMORY_HEADROOM, band_for, regime_key
 from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.hardware import (
     AcceleratorSpec,
@@ -30,6 +31,7 @@ from clusterdesigner.engine.memory import (
 from clusterdesigner.engine.model import (
     RECOMPUTE_FULL,
     RECOMPUTE_MODES,
+    RECOMPUTE_SELECTIVE,
     ModelShape,
     hardware_flops_per_token,
     model_from_dict,
@@ -44,10 +46,17 @@ from clusterdesigner.engine.search import (
     search_size,
     structural_checks,
     structurally_valid,
+    usable_gib,
 )
-from clusterdesigner.engine.timing import TIMING_ASSUMPTIONS, family_efficiency, moe_assumptions
+from clusterdesigner.engine.timing import (
+    TIMING_ASSUMPTIONS,
+    family_efficiency,
+    moe_assumptions,
+    shape_assumptions,
+)
 from clusterdesigner.engine.training_result import (
     AssumptionUsed,
+    ErrorBand,
     Layout,
     LayoutEstimate,
     MemoryPerGpu,
@@ -67,6 +76,7 @@ from clusterdesigner.engine.workload import (
     Training,
     layout_row,
     layouts,
+    parse_pipeline_layout,
 )
 
 PRECISIONS = ("bf16", "fp8")
@@ -200,6 +210,7 @@ MAX_TRAINING: dict[str, float] = {
     "global_batch_seqs": 1e8,
     "optimizer_bytes_per_param": 1e3,
     "framework_reserve_gib": 1e4,
+    "memory_headroom": 0.5,
 }
 
 
@@ -253,6 +264,14 @@ def parse_problem(
         strict=False,
         maximum=MAX_TRAINING["framework_reserve_gib"],
     )
+    memory_headroom = _number(
+        tr,
+        "memory_headroom",
+        "training",
+        default=MEMORY_HEADROOM,
+        strict=False,
+        maximum=MAX_TRAINING["memory_headroom"],
+    )
     pipeline_split = _choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced")
     cross_entropy = _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, "fp32")
     collectives = _whole(tr, "fsdp_collectives_per_layer", "training", default=1)
@@ -271,7 +290,11 @@ def parse_problem(
         # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
         # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
         raise InputError("FP8 dispatch needs precision fp8", field="training.moe_fp8_dispatch")
+    layout = None
+    if tr.get("pipeline_layout") is not None:
+        layout = parse_pipeline_layout(tr["pipeline_layout"], layers=model.layers, mtp_depth=model.mtp_depth)
     training = Training(
+        pipeline_layout=layout,
         moe_dispatcher=_choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
         moe_max_domains_per_token=max_domains,
         moe_fp8_dispatch=fp8_dispatch,
@@ -289,6 +312,7 @@ def parse_problem(
         precision=precision,
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
         flash_attention=_flag(tr, "flash_attention", "training", True),
+        memory_headroom=memory_headroom,
     )
 
     cl = _section(request, "cluster")
@@ -362,10 +386,12 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     tokens_per_step = training.global_batch_seqs * model.seq_len
     hw_flops = hardware_flops_per_token(model, lay["recompute"])
     cap = cluster.accelerator.memory_gib
+    band = band_for(regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus))
     rows = []
     for i in range(lay["tp"].size):
         step = float(times["total"][i])
         tps = tokens_per_step / step
+        low, high = band.low(tps), band.high(tps)
         model_tflops = model.model_flops_per_token * tps / n_gpus / 1e12
         hw_tflops = float(hw_flops[i]) * tps / n_gpus / 1e12
         total_gib = float(mem["total"][i]) / GIB
@@ -383,14 +409,61 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
                 hfu=hw_tflops / peak,
                 tokens_per_second=tps,
                 time_to_train_days=training.tokens / tps / 86400.0,
+                error_band=ErrorBand(
+                    regime=band.regime,
+                    basis=band.basis,
+                    rows=band.rows,
+                    tokens_per_second_low=low,
+                    tokens_per_second_high=high,
+                    days_low=training.tokens / high / 86400.0,
+                    days_high=training.tokens / low / 86400.0,
+                ),
             )
         )
     return rows
 
 
+def exotic_features(row: Layout, gpus_per_node: int) -> tuple[str, ...]:
+    """The features of a layout that fewer production runs use, each a risk the calibration rows barely
+    cover: an interleaved schedule, context or expert parallelism, fully sharded states, TP across nodes."""
+    found = []
+    if row.vpp > 1:
+        found.append("interleaved pipeline")
+    if row.cp > 1:
+        found.append("context parallelism")
+    if row.ep > 1:
+        found.append("expert parallelism")
+    if row.sharding in ("zero3", "hsdp"):
+        found.append(f"{row.sharding} sharding")
+    if row.tp > gpus_per_node:
+        found.append("tensor parallelism across nodes")
+    return tuple(found)
+
+
+def robustness(candidates: tuple[LayoutEstimate, ...], gpus_per_node: int) -> tuple[int, ...]:
+    """The ties of a search, most robust first: the indices of the candidates whose tokens/s reaches the low
+    end of the best one's error band (the estimate cannot rank them), ordered by fewer exotic features,
+    then more memory headroom, then speed."""
+    best = candidates[0]
+    if best.error_band is None:
+        return (0,)
+    low = best.error_band.tokens_per_second_low
+    tied = [i for i, c in enumerate(candidates) if c.tokens_per_second >= low]
+    return tuple(
+        sorted(
+            tied,
+            key=lambda i: (
+                len(exotic_features(candidates[i].parallelism, gpus_per_node)),
+                -candidates[i].headroom_gib,
+                -candidates[i].tokens_per_second,
+            ),
+        )
+    )
+
+
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
-    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS]
+    items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
     items.append(
@@ -438,6 +511,7 @@ def _summary(problem: Problem) -> Summary:
                 "cross_entropy": t.cross_entropy,
                 "fsdp_collectives_per_layer": t.fsdp_collectives_per_layer,
                 "fsdp_overlap": t.fsdp_overlap,
+                "memory_headroom": t.memory_headroom,
             },
             "cluster": {
                 "accelerator": c.accelerator.slug,
@@ -506,9 +580,15 @@ def estimate_result(
         values = dict(fixed)
         values.setdefault("cp", 1)
         values.setdefault("ep", 1)
+        pipeline_layout = problem.training.pipeline_layout
+        if pipeline_layout is not None and values["pp"] and pipeline_layout.stages % values["pp"] == 0:
+            values.setdefault("vpp", pipeline_layout.stages // values["pp"])
         values.setdefault("vpp", 1)
         values.setdefault("dp", max(1, n // (values["tp"] * values["pp"] * values["cp"])))
-        values.setdefault("sequence_parallel", int(values["tp"] > 1))
+        # Sequence parallelism by default with TP, where tp divides the sequence (an odd seq_len such as 2,049
+        # runs TP without it, as Megatron-Core's scatter of the sequence over the TP ranks needs).
+        splits = (problem.model.seq_len // values["cp"]) % values["tp"] == 0
+        values.setdefault("sequence_parallel", int(values["tp"] > 1 and splits))
         lay = layouts(**values)
         for fld, failed, reason in structural_checks(problem, lay):
             if failed[0]:
@@ -519,7 +599,7 @@ def estimate_result(
                 raise InputError(reason(0), field=fld)
         row = _rows(problem, lay)[0]
         warnings = []
-        if problem.model.layers % values["pp"]:
+        if problem.model.layers % values["pp"] and pipeline_layout is None:
             first, last = end_stage_layers(
                 problem.model.layers, values["pp"], split=problem.training.pipeline_split
             )
@@ -532,6 +612,18 @@ def estimate_result(
             warnings.append(
                 f"needs {row.memory_per_gpu_gib.total:.1f} GiB, "
                 f"has {problem.cluster.accelerator.memory_gib:g} GiB"
+            )
+        elif row.memory_per_gpu_gib.total > usable_gib(problem):
+            have = problem.cluster.accelerator.memory_gib
+            warnings.append(
+                f"needs {row.memory_per_gpu_gib.total:.1f} GiB of {have:g} GiB, inside the "
+                f"{problem.training.memory_headroom:.1%} memory headroom: the engine's memory estimate runs "
+                "low on measured runs, so this layout may run out of memory"
+            )
+        if values["recompute"] == RECOMPUTE_SELECTIVE and problem.training.flash_attention:
+            warnings.append(
+                "selective recompute saves no memory under flash attention (it drops the attention scores, "
+                "which flash attention never stores) and still recomputes the attention core: choose none"
             )
         warnings.extend(_moe_warnings(problem, values))
         return TrainingEstimate(
@@ -550,6 +642,7 @@ def estimate_result(
         summary=summary,
         assumptions=assumptions,
         candidates=tuple(candidates),
+        ties=robustness(tuple(candidates), problem.cluster.gpus_per_node),
         search=SearchCounts(
             layouts_evaluated=result.evaluated,
             layouts_valid=result.valid,
@@ -618,10 +711,15 @@ def _no_layout_error(
     if result.valid and result.min_need_gib is not None and result.min_need_layout is not None:
         need, have = result.min_need_gib, problem.cluster.accelerator.memory_gib
         which = "the only valid layout" if result.valid == 1 else f"the best of {result.valid} valid layouts"
+        usable, headroom = usable_gib(problem), problem.training.memory_headroom
         message = (
-            f"no parallel layout fits in memory: {which} needs {_gib_above(need, have)} GiB of {have:g} GiB "
-            f"per GPU ({describe_layout(result.min_need_layout)})"
+            f"no parallel layout fits in memory: {which} needs {_gib_above(need, usable)} GiB of "
+            f"{have:g} GiB per GPU ({describe_layout(result.min_need_layout)})"
         )
+        if headroom > 0:
+            message += (
+                f", where {usable:.1f} GiB are usable ({headroom:.1%} kept free: training.memory_headroom)"
+            )
         field = "cluster.nodes"
         # The unconstrained search may be far larger than the constrained one: only when it is allowed.
         if fixed and search_size(problem, fixed={}) <= MAX_SEARCH_LAYOUTS:

@@ -69,8 +69,24 @@ class StepTime(JsonObject):
 
 
 @dataclass(frozen=True)
+class ErrorBand(JsonObject):
+    """The range an estimate's tokens/s and failure-free days may take (engine/error_band.py): the point
+    estimate divided by (1 + p90) … (1 + p10) of the calibration residuals of ``basis``, the table key its
+    ``regime`` (family/precision/kind/scale) falls back to, which rests on ``rows`` measured runs."""
+
+    regime: str
+    basis: str
+    rows: int
+    tokens_per_second_low: float
+    tokens_per_second_high: float
+    days_low: float
+    days_high: float
+
+
+@dataclass(frozen=True)
 class LayoutEstimate(JsonObject):
-    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train."""
+    """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train, with
+    the error band of the throughput and days (None in results stored before the band existed)."""
 
     parallelism: Layout
     fits: bool
@@ -84,6 +100,7 @@ class LayoutEstimate(JsonObject):
     hfu: float
     tokens_per_second: float
     time_to_train_days: float
+    error_band: ErrorBand | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +139,7 @@ class TrainingSummary(JsonObject):
     cross_entropy: str
     fsdp_collectives_per_layer: int
     fsdp_overlap: bool
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -170,7 +188,9 @@ class SearchCounts:
 class TrainingEstimate:
     """The training engine's response. ``chosen`` is the given layout (mode "evaluate") or the best one
     found (mode "search"); its figures sit at the top level of the JSON, as they always have. A search
-    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts."""
+    adds ``candidates`` (best first, ``chosen`` among them) and ``search`` counts, and ``ties``: the
+    indices into ``candidates`` of those whose tokens/s lies within the best one's error band (the engine
+    cannot tell them apart), most robust first (``training.robustness``)."""
 
     mode: str
     chosen: LayoutEstimate
@@ -179,6 +199,7 @@ class TrainingEstimate:
     assumptions: tuple[AssumptionUsed, ...]
     candidates: tuple[LayoutEstimate, ...] = ()
     search: SearchCounts | None = None
+    ties: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode, **self.chosen.to_json()}
@@ -188,6 +209,7 @@ class TrainingEstimate:
             out["layouts_valid"] = self.search.layouts_valid
             out["layouts_feasible"] = self.search.layouts_feasible
             out["rejected"] = dict(self.search.rejected)
+            out["ties"] = list(self.ties)
         out["warnings"] = list(self.warnings)
         out["summary"] = self.summary.to_json()
         out["assumptions"] = [a.to_json() for a in self.assumptions]
@@ -211,4 +233,5 @@ class TrainingEstimate:
             assumptions=tuple(AssumptionUsed.from_json(a) for a in data.get("assumptions") or ()),
             candidates=tuple(LayoutEstimate.from_json(c) for c in data.get("candidates") or ()),
             search=search,
+            ties=tuple(int(i) for i in data.get("ties") or ()),
         )

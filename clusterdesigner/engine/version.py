@@ -19,8 +19,14 @@ changed convention), and say in the commit message what changed. Its history:
        (savings_1y, savings_3y) as pricing models
     8  serving: the ``vllm-rocm`` stack's constants refitted with its collective latency (64 µs), and the
        ``vllm-rocm-2025`` stack (AMD's 2025 rocm/vllm images); ``tensorrt-llm`` results are unchanged
+    9  training: a memory headroom searched layouts leave free (``training.memory_headroom``, 0.141 by
+       default), selective recompute not searched under flash attention, full recompute capped at the
+       no-recompute activations, an ``error_band`` on every result and ``ties`` on a search, per-run day and
+       dollar ranges in the cost result; model shapes (head_dim, multi-head latent attention, multi-token
+       prediction, explicit pipeline layouts); serving: request-length mixes, an hourly demand profile,
+       tokens per day and KV bytes per token
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 8
+ENGINE_VERSION: int = 9

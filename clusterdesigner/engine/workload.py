@@ -7,6 +7,7 @@ of length 1) and the vectorised search (arrays of thousands of layouts).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,127 @@ class Assumption:
         return {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source}
 
 
+# Megatron-Core's pipeline layout letters (megatron/core/transformer/pipeline_parallel_layer_layout.py):
+# E the embedding, t a transformer (decoder) layer, m a multi-token-prediction module, L the loss.
+PIPELINE_LAYOUT_LETTERS = "EtmL"
+MAX_PIPELINE_STAGES = 4096
+
+
+@dataclass(frozen=True)
+class PipelineLayout:
+    """An explicit pipeline layout: what each of the S = pp × vpp virtual stages holds, in Megatron-Core's
+    order (virtual stage i runs on pipeline rank i mod pp, as its chunk i div pp). ``layers`` are the
+    decoder layers per stage; ``embedding``, ``mtp`` and ``loss`` the stages holding the embedding, each
+    multi-token-prediction module and the loss. ``text`` is the layout as given (Megatron-Core's
+    --pipeline-model-parallel-layout string, or the list of per-stage layer counts)."""
+
+    layers: tuple[int, ...]
+    embedding: int
+    loss: int
+    mtp: tuple[int, ...]
+    text: str
+
+    @property
+    def stages(self) -> int:
+        return len(self.layers)
+
+    def per_rank(self, pp: int) -> tuple[IntArray, IntArray, IntArray]:
+        """(decoder layers, loss, MTP modules) on each of the pp pipeline ranks."""
+        ranks = np.arange(self.stages) % pp
+        layers = np.bincount(ranks, weights=np.asarray(self.layers, dtype=np.float64), minlength=pp)
+        loss = np.bincount([self.loss % pp], minlength=pp)
+        mtp = np.bincount([i % pp for i in self.mtp], minlength=pp) if self.mtp else np.zeros(pp)
+        return layers.astype(np.int64), loss.astype(np.int64), np.asarray(mtp, dtype=np.int64)
+
+    def by_pp(self, pp: Any, pick: Any) -> FloatArray:
+        """``pick(layers, loss, mtp)`` (per-rank arrays → a number) for each element of ``pp`` (numpy),
+        computed once per distinct pp; pp that does not divide the stages gives NaN (never valid)."""
+        pp_arr = np.asarray(pp, dtype=np.int64)
+        out = np.full(pp_arr.shape, np.nan)
+        for value in np.unique(pp_arr):
+            if value > 0 and self.stages % int(value) == 0:
+                out[pp_arr == value] = float(pick(*self.per_rank(int(value))))
+        return out
+
+
+def parse_pipeline_layout(value: Any, *, layers: int, mtp_depth: int) -> PipelineLayout:
+    """``training.pipeline_layout``: Megatron-Core's string ("Et*3|(tt|)*29,m|L": stages split by |,
+    x*n and (group)*n repeat, commas cosmetic) or a list of decoder layers per virtual stage (the
+    embedding on the first, the loss and any MTP modules on the last). The layout must hold every layer
+    and MTP module once, the embedding on the first stage and the loss on the last (as Megatron-Core
+    checks)."""
+    field = "training.pipeline_layout"
+    if isinstance(value, str):
+        stages = _layout_stages(value, field)
+    elif isinstance(value, list) and value:
+        counts = []
+        for i, item in enumerate(value):
+            if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+                raise InputError(
+                    f"stage {i}: must be a whole number of layers ≥ 0, got {item!r}", field=field
+                )
+            counts.append("t" * item)
+        counts[0] = "E" + counts[0]
+        counts[-1] = counts[-1] + "m" * mtp_depth + "L"
+        stages = counts
+    else:
+        raise InputError(
+            'must be a Megatron-Core layout string such as "Et*3|(tt|)*29,m|L" or a list of layers per stage',
+            field=field,
+        )
+    if len(stages) > MAX_PIPELINE_STAGES:
+        raise InputError(f"at most {MAX_PIPELINE_STAGES} stages, got {len(stages)}", field=field)
+    joined = "".join(stages)
+    checks = (
+        (
+            joined.count("t") == layers,
+            f"holds {joined.count('t')} transformer layers, the model has {layers}",
+        ),
+        (joined.count("m") == mtp_depth, f"holds {joined.count('m')} MTP modules, the model has {mtp_depth}"),
+        (joined.count("E") == 1 and "E" in stages[0], "needs the embedding (E) once, on the first stage"),
+        (joined.count("L") == 1 and "L" in stages[-1], "needs the loss (L) once, on the last stage"),
+    )
+    for ok, reason in checks:
+        if not ok:
+            raise InputError(reason, field=field)
+    return PipelineLayout(
+        layers=tuple(stage.count("t") for stage in stages),
+        embedding=0,
+        loss=len(stages) - 1,
+        mtp=tuple(i for i, stage in enumerate(stages) for _ in range(stage.count("m"))),
+        text=value if isinstance(value, str) else ",".join(str(v) for v in value),
+    )
+
+
+def _layout_stages(text: str, field: str) -> list[str]:
+    """The stages of a layout string, repeats unrolled (Megatron-Core's parse_str_to_list)."""
+    if len(text) > 10_000:
+        raise InputError("must be at most 10,000 characters", field=field)
+    flat = text.replace(",", "").replace(" ", "")
+    for pattern in (r"\(([^()]+)\)\*(\d+)", r"(.)\*(\d+)"):
+        try:
+            flat = re.sub(pattern, lambda mt: mt.group(1) * _repeat(mt.group(2), field), flat)
+        except OverflowError:
+            raise InputError("repeats unroll to too long a layout", field=field) from None
+        if len(flat) > 1_000_000:
+            raise InputError("repeats unroll to too long a layout", field=field)
+    bad = sorted(set(flat) - set(PIPELINE_LAYOUT_LETTERS) - {"|"})
+    if bad:
+        raise InputError(
+            f"unknown letter(s) {''.join(bad)!r}: use E (embedding), t (layer), m (MTP), L (loss), | between "
+            "stages, x*n or (…)*n to repeat",
+            field=field,
+        )
+    return flat.split("|")
+
+
+def _repeat(count: str, field: str) -> int:
+    n = int(count)
+    if n > 100_000:
+        raise InputError(f"repeat count {n} is more than 100,000", field=field)
+    return n
+
+
 @dataclass(frozen=True)
 class Training:
     """The training setup. ``grad_bytes`` is 2 for bf16/fp16 gradients (ZeRO paper) and 4 when gradients
@@ -70,7 +192,10 @@ class Training:
     token's experts lie in at most that many scale-up domains); ``moe_fp8_dispatch`` sends the forward
     dispatch and the backward combine in FP8; ``moe_a2a_overlap`` hides the all-to-alls under another
     micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm);
-    ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap)."""
+    ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap).
+
+    ``pipeline_layout`` (None: ``pipeline_split`` decides) places layers stage by stage, Megatron-Core's
+    --pipeline-model-parallel-layout; it fixes pp × vpp to its number of stages."""
 
     tokens: float
     global_batch_seqs: int
@@ -89,6 +214,10 @@ class Training:
     moe_fp8_dispatch: bool = False
     moe_a2a_overlap: bool = False
     moe_shared_expert_overlap: bool = False
+    pipeline_layout: PipelineLayout | None = None
+    # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
+    # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
+    memory_headroom: float = 0.0
 
 
 @dataclass(frozen=True)

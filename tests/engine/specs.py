@@ -102,3 +102,10 @@ OMNIPATH_100 = FabricSpec(
 
 ACCELERATORS = {a.slug: a for a in (A100_80GB, A100_40GB, H100_SXM, GB200)}
 FABRICS = {f.slug: f for f in (IB_HDR200, IB_NDR400, ROCE_200, OMNIPATH_100)}
+
+# GPT-3 175B on 1,024 A100 80GB, batch 1,536 sequences (bench/search.py case (a), issue 19 item 8).
+GPT3_1024_A100: dict[str, dict[str, object]] = {
+    "model": {"preset": "gpt3-175b"},
+    "training": {"tokens": 300e9, "global_batch_seqs": 1536},
+    "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
+}

@@ -121,6 +121,26 @@ def test_per_run_days_come_from_the_training_engine_when_given() -> None:
     assert out["per_run"]["days"] == 12.5 and out["per_run"]["source"] == "training"
 
 
+def test_per_run_figures_carry_the_training_estimate_error_band() -> None:
+    # A band of 10.0 … 16.0 days around 12.5 (ratios 0.8 and 1.28): every per-run figure, days, effective
+    # days and each option's cost, is linear in the failure-free days, so each scales by the same ratios.
+    band = {"regime": "hopper/bf16/dense/lt1024", "basis": "hopper/bf16/dense/lt1024", "rows": 75}
+    band |= {"tokens_per_second_low": 1.0, "tokens_per_second_high": 1.6, "days_low": 10.0, "days_high": 16.0}
+    training = {"fits": True, "time_to_train_days": 12.5, "error_band": band}
+    per_run = run(EXAMPLE, training=training)["per_run"]
+    assert (per_run["days_low"], per_run["days_high"]) == pytest.approx((10.0, 16.0))
+    eff = per_run["effective_days"]
+    assert (per_run["effective_days_low"], per_run["effective_days_high"]) == pytest.approx(
+        (eff * 0.8, eff * 1.28)
+    )
+    for option in per_run["usd"].values():
+        assert option["usd_low"] == pytest.approx(option["usd"] * 0.8)
+        assert option["usd_high"] == pytest.approx(option["usd"] * 1.28)
+    # Days given by the user (or GPU-hours) are not the estimate's: no band.
+    given = run({**EXAMPLE, "run": {**EXAMPLE.get("run", {}), "days": 20.0}}, training=training)["per_run"]
+    assert "days_low" not in given and all("usd_low" not in o for o in given["usd"].values())
+
+
 def test_every_value_used_is_listed_with_unit_and_source() -> None:
     out = run(EXAMPLE)
     names = {a["name"]: a for a in out["assumptions"]}

@@ -201,3 +201,173 @@ def test_a_backlog_runs_every_slot_and_poisson_arrivals_need_more_replicas() -> 
         same.requests_per_s_per_replica * mean / poisson.batch
     )
     assert backlog.best.gpus <= poisson.gpus
+
+
+# ---- request lengths as a distribution -------------------------------------------------------------------
+MIX = [{"input": 100, "output": 900, "share": 0.5}, {"input": 1900, "output": 100, "share": 0.5}]
+
+
+def _mix_request(**overrides: object) -> dict[str, object]:
+    base = {k: v for k, v in REQUEST.items() if k not in ("input_tokens", "output_tokens")}
+    return {**base, "lengths": MIX, **overrides}
+
+
+def test_one_length_class_is_the_fixed_length_request() -> None:
+    fixed = serving.estimate(REQUEST, catalog=CATALOG)
+    one = serving.estimate(
+        _mix_request(lengths=[{"input": 1024, "output": 256, "share": 1}]), catalog=CATALOG
+    )
+    assert one.best == fixed.best and one.costs == fixed.costs
+
+
+def test_the_running_batch_weights_each_length_class_by_its_answer_length() -> None:
+    # A class holds a slot for n_out steps, so the batch at any instant is weighted by share × n_out:
+    # (0.5·900·(100 + 450) + 0.5·100·(1900 + 50)) / (0.5·900 + 0.5·100) = (247,500 + 97,500) / 500 = 690
+    # tokens of context, not the 1,000 + 500/2 = 1,250 of the mean lengths.
+    inp, _ = serving.parse_request(_mix_request(), accelerators=CATALOG.accelerators)
+    assert inp.context_tokens == pytest.approx(690.0)
+    assert (inp.mean_input_tokens, inp.mean_output_tokens) == (1000.0, 500.0)
+    assert (inp.input_tokens, inp.output_tokens) == (1000, 500)
+
+
+def test_mean_prefill_is_the_share_weighted_time_of_each_class() -> None:
+    # n² attention: the mean of the two classes' prefill times, not the prefill of the mean prompt.
+    inp, _ = serving.parse_request(_mix_request(), accelerators=CATALOG.accelerators)
+    short = float(serving.prefill_s(inp, tp=8, pp=1, input_tokens=100))
+    long = float(serving.prefill_s(inp, tp=8, pp=1, input_tokens=1900))
+    assert float(serving.prefill_s(inp, tp=8, pp=1)) == pytest.approx(0.5 * short + 0.5 * long, rel=1e-12)
+
+
+def test_ttft_is_judged_on_the_prompt_at_the_target_percentile() -> None:
+    # 95 % of prompts have 512 tokens, 5 % have 16,384: at p99 the TTFT target is the long prompt's; at p90
+    # the short one's. A TTFT target between the two prefills is met at p90 and refused at p99.
+    lengths = [{"input": 512, "output": 256, "share": 0.95}, {"input": 16384, "output": 256, "share": 0.05}]
+    p99, _ = serving.parse_request(_mix_request(lengths=lengths), accelerators=CATALOG.accelerators)
+    assert p99.percentile_input_tokens == 16384
+    long = float(serving.prefill_s(p99, tp=8, pp=1, input_tokens=16384))
+    short = float(serving.prefill_s(p99, tp=8, pp=1, input_tokens=512))
+    target = (long + short) / 2
+    ok = serving.estimate(
+        _mix_request(lengths=lengths, targets={"ttft_s": target, "tpot_s": 0.05, "percentile": 90}),
+        catalog=CATALOG,
+    )
+    assert ok.best.meets_targets
+    with pytest.raises(InfeasibleError) as err:
+        serving.estimate(
+            _mix_request(lengths=lengths, targets={"ttft_s": target / 8, "tpot_s": 0.05, "percentile": 99}),
+            catalog=CATALOG,
+        )
+    assert err.value.field == "targets.ttft_s"
+
+
+def test_sizing_reads_the_distribution_not_only_its_mean() -> None:
+    # Same mean lengths (1,000 in, 500 out) as one class or as the 50/50 mix: the mix holds 690 tokens of
+    # context a sequence instead of 1,250, so more sequences fit and the per-GPU rate differs.
+    mixed = serving.estimate(_mix_request(), catalog=CATALOG)
+    flat = serving.estimate({**REQUEST, "input_tokens": 1000, "output_tokens": 500}, catalog=CATALOG)
+    assert mixed.best.batch_fits > flat.best.batch_fits
+    assert mixed.best.output_tokens_per_s_per_gpu != pytest.approx(flat.best.output_tokens_per_s_per_gpu)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "field"),
+    [
+        ([{"input": 100, "output": 10, "share": 0.5}], "lengths"),
+        ([{"input": 0, "output": 10, "share": 1}], "lengths.0.input"),
+        ([{"input": 10, "output": 10, "share": 1, "x": 1}], "lengths.0.x"),
+        ([{"input": 10, "output": 10, "share": -1}], "lengths.0.share"),
+        ("long", "lengths"),
+        ([], "lengths"),
+    ],
+)
+def test_a_bad_length_distribution_names_the_field(lengths: object, field: str) -> None:
+    with pytest.raises(InputError) as err:
+        serving.parse_request(_mix_request(lengths=lengths), accelerators=CATALOG.accelerators)
+    assert err.value.field == field
+
+
+def test_lengths_and_fixed_lengths_together_are_refused() -> None:
+    with pytest.raises(InputError) as err:
+        serving.parse_request({**REQUEST, "lengths": MIX}, accelerators=CATALOG.accelerators)
+    assert err.value.field == "lengths"
+
+
+# ---- demand with a daily shape -----------------------------------------------------------------------------
+# A business-hours service: 8 hours at 3 units, 16 hours at 0.5: mean (24 + 8) / 24 = 4/3, peak 3,
+# so peak ÷ mean = 3 / (4/3) = 2.25.
+OFFICE = [0.5] * 8 + [3.0] * 8 + [0.5] * 8
+
+
+def test_an_hourly_profile_sets_the_peak_the_sizing_serves() -> None:
+    shaped = serving.estimate(
+        {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": OFFICE}}, catalog=CATALOG
+    )
+    assert shaped.peak_to_mean == pytest.approx(2.25)
+    assert shaped.peak_requests_per_s == pytest.approx(45.0)
+    same = serving.estimate(
+        {**REQUEST, "demand": {"requests_per_s": 20, "peak_to_mean": 2.25}}, catalog=CATALOG
+    )
+    assert shaped.best == same.best
+    flat = serving.estimate(
+        {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": [1] * 24}}, catalog=CATALOG
+    )
+    assert flat.peak_to_mean == 1.0 and flat.best.gpus < shaped.best.gpus
+
+
+def test_tokens_per_day_in_and_out() -> None:
+    # 20 requests/s × 86,400 s = 1,728,000 requests a day × 1,024 in / 256 out tokens.
+    result = serving.estimate(REQUEST, catalog=CATALOG)
+    assert result.input_tokens_per_day == pytest.approx(1_728_000 * 1024)
+    assert result.output_tokens_per_day == pytest.approx(1_728_000 * 256)
+    again = serving.estimate(
+        {**REQUEST, "demand": {"output_tokens_per_day": 1_728_000 * 256, "peak_to_mean": 2}}, catalog=CATALOG
+    )
+    assert again.mean_requests_per_s == pytest.approx(20.0) and again.best == result.best
+
+
+@pytest.mark.parametrize(
+    ("demand", "field"),
+    [
+        ({"requests_per_s": 1, "hourly_profile": [1] * 23}, "demand.hourly_profile"),
+        ({"requests_per_s": 1, "hourly_profile": [0] * 24}, "demand.hourly_profile"),
+        ({"requests_per_s": 1, "hourly_profile": [1] * 23 + [-1]}, "demand.hourly_profile.23"),
+        ({"requests_per_s": 1, "hourly_profile": [1] * 24, "peak_to_mean": 2}, "demand.hourly_profile"),
+    ],
+)
+def test_a_bad_hourly_profile_names_the_field(demand: object, field: str) -> None:
+    with pytest.raises(InputError) as err:
+        serving.parse_request({**REQUEST, "demand": demand}, accelerators=CATALOG.accelerators)
+    assert err.value.field == field
+
+
+def test_a_profile_of_huge_hours_keeps_its_shape() -> None:
+    # 24 × 1e308 overflows a plain sum; scaled by the peak first, peak ÷ mean is 24 / 24 = 1.
+    inp, _ = serving.parse_request(
+        {**REQUEST, "demand": {"requests_per_s": 1, "hourly_profile": [1e308] * 24}},
+        accelerators=CATALOG.accelerators,
+    )
+    assert inp.peak_to_mean == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 100_000), st.integers(1, 10_000), st.integers(1, 100)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.floats(1, 99.9),
+)
+def test_a_length_mix_stays_within_its_classes(
+    classes: list[tuple[int, int, int]], percentile: float
+) -> None:
+    total = sum(w for *_, w in classes)
+    lengths = [{"input": i, "output": o, "share": w / total} for i, o, w in classes]
+    inp, _ = serving.parse_request(
+        _mix_request(lengths=lengths, targets={"percentile": percentile}), accelerators=CATALOG.accelerators
+    )
+    contexts = [i + o / 2 for i, o, _ in classes]
+    assert min(contexts) * (1 - 1e-9) <= inp.context_tokens <= max(contexts) * (1 + 1e-9)
+    assert min(i for i, *_ in classes) <= inp.mean_input_tokens * (1 + 1e-9)
+    assert inp.mean_input_tokens <= max(i for i, *_ in classes) * (1 + 1e-9)
+    assert inp.percentile_input_tokens in {i for i, *_ in classes}

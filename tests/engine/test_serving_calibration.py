@@ -51,6 +51,10 @@ def test_median_error_on_the_earlier_check_rows_is_within_15_percent() -> None:
     assert cal.summary(EARLIER)["median_abs_error"] <= 0.15  # 6.2 %
 
 
+# Kept as a strict xfail (not removed) on purpose: the issue's targets are met on the 50 check rows and on
+# the 36 blind rows, but 28 of the 50 check rows come from the README whose other rows fit vllm-rocm-2025's
+# constants, so the 50-row p90 leans on that one source; the 22 rows held before them span four accelerators
+# and two stacks and still miss p90 (AMD's rocm/vllm 0.8.3 throughput table). docs/serving-engine.md says so.
 @pytest.mark.xfail(
     strict=True,
     reason="target not met on the 22 check rows held before the ROCm/vllm README rows: p90 |error| 33.5 %"
@@ -100,4 +104,10 @@ BLIND = [c for c in cal.cases() if c.row["split"] == "blind"]
 def test_blind_rows_meet_the_error_targets() -> None:
     s = cal.summary(BLIND)
     assert s["compared"] == len(BLIND) >= 4
-    assert s["median_abs_error"] <= 0.15 and s["p90_abs_error"] <= 0.30
+    assert s["median_abs_error"] <= 0.15 and s["p90_abs_error"] <= 0.30  # 8.1 % and 20.4 % on 36 rows
+
+
+def test_blind_rows_have_no_ranking_pairs_so_ranking_is_judged_on_check_rows_only() -> None:
+    # 32 MI300X rows of one README and 4 H100 MLPerf rows: no model and setting on two accelerators. A blind
+    # row that makes a pair should come with a ranking test here.
+    assert cal.pairwise_direction(BLIND) == (0, 0)

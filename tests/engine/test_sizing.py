@@ -47,7 +47,8 @@ def test_llama3_405b_on_two_h100_nodes_is_refused_for_memory_and_sized_to_a_node
     assert fits["fits"] and fits["summary"]["cluster"]["nodes"] == nodes
     with pytest.raises(InfeasibleError) as below:
         estimate(_at(request, nodes - 1), accelerators=ACCELERATORS, fabrics=FABRICS)
-    assert below.value.need_gib is not None and below.value.need_gib > 80
+    # Below it, the least need exceeds the memory less the default 14.1 % headroom (68.72 GiB usable).
+    assert below.value.need_gib is not None and below.value.need_gib > 80 * (1 - 0.141)
 
 
 def test_sizing_costs_a_bounded_number_of_searches(monkeypatch: pytest.MonkeyPatch) -> None:

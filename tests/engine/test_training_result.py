@@ -42,7 +42,8 @@ def test_a_search_keeps_its_candidates_and_counts_and_the_best_is_the_first_cand
     assert days == sorted(days)
 
 
-def test_the_evaluate_json_has_exactly_the_keys_it_always_had() -> None:
+def test_the_evaluate_json_has_exactly_the_keys_it_always_had_and_the_error_band() -> None:
+    # error_band added by issue 19 (engine/error_band.py); every other key as before.
     data = estimate({**REQUEST, "parallelism": GIVEN}, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert list(data) == [
         "mode",
@@ -58,6 +59,7 @@ def test_the_evaluate_json_has_exactly_the_keys_it_always_had() -> None:
         "hfu",
         "tokens_per_second",
         "time_to_train_days",
+        "error_band",
         "warnings",
         "summary",
         "assumptions",

@@ -14,6 +14,11 @@ from clusterdesigner.engine import serving
 
 URL = "/api/v1/serving/estimate/"
 REQUEST = dict(serving.EXAMPLE_REQUEST)
+# The example with its lengths as a distribution: 80 % chat turns, 20 % long documents.
+SPREAD = {
+    **{k: v for k, v in REQUEST.items() if k not in ("input_tokens", "output_tokens")},
+    "lengths": [{"input": 512, "output": 256, "share": 0.8}, {"input": 8192, "output": 512, "share": 0.2}],
+}
 
 
 def _post(client: Any, body: Any) -> Any:
@@ -30,6 +35,8 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
     assert data["curve"][0]["batch"] == 1
     assert data["costs"][0]["option"] == "own" and data["costs"][0]["usd_per_m_output_tokens"] > 0
     assert any(c["offering"] == "aws-p5-48xlarge" for c in data["costs"])
+    # Llama 3 70B, fp8 KV: 80 layers × 8 KV heads × 128 head dim × 2 (K, V) × 1 byte = 163,840 bytes
+    assert data["kv_bytes_per_token"] == 163_840
 
 
 @pytest.mark.django_db
@@ -51,6 +58,9 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
         ({**REQUEST, "efficiency": {"memory_reserve_fraction": 1.5}}, "efficiency.memory_reserve_fraction"),
         ({**REQUEST, "cost": {"on_prem": {"pue": 0.5}}}, "cost.on_prem.pue"),
         ({**REQUEST, "stack": "tgi"}, "stack"),
+        ({**REQUEST, "lengths": [{"input": 100, "output": 10, "share": 1}]}, "lengths"),
+        ({**SPREAD, "lengths": [{"input": 100, "output": 10, "share": 0.4}]}, "lengths"),
+        ({**SPREAD, "lengths": [{"input": 100, "output": "x", "share": 1}]}, "lengths.0.output"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body: Any, field: str) -> None:
@@ -59,6 +69,31 @@ def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body
     error = response.json()["error"]
     assert field in error["fields"], error
     assert error["code"] and error["message"]
+
+
+@pytest.mark.django_db
+def test_a_length_distribution_is_sized_through_the_api(api_client: Any, catalog: Any) -> None:
+    # mean lengths: 0.8·512 + 0.2·8192 = 2,048 in, 0.8·256 + 0.2·512 = 307.2 out
+    response = _post(api_client, SPREAD)
+    assert response.status_code == 200, response.content
+    spread = response.json()
+    fixed = _post(api_client, {**REQUEST, "input_tokens": 2048, "output_tokens": 307}).json()
+    assert spread["best"]["meets_targets"]
+    assert spread["best"]["batch_fits"] != fixed["best"]["batch_fits"]
+
+
+@pytest.mark.django_db
+def test_an_hourly_profile_and_tokens_per_day_through_the_api(api_client: Any, catalog: Any) -> None:
+    # 8 busy hours at 3, 16 quiet at 0.5: peak ÷ mean = 3 / (32/24) = 2.25; 20 req/s × 86,400 s × 256 out
+    office = [0.5] * 8 + [3.0] * 8 + [0.5] * 8
+    response = _post(api_client, {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": office}})
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["peak_to_mean"] == pytest.approx(2.25) and data["peak_requests_per_s"] == pytest.approx(45)
+    assert data["output_tokens_per_day"] == pytest.approx(20 * 86_400 * 256)
+    assert data["input_tokens_per_day"] == pytest.approx(20 * 86_400 * 1024)
+    bad = _post(api_client, {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": [1] * 12}})
+    assert bad.status_code == 400 and "demand.hourly_profile" in bad.json()["error"]["fields"]
 
 
 @pytest.mark.django_db

@@ -22,8 +22,9 @@ SERVING = {
 
 
 def _spec(**serving: Any) -> dict[str, Any]:
+    """Demo 1 with a serving section: SERVING updated by ``serving`` (a None value removes the key)."""
     spec = copy.deepcopy(DEMOS[0]["spec"])
-    spec["serving"] = {**SERVING, **serving}
+    spec["serving"] = {k: v for k, v in {**SERVING, **serving}.items() if v is not None}
     return spec
 
 
@@ -58,6 +59,12 @@ def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
     rows = {r[0].value: r[1].value for r in ws.iter_rows(min_row=2)}
     assert rows["Serving: GPUs at the peak"] == gpus
     assert rows["Serving: own, per million output tokens"] > 0
+    # every option, not only owning and the cheapest cloud one
+    for c in evaluation.result["serving"]["costs"][1:]:
+        assert rows[f"Serving: {c['option']}, per million output tokens"] == pytest.approx(
+            c["usd_per_m_output_tokens"]
+        )
+    assert rows["Serving: output tokens per day"] == 20 * 86_400 * 256
 
 
 @pytest.mark.django_db
@@ -68,6 +75,26 @@ def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
         ({"targets": {"tpot_s": 1e-6}}, "spec.serving.targets.tpot_s"),
         ({"model": {"preset": "llama3-8b"}}, "spec.serving"),
         ({"bogus": 1}, "spec.serving.bogus"),
+        (
+            {"input_tokens": None, "output_tokens": None, "lengths": [{"input": 9, "output": 9, "share": 2}]},
+            "spec.serving.lengths.0.share",
+        ),
+        ({"demand": {"requests_per_s": 1, "hourly_profile": [1] * 5}}, "spec.serving.demand.hourly_profile"),
+        # integers too large for a float were an OverflowError (a 500) in the engine's checks
+        ({"demand": {"requests_per_s": 10**400}}, "spec.serving.demand.requests_per_s"),
+        (
+            {"demand": {"requests_per_s": 1, "hourly_profile": [10**400] + [1] * 23}},
+            "spec.serving.demand.hourly_profile.0",
+        ),
+        (
+            {
+                "input_tokens": None,
+                "output_tokens": None,
+                "lengths": [{"input": 9, "output": 9, "share": 10**400}],
+            },
+            "spec.serving.lengths.0.share",
+        ),
+        ({"efficiency": {"bandwidth_efficiency": 10**400}}, "spec.serving.efficiency.bandwidth_efficiency"),
     ],
 )
 def test_a_bad_serving_section_is_a_400_naming_it(
@@ -76,3 +103,46 @@ def test_a_bad_serving_section_is_a_400_naming_it(
     response = _create(user_client, _spec(**serving))
     assert response.status_code == 400, response.content
     assert field in response.json()["error"]["fields"], response.json()
+
+
+@pytest.mark.django_db
+def test_the_serving_section_prices_every_option(user_client: Any, client: Any, catalog: Any) -> None:
+    # owning, then each cloud offering × pricing model of the design's accelerator (H100: AWS p5 and others)
+    from apps.designs import services
+    from apps.designs.models import Design
+
+    response = _create(user_client, _spec())
+    design = Design.objects.get(pk=response.json()["id"])
+    costs = services.design_evaluate(version=design.current).result["serving"]["costs"]
+    assert len(costs) >= 3 and costs[0]["option"] == "own"
+    _, token = services.share_link_create(design=design, user=user_client.user)
+    client.force_login(user_client.user)
+    for url in (f"/designs/{design.pk}/", f"/share/{token}/"):
+        page = client.get(url).content.decode()
+        table = page.split('id="design-serving-costs"', 1)[1].split("</table>", 1)[0]
+        rows = table.count("<tr>") - 1  # minus the header
+        assert rows == len(costs), url
+        for c in costs:
+            assert f"${c['usd_per_m_output_tokens']:.3f}" in table
+
+
+@pytest.mark.django_db
+def test_a_design_serving_section_takes_a_length_mix_and_an_hourly_profile(
+    user_client: Any, catalog: Any
+) -> None:
+    from apps.designs import services
+    from apps.designs.models import Design
+
+    spec = _spec(
+        input_tokens=None,
+        output_tokens=None,
+        lengths=[{"input": 512, "output": 256, "share": 0.8}, {"input": 8192, "output": 512, "share": 0.2}],
+        demand={"requests_per_s": 20, "hourly_profile": [0.5] * 8 + [3.0] * 8 + [0.5] * 8},
+    )
+    response = _create(user_client, spec)
+    assert response.status_code == 201, response.content
+    design = Design.objects.get(pk=response.json()["id"])
+    estimate = services.design_evaluate(version=design.current).result["serving"]
+    # peak ÷ mean = 3 / (32/24) = 2.25; output tokens/day = 20 × 86,400 × (0.8·256 + 0.2·512)
+    assert estimate["peak_to_mean"] == pytest.approx(2.25)
+    assert estimate["output_tokens_per_day"] == pytest.approx(20 * 86_400 * 307.2)

@@ -78,3 +78,108 @@ def test_another_users_design_is_not_found(client: Any, catalog: Any, alice: Any
     design = services.design_create(owner=alice, name="d", spec=DEMOS[0]["spec"])
     client.force_login(bob)
     assert client.get(f"/serving/?design={design.pk}").status_code == 404
+
+
+@pytest.mark.django_db
+def test_percentile_and_tokens_per_day_are_inputs(client: Any, catalog: Any) -> None:
+    # 442,368,000 output tokens a day ÷ 86,400 s ÷ 256 tokens = 20 requests/s: the default estimate again.
+    by_rate = client.get("/serving/?requests_per_s=20").content.decode()
+    by_tokens = client.get("/serving/?output_tokens_per_day=442368000").content.decode()
+    gpus = [re.search(r'id="serving-gpus">(\d+)<', h).group(1) for h in (by_rate, by_tokens)]  # type: ignore[union-attr]
+    assert gpus[0] == gpus[1]
+    assert (
+        'name="output_tokens_per_day"' in by_rate and 'id="serving-tokens-per-day">442,368,000<' in by_tokens
+    )
+    # p50 keeps less headroom than p99 (Poisson arrivals), so it never needs more GPUs
+    p50 = client.get("/serving/?percentile=50&requests_per_s=200").content.decode()
+    p99 = client.get("/serving/?percentile=99&requests_per_s=200").content.decode()
+    n50, n99 = (int(re.search(r'id="serving-gpus">(\d+)<', h).group(1)) for h in (p50, p99))  # type: ignore[union-attr]
+    assert 'id="f-pct"' in p50 and 'value="50"' in p50 and n50 <= n99
+    both = client.get("/serving/?requests_per_s=5&output_tokens_per_day=1e9")
+    assert both.status_code == 400
+    assert re.search(r'id="f-tpd"[^>]*>\s*<p class="field-error">[^<]+</p>', both.content.decode())
+    bad = client.get("/serving/?percentile=100")
+    assert bad.status_code == 400
+    assert re.search(r'id="f-pct"[^>]*>\s*<p class="field-error">[^<]+</p>', bad.content.decode())
+
+
+@pytest.mark.django_db
+def test_a_design_prefills_its_model_node_and_serving_section(client: Any, catalog: Any, alice: Any) -> None:
+    import copy
+
+    from apps.designs import services
+
+    spec = copy.deepcopy(DEMOS[3]["spec"])  # Llama 3 8B on H200
+    spec["serving"] = {
+        "input_tokens": 2048,
+        "output_tokens": 128,
+        "targets": {"ttft_s": 1.5, "tpot_s": 0.04, "percentile": 95},
+        "demand": {"output_tokens_per_day": 5e9, "peak_to_mean": 3},
+    }
+    design = services.design_create(owner=alice, name="d", spec=spec)
+    client.force_login(alice)
+    html = client.get(f"/serving/?design={design.pk}").content.decode()
+    assert '<option value="llama3-8b" selected>' in html
+    assert '<option value="h200" selected>' in html
+    for field, value in (
+        ("f-in", "2048"),
+        ("f-out", "128"),
+        ("f-ttft", "1500"),
+        ("f-tpot", "40"),
+        ("f-pct", "95"),
+        ("f-tpd", "5e+09"),
+        ("f-peak", "3"),
+        ("f-rps", ""),
+        ("f-gpn", "8"),
+    ):
+        assert re.search(rf'id="{field}"[^>]* value="{re.escape(value)}"', html), field
+    # the page's estimate is the design's own serving estimate
+    stored = services.design_evaluate(version=design.current).result["serving"]
+    assert f'id="serving-gpus">{stored["best"]["gpus"]}<' in html
+
+
+@pytest.mark.django_db
+def test_a_design_with_a_custom_model_shape_is_estimated_with_that_shape(
+    client: Any, catalog: Any, alice: Any
+) -> None:
+    import copy
+
+    from apps.designs import services
+
+    spec = copy.deepcopy(DEMOS[3]["spec"])
+    spec["workload"]["model"] = {"preset": "llama3-8b", "layers": 16}
+    design = services.design_create(owner=alice, name="half", spec=spec)
+    client.force_login(alice)
+    html = client.get(f"/serving/?design={design.pk}").content.decode()
+    assert '<option value="design" selected>half\'s model</option>' in html
+    half = re.search(r'id="serving-kv">([\d.]+) KiB', html)
+    # 16 layers × 8 KV heads × 128 × 2 × 1 byte (fp8) = 32,768 B = 32.0 KiB (the preset's 32 layers: 64.0)
+    assert half is not None and half.group(1) == "32.0"
+
+
+@pytest.mark.django_db
+def test_a_design_length_mix_and_hourly_profile_reach_the_page_estimate(
+    client: Any, catalog: Any, alice: Any
+) -> None:
+    import copy
+
+    from apps.designs import services
+
+    spec = copy.deepcopy(DEMOS[0]["spec"])
+    spec["serving"] = {
+        "lengths": [
+            {"input": 512, "output": 256, "share": 0.8},
+            {"input": 8192, "output": 512, "share": 0.2},
+        ],
+        "targets": {"tpot_s": 0.05},
+        "demand": {"requests_per_s": 20, "hourly_profile": [0.5] * 8 + [3.0] * 8 + [0.5] * 8},
+    }
+    design = services.design_create(owner=alice, name="mix", spec=spec)
+    client.force_login(alice)
+    html = client.get(f"/serving/?design={design.pk}").content.decode()
+    stored = services.design_evaluate(version=design.current).result["serving"]
+    assert f'id="serving-gpus">{stored["best"]["gpus"]}<' in html
+    assert 'id="serving-design-note"' in html and "peak ÷ mean 2.25" in html
+    # a typed length replaces the mix: 20 req/s × 86,400 × 100 output tokens
+    typed = client.get(f"/serving/?design={design.pk}&input_tokens=100&output_tokens=100").content.decode()
+    assert 'id="serving-tokens-per-day">172,800,000<' in typed

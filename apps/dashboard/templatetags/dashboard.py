@@ -38,6 +38,19 @@ def duration(days: Any) -> str:
 
 
 @register.filter
+def band_days(days: Any, training: Any) -> str:
+    """``days`` (failure-free or expected) at the ends of the training estimate's error band, "16.6–21.0
+    days": the band's days over the estimate's failure-free days, applied to ``days`` (expected days are
+    failure-free days over the goodput, so they scale alike). Empty without a band."""
+    band = getattr(training, "error_band", None)
+    free, number = _number(getattr(training, "time_to_train_days", None)), _number(days)
+    if band is None or not free or number is None:
+        return ""
+    low, high = number * band.days_low / free, number * band.days_high / free
+    return f"{duration(low).removesuffix(' days').removesuffix(' hours')}–{duration(high)}"
+
+
+@register.filter
 def gib(value: Any) -> str:
     return _shown(value, lambda n: f"{n:,.1f} GiB")
 

@@ -1,0 +1,176 @@
+"""CPU one request costs in the Django process for bench/load.sh's three endpoints, measured in-process.
+
+The requests go through Django's WSGI handler as gunicorn calls it (request_started/request_finished signals,
+every middleware, debug off, the manifest static storage), on PostgreSQL, with the same setup as
+bench/load.sh: a copy of a fixed-layout demo design evaluated once, an API token, a share link. Each endpoint
+is warmed (its first request fills the worker's memo), then timed with time.process_time() over REQUESTS
+requests: CPU, not wall clock, so other work on a shared machine moves it little. PostgreSQL's own CPU is not
+in it (bench/load_cpu.py counts that under load).
+
+    .venv/bin/python bench/load_profile.py          # DATABASE_URL: postgres://postgres@127.0.0.1:5432/clusterdesigner_load
+    ... bench/load_profile.py --requests 2000                  # more requests per endpoint
+    ... bench/load_profile.py --profile design-evaluate        # and cProfile's top functions for one endpoint
+    ... bench/load_profile.py --queries                        # and the SQL each endpoint runs per request
+
+The database is migrated and loaded (catalog, demo designs) like bench/load.sh's; it must be on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/clusterdesigner_load")
+os.environ.update(
+    DJANGO_SETTINGS_MODULE="clusterdesigner.settings",
+    DJANGO_DEBUG="0",
+    DJANGO_ALLOWED_HOSTS="127.0.0.1",
+    LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"),
+)
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-load-profile-" + "x" * 40)
+os.environ.pop("REDIS_URL", None)
+if urlparse(os.environ["DATABASE_URL"]).hostname not in ("127.0.0.1", "localhost", "::1"):
+    sys.exit("bench/load_profile.py only talks to a database on loopback")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+Request = Callable[[], int]
+
+
+def _setup() -> tuple[int, str, str]:
+    """bench/load.sh's fixtures: (design id, API token, share token)."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from apps.catalog.services import catalog_load_seed
+    from apps.designs.demo import demo_load
+    from apps.designs.models import Design
+    from apps.designs.services import design_clone, design_evaluate, share_link_create
+
+    call_command("migrate", verbosity=0)
+    catalog_load_seed()
+    demo_load()
+    call_command("collectstatic", interactive=False, verbosity=0)
+    user, _ = get_user_model().objects.get_or_create(username="load-bench")
+    Design.objects.filter(owner=user).delete()
+    demo = next(
+        d
+        for d in Design.objects.filter(is_demo=True).order_by("pk")
+        if isinstance(d.current.spec.get("parallelism"), dict)
+    )
+    design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
+    design_evaluate(version=design.current)
+    _, share = share_link_create(design=design, user=user, label="bench/load_profile.py")
+    token, _ = Token.objects.get_or_create(user=user)
+    return design.pk, token.key, share
+
+
+def _request(app: WSGIHandler, method: str, path: str, body: bytes = b"", **headers: str) -> Request:
+    """A WSGI call as gunicorn makes it, with wrk's headers (bench/load.lua); returns the status."""
+
+    def call() -> int:
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": "127.0.0.1",
+            "HTTP_ACCEPT": "application/json, text/html",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "CONTENT_LENGTH": str(len(body)),
+            **{f"HTTP_{k.upper()}": v for k, v in headers.items()},
+        }
+        if body:
+            environ["CONTENT_TYPE"] = "application/json"
+        status: list[str] = []
+        chunks = app(environ, lambda s, h, exc_info=None: status.append(s))
+        try:
+            for _ in chunks:
+                pass
+        finally:
+            chunks.close()  # type: ignore[attr-defined]  # request_finished, as gunicorn does
+        return int(status[0].split()[0])
+
+    return call
+
+
+def _cpu_ms(call: Request, requests: int) -> float:
+    start = time.process_time()
+    for _ in range(requests):
+        call()
+    return (time.process_time() - start) * 1e3 / requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000, help="timed requests per endpoint")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds; the lowest is printed")
+    parser.add_argument("--profile", help="endpoint to run under cProfile (catalog-list, design-evaluate, …)")
+    parser.add_argument("--top", type=int, default=35, help="functions to print from the profile")
+    parser.add_argument("--queries", action="store_true", help="print the SQL of one request per endpoint")
+    args = parser.parse_args()
+
+    design_id, api_token, share_token = _setup()
+    app = WSGIHandler()
+    endpoints = {
+        "catalog-list": _request(app, "GET", "/api/v1/accelerators/"),
+        "design-evaluate": _request(
+            app,
+            "POST",
+            f"/api/v1/designs/{design_id}/evaluate/",
+            b"{}",
+            authorization=f"Token {api_token}",
+        ),
+        "share-view": _request(app, "GET", f"/share/{share_token}/"),
+    }
+    for name, call in endpoints.items():
+        for _ in range(20):  # the memo, the catalog snapshot, the connection, the compiled queries
+            status = call()
+            if status != 200:
+                sys.exit(f"{name} answered {status}")
+        if args.queries:
+            with CaptureQueriesContext(connection) as queries:
+                call()
+            print(f"== {name}: {len(queries)} queries")
+            for query in queries:
+                print("  ", query["sql"][:300])
+    print(f"CPU per request in the Django process (lowest of {args.rounds} rounds of {args.requests}):")
+    for name, call in endpoints.items():
+        best = min(_cpu_ms(call, args.requests) for _ in range(args.rounds))
+        print(f"  {name:16s} {best:.2f} ms")
+    if args.profile:
+        profile = cProfile.Profile(time.process_time)  # CPU, as the figures above: waits do not count
+        profile.runcall(_cpu_ms, endpoints[args.profile], args.requests)
+        out = io.StringIO()
+        stats = pstats.Stats(profile, stream=out).sort_stats("cumulative")
+        stats.print_stats(args.top)
+        stats.sort_stats("tottime").print_stats(args.top)
+        print(f"== cProfile of {args.requests} {args.profile} requests")
+        print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Error bands by regime (issue 19): the generated table matches the calibration, and every estimate
+carries its band."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+from calibration_regimes import compute, render  # noqa: E402
+
+from clusterdesigner.engine import error_band_table  # noqa: E402
+from clusterdesigner.engine.error_band import band_for, band_keys, regime_key  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def computed() -> dict[str, object]:
+    return compute()
+
+
+def test_the_generated_table_matches_the_calibration(computed: dict[str, object]) -> None:
+    # Fails when the engine's predictions or runs.csv change: run bench/calibration_regimes.py --write.
+    text = Path(error_band_table.__file__).read_text()
+    assert text == render(computed), "error_band_table.py is stale: bench/calibration_regimes.py --write"
+
+
+def test_the_memory_headroom_is_minus_the_p10_of_the_memory_error(computed: dict[str, object]) -> None:
+    # 24 BLOOM rows with measured memory; sorted signed errors begin −14.95 %, −14.31 %, −14.26 %,
+    # −13.86 %: p10 at rank 0.1 × 23 = 2.3 → −14.26 + 0.3 × (−13.86 + 14.26) = −14.14 % → 0.141.
+    assert computed["memory_rows"] == 24
+    assert computed["memory_headroom"] == pytest.approx(0.141, abs=5e-4)
+    assert error_band_table.MEMORY_HEADROOM == computed["memory_headroom"]
+
+
+def test_out_of_fold_bands_hold_about_eighty_percent_of_held_out_rows(computed: dict[str, object]) -> None:
+    checks = computed["checks"]
+    assert isinstance(checks, dict)
+    # The regimes with many rows: ~80 % of held-out residuals inside the band fitted on the other folds.
+    for key in ("*/*/*/*", "ampere/bf16/dense/lt1024", "hopper/bf16/dense/lt1024"):
+        assert 0.70 <= checks[key]["coverage"] <= 0.90, key
+
+
+def test_a_regime_without_rows_falls_back_and_says_so() -> None:
+    assert regime_key("hopper", "bf16", False, 2048) == "hopper/bf16/dense/ge1024"
+    assert band_keys("hopper/bf16/dense/ge1024")[1:] == (
+        "hopper/bf16/dense/*",
+        "hopper/*/dense/*",
+        "*/*/*/*",
+    )
+    # 4 Hopper BF16 rows at ≥ 1,024 GPUs (< 5): the Hopper BF16 band of 79 rows.
+    band = band_for("hopper/bf16/dense/ge1024")
+    assert band.basis == "hopper/bf16/dense/*" and band.rows == 79
+    # No MoE or Blackwell row in runs.csv: all rows.
+    assert band_for("blackwell/fp8/moe/lt1024").basis == "*/*/*/*"
+
+
+def test_a_band_divides_the_prediction_by_one_plus_the_residual_percentiles() -> None:
+    band = band_for("ampere/bf16/dense/lt1024")
+    n, p10, _, p90 = error_band_table.BANDS["ampere/bf16/dense/lt1024"]
+    assert band.rows == n
+    assert band.low(1000.0) == pytest.approx(1000.0 / (1 + p90))
+    assert band.high(1000.0) == pytest.approx(1000.0 / (1 + p10))
+    assert band.low(1000.0) < 1000.0 < band.high(1000.0)
+
+
+def test_every_training_result_carries_its_band_in_tokens_and_days() -> None:
+    from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
+
+    from clusterdesigner.engine.training import estimate
+
+    r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    # 1,024 A100 BF16 dense: the 11 Narayanan 2021 rows at ≥ 1,024 GPUs, p10 −8.3 %, p90 +16.4 %.
+    n, p10, _, p90 = error_band_table.BANDS["ampere/bf16/dense/ge1024"]
+    for row in (r, *r["candidates"]):
+        band = row["error_band"]
+        assert (band["regime"], band["basis"], band["rows"]) == (
+            "ampere/bf16/dense/ge1024",
+            "ampere/bf16/dense/ge1024",
+            n,
+        )
+        tps = row["tokens_per_second"]
+        assert band["tokens_per_second_low"] == pytest.approx(tps / (1 + p90))
+        assert band["tokens_per_second_high"] == pytest.approx(tps / (1 + p10))
+        # days = 300e9 tokens / tokens/s / 86,400, at each end of the band.
+        assert band["days_low"] == pytest.approx(300e9 / band["tokens_per_second_high"] / 86400)
+        assert band["days_high"] == pytest.approx(300e9 / band["tokens_per_second_low"] / 86400)
+        assert band["days_low"] < row["time_to_train_days"] < band["days_high"]
+    fixed = {"tp": 8, "pp": 8, "micro_batch": 1, "recompute": "full", "sharding": "zero1"}
+    evaluated = estimate({**GPT3_1024_A100, "parallelism": fixed}, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert evaluated["error_band"]["basis"] == "ampere/bf16/dense/ge1024"
+
+
+def test_search_reports_the_candidates_within_the_band_as_ties_most_robust_first() -> None:
+    from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
+
+    from clusterdesigner.engine.training import estimate, exotic_features
+    from clusterdesigner.engine.training_result import Layout
+
+    r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    low = r["error_band"]["tokens_per_second_low"]
+    within = {i for i, c in enumerate(r["candidates"]) if c["tokens_per_second"] >= low}
+    assert set(r["ties"]) == within and 0 in within
+    # The top ten sit within 1 % of each other, far inside a band 25 % wide: all tie.
+    assert len(r["ties"]) == 10
+    keys = [
+        (
+            len(exotic_features(Layout.from_json(r["candidates"][i]["parallelism"]), 8)),
+            -r["candidates"][i]["headroom_gib"],
+        )
+        for i in r["ties"]
+    ]
+    assert keys == sorted(keys)
+
+
+def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
+    from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
+
+    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training_result import TrainingEstimate
+
+    data = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    typed = TrainingEstimate.from_json(data)
+    assert typed.chosen.error_band is not None and typed.ties == tuple(data["ties"])
+    assert typed.to_json() == data
+    old = {k: v for k, v in data.items() if k not in ("error_band", "ties")}
+    old["candidates"] = [{k: v for k, v in c.items() if k != "error_band"} for c in data["candidates"]]
+    assert TrainingEstimate.from_json(old).chosen.error_band is None

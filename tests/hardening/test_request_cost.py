@@ -1,0 +1,153 @@
+"""What an API request costs, for the load target (issue 20): the queries compiled once per process
+(clusterdesigner/compiled_query.py), the lean token authentication (clusterdesigner/api_tokens.py) and the
+number of SQL statements a stored evaluation takes. Each shortcut must answer exactly what the ORM did."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from apps.catalog.selectors import catalog_version
+from apps.designs import selectors
+from apps.designs.models import Design, DesignVersion
+from apps.designs.services import design_create, design_update
+from clusterdesigner import memo
+from clusterdesigner.compiled_query import CompiledQuery, CompileError
+from tests.designs.test_api import SPEC
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_memo() -> Iterator[None]:
+    memo.clear_all()
+    yield
+    memo.clear_all()
+
+
+def _evaluate(client: APIClient, design: Design, key: str, query: str = "") -> Any:
+    return client.post(f"/api/v1/designs/{design.pk}/evaluate/{query}", HTTP_AUTHORIZATION=f"Token {key}")
+
+
+# --- compiled queries ---------------------------------------------------------------------------------------
+
+
+def test_a_compiled_query_compiles_to_the_same_sql_each_time() -> None:
+    def build(design_id: int) -> Any:
+        return DesignVersion.objects.filter(design_id=design_id).order_by()[:1]
+
+    first, second = CompiledQuery(build, design_id=int), CompiledQuery(build, design_id=int)
+    assert first.compiled().sql == second.compiled().sql
+    assert first.compiled() is first.compiled()  # compiled once, then kept
+    # The design id is the one parameter that changes; LIMIT 1 is in the text.
+    assert [name for _, name in first.compiled().slots] == ["design_id"]
+    assert first.compiled().sql.endswith("LIMIT 1")
+
+
+def test_a_query_whose_sql_depends_on_a_value_is_refused() -> None:
+    # An odd and an even marker build different SQL: that shape cannot be compiled once.
+    def shape_by_value(number: int) -> Any:
+        versions = DesignVersion.objects.all()
+        return versions.filter(number=number) if number % 2 else versions.filter(number__gte=number)
+
+    with pytest.raises(CompileError, match="depends on the parameters' values"):
+        CompiledQuery(shape_by_value, number=int).compiled()
+    with pytest.raises(CompileError, match="do not reach the SQL"):
+        CompiledQuery(lambda number: DesignVersion.objects.all(), number=int).compiled()
+
+
+def test_visible_version_reads_what_the_orm_reads(alice: Any, bob: Any, catalog: Any) -> None:
+    private = design_create(owner=alice, name="private", spec=SPEC)
+    shared = design_create(owner=alice, name="shared", spec=SPEC, visibility=Design.Visibility.ORGANISATION)
+    design_update(design=shared, user=alice, base_version=1, name="shared, edited")
+
+    def orm(user: Any, design: Design, number: int | None) -> DesignVersion | None:
+        """The ORM query design_version_get_visible ran before it was compiled once."""
+        versions = DesignVersion.objects.filter(selectors._visible_to(user, "design__"), design_id=design.pk)
+        return versions.filter(number=number or F("design__version")).first()
+
+    for user in (alice, bob):
+        for design in (private, shared):
+            design.refresh_from_db()
+            for number in (None, 1, 2, 3):
+                got = selectors.design_version_get_visible(user=user, design_id=design.pk, number=number)
+                want = orm(user, design, number)
+                assert (got and (got.pk, got.number, got.name, got.spec)) == (
+                    want and (want.pk, want.number, want.name, want.spec)
+                ), (user.username, design.name, number)
+    # Spelled out: bob sees alice's shared design (current = version 2), not her private one.
+    current = selectors.design_version_get_visible(user=bob, design_id=shared.pk)
+    assert current is not None and current.number == 2 and current.name == "shared, edited"
+    assert selectors.design_version_get_visible(user=bob, design_id=private.pk) is None
+    assert selectors.design_version_get_visible(user=alice, design_id=private.pk, number=2) is None
+
+
+# --- token authentication -----------------------------------------------------------------------------------
+
+
+def test_token_authentication_answers_as_drfs(alice: Any, catalog: Any) -> None:
+    design = design_create(owner=alice, name="mine", spec=SPEC)
+    key = Token.objects.create(user=alice).key
+    client = APIClient()
+    assert _evaluate(client, design, key).status_code == 200
+    wrong = _evaluate(client, design, "0" * 40)
+    assert wrong.status_code == 401 and wrong.json()["error"]["message"] == "Invalid token."
+    assert wrong["WWW-Authenticate"] == "Token"
+    alice.is_active = False
+    alice.save()
+    inactive = _evaluate(client, design, key)
+    assert inactive.status_code == 401 and inactive.json()["error"]["message"] == "User inactive or deleted."
+
+
+@pytest.mark.parametrize("key", ["a" * 41, "abc\x00def", "\x00" * 40])
+def test_a_token_no_key_can_be_is_refused_without_a_query(alice: Any, catalog: Any, key: str) -> None:
+    design = design_create(owner=alice, name="mine", spec=SPEC)
+    with CaptureQueriesContext(connection) as queries:
+        answer = _evaluate(APIClient(), design, key)
+    assert answer.status_code == 401 and answer.json()["error"]["message"] == "Invalid token."
+    assert len(queries) == 0
+
+
+# --- queries a request takes --------------------------------------------------------------------------------
+
+
+def test_a_stored_evaluation_takes_three_queries(
+    alice: Any, catalog: Any, django_assert_num_queries: Any
+) -> None:
+    design = design_create(owner=alice, name="mine", spec=SPEC)
+    key = Token.objects.create(user=alice).key
+    client = APIClient()
+    first = _evaluate(client, design, key)  # evaluates and stores the result
+    assert first.status_code == 200
+    # The next request reads the stored text and keeps it in the worker's memo: 1. the token with its user
+    # (TokenAuthentication), 2. the version, if alice may read it (design_version_get_visible),
+    # 3. catalog_version(), part of the memo's key, 4. catalog_version() again, for the stored result's input
+    # hash (services._evaluation_input), 5. the stored evaluation's text by that hash.
+    with django_assert_num_queries(5):
+        stored = _evaluate(client, design, key)
+    assert stored.json() == first.json()
+    # From then on the memo holds the text: 1-3 above, and nothing else.
+    with django_assert_num_queries(3):
+        again = _evaluate(client, design, key)
+    assert again.status_code == 200 and again.json() == first.json()
+    # A version number in the query string is the other compiled shape: the same three.
+    with django_assert_num_queries(3):
+        numbered = _evaluate(client, design, key, "?version=1")
+    assert numbered.json() == first.json()
+
+
+def test_catalog_version_changes_with_a_catalog_save(catalog: Any) -> None:
+    from apps.catalog.models import Accelerator
+
+    before = catalog_version()
+    assert before == catalog_version()  # the same text while nothing changes
+    accelerator = Accelerator.objects.get(slug="h100-sxm")
+    accelerator.save()
+    assert catalog_version() != before
