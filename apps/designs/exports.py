@@ -47,6 +47,7 @@ from apps.designs.selectors import evaluation_read
 from clusterdesigner.engine.cashflow import MACRS_5_YEAR, CashflowInputs, RentOption
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
+from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.training_result import LayoutEstimate
 from clusterdesigner.spreadsheets import formula_safe
 
@@ -219,48 +220,47 @@ def _field_table(title: str, rows: list[tuple[str, Any, str, str]], *, width: fl
     )
 
 
-def _serving_rows(estimate: Any) -> list[tuple[str, Any, str, str]]:
+def _serving_rows(estimate: ServingResult | None) -> list[tuple[str, Any, str, str]]:
     """The serving estimate's headline figures (a design with a ``serving`` section), one per row: GPUs,
     layout, latency, throughput, output tokens per day and $ per million output tokens owning, at the
     cheapest cloud option and at every cloud option (offering and pricing model)."""
-    if not isinstance(estimate, Mapping):
+    if estimate is None:
         return []
-    best = estimate.get("best") or {}
-    costs = [c for c in estimate.get("costs") or [] if isinstance(c, Mapping)]
-    own = next((c for c in costs if c.get("option") == "own"), {})
-    cloud = min(
-        (c for c in costs if c.get("option") != "own"),
-        key=lambda c: c.get("usd_per_m_tokens") or 0,
-        default={},
-    )
-    layout = f"{best.get('replicas')} × tp{best.get('tp')} pp{best.get('pp')}" if best else None
+    best = estimate.best
+    own = next((c for c in estimate.costs if c.option == "own"), None)
+    clouds = [c for c in estimate.costs if c.option != "own"]
+    cloud = min(clouds, key=lambda c: c.usd_per_m_tokens or 0, default=None)
     return [
-        ("Serving: GPUs at the peak", best.get("gpus"), "GPUs", INTEGER),
-        ("Serving: layout", layout, "replicas × layout", GENERAL),
-        ("Serving: batch per replica", best.get("batch"), "sequences", INTEGER),
-        ("Serving: time to first token", best.get("ttft_s"), "s", DECIMAL),
-        ("Serving: time per output token", best.get("tpot_s"), "s", DECIMAL),
+        ("Serving: GPUs at the peak", best.gpus, "GPUs", INTEGER),
+        ("Serving: layout", f"{best.replicas} × tp{best.tp} pp{best.pp}", "replicas × layout", GENERAL),
+        ("Serving: batch per replica", best.batch, "sequences", INTEGER),
+        ("Serving: time to first token", best.ttft_s, "s", DECIMAL),
+        ("Serving: time per output token", best.tpot_s, "s", DECIMAL),
+        ("Serving: output tokens per second per GPU", best.output_tokens_per_s_per_gpu, "tokens/s", INTEGER),
+        ("Serving: utilization at the mean demand", estimate.utilization, "fraction", PERCENT),
         (
-            "Serving: output tokens per second per GPU",
-            best.get("output_tokens_per_s_per_gpu"),
-            "tokens/s",
-            INTEGER,
-        ),
-        ("Serving: utilization at the mean demand", estimate.get("utilization"), "fraction", PERCENT),
-        ("Serving: own, per million input tokens", own.get("usd_per_m_input_tokens"), "USD", USD_CENTS),
-        ("Serving: own, per million output tokens", own.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
-        ("Serving: cheapest cloud option", cloud.get("option"), "", GENERAL),
-        ("Serving: cloud, per million output tokens", cloud.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
-        ("Serving: output tokens per day", estimate.get("output_tokens_per_day"), "tokens", INTEGER),
-    ] + [
-        (
-            f"Serving: {c.get('option')}, per million output tokens",
-            c.get("usd_per_m_output_tokens"),
+            "Serving: own, per million input tokens",
+            own.usd_per_m_input_tokens if own else None,
             "USD",
             USD_CENTS,
-        )
-        for c in costs
-        if c.get("option") != "own"
+        ),
+        (
+            "Serving: own, per million output tokens",
+            own.usd_per_m_output_tokens if own else None,
+            "USD",
+            USD_CENTS,
+        ),
+        ("Serving: cheapest cloud option", cloud.option if cloud else None, "", GENERAL),
+        (
+            "Serving: cloud, per million output tokens",
+            cloud.usd_per_m_output_tokens if cloud else None,
+            "USD",
+            USD_CENTS,
+        ),
+        ("Serving: output tokens per day", estimate.output_tokens_per_day, "tokens", INTEGER),
+    ] + [
+        (f"Serving: {c.option}, per million output tokens", c.usd_per_m_output_tokens, "USD", USD_CENTS)
+        for c in clouds
     ]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from clusterdesigner.engine.cost_result import CostResult, DesignOption
 from clusterdesigner.engine.json_object import JsonObject, omit, since
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.tradeoffs import expected_days
 from clusterdesigner.engine.training_result import TrainingEstimate
 from clusterdesigner.engine.verdict import Verdict
@@ -75,7 +76,7 @@ class DesignRef(JsonObject):
 class DesignEvaluation(JsonObject):
     """A design evaluation. ``training`` is None when the result holds no layout; ``costs`` are by offering
     slug (``on_prem_only`` without a cloud offering); ``options`` are cheapest per run first. ``serving`` is
-    the serving engine's estimate as it wrote it (``engine.serving``)."""
+    the serving engine's estimate (a design with a ``serving`` section)."""
 
     spec: Mapping[str, Any]
     training: TrainingEstimate | None
@@ -86,7 +87,7 @@ class DesignEvaluation(JsonObject):
     findings: tuple[EvaluationFinding, ...] = ()
     verdict: Verdict | None = since(1)
     price_freshness: Freshness | None = omit()
-    serving: Mapping[str, Any] | None = omit()
+    serving: ServingResult | None = omit()
     design: DesignRef | None = omit()
     computed_at: str | None = omit()
 
