@@ -483,9 +483,9 @@ def network_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     if not results:
         return _fig(go.Figure(), title="Network", x_title="Component", y_title="Count", showlegend=False)
     network = results[0][1].network
-    counts = network.chosen.__dict__ if network.chosen else {}
+    chosen = network.chosen
     items = [
-        (label, counts.get(name))
+        (label, getattr(chosen, name) if chosen else None)
         for label, name in (
             ("Leaf switches", "leaf_switches"),
             ("Spine switches", "spine_switches"),
@@ -549,11 +549,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         go.Bar(
             name="Run cost (USD)",
             x=names,
-            y=[r.get("run_cost_usd") for r in rows],
+            y=[r["run_cost_usd"] for r in rows],
             offsetgroup="cost",
             yaxis="y",
             marker_color=PALETTE[0],
-            customdata=[plain(r.get("option") or "") for r in rows],
+            customdata=[plain(r["option"] or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>run cost $%{y:,.0f}<extra></extra>",
         )
     )
@@ -561,11 +561,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         go.Bar(
             name="Days to train, expected (with failures and restarts)",
             x=names,
-            y=[r.get("days") for r in rows],
+            y=[r["days"] for r in rows],
             offsetgroup="days",
             yaxis="y2",
             marker_color=PALETTE[1],
-            customdata=[plain(r.get("option") or "") for r in rows],
+            customdata=[plain(r["option"] or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>%{y:,.1f} days expected<extra></extra>",
         )
     )
@@ -587,8 +587,9 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str, Any]:
-    """Cost against days for every point, the Pareto front drawn as a line; a point with "url" opens it."""
-    points = [p for p in points if p.get("days") is not None and p.get("cost_usd") is not None]
+    """Cost against days for every point (days, cost_usd, label and the url it opens), the Pareto front drawn
+    as a line; a point without days or cost is left out."""
+    points = [p for p in points if p["days"] is not None and p["cost_usd"] is not None]
     xy = [(p["days"], p["cost_usd"]) for p in points]
     front = pareto_indices(xy)  # in order of days
     fig = go.Figure()
@@ -599,8 +600,8 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
             y=[y for _, y in xy],
             mode="markers",
             marker={"size": 10, "color": PALETTE[0], "opacity": 0.75},
-            text=[plain(p.get("label", "")) for p in points],
-            customdata=[p.get("url", "") for p in points],
+            text=[plain(p["label"]) for p in points],
+            customdata=[p["url"] for p in points],
             hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra></extra>",
         )
     )
@@ -612,8 +613,8 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
             mode="lines+markers",
             line={"color": "#b3261e", "width": 2},
             marker={"size": 12, "symbol": "star", "color": "#b3261e"},
-            text=[plain(points[i].get("label", "")) for i in front],
-            customdata=[points[i].get("url", "") for i in front],
+            text=[plain(points[i]["label"]) for i in front],
+            customdata=[points[i]["url"] for i in front],
             hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra>Pareto</extra>",
         )
     )
