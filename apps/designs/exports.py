@@ -134,67 +134,70 @@ def _unit_format(unit: str, value: Any) -> str:
     return GENERAL
 
 
+Row = tuple[str, Any, str, str]  # field, value, unit, number format
+
+
 def summary_table(evaluation: DesignEvaluation) -> Table:
     """Design, cluster, workload and the key training figures, one per row: field, value, unit."""
-    training = evaluation.training
-    chosen = training.chosen if training else None
-    cluster = evaluation.cluster
-    workload_training = evaluation.workload.get("training")
-    if not isinstance(workload_training, Mapping):
-        workload_training = {}
-    design = evaluation.design
-    nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
-    # The cheapest option in each frame, each ranked in its own frame: over the horizon by the cost engine's
-    # ranking, per run by the options' stored order (cheapest run first); never a per-run pick's horizon cost.
-    horizon = next(iter(evaluation.ranked_options("horizon")), (None, None))[0]
-    per_run = next(iter(evaluation.options), None)
-
-    rows: list[tuple[str, Any, str, str]] = [  # field, value, unit, number format
+    chosen = evaluation.training.chosen if evaluation.training else None
+    rows = [
         *_owning_rows(evaluation.first_cost),
-        ("Design", design.name if design else None, "", GENERAL),
-        ("Design id", design.id if design else None, "", GENERAL),
-        ("Version", design.version if design else None, "", GENERAL),
+        *_design_rows(evaluation),
+        *_layout_rows(chosen),
+        *_figure_rows(evaluation, chosen),
+        *_cheapest_rows(evaluation),
+        *_serving_rows(evaluation.serving),
+    ]
+    return _field_table("Summary", rows, width=28)
+
+
+def _of(obj: Any, path: str) -> Any:
+    """``obj.<path>`` (dotted), None when ``obj`` is None (a result without a layout or a design)."""
+    for name in path.split("."):
+        if obj is None:
+            return None
+        obj = getattr(obj, name)
+    return obj
+
+
+def _design_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """Which design and when; the model, the workload and the cluster as the spec gives them."""
+    cluster = evaluation.cluster
+    workload = evaluation.workload.get("training")
+    workload = workload if isinstance(workload, Mapping) else {}
+    nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
+    return [
+        ("Design", _of(evaluation.design, "name"), "", GENERAL),
+        ("Design id", _of(evaluation.design, "id"), "", GENERAL),
+        ("Version", _of(evaluation.design, "version"), "", GENERAL),
         ("Computed at", evaluation.computed_at, "", GENERAL),
         ("Model", _model_text(evaluation), "", GENERAL),
-        ("Parameters", training.summary.model.params if training else None, "parameters", INTEGER),
-        ("Training tokens", workload_training.get("tokens"), "tokens", INTEGER),
-        ("Global batch", workload_training.get("global_batch_tokens"), "tokens", INTEGER),
-        ("Precision", workload_training.get("precision"), "", GENERAL),
+        ("Parameters", _of(evaluation.training, "summary.model.params"), "parameters", INTEGER),
+        ("Training tokens", workload.get("tokens"), "tokens", INTEGER),
+        ("Global batch", workload.get("global_batch_tokens"), "tokens", INTEGER),
+        ("Precision", workload.get("precision"), "", GENERAL),
         ("Accelerator", cluster.get("accelerator"), "", GENERAL),
         ("GPUs per node", cluster.get("gpus_per_node"), "GPUs", INTEGER),
         ("Nodes", cluster.get("nodes"), "nodes", INTEGER),
         ("GPUs", nodes * gpn if nodes is not None and gpn is not None else None, "GPUs", INTEGER),
         ("Fabric", cluster.get("fabric"), "", GENERAL),
         ("Oversubscription", cluster.get("oversubscription"), "ratio", GENERAL),
-        ("Fits in memory", chosen.fits if chosen else False, "", GENERAL),
-        ("Layout", layout_summary(chosen.parallelism) if chosen else "none fits", "", GENERAL),
     ]
-    rows += _layout_rows(chosen)
-    rows += [
-        ("Days to train, expected (with failures and restarts)", evaluation.expected_days, "days", DAYS),
-        ("MFU", chosen.mfu if chosen else None, "fraction of peak", PERCENT),
-        ("HFU", chosen.hfu if chosen else None, "fraction of peak", PERCENT),
-        ("Step time", chosen.step_time_s.total if chosen else None, "s", DECIMAL),
-        ("Tokens per second", chosen.tokens_per_second if chosen else None, "tokens/s", INTEGER),
-        ("Model TFLOP/s per GPU", chosen.model_tflops_per_gpu if chosen else None, "TFLOP/s", "0.0"),
-        ("Memory per GPU", chosen.memory_per_gpu_gib.total if chosen else None, "GiB", "0.0"),
-        ("GPU memory", chosen.memory_capacity_gib if chosen else None, "GiB", "0.0"),
-        ("Cheapest option over the horizon", horizon.label if horizon else None, "", GENERAL),
-        ("Its cost over the horizon", horizon.total_usd if horizon else None, "USD", USD),
-        ("Its cost per GPU-hour", horizon.usd_per_gpu_hour if horizon else None, "USD/GPU-hour", USD_CENTS),
-        ("Cheapest option per run", per_run.label if per_run else None, "", GENERAL),
-        ("Its cost per run", per_run.run_cost_usd if per_run else None, "USD", USD),
-    ]
-    rows += _serving_rows(evaluation.serving)
-    return _field_table("Summary", rows, width=28)
 
 
-def _layout_rows(chosen: LayoutEstimate | None) -> list[tuple[str, Any, str, str]]:
-    """The chosen layout's parallel dimensions, recompute, sharding; then its failure-free days."""
+def _layout_rows(chosen: LayoutEstimate | None) -> list[Row]:
+    """Whether the chosen layout fits, its parallel dimensions, recompute and sharding; then its failure-free
+    days. Without a layout: "none fits"."""
     if chosen is None:
-        return [("Days to train, failure-free", None, "days", DAYS)]
+        return [
+            ("Fits in memory", False, "", GENERAL),
+            ("Layout", "none fits", "", GENERAL),
+            ("Days to train, failure-free", None, "days", DAYS),
+        ]
     p = chosen.parallelism
     return [
+        ("Fits in memory", chosen.fits, "", GENERAL),
+        ("Layout", layout_summary(p), "", GENERAL),
         ("Tensor parallel", p.tp, "", GENERAL),
         ("Pipeline parallel", p.pp, "", GENERAL),
         ("Data parallel", p.dp, "", GENERAL),
@@ -206,6 +209,35 @@ def _layout_rows(chosen: LayoutEstimate | None) -> list[tuple[str, Any, str, str
         ("Sharding", p.sharding, "", GENERAL),
         ("Sequence parallel", p.sequence_parallel, "", GENERAL),
         ("Days to train, failure-free", chosen.time_to_train_days, "days", DAYS),
+    ]
+
+
+def _figure_rows(evaluation: DesignEvaluation, chosen: LayoutEstimate | None) -> list[Row]:
+    """Expected days, utilisation, throughput and memory of the chosen layout."""
+    return [
+        ("Days to train, expected (with failures and restarts)", evaluation.expected_days, "days", DAYS),
+        ("MFU", _of(chosen, "mfu"), "fraction of peak", PERCENT),
+        ("HFU", _of(chosen, "hfu"), "fraction of peak", PERCENT),
+        ("Step time", _of(chosen, "step_time_s.total"), "s", DECIMAL),
+        ("Tokens per second", _of(chosen, "tokens_per_second"), "tokens/s", INTEGER),
+        ("Model TFLOP/s per GPU", _of(chosen, "model_tflops_per_gpu"), "TFLOP/s", "0.0"),
+        ("Memory per GPU", _of(chosen, "memory_per_gpu_gib.total"), "GiB", "0.0"),
+        ("GPU memory", _of(chosen, "memory_capacity_gib"), "GiB", "0.0"),
+    ]
+
+
+def _cheapest_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """The cheapest option in each frame, each ranked in its own frame: over the horizon by the cost engine's
+    ranking, per run by the options' stored order (cheapest run first); never a per-run pick's horizon
+    cost."""
+    horizon = next(iter(evaluation.ranked_options("horizon")), (None, None))[0]
+    per_run = next(iter(evaluation.options), None)
+    return [
+        ("Cheapest option over the horizon", _of(horizon, "label"), "", GENERAL),
+        ("Its cost over the horizon", _of(horizon, "total_usd"), "USD", USD),
+        ("Its cost per GPU-hour", _of(horizon, "usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
+        ("Cheapest option per run", _of(per_run, "label"), "", GENERAL),
+        ("Its cost per run", _of(per_run, "run_cost_usd"), "USD", USD),
     ]
 
 
