@@ -56,6 +56,21 @@ CASES = {
         "output_tokens": 512,
         "demand": {"requests_per_s": 50},
     },
+    # Multi-head latent attention (the preset with its MLA widths and MTP module given, as the released
+    # config.json sets them): the latent KV cache, replicated on every tensor-parallel GPU.
+    "DeepSeek-V3 (MLA) on H200, fp8": {
+        **serving.EXAMPLE_REQUEST,
+        "model": {
+            "preset": "deepseek-v3",
+            "q_lora_rank": 1536,
+            "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "mtp_depth": 1,
+        },
+        "accelerator": "h200",
+    },
 }
 
 
