@@ -430,10 +430,10 @@ def _attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
         out.add("--mtp-num-layers", shape["mtp_depth"])
 
 
-def _pipeline_layout(evaluation: Mapping[str, Any], shape: Mapping[str, Any]) -> PipelineLayout | None:
+def _pipeline_layout(evaluation: DesignEvaluation, shape: Mapping[str, Any]) -> PipelineLayout | None:
     """The spec's explicit pipeline layout (spec.workload.training.pipeline_layout), checked as the engine
     checks it, or None."""
-    training = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
+    training = evaluation.workload.get("training")
     given = training.get("pipeline_layout") if isinstance(training, Mapping) else None
     if given is None:
         return None
