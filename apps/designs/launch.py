@@ -415,32 +415,32 @@ def _moe_args(out: _Args, shape: Mapping[str, Any], layers: int) -> None:
 def _attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
     """Multi-head latent attention's widths (Megatron-LM arguments.py: --multi-latent-attention,
     --q-lora-rank, --kv-lora-rank, --qk-head-dim for the no-RoPE part, --qk-pos-emb-head-dim, --v-head-dim),
-    else a head width apart from hidden / heads (--kv-channels); multi-token prediction (--mtp-num-layers)."""
-    if shape.get("kv_lora_rank"):
+    else a head width apart from hidden / heads (--kv-channels); multi-token prediction (--mtp-num-layers).
+    ``shape`` is model_shape's: every ModelShape field, its default filled in."""
+    if shape["kv_lora_rank"]:
         out.add("--multi-latent-attention")
-        if shape.get("q_lora_rank"):
+        if shape["q_lora_rank"]:
             out.add("--q-lora-rank", shape["q_lora_rank"])
         out.add("--kv-lora-rank", shape["kv_lora_rank"])
         out.add("--qk-head-dim", shape["qk_nope_head_dim"])
         out.add("--qk-pos-emb-head-dim", shape["qk_rope_head_dim"])
         out.add("--v-head-dim", shape["v_head_dim"])
-    elif shape.get("head_dim") and int(shape["head_dim"]) * int(shape["heads"]) != int(shape["hidden"]):
+    elif shape["head_dim"] and int(shape["head_dim"]) * int(shape["heads"]) != int(shape["hidden"]):
         out.add("--kv-channels", shape["head_dim"])
-    if shape.get("mtp_depth"):
+    if shape["mtp_depth"]:
         out.add("--mtp-num-layers", shape["mtp_depth"])
 
 
 def _pipeline_layout(evaluation: DesignEvaluation, shape: Mapping[str, Any]) -> PipelineLayout | None:
     """The spec's explicit pipeline layout (spec.workload.training.pipeline_layout), checked as the engine
     checks it, or None."""
-    workload = evaluation.spec.get("workload")
-    training = workload.get("training") if isinstance(workload, Mapping) else None
+    training = evaluation.workload.get("training")
     given = training.get("pipeline_layout") if isinstance(training, Mapping) else None
     if given is None:
         return None
     try:
         return parse_pipeline_layout(
-            given, layers=int(shape["layers"]), mtp_depth=int(shape.get("mtp_depth") or 0)
+            given, layers=int(shape["layers"]), mtp_depth=int(shape["mtp_depth"] or 0)
         )
     except InputError as exc:
         raise ValueError(f"pipeline_layout: {exc.message}") from exc
