@@ -49,6 +49,8 @@ from clusterdesigner.engine.search import (
     usable_gib,
 )
 from clusterdesigner.engine.timing import (
+    REGIME_EFFICIENCY,
+    REGIME_SOURCES,
     TIMING_ASSUMPTIONS,
     family_efficiency,
     moe_assumptions,
@@ -466,6 +468,17 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
+    regime = (acc.family, problem.training.precision)
+    if regime in REGIME_EFFICIENCY:
+        items.append(
+            Assumption(
+                f"regime_efficiency[{acc.family}/{problem.training.precision}]",
+                family_efficiency(acc, problem.training.precision),
+                f"of achievable {problem.training.precision} matmul",
+                f"calibration factor of this family and precision, fitted by bench/calibration_fit.py on "
+                f"{REGIME_SOURCES[regime]}; checked on the other rows",
+            )
+        )
     items.append(
         Assumption(
             f"family_efficiency[{acc.family or 'unknown'}]",
