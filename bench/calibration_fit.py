@@ -31,8 +31,8 @@ import calibration_cases  # noqa: E402
 import frontier_cases  # noqa: E402
 
 from clusterdesigner.engine import timing  # noqa: E402
+from clusterdesigner.engine.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
 
-LONG_CONTEXT = 32768
 # The regimes fitted: (family, precision). Hopper FP8: NeMo 24.07/25.02/25.09 and llm-foundry H100 FP8 rows;
 # Blackwell FP8: NeMo 25.02/25.04/25.09 B200 and GB200 rows.
 FITTED: tuple[tuple[str, str], ...] = (("hopper", "fp8"), ("blackwell", "fp8"))
@@ -59,7 +59,7 @@ class Row:
 
     @property
     def dense_short(self) -> bool:
-        return not self.moe and self.seq_len < LONG_CONTEXT
+        return not self.moe and self.seq_len < LONG_CONTEXT_TOKENS
 
 
 def _runs_rows() -> Iterator[Row]:
@@ -138,11 +138,13 @@ def errors(rows: list[Row]) -> list[float]:
     return [e for r in rows if (e := r.error()) is not None]
 
 
-def fit_factor(regime: tuple[str, str], rows: list[Row]) -> float:
+def fit_factor(regime: tuple[str, str], rows: list[Row], *, on_fit_rows: bool = True) -> float:
     """The factor (0.01 steps) whose median signed error on the fit rows of ``regime`` is closest to zero.
 
-    The error rises with the factor (a faster matmul, a faster step), so bisection finds the root."""
-    fit_rows = [r for r in rows if r.fit and r.regime == regime and r.dense_short]
+    The error rises with the factor (a faster matmul, a faster step), so bisection finds the root.
+    ``on_fit_rows=False`` fits on the check rows instead: bench/calibration_regimes.py uses it to give the
+    fit rows a residual out of fold (the engine's factor is always the one fitted on the fit rows)."""
+    fit_rows = [r for r in rows if r.fit == on_fit_rows and r.regime == regime and r.dense_short]
 
     def median_error(value: float) -> float:
         with regime_factor(regime, value):

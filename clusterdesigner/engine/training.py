@@ -388,7 +388,9 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     tokens_per_step = training.global_batch_seqs * model.seq_len
     hw_flops = hardware_flops_per_token(model, lay["recompute"])
     cap = cluster.accelerator.memory_gib
-    band = band_for(regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus))
+    band = band_for(
+        regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len)
+    )
     rows = []
     for i in range(lay["tp"].size):
         step = float(times["total"][i])
