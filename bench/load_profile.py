@@ -4,8 +4,8 @@ The requests go through Django's WSGI handler as gunicorn calls it (request_star
 every middleware, debug off, the manifest static storage), on PostgreSQL, with the same setup as
 bench/load.sh: a copy of a fixed-layout demo design evaluated once, an API token, a share link. Each endpoint
 is warmed (its first request fills the worker's memo), then timed with time.process_time() over REQUESTS
-requests: CPU, not wall clock, so other work on a shared machine moves it little. PostgreSQL's own CPU is not
-in it (bench/load_cpu.py counts that under load).
+requests: CPU, not wall clock, so other work on a shared machine moves it less. Beside it, the CPU the
+PostgreSQL backend serving the process spent (bench/load_cpu.py counts the same two under load).
 
     .venv/bin/python bench/load_profile.py          # DATABASE_URL: postgres://postgres@127.0.0.1:5432/clusterdesigner_load
     ... bench/load_profile.py --requests 2000                  # more requests per endpoint
@@ -117,11 +117,25 @@ def _request(app: WSGIHandler, method: str, path: str, body: bytes = b"", **head
     return call
 
 
-def _cpu_ms(call: Request, requests: int) -> float:
+def _backend() -> tuple[int, float]:
+    """The PostgreSQL backend serving this process (on this machine: loopback) and its CPU seconds so far."""
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return pid, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_ms(call: Request, requests: int) -> tuple[float, float]:
+    """(this process's, its database backend's) CPU milliseconds per request; the second is NaN when the
+    connection was replaced during the round (CONN_MAX_AGE)."""
+    pid, backend = _backend()
     start = time.process_time()
     for _ in range(requests):
         call()
-    return (time.process_time() - start) * 1e3 / requests
+    app = (time.process_time() - start) * 1e3 / requests
+    pid_after, backend_after = _backend()
+    return app, (backend_after - backend) * 1e3 / requests if pid_after == pid else float("nan")
 
 
 def main() -> None:
@@ -157,10 +171,10 @@ def main() -> None:
             print(f"== {name}: {len(queries)} queries")
             for query in queries:
                 print("  ", query["sql"][:300])
-    print(f"CPU per request in the Django process (lowest of {args.rounds} rounds of {args.requests}):")
+    print(f"CPU per request (the round with the least app CPU of {args.rounds} rounds of {args.requests}):")
     for name, call in endpoints.items():
-        best = min(_cpu_ms(call, args.requests) for _ in range(args.rounds))
-        print(f"  {name:16s} {best:.2f} ms")
+        app, db = min(_cpu_ms(call, args.requests) for _ in range(args.rounds))
+        print(f"  {name:16s} app_cpu_ms={app:.2f} db_cpu_ms={db:.2f}")
     if args.profile:
         profile = cProfile.Profile(time.process_time)  # CPU, as the figures above: waits do not count
         profile.runcall(_cpu_ms, endpoints[args.profile], args.requests)

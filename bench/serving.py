@@ -56,6 +56,12 @@ CASES = {
         "output_tokens": 512,
         "demand": {"requests_per_s": 50},
     },
+    # Multi-head latent attention: the latent KV cache, replicated on every tensor-parallel GPU.
+    "DeepSeek-V3 (MLA) on H200, fp8": {
+        **serving.EXAMPLE_REQUEST,
+        "model": {"preset": "deepseek-v3"},
+        "accelerator": "h200",
+    },
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
 from clusterdesigner.engine import cost, defaults, tradeoffs, training
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
@@ -55,9 +56,10 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
             "version": item["version"],
             "error": exc.message,
         }
-    column = tradeoffs.compare_column(
-        training=TrainingEstimate.from_json(evaluation["training"]), options=evaluation["options"]
-    )
+    typed = evaluation_read(result=evaluation)
+    if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
+        raise ValueError(f"design {item['design']}'s evaluation holds no layout")
+    column = tradeoffs.compare_column(training=typed.training, options=evaluation["options"])
     cluster = item["spec"]["cluster"]
     return {
         "design": item["design"],

@@ -18,10 +18,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from apps.designs.selectors import evaluation_costs, evaluation_options
 from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.tradeoffs import pareto_indices
-from clusterdesigner.engine.training_result import LayoutEstimate, TrainingEstimate
+from clusterdesigner.engine.training_result import LayoutEstimate
 
 PRICING_LABELS = {
     "on_demand": "on-demand",
@@ -109,26 +109,17 @@ def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: An
     return json.loads(fig.to_json())
 
 
-def _cost_results(evaluation: Mapping[str, Any]) -> list[tuple[str, CostResult]]:
-    return list(evaluation_costs(result=evaluation).items())
+def _cost_results(evaluation: DesignEvaluation) -> list[tuple[str, CostResult]]:
+    return list(evaluation.costs.items())
 
 
-def _chosen(evaluation: Mapping[str, Any], slug: str, model: str) -> bool:
-    """Whether the design compares this offering's pricing model: the cost engine prices every model the
-    offering has, the design's choice (as for its options) decides which are drawn."""
-    for choice in ((evaluation.get("spec") or {}).get("costs") or {}).get("cloud") or []:
-        if choice.get("offering") == slug and choice.get("pricing_models"):
-            return model in choice["pricing_models"]
-    return True
-
-
-def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, Any] | None = None) -> str:
+def _pricing_label(slug: str, model: str, many: bool, evaluation: DesignEvaluation) -> str:
     """ "Cloud on-demand" with one offering; with several, the option's own name ("AWS p5en.48xlarge
     on-demand"), so the legend tells the offerings apart."""
     label = PRICING_LABELS.get(model, _label(model))
     if not many:
         return f"Cloud {plain(label)}"
-    for option in evaluation_options(result=evaluation or {}):
+    for option in evaluation.options:
         if option.key == f"{slug}:{model}" and option.label:
             return plain(option.label)
     return f"{plain(slug)} {plain(label)}"
@@ -137,18 +128,20 @@ def _pricing_label(slug: str, model: str, many: bool, evaluation: Mapping[str, A
 # --- Design page
 
 
-def _chosen_layout(evaluation: Mapping[str, Any]) -> LayoutEstimate:
+def _chosen_layout(evaluation: DesignEvaluation) -> LayoutEstimate:
     """The evaluated layout's figures; the charts are drawn only for an evaluation that has one."""
-    return TrainingEstimate.from_json(evaluation["training"]).chosen
+    if evaluation.training is None:
+        raise ValueError("the evaluation holds no layout to draw")
+    return evaluation.training.chosen
 
 
-def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def memory_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Memory per GPU: one stacked bar of the parts against the accelerator's capacity."""
     chosen = _chosen_layout(evaluation)
     memory = chosen.memory_per_gpu_gib.to_json()
     capacity = chosen.memory_capacity_gib
     fig = go.Figure()
-    for index, part in enumerate(p for p in MEMORY_PARTS if memory.get(p)):
+    for index, part in enumerate(p for p in MEMORY_PARTS if memory[p]):
         fig.add_trace(
             go.Bar(
                 name=_label(part).capitalize(),
@@ -179,7 +172,7 @@ def memory_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def step_time_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Step-time breakdown: the non-zero parts of one optimizer step, in seconds."""
     step = _chosen_layout(evaluation).step_time_s
     # Largest first (then by name), as on the first view and every later one.
@@ -204,7 +197,7 @@ def step_time_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def cost_utilization_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Total cost over the horizon against utilization: owning and each cloud pricing model; break-even
     points (from cost_vs_utilization's fixed + per-utilization line) marked."""
     results = _cost_results(evaluation)
@@ -216,14 +209,14 @@ def cost_utilization_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
         util = [u * 100 for u in curves.utilization]
         if index == 0 and curves.on_prem_usd:
             fig.add_trace(_line_trace("Own (on-prem)", util, curves.on_prem_usd, OWN_COLOR, width=3))
-        drawn = [m for m in curves.rent_usd if _chosen(evaluation, slug, m)]
+        drawn = [m for m in curves.rent_usd if evaluation.chosen(slug, m)]
         for j, model in enumerate(drawn):
             name = _pricing_label(slug, model, many, evaluation)
             fig.add_trace(_line_trace(name, util, curves.rent_usd[model], PALETTE[(index * 4 + j) % 8]))
         marks += _break_even_marks(evaluation, slug, result, many)
     if marks:
         fig.add_trace(_break_even_trace(marks))
-    horizon = (evaluation.get("spec") or {}).get("costs", {}).get("horizon_years")
+    horizon = evaluation.spec_costs.get("horizon_years")
     span = f" over {horizon:g} year{'' if horizon == 1 else 's'}" if horizon else ""
     return _fig(
         fig,
@@ -251,14 +244,14 @@ def _line_trace(
 
 
 def _break_even_marks(
-    evaluation: Mapping[str, Any], slug: str, result: CostResult, many: bool
+    evaluation: DesignEvaluation, slug: str, result: CostResult, many: bool
 ) -> list[tuple[float, float, str]]:
     """(utilization %, owning's total there, label) for each drawn pricing model's break-even in (0, 1]."""
     line = result.on_prem.cost_vs_utilization
     marks = []
     for model, be in result.break_even_utilization.items():
         value = be.utilization
-        if value is None or not 0 < value <= 1 or not _chosen(evaluation, slug, model):
+        if value is None or not 0 < value <= 1 or not evaluation.chosen(slug, model):
             continue
         label = f"break-even vs {_pricing_label(slug, model, many, evaluation)}: {value * 100:.1f} %"
         marks.append((value * 100, line.fixed_usd + line.per_utilization_usd * value, label))
@@ -282,7 +275,7 @@ def _break_even_trace(marks: list[tuple[float, float, str]]) -> go.Scatter:
     )
 
 
-def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def cumulative_cost_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Cumulative cash over the horizon: owning pays capex up front, then opex; renting pays as it goes."""
     results = _cost_results(evaluation)
     many = len(results) > 1
@@ -310,7 +303,7 @@ def cumulative_cost_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
                     hovertemplate="own after %{x:.2f} years: $%{y:,.0f}<extra></extra>",
                 )
             )
-        cloud = [(m, row) for m, row in result.cloud.items() if _chosen(evaluation, slug, m)]
+        cloud = [(m, row) for m, row in result.cloud.items() if evaluation.chosen(slug, m)]
         for j, (model, row) in enumerate(cloud):
             span = horizon or 1.0
             xs = [span * k / 12 for k in range(13)]
@@ -343,13 +336,13 @@ def _cumulative(monthly: Iterable[float]) -> list[float]:
     return out
 
 
-def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def cash_flow_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Cumulative cash by month over the horizon, from the cost engine's monthly cash flows (cashflow.py;
     month 0 is the start, each bill paid at its month's end): owning (capex at delivery, opex monthly, resale
     at the end) against each rent option the design compares, with owning's payback month against the rent
     option of lowest NPV marked. Undiscounted, as the payback month is."""
     fig = go.Figure()
-    results = [(slug, r) for slug, r in _cost_results(evaluation) if r.cashflow.own is not None]
+    results = [(slug, r) for slug, r in _cost_results(evaluation) if r.cashflow and r.cashflow.own]
     many = len(results) > 1
     payback: tuple[int, str] | None = None
     for index, (slug, result) in enumerate(results):
@@ -370,7 +363,7 @@ def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
             if cash.payback_month is not None:
                 payback = (cash.payback_month, _pricing_label(slug, cash.reference, many, evaluation))
         for j, row in enumerate(cash.rent or ()):
-            if not _chosen(evaluation, slug, row.name):
+            if not evaluation.chosen(slug, row.name):
                 continue
             ys = _cumulative(row.monthly_usd)
             name = _pricing_label(slug, row.name, many, evaluation)
@@ -404,7 +397,7 @@ def cash_flow_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def capex_opex_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Owning: capex parts (paid once) and opex parts (per year), stacked."""
     results = _cost_results(evaluation)
     own = results[0][1].on_prem if results else None
@@ -445,7 +438,7 @@ def capex_opex_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def sensitivity_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Tornado: how far each input moved by ±fraction shifts (own − rent) away from its base value."""
     results = _cost_results(evaluation)
     sens = results[0][1].sensitivity if results else None
@@ -484,15 +477,15 @@ def sensitivity_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def network_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def network_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     """Network sizing for the chosen topology: switch, cable and transceiver counts with their cost."""
     results = _cost_results(evaluation)
     if not results:
         return _fig(go.Figure(), title="Network", x_title="Component", y_title="Count", showlegend=False)
     network = results[0][1].network
-    counts = network.chosen.__dict__ if network.chosen else {}
+    chosen = network.chosen
     items = [
-        (label, counts.get(name))
+        (label, getattr(chosen, name) if chosen else None)
         for label, name in (
             ("Leaf switches", "leaf_switches"),
             ("Spine switches", "spine_switches"),
@@ -523,7 +516,7 @@ def network_chart(evaluation: Mapping[str, Any]) -> dict[str, Any]:
     return _fig(fig, title=title, x_title="Component", y_title="Count", showlegend=False)
 
 
-def design_charts(evaluation: Mapping[str, Any]) -> list[dict[str, Any]]:
+def design_charts(evaluation: DesignEvaluation) -> list[dict[str, Any]]:
     """All design-page charts, in page order, each as {"id", "figure"}."""
     builders = [
         ("memory", memory_chart),
@@ -535,7 +528,7 @@ def design_charts(evaluation: Mapping[str, Any]) -> list[dict[str, Any]]:
         ("sensitivity", sensitivity_chart),
         ("network", network_chart),
     ]
-    has_costs = bool(evaluation.get("costs"))
+    has_costs = bool(evaluation.costs)
     return [
         {"id": name, "figure": build(evaluation)}
         for name, build in builders
@@ -556,11 +549,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         go.Bar(
             name="Run cost (USD)",
             x=names,
-            y=[r.get("run_cost_usd") for r in rows],
+            y=[r["run_cost_usd"] for r in rows],
             offsetgroup="cost",
             yaxis="y",
             marker_color=PALETTE[0],
-            customdata=[plain(r.get("option") or "") for r in rows],
+            customdata=[plain(r["option"] or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>run cost $%{y:,.0f}<extra></extra>",
         )
     )
@@ -568,11 +561,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         go.Bar(
             name="Days to train, expected (with failures and restarts)",
             x=names,
-            y=[r.get("days") for r in rows],
+            y=[r["days"] for r in rows],
             offsetgroup="days",
             yaxis="y2",
             marker_color=PALETTE[1],
-            customdata=[plain(r.get("option") or "") for r in rows],
+            customdata=[plain(r["option"] or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>%{y:,.1f} days expected<extra></extra>",
         )
     )
@@ -594,8 +587,9 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str, Any]:
-    """Cost against days for every point, the Pareto front drawn as a line; a point with "url" opens it."""
-    points = [p for p in points if p.get("days") is not None and p.get("cost_usd") is not None]
+    """Cost against days for every point (days, cost_usd, label and the url it opens), the Pareto front drawn
+    as a line; a point without days or cost is left out."""
+    points = [p for p in points if p["days"] is not None and p["cost_usd"] is not None]
     xy = [(p["days"], p["cost_usd"]) for p in points]
     front = pareto_indices(xy)  # in order of days
     fig = go.Figure()
@@ -606,8 +600,8 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
             y=[y for _, y in xy],
             mode="markers",
             marker={"size": 10, "color": PALETTE[0], "opacity": 0.75},
-            text=[plain(p.get("label", "")) for p in points],
-            customdata=[p.get("url", "") for p in points],
+            text=[plain(p["label"]) for p in points],
+            customdata=[p["url"] for p in points],
             hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra></extra>",
         )
     )
@@ -619,8 +613,8 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
             mode="lines+markers",
             line={"color": "#b3261e", "width": 2},
             marker={"size": 12, "symbol": "star", "color": "#b3261e"},
-            text=[plain(points[i].get("label", "")) for i in front],
-            customdata=[points[i].get("url", "") for i in front],
+            text=[plain(points[i]["label"]) for i in front],
+            customdata=[points[i]["url"] for i in front],
             hovertemplate="%{text}<br>%{x:,.1f} days, $%{y:,.0f}<extra>Pareto</extra>",
         )
     )

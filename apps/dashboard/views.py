@@ -31,6 +31,7 @@ from clusterdesigner import memo
 from clusterdesigner.engine import cost, defaults, tradeoffs
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFinding
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.training import model_presets
@@ -60,15 +61,16 @@ def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
     return {"id": chart_id, "title": title, "script": json_script(figure, f"chart-data-{chart_id}")}
 
 
-def _charts_for(evaluation: Evaluation) -> list[dict[str, str]]:
-    """The design charts of a stored evaluation, ready for the page, cached by its input hash: the result is a
-    pure function of the snapshot the hash covers. (Not by primary key: the cache is Redis, which outlives a
-    re-created database, and a new row with an old id would be drawn with another design's charts.)"""
+def _charts_for(evaluation: Evaluation, typed: DesignEvaluation) -> list[dict[str, str]]:
+    """The design charts of a stored evaluation (``typed``: its result as read), ready for the page, cached
+    by its input hash: the result is a pure function of the snapshot the hash covers. (Not by primary key: the
+    cache is Redis, which outlives a re-created database, and a new row with an old id would be drawn with
+    another design's charts.)"""
     # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup). v5: the cash-flow chart.
     key = f"dashboard:charts:v5:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
-        page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(evaluation.result)]
+        page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(typed)]
         cache.set(key, page_charts, 24 * 3600)
     return page_charts
 
@@ -96,32 +98,30 @@ def _results_context(evaluation: Evaluation, frame: str | None = None) -> dict[s
 
 
 def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str, Any]:
-    result = evaluation.result
+    result = selectors.evaluation_read(result=evaluation.result)
     # Options are ranked and badged in the frame the reader picked: the whole horizon unless ?frame=run.
     frame = frame if frame in selectors.RANKING_FRAMES else "horizon"
-    training = selectors.evaluation_training(result=result)
-    options = selectors.evaluation_options(result=result)
-    best = options[0] if options else None
+    training = result.training
     break_even = [
-        (o.label, o.break_even_utilization) for o in options if o.break_even_utilization is not None
+        (o.label, o.break_even_utilization) for o in result.options if o.break_even_utilization is not None
     ]
-    findings: dict[str, list[dict[str, Any]]] = {}
-    for finding in result.get("findings") or []:
-        findings.setdefault(finding.get("severity", "info"), []).append(finding)
+    findings: dict[str, list[EvaluationFinding]] = {}
+    for finding in result.findings:
+        findings.setdefault(finding.severity, []).append(finding)
     return {
         "evaluation": evaluation,
         "result": result,
-        "costs": selectors.evaluation_costs(result=result),
+        "costs": result.costs,
         "training": training.chosen if training else None,
-        "best_option": best,
+        "best_option": result.options[0] if result.options else None,
         "frame": frame,
         "frame_label": selectors.RANKING_FRAMES[frame],
-        "ranked_options": selectors.evaluation_ranked_options(result=result, frame=frame),
+        "ranked_options": result.ranked_options(frame),
         "break_even": break_even,
         "findings_by_severity": findings,
         "candidates": training.candidates[:10] if training else (),
-        "expected_days": services.expected_days(result),
-        "charts": _charts_for(evaluation),
+        "expected_days": result.expected_days,
+        "charts": _charts_for(evaluation, result),
     }
 
 
@@ -444,34 +444,33 @@ def _int(raw: str | None) -> int | None:
 def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> dict[str, Any]:
     """The design's column on the compare page: the engine's compare_column (the compare analysis's too),
     showing the option asked for, else the design's first cloud choice, else owning."""
-    result = evaluation.result
-    training = selectors.evaluation_training(result=result)
+    result = selectors.evaluation_read(result=evaluation.result)
+    training = result.training
     if training is None:
         raise ValueError(f"design {design.pk}'s evaluation holds no layout")  # evaluation saves only layouts
-    options = result.get("options") or []
     column = tradeoffs.compare_column(
         training=training,
-        options=options,
-        cloud_choices=(result.get("spec", {}).get("costs") or {}).get("cloud") or [],
+        options=[o.to_json() for o in result.options],
+        cloud_choices=result.cloud_choices,
         option_key=option_key,
     )
-    shown = column.shown
+    shown = next((o for o in result.options if o.key == column.option_key), None)
     return {
         "id": design.pk,
         "name": design.name,
         "fits": column.fits,
         "option_key": column.option_key,
-        "option": shown.get("label"),
-        "run_cost_usd": shown.get("run_cost_usd"),
-        "total_usd": shown.get("total_usd"),
-        "usd_per_gpu_hour": shown.get("usd_per_gpu_hour"),
-        "days": shown.get("days"),
+        "option": shown.label if shown else None,
+        "run_cost_usd": shown.run_cost_usd if shown else None,
+        "total_usd": shown.total_usd if shown else None,
+        "usd_per_gpu_hour": shown.usd_per_gpu_hour if shown else None,
+        "days": shown.days if shown else None,
         "days_failure_free": column.days_failure_free,
         "mfu": column.mfu,
         "tokens_per_second": column.tokens_per_second,
         "memory_gib": column.memory_gib,
         "gpus": column.gpus,
-        "options": selectors.evaluation_options(result=result),
+        "options": result.options,
     }
 
 
@@ -489,7 +488,7 @@ def _compare_ids(request: HttpRequest) -> list[int]:
 def _compare_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     table = []
     for label, key, better, fmt in COMPARE_ROWS:
-        values = [r.get(key) for r in rows]
+        values = [r[key] for r in rows]
         numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         target = (min(numbers) if better == "low" else max(numbers)) if better and len(numbers) > 1 else None
         cells = [{"value": v, "best": target is not None and v == target} for v in values]
@@ -701,13 +700,13 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _share_render(request: HttpRequest, link: Any, token: str) -> HttpResponse:
-    version = link.evaluation.version
+    results = _results_context(link.evaluation)
     context = {
         "link": link,
         "token": token,
-        "version": version,
-        "assumptions": link.evaluation.result.get("assumptions") or [],
-        **_results_context(link.evaluation),
+        "version": link.evaluation.version,
+        "assumptions": results["result"].assumptions if "result" in results else (),
+        **results,
     }
     return render(request, "dashboard/share.html", context)
 

@@ -43,10 +43,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.designs.launch import layout_summary
-from apps.designs.selectors import evaluation_costs, evaluation_ranked_options
-from apps.designs.services import expected_days
-from clusterdesigner.engine.cashflow import MACRS_5_YEAR
+from apps.designs.selectors import evaluation_read
+from clusterdesigner.engine.cashflow import MACRS_5_YEAR, CashflowInputs, RentOption
 from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
+from clusterdesigner.engine.serving import ServingResult
+from clusterdesigner.engine.training_result import LayoutEstimate
 from clusterdesigner.spreadsheets import formula_safe
 
 BOM = "\ufeff"
@@ -107,18 +109,10 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _get(mapping: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(mapping, Mapping):
-            return None
-        mapping = mapping.get(key)
-    return mapping
-
-
 # ---- the three tables ------------------------------------------------------------------------------------
-def _model_text(evaluation: Mapping[str, Any]) -> str:
-    model = _get(evaluation, "spec", "workload", "model")
-    name = _get(evaluation, "training", "summary", "model", "name")
+def _model_text(evaluation: DesignEvaluation) -> str:
+    model = evaluation.workload.get("model")
+    name = evaluation.training.summary.model.name if evaluation.training else None
     if isinstance(model, Mapping) and model.get("preset"):
         return f"{model['preset']} ({name})" if name else str(model["preset"])
     if isinstance(model, Mapping):
@@ -140,73 +134,111 @@ def _unit_format(unit: str, value: Any) -> str:
     return GENERAL
 
 
-def summary_table(evaluation: Mapping[str, Any]) -> Table:
-    """Design, cluster, workload and the key training figures, one per row: field, value, unit."""
-    training = evaluation.get("training") or {}
-    cluster = _get(evaluation, "spec", "cluster") or {}
-    workload_training = _get(evaluation, "spec", "workload", "training") or {}
-    design = evaluation.get("design") or {}
-    parallelism = training.get("parallelism") if isinstance(training.get("parallelism"), Mapping) else None
-    nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
-    # The cheapest option in each frame, each ranked in its own frame: over the horizon by the cost engine's
-    # ranking, per run by the options' stored order (cheapest run first); never a per-run pick's horizon cost.
-    horizon = (evaluation_ranked_options(result=evaluation, frame="horizon") or [{}])[0]
-    per_run = (evaluation_ranked_options(result=evaluation, frame="run") or [{}])[0]
+Row = tuple[str, Any, str, str]  # field, value, unit, number format
 
-    rows: list[tuple[str, Any, str, str]] = [  # field, value, unit, number format
-        *_owning_rows(_first_cost_result(evaluation)),
-        ("Design", design.get("name"), "", GENERAL),
-        ("Design id", design.get("id"), "", GENERAL),
-        ("Version", design.get("version"), "", GENERAL),
-        ("Computed at", evaluation.get("computed_at"), "", GENERAL),
+
+def summary_table(evaluation: DesignEvaluation) -> Table:
+    """Design, cluster, workload and the key training figures, one per row: field, value, unit."""
+    chosen = evaluation.training.chosen if evaluation.training else None
+    rows = [
+        *_owning_rows(evaluation.first_cost),
+        *_design_rows(evaluation),
+        *_layout_rows(chosen),
+        *_figure_rows(evaluation, chosen),
+        *_cheapest_rows(evaluation),
+        *_serving_rows(evaluation.serving),
+    ]
+    return _field_table("Summary", rows, width=28)
+
+
+def _of(obj: Any, path: str) -> Any:
+    """``obj.<path>`` (dotted), None when ``obj`` is None (a result without a layout or a design)."""
+    for name in path.split("."):
+        if obj is None:
+            return None
+        obj = getattr(obj, name)
+    return obj
+
+
+def _design_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """Which design and when; the model, the workload and the cluster as the spec gives them."""
+    cluster = evaluation.cluster
+    workload = evaluation.workload.get("training")
+    workload = workload if isinstance(workload, Mapping) else {}
+    nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
+    return [
+        ("Design", _of(evaluation.design, "name"), "", GENERAL),
+        ("Design id", _of(evaluation.design, "id"), "", GENERAL),
+        ("Version", _of(evaluation.design, "version"), "", GENERAL),
+        ("Computed at", evaluation.computed_at, "", GENERAL),
         ("Model", _model_text(evaluation), "", GENERAL),
-        ("Parameters", _get(training, "summary", "model", "params"), "parameters", INTEGER),
-        ("Training tokens", workload_training.get("tokens"), "tokens", INTEGER),
-        ("Global batch", workload_training.get("global_batch_tokens"), "tokens", INTEGER),
-        ("Precision", workload_training.get("precision"), "", GENERAL),
+        ("Parameters", _of(evaluation.training, "summary.model.params"), "parameters", INTEGER),
+        ("Training tokens", workload.get("tokens"), "tokens", INTEGER),
+        ("Global batch", workload.get("global_batch_tokens"), "tokens", INTEGER),
+        ("Precision", workload.get("precision"), "", GENERAL),
         ("Accelerator", cluster.get("accelerator"), "", GENERAL),
         ("GPUs per node", cluster.get("gpus_per_node"), "GPUs", INTEGER),
         ("Nodes", cluster.get("nodes"), "nodes", INTEGER),
         ("GPUs", nodes * gpn if nodes is not None and gpn is not None else None, "GPUs", INTEGER),
         ("Fabric", cluster.get("fabric"), "", GENERAL),
         ("Oversubscription", cluster.get("oversubscription"), "ratio", GENERAL),
-        ("Fits in memory", training.get("fits"), "", GENERAL),
-        ("Layout", layout_summary(parallelism) if parallelism else "none fits", "", GENERAL),
     ]
-    if parallelism:
-        for key, label in (
-            ("tp", "Tensor parallel"),
-            ("pp", "Pipeline parallel"),
-            ("dp", "Data parallel"),
-            ("cp", "Context parallel"),
-            ("ep", "Expert parallel"),
-            ("vpp", "Virtual pipeline stages"),
-            ("micro_batch", "Micro-batch"),
-        ):
-            rows.append((label, parallelism.get(key), "sequences" if key == "micro_batch" else "", GENERAL))
-        rows += [
-            ("Recompute", parallelism.get("recompute"), "", GENERAL),
-            ("Sharding", parallelism.get("sharding"), "", GENERAL),
-            ("Sequence parallel", parallelism.get("sequence_parallel"), "", GENERAL),
+
+
+def _layout_rows(chosen: LayoutEstimate | None) -> list[Row]:
+    """Whether the chosen layout fits, its parallel dimensions, recompute and sharding; then its failure-free
+    days. Without a layout: "none fits"."""
+    if chosen is None:
+        return [
+            ("Fits in memory", False, "", GENERAL),
+            ("Layout", "none fits", "", GENERAL),
+            ("Days to train, failure-free", None, "days", DAYS),
         ]
-    rows += [
-        ("Days to train, failure-free", training.get("time_to_train_days"), "days", DAYS),
-        ("Days to train, expected (with failures and restarts)", expected_days(evaluation), "days", DAYS),
-        ("MFU", training.get("mfu"), "fraction of peak", PERCENT),
-        ("HFU", training.get("hfu"), "fraction of peak", PERCENT),
-        ("Step time", _get(training, "step_time_s", "total"), "s", DECIMAL),
-        ("Tokens per second", training.get("tokens_per_second"), "tokens/s", INTEGER),
-        ("Model TFLOP/s per GPU", training.get("model_tflops_per_gpu"), "TFLOP/s", "0.0"),
-        ("Memory per GPU", _get(training, "memory_per_gpu_gib", "total"), "GiB", "0.0"),
-        ("GPU memory", training.get("memory_capacity_gib"), "GiB", "0.0"),
-        ("Cheapest option over the horizon", horizon.get("label"), "", GENERAL),
-        ("Its cost over the horizon", horizon.get("total_usd"), "USD", USD),
-        ("Its cost per GPU-hour", horizon.get("usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
-        ("Cheapest option per run", per_run.get("label"), "", GENERAL),
-        ("Its cost per run", per_run.get("run_cost_usd"), "USD", USD),
+    p = chosen.parallelism
+    return [
+        ("Fits in memory", chosen.fits, "", GENERAL),
+        ("Layout", layout_summary(p), "", GENERAL),
+        ("Tensor parallel", p.tp, "", GENERAL),
+        ("Pipeline parallel", p.pp, "", GENERAL),
+        ("Data parallel", p.dp, "", GENERAL),
+        ("Context parallel", p.cp, "", GENERAL),
+        ("Expert parallel", p.ep, "", GENERAL),
+        ("Virtual pipeline stages", p.vpp, "", GENERAL),
+        ("Micro-batch", p.micro_batch, "sequences", GENERAL),
+        ("Recompute", p.recompute, "", GENERAL),
+        ("Sharding", p.sharding, "", GENERAL),
+        ("Sequence parallel", p.sequence_parallel, "", GENERAL),
+        ("Days to train, failure-free", chosen.time_to_train_days, "days", DAYS),
     ]
-    rows += _serving_rows(evaluation.get("serving"))
-    return _field_table("Summary", rows, width=28)
+
+
+def _figure_rows(evaluation: DesignEvaluation, chosen: LayoutEstimate | None) -> list[Row]:
+    """Expected days, utilisation, throughput and memory of the chosen layout."""
+    return [
+        ("Days to train, expected (with failures and restarts)", evaluation.expected_days, "days", DAYS),
+        ("MFU", _of(chosen, "mfu"), "fraction of peak", PERCENT),
+        ("HFU", _of(chosen, "hfu"), "fraction of peak", PERCENT),
+        ("Step time", _of(chosen, "step_time_s.total"), "s", DECIMAL),
+        ("Tokens per second", _of(chosen, "tokens_per_second"), "tokens/s", INTEGER),
+        ("Model TFLOP/s per GPU", _of(chosen, "model_tflops_per_gpu"), "TFLOP/s", "0.0"),
+        ("Memory per GPU", _of(chosen, "memory_per_gpu_gib.total"), "GiB", "0.0"),
+        ("GPU memory", _of(chosen, "memory_capacity_gib"), "GiB", "0.0"),
+    ]
+
+
+def _cheapest_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """The cheapest option in each frame, each ranked in its own frame: over the horizon by the cost engine's
+    ranking, per run by the options' stored order (cheapest run first); never a per-run pick's horizon
+    cost."""
+    horizon = next(iter(evaluation.ranked_options("horizon")), (None, None))[0]
+    per_run = next(iter(evaluation.options), None)
+    return [
+        ("Cheapest option over the horizon", _of(horizon, "label"), "", GENERAL),
+        ("Its cost over the horizon", _of(horizon, "total_usd"), "USD", USD),
+        ("Its cost per GPU-hour", _of(horizon, "usd_per_gpu_hour"), "USD/GPU-hour", USD_CENTS),
+        ("Cheapest option per run", _of(per_run, "label"), "", GENERAL),
+        ("Its cost per run", _of(per_run, "run_cost_usd"), "USD", USD),
+    ]
 
 
 def _field_table(title: str, rows: list[tuple[str, Any, str, str]], *, width: float) -> Table:
@@ -220,48 +252,47 @@ def _field_table(title: str, rows: list[tuple[str, Any, str, str]], *, width: fl
     )
 
 
-def _serving_rows(estimate: Any) -> list[tuple[str, Any, str, str]]:
+def _serving_rows(estimate: ServingResult | None) -> list[tuple[str, Any, str, str]]:
     """The serving estimate's headline figures (a design with a ``serving`` section), one per row: GPUs,
     layout, latency, throughput, output tokens per day and $ per million output tokens owning, at the
     cheapest cloud option and at every cloud option (offering and pricing model)."""
-    if not isinstance(estimate, Mapping):
+    if estimate is None:
         return []
-    best = estimate.get("best") or {}
-    costs = [c for c in estimate.get("costs") or [] if isinstance(c, Mapping)]
-    own = next((c for c in costs if c.get("option") == "own"), {})
-    cloud = min(
-        (c for c in costs if c.get("option") != "own"),
-        key=lambda c: c.get("usd_per_m_tokens") or 0,
-        default={},
-    )
-    layout = f"{best.get('replicas')} × tp{best.get('tp')} pp{best.get('pp')}" if best else None
+    best = estimate.best
+    own = next((c for c in estimate.costs if c.option == "own"), None)
+    clouds = [c for c in estimate.costs if c.option != "own"]
+    cloud = min(clouds, key=lambda c: c.usd_per_m_tokens or 0, default=None)
     return [
-        ("Serving: GPUs at the peak", best.get("gpus"), "GPUs", INTEGER),
-        ("Serving: layout", layout, "replicas × layout", GENERAL),
-        ("Serving: batch per replica", best.get("batch"), "sequences", INTEGER),
-        ("Serving: time to first token", best.get("ttft_s"), "s", DECIMAL),
-        ("Serving: time per output token", best.get("tpot_s"), "s", DECIMAL),
+        ("Serving: GPUs at the peak", best.gpus, "GPUs", INTEGER),
+        ("Serving: layout", f"{best.replicas} × tp{best.tp} pp{best.pp}", "replicas × layout", GENERAL),
+        ("Serving: batch per replica", best.batch, "sequences", INTEGER),
+        ("Serving: time to first token", best.ttft_s, "s", DECIMAL),
+        ("Serving: time per output token", best.tpot_s, "s", DECIMAL),
+        ("Serving: output tokens per second per GPU", best.output_tokens_per_s_per_gpu, "tokens/s", INTEGER),
+        ("Serving: utilization at the mean demand", estimate.utilization, "fraction", PERCENT),
         (
-            "Serving: output tokens per second per GPU",
-            best.get("output_tokens_per_s_per_gpu"),
-            "tokens/s",
-            INTEGER,
-        ),
-        ("Serving: utilization at the mean demand", estimate.get("utilization"), "fraction", PERCENT),
-        ("Serving: own, per million input tokens", own.get("usd_per_m_input_tokens"), "USD", USD_CENTS),
-        ("Serving: own, per million output tokens", own.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
-        ("Serving: cheapest cloud option", cloud.get("option"), "", GENERAL),
-        ("Serving: cloud, per million output tokens", cloud.get("usd_per_m_output_tokens"), "USD", USD_CENTS),
-        ("Serving: output tokens per day", estimate.get("output_tokens_per_day"), "tokens", INTEGER),
-    ] + [
-        (
-            f"Serving: {c.get('option')}, per million output tokens",
-            c.get("usd_per_m_output_tokens"),
+            "Serving: own, per million input tokens",
+            own.usd_per_m_input_tokens if own else None,
             "USD",
             USD_CENTS,
-        )
-        for c in costs
-        if c.get("option") != "own"
+        ),
+        (
+            "Serving: own, per million output tokens",
+            own.usd_per_m_output_tokens if own else None,
+            "USD",
+            USD_CENTS,
+        ),
+        ("Serving: cheapest cloud option", cloud.option if cloud else None, "", GENERAL),
+        (
+            "Serving: cloud, per million output tokens",
+            cloud.usd_per_m_output_tokens if cloud else None,
+            "USD",
+            USD_CENTS,
+        ),
+        ("Serving: output tokens per day", estimate.output_tokens_per_day, "tokens", INTEGER),
+    ] + [
+        (f"Serving: {c.option}, per million output tokens", c.usd_per_m_output_tokens, "USD", USD_CENTS)
+        for c in clouds
     ]
 
 
@@ -276,18 +307,6 @@ OPTION_COLUMNS = (
     Column("Days to train, expected (with failures and restarts)", DAYS),
     Column("Break-even utilization", PERCENT),
 )
-
-
-def _first_cost(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The cost result of the design's first cloud offering: the one the verdict and cash flows describe."""
-    costs = evaluation.get("costs") or {}
-    first = next(iter(costs.values()), None) if isinstance(costs, Mapping) else None
-    return first if isinstance(first, Mapping) else {}
-
-
-def _first_cost_result(evaluation: Mapping[str, Any]) -> CostResult | None:
-    """The typed cost result of the design's first cloud offering (None when it has no cost result)."""
-    return next(iter(evaluation_costs(result=evaluation).values()), None)
 
 
 def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
@@ -313,46 +332,39 @@ def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
     ]
 
 
-def options_table(evaluation: Mapping[str, Any]) -> Table:
+OPTION_KEYS = (
+    "label",
+    "kind",
+    "offering",
+    "pricing_model",
+    "total_usd",
+    "usd_per_gpu_hour",
+    "run_cost_usd",
+    "days",
+    "break_even_utilization",
+)
+
+
+def options_table(evaluation: DesignEvaluation) -> Table:
     """One row per option, in the evaluation's order (cheapest per run first)."""
-    rows = []
-    for option in evaluation.get("options") or []:
-        if not isinstance(option, Mapping):
-            continue
-        rows.append(
-            tuple(
-                _plain(option.get(k))
-                for k in (
-                    "label",
-                    "kind",
-                    "offering",
-                    "pricing_model",
-                    "total_usd",
-                    "usd_per_gpu_hour",
-                    "run_cost_usd",
-                    "days",
-                    "break_even_utilization",
-                )
-            )
-        )
-    return Table(title="Options", columns=OPTION_COLUMNS, rows=tuple(rows))
+    rows = tuple(tuple(_plain(getattr(o, k)) for k in OPTION_KEYS) for o in evaluation.options)
+    return Table(title="Options", columns=OPTION_COLUMNS, rows=rows)
 
 
-def _assumption_items(evaluation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    items = [a for a in evaluation.get("assumptions") or [] if isinstance(a, Mapping)]
-    if items:
-        return items
+def _assumption_items(evaluation: DesignEvaluation) -> list[EvaluationAssumption]:
+    if evaluation.assumptions:
+        return list(evaluation.assumptions)
     # No combined list: gather the training engine's and each offering's cost assumptions.
-    gathered: list[Mapping[str, Any]] = list(_get(evaluation, "training", "assumptions") or [])
-    for cost in evaluation_costs(result=evaluation).values():
-        gathered += [a.to_json() for a in cost.assumptions]
+    gathered = [
+        EvaluationAssumption.from_json(a.to_json())
+        for a in (evaluation.training.assumptions if evaluation.training else ())
+    ]
+    for cost in evaluation.costs.values():
+        gathered += [EvaluationAssumption.from_json(a.to_json()) for a in cost.assumptions]
     seen: set[tuple[str, str]] = set()
     unique = []
     for a in gathered:
-        if (
-            isinstance(a, Mapping)
-            and (key := (str(a.get("name")), json.dumps(_plain(a.get("value"))))) not in seen
-        ):
+        if (key := (a.name, json.dumps(_plain(a.value)))) not in seen:
             seen.add(key)
             unique.append(a)
     return unique
@@ -367,14 +379,13 @@ def _as_of(value: Any) -> Any:
     return _plain(value) or None
 
 
-def assumptions_table(evaluation: Mapping[str, Any]) -> Table:
+def assumptions_table(evaluation: DesignEvaluation) -> Table:
     """Every input used: name, value, unit, source, as of (a date where the catalog gives an ISO date)."""
     rows, formats = [], []
     for a in _assumption_items(evaluation):
-        value = _plain(a.get("value"))
-        unit = str(a.get("unit") or "")
-        rows.append((_plain(a.get("name")), value, unit, _plain(a.get("source")), _as_of(a.get("as_of"))))
-        formats.append(_unit_format(unit, value))
+        value = _plain(a.value)
+        rows.append((_plain(a.name), value, a.unit, _plain(a.source), _as_of(a.as_of)))
+        formats.append(_unit_format(a.unit, value))
     return Table(
         title="Assumptions",
         columns=(
@@ -390,7 +401,7 @@ def assumptions_table(evaluation: Mapping[str, Any]) -> Table:
     )
 
 
-def export_tables(evaluation: Mapping[str, Any]) -> tuple[Table, Table, Table]:
+def export_tables(evaluation: DesignEvaluation) -> tuple[Table, Table, Table]:
     return summary_table(evaluation), options_table(evaluation), assumptions_table(evaluation)
 
 
@@ -407,9 +418,10 @@ def _csv_cell(value: Any) -> str:
     return formula_safe(str(value))
 
 
-def design_export_csv(*, evaluation: Mapping[str, Any]) -> str:
+def design_export_csv(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
     """The evaluation as CSV text: Summary, Options and Assumptions blocks separated by a blank line, each
     with a title row and a header row (layout explained in the module docstring). Starts with a BOM."""
+    evaluation = evaluation_read(result=evaluation)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     for i, table in enumerate(export_tables(evaluation)):
@@ -478,9 +490,9 @@ def _write_sheet(ws: Any, table: Table) -> None:
         ws.auto_filter.ref = f"A1:{get_column_letter(len(table.columns))}{len(table.rows) + 1}"
 
 
-def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
+def sensitivity_table(evaluation: DesignEvaluation) -> Table:
     """The tornado of the first offering's cost result: each assumption at its low and high."""
-    cost = _first_cost_result(evaluation)
+    cost = evaluation.first_cost
     sensitivity = None if cost is None else cost.sensitivity
     keys = ("name", "base", "low", "high", "own_minus_rent_low_usd", "own_minus_rent_high_usd", "swing_usd")
     rows = tuple(
@@ -503,10 +515,10 @@ def sensitivity_table(evaluation: Mapping[str, Any]) -> Table:
     )
 
 
-def uncertainty_table(evaluation: Mapping[str, Any]) -> Table:
+def uncertainty_table(evaluation: DesignEvaluation) -> Table:
     """The Monte Carlo of the NPV saving of owning: percentiles, P(owning wins), draws, seed, spread."""
-    cost = _first_cost_result(evaluation)
-    u = None if cost is None else cost.cashflow.uncertainty
+    cost = evaluation.first_cost
+    u = None if cost is None or cost.cashflow is None else cost.cashflow.uncertainty
     rows: list[tuple[str, Any, str, str]] = [
         (label, getattr(u, name, None), unit, fmt)  # None when the result has no Monte Carlo
         for label, name, unit, fmt in (
@@ -645,14 +657,14 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     return f"={monthly}+{upfront}+{extra}"
 
 
-def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
     for col, header in enumerate(("Input", "Value", "Unit"), start=1):
         ws.cell(row=1, column=col, value=header).font = bold
     values = {
-        **inputs,
+        **inputs.to_json(),
         "hours_per_month": 730,
         **{f"macrs_{y}": share for y, share in enumerate(MACRS_5_YEAR, start=1)},
         **_input_formulas(),
@@ -660,7 +672,7 @@ def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]
     for key, label, unit, fmt in INPUT_ROWS:
         row = ROW[key]
         ws.cell(row=row, column=1, value=label)
-        cell = ws.cell(row=row, column=2, value=values.get(key))
+        cell = ws.cell(row=row, column=2, value=values[key])
         cell.number_format = fmt
         ws.cell(row=row, column=3, value=unit)
     headers = (
@@ -673,45 +685,43 @@ def _write_inputs(ws: Any, inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]
     )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
-    options = [o for o in inputs.get("rent") or [] if isinstance(o, Mapping)]
+    options = inputs.rent
     for k, option in enumerate(options):
         row = OPTION_ROW + k
-        ws.cell(row=row, column=1, value=str(option.get("model")))
-        ws.cell(row=row, column=2, value=option.get("usd_per_node_hour")).number_format = USD_CENTS
-        ws.cell(row=row, column=3, value=option.get("term_months") or 0)
-        ws.cell(row=row, column=4, value=option.get("hours_factor") or 1.0)
+        ws.cell(row=row, column=1, value=option.model)
+        ws.cell(row=row, column=2, value=option.usd_per_node_hour).number_format = USD_CENTS
+        ws.cell(row=row, column=3, value=option.term_months or 0)
+        ws.cell(row=row, column=4, value=option.hours_factor or 1.0)
         ws.cell(
             row=row,
             column=5,
             value=f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})",
         )
-        ws.cell(row=row, column=6, value=UPFRONT_SHARE[str(option.get("upfront") or "no_upfront")])
+        ws.cell(row=row, column=6, value=UPFRONT_SHARE[option.upfront or "no_upfront"])
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
     return options
 
 
-def _lead_option(options: list[Mapping[str, Any]]) -> int:
+def _lead_option(options: tuple[RentOption, ...]) -> int:
     """The rent option rented during the lead time, as the engine picks it: the first pay-as-you-go option
     that is not spot, else the first (engine/cashflow.py cash_flows)."""
-    return next(
-        (k for k, o in enumerate(options) if not o.get("term_months") and o.get("model") != "spot"), 0
-    )
+    return next((k for k, o in enumerate(options) if not o.term_months and o.model != "spot"), 0)
 
 
-def _write_months(ws: Any, inputs: Mapping[str, Any], options: list[Mapping[str, Any]], k_df: int) -> None:
+def _write_months(ws: Any, inputs: CashflowInputs, options: tuple[RentOption, ...], k_df: int) -> None:
     """One row per month 0..N: owning and each rent option as formulas, the discount factor, their PVs."""
     from openpyxl.utils import get_column_letter
 
-    financing = str(inputs.get("financing") or "cash")
+    financing = inputs.financing or "cash"
     lead_column = get_column_letter(_lead_option(options) + 3)
     names = 1 + len(options)
-    for m in range(int(inputs.get("months") or 0) + 1):
+    for m in range(inputs.months + 1):
         r = m + 2
         ws.cell(row=r, column=1, value=m)
         ws.cell(row=r, column=2, value=_own_formula(r, financing, f"{lead_column}{r}")).number_format = USD
         for k, option in enumerate(options):
-            formula = _rent_formula(r, OPTION_ROW + k, int(option.get("term_months") or 0))
+            formula = _rent_formula(r, OPTION_ROW + k, option.term_months or 0)
             ws.cell(row=r, column=k + 3, value=formula).number_format = USD
         ws.cell(row=r, column=k_df, value=f"=1/(1+{_ref('monthly_rate')})^$A{r}").number_format = "0.0000"
         for k in range(names):
@@ -738,23 +748,24 @@ def _write_years(wb: Any, headers: list[str], months: int) -> None:
             cell.number_format = USD
 
 
-def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
-    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year."""
+def _write_cash_flows(wb: Any, cost: CostResult | None) -> None:
+    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year; none for
+    a result without cash-flow inputs (no rent option priced, or stored before cash flows)."""
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
 
-    inputs = (cost.get("cashflow") or {}).get("inputs")
-    if not isinstance(inputs, Mapping):
+    if cost is None or cost.cashflow is None or cost.cashflow.inputs is None:
         return
+    inputs = cost.cashflow.inputs
     options = _write_inputs(wb.create_sheet("Inputs"), inputs)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
-    names = ["own"] + [str(o.get("model")) for o in options]
+    names = ["own"] + [o.model for o in options]
     flows = ["Own (USD)"] + [f"{n} (USD)" for n in names[1:]]
     headers = ["Month", *flows, "Discount factor"] + [f"PV {n} (USD)" for n in names]
     for col, header in enumerate(headers, start=1):
         ws.cell(row=1, column=col, value=header).font = bold
-    months, k_df = int(inputs.get("months") or 0), len(names) + 2
+    months, k_df = inputs.months, len(names) + 2
     _write_months(ws, inputs, options, k_df)
     last = months + 2
     for label, offset in (("Total", 2), ("NPV", 3)):
@@ -767,10 +778,11 @@ def _write_cash_flows(wb: Any, cost: Mapping[str, Any]) -> None:
     _write_years(wb, flows, months)
 
 
-def design_export_xlsx(*, evaluation: Mapping[str, Any]) -> bytes:
+def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> bytes:
     """The evaluation as an XLSX workbook, as bytes: Summary (the verdict first), Options, Assumptions,
     Sensitivity, Uncertainty, then Inputs, Cash flows (monthly, live formulas over Inputs) and Cash flows by
     year (sums of the monthly rows)."""
+    evaluation = evaluation_read(result=evaluation)
     from openpyxl import Workbook
 
     wb = Workbook()
@@ -780,9 +792,9 @@ def design_export_xlsx(*, evaluation: Mapping[str, Any]) -> bytes:
         ws.title = table.title
         first = False
         _write_sheet(ws, table)
-    _write_cash_flows(wb, _first_cost(evaluation))
-    design = evaluation.get("design") or {}
-    wb.properties.title = str(design.get("name") or "ClusterDesigner design")
+    _write_cash_flows(wb, evaluation.first_cost)
+    design = evaluation.design
+    wb.properties.title = design.name if design and design.name else "ClusterDesigner design"
     wb.properties.creator = "ClusterDesigner"
     out = io.BytesIO()
     wb.save(out)

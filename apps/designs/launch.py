@@ -1,9 +1,9 @@
 """Launch configurations for a design's chosen layout: a ``torchrun`` command for Megatron-LM's
 ``pretrain_gpt.py``, a Slurm ``sbatch`` script, a Kubernetes Volcano Job and the NCCL settings for the fabric.
 
-All functions are pure: they read the evaluation dict (``apps.designs.services.evaluate_spec``), its
-training part as the engine's typed result (``selectors.evaluation_training``), and return text. Nothing
-here touches the database.
+All functions are pure: they read the evaluation as the engine's typed result (``DesignEvaluation``; a
+stored evaluation dict is read through ``selectors.evaluation_read``), and return text. Nothing here
+touches the database.
 
 Flag names follow Megatron-LM ``megatron/training/arguments.py`` (``--tensor-model-parallel-size``,
 ``--pipeline-model-parallel-size``, ``--context-parallel-size``, ``--expert-model-parallel-size``,
@@ -34,6 +34,7 @@ from typing import Any
 
 from apps.designs import selectors
 from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.presets import PRESETS
@@ -65,7 +66,7 @@ class NcclSetting:
     why: str
 
 
-def fabric_kind_of(evaluation: Mapping[str, Any]) -> str:
+def fabric_kind_of(evaluation: DesignEvaluation) -> str:
     """The fabric kind (infiniband, roce, efa, ethernet) of the evaluation's cluster: an explicit
     ``fabric_kind`` in the spec's cluster, else inferred from the catalog slug (ib-*, roce-*, *efa*, eth-*).
     """
@@ -192,29 +193,23 @@ def nccl_env(*, fabric_kind: str, fabric_slug: str) -> dict[str, str]:
 
 
 # ---- reading the evaluation ------------------------------------------------------------------------------
-def _cluster(evaluation: Mapping[str, Any]) -> Mapping[str, Any]:
-    cluster = (evaluation.get("spec") or {}).get("cluster")
-    if not isinstance(cluster, Mapping):
+def _cluster(evaluation: DesignEvaluation) -> Mapping[str, Any]:
+    if not evaluation.cluster:
         raise ValueError("the evaluation has no spec.cluster, so there is no cluster to launch on")
-    return cluster
+    return evaluation.cluster
 
 
-def _training(evaluation: Mapping[str, Any]) -> TrainingEstimate:
+def _training(evaluation: DesignEvaluation) -> TrainingEstimate:
     """The evaluation's typed training result; ValueError when there is none to launch."""
-    if not evaluation.get("training"):
-        raise ValueError(
-            "the evaluation has no training result, so there is no layout to launch; evaluate it first"
-        )
-    training = selectors.evaluation_training(result=evaluation)
-    if training is None:
+    if evaluation.training is None:
         raise ValueError(
             "the evaluation has no parallel layout (training.parallelism is missing): none fits the cluster; "
             "add nodes, pick a larger-memory accelerator or allow more sharding/recompute"
         )
-    return training
+    return evaluation.training
 
 
-def chosen_layout(evaluation: Mapping[str, Any]) -> Layout:
+def chosen_layout(evaluation: DesignEvaluation) -> Layout:
     """The evaluated layout (training.parallelism); ValueError when there is none or it does not fit in
     memory."""
     chosen = _training(evaluation).chosen
@@ -259,17 +254,17 @@ _SHAPE_DEFAULTS = {
 }
 
 
-def model_shape(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def model_shape(evaluation: DesignEvaluation) -> dict[str, Any]:
     """The model shape to launch: the engine's preset (when the spec names one), overridden by the shape
     fields in the spec, overridden by the resolved shape the training engine reports (training.summary.model,
     which has every dense-shape field; the preset and the spec add the MoE details it does not report)."""
-    spec_model = ((evaluation.get("spec") or {}).get("workload") or {}).get("model") or {}
+    spec_model = evaluation.workload.get("model")
+    if not isinstance(spec_model, Mapping):
+        spec_model = {}
     shape: dict[str, Any] = {}
-    preset = spec_model.get("preset") if isinstance(spec_model, Mapping) else None
-    if preset:
-        shape.update(_preset_shape(str(preset)))
-    if isinstance(spec_model, Mapping):
-        shape.update({k: spec_model[k] for k in _SHAPE_KEYS if spec_model.get(k) is not None})
+    if spec_model.get("preset"):
+        shape.update(_preset_shape(str(spec_model["preset"])))
+    shape.update({k: spec_model[k] for k in _SHAPE_KEYS if spec_model.get(k) is not None})
     echoed = _training(evaluation).summary.model
     shape.update({k: getattr(echoed, k) for k in _SHAPE_KEYS if getattr(echoed, k, None) is not None})
     # What no source gave is the engine's default (a dense model, untied, with dropout).
@@ -286,15 +281,15 @@ def _preset_shape(slug: str) -> dict[str, Any]:
     return {k: getattr(base, k) for k in _SHAPE_KEYS} if base is not None else {}
 
 
-def _precision(evaluation: Mapping[str, Any]) -> str:
+def _precision(evaluation: DesignEvaluation) -> str:
     return _training(evaluation).summary.training.precision.lower()
 
 
-def _global_batch_seqs(evaluation: Mapping[str, Any]) -> int:
+def _global_batch_seqs(evaluation: DesignEvaluation) -> int:
     return _training(evaluation).summary.training.global_batch_seqs
 
 
-def _train_tokens(evaluation: Mapping[str, Any]) -> float:
+def _train_tokens(evaluation: DesignEvaluation) -> float:
     return float(_training(evaluation).summary.training.tokens)
 
 
@@ -356,7 +351,7 @@ class _Args:
             self.args.append(str(value))
 
 
-def _cluster_size(evaluation: Mapping[str, Any], layout: Layout) -> tuple[int, int]:
+def _cluster_size(evaluation: DesignEvaluation, layout: Layout) -> tuple[int, int]:
     """(nodes, GPUs per node) of the evaluated cluster (training.summary.cluster), checked against the
     layout: tp·pp·dp·cp must use every GPU."""
     cluster = _training(evaluation).summary.cluster
@@ -435,10 +430,11 @@ def _attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
         out.add("--mtp-num-layers", shape["mtp_depth"])
 
 
-def _pipeline_layout(evaluation: Mapping[str, Any], shape: Mapping[str, Any]) -> PipelineLayout | None:
+def _pipeline_layout(evaluation: DesignEvaluation, shape: Mapping[str, Any]) -> PipelineLayout | None:
     """The spec's explicit pipeline layout (spec.workload.training.pipeline_layout), checked as the engine
     checks it, or None."""
-    training = ((evaluation.get("spec") or {}).get("workload") or {}).get("training") or {}
+    workload = evaluation.spec.get("workload")
+    training = workload.get("training") if isinstance(workload, Mapping) else None
     given = training.get("pipeline_layout") if isinstance(training, Mapping) else None
     if given is None:
         return None
@@ -489,7 +485,7 @@ def _model_args(
     )
 
 
-def _batch_args(out: _Args, layout: Layout, evaluation: Mapping[str, Any], seq_len: int) -> None:
+def _batch_args(out: _Args, layout: Layout, evaluation: DesignEvaluation, seq_len: int) -> None:
     """Micro and global batch; the global batch (sequences) must divide by micro_batch × dp. Iterations =
     ⌈tokens / (global batch × seq_len)⌉."""
     mb, dp = layout.micro_batch, layout.dp
@@ -597,7 +593,7 @@ def _launch_env(*, kind: str, fabric_slug: str, sharding: str) -> tuple[NcclSett
     return (*nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug), queues)
 
 
-def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
+def launch_plan(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> LaunchPlan:
     """Build the Megatron-LM argument list for the evaluation's layout, model and precision.
 
     Checks what Megatron would reject at start-up: tp·pp·dp·cp must equal nodes × GPUs per node; the global
@@ -605,6 +601,7 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
     the embedding and the loss counted as layers) must split evenly into pp × vpp chunks. Raises ValueError
     with the reason.
     """
+    evaluation = selectors.evaluation_read(result=evaluation)
     layout = chosen_layout(evaluation)
     nodes, gpn = _cluster_size(evaluation, layout)
     out = _Args()
@@ -619,7 +616,6 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
     cluster = _cluster(evaluation)
     fabric_slug = str(cluster.get("fabric") or "")
     kind = fabric_kind_of(evaluation)
-    design = evaluation.get("design") or {}
     return LaunchPlan(
         nodes=nodes,
         gpus_per_node=gpn,
@@ -629,7 +625,7 @@ def launch_plan(*, evaluation: Mapping[str, Any]) -> LaunchPlan:
         fabric_kind=kind,
         fabric_slug=fabric_slug,
         accelerator=_training(evaluation).summary.cluster.accelerator,
-        name=str(design.get("name") or "design"),
+        name=evaluation.design.name if evaluation.design and evaluation.design.name else "design",
     )
 
 
@@ -671,7 +667,7 @@ def _env_lines(env: tuple[NcclSetting, ...]) -> list[str]:
     return out
 
 
-def _header(plan: LaunchPlan, evaluation: Mapping[str, Any]) -> list[str]:
+def _header(plan: LaunchPlan, evaluation: DesignEvaluation) -> list[str]:
     chosen = _training(evaluation).chosen
     lines = [
         f"ClusterDesigner launch for {plan.name!r}: {plan.nodes} nodes x {plan.gpus_per_node} GPUs "
@@ -689,9 +685,10 @@ def _num(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, (int, float)) else "?"
 
 
-def launch_torchrun(*, evaluation: Mapping[str, Any]) -> str:
+def launch_torchrun(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
     """A shell snippet: the NCCL exports for the fabric and the ``torchrun`` command for one node. Run it on
     every node with NODE_RANK (0 … nodes-1) and MASTER_ADDR (node 0's address) set."""
+    evaluation = selectors.evaluation_read(result=evaluation)
     plan = launch_plan(evaluation=evaluation)
     head = [f"# {line}" for line in _header(plan, evaluation)]
     head.append("# Run on every node with NODE_RANK=0..N-1 and MASTER_ADDR=<node 0> set.")
@@ -708,9 +705,10 @@ def launch_torchrun(*, evaluation: Mapping[str, Any]) -> str:
     return "\n".join([*head, *_env_lines(plan.env), "", _continued(launcher)]) + "\n"
 
 
-def launch_sbatch(*, evaluation: Mapping[str, Any]) -> str:
+def launch_sbatch(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
     """A Slurm batch script: one task per node, all GPUs of each node, exclusive nodes, ``srun torchrun`` with
     c10d rendezvous on the first node of the allocation."""
+    evaluation = selectors.evaluation_read(result=evaluation)
     plan = launch_plan(evaluation=evaluation)
     days = _training(evaluation).chosen.time_to_train_days
     lines = [
@@ -754,11 +752,12 @@ def _y(value: Any) -> str:
     return json.dumps(value)
 
 
-def launch_volcano(*, evaluation: Mapping[str, Any]) -> str:
+def launch_volcano(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
     """A Volcano ``batch.volcano.sh/v1alpha1`` Job: gang-scheduled (minAvailable = nodes), one pod per node
     (a master task and nodes-1 workers), all GPUs of the node, the RDMA/EFA devices of the fabric, the NCCL
     environment with the reason for each variable, and the torchrun command with the Volcano pytorch
     plugin's MASTER_ADDR / MASTER_PORT / RANK."""
+    evaluation = selectors.evaluation_read(result=evaluation)
     plan = launch_plan(evaluation=evaluation)
     name = _job_name(plan.name)
     resources: list[tuple[str, Any, str]] = [("nvidia.com/gpu", plan.gpus_per_node, "every GPU of the node")]

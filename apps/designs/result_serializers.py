@@ -14,8 +14,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from rest_framework import serializers
 
 from clusterdesigner.engine import cost_result as cr
+from clusterdesigner.engine import evaluation as ev
 from clusterdesigner.engine import training_result as tr
 from clusterdesigner.engine.json_object import optional
+from clusterdesigner.engine.verdict import RentOrOwn
 
 _SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
     int: serializers.IntegerField,
@@ -61,6 +63,7 @@ COST_HELP = {
     "reference": "The rent option (pricing model) with the lowest NPV, the one owning is compared with.",
     "verdict": "The rent-or-own answer: NPVs, saving, payback, break-even, the assumptions that move it "
     "most, and the sentence composed from them. Null when no rent option is priced.",
+    "sentence": "The answer in words, composed from the numbers.",
     "saving_usd": "Cheapest rent option's NPV − owning's NPV: > 0 when owning costs less.",
     "sensitivity": "The tornado against the cheapest pricing model: each input at ± fraction.",
     "goodput": "Fraction of time making progress: 1 − δ/τ − (τ/2 + restart)/MTBI (Young 1974).",
@@ -82,6 +85,26 @@ OPTION_HELP = {
     "break_even_utilization": "The utilization at which owning and this option cost the same, when it lies "
     "in (0, 1]; null otherwise (one of them is cheaper everywhere, as break_even_meaning says).",
 }
+
+
+# The evaluation's own parts (engine.evaluation): assumptions, findings, which design, price freshness.
+EVALUATION_HELP = {
+    "name": "The input's path: a cost-engine input (on_prem.pue), training.<name> for the training engine's, "
+    "catalog.<accelerator>.<figure> for the accelerator's catalog figures; a finding's or design's name.",
+    "value": "The value used (a number, text or flag), in unit.",
+    "unit": "Its unit; empty for a count or a name.",
+    "source": "Where the value comes from (a paper, a vendor page, the catalog, a default); a finding's "
+    "source, when it names one.",
+    "as_of": "The date of a catalog figure or price (ISO date); empty when undated.",
+    "code": "A stable identifier of the finding (e.g. spot_long_run, pricing_model_unpriced).",
+    "severity": "critical | error | warning | info",
+    "message": "The finding in words, composed from the evaluation's numbers.",
+    "id": "The design's id.",
+    "version": "The design version evaluated.",
+}
+
+
+HELPS = {"Training": HELP, "Design": OPTION_HELP, "Evaluation": EVALUATION_HELP}
 
 
 def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Field[Any, Any, Any, Any]:
@@ -106,6 +129,9 @@ def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Fiel
 
 _BUILT: dict[tuple[type, str], type[serializers.Serializer[Any]]] = {}
 
+# Schema names kept from before a class was renamed or folded into another.
+SCHEMA_NAMES: dict[type, str] = {RentOrOwn: "CostVerdict", ev.DesignRef: "EvaluationDesign"}
+
 
 def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Serializer[Any]]:
     """A read-only serializer with one field per dataclass field, named <prefix><Class> in the schema; a key
@@ -113,7 +139,9 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
     if (cls, prefix) not in _BUILT:
         hints = get_type_hints(cls)
         attrs = {}
-        helps = {"Training": HELP, "Design": OPTION_HELP}.get(prefix, COST_HELP)
+        helps = {"Training": HELP, "Design": OPTION_HELP, "Evaluation": EVALUATION_HELP}.get(
+            prefix, COST_HELP
+        )
         for f in fields(cls):
             kwargs: dict[str, Any] = {"help_text": helps.get(f.name, "")}
             hint = hints[f.name]
@@ -123,7 +151,7 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
                 (hint,) = [a for a in get_args(hint) if a is not type(None)]
             attrs[f.name] = _field(hint, f.name, prefix, **kwargs)
         # CostResult, not CostCostResult (the training result's TrainingSummary is its Summary's).
-        name = (
+        name = SCHEMA_NAMES.get(cls) or (
             cls.__name__
             if prefix != "Training" and cls.__name__.startswith(prefix)
             else prefix + cls.__name__
@@ -168,3 +196,16 @@ class TrainingEstimateSerializer(serializer_for(tr.LayoutEstimate)):  # type: ig
         required=False,
         help_text="Search only: layouts rejected, by reason.",
     )
+
+
+EvaluationAssumptionSerializer = serializer_for(ev.EvaluationAssumption, "Evaluation")
+EvaluationFindingSerializer = serializer_for(ev.EvaluationFinding, "Evaluation")
+EvaluationDesignSerializer = serializer_for(ev.DesignRef, "Evaluation")
+
+
+class PriceFreshnessSerializer(serializers.Serializer[Any]):
+    """When a catalog price counted as stale for this evaluation (engine.offerings.Freshness)."""
+
+    today = serializers.DateField(help_text="The date the evaluation was computed on.")
+    stale_after_days = serializers.IntegerField(help_text="PRICE_STALE_AFTER_DAYS: a price older is stale.")
+    stale_before = serializers.DateField(help_text="today − stale_after_days: a price dated before is stale.")

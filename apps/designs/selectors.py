@@ -9,8 +9,7 @@ from django.db.models import F, Q, QuerySet
 
 from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
 from clusterdesigner.compiled_query import CompiledQuery
-from clusterdesigner.engine.cost_result import CostResult, DesignOption
-from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.evaluation import DesignEvaluation
 
 
 def _visible_to(user: Any, prefix: str = "") -> Q:
@@ -103,42 +102,14 @@ def share_link_list(*, design: Design) -> QuerySet[ShareLink]:
     )
 
 
-def evaluation_training(*, result: Mapping[str, Any]) -> TrainingEstimate | None:
-    """The training part of an evaluation result (stored, or just computed) as the engine's typed result:
-    the one place that reads that JSON back. None when the result holds no layout (nothing fit, or it was
-    never evaluated); ValueError naming the field when a stored result lacks one."""
-    training = result.get("training")
-    if not isinstance(training, Mapping) or not training.get("parallelism"):
-        return None
-    return TrainingEstimate.from_json(training)
-
-
-def evaluation_costs(*, result: Mapping[str, Any]) -> dict[str, CostResult]:
-    """The cost results of an evaluation result (stored, or just computed), by offering slug
-    (``on_prem_only`` without a cloud offering), as the engine's typed result: the one place that reads that
-    JSON back. ValueError naming the field when a stored result lacks one."""
-    costs = result.get("costs")
-    if not isinstance(costs, Mapping):
-        return {}
-    return {slug: CostResult.from_json(cost) for slug, cost in costs.items()}
-
-
-def evaluation_options(*, result: Mapping[str, Any]) -> list[DesignOption]:
-    """The options table of an evaluation result, typed, in its stored order (cheapest run first)."""
-    return [DesignOption.from_json(o) for o in result.get("options") or []]
+def evaluation_read(*, result: Mapping[str, Any] | DesignEvaluation) -> DesignEvaluation:
+    """An evaluation result (stored, or just computed) as the engine's typed DesignEvaluation: the one place
+    that reads that JSON back, for every page, export, launch script and comparison (one already read is
+    returned as it is). A result stored by an older engine reads too, without the figures it lacks (None);
+    ValueError naming the field when a stored result lacks one every engine wrote."""
+    if isinstance(result, DesignEvaluation):
+        return result
+    return DesignEvaluation.from_json(result)
 
 
 RANKING_FRAMES = {"horizon": "over the horizon", "run": "per run"}
-
-
-def evaluation_ranked_options(*, result: Mapping[str, Any], frame: str = "horizon") -> list[dict[str, Any]]:
-    """The evaluation's options cheapest first in one frame: ``horizon`` (the default) in the order of the
-    result's whole-horizon ``ranking``, which the cost engine computed; ``run`` by the cost of one run (the
-    options' stored order). Each option carries ``frame_usd``, the figure it is ranked by, so a page shows and
-    badges that figure alone. An unknown frame is the default."""
-    options = [o for o in result.get("options") or [] if isinstance(o, Mapping)]
-    if frame == "run":
-        return [{**o, "frame_usd": o.get("run_cost_usd")} for o in options]
-    by_key = {o["key"]: o for o in options}
-    ranking = (result.get("ranking") or {}).get("options") or []
-    return [{**by_key[r["key"]], "frame_usd": r["total_usd"]} for r in ranking if r["key"] in by_key]

@@ -8,6 +8,10 @@ from apps.designs.models import Design, DesignVersion, ShareLink
 from apps.designs.result_serializers import (
     CostResultSerializer,
     DesignOptionSerializer,
+    EvaluationAssumptionSerializer,
+    EvaluationDesignSerializer,
+    EvaluationFindingSerializer,
+    PriceFreshnessSerializer,
     TrainingEstimateSerializer,
 )
 from clusterdesigner.api import StrictJSONTypes
@@ -128,7 +132,7 @@ class RankingSerializer(serializers.Serializer[Any]):
 
 
 class EvaluationSerializer(serializers.Serializer[Any]):
-    design = serializers.DictField()
+    design = EvaluationDesignSerializer(help_text="The design and version this result was stored for.")
     spec = serializers.DictField()
     training = TrainingEstimateSerializer()
     costs = serializers.DictField(
@@ -140,10 +144,19 @@ class EvaluationSerializer(serializers.Serializer[Any]):
         help_text="Owning and each compared pricing model, cheapest run first.",
     )
     ranking = RankingSerializer(help_text="The options cheapest first over the whole horizon: one frame.")
-    assumptions = serializers.ListField(child=serializers.DictField())
-    findings = serializers.ListField(child=serializers.DictField())
+    assumptions = serializers.ListField(
+        child=EvaluationAssumptionSerializer(),
+        help_text="Every input the result used, each once: the cost engines', the training engine's and the "
+        "accelerator's catalog figures, with unit, source and date.",
+    )
+    findings = serializers.ListField(
+        child=EvaluationFindingSerializer(), help_text="Sentences about the design, critical first."
+    )
     verdict = VerdictSerializer(required=False, help_text="spec.goals against this result.")
-    computed_at = serializers.CharField()
+    price_freshness = PriceFreshnessSerializer(
+        required=False, help_text="When a catalog price the result uses counted as stale."
+    )
+    computed_at = serializers.DateTimeField(help_text="When the result was computed (ISO 8601, UTC).")
 
 
 class AnalysisStartedSerializer(serializers.Serializer[Any]):

@@ -333,57 +333,63 @@ def _band(per_run: Mapping[str, Any], option: str, days_key: str) -> dict[str, f
     return {k: float(v) for k, v in pairs.items() if v is not None}
 
 
+def _own_option(result: Mapping[str, Any], days: Any) -> dict[str, Any]:
+    """The owning row of the options table, from the first offering's cost result (owning is the same in
+    each)."""
+    run = result.get("per_run") or {}
+    own = result["on_prem"]
+    return {
+        "key": "own",
+        "label": "Own (on-prem)",
+        "kind": "own",
+        "offering": None,
+        "pricing_model": None,
+        "total_usd": own["total_usd"],
+        "usd_per_gpu_hour": own["usd_per_gpu_hour"],
+        "run_cost_usd": ((run.get("usd") or {}).get("on_prem") or {}).get("usd"),
+        "days": days,
+        "break_even_utilization": None,
+        **_band(run, "on_prem", "effective_days"),
+    }
+
+
+def _cloud_option(
+    slug: str, offering: Any, model: str, row: Mapping[str, Any], result: Mapping[str, Any], days: Any
+) -> dict[str, Any]:
+    """One offering's pricing model as a row of the options table."""
+    run = result.get("per_run") or {}
+    be = (result.get("break_even_utilization") or {}).get(model)
+    days_key = "spot_effective_days" if model == "spot" else "effective_days"
+    name = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
+    return {
+        "key": f"{slug}:{model}",
+        "label": f"{name} {OPTION_LABELS.get(model, model)}",
+        "kind": "cloud",
+        "offering": slug,
+        "pricing_model": model,
+        "total_usd": row["total_usd"],
+        "usd_per_gpu_hour": row["usd_per_gpu_hour"],
+        "run_cost_usd": ((run.get("usd") or {}).get(model) or {}).get("usd"),
+        "days": run.get("spot_effective_days") if model == "spot" else days,
+        "break_even_utilization": _break_even(be),
+        "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
+        **_band(run, model, days_key),
+    }
+
+
 def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
+    """Owning and every chosen cloud pricing model of each offering, cheapest run first."""
     options: list[dict[str, Any]] = []
     for index, (slug, result) in enumerate(costs.items()):
-        per_run = (result.get("per_run") or {}).get("usd") or {}
-        days = (result.get("per_run") or {}).get("effective_days") or (result.get("per_run") or {}).get(
-            "days"
-        )
+        run = result.get("per_run") or {}
+        days = run.get("effective_days") or run.get("days")
         if index == 0:
-            own = result["on_prem"]
-            options.append(
-                {
-                    "key": "own",
-                    "label": "Own (on-prem)",
-                    "kind": "own",
-                    "offering": None,
-                    "pricing_model": None,
-                    "total_usd": own["total_usd"],
-                    "usd_per_gpu_hour": own["usd_per_gpu_hour"],
-                    "run_cost_usd": (per_run.get("on_prem") or {}).get("usd"),
-                    "days": days,
-                    "break_even_utilization": None,
-                    **_band(result.get("per_run") or {}, "on_prem", "effective_days"),
-                }
-            )
+            options.append(_own_option(result, days))
         offering = catalog.offerings.get(slug)
         for model, row in (result.get("cloud") or {}).items():
             if chosen.get(slug) and model not in chosen[slug]:
                 continue
-            be = (result.get("break_even_utilization") or {}).get(model)
-            run_days = (result.get("per_run") or {}).get("spot_effective_days") if model == "spot" else days
-            name = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
-            options.append(
-                {
-                    "key": f"{slug}:{model}",
-                    "label": f"{name} {OPTION_LABELS.get(model, model)}",
-                    "kind": "cloud",
-                    "offering": slug,
-                    "pricing_model": model,
-                    "total_usd": row["total_usd"],
-                    "usd_per_gpu_hour": row["usd_per_gpu_hour"],
-                    "run_cost_usd": (per_run.get(model) or {}).get("usd"),
-                    "days": run_days,
-                    "break_even_utilization": _break_even(be),
-                    "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
-                    **_band(
-                        result.get("per_run") or {},
-                        model,
-                        "spot_effective_days" if model == "spot" else "effective_days",
-                    ),
-                }
-            )
+            options.append(_cloud_option(slug, offering, model, row, result, days))
     return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
 
 

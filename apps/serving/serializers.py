@@ -151,5 +151,6 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     input_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean input tokens")
     output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")
     kv_bytes_per_token = serializers.FloatField(
-        help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes"
+        help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes, or under "
+        "multi-head latent attention layers × (kv_lora_rank + qk_rope_head_dim) × bytes"
     )

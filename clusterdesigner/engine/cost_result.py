@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.cashflow import CashflowInputs, Uncertainty
-from clusterdesigner.engine.json_object import JsonObject
+from clusterdesigner.engine.json_object import JsonObject, since
 from clusterdesigner.engine.json_object import omit as _omit
 from clusterdesigner.engine.json_object import written_with as _with
 from clusterdesigner.engine.network import Topology
+from clusterdesigner.engine.verdict import RentOrOwn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -320,26 +321,6 @@ class Cashflow(JsonObject):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Verdict(JsonObject):
-    """The rent-or-own answer as numbers and the sentence composed from them (``verdict.RentOrOwn``)."""
-
-    horizon_years: float
-    utilization: float
-    gpus: int
-    accelerator: str
-    discount_rate: float
-    own_npv_usd: float
-    rent_npv_usd: Mapping[str, float]
-    saving_usd: float
-    cheapest_rent: str
-    payback_month: int | None
-    break_even_utilization: float | None
-    break_even_option: str
-    movers: tuple[str, ...]
-    sentence: str
-
-
-@dataclass(frozen=True, kw_only=True)
 class SensitivityRow(JsonObject):
     """One input at ± the fraction: own − rent in USD and the break-even at each end (``sensitivity``)."""
 
@@ -393,7 +374,7 @@ class CostResult(JsonObject):
 
     on_prem: OnPrem
     cloud: Mapping[str, CloudOption]
-    cloud_unavailable: Mapping[str, str]
+    cloud_unavailable: Mapping[str, str] = since(1, factory=dict)
     break_even_utilization: Mapping[str, BreakEven]
     curves: Curves
     per_run: PerRun
@@ -402,9 +383,9 @@ class CostResult(JsonObject):
     failures: Failures
     cloud_note: str | None = _omit()
     offering: Offering | None
-    ranking: Ranking
-    cashflow: Cashflow
-    verdict: Verdict | None
+    ranking: Ranking | None = since(2)
+    cashflow: Cashflow | None = since(2)
+    verdict: RentOrOwn | None = since(2)  # its JSON adds the sentence composed from its numbers
     sensitivity: Sensitivity
     findings: tuple[Finding, ...]
     assumptions: tuple[CostAssumption, ...]

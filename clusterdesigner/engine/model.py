@@ -75,14 +75,7 @@ class ModelShape:
     slug: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "seq_len"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
-        for name in MLA_FIELDS + ("head_dim", "mtp_depth"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
+        self._check_counts()
         if self.kv_lora_rank or any(getattr(self, f) for f in MLA_FIELDS):
             self._check_mla()
         elif not self.head_dim:
@@ -98,21 +91,34 @@ class ModelShape:
             raise InputError(
                 f"kv_heads {self.kv_heads} must divide heads {self.heads}", field="model.kv_heads"
             )
-        for name in ("experts", "top_k", "expert_ffn_hidden", "shared_experts", "moe_layers"):
+        if self.experts:
+            self._check_moe()
+
+    def _check_counts(self) -> None:
+        """Every size a whole number: the dense shape's positive, the optional ones (MLA, head_dim, MTP,
+        experts) ≥ 0."""
+        for name in ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "seq_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
+        optional = MLA_FIELDS + ("head_dim", "mtp_depth", "experts", "top_k", "expert_ffn_hidden")
+        for name in optional + ("shared_experts", "moe_layers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
-        if self.experts:
-            if not 1 <= self.top_k <= self.experts:
-                raise InputError(f"top_k must be between 1 and experts ({self.experts})", field="model.top_k")
-            if self.expert_ffn_hidden <= 0:
-                raise InputError(
-                    "a mixture-of-experts model needs expert_ffn_hidden", field="model.expert_ffn_hidden"
-                )
-            if not 1 <= self.moe_layers <= self.layers:
-                raise InputError(
-                    f"moe_layers must be between 1 and layers ({self.layers})", field="model.moe_layers"
-                )
+
+    def _check_moe(self) -> None:
+        """A mixture of experts: top_k of the experts, an expert width, MoE layers among the layers."""
+        if not 1 <= self.top_k <= self.experts:
+            raise InputError(f"top_k must be between 1 and experts ({self.experts})", field="model.top_k")
+        if self.expert_ffn_hidden <= 0:
+            raise InputError(
+                "a mixture-of-experts model needs expert_ffn_hidden", field="model.expert_ffn_hidden"
+            )
+        if not 1 <= self.moe_layers <= self.layers:
+            raise InputError(
+                f"moe_layers must be between 1 and layers ({self.layers})", field="model.moe_layers"
+            )
 
     def _check_mla(self) -> None:
         """Multi-head latent attention: a latent, the per-head widths, one K and V per head."""

@@ -317,20 +317,55 @@ def weight_bytes_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any)
 
 
 def kv_bytes_per_token(*, model: ModelShape, precision: str) -> float:
-    """KV cache per token of the whole model = layers × kv_heads × head_dim × 2 (K and V) × bytes.
-
-    Multi-head latent attention (DeepSeek-V2/V3) caches one compressed latent of kv_lora_rank + rope dims
-    (512 + 64) per layer instead; ``ModelShape`` has no field for it (it approximates MLA by full multi-head
-    attention), so a DeepSeek-V3 preset's KV here is the full heads' (61 × 128 × 56 × 2 bytes at BF16,
-    ≈ 1.75 MB a token, ≈ 25× the latent's 61 × 576 × 2 ≈ 70 KB): its batch that fits is far too small."""
-    return model.layers * model.kv_heads * model.head_dim * 2.0 * BYTES[precision]
+    """KV cache per token of the whole model = layers × elements a layer × bytes: K and V of every KV head,
+    kv_heads × head_dim × 2, or under multi-head latent attention (DeepSeek-V2/V3) the compressed latent and
+    the shared RoPE key, kv_lora_rank + qk_rope_head_dim, stored once for all heads
+    (``ModelShape.kv_cache_elements_per_token_layer``; DeepSeek-V2, arXiv:2405.04434, Sec. 2.1.4).
+    DeepSeek-V3: 61 × 576 × 2 B = 70,272 B a token at BF16, where 128 full heads of 192 + 128 would hold
+    61 × 128 × 320 × 2 B ≈ 5.0 MB."""
+    return model.layers * model.kv_cache_elements_per_token_layer * BYTES[precision]
 
 
 def kv_bytes_per_token_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any) -> Any:
     """KV per token on one GPU: layers/pp × ceil(kv_heads/tp) × head_dim × 2 × bytes. When tp exceeds the KV
-    heads, each head is replicated on tp/kv_heads GPUs (TensorRT-LLM and vLLM do so for GQA)."""
+    heads, each head is replicated on tp/kv_heads GPUs (TensorRT-LLM and vLLM do so for GQA).
+
+    Multi-head latent attention: layers/pp × (kv_lora_rank + qk_rope_head_dim) × bytes on every GPU of the
+    stage, whatever tp: the latent is one KV head that every tensor-parallel rank needs for its query heads,
+    so vLLM and SGLang keep a full copy on each rank (vLLM's MLA backend, vllm/v1/attention/backends/mla/
+    common.py: a cache of head size 576 with num_kv_heads "assumed to be 1 for MLA"; SGLang's guide "DP, DPA
+    and SGLang DP Router", docs.sglang.io: with tensor parallelism an MLA model's KV cache is duplicated on
+    every GPU, the reason for its data-parallel attention, which this planner does not model)."""
+    if model.is_mla:
+        per_layer = model.kv_cache_elements_per_token_layer * BYTES[precision]
+        return model.layers / np.asarray(pp) * per_layer * np.ones_like(np.asarray(tp), dtype=float)
     heads = np.ceil(model.kv_heads / np.asarray(tp))
     return model.layers / np.asarray(pp) * heads * model.head_dim * 2.0 * BYTES[precision]
+
+
+def prefill_attention_flops(model: ModelShape, tokens: int) -> float:
+    """Attention-core FLOPs of one causal prefill of ``tokens`` tokens over all layers (half the s × s
+    scores): QKᵀ and AV, n² · heads · (query/key width + value width) · L, which is 2 · n² · heads · head_dim
+    · L for ordinary attention. Multi-head latent attention prefills as multi-head attention, the latent
+    projected up to a 192-wide key and 128-wide value per head (DeepSeek-V3; vLLM's "compute friendly"
+    prefill path, vllm/v1/attention/backends/mla/common.py), so n² · heads · (nope + rope + v_head_dim) · L.
+    The up-projection is the kv_b_proj matmul already in ``active_matmul_params``."""
+    if model.is_mla:
+        return 1.0 * tokens * tokens * model.heads * (model.head_dim + model.v_head_dim) * model.layers
+    return 2.0 * tokens * tokens * model.heads * model.head_dim * model.layers
+
+
+def mla_decode_attention_flops_per_context_token(model: ModelShape) -> float:
+    """Attention-core FLOPs one decoding sequence spends per token of its context in one layer under
+    multi-head latent attention with absorbed weights (vLLM's "data-movement friendly" decode path,
+    vllm/v1/attention/backends/mla/common.py; FlashMLA): each head's query is projected into the latent
+    space (W_UK absorbed), so it is multi-query attention over the cached latent with a query/key of
+    kv_lora_rank + qk_rope_head_dim and a value of kv_lora_rank: 2 · heads · (2 · kv_lora_rank +
+    qk_rope_head_dim). DeepSeek-V3: 2 · 128 · (1,024 + 64) = 278,528, 3.4× the 4 · 128 · 160 of
+    un-absorbed attention over 192/128-wide heads, read from 576 cached elements instead of 128 × 320. The
+    absorption matmuls (W_UK on the query, W_UV on the output) cost per token what kv_b_proj does, so
+    ``active_matmul_params`` already counts them."""
+    return 2.0 * model.heads * (2 * model.kv_lora_rank + model.qk_rope_head_dim)
 
 
 def batch_that_fits(inp: ServingInput, *, tp: Any, pp: Any) -> Any:
@@ -370,9 +405,10 @@ def prefill_s(
     term making the mean prompt's time differ from the mean time).
 
     FLOPs = prompts · (2 · N_active · n_in + 2 · n_in² · heads · head_dim · L) (causal attention: half of
-    Narayanan's 4·s·h·L per token), over tp·pp GPUs at compute_efficiency × dense peak; plus the weights read
-    once per stage and the tensor-parallel all-reduces of the prompt's activations. The stages run one after
-    another for one prompt (no pipelining within one request's prefill).
+    Narayanan's 4·s·h·L per token; multi-head latent attention: ``prefill_attention_flops``), over tp·pp GPUs
+    at compute_efficiency × dense peak; plus the weights read once per stage and the tensor-parallel
+    all-reduces of the prompt's activations. The stages run one after another for one prompt (no pipelining
+    within one request's prefill).
     """
     m = inp.model
     prompts = np.asarray(prompts, dtype=float)
@@ -382,7 +418,7 @@ def prefill_s(
     classes = ((input_tokens, 0, 1.0),) if input_tokens is not None else inp.classes
     total: Any = 0.0
     for n, _, share in classes:
-        flops = prompts * (2.0 * m.active_matmul_params * n + 2.0 * n * n * m.heads * m.head_dim * m.layers)
+        flops = prompts * (2.0 * m.active_matmul_params * n + prefill_attention_flops(m, n))
         compute = flops / (gpus * _peak_flops(inp))
         one = np.maximum(compute, read) + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
         total = one if len(classes) == 1 else total + share * one
@@ -409,7 +445,9 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     - the weight matmuls: max(weights the batch touches / (HBM · bandwidth_eff), b · 2 · N_active /
       (tp · pp) / (peak · compute_eff)) (MoE: only the experts routed to are read);
     - attention over the KV cache: max(b × mean context × KV per token per GPU / (HBM · bandwidth_eff),
-      b · 4 · context · heads · head_dim · L / (tp · pp) / (peak · compute_eff)).
+      b · 4 · context · heads · head_dim · L / (tp · pp) / (peak · compute_eff)); under multi-head latent
+      attention the latent (replicated on every tp rank, ``kv_bytes_per_token_per_gpu``) is read and
+      b · context · ``mla_decode_attention_flops_per_context_token`` · L computed (absorbed weights).
     A compute-bound matmul does not hide the attention kernel's KV reads, so at large batch × context the
     step grows with them. Plus the tensor-parallel all-reduces of the stage. ``sequence_overhead`` is the
     stack's per-sequence time outside the kernels (``ServingEfficiency.sequence_overhead_us``).
@@ -427,7 +465,11 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
         weights * _moe_weight_fraction_read(m, micro * pp_a) / hbm,
         micro * 2.0 * m.active_matmul_params / peak,
     )
-    attention = np.maximum(micro * ctx * kv / hbm, micro * 4.0 * ctx * m.heads * m.head_dim * m.layers / peak)
+    if m.is_mla:
+        attention_flops = micro * ctx * mla_decode_attention_flops_per_context_token(m) * m.layers
+    else:
+        attention_flops = micro * 4.0 * ctx * m.heads * m.head_dim * m.layers
+    attention = np.maximum(micro * ctx * kv / hbm, attention_flops / peak)
     overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
     return pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp)) + overhead
 
@@ -723,8 +765,9 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     """Prefill and decode in separate pools. Prefill pool: the layout with the fewest GPU-seconds per prompt,
     sized to the peak's prefill work at full use, ⌈peak R · t_prefill⌉ replicas. Decode pool: per layout the
     largest batch whose plain TPOT(B) meets the target (no prefill interrupts it), peak R · n_out · TPOT / B
-    replicas. TTFT = t_prefill + KV transfer (n_in × KV per token / kv_transfer_gbps per GPU). None when no
-    pair meets both targets."""
+    replicas. TTFT = t_prefill + KV transfer (n_in × KV per token / kv_transfer_gbps per GPU, each GPU sending
+    its tp·pp share; under multi-head latent attention its stage's whole latent). None when no pair meets
+    both targets."""
     if not inp.disaggregated:
         return None
     peak = inp.requests_per_s * inp.peak_to_mean
@@ -737,11 +780,17 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     cost = np.where(fits, prefill * tp * pp, np.inf)
     p = int(np.argmin(cost))
     n_first = inp.percentile_input_tokens
-    transfer = (
-        n_first
-        * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
-        / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
-    )
+    if inp.model.is_mla:
+        # Each GPU holds, and its decode counterpart needs, the whole latent of its stage (it is not split tp
+        # ways), so every NIC carries a full copy: n × KV per token per GPU.
+        per_gpu = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp[p], pp=pp[p])
+        transfer = n_first * float(per_gpu) / (inp.kv_transfer_gbps * 1e9)
+    else:
+        transfer = (
+            n_first
+            * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
+            / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
+        )
     first = prefill[p] if not inp.lengths else prefill_s(inp, tp=tp[p], pp=pp[p], input_tokens=n_first)
     ttft = float(first) + float(transfer)
     if ttft > inp.ttft_s:
@@ -1103,6 +1152,35 @@ def owning_usd_per_gpu_hour(
     return float(result["on_prem"]["usd_per_gpu_hour"])
 
 
+def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
+    """What the estimate assumes of a multi-head latent attention or multi-token-prediction model (none for
+    others, whose assumptions are unchanged)."""
+    out: list[tuple[str, str]] = []
+    if model.is_mla:
+        latent = model.kv_cache_elements_per_token_layer
+        out.append(
+            (
+                "multi_head_latent_attention",
+                f"KV cache: the {model.kv_lora_rank} + {model.qk_rope_head_dim} = {latent}-element latent"
+                " a layer a token, a full copy on every tensor-parallel GPU (vLLM, SGLang; no data-parallel"
+                " attention);"
+                f" decode with absorbed weights: multi-query attention over it, {model.heads} heads of"
+                f" {latent}-wide query/key and {model.kv_lora_rank}-wide value; prefill un-absorbed, as"
+                f" multi-head attention of {model.head_dim}-wide query/key and {model.v_head_dim}-wide value"
+                " (vLLM's MLA backend); attention kernels at the weight precision's peak, like the matmuls",
+            )
+        )
+    if model.mtp_depth:
+        out.append(
+            (
+                "multi_token_prediction",
+                f"the {model.mtp_depth} MTP module(s) are not served (no speculative decoding): weights and"
+                " FLOPs are the main model's",
+            )
+        )
+    return tuple(out)
+
+
 def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
     """A serving estimate for one request (docs/serving-engine.md): the fewest-GPU layout meeting the targets
     at the peak demand, every layout searched, TTFT/TPOT against batch, the disaggregated option, and $ per
@@ -1178,7 +1256,7 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
                 else "backlog: every slot stays full"
             ),
         ),
-    )
+    ) + _shape_assumptions(inp.model)
     return ServingResult(
         model=inp.model.name,
         accelerator=inp.accelerator.slug,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.json_object import JsonObject
 
 # Node-count multiples tried, in order, when a deadline is missed: at most three extra estimates.
 SCALE_FACTORS = (2, 4, 8)
@@ -31,7 +32,7 @@ STATUSES = ("meets", "misses", "none")
 
 
 @dataclass(frozen=True)
-class RunEstimate:
+class RunEstimate(JsonObject):
     """One node count's training run: its days (``None`` when it could not be estimated, ``error`` says
     why; ``inf`` when interruptions outpace progress) and, when known, the cheapest option's cost per run."""
 
@@ -50,7 +51,7 @@ class RunEstimate:
 
 
 @dataclass(frozen=True)
-class DeadlineCheck:
+class DeadlineCheck(JsonObject):
     """The design's days against the deadline. ``slack_days`` = deadline − days (negative when missed);
     ``larger`` the estimates on more nodes; ``meeting_nodes`` the fewest of those that meet it."""
 
@@ -77,7 +78,7 @@ class DeadlineCheck:
 
 
 @dataclass(frozen=True)
-class BudgetCheck:
+class BudgetCheck(JsonObject):
     """The cheapest option's cost per run against the budget. ``margin_usd`` = budget − cost (negative when
     over); status "unknown" when no option has a cost per run."""
 
@@ -100,7 +101,7 @@ class BudgetCheck:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(JsonObject):
     """``status``: "misses" when any goal is missed, "meets" when every goal that can be checked is met,
     "none" when the design has no goals. ``messages``: the deadline sentence, then the budget one."""
 
@@ -286,7 +287,7 @@ def compose(
 
 
 @dataclass(frozen=True)
-class RentOrOwn:
+class RentOrOwn(JsonObject):
     """The rent-or-own answer as numbers, and the sentence composed from them (never free text)."""
 
     horizon_years: float
@@ -302,8 +303,15 @@ class RentOrOwn:
     break_even_utilization: float | None  # closed form, against the cheapest pay-as-you-go option
     break_even_option: str
     movers: tuple[str, ...]  # the assumptions that move the answer most, widest first
+    # The answer in words, composed from the numbers above when the verdict is made (read back as stored:
+    # a stored result's mappings come back from the database in another key order).
+    sentence: str = ""
 
-    def sentence(self) -> str:
+    def __post_init__(self) -> None:
+        if not self.sentence:
+            object.__setattr__(self, "sentence", self.compose_sentence())
+
+    def compose_sentence(self) -> str:
         """“Over 3 years at 70 % utilization, owning 512 × h100-sxm costs $X (NPV at 8 %), renting
         on-demand $Y, reserved 1-year $Z: owning saves $N; it pays back in month M; below 26.8 % utilization
         renting on-demand is cheaper; the three assumptions that move the answer most are …”"""
@@ -333,10 +341,3 @@ class RentOrOwn:
                 f"the {len(self.movers)} assumptions that move the answer most are " + ", ".join(self.movers)
             )
         return head + ": " + "; ".join(parts) + "."
-
-    def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()}
-        out["rent_npv_usd"] = dict(self.rent_npv_usd)
-        out["movers"] = list(self.movers)
-        out["sentence"] = self.sentence()
-        return out

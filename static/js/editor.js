@@ -200,7 +200,7 @@
     }
     ["demand", "targets"].forEach(function (part) { serving[part] = Object.assign({}, serving[part] || {}); });
     ["requests_per_s", "output_tokens_per_day", "peak_to_mean"].forEach(function (k) { servingPart(serving.demand, k, "spec.serving.demand." + k); });
-    ["ttft_s", "tpot_s"].forEach(function (k) { servingPart(serving.targets, k, "spec.serving.targets." + k); });
+    ["ttft_s", "tpot_s", "percentile"].forEach(function (k) { servingPart(serving.targets, k, "spec.serving.targets." + k); });
     ["input_tokens", "output_tokens", "weight_precision", "kv_precision"].forEach(function (k) { servingPart(serving, k, "spec.serving." + k); });
     ["demand", "targets"].forEach(function (part) { if (!Object.keys(serving[part]).length) delete serving[part]; });
     if (shown) spec.serving = serving; else delete spec.serving;

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from apps.dashboard import charts
+from apps.designs.selectors import evaluation_read
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ def _names(figure: dict[str, Any]) -> list[str]:
 
 
 def test_memory_chart_stacks_the_parts_under_the_capacity(h200_evaluation: dict[str, Any]) -> None:
-    figure = charts.memory_chart(h200_evaluation)
+    figure = charts.memory_chart(evaluation_read(result=h200_evaluation))
     memory = h200_evaluation["training"]["memory_per_gpu_gib"]
     assert _names(figure) == [
         "Weights",
@@ -36,7 +37,7 @@ def test_memory_chart_stacks_the_parts_under_the_capacity(h200_evaluation: dict[
 
 
 def test_cost_chart_marks_only_break_evens_inside_zero_to_one(h200_evaluation: dict[str, Any]) -> None:
-    figure = charts.cost_utilization_chart(h200_evaluation)
+    figure = charts.cost_utilization_chart(evaluation_read(result=h200_evaluation))
     assert _names(figure) == ["Own (on-prem)", "Cloud on-demand", "Cloud reserved 1 y", "Break-even"]
     marks = figure["data"][-1]
     result = h200_evaluation["costs"]["aws-p5e-48xlarge"]
@@ -50,7 +51,7 @@ def test_cost_chart_marks_only_break_evens_inside_zero_to_one(h200_evaluation: d
 
 
 def test_cumulative_cost_ends_at_each_options_total(h200_evaluation: dict[str, Any]) -> None:
-    figure = charts.cumulative_cost_chart(h200_evaluation)
+    figure = charts.cumulative_cost_chart(evaluation_read(result=h200_evaluation))
     result = h200_evaluation["costs"]["aws-p5e-48xlarge"]
     own, on_demand, reserved = figure["data"]
     assert own["y"][0] == pytest.approx(result["on_prem"]["capex_usd"])  # capex paid at year 0
@@ -61,7 +62,7 @@ def test_cumulative_cost_ends_at_each_options_total(h200_evaluation: dict[str, A
 
 
 def test_capex_opex_leaves_out_the_annualised_capital_charge(h200_evaluation: dict[str, Any]) -> None:
-    figure = charts.capex_opex_chart(h200_evaluation)
+    figure = charts.capex_opex_chart(evaluation_read(result=h200_evaluation))
     own = h200_evaluation["costs"]["aws-p5e-48xlarge"]["on_prem"]
     assert "Opex: capital" not in _names(figure)
     capex = sum(t["y"][0] for t in figure["data"] if t["x"] == ["Capex (once)"])
@@ -71,7 +72,7 @@ def test_capex_opex_leaves_out_the_annualised_capital_charge(h200_evaluation: di
 
 
 def test_tornado_orders_by_swing_and_drops_inputs_that_do_not_move(h200_evaluation: dict[str, Any]) -> None:
-    figure = charts.sensitivity_chart(h200_evaluation)
+    figure = charts.sensitivity_chart(evaluation_read(result=h200_evaluation))
     assert _names(figure) == ["Input −25%", "Input +25%"]
     rows = h200_evaluation["costs"]["aws-p5e-48xlarge"]["sensitivity"]["rows"]
     moving = [r for r in rows if r["swing_usd"]]
@@ -84,7 +85,7 @@ def test_tornado_orders_by_swing_and_drops_inputs_that_do_not_move(h200_evaluati
 
 
 def test_every_design_chart_has_a_title_axis_titles_and_hover(h200_evaluation: dict[str, Any]) -> None:
-    built = charts.design_charts(h200_evaluation)
+    built = charts.design_charts(evaluation_read(result=h200_evaluation))
     assert [c["id"] for c in built] == [
         "memory",
         "step-time",
@@ -106,7 +107,7 @@ def test_every_design_chart_has_a_title_axis_titles_and_hover(h200_evaluation: d
 
 
 def test_network_chart_counts_the_single_switch_of_64_endpoints(h200_evaluation: dict[str, Any]) -> None:
-    figure = charts.network_chart(h200_evaluation)
+    figure = charts.network_chart(evaluation_read(result=h200_evaluation))
     bars = dict(zip(figure["data"][0]["x"], figure["data"][0]["y"], strict=True))
     # 64 H200 GPUs × 1 NIC on one 64-port NDR switch: 1 leaf, 64 cables; transceivers: 32 twin-port cages on
     # the switch + 8 DGX H200 × 4 twin-port OSFP cages (two NICs each) = 64 (one per NIC before: 96).
@@ -161,7 +162,7 @@ def test_sweep_heatmap_shows_the_cheapest_pricing_per_cell() -> None:
 def test_cash_flow_chart_accumulates_the_engines_monthly_flows_and_marks_payback(
     h200_evaluation: dict[str, Any],
 ) -> None:
-    figure = charts.cash_flow_chart(h200_evaluation)
+    figure = charts.cash_flow_chart(evaluation_read(result=h200_evaluation))
     cash = h200_evaluation["costs"]["aws-p5e-48xlarge"]["cashflow"]
     own = next(t for t in figure["data"] if t["name"] == "Own (on-prem)")
     # Month 0 is capex at delivery; each later point adds that month's flow (the last one nets the resale).

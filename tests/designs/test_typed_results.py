@@ -130,11 +130,11 @@ DEMO_COSTS = {
 def test_the_four_demos_cost_results_round_trip(demo_results: dict[str, Any]) -> None:
     import json
 
-    from apps.designs.selectors import evaluation_costs
+    from apps.designs.selectors import evaluation_read
 
     assert set(demo_results) == set(DEMO_COSTS)
     for name, result in demo_results.items():
-        typed = evaluation_costs(result=result)
+        typed = evaluation_read(result=result).costs
         assert list(typed) == [DEMO_COSTS[name][0]], name
         for slug, cost in typed.items():
             stored = result["costs"][slug]
@@ -142,10 +142,10 @@ def test_the_four_demos_cost_results_round_trip(demo_results: dict[str, Any]) ->
 
 
 def test_the_four_demos_cost_the_figures_they_gave_before(demo_results: dict[str, Any]) -> None:
-    from apps.designs.selectors import evaluation_costs
+    from apps.designs.selectors import evaluation_read
 
     for name, (slug, capex, total, break_even, npv_diff, payback, ranking, cheapest) in DEMO_COSTS.items():
-        cost = evaluation_costs(result=demo_results[name])[slug]
+        cost = evaluation_read(result=demo_results[name]).costs[slug]
         assert cost.on_prem.capex_usd == pytest.approx(capex, abs=0.01), name
         assert cost.on_prem.total_usd == pytest.approx(total, abs=0.01), name
         assert {m: b.utilization for m, b in cost.break_even_utilization.items()} == pytest.approx(
@@ -202,3 +202,36 @@ def test_the_openapi_schema_documents_the_cost_result_field_by_field(
     for result in demo_results.values():
         for option in result["options"]:
             assert set(option) <= set(properties("DesignOption"))
+
+
+def test_the_four_demos_whole_evaluations_round_trip(demo_results: dict[str, Any]) -> None:
+    # The whole stored evaluation (spec, training, costs, options, ranking, assumptions, findings, goals
+    # verdict, price freshness, design, computed_at) reads into DesignEvaluation and writes back key for key.
+    import json
+
+    from apps.designs.selectors import evaluation_read
+
+    for name, result in demo_results.items():
+        typed = evaluation_read(result=result)
+        assert typed.training is not None and typed.ranking is not None and typed.verdict is not None, name
+        assert typed.design is not None and typed.design.name == name
+        assert json.dumps(typed.to_json(), sort_keys=True) == json.dumps(result, sort_keys=True), name
+
+
+def test_the_openapi_schema_documents_assumptions_findings_design_and_price_freshness(
+    demo_results: dict[str, Any], user_client: Any
+) -> None:
+    schemas = user_client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    evaluation = schemas["Evaluation"]["properties"]
+
+    def documented(name: str) -> set[str]:
+        return {key for key, field in schemas[name]["properties"].items() if field.get("description")}
+
+    result = demo_results["8 × 8 H200 owned for 2 years vs AWS reserved"]
+    assert evaluation["assumptions"]["items"] == {"$ref": "#/components/schemas/EvaluationAssumption"}
+    assert {key for a in result["assumptions"] for key in a} == documented("EvaluationAssumption")
+    assert evaluation["findings"]["items"] == {"$ref": "#/components/schemas/EvaluationFinding"}
+    assert {key for f in result["findings"] for key in f} <= documented("EvaluationFinding")
+    assert set(result["design"]) == documented("EvaluationDesign")
+    assert set(result["price_freshness"]) == documented("PriceFreshness")
+    assert evaluation["computed_at"]["format"] == "date-time"

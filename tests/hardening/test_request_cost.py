@@ -151,3 +151,48 @@ def test_catalog_version_changes_with_a_catalog_save(catalog: Any) -> None:
     accelerator = Accelerator.objects.get(slug="h100-sxm")
     accelerator.save()
     assert catalog_version() != before
+
+
+def _deallocate_catalog_version() -> None:
+    """Forget the prepared statement on this connection, so that the next call prepares it."""
+    from apps.catalog import selectors as catalog_selectors
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_prepared_statements WHERE name = %s", [catalog_selectors._PREPARED])
+        if cursor.fetchone():
+            cursor.execute(f"DEALLOCATE {catalog_selectors._PREPARED}")
+    catalog_selectors._prepared_on.pop(connection.connection, None)
+
+
+def test_catalog_version_is_prepared_once_per_connection(catalog: Any, postgres_required: None) -> None:
+    from apps.catalog import selectors as catalog_selectors
+
+    _deallocate_catalog_version()
+    with connection.cursor() as cursor:
+        cursor.execute(catalog_selectors._catalog_version_sql("postgresql"))
+        plain = "|".join(f"{count}@{latest}" for count, latest in cursor.fetchall())
+    with CaptureQueriesContext(connection) as queries:
+        first, second = catalog_version(), catalog_version()
+    assert first == second == plain  # the same text as the plain SQL's
+    assert [q["sql"].split(" AS ")[0] for q in queries] == [
+        "PREPARE clusterdesigner_catalog_version",  # ...; EXECUTE: one round trip
+        "EXECUTE clusterdesigner_catalog_version",
+    ]
+
+
+def test_catalog_version_falls_back_to_plain_sql_where_the_statement_is_gone(
+    catalog: Any, postgres_required: None
+) -> None:
+    from django.db import ProgrammingError, transaction
+
+    from apps.catalog import selectors as catalog_selectors
+
+    before = catalog_version()
+    _deallocate_catalog_version()
+    catalog_selectors._prepared_on[connection.connection] = True  # as if a pooler had switched sessions
+    with pytest.raises(ProgrammingError), transaction.atomic():
+        catalog_version()  # this call fails (the error reaches the caller, as any database error) ...
+    with CaptureQueriesContext(connection) as queries:
+        assert catalog_version() == before  # ... and the connection runs the plain SQL from then on
+    assert queries[0]["sql"].startswith("SELECT COUNT(*)")
+    catalog_selectors._prepared_on.pop(connection.connection, None)

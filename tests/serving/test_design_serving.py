@@ -146,3 +146,37 @@ def test_a_design_serving_section_takes_a_length_mix_and_an_hourly_profile(
     # peak ÷ mean = 3 / (32/24) = 2.25; output tokens/day = 20 × 86,400 × (0.8·256 + 0.2·512)
     assert estimate["peak_to_mean"] == pytest.approx(2.25)
     assert estimate["output_tokens_per_day"] == pytest.approx(20 * 86_400 * 307.2)
+
+
+@pytest.mark.django_db
+def test_the_editor_sets_the_targets_percentile(user_client: Any, client: Any, catalog: Any) -> None:
+    # The design editor's Serving fieldset: a percentile input (blank: the engine's p99, as placeholder), the
+    # saved value shown when editing, and the estimate judging the targets at it.
+    import re
+    from pathlib import Path
+
+    from apps.designs import services
+    from apps.designs.models import Design
+
+    def _tag(body: str) -> str:
+        match = re.search(r'<input [^>]*data-field="spec\.serving\.targets\.percentile"[^>]*>', body)
+        assert match, "no percentile input"
+        return match.group(0)
+
+    client.force_login(user_client.user)
+    blank = _tag(client.get("/designs/new/").content.decode())
+    assert 'placeholder="99"' in blank and 'value=""' in blank
+    response = _create(user_client, _spec(targets={"ttft_s": 2.0, "tpot_s": 0.05, "percentile": 95}))
+    assert response.status_code == 201, response.content
+    design = Design.objects.get(pk=response.json()["id"])
+    assert 'value="95' in _tag(client.get(f"/designs/{design.pk}/edit/").content.decode())
+    notes = {
+        a["name"]: a["value"]
+        for a in services.design_evaluate(version=design.current).result["serving"]["assumptions"]
+    }
+    assert notes["percentile"].startswith("p95 targets")
+    # The editor's script sends every serving input it shows (no browser here: read the script).
+    script = (Path(__file__).resolve().parents[2] / "static" / "js" / "editor.js").read_text()
+    assert '["ttft_s", "tpot_s", "percentile"]' in script
+    bad = _create(user_client, _spec(targets={"ttft_s": 2.0, "tpot_s": 0.05, "percentile": 100}))
+    assert bad.status_code == 400 and "spec.serving.targets.percentile" in bad.json()["error"]["fields"]

@@ -183,3 +183,14 @@ def test_a_design_length_mix_and_hourly_profile_reach_the_page_estimate(
     # a typed length replaces the mix: 20 req/s × 86,400 × 100 output tokens
     typed = client.get(f"/serving/?design={design.pk}&input_tokens=100&output_tokens=100").content.decode()
     assert 'id="serving-tokens-per-day">172,800,000<' in typed
+
+
+@pytest.mark.django_db
+def test_the_deepseek_v3_preset_is_served_with_its_latent_kv_cache(client: Any, catalog: Any) -> None:
+    # Multi-head latent attention through the page: 61 layers × (512 + 64) × 1 B (FP8 KV) = 35,136 B
+    # = 34.3 KiB a token, where K and V of 128 heads of 192 would be 2,928 KiB.
+    response = client.get("/serving/?preset=deepseek-v3&accelerator=h200")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert re.search(r'id="serving-kv">34\.3 KiB<', html)
+    assert "576-element latent" in html  # the estimate's assumptions say what was assumed

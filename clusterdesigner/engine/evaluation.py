@@ -1,0 +1,160 @@
+"""A whole design evaluation, typed: what the design service stores for a design version (its spec, the
+training engine's estimate, one cost result per cloud offering, the options table and its ranking over the
+horizon, the assumptions and findings, the goals verdict, the price freshness, the serving estimate, and
+which design and when). ``DesignEvaluation.from_json()`` reads a stored result, including one stored by an
+older engine (the keys marked ``since``), and ``to_json()`` writes it back.
+
+Pages, exports, launch scripts, comparisons and analyses read the attributes of this one object; the design
+app reads stored JSON through it in one place (``apps.designs.selectors.evaluation_read``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from clusterdesigner.engine.cost_result import CostResult, DesignOption
+from clusterdesigner.engine.json_object import JsonObject, omit, since
+from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.serving import ServingResult
+from clusterdesigner.engine.tradeoffs import expected_days
+from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.verdict import Verdict
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankedKey(JsonObject):
+    """One option of the design's ranking: its options-table key and its cost over the whole horizon."""
+
+    key: str
+    total_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignRanking(JsonObject):
+    """The design's options cheapest first over the whole horizon (one frame for every option)."""
+
+    frame: str
+    options: tuple[RankedKey, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationAssumption(JsonObject):
+    """An input the evaluation used (the cost engines', the training engine's as ``training.<name>``, the
+    catalog's accelerator figures as ``catalog.<slug>.<figure>``), with its unit, source and date ("" when
+    undated)."""
+
+    name: str
+    value: Any
+    unit: str = ""
+    source: str = ""
+    as_of: str | None = omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationFinding(JsonObject):
+    """A sentence about the design, critical first; the cost engine's findings name their source, the
+    design service's (a pricing model asked for but unpriced) do not."""
+
+    code: str
+    severity: str = "info"
+    message: str
+    source: str | None = omit()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignRef(JsonObject):
+    """The design and version an evaluation was stored for."""
+
+    id: int
+    name: str
+    version: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignEvaluation(JsonObject):
+    """A design evaluation. ``training`` is None when the result holds no layout; ``costs`` are by offering
+    slug (``on_prem_only`` without a cloud offering); ``options`` are cheapest per run first. ``serving`` is
+    the serving engine's estimate (a design with a ``serving`` section)."""
+
+    spec: Mapping[str, Any]
+    training: TrainingEstimate | None
+    costs: Mapping[str, CostResult] = field(default_factory=dict)
+    options: tuple[DesignOption, ...] = ()
+    ranking: DesignRanking | None = since(3)
+    assumptions: tuple[EvaluationAssumption, ...] = ()
+    findings: tuple[EvaluationFinding, ...] = ()
+    verdict: Verdict | None = since(1)
+    price_freshness: Freshness | None = omit()
+    serving: ServingResult | None = omit()
+    design: DesignRef | None = omit()
+    computed_at: str | None = omit()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DesignEvaluation:
+        """A stored evaluation read back; a ``training`` without a layout (nothing fit) reads as None."""
+        training = data.get("training")
+        rest = super().from_json({**data, "training": None})
+        if isinstance(training, Mapping) and training.get("parallelism"):
+            return replace(rest, training=TrainingEstimate.from_json(training))
+        return rest
+
+    # --- What the pages, exports and launch scripts read, named once here.
+
+    @property
+    def cluster(self) -> Mapping[str, Any]:
+        """The spec's cluster section (accelerator, nodes, gpus_per_node, fabric, ...)."""
+        return _section(self.spec, "cluster")
+
+    @property
+    def spec_costs(self) -> Mapping[str, Any]:
+        """The spec's costs section (horizon_years, utilization, on_prem, cloud choices, ...)."""
+        return _section(self.spec, "costs")
+
+    @property
+    def workload(self) -> Mapping[str, Any]:
+        """The spec's workload section (model and training)."""
+        return _section(self.spec, "workload")
+
+    @property
+    def cloud_choices(self) -> tuple[Mapping[str, Any], ...]:
+        """The spec's cloud offerings, each ``{"offering": slug, "pricing_models": [...]}``, in order."""
+        return tuple(c for c in self.spec_costs.get("cloud") or () if isinstance(c, Mapping))
+
+    def chosen(self, slug: str, model: str) -> bool:
+        """Whether the design compares offering ``slug``'s pricing model ``model``: the cost engine prices
+        every model the offering has; the design's choice (as for its options) decides which are shown."""
+        for choice in self.cloud_choices:
+            if choice.get("offering") == slug and choice.get("pricing_models"):
+                return model in choice["pricing_models"]
+        return True
+
+    @property
+    def first_cost(self) -> CostResult | None:
+        """The cost result of the design's first cloud offering (the one the verdict and cash flows
+        describe), None without costs."""
+        return next(iter(self.costs.values()), None)
+
+    @property
+    def expected_days(self) -> float | None:
+        """Days to train with failures and restarts (not spot interruptions): the days of the cheapest
+        option that is not spot."""
+        return expected_days([o.to_json() for o in self.options])
+
+    def ranked_options(self, frame: str = "horizon") -> list[tuple[DesignOption, float | None]]:
+        """The options cheapest first in one frame, each with the figure it is ranked by: ``horizon`` in the
+        order of the whole-horizon ``ranking`` (an evaluation stored without one: by each option's own
+        total over the horizon); ``run`` by the cost of one run (the options' stored order)."""
+        if frame == "run":
+            return [(o, o.run_cost_usd) for o in self.options]
+        by_key = {o.key: o for o in self.options}
+        if self.ranking is None:
+            ordered = sorted(self.options, key=lambda o: (o.total_usd, o.key))
+            return [(o, o.total_usd) for o in ordered]
+        return [(by_key[r.key], r.total_usd) for r in self.ranking.options if r.key in by_key]
+
+
+def _section(spec: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = spec.get(name)
+    return value if isinstance(value, Mapping) else {}
