@@ -39,7 +39,10 @@ def test_the_engine_carries_the_fitted_factor(
 ) -> None:
     # Fails when the engine or the CSVs change: run bench/calibration_fit.py and copy the factor.
     assert timing.REGIME_EFFICIENCY[regime] == calibration_fit.fit_factor(regime, rows)
-    assert regime in timing.REGIME_SOURCES
+    fit_rows = [r for r in rows if r.fit and r.regime == regime and r.dense_short and r.error() is not None]
+    assert timing.REGIME_SOURCES[regime].startswith(f"{len(fit_rows)} fit rows"), timing.REGIME_SOURCES[
+        regime
+    ]
 
 
 def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) -> float:
