@@ -15,12 +15,14 @@ listed with the reason.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 
+import calibration_cases  # noqa: E402
 from frontier_cases import (  # noqa: E402
     GPU_SLUGS,
     REGIMES,
@@ -28,6 +30,7 @@ from frontier_cases import (  # noqa: E402
     accelerator_slug,
     all_cases,
     catalog_specs,
+    percentile,
     summary,
 )
 
@@ -62,6 +65,22 @@ def _stats_line(label: str, s: dict[str, float | int]) -> str:
     )
 
 
+REGIME_TARGET = 0.12  # issue 19: median |error| ≤ 12 % per regime on the rows not used for fitting
+MIN_CHECK_ROWS = 3  # fewer check rows than this say nothing about a regime's median
+
+
+def _split_cells(s: dict[str, float | int], width: int = 5) -> str:
+    if not s["n"]:
+        return f"{0:>{width}d} {'-':>7s} {'-':>7s}"
+    return f"{s['n']:>{width}d} {100 * s['median_abs_error']:6.1f}% {100 * s['p90_abs_error']:6.1f}%"
+
+
+def all_rows_errors(cases: list[FrontierCase]) -> list[float]:
+    """|error| of every compared row of both CSVs (runs.csv on TFLOP/s, the frontier rows as in the table)."""
+    calibration = [abs(e) for c in calibration_cases.all_cases() if (e := c.tflops_error) is not None]
+    return calibration + [abs(c.error) for c in cases if c.error is not None]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -94,6 +113,27 @@ def main() -> None:
     print(_stats_line("overall", s["overall"]))
     for regime, stats in s["by_regime"].items():
         print(_stats_line(regime, stats))
+    print()
+    print(
+        "by regime, split (calibration_cases.fit_run_ids; regime factors are fitted on fit rows only; "
+        "target: median |error| ≤ 12 % on check rows):"
+    )
+    head = f"{'median':>7s} {'p90':>7s}"
+    print(f"  {'regime':14s} {'fit n':>5s} {head}   {'check n':>7s} {head}  target")
+    for regime, parts in s["by_regime_split"].items():
+        f, c = parts["fit"], parts["check"]
+        met = (
+            f"too few check rows ({c['n']})"
+            if c["n"] < MIN_CHECK_ROWS
+            else ("met" if c["median_abs_error"] <= REGIME_TARGET else "NOT met")
+        )
+        print(f"  {regime:14s} {_split_cells(f)}   {_split_cells(c, 7)}  {met}")
+    everything = all_rows_errors(cases)
+    print(
+        f"  all rows of runs.csv + runs_frontier.csv: n={len(everything)}  median |error| "
+        f"{100 * statistics.median(everything):.1f} % (target ≤ 7 %)  p90 |error| "
+        f"{100 * percentile(everything, 0.9):.1f} % (target ≤ 18 %)"
+    )
     print("by source:")
     for source, stats in s["by_source"].items():
         print(_stats_line(source, stats))

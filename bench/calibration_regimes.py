@@ -2,13 +2,16 @@
 
     .venv/bin/python bench/calibration_regimes.py [--write]
 
-Every row of tests/engine/data/runs.csv that the engine predicts (tests/engine/calibration_cases.py) gives a
-signed residual e = predicted / measured − 1 of its TFLOP/s per GPU (the same ratio as its tokens/s: one
-layout, one step). Rows are grouped by regime, ``family/precision/kind/scale`` (accelerator family, bf16 or
-fp8, dense or moe, under or from 1,024 GPUs), and by the coarser keys an estimate falls back to when its own
-regime has fewer than MIN_ROWS rows (``engine/error_band.py``, ``band_key``). For each key the table holds
-the row count and the 10th, 50th and 90th percentiles of e: an estimate's error band is its point estimate
-divided by (1 + p90) … (1 + p10).
+Every measured run the engine predicts, in tests/engine/data/runs.csv (dense A100/H100, the calibration set)
+and runs_frontier.csv (MoE, FP8, Blackwell, long context, ≥ 1,024 GPUs), gives a signed residual
+e = predicted / measured − 1 (TFLOP/s per GPU, or tokens/s per GPU where a frontier row measured it: one
+layout, one step, the same ratio). A row whose regime has a fitted factor (timing.REGIME_EFFICIENCY, by
+bench/calibration_fit.py on the declared fit rows) and that the factor was fitted on takes its residual
+under the factor fitted on the other half (the check rows): every residual is out of sample. Rows are
+grouped by regime, ``family/precision/kind/context/scale``, and by the coarser keys an estimate falls back
+to when its own regime has fewer than MIN_ROWS rows (``engine/error_band.py``, ``band_keys``). For each key
+the table holds the row count and the 10th, 50th and 90th percentiles of e: an estimate's error band is its
+point estimate divided by (1 + p90) … (1 + p10).
 
 Out-of-fold check: the rows of each key are dealt into K folds by run_id order; the percentiles fitted on
 K − 1 folds are checked on the held-out fold (how many held-out residuals fall inside [p10, p90], target
@@ -20,7 +23,7 @@ predicted ≤ capacity · (1 + e_mem); so keeping the fraction h = −p10(e_mem)
 such runs fit. Checked out of fold the same way (held-out rows with e_mem ≥ −h).
 
 ``--write`` regenerates clusterdesigner/engine/error_band_table.py; tests/engine/test_error_band.py fails
-when that table no longer matches what this script computes (the engine or runs.csv changed).
+when that table no longer matches what this script computes (the engine or the CSVs changed).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 
-from calibration_cases import ACCELERATORS, Case, all_cases, request_for  # noqa: E402
+from calibration_cases import Case, all_cases  # noqa: E402
+from calibration_fit import FITTED, Row, all_rows, fit_factor, regime_factor  # noqa: E402
 
 from clusterdesigner.engine.error_band import MIN_ROWS, band_keys, regime_key  # noqa: E402
 
@@ -52,26 +56,32 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def row_regime(case: Case) -> str | None:
-    request, _ = request_for(case.row)
-    if request is None:
-        return None
-    accelerator = ACCELERATORS[request["cluster"]["accelerator"]]
-    gpus = int(case.row["num_gpus"])
-    moe = int(request["model"].get("experts", 1) or 1) > 1
-    return regime_key(accelerator.family, request["training"]["precision"], moe, gpus)
+def row_regime(row: Row) -> str:
+    return regime_key(row.family, row.precision, row.moe, row.gpus, row.seq_len)
 
 
-def residuals_by_key(cases: list[Case]) -> dict[str, list[tuple[str, float]]]:
+def out_of_sample_residuals(rows: list[Row]) -> list[tuple[Row, float]]:
+    """(row, e) for every predicted row; a row a regime factor was fitted on is predicted with the factor
+    fitted on the check rows of its regime."""
+    crossed = {regime: fit_factor(regime, rows, on_fit_rows=False) for regime in FITTED}
+    out = []
+    for row in rows:
+        if row.fit and row.dense_short and row.regime in crossed:
+            with regime_factor(row.regime, crossed[row.regime]):
+                e = row.error()
+        else:
+            e = row.error()
+        if e is not None:
+            out.append((row, e))
+    return out
+
+
+def residuals_by_key(residuals: list[tuple[Row, float]]) -> dict[str, list[tuple[str, float]]]:
     """{key: [(run_id, e)]} for every key a row counts under (its regime and each coarser key)."""
     groups: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for case in cases:
-        e = case.tflops_error
-        regime = row_regime(case)
-        if e is None or regime is None:
-            continue
-        for key in band_keys(regime):
-            groups[key].append((case.row["run_id"], e))
+    for row, e in residuals:
+        for key in band_keys(row_regime(row)):
+            groups[key].append((row.run_id, e))
     return groups
 
 
@@ -111,11 +121,12 @@ def headroom_check(items: list[tuple[str, float]]) -> float:
     return covered / total
 
 
-def compute(cases: list[Case] | None = None) -> dict[str, Any]:
+def compute(cases: list[Case] | None = None, rows: list[Row] | None = None) -> dict[str, Any]:
     cases = cases if cases is not None else all_cases()
+    rows = rows if rows is not None else all_rows()
     bands: dict[str, tuple[int, float, float, float]] = {}
     checks: dict[str, dict[str, float]] = {}
-    for key, items in sorted(residuals_by_key(cases).items()):
+    for key, items in sorted(residuals_by_key(out_of_sample_residuals(rows)).items()):
         if len(items) < MIN_ROWS:
             continue
         values = [e for _, e in items]
@@ -141,13 +152,14 @@ def compute(cases: list[Case] | None = None) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     lines = [
         '"""Calibration residuals by regime and the memory headroom: GENERATED by',
-        "``bench/calibration_regimes.py --write`` from tests/engine/data/runs.csv (see that script for the",
-        "method); tests/engine/test_error_band.py fails when this no longer matches. Do not edit by hand.",
+        "``bench/calibration_regimes.py --write`` from tests/engine/data/runs.csv and runs_frontier.csv (see",
+        "that script for the method); tests/engine/test_error_band.py fails when this no longer matches. Do",
+        "not edit by hand.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "# key: (rows, p10, median, p90) of e = predicted / measured − 1, TFLOP/s per GPU.",
+        "# key: (rows, p10, median, p90) of e = predicted / measured − 1, TFLOP/s or tokens/s per GPU.",
         "BANDS: dict[str, tuple[int, float, float, float]] = {",
     ]
     for key, (n, p10, p50, p90) in result["bands"].items():
@@ -170,13 +182,13 @@ def main() -> None:
     args = parser.parse_args()
     result = compute()
     print(
-        f"{'regime':34s} {'rows':>4s} {'p10':>7s} {'median':>7s} {'p90':>7s}   "
+        f"{'regime':40s} {'rows':>4s} {'p10':>7s} {'median':>7s} {'p90':>7s}   "
         f"{'out-of-fold: in band':>20s} {'median |e|':>10s}"
     )
     for key, (n, p10, p50, p90) in result["bands"].items():
         check = result["checks"][key]
         print(
-            f"{key:34s} {n:4d} {100 * p10:+6.1f}% {100 * p50:+6.1f}% {100 * p90:+6.1f}%   "
+            f"{key:40s} {n:4d} {100 * p10:+6.1f}% {100 * p50:+6.1f}% {100 * p90:+6.1f}%   "
             f"{100 * check['coverage']:19.0f}% {100 * check['median_abs']:9.1f}%"
         )
     print(

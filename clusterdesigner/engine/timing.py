@@ -51,6 +51,18 @@ from clusterdesigner.engine.workload import (
 # docs/training-engine.md; families without runs use the mean of the fitted ones.
 FAMILY_EFFICIENCY: dict[str, float] = {"ampere": 0.90, "hopper": 0.75}
 DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIENCY)
+# Calibration by regime (issue 19 item 7): a (family, precision) whose measured runs reach a different
+# fraction of the achievable rate than the family's BF16 rows takes its own factor in place of the family's.
+# Each is fitted by bench/calibration_fit.py on the declared fit rows (every other row of a source, in file
+# order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
+# are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
+REGIME_EFFICIENCY: dict[tuple[str, str], float] = {("hopper", "fp8"): 0.96, ("blackwell", "fp8"): 0.72}
+REGIME_SOURCES: dict[tuple[str, str], str] = {
+    ("hopper", "fp8"): "10 fit rows of H100 FP8 dense runs: NeMo 24.07, 25.02, 25.09 performance summaries, "
+    "NeMo long-sequence table (≤ 16K), llm-foundry benchmarks",
+    ("blackwell", "fp8"): "9 fit rows of B200/GB200 FP8 dense runs: NeMo 25.02, 25.04, 25.09 performance "
+    "summaries",
+}
 
 MATMUL_FRACTION_WITHOUT_MEASUREMENT = 0.80
 HBM_EFFICIENCY = 0.85
@@ -160,18 +172,23 @@ TIMING_ASSUMPTIONS = (
 )
 
 
-def family_efficiency(accelerator: AcceleratorSpec) -> float:
+def family_efficiency(accelerator: AcceleratorSpec, precision: str = "bf16") -> float:
+    """The calibration factor of ``accelerator``'s family at ``precision``: the regime's own when fitted
+    (REGIME_EFFICIENCY), else the family's, else the mean of the fitted families."""
+    regime = REGIME_EFFICIENCY.get((accelerator.family, precision))
+    if regime is not None:
+        return regime
     return FAMILY_EFFICIENCY.get(accelerator.family, DEFAULT_FAMILY_EFFICIENCY)
 
 
 def matmul_rate_flops(accelerator: AcceleratorSpec, precision: str) -> float:
     """Achievable dense matmul FLOP/s at ``precision``: measured mamf if known, else a fraction of peak,
-    times the family's calibration factor."""
+    times the family's calibration factor at that precision."""
     measured = accelerator.achievable_matmul_tflops.get(precision)
     tflops = (
         measured if measured else MATMUL_FRACTION_WITHOUT_MEASUREMENT * accelerator.peak_tflops(precision)
     )
-    return tflops * 1e12 * family_efficiency(accelerator)
+    return tflops * 1e12 * family_efficiency(accelerator, precision)
 
 
 def _gemm(

@@ -49,6 +49,8 @@ from clusterdesigner.engine.search import (
     usable_gib,
 )
 from clusterdesigner.engine.timing import (
+    REGIME_EFFICIENCY,
+    REGIME_SOURCES,
     TIMING_ASSUMPTIONS,
     family_efficiency,
     moe_assumptions,
@@ -386,7 +388,9 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     tokens_per_step = training.global_batch_seqs * model.seq_len
     hw_flops = hardware_flops_per_token(model, lay["recompute"])
     cap = cluster.accelerator.memory_gib
-    band = band_for(regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus))
+    band = band_for(
+        regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len)
+    )
     rows = []
     for i in range(lay["tp"].size):
         step = float(times["total"][i])
@@ -466,6 +470,17 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
+    regime = (acc.family, problem.training.precision)
+    if regime in REGIME_EFFICIENCY:
+        items.append(
+            Assumption(
+                f"regime_efficiency[{acc.family}/{problem.training.precision}]",
+                family_efficiency(acc, problem.training.precision),
+                f"of achievable {problem.training.precision} matmul",
+                f"calibration factor of this family and precision, fitted by bench/calibration_fit.py on "
+                f"{REGIME_SOURCES[regime]}; checked on the other rows",
+            )
+        )
     items.append(
         Assumption(
             f"family_efficiency[{acc.family or 'unknown'}]",

@@ -288,3 +288,19 @@ def summary(cases: list[Case]) -> dict[str, Any]:
             for s, v in by_source.items()
         },
     }
+
+
+def fit_run_ids(rows: list[dict[str, str]]) -> set[str]:
+    """The declared fit rows of a CSV: within each source_id, in file order, the 1st, 3rd, 5th, … row.
+
+    Declared before any factor was fitted and independent of the errors (issue 19 item 7): a factor is
+    fitted on these rows only (bench/calibration_fit.py) and its error reported on the others, the check
+    rows."""
+    seen: dict[str, int] = {}
+    fit: set[str] = set()
+    for row in rows:
+        i = seen.get(row["source_id"], 0)
+        seen[row["source_id"]] = i + 1
+        if i % 2 == 0:
+            fit.add(row["run_id"])
+    return fit

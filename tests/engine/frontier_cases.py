@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 # One parser and one percentile for both tables, so their figures are computed alike.
-from calibration_cases import _float, _int
+from calibration_cases import _float, _int, fit_run_ids
 from calibration_cases import _percentile as percentile
 
 from clusterdesigner.engine.catalog import specs_from_records
@@ -238,4 +238,22 @@ def summary(cases: list[FrontierCase]) -> dict[str, Any]:
             for src in sorted({c.row["source_id"] for c in compared})
         },
         "skipped": [(c.row["run_id"], c.skip) for c in cases if c.skip],
+        "by_regime_split": by_regime_split(compared),
     }
+
+
+def by_regime_split(compared: list[FrontierCase]) -> dict[str, dict[str, dict[str, float | int]]]:
+    """Per regime (and ``overall``), the stats of the declared fit rows and of the check rows
+    (calibration_cases.fit_run_ids: every other row of a source in file order). A regime factor
+    (timing.REGIME_EFFICIENCY) is fitted on fit rows only, so the check column is the honest figure."""
+    fit = fit_run_ids(load_rows())
+    out: dict[str, dict[str, dict[str, float | int]]] = {}
+    for regime in ("overall", *REGIMES):
+        rows = [c for c in compared if regime == "overall" or regime in c.regimes]
+        out[regime] = {
+            part: _stats(
+                [c.error for c in rows if (c.row["run_id"] in fit) == is_fit and c.error is not None]
+            )
+            for part, is_fit in (("fit", True), ("check", False))
+        }
+    return out

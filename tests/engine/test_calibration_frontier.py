@@ -8,6 +8,7 @@ row, a measured figure) and the error computation to a hand calculation. The tab
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 import sys
 from typing import Any
@@ -165,3 +166,83 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
     assert request["training"]["pipeline_layout"] == "Etttt|(tttt|)*14,tmL"
     case = predict(_row(rows, "nemo2509_gb200_4"), frontier_cases.catalog_specs())
     assert case.skip == "" and case.predicted is not None and case.metric == "tokens/s/GPU"
+
+
+# ---- issue 19 item 7 targets on the check rows (calibration_cases.fit_run_ids; factors fit on fit rows) ----
+# Figures printed by bench/calibration_frontier.py ("by regime, split"). Each figure is pinned; a met target
+# is asserted, an unmet one is an xfail(strict) naming the figure, so the day it is met the test says so.
+
+# Check-row median |error| per regime. MoE: the all-to-all and expert-gather timing (issue 19 items 1-2),
+# not a factor. FP8: its dense rows under 32K meet the target (test_calibration_fit.py); MoE and long-context
+# FP8 rows do not. Long context: NeMo's H100 FP8 rows at 32K-1M tokens are under-predicted by 20-32 %
+# while llm-foundry's H100 BF16 rows at 32K-64K are over-predicted by ~17 %: one factor cannot serve both,
+# so none is fitted. Blackwell: 10.3 % before the Blackwell FP8 factor on its dense rows.
+CHECK_MEDIANS = {"moe": 0.206, "fp8": 0.144, "long_context": 0.211, "overall": 0.154, "blackwell": 0.113}
+UNMET = ("moe", "fp8", "long_context", "overall")
+
+
+@pytest.fixture(scope="module")
+def split() -> dict[str, dict[str, dict[str, float | int]]]:
+    return summary(frontier_cases.all_cases())["by_regime_split"]
+
+
+def _check(split: dict[str, dict[str, dict[str, float | int]]], regime: str) -> float:
+    check = split[regime]["check"]
+    assert check["n"] >= 3, f"{regime}: {check['n']} check rows"
+    return float(check["median_abs_error"])
+
+
+def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
+    for regime, measured in CHECK_MEDIANS.items():
+        assert _check(split, regime) == pytest.approx(measured, abs=0.001), regime
+    assert split["scale_1024"]["check"]["n"] == 1 and split["amd"]["check"]["n"] == 0
+
+
+def test_blackwell_check_rows_meet_the_regime_target(
+    split: dict[str, dict[str, dict[str, float | int]]],
+) -> None:
+    assert _check(split, "blackwell") <= 0.12  # 13 B200/GB200 check rows
+
+
+@pytest.mark.parametrize(
+    "regime",
+    [
+        pytest.param(
+            r, marks=pytest.mark.xfail(strict=True, reason=f"{r} check rows {CHECK_MEDIANS[r]:.1%} > 12 %")
+        )
+        for r in UNMET
+    ],
+)
+def test_regime_check_rows_meet_the_target(
+    split: dict[str, dict[str, dict[str, float | int]]], regime: str
+) -> None:
+    assert _check(split, regime) <= 0.12
+
+
+@pytest.mark.xfail(strict=True, reason="1 check row at >= 1,024 GPUs and no AMD row: no figure to judge")
+@pytest.mark.parametrize("regime", ["scale_1024", "amd"])
+def test_scale_and_amd_have_enough_check_rows(
+    split: dict[str, dict[str, dict[str, float | int]]], regime: str
+) -> None:
+    _check(split, regime)
+
+
+@pytest.fixture(scope="module")
+def all_rows() -> list[float]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from calibration_frontier import all_rows_errors
+
+    return all_rows_errors(frontier_cases.all_cases())
+
+
+def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
+    # 330 rows of runs.csv and runs_frontier.csv: median |error| 5.3 % (target ≤ 7 %); p90 20.7 %.
+    assert len(all_rows) == 330
+    assert statistics.median(all_rows) == pytest.approx(0.053, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.207, abs=0.001)
+    assert statistics.median(all_rows) <= 0.07
+
+
+@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 20.7 % > 18 % (MoE and long-context rows)")
+def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
+    assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
