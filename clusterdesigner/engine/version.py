@@ -23,8 +23,10 @@ changed convention), and say in the commit message what changed. Its history:
        default), selective recompute not searched under flash attention, full recompute capped at the
        no-recompute activations, an ``error_band`` on every result and ``ties`` on a search, per-run day and
        dollar ranges in the cost result; model shapes (head_dim, multi-head latent attention, multi-token
-       prediction, explicit pipeline layouts); serving: request-length mixes, an hourly demand profile,
-       tokens per day and KV bytes per token
+       prediction, explicit pipeline layouts); fitted FP8 matmul factors for Hopper (0.96) and Blackwell
+       (0.72); error bands from runs.csv and runs_frontier.csv by family/precision/kind/context/scale;
+       serving: request-length mixes, an hourly demand profile, tokens per day, KV bytes per token, and the
+       multi-head latent attention KV cache (the latent, not per-head K and V)
 """
 
 from __future__ import annotations
