@@ -163,10 +163,29 @@
   cloudRows().forEach(showCatalogPrices);
   updateCloudControls();
 
+  // The model: the stored one, custom fields and all, while the preset stays as stored; another preset is
+  // that preset alone (the stored fields shaped the old preset's variant, or a custom model, and are dropped).
+  var initialModel = (initial.workload && initial.workload.model) || {};
+  function presetKept() { return text("spec.workload.model.preset") === (initialModel.preset || ""); }
+  function buildModel() {
+    if (presetKept()) return JSON.parse(JSON.stringify(initialModel));
+    return { preset: text("spec.workload.model.preset") };
+  }
+  var keptNote = document.getElementById("f-model-kept");
+  var presetField = field("spec.workload.model.preset");
+  if (keptNote && presetField) {
+    var keptText = keptNote.textContent;
+    presetField.addEventListener("change", function () {
+      keptNote.textContent = presetKept() ? keptText
+        : "Custom shape: " + keptNote.dataset.kept + " — dropped on save: another preset is chosen (choose " +
+          (initialModel.preset || "Custom shape") + " again to keep it).";
+    });
+  }
+
   function buildSpec() {
     var spec = JSON.parse(JSON.stringify(initial));
     spec.workload = spec.workload || {};
-    spec.workload.model = { preset: text("spec.workload.model.preset") };
+    spec.workload.model = buildModel();
     spec.workload.training = Object.assign({}, spec.workload.training || {});
     setIf(spec.workload.training, "tokens", number("spec.workload.training.tokens"));
     setIf(spec.workload.training, "global_batch_tokens", number("spec.workload.training.global_batch_tokens"));
@@ -178,7 +197,8 @@
     ["gpus_per_node", "nodes", "oversubscription"].forEach(function (k) { setIf(cluster, k, number("spec.cluster." + k)); });
     var mode = form.querySelector('input[name="layout-mode"]:checked');
     if (mode && mode.value === "fixed") {
-      var layout = {};
+      // Over the stored layout, so a key the form has no input for (ep) is kept.
+      var layout = initial.parallelism && typeof initial.parallelism === "object" ? Object.assign({}, initial.parallelism) : {};
       ["tp", "pp", "dp", "cp", "vpp", "micro_batch"].forEach(function (k) { setIf(layout, k, number("spec.parallelism." + k)); });
       layout.recompute = text("spec.parallelism.recompute");
       layout.sharding = text("spec.parallelism.sharding");
