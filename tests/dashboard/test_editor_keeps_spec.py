@@ -39,6 +39,7 @@ def _design(owner: Any, model: dict[str, Any]) -> Design:
     spec["workload"]["model"] = model
     # Keys the editor shows no input for, beside ones it shows.
     spec["workload"]["training"]["memory_headroom"] = 0.1
+    spec["parallelism"] = "search"  # the demo's fixed layout is llama3-8b's, too small for these models
     if "experts" in model:  # expert parallelism: a layout key the editor has no input for
         spec["cluster"]["nodes"] = 16  # 128 GPUs: the search's own figure, "a layout fits from 16 nodes"
         spec["parallelism"] = {"tp": 2, "pp": 4, "vpp": 1, "dp": 16, "ep": 8, "recompute": "full"}

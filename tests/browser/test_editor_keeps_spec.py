@@ -1,0 +1,72 @@
+"""The editor in headless Chromium keeps what it has no input for: a design whose model overrides a preset
+(llama3-70b at seq_len 16384) and whose spec holds training, layout and serving keys the form does not show
+is opened, saved unchanged, and the API returns the same spec; choosing another preset drops the override
+(as the note beside the preset then says) and keeps the rest."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_editor_goals import _save
+from tests.conftest import screenshot
+from tests.dashboard.test_editor_keeps_spec import _design
+
+pytestmark = pytest.mark.browser
+
+OVERRIDE = {"preset": "llama3-70b", "seq_len": 16384}
+
+
+def _api_spec(page: Any, design_id: int) -> dict[str, Any]:
+    """The stored spec as the API returns it to the signed-in browser."""
+    body: dict[str, Any] = page.evaluate(
+        "id => fetch(`/api/v1/designs/${id}/`, {credentials: 'same-origin'}).then(r => r.json())", design_id
+    )
+    return body["spec"]
+
+
+def _not_costs(spec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in spec.items() if k != "costs"}
+
+
+def test_an_edit_saved_unchanged_keeps_the_model_override_and_unshown_keys(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    user = _setup(django_user_model)
+    design = _design(user, dict(OVERRIDE))
+    stored = copy.deepcopy(design.current.spec)
+    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    page.uncheck("#auto-refresh")  # save only on the button
+
+    assert page.input_value("#f-preset") == "llama3-70b"
+    assert page.inner_text("#f-model-kept") == (
+        "Custom shape: seq_len 16384 — kept while the preset stays llama3-70b; choosing another preset "
+        "drops them."
+    )
+
+    _save(page, "Saved version 2 and evaluated")
+    spec = _api_spec(page, design.pk)
+    assert spec["workload"]["model"] == OVERRIDE
+    assert spec["workload"]["training"]["memory_headroom"] == 0.1
+    assert spec["serving"]["lengths"] == stored["serving"]["lengths"]
+    assert spec["serving"]["demand"]["hourly_profile"] == [1] * 12 + [3] * 12
+    # Every section as stored (costs aside: the form re-sends the cloud pricing models in its tick order).
+    assert _not_costs(spec) == _not_costs(stored)
+    screenshot(page, "editor-keeps-model-override")
+
+    # Another preset: the note says the override goes; saved, the model is that preset alone, the rest stays.
+    page.select_option("#f-preset", "llama3-8b")
+    assert page.inner_text("#f-model-kept") == (
+        "Custom shape: seq_len 16384 — dropped on save: another preset is chosen (choose llama3-70b again to "
+        "keep it)."
+    )
+    _save(page, "Saved version 3")
+    spec = _api_spec(page, design.pk)
+    assert spec["workload"]["model"] == {"preset": "llama3-8b"}
+    assert spec["workload"]["training"]["memory_headroom"] == 0.1
+    assert spec["serving"] == stored["serving"]
+    screenshot(page, "editor-preset-drops-override")
+    assert page.js_errors == []
