@@ -308,7 +308,10 @@ def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
     owning = _owning_fields(on_prem)
     money = _money_fields(spec.get("costs") or {})
     model = (spec.get("workload") or {}).get("model") or {}
+    training = (spec.get("workload") or {}).get("training") or {}
     return {
+        # A batch given in sequences only: the tokens field stays blank and says so (the editor keeps it).
+        "batch_seqs": None if "global_batch_tokens" in training else training.get("global_batch_seqs"),
         "model_preset": model.get("preset", ""),
         "model_kept": _model_kept(model),
         "owning_fields": owning,

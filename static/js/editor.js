@@ -188,7 +188,13 @@
     spec.workload.model = buildModel();
     spec.workload.training = Object.assign({}, spec.workload.training || {});
     setIf(spec.workload.training, "tokens", number("spec.workload.training.tokens"));
-    setIf(spec.workload.training, "global_batch_tokens", number("spec.workload.training.global_batch_tokens"));
+    // A batch in tokens other than the stored one replaces a stored global_batch_seqs (which the engine
+    // prefers); left blank (the page shows a sequences-only batch so), the sequences are kept.
+    var batchTokens = number("spec.workload.training.global_batch_tokens");
+    if (batchTokens !== undefined && batchTokens !== spec.workload.training.global_batch_tokens) {
+      delete spec.workload.training.global_batch_seqs;
+    }
+    setIf(spec.workload.training, "global_batch_tokens", batchTokens);
     spec.workload.training.precision = text("spec.workload.training.precision");
     var cluster = spec.cluster = Object.assign({}, spec.cluster || {});
     cluster.accelerator = text("spec.cluster.accelerator");

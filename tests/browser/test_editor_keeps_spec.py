@@ -70,3 +70,30 @@ def test_an_edit_saved_unchanged_keeps_the_model_override_and_unshown_keys(
     assert spec["serving"] == stored["serving"]
     screenshot(page, "editor-preset-drops-override")
     assert page.js_errors == []
+
+
+def test_a_batch_in_sequences_is_kept_unless_a_batch_in_tokens_is_typed(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    from apps.designs.demo import DEMOS
+    from apps.designs.services import design_create
+
+    user = _setup(django_user_model)
+    spec = copy.deepcopy(DEMOS[3]["spec"])
+    del spec["workload"]["training"]["global_batch_tokens"]
+    spec["workload"]["training"]["global_batch_seqs"] = 512
+    design = design_create(owner=user, name="batch in sequences", spec=spec)
+    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    page.uncheck("#auto-refresh")
+
+    assert page.input_value("#f-gbt") == ""
+    _save(page, "Saved version 2")
+    training = _api_spec(page, design.pk)["workload"]["training"]
+    assert training["global_batch_seqs"] == 512 and "global_batch_tokens" not in training
+
+    # 2,097,152 tokens = 256 sequences of llama3-8b's 8192: typed, it replaces the sequences.
+    page.fill("#f-gbt", "2097152")
+    _save(page, "Saved version 3")
+    training = _api_spec(page, design.pk)["workload"]["training"]
+    assert training["global_batch_tokens"] == 2097152 and "global_batch_seqs" not in training
+    assert page.js_errors == []

@@ -114,3 +114,17 @@ def test_an_edit_keeps_the_model_and_the_keys_the_editor_does_not_show(
     assert spec["serving"]["lengths"] == stored["serving"]["lengths"]
     assert spec["serving"]["demand"]["hourly_profile"] == [1] * 12 + [3] * 12
     assert spec == stored
+
+
+def test_a_batch_in_sequences_shows_blank_tokens_and_says_it_is_kept(alice: Any, catalog: Any) -> None:
+    spec = copy.deepcopy(DEMOS[3]["spec"])
+    del spec["workload"]["training"]["global_batch_tokens"]
+    spec["workload"]["training"]["global_batch_seqs"] = 512
+    design = design_create(owner=alice, name="batch in sequences", spec=spec)
+    client = Client()
+    client.force_login(alice)
+    page = html.unescape(client.get(f"/designs/{design.pk}/edit/").content.decode())
+    # Before: the tokens field showed the default 4194304, which the engine ignores beside global_batch_seqs.
+    field = re.search(r'<input id="f-gbt"[^>]*>', page).group(0)  # type: ignore[union-attr]
+    assert 'value=""' in field and 'placeholder="512 sequences"' in field
+    assert "Given as 512 sequences (global_batch_seqs) — kept; a batch in tokens here replaces it." in page
