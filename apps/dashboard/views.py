@@ -295,6 +295,10 @@ def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
     return fields
 
 
+# The layout fields the editor shows, in its order.
+_LAYOUT_SHOWN = ("tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute", "sharding", "sequence_parallel")
+
+
 def _model_kept(model: dict[str, Any]) -> str:
     """The model's fields the editor has no input for, as "seq_len 16384, head_dim 128" ("" if none): the
     editor keeps them on save while the preset stays the same, and says so beside the preset."""
@@ -309,7 +313,10 @@ def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
     money = _money_fields(spec.get("costs") or {})
     model = (spec.get("workload") or {}).get("model") or {}
     training = (spec.get("workload") or {}).get("training") or {}
+    layout = spec.get("parallelism")
     return {
+        # A fixed layout's fields it leaves to the search: the editor keeps them searched unless changed.
+        "layout_searched": [k for k in _LAYOUT_SHOWN if k not in layout] if isinstance(layout, dict) else [],
         # A batch given in sequences only: the tokens field stays blank and says so (the editor keeps it).
         "batch_seqs": None if "global_batch_tokens" in training else training.get("global_batch_seqs"),
         "model_preset": model.get("preset", ""),

@@ -182,6 +182,15 @@
     });
   }
 
+  var LAYOUT_KEYS = ["tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute", "sharding", "sequence_parallel"];
+  var storedLayout = initial.parallelism && typeof initial.parallelism === "object" ? initial.parallelism : null;
+  function layoutValue(k) {
+    if (k === "sequence_parallel") return field("spec.parallelism." + k).checked;
+    return k === "recompute" || k === "sharding" ? text("spec.parallelism." + k) : number("spec.parallelism." + k);
+  }
+  var loadedLayout = {};
+  LAYOUT_KEYS.forEach(function (k) { loadedLayout[k] = layoutValue(k); });
+
   function buildSpec() {
     var spec = JSON.parse(JSON.stringify(initial));
     spec.workload = spec.workload || {};
@@ -203,12 +212,14 @@
     ["gpus_per_node", "nodes", "oversubscription"].forEach(function (k) { setIf(cluster, k, number("spec.cluster." + k)); });
     var mode = form.querySelector('input[name="layout-mode"]:checked');
     if (mode && mode.value === "fixed") {
-      // Over the stored layout, so a key the form has no input for (ep) is kept.
-      var layout = initial.parallelism && typeof initial.parallelism === "object" ? Object.assign({}, initial.parallelism) : {};
-      ["tp", "pp", "dp", "cp", "vpp", "micro_batch"].forEach(function (k) { setIf(layout, k, number("spec.parallelism." + k)); });
-      layout.recompute = text("spec.parallelism.recompute");
-      layout.sharding = text("spec.parallelism.sharding");
-      layout.sequence_parallel = field("spec.parallelism.sequence_parallel").checked;
+      // Over the stored layout, so a key the form has no input for (ep) is kept, and a key the stored layout
+      // left to the search stays searched unless its input was changed (the page says which).
+      var layout = storedLayout ? Object.assign({}, storedLayout) : {};
+      LAYOUT_KEYS.forEach(function (k) {
+        var value = layoutValue(k);
+        if (storedLayout && !(k in storedLayout) && value === loadedLayout[k]) return;
+        if (value === undefined || value === "") delete layout[k]; else layout[k] = value;
+      });
       spec.parallelism = layout;
     } else {
       spec.parallelism = "search";

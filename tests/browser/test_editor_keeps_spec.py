@@ -28,6 +28,15 @@ def _api_spec(page: Any, design_id: int) -> dict[str, Any]:
     return body["spec"]
 
 
+def _open_editor(page: Any, base: str, django_user_model: Any, model: dict[str, Any]) -> tuple[Any, Any]:
+    """A design of this model with the unshown keys, its edit page open (saving only on the button), and its
+    stored spec."""
+    design = _design(_setup(django_user_model), dict(model))
+    sign_in(page, base, then=f"/designs/{design.pk}/edit/")
+    page.uncheck("#auto-refresh")
+    return design, copy.deepcopy(design.current.spec)
+
+
 def _not_costs(spec: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in spec.items() if k != "costs"}
 
@@ -35,11 +44,7 @@ def _not_costs(spec: dict[str, Any]) -> dict[str, Any]:
 def test_an_edit_saved_unchanged_keeps_the_model_override_and_unshown_keys(
     page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
-    user = _setup(django_user_model)
-    design = _design(user, dict(OVERRIDE))
-    stored = copy.deepcopy(design.current.spec)
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")  # save only on the button
+    design, stored = _open_editor(page, live_server.url, django_user_model, OVERRIDE)
 
     assert page.input_value("#f-preset") == "llama3-70b"
     assert page.inner_text("#f-model-kept") == (
@@ -96,4 +101,28 @@ def test_a_batch_in_sequences_is_kept_unless_a_batch_in_tokens_is_typed(
     _save(page, "Saved version 3")
     training = _api_spec(page, design.pk)["workload"]["training"]
     assert training["global_batch_tokens"] == 2097152 and "global_batch_seqs" not in training
+    assert page.js_errors == []
+
+
+def test_a_custom_shape_without_preset_is_saved_unchanged(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    from tests.dashboard.test_editor_keeps_spec import CUSTOM_SHAPE
+
+    design, stored = _open_editor(page, live_server.url, django_user_model, CUSTOM_SHAPE)
+
+    assert page.input_value("#f-preset") == ""  # "Custom shape (no preset)", not the first preset
+    assert page.inner_text("#f-model-kept").endswith("— kept; choosing a preset replaces it.")
+    # The stored layout fixes tp, pp, vpp, dp, ep and recompute; the rest were searched and stay so.
+    assert page.inner_text("#f-layout-searched") == (
+        "Left to the search in this design: cp, micro_batch, sharding, sequence_parallel — kept searched "
+        "unless you change them."
+    )
+    _save(page, "Saved version 2")
+    spec = _api_spec(page, design.pk)
+    assert spec["workload"]["model"] == CUSTOM_SHAPE
+    assert spec["parallelism"]["ep"] == 8
+    assert spec["workload"]["training"]["pipeline_layout"] == [16, 15, 15, 15]
+    assert _not_costs(spec) == _not_costs(stored)
+    screenshot(page, "editor-keeps-custom-shape")
     assert page.js_errors == []
