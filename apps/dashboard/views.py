@@ -34,6 +34,7 @@ from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFinding
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
+from clusterdesigner.engine.spec import MODEL as MODEL_RULES
 from clusterdesigner.engine.training import model_presets
 from clusterdesigner.views import or_404
 
@@ -294,11 +295,32 @@ def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
     return fields
 
 
+# The layout fields the editor shows, in its order.
+_LAYOUT_SHOWN = ("tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute", "sharding", "sequence_parallel")
+
+
+def _model_kept(model: dict[str, Any]) -> str:
+    """The model's fields the editor has no input for, as "seq_len 16384, head_dim 128" ("" if none): the
+    editor keeps them on save while the preset stays the same, and says so beside the preset."""
+    order = {k: i for i, k in enumerate(MODEL_RULES)}  # the spec's order (layers, hidden, …), not JSONB's
+    kept = sorted((k for k in model if k != "preset"), key=lambda k: (order.get(k, len(order)), k))
+    return ", ".join(f"{k} {json.dumps(model[k])}" for k in kept)
+
+
 def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
     on_prem = (spec.get("costs") or {}).get("on_prem") or {}
     owning = _owning_fields(on_prem)
     money = _money_fields(spec.get("costs") or {})
+    model = (spec.get("workload") or {}).get("model") or {}
+    training = (spec.get("workload") or {}).get("training") or {}
+    layout = spec.get("parallelism")
     return {
+        # A fixed layout's fields it leaves to the search: the editor keeps them searched unless changed.
+        "layout_searched": [k for k in _LAYOUT_SHOWN if k not in layout] if isinstance(layout, dict) else [],
+        # A batch given in sequences only: the tokens field stays blank and says so (the editor keeps it).
+        "batch_seqs": None if "global_batch_tokens" in training else training.get("global_batch_seqs"),
+        "model_preset": model.get("preset", ""),
+        "model_kept": _model_kept(model),
         "owning_fields": owning,
         "owning_given": any(f["value"] is not None for f in owning),
         "money_fields": money,

@@ -163,13 +163,47 @@
   cloudRows().forEach(showCatalogPrices);
   updateCloudControls();
 
+  // The model: the stored one, custom fields and all, while the preset stays as stored; another preset is
+  // that preset alone (the stored fields shaped the old preset's variant, or a custom model, and are dropped).
+  var initialModel = (initial.workload && initial.workload.model) || {};
+  function presetKept() { return text("spec.workload.model.preset") === (initialModel.preset || ""); }
+  function buildModel() {
+    if (presetKept()) return JSON.parse(JSON.stringify(initialModel));
+    return { preset: text("spec.workload.model.preset") };
+  }
+  var keptNote = document.getElementById("f-model-kept");
+  var presetField = field("spec.workload.model.preset");
+  if (keptNote && presetField) {
+    var keptText = keptNote.textContent;
+    presetField.addEventListener("change", function () {
+      keptNote.textContent = presetKept() ? keptText
+        : "Custom shape: " + keptNote.dataset.kept + " — dropped on save: another preset is chosen (choose " +
+          (initialModel.preset || "Custom shape") + " again to keep it).";
+    });
+  }
+
+  var LAYOUT_KEYS = ["tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute", "sharding", "sequence_parallel"];
+  var storedLayout = initial.parallelism && typeof initial.parallelism === "object" ? initial.parallelism : null;
+  function layoutValue(k) {
+    if (k === "sequence_parallel") return field("spec.parallelism." + k).checked;
+    return k === "recompute" || k === "sharding" ? text("spec.parallelism." + k) : number("spec.parallelism." + k);
+  }
+  var loadedLayout = {};
+  LAYOUT_KEYS.forEach(function (k) { loadedLayout[k] = layoutValue(k); });
+
   function buildSpec() {
     var spec = JSON.parse(JSON.stringify(initial));
     spec.workload = spec.workload || {};
-    spec.workload.model = { preset: text("spec.workload.model.preset") };
+    spec.workload.model = buildModel();
     spec.workload.training = Object.assign({}, spec.workload.training || {});
     setIf(spec.workload.training, "tokens", number("spec.workload.training.tokens"));
-    setIf(spec.workload.training, "global_batch_tokens", number("spec.workload.training.global_batch_tokens"));
+    // A batch in tokens other than the stored one replaces a stored global_batch_seqs (which the engine
+    // prefers); left blank (the page shows a sequences-only batch so), the sequences are kept.
+    var batchTokens = number("spec.workload.training.global_batch_tokens");
+    if (batchTokens !== undefined && batchTokens !== spec.workload.training.global_batch_tokens) {
+      delete spec.workload.training.global_batch_seqs;
+    }
+    setIf(spec.workload.training, "global_batch_tokens", batchTokens);
     spec.workload.training.precision = text("spec.workload.training.precision");
     var cluster = spec.cluster = Object.assign({}, spec.cluster || {});
     cluster.accelerator = text("spec.cluster.accelerator");
@@ -178,11 +212,14 @@
     ["gpus_per_node", "nodes", "oversubscription"].forEach(function (k) { setIf(cluster, k, number("spec.cluster." + k)); });
     var mode = form.querySelector('input[name="layout-mode"]:checked');
     if (mode && mode.value === "fixed") {
-      var layout = {};
-      ["tp", "pp", "dp", "cp", "vpp", "micro_batch"].forEach(function (k) { setIf(layout, k, number("spec.parallelism." + k)); });
-      layout.recompute = text("spec.parallelism.recompute");
-      layout.sharding = text("spec.parallelism.sharding");
-      layout.sequence_parallel = field("spec.parallelism.sequence_parallel").checked;
+      // Over the stored layout, so a key the form has no input for (ep) is kept, and a key the stored layout
+      // left to the search stays searched unless its input was changed (the page says which).
+      var layout = storedLayout ? Object.assign({}, storedLayout) : {};
+      LAYOUT_KEYS.forEach(function (k) {
+        var value = layoutValue(k);
+        if (storedLayout && !(k in storedLayout) && value === loadedLayout[k]) return;
+        if (value === undefined || value === "") delete layout[k]; else layout[k] = value;
+      });
       spec.parallelism = layout;
     } else {
       spec.parallelism = "search";
