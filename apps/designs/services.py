@@ -409,19 +409,6 @@ def _horizon_ranking(costs: Mapping[str, Mapping[str, Any]], options: list[dict[
     return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
 
 
-def expected_days(evaluation: Mapping[str, Any]) -> Any:
-    """Days to train with failures and restarts (not spot interruptions): the days of every option but
-    spot."""
-    for option in evaluation.get("options") or []:
-        if (
-            isinstance(option, Mapping)
-            and option.get("pricing_model") != "spot"
-            and option.get("days") is not None
-        ):
-            return option["days"]
-    return None
-
-
 def _provider_label(provider: str) -> str:
     from apps.catalog.models import CloudOffering
 
