@@ -14,6 +14,7 @@ from typing import Any
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
 from clusterdesigner.engine import cost, defaults, tradeoffs, training
+from clusterdesigner.engine.analysis_result import CompareRow, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
@@ -50,34 +51,31 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
             spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot)
         )
     except EngineError as exc:
-        return {
-            "design": item["design"],
-            "name": item["name"],
-            "version": item["version"],
-            "error": exc.message,
-        }
+        return CompareRow(
+            design=item["design"], name=item["name"], version=item["version"], error=exc.message
+        ).to_json()
     typed = evaluation_read(result=evaluation)
     if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
         raise ValueError(f"design {item['design']}'s evaluation holds no layout")
     column = tradeoffs.compare_column(training=typed.training, options=evaluation["options"])
     cluster = item["spec"]["cluster"]
-    return {
-        "design": item["design"],
-        "name": item["name"],
-        "version": item["version"],
-        "accelerator": cluster["accelerator"],
-        "nodes": cluster["nodes"],
-        "gpus": column.gpus,
+    return CompareRow(
+        design=item["design"],
+        name=item["name"],
+        version=item["version"],
+        accelerator=cluster["accelerator"],
+        nodes=cluster["nodes"],
+        gpus=column.gpus,
         # One definition of days in every comparison: expected, with failures and restarts (the design page's
         # and the compare page's); the failure-free figure beside it, named so.
-        "fits": column.fits,
-        "days": column.expected_days,
-        "days_failure_free": column.days_failure_free,
-        "mfu": column.mfu,
-        "best_option": column.best_option,
-        "best_run_cost_usd": column.best_run_cost_usd,
-        "options": evaluation["options"],
-    }
+        fits=column.fits,
+        days=column.expected_days,
+        days_failure_free=column.days_failure_free,
+        mfu=column.mfu,
+        best_option=column.best_option,
+        best_run_cost_usd=column.best_run_cost_usd,
+        options=tuple(evaluation["options"]),
+    ).to_json()
 
 
 def _sweep_request(
@@ -97,7 +95,7 @@ def _sweep_request(
 
 
 def _failed(base: Mapping[str, Any], models: list[str], *, fits: bool, error: str) -> list[dict[str, Any]]:
-    return [{**base, "pricing_model": m, "fits": fits, "error": error} for m in models]
+    return [SweepRow(**base, pricing_model=m, fits=fits, error=error).to_json() for m in models]
 
 
 def _priced_row(
@@ -114,26 +112,27 @@ def _priced_row(
     days = per_run.spot_effective_days if model == "spot" else per_run.effective_days
     priced = result.on_prem if model == "own" else result.cloud.get(model)
     gpu_hour = None if priced is None else priced.usd_per_gpu_hour
-    row = {
-        **base,
-        "pricing_model": model,
-        "fits": True,
-        "offering": None if model == "own" else offering,
-        "days": days if days is not None else train.chosen.time_to_train_days,
-        "cost_usd": run,
-        "usd_per_gpu_hour": gpu_hour,
-        "mfu": train.chosen.mfu,
-        "layout": train.chosen.parallelism.to_json(),
-        "params_b": round(train.summary.model.params / 1e9, 3),
-    }
+    error = None
     if run is None:
         label = model.replace("_", " ")
-        row["error"] = (
+        error = (
             f"{offering} has no {label} price"
             if offering
             else f"no offering of {base['accelerator']} has a {label} price in the catalog"
         )
-    return row
+    return SweepRow(
+        **base,
+        pricing_model=model,
+        fits=True,
+        offering=None if model == "own" else offering,
+        days=days if days is not None else train.chosen.time_to_train_days,
+        cost_usd=run,
+        usd_per_gpu_hour=gpu_hour,
+        mfu=train.chosen.mfu,
+        layout=train.chosen.parallelism.to_json(),
+        params_b=round(train.summary.model.params / 1e9, 3),
+        error=error,
+    ).to_json()
 
 
 def _sweep_rows(
@@ -201,7 +200,9 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
             "best": tradeoffs.best_per_figure(rows),
             "pareto": [
                 r["design"]
-                for r in tradeoffs.pareto_front([{**r, "cost_usd": r.get("best_run_cost_usd")} for r in rows])
+                for r in tradeoffs.pareto_front(
+                    [{**r, "cost_usd": CompareRow.from_json(r).best_run_cost_usd} for r in rows]
+                )
             ],
         }
     front = tradeoffs.pareto_front(rows)
@@ -209,7 +210,7 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
         "rows": rows,
         "pareto": front,
         "count": len(rows),
-        "feasible": sum(1 for r in rows if r.get("cost_usd") is not None),
+        "feasible": sum(1 for r in map(SweepRow.from_json, rows) if r.cost_usd is not None),
     }
     if kind == "recommend":
         result.update(tradeoffs.recommend(rows=rows, front=front, params=snapshot["params"]))

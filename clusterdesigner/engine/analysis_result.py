@@ -1,0 +1,62 @@
+"""The rows an analysis stores: a sweep's (and a recommendation's) row per (accelerator, nodes, model,
+pricing model), and a comparison's row per design. Each is written by ``to_json()`` as the JSON object the
+analysis has always stored (same keys, same order) and read back by ``from_json()``, so pages, charts and
+the analyses read attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from clusterdesigner.engine.json_object import JsonObject, omit, written_with
+
+
+@dataclass(frozen=True)
+class SweepRow(JsonObject):
+    """One pricing model of one sweep point. A point that does not fit, or cannot be priced, holds only its
+    key figures, ``fits`` and ``error``; a priced one holds its figures (``offering``, ``cost_usd`` and
+    ``usd_per_gpu_hour`` null where there is none) and ``error`` only when the pricing model has no price.
+    ``gpus`` and ``layout`` are in every row written since they were added (older stored rows lack them)."""
+
+    accelerator: str
+    nodes: int
+    gpus: int | None = omit()
+    model: str | None = None
+    pricing_model: str = ""
+    fits: bool = False
+    offering: str | None = written_with("mfu")
+    days: float | None = written_with("mfu")
+    cost_usd: float | None = written_with("mfu")
+    usd_per_gpu_hour: float | None = written_with("mfu")
+    mfu: float | None = omit()
+    layout: Mapping[str, Any] | None = omit()
+    params_b: float | None = omit()
+    error: str | None = omit()
+
+    @property
+    def priced(self) -> bool:
+        """Whether the row fits and has a run cost (a point the Pareto chart can show)."""
+        return self.fits and self.cost_usd is not None
+
+
+@dataclass(frozen=True)
+class CompareRow(JsonObject):
+    """One design of a comparison: its figures (``days`` expected, with failures and restarts;
+    ``days_failure_free`` without), or ``error`` when it does not evaluate."""
+
+    design: int
+    name: str
+    version: int
+    error: str | None = omit()
+    accelerator: str | None = omit()
+    nodes: int | None = omit()
+    gpus: int | None = omit()
+    fits: bool | None = omit()
+    days: float | None = written_with("fits")
+    days_failure_free: float | None = omit()
+    mfu: float | None = omit()
+    best_option: str | None = written_with("fits")
+    best_run_cost_usd: float | None = written_with("fits")
+    options: tuple[Mapping[str, Any], ...] | None = omit()
