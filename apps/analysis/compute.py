@@ -14,7 +14,7 @@ from typing import Any
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
 from clusterdesigner.engine import cost, defaults, tradeoffs, training
-from clusterdesigner.engine.analysis_result import CompareRow, SweepRow
+from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
@@ -42,7 +42,7 @@ def compute_items(
 
 def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
     """The date and threshold the analysis was planned with (older snapshots have none: no stale findings)."""
-    return Freshness.from_json(snapshot["freshness"]) if snapshot.get("freshness") else None
+    return AnalysisSnapshot.from_json(snapshot).freshness
 
 
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,10 +182,7 @@ def _sweep_rows(
 def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[str]) -> dict[str, str | None]:
     """The offering each pricing model of a sweep row is priced on (None for owning, or when none has that
     model's price). A snapshot from before per-model offerings names one offering per accelerator."""
-    by_model = (snapshot.get("offerings_by_model") or {}).get(accelerator)
-    if by_model is None:
-        one = (snapshot.get("offerings") or {}).get(accelerator)
-        by_model = {m: one for m in models if m != "own"}
+    by_model = AnalysisSnapshot.from_json(snapshot).priced_on(accelerator, models)
     owning = next(iter(v for v in by_model.values() if v), None)  # owning rides on any offering's run
     return {m: owning if m == "own" else by_model.get(m) for m in models}
 

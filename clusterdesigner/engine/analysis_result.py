@@ -6,11 +6,13 @@ the analyses read attributes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterdesigner.engine.defaults import OWN
 from clusterdesigner.engine.json_object import JsonObject, omit, written_with
+from clusterdesigner.engine.offerings import Freshness
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,27 @@ class CompareRow(JsonObject):
     best_option: str | None = written_with("fits")
     best_run_cost_usd: float | None = written_with("fits")
     options: tuple[Mapping[str, Any], ...] | None = omit()
+
+
+@dataclass(frozen=True)
+class AnalysisSnapshot(JsonObject):
+    """What an analysis was planned with, as stored: its ``params``, the ``catalog`` records, the price
+    ``freshness`` (older snapshots have none: no stale findings), a sweep's ``models`` (key → model spec) and
+    the offering each accelerator's pricing models are priced on (``offerings_by_model``; a sweep stored
+    before per-model offerings named one offering per accelerator, ``offerings``)."""
+
+    params: Mapping[str, Any]
+    catalog: Mapping[str, Any]
+    models: Mapping[str, Any] | None = omit()
+    offerings_by_model: Mapping[str, Mapping[str, str]] | None = omit()
+    offerings: Mapping[str, str] | None = omit()
+    freshness: Freshness | None = omit()
+
+    def priced_on(self, accelerator: str, models: Sequence[str]) -> dict[str, str | None]:
+        """The offering each of ``models`` (pricing models, owning excluded) of ``accelerator`` is priced on;
+        None where no offering has that model's price."""
+        if self.offerings_by_model is not None:
+            by_model = self.offerings_by_model.get(accelerator, {})
+            return {m: by_model.get(m) for m in models if m != OWN}
+        one = (self.offerings or {}).get(accelerator)
+        return {m: one for m in models if m != OWN}
