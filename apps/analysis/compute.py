@@ -13,8 +13,8 @@ from typing import Any
 
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
-from clusterdesigner.engine import cost, defaults, tradeoffs, training
-from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepRow
+from clusterdesigner.engine import cost, tradeoffs, training
+from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
@@ -78,19 +78,11 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
     ).to_json()
 
 
-def _sweep_request(
-    item: Mapping[str, Any], params: Mapping[str, Any], models: Mapping[str, Any]
-) -> dict[str, Any]:
+def _sweep_request(item: Mapping[str, Any], params: SweepParams, models: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "model": models[item["model"]],
-        "training": params["training"],
-        "cluster": {
-            "accelerator": item["accelerator"],
-            "gpus_per_node": int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value)),
-            "nodes": int(item["nodes"]),
-            "fabric": params.get("fabric", defaults.FABRIC.value),
-            "oversubscription": params.get("oversubscription", defaults.OVERSUBSCRIPTION.value),
-        },
+        "training": params.training,
+        "cluster": params.cluster(item["accelerator"], item["nodes"]),
     }
 
 
@@ -140,7 +132,7 @@ def _sweep_rows(
 ) -> list[dict[str, Any]]:
     """One row per pricing model of one (accelerator, nodes, model) point: one training estimate, one cost
     run per offering the models are priced on."""
-    params, models = snapshot["params"], item["pricing_models"]
+    params, models = SweepParams.from_json(snapshot["params"]), item["pricing_models"]
     request = _sweep_request(item, params, snapshot["models"])
     cluster = request["cluster"]
     base = {
@@ -157,8 +149,8 @@ def _sweep_rows(
         reason = next(iter(train.search.rejected if train.search else {}), "fits at no layout")
         return _failed(base, models, fits=False, error=reason)
     cost_request: dict[str, Any] = {
-        "cluster": {**cluster, "storage": params.get("storage", defaults.STORAGE.value)},
-        **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
+        "cluster": {**cluster, "storage": params.storage_or_default},
+        **params.cost_overrides(),
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clusterdesigner.engine.defaults import OWN
+from clusterdesigner.engine.defaults import FABRIC, GPUS_PER_NODE, OVERSUBSCRIPTION, OWN, STORAGE
 from clusterdesigner.engine.json_object import JsonObject, omit, written_with
 from clusterdesigner.engine.offerings import Freshness
 
@@ -86,3 +86,45 @@ class AnalysisSnapshot(JsonObject):
             return {m: by_model.get(m) for m in models if m != OWN}
         one = (self.offerings or {}).get(accelerator)
         return {m: one for m in models if m != OWN}
+
+
+@dataclass(frozen=True)
+class SweepParams(JsonObject):
+    """The figures of a sweep's (or a recommendation's) params that every point is estimated with; one left
+    out takes the engines' default (``cost_overrides`` names those the cost engine is given)."""
+
+    training: Mapping[str, Any]
+    gpus_per_node: int | None = omit()
+    fabric: str | None = omit()
+    oversubscription: float | None = omit()
+    storage: str | None = omit()
+    horizon_years: float | None = omit()
+    utilization: float | None = omit()
+    on_prem: Mapping[str, Any] | None = omit()
+
+    def cluster(self, accelerator: str, nodes: int) -> dict[str, Any]:
+        """The training request's cluster of one sweep point."""
+        return {
+            "accelerator": accelerator,
+            "gpus_per_node": int(_or(self.gpus_per_node, GPUS_PER_NODE.value)),
+            "nodes": int(nodes),
+            "fabric": _or(self.fabric, FABRIC.value),
+            "oversubscription": _or(self.oversubscription, OVERSUBSCRIPTION.value),
+        }
+
+    @property
+    def storage_or_default(self) -> str:
+        return str(_or(self.storage, STORAGE.value))
+
+    def cost_overrides(self) -> dict[str, Any]:
+        """The cost request's ``horizon_years``, ``utilization`` and ``on_prem`` the params set."""
+        given = {
+            "horizon_years": self.horizon_years,
+            "utilization": self.utilization,
+            "on_prem": self.on_prem,
+        }
+        return {k: v for k, v in given.items() if v is not None}
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value

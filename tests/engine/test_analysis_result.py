@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.analysis_result import CompareRow, SweepRow
+from clusterdesigner.engine.analysis_result import CompareRow, SweepParams, SweepRow
+from clusterdesigner.engine.defaults import FABRIC, GPUS_PER_NODE, OVERSUBSCRIPTION, STORAGE
 
 PRICED = {
     "accelerator": "h100-sxm",
@@ -70,3 +71,19 @@ def test_a_sweep_row_reads_as_attributes() -> None:
     assert (priced.priced, priced.cost_usd, priced.error) == (True, 41000.0, None)
     assert (unpriced.priced, unpriced.error) == (False, "aws-p5 has no spot price")
     assert (failed.priced, failed.days, failed.layout) == (False, None, None)
+
+
+def test_sweep_params_fill_the_engines_defaults_and_pass_on_only_the_cost_figures_given() -> None:
+    params = SweepParams.from_json({"training": {"tokens": 1e11}, "utilization": 0.5, "accelerators": ["x"]})
+    assert params.cluster("h100-sxm", 4) == {
+        "accelerator": "h100-sxm",
+        "gpus_per_node": GPUS_PER_NODE.value,
+        "nodes": 4,
+        "fabric": FABRIC.value,
+        "oversubscription": OVERSUBSCRIPTION.value,
+    }
+    assert params.cost_overrides() == {"utilization": 0.5}
+    assert params.storage_or_default == STORAGE.value
+    given = SweepParams.from_json({"training": {}, "gpus_per_node": 4, "fabric": "roce-400", "storage": "s3"})
+    assert given.cluster("b200", 2)["gpus_per_node"] == 4 and given.cluster("b200", 2)["fabric"] == "roce-400"
+    assert given.storage_or_default == "s3"
