@@ -194,13 +194,16 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
                 )
             ],
         }
-    front = tradeoffs.pareto_front(rows)
+    typed = [SweepRow.from_json(r) for r in rows]
+    front = tradeoffs.pareto_indices([(r.cost_usd, r.days) for r in typed])
     result: dict[str, Any] = {
         "rows": rows,
-        "pareto": front,
+        "pareto": [rows[i] for i in front],
         "count": len(rows),
-        "feasible": sum(1 for r in map(SweepRow.from_json, rows) if r.cost_usd is not None),
+        "feasible": sum(1 for r in typed if r.cost_usd is not None),
     }
     if kind == "recommend":
-        result.update(tradeoffs.recommend(rows=rows, front=front, params=snapshot["params"]))
+        picked = tradeoffs.recommend(rows=typed, front=[typed[i] for i in front], params=snapshot["params"])
+        choice = picked["recommendation"]
+        result.update(picked, recommendation=None if choice is None else rows[typed.index(choice)])
     return result
