@@ -13,7 +13,8 @@ from typing import Any
 
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
-from clusterdesigner.engine import cost, defaults, tradeoffs, training
+from clusterdesigner.engine import cost, tradeoffs, training
+from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
@@ -41,7 +42,7 @@ def compute_items(
 
 def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
     """The date and threshold the analysis was planned with (older snapshots have none: no stale findings)."""
-    return Freshness.from_json(snapshot["freshness"]) if snapshot.get("freshness") else None
+    return AnalysisSnapshot.from_json(snapshot).freshness
 
 
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
@@ -50,54 +51,43 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
             spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot)
         )
     except EngineError as exc:
-        return {
-            "design": item["design"],
-            "name": item["name"],
-            "version": item["version"],
-            "error": exc.message,
-        }
+        return CompareRow(
+            design=item["design"], name=item["name"], version=item["version"], error=exc.message
+        ).to_json()
     typed = evaluation_read(result=evaluation)
     if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
         raise ValueError(f"design {item['design']}'s evaluation holds no layout")
     column = tradeoffs.compare_column(training=typed.training, options=evaluation["options"])
     cluster = item["spec"]["cluster"]
-    return {
-        "design": item["design"],
-        "name": item["name"],
-        "version": item["version"],
-        "accelerator": cluster["accelerator"],
-        "nodes": cluster["nodes"],
-        "gpus": column.gpus,
+    return CompareRow(
+        design=item["design"],
+        name=item["name"],
+        version=item["version"],
+        accelerator=cluster["accelerator"],
+        nodes=cluster["nodes"],
+        gpus=column.gpus,
         # One definition of days in every comparison: expected, with failures and restarts (the design page's
         # and the compare page's); the failure-free figure beside it, named so.
-        "fits": column.fits,
-        "days": column.expected_days,
-        "days_failure_free": column.days_failure_free,
-        "mfu": column.mfu,
-        "best_option": column.best_option,
-        "best_run_cost_usd": column.best_run_cost_usd,
-        "options": evaluation["options"],
-    }
+        fits=column.fits,
+        days=column.expected_days,
+        days_failure_free=column.days_failure_free,
+        mfu=column.mfu,
+        best_option=column.best_option,
+        best_run_cost_usd=column.best_run_cost_usd,
+        options=tuple(evaluation["options"]),
+    ).to_json()
 
 
-def _sweep_request(
-    item: Mapping[str, Any], params: Mapping[str, Any], models: Mapping[str, Any]
-) -> dict[str, Any]:
+def _sweep_request(item: Mapping[str, Any], params: SweepParams, models: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "model": models[item["model"]],
-        "training": params["training"],
-        "cluster": {
-            "accelerator": item["accelerator"],
-            "gpus_per_node": int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value)),
-            "nodes": int(item["nodes"]),
-            "fabric": params.get("fabric", defaults.FABRIC.value),
-            "oversubscription": params.get("oversubscription", defaults.OVERSUBSCRIPTION.value),
-        },
+        "training": params.training,
+        "cluster": params.cluster(item["accelerator"], item["nodes"]),
     }
 
 
 def _failed(base: Mapping[str, Any], models: list[str], *, fits: bool, error: str) -> list[dict[str, Any]]:
-    return [{**base, "pricing_model": m, "fits": fits, "error": error} for m in models]
+    return [SweepRow(**base, pricing_model=m, fits=fits, error=error).to_json() for m in models]
 
 
 def _priced_row(
@@ -114,26 +104,27 @@ def _priced_row(
     days = per_run.spot_effective_days if model == "spot" else per_run.effective_days
     priced = result.on_prem if model == "own" else result.cloud.get(model)
     gpu_hour = None if priced is None else priced.usd_per_gpu_hour
-    row = {
-        **base,
-        "pricing_model": model,
-        "fits": True,
-        "offering": None if model == "own" else offering,
-        "days": days if days is not None else train.chosen.time_to_train_days,
-        "cost_usd": run,
-        "usd_per_gpu_hour": gpu_hour,
-        "mfu": train.chosen.mfu,
-        "layout": train.chosen.parallelism.to_json(),
-        "params_b": round(train.summary.model.params / 1e9, 3),
-    }
+    error = None
     if run is None:
         label = model.replace("_", " ")
-        row["error"] = (
+        error = (
             f"{offering} has no {label} price"
             if offering
             else f"no offering of {base['accelerator']} has a {label} price in the catalog"
         )
-    return row
+    return SweepRow(
+        **base,
+        pricing_model=model,
+        fits=True,
+        offering=None if model == "own" else offering,
+        days=days if days is not None else train.chosen.time_to_train_days,
+        cost_usd=run,
+        usd_per_gpu_hour=gpu_hour,
+        mfu=train.chosen.mfu,
+        layout=train.chosen.parallelism.to_json(),
+        params_b=round(train.summary.model.params / 1e9, 3),
+        error=error,
+    ).to_json()
 
 
 def _sweep_rows(
@@ -141,7 +132,7 @@ def _sweep_rows(
 ) -> list[dict[str, Any]]:
     """One row per pricing model of one (accelerator, nodes, model) point: one training estimate, one cost
     run per offering the models are priced on."""
-    params, models = snapshot["params"], item["pricing_models"]
+    params, models = SweepParams.from_json(snapshot["params"]), item["pricing_models"]
     request = _sweep_request(item, params, snapshot["models"])
     cluster = request["cluster"]
     base = {
@@ -158,8 +149,8 @@ def _sweep_rows(
         reason = next(iter(train.search.rejected if train.search else {}), "fits at no layout")
         return _failed(base, models, fits=False, error=reason)
     cost_request: dict[str, Any] = {
-        "cluster": {**cluster, "storage": params.get("storage", defaults.STORAGE.value)},
-        **{k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params},
+        "cluster": {**cluster, "storage": params.storage_or_default},
+        **params.cost_overrides(),
     }
     by_model = _row_offerings(snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
@@ -183,10 +174,7 @@ def _sweep_rows(
 def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[str]) -> dict[str, str | None]:
     """The offering each pricing model of a sweep row is priced on (None for owning, or when none has that
     model's price). A snapshot from before per-model offerings names one offering per accelerator."""
-    by_model = (snapshot.get("offerings_by_model") or {}).get(accelerator)
-    if by_model is None:
-        one = (snapshot.get("offerings") or {}).get(accelerator)
-        by_model = {m: one for m in models if m != "own"}
+    by_model = AnalysisSnapshot.from_json(snapshot).priced_on(accelerator, models)
     owning = next(iter(v for v in by_model.values() if v), None)  # owning rides on any offering's run
     return {m: owning if m == "own" else by_model.get(m) for m in models}
 
@@ -201,16 +189,21 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
             "best": tradeoffs.best_per_figure(rows),
             "pareto": [
                 r["design"]
-                for r in tradeoffs.pareto_front([{**r, "cost_usd": r.get("best_run_cost_usd")} for r in rows])
+                for r in tradeoffs.pareto_front(
+                    [{**r, "cost_usd": CompareRow.from_json(r).best_run_cost_usd} for r in rows]
+                )
             ],
         }
-    front = tradeoffs.pareto_front(rows)
+    typed = [SweepRow.from_json(r) for r in rows]
+    front = tradeoffs.pareto_indices([(r.cost_usd, r.days) for r in typed])
     result: dict[str, Any] = {
         "rows": rows,
-        "pareto": front,
+        "pareto": [rows[i] for i in front],
         "count": len(rows),
-        "feasible": sum(1 for r in rows if r.get("cost_usd") is not None),
+        "feasible": sum(1 for r in typed if r.cost_usd is not None),
     }
     if kind == "recommend":
-        result.update(tradeoffs.recommend(rows=rows, front=front, params=snapshot["params"]))
+        picked = tradeoffs.recommend(rows=typed, front=[typed[i] for i in front], params=snapshot["params"])
+        choice = picked["recommendation"]
+        result.update(picked, recommendation=None if choice is None else rows[typed.index(choice)])
     return result

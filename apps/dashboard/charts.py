@@ -14,10 +14,11 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import plotly.graph_objects as go
 
+from clusterdesigner.engine.analysis_result import SweepRow
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.tradeoffs import pareto_indices
@@ -629,23 +630,26 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
 
 # --- Sweep
 
+SweepFigure = Literal["days", "cost_usd"]  # the figures a sweep heatmap shows
+
 
 def _sweep_grid(
-    rows: list[Mapping[str, Any]], value: str
+    rows: list[SweepRow], value: SweepFigure
 ) -> tuple[list[str], list[int], list[list[Any]], list[list[str]]]:
-    accelerators = sorted({r["accelerator"] for r in rows})
-    nodes = sorted({int(r["nodes"]) for r in rows})
-    best: dict[tuple[str, int], Mapping[str, Any]] = {}
+    accelerators = sorted({r.accelerator for r in rows})
+    nodes = sorted({int(r.nodes) for r in rows})
+    best: dict[tuple[str, int], tuple[float, SweepRow]] = {}
     for r in rows:
-        if not r.get("fits") or r.get(value) is None:
+        figure = getattr(r, value)
+        if not r.fits or figure is None:
             continue
-        key = (r["accelerator"], int(r["nodes"]))
-        if key not in best or r[value] < best[key][value]:
-            best[key] = r
-    z = [[best[(a, n)][value] if (a, n) in best else None for n in nodes] for a in accelerators]
+        key = (r.accelerator, int(r.nodes))
+        if key not in best or figure < best[key][0]:
+            best[key] = (figure, r)
+    z = [[best[(a, n)][0] if (a, n) in best else None for n in nodes] for a in accelerators]
     text = [
         [
-            PRICING_LABELS.get(best[(a, n)]["pricing_model"], "") if (a, n) in best else "does not fit"
+            PRICING_LABELS.get(best[(a, n)][1].pricing_model, "") if (a, n) in best else "does not fit"
             for n in nodes
         ]
         for a in accelerators
@@ -653,7 +657,7 @@ def _sweep_grid(
     return accelerators, nodes, z, text
 
 
-def sweep_heatmap(rows: Iterable[Mapping[str, Any]], *, value: str) -> dict[str, Any]:
+def sweep_heatmap(rows: Iterable[SweepRow], *, value: SweepFigure) -> dict[str, Any]:
     """Accelerator × node count → days (value="days") or → cost (value="cost_usd"), best pricing per cell."""
     accelerators, nodes, z, text = _sweep_grid(list(rows), value)
     is_cost = value == "cost_usd"

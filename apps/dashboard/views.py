@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,6 +31,7 @@ from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, defaults, tradeoffs
 from clusterdesigner.engine import spec as design_spec
+from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFinding
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
@@ -586,22 +588,22 @@ def sweep(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _sweep_point_url(row: dict[str, Any], model: dict[str, Any], params: dict[str, Any]) -> str:
+def _sweep_point_url(row: SweepRow, model: Mapping[str, Any], params: dict[str, Any]) -> str:
     query: list[tuple[str, str]] = [
-        ("accelerator", row["accelerator"]),
-        ("nodes", str(row["nodes"])),
-        ("name", f"{row['accelerator']} × {row['nodes']} nodes ({row['pricing_model']})"),
+        ("accelerator", row.accelerator),
+        ("nodes", str(row.nodes)),
+        ("name", f"{row.accelerator} × {row.nodes} nodes ({row.pricing_model})"),
     ]
     if model.get("preset"):
         query.append(("preset", model["preset"]))
     if (params.get("training") or {}).get("tokens"):
         query.append(("tokens", str(params["training"]["tokens"])))
-    if row.get("layout"):
-        query.append(("layout", json.dumps(row["layout"], separators=(",", ":"))))
-    if row.get("offering"):
-        query.append(("offering", row["offering"]))
-        if row["pricing_model"] != "own":
-            query.append(("pricing", row["pricing_model"]))
+    if row.layout:
+        query.append(("layout", json.dumps(row.layout, separators=(",", ":"))))
+    if row.offering:
+        query.append(("offering", row.offering))
+        if row.pricing_model != "own":
+            query.append(("pricing", row.pricing_model))
     return f"{reverse('dashboard:design-new')}?{urlencode(query)}"
 
 
@@ -611,27 +613,25 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
         raise Http404("No sweep with this id is yours.")
     context: dict[str, Any] = {"analysis": analysis}
     if analysis.status == Analysis.Status.SUCCEEDED and analysis.result:
-        rows = analysis.result.get("rows") or []
-        models = (analysis.snapshot or {}).get("models") or {}
+        rows = [SweepRow.from_json(r) for r in analysis.result["rows"]]
+        models = AnalysisSnapshot.from_json(analysis.snapshot).models or {}
         params = analysis.params or {}
-        points = []
-        for row in rows:
-            if not row.get("fits") or row.get("cost_usd") is None:
-                continue
-            points.append(
-                {
-                    **row,
-                    "url": _sweep_point_url(row, models.get(row.get("model"), {}), params),
-                    "label": f"{row['accelerator']} × {row['nodes']} nodes, "
-                    f"{charts.PRICING_LABELS.get(row['pricing_model'], row['pricing_model'])}",
-                }
-            )
+        points = [
+            {
+                **row.to_json(),
+                "url": _sweep_point_url(row, models.get(row.model or "", {}), params),
+                "label": f"{row.accelerator} × {row.nodes} nodes, "
+                f"{charts.PRICING_LABELS.get(row.pricing_model, row.pricing_model)}",
+            }
+            for row in rows
+            if row.priced
+        ]
         context.update(
             rows=rows,
-            failed=[r for r in rows if r.get("error")],
-            priced_count=sum(1 for r in rows if not r.get("error")),
-            offerings=_sweep_offerings(analysis.snapshot or {}),
-            pareto=analysis.result.get("pareto") or [],
+            failed=[r for r in rows if r.error],
+            priced_count=sum(1 for r in rows if not r.error),
+            offerings=_sweep_offerings(analysis.snapshot),
+            pareto=[SweepRow.from_json(r) for r in analysis.result["pareto"]],
             charts=[
                 page_chart("sweep-days", charts.sweep_heatmap(rows, value="days")),
                 page_chart("sweep-cost", charts.sweep_heatmap(rows, value="cost_usd")),
@@ -647,26 +647,22 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
     return context
 
 
-def _sweep_offerings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+def _sweep_offerings(snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The offering each accelerator's cloud rows of a sweep were priced on, per pricing model, as its
     snapshot recorded it, with the price used and its date: a reader sees which instance a "b200 spot"
     cell means."""
-    records = {o["slug"]: o for o in (snapshot.get("catalog") or {}).get("cloud_offerings") or []}
-    params = snapshot.get("params") or {}
-    models = [m for m in params.get("pricing_models") or [] if m != defaults.OWN]
-    # A sweep stored before per-model offerings recorded one offering per accelerator.
-    by_model = snapshot.get("offerings_by_model") or {
-        acc: dict.fromkeys(models, slug) for acc, slug in (snapshot.get("offerings") or {}).items()
-    }
+    stored = AnalysisSnapshot.from_json(snapshot)
+    records = {o["slug"]: o for o in stored.catalog["cloud_offerings"]}
+    models = [m for m in stored.params["pricing_models"] if m != defaults.OWN]
     return [
         {
             "accelerator": accelerator,
             "prices": [
-                _sweep_price(records.get((by_model.get(accelerator) or {}).get(model) or ""), model)
-                for model in models
+                _sweep_price(records.get(slug or ""), model)
+                for model, slug in stored.priced_on(accelerator, models).items()
             ],
         }
-        for accelerator in params.get("accelerators") or []
+        for accelerator in stored.params["accelerators"]
     ]
 
 

@@ -25,6 +25,7 @@ from clusterdesigner import memo
 from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
+from clusterdesigner.engine.cost_result import CloudOption, CostResult, DesignOption, PerRun
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
@@ -266,14 +267,15 @@ def evaluate_spec(
                 request, training=train, freshness=freshness, resale=resale, **catalog.cost_kwargs()
             )
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
-    options = _options(costs, chosen, catalog)
+    typed = {key: CostResult.from_json(result) for key, result in costs.items()}
+    options = _options(typed, chosen, catalog)
     _check_finite({"training": train, "costs": costs, "options": options})
     result = {
         "spec": spec,
         "training": train,
         "costs": costs,
         "options": options,
-        "ranking": _horizon_ranking(costs, options),
+        "ranking": _horizon_ranking(typed, options),
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
         "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog, resale=resale),
@@ -320,80 +322,85 @@ def _check_finite(value: Any, path: str = "") -> None:
             _check_finite(item, f"{path}.{index}")
 
 
-def _band(per_run: Mapping[str, Any], option: str, days_key: str) -> dict[str, float]:
+def _band(per_run: PerRun, option: str, days_key: str) -> dict[str, Any]:
     """An option's run cost and expected days at the ends of the training estimate's error band, when the
     cost result carries them (cost._per_run_band)."""
-    run = (per_run.get("usd") or {}).get(option) or {}
+    run = (per_run.usd or {}).get(option)
     pairs = {
-        "run_cost_usd_low": run.get("usd_low"),
-        "run_cost_usd_high": run.get("usd_high"),
-        "days_low": per_run.get(f"{days_key}_low"),
-        "days_high": per_run.get(f"{days_key}_high"),
+        "run_cost_usd_low": None if run is None else run.usd_low,
+        "run_cost_usd_high": None if run is None else run.usd_high,
+        "days_low": getattr(per_run, f"{days_key}_low"),
+        "days_high": getattr(per_run, f"{days_key}_high"),
     }
     return {k: float(v) for k, v in pairs.items() if v is not None}
 
 
-def _own_option(result: Mapping[str, Any], days: Any) -> dict[str, Any]:
+def _run_cost(per_run: PerRun, option: str) -> float | None:
+    """What one run costs on ``option`` (``on_prem`` or a pricing model); None when it has no price."""
+    run = (per_run.usd or {}).get(option)
+    return None if run is None else run.usd
+
+
+def _own_option(result: CostResult, days: float | None) -> DesignOption:
     """The owning row of the options table, from the first offering's cost result (owning is the same in
     each)."""
-    run = result.get("per_run") or {}
-    own = result["on_prem"]
-    return {
-        "key": "own",
-        "label": "Own (on-prem)",
-        "kind": "own",
-        "offering": None,
-        "pricing_model": None,
-        "total_usd": own["total_usd"],
-        "usd_per_gpu_hour": own["usd_per_gpu_hour"],
-        "run_cost_usd": ((run.get("usd") or {}).get("on_prem") or {}).get("usd"),
-        "days": days,
-        "break_even_utilization": None,
+    run = result.per_run
+    return DesignOption(
+        key="own",
+        label="Own (on-prem)",
+        kind="own",
+        offering=None,
+        pricing_model=None,
+        total_usd=result.on_prem.total_usd,
+        usd_per_gpu_hour=result.on_prem.usd_per_gpu_hour,
+        run_cost_usd=_run_cost(run, "on_prem"),
+        days=days,
+        break_even_utilization=None,
         **_band(run, "on_prem", "effective_days"),
-    }
+    )
 
 
 def _cloud_option(
-    slug: str, offering: Any, model: str, row: Mapping[str, Any], result: Mapping[str, Any], days: Any
-) -> dict[str, Any]:
+    slug: str, offering: Any, model: str, row: CloudOption, result: CostResult, days: float | None
+) -> DesignOption:
     """One offering's pricing model as a row of the options table."""
-    run = result.get("per_run") or {}
-    be = (result.get("break_even_utilization") or {}).get(model)
+    run = result.per_run
+    be = result.break_even_utilization.get(model)
     days_key = "spot_effective_days" if model == "spot" else "effective_days"
     name = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
-    return {
-        "key": f"{slug}:{model}",
-        "label": f"{name} {OPTION_LABELS.get(model, model)}",
-        "kind": "cloud",
-        "offering": slug,
-        "pricing_model": model,
-        "total_usd": row["total_usd"],
-        "usd_per_gpu_hour": row["usd_per_gpu_hour"],
-        "run_cost_usd": ((run.get("usd") or {}).get(model) or {}).get("usd"),
-        "days": run.get("spot_effective_days") if model == "spot" else days,
-        "break_even_utilization": _break_even(be),
-        "break_even_meaning": be.get("meaning", "") if isinstance(be, dict) else "",
+    return DesignOption(
+        key=f"{slug}:{model}",
+        label=f"{name} {OPTION_LABELS.get(model, model)}",
+        kind="cloud",
+        offering=slug,
+        pricing_model=model,
+        total_usd=row.total_usd,
+        usd_per_gpu_hour=row.usd_per_gpu_hour,
+        run_cost_usd=_run_cost(run, model),
+        days=run.spot_effective_days if model == "spot" else days,
+        break_even_utilization=None if be is None else _break_even(be.utilization),
+        break_even_meaning="" if be is None else be.meaning,
         **_band(run, model, days_key),
-    }
+    )
 
 
-def _options(costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
+def _options(costs: Mapping[str, CostResult], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
     """Owning and every chosen cloud pricing model of each offering, cheapest run first."""
-    options: list[dict[str, Any]] = []
+    options: list[DesignOption] = []
     for index, (slug, result) in enumerate(costs.items()):
-        run = result.get("per_run") or {}
-        days = run.get("effective_days") or run.get("days")
+        days = result.per_run.effective_days or result.per_run.days
         if index == 0:
             options.append(_own_option(result, days))
         offering = catalog.offerings.get(slug)
-        for model, row in (result.get("cloud") or {}).items():
+        for model, row in result.cloud.items():
             if chosen.get(slug) and model not in chosen[slug]:
                 continue
             options.append(_cloud_option(slug, offering, model, row, result, days))
-    return sorted(options, key=lambda o: (o["run_cost_usd"] is None, o["run_cost_usd"] or o["total_usd"]))
+    options.sort(key=lambda o: (o.run_cost_usd is None, o.run_cost_usd or o.total_usd))
+    return [o.to_json() for o in options]
 
 
-def _horizon_ranking(costs: Mapping[str, Mapping[str, Any]], options: list[dict[str, Any]]) -> dict[str, Any]:
+def _horizon_ranking(costs: Mapping[str, CostResult], options: list[dict[str, Any]]) -> dict[str, Any]:
     """The options cheapest first over the whole horizon, read from the cost engine's ``ranking`` of each
     offering (owning's total over the horizon, each rent option's bill over it) and merged into the design's
     option keys: one frame, so a per-run figure never ranks against a horizon one. Options the spec did not
@@ -401,25 +408,12 @@ def _horizon_ranking(costs: Mapping[str, Mapping[str, Any]], options: list[dict[
     shown = {o["key"] for o in options}
     totals: dict[str, float] = {}
     for slug, result in costs.items():
-        for row in (result.get("ranking") or {}).get("options") or []:
-            key = "own" if row["option"] == "on_prem" else f"{slug}:{row['option']}"
+        for row in result.ranking.options if result.ranking else ():
+            key = "own" if row.option == "on_prem" else f"{slug}:{row.option}"
             if key in shown:
-                totals[key] = float(row["total_usd"])
+                totals[key] = float(row.total_usd)
     order = sorted(totals, key=lambda k: (totals[k], k))
     return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
-
-
-def expected_days(evaluation: Mapping[str, Any]) -> Any:
-    """Days to train with failures and restarts (not spot interruptions): the days of every option but
-    spot."""
-    for option in evaluation.get("options") or []:
-        if (
-            isinstance(option, Mapping)
-            and option.get("pricing_model") != "spot"
-            and option.get("days") is not None
-        ):
-            return option["days"]
-    return None
 
 
 def _provider_label(provider: str) -> str:
@@ -431,11 +425,10 @@ def _provider_label(provider: str) -> str:
         return provider
 
 
-def _break_even(value: Any) -> float | None:
+def _break_even(u: float | None) -> float | None:
     """The break-even utilization when it lies in (0, 1]; outside it one option wins everywhere (see
     meaning)."""
-    u = value.get("utilization") if isinstance(value, dict) else value
-    return u if isinstance(u, (int, float)) and 0 < u <= 1 else None
+    return u if u is not None and 0 < u <= 1 else None
 
 
 def _assumptions(

@@ -56,7 +56,7 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: in
     """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
     training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
     version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
-    days = design_services.expected_days(evaluation.result)
+    days = design_selectors.evaluation_read(result=evaluation.result).expected_days
     if days is None:
         raise InputError(f"design {version.name!r} gives no days to train", field=f"{path}design_id")
     gpus = int(version.spec["cluster"]["nodes"]) * gpus_per_node

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterdesigner.engine.analysis_result import SweepRow
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -145,57 +146,67 @@ def compare_column(
     )
 
 
+def _figures(row: SweepRow) -> tuple[float, float]:
+    """A front row's (days, run cost): every row on the front has both (``pareto_indices``)."""
+    if row.days is None or row.cost_usd is None:
+        raise ValueError("a row without days or a run cost is never on the Pareto front")
+    return row.days, row.cost_usd
+
+
 def _choose(
-    front: Sequence[Mapping[str, Any]], deadline: float | None, budget: float | None
-) -> tuple[Mapping[str, Any] | None, list[str]]:
+    front: Sequence[SweepRow], deadline: float | None, budget: float | None
+) -> tuple[SweepRow | None, list[str]]:
     """The cheapest front option within the deadline and the budget, else the fastest; why, in words."""
     meets = [
         r
         for r in front
-        if (deadline is None or r["days"] <= deadline) and (budget is None or r["cost_usd"] <= budget)
+        if (deadline is None or _figures(r)[0] <= deadline) and (budget is None or _figures(r)[1] <= budget)
     ]
     if not meets:
-        fastest = min(front, key=lambda r: r["days"]) if front else None
+        fastest = min(front, key=lambda r: _figures(r)[0]) if front else None
         return fastest, ["no option meets both the deadline and the budget; shown: the fastest option"]
-    choice = min(meets, key=lambda r: r["cost_usd"])
+    choice = min(meets, key=lambda r: _figures(r)[1])
+    days, usd = _figures(choice)
     reasons = [
         f"cheapest of {len(meets)} Pareto-optimal options that meet "
         + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
         + (f" and the ${budget:,.0f} budget" if budget else "")
     ]
-    faster = [r for r in front if r["days"] < choice["days"]]
+    faster = [r for r in front if _figures(r)[0] < days]
     if faster:
-        quick = min(faster, key=lambda r: r["days"])
+        quick = min(faster, key=lambda r: _figures(r)[0])
+        quick_days, quick_usd = _figures(quick)
         reasons.append(
-            f"finishing in {quick['days']:.1f} days instead of {choice['days']:.1f} would cost "
-            f"${quick['cost_usd'] - choice['cost_usd']:,.0f} more "
-            f"({quick['accelerator']} × {quick['gpus']} GPUs, {quick['pricing_model']})"
+            f"finishing in {quick_days:.1f} days instead of {days:.1f} would cost "
+            f"${quick_usd - usd:,.0f} more "
+            f"({quick.accelerator} × {quick.gpus} GPUs, {quick.pricing_model})"
         )
     return choice, reasons
 
 
 def recommend(
-    *, rows: Sequence[Mapping[str, Any]], front: Sequence[Mapping[str, Any]], params: Mapping[str, Any]
+    *, rows: Sequence[SweepRow], front: Sequence[SweepRow], params: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Pick the cheapest option on the Pareto front that meets ``params``' ``deadline_days`` and
     ``budget_usd`` (either may be absent); when none does, the fastest option on the front. Returns
     ``recommendation`` (the row or None), ``reasons`` (sentences saying why, with the figures) and
     ``rule_of_thumb_gpus``."""
     choice, reasons = _choose(front, params.get("deadline_days"), params.get("budget_usd"))
-    params_b = next((r["params_b"] for r in rows if r.get("params_b")), None)
+    params_b = next((r.params_b for r in rows if r.params_b), None)
     thumb = rule_of_thumb(params_b)
     if choice:
+        days, usd = _figures(choice)
         reasons.append(
-            f"{choice['accelerator']} × {choice['gpus']} GPUs ({choice['nodes']} nodes), "
-            f"{choice['pricing_model']}: {choice['days']:.1f} days, ${choice['cost_usd']:,.0f}, "
-            f"MFU {100 * (choice.get('mfu') or 0):.0f} %"
+            f"{choice.accelerator} × {choice.gpus} GPUs ({choice.nodes} nodes), "
+            f"{choice.pricing_model}: {days:.1f} days, ${usd:,.0f}, "
+            f"MFU {100 * (choice.mfu or 0):.0f} %"
         )
         if params.get("interruption_tolerance") == "none":
             reasons.append("spot excluded: no tolerance for interruptions")
         if thumb:
             reasons.append(
                 f"rule of thumb for {params_b:.1f}B parameters: {thumb}; "
-                f"the engines' choice: {choice['gpus']} GPUs"
+                f"the engines' choice: {choice.gpus} GPUs"
             )
     return {"recommendation": choice, "reasons": reasons, "rule_of_thumb_gpus": thumb}
 

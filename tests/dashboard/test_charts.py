@@ -8,6 +8,7 @@ import pytest
 
 from apps.dashboard import charts
 from apps.designs.selectors import evaluation_read
+from clusterdesigner.engine.analysis_result import SweepRow
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +152,7 @@ def test_sweep_heatmap_shows_the_cheapest_pricing_per_cell() -> None:
             "cost_usd": 500,
         },
     ]
-    figure = charts.sweep_heatmap(rows, value="cost_usd")
+    figure = charts.sweep_heatmap([SweepRow.from_json(r) for r in rows], value="cost_usd")
     heat = figure["data"][0]
     assert heat["y"] == ["b200", "h100-sxm"] and heat["x"] == ["16", "32"]
     assert heat["z"] == [[None, 500], [700, None]]

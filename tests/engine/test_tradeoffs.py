@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from specs import ACCELERATORS, FABRICS
 
+from clusterdesigner.engine.analysis_result import SweepRow
 from clusterdesigner.engine.tradeoffs import (
     best_per_figure,
     compare_column,
@@ -63,7 +64,7 @@ def test_best_per_figure_skips_rows_with_errors() -> None:
 
 
 def test_recommend_picks_the_cheapest_front_option_within_the_deadline() -> None:
-    front = [
+    stored = [
         {
             "cost_usd": 100.0,
             "days": 40.0,
@@ -81,9 +82,17 @@ def test_recommend_picks_the_cheapest_front_option_within_the_deadline() -> None
             "pricing_model": "own",
         },
     ]
+    front = [SweepRow.from_json(r) for r in stored]
     out = recommend(rows=front, front=front, params={"deadline_days": 30})
     assert out["recommendation"] is front[1]
     assert out["reasons"][0] == "cheapest of 1 Pareto-optimal options that meet the 30-day deadline"
+    assert out["reasons"][1] == "h100 × 64 GPUs (8 nodes), own: 20.0 days, $200, MFU 0 %"  # no MFU given
+    cheap = recommend(rows=front, front=front, params={"deadline_days": 50})
+    # The spot option meets 50 days at $100; own would finish 20 days sooner for $200 − $100 more.
+    assert cheap["recommendation"] is front[0]
+    assert cheap["reasons"][1] == (
+        "finishing in 20.0 days instead of 40.0 would cost $100 more (h100 × 64 GPUs, own)"
+    )
     missed = recommend(rows=front, front=front, params={"deadline_days": 10})
     assert missed["recommendation"] is front[1]
     assert missed["reasons"][0].startswith("no option meets both")

@@ -9,7 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from apps.designs.demo import DEMOS
-from apps.designs.services import design_create, design_evaluate, expected_days
+from apps.designs.selectors import evaluation_read
+from apps.designs.services import design_create, design_evaluate
 from apps.plans.models import PlanSolution
 from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
 
@@ -136,7 +137,7 @@ def test_a_training_run_from_a_saved_design_takes_its_gpus_and_gpu_hours(
 ) -> None:
     demo = DEMOS[0]  # 70B on 64 × 8 H100
     design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
-    days = expected_days(design_evaluate(version=design.current).result)
+    days = evaluation_read(result=design_evaluate(version=design.current).result).expected_days
     spec = copy.deepcopy(SPEC)
     spec["training"] = [{"design_id": design.pk, "deadline_month": 2}]
     client = _client(alice)
