@@ -37,7 +37,8 @@ from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFindin
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.spec import MODEL as MODEL_RULES
-from clusterdesigner.engine.training import model_presets
+from clusterdesigner.engine.training import exotic_features, model_presets
+from clusterdesigner.engine.training_result import TrainingEstimate
 from clusterdesigner.views import or_404
 
 logger = logging.getLogger(__name__)
@@ -123,9 +124,38 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
         "break_even": break_even,
         "findings_by_severity": findings,
         "candidates": training.candidates[:10] if training else (),
+        **_layout_ties(training),
         "expected_days": result.expected_days,
         "charts": _charts_for(evaluation, result),
     }
+
+
+def _layout_ties(training: TrainingEstimate | None) -> dict[str, Any]:
+    """The best-layouts table's rows and tie sentence (issue 19): each of the ten best candidates, and any
+    candidate tied with the chosen one beyond them, with its position in the search's ``ties`` (most robust
+    first; None when outside the error band) and its exotic features. ``most_robust`` is the tied layout the
+    engine would trust most when two or more tie; None when the chosen one stands alone (or the result
+    predates ties)."""
+    if training is None:
+        return {"layout_rows": (), "most_robust": None, "tie_count": 0}
+    robust_rank = {index: rank for rank, index in enumerate(training.ties, start=1)}
+    gpus_per_node = training.summary.cluster.gpus_per_node
+    shown = [i for i in range(len(training.candidates)) if i < 10 or i in robust_rank]
+    rows = [
+        {
+            "number": i + 1,
+            "candidate": training.candidates[i],
+            "robust_rank": robust_rank.get(i),
+            "exotic": exotic_features(training.candidates[i].parallelism, gpus_per_node),
+        }
+        for i in shown
+    ]
+    most_robust = None
+    if len(training.ties) > 1:
+        best = next(r for r in rows if r["robust_rank"] == 1)
+        chosen = next(r for r in rows if r["number"] == 1)
+        most_robust = {**best, "chosen": chosen}
+    return {"layout_rows": rows, "most_robust": most_robust, "tie_count": len(training.ties)}
 
 
 def _evaluated_context(version: Any, frame: str | None = None) -> dict[str, Any]:

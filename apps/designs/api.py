@@ -252,10 +252,12 @@ class DesignViewSet(
     def export(self, request: Request, pk: str) -> HttpResponse:
         design = self.get_object()
         version = or_404(selectors.design_version_get(design=design, number=_int_param(request, "version")))
+        evaluation = services.design_evaluate(version=version)
         return export_response(
-            services.design_evaluate(version=version).result,
+            evaluation.result,
             request.query_params.get("format"),
             f"design-{design.pk}-v{version.number}",
+            fabric_kind=selectors.evaluation_fabric_kind(evaluation=evaluation),
         )
 
     @extend_schema(methods=["get"], filters=False, responses={200: ShareLinkSerializer(many=True), **ERRORS})
@@ -311,7 +313,11 @@ def _int_param(request: Request, name: str) -> int | None:
     return value
 
 
-def export_response(evaluation: dict[str, Any], fmt: str | None, stem: str) -> HttpResponse:
+def export_response(
+    evaluation: dict[str, Any], fmt: str | None, stem: str, *, fabric_kind: str | None = None
+) -> HttpResponse:
+    """The evaluation exported as ``fmt``; a launch configuration takes ``fabric_kind``, the kind of the
+    catalog row of the design's fabric (``selectors.evaluation_fabric_kind``)."""
     if fmt not in EXPORTS:
         raise ValidationError({"format": [f"must be one of {', '.join(EXPORTS)}"]})
     import importlib
@@ -319,7 +325,11 @@ def export_response(evaluation: dict[str, Any], fmt: str | None, stem: str) -> H
     content_type, extension, module, function = EXPORTS[fmt]
     build = getattr(importlib.import_module(f"apps.designs.{module}"), function)
     try:
-        body = build(evaluation=evaluation)
+        body = (
+            build(evaluation=evaluation, fabric_kind=fabric_kind)
+            if module == "launch"
+            else build(evaluation=evaluation)
+        )
     except ValueError as exc:
         raise ValidationError({"format": [str(exc)]}) from exc
     response = HttpResponse(body, content_type=content_type)

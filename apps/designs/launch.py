@@ -66,15 +66,14 @@ class NcclSetting:
     why: str
 
 
-def fabric_kind_of(evaluation: DesignEvaluation) -> str:
-    """The fabric kind (infiniband, roce, efa, ethernet) of the evaluation's cluster: an explicit
-    ``fabric_kind`` in the spec's cluster, else inferred from the catalog slug (ib-*, roce-*, *efa*, eth-*).
-    """
-    cluster = _cluster(evaluation)
-    kind = str(cluster.get("fabric_kind") or "").lower()
+def fabric_kind_of(evaluation: DesignEvaluation, catalog_kind: str | None = None) -> str:
+    """The fabric kind (infiniband, roce, efa, ethernet) of the evaluation's cluster: ``catalog_kind``, the
+    kind of the catalog row of its fabric (``selectors.evaluation_fabric_kind``), else inferred from the
+    fabric's slug (ib-*, roce-*, *efa*, eth-*) when that row is not at hand."""
+    kind = (catalog_kind or "").lower()
     if kind in FABRIC_KINDS:
         return kind
-    return _kind_from_slug(str(cluster.get("fabric") or ""))
+    return _kind_from_slug(str(_cluster(evaluation).get("fabric") or ""))
 
 
 def _kind_from_slug(slug: str) -> str:
@@ -88,8 +87,9 @@ def _kind_from_slug(slug: str) -> str:
     if s.startswith("eth") or "ethernet" in s:
         return "ethernet"
     raise ValueError(
-        f"cannot tell the fabric kind of {slug!r}; "
-        f"set spec.cluster.fabric_kind to one of {', '.join(FABRIC_KINDS)}"
+        f"cannot tell the fabric kind of {slug!r}: it is not in the catalog and its slug names no kind; "
+        f"pick a catalog fabric for spec.cluster.fabric, or add {slug!r} to the catalog with its kind "
+        f"({', '.join(FABRIC_KINDS)})"
     )
 
 
@@ -593,13 +593,17 @@ def _launch_env(*, kind: str, fabric_slug: str, sharding: str) -> tuple[NcclSett
     return (*nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug), queues)
 
 
-def launch_plan(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> LaunchPlan:
+def launch_plan(
+    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
+) -> LaunchPlan:
     """Build the Megatron-LM argument list for the evaluation's layout, model and precision.
 
     Checks what Megatron would reject at start-up: tp·pp·dp·cp must equal nodes × GPUs per node; the global
     batch (sequences) must divide by micro_batch × dp; with vpp > 1 the layers (or the layers + 2, with
     the embedding and the loss counted as layers) must split evenly into pp × vpp chunks. Raises ValueError
-    with the reason.
+    with the reason. ``fabric_kind`` is the kind of the catalog row of the design's fabric, which the caller
+    reads (``selectors.evaluation_fabric_kind``; this module touches no database); without it the kind is
+    inferred from the fabric's slug.
     """
     evaluation = selectors.evaluation_read(result=evaluation)
     layout = chosen_layout(evaluation)
@@ -615,7 +619,7 @@ def launch_plan(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> LaunchPl
     _data_and_placeholder_args(out, shape)
     cluster = _cluster(evaluation)
     fabric_slug = str(cluster.get("fabric") or "")
-    kind = fabric_kind_of(evaluation)
+    kind = fabric_kind_of(evaluation, fabric_kind)
     return LaunchPlan(
         nodes=nodes,
         gpus_per_node=gpn,
@@ -685,11 +689,13 @@ def _num(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, (int, float)) else "?"
 
 
-def launch_torchrun(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
+def launch_torchrun(
+    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
+) -> str:
     """A shell snippet: the NCCL exports for the fabric and the ``torchrun`` command for one node. Run it on
     every node with NODE_RANK (0 … nodes-1) and MASTER_ADDR (node 0's address) set."""
     evaluation = selectors.evaluation_read(result=evaluation)
-    plan = launch_plan(evaluation=evaluation)
+    plan = launch_plan(evaluation=evaluation, fabric_kind=fabric_kind)
     head = [f"# {line}" for line in _header(plan, evaluation)]
     head.append("# Run on every node with NODE_RANK=0..N-1 and MASTER_ADDR=<node 0> set.")
     launcher = [
@@ -705,11 +711,11 @@ def launch_torchrun(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
     return "\n".join([*head, *_env_lines(plan.env), "", _continued(launcher)]) + "\n"
 
 
-def launch_sbatch(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
+def launch_sbatch(*, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None) -> str:
     """A Slurm batch script: one task per node, all GPUs of each node, exclusive nodes, ``srun torchrun`` with
     c10d rendezvous on the first node of the allocation."""
     evaluation = selectors.evaluation_read(result=evaluation)
-    plan = launch_plan(evaluation=evaluation)
+    plan = launch_plan(evaluation=evaluation, fabric_kind=fabric_kind)
     days = _training(evaluation).chosen.time_to_train_days
     lines = [
         "#!/bin/bash",
@@ -752,13 +758,15 @@ def _y(value: Any) -> str:
     return json.dumps(value)
 
 
-def launch_volcano(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> str:
+def launch_volcano(
+    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
+) -> str:
     """A Volcano ``batch.volcano.sh/v1alpha1`` Job: gang-scheduled (minAvailable = nodes), one pod per node
     (a master task and nodes-1 workers), all GPUs of the node, the RDMA/EFA devices of the fabric, the NCCL
     environment with the reason for each variable, and the torchrun command with the Volcano pytorch
     plugin's MASTER_ADDR / MASTER_PORT / RANK."""
     evaluation = selectors.evaluation_read(result=evaluation)
-    plan = launch_plan(evaluation=evaluation)
+    plan = launch_plan(evaluation=evaluation, fabric_kind=fabric_kind)
     name = _job_name(plan.name)
     resources: list[tuple[str, Any, str]] = [("nvidia.com/gpu", plan.gpus_per_node, "every GPU of the node")]
     if plan.fabric_kind in ("infiniband", "roce"):

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import F, Q, QuerySet
 
-from apps.designs.models import Design, DesignVersion, ShareLink, hash_token
+from apps.catalog.models import Fabric
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from clusterdesigner.compiled_query import CompiledQuery
 from clusterdesigner.engine.evaluation import DesignEvaluation
 
@@ -110,6 +111,24 @@ def evaluation_read(*, result: Mapping[str, Any] | DesignEvaluation) -> DesignEv
     if isinstance(result, DesignEvaluation):
         return result
     return DesignEvaluation.from_json(result)
+
+
+def evaluation_fabric_kind(*, evaluation: Evaluation) -> str | None:
+    """The kind (infiniband, roce, efa, ethernet) of the catalog fabric the evaluation's cluster names: the
+    row in the evaluation's input snapshot (the catalog it was computed on), else the catalog's row now; None
+    when neither has it. Reads only the snapshot's fabric rows, not the whole stored catalog."""
+    slug = (evaluation.result.get("spec") or {}).get("cluster", {}).get("fabric")
+    if not slug:
+        return None
+    rows = (
+        Evaluation.objects.filter(pk=evaluation.pk)
+        .values_list("snapshot__catalog__fabrics", flat=True)
+        .first()
+    )
+    for row in rows or ():
+        if isinstance(row, Mapping) and row.get("slug") == slug and row.get("kind"):
+            return str(row["kind"])
+    return Fabric.objects.filter(slug=slug).values_list("kind", flat=True).first()
 
 
 RANKING_FRAMES = {"horizon": "over the horizon", "run": "per run"}
