@@ -111,14 +111,15 @@ def _plain(value: Any) -> Any:
 
 # ---- the three tables ------------------------------------------------------------------------------------
 def _model_text(evaluation: DesignEvaluation) -> str:
-    model = evaluation.workload.get("model")
+    spec = evaluation.design_spec
     name = evaluation.training.summary.model.name if evaluation.training else None
-    if isinstance(model, Mapping) and model.get("preset"):
+    if spec is None:
+        return str(name or "")
+    model = spec.model
+    if "preset" in model:
         return f"{model['preset']} ({name})" if name else str(model["preset"])
-    if isinstance(model, Mapping):
-        keys = ("layers", "hidden", "heads", "kv_heads", "seq_len")
-        return name or ", ".join(f"{k} {model[k]}" for k in keys if k in model)
-    return str(name or "")
+    keys = ("layers", "hidden", "heads", "kv_heads", "seq_len")
+    return name or ", ".join(f"{k} {model[k]}" for k in keys if k in model)
 
 
 def _unit_format(unit: str, value: Any) -> str:
@@ -162,10 +163,9 @@ def _of(obj: Any, path: str) -> Any:
 
 def _design_rows(evaluation: DesignEvaluation) -> list[Row]:
     """Which design and when; the model, the workload and the cluster as the spec gives them."""
-    cluster = evaluation.cluster
-    workload = evaluation.workload.get("training")
-    workload = workload if isinstance(workload, Mapping) else {}
-    nodes, gpn = _number(cluster.get("nodes")), _number(cluster.get("gpus_per_node"))
+    spec = evaluation.design_spec
+    cluster, training = (spec.cluster, spec.training) if spec else (None, None)
+    nodes, gpn = _number(_of(cluster, "nodes")), _number(_of(cluster, "gpus_per_node"))
     return [
         ("Design", _of(evaluation.design, "name"), "", GENERAL),
         ("Design id", _of(evaluation.design, "id"), "", GENERAL),
@@ -173,15 +173,15 @@ def _design_rows(evaluation: DesignEvaluation) -> list[Row]:
         ("Computed at", evaluation.computed_at, "", GENERAL),
         ("Model", _model_text(evaluation), "", GENERAL),
         ("Parameters", _of(evaluation.training, "summary.model.params"), "parameters", INTEGER),
-        ("Training tokens", workload.get("tokens"), "tokens", INTEGER),
-        ("Global batch", workload.get("global_batch_tokens"), "tokens", INTEGER),
-        ("Precision", workload.get("precision"), "", GENERAL),
-        ("Accelerator", cluster.get("accelerator"), "", GENERAL),
-        ("GPUs per node", cluster.get("gpus_per_node"), "GPUs", INTEGER),
-        ("Nodes", cluster.get("nodes"), "nodes", INTEGER),
+        ("Training tokens", _of(training, "tokens"), "tokens", INTEGER),
+        ("Global batch", _of(training, "global_batch_tokens"), "tokens", INTEGER),
+        ("Precision", _of(training, "precision"), "", GENERAL),
+        ("Accelerator", _of(cluster, "accelerator"), "", GENERAL),
+        ("GPUs per node", _of(cluster, "gpus_per_node"), "GPUs", INTEGER),
+        ("Nodes", _of(cluster, "nodes"), "nodes", INTEGER),
         ("GPUs", nodes * gpn if nodes is not None and gpn is not None else None, "GPUs", INTEGER),
-        ("Fabric", cluster.get("fabric"), "", GENERAL),
-        ("Oversubscription", cluster.get("oversubscription"), "ratio", GENERAL),
+        ("Fabric", _of(cluster, "fabric"), "", GENERAL),
+        ("Oversubscription", _of(cluster, "oversubscription"), "ratio", GENERAL),
     ]
 
 

@@ -38,6 +38,7 @@ from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.spec import Cluster, DesignSpec
 from clusterdesigner.engine.training_result import Layout, TrainingEstimate
 from clusterdesigner.engine.workload import PipelineLayout, parse_pipeline_layout
 
@@ -73,7 +74,7 @@ def fabric_kind_of(evaluation: DesignEvaluation, catalog_kind: str | None = None
     kind = (catalog_kind or "").lower()
     if kind in FABRIC_KINDS:
         return kind
-    return _kind_from_slug(str(_cluster(evaluation).get("fabric") or ""))
+    return _kind_from_slug(_cluster(evaluation).fabric)
 
 
 def _kind_from_slug(slug: str) -> str:
@@ -193,10 +194,21 @@ def nccl_env(*, fabric_kind: str, fabric_slug: str) -> dict[str, str]:
 
 
 # ---- reading the evaluation ------------------------------------------------------------------------------
-def _cluster(evaluation: DesignEvaluation) -> Mapping[str, Any]:
-    if not evaluation.cluster:
-        raise ValueError("the evaluation has no spec.cluster, so there is no cluster to launch on")
-    return evaluation.cluster
+def _cluster(evaluation: DesignEvaluation) -> Cluster:
+    return _spec(evaluation).cluster
+
+
+def _spec(evaluation: DesignEvaluation) -> DesignSpec:
+    """The evaluation's parsed spec; ValueError when its stored spec does not parse (a launch needs its
+    cluster and model)."""
+    if evaluation.design_spec is None:
+        if not evaluation.cluster:
+            raise ValueError("the evaluation has no spec.cluster, so there is no cluster to launch on")
+        raise ValueError(
+            "the evaluation's stored spec no longer parses, so there is no cluster to launch on: "
+            "save the design again"
+        )
+    return evaluation.design_spec
 
 
 def _training(evaluation: DesignEvaluation) -> TrainingEstimate:
@@ -258,13 +270,11 @@ def model_shape(evaluation: DesignEvaluation) -> dict[str, Any]:
     """The model shape to launch: the engine's preset (when the spec names one), overridden by the shape
     fields in the spec, overridden by the resolved shape the training engine reports (training.summary.model,
     which has every dense-shape field; the preset and the spec add the MoE details it does not report)."""
-    spec_model = evaluation.workload.get("model")
-    if not isinstance(spec_model, Mapping):
-        spec_model = {}
+    spec_model = _spec(evaluation).model
     shape: dict[str, Any] = {}
-    if spec_model.get("preset"):
-        shape.update(_preset_shape(str(spec_model["preset"])))
-    shape.update({k: spec_model[k] for k in _SHAPE_KEYS if spec_model.get(k) is not None})
+    if "preset" in spec_model:
+        shape.update(_preset_shape(spec_model["preset"]))
+    shape.update({k: spec_model[k] for k in _SHAPE_KEYS if k in spec_model})
     echoed = _training(evaluation).summary.model
     shape.update({k: getattr(echoed, k) for k in _SHAPE_KEYS if getattr(echoed, k, None) is not None})
     # What no source gave is the engine's default (a dense model, untied, with dropout).
@@ -434,8 +444,7 @@ def _attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
 def _pipeline_layout(evaluation: DesignEvaluation, shape: Mapping[str, Any]) -> PipelineLayout | None:
     """The spec's explicit pipeline layout (spec.workload.training.pipeline_layout), checked as the engine
     checks it, or None."""
-    training = evaluation.workload.get("training")
-    given = training.get("pipeline_layout") if isinstance(training, Mapping) else None
+    given = _spec(evaluation).training.pipeline_layout
     if given is None:
         return None
     try:
@@ -617,8 +626,7 @@ def launch_plan(
     _sharding_args(out, layout, gpn)
     _precision_args(out, _precision(evaluation))
     _data_and_placeholder_args(out, shape)
-    cluster = _cluster(evaluation)
-    fabric_slug = str(cluster.get("fabric") or "")
+    fabric_slug = _cluster(evaluation).fabric
     kind = fabric_kind_of(evaluation, fabric_kind)
     return LaunchPlan(
         nodes=nodes,

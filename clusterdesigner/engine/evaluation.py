@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from clusterdesigner.engine.cost_result import CostResult, DesignOption
 from clusterdesigner.engine.json_object import JsonObject, omit, since
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.serving import ServingResult
+from clusterdesigner.engine.spec import DesignSpec, SpecError, parse_design_spec
 from clusterdesigner.engine.tradeoffs import expected_days
 from clusterdesigner.engine.training_result import TrainingEstimate
 from clusterdesigner.engine.verdict import Verdict
@@ -101,6 +103,16 @@ class DesignEvaluation(JsonObject):
         return rest
 
     # --- What the pages, exports and launch scripts read, named once here.
+
+    @cached_property
+    def design_spec(self) -> DesignSpec | None:
+        """The stored spec parsed once (clusterdesigner.engine.spec), on first read; None when it no longer
+        parses (stored under older rules, or hand-made without its required sections): readers then show
+        what it would give as not applicable, as they do for a field the spec leaves out."""
+        try:
+            return parse_design_spec(self.spec)
+        except SpecError:
+            return None
 
     @property
     def cluster(self) -> Mapping[str, Any]:
