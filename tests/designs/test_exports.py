@@ -111,6 +111,35 @@ def test_csv_summary_has_the_key_training_figures() -> None:
     assert float(summary["Its cost per run"][0]) == 748512.25
 
 
+def test_csv_summary_reads_the_design_and_its_spec() -> None:
+    # The fixture's spec (tests/designs/fixtures.py): llama3-70b on 64 × 8 h100-sxm over ib-ndr400,
+    # 1e12 tokens in batches of 4,194,304, bf16; the model's name is the one the engine reported.
+    summary = {
+        row[0]: row[1] for row in csv_blocks(design_export_csv(evaluation=evaluation_fixture()))["Summary"]
+    }
+    assert summary["Model"] == "llama3-70b (Llama 3 70B)"
+    assert (summary["Training tokens"], summary["Global batch"], summary["Precision"]) == (
+        "1000000000000.0",  # a float in the spec, written in full (repr)
+        "4194304",
+        "bf16",
+    )
+    assert (summary["Accelerator"], summary["GPUs per node"], summary["Nodes"]) == ("h100-sxm", "8", "64")
+    assert (summary["Fabric"], summary["Oversubscription"]) == ("ib-ndr400", "1.0")
+
+
+def test_a_stored_spec_that_no_longer_parses_still_exports() -> None:
+    # A costs key today's parser refuses: the spec's rows are blank (not applicable), the rest is as always.
+    evaluation = evaluation_fixture()
+    evaluation["spec"]["costs"]["retired_setting"] = 1
+    blocks = csv_blocks(design_export_csv(evaluation=evaluation))
+    summary = {row[0]: row[1] for row in blocks["Summary"]}
+    assert summary["Model"] == "Llama 3 70B"
+    assert summary["Nodes"] == summary["Fabric"] == summary["Training tokens"] == summary["GPUs"] == ""
+    assert summary["Layout"] == "TP8 PP4 DP16 CP1 VPP1 mb1 recompute=selective sharding=zero1 SP"
+    assert [r[0] for r in blocks["Options"][1:]] == [o["label"] for o in evaluation["options"]]
+    assert summary_rows(workbook(evaluation)["Summary"])["Nodes"].value is None
+
+
 def test_csv_neutralises_formula_text_but_not_negative_numbers() -> None:
     rows = {
         row[0]: row

@@ -268,6 +268,17 @@ def test_missing_layout_is_a_clear_error() -> None:
             launcher(evaluation=evaluation)
 
 
+def test_a_stored_spec_that_no_longer_parses_is_a_clear_error() -> None:
+    evaluation = evaluation_fixture()
+    evaluation["spec"]["costs"]["retired_setting"] = 1
+    for launcher in (launch_torchrun, launch_sbatch, launch_volcano):
+        with pytest.raises(ValueError, match="stored spec no longer parses"):
+            launcher(evaluation=evaluation)
+    del evaluation["spec"]["cluster"]
+    with pytest.raises(ValueError, match="no spec.cluster"):
+        launch_torchrun(evaluation=evaluation)
+
+
 def test_layout_that_does_not_fit_is_a_clear_error() -> None:
     evaluation = evaluation_fixture()
     evaluation["training"]["fits"] = False
