@@ -294,3 +294,24 @@ def test_llama3_70b_gb200_activations_are_the_hand_computed_ones_and_offload_wou
     assert frontier_cases.missing_memory_levers(row) == [
         "activation offload to CPU (Megatron-Core cpu_offloading_num_layers)"
     ]
+
+
+def test_qwen3_long_context_activations_are_the_hand_computed_ones(rows: list[dict[str, str]]) -> None:
+    # moezoo_qwen3_h100_lc_1: Qwen3 235B-A22B (h 4,096, 64 heads × 128, 4 KV heads, 128 experts top-8 of
+    # width 1,536), tp 4 with SP, pp 8 × vpp 4, cp 1, micro-batch 1 × 16,384 tokens, bf16, predicted with
+    # no recompute (the engine has no per-module recompute):
+    #   replicated 8·t·h/tp = 8 × 4,096 / 4 = 8,192 B per token
+    #   split (2(q + 2 kv) + 2q + 6 · top_k · f_e)/tp = (18,432 + 16,384 + 73,728) / 4 = 27,136 B per token
+    #   one layer 16,384 × 35,328 = 578,813,952 B; the first stage holds 3-layer chunks for Megatron's
+    #   interleaved warm-up of 2(p − 1) + (v − 1)p + 1 = 39 chunks = 117 layers, × 11/12 (94 layers on
+    #   8 stages: the first holds 11 of 12), × 1.1 allocator → 68,285,575,987 B = 63.6 GiB; with 14.2 GiB
+    #   of states and 2.5 reserve, 80.3 GiB against 80.
+    # The recipe's --recompute-modules layernorm moe keeps neither the two norm outputs nor the MoE block's
+    # intermediates: about (4 × 4,096 + 18,432 + 16,384)/4 = 12,800 B per token → 23.0 GiB, 39.7 GiB in all
+    # (a hand estimate of a lever the engine lacks; expert TP 1 and fp32 main grads would add ~16 GiB).
+    row = _row(rows, "moezoo_qwen3_h100_lc_1")
+    response = estimate(frontier_cases.request_for(row), **frontier_cases.catalog_specs())
+    mem = response["memory_per_gpu_gib"]
+    assert mem["activations"] == pytest.approx(68_285_575_987 / 2**30, abs=0.01)
+    assert mem["total"] == pytest.approx(80.3, abs=0.05) and not response["fits"]
+    assert mem["total"] - mem["activations"] + 23.04 == pytest.approx(39.7, abs=0.1)
