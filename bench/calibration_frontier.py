@@ -30,6 +30,7 @@ from frontier_cases import (  # noqa: E402
     accelerator_slug,
     all_cases,
     catalog_specs,
+    missing_memory_levers,
     percentile,
     summary,
 )
@@ -137,8 +138,15 @@ def main() -> None:
     print("by source:")
     for source, stats in s["by_source"].items():
         print(_stats_line(source, stats))
-    oom = [c.row["run_id"] for c in cases if c.fits is False]
-    print(f"measured runs predicted not to fit in memory: {len(oom)} {oom if oom else ''}")
+    oom = [c for c in cases if c.fits is False]
+    unexplained = [c.row["run_id"] for c in oom if not missing_memory_levers(c.row)]
+    print(
+        f"measured runs predicted not to fit in memory: {len(oom)}; without a lever the engine lacks: "
+        f"{len(unexplained)} {unexplained if unexplained else ''}"
+    )
+    for c in oom:
+        if levers := missing_memory_levers(c.row):
+            print(f"  {c.row['run_id']:22s} the run used {'; '.join(levers)}: no engine input yet")
     print()
     accelerators = catalog_specs()["accelerators"]
     peaks = ", ".join(f"{slug} {accelerators[slug].peak_tflops('fp8'):,.0f}" for _, slug in GPU_SLUGS)

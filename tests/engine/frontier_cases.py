@@ -54,6 +54,13 @@ REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
 INEXPRESSIBLE_FEATURES: dict[str, str] = {}
 # Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
+# Memory levers a row's recompute column states that the engine has no input for (issue 19 item 3): the
+# row is predicted without them, so its memory is an upper bound and a "does not fit" says what is missing,
+# not that the run could not have run. Matched on the recompute column's text.
+MISSING_MEMORY_LEVERS = (
+    ("activation offload", "activation offload to CPU (Megatron-Core cpu_offloading_num_layers)"),
+    ("selective (", "per-module selective recompute (Megatron-Core --recompute-modules)"),
+)
 GPU_SLUGS = (("GB200", "gb200"), ("B200", "b200"), ("H200", "h200"), ("H100", "h100-sxm"))
 FABRIC = "ib-ndr400"
 
@@ -85,6 +92,12 @@ def not_expressible(row: dict[str, str]) -> str:
     if _int(row["dp"]) and math.prod(degrees) != n:
         reasons.append(f"published layout tp×pp×dp×cp = {math.prod(degrees)} ≠ {n} GPUs")
     return "; ".join(reasons)
+
+
+def missing_memory_levers(row: dict[str, str]) -> list[str]:
+    """The memory levers the row's recompute column states that the engine cannot express."""
+    text = row["recompute"].lower()
+    return [lever for needle, lever in MISSING_MEMORY_LEVERS if needle in text]
 
 
 def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[str, Any]:
