@@ -3,7 +3,7 @@ on: no 5xx, every status, content type and body as documented, schema-invalid in
 where the schema says so.
 
 Bounded: at most MAX_EXAMPLES generated requests per operation and phase, no per-example deadline; the whole
-file takes about a minute on 2 cores.
+file took 1 min 48 s on the 2 shared cores (7 min 12 s when each operation loaded its own seed catalog).
 """
 
 from __future__ import annotations
