@@ -184,7 +184,14 @@ def _catalog_version_sql(vendor: str) -> str:
     from django.db import connection
 
     tables = (connection.ops.quote_name(model._meta.db_table) for model in CATALOG_MODELS)
-    return " UNION ALL ".join(f"SELECT COUNT(*), CAST(MAX(updated_at) AS TEXT) FROM {t}" for t in tables)
+    parts = " UNION ALL ".join(
+        f"SELECT {i} AS i, COUNT(*) AS n, CAST(MAX(updated_at) AS TEXT) AS latest FROM {t}"
+        for i, t in enumerate(tables)
+    )
+    # A UNION ALL's rows come in no promised order (PostgreSQL returned a prepared statement's and the plain
+    # query's in different orders under CI), so the tables are put in a fixed order: the text must not change
+    # while the catalog does not.
+    return f"SELECT n, latest FROM ({parts}) AS per_table ORDER BY i"
 
 
 def engine_catalog_snapshot() -> CatalogSnapshot:
