@@ -214,12 +214,40 @@ def activation_bytes_per_layer(
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
     full_layer = replicated + split + scores
+    selective = replicated + split
+    if problem.training.selective_recompute == "op":
+        selective = op_checkpoint_bytes(problem, tokens=tokens, tp=tp, sp_div=sp_div, mlp_width=mlp_width)
     stored = np.where(
         lay["recompute"] == RECOMPUTE_FULL,
         2.0 * tokens * m.hidden / sp_div,
-        np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, replicated + split),
+        np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, selective),
     )
     return stored, full_layer
+
+
+def op_checkpoint_bytes(
+    problem: Problem, *, tokens: FloatArray, tp: FloatArray, sp_div: FloatArray, mlp_width: float
+) -> FloatArray:
+    """Bytes one layer keeps per micro-batch under PyTorch op-level selective activation checkpointing
+    (torchtitan's ``selective_ac_option = "op"``; NeMo AutoModel's ``activation_checkpointing: selective``).
+
+    The policy saves the outputs of matmuls except every second one, of the attention kernel and of
+    reduce-scatters, and recomputes everything else (torchtitan models/llama3/infra/parallelize.py,
+    ``_custom_policy``: "Saves output of all compute ops, except every second mm"). In a Llama block the
+    matmuls run wq, wk, wv, wo, w1, w3, w2: wq, wv, w1 and w2 are kept, wk, wo and w3 recomputed (w1 of
+    w1, w2 without a gate). Kept, in 16 bits: the layer input 2·s·b·h (/t with SP), Q, V and the attention
+    output 2·s·b·(q + v + q)/t, the MLP's first projection 2·s·b·f/t, with a gate w2's output 2·s·b·h
+    (a partial sum, whole on every TP rank before its reduce-scatter) and with TP the two reduce-scatter
+    outputs 2·2·s·b·h/t. No dropout masks (the stacks' Llama models have none), no FP8 casts (torchao
+    keeps its matmul outputs in 16 bits), the attention's log-sum-exp neglected; a MoE layer's routed
+    experts are counted as a dense MLP of their active width."""
+    m = problem.model
+    h = float(m.hidden)
+    kept = h / sp_div + (m.q_width + m.v_width + m.attn_out_width + mlp_width) / tp
+    if m.gated_mlp:
+        kept = kept + h
+    kept = kept + np.where(tp > 1, 2.0 * h / tp, 0.0)
+    return 2.0 * tokens * kept
 
 
 def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:

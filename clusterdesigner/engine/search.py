@@ -25,6 +25,14 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.framework import (
+    SELECTIVE_ATTENTION,
+    FrameworkProfile,
+    framework_checks,
+    grid_choices,
+    profile,
+    structure_pins,
+)
 from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
 from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_SELECTIVE
 from clusterdesigner.engine.timing import step_time_parts
@@ -111,6 +119,8 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
             lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
         ),
     ]
+    # The training stack's own limits (engine/framework.py): none for Megatron-Core.
+    checks.extend(framework_checks(profile(problem.training.framework), lay))
     return checks
 
 
@@ -184,6 +194,8 @@ def _divisors(n: int) -> list[int]:
 def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str, int]]:
     """Every (tp, pp, cp, dp, ep, vpp) whose product uses all GPUs, with fixed fields held."""
     m = problem.model
+    # Dimensions the stack does not have are held at 1 (a given value still meets its check).
+    fixed = {**structure_pins(profile(problem.training.framework)), **fixed}
     for tp, pp, cp, dp in _dense_structures(problem.cluster.num_gpus, m.layers, fixed):
         eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
         for ep in _options(fixed, "ep", eps):
@@ -222,24 +234,41 @@ def _dense_structures(n: int, layers: int, fixed: Mapping[str, int]) -> Iterator
                 yield tp, pp, cp, dp
 
 
-def _option_grid(fixed: Mapping[str, int], *, flash_attention: bool = True) -> list[tuple[int, ...]]:
-    """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with.
+def _option_grid(
+    fixed: Mapping[str, int], *, flash_attention: bool = True, stack: FrameworkProfile | None = None
+) -> list[tuple[int, ...]]:
+    """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with: the modes
+    the training stack has (all without ``stack``).
 
     Under flash attention, Megatron's "selective" recompute (the attention scores and softmax, Korthikanti
     2022 Sec. 5) saves nothing, since flash attention never stores the scores, and still adds the attention
-    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns)."""
+    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns). PyTorch's
+    op-level selective checkpointing (the FSDP2 stacks) keeps half the matmul outputs and is searched."""
     mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
-    modes = [m for m in range(len(RECOMPUTE_MODES)) if not (flash_attention and m == RECOMPUTE_SELECTIVE)]
+    modes, shardings, sp_values = (
+        grid_choices(stack)
+        if stack
+        else (list(range(len(RECOMPUTE_MODES))), list(range(len(SHARDING_MODES))), [0, 1])
+    )
+    attention_kind = stack is None or stack.selective_recompute == SELECTIVE_ATTENTION
+    modes = [m for m in modes if not (flash_attention and attention_kind and m == RECOMPUTE_SELECTIVE)]
     rcs = [fixed["recompute"]] if "recompute" in fixed else modes
-    shs = [fixed["sharding"]] if "sharding" in fixed else list(range(len(SHARDING_MODES)))
-    sps = [fixed["sequence_parallel"]] if "sequence_parallel" in fixed else [0, 1]
+    shs = [fixed["sharding"]] if "sharding" in fixed else shardings
+    sps = [fixed["sequence_parallel"]] if "sequence_parallel" in fixed else sp_values
     return list(itertools.product(mbs, rcs, shs, sps))
+
+
+def _grid(problem: Problem, fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
+    """The option grid of this problem: its attention kernel and training stack."""
+    return _option_grid(
+        fixed, flash_attention=problem.training.flash_attention, stack=profile(problem.training.framework)
+    )
 
 
 def search_size(problem: Problem, *, fixed: Mapping[str, int]) -> int:
     """How many layouts :func:`search` would evaluate (before it drops duplicates): structures × option
     grid. Counting the structures costs a fraction of a percent of the search."""
-    grid = _option_grid(fixed, flash_attention=problem.training.flash_attention)
+    grid = _grid(problem, fixed)
     return sum(1 for _ in _structures(problem, fixed)) * len(grid)
 
 
@@ -269,7 +298,7 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
     sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
     Raises InputError on ``cluster.nodes`` when the search is too large to run (check_search_size)."""
     check_search_size(problem, fixed=fixed)
-    grid = np.array(_option_grid(fixed, flash_attention=problem.training.flash_attention), dtype=np.int64)
+    grid = np.array(_grid(problem, fixed), dtype=np.int64)
     per_structure = max(1, CHUNK_LAYOUTS // len(grid))
     result = SearchResult(best={}, evaluated=0)
     best = _Best(top=top)
@@ -313,6 +342,8 @@ def _block_layouts(
     dup = np.zeros(lay["tp"].size, dtype=bool)
     if "sequence_parallel" not in fixed:
         dup |= (lay["sequence_parallel"] > 0) & (lay["tp"] == 1)
+        if profile(problem.training.framework).sequence_parallel == "always":
+            dup |= (lay["sequence_parallel"] == 0) & (lay["tp"] > 1)
     if "sharding" not in fixed:
         dup |= (lay["sharding"] == SH_HSDP) & (lay["tp"] * lay["cp"] >= problem.cluster.gpus_per_node)
     return {k: a[~dup] for k, a in lay.items()}
@@ -384,8 +415,13 @@ def structurally_valid(problem: Problem, *, fixed: Mapping[str, int]) -> bool:
     if not block:
         return False
     cols = {k: np.array([b[k] for b in block], dtype=np.int64) for k in ("tp", "pp", "cp", "dp", "ep", "vpp")}
+    always_sp = profile(problem.training.framework).sequence_parallel == "always"
     lay = layouts(
-        **cols, micro_batch=fixed.get("micro_batch", 1), recompute=0, sharding=0, sequence_parallel=0
+        **cols,
+        micro_batch=fixed.get("micro_batch", 1),
+        recompute=0,
+        sharding=0,
+        sequence_parallel=(cols["tp"] > 1) & always_sp,
     )
     ok = np.ones(len(block), dtype=bool)
     for _, failed, _ in structural_checks(problem, lay):

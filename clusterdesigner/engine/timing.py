@@ -436,15 +436,28 @@ def _layer(c: _Shape) -> _Layer:
     ) / c.hbm
     fwd = gemm_fwd + attn_fwd + elem_fwd
     rc = c.rc
+    selective = attn_fwd
+    if c.problem.training.selective_recompute == "op":
+        selective = _op_checkpoint_recompute(c, gemm_fwd - attn_gemms) + elem_fwd
     return _Layer(
         gemm_fwd=gemm_fwd,
         attn_fwd=attn_fwd,
         attn_bwd=attn_bwd,
         fwd=fwd,
         bwd=2.0 * (gemm_fwd + elem_fwd) + attn_bwd,
-        recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, attn_fwd, 0.0)),
+        recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)),
         shared_expert_fwd=shared_fwd,
     )
+
+
+def _op_checkpoint_recompute(c: _Shape, mlp_gemms: FloatArray) -> FloatArray:
+    """Seconds of the matmuls PyTorch op-level selective checkpointing recomputes (every second one,
+    memory.op_checkpoint_bytes): wk and wo of the attention, and one of the MLP's equal-sized matmuls (w3
+    of three with a gate, w2 of two without); the caller adds the element-wise passes, all recomputed."""
+    model = c.problem.model
+    tokens, h, tp = c.tokens, c.h, c.tp
+    attn = c.gemm(tokens, h, model.k_width / tp) + c.gemm(tokens, model.attn_out_width / tp, h)
+    return attn + mlp_gemms / (3.0 if model.gated_mlp else 2.0)
 
 
 def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:

@@ -16,6 +16,13 @@ import numpy as np
 
 from clusterdesigner.engine.error_band import MEMORY_HEADROOM, band_for, regime_key
 from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.framework import (
+    DEFAULT_FRAMEWORK,
+    PROFILES,
+    FrameworkProfile,
+    profile,
+    profile_assumptions,
+)
 from clusterdesigner.engine.hardware import (
     AcceleratorSpec,
     FabricSpec,
@@ -23,7 +30,6 @@ from clusterdesigner.engine.hardware import (
     fabric_from_dict,
 )
 from clusterdesigner.engine.memory import (
-    DEFAULT_FRAMEWORK_RESERVE_GIB,
     MEMORY_ASSUMPTIONS,
     WEIGHT_BYTES,
     end_stage_layers,
@@ -216,22 +222,11 @@ MAX_TRAINING: dict[str, float] = {
 }
 
 
-def parse_problem(
-    request: Mapping[str, Any],
-    *,
-    accelerators: Mapping[str, AcceleratorSpec],
-    fabrics: Mapping[str, FabricSpec],
-) -> Problem:
-    """Model, training and cluster from the request (everything but the parallelism)."""
-    if not isinstance(request, Mapping):
-        raise InputError("the request must be a JSON object", field="")
-    model: ModelShape = model_from_dict(_section(request, "model"), presets=PRESETS)
-
-    tr = _section(request, "training")
-    tokens = _number(tr, "tokens", "training", maximum=MAX_TRAINING["tokens"])
+def _batch_seqs(tr: Mapping[str, Any], model: ModelShape) -> int:
+    """``training.global_batch_seqs``, or ``global_batch_tokens`` as a whole number of sequences."""
     if "global_batch_seqs" in tr:
-        batch = _whole(tr, "global_batch_seqs", "training", maximum=MAX_TRAINING["global_batch_seqs"])
-    elif "global_batch_tokens" in tr:
+        return _whole(tr, "global_batch_seqs", "training", maximum=MAX_TRAINING["global_batch_seqs"])
+    if "global_batch_tokens" in tr:
         batch_tokens = _number(
             tr, "global_batch_tokens", "training", maximum=MAX_TRAINING["global_batch_tokens"]
         )
@@ -239,49 +234,45 @@ def parse_problem(
             raise InputError(
                 f"must be a multiple of seq_len {model.seq_len}", field="training.global_batch_tokens"
             )
-        batch = int(batch_tokens // model.seq_len)
-    else:
-        raise InputError(
-            "give global_batch_tokens or global_batch_seqs", field="training.global_batch_tokens"
-        )
-    precision = _choice(tr, "precision", "training", PRECISIONS, "bf16")
-    grad_dtype = tr.get("grad_dtype", "bf16")
-    if grad_dtype not in ("bf16", "fp32"):
-        raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field="training.grad_dtype")
-    optimizer = tr.get("optimizer", "adam")
-    if optimizer != "adam":
-        raise InputError("only mixed-precision Adam ('adam') is modelled", field="training.optimizer")
-    optimizer_bytes = _number(
-        tr,
-        "optimizer_bytes_per_param",
-        "training",
-        default=12.0,
-        maximum=MAX_TRAINING["optimizer_bytes_per_param"],
+        return int(batch_tokens // model.seq_len)
+    raise InputError("give global_batch_tokens or global_batch_seqs", field="training.global_batch_tokens")
+
+
+def _framework(tr: Mapping[str, Any]) -> FrameworkProfile:
+    """``training.framework``: the stack whose defaults and layouts apply (engine/framework.py)."""
+    return profile(_choice(tr, "framework", "training", tuple(PROFILES), DEFAULT_FRAMEWORK))
+
+
+def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile) -> dict[str, Any]:
+    """The stack-dependent Training fields: the request's value where given, else the profile's."""
+    collectives = _whole(
+        tr, "fsdp_collectives_per_layer", "training", default=stack.fsdp_collectives_per_layer
     )
-    reserve_gib = _number(
-        tr,
-        "framework_reserve_gib",
-        "training",
-        default=DEFAULT_FRAMEWORK_RESERVE_GIB,
-        strict=False,
-        maximum=MAX_TRAINING["framework_reserve_gib"],
-    )
-    memory_headroom = _number(
-        tr,
-        "memory_headroom",
-        "training",
-        default=MEMORY_HEADROOM,
-        strict=False,
-        maximum=MAX_TRAINING["memory_headroom"],
-    )
-    pipeline_split = _choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced")
-    cross_entropy = _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, "fp32")
-    collectives = _whole(tr, "fsdp_collectives_per_layer", "training", default=1)
     if collectives > MAX_FSDP_COLLECTIVES_PER_LAYER:
         raise InputError(
             f"must be at most {MAX_FSDP_COLLECTIVES_PER_LAYER}, got {collectives}",
             field="training.fsdp_collectives_per_layer",
         )
+    return {
+        "framework": stack.slug,
+        "selective_recompute": stack.selective_recompute,
+        "tp_comm_overlap": _flag(tr, "tp_comm_overlap", "training", stack.tp_comm_overlap),
+        "fsdp_collectives_per_layer": collectives,
+        "fsdp_overlap": _flag(tr, "fsdp_overlap", "training", stack.fsdp_overlap),
+        "cross_entropy": _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, stack.cross_entropy),
+        "framework_reserve_gib": _number(
+            tr,
+            "framework_reserve_gib",
+            "training",
+            default=stack.framework_reserve_gib,
+            strict=False,
+            maximum=MAX_TRAINING["framework_reserve_gib"],
+        ),
+    }
+
+
+def _moe_knobs(tr: Mapping[str, Any], precision: str) -> dict[str, Any]:
+    """The mixture-of-experts token-exchange fields of Training."""
     max_domains = (
         _whole(tr, "moe_max_domains_per_token", "training", maximum=MAX_MOE_DOMAINS_PER_TOKEN)
         if isinstance(tr.get("moe_max_domains_per_token", 0), bool) or tr.get("moe_max_domains_per_token", 0)
@@ -292,23 +283,52 @@ def parse_problem(
         # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
         # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
         raise InputError("FP8 dispatch needs precision fp8", field="training.moe_fp8_dispatch")
+    return {
+        "moe_dispatcher": _choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
+        "moe_max_domains_per_token": max_domains,
+        "moe_fp8_dispatch": fp8_dispatch,
+        "moe_a2a_overlap": _flag(tr, "moe_a2a_overlap", "training", False),
+        "moe_shared_expert_overlap": _flag(tr, "moe_shared_expert_overlap", "training", False),
+    }
+
+
+def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
+    """The ``training`` section: tokens, batch, precision, optimizer, headroom and the stack's knobs."""
+    tokens = _number(tr, "tokens", "training", maximum=MAX_TRAINING["tokens"])
+    batch = _batch_seqs(tr, model)
+    stack = _framework(tr)
+    precision = _choice(tr, "precision", "training", PRECISIONS, "bf16")
+    grad_dtype = tr.get("grad_dtype", "bf16")
+    if grad_dtype not in ("bf16", "fp32"):
+        raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field="training.grad_dtype")
+    if tr.get("optimizer", "adam") != "adam":
+        raise InputError("only mixed-precision Adam ('adam') is modelled", field="training.optimizer")
+    optimizer_bytes = _number(
+        tr,
+        "optimizer_bytes_per_param",
+        "training",
+        default=12.0,
+        maximum=MAX_TRAINING["optimizer_bytes_per_param"],
+    )
+    memory_headroom = _number(
+        tr,
+        "memory_headroom",
+        "training",
+        default=MEMORY_HEADROOM,
+        strict=False,
+        maximum=MAX_TRAINING["memory_headroom"],
+    )
+    knobs = _stack_knobs(tr, stack)
+    moe = _moe_knobs(tr, precision)
     layout = None
     if tr.get("pipeline_layout") is not None:
         layout = parse_pipeline_layout(tr["pipeline_layout"], layers=model.layers, mtp_depth=model.mtp_depth)
-    training = Training(
+    return Training(
         pipeline_layout=layout,
-        moe_dispatcher=_choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
-        moe_max_domains_per_token=max_domains,
-        moe_fp8_dispatch=fp8_dispatch,
-        moe_a2a_overlap=_flag(tr, "moe_a2a_overlap", "training", False),
-        moe_shared_expert_overlap=_flag(tr, "moe_shared_expert_overlap", "training", False),
-        tp_comm_overlap=_flag(tr, "tp_comm_overlap", "training", True),
-        fsdp_collectives_per_layer=collectives,
-        fsdp_overlap=_flag(tr, "fsdp_overlap", "training", True),
-        pipeline_split=pipeline_split,
-        cross_entropy=cross_entropy,
+        **moe,
+        **knobs,
+        pipeline_split=_choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced"),
         optimizer_bytes=optimizer_bytes,
-        framework_reserve_gib=reserve_gib,
         tokens=tokens,
         global_batch_seqs=batch,
         precision=precision,
@@ -317,6 +337,19 @@ def parse_problem(
         memory_headroom=memory_headroom,
     )
 
+
+def parse_problem(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+) -> Problem:
+    """Model, training and cluster from the request (everything but the parallelism)."""
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be a JSON object", field="")
+    model: ModelShape = model_from_dict(_section(request, "model"), presets=PRESETS)
+    training = _parse_training(_section(request, "training"), model)
+    precision = training.precision
     cl = _section(request, "cluster")
     accelerator: AcceleratorSpec = _reference(cl, "accelerator", accelerators, accelerator_from_dict)
     accelerator.peak_tflops(precision)  # raises naming training.precision if unsupported
@@ -386,7 +419,7 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     n_gpus = cluster.num_gpus
     peak = cluster.accelerator.peak_tflops(training.precision)
     tokens_per_step = training.global_batch_seqs * model.seq_len
-    hw_flops = hardware_flops_per_token(model, lay["recompute"])
+    hw_flops = hardware_flops_per_token(model, lay["recompute"], selective=training.selective_recompute)
     cap = cluster.accelerator.memory_gib
     band = band_for(
         regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len)
@@ -468,6 +501,7 @@ def robustness(candidates: tuple[LayoutEstimate, ...], gpus_per_node: int) -> tu
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
+    items.extend(profile_assumptions(profile(problem.training.framework)))
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
     regime = (acc.family, problem.training.precision)
@@ -567,6 +601,62 @@ def estimate(
     return estimate_result(request, accelerators=accelerators, fabrics=fabrics).to_json()
 
 
+def _fixed_values(problem: Problem, fixed: Mapping[str, int]) -> dict[str, int]:
+    """A given layout with its omitted fields filled: cp, ep 1; vpp from the pipeline layout, else 1; dp from
+    the GPU count; sequence parallelism with TP where tp divides the sequence and the stack has it."""
+    n = problem.cluster.num_gpus
+    values = dict(fixed)
+    values.setdefault("cp", 1)
+    values.setdefault("ep", 1)
+    pipeline_layout = problem.training.pipeline_layout
+    if pipeline_layout is not None and values["pp"] and pipeline_layout.stages % values["pp"] == 0:
+        values.setdefault("vpp", pipeline_layout.stages // values["pp"])
+    values.setdefault("vpp", 1)
+    values.setdefault("dp", max(1, n // (values["tp"] * values["pp"] * values["cp"])))
+    # Sequence parallelism by default with TP, where tp divides the sequence (an odd seq_len such as 2,049
+    # runs TP without it, as Megatron-Core's scatter of the sequence over the TP ranks needs).
+    splits = (problem.model.seq_len // values["cp"]) % values["tp"] == 0
+    sp_mode = profile(problem.training.framework).sequence_parallel
+    values.setdefault("sequence_parallel", int(values["tp"] > 1 and splits and sp_mode != "never"))
+    return values
+
+
+def _evaluate_warnings(problem: Problem, values: Mapping[str, int], row: LayoutEstimate) -> list[str]:
+    """What a given layout's result should say: an uneven split, memory over capacity or inside the
+    headroom, a selective recompute that saves nothing, MoE settings not taken."""
+    warnings = []
+    if problem.model.layers % values["pp"] and problem.training.pipeline_layout is None:
+        first, last = end_stage_layers(
+            problem.model.layers, values["pp"], split=problem.training.pipeline_split
+        )
+        warnings.append(
+            f"{problem.model.layers} layers do not split evenly over pp {values['pp']}; "
+            f"the heaviest stage holds {math.ceil(problem.model.layers / values['pp'])}, "
+            f"the first {int(first)} and the last {int(last)} ({problem.training.pipeline_split} split)"
+        )
+    if not row.fits:
+        have = problem.cluster.accelerator.memory_gib
+        warnings.append(f"needs {row.memory_per_gpu_gib.total:.1f} GiB, has {have:g} GiB")
+    elif row.memory_per_gpu_gib.total > usable_gib(problem):
+        have = problem.cluster.accelerator.memory_gib
+        warnings.append(
+            f"needs {row.memory_per_gpu_gib.total:.1f} GiB of {have:g} GiB, inside the "
+            f"{problem.training.memory_headroom:.1%} memory headroom: the engine's memory estimate runs "
+            "low on measured runs, so this layout may run out of memory"
+        )
+    if (
+        values["recompute"] == RECOMPUTE_SELECTIVE
+        and problem.training.flash_attention
+        and problem.training.selective_recompute == "attention"
+    ):
+        warnings.append(
+            "selective recompute saves no memory under flash attention (it drops the attention scores, "
+            "which flash attention never stores) and still recomputes the attention core: choose none"
+        )
+    warnings.extend(_moe_warnings(problem, values))
+    return warnings
+
+
 def estimate_result(
     request: Mapping[str, Any],
     *,
@@ -592,18 +682,7 @@ def estimate_result(
 
     # _check_degrees_fit_cluster has made sure tp × pp × cp divides the GPUs, so dp can be derived.
     if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")):
-        values = dict(fixed)
-        values.setdefault("cp", 1)
-        values.setdefault("ep", 1)
-        pipeline_layout = problem.training.pipeline_layout
-        if pipeline_layout is not None and values["pp"] and pipeline_layout.stages % values["pp"] == 0:
-            values.setdefault("vpp", pipeline_layout.stages // values["pp"])
-        values.setdefault("vpp", 1)
-        values.setdefault("dp", max(1, n // (values["tp"] * values["pp"] * values["cp"])))
-        # Sequence parallelism by default with TP, where tp divides the sequence (an odd seq_len such as 2,049
-        # runs TP without it, as Megatron-Core's scatter of the sequence over the TP ranks needs).
-        splits = (problem.model.seq_len // values["cp"]) % values["tp"] == 0
-        values.setdefault("sequence_parallel", int(values["tp"] > 1 and splits))
+        values = _fixed_values(problem, fixed)
         lay = layouts(**values)
         for fld, failed, reason in structural_checks(problem, lay):
             if failed[0]:
@@ -613,34 +692,7 @@ def estimate_result(
                     continue
                 raise InputError(reason(0), field=fld)
         row = _rows(problem, lay)[0]
-        warnings = []
-        if problem.model.layers % values["pp"] and pipeline_layout is None:
-            first, last = end_stage_layers(
-                problem.model.layers, values["pp"], split=problem.training.pipeline_split
-            )
-            warnings.append(
-                f"{problem.model.layers} layers do not split evenly over pp {values['pp']}; "
-                f"the heaviest stage holds {math.ceil(problem.model.layers / values['pp'])}, "
-                f"the first {int(first)} and the last {int(last)} ({problem.training.pipeline_split} split)"
-            )
-        if not row.fits:
-            warnings.append(
-                f"needs {row.memory_per_gpu_gib.total:.1f} GiB, "
-                f"has {problem.cluster.accelerator.memory_gib:g} GiB"
-            )
-        elif row.memory_per_gpu_gib.total > usable_gib(problem):
-            have = problem.cluster.accelerator.memory_gib
-            warnings.append(
-                f"needs {row.memory_per_gpu_gib.total:.1f} GiB of {have:g} GiB, inside the "
-                f"{problem.training.memory_headroom:.1%} memory headroom: the engine's memory estimate runs "
-                "low on measured runs, so this layout may run out of memory"
-            )
-        if values["recompute"] == RECOMPUTE_SELECTIVE and problem.training.flash_attention:
-            warnings.append(
-                "selective recompute saves no memory under flash attention (it drops the attention scores, "
-                "which flash attention never stores) and still recomputes the attention core: choose none"
-            )
-        warnings.extend(_moe_warnings(problem, values))
+        warnings = _evaluate_warnings(problem, values, row)
         return TrainingEstimate(
             mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
         )

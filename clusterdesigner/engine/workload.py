@@ -208,7 +208,12 @@ class Training:
     ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap).
 
     ``pipeline_layout`` (None: ``pipeline_split`` decides) places layers stage by stage, Megatron-Core's
-    --pipeline-model-parallel-layout; it fixes pp × vpp to its number of stages."""
+    --pipeline-model-parallel-layout; it fixes pp × vpp to its number of stages.
+
+    ``framework`` names the stack's profile (engine/framework.py), which set the knobs above the request
+    left out and restricts the layouts; ``selective_recompute`` is what ``recompute: selective`` keeps:
+    ``attention`` (Megatron: recompute the attention core) or ``op`` (PyTorch op-level selective
+    checkpointing: keep every other matmul's output and the attention output)."""
 
     tokens: float
     global_batch_seqs: int
@@ -228,6 +233,8 @@ class Training:
     moe_a2a_overlap: bool = False
     moe_shared_expert_overlap: bool = False
     pipeline_layout: PipelineLayout | None = None
+    framework: str = "megatron-core"
+    selective_recompute: str = "attention"
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
