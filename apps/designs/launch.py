@@ -33,8 +33,11 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from apps.designs import selectors
+from apps.designs.launch_torchtitan import TORCHTITAN_MODULE, stack_env, torchtitan_args
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.evaluation import DesignEvaluation
+from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK
+from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.presets import PRESETS
@@ -317,6 +320,8 @@ class LaunchPlan:
     fabric_slug: str
     accelerator: str
     name: str
+    # What torchrun runs, as one shell-quoted line: Megatron-LM's pretrain_gpt.py, or ``-m torchtitan.train``.
+    script: str = ""
 
 
 def _stage_split(layers: int, pp: int) -> tuple[int, int] | None:
@@ -617,6 +622,48 @@ def launch_plan(
     evaluation = selectors.evaluation_read(result=evaluation)
     layout = chosen_layout(evaluation)
     nodes, gpn = _cluster_size(evaluation, layout)
+    stack = FRAMEWORK_PROFILES[_spec(evaluation).training.framework or DEFAULT_FRAMEWORK]
+    fabric_slug = _cluster(evaluation).fabric
+    kind = fabric_kind_of(evaluation, fabric_kind)
+    if stack.launch == "torchtitan":
+        args, comments = torchtitan_args(
+            layout=layout,
+            gpus_per_node=gpn,
+            global_batch_seqs=_global_batch_seqs(evaluation),
+            seq_len=int(model_shape(evaluation)["seq_len"]),
+            tokens=_train_tokens(evaluation),
+            precision=_precision(evaluation),
+        )
+        env: tuple[NcclSetting, ...] = (
+            *nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug),
+            *(NcclSetting(k, v, "as torchtitan's run_train.sh sets it") for k, v in stack_env().items()),
+        )
+        script = f"-m {TORCHTITAN_MODULE}"
+    elif stack.launch == "megatron":
+        args, comments = _megatron_args(evaluation, layout, gpn)
+        env = _launch_env(kind=kind, fabric_slug=fabric_slug, sharding=layout.sharding)
+        script = _quote(PRETRAIN_SCRIPT)
+    else:
+        raise ValueError(
+            f"no launch export for {stack.name} yet: the torchrun, sbatch and volcano exports cover "
+            "Megatron-Core, Megatron-LM and PyTorch FSDP2 (torchtitan) designs"
+        )
+    return LaunchPlan(
+        nodes=nodes,
+        gpus_per_node=gpn,
+        megatron_args=tuple(args),
+        comments=tuple(comments),
+        env=env,
+        fabric_kind=kind,
+        fabric_slug=fabric_slug,
+        accelerator=_training(evaluation).summary.cluster.accelerator,
+        name=evaluation.design.name if evaluation.design and evaluation.design.name else "design",
+        script=script,
+    )
+
+
+def _megatron_args(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> tuple[list[str], list[str]]:
+    """Megatron-LM's pretrain_gpt.py arguments and the comments that go with them."""
     out = _Args()
     _parallel_args(out, layout)
     shape = model_shape(evaluation)
@@ -626,19 +673,7 @@ def launch_plan(
     _sharding_args(out, layout, gpn)
     _precision_args(out, _precision(evaluation))
     _data_and_placeholder_args(out, shape)
-    fabric_slug = _cluster(evaluation).fabric
-    kind = fabric_kind_of(evaluation, fabric_kind)
-    return LaunchPlan(
-        nodes=nodes,
-        gpus_per_node=gpn,
-        megatron_args=tuple(out.args),
-        comments=tuple(out.comments),
-        env=_launch_env(kind=kind, fabric_slug=fabric_slug, sharding=layout.sharding),
-        fabric_kind=kind,
-        fabric_slug=fabric_slug,
-        accelerator=_training(evaluation).summary.cluster.accelerator,
-        name=evaluation.design.name if evaluation.design and evaluation.design.name else "design",
-    )
+    return out.args, out.comments
 
 
 # ---- rendering -------------------------------------------------------------------------------------------
@@ -713,7 +748,7 @@ def launch_torchrun(
         '  --node-rank="${NODE_RANK:-0}"',
         '  --master-addr="${MASTER_ADDR:-localhost}"',
         f'  --master-port="${{MASTER_PORT:-{MASTER_PORT}}}"',
-        f"  {_quote(PRETRAIN_SCRIPT)}",
+        f"  {plan.script}",
         *_args_lines(plan.megatron_args, "    "),
     ]
     return "\n".join([*head, *_env_lines(plan.env), "", _continued(launcher)]) + "\n"
@@ -755,7 +790,7 @@ def launch_sbatch(*, evaluation: DesignEvaluation | Mapping[str, Any], fabric_ki
         '  --rdzv-id="$SLURM_JOB_ID"',
         "  --rdzv-backend=c10d",
         '  --rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
-        f"  {_quote(PRETRAIN_SCRIPT)}",
+        f"  {plan.script}",
         *_args_lines(plan.megatron_args, "    "),
     ]
     return "\n".join([*lines, _continued(launcher)]) + "\n"
@@ -798,7 +833,7 @@ def launch_volcano(
                 '  --node-rank="${RANK}"',
                 '  --master-addr="${MASTER_ADDR}"',
                 '  --master-port="${MASTER_PORT}"',
-                f"  {_quote(PRETRAIN_SCRIPT)}",
+                f"  {plan.script}",
                 *_args_lines(plan.megatron_args, "    "),
             ]
         ),

@@ -22,6 +22,7 @@ from typing import Any
 
 from clusterdesigner.engine import cost, defaults
 from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
 # Nested error detail: a field's messages, or a nested section's detail, by key.
@@ -92,6 +93,8 @@ TRAINING: Mapping[str, Rule] = {
     "pipeline_layout": Rule("any"),
     # Fraction of HBM a searched layout leaves free; the engine's default is error_band.MEMORY_HEADROOM.
     "memory_headroom": Rule("float", 0, 0.5),
+    # The training stack (engine/framework.py); the engine's default is Megatron-Core.
+    "framework": Rule("choice", choices=tuple(FRAMEWORK_PROFILES)),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -462,6 +465,7 @@ class Training:
     global_batch_seqs: int | None = None
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
+    framework: str | None = None  # engine/framework.py PROFILES; None: Megatron-Core
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,181 @@
+"""Framework profiles (issue 19): ``training.framework`` sets a stack's defaults and restricts its layouts;
+without it the engine estimates exactly as before (the Megatron-Core profile)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.memory import activation_bytes_per_layer
+from clusterdesigner.engine.training import estimate, parse_problem
+from clusterdesigner.engine.workload import layouts
+from tests.engine.specs import ACCELERATORS, FABRICS, GPT3_1024_A100
+
+SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
+
+
+def _request(preset: str, *, gpus: int, batch: int, par: dict[str, Any], **training: Any) -> dict[str, Any]:
+    """FP8 on GB200, one NVL72 compute tray (4 GPUs) per node, as the NeMo 25.09 GB200 rows ran."""
+    return {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12, "global_batch_seqs": batch, "precision": "fp8", **training},
+        "cluster": {"accelerator": "gb200", "gpus_per_node": 4, "nodes": gpus // 4, "fabric": "ib-ndr400"},
+        "parallelism": par,
+    }
+
+
+def test_megatron_core_is_the_default_to_the_byte() -> None:
+    given = {**GPT3_1024_A100, "training": {**GPT3_1024_A100["training"], "framework": "megatron-core"}}
+    assert json.dumps(estimate(given, **SPECS)) == json.dumps(estimate(GPT3_1024_A100, **SPECS))
+
+
+def test_an_unknown_framework_is_refused_naming_the_field() -> None:
+    request = {**GPT3_1024_A100, "training": {**GPT3_1024_A100["training"], "framework": "jax"}}
+    with pytest.raises(InputError) as error:
+        estimate(request, **SPECS)
+    assert error.value.field == "training.framework"
+    assert "megatron-core" in error.value.message and "fsdp2" in error.value.message
+
+
+def test_a_profile_sets_defaults_a_request_may_override() -> None:
+    base = _request("llama3-8b", gpus=8, batch=64, par={}, framework="deepspeed-zero-2021")
+    training = parse_problem(base, **SPECS).training
+    assert (training.fsdp_collectives_per_layer, training.fsdp_overlap, training.tp_comm_overlap) == (
+        12,
+        False,
+        False,
+    )
+    base["training"]["fsdp_overlap"] = True
+    assert parse_problem(base, **SPECS).training.fsdp_overlap is True
+
+
+@pytest.mark.parametrize(
+    ("par", "field"),
+    [
+        ({"cp": 2}, "parallelism.cp"),  # no context parallelism in 2021
+        ({"pp": 2, "sharding": "zero3"}, "parallelism.sharding"),  # DeepSpeed's pipeline engine refuses it
+        ({"tp": 2, "sequence_parallel": True}, "parallelism.sequence_parallel"),
+        ({"recompute": "selective"}, "parallelism.recompute"),
+    ],
+)
+def test_deepspeed_2021_refuses_a_layout_it_did_not_run(par: dict[str, Any], field: str) -> None:
+    layout = {"tp": 1, "pp": 1, "micro_batch": 1, "recompute": "full", "sharding": "zero1", **par}
+    request = _request("llama3-8b", gpus=8, batch=64, par=layout, framework="deepspeed-zero-2021")
+    with pytest.raises(InputError) as error:
+        estimate(request, **SPECS)
+    assert error.value.field == field
+    assert "DeepSpeed ZeRO (2021" in error.value.message
+
+
+def test_each_profiles_search_keeps_to_its_stack() -> None:
+    request = _request("llama3-70b", gpus=64, batch=128, par={}, framework="fsdp2")
+    fsdp2 = estimate(request, **SPECS)["candidates"]
+    assert fsdp2 and all(c["parallelism"]["sharding"] != "zero1" for c in fsdp2)
+    assert all(c["parallelism"]["sequence_parallel"] for c in fsdp2 if c["parallelism"]["tp"] > 1)
+    request["training"]["framework"] = "deepspeed-zero-2021"
+    deepspeed = estimate(request, **SPECS)["candidates"]
+    for c in (c["parallelism"] for c in deepspeed):
+        assert (c["cp"], c["vpp"], c["sequence_parallel"], c["recompute"] != "selective") == (
+            1,
+            1,
+            False,
+            True,
+        )
+        assert c["pp"] == 1 or c["sharding"] in ("none", "zero1")
+
+
+def test_op_level_selective_checkpointing_keeps_half_the_matmul_outputs() -> None:
+    """Llama 3 70B (h 8192, 64 heads × 128, 8 KV heads: v 1024, SwiGLU f 28672), tp 1, micro-batch 1 of 8,192
+    tokens. torchtitan's op policy keeps the layer input h, wq's output q, wv's output v, the attention
+    output q, w1's output f and w2's output h: 2 B × 8,192 × (8192 + 8192 + 1024 + 8192 + 28672 + 8192)
+    = 2 × 8,192 × 62,464 = 1,023,410,176 B per layer, against 2 × 8,192 × 8,192 = 134,217,728 B (the layer
+    input alone) under full recompute."""
+    request = _request("llama3-70b", gpus=64, batch=128, par={}, framework="fsdp2")
+    problem = parse_problem(request, **SPECS)
+    lay = layouts(
+        tp=1, pp=1, dp=64, cp=1, ep=1, vpp=1, micro_batch=1, recompute=[1, 2], sharding=3, sequence_parallel=0
+    )
+    stored, _ = activation_bytes_per_layer(problem, lay)
+    assert np.array_equal(stored, [1_023_410_176.0, 134_217_728.0])
+
+
+# NVIDIA NeMo 25.09 performance summary, DGX-GB200, FP8 (tests/engine/data/runs_frontier.csv
+# nemo2509_gb200_2): Llama 3 70B on 64 GPUs, GBS 128, FSDP 64 MBS 2: 3,986 tokens/s/GPU; the table's
+# parenthesised alternative TP 2, PP 4, VP 5, MBS 1: 3,546. Measured FSDP ÷ PP = 1.124.
+MEASURED_70B_FSDP_OVER_PP = 3986 / 3546
+FSDP_70B = {"tp": 1, "pp": 1, "cp": 1, "sharding": "zero3"}
+PP_70B = {"tp": 2, "pp": 4, "vpp": 5, "cp": 1, "micro_batch": 1}
+
+
+def _ratio(framework: str) -> tuple[float, float]:
+    """(engine FSDP ÷ PP tokens/s, the error band's high end ÷ estimate) for the 70B pair, each layout's free
+    fields (micro-batch, recompute, sharding of the PP layout) searched within the profile."""
+    fsdp = estimate(_request("llama3-70b", gpus=64, batch=128, par=FSDP_70B, framework=framework), **SPECS)
+    pp = estimate(_request("llama3-70b", gpus=64, batch=128, par=PP_70B, framework=framework), **SPECS)
+    high = fsdp["error_band"]["tokens_per_second_high"] / fsdp["tokens_per_second"]
+    return fsdp["tokens_per_second"] / pp["tokens_per_second"], high
+
+
+def test_fsdp2_lets_the_70b_fsdp_layout_keep_its_activations_selectively() -> None:
+    fsdp = estimate(_request("llama3-70b", gpus=64, batch=128, par=FSDP_70B, framework="fsdp2"), **SPECS)
+    assert fsdp["parallelism"]["recompute"] == "selective"
+    core = estimate(_request("llama3-70b", gpus=64, batch=128, par=FSDP_70B), **SPECS)
+    assert core["parallelism"]["recompute"] == "full"  # Megatron's selective saves nothing under flash
+
+
+def test_fsdp2_brings_the_measured_70b_fsdp_ratio_inside_the_error_band() -> None:
+    """Megatron-Core profile: 0.842 (FSDP forced into full recompute), the measured 1.124 outside its band;
+    FSDP2 profile: 0.999, the measured ratio inside the band (the blackwell/fp8 band's high end, +15 %)."""
+    core, core_high = _ratio("megatron-core")
+    assert core == pytest.approx(0.842, abs=0.005)
+    assert core * core_high < MEASURED_70B_FSDP_OVER_PP
+    fsdp2, high = _ratio("fsdp2")
+    assert fsdp2 == pytest.approx(0.999, abs=0.005)
+    assert fsdp2 * high >= MEASURED_70B_FSDP_OVER_PP
+
+
+@pytest.mark.xfail(strict=True, reason="engine FSDP ÷ PP 0.999 under fsdp2; NVIDIA measured 1.124")
+def test_fsdp2_ranks_the_70b_fsdp_layout_above_the_pipeline_as_measured() -> None:
+    assert _ratio("fsdp2")[0] > 1.0
+
+
+# torchtitan docs/performance.md (commit 9dec370, 2024-12-26), Table 5: Llama 3.1 405B, 512 H100, FSDP 8,
+# TP 8, PP 8, local batch 32, global 256, full activation checkpointing, Float8, AsyncTP: 1F1B 100 TPS/GPU,
+# Interleaved 1F1B 128. torchtitan's defaults then: 2 stages per rank for a looped schedule and as many
+# micro-batches as stages in all (8 of 4 sequences; 16 of 2 interleaved).
+MEASURED_405B_INTERLEAVING_GAIN = 128 / 100
+
+
+@pytest.mark.xfail(
+    strict=True, reason="engine 1.52 with torchtitan's micro-batches (1.30 at equal micro-batch)"
+)
+def test_torchtitan_405b_interleaving_gain_within_the_band() -> None:
+    def tps(vpp: int, micro_batch: int) -> float:
+        request = {
+            "model": {"preset": "llama3-405b"},
+            "training": {
+                "tokens": 1e12,
+                "global_batch_seqs": 256,
+                "precision": "fp8",
+                "framework": "fsdp2",
+                "tp_comm_overlap": True,
+            },
+            "cluster": {"accelerator": "h100-sxm", "nodes": 64, "fabric": "ib-ndr400"},
+            "parallelism": {
+                "tp": 8,
+                "pp": 8,
+                "cp": 1,
+                "vpp": vpp,
+                "micro_batch": micro_batch,
+                "recompute": "full",
+                "sharding": "zero2",
+            },
+        }
+        return float(estimate(request, **SPECS)["tokens_per_second"])
+
+    gain = tps(2, 2) / tps(1, 4)
+    assert gain == pytest.approx(MEASURED_405B_INTERLEAVING_GAIN, rel=0.15)
