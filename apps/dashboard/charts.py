@@ -1,4 +1,4 @@
-"""Chart builders: pure functions from engine results (the design evaluation dict, a sweep or compare result)
+"""Chart builders: pure functions from engine results (the typed design evaluation, a sweep or compare result)
 to Plotly figure dicts (``json.loads(fig.to_json())``). Views pass them to templates with ``json_script`` and
 static/js/charts.js draws them. Every chart has a title, axis titles with units and hover text with exact
 values.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import plotly.graph_objects as go
 
@@ -23,6 +23,9 @@ from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.tradeoffs import pareto_indices
 from clusterdesigner.engine.training_result import LayoutEstimate
+
+if TYPE_CHECKING:  # the compare page's rows (apps.dashboard.compare imports no chart)
+    from apps.dashboard.compare import ComparePageRow
 
 PRICING_LABELS = {
     "on_demand": "on-demand",
@@ -34,6 +37,14 @@ PRICING_LABELS = {
     "own": "own (on-prem)",
     "on_prem": "own (on-prem)",
 }
+
+
+def pricing_label(model: str, fallback: str | None = None) -> str:
+    """A pricing model as the charts name it ("reserved 1 y"); ``fallback`` (else the slug itself) for one
+    PRICING_LABELS lacks."""
+    return PRICING_LABELS.get(model, model if fallback is None else fallback)
+
+
 MEMORY_PARTS = [
     "weights",
     "gradients",
@@ -97,7 +108,7 @@ def _assumption_label(name: str) -> str:
         return ASSUMPTION_LABELS[name]
     if name.startswith("cloud.usd_per_node_hour."):
         model = name.rsplit(".", 1)[1]
-        return f"Cloud price, {PRICING_LABELS.get(model, model)} (USD/node-h)"
+        return f"Cloud price, {pricing_label(model)} (USD/node-h)"
     words = name.rsplit(".", 1)[-1].replace("_", " ").replace("usd", "USD")
     return words[:1].upper() + words[1:]
 
@@ -117,7 +128,7 @@ def _cost_results(evaluation: DesignEvaluation) -> list[tuple[str, CostResult]]:
 def _pricing_label(slug: str, model: str, many: bool, evaluation: DesignEvaluation) -> str:
     """ "Cloud on-demand" with one offering; with several, the option's own name ("AWS p5en.48xlarge
     on-demand"), so the legend tells the offerings apart."""
-    label = PRICING_LABELS.get(model, _label(model))
+    label = pricing_label(model, _label(model))
     if not many:
         return f"Cloud {plain(label)}"
     for option in evaluation.options:
@@ -466,7 +477,7 @@ def sensitivity_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
             )
         )
     compared = (sens.pricing_model if sens else None) or ""
-    model = plain(PRICING_LABELS.get(compared, compared))
+    model = plain(pricing_label(compared))
     return _fig(
         fig,
         title=f"Sensitivity: own − rent ({model}) vs base {money(base)}",
@@ -497,16 +508,14 @@ def network_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     ]
     items = [(k, v) for k, v in items if v]
     usd = {name: line.usd for name, line in (network.capex_parts or {}).items()}
-    cost_of = {"Cables": usd.get("cables"), "Transceivers": usd.get("transceivers")}
     fig = go.Figure(
         go.Bar(
             name="Count",
             x=[k for k, _ in items],
             y=[v for _, v in items],
             marker_color=PALETTE[5],
-            customdata=[
-                cost_of.get(k, usd.get("switches") if "switch" in k else None) or 0 for k, _ in items
-            ],
+            # Each bar's part of the capex: the cables', the transceivers', or all switches' together.
+            customdata=[usd.get("switches" if "switch" in k else k.lower()) or 0 for k, _ in items],
             hovertemplate="%{x}: %{y:,}<br>cost (all switches together): $%{customdata:,.0f}<extra></extra>",
         )
     )
@@ -540,21 +549,21 @@ def design_charts(evaluation: DesignEvaluation) -> list[dict[str, Any]]:
 # --- Compare
 
 
-def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def compare_bars_chart(rows: Iterable[ComparePageRow]) -> dict[str, Any]:
     """Grouped bars per design, for the option the reviewer chose in each column: its run cost (left axis) and
     its expected days to train, with failures and restarts (right axis)."""
     rows = list(rows)
-    names = [plain(r["name"]) for r in rows]
+    names = [plain(r.name) for r in rows]
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
             name="Run cost (USD)",
             x=names,
-            y=[r["run_cost_usd"] for r in rows],
+            y=[r.run_cost_usd for r in rows],
             offsetgroup="cost",
             yaxis="y",
             marker_color=PALETTE[0],
-            customdata=[plain(r["option"] or "") for r in rows],
+            customdata=[plain(r.option or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>run cost $%{y:,.0f}<extra></extra>",
         )
     )
@@ -562,11 +571,11 @@ def compare_bars_chart(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         go.Bar(
             name="Days to train, expected (with failures and restarts)",
             x=names,
-            y=[r["days"] for r in rows],
+            y=[r.days for r in rows],
             offsetgroup="days",
             yaxis="y2",
             marker_color=PALETTE[1],
-            customdata=[plain(r["option"] or "") for r in rows],
+            customdata=[plain(r.option or "") for r in rows],
             hovertemplate="%{x}<br>%{customdata}<br>%{y:,.1f} days expected<extra></extra>",
         )
     )
@@ -649,7 +658,7 @@ def _sweep_grid(
     z = [[best[(a, n)][0] if (a, n) in best else None for n in nodes] for a in accelerators]
     text = [
         [
-            PRICING_LABELS.get(best[(a, n)][1].pricing_model, "") if (a, n) in best else "does not fit"
+            pricing_label(best[(a, n)][1].pricing_model, "") if (a, n) in best else "does not fit"
             for n in nodes
         ]
         for a in accelerators

@@ -24,12 +24,14 @@ from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
 from apps.catalog.selectors import engine_catalog, price_freshness
 from apps.dashboard import charts
+from apps.dashboard.compare import compare_row, compare_table
+from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
 from apps.designs import selectors, services
-from apps.designs.models import Design, Evaluation
+from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
-from clusterdesigner.engine import cost, defaults, tradeoffs
+from clusterdesigner.engine import cost, defaults
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
 from clusterdesigner.engine.errors import EngineError
@@ -43,25 +45,17 @@ from clusterdesigner.views import or_404
 
 logger = logging.getLogger(__name__)
 PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
-COMPARE_ROWS = [  # (label, key, better: "low" | "high" | None, format filter)
-    ("Fits in memory", "fits", None, "yesno"),
-    ("Option shown", "option", None, ""),
-    ("Run cost (this option, one run)", "run_cost_usd", "low", "usd"),
-    ("Cost over the horizon (this option)", "total_usd", "low", "usd"),
-    ("Cost per GPU-hour (this option)", "usd_per_gpu_hour", "low", "usd2"),
-    ("Days to train, expected (with failures and restarts)", "days", "low", "duration"),
-    ("Days to train, failure-free", "days_failure_free", "low", "duration"),
-    ("MFU", "mfu", "high", "pct_plain"),
-    ("Tokens per second", "tokens_per_second", "high", "int"),
-    ("Memory per GPU", "memory_gib", "low", "gib"),
-    ("GPUs", "gpus", None, "int"),
-]
+
+
+def _pricing_name(model: str) -> str:
+    """A pricing model's name as the catalog shows it ("On-demand"); the slug itself for one it lacks."""
+    return PRICING_NAMES.get(model, model)
 
 
 def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
     """A chart as includes/_chart.html draws it: its id, its title and the json_script element holding the
     figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""
-    title = ((figure.get("layout") or {}).get("title") or {}).get("text") or ""
+    title = figure["layout"]["title"]["text"]  # every chart builder sets one (charts._fig, serving charts)
     return {"id": chart_id, "title": title, "script": json_script(figure, f"chart-data-{chart_id}")}
 
 
@@ -204,7 +198,7 @@ def _picker_context() -> dict[str, Any]:
         ),
         "presets": model_presets(),
         "pricing_models": PRICING_MODELS,
-        "pricing_choices": [(m, PRICING_NAMES.get(m, m)) for m in PRICING_MODELS],
+        "pricing_choices": [(m, _pricing_name(m)) for m in PRICING_MODELS],
         "max_cloud": MAX_CLOUD_OFFERINGS,
         "recompute_choices": ["none", "selective", "full"],
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
@@ -247,6 +241,11 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
 _RULE_MIN = {"pos": "0", "nonneg": "0", "frac": "0", "util": "0", "ge1": "1", "int": "1"}
 
 
+def _lowest(path: str) -> str:
+    """The lowest value the cost engine accepts for input ``path`` ("" when its rule sets none)."""
+    return _RULE_MIN.get(cost.field_rule(path) or "", "")
+
+
 def _default_caption(path: str, *, fraction: bool = False) -> dict[str, str]:
     """The default of a cost-engine input (``on_prem.pue``) as its placeholder ("0.08") and its caption
     ("Default 0.08 = 8 % per year · <source>"), from the cost engine's DEFAULTS."""
@@ -257,7 +256,7 @@ def _default_caption(path: str, *, fraction: bool = False) -> dict[str, str]:
     return {"placeholder": f"{value:g}", "caption": caption, "source": default.source}
 
 
-def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
+def _owning_fields(spec: EditorSpec) -> list[dict[str, Any]]:
     """One input per owning assumption: its spec key, label, the spec's value (blank = the default), the
     default as placeholder and caption with its source, and the lowest value the engine accepts."""
     fields = []
@@ -267,9 +266,9 @@ def _owning_fields(on_prem: dict[str, Any]) -> list[dict[str, Any]]:
                 "key": key,
                 "id": "f-" + key.replace("_", "-"),
                 "label": label,
-                "value": on_prem.get(key),
+                "value": spec.cost_value(f"on_prem.{key}"),
                 "note": note,
-                "min": _RULE_MIN.get(cost.field_rule(f"on_prem.{key}") or "", ""),
+                "min": _lowest(f"on_prem.{key}"),
                 **_default_caption(f"on_prem.{key}", fraction=fraction),
             }
         )
@@ -299,12 +298,11 @@ MONEY_FIELDS: dict[str, tuple[str, bool, tuple[str, ...], str]] = {
 }
 
 
-def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
+def _money_fields(spec: EditorSpec) -> list[dict[str, Any]]:
     """One input per money-over-time assumption: its spec path, label, the spec's value (blank = the
     default), its choices, the default as placeholder and caption with its source."""
     fields = []
     for path, (label, fraction, choices, note) in MONEY_FIELDS.items():
-        section, _, key = path.partition(".")
         default = cost.DEFAULTS.get(path)
         if default is None:
             caption = {"placeholder": "", "caption": note, "source": ""}
@@ -317,10 +315,10 @@ def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
                 "path": path,
                 "id": "f-" + path.replace(".", "-").replace("_", "-"),
                 "label": label,
-                "value": (costs.get(section) or {}).get(key),
+                "value": spec.cost_value(path),
                 "choices": choices,
                 "default": default.value if default is not None else None,
-                "min": _RULE_MIN.get(cost.field_rule(path) or "", ""),
+                "min": _lowest(path),
                 **caption,
             }
         )
@@ -331,7 +329,7 @@ def _money_fields(costs: dict[str, Any]) -> list[dict[str, Any]]:
 _LAYOUT_SHOWN = ("tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute", "sharding", "sequence_parallel")
 
 
-def _model_kept(model: dict[str, Any]) -> str:
+def _model_kept(model: Mapping[str, Any]) -> str:
     """The model's fields the editor has no input for, as "seq_len 16384, head_dim 128" ("" if none): the
     editor keeps them on save while the preset stays the same, and says so beside the preset."""
     order = {k: i for i, k in enumerate(MODEL_RULES)}  # the spec's order (layers, hidden, …), not JSONB's
@@ -339,20 +337,18 @@ def _model_kept(model: dict[str, Any]) -> str:
     return ", ".join(f"{k} {json.dumps(model[k])}" for k in kept)
 
 
-def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
-    on_prem = (spec.get("costs") or {}).get("on_prem") or {}
-    owning = _owning_fields(on_prem)
-    money = _money_fields(spec.get("costs") or {})
-    model = (spec.get("workload") or {}).get("model") or {}
-    training = (spec.get("workload") or {}).get("training") or {}
-    layout = spec.get("parallelism")
+def _editor_context(raw: dict[str, Any]) -> dict[str, Any]:
+    spec = EditorSpec.of(raw)
+    owning = _owning_fields(spec)
+    money = _money_fields(spec)
+    layout = spec.layout
     return {
         # A fixed layout's fields it leaves to the search: the editor keeps them searched unless changed.
         "layout_searched": [k for k in _LAYOUT_SHOWN if k not in layout] if isinstance(layout, dict) else [],
         # A batch given in sequences only: the tokens field stays blank and says so (the editor keeps it).
-        "batch_seqs": None if "global_batch_tokens" in training else training.get("global_batch_seqs"),
-        "model_preset": model.get("preset", ""),
-        "model_kept": _model_kept(model),
+        "batch_seqs": spec.batch_seqs,
+        "model_preset": spec.preset,
+        "model_kept": _model_kept(spec.model),
         "owning_fields": owning,
         "owning_given": any(f["value"] is not None for f in owning),
         "money_fields": money,
@@ -363,51 +359,28 @@ def _editor_context(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _prefill(request: HttpRequest) -> dict[str, Any]:
+def _prefill(query: Prefill) -> dict[str, Any]:
     """A new design's spec from the query string (the sweep page links here with its point's parameters),
     the rest from the design defaults."""
     spec = spec_with_defaults(None)
-    get = request.GET
-    _prefill_cluster(spec["cluster"], get)
-    if get.get("preset"):
-        spec["workload"]["model"] = {"preset": get["preset"]}
-    tokens = _query_float(get.get("tokens", ""))
-    if tokens is not None:
-        spec["workload"]["training"]["tokens"] = tokens
-    layout = _query_layout(get.get("layout", ""))
-    if layout is not None:
-        spec["parallelism"] = layout
-    if get.get("offering"):
-        models = [m for m in get.getlist("pricing") if m in PRICING_MODELS]
-        spec["costs"]["cloud"] = [
-            {"offering": get["offering"], "pricing_models": models or list(defaults.CLOUD_PRICING.value)}
-        ]
-    spec["costs"]["cloud"] = _cloud_of_accelerator(spec["costs"]["cloud"], spec["cluster"])
+    cluster = spec["cluster"]
+    if query.accelerator:
+        cluster["accelerator"] = query.accelerator
+    if query.nodes is not None:
+        cluster["nodes"] = query.nodes
+    if query.gpus_per_node is not None:
+        cluster["gpus_per_node"] = query.gpus_per_node
+    if query.preset:
+        spec["workload"]["model"] = {"preset": query.preset}
+    if query.tokens is not None:
+        spec["workload"]["training"]["tokens"] = query.tokens
+    if query.layout is not None:
+        spec["parallelism"] = dict(query.layout)
+    if query.offering:
+        models = list(query.pricing) or list(defaults.CLOUD_PRICING.value)
+        spec["costs"]["cloud"] = [{"offering": query.offering, "pricing_models": models}]
+    spec["costs"]["cloud"] = _cloud_of_accelerator(spec["costs"]["cloud"], cluster)
     return spec
-
-
-def _prefill_cluster(cluster: dict[str, Any], get: Any) -> None:
-    if get.get("accelerator"):
-        cluster["accelerator"] = get["accelerator"]
-    for key in ("nodes", "gpus_per_node"):
-        if get.get(key, "").isdigit():
-            cluster[key] = int(get[key])
-
-
-def _query_float(text: str) -> float | None:
-    try:
-        return float(text) if text else None
-    except ValueError:
-        return None
-
-
-def _query_layout(text: str) -> dict[str, Any] | None:
-    """A sweep point's layout (JSON), without its expert parallelism (the design's model decides it)."""
-    try:
-        layout = json.loads(text) if text else None
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no prefill
-        return None
-    return {k: v for k, v in layout.items() if k != "ep"} if isinstance(layout, dict) else None
 
 
 def _cloud_of_accelerator(cloud: list[dict[str, Any]], cluster: dict[str, Any]) -> list[dict[str, Any]]:
@@ -428,8 +401,9 @@ def _cloud_of_accelerator(cloud: list[dict[str, Any]], cluster: dict[str, Any]) 
 
 @login_required
 def design_new(request: HttpRequest) -> HttpResponse:
-    name = request.GET.get("name") or "New design"
-    spec = _prefill(request)
+    query = Prefill.parse(request.GET)
+    name = query.name or "New design"
+    spec = _prefill(query)
     return render(
         request,
         "dashboard/editor.html",
@@ -466,7 +440,8 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
 @login_required
 def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
     design = or_404(selectors.design_get(user=request.user, design_id=design_id))
-    version = or_404(selectors.design_version_get(design=design, number=_int(request.GET.get("version"))))
+    query = PageQuery.parse(request.GET)
+    version = or_404(selectors.design_version_get(design=design, number=query.version))
     context = {
         "design": design,
         "version": version,
@@ -474,7 +449,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "share_links": (
             selectors.share_link_list(design=design)[:20] if design.owner_id == request.user.pk else []
         ),
-        **_evaluated_context(version, request.GET.get("frame")),
+        **_evaluated_context(version, query.frame),
     }
     return render(request, "dashboard/design.html", context)
 
@@ -487,73 +462,15 @@ def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
     return render(
         request,
         "includes/_design_results.html",
-        {"design": design, **_evaluated_context(design.current, request.GET.get("frame"))},
+        {"design": design, **_evaluated_context(design.current, PageQuery.parse(request.GET).frame)},
     )
-
-
-def _int(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.isdigit() else None
-
-
-def _compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> dict[str, Any]:
-    """The design's column on the compare page: the engine's compare_column (the compare analysis's too),
-    showing the option asked for, else the design's first cloud choice, else owning."""
-    result = selectors.evaluation_read(result=evaluation.result)
-    training = result.training
-    if training is None:
-        raise ValueError(f"design {design.pk}'s evaluation holds no layout")  # evaluation saves only layouts
-    column = tradeoffs.compare_column(
-        training=training,
-        options=[o.to_json() for o in result.options],
-        cloud_choices=result.cloud_choices,
-        option_key=option_key,
-    )
-    shown = next((o for o in result.options if o.key == column.option_key), None)
-    return {
-        "id": design.pk,
-        "name": design.name,
-        "fits": column.fits,
-        "option_key": column.option_key,
-        "option": shown.label if shown else None,
-        "run_cost_usd": shown.run_cost_usd if shown else None,
-        "total_usd": shown.total_usd if shown else None,
-        "usd_per_gpu_hour": shown.usd_per_gpu_hour if shown else None,
-        "days": shown.days if shown else None,
-        "days_failure_free": column.days_failure_free,
-        "mfu": column.mfu,
-        "tokens_per_second": column.tokens_per_second,
-        "memory_gib": column.memory_gib,
-        "gpus": column.gpus,
-        "options": result.options,
-    }
-
-
-def _compare_ids(request: HttpRequest) -> list[int]:
-    """Design ids from ``?ids=1&ids=2`` (the page's own form) or ``?ids=1,2,3`` (a link someone wrote)."""
-    ids: list[int] = []
-    for raw in request.GET.getlist("ids"):
-        for part in raw.split(","):
-            value = _int(part.strip())
-            if value is not None and value not in ids:
-                ids.append(value)
-    return ids
-
-
-def _compare_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    table = []
-    for label, key, better, fmt in COMPARE_ROWS:
-        values = [r[key] for r in rows]
-        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        target = (min(numbers) if better == "low" else max(numbers)) if better and len(numbers) > 1 else None
-        cells = [{"value": v, "best": target is not None and v == target} for v in values]
-        table.append({"label": label, "fmt": fmt, "cells": cells})
-    return table
 
 
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
     visible = selectors.design_list(user=request.user)
-    ids = _compare_ids(request)
+    query = PageQuery.parse(request.GET)
+    ids = list(query.ids)
     context: dict[str, Any] = {"choices": visible.order_by("-is_demo", "name"), "selected": ids}
     found = {d.pk: d for d in visible.filter(pk__in=ids)}
     missing = [i for i in ids if i not in found]
@@ -566,7 +483,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         except EngineError as exc:
             unevaluated.append(f"{design.name} cannot be evaluated: {exc.message}")
             continue
-        rows.append(_compare_row(design, evaluation, request.GET.get(f"option-{design_id}")))
+        rows.append(compare_row(design, evaluation, query.option_for(design_id)))
     problems += unevaluated
     if ids and not 2 <= len(rows) <= 6:
         problems.append(f"Choose 2 to 6 designs to compare ({len(rows)} can be compared).")
@@ -576,15 +493,15 @@ def compare(request: HttpRequest) -> HttpResponse:
             {
                 "days": o.days,
                 "cost_usd": o.run_cost_usd,
-                "label": f"{r['name']}: {o.label}",
-                "url": reverse("dashboard:design", args=[r["id"]]),
+                "label": f"{r.name}: {o.label}",
+                "url": reverse("dashboard:design", args=[r.id]),
             }
             for r in rows
-            for o in r["options"]
+            for o in r.options
         ]
         context.update(
             rows=rows,
-            table=_compare_table(rows),
+            table=compare_table(rows),
             charts=[
                 page_chart("compare-bars", charts.compare_bars_chart(rows)),
                 page_chart(
@@ -618,23 +535,10 @@ def sweep(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _sweep_point_url(row: SweepRow, model: Mapping[str, Any], params: dict[str, Any]) -> str:
-    query: list[tuple[str, str]] = [
-        ("accelerator", row.accelerator),
-        ("nodes", str(row.nodes)),
-        ("name", f"{row.accelerator} × {row.nodes} nodes ({row.pricing_model})"),
-    ]
-    if model.get("preset"):
-        query.append(("preset", model["preset"]))
-    if (params.get("training") or {}).get("tokens"):
-        query.append(("tokens", str(params["training"]["tokens"])))
-    if row.layout:
-        query.append(("layout", json.dumps(row.layout, separators=(",", ":"))))
-    if row.offering:
-        query.append(("offering", row.offering))
-        if row.pricing_model != "own":
-            query.append(("pricing", row.pricing_model))
-    return f"{reverse('dashboard:design-new')}?{urlencode(query)}"
+def _sweep_point_url(row: SweepRow, models: Mapping[str, Any], params: Mapping[str, Any]) -> str:
+    """The new-design editor prefilled with a sweep point (``models``: the snapshot's model specs by key)."""
+    prefill = Prefill.of_sweep_row(row, models=models, params=params)
+    return f"{reverse('dashboard:design-new')}?{urlencode(prefill.query())}"
 
 
 def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
@@ -649,9 +553,8 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
         points = [
             {
                 **row.to_json(),
-                "url": _sweep_point_url(row, models.get(row.model or "", {}), params),
-                "label": f"{row.accelerator} × {row.nodes} nodes, "
-                f"{charts.PRICING_LABELS.get(row.pricing_model, row.pricing_model)}",
+                "url": _sweep_point_url(row, models, params),
+                "label": f"{row.accelerator} × {row.nodes} nodes, {charts.pricing_label(row.pricing_model)}",
             }
             for row in rows
             if row.priced
@@ -700,11 +603,9 @@ def _sweep_price(record: dict[str, Any] | None, model: str) -> dict[str, Any]:
     """The price a sweep's row of ``model`` used on the offering ``record``: the engine's own rule (the latest
     per model; of one date, the lowest); blanks when the snapshot has no such offering."""
     spec = cloud_offering_from_dict(record) if record else None
-    name = (
-        f"{record.get('provider', '').upper()} {record.get('instance_type', '')}" if record and spec else ""
-    )
+    name = f"{spec.provider.upper()} {spec.instance_type}" if spec else ""
     return {
-        "model": PRICING_NAMES.get(model, model),
+        "model": _pricing_name(model),
         "offering": name,
         "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
         "as_of": spec.price_as_of.get(model) if spec else None,

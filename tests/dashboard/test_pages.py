@@ -178,3 +178,34 @@ def test_someone_elses_sweep_is_404(alice: Any, bob: Any, catalog: Any) -> None:
         params={"accelerators": ["h100-sxm"], "nodes": [16], "pricing_models": ["own"]},
     )
     assert _client(bob).get(f"/sweep/{analysis.pk}/").status_code == 404
+
+
+def test_query_numbers_in_non_ascii_digits_are_ignored_not_a_500(alice: Any, demos: list[Any]) -> None:
+    # "²".isdigit() holds but int("²") raises: the pages read ?version=, ?ids= and ?nodes= as ASCII digits.
+    client = _client(alice)
+    page = client.get(f"/designs/{demos[3].pk}/?version=²")
+    assert page.status_code == 200 and f"v{demos[3].current.number}" in page.content.decode()
+    compare = client.get(f"/compare/?ids=²,{demos[0].pk}")
+    assert (
+        compare.status_code == 200
+        and "Choose 2 to 6 designs to compare (1 can be compared)" in compare.content.decode()
+    )
+    editor = client.get("/designs/new/?nodes=²&accelerator=b200")
+    assert editor.status_code == 200
+    assert 'data-field="spec.cluster.nodes" value="²"' not in editor.content.decode()
+
+
+def test_compare_columns_show_the_option_asked_for_each_design(alice: Any, demos: list[Any]) -> None:
+    from apps.dashboard.compare import compare_row
+    from apps.designs.services import design_evaluate
+
+    evaluation = design_evaluate(version=demos[3].current)
+    row = compare_row(demos[3], evaluation, "own")
+    own = next(o for o in evaluation.result["options"] if o["key"] == "own")
+    assert (row.option, row.run_cost_usd, row.total_usd) == (
+        own["label"],
+        own["run_cost_usd"],
+        own["total_usd"],
+    )
+    body = _client(alice).get(f"/compare/?ids={demos[3].pk},{demos[0].pk}&option-{demos[3].pk}=own")
+    assert f'<option value="own" selected>{own["label"]}</option>' in body.content.decode()

@@ -1,0 +1,118 @@
+"""The compare page's columns and table. Each design's column is the engine's ``tradeoffs.compare_column``
+(the compare analysis run by Celery builds its rows with the same function), with the option it shows read
+from the stored evaluation's typed options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from apps.designs import selectors
+from apps.designs.models import Design, Evaluation
+from clusterdesigner.engine import tradeoffs
+from clusterdesigner.engine.cost_result import DesignOption
+
+COMPARE_ROWS = [  # (label, attribute of ComparePageRow, better: "low" | "high" | None, format filter)
+    ("Fits in memory", "fits", None, "yesno"),
+    ("Option shown", "option", None, ""),
+    ("Run cost (this option, one run)", "run_cost_usd", "low", "usd"),
+    ("Cost over the horizon (this option)", "total_usd", "low", "usd"),
+    ("Cost per GPU-hour (this option)", "usd_per_gpu_hour", "low", "usd2"),
+    ("Days to train, expected (with failures and restarts)", "days", "low", "duration"),
+    ("Days to train, failure-free", "days_failure_free", "low", "duration"),
+    ("MFU", "mfu", "high", "pct_plain"),
+    ("Tokens per second", "tokens_per_second", "high", "int"),
+    ("Memory per GPU", "memory_gib", "low", "gib"),
+    ("GPUs", "gpus", None, "int"),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparePageRow:
+    """A design's column on the compare page: the engine's compare column and the option it shows (None when
+    the design has no option), with the design's options for the page's option picker."""
+
+    id: int
+    name: str
+    column: tradeoffs.CompareColumn
+    shown: DesignOption | None
+    options: tuple[DesignOption, ...]
+
+    @property
+    def option_key(self) -> str:
+        return self.column.option_key
+
+    @property
+    def fits(self) -> bool:
+        return self.column.fits
+
+    @property
+    def option(self) -> str | None:
+        return self.shown.label if self.shown else None
+
+    @property
+    def run_cost_usd(self) -> float | None:
+        return self.shown.run_cost_usd if self.shown else None
+
+    @property
+    def total_usd(self) -> float | None:
+        return self.shown.total_usd if self.shown else None
+
+    @property
+    def usd_per_gpu_hour(self) -> float | None:
+        return self.shown.usd_per_gpu_hour if self.shown else None
+
+    @property
+    def days(self) -> float | None:
+        """The shown option's expected days (spot's own, with interruptions)."""
+        return self.shown.days if self.shown else None
+
+    @property
+    def days_failure_free(self) -> float:
+        return self.column.days_failure_free
+
+    @property
+    def mfu(self) -> float:
+        return self.column.mfu
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.column.tokens_per_second
+
+    @property
+    def memory_gib(self) -> float:
+        return self.column.memory_gib
+
+    @property
+    def gpus(self) -> int:
+        return self.column.gpus
+
+
+def compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> ComparePageRow:
+    """The design's column, showing the option asked for, else the design's first cloud choice, else
+    owning."""
+    result = selectors.evaluation_read(result=evaluation.result)
+    training = result.training
+    if training is None:
+        raise ValueError(f"design {design.pk}'s evaluation holds no layout")  # evaluation saves only layouts
+    column = tradeoffs.compare_column(
+        training=training,
+        options=[o.to_json() for o in result.options],
+        cloud_choices=result.cloud_choices,
+        option_key=option_key,
+    )
+    shown = next((o for o in result.options if o.key == column.option_key), None)
+    return ComparePageRow(id=design.pk, name=design.name, column=column, shown=shown, options=result.options)
+
+
+def compare_table(rows: list[ComparePageRow]) -> list[dict[str, Any]]:
+    """The table's rows (one per COMPARE_ROWS entry), each cell marked ``best`` when its value is the lowest
+    (or highest) of two or more numbers."""
+    table = []
+    for label, name, better, fmt in COMPARE_ROWS:
+        values = [getattr(r, name) for r in rows]
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        target = (min(numbers) if better == "low" else max(numbers)) if better and len(numbers) > 1 else None
+        cells = [{"value": v, "best": target is not None and v == target} for v in values]
+        table.append({"label": label, "fmt": fmt, "cells": cells})
+    return table
