@@ -174,6 +174,30 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def focus_regimes(rows: list[Row] | None = None) -> dict[str, list[tuple[Row, float]]]:
+    """Issue 19's two thin regimes, from the out-of-sample residuals: AMD (CDNA families) and ≥ 1,024 GPUs."""
+    residuals = out_of_sample_residuals(rows if rows is not None else all_rows())
+    return {
+        "amd (cdna*)": [(r, e) for r, e in residuals if r.family.startswith("cdna")],
+        ">= 1,024 GPUs": [(r, e) for r, e in residuals if r.gpus >= 1024],
+    }
+
+
+def print_focus_regimes() -> None:
+    title = "regime (fit rows of a fitted factor: out of sample)"
+    print(f"\n{title:60s} rows  median |e|  median e   fit/check")
+    for name, items in focus_regimes().items():
+        if not items:
+            print(f"  {name:58s} {0:5d}           -          -")
+            continue
+        errors = [e for _, e in items]
+        fit = sum(r.fit for r, _ in items)
+        print(
+            f"  {name:58s} {len(items):5d} {100 * statistics.median(abs(e) for e in errors):9.1f}% "
+            f"{100 * statistics.median(errors):+9.1f}%   {fit}/{len(items) - fit}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -191,6 +215,7 @@ def main() -> None:
             f"{key:40s} {n:4d} {100 * p10:+6.1f}% {100 * p50:+6.1f}% {100 * p90:+6.1f}%   "
             f"{100 * check['coverage']:19.0f}% {100 * check['median_abs']:9.1f}%"
         )
+    print_focus_regimes()
     print(
         f"\nmemory: {result['memory_rows']} rows, median |error| {100 * result['memory_median_abs']:.1f} %; "
         f"headroom −p10 = {result['memory_headroom']:.3f} of capacity; out of fold, "

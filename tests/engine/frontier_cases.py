@@ -18,7 +18,10 @@ Where a row is silent the choice is made once, never per row:
   ``gb200_gpus_per_node`` (8, 64: one rack's 16 trays) no longer moves the predictions; 72 drops the rows
   whose GPU count 72 does not divide.
 - Recompute unstated → none; micro batch unstated → 1; vpp unstated → 1; FSDP column > 0 → ZeRO-3,
-  FSDP 0 → distributed optimizer (ZeRO-1, Megatron-Core's default in NeMo recipes).
+  FSDP 0 → distributed optimizer (ZeRO-1, Megatron-Core's default in NeMo recipes); a sharding column
+  starting "zero2" (Llama 3's FSDP, parameters kept between forward and backward) → ZeRO-2.
+- AMD rows (MLPerf llama31_8b on 8 × MI355X): the catalog's MI355X on one 8-GPU node; the fabric is never
+  crossed.
 - Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no
   dropout (NeMo 2.0 recipes for these models set it to 0); flash attention, sequence parallelism when
   tp > 1, TP-communication overlap on; FP8 rows use precision "fp8".
@@ -61,7 +64,15 @@ MISSING_MEMORY_LEVERS = (
     ("activation offload", "activation offload to CPU (Megatron-Core cpu_offloading_num_layers)"),
     ("selective (", "per-module selective recompute (Megatron-Core --recompute-modules)"),
 )
-GPU_SLUGS = (("GB200", "gb200"), ("B200", "b200"), ("H200", "h200"), ("H100", "h100-sxm"))
+GPU_SLUGS = (
+    ("GB200", "gb200"),
+    ("B200", "b200"),
+    ("H200", "h200"),
+    ("H100", "h100-sxm"),
+    ("MI355X", "mi355x"),
+    ("MI325X", "mi325x"),
+    ("MI300X", "mi300x"),
+)
 FABRIC = "ib-ndr400"
 
 
@@ -98,6 +109,15 @@ def missing_memory_levers(row: dict[str, str]) -> list[str]:
     """The memory levers the row's recompute column states that the engine cannot express."""
     text = row["recompute"].lower()
     return [lever for needle, lever in MISSING_MEMORY_LEVERS if needle in text]
+
+
+def _sharding(text: str) -> str:
+    """FSDP → zero3; "zero2 (…)" (Llama 3's FSDP that keeps parameters between forward and backward) → zero2;
+    anything else (distributed optimizer, not stated) → zero1."""
+    text = text.lower()
+    if text.startswith("fsdp"):
+        return "zero3"
+    return "zero2" if text.startswith("zero2") else "zero1"
 
 
 def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[str, Any]:
@@ -139,7 +159,7 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "vpp": _int(row["vpp"]) or 1,
         "micro_batch": _int(row["micro_batch"]) or 1,
         "recompute": "full" if row["recompute"].lower().startswith("full") else "none",
-        "sharding": "zero3" if row["sharding"].lower().startswith("fsdp") else "zero1",
+        "sharding": _sharding(row["sharding"]),
         "sequence_parallel": tp > 1,
     }
     training = {

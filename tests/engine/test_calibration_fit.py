@@ -53,9 +53,10 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
 @pytest.mark.parametrize(
     ("regime", "before", "after"),
     [
-        # Measured by bench/calibration_fit.py on the 10 H100 FP8 check rows: median |error| 12.0 % → 6.4 %
-        # (signed −10.7 % → +3.3 %); on the 8 B200/GB200 FP8 check rows 10.3 % → 7.5 %.
-        (("hopper", "fp8"), 0.120, 0.064),
+        # Measured by bench/calibration_fit.py on the 14 H100 FP8 check rows (10 before the MLPerf GPT-3 rows
+        # were appended; factor refitted 0.96 → 0.95 on 16 fit rows): median |error| 11.5 % → 4.1 %
+        # (signed −10.1 % → +2.0 %); on the 8 B200/GB200 FP8 check rows 10.3 % → 7.5 %.
+        (("hopper", "fp8"), 0.115, 0.041),
         (("blackwell", "fp8"), 0.103, 0.075),
     ],
 )
@@ -77,7 +78,7 @@ def test_an_fp8_estimate_names_its_regime_factor_and_its_fit_rows() -> None:
     request["training"] = {**request["training"], "precision": "fp8"}
     r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     named = {a["name"]: a for a in r["assumptions"]}
-    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.96
+    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.95
     assert "NeMo 24.07" in named["regime_efficiency[hopper/fp8]"]["source"]
     assert named["family_efficiency[hopper]"]["value"] == 0.75  # BF16 work (attention) keeps the family's
 

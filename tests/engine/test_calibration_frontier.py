@@ -42,7 +42,7 @@ def test_frontier_csv_has_the_calibration_columns_then_its_own(rows: list[dict[s
 def test_every_row_has_a_citation_a_verification_a_regime_and_a_measured_figure(
     rows: list[dict[str, str]],
 ) -> None:
-    assert len(rows) == 63
+    assert len(rows) == 78
     assert len({r["run_id"] for r in rows}) == len(rows)
     for r in rows:
         assert r["citation"].strip() and r["source_id"].strip(), r["run_id"]
@@ -61,6 +61,7 @@ def test_regime_tags_follow_from_the_row_itself(rows: list[dict[str, str]]) -> N
         assert ("blackwell" in tags) == r["gpu_type"].startswith(("B200", "GB200")), r["run_id"]
         assert ("long_context" in tags) == (int(r["seq_len"]) >= 32768), r["run_id"]
         assert ("scale_1024" in tags) == (int(r["num_gpus"]) >= 1024), r["run_id"]
+        assert ("amd" in tags) == r["gpu_type"].startswith("MI"), r["run_id"]
 
 
 def test_secondary_rows_say_so_and_recalled_shapes_say_check(rows: list[dict[str, str]]) -> None:
@@ -128,10 +129,10 @@ def test_rows_the_engine_cannot_express_are_listed_with_the_reason(rows: list[di
 def test_every_row_is_compared_or_listed_never_dropped() -> None:
     cases = frontier_cases.all_cases()
     s = summary(cases)
-    assert s["rows"] == 63
+    assert s["rows"] == 78
     assert s["compared"] + len(s["skipped"]) == s["rows"]
     assert all(why for _, why in s["skipped"])
-    for regime in ("moe", "fp8", "blackwell", "long_context", "scale_1024"):
+    for regime in ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd"):
         assert s["by_regime"][regime]["n"] > 0, regime
     assert isinstance(cases[0], FrontierCase)
 
@@ -178,9 +179,19 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # not a factor. FP8: its dense rows under 32K meet the target (test_calibration_fit.py); MoE and long-context
 # FP8 rows do not. Long context: NeMo's H100 FP8 rows at 32K-1M tokens are under-predicted by 20-32 %
 # while llm-foundry's H100 BF16 rows at 32K-64K are over-predicted by ~17 %: one factor cannot serve both,
-# so none is fitted. Blackwell: 10.3 % before the Blackwell FP8 factor on its dense rows.
-CHECK_MEDIANS = {"moe": 0.206, "fp8": 0.144, "long_context": 0.211, "overall": 0.154, "blackwell": 0.113}
-UNMET = ("moe", "fp8", "long_context", "overall")
+# so none is fitted. Blackwell: 10.3 % before the Blackwell FP8 factor on its dense rows. FP8 and overall
+# were 14.4 % and 15.4 % before the MLPerf and Llama 3 rows were appended (15 rows, most of them dense FP8
+# and predicted within 10 %): the MoE and long-context rows behind those figures are unchanged.
+# >= 1,024 GPUs: 6 check rows (MLPerf GPT-3 on 6,144-11,616 H100, Llama 3 405B on 16,384), 1 before.
+CHECK_MEDIANS = {
+    "moe": 0.206,
+    "fp8": 0.104,
+    "long_context": 0.211,
+    "overall": 0.112,
+    "blackwell": 0.113,
+    "scale_1024": 0.035,
+}
+UNMET = ("moe", "long_context")
 
 
 @pytest.fixture(scope="module")
@@ -197,13 +208,21 @@ def _check(split: dict[str, dict[str, dict[str, float | int]]], regime: str) -> 
 def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
     for regime, measured in CHECK_MEDIANS.items():
         assert _check(split, regime) == pytest.approx(measured, abs=0.001), regime
-    assert split["scale_1024"]["check"]["n"] == 1 and split["amd"]["check"]["n"] == 0
+    assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 1
 
 
 def test_blackwell_check_rows_meet_the_regime_target(
     split: dict[str, dict[str, dict[str, float | int]]],
 ) -> None:
     assert _check(split, "blackwell") <= 0.12  # 13 B200/GB200 check rows
+
+
+def test_scale_1024_check_rows_meet_the_regime_target(
+    split: dict[str, dict[str, dict[str, float | int]]],
+) -> None:
+    # MLPerf Training v3.1/v4.0 GPT-3 175B FP8 on 6,144-11,616 H100 (tokens per logged block / block time)
+    # and Llama 3 405B on 16,384 H100 (Table 4): 3.5 %, signed from -9.5 % to +7.4 %, no scale trend.
+    assert _check(split, "scale_1024") <= 0.12
 
 
 @pytest.mark.parametrize(
@@ -221,12 +240,17 @@ def test_regime_check_rows_meet_the_target(
     assert _check(split, regime) <= 0.12
 
 
-@pytest.mark.xfail(strict=True, reason="1 check row at >= 1,024 GPUs and no AMD row: no figure to judge")
-@pytest.mark.parametrize("regime", ["scale_1024", "amd"])
-def test_scale_and_amd_have_enough_check_rows(
-    split: dict[str, dict[str, dict[str, float | int]]], regime: str
-) -> None:
-    _check(split, regime)
+# AMD: two measured rows (MLPerf Training v5.1 llama31_8b, 8 x MI355X, FP8), one fit and one check row, with
+# the mean of the fitted families' factors: -13.4 % (AMD, fit) and -8.4 % (GigaComputing, check), both
+# under-predicted. Too few rows to fit a CDNA factor (fewer than 4) or to judge the target (fewer than 3).
+@pytest.mark.xfail(strict=True, reason="1 AMD check row (8.4 %, MI355X): no figure to judge the target")
+def test_amd_check_rows_meet_the_regime_target(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
+    assert _check(split, "amd") <= 0.12
+
+
+def test_amd_rows_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
+    assert split["amd"]["check"]["median_abs_error"] == pytest.approx(0.084, abs=0.001)
+    assert split["amd"]["fit"]["median_abs_error"] == pytest.approx(0.134, abs=0.001)
 
 
 @pytest.fixture(scope="module")
@@ -238,14 +262,14 @@ def all_rows() -> list[float]:
 
 
 def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
-    # 330 rows of runs.csv and runs_frontier.csv: median |error| 5.3 % (target ≤ 7 %); p90 20.7 %.
-    assert len(all_rows) == 330
+    # 345 rows of runs.csv and runs_frontier.csv: median |error| 5.3 % (target ≤ 7 %); p90 20.2 %.
+    assert len(all_rows) == 345
     assert statistics.median(all_rows) == pytest.approx(0.053, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.207, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.202, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 20.7 % > 18 % (MoE and long-context rows)")
+@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 20.2 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
