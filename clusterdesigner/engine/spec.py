@@ -92,6 +92,8 @@ TRAINING: Mapping[str, Rule] = {
     "pipeline_layout": Rule("any"),
     # Fraction of HBM a searched layout leaves free; the engine's default is error_band.MEMORY_HEADROOM.
     "memory_headroom": Rule("float", 0, 0.5),
+    # Expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size); absent: tp.
+    "etp": _int(1, 1024),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -462,6 +464,7 @@ class Training:
     global_batch_seqs: int | None = None
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
+    etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron-Core's default)
 
 
 @dataclass(frozen=True)

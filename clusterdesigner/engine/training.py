@@ -87,6 +87,7 @@ CROSS_ENTROPY_KINDS = ("fp32", "fused")
 MOE_DISPATCHERS = ("alltoall", "deepep")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
+MAX_ETP = 1024
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
     slug="none",
@@ -216,6 +217,22 @@ MAX_TRAINING: dict[str, float] = {
 }
 
 
+def _expert_tp(tr: Mapping[str, Any], model: ModelShape) -> int:
+    """``training.etp``, the expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size), or
+    0 when not given (experts split by tp). It splits each expert's FFN width, so it must divide
+    expert_ffn_hidden (Megatron-Core's column/row-parallel expert linears)."""
+    if tr.get("etp") is None:
+        return 0
+    etp = _whole(tr, "etp", "training", maximum=MAX_ETP)
+    if not model.is_moe:
+        raise InputError("etp needs a mixture-of-experts model", field="training.etp")
+    if model.expert_ffn_hidden % etp:
+        raise InputError(
+            f"etp {etp} does not divide expert_ffn_hidden {model.expert_ffn_hidden}", field="training.etp"
+        )
+    return etp
+
+
 def parse_problem(
     request: Mapping[str, Any],
     *,
@@ -302,6 +319,7 @@ def parse_problem(
         moe_fp8_dispatch=fp8_dispatch,
         moe_a2a_overlap=_flag(tr, "moe_a2a_overlap", "training", False),
         moe_shared_expert_overlap=_flag(tr, "moe_shared_expert_overlap", "training", False),
+        etp=_expert_tp(tr, model),
         tp_comm_overlap=_flag(tr, "tp_comm_overlap", "training", True),
         fsdp_collectives_per_layer=collectives,
         fsdp_overlap=_flag(tr, "fsdp_overlap", "training", True),
