@@ -234,13 +234,34 @@ def activation_bytes_per_layer(
     )
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
-    full_layer = replicated + split + scores
+    full_layer = replicated + split + scores + routed_token_bytes(problem, lay, tokens / sp_div)
     stored = np.where(
         lay["recompute"] == RECOMPUTE_FULL,
         2.0 * tokens * m.hidden / sp_div,
         np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, replicated + split),
     )
     return stored, full_layer
+
+
+def routed_token_bytes(problem: Problem, lay: Mapping[str, IntArray], local_tokens: FloatArray) -> FloatArray:
+    """Bytes one GPU keeps per MoE layer (in proportion to the MoE layers) for the routed copies of its
+    tokens: the input of the experts' first linear layer, saved for its weight gradient.
+
+    Megatron-Core's alltoall dispatcher (transformer/moe/token_dispatcher.py) sends each of the
+    ``local_tokens`` (the rank's sequence-parallel shard) to its top_k experts, and with expert tensor
+    parallelism all-gathers what arrives over the etp ranks, so a rank's grouped FC1 reads
+    etp · top_k · local_tokens rows of h (experts.py TEGroupedMLP: linear_fc1 on the permuted hidden
+    states), kept in 16 bits, or in FP8 as Transformer Engine's FP8 cast. The permutation (index_select),
+    the all-to-alls and the all-gather save nothing, and the combine's unpermute carries no probabilities
+    (they multiply the activation inside the expert MLP), so it saves nothing either. The FC1 output and
+    the FC2 input are the routed part of ``activation_bytes_per_layer``'s MLP width (top_k experts). etp is
+    ``training.etp``, else tp. With etp 1 this is top_k · h · 2 B per token ÷ tp (sequence parallel)."""
+    model = problem.model
+    if not model.is_moe:
+        return np.zeros_like(local_tokens)
+    in_bytes = 1.0 if problem.training.precision == "fp8" else 2.0
+    share = model.moe_layers / model.layers
+    return share * in_bytes * model.top_k * model.hidden * local_tokens * expert_tp(problem.training, lay)
 
 
 def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:

@@ -251,14 +251,17 @@ def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
 
 
 def test_every_measured_run_predicted_not_to_fit_used_a_memory_lever_the_engine_lacks() -> None:
-    # The six rows are predicted without a lever their recipe used: NeMo 25.09's GB200 FSDP rows offload
+    # The seven rows are predicted without a lever their recipe used: NeMo 25.09's GB200 FSDP rows offload
     # activations of 40 of 80 (Llama 3 70B) and 95 of 126 (Llama 3.1 405B) layers to CPU (Megatron-Bridge
     # scripts/performance/configs at fa0315ae2); the Megatron-MoE-ModelZoo Qwen3 long-context rows recompute
-    # the layer norms and the whole MoE block (--recompute-modules layernorm moe). A new "does not fit"
+    # the layer norms and the whole MoE block (--recompute-modules layernorm moe); its GB200 MXFP8 row
+    # offloads the experts' FC1 inputs and activations ("activation offloading required": --offload-modules
+    # expert_fc1 moe_act), the routed copies memory.routed_token_bytes counts. A new "does not fit"
     # without such a lever is an engine or row error and fails here.
     oom = [c for c in frontier_cases.all_cases() if c.fits is False]
     assert all(frontier_cases.missing_memory_levers(c.row) for c in oom), [c.row["run_id"] for c in oom]
     assert sorted(c.row["run_id"] for c in oom) == [
+        "moezoo_qwen3_gb200_2",
         "moezoo_qwen3_h100_lc_1",
         "moezoo_qwen3_h100_lc_2",
         "moezoo_qwen3_h100_lc_3",
@@ -299,17 +302,19 @@ def test_qwen3_long_context_activations_are_the_hand_computed_ones(rows: list[di
     # no recompute (the engine has no per-module recompute):
     #   replicated 8·t·h/tp = 8 × 4,096 / 4 = 8,192 B per token
     #   split (2(q + 2 kv) + 2q + 6 · top_k · f_e)/tp = (18,432 + 16,384 + 73,728) / 4 = 27,136 B per token
-    #   one layer 16,384 × 35,328 = 578,813,952 B; the first stage holds 3-layer chunks for Megatron's
+    #   routed FC1 input (memory.routed_token_bytes) 2 B × top_k 8 × 4,096 × etp 1 / 4 = 16,384 B per token
+    #   one layer 16,384 × 51,712 = 847,249,408 B; the first stage holds 3-layer chunks for Megatron's
     #   interleaved warm-up of 2(p − 1) + (v − 1)p + 1 = 39 chunks = 117 layers, × 11/12 (94 layers on
-    #   8 stages: the first holds 11 of 12), × 1.1 allocator → 68,285,575,987 B = 63.6 GiB; with 23.5 GiB
+    #   8 stages: the first holds 11 of 12), × 1.1 allocator → 99,954,248,909 B = 93.1 GiB; with 23.5 GiB
     #   of states (the recipe's expert TP 1: experts split ep 8 ways, not ep × tp = 32) and 2.5 reserve,
-    #   89.6 GiB against 80.
+    #   119.1 GiB against 80.
     # The recipe's --recompute-modules layernorm moe keeps neither the two norm outputs nor the MoE block's
-    # intermediates: about (4 × 4,096 + 18,432 + 16,384)/4 = 12,800 B per token → 23.0 GiB, 49.0 GiB in all
+    # intermediates nor their routed inputs: about (4 × 4,096 + 18,432 + 16,384)/4 = 12,800 B per token
+    # → 23.0 GiB, 49.0 GiB in all
     # (a hand estimate of a lever the engine lacks; fp32 main grads would add ~7 GiB).
     row = _row(rows, "moezoo_qwen3_h100_lc_1")
     response = estimate(frontier_cases.request_for(row), **frontier_cases.catalog_specs())
     mem = response["memory_per_gpu_gib"]
-    assert mem["activations"] == pytest.approx(68_285_575_987 / 2**30, abs=0.01)
-    assert mem["total"] == pytest.approx(89.6, abs=0.05) and not response["fits"]
+    assert mem["activations"] == pytest.approx(99_954_248_909 / 2**30, abs=0.01)
+    assert mem["total"] == pytest.approx(119.1, abs=0.05) and not response["fits"]
     assert mem["total"] - mem["activations"] + 23.04 == pytest.approx(49.0, abs=0.1)

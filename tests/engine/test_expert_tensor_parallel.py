@@ -121,3 +121,19 @@ def test_search_with_etp1_may_place_ep_across_the_tensor_parallel_ranks() -> Non
         estimate(request, **SPECS)
     assert error.value.field == "parallelism.ep"
     assert "ep 8 must divide 8 experts and dp × cp 4" in error.value.message
+
+
+def test_the_experts_fc1_inputs_are_kept_for_backward() -> None:
+    # memory.routed_token_bytes: each rank keeps its grouped FC1's input, etp × top_k × its sequence shard
+    # of tokens × h at 2 B. Mixtral tp2 dp256 ep8, SP: the shard is 4,096 / 2 = 2,048 tokens, 32 MoE
+    # layers, no pipeline (one micro-batch in flight), × 1.1 allocator. etp 1 → 2 adds
+    # 32 × 2 × 2 × 2,048 × 4,096 × (2 − 1) × 1.1 = 1,181,116,006 B = 1.1 GiB of activations.
+    layout = {"tp": 2, "dp": 256, "ep": 8}
+    etp1 = estimate(_mixtral(layout, etp=1), **SPECS)["memory_per_gpu_gib"]["activations"]
+    etp2 = estimate(_mixtral(layout, etp=2), **SPECS)["memory_per_gpu_gib"]["activations"]
+    assert (etp2 - etp1) * GIB == pytest.approx(32 * 2 * 2 * 2048 * 4096 * 1.1, rel=1e-5)
+    # Under full recompute only the layer inputs stay (the copies are rebuilt with the layer).
+    full = {**layout, "recompute": "full"}
+    a = estimate(_mixtral(full, etp=1), **SPECS)["memory_per_gpu_gib"]["activations"]
+    b = estimate(_mixtral(full, etp=2), **SPECS)["memory_per_gpu_gib"]["activations"]
+    assert b - a < 0.5 * (etp2 - etp1)
