@@ -7,6 +7,7 @@ touches the database.
 
 Flag names follow Megatron-LM ``megatron/training/arguments.py`` (``--tensor-model-parallel-size``,
 ``--pipeline-model-parallel-size``, ``--context-parallel-size``, ``--expert-model-parallel-size``,
+``--expert-tensor-parallel-size``,
 ``--num-layers-per-virtual-pipeline-stage``, ``--decoder-first/last-pipeline-num-layers``,
 ``--sequence-parallel``, ``--recompute-granularity {full,selective}``, ``--recompute-method uniform``,
 ``--use-distributed-optimizer``, ``--fp8-format hybrid``, ``--group-query-attention --num-query-groups``,
@@ -383,12 +384,16 @@ def _cluster_size(evaluation: DesignEvaluation, layout: Layout) -> tuple[int, in
     return nodes, gpn
 
 
-def _parallel_args(out: _Args, layout: Layout) -> None:
+def _parallel_args(out: _Args, layout: Layout, etp: int | None = None) -> None:
+    """The degrees; with experts split (ep > 1, or an ``etp`` the spec gives) the expert tensor-parallel
+    size too: the spec's ``workload.training.etp``, else tp, Megatron-Core's default and the engine's."""
     out.add("--tensor-model-parallel-size", layout.tp)
     out.add("--pipeline-model-parallel-size", layout.pp)
     out.add("--context-parallel-size", layout.cp)
     if layout.ep > 1:
         out.add("--expert-model-parallel-size", layout.ep)
+    if layout.ep > 1 or etp is not None:
+        out.add("--expert-tensor-parallel-size", etp if etp is not None else layout.tp)
     if layout.sequence_parallel and layout.tp > 1:
         out.add("--sequence-parallel")
 
@@ -665,7 +670,7 @@ def launch_plan(
 def _megatron_args(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> tuple[list[str], list[str]]:
     """Megatron-LM's pretrain_gpt.py arguments and the comments that go with them."""
     out = _Args()
-    _parallel_args(out, layout)
+    _parallel_args(out, layout, _spec(evaluation).training.etp)
     shape = model_shape(evaluation)
     _model_args(out, layout, shape, _pipeline_layout(evaluation, shape))
     _batch_args(out, layout, evaluation, int(shape["seq_len"]))

@@ -27,6 +27,7 @@ from clusterdesigner.engine.workload import (
     IntArray,
     PipelineLayout,
     Problem,
+    Training,
 )
 
 WEIGHT_BYTES = 2.0
@@ -121,15 +122,29 @@ def interleaving_splits(layers: Any, pp: Any, vpp: Any) -> Any:
     return (np.asarray(pp) > 1) & ((layers % chunks == 0) | ((layers + 2) % chunks == 0))
 
 
+def expert_tp(training: Training, lay: Mapping[str, IntArray]) -> FloatArray:
+    """The expert tensor-parallel size of each layout: ``training.etp`` when given, else tp, Megatron-Core's
+    default (megatron/training/arguments.py and model_parallel_config.py set expert_tensor_parallel_size =
+    tensor_model_parallel_size when it is None)."""
+    tp = lay["tp"].astype(np.float64)
+    return np.full_like(tp, float(training.etp)) if training.etp else tp
+
+
 def params_per_gpu(
-    model: ModelShape, lay: Mapping[str, IntArray], layout: PipelineLayout | None = None
+    model: ModelShape,
+    lay: Mapping[str, IntArray],
+    layout: PipelineLayout | None = None,
+    *,
+    etp: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(dense, expert, embedding-or-output) parameters held by one GPU of the heaviest stage, before sharding.
 
-    Dense layer weights are split by tp; expert weights by ep × tp (Megatron-Core's default expert tensor
-    parallelism = tp); embedding and output layer by tp, on the first and last stage respectively.
+    Dense layer weights are split by tp; expert weights by ep × etp (``expert_tp``: Megatron-Core's expert
+    tensor parallelism, tp unless given); embedding and output layer by tp, on the first and last stage
+    respectively.
     """
     tp = lay["tp"].astype(np.float64)
+    etp = tp if etp is None else etp
     n_layers = stage_layers(model, lay["pp"], layout)
     moe_share = model.moe_layers / model.layers if model.is_moe else 0.0
     per_layer = (
@@ -137,28 +152,34 @@ def params_per_gpu(
         + 2.0 * model.hidden
         + moe_share * (model.shared_experts * model.expert_params / tp + model.hidden * model.experts)
     )
-    expert = n_layers * moe_share * model.experts * model.expert_params / (lay["ep"] * tp)
+    expert = n_layers * moe_share * model.experts * model.expert_params / (lay["ep"] * etp)
     # pp == 1 holds the embedding and (if untied) the output layer on the same GPU.
     both = np.where(lay["pp"] == 1, 1.0 if model.tied_embeddings else 2.0, 1.0)
     return n_layers * per_layer, expert, both * model.embedding_params / tp
 
 
-def mtp_params_per_gpu(model: ModelShape, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
+def mtp_params_per_gpu(
+    model: ModelShape, lay: Mapping[str, IntArray], *, etp: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
     """(dense, expert) parameters of the multi-token-prediction modules on one GPU of the stage holding
-    them: their routed experts split by ep × tp like the model's, the rest by tp."""
+    them: their routed experts split by ep × etp like the model's, the rest by tp."""
     tp = lay["tp"].astype(np.float64)
+    etp = tp if etp is None else etp
     routed = model.experts * model.expert_params if model.is_moe and model.moe_layers else 0
     routed_total = model.mtp_depth * routed
-    return (model.mtp_params - routed_total) / tp, routed_total / (lay["ep"] * tp)
+    return (model.mtp_params - routed_total) / tp, routed_total / (lay["ep"] * etp)
 
 
 def shard_degrees(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
     """How many ways dense and expert model states are sharded (the data-parallel × context-parallel
-    group, as in Megatron's distributed optimizer; HSDP shards only within a node)."""
+    group, as in Megatron's distributed optimizer; HSDP shards only within a node). Expert states shard
+    over the expert-data-parallel ranks of that group: ÷ ep, and × tp / etp with ``training.etp`` given
+    (Megatron-Core's expert-data-parallel group, ``timing._edp``)."""
     dpcp = (lay["dp"] * lay["cp"]).astype(np.float64)
     in_node = np.clip(np.floor(problem.cluster.gpus_per_node / lay["tp"]), 1.0, dpcp)
     dense = np.where(lay["sharding"] == SH_HSDP, in_node, dpcp)
-    expert = np.maximum(1.0, dense / lay["ep"])
+    etp = problem.training.etp
+    expert = np.maximum(1.0, dense / lay["ep"] if not etp else dense * lay["tp"] / (etp * lay["ep"]))
     return dense, expert
 
 
@@ -213,7 +234,7 @@ def activation_bytes_per_layer(
     )
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
-    full_layer = replicated + split + scores
+    full_layer = replicated + split + scores + routed_token_bytes(problem, lay, tokens / sp_div)
     selective = replicated + split
     if problem.training.selective_recompute == "op":
         selective = op_checkpoint_bytes(problem, tokens=tokens, tp=tp, sp_div=sp_div, mlp_width=mlp_width)
@@ -248,6 +269,27 @@ def op_checkpoint_bytes(
         kept = kept + h
     kept = kept + np.where(tp > 1, 2.0 * h / tp, 0.0)
     return 2.0 * tokens * kept
+
+
+def routed_token_bytes(problem: Problem, lay: Mapping[str, IntArray], local_tokens: FloatArray) -> FloatArray:
+    """Bytes one GPU keeps per MoE layer (in proportion to the MoE layers) for the routed copies of its
+    tokens: the input of the experts' first linear layer, saved for its weight gradient.
+
+    Megatron-Core's alltoall dispatcher (transformer/moe/token_dispatcher.py) sends each of the
+    ``local_tokens`` (the rank's sequence-parallel shard) to its top_k experts, and with expert tensor
+    parallelism all-gathers what arrives over the etp ranks, so a rank's grouped FC1 reads
+    etp · top_k · local_tokens rows of h (experts.py TEGroupedMLP: linear_fc1 on the permuted hidden
+    states), kept in 16 bits, or in FP8 as Transformer Engine's FP8 cast. The permutation (index_select),
+    the all-to-alls and the all-gather save nothing, and the combine's unpermute carries no probabilities
+    (they multiply the activation inside the expert MLP), so it saves nothing either. The FC1 output and
+    the FC2 input are the routed part of ``activation_bytes_per_layer``'s MLP width (top_k experts). etp is
+    ``training.etp``, else tp. With etp 1 this is top_k · h · 2 B per token ÷ tp (sequence parallel)."""
+    model = problem.model
+    if not model.is_moe:
+        return np.zeros_like(local_tokens)
+    in_bytes = 1.0 if problem.training.precision == "fp8" else 2.0
+    share = model.moe_layers / model.layers
+    return share * in_bytes * model.top_k * model.hidden * local_tokens * expert_tp(problem.training, lay)
 
 
 def microbatches(problem: Problem, lay: Mapping[str, IntArray]) -> FloatArray:
@@ -294,7 +336,8 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     """
     model, training = problem.model, problem.training
     layout = training.pipeline_layout
-    dense, expert, edge = params_per_gpu(model, lay, layout)
+    etp = expert_tp(training, lay)
+    dense, expert, edge = params_per_gpu(model, lay, layout, etp=etp)
     d_dense, d_expert = shard_degrees(problem, lay)
     sh = lay["sharding"]
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
@@ -335,7 +378,7 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
     middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
     no_logits = np.zeros_like(single)
-    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay) if model.mtp_depth else (0.0, 0.0)
+    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay, etp=etp) if model.mtp_depth else (0.0, 0.0)
     for layers_held, with_logits, share, edge_held, mtp_held in (
         (first_layers, single, n_first / n_stage, edge, single),
         (last_layers, no_logits, middle, np.zeros_like(edge), no_logits),

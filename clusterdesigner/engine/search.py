@@ -113,15 +113,33 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
             ),
         ),
         ("parallelism.ep", (ep > 1) & (not m.is_moe), lambda i: "ep > 1 needs a mixture-of-experts model"),
-        (
-            "parallelism.ep",
-            (ep > 1) & ((m.experts % ep != 0) | ((dp * cp) % ep != 0)),
-            lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
-        ),
+        _expert_grid_check(problem, lay),
     ]
     # The training stack's own limits (engine/framework.py): none for Megatron-Core.
     checks.extend(framework_checks(profile(problem.training.framework), lay))
     return checks
+
+
+def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[str, np.ndarray, Any]:
+    """ep divides the experts and the ranks it spans: dp × cp (experts split by tp), or with
+    ``training.etp`` given tp × dp × cp / etp (Megatron-Core's expert grid, etp · ep · edp = tp · cp · dp:
+    parallel_state.initialize_model_parallel raises unless etp · ep · pp divides the world size)."""
+    m, etp = problem.model, problem.training.etp
+    tp, dp, cp, ep = (lay[k] for k in ("tp", "dp", "cp", "ep"))
+    if not etp:
+        return (
+            "parallelism.ep",
+            (ep > 1) & ((m.experts % ep != 0) | ((dp * cp) % ep != 0)),
+            lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
+        )
+    return (
+        "parallelism.ep",
+        (m.experts % ep != 0) | ((tp * dp * cp) % (ep * etp) != 0),
+        lambda i: (
+            f"ep {ep[i]} must divide {m.experts} experts, and ep × etp = {ep[i] * etp} the "
+            f"tp × dp × cp = {tp[i] * dp[i] * cp[i]} ranks of a stage"
+        ),
+    )
 
 
 def _interleaving_check(problem: Problem, pp: IntArray, v: IntArray) -> tuple[str, np.ndarray, Any]:
@@ -197,10 +215,19 @@ def _structures(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str
     # Dimensions the stack does not have are held at 1 (a given value still meets its check).
     fixed = {**structure_pins(profile(problem.training.framework)), **fixed}
     for tp, pp, cp, dp in _dense_structures(problem.cluster.num_gpus, m.layers, fixed):
-        eps = [e for e in _divisors(dp * cp) if m.experts % e == 0] if m.is_moe else [1]
+        eps = _ep_choices(problem, tp=tp, dp=dp, cp=cp)
         for ep in _options(fixed, "ep", eps):
             for vpp in _options(fixed, "vpp", _vpp_choices(problem, pp)):
                 yield {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "vpp": vpp}
+
+
+def _ep_choices(problem: Problem, *, tp: int, dp: int, cp: int) -> list[int]:
+    """Expert-parallel sizes to try: the divisors of the experts that divide the ranks the ep group may
+    span, dp × cp, or tp × dp × cp / etp with ``training.etp`` (none when etp does not divide them: the
+    structure is then tried with ep 1 and refused, saying why); 1 for a dense model."""
+    m, etp = problem.model, problem.training.etp
+    ranks = dp * cp if not etp else (tp * dp * cp // etp if (tp * dp * cp) % etp == 0 else 0)
+    return [e for e in _divisors(ranks) if m.experts % e == 0] if m.is_moe and ranks else [1]
 
 
 def _vpp_choices(problem: Problem, pp: int) -> list[int]:

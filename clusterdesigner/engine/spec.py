@@ -95,6 +95,8 @@ TRAINING: Mapping[str, Rule] = {
     "memory_headroom": Rule("float", 0, 0.5),
     # The training stack (engine/framework.py); the engine's default is Megatron-Core.
     "framework": Rule("choice", choices=tuple(FRAMEWORK_PROFILES)),
+    # Expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size); absent: tp.
+    "etp": _int(1, 1024),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -466,6 +468,7 @@ class Training:
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
     framework: str | None = None  # engine/framework.py PROFILES; None: Megatron-Core
+    etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron-Core's default)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from clusterdesigner.engine.hardware import AcceleratorSpec
 from clusterdesigner.engine.memory import (
     WEIGHT_BYTES,
     end_stage_layers,
+    expert_tp,
     microbatches,
     params_per_gpu,
     shard_degrees,
@@ -259,7 +260,8 @@ class _Shape:
     """What every part of one step reads: the layout as float arrays and the rates of this accelerator.
 
     ``tokens`` = micro_batch · s / cp is the M of every GEMM on this GPU; ``sp_div`` is tp where sequence
-    parallelism shards the hidden activations, else 1.
+    parallelism shards the hidden activations, else 1. ``etp`` is the expert tensor-parallel size
+    (``memory.expert_tp``), ``etp_given`` whether the request set it (``Training.etp``).
     """
 
     problem: Problem
@@ -273,6 +275,8 @@ class _Shape:
     dp: FloatArray
     pp: FloatArray
     ep: FloatArray
+    etp: FloatArray
+    etp_given: bool
     v: FloatArray
     sp_div: FloatArray
     rc: IntArray
@@ -311,6 +315,8 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         dp=lay["dp"].astype(np.float64),
         pp=lay["pp"].astype(np.float64),
         ep=lay["ep"].astype(np.float64),
+        etp=expert_tp(training, lay),
+        etp_given=bool(training.etp),
         v=lay["vpp"].astype(np.float64),
         sp_div=np.where(lay["sequence_parallel"] > 0, tp, 1.0),
         rc=lay["recompute"],
@@ -355,9 +361,18 @@ def _mlp_gemms(
     share = model.moe_layers / model.layers
     e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
     local_experts = model.experts / c.ep
-    per_expert_tokens = tokens * model.top_k * c.ep / model.experts
+    if c.etp_given:
+        # Megatron-Core's alltoall dispatcher: each rank sends its tokens / sp_div sequence shard to the ep
+        # ranks, then all-gathers what arrives over the etp group, so a local expert sees the etp ranks'
+        # tokens at 1/etp of its width (token_dispatcher.py, dispatch_postprocess).
+        per_expert_tokens = tokens / c.sp_div * model.top_k * c.ep * c.etp / model.experts
+        e_tp: FloatArray = c.etp
+    else:
+        per_expert_tokens = tokens * model.top_k * c.ep / model.experts
+        e_tp = tp
     routed = local_experts * (
-        c.gemm(per_expert_tokens, h, e_up / tp) + c.gemm(per_expert_tokens, model.expert_ffn_hidden / tp, h)
+        c.gemm(per_expert_tokens, h, e_up / e_tp)
+        + c.gemm(per_expert_tokens, model.expert_ffn_hidden / e_tp, h)
     )
     shared_w = model.shared_experts * model.expert_ffn_hidden
     shared: FloatArray | float = 0.0
@@ -500,13 +515,16 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     """Expert-parallel all-to-all per layer and micro-batch (dispatch and combine, forward and backward),
     on the share of MoE layers.
 
-    The ep ranks (spaced tp·cp apart) lie j to a scale-up domain over k domains. Each token goes to top_k
+    The ep ranks (spaced tp·cp apart; etp apart on Megatron-Core's expert grid when ``training.etp`` is
+    given) lie j to a scale-up domain over k domains. Each token goes to top_k
     experts, uniformly over the ep ranks. With ``alltoall`` (NCCL, one copy per expert) a token sends
     top_k·(j−1)/ep copies over the scale-up link and top_k·(ep−j)/ep over the NIC, concurrently: the time
     is the longer of the two. With ``deepep`` a token crosses the fabric once per distinct remote domain,
     k·(1 − (1 − 1/k)^top_k)·(k−1)/k of them (at most M·(k−1)/k under node-limited routing), and every
     copy off its own GPU, top_k·(ep−1)/ep, moves over the scale-up link (DeepSeek-V3 Sec. 3.2.2: IB to
-    the same in-node index, then NVLink forward). Each copy is tokens·h/sp elements.
+    the same in-node index, then NVLink forward). Each copy is tokens·h/sp elements. With ``training.etp``
+    > 1 the tokens that arrive are all-gathered over the etp ranks and reduce-scattered before the combine
+    (``_etp_token_gather``).
 
     With ``moe_shared_expert_overlap`` (Megatron-Core's --moe-shared-expert-overlap) the all-to-alls first
     overlap the shared experts' forward and backward GEMMs. With ``moe_a2a_overlap`` (Megatron-Core's
@@ -520,7 +538,7 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     if not model.is_moe:
         return 0.0
     ep = c.ep
-    stride = c.tp * c.cp
+    stride = c.etp if c.etp_given else c.tp * c.cp
     j = np.clip(np.floor(problem.cluster.scaleup_domain_gpus / stride), 1.0, ep)
     k = np.ceil(ep / j)
     copy_bytes = c.tokens * c.h / c.sp_div * _moe_a2a_bytes_per_element(training)
@@ -540,6 +558,8 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
         inter_copies * copy_bytes / nic,
     )
     raw = (model.moe_layers / model.layers) * np.where(ep > 1, a2a, 0.0)
+    if c.etp_given:
+        raw = raw + (model.moe_layers / model.layers) * _etp_token_gather(c)
     if training.moe_shared_expert_overlap and model.shared_experts:
         # The shared experts run while the tokens travel, forward and backward (3 × their forward GEMMs).
         raw = _exposed(raw, np.asarray(3.0 * layer.shared_expert_fwd, dtype=np.float64))
@@ -550,6 +570,19 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     allowed = (ep > 1) & (c.rc != RECOMPUTE_FULL) & ((c.pp == 1) | (c.v > 1))
     overlapped = (1.0 - paired) * raw + paired * _exposed(raw, layer.fwd + layer.bwd)
     return np.where(allowed, overlapped, raw)
+
+
+def _etp_token_gather(c: _Shape) -> FloatArray:
+    """The expert-TP collectives of one MoE layer and micro-batch: Megatron-Core's alltoall dispatcher
+    all-gathers the routed tokens over the etp ranks after the dispatch and reduce-scatters the experts'
+    output before the combine (token_dispatcher.py: dispatch_postprocess gather_from_sequence_parallel_region,
+    combine_preprocess reduce_scatter_to_sequence_parallel_region on the expert TP group); backward runs the
+    pair reversed. Each moves a buffer of etp · top_k · tokens/sp_div · h BF16 elements over the etp
+    consecutive ranks (ring, ``ring_time`` with factor 1); none when etp is 1."""
+    model = c.problem.model
+    buffer_bytes = 2.0 * c.etp * model.top_k * c.tokens / c.sp_div * c.h
+    one = _ring(c, factor=1.0, nbytes=buffer_bytes, size=c.etp, stride=np.ones_like(c.etp))
+    return 4.0 * one
 
 
 def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
@@ -626,6 +659,28 @@ def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
 
 def moe_assumptions(training: Training) -> tuple[Assumption, ...]:
     """The MoE token-exchange settings of a run, with their sources, for the result's ``assumptions``."""
+    return _moe_exchange_assumptions(training) + _etp_assumptions(training)
+
+
+def _etp_assumptions(training: Training) -> tuple[Assumption, ...]:
+    """The expert tensor-parallel size when the request gives it (none otherwise: experts split by tp)."""
+    if not training.etp:
+        return ()
+    return (
+        Assumption(
+            "expert_tensor_parallel_size",
+            float(training.etp),
+            "GPUs per expert",
+            "Megatron-Core --expert-tensor-parallel-size: experts split ep × etp ways and laid out over the "
+            "tp × cp × dp ranks of a stage, etp · ep · edp = tp · cp · dp (megatron/core/parallel_state.py "
+            "initialize_model_parallel at NVIDIA/Megatron-LM d98e8a64); the ep ranks etp apart, expert "
+            "gradients reduced over edp ranks etp·ep apart, routed tokens all-gathered over etp "
+            "(transformer/moe/token_dispatcher.py)",
+        ),
+    )
+
+
+def _moe_exchange_assumptions(training: Training) -> tuple[Assumption, ...]:
     return (
         Assumption(
             "moe_a2a_links_concurrent",
@@ -817,13 +872,16 @@ class _Held:
 
 
 def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
-    dense, expert, edge = params_per_gpu(problem.model, lay, problem.training.pipeline_layout)
+    dense, expert, edge = params_per_gpu(
+        problem.model, lay, problem.training.pipeline_layout, etp=expert_tp(problem.training, lay)
+    )
     d_dense, d_expert = shard_degrees(problem, lay)
     return _Held(dense, expert, edge, d_dense, d_expert, lay["sharding"])
 
 
 def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
-    """Gradient all-reduce over the dp × cp ranks (spaced tp apart; experts' over dp·cp/ep, spaced tp·ep),
+    """Gradient all-reduce over the dp × cp ranks (spaced tp apart; experts' over the ``_edp`` ranks,
+    spaced ``_expert_stride`` apart),
     overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter dense and
     expert gradients per micro-batch (``_fsdp``)."""
     dense, expert, edge = held.dense, held.expert, held.edge
@@ -832,7 +890,7 @@ def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     grad_bytes = c.problem.training.grad_bytes
     dpcp = c.dp * c.cp
     dp_dense = _ring(c, factor=2.0, nbytes=(dense + edge) * grad_bytes, size=dpcp, stride=c.tp)
-    dp_expert = _ring(c, factor=2.0, nbytes=expert * grad_bytes, size=dpcp / c.ep, stride=c.tp * c.ep)
+    dp_expert = _ring(c, factor=2.0, nbytes=expert * grad_bytes, size=_edp(c), stride=_expert_stride(c))
     return np.where(full_shard, 0.0, _exposed(dp_dense + dp_expert, last_bwd))
 
 
@@ -849,8 +907,9 @@ def _fsdp(
     HSDP's all-reduce across replicas, overlapped with the last backward: (per micro-batch, exposed).
 
     Dense and embedding weights are sharded over the d_dense data-parallel ranks spaced tp apart; expert
-    weights over the expert-data-parallel group of d_expert = dp·cp/ep ranks (Megatron-Core's
-    expert_data_parallel_size = world / (pp·ep·etp) with etp = tp), spaced tp·ep apart, so each expert
+    weights over the expert-data-parallel group of d_expert = ``_edp`` ranks (Megatron-Core's
+    expert_data_parallel_size = world / (pp·ep·etp), etp = tp unless given), spaced ``_expert_stride``
+    (tp·ep, or etp·ep) apart, so each expert
     gather and reduce-scatter is a ring of its own, on the scale-up link inside a domain and the NIC beyond
     it (``ring_time``), prefetched under compute by the same rule as the dense ones."""
     training = c.problem.training
@@ -859,7 +918,7 @@ def _fsdp(
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
     grad_bytes = training.grad_bytes
     shard_size, expert_shard = held.d_dense, held.d_expert
-    expert_stride = c.tp * c.ep
+    expert_stride = _expert_stride(c)
     ag = _ring(c, factor=1.0, nbytes=(dense + edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
     rs = _ring(c, factor=1.0, nbytes=(dense + edge) * grad_bytes, size=shard_size, stride=c.tp)
     moe = c.problem.model.is_moe
@@ -896,10 +955,27 @@ def _fsdp(
             c,
             factor=2.0,
             nbytes=expert * grad_bytes / expert_shard,
-            size=c.dp * c.cp / c.ep / expert_shard,
+            size=_edp(c) / expert_shard,
             stride=expert_stride * expert_shard,
         )
     return fsdp_mb, np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
+
+
+def _edp(c: _Shape) -> FloatArray:
+    """The expert-data-parallel size: the ranks holding the same expert shard, over which expert gradients
+    are reduced. Megatron-Core's expert grid (megatron/core/parallel_state.py, initialize_model_parallel, at
+    NVIDIA/Megatron-LM d98e8a64): expert_data_parallel_size = world_size // (etp · ep · pp), so
+    etp · ep · edp = tp · cp · dp: the experts are laid out over the TP, CP and DP ranks of a stage (its
+    expert RankGenerator takes cp = 1). Without ``training.etp``: dp · cp / ep, the same when etp = tp."""
+    if not c.etp_given:
+        return c.dp * c.cp / c.ep
+    return c.dp * c.cp * c.tp / (c.etp * c.ep)
+
+
+def _expert_stride(c: _Shape) -> FloatArray:
+    """Rank distance between expert-data-parallel peers: tp·ep, or etp·ep on the expert grid of a given
+    etp (parallel_state.py: the expert RankGenerator orders tp-ep-dp)."""
+    return (c.etp if c.etp_given else c.tp) * c.ep
 
 
 def _optimizer(c: _Shape, held: _Held) -> FloatArray:

@@ -93,6 +93,7 @@ CROSS_ENTROPY_KINDS = ("fp32", "fused")
 MOE_DISPATCHERS = ("alltoall", "deepep")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
+MAX_ETP = 1024
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
     slug="none",
@@ -222,6 +223,22 @@ MAX_TRAINING: dict[str, float] = {
 }
 
 
+def _expert_tp(tr: Mapping[str, Any], model: ModelShape) -> int:
+    """``training.etp``, the expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size), or
+    0 when not given (experts split by tp). It splits each expert's FFN width, so it must divide
+    expert_ffn_hidden (Megatron-Core's column/row-parallel expert linears)."""
+    if tr.get("etp") is None:
+        return 0
+    etp = _whole(tr, "etp", "training", maximum=MAX_ETP)
+    if not model.is_moe:
+        raise InputError("etp needs a mixture-of-experts model", field="training.etp")
+    if model.expert_ffn_hidden % etp:
+        raise InputError(
+            f"etp {etp} does not divide expert_ffn_hidden {model.expert_ffn_hidden}", field="training.etp"
+        )
+    return etp
+
+
 def _batch_seqs(tr: Mapping[str, Any], model: ModelShape) -> int:
     """``training.global_batch_seqs``, or ``global_batch_tokens`` as a whole number of sequences."""
     if "global_batch_seqs" in tr:
@@ -327,6 +344,7 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
         pipeline_layout=layout,
         **moe,
         **knobs,
+        etp=_expert_tp(tr, model),
         pipeline_split=_choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced"),
         optimizer_bytes=optimizer_bytes,
         tokens=tokens,

@@ -206,6 +206,9 @@ class Training:
     dispatch and the backward combine in FP8; ``moe_a2a_overlap`` hides the all-to-alls under another
     micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm);
     ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap).
+    ``etp`` is the expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size): 0 keeps the
+    engine's behaviour before it was an input (experts split by tp, the ep ranks spaced tp·cp apart); a
+    given size lays the experts out on Megatron-Core's expert grid (``memory.expert_grid``).
 
     ``pipeline_layout`` (None: ``pipeline_split`` decides) places layers stage by stage, Megatron-Core's
     --pipeline-model-parallel-layout; it fixes pp × vpp to its number of stages.
@@ -232,6 +235,7 @@ class Training:
     moe_fp8_dispatch: bool = False
     moe_a2a_overlap: bool = False
     moe_shared_expert_overlap: bool = False
+    etp: int = 0
     pipeline_layout: PipelineLayout | None = None
     framework: str = "megatron-core"
     selective_recompute: str = "attention"

@@ -171,6 +171,8 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
     }
     if row["pipeline_layout"]:
         training["pipeline_layout"] = row["pipeline_layout"]
+    if row["etp"]:
+        training["etp"] = int(row["etp"])
     cluster = {
         "accelerator": accelerator,
         "gpus_per_node": per_node,

@@ -68,7 +68,7 @@ def test_a_regime_without_rows_falls_back_and_says_so() -> None:
     assert band_for("hopper/bf16/dense/lt32k/ge1024").rows == 6
     # MoE on Blackwell in FP8 has its own rows now (runs_frontier.csv: 8 NeMo/ModelZoo rows under 32K).
     moe = band_for("blackwell/fp8/moe/lt32k/lt1024")
-    assert moe.basis == "blackwell/fp8/moe/lt32k/lt1024" and moe.rows == 8
+    assert moe.basis == "blackwell/fp8/moe/lt32k/lt1024" and moe.rows == 9
     # Its band is far wider than the all-rows band it fell back to before (issue 19 item 7).
     all_rows = band_for("unknown/bf16/moe/lt32k/lt1024")
     assert moe.p90 - moe.p10 > 0.4 and all_rows.basis == "*/bf16/moe/*/*"
