@@ -26,7 +26,7 @@ import numpy as np
 
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
-from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_NONE, RECOMPUTE_SELECTIVE
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.workload import (
     GIB,
@@ -111,6 +111,21 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
             lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
         ),
     ]
+    if problem.training.activation_offload_layers:
+        # Megatron-Core refuses CPU offloading with pipeline parallelism or with activation recompute
+        # (transformer_config.py __post_init__).
+        checks += [
+            (
+                "training.activation_offload_layers",
+                pp > 1,
+                lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
+            ),
+            (
+                "training.activation_offload_layers",
+                lay["recompute"] != RECOMPUTE_NONE,
+                lambda i: "activation offload does not run with activation recompute",
+            ),
+        ]
     return checks
 
 
@@ -222,12 +237,20 @@ def _dense_structures(n: int, layers: int, fixed: Mapping[str, int]) -> Iterator
                 yield tp, pp, cp, dp
 
 
+def _selective_saves_nothing(problem: Problem) -> bool:
+    """Whether selective recompute stores as much as none: under flash attention with only core_attn
+    among ``training.recompute_modules`` (Megatron-Core's default)."""
+    training = problem.training
+    return training.flash_attention and set(training.recompute_modules) <= {"core_attn"}
+
+
 def _option_grid(fixed: Mapping[str, int], *, flash_attention: bool = True) -> list[tuple[int, ...]]:
     """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with.
 
     Under flash attention, Megatron's "selective" recompute (the attention scores and softmax, Korthikanti
     2022 Sec. 5) saves nothing, since flash attention never stores the scores, and still adds the attention
-    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns)."""
+    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns) unless
+    ``training.recompute_modules`` names modules that do save memory (``_selective_saves_nothing``)."""
     mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
     modes = [m for m in range(len(RECOMPUTE_MODES)) if not (flash_attention and m == RECOMPUTE_SELECTIVE)]
     rcs = [fixed["recompute"]] if "recompute" in fixed else modes
@@ -239,7 +262,7 @@ def _option_grid(fixed: Mapping[str, int], *, flash_attention: bool = True) -> l
 def search_size(problem: Problem, *, fixed: Mapping[str, int]) -> int:
     """How many layouts :func:`search` would evaluate (before it drops duplicates): structures × option
     grid. Counting the structures costs a fraction of a percent of the search."""
-    grid = _option_grid(fixed, flash_attention=problem.training.flash_attention)
+    grid = _option_grid(fixed, flash_attention=_selective_saves_nothing(problem))
     return sum(1 for _ in _structures(problem, fixed)) * len(grid)
 
 
@@ -269,7 +292,7 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
     sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
     Raises InputError on ``cluster.nodes`` when the search is too large to run (check_search_size)."""
     check_search_size(problem, fixed=fixed)
-    grid = np.array(_option_grid(fixed, flash_attention=problem.training.flash_attention), dtype=np.int64)
+    grid = np.array(_option_grid(fixed, flash_attention=_selective_saves_nothing(problem)), dtype=np.int64)
     per_structure = max(1, CHUNK_LAYOUTS // len(grid))
     result = SearchResult(best={}, evaluated=0)
     best = _Best(top=top)

@@ -208,7 +208,14 @@ class Training:
     ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap).
 
     ``pipeline_layout`` (None: ``pipeline_split`` decides) places layers stage by stage, Megatron-Core's
-    --pipeline-model-parallel-layout; it fixes pp × vpp to its number of stages."""
+    --pipeline-model-parallel-layout; it fixes pp × vpp to its number of stages.
+
+    Memory levers (``memory.recompute_savings_per_layer``, ``memory.memory_parts``): ``recompute_modules``
+    are what selective recompute recomputes (Megatron-Core's --recompute-modules; the default core_attn
+    is its default); ``activation_offload_layers`` layers' activations live in host memory
+    (--cpu-offloading-num-layers); ``optimizer_offload`` keeps the optimizer states in host memory and
+    steps Adam on the CPU (--optimizer-cpu-offload, DeepSpeed ZeRO-Offload); ``lora_rank`` > 0 trains
+    rank-r adapters on ``lora_modules`` over frozen base weights (LoRA, Hu et al. 2021)."""
 
     tokens: float
     global_batch_seqs: int
@@ -231,6 +238,11 @@ class Training:
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
+    recompute_modules: tuple[str, ...] = ("core_attn",)
+    activation_offload_layers: int = 0
+    optimizer_offload: bool = False
+    lora_rank: int = 0
+    lora_modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -54,13 +54,12 @@ REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
 INEXPRESSIBLE_FEATURES: dict[str, str] = {}
 # Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
-# Memory levers a row's recompute column states that the engine has no input for (issue 19 item 3): the
-# row is predicted without them, so its memory is an upper bound and a "does not fit" says what is missing,
-# not that the run could not have run. Matched on the recompute column's text.
-MISSING_MEMORY_LEVERS = (
-    ("activation offload", "activation offload to CPU (Megatron-Core cpu_offloading_num_layers)"),
-    ("selective (", "per-module selective recompute (Megatron-Core --recompute-modules)"),
-)
+# Memory levers a row's recompute column states that the engine has no input for: the row is predicted
+# without them, so a "does not fit" says what is missing, not that the run could not have run. Matched on the
+# recompute column's text. None is left: per-module recompute (the recompute_modules column, Megatron-Core's
+# --recompute-modules, ";"-separated) and activation offload (activation_offload_layers,
+# --cpu-offloading-num-layers) are engine inputs (issue 19 item 3).
+MISSING_MEMORY_LEVERS: tuple[tuple[str, str], ...] = ()
 GPU_SLUGS = (("GB200", "gb200"), ("B200", "b200"), ("H200", "h200"), ("H100", "h100-sxm"))
 FABRIC = "ib-ndr400"
 
@@ -149,6 +148,11 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "flash_attention": True,
         "tp_comm_overlap": True,
     }
+    if row["recompute_modules"]:
+        parallelism["recompute"] = "selective"
+        training["recompute_modules"] = row["recompute_modules"].split(";")
+    if row["activation_offload_layers"]:
+        training["activation_offload_layers"] = int(row["activation_offload_layers"])
     if row["pipeline_layout"]:
         training["pipeline_layout"] = row["pipeline_layout"]
     cluster = {

@@ -179,7 +179,10 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # FP8 rows do not. Long context: NeMo's H100 FP8 rows at 32K-1M tokens are under-predicted by 20-32 %
 # while llm-foundry's H100 BF16 rows at 32K-64K are over-predicted by ~17 %: one factor cannot serve both,
 # so none is fitted. Blackwell: 10.3 % before the Blackwell FP8 factor on its dense rows.
-CHECK_MEDIANS = {"moe": 0.206, "fp8": 0.144, "long_context": 0.211, "overall": 0.154, "blackwell": 0.113}
+# moe and long_context rose from 20.6 % and 21.1 % when the Qwen3 long-context rows got their recipe's
+# --recompute-modules layernorm moe, whose MoE-block recompute (experts and all-to-alls once more forward)
+# slows rows the engine already under-predicts.
+CHECK_MEDIANS = {"moe": 0.246, "fp8": 0.144, "long_context": 0.242, "overall": 0.154, "blackwell": 0.113}
 UNMET = ("moe", "fp8", "long_context", "overall")
 
 
@@ -238,14 +241,15 @@ def all_rows() -> list[float]:
 
 
 def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
-    # 330 rows of runs.csv and runs_frontier.csv: median |error| 5.3 % (target ≤ 7 %); p90 20.7 %.
+    # 330 rows of runs.csv and runs_frontier.csv: median |error| 5.3 % (target ≤ 7 %); p90 21.3 % (20.7 %
+    # before the Qwen3 long-context rows were charged their MoE-block recompute).
     assert len(all_rows) == 330
     assert statistics.median(all_rows) == pytest.approx(0.053, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.207, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.213, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 20.7 % > 18 % (MoE and long-context rows)")
+@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 21.3 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
@@ -253,27 +257,17 @@ def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
 # ---- issue 19 memory target: "no measured run predicted not to fit" ----
 
 
-def test_every_measured_run_predicted_not_to_fit_used_a_memory_lever_the_engine_lacks() -> None:
-    # The six rows are predicted without a lever their recipe used: NeMo 25.09's GB200 FSDP rows offload
-    # activations of 40 of 80 (Llama 3 70B) and 95 of 126 (Llama 3.1 405B) layers to CPU (Megatron-Bridge
-    # scripts/performance/configs at fa0315ae2); the Megatron-MoE-ModelZoo Qwen3 long-context rows recompute
-    # the layer norms and the whole MoE block (--recompute-modules layernorm moe). A new "does not fit"
-    # without such a lever is an engine or row error and fails here.
-    oom = [c for c in frontier_cases.all_cases() if c.fits is False]
-    assert all(frontier_cases.missing_memory_levers(c.row) for c in oom), [c.row["run_id"] for c in oom]
-    assert sorted(c.row["run_id"] for c in oom) == [
-        "moezoo_qwen3_h100_lc_1",
-        "moezoo_qwen3_h100_lc_2",
-        "moezoo_qwen3_h100_lc_3",
-        "moezoo_qwen3_h100_lc_4",
-        "nemo2509_gb200_2",
-        "nemo2509_gb200_3",
-    ]
+def test_every_measured_run_is_predicted_to_fit() -> None:
+    # Issue 19: "no measured run predicted not to fit". The six rows that did not (NeMo 25.09's GB200 FSDP
+    # rows offloading 40 of 80 and 95 of 126 layers' activations, the Megatron-MoE-ModelZoo Qwen3
+    # long-context rows recomputing layernorm and moe) carry their levers in the CSV's
+    # activation_offload_layers and recompute_modules columns; no row is exempt any more.
+    assert frontier_cases.MISSING_MEMORY_LEVERS == ()
+    oom = [c.row["run_id"] for c in frontier_cases.all_cases() if c.fits is False]
+    assert oom == []
 
 
-def test_llama3_70b_gb200_activations_are_the_hand_computed_ones_and_offload_would_fit(
-    rows: list[dict[str, str]],
-) -> None:
+def test_llama3_70b_gb200_activation_offload_is_the_hand_computed_one(rows: list[dict[str, str]]) -> None:
     # nemo2509_gb200_2: Llama 3 70B, FP8, tp 1 (no SP), pp 1, micro-batch 2 × 8192 = 16,384 tokens, flash
     # attention, no dropout, no recompute (memory.activation_bytes_per_layer, Korthikanti 2022 Table 2):
     #   replicated (8 − 2 FP8-saved)·t·h = 6 × 16,384 × 8,192             =   805,306,368 B
@@ -281,37 +275,34 @@ def test_llama3_70b_gb200_activations_are_the_hand_computed_ones_and_offload_wou
     #       = 16,384 × (20,480 + 16,384 + 172,032 − 36,864) = 16,384 × 172,032 = 2,818,572,288 B
     #   one layer 3,623,878,656 B; pp 1 holds all 80 layers of one micro-batch; × 1.1 allocator
     #   → 80 × 3,623,878,656 × 1.1 = 318,901,321,728 B = 297.0 GiB, against 186 GiB of HBM.
-    # The recipe offloads 40 of the 80 layers' activations (cpu_offloading_num_layers 40, weights kept):
-    # 297.0 / 2 = 148.5 GiB off the GPU, 330.9 − 148.5 = 182.4 GiB ≤ 186: it fits once the engine has the
-    # lever, with no change to the per-layer figure.
+    # The recipe offloads 40 of the 80 layers' activations (cpu_offloading_num_layers 40, the CSV's
+    # activation_offload_layers): 40 × 3,623,878,656 × 1.1 = 159,450,660,864 B = 148.5 GiB stay, and the
+    # total falls from 330.9 to 182.4 GiB ≤ 186. The copies, 40 × 3,623,878,656 B = 145.0 GB each way over
+    # NVLink-C2C at 225 GB/s (the seed catalog's gb200 host_link_gbps) = 0.64 s, hide under the forward
+    # and backward passes of 80 layers, so no time is exposed.
     row = _row(rows, "nemo2509_gb200_2")
     response = estimate(frontier_cases.request_for(row), **frontier_cases.catalog_specs())
     mem = response["memory_per_gpu_gib"]
-    assert mem["activations"] == pytest.approx(318_901_321_728 / 2**30, abs=0.01)
-    assert response["memory_capacity_gib"] == pytest.approx(186.0)
-    assert not response["fits"]
-    assert mem["total"] - mem["activations"] / 2 == pytest.approx(182.4, abs=0.1)
-    assert frontier_cases.missing_memory_levers(row) == [
-        "activation offload to CPU (Megatron-Core cpu_offloading_num_layers)"
-    ]
+    assert mem["activations"] == pytest.approx(159_450_660_864 / 2**30, abs=0.01)
+    assert mem["total"] == pytest.approx(182.4, abs=0.1) and response["fits"]
+    assert response["step_time_s"]["activation_offload"] == 0.0
 
 
-def test_qwen3_long_context_activations_are_the_hand_computed_ones(rows: list[dict[str, str]]) -> None:
+def test_qwen3_long_context_recompute_modules_are_the_hand_computed_ones(rows: list[dict[str, str]]) -> None:
     # moezoo_qwen3_h100_lc_1: Qwen3 235B-A22B (h 4,096, 64 heads × 128, 4 KV heads, 128 experts top-8 of
-    # width 1,536), tp 4 with SP, pp 8 × vpp 4, cp 1, micro-batch 1 × 16,384 tokens, bf16, predicted with
-    # no recompute (the engine has no per-module recompute):
-    #   replicated 8·t·h/tp = 8 × 4,096 / 4 = 8,192 B per token
-    #   split (2(q + 2 kv) + 2q + 6 · top_k · f_e)/tp = (18,432 + 16,384 + 73,728) / 4 = 27,136 B per token
-    #   one layer 16,384 × 35,328 = 578,813,952 B; the first stage holds 3-layer chunks for Megatron's
-    #   interleaved warm-up of 2(p − 1) + (v − 1)p + 1 = 39 chunks = 117 layers, × 11/12 (94 layers on
-    #   8 stages: the first holds 11 of 12), × 1.1 allocator → 68,285,575,987 B = 63.6 GiB; with 14.2 GiB
-    #   of states and 2.5 reserve, 80.3 GiB against 80.
-    # The recipe's --recompute-modules layernorm moe keeps neither the two norm outputs nor the MoE block's
-    # intermediates: about (4 × 4,096 + 18,432 + 16,384)/4 = 12,800 B per token → 23.0 GiB, 39.7 GiB in all
-    # (a hand estimate of a lever the engine lacks; expert TP 1 and fp32 main grads would add ~16 GiB).
+    # width 1,536), tp 4 with SP, pp 8 × vpp 4, cp 1, micro-batch 1 × 16,384 tokens, bf16. With nothing
+    # recomputed a layer stores per token
+    #   replicated 8·h/tp = 8 × 4,096 / 4 = 8,192 B
+    #   split (2(q + 2 kv) + 2q + 6 · top_k · f_e)/tp = (18,432 + 16,384 + 73,728) / 4 = 27,136 B
+    # and the first stage holds 117 layers × 11/12 (interleaved warm-up of 39 three-layer chunks; 94 layers
+    # on 8 stages, the first holds 11 of 12): 63.6 GiB of activations, 80.3 GiB in all against 80.
+    # The recipe's --recompute-modules layernorm moe (the CSV's recompute_modules) keeps neither the two
+    # norm outputs, 4·h/tp = 4,096 B, nor the MoE block's intermediates, 6 · 8 · 1,536 / 4 = 18,432 B:
+    #   (8,192 − 4,096) + (27,136 − 18,432) = 12,800 B per token × 16,384 = 209,715,200 B per layer
+    #   × 117 × 11/12 × 1.1 = 24,741,883,320 B = 23.04 GiB; 80.3 − 63.6 + 23.04 = 39.7 GiB: it fits.
     row = _row(rows, "moezoo_qwen3_h100_lc_1")
     response = estimate(frontier_cases.request_for(row), **frontier_cases.catalog_specs())
     mem = response["memory_per_gpu_gib"]
-    assert mem["activations"] == pytest.approx(68_285_575_987 / 2**30, abs=0.01)
-    assert mem["total"] == pytest.approx(80.3, abs=0.05) and not response["fits"]
-    assert mem["total"] - mem["activations"] + 23.04 == pytest.approx(39.7, abs=0.1)
+    assert response["parallelism"]["recompute"] == "selective"
+    assert mem["activations"] == pytest.approx(24_741_883_320 / 2**30, abs=0.01)
+    assert mem["total"] == pytest.approx(39.7, abs=0.05) and response["fits"]
