@@ -92,6 +92,12 @@ TRAINING: Mapping[str, Rule] = {
     "pipeline_layout": Rule("any"),
     # Fraction of HBM a searched layout leaves free; the engine's default is error_band.MEMORY_HEADROOM.
     "memory_headroom": Rule("float", 0, 0.5),
+    # Memory levers (engine/levers.py); names and ranges are checked by the training engine.
+    "recompute_modules": Rule("list", items="text"),
+    "activation_offload_layers": _int(0, 100_000),
+    "optimizer_offload": Rule("bool"),
+    "lora_rank": _int(0, 65_536),
+    "lora_modules": Rule("list", items="text"),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -462,6 +468,11 @@ class Training:
     global_batch_seqs: int | None = None
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
+    recompute_modules: list[str] | None = None  # Megatron-Core's --recompute-modules
+    activation_offload_layers: int | None = None  # --cpu-offloading-num-layers
+    optimizer_offload: bool | None = None  # --optimizer-cpu-offload
+    lora_rank: int | None = None
+    lora_modules: list[str] | None = None
 
 
 @dataclass(frozen=True)
