@@ -82,6 +82,12 @@ class Accelerator(Sourced):
         default=0, validators=NON_NEGATIVE, help_text="Scale-up GB/s per GPU, one direction; 0 when none."
     )
     scaleup_domain_gpus = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    host_link_gbps = models.FloatField(
+        null=True,
+        blank=True,
+        validators=POSITIVE,
+        help_text="GB/s one way between one GPU and host memory (PCIe, NVLink-C2C).",
+    )
     has_nvlink = models.BooleanField(default=False)
     tdp_w = models.FloatField(null=True, blank=True, validators=POSITIVE)
     list_price_usd = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)

@@ -63,6 +63,7 @@ class AcceleratorSerializer(CleanedModelSerializer):
             "scaleup_link",
             "scaleup_bandwidth_gbps",
             "scaleup_domain_gpus",
+            "host_link_gbps",
             "has_nvlink",
             "tdp_w",
             "list_price_usd",

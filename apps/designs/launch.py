@@ -520,6 +520,28 @@ def _batch_args(out: _Args, layout: Layout, evaluation: DesignEvaluation, seq_le
     out.add("--train-iters", math.ceil(tokens / (gbs * seq_len)))
 
 
+def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str) -> None:
+    """The spec's memory levers as Megatron-LM flags (megatron/training/arguments.py and the config
+    dataclasses at NVIDIA/Megatron-LM d98e8a64): --recompute-modules with selective recompute,
+    --cpu-offloading-num-layers, --optimizer-cpu-offload. LoRA is NeMo / Megatron-Bridge PEFT, not a
+    Megatron-LM pretraining flag: refused rather than exported as full training."""
+    training = _spec(evaluation).training
+    if training.lora_rank:
+        raise ValueError(
+            "lora_rank: LoRA fine-tuning runs through NeMo / Megatron-Bridge PEFT, which this Megatron-LM "
+            "pretraining launch does not express"
+        )
+    _recompute_args(out, recompute)
+    if recompute == "selective" and training.recompute_modules:
+        # nargs="*": one argument per module.
+        out.add("--recompute-modules")
+        out.args.extend(training.recompute_modules)
+    if training.activation_offload_layers:
+        out.add("--cpu-offloading-num-layers", training.activation_offload_layers)
+    if training.optimizer_offload:
+        out.add("--optimizer-cpu-offload")
+
+
 def _recompute_args(out: _Args, recompute: str) -> None:
     if recompute == "selective":
         out.add("--recompute-granularity", "selective")
@@ -674,7 +696,7 @@ def _megatron_args(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> tu
     shape = model_shape(evaluation)
     _model_args(out, layout, shape, _pipeline_layout(evaluation, shape))
     _batch_args(out, layout, evaluation, int(shape["seq_len"]))
-    _recompute_args(out, layout.recompute)
+    _memory_lever_args(out, evaluation, layout.recompute)
     _sharding_args(out, layout, gpn)
     _precision_args(out, _precision(evaluation))
     _data_and_placeholder_args(out, shape)

@@ -50,6 +50,8 @@ class AcceleratorSpec:
     scaleup_bandwidth_gbps: float = 0.0
     scaleup_domain_gpus: int = 1
     pcie_bandwidth_gbps: float = 32.0
+    # GB/s one way between one GPU and its host's memory (PCIe, or NVLink-C2C to a Grace CPU); 0 = unknown.
+    host_link_gbps: float = 0.0
     tdp_w: float = 0.0
     list_price_usd: float | None = None
     as_of: str = ""  # the date of the row's figures, list price included (ISO; "" when unknown)
@@ -124,7 +126,8 @@ def accelerator_from_dict(data: Mapping[str, object]) -> AcceleratorSpec:
 
     Keys: slug, name, vendor, family, memory_gib, hbm_bandwidth_tbps, ``<precision>_dense_tflops`` for
     tf32/bf16/fp8/fp4 (null when unsupported), ``measured_<precision>_matmul_tflops`` (null when unknown),
-    scaleup_link, scaleup_bandwidth_gbps, scaleup_domain_gpus, tdp_w, list_price_usd, as_of.
+    scaleup_link, scaleup_bandwidth_gbps, scaleup_domain_gpus, host_link_gbps (null when unknown), tdp_w,
+    list_price_usd, as_of.
     """
     dense = {p: v for p in PRECISIONS if (v := _optional(data, f"{p}_dense_tflops")) is not None}
     measured = {p: v for p in PRECISIONS if (v := _optional(data, f"measured_{p}_matmul_tflops")) is not None}
@@ -140,6 +143,7 @@ def accelerator_from_dict(data: Mapping[str, object]) -> AcceleratorSpec:
         scaleup_link=str(data.get("scaleup_link", "")),
         scaleup_bandwidth_gbps=_optional(data, "scaleup_bandwidth_gbps") or 0.0,
         scaleup_domain_gpus=int(data.get("scaleup_domain_gpus") or 1),  # type: ignore[call-overload]
+        host_link_gbps=_optional(data, "host_link_gbps") or 0.0,
         tdp_w=_optional(data, "tdp_w") or 0.0,
         list_price_usd=_optional(data, "list_price_usd"),
         as_of=str(data.get("as_of") or ""),

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.levers import lora_layer_params, recompute_savings_per_layer
 from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_NONE, ModelShape
 from clusterdesigner.engine.workload import (
     GIB,
@@ -234,10 +235,19 @@ def activation_bytes_per_layer(
     )
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
-    full_layer = replicated + split + scores + routed_token_bytes(problem, lay, tokens / sp_div)
-    selective = replicated + split
-    if problem.training.selective_recompute == "op":
+    routed = routed_token_bytes(problem, lay, tokens / sp_div)
+    full_layer = replicated + split + scores + routed
+    # Selective recompute: PyTorch's op-level checkpointing (framework profiles fsdp2, nemo-automodel), or
+    # Megatron-Core's training.recompute_modules (levers.recompute_savings_per_layer): core_attn drops the
+    # scores; the other modules their own tensors, and moe (the whole MoE block) its routed inputs too.
+    training = problem.training
+    if training.selective_recompute == "op":
         selective = op_checkpoint_bytes(problem, tokens=tokens, tp=tp, sp_div=sp_div, mlp_width=mlp_width)
+    else:
+        kept_scores = 0.0 if "core_attn" in training.recompute_modules else scores
+        kept_routed = 0.0 if "moe" in training.recompute_modules else routed
+        others = recompute_savings_per_layer(m, training, tokens=tokens, tp=tp, sp_div=sp_div)
+        selective = replicated + split + kept_scores + kept_routed - others
     stored = np.where(
         lay["recompute"] == RECOMPUTE_FULL,
         2.0 * tokens * m.hidden / sp_div,
@@ -317,6 +327,85 @@ def in_flight_layers(
     return first, last
 
 
+def lora_params_per_gpu(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[FloatArray, FloatArray]:
+    """(non-expert, expert) LoRA adapter parameters on one GPU of the heaviest stage, before sharding: the
+    stage's layers' adapters (``levers.lora_layer_params``) split by tp, the routed experts' by ep × etp,
+    as the weights they adapt."""
+    layer_dense, layer_expert = lora_layer_params(problem.model, problem.training)
+    tp = lay["tp"].astype(np.float64)
+    n_layers = stage_layers(problem.model, lay["pp"], problem.training.pipeline_layout)
+    return n_layers * layer_dense / tp, n_layers * layer_expert / (
+        lay["ep"] * expert_tp(problem.training, lay)
+    )
+
+
+def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Any]:
+    """What every stage's activations and buffers are made of: bytes per stored layer, layers in flight on
+    the first and last stage, the full-recompute working set, the logits and the FSDP gather buffers."""
+    model, training = problem.model, problem.training
+    layout = training.pipeline_layout
+    stored, full_layer = activation_bytes_per_layer(problem, lay)
+    first_layers, last_layers = in_flight_layers(model, lay, microbatches(problem, lay), layout)
+    tp = lay["tp"].astype(np.float64)
+    tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
+    logits_bytes = (
+        FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
+    )
+    n_stage = stage_layers(model, lay["pp"], layout)
+    dense, expert, _edge = params_per_gpu(model, lay, layout, etp=expert_tp(problem.training, lay))
+    d_dense, _ = shard_degrees(problem, lay)
+    full_shard = (lay["sharding"] == SH_ZERO3) | (lay["sharding"] == SH_HSDP)
+    layer_params = (dense + expert) / n_stage
+    return {
+        "stored": stored,
+        "full_layer": full_layer,
+        "first_layers": first_layers,
+        "last_layers": last_layers,
+        # Backward of a recomputed layer holds its activations and their gradients at once: two whole
+        # layers, the figure the BLOOM memory rows (all full recompute) were calibrated on. No recompute is
+        # charged no such working set (the llm-foundry rows, which fill memory at large micro-batches
+        # without recompute, fit only without it), so full recompute is capped at the no-recompute figure.
+        "working": np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0),
+        "logits": logits_bytes * tokens * model.vocab / tp,
+        "gather": np.where(
+            full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0
+        ),
+        # Activation offload (--cpu-offloading-num-layers N, pp 1, no recompute): N of the stage's layers'
+        # activations live in host memory. The peak is at the end of the forward pass, when the other
+        # layers' activations are all held and the offloaded ones have left (Megatron-Core offloads layer
+        # i while layer i + 1 runs and reloads it while the layer above it runs backward).
+        "offload_keep": np.clip(1.0 - training.activation_offload_layers / n_stage, 0.0, 1.0),
+    }
+
+
+def _states(
+    problem: Problem, lay: Mapping[str, IntArray], params_dense: Any, params_expert: Any, trained: Any
+) -> dict[str, Any]:
+    """Weights, gradients and optimizer states of the given parameters, each sharded as the layout's mode
+    says (ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3/HSDP everything). ``trained`` is
+    (dense, expert) parameters that have gradients and optimizer states: all of them, or LoRA's adapters
+    (the frozen base weights have neither). Optimizer offload keeps the optimizer states in host memory."""
+    training = problem.training
+    d_dense, d_expert = shard_degrees(problem, lay)
+    sh = lay["sharding"]
+    full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
+
+    def sharded(bytes_per_param: float, flag: Any, p_dense: Any, p_expert: Any) -> FloatArray:
+        # flag True → divide by the sharding degree, False → replicated.
+        out: FloatArray = bytes_per_param * (
+            p_dense / np.where(flag, d_dense, 1.0) + p_expert / np.where(flag, d_expert, 1.0)
+        )
+        return out
+
+    grads_flag, opt_flag = full_shard | (sh == SH_ZERO2), sh != SH_NONE
+    optimizer = sharded(training.optimizer_bytes, opt_flag, *trained)
+    return {
+        "weights": sharded(WEIGHT_BYTES, full_shard, params_dense, params_expert),
+        "gradients": sharded(training.grad_bytes, grads_flag, *trained),
+        "optimizer": optimizer * 0.0 if training.optimizer_offload else optimizer,
+    }
+
+
 def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
     """Bytes per GPU on the heaviest pipeline stage, by part, and ``total``: the first, the last or, from
     pp 3, a middle stage. An end stage lightened by an uneven split (``end_stage_layers``) holds fewer
@@ -332,45 +421,16 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     total = weights + gradients + optimizer states + activations (in-flight micro-batches, plus one
     layer's full working set under full recompute, never more than without recompute) + output-layer
     logits (last stage) + FSDP gather buffers (two layers unsharded: the current one and the prefetched
-    one) + framework reserve.
+    one) + framework reserve. The levers of ``levers.py`` act on the parts: selective recompute modules
+    on the stored bytes per layer, activation offload on the activations held, optimizer offload on the
+    optimizer states, LoRA on the gradients and optimizer states (adapters only) and the weights (+ adapters).
     """
     model, training = problem.model, problem.training
     layout = training.pipeline_layout
     etp = expert_tp(training, lay)
     dense, expert, edge = params_per_gpu(model, lay, layout, etp=etp)
-    d_dense, d_expert = shard_degrees(problem, lay)
-    sh = lay["sharding"]
-    full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
-    states_div_w = np.where(full_shard, 1.0, 0.0)
-    states_div_g = np.where(full_shard | (sh == SH_ZERO2), 1.0, 0.0)
-    states_div_o = np.where(sh == SH_NONE, 0.0, 1.0)
-
-    def sharded(
-        bytes_per_param: float, flag: FloatArray, params_dense: FloatArray, params_expert: FloatArray
-    ) -> FloatArray:
-        # flag 1 → divide by the sharding degree, 0 → replicated.
-        return bytes_per_param * (
-            params_dense / np.where(flag > 0, d_dense, 1.0)
-            + params_expert / np.where(flag > 0, d_expert, 1.0)
-        )
-
-    m = microbatches(problem, lay)
-    stored, full_layer = activation_bytes_per_layer(problem, lay)
-    first_layers, last_layers = in_flight_layers(model, lay, m, layout)
-    # Backward of a recomputed layer holds its activations and their gradients at once: two whole layers,
-    # the figure the BLOOM memory rows (all full recompute) were calibrated on. No recompute is charged no
-    # such working set (the llm-foundry rows, which fill memory at large micro-batches without recompute,
-    # fit only without it), so full recompute is capped at the no-recompute figure below.
-    working = np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0)
-    tp = lay["tp"].astype(np.float64)
-    tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
-    logits_bytes = (
-        FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
-    )
-    logits = logits_bytes * tokens * model.vocab / tp
-    layer_params = (dense + expert) / stage_layers(model, lay["pp"], layout)
-    gather = np.where(full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0)
-
+    a = _activation_terms(problem, lay)
+    lora_dense, lora_expert = lora_params_per_gpu(problem, lay) if training.lora_rank else (0.0, 0.0)
     parts_by_stage = []
     single = lay["pp"] == 1
     n_stage = stage_layers(model, lay["pp"], layout)
@@ -380,9 +440,9 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     no_logits = np.zeros_like(single)
     mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay, etp=etp) if model.mtp_depth else (0.0, 0.0)
     for layers_held, with_logits, share, edge_held, mtp_held in (
-        (first_layers, single, n_first / n_stage, edge, single),
-        (last_layers, no_logits, middle, np.zeros_like(edge), no_logits),
-        (last_layers, np.ones_like(single), n_last / n_stage, edge, np.ones_like(single)),
+        (a["first_layers"], single, n_first / n_stage, edge, single),
+        (a["last_layers"], no_logits, middle, np.zeros_like(edge), no_logits),
+        (a["last_layers"], np.ones_like(single), n_last / n_stage, edge, np.ones_like(single)),
     ):
         # A lightened end stage holds its share of a full stage's states and in-flight activations; the
         # last (with pp 1 the only) stage the multi-token-prediction modules' states.
@@ -391,23 +451,32 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
         if model.mtp_depth:
             params_dense = params_dense + np.where(mtp_held, mtp_dense, 0.0)
             expert_held = expert_held + np.where(mtp_held, mtp_expert, 0.0)
-        act = stored * layers_held * share + working * np.minimum(share * n_stage, 1.0)
+        trained = (params_dense, expert_held)
+        if training.lora_rank:
+            trained = (lora_dense * share, lora_expert * share)
+            params_dense, expert_held = params_dense + trained[0], expert_held + trained[1]
+        act = a["stored"] * layers_held * share * a["offload_keep"] + a["working"] * np.minimum(
+            share * n_stage, 1.0
+        )
         # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so
         # it never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
         # recompute against 271 GiB without, where fewer than two layers are in flight).
         act = np.where(
-            lay["recompute"] == RECOMPUTE_FULL, np.minimum(act, full_layer * layers_held * share), act
+            lay["recompute"] == RECOMPUTE_FULL, np.minimum(act, a["full_layer"] * layers_held * share), act
         )
         parts_by_stage.append(
             {
-                "weights": sharded(WEIGHT_BYTES, states_div_w, params_dense, expert_held),
-                "gradients": sharded(training.grad_bytes, states_div_g, params_dense, expert_held),
-                "optimizer": sharded(training.optimizer_bytes, states_div_o, params_dense, expert_held),
+                **_states(problem, lay, params_dense, expert_held, trained),
                 "activations": act * (1.0 + FRAGMENTATION),
-                "logits": np.where(with_logits, logits, 0.0),
-                "fsdp_buffers": gather * np.minimum(share * n_stage, 1.0),
+                "logits": np.where(with_logits, a["logits"], 0.0),
+                "fsdp_buffers": a["gather"] * np.minimum(share * n_stage, 1.0),
             }
         )
+    return _heaviest(parts_by_stage, training.framework_reserve_gib * GIB)
+
+
+def _heaviest(parts_by_stage: list[dict[str, Any]], reserve: float) -> dict[str, FloatArray]:
+    """The parts of the stage with the largest total, plus the framework reserve."""
     totals = np.stack([sum(p.values()) for p in parts_by_stage])
     # argmax keeps the first of equal totals: ties go to the first stage, as before.
     heaviest = np.argmax(totals, axis=0)
@@ -415,7 +484,6 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
         k: np.choose(heaviest, [np.broadcast_to(p[k], heaviest.shape) for p in parts_by_stage])
         for k in parts_by_stage[0]
     }
-    reserve = training.framework_reserve_gib * GIB
     parts["framework_reserve"] = np.full(heaviest.shape, reserve)
     parts["total"] = np.max(totals, axis=0) + reserve
     return parts

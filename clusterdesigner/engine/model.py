@@ -327,27 +327,32 @@ class ModelShape:
         )
 
 
+def op_checkpoint_flops_fwd_per_token(model: ModelShape) -> float:
+    """Forward FLOPs per token PyTorch op-level selective checkpointing runs again (framework profiles
+    fsdp2, nemo-automodel; memory.op_checkpoint_bytes): per layer the recomputed matmuls 2·h·k + 2·q·h
+    (wk, wo) and a third of the MLP's matmul FLOPs with a gate, half without."""
+    layers = model.layers + model.mtp_depth
+    attn_proj = 2.0 * model.hidden * (model.q_width + model.k_width + model.v_width + model.attn_out_width)
+    mlp = max(model.layer_matmul_flops_fwd_per_token / layers - attn_proj, 0.0)
+    recomputed = 2.0 * model.hidden * (model.k_width + model.attn_out_width)
+    return layers * (recomputed + mlp / (3.0 if model.gated_mlp else 2.0))
+
+
 def hardware_flops_per_token(model: ModelShape, recompute: Any, *, selective: str = "attention") -> Any:
-    """Model FLOPs plus the recompute pass (numpy-friendly in ``recompute``, a mode index).
+    """Model FLOPs plus the recompute pass (numpy-friendly in ``recompute``, a mode index), without LoRA
+    or recompute modules (the training engine uses ``levers.hardware_flops``, which adds them).
 
     full: one more forward of every layer (matmuls and attention core), not of the output layer — for a
     dense GPT 96·L·h²·(1 + s/(6h) + V/(16·L·h)) per token, Narayanan 2021 eq. 3.
     selective: the attention core forward again (Korthikanti et al. 2022, arXiv:2205.05198, Sec. 5); with
-    ``selective="op"`` (PyTorch op-level checkpointing) the recomputed matmuls instead: per layer
-    2·h·k + 2·q·h (wk, wo) and a third of the MLP's matmul FLOPs with a gate, half without.
+    ``selective="op"`` (PyTorch op-level checkpointing) ``op_checkpoint_flops_fwd_per_token``.
     """
     import numpy as np
 
     rc = np.asarray(recompute)
     again = model.attention_core_flops_fwd_per_token
     if selective == "op":
-        layers = model.layers + model.mtp_depth
-        attn_proj = (
-            2.0 * model.hidden * (model.q_width + model.k_width + model.v_width + model.attn_out_width)
-        )
-        mlp = max(model.layer_matmul_flops_fwd_per_token / layers - attn_proj, 0.0)
-        recomputed = 2.0 * model.hidden * (model.k_width + model.attn_out_width)
-        again = layers * (recomputed + mlp / (3.0 if model.gated_mlp else 2.0))
+        again = op_checkpoint_flops_fwd_per_token(model)
     extra = np.where(
         rc == RECOMPUTE_FULL,
         model.layer_matmul_flops_fwd_per_token + model.attention_core_flops_fwd_per_token,

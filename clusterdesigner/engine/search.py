@@ -34,7 +34,7 @@ from clusterdesigner.engine.framework import (
     structure_pins,
 )
 from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
-from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_NONE, RECOMPUTE_SELECTIVE
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.workload import (
     GIB,
@@ -117,6 +117,21 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
     ]
     # The training stack's own limits (engine/framework.py): none for Megatron-Core.
     checks.extend(framework_checks(profile(problem.training.framework), lay))
+    if problem.training.activation_offload_layers:
+        # Megatron-Core refuses CPU offloading with pipeline parallelism or with activation recompute
+        # (transformer_config.py __post_init__).
+        checks += [
+            (
+                "training.activation_offload_layers",
+                pp > 1,
+                lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
+            ),
+            (
+                "training.activation_offload_layers",
+                lay["recompute"] != RECOMPUTE_NONE,
+                lambda i: "activation offload does not run with activation recompute",
+            ),
+        ]
     return checks
 
 
@@ -261,6 +276,13 @@ def _dense_structures(n: int, layers: int, fixed: Mapping[str, int]) -> Iterator
                 yield tp, pp, cp, dp
 
 
+def _selective_saves_nothing(problem: Problem) -> bool:
+    """Whether Megatron's selective recompute stores as much as none: under flash attention with only
+    core_attn among ``training.recompute_modules`` (Megatron-Core's default)."""
+    training = problem.training
+    return training.flash_attention and set(training.recompute_modules) <= {"core_attn"}
+
+
 def _option_grid(
     fixed: Mapping[str, int], *, flash_attention: bool = True, stack: FrameworkProfile | None = None
 ) -> list[tuple[int, ...]]:
@@ -269,8 +291,10 @@ def _option_grid(
 
     Under flash attention, Megatron's "selective" recompute (the attention scores and softmax, Korthikanti
     2022 Sec. 5) saves nothing, since flash attention never stores the scores, and still adds the attention
-    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns). PyTorch's
-    op-level selective checkpointing (the FSDP2 stacks) keeps half the matmul outputs and is searched."""
+    core's forward again: it is not searched (a fixed layout may ask for it; ``estimate`` warns) unless
+    ``training.recompute_modules`` names modules that do save memory (``_grid`` passes
+    ``_selective_saves_nothing`` as ``flash_attention``). PyTorch's op-level selective checkpointing (the
+    FSDP2 stacks) keeps half the matmul outputs and is searched."""
     mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
     modes, shardings, sp_values = (
         grid_choices(stack)
@@ -288,7 +312,7 @@ def _option_grid(
 def _grid(problem: Problem, fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
     """The option grid of this problem: its attention kernel and training stack."""
     return _option_grid(
-        fixed, flash_attention=problem.training.flash_attention, stack=profile(problem.training.framework)
+        fixed, flash_attention=_selective_saves_nothing(problem), stack=profile(problem.training.framework)
     )
 
 

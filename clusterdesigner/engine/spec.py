@@ -97,6 +97,12 @@ TRAINING: Mapping[str, Rule] = {
     "framework": Rule("choice", choices=tuple(FRAMEWORK_PROFILES)),
     # Expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size); absent: tp.
     "etp": _int(1, 1024),
+    # Memory levers (engine/levers.py); names and ranges are checked by the training engine.
+    "recompute_modules": Rule("list", items="text"),
+    "activation_offload_layers": _int(0, 100_000),
+    "optimizer_offload": Rule("bool"),
+    "lora_rank": _int(0, 65_536),
+    "lora_modules": Rule("list", items="text"),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -469,6 +475,11 @@ class Training:
     memory_headroom: float | None = None
     framework: str | None = None  # engine/framework.py PROFILES; None: Megatron-Core
     etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron-Core's default)
+    recompute_modules: list[str] | None = None  # Megatron-Core's --recompute-modules
+    activation_offload_layers: int | None = None  # --cpu-offloading-num-layers
+    optimizer_offload: bool | None = None  # --optimizer-cpu-offload
+    lora_rank: int | None = None
+    lora_modules: list[str] | None = None
 
 
 @dataclass(frozen=True)

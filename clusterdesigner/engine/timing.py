@@ -23,11 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.hardware import AcceleratorSpec
+from clusterdesigner.engine.levers import LORA_MODULES
 from clusterdesigner.engine.memory import (
     WEIGHT_BYTES,
+    activation_bytes_per_layer,
     end_stage_layers,
     expert_tp,
+    lora_params_per_gpu,
     microbatches,
     params_per_gpu,
     shard_degrees,
@@ -80,6 +84,18 @@ SCORE_BYTES_FWD = 10.0
 RING_STEP_LATENCY_S = 15e-6
 MXFP8_BLOCK = 32.0
 ADAM_BYTES_PER_PARAM = 36.0
+# Host-memory bandwidth one GPU's share of the CPU steps Adam at under optimizer offload: a DGX H100's two
+# Xeon Platinum 8480C, 8 DDR5-4800 channels each (8 × 4,800 MT/s × 8 B = 307.2 GB/s per socket), shared by
+# 8 GPUs. ZeRO-Offload's CPU-Adam is vectorised and bound by memory bandwidth (Ren et al. 2021 Sec. 5.1).
+CPU_ADAM_BYTES_PER_S = 2 * 307.2e9 / 8
+
+CPU_ADAM_ASSUMPTION = Assumption(
+    "cpu_adam_gbps_per_gpu",
+    CPU_ADAM_BYTES_PER_S / 1e9,
+    "GB/s of host memory per GPU (optimizer offload only)",
+    "DGX H100 host: 2 sockets × 8 DDR5-4800 channels = 614.4 GB/s over 8 GPUs; CPU-Adam is "
+    "memory-bound (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840, Sec. 5.1); assumption for other hosts",
+)
 
 TIMING_ASSUMPTIONS = (
     Assumption(
@@ -344,9 +360,10 @@ class _Layer:
 
 def _mlp_gemms(
     c: _Shape, attn_gemms: FloatArray
-) -> tuple[FloatArray, FloatArray | float, FloatArray | float]:
-    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP), the MLP's width and the
-    shared experts' share of the GEMMs (0 for a dense model or none).
+) -> tuple[FloatArray, FloatArray | float, FloatArray | float, dict[str, FloatArray | float]]:
+    """The layer's GEMMs (the attention projections ``attn_gemms`` plus the MLP), the MLP's width, the
+    shared experts' share of the GEMMs (0 for a dense model or none) and, by Megatron-Core recompute module
+    (mlp, moe, shared_experts), the forward GEMMs a selective recompute of it repeats.
 
     MoE layers (a share moe_layers / layers of them) run top_k routed experts, the shared experts and the
     router instead of the dense MLP; each of the experts / ep local experts sees tokens · top_k · ep /
@@ -357,7 +374,7 @@ def _mlp_gemms(
     mlp_up = model.ffn_hidden * (2 if model.gated_mlp else 1)
     dense_mlp = c.gemm(tokens, h, mlp_up / tp) + c.gemm(tokens, model.ffn_hidden / tp, h)
     if not model.is_moe:
-        return attn_gemms + dense_mlp, float(model.ffn_hidden), 0.0
+        return attn_gemms + dense_mlp, float(model.ffn_hidden), 0.0, {"mlp": dense_mlp}
     share = model.moe_layers / model.layers
     e_up = model.expert_ffn_hidden * (2 if model.gated_mlp else 1)
     local_experts = model.experts / c.ep
@@ -385,7 +402,12 @@ def _mlp_gemms(
     mlp_width = (1 - share) * model.ffn_hidden + share * (
         model.top_k + model.shared_experts
     ) * model.expert_ffn_hidden
-    return gemm_fwd, mlp_width, share * shared
+    modules = {
+        "mlp": (1 - share) * dense_mlp,
+        "moe": share * (routed + shared + router),
+        "shared_experts": share * shared,
+    }
+    return gemm_fwd, mlp_width, share * shared, modules
 
 
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
@@ -441,25 +463,33 @@ def _layer(c: _Shape) -> _Layer:
     tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
     attn_gemms = _mla_gemms(c) if model.is_mla else c.gemm(tokens, h, (c.q + 2 * kvh) / tp)
     attn_gemms = attn_gemms + c.gemm(tokens, model.attn_out_width / tp, h)
-    gemm_fwd, mlp_width, shared_fwd = _mlp_gemms(c, attn_gemms)
+    gemm_fwd, mlp_width, shared_fwd, module_gemms = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
+    lora_fwd = _lora_gemms(c, mlp_width)
     passes_hidden = ELEMENTWISE_PASSES_HIDDEN - (0.0 if model.dropout else DROPOUT_PASSES_HIDDEN)
     elem_fwd = (
         passes_hidden * 2.0 * tokens * h / c.sp_div
         + ELEMENTWISE_PASSES_MLP * 2.0 * tokens * mlp_width / tp
         + (FP8_CAST_PASSES * 2.0 * tokens * h / c.sp_div if c.fp8 else 0.0)
     ) / c.hbm
-    fwd = gemm_fwd + attn_fwd + elem_fwd
     rc = c.rc
-    selective = attn_fwd
+    if c.problem.training.lora_rank:
+        # LoRA: the frozen GEMMs need only their input gradient in backward (1× forward), the adapters both.
+        fwd = gemm_fwd + lora_fwd + attn_fwd + elem_fwd
+        bwd = gemm_fwd + 2.0 * (lora_fwd + elem_fwd) + attn_bwd
+    else:
+        fwd = gemm_fwd + attn_fwd + elem_fwd
+        bwd = 2.0 * (gemm_fwd + elem_fwd) + attn_bwd
     if c.problem.training.selective_recompute == "op":
         selective = _op_checkpoint_recompute(c, gemm_fwd - attn_gemms) + elem_fwd
+    else:
+        selective = _selective_recompute(c, attn_fwd, module_gemms)
     return _Layer(
         gemm_fwd=gemm_fwd,
         attn_fwd=attn_fwd,
         attn_bwd=attn_bwd,
         fwd=fwd,
-        bwd=2.0 * (gemm_fwd + elem_fwd) + attn_bwd,
+        bwd=bwd,
         recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)),
         shared_expert_fwd=shared_fwd,
     )
@@ -473,6 +503,59 @@ def _op_checkpoint_recompute(c: _Shape, mlp_gemms: FloatArray) -> FloatArray:
     tokens, h, tp = c.tokens, c.h, c.tp
     attn = c.gemm(tokens, h, model.k_width / tp) + c.gemm(tokens, model.attn_out_width / tp, h)
     return attn + mlp_gemms / (3.0 if model.gated_mlp else 2.0)
+
+
+def _selective_recompute(
+    c: _Shape, attn_fwd: FloatArray, module_gemms: Mapping[str, FloatArray | float]
+) -> FloatArray:
+    """Seconds per layer a selective recompute of ``training.recompute_modules`` repeats: the attention
+    core (core_attn), the forward GEMMs of the dense MLP, the MoE block or the shared experts, the MLA
+    up-projections (mla_up_proj), and the element-wise passes of the norms (layernorm: read and write
+    2·t·h/sp twice) and of the experts' activation (moe_act: read 2f, write f, 2 B each)."""
+    model = c.problem.model
+    mods = set(c.problem.training.recompute_modules)
+    out: FloatArray | float = attn_fwd if "core_attn" in mods else 0.0
+    extra: FloatArray | float = 0.0
+    for name in ("mlp", "shared_experts"):
+        if name in mods and not (name == "shared_experts" and "moe" in mods):
+            extra = extra + module_gemms.get(name, 0.0)
+    if "moe" in mods:
+        extra = extra + module_gemms.get("moe", 0.0)
+    if "layernorm" in mods:
+        extra = extra + 2.0 * 2.0 * 2.0 * c.tokens * c.h / c.sp_div / c.hbm
+    if "moe_act" in mods and model.is_moe:
+        share = model.moe_layers / model.layers
+        width = (model.top_k + model.shared_experts) * model.expert_ffn_hidden
+        extra = extra + share * 3.0 * 2.0 * c.tokens * width / c.tp / c.hbm
+    if "mla_up_proj" in mods and model.is_mla:
+        up = model.heads * (model.qk_nope_head_dim + model.v_head_dim) / c.tp
+        extra = extra + c.gemm(c.tokens, float(model.kv_lora_rank), up)
+        if model.q_lora_rank:
+            extra = extra + c.gemm(c.tokens, float(model.q_lora_rank), c.q / c.tp)
+    return np.asarray(out + extra, dtype=np.float64)
+
+
+def _lora_gemms(c: _Shape, mlp_width: FloatArray | float) -> FloatArray | float:
+    """Forward seconds of one layer's LoRA adapters: per targeted linear x·A (t × d_in × r) and (xA)·B
+    (t × r × d_out/tp), skinny GEMMs the roofline makes memory-bound; fc1 and fc2 on the MLP width the
+    layer's tokens see (top_k + shared experts' in MoE layers)."""
+    training, model = c.problem.training, c.problem.model
+    if not training.lora_rank:
+        return 0.0
+    r, mods, t, h = float(training.lora_rank), set(training.lora_modules), c.tokens, c.h
+    gate = 2.0 if model.gated_mlp else 1.0
+    shapes = {
+        "linear_qkv": (h, float(model.q_width + model.k_width + model.v_width)),
+        "linear_proj": (float(model.attn_out_width), h),
+        "linear_fc1": (h, gate * mlp_width),
+        "linear_fc2": (mlp_width, h),
+    }
+    total: FloatArray | float = 0.0
+    for name in LORA_MODULES:
+        if name in mods:
+            d_in, d_out = shapes[name]
+            total = total + c.gemm(t, d_in, r) + c.gemm(t, r, d_out / c.tp)
+    return total
 
 
 def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
@@ -756,6 +839,9 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     tp_layer = _tp_comm_layer(c, layer)
     cp_layer = _cp_comm_layer(c, layer)
     moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay))
+    if "moe" in problem.training.recompute_modules and model.is_moe:
+        # Recomputing the MoE block runs its forward dispatch and combine again: two of its four all-to-alls.
+        moe_layer = moe_layer * np.where(c.rc == RECOMPUTE_SELECTIVE, 1.5, 1.0)
     n_stage = stage_layers(model, lay["pp"], problem.training.pipeline_layout)
     logits_fwd = (
         c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)
@@ -869,6 +955,8 @@ class _Held:
     d_dense: FloatArray
     d_expert: FloatArray
     sharding: IntArray
+    # Parameters with gradients and optimizer states: (dense + edge, expert), or LoRA's adapters.
+    trained: tuple[FloatArray, FloatArray]
 
 
 def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
@@ -876,7 +964,8 @@ def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
         problem.model, lay, problem.training.pipeline_layout, etp=expert_tp(problem.training, lay)
     )
     d_dense, d_expert = shard_degrees(problem, lay)
-    return _Held(dense, expert, edge, d_dense, d_expert, lay["sharding"])
+    trained = lora_params_per_gpu(problem, lay) if problem.training.lora_rank else (dense + edge, expert)
+    return _Held(dense, expert, edge, d_dense, d_expert, lay["sharding"], trained)
 
 
 def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
@@ -884,12 +973,12 @@ def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     spaced ``_expert_stride`` apart),
     overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter dense and
     expert gradients per micro-batch (``_fsdp``)."""
-    dense, expert, edge = held.dense, held.expert, held.edge
+    (trained, expert) = held.trained
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
     grad_bytes = c.problem.training.grad_bytes
     dpcp = c.dp * c.cp
-    dp_dense = _ring(c, factor=2.0, nbytes=(dense + edge) * grad_bytes, size=dpcp, stride=c.tp)
+    dp_dense = _ring(c, factor=2.0, nbytes=trained * grad_bytes, size=dpcp, stride=c.tp)
     dp_expert = _ring(c, factor=2.0, nbytes=expert * grad_bytes, size=_edp(c), stride=_expert_stride(c))
     return np.where(full_shard, 0.0, _exposed(dp_dense + dp_expert, last_bwd))
 
@@ -920,7 +1009,8 @@ def _fsdp(
     shard_size, expert_shard = held.d_dense, held.d_expert
     expert_stride = _expert_stride(c)
     ag = _ring(c, factor=1.0, nbytes=(dense + edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
-    rs = _ring(c, factor=1.0, nbytes=(dense + edge) * grad_bytes, size=shard_size, stride=c.tp)
+    trained, trained_expert = held.trained
+    rs = _ring(c, factor=1.0, nbytes=trained * grad_bytes, size=shard_size, stride=c.tp)
     moe = c.problem.model.is_moe
     ag_expert: FloatArray | float = 0.0
     rs_expert: FloatArray | float = 0.0
@@ -928,7 +1018,9 @@ def _fsdp(
         ag_expert = _ring(
             c, factor=1.0, nbytes=expert * WEIGHT_BYTES, size=expert_shard, stride=expert_stride
         )
-        rs_expert = _ring(c, factor=1.0, nbytes=expert * grad_bytes, size=expert_shard, stride=expert_stride)
+        rs_expert = _ring(
+            c, factor=1.0, nbytes=trained_expert * grad_bytes, size=expert_shard, stride=expert_stride
+        )
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
     # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter; an MoE layer's experts are a unit of
@@ -946,7 +1038,7 @@ def _fsdp(
     hsdp_ar = _ring(
         c,
         factor=2.0,
-        nbytes=(dense + edge) * grad_bytes / shard_size,
+        nbytes=trained * grad_bytes / shard_size,
         size=replicas,
         stride=c.tp * shard_size,
     )
@@ -954,7 +1046,7 @@ def _fsdp(
         hsdp_ar = hsdp_ar + _ring(
             c,
             factor=2.0,
-            nbytes=expert * grad_bytes / expert_shard,
+            nbytes=trained_expert * grad_bytes / expert_shard,
             size=_edp(c) / expert_shard,
             stride=expert_stride * expert_shard,
         )
@@ -979,14 +1071,52 @@ def _expert_stride(c: _Shape) -> FloatArray:
 
 
 def _optimizer(c: _Shape, held: _Held) -> FloatArray:
-    """Adam update, memory-bound: ADAM_BYTES_PER_PARAM × the parameters this GPU updates / HBM rate."""
-    dense, expert, edge = held.dense, held.expert, held.edge
+    """Adam update, memory-bound: ADAM_BYTES_PER_PARAM × the parameters this GPU updates / HBM rate.
+
+    With optimizer offload (Megatron-Core --optimizer-cpu-offload, DeepSpeed ZeRO-Offload; Ren et al. 2021,
+    arXiv:2101.06840, Sec. 4) the GPU sends its gradients to the host (grad_bytes per parameter), the CPU
+    steps Adam (the same ADAM_BYTES_PER_PARAM of traffic, at CPU_ADAM_BYTES_PER_S host-memory bandwidth)
+    and sends the 2-byte weights back, one after the other (Megatron-Core overlaps them only with
+    --overlap-cpu-optimizer-d2h-h2d, off by default)."""
+    trained, expert = held.trained
     opt_params = np.where(
-        held.sharding == SH_NONE,
-        dense + edge + expert,
-        (dense + edge) / held.d_dense + expert / held.d_expert,
+        held.sharding == SH_NONE, trained + expert, trained / held.d_dense + expert / held.d_expert
     )
-    return ADAM_BYTES_PER_PARAM * opt_params / c.hbm
+    training = c.problem.training
+    if not training.optimizer_offload:
+        return ADAM_BYTES_PER_PARAM * opt_params / c.hbm
+    link = host_link_bytes_per_s(c.problem)
+    return opt_params * (
+        (training.grad_bytes + WEIGHT_BYTES) / link + ADAM_BYTES_PER_PARAM / CPU_ADAM_BYTES_PER_S
+    )
+
+
+def host_link_bytes_per_s(problem: Problem) -> float:
+    """The accelerator's host link, bytes/s one way (``AcceleratorSpec.host_link_gbps``); an error naming the
+    field when the catalog row has none, as offloading needs it."""
+    gbps = problem.cluster.accelerator.host_link_gbps
+    if gbps <= 0:
+        raise InputError(
+            f"{problem.cluster.accelerator.name} has no host-link bandwidth (host_link_gbps), which "
+            "activation and optimizer offload need",
+            field="cluster.accelerator",
+        )
+    return gbps * 1e9
+
+
+def _activation_offload(
+    c: _Shape, lay: Mapping[str, IntArray], layer: _Layer, n_stage: FloatArray | IntArray
+) -> FloatArray | float:
+    """Exposed seconds per micro-batch of activation offload (--cpu-offloading-num-layers N): N layers'
+    stored activations (``memory.activation_bytes_per_layer``) go to the host over its link during the
+    forward pass and come back during the backward pass, on the copy engines, overlapped with the stage's
+    forward and backward compute respectively; only what does not fit under them is exposed."""
+    n_off = c.problem.training.activation_offload_layers
+    if not n_off:
+        return 0.0
+    stored, _ = activation_bytes_per_layer(c.problem, lay)
+    copy = n_off * stored / host_link_bytes_per_s(c.problem)
+    return np.maximum(0.0, copy - n_stage * layer.fwd) + np.maximum(0.0, copy - n_stage * layer.bwd)
 
 
 def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
@@ -1008,10 +1138,11 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     optimizer = _optimizer(c, held)
     m = microbatches(problem, lay)
 
-    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb
+    offload = _activation_offload(c, lay, layer, stage.n_stage)
+    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload
     bubble = (c.pp - 1) / c.v * per_mb
     total = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
-    return {
+    parts = {
         "compute": m * stage.compute,
         "recompute": m * stage.recompute,
         "tp_comm": m * stage.tp,
@@ -1024,3 +1155,6 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         "optimizer": optimizer,
         "total": total,
     }
+    if problem.training.activation_offload_layers:
+        parts["activation_offload"] = m * offload * np.ones_like(total)
+    return parts

@@ -29,6 +29,15 @@ from clusterdesigner.engine.hardware import (
     accelerator_from_dict,
     fabric_from_dict,
 )
+from clusterdesigner.engine.levers import (
+    DEFAULT_RECOMPUTE_MODULES,
+    LEVER_ASSUMPTIONS,
+    LORA_MODULES,
+    RECOMPUTE_MODULES,
+    check_recompute_modules,
+    hardware_flops,
+    training_flops_per_token,
+)
 from clusterdesigner.engine.memory import (
     MEMORY_ASSUMPTIONS,
     WEIGHT_BYTES,
@@ -39,7 +48,6 @@ from clusterdesigner.engine.model import (
     RECOMPUTE_MODES,
     RECOMPUTE_SELECTIVE,
     ModelShape,
-    hardware_flops_per_token,
     model_from_dict,
 )
 from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
@@ -55,6 +63,7 @@ from clusterdesigner.engine.search import (
     usable_gib,
 )
 from clusterdesigner.engine.timing import (
+    CPU_ADAM_ASSUMPTION,
     REGIME_EFFICIENCY,
     REGIME_SOURCES,
     TIMING_ASSUMPTIONS,
@@ -239,6 +248,46 @@ def _expert_tp(tr: Mapping[str, Any], model: ModelShape) -> int:
     return etp
 
 
+def _names(
+    section: Mapping[str, Any], key: str, choices: tuple[str, ...], default: tuple[str, ...]
+) -> tuple[str, ...]:
+    """A list of distinct names from ``choices`` (``training.<key>``), in the order given."""
+    value = section.get(key, list(default))
+    field = f"training.{key}"
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"must be a list of names from {', '.join(choices)}", field=field)
+    unknown = [v for v in value if v not in choices]
+    if unknown:
+        raise InputError(f"unknown {unknown[0]!r}; use {', '.join(choices)}", field=field)
+    if len(set(value)) != len(value):
+        raise InputError("names a module twice", field=field)
+    return tuple(value)
+
+
+def _memory_levers(tr: Mapping[str, Any], model: ModelShape) -> dict[str, Any]:
+    """``training``'s memory levers (levers.py): recompute_modules, activation_offload_layers,
+    optimizer_offload, lora_rank and lora_modules; all off by default."""
+    modules = _names(tr, "recompute_modules", RECOMPUTE_MODULES, DEFAULT_RECOMPUTE_MODULES)
+    check_recompute_modules(model, modules)
+    offload = 0
+    if tr.get("activation_offload_layers") not in (None, 0):
+        # Megatron-Core: 0 < cpu_offloading_num_layers < num_layers (transformer_config.py).
+        offload = _whole(tr, "activation_offload_layers", "training", maximum=model.layers - 1)
+    lora_rank = 0
+    if tr.get("lora_rank") not in (None, 0):
+        lora_rank = _whole(tr, "lora_rank", "training", maximum=min(model.hidden, 65536))
+    lora_modules = _names(tr, "lora_modules", LORA_MODULES, LORA_MODULES) if lora_rank else ()
+    if lora_rank and not lora_modules:
+        raise InputError("LoRA needs at least one target module", field="training.lora_modules")
+    return {
+        "recompute_modules": modules,
+        "activation_offload_layers": offload,
+        "optimizer_offload": _flag(tr, "optimizer_offload", "training", False),
+        "lora_rank": lora_rank,
+        "lora_modules": lora_modules,
+    }
+
+
 def _batch_seqs(tr: Mapping[str, Any], model: ModelShape) -> int:
     """``training.global_batch_seqs``, or ``global_batch_tokens`` as a whole number of sequences."""
     if "global_batch_seqs" in tr:
@@ -353,6 +402,7 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
         flash_attention=_flag(tr, "flash_attention", "training", True),
         memory_headroom=memory_headroom,
+        **_memory_levers(tr, model),
     )
 
 
@@ -371,6 +421,11 @@ def parse_problem(
     cl = _section(request, "cluster")
     accelerator: AcceleratorSpec = _reference(cl, "accelerator", accelerators, accelerator_from_dict)
     accelerator.peak_tflops(precision)  # raises naming training.precision if unsupported
+    if (training.activation_offload_layers or training.optimizer_offload) and accelerator.host_link_gbps <= 0:
+        raise InputError(
+            f"{accelerator.name} has no host-link bandwidth (host_link_gbps), which offloading needs",
+            field="cluster.accelerator",
+        )
     gpus_per_node = _whole(cl, "gpus_per_node", "cluster", default=8)
     nodes = _whole(cl, "nodes", "cluster")
     fabric = _fabric(cl, fabrics, nodes)
@@ -437,7 +492,7 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     n_gpus = cluster.num_gpus
     peak = cluster.accelerator.peak_tflops(training.precision)
     tokens_per_step = training.global_batch_seqs * model.seq_len
-    hw_flops = hardware_flops_per_token(model, lay["recompute"], selective=training.selective_recompute)
+    hw_flops = hardware_flops(model, training, lay["recompute"])
     cap = cluster.accelerator.memory_gib
     band = band_for(
         regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len)
@@ -447,7 +502,7 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
         step = float(times["total"][i])
         tps = tokens_per_step / step
         low, high = band.low(tps), band.high(tps)
-        model_tflops = model.model_flops_per_token * tps / n_gpus / 1e12
+        model_tflops = training_flops_per_token(model, training) * tps / n_gpus / 1e12
         hw_tflops = float(hw_flops[i]) * tps / n_gpus / 1e12
         total_gib = float(mem["total"][i]) / GIB
         rows.append(
@@ -522,6 +577,10 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     items.extend(profile_assumptions(profile(problem.training.framework)))
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
+    if problem.training.lora_rank:
+        items.extend(LEVER_ASSUMPTIONS)
+    if problem.training.optimizer_offload:
+        items.append(CPU_ADAM_ASSUMPTION)
     regime = (acc.family, problem.training.precision)
     if regime in REGIME_EFFICIENCY:
         items.append(
@@ -565,7 +624,7 @@ def _summary(problem: Problem) -> Summary:
                 "dropout": m.dropout,
                 "experts": m.experts,
                 "top_k": m.top_k,
-                "model_flops_per_token": m.model_flops_per_token,
+                "model_flops_per_token": training_flops_per_token(m, t),
             },
             "training": {
                 "tokens": t.tokens,
@@ -666,6 +725,7 @@ def _evaluate_warnings(problem: Problem, values: Mapping[str, int], row: LayoutE
         values["recompute"] == RECOMPUTE_SELECTIVE
         and problem.training.flash_attention
         and problem.training.selective_recompute == "attention"
+        and set(problem.training.recompute_modules) <= {"core_attn"}
     ):
         warnings.append(
             "selective recompute saves no memory under flash attention (it drops the attention scores, "

@@ -9,7 +9,7 @@ documented where it is computed (``training._rows``, ``memory.memory_parts``, ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine.json_object import JsonObject
@@ -62,6 +62,8 @@ class StepTime(JsonObject):
     dp_comm_exposed: float = 0.0
     fsdp_comm_exposed: float = 0.0
     optimizer: float = 0.0
+    # Exposed host-link copies of activation offload; absent when the run offloads nothing.
+    activation_offload: float | None = field(default=None, metadata={"omit": True})
 
     def parts(self) -> dict[str, float]:
         """Every part but ``total``, by name."""

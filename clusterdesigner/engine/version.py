@@ -27,8 +27,14 @@ changed convention), and say in the commit message what changed. Its history:
        (0.72); error bands from runs.csv and runs_frontier.csv by family/precision/kind/context/scale;
        serving: request-length mixes, an hourly demand profile, tokens per day, KV bytes per token, and the
        multi-head latent attention KV cache (the latent, not per-head K and V)
+   10  training: framework profiles (``training.framework``: Megatron-Core, Megatron-LM 2022, DeepSpeed ZeRO
+       2021, PyTorch FSDP2, NeMo AutoModel) with op-level selective checkpointing; expert tensor parallelism
+       (``training.etp``) and the experts' routed FC1 inputs in MoE activation memory; memory levers
+       (``recompute_modules``, ``activation_offload_layers``, ``optimizer_offload``, LoRA) and the
+       accelerator's host link in the catalog; Hopper FP8 factor refitted 0.96 → 0.95 and error bands
+       regenerated with the MLPerf, Llama 3, MI355X and Qwen3 rows (351 rows)
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 9
+ENGINE_VERSION: int = 10

@@ -216,7 +216,14 @@ class Training:
     ``framework`` names the stack's profile (engine/framework.py), which set the knobs above the request
     left out and restricts the layouts; ``selective_recompute`` is what ``recompute: selective`` keeps:
     ``attention`` (Megatron: recompute the attention core) or ``op`` (PyTorch op-level selective
-    checkpointing: keep every other matmul's output and the attention output)."""
+    checkpointing: keep every other matmul's output and the attention output).
+
+    Memory levers (``levers.recompute_savings_per_layer``, ``memory.memory_parts``): ``recompute_modules``
+    are what selective recompute recomputes (Megatron-Core's --recompute-modules; the default core_attn
+    is its default); ``activation_offload_layers`` layers' activations live in host memory
+    (--cpu-offloading-num-layers); ``optimizer_offload`` keeps the optimizer states in host memory and
+    steps Adam on the CPU (--optimizer-cpu-offload, DeepSpeed ZeRO-Offload); ``lora_rank`` > 0 trains
+    rank-r adapters on ``lora_modules`` over frozen base weights (LoRA, Hu et al. 2021)."""
 
     tokens: float
     global_batch_seqs: int
@@ -242,6 +249,11 @@ class Training:
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
+    recompute_modules: tuple[str, ...] = ("core_attn",)
+    activation_offload_layers: int = 0
+    optimizer_offload: bool = False
+    lora_rank: int = 0
+    lora_modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -57,12 +57,14 @@ REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
 INEXPRESSIBLE_FEATURES: dict[str, str] = {}
 # Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
-# Memory levers a row's recompute column states that the engine has no input for (issue 19 item 3): the
-# row is predicted without them, so its memory is an upper bound and a "does not fit" says what is missing,
-# not that the run could not have run. Matched on the recompute column's text.
+# Memory levers a row's recompute column states that the engine has no input for: the row is predicted
+# without them, so a "does not fit" says what is missing, not that the run could not have run. Matched on the
+# recompute column's text. Per-module recompute (the recompute_modules column, Megatron-Core's
+# --recompute-modules, ";"-separated) and activation offload of whole layers (activation_offload_layers,
+# --cpu-offloading-num-layers) are engine inputs (issue 19 item 3); offloading single modules' activations
+# (--offload-modules expert_fc1 moe_act) is not.
 MISSING_MEMORY_LEVERS = (
-    ("activation offload", "activation offload to CPU (Megatron-Core cpu_offloading_num_layers)"),
-    ("selective (", "per-module selective recompute (Megatron-Core --recompute-modules)"),
+    ("activation offload: expert_fc1", "per-module activation offload (Megatron-Core --offload-modules)"),
 )
 GPU_SLUGS = (
     ("GB200", "gb200"),
@@ -169,6 +171,11 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "flash_attention": True,
         "tp_comm_overlap": True,
     }
+    if row["recompute_modules"]:
+        parallelism["recompute"] = "selective"
+        training["recompute_modules"] = row["recompute_modules"].split(";")
+    if row["activation_offload_layers"]:
+        training["activation_offload_layers"] = int(row["activation_offload_layers"])
     if row["pipeline_layout"]:
         training["pipeline_layout"] = row["pipeline_layout"]
     if row["etp"]:

@@ -1,0 +1,51 @@
+"""The launch export carries the spec's memory levers as Megatron-LM flags (--recompute-modules,
+--cpu-offloading-num-layers, --optimizer-cpu-offload; names from megatron/training/arguments.py and the config
+dataclasses at NVIDIA/Megatron-LM d98e8a64), read through the export URL a user downloads."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from apps.designs.demo import demo_load
+from apps.designs.services import design_create
+from tests.designs.test_launch import flags
+
+pytestmark = pytest.mark.django_db
+
+
+def _design(owner: Any, training: dict[str, Any], parallelism: dict[str, Any]) -> Any:
+    spec = copy.deepcopy(demo_load()[3].current.spec)
+    spec["workload"]["training"].update(training)
+    spec["parallelism"] = parallelism
+    return design_create(owner=owner, name="8B with levers", spec=spec)
+
+
+def _layout(**fields: Any) -> dict[str, Any]:
+    return {"tp": 1, "pp": 1, "dp": 64, "micro_batch": 1, "sharding": "zero1", **fields}
+
+
+def test_export_emits_recompute_modules_and_optimizer_offload(
+    catalog: dict[str, int], user_client: Any
+) -> None:
+    design = _design(
+        user_client.user,
+        {"recompute_modules": ["core_attn", "layernorm"], "optimizer_offload": True},
+        _layout(recompute="selective"),
+    )
+    response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
+    assert response.status_code == 200, response.content[:300]
+    argv = response.content.decode().split()
+    i = argv.index("--recompute-modules")
+    assert argv[i + 1 : i + 3] == ["core_attn", "layernorm"]
+    f = flags(argv)
+    assert f["--recompute-granularity"] == "selective" and "--optimizer-cpu-offload" in f
+
+
+def test_export_emits_activation_offload(catalog: dict[str, int], user_client: Any) -> None:
+    design = _design(user_client.user, {"activation_offload_layers": 8}, _layout(recompute="none"))
+    response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
+    assert response.status_code == 200, response.content[:300]
+    assert flags(response.content.decode().split())["--cpu-offloading-num-layers"] == "8"
