@@ -1,5 +1,5 @@
-"""training.framework through the API: an unknown stack is a 400 naming spec.workload.training.framework, and the
-launch export of a PyTorch FSDP2 design is a torchtitan command with no Megatron flags."""
+"""training.framework through the API: an unknown stack is a 400 naming spec.workload.training.framework, and
+the launch export of a PyTorch FSDP2 design is a torchtitan command with no Megatron flags."""
 
 from __future__ import annotations
 
