@@ -36,6 +36,8 @@ from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFinding
+from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK
+from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.spec import MODEL as MODEL_RULES
@@ -121,7 +123,19 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
         **_layout_ties(training),
         "expected_days": result.expected_days,
         "charts": _charts_for(evaluation, result),
+        "framework": _framework_assumed(result),
     }
+
+
+def _framework_assumed(result: DesignEvaluation) -> dict[str, Any] | None:
+    """The training stack the estimate assumed (spec.workload.training.framework, else the engine's default
+    profile), so a reviewer sees it beside the layout; None without a training estimate or when the stored
+    spec no longer parses (then which profile it ran under is not known here)."""
+    spec = result.design_spec
+    if result.training is None or spec is None:
+        return None
+    slug = spec.training.framework or DEFAULT_FRAMEWORK
+    return {"slug": slug, "name": FRAMEWORK_PROFILES[slug].name, "default": spec.training.framework is None}
 
 
 def _layout_ties(training: TrainingEstimate | None) -> dict[str, Any]:
@@ -201,6 +215,9 @@ def _picker_context() -> dict[str, Any]:
         "pricing_choices": [(m, _pricing_name(m)) for m in PRICING_MODELS],
         "max_cloud": MAX_CLOUD_OFFERINGS,
         "recompute_choices": ["none", "selective", "full"],
+        # The training stacks (engine/framework.py), the engine's default first as the profiles list it.
+        "framework_choices": [(slug, p.name) for slug, p in FRAMEWORK_PROFILES.items()],
+        "default_framework": DEFAULT_FRAMEWORK,
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
     }
 

@@ -84,6 +84,9 @@ EXPORTS = {  # format: (content type, file extension, module, function)
     "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
     "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
     "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
+    # The stack's own config file: DeepSpeed ZeRO (2021) designs, NeMo AutoModel designs.
+    "ds_config": ("application/json", "json", "launch", "launch_ds_config"),
+    "automodel": ("application/yaml", "yaml", "launch", "launch_automodel_recipe"),
 }
 
 
@@ -234,9 +237,7 @@ class DesignViewSet(
 
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "format", str, enum=["csv", "xlsx", "torchrun", "sbatch", "volcano"], required=True
-            ),
+            OpenApiParameter("format", str, enum=list(EXPORTS), required=True),
             VersionQuerySerializer,
         ],
         responses={

@@ -34,10 +34,18 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from apps.designs import selectors
+from apps.designs.launch_automodel import AUTOMODEL_SCRIPT, RECIPE_FILE, automodel_recipe
+from apps.designs.launch_deepspeed import (
+    DS_CONFIG_FILE,
+    MEGATRON_DEEPSPEED_SCRIPT,
+    deepspeed_env_file,
+    ds_config_json,
+    megatron_deepspeed_args,
+)
 from apps.designs.launch_torchtitan import TORCHTITAN_MODULE, stack_env, torchtitan_args
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.evaluation import DesignEvaluation
-from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK
+from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK, FrameworkProfile
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
@@ -323,6 +331,11 @@ class LaunchPlan:
     name: str
     # What torchrun runs, as one shell-quoted line: Megatron-LM's pretrain_gpt.py, or ``-m torchtitan.train``.
     script: str = ""
+    # Files the launch writes before it starts (name, text): DeepSpeed's ds_config.json, AutoModel's recipe.
+    files: tuple[tuple[str, str], ...] = ()
+    # The single-node launch: torchrun on every node, or the deepspeed launcher on the first (which starts
+    # the rest).
+    launcher: str = "torchrun"
 
 
 def _stage_split(layers: int, pp: int) -> tuple[int, int] | None:
@@ -618,20 +631,20 @@ def _data_and_placeholder_args(out: _Args, shape: Mapping[str, Any]) -> None:
     )
 
 
-def _launch_env(*, kind: str, fabric_slug: str, sharding: str) -> tuple[NcclSetting, ...]:
+def _queues_setting(sharding: str) -> NcclSetting:
+    """CUDA_DEVICE_MAX_CONNECTIONS for a Megatron launch: 1 so TP/SP communication is ordered before compute,
+    unset under Megatron-FSDP, which overlaps its all-gathers on several CUDA queues."""
     if sharding in _FSDP_SHARDING:
-        queues = NcclSetting(
+        return NcclSetting(
             "CUDA_DEVICE_MAX_CONNECTIONS",
             None,
             "left unset: Megatron-FSDP overlaps its all-gathers on several CUDA queues",
         )
-    else:
-        queues = NcclSetting(
-            "CUDA_DEVICE_MAX_CONNECTIONS",
-            "1",
-            "Megatron needs one hardware queue so TP/SP communication is ordered before compute",
-        )
-    return (*nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug), queues)
+    return NcclSetting(
+        "CUDA_DEVICE_MAX_CONNECTIONS",
+        "1",
+        "Megatron needs one hardware queue so TP/SP communication is ordered before compute",
+    )
 
 
 def launch_plan(
@@ -649,43 +662,126 @@ def launch_plan(
     evaluation = selectors.evaluation_read(result=evaluation)
     layout = chosen_layout(evaluation)
     nodes, gpn = _cluster_size(evaluation, layout)
-    stack = FRAMEWORK_PROFILES[_spec(evaluation).training.framework or DEFAULT_FRAMEWORK]
+    stack = _stack(evaluation)
     fabric_slug = _cluster(evaluation).fabric
     kind = fabric_kind_of(evaluation, fabric_kind)
-    if stack.launch == "torchtitan":
-        args, comments = torchtitan_args(
-            layout=layout,
-            gpus_per_node=gpn,
-            global_batch_seqs=_global_batch_seqs(evaluation),
-            seq_len=int(model_shape(evaluation)["seq_len"]),
-            tokens=_train_tokens(evaluation),
-            precision=_precision(evaluation),
-        )
-        env: tuple[NcclSetting, ...] = (
-            *nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug),
-            *(NcclSetting(k, v, "as torchtitan's run_train.sh sets it") for k, v in stack_env().items()),
-        )
-        script = f"-m {TORCHTITAN_MODULE}"
-    elif stack.launch == "megatron":
-        args, comments = _megatron_args(evaluation, layout, gpn)
-        env = _launch_env(kind=kind, fabric_slug=fabric_slug, sharding=layout.sharding)
-        script = _quote(PRETRAIN_SCRIPT)
-    else:
-        raise ValueError(
-            f"no launch export for {stack.name} yet: the torchrun, sbatch and volcano exports cover "
-            "Megatron-Core, Megatron-LM and PyTorch FSDP2 (torchtitan) designs"
-        )
+    if stack.launch not in _STACK_PARTS:
+        raise ValueError(f"no launch export for {stack.name} yet")
+    parts = _STACK_PARTS[stack.launch](evaluation, layout, gpn)
+    env = (*nccl_settings(fabric_kind=kind, fabric_slug=fabric_slug), *parts.env)
     return LaunchPlan(
         nodes=nodes,
         gpus_per_node=gpn,
-        megatron_args=tuple(args),
-        comments=tuple(comments),
+        megatron_args=tuple(parts.args),
+        comments=tuple(parts.comments),
         env=env,
         fabric_kind=kind,
         fabric_slug=fabric_slug,
         accelerator=_training(evaluation).summary.cluster.accelerator,
         name=evaluation.design.name if evaluation.design and evaluation.design.name else "design",
-        script=script,
+        script=parts.script,
+        files=parts.files,
+        launcher=parts.launcher,
+    )
+
+
+def _stack(evaluation: DesignEvaluation) -> FrameworkProfile:
+    """The framework profile of the evaluation's spec (training.framework; Megatron-Core when absent)."""
+    return FRAMEWORK_PROFILES[_spec(evaluation).training.framework or DEFAULT_FRAMEWORK]
+
+
+@dataclass(frozen=True)
+class _StackParts:
+    """What one training stack adds to a launch: its arguments and comments, environment beyond NCCL's, the
+    script torchrun runs, the files written first, and the launcher of the single-node command."""
+
+    args: list[str]
+    comments: list[str]
+    script: str
+    env: tuple[NcclSetting, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
+    launcher: str = "torchrun"
+
+
+def _megatron_parts(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> _StackParts:
+    args, comments = _megatron_args(evaluation, layout, gpn)
+    return _StackParts(args, comments, _quote(PRETRAIN_SCRIPT), (_queues_setting(layout.sharding),))
+
+
+def _torchtitan_parts(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> _StackParts:
+    args, comments = torchtitan_args(
+        layout=layout,
+        gpus_per_node=gpn,
+        global_batch_seqs=_global_batch_seqs(evaluation),
+        seq_len=int(model_shape(evaluation)["seq_len"]),
+        tokens=_train_tokens(evaluation),
+        precision=_precision(evaluation),
+    )
+    env = tuple(NcclSetting(k, v, "as torchtitan's run_train.sh sets it") for k, v in stack_env().items())
+    return _StackParts(args, comments, f"-m {TORCHTITAN_MODULE}", env)
+
+
+def _deepspeed_parts(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> _StackParts:
+    args, comments = megatron_deepspeed_args(
+        layout=layout,
+        shape=model_shape(evaluation),
+        global_batch_seqs=_global_batch_seqs(evaluation),
+        tokens=_train_tokens(evaluation),
+    )
+    files = ((DS_CONFIG_FILE, launch_ds_config(evaluation=evaluation)),)
+    return _StackParts(args, comments, _quote(MEGATRON_DEEPSPEED_SCRIPT), files=files, launcher="deepspeed")
+
+
+def _automodel_parts(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> _StackParts:
+    files = ((RECIPE_FILE, launch_automodel_recipe(evaluation=evaluation)),)
+    comments = [f"NeMo AutoModel: {RECIPE_FILE} below is the recipe (layout, batch, length of the estimate)"]
+    return _StackParts(["--config", RECIPE_FILE], comments, _quote(AUTOMODEL_SCRIPT), files=files)
+
+
+_STACK_PARTS = {
+    "megatron": _megatron_parts,
+    "torchtitan": _torchtitan_parts,
+    "deepspeed": _deepspeed_parts,
+    "automodel": _automodel_parts,
+}
+
+
+def _stack_check(evaluation: DesignEvaluation, launch: str, what: str) -> Layout:
+    """The chosen layout, after checking that the design's stack is the one ``what`` is for."""
+    stack = _stack(evaluation)
+    if stack.launch != launch:
+        wanted = next(p.name for p in FRAMEWORK_PROFILES.values() if p.launch == launch)
+        raise ValueError(
+            f"{what} is for {wanted} designs; this design's framework is {stack.name} "
+            "(spec.workload.training.framework): use the torchrun, sbatch or volcano export"
+        )
+    return chosen_layout(evaluation)
+
+
+def launch_ds_config(
+    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
+) -> str:
+    """DeepSpeed's ds_config.json for a DeepSpeed ZeRO (2021) design's layout (launch_deepspeed.ds_config)."""
+    evaluation = selectors.evaluation_read(result=evaluation)
+    layout = _stack_check(evaluation, "deepspeed", "the ds_config export")
+    return ds_config_json(
+        layout=layout, global_batch_seqs=_global_batch_seqs(evaluation), precision=_precision(evaluation)
+    )
+
+
+def launch_automodel_recipe(
+    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
+) -> str:
+    """AutoModel's recipe YAML for a NeMo AutoModel design's layout (launch_automodel.automodel_recipe)."""
+    evaluation = selectors.evaluation_read(result=evaluation)
+    layout = _stack_check(evaluation, "automodel", "the automodel recipe export")
+    return automodel_recipe(
+        layout=layout,
+        gpus_per_node=_training(evaluation).summary.cluster.gpus_per_node,
+        global_batch_seqs=_global_batch_seqs(evaluation),
+        shape=model_shape(evaluation),
+        tokens=_train_tokens(evaluation),
+        precision=_precision(evaluation),
     )
 
 
@@ -759,26 +855,59 @@ def _num(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, (int, float)) else "?"
 
 
+def _file_lines(files: tuple[tuple[str, str], ...]) -> list[str]:
+    """Shell here-documents writing ``files`` (quoted delimiter: their text is not expanded)."""
+    lines: list[str] = []
+    for name, text in files:
+        lines += [f"cat > {shlex.quote(name)} <<'{_EOF}'", *text.rstrip("\n").split("\n"), _EOF, ""]
+    return lines
+
+
+_EOF = "CLUSTERDESIGNER_EOF"
+
+
 def launch_torchrun(
     *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
 ) -> str:
-    """A shell snippet: the NCCL exports for the fabric and the ``torchrun`` command for one node. Run it on
-    every node with NODE_RANK (0 … nodes-1) and MASTER_ADDR (node 0's address) set."""
+    """A shell snippet: the NCCL exports for the fabric, the files the stack reads, and the command for one
+    node: ``torchrun``, run on every node with NODE_RANK (0 … nodes-1) and MASTER_ADDR (node 0's address)
+    set; for a DeepSpeed design the ``deepspeed`` launcher, run on the first node, which starts every node's
+    ranks from the hostfile."""
     evaluation = selectors.evaluation_read(result=evaluation)
     plan = launch_plan(evaluation=evaluation, fabric_kind=fabric_kind)
     head = [f"# {line}" for line in _header(plan, evaluation)]
-    head.append("# Run on every node with NODE_RANK=0..N-1 and MASTER_ADDR=<node 0> set.")
-    launcher = [
-        "torchrun",
-        f"  --nnodes={plan.nodes}",
-        f"  --nproc-per-node={plan.gpus_per_node}",
-        '  --node-rank="${NODE_RANK:-0}"',
-        '  --master-addr="${MASTER_ADDR:-localhost}"',
-        f'  --master-port="${{MASTER_PORT:-{MASTER_PORT}}}"',
-        f"  {plan.script}",
-        *_args_lines(plan.megatron_args, "    "),
-    ]
-    return "\n".join([*head, *_env_lines(plan.env), "", _continued(launcher)]) + "\n"
+    files = plan.files
+    if plan.launcher == "deepspeed":
+        # The deepspeed launcher starts the other nodes' ranks over ssh: only what .deepspeed_env lists (and a
+        # few prefixes) reaches them, so the exports above are written there too.
+        exported = {s.name: s.value for s in plan.env if s.value is not None}
+        files = (*files, (".deepspeed_env", deepspeed_env_file(exported)))
+        head.append(
+            f"# Run on the first node only, with HOSTFILE listing the {plan.nodes} nodes ('<host> "
+            f"slots={plan.gpus_per_node}' a line) and password-less ssh between them; .deepspeed_env carries "
+            "the exports to every node."
+        )
+        launcher = [
+            "deepspeed",
+            f"  --num_nodes={plan.nodes}",
+            f"  --num_gpus={plan.gpus_per_node}",
+            '  --hostfile="${HOSTFILE:-hostfile}"',
+            '  --master_addr="${MASTER_ADDR:-localhost}"',
+            f'  --master_port="${{MASTER_PORT:-{MASTER_PORT}}}"',
+        ]
+    else:
+        head.append("# Run on every node with NODE_RANK=0..N-1 and MASTER_ADDR=<node 0> set.")
+        launcher = [
+            "torchrun",
+            f"  --nnodes={plan.nodes}",
+            f"  --nproc-per-node={plan.gpus_per_node}",
+            '  --node-rank="${NODE_RANK:-0}"',
+            '  --master-addr="${MASTER_ADDR:-localhost}"',
+            f'  --master-port="${{MASTER_PORT:-{MASTER_PORT}}}"',
+        ]
+    launcher += [f"  {plan.script}", *_args_lines(plan.megatron_args, "    ")]
+    body = [*head, *_env_lines(plan.env), "", *_file_lines(files), _continued(launcher)]
+    return "\n".join(body) + "\n"
 
 
 def launch_sbatch(*, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None) -> str:
@@ -803,6 +932,9 @@ def launch_sbatch(*, evaluation: DesignEvaluation | Mapping[str, Any], fabric_ki
         )
     lines += [f"# {line}" for line in _header(plan, evaluation)]
     lines += ["", "set -euo pipefail", "", *_env_lines(plan.env), ""]
+    if plan.files:
+        lines += ["# Written once, on the first node: the nodes share this directory."]
+        lines += _file_lines(plan.files)
     lines += [
         "# The first node of the allocation hosts the rendezvous.",
         'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
@@ -852,6 +984,7 @@ def launch_volcano(
     script = [
         "set -euo pipefail",
         *[f"# {line}" for line in plan.comments],
+        *_file_lines(plan.files),
         _continued(
             [
                 "torchrun",
@@ -939,6 +1072,8 @@ def launch_volcano(
 
 __all__ = [
     "LaunchPlan",
+    "launch_automodel_recipe",
+    "launch_ds_config",
     "NcclSetting",
     "chosen_layout",
     "fabric_kind_of",

@@ -23,7 +23,7 @@ TORCHTITAN_MODULE = "torchtitan.train"
 TORCHTITAN_CONFIG = "${TORCHTITAN_CONFIG:-./torchtitan/models/llama3/train_configs/llama3_8b.toml}"
 
 
-def _dp_degrees(layout: Layout, gpus_per_node: int) -> tuple[int, int]:
+def dp_degrees(layout: Layout, gpus_per_node: int) -> tuple[int, int]:
     """(shard, replicate) data-parallel degrees: FSDP shards over all dp·… ranks (ZeRO-2/3), HSDP shards
     inside a node and replicates across, DDP only replicates."""
     if layout.sharding == "hsdp":
@@ -47,7 +47,7 @@ def torchtitan_args(
             f"global batch of {global_batch_seqs} sequences does not divide by dp {layout.dp}; torchtitan "
             "needs a whole local batch per data-parallel rank"
         )
-    shard, replicate = _dp_degrees(layout, gpus_per_node)
+    shard, replicate = dp_degrees(layout, gpus_per_node)
     args: list[str] = ["--job.config_file", TORCHTITAN_CONFIG]
     pairs: list[tuple[str, Any]] = [
         ("parallelism.tensor_parallel_degree", layout.tp),

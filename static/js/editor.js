@@ -188,6 +188,7 @@
     if (k === "sequence_parallel") return field("spec.parallelism." + k).checked;
     return k === "recompute" || k === "sharding" ? text("spec.parallelism." + k) : number("spec.parallelism." + k);
   }
+  var loadedFramework = text("spec.workload.training.framework");
   var loadedLayout = {};
   LAYOUT_KEYS.forEach(function (k) { loadedLayout[k] = layoutValue(k); });
 
@@ -205,6 +206,12 @@
     }
     setIf(spec.workload.training, "global_batch_tokens", batchTokens);
     spec.workload.training.precision = text("spec.workload.training.precision");
+    // The framework: a stored one is kept as chosen; without one, the key is written only when the user picks a
+    // stack other than the default the page showed (so an untouched design's spec stays as stored).
+    var framework = text("spec.workload.training.framework");
+    if (framework && ("framework" in spec.workload.training || framework !== loadedFramework)) {
+      spec.workload.training.framework = framework;
+    }
     var cluster = spec.cluster = Object.assign({}, spec.cluster || {});
     cluster.accelerator = text("spec.cluster.accelerator");
     cluster.fabric = text("spec.cluster.fabric");

@@ -51,9 +51,14 @@ def test_an_edit_saved_unchanged_keeps_the_model_override_and_unshown_keys(
         "Custom shape: seq_len 16384 — kept while the preset stays llama3-70b; choosing another preset "
         "drops them."
     )
+    # No training.framework stored: the select shows the default stack, and saving writes no key for it.
+    assert page.input_value("#f-framework") == "megatron-core"
+    assert page.inner_text("#f-framework option:checked") == "Megatron-Core (current)"
 
     _save(page, "Saved version 2 and evaluated")
     spec = _api_spec(page, design.pk)
+    assert "framework" not in spec["workload"]["training"]
+    assert page.get_attribute("#framework-profile", "data-framework") == "megatron-core"
     assert spec["workload"]["model"] == OVERRIDE
     assert spec["workload"]["training"]["memory_headroom"] == 0.1
     assert spec["serving"]["lengths"] == stored["serving"]["lengths"]
@@ -68,11 +73,16 @@ def test_an_edit_saved_unchanged_keeps_the_model_override_and_unshown_keys(
         "Custom shape: seq_len 16384 — dropped on save: another preset is chosen (choose llama3-70b again to "
         "keep it)."
     )
-    _save(page, "Saved version 3")
+    # And another stack: chosen, it is stored, and the results say the estimate assumed it.
+    page.select_option("#f-framework", "fsdp2")
+    _save(page, "Saved version 3 and evaluated")
     spec = _api_spec(page, design.pk)
     assert spec["workload"]["model"] == {"preset": "llama3-8b"}
     assert spec["workload"]["training"]["memory_headroom"] == 0.1
+    assert spec["workload"]["training"]["framework"] == "fsdp2"
     assert spec["serving"] == stored["serving"]
+    shown = page.inner_text("#framework-profile")
+    assert shown.startswith("Framework profile: PyTorch FSDP2 (torchtitan) — ")
     screenshot(page, "editor-preset-drops-override")
     assert page.js_errors == []
 
