@@ -960,16 +960,8 @@ def _y(value: Any) -> str:
     return json.dumps(value)
 
 
-def launch_volcano(
-    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
-) -> str:
-    """A Volcano ``batch.volcano.sh/v1alpha1`` Job: gang-scheduled (minAvailable = nodes), one pod per node
-    (a master task and nodes-1 workers), all GPUs of the node, the RDMA/EFA devices of the fabric, the NCCL
-    environment with the reason for each variable, and the torchrun command with the Volcano pytorch
-    plugin's MASTER_ADDR / MASTER_PORT / RANK."""
-    evaluation = selectors.evaluation_read(result=evaluation)
-    plan = launch_plan(evaluation=evaluation, fabric_kind=fabric_kind)
-    name = _job_name(plan.name)
+def _volcano_resources(plan: LaunchPlan) -> list[tuple[str, Any, str]]:
+    """The container's device limits: every GPU of the node, and the fabric's RDMA or EFA devices."""
     resources: list[tuple[str, Any, str]] = [("nvidia.com/gpu", plan.gpus_per_node, "every GPU of the node")]
     if plan.fabric_kind in ("infiniband", "roce"):
         resources.append(
@@ -980,8 +972,12 @@ def launch_volcano(
         resources.append(
             (EFA_RESOURCE, count, "all EFA interfaces of the instance (aws-efa-k8s-device-plugin)")
         )
+    return resources
 
-    script = [
+
+def _volcano_script(plan: LaunchPlan) -> list[str]:
+    """The pod's bash script: the plan's comments and torchrun with the Volcano pytorch plugin's variables."""
+    return [
         "set -euo pipefail",
         *[f"# {line}" for line in plan.comments],
         *_file_lines(plan.files),
@@ -999,52 +995,70 @@ def launch_volcano(
         ),
     ]
 
-    def pod(indent: str) -> list[str]:
-        i = indent
-        out = [
-            f"{i}template:",
-            f"{i}  spec:",
-            f"{i}    restartPolicy: Never  # the job policies below restart the whole gang",
-        ]
-        if plan.fabric_kind == "ethernet":
-            out.append(f"{i}    hostNetwork: true  # TCP collectives: skip the CNI overlay")
-        out += [
-            f"{i}    containers:",
-            f"{i}      - name: megatron",
-            f"{i}        image: {_y(IMAGE)}  # any image with PyTorch, Transformer Engine and Megatron-LM",
-            f'{i}        command: ["/bin/bash", "-c"]',
-            f"{i}        args:",
-            f"{i}          - |",
-            *[f"{i}            {line}" for block in script for line in block.split("\n")],
-            f"{i}        env:",
-        ]
-        for s in plan.env:
-            if s.value is None:
-                out.append(f"{i}          # {s.name} not set: {s.why}")
-            else:
-                out += [f"{i}          - name: {s.name}  # {s.why}", f"{i}            value: {_y(s.value)}"]
-        out += [f"{i}        resources:", f"{i}          limits:"]
-        out += [f"{i}            {key}: {val}  # {why}" for key, val, why in resources]
-        out += [
-            f"{i}        securityContext:",
-            f"{i}          capabilities:",
-            f'{i}            add: ["IPC_LOCK"]  # RDMA pins (locks) its buffers in memory',
-            f"{i}        volumeMounts:",
-            f"{i}          - name: dshm",
-            f"{i}            mountPath: /dev/shm",
-            f"{i}    volumes:",
-            f"{i}      - name: dshm",
-            f"{i}        emptyDir:",
-            f"{i}          medium: Memory  # NCCL and data loaders outgrow the default 64 MiB /dev/shm",
-        ]
-        return out
 
+def _volcano_container(plan: LaunchPlan, i: str) -> list[str]:
+    """The megatron container at indent ``i``: image, script, NCCL environment, device limits, IPC lock."""
+    out = [
+        f"{i}    containers:",
+        f"{i}      - name: megatron",
+        f"{i}        image: {_y(IMAGE)}  # any image with PyTorch, Transformer Engine and Megatron-LM",
+        f'{i}        command: ["/bin/bash", "-c"]',
+        f"{i}        args:",
+        f"{i}          - |",
+        *[f"{i}            {line}" for block in _volcano_script(plan) for line in block.split("\n")],
+        f"{i}        env:",
+    ]
+    for s in plan.env:
+        if s.value is None:
+            out.append(f"{i}          # {s.name} not set: {s.why}")
+        else:
+            out += [f"{i}          - name: {s.name}  # {s.why}", f"{i}            value: {_y(s.value)}"]
+    out += [f"{i}        resources:", f"{i}          limits:"]
+    out += [f"{i}            {key}: {val}  # {why}" for key, val, why in _volcano_resources(plan)]
+    return out + [
+        f"{i}        securityContext:",
+        f"{i}          capabilities:",
+        f'{i}            add: ["IPC_LOCK"]  # RDMA pins (locks) its buffers in memory',
+        f"{i}        volumeMounts:",
+        f"{i}          - name: dshm",
+        f"{i}            mountPath: /dev/shm",
+    ]
+
+
+def _volcano_pod(plan: LaunchPlan, i: str) -> list[str]:
+    """A task's pod template at indent ``i``: one pod per node, never restarted alone, with /dev/shm in
+    memory."""
+    out = [
+        f"{i}template:",
+        f"{i}  spec:",
+        f"{i}    restartPolicy: Never  # the job policies below restart the whole gang",
+    ]
+    if plan.fabric_kind == "ethernet":
+        out.append(f"{i}    hostNetwork: true  # TCP collectives: skip the CNI overlay")
+    return out + [
+        *_volcano_container(plan, i),
+        f"{i}    volumes:",
+        f"{i}      - name: dshm",
+        f"{i}        emptyDir:",
+        f"{i}          medium: Memory  # NCCL and data loaders outgrow the default 64 MiB /dev/shm",
+    ]
+
+
+def launch_volcano(
+    *, evaluation: DesignEvaluation | Mapping[str, Any], fabric_kind: str | None = None
+) -> str:
+    """A Volcano ``batch.volcano.sh/v1alpha1`` Job: gang-scheduled (minAvailable = nodes), one pod per node
+    (a master task and nodes-1 workers), all GPUs of the node, the RDMA/EFA devices of the fabric, the NCCL
+    environment with the reason for each variable, and the torchrun command with the Volcano pytorch
+    plugin's MASTER_ADDR / MASTER_PORT / RANK."""
+    evaluation = selectors.evaluation_read(result=evaluation)
+    plan = launch_plan(evaluation=evaluation, fabric_kind=fabric_kind)
     lines = [f"# {line}" for line in _header(plan, evaluation)]
     lines += [
         "apiVersion: batch.volcano.sh/v1alpha1",
         "kind: Job",
         "metadata:",
-        f"  name: {_y(name)}",
+        f"  name: {_y(_job_name(plan.name))}",
         "spec:",
         "  schedulerName: volcano",
         f"  minAvailable: {plan.nodes}  # gang scheduling: every node starts or none does",
@@ -1063,10 +1077,10 @@ def launch_volcano(
         "      policies:",
         "        - event: TaskCompleted",
         "          action: CompleteJob",
-        *pod("      "),
+        *_volcano_pod(plan, "      "),
     ]
     if plan.nodes > 1:
-        lines += ["    - name: worker", f"      replicas: {plan.nodes - 1}", *pod("      ")]
+        lines += ["    - name: worker", f"      replicas: {plan.nodes - 1}", *_volcano_pod(plan, "      ")]
     return "\n".join(lines) + "\n"
 
 

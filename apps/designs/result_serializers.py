@@ -104,9 +104,6 @@ EVALUATION_HELP = {
 }
 
 
-HELPS = {"Training": HELP, "Design": OPTION_HELP, "Evaluation": EVALUATION_HELP}
-
-
 def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Field[Any, Any, Any, Any]:
     """The field for a dataclass field of type ``hint``; ``kwargs`` (help_text, required, allow_null) go to
     its constructor, as DRF copies a declared field by re-running it."""

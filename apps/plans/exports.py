@@ -24,8 +24,42 @@ def _sheet(book: Workbook, title: str, header: Sequence[str], rows: Iterable[Seq
 
 
 def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
+    """The workbook: a sheet per part of the plan; cash flows and inference sizing when the plan has them."""
     book = Workbook()
     book.remove(book.active)
+    _summary_sheet(book, name=name, version=version, result=result)
+    _months_sheet(book, result)
+    _sheet(
+        book,
+        "Purchases",
+        ["order month", "arrival month", "nodes", "capex (USD)"],
+        ((p.order_month, p.arrival_month, p.nodes, p.capex_usd) for p in result.owned_purchases),
+    )
+    _sheet(
+        book,
+        "Reservations",
+        ["term (months)", "start month", "nodes", "committed (USD)"],
+        ((r.term_months, r.start_month, r.nodes, r.committed_usd) for r in result.reservations),
+    )
+    if result.cash_flows_usd is not None:
+        _sheet(book, "Cash flows", ["end of month", "cash out (USD)"], enumerate(result.cash_flows_usd))
+    _sheet(
+        book,
+        "Runs",
+        ["run", "layers", "finish month", "deadline month", "slack (months)"],
+        (
+            (r.name, ", ".join(r.node_hours_by_layer), r.finish_month, r.deadline_month, r.slack_months)
+            for r in result.runs
+        ),
+    )
+    if result.inference_sizing:
+        _inference_sheet(book, result)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def _summary_sheet(book: Workbook, *, name: str, version: int, result: PlanResult) -> None:
     alternatives = [
         (f"{a.name} (USD)", a.total_usd if a.total_usd is not None else a.reason) for a in result.alternatives
     ]
@@ -48,6 +82,9 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
             *(("note", note) for note in result.notes),
         ],
     )
+
+
+def _months_sheet(book: Workbook, result: PlanResult) -> None:
     _sheet(
         book,
         "Months",
@@ -79,74 +116,46 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
             for m in result.months
         ),
     )
+
+
+def _inference_sheet(book: Workbook, result: PlanResult) -> None:
+    """Inference given in tokens per day: the serving engine's sizing of each workload."""
     _sheet(
         book,
-        "Purchases",
-        ["order month", "arrival month", "nodes", "capex (USD)"],
-        ((p.order_month, p.arrival_month, p.nodes, p.capex_usd) for p in result.owned_purchases),
-    )
-    _sheet(
-        book,
-        "Reservations",
-        ["term (months)", "start month", "nodes", "committed (USD)"],
-        ((r.term_months, r.start_month, r.nodes, r.committed_usd) for r in result.reservations),
-    )
-    if result.cash_flows_usd is not None:
-        _sheet(
-            book,
-            "Cash flows",
-            ["end of month", "cash out (USD)"],
-            enumerate(result.cash_flows_usd),
-        )
-    _sheet(
-        book,
-        "Runs",
-        ["run", "layers", "finish month", "deadline month", "slack (months)"],
+        "Inference sizing",
+        [
+            "workload",
+            "model",
+            "accelerator",
+            "output tokens/day",
+            "peak/mean",
+            "peak requests/s",
+            "layout",
+            "batch",
+            "replicas",
+            "GPUs at peak",
+            "output tokens/s/GPU",
+            "TTFT (s)",
+            "TPOT (s)",
+            "source",
+        ],
         (
-            (r.name, ", ".join(r.node_hours_by_layer), r.finish_month, r.deadline_month, r.slack_months)
-            for r in result.runs
+            (
+                name,
+                z.model,
+                z.accelerator,
+                z.output_tokens_per_day,
+                z.peak_to_mean,
+                z.peak_requests_per_s,
+                z.layout,
+                z.batch,
+                z.replicas,
+                z.gpus,
+                z.output_tokens_per_s_per_gpu,
+                z.ttft_s,
+                z.tpot_s,
+                z.source,
+            )
+            for name, z in sorted(result.inference_sizing.items())
         ),
     )
-    if result.inference_sizing:
-        _sheet(
-            book,
-            "Inference sizing",
-            [
-                "workload",
-                "model",
-                "accelerator",
-                "output tokens/day",
-                "peak/mean",
-                "peak requests/s",
-                "layout",
-                "batch",
-                "replicas",
-                "GPUs at peak",
-                "output tokens/s/GPU",
-                "TTFT (s)",
-                "TPOT (s)",
-                "source",
-            ],
-            (
-                (
-                    name,
-                    z.model,
-                    z.accelerator,
-                    z.output_tokens_per_day,
-                    z.peak_to_mean,
-                    z.peak_requests_per_s,
-                    z.layout,
-                    z.batch,
-                    z.replicas,
-                    z.gpus,
-                    z.output_tokens_per_s_per_gpu,
-                    z.ttft_s,
-                    z.tpot_s,
-                    z.source,
-                )
-                for name, z in sorted(result.inference_sizing.items())
-            ),
-        )
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()

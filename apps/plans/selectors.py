@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from apps.designs.models import hash_token
-from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
+from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanVersion
 
 
 def plan_list(*, user: Any) -> QuerySet[CapacityPlan]:
@@ -25,10 +25,6 @@ def plan_get(*, user: Any, plan_id: int) -> CapacityPlan | None:
 def plan_version_get(*, plan: CapacityPlan, number: int | None = None) -> PlanVersion | None:
     """Version ``number`` of the plan (default: the current one), or None when it has no such version."""
     return plan.versions.filter(number=number or plan.version).first()
-
-
-def plan_solution_latest(*, version: PlanVersion) -> PlanSolution | None:
-    return version.solutions.first()
 
 
 def plan_share_link_resolve(*, token: str) -> PlanShareLink | None:

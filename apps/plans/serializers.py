@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from rest_framework import serializers
 
 from apps.plans.models import CapacityPlan, PlanVersion
@@ -191,4 +192,4 @@ class PlanRunSerializer(serializers.Serializer[Any]):
         return {"done": 1 if run.status == "done" else 0, "total": 1}
 
     def get_url(self, run: Any) -> str:
-        return f"/api/v1/capacity-plans/{run.version.plan_id}/runs/{run.pk}/"
+        return reverse("capacity-plan-run", kwargs={"pk": run.version.plan_id, "run_id": run.pk})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -22,6 +22,9 @@ from clusterdesigner.engine.errors import EngineError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.jsonutil import snapshot_hash
+
+if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day inference only)
+    from clusterdesigner.engine.serving import ServingResult
 
 HOURS_PER_DAY = 24.0
 
@@ -258,16 +261,7 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
     from apps.catalog.selectors import engine_catalog
     from clusterdesigner.engine import serving
 
-    if "peak_gpus" in item:
-        raise InputError("give peak_gpus or tokens_per_day, not both", field=f"{path}tokens_per_day")
-    unknown = sorted(set(item) - TOKEN_KEYS)
-    if unknown:
-        raise InputError(
-            f"unknown field(s) with tokens_per_day: {', '.join(unknown)}", field=f"{path}{unknown[0]}"
-        )
-    for key in ("model", "accelerator"):
-        if key not in item:
-            raise InputError("is required with tokens_per_day", field=f"{path}{key}")
+    _tokens_item_check(item, path)
     fraction, start, end = _shape(item, path)
     peak_to_mean = capacity.peak_to_mean_of_day(
         offpeak_fraction=fraction, peak_start_hour=start, peak_end_hour=end
@@ -284,10 +278,39 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
     except EngineError as exc:
         field = SERVING_FIELDS.get(exc.field, exc.field or "tokens_per_day")
         raise type(exc)(exc.message, field=f"{path}{field}") from exc
+    sizing = _sizing(result, tokens_per_day=item["tokens_per_day"], peak_to_mean=peak_to_mean)
+    return {
+        "name": item.get("name") or "inference",
+        "peak_gpus": float(result.best.gpus),
+        "offpeak_fraction": fraction,
+        "peak_start_hour": start,
+        "peak_end_hour": end,
+        "start_month": item.get("start_month", 0),
+        "sizing": dataclasses.asdict(sizing),
+    }
+
+
+def _tokens_item_check(item: dict[str, Any], path: str) -> None:
+    """An inference item in tokens per day: not also in GPUs, no field the conversion ignores, and the model
+    and accelerator it is sized for."""
+    if "peak_gpus" in item:
+        raise InputError("give peak_gpus or tokens_per_day, not both", field=f"{path}tokens_per_day")
+    unknown = sorted(set(item) - TOKEN_KEYS)
+    if unknown:
+        raise InputError(
+            f"unknown field(s) with tokens_per_day: {', '.join(unknown)}", field=f"{path}{unknown[0]}"
+        )
+    for key in ("model", "accelerator"):
+        if key not in item:
+            raise InputError("is required with tokens_per_day", field=f"{path}{key}")
+
+
+def _sizing(result: ServingResult, *, tokens_per_day: Any, peak_to_mean: float) -> capacity.InferenceSizing:
+    """The serving estimate's conversion of tokens per day into GPUs at the peak, with its sentence."""
     best = result.best
     layout = f"tp{best.tp} pp{best.pp}" + (f" ep{best.ep}" if best.ep > 1 else "")
-    sizing = capacity.InferenceSizing(
-        output_tokens_per_day=float(item["tokens_per_day"]),
+    return capacity.InferenceSizing(
+        output_tokens_per_day=float(tokens_per_day),
         model=result.model,
         accelerator=result.accelerator,
         peak_to_mean=peak_to_mean,
@@ -300,20 +323,11 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
         ttft_s=best.ttft_s,
         tpot_s=best.tpot_s,
         source=(
-            f"serving engine: {float(item['tokens_per_day']):,.4g} output tokens/day at peak/mean"
+            f"serving engine: {float(tokens_per_day):,.4g} output tokens/day at peak/mean"
             f" {peak_to_mean:.4g} = {result.peak_requests_per_s:.4g} requests/s at the peak;"
             f" {best.replicas} × {layout} replicas at batch {best.batch} = {best.gpus} GPUs"
         ),
     )
-    return {
-        "name": item.get("name") or "inference",
-        "peak_gpus": float(best.gpus),
-        "offpeak_fraction": fraction,
-        "peak_start_hour": start,
-        "peak_end_hour": end,
-        "start_month": item.get("start_month", 0),
-        "sizing": dataclasses.asdict(sizing),
-    }
 
 
 def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:

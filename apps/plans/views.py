@@ -140,7 +140,7 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     context: dict[str, Any] = {
         "plan": plan,
         "version": version,
-        "xlsx_url": f"/api/v1/capacity-plans/{plan.pk}/xlsx/?version={version.number}",
+        "xlsx_url": f"{reverse('capacity-plan-xlsx', args=[plan.pk])}?version={version.number}",
     }
     try:
         solution = services.plan_solve_start(version=version, user=request.user)

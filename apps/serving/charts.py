@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from apps.dashboard.charts import LAYOUT, OWN_COLOR, PALETTE, PRICING_LABELS, plain
+from apps.dashboard.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
 from clusterdesigner.engine.serving import ServingResult
 
 
@@ -16,36 +16,28 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
     """TTFT and TPOT (ms, log scale) against batch for the chosen layout, with both targets drawn as dashed
     lines and the chosen batch marked."""
     batches = [p.batch for p in result.curve]
-    ttft = [p.ttft_s * 1000 for p in result.curve]
-    tpot = [p.tpot_s * 1000 for p in result.curve]
     rate = [p.output_tokens_per_s_per_gpu for p in result.curve]
     best = result.best
     fig = go.Figure()
     hover = (
         "batch %{x}<br>%{y:.1f} ms<br>%{customdata:,.0f} output tok/s per GPU<extra>%{fullData.name}</extra>"
     )
-    fig.add_trace(
-        go.Scatter(
-            x=batches,
-            y=ttft,
-            name="TTFT",
-            mode="lines",
-            line={"color": PALETTE[0]},
-            customdata=rate,
-            hovertemplate=hover,
-        )
+    curves = (
+        ([p.ttft_s * 1000 for p in result.curve], "TTFT", PALETTE[0]),
+        ([p.tpot_s * 1000 for p in result.curve], "TPOT (seen by users)", PALETTE[1]),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=batches,
-            y=tpot,
-            name="TPOT (seen by users)",
-            mode="lines",
-            line={"color": PALETTE[1]},
-            customdata=rate,
-            hovertemplate=hover,
+    for y, name, color in curves:
+        fig.add_trace(
+            go.Scatter(
+                x=batches,
+                y=y,
+                name=name,
+                mode="lines",
+                line={"color": color},
+                customdata=rate,
+                hovertemplate=hover,
+            )
         )
-    )
     for value, name, color in ((ttft_s, "TTFT target", PALETTE[0]), (tpot_s, "TPOT target", PALETTE[1])):
         fig.add_trace(
             go.Scatter(
@@ -81,9 +73,7 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
     """$ per million input and output tokens by option (own, then each offering × pricing model)."""
     options = sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens)
     labels = [
-        "own"
-        if c.option == "own"
-        else f"{plain(c.offering)} {PRICING_LABELS.get(c.pricing_model, c.pricing_model)}"
+        "own" if c.option == "own" else f"{plain(c.offering)} {pricing_label(c.pricing_model)}"
         for c in options
     ]
     fig = go.Figure()

@@ -411,6 +411,13 @@ def plan_check(*, plan: CapacityPlan) -> None:
     _check(1 <= p.gpus_per_node <= 64, "must be 1 to 64", "gpus_per_node")
     _check(-50 <= p.growth_pct_per_month <= 100, "must be −50 to 100 (% per month)", "growth_pct_per_month")
     _check(0 <= p.discount_rate <= 1, "must be 0 to 1 (a yearly rate)", "discount_rate")
+    _check_training(p)
+    _check_inference(p)
+    _check_supply(p.supply, horizon_months=p.horizon_months)
+
+
+def _check_training(p: CapacityPlan) -> None:
+    """Each training run: positive GPU-hours and GPUs, a window inside the horizon that can hold its hours."""
     for i, r in enumerate(p.training):
         path = f"training.{i}."
         _check(r.gpu_hours > 0, "must be more than zero", path + "gpu_hours")
@@ -433,6 +440,10 @@ def plan_check(*, plan: CapacityPlan) -> None:
                 "move the deadline or allow more GPUs",
                 field=path + "deadline_month",
             )
+
+
+def _check_inference(p: CapacityPlan) -> None:
+    """Each inference workload's peak, off-peak share, hours and start; each baseline's GPUs an hour."""
     for i, inf in enumerate(p.inference):
         path = f"inference.{i}."
         _check(inf.peak_gpus >= 0, "must be zero or more", path + "peak_gpus")
@@ -448,32 +459,39 @@ def plan_check(*, plan: CapacityPlan) -> None:
         for d, row in enumerate(b.gpus_by_day_hour):
             for h, v in enumerate(row):
                 _check(v >= 0, "must be zero or more", f"baseline.{i}.gpus_by_day_hour.{d}.{h}")
-    s = p.supply
+
+
+def _check_supply(s: Supply, *, horizon_months: int) -> None:
+    """The capacity options' prices, terms and limits; at least one option given."""
     if s.owned is not None:
-        o = s.owned
-        _check(
-            0 <= o.lead_time_months < p.horizon_months,
-            "must be 0 up to the horizon",
-            "supply.owned.lead_time_months",
-        )
-        for key in ("capex_usd_per_node", "fixed_usd_per_node_month", "usd_per_node_hour_used"):
-            _check(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
-        _check(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
+        _check_owned(s.owned, horizon_months=horizon_months)
     for i, res in enumerate(s.reservations):
         _check(res.term_months in (12, 36), "must be 12 or 36", f"supply.reservations.{i}.term_months")
         _check(
             res.usd_per_node_hour > 0, "must be more than zero", f"supply.reservations.{i}.usd_per_node_hour"
         )
     for key, burst in (("on_demand", s.on_demand), ("spot", s.spot)):
-        if burst is None:
-            continue
-        _check(burst.usd_per_node_hour > 0, "must be more than zero", f"supply.{key}.usd_per_node_hour")
-        _check(0 < burst.goodput <= 1, "must be more than 0, at most 1", f"supply.{key}.goodput")
-        _check(
-            burst.cap_nodes is None or burst.cap_nodes >= 0, "must be zero or more", f"supply.{key}.cap_nodes"
-        )
+        if burst is not None:
+            _check_burst(burst, key)
     if s.owned is None and not s.reservations and s.on_demand is None and s.spot is None:
         raise InputError("offers no capacity: give at least one option with its price", field="supply")
+
+
+def _check_owned(o: OwnedOption, *, horizon_months: int) -> None:
+    _check(
+        0 <= o.lead_time_months < horizon_months,
+        "must be 0 up to the horizon",
+        "supply.owned.lead_time_months",
+    )
+    for key in ("capex_usd_per_node", "fixed_usd_per_node_month", "usd_per_node_hour_used"):
+        _check(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
+    _check(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
+
+
+def _check_burst(burst: BurstOption, key: str) -> None:
+    _check(burst.usd_per_node_hour > 0, "must be more than zero", f"supply.{key}.usd_per_node_hour")
+    _check(0 < burst.goodput <= 1, "must be more than 0, at most 1", f"supply.{key}.goodput")
+    _check(burst.cap_nodes is None or burst.cap_nodes >= 0, "must be zero or more", f"supply.{key}.cap_nodes")
 
 
 def owned_option_from_on_prem(

@@ -61,6 +61,25 @@ class FailureResult:
     lost_days: float | None
 
 
+def _uninterrupted(
+    *, checkpoint_write_s: float, run_days: float | None, interval_minutes: float | None
+) -> FailureResult:
+    """Nothing interrupts the run: any checkpoint is pure overhead and the optimum is never."""
+    interval = math.inf if interval_minutes is None else interval_minutes
+    goodput = 1.0 - checkpoint_write_s / (interval * 60.0)
+    return FailureResult(
+        0.0,
+        math.inf,
+        math.inf,
+        interval,
+        goodput,
+        run_days,
+        None if run_days is None else run_days / goodput,
+        None if run_days is None else 0.0,
+        None if run_days is None else run_days / goodput - run_days,
+    )
+
+
 def failure_model(
     *,
     gpus: int,
@@ -80,19 +99,8 @@ def failure_model(
     """
     rate = gpus * failures_per_gpu_day + nodes * preemptions_per_node_day
     if rate <= 0:
-        # Nothing interrupts the run: any checkpoint is pure overhead and the optimum is never.
-        interval = math.inf if interval_minutes is None else interval_minutes
-        goodput = 1.0 - checkpoint_write_s / (interval * 60.0)
-        return FailureResult(
-            0.0,
-            math.inf,
-            math.inf,
-            interval,
-            goodput,
-            run_days,
-            None if run_days is None else run_days / goodput,
-            None if run_days is None else 0.0,
-            None if run_days is None else run_days / goodput - run_days,
+        return _uninterrupted(
+            checkpoint_write_s=checkpoint_write_s, run_days=run_days, interval_minutes=interval_minutes
         )
     mtbi_s = 86_400.0 / rate
     tau = young_daly_interval_s(checkpoint_write_s=checkpoint_write_s, mtbi_s=mtbi_s)

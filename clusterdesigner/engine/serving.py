@@ -780,22 +780,51 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
     cost = np.where(fits, prefill * tp * pp, np.inf)
     p = int(np.argmin(cost))
     n_first = inp.percentile_input_tokens
-    if inp.model.is_mla:
-        # Each GPU holds, and its decode counterpart needs, the whole latent of its stage (it is not split tp
-        # ways), so every NIC carries a full copy: n × KV per token per GPU.
-        per_gpu = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp[p], pp=pp[p])
-        transfer = n_first * float(per_gpu) / (inp.kv_transfer_gbps * 1e9)
-    else:
-        transfer = (
-            n_first
-            * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
-            / (inp.kv_transfer_gbps * 1e9 * tp[p] * pp[p])
-        )
+    transfer = _kv_transfer_s(inp, tokens=n_first, tp=tp[p], pp=pp[p])
     first = prefill[p] if not inp.lengths else prefill_s(inp, tp=tp[p], pp=pp[p], input_tokens=n_first)
     ttft = float(first) + float(transfer)
     if ttft > inp.ttft_s:
         return None
     prefill_gpus = _replicas(peak * float(prefill[p])) * int(tp[p] * pp[p])
+    best = _decode_pool(inp, lay, fits, peak=peak)
+    if best is None:
+        return None
+    decode_gpus, d_tp, d_pp, d_batch, tpot = best
+    total = prefill_gpus + decode_gpus
+    return DisaggregatedResult(
+        prefill_layout=f"tp{int(tp[p])} pp{int(pp[p])}",
+        decode_layout=f"tp{d_tp} pp{d_pp}",
+        prefill_gpus=prefill_gpus,
+        decode_gpus=decode_gpus,
+        gpus=total,
+        decode_batch=int(d_batch),
+        ttft_s=ttft,
+        tpot_s=tpot,
+        kv_transfer_s=float(transfer),
+        output_tokens_per_s_per_gpu=peak * inp.mean_output_tokens / total,
+    )
+
+
+def _kv_transfer_s(inp: ServingInput, *, tokens: int, tp: Any, pp: Any) -> float:
+    """Seconds to send a prompt's KV cache from the prefill pool to the decode pool: each GPU sends its tp·pp
+    share; under multi-head latent attention each GPU holds, and its decode counterpart needs, the whole
+    latent of its stage (not split tp ways), so every NIC carries a full copy: n × KV per token per GPU."""
+    if inp.model.is_mla:
+        per_gpu = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp)
+        return float(tokens * float(per_gpu) / (inp.kv_transfer_gbps * 1e9))
+    return float(
+        tokens
+        * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
+        / (inp.kv_transfer_gbps * 1e9 * tp * pp)
+    )
+
+
+def _decode_pool(
+    inp: ServingInput, lay: np.ndarray, fits: np.ndarray, *, peak: float
+) -> tuple[int, int, int, float, float] | None:
+    """The decode pool with the fewest GPUs: per fitting layout the largest batch of BATCH_GRID whose plain
+    TPOT(B) meets the target, peak R · n_out · TPOT / B replicas. (GPUs, tp, pp, batch, TPOT), or None when
+    no layout meets the target."""
     best: tuple[int, int, int, float, float] | None = None
     for (t, q, _e), ok in zip(lay, fits, strict=True):
         if not ok:
@@ -813,22 +842,7 @@ def disaggregated(inp: ServingInput, results: Sequence[LayoutResult]) -> Disaggr
         gpus = _replicas(peak * inp.mean_output_tokens * tpot / b) * int(t * q)
         if best is None or gpus < best[0]:
             best = (gpus, int(t), int(q), float(b), tpot)
-    if best is None:
-        return None
-    decode_gpus, d_tp, d_pp, d_batch, tpot = best
-    total = prefill_gpus + decode_gpus
-    return DisaggregatedResult(
-        prefill_layout=f"tp{int(tp[p])} pp{int(pp[p])}",
-        decode_layout=f"tp{d_tp} pp{d_pp}",
-        prefill_gpus=prefill_gpus,
-        decode_gpus=decode_gpus,
-        gpus=total,
-        decode_batch=int(d_batch),
-        ttft_s=ttft,
-        tpot_s=tpot,
-        kv_transfer_s=float(transfer),
-        output_tokens_per_s_per_gpu=peak * inp.mean_output_tokens / total,
-    )
+    return best
 
 
 # ---- cost ------------------------------------------------------------------------------------------------
@@ -899,37 +913,56 @@ def serving_costs(
             )
         )
     for slug in sorted(offerings):
-        offer = offerings[slug]
-        if offer.accelerator != inp.accelerator.slug:
-            continue
-        nodes = max(1, math.ceil(best.gpus / offer.gpu_count))
-        for model in PRICING_MODELS:
-            if model not in offer.usd_per_hour:
-                continue
-            rent = cloud_cost(
-                pricing_model=model,
-                usd_per_node_hour=offer.usd_per_hour[model],
-                nodes=nodes,
-                gpus_per_node=offer.gpu_count,
+        if offerings[slug].accelerator == inp.accelerator.slug:
+            rent = _rent_per_gpu_hour(
+                offerings[slug],
+                gpus=best.gpus,
                 utilization=utilization,
                 horizon_years=horizon_years,
                 managed_overhead_fraction=managed_overhead_fraction,
-                storage_usd=0.0,
-                egress_usd=0.0,
             )
-            out.append(
+            out.extend(
                 _cost_option(
                     option=f"{slug} {model}",
                     pricing_model=model,
                     offering=slug,
-                    usd_per_gpu_hour=rent.usd_per_gpu_hour.usd,
+                    usd_per_gpu_hour=usd,
                     best=best,
                     inp=inp,
                     prefill=prefill,
-                    formula=rent.usd_per_gpu_hour.formula,
+                    formula=formula,
                 )
+                for model, (usd, formula) in rent.items()
             )
     return tuple(out)
+
+
+def _rent_per_gpu_hour(
+    offer: CloudOfferingSpec,
+    *,
+    gpus: int,
+    utilization: float,
+    horizon_years: float,
+    managed_overhead_fraction: float,
+) -> dict[str, tuple[float, str]]:
+    """Per pricing model the offering has a price for (in PRICING_MODELS order): ``tco.cloud_cost``'s $ per
+    GPU-hour used, and its formula, for the whole nodes that hold ``gpus``."""
+    nodes = max(1, math.ceil(gpus / offer.gpu_count))
+    out: dict[str, tuple[float, str]] = {}
+    for model in (m for m in PRICING_MODELS if m in offer.usd_per_hour):
+        rent = cloud_cost(
+            pricing_model=model,
+            usd_per_node_hour=offer.usd_per_hour[model],
+            nodes=nodes,
+            gpus_per_node=offer.gpu_count,
+            utilization=utilization,
+            horizon_years=horizon_years,
+            managed_overhead_fraction=managed_overhead_fraction,
+            storage_usd=0.0,
+            egress_usd=0.0,
+        )
+        out[model] = (rent.usd_per_gpu_hour.usd, rent.usd_per_gpu_hour.formula)
+    return out
 
 
 def implied_utilization(inp: ServingInput, best: LayoutResult) -> float:
@@ -1032,42 +1065,22 @@ def _lengths(request: Mapping[str, Any]) -> tuple[tuple[int, int, float], ...]:
     return tuple(out)
 
 
-def parse_request(
-    request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]
-) -> tuple[ServingInput, Mapping[str, Any]]:
-    """The JSON request (docs/serving-engine.md) → a :class:`ServingInput` and the ``cost`` section.
-
-    Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ mean n_out), one of
-    them, shaped by ``demand.peak_to_mean`` or ``demand.hourly_profile``. Lengths are ``input_tokens``/
-    ``output_tokens`` or a ``lengths`` distribution.
-    """
-    if not isinstance(request, Mapping):
-        raise InputError("the request must be an object")
-    unknown = sorted(set(request) - _TOP_KEYS)
-    if unknown:
-        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=unknown[0])
-    model = model_from_dict(request.get("model", {"preset": "llama3-70b"}), presets=PRESETS)
-    slug = request.get("accelerator", "h100-sxm")
-    if not isinstance(slug, str) or slug not in accelerators:
-        raise UnknownReferenceError(
-            f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}", field="accelerator"
-        )
-    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
-    demand = _section(
-        request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile"}
-    )
-    layout = _section(request, "layout", {"tp", "pp", "ep"})
-    eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
-    _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
+def _token_lengths(request: Mapping[str, Any]) -> tuple[tuple[tuple[int, int, float], ...], int, int, float]:
+    """The request classes (``lengths``, () when given as ``input_tokens``/``output_tokens``), the mean input
+    and output tokens rounded to whole tokens, and the exact mean output tokens."""
     lengths = _lengths(request)
     if lengths:
         mean_out = sum(share * n_out for _, n_out, share in lengths)
         input_tokens = max(1, round(sum(share * n_in for n_in, _, share in lengths)))
-        output_tokens = max(1, round(mean_out))
-    else:
-        input_tokens = _whole(request.get("input_tokens", 1024), "input_tokens")
-        output_tokens = _whole(request.get("output_tokens", 256), "output_tokens")
-        mean_out = output_tokens
+        return lengths, input_tokens, max(1, round(mean_out)), mean_out
+    input_tokens = _whole(request.get("input_tokens", 1024), "input_tokens")
+    output_tokens = _whole(request.get("output_tokens", 256), "output_tokens")
+    return lengths, input_tokens, output_tokens, output_tokens
+
+
+def _requests_per_s(demand: Mapping[str, Any], mean_output_tokens: float) -> float:
+    """Mean requests per second: ``demand.requests_per_s``, or ``demand.output_tokens_per_day`` ÷ 86,400 ÷
+    the mean output tokens; exactly one of them, at most MAX_REQUESTS_PER_S."""
     if ("requests_per_s" in demand) == ("output_tokens_per_day" in demand):
         raise InputError(
             "give exactly one of demand.requests_per_s and demand.output_tokens_per_day",
@@ -1078,25 +1091,73 @@ def parse_request(
         path = "demand.requests_per_s"
     else:
         per_day = _positive(demand["output_tokens_per_day"], "demand.output_tokens_per_day")
-        rps = per_day / SECONDS_PER_DAY / mean_out
+        rps = per_day / SECONDS_PER_DAY / mean_output_tokens
         path = "demand.output_tokens_per_day"
     if rps > MAX_REQUESTS_PER_S:
         raise InputError(
             f"is {rps:,.4g} requests/s; the planner sizes at most {MAX_REQUESTS_PER_S:,} (split the service)",
             field=path,
         )
-    disagg = request.get("disaggregated", True)
-    if not isinstance(disagg, bool):
-        raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
+    return rps
+
+
+def _stack(request: Mapping[str, Any], efficiency: Mapping[str, Any]) -> str:
+    """The serving stack's name (its efficiencies: STACKS), the ``efficiency`` overrides checked finite."""
     stack = request.get("stack", DEFAULT_STACK)
     if not isinstance(stack, str) or stack not in STACKS:
         raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
-    for key, value in eff.items():
+    for key, value in efficiency.items():
         if not _finite(value):
             raise InputError(f"must be a finite number, got {_shown(value)}", field=f"efficiency.{key}")
+    return stack
+
+
+def _checked_request(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not isinstance(request, Mapping):
+        raise InputError("the request must be an object")
+    unknown = sorted(set(request) - _TOP_KEYS)
+    if unknown:
+        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=unknown[0])
+    return request
+
+
+def _accelerator(request: Mapping[str, Any], accelerators: Mapping[str, AcceleratorSpec]) -> AcceleratorSpec:
+    slug = request.get("accelerator", "h100-sxm")
+    if not isinstance(slug, str) or slug not in accelerators:
+        raise UnknownReferenceError(
+            f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}", field="accelerator"
+        )
+    return accelerators[slug]
+
+
+def parse_request(
+    request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]
+) -> tuple[ServingInput, Mapping[str, Any]]:
+    """The JSON request (docs/serving-engine.md) → a :class:`ServingInput` and the ``cost`` section.
+
+    Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ mean n_out), one of
+    them, shaped by ``demand.peak_to_mean`` or ``demand.hourly_profile``. Lengths are ``input_tokens``/
+    ``output_tokens`` or a ``lengths`` distribution.
+    """
+    request = _checked_request(request)
+    model = model_from_dict(request.get("model", {"preset": "llama3-70b"}), presets=PRESETS)
+    accelerator = _accelerator(request, accelerators)
+    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
+    demand = _section(
+        request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile"}
+    )
+    layout = _section(request, "layout", {"tp", "pp", "ep"})
+    eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
+    _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
+    lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
+    rps = _requests_per_s(demand, mean_out)
+    disagg = request.get("disaggregated", True)
+    if not isinstance(disagg, bool):
+        raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
+    stack = _stack(request, eff)
     inp = ServingInput(
         model=model,
-        accelerator=accelerators[slug],
+        accelerator=accelerator,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         lengths=lengths,
@@ -1191,32 +1252,9 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
     results = size_layouts(inp)
     best = results[0]
     if not best.meets_targets:
-        fitting = [r for r in results if r.batch_fits > 0]
-        if not fitting:
-            need = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=1, pp=1))
-            raise InfeasibleError(
-                f"{inp.model.name} does not fit on {inp.accelerator.name} at any layout searched"
-                f" ({need / 2**30:.0f} GiB of {inp.weight_precision} weights)",
-                field="accelerator",
-            )
-        raise InfeasibleError(
-            f"no layout meets the targets: {fitting[0].why} (best: tp{fitting[0].tp} pp{fitting[0].pp},"
-            f" TTFT {fitting[0].ttft_s:.2f} s, TPOT {fitting[0].tpot_s * 1000:.0f} ms)",
-            field="targets.tpot_s" if "output token" in fitting[0].why else "targets.ttft_s",
-        )
+        raise _no_layout_error(inp, results)
     utilization = implied_utilization(inp, best)
-    horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
-    overhead = cost_section.get("managed_overhead_fraction", 0.0)
-    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= 10:
-        raise InputError(
-            f"must be a number from 0 to 10, got {overhead!r}", field="cost.managed_overhead_fraction"
-        )
-    on_prem = cost_section.get("on_prem", {})
-    if not isinstance(on_prem, Mapping):
-        raise InputError("must be an object", field="cost.on_prem")
-    include_cloud = cost_section.get("include_cloud", True)
-    if not isinstance(include_cloud, bool):
-        raise InputError(f"must be true or false, got {include_cloud!r}", field="cost.include_cloud")
+    horizon, overhead, on_prem, include_cloud = _cost_settings(cost_section)
     own = owning_usd_per_gpu_hour(
         catalog=catalog,
         accelerator=inp.accelerator.slug,
@@ -1240,8 +1278,65 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
         if any(c.offering for c in costs)
         else f"no cloud offering in the catalog rents {inp.accelerator.slug}"
     )
+    return ServingResult(
+        model=inp.model.name,
+        accelerator=inp.accelerator.slug,
+        best=best,
+        layouts=results,
+        curve=latency_curve(inp, tp=best.tp, pp=best.pp),
+        disaggregated=disaggregated(inp, results),
+        utilization=utilization,
+        peak_requests_per_s=inp.requests_per_s * inp.peak_to_mean,
+        mean_requests_per_s=inp.requests_per_s,
+        costs=costs,
+        cost_note=note,
+        assumptions=_assumptions(inp),
+        peak_to_mean=inp.peak_to_mean,
+        input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
+        output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
+        kv_bytes_per_token=kv_bytes_per_token(model=inp.model, precision=inp.kv_precision),
+    )
+
+
+def _no_layout_error(inp: ServingInput, results: Sequence[LayoutResult]) -> InfeasibleError:
+    """Why no layout serves the request: the model fits at none, or the best fitting one misses a target."""
+    fitting = [r for r in results if r.batch_fits > 0]
+    if not fitting:
+        need = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=1, pp=1))
+        return InfeasibleError(
+            f"{inp.model.name} does not fit on {inp.accelerator.name} at any layout searched"
+            f" ({need / 2**30:.0f} GiB of {inp.weight_precision} weights)",
+            field="accelerator",
+        )
+    return InfeasibleError(
+        f"no layout meets the targets: {fitting[0].why} (best: tp{fitting[0].tp} pp{fitting[0].pp},"
+        f" TTFT {fitting[0].ttft_s:.2f} s, TPOT {fitting[0].tpot_s * 1000:.0f} ms)",
+        field="targets.tpot_s" if "output token" in fitting[0].why else "targets.ttft_s",
+    )
+
+
+def _cost_settings(cost_section: Mapping[str, Any]) -> tuple[float, float, Mapping[str, Any], bool]:
+    """The ``cost`` section checked: horizon (years), managed overhead (fraction, 0 to 10), the owning inputs
+    (``on_prem``) and whether to price cloud offerings."""
+    horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
+    overhead = cost_section.get("managed_overhead_fraction", 0.0)
+    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= 10:
+        raise InputError(
+            f"must be a number from 0 to 10, got {overhead!r}", field="cost.managed_overhead_fraction"
+        )
+    on_prem = cost_section.get("on_prem", {})
+    if not isinstance(on_prem, Mapping):
+        raise InputError("must be an object", field="cost.on_prem")
+    include_cloud = cost_section.get("include_cloud", True)
+    if not isinstance(include_cloud, bool):
+        raise InputError(f"must be true or false, got {include_cloud!r}", field="cost.include_cloud")
+    return horizon, overhead, on_prem, include_cloud
+
+
+def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
+    """The efficiencies, hours per year and percentile reading the estimate assumed, with the model's own."""
     e = inp.efficiency
-    assumptions = (
+    return (
         ("bandwidth_efficiency", f"{e.bandwidth_efficiency:g}"),
         ("compute_efficiency", f"{e.compute_efficiency:g}"),
         ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
@@ -1257,21 +1352,3 @@ def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRes
             ),
         ),
     ) + _shape_assumptions(inp.model)
-    return ServingResult(
-        model=inp.model.name,
-        accelerator=inp.accelerator.slug,
-        best=best,
-        layouts=results,
-        curve=latency_curve(inp, tp=best.tp, pp=best.pp),
-        disaggregated=disaggregated(inp, results),
-        utilization=utilization,
-        peak_requests_per_s=inp.requests_per_s * inp.peak_to_mean,
-        mean_requests_per_s=inp.requests_per_s,
-        costs=costs,
-        cost_note=note,
-        assumptions=assumptions,
-        peak_to_mean=inp.peak_to_mean,
-        input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
-        output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
-        kv_bytes_per_token=kv_bytes_per_token(model=inp.model, precision=inp.kv_precision),
-    )

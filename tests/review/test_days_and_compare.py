@@ -8,6 +8,7 @@ right axis read "Run cost (USD)" over days; every column showed owning as its "c
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -79,7 +80,8 @@ def test_compare_names_what_is_missing(alice_client: Client, demos: list[Any]) -
 def test_compare_chart_axes_say_what_they_plot(alice_client: Client, demos: list[Any]) -> None:
     from apps.dashboard import charts
 
-    rows = [{"name": "a", "run_cost_usd": 1.0, "days": 2.0, "option": "x"}]
-    layout = charts.compare_bars_chart(rows)["layout"]
+    # The page's ComparePageRow is read by attribute: name, the shown option's run cost, days and label.
+    rows = [SimpleNamespace(name="a", run_cost_usd=1.0, days=2.0, option="x")]
+    layout = charts.compare_bars_chart(rows)["layout"]  # type: ignore[arg-type]
     assert layout["yaxis"]["title"]["text"] == "Run cost (USD)"
     assert layout["yaxis2"]["title"]["text"] == "Expected days to train"
