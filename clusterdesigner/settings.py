@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -88,6 +89,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "clusterdesigner.apps.ProjectConfig",
     "apps.catalog",
     "apps.designs",
@@ -106,7 +108,7 @@ MIDDLEWARE = [
     "clusterdesigner.auth.SignInLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "clusterdesigner.middleware.ContentSecurityPolicyMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "clusterdesigner.urls"
@@ -189,6 +191,23 @@ if env.bool("DJANGO_SECURE_SSL", default=False):
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Content-Security-Policy (django-csp): scripts only from this origin, no inline script. Swagger UI (sidecar)
+# needs inline styles; plotly.js sets inline styles on its SVG and starts blob: workers.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:", "blob:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],
+        "frame-ancestors": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "object-src": [NONE],
+    }
+}
 # Addresses (or networks, 10.0.0.0/8) of the reverse proxies in front of the app. Only a request from one of
 # them has its X-Forwarded-For read for the client's address (the sign-in limit); none by default, so a client
 # cannot pick its own address by sending the header.
