@@ -11,7 +11,7 @@ its IP callable): it answers the failure that reaches the limit with the lockout
 the fifth wrong password is a 429 where the sign-in form (200) is expected; with a limit of 6 the right
 password after five failures signs in (302) where 429 is expected. Its backend raises ValueError when
 authenticate() has no request (the test client's login()), it slides the window on each failure (here it
-runs from the first), and it adds an app with three tables. Seven of the 15 tests in
+runs from the first), and it adds an app with four tables. Seven of the 15 tests in
 tests/hardening/test_sign_in_limit.py and test_security.py failed with it.
 """
 
