@@ -17,48 +17,48 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlparse
 
+import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def env_bool(name: str, default: bool = False) -> bool:
-    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+# django-environ reads and casts the environment. Strings that may hold secrets are read with os.environ:
+# Env treats a value starting with "$" as the name of another variable, and a generated secret key can.
+env = environ.Env()
 
 
 def env_list(name: str, default: str = "") -> list[str]:
+    # Env.list keeps the spaces in "a, b"; a host or proxy address must not carry them.
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+# psycopg is the only database driver installed, and SQLite is the default that needs no service.
+DATABASE_SCHEMES = ("postgres", "postgresql", "sqlite")
+
+
 def database_from_url(url: str) -> dict[str, object]:
-    """Parse DATABASE_URL: postgres[ql]://user:pass@host:port/name or sqlite:///relative-or-absolute."""
-    parsed = urlparse(url)
-    if parsed.scheme == "sqlite":
-        path = unquote(parsed.path)
-        # sqlite:///var/db.sqlite3 is relative to the project; sqlite:////tmp/x.sqlite3 is absolute.
-        name = path[1:] if path.startswith("/") and not path.startswith("//") else path[1:]
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(BASE_DIR / name) if name else ":memory:"}
-    if parsed.scheme in {"postgres", "postgresql"}:
-        options = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": unquote(parsed.path.lstrip("/")),
-            "USER": unquote(parsed.username or ""),
-            "PASSWORD": unquote(parsed.password or ""),
-            "HOST": parsed.hostname or "",
-            "PORT": str(parsed.port or ""),
-            "CONN_MAX_AGE": int(os.environ.get("DB_CONN_MAX_AGE", "60")),
-            "CONN_HEALTH_CHECKS": True,
-            "OPTIONS": options,
-        }
-    raise ImproperlyConfigured(
-        f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres or sqlite)"
-    )
+    """DATABASE_URL parsed by django-environ: postgres[ql]://user:pass@host:port/name?option=value, or
+    sqlite:///path relative to the project (sqlite:////tmp/x.sqlite3 is absolute)."""
+    scheme = url.partition("://")[0]
+    if scheme not in DATABASE_SCHEMES:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL scheme {scheme!r} is not supported (use postgres or sqlite)"
+        )
+    config: dict[str, object] = environ.Env.db_url_config(url)
+    if scheme == "sqlite":
+        if config["NAME"] != ":memory:":
+            config["NAME"] = str(BASE_DIR / str(config["NAME"]))
+        return config
+    config["PORT"] = str(config["PORT"])
+    config.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+    config["CONN_HEALTH_CHECKS"] = True
+    return config
 
 
-DEBUG = env_bool("DJANGO_DEBUG")
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
 # Under pytest: a throwaway key and static files served from the finders (no collectstatic needed).
 TESTING = "pytest" in sys.modules
 
@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "clusterdesigner.apps.ProjectConfig",
     "apps.catalog",
     "apps.designs",
@@ -107,7 +108,7 @@ MIDDLEWARE = [
     "clusterdesigner.auth.SignInLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "clusterdesigner.middleware.ContentSecurityPolicyMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "clusterdesigner.urls"
@@ -181,15 +182,32 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 # Sessions in the database, not the cache: Redis going away must not sign everyone out or stop signing in.
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
-if env_bool("DJANGO_SECURE_SSL"):
+if env.bool("DJANGO_SECURE_SSL", default=False):
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Content-Security-Policy (django-csp): scripts only from this origin, no inline script. Swagger UI (sidecar)
+# needs inline styles; plotly.js sets inline styles on its SVG and starts blob: workers.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:", "blob:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],
+        "frame-ancestors": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "object-src": [NONE],
+    }
+}
 # Addresses (or networks, 10.0.0.0/8) of the reverse proxies in front of the app. Only a request from one of
 # them has its X-Forwarded-For read for the client's address (the sign-in limit); none by default, so a client
 # cannot pick its own address by sending the header.
@@ -201,7 +219,7 @@ for _proxy in TRUSTED_PROXIES:
         raise ImproperlyConfigured(
             f"TRUSTED_PROXIES: {_proxy!r} is not an IP address or network (e.g. 10.0.0.2 or 10.0.0.0/8)"
         ) from None
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DJANGO_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DJANGO_MAX_BODY_BYTES", default=2 * 1024 * 1024)
 
 # --- REST API
 REST_FRAMEWORK = {
@@ -269,7 +287,7 @@ CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # Without a broker (make run) an analysis's chunks run one by one on a background thread of the web
 # process, so the POST answers 202 at once and the page sees progress as chunks finish. Tests run them in
 # the request unless a test asks for the thread (they assert on finished results right after the POST).
-ANALYSIS_RUN_IN_THREAD = env_bool("ANALYSIS_RUN_IN_THREAD", not REDIS_URL and not TESTING)
+ANALYSIS_RUN_IN_THREAD = env.bool("ANALYSIS_RUN_IN_THREAD", default=not REDIS_URL and not TESTING)
 # In-process mode a failed chunk is recorded on the analysis (status "failed" with its message), not raised.
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -278,14 +296,14 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "600"))
-CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "540"))
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
 # acks_late + Redis: a message a dead worker held comes back after visibility_timeout. Kombu scans for such
 # messages every interval × throttle seconds (default 10 × 10); scan every 30 s so the wait is about the
 # timeout.
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, int | str] = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900")),
-    "unacked_restore_interval": int(os.environ.get("CELERY_RESTORE_INTERVAL", "30")),
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=900),
+    "unacked_restore_interval": env.int("CELERY_RESTORE_INTERVAL", default=30),
     "unacked_restore_throttle": 1,
 }
 # A key prefix for every broker key, so separate deployments (or parallel test runs) can share one Redis.
@@ -329,14 +347,14 @@ LOGGING = {
 # Sign-in: after this many failures for one address and user name within the window, 429 until it passes, on
 # every sign-in path (the limit is in the authentication backend: clusterdesigner/auth.py).
 AUTHENTICATION_BACKENDS = ["clusterdesigner.auth.RateLimitedModelBackend"]
-LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
-LOGIN_FAILURE_WINDOW_S = int(os.environ.get("LOGIN_FAILURE_WINDOW_S", "900"))
-ANALYSIS_TIME_LIMIT_S = int(os.environ.get("ANALYSIS_TIME_LIMIT_S", "1800"))
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+LOGIN_FAILURE_WINDOW_S = env.int("LOGIN_FAILURE_WINDOW_S", default=900)
+ANALYSIS_TIME_LIMIT_S = env.int("ANALYSIS_TIME_LIMIT_S", default=1800)
 # Capacity plans up to this size (months × (training runs + 1)) solve in the request; larger ones on a worker.
-PLAN_SYNC_MAX_SIZE = int(os.environ.get("PLAN_SYNC_MAX_SIZE", "100"))
+PLAN_SYNC_MAX_SIZE = env.int("PLAN_SYNC_MAX_SIZE", default=100)
 # A run with no chunk started or finished for this long, and none held by a worker, has lost its queued
 # messages (Redis restarted without persistence): its unfinished chunks are queued again on the next read.
-ANALYSIS_STALL_S = int(os.environ.get("ANALYSIS_STALL_S", "180"))
+ANALYSIS_STALL_S = env.int("ANALYSIS_STALL_S", default=180)
 
 
 def _stale_after_days() -> int:
