@@ -670,6 +670,11 @@ def _etp_token_gather(c: _Shape) -> FloatArray:
 
 def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
     """How the engine counts the attention shapes beyond hidden / heads wide heads, for ``assumptions``."""
+    return _attention_shape_assumptions(problem) + _mtp_layout_assumptions(problem)
+
+
+def _attention_shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
+    """head_dim ≠ hidden / heads, and multi-head latent attention's widths."""
     model = problem.model
     out: list[Assumption] = []
     if not model.is_mla and model.q_width != model.hidden:
@@ -712,6 +717,13 @@ def shape_assumptions(problem: Problem) -> tuple[Assumption, ...]:
                 "the decompressed K and V (heads × (nope + rope) and heads × v) for the attention backward",
             )
         )
+    return tuple(out)
+
+
+def _mtp_layout_assumptions(problem: Problem) -> tuple[Assumption, ...]:
+    """Multi-token prediction modules and an explicit pipeline layout."""
+    model = problem.model
+    out: list[Assumption] = []
     if model.mtp_depth:
         out.append(
             Assumption(
@@ -1002,31 +1014,19 @@ def _fsdp(
     gather and reduce-scatter is a ring of its own, on the scale-up link inside a domain and the NIC beyond
     it (``ring_time``), prefetched under compute by the same rule as the dense ones."""
     training = c.problem.training
-    dense, edge, expert = held.dense, held.edge, held.expert
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
-    grad_bytes = training.grad_bytes
     shard_size, expert_shard = held.d_dense, held.d_expert
-    expert_stride = _expert_stride(c)
-    ag = _ring(c, factor=1.0, nbytes=(dense + edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
-    trained, trained_expert = held.trained
-    rs = _ring(c, factor=1.0, nbytes=trained * grad_bytes, size=shard_size, stride=c.tp)
-    moe = c.problem.model.is_moe
-    ag_expert: FloatArray | float = 0.0
-    rs_expert: FloatArray | float = 0.0
-    if moe:
-        ag_expert = _ring(
-            c, factor=1.0, nbytes=expert * WEIGHT_BYTES, size=expert_shard, stride=expert_stride
-        )
-        rs_expert = _ring(
-            c, factor=1.0, nbytes=trained_expert * grad_bytes, size=expert_shard, stride=expert_stride
-        )
+    ag = _ring(c, factor=1.0, nbytes=(held.dense + held.edge) * WEIGHT_BYTES, size=shard_size, stride=c.tp)
+    rs = _ring(c, factor=1.0, nbytes=held.trained[0] * training.grad_bytes, size=shard_size, stride=c.tp)
+    ag_expert, rs_expert = _fsdp_expert_rings(c, held)
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
     # DeepSpeed's ZeRO-3 of 2021) and one bucketed reduce-scatter; an MoE layer's experts are a unit of
     # their own on the expert-data-parallel group.
     collectives = 2.0 * training.fsdp_collectives_per_layer + 1.0
-    moe_share = c.problem.model.moe_layers / c.problem.model.layers if moe else 0.0
+    model = c.problem.model
+    moe_share = model.moe_layers / model.layers if model.is_moe else 0.0
     per_layer_latency = (
         collectives * n_stage * ((shard_size - 1) + moe_share * (expert_shard - 1)) * RING_STEP_LATENCY_S
     )
@@ -1034,6 +1034,27 @@ def _fsdp(
     first_layer = fsdp_mb_comm / np.maximum(n_stage, 1.0)
     hidden = _exposed(fsdp_mb_comm, mb_fwd_bwd) + first_layer if training.fsdp_overlap else fsdp_mb_comm
     fsdp_mb = np.where(full_shard, hidden, 0.0)
+    return fsdp_mb, np.where(sh == SH_HSDP, _exposed(_hsdp_all_reduce(c, held), last_bwd), 0.0)
+
+
+def _fsdp_expert_rings(c: _Shape, held: _Held) -> tuple[FloatArray | float, FloatArray | float]:
+    """The expert weights' all-gather and the expert gradients' reduce-scatter, each one ring over the
+    d_expert ranks spaced ``_expert_stride`` apart; (0, 0) for a dense model."""
+    if not c.problem.model.is_moe:
+        return 0.0, 0.0
+    stride = _expert_stride(c)
+    ag = _ring(c, factor=1.0, nbytes=held.expert * WEIGHT_BYTES, size=held.d_expert, stride=stride)
+    grad_bytes = held.trained[1] * c.problem.training.grad_bytes
+    rs = _ring(c, factor=1.0, nbytes=grad_bytes, size=held.d_expert, stride=stride)
+    return ag, rs
+
+
+def _hsdp_all_reduce(c: _Shape, held: _Held) -> FloatArray:
+    """HSDP's gradient all-reduce across the dp·cp / d_dense replicas of each shard (and the experts' over
+    edp / d_expert replicas), before it is overlapped with the last backward."""
+    grad_bytes = c.problem.training.grad_bytes
+    trained, trained_expert = held.trained
+    shard_size, expert_shard = held.d_dense, held.d_expert
     replicas = c.dp * c.cp / shard_size
     hsdp_ar = _ring(
         c,
@@ -1042,15 +1063,15 @@ def _fsdp(
         size=replicas,
         stride=c.tp * shard_size,
     )
-    if moe:
+    if c.problem.model.is_moe:
         hsdp_ar = hsdp_ar + _ring(
             c,
             factor=2.0,
             nbytes=trained_expert * grad_bytes / expert_shard,
             size=_edp(c) / expert_shard,
-            stride=expert_stride * expert_shard,
+            stride=_expert_stride(c) * expert_shard,
         )
-    return fsdp_mb, np.where(sh == SH_HSDP, _exposed(hsdp_ar, last_bwd), 0.0)
+    return hsdp_ar
 
 
 def _edp(c: _Shape) -> FloatArray:
