@@ -83,6 +83,15 @@ FP8_CAST_PASSES = 6.0
 SCORE_BYTES_FWD = 10.0
 RING_STEP_LATENCY_S = 15e-6
 MXFP8_BLOCK = 32.0
+# Memory-bound passes over the routed copies (top_k per token, h wide, 2 B each) of one MoE layer's forward,
+# beyond the experts' GEMMs and activation: Megatron-Core's permute and unpermute (moe_utils.py), the
+# alltoall dispatcher's sort_chunks_by_idxs after the dispatch and before the combine, the probabilities'
+# multiply and the top_k-way sum of the combine, the FP8 cast of the experts' inputs: about 8 read-or-write
+# passes counted from the code. Fitted: 21 minimises the median |error| of the 13 MoE fit rows of
+# runs_frontier.csv (calibration_cases.fit_run_ids; 13.7 % → 6.8 %; integers 0-40 tried), so the term also
+# carries what the code count misses (gather/scatter kernels below HBM speed, the router's small kernels
+# and their launches). The 12 check rows: 21.1 % → 13.5 % (docs/training-engine.md).
+MOE_ROUTED_PASSES = 21.0
 ADAM_BYTES_PER_PARAM = 36.0
 # Host-memory bandwidth one GPU's share of the CPU steps Adam at under optimizer offload: a DGX H100's two
 # Xeon Platinum 8480C, 8 DDR5-4800 channels each (8 × 4,800 MT/s × 8 B = 307.2 GB/s per socket), shared by
@@ -410,6 +419,19 @@ def _mlp_gemms(
     return gemm_fwd, mlp_width, share * shared, modules
 
 
+def _moe_routed_elementwise(c: _Shape) -> FloatArray | float:
+    """Forward seconds of the memory-bound passes over a MoE layer's routed token copies, on the share of
+    MoE layers: MOE_ROUTED_PASSES · 2 B · routed rows · h / B_hbm, where the routed rows a GPU handles are
+    its local experts' tokens, tokens · top_k (balanced routing; tokens / sp · top_k · etp under expert
+    TP, as ``_mlp_gemms``). Backward is counted as 2 × forward with the rest of the element-wise work."""
+    model = c.problem.model
+    if not model.is_moe:
+        return 0.0
+    rows = c.tokens * model.top_k * (c.etp / c.sp_div if c.etp_given else 1.0)
+    share = model.moe_layers / model.layers
+    return share * MOE_ROUTED_PASSES * 2.0 * rows * c.h / c.hbm
+
+
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     """Forward and backward seconds of the attention core (scores, softmax, weighted values)."""
     model = c.problem.model
@@ -471,7 +493,7 @@ def _layer(c: _Shape) -> _Layer:
         passes_hidden * 2.0 * tokens * h / c.sp_div
         + ELEMENTWISE_PASSES_MLP * 2.0 * tokens * mlp_width / tp
         + (FP8_CAST_PASSES * 2.0 * tokens * h / c.sp_div if c.fp8 else 0.0)
-    ) / c.hbm
+    ) / c.hbm + _moe_routed_elementwise(c)
     rc = c.rc
     if c.problem.training.lora_rank:
         # LoRA: the frozen GEMMs need only their input gradient in backward (1× forward), the adapters both.

@@ -180,6 +180,7 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         training["pipeline_layout"] = row["pipeline_layout"]
     if row["etp"]:
         training["etp"] = int(row["etp"])
+    training.update(moe_exchange(row))
     cluster = {
         "accelerator": accelerator,
         "gpus_per_node": per_node,
@@ -187,6 +188,28 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "fabric": FABRIC,
     }
     return {"model": model, "training": training, "cluster": cluster, "parallelism": parallelism}
+
+
+def moe_exchange(row: dict[str, str]) -> dict[str, Any]:
+    """The token-exchange settings a MoE row's recipe ran, as engine inputs; none where the row is silent.
+
+    ``moe_dispatcher``: alltoall, or deepep for DeepEP and for HybridEP (Megatron-Core's flex dispatcher with
+    the hybridep backend, the ModelZoo's GB200 runs: one copy per scale-up domain as DeepEP, inside an NVL72
+    rack all copies on NVLink). ``moe_a2a_overlap`` / ``moe_shared_expert_overlap``: 1 or 0. Sources (the
+    CSV's columns): NeMo 25.09, Megatron-Bridge fa0315ae2 scripts/performance/run_script.py (DeepSeek-V3:
+    DeepEP, force-balanced, overlap_moe_expert_parallel_comm on H100; token drop and alltoall with
+    moe_shared_expert_overlap on B200/GB200; Qwen3: apply_moe_token_drop, the provider's alltoall,
+    overlap_moe_expert_parallel_comm unset); Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (the
+    Dispatcher column, '+1f1b overlap', DISPATCHER=hybridep and A2A_OVERLAP in the GB200 commands). The
+    ``moe_routing`` column (token drop at capacity factor 1.0 padded to capacity, or forced load balance:
+    both give every expert the mean load) is recorded, not an input."""
+    out: dict[str, Any] = {}
+    if row["moe_dispatcher"]:
+        out["moe_dispatcher"] = row["moe_dispatcher"]
+    for key in ("moe_a2a_overlap", "moe_shared_expert_overlap"):
+        if row[key]:
+            out[key] = row[key] == "1"
+    return out
 
 
 def _field(response: Any, key: str) -> Any:

@@ -187,15 +187,20 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # overall fell back to 11.2 % when the Qwen3 long-context rows got their recipe's --recompute-modules
 # layernorm moe (the CSV's recompute_modules: −15…−22 % with etp alone, now −8…+4 %).
 # >= 1,024 GPUs: 6 check rows (MLPerf GPT-3 on 6,144-11,616 H100, Llama 3 405B on 16,384), 1 before.
+# MoE rows now carry their recipes' dispatcher and overlaps (the CSV's moe_dispatcher, moe_a2a_overlap,
+# moe_shared_expert_overlap) and the engine times the memory-bound passes over the routed token copies
+# (timing.MOE_ROUTED_PASSES, fitted on the 13 MoE fit rows): check medians MoE 21.1 → 13.5 %, FP8 12.7 → 9.7 %
+# (met), Blackwell 14.3 → 11.2 % (met), overall 11.2 → 10.1 %; long context 20.7 → 24.9 % (its MoE rows,
+# already under-predicted at 32K-128K, take the per-token term too).
 CHECK_MEDIANS = {
-    "moe": 0.211,
-    "fp8": 0.127,
-    "long_context": 0.207,
-    "overall": 0.112,
-    "blackwell": 0.143,
+    "moe": 0.135,
+    "fp8": 0.097,
+    "long_context": 0.249,
+    "overall": 0.101,
+    "blackwell": 0.112,
     "scale_1024": 0.035,
 }
-UNMET = ("moe", "fp8", "long_context", "blackwell")
+UNMET = ("moe", "long_context")
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +218,15 @@ def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[
     for regime, measured in CHECK_MEDIANS.items():
         assert _check(split, regime) == pytest.approx(measured, abs=0.001), regime
     assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 1
+
+
+@pytest.mark.parametrize("regime", ["fp8", "blackwell"])
+def test_fp8_and_blackwell_check_rows_meet_the_regime_target(
+    split: dict[str, dict[str, dict[str, float | int]]], regime: str
+) -> None:
+    # FP8 9.7 % (26 check rows), Blackwell 11.2 % (15): met since the MoE rows' recipe settings and routed
+    # passes; the MoE rows were their largest errors (+34 … +73 % on NeMo 25.09 B200/GB200).
+    assert _check(split, regime) <= 0.12
 
 
 def test_scale_1024_check_rows_meet_the_regime_target(
@@ -261,14 +275,15 @@ def all_rows() -> list[float]:
 
 def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # 351 rows of runs.csv and runs_frontier.csv (the 15 MLPerf/Llama 3/MI355X rows and six Qwen3 rows
-    # training.etp made expressible): median |error| 5.3 % (target ≤ 7 %); p90 20.7 %.
+    # training.etp made expressible): median |error| 5.2 % (target ≤ 7 %); p90 19.2 % (20.7 % before the MoE
+    # rows' recipe settings and timing.MOE_ROUTED_PASSES; 5.3 % median).
     assert len(all_rows) == 351
-    assert statistics.median(all_rows) == pytest.approx(0.053, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.207, abs=0.001)
+    assert statistics.median(all_rows) == pytest.approx(0.052, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.192, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 20.7 % > 18 % (MoE and long-context rows)")
+@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 19.2 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
@@ -331,3 +346,51 @@ def test_qwen3_long_context_recompute_modules_are_the_hand_computed_ones(rows: l
     assert response["parallelism"]["recompute"] == "selective"
     assert mem["activations"] == pytest.approx(24_741_883_320 / 2**30, abs=0.01)
     assert mem["total"] == pytest.approx(49.0, abs=0.1) and response["fits"]
+
+
+# ---- MoE recipe settings and routed-copy passes (issue 19 item 2) ----
+
+
+def test_moe_rows_go_to_the_engine_with_their_recipes_dispatcher_and_overlaps(
+    rows: list[dict[str, str]],
+) -> None:
+    # Megatron-Bridge fa0315ae2 scripts/performance/run_script.py: DeepSeek-V3 on H100 runs DeepEP with
+    # overlap_moe_expert_parallel_comm and without moe_shared_expert_overlap; on B200/GB200 token drop, the
+    # alltoall dispatcher and the shared-expert overlap. ModelZoo qwen3/readme.md: '+1f1b overlap' (row 2),
+    # the A2A dispatcher (row 4), HybridEP (GB200, taken as deepep).
+    h100 = frontier_cases.request_for(_row(rows, "nemo2509_h100_15"))["training"]
+    assert (h100["moe_dispatcher"], h100["moe_a2a_overlap"], h100["moe_shared_expert_overlap"]) == (
+        "deepep",
+        True,
+        False,
+    )
+    gb200 = frontier_cases.request_for(_row(rows, "nemo2509_gb200_4"))["training"]
+    assert (gb200["moe_dispatcher"], gb200["moe_a2a_overlap"], gb200["moe_shared_expert_overlap"]) == (
+        "alltoall",
+        False,
+        True,
+    )
+    assert frontier_cases.request_for(_row(rows, "moezoo_qwen3_h100_2"))["training"]["moe_a2a_overlap"]
+    assert frontier_cases.request_for(_row(rows, "moezoo_qwen3_h100_4"))["training"]["moe_dispatcher"] == (
+        "alltoall"
+    )
+    # A row that states none (Mixtral, NeMo 25.02/25.04) and a dense row get none: the engine's defaults.
+    assert "moe_dispatcher" not in frontier_cases.request_for(_row(rows, "nemo2502_b200_7"))["training"]
+    assert "moe_a2a_overlap" not in frontier_cases.request_for(_row(rows, "nemo2502_b200_2"))["training"]
+
+
+def test_routed_copy_passes_are_the_hand_computed_ones(
+    rows: list[dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nemo2509_b200_10: Qwen3 30B-A3B on 8 × B200, tp 1, pp 1, ep 8, micro-batch 1 × 4,096 tokens, global
+    # batch 512 → 64 micro-batches, 48 layers all MoE, top-8, h 2,048, no recompute. The routed copies of a
+    # layer: 4,096 × 8 = 32,768 rows of 2,048 × 2 B; 21 passes forward, twice that backward (3 × forward):
+    #   48 × 64 × 3 × 21 × 2 × 32,768 × 2,048 B / (8.0 TB/s × HBM_EFFICIENCY 0.85) = 3.8200 s per step.
+    from clusterdesigner.engine import timing
+
+    request = frontier_cases.request_for(_row(rows, "nemo2509_b200_10"))
+    specs = frontier_cases.catalog_specs()
+    with_passes = estimate(request, **specs)["step_time_s"]["compute"]
+    monkeypatch.setattr(timing, "MOE_ROUTED_PASSES", 0.0)
+    without = estimate(request, **specs)["step_time_s"]["compute"]
+    assert with_passes - without == pytest.approx(3.8200, abs=1e-4)
