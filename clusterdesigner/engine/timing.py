@@ -800,6 +800,15 @@ def _etp_assumptions(training: Training) -> tuple[Assumption, ...]:
 def _moe_exchange_assumptions(training: Training) -> tuple[Assumption, ...]:
     return (
         Assumption(
+            "moe_routed_passes",
+            MOE_ROUTED_PASSES,
+            "memory-bound passes over the routed copies per MoE layer forward",
+            "permute/unpermute, the dispatcher's chunk sort, the combine's weighted sum and the FP8 cast of "
+            "the top_k copies of each token (Megatron-Core moe_utils.py, token_dispatcher.py): about 8 "
+            "counted, 21 fitted on the MoE fit rows of runs_frontier.csv; balanced expert load (token drop "
+            "padded to capacity or forced balance; dropless imbalance not modelled)",
+        ),
+        Assumption(
             "moe_a2a_links_concurrent",
             1.0,
             "flag",
