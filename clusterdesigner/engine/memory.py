@@ -35,6 +35,7 @@ WEIGHT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
 LOGITS_BYTES_PER_ELEMENT = 6.0
 FUSED_LOGITS_BYTES_PER_ELEMENT = 4.0
+UPCAST_LOGITS_BYTES_PER_ELEMENT = 10.0
 
 MEMORY_ASSUMPTIONS = (
     Assumption(
@@ -73,6 +74,15 @@ MEMORY_ASSUMPTIONS = (
         "B",
         "fused cross-entropy (flash-attn xentropy, llm-foundry's default loss_fn): the bf16 logits kept for "
         "backward plus their bf16 gradient; no fp32 copy",
+    ),
+    Assumption(
+        "upcast_logits_bytes_per_element",
+        UPCAST_LOGITS_BYTES_PER_ELEMENT,
+        "B",
+        "eager F.cross_entropy(logits.float()) (torchtitan train.py loss_fn at 9dec370, not compiled): "
+        "the bf16 logits 2 + their fp32 copy 4 + the fp32 log_softmax output 4, alive together at the end "
+        "of the forward pass; checked against torchtitan's measured memory "
+        "(tests/engine/data/memory_fsdp2.csv)",
     ),
 )
 DEFAULT_FRAMEWORK_RESERVE_GIB = MEMORY_ASSUMPTIONS[2].value
@@ -374,9 +384,10 @@ def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str
     first_layers, last_layers = in_flight_layers(model, lay, microbatches(problem, lay), layout)
     tp = lay["tp"].astype(np.float64)
     tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
-    logits_bytes = (
-        FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
-    )
+    logits_bytes = {
+        "fused": FUSED_LOGITS_BYTES_PER_ELEMENT,
+        "upcast": UPCAST_LOGITS_BYTES_PER_ELEMENT,
+    }.get(training.cross_entropy, LOGITS_BYTES_PER_ELEMENT)
     n_stage = stage_layers(model, lay["pp"], layout)
     dense, expert, _edge = params_per_gpu(model, lay, layout, etp=expert_tp(problem.training, lay))
     d_dense, _ = shard_degrees(problem, lay)
