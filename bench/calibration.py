@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 
 from calibration_cases import Case, all_cases, summary  # noqa: E402
+from memory_fsdp2_cases import all_memory_cases, memory_medians  # noqa: E402
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -75,6 +76,14 @@ def main() -> None:
             f"  {source:22s} n={v['n']:3d}  median error {100 * v['median_error']:+6.1f} %  "
             f"median |error| {100 * v['median_abs_error']:5.1f} %"
         )
+    memory = all_memory_cases()
+    medians = memory_medians(memory)
+    print(
+        f"memory median |error|: BLOOM {100 * medians['bloom']:.1f} %, torchtitan FSDP2 "
+        f"{100 * medians['fsdp2']:.1f} % ({len(memory)} rows, {sum(c.fits for c in memory)} predicted to "
+        f"fit), "
+        f"both {100 * medians['both']:.1f} % (target ≤ 10 %)"
+    )
 
 
 if __name__ == "__main__":

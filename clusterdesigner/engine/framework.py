@@ -171,7 +171,7 @@ PROFILES: dict[str, FrameworkProfile] = {
             fsdp_collectives_per_layer=1,
             fsdp_overlap=True,
             selective_recompute=SELECTIVE_OP,
-            cross_entropy="fp32",
+            cross_entropy="upcast",
             framework_reserve_gib=DEFAULT_FRAMEWORK_RESERVE_GIB,
             sharding=("none", "zero2", "zero3", "hsdp"),
             recompute=_ALL_RECOMPUTE,
@@ -188,7 +188,8 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "selective_recompute": "torchtitan activation_checkpoint mode 'selective', "
                 "selective_ac_option 'op' (the llama3 8B train config): saves the outputs of matmuls "
                 "except every second one, of SDPA and of reduce-scatters; recomputes the rest",
-                "cross_entropy": "torchtitan's cross_entropy_loss upcasts the logits (pred.float())",
+                "cross_entropy": "torchtitan's loss_fn (train.py at 9dec370), F.cross_entropy(pred.float()), "
+                "not compiled: the bf16 logits, their fp32 copy and the fp32 log-probabilities alive at once",
                 "layouts": "FSDP2 (reshard_after_forward 'never' = ZeRO-2, full shard = ZeRO-3), HSDP "
                 "(dp_replicate x dp_shard), DDP; TP plan with SequenceParallel norms (SP always with TP); "
                 "PP with interleaved schedules, CP, EP; no optimizer-only (ZeRO-1) sharding",

@@ -35,6 +35,7 @@ WEIGHT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
 LOGITS_BYTES_PER_ELEMENT = 6.0
 FUSED_LOGITS_BYTES_PER_ELEMENT = 4.0
+UPCAST_LOGITS_BYTES_PER_ELEMENT = 10.0
 
 MEMORY_ASSUMPTIONS = (
     Assumption(
@@ -73,6 +74,15 @@ MEMORY_ASSUMPTIONS = (
         "B",
         "fused cross-entropy (flash-attn xentropy, llm-foundry's default loss_fn): the bf16 logits kept for "
         "backward plus their bf16 gradient; no fp32 copy",
+    ),
+    Assumption(
+        "upcast_logits_bytes_per_element",
+        UPCAST_LOGITS_BYTES_PER_ELEMENT,
+        "B",
+        "eager F.cross_entropy(logits.float()) (torchtitan train.py loss_fn at 9dec370, not compiled): "
+        "the bf16 logits 2 + their fp32 copy 4 + the fp32 log_softmax output 4, alive together at the end "
+        "of the forward pass; checked against torchtitan's measured memory "
+        "(tests/engine/data/memory_fsdp2.csv)",
     ),
 )
 DEFAULT_FRAMEWORK_RESERVE_GIB = MEMORY_ASSUMPTIONS[2].value
@@ -206,16 +216,35 @@ def activation_bytes_per_layer(
     2·s·b·h of the replicated part, the attention output and the MLP activation output s·b·(h + f)/t of
     the split part.
     """
+    t = _layer_tensors(problem, lay)
+    full_layer = t["replicated"] + t["split"] + t["scores"] + t["routed"]
+    stored = np.where(
+        lay["recompute"] == RECOMPUTE_FULL,
+        2.0 * t["tokens"] * problem.model.hidden / t["sp_div"],
+        np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, _selective_bytes(problem, t)),
+    )
+    return stored, full_layer
+
+
+def _mlp_width(m: ModelShape) -> float:
+    """The MLP intermediate width a token passes through: ffn_hidden, or for MoE the dense layers' and the
+    MoE layers' active experts (top_k + shared) in proportion to their count."""
+    if m.is_moe:
+        share = m.moe_layers / m.layers
+        return (1 - share) * m.ffn_hidden + share * (m.top_k + m.shared_experts) * m.expert_ffn_hidden
+    return float(m.ffn_hidden)
+
+
+def _layer_tensors(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Any]:
+    """The terms of ``activation_bytes_per_layer`` (its docstring gives the formulas): the replicated and
+    TP-split bytes, the attention scores and the routed tokens of one layer, with the tokens per
+    micro-batch, tp, the sequence-parallel divisor and the MLP width they were computed from."""
     m = problem.model
     tp = lay["tp"].astype(np.float64)
     sp_div = np.where(lay["sequence_parallel"] > 0, tp, 1.0)
     tokens = lay["micro_batch"] * (m.seq_len / lay["cp"].astype(np.float64))
     mlp_factor = 6.0 if m.gated_mlp else 4.0
-    if m.is_moe:
-        share = m.moe_layers / m.layers
-        mlp_width = (1 - share) * m.ffn_hidden + share * (m.top_k + m.shared_experts) * m.expert_ffn_hidden
-    else:
-        mlp_width = float(m.ffn_hidden)
+    mlp_width = _mlp_width(m)
     # Two 1-byte dropout masks (attention output, MLP output) and the attention-probability mask; a
     # model trained without dropout stores none (PyTorch's dropout at p = 0 returns its input).
     fp8_saved = 1.0 if problem.training.precision == "fp8" else 0.0
@@ -235,25 +264,32 @@ def activation_bytes_per_layer(
     )
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
-    routed = routed_token_bytes(problem, lay, tokens / sp_div)
-    full_layer = replicated + split + scores + routed
-    # Selective recompute: PyTorch's op-level checkpointing (framework profiles fsdp2, nemo-automodel), or
-    # Megatron-Core's training.recompute_modules (levers.recompute_savings_per_layer): core_attn drops the
-    # scores; the other modules their own tensors, and moe (the whole MoE block) its routed inputs too.
+    return {
+        "tokens": tokens,
+        "tp": tp,
+        "sp_div": sp_div,
+        "mlp_width": mlp_width,
+        "replicated": replicated,
+        "split": split,
+        "scores": scores,
+        "routed": routed_token_bytes(problem, lay, tokens / sp_div),
+    }
+
+
+def _selective_bytes(problem: Problem, t: Mapping[str, Any]) -> FloatArray:
+    """Bytes one layer keeps under selective recompute: PyTorch's op-level checkpointing (framework
+    profiles fsdp2, nemo-automodel), or Megatron-Core's training.recompute_modules
+    (levers.recompute_savings_per_layer): core_attn drops the scores; the other modules their own tensors,
+    and moe (the whole MoE block) its routed inputs too."""
     training = problem.training
+    tokens, tp, sp_div = t["tokens"], t["tp"], t["sp_div"]
     if training.selective_recompute == "op":
-        selective = op_checkpoint_bytes(problem, tokens=tokens, tp=tp, sp_div=sp_div, mlp_width=mlp_width)
-    else:
-        kept_scores = 0.0 if "core_attn" in training.recompute_modules else scores
-        kept_routed = 0.0 if "moe" in training.recompute_modules else routed
-        others = recompute_savings_per_layer(m, training, tokens=tokens, tp=tp, sp_div=sp_div)
-        selective = replicated + split + kept_scores + kept_routed - others
-    stored = np.where(
-        lay["recompute"] == RECOMPUTE_FULL,
-        2.0 * tokens * m.hidden / sp_div,
-        np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, selective),
-    )
-    return stored, full_layer
+        return op_checkpoint_bytes(problem, tokens=tokens, tp=tp, sp_div=sp_div, mlp_width=t["mlp_width"])
+    kept_scores = 0.0 if "core_attn" in training.recompute_modules else t["scores"]
+    kept_routed = 0.0 if "moe" in training.recompute_modules else t["routed"]
+    others = recompute_savings_per_layer(problem.model, training, tokens=tokens, tp=tp, sp_div=sp_div)
+    out: FloatArray = t["replicated"] + t["split"] + kept_scores + kept_routed - others
+    return out
 
 
 def op_checkpoint_bytes(
@@ -348,9 +384,10 @@ def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str
     first_layers, last_layers = in_flight_layers(model, lay, microbatches(problem, lay), layout)
     tp = lay["tp"].astype(np.float64)
     tokens = lay["micro_batch"] * (model.seq_len / lay["cp"].astype(np.float64))
-    logits_bytes = (
-        FUSED_LOGITS_BYTES_PER_ELEMENT if training.cross_entropy == "fused" else LOGITS_BYTES_PER_ELEMENT
-    )
+    logits_bytes = {
+        "fused": FUSED_LOGITS_BYTES_PER_ELEMENT,
+        "upcast": UPCAST_LOGITS_BYTES_PER_ELEMENT,
+    }.get(training.cross_entropy, LOGITS_BYTES_PER_ELEMENT)
     n_stage = stage_layers(model, lay["pp"], layout)
     dense, expert, _edge = params_per_gpu(model, lay, layout, etp=expert_tp(problem.training, lay))
     d_dense, _ = shard_degrees(problem, lay)
@@ -427,52 +464,84 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     """
     model, training = problem.model, problem.training
     layout = training.pipeline_layout
-    etp = expert_tp(training, lay)
-    dense, expert, edge = params_per_gpu(model, lay, layout, etp=etp)
     a = _activation_terms(problem, lay)
-    lora_dense, lora_expert = lora_params_per_gpu(problem, lay) if training.lora_rank else (0.0, 0.0)
-    parts_by_stage = []
+    held = _stage_params(problem, lay)
     single = lay["pp"] == 1
     n_stage = stage_layers(model, lay["pp"], layout)
     n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split, layout=layout)
     # Only from pp 3 is there a middle stage; below that its candidate holds nothing and never binds.
     middle = np.where(lay["pp"] >= 3, 1.0, 0.0)
     no_logits = np.zeros_like(single)
-    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay, etp=etp) if model.mtp_depth else (0.0, 0.0)
-    for layers_held, with_logits, share, edge_held, mtp_held in (
-        (a["first_layers"], single, n_first / n_stage, edge, single),
-        (a["last_layers"], no_logits, middle, np.zeros_like(edge), no_logits),
-        (a["last_layers"], np.ones_like(single), n_last / n_stage, edge, np.ones_like(single)),
-    ):
-        # A lightened end stage holds its share of a full stage's states and in-flight activations; the
-        # last (with pp 1 the only) stage the multi-token-prediction modules' states.
-        params_dense = dense * share + edge_held
-        expert_held = expert * share
-        if model.mtp_depth:
-            params_dense = params_dense + np.where(mtp_held, mtp_dense, 0.0)
-            expert_held = expert_held + np.where(mtp_held, mtp_expert, 0.0)
-        trained = (params_dense, expert_held)
-        if training.lora_rank:
-            trained = (lora_dense * share, lora_expert * share)
-            params_dense, expert_held = params_dense + trained[0], expert_held + trained[1]
-        act = a["stored"] * layers_held * share * a["offload_keep"] + a["working"] * np.minimum(
-            share * n_stage, 1.0
-        )
-        # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so
-        # it never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
-        # recompute against 271 GiB without, where fewer than two layers are in flight).
-        act = np.where(
-            lay["recompute"] == RECOMPUTE_FULL, np.minimum(act, a["full_layer"] * layers_held * share), act
-        )
-        parts_by_stage.append(
-            {
-                **_states(problem, lay, params_dense, expert_held, trained),
-                "activations": act * (1.0 + FRAGMENTATION),
-                "logits": np.where(with_logits, a["logits"], 0.0),
-                "fsdp_buffers": a["gather"] * np.minimum(share * n_stage, 1.0),
-            }
-        )
+    stages = (
+        (a["first_layers"], single, n_first / n_stage, True, single),
+        (a["last_layers"], no_logits, middle, False, no_logits),
+        (a["last_layers"], np.ones_like(single), n_last / n_stage, True, np.ones_like(single)),
+    )
+    parts_by_stage = [
+        {
+            **_states(problem, lay, *_held_params(problem, held, share, edge_held=edge, mtp_held=mtp)),
+            "activations": _stage_activations(lay, a, layers_held, share, n_stage) * (1.0 + FRAGMENTATION),
+            "logits": np.where(with_logits, a["logits"], 0.0),
+            "fsdp_buffers": a["gather"] * np.minimum(share * n_stage, 1.0),
+        }
+        for layers_held, with_logits, share, edge, mtp in stages
+    ]
     return _heaviest(parts_by_stage, training.framework_reserve_gib * GIB)
+
+
+def _stage_params(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Any]:
+    """Parameters one GPU of a full stage holds, before sharding: its layers' dense and expert weights, the
+    embedding/output edge, the multi-token-prediction modules and the LoRA adapters (0 when absent)."""
+    model, training = problem.model, problem.training
+    etp = expert_tp(training, lay)
+    dense, expert, edge = params_per_gpu(model, lay, training.pipeline_layout, etp=etp)
+    lora_dense, lora_expert = lora_params_per_gpu(problem, lay) if training.lora_rank else (0.0, 0.0)
+    mtp_dense, mtp_expert = mtp_params_per_gpu(model, lay, etp=etp) if model.mtp_depth else (0.0, 0.0)
+    return {
+        "dense": dense,
+        "expert": expert,
+        "edge": edge,
+        "lora": (lora_dense, lora_expert),
+        "mtp": (mtp_dense, mtp_expert),
+    }
+
+
+def _held_params(
+    problem: Problem, held: Mapping[str, Any], share: Any, *, edge_held: bool, mtp_held: Any
+) -> tuple[Any, Any, tuple[Any, Any]]:
+    """(dense, expert, trained) parameters a stage holds: a lightened end stage holds ``share`` of a full
+    stage's layers, the end stages the embedding or output layer (``edge_held``), the last (with pp 1 the
+    only) stage the multi-token-prediction modules; under LoRA only the adapters are trained."""
+    model, training = problem.model, problem.training
+    params_dense = held["dense"] * share + (held["edge"] if edge_held else np.zeros_like(held["edge"]))
+    expert_held = held["expert"] * share
+    if model.mtp_depth:
+        mtp_dense, mtp_expert = held["mtp"]
+        params_dense = params_dense + np.where(mtp_held, mtp_dense, 0.0)
+        expert_held = expert_held + np.where(mtp_held, mtp_expert, 0.0)
+    trained = (params_dense, expert_held)
+    if training.lora_rank:
+        lora_dense, lora_expert = held["lora"]
+        trained = (lora_dense * share, lora_expert * share)
+        params_dense, expert_held = params_dense + trained[0], expert_held + trained[1]
+    return params_dense, expert_held, trained
+
+
+def _stage_activations(
+    lay: Mapping[str, IntArray], a: Mapping[str, Any], layers_held: Any, share: Any, n_stage: Any
+) -> FloatArray:
+    """Activation bytes a stage holds, before fragmentation: its share of the layers in flight (less what
+    activation offload keeps in host memory) plus the full-recompute working set."""
+    act = a["stored"] * layers_held * share * a["offload_keep"] + a["working"] * np.minimum(
+        share * n_stage, 1.0
+    )
+    # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so it
+    # never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
+    # recompute against 271 GiB without, where fewer than two layers are in flight).
+    out: FloatArray = np.where(
+        lay["recompute"] == RECOMPUTE_FULL, np.minimum(act, a["full_layer"] * layers_held * share), act
+    )
+    return out
 
 
 def _heaviest(parts_by_stage: list[dict[str, Any]], reserve: float) -> dict[str, FloatArray]:

@@ -98,7 +98,7 @@ from clusterdesigner.engine.workload import (
 
 PRECISIONS = ("bf16", "fp8")
 PIPELINE_SPLITS = ("balanced", "uniform")
-CROSS_ENTROPY_KINDS = ("fp32", "fused")
+CROSS_ENTROPY_KINDS = ("fp32", "fused", "upcast")
 MOE_DISPATCHERS = ("alltoall", "deepep")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64

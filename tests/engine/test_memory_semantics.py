@@ -115,3 +115,40 @@ def test_selective_recompute_is_not_searched_under_flash_attention_and_warns_whe
     assert any(
         "selective recompute saves no memory under flash attention" in w for w in evaluated["warnings"]
     )
+
+
+MIXTRAL_512 = {
+    "model": {"preset": "mixtral-8x7b"},
+    "training": {"tokens": 1e12, "global_batch_tokens": 4194304},
+    "cluster": {"accelerator": "h100-sxm", "nodes": 64, "fabric": "ib-ndr400"},
+}
+HEADROOM_SEARCHES = {
+    "gpt3-175b/1024 A100": GPT3_1024_A100,
+    "llama3-70b/512 H100": LLAMA3_70B_512,
+    "mixtral-8x7b/512 H100": MIXTRAL_512,
+}
+
+
+@pytest.mark.parametrize("search", sorted(HEADROOM_SEARCHES))
+@pytest.mark.parametrize("headroom", [None, 0.3])
+def test_every_candidate_in_the_top_list_keeps_the_configured_headroom(
+    search: str, headroom: float | None
+) -> None:
+    """Every layout of the top list (the winner first) needs at most (1 − memory_headroom) × HBM: 80 × 0.859 =
+    68.72 GiB at the default 0.141, 80 × 0.7 = 56 GiB at 0.3. The bound is not idle: with no headroom each
+    search's top list holds a layout above 56 GiB (GPT-3 72.6, Llama 3 70B 72.6, Mixtral 65.8 GiB), and the
+    dense two one above 68.72."""
+    base = HEADROOM_SEARCHES[search]
+    request = base if headroom is None else _with_training(base, memory_headroom=headroom)
+    result = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    kept = result["summary"]["training"]["memory_headroom"]
+    assert kept == pytest.approx(0.141 if headroom is None else headroom)
+    usable = ACCELERATORS["h100-sxm"].memory_gib * (1 - kept)  # 80 GiB, as the A100 80GB
+    needs = [c["memory_per_gpu_gib"]["total"] for c in result["candidates"]]
+    assert len(needs) == 10 and needs[0] == result["memory_per_gpu_gib"]["total"]
+    assert max(needs) <= usable
+    bare = estimate(_with_training(base, memory_headroom=0), accelerators=ACCELERATORS, fabrics=FABRICS)
+    bare_max = max(c["memory_per_gpu_gib"]["total"] for c in bare["candidates"])
+    assert bare_max > 56.0
+    if "mixtral" not in search:
+        assert bare_max > 80 * (1 - 0.141)

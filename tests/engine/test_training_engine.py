@@ -324,7 +324,7 @@ def test_a_choice_field_error_lists_the_choices() -> None:
     request["training"] = {**request["training"], "cross_entropy": "fp16"}  # type: ignore[dict-item]
     with pytest.raises(InputError) as exc:
         estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
-    assert exc.value.message == "must be one of fp32, fused, got 'fp16'"
+    assert exc.value.message == "must be one of fp32, fused, upcast, got 'fp16'"
 
 
 def test_inline_accelerator_gives_the_same_result_as_its_slug() -> None:
