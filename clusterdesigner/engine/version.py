@@ -32,7 +32,8 @@ changed convention), and say in the commit message what changed. Its history:
        (``training.etp``) and the experts' routed FC1 inputs in MoE activation memory; memory levers
        (``recompute_modules``, ``activation_offload_layers``, ``optimizer_offload``, LoRA) and the
        accelerator's host link in the catalog; Hopper FP8 factor refitted 0.96 → 0.95 and error bands
-       regenerated with the MLPerf, Llama 3, MI355X and Qwen3 rows (351 rows)
+       regenerated with the MLPerf, Llama 3, MI355X and Qwen3 rows (351 rows); MoE: the memory-bound passes
+       over each token's routed copies (``moe_routed_passes``); the FSDP2 profile's upcast cross-entropy
 """
 
 from __future__ import annotations
