@@ -26,7 +26,7 @@ from clusterdesigner.engine.cashflow import (
     monte_carlo,
 )
 from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.errors import FieldPaths, InputError, UnknownReferenceError, named_by
 from clusterdesigner.engine.failures import INTERRUPTIONS_PER_GPU_DAY, FailureResult, failure_model
 from clusterdesigner.engine.findings import FindingsInput, design_findings, stale_price_findings
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
@@ -1894,6 +1894,7 @@ def tco(
     server_types: Mapping[str, ServerTypeSpec] | None = None,
     freshness: Freshness | None = None,
     resale: Sequence[ResaleCurve] = (),
+    paths: FieldPaths | None = None,
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
 
@@ -1909,9 +1910,21 @@ def tco(
     ``assumptions``).
     ``resale``, the accelerator's sourced residual-value series (resale.py): the one covering the depreciation
     life sets the residual value the request does not give, its source in ``assumptions``.
-    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field.
+    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field (by
+    ``paths`` when given: the user's path of a request built for them).
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
+    with named_by(paths):
+        return _tco(request, catalog, training, freshness, resale)
+
+
+def _tco(
+    request: Mapping[str, Any],
+    catalog: CatalogSpecs,
+    training: Mapping[str, Any] | None,
+    freshness: Freshness | None,
+    resale: Sequence[ResaleCurve],
+) -> dict[str, Any]:
     v, ctx, resolver = _resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
     sensitivity = _sensitivity(v, ctx, core)
@@ -2047,10 +2060,14 @@ MODEL_LABELS: Mapping[str, str] = {
 }
 
 
-def check_request(request: Mapping[str, Any], catalog: CatalogSpecs) -> None:
+def check_request(
+    request: Mapping[str, Any], catalog: CatalogSpecs, *, paths: FieldPaths | None = None
+) -> None:
     """Raise what :func:`tco` would raise for the request's inputs (slugs, ranges, unknown fields), without
-    computing anything: for callers that store a request now and evaluate it later."""
-    _resolve(request, catalog, None)
+    computing anything: for callers that store a request now and evaluate it later. Errors name their field
+    by ``paths`` when given."""
+    with named_by(paths):
+        _resolve(request, catalog, None)
 
 
 def input_names(section: str) -> tuple[str, ...]:

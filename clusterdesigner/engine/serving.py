@@ -33,7 +33,14 @@ import numpy as np
 
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost import tco
-from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.errors import (
+    EngineError,
+    FieldPaths,
+    InfeasibleError,
+    InputError,
+    UnknownReferenceError,
+    named_by,
+)
 from clusterdesigner.engine.hardware import AcceleratorSpec
 from clusterdesigner.engine.model import ModelShape, model_from_dict
 from clusterdesigner.engine.offerings import PRICING_MODELS, CloudOfferingSpec
@@ -1181,12 +1188,19 @@ def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
+def estimate(
+    request: Mapping[str, Any], *, catalog: CatalogSpecs, paths: FieldPaths | None = None
+) -> ServingResult:
     """A serving estimate for one request (docs/serving-engine.md): the fewest-GPU layout meeting the targets
     at the peak demand, every layout searched, TTFT/TPOT against batch, the disaggregated option, and $ per
     million tokens owning (:func:`owning_usd_per_gpu_hour`) and per cloud offering (:func:`serving_costs`).
-    Raises InputError/UnknownReferenceError naming the field, InfeasibleError when no layout fits or meets
-    the targets."""
+    Raises InputError/UnknownReferenceError naming the field (by ``paths`` when given: the user's path of a
+    request built for them), InfeasibleError when no layout fits or meets the targets."""
+    with named_by(paths):
+        return _estimate(request, catalog=catalog)
+
+
+def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
     inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
     results = size_layouts(inp)
     best = results[0]

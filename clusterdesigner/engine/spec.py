@@ -5,7 +5,9 @@ requests are built from (issue 14, "one design spec").
 Paths are the paths users see: an error names ``spec.cluster.nodes`` or ``spec.workload.model.layers``, never
 an engine request's path, so nothing maps them back. Messages are the ones the API has always given (the
 wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
-Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines.
+Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, which are given
+the paths of the requests built here (:data:`TRAINING_PATHS`, :func:`cost_paths`, :data:`SERVING_PATHS`), so
+their errors name the spec's path too.
 
 What is still checked elsewhere: ``costs`` (its cloud choices and the cost engine's input sections, by
 apps/designs/specs.py with clusterdesigner.engine.cost.check_input) and ``serving`` (by the serving engine).
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine import cost, defaults
-from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
 # Nested error detail: a field's messages, or a nested section's detail, by key.
@@ -629,23 +631,29 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return requests
 
 
-def spec_path(engine_field: str, *, request: str, cloud_index: int | None = None) -> str:
-    """Where a field of a ``request`` ("training", "cost" or "serving") built above came from in the spec:
-    the requests are built here, so this is the one place that knows (``model.layers`` →
-    ``spec.workload.model.layers``). A cost request carries one of the spec's cloud offerings
-    (``cloud_index``) and the spec's shared cloud settings; a serving request's model and accelerator are the
-    design's, so an error about them is the serving section's as a whole."""
-    if request == "serving":
-        inner = {"model.preset": "", "accelerator": ""}.get(engine_field, engine_field)
-        return f"spec.serving.{inner}" if inner else "spec.serving"
-    head, _, rest = engine_field.partition(".")
-    if head in ("model", "training"):
-        return f"spec.workload.{engine_field}"
-    if head == "cloud":
-        if rest.partition(".")[0] in ("egress_tb", "managed_overhead_fraction"):
-            return f"spec.costs.{rest}"
-        where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
-        return f"{where}.{rest}" if rest else where
-    if head in ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS):
-        return f"spec.costs.{engine_field}"
-    return f"spec.{engine_field}" if engine_field else "spec"
+# Where the fields of the requests built above sit in the spec, so that an engine given a request names what
+# the user sent (clusterdesigner.engine.errors.FieldPaths): the training request's model and training are the
+# workload's; the serving request's model and accelerator are the design's, so an error about them is the
+# serving section's as a whole.
+TRAINING_PATHS = FieldPaths(
+    {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
+)
+SERVING_PATHS = FieldPaths(
+    {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
+)
+
+
+def cost_paths(cloud_index: int | None) -> FieldPaths:
+    """The paths of a cost request of :func:`cost_requests`: its cloud part is the spec's cloud offering
+    ``cloud_index`` (None: the request compares none) with the spec's shared cloud settings; its owning inputs
+    are the spec's ``costs``."""
+    cloud = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
+    shared = ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS)
+    return FieldPaths(
+        {
+            "": "spec",
+            "cloud": cloud,
+            **{f"cloud.{key}": f"spec.costs.{key}" for key in ("egress_tb", "managed_overhead_fraction")},
+            **{key: f"spec.costs.{key}" for key in shared},
+        }
+    )
