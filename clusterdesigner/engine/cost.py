@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine import bounds, defaults
 from clusterdesigner.engine.cashflow import (
     FINANCING,
     UPFRONT,
@@ -356,148 +356,8 @@ SENSITIVE_LABELS: Mapping[str, str] = {
     "failures.failures_per_gpu_day": "the hardware failure rate",
 }
 
-# How each numeric request field is checked: positive, non-negative, fraction in [0, 1), utilization (0, 1].
-_RULES: Mapping[str, str] = {
-    "horizon_years": "pos",
-    "utilization": "util",
-    "cluster.gpus_per_node": "int",
-    "cluster.nodes": "int",
-    "cluster.nics_per_node": "int",
-    "cluster.nics_per_tray": "int",
-    "cluster.oversubscription": "ge1",
-    "on_prem.server_usd": "nonneg",
-    "on_prem.depreciation_years": "pos",
-    "on_prem.discount_rate": "nonneg",
-    "on_prem.residual_fraction": "frac",
-    "on_prem.node_power_kw": "nonneg",
-    "on_prem.pue": "ge1",
-    "on_prem.usd_per_kwh": "nonneg",
-    "on_prem.colo_usd_per_kw_month": "nonneg",
-    "on_prem.maintenance_fraction_per_year": "nonneg",
-    "on_prem.staff_fte": "nonneg",
-    "on_prem.nodes_per_fte": "pos",
-    "on_prem.staff_usd_per_fte_year": "nonneg",
-    "on_prem.idle_power_fraction": "frac",
-    "on_prem.load_power_fraction": "share",
-    "on_prem.installation_fraction": "nonneg",
-    "on_prem.storage_usd_per_tb": "nonneg",
-    "on_prem.server_price_to_gpu_list": "pos",
-    "on_prem.server_usd_per_gpu": "nonneg",
-    "network.switch_usd": "nonneg",
-    "network.cable_usd": "nonneg",
-    "network.transceiver_usd": "nonneg",
-    "network.switch_power_w": "nonneg",
-    "network.node_transceiver_w": "nonneg",
-    "network.switch_transceiver_w": "nonneg",
-    "network.node_ports_per_transceiver": "int",
-    "cloud.managed_overhead_fraction": "nonneg",
-    "cloud.egress_tb": "nonneg",
-    "cloud.egress_usd_per_gb": "nonneg",
-    "cloud.storage_usd_per_tb_month": "nonneg",
-    "cloud.spot_preemptions_per_day": "nonneg",
-    "cloud.spot_interruptions_per_node_month": "nonneg",
-    "failures.failures_per_gpu_day": "nonneg",
-    "failures.restart_minutes": "nonneg",
-    "storage.checkpoint_bytes_per_param": "pos",
-    "storage.bytes_per_token": "pos",
-    "storage.checkpoints_kept": "nonneg",
-    "storage.dataset_tb": "nonneg",
-    "storage.capacity_tb": "nonneg",
-    "storage.mb_s_per_tib": "pos",
-    "storage.target_write_s": "pos",
-    "run.params_b": "pos",
-    "run.gpu_hours": "pos",
-    "run.days": "pos",
-    "run.tokens": "pos",
-    "run.tokens_per_second": "pos",
-    "run.checkpoint_interval_minutes": "pos",
-    "sensitivity.fraction": "frac",
-    "cashflow.cloud_price_change_per_year": "change",
-    "cashflow.power_escalation_per_year": "change",
-    "cashflow.lead_time_months": "count",
-    "cashflow.loan_rate": "nonneg",
-    "cashflow.loan_months": "int",
-    "cashflow.lease_usd_per_month": "nonneg",
-    "cashflow.tax_rate": "frac",
-    "uncertainty.spread": "frac",
-    "uncertainty.samples": "int",
-    "uncertainty.seed": "count",
-    **{f"cloud.usd_per_node_hour.{m}": "pos" for m in PRICING_MODELS},
-}
-
-# The largest value each numeric request field may take: far above any real cluster, but low enough that no
-# sum or product the engine forms can overflow to inf or NaN (a server at 1e308 USD would). A request past
-# one is refused naming the field, so a result's every figure is a finite number.
-_MAXIMA: Mapping[str, float] = {
-    "horizon_years": 50,
-    "utilization": 1,
-    "cluster.gpus_per_node": 1_024,
-    "cluster.nodes": 1_000_000,
-    "cluster.nics_per_node": 1_024,
-    "cluster.nics_per_tray": 1_024,
-    "cluster.oversubscription": 64,
-    "on_prem.server_usd": 1e8,  # per node: a GB200 NVL72 rack is a few million
-    "on_prem.depreciation_years": 50,
-    "on_prem.discount_rate": 1,  # 100 % a year
-    "on_prem.residual_fraction": 1,
-    "on_prem.node_power_kw": 1_000,  # per node: an NVL72 rack draws about 130 kW
-    "on_prem.pue": 5,
-    "on_prem.usd_per_kwh": 10,
-    "on_prem.colo_usd_per_kw_month": 10_000,
-    "on_prem.maintenance_fraction_per_year": 1,
-    "on_prem.staff_fte": 100_000,
-    "on_prem.nodes_per_fte": 1e6,
-    "on_prem.staff_usd_per_fte_year": 1e7,
-    "on_prem.idle_power_fraction": 1,
-    "on_prem.load_power_fraction": 1,
-    "on_prem.installation_fraction": 10,
-    "on_prem.storage_usd_per_tb": 1e6,
-    "on_prem.server_price_to_gpu_list": 100,
-    "on_prem.server_usd_per_gpu": 1e7,
-    "network.switch_usd": 1e7,
-    "network.cable_usd": 1e5,
-    "network.transceiver_usd": 1e5,
-    "network.switch_power_w": 1e6,
-    "network.node_transceiver_w": 1e4,
-    "network.switch_transceiver_w": 1e4,
-    "network.node_ports_per_transceiver": 2,
-    "cloud.managed_overhead_fraction": 10,
-    "cloud.egress_tb": 1e9,
-    "cloud.egress_usd_per_gb": 100,
-    "cloud.storage_usd_per_tb_month": 1e6,
-    "cloud.spot_preemptions_per_day": 1_000,
-    "cloud.spot_interruptions_per_node_month": 30_000,
-    "failures.failures_per_gpu_day": 100,
-    "failures.restart_minutes": 1e6,
-    "storage.checkpoint_bytes_per_param": 1_000,
-    "storage.bytes_per_token": 1_000,
-    "storage.checkpoints_kept": 1e6,
-    "storage.dataset_tb": 1e9,
-    "storage.capacity_tb": 1e9,
-    "storage.mb_s_per_tib": 1e6,
-    "storage.target_write_s": 1e7,
-    "run.params_b": 1e7,
-    "run.gpu_hours": 1e13,
-    "run.days": 1e6,
-    "run.tokens": 1e18,
-    "run.tokens_per_second": 1e15,
-    "run.checkpoint_interval_minutes": 1e7,
-    "sensitivity.fraction": 1,
-    "cashflow.cloud_price_change_per_year": 10,
-    "cashflow.power_escalation_per_year": 10,
-    "cashflow.lead_time_months": 600,
-    "cashflow.loan_rate": 1,
-    "cashflow.loan_months": 600,
-    "cashflow.lease_usd_per_month": 1e12,
-    "cashflow.tax_rate": 1,
-    "uncertainty.spread": 1,
-    "uncertainty.samples": 5_000,
-    "uncertainty.seed": 2**32 - 1,
-    **{f"cloud.usd_per_node_hour.{m}": 1e6 for m in PRICING_MODELS},
-}
-
-# The owning assumptions a request may give (every one is range-checked by _RULES).
-ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in _RULES if p.startswith("on_prem.")))
+# The owning assumptions a request may give (every one is range-checked by bounds.COST).
+ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in bounds.COST if p.startswith("on_prem.")))
 
 _MISSING = object()
 
@@ -506,12 +366,14 @@ def field_rule(path: str) -> str | None:
     """The range check :func:`tco` applies to a request field, for forms that mirror it: "pos" (> 0),
     "nonneg" (≥ 0), "frac" ([0, 1)), "util" and "share" ((0, 1]), "ge1" (≥ 1), "int" (whole, ≥ 1), "count"
     (whole, ≥ 0), "change" (> −1, a yearly change); None if unchecked."""
-    return _RULES.get(path)
+    bound = bounds.COST.get(path)
+    return None if bound is None else bound.rule
 
 
 def field_max(path: str) -> float | None:
     """The largest value :func:`tco` accepts for a request field; None if unchecked."""
-    return _MAXIMA.get(path)
+    bound = bounds.COST.get(path)
+    return None if bound is None else bound.high
 
 
 def _lookup(request: Mapping[str, Any], path: str) -> Any:
@@ -526,9 +388,10 @@ def _lookup(request: Mapping[str, Any], path: str) -> Any:
 
 
 def _checked(path: str, value: Any) -> Any:
-    rule = _RULES.get(path)
-    if rule is None:
+    bound = bounds.COST.get(path)
+    if bound is None:
         return value
+    rule = bound.rule
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"must be a number, got {value!r}", field=path)
     problems = {
@@ -545,7 +408,9 @@ def _checked(path: str, value: Any) -> Any:
     bad, message = problems[rule]
     if bad:
         raise InputError(f"{message}, got {value!r}", field=path)
-    most = _MAXIMA[path]
+    if bound.low is not None and value < bound.low:
+        raise InputError(f"must be at least {bound.low:g}, got {value:g}", field=path)
+    most = bound.high
     if value > most:
         shown = f"{most:,.0f}" if most >= 10_000 else f"{most:g}"
         raise InputError(f"must be at most {shown}, got {value:g}", field=path)
@@ -2075,7 +1940,7 @@ def input_names(section: str) -> tuple[str, ...]:
     a default (DEFAULTS) and those the engine range-checks without one (a lease payment, storage MB/s per
     TiB), sorted."""
     prefix = f"{section}."
-    names = {n for n in (*DEFAULTS, *_RULES) if n.startswith(prefix)}
+    names = {n for n in (*DEFAULTS, *bounds.COST) if n.startswith(prefix)}
     return tuple(sorted(n[len(prefix) :] for n in names))
 
 

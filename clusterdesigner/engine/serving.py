@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.bounds import COST as COST_BOUNDS
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost import tco
 from clusterdesigner.engine.errors import (
@@ -1221,9 +1222,10 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
     utilization = implied_utilization(inp, best)
     horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
     overhead = cost_section.get("managed_overhead_fraction", 0.0)
-    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= 10:
+    most = COST_BOUNDS["cloud.managed_overhead_fraction"].high
+    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= most:
         raise InputError(
-            f"must be a number from 0 to 10, got {overhead!r}", field="cost.managed_overhead_fraction"
+            f"must be a number from 0 to {most:g}, got {overhead!r}", field="cost.managed_overhead_fraction"
         )
     on_prem = cost_section.get("on_prem", {})
     if not isinstance(on_prem, Mapping):

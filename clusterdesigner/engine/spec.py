@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterdesigner.engine import cost, defaults
+from clusterdesigner.engine import bounds, cost, defaults
 from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
@@ -51,6 +51,13 @@ class Rule:
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
     return Rule("int", low, high, **kw)
+
+
+def _bounded(kind: str, path: str, **kw: Any) -> Rule:
+    """The rule of a spec field the cost engine reads as ``path``: its bounds are the engine's
+    (clusterdesigner.engine.bounds), so a value the spec accepts is never refused there."""
+    bound = bounds.COST[path]
+    return Rule(kind, bound.floor, bound.high, **kw)
 
 
 MODEL: Mapping[str, Rule] = {
@@ -99,10 +106,12 @@ MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
 CLUSTER: Mapping[str, Rule] = {
     "accelerator": Rule("slug", required=True),
-    "gpus_per_node": _int(1, 72, default=defaults.GPUS_PER_NODE.value),
-    "nodes": _int(1, 100_000, required=True),
+    "gpus_per_node": _bounded("int", "cluster.gpus_per_node", default=defaults.GPUS_PER_NODE.value),
+    "nodes": _bounded("int", "cluster.nodes", required=True),
     "fabric": Rule("slug", required=True),
-    "oversubscription": Rule("float", 1.0, 64.0, default=defaults.OVERSUBSCRIPTION.value),
+    "oversubscription": _bounded(
+        "float", "cluster.oversubscription", default=defaults.OVERSUBSCRIPTION.value
+    ),
     "storage": Rule("slug"),
 }
 LAYOUT: Mapping[str, Rule] = {
@@ -124,19 +133,22 @@ GOALS: Mapping[str, Rule] = {
     "budget_usd": Rule("float", 0.01, 1e13),
 }
 MAX_NODES = int(CLUSTER["nodes"].high or 0)
-# Negotiated USD per node-hour, by pricing model: only the models the cost engine prices.
-NEGOTIATED: Mapping[str, Rule] = {model: Rule("float", 0, 1e6) for model in PRICING_MODELS}
+# Negotiated USD per node-hour, by pricing model: only the models the cost engine prices. The cost engine's
+# rule is "more than zero", an open end the spec's rules cannot state: _negotiated adds its check for 0.
+NEGOTIATED: Mapping[str, Rule] = {
+    model: Rule("float", 0, bounds.COST[f"cloud.usd_per_node_hour.{model}"].high) for model in PRICING_MODELS
+}
 MAX_CLOUD_OFFERINGS = 6
 # Cost-engine input sections a spec passes through by the engine's own names (cost.input_names), each number
 # range-checked by cost.check_input: money over time, Monte Carlo, colocation pricing, training storage.
 ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
 COSTS: Mapping[str, Rule] = {
-    "horizon_years": Rule("float", 0.1, 20, default=defaults.HORIZON_YEARS.value),
-    "utilization": Rule("float", 0.01, 1.0, default=defaults.UTILIZATION.value),
+    "horizon_years": _bounded("float", "horizon_years", default=defaults.HORIZON_YEARS.value),
+    "utilization": _bounded("float", "utilization", default=defaults.UTILIZATION.value),
     "on_prem": Rule("object", default={}),
     "cloud": Rule("list", default=[]),
-    "egress_tb": Rule("float", 0, 1e7),
-    "managed_overhead_fraction": Rule("float", 0, 5),
+    "egress_tb": _bounded("float", "cloud.egress_tb"),
+    "managed_overhead_fraction": _bounded("float", "cloud.managed_overhead_fraction"),
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
@@ -386,8 +398,21 @@ def _cloud_choice(item: Any) -> dict[str, Any]:
     return parse_object(
         item,
         CLOUD_CHOICE,
-        {"pricing_models": _pricing_models, "usd_per_node_hour": lambda v: parse_object(v, NEGOTIATED)},
+        {"pricing_models": _pricing_models, "usd_per_node_hour": _negotiated},
     )
+
+
+def _negotiated(value: Any) -> dict[str, Any]:
+    clean = parse_object(value, NEGOTIATED)
+    errors: Errors = {}
+    for model in clean:
+        try:
+            cost.check_input(f"cloud.usd_per_node_hour.{model}", value[model])  # as sent: "got 0", not 0.0
+        except EngineError as exc:
+            errors[model] = [exc.message]
+    if errors:
+        raise SpecError(errors, prefix="")
+    return clean
 
 
 def _cloud(value: list[Any]) -> list[dict[str, Any]]:
