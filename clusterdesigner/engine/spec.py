@@ -22,7 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterdesigner.engine import bounds, cost, defaults
+from clusterdesigner.engine import bounds, defaults
+from clusterdesigner.engine import cost_request as cost
 from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
