@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +24,7 @@ from apps.designs.services import freshness_key
 from clusterdesigner.api import KnownKeysOnly, ServiceUnavailable, StrictJSONTypes
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.errors import EngineError, FieldPaths
 from clusterdesigner.engine.offerings import Freshness, default_offering
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput, NotFound
@@ -163,7 +164,7 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
             field = f"params.offerings.{accelerator}"
             raise InvalidInput({field: [f"unknown offering {slug!r}"]})
     owning = {k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params}
-    first_error: tuple[EngineError, int] | None = None
+    first_error: EngineError | None = None
     for accelerator in params["accelerators"]:
         cluster = {
             "accelerator": accelerator,
@@ -171,32 +172,39 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
             "nodes": params["nodes"][0],
             "fabric": params["fabric"],
         }
-        index = 0
         try:
-            # ``index`` is read after the loop, in the except clause: which model the engines refused.
-            for index, model in enumerate(models):  # noqa: B007
-                training.parse_problem(
+            for index, model in enumerate(models):
+                training.check_request(
                     {"model": model, "training": params["training"], "cluster": cluster},
+                    paths=_sweep_paths(params, index),
                     **catalog.training_kwargs(),
                 )
-            cost.check_request({"cluster": {**cluster, "storage": params["storage"]}, **owning}, catalog)
+            cost.check_request(
+                {"cluster": {**cluster, "storage": params["storage"]}, **owning},
+                catalog,
+                paths=_sweep_paths(params, 0),
+            )
             return
         except EngineError as exc:
-            first_error = first_error or (exc, index)
+            first_error = first_error or exc
     assert first_error is not None
-    error, index = first_error
-    model_path = f"params.models.{index}" if params.get("models") else "params.model"
-    raise InvalidInput({_sweep_field(error.field, model_path): [error.message]}) from error
+    raise InvalidInput({first_error.field: [first_error.message]}) from first_error
 
 
-def _sweep_field(engine_field: str, model_path: str) -> str:
-    """A training or cost request path as the sweep parameter it came from (``model_path`` for model.*)."""
-    head, _, rest = engine_field.partition(".")
-    if head == "model":
-        return f"{model_path}.{rest}" if rest else model_path
-    if head == "cluster":
-        return {"accelerator": "params.accelerators", "nodes": "params.nodes"}.get(rest, f"params.{rest}")
-    return f"params.{engine_field}" if engine_field else "params"
+def _sweep_paths(params: Mapping[str, Any], model_index: int) -> FieldPaths:
+    """Where the fields of a sweep row's training and cost requests sit in the sweep's parameters: the model
+    is ``params.models.<i>`` (or ``params.model``), the accelerator and node count the swept lists, every
+    other cluster or owning field the parameter of its name."""
+    model = f"params.models.{model_index}" if params.get("models") else "params.model"
+    return FieldPaths(
+        {
+            "": "params",
+            "model": model,
+            "cluster": "params",
+            "cluster.accelerator": "params.accelerators",
+            "cluster.nodes": "params.nodes",
+        }
+    )
 
 
 def _valid_params(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 import math
 import secrets
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.cache import cache
@@ -26,7 +24,13 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CloudOption, CostResult, DesignOption, PerRun
-from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.errors import (
+    EngineError,
+    FieldPaths,
+    InfeasibleError,
+    InputError,
+    UnknownReferenceError,
+)
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.version import ENGINE_VERSION
@@ -73,8 +77,9 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
         _check_references(clean, catalog)
         # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
         # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
-        with _named_by_spec("training"):
-            training.estimate(training_request(clean), **catalog.training_kwargs())
+        training.estimate(
+            training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+        )
         _serving(clean, catalog)
     except EngineError as exc:
         message = exc.message
@@ -85,24 +90,15 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
         raise InvalidInput({exc.field: [message]}) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
-            with _named_by_spec("cost", cloud_index=index if "cloud" in request else None):
-                cost.check_request(request, catalog)
+            cost.check_request(request, catalog, paths=_cost_paths(index, request))
         except EngineError as exc:
             raise InvalidInput({exc.field: [exc.message]}) from exc
     return clean
 
 
-@contextmanager
-def _named_by_spec(request: str, *, cloud_index: int | None = None) -> Iterator[None]:
-    """An engine error on a request built from the spec, its field named by the spec's path (what the editor
-    and API callers sent; clusterdesigner.engine.spec built the request, and says where each field came
-    from). The error keeps its kind and what a subclass carries (an InfeasibleError's memory figures)."""
-    try:
-        yield
-    except EngineError as exc:
-        renamed = copy.copy(exc)
-        renamed.field = design_spec.spec_path(exc.field, request=request, cloud_index=cloud_index)
-        raise renamed from exc
+def _cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
+    """Where cost request ``index`` of the spec's :func:`cost_requests` came from in the spec."""
+    return design_spec.cost_paths(index if "cloud" in request else None)
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:
@@ -256,16 +252,21 @@ def evaluate_spec(
     """
     catalog = specs or specs_from_records(records)
     _check_usable(spec, catalog)
-    with _named_by_spec("training"):
-        train = training.estimate(training_request(spec), **catalog.training_kwargs())
+    train = training.estimate(
+        training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+    )
     costs: dict[str, dict[str, Any]] = {}
     resale = _resale_curves(spec, records)
     for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
-        with _named_by_spec("cost", cloud_index=index if "cloud" in request else None):
-            costs[key] = cost.tco(
-                request, training=train, freshness=freshness, resale=resale, **catalog.cost_kwargs()
-            )
+        costs[key] = cost.tco(
+            request,
+            training=train,
+            freshness=freshness,
+            resale=resale,
+            paths=_cost_paths(index, request),
+            **catalog.cost_kwargs(),
+        )
     chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     typed = {key: CostResult.from_json(result) for key, result in costs.items()}
     options = _options(typed, chosen, catalog)
@@ -300,8 +301,7 @@ def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | No
     request = serving_request(spec)
     if request is None:
         return None
-    with _named_by_spec("serving"):
-        return serving.estimate(request, catalog=catalog).to_json()
+    return serving.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS).to_json()
 
 
 def _check_finite(value: Any, path: str = "") -> None:

@@ -2,9 +2,9 @@
 start from when the user leaves a field out. Forms, the API, sweeps, the cost engine's assumptions and the
 docs read them from here (issue 14, "one defaults module").
 
-The cost engine's own inputs beyond these (owning, network, storage, failures, cash flows) keep their
-defaults, each with its source, in :data:`clusterdesigner.engine.cost.DEFAULTS`, which reads the shared ones
-below.
+The cost engine's own inputs beyond these (owning, network, storage, failures, cash flows) have their defaults
+here too, each with its unit and source, by request path: :data:`COST_DEFAULTS` (the cost engine's
+``DEFAULTS``), which reads the shared ones above it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from clusterdesigner.engine.failures import INTERRUPTIONS_PER_GPU_DAY
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
 ISSUE = "ClusterDesigner default (illustrative; set your own)"
@@ -145,3 +146,253 @@ def markdown_table() -> str:
         unit, source = (text.replace("|", "\\|") for text in (default.unit, default.source))
         rows.append(f"| `{path}` | `{shown}` | {unit} | {source} |")
     return "\n".join(rows)
+
+
+# -- the cost engine's own inputs ----------------------------------------------------------------------
+
+PLACEHOLDER = "ClusterDesigner placeholder (UNVERIFIED, no published figure found): replace with a quote"
+# DGX H100: 10.2 kW maximum system power for 8 × 700 W H100 SXM (NVIDIA DGX H100 datasheet, recalled).
+NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
+
+
+# AWS Spot Instance Advisor states its frequency of interruption per trailing month; its lowest bucket is
+# "< 5 %". The engine's rate is per node-day, so a monthly fraction is divided by 365/12 days.
+SPOT_ADVISOR_LOW_BUCKET_PER_MONTH = 0.05
+DAYS_PER_MONTH = 365.0 / 12.0
+
+
+@dataclass(frozen=True)
+class Assumption:
+    name: str
+    value: Any
+    unit: str
+    source: str
+    as_of: str = ""  # for a catalog price, the date of that price (ISO)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source}
+        return {**out, "as_of": self.as_of} if self.as_of else out
+
+
+def _a(name: str, value: Any, unit: str, source: str) -> tuple[str, Assumption]:
+    return name, Assumption(name, value, unit, source)
+
+
+def _d(name: str, default: Default, value: Any = None) -> tuple[str, Assumption]:
+    """A design default (clusterdesigner.engine.defaults) as the cost engine's assumption."""
+    return _a(name, default.value if value is None else value, default.unit, default.source)
+
+
+# Every default the engine may use, by request path. Values the catalog supplies (prices, power, switch
+# radix) are filled in per request, with the catalog record named as their source.
+COST_DEFAULTS: Mapping[str, Assumption] = dict(
+    [
+        _d("horizon_years", HORIZON_YEARS, float(HORIZON_YEARS.value)),
+        _d("utilization", UTILIZATION),
+        _d("cluster.accelerator", ACCELERATOR),
+        _d("cluster.gpus_per_node", GPUS_PER_NODE),
+        # A cost request's own example size (a design's default is NODES).
+        _a("cluster.nodes", 8, "nodes", "ClusterDesigner default (illustrative example)"),
+        _d("cluster.fabric", FABRIC),
+        _d("cluster.oversubscription", OVERSUBSCRIPTION),
+        _d("cluster.storage", STORAGE),
+        _a(
+            "cluster.switch",
+            "ib-ndr-64",
+            "slug",
+            "ClusterDesigner default: 64-port NDR (NVIDIA Quantum-2 QM9700, QM97X0 user manual 'Interfaces')",
+        ),
+        _a(
+            "cluster.rail_optimized",
+            True,
+            "bool",
+            "NVIDIA DGX SuperPOD reference architecture (rail-optimised)",
+        ),
+        _a("cluster.topology", "fat_tree", "fat_tree|dragonfly_plus", "ClusterDesigner default"),
+        _a("on_prem.depreciation_years", 5.0, "years", ISSUE),
+        _a("on_prem.discount_rate", 0.08, "per year", ISSUE + " (cost of capital, also the NPV rate)"),
+        _a("on_prem.residual_fraction", 0.2, "of capex", ISSUE),
+        _a("on_prem.pue", 1.3, "ratio", ISSUE),
+        _a("on_prem.usd_per_kwh", 0.08, "USD/kWh", ISSUE),
+        _a("on_prem.colo_usd_per_kw_month", 150.0, "USD/kW-month", ISSUE),
+        _a(
+            "on_prem.load_power_fraction",
+            0.76,
+            "of nameplate server power at full load",
+            "Latif et al., arXiv:2506.14551 (2025): 8-GPU H100 nodes under compute-intensive training run at"
+            " 76 % of the 10.2 kW rating; Latif et al., IEEE Access 13:61740 (2025): 8.4 kW peak, 18 % below",
+        ),
+        _a(
+            "colocation.pricing",
+            "space_only",
+            "space_only|all_in",
+            "ClusterDesigner default: colocation quoted for space and cooling, power billed by the kWh"
+            " (all_in: the $/kW-month includes power, so no energy line)",
+        ),
+        _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
+        _a(
+            "on_prem.staff_fte",
+            1.0,
+            "FTE (at least; nodes ÷ nodes per FTE above that)",
+            "ClusterDesigner default: at least one person runs an owned cluster; above 250 nodes"
+            " on_prem.nodes_per_fte applies",
+        ),
+        _a(
+            "on_prem.nodes_per_fte",
+            250.0,
+            "nodes per FTE",
+            "Roskies & Zacharia, “Designing and Supporting High-end Computational Facilities”, CTWatch"
+            " Quarterly 2(2), May 2006, p. 4: sites add “one FTE for roughly every 250 processors” (read"
+            " as 250 nodes; interpretation UNVERIFIED); also “8-12 FTEs for a single, large” HPC system",
+        ),
+        _a("on_prem.staff_usd_per_fte_year", 180_000.0, "USD/FTE-year", ISSUE),
+        _a(
+            "on_prem.idle_power_fraction",
+            0.3,
+            "of full IT power",
+            "linear power model of Fan, Weber & Barroso, ISCA "
+            "2007; 0.3 idle share is a placeholder (UNVERIFIED)",
+        ),
+        _a("on_prem.installation_fraction", 0.03, "of hardware capex", PLACEHOLDER),
+        _a("on_prem.storage_usd_per_tb", 200.0, "USD/TB (capex)", PLACEHOLDER),
+        _a("on_prem.server_price_to_gpu_list", 1.25, "× GPU list price × GPUs", PLACEHOLDER),
+        _a(
+            "on_prem.server_usd_per_gpu",
+            0.0,
+            "USD/GPU",
+            "no default: used only when given and the catalog has no priced server type of the"
+            " accelerator (one accelerator’s price never stands in for another’s)",
+        ),
+        _a(
+            "network.switch_usd",
+            30_000.0,
+            "USD/switch",
+            "NVIDIA does not publish the QM9700 price; " + PLACEHOLDER,
+        ),
+        _a("network.cable_usd", 150.0, "USD/cable", PLACEHOLDER),
+        _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
+        _a("network.switch_power_w", 1_000.0, "W/switch", PLACEHOLDER),
+        _a(
+            "network.node_transceiver_w",
+            8.0,
+            "W/transceiver",
+            "NVIDIA MMA4Z00-NS400 400Gb/s single-port OSFP (ConnectX-7 side): 8 W typical, 9 W maximum"
+            " (NVIDIA product specification, Connectivity Scenarios)",
+        ),
+        _a(
+            "network.node_ports_per_transceiver",
+            1,
+            "NIC ports/transceiver",
+            "one single-port 400G OSFP or QSFP112 per PCIe ConnectX-7 (NVIDIA MMA4Z00-NS400 and MMA1Z00-NS400"
+            " product specifications); 2 on a DGX H100/H200/B200, whose four OSFP ports serve eight"
+            " ConnectX-7 with a two-port transceiver each (NVIDIA DGX BasePOD and SuperPOD reference"
+            " architectures)",
+        ),
+        _a(
+            "network.switch_transceiver_w",
+            15.0,
+            "W/transceiver",
+            "NVIDIA MMA4Z00-NS 800Gb/s twin-port OSFP (switch side): 15 W in every configuration (NVIDIA"
+            " product specification, Overview)",
+        ),
+        _a(
+            "cloud.managed_overhead_fraction",
+            0.0,
+            "of compute",
+            "ClusterDesigner default (illustrative example)",
+        ),
+        _a("cloud.egress_tb", 0.0, "TB over the horizon", "ClusterDesigner default (illustrative example)"),
+        _a(
+            "cloud.egress_usd_per_gb",
+            0.09,
+            "USD/GB",
+            "AWS EC2 data transfer out to the internet, first 10 TB/month, us-east-1 (recalled, UNVERIFIED)",
+        ),
+        _a("cloud.storage_usd_per_tb_month", 0.0, "USD/TB-month", "storage tier has no price in the catalog"),
+        _a(
+            "cloud.spot_preemptions_per_day",
+            SPOT_ADVISOR_LOW_BUCKET_PER_MONTH / DAYS_PER_MONTH,
+            "per node-day",
+            "AWS EC2 Spot Instance Advisor: 'Frequency of interruption represents the rate at which Spot has"
+            " reclaimed capacity during the trailing month', buckets < 5 %, 5-10 %, 10-15 %, 15-20 %, > 20 %"
+            " (spot-advisor-data.json, as described by grailbio/base spotadvisor); the lowest bucket's top,"
+            " 0.05 per node-month, ÷ 30.42 days (365/12) = 0.001644 per node-day",
+        ),
+        _a(
+            "failures.failures_per_gpu_day",
+            INTERRUPTIONS_PER_GPU_DAY,
+            "per GPU-day",
+            "Llama 3: 419 unexpected interruptions / (54 days × 16,384 GPUs), arXiv:2407.21783 Sec. 3.3.4",
+        ),
+        _a(
+            "failures.restart_minutes",
+            10.0,
+            "minutes",
+            "MegaScale (NSDI'24) Sec. 6.2-6.3: detection + diagnosis < 10 min; consistent with Llama 3's"
+            " > 90 % effective time over 419 interruptions in 54 days (≤ 18.6 min lost each, derived)",
+        ),
+        _a(
+            "storage.checkpoint_bytes_per_param",
+            14.0,
+            "bytes/parameter",
+            "bf16 weights 2 + fp32 master 4 + Adam m, v 8 (ZeRO, "
+            "SC'20 Sec. 3.1); BLOOM-176B 2.3 TB = 13.1 B/param",
+        ),
+        _a(
+            "storage.bytes_per_token",
+            4.0,
+            "bytes/token",
+            "int32 token ids (vocabularies over 65,535 need 4 bytes)",
+        ),
+        _a("storage.checkpoints_kept", 3.0, "checkpoints", PLACEHOLDER),
+        _a("storage.dataset_tb", 10.0, "TB", PLACEHOLDER),
+        _a(
+            "storage.async_checkpoint",
+            False,
+            "bool",
+            "ClusterDesigner default: blocking saves (conservative)",
+        ),
+        _a("run.params_b", 70.0, "billion parameters", "placeholder: Llama 3 70B when no model is given"),
+        _a("sensitivity.fraction", 0.25, "±fraction", "ClusterDesigner default: ±25 %"),
+        _a(
+            "cashflow.cloud_price_change_per_year",
+            0.0,
+            "fraction per year",
+            "ClusterDesigner default: flat prices (set your own; AWS cut p5 on-demand from $98.32 to $55.04"
+            " an hour in June 2025, −44 %, AWS price-cut announcement cited in the catalog)",
+        ),
+        _a("cashflow.power_escalation_per_year", 0.0, "fraction per year", "ClusterDesigner default: flat"),
+        _a(
+            "cashflow.lead_time_months",
+            0,
+            "months",
+            "ClusterDesigner default: owned capacity usable at once (set the vendor's delivery and install"
+            " time; rented meanwhile)",
+        ),
+        _a("cashflow.financing", "cash", "cash|loan|lease", "ClusterDesigner default: paid in cash"),
+        _a("cashflow.loan_rate", 0.08, "per year (APR, monthly = ÷ 12 as Excel PMT)", ISSUE),
+        _a("cashflow.loan_months", 60, "months", ISSUE + " (5 years, the depreciation life)"),
+        _a(
+            "cashflow.tax_rate",
+            0.0,
+            "fraction",
+            "ClusterDesigner default: no tax shield; set the tax rate to credit MACRS 5-year depreciation"
+            " (IRS Publication 946, Table A-1)",
+        ),
+        _a(
+            "cashflow.reserved_payment",
+            "no_upfront",
+            "no_upfront|partial_upfront|all_upfront",
+            "ClusterDesigner default: billed monthly (partial: half of the term at its start); reservations"
+            " and savings plans alike",
+        ),
+        _a("uncertainty.spread", 0.25, "±fraction", "ClusterDesigner default: the tornado's ±25 %, uniform"),
+        _a("uncertainty.samples", 500, "draws", "ClusterDesigner default"),
+        _a("uncertainty.seed", 0, "seed", "ClusterDesigner default: fixed, so a result repeats"),
+    ]
+)
+
+
+def cost_assumptions() -> list[dict[str, Any]]:
+    """Every default the cost engine falls back on, with unit and source, for forms to show."""
+    return [a.as_dict() for a in COST_DEFAULTS.values()]

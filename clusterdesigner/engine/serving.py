@@ -31,9 +31,17 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.bounds import COST as COST_BOUNDS
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost import tco
-from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.errors import (
+    EngineError,
+    FieldPaths,
+    InfeasibleError,
+    InputError,
+    UnknownReferenceError,
+    named_by,
+)
 from clusterdesigner.engine.hardware import AcceleratorSpec
 from clusterdesigner.engine.model import ModelShape, model_from_dict
 from clusterdesigner.engine.offerings import PRICING_MODELS, CloudOfferingSpec
@@ -1242,12 +1250,19 @@ def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
+def estimate(
+    request: Mapping[str, Any], *, catalog: CatalogSpecs, paths: FieldPaths | None = None
+) -> ServingResult:
     """A serving estimate for one request (docs/serving-engine.md): the fewest-GPU layout meeting the targets
     at the peak demand, every layout searched, TTFT/TPOT against batch, the disaggregated option, and $ per
     million tokens owning (:func:`owning_usd_per_gpu_hour`) and per cloud offering (:func:`serving_costs`).
-    Raises InputError/UnknownReferenceError naming the field, InfeasibleError when no layout fits or meets
-    the targets."""
+    Raises InputError/UnknownReferenceError naming the field (by ``paths`` when given: the user's path of a
+    request built for them), InfeasibleError when no layout fits or meets the targets."""
+    with named_by(paths):
+        return _estimate(request, catalog=catalog)
+
+
+def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
     inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
     results = size_layouts(inp)
     best = results[0]
@@ -1316,13 +1331,14 @@ def _no_layout_error(inp: ServingInput, results: Sequence[LayoutResult]) -> Infe
 
 
 def _cost_settings(cost_section: Mapping[str, Any]) -> tuple[float, float, Mapping[str, Any], bool]:
-    """The ``cost`` section checked: horizon (years), managed overhead (fraction, 0 to 10), the owning inputs
-    (``on_prem``) and whether to price cloud offerings."""
+    """The ``cost`` section checked: horizon (years), managed overhead (a fraction, bounds.COST), the owning
+    inputs (``on_prem``) and whether to price cloud offerings."""
     horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
     overhead = cost_section.get("managed_overhead_fraction", 0.0)
-    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= 10:
+    most = COST_BOUNDS["cloud.managed_overhead_fraction"].high
+    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= most:
         raise InputError(
-            f"must be a number from 0 to 10, got {overhead!r}", field="cost.managed_overhead_fraction"
+            f"must be a number from 0 to {most:g}, got {overhead!r}", field="cost.managed_overhead_fraction"
         )
     on_prem = cost_section.get("on_prem", {})
     if not isinstance(on_prem, Mapping):

@@ -5,7 +5,9 @@ requests are built from (issue 14, "one design spec").
 Paths are the paths users see: an error names ``spec.cluster.nodes`` or ``spec.workload.model.layers``, never
 an engine request's path, so nothing maps them back. Messages are the ones the API has always given (the
 wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
-Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines.
+Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, which are given
+the paths of the requests built here (:data:`TRAINING_PATHS`, :func:`cost_paths`, :data:`SERVING_PATHS`), so
+their errors name the spec's path too.
 
 What is still checked elsewhere: ``costs`` (its cloud choices and the cost engine's input sections, by
 apps/designs/specs.py with clusterdesigner.engine.cost.check_input) and ``serving`` (by the serving engine).
@@ -20,8 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterdesigner.engine import cost, defaults
-from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine import bounds, defaults
+from clusterdesigner.engine import cost_request as cost
+from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
@@ -50,6 +53,13 @@ class Rule:
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
     return Rule("int", low, high, **kw)
+
+
+def _bounded(kind: str, path: str, **kw: Any) -> Rule:
+    """The rule of a spec field the cost engine reads as ``path``: its bounds are the engine's
+    (clusterdesigner.engine.bounds), so a value the spec accepts is never refused there."""
+    bound = bounds.COST[path]
+    return Rule(kind, bound.floor, bound.high, **kw)
 
 
 MODEL: Mapping[str, Rule] = {
@@ -108,10 +118,12 @@ MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
 CLUSTER: Mapping[str, Rule] = {
     "accelerator": Rule("slug", required=True),
-    "gpus_per_node": _int(1, 72, default=defaults.GPUS_PER_NODE.value),
-    "nodes": _int(1, 100_000, required=True),
+    "gpus_per_node": _bounded("int", "cluster.gpus_per_node", default=defaults.GPUS_PER_NODE.value),
+    "nodes": _bounded("int", "cluster.nodes", required=True),
     "fabric": Rule("slug", required=True),
-    "oversubscription": Rule("float", 1.0, 64.0, default=defaults.OVERSUBSCRIPTION.value),
+    "oversubscription": _bounded(
+        "float", "cluster.oversubscription", default=defaults.OVERSUBSCRIPTION.value
+    ),
     "storage": Rule("slug"),
 }
 LAYOUT: Mapping[str, Rule] = {
@@ -133,19 +145,22 @@ GOALS: Mapping[str, Rule] = {
     "budget_usd": Rule("float", 0.01, 1e13),
 }
 MAX_NODES = int(CLUSTER["nodes"].high or 0)
-# Negotiated USD per node-hour, by pricing model: only the models the cost engine prices.
-NEGOTIATED: Mapping[str, Rule] = {model: Rule("float", 0, 1e6) for model in PRICING_MODELS}
+# Negotiated USD per node-hour, by pricing model: only the models the cost engine prices. The cost engine's
+# rule is "more than zero", an open end the spec's rules cannot state: _negotiated adds its check for 0.
+NEGOTIATED: Mapping[str, Rule] = {
+    model: Rule("float", 0, bounds.COST[f"cloud.usd_per_node_hour.{model}"].high) for model in PRICING_MODELS
+}
 MAX_CLOUD_OFFERINGS = 6
 # Cost-engine input sections a spec passes through by the engine's own names (cost.input_names), each number
 # range-checked by cost.check_input: money over time, Monte Carlo, colocation pricing, training storage.
 ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
 COSTS: Mapping[str, Rule] = {
-    "horizon_years": Rule("float", 0.1, 20, default=defaults.HORIZON_YEARS.value),
-    "utilization": Rule("float", 0.01, 1.0, default=defaults.UTILIZATION.value),
+    "horizon_years": _bounded("float", "horizon_years", default=defaults.HORIZON_YEARS.value),
+    "utilization": _bounded("float", "utilization", default=defaults.UTILIZATION.value),
     "on_prem": Rule("object", default={}),
     "cloud": Rule("list", default=[]),
-    "egress_tb": Rule("float", 0, 1e7),
-    "managed_overhead_fraction": Rule("float", 0, 5),
+    "egress_tb": _bounded("float", "cloud.egress_tb"),
+    "managed_overhead_fraction": _bounded("float", "cloud.managed_overhead_fraction"),
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
@@ -395,8 +410,21 @@ def _cloud_choice(item: Any) -> dict[str, Any]:
     return parse_object(
         item,
         CLOUD_CHOICE,
-        {"pricing_models": _pricing_models, "usd_per_node_hour": lambda v: parse_object(v, NEGOTIATED)},
+        {"pricing_models": _pricing_models, "usd_per_node_hour": _negotiated},
     )
+
+
+def _negotiated(value: Any) -> dict[str, Any]:
+    clean = parse_object(value, NEGOTIATED)
+    errors: Errors = {}
+    for model in clean:
+        try:
+            cost.check_input(f"cloud.usd_per_node_hour.{model}", value[model])  # as sent: "got 0", not 0.0
+        except EngineError as exc:
+            errors[model] = [exc.message]
+    if errors:
+        raise SpecError(errors, prefix="")
+    return clean
 
 
 def _cloud(value: list[Any]) -> list[dict[str, Any]]:
@@ -647,23 +675,29 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return requests
 
 
-def spec_path(engine_field: str, *, request: str, cloud_index: int | None = None) -> str:
-    """Where a field of a ``request`` ("training", "cost" or "serving") built above came from in the spec:
-    the requests are built here, so this is the one place that knows (``model.layers`` →
-    ``spec.workload.model.layers``). A cost request carries one of the spec's cloud offerings
-    (``cloud_index``) and the spec's shared cloud settings; a serving request's model and accelerator are the
-    design's, so an error about them is the serving section's as a whole."""
-    if request == "serving":
-        inner = {"model.preset": "", "accelerator": ""}.get(engine_field, engine_field)
-        return f"spec.serving.{inner}" if inner else "spec.serving"
-    head, _, rest = engine_field.partition(".")
-    if head in ("model", "training"):
-        return f"spec.workload.{engine_field}"
-    if head == "cloud":
-        if rest.partition(".")[0] in ("egress_tb", "managed_overhead_fraction"):
-            return f"spec.costs.{rest}"
-        where = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
-        return f"{where}.{rest}" if rest else where
-    if head in ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS):
-        return f"spec.costs.{engine_field}"
-    return f"spec.{engine_field}" if engine_field else "spec"
+# Where the fields of the requests built above sit in the spec, so that an engine given a request names what
+# the user sent (clusterdesigner.engine.errors.FieldPaths): the training request's model and training are the
+# workload's; the serving request's model and accelerator are the design's, so an error about them is the
+# serving section's as a whole.
+TRAINING_PATHS = FieldPaths(
+    {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
+)
+SERVING_PATHS = FieldPaths(
+    {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
+)
+
+
+def cost_paths(cloud_index: int | None) -> FieldPaths:
+    """The paths of a cost request of :func:`cost_requests`: its cloud part is the spec's cloud offering
+    ``cloud_index`` (None: the request compares none) with the spec's shared cloud settings; its owning inputs
+    are the spec's ``costs``."""
+    cloud = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
+    shared = ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS)
+    return FieldPaths(
+        {
+            "": "spec",
+            "cloud": cloud,
+            **{f"cloud.{key}": f"spec.costs.{key}" for key in ("egress_tb", "managed_overhead_fraction")},
+            **{key: f"spec.costs.{key}" for key in shared},
+        }
+    )

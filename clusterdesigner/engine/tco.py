@@ -154,6 +154,45 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
     """
     i = inputs
     n = i.nodes
+    capex_parts = _capex_parts(i)
+    capex = sum(p.usd for p in capex_parts.values())
+    annual_parts, energy_full, it_kw = _annual_parts(i, capex=capex, utilization=utilization)
+    annual = sum(p.usd for p in annual_parts.values())
+    total = Line(annual * horizon_years, f"{usd(annual)} per year × {num(horizon_years)} years")
+    fixed_per_year = (
+        annual_parts["capital"].usd
+        + annual_parts["colocation"].usd
+        + annual_parts["maintenance"].usd
+        + annual_parts["staff"].usd
+        + energy_full * i.idle_power_fraction
+    )
+    slope_per_year = energy_full * (1.0 - i.idle_power_fraction)
+    linear = LinearCost(fixed_per_year * horizon_years, slope_per_year * horizon_years)
+    opex = sum(annual_parts[k].usd for k in ("energy", "colocation", "maintenance", "staff"))
+    rows = _year_rows(i, capex=capex, opex=opex, annual=annual, horizon_years=horizon_years)
+    gpu_hours = n * i.gpus_per_node * HOURS_PER_YEAR * horizon_years * utilization
+    per_gpu_hour = Line(
+        total.usd / gpu_hours,
+        f"{usd(total.usd)} / ({num(n * i.gpus_per_node)} GPUs × {num(HOURS_PER_YEAR)} h ×"
+        f" {num(horizon_years)} y × {num(utilization)} utilization)",
+    )
+    return OnPremResult(
+        capex_parts=capex_parts,
+        capex_usd=capex,
+        annual_parts=annual_parts,
+        annual_usd=annual,
+        total=total,
+        linear=linear,
+        years=rows,
+        npv=_npv(i, capex=capex, rows=rows, horizon_years=horizon_years),
+        usd_per_gpu_hour=per_gpu_hour,
+        it_power_kw=it_kw,
+    )
+
+
+def _capex_parts(i: OnPremInputs) -> dict[str, Line]:
+    """Servers, network, storage and installation (a fraction of that hardware)."""
+    n = i.nodes
     servers = Line(n * i.server_usd, f"{num(n)} nodes × {usd(i.server_usd)} per server")
     network = Line(i.network_capex_usd, "switches + cables + transceivers (see network)")
     storage = Line(i.storage_capex_usd, "storage capacity × $/TB (see storage)")
@@ -161,9 +200,14 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
     install = Line(
         i.installation_fraction * hardware, f"{num(i.installation_fraction)} × {usd(hardware)} hardware"
     )
-    capex = hardware + install.usd
-    capex_parts = {"servers": servers, "network": network, "storage": storage, "installation": install}
+    return {"servers": servers, "network": network, "storage": storage, "installation": install}
 
+
+def _annual_parts(
+    i: OnPremInputs, *, capex: float, utilization: float
+) -> tuple[dict[str, Line], float, float]:
+    """A year's capital recovery, energy, colocation, maintenance and staff; returns (parts, the energy of a
+    year at full load, the nameplate IT kW)."""
     crf = capital_recovery_factor(rate=i.discount_rate, years=i.depreciation_years)
     sff = sinking_fund_factor(rate=i.discount_rate, years=i.depreciation_years)
     annual_capex = annualized_capex_usd(
@@ -172,6 +216,39 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
         rate=i.discount_rate,
         years=i.depreciation_years,
     )
+    energy, energy_full, it_kw = _energy(i, utilization=utilization)
+    capital = Line(
+        annual_capex,
+        f"{usd(capex)} × CRF({num(i.discount_rate)}, {num(i.depreciation_years)} y) {crf:.6f}"
+        f" − {num(i.residual_fraction)} × {usd(capex)} × SFF {sff:.6f}",
+    )
+    colo = Line(
+        it_kw * i.colo_usd_per_kw_month * MONTHS_PER_YEAR,
+        f"{num(it_kw)} kW contracted × {usd(i.colo_usd_per_kw_month)}/kW-month × 12"
+        + (" (all-in: power included)" if i.colo_all_in else " (space and cooling; power billed apart)"),
+    )
+    maintenance = Line(
+        i.maintenance_fraction_per_year * capex,
+        f"{num(i.maintenance_fraction_per_year)} × {usd(capex)} capex",
+    )
+    staff = Line(
+        i.staff_fte * i.staff_usd_per_fte_year,
+        f"{num(i.staff_fte)} FTE × {usd(i.staff_usd_per_fte_year)}/FTE-year",
+    )
+    parts = {
+        "capital": capital,
+        "energy": energy,
+        "colocation": colo,
+        "maintenance": maintenance,
+        "staff": staff,
+    }
+    return parts, energy_full, it_kw
+
+
+def _energy(i: OnPremInputs, *, utilization: float) -> tuple[Line, float, float]:
+    """A year's energy at ``utilization`` (linear server power model), the energy of a year at full load and
+    the nameplate IT kW (what colocation contracts)."""
+    n = i.nodes
     it_kw = n * i.node_power_kw + i.network_power_kw  # nameplate: what colocation contracts
     load_kw = n * i.node_power_kw * i.load_power_fraction + i.network_power_kw  # drawn at full load
     draw = i.idle_power_fraction + (1.0 - i.idle_power_fraction) * utilization
@@ -191,41 +268,14 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
         f" × {num(utilization)} utilization) × PUE {num(i.pue)} × {usd(i.usd_per_kwh)}/kWh"
         f" × {num(HOURS_PER_YEAR)} h",
     )
-    colo = Line(
-        it_kw * i.colo_usd_per_kw_month * MONTHS_PER_YEAR,
-        f"{num(it_kw)} kW contracted × {usd(i.colo_usd_per_kw_month)}/kW-month × 12"
-        + (" (all-in: power included)" if i.colo_all_in else " (space and cooling; power billed apart)"),
-    )
-    maintenance = Line(
-        i.maintenance_fraction_per_year * capex,
-        f"{num(i.maintenance_fraction_per_year)} × {usd(capex)} capex",
-    )
-    staff = Line(
-        i.staff_fte * i.staff_usd_per_fte_year,
-        f"{num(i.staff_fte)} FTE × {usd(i.staff_usd_per_fte_year)}/FTE-year",
-    )
-    capital = Line(
-        annual_capex,
-        f"{usd(capex)} × CRF({num(i.discount_rate)}, {num(i.depreciation_years)} y) {crf:.6f}"
-        f" − {num(i.residual_fraction)} × {usd(capex)} × SFF {sff:.6f}",
-    )
-    annual_parts = {
-        "capital": capital,
-        "energy": energy,
-        "colocation": colo,
-        "maintenance": maintenance,
-        "staff": staff,
-    }
-    annual = sum(p.usd for p in annual_parts.values())
-    total = Line(annual * horizon_years, f"{usd(annual)} per year × {num(horizon_years)} years")
+    return energy, energy_full, it_kw
 
-    fixed_per_year = (
-        annual_capex + colo.usd + maintenance.usd + staff.usd + energy_full * i.idle_power_fraction
-    )
-    slope_per_year = energy_full * (1.0 - i.idle_power_fraction)
-    linear = LinearCost(fixed_per_year * horizon_years, slope_per_year * horizon_years)
 
-    opex = energy.usd + colo.usd + maintenance.usd + staff.usd
+def _year_rows(
+    i: OnPremInputs, *, capex: float, opex: float, annual: float, horizon_years: float
+) -> tuple[YearRow, ...]:
+    """One row per year of the horizon (the last one partial): cash (capex in year 1), accounting
+    (straight-line depreciation while the life lasts) and annualised cost."""
     straight_line = capex * (1.0 - i.residual_fraction) / i.depreciation_years
     rows: list[YearRow] = []
     year = 1
@@ -245,7 +295,12 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
         )
         remaining -= frac
         year += 1
+    return tuple(rows)
 
+
+def _npv(i: OnPremInputs, *, capex: float, rows: tuple[YearRow, ...], horizon_years: float) -> Line:
+    """Capex at t=0 plus each year's opex discounted at its end, less the book value at the horizon
+    (straight-line, or the residual once the life has ended) discounted."""
     r = i.discount_rate
     pv_opex = 0.0
     elapsed = 0.0
@@ -255,29 +310,10 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
     used = min(horizon_years, i.depreciation_years)
     book = capex - (capex - i.residual_fraction * capex) * used / i.depreciation_years
     pv_book = book / (1.0 + r) ** used
-    npv = Line(
+    return Line(
         capex + pv_opex - pv_book,
         f"{usd(capex)} capex + {usd(pv_opex)} opex discounted at {num(r)}"
         f" − {usd(book)} book value after {num(used)} y discounted ({usd(pv_book)})",
-    )
-
-    gpu_hours = n * i.gpus_per_node * HOURS_PER_YEAR * horizon_years * utilization
-    per_gpu_hour = Line(
-        total.usd / gpu_hours,
-        f"{usd(total.usd)} / ({num(n * i.gpus_per_node)} GPUs × {num(HOURS_PER_YEAR)} h ×"
-        f" {num(horizon_years)} y × {num(utilization)} utilization)",
-    )
-    return OnPremResult(
-        capex_parts=capex_parts,
-        capex_usd=capex,
-        annual_parts=annual_parts,
-        annual_usd=annual,
-        total=total,
-        linear=linear,
-        years=tuple(rows),
-        npv=npv,
-        usd_per_gpu_hour=per_gpu_hour,
-        it_power_kw=it_kw,
     )
 
 
@@ -337,29 +373,15 @@ def cloud_cost(
     Compute is raised by the managed-service overhead fraction; storage and egress are added as given.
     """
     hours = HOURS_PER_YEAR * horizon_years
-    over = 1.0 + managed_overhead_fraction
-    rate = f"{num(nodes)} nodes × {usd(usd_per_node_hour)}/node-h"
-    term_years = committed_years(pricing_model=pricing_model, horizon_years=horizon_years)
-    if term_years is not None:
-        billed = nodes * HOURS_PER_YEAR * term_years
-        fixed = billed * usd_per_node_hour * over
-        compute = Line(
-            fixed,
-            f"{rate} × {num(HOURS_PER_YEAR)} h × {num(term_years)} committed years"
-            f" × (1 + {num(managed_overhead_fraction)} overhead)",
-        )
-        slope = 0.0
-    else:
-        factor = spot_hours_factor if pricing_model == "spot" else 1.0
-        billed = nodes * hours * utilization * factor
-        slope = nodes * hours * factor * usd_per_node_hour * over
-        fixed = 0.0
-        spot_text = f" ÷ {num(1.0 / factor)} spot goodput ratio" if factor != 1.0 else ""
-        compute = Line(
-            slope * utilization,
-            f"{rate} × {num(hours)} h × {num(utilization)} utilization{spot_text}"
-            f" × (1 + {num(managed_overhead_fraction)} overhead)",
-        )
+    compute, fixed, slope, billed = _compute_cost(
+        pricing_model=pricing_model,
+        usd_per_node_hour=usd_per_node_hour,
+        nodes=nodes,
+        utilization=utilization,
+        horizon_years=horizon_years,
+        managed_overhead_fraction=managed_overhead_fraction,
+        spot_hours_factor=spot_hours_factor,
+    )
     parts = {
         "compute": compute,
         "storage": Line(storage_usd, "see storage"),
@@ -380,6 +402,43 @@ def cloud_cost(
         usd_per_gpu_hour=per_gpu,
         billed_node_hours=billed,
     )
+
+
+def _compute_cost(
+    *,
+    pricing_model: str,
+    usd_per_node_hour: float,
+    nodes: int,
+    utilization: float,
+    horizon_years: float,
+    managed_overhead_fraction: float,
+    spot_hours_factor: float,
+) -> tuple[Line, float, float, float]:
+    """Renting's compute over the horizon (see :func:`cloud_cost`): (its line, the part fixed in utilization,
+    USD per unit of utilization, node-hours billed)."""
+    hours = HOURS_PER_YEAR * horizon_years
+    over = 1.0 + managed_overhead_fraction
+    rate = f"{num(nodes)} nodes × {usd(usd_per_node_hour)}/node-h"
+    term_years = committed_years(pricing_model=pricing_model, horizon_years=horizon_years)
+    if term_years is not None:
+        billed = nodes * HOURS_PER_YEAR * term_years
+        fixed = billed * usd_per_node_hour * over
+        compute = Line(
+            fixed,
+            f"{rate} × {num(HOURS_PER_YEAR)} h × {num(term_years)} committed years"
+            f" × (1 + {num(managed_overhead_fraction)} overhead)",
+        )
+        return compute, fixed, 0.0, billed
+    factor = spot_hours_factor if pricing_model == "spot" else 1.0
+    billed = nodes * hours * utilization * factor
+    slope = nodes * hours * factor * usd_per_node_hour * over
+    spot_text = f" ÷ {num(1.0 / factor)} spot goodput ratio" if factor != 1.0 else ""
+    compute = Line(
+        slope * utilization,
+        f"{rate} × {num(hours)} h × {num(utilization)} utilization{spot_text}"
+        f" × (1 + {num(managed_overhead_fraction)} overhead)",
+    )
+    return compute, 0.0, slope, billed
 
 
 def break_even_utilization(*, own: LinearCost, rent: LinearCost) -> float | None:

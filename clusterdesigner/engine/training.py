@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.error_band import MEMORY_HEADROOM, band_for, regime_key
-from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.errors import (
+    FieldPaths,
+    InfeasibleError,
+    InputError,
+    UnknownReferenceError,
+    named_by,
+)
 from clusterdesigner.engine.framework import (
     DEFAULT_FRAMEWORK,
     PROFILES,
@@ -672,10 +678,26 @@ def estimate(
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
+    paths: FieldPaths | None = None,
 ) -> dict[str, Any]:
     """``estimate_result(...).to_json()``: the response as JSON, as the cost engine and stored evaluations
-    take it."""
-    return estimate_result(request, accelerators=accelerators, fabrics=fabrics).to_json()
+    take it. Errors name their field by ``paths`` when given (the user's path of a request built for them)."""
+    with named_by(paths):
+        return estimate_result(request, accelerators=accelerators, fabrics=fabrics).to_json()
+
+
+def check_request(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+    paths: FieldPaths | None = None,
+) -> None:
+    """Raise what :func:`estimate` would raise for the request's model, training and cluster (not its
+    layout), without searching: for callers that check inputs before queueing work. Errors name their field
+    by ``paths`` when given."""
+    with named_by(paths):
+        parse_problem(request, accelerators=accelerators, fabrics=fabrics)
 
 
 def _fixed_values(problem: Problem, fixed: Mapping[str, int]) -> dict[str, int]:

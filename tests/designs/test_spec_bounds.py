@@ -5,6 +5,7 @@ on their pages (issue #20, part A)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.test import Client
 from apps.designs import services
 from apps.designs.demo import DEMOS
 from apps.designs.models import Design, DesignVersion, Evaluation
-from clusterdesigner.engine import cost
+from clusterdesigner.engine import bounds, cost
 
 # The demo "8 × 8 H200 owned for 2 years vs AWS reserved", compared with on-demand only.
 SPEC = copy.deepcopy(DEMOS[3]["spec"])
@@ -42,10 +43,14 @@ def _saved_before_the_bounds(owner: Any, spec: dict[str, Any]) -> Design:
     return design
 
 
+def _unbounded() -> dict[str, bounds.Bound]:
+    return {path: dataclasses.replace(bound, high=math.inf) for path, bound in bounds.COST.items()}
+
+
 @pytest.fixture
 def unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """The code before the fix: no upper bounds in the cost engine; non-finite results stored (as nulls)."""
-    monkeypatch.setattr(cost, "_MAXIMA", dict.fromkeys(cost._MAXIMA, math.inf))
+    monkeypatch.setattr(bounds, "COST", _unbounded())
     monkeypatch.setattr(services, "_check_finite", lambda value: None)
 
 
@@ -105,7 +110,7 @@ def test_a_design_saved_with_a_1e308_server_shows_why_on_its_pages(user_client: 
 def test_an_evaluation_that_overflows_is_refused_not_stored_as_nulls(
     user_client: Any, catalog: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cost, "_MAXIMA", dict.fromkeys(cost._MAXIMA, math.inf))  # the engine's bounds gone
+    monkeypatch.setattr(bounds, "COST", _unbounded())  # the engine's bounds gone
     # Pages cache why an input does not evaluate, by input hash; with the bounds patched away the same input
     # fails another way than the cached reason (from an earlier test, with the bounds) says.
     monkeypatch.setattr(services, "cache", DummyCache("none", {}))

@@ -9,7 +9,15 @@ import pytest
 
 from clusterdesigner.engine import defaults
 from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.spec import SpecError, parse_cluster, parse_design_spec, parse_workload, spec_path
+from clusterdesigner.engine.spec import (
+    SERVING_PATHS,
+    TRAINING_PATHS,
+    SpecError,
+    cost_paths,
+    parse_cluster,
+    parse_design_spec,
+    parse_workload,
+)
 
 
 def _spec(**cluster: Any) -> dict[str, Any]:
@@ -187,7 +195,8 @@ def test_every_refused_section_is_reported_and_an_unknown_top_key_first() -> Non
 def test_an_engine_error_on_a_built_request_is_named_by_the_spec_path(
     field: str, request_kind: str, index: int | None, path: str
 ) -> None:
-    assert spec_path(field, request=request_kind, cloud_index=index) == path
+    paths = {"training": TRAINING_PATHS, "cost": cost_paths(index), "serving": SERVING_PATHS}[request_kind]
+    assert paths.path(field) == path
 
 
 def test_a_spec_with_the_training_fields_of_issue_19_parses() -> None:
