@@ -72,10 +72,13 @@ def test_a_regime_without_rows_falls_back_and_says_so() -> None:
     # Its band is far wider than the all-rows band it fell back to before (issue 19 item 7).
     all_rows = band_for("unknown/bf16/moe/lt32k/lt1024")
     assert moe.p90 - moe.p10 > 0.4 and all_rows.basis == "*/bf16/moe/*/*"
-    # AMD CDNA: no measured row yet; BF16 dense rows of the other families, and the basis says so.
-    assert band_for("cdna3/bf16/dense/lt32k/lt1024").basis == "*/bf16/dense/*/*"
-    # CDNA 4 FP8: 2 MLPerf MI355X rows (< 5): every family's FP8 dense rows, and the basis says so.
-    assert band_for("cdna4/fp8/dense/lt32k/lt1024").basis == "*/fp8/dense/*/*"
+    # AMD CDNA 3 BF16: no measured row; it falls back to the family's 5 MI325X FP8 LoRA rows (MLPerf
+    # llama2_70b_lora), whose band (about ±2 %) is narrower than a BF16 estimate on the mean factor deserves.
+    cdna3_bf16 = band_for("cdna3/bf16/dense/lt32k/lt1024")
+    assert (cdna3_bf16.basis, cdna3_bf16.rows) == ("cdna3/*/dense/*/*", 5)
+    # CDNA 4 FP8: 6 MLPerf MI355X rows (2 llama31_8b, 4 llama2_70b_lora), its own band.
+    cdna4 = band_for("cdna4/fp8/dense/lt32k/lt1024")
+    assert (cdna4.basis, cdna4.rows) == ("cdna4/fp8/dense/lt32k/lt1024", 6)
 
 
 def test_a_band_divides_the_prediction_by_one_plus_the_residual_percentiles() -> None:
@@ -154,16 +157,26 @@ def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
 def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target() -> None:
     # bench/calibration_regimes.py: both CSVs, residuals out of sample. ≥ 1,024 GPUs: 29 rows (Narayanan
     # A100, Megatron-Core H100, NeMo, MLPerf GPT-3 on 4,096-11,616 H100, Llama 3 405B on 8,192-16,384 H100),
-    # 13 check rows at median |error| 5.95 % (target ≤ 12 %). AMD: 2 MI355X rows, 1 check row at 8.4 %.
+    # 13 check rows at median |error| 5.95 % (target ≤ 12 %). AMD: 11 rows (MI355X llama31_8b, MI325X and
+    # MI355X llama2_70b_lora), 5 check rows, out of sample under the CDNA 3/4 FP8 factors fitted on the
+    # others.
     regimes = focus_regimes()
     scale, amd = regimes[">= 1,024 GPUs"], regimes["amd (cdna*)"]
-    assert (len(scale), len(amd)) == (29, 2)
+    assert (len(scale), len(amd)) == (29, 11)
     scale_check = statistics.median(abs(e) for r, e in scale if not r.fit)
     assert sum(not r.fit for r, _ in scale) == 13
     assert scale_check == pytest.approx(0.0595, abs=0.001) and scale_check <= 0.12
-    assert [round(e, 3) for r, e in amd if not r.fit] == [-0.084]
+    checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
+    assert checks == [
+        ("mlperf50_lora70b_smc_mi325x", -0.019),
+        ("mlperf51_llama8b_giga_mi355x", -0.006),
+        ("mlperf51_lora70b_amd_mi355x", -0.008),
+        ("mlperf51_lora70b_smc_mi325x", 0.007),
+        ("mlperf51_lora70b_smc_mi355x", -0.005),
+    ]
 
 
-@pytest.mark.xfail(strict=True, reason="1 AMD check row (MI355X, −8.4 %): fewer than 3 to judge")
-def test_amd_has_enough_check_rows_to_judge() -> None:
-    assert sum(not r.fit for r, _ in focus_regimes()["amd (cdna*)"]) >= 3
+def test_amd_has_enough_check_rows_to_judge_and_meets_the_target() -> None:
+    amd = focus_regimes()["amd (cdna*)"]
+    assert sum(not r.fit for r, _ in amd) >= 3
+    assert statistics.median(abs(e) for r, e in amd if not r.fit) <= 0.12

@@ -138,9 +138,12 @@ def test_fsdp2_brings_the_measured_70b_fsdp_ratio_inside_the_error_band() -> Non
     assert fsdp2 * high >= MEASURED_70B_FSDP_OVER_PP
 
 
-@pytest.mark.xfail(strict=True, reason="engine FSDP ÷ PP 0.999 under fsdp2; NVIDIA measured 1.124")
 def test_fsdp2_ranks_the_70b_fsdp_layout_above_the_pipeline_as_measured() -> None:
-    assert _ratio("fsdp2")[0] > 1.0
+    # 0.999 (xfail) until the Blackwell FP8 factor was refitted 0.72 -> 0.74 with the MLPerf llama2_70b_lora
+    # B200 row: 1.0004, FSDP ranked above by 0.04 %, a tie rather than NVIDIA's measured 12 %.
+    ratio = _ratio("fsdp2")[0]
+    assert ratio == pytest.approx(1.0004, abs=0.0002)
+    assert ratio > 1.0
 
 
 # torchtitan docs/performance.md (commit 9dec370, 2024-12-26), Table 5: Llama 3.1 405B, 512 H100, FSDP 8,
