@@ -11,8 +11,8 @@ other row of a source in file order. The factor is the one that makes the median
 rows zero (bisection, rounded to 0.01); the error is then reported on the CHECK rows, which never enter the
 fit. tests/engine/test_calibration_fit.py fails when timing.REGIME_EFFICIENCY no longer equals the fit.
 
-Regimes without rows (AMD CDNA, Blackwell BF16) are not fitted: they keep the mean of the fitted families
-and their error bands say how few rows stand behind them.
+Regimes without rows (AMD CDNA BF16, Blackwell BF16) are not fitted: they keep the mean of the fitted
+families and their error bands say how few rows stand behind them.
 """
 
 from __future__ import annotations
@@ -33,9 +33,16 @@ import frontier_cases  # noqa: E402
 from clusterdesigner.engine import timing  # noqa: E402
 from clusterdesigner.engine.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
 
-# The regimes fitted: (family, precision). Hopper FP8: NeMo 24.07/25.02/25.09 and llm-foundry H100 FP8 rows;
-# Blackwell FP8: NeMo 25.02/25.04/25.09 B200 and GB200 rows.
-FITTED: tuple[tuple[str, str], ...] = (("hopper", "fp8"), ("blackwell", "fp8"))
+# The regimes fitted: (family, precision). Hopper FP8: NeMo 24.07/25.02/25.09, llm-foundry, MLPerf GPT-3 and
+# llama2_70b_lora H100/H200 FP8 rows; Blackwell FP8: NeMo 25.02/25.04/25.09 B200 and GB200 rows and MLPerf
+# llama2_70b_lora B200; AMD CDNA 3 FP8 (MI325X) and CDNA 4 FP8 (MI355X): MLPerf Training v5.0/v5.1
+# llama2_70b_lora and llama31_8b rows (every AMD submission in these rounds is FP8).
+FITTED: tuple[tuple[str, str], ...] = (
+    ("hopper", "fp8"),
+    ("blackwell", "fp8"),
+    ("cdna3", "fp8"),
+    ("cdna4", "fp8"),
+)
 
 
 @dataclass(frozen=True)

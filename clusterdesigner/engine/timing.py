@@ -61,12 +61,21 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # Each is fitted by bench/calibration_fit.py on the declared fit rows (every other row of a source, in file
 # order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
-REGIME_EFFICIENCY: dict[tuple[str, str], float] = {("hopper", "fp8"): 0.95, ("blackwell", "fp8"): 0.72}
+REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
+    ("hopper", "fp8"): 0.96,
+    ("blackwell", "fp8"): 0.74,
+    ("cdna3", "fp8"): 0.82,
+    ("cdna4", "fp8"): 1.07,
+}
 REGIME_SOURCES: dict[tuple[str, str], str] = {
-    ("hopper", "fp8"): "16 fit rows of H100 FP8 dense runs: NeMo 24.07, 25.02, 25.09 performance summaries, "
-    "NeMo long-sequence table (≤ 16K), llm-foundry benchmarks, MLPerf Training v3.1/v4.0 GPT-3 175B",
-    ("blackwell", "fp8"): "9 fit rows of B200/GB200 FP8 dense runs: NeMo 25.02, 25.04, 25.09 performance "
-    "summaries",
+    ("hopper", "fp8"): "17 fit rows of H100 FP8 dense runs: NeMo 24.07, 25.02, 25.09 performance summaries, "
+    "NeMo long-sequence table (≤ 16K), llm-foundry benchmarks, MLPerf Training v3.1/v4.0 GPT-3 175B, v4.1 "
+    "llama2_70b_lora",
+    ("blackwell", "fp8"): "10 fit rows of B200/GB200 FP8 dense runs: NeMo 25.02, 25.04, 25.09 performance "
+    "summaries, MLPerf Training v5.0 llama2_70b_lora",
+    ("cdna3", "fp8"): "3 fit rows of 8 x MI325X FP8 runs: MLPerf Training v5.0/v5.1 llama2_70b_lora (LoRA)",
+    ("cdna4", "fp8"): "3 fit rows of 8 x MI355X FP8 runs: MLPerf Training v5.1 llama2_70b_lora (LoRA) and "
+    "llama31_8b",
 }
 
 MATMUL_FRACTION_WITHOUT_MEASUREMENT = 0.80

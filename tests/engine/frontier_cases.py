@@ -20,8 +20,10 @@ Where a row is silent the choice is made once, never per row:
 - Recompute unstated → none; micro batch unstated → 1; vpp unstated → 1; FSDP column > 0 → ZeRO-3,
   FSDP 0 → distributed optimizer (ZeRO-1, Megatron-Core's default in NeMo recipes); a sharding column
   starting "zero2" (Llama 3's FSDP, parameters kept between forward and backward) → ZeRO-2.
-- AMD rows (MLPerf llama31_8b on 8 × MI355X): the catalog's MI355X on one 8-GPU node; the fabric is never
-  crossed.
+- AMD rows (MLPerf llama31_8b on 8 × MI355X; llama2_70b_lora on 8 × MI325X/MI355X): the catalog's
+  accelerator on one 8-GPU node; the fabric is never crossed.
+- LoRA rows (MLPerf llama2_70b_lora): ``lora_rank`` and ``lora_modules`` (";"-separated) go to the engine as
+  ``training.lora_rank`` / ``training.lora_modules``; the benchmark's rank 16 on the attention linears.
 - Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no
   dropout (NeMo 2.0 recipes for these models set it to 0); flash attention, sequence parallelism when
   tp > 1, TP-communication overlap on; FP8 rows use precision "fp8".
@@ -53,18 +55,26 @@ SEED_CATALOG = ROOT / "apps" / "catalog" / "data" / "seed_catalog.json"
 REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
 # Model features the engine has no input for; a row with one is listed, not predicted. None is left since
 # multi-head latent attention, multi-token prediction, head_dim and pipeline layouts became inputs (issue 19
-# item 3): the DeepSeek-V3 and Qwen3 rows are predicted.
-INEXPRESSIBLE_FEATURES: dict[str, str] = {}
+# item 3): the DeepSeek-V3 and Qwen3 rows are predicted. Full recompute of only some of a stage's layers
+# (NeMo's activations_checkpoint_method "block" with activations_checkpoint_num_layers below the layers per
+# stage: the MLPerf llama2_70b_lora MI300X submissions, 21 of 80) is not an engine input: the engine's
+# recompute is all layers or none.
+INEXPRESSIBLE_FEATURES: dict[str, str] = {
+    "partial_recompute": "full recompute of part of the layers (activations_checkpoint_num_layers)",
+}
 # Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
-# Memory levers a row's recompute column states that the engine has no input for: the row is predicted
-# without them, so a "does not fit" says what is missing, not that the run could not have run. Matched on the
-# recompute column's text. Per-module recompute (the recompute_modules column, Megatron-Core's
+# Memory levers a row's recompute or precision column states that the engine has no input for: the row is
+# predicted without them, so a "does not fit" says what is missing, not that the run could not have run.
+# Matched on the two columns' text. Per-module recompute (the recompute_modules column, Megatron-Core's
 # --recompute-modules, ";"-separated) and activation offload of whole layers (activation_offload_layers,
 # --cpu-offloading-num-layers) are engine inputs (issue 19 item 3); offloading single modules' activations
 # (--offload-modules expert_fc1 moe_act) is not.
+# FP8 weight storage (NeMo's fp8_params, named in the precision column: the MLPerf llama2_70b_lora runs keep
+# the frozen weights in FP8, half the engine's 16-bit weights) is not an input either.
 MISSING_MEMORY_LEVERS = (
     ("activation offload: expert_fc1", "per-module activation offload (Megatron-Core --offload-modules)"),
+    ("fp8_params", "FP8 weight storage (NeMo fp8_params: weights kept in FP8)"),
 )
 GPU_SLUGS = (
     ("GB200", "gb200"),
@@ -108,8 +118,8 @@ def not_expressible(row: dict[str, str]) -> str:
 
 
 def missing_memory_levers(row: dict[str, str]) -> list[str]:
-    """The memory levers the row's recompute column states that the engine cannot express."""
-    text = row["recompute"].lower()
+    """The memory levers the row's recompute or precision column states that the engine cannot express."""
+    text = f"{row['recompute']} {row['precision']}".lower()
     return [lever for needle, lever in MISSING_MEMORY_LEVERS if needle in text]
 
 
@@ -181,6 +191,9 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
     if row["etp"]:
         training["etp"] = int(row["etp"])
     training.update(moe_exchange(row))
+    if _int(row["lora_rank"]):
+        training["lora_rank"] = int(row["lora_rank"])
+        training["lora_modules"] = row["lora_modules"].split(";")
     cluster = {
         "accelerator": accelerator,
         "gpus_per_node": per_node,

@@ -53,11 +53,17 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
 @pytest.mark.parametrize(
     ("regime", "before", "after"),
     [
-        # Measured by bench/calibration_fit.py on the 14 H100 FP8 check rows (10 before the MLPerf GPT-3 rows
-        # were appended; factor refitted 0.96 → 0.95 on 16 fit rows): median |error| 11.5 % → 4.1 %
-        # (signed −10.1 % → +2.0 %); on the 8 B200/GB200 FP8 check rows 10.3 % → 7.5 %.
-        (("hopper", "fp8"), 0.115, 0.041),
-        (("blackwell", "fp8"), 0.103, 0.075),
+        # Measured by bench/calibration_fit.py on the 15 H100/H200 FP8 check rows (10 before the MLPerf GPT-3
+        # rows were appended, 14 before the MLPerf llama2_70b_lora H200 row; factor refitted 0.95 → 0.96 on 17
+        # fit rows): median |error| 11.7 % → 4.6 % (signed −10.1 % → +2.2 %); on the 8 B200/GB200 FP8 check
+        # rows 10.3 % → 7.8 % (refitted 0.72 → 0.74 with the MLPerf B200 LoRA fit row). AMD, MLPerf v5.0/v5.1
+        # llama2_70b_lora and llama31_8b on 8 GPUs: the 2 MI325X check rows 1.3 % → 1.3 % (the mean NVIDIA
+        # factor 0.825 already fits CDNA 3; fitted 0.82), the 3 MI355X check rows 10.6 % → 0.6 % (signed
+        # −10.6 % → −0.6 %; fitted 1.07: the catalog's MI355X FP8 matmul rate is below what these runs reach).
+        (("hopper", "fp8"), 0.117, 0.046),
+        (("blackwell", "fp8"), 0.103, 0.078),
+        (("cdna3", "fp8"), 0.013, 0.013),
+        (("cdna4", "fp8"), 0.106, 0.006),
     ],
 )
 def test_check_rows_improve_with_the_factor_fitted_without_them(
@@ -78,7 +84,7 @@ def test_an_fp8_estimate_names_its_regime_factor_and_its_fit_rows() -> None:
     request["training"] = {**request["training"], "precision": "fp8"}
     r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     named = {a["name"]: a for a in r["assumptions"]}
-    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.95
+    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.96
     assert "NeMo 24.07" in named["regime_efficiency[hopper/fp8]"]["source"]
     assert named["family_efficiency[hopper]"]["value"] == 0.75  # BF16 work (attention) keeps the family's
 
@@ -86,7 +92,8 @@ def test_an_fp8_estimate_names_its_regime_factor_and_its_fit_rows() -> None:
 def test_b200_over_h100_is_no_longer_overstated() -> None:
     # Issue 19 item 7: "B200 ÷ H100 is overstated by 12-24 %". NeMo 25.09, Llama 3 8B FP8 on 8 GPUs:
     # measured 29,994 (B200) ÷ 14,079 (H100) = 2.130 tokens/s/GPU. Without the regime factors the engine gave
-    # 2.63 (+24 %); with them 2.26 (+6 %).
+    # 2.63 (+24 %); with them 2.26 (+6 %), 2.29 (+7 %) since the MLPerf LoRA rows moved both factors
+    # (Hopper FP8 0.95 → 0.96, Blackwell FP8 0.72 → 0.74).
     import frontier_cases
 
     rows = {r["run_id"]: r for r in frontier_cases.load_rows()}
@@ -97,7 +104,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.06, abs=0.01)
+    assert ratio_error == pytest.approx(0.074, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),

@@ -42,7 +42,7 @@ def test_frontier_csv_has_the_calibration_columns_then_its_own(rows: list[dict[s
 def test_every_row_has_a_citation_a_verification_a_regime_and_a_measured_figure(
     rows: list[dict[str, str]],
 ) -> None:
-    assert len(rows) == 78
+    assert len(rows) == 92
     assert len({r["run_id"] for r in rows}) == len(rows)
     for r in rows:
         assert r["citation"].strip() and r["source_id"].strip(), r["run_id"]
@@ -129,7 +129,7 @@ def test_rows_the_engine_cannot_express_are_listed_with_the_reason(rows: list[di
 def test_every_row_is_compared_or_listed_never_dropped() -> None:
     cases = frontier_cases.all_cases()
     s = summary(cases)
-    assert s["rows"] == 78
+    assert s["rows"] == 92
     assert s["compared"] + len(s["skipped"]) == s["rows"]
     assert all(why for _, why in s["skipped"])
     for regime in ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd"):
@@ -192,15 +192,19 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # (timing.MOE_ROUTED_PASSES, fitted on the 13 MoE fit rows): check medians MoE 21.1 → 13.5 %, FP8 12.7 → 9.7 %
 # (met), Blackwell 14.3 → 11.2 % (met), overall 11.2 → 10.1 %; long context 20.7 → 24.9 % (its MoE rows,
 # already under-predicted at 32K-128K, take the per-token term too).
+# The 14 MLPerf llama2_70b_lora rows (12 predicted, all dense FP8 at 8K on 8 GPUs) and the Hopper/Blackwell
+# FP8 refit they moved (0.95 -> 0.96, 0.72 -> 0.74): FP8 9.7 -> 7.8 %, overall 10.1 -> 9.0 %, MoE 13.5 %,
+# Blackwell 11.2 -> 12.7 % (unmet again), long context 24.9 -> 24.5 %, >= 1,024 GPUs 3.5 -> 4.0 % (the GPT-3
+# FP8 rows under the Hopper FP8 refit); AMD 5 check rows, 0.7 % (CDNA3/CDNA4 FP8 factors fitted on the rest).
 CHECK_MEDIANS = {
     "moe": 0.135,
-    "fp8": 0.097,
-    "long_context": 0.249,
-    "overall": 0.101,
-    "blackwell": 0.112,
-    "scale_1024": 0.035,
+    "fp8": 0.078,
+    "long_context": 0.245,
+    "overall": 0.090,
+    "blackwell": 0.127,
+    "scale_1024": 0.040,
 }
-UNMET = ("moe", "long_context")
+UNMET = ("moe", "long_context", "blackwell")
 
 
 @pytest.fixture(scope="module")
@@ -217,15 +221,15 @@ def _check(split: dict[str, dict[str, dict[str, float | int]]], regime: str) -> 
 def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
     for regime, measured in CHECK_MEDIANS.items():
         assert _check(split, regime) == pytest.approx(measured, abs=0.001), regime
-    assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 1
+    assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 5
 
 
-@pytest.mark.parametrize("regime", ["fp8", "blackwell"])
-def test_fp8_and_blackwell_check_rows_meet_the_regime_target(
+@pytest.mark.parametrize("regime", ["fp8"])
+def test_fp8_check_rows_meet_the_regime_target(
     split: dict[str, dict[str, dict[str, float | int]]], regime: str
 ) -> None:
-    # FP8 9.7 % (26 check rows), Blackwell 11.2 % (15): met since the MoE rows' recipe settings and routed
-    # passes; the MoE rows were their largest errors (+34 … +73 % on NeMo 25.09 B200/GB200).
+    # FP8 7.8 % (31 check rows): met since the MoE rows' recipe settings and routed passes (the MoE rows were
+    # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows.
     assert _check(split, regime) <= 0.12
 
 
@@ -233,7 +237,7 @@ def test_scale_1024_check_rows_meet_the_regime_target(
     split: dict[str, dict[str, dict[str, float | int]]],
 ) -> None:
     # MLPerf Training v3.1/v4.0 GPT-3 175B FP8 on 6,144-11,616 H100 (tokens per logged block / block time)
-    # and Llama 3 405B on 16,384 H100 (Table 4): 3.5 %, signed from -9.5 % to +7.4 %, no scale trend.
+    # and Llama 3 405B on 16,384 H100 (Table 4): 4.0 %, no scale trend.
     assert _check(split, "scale_1024") <= 0.12
 
 
@@ -252,17 +256,20 @@ def test_regime_check_rows_meet_the_target(
     assert _check(split, regime) <= 0.12
 
 
-# AMD: two measured rows (MLPerf Training v5.1 llama31_8b, 8 x MI355X, FP8), one fit and one check row, with
-# the mean of the fitted families' factors: -13.4 % (AMD, fit) and -8.4 % (GigaComputing, check), both
-# under-predicted. Too few rows to fit a CDNA factor (fewer than 4) or to judge the target (fewer than 3).
-@pytest.mark.xfail(strict=True, reason="1 AMD check row (8.4 %, MI355X): no figure to judge the target")
+# AMD: 11 predicted rows, all FP8 on 8 GPUs: MLPerf Training v5.1 llama31_8b on MI355X (2) and
+# llama2_70b_lora on MI325X (v5.0, v5.1: 5) and MI355X (v5.1: 4); the two MI300X LoRA rows recompute 21 of 80
+# layers, not an input, and are listed. 6 fit rows, 5 check rows. With the mean of the NVIDIA families'
+# factors (0.825) the check rows were -8.4 % (8B, MI355X), -1.6 % and +1.0 % (MI325X), -10.8 % and -10.6 %
+# (MI355X LoRA): median |error| 8.4 %. With the CDNA 3 / CDNA 4 FP8 factors fitted on the fit rows only
+# (timing.REGIME_EFFICIENCY: 0.82 and 1.07, bench/calibration_fit.py): 0.7 % on the check rows, 1.5 % on the
+# fit rows.
 def test_amd_check_rows_meet_the_regime_target(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
     assert _check(split, "amd") <= 0.12
 
 
 def test_amd_rows_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
-    assert split["amd"]["check"]["median_abs_error"] == pytest.approx(0.084, abs=0.001)
-    assert split["amd"]["fit"]["median_abs_error"] == pytest.approx(0.134, abs=0.001)
+    assert split["amd"]["check"]["median_abs_error"] == pytest.approx(0.007, abs=0.001)
+    assert split["amd"]["fit"]["median_abs_error"] == pytest.approx(0.015, abs=0.001)
 
 
 @pytest.fixture(scope="module")
@@ -274,16 +281,16 @@ def all_rows() -> list[float]:
 
 
 def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
-    # 351 rows of runs.csv and runs_frontier.csv (the 15 MLPerf/Llama 3/MI355X rows and six Qwen3 rows
-    # training.etp made expressible): median |error| 5.2 % (target ≤ 7 %); p90 19.2 % (20.7 % before the MoE
-    # rows' recipe settings and timing.MOE_ROUTED_PASSES; 5.3 % median).
-    assert len(all_rows) == 351
-    assert statistics.median(all_rows) == pytest.approx(0.052, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.192, abs=0.001)
+    # 363 rows of runs.csv and runs_frontier.csv (351, then 12 predicted MLPerf llama2_70b_lora rows):
+    # median |error| 5.0 % (target ≤ 7 %); p90 18.9 % (20.7 % before the MoE rows' recipe settings and
+    # timing.MOE_ROUTED_PASSES).
+    assert len(all_rows) == 363
+    assert statistics.median(all_rows) == pytest.approx(0.050, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.189, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 19.2 % > 18 % (MoE and long-context rows)")
+@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 18.9 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
@@ -299,9 +306,22 @@ def test_every_measured_run_predicted_not_to_fit_used_a_memory_lever_the_engine_
     # MXFP8 row offloads the experts' FC1 inputs and activations ("activation offloading required":
     # --offload-modules expert_fc1 moe_act), the routed copies memory.routed_token_bytes counts, a lever the
     # engine lacks. A new "does not fit" without such a lever is an engine or row error and fails here.
+    # Seven MLPerf llama2_70b_lora rows (MI325X 256 GB, B200 180 GB, H200 141 GB, TP1) are predicted at
+    # 281 GiB (128.6 GiB of 16-bit frozen weights, 148.5 GiB of activations): the runs keep their weights
+    # in FP8 (NeMo fp8_params, the precision column), a lever the engine lacks (half the weights: 217 GiB,
+    # still over 180 GiB on B200, whose run logged max_memory_usage 168.8).
     oom = [c for c in frontier_cases.all_cases() if c.fits is False]
     assert all(frontier_cases.missing_memory_levers(c.row) for c in oom), [c.row["run_id"] for c in oom]
-    assert sorted(c.row["run_id"] for c in oom) == ["moezoo_qwen3_gb200_2"]
+    assert sorted(c.row["run_id"] for c in oom) == [
+        "mlperf41_lora70b_nv_h200",
+        "mlperf50_lora70b_amd_mi325x",
+        "mlperf50_lora70b_nv_b200",
+        "mlperf50_lora70b_smc_mi325x",
+        "mlperf51_lora70b_amd_mi325x",
+        "mlperf51_lora70b_asus_mi325x",
+        "mlperf51_lora70b_smc_mi325x",
+        "moezoo_qwen3_gb200_2",
+    ]
 
 
 def test_llama3_70b_gb200_activation_offload_is_the_hand_computed_one(rows: list[dict[str, str]]) -> None:

@@ -80,15 +80,20 @@ def test_a_regime_without_rows_falls_back_and_says_so() -> None:
     # MoE on Blackwell in FP8 has its own rows now (runs_frontier.csv: 8 NeMo/ModelZoo rows under 32K).
     moe = band_for("blackwell/fp8/moe/lt32k/lt1024")
     assert moe.basis == "blackwell/fp8/moe/lt32k/lt1024" and moe.rows == 9
-    # Its band, −3.9 … +21.0 % (0.248 wide), was wider than 0.4 before the MoE rows' recipe settings and
-    # the routed passes (timing.MOE_ROUTED_PASSES) moved the NeMo 25.09 rows from +34 … +73 % toward 0.
+    # Its band, −3.4 … +21.4 % (0.248 wide; with the Blackwell FP8 refit 0.74), was wider than 0.4
+    # before the routed passes (timing.MOE_ROUTED_PASSES) moved the NeMo 25.09 rows from +34 … +73 % toward 0.
     all_rows = band_for("unknown/bf16/moe/lt32k/lt1024")
-    assert (moe.p10, moe.p90) == pytest.approx((-0.0387, 0.2096), abs=1e-4)
+    assert (moe.p10, moe.p90) == pytest.approx((-0.0335, 0.2141), abs=1e-4)
     assert all_rows.basis == "*/bf16/moe/*/*"
-    # AMD CDNA: no measured row yet; BF16 dense rows of the other families, and the basis says so.
-    assert band_for("cdna3/bf16/dense/lt32k/lt1024").basis == "*/bf16/dense/*/*"
-    # CDNA 4 FP8: 2 MLPerf MI355X rows (< 5): every family's FP8 dense rows, and the basis says so.
-    assert band_for("cdna4/fp8/dense/lt32k/lt1024").basis == "*/fp8/dense/*/*"
+    # AMD CDNA 3 BF16: no measured row. The family's rows are 5 MI325X FP8 LoRA rows (MLPerf llama2_70b_lora,
+    # about ±2 %), too narrow for a BF16 estimate on the mean factor: a family key whose rows share one
+    # precision is not written (bench/calibration_regimes.py), so it falls back to every family's BF16 rows.
+    cdna3_bf16 = band_for("cdna3/bf16/dense/lt32k/lt1024")
+    assert (cdna3_bf16.basis, cdna3_bf16.rows) == ("*/bf16/dense/*/*", 269)
+    assert cdna3_bf16.p90 - cdna3_bf16.p10 > 0.2
+    # CDNA 4 FP8: 6 MLPerf MI355X rows (2 llama31_8b, 4 llama2_70b_lora), its own band.
+    cdna4 = band_for("cdna4/fp8/dense/lt32k/lt1024")
+    assert (cdna4.basis, cdna4.rows) == ("cdna4/fp8/dense/lt32k/lt1024", 6)
 
 
 def test_a_band_divides_the_prediction_by_one_plus_the_residual_percentiles() -> None:
@@ -167,16 +172,26 @@ def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
 def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target() -> None:
     # bench/calibration_regimes.py: both CSVs, residuals out of sample. ≥ 1,024 GPUs: 29 rows (Narayanan
     # A100, Megatron-Core H100, NeMo, MLPerf GPT-3 on 4,096-11,616 H100, Llama 3 405B on 8,192-16,384 H100),
-    # 13 check rows at median |error| 5.95 % (target ≤ 12 %). AMD: 2 MI355X rows, 1 check row at 8.4 %.
+    # 13 check rows at median |error| 5.95 % (target ≤ 12 %). AMD: 11 rows (MI355X llama31_8b, MI325X and
+    # MI355X llama2_70b_lora), 5 check rows, out of sample under the CDNA 3/4 FP8 factors fitted on the
+    # others.
     regimes = focus_regimes()
     scale, amd = regimes[">= 1,024 GPUs"], regimes["amd (cdna*)"]
-    assert (len(scale), len(amd)) == (29, 2)
+    assert (len(scale), len(amd)) == (29, 11)
     scale_check = statistics.median(abs(e) for r, e in scale if not r.fit)
     assert sum(not r.fit for r, _ in scale) == 13
     assert scale_check == pytest.approx(0.0595, abs=0.001) and scale_check <= 0.12
-    assert [round(e, 3) for r, e in amd if not r.fit] == [-0.084]
+    checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
+    assert checks == [
+        ("mlperf50_lora70b_smc_mi325x", -0.019),
+        ("mlperf51_llama8b_giga_mi355x", -0.006),
+        ("mlperf51_lora70b_amd_mi355x", -0.008),
+        ("mlperf51_lora70b_smc_mi325x", 0.007),
+        ("mlperf51_lora70b_smc_mi355x", -0.005),
+    ]
 
 
-@pytest.mark.xfail(strict=True, reason="1 AMD check row (MI355X, −8.4 %): fewer than 3 to judge")
-def test_amd_has_enough_check_rows_to_judge() -> None:
-    assert sum(not r.fit for r, _ in focus_regimes()["amd (cdna*)"]) >= 3
+def test_amd_has_enough_check_rows_to_judge_and_meets_the_target() -> None:
+    amd = focus_regimes()["amd (cdna*)"]
+    assert sum(not r.fit for r, _ in amd) >= 3
+    assert statistics.median(abs(e) for r, e in amd if not r.fit) <= 0.12
