@@ -28,12 +28,12 @@ changed convention), and say in the commit message what changed. Its history:
        serving: request-length mixes, an hourly demand profile, tokens per day, KV bytes per token, and the
        multi-head latent attention KV cache (the latent, not per-head K and V)
    10  training: framework profiles (``training.framework``: Megatron-Core, Megatron-LM 2022, DeepSpeed ZeRO
-       2021, PyTorch FSDP2, NeMo AutoModel) with op-level selective checkpointing; expert tensor parallelism
-       (``training.etp``) and the experts' routed FC1 inputs in MoE activation memory; memory levers
-       (``recompute_modules``, ``activation_offload_layers``, ``optimizer_offload``, LoRA) and the
-       accelerator's host link in the catalog; Hopper FP8 factor refitted 0.96 → 0.95 and error bands
-       regenerated with the MLPerf, Llama 3, MI355X and Qwen3 rows (351 rows); MoE: the memory-bound passes
-       over each token's routed copies (``moe_routed_passes``); the FSDP2 profile's upcast cross-entropy
+       2021, PyTorch FSDP2, NeMo AutoModel) with op-level selective checkpointing and the FSDP2 upcast
+       cross-entropy; expert tensor parallelism (``training.etp``) and the experts' routed FC1 inputs in MoE
+       activation memory; the memory-bound passes over each token's routed copies (``moe_routed_passes``);
+       memory levers (``recompute_modules``, ``activation_offload_layers``, ``optimizer_offload``, LoRA) and
+       the accelerator's host link in the catalog; FP8 factors refitted with the MLPerf rows (Hopper 0.96,
+       Blackwell 0.74) and fitted for AMD (CDNA3 0.82, CDNA4 1.07); error bands regenerated (363 rows)
 """
 
 from __future__ import annotations
