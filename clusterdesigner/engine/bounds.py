@@ -2,20 +2,20 @@
 (engine/spec.py), the cost engine (engine/cost_request.py) and the serving engine's cost section read this
 table, so that a value the spec accepts is never refused by an engine (issue 14, "one design spec").
 
-Each bound is a rule (the lower end: "pos" > 0, "nonneg" ≥ 0, "frac" [0, 1), "util" and "share" (0, 1],
-"ge1" ≥ 1, "int" whole ≥ 1, "count" whole ≥ 0, "change" > −1, a yearly change), a largest value and, where a
-smaller positive value means nothing, a floor. The largest values are far above any real cluster but low
-enough that no sum or product the engine forms can overflow to inf or NaN (a server at 1e308 USD would), so
-every figure of a result is finite.
+Each bound is a rule (its lower end: "pos" > 0, "nonneg" ≥ 0, "frac" [0, 1), "util" and "share" (0, 1],
+"ge1" ≥ 1, "int" whole ≥ 1, "count" whole ≥ 0, "change" > −1, a yearly change) and a largest value. The
+largest values are far above any real cluster but low enough that no sum or product the engine forms can
+overflow to inf or NaN (a server at 1e308 USD would), so every figure of a result is finite.
 
 Where the spec's parser and the cost engine disagreed, the spec's bound is kept: it is what the API has always
 promised at save and for sweeps, so no stored design or sweep falls outside it, and each is generous:
-a horizon of 0.1 to 20 years (longer than any accelerator's service life; the engine allowed 50); at most
+a horizon of at most 20 years (longer than any accelerator's service life; the engine allowed 50); at most
 100,000 nodes (800,000 GPUs of 8, above any cluster built; the engine allowed 1e6); at most 72 GPUs a node
-(a GB200 NVL72 rack, the largest NVLink domain in the catalog; the engine allowed 1,024); a utilization of at
-least 0.01 in a design (the engines accept any above 0: serving prices the one a tiny demand implies);
-egress up to 1e7 TB (10 EB; the engine allowed 1e9); a managed-service overhead up to 5, i.e. 500 % (the
-cost and serving engines allowed 10).
+(a GB200 NVL72 rack, the largest NVLink domain in the catalog; the engine allowed 1,024); egress up to 1e7 TB
+(10 EB; the engine allowed 1e9); a managed-service overhead up to 5, i.e. 500 % (the cost and serving engines
+allowed 10). A design's spec keeps two floors of its own, a horizon of at least 0.1 years and a utilization
+of at least 0.01: the serving engine prices the utilization its demand implies, which may be far lower (a
+millionth), and a horizon of its own.
 """
 
 from __future__ import annotations
@@ -32,32 +32,27 @@ _FLOORS: Mapping[str, float] = {"nonneg": 0, "frac": 0, "ge1": 1, "int": 1, "cou
 
 @dataclass(frozen=True)
 class Bound:
-    """How one numeric input is bounded: ``rule`` (its lower end and whether it is whole), ``high`` (its
-    largest value) and ``low`` (a floor above the rule's, e.g. a horizon of at least 0.1 years)."""
+    """How one numeric input is bounded: ``rule`` (its lower end and whether it is whole) and ``high`` (its
+    largest value)."""
 
     rule: str
     high: float
-    low: float | None = None
-    # True where ``low`` is a floor for what a user types (the spec) and the engines accept the rule's own
-    # lower end: the serving engine prices the utilization a tiny demand implies (1e-6 and below), a figure
-    # it computes, not one a user gave.
-    low_for_designs_only: bool = False
 
     @property
     def floor(self) -> float | None:
         """The least value accepted, or None where the lower end is open (a price must be more than 0)."""
-        return self.low if self.low is not None else _FLOORS.get(self.rule)
+        return _FLOORS.get(self.rule)
 
 
 COST: Mapping[str, Bound] = MappingProxyType(
     {
-        "horizon_years": Bound("pos", 20, low=0.1),
-        "utilization": Bound("util", 1.0, low=0.01, low_for_designs_only=True),
+        "horizon_years": Bound("pos", 20),
+        "utilization": Bound("util", 1.0),
         "cluster.gpus_per_node": Bound("int", 72),  # a GB200 NVL72 rack as one node
         "cluster.nodes": Bound("int", 100_000),
         "cluster.nics_per_node": Bound("int", 1_024),
         "cluster.nics_per_tray": Bound("int", 1_024),
-        "cluster.oversubscription": Bound("ge1", 64.0, low=1.0),
+        "cluster.oversubscription": Bound("ge1", 64.0),
         "on_prem.server_usd": Bound("nonneg", 1e8),  # per node: a GB200 NVL72 rack is a few million
         "on_prem.depreciation_years": Bound("pos", 50),
         "on_prem.discount_rate": Bound("nonneg", 1),  # 100 % a year

@@ -19,12 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.cashflow import (
-    CashflowInputs,
-    RentOption,
-    cash_flows,
-    monte_carlo,
-)
+from clusterdesigner.engine.cashflow import CashflowInputs, RentOption, cash_flows, monte_carlo
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost_request import (
     ON_PREM_FIELDS,

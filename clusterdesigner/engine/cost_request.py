@@ -12,10 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine import bounds
-from clusterdesigner.engine.cashflow import (
-    FINANCING,
-    UPFRONT,
-)
+from clusterdesigner.engine.cashflow import FINANCING, UPFRONT
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.defaults import DAYS_PER_MONTH, NODE_POWER_PER_GPU_TDP, Assumption
@@ -31,10 +28,7 @@ from clusterdesigner.engine.offerings import (
     default_offering,
 )
 from clusterdesigner.engine.resale import ResaleCurve, covering
-from clusterdesigner.engine.tco import (
-    num,
-    usd,
-)
+from clusterdesigner.engine.tco import num, usd
 
 # The owning assumptions a request may give (every one is range-checked by bounds.COST).
 ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in bounds.COST if p.startswith("on_prem.")))
@@ -88,8 +82,6 @@ def _checked(path: str, value: Any) -> Any:
     bad, message = problems[rule]
     if bad:
         raise InputError(f"{message}, got {value!r}", field=path)
-    if bound.low is not None and value < bound.low and not bound.low_for_designs_only:
-        raise InputError(f"must be at least {bound.low:g}, got {value:g}", field=path)
     most = bound.high
     if value > most:
         shown = f"{most:,.0f}" if most >= 10_000 else f"{most:g}"

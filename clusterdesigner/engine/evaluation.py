@@ -19,7 +19,7 @@ from clusterdesigner.engine.cost_result import CostResult, DesignOption
 from clusterdesigner.engine.json_object import JsonObject, omit, since
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.serving import ServingResult
-from clusterdesigner.engine.spec import DesignSpec, SpecError, parse_design_spec
+from clusterdesigner.engine.spec import CloudChoice, DesignSpec, SpecError, parse_design_spec
 from clusterdesigner.engine.tradeoffs import expected_days
 from clusterdesigner.engine.training_result import TrainingEstimate
 from clusterdesigner.engine.verdict import Verdict
@@ -130,16 +130,21 @@ class DesignEvaluation(JsonObject):
         return _section(self.spec, "workload")
 
     @property
-    def cloud_choices(self) -> tuple[Mapping[str, Any], ...]:
-        """The spec's cloud offerings, each ``{"offering": slug, "pricing_models": [...]}``, in order."""
-        return tuple(c for c in self.spec_costs.get("cloud") or () if isinstance(c, Mapping))
+    def cloud_choices(self) -> tuple[CloudChoice, ...]:
+        """The spec's cloud offerings, in order, as the parsed spec types them (offering, the pricing models
+        compared: None for every one the offering prices). A stored spec that no longer parses is read
+        choice by choice, so its pages still show what it compared."""
+        if self.design_spec is not None:
+            return self.design_spec.costs.cloud
+        raw = self.spec_costs.get("cloud")
+        return tuple(_choice(c) for c in raw if isinstance(c, Mapping)) if isinstance(raw, list) else ()
 
     def chosen(self, slug: str, model: str) -> bool:
         """Whether the design compares offering ``slug``'s pricing model ``model``: the cost engine prices
         every model the offering has; the design's choice (as for its options) decides which are shown."""
         for choice in self.cloud_choices:
-            if choice.get("offering") == slug and choice.get("pricing_models"):
-                return model in choice["pricing_models"]
+            if choice.offering == slug and choice.pricing_models:
+                return model in choice.pricing_models
         return True
 
     @property
@@ -165,6 +170,15 @@ class DesignEvaluation(JsonObject):
             ordered = sorted(self.options, key=lambda o: (o.total_usd, o.key))
             return [(o, o.total_usd) for o in ordered]
         return [(by_key[r.key], r.total_usd) for r in self.ranking.options if r.key in by_key]
+
+
+def _choice(raw: Mapping[str, Any]) -> CloudChoice:
+    """A stored cloud choice that did not parse, read as far as it goes."""
+    models = raw.get("pricing_models")
+    return CloudChoice(
+        offering=str(raw.get("offering", "")),
+        pricing_models=tuple(str(m) for m in models) if isinstance(models, list) else None,
+    )
 
 
 def _section(spec: Mapping[str, Any], name: str) -> Mapping[str, Any]:

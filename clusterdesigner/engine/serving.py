@@ -93,6 +93,11 @@ def _fraction(value: Any, path: str) -> float:
     return number
 
 
+# A node's GPUs and the managed-service overhead are bounded as the cost engine bounds them
+# (engine/bounds.py): the owning and renting costs are the cost engine's.
+MAX_GPUS_PER_NODE = int(COST_BOUNDS["cluster.gpus_per_node"].high)
+
+
 def _whole(value: Any, path: str, *, low: int = 1, high: int = 10_000_000) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -250,7 +255,7 @@ class ServingInput:
             raise InputError(
                 "must be at least 1 (the peak is never below the mean)", field="demand.peak_to_mean"
             )
-        _whole(self.gpus_per_node, "gpus_per_node", high=1024)
+        _whole(self.gpus_per_node, "gpus_per_node", high=MAX_GPUS_PER_NODE)
         for name in ("tp", "pp", "ep"):
             _whole(getattr(self, name), f"layout.{name}", low=0, high=1024)
         _whole(self.max_batch, "max_batch", high=1_000_000)
@@ -1176,7 +1181,7 @@ def parse_request(
         tpot_s=float(_positive(targets.get("tpot_s", 0.2), "targets.tpot_s")),
         percentile=float(_positive(targets.get("percentile", 99.0), "targets.percentile")),
         peak_to_mean=_peak_to_mean(demand),
-        gpus_per_node=_whole(request.get("gpus_per_node", 8), "gpus_per_node", high=1024),
+        gpus_per_node=_whole(request.get("gpus_per_node", 8), "gpus_per_node", high=MAX_GPUS_PER_NODE),
         tp=_whole(layout.get("tp", 0), "layout.tp", low=0, high=1024),
         pp=_whole(layout.get("pp", 0), "layout.pp", low=0, high=1024),
         ep=_whole(layout.get("ep", 0), "layout.ep", low=0, high=1024),

@@ -55,11 +55,12 @@ def _int(low: float, high: float, **kw: Any) -> Rule:
     return Rule("int", low, high, **kw)
 
 
-def _bounded(kind: str, path: str, **kw: Any) -> Rule:
+def _bounded(kind: str, path: str, low: float | None = None, **kw: Any) -> Rule:
     """The rule of a spec field the cost engine reads as ``path``: its bounds are the engine's
-    (clusterdesigner.engine.bounds), so a value the spec accepts is never refused there."""
+    (clusterdesigner.engine.bounds), so a value the spec accepts is never refused there; ``low``, a floor of
+    the spec's own above the engine's."""
     bound = bounds.COST[path]
-    return Rule(kind, bound.floor, bound.high, **kw)
+    return Rule(kind, bound.floor if low is None else low, bound.high, **kw)
 
 
 MODEL: Mapping[str, Rule] = {
@@ -122,7 +123,7 @@ CLUSTER: Mapping[str, Rule] = {
     "nodes": _bounded("int", "cluster.nodes", required=True),
     "fabric": Rule("slug", required=True),
     "oversubscription": _bounded(
-        "float", "cluster.oversubscription", default=defaults.OVERSUBSCRIPTION.value
+        "float", "cluster.oversubscription", 1.0, default=defaults.OVERSUBSCRIPTION.value
     ),
     "storage": Rule("slug"),
 }
@@ -155,8 +156,9 @@ MAX_CLOUD_OFFERINGS = 6
 # range-checked by cost.check_input: money over time, Monte Carlo, colocation pricing, training storage.
 ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
 COSTS: Mapping[str, Rule] = {
-    "horizon_years": _bounded("float", "horizon_years", default=defaults.HORIZON_YEARS.value),
-    "utilization": _bounded("float", "utilization", default=defaults.UTILIZATION.value),
+    # A design's own floors (the serving engine prices far lower utilizations, which its demand implies).
+    "horizon_years": _bounded("float", "horizon_years", 0.1, default=defaults.HORIZON_YEARS.value),
+    "utilization": _bounded("float", "utilization", 0.01, default=defaults.UTILIZATION.value),
     "on_prem": Rule("object", default={}),
     "cloud": Rule("list", default=[]),
     "egress_tb": _bounded("float", "cloud.egress_tb"),

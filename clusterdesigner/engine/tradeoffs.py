@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.spec import CloudChoice
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -61,17 +62,15 @@ def best_per_figure(rows: Sequence[Mapping[str, Any]], *, key: str = "design") -
     return best
 
 
-def default_option_key(
-    *, options: Sequence[Mapping[str, Any]], cloud_choices: Sequence[Mapping[str, Any]]
-) -> str:
+def default_option_key(*, options: Sequence[Mapping[str, Any]], cloud_choices: Sequence[CloudChoice]) -> str:
     """The option a comparison shows for a design unless another is asked for: its first cloud choice's
     first priced pricing model (``"<offering>:<pricing model>"``), so cloud designs compare their cloud
     prices; ``"own"`` (owning the cluster) when it has none."""
     keys = {o["key"] for o in options}
     for choice in cloud_choices:
-        for model in choice.get("pricing_models") or []:
-            if f"{choice['offering']}:{model}" in keys:
-                return f"{choice['offering']}:{model}"
+        for model in choice.pricing_models or ():
+            if f"{choice.offering}:{model}" in keys:
+                return f"{choice.offering}:{model}"
     return "own"
 
 
@@ -119,7 +118,7 @@ def compare_column(
     *,
     training: TrainingEstimate,
     options: Sequence[Mapping[str, Any]],
-    cloud_choices: Sequence[Mapping[str, Any]] = (),
+    cloud_choices: Sequence[CloudChoice] = (),
     option_key: str | None = None,
 ) -> CompareColumn:
     """A design's column in a comparison, the same for the compare page and the compare analysis.

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from specs import ACCELERATORS, FABRICS
 
 from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.spec import CloudChoice
 from clusterdesigner.engine.tradeoffs import (
     best_per_figure,
     compare_column,
@@ -104,7 +105,7 @@ OPTIONS = [
     {"key": "p5:spot", "label": "p5 spot", "pricing_model": "spot", "days": 33.0, "run_cost_usd": 500.0},
     {"key": "p5:on_demand", "label": "p5 on demand", "pricing_model": "on_demand", "days": 30.5},
 ]
-CLOUD = [{"offering": "p5", "pricing_models": ["reserved_1y", "spot", "on_demand"]}]
+CLOUD = [CloudChoice(offering="p5", pricing_models=("reserved_1y", "spot", "on_demand"))]
 
 
 def _training() -> TrainingEstimate:

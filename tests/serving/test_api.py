@@ -134,3 +134,25 @@ def test_serve_estimate_command_names_the_bad_field(tmp_path: Path, catalog: Any
     path.write_text(json.dumps({**REQUEST, "output_tokens": 0}))
     with pytest.raises(CommandError, match="output_tokens"):
         call_command("serve_estimate", str(path), stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        # engine/bounds.py: the cost engine's 72 GPUs a node (a GB200 NVL72 rack); serving allowed 1,024 and
+        # then failed in the cost engine on a field named "accelerator".
+        ({"gpus_per_node": 73}, "gpus_per_node", "must be a whole number from 1 to 72, got 73"),
+        (
+            {"cost": {"managed_overhead_fraction": 5.5}},
+            "cost.managed_overhead_fraction",
+            "must be a number from 0 to 5, got 5.5",
+        ),
+    ],
+)
+def test_a_serving_request_past_the_cost_engines_bounds_is_a_400_naming_its_field(
+    api_client: Any, catalog: Any, change: dict[str, Any], field: str, message: str
+) -> None:
+    response = _post(api_client, {**REQUEST, **change})
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["fields"] == {field: [message]}
