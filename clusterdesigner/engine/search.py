@@ -63,12 +63,24 @@ MAX_SEARCH_LAYOUTS = 1_500_000
 
 def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
     """[(field, failed mask, reason(i) → str)] for every rule but memory, in the order they are reported."""
+    return [
+        *_grid_checks(problem, lay),
+        *_sequence_checks(problem, lay),
+        # The training stack's own limits (engine/framework.py): none for Megatron-Core.
+        *framework_checks(profile(problem.training.framework), lay),
+        *_offload_checks(problem, lay),
+    ]
+
+
+def _grid_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """The degrees against the cluster and the model (GPU count, heads, FFN width, layers, interleaving)
+    and the global batch against dp × micro_batch."""
     m = problem.model
     n = problem.cluster.num_gpus
-    tp, pp, dp, cp, ep, v, mb = (lay[k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"))
+    tp, pp, dp, cp, v, mb = (lay[k] for k in ("tp", "pp", "dp", "cp", "vpp", "micro_batch"))
     batch = problem.training.global_batch_seqs
     micro = microbatches(problem, lay)
-    checks: list[tuple[str, np.ndarray, Any]] = [
+    return [
         (
             "parallelism.dp",
             tp * pp * dp * cp != n,
@@ -97,6 +109,14 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
             (v > 1) & (np.mod(micro, pp) != 0),
             lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
         ),
+    ]
+
+
+def _sequence_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """Context and sequence parallelism against seq_len, then expert parallelism."""
+    m = problem.model
+    tp, cp, ep = (lay[k] for k in ("tp", "cp", "ep"))
+    return [
         (
             "parallelism.cp",
             (cp > 1) & (m.seq_len % (2 * cp) != 0),
@@ -115,24 +135,27 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
         ("parallelism.ep", (ep > 1) & (not m.is_moe), lambda i: "ep > 1 needs a mixture-of-experts model"),
         _expert_grid_check(problem, lay),
     ]
-    # The training stack's own limits (engine/framework.py): none for Megatron-Core.
-    checks.extend(framework_checks(profile(problem.training.framework), lay))
-    if problem.training.activation_offload_layers:
-        # Megatron-Core refuses CPU offloading with pipeline parallelism or with activation recompute
-        # (transformer_config.py __post_init__).
-        checks += [
-            (
-                "training.activation_offload_layers",
-                pp > 1,
-                lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
-            ),
-            (
-                "training.activation_offload_layers",
-                lay["recompute"] != RECOMPUTE_NONE,
-                lambda i: "activation offload does not run with activation recompute",
-            ),
-        ]
-    return checks
+
+
+def _offload_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """Activation offload's limits, when it is asked for."""
+    if not problem.training.activation_offload_layers:
+        return []
+    pp = lay["pp"]
+    # Megatron-Core refuses CPU offloading with pipeline parallelism or with activation recompute
+    # (transformer_config.py __post_init__).
+    return [
+        (
+            "training.activation_offload_layers",
+            pp > 1,
+            lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
+        ),
+        (
+            "training.activation_offload_layers",
+            lay["recompute"] != RECOMPUTE_NONE,
+            lambda i: "activation offload does not run with activation recompute",
+        ),
+    ]
 
 
 def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[str, np.ndarray, Any]:
