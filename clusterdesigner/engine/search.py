@@ -511,12 +511,36 @@ def _round2(values: np.ndarray) -> np.ndarray:
     return np.round(values / scale) * scale
 
 
+_STRUCTURE_KEY = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")
+
+
 def _representatives(lay: Mapping[str, IntArray], idx: np.ndarray) -> tuple[list[int], list[int]]:
-    """One index per distinct structure among ``idx`` (so a reason is formatted once per structure), with
-    how many layouts share it."""
-    keys = np.stack([lay[k][idx] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")], axis=1)
-    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-    return [int(idx[f]) for f in first], [int(c) for c in counts]
+    """One index per distinct structure (and micro-batch) among ``idx`` (so a reason is formatted once per
+    structure), the first of each, with how many layouts share it; in the lexicographic order of
+    (tp, pp, dp, cp, ep, vpp, micro_batch), the order the rejection reasons are first counted in.
+
+    The seven fields are packed into one integer per layout (mixed radix, each field's maximum + 1, which
+    keeps the lexicographic order). ``_block_layouts`` lays a structure's layouts out by micro-batch first,
+    so each distinct key is one run of ``idx``: the runs are found in one pass and only their keys are sorted
+    (np.unique on the seven columns sorted every layout, most of the search's time when most are refused)."""
+    cols = [lay[k][idx] for k in _STRUCTURE_KEY]
+    radices = [int(c.max()) + 1 for c in cols]
+    if math.prod(radices) >= 2**62:
+        keys2d = np.stack(cols, axis=1)
+        _, first, counts = np.unique(keys2d, axis=0, return_index=True, return_counts=True)
+        return [int(idx[f]) for f in first], [int(c) for c in counts]
+    key = cols[0].astype(np.int64)
+    for col, radix in zip(cols[1:], radices[1:], strict=True):
+        key = key * radix + col
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    order = np.argsort(key[starts], kind="stable")
+    sorted_keys = key[starts[order]]
+    if (sorted_keys[1:] == sorted_keys[:-1]).any():
+        # A key in two runs (never from _block_layouts): count it as one, first index first.
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        return idx[first].tolist(), counts.tolist()
+    counts = np.diff(np.append(starts, idx.size))
+    return idx[starts[order]].tolist(), counts[order].tolist()
 
 
 __all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks", "structurally_valid"]
