@@ -387,12 +387,12 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         ok = _structurally_ok(problem, lay, result)
         if not ok.any():
             continue
-        sub = {k: a[ok] for k, a in lay.items()}
+        sub = _select(lay, ok)
         result.valid += int(ok.sum())
         fits = _memory_fits(problem, sub, result)
         if not fits.any():
             continue
-        sub = {k: a[fits] for k, a in sub.items()}
+        sub = _select(sub, fits)
         result.feasible += int(fits.sum())
         best.add(step_time_parts(problem, sub)["total"], sub)
     result.best = best.lay
@@ -402,25 +402,35 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
 def _block_layouts(
     problem: Problem, fixed: Mapping[str, int], grid: IntArray, block: list[dict[str, int]]
 ) -> dict[str, IntArray]:
-    """The layouts of a block of structures, each expanded with the option grid, duplicates dropped."""
-    s_arr = {
-        k: np.repeat(np.array([b[k] for b in block], dtype=np.int64), len(grid))
-        for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
+    """The layouts of a block of structures, each expanded with the option grid (structure-major),
+    duplicates dropped. The duplicate rules are decided on the structure × grid table and the kept layouts
+    gathered from it once, each column contiguous."""
+    structure = {
+        k: np.array([b[k] for b in block], dtype=np.int64) for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
     }
-    g = np.tile(grid, (len(block), 1))
-    lay = layouts(
-        **s_arr, micro_batch=g[:, 0], recompute=g[:, 1], sharding=g[:, 2], sequence_parallel=g[:, 3]
-    )
+    tp = structure["tp"][:, None]
+    sp, sharding = grid[None, :, 3], grid[None, :, 2]
     # Sequence parallelism means nothing without TP, and HSDP equals ZeRO-3 or no sharding when the
     # shard group would be the whole (or a single) replica: skip those duplicates.
-    dup = np.zeros(lay["tp"].size, dtype=bool)
+    dup = np.zeros((len(block), len(grid)), dtype=bool)
     if "sequence_parallel" not in fixed:
-        dup |= (lay["sequence_parallel"] > 0) & (lay["tp"] == 1)
+        dup |= (sp > 0) & (tp == 1)
         if profile(problem.training.framework).sequence_parallel == "always":
-            dup |= (lay["sequence_parallel"] == 0) & (lay["tp"] > 1)
+            dup |= (sp == 0) & (tp > 1)
     if "sharding" not in fixed:
-        dup |= (lay["sharding"] == SH_HSDP) & (lay["tp"] * lay["cp"] >= problem.cluster.gpus_per_node)
-    return {k: a[~dup] for k, a in lay.items()}
+        dup |= (sharding == SH_HSDP) & (tp * structure["cp"][:, None] >= problem.cluster.gpus_per_node)
+    s_idx, g_idx = np.nonzero(~dup)
+    options = {k: np.ascontiguousarray(grid[:, j])[g_idx] for j, k in enumerate(_GRID_FIELDS)}
+    return layouts(**{k: a[s_idx] for k, a in structure.items()}, **options)
+
+
+_GRID_FIELDS = ("micro_batch", "recompute", "sharding", "sequence_parallel")
+
+
+def _select(lay: Mapping[str, IntArray], mask: np.ndarray) -> dict[str, IntArray]:
+    """The layouts where ``mask`` holds (the mask turned into indices once, not once per field)."""
+    idx = np.flatnonzero(mask)
+    return {k: a[idx] for k, a in lay.items()}
 
 
 def _structurally_ok(problem: Problem, lay: Mapping[str, IntArray], result: SearchResult) -> np.ndarray:
