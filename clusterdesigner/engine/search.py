@@ -53,6 +53,7 @@ MICRO_BATCH_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 VPP_CHOICES = (1, 2, 3, 4, 6, 8)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 MAX_TP = 64
+MAX_LOOKUP_DIVISOR = 1 << 20
 # What one search may cover, so that it runs in about a second (bench/search.py: 1.35-1.55M layouts/s on one
 # idle core; Llama 3 405B on 16,384 H100 is 342K layouts, DeepSeek-V3 on 64 × 8 GPUs 1.32M). A save and a
 # design's first evaluation search in the request, so these bound what a request computes. 131,072 GPUs is
@@ -86,22 +87,26 @@ def _grid_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[st
             tp * pp * dp * cp != n,
             lambda i: f"tp × pp × dp × cp = {tp[i] * pp[i] * dp[i] * cp[i]} but the cluster has {n} GPUs",
         ),
-        ("parallelism.tp", m.heads % tp != 0, lambda i: f"tp {tp[i]} does not divide {m.heads} heads"),
         (
             "parallelism.tp",
-            m.kv_heads % tp != 0,
+            _indivisible(m.heads, tp),
+            lambda i: f"tp {tp[i]} does not divide {m.heads} heads",
+        ),
+        (
+            "parallelism.tp",
+            _indivisible(m.kv_heads, tp),
             lambda i: f"tp {tp[i]} does not divide {m.kv_heads} kv heads",
         ),
         (
             "parallelism.tp",
-            m.ffn_hidden % tp != 0,
+            _indivisible(m.ffn_hidden, tp),
             lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}",
         ),
         ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
         _interleaving_check(problem, pp, v),
         (
             "parallelism.micro_batch",
-            batch % (dp * mb) != 0,
+            _indivisible(batch, dp * mb),
             lambda i: f"global batch {batch} is not a multiple of dp {dp[i]} × micro_batch {mb[i]}",
         ),
         (
@@ -119,7 +124,7 @@ def _sequence_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tupl
     return [
         (
             "parallelism.cp",
-            (cp > 1) & (m.seq_len % (2 * cp) != 0),
+            (cp > 1) & _indivisible(m.seq_len, 2 * cp),
             lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks",
         ),
         (
@@ -158,6 +163,18 @@ def _offload_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple
     ]
 
 
+def _indivisible(n: int, d: IntArray) -> np.ndarray:
+    """``n % d != 0`` element-wise, looked up in a table of n's divisors where d is positive and small (an
+    integer remainder per layout was the slowest element-wise operation of the structural checks)."""
+    d = np.asarray(d)
+    if n < 1 or d.size == 0 or int(d.min()) < 1 or int(d.max()) > MAX_LOOKUP_DIVISOR:
+        failed: np.ndarray = n % d != 0
+        return failed
+    table = np.ones(int(d.max()) + 1, dtype=bool)
+    table[[k for k in _divisors(n) if k < table.size]] = False
+    return table[d]
+
+
 def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[str, np.ndarray, Any]:
     """ep divides the experts and the ranks it spans: dp × cp (experts split by tp), or with
     ``training.etp`` given tp × dp × cp / etp (Megatron-Core's expert grid, etp · ep · edp = tp · cp · dp:
@@ -167,12 +184,12 @@ def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[s
     if not etp:
         return (
             "parallelism.ep",
-            (ep > 1) & ((m.experts % ep != 0) | ((dp * cp) % ep != 0)),
+            (ep > 1) & (_indivisible(m.experts, ep) | ((dp * cp) % ep != 0)),
             lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
         )
     return (
         "parallelism.ep",
-        (m.experts % ep != 0) | ((tp * dp * cp) % (ep * etp) != 0),
+        _indivisible(m.experts, ep) | ((tp * dp * cp) % (ep * etp) != 0),
         lambda i: (
             f"ep {ep[i]} must divide {m.experts} experts, and ep × etp = {ep[i] * etp} the "
             f"tp × dp × cp = {tp[i] * dp[i] * cp[i]} ranks of a stage"
