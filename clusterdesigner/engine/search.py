@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,19 @@ MAX_SEARCH_GPUS = 131_072
 MAX_SEARCH_LAYOUTS = 1_500_000
 
 
+@dataclass(frozen=True)
+class Reason:
+    """A check's rejection text for layout i, with the layout fields it reads (of ``_STRUCTURE_KEY``):
+    layouts alike in those fields share the text, so ``_structurally_ok`` formats it once for all of them
+    rather than once per structure."""
+
+    fields: tuple[str, ...]
+    text: Callable[[int], str]
+
+    def __call__(self, i: int) -> str:
+        return self.text(i)
+
+
 def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
     """[(field, failed mask, reason(i) → str)] for every rule but memory, in the order they are reported."""
     return [
@@ -85,34 +98,43 @@ def _grid_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[st
         (
             "parallelism.dp",
             tp * pp * dp * cp != n,
-            lambda i: f"tp × pp × dp × cp = {tp[i] * pp[i] * dp[i] * cp[i]} but the cluster has {n} GPUs",
+            Reason(
+                ("tp", "pp", "dp", "cp"),
+                lambda i: f"tp × pp × dp × cp = {tp[i] * pp[i] * dp[i] * cp[i]} but the cluster has {n} GPUs",
+            ),
         ),
         (
             "parallelism.tp",
             _indivisible(m.heads, tp),
-            lambda i: f"tp {tp[i]} does not divide {m.heads} heads",
+            Reason(("tp",), lambda i: f"tp {tp[i]} does not divide {m.heads} heads"),
         ),
         (
             "parallelism.tp",
             _indivisible(m.kv_heads, tp),
-            lambda i: f"tp {tp[i]} does not divide {m.kv_heads} kv heads",
+            Reason(("tp",), lambda i: f"tp {tp[i]} does not divide {m.kv_heads} kv heads"),
         ),
         (
             "parallelism.tp",
             _indivisible(m.ffn_hidden, tp),
-            lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}",
+            Reason(("tp",), lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}"),
         ),
-        ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
+        ("parallelism.pp", pp > m.layers, Reason(("pp",), lambda i: f"pp {pp[i]} exceeds {m.layers} layers")),
         _interleaving_check(problem, pp, v),
         (
             "parallelism.micro_batch",
             _indivisible(batch, dp * mb),
-            lambda i: f"global batch {batch} is not a multiple of dp {dp[i]} × micro_batch {mb[i]}",
+            Reason(
+                ("dp", "micro_batch"),
+                lambda i: f"global batch {batch} is not a multiple of dp {dp[i]} × micro_batch {mb[i]}",
+            ),
         ),
         (
             "parallelism.vpp",
             (v > 1) & (np.mod(micro, pp) != 0),
-            lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
+            Reason(
+                ("dp", "micro_batch", "pp"),
+                lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
+            ),
         ),
     ]
 
@@ -125,19 +147,28 @@ def _sequence_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tupl
         (
             "parallelism.cp",
             (cp > 1) & _indivisible(m.seq_len, 2 * cp),
-            lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks",
+            Reason(
+                ("cp",), lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks"
+            ),
         ),
         (
             # Megatron-Core scatters the sequence over the TP ranks (tensor_parallel/mappings.py,
             # _split_along_first_dim asserts the first dimension divides by the TP size).
             "parallelism.sequence_parallel",
             (lay["sequence_parallel"] > 0) & (tp > 1) & ((m.seq_len // cp) % tp != 0),
-            lambda i: (
-                f"sequence parallelism splits seq_len {m.seq_len} / cp {cp[i]} over tp {tp[i]} ranks, "
-                "which does not divide it"
+            Reason(
+                ("cp", "tp"),
+                lambda i: (
+                    f"sequence parallelism splits seq_len {m.seq_len} / cp {cp[i]} over tp {tp[i]} ranks, "
+                    "which does not divide it"
+                ),
             ),
         ),
-        ("parallelism.ep", (ep > 1) & (not m.is_moe), lambda i: "ep > 1 needs a mixture-of-experts model"),
+        (
+            "parallelism.ep",
+            (ep > 1) & (not m.is_moe),
+            Reason((), lambda i: "ep > 1 needs a mixture-of-experts model"),
+        ),
         _expert_grid_check(problem, lay),
     ]
 
@@ -153,12 +184,15 @@ def _offload_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple
         (
             "training.activation_offload_layers",
             pp > 1,
-            lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
+            Reason(
+                ("pp",),
+                lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
+            ),
         ),
         (
             "training.activation_offload_layers",
             lay["recompute"] != RECOMPUTE_NONE,
-            lambda i: "activation offload does not run with activation recompute",
+            Reason((), lambda i: "activation offload does not run with activation recompute"),
         ),
     ]
 
@@ -185,14 +219,20 @@ def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[s
         return (
             "parallelism.ep",
             (ep > 1) & (_indivisible(m.experts, ep) | ((dp * cp) % ep != 0)),
-            lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
+            Reason(
+                ("ep", "dp", "cp"),
+                lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
+            ),
         )
     return (
         "parallelism.ep",
         _indivisible(m.experts, ep) | ((tp * dp * cp) % (ep * etp) != 0),
-        lambda i: (
-            f"ep {ep[i]} must divide {m.experts} experts, and ep × etp = {ep[i] * etp} the "
-            f"tp × dp × cp = {tp[i] * dp[i] * cp[i]} ranks of a stage"
+        Reason(
+            ("ep", "tp", "dp", "cp"),
+            lambda i: (
+                f"ep {ep[i]} must divide {m.experts} experts, and ep × etp = {ep[i] * etp} the "
+                f"tp × dp × cp = {tp[i] * dp[i] * cp[i]} ranks of a stage"
+            ),
         ),
     )
 
@@ -206,17 +246,23 @@ def _interleaving_check(problem: Problem, pp: IntArray, v: IntArray) -> tuple[st
         return (
             "parallelism.vpp",
             (pp * v != stages) | ((pp == 1) & (v > 1)),
-            lambda i: (
-                f"pipeline_layout has {stages} stages; pp {pp[i]} × vpp {v[i]} = {pp[i] * v[i]}"
-                + (" (interleaving needs pp > 1)" if pp[i] == 1 and v[i] > 1 else "")
+            Reason(
+                ("pp", "vpp"),
+                lambda i: (
+                    f"pipeline_layout has {stages} stages; pp {pp[i]} × vpp {v[i]} = {pp[i] * v[i]}"
+                    + (" (interleaving needs pp > 1)" if pp[i] == 1 and v[i] > 1 else "")
+                ),
             ),
         )
     return (
         "parallelism.vpp",
         (v > 1) & ~interleaving_splits(m.layers, pp, v),
-        lambda i: (
-            f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
-            "(embedding and loss counted as layers), or pp is 1"
+        Reason(
+            ("vpp", "pp"),
+            lambda i: (
+                f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
+                "(embedding and loss counted as layers), or pp is 1"
+            ),
         ),
     )
 
@@ -458,6 +504,8 @@ def _structurally_ok(problem: Problem, lay: Mapping[str, IntArray], result: Sear
         bad = failed & ok
         if bad.any():
             reps, counts = _representatives(lay, np.flatnonzero(bad))
+            if isinstance(reason, Reason):
+                reps, counts = _alike(lay, reps, counts, reason.fields)
             for i, count in zip(reps, counts, strict=True):
                 text = reason(i)
                 result.rejected[text] += count
@@ -568,6 +616,26 @@ def _representatives(lay: Mapping[str, IntArray], idx: np.ndarray) -> tuple[list
         return idx[first].tolist(), counts.tolist()
     counts = np.diff(np.append(starts, idx.size))
     return idx[starts[order]].tolist(), counts[order].tolist()
+
+
+def _alike(
+    lay: Mapping[str, IntArray], reps: list[int], counts: list[int], fields: tuple[str, ...]
+) -> tuple[list[int], list[int]]:
+    """``_representatives`` merged where they agree on ``fields`` (the fields a reason reads, so they share
+    its text): the first of each group, in the order the groups first appear in ``reps``, with the group's
+    count. Counting one text per group, in that order, counts the same texts as one per representative, in
+    the same first-seen order."""
+    rep_idx = np.array(reps, dtype=np.int64)
+    key = np.zeros(rep_idx.size, dtype=np.int64)
+    cols = [lay[k][rep_idx] for k in fields]
+    if math.prod(int(c.max()) + 1 for c in cols) >= 2**62:
+        return reps, counts
+    for col in cols:
+        key = key * (int(col.max()) + 1) + col
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse.ravel(), weights=np.array(counts, dtype=np.float64)).astype(np.int64)
+    order = np.argsort(first)
+    return rep_idx[first[order]].tolist(), summed[order].tolist()
 
 
 __all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks", "structurally_valid"]
