@@ -130,7 +130,8 @@ def _grid_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[st
         ),
         (
             "parallelism.vpp",
-            (v > 1) & (np.mod(micro, pp) != 0),
+            # B / (dp·m) a multiple of pp ⇔ dp·m·pp divides B (a fractional B / (dp·m) is no multiple).
+            (v > 1) & _indivisible(batch, dp * mb * pp),
             Reason(
                 ("dp", "micro_batch", "pp"),
                 lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
