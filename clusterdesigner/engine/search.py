@@ -545,13 +545,24 @@ class _Best:
     )
 
     def add(self, t: np.ndarray, sub: Mapping[str, IntArray]) -> None:
-        top = self.top
-        keep = np.argsort(t, kind="stable")[:top] if t.size > top else np.argsort(t, kind="stable")
+        keep = _smallest(t, self.top)
         best_time = np.concatenate([self.time, t[keep]])
         best_lay = {k: np.concatenate([self.lay[k], sub[k][keep]]) for k in LAYOUT_FIELDS}
-        order = np.argsort(best_time, kind="stable")[:top]
+        order = np.argsort(best_time, kind="stable")[: self.top]
         self.time = best_time[order]
         self.lay = {k: a[order] for k, a in best_lay.items()}
+
+
+def _smallest(t: np.ndarray, top: int) -> np.ndarray:
+    """Indices of the ``top`` smallest of ``t``, ascending, ties in index order: np.argsort(t, kind="stable")
+    [:top], with the stable sort run only on the values up to the top-th smallest (np.partition finds it)."""
+    if t.size <= top:
+        return np.argsort(t, kind="stable")
+    kth = np.partition(t, top - 1)[top - 1]
+    if np.isnan(kth):  # fewer than ``top`` numbers: NaN sorts last, sort them all
+        return np.argsort(t, kind="stable")[:top]
+    candidates = np.flatnonzero(t <= kth)
+    return candidates[np.argsort(t[candidates], kind="stable")][:top]
 
 
 def structurally_valid(problem: Problem, *, fixed: Mapping[str, int]) -> bool:

@@ -151,3 +151,13 @@ def test_rejections_are_counted_as_one_text_per_refused_structure(
     expected = _rejections_one_per_structure(problem, lay)
     assert len(expected) > 5
     assert list(result.rejected.items()) == expected
+
+
+@given(
+    st.lists(st.sampled_from([0.0, 1.0, 1.5, 2.0, float("inf"), float("nan")]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=12),
+)
+def test_the_fastest_layouts_are_kept_as_a_stable_sort_would(times: list[float], top: int) -> None:
+    # Ties (and NaN, sorted last) stay in the order seen, as np.argsort(kind="stable") keeps them.
+    t = np.array(times)
+    assert search_module._smallest(t, top).tolist() == np.argsort(t, kind="stable")[:top].tolist()
