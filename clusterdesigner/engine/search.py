@@ -483,9 +483,12 @@ def _block_layouts(
             dup |= (sp == 0) & (tp > 1)
     if "sharding" not in fixed:
         dup |= (sharding == SH_HSDP) & (tp * structure["cp"][:, None] >= problem.cluster.gpus_per_node)
-    s_idx, g_idx = np.nonzero(~dup)
+    # Row-major: each structure's kept options in grid order, so the structure columns are repeats.
+    kept = ~dup
+    per_structure = kept.sum(axis=1)
+    g_idx = np.nonzero(kept)[1]
     options = {k: np.ascontiguousarray(grid[:, j])[g_idx] for j, k in enumerate(_GRID_FIELDS)}
-    return layouts(**{k: a[s_idx] for k, a in structure.items()}, **options)
+    return layouts(**{k: np.repeat(a, per_structure) for k, a in structure.items()}, **options)
 
 
 _GRID_FIELDS = ("micro_batch", "recompute", "sharding", "sequence_parallel")
