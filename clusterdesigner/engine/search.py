@@ -54,10 +54,11 @@ VPP_CHOICES = (1, 2, 3, 4, 6, 8)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 MAX_TP = 64
 MAX_LOOKUP_DIVISOR = 1 << 20
-# What one search may cover, so that it runs in about a second (bench/search.py: 1.35-1.55M layouts/s on one
-# idle core; Llama 3 405B on 16,384 H100 is 342K layouts, DeepSeek-V3 on 64 × 8 GPUs 1.32M). A save and a
-# design's first evaluation search in the request, so these bound what a request computes. 131,072 GPUs is
-# 8 × Llama 3's 16,384; past it the divisor counts alone make searches of millions of layouts.
+# What one search may cover, so that it runs in about a second (bench/search.py, one core: 2.1M layouts/s
+# where most layouts reach the memory and time models, up to 5.9M where most are refused by the structural
+# checks; search_size counts Llama 3 405B on 16,384 H100 at 299K layouts, DeepSeek-V3 on 64 × 8 GPUs 882K).
+# A save and a design's first evaluation search in the request, so these bound what a request computes.
+# 131,072 GPUs is 8 × Llama 3's 16,384; past it the divisor counts alone make searches of millions of layouts.
 MAX_SEARCH_GPUS = 131_072
 MAX_SEARCH_LAYOUTS = 1_500_000
 
