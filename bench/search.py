@@ -1,11 +1,13 @@
 """Time the training engine's full layout search on three clusters (issue 3, "Speed").
 
-    .venv/bin/python bench/search.py
+    taskset -c 1 .venv/bin/python bench/search.py
 
 Prints layouts evaluated, wall time, layouts per second and peak traced memory for
 (a) GPT-3 175B on 1,024 A100 80GB, global batch 1,536 sequences; (b) Llama 3 405B on 16,384 H100 with
 16M-token batches; (c) Llama 3 70B on 512 H100 (4M-token batches); then the 70B search on 64-512 H100 as
-a Celery sweep calls it. Targets: ≥ 500,000 layouts/s on one core, (a) < 10 s, peak memory < 1 GiB.
+a Celery sweep calls it. Targets (issue 19): ≥ 1,000,000 layouts/s on one core, (a) < 1 s, peak memory
+< 1 GiB. The first call's wall time counts cold caches; the best of REPEATS further calls is the rate on a
+machine others share (their load only ever slows a call). Pin one core (taskset) so the rate is one core's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 from specs import ACCELERATORS, FABRICS  # noqa: E402
 
 from clusterdesigner.engine.training import estimate  # noqa: E402
+
+REPEATS = 5
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     (
@@ -58,6 +62,11 @@ def run(label: str, request: dict[str, Any]) -> None:
     t0 = time.perf_counter()
     response = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     wall = time.perf_counter() - t0
+    best_wall = wall
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+        best_wall = min(best_wall, time.perf_counter() - t0)
     tracemalloc.start()
     estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     _, peak = tracemalloc.get_traced_memory()
@@ -65,7 +74,8 @@ def run(label: str, request: dict[str, Any]) -> None:
     n = response["layouts_evaluated"]
     best = response["parallelism"]
     print(
-        f"{label}\n  layouts evaluated {n:,}  wall {wall:.3f} s  {n / wall:,.0f} layouts/s  "
+        f"{label}\n  layouts evaluated {n:,}  wall {wall:.3f} s  {n / wall:,.0f} layouts/s (first call); "
+        f"best of {REPEATS + 1} {best_wall:.3f} s  {n / best_wall:,.0f} layouts/s  "
         f"peak traced memory {peak / 2**20:.1f} MiB"
     )
     print(

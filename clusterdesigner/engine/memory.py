@@ -545,14 +545,25 @@ def _stage_activations(
 
 
 def _heaviest(parts_by_stage: list[dict[str, Any]], reserve: float) -> dict[str, FloatArray]:
-    """The parts of the stage with the largest total, plus the framework reserve."""
-    totals = np.stack([sum(p.values()) for p in parts_by_stage])
-    # argmax keeps the first of equal totals: ties go to the first stage, as before.
-    heaviest = np.argmax(totals, axis=0)
-    parts = {
-        k: np.choose(heaviest, [np.broadcast_to(p[k], heaviest.shape) for p in parts_by_stage])
-        for k in parts_by_stage[0]
-    }
+    """The parts of the stage with the largest total, plus the framework reserve. Ties go to the first
+    stage (as np.argmax would); each part is picked with np.where, not np.choose, which copies the chosen
+    element by element (a search's memory pass spent more time choosing than computing)."""
+    totals = [sum(p.values()) for p in parts_by_stage]
+    total = totals[0]
+    picks = []
+    for stage, stage_total in enumerate(totals[1:], start=1):
+        picks.append((stage, stage_total > total))
+        total = np.maximum(total, stage_total)
+    heaviest = np.zeros(np.shape(total), dtype=np.int64)
+    for stage, heavier in picks:
+        heaviest[heavier] = stage
+    chosen = [(heaviest == stage, p) for stage, p in enumerate(parts_by_stage[1:], start=1)]
+    parts = {}
+    for k in parts_by_stage[0]:
+        part = np.broadcast_to(parts_by_stage[0][k], heaviest.shape)
+        for is_stage, p in chosen:
+            part = np.where(is_stage, p[k], part)
+        parts[k] = part
     parts["framework_reserve"] = np.full(heaviest.shape, reserve)
-    parts["total"] = np.max(totals, axis=0) + reserve
+    parts["total"] = total + reserve
     return parts

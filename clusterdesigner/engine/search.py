@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,86 +53,162 @@ MICRO_BATCH_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 VPP_CHOICES = (1, 2, 3, 4, 6, 8)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 MAX_TP = 64
-# What one search may cover, so that it runs in about a second (bench/search.py: 1.35-1.55M layouts/s on one
-# idle core; Llama 3 405B on 16,384 H100 is 342K layouts, DeepSeek-V3 on 64 × 8 GPUs 1.32M). A save and a
-# design's first evaluation search in the request, so these bound what a request computes. 131,072 GPUs is
-# 8 × Llama 3's 16,384; past it the divisor counts alone make searches of millions of layouts.
+MAX_LOOKUP_DIVISOR = 1 << 20
+# What one search may cover, so that it runs in about a second (bench/search.py, one core: 2.1M layouts/s
+# where most layouts reach the memory and time models, up to 5.9M where most are refused by the structural
+# checks; search_size counts Llama 3 405B on 16,384 H100 at 299K layouts, DeepSeek-V3 on 64 × 8 GPUs 882K).
+# A save and a design's first evaluation search in the request, so these bound what a request computes.
+# 131,072 GPUs is 8 × Llama 3's 16,384; past it the divisor counts alone make searches of millions of layouts.
 MAX_SEARCH_GPUS = 131_072
 MAX_SEARCH_LAYOUTS = 1_500_000
 
 
+@dataclass(frozen=True)
+class Reason:
+    """A check's rejection text for layout i, with the layout fields it reads (of ``_STRUCTURE_KEY``):
+    layouts alike in those fields share the text, so ``_structurally_ok`` formats it once for all of them
+    rather than once per structure."""
+
+    fields: tuple[str, ...]
+    text: Callable[[int], str]
+
+    def __call__(self, i: int) -> str:
+        return self.text(i)
+
+
 def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
     """[(field, failed mask, reason(i) → str)] for every rule but memory, in the order they are reported."""
+    return [
+        *_grid_checks(problem, lay),
+        *_sequence_checks(problem, lay),
+        # The training stack's own limits (engine/framework.py): none for Megatron-Core.
+        *framework_checks(profile(problem.training.framework), lay),
+        *_offload_checks(problem, lay),
+    ]
+
+
+def _grid_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """The degrees against the cluster and the model (GPU count, heads, FFN width, layers, interleaving)
+    and the global batch against dp × micro_batch."""
     m = problem.model
     n = problem.cluster.num_gpus
-    tp, pp, dp, cp, ep, v, mb = (lay[k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"))
+    tp, pp, dp, cp, v, mb = (lay[k] for k in ("tp", "pp", "dp", "cp", "vpp", "micro_batch"))
     batch = problem.training.global_batch_seqs
     micro = microbatches(problem, lay)
-    checks: list[tuple[str, np.ndarray, Any]] = [
+    return [
         (
             "parallelism.dp",
             tp * pp * dp * cp != n,
-            lambda i: f"tp × pp × dp × cp = {tp[i] * pp[i] * dp[i] * cp[i]} but the cluster has {n} GPUs",
-        ),
-        ("parallelism.tp", m.heads % tp != 0, lambda i: f"tp {tp[i]} does not divide {m.heads} heads"),
-        (
-            "parallelism.tp",
-            m.kv_heads % tp != 0,
-            lambda i: f"tp {tp[i]} does not divide {m.kv_heads} kv heads",
+            Reason(
+                ("tp", "pp", "dp", "cp"),
+                lambda i: f"tp × pp × dp × cp = {tp[i] * pp[i] * dp[i] * cp[i]} but the cluster has {n} GPUs",
+            ),
         ),
         (
             "parallelism.tp",
-            m.ffn_hidden % tp != 0,
-            lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}",
+            _indivisible(m.heads, tp),
+            Reason(("tp",), lambda i: f"tp {tp[i]} does not divide {m.heads} heads"),
         ),
-        ("parallelism.pp", pp > m.layers, lambda i: f"pp {pp[i]} exceeds {m.layers} layers"),
+        (
+            "parallelism.tp",
+            _indivisible(m.kv_heads, tp),
+            Reason(("tp",), lambda i: f"tp {tp[i]} does not divide {m.kv_heads} kv heads"),
+        ),
+        (
+            "parallelism.tp",
+            _indivisible(m.ffn_hidden, tp),
+            Reason(("tp",), lambda i: f"tp {tp[i]} does not divide ffn_hidden {m.ffn_hidden}"),
+        ),
+        ("parallelism.pp", pp > m.layers, Reason(("pp",), lambda i: f"pp {pp[i]} exceeds {m.layers} layers")),
         _interleaving_check(problem, pp, v),
         (
             "parallelism.micro_batch",
-            batch % (dp * mb) != 0,
-            lambda i: f"global batch {batch} is not a multiple of dp {dp[i]} × micro_batch {mb[i]}",
+            _indivisible(batch, dp * mb),
+            Reason(
+                ("dp", "micro_batch"),
+                lambda i: f"global batch {batch} is not a multiple of dp {dp[i]} × micro_batch {mb[i]}",
+            ),
         ),
         (
             "parallelism.vpp",
-            (v > 1) & (np.mod(micro, pp) != 0),
-            lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
+            # B / (dp·m) a multiple of pp ⇔ dp·m·pp divides B (a fractional B / (dp·m) is no multiple).
+            (v > 1) & _indivisible(batch, dp * mb * pp),
+            Reason(
+                ("dp", "micro_batch", "pp"),
+                lambda i: f"interleaving needs micro-batches ({micro[i]:g}) to be a multiple of pp {pp[i]}",
+            ),
         ),
+    ]
+
+
+def _sequence_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """Context and sequence parallelism against seq_len, then expert parallelism."""
+    m = problem.model
+    tp, cp, ep = (lay[k] for k in ("tp", "cp", "ep"))
+    return [
         (
             "parallelism.cp",
-            (cp > 1) & (m.seq_len % (2 * cp) != 0),
-            lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks",
+            (cp > 1) & _indivisible(m.seq_len, 2 * cp),
+            Reason(
+                ("cp",), lambda i: f"cp {cp[i]} does not split seq_len {m.seq_len} into 2·cp equal chunks"
+            ),
         ),
         (
             # Megatron-Core scatters the sequence over the TP ranks (tensor_parallel/mappings.py,
             # _split_along_first_dim asserts the first dimension divides by the TP size).
             "parallelism.sequence_parallel",
             (lay["sequence_parallel"] > 0) & (tp > 1) & ((m.seq_len // cp) % tp != 0),
-            lambda i: (
-                f"sequence parallelism splits seq_len {m.seq_len} / cp {cp[i]} over tp {tp[i]} ranks, "
-                "which does not divide it"
+            Reason(
+                ("cp", "tp"),
+                lambda i: (
+                    f"sequence parallelism splits seq_len {m.seq_len} / cp {cp[i]} over tp {tp[i]} ranks, "
+                    "which does not divide it"
+                ),
             ),
         ),
-        ("parallelism.ep", (ep > 1) & (not m.is_moe), lambda i: "ep > 1 needs a mixture-of-experts model"),
+        (
+            "parallelism.ep",
+            (ep > 1) & (not m.is_moe),
+            Reason((), lambda i: "ep > 1 needs a mixture-of-experts model"),
+        ),
         _expert_grid_check(problem, lay),
     ]
-    # The training stack's own limits (engine/framework.py): none for Megatron-Core.
-    checks.extend(framework_checks(profile(problem.training.framework), lay))
-    if problem.training.activation_offload_layers:
-        # Megatron-Core refuses CPU offloading with pipeline parallelism or with activation recompute
-        # (transformer_config.py __post_init__).
-        checks += [
-            (
-                "training.activation_offload_layers",
-                pp > 1,
+
+
+def _offload_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """Activation offload's limits, when it is asked for."""
+    if not problem.training.activation_offload_layers:
+        return []
+    pp = lay["pp"]
+    # Megatron-Core refuses CPU offloading with pipeline parallelism or with activation recompute
+    # (transformer_config.py __post_init__).
+    return [
+        (
+            "training.activation_offload_layers",
+            pp > 1,
+            Reason(
+                ("pp",),
                 lambda i: f"activation offload runs only without pipeline parallelism, got pp {pp[i]}",
             ),
-            (
-                "training.activation_offload_layers",
-                lay["recompute"] != RECOMPUTE_NONE,
-                lambda i: "activation offload does not run with activation recompute",
-            ),
-        ]
-    return checks
+        ),
+        (
+            "training.activation_offload_layers",
+            lay["recompute"] != RECOMPUTE_NONE,
+            Reason((), lambda i: "activation offload does not run with activation recompute"),
+        ),
+    ]
+
+
+def _indivisible(n: int, d: IntArray) -> np.ndarray:
+    """``n % d != 0`` element-wise, looked up in a table of n's divisors where d is positive and small (an
+    integer remainder per layout was the slowest element-wise operation of the structural checks)."""
+    d = np.asarray(d)
+    if n < 1 or d.size == 0 or int(d.min()) < 1 or int(d.max()) > MAX_LOOKUP_DIVISOR:
+        failed: np.ndarray = n % d != 0
+        return failed
+    table = np.ones(int(d.max()) + 1, dtype=bool)
+    table[[k for k in _divisors(n) if k < table.size]] = False
+    return table[d]
 
 
 def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[str, np.ndarray, Any]:
@@ -144,15 +220,21 @@ def _expert_grid_check(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[s
     if not etp:
         return (
             "parallelism.ep",
-            (ep > 1) & ((m.experts % ep != 0) | ((dp * cp) % ep != 0)),
-            lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
+            (ep > 1) & (_indivisible(m.experts, ep) | ((dp * cp) % ep != 0)),
+            Reason(
+                ("ep", "dp", "cp"),
+                lambda i: f"ep {ep[i]} must divide {m.experts} experts and dp × cp {dp[i] * cp[i]}",
+            ),
         )
     return (
         "parallelism.ep",
-        (m.experts % ep != 0) | ((tp * dp * cp) % (ep * etp) != 0),
-        lambda i: (
-            f"ep {ep[i]} must divide {m.experts} experts, and ep × etp = {ep[i] * etp} the "
-            f"tp × dp × cp = {tp[i] * dp[i] * cp[i]} ranks of a stage"
+        _indivisible(m.experts, ep) | ((tp * dp * cp) % (ep * etp) != 0),
+        Reason(
+            ("ep", "tp", "dp", "cp"),
+            lambda i: (
+                f"ep {ep[i]} must divide {m.experts} experts, and ep × etp = {ep[i] * etp} the "
+                f"tp × dp × cp = {tp[i] * dp[i] * cp[i]} ranks of a stage"
+            ),
         ),
     )
 
@@ -166,17 +248,23 @@ def _interleaving_check(problem: Problem, pp: IntArray, v: IntArray) -> tuple[st
         return (
             "parallelism.vpp",
             (pp * v != stages) | ((pp == 1) & (v > 1)),
-            lambda i: (
-                f"pipeline_layout has {stages} stages; pp {pp[i]} × vpp {v[i]} = {pp[i] * v[i]}"
-                + (" (interleaving needs pp > 1)" if pp[i] == 1 and v[i] > 1 else "")
+            Reason(
+                ("pp", "vpp"),
+                lambda i: (
+                    f"pipeline_layout has {stages} stages; pp {pp[i]} × vpp {v[i]} = {pp[i] * v[i]}"
+                    + (" (interleaving needs pp > 1)" if pp[i] == 1 and v[i] > 1 else "")
+                ),
             ),
         )
     return (
         "parallelism.vpp",
         (v > 1) & ~interleaving_splits(m.layers, pp, v),
-        lambda i: (
-            f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
-            "(embedding and loss counted as layers), or pp is 1"
+        Reason(
+            ("vpp", "pp"),
+            lambda i: (
+                f"vpp {v[i]} × pp {pp[i]} divides neither {m.layers} layers nor {m.layers + 2} "
+                "(embedding and loss counted as layers), or pp is 1"
+            ),
         ),
     )
 
@@ -364,12 +452,12 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
         ok = _structurally_ok(problem, lay, result)
         if not ok.any():
             continue
-        sub = {k: a[ok] for k, a in lay.items()}
+        sub = _select(lay, ok)
         result.valid += int(ok.sum())
         fits = _memory_fits(problem, sub, result)
         if not fits.any():
             continue
-        sub = {k: a[fits] for k, a in sub.items()}
+        sub = _select(sub, fits)
         result.feasible += int(fits.sum())
         best.add(step_time_parts(problem, sub)["total"], sub)
     result.best = best.lay
@@ -379,25 +467,38 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
 def _block_layouts(
     problem: Problem, fixed: Mapping[str, int], grid: IntArray, block: list[dict[str, int]]
 ) -> dict[str, IntArray]:
-    """The layouts of a block of structures, each expanded with the option grid, duplicates dropped."""
-    s_arr = {
-        k: np.repeat(np.array([b[k] for b in block], dtype=np.int64), len(grid))
-        for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
+    """The layouts of a block of structures, each expanded with the option grid (structure-major),
+    duplicates dropped. The duplicate rules are decided on the structure × grid table and the kept layouts
+    gathered from it once, each column contiguous."""
+    structure = {
+        k: np.array([b[k] for b in block], dtype=np.int64) for k in ("tp", "pp", "cp", "dp", "ep", "vpp")
     }
-    g = np.tile(grid, (len(block), 1))
-    lay = layouts(
-        **s_arr, micro_batch=g[:, 0], recompute=g[:, 1], sharding=g[:, 2], sequence_parallel=g[:, 3]
-    )
+    tp = structure["tp"][:, None]
+    sp, sharding = grid[None, :, 3], grid[None, :, 2]
     # Sequence parallelism means nothing without TP, and HSDP equals ZeRO-3 or no sharding when the
     # shard group would be the whole (or a single) replica: skip those duplicates.
-    dup = np.zeros(lay["tp"].size, dtype=bool)
+    dup = np.zeros((len(block), len(grid)), dtype=bool)
     if "sequence_parallel" not in fixed:
-        dup |= (lay["sequence_parallel"] > 0) & (lay["tp"] == 1)
+        dup |= (sp > 0) & (tp == 1)
         if profile(problem.training.framework).sequence_parallel == "always":
-            dup |= (lay["sequence_parallel"] == 0) & (lay["tp"] > 1)
+            dup |= (sp == 0) & (tp > 1)
     if "sharding" not in fixed:
-        dup |= (lay["sharding"] == SH_HSDP) & (lay["tp"] * lay["cp"] >= problem.cluster.gpus_per_node)
-    return {k: a[~dup] for k, a in lay.items()}
+        dup |= (sharding == SH_HSDP) & (tp * structure["cp"][:, None] >= problem.cluster.gpus_per_node)
+    # Row-major: each structure's kept options in grid order, so the structure columns are repeats.
+    kept = ~dup
+    per_structure = kept.sum(axis=1)
+    g_idx = np.nonzero(kept)[1]
+    options = {k: np.ascontiguousarray(grid[:, j])[g_idx] for j, k in enumerate(_GRID_FIELDS)}
+    return layouts(**{k: np.repeat(a, per_structure) for k, a in structure.items()}, **options)
+
+
+_GRID_FIELDS = ("micro_batch", "recompute", "sharding", "sequence_parallel")
+
+
+def _select(lay: Mapping[str, IntArray], mask: np.ndarray) -> dict[str, IntArray]:
+    """The layouts where ``mask`` holds (the mask turned into indices once, not once per field)."""
+    idx = np.flatnonzero(mask)
+    return {k: a[idx] for k, a in lay.items()}
 
 
 def _structurally_ok(problem: Problem, lay: Mapping[str, IntArray], result: SearchResult) -> np.ndarray:
@@ -408,6 +509,8 @@ def _structurally_ok(problem: Problem, lay: Mapping[str, IntArray], result: Sear
         bad = failed & ok
         if bad.any():
             reps, counts = _representatives(lay, np.flatnonzero(bad))
+            if isinstance(reason, Reason):
+                reps, counts = _alike(lay, reps, counts, reason.fields)
             for i, count in zip(reps, counts, strict=True):
                 text = reason(i)
                 result.rejected[text] += count
@@ -446,13 +549,24 @@ class _Best:
     )
 
     def add(self, t: np.ndarray, sub: Mapping[str, IntArray]) -> None:
-        top = self.top
-        keep = np.argsort(t, kind="stable")[:top] if t.size > top else np.argsort(t, kind="stable")
+        keep = _smallest(t, self.top)
         best_time = np.concatenate([self.time, t[keep]])
         best_lay = {k: np.concatenate([self.lay[k], sub[k][keep]]) for k in LAYOUT_FIELDS}
-        order = np.argsort(best_time, kind="stable")[:top]
+        order = np.argsort(best_time, kind="stable")[: self.top]
         self.time = best_time[order]
         self.lay = {k: a[order] for k, a in best_lay.items()}
+
+
+def _smallest(t: np.ndarray, top: int) -> np.ndarray:
+    """Indices of the ``top`` smallest of ``t``, ascending, ties in index order: np.argsort(t, kind="stable")
+    [:top], with the stable sort run only on the values up to the top-th smallest (np.partition finds it)."""
+    if t.size <= top:
+        return np.argsort(t, kind="stable")
+    kth = np.partition(t, top - 1)[top - 1]
+    if np.isnan(kth):  # fewer than ``top`` numbers: NaN sorts last, sort them all
+        return np.argsort(t, kind="stable")[:top]
+    candidates = np.flatnonzero(t <= kth)
+    return candidates[np.argsort(t[candidates], kind="stable")][:top]
 
 
 def structurally_valid(problem: Problem, *, fixed: Mapping[str, int]) -> bool:
@@ -488,12 +602,56 @@ def _round2(values: np.ndarray) -> np.ndarray:
     return np.round(values / scale) * scale
 
 
+_STRUCTURE_KEY = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")
+
+
 def _representatives(lay: Mapping[str, IntArray], idx: np.ndarray) -> tuple[list[int], list[int]]:
-    """One index per distinct structure among ``idx`` (so a reason is formatted once per structure), with
-    how many layouts share it."""
-    keys = np.stack([lay[k][idx] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")], axis=1)
-    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-    return [int(idx[f]) for f in first], [int(c) for c in counts]
+    """One index per distinct structure (and micro-batch) among ``idx`` (so a reason is formatted once per
+    structure), the first of each, with how many layouts share it; in the lexicographic order of
+    (tp, pp, dp, cp, ep, vpp, micro_batch), the order the rejection reasons are first counted in.
+
+    The seven fields are packed into one integer per layout (mixed radix, each field's maximum + 1, which
+    keeps the lexicographic order). ``_block_layouts`` lays a structure's layouts out by micro-batch first,
+    so each distinct key is one run of ``idx``: the runs are found in one pass and only their keys are sorted
+    (np.unique on the seven columns sorted every layout, most of the search's time when most are refused)."""
+    cols = [lay[k][idx] for k in _STRUCTURE_KEY]
+    radices = [int(c.max()) + 1 for c in cols]
+    if math.prod(radices) >= 2**62:
+        keys2d = np.stack(cols, axis=1)
+        _, first, counts = np.unique(keys2d, axis=0, return_index=True, return_counts=True)
+        return [int(idx[f]) for f in first], [int(c) for c in counts]
+    key = cols[0].astype(np.int64)
+    for col, radix in zip(cols[1:], radices[1:], strict=True):
+        key = key * radix + col
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    order = np.argsort(key[starts], kind="stable")
+    sorted_keys = key[starts[order]]
+    if (sorted_keys[1:] == sorted_keys[:-1]).any():
+        # A key in two runs (never from _block_layouts): count it as one, first index first.
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        return idx[first].tolist(), counts.tolist()
+    counts = np.diff(np.append(starts, idx.size))
+    return idx[starts[order]].tolist(), counts[order].tolist()
+
+
+def _alike(
+    lay: Mapping[str, IntArray], reps: list[int], counts: list[int], fields: tuple[str, ...]
+) -> tuple[list[int], list[int]]:
+    """``_representatives`` merged where they agree on ``fields`` (the fields a reason reads, so they share
+    its text): the first of each group, in the order the groups first appear in ``reps``, with the group's
+    count. Counting one text per group, in that order, counts the same texts as one per representative, in
+    the same first-seen order."""
+    rep_idx = np.array(reps, dtype=np.int64)
+    key = np.zeros(rep_idx.size, dtype=np.int64)
+    cols = [lay[k][rep_idx] for k in fields]
+    if math.prod(int(c.max()) + 1 for c in cols) >= 2**62:
+        return reps, counts
+    for col in cols:
+        key = key * (int(col.max()) + 1) + col
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse.ravel(), weights=np.array(counts, dtype=np.float64)).astype(np.int64)
+    order = np.argsort(first)
+    return rep_idx[first[order]].tolist(), summed[order].tolist()
 
 
 __all__ = ["SH_NONE", "SearchResult", "evaluate", "search", "structural_checks", "structurally_valid"]

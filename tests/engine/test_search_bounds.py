@@ -3,8 +3,11 @@ runs, and the sizing search probes no further than a search may go."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -87,3 +90,74 @@ def test_sizing_probes_no_further_than_a_search_may_go(monkeypatch: pytest.Monke
         _request("llama3-405b", 1, 72, "gb200"), accelerators=ACCELERATORS, fabrics=FABRICS, max_nodes=100_000
     )
     assert searched and max(searched) <= MAX_SEARCH_GPUS
+
+
+@given(
+    st.integers(min_value=0, max_value=100_000),
+    st.lists(st.integers(min_value=-3, max_value=3_000_000), min_size=1, max_size=50),
+)
+def test_divisor_lookup_agrees_with_the_remainder(n: int, divisors: list[int]) -> None:
+    # Positive divisors up to MAX_LOOKUP_DIVISOR are looked up; non-positive or larger ones take n % d.
+    d = np.array([x if x else 1 for x in divisors], dtype=np.int64)
+    assert search_module._indivisible(n, d).tolist() == [n % int(x) != 0 for x in d]
+
+
+def _rejections_one_per_structure(problem: Any, lay: dict[str, Any]) -> list[tuple[str, int]]:
+    """The rejection counts as the search first counted them: every check's refused layouts grouped by
+    (tp, pp, dp, cp, ep, vpp, micro_batch) with np.unique on the columns, one text per group, formatted
+    from the group's first layout, in the groups' lexicographic order."""
+    counted: Counter[str] = Counter()
+    ok = np.ones(lay["tp"].size, dtype=bool)
+    for _field, failed, reason in search_module.structural_checks(problem, lay):
+        idx = np.flatnonzero(failed & ok)
+        if idx.size:
+            keys = np.stack(
+                [lay[k][idx] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch")], axis=1
+            )
+            _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+            for f, c in zip(first, counts, strict=True):
+                counted[reason(int(idx[f]))] += int(c)
+        ok &= ~failed
+    return list(counted.items())
+
+
+@pytest.mark.parametrize(
+    ("preset", "nodes", "training"),
+    [
+        ("gpt3-175b", 96, {"tokens": 300e9, "global_batch_seqs": 1536}),
+        ("mixtral-8x7b", 8, {"tokens": 1e12, "global_batch_seqs": 256, "etp": 1}),
+        ("llama3-8b", 1, {"tokens": 1e12, "global_batch_seqs": 64, "activation_offload_layers": 16}),
+        ("llama3-70b", 8, {"tokens": 1e12, "global_batch_seqs": 128, "framework": "deepspeed-zero-2021"}),
+    ],
+)
+def test_rejections_are_counted_as_one_text_per_refused_structure(
+    preset: str, nodes: int, training: dict[str, Any]
+) -> None:
+    # The search formats each reason once per distinct value of the fields it reads (search.Reason); the
+    # texts, their counts and their first-seen order must be those of one text per refused structure.
+    request = {
+        "model": {"preset": preset},
+        "training": training,
+        "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "fabric": "ib-ndr400"},
+    }
+    # Activation offload needs the host link, which the test catalog's H100 row leaves out.
+    h100 = dataclasses.replace(ACCELERATORS["h100-sxm"], host_link_gbps=64.0)
+    problem = parse_problem(request, accelerators={"h100-sxm": h100}, fabrics=FABRICS)
+    grid = np.array(search_module._grid(problem, {}), dtype=np.int64)
+    block = list(search_module._structures(problem, {}))
+    lay = search_module._block_layouts(problem, {}, grid, block)
+    result = search_module.SearchResult(best={}, evaluated=0)
+    search_module._structurally_ok(problem, lay, result)
+    expected = _rejections_one_per_structure(problem, lay)
+    assert len(expected) > 5
+    assert list(result.rejected.items()) == expected
+
+
+@given(
+    st.lists(st.sampled_from([0.0, 1.0, 1.5, 2.0, float("inf"), float("nan")]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=12),
+)
+def test_the_fastest_layouts_are_kept_as_a_stable_sort_would(times: list[float], top: int) -> None:
+    # Ties (and NaN, sorted last) stay in the order seen, as np.argsort(kind="stable") keeps them.
+    t = np.array(times)
+    assert search_module._smallest(t, top).tolist() == np.argsort(t, kind="stable")[:top].tolist()
