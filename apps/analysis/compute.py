@@ -57,7 +57,9 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
     typed = evaluation_read(result=evaluation)
     if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
         raise ValueError(f"design {item['design']}'s evaluation holds no layout")
-    column = tradeoffs.compare_column(training=typed.training, options=evaluation["options"])
+    column = tradeoffs.compare_column(
+        training=typed.training, options=evaluation["options"], cloud_choices=typed.cloud_choices
+    )
     cluster = item["spec"]["cluster"]
     return CompareRow(
         design=item["design"],
