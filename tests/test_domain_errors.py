@@ -54,6 +54,24 @@ def test_no_service_raises_or_imports_a_drf_or_http_error() -> None:
     assert offenders == []
 
 
+HTTP_MODULES = ("rest_framework", "django.http", "django.shortcuts", "clusterdesigner.renderers")
+
+
+def test_services_and_selectors_import_nothing_of_http_nor_define_serializers() -> None:
+    """HTTP stays in views and serializers: a service or selector neither imports DRF, django.http (Http404,
+    HttpResponse), get_object_or_404 nor the API's renderer, nor defines a serializer."""
+    offenders = []
+    for path in sorted([*APPS.glob("*/services.py"), *APPS.glob("*/selectors.py")]):
+        where = path.relative_to(APPS)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            offenders += [f"{where}:{node.lineno} imports {n}" for n in names if n.startswith(HTTP_MODULES)]
+            if isinstance(node, ast.ClassDef) and any("Serializer" in ast.unparse(b) for b in node.bases):
+                offenders.append(f"{where}:{node.lineno} defines {node.name}")
+    assert offenders == []
+
+
 def test_the_api_gives_the_envelope_for_a_refused_spec(user_client: Any, catalog: Any) -> None:
     response = user_client.post(
         "/api/v1/designs/", {"name": "x", "spec": _spec_with_no_nodes()}, format="json"

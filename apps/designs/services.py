@@ -31,8 +31,7 @@ from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import Conflict, InvalidInput
-from clusterdesigner.jsonutil import jsonable, snapshot_hash
-from clusterdesigner.renderers import JSONText
+from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
 
 cost_requests = design_spec.cost_requests
 serving_request = design_spec.serving_request
