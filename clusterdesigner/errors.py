@@ -70,3 +70,15 @@ class Conflict(DomainError):
         self.fields = flatten_fields(fields or {})
         self.message = message
         super().__init__(message)
+
+
+class ServiceUnavailable(DomainError):
+    """A service the request needs is unreachable (the task queue): the API answers 503 with Retry-After.
+    Services raise a subclass; nothing was left half done that a retry would trip over."""
+
+    code = "service_unavailable"
+    retry_after_s = 10
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

@@ -27,13 +27,12 @@ from apps.analysis.serializers import (
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
 from apps.designs.services import freshness_key
-from clusterdesigner.api import ServiceUnavailable
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness, default_offering
 from clusterdesigner.engine.version import ENGINE_VERSION
-from clusterdesigner.errors import InvalidInput, NotFound
+from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 MAX_SWEEP_ITEMS = 5000
