@@ -38,22 +38,17 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.errors import InvalidInput, NotFound, first_message, flatten_fields
+from clusterdesigner.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    ServiceUnavailable,
+    first_message,
+    flatten_fields,
+)
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 5
-
-
-class ServiceUnavailable(Exception):
-    """A service the request needs is unreachable (the task queue): 503 with Retry-After, in the envelope.
-    Services raise a subclass; nothing was left half done that a retry would trip over."""
-
-    code = "service_unavailable"
-    retry_after_s = 10
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict[str, Any]:
@@ -61,8 +56,9 @@ def error_body(code: str, message: str, fields: dict[str, list[str]] | None = No
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, InvalidInput):
-        return Response(error_body(exc.code, exc.message, exc.fields), status=400)
+    if isinstance(exc, (InvalidInput, Conflict)):
+        status = 409 if isinstance(exc, Conflict) else 400
+        return Response(error_body(exc.code, exc.message, exc.fields), status=status)
     if isinstance(exc, EngineError):
         fields = {exc.field or "non_field_errors": [exc.message]}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message

@@ -53,9 +53,32 @@ class NotFound(DomainError):
 
 class InvalidInput(DomainError):
     """Input a service refuses, by field path (``{"spec.cluster.nodes": ["must be at least 1"]}``; nested
-    detail is flattened to dotted paths)."""
+    detail is flattened to dotted paths). The message is the first field's, unless one is given."""
 
-    def __init__(self, fields: Mapping[str, Any]) -> None:
+    def __init__(self, fields: Mapping[str, Any], message: str | None = None) -> None:
         self.fields = flatten_fields(fields)
-        self.message = first_message(self.fields)
+        self.message = message or first_message(self.fields)
         super().__init__(self.message)
+
+
+class Conflict(DomainError):
+    """The caller's change was based on a state that has since changed (an edit of an old version)."""
+
+    code = "conflict"
+
+    def __init__(self, message: str, fields: Mapping[str, Any] | None = None) -> None:
+        self.fields = flatten_fields(fields or {})
+        self.message = message
+        super().__init__(message)
+
+
+class ServiceUnavailable(DomainError):
+    """A service the request needs is unreachable (the task queue): the API answers 503 with Retry-After.
+    Services raise a subclass; nothing was left half done that a retry would trip over."""
+
+    code = "service_unavailable"
+    retry_after_s = 10
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

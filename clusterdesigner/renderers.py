@@ -10,14 +10,7 @@ from typing import Any
 
 from rest_framework import renderers
 
-
-class JSONText(str):
-    """A JSON document that is already text, such as a stored result read from its jsonb column as text.
-
-    A view returns ``Response(JSONText(text))`` to send it without decoding it and encoding it again. The
-    bytes are the database's spelling of the same JSON (jsonb puts a space after ``,`` and ``:`` and writes
-    1e-05 as 0.00001): a JSON reader gets the same values.
-    """
+from clusterdesigner.jsonutil import JSONText
 
 
 class JSONRenderer(renderers.JSONRenderer):

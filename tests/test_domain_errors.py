@@ -54,6 +54,30 @@ def test_no_service_raises_or_imports_a_drf_or_http_error() -> None:
     assert offenders == []
 
 
+HTTP_MODULES = (
+    "rest_framework",
+    "django.http",
+    "django.shortcuts",
+    "clusterdesigner.renderers",
+    "clusterdesigner.api",
+)
+
+
+def test_services_and_selectors_import_nothing_of_http_nor_define_serializers() -> None:
+    """HTTP stays in views and serializers: a service or selector imports neither DRF, django.http (Http404,
+    HttpResponse), get_object_or_404, the API's renderer nor its handler module, nor defines a serializer."""
+    offenders = []
+    for path in sorted([*APPS.glob("*/services.py"), *APPS.glob("*/selectors.py")]):
+        where = path.relative_to(APPS)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            offenders += [f"{where}:{node.lineno} imports {n}" for n in names if n.startswith(HTTP_MODULES)]
+            if isinstance(node, ast.ClassDef) and any("Serializer" in ast.unparse(b) for b in node.bases):
+                offenders.append(f"{where}:{node.lineno} defines {node.name}")
+    assert offenders == []
+
+
 def test_the_api_gives_the_envelope_for_a_refused_spec(user_client: Any, catalog: Any) -> None:
     response = user_client.post(
         "/api/v1/designs/", {"name": "x", "spec": _spec_with_no_nodes()}, format="json"
@@ -62,3 +86,18 @@ def test_the_api_gives_the_envelope_for_a_refused_spec(user_client: Any, catalog
     error = response.json()["error"]
     assert error["code"] == "invalid" and list(error["fields"]) == ["spec.cluster.nodes"]
     assert error["message"].startswith("spec.cluster.nodes: ")
+
+
+def test_the_handler_answers_a_service_unavailable_domain_error_with_503_and_retry_after() -> None:
+    """A queue outage is a domain error (clusterdesigner.errors), not an API class a service must import;
+    tests/faults/test_redis_down.py checks the same answer through a real server with Redis down."""
+    from apps.analysis.services import QueueUnavailable
+    from clusterdesigner.api import exception_handler
+
+    response = exception_handler(QueueUnavailable("The task queue is unavailable."), {"view": None})
+    assert response is not None
+    assert (response.status_code, response["Retry-After"], response.data) == (
+        503,
+        "10",
+        {"error": {"code": "queue_unavailable", "message": "The task queue is unavailable.", "fields": {}}},
+    )

@@ -5,9 +5,71 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from apps.analysis import services
+from apps.analysis import selectors
 from apps.analysis.models import Analysis
-from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
+from clusterdesigner.engine import defaults
+
+# What services.analysis_create checks each kind's params with (the service names their errors "params.*").
+ParamsSerializer = serializers.Serializer[Any]
+
+# Database ids are 64-bit; version numbers 32-bit. A bigger number is a 400, not a driver overflow.
+MAX_ID = 2**63 - 1
+MAX_VERSION = 2**31 - 1
+
+
+class EvaluateParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
+    design = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION, required=False, allow_null=True)
+
+
+class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
+    designs = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2, max_length=6
+    )
+
+
+class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
+    model = serializers.DictField(required=False, default=defaults.model)
+    models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
+    training = serializers.DictField(default=defaults.training)
+    accelerators = serializers.ListField(child=serializers.SlugField(), min_length=1, max_length=20)
+    nodes = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=100_000), min_length=1, max_length=30
+    )
+    pricing_models = serializers.ListField(
+        child=serializers.ChoiceField(choices=defaults.SWEEP_PRICING_OPTIONS),
+        min_length=1,
+        default=lambda: list(defaults.SWEEP_PRICING),
+    )
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=defaults.GPUS_PER_NODE.value)
+    fabric = serializers.SlugField(default=defaults.FABRIC.value)
+    storage = serializers.SlugField(default=defaults.STORAGE.value)
+    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=defaults.HORIZON_YEARS.value)
+    utilization = serializers.FloatField(min_value=0.01, max_value=1, default=defaults.UTILIZATION.value)
+    on_prem = serializers.DictField(required=False, default=dict)
+    offerings = serializers.DictField(
+        child=serializers.SlugField(),
+        required=False,
+        default=dict,
+        help_text="Cloud offering to price each accelerator with (default: cheapest).",
+    )
+
+
+class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
+    """A recommendation runs a sweep: its accelerators and node counts take the sweep's limits."""
+
+    model = serializers.DictField(default=defaults.model)
+    tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
+    global_batch_tokens = serializers.IntegerField(min_value=1, default=defaults.GLOBAL_BATCH_TOKENS.value)
+    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default=defaults.PRECISION.value)
+    deadline_days = serializers.FloatField(min_value=0.01, required=False)
+    budget_usd = serializers.FloatField(min_value=0, required=False)
+    interruption_tolerance = serializers.ChoiceField(choices=["none", "some"], default="some")
+    accelerators = serializers.ListField(child=serializers.SlugField(), required=False, max_length=20)
+    nodes = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=100_000), required=False, max_length=30
+    )
 
 
 class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
@@ -38,14 +100,14 @@ ANALYSIS_INPUT_SCHEMA = PolymorphicProxySerializer(
     resource_type_field_name="kind",
     serializers={
         "evaluate": _kind_input(
-            "evaluate", services.EvaluateParamsSerializer, "Evaluate a design (searched layouts too)."
+            "evaluate", EvaluateParamsSerializer, "Evaluate a design (searched layouts too)."
         ),
-        "compare": _kind_input("compare", services.CompareParamsSerializer, "Compare 2 to 6 designs."),
+        "compare": _kind_input("compare", CompareParamsSerializer, "Compare 2 to 6 designs."),
         "sweep": _kind_input(
-            "sweep", services.SweepParamsSerializer, "Sweep accelerators × node counts × pricing models."
+            "sweep", SweepParamsSerializer, "Sweep accelerators × node counts × pricing models."
         ),
         "recommend": _kind_input(
-            "recommend", services.RecommendParamsSerializer, "Recommend clusters for a deadline or budget."
+            "recommend", RecommendParamsSerializer, "Recommend clusters for a deadline or budget."
         ),
     },
 )
@@ -88,7 +150,7 @@ class AnalysisSerializer(serializers.ModelSerializer[Any]):
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, obj: Analysis) -> dict[str, Any]:
-        done, total = services.analysis_progress(analysis=obj)
+        done, total = selectors.analysis_progress(analysis=obj)
         return {"done": done, "total": total, "fraction": round(done / total, 4) if total else 1.0}
 
 

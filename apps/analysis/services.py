@@ -11,23 +11,29 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, Sum
+from django.db.models import F, Max
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
-from rest_framework import serializers
 
 from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
+from apps.analysis.selectors import analysis_progress
+from apps.analysis.serializers import (
+    CompareParamsSerializer,
+    EvaluateParamsSerializer,
+    ParamsSerializer,
+    RecommendParamsSerializer,
+    SweepParamsSerializer,
+)
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
 from apps.designs.services import freshness_key
-from clusterdesigner.api import KnownKeysOnly, ServiceUnavailable, StrictJSONTypes
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError, FieldPaths
 from clusterdesigner.engine.offerings import Freshness, default_offering
 from clusterdesigner.engine.version import ENGINE_VERSION
-from clusterdesigner.errors import InvalidInput, NotFound
+from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 MAX_SWEEP_ITEMS = 5000
@@ -37,61 +43,6 @@ CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard t
 logger = logging.getLogger(__name__)
 # What publishing to an unreachable broker raises (kombu wraps the connection error once its retries end).
 BROKER_ERRORS = (KombuOperationalError, ConnectionError, TimeoutError)
-
-
-# Database ids are 64-bit; version numbers 32-bit. A bigger number is a 400, not a driver overflow.
-MAX_ID = 2**63 - 1
-MAX_VERSION = 2**31 - 1
-
-
-class EvaluateParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
-    design = serializers.IntegerField(min_value=1, max_value=MAX_ID)
-    version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION, required=False, allow_null=True)
-
-
-class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
-    designs = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2, max_length=6
-    )
-
-
-class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
-    model = serializers.DictField(required=False, default=defaults.model)
-    models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
-    training = serializers.DictField(default=defaults.training)
-    accelerators = serializers.ListField(child=serializers.SlugField(), min_length=1, max_length=20)
-    nodes = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=100_000), min_length=1, max_length=30
-    )
-    pricing_models = serializers.ListField(
-        child=serializers.ChoiceField(choices=defaults.SWEEP_PRICING_OPTIONS),
-        min_length=1,
-        default=lambda: list(defaults.SWEEP_PRICING),
-    )
-    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=defaults.GPUS_PER_NODE.value)
-    fabric = serializers.SlugField(default=defaults.FABRIC.value)
-    storage = serializers.SlugField(default=defaults.STORAGE.value)
-    horizon_years = serializers.FloatField(min_value=0.1, max_value=20, default=defaults.HORIZON_YEARS.value)
-    utilization = serializers.FloatField(min_value=0.01, max_value=1, default=defaults.UTILIZATION.value)
-    on_prem = serializers.DictField(required=False, default=dict)
-    offerings = serializers.DictField(
-        child=serializers.SlugField(),
-        required=False,
-        default=dict,
-        help_text="Cloud offering to price each accelerator with (default: cheapest).",
-    )
-
-
-class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
-    model = serializers.DictField(default=defaults.model)
-    tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
-    global_batch_tokens = serializers.IntegerField(min_value=1, default=defaults.GLOBAL_BATCH_TOKENS.value)
-    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default=defaults.PRECISION.value)
-    deadline_days = serializers.FloatField(min_value=0.01, required=False)
-    budget_usd = serializers.FloatField(min_value=0, required=False)
-    interruption_tolerance = serializers.ChoiceField(choices=["none", "some"], default="some")
-    accelerators = serializers.ListField(child=serializers.SlugField(), required=False)
-    nodes = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
 
 
 def _offerings_per_model(
@@ -207,9 +158,7 @@ def _sweep_paths(params: Mapping[str, Any], model_index: int) -> FieldPaths:
     )
 
 
-def _valid_params(
-    serializer_class: type[serializers.Serializer[Any]], params: dict[str, Any]
-) -> dict[str, Any]:
+def _valid_params(serializer_class: type[ParamsSerializer], params: dict[str, Any]) -> dict[str, Any]:
     """``params`` checked by ``serializer_class``; its errors named under ``params.`` (``params.design``)."""
     form = serializer_class(data=params)
     if not form.is_valid():
@@ -273,9 +222,7 @@ def _plan(
             "nodes": p.get("nodes") or [1, 2, 4, 8, 16, 32, 64, 128, 256],
             "pricing_models": pricing,
         }
-        form = SweepParamsSerializer(data=sweep)
-        form.is_valid(raise_exception=True)
-        snapshot, chunks = _sweep_plan(dict(form.validated_data), records)
+        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records)
         snapshot["params"].update(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )
@@ -469,11 +416,6 @@ def _deadline_message(analysis: Analysis) -> str:
         f"ran past its time limit of {settings.ANALYSIS_TIME_LIMIT_S} s with {done} of "
         f"{analysis.progress_total} items done (workers busy, stopped, or the queue was lost); start it again"
     )
-
-
-def analysis_progress(*, analysis: Analysis) -> tuple[int, int]:
-    done = analysis.chunks.filter(status=AnalysisChunk.Status.DONE).aggregate(n=Sum("size"))["n"] or 0
-    return done, analysis.progress_total
 
 
 def analysis_refresh(*, analysis: Analysis) -> Analysis:

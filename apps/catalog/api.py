@@ -10,7 +10,7 @@ from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import exceptions, status, viewsets
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,7 +18,8 @@ from rest_framework.response import Response
 from apps.catalog import filters, selectors, serializers, services
 from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
 from clusterdesigner import memo
-from clusterdesigner.api import ErrorSerializer, error_body
+from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.errors import Conflict
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 
 ERRORS = {
@@ -56,12 +57,6 @@ def catalog_schema(serializer: Any) -> Any:
         partial_update=extend_schema(responses={200: serializer, **write, **_errors(404)}),
         destroy=extend_schema(responses={204: None, **_errors(401, 403, 404, 409)}),
     )
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-    default_detail = "conflicts with other entries"
 
 
 class ProtectedDeleteMixin:
@@ -219,12 +214,8 @@ class CloudPriceViewSet(CatalogViewSet):
     def import_csv(self, request: Request) -> Response:
         form = serializers.PriceImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        try:
-            saved = services.cloud_price_import_csv(content=form.validated_data["file"])
-        except services.PriceImportError as exc:
-            return Response(
-                error_body("invalid", str(exc), exc.as_fields()), status=status.HTTP_400_BAD_REQUEST
-            )
+        # A services.PriceImportError is the handler's 400, each bad row under "line N.<column>".
+        saved = services.cloud_price_import_csv(content=form.validated_data["file"])
         return Response({"imported": len(saved)}, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -253,15 +244,12 @@ class CloudPriceViewSet(CatalogViewSet):
         form = serializers.SkyPilotImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        try:
-            result = services.cloud_price_import_skypilot(
-                cloud=data["cloud"],
-                content=data["file"],
-                as_of=data.get("as_of") or timezone.localdate(),
-                all_regions=data["all_regions"],
-            )
-        except services.PriceImportError as exc:
-            return Response(error_body("invalid", str(exc), exc.as_fields()), status=400)
+        result = services.cloud_price_import_skypilot(
+            cloud=data["cloud"],
+            content=data["file"],
+            as_of=data.get("as_of") or timezone.localdate(),
+            all_regions=data["all_regions"],
+        )
         body = serializers.SkyPilotImportResultSerializer(
             {
                 "cloud": result.cloud,

@@ -33,6 +33,7 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from clusterdesigner.errors import InvalidInput
 from clusterdesigner.spreadsheets import formula_safe, formula_unescaped
 
 SEED_PATH = Path(__file__).resolve().parent / "data" / "seed_catalog.json"
@@ -147,29 +148,24 @@ class RowError:
         return f"line {self.line}: {self.field}: {self.message}"
 
 
-class PriceImportError(Exception):
-    """The CSV had bad rows; nothing was imported. ``errors`` lists every bad row by line number."""
+class PriceImportError(InvalidInput):
+    """The CSV had bad rows; nothing was imported. ``errors`` lists every bad row by line number; the API's
+    handler answers 400 with each under ``line N.<column>``."""
 
     def __init__(self, errors: list[RowError]) -> None:
-        super().__init__(f"{len(errors)} bad row(s); nothing was imported")
-        self.errors = errors
-
-    def as_fields(self) -> dict[str, list[str]]:
         fields: dict[str, list[str]] = {}
-        for error in self.errors:
+        for error in errors:
             fields.setdefault(f"line {error.line}.{error.field}", []).append(error.message)
-        return fields
+        super().__init__(fields, message=f"{len(errors)} bad row(s); nothing was imported")
+        self.errors = errors
 
 
 class UnreadableFileError(PriceImportError):
     """The upload is not a CSV the csv module can read: not UTF-8, or a field over its 128 KiB limit."""
 
     def __init__(self, reason: str) -> None:
-        Exception.__init__(self, f"file: {reason}")
+        InvalidInput.__init__(self, {"file": [reason]})  # the message: "file: <reason>"
         self.errors = [RowError(0, "file", reason)]
-
-    def as_fields(self) -> dict[str, list[str]]:
-        return {"file": [self.errors[0].message]}
 
 
 _P = ParamSpec("_P")

@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,7 +32,7 @@ from apps.designs.serializers import (
     ShareLinkSerializer,
     VersionQuerySerializer,
 )
-from clusterdesigner.api import ErrorSerializer, error_body
+from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.views import or_404
 
@@ -97,6 +97,17 @@ class ExportNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
         return renderers[0], renderers[0].media_type
+
+
+class VersionRequired(APIException):
+    """An edit that names no base version: 428, in the envelope like every error (clusterdesigner.api)."""
+
+    status_code = status.HTTP_428_PRECONDITION_REQUIRED
+    default_code = "version_required"
+    default_detail = (
+        'Send the version you edited ("version" in the body or an If-Match header) so concurrent edits '
+        "cannot overwrite each other."
+    )
 
 
 def _base_version(request: Request, body: dict[str, Any]) -> int | None:
@@ -165,19 +176,9 @@ class DesignViewSet(
         base = _base_version(request, data)
         data.pop("version", None)
         if base is None:
-            return Response(
-                error_body(
-                    "version_required",
-                    'Send the version you edited ("version" in the body '
-                    "or an If-Match header) so concurrent edits cannot overwrite each other.",
-                ),
-                status=status.HTTP_428_PRECONDITION_REQUIRED,
-            )
-        try:
-            design = services.design_update(design=design, user=request.user, base_version=base, **data)
-        except services.VersionConflict as exc:
-            body = error_body("conflict", str(exc), {"version": [f"current version is {exc.current}"]})
-            return Response(body, status=status.HTTP_409_CONFLICT)
+            raise VersionRequired()
+        # A services.VersionConflict is the handler's 409, naming the current version.
+        design = services.design_update(design=design, user=request.user, base_version=base, **data)
         return self._respond(design)
 
     @extend_schema(**UPDATE_SCHEMA)

@@ -34,9 +34,8 @@ from clusterdesigner.engine.errors import (
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.version import ENGINE_VERSION
-from clusterdesigner.errors import InvalidInput
-from clusterdesigner.jsonutil import jsonable, snapshot_hash
-from clusterdesigner.renderers import JSONText
+from clusterdesigner.errors import Conflict, InvalidInput
+from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
 
 cost_requests = design_spec.cost_requests
 serving_request = design_spec.serving_request
@@ -53,13 +52,14 @@ OPTION_LABELS = {
 }
 
 
-class VersionConflict(Exception):
-    """The design changed since the version the caller edited."""
+class VersionConflict(Conflict):
+    """The design changed since the version the caller edited (the API answers 409 naming the current)."""
 
     def __init__(self, current: int, given: int) -> None:
         super().__init__(
             f"design is at version {current}; your edit was based on version {given}. "
-            "Reload it, re-apply your change and save again."
+            "Reload it, re-apply your change and save again.",
+            {"version": [f"current version is {current}"]},
         )
         self.current = current
 

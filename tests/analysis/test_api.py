@@ -230,3 +230,29 @@ def test_a_chunk_a_worker_holds_keeps_a_quiet_run_from_being_queued_again(
         after = user_client.get(body["url"]).json()
     assert after["status"] == "pending" and not callbacks
     assert Analysis.objects.get(pk=body["id"]).requeues == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "reason"),
+    [
+        ({"nodes": [1, 200_000]}, "params.nodes.1", "Ensure this value is less than or equal to 100000."),
+        (
+            {"accelerators": [f"gpu-{i}" for i in range(21)]},
+            "params.accelerators",
+            "Ensure this field has no more than 20 elements.",
+        ),
+    ],
+    ids=["a node count over the sweep's limit", "more accelerators than a sweep takes"],
+)
+def test_recommend_refuses_what_its_sweep_would_refuse_naming_the_params_field(
+    user_client: Any, catalog: Any, params: dict[str, Any], field: str, reason: str
+) -> None:
+    """A recommendation runs a sweep; a list the sweep refuses is refused up front, named where it was sent
+    (it was a 400 naming "nodes.1" or "accelerators", paths the request does not have)."""
+    payload = {"kind": "recommend", "params": {"tokens": 1e11, **params}}
+    response = user_client.post("/api/v1/analyses/", payload, format="json")
+    assert (response.status_code, response.json()) == (
+        400,
+        {"error": {"code": "invalid", "message": f"{field}: {reason}", "fields": {field: [reason]}}},
+    )
+    assert not Analysis.objects.exists()

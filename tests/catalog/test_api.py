@@ -150,3 +150,21 @@ def test_token_authentication_lets_staff_tools_write(
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     response = api_client.patch("/api/v1/accelerators/h100-sxm/", {"list_price_usd": 30000}, format="json")
     assert response.status_code == 200 and response.json()["list_price_usd"] == 30000
+
+
+def test_deleting_an_accelerator_still_in_use_is_a_409_naming_the_users(
+    staff_client: Any, catalog: Any
+) -> None:
+    """A ProtectedError becomes the domain Conflict, which the one handler answers as 409 in the envelope."""
+    from apps.catalog.models import Accelerator
+
+    response = staff_client.delete("/api/v1/accelerators/h100-sxm/")
+    error = response.json()["error"]
+    assert (response.status_code, error["code"], error["fields"]) == (409, "conflict", {})
+    # The first five users in name order (cloud offerings sort before server types).
+    assert error["message"] == (
+        "still used by CloudOffering aws-p5-48xlarge, CloudOffering azure-standard-nd96isr-h100-v5, "
+        "CloudOffering coreweave-8x-h100-node, CloudOffering gcp-a3-highgpu-8g, "
+        "CloudOffering gcp-a3-megagpu-8g; delete or change those first"
+    )
+    assert Accelerator.objects.filter(slug="h100-sxm").exists()

@@ -71,7 +71,13 @@ def test_api_import_requires_staff_and_reports_line_numbers(
     bad.seek(0)
     response = staff_client.post("/api/v1/cloud-prices/import/", {"file": bad}, format="multipart")
     assert response.status_code == 400
-    assert response.json()["error"]["fields"] == {"line 2.usd_per_hour": ["not a number: 'free'"]}
+    assert response.json() == {
+        "error": {
+            "code": "invalid",
+            "message": "1 bad row(s); nothing was imported",
+            "fields": {"line 2.usd_per_hour": ["not a number: 'free'"]},
+        }
+    }
     good = SimpleUploadedFile("p.csv", (HEADER + "aws-p5-48xlarge,spot,20,USD,,2026-01-01,x\n").encode())
     response = staff_client.post("/api/v1/cloud-prices/import/", {"file": good}, format="multipart")
     assert response.status_code == 201 and response.json() == {"imported": 1}
@@ -115,6 +121,18 @@ def test_api_import_of_a_field_over_the_csv_limit_is_a_400_on_file(staff_client:
     # Named at the line the unreadable record starts on, as every other row error is.
     assert list(error["fields"]) == ["line 2.file"]
     assert error["fields"]["line 2.file"][0].startswith("not readable as CSV: field larger")
+
+
+def test_api_import_of_a_file_that_is_not_utf8_is_a_400_naming_the_file(
+    staff_client: Any, catalog: Any
+) -> None:
+    upload = SimpleUploadedFile("p.csv", b"\x89PNG\r\n\x1a\n\x00\x00")
+    response = staff_client.post("/api/v1/cloud-prices/import/", {"file": upload}, format="multipart")
+    reason = "not UTF-8 text (byte 0); save the CSV as UTF-8"
+    assert (response.status_code, response.json()) == (
+        400,
+        {"error": {"code": "invalid", "message": f"file: {reason}", "fields": {"file": [reason]}}},
+    )
 
 
 def _errors(content: str) -> list[str]:

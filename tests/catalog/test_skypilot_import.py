@@ -196,7 +196,13 @@ def test_api_upload_is_staff_only_and_reports_what_it_did(
 
     bad = upload(staff_client, LAMBDA.replace("2.49", "free"))
     assert bad.status_code == 400
-    assert bad.json()["error"]["fields"] == {"line 4.Price": ["not a number: 'free'"]}
+    assert bad.json() == {
+        "error": {
+            "code": "invalid",
+            "message": "1 bad row(s); nothing was imported",
+            "fields": {"line 4.Price": ["not a number: 'free'"]},
+        }
+    }
 
 
 def test_api_upload_with_nothing_to_import_is_200(staff_client: Any, catalog: Any) -> None:
@@ -257,6 +263,28 @@ def test_admin_page_lists_bad_rows_and_imports_nothing(admin_client: Any, catalo
     response = admin_client.post("/admin/catalog/cloudprice/import-skypilot/", {"cloud": "aws", "file": file})
     assert "line 6: Price: must be a finite number of 0 or more" in response.content.decode()
     assert not CloudPrice.objects.filter(offering__provider="aws", as_of=dt.date.today()).exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n" + "x" * 140_000 + ",A100,8,1,r\n",
+            "file: not a readable CSV: field larger",
+        ),
+        ("\ufeff".encode("utf-16") + b"\xff\xfe", "file: not UTF-8 text"),
+    ],
+    ids=["a field over the csv module's limit", "not UTF-8"],
+)
+def test_admin_page_shows_why_a_file_is_unreadable_instead_of_a_500(
+    admin_client: Any, catalog: Any, content: str | bytes, reason: str
+) -> None:
+    data = content.encode() if isinstance(content, str) else content
+    file = SimpleUploadedFile("vms.csv", data)
+    before = CloudPrice.objects.count()
+    response = admin_client.post("/admin/catalog/cloudprice/import-skypilot/", {"cloud": "aws", "file": file})
+    assert response.status_code == 200 and reason in response.content.decode()
+    assert CloudPrice.objects.count() == before
 
 
 def test_without_as_of_the_prices_take_the_files_modification_date(catalog: Any, tmp_path: Path) -> None:

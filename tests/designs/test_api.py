@@ -127,6 +127,38 @@ def test_second_save_of_the_same_version_is_a_conflict(user_client: Any, catalog
     assert user_client.patch(url, {"name": "x"}, format="json").status_code == 428
 
 
+def test_conflict_and_missing_version_answer_the_whole_envelope(user_client: Any, catalog: Any) -> None:
+    """Both come from the one exception handler (a domain Conflict, a DRF 428), not a body built in the view:
+    the envelope's three keys, the current version named under "version"."""
+    design = _create(user_client)
+    url = f"/api/v1/designs/{design['id']}/"
+    assert user_client.patch(url, {"name": "first"}, format="json", HTTP_IF_MATCH='"1"').status_code == 200
+    response = user_client.patch(url, {"name": "second", "version": 1}, format="json")
+    assert (response.status_code, response.json()) == (
+        409,
+        {
+            "error": {
+                "code": "conflict",
+                "message": "design is at version 2; your edit was based on version 1. "
+                "Reload it, re-apply your change and save again.",
+                "fields": {"version": ["current version is 2"]},
+            }
+        },
+    )
+    response = user_client.patch(url, {"name": "x"}, format="json")
+    assert (response.status_code, response.json()) == (
+        428,
+        {
+            "error": {
+                "code": "version_required",
+                "message": 'Send the version you edited ("version" in the body or an If-Match header) so '
+                "concurrent edits cannot overwrite each other.",
+                "fields": {},
+            }
+        },
+    )
+
+
 def test_clone_copies_the_current_spec_for_the_cloner(
     user_client: Any, other_client: Any, catalog: Any
 ) -> None:
