@@ -39,8 +39,11 @@ class FrameworkProfile:
     Restrictions: the ``sharding`` and ``recompute`` modes it has, ``pipeline_sharding`` (the sharding
     modes it runs with pp > 1), whether it has context parallelism (``cp``), expert parallelism (``ep``),
     an interleaved pipeline schedule (``interleaving``), and ``sequence_parallel``: ``optional``,
-    ``always`` (with TP) or ``never``. ``launch`` names the launch export's format; ``sources`` gives the
-    source of each knob and restriction (reported in ``assumptions``)."""
+    ``always`` (with TP) or ``never``. ``pipeline_grad_bytes`` > 0: under a pipeline (pp > 1) the stack
+    keeps every stage's parameters and gradients unsharded across the step's micro-batches, the gradients
+    accumulated at that many bytes per parameter (memory._states); 0: the sharding mode decides.
+    ``launch`` names the launch export's format; ``sources`` gives the source of each knob and
+    restriction (reported in ``assumptions``)."""
 
     slug: str
     name: str
@@ -59,6 +62,7 @@ class FrameworkProfile:
     sequence_parallel: str
     launch: str
     sources: Mapping[str, str]
+    pipeline_grad_bytes: float = 0.0
 
     @property
     def unrestricted(self) -> bool:
@@ -193,7 +197,15 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "layouts": "FSDP2 (reshard_after_forward 'never' = ZeRO-2, full shard = ZeRO-3), HSDP "
                 "(dp_replicate x dp_shard), DDP; TP plan with SequenceParallel norms (SP always with TP); "
                 "PP with interleaved schedules, CP, EP; no optimizer-only (ZeRO-1) sharding",
+                "pipeline_grads": "torch.distributed.pipelining PipelineStage.backward_maybe_with_nosync "
+                "(torch 2.6) sets an FSDP2 stage's set_reshard_after_backward(False) and "
+                "set_requires_gradient_sync(False) for every micro-batch but the last: the parameters stay "
+                "unsharded and FSDP2's post_backward keeps each gradient unsharded, upcast to the reduce "
+                "dtype (FSDPParam.to_accumulated_grad_if_needed), until the last micro-batch's "
+                "reduce-scatter; torchtitan's mixed_precision_reduce is float32 (config_manager.py at "
+                "9dec370): 4 B per parameter of the stage",
             },
+            pipeline_grad_bytes=4.0,
         ),
         FrameworkProfile(
             slug="nemo-automodel",

@@ -436,11 +436,38 @@ def _states(
 
     grads_flag, opt_flag = full_shard | (sh == SH_ZERO2), sh != SH_NONE
     optimizer = sharded(training.optimizer_bytes, opt_flag, *trained)
+    weights = sharded(WEIGHT_BYTES, full_shard, params_dense, params_expert)
+    gradients = sharded(training.grad_bytes, grads_flag, *trained)
+    if training.pipeline_grad_bytes:
+        weights, gradients = _pipeline_unsharded(
+            lay, training.pipeline_grad_bytes, weights, gradients, params_dense + params_expert, trained
+        )
     return {
-        "weights": sharded(WEIGHT_BYTES, full_shard, params_dense, params_expert),
-        "gradients": sharded(training.grad_bytes, grads_flag, *trained),
+        "weights": weights,
+        "gradients": gradients,
         "optimizer": optimizer * 0.0 if training.optimizer_offload else optimizer,
     }
+
+
+def _pipeline_unsharded(
+    lay: Mapping[str, IntArray], grad_bytes: float, weights: Any, gradients: Any, held: Any, trained: Any
+) -> tuple[FloatArray, FloatArray]:
+    """(weights, gradients) of a stage whose stack keeps them unsharded over the micro-batches of a pipeline
+    (pp > 1; the sharded figures otherwise): WEIGHT_BYTES per held parameter and ``grad_bytes`` per trained
+    one, whatever the sharding mode (``Training.pipeline_grad_bytes``, the fsdp2 profile's 4).
+
+    torch.distributed.pipelining's stage (stage.py, ``backward_maybe_with_nosync``) calls
+    ``set_reshard_after_backward(False)`` and ``set_requires_gradient_sync(False)`` on an FSDP2 module for
+    every micro-batch's backward but the last: the parameters stay all-gathered and each gradient stays
+    unsharded, "no reduce-scatter ... but uses more gradient memory (storing the unsharded gradients)"
+    (pytorch/pytorch PR #126166); FSDP2 upcasts it to the reduce dtype to accumulate
+    (``FSDPParam.to_accumulated_grad_if_needed``), float32 in torchtitan (``mixed_precision_reduce``).
+    The reduce-scatter after the last micro-batch turns each into its 1/d shard, freed one layer at a time,
+    so the unsharded figure is the step's peak."""
+    pipelined = lay["pp"] > 1
+    out_weights: FloatArray = np.where(pipelined, WEIGHT_BYTES * held, weights)
+    out_gradients: FloatArray = np.where(pipelined, grad_bytes * (trained[0] + trained[1]), gradients)
+    return out_weights, out_gradients
 
 
 def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:

@@ -328,6 +328,7 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile) -> dict[str, An
     return {
         "framework": stack.slug,
         "selective_recompute": stack.selective_recompute,
+        "pipeline_grad_bytes": stack.pipeline_grad_bytes,
         "tp_comm_overlap": _flag(tr, "tp_comm_overlap", "training", stack.tp_comm_overlap),
         "fsdp_collectives_per_layer": collectives,
         "fsdp_overlap": _flag(tr, "fsdp_overlap", "training", stack.fsdp_overlap),

@@ -216,7 +216,9 @@ class Training:
     ``framework`` names the stack's profile (engine/framework.py), which set the knobs above the request
     left out and restricts the layouts; ``selective_recompute`` is what ``recompute: selective`` keeps:
     ``attention`` (Megatron: recompute the attention core) or ``op`` (PyTorch op-level selective
-    checkpointing: keep every other matmul's output and the attention output).
+    checkpointing: keep every other matmul's output and the attention output). ``pipeline_grad_bytes`` > 0
+    (the profile's): with pp > 1 a stage's parameters and gradients stay unsharded over the micro-batches,
+    the gradients at that many bytes per parameter (FSDP2 under torch's pipeline schedules).
 
     Memory levers (``levers.recompute_savings_per_layer``, ``memory.memory_parts``): ``recompute_modules``
     are what selective recompute recomputes (Megatron-Core's --recompute-modules; the default core_attn
@@ -246,6 +248,7 @@ class Training:
     pipeline_layout: PipelineLayout | None = None
     framework: str = "megatron-core"
     selective_recompute: str = "attention"
+    pipeline_grad_bytes: float = 0.0
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
