@@ -193,7 +193,8 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "selective_ac_option 'op' (the llama3 8B train config): saves the outputs of matmuls "
                 "except every second one, of SDPA and of reduce-scatters; recomputes the rest",
                 "cross_entropy": "torchtitan's loss_fn (train.py at 9dec370), F.cross_entropy(pred.float()), "
-                "not compiled: the bf16 logits, their fp32 copy and the fp32 log-probabilities alive at once",
+                "not compiled: its backward holds the fp32 log-probabilities, nll_loss's dense fp32 gradient "
+                "and log_softmax's fp32 gradient at once (12 B per logit)",
                 "layouts": "FSDP2 (reshard_after_forward 'never' = ZeRO-2, full shard = ZeRO-3), HSDP "
                 "(dp_replicate x dp_shard), DDP; TP plan with SequenceParallel norms (SP always with TP); "
                 "PP with interleaved schedules, CP, EP; no optimizer-only (ZeRO-1) sharding",
