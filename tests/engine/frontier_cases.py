@@ -72,8 +72,14 @@ SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 # (--offload-modules expert_fc1 moe_act) is not.
 # FP8 weight storage (NeMo's fp8_params, named in the precision column and set in the fp8_params column:
 # the MLPerf llama2_70b_lora and llama31_8b runs keep their weights in FP8) is ``training.fp8_params``.
+# Transformer Engine's FP8 store of the SwiGLU input (Megatron-Core activation_func_fp8_input_store, NVIDIA's
+# llama2_70b_lora configs FP8_ACT / FP8_ACTIVATION) is not an input: the engine keeps that input in 16 bits.
 MISSING_MEMORY_LEVERS = (
     ("activation offload: expert_fc1", "per-module activation offload (Megatron-Core --offload-modules)"),
+    (
+        "activation_func_fp8_input_store",
+        "SwiGLU input stored in FP8 (Megatron-Core activation_func_fp8_input_store)",
+    ),
 )
 GPU_SLUGS = (
     ("GB200", "gb200"),
