@@ -536,7 +536,8 @@ def _batch_args(out: _Args, layout: Layout, evaluation: DesignEvaluation, seq_le
 def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str) -> None:
     """The spec's memory levers as Megatron-LM flags (megatron/training/arguments.py and the config
     dataclasses at NVIDIA/Megatron-LM d98e8a64): --recompute-modules with selective recompute,
-    --cpu-offloading-num-layers, --optimizer-cpu-offload. LoRA is NeMo / Megatron-Bridge PEFT, not a
+    --recompute-method block --recompute-num-layers N, --fp8-param-gather, --cpu-offloading-num-layers,
+    --optimizer-cpu-offload. LoRA is NeMo / Megatron-Bridge PEFT, not a
     Megatron-LM pretraining flag: refused rather than exported as full training."""
     training = _spec(evaluation).training
     if training.lora_rank:
@@ -544,7 +545,9 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
             "lora_rank: LoRA fine-tuning runs through NeMo / Megatron-Bridge PEFT, which this Megatron-LM "
             "pretraining launch does not express"
         )
-    _recompute_args(out, recompute)
+    _recompute_args(out, recompute, training.recompute_num_layers)
+    if training.fp8_params:
+        out.add("--fp8-param-gather")
     if recompute == "selective" and training.recompute_modules:
         # nargs="*": one argument per module.
         out.add("--recompute-modules")
@@ -555,13 +558,15 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
         out.add("--optimizer-cpu-offload")
 
 
-def _recompute_args(out: _Args, recompute: str) -> None:
+def _recompute_args(out: _Args, recompute: str, block_layers: int | None) -> None:
+    """Full recompute of every layer (--recompute-method uniform, one layer per unit), or with the spec's
+    recompute_num_layers of the first that many layers of each stage (--recompute-method block)."""
     if recompute == "selective":
         out.add("--recompute-granularity", "selective")
     elif recompute == "full":
         out.add("--recompute-granularity", "full")
-        out.add("--recompute-method", "uniform")
-        out.add("--recompute-num-layers", 1)
+        out.add("--recompute-method", "block" if block_layers else "uniform")
+        out.add("--recompute-num-layers", block_layers or 1)
 
 
 def _sharding_args(out: _Args, layout: Layout, gpus_per_node: int) -> None:

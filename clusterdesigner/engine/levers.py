@@ -167,11 +167,27 @@ def training_flops_per_token(model: ModelShape, training: Training) -> float:
     )
 
 
-def hardware_flops(model: ModelShape, training: Training, recompute: Any) -> Any:
+def full_recompute_share(training: Training, *, n_stage: Any, vpp: Any) -> Any:
+    """Share of a stage's layers that full recompute recomputes (numpy-friendly): 1.0, or with
+    ``training.recompute_num_layers`` N, Megatron-Core's --recompute-granularity full --recompute-method
+    block --recompute-num-layers N: each model chunk (a pipeline stage's ``n_stage`` / vpp layers)
+    checkpoints the input of its first N layers and recomputes them in backward, and runs the rest as
+    without recompute (megatron/core/recompute.py ``checkpointed_forward`` at NVIDIA/Megatron-LM d98e8a64,
+    once transformer_block.py ``_checkpointed_forward``: ``use_checkpoint = layer_idx <
+    recompute_num_layers`` over ``num_layers_per_pipeline_rank``, the chunk's layers), so N·vpp of the
+    stage's layers, at most all of them. A stage lightened by an uneven split is charged the full stage's
+    share (its memory slightly over)."""
+    if not training.recompute_num_layers:
+        return 1.0
+    return np.minimum(1.0, training.recompute_num_layers * np.asarray(vpp, dtype=np.float64) / n_stage)
+
+
+def hardware_flops(model: ModelShape, training: Training, recompute: Any, *, full_share: Any = 1.0) -> Any:
     """``training_flops_per_token`` plus the recompute pass (numpy-friendly in the mode index): full
     recomputes every layer's forward (matmuls, attention core, adapters), selective the modules'
     (``recompute_flops_fwd_per_token``), or under PyTorch's op-level checkpointing (``training.
-    selective_recompute == "op"``, the FSDP2 stacks) ``model.op_checkpoint_flops_fwd_per_token``."""
+    selective_recompute == "op"``, the FSDP2 stacks) ``model.op_checkpoint_flops_fwd_per_token``; full
+    recompute of only some layers (``full_recompute_share``) the ``full_share`` of the layers."""
     rc = np.asarray(recompute)
     full = (
         model.layer_matmul_flops_fwd_per_token
@@ -182,5 +198,7 @@ def hardware_flops(model: ModelShape, training: Training, recompute: Any) -> Any
         selective = op_checkpoint_flops_fwd_per_token(model)
     else:
         selective = recompute_flops_fwd_per_token(model, training.recompute_modules)
-    extra = np.where(rc == RECOMPUTE_FULL, full, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0))
+    extra = np.where(
+        rc == RECOMPUTE_FULL, full * full_share, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)
+    )
     return training_flops_per_token(model, training) + extra

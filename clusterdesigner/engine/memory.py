@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.levers import lora_layer_params, recompute_savings_per_layer
+from clusterdesigner.engine.levers import full_recompute_share, lora_layer_params, recompute_savings_per_layer
 from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_NONE, ModelShape
 from clusterdesigner.engine.workload import (
     GIB,
@@ -98,6 +98,28 @@ def stage_layers(model: ModelShape, pp: IntArray, layout: PipelineLayout | None 
     if layout is not None:
         return layout.by_pp(pp, lambda layers, _loss, _mtp: layers.max())
     return np.ceil(model.layers / pp.astype(np.float64))
+
+
+def layout_recompute_share(problem: Problem, lay: Mapping[str, IntArray]) -> Any:
+    """``levers.full_recompute_share`` of each layout: 1.0 unless ``training.recompute_num_layers`` is set."""
+    training = problem.training
+    if not training.recompute_num_layers:
+        return 1.0
+    n_stage = stage_layers(problem.model, lay["pp"], training.pipeline_layout)
+    return full_recompute_share(training, n_stage=n_stage, vpp=lay["vpp"])
+
+
+def weight_bytes(training: Training) -> float:
+    """Bytes a GPU holds per weight: 2 (bf16), or 1 with ``training.fp8_params``: Megatron-LM's
+    --fp8-param-gather ("Keep the compute param in fp8 (do not use any other intermediate dtype) and
+    perform the param all-gather in fp8", megatron/training/arguments.py at d98e8a64) builds the model
+    under Transformer Engine's fp8_model_init; the fp32 master copy stays in the optimizer states
+    (megatron/core/fp8_utils.py ``quantize_param_shard``: the distributed optimizer casts its fp32 main
+    params to the fp8 params), the K = 12 B already counted. LoRA's frozen base (NeMo ``fp8_params``) has no
+    master copy at all. The LoRA adapters are counted at the same bytes (rank-16 adapters of Llama 2 70B
+    are 0.06 % of its weights); Transformer Engine's cached FP8 transposes (Hopper's FP8 GEMMs take one
+    layout only) are not counted."""
+    return 1.0 if training.fp8_params else WEIGHT_BYTES
 
 
 def end_stage_layers(
@@ -211,7 +233,8 @@ def activation_bytes_per_layer(
     under MLA Q, K, V and the output are their own widths and the latents are stored whole).
     Without flash attention the 5·a·s²·b score/softmax/dropout term (4·a·s²·b without dropout) is
     stored too; selective recompute drops it.
-    Full recompute stores only the layer input, 2·s·b·h (/t with SP). CP divides s.
+    Full recompute stores only the layer input, 2·s·b·h (/t with SP); of only some of the layers
+    (``training.recompute_num_layers``), that for their share and the whole layer for the rest. CP divides s.
 
     In FP8 (Transformer Engine) each linear layer keeps its input for the weight gradient as the 1-byte
     FP8 cast instead of the 16-bit tensor (TE's Linear/LayerNormLinear/LayerNormMLP save ``inputmat``
@@ -221,9 +244,14 @@ def activation_bytes_per_layer(
     """
     t = _layer_tensors(problem, lay)
     full_layer = t["replicated"] + t["split"] + t["scores"] + t["routed"]
+    checkpoint = 2.0 * t["tokens"] * problem.model.hidden / t["sp_div"]
+    if problem.training.recompute_num_layers:
+        # --recompute-method block: the recomputed share of the layers keeps its input, the rest everything.
+        share = layout_recompute_share(problem, lay)
+        checkpoint = share * checkpoint + (1.0 - share) * full_layer
     stored = np.where(
         lay["recompute"] == RECOMPUTE_FULL,
-        2.0 * t["tokens"] * problem.model.hidden / t["sp_div"],
+        checkpoint,
         np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, _selective_bytes(problem, t)),
     )
     return stored, full_layer
@@ -408,7 +436,9 @@ def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str
         "working": np.where(lay["recompute"] == RECOMPUTE_FULL, 2.0 * full_layer, 0.0),
         "logits": logits_bytes * tokens * model.vocab / tp,
         "gather": np.where(
-            full_shard, 2.0 * WEIGHT_BYTES * layer_params * np.where(d_dense > 1, 1.0, 0.0), 0.0
+            full_shard,
+            2.0 * weight_bytes(training) * layer_params * np.where(d_dense > 1, 1.0, 0.0),
+            0.0,
         ),
         # Activation offload (--cpu-offloading-num-layers N, pp 1, no recompute): N of the stage's layers'
         # activations live in host memory. The peak is at the end of the forward pass, when the other
@@ -439,11 +469,11 @@ def _states(
 
     grads_flag, opt_flag = full_shard | (sh == SH_ZERO2), sh != SH_NONE
     optimizer = sharded(training.optimizer_bytes, opt_flag, *trained)
-    weights = sharded(WEIGHT_BYTES, full_shard, params_dense, params_expert)
+    weights = sharded(weight_bytes(training), full_shard, params_dense, params_expert)
     gradients = sharded(training.grad_bytes, grads_flag, *trained)
     if training.pipeline_grad_bytes:
         weights, gradients = _pipeline_unsharded(
-            lay, training.pipeline_grad_bytes, weights, gradients, params_dense + params_expert, trained
+            lay, training, weights, gradients, params_dense + params_expert, trained
         )
     return {
         "weights": weights,
@@ -453,11 +483,11 @@ def _states(
 
 
 def _pipeline_unsharded(
-    lay: Mapping[str, IntArray], grad_bytes: float, weights: Any, gradients: Any, held: Any, trained: Any
+    lay: Mapping[str, IntArray], training: Training, weights: Any, gradients: Any, held: Any, trained: Any
 ) -> tuple[FloatArray, FloatArray]:
     """(weights, gradients) of a stage whose stack keeps them unsharded over the micro-batches of a pipeline
-    (pp > 1; the sharded figures otherwise): WEIGHT_BYTES per held parameter and ``grad_bytes`` per trained
-    one, whatever the sharding mode (``Training.pipeline_grad_bytes``, the fsdp2 profile's 4).
+    (pp > 1; the sharded figures otherwise): ``weight_bytes`` per held parameter and
+    ``Training.pipeline_grad_bytes`` (the fsdp2 profile's 4) per trained one, whatever the sharding mode.
 
     torch.distributed.pipelining's stage (stage.py, ``backward_maybe_with_nosync``) calls
     ``set_reshard_after_backward(False)`` and ``set_requires_gradient_sync(False)`` on an FSDP2 module for
@@ -468,7 +498,8 @@ def _pipeline_unsharded(
     The reduce-scatter after the last micro-batch turns each into its 1/d shard, freed one layer at a time,
     so the unsharded figure is the step's peak."""
     pipelined = lay["pp"] > 1
-    out_weights: FloatArray = np.where(pipelined, WEIGHT_BYTES * held, weights)
+    grad_bytes = training.pipeline_grad_bytes
+    out_weights: FloatArray = np.where(pipelined, weight_bytes(training) * held, weights)
     out_gradients: FloatArray = np.where(pipelined, grad_bytes * (trained[0] + trained[1]), gradients)
     return out_weights, out_gradients
 

@@ -33,8 +33,8 @@ from clusterdesigner.engine.framework import (
     profile,
     structure_pins,
 )
-from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches
-from clusterdesigner.engine.model import RECOMPUTE_MODES, RECOMPUTE_NONE, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches, stage_layers
+from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_MODES, RECOMPUTE_NONE, RECOMPUTE_SELECTIVE
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.workload import (
     GIB,
@@ -84,6 +84,7 @@ def structural_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tup
         # The training stack's own limits (engine/framework.py): none for Megatron-Core.
         *framework_checks(profile(problem.training.framework), lay),
         *_offload_checks(problem, lay),
+        *_recompute_checks(problem, lay),
     ]
 
 
@@ -196,6 +197,28 @@ def _offload_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple
             lay["recompute"] != RECOMPUTE_NONE,
             Reason((), lambda i: "activation offload does not run with activation recompute"),
         ),
+    ]
+
+
+def _recompute_checks(problem: Problem, lay: Mapping[str, IntArray]) -> list[tuple[str, np.ndarray, Any]]:
+    """``training.recompute_num_layers`` against a fully recomputed layout's layers per model chunk
+    (Megatron-Core's block recompute counts them per chunk: levers.full_recompute_share)."""
+    n = problem.training.recompute_num_layers
+    if not n:
+        return []
+    chunk = stage_layers(problem.model, lay["pp"], problem.training.pipeline_layout) / lay["vpp"]
+    return [
+        (
+            "training.recompute_num_layers",
+            (lay["recompute"] == RECOMPUTE_FULL) & (n > chunk),
+            Reason(
+                ("pp", "vpp"),
+                lambda i: (
+                    f"recompute_num_layers {n} is more than the {chunk[i]:g} layers of a pipeline stage's "
+                    f"model chunk (pp {lay['pp'][i]}, vpp {lay['vpp'][i]})"
+                ),
+            ),
+        )
     ]
 
 

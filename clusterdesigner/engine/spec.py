@@ -114,6 +114,8 @@ TRAINING: Mapping[str, Rule] = {
     "optimizer_offload": Rule("bool"),
     "lora_rank": _int(0, 65_536),
     "lora_modules": Rule("list", items="text"),
+    "recompute_num_layers": _int(0, 100_000),
+    "fp8_params": Rule("bool"),
 }
 MAX_LAYOUT_TEXT = 10_000
 MAX_LAYOUT_STAGES = 4096
@@ -510,6 +512,8 @@ class Training:
     optimizer_offload: bool | None = None  # --optimizer-cpu-offload
     lora_rank: int | None = None
     lora_modules: list[str] | None = None
+    recompute_num_layers: int | None = None  # --recompute-method block --recompute-num-layers
+    fp8_params: bool | None = None  # --fp8-param-gather
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from clusterdesigner.engine.memory import (
     activation_bytes_per_layer,
     end_stage_layers,
     expert_tp,
+    layout_recompute_share,
     lora_params_per_gpu,
     microbatches,
     params_per_gpu,
@@ -314,6 +316,9 @@ class _Shape:
     v: FloatArray
     sp_div: FloatArray
     rc: IntArray
+    # Share of the layers full recompute recomputes (memory.layout_recompute_share): 1.0 unless
+    # training.recompute_num_layers is set.
+    rc_share: Any
     s: float
     h: float
     q: float
@@ -354,6 +359,7 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         v=lay["vpp"].astype(np.float64),
         sp_div=np.where(lay["sequence_parallel"] > 0, tp, 1.0),
         rc=lay["recompute"],
+        rc_share=layout_recompute_share(problem, lay),
         s=s,
         h=float(model.hidden),
         q=float(model.q_width),
@@ -521,7 +527,9 @@ def _layer(c: _Shape) -> _Layer:
         attn_bwd=attn_bwd,
         fwd=fwd,
         bwd=bwd,
-        recompute=np.where(rc == RECOMPUTE_FULL, fwd, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)),
+        recompute=np.where(
+            rc == RECOMPUTE_FULL, fwd * c.rc_share, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)
+        ),
         shared_expert_fwd=shared_fwd,
     )
 
@@ -597,7 +605,7 @@ def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     intra = intra_node_bandwidth(problem)
     act_bytes = 2.0 * c.tokens * c.h
     tp_bw = _group_bandwidth(problem, tp, np.ones_like(tp))
-    n_tp_collectives = 4.0 + np.where(c.rc == RECOMPUTE_FULL, 2.0, 0.0)
+    n_tp_collectives = 4.0 + np.where(c.rc == RECOMPUTE_FULL, 2.0 * c.rc_share, 0.0)
     tp_lat = np.where(
         tp_bw >= intra, RING_STEP_LATENCY_S, RING_STEP_LATENCY_S + problem.cluster.fabric.latency_us * 1e-6
     )

@@ -46,8 +46,9 @@ from clusterdesigner.engine.levers import (
 )
 from clusterdesigner.engine.memory import (
     MEMORY_ASSUMPTIONS,
-    WEIGHT_BYTES,
     end_stage_layers,
+    layout_recompute_share,
+    weight_bytes,
 )
 from clusterdesigner.engine.model import (
     RECOMPUTE_FULL,
@@ -270,9 +271,9 @@ def _names(
     return tuple(value)
 
 
-def _memory_levers(tr: Mapping[str, Any], model: ModelShape) -> dict[str, Any]:
+def _memory_levers(tr: Mapping[str, Any], model: ModelShape, precision: str) -> dict[str, Any]:
     """``training``'s memory levers (levers.py): recompute_modules, activation_offload_layers,
-    optimizer_offload, lora_rank and lora_modules; all off by default."""
+    optimizer_offload, lora_rank and lora_modules, recompute_num_layers and fp8_params; all off by default."""
     modules = _names(tr, "recompute_modules", RECOMPUTE_MODULES, DEFAULT_RECOMPUTE_MODULES)
     check_recompute_modules(model, modules)
     offload = 0
@@ -291,7 +292,24 @@ def _memory_levers(tr: Mapping[str, Any], model: ModelShape) -> dict[str, Any]:
         "optimizer_offload": _flag(tr, "optimizer_offload", "training", False),
         "lora_rank": lora_rank,
         "lora_modules": lora_modules,
+        **_block_recompute_and_fp8_params(tr, model, precision),
     }
+
+
+def _block_recompute_and_fp8_params(
+    tr: Mapping[str, Any], model: ModelShape, precision: str
+) -> dict[str, Any]:
+    """``training.recompute_num_layers`` (Megatron-Core --recompute-method block --recompute-num-layers N: at
+    most the model's layers; the layers per stage are checked against each layout, search._recompute_checks)
+    and ``training.fp8_params`` (--fp8-param-gather / Transformer Engine fp8_model_init: FP8 weights, which
+    need FP8 training, as Megatron-LM's arguments.py ties --fp8-param-gather to --fp8-format)."""
+    layers = 0
+    if tr.get("recompute_num_layers") not in (None, 0):
+        layers = _whole(tr, "recompute_num_layers", "training", maximum=model.layers)
+    fp8_params = _flag(tr, "fp8_params", "training", False)
+    if fp8_params and precision != "fp8":
+        raise InputError(f"FP8 weights need precision fp8, got {precision}", field="training.fp8_params")
+    return {"recompute_num_layers": layers, "fp8_params": fp8_params}
 
 
 def _batch_seqs(tr: Mapping[str, Any], model: ModelShape) -> int:
@@ -409,7 +427,7 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
         flash_attention=_flag(tr, "flash_attention", "training", True),
         memory_headroom=memory_headroom,
-        **_memory_levers(tr, model),
+        **_memory_levers(tr, model, precision),
     )
 
 
@@ -499,7 +517,9 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     n_gpus = cluster.num_gpus
     peak = cluster.accelerator.peak_tflops(training.precision)
     tokens_per_step = training.global_batch_seqs * model.seq_len
-    hw_flops = hardware_flops(model, training, lay["recompute"])
+    hw_flops = hardware_flops(
+        model, training, lay["recompute"], full_share=layout_recompute_share(problem, lay)
+    )
     cap = cluster.accelerator.memory_gib
     band = band_for(
         regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len)
@@ -774,6 +794,7 @@ def estimate_result(
     """
     problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
     fixed = parse_parallelism(request)
+    _check_block_recompute(problem, fixed)
     n_candidates = DEFAULT_CANDIDATES
     if "search" in request:
         n_candidates = _whole(_section(request, "search"), "candidates", "search", default=DEFAULT_CANDIDATES)
@@ -927,8 +948,21 @@ def _sizing_problem(
     """The request's problem and its fixed parallelism without ``dp``, which the node count decides."""
     problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
     fixed = parse_parallelism(request)
+    _check_block_recompute(problem, fixed)
     fixed.pop("dp", None)
     return problem, fixed
+
+
+def _check_block_recompute(problem: Problem, fixed: Mapping[str, int]) -> None:
+    """``training.recompute_num_layers`` recomputes whole layers, so a given recompute must be full (Megatron-
+    Core runs --recompute-method block under --recompute-granularity full only: transformer_config.py)."""
+    layers = problem.training.recompute_num_layers
+    if layers and "recompute" in fixed and fixed["recompute"] != RECOMPUTE_FULL:
+        raise InputError(
+            f"recompute_num_layers {layers} needs parallelism.recompute full, got "
+            f"{RECOMPUTE_MODES[fixed['recompute']]}",
+            field="training.recompute_num_layers",
+        )
 
 
 def _at_nodes(problem: Problem, nodes: int) -> Problem:
@@ -951,14 +985,15 @@ def _best_at(problem: Problem, fixed: Mapping[str, int], nodes: int) -> LayoutEs
 
 def _states_floor_nodes(problem: Problem) -> float:
     """Nodes below which the model states alone, fully sharded over every GPU, overflow memory:
-    P · (2 + grad_bytes + optimizer_bytes) / (gpus_per_node · (capacity − reserve)). A first probe for
-    the sizing search, not a bound: the heaviest stage ``memory_parts`` charges may hold a little less
-    than the average (a middle stage holds no embedding), so a layout may be reported to fit just below."""
+    P · (weight bytes + grad_bytes + optimizer_bytes) / (gpus_per_node · (capacity − reserve)). A first
+    probe for the sizing search, not a bound: the heaviest stage ``memory_parts`` charges may hold a
+    little less than the average (a middle stage holds no embedding), so a layout may be reported to fit
+    just below."""
     t, c = problem.training, problem.cluster
     room_gib = c.accelerator.memory_gib - t.framework_reserve_gib
     if room_gib <= 0:
         return math.inf
-    state_bytes = problem.model.total_params * (WEIGHT_BYTES + t.grad_bytes + t.optimizer_bytes)
+    state_bytes = problem.model.total_params * (weight_bytes(t) + t.grad_bytes + t.optimizer_bytes)
     return state_bytes / GIB / room_gib / c.gpus_per_node
 
 

@@ -225,7 +225,10 @@ class Training:
     is its default); ``activation_offload_layers`` layers' activations live in host memory
     (--cpu-offloading-num-layers); ``optimizer_offload`` keeps the optimizer states in host memory and
     steps Adam on the CPU (--optimizer-cpu-offload, DeepSpeed ZeRO-Offload); ``lora_rank`` > 0 trains
-    rank-r adapters on ``lora_modules`` over frozen base weights (LoRA, Hu et al. 2021)."""
+    rank-r adapters on ``lora_modules`` over frozen base weights (LoRA, Hu et al. 2021);
+    ``recompute_num_layers`` > 0 makes full recompute recompute only the first that many layers of each
+    pipeline stage's model chunk (--recompute-method block, ``levers.full_recompute_share``); ``fp8_params``
+    holds the weights in FP8, 1 byte (--fp8-param-gather, Transformer Engine fp8_model_init)."""
 
     tokens: float
     global_batch_seqs: int
@@ -257,6 +260,8 @@ class Training:
     optimizer_offload: bool = False
     lora_rank: int = 0
     lora_modules: tuple[str, ...] = ()
+    recompute_num_layers: int = 0
+    fp8_params: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The launch export carries the spec's memory levers as Megatron-LM flags (--recompute-modules,
---cpu-offloading-num-layers, --optimizer-cpu-offload; names from megatron/training/arguments.py and the config
-dataclasses at NVIDIA/Megatron-LM d98e8a64), read through the export URL a user downloads."""
+--recompute-method block, --fp8-param-gather, --cpu-offloading-num-layers, --optimizer-cpu-offload; names
+from megatron/training/arguments.py and the config dataclasses at NVIDIA/Megatron-LM d98e8a64), read
+through the export URL a user downloads."""
 
 from __future__ import annotations
 
@@ -49,3 +50,32 @@ def test_export_emits_activation_offload(catalog: dict[str, int], user_client: A
     response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
     assert response.status_code == 200, response.content[:300]
     assert flags(response.content.decode().split())["--cpu-offloading-num-layers"] == "8"
+
+
+def test_export_emits_block_recompute_and_fp8_param_gather(catalog: dict[str, int], user_client: Any) -> None:
+    # Megatron-LM arguments.py @d98e8a64: --recompute-method {uniform,block}, --recompute-num-layers,
+    # --fp8-param-gather (store_true).
+    design = _design(
+        user_client.user,
+        {"recompute_num_layers": 4, "fp8_params": True, "precision": "fp8"},
+        _layout(recompute="full"),
+    )
+    response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
+    assert response.status_code == 200, response.content[:300]
+    f = flags(response.content.decode().split())
+    assert f["--recompute-granularity"] == "full" and f["--recompute-method"] == "block"
+    assert f["--recompute-num-layers"] == "4" and "--fp8-param-gather" in f
+
+
+def test_design_with_more_block_recompute_layers_than_a_stage_is_a_400_on_the_field(
+    catalog: dict[str, int], user_client: Any
+) -> None:
+    spec = copy.deepcopy(demo_load()[3].current.spec)
+    spec["workload"]["training"]["recompute_num_layers"] = 9
+    spec["parallelism"] = _layout(pp=4, dp=16, recompute="full")
+    response = user_client.post(
+        "/api/v1/designs/", {"name": "too many", "spec": spec}, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content[:300]
+    error = response.json()["error"]
+    assert any("recompute_num_layers" in path for path in error["fields"]), error

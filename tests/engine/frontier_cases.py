@@ -24,6 +24,8 @@ Where a row is silent the choice is made once, never per row:
   accelerator on one 8-GPU node; the fabric is never crossed.
 - LoRA rows (MLPerf llama2_70b_lora): ``lora_rank`` and ``lora_modules`` (";"-separated) go to the engine as
   ``training.lora_rank`` / ``training.lora_modules``; the benchmark's rank 16 on the attention linears.
+- ``recompute_num_layers`` N → full recompute of N layers per stage (``training.recompute_num_layers``);
+  ``fp8_params`` 1 → ``training.fp8_params`` (weights in FP8), as the row's config files set them.
 - Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no
   dropout (NeMo 2.0 recipes for these models set it to 0); flash attention, sequence parallelism when
   tp > 1, TP-communication overlap on; FP8 rows use precision "fp8".
@@ -56,12 +58,10 @@ REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
 # Model features the engine has no input for; a row with one is listed, not predicted. None is left since
 # multi-head latent attention, multi-token prediction, head_dim and pipeline layouts became inputs (issue 19
 # item 3): the DeepSeek-V3 and Qwen3 rows are predicted. Full recompute of only some of a stage's layers
-# (NeMo's activations_checkpoint_method "block" with activations_checkpoint_num_layers below the layers per
-# stage: the MLPerf llama2_70b_lora MI300X submissions, 21 of 80) is not an engine input: the engine's
-# recompute is all layers or none.
-INEXPRESSIBLE_FEATURES: dict[str, str] = {
-    "partial_recompute": "full recompute of part of the layers (activations_checkpoint_num_layers)",
-}
+# (NeMo's activations_checkpoint_method "block" with activations_checkpoint_num_layers 21 of 80: the MLPerf
+# llama2_70b_lora MI300X submissions, shape feature ``partial_recompute``) is ``training.
+# recompute_num_layers`` (the row's recompute_num_layers column), so those rows are predicted too.
+INEXPRESSIBLE_FEATURES: dict[str, str] = {}
 # Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 # Memory levers a row's recompute or precision column states that the engine has no input for: the row is
@@ -70,11 +70,16 @@ SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 # --recompute-modules, ";"-separated) and activation offload of whole layers (activation_offload_layers,
 # --cpu-offloading-num-layers) are engine inputs (issue 19 item 3); offloading single modules' activations
 # (--offload-modules expert_fc1 moe_act) is not.
-# FP8 weight storage (NeMo's fp8_params, named in the precision column: the MLPerf llama2_70b_lora runs keep
-# the frozen weights in FP8, half the engine's 16-bit weights) is not an input either.
+# FP8 weight storage (NeMo's fp8_params, named in the precision column and set in the fp8_params column:
+# the MLPerf llama2_70b_lora and llama31_8b runs keep their weights in FP8) is ``training.fp8_params``.
+# Transformer Engine's FP8 store of the SwiGLU input (Megatron-Core activation_func_fp8_input_store, NVIDIA's
+# llama2_70b_lora configs FP8_ACT / FP8_ACTIVATION) is not an input: the engine keeps that input in 16 bits.
 MISSING_MEMORY_LEVERS = (
     ("activation offload: expert_fc1", "per-module activation offload (Megatron-Core --offload-modules)"),
-    ("fp8_params", "FP8 weight storage (NeMo fp8_params: weights kept in FP8)"),
+    (
+        "activation_func_fp8_input_store",
+        "SwiGLU input stored in FP8 (Megatron-Core activation_func_fp8_input_store)",
+    ),
 )
 GPU_SLUGS = (
     ("GB200", "gb200"),
@@ -184,6 +189,13 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
     if row["recompute_modules"]:
         parallelism["recompute"] = "selective"
         training["recompute_modules"] = row["recompute_modules"].split(";")
+    if row["recompute_num_layers"]:
+        # NeMo's activations_checkpoint_granularity full + method block + num_layers N (the AMD configs' ACG,
+        # ACM, ACL): Megatron-Core's --recompute-method block.
+        parallelism["recompute"] = "full"
+        training["recompute_num_layers"] = int(row["recompute_num_layers"])
+    if row["fp8_params"] == "1":
+        training["fp8_params"] = True
     if row["activation_offload_layers"]:
         training["activation_offload_layers"] = int(row["activation_offload_layers"])
     if row["pipeline_layout"]:

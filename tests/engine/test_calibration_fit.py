@@ -60,9 +60,11 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # llama2_70b_lora and llama31_8b on 8 GPUs: the 2 MI325X check rows 1.3 % → 1.3 % (the mean NVIDIA
         # factor 0.825 already fits CDNA 3; fitted 0.82), the 3 MI355X check rows 10.6 % → 0.6 % (signed
         # −10.6 % → −0.6 %; fitted 1.07: the catalog's MI355X FP8 matmul rate is below what these runs reach).
+        # CDNA 3 has 4 check rows since the two MI300X rows (block recompute of 21 layers, training.
+        # recompute_num_layers) are predicted: +14.9 % and +10.1 %, median |error| 1.3 → 6.0 % either way.
         (("hopper", "fp8"), 0.117, 0.046),
         (("blackwell", "fp8"), 0.103, 0.078),
-        (("cdna3", "fp8"), 0.013, 0.013),
+        (("cdna3", "fp8"), 0.060, 0.060),
         (("cdna4", "fp8"), 0.106, 0.006),
     ],
 )

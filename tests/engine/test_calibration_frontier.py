@@ -196,11 +196,15 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # FP8 refit they moved (0.95 -> 0.96, 0.72 -> 0.74): FP8 9.7 -> 7.8 %, overall 10.1 -> 9.0 %, MoE 13.5 %,
 # Blackwell 11.2 -> 12.7 % (unmet again), long context 24.9 -> 24.5 %, >= 1,024 GPUs 3.5 -> 4.0 % (the GPT-3
 # FP8 rows under the Hopper FP8 refit); AMD 5 check rows, 0.7 % (CDNA3/CDNA4 FP8 factors fitted on the rest).
+# The 2 MI300X llama2_70b_lora rows (check rows: 2nd and 12th of their sources), predicted since
+# training.recompute_num_layers (21 of 80 layers), come out +14.9 % (v5.0) and +10.1 % (v5.1) with the CDNA3
+# FP8 factor fitted on the MI325X rows: FP8 7.8 -> 9.0 %, overall 9.0 -> 10.1 %, AMD 5 -> 7 check rows,
+# 0.7 -> 0.8 %; the other regimes keep their figures.
 CHECK_MEDIANS = {
     "moe": 0.135,
-    "fp8": 0.078,
+    "fp8": 0.090,
     "long_context": 0.245,
-    "overall": 0.090,
+    "overall": 0.101,
     "blackwell": 0.127,
     "scale_1024": 0.040,
 }
@@ -221,7 +225,7 @@ def _check(split: dict[str, dict[str, dict[str, float | int]]], regime: str) -> 
 def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
     for regime, measured in CHECK_MEDIANS.items():
         assert _check(split, regime) == pytest.approx(measured, abs=0.001), regime
-    assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 5
+    assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 7
 
 
 @pytest.mark.parametrize("regime", ["fp8"])
@@ -268,7 +272,7 @@ def test_amd_check_rows_meet_the_regime_target(split: dict[str, dict[str, dict[s
 
 
 def test_amd_rows_are_the_printed_ones(split: dict[str, dict[str, dict[str, float | int]]]) -> None:
-    assert split["amd"]["check"]["median_abs_error"] == pytest.approx(0.007, abs=0.001)
+    assert split["amd"]["check"]["median_abs_error"] == pytest.approx(0.008, abs=0.001)
     assert split["amd"]["fit"]["median_abs_error"] == pytest.approx(0.015, abs=0.001)
 
 
@@ -281,16 +285,17 @@ def all_rows() -> list[float]:
 
 
 def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
-    # 363 rows of runs.csv and runs_frontier.csv (351, then 12 predicted MLPerf llama2_70b_lora rows):
-    # median |error| 5.0 % (target ≤ 7 %); p90 18.9 % (20.7 % before the MoE rows' recipe settings and
-    # timing.MOE_ROUTED_PASSES).
-    assert len(all_rows) == 363
-    assert statistics.median(all_rows) == pytest.approx(0.050, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.189, abs=0.001)
+    # 365 rows of runs.csv and runs_frontier.csv (351, then 12 predicted MLPerf llama2_70b_lora rows, then the
+    # 2 MI300X ones once training.recompute_num_layers expressed their 21-of-80 block recompute):
+    # median |error| 5.1 % (5.0 % at 363; target ≤ 7 %); p90 18.8 % (18.9 % at 363; 20.7 % before the MoE
+    # rows' recipe settings and timing.MOE_ROUTED_PASSES).
+    assert len(all_rows) == 365
+    assert statistics.median(all_rows) == pytest.approx(0.051, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.188, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 18.9 % > 18 % (MoE and long-context rows)")
+@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 18.8 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
@@ -306,20 +311,18 @@ def test_every_measured_run_predicted_not_to_fit_used_a_memory_lever_the_engine_
     # MXFP8 row offloads the experts' FC1 inputs and activations ("activation offloading required":
     # --offload-modules expert_fc1 moe_act), the routed copies memory.routed_token_bytes counts, a lever the
     # engine lacks. A new "does not fit" without such a lever is an engine or row error and fails here.
-    # Seven MLPerf llama2_70b_lora rows (MI325X 256 GB, B200 180 GB, H200 141 GB, TP1) are predicted at
-    # 281 GiB (128.6 GiB of 16-bit frozen weights, 148.5 GiB of activations): the runs keep their weights
-    # in FP8 (NeMo fp8_params, the precision column), a lever the engine lacks (half the weights: 217 GiB,
-    # still over 180 GiB on B200, whose run logged max_memory_usage 168.8).
+    # The MLPerf llama2_70b_lora rows keep their weights in FP8 (NeMo fp8_params, the fp8_params column →
+    # training.fp8_params): 128.6 → 64.3 GiB, and the five MI325X rows fit (216.9 GiB of 256; 7 rows did not
+    # before). Two NVIDIA rows are still over, by the activations (148.5 GiB at 8,192 tokens, 80 layers, TP 1,
+    # no recompute): their configs store the SwiGLU input in FP8 (activation_func_fp8_input_store, a lever
+    # the engine lacks) and B200 runs FP8 attention (FP8_DPA=1); nor does the engine drop, under LoRA, the
+    # inputs the frozen linears keep only for a weight gradient. B200 216.9 GiB of 180 where the run logged
+    # max_memory_usage 168.8 GiB (the CSV's measured memory; +28 %), H200 (CP 2) 141.9 of 141.
     oom = [c for c in frontier_cases.all_cases() if c.fits is False]
     assert all(frontier_cases.missing_memory_levers(c.row) for c in oom), [c.row["run_id"] for c in oom]
     assert sorted(c.row["run_id"] for c in oom) == [
         "mlperf41_lora70b_nv_h200",
-        "mlperf50_lora70b_amd_mi325x",
         "mlperf50_lora70b_nv_b200",
-        "mlperf50_lora70b_smc_mi325x",
-        "mlperf51_lora70b_amd_mi325x",
-        "mlperf51_lora70b_asus_mi325x",
-        "mlperf51_lora70b_smc_mi325x",
         "moezoo_qwen3_gb200_2",
     ]
 

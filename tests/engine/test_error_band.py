@@ -174,17 +174,20 @@ def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target() -> 
     # A100, Megatron-Core H100, NeMo, MLPerf GPT-3 on 4,096-11,616 H100, Llama 3 405B on 8,192-16,384 H100),
     # 13 check rows at median |error| 5.95 % (target ≤ 12 %). AMD: 11 rows (MI355X llama31_8b, MI325X and
     # MI355X llama2_70b_lora), 5 check rows, out of sample under the CDNA 3/4 FP8 factors fitted on the
-    # others.
+    # others; 13 rows and 7 check rows since the two MI300X llama2_70b_lora rows (21 of 80 layers recomputed,
+    # training.recompute_num_layers) are predicted: +14.9 % and +10.1 %.
     regimes = focus_regimes()
     scale, amd = regimes[">= 1,024 GPUs"], regimes["amd (cdna*)"]
-    assert (len(scale), len(amd)) == (29, 11)
+    assert (len(scale), len(amd)) == (29, 13)
     scale_check = statistics.median(abs(e) for r, e in scale if not r.fit)
     assert sum(not r.fit for r, _ in scale) == 13
     assert scale_check == pytest.approx(0.0595, abs=0.001) and scale_check <= 0.12
     checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
     assert checks == [
+        ("mlperf50_lora70b_amd_mi300x", 0.149),
         ("mlperf50_lora70b_smc_mi325x", -0.019),
         ("mlperf51_llama8b_giga_mi355x", -0.006),
+        ("mlperf51_lora70b_amd_mi300x", 0.101),
         ("mlperf51_lora70b_amd_mi355x", -0.008),
         ("mlperf51_lora70b_smc_mi325x", 0.007),
         ("mlperf51_lora70b_smc_mi355x", -0.005),
