@@ -31,7 +31,8 @@ changed convention), and say in the commit message what changed. Its history:
        2021, PyTorch FSDP2, NeMo AutoModel) with op-level selective checkpointing and the FSDP2 upcast
        cross-entropy; expert tensor parallelism (``training.etp``) and the experts' routed FC1 inputs in MoE
        activation memory; the memory-bound passes over each token's routed copies (``moe_routed_passes``);
-       memory levers (``recompute_modules``, ``activation_offload_layers``, ``optimizer_offload``, LoRA) and
+       memory levers (``recompute_modules``, ``recompute_num_layers``, ``activation_offload_layers``,
+       ``optimizer_offload``, ``fp8_params``, LoRA); the FSDP2 profile's unsharded pipeline gradients; and
        the accelerator's host link in the catalog; FP8 factors refitted with the MLPerf rows (Hopper 0.96,
        Blackwell 0.74) and fitted for AMD (CDNA3 0.82, CDNA4 1.07); error bands regenerated (363 rows)
 """
