@@ -814,25 +814,31 @@ def _etp_assumptions(training: Training) -> tuple[Assumption, ...]:
     )
 
 
+# The MoE exchange's constants, whatever the training settings (_moe_exchange_assumptions adds those).
+_MOE_EXCHANGE_CONSTANTS = (
+    Assumption(
+        "moe_routed_passes",
+        MOE_ROUTED_PASSES,
+        "memory-bound passes over the routed copies per MoE layer forward",
+        "permute/unpermute, the dispatcher's chunk sort, the combine's weighted sum and the FP8 cast of "
+        "the top_k copies of each token (Megatron-Core moe_utils.py, token_dispatcher.py): about 8 "
+        "counted, 21 fitted on the MoE fit rows of runs_frontier.csv; balanced expert load (token drop "
+        "padded to capacity or forced balance; dropless imbalance not modelled)",
+    ),
+    Assumption(
+        "moe_a2a_links_concurrent",
+        1.0,
+        "flag",
+        "an all-to-all's copies to ranks in the same scale-up domain (NVLink) and beyond it (NIC) move "
+        "at once, so its time is the longer of the two: NCCL runs all-to-all as grouped point-to-point "
+        "sends and receives; routing uniform over the ep ranks (load-balanced experts); assumption",
+    ),
+)
+
+
 def _moe_exchange_assumptions(training: Training) -> tuple[Assumption, ...]:
     return (
-        Assumption(
-            "moe_routed_passes",
-            MOE_ROUTED_PASSES,
-            "memory-bound passes over the routed copies per MoE layer forward",
-            "permute/unpermute, the dispatcher's chunk sort, the combine's weighted sum and the FP8 cast of "
-            "the top_k copies of each token (Megatron-Core moe_utils.py, token_dispatcher.py): about 8 "
-            "counted, 21 fitted on the MoE fit rows of runs_frontier.csv; balanced expert load (token drop "
-            "padded to capacity or forced balance; dropless imbalance not modelled)",
-        ),
-        Assumption(
-            "moe_a2a_links_concurrent",
-            1.0,
-            "flag",
-            "an all-to-all's copies to ranks in the same scale-up domain (NVLink) and beyond it (NIC) move "
-            "at once, so its time is the longer of the two: NCCL runs all-to-all as grouped point-to-point "
-            "sends and receives; routing uniform over the ep ranks (load-balanced experts); assumption",
-        ),
+        *_MOE_EXCHANGE_CONSTANTS,
         Assumption(
             f"moe_dispatcher[{training.moe_dispatcher}]",
             1.0 if training.moe_dispatcher == "deepep" else 0.0,

@@ -804,22 +804,41 @@ def estimate_result(
 
     # _check_degrees_fit_cluster has made sure tp × pp × cp divides the GPUs, so dp can be derived.
     if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")):
-        values = _fixed_values(problem, fixed)
-        lay = layouts(**values)
-        for fld, failed, reason in structural_checks(problem, lay):
-            if failed[0]:
-                # An explicit layout may split layers unevenly over stages (Megatron-DeepSpeed, Llama 3);
-                # the heaviest stage gets ceil(L/pp) layers.
-                if fld == "parallelism.pp" and problem.model.layers >= values["pp"]:
-                    continue
-                raise InputError(reason(0), field=fld)
-        row = _rows(problem, lay)[0]
-        warnings = _evaluate_warnings(problem, values, row)
-        return TrainingEstimate(
-            mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
-        )
+        return _evaluate_fixed(problem, fixed, summary=summary, assumptions=assumptions)
+    return _search_result(problem, fixed, top=n_candidates, summary=summary, assumptions=assumptions)
 
-    result = search(problem, fixed=fixed, top=n_candidates)
+
+def _evaluate_fixed(
+    problem: Problem, fixed: Mapping[str, int], *, summary: Summary, assumptions: tuple[AssumptionUsed, ...]
+) -> TrainingEstimate:
+    """The estimate of a given layout (``estimate_result``'s evaluate mode)."""
+    values = _fixed_values(problem, fixed)
+    lay = layouts(**values)
+    for fld, failed, reason in structural_checks(problem, lay):
+        if failed[0]:
+            # An explicit layout may split layers unevenly over stages (Megatron-DeepSpeed, Llama 3);
+            # the heaviest stage gets ceil(L/pp) layers.
+            if fld == "parallelism.pp" and problem.model.layers >= values["pp"]:
+                continue
+            raise InputError(reason(0), field=fld)
+    row = _rows(problem, lay)[0]
+    warnings = _evaluate_warnings(problem, values, row)
+    return TrainingEstimate(
+        mode="evaluate", chosen=row, warnings=tuple(warnings), summary=summary, assumptions=assumptions
+    )
+
+
+def _search_result(
+    problem: Problem,
+    fixed: Mapping[str, int],
+    *,
+    top: int,
+    summary: Summary,
+    assumptions: tuple[AssumptionUsed, ...],
+) -> TrainingEstimate:
+    """The best layouts of a search over the fields ``fixed`` leaves out (``estimate_result``'s search
+    mode); InfeasibleError when none fits."""
+    result = search(problem, fixed=fixed, top=top)
     rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     if result.best["tp"].size == 0:
         raise _no_layout_error(problem, fixed, result, rejected)
