@@ -28,6 +28,7 @@ from apps.dashboard.compare import compare_row, compare_table
 from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
 from apps.designs import selectors, services
+from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
@@ -43,6 +44,7 @@ from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.spec import MODEL as MODEL_RULES
 from clusterdesigner.engine.training import exotic_features, model_presets
 from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.errors import InvalidInput
 from clusterdesigner.views import or_404
 
 logger = logging.getLogger(__name__)
@@ -678,15 +680,11 @@ def _share_render(request: HttpRequest, link: Any, token: str) -> HttpResponse:
 
 
 def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
-    from rest_framework.exceptions import ValidationError
-
-    from apps.designs.api import export_response
-
     link = or_404(selectors.share_link_resolve(token=token))
     if fmt not in ("csv", "xlsx"):
         raise Http404("Share links download CSV or XLSX.")
     version = link.evaluation.version
     try:
         return export_response(link.evaluation.result, fmt, f"design-{link.design_id}-v{version.number}")
-    except ValidationError as exc:
-        return HttpResponseBadRequest(str(exc.detail))
+    except InvalidInput as exc:
+        return HttpResponseBadRequest(exc.message)

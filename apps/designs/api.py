@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.designs import selectors, services
+from apps.designs.export_files import EXPORTS, export_response
 from apps.designs.filters import DesignFilterSet
 from apps.designs.models import ShareLink
 from apps.designs.serializers import (
@@ -71,23 +72,6 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
         **TOO_LARGE,
     },
 )
-
-
-EXPORTS = {  # format: (content type, file extension, module, function)
-    "csv": ("text/csv", "csv", "exports", "design_export_csv"),
-    "xlsx": (
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "xlsx",
-        "exports",
-        "design_export_xlsx",
-    ),
-    "torchrun": ("text/x-shellscript", "sh", "launch", "launch_torchrun"),
-    "sbatch": ("text/x-shellscript", "sbatch", "launch", "launch_sbatch"),
-    "volcano": ("application/yaml", "yaml", "launch", "launch_volcano"),
-    # The stack's own config file: DeepSpeed ZeRO (2021) designs, NeMo AutoModel designs.
-    "ds_config": ("application/json", "json", "launch", "launch_ds_config"),
-    "automodel": ("application/yaml", "yaml", "launch", "launch_automodel_recipe"),
-}
 
 
 class ExportNegotiation(DefaultContentNegotiation):
@@ -313,30 +297,6 @@ def _int_param(request: Request, name: str) -> int | None:
     if not 0 < value < 2**63:
         raise ValidationError({name: ["must be a whole number from 1"]})
     return value
-
-
-def export_response(
-    evaluation: dict[str, Any], fmt: str | None, stem: str, *, fabric_kind: str | None = None
-) -> HttpResponse:
-    """The evaluation exported as ``fmt``; a launch configuration takes ``fabric_kind``, the kind of the
-    catalog row of the design's fabric (``selectors.evaluation_fabric_kind``)."""
-    if fmt not in EXPORTS:
-        raise ValidationError({"format": [f"must be one of {', '.join(EXPORTS)}"]})
-    import importlib
-
-    content_type, extension, module, function = EXPORTS[fmt]
-    build = getattr(importlib.import_module(f"apps.designs.{module}"), function)
-    try:
-        body = (
-            build(evaluation=evaluation, fabric_kind=fabric_kind)
-            if module == "launch"
-            else build(evaluation=evaluation)
-        )
-    except ValueError as exc:
-        raise ValidationError({"format": [str(exc)]}) from exc
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{stem}.{extension}"'
-    return response
 
 
 class SharedDesignView(viewsets.ViewSet):
