@@ -33,9 +33,8 @@ changed convention), and say in the commit message what changed. Its history:
        activation memory; the memory-bound passes over each token's routed copies (``moe_routed_passes``);
        memory levers (``recompute_modules``, ``recompute_num_layers``, ``activation_offload_layers``,
        ``optimizer_offload``, ``fp8_params``, LoRA); the FSDP2 profile's unsharded pipeline gradients; and
-       the accelerator's host link in the catalog; the attention kernel (``training.attention_kernel``: fused
-       attention runs 1.5x FlashAttention-2's rate on Hopper); FP8 factors refitted (Hopper 0.86, Blackwell
-       0.74) and fitted for AMD (CDNA3 0.82, CDNA4 1.07); error bands regenerated (365 rows)
+       the accelerator's host link in the catalog; FP8 factors refitted with the MLPerf rows (Hopper 0.96,
+       Blackwell 0.74) and fitted for AMD (CDNA3 0.82, CDNA4 1.07); error bands regenerated (363 rows)
 """
 
 from __future__ import annotations
