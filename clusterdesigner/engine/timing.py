@@ -64,7 +64,7 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
 REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
-    ("hopper", "fp8"): 0.86,
+    ("hopper", "fp8"): 0.96,
     ("blackwell", "fp8"): 0.74,
     ("cdna3", "fp8"): 0.82,
     ("cdna4", "fp8"): 1.07,
@@ -84,13 +84,6 @@ MATMUL_FRACTION_WITHOUT_MEASUREMENT = 0.80
 HBM_EFFICIENCY = 0.85
 FLASH_FWD_FRACTION = 0.84
 FLASH_BWD_FRACTION = 0.72
-# How much faster a Hopper-native fused attention kernel (Transformer Engine's cuDNN fused attention, which
-# Megatron-Core and NeMo run; FlashAttention-3 is its published counterpart) is than FlashAttention-2 on the
-# same GPU: FA2 uses neither Hopper's warpgroup MMA nor its TMA and reaches about 35 % of H100's peak, FA3
-# "1.5-2.0x" FA2 in BF16 forward and 1.5-1.75x in backward (Shah et al. 2024, arXiv:2407.08608, abstract
-# and Sec. 4.1); the lower end of both ranges is taken. Families not listed run both kernels alike
-# (Ampere: FA2 is the native kernel; Blackwell and CDNA: no comparison used here).
-FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5}
 OVERLAP_PENALTY = 0.2
 SCALEUP_BUSBW_EFFICIENCY = 0.80
 PCIE_BUSBW_EFFICIENCY = 0.75
@@ -149,14 +142,6 @@ TIMING_ASSUMPTIONS = (
         FLASH_BWD_FRACTION,
         "of achievable matmul",
         "FlashAttention-2 Sec. 4.1: bwd up to 63% of A100 peak = 0.72 of mamf; bwd = 2.5× fwd FLOPs",
-    ),
-    Assumption(
-        "fused_attention_speedup_hopper",
-        FUSED_ATTENTION_SPEEDUP["hopper"],
-        "× FlashAttention-2's rate",
-        "training.attention_kernel fused (Transformer Engine cuDNN attention, Megatron-Core/NeMo) on "
-        "H100/H200: FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608) is 1.5-2.0× FA2 fwd, "
-        "1.5-1.75× bwd; lower end",
     ),
     Assumption(
         "scaleup_busbw_efficiency",
@@ -469,17 +454,15 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     heads_local = model.heads / tp
     mla = model.is_mla
     if c.problem.training.flash_attention:
-        # A causal kernel computes half of the s×s scores (it skips the masked tiles); the engine times the
-        # full s×s FLOPs Narayanan counts at FlashAttention-2's benchmark rates, i.e. that causal half at
-        # half those rates: the measured flash-attention runs on A100 (llm-foundry, 8K-64K tokens) are no
-        # faster than this. A fused Hopper-native kernel runs FUSED_ATTENTION_SPEEDUP faster.
+        # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
+        # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
+        # faster than this, so the causal saving is not assumed.
         if mla:
             attn_flops = 2.0 * tokens * s * model.heads * (model.head_dim + model.v_head_dim) / tp
         else:
             attn_flops = 4.0 * tokens * s * c.q / tp
-        rate = c.rate_bf16 * _attention_speedup(c.problem)
-        attn_fwd = attn_flops / (rate * FLASH_FWD_FRACTION)
-        attn_bwd = 2.5 * attn_flops / (rate * FLASH_BWD_FRACTION)
+        attn_fwd = attn_flops / (c.rate_bf16 * FLASH_FWD_FRACTION)
+        attn_bwd = 2.5 * attn_flops / (c.rate_bf16 * FLASH_BWD_FRACTION)
         return attn_fwd, attn_bwd
     if mla:
         v_dim = float(model.v_head_dim)
@@ -491,14 +474,6 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     softmax = SCORE_BYTES_FWD * heads_local * tokens * s / c.hbm
     attn_fwd = bmm + softmax
     return attn_fwd, 2.0 * attn_fwd
-
-
-def _attention_speedup(problem: Problem) -> float:
-    """FUSED_ATTENTION_SPEEDUP of the accelerator's family under ``training.attention_kernel`` fused,
-    else 1."""
-    if problem.training.attention_kernel != "fused":
-        return 1.0
-    return FUSED_ATTENTION_SPEEDUP.get(problem.cluster.accelerator.family, 1.0)
 
 
 def _mla_gemms(c: _Shape) -> FloatArray:

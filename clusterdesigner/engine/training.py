@@ -106,7 +106,6 @@ from clusterdesigner.engine.workload import (
 PRECISIONS = ("bf16", "fp8")
 PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused", "upcast")
-ATTENTION_KERNELS = ("fused", "flash2")
 MOE_DISPATCHERS = ("alltoall", "deepep")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
@@ -427,7 +426,6 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
         precision=precision,
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
         flash_attention=_flag(tr, "flash_attention", "training", True),
-        attention_kernel=_choice(tr, "attention_kernel", "training", ATTENTION_KERNELS, "fused"),
         memory_headroom=memory_headroom,
         **_memory_levers(tr, model, precision),
     )

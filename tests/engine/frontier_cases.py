@@ -7,9 +7,7 @@ baseline is what today's engine says; nothing here is tuned to the rows.
 
 Comparison basis: tokens per second per GPU where the row measured it (it needs no FLOP convention), else
 model TFLOP/s per GPU. NeMo's "Model TFLOP/sec/GPU" counts model FLOPs with its own per-model formula
-(no recompute, full s × s attention, as the engine's ``model_flops_per_token`` does, until NeMo commit
-6251117f4c of 2025-08-09 halved the attention term for causal masks: the rows compared on TFLOP/s, the
-24.03 long-sequence table and the ModelZoo's, predate it or count as Megatron-LM does), so a TFLOP/s error
+(no recompute, full s × s attention, as the engine's ``model_flops_per_token`` does), so a TFLOP/s error
 and a tokens/s error of the same row differ only by the two FLOP-per-token counts.
 
 Where a row is silent the choice is made once, never per row:
