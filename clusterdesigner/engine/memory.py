@@ -406,9 +406,12 @@ def lora_params_per_gpu(problem: Problem, lay: Mapping[str, IntArray]) -> tuple[
     )
 
 
-def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Any]:
+def _activation_terms(
+    problem: Problem, lay: Mapping[str, IntArray], held: Mapping[str, Any], d_dense: FloatArray
+) -> dict[str, Any]:
     """What every stage's activations and buffers are made of: bytes per stored layer, layers in flight on
-    the first and last stage, the full-recompute working set, the logits and the FSDP gather buffers."""
+    the first and last stage, the full-recompute working set, the logits and the FSDP gather buffers
+    (``held``: ``_stage_params``; ``d_dense``: the dense sharding degree, ``shard_degrees``)."""
     model, training = problem.model, problem.training
     layout = training.pipeline_layout
     stored, full_layer = activation_bytes_per_layer(problem, lay)
@@ -420,10 +423,8 @@ def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str
         "upcast": UPCAST_LOGITS_BYTES_PER_ELEMENT,
     }.get(training.cross_entropy, LOGITS_BYTES_PER_ELEMENT)
     n_stage = stage_layers(model, lay["pp"], layout)
-    dense, expert, _edge = params_per_gpu(model, lay, layout, etp=expert_tp(problem.training, lay))
-    d_dense, _ = shard_degrees(problem, lay)
     full_shard = (lay["sharding"] == SH_ZERO3) | (lay["sharding"] == SH_HSDP)
-    layer_params = (dense + expert) / n_stage
+    layer_params = (held["dense"] + held["expert"]) / n_stage
     return {
         "stored": stored,
         "full_layer": full_layer,
@@ -449,14 +450,20 @@ def _activation_terms(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str
 
 
 def _states(
-    problem: Problem, lay: Mapping[str, IntArray], params_dense: Any, params_expert: Any, trained: Any
+    problem: Problem,
+    lay: Mapping[str, IntArray],
+    degrees: tuple[FloatArray, FloatArray],
+    params_dense: Any,
+    params_expert: Any,
+    trained: Any,
 ) -> dict[str, Any]:
     """Weights, gradients and optimizer states of the given parameters, each sharded as the layout's mode
     says (ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3/HSDP everything). ``trained`` is
     (dense, expert) parameters that have gradients and optimizer states: all of them, or LoRA's adapters
-    (the frozen base weights have neither). Optimizer offload keeps the optimizer states in host memory."""
+    (the frozen base weights have neither). Optimizer offload keeps the optimizer states in host memory.
+    ``degrees``: ``shard_degrees`` of the layouts (dense, expert)."""
     training = problem.training
-    d_dense, d_expert = shard_degrees(problem, lay)
+    d_dense, d_expert = degrees
     sh = lay["sharding"]
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
 
@@ -525,8 +532,9 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     """
     model, training = problem.model, problem.training
     layout = training.pipeline_layout
-    a = _activation_terms(problem, lay)
     held = _stage_params(problem, lay)
+    degrees = shard_degrees(problem, lay)
+    a = _activation_terms(problem, lay, held, degrees[0])
     single = lay["pp"] == 1
     n_stage = stage_layers(model, lay["pp"], layout)
     n_first, n_last = end_stage_layers(model.layers, lay["pp"], split=training.pipeline_split, layout=layout)
@@ -540,7 +548,9 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     )
     parts_by_stage = [
         {
-            **_states(problem, lay, *_held_params(problem, held, share, edge_held=edge, mtp_held=mtp)),
+            **_states(
+                problem, lay, degrees, *_held_params(problem, held, share, edge_held=edge, mtp_held=mtp)
+            ),
             "activations": _stage_activations(lay, a, layers_held, share, n_stage) * (1.0 + FRAGMENTATION),
             "logits": np.where(with_logits, a["logits"], 0.0),
             "fsdp_buffers": a["gather"] * np.minimum(share * n_stage, 1.0),
