@@ -392,7 +392,7 @@ def _cluster_size(evaluation: DesignEvaluation, layout: Layout) -> tuple[int, in
     if world != nodes * gpn:
         raise ValueError(
             f"layout uses tp×pp×dp×cp = {tp}×{pp}×{dp}×{cp} = {world} GPUs but the cluster has "
-            f"{nodes} nodes × {gpn} = {nodes * gpn}"
+            f"{_count(nodes, 'node')} × {gpn} = {nodes * gpn}"
         )
     return nodes, gpn
 
@@ -842,10 +842,15 @@ def _env_lines(env: tuple[NcclSetting, ...]) -> list[str]:
     return out
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 node``, ``2 nodes``: the header a reader copies into a ticket reads as English."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _header(plan: LaunchPlan, evaluation: DesignEvaluation) -> list[str]:
     chosen = _training(evaluation).chosen
     lines = [
-        f"ClusterDesigner launch for {plan.name!r}: {plan.nodes} nodes x {plan.gpus_per_node} GPUs "
+        f"ClusterDesigner launch for {plan.name!r}: {_count(plan.nodes, 'node')} x {plan.gpus_per_node} GPUs "
         f"({plan.accelerator}), fabric {plan.fabric_slug} ({plan.fabric_kind})",
         f"layout: {layout_summary(chosen_layout(evaluation))}",
     ]

@@ -477,3 +477,11 @@ def test_real_engine_evaluation_produces_valid_launch_files(tmp_path: Path) -> N
     script.write_text(launch_sbatch(evaluation=evaluation))
     subprocess.run([BASH, "-n", str(script)], check=True, timeout=30)
     assert volcano(evaluation)["spec"]["minAvailable"] == 8
+
+
+def test_the_header_counts_one_node_in_the_singular() -> None:
+    one = with_layout(with_cluster(evaluation_fixture(), nodes=1), tp=8, pp=1, dp=1)
+    assert "'70B on 64 H100 nodes': 1 node x 8 GPUs (h100-sxm)" in launch_torchrun(evaluation=one)
+    assert ": 64 nodes x 8 GPUs" in launch_torchrun(evaluation=evaluation_fixture())
+    with pytest.raises(ValueError, match=r"cluster has 1 node × 8 = 8$"):
+        launch_torchrun(evaluation=with_layout(with_cluster(evaluation_fixture(), nodes=1), dp=8))
