@@ -200,7 +200,15 @@ def test_megatron_fsdp_with_offload_ranks_the_70b_fsdp_layout_above_the_pipeline
 # B200's (622) at the same layout, recipe and release, although GB200 runs at least as fast as B200
 # everywhere else in these tables (Llama 3 8B 1.045 per-tensor, 1.018 MXFP8 in 25.09; this 405B layout
 # per-tensor 665 on GB200 in 25.04 against 664 on B200 in 25.09): a model that charges GB200 no more than
-# B200 for any part of the step cannot reach 578 without contradicting the B200 rows. Tried and set aside:
+# B200 for any part of the step cannot reach 578 without contradicting the B200 rows. What GB200 does pay
+# that B200 does not is its host: Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (commit
+# 1d9edcf8c7) found MXFP8 training on GB200 host-bound (the GPU finishes the quantization, scale-factor and
+# swizzle kernels faster than Grace launches them), worth 10 % from NUMA binding of the host alone and more
+# from CUDA graphs; TransformerEngine issue #2053 measures a TE Linear forward at 99.7 µs of CPU time per
+# call on GB200 (PyTorch's Linear 37.1 µs there, 13.5 µs on a DGX H100's Xeon). The 405B recipe runs
+# cuda_graphs false, and this layout's per-GPU layer work is a quarter of the FSDP layout's (4,096 tokens
+# over tp 4 against 8,192 over tp 2), so launch cost weighs four times as much. The engine has no host-CPU
+# or launch-overhead input and no fit row that would size one. Tried and set aside:
 # charging the pipeline's one stage boundary that crosses between the two NVL72 racks at the NIC rate
 # (the engine charges it at NVLink's) gives 699 tok/s/GPU for the pipeline, ratio 1.059, band high 1.214,
 # still short of 1.261; it also moved a runs.csv H100 row (NeMo 24.07 Llama 2 13B, TP 1 PP 4 VP 10 on two
