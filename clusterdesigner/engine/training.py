@@ -290,6 +290,14 @@ def _memory_levers(tr: Mapping[str, Any], model: ModelShape, precision: str) -> 
     check_offload_modules(model, offload_modules, offload_layers=offload)
     fp8_store = _flag(tr, "activation_func_fp8_input_store", "training", False)
     check_fp8_input_store(model, fp8_store)
+    stack = _framework(tr)
+    for key, on in (
+        ("activation_offload_modules", offload_modules),
+        ("activation_func_fp8_input_store", fp8_store),
+    ):
+        # Megatron-Core's own options (transformer_config.py); the other stacks keep other tensors too.
+        if on and stack.slug != DEFAULT_FRAMEWORK:
+            raise InputError(f"is a Megatron-Core option; {stack.name} has none", field=f"training.{key}")
     lora_rank = 0
     if tr.get("lora_rank") not in (None, 0):
         lora_rank = _whole(tr, "lora_rank", "training", maximum=min(model.hidden, 65536))

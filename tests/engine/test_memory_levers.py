@@ -204,3 +204,15 @@ def test_module_offload_refuses_layer_offload_and_needs_a_host_link() -> None:
     with pytest.raises(InputError) as err:
         _run(_llama_8b(activation_offload_modules=["core_attn"]))
     assert err.value.field == "cluster.accelerator"
+
+
+@pytest.mark.parametrize(
+    ("lever", "value"),
+    [("activation_offload_modules", ["core_attn"]), ("activation_func_fp8_input_store", True)],
+)
+def test_megatron_core_levers_are_refused_on_other_stacks(lever: str, value: Any) -> None:
+    request = _llama_8b(framework="fsdp2", **{lever: value})
+    request["parallelism"]["sharding"] = "zero3"
+    with pytest.raises(InputError) as err:
+        _run(request, _with_link(64.0))
+    assert err.value.field == f"training.{lever}" and "Megatron-Core option" in err.value.message
