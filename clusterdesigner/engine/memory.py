@@ -470,7 +470,7 @@ def _activation_terms(
         "offload_keep": np.clip(1.0 - training.activation_offload_layers / n_stage, 0.0, 1.0),
         # Per-module offload (--offload-modules): those bytes of every stored layer live in host memory but
         # one layer's (``levers.OFFLOAD_ASSUMPTION``); a fully recomputed layer stores none of them.
-        "offloaded": offloaded_bytes_per_layer(problem, lay),
+        "offloaded": offloaded_bytes_per_layer(problem, lay) if training.activation_offload_modules else None,
     }
 
 
@@ -630,11 +630,9 @@ def _stage_activations(
     activation offload keeps in host memory: whole layers, or the offloaded modules of all but one layer)
     plus the full-recompute working set."""
     in_flight = layers_held * share
-    act = (
-        a["stored"] * in_flight * a["offload_keep"]
-        - a["offloaded"] * np.maximum(in_flight - 1.0, 0.0)
-        + a["working"] * np.minimum(share * n_stage, 1.0)
-    )
+    act = a["stored"] * in_flight * a["offload_keep"] + a["working"] * np.minimum(share * n_stage, 1.0)
+    if a["offloaded"] is not None:
+        act = act - a["offloaded"] * np.maximum(in_flight - 1.0, 0.0)
     # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so it
     # never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
     # recompute against 271 GiB without, where fewer than two layers are in flight).
