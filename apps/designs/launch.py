@@ -537,6 +537,7 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
     """The spec's memory levers as Megatron-LM flags (megatron/training/arguments.py and the config
     dataclasses at NVIDIA/Megatron-LM d98e8a64): --recompute-modules with selective recompute,
     --recompute-method block --recompute-num-layers N, --fp8-param-gather, --cpu-offloading-num-layers,
+    --fine-grained-activation-offloading --offload-modules, --activation-func-fp8-input-store,
     --optimizer-cpu-offload. LoRA is NeMo / Megatron-Bridge PEFT, not a
     Megatron-LM pretraining flag: refused rather than exported as full training."""
     training = _spec(evaluation).training
@@ -554,6 +555,12 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
         out.args.extend(training.recompute_modules)
     if training.activation_offload_layers:
         out.add("--cpu-offloading-num-layers", training.activation_offload_layers)
+    if training.activation_offload_modules:
+        out.add("--fine-grained-activation-offloading")
+        out.add("--offload-modules")
+        out.args.extend(training.activation_offload_modules)
+    if training.activation_func_fp8_input_store:
+        out.add("--activation-func-fp8-input-store")
     if training.optimizer_offload:
         out.add("--optimizer-cpu-offload")
 

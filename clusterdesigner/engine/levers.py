@@ -10,6 +10,16 @@ layers go to host memory; transformer_config.py refuses it with pp > 1 or with r
 2021, arXiv:2106.09685: frozen W, trained B·A of rank r; Sec. 4.2, no gradients or optimizer states for the
 frozen weights, 25 % faster than full fine-tuning on GPT-3 175B) and NeMo / Megatron-Bridge's LoRA default
 targets linear_qkv, linear_proj, linear_fc1, linear_fc2.
+
+Per-module activation offload: Megatron-Core's --fine-grained-activation-offloading --offload-modules
+(transformer_config.py ``offload_modules`` and docs/source/api-guide/fine_grained_activation_offloading.md
+at NVIDIA/Megatron-LM 5c209c35: attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act;
+"each module offloads its input activation to CPU during forward and reloads it before backward", the
+tensors autograd saves inside the module, copied on a side stream; attn_proj only with core_attn; not with
+--cpu-offloading). SwiGLU input in FP8: Megatron-Core's activation_func_fp8_input_store ("Store the input
+of MLP activation function in FP8 for backprop to save memory. The stored input is casted back to the
+original precision before backprop computation", transformer_config.py; applied by bias_swiglu_impl in the
+dense MLP, the shared and the routed experts).
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from clusterdesigner.engine.workload import Assumption, Training
 RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
 DEFAULT_RECOMPUTE_MODULES = ("core_attn",)
 LORA_MODULES = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")
+OFFLOAD_MODULES = ("attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1", "moe_act")
 
 LEVER_ASSUMPTIONS = (
     Assumption(
@@ -50,6 +61,60 @@ def check_recompute_modules(model: ModelShape, modules: tuple[str, ...]) -> None
             raise InputError(f"unknown module {name!r}; use {', '.join(RECOMPUTE_MODULES)}", field=field)
     if "mla_up_proj" in modules and not model.is_mla:
         raise InputError("mla_up_proj needs multi-head latent attention (kv_lora_rank)", field=field)
+
+
+OFFLOAD_ASSUMPTION = Assumption(
+    "activation_offload_modules_kept_layers",
+    1.0,
+    "layer per stage",
+    "Megatron-Core fine-grained activation offloading (docs/source/api-guide/"
+    "fine_grained_activation_offloading.md at NVIDIA/Megatron-LM 5c209c35): the modules' saved inputs go to "
+    "pinned host memory on a side stream after each module's forward and come back before its backward; "
+    "one layer's worth (the one being offloaded or reloaded; Megatron keeps its last groups on the GPU) is "
+    "counted as held, an assumption",
+)
+FP8_INPUT_STORE_ASSUMPTION = Assumption(
+    "activation_func_fp8_input_store_bytes",
+    1.0,
+    "B per SwiGLU input element",
+    "Megatron-Core activation_func_fp8_input_store (transformer_config.py; bias_swiglu_impl stores its "
+    "input as float8_e4m3fn and casts it back for backward): 1 B instead of 2; the cast is fused into the "
+    "SwiGLU kernel, so no time is charged",
+)
+
+
+def check_offload_modules(model: ModelShape, modules: tuple[str, ...], *, offload_layers: int) -> None:
+    """Megatron-Core's checks (transformer_config.py __post_init__): attn_proj only with core_attn, not with
+    --cpu-offloading; expert_fc1 and moe_act are modules of a MoE layer's experts."""
+    field = "training.activation_offload_modules"
+    if "attn_proj" in modules and "core_attn" not in modules:
+        raise InputError("attn_proj is offloaded only together with core_attn", field=field)
+    if modules and offload_layers:
+        raise InputError(
+            "per-module offload does not run with activation_offload_layers (Megatron-Core refuses "
+            "--fine-grained-activation-offloading with --cpu-offloading)",
+            field=field,
+        )
+    expert = [m for m in modules if m in ("expert_fc1", "moe_act")]
+    if expert and not model.is_moe:
+        raise InputError(f"{expert[0]} is a module of the experts; the model has none", field=field)
+
+
+def check_fp8_input_store(model: ModelShape, store: bool) -> None:
+    """activation_func_fp8_input_store acts on the SwiGLU kernel (bias_swiglu_impl) only."""
+    if store and not model.gated_mlp:
+        raise InputError(
+            "stores the SwiGLU input in FP8; this model's MLP is not gated (gated_mlp false)",
+            field="training.activation_func_fp8_input_store",
+        )
+
+
+def _fc1_output_bytes(model: ModelShape, training: Training) -> float:
+    """Bytes per token and unit of MLP width of the first linear layer's output, the activation function's
+    saved input: 2f elements with a gate (SwiGLU) else f, at 2 B, or 1 B under
+    activation_func_fp8_input_store."""
+    element = 1.0 if training.activation_func_fp8_input_store else 2.0
+    return (2.0 if model.gated_mlp else 1.0) * element
 
 
 def _moe_share(model: ModelShape) -> float:
@@ -74,7 +139,8 @@ def recompute_savings_per_layer(
     """
     mods = set(training.recompute_modules)
     fp8 = 1.0 if training.precision == "fp8" else 0.0
-    factor = (6.0 if model.gated_mlp else 4.0) - fp8
+    # The MLP's intermediates: the activation's input (``_fc1_output_bytes``) and its output, 2 B (FP8: 1 B).
+    factor = _fc1_output_bytes(model, training) + 2.0 - fp8
     share = _moe_share(model)
     saved: Any = 0.0
     if "layernorm" in mods:
@@ -95,6 +161,63 @@ def recompute_savings_per_layer(
             )
         saved = saved + share * moe * tokens / tp
     return saved
+
+
+def fp8_input_store_savings_per_layer(model: ModelShape, training: Training, *, tokens: Any, tp: Any) -> Any:
+    """Bytes per layer and micro-batch that activation_func_fp8_input_store saves: the SwiGLU input, 2f
+    elements per token, kept at 1 B instead of 2, so 2f·t/tp less (the dense layers' f, the MoE layers'
+    (top_k + shared)·f_e, averaged as ``memory.activation_bytes_per_layer``'s MLP width). What selective
+    recompute drops anyway (``recompute_savings_per_layer``, which counts the input at 1 B under the store)
+    is not subtracted twice."""
+    if not training.activation_func_fp8_input_store:
+        return 0.0
+    share = _moe_share(model)
+    width = (1.0 - share) * model.ffn_hidden
+    if share:
+        width += share * (model.top_k + model.shared_experts) * model.expert_ffn_hidden
+    return 2.0 * width * tokens / tp
+
+
+def offload_bytes_per_layer(
+    model: ModelShape, training: Training, *, tokens: Any, tp: Any, sp_div: Any, routed: Any
+) -> Any:
+    """Bytes per layer and micro-batch that ``training.activation_offload_modules`` move to host memory (the
+    saved inputs of each module, on ``memory.activation_bytes_per_layer``'s terms; ``routed``:
+    ``memory.routed_token_bytes``):
+
+    - attn_norm, mlp_norm: the norm's input, 2·t·h/sp each;
+    - qkv_linear: its input (the norm output), 2·t·h/sp (FP8: its 1-byte cast), nothing when layernorm
+      recompute already drops it;
+    - core_attn: Q, K and V, 2·t·(q + k + v)/tp; attn_proj: the attention output, 2·t·q/tp (FP8: 1 B);
+    - expert_fc1: the routed copies of the tokens, the experts' FC1 input (``routed``);
+    - moe_act: the routed experts' FC1 output, the activation's input (``_fc1_output_bytes``·top_k·f_e·t/tp)
+      — both on the MoE layers' share, nothing when moe recompute drops the block.
+
+    With a TE fused LayerNormLinear (input_layernorm an IdentityOp, which attn_norm and mlp_norm then skip)
+    the norm input and output are both the linear's, an approximation the split here ignores."""
+    mods = set(training.activation_offload_modules)
+    if not mods:
+        return 0.0
+    recomputed = set(training.recompute_modules)
+    fp8 = 1.0 if training.precision == "fp8" else 0.0
+    h = model.hidden
+    out: Any = 0.0
+    norms = ("attn_norm" in mods) + ("mlp_norm" in mods)
+    if norms:
+        out = out + norms * 2.0 * tokens * h / sp_div
+    if "qkv_linear" in mods and not ("layernorm" in recomputed and not fp8):
+        out = out + (2.0 - fp8) * tokens * h / sp_div
+    if "core_attn" in mods:
+        out = out + 2.0 * tokens * (model.q_width + model.k_width + model.v_width) / tp
+    if "attn_proj" in mods:
+        out = out + (2.0 - fp8) * tokens * model.attn_out_width / tp
+    if model.is_moe and "moe" not in recomputed:
+        if "expert_fc1" in mods:
+            out = out + routed
+        if "moe_act" in mods:
+            act = _fc1_output_bytes(model, training) * model.top_k * model.expert_ffn_hidden
+            out = out + _moe_share(model) * act * tokens / tp
+    return out
 
 
 def recompute_flops_fwd_per_token(model: ModelShape, modules: tuple[str, ...]) -> float:

@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.levers import full_recompute_share, lora_layer_params, recompute_savings_per_layer
+from clusterdesigner.engine.levers import (
+    fp8_input_store_savings_per_layer,
+    full_recompute_share,
+    lora_layer_params,
+    offload_bytes_per_layer,
+    recompute_savings_per_layer,
+)
 from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_NONE, ModelShape
 from clusterdesigner.engine.workload import (
     GIB,
@@ -240,7 +246,8 @@ def activation_bytes_per_layer(
     FP8 cast instead of the 16-bit tensor (TE's Linear/LayerNormLinear/LayerNormMLP save ``inputmat``
     cast to FP8 when the wgrad GEMM runs in FP8, the default recipe): the QKV and MLP inputs save
     2·s·b·h of the replicated part, the attention output and the MLP activation output s·b·(h + f)/t of
-    the split part.
+    the split part. With ``training.activation_func_fp8_input_store`` the SwiGLU input (2f elements) is
+    kept in 1 byte, 2·s·b·f/t less (``levers.fp8_input_store_savings_per_layer``).
     """
     t = _layer_tensors(problem, lay)
     full_layer = t["replicated"] + t["split"] + t["scores"] + t["routed"]
@@ -255,6 +262,21 @@ def activation_bytes_per_layer(
         np.where(lay["recompute"] == RECOMPUTE_NONE, full_layer, _selective_bytes(problem, t)),
     )
     return stored, full_layer
+
+
+def offloaded_bytes_per_layer(problem: Problem, lay: Mapping[str, IntArray]) -> Any:
+    """Bytes per layer and micro-batch that ``training.activation_offload_modules`` move to host memory
+    (``levers.offload_bytes_per_layer`` on this module's terms); none under full recompute, where a layer
+    keeps only its input."""
+    training = problem.training
+    if not training.activation_offload_modules:
+        return 0.0
+    t = _layer_tensors(problem, lay)
+    kept_routed = 0.0 if "moe" in training.recompute_modules else t["routed"]
+    out = offload_bytes_per_layer(
+        problem.model, training, tokens=t["tokens"], tp=t["tp"], sp_div=t["sp_div"], routed=kept_routed
+    )
+    return np.where(lay["recompute"] == RECOMPUTE_FULL, 0.0, out)
 
 
 def _mlp_width(m: ModelShape) -> float:
@@ -292,7 +314,7 @@ def _layer_tensors(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, A
             - fp8_saved * (m.attn_out_width + mlp_width)
         )
         / tp
-    )
+    ) - fp8_input_store_savings_per_layer(m, problem.training, tokens=tokens, tp=tp)
     score_bytes = 5.0 if m.dropout else 4.0
     scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
     return {
@@ -446,6 +468,9 @@ def _activation_terms(
         # layers' activations are all held and the offloaded ones have left (Megatron-Core offloads layer
         # i while layer i + 1 runs and reloads it while the layer above it runs backward).
         "offload_keep": np.clip(1.0 - training.activation_offload_layers / n_stage, 0.0, 1.0),
+        # Per-module offload (--offload-modules): those bytes of every stored layer live in host memory but
+        # one layer's (``levers.OFFLOAD_ASSUMPTION``); a fully recomputed layer stores none of them.
+        "offloaded": offloaded_bytes_per_layer(problem, lay) if training.activation_offload_modules else None,
     }
 
 
@@ -602,10 +627,12 @@ def _stage_activations(
     lay: Mapping[str, IntArray], a: Mapping[str, Any], layers_held: Any, share: Any, n_stage: Any
 ) -> FloatArray:
     """Activation bytes a stage holds, before fragmentation: its share of the layers in flight (less what
-    activation offload keeps in host memory) plus the full-recompute working set."""
-    act = a["stored"] * layers_held * share * a["offload_keep"] + a["working"] * np.minimum(
-        share * n_stage, 1.0
-    )
+    activation offload keeps in host memory: whole layers, or the offloaded modules of all but one layer)
+    plus the full-recompute working set."""
+    in_flight = layers_held * share
+    act = a["stored"] * in_flight * a["offload_keep"] + a["working"] * np.minimum(share * n_stage, 1.0)
+    if a["offloaded"] is not None:
+        act = act - a["offloaded"] * np.maximum(in_flight - 1.0, 0.0)
     # Full recompute rebuilds one layer at a time what no recompute keeps for every layer in flight, so it
     # never needs more (issue 19: Llama 3 70B at pp 64, micro-batch 32 was charged 349 GiB with full
     # recompute against 271 GiB without, where fewer than two layers are in flight).

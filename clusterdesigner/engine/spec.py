@@ -111,6 +111,8 @@ TRAINING: Mapping[str, Rule] = {
     # Memory levers (engine/levers.py); names and ranges are checked by the training engine.
     "recompute_modules": Rule("list", items="text"),
     "activation_offload_layers": _int(0, 100_000),
+    "activation_offload_modules": Rule("list", items="text"),
+    "activation_func_fp8_input_store": Rule("bool"),
     "optimizer_offload": Rule("bool"),
     "lora_rank": _int(0, 65_536),
     "lora_modules": Rule("list", items="text"),
@@ -509,6 +511,8 @@ class Training:
     etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron-Core's default)
     recompute_modules: list[str] | None = None  # Megatron-Core's --recompute-modules
     activation_offload_layers: int | None = None  # --cpu-offloading-num-layers
+    activation_offload_modules: list[str] | None = None  # --offload-modules (fine-grained offloading)
+    activation_func_fp8_input_store: bool | None = None  # --activation-func-fp8-input-store
     optimizer_offload: bool | None = None  # --optimizer-cpu-offload
     lora_rank: int | None = None
     lora_modules: list[str] | None = None

@@ -35,6 +35,7 @@ from clusterdesigner.engine.memory import (
     layout_recompute_share,
     lora_params_per_gpu,
     microbatches,
+    offloaded_bytes_per_layer,
     params_per_gpu,
     shard_degrees,
     stage_layers,
@@ -1182,15 +1183,23 @@ def host_link_bytes_per_s(problem: Problem) -> float:
 def _activation_offload(
     c: _Shape, lay: Mapping[str, IntArray], layer: _Layer, n_stage: FloatArray | IntArray
 ) -> FloatArray | float:
-    """Exposed seconds per micro-batch of activation offload (--cpu-offloading-num-layers N): N layers'
-    stored activations (``memory.activation_bytes_per_layer``) go to the host over its link during the
-    forward pass and come back during the backward pass, on the copy engines, overlapped with the stage's
-    forward and backward compute respectively; only what does not fit under them is exposed."""
-    n_off = c.problem.training.activation_offload_layers
-    if not n_off:
+    """Exposed seconds per micro-batch of activation offload: the copies go to the host over its link during
+    the forward pass and come back during the backward pass, on the copy engines, overlapped with the
+    stage's forward and backward compute respectively; only what does not fit under them is exposed.
+    --cpu-offloading-num-layers N copies N layers' stored activations (``memory.activation_bytes_per_layer``);
+    --offload-modules the modules' saved inputs of every layer of the stage
+    (``memory.offloaded_bytes_per_layer``), each module's copy overlapping the next module's compute
+    (Megatron-Core's fine-grained offloading: a D2H stream after each module's forward, H2D prefetch of the
+    next group before its backward)."""
+    training = c.problem.training
+    if training.activation_offload_layers:
+        stored, _ = activation_bytes_per_layer(c.problem, lay)
+        copied = training.activation_offload_layers * stored
+    elif training.activation_offload_modules:
+        copied = n_stage * offloaded_bytes_per_layer(c.problem, lay)
+    else:
         return 0.0
-    stored, _ = activation_bytes_per_layer(c.problem, lay)
-    copy = n_off * stored / host_link_bytes_per_s(c.problem)
+    copy = copied / host_link_bytes_per_s(c.problem)
     return np.maximum(0.0, copy - n_stage * layer.fwd) + np.maximum(0.0, copy - n_stage * layer.bwd)
 
 
@@ -1230,6 +1239,6 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         "optimizer": optimizer,
         "total": total,
     }
-    if problem.training.activation_offload_layers:
+    if problem.training.activation_offload_layers or problem.training.activation_offload_modules:
         parts["activation_offload"] = m * offload * np.ones_like(total)
     return parts

@@ -37,9 +37,14 @@ from clusterdesigner.engine.hardware import (
 )
 from clusterdesigner.engine.levers import (
     DEFAULT_RECOMPUTE_MODULES,
+    FP8_INPUT_STORE_ASSUMPTION,
     LEVER_ASSUMPTIONS,
     LORA_MODULES,
+    OFFLOAD_ASSUMPTION,
+    OFFLOAD_MODULES,
     RECOMPUTE_MODULES,
+    check_fp8_input_store,
+    check_offload_modules,
     check_recompute_modules,
     hardware_flops,
     training_flops_per_token,
@@ -273,13 +278,26 @@ def _names(
 
 def _memory_levers(tr: Mapping[str, Any], model: ModelShape, precision: str) -> dict[str, Any]:
     """``training``'s memory levers (levers.py): recompute_modules, activation_offload_layers,
-    optimizer_offload, lora_rank and lora_modules, recompute_num_layers and fp8_params; all off by default."""
+    activation_offload_modules, optimizer_offload, lora_rank and lora_modules, recompute_num_layers,
+    fp8_params and activation_func_fp8_input_store; all off by default."""
     modules = _names(tr, "recompute_modules", RECOMPUTE_MODULES, DEFAULT_RECOMPUTE_MODULES)
     check_recompute_modules(model, modules)
     offload = 0
     if tr.get("activation_offload_layers") not in (None, 0):
         # Megatron-Core: 0 < cpu_offloading_num_layers < num_layers (transformer_config.py).
         offload = _whole(tr, "activation_offload_layers", "training", maximum=model.layers - 1)
+    offload_modules = _names(tr, "activation_offload_modules", OFFLOAD_MODULES, ())
+    check_offload_modules(model, offload_modules, offload_layers=offload)
+    fp8_store = _flag(tr, "activation_func_fp8_input_store", "training", False)
+    check_fp8_input_store(model, fp8_store)
+    stack = _framework(tr)
+    for key, on in (
+        ("activation_offload_modules", offload_modules),
+        ("activation_func_fp8_input_store", fp8_store),
+    ):
+        # Megatron-Core's own options (transformer_config.py); the other stacks keep other tensors too.
+        if on and stack.slug != DEFAULT_FRAMEWORK:
+            raise InputError(f"is a Megatron-Core option; {stack.name} has none", field=f"training.{key}")
     lora_rank = 0
     if tr.get("lora_rank") not in (None, 0):
         lora_rank = _whole(tr, "lora_rank", "training", maximum=min(model.hidden, 65536))
@@ -289,6 +307,8 @@ def _memory_levers(tr: Mapping[str, Any], model: ModelShape, precision: str) -> 
     return {
         "recompute_modules": modules,
         "activation_offload_layers": offload,
+        "activation_offload_modules": offload_modules,
+        "activation_func_fp8_input_store": fp8_store,
         "optimizer_offload": _flag(tr, "optimizer_offload", "training", False),
         "lora_rank": lora_rank,
         "lora_modules": lora_modules,
@@ -446,7 +466,8 @@ def parse_problem(
     cl = _section(request, "cluster")
     accelerator: AcceleratorSpec = _reference(cl, "accelerator", accelerators, accelerator_from_dict)
     accelerator.peak_tflops(precision)  # raises naming training.precision if unsupported
-    if (training.activation_offload_layers or training.optimizer_offload) and accelerator.host_link_gbps <= 0:
+    offloads = training.activation_offload_layers or training.activation_offload_modules
+    if (offloads or training.optimizer_offload) and accelerator.host_link_gbps <= 0:
         raise InputError(
             f"{accelerator.name} has no host-link bandwidth (host_link_gbps), which offloading needs",
             field="cluster.accelerator",
@@ -608,6 +629,10 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
         items.extend(LEVER_ASSUMPTIONS)
     if problem.training.optimizer_offload:
         items.append(CPU_ADAM_ASSUMPTION)
+    if problem.training.activation_offload_modules:
+        items.append(OFFLOAD_ASSUMPTION)
+    if problem.training.activation_func_fp8_input_store:
+        items.append(FP8_INPUT_STORE_ASSUMPTION)
     regime = (acc.family, problem.training.precision)
     if regime in REGIME_EFFICIENCY:
         items.append(

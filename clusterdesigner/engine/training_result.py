@@ -62,7 +62,7 @@ class StepTime(JsonObject):
     dp_comm_exposed: float = 0.0
     fsdp_comm_exposed: float = 0.0
     optimizer: float = 0.0
-    # Exposed host-link copies of activation offload; absent when the run offloads nothing.
+    # Exposed host-link copies of activation offload (layers or modules); absent when nothing is offloaded.
     activation_offload: float | None = field(default=None, metadata={"omit": True})
 
     def parts(self) -> dict[str, float]:

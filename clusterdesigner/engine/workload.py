@@ -228,7 +228,11 @@ class Training:
     rank-r adapters on ``lora_modules`` over frozen base weights (LoRA, Hu et al. 2021);
     ``recompute_num_layers`` > 0 makes full recompute recompute only the first that many layers of each
     pipeline stage's model chunk (--recompute-method block, ``levers.full_recompute_share``); ``fp8_params``
-    holds the weights in FP8, 1 byte (--fp8-param-gather, Transformer Engine fp8_model_init)."""
+    holds the weights in FP8, 1 byte (--fp8-param-gather, Transformer Engine fp8_model_init);
+    ``activation_offload_modules`` offloads those modules' saved inputs of every layer to host memory
+    (--fine-grained-activation-offloading --offload-modules, ``levers.offload_bytes_per_layer``);
+    ``activation_func_fp8_input_store`` keeps the SwiGLU input for backward in FP8
+    (--activation-func-fp8-input-store, ``levers.fp8_input_store_savings_per_layer``)."""
 
     tokens: float
     global_batch_seqs: int
@@ -262,6 +266,8 @@ class Training:
     lora_modules: tuple[str, ...] = ()
     recompute_num_layers: int = 0
     fp8_params: bool = False
+    activation_offload_modules: tuple[str, ...] = ()
+    activation_func_fp8_input_store: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,19 +28,29 @@ def _layout(**fields: Any) -> dict[str, Any]:
     return {"tp": 1, "pp": 1, "dp": 64, "micro_batch": 1, "sharding": "zero1", **fields}
 
 
+def _export_argv(user_client: Any, training: dict[str, Any], layout: dict[str, Any]) -> list[str]:
+    """The torchrun export's arguments of a design with these training fields and layout."""
+    design = _design(user_client.user, training, layout)
+    response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
+    assert response.status_code == 200, response.content[:300]
+    argv: list[str] = response.content.decode().split()
+    return argv
+
+
+def _list_after(argv: list[str], flag: str, n: int) -> list[str]:
+    i = argv.index(flag)
+    return argv[i + 1 : i + 1 + n]
+
+
 def test_export_emits_recompute_modules_and_optimizer_offload(
     catalog: dict[str, int], user_client: Any
 ) -> None:
-    design = _design(
-        user_client.user,
+    argv = _export_argv(
+        user_client,
         {"recompute_modules": ["core_attn", "layernorm"], "optimizer_offload": True},
         _layout(recompute="selective"),
     )
-    response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
-    assert response.status_code == 200, response.content[:300]
-    argv = response.content.decode().split()
-    i = argv.index("--recompute-modules")
-    assert argv[i + 1 : i + 3] == ["core_attn", "layernorm"]
+    assert _list_after(argv, "--recompute-modules", 2) == ["core_attn", "layernorm"]
     f = flags(argv)
     assert f["--recompute-granularity"] == "selective" and "--optimizer-cpu-offload" in f
 
@@ -50,6 +60,34 @@ def test_export_emits_activation_offload(catalog: dict[str, int], user_client: A
     response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
     assert response.status_code == 200, response.content[:300]
     assert flags(response.content.decode().split())["--cpu-offloading-num-layers"] == "8"
+
+
+def test_export_emits_module_offload_and_the_fp8_swiglu_input_store(
+    catalog: dict[str, int], user_client: Any
+) -> None:
+    # Megatron-LM: --fine-grained-activation-offloading (store_true), --offload-modules (nargs="*"),
+    # --activation-func-fp8-input-store (store_true); the demo's accelerator has a host link.
+    argv = _export_argv(
+        user_client,
+        {"activation_offload_modules": ["core_attn", "attn_proj"], "activation_func_fp8_input_store": True},
+        _layout(recompute="selective"),
+    )
+    assert _list_after(argv, "--offload-modules", 2) == ["core_attn", "attn_proj"]
+    f = flags(argv)
+    assert "--fine-grained-activation-offloading" in f and "--activation-func-fp8-input-store" in f
+
+
+def test_design_offloading_attn_proj_alone_is_a_400_on_the_field(
+    catalog: dict[str, int], user_client: Any
+) -> None:
+    spec = copy.deepcopy(demo_load()[3].current.spec)
+    spec["workload"]["training"]["activation_offload_modules"] = ["attn_proj"]
+    response = user_client.post(
+        "/api/v1/designs/", {"name": "attn_proj alone", "spec": spec}, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content[:300]
+    fields = response.json()["error"]["fields"]
+    assert "spec.workload.training.activation_offload_modules" in fields, fields
 
 
 def test_export_emits_block_recompute_and_fp8_param_gather(catalog: dict[str, int], user_client: Any) -> None:

@@ -65,7 +65,8 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
     assert set(training) <= properties("TrainingEstimate")
     assert set(training["parallelism"]) == properties("TrainingLayout")
     assert set(training["memory_per_gpu_gib"]) == properties("TrainingMemoryPerGpu")
-    # activation_offload is written only when training.activation_offload_layers is set (the demos set none).
+    # activation_offload is written only when training.activation_offload_layers or _modules is set (the
+    # demos set neither).
     assert set(training["step_time_s"]) == properties("TrainingStepTime") - {"activation_offload"}
     for part in ("model", "training", "cluster"):
         assert set(training["summary"][part]) == properties(

@@ -25,7 +25,9 @@ Where a row is silent the choice is made once, never per row:
 - LoRA rows (MLPerf llama2_70b_lora): ``lora_rank`` and ``lora_modules`` (";"-separated) go to the engine as
   ``training.lora_rank`` / ``training.lora_modules``; the benchmark's rank 16 on the attention linears.
 - ``recompute_num_layers`` N → full recompute of N layers per stage (``training.recompute_num_layers``);
-  ``fp8_params`` 1 → ``training.fp8_params`` (weights in FP8), as the row's config files set them.
+  ``fp8_params`` 1 → ``training.fp8_params`` (weights in FP8); ``activation_offload_modules`` (";"-separated)
+  → ``training.activation_offload_modules``; ``activation_func_fp8_input_store`` 1 → the same training
+  field (SwiGLU input kept in FP8), as the row's config files or commands set them.
 - Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no
   dropout (NeMo 2.0 recipes for these models set it to 0); flash attention, sequence parallelism when
   tp > 1, TP-communication overlap on; FP8 rows use precision "fp8".
@@ -66,21 +68,17 @@ INEXPRESSIBLE_FEATURES: dict[str, str] = {}
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 # Memory levers a row's recompute or precision column states that the engine has no input for: the row is
 # predicted without them, so a "does not fit" says what is missing, not that the run could not have run.
-# Matched on the two columns' text. Per-module recompute (the recompute_modules column, Megatron-Core's
-# --recompute-modules, ";"-separated) and activation offload of whole layers (activation_offload_layers,
-# --cpu-offloading-num-layers) are engine inputs (issue 19 item 3); offloading single modules' activations
-# (--offload-modules expert_fc1 moe_act) is not.
-# FP8 weight storage (NeMo's fp8_params, named in the precision column and set in the fp8_params column:
-# the MLPerf llama2_70b_lora and llama31_8b runs keep their weights in FP8) is ``training.fp8_params``.
-# Transformer Engine's FP8 store of the SwiGLU input (Megatron-Core activation_func_fp8_input_store, NVIDIA's
-# llama2_70b_lora configs FP8_ACT / FP8_ACTIVATION) is not an input: the engine keeps that input in 16 bits.
-MISSING_MEMORY_LEVERS = (
-    ("activation offload: expert_fc1", "per-module activation offload (Megatron-Core --offload-modules)"),
-    (
-        "activation_func_fp8_input_store",
-        "SwiGLU input stored in FP8 (Megatron-Core activation_func_fp8_input_store)",
-    ),
-)
+# Matched on the two columns' text. None is left: per-module recompute (the recompute_modules column,
+# Megatron-Core's --recompute-modules, ";"-separated), activation offload of whole layers
+# (activation_offload_layers, --cpu-offloading-num-layers) and of single modules (activation_offload_modules,
+# --fine-grained-activation-offloading --offload-modules expert_fc1 moe_act, ";"-separated), FP8 weight
+# storage (NeMo's fp8_params, the fp8_params column: the MLPerf llama2_70b_lora and llama31_8b runs keep their
+# weights in FP8) and Transformer Engine's FP8 store of the SwiGLU input (Megatron-Core
+# activation_func_fp8_input_store, NVIDIA's llama2_70b_lora configs FP8_ACT / FP8_ACTIVATION; the
+# activation_func_fp8_input_store column) are engine inputs (issue 19 item 3). The AMD llama2_70b_lora rows
+# name "fp8_activation_input_store", a key of their ROCm NeMo 1.x config whose effect is not read: they fit
+# without it and are left without the lever.
+MISSING_MEMORY_LEVERS: tuple[tuple[str, str], ...] = ()
 GPU_SLUGS = (
     ("GB200", "gb200"),
     ("B200", "b200"),
@@ -198,6 +196,10 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         training["fp8_params"] = True
     if row["activation_offload_layers"]:
         training["activation_offload_layers"] = int(row["activation_offload_layers"])
+    if row["activation_offload_modules"]:
+        training["activation_offload_modules"] = row["activation_offload_modules"].split(";")
+    if row["activation_func_fp8_input_store"] == "1":
+        training["activation_func_fp8_input_store"] = True
     if row["pipeline_layout"]:
         training["pipeline_layout"] = row["pipeline_layout"]
     if row["etp"]:

@@ -120,3 +120,99 @@ def test_lora_keeps_gradients_and_optimizer_states_of_the_adapters_only() -> Non
     assert lora["memory_per_gpu_gib"]["optimizer"] == pytest.approx(12 * 35_651_584 / 8 / GIB, abs=1e-3)
     # Backward of the frozen matmuls takes 1× forward (Hu et al. 2021 Sec. 4.2): faster than full training.
     assert lora["tokens_per_second"] > _run(_llama_8b())["tokens_per_second"]
+
+
+def _with_link(gbps: float) -> dict[str, Any]:
+    spec = H100_SXM.__class__(**{**H100_SXM.__dict__, "host_link_gbps": gbps})
+    return {spec.slug: spec}
+
+
+def test_fp8_swiglu_input_store_halves_the_activation_input() -> None:
+    # Megatron-Core activation_func_fp8_input_store: the SwiGLU input, 2f = 28,672 elements per token, kept
+    # in 1 byte instead of 2: 2 × 14,336 × 8,192 = 234,881,024 B less per layer → 32 layers × 1.1 allocator
+    # = 8,267,812,044.8 B = 7.7 GiB. The cast is fused into the kernel: no time.
+    base = _run(_llama_8b())
+    store = _run(_llama_8b(activation_func_fp8_input_store=True))
+    drop = base["memory_per_gpu_gib"]["activations"] - store["memory_per_gpu_gib"]["activations"]
+    assert drop == pytest.approx(32 * 234_881_024 * 1.1 / GIB, abs=0.002)
+    assert store["tokens_per_second"] == base["tokens_per_second"]
+    assert any(a["name"] == "activation_func_fp8_input_store_bytes" for a in store["assumptions"])
+
+
+def test_fp8_swiglu_input_store_saves_nothing_more_once_the_mlp_is_recomputed() -> None:
+    # mlp recompute drops the dense MLP's intermediates whatever their bytes: the store is not counted twice.
+    mlp = _run(_llama_8b(recompute_modules=["core_attn", "mlp"]))
+    both = _run(_llama_8b(recompute_modules=["core_attn", "mlp"], activation_func_fp8_input_store=True))
+    assert both["memory_per_gpu_gib"] == mlp["memory_per_gpu_gib"]
+
+
+def test_fp8_swiglu_input_store_needs_a_gated_mlp() -> None:
+    request = _llama_8b(activation_func_fp8_input_store=True)
+    request["model"]["gated_mlp"] = False
+    with pytest.raises(InputError) as err:
+        _run(request)
+    assert err.value.field == "training.activation_func_fp8_input_store"
+
+
+def test_core_attn_and_attn_proj_offload_moves_q_k_v_and_the_attention_output_to_the_host() -> None:
+    # --offload-modules core_attn attn_proj on Llama 3 8B (q 4,096, k = v 1,024), 8,192 tokens, bf16:
+    # Q, K, V 2 × 8,192 × 6,144 = 100,663,296 B + the attention output 2 × 8,192 × 4,096 = 67,108,864 B
+    # = 167,772,160 B per layer; 32 layers in flight, all but one offloaded: 31 × 167,772,160 × 1.1
+    # = 5,721,030,656 B = 5.33 GiB less. 167.8 MB per layer at 64 GB/s is 2.6 ms, under a layer's forward.
+    accs = _with_link(64.0)
+    base = _run(_llama_8b(), accs)
+    off = _run(_llama_8b(activation_offload_modules=["core_attn", "attn_proj"]), accs)
+    drop = base["memory_per_gpu_gib"]["activations"] - off["memory_per_gpu_gib"]["activations"]
+    assert drop == pytest.approx(31 * 167_772_160 * 1.1 / GIB, abs=0.002)
+    assert off["step_time_s"]["activation_offload"] == 0.0
+    assert off["tokens_per_second"] == base["tokens_per_second"]
+    assert any(a["name"] == "activation_offload_modules_kept_layers" for a in off["assumptions"])
+
+
+def test_module_offload_over_a_slow_host_link_is_exposed() -> None:
+    # At 1 GB/s the 167.8 MB per layer take 168 ms, far more than a layer's forward or backward: what the
+    # compute does not hide is charged, at most both copies of every layer of every micro-batch.
+    base = _run(_llama_8b(), _with_link(1.0))
+    off = _run(_llama_8b(activation_offload_modules=["core_attn", "attn_proj"]), _with_link(1.0))
+    exposed = off["step_time_s"]["activation_offload"]
+    micro_batches = 64 / 8
+    assert 0 < exposed < micro_batches * 2 * 32 * 167_772_160 / 1e9
+    assert off["step_time_s"]["total"] == pytest.approx(base["step_time_s"]["total"] + exposed, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("modules", "says"),
+    [
+        (["attn_proj"], "only together with core_attn"),
+        (["expert_fc1"], "the model has none"),
+        (["mlp"], "unknown 'mlp'"),
+        (["core_attn", "core_attn"], "twice"),
+    ],
+)
+def test_rejects_offload_modules_megatron_refuses(modules: list[str], says: str) -> None:
+    with pytest.raises(InputError) as err:
+        _run(_llama_8b(activation_offload_modules=modules), _with_link(64.0))
+    assert err.value.field == "training.activation_offload_modules" and says in err.value.message
+
+
+def test_module_offload_refuses_layer_offload_and_needs_a_host_link() -> None:
+    request = _llama_8b(activation_offload_modules=["core_attn"], activation_offload_layers=8)
+    request["parallelism"]["recompute"] = "none"
+    with pytest.raises(InputError) as err:
+        _run(request, _with_link(64.0))
+    assert err.value.field == "training.activation_offload_modules"
+    with pytest.raises(InputError) as err:
+        _run(_llama_8b(activation_offload_modules=["core_attn"]))
+    assert err.value.field == "cluster.accelerator"
+
+
+@pytest.mark.parametrize(
+    ("lever", "value"),
+    [("activation_offload_modules", ["core_attn"]), ("activation_func_fp8_input_store", True)],
+)
+def test_megatron_core_levers_are_refused_on_other_stacks(lever: str, value: Any) -> None:
+    request = _llama_8b(framework="fsdp2", **{lever: value})
+    request["parallelism"]["sharding"] = "zero3"
+    with pytest.raises(InputError) as err:
+        _run(request, _with_link(64.0))
+    assert err.value.field == f"training.{lever}" and "Megatron-Core option" in err.value.message
