@@ -200,15 +200,30 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # training.recompute_num_layers (21 of 80 layers), come out +14.9 % (v5.0) and +10.1 % (v5.1) with the CDNA3
 # FP8 factor fitted on the MI325X rows: FP8 7.8 -> 9.0 %, overall 9.0 -> 10.1 %, AMD 5 -> 7 check rows,
 # 0.7 -> 0.8 %; the other regimes keep their figures.
+# Flash attention on Hopper by kernel (training.attention_kernel; timing.FUSED_ATTENTION_SPEEDUP 1.5, the low
+# end of FlashAttention-3's published 1.5-2.0x over FA2, not fitted): Megatron-Core/NeMo rows run Transformer
+# Engine's fused attention, llm-foundry's rows FlashAttention-2 (unchanged). NeMo's H100 FP8 long-sequence
+# rows -16.5…-32.0 % -> -1.5…+11.4 % (+0.3 % at 1M); ModelZoo Qwen3 H100 32K-128K -11 % -> +10…+24 %;
+# Llama 3 405B 128K -1.6 -> +24.7 %; with the Hopper FP8 factor refitted on its fit rows (0.96 -> 0.86)
+# NeMo's long-sequence rows are -1.6…+8.7 %. Check medians: long context 24.5 -> 17.0 % (unmet), overall
+# 10.1 -> 7.8 %, FP8 9.0 -> 4.0 %, MoE 13.5 -> 15.6 %, >= 1,024 GPUs 4.0 -> 3.5 %, Blackwell 12.7 % unchanged.
+# The kernel is the framework profile's (Megatron-Core: fused; the llm-foundry rows and Meta's Llama 3 405B
+# rows, frontier_cases.FLASH2_SOURCES, flash2: Llama 3 405B 128K stays -1.6 %), and Blackwell's fused kernel
+# runs 1.8x FA2's rates (fitted on the 16 Blackwell fit rows, the Blackwell FP8 factor refitted 0.74 -> 0.68
+# with it): Mixtral 8x22B 64K B200/GB200 -24.7/-24.5 % -> -4.9/-0.2 %, Llama 3 8B 8K B200/GB200 -13…-18 % ->
+# -7…+14 %, ModelZoo Qwen3 235B 128K GB200 -19.5 % -> +31.8 % (its TFLOP/s may count causal attention at half,
+# as Megatron-LM's num_floating_point_operations now does). Check medians: long context 17.0 -> 4.9 % (met),
+# Blackwell 12.7 -> 10.7 % (met), overall 7.8 -> 5.3 %, FP8 4.0 -> 4.6 %, MoE 15.6 % (unmet), >= 1,024 GPUs
+# 3.5 %.
 CHECK_MEDIANS = {
-    "moe": 0.135,
-    "fp8": 0.090,
-    "long_context": 0.245,
-    "overall": 0.101,
-    "blackwell": 0.127,
-    "scale_1024": 0.040,
+    "moe": 0.156,
+    "fp8": 0.046,
+    "long_context": 0.049,
+    "overall": 0.053,
+    "blackwell": 0.107,
+    "scale_1024": 0.035,
 }
-UNMET = ("moe", "long_context", "blackwell")
+UNMET = ("moe",)
 
 
 @pytest.fixture(scope="module")
@@ -228,12 +243,14 @@ def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[
     assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 7
 
 
-@pytest.mark.parametrize("regime", ["fp8"])
-def test_fp8_check_rows_meet_the_regime_target(
+@pytest.mark.parametrize("regime", ["fp8", "long_context", "blackwell"])
+def test_fp8_long_context_and_blackwell_check_rows_meet_the_regime_target(
     split: dict[str, dict[str, dict[str, float | int]]], regime: str
 ) -> None:
     # FP8 7.8 % (31 check rows): met since the MoE rows' recipe settings and routed passes (the MoE rows were
-    # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows.
+    # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows. Long context 4.9 %
+    # and Blackwell 10.7 % since the attention kernel is timed by framework and GPU family (xfails until then:
+    # 24.5 % and 12.7 %).
     assert _check(split, regime) <= 0.12
 
 
@@ -288,15 +305,18 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # 365 rows of runs.csv and runs_frontier.csv (351, then 12 predicted MLPerf llama2_70b_lora rows, then the
     # 2 MI300X ones once training.recompute_num_layers expressed their 21-of-80 block recompute):
     # median |error| 5.1 % (5.0 % at 363; target ≤ 7 %); p90 18.8 % (18.9 % at 363; 20.7 % before the MoE
-    # rows' recipe settings and timing.MOE_ROUTED_PASSES).
+    # rows' recipe settings and timing.MOE_ROUTED_PASSES). Hopper's fused attention
+    # (training.attention_kernel): median 5.1 -> 4.8 %, p90 18.8 -> 16.9 % (with the Hopper FP8 factor
+    # refitted, 0.96 -> 0.86). The kernel by framework profile and Blackwell's fused kernel (1.8x, fitted;
+    # Blackwell FP8 0.74 -> 0.68): median 4.8 -> 4.6 %, p90 16.9 -> 16.7 %.
     assert len(all_rows) == 365
-    assert statistics.median(all_rows) == pytest.approx(0.051, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.188, abs=0.001)
+    assert statistics.median(all_rows) == pytest.approx(0.046, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.167, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 18.8 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
+    # 16.7 % since the fused attention kernel is timed (18.8 % before; xfail until then).
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
 
