@@ -153,7 +153,8 @@ def main() -> None:
     print(
         "MFU basis: 'mfu' is the engine's model FLOPs ÷ the seed catalog's dense peak for the row's "
         f"precision (FP8 dense TFLOP/s: {peaks}). NeMo's Model TFLOP/sec/GPU counts model FLOPs with its "
-        "own per-model formula (no recompute, full s×s attention, as the engine does), so rows are "
+        "own per-model formula (no recompute; full s×s attention, as the engine does, until NeMo commit "
+        "6251117f4c of 2025-08-09 halved it for causal masks, nemo/utils/flops_formulas.py), so rows are "
         "compared on tokens/s/GPU where published; the long-context rows publish TFLOP/s only and are "
         "compared as model TFLOP/s."
     )

@@ -220,6 +220,12 @@ def _picker_context() -> dict[str, Any]:
         # The training stacks (engine/framework.py), the engine's default first as the profiles list it.
         "framework_choices": [(slug, p.name) for slug, p in FRAMEWORK_PROFILES.items()],
         "default_framework": DEFAULT_FRAMEWORK,
+        # training.attention_kernel: blank keeps the framework profile's kernel.
+        "attention_kernel_choices": [
+            ("", "The framework's default"),
+            ("fused", "Transformer Engine fused attention (cuDNN)"),
+            ("flash2", "FlashAttention-2 (flash-attn, PyTorch SDPA)"),
+        ],
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
     }
 

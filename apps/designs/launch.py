@@ -563,6 +563,19 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
         out.add("--activation-func-fp8-input-store")
     if training.optimizer_offload:
         out.add("--optimizer-cpu-offload")
+    _attention_backend_args(out, training.attention_kernel)
+
+
+# training.attention_kernel as Megatron-Core's --attention-backend (AttnBackend at Megatron-LM d98e8a64:
+# flash, fused, unfused, local, auto): "fused" is Transformer Engine's cuDNN fused attention, "flash" its
+# flash-attn backend. Without the field the export leaves Megatron's auto, which picks the fused backend on
+# Hopper and Blackwell (what the engine times under the Megatron-Core profile).
+ATTENTION_BACKENDS = {"fused": "fused", "flash2": "flash"}
+
+
+def _attention_backend_args(out: _Args, kernel: str | None) -> None:
+    if kernel is not None:
+        out.add("--attention-backend", ATTENTION_BACKENDS[kernel])
 
 
 def _recompute_args(out: _Args, recompute: str, block_layers: int | None) -> None:

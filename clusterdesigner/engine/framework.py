@@ -27,6 +27,8 @@ from clusterdesigner.engine.workload import SHARDING_MODES, Assumption, IntArray
 SELECTIVE_ATTENTION = "attention"
 SELECTIVE_OP = "op"
 DEFAULT_FRAMEWORK = "megatron-core"
+# training.attention_kernel: Transformer Engine's cuDNN fused attention, or FlashAttention-2.
+ATTENTION_KERNELS = ("fused", "flash2")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,8 +44,10 @@ class FrameworkProfile:
     ``always`` (with TP) or ``never``. ``pipeline_grad_bytes`` > 0: under a pipeline (pp > 1) the stack
     keeps every stage's parameters and gradients unsharded across the step's micro-batches, the gradients
     accumulated at that many bytes per parameter (memory._states); 0: the sharding mode decides.
-    ``launch`` names the launch export's format; ``sources`` gives the source of each knob and
-    restriction (reported in ``assumptions``)."""
+    ``attention_kernel`` is the flash-attention kernel the stack calls (``fused``: Transformer Engine's cuDNN
+    fused attention; ``flash2``: FlashAttention-2, flash-attn's or PyTorch SDPA's flash backend):
+    timing._attention. ``launch`` names the launch export's format; ``sources`` gives the source of each
+    knob and restriction (reported in ``assumptions``)."""
 
     slug: str
     name: str
@@ -62,6 +66,7 @@ class FrameworkProfile:
     sequence_parallel: str
     launch: str
     sources: Mapping[str, str]
+    attention_kernel: str = "fused"
     pipeline_grad_bytes: float = 0.0
 
     @property
@@ -110,6 +115,9 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "cross_entropy": "vocab-parallel cross-entropy in fp32 (--cross-entropy-loss-fusion off by "
                 "default)",
                 "layouts": "TP, SP, PP with interleaving, CP, EP, distributed optimizer, Megatron-FSDP",
+                "attention_kernel": "Transformer Engine DotProductAttention, cuDNN fused attention backend "
+                "(NVTE_FUSED_ATTN, preferred on Hopper and Blackwell; Megatron-Core --attention-backend "
+                "auto)",
             },
         ),
         FrameworkProfile(
@@ -137,7 +145,10 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "layouts": "TP + SP + PP with the interleaved schedule (Narayanan et al. 2021) and the "
                 "distributed optimizer (ZeRO-1 style); no context parallelism, expert parallelism or "
                 "parameter sharding (added to Megatron-Core from 2023)",
+                "attention_kernel": "--use-flash-attn calls flash-attn's FlashAttention (Dao et al.); "
+                "Transformer Engine's cuDNN fused attention came in 2023",
             },
+            attention_kernel="flash2",
         ),
         FrameworkProfile(
             slug="deepspeed-zero-2021",
@@ -166,7 +177,10 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "layouts": "Megatron-DeepSpeed 2021: Megatron TP without sequence parallelism, DeepSpeed's "
                 "non-interleaved 1F1B pipeline (TrainSchedule), per-layer activation checkpointing (no "
                 "selective), ZeRO stages 1-3; no context or expert parallelism, no HSDP (ZeRO++ hpZ, 2023)",
+                "attention_kernel": "Megatron-DeepSpeed's --use-flash-attn: flash-attn's kernels (no "
+                "Transformer Engine)",
             },
+            attention_kernel="flash2",
         ),
         FrameworkProfile(
             slug="fsdp2",
@@ -205,8 +219,11 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "dtype (FSDPParam.to_accumulated_grad_if_needed), until the last micro-batch's "
                 "reduce-scatter; torchtitan's mixed_precision_reduce is float32 (config_manager.py at "
                 "9dec370): 4 B per parameter of the stage",
+                "attention_kernel": "torchtitan's attention is F.scaled_dot_product_attention, whose flash "
+                "backend is FlashAttention-2 (PyTorch sdpa_flash_attention)",
             },
             pipeline_grad_bytes=4.0,
+            attention_kernel="flash2",
         ),
         FrameworkProfile(
             slug="nemo-automodel",
@@ -233,7 +250,10 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "FusedLinearCrossEntropy option is not modelled",
                 "layouts": "distributed.strategy fsdp2 / ddp with tp_size, pp_size (interleaved1f1b), "
                 "cp_size, ep_size and an optional sequence_parallel flag (NeMo AutoModel distributed docs)",
+                "attention_kernel": "Hugging Face models on PyTorch SDPA (attn_implementation 'sdpa'), whose "
+                "flash backend is FlashAttention-2 (assumption; a TE attention backend would be fused)",
             },
+            attention_kernel="flash2",
         ),
     )
 }

@@ -25,6 +25,7 @@ from typing import Any
 from clusterdesigner.engine import bounds, defaults
 from clusterdesigner.engine import cost_request as cost
 from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
+from clusterdesigner.engine.framework import ATTENTION_KERNELS
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
@@ -106,6 +107,8 @@ TRAINING: Mapping[str, Rule] = {
     "memory_headroom": Rule("float", 0, 0.5),
     # The training stack (engine/framework.py); the engine's default is Megatron-Core.
     "framework": Rule("choice", choices=tuple(FRAMEWORK_PROFILES)),
+    # The flash-attention kernel (engine/timing.py, FUSED_ATTENTION_SPEEDUP); absent: the framework's.
+    "attention_kernel": Rule("choice", choices=ATTENTION_KERNELS),
     # Expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size); absent: tp.
     "etp": _int(1, 1024),
     # Memory levers (engine/levers.py); names and ranges are checked by the training engine.
@@ -508,6 +511,7 @@ class Training:
     pipeline_layout: str | list[int] | None = None  # Megatron-Core's layout string or layers per stage
     memory_headroom: float | None = None
     framework: str | None = None  # engine/framework.py PROFILES; None: Megatron-Core
+    attention_kernel: str | None = None  # "fused" or "flash2"; None: the framework profile's
     etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron-Core's default)
     recompute_modules: list[str] | None = None  # Megatron-Core's --recompute-modules
     activation_offload_layers: int | None = None  # --cpu-offloading-num-layers

@@ -65,8 +65,8 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
 REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
-    ("hopper", "fp8"): 0.96,
-    ("blackwell", "fp8"): 0.74,
+    ("hopper", "fp8"): 0.86,
+    ("blackwell", "fp8"): 0.69,
     ("cdna3", "fp8"): 0.82,
     ("cdna4", "fp8"): 1.07,
 }
@@ -85,6 +85,25 @@ MATMUL_FRACTION_WITHOUT_MEASUREMENT = 0.80
 HBM_EFFICIENCY = 0.85
 FLASH_FWD_FRACTION = 0.84
 FLASH_BWD_FRACTION = 0.72
+# How much faster the fused attention kernel a stack runs on its GPU (training.attention_kernel fused:
+# Transformer Engine's cuDNN fused attention, what Megatron-Core and NeMo call) is than FlashAttention-2's
+# rates above. Hopper: FA2 uses neither warpgroup MMA nor TMA and reaches about 35 % of H100's peak; the
+# Hopper-native kernel (FlashAttention-3, cuDNN's published counterpart) is "1.5-2.0x" FA2 in BF16 forward
+# and 1.5-1.75x in backward (Shah et al. 2024, arXiv:2407.08608, abstract and Sec. 4.1): the lower end, not
+# fitted. Blackwell: FA2's Ampere kernels reach about 350 TFLOP/s on B200 (hdim 128 forward, 352-362 at
+# 2K-8K tokens: meta-pytorch/tritonbench PR #171) and cuDNN's about 1,430 (Dao-AILab/flash-attention PR
+# #2605; FlashAttention-4, arXiv:2603.05451, is up to 1.3x cuDNN 9.13), far above the Hopper ratio, so the
+# factor is fitted: 1.7 minimises the median |error| of the 16 Blackwell fit rows of runs_frontier.csv
+# (calibration_cases.fit_run_ids; 1.0-2.5 tried, the Blackwell FP8 factor refitted at each, MOE_ROUTED_PASSES
+# refitted with it to a fixed point: 6.9 % at 1.0 -> 3.25 %; 1.6 and 1.8 give 3.26 and 3.45 %).
+# Families not listed run both kernels alike (Ampere: FA2 is the native kernel; CDNA: no comparison).
+FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5, "blackwell": 1.7}
+FUSED_ATTENTION_SOURCES: dict[str, str] = {
+    "hopper": "FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608) is 1.5-2.0x FA2 forward, 1.5-1.75x "
+    "backward on H100; lower end, not fitted",
+    "blackwell": "fitted on the 16 Blackwell fit rows of runs_frontier.csv (NeMo 25.02/25.04/25.09, "
+    "ModelZoo, MLPerf); cuDNN runs about 4x FA2 on B200 (flash-attention PR #2605, tritonbench PR #171)",
+}
 OVERLAP_PENALTY = 0.2
 SCALEUP_BUSBW_EFFICIENCY = 0.80
 PCIE_BUSBW_EFFICIENCY = 0.75
@@ -99,11 +118,14 @@ MXFP8_BLOCK = 32.0
 # beyond the experts' GEMMs and activation: Megatron-Core's permute and unpermute (moe_utils.py), the
 # alltoall dispatcher's sort_chunks_by_idxs after the dispatch and before the combine, the probabilities'
 # multiply and the top_k-way sum of the combine, the FP8 cast of the experts' inputs: about 8 read-or-write
-# passes counted from the code. Fitted: 21 minimises the median |error| of the 13 MoE fit rows of
-# runs_frontier.csv (calibration_cases.fit_run_ids; 13.7 % → 6.8 %; integers 0-40 tried), so the term also
+# passes counted from the code. Fitted: 21 minimised the median |error| of the 13 MoE fit rows of
+# runs_frontier.csv (calibration_cases.fit_run_ids; 13.7 % → 6.8 %; integers 0-40 tried); refitted to 26 once
+# the fused attention kernel was timed (training.attention_kernel: at 21 the fit rows were 10.1 %, at 26
+# 7.0 %; integers 0-40 tried, with FUSED_ATTENTION_SPEEDUP["blackwell"] refitted with it), so the term also
 # carries what the code count misses (gather/scatter kernels below HBM speed, the router's small kernels
-# and their launches). The 12 check rows: 21.1 % → 13.5 % (docs/training-engine.md).
-MOE_ROUTED_PASSES = 21.0
+# and their launches). The 12 check rows: 21.1 % → 13.5 % (docs/training-engine.md); 15.6 % → 11.2 % with
+# the refit.
+MOE_ROUTED_PASSES = 26.0
 ADAM_BYTES_PER_PARAM = 36.0
 # Host-memory bandwidth one GPU's share of the CPU steps Adam at under optimizer offload: a DGX H100's two
 # Xeon Platinum 8480C, 8 DDR5-4800 channels each (8 × 4,800 MT/s × 8 B = 307.2 GB/s per socket), shared by
@@ -455,15 +477,17 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     heads_local = model.heads / tp
     mla = model.is_mla
     if c.problem.training.flash_attention:
-        # The full s×s FLOPs Narayanan counts, at FlashAttention-2's benchmark rates: a causal kernel
-        # skips half of them, but the measured long-sequence runs (llm-foundry, 8k-64k tokens) are no
-        # faster than this, so the causal saving is not assumed.
+        # A causal kernel computes half of the s×s scores (it skips the masked tiles); the engine times the
+        # full s×s FLOPs Narayanan counts at FlashAttention-2's benchmark rates, i.e. that causal half at
+        # half those rates: the measured flash-attention runs on A100 (llm-foundry, 8K-64K tokens) are no
+        # faster than this. A fused Hopper-native kernel runs FUSED_ATTENTION_SPEEDUP faster.
         if mla:
             attn_flops = 2.0 * tokens * s * model.heads * (model.head_dim + model.v_head_dim) / tp
         else:
             attn_flops = 4.0 * tokens * s * c.q / tp
-        attn_fwd = attn_flops / (c.rate_bf16 * FLASH_FWD_FRACTION)
-        attn_bwd = 2.5 * attn_flops / (c.rate_bf16 * FLASH_BWD_FRACTION)
+        rate = c.rate_bf16 * _attention_speedup(c.problem)
+        attn_fwd = attn_flops / (rate * FLASH_FWD_FRACTION)
+        attn_bwd = 2.5 * attn_flops / (rate * FLASH_BWD_FRACTION)
         return attn_fwd, attn_bwd
     if mla:
         v_dim = float(model.v_head_dim)
@@ -475,6 +499,36 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     softmax = SCORE_BYTES_FWD * heads_local * tokens * s / c.hbm
     attn_fwd = bmm + softmax
     return attn_fwd, 2.0 * attn_fwd
+
+
+def _attention_speedup(problem: Problem) -> float:
+    """FUSED_ATTENTION_SPEEDUP of the accelerator's family under ``training.attention_kernel`` fused,
+    else 1."""
+    if problem.training.attention_kernel != "fused":
+        return 1.0
+    return FUSED_ATTENTION_SPEEDUP.get(problem.cluster.accelerator.family, 1.0)
+
+
+def attention_kernel_assumption(problem: Problem, *, profile_source: str | None) -> Assumption:
+    """The flash-attention kernel timed, valued at its speedup over FlashAttention-2's rates, and where it
+    comes from: ``profile_source`` (the framework profile's default and its source) or, when None, the
+    request's ``training.attention_kernel``."""
+    t = problem.training
+    speedup = _attention_speedup(problem)
+    kernel = {"fused": "Transformer Engine cuDNN fused attention", "flash2": "FlashAttention-2"}
+    if not t.flash_attention:
+        rate = "unused: training.flash_attention is false"
+    elif speedup != 1.0:
+        rate = FUSED_ATTENTION_SOURCES[problem.cluster.accelerator.family]
+    else:
+        rate = "timed at FlashAttention-2's rates (no fused-kernel factor for this kernel or GPU family)"
+    origin = profile_source if profile_source is not None else "set by training.attention_kernel"
+    return Assumption(
+        f"attention_kernel[{t.attention_kernel}]",
+        speedup,
+        f"× FlashAttention-2's rate ({kernel[t.attention_kernel]})",
+        f"{origin}; {rate}",
+    )
 
 
 def _mla_gemms(c: _Shape) -> FloatArray:

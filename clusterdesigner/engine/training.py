@@ -23,6 +23,7 @@ from clusterdesigner.engine.errors import (
     named_by,
 )
 from clusterdesigner.engine.framework import (
+    ATTENTION_KERNELS,
     DEFAULT_FRAMEWORK,
     PROFILES,
     FrameworkProfile,
@@ -79,6 +80,7 @@ from clusterdesigner.engine.timing import (
     REGIME_EFFICIENCY,
     REGIME_SOURCES,
     TIMING_ASSUMPTIONS,
+    attention_kernel_assumption,
     family_efficiency,
     moe_assumptions,
     shape_assumptions,
@@ -371,6 +373,9 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile) -> dict[str, An
         "fsdp_collectives_per_layer": collectives,
         "fsdp_overlap": _flag(tr, "fsdp_overlap", "training", stack.fsdp_overlap),
         "cross_entropy": _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, stack.cross_entropy),
+        "attention_kernel": _choice(
+            tr, "attention_kernel", "training", ATTENTION_KERNELS, stack.attention_kernel
+        ),
         "framework_reserve_gib": _number(
             tr,
             "framework_reserve_gib",
@@ -622,7 +627,17 @@ def robustness(candidates: tuple[LayoutEstimate, ...], gpus_per_node: int) -> tu
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
-    items.extend(profile_assumptions(profile(problem.training.framework)))
+    stack = profile(problem.training.framework)
+    items.extend(profile_assumptions(stack))
+    default = problem.training.attention_kernel == stack.attention_kernel
+    items.append(
+        attention_kernel_assumption(
+            problem,
+            profile_source=(
+                f"{stack.name} profile default: {stack.sources['attention_kernel']}" if default else None
+            ),
+        )
+    )
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
     if problem.training.lora_rank:

@@ -35,8 +35,13 @@ changed convention), and say in the commit message what changed. Its history:
        ``optimizer_offload``, ``fp8_params``, LoRA); the FSDP2 profile's unsharded pipeline gradients; and
        the accelerator's host link in the catalog; FP8 factors refitted with the MLPerf rows (Hopper 0.96,
        Blackwell 0.74) and fitted for AMD (CDNA3 0.82, CDNA4 1.07); error bands regenerated (363 rows)
+   11  training: the attention kernel (``training.attention_kernel``: ``fused``, the Megatron-Core profile's
+       default, at 1.5x FlashAttention-2 on Hopper and 1.7x on Blackwell; ``flash2`` for the other
+       profiles); Hopper FP8 0.86, Blackwell FP8 0.69 and ``moe_routed_passes`` 26 refitted with it; error
+       bands regenerated; per-module activation offload (``activation_offload_modules``) and the FP8 SwiGLU
+       input store (``activation_func_fp8_input_store``) as memory levers
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 10
+ENGINE_VERSION: int = 11

@@ -241,6 +241,9 @@ class Training:
     optimizer_bytes: float = 12.0
     framework_reserve_gib: float = 2.5
     flash_attention: bool = True
+    # The flash-attention kernel: "fused" (Transformer Engine's cuDNN fused attention, Megatron-Core's and
+    # NeMo's) or "flash2" (FlashAttention-2, Dao 2023; flash-attn and Triton kernels): timing._attention.
+    attention_kernel: str = "fused"
     tp_comm_overlap: bool = True
     pipeline_split: str = "balanced"
     cross_entropy: str = "fp32"

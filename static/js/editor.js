@@ -212,6 +212,10 @@
     if (framework && ("framework" in spec.workload.training || framework !== loadedFramework)) {
       spec.workload.training.framework = framework;
     }
+    // The attention kernel: blank leaves it to the framework profile (no key stored).
+    var kernel = text("spec.workload.training.attention_kernel");
+    if (kernel) spec.workload.training.attention_kernel = kernel;
+    else delete spec.workload.training.attention_kernel;
     var cluster = spec.cluster = Object.assign({}, spec.cluster || {});
     cluster.accelerator = text("spec.cluster.accelerator");
     cluster.fabric = text("spec.cluster.fabric");

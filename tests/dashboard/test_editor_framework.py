@@ -127,3 +127,32 @@ def test_the_design_page_and_share_view_say_which_profile_the_estimate_assumed(
         assert line is not None
         assert line.group(1) == slug
         assert line.group(2).startswith(shown + " — ")
+
+
+KERNEL_SELECT = re.compile(r'<select id="f-attention-kernel"[^>]*>(.*?)</select>', re.S)
+
+
+def test_the_attention_kernel_is_the_frameworks_unless_chosen_and_a_chosen_one_is_stored(
+    alice: Any, demos: list[Any]
+) -> None:
+    design, client, _, initial = _opened(alice, demos)
+    page = client.get(f"/designs/{design.pk}/edit/").content.decode()
+    options = OPTION.findall(KERNEL_SELECT.search(page).group(1))  # type: ignore[union-attr]
+    assert [(v, bool(s)) for v, s, _ in options] == [("", True), ("fused", False), ("flash2", False)]
+    assert "attention_kernel" not in initial["workload"]["training"]
+
+    initial["workload"]["training"]["attention_kernel"] = "flash2"  # what the select then sends
+    stored = _patch(client, design, initial)
+    assert stored["workload"]["training"]["attention_kernel"] == "flash2"
+    page = client.get(f"/designs/{design.pk}/edit/").content.decode()
+    options = OPTION.findall(KERNEL_SELECT.search(page).group(1))  # type: ignore[union-attr]
+    assert [v for v, s, _ in options if s] == ["flash2"]
+
+
+def test_an_unknown_attention_kernel_is_refused_on_its_field(alice: Any, demos: list[Any]) -> None:
+    design, client, _, initial = _opened(alice, demos)
+    initial["workload"]["training"]["attention_kernel"] = "sdpa"
+    body = json.dumps({"version": design.version, "name": design.name, "spec": initial})
+    response = client.patch(f"/api/v1/designs/{design.pk}/", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert list(response.json()["error"]["fields"]) == ["spec.workload.training.attention_kernel"]

@@ -117,3 +117,16 @@ def test_design_with_more_block_recompute_layers_than_a_stage_is_a_400_on_the_fi
     assert response.status_code == 400, response.content[:300]
     error = response.json()["error"]
     assert any("recompute_num_layers" in path for path in error["fields"]), error
+
+
+@pytest.mark.parametrize(("kernel", "backend"), [("fused", "fused"), ("flash2", "flash"), (None, None)])
+def test_export_names_the_attention_kernel_the_spec_chose(
+    catalog: dict[str, int], user_client: Any, kernel: str | None, backend: str | None
+) -> None:
+    # Megatron-LM arguments.py @d98e8a64: --attention-backend {flash,fused,unfused,local,auto}, default auto
+    # (Transformer Engine's fused attention on Hopper/Blackwell, the Megatron-Core profile's kernel).
+    training = {"attention_kernel": kernel} if kernel else {}
+    design = _design(user_client.user, training, _layout(recompute="none"))
+    response = user_client.get(f"/api/v1/designs/{design.pk}/export/?format=torchrun")
+    assert response.status_code == 200, response.content[:300]
+    assert flags(response.content.decode().split()).get("--attention-backend") == backend

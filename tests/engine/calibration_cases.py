@@ -146,6 +146,9 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         "global_batch_seqs": int(row["global_batch_seqs"]),
         "precision": precision,
         "flash_attention": not old,
+        # llm-foundry's MPT runs flash-attn's FlashAttention-2 kernels (its attn_impl flash/triton), not
+        # Transformer Engine's fused attention.
+        **({"attention_kernel": "flash2"} if source == "llmfoundry_bench" else {}),
         # Megatron-DeepSpeed (BLOOM) partitions layers with DeepSpeed's partition_uniform: the first
         # L mod pp stages hold one layer more.
         "pipeline_split": "uniform" if source == "bloom_tr11_prequel" else "balanced",

@@ -7,7 +7,9 @@ baseline is what today's engine says; nothing here is tuned to the rows.
 
 Comparison basis: tokens per second per GPU where the row measured it (it needs no FLOP convention), else
 model TFLOP/s per GPU. NeMo's "Model TFLOP/sec/GPU" counts model FLOPs with its own per-model formula
-(no recompute, full s × s attention, as the engine's ``model_flops_per_token`` does), so a TFLOP/s error
+(no recompute, full s × s attention, as the engine's ``model_flops_per_token`` does, until NeMo commit
+6251117f4c of 2025-08-09 halved the attention term for causal masks: the rows compared on TFLOP/s, the
+24.03 long-sequence table and the ModelZoo's, predate it or count as Megatron-LM does), so a TFLOP/s error
 and a tokens/s error of the same row differ only by the two FLOP-per-token counts.
 
 Where a row is silent the choice is made once, never per row:
@@ -66,6 +68,11 @@ REGIMES = ("moe", "fp8", "blackwell", "long_context", "scale_1024", "amd")
 INEXPRESSIBLE_FEATURES: dict[str, str] = {}
 # Shape columns passed to the engine as they are when a row gives them (MLA widths, MTP, head_dim).
 SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
+# Sources whose stack ran FlashAttention-2, not Transformer Engine's fused attention (the engine's default
+# under the Megatron-Core profile, which every other source here ran: NeMo and Megatron-Core with Transformer
+# Engine). Meta's Llama 3 405B pre-training (arXiv:2407.21783, July 2024) ran Meta's own PyTorch stack, whose
+# flash attention predates FlashAttention-3 (Shah et al., arXiv:2407.08608, July 2024).
+FLASH2_SOURCES = ("llama3_paper_t4",)
 # Memory levers a row's recompute or precision column states that the engine has no input for: the row is
 # predicted without them, so a "does not fit" says what is missing, not that the run could not have run.
 # Matched on the two columns' text. None is left: per-module recompute (the recompute_modules column,
@@ -184,6 +191,8 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
         "flash_attention": True,
         "tp_comm_overlap": True,
     }
+    if row["source_id"] in FLASH2_SOURCES:
+        training["attention_kernel"] = "flash2"
     if row["recompute_modules"]:
         parallelism["recompute"] = "selective"
         training["recompute_modules"] = row["recompute_modules"].split(";")

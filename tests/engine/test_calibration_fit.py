@@ -62,8 +62,12 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # −10.6 % → −0.6 %; fitted 1.07: the catalog's MI355X FP8 matmul rate is below what these runs reach).
         # CDNA 3 has 4 check rows since the two MI300X rows (block recompute of 21 layers, training.
         # recompute_num_layers) are predicted: +14.9 % and +10.1 %, median |error| 1.3 → 6.0 % either way.
-        (("hopper", "fp8"), 0.117, 0.046),
-        (("blackwell", "fp8"), 0.103, 0.078),
+        # Since Hopper's fused attention (timing.FUSED_ATTENTION_SPEEDUP, training.attention_kernel) the
+        # H100 FP8 factor refits 0.96 → 0.86 on the same 17 fit rows; its check rows 8.3 % → 3.0 %.
+        # Blackwell's fused attention (1.7x FA2's rates, fitted on the Blackwell fit rows with this factor and
+        # timing.MOE_ROUTED_PASSES) refits 0.74 → 0.69; its 8 check rows 16.5 % without the factor → 9.3 %.
+        (("hopper", "fp8"), 0.083, 0.030),
+        (("blackwell", "fp8"), 0.165, 0.093),
         (("cdna3", "fp8"), 0.060, 0.060),
         (("cdna4", "fp8"), 0.106, 0.006),
     ],
@@ -86,7 +90,7 @@ def test_an_fp8_estimate_names_its_regime_factor_and_its_fit_rows() -> None:
     request["training"] = {**request["training"], "precision": "fp8"}
     r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     named = {a["name"]: a for a in r["assumptions"]}
-    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.96
+    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.86  # 0.96 before training.attention_kernel
     assert "NeMo 24.07" in named["regime_efficiency[hopper/fp8]"]["source"]
     assert named["family_efficiency[hopper]"]["value"] == 0.75  # BF16 work (attention) keeps the family's
 
@@ -95,7 +99,11 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     # Issue 19 item 7: "B200 ÷ H100 is overstated by 12-24 %". NeMo 25.09, Llama 3 8B FP8 on 8 GPUs:
     # measured 29,994 (B200) ÷ 14,079 (H100) = 2.130 tokens/s/GPU. Without the regime factors the engine gave
     # 2.63 (+24 %); with them 2.26 (+6 %), 2.29 (+7 %) since the MLPerf LoRA rows moved both factors
-    # (Hopper FP8 0.95 → 0.96, Blackwell FP8 0.72 → 0.74).
+    # (Hopper FP8 0.95 → 0.96, Blackwell FP8 0.72 → 0.74). Since H100 times Transformer Engine's fused
+    # attention (training.attention_kernel) and its FP8 factor refits 0.96 → 0.86: 2.09 (−1.9 %); without the
+    # regime factors +9.2 %. Since B200 times its fused attention too (1.7x FA2, fitted; Blackwell FP8 0.74 →
+    # 0.69): +11.2 % (B200 −13.1 → −1.4 %, H100 −19.1 → −11.4 %), below the issue's 12-24 % but barely;
+    # without the regime factors +29 %.
     import frontier_cases
 
     rows = {r["run_id"]: r for r in frontier_cases.load_rows()}
@@ -106,7 +114,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.074, abs=0.002)
+    assert ratio_error == pytest.approx(0.112, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),
@@ -116,4 +124,4 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
             frontier_cases.predict(rows["nemo2509_h100_12"], specs),
         )
     assert before_b.predicted is not None and before_h.predicted is not None
-    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.24, abs=0.01)
+    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.294, abs=0.01)

@@ -200,15 +200,30 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # training.recompute_num_layers (21 of 80 layers), come out +14.9 % (v5.0) and +10.1 % (v5.1) with the CDNA3
 # FP8 factor fitted on the MI325X rows: FP8 7.8 -> 9.0 %, overall 9.0 -> 10.1 %, AMD 5 -> 7 check rows,
 # 0.7 -> 0.8 %; the other regimes keep their figures.
+# Flash attention on Hopper by kernel (training.attention_kernel; timing.FUSED_ATTENTION_SPEEDUP 1.5, the low
+# end of FlashAttention-3's published 1.5-2.0x over FA2, not fitted): Megatron-Core/NeMo rows run Transformer
+# Engine's fused attention, llm-foundry's rows FlashAttention-2 (unchanged). NeMo's H100 FP8 long-sequence
+# rows -16.5…-32.0 % -> -1.5…+11.4 % (+0.3 % at 1M); ModelZoo Qwen3 H100 32K-128K -11 % -> +10…+24 %;
+# Llama 3 405B 128K -1.6 -> +24.7 %; with the Hopper FP8 factor refitted on its fit rows (0.96 -> 0.86)
+# NeMo's long-sequence rows are -1.6…+8.7 %. Check medians: long context 24.5 -> 17.0 % (unmet), overall
+# 10.1 -> 7.8 %, FP8 9.0 -> 4.0 %, MoE 13.5 -> 15.6 %, >= 1,024 GPUs 4.0 -> 3.5 %, Blackwell 12.7 % unchanged.
+# The kernel is the framework profile's (Megatron-Core: fused; the llm-foundry rows and Meta's Llama 3 405B
+# rows, frontier_cases.FLASH2_SOURCES, flash2: Llama 3 405B 128K stays -1.6 %), and Blackwell's fused kernel
+# runs 1.7x FA2's rates (fitted on the 16 Blackwell fit rows with the Blackwell FP8 factor, refitted 0.74 ->
+# 0.69, and timing.MOE_ROUTED_PASSES, refitted 21 -> 26 on the 13 MoE fit rows, to a fixed point): Mixtral
+# 8x22B 64K B200/GB200 -24.7/-24.5 % -> -7.8/-3.9 %, Llama 3 8B 8K B200/GB200 -13…-18 % -> -7…+13 %,
+# ModelZoo Qwen3 235B 128K GB200 -19.5 % -> +24.1 % (ModelZoo TFLOP/s likely count the causal half of the
+# core attention: Megatron-LM num_floating_point_operations since 8873b55d6a, 2025-03-06; not converted
+# here). Check medians: long context 17.0 -> 7.8 % (met), Blackwell 12.7 -> 10.5 % (met), MoE 15.6 -> 11.2 %
+# (met), overall 7.8 -> 7.0 %, FP8 4.0 -> 5.2 %, >= 1,024 GPUs 3.5 %.
 CHECK_MEDIANS = {
-    "moe": 0.135,
-    "fp8": 0.090,
-    "long_context": 0.245,
-    "overall": 0.101,
-    "blackwell": 0.127,
-    "scale_1024": 0.040,
+    "moe": 0.112,
+    "fp8": 0.052,
+    "long_context": 0.078,
+    "overall": 0.070,
+    "blackwell": 0.105,
+    "scale_1024": 0.035,
 }
-UNMET = ("moe", "long_context", "blackwell")
 
 
 @pytest.fixture(scope="module")
@@ -228,12 +243,14 @@ def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[
     assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 7
 
 
-@pytest.mark.parametrize("regime", ["fp8"])
-def test_fp8_check_rows_meet_the_regime_target(
+@pytest.mark.parametrize("regime", ["fp8", "long_context", "blackwell", "moe"])
+def test_each_regimes_check_rows_meet_the_target(
     split: dict[str, dict[str, dict[str, float | int]]], regime: str
 ) -> None:
     # FP8 7.8 % (31 check rows): met since the MoE rows' recipe settings and routed passes (the MoE rows were
-    # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows.
+    # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows. Long context 7.8 %,
+    # Blackwell 10.5 % and MoE 11.2 % since the attention kernel is timed by framework and GPU family and the
+    # routed passes refitted with it (xfails until then: 24.5 %, 12.7 %, 13.5 %).
     assert _check(split, regime) <= 0.12
 
 
@@ -243,21 +260,6 @@ def test_scale_1024_check_rows_meet_the_regime_target(
     # MLPerf Training v3.1/v4.0 GPT-3 175B FP8 on 6,144-11,616 H100 (tokens per logged block / block time)
     # and Llama 3 405B on 16,384 H100 (Table 4): 4.0 %, no scale trend.
     assert _check(split, "scale_1024") <= 0.12
-
-
-@pytest.mark.parametrize(
-    "regime",
-    [
-        pytest.param(
-            r, marks=pytest.mark.xfail(strict=True, reason=f"{r} check rows {CHECK_MEDIANS[r]:.1%} > 12 %")
-        )
-        for r in UNMET
-    ],
-)
-def test_regime_check_rows_meet_the_target(
-    split: dict[str, dict[str, dict[str, float | int]]], regime: str
-) -> None:
-    assert _check(split, regime) <= 0.12
 
 
 # AMD: 11 predicted rows, all FP8 on 8 GPUs: MLPerf Training v5.1 llama31_8b on MI355X (2) and
@@ -288,15 +290,18 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # 365 rows of runs.csv and runs_frontier.csv (351, then 12 predicted MLPerf llama2_70b_lora rows, then the
     # 2 MI300X ones once training.recompute_num_layers expressed their 21-of-80 block recompute):
     # median |error| 5.1 % (5.0 % at 363; target ≤ 7 %); p90 18.8 % (18.9 % at 363; 20.7 % before the MoE
-    # rows' recipe settings and timing.MOE_ROUTED_PASSES).
+    # rows' recipe settings and timing.MOE_ROUTED_PASSES). Hopper's fused attention
+    # (training.attention_kernel): median 5.1 -> 4.8 %, p90 18.8 -> 16.9 % (with the Hopper FP8 factor
+    # refitted, 0.96 -> 0.86). The kernel by framework profile, Blackwell's fused kernel (1.7x, fitted;
+    # Blackwell FP8 0.74 -> 0.69) and the routed passes refitted 21 -> 26: median 4.8 %, p90 16.9 -> 16.0 %.
     assert len(all_rows) == 365
-    assert statistics.median(all_rows) == pytest.approx(0.051, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.188, abs=0.001)
+    assert statistics.median(all_rows) == pytest.approx(0.048, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.160, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="all rows p90 |error| 18.8 % > 18 % (MoE and long-context rows)")
 def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
+    # 16.0 % since the fused attention kernel is timed (18.8 % before; xfail until then).
     assert frontier_cases.percentile(all_rows, 0.9) <= 0.18
 
 
@@ -328,7 +333,8 @@ def test_llama2_70b_lora_b200_memory_with_the_fp8_swiglu_input_is_near_the_logge
     # activations 148.5 → 110.0 GiB and the total 216.9 → 178.4 GiB of 180. The run logged max_memory_usage
     # 168.8 GiB (the CSV's measured memory, torch.cuda.max_memory_allocated): +5.7 % (+28.5 % before). The
     # rest is FP8 attention (FP8_DPA=1) and the frozen linears' inputs under LoRA, neither an engine input.
-    # Throughput is unchanged (the cast is fused into the SwiGLU kernel): 4,909.9 tokens/s/GPU, -9.4 %.
+    # Throughput is unchanged by it (the cast is fused into the SwiGLU kernel): 5,469.0 tokens/s/GPU, +1.0 %
+    # (4,909.9, -9.4 %, before Blackwell timed fused attention and the Blackwell FP8 factor was refitted).
     specs = frontier_cases.catalog_specs()
     row = next(r for r in frontier_cases.load_rows() if r["run_id"] == "mlperf50_lora70b_nv_b200")
     result = estimate(frontier_cases.request_for(row), **specs)
@@ -336,7 +342,7 @@ def test_llama2_70b_lora_b200_memory_with_the_fp8_swiglu_input_is_near_the_logge
     assert memory["activations"] == pytest.approx(110.0, abs=0.01)
     assert memory["total"] == pytest.approx(178.39, abs=0.01) and result["fits"]
     assert memory["total"] / float(row["measured_mem_per_gpu_gb"]) - 1 == pytest.approx(0.057, abs=0.001)
-    assert result["tokens_per_second"] / 8 == pytest.approx(4909.9, abs=0.1)
+    assert result["tokens_per_second"] / 8 == pytest.approx(5469.0, abs=0.1)
 
 
 def test_qwen3_gb200_module_offload_is_the_hand_computed_one() -> None:
@@ -444,8 +450,9 @@ def test_routed_copy_passes_are_the_hand_computed_ones(
 ) -> None:
     # nemo2509_b200_10: Qwen3 30B-A3B on 8 × B200, tp 1, pp 1, ep 8, micro-batch 1 × 4,096 tokens, global
     # batch 512 → 64 micro-batches, 48 layers all MoE, top-8, h 2,048, no recompute. The routed copies of a
-    # layer: 4,096 × 8 = 32,768 rows of 2,048 × 2 B; 21 passes forward, twice that backward (3 × forward):
-    #   48 × 64 × 3 × 21 × 2 × 32,768 × 2,048 B / (8.0 TB/s × HBM_EFFICIENCY 0.85) = 3.8200 s per step.
+    # layer: 4,096 × 8 = 32,768 rows of 2,048 × 2 B; 26 passes forward, twice that backward (3 × forward):
+    #   48 × 64 × 3 × 26 × 2 × 32,768 × 2,048 B / (8.0 TB/s × HBM_EFFICIENCY 0.85) = 4.7295 s per step
+    # (3.8200 s at 21 passes, before the refit with the fused attention kernel).
     from clusterdesigner.engine import timing
 
     request = frontier_cases.request_for(_row(rows, "nemo2509_b200_10"))
@@ -453,4 +460,4 @@ def test_routed_copy_passes_are_the_hand_computed_ones(
     with_passes = estimate(request, **specs)["step_time_s"]["compute"]
     monkeypatch.setattr(timing, "MOE_ROUTED_PASSES", 0.0)
     without = estimate(request, **specs)["step_time_s"]["compute"]
-    assert with_passes - without == pytest.approx(3.8200, abs=1e-4)
+    assert with_passes - without == pytest.approx(4.7295, abs=1e-4)

@@ -42,13 +42,10 @@ def test_the_memory_headroom_is_minus_the_p10_of_the_memory_error(computed: dict
         "*/*/*/*/*",
         "ampere/bf16/dense/lt32k/lt1024",
         "hopper/bf16/dense/lt32k/lt1024",
-        # 17 of 25 held-out MoE residuals (68 %) fall inside the band of the other folds since the routed
-        # passes (timing.MOE_ROUTED_PASSES) narrowed the MoE residuals to a few far rows: the bands of four
-        # folds miss the rows the fifth holds.
-        pytest.param(
-            "*/*/moe/*/*",
-            marks=pytest.mark.xfail(strict=True, reason="MoE out-of-fold coverage 68 % (17 of 25) < 70 %"),
-        ),
+        # MoE: 17 of 25 held-out residuals (68 %) fell inside the band of the other folds after the routed
+        # passes (timing.MOE_ROUTED_PASSES) narrowed the MoE residuals to a few far rows; 72 % (18 of 25)
+        # since Hopper's fused attention (training.attention_kernel) spread the Qwen3 H100 rows.
+        "*/*/moe/*/*",
     ],
 )
 def test_out_of_fold_bands_hold_about_eighty_percent_of_held_out_rows(
@@ -83,7 +80,9 @@ def test_a_regime_without_rows_falls_back_and_says_so() -> None:
     # Its band, −3.4 … +21.4 % (0.248 wide; with the Blackwell FP8 refit 0.74), was wider than 0.4
     # before the routed passes (timing.MOE_ROUTED_PASSES) moved the NeMo 25.09 rows from +34 … +73 % toward 0.
     all_rows = band_for("unknown/bf16/moe/lt32k/lt1024")
-    assert (moe.p10, moe.p90) == pytest.approx((-0.0335, 0.2141), abs=1e-4)
+    # −3.6 … +22.5 % since Blackwell times its fused attention (its FP8 factor refits 0.74 → 0.69, the routed
+    # passes 21 → 26).
+    assert (moe.p10, moe.p90) == pytest.approx((-0.0361, 0.225), abs=1e-4)
     assert all_rows.basis == "*/bf16/moe/*/*"
     # AMD CDNA 3 BF16: no measured row. The family's rows are 5 MI325X FP8 LoRA rows (MLPerf llama2_70b_lora,
     # about ±2 %), too narrow for a BF16 estimate on the mean factor: a family key whose rows share one

@@ -128,14 +128,25 @@ def test_fsdp2_lets_the_70b_fsdp_layout_keep_its_activations_selectively() -> No
     assert core["parallelism"]["recompute"] == "full"  # Megatron's selective saves nothing under flash
 
 
-def test_fsdp2_brings_the_measured_70b_fsdp_ratio_inside_the_error_band() -> None:
+def test_fsdp2_brings_the_70b_fsdp_layout_level_with_the_pipeline() -> None:
     """Megatron-Core profile: 0.842 (FSDP forced into full recompute), the measured 1.124 outside its band;
-    FSDP2 profile: 0.999, the measured ratio inside the band (the blackwell/fp8 band's high end, +15 %)."""
+    FSDP2 profile: 0.997, a tie (both layouts on FlashAttention-2, the FSDP2 profile's kernel)."""
     core, core_high = _ratio("megatron-core")
     assert core == pytest.approx(0.842, abs=0.005)
     assert core * core_high < MEASURED_70B_FSDP_OVER_PP
+    fsdp2, _ = _ratio("fsdp2")
+    assert fsdp2 == pytest.approx(0.997, abs=0.005)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="FSDP2 profile 0.997 × band high 1.078 = 1.075 < measured 1.124: the blackwell/fp8/dense band "
+    "narrowed (high end +14.6 % -> +7.8 %) once Blackwell timed its fused attention",
+)
+def test_fsdp2_brings_the_measured_70b_fsdp_ratio_inside_the_error_band() -> None:
+    # Met (0.999 × 1.146) until the Blackwell FP8 rows came closer. NVIDIA's measured rows ran Megatron-FSDP
+    # with activation offload, which the Megatron-Core recipe test above keeps inside its band (1.094).
     fsdp2, high = _ratio("fsdp2")
-    assert fsdp2 == pytest.approx(0.999, abs=0.005)
     assert fsdp2 * high >= MEASURED_70B_FSDP_OVER_PP
 
 
@@ -222,10 +233,10 @@ MEASURED_405B_GB200_PIPELINE_PER_TENSOR_2504 = 665  # runs_frontier.csv nemo2504
 
 @pytest.mark.xfail(
     strict=True,
-    reason="engine 0.997: FSDP + 95 offloaded layers 740 tok/s/GPU (measured 729, fp8_cs) ÷ TP 4 PP 8 CP 2 "
-    "VP 8 743 (measured 578, +28 %); band [0.892, 1.146] misses the measured 1.261, whose pipeline figure "
-    "is an MXFP8 run (fp8_mx, perf_matrix at fa0315ae2) 7 % below B200's MXFP8 run of the same layout (622); "
-    "the engine has no FP8-recipe input",
+    reason="engine 0.996 (FSDP + 95 offloaded layers, measured 729 fp8_cs, ÷ TP 4 PP 8 CP 2 VP 8, "
+    "measured 578); band [0.880, 1.078] misses the measured 1.261, whose pipeline figure is an MXFP8 run "
+    "(fp8_mx, perf_matrix at fa0315ae2) 7 % below B200's MXFP8 run of the same layout (622); the engine "
+    "has no FP8-recipe input",
 )
 def test_megatron_fsdp_with_offload_ranks_the_405b_fsdp_layout_above_the_pipeline_as_measured() -> None:
     ratio, low, high = _recipe_ratio(
@@ -241,9 +252,16 @@ def test_the_405b_recipe_pair_is_estimated_as_a_tie() -> None:
         "llama3-405b", gpus=128, batch=64, fsdp=FSDP_RECIPE_405B, offload_layers=95, pp=PP_405B
     )
     assert ratio == pytest.approx(0.998, abs=0.005)
-    assert (low, high) == (pytest.approx(0.892, abs=0.001), pytest.approx(1.146, abs=0.001))
+    # The band was 0.892 … 1.146 until Blackwell timed its fused attention (Blackwell FP8 rows closer, the
+    # blackwell/fp8/dense band narrower).
+    assert (low, high) == (pytest.approx(0.880, abs=0.001), pytest.approx(1.078, abs=0.001))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="0.996 × [0.880, 1.078] = [0.877, 1.074] misses 1.096 since Blackwell timed its fused attention "
+    "(the blackwell/fp8/dense band narrowed; it was 0.997 × [0.892, 1.146], which held it)",
+)
 def test_the_405b_pair_at_one_fp8_recipe_lies_inside_the_band() -> None:
     """Per-tensor FP8 on both sides: the FSDP recipe's 729 (NeMo 25.09) over the pipeline layout's 665 on
     GB200 (NeMo 25.04, the last table that ran it per-tensor on GB200) = 1.096, inside 0.997 × [0.892, 1.146]
@@ -261,11 +279,16 @@ def test_the_405b_pair_at_one_fp8_recipe_lies_inside_the_band() -> None:
     assert 578 / MEASURED_405B_B200_PIPELINE_MXFP8 == pytest.approx(0.929, abs=0.001)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="FSDP2 profile 0.9974: the Blackwell FP8 refit 0.74 -> 0.69 (with Blackwell's fused attention) "
+    "puts the tie back below 1",
+)
 def test_fsdp2_ranks_the_70b_fsdp_layout_above_the_pipeline_as_measured() -> None:
     # 0.999 (xfail) until the Blackwell FP8 factor was refitted 0.72 -> 0.74 with the MLPerf llama2_70b_lora
-    # B200 row: 1.0004, FSDP ranked above by 0.04 %, a tie rather than NVIDIA's measured 12 %.
+    # B200 row: 1.0004, FSDP ranked above by 0.04 %, a tie rather than NVIDIA's measured 12 %; 0.9974 since
+    # the refit to 0.69 (xfail again; the Megatron-FSDP recipe with offload ranks it above, 1.094).
     ratio = _ratio("fsdp2")[0]
-    assert ratio == pytest.approx(1.0004, abs=0.0002)
     assert ratio > 1.0
 
 

@@ -14,7 +14,10 @@ What the table does not give is taken from the paper's text (Sec. 3.3.2):
   first and last stages: 126 layers + 2 = 128 chunks of one layer over 16 stages, so vpp = 8;
 - no activation checkpointing for 8K-token sequences (recompute none), micro-batch 1;
 - FSDP that shards optimizer states and gradients but keeps parameters gathered between forward and
-  backward (ZeRO-2 in this engine's terms).
+  backward (ZeRO-2 in this engine's terms);
+- FlashAttention-2 kernels (``training.attention_kernel: flash2``): Meta's own PyTorch stack, whose runs
+  predate FlashAttention-3 (Shah et al., arXiv:2407.08608, July 2024); the engine's default under the
+  Megatron-Core profile is Transformer Engine's fused attention, which Meta did not run.
 """
 
 from __future__ import annotations
@@ -41,7 +44,12 @@ def _request(
 ) -> dict[str, Any]:
     return {
         "model": {"preset": "llama3-405b", "seq_len": seq_len},
-        "training": {"tokens": 15.6e12, "global_batch_tokens": TOKENS_PER_BATCH, "precision": "bf16"},
+        "training": {
+            "tokens": 15.6e12,
+            "global_batch_tokens": TOKENS_PER_BATCH,
+            "precision": "bf16",
+            "attention_kernel": "flash2",
+        },
         "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": gpus // 8, "fabric": "ib-ndr400"},
         "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, **parallelism},
     }
