@@ -107,8 +107,12 @@ COST: Mapping[str, Bound] = MappingProxyType(
         "cashflow.loan_months": Bound("int", 600),
         "cashflow.lease_usd_per_month": Bound("nonneg", 1e12),
         "cashflow.tax_rate": Bound("frac", 1),
+        "cashflow.resale_fraction": Bound("frac", 1),
+        "cashflow.wacc_debt_share": Bound("frac", 1),
+        "cashflow.wacc_cost_of_debt": Bound("nonneg", 1),
+        "cashflow.wacc_cost_of_equity": Bound("nonneg", 1),
         "uncertainty.spread": Bound("frac", 1),
-        "uncertainty.samples": Bound("int", 5_000),
+        "uncertainty.samples": Bound("int", 1_000_000),
         "uncertainty.seed": Bound("count", 2**32 - 1),
         **{f"cloud.usd_per_node_hour.{m}": Bound("pos", 1e6) for m in PRICING_MODELS},
     }

@@ -13,6 +13,15 @@ Conventions (docs/cost-engine.md, "Cash flows"):
   reservation bills every hour of each whole term, monthly (no upfront), half upfront (partial) or all at the
   start of the term (all upfront). Prices move by the yearly change: the price in month m is
   p · (1 + g)^((m − 1)/12); a reservation keeps the price of the month its term starts.
+- Resale at the horizon is the market value of the hardware at its age (``resale_fraction`` of capex, read
+  from the catalog's residual-value series by the caller); book value drives depreciation and tax only.
+- Tax (off at rate 0): every cost is after tax. Rent bills, owning's opex, lease payments and loan interest
+  are deductible in the month paid (a bill of B costs B · (1 − t)); capex is depreciated by the chosen
+  schedule (MACRS 5-year, IRS Publication 946 Table A-1, half-year convention, or straight-line over
+  ``depreciation_years``), one tax year from delivery each, its shield t · share · capex at the year's end; a
+  tax year cut by the horizon takes its share pro rata by months; at the horizon the sale is taxed on the
+  gain over book value, t · (resale − book), a loss credited alike (recapture). At t = 0 every flow is the
+  pre-tax one, bit for bit.
 - The difference is rent − own: positive when owning costs less.
 """
 
@@ -31,6 +40,7 @@ HOURS_PER_MONTH = 8760.0 / 12.0  # 730: the 365-day year the rest of the cost en
 # IRS Publication 946, Table A-1: 5-year property, half-year convention (200 % declining balance).
 MACRS_5_YEAR = (0.20, 0.32, 0.192, 0.1152, 0.1152, 0.0576)
 FINANCING = ("cash", "loan", "lease")
+DEPRECIATION = ("macrs_5", "straight_line")
 UPFRONT = ("no_upfront", "partial_upfront", "all_upfront")
 
 
@@ -45,6 +55,12 @@ def pmt(*, rate: float, periods: int, present_value: float) -> float:
     if rate == 0:
         return present_value / periods
     return rate * present_value / (1.0 - (1.0 + rate) ** -periods)
+
+
+def wacc(*, debt_share: float, cost_of_debt: float, cost_of_equity: float, tax_rate: float) -> float:
+    """Weighted average cost of capital, r = (1 − D/V) · r_e + D/V · r_d · (1 − t): the interest tax shield
+    taken in the rate (Brealey, Myers & Allen, Principles of Corporate Finance, ch. 19, after-tax WACC)."""
+    return (1.0 - debt_share) * cost_of_equity + debt_share * cost_of_debt * (1.0 - tax_rate)
 
 
 def monthly_rate(yearly: float) -> float:
@@ -93,7 +109,9 @@ class CashflowInputs:
     loan_rate: float = 0.08
     loan_months: int = 60
     lease_usd_per_month: float | None = None
-    tax_rate: float = 0.0  # MACRS 5-year shield, off at 0
+    tax_rate: float = 0.0  # tax on both sides (see the module docstring), off at 0
+    depreciation_schedule: str = "macrs_5"  # macrs_5 | straight_line (tax depreciation only)
+    depreciation_years: float = 5.0  # the straight-line tax life
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -138,6 +156,78 @@ class OptionFlows:
 
 
 @dataclass(frozen=True)
+class Commitment:
+    """What a reservation or savings plan commits to: each term's dollars (the price of the month it starts,
+    every hour of the term on every node, managed overhead included) and the dollars falling due by month,
+    index 0 the start, through the end of the last term, which may pass the horizon. Contract dollars, before
+    tax; storage and egress are not committed."""
+
+    model: str
+    term_months: int
+    upfront: str
+    term_starts: tuple[int, ...]  # the first month of each term
+    term_usd: tuple[float, ...]  # each term's committed dollars
+    monthly_usd: tuple[
+        float, ...
+    ]  # committed dollars due at the end of each month (upfront: the month before)
+    total_usd: float
+    term_end_month: int  # the month the last term ends
+    beyond_horizon_usd: float  # committed dollars due after the horizon's last month
+
+    def to_json(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        for key in ("term_starts", "term_usd", "monthly_usd"):
+            out[key] = list(out[key])
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Commitment:
+        values = dict(data)
+        for key in ("term_starts", "term_usd", "monthly_usd"):
+            values[key] = tuple(values[key])
+        return cls(**values)
+
+
+def commitment_schedule(*, inputs: CashflowInputs, option: RentOption) -> Commitment | None:
+    """A term option's commitment (None for pay-as-you-go): terms start at months 1, 1 + T, ... while they
+    start within the horizon N; term k's dollars nodes × 730 h × p(start_k) × (1 + overhead) × T, billed as
+    rent_flows bills them (upfront share at the end of month start − 1, the rest monthly), but each month in
+    its own place, also past N (rent_flows puts those at N: owed all the same)."""
+    if option.term_months <= 0:
+        return None
+    n, g, term = inputs.months, inputs.cloud_price_change_per_year, option.term_months
+    over = 1.0 + inputs.managed_overhead_fraction
+    upfront = {"no_upfront": 0.0, "partial_upfront": 0.5, "all_upfront": 1.0}[option.upfront]
+    starts = list(range(1, n + 1, term))
+    end = starts[-1] + term - 1
+    monthly = [0.0] * (end + 1)
+    totals = []
+    for start in starts:
+        bill = (
+            inputs.nodes
+            * HOURS_PER_MONTH
+            * option.usd_per_node_hour
+            * float((1.0 + g) ** ((start - 1) / 12.0))
+        )
+        bill *= over
+        totals.append(bill * term)
+        monthly[start - 1] += upfront * bill * term
+        for k in range(term):
+            monthly[start + k] += (1.0 - upfront) * bill
+    return Commitment(
+        model=option.model,
+        term_months=term,
+        upfront=option.upfront,
+        term_starts=tuple(starts),
+        term_usd=tuple(totals),
+        monthly_usd=tuple(monthly),
+        total_usd=float(sum(totals)),
+        term_end_month=end,
+        beyond_horizon_usd=float(sum(monthly[n + 1 :])),
+    )
+
+
+@dataclass(frozen=True)
 class CashflowResult:
     """Cash flows of owning and every rent option; the difference against the cheapest rent option by NPV."""
 
@@ -149,6 +239,7 @@ class CashflowResult:
     irr_per_year: float | None  # of the saving flows rent − own, when they change sign
     loan_payment_usd: float | None = None
     break_even_utilization: Mapping[str, float | None] = field(default_factory=dict)
+    commitments: tuple[Commitment, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,6 +251,7 @@ class CashflowResult:
             "irr_per_year": self.irr_per_year,
             "loan_payment_usd": self.loan_payment_usd,
             "break_even_utilization": dict(self.break_even_utilization),
+            "commitments": [c.to_json() for c in self.commitments],
         }
 
     @classmethod
@@ -173,6 +265,7 @@ class CashflowResult:
             irr_per_year=data.get("irr_per_year"),
             loan_payment_usd=data.get("loan_payment_usd"),
             break_even_utilization=dict(data.get("break_even_utilization") or {}),
+            commitments=tuple(Commitment.from_json(c) for c in data.get("commitments") or ()),
         )
 
 
@@ -209,7 +302,7 @@ def rent_flows(*, inputs: CashflowInputs, option: RentOption) -> list[float]:
         for m in range(1, n + 1):
             hours = inputs.nodes * HOURS_PER_MONTH * inputs.utilization * option.hours_factor
             out[m] += hours * price(m) * over
-        return out
+        return _after_tax(out, inputs.tax_rate)
     start = 1
     while start <= n:
         term_price = price(start)
@@ -222,12 +315,58 @@ def rent_flows(*, inputs: CashflowInputs, option: RentOption) -> list[float]:
             m = min(start + k, n)
             out[m] += (1.0 - upfront) * month_bill
         start += option.term_months
-    return out
+    return _after_tax(out, inputs.tax_rate)
+
+
+def _after_tax(flows: list[float], tax_rate: float) -> list[float]:
+    """A deductible bill B costs B · (1 − t) in the month it is paid; at t = 0 the flows themselves."""
+    if tax_rate <= 0:
+        return flows
+    return [x * (1.0 - tax_rate) for x in flows]
+
+
+def depreciation_shares(*, schedule: str, life_years: float) -> tuple[float, ...]:
+    """Tax depreciation of each tax year as a fraction of capex: MACRS 5-year (IRS Publication 946, Table
+    A-1, half-year convention: 20, 32, 19.2, 11.52, 11.52, 5.76 %), or straight-line to zero over
+    ``life_years`` (1/life a year, the last year the remainder)."""
+    if schedule == "macrs_5":
+        return MACRS_5_YEAR
+    if schedule != "straight_line":
+        raise InputError(f"must be one of {', '.join(DEPRECIATION)}", field="cashflow.depreciation_schedule")
+    if life_years <= 0:
+        raise InputError("must be more than zero", field="on_prem.depreciation_years")
+    whole = int(math.floor(life_years))
+    shares = [1.0 / life_years] * whole
+    rest = 1.0 - whole / life_years
+    if rest > 1e-12:
+        shares.append(rest)
+    return tuple(shares)
+
+
+def _tax_on_capex(inputs: CashflowInputs, out: list[float]) -> None:
+    """Depreciation shields and the tax on the sale at the horizon (module docstring), in place: year y's
+    shield t · share_y · capex at month L + 12y, a year the horizon cuts pro rata at month N; at N the tax
+    t · (resale − book) on the sale, book = capex · (1 − Σ shares taken)."""
+    n, lead, t, capex = inputs.months, inputs.lead_time_months, inputs.tax_rate, inputs.capex_usd
+    taken = 0.0
+    for year, share in enumerate(
+        depreciation_shares(schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years),
+        start=1,
+    ):
+        first = lead + 12 * (year - 1)  # the month before the tax year starts
+        if first >= n:
+            break
+        part = share * min(1.0, (n - first) / 12.0)
+        out[min(lead + 12 * year, n)] -= t * part * capex
+        taken += part
+    book = capex * max(0.0, 1.0 - taken)
+    out[n] += t * (inputs.resale_fraction * capex - book)
 
 
 def own_flows(*, inputs: CashflowInputs, lead_rent: Sequence[float]) -> tuple[list[float], float | None]:
-    """Monthly cost of owning: lead-time rent, capex or its financing, opex, MACRS shield, resale."""
-    n, lead = inputs.months, inputs.lead_time_months
+    """Monthly cost of owning: lead-time rent, capex or its financing, opex, market resale, and with a tax
+    rate the deductions, depreciation shields and the tax on the sale (module docstring)."""
+    n, lead, t = inputs.months, inputs.lead_time_months, inputs.tax_rate
     if lead >= n:
         raise InputError(
             f"the lead time of {lead} months leaves no owned month in the {n}-month horizon",
@@ -250,6 +389,8 @@ def own_flows(*, inputs: CashflowInputs, lead_rent: Sequence[float]) -> tuple[li
                 out[n] += balance  # repaid when the horizon ends
                 break
             out[m] += payment
+            if t > 0:
+                out[m] -= t * balance * i  # the month's interest is deductible, the principal is not
             balance = balance * (1.0 + i) - payment
     elif inputs.financing == "lease":
         if inputs.lease_usd_per_month is None:
@@ -257,21 +398,18 @@ def own_flows(*, inputs: CashflowInputs, lead_rent: Sequence[float]) -> tuple[li
                 "an operating lease needs its monthly payment", field="cashflow.lease_usd_per_month"
             )
         for m in range(lead + 1, n + 1):
-            out[m] += inputs.lease_usd_per_month
+            out[m] += inputs.lease_usd_per_month * (1.0 - t)
     else:
         raise InputError(f"must be one of {', '.join(FINANCING)}", field="cashflow.financing")
     e = inputs.power_escalation_per_year
+    keep = 1.0 - t if t > 0 else 1.0  # multiplying by 1.0 is exact: at t = 0 the pre-tax sums, bit for bit
     for m in range(lead + 1, n + 1):
-        out[m] += inputs.other_opex_usd_per_month
-        out[m] += power_usd_per_month(inputs) * float((1.0 + e) ** ((m - 1) / 12.0))
+        out[m] += inputs.other_opex_usd_per_month * keep
+        out[m] += power_usd_per_month(inputs) * float((1.0 + e) ** ((m - 1) / 12.0)) * keep
     if inputs.financing != "lease":
         out[n] -= inputs.resale_fraction * capex
-        if inputs.tax_rate > 0:
-            for year, share in enumerate(MACRS_5_YEAR, start=1):
-                m = lead + 12 * year
-                if m > n:
-                    break
-                out[m] -= inputs.tax_rate * share * capex
+        if t > 0:
+            _tax_on_capex(inputs, out)
     return out, payment
 
 
@@ -337,6 +475,9 @@ def cash_flows(*, inputs: CashflowInputs, break_even: bool = True) -> CashflowRe
         break_even_utilization={o.model: _break_even(inputs, o) for o in inputs.rent if o.term_months <= 0}
         if break_even
         else {},
+        commitments=tuple(
+            c for c in (commitment_schedule(inputs=inputs, option=o) for o in inputs.rent) if c is not None
+        ),
     )
 
 
@@ -365,7 +506,8 @@ def _break_even(inputs: CashflowInputs, option: RentOption) -> float | None:
 
 @dataclass(frozen=True)
 class Uncertainty:
-    """Seeded Monte Carlo of the NPV difference: P10/P50/P90 and the probability that owning wins."""
+    """Seeded Monte Carlo of the NPV difference against one rent option chosen before the draws: P10/P50/P90,
+    the probability that owning wins, and each figure's standard error by batch means."""
 
     samples: int
     seed: int
@@ -375,11 +517,24 @@ class Uncertainty:
     p90_usd: float
     p_own_wins: float
     varied: tuple[str, ...]
+    option: str = ""  # the rent option compared in every draw (the deterministic verdict's)
+    p10_se_usd: float | None = None
+    p50_se_usd: float | None = None
+    p90_se_usd: float | None = None
+    p_own_wins_se: float | None = None
+    batches: int = 0
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["varied"] = list(self.varied)
         return out
+
+
+# Draws by default: enough that P10/P50/P90 move by well under 1 % of the P10–P90 spread from one seed to
+# another (standard error of a percentile ≈ 1.7 σ/√n for the P10 of a normal; at 200,000 draws ≈ 0.004 σ
+# against a spread of 2.56 σ), and still some 30 ms vectorised (bench/cashflow_monte_carlo.py).
+DEFAULT_SAMPLES = 200_000
+BATCHES = 20  # batch means: the standard error of a figure is the spread of its value over 20 equal batches
 
 
 # The inputs the Monte Carlo varies, each uniformly within ± spread of its value (the tornado's fraction).
@@ -432,21 +587,47 @@ def _rent_parts(inputs: CashflowInputs, option: RentOption) -> tuple[float, floa
     return at_one - extra, extra, option.term_months <= 0
 
 
-def monte_carlo(*, inputs: CashflowInputs, spread: float, samples: int = 1000, seed: int = 0) -> Uncertainty:
-    """Draw each varied input from U[value · (1 − s), value · (1 + s)] (utilization clipped to (0, 1],
-    every rent price moved by one common factor), recompute the NPV difference against the cheapest rent
-    option of each draw, and report its 10th, 50th and 90th percentiles and the share of draws where owning
-    costs less. With s = 0 every draw is the deterministic case, so P10 = P50 = P90 = the deterministic
-    difference. Vectorised: both NPVs are linear in each varied input (see _own_parts, _rent_parts)."""
+def _batch_se(values: np.ndarray, batches: int, stat: Any) -> float | None:
+    """Standard error of ``stat`` by batch means: std of the statistic over ``batches`` equal batches (ddof 1)
+    ÷ √batches (Law & Kelton, Simulation Modeling and Analysis, batch means); None with < 2 draws a batch."""
+    size = len(values) // batches
+    if batches < 2 or size < 2:
+        return None
+    per = np.array([stat(values[k * size : (k + 1) * size]) for k in range(batches)])
+    return float(np.std(per, ddof=1) / math.sqrt(batches))
+
+
+def monte_carlo(
+    *,
+    inputs: CashflowInputs,
+    spread: float,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    option: str | None = None,
+) -> Uncertainty:
+    """Decide first, then draw: the rent option is fixed before any draw (``option``, else the one of lowest
+    deterministic NPV, which the verdict compares owning with), as a reservation is signed before the
+    utilization is known. Each varied input is drawn from U[value · (1 − s), value · (1 + s)] (utilization
+    clipped to (0, 1], every rent price moved by one common factor); the NPV difference rent − own of each
+    draw; its 10th, 50th and 90th percentiles and the share of draws where owning costs less, each with its
+    standard error by batch means (BATCHES batches). With s = 0 every draw is the deterministic case.
+    Vectorised: both NPVs are linear in each varied input (see _own_parts, _rent_parts)."""
     if samples < 1:
         raise InputError("must be 1 or more", field="uncertainty.samples")
+    if not inputs.rent:
+        raise InputError("no rent option to compare owning with", field="cloud.usd_per_node_hour")
+    by_model = {o.model: o for o in inputs.rent}
+    if option is None:
+        rate = inputs.discount_rate
+        option = min(by_model, key=lambda k: _npv(rent_flows(inputs=inputs, option=by_model[k]), rate))
+    if option not in by_model:
+        raise InputError(f"no rent option {option!r} to compare owning with", field="uncertainty.option")
     rng = np.random.default_rng(seed)
     draws = rng.uniform(1.0 - spread, 1.0 + spread, size=(samples, len(VARIED)))
     capex_f, power_f, other_f, util_f, price_f = draws.T
     u = np.clip(inputs.utilization * util_f, 1e-6, 1.0)
-    rents = [_rent_parts(inputs, o) for o in inputs.rent]
-    rent_pv = np.array([price_f * a * (u if paygo else 1.0) + e for a, e, paygo in rents])
-    best = rent_pv.min(axis=0)
+    a, e, paygo_rent = _rent_parts(inputs, by_model[option])
+    rent_pv = price_f * a * (u if paygo_rent else 1.0) + e
     own = _own_parts(inputs)
     paygo = next((o for o in inputs.rent if o.term_months <= 0 and o.model != "spot"), inputs.rent[0])
     lead_a, lead_e = _lead_parts(inputs, paygo)
@@ -459,6 +640,22 @@ def monte_carlo(*, inputs: CashflowInputs, spread: float, samples: int = 1000, s
         + other_f * inputs.other_opex_usd_per_month * own["other"]
         + lead
     )
-    out = best - own_pv
+    out = rent_pv - own_pv
     p10, p50, p90 = (float(x) for x in np.percentile(out, [10, 50, 90]))
-    return Uncertainty(samples, seed, spread, p10, p50, p90, float(np.mean(out > 0)), VARIED)
+    se = [_batch_se(out, BATCHES, lambda x, q=q: np.percentile(x, q)) for q in (10, 50, 90)]
+    return Uncertainty(
+        samples,
+        seed,
+        spread,
+        p10,
+        p50,
+        p90,
+        float(np.mean(out > 0)),
+        VARIED,
+        option=option,
+        p10_se_usd=se[0],
+        p50_se_usd=se[1],
+        p90_se_usd=se[2],
+        p_own_wins_se=_batch_se(out, BATCHES, lambda x: np.mean(x > 0)),
+        batches=BATCHES if se[0] is not None else 0,
+    )

@@ -734,8 +734,6 @@ def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowI
     own, annual = core["on_prem"], core["on_prem"]["annual"]
     idle = float(v["on_prem.idle_power_fraction"])
     draw = idle + (1.0 - idle) * u
-    life, residual = float(v["on_prem.depreciation_years"]), float(v["on_prem.residual_fraction"])
-    used = min(horizon, life)
     spot_factor = core["failures"]["spot_hours_factor"] or 1.0
     upfront = str(v["cashflow.reserved_payment"])
     rent = tuple(
@@ -763,8 +761,8 @@ def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowI
         power_full_usd_per_month=annual["energy"]["usd"] / draw / 12.0,
         idle_power_fraction=idle,
         other_opex_usd_per_month=sum(annual[k]["usd"] for k in ("colocation", "maintenance", "staff")) / 12.0,
-        # Resale at the straight-line book value: residual after the depreciation life, linear before it.
-        resale_fraction=1.0 - (1.0 - residual) * used / life,
+        # Market resale at the horizon (cost_request._resolve_lead_and_resale); book value only for tax.
+        resale_fraction=float(v["cashflow.resale_fraction"]),
         rent=rent,
         managed_overhead_fraction=float(v["cloud.managed_overhead_fraction"]),
         rent_extra_usd_per_month=extra,
@@ -776,6 +774,8 @@ def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowI
         loan_months=int(v.get("cashflow.loan_months", 60)),
         lease_usd_per_month=v.get("cashflow.lease_usd_per_month"),
         tax_rate=float(v["cashflow.tax_rate"]),
+        depreciation_schedule=str(v["cashflow.depreciation_schedule"]),
+        depreciation_years=float(v["on_prem.depreciation_years"]),
     )
 
 
@@ -791,8 +791,10 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
         spread=float(v["uncertainty.spread"]),
         samples=int(v["uncertainty.samples"]),
         seed=int(v["uncertainty.seed"]),
+        option=result.reference,
     )
     out = result.to_json()
+    out["resale"] = _resale_json(v, inputs)
     for row in out["rent"]:
         row["label"] = MODEL_LABELS.get(row["name"], row["name"])
     return {
@@ -801,6 +803,19 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
         "uncertainty": spread.to_json(),
         "convention": "monthly, end of month, discounted at (1 + r)^(1/12) − 1; rent − own (> 0: owning"
         " costs less); see docs/cost-engine.md",
+    }
+
+
+def _resale_json(v: Mapping[str, Any], inputs: CashflowInputs) -> dict[str, Any]:
+    """The horizon's resale: market value (the catalog series at the owned age), the request's, or the book
+    value fallback; with its source, the series' date and the dollars received."""
+    return {
+        "fraction": inputs.resale_fraction,
+        "usd": inputs.resale_fraction * inputs.capex_usd if inputs.financing != "lease" else 0.0,
+        "basis": str(v["cashflow.resale_basis"]),
+        "age_years": float(v["cashflow.resale_age_years"]),
+        "as_of": v.get("cashflow.resale_as_of"),
+        "source": str(v["cashflow.resale_source"]),
     }
 
 
@@ -1003,6 +1018,17 @@ def _findings(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> li
             spot_optimal_interval_minutes=core["failures"]["spot"]["optimal_interval_minutes"],
         )
     )
+    if v["cashflow.resale_basis"] == "book_value":
+        findings.append(
+            {
+                "code": "resale_book_value_fallback",
+                "severity": "warning",
+                "message": f"No residual-value series of {ctx.accelerator.slug} in the catalog covers age"
+                f" {num(v['cashflow.resale_age_years'])} years: the horizon's resale is taken at the"
+                " straight-line book value, not a market price; give cashflow.resale_fraction from a quote",
+                "source": str(v["cashflow.resale_source"]),
+            }
+        )
     return findings + [
         {
             "code": "option_cannot_finish",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine import bounds
-from clusterdesigner.engine.cashflow import FINANCING, UPFRONT
+from clusterdesigner.engine.cashflow import DEPRECIATION, FINANCING, UPFRONT, wacc
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.defaults import DAYS_PER_MONTH, NODE_POWER_PER_GPU_TDP, Assumption
@@ -214,7 +214,11 @@ def _resolve_cashflow(r: Resolver, v: dict[str, Any]) -> None:
         "uncertainty.seed",
     ):
         v[name] = r.get(name)
-    for name, choices in (("cashflow.financing", FINANCING), ("cashflow.reserved_payment", UPFRONT)):
+    for name, choices in (
+        ("cashflow.financing", FINANCING),
+        ("cashflow.reserved_payment", UPFRONT),
+        ("cashflow.depreciation_schedule", DEPRECIATION),
+    ):
         v[name] = r.get(name)
         if v[name] not in choices:
             raise InputError(f"must be one of {', '.join(choices)}", field=name)
@@ -228,6 +232,80 @@ def _resolve_cashflow(r: Resolver, v: dict[str, Any]) -> None:
                 field="cashflow.lease_usd_per_month",
             )
         v["cashflow.lease_usd_per_month"] = r.get("cashflow.lease_usd_per_month", unit="USD/month")
+    _resolve_wacc(r, v)
+
+
+WACC = ("cashflow.wacc_debt_share", "cashflow.wacc_cost_of_debt", "cashflow.wacc_cost_of_equity")
+
+
+def _resolve_wacc(r: Resolver, v: dict[str, Any]) -> None:
+    """The discount rate from a WACC when the request gives one (all three parts, and no discount rate)."""
+    given = [name for name in WACC if r.given(name)]
+    if not given:
+        return
+    missing = [name for name in WACC if not r.given(name)]
+    if missing:
+        raise InputError(
+            "a WACC needs the debt share, the cost of debt and the cost of equity", field=missing[0]
+        )
+    if r.given("on_prem.discount_rate"):
+        raise InputError(
+            "give the discount rate or a WACC (cashflow.wacc_*), not both", field="on_prem.discount_rate"
+        )
+    d, rd, re = (float(r.get(name, unit="fraction" if "share" in name else "per year")) for name in WACC)
+    t = float(v["cashflow.tax_rate"])
+    rate = wacc(debt_share=d, cost_of_debt=rd, cost_of_equity=re, tax_rate=t)
+    v["on_prem.discount_rate"] = r.get(
+        "on_prem.discount_rate",
+        rate,
+        "per year",
+        f"WACC (1 − {num(d)}) × {num(re)} + {num(d)} × {num(rd)} × (1 − tax {num(t)}): the interest tax"
+        " shield in the rate (Brealey, Myers & Allen, ch. 19)",
+    )
+
+
+def _resolve_lead_and_resale(r: Resolver, v: dict[str, Any], resale: Sequence[ResaleCurve]) -> None:
+    """The lead time (the default capped below the horizon) and the market resale at the horizon: the
+    request's cashflow.resale_fraction, else the catalog series of the accelerator covering the owned age
+    (horizon − lead time), else the straight-line book value (a stated fallback; a finding says so)."""
+    months = max(1, round(float(v["horizon_years"]) * 12))
+    if not r.given("cashflow.lead_time_months") and int(v["cashflow.lead_time_months"]) >= months:
+        lead = months - 1
+        base = DEFAULTS["cashflow.lead_time_months"]
+        v["cashflow.lead_time_months"] = r.get(
+            "cashflow.lead_time_months",
+            lead,
+            base.unit,
+            f"the default {base.value} months capped to {lead}, below the {months}-month horizon"
+            f" ({base.source})",
+        )
+    age = (months - int(v["cashflow.lead_time_months"])) / 12.0
+    v["cashflow.resale_age_years"] = age
+    unit = "fraction of capex"
+    if r.given("cashflow.resale_fraction"):
+        v["cashflow.resale_fraction"] = r.get("cashflow.resale_fraction", unit=unit)
+        v["cashflow.resale_basis"] = "request"
+        v["cashflow.resale_source"] = "request (cashflow.resale_fraction)"
+        return
+    curve = covering(resale, age_years=age)
+    fraction = None if curve is None else curve.fraction_at(age_years=age)
+    if curve is not None and fraction is not None and 0 <= fraction < 1:
+        v["cashflow.resale_source"] = curve.describe(age_years=age, at="the horizon")
+        v["cashflow.resale_fraction"] = r.get(
+            "cashflow.resale_fraction", fraction, unit, v["cashflow.resale_source"]
+        )
+        v["cashflow.resale_basis"] = "market"
+        v["cashflow.resale_as_of"] = curve.as_of
+        return
+    life, residual = float(v["on_prem.depreciation_years"]), float(v["on_prem.residual_fraction"])
+    horizon = float(v["horizon_years"])
+    book = 1.0 - (1.0 - residual) * min(horizon, life) / life
+    v["cashflow.resale_source"] = (
+        f"FALLBACK: no residual-value series in the catalog covers age {num(age)} years; straight-line book"
+        f" value 1 − (1 − residual {num(residual)}) × {num(min(horizon, life))} ÷ {num(life)} years"
+    )
+    v["cashflow.resale_fraction"] = r.get("cashflow.resale_fraction", book, unit, v["cashflow.resale_source"])
+    v["cashflow.resale_basis"] = "book_value"
 
 
 def _staff_fte(r: Resolver, nodes: int) -> float:
@@ -719,6 +797,7 @@ def resolve(
     run_source, tokens, tps, interval = _resolve_run(r, v, training)
     v["sensitivity.fraction"] = r.get("sensitivity.fraction")
     _resolve_cashflow(r, v)
+    _resolve_lead_and_resale(r, v, resale)
     ctx = Context(
         accelerator=accelerator,
         fabric=fabric,

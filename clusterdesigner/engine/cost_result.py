@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clusterdesigner.engine.cashflow import CashflowInputs, Uncertainty
+from clusterdesigner.engine.cashflow import CashflowInputs, Commitment, Uncertainty
 from clusterdesigner.engine.json_object import JsonObject, since
 from clusterdesigner.engine.json_object import omit as _omit
 from clusterdesigner.engine.json_object import written_with as _with
@@ -302,6 +302,19 @@ class OptionFlows(JsonObject):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ResaleAtHorizon(JsonObject):
+    """What owned hardware fetches at the horizon: the fraction of capex, its dollars, its basis (market: the
+    catalog series at the owned age; request; book_value: the fallback), the age, the series' date, source."""
+
+    fraction: float
+    usd: float
+    basis: str
+    age_years: float
+    as_of: str | None
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Cashflow(JsonObject):
     """Monthly cash flows of owning and each rent option, NPV difference against the cheapest rent option
     (rent − own; > 0: owning costs less), payback and IRR; or, with no rent option priced, only a note."""
@@ -315,6 +328,8 @@ class Cashflow(JsonObject):
     irr_per_year: float | None = _with("own")
     loan_payment_usd: float | None = _with("own")
     break_even_utilization: Mapping[str, float | None] | None = _omit()
+    commitments: tuple[Commitment, ...] | None = _omit()
+    resale: ResaleAtHorizon | None = _omit()
     inputs: CashflowInputs | None = _omit()
     uncertainty: Uncertainty | None = _omit()
     convention: str | None = _omit()

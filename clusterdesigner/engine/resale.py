@@ -35,11 +35,11 @@ class ResaleCurve:
             return self.points[0][1]
         return None
 
-    def describe(self, *, age_years: float) -> str:
+    def describe(self, *, age_years: float, at: str = "the depreciation life") -> str:
         """The source sentence for an assumption: series, ages read and how."""
         ages = ", ".join(f"{a:g} y {f:g}" for a, f in self.points)
         return (
-            f"{self.series} for {self.accelerator} (catalog; {ages}), read at the depreciation life, age "
+            f"{self.series} for {self.accelerator} (catalog; {ages}), read at {at}, age "
             f"{age_years:g} years, by straight-line interpolation; as of {self.as_of}: {self.source}"
         )
 

@@ -1,6 +1,6 @@
-"""Resale from the catalog's residual-value series of the design's accelerator (engine/resale.py): read at
-the depreciation life, the age at which the cost engine's residual_fraction applies, in place of the
-unsourced 0.2 placeholder, with the series named in the assumptions.
+"""Resale from the catalog's residual-value series of the design's accelerator (engine/resale.py): the book
+residual read at the depreciation life (it drives the annualised figure, depreciation and tax), and the
+market value the cash flows receive at the horizon, read at the hardware's age then; the series named.
 
 Hand figures, from the seed's GLRI residual value guide for h100-sxm (ages 1-5: 0.625, 0.425, 0.3, 0.175,
 0.125):
@@ -55,16 +55,53 @@ def test_a_given_residual_value_wins_and_an_uncovered_life_keeps_the_default(
     assert (default["value"], default["source"]) == (placeholder.value, placeholder.source)
 
 
-def test_the_owning_cash_flow_resells_at_the_book_value_towards_the_series_figure(
+def _resale(result: dict[str, Any]) -> dict[str, Any]:
+    return dict(result["costs"]["aws-p5-48xlarge"]["cashflow"]["resale"])
+
+
+def test_the_owning_cash_flow_resells_at_the_market_value_of_its_age_not_the_book_value(
     user_client: Any, catalog: Any
 ) -> None:
-    # Horizon 2 of a 5-year life: resale = 1 - (1 - residual) * 2/5 of capex. Against the 0.2 placeholder the
-    # series' 0.125 resells for (0.8 - 0.875) * 0.4 = -0.03 of capex, so the last month costs 0.03 capex more.
-    series = _result(user_client)["costs"]["aws-p5-48xlarge"]
-    placeholder = _result(user_client, residual_fraction=0.2)["costs"]["aws-p5-48xlarge"]
-    capex = series["on_prem"]["capex_usd"]
-    last = series["cashflow"]["own"]["monthly_usd"][-1] - placeholder["cashflow"]["own"]["monthly_usd"][-1]
-    assert last == pytest.approx(0.03 * capex, rel=1e-9)
+    # Horizon 2 years, the default 4-month lead time: the hardware is 20 months = 1.6667 years old when
+    # sold. GLRI h100-sxm: 0.625 at 1 year, 0.425 at 2, so 0.625 + (0.425 − 0.625) × 0.6667 = 0.491667 of
+    # capex, received at the end of month 24. The book value's residual (0.2 or the series' 0.125 at the
+    # 5-year life) drives depreciation and tax only: it no longer moves the horizon's cash flow.
+    series = _result(user_client)
+    cash = series["costs"]["aws-p5-48xlarge"]["cashflow"]
+    resale = _resale(series)
+    capex = series["costs"]["aws-p5-48xlarge"]["on_prem"]["capex_usd"]
+    expected = 0.625 + (0.425 - 0.625) * (20 / 12 - 1)
+    assert resale["fraction"] == pytest.approx(expected, rel=1e-12)
+    assert resale["usd"] == pytest.approx(expected * capex, rel=1e-12)
+    assert (resale["basis"], resale["as_of"]) == ("market", "2026-01-08")
+    assert resale["age_years"] == pytest.approx(20 / 12)
+    assert "GLRI residual value guide for h100-sxm" in resale["source"] and "the horizon" in resale["source"]
+    placeholder = _result(user_client, residual_fraction=0.2)["costs"]["aws-p5-48xlarge"]["cashflow"]
+    assert placeholder["own"]["monthly_usd"][-1] == cash["own"]["monthly_usd"][-1]
+    # The user's override wins, and says so.
+    spec = copy.deepcopy(SPEC)
+    spec["costs"]["cashflow"] = {"resale_fraction": 0.3}
+    created = user_client.post("/api/v1/designs/", {"name": "override", "spec": spec}, format="json")
+    given = user_client.post(f"/api/v1/designs/{created.json()['id']}/evaluate/").json()
+    assert (_resale(given)["fraction"], _resale(given)["basis"]) == (0.3, "request")
+
+
+def test_an_accelerator_without_a_series_resells_at_book_value_with_a_finding(catalog: Any) -> None:
+    # mi300x has no residual-value series: the fallback is the straight-line book value towards the
+    # residual, 1 − (1 − 0.2) × 3/5 = 0.52 of capex at a 3-year horizon (5-year life, 0.2 placeholder).
+    from apps.catalog.selectors import engine_catalog
+
+    request = {
+        "cluster": {"accelerator": "mi300x", "nodes": 8},
+        "horizon_years": 3,
+        "on_prem": {"server_usd": 250_000},
+        "cloud": {"usd_per_node_hour": {"on_demand": 30.0}},
+    }
+    out = cost.tco(request, **engine_catalog().cost_kwargs())
+    resale = out["cashflow"]["resale"]
+    assert (resale["basis"], resale["fraction"]) == ("book_value", pytest.approx(0.52, rel=1e-12))
+    assert "FALLBACK" in resale["source"]
+    assert "resale_book_value_fallback" in {f["code"] for f in out["findings"]}
 
 
 def test_covering_picks_the_series_with_the_most_points_that_covers_the_age() -> None:

@@ -101,11 +101,15 @@ def test_lead_time_is_rented_meanwhile() -> None:
 
 def test_macrs_shield_is_off_by_default_and_credits_the_irs_table() -> None:
     # 36 months, 35 % tax: year 1 20 % and year 2 32 % and year 3 19.2 % of $300,000, times 0.35:
-    # $21,000 + $33,600 + $20,160 = $74,760 credited at months 12, 24, 36.
+    # $21,000 + $33,600 + $20,160 = $74,760 credited at months 12, 24, 36. Sold for nothing at month 36
+    # with book value 28.8 % × $300,000 = $86,400 left: the loss credits 0.35 × $86,400 = $30,240, so the
+    # whole capex is written off, 0.35 × $300,000 = $105,000 in all.
     base = replace(SIMPLE, months=36)
     shielded = cash_flows(inputs=replace(base, tax_rate=0.35))
-    assert cash_flows(inputs=base).own.total_usd - shielded.own.total_usd == pytest.approx(74_760.0)
+    assert cash_flows(inputs=base).own.total_usd - shielded.own.total_usd == pytest.approx(105_000.0)
     assert shielded.own.monthly_usd[12] == pytest.approx(-21_000.0)
+    assert shielded.own.monthly_usd[24] == pytest.approx(-33_600.0)
+    assert shielded.own.monthly_usd[36] == pytest.approx(-20_160.0 - 30_240.0)
 
 
 def test_a_lease_needs_its_payment() -> None:
@@ -132,9 +136,11 @@ def test_results_round_trip_through_json() -> None:
     assert CashflowInputs.from_json(SIMPLE.to_json()) == SIMPLE
 
 
-def test_vectorised_monte_carlo_matches_recomputing_each_draw() -> None:
-    # Lead time, a price path, discounting, a reservation and extras: the linear split must reproduce a full
-    # recomputation of every draw (same seed, same uniform draws in the same order).
+@pytest.mark.parametrize("tax", [0.0, 0.21])
+def test_vectorised_monte_carlo_matches_recomputing_each_draw(tax: float) -> None:
+    # Lead time, a price path, discounting, a reservation, extras and tax on both sides: the linear split
+    # must reproduce a full recomputation of every draw (same seed, same uniform draws in the same order),
+    # always against the rent option fixed before the draws: the deterministic cheapest by NPV.
     inputs = replace(
         SIMPLE,
         months=36,
@@ -148,8 +154,11 @@ def test_vectorised_monte_carlo_matches_recomputing_each_draw() -> None:
         resale_fraction=0.4,
         rent_extra_usd_per_month=500.0,
         rent=(RentOption("on_demand", 100.0), RentOption("reserved_1y", 55.0, term_months=12)),
+        tax_rate=tax,
     )
+    chosen = cash_flows(inputs=inputs).reference
     out = monte_carlo(inputs=inputs, spread=0.3, samples=40, seed=11)
+    assert out.option == chosen
     draws = np.random.default_rng(11).uniform(0.7, 1.3, size=(40, 5))
     direct = []
     for capex, power, other, util, price in draws:
@@ -161,7 +170,9 @@ def test_vectorised_monte_carlo_matches_recomputing_each_draw() -> None:
             utilization=min(1.0, inputs.utilization * util),
             rent=tuple(replace(o, usd_per_node_hour=o.usd_per_node_hour * price) for o in inputs.rent),
         )
-        direct.append(cash_flows(inputs=moved, break_even=False).npv_difference_usd)
+        again = cash_flows(inputs=moved, break_even=False)
+        rent = next(r for r in again.rent if r.name == chosen)
+        direct.append(rent.npv_usd - again.own.npv_usd)
     p10, p50, p90 = np.percentile(direct, [10, 50, 90])
     assert (out.p10_usd, out.p50_usd, out.p90_usd) == pytest.approx((p10, p50, p90), rel=1e-9)
     assert out.p_own_wins == pytest.approx(float(np.mean(np.array(direct) > 0)))

@@ -227,10 +227,12 @@ def test_npv_sign_agrees_with_the_closed_form_break_even(rate: float) -> None:
     # Flat prices, whole years (3), zero spread: owning's NPV saving against on-demand is negative below the
     # closed-form break-even and positive above it. At r = 0 the two frames are the same sums (annualised
     # capital (capex − residual)/life × horizon = capex − book value at the horizon), so the gap is exact.
-    # The fixture's RTX 4090 has no catalog offering, so on-demand is the only rent option.
+    # The fixture's RTX 4090 has no catalog offering, so on-demand is the only rent option; it has no resale
+    # series either, so resale is the book value (the fallback) as in the closed form; no lead time, as there.
     base = {
         "horizon_years": 3,
         "cluster": {"accelerator": "rtx-4090"},
+        "cashflow": {"lead_time_months": 0},
         "on_prem": {"discount_rate": rate, "server_usd": 60_000},
         "cloud": {"usd_per_node_hour": {"on_demand": 20.0}},
         "uncertainty": {"spread": 0.0, "samples": 5},
