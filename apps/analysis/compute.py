@@ -126,6 +126,9 @@ def _priced_row(
         layout=train.chosen.parallelism.to_json(),
         params_b=round(train.summary.model.params / 1e9, 3),
         error=error,
+        capex_usd=result.on_prem.capex_usd if model == "own" else None,
+        commitment_usd=None if run_cost is None else run_cost.commitment_per_term_usd,
+        commitment_term_months=None if run_cost is None else run_cost.commitment_term_months,
     ).to_json()
 
 

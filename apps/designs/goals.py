@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from apps.designs.specs import cost_requests, training_request
-from clusterdesigner.engine import cost, training, verdict
+from clusterdesigner.engine import cost, cost_request, training, verdict
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.resale import ResaleCurve
 
@@ -44,13 +46,19 @@ def goals_verdict(
         basis, days = "expected", float(cheapest["days"])
     else:
         basis, days = "failure_free", float(train["time_to_train_days"])
-    design = verdict.RunEstimate(nodes, days, cheapest.get("run_cost_usd") if cheapest else None)
+    # Owned capacity runs only after its procurement lead time (the cost engine's cashflow.lead_time_months).
+    delay = _lead_time_days(spec, catalog) if cheapest is not None and cheapest.get("kind") == "own" else 0.0
+    design = verdict.RunEstimate(
+        nodes, days, cheapest.get("run_cost_usd") if cheapest else None, start_delay_days=delay
+    )
     larger: tuple[verdict.RunEstimate, ...] = ()
-    if deadline is not None and days > deadline:
+    if deadline is not None and days + delay > deadline:
         larger = verdict.explore(
             nodes=nodes,
             deadline_days=deadline,
-            estimate=lambda n: _estimate_on(spec, n, cheapest, catalog, resale),
+            estimate=lambda n: replace(
+                _estimate_on(spec, n, cheapest, catalog, resale), start_delay_days=delay
+            ),
             max_nodes=MAX_NODES,
         )
     result = verdict.compose(
@@ -62,6 +70,13 @@ def goals_verdict(
         days_basis=basis,
     )
     return result.to_json()
+
+
+def _lead_time_days(spec: dict[str, Any], catalog: CatalogSpecs) -> float:
+    """The procurement lead time of owned capacity in days, as the cost engine resolves it for the design's
+    first cost request (the request's, else the sourced default capped below the horizon) × 365/12."""
+    values, _, _ = cost_request.resolve(cost_requests(spec)[0], catalog, None)
+    return int(values["cashflow.lead_time_months"]) * DAYS_PER_MONTH
 
 
 def _scaled(spec: dict[str, Any], nodes: int) -> dict[str, Any]:

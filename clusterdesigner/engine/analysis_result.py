@@ -36,6 +36,10 @@ class SweepRow(JsonObject):
     layout: Mapping[str, Any] | None = omit()
     params_b: float | None = omit()
     error: str | None = omit()
+    # What choosing the row signs up for beyond one run: owning's capex, a term's commitment and its months.
+    capex_usd: float | None = omit()
+    commitment_usd: float | None = omit()
+    commitment_term_months: int | None = omit()
 
     @property
     def priced(self) -> bool:

@@ -532,7 +532,7 @@ class Uncertainty:
 
 # Draws by default: enough that P10/P50/P90 move by well under 1 % of the P10–P90 spread from one seed to
 # another (standard error of a percentile ≈ 1.7 σ/√n for the P10 of a normal; at 200,000 draws ≈ 0.004 σ
-# against a spread of 2.56 σ), and still some 30 ms vectorised (bench/cashflow_monte_carlo.py).
+# against a spread of 2.56 σ), and still under 0.1 s vectorised (bench/cashflow_monte_carlo.py).
 DEFAULT_SAMPLES = 200_000
 BATCHES = 20  # batch means: the standard error of a figure is the spread of its value over 20 equal batches
 

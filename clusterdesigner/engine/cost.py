@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.cashflow import CashflowInputs, RentOption, cash_flows, monte_carlo
+from clusterdesigner.engine.cashflow import (
+    HOURS_PER_MONTH,
+    CashflowInputs,
+    RentOption,
+    cash_flows,
+    monte_carlo,
+)
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost_request import (
     ON_PREM_FIELDS,
@@ -719,9 +725,15 @@ def _per_run_options(
             billed = float(cloud[model]["billed_node_hours"])
             row["commitment_usd"] = float(cloud[model]["parts"]["compute"]["usd"])
             row["share_of_commitment"] = min(1.0, run_days * 24.0 * nodes / billed)
+            term = int(round(COMMITMENT_YEARS[model] * 12))
+            # What signing implies: one term's dollars, every hour of it on every node (month-1 prices).
+            row["commitment_term_months"] = term
+            row["commitment_per_term_usd"] = nodes * HOURS_PER_MONTH * term * price * over
             row["formula"] += (
                 f"; the commitment is {usd(row['commitment_usd'])} ({num(billed)} node-hours billed),"
-                f" of which this run uses {row['share_of_commitment']:.1%}"
+                f" of which this run uses {row['share_of_commitment']:.1%}; signing commits"
+                f" {usd(row['commitment_per_term_usd'])} for {term} months ({nodes} nodes × 730 h × {term}"
+                f" months × {usd(price)}/node-h × {num(over)})"
             )
         options[model] = row
     return options

@@ -148,6 +148,8 @@ class RunCost(JsonObject):
     horizon_usd: float | None = _omit()
     commitment_usd: float | None = _omit()
     share_of_commitment: float | None = _omit()
+    commitment_term_months: int | None = _omit()
+    commitment_per_term_usd: float | None = _omit()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -183,6 +183,15 @@ def _choose(
     return choice, reasons
 
 
+def _signed_for(row: SweepRow) -> str:
+    """What choosing the row commits beyond the run: owning's capex, or a term's dollars and months."""
+    if row.capex_usd is not None:
+        return f" (owning: ${row.capex_usd:,.0f} capex up front)"
+    if row.commitment_usd is not None and row.commitment_term_months:
+        return f" (commits ${row.commitment_usd:,.0f} for {row.commitment_term_months} months)"
+    return ""
+
+
 def recommend(
     *, rows: Sequence[SweepRow], front: Sequence[SweepRow], params: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -197,7 +206,7 @@ def recommend(
         days, usd = _figures(choice)
         reasons.append(
             f"{choice.accelerator} × {choice.gpus} GPUs ({choice.nodes} nodes), "
-            f"{choice.pricing_model}: {days:.1f} days, ${usd:,.0f}, "
+            f"{choice.pricing_model}: {days:.1f} days, ${usd:,.0f} per run{_signed_for(choice)}, "
             f"MFU {100 * (choice.mfu or 0):.0f} %"
         )
         if params.get("interruption_tolerance") == "none":

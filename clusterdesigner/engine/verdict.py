@@ -40,6 +40,7 @@ class RunEstimate(JsonObject):
     days: float | None
     run_cost_usd: float | None = None
     error: str = ""
+    start_delay_days: float = 0.0  # owned capacity: the procurement lead time before the run can start
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,7 +48,13 @@ class RunEstimate(JsonObject):
             "days": _finite(self.days),
             "run_cost_usd": _finite(self.run_cost_usd),
             "error": self.error,
+            "start_delay_days": self.start_delay_days,
         }
+
+    @property
+    def finish_days(self) -> float | None:
+        """Days from today to the run's end: the lead time (owned capacity) plus the run's days."""
+        return None if self.days is None else self.days + self.start_delay_days
 
 
 @dataclass(frozen=True)
@@ -190,6 +197,8 @@ def _alternative(run: RunEstimate, *, with_cost: bool) -> str:
     if not math.isfinite(run.days):
         return f"{run.nodes} nodes never finish (interruptions outpace progress)"
     text = f"{run.nodes} nodes give {_days(run.days)}"
+    if run.start_delay_days > 0:
+        text += f" after the {_days(run.start_delay_days)} procurement lead time"
     if with_cost and run.run_cost_usd is not None:
         text += f" at {usd_short(run.run_cost_usd)} per run"
     return text
@@ -210,14 +219,25 @@ def check_deadline(
     if design.days is None:
         raise InputError("the design has no days to compare with the deadline", field="goals.deadline_days")
     label = f"{deadline_days:g}-day deadline"
-    slack = deadline_days - design.days
-    if design.days <= deadline_days:
+    finish = design.days + design.start_delay_days  # owned capacity starts after its lead time
+    slack = deadline_days - finish
+    if finish <= deadline_days:
+        after = (
+            f" after a {_days(design.start_delay_days)} procurement lead time"
+            if design.start_delay_days
+            else ""
+        )
         message = (
-            f"Meets the {label}: {_days(design.days)} on {design.nodes} nodes ({_days(slack)} slack; {basis})"
+            f"Meets the {label}: {_days(design.days)} on {design.nodes} nodes{after} ({_days(slack)} slack;"
+            f" {basis})"
         )
         return DeadlineCheck(deadline_days, "meets", design.nodes, design.days, slack, (), None, message)
     meeting = next(
-        (r.nodes for r in larger if r.days is not None and math.isfinite(r.days) and r.days <= deadline_days),
+        (
+            r.nodes
+            for r in larger
+            if r.finish_days is not None and math.isfinite(r.finish_days) and r.finish_days <= deadline_days
+        ),
         None,
     )
     parts = [_alternative(design, with_cost=False)]

@@ -256,3 +256,27 @@ def test_recommend_refuses_what_its_sweep_would_refuse_naming_the_params_field(
         {"error": {"code": "invalid", "message": f"{field}: {reason}", "fields": {field: [reason]}}},
     )
     assert not Analysis.objects.exists()
+
+
+def test_recommend_states_each_proposals_capex_or_commitment(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # Issue #31: "b200 × 256, own: $381,632" priced one run with the capex unstated. Every owned row now
+    # carries its capex and every term row the dollars one term commits (nodes × 730 h × 12 or 36 months ×
+    # $/node-h); the recommendation's reason says which.
+    params = {"model": {"preset": "llama3-8b"}, "tokens": 1e11, "accelerators": ["b200"], "nodes": [4]}
+    body = _post(user_client, {"kind": "recommend", "params": params}, django_capture_on_commit_callbacks)
+    result = user_client.get(body.json()["url"]).json()["result"]
+    rows = {r["pricing_model"]: r for r in result["rows"]}
+    assert rows["own"]["capex_usd"] > rows["own"]["cost_usd"] > 0
+    # AWS p6-b200 reserved 1-year $68.36/node-h: 4 × 730 × 12 × 68.36 = $2,395,334.40 for 12 months.
+    assert rows["reserved_1y"]["offering"] == "aws-p6-b200-48xlarge"
+    assert rows["reserved_1y"]["commitment_usd"] == pytest.approx(4 * 730 * 12 * 68.36, rel=1e-12)
+    assert rows["reserved_1y"]["commitment_term_months"] == 12
+    assert rows["on_demand"].get("commitment_usd") is None
+    choice = result["recommendation"]
+    reason = next(r for r in result["reasons"] if "per run" in r)
+    if choice["pricing_model"] == "own":
+        assert f"${choice['capex_usd']:,.0f} capex" in reason
+    else:
+        assert f"commits ${choice['commitment_usd']:,.0f} for 12 months" in reason

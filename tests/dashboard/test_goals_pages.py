@@ -83,4 +83,6 @@ def test_the_share_view_shows_the_verdict(alice: Any, demos: list[Any]) -> None:
     design = design_create(owner=alice, name="8B in 60 days", spec=spec)
     _, token = share_link_create(design=design, user=alice)
     body = Client().get(f"/share/{token}/").content.decode()
-    assert 'id="verdict"' in body and "Meets the 60-day deadline: " in body
+    # Owned, its servers arrive after the sourced 4-month lead time (121.7 days): the 60 days are missed.
+    assert 'id="verdict"' in body and "Misses the 60-day deadline: " in body
+    assert "after the 121.7 days procurement lead time" in html.unescape(body)

@@ -90,15 +90,19 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # and 4 × 15 W a node, for eight single-port optics; demo 1's capex $24,691,770.43 → $24,375,354.43 is worked
 # by hand in tests/plans/test_api.py): per design, its one offering, owning's capex and annualised total over
 # the horizon, the break-even utilization with each priced model, the cash flows' NPV difference (rent − own)
-# and payback month, the whole-horizon ranking and the verdict's cheapest rent option.
+# and payback month, the whole-horizon ranking and the verdict's cheapest rent option. Issue #31 (w2) moved
+# the cash flows only: the sourced 4-month lead time (rented on-demand meanwhile) and resale at the horizon's
+# market value (these demos' ages, 8 and 20 months, precede every series' first age, so the stated book-value
+# fallback): NPV difference −813,704.83 → −6,282,584.61, 4,447,224.71 → −4,899,833.88, −494,077.84 →
+# −3,200,951.49, 2,581,450.31 → 2,024,939.48; payback 12, 12, 12, 14 → none, none, none, 18.
 DEMO_COSTS = {
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
         24_375_354.43,
         8_644_682.98,
         {"spot": 0.7383, "on_demand": 0.2749, "reserved_3y": 90.5881},
-        -813_704.83,
-        12,
+        -6_282_584.61,
+        None,
         ["spot", "on_prem", "on_demand", "reserved_3y"],
         "spot",
     ),
@@ -107,8 +111,8 @@ DEMO_COSTS = {
         24_567_503.98,
         8_471_709.44,
         {"spot": 0.4346, "on_demand": 0.1726, "reserved_1y": 56.1399},
-        4_447_224.71,
-        12,
+        -4_899_833.88,
+        None,
         ["on_prem", "spot", "reserved_1y", "on_demand"],
         "spot",
     ),
@@ -117,8 +121,8 @@ DEMO_COSTS = {
         12_188_394.43,
         4_412_541.70,
         {"spot": 0.7544, "on_demand": 0.2805, "reserved_1y": 30.1142, "reserved_3y": 90.1057},
-        -494_077.84,
-        12,
+        -3_200_951.49,
+        None,
         ["spot", "on_prem", "reserved_1y", "on_demand", "reserved_3y"],
         "spot",
     ),
@@ -127,8 +131,8 @@ DEMO_COSTS = {
         2_016_397.48,
         1_818_942.05,
         {"on_demand": 0.229, "reserved_1y": 36.9799},
-        2_581_450.31,
-        14,
+        2_024_939.48,
+        18,
         ["on_prem", "on_demand", "reserved_1y"],
         "on-demand",
     ),

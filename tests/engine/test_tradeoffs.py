@@ -87,7 +87,9 @@ def test_recommend_picks_the_cheapest_front_option_within_the_deadline() -> None
     out = recommend(rows=front, front=front, params={"deadline_days": 30})
     assert out["recommendation"] is front[1]
     assert out["reasons"][0] == "cheapest of 1 Pareto-optimal options that meet the 30-day deadline"
-    assert out["reasons"][1] == "h100 × 64 GPUs (8 nodes), own: 20.0 days, $200, MFU 0 %"  # no MFU given
+    assert (
+        out["reasons"][1] == "h100 × 64 GPUs (8 nodes), own: 20.0 days, $200 per run, MFU 0 %"
+    )  # no MFU given
     cheap = recommend(rows=front, front=front, params={"deadline_days": 50})
     # The spot option meets 50 days at $100; own would finish 20 days sooner for $200 − $100 more.
     assert cheap["recommendation"] is front[0]
