@@ -1041,7 +1041,7 @@ def _findings(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> li
                 "source": str(v["cashflow.resale_source"]),
             }
         )
-    return findings + [
+    findings += [
         {
             "code": "option_cannot_finish",
             "severity": "warning",
@@ -1050,6 +1050,10 @@ def _findings(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> li
         }
         for why in core["cloud_unavailable"].values()
     ]
+    order = ("critical", "warning", "info")
+    return sorted(
+        findings, key=lambda f: order.index(f["severity"]) if f["severity"] in order else len(order)
+    )
 
 
 def _offering(ctx: Context) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -13,7 +14,11 @@ def codes(request: dict[str, Any], **kw: Any) -> set[str]:
     return {f["code"] for f in out["findings"]}
 
 
-SOUND = _merge(EXAMPLE, {"utilization": 0.9, "network": {"transceiver_usd": 2_000}})
+# A resale quote: without one (no catalog series in these engine-level runs) the horizon's resale falls back
+# to book value, which is a warning (resale_book_value_fallback, tested below).
+SOUND = _merge(
+    EXAMPLE, {"utilization": 0.9, "network": {"transceiver_usd": 2_000}, "cashflow": {"resale_fraction": 0.5}}
+)
 
 
 def test_sound_design_has_no_warnings() -> None:
@@ -40,6 +45,14 @@ def test_sound_design_has_no_warnings() -> None:
 def test_rule_fires_on_its_design(patch: dict[str, Any], code: str) -> None:
     assert code not in codes(SOUND)
     assert code in codes(_merge(SOUND, patch))
+
+
+def test_resale_without_a_series_or_a_quote_is_book_value_and_a_warning() -> None:
+    # No residual-value series reaches the engine here and SOUND's quote is removed: the fallback is stated.
+    request = copy.deepcopy(SOUND)
+    del request["cashflow"]["resale_fraction"]
+    fallback = next(f for f in run(request)["findings"] if f["code"] == "resale_book_value_fallback")
+    assert fallback["severity"] == "warning" and "FALLBACK" in fallback["source"]
 
 
 def test_slow_ethernet_is_fine_up_to_four_nodes() -> None:
