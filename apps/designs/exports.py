@@ -44,7 +44,7 @@ from typing import Any
 
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_read
-from clusterdesigner.engine.cashflow import MACRS_5_YEAR, CashflowInputs, RentOption
+from clusterdesigner.engine.cashflow import CashflowInputs, RentOption, depreciation_shares
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.serving import ServingResult
@@ -539,8 +539,11 @@ def uncertainty_table(evaluation: DesignEvaluation) -> Table:
 # Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each:
 # A name, B $/node-hour, C term months (0: pay as you go), D hours factor, E months past the horizon billed,
 # F the share of each term paid at its start (0 no upfront, 0.5 partial, 1 all upfront). Every case the
-# engine models (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, the MACRS shield and
-# upfront payments; only the financing kind picks which terms a cell's formula holds.
+# engine models (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, tax on both sides
+# (deductible bills, depreciation, the tax on the sale) and upfront payments; only the financing kind picks
+# which terms a cell's formula holds. Tax years that can start within a horizon (at most 20 years, bounds.py)
+# get a row each of the schedule's share, the month its shield is booked and the share the horizon reaches.
+TAX_YEARS = range(1, 21)
 INPUT_ROWS = (
     ("months", "Months in the horizon", "months", INTEGER),
     ("discount_rate", "Discount rate", "per year", PERCENT),
@@ -564,11 +567,28 @@ INPUT_ROWS = (
     ("loan_payment_usd", "Loan payment = PMT(rate / 12, term, −capex)", "USD/month", USD_CENTS),
     ("loan_balance_usd", "Loan balance repaid at the horizon's end", "USD", USD_CENTS),
     ("lease_usd_per_month", "Operating lease payment", "USD/month", USD),
-    ("tax_rate", "Tax rate (MACRS 5-year shield; 0: off)", "fraction", PERCENT),
-    *(
-        (f"macrs_{y}", f"MACRS 5-year share, year {y} (IRS Publication 946, Table A-1)", "of capex", PERCENT)
-        for y in range(1, len(MACRS_5_YEAR) + 1)
+    (
+        "tax_rate",
+        "Tax rate (0: pre-tax; rent, opex, lease and loan interest deductible)",
+        "fraction",
+        PERCENT,
     ),
+    (
+        "depreciation_schedule",
+        "Depreciation schedule (macrs_5: IRS Pub. 946 Table A-1; straight_line)",
+        "",
+        GENERAL,
+    ),
+    *((f"dep_{y}", f"Depreciation share, tax year {y}", "of capex", PERCENT) for y in TAX_YEARS),
+    *(
+        (f"dep_month_{y}", f"Month tax year {y} is booked = MIN(L + 12y, N)", "month", INTEGER)
+        for y in TAX_YEARS
+    ),
+    *(
+        (f"dep_taken_{y}", f"Share of tax year {y} taken by the horizon", "of capex", PERCENT)
+        for y in TAX_YEARS
+    ),
+    ("book_fraction", "Book value at the horizon = 1 − Σ shares taken", "of capex", PERCENT),
 )
 ROW = {key: i + 2 for i, (key, *_) in enumerate(INPUT_ROWS)}
 OPTION_ROW = len(INPUT_ROWS) + 4
@@ -593,7 +613,15 @@ def _input_formulas() -> dict[str, str]:
     # −FV(i, k, −payment, capex) = capex · (1 + i)^k − payment · ((1 + i)^k − 1) / i, k = N − L
     # (capex − payment · k at i = 0).
     balance = f"-FV({i},{k},-{payment},{capex})"
+    tax_years = {}
+    for y in TAX_YEARS:
+        start = f"({months}-{lead}-{12 * (y - 1)})"  # months of tax year y's start to the horizon
+        tax_years[f"dep_month_{y}"] = f"=IF({lead}+{12 * y}<{months},{lead}+{12 * y},{months})"
+        tax_years[f"dep_taken_{y}"] = f"={_ref(f'dep_{y}')}*IF({start}>=12,1,IF({start}>0,{start}/12,0))"
+    first, last = ROW[f"dep_taken_{TAX_YEARS[0]}"], ROW[f"dep_taken_{TAX_YEARS[-1]}"]
     return {
+        **tax_years,
+        "book_fraction": f"=1-SUM(Inputs!$B${first}:$B${last})",
         "monthly_rate": f"=(1+{_ref('discount_rate')})^(1/12)-1",
         "loan_payment_usd": f"=PMT({i},{term},-{capex})",
         "loan_balance_usd": f"=IF({lead}+{term}>{months},{balance},0)",
@@ -614,22 +642,30 @@ def _own_formula(r: int, financing: str, lead_cell: str) -> str:
     this row) in months 1..L, then the financing's payments, opex, and at the horizon's end the resale; the
     MACRS shield at the end of each of the six tax years after delivery."""
     m, lead, months, capex = f"$A{r}", _ref("lead_time_months"), _ref("months"), _ref("capex_usd")
+    t, resale = _ref("tax_rate"), _ref("resale_fraction")
     after = f"IF({m}>{lead},{{}},0)"
-    parts = [f"IF({m}>=1,IF({m}<={lead},{lead_cell},0),0)", after.format(_opex(m))]
+    # The lead-time cell is a rent cell, already after tax; opex, a lease and loan interest are deductible.
+    parts = [f"IF({m}>=1,IF({m}<={lead},{lead_cell},0),0)", after.format(f"({_opex(m)})*(1-{t})")]
     if financing == "cash":
         parts.append(f"IF({m}={lead},{capex},0)")
     elif financing == "loan":
-        payment = f"IF({m}<={lead}+{_ref('loan_months')},{_ref('loan_payment_usd')},0)"
-        parts += [after.format(payment), f"IF({m}={months},{_ref('loan_balance_usd')},0)"]
-    else:
-        parts.append(after.format(_ref("lease_usd_per_month")))
-    if financing != "lease":
-        shares = "+".join(
-            f"IF({m}={lead}+{12 * y},{_ref(f'macrs_{y}')},0)" for y in range(1, len(MACRS_5_YEAR) + 1)
-        )
+        term, payment = _ref("loan_months"), _ref("loan_payment_usd")
+        i = f"{_ref('loan_rate')}/12"
+        # Interest of payment k = m − L: i × the balance after k − 1 payments, −FV(i, k − 1, −payment, capex).
+        interest = f"{i}*(-FV({i},{m}-{lead}-1,-{payment},{capex}))"
         parts += [
-            f"-IF({m}={months},{_ref('resale_fraction')}*{capex},0)",
-            f"-{_ref('tax_rate')}*{capex}*({shares})",
+            after.format(f"IF({m}<={lead}+{term},{payment}-{t}*{interest},0)"),
+            f"IF({m}={months},{_ref('loan_balance_usd')},0)",
+        ]
+    else:
+        parts.append(after.format(f"{_ref('lease_usd_per_month')}*(1-{t})"))
+    if financing != "lease":
+        shields = "+".join(f"IF({m}={_ref(f'dep_month_{y}')},{_ref(f'dep_taken_{y}')},0)" for y in TAX_YEARS)
+        parts += [
+            f"-IF({m}={months},{resale}*{capex},0)",
+            f"-{t}*{capex}*({shields})",
+            # The sale at the horizon, taxed on its gain over book value (a loss credited alike).
+            f"IF({m}={months},{t}*({resale}-{_ref('book_fraction')})*{capex},0)",
         ]
     return "=" + "+".join(parts).replace("+-", "-")
 
@@ -645,7 +681,7 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     growth = f"(1+{_ref('cloud_price_change_per_year')})"
     if term_months <= 0:
         hours = f"{common}*{_ref('utilization')}*Inputs!$D${option_row}"
-        return f"=IF({m}>=1,{hours}*{growth}^(({m}-1)/12)*{over},0)+{extra}"
+        return f"=(IF({m}>=1,{hours}*{growth}^(({m}-1)/12)*{over},0)+{extra})*(1-{_ref('tax_rate')})"
     term, share, past = (f"Inputs!${c}${option_row}" for c in ("C", "F", "E"))
     monthly = (
         f"IF({m}>=1,{common}*{growth}^(({m}-MOD({m}-1,{term})-1)/12)*{over}*(1-{share})"
@@ -654,7 +690,7 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     upfront = (
         f"IF(MOD({m},{term})=0,IF({m}<{_ref('months')},{share}*{term}*{common}*{growth}^({m}/12)*{over},0),0)"
     )
-    return f"={monthly}+{upfront}+{extra}"
+    return f"=({monthly}+{upfront}+{extra})*(1-{_ref('tax_rate')})"  # a deductible bill
 
 
 def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
@@ -666,7 +702,17 @@ def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
     values = {
         **inputs.to_json(),
         "hours_per_month": 730,
-        **{f"macrs_{y}": share for y, share in enumerate(MACRS_5_YEAR, start=1)},
+        **{f"dep_{y}": 0.0 for y in TAX_YEARS},
+        **{
+            f"dep_{y}": share
+            for y, share in zip(
+                TAX_YEARS,
+                depreciation_shares(
+                    schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years
+                ),
+                strict=False,
+            )
+        },
         **_input_formulas(),
     }
     for key, label, unit, fmt in INPUT_ROWS:

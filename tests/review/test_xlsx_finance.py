@@ -151,6 +151,10 @@ def test_cash_flow_formulas_recompute_the_engine_and_follow_an_input_cell(
             else cash["own"]["npv_usd"]
         )
         assert ev.value("Cash flows", f"{letter}{npv_row}") == pytest.approx(npv, rel=1e-9)
+    # Yearly rows sum the months: year 1 holds month 0 and months 1-12 (read before an input changes: the
+    # lead time's rent is on-demand's).
+    year1 = ev.value("Cash flows by year", "B2")
+    assert year1 == pytest.approx(sum(cash["own"]["monthly_usd"][:13]), rel=1e-9)
     # Double the on-demand price in its Inputs cell: the sheet's on-demand NPV follows the engine's.
     inputs = CashflowInputs.from_json(cash["inputs"])
     k = next(i for i, o in enumerate(inputs.rent) if o.model == "on_demand")
@@ -166,9 +170,6 @@ def test_cash_flow_formulas_recompute_the_engine_and_follow_an_input_cell(
     expected = next(r for r in cash_flows(inputs=doubled).rent if r.name == "on_demand")
     column = get_column_letter(headers.index("on_demand (USD)") + 1)
     assert ev.value("Cash flows", f"{column}{months + 5}") == pytest.approx(expected.npv_usd, rel=1e-9)
-    # Yearly rows sum the months: year 1 holds month 0 (the capex) and months 1-12.
-    year1 = ev.value("Cash flows by year", "B2")
-    assert year1 == pytest.approx(sum(cash["own"]["monthly_usd"][:13]), rel=1e-9)
 
 
 # Each case is demo 1 (64 × 8 H100, AWS p5) with the money-over-time inputs below. The savings-plan and
@@ -195,6 +196,23 @@ CASES = {
             "cloud_price_change_per_year": -0.2,
         },
     },
+    "tax on both sides: loan, straight-line over 2.5 years, a year cut by the horizon": {
+        "horizon_years": 3.5,
+        "on_prem": {"depreciation_years": 2.5},
+        "cashflow": {
+            "tax_rate": 0.21,
+            "depreciation_schedule": "straight_line",
+            "financing": "loan",
+            "loan_rate": 0.07,
+            "loan_months": 36,
+            "lead_time_months": 2,
+            "resale_fraction": 0.25,
+        },
+    },
+    "tax on both sides: lease": {
+        "horizon_years": 2,
+        "cashflow": {"tax_rate": 0.3, "financing": "lease", "lease_usd_per_month": 600_000.0},
+    },
     "partial upfront, 1-year terms over 1.5 years": {
         "horizon_years": 1.5,
         "cashflow": {"reserved_payment": "partial_upfront", "cloud_price_change_per_year": -0.1},
@@ -212,6 +230,7 @@ def _case_design(client: Client, demo: Any, case: dict[str, Any]) -> int:
     spec = copy.deepcopy(demo.current.spec)
     spec["costs"]["horizon_years"] = case["horizon_years"]
     spec["costs"]["cashflow"] = case["cashflow"]
+    spec["costs"]["on_prem"] = {**spec["costs"].get("on_prem", {}), **case.get("on_prem", {})}
     if "prices" in case:
         spec["costs"]["cloud"] = [
             {
