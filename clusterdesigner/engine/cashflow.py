@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.json_object import JsonObject
 
 HOURS_PER_MONTH = 8760.0 / 12.0  # 730: the 365-day year the rest of the cost engine uses
 # IRS Publication 946, Table A-1: 5-year property, half-year convention (200 % declining balance).
@@ -156,7 +157,16 @@ class OptionFlows:
 
 
 @dataclass(frozen=True)
-class Commitment:
+class CommitmentTerm(JsonObject):
+    """One term of a commitment: its first and last month and the dollars it commits."""
+
+    start_month: int
+    end_month: int
+    usd: float
+
+
+@dataclass(frozen=True)
+class Commitment(JsonObject):
     """What a reservation or savings plan commits to: each term's dollars (the price of the month it starts,
     every hour of the term on every node, managed overhead included) and the dollars falling due by month,
     index 0 the start, through the end of the last term, which may pass the horizon. Contract dollars, before
@@ -165,27 +175,14 @@ class Commitment:
     model: str
     term_months: int
     upfront: str
-    term_starts: tuple[int, ...]  # the first month of each term
-    term_usd: tuple[float, ...]  # each term's committed dollars
+    terms: tuple[CommitmentTerm, ...]
     monthly_usd: tuple[
         float, ...
     ]  # committed dollars due at the end of each month (upfront: the month before)
     total_usd: float
     term_end_month: int  # the month the last term ends
     beyond_horizon_usd: float  # committed dollars due after the horizon's last month
-
-    def to_json(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        for key in ("term_starts", "term_usd", "monthly_usd"):
-            out[key] = list(out[key])
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Commitment:
-        values = dict(data)
-        for key in ("term_starts", "term_usd", "monthly_usd"):
-            values[key] = tuple(values[key])
-        return cls(**values)
+    label: str = ""  # the option's name for people (the cost engine's MODEL_LABELS)
 
 
 def commitment_schedule(*, inputs: CashflowInputs, option: RentOption) -> Commitment | None:
@@ -218,8 +215,7 @@ def commitment_schedule(*, inputs: CashflowInputs, option: RentOption) -> Commit
         model=option.model,
         term_months=term,
         upfront=option.upfront,
-        term_starts=tuple(starts),
-        term_usd=tuple(totals),
+        terms=tuple(CommitmentTerm(a, a + term - 1, usd) for a, usd in zip(starts, totals, strict=True)),
         monthly_usd=tuple(monthly),
         total_usd=float(sum(totals)),
         term_end_month=end,

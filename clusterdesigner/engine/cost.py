@@ -809,6 +809,8 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
     out["resale"] = _resale_json(v, inputs)
     for row in out["rent"]:
         row["label"] = MODEL_LABELS.get(row["name"], row["name"])
+    for row in out["commitments"]:
+        row["label"] = MODEL_LABELS.get(row["model"], row["model"])
     return {
         **out,
         "inputs": inputs.to_json(),
