@@ -306,13 +306,20 @@ def _owning_fields(spec: EditorSpec) -> list[dict[str, Any]]:
 LEASE_NOTE = "No default: needed when financing is lease"
 TIER_NOTE = "No default: blank = the storage tier's own throughput from the catalog"
 RESERVED_PAYMENTS = ("no_upfront", "partial_upfront", "all_upfront")
+RESALE_NOTE = "No default: blank = the catalog's market series at the hardware's age (else book value)"
+WACC_NOTE = "No default: give all three (and no discount rate) to discount at the WACC"
 MONEY_FIELDS: dict[str, tuple[str, bool, tuple[str, ...], str]] = {
     "colocation.pricing": ("Colocation pricing", False, ("space_only", "all_in"), ""),
     "cashflow.financing": ("Financing of the owned capex", False, ("cash", "loan", "lease"), ""),
     "cashflow.loan_rate": ("Loan rate (fraction per year)", True, (), ""),
     "cashflow.loan_months": ("Loan term (months)", False, (), ""),
     "cashflow.lease_usd_per_month": ("Lease payment (USD per month)", False, (), LEASE_NOTE),
-    "cashflow.tax_rate": ("Tax rate for the depreciation shield (0 = off)", True, (), ""),
+    "cashflow.tax_rate": ("Tax rate (0 = pre-tax; rent, opex and depreciation all taxed)", True, (), ""),
+    "cashflow.depreciation_schedule": ("Tax depreciation", False, ("macrs_5", "straight_line"), ""),
+    "cashflow.resale_fraction": ("Resale at the horizon (fraction of capex)", True, (), RESALE_NOTE),
+    "cashflow.wacc_debt_share": ("WACC: debt share (fraction)", True, (), WACC_NOTE),
+    "cashflow.wacc_cost_of_debt": ("WACC: cost of debt (fraction per year)", True, (), WACC_NOTE),
+    "cashflow.wacc_cost_of_equity": ("WACC: cost of equity (fraction per year)", True, (), WACC_NOTE),
     "cashflow.cloud_price_change_per_year": ("Cloud price change (fraction per year)", True, (), ""),
     "cashflow.power_escalation_per_year": ("Power price change (fraction per year)", True, (), ""),
     "cashflow.lead_time_months": ("Lead time before owned capacity is usable (months)", False, (), ""),

@@ -182,3 +182,19 @@ def test_the_cash_flows_rent_during_the_lead_time(user_client: Any, catalog: Any
     assert cash["own"]["monthly_usd"][1] == pytest.approx(bill, rel=1e-12)
     assert cash["own"]["monthly_usd"][4] == pytest.approx(bill + inputs["capex_usd"], rel=1e-12)
     assert cash["resale"]["fraction"] == pytest.approx(0.425 + (0.30 - 0.425) * (32 / 12 - 2), rel=1e-12)
+
+
+def test_the_depreciation_life_moves_no_pre_tax_cash_flow_only_the_tax(
+    user_client: Any, catalog: Any
+) -> None:
+    # Issue #31: the depreciation life showed up as a top mover of a pre-tax answer. With market resale it
+    # drives only the book value: before tax the owning flows are the same for a 3- and a 5-year life; after
+    # a straight-line tax they differ (a faster write-off shields earlier).
+    def own(life: float, **cashflow: Any) -> dict[str, Any]:
+        spec = _spec(**cashflow)
+        spec["costs"]["on_prem"] = {"depreciation_years": life}
+        return _cash(_evaluate(user_client, spec))
+
+    assert own(3.0)["own"] == own(5.0)["own"]
+    taxed = {"tax_rate": 0.21, "depreciation_schedule": "straight_line"}
+    assert own(3.0, **taxed)["own"]["npv_usd"] < own(5.0, **taxed)["own"]["npv_usd"]
