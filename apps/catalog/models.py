@@ -32,6 +32,18 @@ class Sourced(models.Model):
         abstract = True
 
 
+class Retirable(models.Model):
+    """A row designs, plans and sweeps name by slug: it cannot be deleted while anything uses it
+    (clusterdesigner.references); retiring hides it from pickers and keeps it for what uses it."""
+
+    retired = models.BooleanField(
+        default=False, help_text="Hidden from pickers; kept for the designs, plans and sweeps that use it."
+    )
+
+    class Meta:
+        abstract = True
+
+
 class Vendor(models.Model):
     """A maker of accelerators, servers or switches (NVIDIA, AMD, ...)."""
 
@@ -46,7 +58,7 @@ class Vendor(models.Model):
         return self.name
 
 
-class Accelerator(Sourced):
+class Accelerator(Sourced, Retirable):
     """One GPU model with its dense peak throughput per precision (never the sparse headline)."""
 
     class Family(models.TextChoices):
@@ -125,7 +137,7 @@ class Accelerator(Sourced):
         return accelerator_from_dict(self.engine_record())
 
 
-class ServerType(Sourced):
+class ServerType(Sourced, Retirable):
     """A server (node) model: which accelerator, how many, its NICs and power."""
 
     slug = models.SlugField(max_length=60, unique=True)
@@ -156,7 +168,7 @@ class ServerType(Sourced):
             raise ValidationError({"price_low_usd": "the low end of the range must not exceed the high end"})
 
 
-class Fabric(Sourced):
+class Fabric(Sourced, Retirable):
     """A scale-out network fabric with its per-port rate, latency and measured collective efficiency."""
 
     class Kind(models.TextChoices):
@@ -214,7 +226,7 @@ class Switch(Sourced):
         return self.name
 
 
-class StorageTier(Sourced):
+class StorageTier(Sourced, Retirable):
     """A storage tier with its read/write bandwidth and monthly price per TB."""
 
     class Kind(models.TextChoices):
@@ -242,7 +254,7 @@ class StorageTier(Sourced):
         return self.name
 
 
-class CloudOffering(Sourced):
+class CloudOffering(Sourced, Retirable):
     """A cloud instance type in a region: which accelerator and how many per instance."""
 
     class Provider(models.TextChoices):

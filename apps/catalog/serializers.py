@@ -70,6 +70,7 @@ class AcceleratorSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -94,6 +95,7 @@ class ServerTypeSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -111,6 +113,7 @@ class FabricSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -148,6 +151,7 @@ class StorageTierSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -220,6 +224,7 @@ class CloudOfferingSerializer(CleanedModelSerializer):
             "as_of",
             "notes",
             "prices",
+            "retired",
         ]
 
 
