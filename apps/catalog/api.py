@@ -75,6 +75,8 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     # A slug's characters (SlugField's); anything else in the URL is a 404 before the database sees it:
     # PostgreSQL refuses a NUL in a query (/accelerators/%00/ answered 500).
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
+    # An API token writes the catalog only with the catalog scope (clusterdesigner.api_tokens).
+    token_scope = "catalog"
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         """A list page is the same bytes for every reader (the catalog is public and nothing in it depends on
