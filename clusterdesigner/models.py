@@ -33,3 +33,20 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user}, {self.scope})"
+
+
+class SignInAttempts(models.Model):
+    """Sign-in attempts counted for one account from one client address in the current window
+    (clusterdesigner.auth). An attempt takes its place under a row lock before its password is checked, so
+    concurrent attempts cannot all read a count under the limit: with a limit of 5, 20 simultaneous wrong
+    passwords check 5 and refuse 15. A success deletes the row."""
+
+    key = models.CharField(max_length=64, unique=True, help_text="SHA-256 of client address and account.")
+    attempts = models.PositiveIntegerField(default=0)
+    window_started_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["window_started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.key[:8]}… {self.attempts} since {self.window_started_at:%Y-%m-%d %H:%M}"
