@@ -436,3 +436,67 @@ class RentalPricePoint(Sourced):
         return (
             f"{self.generation} {self.get_basis_display()} ${self.usd_per_gpu_hour:.2f}/GPU-h on {self.as_of}"
         )
+
+
+# --- Upper bounds -------------------------------------------------------------------------------------------
+# The largest value of every number a catalog row holds, in one table. Each is far above any real part (the
+# largest today in the comment) yet low enough that the engines' sums and products stay finite: a cloud
+# price of 1.7e308 was saved and then every evaluation answered "overflowed". Where the cost engine bounds
+# the same quantity (clusterdesigner.engine.bounds.COST), the catalog uses its bound, so a catalog row is
+# always an input the engine accepts. The admin, the API (and its schema's "maximum"), the CSV and SkyPilot
+# imports all enforce these, through the fields' validators added below.
+CATALOG_MAX: dict[str, float] = {
+    "accelerator.memory_gib": 10_000,  # MI355X: 288 GB
+    "accelerator.hbm_bandwidth_tbps": 1_000,  # B300: 8 TB/s
+    "accelerator.tf32_dense_tflops": 1e6,
+    "accelerator.bf16_dense_tflops": 1e6,  # B300: 2,500
+    "accelerator.fp8_dense_tflops": 1e6,
+    "accelerator.fp4_dense_tflops": 1e6,
+    "accelerator.measured_bf16_matmul_tflops": 1e6,
+    "accelerator.measured_fp8_matmul_tflops": 1e6,
+    "accelerator.scaleup_bandwidth_gbps": 1e6,  # NVLink 5: 900 GB/s one way
+    "accelerator.scaleup_domain_gpus": 100_000,  # NVL576
+    "accelerator.host_link_gbps": 1e5,  # NVLink-C2C: 450 GB/s
+    "accelerator.tdp_w": 100_000,  # B300: 1,400 W
+    "accelerator.list_price_usd": 1e8,
+    "servertype.gpus_per_node": 72,  # engine bound cluster.gpus_per_node (a GB200 NVL72 rack)
+    "servertype.nics_per_node": 1_024,  # engine bound cluster.nics_per_node
+    "servertype.nic_gbps": 1e5,  # ConnectX-8: 800 Gb/s
+    "servertype.node_power_kw": 1_000,  # engine bound on_prem.node_power_kw (NVL72 rack: ~130 kW)
+    "servertype.price_usd": 1e8,  # engine bound on_prem.server_usd
+    "servertype.price_low_usd": 1e8,
+    "servertype.price_high_usd": 1e8,
+    "fabric.port_gbps": 1e5,  # XDR: 800 Gb/s
+    "fabric.latency_us": 1e6,
+    "fabric.collective_efficiency": 1.0,  # a fraction of line rate
+    "switch.ports": 100_000,  # Quantum-X800: 144
+    "switch.port_gbps": 1e5,
+    "switch.price_usd": 1e8,
+    "switch.power_w": 1e6,
+    "storagetier.read_gbps": 1e7,
+    "storagetier.write_gbps": 1e7,
+    "storagetier.usd_per_tb_month": 1e6,  # engine bound cloud.storage_usd_per_tb_month
+    "cloudoffering.gpu_count": 72,  # a node's GPUs, as servertype.gpus_per_node
+    "cloudoffering.network_gbps": 1e6,  # p5: 3,200 Gb/s
+    "cloudoffering.spot_preemptions_per_day": 1_000,  # engine bound cloud.spot_preemptions_per_day
+    "cloudprice.usd_per_hour": 1e6,  # engine bound cloud.usd_per_node_hour (p5: ~$55/hour)
+}
+
+
+BOUNDED_MODELS: dict[str, type[models.Model]] = {
+    m._meta.model_name: m  # type: ignore[misc]
+    for m in (Accelerator, ServerType, Fabric, Switch, StorageTier, CloudOffering, CloudPrice)
+}
+
+
+def _add_upper_bounds() -> None:
+    """Give each field in CATALOG_MAX a MaxValueValidator (before any field's validators are first read, so
+    model validation, ModelSerializer's max_value and migrations all see it)."""
+    for label, high in CATALOG_MAX.items():
+        model_name, field_name = label.split(".")
+        field: Any = BOUNDED_MODELS[model_name]._meta.get_field(field_name)
+        field._validators = [*field._validators, MaxValueValidator(high, f"must be at most {high:g}")]
+        field.__dict__.pop("validators", None)  # the cached_property, should anything have read it
+
+
+_add_upper_bounds()
