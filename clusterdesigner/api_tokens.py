@@ -1,59 +1,117 @@
-"""API tokens for scripts and internal tools: DRF's authtoken, one token per user, sent as
-`Authorization: Token <key>`. The key is stored as DRF stores it (plain text, it is the primary key); the page
-shows it once, right after it is created, so it does not sit on screen.
+"""API tokens for scripts and internal tools, sent as `Authorization: Token <key>`: one per user, stored as
+the key's SHA-256 (clusterdesigner.models.ApiToken), shown once when created, with a scope, an optional
+expiry and the time it was last used.
 
-TokenAuthentication, the API's default, is DRF's with a leaner lookup: every API request a script makes
-passes through it, and DRF's builds and compiles the token-and-user query anew each time.
+Scopes (ApiToken.Scope), checked here for every request a token makes, whatever the view's permissions:
+``read`` sends GET, HEAD and OPTIONS only (and POSTs to views that store nothing, ``token_scope = "read"``);
+``designs`` writes what the user owns (designs, plans, analyses, share links); ``catalog`` also writes the
+catalog, for staff (views with ``token_scope = "catalog"``). The user's own rights still apply on top: a
+catalog-scope token of a non-staff user writes no catalog.
+
+TokenAuthentication, the API's default, keeps DRF's header parsing and messages with a leaner lookup: every
+API request a script makes passes through it, so the token-and-user query is compiled once per process.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import secrets
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
-from rest_framework.authtoken.models import Token
+from rest_framework.request import Request
 
 from clusterdesigner.compiled_query import CompiledQuery
+from clusterdesigner.models import ApiToken
 
-# The longest key a token can have (DRF's 40 hex characters): a longer one cannot match a row.
-KEY_MAX_LENGTH: int = Token._meta.get_field("key").max_length  # type: ignore[assignment]
+KEY_BYTES = 20
+# The length of every key (40 hex characters, as DRF's were): a longer one cannot match a row.
+KEY_MAX_LENGTH = 2 * KEY_BYTES
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+SCOPE_RANK = {ApiToken.Scope.READ: 0, ApiToken.Scope.DESIGNS: 1, ApiToken.Scope.CATALOG: 2}
+# last_used_at is written at most this often per token, so a busy script costs no write per request.
+LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 # The token with its user, as DRF reads it (select_related), in one query compiled once per process.
-_TOKEN_WITH_USER: CompiledQuery[Token] = CompiledQuery(
-    lambda key: Token.objects.select_related("user").filter(key=key).order_by()[:1], key=str
+_TOKEN_WITH_USER: CompiledQuery[ApiToken] = CompiledQuery(
+    lambda key_hash: ApiToken.objects.select_related("user").filter(key_hash=key_hash).order_by()[:1],
+    key_hash=str,
 )
 
 
-def api_token_get(*, user: Any) -> Token | None:
-    return Token.objects.filter(user=user).first()
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def api_token_get(*, user: Any) -> ApiToken | None:
+    return ApiToken.objects.filter(user=user).first()
 
 
 @transaction.atomic
-def api_token_create(*, user: Any) -> Token:
-    """A new token for this user; the one they had, if any, stops working at once (one token per user)."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
+def api_token_create(
+    *, user: Any, scope: str = ApiToken.Scope.READ, expires_at: dt.datetime | None = None
+) -> ApiToken:
+    """A new token for this user; the one they had, if any, stops working at once (one token per user). The
+    returned row carries the key as ``.key``, the only time it exists outside the caller's hands: only its
+    hash is stored."""
+    ApiToken.objects.filter(user=user).delete()
+    key = secrets.token_hex(KEY_BYTES)
+    token = ApiToken.objects.create(
+        user=user, key_hash=key_hash(key), prefix=key[:4], scope=scope, expires_at=expires_at
+    )
+    token.key = key
+    return token
 
 
 def api_token_revoke(*, user: Any) -> bool:
     """Delete this user's token; True when there was one. Requests that send it then answer 401."""
-    deleted, _ = Token.objects.filter(user=user).delete()
+    deleted, _ = ApiToken.objects.filter(user=user).delete()
     return deleted > 0
+
+
+def _needed_scope(request: Request) -> str:
+    """The scope a request needs: read for a safe method, else the view's ``token_scope`` (designs unless
+    the view says otherwise). The view is known from the URL resolved before the view runs."""
+    if request.method in SAFE_METHODS:
+        return ApiToken.Scope.READ
+    match = getattr(request._request, "resolver_match", None)
+    view = getattr(getattr(match, "func", None), "cls", None)
+    return str(getattr(view, "token_scope", ApiToken.Scope.DESIGNS))
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
     """DRF's TokenAuthentication (the header parsing, the 401 with ``WWW-Authenticate: Token``, the same
-    messages) with one database query per request, compiled once per process. A key longer than any key
-    (40 characters) or holding a NUL (which PostgreSQL cannot take in a text parameter) is refused as an
-    invalid token without a query."""
+    messages) against hashed keys, with one database query per request compiled once per process. A key
+    longer than any key or holding a NUL (which PostgreSQL cannot take in a text parameter) is refused as an
+    invalid token without a query. An expired token is a 401; a token whose scope does not cover the request
+    is a 403 naming the scope it needs."""
 
-    def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
+    def authenticate(self, request: Request) -> tuple[Any, ApiToken] | None:
+        found = super().authenticate(request)
+        if found is None:
+            return None
+        user, token = found
+        needed = _needed_scope(request)
+        if SCOPE_RANK.get(token.scope, -1) < SCOPE_RANK.get(needed, 1):  # type: ignore[call-overload]
+            raise exceptions.PermissionDenied(
+                f"This token's scope is {token.scope!r}; {request.method} here needs the {needed!r} scope."
+            )
+        return user, token
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, ApiToken]:
         if len(key) > KEY_MAX_LENGTH or "\x00" in key:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        token = _TOKEN_WITH_USER.first(key=key)
+        token = _TOKEN_WITH_USER.first(key_hash=key_hash(key))
         if token is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        now = timezone.now()
+        if token.expires_at is not None and token.expires_at <= now:
+            raise exceptions.AuthenticationFailed("Token expired.")
+        if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token

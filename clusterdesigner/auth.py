@@ -17,6 +17,7 @@ tests/hardening/test_sign_in_limit.py and test_security.py failed with it.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import ipaddress
 from collections.abc import Callable
@@ -27,8 +28,11 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.core.cache import cache
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from clusterdesigner.models import SignInAttempts
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -65,16 +69,43 @@ def client_address(request: HttpRequest) -> str:
 
 def _failure_key(request: HttpRequest, username: Any) -> str:
     account = str(username or "").strip().lower()[:150]
-    digest = hashlib.sha256(f"{client_address(request)}\n{account}".encode()).hexdigest()
-    return f"login-failures:{digest}"
+    return hashlib.sha256(f"{client_address(request)}\n{account}".encode()).hexdigest()
 
 
-def _count_failure(key: str) -> None:
-    if not cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S):
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S)
+def _take_attempt(key: str) -> bool:
+    """Count one sign-in attempt for ``key`` before its password is checked; False (check nothing) once
+    LOGIN_FAILURE_LIMIT attempts are counted in the window, which runs LOGIN_FAILURE_WINDOW_S from the first.
+
+    Counted in the database under a row lock (SELECT ... FOR UPDATE), not read-then-written: with a read
+    first, 20 simultaneous wrong passwords all read a count under the limit and 6 were checked against a
+    limit of 5, and a right password in the same burst got in. A database row also holds across web
+    processes with Redis down (the cache reads as empty then). An attempt is counted as a failure until it
+    succeeds (forget_attempts)."""
+    now = timezone.now()
+    window_start = now - dt.timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_S)
+    if not SignInAttempts.objects.filter(key=key).exists():
+        # A first attempt: the moment to drop rows whose window has passed, so they do not pile up.
+        SignInAttempts.objects.filter(window_started_at__lt=window_start).delete()
+    with transaction.atomic():
+        row = SignInAttempts.objects.select_for_update().filter(key=key).first()
+        if row is None:
+            try:
+                with transaction.atomic():  # a savepoint: a concurrent first attempt may create it first
+                    SignInAttempts.objects.create(key=key, attempts=1, window_started_at=now)
+                return True
+            except IntegrityError:
+                row = SignInAttempts.objects.select_for_update().get(key=key)
+        if row.window_started_at < window_start:
+            row.attempts, row.window_started_at = 0, now
+        if row.attempts >= settings.LOGIN_FAILURE_LIMIT:
+            return False
+        row.attempts += 1
+        row.save(update_fields=["attempts", "window_started_at"])
+        return True
+
+
+def _forget_attempts(key: str) -> None:
+    SignInAttempts.objects.filter(key=key).delete()
 
 
 class SignInLimited(Exception):
@@ -84,7 +115,8 @@ class SignInLimited(Exception):
 class RateLimitedModelBackend(ModelBackend):
     """Django's ModelBackend with a limit: after LOGIN_FAILURE_LIMIT failed sign-ins for one account from one
     client address within LOGIN_FAILURE_WINDOW_S seconds, every further attempt (even with the right password)
-    is refused without checking the password until the window has passed. A success clears the count. Keyed
+    is refused without checking the password until the window has passed (each attempt is counted before its
+    password is checked, atomically: _take_attempt). A success clears the count. Keyed
     on both, so one attacker cannot lock a user out from everywhere.
 
     Calls without a request (a management command, a test client's login()) are not sign-ins over HTTP and are
@@ -102,13 +134,11 @@ class RateLimitedModelBackend(ModelBackend):
         if username is None:
             username = kwargs.get(get_user_model().USERNAME_FIELD)
         key = _failure_key(request, username)
-        if cache.get(key, 0) >= settings.LOGIN_FAILURE_LIMIT:
+        if not _take_attempt(key):
             raise SignInLimited
         user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is None:
-            _count_failure(key)
-        else:
-            cache.delete(key)
+        if user is not None:
+            _forget_attempts(key)
         return user
 
     async def aauthenticate(self, request: HttpRequest | None, **kwargs: Any) -> Any:

@@ -72,7 +72,7 @@ class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     )
 
 
-class AnalysisInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class AnalysisInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
     params = serializers.DictField(
         help_text=(

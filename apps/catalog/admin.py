@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -22,6 +25,49 @@ from apps.catalog.models import (
     Vendor,
 )
 from apps.catalog.skypilot import SKYPILOT_CLOUDS
+from clusterdesigner.errors import Conflict
+
+
+class RetirableAdmin(admin.ModelAdmin):
+    """A row that designs, plans, sweeps or defaults use is not deleted but retired: its delete page answers
+    409 naming the users (as the API's DELETE does), the bulk delete action is replaced by "Retire"."""
+
+    actions = ["retire_selected", "unretire_selected"]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        row = self.get_object(request, unquote(object_id))
+        found = services.catalog_row_users(row=row) if row is not None else []
+        if found and self.has_delete_permission(request, row):
+            context = {
+                **self.admin_site.each_context(request),
+                "title": f"Cannot delete {row}",
+                "row": row,
+                "users": found,
+                "opts": self.model._meta,
+            }
+            return render(request, "admin/catalog/in_use.html", context, status=409)
+        return super().delete_view(request, object_id, extra_context)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        try:
+            services.catalog_row_delete(row=obj)
+        except Conflict as exc:  # used since the page was shown
+            raise PermissionDenied(exc.message) from exc
+
+    @admin.action(description="Retire selected (hide from pickers, keep for what uses them)")
+    def retire_selected(self, request: HttpRequest, queryset: Any) -> None:
+        count = queryset.update(retired=True)
+        self.message_user(request, f"Retired {count}.", messages.SUCCESS)
+
+    @admin.action(description="Return selected to the pickers")
+    def unretire_selected(self, request: HttpRequest, queryset: Any) -> None:
+        count = queryset.update(retired=False)
+        self.message_user(request, f"Returned {count} to the pickers.", messages.SUCCESS)
 
 
 @admin.register(Vendor)
@@ -31,7 +77,7 @@ class VendorAdmin(admin.ModelAdmin):
 
 
 @admin.register(Accelerator)
-class AcceleratorAdmin(admin.ModelAdmin):
+class AcceleratorAdmin(RetirableAdmin):
     list_display = [
         "name",
         "vendor",
@@ -43,12 +89,12 @@ class AcceleratorAdmin(admin.ModelAdmin):
         "tdp_w",
         "as_of",
     ]
-    list_filter = ["vendor", "family", "has_nvlink"]
+    list_filter = ["retired", "vendor", "family", "has_nvlink"]
     search_fields = ["name", "slug", "source"]
 
 
 @admin.register(ServerType)
-class ServerTypeAdmin(admin.ModelAdmin):
+class ServerTypeAdmin(RetirableAdmin):
     list_display = [
         "name",
         "accelerator",
@@ -60,14 +106,14 @@ class ServerTypeAdmin(admin.ModelAdmin):
         "price_low_usd",
         "price_high_usd",
     ]
-    list_filter = ["vendor", "accelerator"]
+    list_filter = ["retired", "vendor", "accelerator"]
     search_fields = ["name", "slug"]
 
 
 @admin.register(Fabric)
-class FabricAdmin(admin.ModelAdmin):
+class FabricAdmin(RetirableAdmin):
     list_display = ["name", "kind", "port_gbps", "latency_us", "collective_efficiency"]
-    list_filter = ["kind"]
+    list_filter = ["retired", "kind"]
     search_fields = ["name", "slug"]
 
 
@@ -79,9 +125,9 @@ class SwitchAdmin(admin.ModelAdmin):
 
 
 @admin.register(StorageTier)
-class StorageTierAdmin(admin.ModelAdmin):
+class StorageTierAdmin(RetirableAdmin):
     list_display = ["name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month"]
-    list_filter = ["kind", "scope"]
+    list_filter = ["retired", "kind", "scope"]
     search_fields = ["name", "slug"]
 
 
@@ -91,9 +137,9 @@ class CloudPriceInline(admin.TabularInline):
 
 
 @admin.register(CloudOffering)
-class CloudOfferingAdmin(admin.ModelAdmin):
+class CloudOfferingAdmin(RetirableAdmin):
     list_display = ["instance_type", "provider", "region", "accelerator", "gpu_count", "needs_review"]
-    list_filter = ["provider", "accelerator", "needs_review"]
+    list_filter = ["retired", "provider", "accelerator", "needs_review"]
     search_fields = ["instance_type", "slug", "region"]
     inlines = [CloudPriceInline]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.db.models import ProtectedError
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -19,7 +18,6 @@ from apps.catalog import filters, selectors, serializers, services
 from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer
-from clusterdesigner.errors import Conflict
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 
 ERRORS = {
@@ -31,7 +29,10 @@ ERRORS = {
         ErrorSerializer, description="Signed in but not staff: only staff write the catalog."
     ),
     404: OpenApiResponse(ErrorSerializer, description="No such entry (or, on a list, no such page)."),
-    409: OpenApiResponse(ErrorSerializer, description="Other catalog entries still refer to this one."),
+    409: OpenApiResponse(
+        ErrorSerializer,
+        description="A design, plan, sweep, default or other catalog entry uses this one: retire it instead.",
+    ),
     413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit."),
     415: OpenApiResponse(
         ErrorSerializer, description="Body not sent as multipart/form-data (or a URL-encoded form)."
@@ -60,16 +61,11 @@ def catalog_schema(serializer: Any) -> Any:
 
 
 class ProtectedDeleteMixin:
-    """Deleting an entry others still point at (an accelerator a server type uses) is a 409, not a 500."""
+    """Deleting an entry that designs, plans, sweeps, defaults or other entries use is a 409 naming them
+    (services.catalog_row_delete), not a 204 that breaks them or a 500."""
 
     def perform_destroy(self, instance: Any) -> None:
-        try:
-            instance.delete()
-        except ProtectedError as exc:
-            users = sorted(
-                {f"{type(obj).__name__} {getattr(obj, 'slug', obj.pk)}" for obj in exc.protected_objects}
-            )
-            raise Conflict(f"still used by {', '.join(users[:5])}; delete or change those first") from exc
+        services.catalog_row_delete(row=instance)
 
 
 class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
@@ -79,6 +75,8 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
     # A slug's characters (SlugField's); anything else in the URL is a 404 before the database sees it:
     # PostgreSQL refuses a NUL in a query (/accelerators/%00/ answered 500).
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
+    # An API token writes the catalog only with the catalog scope (clusterdesigner.api_tokens).
+    token_scope = "catalog"
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         """A list page is the same bytes for every reader (the catalog is public and nothing in it depends on

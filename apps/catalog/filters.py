@@ -45,7 +45,7 @@ class AcceleratorFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Accelerator
-        fields = ["vendor", "family", "min_memory_gib", "precision", "has_nvlink"]
+        fields = ["vendor", "family", "min_memory_gib", "precision", "has_nvlink", "retired"]
 
     def filter_precision(
         self, queryset: QuerySet[Accelerator], name: str, value: str
@@ -59,7 +59,7 @@ class ServerTypeFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = ServerType
-        fields = ["accelerator", "vendor"]
+        fields = ["accelerator", "vendor", "retired"]
 
 
 class FabricFilterSet(django_filters.FilterSet):
@@ -67,7 +67,7 @@ class FabricFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Fabric
-        fields = ["kind", "min_port_gbps"]
+        fields = ["kind", "min_port_gbps", "retired"]
 
 
 class SwitchFilterSet(django_filters.FilterSet):
@@ -81,7 +81,7 @@ class SwitchFilterSet(django_filters.FilterSet):
 class StorageTierFilterSet(django_filters.FilterSet):
     class Meta:
         model = StorageTier
-        fields = ["kind", "scope"]
+        fields = ["kind", "scope", "retired"]
 
 
 class CloudOfferingFilterSet(django_filters.FilterSet):
@@ -90,7 +90,7 @@ class CloudOfferingFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = CloudOffering
-        fields = ["provider", "accelerator", "region"]
+        fields = ["provider", "accelerator", "region", "retired"]
 
 
 class CloudPriceFilterSet(django_filters.FilterSet):

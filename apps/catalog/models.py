@@ -32,6 +32,18 @@ class Sourced(models.Model):
         abstract = True
 
 
+class Retirable(models.Model):
+    """A row designs, plans and sweeps name by slug: it cannot be deleted while anything uses it
+    (clusterdesigner.references); retiring hides it from pickers and keeps it for what uses it."""
+
+    retired = models.BooleanField(
+        default=False, help_text="Hidden from pickers; kept for the designs, plans and sweeps that use it."
+    )
+
+    class Meta:
+        abstract = True
+
+
 class Vendor(models.Model):
     """A maker of accelerators, servers or switches (NVIDIA, AMD, ...)."""
 
@@ -46,7 +58,7 @@ class Vendor(models.Model):
         return self.name
 
 
-class Accelerator(Sourced):
+class Accelerator(Sourced, Retirable):
     """One GPU model with its dense peak throughput per precision (never the sparse headline)."""
 
     class Family(models.TextChoices):
@@ -125,7 +137,7 @@ class Accelerator(Sourced):
         return accelerator_from_dict(self.engine_record())
 
 
-class ServerType(Sourced):
+class ServerType(Sourced, Retirable):
     """A server (node) model: which accelerator, how many, its NICs and power."""
 
     slug = models.SlugField(max_length=60, unique=True)
@@ -156,7 +168,7 @@ class ServerType(Sourced):
             raise ValidationError({"price_low_usd": "the low end of the range must not exceed the high end"})
 
 
-class Fabric(Sourced):
+class Fabric(Sourced, Retirable):
     """A scale-out network fabric with its per-port rate, latency and measured collective efficiency."""
 
     class Kind(models.TextChoices):
@@ -214,7 +226,7 @@ class Switch(Sourced):
         return self.name
 
 
-class StorageTier(Sourced):
+class StorageTier(Sourced, Retirable):
     """A storage tier with its read/write bandwidth and monthly price per TB."""
 
     class Kind(models.TextChoices):
@@ -242,7 +254,7 @@ class StorageTier(Sourced):
         return self.name
 
 
-class CloudOffering(Sourced):
+class CloudOffering(Sourced, Retirable):
     """A cloud instance type in a region: which accelerator and how many per instance."""
 
     class Provider(models.TextChoices):
@@ -424,3 +436,67 @@ class RentalPricePoint(Sourced):
         return (
             f"{self.generation} {self.get_basis_display()} ${self.usd_per_gpu_hour:.2f}/GPU-h on {self.as_of}"
         )
+
+
+# --- Upper bounds -------------------------------------------------------------------------------------------
+# The largest value of every number a catalog row holds, in one table. Each is far above any real part (the
+# largest today in the comment) yet low enough that the engines' sums and products stay finite: a cloud
+# price of 1.7e308 was saved and then every evaluation answered "overflowed". Where the cost engine bounds
+# the same quantity (clusterdesigner.engine.bounds.COST), the catalog uses its bound, so a catalog row is
+# always an input the engine accepts. The admin, the API (and its schema's "maximum"), the CSV and SkyPilot
+# imports all enforce these, through the fields' validators added below.
+CATALOG_MAX: dict[str, float] = {
+    "accelerator.memory_gib": 10_000,  # MI355X: 288 GB
+    "accelerator.hbm_bandwidth_tbps": 1_000,  # B300: 8 TB/s
+    "accelerator.tf32_dense_tflops": 1e6,
+    "accelerator.bf16_dense_tflops": 1e6,  # B300: 2,500
+    "accelerator.fp8_dense_tflops": 1e6,
+    "accelerator.fp4_dense_tflops": 1e6,
+    "accelerator.measured_bf16_matmul_tflops": 1e6,
+    "accelerator.measured_fp8_matmul_tflops": 1e6,
+    "accelerator.scaleup_bandwidth_gbps": 1e6,  # NVLink 5: 900 GB/s one way
+    "accelerator.scaleup_domain_gpus": 100_000,  # NVL576
+    "accelerator.host_link_gbps": 1e5,  # NVLink-C2C: 450 GB/s
+    "accelerator.tdp_w": 100_000,  # B300: 1,400 W
+    "accelerator.list_price_usd": 1e8,
+    "servertype.gpus_per_node": 72,  # engine bound cluster.gpus_per_node (a GB200 NVL72 rack)
+    "servertype.nics_per_node": 1_024,  # engine bound cluster.nics_per_node
+    "servertype.nic_gbps": 1e5,  # ConnectX-8: 800 Gb/s
+    "servertype.node_power_kw": 1_000,  # engine bound on_prem.node_power_kw (NVL72 rack: ~130 kW)
+    "servertype.price_usd": 1e8,  # engine bound on_prem.server_usd
+    "servertype.price_low_usd": 1e8,
+    "servertype.price_high_usd": 1e8,
+    "fabric.port_gbps": 1e5,  # XDR: 800 Gb/s
+    "fabric.latency_us": 1e6,
+    "fabric.collective_efficiency": 1.0,  # a fraction of line rate
+    "switch.ports": 100_000,  # Quantum-X800: 144
+    "switch.port_gbps": 1e5,
+    "switch.price_usd": 1e8,
+    "switch.power_w": 1e6,
+    "storagetier.read_gbps": 1e7,
+    "storagetier.write_gbps": 1e7,
+    "storagetier.usd_per_tb_month": 1e6,  # engine bound cloud.storage_usd_per_tb_month
+    "cloudoffering.gpu_count": 72,  # a node's GPUs, as servertype.gpus_per_node
+    "cloudoffering.network_gbps": 1e6,  # p5: 3,200 Gb/s
+    "cloudoffering.spot_preemptions_per_day": 1_000,  # engine bound cloud.spot_preemptions_per_day
+    "cloudprice.usd_per_hour": 1e6,  # engine bound cloud.usd_per_node_hour (p5: ~$55/hour)
+}
+
+
+BOUNDED_MODELS: dict[str, type[models.Model]] = {
+    m._meta.model_name: m  # type: ignore[misc]
+    for m in (Accelerator, ServerType, Fabric, Switch, StorageTier, CloudOffering, CloudPrice)
+}
+
+
+def _add_upper_bounds() -> None:
+    """Give each field in CATALOG_MAX a MaxValueValidator (before any field's validators are first read, so
+    model validation, ModelSerializer's max_value and migrations all see it)."""
+    for label, high in CATALOG_MAX.items():
+        model_name, field_name = label.split(".")
+        field: Any = BOUNDED_MODELS[model_name]._meta.get_field(field_name)
+        field._validators = [*field._validators, MaxValueValidator(high, f"must be at most {high:g}")]
+        field.__dict__.pop("validators", None)  # the cached_property, should anything have read it
+
+
+_add_upper_bounds()

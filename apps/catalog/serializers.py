@@ -20,10 +20,10 @@ from apps.catalog.models import (
 )
 from apps.catalog.selectors import price_freshness
 from apps.catalog.skypilot import SKYPILOT_CLOUDS
-from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 
-class CleanedModelSerializer(StrictJSONTypes, serializers.ModelSerializer[Any]):
+class CleanedModelSerializer(KnownKeysOnly, StrictJSONTypes, serializers.ModelSerializer[Any]):
     """Runs the model's clean() so the API and the admin enforce the same one-row rules, and refuses JSON values
     of the wrong type (0 for a name) instead of coercing them."""  # noqa: E501 (drf-spectacular publishes this text)
 
@@ -70,6 +70,7 @@ class AcceleratorSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -94,6 +95,7 @@ class ServerTypeSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -111,6 +113,7 @@ class FabricSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -148,6 +151,7 @@ class StorageTierSerializer(CleanedModelSerializer):
             "source",
             "as_of",
             "notes",
+            "retired",
         ]
 
 
@@ -220,6 +224,7 @@ class CloudOfferingSerializer(CleanedModelSerializer):
             "as_of",
             "notes",
             "prices",
+            "retired",
         ]
 
 

@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import ProtectedError
 
 from apps.catalog import skypilot
 from apps.catalog.models import (
@@ -33,7 +34,8 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
-from clusterdesigner.errors import InvalidInput
+from clusterdesigner import references
+from clusterdesigner.errors import Conflict, InvalidInput
 from clusterdesigner.spreadsheets import formula_safe, formula_unescaped
 
 SEED_PATH = Path(__file__).resolve().parent / "data" / "seed_catalog.json"
@@ -582,3 +584,44 @@ def cloud_price_import_skypilot(
     return SkyPilotImport(
         cloud=cloud, as_of=as_of, saved=saved, created_offerings=created, skipped=parsed.skipped + skipped
     )
+
+
+# --- Deleting and retiring ---------------------------------------------------------------------------------
+
+REFERENCE_KINDS: dict[type, str] = {
+    Accelerator: "accelerator",
+    Fabric: "fabric",
+    StorageTier: "storage_tier",
+    CloudOffering: "cloud_offering",
+    ServerType: "server_type",
+}
+
+
+def catalog_row_users(*, row: Any) -> list[str]:
+    """Who uses a catalog row (clusterdesigner.references): designs, plans, unfinished sweeps, defaults;
+    empty for a kind nothing names by slug (a switch, a price)."""
+    kind = REFERENCE_KINDS.get(type(row))
+    if kind is None:
+        return []
+    if isinstance(row, ServerType):
+        ref = references.Row(kind, row.slug, row.accelerator.slug, row.gpus_per_node)
+    else:
+        ref = references.Row(kind, row.slug)
+    return references.users(ref)
+
+
+@transaction.atomic
+def catalog_row_delete(*, row: Any) -> None:
+    """Delete a catalog row nothing uses. A row a design, plan, unfinished sweep or default names is a
+    Conflict (409) naming who uses it: retire it instead. A row other rows point at (an accelerator a server
+    type uses) is a Conflict too, naming those rows."""
+    found = catalog_row_users(row=row)
+    try:
+        row.delete()
+    except ProtectedError as exc:
+        users = sorted(
+            {f"{type(obj).__name__} {getattr(obj, 'slug', obj.pk)}" for obj in exc.protected_objects}
+        )
+        raise Conflict(f"still used by {', '.join(users[:5])}; delete or change those first") from exc
+    if found:  # raised inside the transaction: the delete above is rolled back
+        raise Conflict(references.in_use_message(references.Row(REFERENCE_KINDS[type(row)], row.slug), found))

@@ -19,6 +19,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from apps.catalog.models import CATALOG_MAX
+
 # SkyPilot's cloud directory names that are catalog providers (CloudOffering.Provider values).
 SKYPILOT_CLOUDS = ("aws", "gcp", "azure", "oci", "lambda")
 
@@ -44,6 +46,8 @@ PCIE_VARIANTS = {"h100-sxm": "h100-pcie"}
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 PRICE_COLUMNS = {"on_demand": "Price", "spot": "SpotPrice"}
+MAX_GPU_COUNT = CATALOG_MAX["cloudoffering.gpu_count"]
+MAX_PRICE = CATALOG_MAX["cloudprice.usd_per_hour"]
 
 
 @dataclass(frozen=True)
@@ -93,8 +97,8 @@ def accelerator_slug(name: str, instance_type: str) -> str | None:
     return slug
 
 
-def _number(raw: str, line: int, column: str, problems: list[Problem]) -> float | None:
-    """The cell as a finite number of 0 or more; None when empty; a problem when it is anything else."""
+def _number(raw: str, line: int, column: str, problems: list[Problem], high: float) -> float | None:
+    """The cell as a finite number from 0 to ``high``; None when empty; a problem when it is anything else."""
     if not raw:
         return None
     try:
@@ -104,6 +108,9 @@ def _number(raw: str, line: int, column: str, problems: list[Problem]) -> float 
         return None
     if not math.isfinite(value) or value < 0:
         problems.append(Problem(line, column, f"must be a finite number of 0 or more, got {raw!r}"))
+        return None
+    if value > high:
+        problems.append(Problem(line, column, f"must be at most {high:g}, got {raw!r}"))
         return None
     return value
 
@@ -140,8 +147,10 @@ def skypilot_parse(*, text: str, known_accelerators: set[str]) -> ParsedTable:
             return (row.get(columns.get(name, "")) or "").strip()
 
         instance_type, name = cell("InstanceType"), cell("AcceleratorName")
-        prices = {m: _number(cell(column), line, column, problems) for m, column in PRICE_COLUMNS.items()}
-        count = _number(cell("AcceleratorCount"), line, "AcceleratorCount", problems)
+        prices = {
+            m: _number(cell(column), line, column, problems, MAX_PRICE) for m, column in PRICE_COLUMNS.items()
+        }
+        count = _number(cell("AcceleratorCount"), line, "AcceleratorCount", problems, math.inf)
         slug = accelerator_slug(name, instance_type)
         reason = ""
         if not name:
@@ -152,9 +161,15 @@ def skypilot_parse(*, text: str, known_accelerators: set[str]) -> ParsedTable:
             reason = f"accelerator {name} has no catalog accelerator mapped to it"
         elif slug not in known_accelerators:
             reason = f"accelerator {name} maps to {slug}, which the catalog lacks"
-        elif count is None or count < 1 or count != int(count):
+        elif count is None or count < 1:
             raw = cell("AcceleratorCount")
             reason = f"accelerator count {raw!r} is not a whole number of GPUs (a shared or fractional GPU)"
+        elif count != int(count) or count > MAX_GPU_COUNT:
+            # 8.5 GPUs is no shared GPU but a bad row; 1e20 would overflow the offering's GPU count.
+            raw = cell("AcceleratorCount")
+            why = f"must be a whole number of GPUs from 1 to {MAX_GPU_COUNT:g}, got {raw!r}"
+            problems.append(Problem(line, "AcceleratorCount", why))
+            continue
         if reason or slug is None or count is None:
             skipped.append(Skip(line, instance_type, reason))
             continue

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
 from django.core.cache import cache
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
@@ -204,14 +205,26 @@ def _catalog_prices() -> dict[str, dict[str, Any]]:
     }
 
 
-def _picker_context() -> dict[str, Any]:
+def _spec_slugs(spec: Any) -> list[str]:
+    """Every string value in a spec: enough to keep the catalog rows it names in its pickers."""
+    if isinstance(spec, dict):
+        return [slug for value in spec.values() for slug in _spec_slugs(value)]
+    if isinstance(spec, list):
+        return [slug for value in spec for slug in _spec_slugs(value)]
+    return [spec] if isinstance(spec, str) else []
+
+
+def _picker_context(spec: Any = None) -> dict[str, Any]:
+    # Retired rows are hidden from pickers, except those the design being edited already uses (dropping its
+    # own choice from the list would change it on save).
+    kept = Q(retired=False) | Q(slug__in=_spec_slugs(spec))
     return {
-        "accelerators": Accelerator.objects.order_by("name").only("slug", "name", "memory_gib"),
-        "fabrics": Fabric.objects.order_by("name").only("slug", "name"),
-        "storage_tiers": StorageTier.objects.order_by("name").only("slug", "name"),
-        "offerings": CloudOffering.objects.select_related("accelerator").order_by(
-            "provider", "instance_type"
-        ),
+        "accelerators": Accelerator.objects.filter(kept).order_by("name").only("slug", "name", "memory_gib"),
+        "fabrics": Fabric.objects.filter(kept).order_by("name").only("slug", "name"),
+        "storage_tiers": StorageTier.objects.filter(kept).order_by("name").only("slug", "name"),
+        "offerings": CloudOffering.objects.filter(kept)
+        .select_related("accelerator")
+        .order_by("provider", "instance_type"),
         "presets": model_presets(),
         "pricing_models": PRICING_MODELS,
         "pricing_choices": [(m, _pricing_name(m)) for m in PRICING_MODELS],
@@ -456,7 +469,7 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
     design = or_404(selectors.design_get_owned(user=request.user, design_id=design_id))
     version = design.current
     context = {
-        **_picker_context(),
+        **_picker_context(version.spec),
         "design": design,
         "catalog_prices": _catalog_prices(),
         "spec": spec_with_defaults(version.spec),

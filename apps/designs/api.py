@@ -305,6 +305,13 @@ class SharedDesignView(viewsets.ViewSet):
     permission_classes = [permissions.AllowAny]
     authentication_classes: list[Any] = []
 
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        """Whoever holds the link reads it; no shared cache keeps it (a revoked link must stop at once), as
+        the share page itself is sent."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Cache-Control"] = "private, no-store"
+        return response
+
     @extend_schema(
         parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="The share token.")],
         responses={200: SharedDesignSerializer, 404: ERRORS[404]},

@@ -14,10 +14,10 @@ from apps.designs.result_serializers import (
     PriceFreshnessSerializer,
     TrainingEstimateSerializer,
 )
-from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 
-class DesignInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class DesignInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, default=Design.Visibility.PRIVATE)
@@ -29,7 +29,7 @@ class DesignInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     )
 
 
-class DesignUpdateSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class DesignUpdateSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     version = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -77,7 +77,7 @@ class DesignVersionSerializer(serializers.ModelSerializer[Any]):
         fields = ["number", "name", "description", "spec", "created_by", "created_at"]
 
 
-class CloneSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class CloneSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200, required=False)
 
 
@@ -165,7 +165,7 @@ class AnalysisStartedSerializer(serializers.Serializer[Any]):
     status = serializers.CharField()
 
 
-class ShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class ShareLinkInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     expires_at = serializers.DateTimeField(
         required=False,

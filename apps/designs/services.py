@@ -221,10 +221,21 @@ def design_update(
 
 
 @transaction.atomic
+def clone_name(*, name: str) -> str:
+    """The default name of a copy, "Copy of <name>", cut with an ellipsis to fit the name column: a design
+    already named with the column's 200 characters must still clone (PostgreSQL refuses a longer value)."""
+    limit = Design._meta.get_field("name").max_length or 200
+    copy = f"Copy of {name}"
+    return copy if len(copy) <= limit else copy[: limit - 1] + "\u2026"
+
+
 def design_clone(*, design: Design, owner: Any, name: str | None = None) -> Design:
     source = design.current
     return design_create(
-        owner=owner, name=name or f"Copy of {design.name}", description=design.description, spec=source.spec
+        owner=owner,
+        name=name or clone_name(name=design.name),
+        description=design.description,
+        spec=source.spec,
     )
 
 

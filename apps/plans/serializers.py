@@ -8,7 +8,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from apps.plans.models import CapacityPlan, PlanVersion
-from clusterdesigner.api import StrictJSONTypes
+from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 SPEC_HELP = (
     "horizon_months, gpus_per_node, growth_pct_per_month, discount_rate; training (gpu_hours and gpus, or "
@@ -17,13 +17,13 @@ SPEC_HELP = (
 )
 
 
-class PlanInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class PlanInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     spec = serializers.DictField(help_text=SPEC_HELP)
 
 
-class PlanUpdateSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class PlanUpdateSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
     spec = serializers.DictField(required=False, help_text="A new spec makes a new version. " + SPEC_HELP)
@@ -156,7 +156,7 @@ class PlanSolutionSerializer(serializers.Serializer[Any]):
     created_at = serializers.DateTimeField()
 
 
-class PlanShareLinkInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+class PlanShareLinkInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     expires_in_days = serializers.IntegerField(
         required=False,
         allow_null=True,

@@ -20,6 +20,7 @@ class ServingEstimateView(APIView):
 
     permission_classes = [permissions.AllowAny]
     parser_classes = [JSONParser]
+    token_scope = "read"  # a read-only API token may ask: nothing is written
 
     @extend_schema(
         operation_id="serving_estimate",

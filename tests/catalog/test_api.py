@@ -143,10 +143,10 @@ def test_price_per_gpu_hour_divides_by_gpus_per_instance(api_client: Any, catalo
 def test_token_authentication_lets_staff_tools_write(
     api_client: Any, catalog: Any, django_user_model: Any
 ) -> None:
-    from rest_framework.authtoken.models import Token
+    from clusterdesigner.api_tokens import api_token_create
 
     user = django_user_model.objects.create_user("tool", password="x-tool-pw-1", is_staff=True)
-    token = Token.objects.create(user=user)
+    token = api_token_create(user=user, scope="catalog")
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     response = api_client.patch("/api/v1/accelerators/h100-sxm/", {"list_price_usd": 30000}, format="json")
     assert response.status_code == 200 and response.json()["list_price_usd"] == 30000

@@ -17,11 +17,11 @@ from http.cookiejar import CookieJar
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from apps.catalog.services import catalog_load_seed
 from apps.designs.demo import demo_load
 from apps.designs.services import share_link_create
+from clusterdesigner.api_tokens import api_token_create
 
 from .conftest import WebServer, free_port
 
@@ -85,7 +85,7 @@ def test_pages_and_sign_in_work_and_starting_an_analysis_answers_503_with_redis_
     status, _, shared = _open(urllib.request.build_opener(), f"{base}/share/{token}/")
     assert status == 200 and 'data-chart="chart-data-memory"' in shared
 
-    key = Token.objects.create(user=alice).key
+    key = api_token_create(user=alice, scope="designs").key
     headers = {
         "Authorization": f"Token {key}",
         "Content-Type": "application/json",

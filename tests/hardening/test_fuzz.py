@@ -73,19 +73,19 @@ def fuzz_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[dict[st
     transaction that is rolled back (``fuzz_env``), so no example sees another's writes. Removed at the end of
     the module: every other test file starts with an empty catalog."""
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from apps.catalog.models import RentalPricePoint, ResidualValuePoint
     from apps.catalog.selectors import CATALOG_MODELS
     from apps.catalog.services import catalog_load_seed
     from apps.designs import services as design_services
+    from clusterdesigner.api_tokens import api_token_create
 
     catalog_models = (RentalPricePoint, ResidualValuePoint, *reversed(CATALOG_MODELS))
     with django_db_blocker.unblock():
         assert not any(model.objects.exists() for model in catalog_models), "the catalog is not empty"
         catalog_load_seed()
         staff = get_user_model().objects.create_user("fuzz-staff", password="pw-fuzz-123", is_staff=True)
-        token = Token.objects.create(user=staff)
+        token = api_token_create(user=staff, scope="catalog")
         fixed = design_services.design_create(
             owner=staff, name="fuzz fixed layout", spec={"parallelism": {"tp": 8, "pp": 4}}
         )

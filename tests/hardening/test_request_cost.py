@@ -11,7 +11,6 @@ import pytest
 from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.catalog.selectors import catalog_version
@@ -19,6 +18,7 @@ from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion
 from apps.designs.services import design_create, design_update
 from clusterdesigner import memo
+from clusterdesigner.api_tokens import api_token_create
 from clusterdesigner.compiled_query import CompiledQuery, CompileError
 from tests.designs.test_api import SPEC
 
@@ -94,7 +94,7 @@ def test_visible_version_reads_what_the_orm_reads(alice: Any, bob: Any, catalog:
 
 def test_token_authentication_answers_as_drfs(alice: Any, catalog: Any) -> None:
     design = design_create(owner=alice, name="mine", spec=SPEC)
-    key = Token.objects.create(user=alice).key
+    key = api_token_create(user=alice, scope="designs").key
     client = APIClient()
     assert _evaluate(client, design, key).status_code == 200
     wrong = _evaluate(client, design, "0" * 40)
@@ -122,7 +122,7 @@ def test_a_stored_evaluation_takes_three_queries(
     alice: Any, catalog: Any, django_assert_num_queries: Any
 ) -> None:
     design = design_create(owner=alice, name="mine", spec=SPEC)
-    key = Token.objects.create(user=alice).key
+    key = api_token_create(user=alice, scope="designs").key
     client = APIClient()
     first = _evaluate(client, design, key)  # evaluates and stores the result
     assert first.status_code == 200
