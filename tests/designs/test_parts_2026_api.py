@@ -69,6 +69,8 @@ def test_a_2026_part_design_evaluates_through_the_api_on_its_own_figures(
     assert training["memory_capacity_gib"] == memory
     # MFU is model TFLOP/s over the part's own dense peak at the chosen precision.
     assert training["mfu"] == pytest.approx(training["model_tflops_per_gpu"] / peak, rel=1e-9)
+    # No measured run of any of these parts: the band is its family's widest and says so.
+    assert f"no measured run of {slug}" in training["error_band"]["basis"]
     names = {a["name"]: a for a in response.json()["assumptions"]}
     assert names[f"catalog.{slug}.memory_gib"]["value"] == memory
     assert "secondary" in names[f"catalog.{slug}.memory_gib"]["source"]
