@@ -3,6 +3,9 @@
 Models whose released configs set every dropout probability to 0 (Llama 2 and 3, MPT, BLOOM, Mixtral and
 DeepSeek-V3 config.json files) have ``dropout=False``; GPT-3 and the Megatron models keep dropout on.
 
+Norm and RoPE base (``rms_norm``, ``rope_theta``, read by the launch exports) are from each model's released
+config.json: Llama 2 10,000, Llama 3 500,000, Mixtral and Qwen3 1,000,000, DeepSeek-V3 10,000, all RMSNorm.
+
 Parameter counts are computed from the shape (``ModelShape.total_params``), never typed in, so a preset
 whose count is far from its name is a wrong shape; ``tests/engine/test_model.py`` checks each one.
 """
@@ -119,7 +122,8 @@ def _llama4(slug: str, name: str, *, experts: int, moe_layers: int) -> ModelShap
 def _qwen3(
     slug: str, name: str, *, layers: int, hidden: int, heads: int, ffn: int, expert: int
 ) -> ModelShape:
-    """A Qwen3 MoE model: 4 KV heads of 128, 128 experts, top-8, every layer MoE, untied, no dropout."""
+    """A Qwen3 MoE model: 4 KV heads of 128, 128 experts, top-8, every layer MoE, untied, no dropout,
+    RMSNorm, rope_theta 1,000,000."""
     return ModelShape(
         slug=slug,
         name=name,
@@ -133,6 +137,8 @@ def _qwen3(
         seq_len=4096,
         dropout=False,
         gated_mlp=True,
+        rms_norm=True,
+        rope_theta=1000000,
         experts=128,
         top_k=8,
         expert_ffn_hidden=expert,
@@ -168,6 +174,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=4096,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=10000,
         ),
         _LLAMA2,
     ),
@@ -184,6 +192,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=4096,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=10000,
         ),
         _LLAMA2,
     ),
@@ -200,6 +210,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=4096,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=10000,
         ),
         _LLAMA2,
     ),
@@ -216,6 +228,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=8192,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=500000,
         ),
         _LLAMA3,
     ),
@@ -232,6 +246,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=8192,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=500000,
         ),
         _LLAMA3,
     ),
@@ -248,6 +264,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=8192,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=500000,
         ),
         _LLAMA3,
     ),
@@ -354,6 +372,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=4096,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=1000000,
             experts=8,
             top_k=2,
             expert_ffn_hidden=14336,
@@ -374,6 +394,8 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
             seq_len=4096,
             dropout=False,
             gated_mlp=True,
+            rms_norm=True,
+            rope_theta=10000,
             experts=256,
             top_k=8,
             expert_ffn_hidden=2048,
