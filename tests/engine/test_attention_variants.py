@@ -124,3 +124,31 @@ def test_a_custom_window_defaults_to_every_layer_local() -> None:
     assert gemma_like.attention_keys(8192) == pytest.approx(
         6 * 8192 + 26 * (2 * 8192 * 1024 - 1024**2 + 1024) / 8193, rel=1e-12
     )
+
+
+def _step_compute_s(window: int) -> float:
+    from clusterdesigner.engine.training import estimate
+    from tests.engine.specs import ACCELERATORS, FABRICS
+
+    request = {
+        "model": {"preset": "gpt-oss-20b", "sliding_window": window},
+        "training": {"tokens": 1e11, "global_batch_seqs": 256, "precision": "bf16"},
+        "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 8, "fabric": "ib-ndr400"},
+        "parallelism": {"tp": 1, "pp": 1, "dp": 64, "ep": 8, "micro_batch": 1, "recompute": "none"},
+    }
+    result = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    return float(result["step_time_s"]["compute"])
+
+
+def test_attention_time_falls_in_proportion_to_the_keys_a_window_leaves() -> None:
+    # The attention core's time is linear in the keys a query scores, the rest of a layer is not touched by
+    # the window, so the step's compute differences keep the ratio of the key differences: window 4,096 is
+    # full attention at seq 4,096 (12 full + 12 local layers either way).
+    model = PRESETS["gpt-oss-20b"]
+    keys = {w: dataclasses.replace(model, sliding_window=w).attention_keys(4096) for w in (128, 2048, 4096)}
+    compute = {w: _step_compute_s(w) for w in keys}
+    assert compute[128] < compute[2048] < compute[4096]
+    expected = (keys[4096] - keys[128]) / (keys[4096] - keys[2048])
+    assert (compute[4096] - compute[128]) / (compute[4096] - compute[2048]) == pytest.approx(
+        expected, rel=1e-9
+    )
