@@ -81,3 +81,13 @@ def test_the_editor_serving_and_sweep_pickers_offer_the_2026_parts(alice: Any, c
         body = client.get(page).content.decode()
         for slug in ("gb300", "b300", "mi350x"):
             assert f'value="{slug}"' in body, (page, slug)
+
+
+def test_the_accelerator_page_marks_rubin_announced_not_measured(alice: Any, catalog: Any) -> None:
+    client = Client()
+    client.force_login(alice)
+    body = client.get("/catalog/").content.decode()
+    row = body[body.index("NVIDIA Rubin (per GPU package") :][:600]
+    assert "announced, not measured" in row and "2025-03-18" in row
+    gb300 = body[body.index("NVIDIA GB300 (per Blackwell Ultra GPU") :][:300]
+    assert "announced, not measured" not in gb300
