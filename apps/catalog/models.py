@@ -66,9 +66,15 @@ class Accelerator(Sourced, Retirable):
         ADA = "ada", "NVIDIA Ada Lovelace"
         HOPPER = "hopper", "NVIDIA Hopper"
         BLACKWELL = "blackwell", "NVIDIA Blackwell"
+        RUBIN = "rubin", "NVIDIA Rubin"
         CDNA3 = "cdna3", "AMD CDNA 3"
         CDNA4 = "cdna4", "AMD CDNA 4"
         OTHER = "other", "Other"
+
+    class Availability(models.TextChoices):
+        # An announced part's figures are the vendor's launch claims: nothing has been measured on it.
+        SHIPPING = "shipping", "Shipping"
+        ANNOUNCED = "announced", "Announced, not measured"
 
     slug = models.SlugField(max_length=50, unique=True)
     name = models.CharField(max_length=100)
@@ -103,6 +109,12 @@ class Accelerator(Sourced, Retirable):
     has_nvlink = models.BooleanField(default=False)
     tdp_w = models.FloatField(null=True, blank=True, validators=POSITIVE)
     list_price_usd = models.FloatField(null=True, blank=True, validators=NON_NEGATIVE)
+    availability = models.CharField(
+        max_length=20,
+        choices=Availability.choices,
+        default=Availability.SHIPPING,
+        help_text="Announced: the vendor's launch figures, dated as_of the announcement.",
+    )
 
     class Meta:
         ordering = ["vendor__name", "name"]
@@ -126,8 +138,8 @@ class Accelerator(Sourced, Retirable):
         fields = [
             f.name
             for f in self._meta.concrete_fields
-            if f.name not in {"id", "vendor", "source", "notes", "updated_at"}
-        ]
+            if f.name not in {"id", "vendor", "notes", "updated_at"}
+        ]  # the source rides along so a design's assumptions cite the part's figures
         record = {name: getattr(self, name) for name in fields}
         record["vendor"] = self.vendor.slug
         record["as_of"] = self.as_of.isoformat() if self.as_of else None

@@ -67,6 +67,7 @@ class AcceleratorSerializer(CleanedModelSerializer):
             "has_nvlink",
             "tdp_w",
             "list_price_usd",
+            "availability",
             "source",
             "as_of",
             "notes",

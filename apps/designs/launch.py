@@ -509,12 +509,67 @@ def _model_args(
     if not shape["tied_embeddings"]:
         out.add("--untie-embeddings-and-output-weights")
     _attention_args(out, shape)
+    _norm_and_position_args(out, shape)
+    _local_attention_args(out, shape)
     if shape["experts"]:
         _moe_args(out, shape, layers)
-    out.comments.append(
-        "norm and position-embedding flags are not part of the design: add e.g. --normalization RMSNorm "
-        "--position-embedding-type rope for Llama-style models"
-    )
+
+
+def _norm_and_position_args(out: _Args, shape: Mapping[str, Any]) -> None:
+    """RMSNorm and rotary embeddings with the model's base (Megatron-LM arguments.py --normalization,
+    --position-embedding-type, --rotary-base), from ``rms_norm`` and ``rope_theta``. A model that gives
+    neither keeps Megatron's defaults (LayerNorm, learned absolute positions), and the comment says so."""
+    if shape["rms_norm"]:
+        out.add("--normalization", "RMSNorm")
+    if shape["rope_theta"]:
+        out.add("--position-embedding-type", "rope")
+        out.add("--rotary-base", shape["rope_theta"])
+    unset = [name for name in ("rms_norm", "rope_theta") if not shape[name]]
+    if unset:
+        out.comments.append(
+            f"the model does not set {' or '.join(unset)}: Megatron's defaults apply (LayerNorm, learned "
+            "absolute positions); give them on the model (or choose a preset that has them) to carry "
+            "--normalization RMSNorm / --position-embedding-type rope --rotary-base"
+        )
+
+
+def _global_every(layers: int, local: int) -> int | None:
+    """N when the model has one global layer after every N − 1 local ones (local = layers − layers / N),
+    Megatron's integer form of --window-attn-skip-freq and --no-rope-freq; None otherwise."""
+    global_layers = layers - local
+    if global_layers <= 0 or layers % global_layers:
+        return None
+    return layers // global_layers
+
+
+def _local_attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
+    """Sliding-window layers (--window-size W,0 and --window-attn-skip-freq N: one full layer after N − 1
+    windowed ones), attention sinks (--softmax-type learnable, GPT-OSS) and Llama 4's NoPE global layers
+    (--no-rope-freq N) — Megatron-LM arguments.py and its GPT-OSS example (--window-size 128,0
+    --window-attn-skip-freq 2 --softmax-type learnable). Chunked attention has no Megatron-LM flag: said in
+    a comment."""
+    layers, local = int(shape["layers"]), int(shape["local_layers"])
+    every = _global_every(layers, local)
+    if shape["sliding_window"]:
+        out.add("--window-size", f"{int(shape['sliding_window'])},0")
+        if every is not None:
+            out.add("--window-attn-skip-freq", every)
+        elif local < layers:
+            out.comments.append(
+                f"{local} of {layers} layers are windowed in no 1-in-N pattern: give --window-attn-skip-freq "
+                'as a list (Megatron-LM accepts e.g. "[1,1,1,0]*3") for the model\'s own layer pattern'
+            )
+    if shape["attention_chunk"]:
+        if every is not None:
+            # Llama 4's global (unchunked) layers are its NoPE layers (config no_rope_layer_interval 4).
+            out.add("--no-rope-freq", every)
+        out.comments.append(
+            f"chunked attention ({int(shape['attention_chunk'])} tokens on {local} of {layers} layers) has "
+            "no Megatron-LM flag: the estimate times those layers chunked; Megatron trains them with full "
+            "causal attention unless the build adds chunking"
+        )
+    if shape["attention_sinks"]:
+        out.add("--softmax-type", "learnable")
 
 
 def _batch_args(out: _Args, layout: Layout, evaluation: DesignEvaluation, seq_len: int) -> None:

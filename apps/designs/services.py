@@ -464,6 +464,7 @@ def _assumptions(
         for key, unit in (
             ("bf16_dense_tflops", "TFLOP/s"),
             ("fp8_dense_tflops", "TFLOP/s"),
+            ("fp4_dense_tflops", "TFLOP/s"),
             ("memory_gib", "GiB"),
             ("hbm_bandwidth_tbps", "TB/s"),
             ("scaleup_bandwidth_gbps", "GB/s"),

@@ -152,5 +152,6 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")
     kv_bytes_per_token = serializers.FloatField(
         help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes, or under "
-        "multi-head latent attention layers × (kv_lora_rank + qk_rope_head_dim) × bytes"
+        "multi-head latent attention layers × (kv_lora_rank + qk_rope_head_dim) × bytes; a sliding-window or "
+        "chunked layer counts as min(window, mean context) / mean context of a layer"
     )

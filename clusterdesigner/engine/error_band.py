@@ -17,6 +17,12 @@ rows. The band says which key (``basis``) and how many rows it rests on. A famil
 hold (AMD CDNA: no row yet) takes other families' rows, which may understate its error — the ``basis`` says
 so.
 
+A part with no measured run in that data (``MEASURED_PARTS`` lists the catalog slugs that have one) gets
+``band_for_part``: the widest band of its family (CDNA 3 and 4 count as one family; a family with no rows,
+such as an announced part's, takes the widest band of all), never narrower than its regime's own band, and
+its ``basis`` says so. Its family's runs say how the engine errs on that architecture, not on this part's
+clocks, memory or interconnect.
+
 ``MEMORY_HEADROOM`` (the default ``training.memory_headroom``) is −p10 of the engine's memory error on the
 rows with measured memory: keeping that fraction of HBM free lets 90 % of those runs fit (the derivation is
 in bench/calibration_regimes.py).
@@ -33,6 +39,11 @@ SCALE_GPUS = 1024
 LONG_CONTEXT_TOKENS = 32768
 ANY = "*"
 ALL_ROWS = "/".join([ANY] * 5)
+# Catalog slugs of the parts with a measured run in tests/engine/data/runs.csv or runs_frontier.csv (their
+# gpu_type column); tests/engine/test_error_band_parts.py keeps the two in step.
+MEASURED_PARTS = frozenset(
+    {"a100-80gb", "a100-40gb", "h100-sxm", "h200", "b200", "gb200", "mi300x", "mi325x", "mi355x"}
+)
 
 __all__ = [
     "ALL_ROWS",
@@ -42,9 +53,11 @@ __all__ = [
     "MEMORY_ROWS",
     "LONG_CONTEXT_TOKENS",
     "MIN_ROWS",
+    "MEASURED_PARTS",
     "Band",
     "band_keys",
     "band_for",
+    "band_for_part",
     "regime_key",
 ]
 
@@ -98,3 +111,30 @@ def band_for(regime: str) -> Band:
             rows, p10, median, p90 = BANDS[key]
             return Band(regime=regime, basis=key, rows=rows, p10=p10, median=median, p90=p90)
     raise LookupError(f"error_band_table has no all-rows band ({ALL_ROWS})")
+
+
+def _family_group(family: str) -> str:
+    return "cdna" if family.startswith("cdna") else family
+
+
+def band_for_part(regime: str, *, part: str) -> Band:
+    """``band_for(regime)`` for a part with a measured run; otherwise the widest band (largest p90 − p10) of
+    the regime's family, or of all bands when the family has none, and never narrower than the regime's own
+    band. The ``basis`` names the key used and the part."""
+    own = band_for(regime)
+    if part in MEASURED_PARTS:
+        return own
+    group = _family_group(regime.split("/")[0])
+    family = [k for k in BANDS if _family_group(k.split("/")[0]) == group]
+    where = f"{group} family" if family else "all families"
+    keys = [*(family or BANDS), own.basis]
+    widest = max(keys, key=lambda k: (round(BANDS[k][3] - BANDS[k][1], 9), k))
+    rows, p10, median, p90 = BANDS[widest]
+    return Band(
+        regime=regime,
+        basis=f"{widest} (no measured run of {part}: the widest band of the {where} or its regime)",
+        rows=rows,
+        p10=p10,
+        median=median,
+        p90=p90,
+    )

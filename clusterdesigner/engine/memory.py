@@ -316,7 +316,9 @@ def _layer_tensors(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, A
         / tp
     ) - fp8_input_store_savings_per_layer(m, problem.training, tokens=tokens, tp=tp)
     score_bytes = 5.0 if m.dropout else 4.0
-    scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * m.seq_len * tokens / tp
+    # Without flash attention each layer stores its score matrix: a query's keys, fewer in local layers.
+    keys = m.attention_keys(m.seq_len) / m.layers if m.local_span else m.seq_len
+    scores = 0.0 if problem.training.flash_attention else score_bytes * m.heads * keys * tokens / tp
     return {
         "tokens": tokens,
         "tp": tp,

@@ -47,6 +47,14 @@ class ModelShape:
     input embedding with the output layer (fewer parameters, same FLOPs). ``dropout`` false: trained with
     no dropout (Llama, Mixtral, DeepSeek, MPT, BLOOM configs set it to 0), so no dropout masks are stored
     or written.
+
+    Local attention (issue #32): ``local_layers`` of the layers attend within a ``sliding_window`` of the
+    last tokens (GPT-OSS: every other layer, window 128; Gemma 3: five of six layers, 1,024) or within their
+    ``attention_chunk`` of the sequence (Llama 4: three of four layers in chunks of 8,192); the rest attend
+    to the whole causal prefix. At most one of the two is set; when one is, ``local_layers`` defaults to
+    every layer. ``attention_sinks``: a learned logit per head in every layer's softmax (GPT-OSS), counted
+    as parameters (heads per layer), negligible in FLOPs. ``rms_norm`` and ``rope_theta`` (the RoPE base;
+    0 = not given or no RoPE) do not change the counts; the launch exports read them.
     """
 
     layers: int
@@ -71,6 +79,12 @@ class ModelShape:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     mtp_depth: int = 0
+    sliding_window: int = 0
+    attention_chunk: int = 0
+    local_layers: int = 0
+    attention_sinks: bool = False
+    rms_norm: bool = False
+    rope_theta: int = 0
     name: str = ""
     slug: str = ""
 
@@ -93,6 +107,25 @@ class ModelShape:
             )
         if self.experts:
             self._check_moe()
+        self._check_local_attention()
+
+    def _check_local_attention(self) -> None:
+        """One kind of local attention, on between 1 and all layers; local layers need a window or chunk."""
+        if self.sliding_window and self.attention_chunk:
+            raise InputError(
+                "give sliding_window or attention_chunk, not both (a layer is windowed or chunked)",
+                field="model.attention_chunk",
+            )
+        if (self.sliding_window or self.attention_chunk) and not 1 <= self.local_layers <= self.layers:
+            raise InputError(
+                f"local_layers must be between 1 and layers ({self.layers}) with a window or chunk",
+                field="model.local_layers",
+            )
+        if self.local_layers and not (self.sliding_window or self.attention_chunk):
+            raise InputError(
+                "local layers need a sliding_window or an attention_chunk (tokens)",
+                field="model.local_layers",
+            )
 
     def _check_counts(self) -> None:
         """Every size a whole number: the dense shape's positive, the optional ones (MLA, head_dim, MTP,
@@ -101,7 +134,8 @@ class ModelShape:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
-        optional = MLA_FIELDS + ("head_dim", "mtp_depth", "experts", "top_k", "expert_ffn_hidden")
+        optional: tuple[str, ...] = MLA_FIELDS + ("head_dim", "mtp_depth", "experts", "top_k")
+        optional += ("expert_ffn_hidden", "sliding_window", "attention_chunk", "local_layers", "rope_theta")
         for name in optional + ("shared_experts", "moe_layers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -216,8 +250,10 @@ class ModelShape:
 
     @property
     def layer_norm_params(self) -> int:
-        """Norm weights per layer: the two pre-norms, and under MLA the norms of the Q and KV latents."""
-        return 2 * self.hidden + (self.q_lora_rank + self.kv_lora_rank if self.is_mla else 0)
+        """Norm weights per layer: the two pre-norms, under MLA the norms of the Q and KV latents, and the
+        attention sinks' one logit per head (GPT-OSS ``self_attn.sinks``), small per-layer vectors alike."""
+        sinks = self.heads if self.attention_sinks else 0
+        return 2 * self.hidden + (self.q_lora_rank + self.kv_lora_rank if self.is_mla else 0) + sinks
 
     @property
     def dense_mlp_params(self) -> int:
@@ -306,10 +342,51 @@ class ModelShape:
         s×s score matrix, not the causal half; we keep that convention so MFU compares with papers).
         With head_dim: 4·s·heads·head_dim·L; MLA: 2·s·heads·(nope + rope + v)·L (QKᵀ over the 192-wide
         query/key, AV over the 128-wide value for DeepSeek-V3: 2.86× the 4·s·h of its hidden 7168)."""
-        layers = self.layers + self.mtp_depth  # each MTP module runs one more layer
+        keys = self.attention_keys(self.seq_len) + self.mtp_depth * self.seq_len  # MTP layers attend fully
         if self.is_mla:
-            return 2.0 * self.seq_len * self.heads * (self.head_dim + self.v_head_dim) * layers
-        return 4.0 * self.seq_len * self.heads * self.head_dim * layers
+            return 2.0 * keys * self.heads * (self.head_dim + self.v_head_dim)
+        return 4.0 * keys * self.heads * self.head_dim
+
+    # ---- local attention -----------------------------------------------------------------------------
+    @property
+    def local_span(self) -> int:
+        """The window or chunk of a local layer, tokens (0 when every layer attends fully)."""
+        return self.sliding_window or self.attention_chunk
+
+    def local_keys_per_query(self, seq_len: float) -> float:
+        """Keys a query of a local layer scores, on the scale where a full layer scores ``seq_len`` (the
+        whole s×s matrix Narayanan counts, twice the causal triangle s(s+1)/2): 2·E/(s+1), E the entries
+        the causal local mask keeps. Sliding window w ≤ s: query i sees min(i, w) keys, E = w·s − w(w−1)/2,
+        so (2ws − w² + w)/(s + 1) keys, about 2w for w ≪ s. Chunks of c: n = ⌊s/c⌋ whole chunks and r = s −
+        n·c left, E = n·c(c+1)/2 + r(r+1)/2. Window 128, s 4,096: 251.97 keys against 4,096 (6.2 %)."""
+        s = float(seq_len)
+        if self.sliding_window:
+            w = min(float(self.sliding_window), s)
+            entries = w * s - w * (w - 1.0) / 2.0
+        elif self.attention_chunk:
+            c = float(self.attention_chunk)
+            n = s // c
+            r = s - n * c
+            entries = n * c * (c + 1.0) / 2.0 + r * (r + 1.0) / 2.0
+        else:
+            return s
+        return 2.0 * entries / (s + 1.0)
+
+    def attention_keys(self, seq_len: float) -> float:
+        """Keys a query scores summed over the layers (MTP apart), on the full-matrix scale: full layers
+        ``seq_len`` each, local layers ``local_keys_per_query``. The attention core's FLOPs and time are
+        proportional to it: 4 · heads · head_dim per key."""
+        local = self.local_layers if self.local_span else 0
+        return (self.layers - local) * float(seq_len) + local * self.local_keys_per_query(seq_len)
+
+    def kv_layers(self, context_tokens: float) -> float:
+        """Layers' worth of KV a sequence of ``context_tokens`` keeps: full layers keep every token, local
+        layers at most their window or chunk (a sliding-window cache holds the last w tokens; a chunked one
+        the current chunk, up to c). KV bytes per sequence = kv_layers × context × bytes per token-layer."""
+        if not self.local_span or context_tokens <= 0:
+            return float(self.layers)
+        kept = min(float(self.local_span), float(context_tokens)) / float(context_tokens)
+        return (self.layers - self.local_layers) + self.local_layers * kept
 
     @property
     def output_flops_fwd_per_token(self) -> float:
@@ -381,8 +458,12 @@ _INT_FIELDS = (
     "qk_rope_head_dim",
     "v_head_dim",
     "mtp_depth",
+    "sliding_window",
+    "attention_chunk",
+    "local_layers",
+    "rope_theta",
 )
-_BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout")
+_BOOL_FIELDS = ("gated_mlp", "tied_embeddings", "dropout", "attention_sinks", "rms_norm")
 # The range of each shape number a request may give: about a thousand times the largest published model in
 # each dimension, and far below where the float arithmetic on a shape overflows (hidden 1e300 passed the
 # whole-number check and failed mid-sweep with OverflowError). The design spec's serializer
@@ -407,6 +488,10 @@ SHAPE_LIMITS: dict[str, tuple[int, int]] = {
     "qk_rope_head_dim": (1, 100_000),
     "v_head_dim": (1, 100_000),
     "mtp_depth": (0, 1_000),
+    "sliding_window": (0, 100_000_000),  # 0: no sliding window
+    "attention_chunk": (0, 100_000_000),  # 0: no chunked attention
+    "local_layers": (0, 100_000),
+    "rope_theta": (0, 10**12),  # 0: not given
 }
 
 
@@ -478,5 +563,7 @@ def _with_defaults(values: dict[str, Any]) -> dict[str, Any]:
     values.setdefault("ffn_hidden", 4 * values["hidden"])
     if values.get("experts") and not values.get("moe_layers"):
         values["moe_layers"] = values["layers"]
+    if (values.get("sliding_window") or values.get("attention_chunk")) and not values.get("local_layers"):
+        values["local_layers"] = values["layers"]
     values.setdefault("name", values.get("slug") or f"custom {values['layers']}L×{values['hidden']}")
     return values

@@ -329,17 +329,21 @@ def weight_bytes_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any)
     return model.total_params * BYTES[precision] / (np.asarray(tp) * np.asarray(pp))
 
 
-def kv_bytes_per_token(*, model: ModelShape, precision: str) -> float:
+def kv_bytes_per_token(*, model: ModelShape, precision: str, context_tokens: float = 0.0) -> float:
     """KV cache per token of the whole model = layers × elements a layer × bytes: K and V of every KV head,
     kv_heads × head_dim × 2, or under multi-head latent attention (DeepSeek-V2/V3) the compressed latent and
     the shared RoPE key, kv_lora_rank + qk_rope_head_dim, stored once for all heads
     (``ModelShape.kv_cache_elements_per_token_layer``; DeepSeek-V2, arXiv:2405.04434, Sec. 2.1.4).
     DeepSeek-V3: 61 × 576 × 2 B = 70,272 B a token at BF16, where 128 full heads of 192 + 128 would hold
-    61 × 128 × 320 × 2 B ≈ 5.0 MB."""
-    return model.layers * model.kv_cache_elements_per_token_layer * BYTES[precision]
+    61 × 128 × 320 × 2 B ≈ 5.0 MB. With ``context_tokens`` (a sequence's context) the layers are
+    ``ModelShape.kv_layers``: a sliding-window or chunked layer keeps at most its window or chunk, so its
+    share per context token falls as the context grows past it."""
+    return model.kv_layers(context_tokens) * model.kv_cache_elements_per_token_layer * BYTES[precision]
 
 
-def kv_bytes_per_token_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any) -> Any:
+def kv_bytes_per_token_per_gpu(
+    *, model: ModelShape, precision: str, tp: Any, pp: Any, context_tokens: float = 0.0
+) -> Any:
     """KV per token on one GPU: layers/pp × ceil(kv_heads/tp) × head_dim × 2 × bytes. When tp exceeds the KV
     heads, each head is replicated on tp/kv_heads GPUs (TensorRT-LLM and vLLM do so for GQA).
 
@@ -348,12 +352,16 @@ def kv_bytes_per_token_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp
     so vLLM and SGLang keep a full copy on each rank (vLLM's MLA backend, vllm/v1/attention/backends/mla/
     common.py: a cache of head size 576 with num_kv_heads "assumed to be 1 for MLA"; SGLang's guide "DP, DPA
     and SGLang DP Router", docs.sglang.io: with tensor parallelism an MLA model's KV cache is duplicated on
-    every GPU, the reason for its data-parallel attention, which this planner does not model)."""
+    every GPU, the reason for its data-parallel attention, which this planner does not model).
+
+    Local attention: layers are ``ModelShape.kv_layers(context_tokens)`` (all layers when no context is
+    given), as in ``kv_bytes_per_token``."""
+    layers = model.kv_layers(context_tokens)
     if model.is_mla:
         per_layer = model.kv_cache_elements_per_token_layer * BYTES[precision]
-        return model.layers / np.asarray(pp) * per_layer * np.ones_like(np.asarray(tp), dtype=float)
+        return layers / np.asarray(pp) * per_layer * np.ones_like(np.asarray(tp), dtype=float)
     heads = np.ceil(model.kv_heads / np.asarray(tp))
-    return model.layers / np.asarray(pp) * heads * model.head_dim * 2.0 * BYTES[precision]
+    return layers / np.asarray(pp) * heads * model.head_dim * 2.0 * BYTES[precision]
 
 
 def prefill_attention_flops(model: ModelShape, tokens: int) -> float:
@@ -362,10 +370,13 @@ def prefill_attention_flops(model: ModelShape, tokens: int) -> float:
     · L for ordinary attention. Multi-head latent attention prefills as multi-head attention, the latent
     projected up to a 192-wide key and 128-wide value per head (DeepSeek-V3; vLLM's "compute friendly"
     prefill path, vllm/v1/attention/backends/mla/common.py), so n² · heads · (nope + rope + v_head_dim) · L.
-    The up-projection is the kv_b_proj matmul already in ``active_matmul_params``."""
+    The up-projection is the kv_b_proj matmul already in ``active_matmul_params``. Local attention (sliding
+    window, chunks): the n² · L of full layers becomes n · ``ModelShape.attention_keys(n)`` (keys on the
+    full-matrix scale, whose causal half is computed)."""
+    keys = model.attention_keys(tokens)
     if model.is_mla:
-        return 1.0 * tokens * tokens * model.heads * (model.head_dim + model.v_head_dim) * model.layers
-    return 2.0 * tokens * tokens * model.heads * model.head_dim * model.layers
+        return 1.0 * tokens * keys * model.heads * (model.head_dim + model.v_head_dim)
+    return 2.0 * tokens * keys * model.heads * model.head_dim
 
 
 def mla_decode_attention_flops_per_context_token(model: ModelShape) -> float:
@@ -388,7 +399,9 @@ def batch_that_fits(inp: ServingInput, *, tp: Any, pp: Any) -> Any:
     have = inp.accelerator.memory_gib * 2**30 * (1.0 - inp.efficiency.memory_reserve_fraction)
     free = have - weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp)
     per_seq = (
-        kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp)
+        kv_bytes_per_token_per_gpu(
+            model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=inp.context_tokens
+        )
         * inp.context_tokens
     )
     return np.floor(free / per_seq)
@@ -471,7 +484,7 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     micro = np.maximum(batch / pp_a, 1.0)
     ctx = inp.context_tokens
     weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp)
-    kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp)
+    kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=ctx)
     hbm = inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency
     peak = np.asarray(tp) * pp_a * _peak_flops(inp)
     matmul = np.maximum(
@@ -479,9 +492,10 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
         micro * 2.0 * m.active_matmul_params / peak,
     )
     if m.is_mla:
-        attention_flops = micro * ctx * mla_decode_attention_flops_per_context_token(m) * m.layers
+        attention_flops = micro * ctx * mla_decode_attention_flops_per_context_token(m) * m.kv_layers(ctx)
     else:
-        attention_flops = micro * 4.0 * ctx * m.heads * m.head_dim * m.layers
+        # A local layer's new token scores at most its window or chunk of the context (kv_layers).
+        attention_flops = micro * 4.0 * ctx * m.heads * m.head_dim * m.kv_layers(ctx)
     attention = np.maximum(micro * ctx * kv / hbm, attention_flops / peak)
     overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
     return pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp)) + overhead
@@ -630,7 +644,7 @@ class ServingResult:
     peak_to_mean: float = 0.0
     input_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_in
     output_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_out
-    kv_bytes_per_token: float = 0.0  # the whole model's KV cache per token at the KV precision
+    kv_bytes_per_token: float = 0.0  # the whole model's KV per token at the KV precision and mean context
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -735,8 +749,12 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
         rate = float(g["requests_per_s"][best])
         replicas = _replicas(peak / rate) if good.size else 0
         weights = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp))
-        kv = float(kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp))
         ctx = inp.context_tokens
+        kv = float(
+            kv_bytes_per_token_per_gpu(
+                model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=ctx
+            )
+        )
         batch = int(g["batch"][best])
         results.append(
             LayoutResult(
@@ -823,11 +841,13 @@ def _kv_transfer_s(inp: ServingInput, *, tokens: int, tp: Any, pp: Any) -> float
     share; under multi-head latent attention each GPU holds, and its decode counterpart needs, the whole
     latent of its stage (not split tp ways), so every NIC carries a full copy: n × KV per token per GPU."""
     if inp.model.is_mla:
-        per_gpu = kv_bytes_per_token_per_gpu(model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp)
+        per_gpu = kv_bytes_per_token_per_gpu(
+            model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=tokens
+        )
         return float(tokens * float(per_gpu) / (inp.kv_transfer_gbps * 1e9))
     return float(
         tokens
-        * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision)
+        * kv_bytes_per_token(model=inp.model, precision=inp.kv_precision, context_tokens=tokens)
         / (inp.kv_transfer_gbps * 1e9 * tp * pp)
     )
 
@@ -1314,7 +1334,9 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         peak_to_mean=inp.peak_to_mean,
         input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
         output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
-        kv_bytes_per_token=kv_bytes_per_token(model=inp.model, precision=inp.kv_precision),
+        kv_bytes_per_token=kv_bytes_per_token(
+            model=inp.model, precision=inp.kv_precision, context_tokens=inp.context_tokens
+        ),
     )
 
 

@@ -91,6 +91,14 @@ MODEL: Mapping[str, Rule] = {
     "v_head_dim": _int(1, 100_000),
     # Multi-token prediction modules (DeepSeek-V3: 1).
     "mtp_depth": _int(0, 1_000),
+    # Local attention (GPT-OSS sliding window, Llama 4 chunks) on local_layers of the layers; sinks; the
+    # norm and RoPE base the launch exports carry.
+    "sliding_window": _int(0, 100_000_000),
+    "attention_chunk": _int(0, 100_000_000),
+    "local_layers": _int(0, 100_000),
+    "attention_sinks": Rule("bool"),
+    "rms_norm": Rule("bool"),
+    "rope_theta": _int(0, 10**12),
     "name": Rule("text", max_length=200),
 }
 # A model without a preset gives its shape.

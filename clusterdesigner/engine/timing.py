@@ -471,9 +471,12 @@ def _moe_routed_elementwise(c: _Shape) -> FloatArray | float:
 
 
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
-    """Forward and backward seconds of the attention core (scores, softmax, weighted values)."""
+    """Forward and backward seconds of the attention core (scores, softmax, weighted values). ``s`` is the
+    keys a query scores in the mean layer: the sequence, or under local attention (sliding window, chunks)
+    ``ModelShape.attention_keys`` / layers (a pipeline stage is taken to hold the model's mix of layers)."""
     model = c.problem.model
-    tokens, s, tp = c.tokens, c.s, c.tp
+    tokens, tp = c.tokens, c.tp
+    s = model.attention_keys(c.s) / model.layers if model.local_span else c.s
     heads_local = model.heads / tp
     mla = model.is_mla
     if c.problem.training.flash_attention:

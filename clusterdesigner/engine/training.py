@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.error_band import MEMORY_HEADROOM, band_for, regime_key
+from clusterdesigner.engine.error_band import MEMORY_HEADROOM, band_for_part, regime_key
 from clusterdesigner.engine.errors import (
     FieldPaths,
     InfeasibleError,
@@ -547,8 +547,9 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
         model, training, lay["recompute"], full_share=layout_recompute_share(problem, lay)
     )
     cap = cluster.accelerator.memory_gib
-    band = band_for(
-        regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len)
+    band = band_for_part(
+        regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len),
+        part=cluster.accelerator.slug,
     )
     rows = []
     for i in range(lay["tp"].size):

@@ -103,7 +103,11 @@ def test_an_edit_keeps_the_model_and_the_keys_the_editor_does_not_show(
     assert chosen == preset
     assert shown.startswith(note)
     if not preset:
-        assert shown.endswith('mtp_depth 1, name "DeepSeek-V3-like" — kept; choosing a preset replaces it.')
+        # The shape's fields in the spec's order: MTP, then local attention, sinks, norm and RoPE (issue #32).
+        assert "mtp_depth 1, sliding_window 0, attention_chunk 0, local_layers 0, " in shown
+        assert shown.endswith(
+            'rope_theta 10000, name "DeepSeek-V3-like" — kept; choosing a preset replaces it.'
+        )
 
     spec = _save_unchanged(client, design, initial)
     assert spec["workload"]["model"] == model

@@ -347,7 +347,8 @@ def test_inline_accelerator_gives_the_same_result_as_its_slug() -> None:
 
 def test_model_presets_lists_slug_name_and_params() -> None:
     presets = {p["slug"]: p for p in model_presets()}
-    assert len(presets) == 17 and presets["llama3-405b"]["params"] > 4e11
+    # 17 presets + GPT-OSS 120B/20B, Llama 4 Scout/Maverick and Kimi K2 (issue #32).
+    assert len(presets) == 22 and presets["llama3-405b"]["params"] > 4e11
 
 
 # ---- search -----------------------------------------------------------------------------------------
