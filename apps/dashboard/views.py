@@ -114,6 +114,8 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
         "evaluation": evaluation,
         "result": result,
         "costs": result.costs,
+        "design_verdict": result.design_verdict,
+        "rival_cost": result.rival_cost,
         "training": training.chosen if training else None,
         "best_option": result.options[0] if result.options else None,
         "frame": frame,

@@ -16,6 +16,7 @@ from rest_framework import serializers
 from clusterdesigner.engine import cost_result as cr
 from clusterdesigner.engine import evaluation as ev
 from clusterdesigner.engine import training_result as tr
+from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.json_object import optional
 from clusterdesigner.engine.verdict import RentOrOwn
 
@@ -198,6 +199,7 @@ class TrainingEstimateSerializer(serializer_for(tr.LayoutEstimate)):  # type: ig
 EvaluationAssumptionSerializer = serializer_for(ev.EvaluationAssumption, "Evaluation")
 EvaluationFindingSerializer = serializer_for(ev.EvaluationFinding, "Evaluation")
 EvaluationDesignSerializer = serializer_for(ev.DesignRef, "Evaluation")
+DesignVerdictSerializer = serializer_for(DesignVerdict, "Evaluation")
 
 
 class PriceFreshnessSerializer(serializers.Serializer[Any]):
