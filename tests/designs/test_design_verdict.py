@@ -111,3 +111,79 @@ def test_the_offerings_order_changes_nothing_and_the_rival_is_the_cheapest_of_al
         "aws-p6-b200-48xlarge:on_demand",
     ]
     assert "CoreWeave" in verdict["sentence"]
+
+
+def test_the_design_api_and_manage_py_tco_state_the_same_npv_break_even(
+    user_client: Any, catalog: Any, tmp_path: Any
+) -> None:
+    # Issue #31: for the same single-node inputs the design API said 21.3 % and `manage.py tco` 16.8 %.
+    # Both doors now state where the NPVs of the monthly cash flows cross, against the same rival.
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from clusterdesigner.engine.spec import cost_requests
+
+    spec = copy.deepcopy(SPEC)
+    spec["cluster"]["nodes"] = 1
+    spec["parallelism"]["dp"] = 8
+    result = _evaluate(user_client, spec)
+    verdict = result["design_verdict"]
+    (request,) = cost_requests(result["spec"])
+    # The same inputs: the run figures the design's training estimate gave the cost engine, typed in.
+    used = {a["name"]: a["value"] for a in result["costs"]["aws-p5-48xlarge"]["assumptions"]}
+    request["run"] = {k: used[f"run.{k}"] for k in ("params_b", "tokens", "tokens_per_second")}
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request))
+    out = io.StringIO()
+    call_command("tco", str(path), stdout=out)
+    command = json.loads(out.getvalue())
+    assert command["verdict"]["break_even_utilization"] == pytest.approx(
+        verdict["break_even_utilization"], abs=1e-12
+    )
+    assert command["cashflow"]["own"]["npv_usd"] == pytest.approx(verdict["own"]["npv_usd"], abs=0.01)
+    option = next(o for o in result["options"] if o["key"] == "aws-p5-48xlarge:on_demand")
+    assert option["break_even_utilization"] == verdict["break_even_utilization"]
+    # By hand from the API's own cash flows: the gap rent − own is affine in u (on-demand pays u × hours,
+    # owning's energy is idle + (1 − idle) × u of full load), so the root lies where the gap at 70 % falls
+    # to 0 along the line through the NPV at 70 %: u* = 0.7 − gap(0.7) / slope, slope = d(gap)/du.
+    rate = result["costs"]["aws-p5-48xlarge"]["cashflow"]["inputs"]["discount_rate"]
+    cash = result["costs"]["aws-p5-48xlarge"]["cashflow"]
+    gap = _npv(cash["rent"][0]["monthly_usd"], rate) - _npv(cash["own"]["monthly_usd"], rate)
+    assert gap == pytest.approx(verdict["saving_usd"], abs=1.0)
+    assert (gap > 0) == (verdict["break_even_utilization"] < 0.7)
+
+
+def test_the_design_page_and_the_compare_page_show_the_design_verdict_first(
+    user_client: Any, catalog: Any
+) -> None:
+    import html
+
+    ids = []
+    for offerings in (["aws-p6-b200-48xlarge", "coreweave-8x-b200-node"], ["aws-p6-b200-48xlarge"]):
+        created = user_client.post(
+            "/api/v1/designs/", {"name": "B200", "spec": _b200_spec(offerings)}, format="json"
+        )
+        ids.append(created.json()["id"])
+    verdicts = [user_client.post(f"/api/v1/designs/{i}/evaluate/").json()["design_verdict"] for i in ids]
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(user_client.user)
+    response = browser.get(f"/designs/{ids[0]}/")
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    assert page.index('id="finance-summary"') < page.index('id="rent-or-own"')
+    assert verdicts[0]["sentence"] in page
+    # The cash flows shown below are the rival offering's (CoreWeave), not the first listed (AWS).
+    assert 'id="rent-or-own" class="verdict" data-offering="coreweave-8x-b200-node"' in page
+
+    compare = html.unescape(browser.get(f"/compare/?ids={ids[0]},{ids[1]}").content.decode())
+    first_row = compare.index("Rent or own (NPV of the monthly cash flows, chosen options only)")
+    assert first_row < compare.index("Run cost (this option, one run)")
+    # The one-offering design's rival is AWS: its verdict names it, the two-offering design's CoreWeave.
+    assert verdicts[1]["rival"]["key"] == "aws-p6-b200-48xlarge:on_demand"
+    for v in verdicts:
+        word = "Own: saves" if v["winner"] == "own" else f"Rent {v['rival']['label']}"
+        assert word in compare and v["rival"]["label"] in compare
