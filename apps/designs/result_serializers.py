@@ -83,8 +83,9 @@ OPTION_HELP = {
     "usd_per_gpu_hour": COST_HELP["usd_per_gpu_hour"],
     "run_cost_usd": "The cost of one run with this option; null without run days.",
     "days": "Expected days to train with failures and restarts (spot: with its interruptions).",
-    "break_even_utilization": "The utilization at which owning and this option cost the same, when it lies "
-    "in (0, 1]; null otherwise (one of them is cheaper everywhere, as break_even_meaning says).",
+    "break_even_utilization": "The utilization at which owning and this option cost the same NPV of their "
+    "monthly cash flows (the design verdict's basis; a result stored before engine 12: the annualised closed "
+    "form), when it lies in (0, 1]; null otherwise (one of them is cheaper at every utilization).",
 }
 
 
