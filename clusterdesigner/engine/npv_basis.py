@@ -44,7 +44,7 @@ class NpvPair(JsonObject):
 def npv_pair(*, inputs: CashflowInputs, option: str) -> NpvPair:
     """NPV(own) and NPV(``option``) of the monthly cash flows (cashflow.cash_flows, end-of-month, discounted
     monthly at (1 + r)^(1/12) − 1). Owning's lead-time rent is the cash-flow model's own convention."""
-    result = cash_flows(inputs=inputs, break_even=False)
+    result = cash_flows(inputs=inputs, break_even=False, irr=False)
     rent = next((r for r in result.rent if r.name == option), None)
     if rent is None:
         raise KeyError(option)

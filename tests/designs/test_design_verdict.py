@@ -187,3 +187,24 @@ def test_the_design_page_and_the_compare_page_show_the_design_verdict_first(
     for v in verdicts:
         word = "Own: saves" if v["winner"] == "own" else f"Rent {v['rival']['label']}"
         assert word in compare and v["rival"]["label"] in compare
+
+
+def test_the_charts_show_the_rival_offerings_payback_and_tornado_whatever_the_order(
+    user_client: Any, catalog: Any
+) -> None:
+    from apps.dashboard.charts import design_charts
+    from clusterdesigner.engine.evaluation import DesignEvaluation
+
+    result = _evaluate(user_client, _b200_spec(["aws-p6-b200-48xlarge", "coreweave-8x-b200-node"]))
+    charts = {c["id"]: c["figure"] for c in design_charts(DesignEvaluation.from_json(result))}
+    rival = result["costs"]["coreweave-8x-b200-node"]
+    month = rival["cashflow"]["payback_month"]
+    assert month == result["design_verdict"]["payback_month"]
+    notes = [a["text"] for a in charts["cash-flow"]["layout"]["annotations"]]
+    assert notes == [f"payback, month {month} vs CoreWeave 8x B200 node on-demand"]
+    base = charts["sensitivity"]["layout"]["title"]["text"]
+    assert "NPV" in base
+    tornado = rival["sensitivity"]
+    assert tornado["base_own_minus_rent_usd"] == pytest.approx(
+        -result["design_verdict"]["saving_usd"], abs=1e-6
+    )

@@ -97,3 +97,11 @@ def test_the_break_even_utilization_is_where_the_npvs_cross_not_the_closed_form(
 def test_a_root_outside_the_range_is_none_not_extrapolated() -> None:
     assert root(gap=lambda x: x - 2.0, low=0.0, high=1.0) is None
     assert root(gap=lambda x: x - 0.25, low=0.0, high=1.0) == pytest.approx(0.25, abs=1e-12)
+
+
+def test_an_unknown_pricing_model_is_refused_naming_the_field() -> None:
+    from clusterdesigner.engine.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        run({"cloud": {"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "bogus"]}})
+    assert err.value.field == "cloud.pricing_models" and "'bogus'" in err.value.message
