@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from clusterdesigner.engine.cost_result import CostResult, SensitivityRow
 from clusterdesigner.engine.json_object import JsonObject, omit
-from clusterdesigner.engine.verdict import Flip, format_value, usd_short
+from clusterdesigner.engine.verdict import Flip, usd_short
 
 BASIS = "NPV of the monthly cash flows"
 
@@ -255,11 +255,7 @@ def _with_sentence(v: DesignVerdict) -> DesignVerdict:
         parts.append(f"{'below' if be < v.utilization else 'above'} {be:.1%} utilization {side} is cheaper")
     else:
         parts.append(f"{'owning' if v.winner == 'own' else 'renting it'} is cheaper at every utilization")
-    flips = [
-        f"{f.label} {'at' if f.name == 'utilization' else 'of'} {format_value(f.threshold, f.unit)}"
-        for f in v.flips
-        if f.threshold is not None and f.name != "utilization"
-    ]
+    flips = [f.phrase() for f in v.flips if f.threshold is not None and f.name != "utilization"]
     if flips:
         parts.append("the verdict flips at " + ", or ".join(flips) + " (each alone)")
     return DesignVerdict(**{**v.__dict__, "sentence": head + ": " + "; ".join(parts) + "."})

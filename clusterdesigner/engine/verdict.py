@@ -300,10 +300,11 @@ class Flip(JsonObject):
     searched: tuple[float, float]
 
     def phrase(self) -> str:
-        """“utilization 26.9 %”, “the server price $412,003 per node”, ..."""
+        """“utilization at 26.9%”, “the server price of $412,003 per node”, ... ("" without a threshold)."""
         if self.threshold is None:
             return ""
-        return f"{self.label} {format_value(self.threshold, self.unit)}"
+        word = "at" if self.unit == "fraction" else "of"
+        return f"{self.label} {word} {format_value(self.threshold, self.unit)}"
 
 
 def format_value(value: float, unit: str) -> str:
@@ -374,7 +375,10 @@ class RentOrOwn(JsonObject):
             parts = [f"renting {self.cheapest_rent} saves {usd_short(-self.saving_usd)}"]
         be = self.break_even_utilization
         if be is not None and 0 < be <= 1:
-            parts.append(f"below {be:.1%} utilization renting {self.break_even_option} is cheaper")
+            # Beyond the crossing, on the side away from the design's utilization, the other side wins.
+            side = f"renting {self.break_even_option}" if self.saving_usd >= 0 else "owning"
+            where = "below" if be < self.utilization else "above"
+            parts.append(f"{where} {be:.1%} utilization {side} is cheaper")
         elif be is not None and be > 1 or be is None and self.saving_usd < 0 and self.break_even_by_option:
             parts.append(f"renting {self.break_even_option} is cheaper at every utilization")
         elif be is None and self.break_even_by_option:

@@ -105,3 +105,36 @@ def test_an_unknown_pricing_model_is_refused_naming_the_field() -> None:
     with pytest.raises(InputError) as err:
         run({"cloud": {"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "bogus"]}})
     assert err.value.field == "cloud.pricing_models" and "'bogus'" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("price", "where", "cheaper"), [(20.0, "above", "renting reserved 3-year"), (17.0, "below", "owning")]
+)
+def test_the_sentence_puts_the_crossing_on_the_side_where_the_other_option_wins(
+    price: float, where: str, cheaper: str
+) -> None:
+    # A 3-year reservation bills every hour whatever the use, while owning's energy ($0.50/kWh here) grows
+    # with u. At $20 a node-hour owning wins at 30 % and loses to the reservation above the crossing (91.8 %);
+    # at $17 the reservation wins at 30 % and owning is cheaper only below the crossing (9.4 %).
+    out = run(
+        {
+            "cluster": {"accelerator": "h100-sxm", "nodes": 8},
+            "utilization": 0.3,
+            "on_prem": {"usd_per_kwh": 0.5},
+            "cloud": {
+                "offering": "aws-p5-48xlarge",
+                "pricing_models": ["reserved_3y"],
+                "usd_per_node_hour": {"reserved_3y": price},
+            },
+            "uncertainty": {"samples": 5},
+        }
+    )
+    verdict = out["verdict"]
+    be = verdict["break_even_utilization"]
+    assert be is not None and (be > 0.3) == (where == "above")
+    inputs = CashflowInputs.from_json(out["cashflow"]["inputs"])
+    # Hand check of the side: the gap rent − own on the far side of the crossing has the other sign.
+    far = min(1.0, be + 0.05) if where == "above" else max(1e-6, be - 0.05)
+    gap_far = npv_pair(inputs=replace(inputs, utilization=far), option="reserved_3y").gap_usd
+    assert (gap_far > 0) == (cheaper == "owning") == (verdict["saving_usd"] < 0)
+    assert f"{where} {be:.1%} utilization {cheaper} is cheaper" in verdict["sentence"]
