@@ -882,7 +882,7 @@ def _flips(v: Mapping[str, Any], ctx: Context, reference: str) -> tuple[Flip, ..
 
         try:
             threshold = npv_root(gap=gap, low=low * scale, high=high * scale)
-        except (EngineError, ValueError, ZeroDivisionError):
+        except (EngineError, ValueError, ArithmeticError):
             threshold = None  # an input moved this far is refused by the engine: no threshold stated
         out.append(
             Flip(

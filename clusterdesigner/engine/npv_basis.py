@@ -63,7 +63,11 @@ def root(*, gap: Callable[[float], float], low: float, high: float) -> float | N
         return high
     if (g_low > 0) == (g_high > 0):
         return None
-    return float(brentq(gap, low, high, xtol=XTOL, rtol=RTOL, maxiter=200))
+    try:
+        x = float(brentq(gap, low, high, xtol=XTOL, rtol=RTOL, maxiter=200))
+    except RuntimeError:
+        return None  # no convergence in 200 steps: no threshold is stated rather than a wrong one
+    return x if math.isfinite(gap(x)) else None  # an input the engine cannot compare inside the range
 
 
 def break_even_utilization(*, inputs: CashflowInputs, option: str) -> float | None:
