@@ -138,3 +138,56 @@ def test_the_sentence_puts_the_crossing_on_the_side_where_the_other_option_wins(
     gap_far = npv_pair(inputs=replace(inputs, utilization=far), option="reserved_3y").gap_usd
     assert (gap_far > 0) == (cheaper == "owning") == (verdict["saving_usd"] < 0)
     assert f"{where} {be:.1%} utilization {cheaper} is cheaper" in verdict["sentence"]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    prices=st.lists(st.floats(min_value=15.0, max_value=90.0), min_size=3, max_size=3),
+    order=st.permutations(["a-cloud", "b-cloud", "c-cloud"]),
+)
+def test_the_design_verdict_is_the_same_in_every_order_and_names_the_cheapest_chosen_option(
+    prices: list[float], order: list[str]
+) -> None:
+    # Three offerings of the same node at different on-demand prices (spot priced too, but ticked only on
+    # c-cloud): the design verdict cannot depend on the order the offerings are listed in, and its rival is
+    # the chosen option of lowest NPV, here by hand from each result's cash flows.
+    from clusterdesigner.engine.cost import MODEL_LABELS
+    from clusterdesigner.engine.cost_result import CostResult
+    from clusterdesigner.engine.design_verdict import design_verdict
+
+    results = {}
+    for slug, price in zip(("a-cloud", "b-cloud", "c-cloud"), prices, strict=True):
+        request = {
+            "cluster": {"accelerator": "h100-sxm", "nodes": 4},
+            "cloud": {
+                "offering": "aws-p5-48xlarge",
+                "pricing_models": ["on_demand", "spot"] if slug == "c-cloud" else ["on_demand"],
+                "usd_per_node_hour": {"on_demand": price, "spot": price / 3},
+            },
+            "uncertainty": {"samples": 5},
+        }
+        results[slug] = CostResult.from_json(run(request))
+    chosen = {"a-cloud": ["on_demand"], "b-cloud": ["on_demand"], "c-cloud": ["on_demand", "spot"]}
+    names = {k: k.upper() for k in results}
+    base = design_verdict(costs=results, chosen=chosen, names=names, model_labels=MODEL_LABELS)
+    shuffled = design_verdict(
+        costs={k: results[k] for k in order}, chosen=chosen, names=names, model_labels=MODEL_LABELS
+    )
+    assert base is not None and shuffled == base
+    npvs = {
+        f"{slug}:{row.name}": row.npv_usd
+        for slug, result in results.items()
+        for row in (result.cashflow.rent or () if result.cashflow else ())
+    }
+    assert base.rival.key == min(npvs, key=lambda k: (npvs[k], k))
+    assert base.saving_usd == pytest.approx(npvs[base.rival.key] - base.own.npv_usd, abs=1e-6)
+    assert (
+        {o.key for o in base.options}
+        == set(npvs)
+        == {"a-cloud:on_demand", "b-cloud:on_demand", "c-cloud:on_demand", "c-cloud:spot"}
+    )
+    # A stored choice narrower than what was priced still rules: an option not ticked never appears.
+    narrower = design_verdict(
+        costs=results, chosen={**chosen, "c-cloud": ["on_demand"]}, names=names, model_labels=MODEL_LABELS
+    )
+    assert narrower is not None and all(o.pricing_model == "on_demand" for o in narrower.options)
