@@ -122,7 +122,11 @@ def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: An
 
 
 def _cost_results(evaluation: DesignEvaluation) -> list[tuple[str, CostResult]]:
-    return list(evaluation.costs.items())
+    """The cost results by offering, the one holding the design verdict's rival first: its payback, tornado
+    and owning figures are the verdict's (the offerings' order in the spec changes nothing)."""
+    rival = evaluation.design_verdict.rival.offering if evaluation.design_verdict else None
+    items = list(evaluation.costs.items())
+    return sorted(items, key=lambda item: item[0] != rival) if rival else items
 
 
 def _pricing_label(slug: str, model: str, many: bool, evaluation: DesignEvaluation) -> str:
@@ -480,8 +484,8 @@ def sensitivity_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     model = plain(pricing_label(compared))
     return _fig(
         fig,
-        title=f"Sensitivity: own − rent ({model}) vs base {money(base)}",
-        x_title="Change in own − rent (USD)",
+        title=f"Sensitivity: own − rent ({model}), NPV, vs base {money(base)}",
+        x_title="Change in own − rent, NPV of the monthly cash flows (USD)",
         y_title="Input",
         barmode="overlay",
         height=max(380, 90 + 26 * len(rows)),

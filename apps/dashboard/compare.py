@@ -11,8 +11,15 @@ from apps.designs import selectors
 from apps.designs.models import Design, Evaluation
 from clusterdesigner.engine import tradeoffs
 from clusterdesigner.engine.cost_result import DesignOption
+from clusterdesigner.engine.design_verdict import DesignVerdict
+from clusterdesigner.engine.verdict import usd_short
 
 COMPARE_ROWS = [  # (label, attribute of ComparePageRow, better: "low" | "high" | None, format filter)
+    # The design's rent-or-own verdict first: over all its offerings and only the options chosen, on NPV.
+    ("Rent or own (NPV of the monthly cash flows, chosen options only)", "verdict", None, ""),
+    ("NPV of owning", "own_npv_usd", "low", "usd"),
+    ("NPV of the cheapest chosen rent option", "rival_npv_usd", "low", "usd"),
+    ("Owning saves, NPV (negative: renting saves)", "saving_usd", "high", "usd"),
     ("Fits in memory", "fits", None, "yesno"),
     ("Option shown", "option", None, ""),
     ("Run cost (this option, one run)", "run_cost_usd", "low", "usd"),
@@ -37,6 +44,29 @@ class ComparePageRow:
     column: tradeoffs.CompareColumn
     shown: DesignOption | None
     options: tuple[DesignOption, ...]
+    design_verdict: DesignVerdict | None = None
+
+    @property
+    def verdict(self) -> str | None:
+        """“Own: saves $7.2M against CoreWeave 8x B200 on-demand”, or “Rent CoreWeave … : saves $1.3M”."""
+        v = self.design_verdict
+        if v is None:
+            return None
+        if v.winner == "own":
+            return f"Own: saves {usd_short(v.saving_usd)} against {v.rival.label}"
+        return f"Rent {v.rival.label}: saves {usd_short(-v.saving_usd)}"
+
+    @property
+    def own_npv_usd(self) -> float | None:
+        return self.design_verdict.own.npv_usd if self.design_verdict else None
+
+    @property
+    def rival_npv_usd(self) -> float | None:
+        return self.design_verdict.rival.npv_usd if self.design_verdict else None
+
+    @property
+    def saving_usd(self) -> float | None:
+        return self.design_verdict.saving_usd if self.design_verdict else None
 
     @property
     def option_key(self) -> str:
@@ -102,7 +132,14 @@ def compare_row(design: Design, evaluation: Evaluation, option_key: str | None) 
         option_key=option_key,
     )
     shown = next((o for o in result.options if o.key == column.option_key), None)
-    return ComparePageRow(id=design.pk, name=design.name, column=column, shown=shown, options=result.options)
+    return ComparePageRow(
+        id=design.pk,
+        name=design.name,
+        column=column,
+        shown=shown,
+        options=result.options,
+        design_verdict=result.design_verdict,
+    )
 
 
 def compare_table(rows: list[ComparePageRow]) -> list[dict[str, Any]]:

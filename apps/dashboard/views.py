@@ -70,7 +70,8 @@ def _charts_for(evaluation: Evaluation, typed: DesignEvaluation) -> list[dict[st
     cache is Redis, which outlives a re-created database, and a new row with an old id would be drawn with
     another design's charts.)"""
     # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup). v5: the cash-flow chart.
-    key = f"dashboard:charts:v5:{evaluation.input_hash}"
+    # v6: the design verdict's rival offering first; the tornado on NPV.
+    key = f"dashboard:charts:v6:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
         page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(typed)]
@@ -115,6 +116,8 @@ def _results_parts(evaluation: Evaluation, frame: str | None = None) -> dict[str
         "evaluation": evaluation,
         "result": result,
         "costs": result.costs,
+        "design_verdict": result.design_verdict,
+        "rival_cost": result.rival_cost,
         "training": training.chosen if training else None,
         "best_option": result.options[0] if result.options else None,
         "frame": frame,

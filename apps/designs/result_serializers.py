@@ -16,6 +16,7 @@ from rest_framework import serializers
 from clusterdesigner.engine import cost_result as cr
 from clusterdesigner.engine import evaluation as ev
 from clusterdesigner.engine import training_result as tr
+from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.json_object import optional
 from clusterdesigner.engine.verdict import RentOrOwn
 
@@ -82,8 +83,9 @@ OPTION_HELP = {
     "usd_per_gpu_hour": COST_HELP["usd_per_gpu_hour"],
     "run_cost_usd": "The cost of one run with this option; null without run days.",
     "days": "Expected days to train with failures and restarts (spot: with its interruptions).",
-    "break_even_utilization": "The utilization at which owning and this option cost the same, when it lies "
-    "in (0, 1]; null otherwise (one of them is cheaper everywhere, as break_even_meaning says).",
+    "break_even_utilization": "The utilization at which owning and this option cost the same NPV of their "
+    "monthly cash flows (the design verdict's basis; a result stored before engine 12: the annualised closed "
+    "form), when it lies in (0, 1]; null otherwise (one of them is cheaper at every utilization).",
 }
 
 
@@ -198,6 +200,7 @@ class TrainingEstimateSerializer(serializer_for(tr.LayoutEstimate)):  # type: ig
 EvaluationAssumptionSerializer = serializer_for(ev.EvaluationAssumption, "Evaluation")
 EvaluationFindingSerializer = serializer_for(ev.EvaluationFinding, "Evaluation")
 EvaluationDesignSerializer = serializer_for(ev.DesignRef, "Evaluation")
+DesignVerdictSerializer = serializer_for(DesignVerdict, "Evaluation")
 
 
 class PriceFreshnessSerializer(serializers.Serializer[Any]):

@@ -131,4 +131,4 @@ def evaluation_fabric_kind(*, evaluation: Evaluation) -> str | None:
     return Fabric.objects.filter(slug=slug).values_list("kind", flat=True).first()
 
 
-RANKING_FRAMES = {"horizon": "over the horizon", "run": "per run"}
+RANKING_FRAMES = {"horizon": "over the horizon (NPV)", "run": "per run"}

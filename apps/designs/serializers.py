@@ -8,6 +8,7 @@ from apps.designs.models import Design, DesignVersion, ShareLink
 from apps.designs.result_serializers import (
     CostResultSerializer,
     DesignOptionSerializer,
+    DesignVerdictSerializer,
     EvaluationAssumptionSerializer,
     EvaluationDesignSerializer,
     EvaluationFindingSerializer,
@@ -123,11 +124,15 @@ class VerdictSerializer(serializers.Serializer[Any]):
 
 class RankedOptionSerializer(serializers.Serializer[Any]):
     key = serializers.CharField(help_text="An option's key, as in options (own, <offering>:<pricing model>).")
-    total_usd = serializers.FloatField(help_text="Its cost over the whole horizon.")
+    total_usd = serializers.FloatField(
+        help_text="Its figure in the ranking's frame: the NPV of its monthly cash flows (frame 'NPV of the "
+        "monthly cash flows'), or its cost over the whole horizon (frame 'whole horizon', a design without "
+        "a cloud option or a result stored before engine 12)."
+    )
 
 
 class RankingSerializer(serializers.Serializer[Any]):
-    frame = serializers.CharField(help_text="whole horizon")
+    frame = serializers.CharField(help_text="NPV of the monthly cash flows, or whole horizon")
     options = RankedOptionSerializer(many=True, help_text="Cheapest first, from the cost engine's ranking.")
 
 
@@ -143,7 +148,15 @@ class EvaluationSerializer(serializers.Serializer[Any]):
         child=DesignOptionSerializer(),
         help_text="Owning and each compared pricing model, cheapest run first.",
     )
-    ranking = RankingSerializer(help_text="The options cheapest first over the whole horizon: one frame.")
+    ranking = RankingSerializer(help_text="The options cheapest first in one frame, the verdict's basis.")
+    design_verdict = DesignVerdictSerializer(
+        required=False,
+        help_text="The rent-or-own answer for the whole design: over every cloud offering and only the "
+        "pricing models chosen for each, on the NPV of the monthly cash flows, with the rival named, the "
+        "break-even utilization, the thresholds that flip it, the top movers and owning's three "
+        "figures reconciled. "
+        "Absent without a cloud option.",
+    )
     assumptions = serializers.ListField(
         child=EvaluationAssumptionSerializer(),
         help_text="Every input the result used, each once: the cost engines', the training engine's and the "

@@ -24,6 +24,7 @@ from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CloudOption, CostResult, DesignOption, PerRun
+from clusterdesigner.engine.design_verdict import BASIS, DesignVerdict, design_verdict
 from clusterdesigner.engine.errors import (
     EngineError,
     FieldPaths,
@@ -282,16 +283,21 @@ def evaluate_spec(
     typed = {key: CostResult.from_json(result) for key, result in costs.items()}
     options = _options(typed, chosen, catalog)
     _check_finite({"training": train, "costs": costs, "options": options})
+    verdict = design_verdict(
+        costs=typed, chosen=chosen, names=_offering_names(typed, catalog), model_labels=cost.MODEL_LABELS
+    )
     result = {
         "spec": spec,
         "training": train,
         "costs": costs,
-        "options": options,
-        "ranking": _horizon_ranking(typed, options),
+        "options": _with_npv_break_even(options, verdict),
+        "ranking": _npv_ranking(verdict, options) if verdict else _horizon_ranking(typed, options),
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
         "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog, resale=resale),
     }
+    if verdict is not None:
+        result["design_verdict"] = verdict.to_json()
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
     estimate = _serving(spec, catalog)
@@ -425,6 +431,42 @@ def _horizon_ranking(costs: Mapping[str, CostResult], options: list[dict[str, An
                 totals[key] = float(row.total_usd)
     order = sorted(totals, key=lambda k: (totals[k], k))
     return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
+
+
+def _offering_names(costs: Mapping[str, CostResult], catalog: Any) -> dict[str, str]:
+    """Each offering's display name, as the options table writes it ("AWS p5.48xlarge")."""
+    out = {}
+    for slug in costs:
+        offering = catalog.offerings.get(slug)
+        out[slug] = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
+    return out
+
+
+def _with_npv_break_even(
+    options: list[dict[str, Any]], verdict: DesignVerdict | None
+) -> list[dict[str, Any]]:
+    """Each rent option's break-even utilization with owning on the verdict's basis (where the NPVs of the
+    monthly cash flows cross), in place of the annualised closed form."""
+    if verdict is None:
+        return options
+    by_key = {o.key: o.break_even_utilization for o in verdict.options}
+    out = []
+    for option in options:
+        if option["key"] in by_key:
+            option = {**option, "break_even_utilization": by_key[option["key"]]}
+            option.pop("break_even_meaning", None)
+        out.append(option)
+    return out
+
+
+def _npv_ranking(verdict: DesignVerdict, options: list[dict[str, Any]]) -> dict[str, Any]:
+    """The options cheapest first by the NPV of their monthly cash flows (the verdict's basis): owning and
+    each chosen rent option of every offering, ties by key, so the offerings' order changes nothing."""
+    shown = {o["key"] for o in options}
+    rows = [verdict.own, *verdict.options]
+    totals = {r.key: r.npv_usd for r in rows if r.key in shown}
+    order = sorted(totals, key=lambda k: (totals[k], k))
+    return {"frame": BASIS, "options": [{"key": k, "total_usd": totals[k]} for k in order]}
 
 
 def _provider_label(provider: str) -> str:

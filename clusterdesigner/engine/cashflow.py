@@ -445,7 +445,7 @@ def _payback(saving: Sequence[float]) -> int | None:
     return None
 
 
-def cash_flows(*, inputs: CashflowInputs, break_even: bool = True) -> CashflowResult:
+def cash_flows(*, inputs: CashflowInputs, break_even: bool = True, irr: bool = True) -> CashflowResult:
     """Owning and every rent option month by month, NPV of each at the discount rate, and owning against the
     rent option of lowest NPV: the NPV difference (rent − own), the payback month (cumulative undiscounted
     saving back to ≥ 0) and the IRR of the saving flows. Break-even utilization per pay-as-you-go option:
@@ -466,7 +466,7 @@ def cash_flows(*, inputs: CashflowInputs, break_even: bool = True) -> CashflowRe
         reference=reference,
         npv_difference_usd=rents[reference].npv_usd - own.npv_usd,
         payback_month=_payback(saving),
-        irr_per_year=_irr(saving),
+        irr_per_year=_irr(saving) if irr else None,  # irr=False: NPVs only (root finding, npv_basis)
         loan_payment_usd=payment,
         break_even_utilization={o.model: _break_even(inputs, o) for o in inputs.rent if o.term_months <= 0}
         if break_even

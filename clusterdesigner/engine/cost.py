@@ -41,11 +41,14 @@ from clusterdesigner.engine.cost_request import (
 )
 from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.defaults import cost_assumptions as default_assumptions
-from clusterdesigner.engine.errors import FieldPaths, named_by
+from clusterdesigner.engine.errors import EngineError, FieldPaths, named_by
 from clusterdesigner.engine.failures import FailureResult, failure_model
 from clusterdesigner.engine.findings import FindingsInput, design_findings, stale_price_findings
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.network import NetworkCost, Topology, dragonfly_plus, fat_tree, network_cost
+from clusterdesigner.engine.npv_basis import break_even_utilization as npv_break_even
+from clusterdesigner.engine.npv_basis import npv_pair
+from clusterdesigner.engine.npv_basis import root as npv_root
 from clusterdesigner.engine.offerings import (
     COMMITMENT_YEARS,
     SAVINGS_PLANS,
@@ -79,7 +82,7 @@ from clusterdesigner.engine.tco import (
     reservation_break_even,
     usd,
 )
-from clusterdesigner.engine.verdict import RentOrOwn
+from clusterdesigner.engine.verdict import Flip, RentOrOwn
 
 # The request's checks and the defaults, by the names callers have always imported from here.
 __all__ = [
@@ -852,8 +855,9 @@ def _verdict(
     """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado."""
     if "reference" not in cashflow:
         return None
-    paygo = "on_demand" if "on_demand" in core["cloud"] else cashflow["reference"]
-    be = core["break_even_utilization"].get(paygo, {}).get("utilization")
+    reference = str(cashflow["reference"])
+    inputs = CashflowInputs.from_json(cashflow["inputs"])
+    by_option = {m: npv_break_even(inputs=inputs, option=m) for m in core["cloud"]}
     top = sensitivity.get("rows", [])[:3]
     answer = RentOrOwn(
         horizon_years=float(v["horizon_years"]),
@@ -864,13 +868,62 @@ def _verdict(
         own_npv_usd=float(cashflow["own"]["npv_usd"]),
         rent_npv_usd={MODEL_LABELS.get(r["name"], r["name"]): float(r["npv_usd"]) for r in cashflow["rent"]},
         saving_usd=float(cashflow["npv_difference_usd"]),
-        cheapest_rent=MODEL_LABELS.get(cashflow["reference"], cashflow["reference"]),
+        cheapest_rent=MODEL_LABELS.get(reference, reference),
         payback_month=cashflow["payback_month"],
-        break_even_utilization=be,
-        break_even_option=MODEL_LABELS.get(paygo, paygo),
+        break_even_utilization=by_option[reference],
+        break_even_option=MODEL_LABELS.get(reference, reference),
         movers=tuple(SENSITIVE_LABELS.get(row["name"], row["name"]) for row in top),
+        break_even_by_option=by_option,
+        flips=_flips(v, ctx, reference),
     )
     return answer.to_json()
+
+
+# The inputs whose flip threshold the verdict states (issue #31: utilization, the server price, the rival's
+# rate, the power price, resale), each with the range searched for the crossing (× the base value, or
+# absolute for fractions).
+FLIP_INPUTS: tuple[tuple[str, str, tuple[float, float], bool], ...] = (
+    # (resolved name, unit, (low, high), relative to the base value?)
+    ("utilization", "fraction", (1e-9, 1.0), False),
+    # Prices from a millionth of today's (a price of 0 is not a price the engine takes) to × 20 or × 50.
+    ("on_prem.server_usd", "USD/node", (1e-6, 20.0), True),
+    ("cloud.usd_per_node_hour.{reference}", "USD/node-hour", (1e-6, 20.0), True),
+    ("on_prem.usd_per_kwh", "USD/kWh", (1e-6, 50.0), True),
+    ("on_prem.residual_fraction", "fraction of capex", (0.0, 0.999), False),
+)
+
+
+def _flips(v: Mapping[str, Any], ctx: Context, reference: str) -> tuple[Flip, ...]:
+    """For each of FLIP_INPUTS the value at which NPV(own) = NPV(reference), everything else kept: the whole
+    evaluation re-run at each trial value (npv_basis.root, Brent's method); None when owning or renting wins
+    over the whole range searched."""
+    out: list[Flip] = []
+    for template, unit, (low, high), relative in FLIP_INPUTS:
+        name = template.format(reference=reference)
+        if name not in v:
+            continue
+        base = float(v[name])
+        scale = base if relative else 1.0
+
+        def gap(x: float, name: str = name) -> float:
+            inputs = _npv_inputs({**v, name: x}, ctx, reference)
+            return math.nan if inputs is None else npv_pair(inputs=inputs, option=reference).gap_usd
+
+        try:
+            threshold = npv_root(gap=gap, low=low * scale, high=high * scale)
+        except (EngineError, ValueError, ArithmeticError):
+            threshold = None  # an input moved this far is refused by the engine: no threshold stated
+        out.append(
+            Flip(
+                name=name,
+                label=SENSITIVE_LABELS.get(name, name),
+                unit=unit,
+                base=base,
+                threshold=threshold,
+                searched=(low * scale, high * scale),
+            )
+        )
+    return tuple(out)
 
 
 def _cannot_finish(what: str, f: FailureResult) -> str:
@@ -897,12 +950,6 @@ def _failure_dict(f: FailureResult) -> dict[str, Any]:
         "expected_interruptions": finite(f.expected_interruptions),
         "lost_days": finite(f.lost_days),
     }
-
-
-def _reference_model(core: Mapping[str, Any]) -> str | None:
-    """The cheapest pricing model at the requested utilization: the one the tornado compares owning with."""
-    cloud = core["cloud"]
-    return min(cloud, key=lambda m: cloud[m]["total_usd"]) if cloud else None
 
 
 def tco(
@@ -950,7 +997,6 @@ def _tco(
 ) -> dict[str, Any]:
     v, ctx, resolver = resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
-    sensitivity = _sensitivity(v, ctx, core)
     findings = _findings(v, ctx, core)
     if freshness is not None:
         findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
@@ -962,6 +1008,7 @@ def _tco(
             "give cloud.offering or cloud.usd_per_node_hour"
         )
     cashflow = _cashflow(v, core)
+    sensitivity = _sensitivity(v, ctx, cashflow.get("reference"))
     return {
         **core,
         "offering": _offering(ctx),
@@ -974,21 +1021,35 @@ def _tco(
     }
 
 
-def _sensitivity(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> dict[str, Any]:
-    """The tornado: own − rent against the cheapest pricing model (and its break-even) with each sensitive
-    input moved ± sensitivity.fraction, the whole evaluation run again at each end."""
-    reference = _reference_model(core)
+def _npv_inputs(values: Mapping[str, Any], ctx: Context, reference: str) -> CashflowInputs | None:
+    """The cash-flow inputs with every value re-evaluated at ``values`` (owning's capex, maintenance, energy
+    and resale all follow a moved input), None when the reference option cannot finish the run there."""
+    again = _evaluate(values, ctx)
+    if reference not in again["cloud"]:
+        return None  # moved this far, the reference option cannot finish the run
+    return _cashflow_inputs(values, again)
+
+
+def _sensitivity(v: Mapping[str, Any], ctx: Context, reference: str | None) -> dict[str, Any]:
+    """The tornado on the verdict's basis: own − rent in NPV of the monthly cash flows against the cash
+    flows' reference (the cheapest chosen option by NPV), and the NPV break-even utilization against it,
+    with each sensitive input moved ± sensitivity.fraction and the whole evaluation run again at each end."""
     fraction = float(v["sensitivity.fraction"])
 
     def outcome(values: Mapping[str, Any]) -> tuple[float, float | None] | None:
-        again = _evaluate(values, ctx)
         assert reference is not None
-        if reference not in again["cloud"]:
-            return None  # moved this far, the reference option cannot finish the run
-        delta = again["on_prem"]["total_usd"] - again["cloud"][reference]["total_usd"]
-        return delta, again["break_even_utilization"][reference]["utilization"]
+        inputs = _npv_inputs(values, ctx, reference)
+        if inputs is None:
+            return None
+        pair = npv_pair(inputs=inputs, option=reference)
+        return -pair.gap_usd, npv_break_even(inputs=inputs, option=reference)
 
-    sensitivity: dict[str, Any] = {"pricing_model": reference, "fraction": fraction, "rows": []}
+    sensitivity: dict[str, Any] = {
+        "pricing_model": reference,
+        "fraction": fraction,
+        "basis": "NPV of the monthly cash flows, own − rent",
+        "rows": [],
+    }
     if reference is not None:
         names = [n for n in SENSITIVE if n in v]
         sensitivity.update(

@@ -676,8 +676,11 @@ def _resolve_cloud(
     """The offering, each priced model's $/node-hour, overheads, cloud storage and the spot rate."""
     gpn = v["gpus_per_node"]
     offering = _resolve_offering(r, v, offerings, accelerator, freshness)
+    chosen = _chosen_models(r)
     models: list[str] = []
     for model in PRICING_MODELS:
+        if chosen is not None and model not in chosen:
+            continue  # not ticked: never priced, so never a verdict's rival, a tornado's or a payback's
         path = f"cloud.usd_per_node_hour.{model}"
         if r.given(path):
             v[path] = r.get(path, unit="USD/node-hour")
@@ -705,6 +708,23 @@ def _resolve_cloud(
     )
     _resolve_spot_rate(r, v, offering)
     return offering, models
+
+
+def _chosen_models(r: Resolver) -> tuple[str, ...] | None:
+    """``cloud.pricing_models``: the pricing models the user ticked (None: every model priced). A design
+    sends its choice, so the engine compares owning only with what the user chose (issue #31 item 1)."""
+    given = _lookup(r.request, "cloud.pricing_models")
+    if given is _MISSING or given is None:
+        return None
+    if not isinstance(given, (list, tuple)) or not all(isinstance(m, str) for m in given):
+        raise InputError("must be a list of pricing models", field="cloud.pricing_models")
+    unknown = [m for m in given if m not in PRICING_MODELS]
+    if unknown:
+        raise InputError(
+            f"unknown pricing model {unknown[0]!r}; known: {', '.join(PRICING_MODELS)}",
+            field="cloud.pricing_models",
+        )
+    return tuple(given)
 
 
 def _resolve_storage(r: Resolver, v: dict[str, Any]) -> bool:

@@ -359,6 +359,7 @@ class Sensitivity(JsonObject):
 
     pricing_model: str | None
     fraction: float
+    basis: str | None = _omit()  # what own − rent measures (since engine 12: the NPV of the cash flows)
     rows: tuple[SensitivityRow, ...]
     base_own_minus_rent_usd: float | None = _with("pricing_model")
     base_break_even: float | None = _with("pricing_model")

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from clusterdesigner.engine.cost_result import CostResult, DesignOption
+from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.json_object import JsonObject, omit, since
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.serving import ServingResult
@@ -88,6 +89,9 @@ class DesignEvaluation(JsonObject):
     assumptions: tuple[EvaluationAssumption, ...] = ()
     findings: tuple[EvaluationFinding, ...] = ()
     verdict: Verdict | None = since(1)
+    # The rent-or-own answer over every offering and only the options chosen, on the NPV of the monthly
+    # cash flows (engine/design_verdict.py); absent without a cloud option, or in a result stored before it.
+    design_verdict: DesignVerdict | None = omit()
     price_freshness: Freshness | None = omit()
     serving: ServingResult | None = omit()
     design: DesignRef | None = omit()
@@ -149,9 +153,16 @@ class DesignEvaluation(JsonObject):
 
     @property
     def first_cost(self) -> CostResult | None:
-        """The cost result of the design's first cloud offering (the one the verdict and cash flows
-        describe), None without costs."""
+        """The cost result of the design's first cloud offering (per-offering detail), None without
+        costs."""
         return next(iter(self.costs.values()), None)
+
+    @property
+    def rival_cost(self) -> CostResult | None:
+        """The cost result of the offering that holds the design verdict's rival (its cash flows, payback
+        and tornado are the verdict's); the first offering's for a result stored without one."""
+        rival = self.design_verdict.rival.offering if self.design_verdict else None
+        return self.costs.get(rival, self.first_cost) if rival else self.first_cost
 
     @property
     def expected_days(self) -> float | None:

@@ -686,8 +686,10 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [base]
     requests = []
     for choice in choices:
-        # The cost engine prices every model the offering has; the design's choice filters the options shown.
+        # The cost engine prices only the models ticked (all the offering has when the choice names none).
         cloud: dict[str, Any] = {"offering": choice["offering"]}
+        if choice.get("pricing_models"):
+            cloud["pricing_models"] = list(choice["pricing_models"])  # only the ticked ones are compared
         for key in ("egress_tb", "managed_overhead_fraction"):
             if key in costs:
                 cloud[key] = costs[key]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine.errors import InputError
@@ -306,6 +306,42 @@ def compose(
     return Verdict(status, messages, days_basis, option, deadline, budget)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Flip(JsonObject):
+    """The value of one input at which owning and the verdict's rival cost the same NPV (everything else as
+    given): ``threshold`` None when one side wins over the whole range ``searched``. ``name`` is the cost
+    engine's input (``on_prem.server_usd``, ``cloud.usd_per_node_hour.spot``, ...)."""
+
+    name: str
+    label: str
+    unit: str
+    base: float
+    threshold: float | None
+    searched: tuple[float, float]
+
+    def phrase(self) -> str:
+        """“utilization at 26.9%”, “the server price of $412,003 per node”, ... ("" without a threshold)."""
+        if self.threshold is None:
+            return ""
+        word = "at" if self.unit == "fraction" else "of"
+        return f"{self.label} {word} {format_value(self.threshold, self.unit)}"
+
+
+def format_value(value: float, unit: str) -> str:
+    """An input's value as the verdict writes it: 26.9 %, $412,003 per node, $12.34 per node-hour."""
+    if unit == "fraction":
+        return f"{value:.1%}"
+    if unit == "fraction of capex":
+        return f"{value:.1%} of capex"
+    if unit == "USD/node":
+        return f"${value:,.0f} per node"
+    if unit == "USD/node-hour":
+        return f"${value:,.2f} per node-hour"
+    if unit == "USD/kWh":
+        return f"${value:,.4f} per kWh"
+    return f"{value:,.6g} {unit}"
+
+
 @dataclass(frozen=True)
 class RentOrOwn(JsonObject):
     """The rent-or-own answer as numbers, and the sentence composed from them (never free text)."""
@@ -320,12 +356,18 @@ class RentOrOwn(JsonObject):
     saving_usd: float  # cheapest rent NPV − own NPV: > 0 when owning costs less
     cheapest_rent: str
     payback_month: int | None
-    break_even_utilization: float | None  # closed form, against the cheapest pay-as-you-go option
+    # Where NPV(own) = NPV(rival) on the monthly cash flows (npv_basis; a stored result from before engine
+    # 12: the annualised closed form against the cheapest pay-as-you-go option).
+    break_even_utilization: float | None
     break_even_option: str
     movers: tuple[str, ...]  # the assumptions that move the answer most, widest first
     # The answer in words, composed from the numbers above when the verdict is made (read back as stored:
     # a stored result's mappings come back from the database in another key order).
     sentence: str = ""
+    # The NPV break-even utilization against each priced option, by pricing model.
+    break_even_by_option: Mapping[str, float | None] = field(default_factory=dict)
+    # The price that flips it: each top input's value at which the two NPVs are equal.
+    flips: tuple[Flip, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.sentence:
@@ -353,9 +395,17 @@ class RentOrOwn(JsonObject):
             parts = [f"renting {self.cheapest_rent} saves {usd_short(-self.saving_usd)}"]
         be = self.break_even_utilization
         if be is not None and 0 < be <= 1:
-            parts.append(f"below {be:.1%} utilization renting {self.break_even_option} is cheaper")
-        elif be is not None and be > 1:
+            # Beyond the crossing, on the side away from the design's utilization, the other side wins.
+            side = f"renting {self.break_even_option}" if self.saving_usd >= 0 else "owning"
+            where = "below" if be < self.utilization else "above"
+            parts.append(f"{where} {be:.1%} utilization {side} is cheaper")
+        elif be is not None and be > 1 or be is None and self.saving_usd < 0 and self.break_even_by_option:
             parts.append(f"renting {self.break_even_option} is cheaper at every utilization")
+        elif be is None and self.break_even_by_option:
+            parts.append(f"owning is cheaper than renting {self.break_even_option} at every utilization")
+        flips = [f.phrase() for f in self.flips if f.threshold is not None and f.name != "utilization"]
+        if flips:
+            parts.append("the answer flips at " + ", or ".join(flips) + " (each alone, NPV equal)")
         if self.movers:
             parts.append(
                 f"the {len(self.movers)} assumptions that move the answer most are " + ", ".join(self.movers)

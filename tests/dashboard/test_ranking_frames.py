@@ -1,6 +1,7 @@
 """The design page ranks and badges its options in one frame, the one the reader picked: the whole horizon
-by default (the cost engine's ranking), per run with ?frame=run; the share view the same. A per-run pick is
-never badged as cheapest over the horizon, nor the other way round."""
+by default (by the NPV of each option's monthly cash flows, the verdict's basis), per run with ?frame=run;
+the share view the same. A per-run pick is never badged as cheapest over the horizon, nor the other way
+round."""
 
 from __future__ import annotations
 
@@ -47,15 +48,15 @@ def test_the_design_page_ranks_over_the_horizon_by_default_and_per_run_on_reques
     result = design_evaluate(version=design.current).result
     options = {o["key"]: o for o in result["options"]}
     horizon = [r["key"] for r in result["ranking"]["options"]]
-    # The service's ranking is the engine's, merged: every shown option once, cheapest total first.
-    engine = result["costs"]["aws-p5-48xlarge"]["ranking"]
-    assert engine["frame"] == "whole horizon" == result["ranking"]["frame"]
-    engine_keys = [
-        "own" if r["option"] == "on_prem" else f"aws-p5-48xlarge:{r['option']}" for r in engine["options"]
-    ]
-    assert horizon == [k for k in engine_keys if k in options] and set(horizon) == set(options)
-    totals = [options[k]["total_usd"] for k in horizon]
-    assert totals == sorted(totals)
+    # The service ranks on the verdict's basis (issue #31): each shown option once, by the NPV of its
+    # monthly cash flows as the cost engine's cash flows give it, cheapest first.
+    cash = result["costs"]["aws-p5-48xlarge"]["cashflow"]
+    npv = {"own": cash["own"]["npv_usd"]} | {
+        f"aws-p5-48xlarge:{r['name']}": r["npv_usd"] for r in cash["rent"]
+    }
+    assert result["ranking"]["frame"] == "NPV of the monthly cash flows"
+    assert horizon == sorted(options, key=lambda k: npv[k]) and set(horizon) == set(options)
+    assert [r["total_usd"] for r in result["ranking"]["options"]] == [npv[k] for k in horizon]
     per_run = sorted(options, key=lambda k: options[k]["run_cost_usd"])
     assert horizon != per_run  # the two frames disagree here, so the page's choice of frame shows
 
@@ -64,18 +65,16 @@ def test_the_design_page_ranks_over_the_horizon_by_default_and_per_run_on_reques
     html = _page(client, f"/designs/{design.pk}/")
     cards = _cards(html)
     assert [k for k, _ in cards] == horizon
-    assert cards[0][1] == "cheapest over the horizon" and all(not badge for _, badge in cards[1:])
-    assert "Options ranked by cost over the horizon" in html
-    first = html.split(f'data-option="{horizon[0]}"', 1)[1]
-    assert (
-        f'<div class="value">{usd(options[horizon[0]]["total_usd"])}</div>' in first.split("</div></div>")[0]
-    )
+    assert cards[0][1] == "cheapest over the horizon (NPV)" and all(not badge for _, badge in cards[1:])
+    assert "Options ranked by cost over the horizon (NPV)" in html
+    first = html.split('id="ranked-options"', 1)[1].split(f'data-option="{horizon[0]}"', 1)[1]
+    assert f'<div class="value">{usd(npv[horizon[0]])}</div>' in first.split("</div></div>")[0]
 
     html = _page(client, f"/designs/{design.pk}/?frame=run")
     cards = _cards(html)
     assert [k for k, _ in cards] == per_run
     assert cards[0][1] == "cheapest per run"
-    first = html.split(f'data-option="{per_run[0]}"', 1)[1]
+    first = html.split('id="ranked-options"', 1)[1].split(f'data-option="{per_run[0]}"', 1)[1]
     assert (
         f'<div class="value">{usd(options[per_run[0]]["run_cost_usd"])}</div>'
         in first.split("</div></div>")[0]
@@ -91,4 +90,4 @@ def test_the_share_view_ranks_over_the_horizon_too(alice: Any, catalog: Any) -> 
     html = _page(Client(), f"/share/{token}/")
     cards = _cards(html)
     assert [k for k, _ in cards] == [r["key"] for r in result["ranking"]["options"]]
-    assert cards[0][1] == "cheapest over the horizon"
+    assert cards[0][1] == "cheapest over the horizon (NPV)"

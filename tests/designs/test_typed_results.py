@@ -90,41 +90,44 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # and 4 × 15 W a node, for eight single-port optics; demo 1's capex $24,691,770.43 → $24,375,354.43 is worked
 # by hand in tests/plans/test_api.py): per design, its one offering, owning's capex and annualised total over
 # the horizon, the break-even utilization with each priced model, the cash flows' NPV difference (rent − own)
-# and payback month, the whole-horizon ranking and the verdict's cheapest rent option. Issue #31 (w2) moved
-# the cash flows only: the sourced 4-month lead time (rented on-demand meanwhile) and resale at the horizon's
-# market value (these demos' ages, 8 and 20 months, precede every series' first age, so the stated book-value
-# fallback): NPV difference −813,704.83 → −6,282,584.61, 4,447,224.71 → −4,899,833.88, −494,077.84 →
-# −3,200,951.49, 2,581,450.31 → 2,024,939.48; payback 12, 12, 12, 14 → none, none, none, 18.
+# and payback month, the whole-horizon ranking and the verdict's cheapest rent option. Issue #31 moved the
+# cash flows (w2: the sourced 4-month lead time, rented on the pay-as-you-go option meanwhile, and resale at
+# the horizon's market value, here the stated book-value fallback since these demos' owned ages precede every
+# series' first age) and the options compared (w1: only the pricing models each design ticks), merged:
+# NPV difference −813,704.83 → 6,576,019.66 (on-demand only now), 4,447,224.71 → −4,899,833.88,
+# −494,077.84 → 2,433,453.43 (reserved 1-year only), 2,581,450.31 → 2,024,939.48; payback 12, 12, 12, 14 →
+# 12, none, 12, 18.
 DEMO_COSTS = {
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
         24_375_354.43,
         8_644_682.98,
-        {"spot": 0.7383, "on_demand": 0.2749, "reserved_3y": 90.5881},
-        -6_282_584.61,
-        None,
-        ["spot", "on_prem", "on_demand", "reserved_3y"],
-        "spot",
+        # Only on-demand is ticked: spot and reserved 3-year are no longer priced or compared (issue #31).
+        {"on_demand": 0.2749},
+        6_576_019.66,
+        12,
+        ["on_prem", "on_demand"],
+        "on-demand",
     ),
     "70B on 1T tokens: 48 B200 nodes on spot": (
         "aws-p6-b200-48xlarge",
         24_567_503.98,
         8_471_709.44,
-        {"spot": 0.4346, "on_demand": 0.1726, "reserved_1y": 56.1399},
+        {"spot": 0.4346, "on_demand": 0.1726},
         -4_899_833.88,
         None,
-        ["on_prem", "spot", "reserved_1y", "on_demand"],
+        ["on_prem", "spot", "on_demand"],
         "spot",
     ),
     "70B on 1T tokens: 32 H100 nodes reserved": (
         "aws-p5-48xlarge",
         12_188_394.43,
         4_412_541.70,
-        {"spot": 0.7544, "on_demand": 0.2805, "reserved_1y": 30.1142, "reserved_3y": 90.1057},
-        -3_200_951.49,
-        None,
-        ["spot", "on_prem", "reserved_1y", "on_demand", "reserved_3y"],
-        "spot",
+        {"reserved_1y": 30.1142},
+        2_433_453.43,
+        12,
+        ["on_prem", "reserved_1y"],
+        "reserved 1-year",
     ),
     "8 × 8 H200 owned for 2 years vs AWS reserved": (
         "aws-p5e-48xlarge",

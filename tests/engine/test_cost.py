@@ -217,10 +217,14 @@ def test_sensitivity_ranks_by_swing_and_moves_each_value_25_percent() -> None:
     assert swings == sorted(swings, reverse=True)
     pue = next(r for r in rows if r["name"] == "on_prem.pue")
     assert (pue["low"], pue["high"]) == pytest.approx((0.975, 1.625))
-    # The reference is the cheapest option at 60 %: spot at $20/h.
-    assert sens["pricing_model"] == "spot"
-    ref = out["on_prem"]["total_usd"] - out["cloud"]["spot"]["total_usd"]
-    assert sens["base_own_minus_rent_usd"] == pytest.approx(ref)
+    # The reference is the cheapest option at 60 % by NPV of the monthly cash flows: spot at $20/h; the
+    # tornado measures own − rent on that basis (the verdict's), not the annualised horizon totals.
+    assert sens["pricing_model"] == "spot" == out["cashflow"]["reference"]
+    assert sens["basis"] == "NPV of the monthly cash flows, own − rent"
+    spot = next(r for r in out["cashflow"]["rent"] if r["name"] == "spot")
+    ref = out["cashflow"]["own"]["npv_usd"] - spot["npv_usd"]
+    assert sens["base_own_minus_rent_usd"] == pytest.approx(ref, abs=1e-6)
+    assert ref == pytest.approx(-out["cashflow"]["npv_difference_usd"], abs=1e-6)
 
 
 def test_money_figures_show_their_arithmetic() -> None:

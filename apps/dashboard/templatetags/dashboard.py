@@ -6,6 +6,8 @@ from typing import Any
 
 from django import template
 
+from clusterdesigner.engine.verdict import format_value
+
 register = template.Library()
 
 
@@ -169,3 +171,9 @@ def pricing_label(model: Any) -> str:
     from apps.dashboard.charts import PRICING_LABELS
 
     return PRICING_LABELS.get(str(model), str(model).replace("_", " "))
+
+
+@register.filter
+def input_value(value: Any, unit: str) -> str:
+    """An input's value in its unit, as the verdict writes it ("26.9%", "$412,003 per node"); "–" for none."""
+    return _shown(value, lambda n: format_value(n, unit))
