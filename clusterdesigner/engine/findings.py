@@ -251,3 +251,21 @@ def stale_price_findings(*, prices: Sequence[tuple[str, str]], freshness: Freshn
             )
         )
     return out
+
+
+def placeholder_price_findings(*, placeholders: Sequence[tuple[str, float]]) -> list[dict[str, str]]:
+    """One warning naming every price the result rests on that is a placeholder, not a published figure or a
+    quote: ``placeholders`` as (request path, value used). None when every price was given or sourced."""
+    if not placeholders:
+        return []
+    named = ", ".join(f"{path} ({value:,.0f})" for path, value in placeholders)
+    return [
+        _finding(
+            "placeholder_prices",
+            "warning",
+            f"Network capex rests on placeholder prices, not quotes: {named}. Enter your quote's prices"
+            " (spec.costs.network.switch_usd, cable_usd, transceiver_usd), a lump sum (network.capex_usd), or"
+            " network.included_in_server when the server quote includes the network.",
+            "ClusterDesigner catalog: these prices are UNVERIFIED placeholders (no published figure found)",
+        )
+    ]

@@ -92,43 +92,51 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # the horizon, the break-even utilization with each priced model, the cash flows' NPV difference (rent − own)
 # and payback month, the whole-horizon ranking and the verdict's cheapest rent option.
 DEMO_COSTS = {
+    # Issue 31's owning defaults moved these (before -> after): staff 1 FTE -> nodes ÷ 75; colocation on the
+    # contracted kW (the IT draw at full load) instead of nameplate; spot capped at 8 nodes obtainable, so the
+    # 64-, 48- and 32-node demos compare no spot option (their verdict's rival was spot). Demo 1: total
+    # 8,644,682.98 -> 8,336,273.38, on-demand break-even 0.2749 -> 0.2648, NPV difference -813,704.83 (against
+    # spot) -> 12,340,789.10 (against on-demand). Demo 2: 8,471,709.44 -> 8,104,756.29, 0.1726 -> 0.1648,
+    # 4,447,224.71 -> 19,453,347.31. Demo 3: 4,412,541.70 -> 4,168,336.90, 0.2805 -> 0.2645, -494,077.84 ->
+    # 4,958,240.96. Demo 4 (no spot): 1,818,942.05 -> 1,426,839.65, 0.229 -> 0.1776, 2,581,450.31 ->
+    # 2,943,702.47, payback month 14 -> 12. Capex is unchanged.
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
         24_375_354.43,
-        8_644_682.98,
-        {"spot": 0.7383, "on_demand": 0.2749, "reserved_3y": 90.5881},
-        -813_704.83,
+        8_336_273.38,
+        {"on_demand": 0.2648, "reserved_3y": 91.4722},
+        12_340_789.10,
         12,
-        ["spot", "on_prem", "on_demand", "reserved_3y"],
-        "spot",
+        ["on_prem", "on_demand", "reserved_3y"],
+        "on-demand",
     ),
     "70B on 1T tokens: 48 B200 nodes on spot": (
         "aws-p6-b200-48xlarge",
         24_567_503.98,
-        8_471_709.44,
-        {"spot": 0.4346, "on_demand": 0.1726, "reserved_1y": 56.1399},
-        4_447_224.71,
+        8_104_756.29,
+        {"on_demand": 0.1648, "reserved_1y": 57.1429},
+        19_453_347.31,
         12,
-        ["on_prem", "spot", "reserved_1y", "on_demand"],
-        "spot",
+        ["on_prem", "reserved_1y", "on_demand"],
+        "reserved 1-year",
     ),
     "70B on 1T tokens: 32 H100 nodes reserved": (
         "aws-p5-48xlarge",
         12_188_394.43,
-        4_412_541.70,
-        {"spot": 0.7544, "on_demand": 0.2805, "reserved_1y": 30.1142, "reserved_3y": 90.1057},
-        -494_077.84,
+        4_168_336.90,
+        {"on_demand": 0.2645, "reserved_1y": 31.5143, "reserved_3y": 91.5057},
+        4_958_240.96,
         12,
-        ["spot", "on_prem", "reserved_1y", "on_demand", "reserved_3y"],
-        "spot",
+        ["on_prem", "reserved_1y", "on_demand", "reserved_3y"],
+        "reserved 1-year",
     ),
     "8 × 8 H200 owned for 2 years vs AWS reserved": (
         "aws-p5e-48xlarge",
         2_016_397.48,
-        1_818_942.05,
-        {"on_demand": 0.229, "reserved_1y": 36.9799},
-        2_581_450.31,
-        14,
+        1_426_839.65,
+        {"on_demand": 0.1776, "reserved_1y": 41.7852},
+        2_943_702.47,
+        12,
         ["on_prem", "on_demand", "reserved_1y"],
         "on-demand",
     ),

@@ -13,7 +13,11 @@ def codes(request: dict[str, Any], **kw: Any) -> set[str]:
     return {f["code"] for f in out["findings"]}
 
 
-SOUND = _merge(EXAMPLE, {"utilization": 0.9, "network": {"transceiver_usd": 2_000}})
+# A sound design prices its network from a quote: no placeholder price remains (placeholder_prices).
+SOUND = _merge(
+    EXAMPLE,
+    {"utilization": 0.9, "network": {"transceiver_usd": 2_000, "switch_usd": 25_000, "cable_usd": 120}},
+)
 
 
 def test_sound_design_has_no_warnings() -> None:
