@@ -43,6 +43,7 @@ from clusterdesigner.engine.findings import (
     FindingsInput,
     design_findings,
     placeholder_price_findings,
+    placeholder_storage_findings,
     stale_price_findings,
 )
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
@@ -991,6 +992,7 @@ def _tco(
     if freshness is not None:
         findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
     findings += placeholder_price_findings(placeholders=_placeholder_prices(v, resolver, core))
+    findings += placeholder_storage_findings(placeholders=_placeholder_storage(v, resolver, ctx))
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))  # stable: critical first, as listed
     core.pop("_own_linear")
     core.pop("_rent_linear")
@@ -1043,6 +1045,20 @@ def _placeholder_prices(
         and "placeholder" in used[path].source.lower()
         and float(v[path]) > 0
     ]
+
+
+def _placeholder_storage(v: Mapping[str, Any], resolver: Resolver, ctx: Context) -> list[tuple[str, float]]:
+    """The defaults that sized storage when the request gives no capacity: the parameter count (checkpoint
+    size) when no model gave it, the dataset size when no token count did."""
+    if v.get("storage.capacity_tb") is not None:
+        return []
+    used = resolver.used
+    out = []
+    if used["run.params_b"].source == DEFAULTS["run.params_b"].source:
+        out.append(("run.params_b", float(v["run.params_b"])))
+    if ctx.tokens is None and used["storage.dataset_tb"].source == DEFAULTS["storage.dataset_tb"].source:
+        out.append(("storage.dataset_tb", float(v["storage.dataset_tb"])))
+    return out
 
 
 def _sensitivity(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,10 +13,15 @@ def codes(request: dict[str, Any], **kw: Any) -> set[str]:
     return {f["code"] for f in out["findings"]}
 
 
-# A sound design prices its network from a quote: no placeholder price remains (placeholder_prices).
+# A sound design prices its network from a quote and sizes its storage: no placeholder remains
+# (placeholder_prices, placeholder_storage).
 SOUND = _merge(
     EXAMPLE,
-    {"utilization": 0.9, "network": {"transceiver_usd": 2_000, "switch_usd": 25_000, "cable_usd": 120}},
+    {
+        "utilization": 0.9,
+        "network": {"transceiver_usd": 2_000, "switch_usd": 25_000, "cable_usd": 120},
+        "storage": {"capacity_tb": 20},
+    },
 )
 
 
