@@ -257,13 +257,25 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
     "residual_fraction": ("Residual value (fraction of capex)", True, ""),
     "colo_usd_per_kw_month": ("Colocation (USD per kW-month)", False, ""),
     "maintenance_fraction_per_year": ("Maintenance (fraction of capex per year)", True, ""),
-    "staff_fte": ("Staff (FTE)", False, ""),
-    "nodes_per_fte": (
-        "Nodes per staff FTE",
+    "staff_fte": ("Staff (FTE)", False, "blank = nodes ÷ nodes per staff FTE below"),
+    "nodes_per_fte": ("Nodes per staff FTE", False, "Used when Staff (FTE) and staff per MW are blank."),
+    "staff_fte_per_mw": (
+        "Staff per MW of IT power (FTE)",
         False,
-        "Used when Staff (FTE) is blank: FTE = max(1, nodes ÷ this).",
+        "blank = by nodes; given, FTE = IT MW × this",
     ),
     "staff_usd_per_fte_year": ("Staff cost (USD per FTE-year)", False, ""),
+    "colo_contracted_kw": (
+        "Colocation contracted (kW)",
+        False,
+        "blank = the IT draw at full load",
+    ),
+    "software_usd_per_gpu_year": ("Software licences (USD per GPU-year)", False, ""),
+    "insurance_fraction_per_year": ("Insurance (fraction of capex per year)", True, ""),
+    "property_tax_fraction_per_year": ("Property tax (fraction of capex per year)", True, ""),
+    "spares_fraction": ("Spares pool (fraction of server capex)", True, ""),
+    "facility_capex_usd_per_mw": ("Facility capex (USD per MW of IT power)", False, ""),
+    "facility_ops_usd_per_year": ("Facility and ops (USD per year, lump sum)", False, ""),
     "idle_power_fraction": ("Idle power (fraction of full IT power)", True, ""),
     "load_power_fraction": ("Power at full load (fraction of nameplate)", True, ""),
     "installation_fraction": ("Installation (fraction of hardware capex)", True, ""),
@@ -308,9 +320,13 @@ def _owning_fields(spec: EditorSpec) -> list[dict[str, Any]]:
                 "id": "f-" + key.replace("_", "-"),
                 "label": label,
                 "value": spec.cost_value(f"on_prem.{key}"),
-                "note": note,
                 "min": _lowest(f"on_prem.{key}"),
-                **_default_caption(f"on_prem.{key}", fraction=fraction),
+                # An input without a default (a count of staff, a contracted kW) says what blank means.
+                **(
+                    {"note": note, **_default_caption(f"on_prem.{key}", fraction=fraction)}
+                    if f"on_prem.{key}" in cost.DEFAULTS
+                    else {"note": "", "placeholder": "", "caption": "No default", "source": note}
+                ),
             }
         )
     return fields
@@ -326,6 +342,12 @@ RESALE_NOTE = "No default: blank = the catalog's market series at the hardware's
 WACC_NOTE = "No default: give all three (and no discount rate) to discount at the WACC"
 MONEY_FIELDS: dict[str, tuple[str, bool, tuple[str, ...], str]] = {
     "colocation.pricing": ("Colocation pricing", False, ("space_only", "all_in"), ""),
+    "colocation.basis": (
+        "Colocation billed on",
+        False,
+        ("contracted_kw", "drawn_kw", "nameplate_kw"),
+        "",
+    ),
     "cashflow.financing": ("Financing of the owned capex", False, ("cash", "loan", "lease"), ""),
     "cashflow.loan_rate": ("Loan rate (fraction per year)", True, (), ""),
     "cashflow.loan_months": ("Loan term (months)", False, (), ""),

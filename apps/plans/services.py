@@ -18,6 +18,7 @@ from apps.designs.models import hash_token
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
+from clusterdesigner.engine.cost import FINANCE_LINES
 from clusterdesigner.engine.errors import EngineError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
 from clusterdesigner.engine.version import ENGINE_VERSION
@@ -98,6 +99,10 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
         storage_capex_usd=float(costs["on_prem"]["capex_parts"]["storage"]["usd"]),
         **{key: float(values[f"on_prem.{key}"]) for key in ON_PREM_KEYS},
         colo_all_in=values.get("colocation.pricing") == "all_in",
+        # The colocation basis and the finance lines the design's evaluation resolved (older ones: none).
+        colo_basis=str(values.get("colocation.basis", "nameplate_kw")),
+        colo_contracted_kw=values.get("on_prem.colo_contracted_kw"),
+        **{key: float(values.get(f"on_prem.{key}", 0.0)) for key in FINANCE_LINES},
     )
     owned = capacity.owned_option_from_on_prem(
         inputs=inputs,

@@ -28,6 +28,7 @@ from clusterdesigner.engine.cashflow import (
 )
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost_request import (
+    FINANCE_LINES,
     ON_PREM_FIELDS,
     Context,
     Resolver,
@@ -43,9 +44,23 @@ from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.defaults import cost_assumptions as default_assumptions
 from clusterdesigner.engine.errors import EngineError, FieldPaths, named_by
 from clusterdesigner.engine.failures import FailureResult, failure_model
-from clusterdesigner.engine.findings import FindingsInput, design_findings, stale_price_findings
+from clusterdesigner.engine.findings import (
+    SEVERITIES,
+    FindingsInput,
+    design_findings,
+    placeholder_price_findings,
+    placeholder_storage_findings,
+    stale_price_findings,
+)
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
-from clusterdesigner.engine.network import NetworkCost, Topology, dragonfly_plus, fat_tree, network_cost
+from clusterdesigner.engine.network import (
+    NetworkCost,
+    Topology,
+    dragonfly_plus,
+    fat_tree,
+    network_cost,
+    rail_only,
+)
 from clusterdesigner.engine.npv_basis import break_even_utilization as npv_break_even
 from clusterdesigner.engine.npv_basis import npv_pair
 from clusterdesigner.engine.npv_basis import root as npv_root
@@ -87,6 +102,7 @@ from clusterdesigner.engine.verdict import Flip, RentOrOwn
 # The request's checks and the defaults, by the names callers have always imported from here.
 __all__ = [
     "DEFAULTS",
+    "FINANCE_LINES",
     "MODEL_LABELS",
     "ON_PREM_FIELDS",
     "SENSITIVE",
@@ -167,7 +183,9 @@ def _network(v: Mapping[str, Any], ctx: Context) -> tuple[dict[str, Any], float,
     # The fabric sees trays: a rack-scale node of 72 NICs is 18 trays of 4 (rails per tray, not per rack).
     nodes, nics = racks * (int(v["nics_per_node"]) // per_tray), per_tray
     tree, dfp = _topologies(v, ctx, nodes, nics)
+    rails = _rail_only(v, ctx, nodes, nics) if ctx.topology == "rail_only" else None
     chosen: Topology = tree if tree is not None and dfp is None else dfp  # type: ignore[assignment]
+    chosen = rails or chosen
     cost = network_cost(
         topology=chosen,
         switch_usd=v["network.switch_usd"],
@@ -189,6 +207,7 @@ def _network(v: Mapping[str, Any], ctx: Context) -> tuple[dict[str, Any], float,
         "oversubscription": v["oversubscription"],
         "rail_optimized": ctx.rail_optimized,
         "bisection_gbps": chosen.bisection_gbps,
+        **({} if rails is None else {"rail_only": rails.as_dict()}),
         "capex_parts": _network_capex_parts(v, chosen, cost, nodes, nics),
         "capex_usd": cost.capex_usd,
         "power_kw": cost.power_kw,
@@ -196,14 +215,48 @@ def _network(v: Mapping[str, Any], ctx: Context) -> tuple[dict[str, Any], float,
         f"{chosen.node_transceivers} node-side transceivers × {num(v['network.node_transceiver_w'])} W + "
         f"{chosen.switch_transceivers} switch-side × {num(v['network.switch_transceiver_w'])} W",
     }
-    if tree is None:
+    capex = _network_capex_override(v, out, cost.capex_usd)
+    if tree is None and rails is None:
         out["note"] = "beyond a three-tier fat-tree of this radix: Dragonfly+ used"
+    if ctx.topology == "rail_only" and rails is None:
+        out["note"] = "one rail outgrows a three-tier fat-tree of this radix: rail-only cannot be built"
     if ctx.switch.port_gbps < ctx.fabric.port_gbps:
         out["warning"] = (
             f"switch {ctx.switch.slug} ports run at {num(ctx.switch.port_gbps)} Gb/s, below the "
             f"{num(ctx.fabric.port_gbps)} Gb/s NICs"
         )
-    return out, cost.capex_usd, cost.power_kw
+    return out, capex, cost.power_kw
+
+
+def _network_capex_override(v: Mapping[str, Any], out: dict[str, Any], counted_usd: float) -> float:
+    """The network capex owning pays: none when the server quote includes the network
+    (network.included_in_server), the quote's lump sum when given (network.capex_usd), else the counted
+    switches, cables and transceivers. The counted figure stays in the JSON beside it; power always counts."""
+    if v.get("network.included_in_server"):
+        out["capex_parts"] = {"included": _line(Line(0.0, "included in the server price (quote)"))}
+        out["counted_capex_usd"], out["capex_usd"] = counted_usd, 0.0
+        return 0.0
+    lump = v.get("network.capex_usd")
+    if lump is not None:
+        out["capex_parts"] = {
+            "quote": _line(Line(float(lump), "network quote, a lump sum (network.capex_usd)"))
+        }
+        out["counted_capex_usd"], out["capex_usd"] = counted_usd, float(lump)
+        return float(lump)
+    return counted_usd
+
+
+def _rail_only(v: Mapping[str, Any], ctx: Context, nodes: int, nics: int) -> Topology | None:
+    """The rail-only network (network.rail_only) of ``nodes`` endpoints of ``nics`` NICs."""
+    return rail_only(
+        nodes=nodes,
+        nics_per_node=nics,
+        port_gbps=ctx.fabric.port_gbps,
+        radix=ctx.switch.ports,
+        oversubscription=float(v["oversubscription"]),
+        ports_per_transceiver=2 if ctx.fabric.kind == "infiniband" else 1,
+        node_ports_per_transceiver=int(v["network.node_ports_per_transceiver"]),
+    )
 
 
 def _topologies(
@@ -394,6 +447,12 @@ def _evaluate_failures(
     unavailable: dict[str, str] = {}
     if spot_factor is None and "spot" in ctx.pricing_models:
         unavailable["spot"] = _cannot_finish("spot", spot if spot.goodput <= 0 else base)
+    cap = v.get("cloud.spot_capacity_nodes")
+    if "spot" in ctx.pricing_models and cap is not None and nodes > int(cap):
+        unavailable["spot"] = (
+            f"spot cannot supply {nodes} nodes: {int(cap)} obtainable (cloud.spot_capacity_nodes); give the"
+            " spot capacity your provider shows, or rent fewer nodes on spot"
+        )
     priced_models = tuple(m for m in ctx.pricing_models if m not in unavailable)
     failures = {
         "on_prem_and_reserved": _failure_dict(base),
@@ -445,13 +504,17 @@ def _on_prem_inputs(
         idle_power_fraction=float(v["on_prem.idle_power_fraction"]),
         colo_usd_per_kw_month=float(v["on_prem.colo_usd_per_kw_month"]),
         maintenance_fraction_per_year=float(v["on_prem.maintenance_fraction_per_year"]),
-        staff_fte=float(v["on_prem.staff_fte"]),
+        staff_fte=None if v["on_prem.staff_fte"] is None else float(v["on_prem.staff_fte"]),
         staff_usd_per_fte_year=float(v["on_prem.staff_usd_per_fte_year"]),
         depreciation_years=float(v["on_prem.depreciation_years"]),
         discount_rate=float(v["on_prem.discount_rate"]),
         residual_fraction=float(v["on_prem.residual_fraction"]),
         load_power_fraction=float(v["on_prem.load_power_fraction"]),
         colo_all_in=ctx.colo_all_in,
+        colo_basis=str(v["colocation.basis"]),
+        colo_contracted_kw=v.get("on_prem.colo_contracted_kw"),
+        staff_fte_per_mw=float(v.get("on_prem.staff_fte_per_mw", 0.0)),
+        **{name: float(v[f"on_prem.{name}"]) for name in FINANCE_LINES},
     )
 
 
@@ -775,7 +838,9 @@ def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowI
         capex_usd=float(own["capex_usd"]),
         power_full_usd_per_month=annual["energy"]["usd"] / draw / 12.0,
         idle_power_fraction=idle,
-        other_opex_usd_per_month=sum(annual[k]["usd"] for k in ("colocation", "maintenance", "staff")) / 12.0,
+        # Every yearly line but capital and energy: colocation, maintenance, staff and the finance lines.
+        other_opex_usd_per_month=sum(p["usd"] for k, p in annual.items() if k not in ("capital", "energy"))
+        / 12.0,
         # Market resale at the horizon (cost_request._resolve_lead_and_resale); book value only for tax.
         resale_fraction=float(v["cashflow.resale_fraction"]),
         rent=rent,
@@ -997,9 +1062,13 @@ def _tco(
 ) -> dict[str, Any]:
     v, ctx, resolver = resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
+    _record_staff(v, ctx, resolver, core)
     findings = _findings(v, ctx, core)
     if freshness is not None:
         findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
+    findings += placeholder_price_findings(placeholders=_placeholder_prices(v, resolver, core))
+    findings += placeholder_storage_findings(placeholders=_placeholder_storage(v, resolver, ctx))
+    findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))  # stable: critical first, as listed
     core.pop("_own_linear")
     core.pop("_rent_linear")
     if not core["cloud"]:
@@ -1019,6 +1088,53 @@ def _tco(
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],
     }
+
+
+def _record_staff(v: Mapping[str, Any], ctx: Context, resolver: Resolver, core: Mapping[str, Any]) -> None:
+    """Staff scaled from the fleet is known only once the network's power is: record the FTE count used
+    (tco.OnPremInputs.fte), with its arithmetic, beside the ratio, so the assumptions say how many people
+    owning pays for."""
+    if v["on_prem.staff_fte"] is not None:
+        return
+    inputs = _on_prem_inputs(v, ctx, 0.0, float(core["network"]["power_kw"]), 0.0)
+    mw = inputs.load_kw / 1000.0
+    source = f"{num(mw)} MW IT drawn at full load × {num(inputs.staff_fte_per_mw)} FTE per MW"
+    resolver.get("on_prem.staff_fte", inputs.fte, "FTE", source)
+
+
+NETWORK_PRICES = ("network.switch_usd", "network.cable_usd", "network.transceiver_usd")
+
+
+def _placeholder_prices(
+    v: Mapping[str, Any], resolver: Resolver, core: Mapping[str, Any]
+) -> list[tuple[str, float]]:
+    """The network prices the capex was counted at that are placeholders (their source says so), with the
+    value used: none when the network costs nothing counted (one node, included in the server, a lump sum)."""
+    if not core["network"].get("capex_parts") or "counted_capex_usd" in core["network"]:
+        return []
+    used = resolver.used
+    return [
+        (path, float(v[path]))
+        for path in NETWORK_PRICES
+        if path in used
+        and used[path].source != "request"
+        and "placeholder" in used[path].source.lower()
+        and float(v[path]) > 0
+    ]
+
+
+def _placeholder_storage(v: Mapping[str, Any], resolver: Resolver, ctx: Context) -> list[tuple[str, float]]:
+    """The defaults that sized storage when the request gives no capacity: the parameter count (checkpoint
+    size) when no model gave it, the dataset size when no token count did."""
+    if v.get("storage.capacity_tb") is not None:
+        return []
+    used = resolver.used
+    out = []
+    if used["run.params_b"].source == DEFAULTS["run.params_b"].source:
+        out.append(("run.params_b", float(v["run.params_b"])))
+    if ctx.tokens is None and used["storage.dataset_tb"].source == DEFAULTS["storage.dataset_tb"].source:
+        out.append(("storage.dataset_tb", float(v["storage.dataset_tb"])))
+    return out
 
 
 def _npv_inputs(values: Mapping[str, Any], ctx: Context, reference: str) -> CashflowInputs | None:

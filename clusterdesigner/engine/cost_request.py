@@ -35,6 +35,19 @@ ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in bounds.COST if
 
 _MISSING = object()
 
+TOPOLOGIES = ("fat_tree", "dragonfly_plus", "rail_only")
+# The kW colocation bills (tco.OnPremInputs.colo_basis).
+COLO_BASES = ("contracted_kw", "drawn_kw", "nameplate_kw")
+# Owning's cost lines beyond power, space, maintenance and staff that finance models carry (tco.py).
+FINANCE_LINES = (
+    "software_usd_per_gpu_year",
+    "insurance_fraction_per_year",
+    "property_tax_fraction_per_year",
+    "spares_fraction",
+    "facility_capex_usd_per_mw",
+    "facility_ops_usd_per_year",
+)
+
 
 def field_rule(path: str) -> str | None:
     """The range check :func:`tco` applies to a request field, for forms that mirror it: "pos" (> 0),
@@ -308,14 +321,19 @@ def _resolve_lead_and_resale(r: Resolver, v: dict[str, Any], resale: Sequence[Re
     v["cashflow.resale_basis"] = "book_value"
 
 
-def _staff_fte(r: Resolver, nodes: int) -> float:
-    """FTEs running the cluster: the request's, else max(1, nodes ÷ nodes per FTE)."""
+def _staff_fte(r: Resolver, nodes: int) -> float | None:
+    """FTEs running the cluster: the request's; else None when staff per MW is given (tco.OnPremInputs.fte
+    scales staff with the IT MW drawn); else nodes ÷ nodes per FTE (75 by default). Fractional either way: no
+    floor of one person under a small cluster."""
     if r.given("on_prem.staff_fte"):
         return float(r.get("on_prem.staff_fte"))
+    if r.given("on_prem.staff_fte_per_mw"):
+        return None
     per_fte = float(r.get("on_prem.nodes_per_fte"))
-    fte = max(1.0, nodes / per_fte)
     return float(
-        r.get("on_prem.staff_fte", fte, "FTE", f"max(1, {num(nodes)} nodes ÷ {num(per_fte)} nodes per FTE)")
+        r.get(
+            "on_prem.staff_fte", nodes / per_fte, "FTE", f"{num(nodes)} nodes ÷ {num(per_fte)} nodes per FTE"
+        )
     )
 
 
@@ -390,8 +408,8 @@ def _resolve_cluster(r: Resolver, v: dict[str, Any], server: ServerTypeSpec | No
     v["oversubscription"] = r.get("cluster.oversubscription")
     rail = bool(r.get("cluster.rail_optimized"))
     topology = r.get("cluster.topology")
-    if topology not in ("fat_tree", "dragonfly_plus"):
-        raise InputError("must be fat_tree or dragonfly_plus", field="cluster.topology")
+    if topology not in TOPOLOGIES:
+        raise InputError(f"must be one of {', '.join(TOPOLOGIES)}", field="cluster.topology")
 
     return rail, str(topology)
 
@@ -495,9 +513,18 @@ def _resolve_owning(
     """Staff, horizon, utilization, the owning rates, server price, node power and network prices; returns
     the colocation pricing (space_only | all_in)."""
     v["on_prem.staff_fte"] = _staff_fte(r, int(v["nodes"]))
+    if v["on_prem.staff_fte"] is None:
+        v["on_prem.staff_fte_per_mw"] = r.get(
+            "on_prem.staff_fte_per_mw", unit="FTE per MW of IT drawn at full load"
+        )
     colo_pricing = r.get("colocation.pricing")
     if colo_pricing not in ("space_only", "all_in"):
         raise InputError("must be space_only or all_in", field="colocation.pricing")
+    v["colocation.basis"] = r.get("colocation.basis")
+    if v["colocation.basis"] not in COLO_BASES:
+        raise InputError(f"must be one of {', '.join(COLO_BASES)}", field="colocation.basis")
+    if r.given("on_prem.colo_contracted_kw"):
+        v["on_prem.colo_contracted_kw"] = r.get("on_prem.colo_contracted_kw", unit="kW")
     v["horizon_years"] = r.get("horizon_years")
     v["utilization"] = r.get("utilization")
     for name in (
@@ -513,6 +540,7 @@ def _resolve_owning(
         "load_power_fraction",
         "installation_fraction",
         "storage_usd_per_tb",
+        *FINANCE_LINES,
     ):
         v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
 
@@ -525,6 +553,12 @@ def _resolve_owning(
         )
     v["network.cable_usd"] = r.get("network.cable_usd")
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
+    included = r.get("network.included_in_server")
+    if not isinstance(included, bool):
+        raise InputError("must be true or false", field="network.included_in_server")
+    v["network.included_in_server"] = included
+    if r.given("network.capex_usd"):
+        v["network.capex_usd"] = r.get("network.capex_usd", unit="USD (lump sum)")
     _resolve_node_optics(r, v, _owned_server(catalog, server, accelerator, int(v["gpus_per_node"])))
     v["network.switch_transceiver_w"] = r.get("network.switch_transceiver_w")
 
@@ -707,6 +741,8 @@ def _resolve_cloud(
         f"storage tier {None if tier is None else tier.slug} (catalog)",
     )
     _resolve_spot_rate(r, v, offering)
+    if "spot" in models:
+        v["cloud.spot_capacity_nodes"] = r.get("cloud.spot_capacity_nodes")
     return offering, models
 
 

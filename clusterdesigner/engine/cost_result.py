@@ -185,6 +185,7 @@ class Network(JsonObject):
     chosen: Topology | None = _omit()
     fat_tree: Topology | None = _with("chosen")
     dragonfly_plus: Topology | None = _with("chosen")
+    rail_only: Topology | None = _omit()  # when cluster.topology is rail_only and it can be built
     endpoints: int | None = _omit()
     nic_gbps: float | None = _omit()
     switch: str | None = _omit()
@@ -196,6 +197,8 @@ class Network(JsonObject):
     capex_usd: float
     power_kw: float
     power_formula: str | None = _omit()
+    # The switches, cables and transceivers counted, when the capex is a quote's lump sum or in the server.
+    counted_capex_usd: float | None = _omit()
     note: str | None = _omit()
     warning: str | None = _omit()
     share_of_capex: float

@@ -156,9 +156,26 @@ NODE_POWER_PER_GPU_TDP = 10.2 / (8 * 0.700)
 
 
 # AWS Spot Instance Advisor states its frequency of interruption per trailing month; its lowest bucket is
-# "< 5 %". The engine's rate is per node-day, so a monthly fraction is divided by 365/12 days.
+# "< 5 %". The engine's rate is per node-day, so a monthly fraction is divided by 365/12 days. This is the
+# one spot interruption default: the catalog's offerings, the cost engine and docs/cost-engine.md read it.
 SPOT_ADVISOR_LOW_BUCKET_PER_MONTH = 0.05
 DAYS_PER_MONTH = 365.0 / 12.0
+SPOT_INTERRUPTIONS_PER_NODE_DAY = SPOT_ADVISOR_LOW_BUCKET_PER_MONTH / DAYS_PER_MONTH  # 0.001644
+# Spot nodes obtainable when the request gives none (conservative; see COST_DEFAULTS).
+SPOT_CAPACITY_NODES = 8
+
+# Staff running the cluster (the operator's own infrastructure team; a colocation's facility staff are in
+# its fee): "a dedicated infrastructure engineering team — typically 1 FTE per 50-100 GPU servers at
+# enterprise scale" (TensorMesh, tensorsmesh.com/blog/article-5.html, secondary). 75 nodes per FTE, the
+# middle of that range; fractional, so one 8-GPU node carries 1/75 FTE, not one person.
+NODES_PER_FTE = 75.0
+STAFF_SOURCE = (
+    "a dedicated infrastructure engineering team, typically 1 FTE per 50-100 GPU servers at enterprise"
+    " scale (TensorMesh, tensorsmesh.com/blog/article-5.html, secondary): 75 nodes per FTE, the middle of"
+    " that range; FTE = nodes ÷ this, fractional (no floor of one person). Give on_prem.staff_fte to set the"
+    " count, or on_prem.staff_fte_per_mw to scale staff with the IT MW instead"
+)
+NOT_CHARGED = "ClusterDesigner default: not charged unless given"
 
 
 @dataclass(frozen=True)
@@ -208,7 +225,13 @@ COST_DEFAULTS: Mapping[str, Assumption] = dict(
             "bool",
             "NVIDIA DGX SuperPOD reference architecture (rail-optimised)",
         ),
-        _a("cluster.topology", "fat_tree", "fat_tree|dragonfly_plus", "ClusterDesigner default"),
+        _a(
+            "cluster.topology",
+            "fat_tree",
+            "fat_tree|dragonfly_plus|rail_only",
+            "ClusterDesigner default (rail_only: one switch, or one leaf-spine, per NIC rail and no"
+            ' spine across rails, Wang et al., "Rail-only", arXiv:2307.12169)',
+        ),
         _a("on_prem.depreciation_years", 5.0, "years", ISSUE),
         _a("on_prem.discount_rate", 0.08, "per year", ISSUE + " (cost of capital, also the NPV rate)"),
         _a("on_prem.residual_fraction", 0.2, "of capex", ISSUE),
@@ -229,23 +252,46 @@ COST_DEFAULTS: Mapping[str, Assumption] = dict(
             "ClusterDesigner default: colocation quoted for space and cooling, power billed by the kWh"
             " (all_in: the $/kW-month includes power, so no energy line)",
         ),
+        _a(
+            "colocation.basis",
+            "contracted_kw",
+            "contracted_kw|drawn_kw|nameplate_kw",
+            "ClusterDesigner default: colocation bills the contracted kW"
+            " (on_prem.colo_contracted_kw, else the IT draw at full load), used or not; drawn_kw"
+            " bills the average draw at the utilization; nameplate_kw the servers' rating. Energy"
+            " is billed once: the IT draw × PUE × $/kWh (none when all_in)",
+        ),
         _a("on_prem.maintenance_fraction_per_year", 0.05, "of capex per year", ISSUE),
         _a(
-            "on_prem.staff_fte",
-            1.0,
-            "FTE (at least; nodes ÷ nodes per FTE above that)",
-            "ClusterDesigner default: at least one person runs an owned cluster; above 250 nodes"
-            " on_prem.nodes_per_fte applies",
-        ),
-        _a(
             "on_prem.nodes_per_fte",
-            250.0,
-            "nodes per FTE",
-            "Roskies & Zacharia, “Designing and Supporting High-end Computational Facilities”, CTWatch"
-            " Quarterly 2(2), May 2006, p. 4: sites add “one FTE for roughly every 250 processors” (read"
-            " as 250 nodes; interpretation UNVERIFIED); also “8-12 FTEs for a single, large” HPC system",
+            NODES_PER_FTE,
+            "nodes per FTE (fractional: no floor of one person)",
+            STAFF_SOURCE,
         ),
         _a("on_prem.staff_usd_per_fte_year", 180_000.0, "USD/FTE-year", ISSUE),
+        _a("on_prem.software_usd_per_gpu_year", 0.0, "USD/GPU-year", NOT_CHARGED + " (software licences)"),
+        _a("on_prem.insurance_fraction_per_year", 0.0, "of capex per year", NOT_CHARGED + " (insurance)"),
+        _a(
+            "on_prem.property_tax_fraction_per_year",
+            0.0,
+            "of capex per year",
+            NOT_CHARGED + " (property tax)",
+        ),
+        _a("on_prem.spares_fraction", 0.0, "of server capex", NOT_CHARGED + " (a spares pool)"),
+        _a(
+            "on_prem.facility_capex_usd_per_mw",
+            0.0,
+            "USD per MW of IT power",
+            NOT_CHARGED
+            + " (colocated, the building belongs to the colocation provider; give it for a facility you"
+            " build)",
+        ),
+        _a(
+            "on_prem.facility_ops_usd_per_year",
+            0.0,
+            "USD/year",
+            NOT_CHARGED + " (a facility and ops lump sum)",
+        ),
         _a(
             "on_prem.idle_power_fraction",
             0.3,
@@ -268,6 +314,14 @@ COST_DEFAULTS: Mapping[str, Assumption] = dict(
             30_000.0,
             "USD/switch",
             "NVIDIA does not publish the QM9700 price; " + PLACEHOLDER,
+        ),
+        _a(
+            "network.included_in_server",
+            False,
+            "bool",
+            "ClusterDesigner default: the server price excludes the scale-out network; set true"
+            " when the quote includes switches, cables and optics (no network capex is added; its"
+            " power still counts)",
         ),
         _a("network.cable_usd", 150.0, "USD/cable", PLACEHOLDER),
         _a("network.transceiver_usd", 1_200.0, "USD/transceiver", PLACEHOLDER),
@@ -311,12 +365,21 @@ COST_DEFAULTS: Mapping[str, Assumption] = dict(
         _a("cloud.storage_usd_per_tb_month", 0.0, "USD/TB-month", "storage tier has no price in the catalog"),
         _a(
             "cloud.spot_preemptions_per_day",
-            SPOT_ADVISOR_LOW_BUCKET_PER_MONTH / DAYS_PER_MONTH,
+            SPOT_INTERRUPTIONS_PER_NODE_DAY,
             "per node-day",
             "AWS EC2 Spot Instance Advisor: 'Frequency of interruption represents the rate at which Spot has"
             " reclaimed capacity during the trailing month', buckets < 5 %, 5-10 %, 10-15 %, 15-20 %, > 20 %"
             " (spot-advisor-data.json, as described by grailbio/base spotadvisor); the lowest bucket's top,"
             " 0.05 per node-month, ÷ 30.42 days (365/12) = 0.001644 per node-day",
+        ),
+        _a(
+            "cloud.spot_capacity_nodes",
+            SPOT_CAPACITY_NODES,
+            "nodes obtainable on spot",
+            "ClusterDesigner conservative default: no provider publishes how much spot GPU capacity"
+            " it holds, and spot capacity is reclaimed when the provider needs it back; one 8-node"
+            " (64-GPU) block is assumed obtainable, no more (give what your provider's quota or spot"
+            " placement score shows). Above it, spot is not offered for the design",
         ),
         _a(
             "failures.failures_per_gpu_day",

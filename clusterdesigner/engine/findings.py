@@ -251,3 +251,40 @@ def stale_price_findings(*, prices: Sequence[tuple[str, str]], freshness: Freshn
             )
         )
     return out
+
+
+def _placeholder_finding(
+    code: str, placeholders: Sequence[tuple[str, float]], lead: str, advice: str, source: str
+) -> list[dict[str, str]]:
+    """One warning naming each placeholder (request path, value used) a figure rests on; none without any."""
+    if not placeholders:
+        return []
+    named = ", ".join(f"{path} ({value:,.6g})" for path, value in placeholders)
+    return [_finding(code, "warning", f"{lead}: {named}. {advice}", source)]
+
+
+def placeholder_price_findings(*, placeholders: Sequence[tuple[str, float]]) -> list[dict[str, str]]:
+    """Network capex resting on placeholder prices, not published figures or quotes."""
+    return _placeholder_finding(
+        "placeholder_prices",
+        placeholders,
+        "Network capex rests on placeholder prices, not quotes",
+        "Enter your quote's prices (spec.costs.network.switch_usd, cable_usd, transceiver_usd), a lump sum"
+        " (network.capex_usd), or network.included_in_server when the server quote includes the network.",
+        "ClusterDesigner catalog: these prices are UNVERIFIED placeholders (no published figure found)",
+    )
+
+
+def placeholder_storage_findings(*, placeholders: Sequence[tuple[str, float]]) -> list[dict[str, str]]:
+    """Storage sized from placeholders because the request names no model or dataset: the capacity sets cloud
+    storage on every rent option and storage capex on owning, so it moves the break-even (issue 31 item 11:
+    one node gave 21.8 % through a design, which carries its model, and 18.7 % through manage.py tco, which
+    sized 12.9 TB from a 70B placeholder and 10 TB of dataset instead of the 8B model's 4.3 TB)."""
+    return _placeholder_finding(
+        "placeholder_storage",
+        placeholders,
+        "Storage is sized from placeholders, not this run",
+        "Give run.params_b and run.tokens (a design gives its model's), storage.dataset_tb, or"
+        " storage.capacity_tb.",
+        "ClusterDesigner cost request defaults: placeholders used when no model or dataset is given",
+    )

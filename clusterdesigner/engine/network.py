@@ -1,4 +1,4 @@
-"""Scale-out network sizing: leaf-spine / three-tier fat-tree (folded Clos) and Dragonfly+.
+"""Scale-out network sizing: leaf-spine / three-tier fat-tree (folded Clos), Dragonfly+ and rail-only.
 
 Switch counts follow the folded-Clos arithmetic with radix R switches: a leaf gives d = ⌊R·o/(1+o)⌋ ports
 to endpoints and R − d upward at oversubscription o (down:up), so a two-tier network reaches d·R endpoints
@@ -177,6 +177,61 @@ def dragonfly_plus(
         per_group * (per_group + 1),
         (ports_per_transceiver, nodes * math.ceil(nics_per_node / node_ports_per_transceiver)),
         groups,
+    )
+
+
+def rail_only(
+    *,
+    nodes: int,
+    nics_per_node: int,
+    port_gbps: float,
+    radix: int,
+    oversubscription: float = 1.0,
+    ports_per_transceiver: int = 1,
+    node_ports_per_transceiver: int = 1,
+) -> Topology | None:
+    """Rail-only (Wang et al., "Rail-only: A Low-Cost High-Performance Network for Training LLMs with Trillion
+    Parameters", arXiv:2307.12169, Sec. 4): NIC k of every node joins rail k, and the rails are never joined
+    above; traffic between rails crosses the node's NVLink (the high-bandwidth domain) instead.
+
+    Each of the k = NICs-per-node rails is its own network of ``nodes`` endpoints: one switch when nodes ≤ R
+    (the paper's "one switch per rail"), else the smallest folded Clos of :func:`fat_tree` over those
+    endpoints. Switches, cables and switch-side transceivers are k × one rail's; node-side transceivers
+    nodes · ⌈k / NIC ports per transceiver⌉ as in a fat-tree. Bisection k × one rail's (E/2 · port Gb/s / o):
+    full only for traffic that stays on its rail. None when one rail outgrows three tiers.
+    """
+    if nics_per_node < 1:  # fat_tree checks the node count
+        raise InputError("must be at least 1", field="cluster.nics_per_node")
+    rail = fat_tree(
+        nodes=nodes,
+        nics_per_node=1,
+        port_gbps=port_gbps,
+        radix=radix,
+        oversubscription=oversubscription,
+        rail_optimized=False,
+        ports_per_transceiver=ports_per_transceiver,
+    )
+    if rail is None:
+        return None
+    k = nics_per_node
+    node_side = nodes * math.ceil(k / node_ports_per_transceiver)
+    switch_side = k * rail.switch_transceivers
+    return Topology(
+        "rail-only",
+        rail.tiers,
+        nodes * k,
+        k * rail.leaf_switches,
+        k * rail.spine_switches,
+        k * rail.core_switches,
+        k * rail.switches,
+        k * rail.switch_ports_used,
+        k * rail.cables,
+        node_side + switch_side,
+        k * rail.bisection_gbps,
+        k * rail.max_endpoints,
+        0,
+        node_side,
+        switch_side,
     )
 
 

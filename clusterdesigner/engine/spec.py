@@ -169,7 +169,7 @@ NEGOTIATED: Mapping[str, Rule] = {
 MAX_CLOUD_OFFERINGS = 6
 # Cost-engine input sections a spec passes through by the engine's own names (cost.input_names), each number
 # range-checked by cost.check_input: money over time, Monte Carlo, colocation pricing, training storage.
-ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage")
+ENGINE_SECTIONS = ("cashflow", "uncertainty", "colocation", "storage", "network")
 COSTS: Mapping[str, Rule] = {
     # A design's own floors (the serving engine prices far lower utilizations, which its demand implies).
     "horizon_years": _bounded("float", "horizon_years", 0.1, default=defaults.HORIZON_YEARS.value),
@@ -178,6 +178,8 @@ COSTS: Mapping[str, Rule] = {
     "cloud": Rule("list", default=[]),
     "egress_tb": _bounded("float", "cloud.egress_tb"),
     "managed_overhead_fraction": _bounded("float", "cloud.managed_overhead_fraction"),
+    # Spot nodes obtainable (every offering's spot option): above it spot is not offered.
+    "spot_capacity_nodes": _bounded("int", "cloud.spot_capacity_nodes"),
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
@@ -690,7 +692,7 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         cloud: dict[str, Any] = {"offering": choice["offering"]}
         if choice.get("pricing_models"):
             cloud["pricing_models"] = list(choice["pricing_models"])  # only the ticked ones are compared
-        for key in ("egress_tb", "managed_overhead_fraction"):
+        for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes"):
             if key in costs:
                 cloud[key] = costs[key]
         if choice.get("usd_per_node_hour"):
@@ -721,7 +723,10 @@ def cost_paths(cloud_index: int | None) -> FieldPaths:
         {
             "": "spec",
             "cloud": cloud,
-            **{f"cloud.{key}": f"spec.costs.{key}" for key in ("egress_tb", "managed_overhead_fraction")},
+            **{
+                f"cloud.{key}": f"spec.costs.{key}"
+                for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes")
+            },
             **{key: f"spec.costs.{key}" for key in shared},
         }
     )

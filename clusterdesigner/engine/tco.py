@@ -104,7 +104,7 @@ class OnPremInputs:
     idle_power_fraction: float
     colo_usd_per_kw_month: float
     maintenance_fraction_per_year: float
-    staff_fte: float
+    staff_fte: float | None  # None: from the fleet, staff_fte_per_mw
     staff_usd_per_fte_year: float
     depreciation_years: float
     discount_rate: float
@@ -113,6 +113,33 @@ class OnPremInputs:
     load_power_fraction: float = 1.0
     # Colocation quoted all-in (power included in $/kW-month): no separate energy bill.
     colo_all_in: bool = False
+    # The kW colocation bills: "nameplate_kw" (the servers' rating plus the network), "contracted_kw" (the
+    # contract's kW: colo_contracted_kw, else the IT draw at full load) or "drawn_kw" (the average IT draw at
+    # the utilization). Nameplate stays the default here for callers that predate the choice; the cost
+    # request's default is contracted_kw (COST_DEFAULTS).
+    colo_basis: str = "nameplate_kw"
+    colo_contracted_kw: float | None = None
+    # Staff from the fleet when staff_fte is None: FTE = IT MW at full load × FTE per MW (fractional).
+    staff_fte_per_mw: float = 0.0
+    # Cost lines published owning breakdowns carry (all zero unless given).
+    software_usd_per_gpu_year: float = 0.0
+    insurance_fraction_per_year: float = 0.0
+    property_tax_fraction_per_year: float = 0.0
+    spares_fraction: float = 0.0  # a spares pool, as a fraction of the servers' capex
+    facility_capex_usd_per_mw: float = 0.0  # per MW of IT power at full load
+    facility_ops_usd_per_year: float = 0.0  # a "facility and ops" lump sum a year
+
+    @property
+    def load_kw(self) -> float:
+        """IT kW drawn at full training load: servers × their load fraction + the network."""
+        return self.nodes * self.node_power_kw * self.load_power_fraction + self.network_power_kw
+
+    @property
+    def fte(self) -> float:
+        """Staff FTE: the given count, else the IT MW at full load × FTE per MW (no floor of one person)."""
+        if self.staff_fte is not None:
+            return self.staff_fte
+        return self.load_kw / 1000.0 * self.staff_fte_per_mw
 
 
 @dataclass(frozen=True)
@@ -146,8 +173,12 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
     Per year: capex · CRF(r, life) − residual · capex · SFF(r, life)  (capital recovery, see above)
       + energy = IT kW · (idle + (1 − idle) · u) · PUE · $/kWh · 8,760 h  (linear server power model,
         Fan, Weber & Barroso, "Power provisioning for a warehouse-sized computer", ISCA 2007, Sec. 4)
-      + colocation = contracted IT kW · $/kW-month · 12   (contracted at full IT load, used or not)
-      + maintenance = fraction · capex,  + staff = FTEs · loaded $/FTE-year.
+      + colocation = billed kW · $/kW-month · 12, billed kW by ``colo_basis``: the contract's kW (used
+        or not), the average drawn IT kW, or nameplate
+      + maintenance = fraction · capex,  + staff = FTEs · loaded $/FTE-year (FTEs given, or IT MW · FTE/MW)
+      + software = GPUs · $/GPU-year, + insurance and property tax = fractions · capex, + facility and
+        ops, a lump sum a year.
+    capex also carries a spares pool (fraction · servers) and facility capex (IT MW at full load · $/MW).
     total = per-year cost · horizon. NPV discounts the cash flows (capex at t=0, opex at each year end) and
     credits the straight-line book value at the end of the horizon (or the residual if the life ends first).
     $/GPU-hour delivered = total / (GPUs · 8,760 · horizon · u).
@@ -159,16 +190,19 @@ def on_prem_cost(*, inputs: OnPremInputs, utilization: float, horizon_years: flo
     annual_parts, energy_full, it_kw = _annual_parts(i, capex=capex, utilization=utilization)
     annual = sum(p.usd for p in annual_parts.values())
     total = Line(annual * horizon_years, f"{usd(annual)} per year × {num(horizon_years)} years")
+    # Energy, and colocation billed on drawn kW, follow the draw idle + (1 − idle) · u; every other line is
+    # fixed in u.
+    colo_full = _colo_usd_per_year(i, draw=1.0)
+    drawn = i.colo_basis == "drawn_kw"
+    variable = energy_full + (colo_full if drawn else 0.0)
     fixed_per_year = (
-        annual_parts["capital"].usd
-        + annual_parts["colocation"].usd
-        + annual_parts["maintenance"].usd
-        + annual_parts["staff"].usd
-        + energy_full * i.idle_power_fraction
+        sum(p.usd for k, p in annual_parts.items() if k not in ("energy", "colocation"))
+        + (0.0 if drawn else annual_parts["colocation"].usd)
+        + variable * i.idle_power_fraction
     )
-    slope_per_year = energy_full * (1.0 - i.idle_power_fraction)
+    slope_per_year = variable * (1.0 - i.idle_power_fraction)
     linear = LinearCost(fixed_per_year * horizon_years, slope_per_year * horizon_years)
-    opex = sum(annual_parts[k].usd for k in ("energy", "colocation", "maintenance", "staff"))
+    opex = sum(p.usd for k, p in annual_parts.items() if k != "capital")
     rows = _year_rows(i, capex=capex, opex=opex, annual=annual, horizon_years=horizon_years)
     gpu_hours = n * i.gpus_per_node * HOURS_PER_YEAR * horizon_years * utilization
     per_gpu_hour = Line(
@@ -200,7 +234,19 @@ def _capex_parts(i: OnPremInputs) -> dict[str, Line]:
     install = Line(
         i.installation_fraction * hardware, f"{num(i.installation_fraction)} × {usd(hardware)} hardware"
     )
-    return {"servers": servers, "network": network, "storage": storage, "installation": install}
+    parts = {"servers": servers, "network": network, "storage": storage, "installation": install}
+    if i.spares_fraction:
+        parts["spares"] = Line(
+            i.spares_fraction * servers.usd,
+            f"{num(i.spares_fraction)} × {usd(servers.usd)} servers (spares pool)",
+        )
+    if i.facility_capex_usd_per_mw:
+        mw = i.load_kw / 1000.0
+        parts["facility"] = Line(
+            mw * i.facility_capex_usd_per_mw,
+            f"{num(mw)} MW IT at full load × {usd(i.facility_capex_usd_per_mw)}/MW",
+        )
+    return parts
 
 
 def _annual_parts(
@@ -222,35 +268,84 @@ def _annual_parts(
         f"{usd(capex)} × CRF({num(i.discount_rate)}, {num(i.depreciation_years)} y) {crf:.6f}"
         f" − {num(i.residual_fraction)} × {usd(capex)} × SFF {sff:.6f}",
     )
+    draw = i.idle_power_fraction + (1.0 - i.idle_power_fraction) * utilization
     colo = Line(
-        it_kw * i.colo_usd_per_kw_month * MONTHS_PER_YEAR,
-        f"{num(it_kw)} kW contracted × {usd(i.colo_usd_per_kw_month)}/kW-month × 12"
+        _colo_usd_per_year(i, draw=draw),
+        f"{_colo_kw_text(i, draw=draw)} × {usd(i.colo_usd_per_kw_month)}/kW-month × 12"
         + (" (all-in: power included)" if i.colo_all_in else " (space and cooling; power billed apart)"),
     )
     maintenance = Line(
         i.maintenance_fraction_per_year * capex,
         f"{num(i.maintenance_fraction_per_year)} × {usd(capex)} capex",
     )
-    staff = Line(
-        i.staff_fte * i.staff_usd_per_fte_year,
-        f"{num(i.staff_fte)} FTE × {usd(i.staff_usd_per_fte_year)}/FTE-year",
+    staff_text = (
+        f"{num(i.fte)} FTE"
+        if i.staff_fte is not None
+        else f"({num(i.load_kw / 1000.0)} MW IT × {num(i.staff_fte_per_mw)} FTE/MW = {num(i.fte)} FTE)"
     )
+    staff = Line(i.fte * i.staff_usd_per_fte_year, f"{staff_text} × {usd(i.staff_usd_per_fte_year)}/FTE-year")
     parts = {
         "capital": capital,
         "energy": energy,
         "colocation": colo,
         "maintenance": maintenance,
         "staff": staff,
+        **_finance_lines(i, capex=capex),
     }
     return parts, energy_full, it_kw
 
 
+def _colo_kw(i: OnPremInputs, *, draw: float) -> float:
+    """The kW colocation bills (see OnPremInputs.colo_basis) at the power draw ``draw`` of full load."""
+    if i.colo_basis == "drawn_kw":
+        return i.load_kw * draw
+    if i.colo_basis == "contracted_kw":
+        return i.load_kw if i.colo_contracted_kw is None else i.colo_contracted_kw
+    return i.nodes * i.node_power_kw + i.network_power_kw
+
+
+def _colo_usd_per_year(i: OnPremInputs, *, draw: float) -> float:
+    return _colo_kw(i, draw=draw) * i.colo_usd_per_kw_month * MONTHS_PER_YEAR
+
+
+def _colo_kw_text(i: OnPremInputs, *, draw: float) -> str:
+    kw = num(_colo_kw(i, draw=draw))
+    if i.colo_basis == "drawn_kw":
+        return f"{kw} kW drawn ({num(i.load_kw)} kW at full load × {num(draw)} average draw)"
+    if i.colo_basis == "contracted_kw":
+        return f"{kw} kW contracted" + (" (IT draw at full load)" if i.colo_contracted_kw is None else "")
+    return f"{kw} kW nameplate"
+
+
+def _finance_lines(i: OnPremInputs, *, capex: float) -> dict[str, Line]:
+    """The yearly lines finance models carry beyond power, space, maintenance and staff, each only when set:
+    software licences per GPU-year, insurance and property tax as fractions of capex, a facility-and-ops
+    lump sum."""
+    gpus = i.nodes * i.gpus_per_node
+    lines = {
+        "software": Line(
+            gpus * i.software_usd_per_gpu_year,
+            f"{num(gpus)} GPUs × {usd(i.software_usd_per_gpu_year)}/GPU-year",
+        ),
+        "insurance": Line(
+            i.insurance_fraction_per_year * capex,
+            f"{num(i.insurance_fraction_per_year)} × {usd(capex)} capex",
+        ),
+        "property_tax": Line(
+            i.property_tax_fraction_per_year * capex,
+            f"{num(i.property_tax_fraction_per_year)} × {usd(capex)} capex",
+        ),
+        "facility_ops": Line(i.facility_ops_usd_per_year, "facility and ops, a lump sum a year"),
+    }
+    return {k: line for k, line in lines.items() if line.usd}
+
+
 def _energy(i: OnPremInputs, *, utilization: float) -> tuple[Line, float, float]:
     """A year's energy at ``utilization`` (linear server power model), the energy of a year at full load and
-    the nameplate IT kW (what colocation contracts)."""
+    the nameplate IT kW (the servers' rating plus the network)."""
     n = i.nodes
-    it_kw = n * i.node_power_kw + i.network_power_kw  # nameplate: what colocation contracts
-    load_kw = n * i.node_power_kw * i.load_power_fraction + i.network_power_kw  # drawn at full load
+    it_kw = n * i.node_power_kw + i.network_power_kw  # nameplate
+    load_kw = i.load_kw  # drawn at full load
     draw = i.idle_power_fraction + (1.0 - i.idle_power_fraction) * utilization
     # A year at full load; nothing when colocation is quoted all-in (its $/kW-month includes the power).
     energy_full = 0.0 if i.colo_all_in else load_kw * i.pue * i.usd_per_kwh * HOURS_PER_YEAR

@@ -93,6 +93,8 @@ def test_a_design_asking_for_the_zero_spot_price_says_why_it_is_not_compared(
                     "usd_per_node_hour": {"spot": 40.0},
                 }
             ],
+            # Spot for all 64 nodes (the default caps spot at 8 nodes obtainable).
+            "spot_capacity_nodes": 64,
         },
     }
     design = design_create(owner=user_client.user, name="p5 spot", spec=spec)

@@ -90,21 +90,25 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # and 4 × 15 W a node, for eight single-port optics; demo 1's capex $24,691,770.43 → $24,375,354.43 is worked
 # by hand in tests/plans/test_api.py): per design, its one offering, owning's capex and annualised total over
 # the horizon, the break-even utilization with each priced model, the cash flows' NPV difference (rent − own)
-# and payback month, the whole-horizon ranking and the verdict's cheapest rent option. Issue #31 moved the
-# cash flows (w2: the sourced 4-month lead time, rented on the pay-as-you-go option meanwhile, and resale at
-# the horizon's market value, here the stated book-value fallback since these demos' owned ages precede every
-# series' first age) and the options compared (w1: only the pricing models each design ticks), merged:
-# NPV difference −813,704.83 → 6,576,019.66 (on-demand only now), 4,447,224.71 → −4,899,833.88,
-# −494,077.84 → 2,433,453.43 (reserved 1-year only), 2,581,450.31 → 2,024,939.48; payback 12, 12, 12, 14 →
-# 12, none, 12, 18.
+# and payback month, the whole-horizon ranking and the verdict's cheapest rent option. Issue #31 moved them,
+# three changes together (before -> after): (w1) only the pricing models each design ticks are priced and
+# compared; (w2) the sourced 4-month lead time (the pay-as-you-go option rented meanwhile) and resale at the
+# horizon's market value (here the stated book-value fallback: these demos' owned ages precede every series'
+# first age); (w3) staff nodes ÷ 75 FTE instead of 1 FTE, colocation on the contracted kW instead of
+# nameplate, spot capped at 8 obtainable nodes (the 48-node "on spot" demo can no longer rent spot). Capex is
+# unchanged. Owning's annualised total: 8,644,682.98 -> 8,336,273.38; 8,471,709.44 -> 8,104,756.29;
+# 4,412,541.70 -> 4,168,336.90; 1,818,942.05 -> 1,426,839.65. NPV difference (rent − own, against the
+# cheapest chosen option): −813,704.83 (spot) -> 6,770,738.68 (on-demand); 4,447,224.71 (spot) ->
+# 14,581,953.60 (on-demand); −494,077.84 (spot) -> 2,587,635.78 (reserved 1-year); 2,581,450.31 ->
+# 2,322,879.03; payback 12, 12, 12, 14 -> 12, 12, 12, 16.
 DEMO_COSTS = {
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
         24_375_354.43,
-        8_644_682.98,
+        8_336_273.38,
         # Only on-demand is ticked: spot and reserved 3-year are no longer priced or compared (issue #31).
-        {"on_demand": 0.2749},
-        6_576_019.66,
+        {"on_demand": 0.2648},
+        6_770_738.68,
         12,
         ["on_prem", "on_demand"],
         "on-demand",
@@ -112,19 +116,19 @@ DEMO_COSTS = {
     "70B on 1T tokens: 48 B200 nodes on spot": (
         "aws-p6-b200-48xlarge",
         24_567_503.98,
-        8_471_709.44,
-        {"spot": 0.4346, "on_demand": 0.1726},
-        -4_899_833.88,
-        None,
-        ["on_prem", "spot", "on_demand"],
-        "spot",
+        8_104_756.29,
+        {"on_demand": 0.1648},  # spot ticked, but capped at 8 obtainable nodes of the 48 the run needs
+        14_581_953.60,
+        12,
+        ["on_prem", "on_demand"],
+        "on-demand",
     ),
     "70B on 1T tokens: 32 H100 nodes reserved": (
         "aws-p5-48xlarge",
         12_188_394.43,
-        4_412_541.70,
-        {"reserved_1y": 30.1142},
-        2_433_453.43,
+        4_168_336.90,
+        {"reserved_1y": 31.5143},
+        2_587_635.78,
         12,
         ["on_prem", "reserved_1y"],
         "reserved 1-year",
@@ -132,10 +136,10 @@ DEMO_COSTS = {
     "8 × 8 H200 owned for 2 years vs AWS reserved": (
         "aws-p5e-48xlarge",
         2_016_397.48,
-        1_818_942.05,
-        {"on_demand": 0.229, "reserved_1y": 36.9799},
-        2_024_939.48,
-        18,
+        1_426_839.65,
+        {"on_demand": 0.1776, "reserved_1y": 41.7852},
+        2_322_879.03,
+        16,
         ["on_prem", "on_demand", "reserved_1y"],
         "on-demand",
     ),

@@ -20,6 +20,7 @@ SPEC_FIELDS: list[tuple[Mapping[str, spec.Rule], str, str]] = [
     (spec.COSTS, "utilization", "utilization"),
     (spec.COSTS, "egress_tb", "cloud.egress_tb"),
     (spec.COSTS, "managed_overhead_fraction", "cloud.managed_overhead_fraction"),
+    (spec.COSTS, "spot_capacity_nodes", "cloud.spot_capacity_nodes"),
 ]
 
 

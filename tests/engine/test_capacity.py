@@ -159,10 +159,12 @@ def test_solver_cost_equals_the_exhaustive_optimum_of_a_12_month_plan() -> None:
 # 5 %/year, 1 FTE at $180,000, 5-year life, 8 % cost of capital, 20 % residual).
 _DEFAULTED = (
     "installation_fraction pue usd_per_kwh idle_power_fraction colo_usd_per_kw_month"
-    " maintenance_fraction_per_year staff_fte staff_usd_per_fte_year depreciation_years discount_rate"
+    " maintenance_fraction_per_year staff_usd_per_fte_year depreciation_years discount_rate"
     " residual_fraction"
 ).split()
 DEMO1_OWNING = OnPremInputs(
+    # One FTE, as these figures were pinned; the cost engine now scales staff with the IT MW (6 FTE per MW).
+    staff_fte=1.0,
     nodes=64,
     gpus_per_node=8,
     server_usd=275_000.0,

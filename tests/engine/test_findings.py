@@ -14,10 +14,17 @@ def codes(request: dict[str, Any], **kw: Any) -> set[str]:
     return {f["code"] for f in out["findings"]}
 
 
-# A resale quote: without one (no catalog series in these engine-level runs) the horizon's resale falls back
-# to book value, which is a warning (resale_book_value_fallback, tested below).
+# A sound design prices its network from a quote, sizes its storage and gives a resale quote: no placeholder
+# remains (placeholder_prices, placeholder_storage) and, with no catalog series in these engine-level runs,
+# resale does not fall back to book value (resale_book_value_fallback, tested below).
 SOUND = _merge(
-    EXAMPLE, {"utilization": 0.9, "network": {"transceiver_usd": 2_000}, "cashflow": {"resale_fraction": 0.5}}
+    EXAMPLE,
+    {
+        "utilization": 0.9,
+        "network": {"transceiver_usd": 2_000, "switch_usd": 25_000, "cable_usd": 120},
+        "storage": {"capacity_tb": 20},
+        "cashflow": {"resale_fraction": 0.5},
+    },
 )
 
 

@@ -257,12 +257,14 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     # capex = 1.03 × (64 × 322,500 + 3,024,000 + 1,392.65) = 24,375,354.43; residual 0.125 of capex after the
     # 5-year life, from the catalog's H100 SXM resale series (its point at 5 years)
     # per year fixed = capital 24,375,354.43 × (CRF(8 %, 5) 0.250456 − 0.125 × SFF 0.170456) = 5,585,597.79
-    #   + colocation on nameplate (64 × 10.2 + 50.88 =) 703.68 kW × 150 × 12 = 1,266,624.00
-    #   + maintenance 0.05 × capex = 1,218,767.72 + staff 180,000
-    #   + idle power on the draw at load (64 × 10.2 × 0.76 + 50.88 =) 547.008 kW × 0.3 × 1.3 × 0.08 × 8,760
-    #     = 149,503.85  → 8,400,493.36 / (64 × 12) = 10,938.14 a node-month
+    #   + colocation on the contracted kW, the draw at full load (64 × 10.2 × 0.76 + 50.88 =) 547.008 kW
+    #     × 150 × 12 = 984,614.40 (on nameplate, 703.68 kW, it was 1,266,624.00)
+    #   + maintenance 0.05 × capex = 1,218,767.72
+    #   + staff 64 nodes ÷ 75 nodes per FTE = 0.853333 FTE × 180,000 = 153,600.00 (was 1 FTE, 180,000)
+    #   + idle power on the draw at load 547.008 kW × 0.3 × 1.3 × 0.08 × 8,760 = 149,503.85
+    #   → 8,092,083.76 / (64 × 12) = 10,536.57 a node-month (10,938.14 before issue 31's owning defaults)
     # energy above idle per node-hour used: 547.008 × 0.7 × 1.3 × 0.08 / 64 = 0.6222216
-    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_938.14, abs=0.01)
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_536.57, abs=0.01)
     assert owned["usd_per_node_hour_used"] == pytest.approx(0.6222216, rel=1e-6)
     assert owned["lead_time_months"] == 2 and owned["source"].startswith(f"design {design.pk} v1")
     # Priced from a design, owned nodes carry their capital share, so the plan has a cash view: each
