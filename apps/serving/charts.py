@@ -70,7 +70,8 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
 
 
 def cost_figure(result: ServingResult) -> dict[str, Any]:
-    """$ per million input and output tokens by option (own, then each offering × pricing model)."""
+    """$ per million input and output tokens on what each option bills (own, then each offering × pricing
+    model), the total split by a request's prefill and decode GPU time."""
     options = sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens)
     labels = [
         "own" if c.option == "own" else f"{plain(c.offering)} {pricing_label(c.pricing_model)}"
@@ -78,8 +79,8 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
     ]
     fig = go.Figure()
     for name, attr, color in (
-        ("output tokens", "usd_per_m_output_tokens", PALETTE[1]),
-        ("input tokens", "usd_per_m_input_tokens", PALETTE[0]),
+        ("output tokens (decode time)", "usd_per_m_output_tokens", PALETTE[1]),
+        ("input tokens (prefill time)", "usd_per_m_input_tokens", PALETTE[0]),
     ):
         fig.add_trace(
             go.Bar(
@@ -88,17 +89,18 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
                 orientation="h",
                 name=name,
                 marker={"color": color},
-                customdata=[c.usd_per_gpu_hour for c in options],
+                customdata=[[c.usd_per_gpu_hour, c.idle_fraction * 100, c.billed_gpus] for c in options],
                 hovertemplate="%{y}<br>$%{x:.3f} per million "
                 + name
-                + "<br>$%{customdata:.2f} per GPU-hour used<extra></extra>",
+                + "<br>%{customdata[2]} GPUs billed, %{customdata[1]:.1f} % idle"
+                + "<br>$%{customdata[0]:.2f} per GPU-hour used<extra></extra>",
             )
         )
     layout = {**LAYOUT, "height": max(320, 28 * len(options) + 140)}
     fig.update_layout(
         **layout,
         barmode="group",
-        title={"text": f"$ per million tokens by option ({result.utilization:.0%} utilization)"},
+        title={"text": f"$ per million tokens billed, by option ({result.utilization:.0%} utilization)"},
         xaxis={"title": {"text": "USD per million tokens"}},
         yaxis={"title": {"text": "Option"}, "automargin": True},
     )

@@ -122,10 +122,27 @@ class CostOptionSerializer(serializers.Serializer[Any]):
     option = serializers.CharField()
     pricing_model = serializers.CharField()
     offering = serializers.CharField()
-    usd_per_gpu_hour = serializers.FloatField()
-    usd_per_m_input_tokens = serializers.FloatField()
-    usd_per_m_output_tokens = serializers.FloatField()
-    usd_per_m_tokens = serializers.FloatField()
+    usd_per_gpu_hour = serializers.FloatField(help_text="the cost engine's $ per GPU-hour used")
+    usd_per_m_input_tokens = serializers.FloatField(
+        help_text="the option's total × the prefill share of a request's GPU time ÷ input tokens served × 1e6"
+    )
+    usd_per_m_output_tokens = serializers.FloatField(
+        help_text="the option's total × the decode share of a request's GPU time ÷ output tokens served × 1e6"
+    )
+    usd_per_m_tokens = serializers.FloatField(
+        help_text="the option's total over the horizon ÷ all tokens served (input + output) × 1e6"
+    )
+    usd_per_m_output_tokens_all_gpu_time = serializers.FloatField(
+        help_text="the option's total ÷ output tokens served × 1e6: all GPU time charged to output tokens"
+    )
+    idle_fraction = serializers.FloatField(help_text="share of the billed GPU-hours no request occupies")
+    billed_gpus = serializers.IntegerField(help_text="GPUs of the whole nodes or instances billed")
+    billed_gpu_hours = serializers.FloatField(help_text="GPU-hours billed over the horizon")
+    busy_gpu_hours = serializers.FloatField(
+        help_text="GPU-hours the served requests occupy at the replica's planned throughput"
+    )
+    total_usd = serializers.FloatField(help_text="the option's total over the horizon (cost engine)")
+    tokens_served = serializers.FloatField(help_text="mean requests/s × (n_in + n_out) × horizon seconds")
     formula = serializers.CharField()
 
 

@@ -598,7 +598,16 @@ class DisaggregatedResult:
 
 @dataclass(frozen=True)
 class CostOption:
-    """$ per million tokens for one way to pay for the GPUs."""
+    """$ per million tokens for one way to pay for the GPUs, on what that way bills (``serving_costs``).
+
+    ``usd_per_m_tokens`` is the option's total over the horizon ÷ every token served (input and output).
+    ``usd_per_m_input_tokens`` / ``usd_per_m_output_tokens`` split that total by phase: the replica's prefill
+    GPU time goes to input tokens, its decode time to output tokens, and billed idle time pro rata, so
+    n_in · input + n_out · output = (n_in + n_out) · all. ``usd_per_m_output_tokens_all_gpu_time`` charges
+    the whole total to output tokens (the figure a per-output-token price list compares with).
+    ``idle_fraction``: the share of the billed GPU-hours no request occupies (GPUs of a billed node or
+    instance outside every replica, and replicas' spare capacity below the peak).
+    """
 
     option: str  # "own" or "<offering slug> <pricing model>"
     pricing_model: str
@@ -608,6 +617,14 @@ class CostOption:
     usd_per_m_output_tokens: float
     usd_per_m_tokens: float
     formula: str
+    # Added with billed-basis $/M (ENGINE_VERSION after 11); absent in older stored JSON, read back as 0.
+    usd_per_m_output_tokens_all_gpu_time: float = 0.0
+    idle_fraction: float = 0.0
+    billed_gpus: int = 0  # GPUs of the whole nodes (or the offering's instances) that hold the replicas
+    billed_gpu_hours: float = 0.0  # over the horizon: owning every hour, renting what the pricing model bills
+    busy_gpu_hours: float = 0.0  # GPU-hours the served requests occupy at the replica's planned throughput
+    total_usd: float = 0.0  # the option's own total over the horizon (cost engine)
+    tokens_served: float = 0.0  # mean requests/s × (n_in + n_out) × horizon seconds
 
 
 @dataclass(frozen=True)
@@ -859,37 +876,61 @@ def _decode_pool(
 
 
 # ---- cost ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BilledCost:
+    """What one way to pay bills over the horizon: its $ per GPU-hour used (the cost engine's figure, shown),
+    its total, the GPUs it bills (whole nodes or the offering's instances) and the GPU-hours it bills."""
+
+    usd_per_gpu_hour: float
+    total_usd: float
+    billed_gpus: int
+    billed_gpu_hours: float
+    formula: str
+
+
 def _cost_option(
     *,
     option: str,
     pricing_model: str,
     offering: str,
-    usd_per_gpu_hour: float,
+    billed: BilledCost,
     best: LayoutResult,
     inp: ServingInput,
     prefill: float,
-    formula: str,
+    horizon_years: float,
 ) -> CostOption:
-    """Split a replica's GPU-seconds per request between prompt and answer: prefill t_p on tp·pp GPUs for
-    n_in input tokens; decode n_out · TPOT(B)/B for n_out output tokens. $/M = $/GPU-h × GPU-s / 3,600 /
-    tokens × 10⁶. ``usd_per_gpu_hour`` is per GPU-hour used (the cost engine divides by utilization)."""
-    gpus = best.gpus_per_replica
+    """$ per million tokens on what is billed: the option's total over the horizon ÷ the tokens served.
+
+    tokens = R_mean · (n_in + n_out) · horizon h · 3,600; $/M all = total / tokens × 10⁶. The total splits
+    by phase as one request's replica GPU time does: prefill t_p (input) and decode 1/R − t_p (output),
+    R the replica's requests/s, so $/M input = total · (t_p · R) / (R_mean · n_in · horizon s) × 10⁶ and
+    the same for output with (1 − t_p · R). Idle share = 1 − busy GPU-hours / billed GPU-hours, busy =
+    R_mean · horizon s · (tp·pp) / R / 3,600. Example (tests/serving/test_api.py): Llama 3 8B at 2 req/s on
+    H100 is one 1-GPU replica on an 8-GPU node, so at most 1/8 of the billed GPU-hours are busy."""
+    hours = HOURS_PER_YEAR * horizon_years
+    seconds = hours * SECONDS_PER_HOUR
     per_request_s = 1.0 / best.requests_per_s_per_replica
-    decode = max(per_request_s - prefill, 0.0)
-    usd_per_gpu_s = usd_per_gpu_hour / SECONDS_PER_HOUR
+    prefill_share = min(prefill / per_request_s, 1.0)
+    requests = inp.requests_per_s * seconds
+    n_in, n_out = inp.mean_input_tokens, inp.mean_output_tokens
+    tokens = requests * (n_in + n_out)
+    busy = requests * per_request_s * best.gpus_per_replica / SECONDS_PER_HOUR
     return CostOption(
         option=option,
         pricing_model=pricing_model,
         offering=offering,
-        usd_per_gpu_hour=usd_per_gpu_hour,
-        usd_per_m_input_tokens=usd_per_gpu_s * gpus * prefill / inp.mean_input_tokens * 1e6,
-        usd_per_m_output_tokens=usd_per_gpu_s * gpus * decode / inp.mean_output_tokens * 1e6,
-        usd_per_m_tokens=usd_per_gpu_s
-        * gpus
-        * per_request_s
-        / (inp.mean_input_tokens + inp.mean_output_tokens)
-        * 1e6,
-        formula=formula,
+        usd_per_gpu_hour=billed.usd_per_gpu_hour,
+        usd_per_m_input_tokens=billed.total_usd * prefill_share / (requests * n_in) * 1e6,
+        usd_per_m_output_tokens=billed.total_usd * (1.0 - prefill_share) / (requests * n_out) * 1e6,
+        usd_per_m_tokens=billed.total_usd / tokens * 1e6,
+        formula=billed.formula,
+        usd_per_m_output_tokens_all_gpu_time=billed.total_usd / (requests * n_out) * 1e6,
+        idle_fraction=max(0.0, 1.0 - busy / billed.billed_gpu_hours) if billed.billed_gpu_hours > 0 else 0.0,
+        billed_gpus=billed.billed_gpus,
+        billed_gpu_hours=billed.billed_gpu_hours,
+        busy_gpu_hours=busy,
+        total_usd=billed.total_usd,
+        tokens_served=tokens,
     )
 
 
@@ -898,70 +939,63 @@ def serving_costs(
     best: LayoutResult,
     *,
     utilization: float,
-    own_usd_per_gpu_hour: float | None,
+    own: BilledCost | None,
     offerings: Mapping[str, CloudOfferingSpec],
     managed_overhead_fraction: float = 0.0,
     horizon_years: float = 3.0,
 ) -> tuple[CostOption, ...]:
-    """$ per million input, output and all tokens, owning and per cloud offering × pricing model.
+    """$ per million input, output and all tokens, owning and per cloud offering × pricing model, each on
+    what the option bills over the horizon (:func:`_cost_option`).
 
-    Owning: the cost engine's owning $/GPU-hour used at the implied utilization (``cost.tco``, passed in by
-    :func:`estimate`). Renting: ``tco.cloud_cost`` for the replicas' nodes at each offering's catalog price
-    (on-demand pays the hours used, reserved every hour of whole terms, spot the hours used: a lost request is
-    retried, so no checkpoint goodput applies). Offerings of other accelerators are skipped.
+    Owning: the cost engine's owning total for the whole nodes that hold the replicas (``cost.tco``, passed
+    in by :func:`estimate`), held every hour. Renting: ``tco.cloud_cost`` for the whole instances of each
+    offering that hold them (a 1-GPU instance bills one GPU), at its catalog price (on-demand pays the hours
+    used, reserved every hour of whole terms, spot the hours used: a lost request is retried, so no
+    checkpoint goodput applies). Offerings of other accelerators are skipped.
     """
     prefill = float(prefill_s(inp, tp=best.tp, pp=best.pp))
     out: list[CostOption] = []
-    if own_usd_per_gpu_hour is not None:
-        out.append(
-            _cost_option(
-                option="own",
-                pricing_model="own",
-                offering="",
-                usd_per_gpu_hour=own_usd_per_gpu_hour,
-                best=best,
-                inp=inp,
-                prefill=prefill,
-                formula=f"owning ${own_usd_per_gpu_hour:.3f}/GPU-hour used at {utilization:.1%} utilization",
-            )
+
+    def option(name: str, pricing_model: str, offering: str, billed: BilledCost) -> CostOption:
+        return _cost_option(
+            option=name,
+            pricing_model=pricing_model,
+            offering=offering,
+            billed=billed,
+            best=best,
+            inp=inp,
+            prefill=prefill,
+            horizon_years=horizon_years,
         )
+
+    if own is not None:
+        out.append(option("own", "own", "", own))
     for slug in sorted(offerings):
         if offerings[slug].accelerator == inp.accelerator.slug:
-            rent = _rent_per_gpu_hour(
+            rent = _rent_billed(
                 offerings[slug],
                 gpus=best.gpus,
                 utilization=utilization,
                 horizon_years=horizon_years,
                 managed_overhead_fraction=managed_overhead_fraction,
             )
-            out.extend(
-                _cost_option(
-                    option=f"{slug} {model}",
-                    pricing_model=model,
-                    offering=slug,
-                    usd_per_gpu_hour=usd,
-                    best=best,
-                    inp=inp,
-                    prefill=prefill,
-                    formula=formula,
-                )
-                for model, (usd, formula) in rent.items()
-            )
+            out.extend(option(f"{slug} {model}", model, slug, billed) for model, billed in rent.items())
     return tuple(out)
 
 
-def _rent_per_gpu_hour(
+def _rent_billed(
     offer: CloudOfferingSpec,
     *,
     gpus: int,
     utilization: float,
     horizon_years: float,
     managed_overhead_fraction: float,
-) -> dict[str, tuple[float, str]]:
-    """Per pricing model the offering has a price for (in PRICING_MODELS order): ``tco.cloud_cost``'s $ per
-    GPU-hour used, and its formula, for the whole nodes that hold ``gpus``."""
+) -> dict[str, BilledCost]:
+    """Per pricing model the offering has a price for (in PRICING_MODELS order): ``tco.cloud_cost`` for the
+    whole instances that hold ``gpus`` (⌈gpus / GPUs an instance⌉): its $ per GPU-hour used, total and
+    billed GPU-hours (node-hours billed × GPUs an instance)."""
     nodes = max(1, math.ceil(gpus / offer.gpu_count))
-    out: dict[str, tuple[float, str]] = {}
+    out: dict[str, BilledCost] = {}
     for model in (m for m in PRICING_MODELS if m in offer.usd_per_hour):
         rent = cloud_cost(
             pricing_model=model,
@@ -974,7 +1008,13 @@ def _rent_per_gpu_hour(
             storage_usd=0.0,
             egress_usd=0.0,
         )
-        out[model] = (rent.usd_per_gpu_hour.usd, rent.usd_per_gpu_hour.formula)
+        out[model] = BilledCost(
+            usd_per_gpu_hour=rent.usd_per_gpu_hour.usd,
+            total_usd=rent.total.usd,
+            billed_gpus=nodes * offer.gpu_count,
+            billed_gpu_hours=rent.billed_node_hours * offer.gpu_count,
+            formula=f"{nodes} × {offer.gpu_count}-GPU instance(s): {rent.usd_per_gpu_hour.formula}",
+        )
     return out
 
 
@@ -1194,7 +1234,7 @@ def parse_request(
     return inp, request.get("cost", {})
 
 
-def owning_usd_per_gpu_hour(
+def owning_cost(
     *,
     catalog: CatalogSpecs,
     accelerator: str,
@@ -1203,10 +1243,11 @@ def owning_usd_per_gpu_hour(
     utilization: float,
     on_prem: Mapping[str, Any],
     horizon_years: float,
-) -> float:
-    """The cost engine's owning $ per GPU-hour used (``cost.tco`` → ``on_prem.usd_per_gpu_hour``) for the
-    serving cluster at the implied utilization; every owning default and catalog price is the cost engine's
-    own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
+) -> BilledCost:
+    """The cost engine's owning cost of the serving cluster's whole nodes (``cost.tco`` → ``on_prem``): its
+    total over the horizon, its $ per GPU-hour used at the implied utilization, and the GPU-hours it holds
+    (nodes × GPUs a node × 8,760 h × years: an owner pays for every hour). Every owning default and catalog
+    price is the cost engine's own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
     request = {
         "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
         "utilization": utilization,
@@ -1223,7 +1264,16 @@ def owning_usd_per_gpu_hour(
         else:
             where = "accelerator"
         raise type(exc)(exc.message, field=where) from exc
-    return float(result["on_prem"]["usd_per_gpu_hour"])
+    own = result["on_prem"]
+    gpus = nodes * gpus_per_node
+    return BilledCost(
+        usd_per_gpu_hour=float(own["usd_per_gpu_hour"]),
+        total_usd=float(own["total_usd"]),
+        billed_gpus=gpus,
+        billed_gpu_hours=gpus * HOURS_PER_YEAR * horizon_years,
+        formula=f"{nodes} × {gpus_per_node}-GPU node(s) owned: ${float(own['usd_per_gpu_hour']):.3f}/GPU-hour"
+        f" used at {utilization:.1%} utilization",
+    )
 
 
 def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
@@ -1275,7 +1325,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         raise _no_layout_error(inp, results)
     utilization = implied_utilization(inp, best)
     horizon, overhead, on_prem, include_cloud = _cost_settings(cost_section)
-    own = owning_usd_per_gpu_hour(
+    own = owning_cost(
         catalog=catalog,
         accelerator=inp.accelerator.slug,
         nodes=max(1, math.ceil(best.gpus / inp.gpus_per_node)),
@@ -1288,7 +1338,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         inp,
         best,
         utilization=utilization,
-        own_usd_per_gpu_hour=own,
+        own=own,
         offerings=catalog.offerings if include_cloud else {},
         managed_overhead_fraction=float(overhead),
         horizon_years=horizon,
