@@ -15,12 +15,22 @@ class TargetsSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     ttft_s = serializers.FloatField(required=False, help_text="time to first token target, seconds (2)")
     tpot_s = serializers.FloatField(required=False, help_text="time per output token target, seconds (0.2)")
     percentile = serializers.FloatField(required=False, help_text="percentile the targets are at (99)")
+    ttft_p50_s = serializers.FloatField(required=False, help_text="also: median time to first token, s")
+    ttft_p90_s = serializers.FloatField(required=False, help_text="also: p90 time to first token, s")
+    ttft_p99_s = serializers.FloatField(required=False, help_text="also: p99 time to first token, s")
+    tpot_p50_s = serializers.FloatField(required=False, help_text="also: median time per output token, s")
+    tpot_p90_s = serializers.FloatField(required=False, help_text="also: p90 time per output token, s")
+    tpot_p99_s = serializers.FloatField(required=False, help_text="also: p99 time per output token, s")
 
 
 class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
     output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
     peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
+    arrival_cv = serializers.FloatField(
+        required=False,
+        help_text="coefficient of variation of the time between arrivals: 1 Poisson (default), >1 bursty",
+    )
     hourly_profile = serializers.ListField(
         child=serializers.FloatField(),
         required=False,
@@ -96,6 +106,12 @@ class LayoutResultSerializer(serializers.Serializer[Any]):
     gpus = serializers.IntegerField()
     meets_targets = serializers.BooleanField()
     why = serializers.CharField()
+    ttft_p50_s = serializers.FloatField(help_text="queueing model: median time to first token, s")
+    ttft_p90_s = serializers.FloatField(help_text="queueing model: p90 time to first token, s")
+    ttft_p99_s = serializers.FloatField(help_text="queueing model: p99 time to first token, s")
+    tpot_p50_s = serializers.FloatField(help_text="queueing model: median time per output token, s")
+    tpot_p90_s = serializers.FloatField(help_text="queueing model: p90 time per output token, s")
+    tpot_p99_s = serializers.FloatField(help_text="queueing model: p99 time per output token, s")
 
 
 class CurvePointSerializer(serializers.Serializer[Any]):

@@ -80,6 +80,12 @@ def _positive(value: Any, path: str) -> float:
     return float(value)
 
 
+def _nonnegative(value: Any, path: str) -> float:
+    if not _finite(value) or value < 0:
+        raise InputError(f"must be a finite number, zero or more, got {_shown(value)}", field=path)
+    return float(value)
+
+
 def _shown(value: Any) -> str:
     """``value`` for a message, a huge integer shortened (its repr could be thousands of digits)."""
     text = repr(value)
@@ -131,6 +137,9 @@ class ServingEfficiency:
     memory_reserve_fraction: float = 0.1
     collective_latency_us: float = 8.0
     sequence_overhead_us: float = 0.0
+    # Fixed time from a request's arrival to its prefill beyond the queueing model (tokenisation, the
+    # scheduler's admission window): fitted per stack on the latency fit rows (serving_latency_runs.csv).
+    first_token_overhead_ms: float = 0.0
 
     def __post_init__(self) -> None:
         _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
@@ -141,6 +150,8 @@ class ServingEfficiency:
             raise InputError("must be zero or more", field="efficiency.collective_latency_us")
         if not math.isfinite(self.sequence_overhead_us) or not 0 <= self.sequence_overhead_us <= 1e5:
             raise InputError("must be between 0 and 100,000 µs", field="efficiency.sequence_overhead_us")
+        if not math.isfinite(self.first_token_overhead_ms) or not 0 <= self.first_token_overhead_ms <= 1e5:
+            raise InputError("must be between 0 and 100,000 ms", field="efficiency.first_token_overhead_ms")
 
 
 # The efficiency of each serving stack, fitted on the declared ``fit`` rows of
@@ -161,6 +172,9 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
             compute_efficiency=0.8,
             sequence_overhead_us=200.0,
             collective_latency_us=64.0,
+            # fitted on the MLPerf v4.1 8x MI300X Llama 2 70B server row's TTFT p50/p90/p99
+            # (serving_latency_runs.csv): AMD's 2024 scheduler admits prompts in windows, TTFT p50 990 ms
+            first_token_overhead_ms=950.0,
         ),
         # AMD's rocm/vllm images of 2025 (vLLM 0.7–0.10, after vLLM's v0.6 work on the CPU side of a step):
         # fitted on ROCm/vllm's dev-docker README (vLLM v0.10.0 image), Llama 3.1 70B and 405B at 128/2048,
@@ -174,6 +188,8 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
     }
 )
 DEFAULT_STACK = "tensorrt-llm"
+# Latency targets at a fixed percentile, beside ``targets.ttft_s``/``tpot_s`` at ``targets.percentile``.
+PERCENTILE_TARGETS = tuple(f"{k}_p{q}_s" for k in ("ttft", "tpot") for q in (50, 90, 99))
 ARRIVALS = ("poisson", "backlog")
 # The example request of docs/serving-engine.md, the tests and bench/serving.py: Llama 3 70B on H100, chat
 # lengths, a 50 ms TPOT target, 20 requests/s on average and twice that at the peak.
@@ -220,6 +236,12 @@ class ServingInput:
     max_batch: int = 4096
     disaggregated: bool = True
     arrivals: str = "poisson"
+    # Coefficient of variation of the time between arrivals: 1 for Poisson, above 1 for bursty traffic
+    # (the queueing model's index of dispersion of arrivals per iteration, c_a², as in Allen–Cunneen).
+    arrival_cv: float = 1.0
+    # Targets at other percentiles than ``percentile``, each met by the sizing: (name, seconds), names from
+    # PERCENTILE_TARGETS (``ttft_p90_s``, ``tpot_p50_s``, ...), judged on the queueing model's percentiles.
+    percentile_targets: tuple[tuple[str, float], ...] = ()
     kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
     efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
     # A distribution of request lengths: (input tokens, output tokens, share of requests); empty: every
@@ -247,6 +269,14 @@ class ServingInput:
         _positive(self.tpot_s, "targets.tpot_s")
         if not 0 < self.percentile < 100:
             raise InputError("must be between 0 and 100", field="targets.percentile")
+        for name, limit in self.percentile_targets:
+            if name not in PERCENTILE_TARGETS:
+                raise InputError(
+                    f"unknown target; use {', '.join(PERCENTILE_TARGETS)}", field=f"targets.{name}"
+                )
+            _positive(limit, f"targets.{name}")
+        if not _finite(self.arrival_cv) or not 0 <= self.arrival_cv <= 100:
+            raise InputError("must be between 0 and 100 (1: Poisson)", field="demand.arrival_cv")
         if self.arrivals not in ARRIVALS:
             raise InputError(
                 f"unknown arrivals {self.arrivals!r}; use one of {', '.join(ARRIVALS)}", field="arrivals"
@@ -510,6 +540,158 @@ def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str
     }
 
 
+# ---- latency percentiles under queueing ------------------------------------------------------------------
+PERCENTILES = (50.0, 90.0, 99.0)
+# Share of a Poisson-batch fluctuation that survives averaging over one request's life: the number running
+# in an M/G/∞ system decorrelates over about one service time τ, and the mean of an exp(−t/τ)-correlated
+# process over a window T = τ keeps 2 · (τ/T)² · (T/τ − 1 + e^(−T/τ)) = 2/e ≈ 0.736 of its variance.
+BATCH_VARIANCE_SEEN = 2.0 / math.e
+
+
+def gamma_percentile(*, mean: Any, variance: Any, percentile: float) -> Any:
+    """The ``percentile`` of a gamma distribution with that mean and variance (moment matching: shape
+    k = mean² / variance, scale θ = variance / mean), by the Wilson–Hilferty cube-root normal approximation
+    q ≈ k·θ·(1 − 1/(9k) + z·√(1/(9k)))³ (Wilson & Hilferty 1931; exact to ~1 % for k ≥ 1). A right-skewed
+    law for waiting times, as in the gamma approximations of M/G/1 waits (Whitt 1993); zero variance gives
+    the mean."""
+    mean = np.asarray(mean, dtype=float)
+    variance = np.maximum(np.asarray(variance, dtype=float), 0.0)
+    z = NormalDist().inv_cdf(percentile / 100.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(variance > 0, mean * mean / np.where(variance > 0, variance, 1.0), np.inf)
+        inv = np.where(np.isfinite(k), 1.0 / (9.0 * k), 0.0)
+        q = mean * np.maximum(1.0 - inv + z * np.sqrt(inv), 0.0) ** 3
+    return np.where(np.isfinite(mean), q, np.inf)
+
+
+def _prefill_moments(inp: ServingInput, *, tp: Any, pp: Any) -> tuple[Any, Any]:
+    """E[t_p] and E[t_p²] of one prompt's prefill over the request's length classes."""
+    first: Any = 0.0
+    second: Any = 0.0
+    for n_in, _, share in inp.classes:
+        t = np.asarray(prefill_s(inp, tp=tp, pp=pp, input_tokens=n_in), dtype=float)
+        first = first + share * t
+        second = second + share * t * t
+    return first, second
+
+
+def queueing_latency(
+    inp: ServingInput, *, tp: Any, pp: Any, requests_per_s: Any, step_s: Any, mean_batch: Any
+) -> dict[str, Any]:
+    """TTFT and TPOT percentiles (``PERCENTILES`` and the target's) of one replica under continuous batching
+    with arrivals at ``requests_per_s`` (λ) and decode steps of ``step_s`` (t_d) at ``mean_batch`` (b).
+
+    Iteration-level scheduling (Orca, Yu et al. 2022; vLLM and TensorRT-LLM's in-flight batching): each
+    iteration runs one decode step of the batch and the prefills of the prompts that arrived during the
+    previous iteration (gated service). With K ~ arrivals in the previous iteration T_prev (mean λ·T_prev,
+    index of dispersion I = c_a², 1 for Poisson) and prefill times t_p:
+      T = t_d + Σ_K t_p,  E[T] = t_d / (1 − φ),  φ = λ·E[t_p] (the prefill share; the queue saturates as
+      φ → 1), Var[T] = λ·E[T]·(Var t_p + I·E[t_p]²) / (1 − φ²).
+    A request arrives inside an iteration drawn length-biased (T ~ gamma by moments, so the one it meets is
+    gamma with shape k + 1), waits its remainder (1 − U)·T*, then its own iteration, which prefills it and
+    the φ·T* of prompts that arrived with it:
+      TTFT = t_d + t_own + T*·(1 − U + φ) + noise (variance λ·E[T*]·(Var t_p + I·E[t_p]²)) + the stack's
+      ``first_token_overhead_ms``; percentiles of a gamma with its mean and variance
+      (:func:`gamma_percentile`; the gamma-moment approach to M/G/1 waiting times; c_a² scales the
+      variance as in Allen–Cunneen).
+    TPOT seen by a request is the mean of its n_out iterations: mean E[T]; variance from the running batch's
+    Poisson fluctuation over its life (b × ``BATCH_VARIANCE_SEEN`` sequences², times (dt_d/db)² / (1 − φ)²)
+    plus the iterations' own, Var[T]·(1 + φ)/(1 − φ)/n_out (an AR(1) with coefficient φ); percentiles of a
+    normal. Returns arrays ``ttft_pNN_s`` and ``tpot_pNN_s`` and ``prefill_share`` (φ).
+    """
+    rate = np.asarray(requests_per_s, dtype=float)
+    t_d = np.asarray(step_s, dtype=float)
+    b = np.maximum(np.asarray(mean_batch, dtype=float), 1.0)
+    e_tp, e_tp2 = _prefill_moments(inp, tp=tp, pp=pp)
+    var_tp = np.maximum(e_tp2 - e_tp * e_tp, 0.0)
+    disp = inp.arrival_cv**2
+    phi = rate * e_tp
+    ok = phi < 0.999
+    phi_ok = np.where(ok, phi, 0.0)
+    e_t = t_d / (1.0 - phi_ok)
+    per_prompt_var = var_tp + disp * e_tp * e_tp
+    var_t = rate * e_t * per_prompt_var / (1.0 - phi_ok**2)
+    # length-biased iteration T* ~ gamma(k + 1, θ) of the gamma(k, θ) that T is by moments
+    theta = np.where(var_t > 0, var_t / np.where(e_t > 0, e_t, 1.0), 0.0)
+    shape = np.where(theta > 0, e_t / np.where(theta > 0, theta, 1.0), np.inf)
+    e_star = np.where(np.isfinite(shape), (shape + 1.0) * theta, e_t)
+    e_star2 = np.where(np.isfinite(shape), (shape + 1.0) * (shape + 2.0) * theta * theta, e_t * e_t)
+    e_v = 0.5 + phi_ok
+    e_v2 = 1.0 / 12.0 + e_v * e_v
+    overhead = inp.efficiency.first_token_overhead_ms * 1e-3
+    ttft_mean = t_d + e_tp + e_star * e_v + overhead
+    ttft_var = var_tp + e_star2 * e_v2 - (e_star * e_v) ** 2 + rate * e_star * per_prompt_var
+    # TPOT: the slope of the decode step in the batch, by a central difference of ±√b
+    spread = np.sqrt(b)
+    slope = (
+        np.asarray(decode_step_s(inp, batch=b + spread, tp=tp, pp=pp), dtype=float)
+        - np.asarray(decode_step_s(inp, batch=np.maximum(b - spread, 1.0), tp=tp, pp=pp), dtype=float)
+    ) / (b + spread - np.maximum(b - spread, 1.0))
+    n_out = max(inp.mean_output_tokens, 1.0)
+    tpot_var = (slope / (1.0 - phi_ok)) ** 2 * b * BATCH_VARIANCE_SEEN + var_t * (1.0 + phi_ok) / (
+        1.0 - phi_ok
+    ) / n_out
+    out: dict[str, Any] = {"prefill_share": phi}
+    for pct in sorted({*PERCENTILES, inp.percentile}):
+        name = f"{pct:g}".replace(".", "_")
+        z = NormalDist().inv_cdf(pct / 100.0)
+        ttft = gamma_percentile(mean=ttft_mean, variance=ttft_var, percentile=pct)
+        out[f"ttft_p{name}_s"] = np.where(ok, ttft, np.inf)
+        out[f"tpot_p{name}_s"] = np.where(ok, e_t + z * np.sqrt(tpot_var), np.inf)
+    return out
+
+
+def percentile_key(percentile: float) -> str:
+    """The suffix ``queueing_latency`` names a percentile by: 99 → ``p99``, 99.9 → ``p99_9``."""
+    return "p" + f"{percentile:g}".replace(".", "_")
+
+
+@dataclass(frozen=True)
+class LatencyPercentiles:
+    """TTFT and TPOT at the 50th, 90th and 99th percentiles (seconds) of one replica at one load."""
+
+    ttft_p50_s: float
+    ttft_p90_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p90_s: float
+    tpot_p99_s: float
+    mean_batch: float
+    prefill_share: float
+
+
+def latency_at_load(inp: ServingInput, *, tp: int, pp: int, requests_per_s: float) -> LatencyPercentiles:
+    """:func:`queueing_latency` of one replica receiving ``requests_per_s``, its mean running batch b found
+    by Little's law, b = λ · (E[TTFT] + (n_out − 1) · E[T](b)), iterated to a fixed point (damped). Raises
+    InfeasibleError when the load saturates the prefill (φ ≥ 1) or needs more sequences than fit."""
+    fits = float(batch_that_fits(inp, tp=tp, pp=pp))
+    b = 1.0
+    lat: dict[str, Any] = {}
+    for _ in range(200):
+        step = float(decode_step_s(inp, batch=b, tp=tp, pp=pp))
+        lat = queueing_latency(inp, tp=tp, pp=pp, requests_per_s=requests_per_s, step_s=step, mean_batch=b)
+        if not math.isfinite(float(lat["ttft_p50_s"])):
+            raise InfeasibleError("the load saturates the replica's prefill", field="demand.requests_per_s")
+        e_t = step / (1.0 - float(lat["prefill_share"]))
+        new = requests_per_s * (float(lat["ttft_p50_s"]) + (max(inp.mean_output_tokens, 1.0) - 1.0) * e_t)
+        if abs(new - b) < 1e-6 * max(b, 1.0):
+            break
+        b = 0.5 * b + 0.5 * new
+    if b > fits:
+        raise InfeasibleError(
+            f"the load runs {b:,.0f} sequences where {fits:,.0f} fit", field="demand.requests_per_s"
+        )
+    return LatencyPercentiles(
+        **{
+            f"{kind}_{percentile_key(p)}_s": float(lat[f"{kind}_{percentile_key(p)}_s"])
+            for kind in ("ttft", "tpot")
+            for p in PERCENTILES
+        },
+        mean_batch=b,
+        prefill_share=float(lat["prefill_share"]),
+    )
+
+
 # ---- layouts and sizing ---------------------------------------------------------------------------------
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
@@ -570,6 +752,14 @@ class LayoutResult:
     gpus: int
     meets_targets: bool
     why: str
+    # The queueing model's percentiles at the chosen batch (``queueing_latency``); absent in results stored
+    # before it, read back as 0.
+    ttft_p50_s: float = 0.0
+    ttft_p90_s: float = 0.0
+    ttft_p99_s: float = 0.0
+    tpot_p50_s: float = 0.0
+    tpot_p90_s: float = 0.0
+    tpot_p99_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -712,20 +902,36 @@ def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
     batch = np.tile(batches, len(lay))
     fits = batch_that_fits(inp, tp=tp, pp=pp)
     rate = replica_rate(inp, batch=batch, tp=tp, pp=pp)
+    mean_batch = batch.astype(float)
     if inp.arrivals == "poisson":
-        rate["requests_per_s"] = (
-            rate["requests_per_s"] * poisson_mean_batch(slots=batch, percentile=inp.percentile) / batch
-        )
-    return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **rate}
+        mean_batch = poisson_mean_batch(slots=batch, percentile=inp.percentile)
+        rate["requests_per_s"] = rate["requests_per_s"] * mean_batch / batch
+    # Percentiles from the queueing model at the replica's rate and its mean batch; the TTFT target is judged
+    # on the model's TTFT at the target percentile (queueing included), the TPOT target as before on the step
+    # at the busiest batch, stretched by the prefill share.
+    lat = queueing_latency(
+        inp,
+        tp=tp,
+        pp=pp,
+        requests_per_s=rate["requests_per_s"],
+        step_s=decode_step_s(inp, batch=mean_batch, tp=tp, pp=pp),
+        mean_batch=mean_batch,
+    )
+    rate["ttft_s"] = lat[f"ttft_{percentile_key(inp.percentile)}_s"]
+    return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **lat, **rate}
 
 
 def _why(fits: bool, ttft: bool, tpot: bool, inp: ServingInput) -> str:
     if not fits:
         return "the weights do not fit in memory"
+    extra = "".join(f", {name} {limit:g} s" for name, limit in inp.percentile_targets if name[:4] == "ttft")
     if not ttft:
-        return f"no batch meets the {inp.ttft_s:g} s time to first token"
+        return f"no batch meets the {inp.ttft_s:g} s time to first token (p{inp.percentile:g}{extra})"
+    extra = "".join(f", {name} {limit:g} s" for name, limit in inp.percentile_targets if name[:4] == "tpot")
     if not tpot:
-        return f"no batch meets the {inp.tpot_s * 1000:g} ms time per output token"
+        return (
+            f"no batch meets the {inp.tpot_s * 1000:g} ms time per output token (p{inp.percentile:g}{extra})"
+        )
     return ""
 
 
@@ -737,6 +943,11 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
     fit = g["batch"] <= g["fits"]
     ok_ttft = g["ttft_s"] <= inp.ttft_s
     ok_tpot = g["tpot_s"] <= inp.tpot_s
+    for name, limit in inp.percentile_targets:
+        if name.startswith("ttft"):
+            ok_ttft = ok_ttft & (g[name] <= limit)
+        else:
+            ok_tpot = ok_tpot & (g[name] <= limit)
     ok = fit & ok_ttft & ok_tpot
     peak = inp.requests_per_s * inp.peak_to_mean
     key = np.stack([g["tp"], g["pp"], g["ep"]], axis=1)
@@ -773,6 +984,11 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
                 gpus=replicas * tp * pp,
                 meets_targets=bool(good.size),
                 why=_why(bool(fit[rows].any()), bool((fit & ok_ttft)[rows].any()), bool(good.size), inp),
+                **{
+                    f"{k}_{percentile_key(q)}_s": float(g[f"{k}_{percentile_key(q)}_s"][best])
+                    for k in ("ttft", "tpot")
+                    for q in PERCENTILES
+                },
             )
         )
     results.sort(key=lambda r: (not r.meets_targets, r.gpus, -r.output_tokens_per_s_per_gpu))
@@ -780,10 +996,15 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
 
 
 def latency_curve(inp: ServingInput, *, tp: int, pp: int) -> tuple[CurvePoint, ...]:
-    """TTFT, seen TPOT and output tokens/s per GPU against batch for one layout, up to the batch that fits."""
+    """TTFT, seen TPOT and output tokens/s per GPU against batch for one layout, up to the batch that fits:
+    every slot busy (rate R(B)), TTFT the queueing model's at the target percentile at that rate."""
     fits = int(batch_that_fits(inp, tp=tp, pp=pp))
     batches = BATCH_GRID[BATCH_GRID <= max(min(fits, inp.max_batch), 1)]
     rate = replica_rate(inp, batch=batches, tp=tp, pp=pp)
+    lat = queueing_latency(
+        inp, tp=tp, pp=pp, requests_per_s=rate["requests_per_s"], step_s=rate["step_s"], mean_batch=batches
+    )
+    rate["ttft_s"] = lat[f"ttft_{percentile_key(inp.percentile)}_s"]
     per_gpu = rate["requests_per_s"] * inp.mean_output_tokens / (tp * pp)
     return tuple(
         CurvePoint(int(b), float(f), float(t), float(x))
@@ -1195,9 +1416,11 @@ def parse_request(
     request = _checked_request(request)
     model = model_from_dict(request.get("model", {"preset": "llama3-70b"}), presets=PRESETS)
     accelerator = _accelerator(request, accelerators)
-    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
+    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile", *PERCENTILE_TARGETS})
     demand = _section(
-        request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile"}
+        request,
+        "demand",
+        {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile", "arrival_cv"},
     )
     layout = _section(request, "layout", {"tp", "pp", "ep"})
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
@@ -1228,6 +1451,12 @@ def parse_request(
         max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
         disaggregated=disagg,
         arrivals=str(request.get("arrivals", "poisson")),
+        arrival_cv=_nonnegative(demand.get("arrival_cv", 1.0), "demand.arrival_cv"),
+        percentile_targets=tuple(
+            (name, _positive(targets[name], f"targets.{name}"))
+            for name in PERCENTILE_TARGETS
+            if name in targets
+        ),
         kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
         efficiency=replace(STACKS[stack], **{k: float(v) for k, v in eff.items()}),
     )
