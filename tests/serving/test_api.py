@@ -61,6 +61,10 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
         ({**REQUEST, "lengths": [{"input": 100, "output": 10, "share": 1}]}, "lengths"),
         ({**SPREAD, "lengths": [{"input": 100, "output": 10, "share": 0.4}]}, "lengths"),
         ({**SPREAD, "lengths": [{"input": 100, "output": "x", "share": 1}]}, "lengths.0.output"),
+        ({**REQUEST, "targets": {"ttft_p90_s": -1}}, "targets.ttft_p90_s"),
+        ({**REQUEST, "targets": {"ttft_p95_s": 1}}, "targets.ttft_p95_s"),
+        ({**REQUEST, "targets": {"tpot_p50_s": 1e-6}}, "targets.tpot_s"),
+        ({**REQUEST, "demand": {"requests_per_s": 2, "arrival_cv": -1}}, "demand.arrival_cv"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body: Any, field: str) -> None:
@@ -214,3 +218,20 @@ def test_dollars_per_million_tokens_are_the_billed_total_over_the_tokens_served(
         assert split == pytest.approx(1280 * c["usd_per_m_tokens"]), c["option"]
         # all GPU time on output tokens: the total over the 256/1,280 of tokens that are output
         assert c["usd_per_m_output_tokens_all_gpu_time"] == pytest.approx(c["usd_per_m_tokens"] * 1280 / 256)
+
+
+@pytest.mark.django_db
+def test_percentile_targets_are_met_and_the_percentiles_reported(api_client: Any, catalog: Any) -> None:
+    loose = _post(api_client, REQUEST).json()["best"]
+    assert loose["ttft_p50_s"] < loose["ttft_p90_s"] < loose["ttft_p99_s"] == pytest.approx(loose["ttft_s"])
+    assert loose["tpot_p50_s"] < loose["tpot_p90_s"] < loose["tpot_p99_s"]
+    # a median TTFT target below what the loose sizing gives is met by the sizing
+    target = round(loose["ttft_p50_s"] * 0.8, 3)
+    body = {**REQUEST, "targets": {**REQUEST["targets"], "ttft_p50_s": target}}
+    response = _post(api_client, body)
+    assert response.status_code == 200, response.content
+    tight = response.json()["best"]
+    assert tight["ttft_p50_s"] <= target and tight["gpus"] >= loose["gpus"]
+    # bursty arrivals (c_a = 3) lengthen the TTFT tail at the same targets
+    bursty = _post(api_client, {**REQUEST, "demand": {**REQUEST["demand"], "arrival_cv": 3}}).json()["best"]
+    assert bursty["ttft_p99_s"] > loose["ttft_p99_s"] or bursty["gpus"] > loose["gpus"]

@@ -245,3 +245,11 @@ def test_a_link_in_milliseconds_opens_converted_to_seconds(client: Any, catalog:
     assert _latency_targets_ms(old) == _latency_targets_ms(new) == targets
     gpus = [re.search(r'id="serving-gpus">(\d+)<', h).group(1) for h in (old, new)]  # type: ignore[union-attr]
     assert gpus[0] == gpus[1]
+
+
+@pytest.mark.django_db
+def test_the_page_shows_the_queueing_percentiles(client: Any, catalog: Any) -> None:
+    html = client.get("/serving/?requests_per_s=20").content.decode()
+    card = html.split('id="serving-percentiles"', 1)[1].split("</div></div>", 1)[0]
+    p50, p90, p99 = (float(x) for x in re.search(r"([\d.]+) / ([\d.]+) / ([\d.]+) s", card).groups())  # type: ignore[union-attr]
+    assert 0 < p50 < p90 < p99
