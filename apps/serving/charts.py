@@ -129,3 +129,59 @@ def layouts_figure(result: ServingResult) -> dict[str, Any]:
         yaxis={"title": {"text": "GPUs"}},
     )
     return dict(json.loads(fig.to_json()))
+
+
+def pareto_figure(result: ServingResult) -> dict[str, Any]:
+    """The frontier of output tokens/s per user (1 / median TPOT) against output tokens/s per GPU across
+    layouts and batch caps, points meeting the targets apart from those that miss them, the chosen
+    configuration marked."""
+    fig = go.Figure()
+    for meets, name, color in (
+        (True, "meets the targets", PALETTE[2]),
+        (False, "misses a target", PALETTE[3]),
+    ):
+        points = [p for p in result.pareto if p.meets_targets is meets]
+        fig.add_trace(
+            go.Scatter(
+                x=[p.output_tokens_per_s_per_user for p in points],
+                y=[p.output_tokens_per_s_per_gpu for p in points],
+                name=name,
+                mode="markers",
+                marker={"color": color, "size": 7},
+                customdata=[
+                    [
+                        f"tp{p.tp} pp{p.pp}" + (f" ep{p.ep}" if p.ep > 1 else ""),
+                        p.batch,
+                        p.ttft_s,
+                        p.tpot_s * 1000,
+                    ]
+                    for p in points
+                ],
+                hovertemplate="%{customdata[0]}, batch cap %{customdata[1]}"
+                "<br>%{x:.1f} output tok/s per user<br>%{y:,.0f} output tok/s per GPU"
+                "<br>TTFT %{customdata[2]:.3f} s, TPOT %{customdata[3]:.1f} ms"
+                "<extra>%{fullData.name}</extra>",
+            )
+        )
+    best = result.best
+    if best.tpot_p50_s > 0:
+        fig.add_trace(
+            go.Scatter(
+                x=[1.0 / best.tpot_p50_s],
+                y=[best.output_tokens_per_s_per_gpu],
+                name="chosen",
+                mode="markers",
+                marker={"color": OWN_COLOR, "size": 13, "symbol": "diamond"},
+                hovertemplate=f"chosen: tp{best.tp} pp{best.pp}, batch {best.batch}"
+                "<br>%{x:.1f} tok/s per user<br>%{y:,.0f} tok/s per GPU<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        **LAYOUT,
+        title={
+            "text": f"Tokens/s per user against per GPU: {plain(result.model)} on {plain(result.accelerator)}"
+        },
+        xaxis={"title": {"text": "Output tokens/s per user (1 / median TPOT)"}},
+        yaxis={"title": {"text": "Output tokens/s per GPU"}},
+    )
+    return dict(json.loads(fig.to_json()))

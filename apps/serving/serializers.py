@@ -114,6 +114,23 @@ class LayoutResultSerializer(serializers.Serializer[Any]):
     tpot_p99_s = serializers.FloatField(help_text="queueing model: p99 time per output token, s")
 
 
+class ParetoPointSerializer(serializers.Serializer[Any]):
+    tp = serializers.IntegerField()
+    pp = serializers.IntegerField()
+    ep = serializers.IntegerField()
+    batch = serializers.IntegerField(help_text="batch cap (slots) of the replica")
+    output_tokens_per_s_per_user = serializers.FloatField(help_text="1 / the median TPOT")
+    output_tokens_per_s_per_gpu = serializers.FloatField()
+    ttft_s = serializers.FloatField(help_text="at the target percentile, queueing included")
+    tpot_s = serializers.FloatField(help_text="at the target percentile")
+    meets_targets = serializers.BooleanField()
+
+
+class DeploySerializer(serializers.Serializer[Any]):
+    vllm_command = serializers.CharField(help_text="vllm serve command line of one replica")
+    kubernetes_manifest = serializers.CharField(help_text="Deployment of the replicas and a Service, YAML")
+
+
 class CurvePointSerializer(serializers.Serializer[Any]):
     batch = serializers.IntegerField()
     ttft_s = serializers.FloatField()
@@ -183,6 +200,11 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     peak_to_mean = serializers.FloatField(help_text="busiest hour ÷ mean: sizing serves the peak")
     input_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean input tokens")
     output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")
+    pareto = ParetoPointSerializer(
+        many=True,
+        help_text="frontier of output tokens/s per user against per GPU across layouts and batch caps",
+    )
+    deploy = DeploySerializer(help_text="the chosen configuration, ready to run")
     kv_bytes_per_token = serializers.FloatField(
         help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes, or under "
         "multi-head latent attention layers × (kv_lora_rank + qk_rope_head_dim) × bytes"

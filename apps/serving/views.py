@@ -190,7 +190,9 @@ def serving_page(request: HttpRequest) -> HttpResponse:
                     page_chart("serving-latency", charts.latency_figure(result, ttft_s=ttft, tpot_s=tpot)),
                     page_chart("serving-cost", charts.cost_figure(result)),
                     page_chart("serving-layouts", charts.layouts_figure(result)),
+                    page_chart("serving-pareto", charts.pareto_figure(result)),
                 ],
+                deploy=services.serving_deploy(request=body, result=result),
                 costs=sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens),
                 layouts=[r for r in result.layouts if r.meets_targets][:12],
             )

@@ -47,6 +47,7 @@ from clusterdesigner.engine.model import ModelShape, model_from_dict
 from clusterdesigner.engine.offerings import PRICING_MODELS, CloudOfferingSpec
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, cloud_cost
+from clusterdesigner.engine.tradeoffs import pareto_indices
 
 # Bytes per weight or KV element. FP4 is NVFP4/MXFP4: 4-bit values plus one 8-bit scale per 16 (NVFP4) or
 # 32 (MXFP4) elements; 0.5 byte ignores the scales (≤ 3 % more).
@@ -763,6 +764,21 @@ class LayoutResult:
 
 
 @dataclass(frozen=True)
+class ParetoPoint:
+    """One (layout, batch cap) on the frontier of output tokens/s per user against per GPU."""
+
+    tp: int
+    pp: int
+    ep: int
+    batch: int
+    output_tokens_per_s_per_user: float  # 1 / the queueing model's median TPOT
+    output_tokens_per_s_per_gpu: float  # the replica's rate × n_out / (tp · pp), at its Poisson mean batch
+    ttft_s: float  # at the target percentile
+    tpot_s: float  # at the target percentile (busiest batch)
+    meets_targets: bool
+
+
+@dataclass(frozen=True)
 class CurvePoint:
     batch: int
     ttft_s: float
@@ -838,6 +854,7 @@ class ServingResult:
     input_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_in
     output_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_out
     kv_bytes_per_token: float = 0.0  # the whole model's KV cache per token at the KV precision
+    pareto: tuple[ParetoPoint, ...] = ()  # tokens/s per user against per GPU across layouts and batch caps
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -864,6 +881,7 @@ class ServingResult:
             input_tokens_per_day=float(data.get("input_tokens_per_day", 0.0)),
             output_tokens_per_day=float(data.get("output_tokens_per_day", 0.0)),
             kv_bytes_per_token=float(data.get("kv_bytes_per_token", 0.0)),
+            pareto=tuple(ParetoPoint(**row) for row in data.get("pareto", ())),
         )
 
 
@@ -935,11 +953,8 @@ def _why(fits: bool, ttft: bool, tpot: bool, inp: ServingInput) -> str:
     return ""
 
 
-def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
-    """Per layout, the batch with the most requests/s per replica that fits memory and meets both targets,
-    and the replicas ⌈peak R / R_replica⌉ and GPUs (replicas × tp × pp) it takes; sorted fewest GPUs first
-    (then most tokens/s per GPU). A layout that meets nothing keeps its best-effort batch and says why."""
-    g = _layout_grid(inp)
+def _meets(inp: ServingInput, g: Mapping[str, np.ndarray]) -> tuple[Any, Any, Any]:
+    """(fits memory, meets the TTFT targets, meets the TPOT targets) of every grid point."""
     fit = g["batch"] <= g["fits"]
     ok_ttft = g["ttft_s"] <= inp.ttft_s
     ok_tpot = g["tpot_s"] <= inp.tpot_s
@@ -948,6 +963,49 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
             ok_ttft = ok_ttft & (g[name] <= limit)
         else:
             ok_tpot = ok_tpot & (g[name] <= limit)
+    return fit, ok_ttft, ok_tpot
+
+
+def pareto_frontier(
+    inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None
+) -> tuple[ParetoPoint, ...]:
+    """The (layout, batch cap) points no other beats on both output tokens/s per user (1 / median TPOT) and
+    output tokens/s per GPU, among those that fit memory and do not saturate; slowest per user first. The
+    trade-off NVIDIA's aiconfigurator and the SemiAnalysis InferenceMAX charts draw: a larger batch raises
+    tokens/s per GPU and lowers each user's speed. Method: ``tradeoffs.pareto_indices`` on the negated
+    pair."""
+    g = grid if grid is not None else _layout_grid(inp)
+    fit, ok_ttft, ok_tpot = _meets(inp, g)
+    gpus = g["tp"] * g["pp"]
+    per_gpu = g["requests_per_s"] * inp.mean_output_tokens / gpus
+    with np.errstate(divide="ignore"):
+        per_user = np.where(g["tpot_p50_s"] > 0, 1.0 / g["tpot_p50_s"], 0.0)
+    usable = np.flatnonzero(fit & np.isfinite(per_user) & np.isfinite(g["ttft_s"]) & (per_user > 0))
+    points = [(-float(per_gpu[i]), -float(per_user[i])) for i in usable]
+    front = [int(usable[j]) for j in pareto_indices(points)]
+    front.sort(key=lambda i: float(per_user[i]))
+    return tuple(
+        ParetoPoint(
+            tp=int(g["tp"][i]),
+            pp=int(g["pp"][i]),
+            ep=int(g["ep"][i]),
+            batch=int(g["batch"][i]),
+            output_tokens_per_s_per_user=float(per_user[i]),
+            output_tokens_per_s_per_gpu=float(per_gpu[i]),
+            ttft_s=float(g["ttft_s"][i]),
+            tpot_s=float(g["tpot_s"][i]),
+            meets_targets=bool(ok_ttft[i] and ok_tpot[i]),
+        )
+        for i in front
+    )
+
+
+def size_layouts(inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None) -> tuple[LayoutResult, ...]:
+    """Per layout, the batch with the most requests/s per replica that fits memory and meets both targets,
+    and the replicas ⌈peak R / R_replica⌉ and GPUs (replicas × tp × pp) it takes; sorted fewest GPUs first
+    (then most tokens/s per GPU). A layout that meets nothing keeps its best-effort batch and says why."""
+    g = grid if grid is not None else _layout_grid(inp)
+    fit, ok_ttft, ok_tpot = _meets(inp, g)
     ok = fit & ok_ttft & ok_tpot
     peak = inp.requests_per_s * inp.peak_to_mean
     key = np.stack([g["tp"], g["pp"], g["ep"]], axis=1)
@@ -1548,7 +1606,8 @@ def estimate(
 
 def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
     inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
-    results = size_layouts(inp)
+    grid = _layout_grid(inp)
+    results = size_layouts(inp, grid)
     best = results[0]
     if not best.meets_targets:
         raise _no_layout_error(inp, results)
@@ -1594,6 +1653,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
         output_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_output_tokens,
         kv_bytes_per_token=kv_bytes_per_token(model=inp.model, precision=inp.kv_precision),
+        pareto=pareto_frontier(inp, grid),
     )
 
 

@@ -235,3 +235,32 @@ def test_percentile_targets_are_met_and_the_percentiles_reported(api_client: Any
     # bursty arrivals (c_a = 3) lengthen the TTFT tail at the same targets
     bursty = _post(api_client, {**REQUEST, "demand": {**REQUEST["demand"], "arrival_cv": 3}}).json()["best"]
     assert bursty["ttft_p99_s"] > loose["ttft_p99_s"] or bursty["gpus"] > loose["gpus"]
+
+
+@pytest.mark.django_db
+def test_the_estimate_carries_the_pareto_frontier_and_the_deployable_configuration(
+    api_client: Any, catalog: Any
+) -> None:
+    import yaml
+
+    data = _post(api_client, REQUEST).json()
+    best, front = data["best"], data["pareto"]
+    assert len(front) >= 5
+    pairs = [(p["output_tokens_per_s_per_user"], p["output_tokens_per_s_per_gpu"]) for p in front]
+    # a frontier: faster per user means slower per GPU, and no point beats another on both
+    assert [u for u, _ in pairs] == sorted(u for u, _ in pairs)
+    assert [g for _, g in pairs] == sorted((g for _, g in pairs), reverse=True)
+    # the chosen configuration is on or under the frontier
+    chosen = (1 / best["tpot_p50_s"], best["output_tokens_per_s_per_gpu"])
+    assert any(u >= chosen[0] * (1 - 1e-9) and g >= chosen[1] * (1 - 1e-9) for u, g in pairs)
+    command = data["deploy"]["vllm_command"].split()
+    assert command[:3] == ["vllm", "serve", "meta-llama/Meta-Llama-3-70B-Instruct"]
+    flags = dict(zip(command[3::2], command[4::2], strict=False))
+    assert flags["--tensor-parallel-size"] == str(best["tp"])
+    assert flags["--max-num-seqs"] == str(best["batch"])
+    assert flags["--max-model-len"] == str(1024 + 256)
+    assert flags["--kv-cache-dtype"] == "fp8"  # the example's KV precision
+    deployment, _ = yaml.safe_load_all(data["deploy"]["kubernetes_manifest"])
+    assert deployment["spec"]["replicas"] == best["replicas"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == best["gpus_per_replica"]

@@ -17,7 +17,7 @@ _EXAMPLE = {k: v for k, v in serving.EXAMPLE_REQUEST.items() if k != "targets"}
 
 
 @pytest.mark.django_db
-def test_the_page_estimates_the_default_and_embeds_three_charts(client: Any, catalog: Any) -> None:
+def test_the_page_estimates_the_default_and_embeds_four_charts(client: Any, catalog: Any) -> None:
     response = client.get("/serving/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -25,7 +25,16 @@ def test_the_page_estimates_the_default_and_embeds_three_charts(client: Any, cat
     scripts = re.findall(
         r'<script id="chart-data-(serving-[a-z]+)" type="application/json">(.*?)</script>', html
     )
-    assert {name for name, _ in scripts} == {"serving-latency", "serving-cost", "serving-layouts"}
+    assert {name for name, _ in scripts} == {
+        "serving-latency",
+        "serving-cost",
+        "serving-layouts",
+        "serving-pareto",
+    }
+    pareto = json.loads(dict(scripts)["serving-pareto"])
+    assert {t["name"] for t in pareto["data"]} >= {"meets the targets", "chosen"}
+    assert "per user" in pareto["layout"]["xaxis"]["title"]["text"]
+    assert "per GPU" in pareto["layout"]["yaxis"]["title"]["text"]
     latency = json.loads(dict(scripts)["serving-latency"])
     names = [t["name"] for t in latency["data"]]
     assert "TTFT target" in names and "TPOT target" in names
@@ -253,3 +262,27 @@ def test_the_page_shows_the_queueing_percentiles(client: Any, catalog: Any) -> N
     card = html.split('id="serving-percentiles"', 1)[1].split("</div></div>", 1)[0]
     p50, p90, p99 = (float(x) for x in re.search(r"([\d.]+) / ([\d.]+) / ([\d.]+) s", card).groups())  # type: ignore[union-attr]
     assert 0 < p50 < p90 < p99
+
+
+@pytest.mark.django_db
+def test_the_page_exports_the_chosen_configuration_for_vllm_and_kubernetes(client: Any, catalog: Any) -> None:
+    import html as html_lib
+
+    import yaml
+
+    page = client.get("/serving/?requests_per_s=20").content.decode()
+    gpus = int(re.search(r'id="serving-gpus">(\d+)<', page).group(1))  # type: ignore[union-attr]
+    command = html_lib.unescape(
+        re.search(r'<pre class="deploy" id="serving-vllm">(.*?)</pre>', page, re.S).group(1)
+    )  # type: ignore[union-attr]
+    assert command.startswith("vllm serve meta-llama/Meta-Llama-3-70B-Instruct ")
+    tp = int(re.search(r"--tensor-parallel-size (\d+)", command).group(1))  # type: ignore[union-attr]
+    manifest = html_lib.unescape(
+        re.search(r'<pre class="deploy" id="serving-k8s">(.*?)</pre>', page, re.S).group(1)
+    )  # type: ignore[union-attr]
+    deployment, service = yaml.safe_load_all(manifest)
+    replicas = deployment["spec"]["replicas"]
+    limit = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+    assert replicas * limit == gpus and limit == tp  # pp 1 here
+    assert service["kind"] == "Service"
+    assert "&id0" not in manifest  # no YAML anchors: every mapping written out
