@@ -50,6 +50,19 @@ class LayoutSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     ep = serializers.IntegerField(required=False, help_text="expert parallel degree, MoE only")
 
 
+class SpeculativeSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+    draft_tokens = serializers.IntegerField(
+        help_text="k: tokens the draft (MTP heads or a small model) proposes"
+    )
+    acceptance_rate = serializers.FloatField(
+        required=False, help_text="α: probability each draft token is accepted, [0, 1) (required with k > 0)"
+    )
+    draft_cost = serializers.FloatField(
+        required=False,
+        help_text="one draft step as a share of the target's decode step (required with k > 0)",
+    )
+
+
 class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     model = serializers.DictField(
         required=False, help_text='{"preset": slug, ...overrides} or a full shape, as in training'
@@ -82,6 +95,10 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
         help_text="poisson (default: headroom for the target percentile) or backlog (every slot full)",
     )
     kv_transfer_gbps = serializers.FloatField(required=False, help_text="GB/s per GPU between pools (50)")
+    prefix_cache_hit_rate = serializers.FloatField(
+        required=False, help_text="share of prompt tokens served from the prefix cache, [0, 1) (0)"
+    )
+    speculative = SpeculativeSerializer(required=False, help_text="speculative decoding or MTP")
     stack = serializers.ChoiceField(choices=tuple(serving.STACKS), required=False)
     efficiency = serializers.DictField(child=serializers.FloatField(), required=False)
     cost = serializers.DictField(

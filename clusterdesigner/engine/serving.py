@@ -243,6 +243,13 @@ class ServingInput:
     # Targets at other percentiles than ``percentile``, each met by the sizing: (name, seconds), names from
     # PERCENTILE_TARGETS (``ttft_p90_s``, ``tpot_p50_s``, ...), judged on the queueing model's percentiles.
     percentile_targets: tuple[tuple[str, float], ...] = ()
+    # Prefix caching: share of prompt tokens served from the KV cache (0: none); memory is not discounted.
+    prefix_cache_hit_rate: float = 0.0
+    # Speculative decoding / multi-token prediction: k draft tokens a step, each accepted with probability α,
+    # the draft's step costing draft_cost × the target's plain decode step (0 draft tokens: off).
+    draft_tokens: int = 0
+    acceptance_rate: float = 0.0
+    draft_cost: float = 0.0
     kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
     efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
     # A distribution of request lengths: (input tokens, output tokens, share of requests); empty: every
@@ -276,6 +283,15 @@ class ServingInput:
                     f"unknown target; use {', '.join(PERCENTILE_TARGETS)}", field=f"targets.{name}"
                 )
             _positive(limit, f"targets.{name}")
+        if not _finite(self.prefix_cache_hit_rate) or not 0 <= self.prefix_cache_hit_rate < 1:
+            raise InputError("must be in [0, 1)", field="prefix_cache_hit_rate")
+        _whole(self.draft_tokens, "speculative.draft_tokens", low=0, high=16)
+        if not _finite(self.acceptance_rate) or not 0 <= self.acceptance_rate < 1:
+            raise InputError("must be in [0, 1)", field="speculative.acceptance_rate")
+        if not _finite(self.draft_cost) or not 0 <= self.draft_cost <= 1:
+            raise InputError(
+                "must be in [0, 1] (a share of the target's step)", field="speculative.draft_cost"
+            )
         if not _finite(self.arrival_cv) or not 0 <= self.arrival_cv <= 100:
             raise InputError("must be between 0 and 100 (1: Poisson)", field="demand.arrival_cv")
         if self.arrivals not in ARRIVALS:
@@ -309,6 +325,13 @@ class ServingInput:
         data["model"] = {k: getattr(self.model, k) for k in self.model.__dataclass_fields__}
         data["accelerator"] = self.accelerator.slug
         return data
+
+    @property
+    def tokens_per_verification(self) -> float:
+        """Tokens a speculative step yields on average, (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023,
+        arXiv:2211.17192, eq. 1): k = 3, α = 0.7 gives 2.53; 1 without speculation."""
+        a, k = self.acceptance_rate, self.draft_tokens
+        return (1.0 - a ** (k + 1)) / (1.0 - a) if k else 1.0
 
     @property
     def classes(self) -> tuple[tuple[int, int, float], ...]:
@@ -462,7 +485,14 @@ def prefill_s(
     classes = ((input_tokens, 0, 1.0),) if input_tokens is not None else inp.classes
     total: Any = 0.0
     for n, _, share in classes:
-        flops = prompts * (2.0 * m.active_matmul_params * n + prefill_attention_flops(m, n))
+        # prefix caching: a share h of the prompt's tokens is found in the cache, so only (1 − h)·n are
+        # computed; they attend to the whole prompt, the causal attention over the new suffix being
+        # (1 − h²) of the full prompt's (vLLM automatic prefix caching; SGLang RadixAttention, Zheng et al.
+        # 2024, arXiv:2312.07104)
+        h = inp.prefix_cache_hit_rate
+        flops = prompts * (
+            2.0 * m.active_matmul_params * n * (1.0 - h) + prefill_attention_flops(m, n) * (1.0 - h * h)
+        )
         compute = flops / (gpus * _peak_flops(inp))
         one = np.maximum(compute, read) + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
         total = one if len(classes) == 1 else total + share * one
@@ -505,17 +535,25 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp)
     hbm = inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency
     peak = np.asarray(tp) * pp_a * _peak_flops(inp)
+    # speculative decoding: every sequence verifies k + 1 tokens a step (the draft's k and one of its own)
+    q = 1.0 + inp.draft_tokens
     matmul = np.maximum(
-        weights * _moe_weight_fraction_read(m, micro * pp_a) / hbm,
-        micro * 2.0 * m.active_matmul_params / peak,
+        weights * _moe_weight_fraction_read(m, micro * pp_a * q) / hbm,
+        micro * q * 2.0 * m.active_matmul_params / peak,
     )
     if m.is_mla:
-        attention_flops = micro * ctx * mla_decode_attention_flops_per_context_token(m) * m.layers
+        attention_flops = micro * q * ctx * mla_decode_attention_flops_per_context_token(m) * m.layers
     else:
-        attention_flops = micro * 4.0 * ctx * m.heads * m.head_dim * m.layers
+        attention_flops = micro * q * 4.0 * ctx * m.heads * m.head_dim * m.layers
     attention = np.maximum(micro * ctx * kv / hbm, attention_flops / peak)
     overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
-    return pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp)) + overhead
+    step = pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro * q, tp=tp, pp=pp)) + overhead
+    if not inp.draft_tokens:
+        return step
+    # Leviathan et al. 2023 (arXiv:2211.17192), eq. 1: a verification yields (1 − α^(k+1)) / (1 − α) tokens
+    # on average; the draft runs k steps costing draft_cost × a plain step each (MTP heads or a small model).
+    plain = decode_step_s(replace(inp, draft_tokens=0), batch=batch, tp=tp, pp=pp)
+    return (step + inp.draft_tokens * inp.draft_cost * plain) / inp.tokens_per_verification
 
 
 def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str, Any]:
@@ -1321,6 +1359,8 @@ _TOP_KEYS = {
     "disaggregated",
     "arrivals",
     "kv_transfer_gbps",
+    "prefix_cache_hit_rate",
+    "speculative",
     "efficiency",
     "stack",
     "cost",
@@ -1481,6 +1521,15 @@ def parse_request(
         {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile", "arrival_cv"},
     )
     layout = _section(request, "layout", {"tp", "pp", "ep"})
+    speculative = _section(request, "speculative", {"draft_tokens", "acceptance_rate", "draft_cost"})
+    if speculative and "draft_tokens" not in speculative:
+        raise InputError("give draft_tokens (k) with speculative decoding", field="speculative.draft_tokens")
+    for key, what in (
+        ("acceptance_rate", "the acceptance rate α measured for this draft and workload"),
+        ("draft_cost", "the draft's step as a share of the target's (MTP heads or a small model)"),
+    ):
+        if speculative.get("draft_tokens") and key not in speculative:
+            raise InputError(f"give {what}", field=f"speculative.{key}")
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
     _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
     lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
@@ -1510,6 +1559,12 @@ def parse_request(
         disaggregated=disagg,
         arrivals=str(request.get("arrivals", "poisson")),
         arrival_cv=_nonnegative(demand.get("arrival_cv", 1.0), "demand.arrival_cv"),
+        prefix_cache_hit_rate=_nonnegative(
+            request.get("prefix_cache_hit_rate", 0.0), "prefix_cache_hit_rate"
+        ),
+        draft_tokens=_whole(speculative.get("draft_tokens", 0), "speculative.draft_tokens", low=0, high=16),
+        acceptance_rate=_nonnegative(speculative.get("acceptance_rate", 0.0), "speculative.acceptance_rate"),
+        draft_cost=_nonnegative(speculative.get("draft_cost", 0.0), "speculative.draft_cost"),
         percentile_targets=tuple(
             (name, _positive(targets[name], f"targets.{name}"))
             for name in PERCENTILE_TARGETS
@@ -1697,18 +1752,46 @@ def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
     """The efficiencies, hours per year and percentile reading the estimate assumed, with the model's own."""
     e = inp.efficiency
     return (
-        ("bandwidth_efficiency", f"{e.bandwidth_efficiency:g}"),
-        ("compute_efficiency", f"{e.compute_efficiency:g}"),
-        ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
-        ("collective_latency_us", f"{e.collective_latency_us:g}"),
-        ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
         (
-            "percentile",
-            f"p{inp.percentile:g} targets compared with the model's figure at the busiest batch; "
-            + (
-                f"{inp.arrivals} arrivals: the mean batch keeps headroom for that percentile"
-                if inp.arrivals == "poisson"
-                else "backlog: every slot stays full"
+            ("bandwidth_efficiency", f"{e.bandwidth_efficiency:g}"),
+            ("compute_efficiency", f"{e.compute_efficiency:g}"),
+            ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
+            ("collective_latency_us", f"{e.collective_latency_us:g}"),
+            ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
+            (
+                "percentile",
+                f"p{inp.percentile:g} targets compared with the model's figure at the busiest batch; "
+                + (
+                    f"{inp.arrivals} arrivals: the mean batch keeps headroom for that percentile"
+                    if inp.arrivals == "poisson"
+                    else "backlog: every slot stays full"
+                ),
             ),
-        ),
-    ) + _shape_assumptions(inp.model)
+        )
+        + _shape_assumptions(inp.model)
+        + _technique_assumptions(inp)
+    )
+
+
+def _technique_assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
+    """What the estimate assumes of prefix caching and speculative decoding, when the request uses them."""
+    out: list[tuple[str, str]] = []
+    if inp.prefix_cache_hit_rate:
+        h = inp.prefix_cache_hit_rate
+        out.append(
+            (
+                "prefix_caching",
+                f"{h:.0%} of prompt tokens found in the cache: prefill computes {1 - h:.0%} of the matmuls"
+                f" and {1 - h * h:.0%} of the causal attention; the cached blocks still count in memory",
+            )
+        )
+    if inp.draft_tokens:
+        out.append(
+            (
+                "speculative_decoding",
+                f"{inp.draft_tokens} draft token(s) a step accepted with probability {inp.acceptance_rate:g}:"
+                f" {inp.tokens_per_verification:.2f} tokens a verification (Leviathan et al. 2023, eq. 1);"
+                f" the draft costs {inp.draft_cost:g} of a plain decode step per draft token",
+            )
+        )
+    return tuple(out)

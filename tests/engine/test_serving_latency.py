@@ -136,3 +136,63 @@ def test_p99_ttft_median_error_on_check_rows_is_within_25_percent() -> None:
 
 def test_p99_tpot_median_error_on_check_rows_is_within_25_percent() -> None:
     assert cal.latency_summary(CHECK, ("tpot_p99",))["median_abs_error"] <= 0.25  # 9.9 %
+
+
+# ---- techniques: prefix caching and speculative decoding ------------------------------------------------
+def test_tokens_per_verification_is_leviathans_expectation() -> None:
+    # (1 − α^(k+1)) / (1 − α): k = 3, α = 0.7 → (1 − 0.2401) / 0.3 = 2.533; k = 1, α = 0.8 → 1.8
+    spec = {"draft_tokens": 3, "acceptance_rate": 0.7, "draft_cost": 0.05}
+    assert _input(speculative=spec).tokens_per_verification == pytest.approx(2.533, abs=1e-3)
+    one = {"draft_tokens": 1, "acceptance_rate": 0.8, "draft_cost": 0.05}
+    assert _input(speculative=one).tokens_per_verification == pytest.approx(1.8)
+    assert _input().tokens_per_verification == 1.0
+
+
+def test_speculative_decoding_at_batch_one_divides_the_step_by_the_tokens_a_verification_yields() -> None:
+    # Batch 1 on tp 8 is bandwidth bound: verifying 4 tokens reads the weights and KV once, as one token
+    # does, so TPOT = plain × (1 + k · draft_cost) / E[tokens] = plain × 1.15 / 2.533 = 0.454 × plain.
+    spec = {"draft_tokens": 3, "acceptance_rate": 0.7, "draft_cost": 0.05}
+    plain = float(serving.decode_step_s(_input(), batch=1, tp=8, pp=1))
+    fast = float(serving.decode_step_s(_input(speculative=spec), batch=1, tp=8, pp=1))
+    assert fast / plain == pytest.approx(1.15 / 2.533, rel=0.01)
+
+
+def test_prefix_caching_computes_only_the_new_suffix() -> None:
+    # A long prompt on one GPU is compute bound: time ∝ FLOPs = 2·N·(1 − h)·n + attention · (1 − h²).
+    # h = 0.5, n = 8,192: the matmul half, the attention three quarters.
+    m = serving.PRESETS["llama3-70b"]
+    n = 8192
+    dense, attention = 2.0 * m.active_matmul_params * n, serving.prefill_attention_flops(m, n)
+    expect = (dense * 0.5 + attention * 0.75) / (dense + attention)
+    base = float(serving.prefill_s(_input(), tp=1, pp=1, input_tokens=n))
+    cached = float(serving.prefill_s(_input(prefix_cache_hit_rate=0.5), tp=1, pp=1, input_tokens=n))
+    assert cached / base == pytest.approx(expect, rel=1e-9)
+
+
+def test_the_techniques_need_fewer_gpus_for_the_example() -> None:
+    plain = serving.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
+    cached = serving.estimate({**serving.EXAMPLE_REQUEST, "prefix_cache_hit_rate": 0.5}, catalog=CATALOG)
+    spec = {"draft_tokens": 3, "acceptance_rate": 0.7, "draft_cost": 0.05}
+    drafted = serving.estimate({**serving.EXAMPLE_REQUEST, "speculative": spec}, catalog=CATALOG)
+    assert cached.best.gpus < plain.best.gpus and drafted.best.gpus < plain.best.gpus  # 8 and 10 of 12
+    names = {n for n, _ in drafted.assumptions} | {n for n, _ in cached.assumptions}
+    assert {"speculative_decoding", "prefix_caching"} <= names
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"speculative": {"draft_tokens": 3, "draft_cost": 0.05}}, "speculative.acceptance_rate"),
+        ({"speculative": {"draft_tokens": 3, "acceptance_rate": 0.7}}, "speculative.draft_cost"),
+        (
+            {"speculative": {"draft_tokens": 3, "acceptance_rate": 1.0, "draft_cost": 0.1}},
+            "speculative.acceptance_rate",
+        ),
+        ({"speculative": {"acceptance_rate": 0.7}}, "speculative.draft_tokens"),
+        ({"prefix_cache_hit_rate": 1.0}, "prefix_cache_hit_rate"),
+    ],
+)
+def test_technique_inputs_are_checked_by_name(extra: dict[str, object], field: str) -> None:
+    with pytest.raises(InputError) as err:
+        serving.estimate({**serving.EXAMPLE_REQUEST, **extra}, catalog=CATALOG)
+    assert err.value.field == field

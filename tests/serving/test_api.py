@@ -65,6 +65,9 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
         ({**REQUEST, "targets": {"ttft_p95_s": 1}}, "targets.ttft_p95_s"),
         ({**REQUEST, "targets": {"tpot_p50_s": 1e-6}}, "targets.tpot_s"),
         ({**REQUEST, "demand": {"requests_per_s": 2, "arrival_cv": -1}}, "demand.arrival_cv"),
+        ({**REQUEST, "speculative": {"draft_tokens": 2, "draft_cost": 0.1}}, "speculative.acceptance_rate"),
+        ({**REQUEST, "speculative": {"draft_tokens": 2, "acceptance_rate": 0.6}}, "speculative.draft_cost"),
+        ({**REQUEST, "prefix_cache_hit_rate": 1.5}, "prefix_cache_hit_rate"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body: Any, field: str) -> None:
