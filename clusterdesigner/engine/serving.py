@@ -1775,23 +1775,15 @@ def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
 
 def _technique_assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
     """What the estimate assumes of prefix caching and speculative decoding, when the request uses them."""
-    out: list[tuple[str, str]] = []
-    if inp.prefix_cache_hit_rate:
-        h = inp.prefix_cache_hit_rate
-        out.append(
-            (
-                "prefix_caching",
-                f"{h:.0%} of prompt tokens found in the cache: prefill computes {1 - h:.0%} of the matmuls"
-                f" and {1 - h * h:.0%} of the causal attention; the cached blocks still count in memory",
-            )
-        )
-    if inp.draft_tokens:
-        out.append(
-            (
-                "speculative_decoding",
-                f"{inp.draft_tokens} draft token(s) a step accepted with probability {inp.acceptance_rate:g}:"
-                f" {inp.tokens_per_verification:.2f} tokens a verification (Leviathan et al. 2023, eq. 1);"
-                f" the draft costs {inp.draft_cost:g} of a plain decode step per draft token",
-            )
-        )
-    return tuple(out)
+    h, k = inp.prefix_cache_hit_rate, inp.draft_tokens
+    caching = (
+        f"{h:.0%} of prompt tokens found in the cache: prefill computes {1 - h:.0%} of the matmuls and"
+        f" {1 - h * h:.0%} of the causal attention; the cached blocks still count in memory"
+    )
+    speculation = (
+        f"{k} draft token(s) a step accepted with probability {inp.acceptance_rate:g}:"
+        f" {inp.tokens_per_verification:.2f} tokens a verification (Leviathan et al. 2023, eq. 1); the draft"
+        f" costs {inp.draft_cost:g} of a plain decode step per draft token"
+    )
+    used = (("prefix_caching", caching, h > 0), ("speculative_decoding", speculation, k > 0))
+    return tuple((name, text) for name, text, on in used if on)
