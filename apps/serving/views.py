@@ -34,6 +34,10 @@ FIELDS: dict[str, tuple[str, str, Any]] = {
     "requests_per_s": ("demand.requests_per_s", "float", 20),
     "output_tokens_per_day": ("demand.output_tokens_per_day", "float", None),
     "peak_to_mean": ("demand.peak_to_mean", "float", 2),
+    "prefix_cache_hit_rate": ("prefix_cache_hit_rate", "float", None),
+    "draft_tokens": ("speculative.draft_tokens", "int", None),
+    "acceptance_rate": ("speculative.acceptance_rate", "float", None),
+    "draft_cost": ("speculative.draft_cost", "float", None),
 }
 # One unit system (issue #37): the targets are in seconds on the page as in the API and the design editor.
 # Links made when the page took milliseconds (?ttft_ms=2000) still open, converted: old name → (new, scale).
@@ -115,7 +119,7 @@ def _form(
     requests/s or output tokens/day: the second, when given, blanks the first."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    body: dict[str, Any] = {"targets": {}, "demand": {}, "model": {}}
+    body: dict[str, Any] = {"targets": {}, "demand": {}, "model": {}, "speculative": {}}
     raw_values = {name: request.GET.get(name, "").strip() for name in FIELDS}
     for old, (name, scale) in LEGACY_MS_FIELDS.items():
         legacy = request.GET.get(old, "").strip()
@@ -148,6 +152,8 @@ def _form(
             body[head][leaf] = value
         else:
             body[head] = value
+    if not body["speculative"]:
+        del body["speculative"]  # blank: no speculative decoding
     if values["preset"] == DESIGN_MODEL and "design_model" in defaults:
         body["model"] = defaults["design_model"]
     if "design_lengths" in defaults and not values["input_tokens"] and not values["output_tokens"]:

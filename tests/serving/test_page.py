@@ -286,3 +286,21 @@ def test_the_page_exports_the_chosen_configuration_for_vllm_and_kubernetes(clien
     assert replicas * limit == gpus and limit == tp  # pp 1 here
     assert service["kind"] == "Service"
     assert "&id0" not in manifest  # no YAML anchors: every mapping written out
+
+
+@pytest.mark.django_db
+def test_prefix_caching_and_speculative_decoding_are_page_inputs(client: Any, catalog: Any) -> None:
+    gpus = {}
+    for name, query in (
+        ("plain", "requests_per_s=20"),
+        ("cached", "requests_per_s=20&prefix_cache_hit_rate=0.5"),
+        ("drafted", "requests_per_s=20&draft_tokens=3&acceptance_rate=0.7&draft_cost=0.05"),
+    ):
+        response = client.get(f"/serving/?{query}")
+        assert response.status_code == 200, name
+        gpus[name] = int(re.search(r'id="serving-gpus">(\d+)<', response.content.decode()).group(1))  # type: ignore[union-attr]
+    assert gpus["cached"] < gpus["plain"] and gpus["drafted"] < gpus["plain"]  # 8 and 10 of 12 (engine test)
+    # a draft without its acceptance rate is refused beside that field
+    missing = client.get("/serving/?draft_tokens=3&draft_cost=0.05")
+    assert missing.status_code == 400
+    assert re.search(r'id="f-accept"[^>]*>\s*<p class="field-error">[^<]+</p>', missing.content.decode())
