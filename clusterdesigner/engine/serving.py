@@ -47,7 +47,6 @@ from clusterdesigner.engine.model import ModelShape, model_from_dict
 from clusterdesigner.engine.offerings import PRICING_MODELS, CloudOfferingSpec
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, cloud_cost
-from clusterdesigner.engine.tradeoffs import pareto_indices
 
 # Bytes per weight or KV element. FP4 is NVFP4/MXFP4: 4-bit values plus one 8-bit scale per 16 (NVFP4) or
 # 32 (MXFP4) elements; 0.5 byte ignores the scales (≤ 3 % more).
@@ -615,7 +614,14 @@ def _prefill_moments(inp: ServingInput, *, tp: Any, pp: Any) -> tuple[Any, Any]:
 
 
 def queueing_latency(
-    inp: ServingInput, *, tp: Any, pp: Any, requests_per_s: Any, step_s: Any, mean_batch: Any
+    inp: ServingInput,
+    *,
+    tp: Any,
+    pp: Any,
+    requests_per_s: Any,
+    step_s: Any,
+    mean_batch: Any,
+    prefill_moments: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """TTFT and TPOT percentiles (``PERCENTILES`` and the target's) of one replica under continuous batching
     with arrivals at ``requests_per_s`` (λ) and decode steps of ``step_s`` (t_d) at ``mean_batch`` (b).
@@ -641,7 +647,7 @@ def queueing_latency(
     rate = np.asarray(requests_per_s, dtype=float)
     t_d = np.asarray(step_s, dtype=float)
     b = np.maximum(np.asarray(mean_batch, dtype=float), 1.0)
-    e_tp, e_tp2 = _prefill_moments(inp, tp=tp, pp=pp)
+    e_tp, e_tp2 = prefill_moments if prefill_moments is not None else _prefill_moments(inp, tp=tp, pp=pp)
     var_tp = np.maximum(e_tp2 - e_tp * e_tp, 0.0)
     disp = inp.arrival_cv**2
     phi = rate * e_tp
@@ -965,6 +971,8 @@ def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
     # Percentiles from the queueing model at the replica's rate and its mean batch; the TTFT target is judged
     # on the model's TTFT at the target percentile (queueing included), the TPOT target as before on the step
     # at the busiest batch, stretched by the prefill share.
+    # the prefill depends on the layout only: its moments once a layout, repeated over the batches
+    e_tp, e_tp2 = _prefill_moments(inp, tp=lay[:, 0], pp=lay[:, 1])
     lat = queueing_latency(
         inp,
         tp=tp,
@@ -972,6 +980,7 @@ def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
         requests_per_s=rate["requests_per_s"],
         step_s=decode_step_s(inp, batch=mean_batch, tp=tp, pp=pp),
         mean_batch=mean_batch,
+        prefill_moments=(np.repeat(e_tp, batches.size), np.repeat(e_tp2, batches.size)),
     )
     rate["ttft_s"] = lat[f"ttft_{percentile_key(inp.percentile)}_s"]
     return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **lat, **rate}
@@ -1010,8 +1019,8 @@ def pareto_frontier(
     """The (layout, batch cap) points no other beats on both output tokens/s per user (1 / median TPOT) and
     output tokens/s per GPU, among those that fit memory and do not saturate; slowest per user first. The
     trade-off NVIDIA's aiconfigurator and the SemiAnalysis InferenceMAX charts draw: a larger batch raises
-    tokens/s per GPU and lowers each user's speed. Method: ``tradeoffs.pareto_indices`` on the negated
-    pair."""
+    tokens/s per GPU and lowers each user's speed. Method: Kung, Luccio & Preparata's two-dimensional sweep
+    (as ``tradeoffs.pareto_indices``), in numpy over the grid."""
     g = grid if grid is not None else _layout_grid(inp)
     fit, ok_ttft, ok_tpot = _meets(inp, g)
     gpus = g["tp"] * g["pp"]
@@ -1019,9 +1028,11 @@ def pareto_frontier(
     with np.errstate(divide="ignore"):
         per_user = np.where(g["tpot_p50_s"] > 0, 1.0 / g["tpot_p50_s"], 0.0)
     usable = np.flatnonzero(fit & np.isfinite(per_user) & np.isfinite(g["ttft_s"]) & (per_user > 0))
-    points = [(-float(per_gpu[i]), -float(per_user[i])) for i in usable]
-    front = [int(usable[j]) for j in pareto_indices(points)]
-    front.sort(key=lambda i: float(per_user[i]))
+    # Kung et al.'s sweep, vectorised: most tokens/s per GPU first (ties: faster per user first); a point is
+    # on the front when it is faster per user than every point before it
+    order = usable[np.lexsort((-per_user[usable], -per_gpu[usable]))]
+    before = np.concatenate(([-np.inf], np.maximum.accumulate(per_user[order])[:-1]))
+    front = order[per_user[order] > before]
     return tuple(
         ParetoPoint(
             tp=int(g["tp"][i]),

@@ -196,3 +196,31 @@ def test_technique_inputs_are_checked_by_name(extra: dict[str, object], field: s
     with pytest.raises(InputError) as err:
         serving.estimate({**serving.EXAMPLE_REQUEST, **extra}, catalog=CATALOG)
     assert err.value.field == field
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        dict(serving.EXAMPLE_REQUEST),
+        {**serving.EXAMPLE_REQUEST, "model": {"preset": "mixtral-8x7b"}, "accelerator": "h200"},
+        {**serving.EXAMPLE_REQUEST, "model": {"preset": "llama3-8b"}},
+    ],
+)
+def test_the_vectorised_frontier_is_the_reference_sweep(request_: dict[str, object]) -> None:
+    # tradeoffs.pareto_indices (Kung, Luccio & Preparata, pure Python) on the negated pair gives the same
+    # points as the numpy sweep pareto_frontier runs over the sizing grid
+    import numpy as np
+
+    from clusterdesigner.engine.tradeoffs import pareto_indices
+
+    inp, _ = serving.parse_request(request_, accelerators=CATALOG.accelerators)
+    grid = serving._layout_grid(inp)
+    fit = grid["batch"] <= grid["fits"]
+    per_gpu = grid["requests_per_s"] * inp.mean_output_tokens / (grid["tp"] * grid["pp"])
+    per_user = 1.0 / grid["tpot_p50_s"]
+    usable = np.flatnonzero(fit & np.isfinite(per_user) & np.isfinite(grid["ttft_s"]))
+    reference = [int(usable[j]) for j in pareto_indices([(-per_gpu[i], -per_user[i]) for i in usable])]
+    reference.sort(key=lambda i: float(per_user[i]))
+    got = [(p.tp, p.pp, p.batch) for p in serving.pareto_frontier(inp, grid)]
+    assert got == [(int(grid["tp"][i]), int(grid["pp"][i]), int(grid["batch"][i])) for i in reference]
+    assert len(got) >= 20
