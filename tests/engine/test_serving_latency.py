@@ -224,3 +224,24 @@ def test_the_vectorised_frontier_is_the_reference_sweep(request_: dict[str, obje
     got = [(p.tp, p.pp, p.batch) for p in serving.pareto_frontier(inp, grid)]
     assert got == [(int(grid["tp"][i]), int(grid["pp"][i]), int(grid["batch"][i])) for i in reference]
     assert len(got) >= 20
+
+
+def test_latency_at_a_given_load_satisfies_littles_law_and_refuses_saturation() -> None:
+    from clusterdesigner.engine.errors import InfeasibleError
+
+    inp = _input()
+    lat = serving.latency_at_load(inp, tp=2, pp=1, requests_per_s=3.0)
+    # Little: sequences running = arrival rate × time in the system, b = λ · (TTFT_p50 + (n_out − 1) · E[T]),
+    # E[T] = t_d(b) / (1 − φ)
+    step = float(serving.decode_step_s(inp, batch=lat.mean_batch, tp=2, pp=1))
+    e_t = step / (1 - lat.prefill_share)
+    assert lat.mean_batch == pytest.approx(3.0 * (lat.ttft_p50_s + 255 * e_t), rel=1e-4)
+    assert lat.ttft_p50_s < lat.ttft_p90_s < lat.ttft_p99_s and lat.tpot_p50_s < lat.tpot_p99_s
+    more = serving.latency_at_load(inp, tp=2, pp=1, requests_per_s=6.0)
+    assert more.mean_batch > lat.mean_batch and more.tpot_p50_s > lat.tpot_p50_s
+    t_p = float(serving.prefill_s(inp, tp=2, pp=1))
+    with pytest.raises(InfeasibleError) as err:
+        serving.latency_at_load(
+            inp, tp=2, pp=1, requests_per_s=1.1 / t_p
+        )  # prefill alone exceeds the replica
+    assert err.value.field == "demand.requests_per_s"
