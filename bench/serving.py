@@ -116,7 +116,7 @@ def main() -> None:
             f"HTTP POST median {http_median:.1f} ms, max {http_max:.1f} ms (target < 50 ms) | "
             f"{best.gpus} GPUs as {best.replicas} × tp{best.tp} pp{best.pp}, batch {best.batch}, "
             f"{best.output_tokens_per_s_per_gpu:,.0f} output tok/s/GPU, TTFT {best.ttft_s:.2f} s, "
-            f"TPOT {best.tpot_s * 1000:.0f} ms | own ${own.usd_per_m_output_tokens:.3f}/M output, "
+            f"TPOT {best.tpot_s * 1000:.0f} ms | own, billed: ${own.usd_per_m_output_tokens:.3f}/M output, "
             f"${own.usd_per_m_input_tokens:.3f}/M input at {result.utilization:.0%} utilization"
         )
 

@@ -132,7 +132,61 @@ def main() -> None:
     _print_sensitivity(data)
     accelerators = sorted({r["accelerator"] for r in data})
     print(f"\n{len(data)} rows on {len(accelerators)} accelerators: {', '.join(accelerators)}")
+    _print_latency()
+
+
+# Without queueing (before issue #37 item 2) TTFT was one prefill plus one decode step; its p99 error on the
+# same 10 check rows, for comparison: -68, -66, -77, -88, -84, -78, -77, -81, -91, -96 % (median -79.5 %).
+def _print_latency() -> None:
+    """TTFT and TPOT p50/p90/p99 of the MLPerf server rows (serving_latency_runs.csv) against the queueing
+    model at the engine's own sizing point for the row, by split, with the per-stack first-token overhead
+    fitted on the fit rows."""
+    print("\nlatency percentiles under queueing (MLPerf server rows, ms: predicted / measured, error)")
+    for stack in ("tensorrt-llm", "vllm-rocm"):
+        fitted = cal.fit_first_token_overhead(stack)
+        engine = serving.STACKS[stack].first_token_overhead_ms
+        same = "the engine's value" if fitted == engine else f"ENGINE HAS {engine:g}"
+        print(f"  {stack:13s} first-token overhead fitted on its fit rows: {fitted:g} ms ({same})")
+    cases = cal.latency_cases()
+    for c in cases:
+        cells = (
+            " ".join(
+                f"{n} {c.predicted[n]:5.0f}/{c.measured[n]:<5.0f}({100 * (c.error(n) or 0):+4.0f}%)"
+                for n in cal.LATENCY_FIELDS
+            )
+            if c.predicted
+            else "no layout"
+        )
+        print(f"  {c.row['row_id']:28s} {c.split:5s} {cells}")
+    groups = (
+        ("p99 TTFT", ("ttft_p99",)),
+        ("p99 TPOT", ("tpot_p99",)),
+        ("TTFT p50/p90/p99", ("ttft_p50", "ttft_p90", "ttft_p99")),
+        ("TPOT p50/p90/p99", ("tpot_p50", "tpot_p90", "tpot_p99")),
+    )
+    print("  error by split (target on check rows: p99 TTFT and p99 TPOT median |error| ≤ 25 %):")
+    for split in ("fit", "check"):
+        chosen = [c for c in cases if c.split == split]
+        for title, names in groups:
+            s = cal.latency_summary(chosen, names)
+            print(
+                f"    {split:5s} {title:17s} {s['points']:3.0f} points:"
+                f" median {100 * s['median_abs_error']:5.1f} %, p90 {100 * s['p90_abs_error']:5.1f} %"
+            )
+    regimes = (("dense (Llama 2 70B)", "llama2-70b"), ("MoE (Mixtral 8x7B)", "mixtral-8x7b"))
+    for title, model in regimes:
+        chosen = [c for c in cases if c.split == "check" and c.row["model"] == model]
+        s = cal.latency_summary(chosen, ("ttft_p99",))
+        t = cal.latency_summary(chosen, ("tpot_p99",))
+        print(
+            f"    check {title:20s} p99 TTFT median {100 * s['median_abs_error']:5.1f} %,"
+            f" p99 TPOT median {100 * t['median_abs_error']:5.1f} % ({len(chosen)} rows)"
+        )
 
 
 if __name__ == "__main__":
-    main()
+    # --latency: only the latency percentiles (seconds; the throughput part refits every stack, minutes)
+    if "--latency" in sys.argv[1:]:
+        _print_latency()
+    else:
+        main()

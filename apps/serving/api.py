@@ -35,4 +35,5 @@ class ServingEstimateView(APIView):
         form = ServingInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         result = services.serving_estimate(request=request.data)
-        return Response(ServingResultSerializer(result.to_json()).data)
+        deploy = services.serving_deploy(request=request.data, result=result)
+        return Response(ServingResultSerializer({**result.to_json(), "deploy": deploy}).data)

@@ -70,7 +70,8 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
 
 
 def cost_figure(result: ServingResult) -> dict[str, Any]:
-    """$ per million input and output tokens by option (own, then each offering × pricing model)."""
+    """$ per million input and output tokens on what each option bills (own, then each offering × pricing
+    model), the total split by a request's prefill and decode GPU time."""
     options = sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens)
     labels = [
         "own" if c.option == "own" else f"{plain(c.offering)} {pricing_label(c.pricing_model)}"
@@ -78,8 +79,8 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
     ]
     fig = go.Figure()
     for name, attr, color in (
-        ("output tokens", "usd_per_m_output_tokens", PALETTE[1]),
-        ("input tokens", "usd_per_m_input_tokens", PALETTE[0]),
+        ("output tokens (decode time)", "usd_per_m_output_tokens", PALETTE[1]),
+        ("input tokens (prefill time)", "usd_per_m_input_tokens", PALETTE[0]),
     ):
         fig.add_trace(
             go.Bar(
@@ -88,17 +89,18 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
                 orientation="h",
                 name=name,
                 marker={"color": color},
-                customdata=[c.usd_per_gpu_hour for c in options],
+                customdata=[[c.usd_per_gpu_hour, c.idle_fraction * 100, c.billed_gpus] for c in options],
                 hovertemplate="%{y}<br>$%{x:.3f} per million "
                 + name
-                + "<br>$%{customdata:.2f} per GPU-hour used<extra></extra>",
+                + "<br>%{customdata[2]} GPUs billed, %{customdata[1]:.1f} % idle"
+                + "<br>$%{customdata[0]:.2f} per GPU-hour used<extra></extra>",
             )
         )
     layout = {**LAYOUT, "height": max(320, 28 * len(options) + 140)}
     fig.update_layout(
         **layout,
         barmode="group",
-        title={"text": f"$ per million tokens by option ({result.utilization:.0%} utilization)"},
+        title={"text": f"$ per million tokens billed, by option ({result.utilization:.0%} utilization)"},
         xaxis={"title": {"text": "USD per million tokens"}},
         yaxis={"title": {"text": "Option"}, "automargin": True},
     )
@@ -125,5 +127,61 @@ def layouts_figure(result: ServingResult) -> dict[str, Any]:
         title={"text": f"GPUs to serve {result.peak_requests_per_s:g} requests/s at the peak, by layout"},
         xaxis={"title": {"text": "Layout (per replica)"}},
         yaxis={"title": {"text": "GPUs"}},
+    )
+    return dict(json.loads(fig.to_json()))
+
+
+def pareto_figure(result: ServingResult) -> dict[str, Any]:
+    """The frontier of output tokens/s per user (1 / median TPOT) against output tokens/s per GPU across
+    layouts and batch caps, points meeting the targets apart from those that miss them, the chosen
+    configuration marked."""
+    fig = go.Figure()
+    for meets, name, color in (
+        (True, "meets the targets", PALETTE[2]),
+        (False, "misses a target", PALETTE[3]),
+    ):
+        points = [p for p in result.pareto if p.meets_targets is meets]
+        fig.add_trace(
+            go.Scatter(
+                x=[p.output_tokens_per_s_per_user for p in points],
+                y=[p.output_tokens_per_s_per_gpu for p in points],
+                name=name,
+                mode="markers",
+                marker={"color": color, "size": 7},
+                customdata=[
+                    [
+                        f"tp{p.tp} pp{p.pp}" + (f" ep{p.ep}" if p.ep > 1 else ""),
+                        p.batch,
+                        p.ttft_s,
+                        p.tpot_s * 1000,
+                    ]
+                    for p in points
+                ],
+                hovertemplate="%{customdata[0]}, batch cap %{customdata[1]}"
+                "<br>%{x:.1f} output tok/s per user<br>%{y:,.0f} output tok/s per GPU"
+                "<br>TTFT %{customdata[2]:.3f} s, TPOT %{customdata[3]:.1f} ms"
+                "<extra>%{fullData.name}</extra>",
+            )
+        )
+    best = result.best
+    if best.tpot_p50_s > 0:
+        fig.add_trace(
+            go.Scatter(
+                x=[1.0 / best.tpot_p50_s],
+                y=[best.output_tokens_per_s_per_gpu],
+                name="chosen",
+                mode="markers",
+                marker={"color": OWN_COLOR, "size": 13, "symbol": "diamond"},
+                hovertemplate=f"chosen: tp{best.tp} pp{best.pp}, batch {best.batch}"
+                "<br>%{x:.1f} tok/s per user<br>%{y:,.0f} tok/s per GPU<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        **LAYOUT,
+        title={
+            "text": f"Tokens/s per user against per GPU: {plain(result.model)} on {plain(result.accelerator)}"
+        },
+        xaxis={"title": {"text": "Output tokens/s per user (1 / median TPOT)"}},
+        yaxis={"title": {"text": "Output tokens/s per GPU"}},
     )
     return dict(json.loads(fig.to_json()))

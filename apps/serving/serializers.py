@@ -15,12 +15,22 @@ class TargetsSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     ttft_s = serializers.FloatField(required=False, help_text="time to first token target, seconds (2)")
     tpot_s = serializers.FloatField(required=False, help_text="time per output token target, seconds (0.2)")
     percentile = serializers.FloatField(required=False, help_text="percentile the targets are at (99)")
+    ttft_p50_s = serializers.FloatField(required=False, help_text="also: median time to first token, s")
+    ttft_p90_s = serializers.FloatField(required=False, help_text="also: p90 time to first token, s")
+    ttft_p99_s = serializers.FloatField(required=False, help_text="also: p99 time to first token, s")
+    tpot_p50_s = serializers.FloatField(required=False, help_text="also: median time per output token, s")
+    tpot_p90_s = serializers.FloatField(required=False, help_text="also: p90 time per output token, s")
+    tpot_p99_s = serializers.FloatField(required=False, help_text="also: p99 time per output token, s")
 
 
 class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
     output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
     peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
+    arrival_cv = serializers.FloatField(
+        required=False,
+        help_text="coefficient of variation of the time between arrivals: 1 Poisson (default), >1 bursty",
+    )
     hourly_profile = serializers.ListField(
         child=serializers.FloatField(),
         required=False,
@@ -38,6 +48,19 @@ class LayoutSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     tp = serializers.IntegerField(required=False, help_text="tensor parallel degree (0 or absent: searched)")
     pp = serializers.IntegerField(required=False, help_text="pipeline stages (0 or absent: searched)")
     ep = serializers.IntegerField(required=False, help_text="expert parallel degree, MoE only")
+
+
+class SpeculativeSerializer(StrictJSONTypes, serializers.Serializer[Any]):
+    draft_tokens = serializers.IntegerField(
+        help_text="k: tokens the draft (MTP heads or a small model) proposes"
+    )
+    acceptance_rate = serializers.FloatField(
+        required=False, help_text="α: probability each draft token is accepted, [0, 1) (required with k > 0)"
+    )
+    draft_cost = serializers.FloatField(
+        required=False,
+        help_text="one draft step as a share of the target's decode step (required with k > 0)",
+    )
 
 
 class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
@@ -72,6 +95,10 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
         help_text="poisson (default: headroom for the target percentile) or backlog (every slot full)",
     )
     kv_transfer_gbps = serializers.FloatField(required=False, help_text="GB/s per GPU between pools (50)")
+    prefix_cache_hit_rate = serializers.FloatField(
+        required=False, help_text="share of prompt tokens served from the prefix cache, [0, 1) (0)"
+    )
+    speculative = SpeculativeSerializer(required=False, help_text="speculative decoding or MTP")
     stack = serializers.ChoiceField(choices=tuple(serving.STACKS), required=False)
     efficiency = serializers.DictField(child=serializers.FloatField(), required=False)
     cost = serializers.DictField(
@@ -96,6 +123,29 @@ class LayoutResultSerializer(serializers.Serializer[Any]):
     gpus = serializers.IntegerField()
     meets_targets = serializers.BooleanField()
     why = serializers.CharField()
+    ttft_p50_s = serializers.FloatField(help_text="queueing model: median time to first token, s")
+    ttft_p90_s = serializers.FloatField(help_text="queueing model: p90 time to first token, s")
+    ttft_p99_s = serializers.FloatField(help_text="queueing model: p99 time to first token, s")
+    tpot_p50_s = serializers.FloatField(help_text="queueing model: median time per output token, s")
+    tpot_p90_s = serializers.FloatField(help_text="queueing model: p90 time per output token, s")
+    tpot_p99_s = serializers.FloatField(help_text="queueing model: p99 time per output token, s")
+
+
+class ParetoPointSerializer(serializers.Serializer[Any]):
+    tp = serializers.IntegerField()
+    pp = serializers.IntegerField()
+    ep = serializers.IntegerField()
+    batch = serializers.IntegerField(help_text="batch cap (slots) of the replica")
+    output_tokens_per_s_per_user = serializers.FloatField(help_text="1 / the median TPOT")
+    output_tokens_per_s_per_gpu = serializers.FloatField()
+    ttft_s = serializers.FloatField(help_text="at the target percentile, queueing included")
+    tpot_s = serializers.FloatField(help_text="at the target percentile")
+    meets_targets = serializers.BooleanField()
+
+
+class DeploySerializer(serializers.Serializer[Any]):
+    vllm_command = serializers.CharField(help_text="vllm serve command line of one replica")
+    kubernetes_manifest = serializers.CharField(help_text="Deployment of the replicas and a Service, YAML")
 
 
 class CurvePointSerializer(serializers.Serializer[Any]):
@@ -122,10 +172,27 @@ class CostOptionSerializer(serializers.Serializer[Any]):
     option = serializers.CharField()
     pricing_model = serializers.CharField()
     offering = serializers.CharField()
-    usd_per_gpu_hour = serializers.FloatField()
-    usd_per_m_input_tokens = serializers.FloatField()
-    usd_per_m_output_tokens = serializers.FloatField()
-    usd_per_m_tokens = serializers.FloatField()
+    usd_per_gpu_hour = serializers.FloatField(help_text="the cost engine's $ per GPU-hour used")
+    usd_per_m_input_tokens = serializers.FloatField(
+        help_text="the option's total × the prefill share of a request's GPU time ÷ input tokens served × 1e6"
+    )
+    usd_per_m_output_tokens = serializers.FloatField(
+        help_text="the option's total × the decode share of a request's GPU time ÷ output tokens served × 1e6"
+    )
+    usd_per_m_tokens = serializers.FloatField(
+        help_text="the option's total over the horizon ÷ all tokens served (input + output) × 1e6"
+    )
+    usd_per_m_output_tokens_all_gpu_time = serializers.FloatField(
+        help_text="the option's total ÷ output tokens served × 1e6: all GPU time charged to output tokens"
+    )
+    idle_fraction = serializers.FloatField(help_text="share of the billed GPU-hours no request occupies")
+    billed_gpus = serializers.IntegerField(help_text="GPUs of the whole nodes or instances billed")
+    billed_gpu_hours = serializers.FloatField(help_text="GPU-hours billed over the horizon")
+    busy_gpu_hours = serializers.FloatField(
+        help_text="GPU-hours the served requests occupy at the replica's planned throughput"
+    )
+    total_usd = serializers.FloatField(help_text="the option's total over the horizon (cost engine)")
+    tokens_served = serializers.FloatField(help_text="mean requests/s × (n_in + n_out) × horizon seconds")
     formula = serializers.CharField()
 
 
@@ -150,6 +217,11 @@ class ServingResultSerializer(serializers.Serializer[Any]):
     peak_to_mean = serializers.FloatField(help_text="busiest hour ÷ mean: sizing serves the peak")
     input_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean input tokens")
     output_tokens_per_day = serializers.FloatField(help_text="mean demand × 86,400 s × mean output tokens")
+    pareto = ParetoPointSerializer(
+        many=True,
+        help_text="frontier of output tokens/s per user against per GPU across layouts and batch caps",
+    )
+    deploy = DeploySerializer(help_text="the chosen configuration, ready to run")
     kv_bytes_per_token = serializers.FloatField(
         help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes, or under "
         "multi-head latent attention layers × (kv_lora_rank + qk_rope_head_dim) × bytes; a sliding-window or "

@@ -28,19 +28,26 @@ FIELDS: dict[str, tuple[str, str, Any]] = {
     "stack": ("stack", "text", serving.DEFAULT_STACK),
     "input_tokens": ("input_tokens", "int", 1024),
     "output_tokens": ("output_tokens", "int", 256),
-    "ttft_ms": ("targets.ttft_s", "ms", 2000),
-    "tpot_ms": ("targets.tpot_s", "ms", 50),
+    "ttft_s": ("targets.ttft_s", "float", 2),
+    "tpot_s": ("targets.tpot_s", "float", 0.05),
     "percentile": ("targets.percentile", "float", 99),
     "requests_per_s": ("demand.requests_per_s", "float", 20),
     "output_tokens_per_day": ("demand.output_tokens_per_day", "float", None),
     "peak_to_mean": ("demand.peak_to_mean", "float", 2),
+    "prefix_cache_hit_rate": ("prefix_cache_hit_rate", "float", None),
+    "draft_tokens": ("speculative.draft_tokens", "int", None),
+    "acceptance_rate": ("speculative.acceptance_rate", "float", None),
+    "draft_cost": ("speculative.draft_cost", "float", None),
 }
-# The design's serving section (docs/serving-engine.md) → form fields, with a scale for the ms fields.
+# One unit system (issue #37): the targets are in seconds on the page as in the API and the design editor.
+# Links made when the page took milliseconds (?ttft_ms=2000) still open, converted: old name → (new, scale).
+LEGACY_MS_FIELDS: dict[str, tuple[str, float]] = {"ttft_ms": ("ttft_s", 1e-3), "tpot_ms": ("tpot_s", 1e-3)}
+# The design's serving section (docs/serving-engine.md) → form fields, with a scale.
 SECTION_FIELDS: dict[str, tuple[str, float]] = {
     "input_tokens": ("input_tokens", 1),
     "output_tokens": ("output_tokens", 1),
-    "targets.ttft_s": ("ttft_ms", 1000),
-    "targets.tpot_s": ("tpot_ms", 1000),
+    "targets.ttft_s": ("ttft_s", 1),
+    "targets.tpot_s": ("tpot_s", 1),
     "targets.percentile": ("percentile", 1),
     "demand.requests_per_s": ("requests_per_s", 1),
     "demand.output_tokens_per_day": ("output_tokens_per_day", 1),
@@ -112,8 +119,15 @@ def _form(
     requests/s or output tokens/day: the second, when given, blanks the first."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    body: dict[str, Any] = {"targets": {}, "demand": {}, "model": {}}
+    body: dict[str, Any] = {"targets": {}, "demand": {}, "model": {}, "speculative": {}}
     raw_values = {name: request.GET.get(name, "").strip() for name in FIELDS}
+    for old, (name, scale) in LEGACY_MS_FIELDS.items():
+        legacy = request.GET.get(old, "").strip()
+        if legacy and not raw_values[name]:
+            try:
+                raw_values[name] = f"{float(legacy) * scale:g}"
+            except ValueError:
+                errors[name] = f"must be a number, got {legacy!r}"
     if raw_values["output_tokens_per_day"]:
         if raw_values["requests_per_s"]:
             errors["output_tokens_per_day"] = "give requests/s or output tokens/day, not both"
@@ -131,15 +145,15 @@ def _form(
             try:
                 value = _number(str(value), kind)
             except ValueError:
-                errors[name] = f"must be a number, got {raw!r}"
+                errors.setdefault(name, f"must be a number, got {raw!r}")
                 continue
-            if kind == "ms":
-                value = value / 1000.0
         head, _, leaf = path.partition(".")
         if leaf:
             body[head][leaf] = value
         else:
             body[head] = value
+    if not body["speculative"]:
+        del body["speculative"]  # blank: no speculative decoding
     if values["preset"] == DESIGN_MODEL and "design_model" in defaults:
         body["model"] = defaults["design_model"]
     if "design_lengths" in defaults and not values["input_tokens"] and not values["output_tokens"]:
@@ -182,7 +196,9 @@ def serving_page(request: HttpRequest) -> HttpResponse:
                     page_chart("serving-latency", charts.latency_figure(result, ttft_s=ttft, tpot_s=tpot)),
                     page_chart("serving-cost", charts.cost_figure(result)),
                     page_chart("serving-layouts", charts.layouts_figure(result)),
+                    page_chart("serving-pareto", charts.pareto_figure(result)),
                 ],
+                deploy=services.serving_deploy(request=body, result=result),
                 costs=sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens),
                 layouts=[r for r in result.layouts if r.meets_targets][:12],
             )

@@ -80,6 +80,12 @@ def _positive(value: Any, path: str) -> float:
     return float(value)
 
 
+def _nonnegative(value: Any, path: str) -> float:
+    if not _finite(value) or value < 0:
+        raise InputError(f"must be a finite number, zero or more, got {_shown(value)}", field=path)
+    return float(value)
+
+
 def _shown(value: Any) -> str:
     """``value`` for a message, a huge integer shortened (its repr could be thousands of digits)."""
     text = repr(value)
@@ -131,6 +137,9 @@ class ServingEfficiency:
     memory_reserve_fraction: float = 0.1
     collective_latency_us: float = 8.0
     sequence_overhead_us: float = 0.0
+    # Fixed time from a request's arrival to its prefill beyond the queueing model (tokenisation, the
+    # scheduler's admission window): fitted per stack on the latency fit rows (serving_latency_runs.csv).
+    first_token_overhead_ms: float = 0.0
 
     def __post_init__(self) -> None:
         _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
@@ -141,6 +150,8 @@ class ServingEfficiency:
             raise InputError("must be zero or more", field="efficiency.collective_latency_us")
         if not math.isfinite(self.sequence_overhead_us) or not 0 <= self.sequence_overhead_us <= 1e5:
             raise InputError("must be between 0 and 100,000 µs", field="efficiency.sequence_overhead_us")
+        if not math.isfinite(self.first_token_overhead_ms) or not 0 <= self.first_token_overhead_ms <= 1e5:
+            raise InputError("must be between 0 and 100,000 ms", field="efficiency.first_token_overhead_ms")
 
 
 # The efficiency of each serving stack, fitted on the declared ``fit`` rows of
@@ -161,6 +172,9 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
             compute_efficiency=0.8,
             sequence_overhead_us=200.0,
             collective_latency_us=64.0,
+            # fitted on the MLPerf v4.1 8x MI300X Llama 2 70B server row's TTFT p50/p90/p99
+            # (serving_latency_runs.csv): AMD's 2024 scheduler admits prompts in windows, TTFT p50 990 ms
+            first_token_overhead_ms=950.0,
         ),
         # AMD's rocm/vllm images of 2025 (vLLM 0.7–0.10, after vLLM's v0.6 work on the CPU side of a step):
         # fitted on ROCm/vllm's dev-docker README (vLLM v0.10.0 image), Llama 3.1 70B and 405B at 128/2048,
@@ -174,6 +188,8 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
     }
 )
 DEFAULT_STACK = "tensorrt-llm"
+# Latency targets at a fixed percentile, beside ``targets.ttft_s``/``tpot_s`` at ``targets.percentile``.
+PERCENTILE_TARGETS = tuple(f"{k}_p{q}_s" for k in ("ttft", "tpot") for q in (50, 90, 99))
 ARRIVALS = ("poisson", "backlog")
 # The example request of docs/serving-engine.md, the tests and bench/serving.py: Llama 3 70B on H100, chat
 # lengths, a 50 ms TPOT target, 20 requests/s on average and twice that at the peak.
@@ -220,6 +236,19 @@ class ServingInput:
     max_batch: int = 4096
     disaggregated: bool = True
     arrivals: str = "poisson"
+    # Coefficient of variation of the time between arrivals: 1 for Poisson, above 1 for bursty traffic
+    # (the queueing model's index of dispersion of arrivals per iteration, c_a², as in Allen–Cunneen).
+    arrival_cv: float = 1.0
+    # Targets at other percentiles than ``percentile``, each met by the sizing: (name, seconds), names from
+    # PERCENTILE_TARGETS (``ttft_p90_s``, ``tpot_p50_s``, ...), judged on the queueing model's percentiles.
+    percentile_targets: tuple[tuple[str, float], ...] = ()
+    # Prefix caching: share of prompt tokens served from the KV cache (0: none); memory is not discounted.
+    prefix_cache_hit_rate: float = 0.0
+    # Speculative decoding / multi-token prediction: k draft tokens a step, each accepted with probability α,
+    # the draft's step costing draft_cost × the target's plain decode step (0 draft tokens: off).
+    draft_tokens: int = 0
+    acceptance_rate: float = 0.0
+    draft_cost: float = 0.0
     kv_transfer_gbps: float = 50.0  # GB/s per GPU between pools: one 400 Gb/s NIC per GPU
     efficiency: ServingEfficiency = field(default_factory=lambda: STACKS[DEFAULT_STACK])
     # A distribution of request lengths: (input tokens, output tokens, share of requests); empty: every
@@ -247,6 +276,23 @@ class ServingInput:
         _positive(self.tpot_s, "targets.tpot_s")
         if not 0 < self.percentile < 100:
             raise InputError("must be between 0 and 100", field="targets.percentile")
+        for name, limit in self.percentile_targets:
+            if name not in PERCENTILE_TARGETS:
+                raise InputError(
+                    f"unknown target; use {', '.join(PERCENTILE_TARGETS)}", field=f"targets.{name}"
+                )
+            _positive(limit, f"targets.{name}")
+        if not _finite(self.prefix_cache_hit_rate) or not 0 <= self.prefix_cache_hit_rate < 1:
+            raise InputError("must be in [0, 1)", field="prefix_cache_hit_rate")
+        _whole(self.draft_tokens, "speculative.draft_tokens", low=0, high=16)
+        if not _finite(self.acceptance_rate) or not 0 <= self.acceptance_rate < 1:
+            raise InputError("must be in [0, 1)", field="speculative.acceptance_rate")
+        if not _finite(self.draft_cost) or not 0 <= self.draft_cost <= 1:
+            raise InputError(
+                "must be in [0, 1] (a share of the target's step)", field="speculative.draft_cost"
+            )
+        if not _finite(self.arrival_cv) or not 0 <= self.arrival_cv <= 100:
+            raise InputError("must be between 0 and 100 (1: Poisson)", field="demand.arrival_cv")
         if self.arrivals not in ARRIVALS:
             raise InputError(
                 f"unknown arrivals {self.arrivals!r}; use one of {', '.join(ARRIVALS)}", field="arrivals"
@@ -278,6 +324,13 @@ class ServingInput:
         data["model"] = {k: getattr(self.model, k) for k in self.model.__dataclass_fields__}
         data["accelerator"] = self.accelerator.slug
         return data
+
+    @property
+    def tokens_per_verification(self) -> float:
+        """Tokens a speculative step yields on average, (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023,
+        arXiv:2211.17192, eq. 1): k = 3, α = 0.7 gives 2.53; 1 without speculation."""
+        a, k = self.acceptance_rate, self.draft_tokens
+        return (1.0 - a ** (k + 1)) / (1.0 - a) if k else 1.0
 
     @property
     def classes(self) -> tuple[tuple[int, int, float], ...]:
@@ -444,7 +497,14 @@ def prefill_s(
     classes = ((input_tokens, 0, 1.0),) if input_tokens is not None else inp.classes
     total: Any = 0.0
     for n, _, share in classes:
-        flops = prompts * (2.0 * m.active_matmul_params * n + prefill_attention_flops(m, n))
+        # prefix caching: a share h of the prompt's tokens is found in the cache, so only (1 − h)·n are
+        # computed; they attend to the whole prompt, the causal attention over the new suffix being
+        # (1 − h²) of the full prompt's (vLLM automatic prefix caching; SGLang RadixAttention, Zheng et al.
+        # 2024, arXiv:2312.07104)
+        h = inp.prefix_cache_hit_rate
+        flops = prompts * (
+            2.0 * m.active_matmul_params * n * (1.0 - h) + prefill_attention_flops(m, n) * (1.0 - h * h)
+        )
         compute = flops / (gpus * _peak_flops(inp))
         one = np.maximum(compute, read) + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
         total = one if len(classes) == 1 else total + share * one
@@ -487,18 +547,26 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=ctx)
     hbm = inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency
     peak = np.asarray(tp) * pp_a * _peak_flops(inp)
+    # speculative decoding: every sequence verifies k + 1 tokens a step (the draft's k and one of its own)
+    q = 1.0 + inp.draft_tokens
     matmul = np.maximum(
-        weights * _moe_weight_fraction_read(m, micro * pp_a) / hbm,
-        micro * 2.0 * m.active_matmul_params / peak,
+        weights * _moe_weight_fraction_read(m, micro * pp_a * q) / hbm,
+        micro * q * 2.0 * m.active_matmul_params / peak,
     )
     if m.is_mla:
-        attention_flops = micro * ctx * mla_decode_attention_flops_per_context_token(m) * m.kv_layers(ctx)
+        attention_flops = micro * q * ctx * mla_decode_attention_flops_per_context_token(m) * m.kv_layers(ctx)
     else:
         # A local layer's new token scores at most its window or chunk of the context (kv_layers).
-        attention_flops = micro * 4.0 * ctx * m.heads * m.head_dim * m.kv_layers(ctx)
+        attention_flops = micro * q * 4.0 * ctx * m.heads * m.head_dim * m.kv_layers(ctx)
     attention = np.maximum(micro * ctx * kv / hbm, attention_flops / peak)
     overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
-    return pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro, tp=tp, pp=pp)) + overhead
+    step = pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro * q, tp=tp, pp=pp)) + overhead
+    if not inp.draft_tokens:
+        return step
+    # Leviathan et al. 2023 (arXiv:2211.17192), eq. 1: a verification yields (1 − α^(k+1)) / (1 − α) tokens
+    # on average; the draft runs k steps costing draft_cost × a plain step each (MTP heads or a small model).
+    plain = decode_step_s(replace(inp, draft_tokens=0), batch=batch, tp=tp, pp=pp)
+    return (step + inp.draft_tokens * inp.draft_cost * plain) / inp.tokens_per_verification
 
 
 def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str, Any]:
@@ -522,6 +590,165 @@ def replica_rate(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> dict[str
         "prefill_s": prefill,
         "step_s": step,
     }
+
+
+# ---- latency percentiles under queueing ------------------------------------------------------------------
+PERCENTILES = (50.0, 90.0, 99.0)
+# Share of a Poisson-batch fluctuation that survives averaging over one request's life: the number running
+# in an M/G/∞ system decorrelates over about one service time τ, and the mean of an exp(−t/τ)-correlated
+# process over a window T = τ keeps 2 · (τ/T)² · (T/τ − 1 + e^(−T/τ)) = 2/e ≈ 0.736 of its variance.
+BATCH_VARIANCE_SEEN = 2.0 / math.e
+
+
+def gamma_percentile(*, mean: Any, variance: Any, percentile: float) -> Any:
+    """The ``percentile`` of a gamma distribution with that mean and variance (moment matching: shape
+    k = mean² / variance, scale θ = variance / mean), by the Wilson–Hilferty cube-root normal approximation
+    q ≈ k·θ·(1 − 1/(9k) + z·√(1/(9k)))³ (Wilson & Hilferty 1931; exact to ~1 % for k ≥ 1). A right-skewed
+    law for waiting times, as in the gamma approximations of M/G/1 waits (Whitt 1993); zero variance gives
+    the mean."""
+    mean = np.asarray(mean, dtype=float)
+    variance = np.maximum(np.asarray(variance, dtype=float), 0.0)
+    z = NormalDist().inv_cdf(percentile / 100.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(variance > 0, mean * mean / np.where(variance > 0, variance, 1.0), np.inf)
+        inv = np.where(np.isfinite(k), 1.0 / (9.0 * k), 0.0)
+        q = mean * np.maximum(1.0 - inv + z * np.sqrt(inv), 0.0) ** 3
+    return np.where(np.isfinite(mean), q, np.inf)
+
+
+def _prefill_moments(inp: ServingInput, *, tp: Any, pp: Any) -> tuple[Any, Any]:
+    """E[t_p] and E[t_p²] of one prompt's prefill over the request's length classes."""
+    first: Any = 0.0
+    second: Any = 0.0
+    for n_in, _, share in inp.classes:
+        t = np.asarray(prefill_s(inp, tp=tp, pp=pp, input_tokens=n_in), dtype=float)
+        first = first + share * t
+        second = second + share * t * t
+    return first, second
+
+
+def queueing_latency(
+    inp: ServingInput,
+    *,
+    tp: Any,
+    pp: Any,
+    requests_per_s: Any,
+    step_s: Any,
+    mean_batch: Any,
+    prefill_moments: tuple[Any, Any] | None = None,
+) -> dict[str, Any]:
+    """TTFT and TPOT percentiles (``PERCENTILES`` and the target's) of one replica under continuous batching
+    with arrivals at ``requests_per_s`` (λ) and decode steps of ``step_s`` (t_d) at ``mean_batch`` (b).
+
+    Iteration-level scheduling (Orca, Yu et al. 2022; vLLM and TensorRT-LLM's in-flight batching): each
+    iteration runs one decode step of the batch and the prefills of the prompts that arrived during the
+    previous iteration (gated service). With K ~ arrivals in the previous iteration T_prev (mean λ·T_prev,
+    index of dispersion I = c_a², 1 for Poisson) and prefill times t_p:
+      T = t_d + Σ_K t_p,  E[T] = t_d / (1 − φ),  φ = λ·E[t_p] (the prefill share; the queue saturates as
+      φ → 1), Var[T] = λ·E[T]·(Var t_p + I·E[t_p]²) / (1 − φ²).
+    A request arrives inside an iteration drawn length-biased (T ~ gamma by moments, so the one it meets is
+    gamma with shape k + 1), waits its remainder (1 − U)·T*, then its own iteration, which prefills it and
+    the φ·T* of prompts that arrived with it:
+      TTFT = t_d + t_own + T*·(1 − U + φ) + noise (variance λ·E[T*]·(Var t_p + I·E[t_p]²)) + the stack's
+      ``first_token_overhead_ms``; percentiles of a gamma with its mean and variance
+      (:func:`gamma_percentile`; the gamma-moment approach to M/G/1 waiting times; c_a² scales the
+      variance as in Allen–Cunneen).
+    TPOT seen by a request is the mean of its n_out iterations: mean E[T]; variance from the running batch's
+    Poisson fluctuation over its life (b × ``BATCH_VARIANCE_SEEN`` sequences², times (dt_d/db)² / (1 − φ)²)
+    plus the iterations' own, Var[T]·(1 + φ)/(1 − φ)/n_out (an AR(1) with coefficient φ); percentiles of a
+    normal. Returns arrays ``ttft_pNN_s`` and ``tpot_pNN_s`` and ``prefill_share`` (φ).
+    """
+    rate = np.asarray(requests_per_s, dtype=float)
+    t_d = np.asarray(step_s, dtype=float)
+    b = np.maximum(np.asarray(mean_batch, dtype=float), 1.0)
+    e_tp, e_tp2 = prefill_moments if prefill_moments is not None else _prefill_moments(inp, tp=tp, pp=pp)
+    var_tp = np.maximum(e_tp2 - e_tp * e_tp, 0.0)
+    disp = inp.arrival_cv**2
+    phi = rate * e_tp
+    ok = phi < 0.999
+    phi_ok = np.where(ok, phi, 0.0)
+    e_t = t_d / (1.0 - phi_ok)
+    per_prompt_var = var_tp + disp * e_tp * e_tp
+    var_t = rate * e_t * per_prompt_var / (1.0 - phi_ok**2)
+    # length-biased iteration T* ~ gamma(k + 1, θ) of the gamma(k, θ) that T is by moments
+    theta = np.where(var_t > 0, var_t / np.where(e_t > 0, e_t, 1.0), 0.0)
+    shape = np.where(theta > 0, e_t / np.where(theta > 0, theta, 1.0), np.inf)
+    e_star = np.where(np.isfinite(shape), (shape + 1.0) * theta, e_t)
+    e_star2 = np.where(np.isfinite(shape), (shape + 1.0) * (shape + 2.0) * theta * theta, e_t * e_t)
+    e_v = 0.5 + phi_ok
+    e_v2 = 1.0 / 12.0 + e_v * e_v
+    overhead = inp.efficiency.first_token_overhead_ms * 1e-3
+    ttft_mean = t_d + e_tp + e_star * e_v + overhead
+    ttft_var = var_tp + e_star2 * e_v2 - (e_star * e_v) ** 2 + rate * e_star * per_prompt_var
+    # TPOT: the slope of the decode step in the batch, by a central difference of ±√b
+    spread = np.sqrt(b)
+    slope = (
+        np.asarray(decode_step_s(inp, batch=b + spread, tp=tp, pp=pp), dtype=float)
+        - np.asarray(decode_step_s(inp, batch=np.maximum(b - spread, 1.0), tp=tp, pp=pp), dtype=float)
+    ) / (b + spread - np.maximum(b - spread, 1.0))
+    n_out = max(inp.mean_output_tokens, 1.0)
+    tpot_var = (slope / (1.0 - phi_ok)) ** 2 * b * BATCH_VARIANCE_SEEN + var_t * (1.0 + phi_ok) / (
+        1.0 - phi_ok
+    ) / n_out
+    out: dict[str, Any] = {"prefill_share": phi}
+    for pct in sorted({*PERCENTILES, inp.percentile}):
+        name = f"{pct:g}".replace(".", "_")
+        z = NormalDist().inv_cdf(pct / 100.0)
+        ttft = gamma_percentile(mean=ttft_mean, variance=ttft_var, percentile=pct)
+        out[f"ttft_p{name}_s"] = np.where(ok, ttft, np.inf)
+        out[f"tpot_p{name}_s"] = np.where(ok, e_t + z * np.sqrt(tpot_var), np.inf)
+    return out
+
+
+def percentile_key(percentile: float) -> str:
+    """The suffix ``queueing_latency`` names a percentile by: 99 → ``p99``, 99.9 → ``p99_9``."""
+    return "p" + f"{percentile:g}".replace(".", "_")
+
+
+@dataclass(frozen=True)
+class LatencyPercentiles:
+    """TTFT and TPOT at the 50th, 90th and 99th percentiles (seconds) of one replica at one load."""
+
+    ttft_p50_s: float
+    ttft_p90_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p90_s: float
+    tpot_p99_s: float
+    mean_batch: float
+    prefill_share: float
+
+
+def latency_at_load(inp: ServingInput, *, tp: int, pp: int, requests_per_s: float) -> LatencyPercentiles:
+    """:func:`queueing_latency` of one replica receiving ``requests_per_s``, its mean running batch b found
+    by Little's law, b = λ · (E[TTFT] + (n_out − 1) · E[T](b)), iterated to a fixed point (damped). Raises
+    InfeasibleError when the load saturates the prefill (φ ≥ 1) or needs more sequences than fit."""
+    fits = float(batch_that_fits(inp, tp=tp, pp=pp))
+    b = 1.0
+    lat: dict[str, Any] = {}
+    for _ in range(200):
+        step = float(decode_step_s(inp, batch=b, tp=tp, pp=pp))
+        lat = queueing_latency(inp, tp=tp, pp=pp, requests_per_s=requests_per_s, step_s=step, mean_batch=b)
+        if not math.isfinite(float(lat["ttft_p50_s"])):
+            raise InfeasibleError("the load saturates the replica's prefill", field="demand.requests_per_s")
+        e_t = step / (1.0 - float(lat["prefill_share"]))
+        new = requests_per_s * (float(lat["ttft_p50_s"]) + (max(inp.mean_output_tokens, 1.0) - 1.0) * e_t)
+        if abs(new - b) < 1e-6 * max(b, 1.0):
+            break
+        b = 0.5 * b + 0.5 * new
+    if b > fits:
+        raise InfeasibleError(
+            f"the load runs {b:,.0f} sequences where {fits:,.0f} fit", field="demand.requests_per_s"
+        )
+    return LatencyPercentiles(
+        **{
+            f"{kind}_{percentile_key(p)}_s": float(lat[f"{kind}_{percentile_key(p)}_s"])
+            for kind in ("ttft", "tpot")
+            for p in PERCENTILES
+        },
+        mean_batch=b,
+        prefill_share=float(lat["prefill_share"]),
+    )
 
 
 # ---- layouts and sizing ---------------------------------------------------------------------------------
@@ -584,6 +811,29 @@ class LayoutResult:
     gpus: int
     meets_targets: bool
     why: str
+    # The queueing model's percentiles at the chosen batch (``queueing_latency``); absent in results stored
+    # before it, read back as 0.
+    ttft_p50_s: float = 0.0
+    ttft_p90_s: float = 0.0
+    ttft_p99_s: float = 0.0
+    tpot_p50_s: float = 0.0
+    tpot_p90_s: float = 0.0
+    tpot_p99_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class ParetoPoint:
+    """One (layout, batch cap) on the frontier of output tokens/s per user against per GPU."""
+
+    tp: int
+    pp: int
+    ep: int
+    batch: int
+    output_tokens_per_s_per_user: float  # 1 / the queueing model's median TPOT
+    output_tokens_per_s_per_gpu: float  # the replica's rate × n_out / (tp · pp), at its Poisson mean batch
+    ttft_s: float  # at the target percentile
+    tpot_s: float  # at the target percentile (busiest batch)
+    meets_targets: bool
 
 
 @dataclass(frozen=True)
@@ -612,7 +862,16 @@ class DisaggregatedResult:
 
 @dataclass(frozen=True)
 class CostOption:
-    """$ per million tokens for one way to pay for the GPUs."""
+    """$ per million tokens for one way to pay for the GPUs, on what that way bills (``serving_costs``).
+
+    ``usd_per_m_tokens`` is the option's total over the horizon ÷ every token served (input and output).
+    ``usd_per_m_input_tokens`` / ``usd_per_m_output_tokens`` split that total by phase: the replica's prefill
+    GPU time goes to input tokens, its decode time to output tokens, and billed idle time pro rata, so
+    n_in · input + n_out · output = (n_in + n_out) · all. ``usd_per_m_output_tokens_all_gpu_time`` charges
+    the whole total to output tokens (the figure a per-output-token price list compares with).
+    ``idle_fraction``: the share of the billed GPU-hours no request occupies (GPUs of a billed node or
+    instance outside every replica, and replicas' spare capacity below the peak).
+    """
 
     option: str  # "own" or "<offering slug> <pricing model>"
     pricing_model: str
@@ -622,6 +881,14 @@ class CostOption:
     usd_per_m_output_tokens: float
     usd_per_m_tokens: float
     formula: str
+    # Added with billed-basis $/M (ENGINE_VERSION after 11); absent in older stored JSON, read back as 0.
+    usd_per_m_output_tokens_all_gpu_time: float = 0.0
+    idle_fraction: float = 0.0
+    billed_gpus: int = 0  # GPUs of the whole nodes (or the offering's instances) that hold the replicas
+    billed_gpu_hours: float = 0.0  # over the horizon: owning every hour, renting what the pricing model bills
+    busy_gpu_hours: float = 0.0  # GPU-hours the served requests occupy at the replica's planned throughput
+    total_usd: float = 0.0  # the option's own total over the horizon (cost engine)
+    tokens_served: float = 0.0  # mean requests/s × (n_in + n_out) × horizon seconds
 
 
 @dataclass(frozen=True)
@@ -645,6 +912,7 @@ class ServingResult:
     input_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_in
     output_tokens_per_day: float = 0.0  # mean demand × 86,400 × mean n_out
     kv_bytes_per_token: float = 0.0  # the whole model's KV per token at the KV precision and mean context
+    pareto: tuple[ParetoPoint, ...] = ()  # tokens/s per user against per GPU across layouts and batch caps
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -671,6 +939,7 @@ class ServingResult:
             input_tokens_per_day=float(data.get("input_tokens_per_day", 0.0)),
             output_tokens_per_day=float(data.get("output_tokens_per_day", 0.0)),
             kv_bytes_per_token=float(data.get("kv_bytes_per_token", 0.0)),
+            pareto=tuple(ParetoPoint(**row) for row in data.get("pareto", ())),
         )
 
 
@@ -709,31 +978,97 @@ def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
     batch = np.tile(batches, len(lay))
     fits = batch_that_fits(inp, tp=tp, pp=pp)
     rate = replica_rate(inp, batch=batch, tp=tp, pp=pp)
+    mean_batch = batch.astype(float)
     if inp.arrivals == "poisson":
-        rate["requests_per_s"] = (
-            rate["requests_per_s"] * poisson_mean_batch(slots=batch, percentile=inp.percentile) / batch
-        )
-    return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **rate}
+        mean_batch = poisson_mean_batch(slots=batch, percentile=inp.percentile)
+        rate["requests_per_s"] = rate["requests_per_s"] * mean_batch / batch
+    # Percentiles from the queueing model at the replica's rate and its mean batch; the TTFT target is judged
+    # on the model's TTFT at the target percentile (queueing included), the TPOT target as before on the step
+    # at the busiest batch, stretched by the prefill share.
+    # the prefill depends on the layout only: its moments once a layout, repeated over the batches
+    e_tp, e_tp2 = _prefill_moments(inp, tp=lay[:, 0], pp=lay[:, 1])
+    lat = queueing_latency(
+        inp,
+        tp=tp,
+        pp=pp,
+        requests_per_s=rate["requests_per_s"],
+        step_s=decode_step_s(inp, batch=mean_batch, tp=tp, pp=pp),
+        mean_batch=mean_batch,
+        prefill_moments=(np.repeat(e_tp, batches.size), np.repeat(e_tp2, batches.size)),
+    )
+    rate["ttft_s"] = lat[f"ttft_{percentile_key(inp.percentile)}_s"]
+    return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **lat, **rate}
 
 
 def _why(fits: bool, ttft: bool, tpot: bool, inp: ServingInput) -> str:
     if not fits:
         return "the weights do not fit in memory"
+    extra = "".join(f", {name} {limit:g} s" for name, limit in inp.percentile_targets if name[:4] == "ttft")
     if not ttft:
-        return f"no batch meets the {inp.ttft_s:g} s time to first token"
+        return f"no batch meets the {inp.ttft_s:g} s time to first token (p{inp.percentile:g}{extra})"
+    extra = "".join(f", {name} {limit:g} s" for name, limit in inp.percentile_targets if name[:4] == "tpot")
     if not tpot:
-        return f"no batch meets the {inp.tpot_s * 1000:g} ms time per output token"
+        return (
+            f"no batch meets the {inp.tpot_s * 1000:g} ms time per output token (p{inp.percentile:g}{extra})"
+        )
     return ""
 
 
-def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
-    """Per layout, the batch with the most requests/s per replica that fits memory and meets both targets,
-    and the replicas ⌈peak R / R_replica⌉ and GPUs (replicas × tp × pp) it takes; sorted fewest GPUs first
-    (then most tokens/s per GPU). A layout that meets nothing keeps its best-effort batch and says why."""
-    g = _layout_grid(inp)
+def _meets(inp: ServingInput, g: Mapping[str, np.ndarray]) -> tuple[Any, Any, Any]:
+    """(fits memory, meets the TTFT targets, meets the TPOT targets) of every grid point."""
     fit = g["batch"] <= g["fits"]
     ok_ttft = g["ttft_s"] <= inp.ttft_s
     ok_tpot = g["tpot_s"] <= inp.tpot_s
+    for name, limit in inp.percentile_targets:
+        if name.startswith("ttft"):
+            ok_ttft = ok_ttft & (g[name] <= limit)
+        else:
+            ok_tpot = ok_tpot & (g[name] <= limit)
+    return fit, ok_ttft, ok_tpot
+
+
+def pareto_frontier(
+    inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None
+) -> tuple[ParetoPoint, ...]:
+    """The (layout, batch cap) points no other beats on both output tokens/s per user (1 / median TPOT) and
+    output tokens/s per GPU, among those that fit memory and do not saturate; slowest per user first. The
+    trade-off NVIDIA's aiconfigurator and the SemiAnalysis InferenceMAX charts draw: a larger batch raises
+    tokens/s per GPU and lowers each user's speed. Method: Kung, Luccio & Preparata's two-dimensional sweep
+    (as ``tradeoffs.pareto_indices``), in numpy over the grid."""
+    g = grid if grid is not None else _layout_grid(inp)
+    fit, ok_ttft, ok_tpot = _meets(inp, g)
+    gpus = g["tp"] * g["pp"]
+    per_gpu = g["requests_per_s"] * inp.mean_output_tokens / gpus
+    with np.errstate(divide="ignore"):
+        per_user = np.where(g["tpot_p50_s"] > 0, 1.0 / g["tpot_p50_s"], 0.0)
+    usable = np.flatnonzero(fit & np.isfinite(per_user) & np.isfinite(g["ttft_s"]) & (per_user > 0))
+    # Kung et al.'s sweep, vectorised: most tokens/s per GPU first (ties: faster per user first); a point is
+    # on the front when it is faster per user than every point before it
+    order = usable[np.lexsort((-per_user[usable], -per_gpu[usable]))]
+    before = np.concatenate(([-np.inf], np.maximum.accumulate(per_user[order])[:-1]))
+    front = order[per_user[order] > before]
+    return tuple(
+        ParetoPoint(
+            tp=int(g["tp"][i]),
+            pp=int(g["pp"][i]),
+            ep=int(g["ep"][i]),
+            batch=int(g["batch"][i]),
+            output_tokens_per_s_per_user=float(per_user[i]),
+            output_tokens_per_s_per_gpu=float(per_gpu[i]),
+            ttft_s=float(g["ttft_s"][i]),
+            tpot_s=float(g["tpot_s"][i]),
+            meets_targets=bool(ok_ttft[i] and ok_tpot[i]),
+        )
+        for i in front
+    )
+
+
+def size_layouts(inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None) -> tuple[LayoutResult, ...]:
+    """Per layout, the batch with the most requests/s per replica that fits memory and meets both targets,
+    and the replicas ⌈peak R / R_replica⌉ and GPUs (replicas × tp × pp) it takes; sorted fewest GPUs first
+    (then most tokens/s per GPU). A layout that meets nothing keeps its best-effort batch and says why."""
+    g = grid if grid is not None else _layout_grid(inp)
+    fit, ok_ttft, ok_tpot = _meets(inp, g)
     ok = fit & ok_ttft & ok_tpot
     peak = inp.requests_per_s * inp.peak_to_mean
     key = np.stack([g["tp"], g["pp"], g["ep"]], axis=1)
@@ -774,6 +1109,11 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
                 gpus=replicas * tp * pp,
                 meets_targets=bool(good.size),
                 why=_why(bool(fit[rows].any()), bool((fit & ok_ttft)[rows].any()), bool(good.size), inp),
+                **{
+                    f"{k}_{percentile_key(q)}_s": float(g[f"{k}_{percentile_key(q)}_s"][best])
+                    for k in ("ttft", "tpot")
+                    for q in PERCENTILES
+                },
             )
         )
     results.sort(key=lambda r: (not r.meets_targets, r.gpus, -r.output_tokens_per_s_per_gpu))
@@ -781,10 +1121,15 @@ def size_layouts(inp: ServingInput) -> tuple[LayoutResult, ...]:
 
 
 def latency_curve(inp: ServingInput, *, tp: int, pp: int) -> tuple[CurvePoint, ...]:
-    """TTFT, seen TPOT and output tokens/s per GPU against batch for one layout, up to the batch that fits."""
+    """TTFT, seen TPOT and output tokens/s per GPU against batch for one layout, up to the batch that fits:
+    every slot busy (rate R(B)), TTFT the queueing model's at the target percentile at that rate."""
     fits = int(batch_that_fits(inp, tp=tp, pp=pp))
     batches = BATCH_GRID[BATCH_GRID <= max(min(fits, inp.max_batch), 1)]
     rate = replica_rate(inp, batch=batches, tp=tp, pp=pp)
+    lat = queueing_latency(
+        inp, tp=tp, pp=pp, requests_per_s=rate["requests_per_s"], step_s=rate["step_s"], mean_batch=batches
+    )
+    rate["ttft_s"] = lat[f"ttft_{percentile_key(inp.percentile)}_s"]
     per_gpu = rate["requests_per_s"] * inp.mean_output_tokens / (tp * pp)
     return tuple(
         CurvePoint(int(b), float(f), float(t), float(x))
@@ -879,37 +1224,61 @@ def _decode_pool(
 
 
 # ---- cost ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BilledCost:
+    """What one way to pay bills over the horizon: its $ per GPU-hour used (the cost engine's figure, shown),
+    its total, the GPUs it bills (whole nodes or the offering's instances) and the GPU-hours it bills."""
+
+    usd_per_gpu_hour: float
+    total_usd: float
+    billed_gpus: int
+    billed_gpu_hours: float
+    formula: str
+
+
 def _cost_option(
     *,
     option: str,
     pricing_model: str,
     offering: str,
-    usd_per_gpu_hour: float,
+    billed: BilledCost,
     best: LayoutResult,
     inp: ServingInput,
     prefill: float,
-    formula: str,
+    horizon_years: float,
 ) -> CostOption:
-    """Split a replica's GPU-seconds per request between prompt and answer: prefill t_p on tp·pp GPUs for
-    n_in input tokens; decode n_out · TPOT(B)/B for n_out output tokens. $/M = $/GPU-h × GPU-s / 3,600 /
-    tokens × 10⁶. ``usd_per_gpu_hour`` is per GPU-hour used (the cost engine divides by utilization)."""
-    gpus = best.gpus_per_replica
+    """$ per million tokens on what is billed: the option's total over the horizon ÷ the tokens served.
+
+    tokens = R_mean · (n_in + n_out) · horizon h · 3,600; $/M all = total / tokens × 10⁶. The total splits
+    by phase as one request's replica GPU time does: prefill t_p (input) and decode 1/R − t_p (output),
+    R the replica's requests/s, so $/M input = total · (t_p · R) / (R_mean · n_in · horizon s) × 10⁶ and
+    the same for output with (1 − t_p · R). Idle share = 1 − busy GPU-hours / billed GPU-hours, busy =
+    R_mean · horizon s · (tp·pp) / R / 3,600. Example (tests/serving/test_api.py): Llama 3 8B at 2 req/s on
+    H100 is one 1-GPU replica on an 8-GPU node, so at most 1/8 of the billed GPU-hours are busy."""
+    hours = HOURS_PER_YEAR * horizon_years
+    seconds = hours * SECONDS_PER_HOUR
     per_request_s = 1.0 / best.requests_per_s_per_replica
-    decode = max(per_request_s - prefill, 0.0)
-    usd_per_gpu_s = usd_per_gpu_hour / SECONDS_PER_HOUR
+    prefill_share = min(prefill / per_request_s, 1.0)
+    requests = inp.requests_per_s * seconds
+    n_in, n_out = inp.mean_input_tokens, inp.mean_output_tokens
+    tokens = requests * (n_in + n_out)
+    busy = requests * per_request_s * best.gpus_per_replica / SECONDS_PER_HOUR
     return CostOption(
         option=option,
         pricing_model=pricing_model,
         offering=offering,
-        usd_per_gpu_hour=usd_per_gpu_hour,
-        usd_per_m_input_tokens=usd_per_gpu_s * gpus * prefill / inp.mean_input_tokens * 1e6,
-        usd_per_m_output_tokens=usd_per_gpu_s * gpus * decode / inp.mean_output_tokens * 1e6,
-        usd_per_m_tokens=usd_per_gpu_s
-        * gpus
-        * per_request_s
-        / (inp.mean_input_tokens + inp.mean_output_tokens)
-        * 1e6,
-        formula=formula,
+        usd_per_gpu_hour=billed.usd_per_gpu_hour,
+        usd_per_m_input_tokens=billed.total_usd * prefill_share / (requests * n_in) * 1e6,
+        usd_per_m_output_tokens=billed.total_usd * (1.0 - prefill_share) / (requests * n_out) * 1e6,
+        usd_per_m_tokens=billed.total_usd / tokens * 1e6,
+        formula=billed.formula,
+        usd_per_m_output_tokens_all_gpu_time=billed.total_usd / (requests * n_out) * 1e6,
+        idle_fraction=max(0.0, 1.0 - busy / billed.billed_gpu_hours) if billed.billed_gpu_hours > 0 else 0.0,
+        billed_gpus=billed.billed_gpus,
+        billed_gpu_hours=billed.billed_gpu_hours,
+        busy_gpu_hours=busy,
+        total_usd=billed.total_usd,
+        tokens_served=tokens,
     )
 
 
@@ -918,70 +1287,63 @@ def serving_costs(
     best: LayoutResult,
     *,
     utilization: float,
-    own_usd_per_gpu_hour: float | None,
+    own: BilledCost | None,
     offerings: Mapping[str, CloudOfferingSpec],
     managed_overhead_fraction: float = 0.0,
     horizon_years: float = 3.0,
 ) -> tuple[CostOption, ...]:
-    """$ per million input, output and all tokens, owning and per cloud offering × pricing model.
+    """$ per million input, output and all tokens, owning and per cloud offering × pricing model, each on
+    what the option bills over the horizon (:func:`_cost_option`).
 
-    Owning: the cost engine's owning $/GPU-hour used at the implied utilization (``cost.tco``, passed in by
-    :func:`estimate`). Renting: ``tco.cloud_cost`` for the replicas' nodes at each offering's catalog price
-    (on-demand pays the hours used, reserved every hour of whole terms, spot the hours used: a lost request is
-    retried, so no checkpoint goodput applies). Offerings of other accelerators are skipped.
+    Owning: the cost engine's owning total for the whole nodes that hold the replicas (``cost.tco``, passed
+    in by :func:`estimate`), held every hour. Renting: ``tco.cloud_cost`` for the whole instances of each
+    offering that hold them (a 1-GPU instance bills one GPU), at its catalog price (on-demand pays the hours
+    used, reserved every hour of whole terms, spot the hours used: a lost request is retried, so no
+    checkpoint goodput applies). Offerings of other accelerators are skipped.
     """
     prefill = float(prefill_s(inp, tp=best.tp, pp=best.pp))
     out: list[CostOption] = []
-    if own_usd_per_gpu_hour is not None:
-        out.append(
-            _cost_option(
-                option="own",
-                pricing_model="own",
-                offering="",
-                usd_per_gpu_hour=own_usd_per_gpu_hour,
-                best=best,
-                inp=inp,
-                prefill=prefill,
-                formula=f"owning ${own_usd_per_gpu_hour:.3f}/GPU-hour used at {utilization:.1%} utilization",
-            )
+
+    def option(name: str, pricing_model: str, offering: str, billed: BilledCost) -> CostOption:
+        return _cost_option(
+            option=name,
+            pricing_model=pricing_model,
+            offering=offering,
+            billed=billed,
+            best=best,
+            inp=inp,
+            prefill=prefill,
+            horizon_years=horizon_years,
         )
+
+    if own is not None:
+        out.append(option("own", "own", "", own))
     for slug in sorted(offerings):
         if offerings[slug].accelerator == inp.accelerator.slug:
-            rent = _rent_per_gpu_hour(
+            rent = _rent_billed(
                 offerings[slug],
                 gpus=best.gpus,
                 utilization=utilization,
                 horizon_years=horizon_years,
                 managed_overhead_fraction=managed_overhead_fraction,
             )
-            out.extend(
-                _cost_option(
-                    option=f"{slug} {model}",
-                    pricing_model=model,
-                    offering=slug,
-                    usd_per_gpu_hour=usd,
-                    best=best,
-                    inp=inp,
-                    prefill=prefill,
-                    formula=formula,
-                )
-                for model, (usd, formula) in rent.items()
-            )
+            out.extend(option(f"{slug} {model}", model, slug, billed) for model, billed in rent.items())
     return tuple(out)
 
 
-def _rent_per_gpu_hour(
+def _rent_billed(
     offer: CloudOfferingSpec,
     *,
     gpus: int,
     utilization: float,
     horizon_years: float,
     managed_overhead_fraction: float,
-) -> dict[str, tuple[float, str]]:
-    """Per pricing model the offering has a price for (in PRICING_MODELS order): ``tco.cloud_cost``'s $ per
-    GPU-hour used, and its formula, for the whole nodes that hold ``gpus``."""
+) -> dict[str, BilledCost]:
+    """Per pricing model the offering has a price for (in PRICING_MODELS order): ``tco.cloud_cost`` for the
+    whole instances that hold ``gpus`` (⌈gpus / GPUs an instance⌉): its $ per GPU-hour used, total and
+    billed GPU-hours (node-hours billed × GPUs an instance)."""
     nodes = max(1, math.ceil(gpus / offer.gpu_count))
-    out: dict[str, tuple[float, str]] = {}
+    out: dict[str, BilledCost] = {}
     for model in (m for m in PRICING_MODELS if m in offer.usd_per_hour):
         rent = cloud_cost(
             pricing_model=model,
@@ -994,7 +1356,13 @@ def _rent_per_gpu_hour(
             storage_usd=0.0,
             egress_usd=0.0,
         )
-        out[model] = (rent.usd_per_gpu_hour.usd, rent.usd_per_gpu_hour.formula)
+        out[model] = BilledCost(
+            usd_per_gpu_hour=rent.usd_per_gpu_hour.usd,
+            total_usd=rent.total.usd,
+            billed_gpus=nodes * offer.gpu_count,
+            billed_gpu_hours=rent.billed_node_hours * offer.gpu_count,
+            formula=f"{nodes} × {offer.gpu_count}-GPU instance(s): {rent.usd_per_gpu_hour.formula}",
+        )
     return out
 
 
@@ -1022,6 +1390,8 @@ _TOP_KEYS = {
     "disaggregated",
     "arrivals",
     "kv_transfer_gbps",
+    "prefix_cache_hit_rate",
+    "speculative",
     "efficiency",
     "stack",
     "cost",
@@ -1175,11 +1545,22 @@ def parse_request(
     request = _checked_request(request)
     model = model_from_dict(request.get("model", {"preset": "llama3-70b"}), presets=PRESETS)
     accelerator = _accelerator(request, accelerators)
-    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile"})
+    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile", *PERCENTILE_TARGETS})
     demand = _section(
-        request, "demand", {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile"}
+        request,
+        "demand",
+        {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile", "arrival_cv"},
     )
     layout = _section(request, "layout", {"tp", "pp", "ep"})
+    speculative = _section(request, "speculative", {"draft_tokens", "acceptance_rate", "draft_cost"})
+    if speculative and "draft_tokens" not in speculative:
+        raise InputError("give draft_tokens (k) with speculative decoding", field="speculative.draft_tokens")
+    for key, what in (
+        ("acceptance_rate", "the acceptance rate α measured for this draft and workload"),
+        ("draft_cost", "the draft's step as a share of the target's (MTP heads or a small model)"),
+    ):
+        if speculative.get("draft_tokens") and key not in speculative:
+            raise InputError(f"give {what}", field=f"speculative.{key}")
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
     _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
     lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
@@ -1208,13 +1589,25 @@ def parse_request(
         max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
         disaggregated=disagg,
         arrivals=str(request.get("arrivals", "poisson")),
+        arrival_cv=_nonnegative(demand.get("arrival_cv", 1.0), "demand.arrival_cv"),
+        prefix_cache_hit_rate=_nonnegative(
+            request.get("prefix_cache_hit_rate", 0.0), "prefix_cache_hit_rate"
+        ),
+        draft_tokens=_whole(speculative.get("draft_tokens", 0), "speculative.draft_tokens", low=0, high=16),
+        acceptance_rate=_nonnegative(speculative.get("acceptance_rate", 0.0), "speculative.acceptance_rate"),
+        draft_cost=_nonnegative(speculative.get("draft_cost", 0.0), "speculative.draft_cost"),
+        percentile_targets=tuple(
+            (name, _positive(targets[name], f"targets.{name}"))
+            for name in PERCENTILE_TARGETS
+            if name in targets
+        ),
         kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
         efficiency=replace(STACKS[stack], **{k: float(v) for k, v in eff.items()}),
     )
     return inp, request.get("cost", {})
 
 
-def owning_usd_per_gpu_hour(
+def owning_cost(
     *,
     catalog: CatalogSpecs,
     accelerator: str,
@@ -1223,10 +1616,11 @@ def owning_usd_per_gpu_hour(
     utilization: float,
     on_prem: Mapping[str, Any],
     horizon_years: float,
-) -> float:
-    """The cost engine's owning $ per GPU-hour used (``cost.tco`` → ``on_prem.usd_per_gpu_hour``) for the
-    serving cluster at the implied utilization; every owning default and catalog price is the cost engine's
-    own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
+) -> BilledCost:
+    """The cost engine's owning cost of the serving cluster's whole nodes (``cost.tco`` → ``on_prem``): its
+    total over the horizon, its $ per GPU-hour used at the implied utilization, and the GPU-hours it holds
+    (nodes × GPUs a node × 8,760 h × years: an owner pays for every hour). Every owning default and catalog
+    price is the cost engine's own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
     request = {
         "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
         "utilization": utilization,
@@ -1243,7 +1637,16 @@ def owning_usd_per_gpu_hour(
         else:
             where = "accelerator"
         raise type(exc)(exc.message, field=where) from exc
-    return float(result["on_prem"]["usd_per_gpu_hour"])
+    own = result["on_prem"]
+    gpus = nodes * gpus_per_node
+    return BilledCost(
+        usd_per_gpu_hour=float(own["usd_per_gpu_hour"]),
+        total_usd=float(own["total_usd"]),
+        billed_gpus=gpus,
+        billed_gpu_hours=gpus * HOURS_PER_YEAR * horizon_years,
+        formula=f"{nodes} × {gpus_per_node}-GPU node(s) owned: ${float(own['usd_per_gpu_hour']):.3f}/GPU-hour"
+        f" used at {utilization:.1%} utilization",
+    )
 
 
 def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
@@ -1289,13 +1692,14 @@ def estimate(
 
 def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
     inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
-    results = size_layouts(inp)
+    grid = _layout_grid(inp)
+    results = size_layouts(inp, grid)
     best = results[0]
     if not best.meets_targets:
         raise _no_layout_error(inp, results)
     utilization = implied_utilization(inp, best)
     horizon, overhead, on_prem, include_cloud = _cost_settings(cost_section)
-    own = owning_usd_per_gpu_hour(
+    own = owning_cost(
         catalog=catalog,
         accelerator=inp.accelerator.slug,
         nodes=max(1, math.ceil(best.gpus / inp.gpus_per_node)),
@@ -1308,7 +1712,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         inp,
         best,
         utilization=utilization,
-        own_usd_per_gpu_hour=own,
+        own=own,
         offerings=catalog.offerings if include_cloud else {},
         managed_overhead_fraction=float(overhead),
         horizon_years=horizon,
@@ -1337,6 +1741,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         kv_bytes_per_token=kv_bytes_per_token(
             model=inp.model, precision=inp.kv_precision, context_tokens=inp.context_tokens
         ),
+        pareto=pareto_frontier(inp, grid),
     )
 
 
@@ -1380,18 +1785,38 @@ def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
     """The efficiencies, hours per year and percentile reading the estimate assumed, with the model's own."""
     e = inp.efficiency
     return (
-        ("bandwidth_efficiency", f"{e.bandwidth_efficiency:g}"),
-        ("compute_efficiency", f"{e.compute_efficiency:g}"),
-        ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
-        ("collective_latency_us", f"{e.collective_latency_us:g}"),
-        ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
         (
-            "percentile",
-            f"p{inp.percentile:g} targets compared with the model's figure at the busiest batch; "
-            + (
-                f"{inp.arrivals} arrivals: the mean batch keeps headroom for that percentile"
-                if inp.arrivals == "poisson"
-                else "backlog: every slot stays full"
+            ("bandwidth_efficiency", f"{e.bandwidth_efficiency:g}"),
+            ("compute_efficiency", f"{e.compute_efficiency:g}"),
+            ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
+            ("collective_latency_us", f"{e.collective_latency_us:g}"),
+            ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
+            (
+                "percentile",
+                f"p{inp.percentile:g} targets compared with the model's figure at the busiest batch; "
+                + (
+                    f"{inp.arrivals} arrivals: the mean batch keeps headroom for that percentile"
+                    if inp.arrivals == "poisson"
+                    else "backlog: every slot stays full"
+                ),
             ),
-        ),
-    ) + _shape_assumptions(inp.model)
+        )
+        + _shape_assumptions(inp.model)
+        + _technique_assumptions(inp)
+    )
+
+
+def _technique_assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
+    """What the estimate assumes of prefix caching and speculative decoding, when the request uses them."""
+    h, k = inp.prefix_cache_hit_rate, inp.draft_tokens
+    caching = (
+        f"{h:.0%} of prompt tokens found in the cache: prefill computes {1 - h:.0%} of the matmuls and"
+        f" {1 - h * h:.0%} of the causal attention; the cached blocks still count in memory"
+    )
+    speculation = (
+        f"{k} draft token(s) a step accepted with probability {inp.acceptance_rate:g}:"
+        f" {inp.tokens_per_verification:.2f} tokens a verification (Leviathan et al. 2023, eq. 1); the draft"
+        f" costs {inp.draft_cost:g} of a plain decode step per draft token"
+    )
+    used = (("prefix_caching", caching, h > 0), ("speculative_decoding", speculation, k > 0))
+    return tuple((name, text) for name, text, on in used if on)

@@ -22,15 +22,22 @@ def test_serving_page_draws_latency_cost_and_layout_charts(
     page.fill("#f-rps", "40")
     page.click("#estimate-serving")
     page.wait_for_url("**accelerator=h200**")
-    for chart in ("serving-latency", "serving-cost", "serving-layouts"):
+    for chart in ("serving-latency", "serving-cost", "serving-layouts", "serving-pareto"):
         page.wait_for_selector(f"#chart-{chart}[data-rendered='1'] svg.main-svg")
+    pareto = page.locator("#chart-serving-pareto .legendtext").evaluate_all(
+        "els => els.map(e => e.textContent)"
+    )
+    assert "chosen" in pareto and "meets the targets" in pareto
+    assert page.locator("#serving-vllm").inner_text().startswith("vllm serve ")
+    assert "kind: Deployment" in page.locator("#serving-k8s").inner_text()
     legend = page.locator("#chart-serving-latency .legendtext").evaluate_all(
         "els => els.map(e => e.textContent)"
     )
     assert "TTFT target" in legend and "TPOT target" in legend
     assert int(page.locator("#serving-gpus").inner_text()) >= 1
     assert page.locator("#serving-costs tbody tr").count() >= 2
-    screenshot(page, "serving")
+    path = screenshot(page, "serving")
+    page.locator("#chart-serving-pareto").screenshot(path=str(path.with_name("serving-pareto.png")))
     assert page.js_errors == []
 
 

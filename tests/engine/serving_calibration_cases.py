@@ -127,7 +127,9 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
     """The efficiencies of one serving stack (bandwidth, compute, per-sequence overhead and, where a
     tensor-parallel batch-1 fit row pins it, the collective latency) minimising the mean |log(predicted /
     measured)| on that stack's fit rows; ties go to the first point of the grid."""
-    base = serving.ServingEfficiency()
+    # the first-token overhead is fitted apart, on the latency rows (fit_first_token_overhead): the throughput
+    # fit rows do not depend on it (offline, fixed-batch and throughput rows have no TTFT target)
+    base = serving.ServingEfficiency(first_token_overhead_ms=serving.STACKS[stack].first_token_overhead_ms)
     fit_rows = [r for r in data if r["split"] == "fit" and r["stack"] == stack]
     latencies = LATENCY_GRID_US if any(_latency_bound(r) for r in fit_rows) else (base.collective_latency_us,)
     best: tuple[float, serving.ServingEfficiency] | None = None
@@ -183,4 +185,89 @@ def summary(items: list[Case]) -> dict[str, float]:
         "p90_abs_error": float(np.percentile(errs, 90)) if errs.size else math.nan,
         "pairs_right": float(right),
         "pairs": float(total),
+    }
+
+
+# ---- latency percentiles (issue #37 item 2) ---------------------------------------------------------------
+# MLPerf server rows' measured TTFT and TPOT percentiles (tests/engine/data/serving_latency_runs.csv, read
+# from the same mlperf_log_summary.txt files as the throughput rows), split fit/check before the queueing
+# model was first run on them. Predicted at the engine's own operating point for the row: the layout and
+# batch the sizing picks under MLPerf's limits (p99 TTFT ≤ 2 s, p99 TPOT ≤ 200 ms, Poisson arrivals), the
+# queueing model's percentiles at that replica's rate and mean batch, as a user of the planner would see them.
+LATENCY_DATA = DATA.with_name("serving_latency_runs.csv")
+LATENCY_FIELDS = ("ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p90", "tpot_p99")
+FIRST_TOKEN_OVERHEAD_GRID_MS = tuple(float(x) for x in range(0, 2001, 10))
+
+
+def latency_rows() -> list[dict[str, str]]:
+    with LATENCY_DATA.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def predict_latency(row: dict[str, str], eff: serving.ServingEfficiency) -> dict[str, float] | None:
+    """The engine's TTFT/TPOT p50/p90/p99 (ms) for a server row at its sizing point, None without a layout."""
+    inp = _input(row, eff)
+    gpus = int(row["gpus"])
+    results = [r for r in serving.size_layouts(inp) if gpus % r.gpus_per_replica == 0 and r.meets_targets]
+    if not results:
+        return None
+    best = max(results, key=lambda r: r.output_tokens_per_s_per_gpu)
+    return {name: getattr(best, f"{name}_s") * 1000.0 for name in LATENCY_FIELDS}
+
+
+@dataclass(frozen=True)
+class LatencyCase:
+    row: dict[str, str]  # the throughput row (system, stack, model)
+    measured: dict[str, float]  # ms
+    predicted: dict[str, float] | None
+    split: str
+
+    def error(self, name: str) -> float | None:
+        return None if self.predicted is None else self.predicted[name] / self.measured[name] - 1.0
+
+
+def latency_cases(stacks: dict[str, serving.ServingEfficiency] | None = None) -> list[LatencyCase]:
+    stacks = stacks or dict(serving.STACKS)
+    by_id = {r["row_id"]: r for r in rows()}
+    out = []
+    for lat in latency_rows():
+        row = by_id[lat["row_id"]]
+        measured = {name: float(lat[f"{name}_ms"]) for name in LATENCY_FIELDS}
+        out.append(LatencyCase(row, measured, predict_latency(row, stacks[row["stack"]]), lat["split"]))
+    return out
+
+
+def fit_first_token_overhead(stack: str) -> float:
+    """The stack's ``first_token_overhead_ms`` minimising the mean |log error| of TTFT p50/p90/p99 on its
+    latency fit rows (0 for a stack without one); ties go to the smaller value. A value at which a fit row
+    no longer meets MLPerf's own TTFT limit is not a candidate."""
+    fit_rows = [c for c in latency_cases() if c.split == "fit" and c.row["stack"] == stack]
+    if not fit_rows:
+        return 0.0
+    best: tuple[float, float] | None = None
+    for ms in FIRST_TOKEN_OVERHEAD_GRID_MS:
+        eff = replace(serving.STACKS[stack], first_token_overhead_ms=ms)
+        predictions = [predict_latency(case.row, eff) for case in fit_rows]
+        if any(p is None for p in predictions):
+            continue
+        errs = [
+            abs(math.log(p[n] / case.measured[n]))
+            for case, p in zip(fit_rows, predictions, strict=True)
+            if p is not None
+            for n in ("ttft_p50", "ttft_p90", "ttft_p99")
+        ]
+        score = float(np.mean(errs))
+        if best is None or score < best[0] - 1e-12:
+            best = (score, ms)
+    assert best is not None
+    return best[1]
+
+
+def latency_summary(items: list[LatencyCase], names: tuple[str, ...]) -> dict[str, float]:
+    """Median and p90 |error| over the rows and percentiles named (e.g. the three TTFT percentiles)."""
+    errs = np.array([abs(e) for c in items for n in names if (e := c.error(n)) is not None])
+    return {
+        "points": float(errs.size),
+        "median_abs_error": float(np.median(errs)) if errs.size else math.nan,
+        "p90_abs_error": float(np.percentile(errs, 90)) if errs.size else math.nan,
     }

@@ -104,13 +104,24 @@ def test_owning_and_every_cloud_offering_of_the_accelerator_are_priced() -> None
     assert own.option == "own" and own.usd_per_m_output_tokens > own.usd_per_m_input_tokens > 0
 
 
-def test_cost_per_million_tokens_is_the_gpu_hour_price_over_tokens_per_gpu_hour() -> None:
-    # All tokens: $/GPU-h × GPUs per replica × seconds per request / 3,600 / (n_in + n_out) × 1e6.
+def test_cost_per_million_tokens_is_the_billed_total_over_the_tokens_served() -> None:
+    # All tokens: the option's total over the horizon ÷ (R_mean × (n_in + n_out) × 3 × 8,760 × 3,600) × 1e6;
+    # the total is the cost engine's $/GPU-hour used × the whole nodes' GPUs × 26,280 h × utilization.
     result = serving.estimate(REQUEST, catalog=CATALOG)
     own, best = result.costs[0], result.best
+    nodes = -(-best.gpus // 8)
+    total = own.usd_per_gpu_hour * nodes * 8 * 3 * 8760 * result.utilization
+    tokens = 20 * (1024 + 256) * 3 * 8760 * 3600
+    assert own.billed_gpus == nodes * 8 and own.total_usd == pytest.approx(total)
+    assert own.usd_per_m_tokens == pytest.approx(total / tokens * 1e6)
+    # The busy-GPU figure (a busy GPU-hour's price over a busy replica's tokens, what was printed before) is
+    # the billed one × busy GPU-hours ÷ GPU-hours used: it is lower whenever a billed GPU sits outside a
+    # replica or a replica idles below the peak.
     per_request_s = 1 / best.requests_per_s_per_replica
-    expect = own.usd_per_gpu_hour * best.gpus_per_replica * per_request_s / 3600 / (1024 + 256) * 1e6
-    assert own.usd_per_m_tokens == pytest.approx(expect)
+    busy_figure = own.usd_per_gpu_hour * best.gpus_per_replica * per_request_s / 3600 / (1024 + 256) * 1e6
+    used = nodes * 8 * 3 * 8760 * result.utilization
+    assert busy_figure == pytest.approx(own.usd_per_m_tokens * own.busy_gpu_hours / used)
+    assert busy_figure < own.usd_per_m_tokens
 
 
 def test_result_round_trips_through_json() -> None:

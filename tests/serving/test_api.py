@@ -61,6 +61,13 @@ def test_estimate_answers_the_layout_latency_and_costs(api_client: Any, catalog:
         ({**REQUEST, "lengths": [{"input": 100, "output": 10, "share": 1}]}, "lengths"),
         ({**SPREAD, "lengths": [{"input": 100, "output": 10, "share": 0.4}]}, "lengths"),
         ({**SPREAD, "lengths": [{"input": 100, "output": "x", "share": 1}]}, "lengths.0.output"),
+        ({**REQUEST, "targets": {"ttft_p90_s": -1}}, "targets.ttft_p90_s"),
+        ({**REQUEST, "targets": {"ttft_p95_s": 1}}, "targets.ttft_p95_s"),
+        ({**REQUEST, "targets": {"tpot_p50_s": 1e-6}}, "targets.tpot_s"),
+        ({**REQUEST, "demand": {"requests_per_s": 2, "arrival_cv": -1}}, "demand.arrival_cv"),
+        ({**REQUEST, "speculative": {"draft_tokens": 2, "draft_cost": 0.1}}, "speculative.acceptance_rate"),
+        ({**REQUEST, "speculative": {"draft_tokens": 2, "acceptance_rate": 0.6}}, "speculative.draft_cost"),
+        ({**REQUEST, "prefix_cache_hit_rate": 1.5}, "prefix_cache_hit_rate"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api_client: Any, catalog: Any, body: Any, field: str) -> None:
@@ -156,3 +163,109 @@ def test_a_serving_request_past_the_cost_engines_bounds_is_a_400_naming_its_fiel
     response = _post(api_client, {**REQUEST, **change})
     assert response.status_code == 400, response.content
     assert response.json()["error"]["fields"] == {field: [message]}
+
+
+# Llama 3 8B at 2 requests/s on H100 (issue #37, item 1): one tp1 replica of 1 GPU serves the peak (4 req/s),
+# but an owner holds, and an 8-GPU cloud instance bills, the whole 8-GPU node.
+EIGHT_B = {"model": {"preset": "llama3-8b"}, "accelerator": "h100-sxm", "demand": {"requests_per_s": 2}}
+
+
+@pytest.mark.django_db
+def test_dollars_per_million_tokens_are_the_billed_total_over_the_tokens_served(
+    api_client: Any, catalog: Any
+) -> None:
+    from apps.catalog.selectors import engine_catalog
+    from clusterdesigner.engine.cost import tco
+
+    response = _post(api_client, EIGHT_B)
+    assert response.status_code == 200, response.content
+    data = response.json()
+    best, u = data["best"], data["utilization"]
+    assert (best["gpus"], best["gpus_per_replica"], best["replicas"]) == (1, 1, 1)
+    costs = {c["option"]: c for c in data["costs"]}
+    # Hand calculation. Tokens served over the 3-year default horizon:
+    #   2 req/s × (1,024 + 256) tokens × 3 × 8,760 h × 3,600 s = 242,196,480,000 tokens.
+    tokens = 2 * (1024 + 256) * 3 * 8760 * 3600
+    assert tokens == 242_196_480_000
+    # On-demand AWS p5.48xlarge: $55.04 a node-hour, one 8-GPU node, billed for the hours used, 26,280 h × u
+    # (u = mean demand ÷ capacity = 2 ÷ 33.11 = 0.0604): $87,361, so $87,361 / 242,196.48 M = $0.3607/M.
+    on_demand = costs["aws-p5-48xlarge on_demand"]
+    total = 55.04 * 3 * 8760 * u
+    assert on_demand["total_usd"] == pytest.approx(total)
+    assert on_demand["usd_per_m_tokens"] == pytest.approx(total / tokens * 1e6)
+    assert on_demand["usd_per_m_tokens"] == pytest.approx(0.3607, abs=5e-4)  # was $0.045/M (1/8 of it)
+    assert on_demand["billed_gpus"] == 8
+    # busy GPU-hours = 2 × 94,608,000 s / 33.11 req/s / 3,600 = 1,587; billed 8 × 26,280 × u = 12,698:
+    # 7/8 idle
+    assert on_demand["idle_fraction"] == pytest.approx(7 / 8)
+    # Owning: the cost engine's total for one 8-GPU H100 node over 3 years at that utilization, ÷ tokens:
+    # $323,882 / 242,196.48 M = $1.337/M (was $0.449/M: the price of a busy GPU-hour over a busy GPU's tokens;
+    # $869,902 and $3.59/M while a whole staff FTE, $180,000 a year, was charged to a single node: issue #31
+    # scales staff with the fleet's MW, 0.0102 MW here).
+    own_total = tco(
+        {"cluster": {"accelerator": "h100-sxm", "nodes": 1, "gpus_per_node": 8}, "utilization": u},
+        **engine_catalog().cost_kwargs(),
+    )["on_prem"]["total_usd"]
+    own = costs["own"]
+    assert own["total_usd"] == pytest.approx(own_total)
+    assert own["usd_per_m_tokens"] == pytest.approx(own_total / tokens * 1e6)
+    assert own["usd_per_m_tokens"] == pytest.approx(1.337, abs=0.005)
+    # an owner holds all 8 × 26,280 = 210,240 GPU-hours; 1,587 are busy: 99.2 % idle
+    assert own["idle_fraction"] == pytest.approx(1 - own["busy_gpu_hours"] / 210_240)
+    assert own["idle_fraction"] == pytest.approx(0.9925, abs=5e-4)
+    # A 1-GPU instance (Lambda's gpu_1x_h100_sxm5, $3.78/h) bills the one GPU the replica uses: nothing idle.
+    single = costs["lambda-gpu-1x-h100-sxm5 on_demand"]
+    assert single["billed_gpus"] == 1 and single["idle_fraction"] == pytest.approx(0.0, abs=1e-9)
+    assert single["usd_per_m_tokens"] == pytest.approx(3.78 * 3 * 8760 * u / tokens * 1e6)
+    for c in data["costs"]:
+        # input and output split the total by phase: 1,024 × input + 256 × output = 1,280 × all tokens
+        split = 1024 * c["usd_per_m_input_tokens"] + 256 * c["usd_per_m_output_tokens"]
+        assert split == pytest.approx(1280 * c["usd_per_m_tokens"]), c["option"]
+        # all GPU time on output tokens: the total over the 256/1,280 of tokens that are output
+        assert c["usd_per_m_output_tokens_all_gpu_time"] == pytest.approx(c["usd_per_m_tokens"] * 1280 / 256)
+
+
+@pytest.mark.django_db
+def test_percentile_targets_are_met_and_the_percentiles_reported(api_client: Any, catalog: Any) -> None:
+    loose = _post(api_client, REQUEST).json()["best"]
+    assert loose["ttft_p50_s"] < loose["ttft_p90_s"] < loose["ttft_p99_s"] == pytest.approx(loose["ttft_s"])
+    assert loose["tpot_p50_s"] < loose["tpot_p90_s"] < loose["tpot_p99_s"]
+    # a median TTFT target below what the loose sizing gives is met by the sizing
+    target = round(loose["ttft_p50_s"] * 0.8, 3)
+    body = {**REQUEST, "targets": {**REQUEST["targets"], "ttft_p50_s": target}}
+    response = _post(api_client, body)
+    assert response.status_code == 200, response.content
+    tight = response.json()["best"]
+    assert tight["ttft_p50_s"] <= target and tight["gpus"] >= loose["gpus"]
+    # bursty arrivals (c_a = 3) lengthen the TTFT tail at the same targets
+    bursty = _post(api_client, {**REQUEST, "demand": {**REQUEST["demand"], "arrival_cv": 3}}).json()["best"]
+    assert bursty["ttft_p99_s"] > loose["ttft_p99_s"] or bursty["gpus"] > loose["gpus"]
+
+
+@pytest.mark.django_db
+def test_the_estimate_carries_the_pareto_frontier_and_the_deployable_configuration(
+    api_client: Any, catalog: Any
+) -> None:
+    import yaml
+
+    data = _post(api_client, REQUEST).json()
+    best, front = data["best"], data["pareto"]
+    assert len(front) >= 5
+    pairs = [(p["output_tokens_per_s_per_user"], p["output_tokens_per_s_per_gpu"]) for p in front]
+    # a frontier: faster per user means slower per GPU, and no point beats another on both
+    assert [u for u, _ in pairs] == sorted(u for u, _ in pairs)
+    assert [g for _, g in pairs] == sorted((g for _, g in pairs), reverse=True)
+    # the chosen configuration is on or under the frontier
+    chosen = (1 / best["tpot_p50_s"], best["output_tokens_per_s_per_gpu"])
+    assert any(u >= chosen[0] * (1 - 1e-9) and g >= chosen[1] * (1 - 1e-9) for u, g in pairs)
+    command = data["deploy"]["vllm_command"].split()
+    assert command[:3] == ["vllm", "serve", "meta-llama/Meta-Llama-3-70B-Instruct"]
+    flags = dict(zip(command[3::2], command[4::2], strict=False))
+    assert flags["--tensor-parallel-size"] == str(best["tp"])
+    assert flags["--max-num-seqs"] == str(best["batch"])
+    assert flags["--max-model-len"] == str(1024 + 256)
+    assert flags["--kv-cache-dtype"] == "fp8"  # the example's KV precision
+    deployment, _ = yaml.safe_load_all(data["deploy"]["kubernetes_manifest"])
+    assert deployment["spec"]["replicas"] == best["replicas"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == best["gpus_per_replica"]

@@ -10,10 +10,14 @@ from typing import Any
 import pytest
 
 from apps.designs.demo import DEMOS
+from clusterdesigner.engine import serving
+
+# the page's defaults: the example request (Llama 3 70B on H100, 1,024/256 tokens, fp8, peak ÷ mean 2)
+_EXAMPLE = {k: v for k, v in serving.EXAMPLE_REQUEST.items() if k != "targets"}
 
 
 @pytest.mark.django_db
-def test_the_page_estimates_the_default_and_embeds_three_charts(client: Any, catalog: Any) -> None:
+def test_the_page_estimates_the_default_and_embeds_four_charts(client: Any, catalog: Any) -> None:
     response = client.get("/serving/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -21,7 +25,16 @@ def test_the_page_estimates_the_default_and_embeds_three_charts(client: Any, cat
     scripts = re.findall(
         r'<script id="chart-data-(serving-[a-z]+)" type="application/json">(.*?)</script>', html
     )
-    assert {name for name, _ in scripts} == {"serving-latency", "serving-cost", "serving-layouts"}
+    assert {name for name, _ in scripts} == {
+        "serving-latency",
+        "serving-cost",
+        "serving-layouts",
+        "serving-pareto",
+    }
+    pareto = json.loads(dict(scripts)["serving-pareto"])
+    assert {t["name"] for t in pareto["data"]} >= {"meets the targets", "chosen"}
+    assert "per user" in pareto["layout"]["xaxis"]["title"]["text"]
+    assert "per GPU" in pareto["layout"]["yaxis"]["title"]["text"]
     latency = json.loads(dict(scripts)["serving-latency"])
     names = [t["name"] for t in latency["data"]]
     assert "TTFT target" in names and "TPOT target" in names
@@ -42,7 +55,10 @@ def test_a_query_string_is_its_own_estimate(client: Any, catalog: Any) -> None:
     [
         ("requests_per_s=abc", "requests_per_s"),
         ("requests_per_s=-2", "requests_per_s"),
-        ("tpot_ms=0.001", "tpot_ms"),
+        ("tpot_s=0.000001", "tpot_s"),
+        ("ttft_s=fast", "ttft_s"),
+        ("tpot_ms=0.001", "tpot_s"),  # a link from when the page took ms: converted, then judged
+        ("tpot_ms=fast", "tpot_s"),
     ],
 )
 def test_bad_input_is_a_400_with_the_message_beside_the_field(
@@ -52,7 +68,7 @@ def test_bad_input_is_a_400_with_the_message_beside_the_field(
     assert response.status_code == 400
     html = response.content.decode()
     assert 'id="serving-result"' not in html
-    label = {"requests_per_s": "f-rps", "tpot_ms": "f-tpot"}[field]
+    label = {"requests_per_s": "f-rps", "tpot_s": "f-tpot", "ttft_s": "f-ttft"}[field]
     after = html.split(f'id="{label}"', 1)[1]
     assert re.search(r'<p class="field-error">[^<]+</p>', after.split("</div>", 1)[0])
 
@@ -124,8 +140,8 @@ def test_a_design_prefills_its_model_node_and_serving_section(client: Any, catal
     for field, value in (
         ("f-in", "2048"),
         ("f-out", "128"),
-        ("f-ttft", "1500"),
-        ("f-tpot", "40"),
+        ("f-ttft", "1.5"),
+        ("f-tpot", "0.04"),
         ("f-pct", "95"),
         ("f-tpd", "5e+09"),
         ("f-peak", "3"),
@@ -194,3 +210,97 @@ def test_the_deepseek_v3_preset_is_served_with_its_latent_kv_cache(client: Any, 
     html = response.content.decode()
     assert re.search(r'id="serving-kv">34\.3 KiB<', html)
     assert "576-element latent" in html  # the estimate's assumptions say what was assumed
+
+
+def _latency_targets_ms(html: str) -> dict[str, float]:
+    """The dashed target lines of the latency chart (ms) as the page embeds them."""
+    raw = re.search(r'<script id="chart-data-serving-latency" type="application/json">(.*?)</script>', html)
+    assert raw, "no latency chart"
+    traces = json.loads(raw.group(1))["data"]
+    return {t["name"]: t["y"][0] for t in traces if t["name"].endswith("target")}
+
+
+@pytest.mark.django_db
+def test_the_targets_are_seconds_on_the_page_as_in_the_api(
+    client: Any, catalog: Any, api_client: Any
+) -> None:
+    # "2" in the TTFT field is 2 s (it was read as 2 ms and refused: no batch meets a 0.002 s TTFT).
+    response = client.get("/serving/?ttft_s=2&tpot_s=0.05&requests_per_s=20")
+    assert response.status_code == 200, response.content.decode()[:2000]
+    html = response.content.decode()
+    assert "Time to first token target (s)" in html and "target (ms)" not in html
+    assert re.search(r'id="f-ttft"[^>]* value="2"', html)
+    assert re.search(r'id="f-tpot"[^>]* value="0.05"', html)
+    assert _latency_targets_ms(html) == {"TTFT target": 2000.0, "TPOT target": 50.0}
+    # the page's estimate is the API's for the same request in seconds
+    api = api_client.post(
+        "/api/v1/serving/estimate/",
+        data=json.dumps({**_EXAMPLE, "targets": {"ttft_s": 2, "tpot_s": 0.05}}),
+        content_type="application/json",
+    ).json()
+    assert f'id="serving-gpus">{api["best"]["gpus"]}<' in html
+    # a TTFT the model cannot meet in seconds is refused beside the field, in seconds
+    tight = client.get("/serving/?ttft_s=0.002").content.decode()
+    assert re.search(r'id="f-ttft"[^>]*>\s*<p class="field-error">[^<]*0.002 s[^<]*</p>', tight), tight[:3000]
+
+
+@pytest.mark.django_db
+def test_a_link_in_milliseconds_opens_converted_to_seconds(client: Any, catalog: Any) -> None:
+    old = client.get("/serving/?ttft_ms=1500&tpot_ms=40").content.decode()
+    new = client.get("/serving/?ttft_s=1.5&tpot_s=0.04").content.decode()
+    assert re.search(r'id="f-ttft"[^>]* value="1.5"', old)
+    assert re.search(r'id="f-tpot"[^>]* value="0.04"', old)
+    targets = {"TTFT target": 1500.0, "TPOT target": 40.0}
+    assert _latency_targets_ms(old) == _latency_targets_ms(new) == targets
+    gpus = [re.search(r'id="serving-gpus">(\d+)<', h).group(1) for h in (old, new)]  # type: ignore[union-attr]
+    assert gpus[0] == gpus[1]
+
+
+@pytest.mark.django_db
+def test_the_page_shows_the_queueing_percentiles(client: Any, catalog: Any) -> None:
+    html = client.get("/serving/?requests_per_s=20").content.decode()
+    card = html.split('id="serving-percentiles"', 1)[1].split("</div></div>", 1)[0]
+    p50, p90, p99 = (float(x) for x in re.search(r"([\d.]+) / ([\d.]+) / ([\d.]+) s", card).groups())  # type: ignore[union-attr]
+    assert 0 < p50 < p90 < p99
+
+
+@pytest.mark.django_db
+def test_the_page_exports_the_chosen_configuration_for_vllm_and_kubernetes(client: Any, catalog: Any) -> None:
+    import html as html_lib
+
+    import yaml
+
+    page = client.get("/serving/?requests_per_s=20").content.decode()
+    gpus = int(re.search(r'id="serving-gpus">(\d+)<', page).group(1))  # type: ignore[union-attr]
+    command = html_lib.unescape(
+        re.search(r'<pre class="deploy" id="serving-vllm">(.*?)</pre>', page, re.S).group(1)
+    )  # type: ignore[union-attr]
+    assert command.startswith("vllm serve meta-llama/Meta-Llama-3-70B-Instruct ")
+    tp = int(re.search(r"--tensor-parallel-size (\d+)", command).group(1))  # type: ignore[union-attr]
+    manifest = html_lib.unescape(
+        re.search(r'<pre class="deploy" id="serving-k8s">(.*?)</pre>', page, re.S).group(1)
+    )  # type: ignore[union-attr]
+    deployment, service = yaml.safe_load_all(manifest)
+    replicas = deployment["spec"]["replicas"]
+    limit = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+    assert replicas * limit == gpus and limit == tp  # pp 1 here
+    assert service["kind"] == "Service"
+    assert "&id0" not in manifest  # no YAML anchors: every mapping written out
+
+
+@pytest.mark.django_db
+def test_prefix_caching_and_speculative_decoding_are_page_inputs(client: Any, catalog: Any) -> None:
+    gpus = {}
+    for name, query in (
+        ("plain", "requests_per_s=20"),
+        ("cached", "requests_per_s=20&prefix_cache_hit_rate=0.5"),
+        ("drafted", "requests_per_s=20&draft_tokens=3&acceptance_rate=0.7&draft_cost=0.05"),
+    ):
+        response = client.get(f"/serving/?{query}")
+        assert response.status_code == 200, name
+        gpus[name] = int(re.search(r'id="serving-gpus">(\d+)<', response.content.decode()).group(1))  # type: ignore[union-attr]
+    assert gpus["cached"] < gpus["plain"] and gpus["drafted"] < gpus["plain"]  # 8 and 10 of 12 (engine test)
+    # a draft without its acceptance rate is refused beside that field
+    missing = client.get("/serving/?draft_tokens=3&draft_cost=0.05")
+    assert missing.status_code == 400
+    assert re.search(r'id="f-accept"[^>]*>\s*<p class="field-error">[^<]+</p>', missing.content.decode())

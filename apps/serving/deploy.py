@@ -1,0 +1,153 @@
+"""The chosen serving configuration as something to run: a ``vllm serve`` command line and a Kubernetes
+manifest (a Deployment of the replicas and a Service), built from the estimate and its request.
+
+Flags are vLLM's engine arguments (docs.vllm.ai, "Engine Arguments": --tensor-parallel-size,
+--pipeline-parallel-size, --max-num-seqs, --max-model-len, --gpu-memory-utilization, --kv-cache-dtype fp8,
+--quantization fp8; --enable-expert-parallel from vLLM 0.8). The image is vLLM's OpenAI-compatible server
+(``vllm/vllm-openai`` on Docker Hub); GPUs are requested as ``nvidia.com/gpu`` (NVIDIA's device plugin) or
+``amd.com/gpu`` (AMD's) by the accelerator's vendor.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import yaml
+
+from clusterdesigner.engine.hardware import AcceleratorSpec
+from clusterdesigner.engine.serving import ServingInput, ServingResult
+
+# Hugging Face repositories of the presets with public weights (their model cards); a preset without one
+# (GPT-3, Megatron) or a custom shape gets a placeholder the user must replace.
+HF_MODELS = {
+    "llama2-7b": "meta-llama/Llama-2-7b-chat-hf",
+    "llama2-13b": "meta-llama/Llama-2-13b-chat-hf",
+    "llama2-70b": "meta-llama/Llama-2-70b-chat-hf",
+    "llama3-8b": "meta-llama/Meta-Llama-3-8B-Instruct",
+    "llama3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
+    "llama3-405b": "meta-llama/Llama-3.1-405B-Instruct",
+    "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
+    "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
+    "qwen3-235b-a22b": "Qwen/Qwen3-235B-A22B",
+    "mpt-7b": "mosaicml/mpt-7b",
+    "mpt-30b": "mosaicml/mpt-30b",
+    "bloom-176b": "bigscience/bloom",
+}
+PLACEHOLDER_MODEL = "<your-model-path>"
+IMAGE = "vllm/vllm-openai:latest"
+
+
+def model_path(request: dict[str, Any]) -> str:
+    """The Hugging Face repository of the request's preset, or a placeholder for any other shape."""
+    model = request.get("model") or {}
+    preset = model.get("preset") if isinstance(model, dict) and set(model) == {"preset"} else None
+    return HF_MODELS.get(str(preset), PLACEHOLDER_MODEL)
+
+
+def vllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[str]:
+    """``vllm serve`` arguments for one replica of the chosen layout: its tp and pp, the batch cap as
+    --max-num-seqs, the longest request as --max-model-len, memory kept back as --gpu-memory-utilization,
+    FP8 weights and KV cache where chosen, expert parallelism for an MoE layout with ep > 1."""
+    best = result.best
+    longest = max(n_in + n_out for n_in, n_out, _ in inp.classes)
+    args = [
+        "vllm",
+        "serve",
+        model,
+        "--tensor-parallel-size",
+        str(best.tp),
+        "--pipeline-parallel-size",
+        str(best.pp),
+        "--max-num-seqs",
+        str(best.batch),
+        "--max-model-len",
+        str(longest),
+        "--gpu-memory-utilization",
+        f"{1.0 - inp.efficiency.memory_reserve_fraction:g}",
+    ]
+    if inp.weight_precision == "fp8":
+        args += ["--quantization", "fp8"]
+    if inp.kv_precision == "fp8":
+        args += ["--kv-cache-dtype", "fp8"]
+    # switches last, after the options that take a value
+    args += ["--enable-chunked-prefill"]
+    if best.ep > 1:
+        args += ["--enable-expert-parallel"]
+    return args
+
+
+def vllm_command(inp: ServingInput, result: ServingResult, *, model: str) -> str:
+    return shlex.join(vllm_args(inp, result, model=model))
+
+
+def _gpu_resource(accelerator: AcceleratorSpec) -> str:
+    return "amd.com/gpu" if "amd" in accelerator.vendor.lower() else "nvidia.com/gpu"
+
+
+def kubernetes_manifest(inp: ServingInput, result: ServingResult, *, model: str) -> str:
+    """A Deployment of ``best.replicas`` pods, each one replica on tp × pp GPUs of one node, and a Service on
+    port 8000. A replica wider than a node (tp · pp > GPUs per node) needs a multi-node runner
+    (LeaderWorkerSet with Ray); the manifest says so in a comment instead of pretending one pod fits."""
+    best = result.best
+    gpus = best.tp * best.pp
+    name = "llm-" + result.model.lower().replace(" ", "-").replace(".", "-")[:40].strip("-")
+
+    def labels() -> dict[str, str]:  # a fresh dict each time: a shared one would be dumped as a YAML anchor
+        return {"app": name}
+
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels()},
+        "spec": {
+            "replicas": best.replicas,
+            "selector": {"matchLabels": labels()},
+            "template": {
+                "metadata": {"labels": labels()},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "vllm",
+                            "image": IMAGE,
+                            "command": vllm_args(inp, result, model=model)[:2],
+                            "args": vllm_args(inp, result, model=model)[2:] + ["--port", "8000"],
+                            "ports": [{"containerPort": 8000}],
+                            "resources": {"limits": {_gpu_resource(inp.accelerator): gpus}},
+                            "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+                        }
+                    ],
+                    # tensor-parallel workers exchange tensors through shared memory
+                    "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+                },
+            },
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"selector": labels(), "ports": [{"port": 8000, "targetPort": 8000}]},
+    }
+    head = (
+        f"# {result.model} on {inp.accelerator.name}: {best.replicas} replica(s) of tp{best.tp} pp{best.pp}"
+        f" ({gpus} GPUs each, {best.gpus} in all), batch cap {best.batch}: ClusterDesigner serving estimate\n"
+    )
+    if gpus > inp.gpus_per_node:
+        head += (
+            f"# NOTE: a replica needs {gpus} GPUs, more than a node's {inp.gpus_per_node}: run it across"
+            " nodes (LeaderWorkerSet + Ray); this single-pod Deployment does not fit as written\n"
+        )
+    if model == PLACEHOLDER_MODEL:
+        head += f"# NOTE: replace {PLACEHOLDER_MODEL} with the model's weights (no public repository known)\n"
+    return head + yaml.safe_dump_all([deployment, service], sort_keys=False)
+
+
+def deploy_texts(request: dict[str, Any], inp: ServingInput, result: ServingResult) -> dict[str, str]:
+    """Both exports of the chosen configuration, keyed as the API returns them."""
+    model = model_path(request)
+    return {
+        "vllm_command": vllm_command(inp, result, model=model),
+        "kubernetes_manifest": kubernetes_manifest(inp, result, model=model),
+    }
