@@ -91,10 +91,29 @@ class Band:
         return predicted / (1.0 + self.p10)
 
 
-def band_for(regime: str) -> Band:
-    """The band of ``regime``: its own key when it has MIN_ROWS rows, else the first fallback that does."""
+def band_for(regime: str, *, measured: bool = True) -> Band:
+    """The band of ``regime``: its own key when it has MIN_ROWS rows, else the first fallback that does.
+
+    ``measured`` False (a precision recipe no calibration row ran, ``precision.PrecisionRecipe.measured``):
+    the widest band (largest p90 − p10) of the regime's family and kind at any precision, else of its kind
+    on every family; ``basis`` names that key and says why."""
+    if not measured:
+        return _widest_of_family(regime)
     for key in band_keys(regime):
         if key in BANDS:
             rows, p10, median, p90 = BANDS[key]
             return Band(regime=regime, basis=key, rows=rows, p10=p10, median=median, p90=p90)
     raise LookupError(f"error_band_table has no all-rows band ({ALL_ROWS})")
+
+
+def _widest_of_family(regime: str) -> Band:
+    family, precision, kind, _, _ = regime.split("/")
+    for prefix in (f"{family}/", f"{ANY}/"):
+        keys = [k for k in BANDS if k.startswith(prefix) and k.split("/")[2] in (kind, ANY)]
+        if keys:
+            key = max(keys, key=lambda k: (BANDS[k][3] - BANDS[k][1], k))
+            rows, p10, median, p90 = BANDS[key]
+            scope = f"the {family} family" if prefix != f"{ANY}/" else "any family"
+            basis = f"{key} (widest band of {scope}: no measured {precision} run)"
+            return Band(regime=regime, basis=basis, rows=rows, p10=p10, median=median, p90=p90)
+    return band_for(regime)
