@@ -63,7 +63,7 @@ class PrecisionRecipe:
     layers kept in BF16; ``families`` the accelerator families with the hardware (empty: any accelerator
     with a dense peak at ``matmul_precision``); ``measured`` whether calibration rows of this recipe exist
     (if not, the estimate's error band is the widest of its family, ``error_band.band_for``);
-    ``megatron_args`` the Megatron-LM flags that select it."""
+    ``megatron_args`` the Megatron-LM flags that select it, (flag, value) with "" for a switch."""
 
     name: str
     label: str
@@ -74,7 +74,7 @@ class PrecisionRecipe:
     bf16_layer_fraction: float
     families: tuple[str, ...]
     measured: bool
-    megatron_args: tuple[str, ...]
+    megatron_args: tuple[tuple[str, str], ...]
     source: str
 
     @property
@@ -113,7 +113,7 @@ RECIPES: dict[str, PrecisionRecipe] = {
             0.0,
             (),
             True,
-            ("--fp8-format", "hybrid", "--fp8-recipe", "delayed"),
+            (("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed")),
             f"DelayedScaling, E4M3 forward / E5M2 gradients (HYBRID) ({_TE})",
         ),
         PrecisionRecipe(
@@ -126,7 +126,7 @@ RECIPES: dict[str, PrecisionRecipe] = {
             0.0,
             (),
             False,
-            ("--fp8-format", "hybrid", "--fp8-recipe", "tensorwise"),
+            (("--fp8-format", "hybrid"), ("--fp8-recipe", "tensorwise")),
             f"Float8CurrentScaling: an amax pass over each input before its cast ({_TE})",
         ),
         PrecisionRecipe(
@@ -139,7 +139,7 @@ RECIPES: dict[str, PrecisionRecipe] = {
             0.0,
             ("hopper", "blackwell", "rubin"),
             False,
-            ("--fp8-format", "e4m3", "--fp8-recipe", "blockwise"),
+            (("--fp8-format", "e4m3"), ("--fp8-recipe", "blockwise")),
             f"Float8BlockScaling: FP32 scale per 1x128 tile, 128x128 for weights ({_TE}; compute capability "
             f">= 9.0, {_HW}; DeepSeek-V3, arXiv:2412.19437 Sec. 3.3)",
         ),
@@ -153,7 +153,7 @@ RECIPES: dict[str, PrecisionRecipe] = {
             0.0,
             ("blackwell", "rubin", "cdna4"),
             False,
-            ("--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"),
+            (("--fp8-format", "e4m3"), ("--fp8-recipe", "mxfp8")),
             f"MXFP8BlockScaling at the FP8 dense rate ({_TE}; Blackwell compute capability 10.x, {_HW}; AMD "
             "CDNA 4 matrix cores run MXFP8)",
         ),
@@ -167,7 +167,7 @@ RECIPES: dict[str, PrecisionRecipe] = {
             NVFP4_BF16_LAYER_FRACTION,
             ("blackwell", "rubin"),
             False,
-            ("--fp4-format", "e2m1", "--fp4-recipe", "nvfp4", "--first-last-layers-bf16"),
+            (("--fp4-format", "e2m1"), ("--fp4-recipe", "nvfp4"), ("--first-last-layers-bf16", "")),
             f"NVFP4BlockScaling at the FP4 dense rate ({_TE}; compute capability >= 10.0, {_HW}); "
             f"{NVFP4_BF16_LAYER_FRACTION:.0%} of linear layers in BF16 (arXiv:2509.25149 Sec. 4)",
         ),
@@ -176,6 +176,18 @@ RECIPES: dict[str, PrecisionRecipe] = {
 PRECISIONS = tuple(RECIPES)
 # Recipes whose GEMMs read 8-bit inputs: what FP8 weights and FP8 MoE dispatch go with.
 FP8_RECIPES = tuple(r.name for r in RECIPES.values() if r.matmul_precision == "fp8")
+
+
+def bf16_layers(recipe: PrecisionRecipe, layers: int) -> tuple[int, int]:
+    """(first, last) transformer layers a recipe keeps in BF16, for Megatron-LM's
+    --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16: round(fraction × layers), at least one,
+    a fifth of them first and the rest last (the NVFP4 report keeps the final layers in BF16 and a couple
+    of the first; arXiv:2509.25149 Sec. 4). (0, 0) for a recipe that quantizes every layer."""
+    if not recipe.bf16_layer_fraction:
+        return 0, 0
+    total = min(layers, max(1, round(recipe.bf16_layer_fraction * layers)))
+    first = round(total / 5)
+    return first, total - first
 
 
 def recipe_for(precision: str) -> PrecisionRecipe:
