@@ -40,12 +40,14 @@ from clusterdesigner.engine.workload import Assumption
 
 FIELD = "training.precision"
 # A quantize kernel's memory-bound passes over s·b·h (2-byte reads and writes) per layer forward: the amax
-# and cast of the GEMM inputs (QKV, projection and fc1 inputs, read once and written with the transpose).
-# Delayed scaling's 6 is the engine's standing assumption (timing.FP8_CAST_PASSES); a recipe whose scale
-# comes from the tensor itself (current scaling, NVFP4's per-tensor FP32 scale) reads each of those three
-# inputs once more for its amax before it can cast (TE quantizes in two kernels: compute_amax, then cast).
+# and cast of the GEMM inputs (QKV, projection and fc1 inputs, read once and written with the transpose),
+# the engine's standing assumption (timing.FP8_CAST_PASSES). It serves every recipe: the FP8 factors of
+# timing.REGIME_EFFICIENCY were fitted on delayed-scaling rows and on 34 current-scaling rows (NeMo 25.x,
+# "fp8 (per-tensor, current scaling)" in runs_frontier.csv: 13 B200, 14 GB200, 7 H100), so the amax pass
+# current scaling adds is inside the fitted factor, not counted twice; the block-scaled recipes compute
+# their scales inside the same cast kernel (TE's MXFP8/NVFP4 quantize kernels, with NVFP4's Hadamard
+# transform fused in) and write their scales with it (``element_bytes``). No run measures the difference.
 CAST_PASSES_DELAYED = 6.0
-CAST_PASSES_CURRENT = CAST_PASSES_DELAYED + 3.0
 # NVFP4's BF16 share of the linear layers (arXiv:2509.25149 Sec. 4: "~16 %" of the 12B model's).
 NVFP4_BF16_LAYER_FRACTION = 0.16
 
@@ -59,11 +61,12 @@ class PrecisionRecipe:
     for the kernels' share of the achievable rate; ``element_bytes`` what one quantized element of a saved
     GEMM input weighs with its scales (MXFP8 1 + 1/32: one E8M0 byte per 32; FP8 blockwise 1 + 4/128: one
     FP32 scale per 1×128 tile; NVFP4 0.5 + 1/16: one E4M3 byte per 16, the per-tensor FP32 negligible);
-    ``cast_passes`` the quantize kernels' memory-bound passes; ``bf16_layer_fraction`` the share of linear
-    layers kept in BF16; ``families`` the accelerator families with the hardware (empty: any accelerator
-    with a dense peak at ``matmul_precision``); ``measured`` whether calibration rows of this recipe exist
-    (if not, the estimate's error band is the widest of its family, ``error_band.band_for``);
-    ``megatron_args`` the Megatron-LM flags that select it, (flag, value) with "" for a switch."""
+    ``cast_passes`` the quantize kernels' memory-bound passes (CAST_PASSES_DELAYED for every recipe);
+    ``bf16_layer_fraction`` the share of linear layers kept in BF16; ``families`` the accelerator families
+    with the hardware (empty: any accelerator with a dense peak at ``matmul_precision``); ``measured``
+    whether calibration rows of this recipe exist (its runs sit among ``calibration_precision``'s rows; if
+    none, the estimate's error band is the widest of its family, ``error_band.band_for``); ``megatron_args``
+    the Megatron-LM flags that select it, (flag, value) with "" for a switch."""
 
     name: str
     label: str
@@ -122,12 +125,13 @@ RECIPES: dict[str, PrecisionRecipe] = {
             "fp8",
             "fp8",
             1.0,
-            CAST_PASSES_CURRENT,
+            CAST_PASSES_DELAYED,
             0.0,
             (),
-            False,
+            True,
             (("--fp8-format", "hybrid"), ("--fp8-recipe", "tensorwise")),
-            f"Float8CurrentScaling: an amax pass over each input before its cast ({_TE})",
+            f"Float8CurrentScaling ({_TE}); measured: 34 current-scaling rows are among the FP8 rows the FP8 "
+            "factors and error bands rest on (runs_frontier.csv)",
         ),
         PrecisionRecipe(
             "fp8_blockwise",
@@ -163,7 +167,7 @@ RECIPES: dict[str, PrecisionRecipe] = {
             "fp4",
             "fp8",
             0.5 + 1.0 / 16.0,
-            CAST_PASSES_CURRENT,
+            CAST_PASSES_DELAYED,
             NVFP4_BF16_LAYER_FRACTION,
             ("blackwell", "rubin"),
             False,
@@ -231,9 +235,8 @@ def recipe_assumptions(recipe: PrecisionRecipe) -> tuple[Assumption, ...]:
             f"precision_recipe[{recipe.name}].cast_passes",
             recipe.cast_passes,
             "reads+writes of s·b·h per layer fwd",
-            "quantize kernels: amax and cast of the QKV, projection and fc1 inputs (6, as FP8 delayed "
-            "scaling); +3 where the scale needs this tensor's amax first (current scaling, NVFP4's "
-            "per-tensor scale); counted, not measured",
+            "quantize kernels: amax and cast of the QKV, projection and fc1 inputs, as FP8's (the block "
+            "scales are computed in the cast kernel); an assumption, not measured for this recipe",
         ),
         Assumption(
             f"precision_recipe[{recipe.name}].bf16_layer_fraction",

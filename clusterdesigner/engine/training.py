@@ -567,7 +567,12 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     )
     cap = cluster.accelerator.memory_gib
     band = band_for(
-        regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len),
+        # A measured recipe's runs are among its calibration precision's rows (fp8_current among fp8's).
+        regime_key(
+            cluster.accelerator.family, recipe.calibration_precision, model.is_moe, n_gpus, model.seq_len
+        )
+        if recipe.measured
+        else regime_key(cluster.accelerator.family, recipe.name, model.is_moe, n_gpus, model.seq_len),
         measured=recipe.measured,
     )
     rows = []
