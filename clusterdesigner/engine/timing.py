@@ -1250,7 +1250,7 @@ def muon_newton_schulz_flops_per_gpu(c: _Shape, held: _Held, n_stage: FloatArray
     optimizer and the ep-local experts over the d_expert ranks (Distributed Muon: each DP rank takes the
     matrices of its partition; without sharding every rank runs them all):
     n · [attn + (1 − s)·mlp + s·(router + shared)] / d_dense + n · s · (E / ep) · expert / d_expert,
-    s the MoE layers' share. LoRA's adapters are not counted (rank-r, negligible)."""
+    s the MoE layers' share. Under LoRA ``_muon`` counts none (only rank-r adapters are stepped)."""
     model = c.problem.model
     attn, mlp, moe_dense, one_expert = layer_newton_schulz_flops(model)
     share = model.moe_layers / model.layers if model.is_moe else 0.0
@@ -1271,6 +1271,9 @@ def _muon(c: _Shape, held: _Held, n_stage: FloatArray | IntArray) -> FloatArray:
     (Distributed Muon's DP gather, arXiv:2502.16982 Algorithm 1; only when the optimizer is sharded) and
     the tensor-parallel shards over tp (duplicated TP mode), each an all-gather of grad_bytes per
     parameter."""
+    if c.problem.training.lora_rank:
+        # Only the rank-r adapters are stepped: their Newton-Schulz work and gathers are negligible.
+        return np.zeros_like(c.tp)
     grad_bytes = c.problem.training.grad_bytes
     # The hidden layers' matrices only: the embedding and output layer are AdamW's, gathered by nothing.
     trained, expert = held.dense, held.expert

@@ -100,3 +100,11 @@ def test_refuses_an_unknown_optimizer_naming_the_field() -> None:
     with pytest.raises(InputError) as err:
         _estimate("lion")
     assert err.value.field == "training.optimizer"
+
+
+def test_muon_under_lora_steps_only_the_adapters() -> None:
+    # LoRA's frozen base is never orthogonalised: Muon adds nothing but its element-wise update (28 of
+    # Adam's 36 B per adapter parameter).
+    adam = _estimate("adam", {"lora_rank": 16})["step_time_s"]["optimizer"]
+    muon = _estimate("muon", {"lora_rank": 16})["step_time_s"]["optimizer"]
+    assert muon == pytest.approx(adam * 28 / 36, rel=1e-12)
