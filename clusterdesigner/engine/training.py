@@ -338,7 +338,8 @@ def _block_recompute_and_fp8_params(
     fp8_params = _flag(tr, "fp8_params", "training", False)
     if fp8_params and precision not in FP8_RECIPES:
         raise InputError(
-            f"FP8 weights need an FP8 precision ({', '.join(FP8_RECIPES)}), got {precision}",
+            f"FP8 weights need precision fp8 or another FP8 recipe ({', '.join(FP8_RECIPES[1:])}), "
+            f"got {precision}",
             field="training.fp8_params",
         )
     return {"recompute_num_layers": layers, "fp8_params": fp8_params}
@@ -409,7 +410,7 @@ def _moe_knobs(tr: Mapping[str, Any], precision: str) -> dict[str, Any]:
         # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
         # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
         raise InputError(
-            f"FP8 dispatch needs an FP8 precision ({', '.join(FP8_RECIPES)})",
+            f"FP8 dispatch needs precision fp8 or another FP8 recipe ({', '.join(FP8_RECIPES[1:])})",
             field="training.moe_fp8_dispatch",
         )
     return {
