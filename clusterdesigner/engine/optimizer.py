@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterdesigner.engine.model import ModelShape
+from clusterdesigner.engine.workload import Assumption
 
 OPTIMIZERS = ("adam", "muon")
 ADAM_STATE_BYTES = 12.0
@@ -95,3 +96,20 @@ def optimizer_state_bytes(*, optimizer: str, matrix_params: Any, edge_params: An
     if optimizer == "muon":
         return MUON_STATE_BYTES * matrix_params + adam_bytes * edge_params
     return adam_bytes * (matrix_params + edge_params)
+
+
+MUON_ASSUMPTIONS = (
+    Assumption(
+        "optimizer[muon].state_bytes_per_param",
+        MUON_STATE_BYTES,
+        "B per hidden-matrix parameter (embedding and output layer: Adam's 12)",
+        f"FP32 master + one momentum buffer; {MUON_SOURCE}",
+    ),
+    Assumption(
+        "optimizer[muon].newton_schulz_steps",
+        float(NEWTON_SCHULZ_STEPS),
+        "quintic steps of 4m²n + 2m³ FLOPs per matrix, at the BF16 matmul rate",
+        f"whole matrices: every TP rank (--muon-tp-mode duplicated), split over the distributed optimizer's "
+        f"ranks, after an all-gather of the gradient shards; {MUON_SOURCE}",
+    ),
+)

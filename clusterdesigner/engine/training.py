@@ -63,7 +63,7 @@ from clusterdesigner.engine.model import (
     ModelShape,
     model_from_dict,
 )
-from clusterdesigner.engine.optimizer import ADAM_STATE_BYTES, MUON_STATE_BYTES, OPTIMIZERS
+from clusterdesigner.engine.optimizer import ADAM_STATE_BYTES, MUON_ASSUMPTIONS, MUON_STATE_BYTES, OPTIMIZERS
 from clusterdesigner.engine.precision import (
     FP8_RECIPES,
     PRECISIONS,
@@ -670,6 +670,8 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
         items.extend(LEVER_ASSUMPTIONS)
     if problem.training.optimizer_offload:
         items.append(CPU_ADAM_ASSUMPTION)
+    if problem.training.optimizer == "muon":
+        items.extend(MUON_ASSUMPTIONS)
     if problem.training.activation_offload_modules:
         items.append(OFFLOAD_ASSUMPTION)
     if problem.training.activation_func_fp8_input_store:

@@ -108,3 +108,11 @@ def test_muon_under_lora_steps_only_the_adapters() -> None:
     adam = _estimate("adam", {"lora_rank": 16})["step_time_s"]["optimizer"]
     muon = _estimate("muon", {"lora_rank": 16})["step_time_s"]["optimizer"]
     assert muon == pytest.approx(adam * 28 / 36, rel=1e-12)
+
+
+def test_a_muon_estimate_states_its_assumptions() -> None:
+    names = {a["name"]: a for a in _estimate("muon")["assumptions"]}
+    assert names["optimizer[muon].state_bytes_per_param"]["value"] == 8.0
+    assert names["optimizer[muon].newton_schulz_steps"]["value"] == 5.0
+    assert "KellerJordan/Muon" in names["optimizer[muon].newton_schulz_steps"]["source"]
+    assert not [n for n in _estimate("adam")["assumptions"] if n["name"].startswith("optimizer[muon]")]
