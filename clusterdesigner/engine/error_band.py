@@ -95,8 +95,9 @@ def band_for(regime: str, *, measured: bool = True) -> Band:
     """The band of ``regime``: its own key when it has MIN_ROWS rows, else the first fallback that does.
 
     ``measured`` False (a precision recipe no calibration row ran, ``precision.PrecisionRecipe.measured``):
-    the widest band (largest p90 − p10) of the regime's family and kind at any precision, else of its kind
-    on every family; ``basis`` names that key and says why."""
+    the widest band (largest p90 − p10) of the regime's family at any precision and kind (CDNA 3 and 4 as
+    one), of all bands when the family has none, never narrower than the regime's own; ``basis`` names
+    that key and says why."""
     if not measured:
         return _widest_of_family(regime)
     for key in band_keys(regime):
@@ -106,14 +107,20 @@ def band_for(regime: str, *, measured: bool = True) -> Band:
     raise LookupError(f"error_band_table has no all-rows band ({ALL_ROWS})")
 
 
+def _family_group(family: str) -> str:
+    """CDNA 3 and 4 count as one family (their rows are few)."""
+    return "cdna" if family.startswith("cdna") else family
+
+
 def _widest_of_family(regime: str) -> Band:
-    family, precision, kind, _, _ = regime.split("/")
-    for prefix in (f"{family}/", f"{ANY}/"):
-        keys = [k for k in BANDS if k.startswith(prefix) and k.split("/")[2] in (kind, ANY)]
-        if keys:
-            key = max(keys, key=lambda k: (BANDS[k][3] - BANDS[k][1], k))
-            rows, p10, median, p90 = BANDS[key]
-            scope = f"the {family} family" if prefix != f"{ANY}/" else "any family"
-            basis = f"{key} (widest band of {scope}: no measured {precision} run)"
-            return Band(regime=regime, basis=basis, rows=rows, p10=p10, median=median, p90=p90)
-    return band_for(regime)
+    """The widest band (largest p90 − p10) of the regime's family at any precision and kind, or of all
+    bands when the family has none, never narrower than the regime's own ``band_for``."""
+    own = band_for(regime)
+    family, precision = regime.split("/")[:2]
+    group = _family_group(family)
+    keys = [k for k in BANDS if _family_group(k.split("/")[0]) == group]
+    scope = f"the {group} family" if keys else "all families"
+    widest = max([*(keys or BANDS), own.basis], key=lambda k: (round(BANDS[k][3] - BANDS[k][1], 9), k))
+    rows, p10, median, p90 = BANDS[widest]
+    basis = f"{widest} (no measured {precision} run: the widest band of {scope} or of its regime)"
+    return Band(regime=regime, basis=basis, rows=rows, p10=p10, median=median, p90=p90)

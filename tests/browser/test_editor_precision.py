@@ -56,7 +56,7 @@ def test_precision_recipe_and_optimizer_are_chosen_saved_and_evaluated(
     assert (training["precision"], training["optimizer"]) == ("nvfp4", "muon")
     page.wait_for_selector("#results-container #error-band")
     band = page.inner_text("#results-container #error-band")
-    assert "widest band of the blackwell family: no measured nvfp4 run" in band
+    assert "no measured nvfp4 run: the widest band of the blackwell family" in band
     screenshot(page, "editor-precision-nvfp4-muon")
     _workload(page).screenshot(path=str(SHOTS / "editor-precision-nvfp4-workload.png"))
     page.locator("#days-to-train").screenshot(path=str(SHOTS / "editor-precision-nvfp4-days.png"))
