@@ -18,9 +18,10 @@ optimizer's FP32 master weights and moments (``memory.OPTIMIZER_BYTES``). Source
 - Hardware support, TE's checks (transformer_engine/pytorch/quantization.py at d0067d0d): FP8 needs
   compute capability ≥ 8.9 (Ada, Hopper, Blackwell); FP8 block scaling ≥ 9.0 with CUDA ≥ 12.9 (Hopper,
   Blackwell); MXFP8 10.x (data-centre Blackwell; "not supported on 12.0+ yet"); NVFP4 ≥ 10.0 (Blackwell).
-  AMD CDNA 4 (MI355X, MI350X) runs MXFP8 and MXFP4 in its matrix cores (AMD CDNA 4 ISA / Instinct
-  MI350 series data sheet: "MXFP8, MXFP6, MXFP4"); NVFP4 is NVIDIA's format. CDNA 3 (MI300X, MI325X) has
-  per-tensor FP8 only. Hopper has no MX or NVFP4 hardware.
+  AMD CDNA 4 (MI355X, MI350X) runs MX formats in its matrix cores: its MFMA instructions take FP8, FP6 and
+  FP4 operands with E8M0 block-exponent (microscaling) scales, which CDNA 3 lacks (AMD ROCm blog "Matrix
+  Core Programming on AMD CDNA3 and CDNA4 architecture"; AMD CDNA 4 architecture white paper); NVFP4 is
+  NVIDIA's format. CDNA 3 (MI300X, MI325X) has per-tensor FP8 only. Hopper has no MX or NVFP4 hardware.
 - NVFP4 pre-training (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv:2509.25149, Sec. 4):
   only the linear layers' Fprop, Dgrad and Wgrad GEMMs run in NVFP4; about 16 % of the linear layers (the
   first blocks and the final ones) stay in BF16 for stability in the 12B run; embeddings, the output head,
@@ -158,8 +159,9 @@ RECIPES: dict[str, PrecisionRecipe] = {
             ("blackwell", "rubin", "cdna4"),
             False,
             (("--fp8-format", "e4m3"), ("--fp8-recipe", "mxfp8")),
-            f"MXFP8BlockScaling at the FP8 dense rate ({_TE}; Blackwell compute capability 10.x, {_HW}; AMD "
-            "CDNA 4 matrix cores run MXFP8)",
+            f"MXFP8BlockScaling at the FP8 dense rate ({_TE}; Blackwell compute capability 10.x, {_HW}; "
+            "AMD CDNA 4 MFMA takes E8M0 block scales, ROCm blog 'Matrix Core Programming on AMD CDNA3 and "
+            "CDNA4')",
         ),
         PrecisionRecipe(
             "nvfp4",
