@@ -23,9 +23,9 @@ optimizer's FP32 master weights and moments (``memory.OPTIMIZER_BYTES``). Source
   Core Programming on AMD CDNA3 and CDNA4 architecture"; AMD CDNA 4 architecture white paper); NVFP4 is
   NVIDIA's format. CDNA 3 (MI300X, MI325X) has per-tensor FP8 only. Hopper has no MX or NVFP4 hardware.
 - NVFP4 pre-training (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv:2509.25149, Sec. 4):
-  only the linear layers' Fprop, Dgrad and Wgrad GEMMs run in NVFP4; about 16 % of the linear layers (the
-  first blocks and the final ones) stay in BF16 for stability in the 12B run; embeddings, the output head,
-  norms, attention and the optimizer stay in BF16/FP32.
+  only the linear layers' Fprop, Dgrad and Wgrad GEMMs run in NVFP4; about 16 % of the linear layers,
+  mostly the final ones, stay in BF16 for stability in the 12B run; embeddings, the output head, norms,
+  attention and the optimizer stay in BF16/FP32.
 - Megatron-LM flags (megatron/core/transformer/transformer_config.py at d98e8a64): ``--fp8-format
   e4m3|hybrid``, ``--fp8-recipe tensorwise|delayed|mxfp8|blockwise``, ``--fp4-format e2m1 --fp4-recipe
   nvfp4``, ``--first-last-layers-bf16 --num-layers-at-start-in-bf16 N --num-layers-at-end-in-bf16 N``.
@@ -187,8 +187,9 @@ FP8_RECIPES = tuple(r.name for r in RECIPES.values() if r.matmul_precision == "f
 def bf16_layers(recipe: PrecisionRecipe, layers: int) -> tuple[int, int]:
     """(first, last) transformer layers a recipe keeps in BF16, for Megatron-LM's
     --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16: round(fraction × layers), at least one,
-    a fifth of them first and the rest last (the NVFP4 report keeps the final layers in BF16 and a couple
-    of the first; arXiv:2509.25149 Sec. 4). (0, 0) for a recipe that quantizes every layer."""
+    a fifth of them first and the rest last. The NVFP4 report keeps about 16 % of the linear layers in BF16,
+    mostly the final ones (arXiv:2509.25149 Sec. 4); the 1:4 split is this engine's assumption, not the
+    report's, and the timing uses the fraction only. (0, 0) for a recipe that quantizes every layer."""
     if not recipe.bf16_layer_fraction:
         return 0, 0
     total = min(layers, max(1, round(recipe.bf16_layer_fraction * layers)))
