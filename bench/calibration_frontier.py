@@ -30,8 +30,11 @@ from frontier_cases import (  # noqa: E402
     accelerator_slug,
     all_cases,
     catalog_specs,
+    load_rows,
     missing_memory_levers,
     percentile,
+    predict,
+    recipe_of,
     summary,
 )
 
@@ -55,6 +58,27 @@ def line(c: FrontierCase) -> str:
         f"{_fmt(c.predicted, '9.1f'):>9s} {_fmt(err and 100 * err, '+6.1f'):>6s}% "
         f"{_fmt(c.predicted_mfu, '.3f'):>5s} {fits:4s} {r['regime']}"
     )
+
+
+def _recipe_rows(cases: list[FrontierCase], gb200_gpus_per_node: int) -> None:
+    """Rows run in a recipe the engine now names but whose rows are entered as fp8 (the FP8 factors were
+    fitted on them so): their error as entered and estimated in their own recipe, with their role (fit or
+    check, calibration_cases.fit_run_ids). Nothing here is fitted."""
+    rows = load_rows()
+    fit = calibration_cases.fit_run_ids(rows)
+    specs = catalog_specs()
+    picked = [c for c in cases if not c.skip and recipe_of(c.row) in ("mxfp8", "fp8_blockwise", "nvfp4")]
+    print(f"rows measured in a block-scaled recipe, entered as fp8 ({len(picked)}):")
+    for c in picked:
+        recipe = recipe_of(c.row)
+        own = predict(c.row, specs, gb200_gpus_per_node=gb200_gpus_per_node, precision=recipe)
+        role = "fit" if c.row["run_id"] in fit else "check"
+        as_entered = _fmt(c.error and 100 * c.error, "+6.1f")
+        in_recipe = _fmt(own.error and 100 * own.error, "+6.1f") if not own.skip else own.skip
+        print(
+            f"  {c.row['run_id']:22s} {role:5s} {recipe:13s} as fp8 {as_entered}%  as {recipe} {in_recipe}%"
+        )
+    print()
 
 
 def _stats_line(label: str, s: dict[str, float | int]) -> str:
@@ -148,6 +172,7 @@ def main() -> None:
         if levers := missing_memory_levers(c.row):
             print(f"  {c.row['run_id']:22s} the run used {'; '.join(levers)}: no engine input yet")
     print()
+    _recipe_rows(cases, args.gb200_gpus_per_node)
     accelerators = catalog_specs()["accelerators"]
     peaks = ", ".join(f"{slug} {accelerators[slug].peak_tflops('fp8'):,.0f}" for _, slug in GPU_SLUGS)
     print(

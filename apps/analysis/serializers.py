@@ -9,6 +9,7 @@ from apps.analysis import selectors
 from apps.analysis.models import Analysis
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 from clusterdesigner.engine import defaults
+from clusterdesigner.engine.precision import PRECISIONS
 
 # What services.analysis_create checks each kind's params with (the service names their errors "params.*").
 ParamsSerializer = serializers.Serializer[Any]
@@ -62,7 +63,7 @@ class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     model = serializers.DictField(default=defaults.model)
     tokens = serializers.FloatField(min_value=1e6, max_value=1e16)
     global_batch_tokens = serializers.IntegerField(min_value=1, default=defaults.GLOBAL_BATCH_TOKENS.value)
-    precision = serializers.ChoiceField(choices=["bf16", "fp8"], default=defaults.PRECISION.value)
+    precision = serializers.ChoiceField(choices=PRECISIONS, default=defaults.PRECISION.value)
     deadline_days = serializers.FloatField(min_value=0.01, required=False)
     budget_usd = serializers.FloatField(min_value=0, required=False)
     interruption_tolerance = serializers.ChoiceField(choices=["none", "some"], default="some")

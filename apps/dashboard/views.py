@@ -41,6 +41,7 @@ from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFindin
 from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
+from clusterdesigner.engine.precision import RECIPES as PRECISION_RECIPES
 from clusterdesigner.engine.serving import SERVING_PRECISIONS
 from clusterdesigner.engine.spec import MODEL as MODEL_RULES
 from clusterdesigner.engine.training import exotic_features, model_presets
@@ -243,6 +244,12 @@ def _picker_context(spec: Any = None) -> dict[str, Any]:
             ("flash2", "FlashAttention-2 (flash-attn, PyTorch SDPA)"),
         ],
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
+        # training.precision: the recipes (engine/precision.py); training.optimizer: blank keeps Adam.
+        "precision_choices": [(name, recipe.label) for name, recipe in PRECISION_RECIPES.items()],
+        "optimizer_choices": [
+            ("", "Adam (mixed precision)"),
+            ("muon", "Muon (Newton-Schulz; AdamW on embedding and output)"),
+        ],
     }
 
 

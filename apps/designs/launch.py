@@ -49,6 +49,8 @@ from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK, FrameworkProfile
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
 from clusterdesigner.engine.model import ModelShape
+from clusterdesigner.engine.precision import RECIPES as PRECISION_RECIPES
+from clusterdesigner.engine.precision import bf16_layers
 from clusterdesigner.engine.presets import PRESETS
 from clusterdesigner.engine.spec import Cluster, DesignSpec
 from clusterdesigner.engine.training_result import Layout, TrainingEstimate
@@ -670,12 +672,21 @@ def _sharding_args(out: _Args, layout: Layout, gpus_per_node: int) -> None:
         )
 
 
-def _precision_args(out: _Args, precision: str) -> None:
-    if precision in ("bf16", "fp8", "fp4"):
+def _precision_args(out: _Args, precision: str, layers: int) -> None:
+    """The recipe's Transformer Engine flags (engine/precision.py ``megatron_args``: --fp8-format and
+    --fp8-recipe, or --fp4-format and --fp4-recipe, megatron/core/transformer/transformer_config.py at
+    d98e8a64) on BF16 weights; NVFP4 keeps its BF16 layers first and last (``precision.bf16_layers``)."""
+    recipe = PRECISION_RECIPES.get(precision)
+    if recipe is not None:
         out.add("--bf16")
-    if precision == "fp8":
-        out.add("--fp8-format", "hybrid")
+        for flag, value in recipe.megatron_args:
+            out.add(flag, value or None)
+        if recipe.bf16_layer_fraction:
+            start, end = bf16_layers(recipe, layers)
+            out.add("--num-layers-at-start-in-bf16", start)
+            out.add("--num-layers-at-end-in-bf16", end)
     elif precision == "fp4":
+        out.add("--bf16")
         out.add("--fp4-format", "e2m1")
     elif precision == "tf32":
         out.comments.append("tf32: fp32 weights with TF32 matmuls (Megatron's default without --bf16/--fp16)")
@@ -874,7 +885,13 @@ def _megatron_args(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> tu
     _batch_args(out, layout, evaluation, int(shape["seq_len"]))
     _memory_lever_args(out, evaluation, layout.recompute)
     _sharding_args(out, layout, gpn)
-    _precision_args(out, _precision(evaluation))
+    _precision_args(out, _precision(evaluation), int(shape["layers"]))
+    if _spec(evaluation).training.optimizer == "muon":
+        # Megatron-LM's Muon (arguments.py at d98e8a64): AdamW on embeddings, biases and norms; five
+        # Newton-Schulz steps; every TP rank orthogonalises the whole matrix (the engine's assumptions).
+        out.add("--optimizer", "muon")
+        out.add("--muon-num-ns-steps", 5)
+        out.add("--muon-tp-mode", "duplicated")
     _data_and_placeholder_args(out, shape)
     return out.args, out.comments
 

@@ -118,9 +118,9 @@ def automodel_recipe(
         "  enabled: false",
         *_distributed(layout, gpus_per_node, int(shape["layers"])),
     ]
-    if precision == "fp8":
+    if precision != "bf16":
         lines.append(
-            "# The estimate assumed FP8 matmuls: enable your AutoModel release's FP8 (Transformer Engine) "
-            "option; it is not written here"
+            f"# The estimate assumed {precision} matmuls: enable your AutoModel release's matching "
+            "Transformer Engine recipe; it is not written here"
         )
     return "\n".join(lines) + "\n"

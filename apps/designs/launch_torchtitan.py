@@ -84,6 +84,11 @@ def torchtitan_args(
             f"interleaved pipeline: {layout.vpp} stages per rank (split the model with "
             "parallelism.pipeline_parallel_layers_per_stage or pipeline_parallel_split_points)"
         )
+    if precision not in ("bf16", "fp8"):
+        comments.append(
+            f"the estimate assumed the {precision} recipe (Transformer Engine's); torchtitan's float8/mx "
+            "converters are set in its config, not written here"
+        )
     if layout.pp == 1 and layout.micro_batch != global_batch_seqs // layout.dp:
         comments.append(
             f"micro-batch {layout.micro_batch}: set training.global_batch_size for gradient accumulation"

@@ -38,7 +38,7 @@ TRAINING_TOKENS = Default(1.0e12, "tokens", ISSUE)
 GLOBAL_BATCH_TOKENS = Default(
     4_194_304, "tokens", "Llama 2: global batch of 4M tokens (arXiv:2307.09288 §2.2)"
 )
-PRECISION = Default("bf16", "bf16|fp8", "ClusterDesigner default: bf16 mixed precision")
+PRECISION = Default("bf16", "recipe", "ClusterDesigner default: bf16 mixed precision")
 
 # -- the cluster ------------------------------------------------------------------------------------------
 ACCELERATOR = Default("h100-sxm", "slug", "ClusterDesigner default")

@@ -104,8 +104,15 @@ class Band:
         return predicted / (1.0 + self.p10)
 
 
-def band_for(regime: str) -> Band:
-    """The band of ``regime``: its own key when it has MIN_ROWS rows, else the first fallback that does."""
+def band_for(regime: str, *, measured: bool = True) -> Band:
+    """The band of ``regime``: its own key when it has MIN_ROWS rows, else the first fallback that does.
+
+    ``measured`` False (a precision recipe no calibration row ran, ``precision.PrecisionRecipe.measured``):
+    the widest band (largest p90 − p10) of the regime's family at any precision and kind (CDNA 3 and 4 as
+    one), of all bands when the family has none, never narrower than the regime's own; ``basis`` names
+    that key and says why."""
+    if not measured:
+        return _widest_of_family(regime, why=f"no measured {regime.split('/')[1]} run")
     for key in band_keys(regime):
         if key in BANDS:
             rows, p10, median, p90 = BANDS[key]
@@ -114,27 +121,27 @@ def band_for(regime: str) -> Band:
 
 
 def _family_group(family: str) -> str:
+    """CDNA 3 and 4 count as one family (their rows are few)."""
     return "cdna" if family.startswith("cdna") else family
 
 
-def band_for_part(regime: str, *, part: str) -> Band:
-    """``band_for(regime)`` for a part with a measured run; otherwise the widest band (largest p90 − p10) of
-    the regime's family, or of all bands when the family has none, and never narrower than the regime's own
-    band. The ``basis`` names the key used and the part."""
+def _widest_of_family(regime: str, *, why: str) -> Band:
+    """The widest band (largest p90 − p10) of the regime's family at any precision and kind, or of all
+    bands when the family has none, never narrower than the regime's own ``band_for``; ``basis`` names the
+    key used and ``why`` (what has no measured run)."""
     own = band_for(regime)
-    if part in MEASURED_PARTS:
-        return own
     group = _family_group(regime.split("/")[0])
-    family = [k for k in BANDS if _family_group(k.split("/")[0]) == group]
-    where = f"{group} family" if family else "all families"
-    keys = [*(family or BANDS), own.basis]
-    widest = max(keys, key=lambda k: (round(BANDS[k][3] - BANDS[k][1], 9), k))
+    keys = [k for k in BANDS if _family_group(k.split("/")[0]) == group]
+    scope = f"the {group} family" if keys else "all families"
+    widest = max([*(keys or BANDS), own.basis], key=lambda k: (round(BANDS[k][3] - BANDS[k][1], 9), k))
     rows, p10, median, p90 = BANDS[widest]
-    return Band(
-        regime=regime,
-        basis=f"{widest} (no measured run of {part}: the widest band of the {where} or its regime)",
-        rows=rows,
-        p10=p10,
-        median=median,
-        p90=p90,
-    )
+    basis = f"{widest} ({why}: the widest band of {scope} or of its regime)"
+    return Band(regime=regime, basis=basis, rows=rows, p10=p10, median=median, p90=p90)
+
+
+def band_for_part(regime: str, *, part: str, measured: bool = True) -> Band:
+    """``band_for(regime, measured=measured)`` for a part with a measured run; for a part without one
+    (not in MEASURED_PARTS) the widest band of the regime's family (``_widest_of_family``)."""
+    if part in MEASURED_PARTS:
+        return band_for(regime, measured=measured)
+    return _widest_of_family(regime, why=f"no measured run of {part}")

@@ -35,6 +35,7 @@ from clusterdesigner.engine.model import (
     ModelShape,
     op_checkpoint_flops_fwd_per_token,
 )
+from clusterdesigner.engine.precision import recipe_for
 from clusterdesigner.engine.workload import Assumption, Training
 
 RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
@@ -138,7 +139,7 @@ def recompute_savings_per_layer(
       per element — each on the MoE layers' share, and never twice (moe covers the other two).
     """
     mods = set(training.recompute_modules)
-    fp8 = 1.0 if training.precision == "fp8" else 0.0
+    fp8 = recipe_for(training.precision).saved_bytes_less
     # The MLP's intermediates: the activation's input (``_fc1_output_bytes``) and its output, 2 B (FP8: 1 B).
     factor = _fc1_output_bytes(model, training) + 2.0 - fp8
     share = _moe_share(model)
@@ -199,7 +200,7 @@ def offload_bytes_per_layer(
     if not mods:
         return 0.0
     recomputed = set(training.recompute_modules)
-    fp8 = 1.0 if training.precision == "fp8" else 0.0
+    fp8 = recipe_for(training.precision).saved_bytes_less
     h = model.hidden
     out: Any = 0.0
     norms = ("attn_norm" in mods) + ("mlp_norm" in mods)

@@ -23,6 +23,8 @@ from clusterdesigner.engine.levers import (
     recompute_savings_per_layer,
 )
 from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_NONE, ModelShape
+from clusterdesigner.engine.optimizer import ADAM_STATE_BYTES
+from clusterdesigner.engine.precision import recipe_for
 from clusterdesigner.engine.workload import (
     GIB,
     SH_HSDP,
@@ -125,7 +127,7 @@ def weight_bytes(training: Training) -> float:
     master copy at all. The LoRA adapters are counted at the same bytes (rank-16 adapters of Llama 2 70B
     are 0.06 % of its weights); Transformer Engine's cached FP8 transposes (Hopper's FP8 GEMMs take one
     layout only) are not counted."""
-    return 1.0 if training.fp8_params else WEIGHT_BYTES
+    return recipe_for(training.precision).element_bytes if training.fp8_params else WEIGHT_BYTES
 
 
 def end_stage_layers(
@@ -300,7 +302,7 @@ def _layer_tensors(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, A
     mlp_width = _mlp_width(m)
     # Two 1-byte dropout masks (attention output, MLP output) and the attention-probability mask; a
     # model trained without dropout stores none (PyTorch's dropout at p = 0 returns its input).
-    fp8_saved = 1.0 if problem.training.precision == "fp8" else 0.0
+    fp8_saved = recipe_for(problem.training.precision).saved_bytes_less
     replicated = ((10.0 if m.dropout else 8.0) - 2.0 * fp8_saved) * tokens * m.hidden / sp_div
     if m.is_mla:
         # MLA's latents (Q, KV and the shared RoPE key), inputs of the up-projections, whole on every TP rank.
@@ -388,7 +390,7 @@ def routed_token_bytes(problem: Problem, lay: Mapping[str, IntArray], local_toke
     model = problem.model
     if not model.is_moe:
         return np.zeros_like(local_tokens)
-    in_bytes = 1.0 if problem.training.precision == "fp8" else 2.0
+    in_bytes = recipe_for(problem.training.precision).gemm_input_bytes
     share = model.moe_layers / model.layers
     return share * in_bytes * model.top_k * model.hidden * local_tokens * expert_tp(problem.training, lay)
 
@@ -483,12 +485,16 @@ def _states(
     params_dense: Any,
     params_expert: Any,
     trained: Any,
+    *,
+    edge_trained: Any = 0.0,
 ) -> dict[str, Any]:
     """Weights, gradients and optimizer states of the given parameters, each sharded as the layout's mode
     says (ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3/HSDP everything). ``trained`` is
     (dense, expert) parameters that have gradients and optimizer states: all of them, or LoRA's adapters
     (the frozen base weights have neither). Optimizer offload keeps the optimizer states in host memory.
-    ``degrees``: ``shard_degrees`` of the layouts (dense, expert)."""
+    ``degrees``: ``shard_degrees`` of the layouts (dense, expert). Muon (``training.optimizer``) keeps
+    ``optimizer_bytes`` (8: FP32 master + momentum) for the hidden matrices and Adam's 12 for the
+    ``edge_trained`` embedding and output-layer parameters it leaves to AdamW (``optimizer.py``)."""
     training = problem.training
     d_dense, d_expert = degrees
     sh = lay["sharding"]
@@ -503,6 +509,10 @@ def _states(
 
     grads_flag, opt_flag = full_shard | (sh == SH_ZERO2), sh != SH_NONE
     optimizer = sharded(training.optimizer_bytes, opt_flag, *trained)
+    if training.optimizer == "muon":
+        optimizer = optimizer + sharded(
+            ADAM_STATE_BYTES - training.optimizer_bytes, opt_flag, edge_trained, 0.0
+        )
     weights = sharded(weight_bytes(training), full_shard, params_dense, params_expert)
     gradients = sharded(training.grad_bytes, grads_flag, *trained)
     if training.pipeline_grad_bytes:
@@ -576,7 +586,11 @@ def memory_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, Flo
     parts_by_stage = [
         {
             **_states(
-                problem, lay, degrees, *_held_params(problem, held, share, edge_held=edge, mtp_held=mtp)
+                problem,
+                lay,
+                degrees,
+                *_held_params(problem, held, share, edge_held=edge, mtp_held=mtp),
+                edge_trained=held["edge"] if edge and not training.lora_rank else 0.0,
             ),
             "activations": _stage_activations(lay, a, layers_held, share, n_stage) * (1.0 + FRAGMENTATION),
             "logits": np.where(with_logits, a["logits"], 0.0),

@@ -28,6 +28,8 @@ from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
 from clusterdesigner.engine.framework import ATTENTION_KERNELS
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
+from clusterdesigner.engine.optimizer import OPTIMIZERS
+from clusterdesigner.engine.precision import PRECISIONS
 
 # Nested error detail: a field's messages, or a nested section's detail, by key.
 Errors = dict[str, Any]
@@ -107,7 +109,10 @@ TRAINING: Mapping[str, Rule] = {
     "tokens": Rule("float", 1e3, 1e16, required=True),
     "global_batch_tokens": _int(1, 10**10),
     "global_batch_seqs": _int(1, 10**8),
-    "precision": Rule("choice", choices=("bf16", "fp8"), default=defaults.PRECISION.value),
+    # The precision recipe (engine/precision.py): fp8 is per-tensor delayed scaling.
+    "precision": Rule("choice", choices=PRECISIONS, default=defaults.PRECISION.value),
+    # adam (mixed-precision Adam) or muon (engine/optimizer.py); absent: adam.
+    "optimizer": Rule("choice", choices=OPTIMIZERS),
     # Megatron-Core's --pipeline-model-parallel-layout ("Et*3|(tt|)*29,m|L") or a list of layers per
     # virtual stage; checked against the model by the training engine (workload.parse_pipeline_layout).
     "pipeline_layout": Rule("any"),
@@ -532,6 +537,7 @@ class Training:
     lora_modules: list[str] | None = None
     recompute_num_layers: int | None = None  # --recompute-method block --recompute-num-layers
     fp8_params: bool | None = None  # --fp8-param-gather
+    optimizer: str | None = None  # "adam" or "muon"; None: adam
 
 
 @dataclass(frozen=True)

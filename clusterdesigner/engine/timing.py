@@ -41,6 +41,8 @@ from clusterdesigner.engine.memory import (
     stage_layers,
 )
 from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.optimizer import layer_newton_schulz_flops
+from clusterdesigner.engine.precision import CAST_PASSES_DELAYED, PrecisionRecipe, recipe_for
 from clusterdesigner.engine.workload import (
     SH_HSDP,
     SH_NONE,
@@ -110,7 +112,7 @@ PCIE_BUSBW_EFFICIENCY = 0.75
 ELEMENTWISE_PASSES_HIDDEN = 16.0
 DROPOUT_PASSES_HIDDEN = 6.0
 ELEMENTWISE_PASSES_MLP = 3.0
-FP8_CAST_PASSES = 6.0
+FP8_CAST_PASSES = CAST_PASSES_DELAYED
 SCORE_BYTES_FWD = 10.0
 RING_STEP_LATENCY_S = 15e-6
 MXFP8_BLOCK = 32.0
@@ -127,6 +129,8 @@ MXFP8_BLOCK = 32.0
 # the refit.
 MOE_ROUTED_PASSES = 26.0
 ADAM_BYTES_PER_PARAM = 36.0
+# Muon's element-wise update reads and writes one FP32 moment fewer than Adam's (no variance): 36 − 8.
+MUON_BYTES_PER_PARAM = ADAM_BYTES_PER_PARAM - 8.0
 # Host-memory bandwidth one GPU's share of the CPU steps Adam at under optimizer offload: a DGX H100's two
 # Xeon Platinum 8480C, 8 DDR5-4800 channels each (8 × 4,800 MT/s × 8 B = 307.2 GB/s per socket), shared by
 # 8 GPUs. ZeRO-Offload's CPU-Adam is vectorised and bound by memory bandwidth (Ren et al. 2021 Sec. 5.1).
@@ -328,7 +332,8 @@ class _Shape:
     rate_bf16: float
     in_bytes: float
     hbm: float
-    fp8: bool
+    # The precision recipe's quantize passes over s·b·h per layer forward (0 in BF16).
+    cast_passes: float
     tp: FloatArray
     cp: FloatArray
     dp: FloatArray
@@ -357,11 +362,26 @@ class _Shape:
         return _gemm(m, k, n, self.rate_lin, self.hbm, self.in_bytes)
 
 
+def linear_matmul_rate_flops(accelerator: AcceleratorSpec, recipe: PrecisionRecipe) -> float:
+    """The linear layers' achievable matmul FLOP/s under a precision recipe: the quantized rate
+    R_q = ``matmul_rate_flops`` at the recipe's matmul precision with its calibration regime's factor, and,
+    when a share f of the layers stays in BF16 (NVFP4), the harmonic mix 1 / (f / R_bf16 + (1 − f) / R_q)
+    (the same FLOPs split between the two rates, ``precision.PrecisionRecipe``)."""
+    measured = accelerator.achievable_matmul_tflops.get(recipe.matmul_precision)
+    peak = accelerator.peak_tflops(recipe.matmul_precision)
+    tflops = measured if measured else MATMUL_FRACTION_WITHOUT_MEASUREMENT * peak
+    rate_q = tflops * 1e12 * family_efficiency(accelerator, recipe.calibration_precision)
+    f = recipe.bf16_layer_fraction
+    if not f:
+        return rate_q
+    return 1.0 / (f / matmul_rate_flops(accelerator, "bf16") + (1.0 - f) / rate_q)
+
+
 def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
     model, training = problem.model, problem.training
     acc = problem.cluster.accelerator
-    fp8 = training.precision == "fp8"
-    rate_lin = matmul_rate_flops(acc, training.precision)
+    recipe = recipe_for(training.precision)
+    rate_lin = linear_matmul_rate_flops(acc, recipe)
     tp = lay["tp"].astype(np.float64)
     cp = lay["cp"].astype(np.float64)
     s = float(model.seq_len)
@@ -369,9 +389,9 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         problem=problem,
         rate_lin=rate_lin,
         rate_bf16=matmul_rate_flops(acc, "bf16") if "bf16" in acc.dense_tflops else rate_lin,
-        in_bytes=1.0 if fp8 else 2.0,
+        in_bytes=recipe.gemm_input_bytes,
         hbm=acc.hbm_bandwidth_tbps * 1e12 * HBM_EFFICIENCY,
-        fp8=fp8,
+        cast_passes=recipe.cast_passes * (1.0 - recipe.bf16_layer_fraction),
         tp=tp,
         cp=cp,
         dp=lay["dp"].astype(np.float64),
@@ -565,7 +585,7 @@ def _layer(c: _Shape) -> _Layer:
     elem_fwd = (
         passes_hidden * 2.0 * tokens * h / c.sp_div
         + ELEMENTWISE_PASSES_MLP * 2.0 * tokens * mlp_width / tp
-        + (FP8_CAST_PASSES * 2.0 * tokens * h / c.sp_div if c.fp8 else 0.0)
+        + c.cast_passes * 2.0 * tokens * h / c.sp_div
     ) / c.hbm + _moe_routed_elementwise(c)
     rc = c.rc
     if c.problem.training.lora_rank:
@@ -1203,7 +1223,7 @@ def _expert_stride(c: _Shape) -> FloatArray:
     return (c.etp if c.etp_given else c.tp) * c.ep
 
 
-def _optimizer(c: _Shape, held: _Held) -> FloatArray:
+def _optimizer(c: _Shape, held: _Held, n_stage: FloatArray | IntArray) -> FloatArray:
     """Adam update, memory-bound: ADAM_BYTES_PER_PARAM × the parameters this GPU updates / HBM rate.
 
     With optimizer offload (Megatron-Core --optimizer-cpu-offload, DeepSpeed ZeRO-Offload; Ren et al. 2021,
@@ -1216,12 +1236,60 @@ def _optimizer(c: _Shape, held: _Held) -> FloatArray:
         held.sharding == SH_NONE, trained + expert, trained / held.d_dense + expert / held.d_expert
     )
     training = c.problem.training
+    if training.optimizer == "muon":
+        return MUON_BYTES_PER_PARAM * opt_params / c.hbm + _muon(c, held, n_stage)
     if not training.optimizer_offload:
         return ADAM_BYTES_PER_PARAM * opt_params / c.hbm
     link = host_link_bytes_per_s(c.problem)
     return opt_params * (
         (training.grad_bytes + WEIGHT_BYTES) / link + ADAM_BYTES_PER_PARAM / CPU_ADAM_BYTES_PER_S
     )
+
+
+def muon_newton_schulz_flops_per_gpu(c: _Shape, held: _Held, n_stage: FloatArray | IntArray) -> FloatArray:
+    """Newton–Schulz FLOPs one GPU runs per step under Muon (``optimizer.layer_newton_schulz_flops``):
+    its stage's n layers' whole matrices (every TP rank orthogonalises the whole matrix, Megatron-Core's
+    --muon-tp-mode duplicated), the non-expert ones split over the d_dense ranks of the distributed
+    optimizer and the ep-local experts over the d_expert ranks (Distributed Muon: each DP rank takes the
+    matrices of its partition; without sharding every rank runs them all):
+    n · [attn + (1 − s)·mlp + s·(router + shared)] / d_dense + n · s · (E / ep) · expert / d_expert,
+    s the MoE layers' share. Under LoRA ``_muon`` counts none (only rank-r adapters are stepped)."""
+    model = c.problem.model
+    attn, mlp, moe_dense, one_expert = layer_newton_schulz_flops(model)
+    share = model.moe_layers / model.layers if model.is_moe else 0.0
+    sharded = held.sharding != SH_NONE
+    d_dense = np.where(sharded, held.d_dense, 1.0)
+    d_expert = np.where(sharded, held.d_expert, 1.0)
+    dense = (attn + (1.0 - share) * mlp + share * moe_dense) / d_dense
+    expert = share * (model.experts / c.ep) * one_expert / d_expert if model.is_moe else 0.0
+    out: FloatArray = n_stage * (dense + expert)
+    return out
+
+
+def _muon(c: _Shape, held: _Held, n_stage: FloatArray | IntArray) -> FloatArray:
+    """Seconds Muon adds to the step beyond its element-wise update: the Newton–Schulz FLOPs at the BF16
+    matmul rate (the reference runs them in BF16; Megatron's default --muon-fp32-matmul-prec medium
+    lets FP32 matmuls use BF16), plus the gathers that put whole matrices on the ranks that
+    orthogonalise them, exposed: the gradient shards over the d_dense (d_expert) optimizer ranks
+    (Distributed Muon's DP gather, arXiv:2502.16982 Algorithm 1; only when the optimizer is sharded) and
+    the tensor-parallel shards over tp (duplicated TP mode), each an all-gather of grad_bytes per
+    parameter."""
+    if c.problem.training.lora_rank:
+        # Only the rank-r adapters are stepped: their Newton-Schulz work and gathers are negligible.
+        return np.zeros_like(c.tp)
+    grad_bytes = c.problem.training.grad_bytes
+    # The hidden layers' matrices only: the embedding and output layer are AdamW's, gathered by nothing.
+    trained, expert = held.dense, held.expert
+    flops = muon_newton_schulz_flops_per_gpu(c, held, n_stage)
+    sharded = held.sharding != SH_NONE
+    dp_gather = _ring(c, factor=1.0, nbytes=trained * grad_bytes, size=held.d_dense, stride=c.tp)
+    if c.problem.model.is_moe:
+        dp_gather = dp_gather + _ring(
+            c, factor=1.0, nbytes=expert * grad_bytes, size=held.d_expert, stride=_expert_stride(c)
+        )
+    tp_gather = _ring(c, factor=1.0, nbytes=trained * c.tp * grad_bytes, size=c.tp, stride=np.ones_like(c.tp))
+    out: FloatArray = flops / c.rate_bf16 + np.where(sharded, dp_gather, 0.0) + tp_gather
+    return out
 
 
 def host_link_bytes_per_s(problem: Problem) -> float:
@@ -1276,7 +1344,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     held = _held(problem, lay)
     dp_exposed = _dp_exposed(c, held, last_bwd)
     fsdp_mb, hsdp_exposed = _fsdp(c, held, mb_fwd_bwd=mb_fwd_bwd, n_stage=stage.n_stage, last_bwd=last_bwd)
-    optimizer = _optimizer(c, held)
+    optimizer = _optimizer(c, held, stage.n_stage)
     m = microbatches(problem, lay)
 
     offload = _activation_offload(c, lay, layer, stage.n_stage)

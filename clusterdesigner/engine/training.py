@@ -63,6 +63,14 @@ from clusterdesigner.engine.model import (
     ModelShape,
     model_from_dict,
 )
+from clusterdesigner.engine.optimizer import ADAM_STATE_BYTES, MUON_ASSUMPTIONS, MUON_STATE_BYTES, OPTIMIZERS
+from clusterdesigner.engine.precision import (
+    FP8_RECIPES,
+    PRECISIONS,
+    check_supported,
+    recipe_assumptions,
+    recipe_for,
+)
 from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
 from clusterdesigner.engine.search import (
     MAX_SEARCH_GPUS,
@@ -110,7 +118,6 @@ from clusterdesigner.engine.workload import (
     parse_pipeline_layout,
 )
 
-PRECISIONS = ("bf16", "fp8")
 PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused", "upcast")
 MOE_DISPATCHERS = ("alltoall", "deepep")
@@ -329,8 +336,12 @@ def _block_recompute_and_fp8_params(
     if tr.get("recompute_num_layers") not in (None, 0):
         layers = _whole(tr, "recompute_num_layers", "training", maximum=model.layers)
     fp8_params = _flag(tr, "fp8_params", "training", False)
-    if fp8_params and precision != "fp8":
-        raise InputError(f"FP8 weights need precision fp8, got {precision}", field="training.fp8_params")
+    if fp8_params and precision not in FP8_RECIPES:
+        raise InputError(
+            f"FP8 weights need precision fp8 or another FP8 recipe ({', '.join(FP8_RECIPES[1:])}), "
+            f"got {precision}",
+            field="training.fp8_params",
+        )
     return {"recompute_num_layers": layers, "fp8_params": fp8_params}
 
 
@@ -395,10 +406,13 @@ def _moe_knobs(tr: Mapping[str, Any], precision: str) -> dict[str, Any]:
         else 0
     )
     fp8_dispatch = _flag(tr, "moe_fp8_dispatch", "training", False)
-    if fp8_dispatch and precision != "fp8":
+    if fp8_dispatch and precision not in FP8_RECIPES:
         # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
         # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
-        raise InputError("FP8 dispatch needs precision fp8", field="training.moe_fp8_dispatch")
+        raise InputError(
+            f"FP8 dispatch needs precision fp8 or another FP8 recipe ({', '.join(FP8_RECIPES[1:])})",
+            field="training.moe_fp8_dispatch",
+        )
     return {
         "moe_dispatcher": _choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
         "moe_max_domains_per_token": max_domains,
@@ -417,13 +431,17 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
     grad_dtype = tr.get("grad_dtype", "bf16")
     if grad_dtype not in ("bf16", "fp32"):
         raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field="training.grad_dtype")
-    if tr.get("optimizer", "adam") != "adam":
-        raise InputError("only mixed-precision Adam ('adam') is modelled", field="training.optimizer")
+    optimizer = _choice(tr, "optimizer", "training", OPTIMIZERS, "adam")
+    if optimizer == "muon" and _flag(tr, "optimizer_offload", "training", False):
+        raise InputError(
+            "optimizer offload steps Adam on the CPU; Muon's Newton-Schulz iterations run on the GPU",
+            field="training.optimizer_offload",
+        )
     optimizer_bytes = _number(
         tr,
         "optimizer_bytes_per_param",
         "training",
-        default=12.0,
+        default=MUON_STATE_BYTES if optimizer == "muon" else ADAM_STATE_BYTES,
         maximum=MAX_TRAINING["optimizer_bytes_per_param"],
     )
     memory_headroom = _number(
@@ -446,6 +464,7 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
         etp=_expert_tp(tr, model),
         pipeline_split=_choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced"),
         optimizer_bytes=optimizer_bytes,
+        optimizer=optimizer,
         tokens=tokens,
         global_batch_seqs=batch,
         precision=precision,
@@ -470,7 +489,7 @@ def parse_problem(
     precision = training.precision
     cl = _section(request, "cluster")
     accelerator: AcceleratorSpec = _reference(cl, "accelerator", accelerators, accelerator_from_dict)
-    accelerator.peak_tflops(precision)  # raises naming training.precision if unsupported
+    check_supported(recipe_for(precision), accelerator)  # raises naming training.precision if unsupported
     offloads = training.activation_offload_layers or training.activation_offload_modules
     if (offloads or training.optimizer_offload) and accelerator.host_link_gbps <= 0:
         raise InputError(
@@ -541,15 +560,22 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
     mem, times = evaluate(problem, lay)
     model, training, cluster = problem.model, problem.training, problem.cluster
     n_gpus = cluster.num_gpus
-    peak = cluster.accelerator.peak_tflops(training.precision)
+    recipe = recipe_for(training.precision)
+    peak = cluster.accelerator.peak_tflops(recipe.matmul_precision)
     tokens_per_step = training.global_batch_seqs * model.seq_len
     hw_flops = hardware_flops(
         model, training, lay["recompute"], full_share=layout_recompute_share(problem, lay)
     )
     cap = cluster.accelerator.memory_gib
     band = band_for_part(
-        regime_key(cluster.accelerator.family, training.precision, model.is_moe, n_gpus, model.seq_len),
+        # A measured recipe's runs are among its calibration precision's rows (fp8_current among fp8's).
+        regime_key(
+            cluster.accelerator.family, recipe.calibration_precision, model.is_moe, n_gpus, model.seq_len
+        )
+        if recipe.measured
+        else regime_key(cluster.accelerator.family, recipe.name, model.is_moe, n_gpus, model.seq_len),
         part=cluster.accelerator.slug,
+        measured=recipe.measured,
     )
     rows = []
     for i in range(lay["tp"].size):
@@ -645,21 +671,26 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
         items.extend(LEVER_ASSUMPTIONS)
     if problem.training.optimizer_offload:
         items.append(CPU_ADAM_ASSUMPTION)
+    if problem.training.optimizer == "muon":
+        items.extend(MUON_ASSUMPTIONS)
     if problem.training.activation_offload_modules:
         items.append(OFFLOAD_ASSUMPTION)
     if problem.training.activation_func_fp8_input_store:
         items.append(FP8_INPUT_STORE_ASSUMPTION)
-    regime = (acc.family, problem.training.precision)
+    recipe = recipe_for(problem.training.precision)
+    regime = (acc.family, recipe.calibration_precision)
     if regime in REGIME_EFFICIENCY:
+        stand_in = "" if recipe.measured else f"; stands in for {recipe.label}, which has no measured run"
         items.append(
             Assumption(
-                f"regime_efficiency[{acc.family}/{problem.training.precision}]",
-                family_efficiency(acc, problem.training.precision),
-                f"of achievable {problem.training.precision} matmul",
+                f"regime_efficiency[{acc.family}/{recipe.calibration_precision}]",
+                family_efficiency(acc, recipe.calibration_precision),
+                f"of achievable {recipe.calibration_precision} matmul",
                 f"calibration factor of this family and precision, fitted by bench/calibration_fit.py on "
-                f"{REGIME_SOURCES[regime]}; checked on the other rows",
+                f"{REGIME_SOURCES[regime]}; checked on the other rows{stand_in}",
             )
         )
+    items.extend(recipe_assumptions(recipe))
     items.append(
         Assumption(
             f"family_efficiency[{acc.family or 'unknown'}]",
@@ -713,7 +744,7 @@ def _summary(problem: Problem) -> Summary:
                 "gpus": c.num_gpus,
                 "gpus_per_node": c.gpus_per_node,
                 "nodes": c.nodes,
-                "peak_tflops": c.accelerator.peak_tflops(t.precision),
+                "peak_tflops": c.accelerator.peak_tflops(recipe_for(t.precision).matmul_precision),
                 "oversubscription": c.oversubscription,
                 "scaleout_gbps_per_gpu": c.nic_gbps_per_gpu,
             },

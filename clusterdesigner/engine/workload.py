@@ -271,6 +271,9 @@ class Training:
     fp8_params: bool = False
     activation_offload_modules: tuple[str, ...] = ()
     activation_func_fp8_input_store: bool = False
+    # "adam" (mixed-precision Adam) or "muon" (engine/optimizer.py: hidden matrices orthogonalised by
+    # Newton-Schulz, the embedding and output layer stepped by AdamW).
+    optimizer: str = "adam"
 
 
 @dataclass(frozen=True)

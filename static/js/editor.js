@@ -216,6 +216,10 @@
     var kernel = text("spec.workload.training.attention_kernel");
     if (kernel) spec.workload.training.attention_kernel = kernel;
     else delete spec.workload.training.attention_kernel;
+    // The optimizer: blank is Adam, the engine's default (no key stored).
+    var optimizer = text("spec.workload.training.optimizer");
+    if (optimizer) spec.workload.training.optimizer = optimizer;
+    else delete spec.workload.training.optimizer;
     var cluster = spec.cluster = Object.assign({}, spec.cluster || {});
     cluster.accelerator = text("spec.cluster.accelerator");
     cluster.fabric = text("spec.cluster.fabric");

@@ -142,7 +142,26 @@ def _sharding(text: str) -> str:
     return "zero2" if text.startswith("zero2") else "zero1"
 
 
-def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[str, Any]:
+# The recipe a row's precision column names (engine/precision.py), for bench/calibration_frontier.py's
+# recipe section; the rows themselves are entered as "fp8" (the FP8 factors were fitted that way).
+RECIPE_WORDS = (("nvfp4", "nvfp4"), ("mxfp8", "mxfp8"), ("fp8_mx", "mxfp8"), ("blockwise", "fp8_blockwise"))
+
+
+def recipe_of(row: dict[str, str]) -> str:
+    """The precision recipe the row's precision column names: nvfp4, mxfp8, fp8_blockwise, fp8_current
+    ("current scaling"), fp8 or bf16."""
+    text = row["precision"].lower()
+    for word, recipe in RECIPE_WORDS:
+        if word in text:
+            return recipe
+    if "fp8" in text:
+        return "fp8_current" if "current scaling" in text else "fp8"
+    return "bf16"
+
+
+def request_for(
+    row: dict[str, str], *, gb200_gpus_per_node: int = 4, precision: str | None = None
+) -> dict[str, Any]:
     name = row["model_name"].lower()
     moe = _int(row["experts"]) or 0
     model: dict[str, Any] = {
@@ -187,7 +206,7 @@ def request_for(row: dict[str, str], *, gb200_gpus_per_node: int = 4) -> dict[st
     training = {
         "tokens": 1e12,
         "global_batch_seqs": int(row["global_batch_seqs"]),
-        "precision": "fp8" if "fp8" in row["precision"].lower() else "bf16",
+        "precision": precision or ("fp8" if "fp8" in row["precision"].lower() else "bf16"),
         "flash_attention": True,
         "tp_comm_overlap": True,
     }
@@ -279,7 +298,9 @@ class FrontierCase:
         return relative_error(self.predicted, self.measured)
 
 
-def predict(row: dict[str, str], specs: dict[str, Any], *, gb200_gpus_per_node: int = 4) -> FrontierCase:
+def predict(
+    row: dict[str, str], specs: dict[str, Any], *, gb200_gpus_per_node: int = 4, precision: str | None = None
+) -> FrontierCase:
     case = FrontierCase(row=row)
     tokens = _float(row["tokens_per_s_per_gpu"])
     tflops = _float(row["measured_tflops_per_gpu"])
@@ -294,7 +315,9 @@ def predict(row: dict[str, str], specs: dict[str, Any], *, gb200_gpus_per_node: 
         case.skip = f"no catalog accelerator for {row['gpu_type']}"
         return case
     try:
-        response = estimate(request_for(row, gb200_gpus_per_node=gb200_gpus_per_node), **specs)
+        response = estimate(
+            request_for(row, gb200_gpus_per_node=gb200_gpus_per_node, precision=precision), **specs
+        )
     except EngineError as exc:
         case.skip = f"engine rejected the layout: {exc.field}: {exc.message}"
         return case
