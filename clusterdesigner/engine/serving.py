@@ -1758,8 +1758,23 @@ def _no_layout_error(inp: ServingInput, results: Sequence[LayoutResult]) -> Infe
     return InfeasibleError(
         f"no layout meets the targets: {fitting[0].why} (best: tp{fitting[0].tp} pp{fitting[0].pp},"
         f" TTFT {fitting[0].ttft_s:.2f} s, TPOT {fitting[0].tpot_s * 1000:.0f} ms)",
-        field="targets.tpot_s" if "output token" in fitting[0].why else "targets.ttft_s",
+        field=_binding_target(inp, _layout_grid(inp)),
     )
+
+
+def _binding_target(inp: ServingInput, g: Mapping[str, np.ndarray]) -> str:
+    """The request path of the target no fitting (layout, batch) meets together with the targets before it,
+    in the order TTFT at the percentile, the TTFT percentile targets, TPOT, the TPOT percentile targets."""
+    ok = g["batch"] <= g["fits"]
+    order = [("targets.ttft_s", g["ttft_s"], inp.ttft_s)]
+    order += [(f"targets.{n}", g[n], limit) for n, limit in inp.percentile_targets if n.startswith("ttft")]
+    order += [("targets.tpot_s", g["tpot_s"], inp.tpot_s)]
+    order += [(f"targets.{n}", g[n], limit) for n, limit in inp.percentile_targets if n.startswith("tpot")]
+    for path, values, limit in order:
+        ok = ok & (values <= limit)
+        if not ok.any():
+            return path
+    return "targets.tpot_s"
 
 
 def _cost_settings(cost_section: Mapping[str, Any]) -> tuple[float, float, Mapping[str, Any], bool]:
