@@ -1167,7 +1167,9 @@ def _sensitivity(v: Mapping[str, Any], ctx: Context, reference: str | None) -> d
         "rows": [],
     }
     if reference is not None:
-        names = [n for n in SENSITIVE if n in v]
+        # Only inputs of what is compared: the spot interruption rate moves nothing when spot is not ticked.
+        unpriced = () if "spot" in ctx.pricing_models else ("cloud.spot_preemptions_per_day",)
+        names = [n for n in SENSITIVE if n in v and n not in unpriced]
         sensitivity.update(
             tornado(
                 values=v,

@@ -26,6 +26,8 @@ from clusterdesigner.engine.json_object import JsonObject
 # cluster the bounds allow (the gap's slope is at most ~$1e10 per unit of utilization).
 XTOL = 1e-13
 RTOL = 4e-15
+# A secant root is accepted when the NPV gap there is at most this (USD).
+SECANT_TOLERANCE_USD = 0.01
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +54,9 @@ def npv_pair(*, inputs: CashflowInputs, option: str) -> NpvPair:
 
 
 def root(*, gap: Callable[[float], float], low: float, high: float) -> float | None:
-    """The x in [low, high] where gap(x) = 0 (Brent's method), or None when gap has the same sign at both
-    ends (no crossing in the range: one side wins throughout)."""
+    """The x in [low, high] where gap(x) = 0 (the secant through the ends when gap is affine there, else
+    Brent's method), or None when gap has the same sign at both ends (no crossing in the range: one side wins
+    throughout)."""
     g_low, g_high = gap(low), gap(high)
     if not (math.isfinite(g_low) and math.isfinite(g_high)):
         return None  # an end of the range cannot be compared (an option cannot finish there)
@@ -63,6 +66,12 @@ def root(*, gap: Callable[[float], float], low: float, high: float) -> float | N
         return high
     if (g_low > 0) == (g_high > 0):
         return None
+    # The NPV gap is affine in each input moved today, so the secant through the ends is the root; kept
+    # when the gap there is within a cent (one evaluation), else Brent's method from the bracket.
+    x = low - g_low * (high - low) / (g_high - g_low)
+    g_x = gap(x)
+    if math.isfinite(g_x) and abs(g_x) <= SECANT_TOLERANCE_USD:
+        return x
     try:
         x = float(brentq(gap, low, high, xtol=XTOL, rtol=RTOL, maxiter=200))
     except RuntimeError:

@@ -87,10 +87,10 @@ def test_owning_assumptions_and_goals_are_edited_saved_and_judged(
     page.wait_for_selector("#verdict")
     for message in result["verdict"]["messages"]:
         assert message in page.inner_text("#verdict")
-    # The two answers open the results, before the summary: rent or own (issue 15's verdict first), then
-    # the verdict on the design's own goals.
-    top = page.eval_on_selector("#results", "el => [...el.children].slice(0, 2).map(c => c.id)")
-    assert top == ["rent-or-own", "verdict"]
+    # The answers open the results, before the summary: the design's rent-or-own verdict for finance
+    # (issue #31), the cash flows behind it (issue 15), then the verdict on the design's own goals.
+    top = page.eval_on_selector("#results", "el => [...el.children].slice(0, 3).map(c => c.id)")
+    assert top == ["finance-summary", "rent-or-own", "verdict"]
     screenshot(page, "design-verdict")
 
     # The share view's assumptions table shows PUE 1.5 from the request.

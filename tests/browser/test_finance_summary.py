@@ -42,8 +42,8 @@ def test_share_view_opens_with_a_one_page_answer_for_finance(
     assert verdict.sentence in text and "CoreWeave" in text
     rows = page.locator("#verdict-npv-table tbody tr")
     assert rows.count() == 3  # owning, CoreWeave on-demand, AWS on-demand: nothing unchosen
-    assert page.get_attribute("#verdict-npv-table tbody tr.best", "data-option") == verdict.rival.key
-    shown = page.inner_text("#verdict-npv-table tr[data-option='own'] td:nth-child(2)")
+    assert page.get_attribute("#verdict-npv-table tbody tr.best", "data-verdict-option") == verdict.rival.key
+    shown = page.inner_text("#verdict-npv-table tr[data-verdict-option='own'] td:nth-child(2)")
     assert shown == f"${verdict.own.npv_usd:,.0f}"
     assert page.locator("#verdict-flips tbody tr").count() == len(verdict.flips) == 5
     assert page.locator("#owning-figures tbody tr").count() == 3

@@ -47,6 +47,7 @@ def test_a_verdict_never_names_a_pricing_model_the_user_did_not_tick(user_client
     assert "spot" not in cost["cloud"]
     assert [r["name"] for r in cost["cashflow"]["rent"]] == ["on_demand", "reserved_3y"]
     assert cost["sensitivity"]["pricing_model"] != "spot"
+    assert all("spot" not in row["name"] for row in cost["sensitivity"]["rows"])
     assert cost["verdict"]["cheapest_rent"] != "spot"
     assert "spot" not in verdict["sentence"] and "spot" not in cost["verdict"]["sentence"]
     assert {o["pricing_model"] for o in verdict["options"]} == {"on_demand", "reserved_3y"}
@@ -208,3 +209,24 @@ def test_the_charts_show_the_rival_offerings_payback_and_tornado_whatever_the_or
     assert tornado["base_own_minus_rent_usd"] == pytest.approx(
         -result["design_verdict"]["saving_usd"], abs=1e-6
     )
+
+
+def test_the_share_view_of_a_p5_design_without_spot_never_mentions_spot(
+    user_client: Any, catalog: Any
+) -> None:
+    import html
+
+    from django.test import Client
+
+    from apps.designs.models import Design
+    from apps.designs.services import share_link_create
+
+    created = user_client.post("/api/v1/designs/", {"name": "p5", "spec": _p5_spec()}, format="json")
+    design = Design.objects.get(pk=created.json()["id"])
+    _, token = share_link_create(design=design, user=user_client.user)
+    page = html.unescape(Client().get(f"/share/{token}/").content.decode())
+    summary = page.split('id="finance-summary"', 1)[1].split("</section>", 1)[0]
+    rent_or_own = page.split('id="rent-or-own"', 1)[1].split("</table>", 1)[0]
+    for part in (summary, rent_or_own):
+        assert "spot" not in part.lower()
+    assert "reserved 3-year" in summary or "reserved 3 years" in summary
