@@ -276,6 +276,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "clusterdesigner.schema.closed_objects",
         "clusterdesigner.schema.query_strings_without_nul",
+        "clusterdesigner.schema.uri_too_long",
     ],
 }
 
