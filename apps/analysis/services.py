@@ -445,6 +445,21 @@ def analysis_resume_orphans() -> list[int]:
     return resumed
 
 
+def analysis_rescue_stalled() -> list[int]:
+    """The periodic sweep (Celery beat: analysis_rescue_stalled_task every ANALYSIS_RESCUE_EVERY_S): each
+    live analysis's read-time checks (analysis_refresh) run without waiting for a reader, so a run whose
+    queued chunks were lost (Redis restarted, a worker's retries exhausted by a database outage) is queued
+    again, and one past its deadline fails. Returns the ids it requeued or failed."""
+    touched = []
+    live = [Analysis.Status.PENDING, Analysis.Status.RUNNING]
+    for analysis in Analysis.objects.filter(status__in=live).order_by("created_at"):
+        before = (analysis.status, analysis.requeued_at)
+        analysis = analysis_refresh(analysis=analysis)
+        if (analysis.status, analysis.requeued_at) != before:
+            touched.append(analysis.pk)
+    return touched
+
+
 def analysis_refresh(*, analysis: Analysis) -> Analysis:
     """Read-time checks, so no run stays 'running' forever even with every worker gone: past its deadline it
     fails with a message; stalled (its queued chunks lost) its unfinished chunks are queued again."""
