@@ -34,7 +34,7 @@ SURROGATE = "must not contain unpaired surrogates (\\ud800-\\udfff): they are no
 # recursive code after it (serializers, the error envelope) survive: 5,000 levels raised RecursionError.
 MAX_JSON_DEPTH = 64
 TOO_DEEP = f"nested more than {MAX_JSON_DEPTH} levels deep"
-_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
 
 
 def _field_name(key: str) -> str:
@@ -54,25 +54,39 @@ def _text_problem(text: str) -> str | None:
 
 
 def _too_deep(text: str) -> str | None:
-    """The field (top-level key) holding the first value nested deeper than MAX_JSON_DEPTH, or None; read
-    from the JSON text before it is parsed. Brackets inside strings are skipped with the strings."""
-    depth = 0
-    key = "non_field_errors"
-    top_is_object = text.lstrip().startswith("{")
+    """The field path (``spec.workload.a.0.b``) of the first value nested deeper than MAX_JSON_DEPTH, or
+    None; read from the JSON text before it is parsed, so the error names the deepest place at fault, not
+    only its top-level key. Brackets inside strings are skipped with the strings; an array's index counts its
+    commas. Malformed JSON is left to json.loads."""
+    # One entry per open container: [is_object, key or index, expecting a key].
+    stack: list[list[Any]] = []
     for match in _JSON_TOKEN.finditer(text):
         token = match.group()
         if token in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return key
+            if len(stack) >= MAX_JSON_DEPTH:
+                if not stack[0][0]:  # a bare array: no field to name
+                    return "non_field_errors"
+                return (
+                    ".".join(str(entry[1]) for entry in stack if entry[1] is not None) or "non_field_errors"
+                )
+            stack.append([True, None, True] if token == "{" else [False, 0, False])
+        elif not stack:
+            continue
         elif token in "]}":
-            depth -= 1
-        elif depth == 1 and top_is_object:
-            # A top-level key (or a string value, which the next key replaces before any nesting).
+            stack.pop()
+        elif token == ",":
+            top = stack[-1]
+            if top[0]:
+                top[2] = True
+            else:
+                top[1] += 1
+        elif token == ":":
+            stack[-1][2] = False
+        elif stack[-1][0] and stack[-1][2]:
             try:
-                key = _field_name(json.loads(token)) or "non_field_errors"
+                stack[-1][1] = _field_name(json.loads(token))
             except ValueError:
-                key = "non_field_errors"
+                stack[-1][1] = None
     return None
 
 

@@ -58,3 +58,20 @@ def query_strings_without_nul(
                 if parameter.get("in") == "query" and free_text and parameter.get("name") != "ordering":
                     schema.setdefault("pattern", NO_NUL)
     return result
+
+
+# gunicorn answers 414 itself, before the app, for a request line (method, path and query) over its
+# limit_request_line (4,094 bytes by default; gunicorn/workers/base.py): every operation can get it.
+URI_TOO_LONG = {
+    "description": "URI too long: the request line is over the server's limit (4,094 bytes); answered by "
+    "gunicorn before the application, as text, not in the error envelope."
+}
+
+
+def uri_too_long(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Postprocessing hook: every operation documents the 414 the server in front of it may answer."""
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                operation["responses"].setdefault("414", dict(URI_TOO_LONG))
+    return result

@@ -276,6 +276,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "clusterdesigner.schema.closed_objects",
         "clusterdesigner.schema.query_strings_without_nul",
+        "clusterdesigner.schema.uri_too_long",
     ],
 }
 
@@ -311,6 +312,15 @@ CELERY_KEY_PREFIX = os.environ.get("CELERY_KEY_PREFIX", f"cdtest{os.getpid()}:" 
 if CELERY_KEY_PREFIX:
     CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = CELERY_KEY_PREFIX
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The stall rescue runs on a schedule (celery beat, the "beat" service in docker-compose.yml), not only when
+# someone reads the analysis.
+ANALYSIS_RESCUE_EVERY_S = env.int("ANALYSIS_RESCUE_EVERY_S", default=15)
+CELERY_BEAT_SCHEDULE = {
+    "analysis-rescue-stalled": {
+        "task": "apps.analysis.tasks.analysis_rescue_stalled_task",
+        "schedule": float(ANALYSIS_RESCUE_EVERY_S),
+    }
+}
 
 
 def caches_for(redis_url: str) -> dict[str, dict[str, object]]:

@@ -90,7 +90,9 @@ def _kind_input(
     """The request body for one kind, for the schema: ``kind`` and the params that kind checks."""
     fields = {"kind": serializers.ChoiceField(choices=[kind]), "params": params(), "__doc__": doc}
     name = f"{kind.title()}AnalysisInputSerializer"
-    kind_serializer: serializers.Serializer[Any] = type(name, (serializers.Serializer,), fields)()
+    # KnownKeysOnly, as AnalysisInputSerializer: the schema then says additionalProperties: false.
+    bases = (KnownKeysOnly, serializers.Serializer)
+    kind_serializer: serializers.Serializer[Any] = type(name, bases, fields)()
     return kind_serializer
 
 

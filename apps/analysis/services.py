@@ -418,6 +418,48 @@ def _deadline_message(analysis: Analysis) -> str:
     )
 
 
+def analysis_resume_orphans() -> list[int]:
+    """Run again the unfinished analyses a previous process of the embedded default (ANALYSIS_RUN_IN_THREAD:
+    no broker, chunks on a thread of the web process) left behind: called once when a server process starts,
+    every run still pending or running was the previous process's (a reload by the dev server, e.g. when
+    `make test` touches the checkout, killed its thread), so it is queued again at once instead of waiting
+    ANALYSIS_STALL_S for a reader. Exactly once still holds: a chunk is recorded once under its row lock.
+    A run past its deadline fails with its message. Returns the ids queued again."""
+    resumed = []
+    now = timezone.now()
+    live = [Analysis.Status.PENDING, Analysis.Status.RUNNING]
+    for analysis in Analysis.objects.filter(status__in=live).order_by("created_at"):
+        if _past_deadline(analysis):
+            analysis_fail(analysis_id=analysis.pk, error=_deadline_message(analysis))
+            continue
+        claimed = Analysis.objects.filter(
+            pk=analysis.pk, requeued_at=analysis.requeued_at, status__in=live
+        ).update(requeued_at=now, requeues=F("requeues") + 1)
+        if claimed:
+            resumed.append(analysis.pk)
+            _requeue(analysis.pk)
+    if resumed:
+        logger.warning(
+            "resumed %s analyses a previous server process left unfinished: %s", len(resumed), resumed
+        )
+    return resumed
+
+
+def analysis_rescue_stalled() -> list[int]:
+    """The periodic sweep (Celery beat: analysis_rescue_stalled_task every ANALYSIS_RESCUE_EVERY_S): each
+    live analysis's read-time checks (analysis_refresh) run without waiting for a reader, so a run whose
+    queued chunks were lost (Redis restarted, a worker's retries exhausted by a database outage) is queued
+    again, and one past its deadline fails. Returns the ids it requeued or failed."""
+    touched = []
+    live = [Analysis.Status.PENDING, Analysis.Status.RUNNING]
+    for analysis in Analysis.objects.filter(status__in=live).order_by("created_at"):
+        before = (analysis.status, analysis.requeued_at)
+        analysis = analysis_refresh(analysis=analysis)
+        if (analysis.status, analysis.requeued_at) != before:
+            touched.append(analysis.pk)
+    return touched
+
+
 def analysis_refresh(*, analysis: Analysis) -> Analysis:
     """Read-time checks, so no run stays 'running' forever even with every worker gone: past its deadline it
     fails with a message; stalled (its queued chunks lost) its unfinished chunks are queued again."""

@@ -13,8 +13,12 @@ from apps.analysis import services
     time_limit=services.CHUNK_TIME_LIMIT_S,
     soft_time_limit=services.CHUNK_TIME_LIMIT_S - 30,
     autoretry_for=(OperationalError, InterfaceError),
+    # Retries that outlast a 60 s database outage: backoff 1, 2, 4, 8, then 15 s (jittered: a random wait up
+    # to each) for 20 retries, some 2 minutes on average (5 retries spent 9 s, and a 10 s outage stalled a
+    # sweep 180 s). Past them, the periodic rescue below queues the chunk again.
     retry_backoff=True,
-    max_retries=5,
+    retry_backoff_max=15,
+    max_retries=20,
 )
 def analysis_run_chunk_task(self, chunk_id: int) -> None:  # type: ignore[no-untyped-def]
     """Compute one chunk of an analysis (idempotent: a chunk already done is skipped)."""
@@ -34,3 +38,9 @@ def analysis_run_chunk_task(self, chunk_id: int) -> None:  # type: ignore[no-unt
                 error=f"chunk {chunk.index} failed: {type(exc).__name__}: {exc}",
             )
         raise
+
+
+@shared_task(ignore_result=True, time_limit=120)
+def analysis_rescue_stalled_task() -> None:
+    """Run by Celery beat (CELERY_BEAT_SCHEDULE): stalled analyses are queued again, late ones failed."""
+    services.analysis_rescue_stalled()

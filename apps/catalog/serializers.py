@@ -300,7 +300,8 @@ class SkyPilotImportResultSerializer(serializers.Serializer[Any]):
 
 
 class ResidualValuePointSerializer(serializers.ModelSerializer[Any]):
-    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # Null for a point about a generation the catalog has no accelerator for (the schema says so).
+    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = ResidualValuePoint
@@ -319,7 +320,8 @@ class ResidualValuePointSerializer(serializers.ModelSerializer[Any]):
 
 
 class RentalPricePointSerializer(serializers.ModelSerializer[Any]):
-    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # Null for a point about a generation the catalog has no accelerator for (the schema says so).
+    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = RentalPricePoint

@@ -226,8 +226,12 @@ class DesignViewSet(
             VersionQuerySerializer,
         ],
         responses={
-            # Each format's own type (the schema said application/octet-stream for all of them).
-            **{(200, content_type): OpenApiTypes.BINARY for content_type, *_ in EXPORTS.values()},
+            # Each format's own type (the schema said application/octet-stream for all of them): text for
+            # the text formats (CSV, shell, YAML, JSON), binary only for the spreadsheet.
+            **{
+                (200, content_type): OpenApiTypes.BINARY if extension == "xlsx" else OpenApiTypes.STR
+                for content_type, extension, *_ in EXPORTS.values()
+            },
             **ERRORS,
         },
         description=(

@@ -72,7 +72,9 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     try:
         clean = json.loads(json.dumps(design_spec.parse_design_spec(spec_with_defaults(spec)).json))
     except design_spec.SpecError as exc:
-        raise InvalidInput(exc.fields()) from exc
+        # Reported with the rest: a catalog row the spec names that does not exist (a partial cluster with an
+        # unknown accelerator named only its missing fields).
+        raise InvalidInput({**_unknown_slugs(spec), **exc.fields()}) from exc
     catalog = engine_catalog_snapshot().specs
     try:
         _check_references(clean, catalog)
@@ -100,6 +102,34 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
 def _cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
     """Where cost request ``index`` of the spec's :func:`cost_requests` came from in the spec."""
     return design_spec.cost_paths(index if "cloud" in request else None)
+
+
+def _unknown_slugs(spec: Any) -> dict[str, list[str]]:
+    """The catalog rows a raw spec names (cluster accelerator, fabric, storage; cloud offerings) that the
+    catalog lacks, by field path; only string values (a wrong type is the parser's to report)."""
+    if not isinstance(spec, Mapping):
+        return {}
+    cluster: Any = spec.get("cluster")
+    cluster = cluster if isinstance(cluster, Mapping) else {}
+    costs: Any = spec.get("costs")
+    costs = costs if isinstance(costs, Mapping) else {}
+    catalog = engine_catalog_snapshot().specs
+    named = [
+        ("spec.cluster.accelerator", cluster.get("accelerator"), catalog.accelerators, "accelerator"),
+        ("spec.cluster.fabric", cluster.get("fabric"), catalog.fabrics, "fabric"),
+        ("spec.cluster.storage", cluster.get("storage"), catalog.storage_tiers, "storage"),
+    ]
+    cloud: Any = costs.get("cloud")
+    cloud = cloud if isinstance(cloud, list) else []
+    for index, choice in enumerate(cloud):
+        if isinstance(choice, Mapping):
+            path = f"spec.costs.cloud.{index}.offering"
+            named.append((path, choice.get("offering"), catalog.offerings, "offering"))
+    return {
+        path: [f"unknown {kind} {slug!r}"]
+        for path, slug, known, kind in named
+        if isinstance(slug, str) and slug and slug not in known
+    }
 
 
 def _check_references(spec: dict[str, Any], catalog: Any) -> None:

@@ -30,6 +30,7 @@ from apps.plans.serializers import (
 )
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.engine.capacity import PlanResult
+from clusterdesigner.errors import Conflict
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.views import or_404
 
@@ -127,13 +128,28 @@ class CapacityPlanViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("version", int, description="Version (default: current).")],
-        responses={(200, XLSX): OpenApiTypes.BINARY, **ERRORS},
-        description="The solved plan as an XLSX workbook: summary, months, purchases, reservations, runs.",
+        responses={
+            (200, XLSX): OpenApiTypes.BINARY,
+            **ERRORS,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="Not solved yet and too large to solve in the request: a worker is solving it "
+                "(the message names the run); download again when it has finished.",
+            ),
+        },
+        description="The solved plan as an XLSX workbook: summary, months, purchases, reservations, runs. A "
+        "stored or small plan's; a large one is never solved in the request (gunicorn's 30 s timeout).",
     )
     @action(detail=True, methods=["get"])
     def xlsx(self, request: Request, pk: str) -> HttpResponse:
         version = self._version(request)
-        solution = services.plan_solve(version=version, user=request.user)
+        solution = services.plan_solve_start(version=version, user=request.user)
+        if isinstance(solution, PlanRun):
+            url = reverse("capacity-plan-run", kwargs={"pk": version.plan_id, "run_id": solution.pk})
+            raise Conflict(
+                f"this plan is too large to solve in the request: run {solution.pk} ({solution.status}) "
+                f"solves it on a worker; download the XLSX when it has finished ({url})"
+            )
         body = plan_xlsx(
             name=version.plan.name, version=version.number, result=PlanResult.from_json(solution.result)
         )

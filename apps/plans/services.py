@@ -22,6 +22,7 @@ from clusterdesigner.engine.cost import FINANCE_LINES
 from clusterdesigner.engine.errors import EngineError, InputError
 from clusterdesigner.engine.tco import OnPremInputs
 from clusterdesigner.engine.version import ENGINE_VERSION
+from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import snapshot_hash
 
 if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day inference only)
@@ -378,6 +379,8 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
                 ),
             }
         return capacity.CapacityPlan.from_json(resolved)
+    except capacity.PlanInputErrors as exc:  # every error of the plan at once
+        raise InvalidInput({f"spec.{path}": [message] for path, message in exc.fields.items()}) from exc
     except EngineError as exc:  # input, reference and infeasibility errors alike keep their kind
         raise type(exc)(exc.message, field=f"spec.{exc.field}" if exc.field else "spec") from exc
 

@@ -26,7 +26,10 @@ class TargetsSerializer(StrictJSONTypes, serializers.Serializer[Any]):
 class DemandSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     requests_per_s = serializers.FloatField(required=False, help_text="mean requests per second")
     output_tokens_per_day = serializers.FloatField(required=False, help_text="or: output tokens per day")
-    peak_to_mean = serializers.FloatField(required=False, help_text="busiest hour ÷ mean (2)")
+    # The busiest hour of a day is at most 24 × the mean hour (all the day's demand in that hour).
+    peak_to_mean = serializers.FloatField(
+        required=False, min_value=1, max_value=24, help_text="busiest hour ÷ mean, 1 to 24 (2)"
+    )
     arrival_cv = serializers.FloatField(
         required=False,
         help_text="coefficient of variation of the time between arrivals: 1 Poisson (default), >1 bursty",

@@ -50,6 +50,7 @@ import functools
 import math
 import time
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -59,7 +60,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from clusterdesigner.engine.cashflow import monthly_rate
-from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
 from clusterdesigner.engine.failures import failure_model
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
 
@@ -80,21 +81,72 @@ REPRESENTATIVE_WEEK = (
 # --------------------------------------------------------------------------------------------- inputs
 
 
+# The largest training run a plan takes, in GPU-hours: far above any run published (Llama 3 405B: 30.84M
+# H100 GPU-hours, its model card), yet low enough that no sum of runs overflows.
+MAX_GPU_HOURS = 1e10
+
+# While CapacityPlan.from_json runs: every input error found so far, by field path (the first per path), with
+# its kind, so that a plan reports all its errors at once instead of one per request.
+_ERRORS: ContextVar[dict[str, tuple[str, type[EngineError]]] | None] = ContextVar(
+    "capacity_plan_errors", default=None
+)
+
+
+class PlanInputErrors(InputError):
+    """Every input error of a plan at once: ``fields`` maps each field path to its message (``field`` and
+    ``message`` are the first)."""
+
+    def __init__(self, fields: Mapping[str, str]) -> None:
+        path, message = next(iter(fields.items()))
+        super().__init__(message, field=path)
+        self.fields = dict(fields)
+
+
+def _invalid(message: str, path: str, kind: type[EngineError] = InputError) -> None:
+    """Report one input error: raised at once outside from_json; inside it, collected (the first per
+    field)."""
+    errors = _ERRORS.get()
+    if errors is None:
+        raise kind(message, field=path)
+    errors.setdefault(path, (message, kind))
+
+
+def _require(ok: bool, message: str, path: str) -> bool:
+    if not ok:
+        _invalid(message, path)
+    return ok
+
+
+def _raise_collected() -> None:
+    errors = _ERRORS.get() or {}
+    if len(errors) == 1:
+        ((path, (message, kind)),) = errors.items()
+        raise kind(message, field=path)
+    if errors:
+        raise PlanInputErrors({path: message for path, (message, _) in errors.items()})
+
+
 def _num(data: Mapping[str, Any], key: str, path: str, *, default: float | None = None) -> float:
+    """The number at ``key``; a missing or non-numeric one is an error (NaN stands in while errors are
+    collected: every comparison with it is false, so no further check fires on it)."""
     value = data.get(key, default)
     if value is None:
-        raise InputError("is required", field=f"{path}{key}")
+        _invalid("is required", f"{path}{key}")
+        return math.nan
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError("must be a finite number", field=f"{path}{key}")
+        _invalid("must be a finite number", f"{path}{key}")
+        return math.nan
     return float(value)
 
 
 def _int(data: Mapping[str, Any], key: str, path: str, *, default: int | None = None) -> int:
     value = data.get(key, default)
     if value is None:
-        raise InputError("is required", field=f"{path}{key}")
+        _invalid("is required", f"{path}{key}")
+        return 0
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError("must be a whole number", field=f"{path}{key}")
+        _invalid("must be a whole number", f"{path}{key}")
+        return 0
     return value
 
 
@@ -384,7 +436,21 @@ class CapacityPlan:
         supply = data.get("supply")
         _check(isinstance(supply, Mapping), "is required: the capacity one may buy", "supply")
         assert isinstance(supply, Mapping)
-        plan = cls(
+        # Type errors everywhere, then (when every value has its type) range errors everywhere, each set
+        # reported whole. A malformed structure (a list that is not one) still stops at once.
+        token = _ERRORS.set({})
+        try:
+            plan = cls._parse(data, supply, items)
+            _raise_collected()
+            plan_check(plan=plan)
+            _raise_collected()
+        finally:
+            _ERRORS.reset(token)
+        return plan
+
+    @classmethod
+    def _parse(cls, data: Mapping[str, Any], supply: Mapping[str, Any], items: Any) -> CapacityPlan:
+        return cls(
             horizon_months=_int(data, "horizon_months", ""),
             gpus_per_node=_int(data, "gpus_per_node", ""),
             supply=Supply.from_json(supply, "supply."),
@@ -398,19 +464,17 @@ class CapacityPlan:
             growth_pct_per_month=_num(data, "growth_pct_per_month", "", default=0.0),
             discount_rate=_num(data, "discount_rate", "", default=0.0),
         )
-        plan_check(plan=plan)
-        return plan
 
 
 def plan_check(*, plan: CapacityPlan) -> None:
     """Refuse a plan that cannot mean anything, naming the field."""
     p = plan
-    _check(
+    _require(
         1 <= p.horizon_months <= MAX_HORIZON_MONTHS, f"must be 1 to {MAX_HORIZON_MONTHS}", "horizon_months"
     )
-    _check(1 <= p.gpus_per_node <= 64, "must be 1 to 64", "gpus_per_node")
-    _check(-50 <= p.growth_pct_per_month <= 100, "must be −50 to 100 (% per month)", "growth_pct_per_month")
-    _check(0 <= p.discount_rate <= 1, "must be 0 to 1 (a yearly rate)", "discount_rate")
+    _require(1 <= p.gpus_per_node <= 64, "must be 1 to 64", "gpus_per_node")
+    _require(-50 <= p.growth_pct_per_month <= 100, "must be −50 to 100 (% per month)", "growth_pct_per_month")
+    _require(0 <= p.discount_rate <= 1, "must be 0 to 1 (a yearly rate)", "discount_rate")
     _check_training(p)
     _check_inference(p)
     _check_supply(p.supply, horizon_months=p.horizon_months)
@@ -420,25 +484,34 @@ def _check_training(p: CapacityPlan) -> None:
     """Each training run: positive GPU-hours and GPUs, a window inside the horizon that can hold its hours."""
     for i, r in enumerate(p.training):
         path = f"training.{i}."
-        _check(r.gpu_hours > 0, "must be more than zero", path + "gpu_hours")
-        _check(r.gpus >= 1, "must be at least 1", path + "gpus")
-        _check(
-            0 <= r.earliest_start_month < p.horizon_months,
-            "must be inside the horizon",
-            path + "earliest_start_month",
-        )
-        _check(
-            r.earliest_start_month <= r.deadline_month < p.horizon_months,
-            "must be inside the horizon and not before the earliest start",
-            path + "deadline_month",
+        # Whether the fit check below can mean anything: each value it reads is valid.
+        ok = all(
+            [
+                _require(r.gpu_hours > 0, "must be more than zero", path + "gpu_hours")
+                and _require(
+                    r.gpu_hours <= MAX_GPU_HOURS, f"must be at most {MAX_GPU_HOURS:,.0f}", path + "gpu_hours"
+                ),
+                _require(r.gpus >= 1, "must be at least 1", path + "gpus"),
+                _require(
+                    0 <= r.earliest_start_month < p.horizon_months,
+                    "must be inside the horizon",
+                    path + "earliest_start_month",
+                ),
+                _require(
+                    r.earliest_start_month <= r.deadline_month < p.horizon_months,
+                    "must be inside the horizon and not before the earliest start",
+                    path + "deadline_month",
+                ),
+            ]
         )
         window = (r.deadline_month - r.earliest_start_month + 1) * HOURS_PER_MONTH
-        if r.gpus * window < r.gpu_hours - 1e-6:
-            raise InfeasibleError(
+        if ok and r.gpus * window < r.gpu_hours - 1e-6:
+            _invalid(
                 f"{r.name}: {r.gpu_hours:,.0f} GPU-hours do not fit on {r.gpus} GPUs in months "
                 f"{r.earliest_start_month}–{r.deadline_month} ({r.gpus * window:,.0f} GPU-hours at most); "
                 "move the deadline or allow more GPUs",
-                field=path + "deadline_month",
+                path + "deadline_month",
+                InfeasibleError,
             )
 
 
@@ -446,19 +519,19 @@ def _check_inference(p: CapacityPlan) -> None:
     """Each inference workload's peak, off-peak share, hours and start; each baseline's GPUs an hour."""
     for i, inf in enumerate(p.inference):
         path = f"inference.{i}."
-        _check(inf.peak_gpus >= 0, "must be zero or more", path + "peak_gpus")
-        _check(0 <= inf.offpeak_fraction <= 1, "must be 0 to 1", path + "offpeak_fraction")
-        _check(0 <= inf.peak_start_hour <= 23, "must be 0 to 23", path + "peak_start_hour")
-        _check(
+        _require(inf.peak_gpus >= 0, "must be zero or more", path + "peak_gpus")
+        _require(0 <= inf.offpeak_fraction <= 1, "must be 0 to 1", path + "offpeak_fraction")
+        _require(0 <= inf.peak_start_hour <= 23, "must be 0 to 23", path + "peak_start_hour")
+        _require(
             inf.peak_start_hour < inf.peak_end_hour <= 24,
             "must be after the start, at most 24",
             path + "peak_end_hour",
         )
-        _check(0 <= inf.start_month < p.horizon_months, "must be inside the horizon", path + "start_month")
+        _require(0 <= inf.start_month < p.horizon_months, "must be inside the horizon", path + "start_month")
     for i, b in enumerate(p.baseline):
         for d, row in enumerate(b.gpus_by_day_hour):
             for h, v in enumerate(row):
-                _check(v >= 0, "must be zero or more", f"baseline.{i}.gpus_by_day_hour.{d}.{h}")
+                _require(v >= 0, "must be zero or more", f"baseline.{i}.gpus_by_day_hour.{d}.{h}")
 
 
 def _check_supply(s: Supply, *, horizon_months: int) -> None:
@@ -466,32 +539,34 @@ def _check_supply(s: Supply, *, horizon_months: int) -> None:
     if s.owned is not None:
         _check_owned(s.owned, horizon_months=horizon_months)
     for i, res in enumerate(s.reservations):
-        _check(res.term_months in (12, 36), "must be 12 or 36", f"supply.reservations.{i}.term_months")
-        _check(
+        _require(res.term_months in (12, 36), "must be 12 or 36", f"supply.reservations.{i}.term_months")
+        _require(
             res.usd_per_node_hour > 0, "must be more than zero", f"supply.reservations.{i}.usd_per_node_hour"
         )
     for key, burst in (("on_demand", s.on_demand), ("spot", s.spot)):
         if burst is not None:
             _check_burst(burst, key)
     if s.owned is None and not s.reservations and s.on_demand is None and s.spot is None:
-        raise InputError("offers no capacity: give at least one option with its price", field="supply")
+        _invalid("offers no capacity: give at least one option with its price", "supply")
 
 
 def _check_owned(o: OwnedOption, *, horizon_months: int) -> None:
-    _check(
+    _require(
         0 <= o.lead_time_months < horizon_months,
         "must be 0 up to the horizon",
         "supply.owned.lead_time_months",
     )
     for key in ("capex_usd_per_node", "fixed_usd_per_node_month", "usd_per_node_hour_used"):
-        _check(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
-    _check(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
+        _require(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
+    _require(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
 
 
 def _check_burst(burst: BurstOption, key: str) -> None:
-    _check(burst.usd_per_node_hour > 0, "must be more than zero", f"supply.{key}.usd_per_node_hour")
-    _check(0 < burst.goodput <= 1, "must be more than 0, at most 1", f"supply.{key}.goodput")
-    _check(burst.cap_nodes is None or burst.cap_nodes >= 0, "must be zero or more", f"supply.{key}.cap_nodes")
+    _require(burst.usd_per_node_hour > 0, "must be more than zero", f"supply.{key}.usd_per_node_hour")
+    _require(0 < burst.goodput <= 1, "must be more than 0, at most 1", f"supply.{key}.goodput")
+    _require(
+        burst.cap_nodes is None or burst.cap_nodes >= 0, "must be zero or more", f"supply.{key}.cap_nodes"
+    )
 
 
 def owned_option_from_on_prem(

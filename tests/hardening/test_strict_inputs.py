@@ -138,3 +138,73 @@ def test_a_shared_fractional_gpu_is_still_skipped_not_refused(staff_client: Any,
     )
     assert response.status_code == 200, response.content[:300]
     assert "shared or fractional" in str(response.json()["skipped"])
+
+
+# --- errors name the deepest field at fault, and a plan reports all of them ---------------------------------
+
+
+def test_a_huge_peak_to_mean_is_blamed_on_peak_to_mean(user_client: Any, catalog: Any) -> None:
+    body = {"demand": {"requests_per_s": 5, "peak_to_mean": 1e40}}
+    response = user_client.post("/api/v1/serving/estimate/", body, format="json")
+    # The busiest hour is at most 24 × the mean hour; before, the error named demand.requests_per_s.
+    _refused(response, "demand.peak_to_mean", "less than or equal to 24")
+    assert "demand.requests_per_s" not in response.json()["error"]["fields"]
+
+
+def test_nesting_past_64_levels_names_the_deepest_path(user_client: Any, catalog: Any) -> None:
+    deep: Any = 1
+    for _ in range(70):
+        deep = {"a": deep}
+    response = user_client.post("/api/v1/designs/", {"name": "d", "spec": {"workload": deep}}, format="json")
+    # 64 open objects: the body, spec, workload and 61 × "a"; the 65th is the one refused.
+    _refused(response, "spec.workload" + ".a" * 62, "nested more than 64 levels deep")
+
+
+def test_a_partial_cluster_with_an_unknown_accelerator_names_the_accelerator_too(
+    user_client: Any, catalog: Any
+) -> None:
+    body = {"name": "d", "spec": {"cluster": {"accelerator": "h9000"}}}
+    response = user_client.post("/api/v1/designs/", body, format="json")
+    _refused(response, "spec.cluster.accelerator", "unknown accelerator 'h9000'")
+    _refused(response, "spec.cluster.nodes", "required")
+
+
+def _plan_errors(client: Any, **changes: Any) -> dict[str, list[str]]:
+    import copy
+
+    spec = copy.deepcopy(PLAN_SPEC)
+    for path, value in changes.items():
+        *parents, key = path.split("__")
+        node: Any = spec
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[key] = value
+    response = client.post("/api/v1/capacity-plans/", {"name": "p", "spec": spec}, format="json")
+    assert response.status_code == 400, response.content[:500]
+    assert not CapacityPlan.objects.exists()
+    return dict(response.json()["error"]["fields"])
+
+
+def test_a_huge_training_run_is_blamed_on_gpu_hours_not_the_deadline(user_client: Any, catalog: Any) -> None:
+    fields = _plan_errors(user_client, training__0__gpu_hours=1e300)
+    assert fields == {"spec.training.0.gpu_hours": ["must be at most 10,000,000,000"]}
+
+
+def test_a_plan_reports_all_its_errors_at_once(user_client: Any, catalog: Any) -> None:
+    # Three values out of range in three sections: all three in one answer.
+    fields = _plan_errors(
+        user_client,
+        training__0__gpu_hours=-1,
+        inference__0__offpeak_fraction=2,
+        growth_pct_per_month=500,
+    )
+    assert fields == {
+        "spec.growth_pct_per_month": ["must be −50 to 100 (% per month)"],
+        "spec.training.0.gpu_hours": ["must be more than zero"],
+        "spec.inference.0.offpeak_fraction": ["must be 0 to 1"],
+    }
+    # Three values of the wrong type: all three too.
+    fields = _plan_errors(
+        user_client, training__0__gpus="many", inference__0__peak_gpus="x", discount_rate="high"
+    )
+    assert set(fields) == {"spec.training.0.gpus", "spec.inference.0.peak_gpus", "spec.discount_rate"}
