@@ -168,6 +168,7 @@ def _sweep_rows(
                     {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
                     training=train.to_json(),
                     resale=resale,
+                    uncertainty=False,  # a sweep row reads no Monte Carlo figure
                     **catalog.cost_kwargs(),
                 )
             )
