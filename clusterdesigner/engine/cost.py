@@ -40,6 +40,7 @@ from clusterdesigner.engine.cost_request import (
     resolve,
 )
 from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
+from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.defaults import cost_assumptions as default_assumptions
 from clusterdesigner.engine.errors import FieldPaths, named_by
 from clusterdesigner.engine.failures import FailureResult, failure_model
@@ -714,6 +715,8 @@ def _per_run_options(
             "assumption": f"the rest of the {num(v['horizon_years'])}-year horizon is used at {num(u)} "
             "utilization; otherwise the whole-horizon cost applies",
             "horizon_usd": own.total.usd,
+            # Owned capacity starts after its procurement lead time (cashflow.lead_time_months × 365/12).
+            "start_delay_days": int(v["cashflow.lead_time_months"]) * DAYS_PER_MONTH,
         }
     }
     for model in models:
