@@ -63,7 +63,7 @@ def test_the_share_view_shows_the_monte_carlo_with_its_standard_errors(alice: An
     ]
     _, token = share_link_create(design=demo, user=alice)
     body = html.unescape(Client().get(f"/share/{token}/").content.decode())
-    table = re.search(r'<table class="uncertainty" id="uncertainty-aws-p5e-48xlarge".*?</table>', body, re.S)
+    table = re.search(r'<p class="caption" id="uncertainty-note-aws-p5e-48xlarge".*?</table>', body, re.S)
     assert table, "no uncertainty table"
     text = table.group(0)
     assert f"against {uncertainty['option']}, chosen before the draws" in text and "100,000 draws" in text
