@@ -129,6 +129,7 @@ def _priced_row(
         capex_usd=result.on_prem.capex_usd if model == "own" else None,
         commitment_usd=None if run_cost is None else run_cost.commitment_per_term_usd,
         commitment_term_months=None if run_cost is None else run_cost.commitment_term_months,
+        start_delay_days=None if run_cost is None else run_cost.start_delay_days,
     ).to_json()
 
 
@@ -168,6 +169,7 @@ def _sweep_rows(
                     {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
                     training=train.to_json(),
                     resale=resale,
+                    uncertainty=False,  # a sweep row reads no Monte Carlo figure
                     **catalog.cost_kwargs(),
                 )
             )

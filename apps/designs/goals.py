@@ -110,7 +110,9 @@ def _estimate_on(
             requests[0],
         )
         # The same resale series as the design's own evaluation, so both price a node alike.
-        per_run = cost.tco(request, training=train, resale=resale, **catalog.cost_kwargs())["per_run"]
+        per_run = cost.tco(
+            request, training=train, resale=resale, uncertainty=False, **catalog.cost_kwargs()
+        )["per_run"]
     except EngineError as exc:
         return verdict.RunEstimate(nodes, None, error=exc.message)
     model = option.get("pricing_model") or "on_prem"

@@ -40,6 +40,7 @@ class SweepRow(JsonObject):
     capex_usd: float | None = omit()
     commitment_usd: float | None = omit()
     commitment_term_months: int | None = omit()
+    start_delay_days: float | None = omit()  # owning: the lead time before the run can start
 
     @property
     def priced(self) -> bool:

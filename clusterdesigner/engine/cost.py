@@ -41,6 +41,7 @@ from clusterdesigner.engine.cost_request import (
     resolve,
 )
 from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
+from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.defaults import cost_assumptions as default_assumptions
 from clusterdesigner.engine.errors import EngineError, FieldPaths, named_by
 from clusterdesigner.engine.failures import FailureResult, failure_model
@@ -780,6 +781,8 @@ def _per_run_options(
             "assumption": f"the rest of the {num(v['horizon_years'])}-year horizon is used at {num(u)} "
             "utilization; otherwise the whole-horizon cost applies",
             "horizon_usd": own.total.usd,
+            # Owned capacity starts after its procurement lead time (cashflow.lead_time_months × 365/12).
+            "start_delay_days": int(v["cashflow.lead_time_months"]) * DAYS_PER_MONTH,
         }
     }
     for model in models:
@@ -859,19 +862,23 @@ def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowI
     )
 
 
-def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
+def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any], uncertainty: bool = True) -> dict[str, Any]:
     """Monthly cash flows, NPV, payback, IRR and the Monte Carlo; a note in words when there is no rent
     option to compare owning with."""
     if not core["cloud"]:
         return {"note": "no cloud price to compare owning with: cash flows of owning only are not compared"}
     inputs = _cashflow_inputs(v, core)
     result = cash_flows(inputs=inputs)
-    spread = monte_carlo(
-        inputs=inputs,
-        spread=float(v["uncertainty.spread"]),
-        samples=int(v["uncertainty.samples"]),
-        seed=int(v["uncertainty.seed"]),
-        option=result.reference,
+    spread = (
+        monte_carlo(
+            inputs=inputs,
+            spread=float(v["uncertainty.spread"]),
+            samples=int(v["uncertainty.samples"]),
+            seed=int(v["uncertainty.seed"]),
+            option=result.reference,
+        )
+        if uncertainty
+        else None
     )
     out = result.to_json()
     out["resale"] = _resale_json(v, inputs)
@@ -882,7 +889,7 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **out,
         "inputs": inputs.to_json(),
-        "uncertainty": spread.to_json(),
+        **({} if spread is None else {"uncertainty": spread.to_json()}),
         "convention": "monthly, end of month, discounted at (1 + r)^(1/12) − 1; rent − own (> 0: owning"
         " costs less); see docs/cost-engine.md",
     }
@@ -1030,6 +1037,7 @@ def tco(
     freshness: Freshness | None = None,
     resale: Sequence[ResaleCurve] = (),
     paths: FieldPaths | None = None,
+    uncertainty: bool = True,
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
 
@@ -1047,10 +1055,12 @@ def tco(
     life sets the residual value the request does not give, its source in ``assumptions``.
     Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field (by
     ``paths`` when given: the user's path of a request built for them).
+    ``uncertainty=False`` leaves out the Monte Carlo (``cashflow.uncertainty``), for callers that read only
+    other figures (a sweep's rows, a deadline's larger clusters): its draws are most of a result's time.
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
     with named_by(paths):
-        return _tco(request, catalog, training, freshness, resale)
+        return _tco(request, catalog, training, freshness, resale, uncertainty)
 
 
 def _tco(
@@ -1059,6 +1069,7 @@ def _tco(
     training: Mapping[str, Any] | None,
     freshness: Freshness | None,
     resale: Sequence[ResaleCurve],
+    uncertainty: bool = True,
 ) -> dict[str, Any]:
     v, ctx, resolver = resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
@@ -1076,7 +1087,7 @@ def _tco(
             f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
             "give cloud.offering or cloud.usd_per_node_hour"
         )
-    cashflow = _cashflow(v, core)
+    cashflow = _cashflow(v, core, uncertainty)
     sensitivity = _sensitivity(v, ctx, cashflow.get("reference"))
     return {
         **core,

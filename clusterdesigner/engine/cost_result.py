@@ -150,6 +150,7 @@ class RunCost(JsonObject):
     share_of_commitment: float | None = _omit()
     commitment_term_months: int | None = _omit()
     commitment_per_term_usd: float | None = _omit()
+    start_delay_days: float | None = _omit()  # owning: the procurement lead time before the run can start
 
 
 @dataclass(frozen=True, kw_only=True)

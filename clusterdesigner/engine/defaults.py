@@ -463,7 +463,7 @@ COST_DEFAULTS: Mapping[str, Assumption] = dict(
         _a("uncertainty.spread", 0.25, "±fraction", "ClusterDesigner default: the tornado's ±25 %, uniform"),
         _a(
             "uncertainty.samples",
-            200_000,
+            100_000,
             "draws",
             "ClusterDesigner default: P10/P50/P90 stable across seeds to well under 1 % of the P10–P90 spread"
             " (standard errors by batch means in the result)",

@@ -159,7 +159,8 @@ def _choose(
     meets = [
         r
         for r in front
-        if (deadline is None or _figures(r)[0] <= deadline) and (budget is None or _figures(r)[1] <= budget)
+        if (deadline is None or _figures(r)[0] + (r.start_delay_days or 0.0) <= deadline)
+        and (budget is None or _figures(r)[1] <= budget)
     ]
     if not meets:
         fastest = min(front, key=lambda r: _figures(r)[0]) if front else None
@@ -181,6 +182,11 @@ def _choose(
             f"({quick.accelerator} × {quick.gpus} GPUs, {quick.pricing_model})"
         )
     return choice, reasons
+
+
+def _delay(row: SweepRow) -> str:
+    """Owning's procurement lead time before the run, when it has one."""
+    return f" after a {row.start_delay_days:.1f}-day lead time" if row.start_delay_days else ""
 
 
 def _signed_for(row: SweepRow) -> str:
@@ -206,7 +212,8 @@ def recommend(
         days, usd = _figures(choice)
         reasons.append(
             f"{choice.accelerator} × {choice.gpus} GPUs ({choice.nodes} nodes), "
-            f"{choice.pricing_model}: {days:.1f} days, ${usd:,.0f} per run{_signed_for(choice)}, "
+            f"{choice.pricing_model}: {days:.1f} days{_delay(choice)}, "
+            f"${usd:,.0f} per run{_signed_for(choice)}, "
             f"MFU {100 * (choice.mfu or 0):.0f} %"
         )
         if params.get("interruption_tolerance") == "none":

@@ -12,6 +12,11 @@ from django.test import Client
 from apps.designs.services import share_link_create
 
 
+def _usd(value: float) -> str:
+    """As the page's usd filter writes dollars: −$1,234 for a negative figure."""
+    return f"-${abs(value):,.0f}" if value < 0 else f"${value:,.0f}"
+
+
 def _table(body: str, offering: str) -> str:
     match = re.search(rf'<table class="commitments" id="commitments-{offering}".*?</table>', body, re.S)
     assert match, "no commitments table"
@@ -45,3 +50,24 @@ def test_every_ranked_reservation_card_shows_its_commitment_beside_the_run(
         body = html.unescape(client.get(f"/designs/{demos[3].pk}/?frame={frame}").content.decode())
         card = re.search(r'data-option="aws-p5e-48xlarge:reserved_1y".*?</div>\s*</div>', body, re.S)
         assert card and "signing commits $2,382,720 for 12 months" in card.group(0), frame
+
+
+def test_the_share_view_shows_the_monte_carlo_with_its_standard_errors(alice: Any, demos: list[Any]) -> None:
+    # The figures are the API's, each percentile beside its batch-means standard error, against the rent
+    # option fixed before the draws.
+    from apps.designs.services import design_evaluate
+
+    demo = demos[3]
+    uncertainty = design_evaluate(version=demo.current).result["costs"]["aws-p5e-48xlarge"]["cashflow"][
+        "uncertainty"
+    ]
+    _, token = share_link_create(design=demo, user=alice)
+    body = html.unescape(Client().get(f"/share/{token}/").content.decode())
+    table = re.search(r'<p class="caption" id="uncertainty-note-aws-p5e-48xlarge".*?</table>', body, re.S)
+    assert table, "no uncertainty table"
+    text = table.group(0)
+    assert f"against {uncertainty['option']}, chosen before the draws" in text and "100,000 draws" in text
+    for q in ("p10", "p50", "p90"):
+        row = re.search(rf'data-figure="{q}">(.*?)</tr>', text, re.S)
+        assert row and _usd(uncertainty[f"{q}_usd"]) in row.group(1)
+        assert f"± ${uncertainty[f'{q}_se_usd']:,.0f}" in row.group(1)

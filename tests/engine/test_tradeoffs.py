@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -160,4 +161,30 @@ def test_compare_column_without_options_shows_nothing_rather_than_another_figure
         {},
         {},
         None,
+    )
+
+
+def test_recommend_counts_owning_s_lead_time_against_the_deadline() -> None:
+    # Owning finishes in 20 days but starts after a 121.7-day lead time (4 months × 365/12): a 30-day deadline
+    # is met only by renting, at twice the price.
+    own = SweepRow(
+        accelerator="h100",
+        nodes=8,
+        gpus=64,
+        pricing_model="own",
+        fits=True,
+        days=20.0,
+        cost_usd=100.0,
+        start_delay_days=4 * 365 / 12,
+        capex_usd=2_580_000.0,
+        mfu=0.4,
+    )
+    rent = replace(own, pricing_model="on_demand", cost_usd=200.0, start_delay_days=None, capex_usd=None)
+    out = recommend(rows=[own, rent], front=[own, rent], params={"deadline_days": 30})
+    assert out["recommendation"] is rent
+    no_deadline = recommend(rows=[own, rent], front=[own, rent], params={})
+    assert no_deadline["recommendation"] is own
+    assert (
+        "20.0 days after a 121.7-day lead time, $100 per run (owning: $2,580,000 capex up front)"
+        in (no_deadline["reasons"][1])
     )
