@@ -39,6 +39,14 @@ def _spec(**cashflow: Any) -> dict[str, Any]:
     return spec
 
 
+def _reviewers_defaults(spec: dict[str, Any]) -> dict[str, Any]:
+    """The owning defaults before issue #31 (one staff FTE, colocation on nameplate kW, spot uncapped)."""
+    spec["costs"].setdefault("on_prem", {})["staff_fte"] = 1
+    spec["costs"].setdefault("colocation", {})["basis"] = "nameplate_kw"
+    spec["costs"]["spot_capacity_nodes"] = 64
+    return spec
+
+
 def _cash(result: dict[str, Any]) -> dict[str, Any]:
     return dict(result["costs"][OFFERING]["cashflow"])
 
@@ -87,9 +95,11 @@ def test_512_h100_after_a_21_percent_tax_on_both_sides(user_client: Any, catalog
     # The issue's reviewer, recomputing with book-value resale (0.475) and tax on both sides, found "renting
     # spot saves about $1.3M" where the engine said "owning saves $2.4M"; owning's pre-tax NPV then was
     # $22.56M. The engine now agrees with both figures.
-    book_pre = _cash(_evaluate(user_client, _spec(resale_fraction=0.475)))
+    # The reviewer ran the owning defaults of the time, which issue #31 also replaced (w3): one staff FTE,
+    # colocation on nameplate kW, spot not capped; they are given here as inputs so the figures compare.
+    book_pre = _cash(_evaluate(user_client, _reviewers_defaults(_spec(resale_fraction=0.475))))
     assert round(book_pre["own"]["npv_usd"] / 1e4) / 100 == 22.56
-    book = _cash(_evaluate(user_client, _spec(tax_rate=0.21, resale_fraction=0.475)))
+    book = _cash(_evaluate(user_client, _reviewers_defaults(_spec(tax_rate=0.21, resale_fraction=0.475))))
     spot = next(r["npv_usd"] for r in book["rent"] if r["name"] == "spot")
     assert round((spot - book["own"]["npv_usd"]) / 1e5) / 10 == -1.3
     # Renting's after-tax NPV is exactly 79 % of its pre-tax one (every rent bill is deductible).
