@@ -372,6 +372,15 @@ MONEY_FIELDS: dict[str, tuple[str, bool, tuple[str, ...], str]] = {
     "uncertainty.spread": ("Uncertainty spread (± fraction)", True, (), ""),
     "uncertainty.samples": ("Monte Carlo draws", False, (), ""),
     "storage.mb_s_per_tib": ("Storage throughput (MB/s per provisioned TiB)", False, (), TIER_NOTE),
+    "network.switch_usd": ("Network switch price (USD each)", False, (), ""),
+    "network.cable_usd": ("Network cable price (USD each)", False, (), ""),
+    "network.transceiver_usd": ("Network transceiver price (USD each)", False, (), ""),
+    "network.capex_usd": (
+        "Network quote, a lump sum (USD)",
+        False,
+        (),
+        "No default: blank = switches, cables and transceivers counted at the prices above",
+    ),
 }
 
 

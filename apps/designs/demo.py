@@ -56,7 +56,8 @@ DEMOS: list[dict[str, Any]] = [
         "description": (
             "Published comparison 2 of 3: the same model and tokens on 48 × 8 B200 "
             "(AWS p6-b200.48xlarge) at spot prices (the comparison's own spot price, $45.57 a node-hour, "
-            "is an input; the catalog's spot sample of 2026-09-19 is $42.09)."
+            "is an input; the catalog's spot sample of 2026-09-19 is $42.09). It states that all 48 nodes "
+            "are obtainable on spot (spot_capacity_nodes; the engine assumes 8 unless told)."
         ),
         "spec": {
             "workload": {
@@ -92,6 +93,8 @@ DEMOS: list[dict[str, Any]] = [
                         "usd_per_node_hour": {"spot": 45.57},
                     }
                 ],
+                # The comparison runs all 48 nodes on spot: the capacity it assumes, stated.
+                "spot_capacity_nodes": 48,
             },
         },
     },

@@ -109,3 +109,23 @@ def test_the_design_page_names_the_placeholder_network_prices(user_client: Any, 
     body = client.get(f"/designs/{design.pk}/").content.decode()
     assert html.escape(finding["message"]) in body
     assert "network.switch_usd (30,000)" in body
+
+
+@pytest.mark.django_db
+def test_the_editor_offers_the_network_prices_and_the_new_owning_lines(
+    user_client: Any, catalog: Any
+) -> None:
+    client = Client()
+    client.force_login(user_client.user)
+    body = client.get("/designs/new/").content.decode()
+    for path in ("network.switch_usd", "network.cable_usd", "network.transceiver_usd", "network.capex_usd"):
+        assert f'data-field="spec.costs.{path}"' in body, path
+    assert 'placeholder="30000"' in body  # the switch placeholder price, with its source beside it
+    for key in (
+        "software_usd_per_gpu_year",
+        "insurance_fraction_per_year",
+        "spares_fraction",
+        "nodes_per_fte",
+    ):
+        assert f'data-field="spec.costs.on_prem.{key}"' in body, key
+    assert 'value="drawn_kw"' in body  # the colocation basis is a choice

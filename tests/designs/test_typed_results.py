@@ -95,12 +95,12 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # compared; (w2) the sourced 4-month lead time (the pay-as-you-go option rented meanwhile) and resale at the
 # horizon's market value (here the stated book-value fallback: these demos' owned ages precede every series'
 # first age); (w3) staff nodes ÷ 75 FTE instead of 1 FTE, colocation on the contracted kW instead of
-# nameplate, spot capped at 8 obtainable nodes (the 48-node "on spot" demo can no longer rent spot). Capex is
+# nameplate, spot capped at 8 obtainable nodes by default (the 48-node "on spot" demo states 48). Capex is
 # unchanged. Owning's annualised total: 8,644,682.98 -> 8,336,273.38; 8,471,709.44 -> 8,104,756.29;
 # 4,412,541.70 -> 4,168,336.90; 1,818,942.05 -> 1,426,839.65. NPV difference (rent − own, against the
 # cheapest chosen option): −813,704.83 (spot) -> 6,770,738.68 (on-demand); 4,447,224.71 (spot) ->
-# 14,581,953.60 (on-demand); −494,077.84 (spot) -> 2,587,635.78 (reserved 1-year); 2,581,450.31 ->
-# 2,322,879.03; payback 12, 12, 12, 14 -> 12, 12, 12, 16.
+# −4,668,152.52 (spot); −494,077.84 (spot) -> 2,587,635.78 (reserved 1-year); 2,581,450.31 ->
+# 2,322,879.03; payback 12, 12, 12, 14 -> 12, none, 12, 16.
 DEMO_COSTS = {
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
@@ -117,11 +117,11 @@ DEMO_COSTS = {
         "aws-p6-b200-48xlarge",
         24_567_503.98,
         8_104_756.29,
-        {"on_demand": 0.1648},  # spot ticked, but capped at 8 obtainable nodes of the 48 the run needs
-        14_581_953.60,
-        12,
-        ["on_prem", "on_demand"],
-        "on-demand",
+        {"on_demand": 0.1648, "spot": 0.4151},  # the demo states 48 obtainable spot nodes (w3)
+        -4_668_152.52,
+        None,
+        ["on_prem", "spot", "on_demand"],
+        "spot",
     ),
     "70B on 1T tokens: 32 H100 nodes reserved": (
         "aws-p5-48xlarge",
