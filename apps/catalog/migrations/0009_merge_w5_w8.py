@@ -10,4 +10,4 @@ class Migration(migrations.Migration):
         ("catalog", "0008_w8_retired_and_bounds"),
     ]
 
-    operations: list[migrations.operations.base.Operation] = []
+    operations = []
