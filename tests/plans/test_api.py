@@ -13,6 +13,7 @@ from apps.designs.selectors import evaluation_read
 from apps.designs.services import design_create, design_evaluate
 from apps.plans.models import PlanSolution
 from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+from tests.engine.specs import unsplit_run_on_capped_spot
 
 URL = "/api/v1/capacity-plans/"
 SPEC: dict[str, Any] = {
@@ -417,3 +418,18 @@ def test_bad_tokens_per_day_input_is_a_400_naming_the_field(
     response = _client(alice).post(URL, {"name": "x", "spec": spec}, format="json")
     assert response.status_code == 400
     assert list(response.json()["error"]["fields"]) == [field], response.json()
+
+
+@pytest.mark.django_db
+def test_a_run_that_may_not_be_split_goes_on_demand_when_spot_is_capped_below_its_nodes(alice: Any) -> None:
+    """Issue 31, item 12, through the URL: a 4-node run (32 GPUs, 8,000 GPU-hours = 1,000 node-hours) with
+    spot capped at 2 nodes. Before: $23,093.33 all on spot (1,000 × 20.784 / 0.9). By hand, it cannot hold 4
+    nodes on a 2-node cap, so it runs on demand: 1,000 node-hours × $55.04 = $55,040."""
+    spec = unsplit_run_on_capped_spot()
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200, response.json()
+    result = response.json()["result"]
+    assert result["total_usd"] == pytest.approx(55_040.0, abs=0.01)
+    assert result["runs"][0]["node_hours_by_layer"] == pytest.approx({"on_demand": 1_000.0})
