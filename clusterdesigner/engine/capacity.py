@@ -722,12 +722,10 @@ def cash_view(
 
 IntArray = NDArray[np.int64]
 # Ties between equally cheap schedules are broken lexicographically, not by a small cost term: a first solve
-# minimises cost (proven within the gap); a second keeps the cost at most the first's and minimises each
-# run's lateness, the node-hours it does in month m weighted by m − its earliest start, solved to a zero
-# gap. A tie-break term in the cost (1e-7 $ per node-hour-month before) is smaller than the MIP gap, so the
-# solver could stop on a later finish month; here no schedule the gap admits can finish later than the
-# earliest the first solve's cost allows.
-_LATENESS_GAP = 0.0
+# minimises cost (proven within the gap); a second keeps its integer decisions and a cost at most its mix's,
+# and minimises each run's lateness, the node-hours it does in month m weighted by m − its earliest start (a
+# linear program, solved exactly). A tie-break term in the cost (1e-7 $ per node-hour-month before) is far
+# smaller than the MIP gap, so the solver could stop on a mix of the same cost with a later finish month.
 
 
 class _Model:
@@ -836,20 +834,17 @@ class _Model:
         time_limit_s: float,
         start: float,
     ) -> NDArray[np.float64]:
-        """The second, lexicographic solve: least lateness among the mixes that cost at most the first
-        solve's mix (its cost plus 1e-9 of it, the solver's feasibility tolerance), to a zero gap. Keeps the
-        first mix if the time left runs out before a solution."""
+        """The second, lexicographic solve: the first solve's integer decisions (nodes bought, reservations
+        begun, each unsplittable run's layer) kept, least lateness among the schedules that cost at most the
+        first solve's mix (its cost plus 1e-9 of it, the solver's feasibility tolerance). With the integers
+        fixed this is a linear program, solved exactly. Keeps the first mix if it finds no solution."""
         best = float(cost @ x)
         budget = LinearConstraint(cost.reshape(1, -1), -np.inf, best + 1e-9 * abs(best) + 1e-6)
         constraints = [budget] + ([LinearConstraint(matrix, lo, hi)] if self.m else [])
+        whole = integrality > 0
+        fixed = Bounds(np.where(whole, np.round(x), bounds.lb), np.where(whole, np.round(x), bounds.ub))
         left = max(time_limit_s - (time.perf_counter() - start), 1.0)
-        res = milp(
-            c=lateness,
-            integrality=integrality,
-            bounds=bounds,
-            constraints=constraints,
-            options={"mip_rel_gap": _LATENESS_GAP, "time_limit": left, "presolve": True},
-        )
+        res = milp(c=lateness, bounds=fixed, constraints=constraints, options={"time_limit": left})
         return x if res.x is None else np.asarray(res.x, dtype=float)
 
 
