@@ -45,6 +45,7 @@ from typing import Any
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_read
 from clusterdesigner.engine.cashflow import MACRS_5_YEAR, CashflowInputs, RentOption, monthly_rate, pmt
+from clusterdesigner.engine.cashflow import _irr as irr_per_year
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.serving import ServingResult
@@ -542,9 +543,11 @@ def uncertainty_table(evaluation: DesignEvaluation) -> Table:
 
 
 # ---- Cash flows as live formulas over the Inputs sheet ---------------------------------------------------
-# Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each:
-# A name, B $/node-hour, C term months (0: pay as you go), D hours factor, E months past the horizon billed,
-# F the share of each term paid at its start (0 no upfront, 0.5 partial, 1 all upfront). Every case the
+# Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each, every
+# offering of the design in turn: A pricing model, B $/node-hour, C term months (0: pay as you go), D hours
+# factor, E months past the horizon billed, F the share of each term paid at its start (0 no upfront, 0.5
+# partial, 1 all upfront), G the label the Summary names, H the managed-service overhead on compute, I cloud
+# storage and egress a month (both the offering's), J the offering. Every case the
 # engine models (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, the MACRS shield and
 # upfront payments; only the financing kind picks which terms a cell's formula holds.
 INPUT_ROWS = (
@@ -560,8 +563,6 @@ INPUT_ROWS = (
     ("resale_fraction", "Resale at the horizon's end", "fraction of capex", PERCENT),
     ("power_escalation_per_year", "Power price change", "per year", PERCENT),
     ("cloud_price_change_per_year", "Cloud price change", "per year", PERCENT),
-    ("managed_overhead_fraction", "Managed-service overhead on compute", "fraction", PERCENT),
-    ("rent_extra_usd_per_month", "Cloud storage and egress a month", "USD/month", USD),
     ("hours_per_month", "Hours a month (8,760 / 12)", "h", INTEGER),
     ("lead_time_months", "Lead time (months rented before owned capacity is usable)", "months", INTEGER),
     ("financing", "Financing (cash, loan or lease; the formulas below follow it)", "", GENERAL),
@@ -654,9 +655,9 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     month of it billed at the price of the month it starts, (1 − F) of the bill monthly (the months past the
     horizon with the last), and F of the whole term at its start (the end of the month before)."""
     m, opt = f"$A{r}", f"Inputs!$B${option_row}"
-    over = f"(1+{_ref('managed_overhead_fraction')})"
+    over = f"(1+Inputs!$H${option_row})"
     common = f"{_ref('nodes')}*{_ref('hours_per_month')}*{opt}"
-    extra = f"IF({m}>=1,{_ref('rent_extra_usd_per_month')},0)"
+    extra = f"IF({m}>=1,Inputs!$I${option_row},0)"
     growth = f"(1+{_ref('cloud_price_change_per_year')})"
     if term_months <= 0:
         hours = f"{common}*{_ref('utilization')}*Inputs!$D${option_row}"
@@ -672,7 +673,62 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     return f"={monthly}+{upfront}+{extra}"
 
 
-def _write_inputs(ws: Any, inputs: CashflowInputs, cash: Any, cached: _Cached) -> tuple[RentOption, ...]:
+@dataclass(frozen=True)
+class _Rent:
+    """One rent option of one offering, as the Inputs and Cash flows sheets hold it: ``key`` names its Cash
+    flows column (the pricing model; ``offering:model`` when the design has several offerings)."""
+
+    key: str
+    offering: str | None
+    option: RentOption
+    label: str
+    overhead: float
+    extra_usd_per_month: float
+    monthly_usd: tuple[float, ...]
+
+
+def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
+    """Every offering's rent options, in the evaluation's order, each priced by its own cost result; an
+    offering whose owning inputs differ from the first's (they are the design's, so they do not) or that has
+    no cash flows is left out, since the sheet's one owning column would not be its."""
+    first = evaluation.first_cost
+    assert first is not None and first.cashflow is not None and first.cashflow.inputs is not None
+    base = first.cashflow.inputs
+    own_side = {k: v for k, v in base.to_json().items() if k not in _RENT_SIDE}
+    costs = [(slug, c.cashflow) for slug, c in evaluation.costs.items() if c.cashflow is not None]
+    several = len(costs) > 1
+    out: list[_Rent] = []
+    for slug, cash in costs:
+        inputs = cash.inputs
+        if (
+            inputs is None
+            or not cash.rent
+            or {k: v for k, v in inputs.to_json().items() if k not in _RENT_SIDE} != own_side
+        ):
+            continue
+        flows = {r.name: r for r in cash.rent}
+        offering = evaluation.costs[slug].offering
+        for option in inputs.rent:
+            label = flows[option.model].label or option.model
+            out.append(
+                _Rent(
+                    key=f"{slug}:{option.model}" if several else option.model,
+                    offering=offering.slug if offering else None,
+                    option=option,
+                    label=f"{offering.instance_type} {label}" if several and offering else label,
+                    overhead=inputs.managed_overhead_fraction,
+                    extra_usd_per_month=inputs.rent_extra_usd_per_month,
+                    monthly_usd=flows[option.model].monthly_usd,
+                )
+            )
+    return out
+
+
+# The cash-flow inputs that belong to a rent option's offering rather than to owning.
+_RENT_SIDE = ("rent", "managed_overhead_fraction", "rent_extra_usd_per_month")
+
+
+def _write_inputs(ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _Cached) -> None:
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
@@ -700,13 +756,14 @@ def _write_inputs(ws: Any, inputs: CashflowInputs, cash: Any, cached: _Cached) -
         "Months past the horizon",
         "Share of the term paid upfront",
         "Label",
+        "Managed-service overhead on compute",
+        "Cloud storage and egress a month (USD)",
+        "Offering",
     )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
-    options = inputs.rent
-    labels = {r.name: r.label or r.name for r in cash.rent}
-    for k, option in enumerate(options):
-        row = OPTION_ROW + k
+    for k, rent in enumerate(rents):
+        row, option = OPTION_ROW + k, rent.option
         term = option.term_months or 0
         ws.cell(row=row, column=1, value=option.model)
         ws.cell(row=row, column=2, value=option.usd_per_node_hour).number_format = USD_CENTS
@@ -716,10 +773,12 @@ def _write_inputs(ws: Any, inputs: CashflowInputs, cash: Any, cached: _Cached) -
         formula = f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})"
         cached.put(ws, row, 5, formula, past)
         ws.cell(row=row, column=6, value=UPFRONT_SHARE[option.upfront or "no_upfront"])
-        ws.cell(row=row, column=7, value=labels.get(option.model, option.model)).data_type = "s"
+        ws.cell(row=row, column=7, value=rent.label).data_type = "s"
+        ws.cell(row=row, column=8, value=rent.overhead).number_format = PERCENT
+        ws.cell(row=row, column=9, value=rent.extra_usd_per_month).number_format = USD
+        ws.cell(row=row, column=10, value=rent.offering)
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
-    return options
 
 
 def _lead_option(options: tuple[RentOption, ...]) -> int:
@@ -729,19 +788,15 @@ def _lead_option(options: tuple[RentOption, ...]) -> int:
 
 
 def _write_months(
-    ws: Any,
-    inputs: CashflowInputs,
-    options: tuple[RentOption, ...],
-    k_df: int,
-    monthly: list[Any],
-    cached: _Cached,
+    ws: Any, inputs: CashflowInputs, rents: list[_Rent], k_df: int, monthly: list[Any], cached: _Cached
 ) -> None:
     """One row per month 0..N: owning and each rent option as formulas (cached: the engine's monthly flows),
-    the discount factor, their PVs."""
+    the discount factor, their PVs. Owning's lead-time rent is the first offering's (``inputs.rent``)."""
     from openpyxl.utils import get_column_letter
 
     financing = inputs.financing or "cash"
-    lead_column = get_column_letter(_lead_option(options) + 3)
+    lead_column = get_column_letter(_lead_option(inputs.rent) + 3)
+    options = [rent.option for rent in rents]
     names = 1 + len(options)
     i = monthly_rate(inputs.discount_rate)
     for m in range(inputs.months + 1):
@@ -844,20 +899,23 @@ class _Flows:
     last_row: int
 
 
-def _write_cash_flows(wb: Any, cost: CostResult | None, cached: _Cached) -> _Flows | None:
-    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year; none for
-    a result without cash-flow inputs (no rent option priced, or stored before cash flows)."""
+def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) -> _Flows | None:
+    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows; owning, then every offering's
+    rent options) and Cash flows by year; none for a result without cash-flow inputs (no rent option priced,
+    or stored before cash flows)."""
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
 
+    cost = evaluation.first_cost
     cash = None if cost is None else cost.cashflow
     if cash is None or cash.inputs is None or cash.own is None or not cash.rent:
         return None
     inputs = cash.inputs
-    options = _write_inputs(wb.create_sheet("Inputs"), inputs, cash, cached)
+    rents = _rents(evaluation)
+    _write_inputs(wb.create_sheet("Inputs"), inputs, rents, cached)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
-    names = ["own"] + [o.model for o in options]
+    names = ["own"] + [rent.key for rent in rents]
     flows = ["Own (USD)"] + [f"{n} (USD)" for n in names[1:]]
     k_df = len(names) + 2
     k_saving = k_df + len(names) + 1
@@ -874,8 +932,7 @@ def _write_cash_flows(wb: Any, cost: CostResult | None, cached: _Cached) -> _Flo
     for col, header in enumerate(headers, start=1):
         ws.cell(row=1, column=col, value=header).font = bold
     months = inputs.months
-    by_name = {r.name: r for r in cash.rent}
-    monthly = [cash.own.monthly_usd] + [by_name[o.model].monthly_usd for o in options]
+    monthly = [cash.own.monthly_usd] + [rent.monthly_usd for rent in rents]
     last = months + 2
     letters = [get_column_letter(k + 2) for k in range(len(names))]
     layout = _Flows(
@@ -888,7 +945,7 @@ def _write_cash_flows(wb: Any, cost: CostResult | None, cached: _Cached) -> _Flo
         payback_column=get_column_letter(k_saving + 3),
         last_row=last,
     )
-    _write_months(ws, inputs, options, k_df, monthly, cached)
+    _write_months(ws, inputs, rents, k_df, monthly, cached)
     for label, offset in (("Total", 2), ("NPV", 3)):
         r = last + offset
         ws.cell(row=r, column=1, value=label).font = bold
@@ -896,13 +953,13 @@ def _write_cash_flows(wb: Any, cost: CostResult | None, cached: _Cached) -> _Flo
             source = get_column_letter(k + 2 if label == "Total" else k_df + 1 + k)
             value = sum(cached.values[ws.title][f"{source}{m + 2}"] for m in range(months + 1))
             cached.put(ws, r, k + 2, f"=SUM({source}2:{source}{last})", value, USD)
-    _write_payback(ws, layout, cash, monthly, cached)
+    _write_payback(ws, layout, monthly, cached)
     ws.freeze_panes = "B2"
     _write_years(wb, flows, months, monthly, cached)
     return layout
 
 
-def _write_payback(ws: Any, flows: _Flows, cash: Any, monthly: list[Any], cached: _Cached) -> None:
+def _write_payback(ws: Any, flows: _Flows, monthly: list[Any], cached: _Cached) -> None:
     """The cheapest rent option's position (MATCH of the Summary's cheapest NPV among the rent NPVs), and per
     month the saving against it, its running sum, whether that sum has been below 0 and, where it is back at
     or above 0 after that, the month: the payback month is the least of that column (engine/cashflow.py
@@ -910,7 +967,8 @@ def _write_payback(ws: Any, flows: _Flows, cash: Any, monthly: list[Any], cached
     first, last_col = flows.rent_span
     npv = flows.npv_row
     names = list(flows.column)
-    position = names.index(cash.reference)  # 1-based among the rent columns
+    npvs = [cached.values[ws.title][f"{flows.column[n]}{npv}"] for n in names[1:]]
+    position = npvs.index(min(npvs)) + 1  # 1-based among the rent columns; the first of equals, as MATCH
     ws.cell(row=npv + 1, column=1, value="Cheapest rent option (position among the rent columns)")
     cached.put(
         ws,
@@ -944,9 +1002,8 @@ def _write_option_npvs(
     row of owning and of each rent option (the Summary's cheapest rent NPV is the MIN over the rent rows)."""
     from openpyxl.styles import Font
 
-    cost = evaluation.first_cost
-    assert cost is not None and cost.cashflow is not None and cost.cashflow.rent is not None
-    offering = cost.offering.slug if cost.offering else None
+    rents = _rents(evaluation)
+    keys: dict[tuple[str | None, str | None], str] = {(r.offering, r.option.model): r.key for r in rents}
     k = len(OPTION_COLUMNS) + 1
     for j, header in enumerate(("NPV of cash flows (USD)", "Cash out over the horizon (USD)")):
         ws.cell(row=1, column=k + j, value=header).font = Font(bold=True)
@@ -955,11 +1012,11 @@ def _write_option_npvs(
     for r, option in enumerate(evaluation.options, start=2):
         if option.kind == "own":
             rows.setdefault("own", r)
-        elif option.offering == offering and option.pricing_model in flows.column:
-            rows.setdefault(str(option.pricing_model), r)
+        elif (option.offering, option.pricing_model) in keys:
+            rows.setdefault(keys[(option.offering, option.pricing_model)], r)
     r = ws.max_row + 1
     missing = [("own", ("Own (on-prem)", "own"))] + [
-        (rent.name, (rent.label or rent.name, "cloud", offering, rent.name)) for rent in cost.cashflow.rent
+        (rent.key, (rent.label, "cloud", rent.offering, rent.option.model)) for rent in rents
     ]
     for name, texts in missing:
         if name not in rows:
@@ -1028,8 +1085,9 @@ def _write_summary_formulas(
     paybacks = [cached.values["Cash flows"][f"{flows.payback_column}{m}"] for m in range(2, last + 1)]
     payback: Any = min(paybacks) if min(paybacks) < 1e9 else "none"
     savings = f"{sheet}${flows.saving_column}$2:${flows.saving_column}${last}"
-    irr = cost.cashflow.irr_per_year
-    options_end = OPTION_ROW + len(inputs.rent) - 1
+    saving_flows = [cached.values["Cash flows"][f"{flows.saving_column}{m}"] for m in range(2, last + 1)]
+    irr = irr_per_year(saving_flows)
+    options_end = OPTION_ROW + len(flows.column) - 2
     b = {key: f"B{r}" for key, r in row.items()}
     verdict = (
         f'="Over "&{_ref("months")}&" months at "&TEXT({_ref("utilization")},"0%")&" utilization, '
@@ -1089,7 +1147,7 @@ def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> b
         first = False
         _write_sheet(ws, table)
     cached = _Cached()
-    flows = _write_cash_flows(wb, evaluation.first_cost, cached)
+    flows = _write_cash_flows(wb, evaluation, cached)
     if flows is not None:
         rows = _write_option_npvs(wb["Options"], evaluation, flows, cached)
         _write_summary_formulas(wb["Summary"], evaluation, flows, rows, cached)
