@@ -17,6 +17,7 @@ from django.test import Client
 from openpyxl import load_workbook
 
 from apps.designs.services import share_link_create
+from tests.review.test_xlsx_finance import CASES, _case_design
 
 pytestmark = pytest.mark.django_db
 
@@ -236,3 +237,23 @@ def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_eithe
         assert first[key] == second[key]
     for key in ("NPV of owning", "NPV of the cheapest rent option", "NPV saving of owning (rent − own)"):
         assert first[key] == pytest.approx(second[key], rel=1e-12)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_cached_values_match_a_recalculation_for_every_cash_flow_case(
+    alice_client: Client, demos: list[Any], tmp_path: Path, case: str
+) -> None:
+    """Loan (past and within the horizon), lease, lead time, the MACRS shield, upfront reservations and
+    savings plans: every formula cell's cached value, the Summary's included, is what the formula computes,
+    and the Summary's NPVs are the engine's."""
+    design = _case_design(alice_client, demos[0], CASES[case])
+    path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "c.xlsx")
+    assert _check_cached_values(path) > 200
+    cash = next(iter(_evaluation(alice_client, design)["costs"].values()))["cashflow"]
+    summary = _summary(path)
+    assert summary["NPV of owning"] == pytest.approx(cash["own"]["npv_usd"], rel=1e-9)
+    cheapest = min(r["npv_usd"] for r in cash["rent"])
+    assert summary["NPV of the cheapest rent option"] == pytest.approx(cheapest, rel=1e-9)
+    assert summary["Payback month"] == (
+        cash["payback_month"] if cash["payback_month"] is not None else "none"
+    )
