@@ -32,6 +32,7 @@ should open the XLSX, which carries no locale.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -897,6 +898,7 @@ class _Flows:
     saving_column: str
     payback_column: str
     last_row: int
+    slope: Mapping[str, str] = dataclasses.field(default_factory=dict)  # name -> its PV per unit of u
 
 
 def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) -> _Flows | None:
@@ -954,9 +956,77 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
             value = sum(cached.values[ws.title][f"{source}{m + 2}"] for m in range(months + 1))
             cached.put(ws, r, k + 2, f"=SUM({source}2:{source}{last})", value, USD)
     _write_payback(ws, layout, monthly, cached)
+    slopes = _write_slopes(ws, inputs, rents, layout, k_saving + 4, cached)
     ws.freeze_panes = "B2"
     _write_years(wb, flows, months, monthly, cached)
-    return layout
+    return dataclasses.replace(layout, slope=slopes)
+
+
+def _write_slopes(
+    ws: Any, inputs: CashflowInputs, rents: list[_Rent], flows: _Flows, k: int, cached: _Cached
+) -> dict[str, str]:
+    """Per month, how much owning's and each pay-as-you-go option's cash flow grows per unit of utilization
+    (both are linear in u: engine/cashflow.py), and on the NPV row the PV of each: S = Σ_m slope_m · df_m.
+    Returns the NPV-row cell of each slope, by Cash flows name. Rent: nodes × 730 × price × hours factor ×
+    (1 + g)^((m − 1)/12) × (1 + overhead) from month 1. Owning: the lead-time option's slope in months
+    1..L, then the energy bill's full × (1 − idle) × (1 + e)^((m − 1)/12)."""
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    paygo = [(i, rent) for i, rent in enumerate(rents) if not rent.option.term_months]
+    columns = {rent.key: get_column_letter(k + 1 + j) for j, (_, rent) in enumerate(paygo)}
+    columns = {"own": get_column_letter(k), **columns}
+    for name, column in columns.items():
+        ws[f"{column}1"] = f"{'Own' if name == 'own' else name}: USD per unit of utilization"
+        ws[f"{column}1"].font = Font(bold=True)
+    lead = rents[_lead_option(inputs.rent)]
+    lead_column = columns.get(lead.key)
+    df_column = get_column_letter(ws[f"{flows.saving_column}1"].column - len(flows.column) - 1)
+    i_m = monthly_rate(inputs.discount_rate)
+    g, e, L = inputs.cloud_price_change_per_year, inputs.power_escalation_per_year, inputs.lead_time_months
+    idle, full = _ref("idle_power_fraction"), _ref("power_full_usd_per_month")
+    slopes: dict[str, list[float]] = {name: [] for name in columns}
+    for m in range(inputs.months + 1):
+        r, a = m + 2, f"$A{m + 2}"
+        for idx, rent in paygo:
+            row, o = OPTION_ROW + idx, rent.option
+            growth = f"(1+{_ref('cloud_price_change_per_year')})^(({a}-1)/12)"
+            formula = (
+                f"=IF({a}>=1,{_ref('nodes')}*{_ref('hours_per_month')}*Inputs!$B${row}*Inputs!$D${row}"
+                f"*{growth}*(1+Inputs!$H${row}),0)"
+            )
+            value = (
+                inputs.nodes
+                * 730
+                * o.usd_per_node_hour
+                * (o.hours_factor or 1.0)
+                * (1 + g) ** ((m - 1) / 12)
+                * (1 + rent.overhead)
+                if m >= 1
+                else 0.0
+            )
+            slopes[rent.key].append(value)
+            cached.put(ws, r, ws[f"{columns[rent.key]}1"].column, formula, value, USD)
+        in_lead = (
+            f"IF(AND({a}>=1,{a}<={_ref('lead_time_months')}),{lead_column}{r},0)" if lead_column else "0"
+        )
+        escalation = f"(1+{_ref('power_escalation_per_year')})^(({a}-1)/12)"
+        energy = f"IF({a}>{_ref('lead_time_months')},{full}*(1-{idle})*{escalation},0)"
+        value = (slopes[lead.key][m] if lead_column and 1 <= m <= L else 0.0) + (
+            inputs.power_full_usd_per_month * (1 - inputs.idle_power_fraction) * (1 + e) ** ((m - 1) / 12)
+            if m > L
+            else 0.0
+        )
+        slopes["own"].append(value)
+        cached.put(ws, r, ws[f"{columns['own']}1"].column, f"={in_lead}+{energy}", value, USD)
+    last, npv = flows.last_row, flows.npv_row
+    out = {}
+    for name, column in columns.items():
+        pv = sum(x / (1 + i_m) ** m for m, x in enumerate(slopes[name]))
+        formula = f"=SUMPRODUCT({column}2:{column}{last},{df_column}2:{df_column}{last})"
+        cached.put(ws, npv, ws[f"{column}1"].column, formula, pv, USD)
+        out[name] = f"{column}{npv}"
+    return out
 
 
 def _write_payback(ws: Any, flows: _Flows, monthly: list[Any], cached: _Cached) -> None:
@@ -1005,7 +1075,12 @@ def _write_option_npvs(
     rents = _rents(evaluation)
     keys: dict[tuple[str | None, str | None], str] = {(r.offering, r.option.model): r.key for r in rents}
     k = len(OPTION_COLUMNS) + 1
-    for j, header in enumerate(("NPV of cash flows (USD)", "Cash out over the horizon (USD)")):
+    headers = (
+        "NPV of cash flows (USD)",
+        "Cash out over the horizon (USD)",
+        "Break-even utilization against owning (NPV)",
+    )
+    for j, header in enumerate(headers):
         ws.cell(row=1, column=k + j, value=header).font = Font(bold=True)
         ws.column_dimensions[ws.cell(row=1, column=k + j).column_letter].width = 20
     rows: dict[str, int] = {}
@@ -1029,7 +1104,29 @@ def _write_option_npvs(
         for j, source in enumerate((flows.npv_row, flows.total_row)):
             value = values[f"{column}{source}"]
             cached.put(ws, row, k + j, f"='Cash flows'!${column}${source}", value, USD)
+    for name, row in rows.items():
+        if name != "own" and name in flows.slope:
+            _write_break_even(ws, row, k + 2, name, flows, cached)
     return rows
+
+
+def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cached: _Cached) -> None:
+    """The utilization u* at which this pay-as-you-go option's NPV equals owning's: both are linear in u, so
+    u* = u − (NPV rent − NPV own) / (S rent − S own), S the PV per unit of u (``_write_slopes``); the same
+    u* whatever the utilization cell holds (engine/cashflow.py ``_break_even``). "none" when the slopes are
+    equal."""
+    values = cached.values["Cash flows"]
+    rent, own = f"{flows.column[name]}{flows.npv_row}", f"{flows.column['own']}{flows.npv_row}"
+    s_rent, s_own = flows.slope[name], flows.slope["own"]
+    u = float(ws.parent["Inputs"][_ref("utilization").split("!")[1].replace("$", "")].value)
+    slope = values[s_rent] - values[s_own]
+    value: Any = "none" if slope == 0 else u - (values[rent] - values[own]) / slope
+    cf = "'Cash flows'!"
+    formula = (
+        f'=IF({cf}{s_rent}-{cf}{s_own}=0,"none",{_ref("utilization")}-({cf}{rent}-{cf}{own})'
+        f"/({cf}{s_rent}-{cf}{s_own}))"
+    )
+    cached.put(ws, row, col, formula, value, PERCENT)
 
 
 # The Summary's rent-or-own rows (``_owning_rows``), by row: in the XLSX each is a formula over Options,

@@ -94,6 +94,14 @@ def test_pandas_reads_the_summary_verdict_and_npvs_as_the_api_states_them(
     )
     npv = {row["Pricing model"] or "own": row["NPV of cash flows (USD)"] for row in _table(path, "Options")}
     assert npv == pytest.approx({"own": cash["own"]["npv_usd"], **{k: r["npv_usd"] for k, r in rent.items()}})
+    # The NPV break-even of each pay-as-you-go option, a formula over Cash flows, is the engine's.
+    break_even = {
+        row["Pricing model"]: row["Break-even utilization against owning (NPV)"]
+        for row in _table(path, "Options")
+        if row["Kind"] == "cloud" and row["Break-even utilization against owning (NPV)"] is not None
+    }
+    assert set(break_even) == set(cash["break_even_utilization"]) == {"on_demand", "spot"}
+    assert break_even == pytest.approx(cash["break_even_utilization"], rel=1e-9)
     own = [row["Own (USD)"] for row in _table(path, "Cash flows")[:13]]
     assert own == pytest.approx(cash["own"]["monthly_usd"], rel=1e-9)
 
@@ -171,10 +179,14 @@ def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
     saving = f"${verdict['saving_usd']:,.0f}"
     assert summary["Verdict"].endswith(f": owning saves {saving} against spot; it pays back in month 12.")
     assert summary["Verdict"].startswith("Over 12 months at 90% utilization")
-    # The Options NPV cells the Summary's MIN reads follow too.
+    # The Options NPV cells the Summary's MIN reads follow too; the NPV break-even does not move with u and
+    # is the API's at 90 %.
     options = book["Options"]
     for row in range(2, options.max_row + 1):
         model = options.cell(row=row, column=4).value
+        if model in cash["break_even_utilization"]:
+            got = computed[("OPTIONS", f"L{row}")]
+            assert got == pytest.approx(cash["break_even_utilization"][model], rel=1e-9), model
         if model in verdict["rent_npv_usd"] or model in {r["name"] for r in cash["rent"]}:
             npv = next(r["npv_usd"] for r in cash["rent"] if r["name"] == model)
             assert abs(computed[("OPTIONS", f"J{row}")] - npv) < 1.0, model
@@ -257,3 +269,9 @@ def test_cached_values_match_a_recalculation_for_every_cash_flow_case(
     assert summary["Payback month"] == (
         cash["payback_month"] if cash["payback_month"] is not None else "none"
     )
+    column = "Break-even utilization against owning (NPV)"
+    rows = _table(path, "Options")
+    break_even = {
+        r["Pricing model"]: r[column] for r in rows if r["Kind"] == "cloud" and r[column] is not None
+    }
+    assert break_even == pytest.approx(cash["break_even_utilization"], rel=1e-9)
