@@ -869,8 +869,8 @@ def _with_cached_values(data: bytes, titles: list[str], cached: _Cached) -> byte
                 def fill(match: re.Match[str], values: Mapping[str, Any] = values) -> str:
                     ref, attrs, formula = match.groups()
                     value = values.get(ref)
-                    if value is None:
-                        return match.group(0)
+                    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+                        return match.group(0)  # no cached value: a reader that calculates still can
                     if isinstance(value, str):
                         return f'<c r="{ref}"{attrs} t="str"><f>{formula}</f><v>{escape(value)}</v></c>'
                     return f'<c r="{ref}"{attrs}><f>{formula}</f><v>{float(value)!r}</v></c>'
