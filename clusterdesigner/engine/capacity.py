@@ -25,6 +25,7 @@ constraints
                                                              on at most its own node count
   x_{r,k,m} ≤ n_r · H · y_{r,k},  Σ_k y_{r,k} = 1,          a run that may not be split uses one layer,
   C_{k,m} ≥ n_r · y_{r,k} (owned, reserved, in its window)   and that layer holds all its nodes
+  x_{r,spot,m} = 0 when spot's cap < n_r                     (a cap below its nodes never holds it)
   Σ_r x_{r,k,m} / H ≤ C_{k,m}                               training fits in each limited layer
   Q_{j,m} = Σ_{i≤j} (C_{i,m} − Σ_r x_{r,i,m} / H)
   e_{j,m} ≤ W · (A_i + B_i · Q_{j,m})  for every piece i     e_j ≤ E(Q_j): the load-duration curve (below)
@@ -38,6 +39,7 @@ objective (minimise)
                                                              to horizon end, energy per node-hour used
   + Σ q_{t,m} · p_t · H · T_t                               reservations bill their whole term
   + (on-demand node-hours) · p_od + (spot node-hours) · p_spot / g
+then, lexicographically, the least lateness Σ x_{r,k,m} · (m − start_r) at a cost no more than that mix's
 
 Unit costs are inputs: the service layer resolves them from the catalog and the cost engine
 (:func:`owned_option_from_on_prem` turns the cost engine's owning model into F, v and capex per node). A
@@ -719,10 +721,11 @@ def cash_view(
 # --------------------------------------------------------------------------------------------- the MILP
 
 IntArray = NDArray[np.int64]
-# A run's work is nudged to finish early by this many dollars per node-hour per month of lateness: it breaks
-# ties between equally cheap schedules (so slack is as large as the cheapest mix allows) and is left out of
-# every reported cost.
-_EARLY_USD = 1e-7
+# Ties between equally cheap schedules are broken lexicographically, not by a small cost term: a first solve
+# minimises cost (proven within the gap); a second keeps its integer decisions and a cost at most its mix's,
+# and minimises each run's lateness, the node-hours it does in month m weighted by m − its earliest start (a
+# linear program, solved exactly). A tie-break term in the cost (1e-7 $ per node-hour-month before) is far
+# smaller than the MIP gap, so the solver could stop on a mix of the same cost with a later finish month.
 
 
 class _Model:
@@ -740,6 +743,7 @@ class _Model:
         self.vals: list[NDArray[np.float64]] = []
         self.lo: list[NDArray[np.float64]] = []
         self.hi: list[NDArray[np.float64]] = []
+        self.lateness: list[NDArray[np.float64]] = []
 
     def variables(
         self,
@@ -749,10 +753,12 @@ class _Model:
         ub: float | NDArray[np.float64] = np.inf,
         lb: float = 0.0,
         integer: bool = False,
+        lateness: float | NDArray[np.float64] = 0.0,
     ) -> IntArray:
         idx = np.arange(self.n, self.n + count, dtype=np.int64)
         self.n += count
         self.cost.append(np.broadcast_to(np.asarray(cost, dtype=float), (count,)).astype(float))
+        self.lateness.append(np.broadcast_to(np.asarray(lateness, dtype=float), (count,)).astype(float))
         self.lb.append(np.full(count, lb))
         self.ub.append(np.broadcast_to(np.asarray(ub, dtype=float), (count,)).astype(float))
         self.integer.append(np.full(count, 1.0 if integer else 0.0))
@@ -790,24 +796,56 @@ class _Model:
         hi = np.concatenate(self.hi) if self.hi else empty_f
         matrix = coo_matrix((vals, (rows, cols)), shape=(self.m, self.n)).tocsr()
         integrality = np.concatenate(self.integer)
+        bounds = Bounds(np.concatenate(self.lb), np.concatenate(self.ub))
+        cost = np.concatenate(self.cost)
         start = time.perf_counter()
         res = milp(
-            c=np.concatenate(self.cost),
+            c=cost,
             integrality=integrality,
-            bounds=Bounds(np.concatenate(self.lb), np.concatenate(self.ub)),
+            bounds=bounds,
             constraints=LinearConstraint(matrix, lo, hi) if self.m else (),
             options={"mip_rel_gap": mip_gap, "time_limit": time_limit_s, "presolve": True},
         )
+        gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
+        x = None if res.x is None else np.asarray(res.x, dtype=float)
+        lateness = np.concatenate(self.lateness)
+        if res.status == 0 and x is not None and lateness.any():
+            x = self._earliest(x, cost, lateness, integrality, bounds, matrix, lo, hi, time_limit_s, start)
         size = ProblemSize(
             variables=self.n,
             integer_variables=int(integrality.sum()),
             constraints=self.m,
             nonzeros=int(matrix.nnz),
             solve_seconds=time.perf_counter() - start,
-            mip_gap=float(getattr(res, "mip_gap", 0.0) or 0.0),
+            mip_gap=gap,
         )
-        x = None if res.x is None else np.asarray(res.x, dtype=float)
         return x, int(res.status), str(res.message), size
+
+    def _earliest(
+        self,
+        x: NDArray[np.float64],
+        cost: NDArray[np.float64],
+        lateness: NDArray[np.float64],
+        integrality: NDArray[np.float64],
+        bounds: Bounds,
+        matrix: Any,
+        lo: NDArray[np.float64],
+        hi: NDArray[np.float64],
+        time_limit_s: float,
+        start: float,
+    ) -> NDArray[np.float64]:
+        """The second, lexicographic solve: the first solve's integer decisions (nodes bought, reservations
+        begun, each unsplittable run's layer) kept, least lateness among the schedules that cost at most the
+        first solve's mix (its cost plus 1e-9 of it, the solver's feasibility tolerance). With the integers
+        fixed this is a linear program, solved exactly. Keeps the first mix if it finds no solution."""
+        best = float(cost @ x)
+        budget = LinearConstraint(cost.reshape(1, -1), -np.inf, best + 1e-9 * abs(best) + 1e-6)
+        constraints = [budget] + ([LinearConstraint(matrix, lo, hi)] if self.m else [])
+        whole = integrality > 0
+        fixed = Bounds(np.where(whole, np.round(x), bounds.lb), np.where(whole, np.round(x), bounds.ub))
+        left = max(time_limit_s - (time.perf_counter() - start), 1.0)
+        res = milp(c=lateness, bounds=fixed, constraints=constraints, options={"time_limit": left})
+        return x if res.x is None else np.asarray(res.x, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -1047,7 +1085,10 @@ def _run_columns(
     nodes = r.gpus / float(plan.gpus_per_node)
     xr = {
         k.name: model.variables(
-            len(months), cost=k.usd_per_node_hour + _EARLY_USD * months.astype(float), ub=nodes * H
+            len(months),
+            cost=k.usd_per_node_hour,
+            ub=nodes * H,
+            lateness=(months - r.earliest_start_month).astype(float),
         )
         for k in layers
     }
@@ -1055,7 +1096,11 @@ def _run_columns(
     model.constraints(1, [(int(c), 1.0) for k in xr.values() for c in k], lo=work, hi=work)
     model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
     if not r.splittable:
-        _unsplit_run(model, layers, xr, months, nodes, capacity)
+        spot = plan.supply.spot
+        too_small = (
+            {"spot"} if spot is not None and spot.cap_nodes is not None and spot.cap_nodes < nodes else set()
+        )
+        _unsplit_run(model, layers, xr, months, nodes, capacity, too_small)
     return xr
 
 
@@ -1066,14 +1111,20 @@ def _unsplit_run(
     months: NDArray[np.int_],
     nodes: float,
     capacity: Mapping[str, IntArray],
+    too_small: set[str],
 ) -> None:
     """A run that may not be split needs its nodes together: it sits on one layer (y[layer] = 1), and an
-    owned or reserved fleet that hosts it holds at least the run's nodes through the run's window."""
+    owned or reserved fleet that hosts it holds at least the run's nodes through the run's window. A layer
+    capped below the run's node count (``too_small``: spot with ``cap_nodes`` < n_r) can never hold it, so
+    the run does no work there (y = 0): the cap bounds the nodes obtainable at once, and the run needs all
+    of its nodes at once, however many node-hours the cap would allow over the month."""
     H = HOURS_PER_MONTH
     y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
     if y is not None:
         model.constraints(1, [(int(c), 1.0) for c in y], lo=1.0, hi=1.0)
     for j, k in enumerate(layers):
+        if k.name in too_small:
+            model.constraints(len(months), [(xr[k.name], 1.0)], lo=0.0, hi=0.0)
         if y is not None:
             model.constraints(len(months), [(xr[k.name], 1.0), (int(y[j]), -nodes * H)], lo=-np.inf, hi=0.0)
         if k.name in capacity:

@@ -20,6 +20,7 @@ from clusterdesigner.engine.capacity import (
 from clusterdesigner.engine.cost import DEFAULTS
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 from clusterdesigner.engine.tco import LinearCost, OnPremInputs, break_even_utilization
+from tests.engine.specs import unsplit_run_on_capped_spot
 
 W = HOURS_PER_MONTH / 168  # hours of a month one slot of the representative week stands for
 
@@ -362,3 +363,61 @@ def test_owning_costs_without_a_capital_share_give_no_cash_view_and_say_why() ->
     result = plan_solve(plan=CapacityPlan.from_json(spec))
     assert result.cash_flows_usd is None and result.cash_npv_usd is None
     assert any("No cash view" in note for note in result.notes)
+
+
+def test_a_runs_finish_month_does_not_depend_on_the_mip_gap() -> None:
+    """Issue 31, item 12. Run "a" needs 20,000 node-hours on at most 8 nodes, 8 × 730 = 5,840 node-hours a
+    month, so it cannot finish before month ceil(20,000 / 5,840) − 1 = 3. With the tie-break a 1e-7
+    $/node-hour term in the cost, smaller than the gap, HiGHS stopped at a 1 % or 5 % gap on a mix of the
+    same cost that finished it in month 4; the lexicographic second solve (least lateness at no more cost)
+    finishes it in month 3 at every gap, at the same total."""
+    spec = {
+        "horizon_months": 12,
+        "gpus_per_node": 8,
+        "training": [
+            {"name": "a", "gpu_hours": 160_000, "gpus": 64, "deadline_month": 8},
+            {
+                "name": "b",
+                "gpu_hours": 80_000,
+                "gpus": 32,
+                "earliest_start_month": 2,
+                "deadline_month": 10,
+                "splittable": True,
+            },
+        ],
+        "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+        "supply": {
+            "owned": {
+                "lead_time_months": 1,
+                "capex_usd_per_node": 300_000,
+                "fixed_usd_per_node_month": 9_000,
+                "usd_per_node_hour_used": 0.7,
+            },
+            "reservations": [{"term_months": 12, "usd_per_node_hour": 30.0}],
+            "on_demand": {"usd_per_node_hour": 55.04},
+        },
+    }
+    plan = CapacityPlan.from_json(spec)
+    results = [plan_solve(plan=plan, mip_gap=gap, compare=False) for gap in (1e-4, 1e-2, 5e-2)]
+    assert [r.runs[0].finish_month for r in results] == [3, 3, 3]
+    assert len({r.runs[1].finish_month for r in results}) == 1
+    assert [r.total_usd for r in results] == pytest.approx([results[0].total_usd] * 3, rel=1e-9)
+
+
+def test_a_run_that_may_not_be_split_is_never_put_on_spot_capped_below_its_nodes() -> None:
+    """Issue 31, item 12: a 4-node run (32 GPUs, 8,000 GPU-hours = 1,000 node-hours in month 0) with spot
+    capped at 2 nodes. Spot's 2 × 730 × 0.9 = 1,314 useful node-hours would hold its work, but not its 4 nodes
+    at once: before, all of it went on spot at 1,000 × 20.784 / 0.9 = $23,093.33; it must run on on-demand,
+    1,000 × 55.04 = $55,040. Split allowed, spot takes it (the cap bounds nodes, not the run)."""
+    spec: Any = unsplit_run_on_capped_spot()
+    whole = plan_solve(plan=CapacityPlan.from_json(spec), compare=False)
+    assert whole.total_usd == pytest.approx(55_040.0, abs=1e-6)
+    assert whole.runs[0].node_hours_by_layer == pytest.approx({"on_demand": 1_000.0})
+    spec["training"][0]["splittable"] = True
+    split = plan_solve(plan=CapacityPlan.from_json(spec), compare=False)
+    assert split.total_usd == pytest.approx(1_000 * 20.784 / 0.9, rel=1e-9)
+    spec["training"][0]["splittable"] = False
+    spec["supply"]["spot"]["cap_nodes"] = 4  # a cap that holds the run's nodes: spot again
+    assert plan_solve(plan=CapacityPlan.from_json(spec), compare=False).total_usd == pytest.approx(
+        23_093.33, abs=0.01
+    )

@@ -1,0 +1,277 @@
+"""Issue 31, item 10: the design XLSX recalculates. Summary and Options are formulas over Inputs and Cash
+flows (the verdict text an IF over the NPVs; NPV, payback and IRR as formulas), every formula cell carries a
+cached value (pandas and previewers read numbers), and a formula engine (the ``formulas`` package) that
+recomputes the workbook after a change of utilization on Inputs finds the verdict and NPVs the API gives for
+that utilization."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import formulas
+import pytest
+from django.test import Client
+from openpyxl import load_workbook
+
+from apps.designs.services import share_link_create
+from tests.review.test_xlsx_finance import CASES, _case_design
+
+pytestmark = pytest.mark.django_db
+
+SUMMARY_ROWS = ("Verdict", "Capex (owning)", "Cash out over the horizon (owning)", "NPV of owning")
+
+
+def _download(client: Client, url: str, path: Path) -> Path:
+    response = client.get(url)
+    assert response.status_code == 200, response.content[:300]
+    path.write_bytes(response.content)
+    return path
+
+
+def _evaluation(client: Client, design_id: int) -> dict[str, Any]:
+    response = client.post(f"/api/v1/designs/{design_id}/evaluate/")
+    assert response.status_code == 200
+    return response.json()
+
+
+def _table(path: Path, sheet: str) -> list[dict[str, Any]]:
+    """A sheet's rows by header, read as pandas reads a workbook (openpyxl, ``data_only``: the cached values;
+    neither calculates)."""
+    rows = list(load_workbook(path, data_only=True)[sheet].iter_rows(values_only=True))
+    return [dict(zip(rows[0], row, strict=False)) for row in rows[1:]]
+
+
+def _summary(path: Path) -> dict[str, Any]:
+    return {row["Field"]: row["Value"] for row in _table(path, "Summary")}
+
+
+def _recalculated(
+    path: Path, changes: dict[tuple[str, str], float] | None = None
+) -> dict[tuple[str, str], Any]:
+    """Every cell of the workbook recomputed by the ``formulas`` engine, after ``changes`` to input cells,
+    keyed by (sheet, coordinate) in upper case."""
+    model = formulas.ExcelModel().loads(str(path)).finish()
+    book = path.name
+    inputs = {f"'[{book}]{sheet.upper()}'!{ref}": value for (sheet, ref), value in (changes or {}).items()}
+    solution = model.calculate(inputs=inputs)
+    out = {}
+    for key, ranges in solution.items():
+        sheet, ref = key.split("]", 1)[1].split("'!")
+        value = ranges.value[0, 0] if hasattr(ranges, "value") else ranges  # a changed input: as given
+        out[(sheet.upper(), ref)] = value.item() if hasattr(value, "item") else value
+    return out
+
+
+def _cell(book: Any, sheet: str, label: str, column: int = 2) -> str:
+    """The coordinate of the value beside ``label`` in column A of ``sheet``."""
+    ws = book[sheet]
+    row = next(c.row for c in ws["A"] if str(c.value or "").startswith(label))
+    return ws.cell(row=row, column=column).coordinate
+
+
+def test_pandas_reads_the_summary_verdict_and_npvs_as_the_api_states_them(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    demo = demos[0]  # 64 × 8 H100 on AWS p5, 1 year at 70 %
+    path = _download(alice_client, f"/api/v1/designs/{demo.pk}/export/?format=xlsx", tmp_path / "d.xlsx")
+    cash = next(iter(_evaluation(alice_client, demo.pk)["costs"].values()))["cashflow"]
+    summary = _summary(path)
+    rent = {r["name"]: r for r in cash["rent"]}
+    reference = rent[cash["reference"]]
+    assert summary["NPV of owning"] == pytest.approx(cash["own"]["npv_usd"], abs=1e-6)
+    assert summary["NPV of the cheapest rent option"] == pytest.approx(reference["npv_usd"], abs=1e-6)
+    assert summary["Cheapest rent option (by NPV)"] == reference["label"] == "spot"
+    assert summary["NPV saving of owning (rent − own)"] == pytest.approx(cash["npv_difference_usd"], abs=1e-6)
+    assert summary["Payback month"] == cash["payback_month"] == 12
+    assert summary["IRR of owning against renting"] == pytest.approx(cash["irr_per_year"], rel=1e-9)
+    # Spot NPV $7,876,488 − own $8,690,193 = −$813,705: renting spot is cheaper at 70 %.
+    assert summary["Verdict"] == (
+        "Over 12 months at 70% utilization, owning costs $8,690,193 and renting spot $7,876,488"
+        " (NPV at 8.0%): renting spot saves $813,705."
+    )
+    npv = {row["Pricing model"] or "own": row["NPV of cash flows (USD)"] for row in _table(path, "Options")}
+    assert npv == pytest.approx({"own": cash["own"]["npv_usd"], **{k: r["npv_usd"] for k, r in rent.items()}})
+    # The NPV break-even of each pay-as-you-go option, a formula over Cash flows, is the engine's.
+    break_even = {
+        row["Pricing model"]: row["Break-even utilization against owning (NPV)"]
+        for row in _table(path, "Options")
+        if row["Kind"] == "cloud" and row["Break-even utilization against owning (NPV)"] is not None
+    }
+    assert set(break_even) == set(cash["break_even_utilization"]) == {"on_demand", "spot"}
+    assert break_even == pytest.approx(cash["break_even_utilization"], rel=1e-9)
+    own = [row["Own (USD)"] for row in _table(path, "Cash flows")[:13]]
+    assert own == pytest.approx(cash["own"]["monthly_usd"], rel=1e-9)
+
+
+def test_every_cached_value_is_what_a_formula_engine_computes(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    path = _download(alice_client, f"/api/v1/designs/{demos[0].pk}/export/?format=xlsx", tmp_path / "d.xlsx")
+    assert _check_cached_values(path) > 200
+
+
+def _check_cached_values(path: Path) -> int:
+    """Every formula cell's cached value equals the ``formulas`` engine's recalculation; returns how many."""
+    cached = load_workbook(path, data_only=True)
+    written = load_workbook(path)
+    computed = _recalculated(path)
+    checked = 0
+    for ws in written.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if not (isinstance(cell.value, str) and cell.value.startswith("=")):
+                    continue
+                stored = cached[ws.title][cell.coordinate].value
+                assert stored is not None, (ws.title, cell.coordinate)
+                got = computed[(ws.title.upper(), cell.coordinate)]
+                if isinstance(stored, str):
+                    assert got == stored, (ws.title, cell.coordinate)
+                else:
+                    assert float(got) == pytest.approx(stored, rel=1e-9, abs=1e-6), (
+                        ws.title,
+                        cell.coordinate,
+                    )
+                checked += 1
+    return checked
+
+
+def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    """70 % -> 90 % on the Inputs sheet. Hand check of the flip: owning's NPV grows only by the energy bill
+    of the extra use, spot's by 20/70 of its compute bill, so at 90 % spot costs more than owning; the API,
+    asked for 90 %, says the same to the dollar."""
+    demo = demos[0]
+    path = _download(alice_client, f"/api/v1/designs/{demo.pk}/export/?format=xlsx", tmp_path / "d.xlsx")
+    book = load_workbook(path)
+    u_cell = _cell(book, "Inputs", "Utilization")
+    computed = _recalculated(path, {("Inputs", u_cell): 0.9})
+    summary = {
+        label: computed[("SUMMARY", _cell(book, "Summary", label))]
+        for label in (
+            "Verdict",
+            "NPV of owning",
+            "Cheapest rent option (by NPV)",
+            "NPV of the cheapest rent option",
+            "NPV saving of owning (rent − own)",
+            "Payback month",
+            "IRR of owning against renting",
+        )
+    }
+    spec = copy.deepcopy(demo.current.spec)
+    spec["costs"]["utilization"] = 0.9
+    created = alice_client.post(
+        "/api/v1/designs/", {"name": "at 90 %", "spec": spec}, content_type="application/json"
+    )
+    assert created.status_code == 201, created.content[:300]
+    cost = next(iter(_evaluation(alice_client, created.json()["id"])["costs"].values()))
+    cash, verdict = cost["cashflow"], cost["verdict"]
+    assert abs(summary["NPV of owning"] - cash["own"]["npv_usd"]) < 1.0
+    assert abs(summary["NPV of the cheapest rent option"] - verdict["rent_npv_usd"]["spot"]) < 1.0
+    assert summary["Cheapest rent option (by NPV)"] == verdict["cheapest_rent"] == "spot"
+    assert abs(summary["NPV saving of owning (rent − own)"] - verdict["saving_usd"]) < 1.0
+    assert verdict["saving_usd"] > 0  # the verdict flipped: at 70 % renting spot saved $813,705
+    assert summary["Payback month"] == verdict["payback_month"] == 12
+    assert summary["IRR of owning against renting"] == pytest.approx(cash["irr_per_year"], rel=1e-6)
+    saving = f"${verdict['saving_usd']:,.0f}"
+    assert summary["Verdict"].endswith(f": owning saves {saving} against spot; it pays back in month 12.")
+    assert summary["Verdict"].startswith("Over 12 months at 90% utilization")
+    # The Options NPV cells the Summary's MIN reads follow too; the NPV break-even does not move with u and
+    # is the API's at 90 %.
+    options = book["Options"]
+    for row in range(2, options.max_row + 1):
+        model = options.cell(row=row, column=4).value
+        if model in cash["break_even_utilization"]:
+            got = computed[("OPTIONS", f"L{row}")]
+            assert got == pytest.approx(cash["break_even_utilization"][model], rel=1e-9), model
+        if model in verdict["rent_npv_usd"] or model in {r["name"] for r in cash["rent"]}:
+            npv = next(r["npv_usd"] for r in cash["rent"] if r["name"] == model)
+            assert abs(computed[("OPTIONS", f"J{row}")] - npv) < 1.0, model
+
+
+def test_the_share_page_download_carries_the_same_recalculating_summary(
+    alice: Any, demos: list[Any], tmp_path: Path
+) -> None:
+    demo = demos[0]
+    _, token = share_link_create(design=demo, user=alice)
+    client = Client()  # anyone holding the link, signed in or not
+    page = client.get(f"/share/{token}/").content.decode()
+    url = f"/share/{token}/export/xlsx/"
+    assert url in page
+    path = _download(client, url, tmp_path / "shared.xlsx")
+    assert load_workbook(path)["Summary"]["B2"].value.startswith('="Over "&Inputs!')
+    summary = _summary(path)
+    assert summary["Verdict"].endswith("renting spot saves $813,705.")
+    computed = _recalculated(path, {("Inputs", _cell(load_workbook(path), "Inputs", "Utilization")): 0.9})
+    assert computed[("SUMMARY", "B2")].startswith("Over 12 months at 90% utilization, owning costs $8,")
+    assert "owning saves" in computed[("SUMMARY", "B2")]
+    assert math.isfinite(summary["NPV of owning"])
+
+
+def _two_offerings(client: Client, demo: Any, order: list[str]) -> int:
+    spec = copy.deepcopy(demo.current.spec)
+    spec["costs"]["cloud"] = [{"offering": slug, "pricing_models": ["on_demand"]} for slug in order]
+    created = client.post("/api/v1/designs/", {"name": "two", "spec": spec}, content_type="application/json")
+    assert created.status_code == 201, created.content[:300]
+    return int(created.json()["id"])
+
+
+def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_either_order(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    """Demo 1 (64 × 8 H100) priced on AWS p5 and CoreWeave's 8 × H100 node. Every rent option of both
+    offerings is a Cash flows column and an Options NPV cell; the Summary's cheapest rent option is the MIN
+    over all of them, whichever offering comes first: its name and NPV, the saving and the verdict are the
+    same in both orders, and equal to the least rent NPV of both offerings' cash flows in the API."""
+    offerings = ["aws-p5-48xlarge", "coreweave-8x-h100-node"]
+    summaries = []
+    for order in (offerings, offerings[::-1]):
+        design = _two_offerings(alice_client, demos[0], order)
+        path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "o.xlsx")
+        costs = _evaluation(alice_client, design)["costs"]
+        rents = {(slug, r["name"]): r["npv_usd"] for slug, c in costs.items() for r in c["cashflow"]["rent"]}
+        assert len(rents) > 2 and {slug for slug, _ in rents} == set(offerings)
+        options = {
+            (row["Offering"], row["Pricing model"]): row["NPV of cash flows (USD)"]
+            for row in _table(path, "Options")
+            if row["Kind"] == "cloud"
+        }
+        assert options == pytest.approx(rents, rel=1e-9)
+        summary = _summary(path)
+        assert summary["NPV of the cheapest rent option"] == pytest.approx(min(rents.values()), rel=1e-9)
+        assert _check_cached_values(path) > 200
+        summaries.append(summary)
+    first, second = summaries
+    for key in ("Verdict", "Cheapest rent option (by NPV)", "Payback month"):
+        assert first[key] == second[key]
+    for key in ("NPV of owning", "NPV of the cheapest rent option", "NPV saving of owning (rent − own)"):
+        assert first[key] == pytest.approx(second[key], rel=1e-12)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_cached_values_match_a_recalculation_for_every_cash_flow_case(
+    alice_client: Client, demos: list[Any], tmp_path: Path, case: str
+) -> None:
+    """Loan (past and within the horizon), lease, lead time, the MACRS shield, upfront reservations and
+    savings plans: every formula cell's cached value, the Summary's included, is what the formula computes,
+    and the Summary's NPVs are the engine's."""
+    design = _case_design(alice_client, demos[0], CASES[case])
+    path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "c.xlsx")
+    assert _check_cached_values(path) > 200
+    cash = next(iter(_evaluation(alice_client, design)["costs"].values()))["cashflow"]
+    summary = _summary(path)
+    assert summary["NPV of owning"] == pytest.approx(cash["own"]["npv_usd"], rel=1e-9)
+    cheapest = min(r["npv_usd"] for r in cash["rent"])
+    assert summary["NPV of the cheapest rent option"] == pytest.approx(cheapest, rel=1e-9)
+    assert summary["Payback month"] == (
+        cash["payback_month"] if cash["payback_month"] is not None else "none"
+    )
+    column = "Break-even utilization against owning (NPV)"
+    rows = _table(path, "Options")
+    break_even = {
+        r["Pricing model"]: r[column] for r in rows if r["Kind"] == "cloud" and r[column] is not None
+    }
+    assert break_even == pytest.approx(cash["break_even_utilization"], rel=1e-9)
