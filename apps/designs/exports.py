@@ -53,7 +53,6 @@ from clusterdesigner.engine.cashflow import (
     pmt,
 )
 from clusterdesigner.engine.cashflow import _irr as irr_per_year
-from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.training_result import LayoutEstimate
@@ -150,7 +149,7 @@ def summary_table(evaluation: DesignEvaluation) -> Table:
     """Design, cluster, workload and the key training figures, one per row: field, value, unit."""
     chosen = evaluation.training.chosen if evaluation.training else None
     rows = [
-        *_owning_rows(evaluation.first_cost),
+        *_owning_rows(evaluation),
         *_design_rows(evaluation),
         *_layout_rows(chosen),
         *_figure_rows(evaluation, chosen),
@@ -317,11 +316,14 @@ OPTION_COLUMNS = (
 )
 
 
-def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
-    """The summary's rent-or-own rows: the verdict (or why there is none), capex, cash, NPVs, payback, IRR."""
+def _owning_rows(evaluation: DesignEvaluation) -> list[tuple[str, Any, str, str]]:
+    """The summary's rent-or-own rows: the design verdict (or why there is none), capex, cash, NPVs, payback,
+    IRR, from the offering that holds the verdict's rival (its cheapest option is the design's rival, and
+    owning there rents that offering during the lead time)."""
+    cost = evaluation.rival_cost
     cash = None if cost is None else cost.cashflow
     own = None if cash is None else cash.own
-    verdict = None if cost is None else cost.verdict
+    verdict = evaluation.design_verdict or (None if cost is None else cost.verdict)
     reference = next((r for r in (cash.rent or ()) if r.name == cash.reference), None) if cash else None
     return [
         (
@@ -505,8 +507,9 @@ def _write_sheet(ws: Any, table: Table) -> None:
 
 
 def sensitivity_table(evaluation: DesignEvaluation) -> Table:
-    """The tornado of the first offering's cost result: each assumption at its low and high."""
-    cost = evaluation.first_cost
+    """The tornado of the design verdict's rival offering (on NPV against the rival): each assumption at its
+    low and high."""
+    cost = evaluation.rival_cost
     sensitivity = None if cost is None else cost.sensitivity
     keys = ("name", "base", "low", "high", "own_minus_rent_low_usd", "own_minus_rent_high_usd", "swing_usd")
     rows = tuple(
@@ -530,8 +533,9 @@ def sensitivity_table(evaluation: DesignEvaluation) -> Table:
 
 
 def uncertainty_table(evaluation: DesignEvaluation) -> Table:
-    """The Monte Carlo of the NPV saving of owning: percentiles, P(owning wins), draws, seed, spread."""
-    cost = evaluation.first_cost
+    """The Monte Carlo of the NPV saving of owning against the design verdict's rival: percentiles, P(owning
+    wins), draws, seed, spread."""
+    cost = evaluation.rival_cost
     u = None if cost is None or cost.cashflow is None else cost.cashflow.uncertainty
     rows: list[tuple[str, Any, str, str]] = [
         (label, getattr(u, name, None), unit, fmt)  # None when the result has no Monte Carlo
@@ -744,17 +748,21 @@ class _Rent:
     overhead: float
     extra_usd_per_month: float
     monthly_usd: tuple[float, ...]
+    npv_usd: float
+    lead: int  # index in the rent list of the option its offering rents during the lead time
+    own_usd: tuple[float, ...]  # owning's monthly flows with that lead-time rent (its offering's result)
 
 
 def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
-    """Every offering's rent options, in the evaluation's order, each priced by its own cost result; an
-    offering whose owning inputs differ from the first's (they are the design's, so they do not) or that has
-    no cash flows is left out, since the sheet's one owning column would not be its."""
+    """Every offering's rent options, offerings by slug (so that the order the design lists them in changes
+    nothing, and MATCH's first-of-equals is the design verdict's tie-break), each priced by its own cost
+    result; an offering whose owning inputs differ from the first's (they are the design's, so they do not)
+    or that has no cash flows is left out, since the sheet's one owning column would not be its."""
     first = evaluation.first_cost
     assert first is not None and first.cashflow is not None and first.cashflow.inputs is not None
     base = first.cashflow.inputs
     own_side = {k: v for k, v in base.to_json().items() if k not in _RENT_SIDE}
-    costs = [(slug, c.cashflow) for slug, c in evaluation.costs.items() if c.cashflow is not None]
+    costs = [(slug, c.cashflow) for slug, c in sorted(evaluation.costs.items()) if c.cashflow is not None]
     several = len(costs) > 1
     out: list[_Rent] = []
     for slug, cash in costs:
@@ -762,11 +770,13 @@ def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
         if (
             inputs is None
             or not cash.rent
+            or cash.own is None
             or {k: v for k, v in inputs.to_json().items() if k not in _RENT_SIDE} != own_side
         ):
             continue
         flows = {r.name: r for r in cash.rent}
         offering = evaluation.costs[slug].offering
+        lead = len(out) + _lead_option(inputs.rent)
         for option in inputs.rent:
             label = flows[option.model].label or option.model
             out.append(
@@ -778,6 +788,9 @@ def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
                     overhead=inputs.managed_overhead_fraction,
                     extra_usd_per_month=inputs.rent_extra_usd_per_month,
                     monthly_usd=flows[option.model].monthly_usd,
+                    npv_usd=flows[option.model].npv_usd,
+                    lead=lead,
+                    own_usd=cash.own.monthly_usd,
                 )
             )
     return out
@@ -818,6 +831,7 @@ def _write_inputs(ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _
         "Managed-service overhead on compute",
         "Cloud storage and egress a month (USD)",
         "Offering",
+        "Lead-time rent (position of its offering's option)",
     )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
@@ -836,6 +850,7 @@ def _write_inputs(ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _
         ws.cell(row=row, column=8, value=rent.overhead).number_format = PERCENT
         ws.cell(row=row, column=9, value=rent.extra_usd_per_month).number_format = USD
         ws.cell(row=row, column=10, value=rent.offering)
+        ws.cell(row=row, column=11, value=rent.lead + 1)
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
 
@@ -847,21 +862,29 @@ def _lead_option(options: tuple[RentOption, ...]) -> int:
 
 
 def _write_months(
-    ws: Any, inputs: CashflowInputs, rents: list[_Rent], k_df: int, monthly: list[Any], cached: _Cached
+    ws: Any,
+    inputs: CashflowInputs,
+    rents: list[_Rent],
+    k_df: int,
+    monthly: list[Any],
+    cached: _Cached,
+    lead_cell: str,
 ) -> None:
     """One row per month 0..N: owning and each rent option as formulas (cached: the engine's monthly flows),
-    the discount factor, their PVs. Owning's lead-time rent is the first offering's (``inputs.rent``)."""
+    the discount factor, their PVs. Owning's lead-time rent is the option of the cheapest rent option's
+    offering that the engine rents then (``lead_cell`` holds its position among the rent columns), as the
+    design verdict takes owning from the rival's offering (engine/design_verdict.py)."""
     from openpyxl.utils import get_column_letter
 
     financing = inputs.financing or "cash"
-    lead_column = get_column_letter(_lead_option(inputs.rent) + 3)
+    span = f"$C{{r}}:${get_column_letter(len(rents) + 2)}{{r}}"
     options = [rent.option for rent in rents]
     names = 1 + len(options)
     i = monthly_rate(inputs.discount_rate)
     for m in range(inputs.months + 1):
         r = m + 2
         ws.cell(row=r, column=1, value=m)
-        formulas = [_own_formula(r, financing, f"{lead_column}{r}")]
+        formulas = [_own_formula(r, financing, f"INDEX({span.format(r=r)},{lead_cell})")]
         formulas += [_rent_formula(r, OPTION_ROW + k, o.term_months or 0) for k, o in enumerate(options)]
         df = 1.0 / (1.0 + i) ** m
         for k, formula in enumerate(formulas):
@@ -953,6 +976,7 @@ class _Flows:
     column: Mapping[str, str]  # "own" or a rent option's model -> its column letter
     rent_span: tuple[str, str]
     position_cell: str
+    lead_cell: str  # the position among the rent columns of owning's lead-time rent (the rival's offering)
     saving_column: str
     payback_column: str
     last_row: int
@@ -992,7 +1016,9 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
     for col, header in enumerate(headers, start=1):
         ws.cell(row=1, column=col, value=header).font = bold
     months = inputs.months
-    monthly = [cash.own.monthly_usd] + [rent.monthly_usd for rent in rents]
+    npvs = [rent.npv_usd for rent in rents]
+    rival = rents[npvs.index(min(npvs))]  # the first of equals, as MATCH
+    monthly = [rival.own_usd] + [rent.monthly_usd for rent in rents]
     last = months + 2
     letters = [get_column_letter(k + 2) for k in range(len(names))]
     layout = _Flows(
@@ -1001,11 +1027,12 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
         column=dict(zip(names, letters, strict=True)),
         rent_span=(letters[1], letters[-1]),
         position_cell=f"$B${last + 4}",
+        lead_cell=f"$B${last + 5}",
         saving_column=get_column_letter(k_saving),
         payback_column=get_column_letter(k_saving + 3),
         last_row=last,
     )
-    _write_months(ws, inputs, rents, k_df, monthly, cached)
+    _write_months(ws, inputs, rents, k_df, monthly, cached, layout.lead_cell)
     for label, offset in (("Total", 2), ("NPV", 3)):
         r = last + offset
         ws.cell(row=r, column=1, value=label).font = bold
@@ -1032,21 +1059,27 @@ def _write_slopes(
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
 
+    # A column for every rent option (a reservation's is 0: it bills every hour), so that owning's lead-time
+    # slope is an INDEX over them at the rival offering's lead-time option (``flows.lead_cell``).
     paygo = [(i, rent) for i, rent in enumerate(rents) if not rent.option.term_months]
-    columns = {rent.key: get_column_letter(k + 1 + j) for j, (_, rent) in enumerate(paygo)}
+    columns = {rent.key: get_column_letter(k + 1 + j) for j, rent in enumerate(rents)}
     columns = {"own": get_column_letter(k), **columns}
     for name, column in columns.items():
         ws[f"{column}1"] = f"{'Own' if name == 'own' else name}: USD per unit of utilization"
         ws[f"{column}1"].font = Font(bold=True)
-    lead = rents[_lead_option(inputs.rent)]
-    lead_column = columns.get(lead.key)
+    span = f"{columns[rents[0].key]}{{r}}:{columns[rents[-1].key]}{{r}}"
+    position = int(cached.values[ws.title][flows.lead_cell.replace("$", "")])
+    lead_key = rents[position - 1].key
     df_column = get_column_letter(ws[f"{flows.saving_column}1"].column - len(flows.column) - 1)
     i_m = monthly_rate(inputs.discount_rate)
     g, e, L = inputs.cloud_price_change_per_year, inputs.power_escalation_per_year, inputs.lead_time_months
     idle, full = _ref("idle_power_fraction"), _ref("power_full_usd_per_month")
-    slopes: dict[str, list[float]] = {name: [] for name in columns}
+    slopes: dict[str, list[float]] = {name: [0.0] * (inputs.months + 1) for name in columns}
     for m in range(inputs.months + 1):
         r, a = m + 2, f"$A{m + 2}"
+        for rent in rents:
+            if rent.option.term_months:
+                ws[f"{columns[rent.key]}{r}"] = 0
         for idx, rent in paygo:
             row, o = OPTION_ROW + idx, rent.option
             growth = f"(1+{_ref('cloud_price_change_per_year')})^(({a}-1)/12)"
@@ -1065,14 +1098,13 @@ def _write_slopes(
                 if m >= 1
                 else 0.0
             )
-            slopes[rent.key].append(value)
+            slopes[rent.key][m] = value
             cached.put(ws, r, ws[f"{columns[rent.key]}1"].column, formula, value, USD)
-        in_lead = (
-            f"IF(AND({a}>=1,{a}<={_ref('lead_time_months')}),{lead_column}{r},0)" if lead_column else "0"
-        )
+        lead_range = span.format(r=r)
+        in_lead = f"IF(AND({a}>=1,{a}<={_ref('lead_time_months')}),INDEX({lead_range},{flows.lead_cell}),0)"
         escalation = f"(1+{_ref('power_escalation_per_year')})^(({a}-1)/12)"
         energy = f"IF({a}>{_ref('lead_time_months')},{full}*(1-{idle})*{escalation}*(1-{_ref('tax_rate')}),0)"
-        value = (slopes[lead.key][m] if lead_column and 1 <= m <= L else 0.0) + (
+        value = (slopes[lead_key][m] if 1 <= m <= L else 0.0) + (
             inputs.power_full_usd_per_month
             * (1 - inputs.idle_power_fraction)
             * (1 + e) ** ((m - 1) / 12)
@@ -1080,7 +1112,7 @@ def _write_slopes(
             if m > L
             else 0.0
         )
-        slopes["own"].append(value)
+        slopes["own"][m] = value
         cached.put(ws, r, ws[f"{columns['own']}1"].column, f"={in_lead}+{energy}", value, USD)
     last, npv = flows.last_row, flows.npv_row
     out = {}
@@ -1088,7 +1120,8 @@ def _write_slopes(
         pv = sum(x / (1 + i_m) ** m for m, x in enumerate(slopes[name]))
         formula = f"=SUMPRODUCT({column}2:{column}{last},{df_column}2:{df_column}{last})"
         cached.put(ws, npv, ws[f"{column}1"].column, formula, pv, USD)
-        out[name] = f"{column}{npv}"
+        if name == "own" or any(rent.key == name for _, rent in paygo):
+            out[name] = f"{column}{npv}"  # the break-even is the pay-as-you-go options' (the engine's)
     return out
 
 
@@ -1110,6 +1143,10 @@ def _write_payback(ws: Any, flows: _Flows, monthly: list[Any], cached: _Cached) 
         f"=MATCH(Summary!$B${SUMMARY_ROW['rent_npv']},${first}${npv}:${last_col}${npv},0)",
         position,
     )
+    ws.cell(row=npv + 2, column=1, value="Owning's lead-time rent (position among the rent columns)")
+    rows = f"Inputs!$K${OPTION_ROW}:$K${OPTION_ROW + len(names) - 2}"
+    lead = ws.parent["Inputs"].cell(row=OPTION_ROW + position - 1, column=11).value
+    cached.put(ws, npv + 2, 2, f"=INDEX({rows},{flows.position_cell})", lead)
     k = ws[f"{flows.saving_column}1"].column
     total, negative = 0.0, False
     for m in range(len(monthly[0])):

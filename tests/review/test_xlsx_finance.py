@@ -82,6 +82,10 @@ class Evaluator:
             "MOD": lambda a, b: a % b,
             "CEILING": lambda a, s: math.ceil(a / s) * s,
             "SUM": lambda xs: sum(xs),
+            # Owning's lead-time rent is an INDEX at the rival's offering: MATCH of the Summary's MIN.
+            "MIN": lambda *xs: min(x for v in xs for x in (v if isinstance(v, list) else [v])),
+            "MATCH": lambda x, xs, _exact: xs.index(x) + 1,
+            "INDEX": lambda xs, k: xs[int(k) - 1],
             # Excel's PMT(rate, nper, pv): −pv · rate / (1 − (1 + rate)^−nper), or −pv / nper at rate 0.
             "PMT": lambda r, n, pv: -pv / n if r == 0 else -pv * r / (1 - (1 + r) ** -n),
             # Excel's FV(rate, nper, pmt, pv): −(pv · (1 + rate)^nper + pmt · ((1 + rate)^nper − 1) / rate).
@@ -119,8 +123,10 @@ def test_the_xlsx_states_the_verdict_capex_cash_and_npv(alice_client: Client, de
     response = alice_client.get(f"/api/v1/designs/{demo.pk}/export/?format=xlsx")
     cached = load_workbook(io.BytesIO(response.content), data_only=True)
     summary = {row[0].value: row[1].value for row in cached["Summary"].iter_rows(min_row=2)}
-    assert summary["Verdict"].startswith("Over 12 months at 70% utilization, owning costs $8,690,193")
-    assert summary["Verdict"].endswith(f"renting {cost['verdict']['cheapest_rent']} saves $813,705.")
+    # On-demand (the only option ticked) $20,735,093 − own $13,964,354 = $6,770,739 saved by owning.
+    assert summary["Verdict"].startswith("Over 12 months at 70% utilization, owning costs $13,964,354")
+    assert cost["verdict"]["cheapest_rent"] == "on-demand"
+    assert summary["Verdict"].endswith("owning saves $6,770,739 against on-demand; it pays back in month 12.")
     assert summary["Capex (owning)"] == pytest.approx(cost["on_prem"]["capex_usd"])
     assert summary["NPV of owning"] == pytest.approx(cost["cashflow"]["own"]["npv_usd"])
     assert summary["NPV saving of owning (rent − own)"] == pytest.approx(

@@ -75,22 +75,25 @@ def _cell(book: Any, sheet: str, label: str, column: int = 2) -> str:
 def test_pandas_reads_the_summary_verdict_and_npvs_as_the_api_states_them(
     alice_client: Client, demos: list[Any], tmp_path: Path
 ) -> None:
-    demo = demos[0]  # 64 × 8 H100 on AWS p5, 1 year at 70 %
+    demo = demos[0]  # 64 × 8 H100 on AWS p5 (on-demand ticked), 1 year at 70 %
     path = _download(alice_client, f"/api/v1/designs/{demo.pk}/export/?format=xlsx", tmp_path / "d.xlsx")
-    cash = next(iter(_evaluation(alice_client, demo.pk)["costs"].values()))["cashflow"]
+    evaluation = _evaluation(alice_client, demo.pk)
+    cash = next(iter(evaluation["costs"].values()))["cashflow"]
+    design = evaluation["design_verdict"]
     summary = _summary(path)
     rent = {r["name"]: r for r in cash["rent"]}
-    reference = rent[cash["reference"]]
-    assert summary["NPV of owning"] == pytest.approx(cash["own"]["npv_usd"], abs=1e-6)
-    assert summary["NPV of the cheapest rent option"] == pytest.approx(reference["npv_usd"], abs=1e-6)
-    assert summary["Cheapest rent option (by NPV)"] == reference["label"] == "spot"
-    assert summary["NPV saving of owning (rent − own)"] == pytest.approx(cash["npv_difference_usd"], abs=1e-6)
-    assert summary["Payback month"] == cash["payback_month"] == 12
+    assert summary["NPV of owning"] == pytest.approx(design["own"]["npv_usd"], abs=1e-6)
+    assert summary["NPV of the cheapest rent option"] == pytest.approx(design["rival"]["npv_usd"], abs=1e-6)
+    assert summary["Cheapest rent option (by NPV)"] == rent[design["rival"]["pricing_model"]]["label"]
+    assert design["rival"]["pricing_model"] == "on_demand"
+    assert summary["NPV saving of owning (rent − own)"] == pytest.approx(design["saving_usd"], abs=1e-6)
+    assert summary["Payback month"] == design["payback_month"] == 12
     assert summary["IRR of owning against renting"] == pytest.approx(cash["irr_per_year"], rel=1e-9)
-    # Spot NPV $7,876,488 − own $8,690,193 = −$813,705: renting spot is cheaper at 70 %.
+    # On-demand NPV $20,735,093 − own $13,964,354 = $6,770,739: owning is cheaper at 70 % (the 4-month
+    # lead time rents on-demand first, resale at the catalog's market value after a year).
     assert summary["Verdict"] == (
-        "Over 12 months at 70% utilization, owning costs $8,690,193 and renting spot $7,876,488"
-        " (NPV at 8.0%): renting spot saves $813,705."
+        "Over 12 months at 70% utilization, owning costs $13,964,354 and renting on-demand $20,735,093"
+        " (NPV at 8.0%): owning saves $6,770,739 against on-demand; it pays back in month 12."
     )
     npv = {row["Pricing model"] or "own": row["NPV of cash flows (USD)"] for row in _table(path, "Options")}
     assert npv == pytest.approx({"own": cash["own"]["npv_usd"], **{k: r["npv_usd"] for k, r in rent.items()}})
@@ -100,7 +103,7 @@ def test_pandas_reads_the_summary_verdict_and_npvs_as_the_api_states_them(
         for row in _table(path, "Options")
         if row["Kind"] == "cloud" and row["Break-even utilization against owning (NPV)"] is not None
     }
-    assert set(break_even) == set(cash["break_even_utilization"]) == {"on_demand", "spot"}
+    assert set(break_even) == set(cash["break_even_utilization"]) == {"on_demand"}
     assert break_even == pytest.approx(cash["break_even_utilization"], rel=1e-9)
     own = [row["Own (USD)"] for row in _table(path, "Cash flows")[:13]]
     assert own == pytest.approx(cash["own"]["monthly_usd"], rel=1e-9)
@@ -138,14 +141,41 @@ def _check_cached_values(path: Path) -> int:
     return checked
 
 
+def _at(client: Client, demo: Any, utilization: float, **costs: Any) -> int:
+    spec = copy.deepcopy(demo.current.spec)
+    spec["costs"] = {**spec["costs"], "utilization": utilization, **costs}
+    created = client.post(
+        "/api/v1/designs/", {"name": f"at {utilization:.0%}", "spec": spec}, content_type="application/json"
+    )
+    assert created.status_code == 201, created.content[:300]
+    return int(created.json()["id"])
+
+
+SPOT_AND_ON_DEMAND = [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "spot"]}]
+
+
+@pytest.mark.parametrize(
+    "cashflow",
+    [
+        {},
+        {"tax_rate": 0.21},  # MACRS 5-year, the default schedule
+        {"tax_rate": 0.21, "depreciation_schedule": "straight_line", "financing": "loan"},
+    ],
+    ids=["pre-tax", "tax 21 % macrs_5", "tax 21 % straight_line, loan"],
+)
 def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demos: list[Any], tmp_path: Path, cashflow: dict[str, Any]
 ) -> None:
-    """70 % -> 90 % on the Inputs sheet. Hand check of the flip: owning's NPV grows only by the energy bill
-    of the extra use, spot's by 20/70 of its compute bill, so at 90 % spot costs more than owning; the API,
-    asked for 90 %, says the same to the dollar."""
-    demo = demos[0]
-    path = _download(alice_client, f"/api/v1/designs/{demo.pk}/export/?format=xlsx", tmp_path / "d.xlsx")
+    """30 % -> 90 % on the Inputs sheet of a design that ticks on-demand and spot (AWS p5, 64 nodes, one
+    year). Hand check of the direction: owning's NPV grows only by the energy bill of the extra use, each
+    rent option's by 60/30 of its compute bill, so owning wins at 90 % where renting won at 30 %; the API,
+    asked for 90 % (a design saved at 90 %), gives the same design verdict, NPVs and payback within $1, with
+    and without tax on both sides."""
+    costs = {"cloud": SPOT_AND_ON_DEMAND, "cashflow": cashflow}
+    design = _at(alice_client, demos[0], 0.3, **costs)
+    before = _evaluation(alice_client, design)["design_verdict"]
+    assert before["winner"] == "rent"
+    path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "d.xlsx")
     book = load_workbook(path)
     u_cell = _cell(book, "Inputs", "Utilization")
     computed = _recalculated(path, {("Inputs", u_cell): 0.9})
@@ -161,24 +191,26 @@ def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
             "IRR of owning against renting",
         )
     }
-    spec = copy.deepcopy(demo.current.spec)
-    spec["costs"]["utilization"] = 0.9
-    created = alice_client.post(
-        "/api/v1/designs/", {"name": "at 90 %", "spec": spec}, content_type="application/json"
-    )
-    assert created.status_code == 201, created.content[:300]
-    cost = next(iter(_evaluation(alice_client, created.json()["id"])["costs"].values()))
-    cash, verdict = cost["cashflow"], cost["verdict"]
-    assert abs(summary["NPV of owning"] - cash["own"]["npv_usd"]) < 1.0
-    assert abs(summary["NPV of the cheapest rent option"] - verdict["rent_npv_usd"]["spot"]) < 1.0
-    assert summary["Cheapest rent option (by NPV)"] == verdict["cheapest_rent"] == "spot"
+    evaluation = _evaluation(alice_client, _at(alice_client, demos[0], 0.9, **costs))
+    verdict = evaluation["design_verdict"]
+    cash = evaluation["costs"]["aws-p5-48xlarge"]["cashflow"]
+    labels = {r["name"]: r["label"] for r in cash["rent"]}
+    assert verdict["winner"] == "own"  # the verdict flipped between 30 % and 90 %
+    assert abs(summary["NPV of owning"] - verdict["own"]["npv_usd"]) < 1.0
+    assert abs(summary["NPV of the cheapest rent option"] - verdict["rival"]["npv_usd"]) < 1.0
+    assert summary["Cheapest rent option (by NPV)"] == labels[verdict["rival"]["pricing_model"]]
     assert abs(summary["NPV saving of owning (rent − own)"] - verdict["saving_usd"]) < 1.0
-    assert verdict["saving_usd"] > 0  # the verdict flipped: at 70 % renting spot saved $813,705
-    assert summary["Payback month"] == verdict["payback_month"] == 12
-    assert summary["IRR of owning against renting"] == pytest.approx(cash["irr_per_year"], rel=1e-6)
+    payback = verdict["payback_month"]  # a loan spreads capex: the saving may never go below 0 ("none")
+    assert summary["Payback month"] == (payback if payback is not None else "none")
+    irr = cash["irr_per_year"]  # None where the saving flows change sign no way a root exists: "none"
+    assert summary["IRR of owning against renting"] == (
+        "none" if irr is None else pytest.approx(irr, rel=1e-6)
+    )
+    name = labels[verdict["rival"]["pricing_model"]]
     saving = f"${verdict['saving_usd']:,.0f}"
-    assert summary["Verdict"].endswith(f": owning saves {saving} against spot; it pays back in month 12.")
     assert summary["Verdict"].startswith("Over 12 months at 90% utilization")
+    tail = f"; it pays back in month {payback}." if payback else "; it does not pay back within the horizon."
+    assert summary["Verdict"].endswith(f": owning saves {saving} against {name}{tail}")
     # The Options NPV cells the Summary's MIN reads follow too; the NPV break-even does not move with u and
     # is the API's at 90 %.
     options = book["Options"]
@@ -187,7 +219,7 @@ def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
         if model in cash["break_even_utilization"]:
             got = computed[("OPTIONS", f"L{row}")]
             assert got == pytest.approx(cash["break_even_utilization"][model], rel=1e-9), model
-        if model in verdict["rent_npv_usd"] or model in {r["name"] for r in cash["rent"]}:
+        if model in labels:
             npv = next(r["npv_usd"] for r in cash["rent"] if r["name"] == model)
             assert abs(computed[("OPTIONS", f"J{row}")] - npv) < 1.0, model
 
@@ -204,10 +236,11 @@ def test_the_share_page_download_carries_the_same_recalculating_summary(
     path = _download(client, url, tmp_path / "shared.xlsx")
     assert load_workbook(path)["Summary"]["B2"].value.startswith('="Over "&Inputs!')
     summary = _summary(path)
-    assert summary["Verdict"].endswith("renting spot saves $813,705.")
-    computed = _recalculated(path, {("Inputs", _cell(load_workbook(path), "Inputs", "Utilization")): 0.9})
-    assert computed[("SUMMARY", "B2")].startswith("Over 12 months at 90% utilization, owning costs $8,")
-    assert "owning saves" in computed[("SUMMARY", "B2")]
+    assert summary["Verdict"].endswith("owning saves $6,770,739 against on-demand; it pays back in month 12.")
+    # Below the NPV break-even (34.8 %, the API's) renting on-demand is cheaper.
+    computed = _recalculated(path, {("Inputs", _cell(load_workbook(path), "Inputs", "Utilization")): 0.2})
+    assert computed[("SUMMARY", "B2")].startswith("Over 12 months at 20% utilization, owning costs $")
+    assert "renting on-demand saves" in computed[("SUMMARY", "B2")]
     assert math.isfinite(summary["NPV of owning"])
 
 
@@ -233,7 +266,7 @@ def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_eithe
         path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "o.xlsx")
         costs = _evaluation(alice_client, design)["costs"]
         rents = {(slug, r["name"]): r["npv_usd"] for slug, c in costs.items() for r in c["cashflow"]["rent"]}
-        assert len(rents) > 2 and {slug for slug, _ in rents} == set(offerings)
+        assert len(rents) == 2 and {slug for slug, _ in rents} == set(offerings)
         options = {
             (row["Offering"], row["Pricing model"]): row["NPV of cash flows (USD)"]
             for row in _table(path, "Options")
@@ -242,6 +275,15 @@ def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_eithe
         assert options == pytest.approx(rents, rel=1e-9)
         summary = _summary(path)
         assert summary["NPV of the cheapest rent option"] == pytest.approx(min(rents.values()), rel=1e-9)
+        # Owning rents during the 4-month lead time in the rival's offering, as the design verdict takes it.
+        verdict = _evaluation(alice_client, design)["design_verdict"]
+        owns = {slug: c["cashflow"]["own"]["npv_usd"] for slug, c in costs.items()}
+        # CoreWeave's on-demand is the rival; its 4 lead-time months cost less than AWS p5's, so owning in
+        # the first offering's result (AWS) would be the wrong figure by more than a dollar.
+        assert verdict["rival"]["offering"] == "coreweave-8x-h100-node"
+        assert owns["aws-p5-48xlarge"] - owns["coreweave-8x-h100-node"] > 1_000.0
+        assert abs(summary["NPV of owning"] - verdict["own"]["npv_usd"]) < 1.0
+        assert abs(summary["NPV saving of owning (rent − own)"] - verdict["saving_usd"]) < 1.0
         assert _check_cached_values(path) > 200
         summaries.append(summary)
     first, second = summaries
@@ -275,3 +317,66 @@ def test_cached_values_match_a_recalculation_for_every_cash_flow_case(
         r["Pricing model"]: r[column] for r in rows if r["Kind"] == "cloud" and r[column] is not None
     }
     assert break_even == pytest.approx(cash["break_even_utilization"], rel=1e-9)
+
+
+def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    """64 × 8 H100 over 3 years at 70 %, tax 21 % (MACRS 5-year), the default 4-month lead time. Resale at the
+    horizon is the catalog's market series at the owned age (32 months), not book value; book value drives
+    only the tax on the sale. Hand calculation of the book value: tax years 1 and 2 whole (20 % + 32 %), tax
+    year 3 starts at month 4 + 24 = 28 and the horizon cuts it after 8 months (19.2 % × 8/12 = 12.8 %), so
+    book = 1 − 0.648 = 0.352 of capex. Setting the resale cell to 10 % on Inputs gives the NPVs the API
+    gives when asked for cashflow.resale_fraction 0.1, within $1."""
+    costs = {"horizon_years": 3, "cashflow": {"tax_rate": 0.21}}
+    design = _at(alice_client, demos[0], 0.7, **costs)
+    evaluation = _evaluation(alice_client, design)
+    cost = evaluation["costs"]["aws-p5-48xlarge"]
+    inputs = cost["cashflow"]["inputs"]
+    assumed = {a["name"]: a for a in cost["assumptions"]}
+    assert inputs["lead_time_months"] == 4 and inputs["depreciation_schedule"] == "macrs_5"
+    assert "FALLBACK" not in assumed["cashflow.resale_fraction"]["source"]  # the market series
+    path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "r.xlsx")
+    assert _check_cached_values(path) > 200
+    book = load_workbook(path)
+    values = load_workbook(path, data_only=True)["Inputs"]
+    resale_cell = _cell(book, "Inputs", "Resale at the horizon")
+    assert values[resale_cell].value == pytest.approx(inputs["resale_fraction"], rel=1e-12)
+    assert values[_cell(book, "Inputs", "Book value at the horizon")].value == pytest.approx(0.352, abs=1e-12)
+    assert inputs["resale_fraction"] != pytest.approx(0.352, abs=0.01)  # market, not book
+    summary = _summary(path)
+    verdict = evaluation["design_verdict"]
+    assert abs(summary["NPV of owning"] - verdict["own"]["npv_usd"]) < 1.0
+    assert abs(summary["NPV saving of owning (rent − own)"] - verdict["saving_usd"]) < 1.0
+
+    computed = _recalculated(path, {("Inputs", resale_cell): 0.1})
+    at_ten = _at(
+        alice_client, demos[0], 0.7, horizon_years=3, cashflow={"tax_rate": 0.21, "resale_fraction": 0.1}
+    )
+    verdict = _evaluation(alice_client, at_ten)["design_verdict"]
+    assert (
+        abs(computed[("SUMMARY", _cell(book, "Summary", "NPV of owning"))] - verdict["own"]["npv_usd"]) < 1.0
+    )
+    saving = computed[("SUMMARY", _cell(book, "Summary", "NPV saving of owning (rent − own)"))]
+    assert abs(saving - verdict["saving_usd"]) < 1.0
+
+
+def test_the_workbook_lists_only_the_pricing_models_the_design_ticked(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    """AWS p5 prices on-demand, spot and reservations; the design ticks on-demand and reserved 3-year: no
+    Inputs row, Cash flows column or Options row names spot or reserved 1-year."""
+    ticked = [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "reserved_3y"]}]
+    design = _at(alice_client, demos[0], 0.7, cloud=ticked)
+    path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "t.xlsx")
+    book = load_workbook(path)
+    inputs = book["Inputs"]
+    header = next(c.row for c in inputs["A"] if c.value == "Rent option")
+    models = [inputs.cell(row=r, column=1).value for r in range(header + 1, inputs.max_row + 1)]
+    assert [m for m in models if m] == ["on_demand", "reserved_3y"]
+    flows = [c.value for c in book["Cash flows"][1]]
+    assert {"on_demand (USD)", "reserved_3y (USD)"} <= set(flows)
+    assert not [h for h in flows if h and ("spot" in h or "reserved_1y" in h)]
+    options = {row["Pricing model"] for row in _table(path, "Options") if row["Kind"] == "cloud"}
+    assert options == {"on_demand", "reserved_3y"}
+    assert _check_cached_values(path) > 200
