@@ -447,13 +447,15 @@ def test_a_plan_takes_a_saved_designs_negotiated_prices_and_owning_costs(
     $40, 3-year reserved $20, spot $18 a node-hour, all three ticked. The plan takes exactly those (never the
     catalog's $55.04 / $23.776 / $20.784), a 36-month term for the 3-year price, the spot cap the plan gives
     itself, and owned nodes priced as the design owns them with their capital share (by hand in
-    test_owned_nodes_may_be_priced_as_a_saved_design_owns_them: $10,938.14 a node-month, $7,272.91 of it
+    test_owned_nodes_may_be_priced_as_a_saved_design_owns_them: $10,536.57 a node-month, $7,272.91 of it
     capital), so the solution has a cash view. Typed in by hand, the same prices give the same total."""
     spec_design = copy.deepcopy(DEMOS[0]["spec"])
     prices = {"on_demand": 40.0, "reserved_3y": 20.0, "spot": 18.0}
     spec_design["costs"]["cloud"] = [
         {"offering": "aws-p5-48xlarge", "pricing_models": list(prices), "usd_per_node_hour": prices}
     ]
+    # Spot must be able to supply the design's 64 nodes, or the cost engine leaves it unpriced (w3's cap).
+    spec_design["costs"]["spot_capacity_nodes"] = 64
     design = design_create(owner=alice, name="negotiated p5", spec=spec_design)
     spec = copy.deepcopy(SPEC)
     spec["supply"] = {
@@ -470,7 +472,7 @@ def test_a_plan_takes_a_saved_designs_negotiated_prices_and_owning_costs(
     assert [(r["term_months"], r["usd_per_node_hour"]) for r in supply["reservations"]] == [(36, 20.0)]
     assert supply["spot"]["usd_per_node_hour"] == 18.0 and supply["spot"]["cap_nodes"] == 4
     owned = supply["owned"]
-    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_938.14, abs=0.01)
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_536.57, abs=0.01)
     assert owned["capital_usd_per_node_month"] == pytest.approx(7_272.91, abs=0.01)
     assert owned["lead_time_months"] == 2
     result = response.json()["result"]
