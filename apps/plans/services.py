@@ -21,6 +21,7 @@ from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
 from clusterdesigner.engine.cost import FINANCE_LINES
 from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.resale import curves_from_records
 from clusterdesigner.engine.tco import OnPremInputs
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.jsonutil import snapshot_hash
@@ -111,7 +112,30 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
         existing_nodes=option.get("existing_nodes", 0),
     )
     source = f"design {version.design_id} v{version.number}: {owned.source}"
-    return {**dataclasses.asdict(owned), "source": source}
+    return {
+        **dataclasses.asdict(owned),
+        **_market_resale(str(version.spec["cluster"]["accelerator"])),
+        "source": source,
+    }
+
+
+def _market_resale(accelerator: str) -> dict[str, Any]:
+    """The catalog's residual-value series for the accelerator, for the cash view's resale (the series with
+    the most points, ties by name, as engine/resale.py ``covering`` picks one): its points and source; none
+    when the catalog has no series (the cash view then takes the book value, and says so)."""
+    from apps.catalog.selectors import engine_catalog_records
+
+    curves = sorted(
+        curves_from_records(engine_catalog_records(), accelerator=accelerator),
+        key=lambda c: (-len(c.points), c.series),
+    )
+    if not curves:
+        return {}
+    curve = curves[0]
+    return {
+        "resale_points": [list(point) for point in curve.points],
+        "resale_source": f"{curve.series} for {accelerator} (catalog, as of {curve.as_of}: {curve.source})",
+    }
 
 
 TERM_MODELS = {12: "reserved_1y", 36: "reserved_3y"}

@@ -63,6 +63,7 @@ from scipy.sparse import coo_matrix
 from clusterdesigner.engine.cashflow import monthly_rate
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 from clusterdesigner.engine.failures import failure_model
+from clusterdesigner.engine.resale import ResaleCurve
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
@@ -89,6 +90,24 @@ def _num(data: Mapping[str, Any], key: str, path: str, *, default: float | None 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError("must be a finite number", field=f"{path}{key}")
     return float(value)
+
+
+def _resale_points(value: Any, path: str) -> tuple[tuple[float, float], ...]:
+    """[[age in years, fraction of the price new], ...], ages ascending, each fraction 0 to 2."""
+    if not isinstance(value, (list, tuple)):
+        raise InputError("must be a list of [age in years, fraction of the price new]", field=path)
+    points: list[tuple[float, float]] = []
+    for i, point in enumerate(value):
+        ok = isinstance(point, (list, tuple)) and len(point) == 2
+        ok = ok and all(not isinstance(x, bool) and isinstance(x, (int, float)) for x in point)
+        ok = ok and all(math.isfinite(x) for x in point) and point[0] >= 0 and 0 <= point[1] <= 2
+        if not ok or (points and point[0] <= points[-1][0]):
+            raise InputError(
+                "must be [age in years >= 0, ascending, fraction of the price new 0 to 2]",
+                field=f"{path}.{i}",
+            )
+        points.append((float(point[0]), float(point[1])))
+    return tuple(points)
 
 
 def _int(data: Mapping[str, Any], key: str, path: str, *, default: int | None = None) -> int:
@@ -235,13 +254,20 @@ class OwnedOption:
     capital_usd_per_node_month: float | None = None
     depreciation_years: float | None = None
     residual_fraction: float | None = None
+    # Market resale (engine/resale.py, as the design's cash flows take it): the residual-value series' points
+    # (age in years, fraction of the price new) the cash view reads each purchase's resale from at its age;
+    # none, or an age outside the series, takes the straight-line book value, a stated fallback.
+    resale_points: tuple[tuple[float, float], ...] = ()
+    resale_source: str = ""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> OwnedOption:
-        cash = {
+        cash: dict[str, Any] = {
             key: _num(data, key, path) if data.get(key) is not None else None
             for key in ("capital_usd_per_node_month", "depreciation_years", "residual_fraction")
         }
+        cash["resale_points"] = _resale_points(data.get("resale_points") or (), f"{path}resale_points")
+        cash["resale_source"] = str(data.get("resale_source", ""))
         return cls(
             lead_time_months=_int(data, "lead_time_months", path),
             capex_usd_per_node=_num(data, "capex_usd_per_node", path),
@@ -686,10 +712,13 @@ def cash_view(
     Owned: each purchase's capex at delivery (index = its arrival month a: the end of month a, the start of
     month a + 1, when its costs begin); then per month owned nodes × (F − capital share) + node-hours used ×
     v (F less its capital recovery is colocation, maintenance, staff and idle power); at the end of the
-    horizon the straight-line book value of each purchase, capex · (1 − (1 − residual) · min(age, life) /
-    life), comes back as resale. Nodes the plan already owns (existing_nodes) pay opex only: their capex is
-    sunk. Reservations: every month of each whole term, past the horizon too (``reservations`` holds
-    (start month, nodes, $ a month, term months)). On-demand and spot: each month's bill (``burst_usd``).
+    horizon each purchase is sold at its market value, capex · f(age) with f the residual-value series
+    (``owned.resale_points``, interpolated straight-line; engine/resale.py, as the design's cash flows),
+    or, where no series covers its age, at the straight-line book value capex · (1 − (1 − residual) ·
+    min(age, life) / life), the stated fallback. Nodes the plan already owns (existing_nodes) pay opex
+    only: their capex is sunk. Reservations: every month of each whole term, past the horizon too
+    (``reservations`` holds (start month, nodes, $ a month, term months)). On-demand and spot: each month's
+    bill (``burst_usd``).
     Returns (flows, NPV), or None when the owned option has no capital share (the plan gave its own owning
     costs, which cannot be split into capital and opex).
     """
@@ -707,10 +736,14 @@ def cash_view(
         opex_per_node = owned.fixed_usd_per_node_month - owned.capital_usd_per_node_month
         flows[1 : months + 1] += owned_nodes * opex_per_node + owned_hours_used * owned.usd_per_node_hour_used
         life, residual = float(owned.depreciation_years or 0.0), float(owned.residual_fraction or 0.0)
+        market = ResaleCurve("", "", owned.resale_points, "", "") if owned.resale_points else None
         for p in purchases:
             flows[p.arrival_month] += p.capex_usd
             age = (months - p.arrival_month) / 12.0
-            flows[months] -= p.capex_usd * (1.0 - (1.0 - residual) * min(age, life) / life)
+            fraction = market.fraction_at(age_years=age) if market is not None else None
+            if fraction is None:
+                fraction = 1.0 - (1.0 - residual) * min(age, life) / life
+            flows[months] -= p.capex_usd * fraction
     for start, _, monthly, term in reservations:
         flows[start + 1 : start + term + 1] += monthly
     i = monthly_rate(discount_rate)
@@ -1429,10 +1462,16 @@ def _notes(
             " design to have one."
         )
     else:
+        owned = supply.owned
+        resale = (
+            f"resale at the end at the market value of {owned.resale_source or 'the given series'} at each"
+            " purchase's age (the straight-line book value where the series does not reach that age)"
+            if owned is not None and owned.resale_points
+            else "resale at the straight-line book value at the end (no residual-value series given)"
+        )
         notes.append(
-            "Cash view: capex when each purchase is delivered, opex monthly, resale at the straight-line"
-            f" book value at the end; NPV ${cash[1]:,.0f} at {plan.discount_rate:.0%} (the annualised NPV"
-            " spreads capex as capital recovery instead)."
+            f"Cash view: capex when each purchase is delivered, opex monthly, {resale}; NPV ${cash[1]:,.0f}"
+            f" at {plan.discount_rate:.0%} (the annualised NPV spreads capex as capital recovery instead)."
         )
     if after_horizon > 0:
         notes.append(

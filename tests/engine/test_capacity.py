@@ -316,6 +316,18 @@ def test_owned_only_before_its_lead_time_is_infeasible_on_supply() -> None:
 # ------------------------------------------------------------------ the cash view
 
 
+# One node owned from month 0: $300,000 capex, $10,000 a node-month of which $6,000 capital, $1 a node-hour.
+ONE_NODE_OWNED = {
+    "lead_time_months": 0,
+    "capex_usd_per_node": 300_000.0,
+    "fixed_usd_per_node_month": 10_000.0,
+    "capital_usd_per_node_month": 6_000.0,
+    "depreciation_years": 5.0,
+    "residual_fraction": 0.2,
+    "usd_per_node_hour_used": 1.0,
+}
+
+
 def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_hand() -> None:
     """One node of flat demand, owned from month 0 (owning $10,730 a month against $43,800 renting)."""
     spec = {
@@ -324,15 +336,7 @@ def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_
         "discount_rate": 0.08,
         "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
         "supply": {
-            "owned": {
-                "lead_time_months": 0,
-                "capex_usd_per_node": 300_000.0,
-                "fixed_usd_per_node_month": 10_000.0,
-                "capital_usd_per_node_month": 6_000.0,
-                "depreciation_years": 5.0,
-                "residual_fraction": 0.2,
-                "usd_per_node_hour_used": 1.0,
-            },
+            "owned": ONE_NODE_OWNED,
             "on_demand": {"usd_per_node_hour": 60.0},
         },
     }
@@ -353,6 +357,45 @@ def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_
     assert result.cash_npv_usd == pytest.approx(hand, rel=1e-9)
     assert result.capex_usd == pytest.approx(300_000.0)
     assert any(note.startswith("Cash view:") for note in result.notes)
+
+
+def test_cash_view_sells_at_the_market_series_at_the_purchase_age_and_falls_back_to_book_value() -> None:
+    """The same one-node plan over 18 months with the catalog's H100 SXM series (GLRI residual value guide:
+    1 y 0.625, 2 y 0.425, 3 y 0.30) given as resale_points. By hand: the node is 1.5 years old at the end,
+    f(1.5) = 0.625 + (0.425 − 0.625) × 0.5 = 0.525, so $157,500 comes back, not the book value 300,000 ×
+    (1 − 0.8 × 1.5 / 5) = $228,000. Over 6 months (age 0.5, before the series' first point) the stated
+    fallback: book value 300,000 × (1 − 0.8 × 0.5 / 5) = $276,000; the note says which."""
+    owned = {
+        **ONE_NODE_OWNED,
+        "resale_points": [[1, 0.625], [2, 0.425], [3, 0.30]],
+        "resale_source": "GLRI residual value guide for h100-sxm",
+    }
+    resale = {}
+    for months in (18, 6):
+        spec = {
+            "horizon_months": months,
+            "gpus_per_node": 8,
+            "discount_rate": 0.08,
+            "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+            "supply": {"owned": owned, "on_demand": {"usd_per_node_hour": 60.0}},
+        }
+        result = plan_solve(plan=CapacityPlan.from_json(spec))
+        assert [m.owned_nodes for m in result.months] == [1] * months
+        flows = result.cash_flows_usd
+        assert flows is not None
+        resale[months] = 4_730.0 - flows[months]  # the month's opex less what the sale brings back
+        note = next(n for n in result.notes if n.startswith("Cash view:"))
+        assert ("market value of GLRI residual value guide" in note) is True
+    assert resale[18] == pytest.approx(157_500.0)
+    assert resale[6] == pytest.approx(276_000.0)
+
+
+def test_resale_points_out_of_order_are_refused_naming_the_point() -> None:
+    spec = worked_example()
+    spec["supply"]["owned"]["resale_points"] = [[2, 0.4], [1, 0.6]]
+    with pytest.raises(InputError) as err:
+        CapacityPlan.from_json(spec)
+    assert err.value.field == "supply.owned.resale_points.1"
 
 
 def test_owning_costs_without_a_capital_share_give_no_cash_view_and_say_why() -> None:

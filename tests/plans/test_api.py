@@ -274,7 +274,14 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     # capital share = capital recovery 5,585,597.79 / (64 × 12) = $7,272.91 a node-month.
     assert owned["capital_usd_per_node_month"] == pytest.approx(7_272.91, abs=0.01)
     assert owned["depreciation_years"] == 5 and owned["residual_fraction"] == 0.125
+    # Resale in the cash view is the market value at each purchase's age, from the same catalog series the
+    # design's cash flows read (GLRI residual value guide for H100 SXM, 1-5 years), not the book value.
+    assert owned["resale_points"] == [[1, 0.625], [2, 0.425], [3, 0.3], [4, 0.175], [5, 0.125]]
+    assert owned["resale_source"].startswith(
+        "GLRI residual value guide for h100-sxm (catalog, as of 2026-01-08"
+    )
     solution = PlanSolution.objects.get().result
+    assert any("market value of GLRI residual value guide" in note for note in solution["notes"])
     flows, purchases = solution["cash_flows_usd"], solution["owned_purchases"]
     assert solution["cash_npv_usd"] is not None and solution["capex_usd"] > 0
     for p in purchases:
