@@ -49,10 +49,10 @@ from clusterdesigner.engine.cashflow import (
     CashflowInputs,
     RentOption,
     depreciation_shares,
+    irr_per_year,
     monthly_rate,
     pmt,
 )
-from clusterdesigner.engine.cashflow import _irr as irr_per_year
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.training_result import LayoutEstimate
