@@ -981,6 +981,8 @@ class _Flows:
     payback_column: str
     last_row: int
     slope: Mapping[str, str] = dataclasses.field(default_factory=dict)  # name -> its PV per unit of u
+    # rent option -> the cells of owning's NPV and slope with its offering's lead-time rent
+    own_for: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
 
 def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) -> _Flows | None:
@@ -1042,9 +1044,77 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
             cached.put(ws, r, k + 2, f"=SUM({source}2:{source}{last})", value, USD)
     _write_payback(ws, layout, monthly, cached)
     slopes = _write_slopes(ws, inputs, rents, layout, k_saving + 4, cached)
+    layout = dataclasses.replace(layout, slope=slopes)
+    owning = _write_own_by_offering(ws, inputs, rents, layout, k_df, k_saving + 5 + len(rents), cached)
     ws.freeze_panes = "B2"
     _write_years(wb, flows, months, monthly, cached)
-    return dataclasses.replace(layout, slope=slopes)
+    return dataclasses.replace(layout, own_for=owning)
+
+
+def _write_own_by_offering(
+    ws: Any,
+    inputs: CashflowInputs,
+    rents: list[_Rent],
+    flows: _Flows,
+    k_df: int,
+    k_mask: int,
+    cached: _Cached,
+) -> dict[str, tuple[str, str]]:
+    """Owning's NPV and its PV per unit of utilization as each option's own offering's result has them
+    (the engine's break-even of an option is against owning with its offering's lead-time rent, which may
+    not be the rival's): own_X = own + LPV(X's lead option) − LPV(the rival's), S_X alike, where LPV is the
+    PV of a rent column over the lead-time months 1..L (a 0/1 mask column) and LS the same of its slope.
+    Returns, by rent option, the Cash flows cells of (own_X NPV, own_X slope)."""
+    from openpyxl.utils import get_column_letter
+
+    values, title = cached.values, ws.title
+    last, npv, L = flows.last_row, flows.npv_row, inputs.lead_time_months
+    mask_col, df_col = get_column_letter(k_mask), get_column_letter(k_df)
+    ws.cell(row=1, column=k_mask, value="Lead-time month (1: months 1..L)")
+    for m in range(inputs.months + 1):
+        lead = _ref("lead_time_months")
+        cached.put(
+            ws, m + 2, k_mask, f"=IF(AND($A{m + 2}>=1,$A{m + 2}<={lead}),1,0)", 1 if 1 <= m <= L else 0
+        )
+    mask = f"${mask_col}$2:${mask_col}${last}"
+    rows = {"lpv": npv + 5, "ls": npv + 6, "own": npv + 3, "slope": npv + 4}
+    for label, row in (
+        ("Owning's NPV with this option's offering's lead-time rent", rows["own"]),
+        ("Owning's PV per unit of utilization, the same", rows["slope"]),
+        ("PV of the lead-time months (LPV)", rows["lpv"]),
+        ("PV per unit of utilization of the lead-time months (LS)", rows["ls"]),
+    ):
+        ws.cell(row=row, column=1, value=label)
+    slope_first = ws[f"{flows.slope['own']}"].column + 1  # the rent options' slope columns follow owning's
+    lpv, ls = [], []
+    for j, rent in enumerate(rents):
+        col = flows.column[rent.key]
+        pv_col, slope_col = get_column_letter(k_df + 2 + j), get_column_letter(slope_first + j)
+        dfs = [values[title][f"{df_col}{m + 2}"] for m in range(inputs.months + 1)]
+        lpv.append(sum(rent.monthly_usd[m] * dfs[m] for m in range(1, L + 1)))
+        ls.append(sum((values[title].get(f"{slope_col}{m + 2}") or 0.0) * dfs[m] for m in range(1, L + 1)))
+        cached.put(
+            ws, rows["lpv"], ws[f"{col}1"].column, f"=SUMPRODUCT({pv_col}2:{pv_col}{last},{mask})", lpv[-1]
+        )
+        formula = f"=SUMPRODUCT({slope_col}2:{slope_col}{last},{df_col}2:{df_col}{last},{mask})"
+        cached.put(ws, rows["ls"], ws[f"{col}1"].column, formula, ls[-1])
+    first, end = flows.column[rents[0].key], flows.column[rents[-1].key]
+    rival = int(values[title][flows.lead_cell.replace("$", "")]) - 1
+    own_npv, own_slope = values[title][f"B{npv}"], values[title][flows.slope["own"]]
+    out = {}
+    for rent in rents:
+        col, lead_col = flows.column[rent.key], flows.column[rents[rent.lead].key]
+        for key, base, base_value, series in (
+            ("own", f"$B${npv}", own_npv, lpv),
+            ("slope", flows.slope["own"], own_slope, ls),
+        ):
+            r = rows["lpv" if key == "own" else "ls"]
+            formula = f"={base}+{lead_col}{r}-INDEX(${first}${r}:${end}${r},{flows.lead_cell})"
+            cached.put(
+                ws, rows[key], ws[f"{col}1"].column, formula, base_value + series[rent.lead] - series[rival]
+            )
+        out[rent.key] = (f"{col}{rows['own']}", f"{col}{rows['slope']}")
+    return out
 
 
 def _write_slopes(
@@ -1216,8 +1286,9 @@ def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cac
     u* whatever the utilization cell holds (engine/cashflow.py ``_break_even``). "none" when the slopes are
     equal."""
     values = cached.values["Cash flows"]
-    rent, own = f"{flows.column[name]}{flows.npv_row}", f"{flows.column['own']}{flows.npv_row}"
-    s_rent, s_own = flows.slope[name], flows.slope["own"]
+    rent = f"{flows.column[name]}{flows.npv_row}"
+    own, s_own = flows.own_for[name]  # owning as this option's offering's result has it (its lead-time rent)
+    s_rent = flows.slope[name]
     u = float(ws.parent["Inputs"][_ref("utilization").split("!")[1].replace("$", "")].value)
     slope = values[s_rent] - values[s_own]
     value: Any = "none" if slope == 0 else u - (values[rent] - values[own]) / slope

@@ -273,6 +273,19 @@ def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_eithe
             if row["Kind"] == "cloud"
         }
         assert options == pytest.approx(rents, rel=1e-9)
+        # Each option's NPV break-even is against owning as its own offering's result has it (its lead-time
+        # rent): the API's per offering, also for AWS p5 whose owning is not the rival's.
+        break_even = {
+            (row["Offering"], row["Pricing model"]): row["Break-even utilization against owning (NPV)"]
+            for row in _table(path, "Options")
+            if row["Kind"] == "cloud"
+        }
+        api = {
+            (slug, model): value
+            for slug, c in costs.items()
+            for model, value in c["cashflow"]["break_even_utilization"].items()
+        }
+        assert break_even == pytest.approx(api, rel=1e-9)
         summary = _summary(path)
         assert summary["NPV of the cheapest rent option"] == pytest.approx(min(rents.values()), rel=1e-9)
         # Owning rents during the 4-month lead time in the rival's offering, as the design verdict takes it.
