@@ -323,7 +323,8 @@ def _owning_rows(evaluation: DesignEvaluation) -> list[tuple[str, Any, str, str]
     cost = evaluation.rival_cost
     cash = None if cost is None else cost.cashflow
     own = None if cash is None else cash.own
-    verdict = evaluation.design_verdict or (None if cost is None else cost.verdict)
+    # A result stored without cash flows states no verdict: its rows would have no figures beside it.
+    verdict = None if cash is None else evaluation.design_verdict or (cost.verdict if cost else None)
     reference = next((r for r in (cash.rent or ()) if r.name == cash.reference), None) if cash else None
     return [
         (
@@ -566,7 +567,10 @@ def uncertainty_table(evaluation: DesignEvaluation) -> Table:
 TAX_YEARS = range(1, 21)
 INPUT_ROWS = (
     ("months", "Months in the horizon", "months", INTEGER),
-    ("discount_rate", "Discount rate", "per year", PERCENT),
+    ("discount_rate", "Discount rate (with a WACC below: its formula)", "per year", PERCENT),
+    ("wacc_debt_share", "WACC: debt share D/V (blank: the discount rate is given)", "fraction", PERCENT),
+    ("wacc_cost_of_debt", "WACC: cost of debt", "per year", PERCENT),
+    ("wacc_cost_of_equity", "WACC: cost of equity", "per year", PERCENT),
     ("monthly_rate", "Monthly discount rate = (1 + r)^(1/12) − 1", "per month", "0.0000%"),
     ("nodes", "Nodes", "nodes", INTEGER),
     ("utilization", "Utilization", "fraction", PERCENT),
@@ -609,6 +613,7 @@ INPUT_ROWS = (
     ("book_fraction", "Book value at the horizon = 1 − Σ shares taken", "of capex", PERCENT),
 )
 ROW = {key: i + 2 for i, (key, *_) in enumerate(INPUT_ROWS)}
+WACC_KEYS = ("wacc_debt_share", "wacc_cost_of_debt", "wacc_cost_of_equity")
 OPTION_ROW = len(INPUT_ROWS) + 4
 UPFRONT_SHARE = {"no_upfront": 0.0, "partial_upfront": 0.5, "all_upfront": 1.0}
 
@@ -800,7 +805,11 @@ def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
 _RENT_SIDE = ("rent", "managed_overhead_fraction", "rent_extra_usd_per_month")
 
 
-def _write_inputs(ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _Cached) -> None:
+def _write_inputs(
+    ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _Cached, wacc: Mapping[str, float]
+) -> None:
+    """The scalar inputs (a WACC's parts, when the design gave one, with the discount rate their formula
+    (1 − D/V) · r_e + D/V · r_d · (1 − t), engine/cashflow.py ``wacc``), then the rent options."""
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
@@ -810,8 +819,13 @@ def _write_inputs(ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _
         **inputs.to_json(),
         "hours_per_month": 730,
         **{f"dep_{y}": share for y, share in zip(TAX_YEARS, _dep_shares(inputs), strict=True)},
+        **{key: wacc.get(key) for key in WACC_KEYS},
     }
     formulas = _input_formulas(inputs)
+    if all(key in wacc for key in WACC_KEYS):
+        d, rd, re_ = (_ref(key) for key in WACC_KEYS)
+        formula = f"=(1-{d})*{re_}+{d}*{rd}*(1-{_ref('tax_rate')})"
+        formulas["discount_rate"] = (formula, inputs.discount_rate)
     for key, label, unit, fmt in INPUT_ROWS:
         row = ROW[key]
         ws.cell(row=row, column=1, value=label)
@@ -998,7 +1012,9 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
         return None
     inputs = cash.inputs
     rents = _rents(evaluation)
-    _write_inputs(wb.create_sheet("Inputs"), inputs, rents, cached)
+    given = {a.name.removeprefix("cashflow."): a.value for a in cost.assumptions} if cost else {}
+    wacc = {key: float(given[key]) for key in WACC_KEYS if _number(given.get(key)) is not None}
+    _write_inputs(wb.create_sheet("Inputs"), inputs, rents, cached, wacc)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
     names = ["own"] + [rent.key for rent in rents]

@@ -393,3 +393,32 @@ def test_the_workbook_lists_only_the_pricing_models_the_design_ticked(
     options = {row["Pricing model"] for row in _table(path, "Options") if row["Kind"] == "cloud"}
     assert options == {"on_demand", "reserved_3y"}
     assert _check_cached_values(path) > 200
+
+
+def test_a_wacc_discount_rate_is_a_formula_over_its_parts_and_the_tax_rate(
+    alice_client: Client, demos: list[Any], tmp_path: Path
+) -> None:
+    """WACC 40 % debt at 6 %, equity at 12 %, tax 21 %: by hand r = 0.6 × 0.12 + 0.4 × 0.06 × 0.79 = 0.072 +
+    0.01896 = 0.09096.
+    On Inputs the discount rate is that formula over the three parts and the tax rate, so setting the tax
+    rate to 30 % moves the rate (0.072 + 0.4 × 0.06 × 0.7 = 0.0888) with the deductions, and the
+    recalculated NPVs are the API's for a design saved at 30 %, within $1."""
+    wacc = {"wacc_debt_share": 0.4, "wacc_cost_of_debt": 0.06, "wacc_cost_of_equity": 0.12}
+    design = _at(alice_client, demos[0], 0.7, cashflow={"tax_rate": 0.21, **wacc})
+    verdict = _evaluation(alice_client, design)["design_verdict"]
+    assert verdict["discount_rate"] == pytest.approx(0.09096, rel=1e-12)
+    path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "w.xlsx")
+    assert _check_cached_values(path) > 200
+    book = load_workbook(path)
+    rate = _cell(book, "Inputs", "Discount rate")
+    assert book["Inputs"][rate].value.startswith("=(1-Inputs!")
+    assert load_workbook(path, data_only=True)["Inputs"][rate].value == pytest.approx(0.09096, rel=1e-12)
+    computed = _recalculated(path, {("Inputs", _cell(book, "Inputs", "Tax rate")): 0.3})
+    assert computed[("INPUTS", rate)] == pytest.approx(0.0888, rel=1e-12)
+    at_30 = _at(alice_client, demos[0], 0.7, cashflow={"tax_rate": 0.3, **wacc})
+    verdict = _evaluation(alice_client, at_30)["design_verdict"]
+    assert (
+        abs(computed[("SUMMARY", _cell(book, "Summary", "NPV of owning"))] - verdict["own"]["npv_usd"]) < 1.0
+    )
+    saving = computed[("SUMMARY", _cell(book, "Summary", "NPV saving of owning (rent − own)"))]
+    assert abs(saving - verdict["saving_usd"]) < 1.0
