@@ -32,6 +32,7 @@ should open the XLSX, which carries no locale.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -44,8 +45,14 @@ from typing import Any
 
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_read
-from clusterdesigner.engine.cashflow import CashflowInputs, RentOption, depreciation_shares
-from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.cashflow import (
+    CashflowInputs,
+    RentOption,
+    depreciation_shares,
+    irr_per_year,
+    monthly_rate,
+    pmt,
+)
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.training_result import LayoutEstimate
@@ -142,7 +149,7 @@ def summary_table(evaluation: DesignEvaluation) -> Table:
     """Design, cluster, workload and the key training figures, one per row: field, value, unit."""
     chosen = evaluation.training.chosen if evaluation.training else None
     rows = [
-        *_owning_rows(evaluation.first_cost),
+        *_owning_rows(evaluation),
         *_design_rows(evaluation),
         *_layout_rows(chosen),
         *_figure_rows(evaluation, chosen),
@@ -309,11 +316,15 @@ OPTION_COLUMNS = (
 )
 
 
-def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
-    """The summary's rent-or-own rows: the verdict (or why there is none), capex, cash, NPVs, payback, IRR."""
+def _owning_rows(evaluation: DesignEvaluation) -> list[tuple[str, Any, str, str]]:
+    """The summary's rent-or-own rows: the design verdict (or why there is none), capex, cash, NPVs, payback,
+    IRR, from the offering that holds the verdict's rival (its cheapest option is the design's rival, and
+    owning there rents that offering during the lead time)."""
+    cost = evaluation.rival_cost
     cash = None if cost is None else cost.cashflow
     own = None if cash is None else cash.own
-    verdict = None if cost is None else cost.verdict
+    # A result stored without cash flows states no verdict: its rows would have no figures beside it.
+    verdict = None if cash is None else evaluation.design_verdict or (cost.verdict if cost else None)
     reference = next((r for r in (cash.rent or ()) if r.name == cash.reference), None) if cash else None
     return [
         (
@@ -325,6 +336,12 @@ def _owning_rows(cost: CostResult | None) -> list[tuple[str, Any, str, str]]:
         ("Capex (owning)", cost.on_prem.capex_usd if cost else None, "USD", USD),
         ("Cash out over the horizon (owning)", own.total_usd if own else None, "USD", USD),
         ("NPV of owning", own.npv_usd if own else None, "USD", USD),
+        (
+            "Cheapest rent option (by NPV)",
+            reference.label or reference.name if reference else None,
+            "",
+            GENERAL,
+        ),
         ("NPV of the cheapest rent option", reference.npv_usd if reference else None, "USD", USD),
         ("NPV saving of owning (rent − own)", cash.npv_difference_usd if cash else None, "USD", USD),
         ("Payback month", cash.payback_month if cash else None, "month", INTEGER),
@@ -491,8 +508,9 @@ def _write_sheet(ws: Any, table: Table) -> None:
 
 
 def sensitivity_table(evaluation: DesignEvaluation) -> Table:
-    """The tornado of the first offering's cost result: each assumption at its low and high."""
-    cost = evaluation.first_cost
+    """The tornado of the design verdict's rival offering (on NPV against the rival): each assumption at its
+    low and high."""
+    cost = evaluation.rival_cost
     sensitivity = None if cost is None else cost.sensitivity
     keys = ("name", "base", "low", "high", "own_minus_rent_low_usd", "own_minus_rent_high_usd", "swing_usd")
     rows = tuple(
@@ -516,8 +534,9 @@ def sensitivity_table(evaluation: DesignEvaluation) -> Table:
 
 
 def uncertainty_table(evaluation: DesignEvaluation) -> Table:
-    """The Monte Carlo of the NPV saving of owning: percentiles, P(owning wins), draws, seed, spread."""
-    cost = evaluation.first_cost
+    """The Monte Carlo of the NPV saving of owning against the design verdict's rival: percentiles, P(owning
+    wins), draws, seed, spread."""
+    cost = evaluation.rival_cost
     u = None if cost is None or cost.cashflow is None else cost.cashflow.uncertainty
     rows: list[tuple[str, Any, str, str]] = [
         (label, getattr(u, name, None), unit, fmt)  # None when the result has no Monte Carlo
@@ -536,17 +555,22 @@ def uncertainty_table(evaluation: DesignEvaluation) -> Table:
 
 
 # ---- Cash flows as live formulas over the Inputs sheet ---------------------------------------------------
-# Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each:
-# A name, B $/node-hour, C term months (0: pay as you go), D hours factor, E months past the horizon billed,
-# F the share of each term paid at its start (0 no upfront, 0.5 partial, 1 all upfront). Every case the
-# engine models (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, tax on both sides
-# (deductible bills, depreciation, the tax on the sale) and upfront payments; only the financing kind picks
-# which terms a cell's formula holds. Tax years that can start within a horizon (at most 20 years, bounds.py)
-# get a row each of the schedule's share, the month its shield is booked and the share the horizon reaches.
+# Inputs!B<row> for each scalar the formulas read; rent options follow from OPTION_ROW, one row each, every
+# offering of the design in turn: A pricing model, B $/node-hour, C term months (0: pay as you go), D hours
+# factor, E months past the horizon billed, F the share of each term paid at its start (0 no upfront, 0.5
+# partial, 1 all upfront), G the label the Summary names, H the managed-service overhead on compute, I cloud
+# storage and egress a month (both the offering's), J the offering. Every case the engine models
+# (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, tax on both sides (deductible bills,
+# depreciation, the tax on the sale) and upfront payments; only the financing kind picks which terms a
+# cell's formula holds. Tax years that can start within a horizon (at most 20 years, bounds.py) get a row
+# each of the schedule's share, the month its shield is booked and the share the horizon reaches.
 TAX_YEARS = range(1, 21)
 INPUT_ROWS = (
     ("months", "Months in the horizon", "months", INTEGER),
-    ("discount_rate", "Discount rate", "per year", PERCENT),
+    ("discount_rate", "Discount rate (with a WACC below: its formula)", "per year", PERCENT),
+    ("wacc_debt_share", "WACC: debt share D/V (blank: the discount rate is given)", "fraction", PERCENT),
+    ("wacc_cost_of_debt", "WACC: cost of debt", "per year", PERCENT),
+    ("wacc_cost_of_equity", "WACC: cost of equity", "per year", PERCENT),
     ("monthly_rate", "Monthly discount rate = (1 + r)^(1/12) − 1", "per month", "0.0000%"),
     ("nodes", "Nodes", "nodes", INTEGER),
     ("utilization", "Utilization", "fraction", PERCENT),
@@ -557,8 +581,6 @@ INPUT_ROWS = (
     ("resale_fraction", "Resale at the horizon's end", "fraction of capex", PERCENT),
     ("power_escalation_per_year", "Power price change", "per year", PERCENT),
     ("cloud_price_change_per_year", "Cloud price change", "per year", PERCENT),
-    ("managed_overhead_fraction", "Managed-service overhead on compute", "fraction", PERCENT),
-    ("rent_extra_usd_per_month", "Cloud storage and egress a month", "USD/month", USD),
     ("hours_per_month", "Hours a month (8,760 / 12)", "h", INTEGER),
     ("lead_time_months", "Lead time (months rented before owned capacity is usable)", "months", INTEGER),
     ("financing", "Financing (cash, loan or lease; the formulas below follow it)", "", GENERAL),
@@ -591,6 +613,7 @@ INPUT_ROWS = (
     ("book_fraction", "Book value at the horizon = 1 − Σ shares taken", "of capex", PERCENT),
 )
 ROW = {key: i + 2 for i, (key, *_) in enumerate(INPUT_ROWS)}
+WACC_KEYS = ("wacc_debt_share", "wacc_cost_of_debt", "wacc_cost_of_equity")
 OPTION_ROW = len(INPUT_ROWS) + 4
 UPFRONT_SHARE = {"no_upfront": 0.0, "partial_upfront": 0.5, "all_upfront": 1.0}
 
@@ -599,8 +622,8 @@ def _ref(key: str) -> str:
     return f"Inputs!$B${ROW[key]}"
 
 
-def _input_formulas() -> dict[str, str]:
-    """The Inputs cells that are formulas over other Inputs cells."""
+def _input_formulas(inputs: CashflowInputs) -> dict[str, tuple[str, float]]:
+    """The Inputs cells that are formulas over other Inputs cells, each with its value at the inputs."""
     rate, term, lead, months = (
         _ref("loan_rate"),
         _ref("loan_months"),
@@ -613,19 +636,44 @@ def _input_formulas() -> dict[str, str]:
     # −FV(i, k, −payment, capex) = capex · (1 + i)^k − payment · ((1 + i)^k − 1) / i, k = N − L
     # (capex − payment · k at i = 0).
     balance = f"-FV({i},{k},-{payment},{capex})"
-    tax_years = {}
-    for y in TAX_YEARS:
+    i_v, n_v = inputs.loan_rate / 12.0, inputs.months - inputs.lead_time_months
+    pay_v = pmt(rate=i_v, periods=max(inputs.loan_months, 1), present_value=inputs.capex_usd)
+    growth = (1.0 + i_v) ** n_v
+    balance_v = (
+        inputs.capex_usd - pay_v * n_v
+        if i_v == 0
+        else inputs.capex_usd * growth - pay_v * (growth - 1.0) / i_v
+    )
+    runs_past = inputs.lead_time_months + inputs.loan_months > inputs.months
+    tax_years: dict[str, tuple[str, float]] = {}
+    taken_v = 0.0
+    for y, share in zip(TAX_YEARS, _dep_shares(inputs), strict=True):
         start = f"({months}-{lead}-{12 * (y - 1)})"  # months of tax year y's start to the horizon
-        tax_years[f"dep_month_{y}"] = f"=IF({lead}+{12 * y}<{months},{lead}+{12 * y},{months})"
-        tax_years[f"dep_taken_{y}"] = f"={_ref(f'dep_{y}')}*IF({start}>=12,1,IF({start}>0,{start}/12,0))"
+        start_v = n_v - 12 * (y - 1)
+        part = share * (1.0 if start_v >= 12 else start_v / 12.0 if start_v > 0 else 0.0)
+        taken_v += part
+        tax_years[f"dep_month_{y}"] = (
+            f"=IF({lead}+{12 * y}<{months},{lead}+{12 * y},{months})",
+            min(inputs.lead_time_months + 12 * y, inputs.months),
+        )
+        tax_years[f"dep_taken_{y}"] = (
+            f"={_ref(f'dep_{y}')}*IF({start}>=12,1,IF({start}>0,{start}/12,0))",
+            part,
+        )
     first, last = ROW[f"dep_taken_{TAX_YEARS[0]}"], ROW[f"dep_taken_{TAX_YEARS[-1]}"]
     return {
         **tax_years,
-        "book_fraction": f"=1-SUM(Inputs!$B${first}:$B${last})",
-        "monthly_rate": f"=(1+{_ref('discount_rate')})^(1/12)-1",
-        "loan_payment_usd": f"=PMT({i},{term},-{capex})",
-        "loan_balance_usd": f"=IF({lead}+{term}>{months},{balance},0)",
+        "book_fraction": (f"=1-SUM(Inputs!$B${first}:$B${last})", 1.0 - taken_v),
+        "monthly_rate": (f"=(1+{_ref('discount_rate')})^(1/12)-1", monthly_rate(inputs.discount_rate)),
+        "loan_payment_usd": (f"=PMT({i},{term},-{capex})", pay_v),
+        "loan_balance_usd": (f"=IF({lead}+{term}>{months},{balance},0)", balance_v if runs_past else 0.0),
     }
+
+
+def _dep_shares(inputs: CashflowInputs) -> tuple[float, ...]:
+    """The schedule's share of capex in each of the sheet's tax years (0 past the schedule's last)."""
+    shares = depreciation_shares(schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years)
+    return tuple(shares[y - 1] if y <= len(shares) else 0.0 for y in TAX_YEARS)
 
 
 def _opex(m: str) -> str:
@@ -675,9 +723,9 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     month of it billed at the price of the month it starts, (1 − F) of the bill monthly (the months past the
     horizon with the last), and F of the whole term at its start (the end of the month before)."""
     m, opt = f"$A{r}", f"Inputs!$B${option_row}"
-    over = f"(1+{_ref('managed_overhead_fraction')})"
+    over = f"(1+Inputs!$H${option_row})"
     common = f"{_ref('nodes')}*{_ref('hours_per_month')}*{opt}"
-    extra = f"IF({m}>=1,{_ref('rent_extra_usd_per_month')},0)"
+    extra = f"IF({m}>=1,Inputs!$I${option_row},0)"
     growth = f"(1+{_ref('cloud_price_change_per_year')})"
     if term_months <= 0:
         hours = f"{common}*{_ref('utilization')}*Inputs!$D${option_row}"
@@ -693,7 +741,75 @@ def _rent_formula(r: int, option_row: int, term_months: int) -> str:
     return f"=({monthly}+{upfront}+{extra})*(1-{_ref('tax_rate')})"  # a deductible bill
 
 
-def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
+@dataclass(frozen=True)
+class _Rent:
+    """One rent option of one offering, as the Inputs and Cash flows sheets hold it: ``key`` names its Cash
+    flows column (the pricing model; ``offering:model`` when the design has several offerings)."""
+
+    key: str
+    offering: str | None
+    option: RentOption
+    label: str
+    overhead: float
+    extra_usd_per_month: float
+    monthly_usd: tuple[float, ...]
+    npv_usd: float
+    lead: int  # index in the rent list of the option its offering rents during the lead time
+    own_usd: tuple[float, ...]  # owning's monthly flows with that lead-time rent (its offering's result)
+
+
+def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
+    """Every offering's rent options, offerings by slug (so that the order the design lists them in changes
+    nothing, and MATCH's first-of-equals is the design verdict's tie-break), each priced by its own cost
+    result; an offering whose owning inputs differ from the first's (they are the design's, so they do not)
+    or that has no cash flows is left out, since the sheet's one owning column would not be its."""
+    first = evaluation.first_cost
+    assert first is not None and first.cashflow is not None and first.cashflow.inputs is not None
+    base = first.cashflow.inputs
+    own_side = {k: v for k, v in base.to_json().items() if k not in _RENT_SIDE}
+    costs = [(slug, c.cashflow) for slug, c in sorted(evaluation.costs.items()) if c.cashflow is not None]
+    several = len(costs) > 1
+    out: list[_Rent] = []
+    for slug, cash in costs:
+        inputs = cash.inputs
+        if (
+            inputs is None
+            or not cash.rent
+            or cash.own is None
+            or {k: v for k, v in inputs.to_json().items() if k not in _RENT_SIDE} != own_side
+        ):
+            continue
+        flows = {r.name: r for r in cash.rent}
+        offering = evaluation.costs[slug].offering
+        lead = len(out) + _lead_option(inputs.rent)
+        for option in inputs.rent:
+            label = flows[option.model].label or option.model
+            out.append(
+                _Rent(
+                    key=f"{slug}:{option.model}" if several else option.model,
+                    offering=offering.slug if offering else None,
+                    option=option,
+                    label=f"{offering.instance_type} {label}" if several and offering else label,
+                    overhead=inputs.managed_overhead_fraction,
+                    extra_usd_per_month=inputs.rent_extra_usd_per_month,
+                    monthly_usd=flows[option.model].monthly_usd,
+                    npv_usd=flows[option.model].npv_usd,
+                    lead=lead,
+                    own_usd=cash.own.monthly_usd,
+                )
+            )
+    return out
+
+
+# The cash-flow inputs that belong to a rent option's offering rather than to owning.
+_RENT_SIDE = ("rent", "managed_overhead_fraction", "rent_extra_usd_per_month")
+
+
+def _write_inputs(
+    ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _Cached, wacc: Mapping[str, float]
+) -> None:
+    """The scalar inputs (a WACC's parts, when the design gave one, with the discount rate their formula
+    (1 − D/V) · r_e + D/V · r_d · (1 − t), engine/cashflow.py ``wacc``), then the rent options."""
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
@@ -702,24 +818,21 @@ def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
     values = {
         **inputs.to_json(),
         "hours_per_month": 730,
-        **{f"dep_{y}": 0.0 for y in TAX_YEARS},
-        **{
-            f"dep_{y}": share
-            for y, share in zip(
-                TAX_YEARS,
-                depreciation_shares(
-                    schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years
-                ),
-                strict=False,
-            )
-        },
-        **_input_formulas(),
+        **{f"dep_{y}": share for y, share in zip(TAX_YEARS, _dep_shares(inputs), strict=True)},
+        **{key: wacc.get(key) for key in WACC_KEYS},
     }
+    formulas = _input_formulas(inputs)
+    if all(key in wacc for key in WACC_KEYS):
+        d, rd, re_ = (_ref(key) for key in WACC_KEYS)
+        formula = f"=(1-{d})*{re_}+{d}*{rd}*(1-{_ref('tax_rate')})"
+        formulas["discount_rate"] = (formula, inputs.discount_rate)
     for key, label, unit, fmt in INPUT_ROWS:
         row = ROW[key]
         ws.cell(row=row, column=1, value=label)
-        cell = ws.cell(row=row, column=2, value=values[key])
-        cell.number_format = fmt
+        if key in formulas:
+            cached.put(ws, row, 2, *formulas[key], fmt)
+        else:
+            ws.cell(row=row, column=2, value=values[key]).number_format = fmt
         ws.cell(row=row, column=3, value=unit)
     headers = (
         "Rent option",
@@ -728,25 +841,32 @@ def _write_inputs(ws: Any, inputs: CashflowInputs) -> tuple[RentOption, ...]:
         "Hours factor",
         "Months past the horizon",
         "Share of the term paid upfront",
+        "Label",
+        "Managed-service overhead on compute",
+        "Cloud storage and egress a month (USD)",
+        "Offering",
+        "Lead-time rent (position of its offering's option)",
     )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
-    options = inputs.rent
-    for k, option in enumerate(options):
-        row = OPTION_ROW + k
+    for k, rent in enumerate(rents):
+        row, option = OPTION_ROW + k, rent.option
+        term = option.term_months or 0
         ws.cell(row=row, column=1, value=option.model)
         ws.cell(row=row, column=2, value=option.usd_per_node_hour).number_format = USD_CENTS
-        ws.cell(row=row, column=3, value=option.term_months or 0)
+        ws.cell(row=row, column=3, value=term)
         ws.cell(row=row, column=4, value=option.hours_factor or 1.0)
-        ws.cell(
-            row=row,
-            column=5,
-            value=f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})",
-        )
+        past = math.ceil(inputs.months / term) * term - inputs.months if term else 0
+        formula = f"=IF(C{row}=0,0,CEILING({_ref('months')}/C{row},1)*C{row}-{_ref('months')})"
+        cached.put(ws, row, 5, formula, past)
         ws.cell(row=row, column=6, value=UPFRONT_SHARE[option.upfront or "no_upfront"])
+        ws.cell(row=row, column=7, value=rent.label).data_type = "s"
+        ws.cell(row=row, column=8, value=rent.overhead).number_format = PERCENT
+        ws.cell(row=row, column=9, value=rent.extra_usd_per_month).number_format = USD
+        ws.cell(row=row, column=10, value=rent.offering)
+        ws.cell(row=row, column=11, value=rent.lead + 1)
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
-    return options
 
 
 def _lead_option(options: tuple[RentOption, ...]) -> int:
@@ -755,28 +875,41 @@ def _lead_option(options: tuple[RentOption, ...]) -> int:
     return next((k for k, o in enumerate(options) if not o.term_months and o.model != "spot"), 0)
 
 
-def _write_months(ws: Any, inputs: CashflowInputs, options: tuple[RentOption, ...], k_df: int) -> None:
-    """One row per month 0..N: owning and each rent option as formulas, the discount factor, their PVs."""
+def _write_months(
+    ws: Any,
+    inputs: CashflowInputs,
+    rents: list[_Rent],
+    k_df: int,
+    monthly: list[Any],
+    cached: _Cached,
+    lead_cell: str,
+) -> None:
+    """One row per month 0..N: owning and each rent option as formulas (cached: the engine's monthly flows),
+    the discount factor, their PVs. Owning's lead-time rent is the option of the cheapest rent option's
+    offering that the engine rents then (``lead_cell`` holds its position among the rent columns), as the
+    design verdict takes owning from the rival's offering (engine/design_verdict.py)."""
     from openpyxl.utils import get_column_letter
 
     financing = inputs.financing or "cash"
-    lead_column = get_column_letter(_lead_option(options) + 3)
+    span = f"$C{{r}}:${get_column_letter(len(rents) + 2)}{{r}}"
+    options = [rent.option for rent in rents]
     names = 1 + len(options)
+    i = monthly_rate(inputs.discount_rate)
     for m in range(inputs.months + 1):
         r = m + 2
         ws.cell(row=r, column=1, value=m)
-        ws.cell(row=r, column=2, value=_own_formula(r, financing, f"{lead_column}{r}")).number_format = USD
-        for k, option in enumerate(options):
-            formula = _rent_formula(r, OPTION_ROW + k, option.term_months or 0)
-            ws.cell(row=r, column=k + 3, value=formula).number_format = USD
-        ws.cell(row=r, column=k_df, value=f"=1/(1+{_ref('monthly_rate')})^$A{r}").number_format = "0.0000"
+        formulas = [_own_formula(r, financing, f"INDEX({span.format(r=r)},{lead_cell})")]
+        formulas += [_rent_formula(r, OPTION_ROW + k, o.term_months or 0) for k, o in enumerate(options)]
+        df = 1.0 / (1.0 + i) ** m
+        for k, formula in enumerate(formulas):
+            cached.put(ws, r, k + 2, formula, monthly[k][m], USD)
+        cached.put(ws, r, k_df, f"=1/(1+{_ref('monthly_rate')})^$A{r}", df, "0.0000")
         for k in range(names):
-            flow, df = get_column_letter(k + 2), get_column_letter(k_df)
-            cell = ws.cell(row=r, column=k_df + 1 + k, value=f"={flow}{r}*{df}{r}")
-            cell.number_format = USD
+            flow, df_col = get_column_letter(k + 2), get_column_letter(k_df)
+            cached.put(ws, r, k_df + 1 + k, f"={flow}{r}*{df_col}{r}", monthly[k][m] * df, USD)
 
 
-def _write_years(wb: Any, headers: list[str], months: int) -> None:
+def _write_years(wb: Any, headers: list[str], months: int, monthly: list[Any], cached: _Cached) -> None:
     """Year y sums the monthly rows of months 12(y − 1) + 1 .. 12y; year 1 also holds month 0."""
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
@@ -790,44 +923,503 @@ def _write_years(wb: Any, headers: list[str], months: int) -> None:
         years.cell(row=y + 1, column=1, value=y)
         for k in range(len(headers)):
             col = get_column_letter(k + 2)
-            cell = years.cell(row=y + 1, column=k + 2, value=f"=SUM('Cash flows'!{col}{start}:{col}{end})")
-            cell.number_format = USD
+            value = sum(monthly[k][start - 2 : end - 1])
+            cached.put(years, y + 1, k + 2, f"=SUM('Cash flows'!{col}{start}:{col}{end})", value, USD)
 
 
-def _write_cash_flows(wb: Any, cost: CostResult | None) -> None:
-    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows) and Cash flows by year; none for
-    a result without cash-flow inputs (no rent option priced, or stored before cash flows)."""
+class _Cached:
+    """The value of every formula cell the export writes, by sheet and coordinate, computed in Python from the
+    engine's result as the formula would compute it, and stored as the cell's cached ``<v>`` (openpyxl writes
+    formulas with an empty one, so previewers and pandas would show blanks)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, Any]] = {}
+
+    def put(self, ws: Any, row: int, col: int, formula: str, value: Any, fmt: str | None = None) -> Any:
+        cell = ws.cell(row=row, column=col, value=formula)
+        if fmt:
+            cell.number_format = fmt
+        self.values.setdefault(ws.title, {})[cell.coordinate] = value
+        return cell
+
+
+_FORMULA_CELL = re.compile(r'<c r="([A-Z]+\d+)"([^>]*)><f>(.*?)</f><v\s*/></c>', re.S)
+
+
+def _with_cached_values(data: bytes, titles: list[str], cached: _Cached) -> bytes:
+    """The saved workbook with each formula cell's ``<v>`` filled in (``t="str"`` for text results), so that
+    a reader that does not calculate (pandas, previewers, openpyxl's ``data_only``) sees the numbers. Sheets
+    are ``xl/worksheets/sheet<n>.xml`` in workbook order, as openpyxl writes them."""
+    import zipfile
+    from xml.sax.saxutils import escape
+
+    sheet_of = {f"xl/worksheets/sheet{n}.xml": title for n, title in enumerate(titles, start=1)}
+    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            values = cached.values.get(sheet_of.get(item.filename, ""), {})
+            if values:
+
+                def fill(match: re.Match[str], values: Mapping[str, Any] = values) -> str:
+                    ref, attrs, formula = match.groups()
+                    value = values.get(ref)
+                    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+                        return match.group(0)  # no cached value: a reader that calculates still can
+                    if isinstance(value, str):
+                        return f'<c r="{ref}"{attrs} t="str"><f>{formula}</f><v>{escape(value)}</v></c>'
+                    return f'<c r="{ref}"{attrs}><f>{formula}</f><v>{float(value)!r}</v></c>'
+
+                body = _FORMULA_CELL.sub(fill, body.decode("utf-8")).encode("utf-8")
+            dst.writestr(item, body)
+    return out.getvalue()
+
+
+def _usd_text(value: float) -> str:
+    """Python's reading of Excel's TEXT(value, "$#,##0")."""
+    return f"{'-' if value < 0 else ''}${abs(value):,.0f}"
+
+
+@dataclass(frozen=True)
+class _Flows:
+    """Where the Cash flows sheet keeps what Options and Summary read: the NPV and Total rows, each option's
+    column, the rent columns' span, and the cell holding the cheapest rent option's position among them."""
+
+    npv_row: int
+    total_row: int
+    column: Mapping[str, str]  # "own" or a rent option's model -> its column letter
+    rent_span: tuple[str, str]
+    position_cell: str
+    lead_cell: str  # the position among the rent columns of owning's lead-time rent (the rival's offering)
+    saving_column: str
+    payback_column: str
+    last_row: int
+    slope: Mapping[str, str] = dataclasses.field(default_factory=dict)  # name -> its PV per unit of u
+    # rent option -> the cells of owning's NPV and slope with its offering's lead-time rent
+    own_for: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+
+
+def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) -> _Flows | None:
+    """Inputs, Cash flows (monthly, live formulas, with Total and NPV rows; owning, then every offering's
+    rent options) and Cash flows by year; none for a result without cash-flow inputs (no rent option priced,
+    or stored before cash flows)."""
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
 
-    if cost is None or cost.cashflow is None or cost.cashflow.inputs is None:
-        return
-    inputs = cost.cashflow.inputs
-    options = _write_inputs(wb.create_sheet("Inputs"), inputs)
+    cost = evaluation.first_cost
+    cash = None if cost is None else cost.cashflow
+    if cash is None or cash.inputs is None or cash.own is None or not cash.rent:
+        return None
+    inputs = cash.inputs
+    rents = _rents(evaluation)
+    given = {a.name.removeprefix("cashflow."): a.value for a in cost.assumptions} if cost else {}
+    wacc = {key: float(given[key]) for key in WACC_KEYS if _number(given.get(key)) is not None}
+    _write_inputs(wb.create_sheet("Inputs"), inputs, rents, cached, wacc)
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
-    names = ["own"] + [o.model for o in options]
+    names = ["own"] + [rent.key for rent in rents]
     flows = ["Own (USD)"] + [f"{n} (USD)" for n in names[1:]]
-    headers = ["Month", *flows, "Discount factor"] + [f"PV {n} (USD)" for n in names]
+    k_df = len(names) + 2
+    k_saving = k_df + len(names) + 1
+    headers = [
+        "Month",
+        *flows,
+        "Discount factor",
+        *(f"PV {n} (USD)" for n in names),
+        "Saving against the cheapest rent option (USD)",
+        "Cumulative saving (USD)",
+        "Cumulative saving has been below 0",
+        "Payback month (1E+9: not this month)",
+    ]
     for col, header in enumerate(headers, start=1):
         ws.cell(row=1, column=col, value=header).font = bold
-    months, k_df = inputs.months, len(names) + 2
-    _write_months(ws, inputs, options, k_df)
+    months = inputs.months
+    npvs = [rent.npv_usd for rent in rents]
+    rival = rents[npvs.index(min(npvs))]  # the first of equals, as MATCH
+    monthly = [rival.own_usd] + [rent.monthly_usd for rent in rents]
     last = months + 2
+    letters = [get_column_letter(k + 2) for k in range(len(names))]
+    layout = _Flows(
+        npv_row=last + 3,
+        total_row=last + 2,
+        column=dict(zip(names, letters, strict=True)),
+        rent_span=(letters[1], letters[-1]),
+        position_cell=f"$B${last + 4}",
+        lead_cell=f"$B${last + 5}",
+        saving_column=get_column_letter(k_saving),
+        payback_column=get_column_letter(k_saving + 3),
+        last_row=last,
+    )
+    _write_months(ws, inputs, rents, k_df, monthly, cached, layout.lead_cell)
     for label, offset in (("Total", 2), ("NPV", 3)):
         r = last + offset
         ws.cell(row=r, column=1, value=label).font = bold
         for k in range(len(names)):
             source = get_column_letter(k + 2 if label == "Total" else k_df + 1 + k)
-            ws.cell(row=r, column=k + 2, value=f"=SUM({source}2:{source}{last})").number_format = USD
+            value = sum(cached.values[ws.title][f"{source}{m + 2}"] for m in range(months + 1))
+            cached.put(ws, r, k + 2, f"=SUM({source}2:{source}{last})", value, USD)
+    _write_payback(ws, layout, monthly, cached)
+    slopes = _write_slopes(ws, inputs, rents, layout, k_saving + 4, cached)
+    layout = dataclasses.replace(layout, slope=slopes)
+    owning = _write_own_by_offering(ws, inputs, rents, layout, k_df, k_saving + 5 + len(rents), cached)
     ws.freeze_panes = "B2"
-    _write_years(wb, flows, months)
+    _write_years(wb, flows, months, monthly, cached)
+    return dataclasses.replace(layout, own_for=owning)
+
+
+def _write_own_by_offering(
+    ws: Any,
+    inputs: CashflowInputs,
+    rents: list[_Rent],
+    flows: _Flows,
+    k_df: int,
+    k_mask: int,
+    cached: _Cached,
+) -> dict[str, tuple[str, str]]:
+    """Owning's NPV and its PV per unit of utilization as each option's own offering's result has them
+    (the engine's break-even of an option is against owning with its offering's lead-time rent, which may
+    not be the rival's): own_X = own + LPV(X's lead option) − LPV(the rival's), S_X alike, where LPV is the
+    PV of a rent column over the lead-time months 1..L (a 0/1 mask column) and LS the same of its slope.
+    Returns, by rent option, the Cash flows cells of (own_X NPV, own_X slope)."""
+    from openpyxl.utils import get_column_letter
+
+    values, title = cached.values, ws.title
+    last, npv, L = flows.last_row, flows.npv_row, inputs.lead_time_months
+    mask_col, df_col = get_column_letter(k_mask), get_column_letter(k_df)
+    ws.cell(row=1, column=k_mask, value="Lead-time month (1: months 1..L)")
+    for m in range(inputs.months + 1):
+        lead = _ref("lead_time_months")
+        cached.put(
+            ws, m + 2, k_mask, f"=IF(AND($A{m + 2}>=1,$A{m + 2}<={lead}),1,0)", 1 if 1 <= m <= L else 0
+        )
+    mask = f"${mask_col}$2:${mask_col}${last}"
+    rows = {"lpv": npv + 5, "ls": npv + 6, "own": npv + 3, "slope": npv + 4}
+    for label, row in (
+        ("Owning's NPV with this option's offering's lead-time rent", rows["own"]),
+        ("Owning's PV per unit of utilization, the same", rows["slope"]),
+        ("PV of the lead-time months (LPV)", rows["lpv"]),
+        ("PV per unit of utilization of the lead-time months (LS)", rows["ls"]),
+    ):
+        ws.cell(row=row, column=1, value=label)
+    slope_first = ws[f"{flows.slope['own']}"].column + 1  # the rent options' slope columns follow owning's
+    lpv, ls = [], []
+    for j, rent in enumerate(rents):
+        col = flows.column[rent.key]
+        pv_col, slope_col = get_column_letter(k_df + 2 + j), get_column_letter(slope_first + j)
+        dfs = [values[title][f"{df_col}{m + 2}"] for m in range(inputs.months + 1)]
+        lpv.append(sum(rent.monthly_usd[m] * dfs[m] for m in range(1, L + 1)))
+        ls.append(sum((values[title].get(f"{slope_col}{m + 2}") or 0.0) * dfs[m] for m in range(1, L + 1)))
+        cached.put(
+            ws, rows["lpv"], ws[f"{col}1"].column, f"=SUMPRODUCT({pv_col}2:{pv_col}{last},{mask})", lpv[-1]
+        )
+        formula = f"=SUMPRODUCT({slope_col}2:{slope_col}{last},{df_col}2:{df_col}{last},{mask})"
+        cached.put(ws, rows["ls"], ws[f"{col}1"].column, formula, ls[-1])
+    first, end = flows.column[rents[0].key], flows.column[rents[-1].key]
+    rival = int(values[title][flows.lead_cell.replace("$", "")]) - 1
+    own_npv, own_slope = values[title][f"B{npv}"], values[title][flows.slope["own"]]
+    out = {}
+    for rent in rents:
+        col, lead_col = flows.column[rent.key], flows.column[rents[rent.lead].key]
+        for key, base, base_value, series in (
+            ("own", f"$B${npv}", own_npv, lpv),
+            ("slope", flows.slope["own"], own_slope, ls),
+        ):
+            r = rows["lpv" if key == "own" else "ls"]
+            formula = f"={base}+{lead_col}{r}-INDEX(${first}${r}:${end}${r},{flows.lead_cell})"
+            cached.put(
+                ws, rows[key], ws[f"{col}1"].column, formula, base_value + series[rent.lead] - series[rival]
+            )
+        out[rent.key] = (f"{col}{rows['own']}", f"{col}{rows['slope']}")
+    return out
+
+
+def _write_slopes(
+    ws: Any, inputs: CashflowInputs, rents: list[_Rent], flows: _Flows, k: int, cached: _Cached
+) -> dict[str, str]:
+    """Per month, how much owning's and each pay-as-you-go option's cash flow grows per unit of utilization
+    (both are linear in u: engine/cashflow.py), and on the NPV row the PV of each: S = Σ_m slope_m · df_m.
+    Returns the NPV-row cell of each slope, by Cash flows name. Rent: nodes × 730 × price × hours factor ×
+    (1 + g)^((m − 1)/12) × (1 + overhead) × (1 − t) from month 1. Owning: the lead-time option's slope in
+    months 1..L, then the energy bill's full × (1 − idle) × (1 + e)^((m − 1)/12) × (1 − t) (both deductible
+    at the tax rate t)."""
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    # A column for every rent option (a reservation's is 0: it bills every hour), so that owning's lead-time
+    # slope is an INDEX over them at the rival offering's lead-time option (``flows.lead_cell``).
+    paygo = [(i, rent) for i, rent in enumerate(rents) if not rent.option.term_months]
+    columns = {rent.key: get_column_letter(k + 1 + j) for j, rent in enumerate(rents)}
+    columns = {"own": get_column_letter(k), **columns}
+    for name, column in columns.items():
+        ws[f"{column}1"] = f"{'Own' if name == 'own' else name}: USD per unit of utilization"
+        ws[f"{column}1"].font = Font(bold=True)
+    span = f"{columns[rents[0].key]}{{r}}:{columns[rents[-1].key]}{{r}}"
+    position = int(cached.values[ws.title][flows.lead_cell.replace("$", "")])
+    lead_key = rents[position - 1].key
+    df_column = get_column_letter(ws[f"{flows.saving_column}1"].column - len(flows.column) - 1)
+    i_m = monthly_rate(inputs.discount_rate)
+    g, e, L = inputs.cloud_price_change_per_year, inputs.power_escalation_per_year, inputs.lead_time_months
+    idle, full = _ref("idle_power_fraction"), _ref("power_full_usd_per_month")
+    slopes: dict[str, list[float]] = {name: [0.0] * (inputs.months + 1) for name in columns}
+    for m in range(inputs.months + 1):
+        r, a = m + 2, f"$A{m + 2}"
+        for rent in rents:
+            if rent.option.term_months:
+                ws[f"{columns[rent.key]}{r}"] = 0
+        for idx, rent in paygo:
+            row, o = OPTION_ROW + idx, rent.option
+            growth = f"(1+{_ref('cloud_price_change_per_year')})^(({a}-1)/12)"
+            formula = (
+                f"=IF({a}>=1,{_ref('nodes')}*{_ref('hours_per_month')}*Inputs!$B${row}*Inputs!$D${row}"
+                f"*{growth}*(1+Inputs!$H${row})*(1-{_ref('tax_rate')}),0)"
+            )
+            value = (
+                inputs.nodes
+                * 730
+                * o.usd_per_node_hour
+                * (o.hours_factor or 1.0)
+                * (1 + g) ** ((m - 1) / 12)
+                * (1 + rent.overhead)
+                * (1 - inputs.tax_rate)
+                if m >= 1
+                else 0.0
+            )
+            slopes[rent.key][m] = value
+            cached.put(ws, r, ws[f"{columns[rent.key]}1"].column, formula, value, USD)
+        lead_range = span.format(r=r)
+        in_lead = f"IF(AND({a}>=1,{a}<={_ref('lead_time_months')}),INDEX({lead_range},{flows.lead_cell}),0)"
+        escalation = f"(1+{_ref('power_escalation_per_year')})^(({a}-1)/12)"
+        energy = f"IF({a}>{_ref('lead_time_months')},{full}*(1-{idle})*{escalation}*(1-{_ref('tax_rate')}),0)"
+        value = (slopes[lead_key][m] if 1 <= m <= L else 0.0) + (
+            inputs.power_full_usd_per_month
+            * (1 - inputs.idle_power_fraction)
+            * (1 + e) ** ((m - 1) / 12)
+            * (1 - inputs.tax_rate)
+            if m > L
+            else 0.0
+        )
+        slopes["own"][m] = value
+        cached.put(ws, r, ws[f"{columns['own']}1"].column, f"={in_lead}+{energy}", value, USD)
+    last, npv = flows.last_row, flows.npv_row
+    out = {}
+    for name, column in columns.items():
+        pv = sum(x / (1 + i_m) ** m for m, x in enumerate(slopes[name]))
+        formula = f"=SUMPRODUCT({column}2:{column}{last},{df_column}2:{df_column}{last})"
+        cached.put(ws, npv, ws[f"{column}1"].column, formula, pv, USD)
+        if name == "own" or any(rent.key == name for _, rent in paygo):
+            out[name] = f"{column}{npv}"  # the break-even is the pay-as-you-go options' (the engine's)
+    return out
+
+
+def _write_payback(ws: Any, flows: _Flows, monthly: list[Any], cached: _Cached) -> None:
+    """The cheapest rent option's position (MATCH of the Summary's cheapest NPV among the rent NPVs), and per
+    month the saving against it, its running sum, whether that sum has been below 0 and, where it is back at
+    or above 0 after that, the month: the payback month is the least of that column (engine/cashflow.py
+    ``_payback``)."""
+    first, last_col = flows.rent_span
+    npv = flows.npv_row
+    names = list(flows.column)
+    npvs = [cached.values[ws.title][f"{flows.column[n]}{npv}"] for n in names[1:]]
+    position = npvs.index(min(npvs)) + 1  # 1-based among the rent columns; the first of equals, as MATCH
+    ws.cell(row=npv + 1, column=1, value="Cheapest rent option (position among the rent columns)")
+    cached.put(
+        ws,
+        npv + 1,
+        2,
+        f"=MATCH(Summary!$B${SUMMARY_ROW['rent_npv']},${first}${npv}:${last_col}${npv},0)",
+        position,
+    )
+    ws.cell(row=npv + 2, column=1, value="Owning's lead-time rent (position among the rent columns)")
+    rows = f"Inputs!$K${OPTION_ROW}:$K${OPTION_ROW + len(names) - 2}"
+    lead = ws.parent["Inputs"].cell(row=OPTION_ROW + position - 1, column=11).value
+    cached.put(ws, npv + 2, 2, f"=INDEX({rows},{flows.position_cell})", lead)
+    k = ws[f"{flows.saving_column}1"].column
+    total, negative = 0.0, False
+    for m in range(len(monthly[0])):
+        r = m + 2
+        choose = ",".join(f"{flows.column[n]}{r}" for n in names[1:])
+        saving = monthly[position][m] - monthly[0][m]
+        total += saving
+        negative = negative or total < 0
+        s, c, n = (ws.cell(row=r, column=k + j).coordinate for j in range(3))
+        cached.put(ws, r, k, f"=CHOOSE({flows.position_cell},{choose})-B{r}", saving, USD)
+        cached.put(ws, r, k + 1, f"={s}" if m == 0 else f"={c.replace(str(r), str(r - 1))}+{s}", total, USD)
+        below = f"{c}<0" if m == 0 else f"OR({n.replace(str(r), str(r - 1))}=1,{c}<0)"
+        cached.put(ws, r, k + 2, f"=IF({below},1,0)", 1 if negative else 0)
+        cached.put(ws, r, k + 3, f"=IF(AND({n}=1,{c}>=0),$A{r},1E+9)", m if negative and total >= 0 else 1e9)
+
+
+def _write_option_npvs(
+    ws: Any, evaluation: DesignEvaluation, flows: _Flows, cached: _Cached
+) -> dict[str, int]:
+    """Options gains two formula columns, the NPV of each option's cash flows and its cash out over the
+    horizon, read from the Cash flows sheet; owning or a rent option the cash flows compare that is not among
+    the options gets a row of its own, so that every NPV the verdict compares is an Options cell. Returns the
+    row of owning and of each rent option (the Summary's cheapest rent NPV is the MIN over the rent rows)."""
+    from openpyxl.styles import Font
+
+    rents = _rents(evaluation)
+    keys: dict[tuple[str | None, str | None], str] = {(r.offering, r.option.model): r.key for r in rents}
+    k = len(OPTION_COLUMNS) + 1
+    headers = (
+        "NPV of cash flows (USD)",
+        "Cash out over the horizon (USD)",
+        "Break-even utilization against owning (NPV)",
+    )
+    for j, header in enumerate(headers):
+        ws.cell(row=1, column=k + j, value=header).font = Font(bold=True)
+        ws.column_dimensions[ws.cell(row=1, column=k + j).column_letter].width = 20
+    rows: dict[str, int] = {}
+    for r, option in enumerate(evaluation.options, start=2):
+        if option.kind == "own":
+            rows.setdefault("own", r)
+        elif (option.offering, option.pricing_model) in keys:
+            rows.setdefault(keys[(option.offering, option.pricing_model)], r)
+    r = ws.max_row + 1
+    missing = [("own", ("Own (on-prem)", "own"))] + [
+        (rent.key, (rent.label, "cloud", rent.offering, rent.option.model)) for rent in rents
+    ]
+    for name, texts in missing:
+        if name not in rows:
+            for col, value in enumerate(texts, start=1):
+                ws.cell(row=r, column=col, value=value).data_type = "s"
+            rows[name], r = r, r + 1
+    values = cached.values["Cash flows"]
+    for name, row in rows.items():
+        column = flows.column[name]
+        for j, source in enumerate((flows.npv_row, flows.total_row)):
+            value = values[f"{column}{source}"]
+            cached.put(ws, row, k + j, f"='Cash flows'!${column}${source}", value, USD)
+    for name, row in rows.items():
+        if name != "own" and name in flows.slope:
+            _write_break_even(ws, row, k + 2, name, flows, cached)
+    return rows
+
+
+def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cached: _Cached) -> None:
+    """The utilization u* at which this pay-as-you-go option's NPV equals owning's: both are linear in u, so
+    u* = u − (NPV rent − NPV own) / (S rent − S own), S the PV per unit of u (``_write_slopes``); the same
+    u* whatever the utilization cell holds (engine/cashflow.py ``_break_even``). "none" when the slopes are
+    equal."""
+    values = cached.values["Cash flows"]
+    rent = f"{flows.column[name]}{flows.npv_row}"
+    own, s_own = flows.own_for[name]  # owning as this option's offering's result has it (its lead-time rent)
+    s_rent = flows.slope[name]
+    u = float(ws.parent["Inputs"][_ref("utilization").split("!")[1].replace("$", "")].value)
+    slope = values[s_rent] - values[s_own]
+    value: Any = "none" if slope == 0 else u - (values[rent] - values[own]) / slope
+    cf = "'Cash flows'!"
+    formula = (
+        f'=IF({cf}{s_rent}-{cf}{s_own}=0,"none",{_ref("utilization")}-({cf}{rent}-{cf}{own})'
+        f"/({cf}{s_rent}-{cf}{s_own}))"
+    )
+    cached.put(ws, row, col, formula, value, PERCENT)
+
+
+# The Summary's rent-or-own rows (``_owning_rows``), by row: in the XLSX each is a formula over Options,
+# Inputs and Cash flows.
+SUMMARY_ROW = {
+    key: i + 2
+    for i, key in enumerate(
+        ("verdict", "capex", "cash_out", "own_npv", "rent_name", "rent_npv", "saving", "payback", "irr")
+    )
+}
+
+
+def _verdict_text(
+    *, months: int, u: float, rate: float, own: float, name: str, rent: float, payback: Any
+) -> str:
+    """Python's reading of the Summary's verdict formula (``_write_summary_formulas``)."""
+    saving = rent - own
+    head = (
+        f"Over {months} months at {u:.0%} utilization, owning costs {_usd_text(own)} and renting {name}"
+        f" {_usd_text(rent)} (NPV at {rate:.1%}): "
+    )
+    if saving >= 0:
+        tail = f"owning saves {_usd_text(saving)} against {name}" + (
+            f"; it pays back in month {payback:.0f}"
+            if isinstance(payback, (int, float))
+            else "; it does not pay back within the horizon"
+        )
+    else:
+        tail = f"renting {name} saves {_usd_text(-saving)}"
+    return head + tail + "."
+
+
+def _write_summary_formulas(
+    ws: Any, evaluation: DesignEvaluation, flows: _Flows, rows: Mapping[str, int], cached: _Cached
+) -> None:
+    """The Summary's verdict, capex, cash out, NPVs, payback and IRR as formulas: NPVs read from Options, the
+    cheapest rent option the MIN over the Options NPV cells of the rent options (the verdict over every
+    option compared is that MIN), the verdict text an IF over the NPVs. Cached values are computed here."""
+    cost = evaluation.first_cost
+    assert cost is not None and cost.cashflow is not None and cost.cashflow.inputs is not None
+    inputs = cost.cashflow.inputs
+    row = SUMMARY_ROW
+    options = cached.values["Options"]
+    own_cell = f"Options!$J${rows['own']}"
+    own = options[f"J{rows['own']}"]
+    rent_rows = [r for name, r in rows.items() if name != "own"]
+    rent_cells = [f"Options!$J${r}" for r in rent_rows]
+    rent = min(options[f"J{r}"] for r in rent_rows)
+    position = cached.values["Cash flows"][flows.position_cell.replace("$", "")]
+    name = str(ws.parent["Inputs"].cell(row=OPTION_ROW + position - 1, column=7).value)
+    last, sheet = flows.last_row, "'Cash flows'!"
+    pay = f"{sheet}${flows.payback_column}$2:${flows.payback_column}${last}"
+    paybacks = [cached.values["Cash flows"][f"{flows.payback_column}{m}"] for m in range(2, last + 1)]
+    payback: Any = min(paybacks) if min(paybacks) < 1e9 else "none"
+    savings = f"{sheet}${flows.saving_column}$2:${flows.saving_column}${last}"
+    saving_flows = [cached.values["Cash flows"][f"{flows.saving_column}{m}"] for m in range(2, last + 1)]
+    irr = irr_per_year(saving_flows)
+    options_end = OPTION_ROW + len(flows.column) - 2
+    b = {key: f"B{r}" for key, r in row.items()}
+    verdict = (
+        f'="Over "&{_ref("months")}&" months at "&TEXT({_ref("utilization")},"0%")&" utilization, '
+        f'owning costs "&TEXT({b["own_npv"]},"$#,##0")&" and renting "&{b["rent_name"]}&" "'
+        f'&TEXT({b["rent_npv"]},"$#,##0")'
+        f'&" (NPV at "&TEXT({_ref("discount_rate")},"0.0%")&"): "&IF({b["saving"]}>=0,"owning saves "'
+        f'&TEXT({b["saving"]},"$#,##0")&" against "&{b["rent_name"]}&IF(ISNUMBER({b["payback"]}),'
+        f'"; it pays back in month "&TEXT({b["payback"]},"0"),"; it does not pay back within the horizon"),'
+        f'"renting "&{b["rent_name"]}&" saves "&TEXT(-{b["saving"]},"$#,##0"))&"."'
+    )
+    text = _verdict_text(
+        months=inputs.months,
+        u=inputs.utilization,
+        rate=inputs.discount_rate,
+        own=own,
+        name=name,
+        rent=rent,
+        payback=payback,
+    )
+    cells = {
+        "verdict": (verdict, text, GENERAL),
+        "capex": (f"={_ref('capex_usd')}", inputs.capex_usd, USD),
+        "cash_out": (
+            f"={sheet}$B${flows.total_row}",
+            cached.values["Cash flows"][f"B{flows.total_row}"],
+            USD,
+        ),
+        "own_npv": (f"={own_cell}", own, USD),
+        "rent_name": (
+            f"=INDEX(Inputs!$G${OPTION_ROW}:$G${options_end},{sheet}{flows.position_cell})",
+            name,
+            None,
+        ),
+        "rent_npv": (f"=MIN({','.join(rent_cells)})", rent, USD),
+        "saving": (f"={b['rent_npv']}-{b['own_npv']}", rent - own, USD),
+        "payback": (f'=IF(MIN({pay})>=1E+9,"none",MIN({pay}))', payback, INTEGER),
+        "irr": (f'=IFERROR((1+IRR({savings}))^12-1,"none")', "none" if irr is None else irr, PERCENT),
+    }
+    for key, (formula, value, fmt) in cells.items():
+        cached.put(ws, row[key], 2, formula, value, fmt)
 
 
 def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> bytes:
     """The evaluation as an XLSX workbook, as bytes: Summary (the verdict first), Options, Assumptions,
     Sensitivity, Uncertainty, then Inputs, Cash flows (monthly, live formulas over Inputs) and Cash flows by
-    year (sums of the monthly rows)."""
+    year (sums of the monthly rows). With cash flows, the Summary's rent-or-own rows and the Options' NPV and
+    cash-out columns are formulas over Options, Inputs and Cash flows, so that changing an input (the
+    utilization, a price) recomputes the verdict; every formula cell carries its cached value."""
     evaluation = evaluation_read(result=evaluation)
     from openpyxl import Workbook
 
@@ -838,13 +1430,17 @@ def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> b
         ws.title = table.title
         first = False
         _write_sheet(ws, table)
-    _write_cash_flows(wb, evaluation.first_cost)
+    cached = _Cached()
+    flows = _write_cash_flows(wb, evaluation, cached)
+    if flows is not None:
+        rows = _write_option_npvs(wb["Options"], evaluation, flows, cached)
+        _write_summary_formulas(wb["Summary"], evaluation, flows, rows, cached)
     design = evaluation.design
     wb.properties.title = design.name if design and design.name else "ClusterDesigner design"
     wb.properties.creator = "ClusterDesigner"
     out = io.BytesIO()
     wb.save(out)
-    return out.getvalue()
+    return _with_cached_values(out.getvalue(), wb.sheetnames, cached)
 
 
 __all__ = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import secrets
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
 from clusterdesigner.engine.cost import FINANCE_LINES
 from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.resale import curves_from_records
 from clusterdesigner.engine.tco import OnPremInputs
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput
@@ -111,10 +113,98 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
         existing_nodes=option.get("existing_nodes", 0),
     )
     source = f"design {version.design_id} v{version.number}: {owned.source}"
-    return {**dataclasses.asdict(owned), "source": source}
+    return {
+        **dataclasses.asdict(owned),
+        **_market_resale(str(version.spec["cluster"]["accelerator"])),
+        "source": source,
+    }
+
+
+def _market_resale(accelerator: str) -> dict[str, Any]:
+    """The catalog's residual-value series for the accelerator, for the cash view's resale (the series with
+    the most points, ties by name, as engine/resale.py ``covering`` picks one): its points and source; none
+    when the catalog has no series (the cash view then takes the book value, and says so)."""
+    from apps.catalog.selectors import engine_catalog_records
+
+    curves = sorted(
+        curves_from_records(engine_catalog_records(), accelerator=accelerator),
+        key=lambda c: (-len(c.points), c.series),
+    )
+    if not curves:
+        return {}
+    curve = curves[0]
+    return {
+        "resale_points": [list(point) for point in curve.points],
+        "resale_source": f"{curve.series} for {accelerator} (catalog, as of {curve.as_of}: {curve.source})",
+    }
 
 
 TERM_MODELS = {12: "reserved_1y", 36: "reserved_3y"}
+MODEL_TERMS = {model: term for term, model in TERM_MODELS.items()}
+
+
+def _design_offering(*, ref: dict[str, Any], version: Any, costs: Mapping[str, Any]) -> str | None:
+    """The cloud offering of the design whose prices the plan takes: ``offering`` when given (one the design
+    prices), else the design's only one. A design with several must be told which: taking the first would
+    let the order of its offerings change the plan."""
+    priced = [slug for slug, cost in costs.items() if cost.get("offering")]
+    slug = ref.get("offering")
+    if slug is None:
+        if len(priced) > 1:
+            raise InputError(
+                f"design {version.name!r} prices {len(priced)} offerings ({', '.join(priced)}): name one",
+                field="supply.from_design.offering",
+            )
+        return priced[0] if priced else None
+    if slug not in priced:
+        raise InputError(
+            f"design {version.name!r} does not price {slug!r}; it prices {', '.join(priced) or 'none'}",
+            field="supply.from_design.offering",
+        )
+    return str(slug)
+
+
+def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
+    """``supply.from_design: {design_id, design_version?, offering?, owned?, lead_time_months?}``: the
+    plan takes the saved design's prices as its evaluation resolved them (its negotiated $/node-hour where it
+    gives one, else the catalog's), for the pricing models the design chose for that offering: on-demand and
+    spot, and 1- and 3-year reservations as 12- and 36-month terms; and, unless ``owned`` is false, owned
+    nodes priced as the design owns them, with their capital share (so the plan has a cash view). What the
+    supply gives itself wins, key by key; a design the user may not read is a 400 naming design_id."""
+    if not isinstance(supply, dict) or "from_design" not in supply:
+        return supply
+    ref = supply["from_design"]
+    if not isinstance(ref, dict):
+        raise InputError("must be an object", field="supply.from_design")
+    version, evaluation = _design_evaluated(
+        item=ref, path="supply.from_design.", user=user, gpus_per_node=gpus_per_node
+    )
+    costs = evaluation.result.get("costs") or {}
+    out = {key: value for key, value in supply.items() if key != "from_design"}
+    slug = _design_offering(ref=ref, version=version, costs=costs)
+    where = f"design {version.design_id} v{version.number}"
+    if slug is not None:
+        cloud = costs[slug].get("cloud") or {}
+        entries = version.spec["costs"].get("cloud") or []
+        entry: dict[str, Any] = next((c for c in entries if c.get("offering") == slug), {})
+        reservations = []
+        for model in [m for m in entry.get("pricing_models") or list(cloud) if m in cloud]:
+            price = float(cloud[model]["usd_per_node_hour"])
+            item = {"usd_per_node_hour": price, "source": f"{where}: {slug} {model} ${price:g}/node-hour"}
+            if model in ("on_demand", "spot"):
+                given: dict[str, Any] = out[model] if isinstance(out.get(model), dict) else {}
+                out[model] = {**item, **({"offering": slug} if model == "spot" else {}), **given}
+            elif model in MODEL_TERMS:
+                reservations.append({"term_months": MODEL_TERMS[model], **item})
+        if reservations and "reservations" not in supply:
+            out["reservations"] = reservations
+    if ref.get("owned", True) is not False and "owned" not in supply:
+        out["owned"] = {
+            "design_id": version.design_id,
+            "design_version": version.number,
+            "lead_time_months": ref.get("lead_time_months", 0),
+        }
+    return out
 
 
 def _catalog_priced(
@@ -344,7 +434,8 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
     try:
         resolved = dict(spec)
         gpus_per_node = spec.get("gpus_per_node")
-        supply = _supply_priced(supply=spec.get("supply"), gpus_per_node=gpus_per_node)
+        given = _from_design(supply=spec.get("supply"), user=user, gpus_per_node=gpus_per_node)
+        supply = _supply_priced(supply=given, gpus_per_node=gpus_per_node)
         if isinstance(supply, dict):
             supply = {
                 **supply,
@@ -368,7 +459,7 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
                 for i, item in enumerate(loads)
             ]
         if isinstance(supply, dict) and isinstance(resolved.get("training"), list):
-            raw = spec["supply"].get("spot") if isinstance(spec.get("supply"), dict) else None
+            raw = given.get("spot") if isinstance(given, dict) else None
             resolved["supply"] = {
                 **supply,
                 "spot": _spot_goodput(

@@ -96,12 +96,41 @@ def plan_list(request: HttpRequest) -> HttpResponse:
     return render(request, "plans/list.html", context, status=400 if error else 200)
 
 
+def _supply_rows(supply: Any) -> list[tuple[str, str, str]]:
+    """The prices the solve used, from the stored input snapshot: layer, price, source (a catalog offering, a
+    saved design, or "given in the plan")."""
+    supply = supply if isinstance(supply, dict) else {}
+    rows = []
+    owned = supply.get("owned")
+    if isinstance(owned, dict):
+        price = (
+            f"${owned['fixed_usd_per_node_month']:,.2f} a node-month + "
+            f"${owned['usd_per_node_hour_used']:,.4f} a node-hour used; "
+            f"capex ${owned['capex_usd_per_node']:,.0f} a node"
+        )
+        rows.append(("Owned nodes", price, owned.get("source") or "given in the plan"))
+    for r in supply.get("reservations") or []:
+        term = f"Reserved {r['term_months']} months"
+        rows.append(
+            (term, f"${r['usd_per_node_hour']:,.3f} a node-hour", r.get("source") or "given in the plan")
+        )
+    for key, label in (("on_demand", "On-demand"), ("spot", "Spot")):
+        option = supply.get(key)
+        if isinstance(option, dict):
+            price = f"${option['usd_per_node_hour']:,.3f} a node-hour"
+            if key == "spot" and option.get("cap_nodes") is not None:
+                price += f", at most {option['cap_nodes']:g} nodes"
+            rows.append((label, price, option.get("source") or "given in the plan"))
+    return rows
+
+
 def _result_context(solution: Any) -> dict[str, Any]:
     result = PlanResult.from_json(solution.result)
     gpus = int(solution.snapshot["plan"]["gpus_per_node"])
     figures = charts.plan_charts(result=result, gpus_per_node=gpus)
     return {
         "result": result,
+        "supply_rows": _supply_rows(solution.snapshot["plan"].get("supply")),
         "layer_costs": [
             (charts.LAYER_LABELS.get(name, "Reserved, after the horizon"), usd)
             for name, usd in result.cost_by_layer_usd.items()

@@ -25,6 +25,7 @@ constraints
                                                              on at most its own node count
   x_{r,k,m} ≤ n_r · H · y_{r,k},  Σ_k y_{r,k} = 1,          a run that may not be split uses one layer,
   C_{k,m} ≥ n_r · y_{r,k} (owned, reserved, in its window)   and that layer holds all its nodes
+  x_{r,spot,m} = 0 when spot's cap < n_r                     (a cap below its nodes never holds it)
   Σ_r x_{r,k,m} / H ≤ C_{k,m}                               training fits in each limited layer
   Q_{j,m} = Σ_{i≤j} (C_{i,m} − Σ_r x_{r,i,m} / H)
   e_{j,m} ≤ W · (A_i + B_i · Q_{j,m})  for every piece i     e_j ≤ E(Q_j): the load-duration curve (below)
@@ -38,6 +39,7 @@ objective (minimise)
                                                              to horizon end, energy per node-hour used
   + Σ q_{t,m} · p_t · H · T_t                               reservations bill their whole term
   + (on-demand node-hours) · p_od + (spot node-hours) · p_spot / g
+then, lexicographically, the least lateness Σ x_{r,k,m} · (m − start_r) at a cost no more than that mix's
 
 Unit costs are inputs: the service layer resolves them from the catalog and the cost engine
 (:func:`owned_option_from_on_prem` turns the cost engine's owning model into F, v and capex per node). A
@@ -62,6 +64,7 @@ from scipy.sparse import coo_matrix
 from clusterdesigner.engine.cashflow import monthly_rate
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
 from clusterdesigner.engine.failures import failure_model
+from clusterdesigner.engine.resale import ResaleCurve
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
@@ -137,6 +140,24 @@ def _num(data: Mapping[str, Any], key: str, path: str, *, default: float | None 
         _invalid("must be a finite number", f"{path}{key}")
         return math.nan
     return float(value)
+
+
+def _resale_points(value: Any, path: str) -> tuple[tuple[float, float], ...]:
+    """[[age in years, fraction of the price new], ...], ages ascending, each fraction 0 to 2."""
+    if not isinstance(value, (list, tuple)):
+        raise InputError("must be a list of [age in years, fraction of the price new]", field=path)
+    points: list[tuple[float, float]] = []
+    for i, point in enumerate(value):
+        ok = isinstance(point, (list, tuple)) and len(point) == 2
+        ok = ok and all(not isinstance(x, bool) and isinstance(x, (int, float)) for x in point)
+        ok = ok and all(math.isfinite(x) for x in point) and point[0] >= 0 and 0 <= point[1] <= 2
+        if not ok or (points and point[0] <= points[-1][0]):
+            raise InputError(
+                "must be [age in years >= 0, ascending, fraction of the price new 0 to 2]",
+                field=f"{path}.{i}",
+            )
+        points.append((float(point[0]), float(point[1])))
+    return tuple(points)
 
 
 def _int(data: Mapping[str, Any], key: str, path: str, *, default: int | None = None) -> int:
@@ -285,13 +306,20 @@ class OwnedOption:
     capital_usd_per_node_month: float | None = None
     depreciation_years: float | None = None
     residual_fraction: float | None = None
+    # Market resale (engine/resale.py, as the design's cash flows take it): the residual-value series' points
+    # (age in years, fraction of the price new) the cash view reads each purchase's resale from at its age;
+    # none, or an age outside the series, takes the straight-line book value, a stated fallback.
+    resale_points: tuple[tuple[float, float], ...] = ()
+    resale_source: str = ""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> OwnedOption:
-        cash = {
+        cash: dict[str, Any] = {
             key: _num(data, key, path) if data.get(key) is not None else None
             for key in ("capital_usd_per_node_month", "depreciation_years", "residual_fraction")
         }
+        cash["resale_points"] = _resale_points(data.get("resale_points") or (), f"{path}resale_points")
+        cash["resale_source"] = str(data.get("resale_source", ""))
         return cls(
             lead_time_months=_int(data, "lead_time_months", path),
             capex_usd_per_node=_num(data, "capex_usd_per_node", path),
@@ -759,10 +787,13 @@ def cash_view(
     Owned: each purchase's capex at delivery (index = its arrival month a: the end of month a, the start of
     month a + 1, when its costs begin); then per month owned nodes × (F − capital share) + node-hours used ×
     v (F less its capital recovery is colocation, maintenance, staff and idle power); at the end of the
-    horizon the straight-line book value of each purchase, capex · (1 − (1 − residual) · min(age, life) /
-    life), comes back as resale. Nodes the plan already owns (existing_nodes) pay opex only: their capex is
-    sunk. Reservations: every month of each whole term, past the horizon too (``reservations`` holds
-    (start month, nodes, $ a month, term months)). On-demand and spot: each month's bill (``burst_usd``).
+    horizon each purchase is sold at its market value, capex · f(age) with f the residual-value series
+    (``owned.resale_points``, interpolated straight-line; engine/resale.py, as the design's cash flows),
+    or, where no series covers its age, at the straight-line book value capex · (1 − (1 − residual) ·
+    min(age, life) / life), the stated fallback. Nodes the plan already owns (existing_nodes) pay opex
+    only: their capex is sunk. Reservations: every month of each whole term, past the horizon too
+    (``reservations`` holds (start month, nodes, $ a month, term months)). On-demand and spot: each month's
+    bill (``burst_usd``).
     Returns (flows, NPV), or None when the owned option has no capital share (the plan gave its own owning
     costs, which cannot be split into capital and opex).
     """
@@ -780,10 +811,14 @@ def cash_view(
         opex_per_node = owned.fixed_usd_per_node_month - owned.capital_usd_per_node_month
         flows[1 : months + 1] += owned_nodes * opex_per_node + owned_hours_used * owned.usd_per_node_hour_used
         life, residual = float(owned.depreciation_years or 0.0), float(owned.residual_fraction or 0.0)
+        market = ResaleCurve("", "", owned.resale_points, "", "") if owned.resale_points else None
         for p in purchases:
             flows[p.arrival_month] += p.capex_usd
             age = (months - p.arrival_month) / 12.0
-            flows[months] -= p.capex_usd * (1.0 - (1.0 - residual) * min(age, life) / life)
+            fraction = market.fraction_at(age_years=age) if market is not None else None
+            if fraction is None:
+                fraction = 1.0 - (1.0 - residual) * min(age, life) / life
+            flows[months] -= p.capex_usd * fraction
     for start, _, monthly, term in reservations:
         flows[start + 1 : start + term + 1] += monthly
     i = monthly_rate(discount_rate)
@@ -794,10 +829,11 @@ def cash_view(
 # --------------------------------------------------------------------------------------------- the MILP
 
 IntArray = NDArray[np.int64]
-# A run's work is nudged to finish early by this many dollars per node-hour per month of lateness: it breaks
-# ties between equally cheap schedules (so slack is as large as the cheapest mix allows) and is left out of
-# every reported cost.
-_EARLY_USD = 1e-7
+# Ties between equally cheap schedules are broken lexicographically, not by a small cost term: a first solve
+# minimises cost (proven within the gap); a second keeps its integer decisions and a cost at most its mix's,
+# and minimises each run's lateness, the node-hours it does in month m weighted by m − its earliest start (a
+# linear program, solved exactly). A tie-break term in the cost (1e-7 $ per node-hour-month before) is far
+# smaller than the MIP gap, so the solver could stop on a mix of the same cost with a later finish month.
 
 
 class _Model:
@@ -815,6 +851,7 @@ class _Model:
         self.vals: list[NDArray[np.float64]] = []
         self.lo: list[NDArray[np.float64]] = []
         self.hi: list[NDArray[np.float64]] = []
+        self.lateness: list[NDArray[np.float64]] = []
 
     def variables(
         self,
@@ -824,10 +861,12 @@ class _Model:
         ub: float | NDArray[np.float64] = np.inf,
         lb: float = 0.0,
         integer: bool = False,
+        lateness: float | NDArray[np.float64] = 0.0,
     ) -> IntArray:
         idx = np.arange(self.n, self.n + count, dtype=np.int64)
         self.n += count
         self.cost.append(np.broadcast_to(np.asarray(cost, dtype=float), (count,)).astype(float))
+        self.lateness.append(np.broadcast_to(np.asarray(lateness, dtype=float), (count,)).astype(float))
         self.lb.append(np.full(count, lb))
         self.ub.append(np.broadcast_to(np.asarray(ub, dtype=float), (count,)).astype(float))
         self.integer.append(np.full(count, 1.0 if integer else 0.0))
@@ -865,24 +904,56 @@ class _Model:
         hi = np.concatenate(self.hi) if self.hi else empty_f
         matrix = coo_matrix((vals, (rows, cols)), shape=(self.m, self.n)).tocsr()
         integrality = np.concatenate(self.integer)
+        bounds = Bounds(np.concatenate(self.lb), np.concatenate(self.ub))
+        cost = np.concatenate(self.cost)
         start = time.perf_counter()
         res = milp(
-            c=np.concatenate(self.cost),
+            c=cost,
             integrality=integrality,
-            bounds=Bounds(np.concatenate(self.lb), np.concatenate(self.ub)),
+            bounds=bounds,
             constraints=LinearConstraint(matrix, lo, hi) if self.m else (),
             options={"mip_rel_gap": mip_gap, "time_limit": time_limit_s, "presolve": True},
         )
+        gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
+        x = None if res.x is None else np.asarray(res.x, dtype=float)
+        lateness = np.concatenate(self.lateness)
+        if res.status == 0 and x is not None and lateness.any():
+            x = self._earliest(x, cost, lateness, integrality, bounds, matrix, lo, hi, time_limit_s, start)
         size = ProblemSize(
             variables=self.n,
             integer_variables=int(integrality.sum()),
             constraints=self.m,
             nonzeros=int(matrix.nnz),
             solve_seconds=time.perf_counter() - start,
-            mip_gap=float(getattr(res, "mip_gap", 0.0) or 0.0),
+            mip_gap=gap,
         )
-        x = None if res.x is None else np.asarray(res.x, dtype=float)
         return x, int(res.status), str(res.message), size
+
+    def _earliest(
+        self,
+        x: NDArray[np.float64],
+        cost: NDArray[np.float64],
+        lateness: NDArray[np.float64],
+        integrality: NDArray[np.float64],
+        bounds: Bounds,
+        matrix: Any,
+        lo: NDArray[np.float64],
+        hi: NDArray[np.float64],
+        time_limit_s: float,
+        start: float,
+    ) -> NDArray[np.float64]:
+        """The second, lexicographic solve: the first solve's integer decisions (nodes bought, reservations
+        begun, each unsplittable run's layer) kept, least lateness among the schedules that cost at most the
+        first solve's mix (its cost plus 1e-9 of it, the solver's feasibility tolerance). With the integers
+        fixed this is a linear program, solved exactly. Keeps the first mix if it finds no solution."""
+        best = float(cost @ x)
+        budget = LinearConstraint(cost.reshape(1, -1), -np.inf, best + 1e-9 * abs(best) + 1e-6)
+        constraints = [budget] + ([LinearConstraint(matrix, lo, hi)] if self.m else [])
+        whole = integrality > 0
+        fixed = Bounds(np.where(whole, np.round(x), bounds.lb), np.where(whole, np.round(x), bounds.ub))
+        left = max(time_limit_s - (time.perf_counter() - start), 1.0)
+        res = milp(c=lateness, bounds=fixed, constraints=constraints, options={"time_limit": left})
+        return x if res.x is None else np.asarray(res.x, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -1122,7 +1193,10 @@ def _run_columns(
     nodes = r.gpus / float(plan.gpus_per_node)
     xr = {
         k.name: model.variables(
-            len(months), cost=k.usd_per_node_hour + _EARLY_USD * months.astype(float), ub=nodes * H
+            len(months),
+            cost=k.usd_per_node_hour,
+            ub=nodes * H,
+            lateness=(months - r.earliest_start_month).astype(float),
         )
         for k in layers
     }
@@ -1130,7 +1204,11 @@ def _run_columns(
     model.constraints(1, [(int(c), 1.0) for k in xr.values() for c in k], lo=work, hi=work)
     model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
     if not r.splittable:
-        _unsplit_run(model, layers, xr, months, nodes, capacity)
+        spot = plan.supply.spot
+        too_small = (
+            {"spot"} if spot is not None and spot.cap_nodes is not None and spot.cap_nodes < nodes else set()
+        )
+        _unsplit_run(model, layers, xr, months, nodes, capacity, too_small)
     return xr
 
 
@@ -1141,14 +1219,20 @@ def _unsplit_run(
     months: NDArray[np.int_],
     nodes: float,
     capacity: Mapping[str, IntArray],
+    too_small: set[str],
 ) -> None:
     """A run that may not be split needs its nodes together: it sits on one layer (y[layer] = 1), and an
-    owned or reserved fleet that hosts it holds at least the run's nodes through the run's window."""
+    owned or reserved fleet that hosts it holds at least the run's nodes through the run's window. A layer
+    capped below the run's node count (``too_small``: spot with ``cap_nodes`` < n_r) can never hold it, so
+    the run does no work there (y = 0): the cap bounds the nodes obtainable at once, and the run needs all
+    of its nodes at once, however many node-hours the cap would allow over the month."""
     H = HOURS_PER_MONTH
     y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
     if y is not None:
         model.constraints(1, [(int(c), 1.0) for c in y], lo=1.0, hi=1.0)
     for j, k in enumerate(layers):
+        if k.name in too_small:
+            model.constraints(len(months), [(xr[k.name], 1.0)], lo=0.0, hi=0.0)
         if y is not None:
             model.constraints(len(months), [(xr[k.name], 1.0), (int(y[j]), -nodes * H)], lo=-np.inf, hi=0.0)
         if k.name in capacity:
@@ -1453,10 +1537,16 @@ def _notes(
             " design to have one."
         )
     else:
+        owned = supply.owned
+        resale = (
+            f"resale at the end at the market value of {owned.resale_source or 'the given series'} at each"
+            " purchase's age (the straight-line book value where the series does not reach that age)"
+            if owned is not None and owned.resale_points
+            else "resale at the straight-line book value at the end (no residual-value series given)"
+        )
         notes.append(
-            "Cash view: capex when each purchase is delivered, opex monthly, resale at the straight-line"
-            f" book value at the end; NPV ${cash[1]:,.0f} at {plan.discount_rate:.0%} (the annualised NPV"
-            " spreads capex as capital recovery instead)."
+            f"Cash view: capex when each purchase is delivered, opex monthly, {resale}; NPV ${cash[1]:,.0f}"
+            f" at {plan.discount_rate:.0%} (the annualised NPV spreads capex as capital recovery instead)."
         )
     if after_horizon > 0:
         notes.append(

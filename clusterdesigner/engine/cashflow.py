@@ -409,9 +409,10 @@ def own_flows(*, inputs: CashflowInputs, lead_rent: Sequence[float]) -> tuple[li
     return out, payment
 
 
-def _irr(flows: Sequence[float]) -> float | None:
-    """Yearly IRR of monthly flows (bisection on the monthly rate in (−0.99, 10)); None without a sign
-    change or a root."""
+def irr_per_year(flows: Sequence[float]) -> float | None:
+    """Yearly IRR of monthly flows, (1 + i)^12 − 1 with i the monthly rate where Σ_m x_m / (1 + i)^m = 0
+    (bisection on i in (−0.99, 10), as Excel's IRR solves the same equation); None without a sign change or
+    a root."""
     values = np.asarray(flows, dtype=float)
     if not (values.min() < 0 < values.max()):
         return None
@@ -466,7 +467,7 @@ def cash_flows(*, inputs: CashflowInputs, break_even: bool = True, irr: bool = T
         reference=reference,
         npv_difference_usd=rents[reference].npv_usd - own.npv_usd,
         payback_month=_payback(saving),
-        irr_per_year=_irr(saving) if irr else None,  # irr=False: NPVs only (root finding, npv_basis)
+        irr_per_year=irr_per_year(saving) if irr else None,  # irr=False: NPVs only (root finding, npv_basis)
         loan_payment_usd=payment,
         break_even_utilization={o.model: _break_even(inputs, o) for o in inputs.rent if o.term_months <= 0}
         if break_even

@@ -109,3 +109,18 @@ GPT3_1024_A100: dict[str, dict[str, object]] = {
     "training": {"tokens": 300e9, "global_batch_seqs": 1536},
     "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
 }
+
+
+def unsplit_run_on_capped_spot() -> dict[str, object]:
+    """Issue 31, item 12: a capacity plan whose 4-node run (32 GPUs, 8,000 GPU-hours = 1,000 node-hours in
+    month 0) may not be split, with on-demand at $55.04 and spot at $20.784 capped at 2 nodes, goodput 0.9
+    (test inputs written here, priced like AWS p5). A fresh dict each call: tests change it."""
+    return {
+        "horizon_months": 1,
+        "gpus_per_node": 8,
+        "training": [{"name": "run", "gpu_hours": 8_000, "gpus": 32, "deadline_month": 0}],
+        "supply": {
+            "on_demand": {"usd_per_node_hour": 55.04},
+            "spot": {"usd_per_node_hour": 20.784, "cap_nodes": 2, "goodput": 0.9},
+        },
+    }

@@ -20,6 +20,7 @@ from clusterdesigner.engine.capacity import (
 from clusterdesigner.engine.cost import DEFAULTS
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 from clusterdesigner.engine.tco import LinearCost, OnPremInputs, break_even_utilization
+from tests.engine.specs import unsplit_run_on_capped_spot
 
 W = HOURS_PER_MONTH / 168  # hours of a month one slot of the representative week stands for
 
@@ -315,6 +316,18 @@ def test_owned_only_before_its_lead_time_is_infeasible_on_supply() -> None:
 # ------------------------------------------------------------------ the cash view
 
 
+# One node owned from month 0: $300,000 capex, $10,000 a node-month of which $6,000 capital, $1 a node-hour.
+ONE_NODE_OWNED = {
+    "lead_time_months": 0,
+    "capex_usd_per_node": 300_000.0,
+    "fixed_usd_per_node_month": 10_000.0,
+    "capital_usd_per_node_month": 6_000.0,
+    "depreciation_years": 5.0,
+    "residual_fraction": 0.2,
+    "usd_per_node_hour_used": 1.0,
+}
+
+
 def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_hand() -> None:
     """One node of flat demand, owned from month 0 (owning $10,730 a month against $43,800 renting)."""
     spec = {
@@ -323,15 +336,7 @@ def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_
         "discount_rate": 0.08,
         "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
         "supply": {
-            "owned": {
-                "lead_time_months": 0,
-                "capex_usd_per_node": 300_000.0,
-                "fixed_usd_per_node_month": 10_000.0,
-                "capital_usd_per_node_month": 6_000.0,
-                "depreciation_years": 5.0,
-                "residual_fraction": 0.2,
-                "usd_per_node_hour_used": 1.0,
-            },
+            "owned": ONE_NODE_OWNED,
             "on_demand": {"usd_per_node_hour": 60.0},
         },
     }
@@ -354,6 +359,45 @@ def test_cash_view_pays_capex_at_delivery_opex_monthly_and_takes_resale_back_by_
     assert any(note.startswith("Cash view:") for note in result.notes)
 
 
+def test_cash_view_sells_at_the_market_series_at_the_purchase_age_and_falls_back_to_book_value() -> None:
+    """The same one-node plan over 18 months with the catalog's H100 SXM series (GLRI residual value guide:
+    1 y 0.625, 2 y 0.425, 3 y 0.30) given as resale_points. By hand: the node is 1.5 years old at the end,
+    f(1.5) = 0.625 + (0.425 − 0.625) × 0.5 = 0.525, so $157,500 comes back, not the book value 300,000 ×
+    (1 − 0.8 × 1.5 / 5) = $228,000. Over 6 months (age 0.5, before the series' first point) the stated
+    fallback: book value 300,000 × (1 − 0.8 × 0.5 / 5) = $276,000; the note says which."""
+    owned = {
+        **ONE_NODE_OWNED,
+        "resale_points": [[1, 0.625], [2, 0.425], [3, 0.30]],
+        "resale_source": "GLRI residual value guide for h100-sxm",
+    }
+    resale = {}
+    for months in (18, 6):
+        spec = {
+            "horizon_months": months,
+            "gpus_per_node": 8,
+            "discount_rate": 0.08,
+            "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+            "supply": {"owned": owned, "on_demand": {"usd_per_node_hour": 60.0}},
+        }
+        result = plan_solve(plan=CapacityPlan.from_json(spec))
+        assert [m.owned_nodes for m in result.months] == [1] * months
+        flows = result.cash_flows_usd
+        assert flows is not None
+        resale[months] = 4_730.0 - flows[months]  # the month's opex less what the sale brings back
+        note = next(n for n in result.notes if n.startswith("Cash view:"))
+        assert ("market value of GLRI residual value guide" in note) is True
+    assert resale[18] == pytest.approx(157_500.0)
+    assert resale[6] == pytest.approx(276_000.0)
+
+
+def test_resale_points_out_of_order_are_refused_naming_the_point() -> None:
+    spec = worked_example()
+    spec["supply"]["owned"]["resale_points"] = [[2, 0.4], [1, 0.6]]
+    with pytest.raises(InputError) as err:
+        CapacityPlan.from_json(spec)
+    assert err.value.field == "supply.owned.resale_points.1"
+
+
 def test_owning_costs_without_a_capital_share_give_no_cash_view_and_say_why() -> None:
     spec = worked_example()
     result = plan_solve(plan=CapacityPlan.from_json(spec))  # priced from the cost engine: has one
@@ -362,3 +406,61 @@ def test_owning_costs_without_a_capital_share_give_no_cash_view_and_say_why() ->
     result = plan_solve(plan=CapacityPlan.from_json(spec))
     assert result.cash_flows_usd is None and result.cash_npv_usd is None
     assert any("No cash view" in note for note in result.notes)
+
+
+def test_a_runs_finish_month_does_not_depend_on_the_mip_gap() -> None:
+    """Issue 31, item 12. Run "a" needs 20,000 node-hours on at most 8 nodes, 8 × 730 = 5,840 node-hours a
+    month, so it cannot finish before month ceil(20,000 / 5,840) − 1 = 3. With the tie-break a 1e-7
+    $/node-hour term in the cost, smaller than the gap, HiGHS stopped at a 1 % or 5 % gap on a mix of the
+    same cost that finished it in month 4; the lexicographic second solve (least lateness at no more cost)
+    finishes it in month 3 at every gap, at the same total."""
+    spec = {
+        "horizon_months": 12,
+        "gpus_per_node": 8,
+        "training": [
+            {"name": "a", "gpu_hours": 160_000, "gpus": 64, "deadline_month": 8},
+            {
+                "name": "b",
+                "gpu_hours": 80_000,
+                "gpus": 32,
+                "earliest_start_month": 2,
+                "deadline_month": 10,
+                "splittable": True,
+            },
+        ],
+        "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+        "supply": {
+            "owned": {
+                "lead_time_months": 1,
+                "capex_usd_per_node": 300_000,
+                "fixed_usd_per_node_month": 9_000,
+                "usd_per_node_hour_used": 0.7,
+            },
+            "reservations": [{"term_months": 12, "usd_per_node_hour": 30.0}],
+            "on_demand": {"usd_per_node_hour": 55.04},
+        },
+    }
+    plan = CapacityPlan.from_json(spec)
+    results = [plan_solve(plan=plan, mip_gap=gap, compare=False) for gap in (1e-4, 1e-2, 5e-2)]
+    assert [r.runs[0].finish_month for r in results] == [3, 3, 3]
+    assert len({r.runs[1].finish_month for r in results}) == 1
+    assert [r.total_usd for r in results] == pytest.approx([results[0].total_usd] * 3, rel=1e-9)
+
+
+def test_a_run_that_may_not_be_split_is_never_put_on_spot_capped_below_its_nodes() -> None:
+    """Issue 31, item 12: a 4-node run (32 GPUs, 8,000 GPU-hours = 1,000 node-hours in month 0) with spot
+    capped at 2 nodes. Spot's 2 × 730 × 0.9 = 1,314 useful node-hours would hold its work, but not its 4 nodes
+    at once: before, all of it went on spot at 1,000 × 20.784 / 0.9 = $23,093.33; it must run on on-demand,
+    1,000 × 55.04 = $55,040. Split allowed, spot takes it (the cap bounds nodes, not the run)."""
+    spec: Any = unsplit_run_on_capped_spot()
+    whole = plan_solve(plan=CapacityPlan.from_json(spec), compare=False)
+    assert whole.total_usd == pytest.approx(55_040.0, abs=1e-6)
+    assert whole.runs[0].node_hours_by_layer == pytest.approx({"on_demand": 1_000.0})
+    spec["training"][0]["splittable"] = True
+    split = plan_solve(plan=CapacityPlan.from_json(spec), compare=False)
+    assert split.total_usd == pytest.approx(1_000 * 20.784 / 0.9, rel=1e-9)
+    spec["training"][0]["splittable"] = False
+    spec["supply"]["spot"]["cap_nodes"] = 4  # a cap that holds the run's nodes: spot again
+    assert plan_solve(plan=CapacityPlan.from_json(spec), compare=False).total_usd == pytest.approx(
+        23_093.33, abs=0.01
+    )

@@ -14,6 +14,7 @@ from clusterdesigner.engine.cashflow import (
     CashflowResult,
     RentOption,
     cash_flows,
+    irr_per_year,
     monte_carlo,
     pmt,
     rent_flows,
@@ -104,6 +105,13 @@ def test_payback_and_irr_of_owning() -> None:
     assert out.irr_per_year is not None
     i = (1 + out.irr_per_year) ** (1 / 12) - 1
     assert 73_000 * (1 - (1 + i) ** -12) / i == pytest.approx(300_000, rel=1e-9)
+
+
+def test_irr_per_year_is_public_and_solves_a_year_of_ten_percent_by_hand() -> None:
+    # −$100 now, +$110 at the end of month 12: (1 + i)^12 = 1.1, the yearly IRR 10 % exactly; no sign change
+    # (all costs) has no IRR. The XLSX's Summary caches this for its =(1 + IRR(savings))^12 − 1 cell.
+    assert irr_per_year([-100.0] + [0.0] * 11 + [110.0]) == pytest.approx(0.10, rel=1e-9)
+    assert irr_per_year([100.0, 5.0, 7.0]) is None
 
 
 def test_lead_time_is_rented_meanwhile() -> None:

@@ -11,8 +11,10 @@ from rest_framework.test import APIClient
 from apps.designs.demo import DEMOS
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import design_create, design_evaluate
+from apps.plans.models import CapacityPlan as PlanRow
 from apps.plans.models import PlanSolution
 from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+from tests.engine.specs import unsplit_run_on_capped_spot
 
 URL = "/api/v1/capacity-plans/"
 SPEC: dict[str, Any] = {
@@ -272,7 +274,14 @@ def test_owned_nodes_may_be_priced_as_a_saved_design_owns_them(catalog: Any, ali
     # capital share = capital recovery 5,585,597.79 / (64 × 12) = $7,272.91 a node-month.
     assert owned["capital_usd_per_node_month"] == pytest.approx(7_272.91, abs=0.01)
     assert owned["depreciation_years"] == 5 and owned["residual_fraction"] == 0.125
+    # Resale in the cash view is the market value at each purchase's age, from the same catalog series the
+    # design's cash flows read (GLRI residual value guide for H100 SXM, 1-5 years), not the book value.
+    assert owned["resale_points"] == [[1, 0.625], [2, 0.425], [3, 0.3], [4, 0.175], [5, 0.125]]
+    assert owned["resale_source"].startswith(
+        "GLRI residual value guide for h100-sxm (catalog, as of 2026-01-08"
+    )
     solution = PlanSolution.objects.get().result
+    assert any("market value of GLRI residual value guide" in note for note in solution["notes"])
     flows, purchases = solution["cash_flows_usd"], solution["owned_purchases"]
     assert solution["cash_npv_usd"] is not None and solution["capex_usd"] > 0
     for p in purchases:
@@ -419,3 +428,103 @@ def test_bad_tokens_per_day_input_is_a_400_naming_the_field(
     response = _client(alice).post(URL, {"name": "x", "spec": spec}, format="json")
     assert response.status_code == 400
     assert list(response.json()["error"]["fields"]) == [field], response.json()
+
+
+@pytest.mark.django_db
+def test_a_run_that_may_not_be_split_goes_on_demand_when_spot_is_capped_below_its_nodes(alice: Any) -> None:
+    """Issue 31, item 12, through the URL: a 4-node run (32 GPUs, 8,000 GPU-hours = 1,000 node-hours) with
+    spot capped at 2 nodes. Before: $23,093.33 all on spot (1,000 × 20.784 / 0.9). By hand, it cannot hold 4
+    nodes on a 2-node cap, so it runs on demand: 1,000 node-hours × $55.04 = $55,040."""
+    spec = unsplit_run_on_capped_spot()
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200, response.json()
+    result = response.json()["result"]
+    assert result["total_usd"] == pytest.approx(55_040.0, abs=0.01)
+    assert result["runs"][0]["node_hours_by_layer"] == pytest.approx({"on_demand": 1_000.0})
+
+
+@pytest.mark.django_db
+def test_a_plan_takes_a_saved_designs_negotiated_prices_and_owning_costs(
+    catalog: Any, alice: Any, bob: Any
+) -> None:
+    """Issue 31, item 12: ``supply.from_design`` instead of typing a design's prices again. The design is demo
+    1 (64 × 8 H100, AWS p5) with negotiated prices, TEST INPUTS written here (not catalog prices): on-demand
+    $40, 3-year reserved $20, spot $18 a node-hour, all three ticked. The plan takes exactly those (never the
+    catalog's $55.04 / $23.776 / $20.784), a 36-month term for the 3-year price, the spot cap the plan gives
+    itself, and owned nodes priced as the design owns them with their capital share (by hand in
+    test_owned_nodes_may_be_priced_as_a_saved_design_owns_them: $10,536.57 a node-month, $7,272.91 of it
+    capital), so the solution has a cash view. Typed in by hand, the same prices give the same total."""
+    spec_design = copy.deepcopy(DEMOS[0]["spec"])
+    prices = {"on_demand": 40.0, "reserved_3y": 20.0, "spot": 18.0}
+    spec_design["costs"]["cloud"] = [
+        {"offering": "aws-p5-48xlarge", "pricing_models": list(prices), "usd_per_node_hour": prices}
+    ]
+    # Spot must be able to supply the design's 64 nodes, or the cost engine leaves it unpriced (w3's cap).
+    spec_design["costs"]["spot_capacity_nodes"] = 64
+    design = design_create(owner=alice, name="negotiated p5", spec=spec_design)
+    spec = copy.deepcopy(SPEC)
+    spec["supply"] = {
+        "from_design": {"design_id": design.pk, "lead_time_months": 2},
+        "spot": {"cap_nodes": 4},
+    }
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200, response.json()
+    supply = PlanSolution.objects.get().snapshot["plan"]["supply"]
+    assert supply["on_demand"]["usd_per_node_hour"] == 40.0
+    assert supply["on_demand"]["source"] == f"design {design.pk} v1: aws-p5-48xlarge on_demand $40/node-hour"
+    assert [(r["term_months"], r["usd_per_node_hour"]) for r in supply["reservations"]] == [(36, 20.0)]
+    assert supply["spot"]["usd_per_node_hour"] == 18.0 and supply["spot"]["cap_nodes"] == 4
+    owned = supply["owned"]
+    assert owned["fixed_usd_per_node_month"] == pytest.approx(10_536.57, abs=0.01)
+    assert owned["capital_usd_per_node_month"] == pytest.approx(7_272.91, abs=0.01)
+    assert owned["lead_time_months"] == 2
+    result = response.json()["result"]
+    assert result["cash_npv_usd"] is not None
+    # The same prices typed in: the same plan, the same total.
+    typed = copy.deepcopy(SPEC)
+    typed["supply"] = {
+        "owned": {k: owned[k] for k in ("lead_time_months", "capex_usd_per_node", "fixed_usd_per_node_month")}
+        | {"usd_per_node_hour_used": owned["usd_per_node_hour_used"]},
+        "on_demand": {"usd_per_node_hour": 40.0},
+        "reservations": [{"term_months": 36, "usd_per_node_hour": 20.0}],
+        "spot": {k: supply["spot"][k] for k in ("usd_per_node_hour", "cap_nodes", "goodput")},
+    }
+    other = client.post(f"{URL}{_create(client, typed)['id']}/solve/").json()["result"]
+    assert other["total_usd"] == pytest.approx(result["total_usd"], rel=1e-9)
+    # Another user's design: a 400 naming the field, and nothing saved.
+    count = PlanRow.objects.count()
+    response = _client(bob).post(URL, {"name": "not mine", "spec": spec}, format="json")
+    assert response.status_code == 400
+    fields = response.json()["error"]["fields"]
+    assert list(fields) == ["spec.supply.from_design.design_id"]
+    assert "no saved design with this id is visible to you" in fields["spec.supply.from_design.design_id"][0]
+    assert PlanRow.objects.count() == count
+
+
+@pytest.mark.django_db
+def test_a_design_with_two_offerings_must_be_told_which_prices_a_plan_takes(catalog: Any, alice: Any) -> None:
+    spec_design = copy.deepcopy(DEMOS[0]["spec"])
+    spec_design["costs"]["cloud"] = [
+        {
+            "offering": "aws-p5-48xlarge",
+            "pricing_models": ["on_demand"],
+            "usd_per_node_hour": {"on_demand": 40.0},
+        },
+        {"offering": "coreweave-8x-h100-node", "pricing_models": ["on_demand"]},
+    ]
+    offerings = [c["offering"] for c in spec_design["costs"]["cloud"]]
+    design = design_create(owner=alice, name="two offerings", spec=spec_design)
+    spec = copy.deepcopy(SPEC)
+    spec["supply"] = {"from_design": {"design_id": design.pk}}
+    client = _client(alice)
+    response = client.post(URL, {"name": "which", "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["spec.supply.from_design.offering"]
+    spec["supply"]["from_design"]["offering"] = offerings[0]
+    plan = _create(client, spec)
+    client.post(f"{URL}{plan['id']}/solve/")
+    assert PlanSolution.objects.get().snapshot["plan"]["supply"]["on_demand"]["usd_per_node_hour"] == 40.0

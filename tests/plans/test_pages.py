@@ -164,3 +164,44 @@ def test_inference_given_in_tokens_per_day_shows_its_serving_sizing_on_the_resul
     bad = {**EXAMPLE_SPEC, "inference": [{**TOKENS_CHAT, "tokens_per_day": 0}]}
     refused = client.post("/plans/", {"name": "Bad", "spec": json.dumps(bad)})
     assert refused.status_code == 400 and "spec.inference.0.tokens_per_day" in refused.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_plan_page_shows_the_prices_a_design_gave_it_and_where_from(catalog: Any, alice: Any) -> None:
+    """A plan whose supply is ``from_design`` (demo 1 with a negotiated on-demand price of $40 a node-hour,
+    a TEST INPUT) states on its page and its share view each price the solve used and its source."""
+    import copy
+    import re
+
+    from apps.designs.demo import DEMOS
+    from apps.designs.services import design_create
+    from apps.plans.services import plan_share_link_create
+
+    spec_design = copy.deepcopy(DEMOS[0]["spec"])
+    spec_design["costs"]["cloud"] = [
+        {
+            "offering": "aws-p5-48xlarge",
+            "pricing_models": ["on_demand"],
+            "usd_per_node_hour": {"on_demand": 40.0},
+        }
+    ]
+    design = design_create(owner=alice, name="negotiated", spec=spec_design)
+    spec = {**EXAMPLE_SPEC, "supply": {"from_design": {"design_id": design.pk, "lead_time_months": 2}}}
+    client = _signed_in(alice)
+    response = client.post("/plans/", {"name": "from a design", "spec": json.dumps(spec)})
+    assert response.status_code == 302, response.content.decode()[:500]
+    page = client.get(response["Location"]).content.decode()
+    table = page[page.index('id="plan-prices"') : page.index("</table>", page.index('id="plan-prices"'))]
+    cells = [re.sub(r"<[^>]+>", "", row).strip() for row in re.findall(r"<td>(.*?)</td>", table)]
+    assert cells[3:] == [
+        "On-demand",
+        "$40.000 a node-hour",
+        f"design {design.pk} v1: aws-p5-48xlarge on_demand $40/node-hour",
+    ]
+    assert cells[0] == "Owned nodes" and cells[2].startswith(f"design {design.pk} v1: ")
+    # Owned as the design owns it: $10,536.57 a node-month (by hand in tests/plans/test_api.py).
+    assert cells[1].startswith("$10,536.57 a node-month")
+    plan = CapacityPlan.objects.get(name="from a design")
+    _, token = plan_share_link_create(plan=plan, user=alice)
+    shared = Client().get(f"/plans/share/{token}/").content.decode()
+    assert f"design {design.pk} v1: aws-p5-48xlarge on_demand $40/node-hour" in shared

@@ -56,10 +56,19 @@ def test_every_demo_xlsx_states_the_verdict_capex_cash_and_npv(
     assert response.status_code == 200
     summary = {
         row[0].value: row[1].value
-        for row in load_workbook(io.BytesIO(response.content))["Summary"].iter_rows()
+        # The cached values of the Summary's formulas (tests/designs/test_xlsx_recalculates.py)
+        for row in load_workbook(io.BytesIO(response.content), data_only=True)["Summary"].iter_rows()
     }
     cost = _cost(alice_client, demo.pk)
-    assert summary["Verdict"] == cost["verdict"]["sentence"]
+    rival = cost["verdict"]["cheapest_rent"]
+    assert summary["Cheapest rent option (by NPV)"] == rival
+    assert summary["Verdict"].startswith(f"Over {cost['cashflow']['inputs']['months']} months at")
+    saving = cost["verdict"]["saving_usd"]
+    assert summary["Verdict"].count(
+        f"owning saves ${saving:,.0f} against {rival}"
+        if saving >= 0
+        else f"renting {rival} saves ${-saving:,.0f}"
+    )
     assert summary["Capex (owning)"] == pytest.approx(cost["on_prem"]["capex_usd"])
     assert summary["Cash out over the horizon (owning)"] == pytest.approx(
         cost["cashflow"]["own"]["total_usd"]

@@ -82,6 +82,10 @@ class Evaluator:
             "MOD": lambda a, b: a % b,
             "CEILING": lambda a, s: math.ceil(a / s) * s,
             "SUM": lambda xs: sum(xs),
+            # Owning's lead-time rent is an INDEX at the rival's offering: MATCH of the Summary's MIN.
+            "MIN": lambda *xs: min(x for v in xs for x in (v if isinstance(v, list) else [v])),
+            "MATCH": lambda x, xs, _exact: xs.index(x) + 1,
+            "INDEX": lambda xs, k: xs[int(k) - 1],
             # Excel's PMT(rate, nper, pv): −pv · rate / (1 − (1 + rate)^−nper), or −pv / nper at rate 0.
             "PMT": lambda r, n, pv: -pv / n if r == 0 else -pv * r / (1 - (1 + r) ** -n),
             # Excel's FV(rate, nper, pmt, pv): −(pv · (1 + rate)^nper + pmt · ((1 + rate)^nper − 1) / rate).
@@ -114,9 +118,15 @@ def test_the_xlsx_states_the_verdict_capex_cash_and_npv(alice_client: Client, de
     assert book.sheetnames[:5] == ["Summary", "Options", "Assumptions", "Sensitivity", "Uncertainty"]
     assert {"Inputs", "Cash flows", "Cash flows by year"} <= set(book.sheetnames)
     cost = next(iter(_evaluation(alice_client, demo.pk)["costs"].values()))
-    summary = {row[0].value: row[1].value for row in book["Summary"].iter_rows(min_row=2)}
-    assert summary["Verdict"] == cost["verdict"]["sentence"]
-    assert summary["Verdict"].startswith("Over 1 year at 70% utilization, owning 512 × h100-sxm costs")
+    # The Summary's rent-or-own rows are formulas (tests/designs/test_xlsx_recalculates.py); their cached
+    # values are what a reader that does not calculate sees.
+    response = alice_client.get(f"/api/v1/designs/{demo.pk}/export/?format=xlsx")
+    cached = load_workbook(io.BytesIO(response.content), data_only=True)
+    summary = {row[0].value: row[1].value for row in cached["Summary"].iter_rows(min_row=2)}
+    # On-demand (the only option ticked) $20,735,093 − own $13,964,354 = $6,770,739 saved by owning.
+    assert summary["Verdict"].startswith("Over 12 months at 70% utilization, owning costs $13,964,354")
+    assert cost["verdict"]["cheapest_rent"] == "on-demand"
+    assert summary["Verdict"].endswith("owning saves $6,770,739 against on-demand; it pays back in month 12.")
     assert summary["Capex (owning)"] == pytest.approx(cost["on_prem"]["capex_usd"])
     assert summary["NPV of owning"] == pytest.approx(cost["cashflow"]["own"]["npv_usd"])
     assert summary["NPV saving of owning (rent − own)"] == pytest.approx(
@@ -248,6 +258,7 @@ def _case_design(client: Client, demo: Any, case: dict[str, Any]) -> int:
 
 def _sheet_npvs(book: Any, ev: Evaluator, months: int) -> dict[str, float]:
     headers = [c.value for c in book["Cash flows"][1]]
+    headers = headers[: headers.index("Discount factor")]  # the flows; PVs and the payback columns follow
     out = {}
     for k, header in enumerate(headers):
         if header == "Own (USD)" or (header or "").endswith(" (USD)") and not header.startswith("PV "):
