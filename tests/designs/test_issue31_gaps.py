@@ -1,0 +1,70 @@
+"""Issue #31 gaps closed after the w1–w3 merge, each through the API with its hand calculation beside it.
+
+- The lead-time bridge is chosen by a rule in which order plays no part (engine/cashflow.py bridge_option):
+  the cheapest chosen on-demand option; without one, spot; without either, the cheapest reservation billed
+  monthly. Before, it was the first non-spot pay-as-you-go option, else whatever option came first: with
+  reserved 1-year and spot ticked (no on-demand), four lead months were bridged with a 1-year reservation
+  billed every hour ($199,718 a month) rather than the spot hours used ($86,169).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests.designs.test_design_verdict import _b200_spec, _evaluate, _npv
+
+
+def _bridge_spec(models: list[str], offerings: list[str]) -> dict[str, Any]:
+    spec = _b200_spec(offerings)
+    spec = copy.deepcopy(spec)
+    chosen = {"aws-p6-b200-48xlarge": models, "coreweave-8x-b200-node": ["on_demand"]}
+    spec["costs"]["cloud"] = [{"offering": o, "pricing_models": chosen[o]} for o in offerings]
+    spec["costs"]["cashflow"] = {"lead_time_months": 4}
+    return spec
+
+
+def test_the_lead_time_bridge_and_the_verdict_do_not_depend_on_any_order(
+    user_client: Any, catalog: Any
+) -> None:
+    aws, cw = "aws-p6-b200-48xlarge", "coreweave-8x-b200-node"
+    one = _evaluate(user_client, _bridge_spec(["reserved_1y", "spot"], [aws]))
+    other = _evaluate(user_client, _bridge_spec(["spot", "reserved_1y"], [aws]))
+    assert one["design_verdict"] == other["design_verdict"]
+    assert one["costs"][aws]["cashflow"]["own"] == other["costs"][aws]["cashflow"]["own"]
+
+    # By hand: no on-demand is ticked, so spot bridges the 4 lead months. Spot bills the hours used, 4 nodes
+    # × 730 h × 0.7 × $42.088/node-h × the spot hours factor (hours bought per hour of progress) a month,
+    # plus the cloud storage and egress spread over the months: owning's months 1–4 equal spot's, with the
+    # capex paid at delivery at the end of month 4 on top.
+    cashflow = one["costs"][aws]["cashflow"]
+    inputs = cashflow["inputs"]
+    assert inputs["lead_time_months"] == 4
+    spot = next(o for o in inputs["rent"] if o["model"] == "spot")
+    assert spot["usd_per_node_hour"] == pytest.approx(42.088)
+    month = 4 * 730 * 0.7 * 42.088 * spot["hours_factor"] + inputs["rent_extra_usd_per_month"]
+    own = cashflow["own"]["monthly_usd"]
+    capex = inputs["capex_usd"]
+    assert own[1:5] == pytest.approx([month, month, month, month + capex], rel=1e-12)
+    spot_flows = next(r for r in cashflow["rent"] if r["name"] == "spot")["monthly_usd"]
+    assert own[1:4] == pytest.approx(spot_flows[1:4], rel=1e-12)
+
+    # Two offerings, in both orders and with both tick orders: one verdict. The rival's offering bridges
+    # with its own cheapest on-demand option; CoreWeave on-demand at $68.80 is below AWS's $113.9328.
+    runs = [
+        _evaluate(user_client, _bridge_spec(models, offerings))
+        for models in (["reserved_1y", "on_demand"], ["on_demand", "reserved_1y"])
+        for offerings in ([aws, cw], [cw, aws])
+    ]
+    assert all(r["design_verdict"] == runs[0]["design_verdict"] for r in runs)
+    assert all(r["ranking"] == runs[0]["ranking"] for r in runs)
+    verdict = runs[0]["design_verdict"]
+    rival = runs[0]["costs"][verdict["rival"]["offering"]]["cashflow"]
+    rate = rival["inputs"]["discount_rate"]
+    assert verdict["own"]["npv_usd"] == pytest.approx(_npv(rival["own"]["monthly_usd"], rate), abs=1.0)
+    on_demand = next(o for o in rival["inputs"]["rent"] if o["model"] == "on_demand")["usd_per_node_hour"]
+    bridged = 4 * 730 * 0.7 * on_demand + rival["inputs"]["rent_extra_usd_per_month"]
+    bridge = [bridged, bridged, bridged, bridged + rival["inputs"]["capex_usd"]]
+    assert rival["own"]["monthly_usd"][1:5] == pytest.approx(bridge, rel=1e-12)
