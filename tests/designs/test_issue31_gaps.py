@@ -68,3 +68,59 @@ def test_the_lead_time_bridge_and_the_verdict_do_not_depend_on_any_order(
     bridged = 4 * 730 * 0.7 * on_demand + rival["inputs"]["rent_extra_usd_per_month"]
     bridge = [bridged, bridged, bridged, bridged + rival["inputs"]["capex_usd"]]
     assert rival["own"]["monthly_usd"][1:5] == pytest.approx(bridge, rel=1e-12)
+
+
+def _goals_spec(models: list[str], server_usd: float | None = None) -> dict[str, Any]:
+    from tests.designs.test_goals import SPEC as GOALS_SPEC
+
+    spec = copy.deepcopy(GOALS_SPEC)
+    spec["costs"]["cloud"] = [{"offering": "aws-p5-48xlarge", "pricing_models": models}]
+    if server_usd is not None:  # a dear server, so that a rent option is cheapest per run
+        spec["costs"]["on_prem"] = {"server_usd": server_usd}
+    spec["goals"] = {"budget_usd": 5e6}
+    return spec
+
+
+def test_the_budget_states_its_basis_and_what_the_cheapest_option_commits(
+    user_client: Any, catalog: Any
+) -> None:
+    # Issue #31: goals and budget on a stated basis. A budget is a sum for one run, so it is checked against
+    # one run's cost, labelled as such, with what choosing the option commits beside it (issue item 7).
+    body = _evaluate(user_client, _goals_spec(["on_demand", "reserved_3y"]))
+    budget, cheapest = body["verdict"]["budget"], body["options"][0]
+    assert budget["basis"].startswith("cost per run") and "NPV" in budget["basis"]
+    assert cheapest["key"] == "own"
+    assert budget["run_cost_usd"] == pytest.approx(cheapest["run_cost_usd"])
+    # Owning commits its capex at delivery: the capex its cash flows pay (inputs.capex_usd).
+    capex = body["costs"]["aws-p5-48xlarge"]["cashflow"]["inputs"]["capex_usd"]
+    assert budget["commitment_usd"] == pytest.approx(capex, rel=1e-12)
+    assert budget["message"].endswith("; choosing it commits $11.7M (capex at delivery)")
+
+    # A $5M server: the 3-year reservation is cheapest per run and commits every hour of its term, 32 nodes
+    # × 730 h × 36 months × $23.776/node-h × (1 + the managed overhead) = $19,993,466.88 × (1 + overhead).
+    body = _evaluate(user_client, _goals_spec(["reserved_3y"], server_usd=5e6))
+    budget, cheapest = body["verdict"]["budget"], body["options"][0]
+    assert cheapest["key"] == "aws-p5-48xlarge:reserved_3y"
+    over = 1.0 + body["costs"]["aws-p5-48xlarge"]["cashflow"]["inputs"]["managed_overhead_fraction"]
+    assert budget["commitment_usd"] == pytest.approx(32 * 730 * 36 * 23.776 * over, rel=1e-12)
+    assert budget["commitment"] == "a 36-month term"
+    assert budget["message"].endswith("(a 36-month term)")
+
+    # On-demand cheapest: nothing is committed beyond the run, and the message says nothing of it.
+    body = _evaluate(user_client, _goals_spec(["on_demand"], server_usd=5e6))
+    budget = body["verdict"]["budget"]
+    assert body["options"][0]["key"] == "aws-p5-48xlarge:on_demand"
+    assert budget["commitment_usd"] is None and "commits" not in budget["message"]
+    assert budget["basis"].startswith("cost per run")
+
+    # The design page shows the basis beside the budget check.
+    from django.test import Client
+
+    from apps.designs.models import Design
+
+    page_client = Client()
+    page_client.force_login(user_client.user)
+    design = Design.objects.filter(owner=user_client.user).order_by("-pk").first()
+    assert design is not None
+    page = page_client.get(f"/designs/{design.pk}/").content.decode()
+    assert "Basis: cost per run" in page
