@@ -124,3 +124,26 @@ def test_the_budget_states_its_basis_and_what_the_cheapest_option_commits(
     assert design is not None
     page = page_client.get(f"/designs/{design.pk}/").content.decode()
     assert "Basis: cost per run" in page
+
+
+def test_the_design_verdict_states_owning_capex_and_each_chosen_reservations_commitment(
+    user_client: Any, catalog: Any
+) -> None:
+    from tests.designs.test_design_verdict import _p5_spec
+
+    body = _evaluate(user_client, _p5_spec())  # 64 × p5, 3 years, on-demand and reserved 3-year ticked
+    verdict, cost = body["design_verdict"], body["costs"]["aws-p5-48xlarge"]
+    inputs = cost["cashflow"]["inputs"]
+    committed = {c["key"]: c for c in verdict["commitments"]}
+    assert list(committed) == ["own", "aws-p5-48xlarge:reserved_3y"]  # on-demand commits nothing
+    own = committed["own"]
+    assert own["kind"] == "capex" and own["usd"] == pytest.approx(inputs["capex_usd"], rel=1e-12)
+    assert own["end_month"] == inputs["lead_time_months"] == 4  # the sourced default lead time
+    # By hand: one 36-month term over the 3-year horizon, 64 nodes × 730 h × 36 months × $23.776/node-h ×
+    # (1 + managed overhead) = $39,986,933.76 × (1 + overhead), all within the horizon.
+    reserved = committed["aws-p5-48xlarge:reserved_3y"]
+    over = 1.0 + inputs["managed_overhead_fraction"]
+    assert reserved["usd"] == pytest.approx(64 * 730 * 36 * 23.776 * over, rel=1e-12)
+    assert (reserved["terms"], reserved["term_months"], reserved["end_month"]) == (1, 36, 36)
+    assert reserved["beyond_horizon_usd"] == 0.0
+    assert reserved["label"] == next(o["label"] for o in verdict["options"] if o["key"] == reserved["key"])
