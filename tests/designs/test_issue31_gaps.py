@@ -147,3 +147,56 @@ def test_the_design_verdict_states_owning_capex_and_each_chosen_reservations_com
     assert (reserved["terms"], reserved["term_months"], reserved["end_month"]) == (1, 36, 36)
     assert reserved["beyond_horizon_usd"] == 0.0
     assert reserved["label"] == next(o["label"] for o in verdict["options"] if o["key"] == reserved["key"])
+
+
+def test_the_three_figures_for_owning_are_reconciled_through_the_api(user_client: Any, catalog: Any) -> None:
+    # Issue #31 item 5: owning showed $25.05M "over the horizon", $21.25M "cash out" and $22.56M NPV with no
+    # link between them. The design verdict states all three, each with its basis and its distance from the
+    # NPV, and only the NPV decides. By hand from the monthly flows the API returns.
+    from tests.designs.test_design_verdict import _p5_spec
+
+    body = _evaluate(user_client, _p5_spec())
+    verdict, cost = body["design_verdict"], body["costs"]["aws-p5-48xlarge"]
+    figures = {f["name"]: f for f in verdict["owning_figures"]}
+    assert list(figures) == ["npv", "cash_out", "annualised"]
+    own = cost["cashflow"]["own"]["monthly_usd"]
+    rate = cost["cashflow"]["inputs"]["discount_rate"]
+    npv = _npv(own, rate)
+    assert figures["npv"]["usd"] == pytest.approx(npv, abs=1.0) == verdict["own"]["npv_usd"]
+    assert figures["cash_out"]["usd"] == pytest.approx(sum(own), abs=1.0)  # undiscounted: the plain sum
+    assert figures["annualised"]["usd"] == pytest.approx(cost["on_prem"]["total_usd"], abs=1.0)
+    for f in figures.values():
+        assert f["minus_npv_usd"] == pytest.approx(f["usd"] - npv, abs=1.0)
+        assert f["basis"]
+    assert "decides the verdict" in figures["npv"]["label"]
+    # The saving the verdict states is on the NPV basis, never the annualised or undiscounted figure.
+    assert verdict["saving_usd"] == pytest.approx(verdict["rival"]["npv_usd"] - npv, abs=1.0)
+
+
+def test_the_monte_carlo_through_the_api_decides_first_and_10000_draws_take_well_under_a_second(
+    user_client: Any, catalog: Any
+) -> None:
+    # Issue #31 item 6: the rent option is fixed before the draws (the deterministic verdict's), every
+    # percentile has its standard error, and the draws are vectorised.
+    import time
+
+    from clusterdesigner.engine.cashflow import CashflowInputs, RentOption, monte_carlo
+    from tests.designs.test_design_verdict import _p5_spec
+
+    body = _evaluate(user_client, _p5_spec())
+    cashflow = body["costs"]["aws-p5-48xlarge"]["cashflow"]
+    mc = cashflow["uncertainty"]
+    assert mc["option"] == cashflow["reference"] == body["design_verdict"]["rival"]["pricing_model"]
+    assert mc["samples"] == 100_000 and mc["batches"] == 20
+    spread = mc["p90_usd"] - mc["p10_usd"]
+    for q in ("p10", "p50", "p90"):
+        assert 0 < mc[f"{q}_se_usd"] < 0.01 * spread
+
+    data = dict(cashflow["inputs"])
+    data["rent"] = tuple(RentOption.from_json(o) for o in data["rent"])
+    inputs = CashflowInputs(**data)
+    monte_carlo(inputs=inputs, spread=0.25, samples=10_000, seed=0)  # warm numpy
+    start = time.perf_counter()
+    out = monte_carlo(inputs=inputs, spread=0.25, samples=10_000, seed=1)
+    assert time.perf_counter() - start < 0.5  # some 5 ms on one core (bench/cashflow_monte_carlo.py)
+    assert out.option == mc["option"]
