@@ -10,7 +10,7 @@ restarts) at every node count. Kept apart from services.py, which evaluate_spec 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,11 +32,14 @@ def goals_verdict(
     options: list[dict[str, Any]],
     catalog: CatalogSpecs,
     resale: Sequence[ResaleCurve] = (),
+    costs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
 
     The design's days are the cheapest option's expected days (``options[0]["days"]``: failures and
     restarts included) when it has them, else the training estimate's failure-free ``time_to_train_days``.
+    The budget is checked on the cost per run (verdict.BUDGET_BASIS, stated in the result), with what
+    choosing the cheapest option commits beside it, read from ``costs`` (the cost results by offering).
     """
     goals = spec.get("goals") or {}
     deadline, budget = goals.get("deadline_days"), goals.get("budget_usd")
@@ -68,8 +71,27 @@ def goals_verdict(
         larger=larger,
         option=cheapest["label"] if cheapest else "",
         days_basis=basis,
+        **_commitment(cheapest, costs or {}),
     )
     return result.to_json()
+
+
+def _commitment(option: Mapping[str, Any] | None, costs: Mapping[str, Any]) -> dict[str, Any]:
+    """What choosing ``option`` commits beyond one run: owning's capex at delivery (the cost result's
+    ``on_prem.capex_usd``, the same in every offering), or a reservation's dollars for its whole term
+    (``per_run.usd.<model>.commitment_per_term_usd``); nothing for a pay-as-you-go option."""
+    if option is None or not costs:
+        return {}
+    if option.get("kind") == "own":
+        capex = (next(iter(costs.values())).get("on_prem") or {}).get("capex_usd")
+        return {} if capex is None else {"commitment_usd": float(capex), "commitment": "capex at delivery"}
+    run = (((costs.get(option.get("offering") or "") or {}).get("per_run") or {}).get("usd") or {}).get(
+        option.get("pricing_model") or ""
+    ) or {}
+    if run.get("commitment_per_term_usd") is None:
+        return {}
+    term = int(run["commitment_term_months"])
+    return {"commitment_usd": float(run["commitment_per_term_usd"]), "commitment": f"a {term}-month term"}
 
 
 def _lead_time_days(spec: dict[str, Any], catalog: CatalogSpecs) -> float:

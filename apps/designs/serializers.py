@@ -109,6 +109,15 @@ class BudgetCheckSerializer(serializers.Serializer[Any]):
     margin_usd = serializers.FloatField(allow_null=True, help_text="budget − cost; negative when over.")
     option = serializers.CharField(allow_blank=True)
     message = serializers.CharField()
+    basis = serializers.CharField(
+        required=False, help_text="What the per-run figure is (verdict.BUDGET_BASIS)."
+    )
+    commitment_usd = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="What choosing the option commits: capex or a term's dollars.",
+    )
+    commitment = serializers.CharField(required=False, allow_blank=True)
 
 
 class VerdictSerializer(serializers.Serializer[Any]):

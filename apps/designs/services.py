@@ -324,7 +324,9 @@ def evaluate_spec(
         "ranking": _npv_ranking(verdict, options) if verdict else _horizon_ranking(typed, options),
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
-        "verdict": goals_verdict(spec=spec, train=train, options=options, catalog=catalog, resale=resale),
+        "verdict": goals_verdict(
+            spec=spec, train=train, options=options, catalog=catalog, resale=resale, costs=costs
+        ),
     }
     if verdict is not None:
         result["design_verdict"] = verdict.to_json()

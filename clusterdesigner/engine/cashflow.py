@@ -6,9 +6,10 @@ Conventions (docs/cost-engine.md, "Cash flows"):
   (1 + i)^m with the monthly rate i = (1 + r)^(1/12) − 1 for the yearly rate r. Payments due at the start of
   a month (capex at delivery, upfront reservation fees) sit at the end of the month before.
 - Owning: capex at delivery (the end of the lead time, month L), opex from month L + 1, resale at the end of
-  month N. During the lead time the reference rent option is paid instead. Financing: cash (capex at
-  delivery), loan (Excel PMT monthly from month L + 1, the balance left at the horizon repaid then) or an
-  operating lease (a monthly payment instead of capex; nothing to resell).
+  month N. During the lead time a bridging rent option is paid instead (``bridge_option``: the cheapest
+  chosen on-demand option, whatever the options' order). Financing: cash (capex at delivery), loan (Excel
+  PMT monthly from month L + 1, the balance left at the horizon repaid then) or an operating lease (a
+  monthly payment instead of capex; nothing to resell).
 - Renting: on-demand and spot pay the hours used, nodes × $/h × 730 h × u (× spot hours factor); a
   reservation bills every hour of each whole term, monthly (no upfront), half upfront (partial) or all at the
   start of the term (all upfront). Prices move by the yearly change: the price in month m is
@@ -446,6 +447,25 @@ def _payback(saving: Sequence[float]) -> int | None:
     return None
 
 
+def bridge_option(rent: Sequence[RentOption]) -> RentOption:
+    """The rent option that bridges owning's procurement lead time (months 1..L), chosen by a rule in which
+    the order of the options plays no part: the chosen on-demand (pay-as-you-go, not spot) option of lowest
+    $/node-hour; without one, spot; without either, the reservation of lowest $/node-hour billed monthly
+    (no upfront), so that each bridged month pays one month's bill and no upfront fee falls outside the
+    window. Ties go to the pricing model's name. Hardware on order is bridged by capacity that can be had
+    at once and given back on delivery, hence on-demand first (docs/cost-engine.md, "Lead time")."""
+    if not rent:
+        raise InputError("no rent option to compare owning with", field="cloud.usd_per_node_hour")
+    for pool in (
+        [o for o in rent if o.term_months <= 0 and o.model != "spot"],
+        [o for o in rent if o.term_months <= 0],
+    ):
+        if pool:
+            return min(pool, key=lambda o: (o.usd_per_node_hour, o.model))
+    cheapest = min(rent, key=lambda o: (o.usd_per_node_hour, o.model))
+    return replace(cheapest, upfront="no_upfront")
+
+
 def cash_flows(*, inputs: CashflowInputs, break_even: bool = True, irr: bool = True) -> CashflowResult:
     """Owning and every rent option month by month, NPV of each at the discount rate, and owning against the
     rent option of lowest NPV: the NPV difference (rent − own), the payback month (cumulative undiscounted
@@ -456,8 +476,7 @@ def cash_flows(*, inputs: CashflowInputs, break_even: bool = True, irr: bool = T
     rate = inputs.discount_rate
     rents = {o.model: _flows(o.model, rent_flows(inputs=inputs, option=o), rate) for o in inputs.rent}
     reference = min(rents, key=lambda k: rents[k].npv_usd)
-    paygo = next((o for o in inputs.rent if o.term_months <= 0 and o.model != "spot"), inputs.rent[0])
-    lead_rent = rent_flows(inputs=inputs, option=paygo)
+    lead_rent = rent_flows(inputs=inputs, option=bridge_option(inputs.rent))
     own_monthly, payment = own_flows(inputs=inputs, lead_rent=lead_rent)
     own = _flows("own", own_monthly, rate)
     saving = [r - o for r, o in zip(rents[reference].monthly_usd, own_monthly, strict=True)]
@@ -488,8 +507,7 @@ def power_usd_per_month(inputs: CashflowInputs) -> float:
 def _npv_gap(inputs: CashflowInputs, option: RentOption, utilization: float) -> float:
     at = replace(inputs, utilization=utilization)
     rent = _npv(rent_flows(inputs=at, option=option), at.discount_rate)
-    paygo = next((o for o in at.rent if o.term_months <= 0 and o.model != "spot"), option)
-    own, _ = own_flows(inputs=at, lead_rent=rent_flows(inputs=at, option=paygo))
+    own, _ = own_flows(inputs=at, lead_rent=rent_flows(inputs=at, option=bridge_option(at.rent)))
     return rent - _npv(own, at.discount_rate)
 
 
@@ -637,7 +655,7 @@ def monte_carlo(
     a, e, paygo_rent = _rent_parts(inputs, by_model[option])
     rent_pv = price_f * a * (u if paygo_rent else 1.0) + e
     own = _own_parts(inputs)
-    paygo = next((o for o in inputs.rent if o.term_months <= 0 and o.model != "spot"), inputs.rent[0])
+    paygo = bridge_option(inputs.rent)
     lead_a, lead_e = _lead_parts(inputs, paygo)
     lead = price_f * lead_a * (u if paygo.term_months <= 0 else 1.0) + lead_e
     power = own["power_u0"] + (own["power_u1"] - own["power_u0"]) * u

@@ -75,6 +75,23 @@ class OwningFigure(JsonObject):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Committed(JsonObject):
+    """What one option commits before it is used (issue #31 item 7), for the one-page summary: owning's
+    capex at delivery (month L, the end of the procurement lead time), or a chosen reservation's contract
+    dollars over all its terms (engine/cashflow.py commitment_schedule, before tax, every hour of each term
+    on every node), with the month the last term ends and what falls due after the horizon."""
+
+    key: str  # "own" or "<offering>:<pricing model>"
+    label: str
+    kind: str  # capex | term
+    usd: float
+    end_month: int  # owning: the delivery month; a reservation: the month its last term ends
+    term_months: int = 0
+    terms: int = 0
+    beyond_horizon_usd: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
 class DesignVerdict(JsonObject):
     """The design's rent-or-own answer on one basis (module docstring). ``saving_usd`` = NPV(rival) −
     NPV(own): > 0 when owning costs less. ``options`` are the chosen rent options cheapest NPV first."""
@@ -96,6 +113,9 @@ class DesignVerdict(JsonObject):
     movers: tuple[Mover, ...]
     owning_figures: tuple[OwningFigure, ...]
     sentence: str
+    # Owning's capex and each chosen reservation's commitment, across offerings (empty in a result stored
+    # before they were added).
+    commitments: tuple[Committed, ...] = ()
 
 
 def design_verdict(
@@ -167,8 +187,47 @@ def design_verdict(
         movers=_movers(result),
         owning_figures=_owning_figures(result),
         sentence="",
+        commitments=_commitments(result, costs, options),
     )
     return _with_sentence(verdict)
+
+
+def _commitments(
+    rival: CostResult, costs: Mapping[str, CostResult], options: Sequence[OptionNpv]
+) -> tuple[Committed, ...]:
+    """Owning's capex at delivery (from the rival's offering, whose cash flows the verdict reads), then every
+    chosen option's commitment in the order of ``options`` (cheapest NPV first)."""
+    out: list[Committed] = []
+    inputs = rival.cashflow.inputs if rival.cashflow else None
+    if inputs is not None and inputs.financing != "lease":
+        out.append(
+            Committed(
+                key="own",
+                label="Own (on-prem): capex at delivery",
+                kind="capex",
+                usd=inputs.capex_usd,
+                end_month=inputs.lead_time_months,
+            )
+        )
+    for option in options:
+        flows = costs[str(option.offering)].cashflow
+        held = (flows.commitments or ()) if flows else ()
+        found = next((c for c in held if c.model == option.pricing_model), None)
+        if found is None:
+            continue
+        out.append(
+            Committed(
+                key=option.key,
+                label=option.label,
+                kind="term",
+                usd=found.total_usd,
+                end_month=found.term_end_month,
+                term_months=found.term_months,
+                terms=len(found.terms),
+                beyond_horizon_usd=found.beyond_horizon_usd,
+            )
+        )
+    return tuple(out)
 
 
 def _movers(result: CostResult) -> tuple[Mover, ...]:

@@ -84,10 +84,22 @@ class DeadlineCheck(JsonObject):
         }
 
 
+# The budget's basis, stated beside every check (issue #31: "the same basis ... for goals and budget"). A
+# budget is a sum for one training run, so it is checked against one run's cost; the rent-or-own verdict is
+# decided on the NPV of the horizon's monthly cash flows (engine/design_verdict.py), and what choosing the
+# option commits (owning's capex, a reservation's term) is stated beside the per-run figure.
+BUDGET_BASIS = (
+    "cost per run: the run's expected node-hours at the option's rate (owning: its annualised cost per hour),"
+    " undiscounted; the rent-or-own verdict is decided on the NPV of the monthly cash flows over the horizon"
+)
+
+
 @dataclass(frozen=True)
 class BudgetCheck(JsonObject):
     """The cheapest option's cost per run against the budget. ``margin_usd`` = budget − cost (negative when
-    over); status "unknown" when no option has a cost per run."""
+    over); status "unknown" when no option has a cost per run. ``basis`` states what the figure is
+    (BUDGET_BASIS); ``commitment_usd`` what choosing the option commits beyond the run (owning's capex at
+    delivery, a reservation's dollars for its whole term), described by ``commitment``."""
 
     budget_usd: float
     status: str  # meets | misses | unknown
@@ -95,6 +107,9 @@ class BudgetCheck(JsonObject):
     margin_usd: float | None
     option: str
     message: str
+    basis: str = BUDGET_BASIS
+    commitment_usd: float | None = None
+    commitment: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +119,9 @@ class BudgetCheck(JsonObject):
             "margin_usd": _finite(self.margin_usd),
             "option": self.option,
             "message": self.message,
+            "basis": self.basis,
+            "commitment_usd": _finite(self.commitment_usd),
+            "commitment": self.commitment,
         }
 
 
@@ -251,21 +269,47 @@ def check_deadline(
     )
 
 
-def check_budget(*, budget_usd: float, run_cost_usd: float | None, option: str) -> BudgetCheck:
+def check_budget(
+    *,
+    budget_usd: float,
+    run_cost_usd: float | None,
+    option: str,
+    commitment_usd: float | None = None,
+    commitment: str = "",
+) -> BudgetCheck:
     """Within when the cheapest option's cost per run ≤ the budget: "Within the $5.0M budget: the cheapest
     option, <option>, costs $3.2M per run ($1.8M to spare)"; else "Over the $2.0M budget by $1.2M: the
-    cheapest option, <option>, costs $3.2M per run"."""
+    cheapest option, <option>, costs $3.2M per run". With a commitment, the sentence goes on: "; choosing it
+    commits $15.8M (capex at delivery)", so that a per-run figure never stands without what it implies."""
     budget = usd_short(budget_usd)
     if run_cost_usd is None or not math.isfinite(run_cost_usd):
         message = f"The {budget} budget cannot be checked: no option has a cost per run"
         return BudgetCheck(budget_usd, "unknown", None, None, option, message)
     margin = budget_usd - run_cost_usd
     cost = f"the cheapest option, {option}, costs {usd_short(run_cost_usd)} per run"
+    commits = ""
+    if commitment_usd is not None and math.isfinite(commitment_usd):
+        commits = f"; choosing it commits {usd_short(commitment_usd)}" + (
+            f" ({commitment})" if commitment else ""
+        )
+    committed = commitment_usd if commits else None
     if margin >= 0:
-        message = f"Within the {budget} budget: {cost} ({usd_short(margin)} to spare)"
-        return BudgetCheck(budget_usd, "meets", run_cost_usd, margin, option, message)
-    message = f"Over the {budget} budget by {usd_short(-margin)}: {cost}"
-    return BudgetCheck(budget_usd, "misses", run_cost_usd, margin, option, message)
+        status, message = (
+            "meets",
+            f"Within the {budget} budget: {cost} ({usd_short(margin)} to spare){commits}",
+        )
+    else:
+        status, message = "misses", f"Over the {budget} budget by {usd_short(-margin)}: {cost}{commits}"
+    return BudgetCheck(
+        budget_usd,
+        status,
+        run_cost_usd,
+        margin,
+        option,
+        message,
+        commitment_usd=committed,
+        commitment=commitment if commits else "",
+    )
 
 
 def compose(
@@ -276,10 +320,13 @@ def compose(
     larger: Sequence[RunEstimate] = (),
     option: str = "",
     days_basis: str = "expected",
+    commitment_usd: float | None = None,
+    commitment: str = "",
 ) -> Verdict:
     """The verdict for a design's goals. ``design`` is the design's own run (its node count, the days of
     ``days_basis`` and the cheapest option's cost per run); ``larger`` the estimates on more nodes
-    (:func:`explore`); ``option`` the cheapest option's label. No goals give status "none" and no messages.
+    (:func:`explore`); ``option`` the cheapest option's label, ``commitment_usd`` what choosing it commits
+    (``commitment`` says what). No goals give status "none" and no messages.
     Raises InputError (field ``goals.*``) for a deadline or budget that is not a positive number."""
     deadline_days = _positive(deadline_days, "goals.deadline_days")
     budget_usd = _positive(budget_usd, "goals.budget_usd")
@@ -299,7 +346,13 @@ def compose(
         )
     budget = None
     if budget_usd is not None:
-        budget = check_budget(budget_usd=budget_usd, run_cost_usd=design.run_cost_usd, option=option)
+        budget = check_budget(
+            budget_usd=budget_usd,
+            run_cost_usd=design.run_cost_usd,
+            option=option,
+            commitment_usd=commitment_usd,
+            commitment=commitment,
+        )
     statuses = [c.status for c in (deadline, budget) if c is not None]
     status = "misses" if "misses" in statuses else "meets" if "meets" in statuses else "none"
     messages = tuple(c.message for c in (deadline, budget) if c is not None)

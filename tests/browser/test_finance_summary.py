@@ -64,3 +64,43 @@ def test_share_view_opens_with_a_one_page_answer_for_finance(
         path=str(ROOT / "artifacts" / "screenshots" / "share-finance-summary-print.png")
     )
     assert page.js_errors == []
+
+
+def test_the_one_page_answer_states_the_commitments_and_still_prints_on_one_page(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    # Issue #31 item 7 in the summary: owning's capex and the chosen 3-year reservation's contract dollars,
+    # beside the flip thresholds, on the share view's first page.
+    from apps.designs.selectors import evaluation_read
+    from apps.designs.services import design_create, share_link_create
+    from tests.designs.test_design_verdict import _p5_spec
+
+    user = _setup(django_user_model)
+    design = design_create(owner=user, name="p5 reserved", spec=_p5_spec())
+    link, token = share_link_create(design=design, user=user)
+    evaluation = evaluation_read(result=link.evaluation.result)
+    verdict = evaluation.design_verdict
+    assert verdict is not None
+    response = page.goto(f"{live_server.url}/share/{token}/")
+    assert response.status == 200
+    rows = page.locator("#finance-summary #verdict-commitments tbody tr")
+    assert rows.count() == 2
+    # By hand: 64 nodes × 730 h × 36 months × $23.776/node-h × (1 + managed overhead), one term.
+    cashflow = evaluation.costs["aws-p5-48xlarge"].cashflow
+    assert cashflow is not None and cashflow.inputs is not None
+    reserved = 64 * 730 * 36 * 23.776 * (1.0 + cashflow.inputs.managed_overhead_fraction)
+    cell = "#verdict-commitments tr[data-commitment='aws-p5-48xlarge:reserved_3y'] td:nth-child(2)"
+    assert page.inner_text(cell) == f"${reserved:,.0f}"
+    capex = page.inner_text("#verdict-commitments tr[data-commitment='own'] td:nth-child(2)")
+    assert capex == f"${cashflow.inputs.capex_usd:,.0f}"
+    assert "end of month 4" in page.inner_text("#verdict-commitments tr[data-commitment='own']")
+    assert page.locator("#finance-summary #verdict-flips tbody tr").count() == len(verdict.flips) > 0
+
+    page.set_viewport_size({"width": round(A4_CONTENT_WIDTH_PX), "height": 1200})
+    page.emulate_media(media="print")
+    box = page.locator("#finance-summary").bounding_box()
+    assert box is not None and box["height"] < A4_CONTENT_HEIGHT_PX, box
+    page.locator("#finance-summary").screenshot(
+        path=str(ROOT / "artifacts" / "screenshots" / "share-finance-summary-commitments-print.png")
+    )
+    assert page.js_errors == []
