@@ -94,3 +94,35 @@ def test_a_sweep_over_b300_and_mi350x_in_mxfp8_prices_what_the_catalog_has_and_s
     ratio = rows[("mi350x", 1, "own")]["days"] / rows[("b300", 1, "own")]["days"]
     expected = (rows[("b300", 1, "own")]["mfu"] * 4500.0) / (rows[("mi350x", 1, "own")]["mfu"] * 4613.7)
     assert ratio == pytest.approx(expected, rel=0.02)
+
+
+def test_recommend_takes_b300_and_mi350x_on_the_users_server_quote(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    payload = _recommend(["b300", "mi350x"], precision="mxfp8", on_prem={"server_usd": 400_000})
+    response = _post(user_client, payload, django_capture_on_commit_callbacks)
+    assert response.status_code == 202, response.json()
+    result = user_client.get(response.json()["url"]).json()["result"]
+    offered = {
+        (r["accelerator"], r["pricing_model"]) for r in result["rows"] if r.get("cost_usd") is not None
+    }
+    assert {("b300", "own"), ("mi350x", "own"), ("b300", "on_demand")} <= offered
+    choice = result["recommendation"]
+    assert choice["accelerator"] in ("b300", "mi350x")
+    assert choice["days"] <= 30 and choice["cost_usd"] <= 5e7
+    # The chosen row is one of the sweep's rows, priced as that row was.
+    assert choice in result["rows"]
+
+
+def test_recommend_sizes_gb300_in_racks_of_72_at_the_racks_catalog_price(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    payload = _recommend(["gb300"], precision="nvfp4", gpus_per_node=72)
+    response = _post(user_client, payload, django_capture_on_commit_callbacks)
+    assert response.status_code == 202, response.json()
+    result = user_client.get(response.json()["url"]).json()["result"]
+    rows = {(r["nodes"], r["pricing_model"]): r for r in result["rows"]}
+    assert rows[(1, "own")]["gpus"] == 72 and rows[(2, "own")]["gpus"] == 144
+    rent = rows[(1, "on_demand")]
+    assert rent["cost_usd"] == pytest.approx(rent["days"] * 24 * 72 * 18.0, rel=1e-9)  # OCI, $18 a GPU-hour
+    assert result["recommendation"]["accelerator"] == "gb300"
