@@ -9,7 +9,9 @@ assumed where a row is silent). error = predicted / measured − 1. No factor is
 figures issue 19's targets will be measured against. DeepSeek-V3 (MLA, MTP, an explicit pipeline layout)
 and Qwen3 (head_dim ≠ hidden/heads) rows are predicted; rows the engine cannot express (a published layout
 that does not cover the GPUs) or rejects (EP beyond dp × cp, which needs expert tensor parallelism) are
-listed with the reason.
+listed with the reason. Last, issue 32's parts (GB300, B300, MI350X, Vera Rubin) and recipes (FP8 current
+and blockwise, MXFP8, NVFP4; Muon): their measured rows as fit or check with their errors, or that there
+are none.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ from frontier_cases import (  # noqa: E402
     recipe_of,
     summary,
 )
+
+from clusterdesigner.engine.error_band import MEASURED_PARTS  # noqa: E402
+from clusterdesigner.engine.precision import recipe_for  # noqa: E402
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -78,6 +83,76 @@ def _recipe_rows(cases: list[FrontierCase], gb200_gpus_per_node: int) -> None:
         print(
             f"  {c.row['run_id']:22s} {role:5s} {recipe:13s} as fp8 {as_entered}%  as {recipe} {in_recipe}%"
         )
+    print()
+
+
+# Issue 32's parts (catalog slug, the gpu_type prefixes a measured row of it carries) and recipes.
+PARTS_2026 = (
+    ("gb300", ("GB300",)),
+    ("b300", ("B300", "HGX B300", "DGX B300")),
+    ("mi350x", ("MI350X",)),
+    ("vera-rubin", ("Vera Rubin", "Rubin", "VR200")),
+)
+RECIPES_2026 = ("fp8_current", "fp8_blockwise", "mxfp8", "nvfp4")
+
+
+def _role_cells(errors: dict[str, list[float]]) -> str:
+    """'fit n=…, median |error| …; check n=…, …' for the errors of one part's or recipe's rows by role."""
+    cells = []
+    for role in ("fit", "check"):
+        e = errors[role]
+        median = f", median |error| {100 * statistics.median(abs(x) for x in e):.1f} %" if e else ""
+        cells.append(f"{role} n={len(e)}{median}")
+    return "; ".join(cells)
+
+
+def _issue32_rows(cases: list[FrontierCase], gb200_gpus_per_node: int) -> None:
+    """Measured rows of issue 32's parts and recipes in runs.csv and runs_frontier.csv, as fit or check
+    (calibration_cases.fit_run_ids) with their error (predicted / measured − 1, the row estimated in its
+    own recipe); where there is none it says so, and that the estimate's band is then its family's widest
+    (error_band.MEASURED_PARTS, precision.Recipe.measured). Nothing here is fitted."""
+    frontier_fit = calibration_cases.fit_run_ids(load_rows())
+    runs = calibration_cases.all_cases()
+    runs_fit = calibration_cases.fit_run_ids(calibration_cases.load_runs())
+    specs = catalog_specs()
+    print("issue 32's parts: measured rows (runs.csv + runs_frontier.csv), fit/check with their errors:")
+    for slug, prefixes in PARTS_2026:
+        errors: dict[str, list[float]] = {"fit": [], "check": []}
+        rows = 0
+        for c in cases:
+            if c.row["gpu_type"].startswith(prefixes):
+                rows += 1
+                if c.error is not None:
+                    errors["fit" if c.row["run_id"] in frontier_fit else "check"].append(c.error)
+        for r in runs:
+            if r.row["gpu_type"].startswith(prefixes):
+                rows += 1
+                if (e := r.tflops_error) is not None:
+                    errors["fit" if r.row["run_id"] in runs_fit else "check"].append(e)
+        band = "listed measured" if slug in MEASURED_PARTS else "widest band of its family"
+        if rows:
+            print(f"  {slug:11s} {rows} rows: {_role_cells(errors)} (error band: {band})")
+        else:
+            print(f"  {slug:11s} no measured run in either CSV: nothing to fit or check (error band: {band})")
+    print("issue 32's recipes: rows measured in them, estimated in their own recipe, fit/check:")
+    for recipe in RECIPES_2026:
+        errors = {"fit": [], "check": []}
+        picked = [c for c in cases if not c.skip and recipe_of(c.row) == recipe]
+        for c in picked:
+            own = predict(c.row, specs, gb200_gpus_per_node=gb200_gpus_per_node, precision=recipe)
+            if own.error is not None:
+                errors["fit" if c.row["run_id"] in frontier_fit else "check"].append(own.error)
+        gpus = sorted({accelerator_slug(c.row["gpu_type"]) or c.row["gpu_type"] for c in picked})
+        band = "measured" if recipe_for(recipe).measured else "widest band of its family"
+        if picked:
+            where = f"{len(picked)} rows on {', '.join(gpus)}"
+            print(f"  {recipe:13s} {where}: {_role_cells(errors)} (band: {band})")
+        else:
+            print(f"  {recipe:13s} no measured run in either CSV: nothing to fit or check (band: {band})")
+    print(
+        "  muon          no measured run in either CSV (no row names its optimizer; all are Adam): its "
+        "estimate takes the band of the run's recipe and part"
+    )
     print()
 
 
@@ -173,6 +248,7 @@ def main() -> None:
             print(f"  {c.row['run_id']:22s} the run used {'; '.join(levers)}: no engine input yet")
     print()
     _recipe_rows(cases, args.gb200_gpus_per_node)
+    _issue32_rows(cases, args.gb200_gpus_per_node)
     accelerators = catalog_specs()["accelerators"]
     peaks = ", ".join(f"{slug} {accelerators[slug].peak_tflops('fp8'):,.0f}" for _, slug in GPU_SLUGS)
     print(

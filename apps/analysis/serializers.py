@@ -71,6 +71,10 @@ class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     nodes = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=100_000), required=False, max_length=30
     )
+    # As the sweep's: a part with no catalog owning price for its node (B300, MI350X; GB300's 72-GPU rack)
+    # is recommended on the user's server quote rather than refused.
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=defaults.GPUS_PER_NODE.value)
+    on_prem = serializers.DictField(required=False, default=dict)
 
 
 class AnalysisInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):

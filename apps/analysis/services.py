@@ -221,6 +221,8 @@ def _plan(
             ),
             "nodes": p.get("nodes") or [1, 2, 4, 8, 16, 32, 64, 128, 256],
             "pricing_models": pricing,
+            "gpus_per_node": p["gpus_per_node"],
+            "on_prem": p["on_prem"],
         }
         snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records)
         snapshot["params"].update(

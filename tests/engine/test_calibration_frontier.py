@@ -461,3 +461,40 @@ def test_routed_copy_passes_are_the_hand_computed_ones(
     monkeypatch.setattr(timing, "MOE_ROUTED_PASSES", 0.0)
     without = estimate(request, **specs)["step_time_s"]["compute"]
     assert with_passes - without == pytest.approx(4.7295, abs=1e-4)
+
+
+def test_bench_reports_issue_32s_parts_and_recipes_as_fit_or_check(capsys: Any, monkeypatch: Any) -> None:
+    """The bench's issue-32 section: no measured row of GB300, B300, MI350X or Rubin exists in either CSV
+    (so nothing is fitted or checked on them and their band is the family's widest); the two MXFP8 rows
+    (Qwen3 235B on GB200, Megatron MoE model zoo) are one fit row and one check row, each printed with its
+    error estimated in MXFP8; no row was measured in NVFP4 or FP8 blockwise."""
+    import calibration_cases
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    from calibration_frontier import _issue32_rows
+
+    from clusterdesigner.engine.error_band import MEASURED_PARTS
+
+    cases = frontier_cases.all_cases()
+    _issue32_rows(cases, 4)
+    out = capsys.readouterr().out
+    every = load_rows() + calibration_cases.load_runs()
+    for slug, prefix in (("gb300", "GB300"), ("b300", "B300"), ("mi350x", "MI350X"), ("vera-rubin", "Rubin")):
+        assert not [r for r in every if prefix in r["gpu_type"]]
+        assert slug not in MEASURED_PARTS
+        line = next(x for x in out.splitlines() if x.startswith(f"  {slug} "))
+        assert "no measured run in either CSV" in line and "widest band of its family" in line
+    specs = frontier_cases.catalog_specs()
+    errors = {
+        run_id: predict(_row(load_rows(), run_id), specs, precision="mxfp8").error
+        for run_id in ("moezoo_qwen3_gb200_2", "moezoo_qwen3_gb200_3")
+    }
+    fit = calibration_cases.fit_run_ids(load_rows())
+    assert "moezoo_qwen3_gb200_2" in fit and "moezoo_qwen3_gb200_3" not in fit
+    mxfp8 = next(x for x in out.splitlines() if x.startswith("  mxfp8 "))
+    assert "2 rows on gb200" in mxfp8
+    assert f"fit n=1, median |error| {100 * abs(errors['moezoo_qwen3_gb200_2']):.1f} %" in mxfp8
+    assert f"check n=1, median |error| {100 * abs(errors['moezoo_qwen3_gb200_3']):.1f} %" in mxfp8
+    for recipe in ("nvfp4", "fp8_blockwise"):
+        line = next(x for x in out.splitlines() if x.startswith(f"  {recipe} "))
+        assert "no measured run in either CSV" in line
