@@ -48,6 +48,7 @@ from apps.designs.selectors import evaluation_read
 from clusterdesigner.engine.cashflow import (
     CashflowInputs,
     RentOption,
+    bridge_option,
     depreciation_shares,
     irr_per_year,
     monthly_rate,
@@ -870,9 +871,12 @@ def _write_inputs(
 
 
 def _lead_option(options: tuple[RentOption, ...]) -> int:
-    """The rent option rented during the lead time, as the engine picks it: the first pay-as-you-go option
-    that is not spot, else the first (engine/cashflow.py cash_flows)."""
-    return next((k for k, o in enumerate(options) if not o.term_months and o.model != "spot"), 0)
+    """The position of the rent option rented during the lead time, as the engine picks it
+    (``cashflow.bridge_option``: the cheapest on-demand, else spot, else the cheapest reservation). The engine
+    bills a bridging reservation monthly; the sheet's column bills it as chosen, so the two differ only for a
+    design that ticks neither on-demand nor spot and pays its reservation upfront."""
+    bridge = bridge_option(options)
+    return next(k for k, o in enumerate(options) if o.model == bridge.model)
 
 
 def _write_months(

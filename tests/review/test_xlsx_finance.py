@@ -233,6 +233,14 @@ CASES = {
         "cashflow": {"reserved_payment": "all_upfront", "lead_time_months": 4},
         "prices": {"on_demand": 55.04, "reserved_1y": 34.0, "savings_3y": 25.0},
     },
+    # No on-demand ticked: the lead time is bridged on spot (cashflow.bridge_option), not on the first
+    # option listed (the reservation), in the sheet as in the engine.
+    "lead time bridged on spot when on-demand is not ticked": {
+        "horizon_years": 2,
+        "cashflow": {"lead_time_months": 3},
+        "prices": {"reserved_1y": 34.0, "spot": 20.0},
+        "spot_capacity_nodes": 64,  # the demo's 64 nodes (the default cap, 8, would leave spot unpriced)
+    },
 }
 
 
@@ -241,6 +249,8 @@ def _case_design(client: Client, demo: Any, case: dict[str, Any]) -> int:
     spec["costs"]["horizon_years"] = case["horizon_years"]
     spec["costs"]["cashflow"] = case["cashflow"]
     spec["costs"]["on_prem"] = {**spec["costs"].get("on_prem", {}), **case.get("on_prem", {})}
+    if "spot_capacity_nodes" in case:
+        spec["costs"]["spot_capacity_nodes"] = case["spot_capacity_nodes"]
     if "prices" in case:
         spec["costs"]["cloud"] = [
             {
