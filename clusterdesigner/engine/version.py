@@ -40,20 +40,22 @@ changed convention), and say in the commit message what changed. Its history:
        profiles); Hopper FP8 0.86, Blackwell FP8 0.69 and ``moe_routed_passes`` 26 refitted with it; error
        bands regenerated; per-module activation offload (``activation_offload_modules``) and the FP8 SwiGLU
        input store (``activation_func_fp8_input_store``) as memory levers
-   12  rent or own (issue #31): the cost engine prices only the ticked ``cloud.pricing_models``; one
-       design-level verdict over every offering (``design_verdict``, with its commitments); verdict, ranking,
-       tornado and break-even on the NPV of the monthly cash flows, and ``flips`` solved on it; market resale
-       from the residual-value series (book value as a stated fallback); tax on both sides (MACRS 5-year or
-       straight-line, tax on the sale's gain over book), WACC; commitment schedules; a Monte Carlo that fixes
-       the rent option before the draws, with standard errors; a sourced 4-month procurement lead time bridged
-       by ``cashflow.bridge_option`` and counted in the deadline check; staff per fleet (nodes ÷ 75), finance
+   12  rent or own (issue #31): the cost engine prices only the ticked ``cloud.pricing_models``; one design-
+       level verdict over every offering (``design_verdict``, with its commitments); verdict, ranking, tornado
+       and break-even on the NPV of the monthly cash flows, and ``flips`` solved on it; market resale from the
+       residual-value series (book value as a stated fallback); tax on both sides (MACRS 5-year or straight-
+       line, tax on the sale's gain over book), WACC; commitment schedules; a Monte Carlo that fixes the rent
+       option before the draws, with standard errors; a sourced 4-month procurement lead time bridged by
+       ``cashflow.bridge_option`` and counted in the deadline check; staff per fleet (nodes ÷ 75), finance
        cost lines, network in the server quote or as a lump sum, rail-only topology, colocation billing basis,
        spot capped at 8 nodes by default; the capacity plan's unsplittable runs, lexicographic tie-break,
-       ``supply.from_design`` and market resale in its cash view. Training (issue #32): GB300, B300, MI350X and
-       an announced Vera Rubin; precision recipes (fp8_current, fp8_blockwise, mxfp8, nvfp4) and the Muon
+       ``supply.from_design`` and market resale in its cash view. Training (issue #32): GB300, B300, MI350X
+       and an announced Vera Rubin; precision recipes (fp8_current, fp8_blockwise, mxfp8, nvfp4) and the Muon
        optimizer; sliding-window/chunked attention and sinks; widest-of-family bands for unmeasured parts and
        recipes (bf16/fp8 Adam estimates on existing parts unchanged). Serving (issue #37): $/M tokens on the
-       billed total, TTFT/TPOT percentiles with queueing, prefix caching, speculative decoding, Pareto frontier
+       billed total, TTFT/TPOT percentiles with queueing, prefix caching, speculative decoding, Pareto
+       frontier; capacity plans: owned nodes wait the design's or the sourced lead time, tokens-per-day
+       inference sized without an owning price
 """
 
 from __future__ import annotations
