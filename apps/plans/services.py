@@ -100,8 +100,15 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months:
     server price, network and storage capex, power, the cost engine's defaults or the design's own), run
     through the cost engine's owning model per node (capacity.owned_option_from_on_prem). Without
     ``lead_time_months``, the design's lead time (``_lead_time``), not 0."""
-    if not isinstance(option, dict) or "design_id" not in option:
+    if not isinstance(option, dict):
         return option
+    if "design_id" not in option:
+        # Owning costs given directly: without a lead time, the cost engine's sourced default (not 0).
+        return (
+            option
+            if "lead_time_months" in option
+            else {**option, "lead_time_months": _lead_time({}, horizon_months)}
+        )
     path = "supply.owned."
     version, evaluation = _design_evaluated(item=option, path=path, user=user, gpus_per_node=gpus_per_node)
     costs = next(iter(evaluation.result["costs"].values()))

@@ -554,3 +554,23 @@ def test_owned_nodes_from_a_design_wait_for_its_lead_time_when_the_plan_gives_no
     assert result["owned_purchases"], "owning is cheaper for the steady load later in the year"
     for p in result["owned_purchases"]:
         assert p["arrival_month"] >= 4 and p["order_month"] == p["arrival_month"] - 4
+
+
+@pytest.mark.django_db
+def test_owned_costs_given_without_a_lead_time_take_the_sourced_default(alice: Any) -> None:
+    # supply.owned without lead_time_months was a 400 "is required"; it now takes the cost engine's sourced
+    # default (4 months, engine/defaults.py cashflow.lead_time_months), capped below the horizon: 4 in a
+    # 12-month plan, 2 in a 3-month one. A node arriving in month a was ordered in month a - lead.
+    spec = copy.deepcopy(SPEC)
+    del spec["supply"]["owned"]["lead_time_months"]
+    client = _client(alice)
+    for horizon, lead in ((12, 4), (3, 2)):
+        spec["horizon_months"] = horizon
+        spec["training"][0]["deadline_month"] = min(3, horizon - 1)
+        plan = _create(client, spec)
+        assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+        solution = PlanSolution.objects.get(version__plan_id=plan["id"])
+        assert solution.snapshot["plan"]["supply"]["owned"]["lead_time_months"] == lead
+        assert [m["owned_nodes"] for m in solution.result["months"][:lead]] == [0] * lead
+        for p in solution.result["owned_purchases"]:
+            assert p["arrival_month"] >= lead and p["order_month"] == p["arrival_month"] - lead
