@@ -7,13 +7,15 @@
 * **Assumptions** — every input used: name, value, unit, source, as of.
 
 XLSX (openpyxl): sheets "Summary" (the rent-or-own verdict, capex, cash, NPV, payback and IRR first),
-"Options", "Assumptions", "Sensitivity" (the tornado), "Uncertainty" (the Monte Carlo), then "Inputs",
-"Cash flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and
-"Cash flows by year" (sums of the monthly rows); a bold, frozen header row on each table sheet; set column
-widths; numbers are stored as numbers with currency (``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``)
-and day (``0.0``) formats (openpyxl writes them with 16 significant digits, Excel shows 15); ISO ``as_of``
-dates are stored as dates; text is always stored as a text cell, so a value beginning with ``=`` is never
-a formula.
+"Options", "Assumptions", "Sensitivity" (the tornado), "Uncertainty" (the Monte Carlo), then "Inputs", "Cash
+flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and "Cash
+flows by year" (sums of the monthly rows), and with a design verdict that commits dollars "Commitments"
+(owning's capex at delivery and each chosen reservation or savings plan's committed dollars by month and term
+end, values at the API's inputs; the Summary ends with the flip thresholds, also values); a bold, frozen
+header row on each table sheet; set column widths; numbers are stored as numbers with currency (``"$"#,##0`` /
+``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes them with 16 significant
+digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always stored as a text cell, so a
+value beginning with ``=`` is never a formula.
 
 CSV: **one file with the three parts as blocks, separated by a blank line**. Each block starts with a title
 row (``Summary`` / ``Options`` / ``Assumptions``) and then its own header row. Blocks were chosen over one
