@@ -7,13 +7,15 @@
 * **Assumptions** — every input used: name, value, unit, source, as of.
 
 XLSX (openpyxl): sheets "Summary" (the rent-or-own verdict, capex, cash, NPV, payback and IRR first),
-"Options", "Assumptions", "Sensitivity" (the tornado), "Uncertainty" (the Monte Carlo), then "Inputs",
-"Cash flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and
-"Cash flows by year" (sums of the monthly rows); a bold, frozen header row on each table sheet; set column
-widths; numbers are stored as numbers with currency (``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``)
-and day (``0.0``) formats (openpyxl writes them with 16 significant digits, Excel shows 15); ISO ``as_of``
-dates are stored as dates; text is always stored as a text cell, so a value beginning with ``=`` is never
-a formula.
+"Options", "Assumptions", "Sensitivity" (the tornado), "Uncertainty" (the Monte Carlo), then "Inputs", "Cash
+flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and "Cash
+flows by year" (sums of the monthly rows), and with a design verdict that commits dollars "Commitments"
+(owning's capex at delivery and each chosen reservation or savings plan's committed dollars by month and term
+end, values at the API's inputs; the Summary ends with the flip thresholds, also values); a bold, frozen
+header row on each table sheet; set column widths; numbers are stored as numbers with currency (``"$"#,##0`` /
+``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes them with 16 significant
+digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always stored as a text cell, so a
+value beginning with ``=`` is never a formula.
 
 CSV: **one file with the three parts as blocks, separated by a blank line**. Each block starts with a title
 row (``Summary`` / ``Options`` / ``Assumptions``) and then its own header row. Blocks were chosen over one
@@ -156,8 +158,43 @@ def summary_table(evaluation: DesignEvaluation) -> Table:
         *_figure_rows(evaluation, chosen),
         *_cheapest_rows(evaluation),
         *_serving_rows(evaluation.serving),
+        *_flip_rows(evaluation),
     ]
     return _field_table("Summary", rows, width=28)
+
+
+FLIP_PREFIX = "Flip threshold at the API's inputs: "
+
+
+def _flip_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """The price that flips it (issue #31): each top input's value at which owning and the verdict's rival
+    cost the same NPV, everything else at the API's inputs, as the design verdict's ``flips`` state them
+    (values, not formulas: changing Inputs does not re-solve them); "none in the range searched" when one
+    side wins over the whole range. None without cash flows (no verdict)."""
+    cost = evaluation.rival_cost
+    if cost is None or cost.cashflow is None:
+        return []
+    verdict = evaluation.design_verdict or cost.verdict
+    rows: list[Row] = []
+    for flip in verdict.flips if verdict else ():
+        field = f"{FLIP_PREFIX}{flip.label}"
+        if flip.threshold is None:
+            low, high = flip.searched
+            rows.append(
+                (field, f"none in the range searched ({low:,.6g} to {high:,.6g})", flip.unit, GENERAL)
+            )
+        else:
+            rows.append((field, flip.threshold, flip.unit, _flip_format(flip.unit, flip.threshold)))
+    return rows
+
+
+def _flip_format(unit: str, value: float) -> str:
+    """A flip threshold's number format: fractions as percent, dollars as dollars, else general."""
+    if unit.startswith("fraction"):
+        return PERCENT
+    if unit.startswith("USD/kWh"):
+        return '"$"#,##0.0000'
+    return _unit_format(unit, value)
 
 
 def _of(obj: Any, path: str) -> Any:
@@ -1418,6 +1455,57 @@ def _write_summary_formulas(
         cached.put(ws, row[key], 2, formula, value, fmt)
 
 
+COMMITMENT_COLUMNS = (
+    Column("Option", width=36),
+    Column("Kind"),
+    Column("Committed (USD)", USD),
+    Column("Term (months)", INTEGER),
+    Column("Terms", INTEGER),
+    Column("Term end / delivery (month)", INTEGER),
+    Column("Due after the horizon (USD)", USD),
+)
+
+
+def commitments_table(evaluation: DesignEvaluation) -> Table | None:
+    """What each chosen option commits before it is used, at the API's inputs (values, not formulas): one
+    row per ``design_verdict.commitments`` entry (owning's capex at delivery, month L of the lead time; each
+    chosen reservation or savings plan over all its terms), then its committed dollars due by month (month 0
+    the start; a reservation's from its offering's ``cashflow.commitments[].monthly_usd``, through the end
+    of its last term, which may pass the horizon; owning's capex in its delivery month). None without a
+    design verdict or without commitments."""
+    verdict = evaluation.design_verdict
+    if verdict is None or not verdict.commitments:
+        return None
+    where = {o.key: (o.offering, o.pricing_model) for o in verdict.options}
+    schedules: list[tuple[float, ...]] = []
+    for c in verdict.commitments:
+        if c.kind == "capex":
+            schedules.append(tuple([0.0] * c.end_month + [c.usd]))
+            continue
+        offering, model = where.get(c.key, (None, None))
+        cost = evaluation.costs.get(str(offering)) if offering else None
+        held = (cost.cashflow.commitments or ()) if cost and cost.cashflow else ()
+        found = next((h for h in held if h.model == model), None)
+        schedules.append(found.monthly_usd if found else ())
+    months = max(len(s) for s in schedules)
+    columns = (*COMMITMENT_COLUMNS, *(Column(f"Month {m} (USD)", USD) for m in range(months)))
+    rows = tuple(
+        (
+            c.label,
+            c.kind,
+            _number(c.usd),
+            c.term_months or None,
+            c.terms or None,
+            c.end_month,
+            _number(c.beyond_horizon_usd),
+            *(_number(x) for x in schedule),
+            *([0.0] * (months - len(schedule))),
+        )
+        for c, schedule in zip(verdict.commitments, schedules, strict=True)
+    )
+    return Table(title="Commitments", columns=columns, rows=rows)
+
+
 def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> bytes:
     """The evaluation as an XLSX workbook, as bytes: Summary (the verdict first), Options, Assumptions,
     Sensitivity, Uncertainty, then Inputs, Cash flows (monthly, live formulas over Inputs) and Cash flows by
@@ -1439,6 +1527,9 @@ def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> b
     if flows is not None:
         rows = _write_option_npvs(wb["Options"], evaluation, flows, cached)
         _write_summary_formulas(wb["Summary"], evaluation, flows, rows, cached)
+        commitments = commitments_table(evaluation)
+        if commitments is not None:
+            _write_sheet(wb.create_sheet("Commitments"), commitments)
     design = evaluation.design
     wb.properties.title = design.name if design and design.name else "ClusterDesigner design"
     wb.properties.creator = "ClusterDesigner"

@@ -84,12 +84,31 @@ ON_PREM_KEYS = (
 ).split()
 
 
-def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
+def _lead_time(values: Mapping[str, Any], horizon_months: Any) -> int:
+    """The procurement lead time of owned nodes when the plan gives none: the one the design's evaluation
+    resolved (``cashflow.lead_time_months``, the design's own or the cost engine's sourced default, 4 months,
+    engine/defaults.py), else that default; capped below the plan's horizon (as the cost engine caps it
+    below the design's), so that a default never makes a short plan invalid."""
+    lead = int(values.get("cashflow.lead_time_months", COST_DEFAULTS["cashflow.lead_time_months"].value))
+    if isinstance(horizon_months, int) and not isinstance(horizon_months, bool) and horizon_months >= 1:
+        lead = min(lead, horizon_months - 1)
+    return max(lead, 0)
+
+
+def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months: Any = None) -> Any:
     """Owned nodes priced as a saved design owns them: the owning inputs its evaluation resolved (catalog
     server price, network and storage capex, power, the cost engine's defaults or the design's own), run
-    through the cost engine's owning model per node (capacity.owned_option_from_on_prem)."""
-    if not isinstance(option, dict) or "design_id" not in option:
+    through the cost engine's owning model per node (capacity.owned_option_from_on_prem). Without
+    ``lead_time_months``, the design's lead time (``_lead_time``), not 0."""
+    if not isinstance(option, dict):
         return option
+    if "design_id" not in option:
+        # Owning costs given directly: without a lead time, the cost engine's sourced default (not 0).
+        return (
+            option
+            if "lead_time_months" in option
+            else {**option, "lead_time_months": _lead_time({}, horizon_months)}
+        )
     path = "supply.owned."
     version, evaluation = _design_evaluated(item=option, path=path, user=user, gpus_per_node=gpus_per_node)
     costs = next(iter(evaluation.result["costs"].values()))
@@ -109,7 +128,7 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any) -> Any:
     )
     owned = capacity.owned_option_from_on_prem(
         inputs=inputs,
-        lead_time_months=option.get("lead_time_months", 0),
+        lead_time_months=option.get("lead_time_months", _lead_time(values, horizon_months)),
         existing_nodes=option.get("existing_nodes", 0),
     )
     source = f"design {version.design_id} v{version.number}: {owned.source}"
@@ -202,7 +221,8 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
         out["owned"] = {
             "design_id": version.design_id,
             "design_version": version.number,
-            "lead_time_months": ref.get("lead_time_months", 0),
+            # Absent: the design's lead time (_lead_time), not 0.
+            **({"lead_time_months": ref["lead_time_months"]} if "lead_time_months" in ref else {}),
         }
     return out
 
@@ -439,7 +459,12 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
         if isinstance(supply, dict):
             supply = {
                 **supply,
-                "owned": _design_owned(option=supply.get("owned"), user=user, gpus_per_node=gpus_per_node),
+                "owned": _design_owned(
+                    option=supply.get("owned"),
+                    user=user,
+                    gpus_per_node=gpus_per_node,
+                    horizon_months=spec.get("horizon_months"),
+                ),
             }
         resolved["supply"] = supply
         runs = spec.get("training") or []

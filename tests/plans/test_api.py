@@ -528,3 +528,49 @@ def test_a_design_with_two_offerings_must_be_told_which_prices_a_plan_takes(cata
     plan = _create(client, spec)
     client.post(f"{URL}{plan['id']}/solve/")
     assert PlanSolution.objects.get().snapshot["plan"]["supply"]["on_demand"]["usd_per_node_hour"] == 40.0
+
+
+@pytest.mark.django_db
+def test_owned_nodes_from_a_design_wait_for_its_lead_time_when_the_plan_gives_none(
+    catalog: Any, alice: Any
+) -> None:
+    # Issue #31 item 8: owned nodes priced from a design and no lead_time_months in the plan took 0 (usable
+    # in the month bought). Now the design's resolved lead time: the demo gives none, so the cost engine's
+    # sourced default, 4 months (engine/defaults.py: the low end of GPU Lease Index's 4-10 months for B200,
+    # 2026), below the plan's 12-month horizon. By hand: a node ordered in month o arrives in o + 4, so no
+    # owned node serves months 0-3 (they are rented). With the old default 0 this solve bought 3 nodes
+    # usable in month 0: owned nodes [3, 3, 4, 4] in months 0-3.
+    demo = DEMOS[0]
+    design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
+    spec = copy.deepcopy(SPEC)
+    spec["supply"]["owned"] = {"design_id": design.pk}
+    client = _client(alice)
+    plan = _create(client, spec)
+    assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+    owned = PlanSolution.objects.get().snapshot["plan"]["supply"]["owned"]
+    assert owned["lead_time_months"] == 4
+    result = PlanSolution.objects.get().result
+    assert [m["owned_nodes"] for m in result["months"][:4]] == [0, 0, 0, 0]
+    assert result["owned_purchases"], "owning is cheaper for the steady load later in the year"
+    for p in result["owned_purchases"]:
+        assert p["arrival_month"] >= 4 and p["order_month"] == p["arrival_month"] - 4
+
+
+@pytest.mark.django_db
+def test_owned_costs_given_without_a_lead_time_take_the_sourced_default(alice: Any) -> None:
+    # supply.owned without lead_time_months was a 400 "is required"; it now takes the cost engine's sourced
+    # default (4 months, engine/defaults.py cashflow.lead_time_months), capped below the horizon: 4 in a
+    # 12-month plan, 2 in a 3-month one. A node arriving in month a was ordered in month a - lead.
+    spec = copy.deepcopy(SPEC)
+    del spec["supply"]["owned"]["lead_time_months"]
+    client = _client(alice)
+    for horizon, lead in ((12, 4), (3, 2)):
+        spec["horizon_months"] = horizon
+        spec["training"][0]["deadline_month"] = min(3, horizon - 1)
+        plan = _create(client, spec)
+        assert client.post(f"{URL}{plan['id']}/solve/").status_code == 200
+        solution = PlanSolution.objects.get(version__plan_id=plan["id"])
+        assert solution.snapshot["plan"]["supply"]["owned"]["lead_time_months"] == lead
+        assert [m["owned_nodes"] for m in solution.result["months"][:lead]] == [0] * lead
+        for p in solution.result["owned_purchases"]:
+            assert p["arrival_month"] >= lead and p["order_month"] == p["arrival_month"] - lead
