@@ -389,8 +389,8 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
         disaggregated=False,
         cost={"include_cloud": False},
     )
-    try:
-        result = serving.estimate(request, catalog=engine_catalog())
+    try:  # only the GPU count is used: no owning price is needed (a 2026 part may have none)
+        result = serving.estimate(request, catalog=engine_catalog(), price_owning=False)
     except EngineError as exc:
         field = SERVING_FIELDS.get(exc.field, exc.field or "tokens_per_day")
         raise type(exc)(exc.message, field=f"{path}{field}") from exc

@@ -1679,18 +1679,24 @@ def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
 
 
 def estimate(
-    request: Mapping[str, Any], *, catalog: CatalogSpecs, paths: FieldPaths | None = None
+    request: Mapping[str, Any],
+    *,
+    catalog: CatalogSpecs,
+    paths: FieldPaths | None = None,
+    price_owning: bool = True,
 ) -> ServingResult:
     """A serving estimate for one request (docs/serving-engine.md): the fewest-GPU layout meeting the targets
     at the peak demand, every layout searched, TTFT/TPOT against batch, the disaggregated option, and $ per
     million tokens owning (:func:`owning_usd_per_gpu_hour`) and per cloud offering (:func:`serving_costs`).
+    ``price_owning=False`` leaves the owning option out (a caller that only sizes the GPUs, such as a
+    capacity plan, needs no owning price: the layout and GPU count do not depend on any cost).
     Raises InputError/UnknownReferenceError naming the field (by ``paths`` when given: the user's path of a
     request built for them), InfeasibleError when no layout fits or meets the targets."""
     with named_by(paths):
-        return _estimate(request, catalog=catalog)
+        return _estimate(request, catalog=catalog, price_owning=price_owning)
 
 
-def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingResult:
+def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs, price_owning: bool) -> ServingResult:
     inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
     grid = _layout_grid(inp)
     results = size_layouts(inp, grid)
@@ -1699,14 +1705,18 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         raise _no_layout_error(inp, results)
     utilization = implied_utilization(inp, best)
     horizon, overhead, on_prem, include_cloud = _cost_settings(cost_section)
-    own = owning_cost(
-        catalog=catalog,
-        accelerator=inp.accelerator.slug,
-        nodes=max(1, math.ceil(best.gpus / inp.gpus_per_node)),
-        gpus_per_node=inp.gpus_per_node,
-        utilization=utilization,
-        on_prem=on_prem,
-        horizon_years=horizon,
+    own = (
+        owning_cost(
+            catalog=catalog,
+            accelerator=inp.accelerator.slug,
+            nodes=max(1, math.ceil(best.gpus / inp.gpus_per_node)),
+            gpus_per_node=inp.gpus_per_node,
+            utilization=utilization,
+            on_prem=on_prem,
+            horizon_years=horizon,
+        )
+        if price_owning
+        else None
     )
     costs = serving_costs(
         inp,
@@ -1721,7 +1731,11 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs) -> ServingRe
         ""
         if any(c.offering for c in costs)
         else f"no cloud offering in the catalog rents {inp.accelerator.slug}"
+        if include_cloud
+        else "cloud offerings not priced (cost.include_cloud false)"
     )
+    if not price_owning:
+        note = "; ".join(filter(None, [note, "owning not priced (sizing only)"]))
     return ServingResult(
         model=inp.model.name,
         accelerator=inp.accelerator.slug,

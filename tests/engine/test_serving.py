@@ -104,6 +104,26 @@ def test_owning_and_every_cloud_offering_of_the_accelerator_are_priced() -> None
     assert own.option == "own" and own.usd_per_m_output_tokens > own.usd_per_m_input_tokens > 0
 
 
+def test_sizing_without_an_owning_price_gives_the_same_layout_and_no_owning_option() -> None:
+    """price_owning=False (the capacity plan's sizing) on B300, which has no owning price (data README):
+    with a price the estimate picks a layout; without one it picks the same, since no cost enters sizing."""
+    request = {**REQUEST, "accelerator": "b300"}
+    with pytest.raises(InputError) as refused:
+        serving.estimate(request, catalog=CATALOG)
+    assert refused.value.field == "cost.on_prem.server_usd"
+    priced = serving.estimate({**request, "cost": {"on_prem": {"server_usd": 400_000}}}, catalog=CATALOG)
+    sized = serving.estimate(request, catalog=CATALOG, price_owning=False)
+    assert (sized.best.tp, sized.best.pp, sized.best.batch, sized.best.replicas, sized.best.gpus) == (
+        priced.best.tp,
+        priced.best.pp,
+        priced.best.batch,
+        priced.best.replicas,
+        priced.best.gpus,
+    )
+    assert priced.costs[0].option == "own" and all(c.option != "own" for c in sized.costs)
+    assert "owning not priced" in sized.cost_note
+
+
 def test_cost_per_million_tokens_is_the_billed_total_over_the_tokens_served() -> None:
     # All tokens: the option's total over the horizon ÷ (R_mean × (n_in + n_out) × 3 × 8,760 × 3,600) × 1e6;
     # the total is the cost engine's $/GPU-hour used × the whole nodes' GPUs × 26,280 h × utilization.

@@ -404,6 +404,50 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("accelerator", ["b300", "mi350x"])
+def test_inference_in_tokens_per_day_on_a_part_without_an_owning_price_is_sized_and_solved(
+    catalog: Any, alice: Any, accelerator: str
+) -> None:
+    """Issue 32: B300 and MI350X have no owning price in the catalog (data README, "Missing owning price").
+    Before, the plan answered a 400 naming spec.inference.0.cost.on_prem.server_usd, a field it refuses
+    beside tokens_per_day; sizing needs no price, so the plan solves, its GPUs those of POST
+    /serving/estimate/ for the same request (which prices owning, so it is given a server price: the GPU
+    count does not depend on it)."""
+    spec = copy.deepcopy(SPEC)
+    spec["inference"] = [{**copy.deepcopy(TOKENS_CHAT), "accelerator": accelerator}]
+    client = _client(alice)
+    plan = _create(client, spec)
+    response = client.post(f"{URL}{plan['id']}/solve/")
+    assert response.status_code == 200, response.json()
+    sizing = response.json()["result"]["inference_sizing"]["chat"]
+    request = {
+        **{k: TOKENS_CHAT[k] for k in ("model", "input_tokens", "output_tokens", "targets")},
+        "accelerator": accelerator,
+        "gpus_per_node": 8,
+        "demand": {"output_tokens_per_day": 1e9, "peak_to_mean": 4 / 3},
+        "cost": {"on_prem": {"server_usd": 400_000}},
+    }
+    served = client.post("/api/v1/serving/estimate/", request, format="json")
+    assert served.status_code == 200, served.json()
+    best = served.json()["best"]
+    # By hand, as for H100 above: 1e9 / 86,400 / 256 × 4/3 = 60.28 requests/s at the peak;
+    # replicas = ⌈60.28 / R_replica⌉ and GPUs = replicas × tp × pp of the serving engine's chosen layout.
+    assert sizing["peak_requests_per_s"] == pytest.approx(1e9 / 86_400 / 256 * 4 / 3, rel=1e-9)
+    replicas = -(-sizing["peak_requests_per_s"] // best["requests_per_s_per_replica"])
+    assert sizing["replicas"] == replicas == best["replicas"]
+    assert sizing["gpus"] == best["gpus"] == replicas * best["tp"] * best["pp"]
+    assert sizing["layout"].startswith(f"tp{best['tp']} pp{best['pp']}")
+    # At this commit both pick tp1 pp1 at batch 161: R_replica = 10.700 (B300) and 10.869 (MI350X)
+    # requests/s, so ⌈60.28 / 10.700⌉ = ⌈5.634⌉ = 6 and ⌈60.28 / 10.869⌉ = ⌈5.546⌉ = 6 replicas of 1 GPU.
+    assert best["requests_per_s_per_replica"] == pytest.approx(
+        {"b300": 10.6996, "mi350x": 10.8687}[accelerator], rel=1e-4
+    )
+    assert (sizing["layout"], sizing["replicas"], sizing["gpus"]) == ("tp1 pp1", 6, 6)
+    mean = response.json()["result"]["demand_mean_gpus_by_workload"]["chat"][0]
+    assert mean == pytest.approx(0.75 * sizing["gpus"], rel=1e-9)
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("change", "field"),
     [
