@@ -16,25 +16,10 @@ from typing import Any
 import yaml
 
 from clusterdesigner.engine.hardware import AcceleratorSpec
+from clusterdesigner.engine.presets import PRESET_WEIGHTS
 from clusterdesigner.engine.serving import ServingInput, ServingResult
 
-# Hugging Face repositories of the presets with public weights (their model cards); a preset without one
-# (GPT-3, Megatron) or a custom shape gets a placeholder the user must replace.
-HF_MODELS = {
-    "llama2-7b": "meta-llama/Llama-2-7b-chat-hf",
-    "llama2-13b": "meta-llama/Llama-2-13b-chat-hf",
-    "llama2-70b": "meta-llama/Llama-2-70b-chat-hf",
-    "llama3-8b": "meta-llama/Meta-Llama-3-8B-Instruct",
-    "llama3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
-    "llama3-405b": "meta-llama/Llama-3.1-405B-Instruct",
-    "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
-    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
-    "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
-    "qwen3-235b-a22b": "Qwen/Qwen3-235B-A22B",
-    "mpt-7b": "mosaicml/mpt-7b",
-    "mpt-30b": "mosaicml/mpt-30b",
-    "bloom-176b": "bigscience/bloom",
-}
+# A preset without public weights (GPT-3, Megatron) or a custom shape: a placeholder the user replaces.
 PLACEHOLDER_MODEL = "<your-model-path>"
 IMAGE = "vllm/vllm-openai:latest"
 
@@ -43,7 +28,7 @@ def model_path(request: dict[str, Any]) -> str:
     """The Hugging Face repository of the request's preset, or a placeholder for any other shape."""
     model = request.get("model") or {}
     preset = model.get("preset") if isinstance(model, dict) and set(model) == {"preset"} else None
-    return HF_MODELS.get(str(preset), PLACEHOLDER_MODEL)
+    return PRESET_WEIGHTS.get(str(preset), PLACEHOLDER_MODEL)
 
 
 def vllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[str]:

@@ -456,3 +456,28 @@ _PRESETS: tuple[tuple[ModelShape, str], ...] = (
 
 PRESETS: MappingProxyType[str, ModelShape] = MappingProxyType({m.slug: m for m, _ in _PRESETS})
 PRESET_SOURCES: MappingProxyType[str, str] = MappingProxyType({m.slug: src for m, src in _PRESETS})
+
+# Hugging Face repositories of the presets with public weights (their model cards), for launch exports that
+# load weights (the serving planner's vLLM command and Kubernetes manifest); the others have none.
+PRESET_WEIGHTS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "llama2-7b": "meta-llama/Llama-2-7b-chat-hf",
+        "llama2-13b": "meta-llama/Llama-2-13b-chat-hf",
+        "llama2-70b": "meta-llama/Llama-2-70b-chat-hf",
+        "llama3-8b": "meta-llama/Meta-Llama-3-8B-Instruct",
+        "llama3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
+        "llama3-405b": "meta-llama/Llama-3.1-405B-Instruct",
+        "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
+        "deepseek-v3": "deepseek-ai/DeepSeek-V3",
+        "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
+        "qwen3-235b-a22b": "Qwen/Qwen3-235B-A22B",
+        "mpt-7b": "mosaicml/mpt-7b",
+        "mpt-30b": "mosaicml/mpt-30b",
+        "bloom-176b": "bigscience/bloom",
+        "gpt-oss-120b": "openai/gpt-oss-120b",
+        "gpt-oss-20b": "openai/gpt-oss-20b",
+        "llama4-scout": "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        "llama4-maverick": "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+        "kimi-k2": "moonshotai/Kimi-K2-Instruct",
+    }
+)
