@@ -59,6 +59,9 @@ def test_a_gb300_nvl72_design_evaluates_in_the_editor_and_cites_the_part(
         # MI350X MXFP8 at the FP8 rate, 2.2 GHz x 1,024 x 1,024 x 2 = 4,613.7 TFLOP/s; no catalog owning
         # price, so the user types a server quote (a made-up $400,000: only the training figures are checked).
         ("mi350x", "8", "32", "mxfp8", "400000", "catalog.mi350x.fp8_dense_tflops", "4,613.7", "STH"),
+        # B300 NVFP4 at the catalog's FP4 dense rate, 14,000 TFLOP/s (its source, Verda's per-GPU table); no
+        # catalog owning price, so the same made-up server quote.
+        ("b300", "8", "32", "nvfp4", "400000", "catalog.b300.fp4_dense_tflops", "14,000", "Verda"),
     ],
 )
 def test_a_2026_part_with_its_block_scaled_recipe_is_made_in_the_editor(
