@@ -17,6 +17,7 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
@@ -339,7 +340,16 @@ def caches_for(redis_url: str) -> dict[str, dict[str, object]]:
     }
 
 
-CACHES = caches_for(REDIS_URL)
+def _test_worker_cache_url(redis_url: str) -> str:
+    """Under pytest-xdist each test worker gets its own Redis database for the cache (gw0 → 1, gw1 → 2, ...),
+    so one worker's ``cache.clear()`` (a FLUSHDB) cannot empty another's throttle counters or memo."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not (TESTING and redis_url and worker.startswith("gw")):
+        return redis_url
+    return urlsplit(redis_url)._replace(path=f"/{1 + int(worker[2:])}").geturl()
+
+
+CACHES = caches_for(_test_worker_cache_url(REDIS_URL))
 
 LOGGING = {
     "version": 1,

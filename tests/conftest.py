@@ -33,6 +33,20 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+# Run after the parallel phase, one at a time (`make test`): they restart PostgreSQL or Redis, start Celery
+# workers on the shared broker, or serve a live server to Chromium.
+SERIAL_FOLDERS = ("browser", "faults", "integration")
+SERIAL_FIXTURES = {"worker_env", "live_server"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_root = ROOT / "tests"
+    for item in items:
+        folder = Path(str(item.path)).relative_to(tests_root).parts[0]
+        if folder in SERIAL_FOLDERS or SERIAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.serial)
+
+
 @pytest.fixture(autouse=True)
 def tasks_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tests that don't start a worker run Celery tasks in-process, even when REDIS_URL is set (as in CI)."""
