@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.catalog import selectors as catalog_selectors
+from apps.catalog.models import Accelerator
 from apps.dashboard.views import page_chart
 from apps.designs import selectors as design_selectors
 from apps.serving import charts, services
@@ -163,6 +164,14 @@ def _form(
     return values, body, errors
 
 
+def _picker_accelerators(chosen: Any) -> list[Any]:
+    """The catalog's accelerators by name, without retired rows (hidden from pickers, as in the design editor)
+    unless the form already names one, e.g. a design's own part."""
+    retired = set(Accelerator.objects.filter(retired=True).values_list("slug", flat=True)) - {chosen}
+    parts = catalog_selectors.engine_catalog().accelerators
+    return sorted((a for slug, a in parts.items() if slug not in retired), key=lambda a: a.name)
+
+
 def serving_page(request: HttpRequest) -> HttpResponse:
     defaults = _design_defaults(request)
     values, body, errors = _form(request, defaults)
@@ -174,9 +183,7 @@ def serving_page(request: HttpRequest) -> HttpResponse:
         "design_lengths": "design_lengths" in defaults and "lengths" in body,
         "design_profile": "hourly_profile" in body["demand"],
         "presets": [{"slug": s, "name": m.name} for s, m in PRESETS.items()],
-        "accelerators": sorted(
-            catalog_selectors.engine_catalog().accelerators.values(), key=lambda a: a.name
-        ),
+        "accelerators": _picker_accelerators(values.get("accelerator")),
         "precisions": serving.SERVING_PRECISIONS,
         "stacks": list(serving.STACKS),
     }

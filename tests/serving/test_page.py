@@ -304,3 +304,17 @@ def test_prefix_caching_and_speculative_decoding_are_page_inputs(client: Any, ca
     missing = client.get("/serving/?draft_tokens=3&draft_cost=0.05")
     assert missing.status_code == 400
     assert re.search(r'id="f-accept"[^>]*>\s*<p class="field-error">[^<]+</p>', missing.content.decode())
+
+
+@pytest.mark.django_db
+def test_a_retired_accelerator_is_not_offered_unless_the_form_already_names_it(
+    client: Any, catalog: Any
+) -> None:
+    from apps.catalog.models import Accelerator
+
+    Accelerator.objects.filter(slug="a100-80gb").update(retired=True)
+    options = re.findall(r'<option value="([^"]+)"', client.get("/serving/").content.decode())
+    assert "a100-80gb" not in options and "h100-sxm" in options
+    # A request (e.g. from a design on that part) that names it keeps it, selected.
+    html = client.get("/serving/", {"accelerator": "a100-80gb"}).content.decode()
+    assert '<option value="a100-80gb" selected>' in html
