@@ -73,3 +73,15 @@ def test_no_app_imports_another_apps_private_names() -> None:
             if module.split(".")[1] != app:
                 private += [f"{path.relative_to(APPS)}: {module}.{n}" for n in names if n.startswith("_")]
     assert private == []
+
+
+def test_no_peer_app_imports_the_dashboard() -> None:
+    """The dashboard is the pages' app; what other apps' pages share with it (chart palette, layout, escaping,
+    a chart packed for the template) lives in clusterdesigner/charts.py, which any app may import."""
+    found = []
+    for path in APPS.rglob("*.py"):
+        app = path.relative_to(APPS).parts[0]
+        if app != "dashboard":
+            dashboard = [m for m, _ in _imports(path) if m.startswith("apps.dashboard")]
+            found += [f"{path.relative_to(APPS)}: {m}" for m in dashboard]
+    assert found == []

@@ -8,13 +8,6 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from clusterdesigner.engine.hardware import (
-    AcceleratorSpec,
-    FabricSpec,
-    accelerator_from_dict,
-    fabric_from_dict,
-)
-
 POSITIVE = [MinValueValidator(0.000001, "must be greater than zero")]
 NON_NEGATIVE = [MinValueValidator(0, "must not be negative")]
 
@@ -145,9 +138,6 @@ class Accelerator(Sourced, Retirable):
         record["as_of"] = self.as_of.isoformat() if self.as_of else None
         return record
 
-    def to_engine(self) -> AcceleratorSpec:
-        return accelerator_from_dict(self.engine_record())
-
 
 class ServerType(Sourced, Retirable):
     """A server (node) model: which accelerator, how many, its NICs and power."""
@@ -208,14 +198,6 @@ class Fabric(Sourced, Retirable):
     def clean(self) -> None:
         if self.collective_efficiency is not None and self.collective_efficiency > 1:
             raise ValidationError({"collective_efficiency": "must be at most 1 (a fraction of line rate)"})
-
-    def to_engine(self) -> FabricSpec:
-        return fabric_from_dict(
-            {
-                f: getattr(self, f)
-                for f in ("slug", "name", "kind", "port_gbps", "latency_us", "collective_efficiency")
-            }
-        )
 
 
 class Switch(Sourced):

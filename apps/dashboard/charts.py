@@ -11,13 +11,13 @@ builders' own templates keep their ``<br>`` and ``<extra>``.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import plotly.graph_objects as go
 
+from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
 from clusterdesigner.engine.analysis_result import SweepRow
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation
@@ -26,24 +26,6 @@ from clusterdesigner.engine.training_result import LayoutEstimate
 
 if TYPE_CHECKING:  # the compare page's rows (apps.dashboard.compare imports no chart)
     from apps.dashboard.compare import ComparePageRow
-
-PRICING_LABELS = {
-    "on_demand": "on-demand",
-    "reserved_1y": "reserved 1 y",
-    "reserved_3y": "reserved 3 y",
-    "savings_1y": "savings plan 1 y",
-    "savings_3y": "savings plan 3 y",
-    "spot": "spot",
-    "own": "own (on-prem)",
-    "on_prem": "own (on-prem)",
-}
-
-
-def pricing_label(model: str, fallback: str | None = None) -> str:
-    """A pricing model as the charts name it ("reserved 1 y"); ``fallback`` (else the slug itself) for one
-    PRICING_LABELS lacks."""
-    return PRICING_LABELS.get(model, model if fallback is None else fallback)
-
 
 MEMORY_PARTS = [
     "weights",
@@ -54,22 +36,6 @@ MEMORY_PARTS = [
     "fsdp_buffers",
     "framework_reserve",
 ]
-PALETTE = ["#1f5fbf", "#e07b00", "#2a9d4b", "#b3261e", "#7b4fbf", "#00838f", "#8d6e63", "#c2185b"]
-OWN_COLOR = "#1b1f24"
-LAYOUT = {
-    "height": 380,
-    "margin": {"l": 70, "r": 24, "t": 56, "b": 60},
-    "font": {"size": 13},
-    "hoverlabel": {"namelength": -1},
-    "legend": {"orientation": "h", "y": -0.22},
-}
-
-
-def plain(text: Any) -> str:
-    """Text from a user or the catalog as Plotly should draw it: ``<``, ``>`` and ``&`` as HTML entities,
-    which Plotly shows as those characters instead of reading markup. (Quotes need no escaping: Plotly reads
-    them only inside a tag, and no tag survives.)"""
-    return html.escape(str(text), quote=False)
 
 
 def money(value: float | None) -> str:

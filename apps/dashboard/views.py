@@ -18,7 +18,6 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import json_script
 from django.views.decorators.http import require_GET
 
 from apps.analysis.models import Analysis
@@ -33,6 +32,7 @@ from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
+from clusterdesigner.charts import page_chart, pricing_label
 from clusterdesigner.engine import cost, defaults
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
@@ -56,13 +56,6 @@ PRICING_NAMES = dict(CloudPrice.PricingModel.choices)
 def _pricing_name(model: str) -> str:
     """A pricing model's name as the catalog shows it ("On-demand"); the slug itself for one it lacks."""
     return PRICING_NAMES.get(model, model)
-
-
-def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
-    """A chart as includes/_chart.html draws it: its id, its title and the json_script element holding the
-    figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""
-    title = figure["layout"]["title"]["text"]  # every chart builder sets one (charts._fig, serving charts)
-    return {"id": chart_id, "title": title, "script": json_script(figure, f"chart-data-{chart_id}")}
 
 
 def _charts_for(evaluation: Evaluation, typed: DesignEvaluation) -> list[dict[str, str]]:
@@ -640,7 +633,7 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
             {
                 **row.to_json(),
                 "url": _sweep_point_url(row, models, params),
-                "label": f"{row.accelerator} × {row.nodes} nodes, {charts.pricing_label(row.pricing_model)}",
+                "label": f"{row.accelerator} × {row.nodes} nodes, {pricing_label(row.pricing_model)}",
             }
             for row in rows
             if row.priced

@@ -1,5 +1,6 @@
 """Capacity plan charts: pure functions from the engine's PlanResult to Plotly figure dicts, drawn by
-static/js/charts.js like the design charts (apps/dashboard/charts.py: its layout, palette and escaping)."""
+static/js/charts.js like the design charts (clusterdesigner/charts.py: the shared layout, palette and
+escaping)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from apps.dashboard.charts import LAYOUT, PALETTE
+from clusterdesigner.charts import LAYOUT, PALETTE
 from clusterdesigner.engine.capacity import HOURS_PER_MONTH, PlanResult
 
 LAYER_LABELS = {"owned": "Owned", "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}

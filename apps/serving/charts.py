@@ -1,5 +1,5 @@
 """Serving chart builders: engine results → Plotly figure dicts (``json.loads(fig.to_json())``), drawn by
-static/js/charts.js like the design charts (apps/dashboard/charts.py keeps the shared layout and palette)."""
+static/js/charts.js like the design charts (clusterdesigner/charts.py keeps the shared layout and palette)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from apps.dashboard.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
+from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
 from clusterdesigner.engine.serving import ServingResult
 
 

@@ -10,9 +10,9 @@ from django.shortcuts import render
 
 from apps.catalog import selectors as catalog_selectors
 from apps.catalog.models import Accelerator
-from apps.dashboard.views import page_chart
 from apps.designs import selectors as design_selectors
 from apps.serving import charts, services
+from clusterdesigner.charts import page_chart
 from clusterdesigner.engine import defaults, serving
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.presets import PRESETS

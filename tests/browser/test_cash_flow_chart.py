@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from apps.dashboard.charts import PRICING_LABELS
+from clusterdesigner.charts import PRICING_LABELS
 from tests.browser.test_dashboard import _setup, sign_in
 from tests.conftest import screenshot
 

@@ -15,6 +15,7 @@ from apps.catalog.models import (
     StorageTier,
     Switch,
 )
+from apps.catalog.selectors import engine_catalog
 from apps.catalog.services import catalog_load_seed
 
 ACCELERATORS = [
@@ -56,7 +57,8 @@ def test_seed_tflops_are_dense_not_sparse(catalog: dict[str, int]) -> None:
 def test_rtx_4090_is_recorded_without_nvlink(catalog: dict[str, int]) -> None:
     gpu = Accelerator.objects.get(slug="rtx-4090")
     assert not gpu.has_nvlink and gpu.scaleup_bandwidth_gbps == 0 and gpu.scaleup_domain_gpus == 1
-    assert not gpu.to_engine().has_scaleup_link
+    # as the engine receives it (the catalog's one path to the engine: selectors.engine_catalog)
+    assert not engine_catalog().accelerators["rtx-4090"].has_scaleup_link
 
 
 def test_every_seed_row_has_a_source_and_date(catalog: dict[str, int]) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from apps.dashboard import charts
 from apps.designs.selectors import evaluation_read
+from clusterdesigner.charts import PRICING_LABELS
 from clusterdesigner.engine.analysis_result import SweepRow
 
 pytestmark = pytest.mark.django_db
@@ -172,7 +173,7 @@ def test_cash_flow_chart_accumulates_the_engines_monthly_flows_and_marks_payback
     assert own["y"][5] == pytest.approx(sum(cash["own"]["monthly_usd"][:6]), rel=1e-12)
     rent = {r["name"]: r for r in cash["rent"]}
     for trace in figure["data"][1:]:
-        model = next(m for m in rent if trace["name"] == f"Cloud {charts.PRICING_LABELS[m]}")
+        model = next(m for m in rent if trace["name"] == f"Cloud {PRICING_LABELS[m]}")
         assert trace["y"][-1] == pytest.approx(rent[model]["total_usd"], rel=1e-12)
     assert [s["x0"] for s in figure["layout"]["shapes"]] == [cash["payback_month"]]
     assert f"payback, month {cash['payback_month']}" in figure["layout"]["annotations"][0]["text"]

@@ -168,7 +168,7 @@ def when(value: Any) -> str:
 @register.filter
 def pricing_label(model: Any) -> str:
     """A pricing model's key (``reserved_1y``) as people read it ("reserved 1 y")."""
-    from apps.dashboard.charts import PRICING_LABELS
+    from clusterdesigner.charts import PRICING_LABELS
 
     return PRICING_LABELS.get(str(model), str(model).replace("_", " "))
 
