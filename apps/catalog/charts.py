@@ -1,11 +1,10 @@
 """Chart builders for the catalog's market series: residual value by age and the rental price of a GPU-hour
 over time. Pure functions from point records (mappings with the API's field names) to Plotly figure dicts;
-static/js/charts.js draws them. Catalog text goes through ``html.escape`` so Plotly draws it as characters
-(see the dashboard's chart builders for why)."""
+static/js/charts.js draws them. Catalog text goes through ``plain`` so Plotly draws it as characters
+(clusterdesigner/charts.py says why)."""
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Iterable, Mapping
 from itertools import groupby
@@ -13,17 +12,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-LAYOUT = {
-    "height": 420,
-    "margin": {"l": 70, "r": 24, "t": 56, "b": 60},
-    "font": {"size": 13},
-    "hoverlabel": {"namelength": -1},
-    "legend": {"orientation": "h", "y": -0.25},
-}
+from clusterdesigner.charts import LAYOUT as SHARED_LAYOUT
+from clusterdesigner.charts import plain
 
-
-def _text(value: Any) -> str:
-    return html.escape(str(value), quote=False)
+# The pages' shared layout, taller, with room for the longer legend of generations and series.
+LAYOUT = {**SHARED_LAYOUT, "height": 420, "legend": {"orientation": "h", "y": -0.25}}
+_text = plain
 
 
 def _traces(points: Iterable[Mapping[str, Any]], key: str) -> list[tuple[str, list[Mapping[str, Any]]]]:
