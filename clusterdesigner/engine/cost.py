@@ -516,6 +516,10 @@ def _on_prem_inputs(
         colo_contracted_kw=v.get("on_prem.colo_contracted_kw"),
         staff_fte_per_mw=float(v.get("on_prem.staff_fte_per_mw", 0.0)),
         **{name: float(v[f"on_prem.{name}"]) for name in FINANCE_LINES},
+        capital_payments_per_year=int(v["on_prem.capital_payments_per_year"]),
+        facility_life_years=(
+            None if v.get("on_prem.facility_life_years") is None else float(v["on_prem.facility_life_years"])
+        ),
     )
 
 
