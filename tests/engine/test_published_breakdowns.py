@@ -103,11 +103,12 @@ def test_ai_infra_map_five_year_tco_of_1024_gpus(
 # 2. AI Infra Map, "Cluster Buildout Sizer" (aiinframap.com/tools/energy/cluster-buildout-sizer, read 2026):
 # 50 MW → 32,051 × B200 at ~$40,000 = "Acquisition capex $1.28 B"; "Power cost (5-yr) @ 70% util,
 # $0.08/kWh $94.34 M" (GPU TDP 1,000 W × PUE 1.20, the 30 % server overhead sizes the site, not this line);
-# "5-yr TCO (capex + power) excludes networking, storage, facility build — $1.38 B".
+# "5-yr TCO (capex + power) excludes networking, storage, facility build — $1.38 B". Entered as the seed
+# catalog's B200 part (apps/catalog/data/seed_catalog.json, slug b200); every owning input is the source's.
 def test_ai_infra_map_buildout_of_32051_b200() -> None:
-    out = _owned(
+    out = _owned_seed(
         {
-            "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 1, "nodes": 32_051},
+            "cluster": {"accelerator": "b200", "gpus_per_node": 1, "nodes": 32_051},
             "horizon_years": 5,
             "utilization": 0.7,
             "on_prem": {
@@ -121,6 +122,7 @@ def test_ai_infra_map_buildout_of_32051_b200() -> None:
         }
     )
     own = out["on_prem"]
+    assert {a["name"]: a["value"] for a in out["assumptions"]}["cluster.accelerator"] == "b200"
     assert own["capex_usd"] == pytest.approx(1.28e9, rel=0.02)
     # 32,051 × 1.0 kW × 0.7 × 1.2 × 0.08 × 43,800 h = $94,337,465 (published $94.34 M).
     assert own["annual"]["energy"]["usd"] * 5 == pytest.approx(94.34e6, rel=0.002)
