@@ -1,8 +1,9 @@
 """A published owned $ per GPU-hour reproduced through the design API (issue 31, item 11): SemiAnalysis's
 AI Cloud TCO Model, H200 "Neocloud Giant" ($1.59 per GPU-hour), entered like for like as a design's
 spec.costs (the source's and the hand calculation: tests/engine/test_published_breakdowns.py, case 6), saved
-at POST /api/v1/designs/ and evaluated at /evaluate/. The new owning inputs it needs (capital recovered in
-monthly payments, a facility's lump sum and life) are refused with a 400 naming the field when bad."""
+at POST /api/v1/designs/ and evaluated at /evaluate/; likewise a LessWrong comment's H100 at cost ($2.3 per
+H100-hour, case 9). The new owning inputs it needs (capital recovered in monthly payments, a facility's
+lump sum and life) are refused with a 400 naming the field when bad."""
 
 from __future__ import annotations
 
@@ -101,3 +102,38 @@ def test_a_bad_recovery_input_is_a_400_naming_the_field_and_saves_nothing(
     [message] = response.json()["error"]["fields"][f"spec.costs.on_prem.{field}"]
     assert reason in message
     assert not Design.objects.exists()
+
+
+@pytest.mark.django_db
+def test_lesswrong_h100_at_cost_chip_hour_through_the_design_api(user_client: Any, catalog: Any) -> None:
+    # Case 9 of tests/engine/test_published_breakdowns.py: $50,000 per H100 with its network, straight line
+    # over 3 years, 20 % operating costs on top of the yearly payback (0.2 ÷ 3 of capex a year), no power
+    # bill or building of its own, every hour counted: 50,000 ÷ 3 × 1.2 ÷ 8,760 = $2.2831 (published $2.3).
+    spec = _spec()
+    spec["cluster"]["accelerator"] = "h100-sxm"
+    spec["costs"].update(
+        horizon_years=3,
+        on_prem={
+            **LIKE_FOR_LIKE,
+            "server_usd": 8 * 50_000,
+            "depreciation_years": 3,
+            "discount_rate": 0,
+            "usd_per_kwh": 0,
+            "colo_usd_per_kw_month": 0,
+            "maintenance_fraction_per_year": 0.2 / 3,
+        },
+        cloud=[{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand"]}],
+    )
+    created = user_client.post("/api/v1/designs/", {"name": "LessWrong H100", "spec": spec}, format="json")
+    assert created.status_code == 201, created.json()
+    response = user_client.post(f"/api/v1/designs/{created.json()['id']}/evaluate/")
+    assert response.status_code == 200, response.json()
+    costs = response.json()["costs"]["aws-p5-48xlarge"]
+    used = {a["name"]: a["value"] for a in costs["assumptions"]}
+    assert used["cluster.accelerator"] == "h100-sxm"
+    own = costs["on_prem"]
+    assert (own["annual"]["capital"]["usd"] + own["annual"]["maintenance"]["usd"]) / 8 == pytest.approx(
+        20_000
+    )
+    assert own["usd_per_gpu_hour"] == pytest.approx(20_000 / 8760)
+    assert own["usd_per_gpu_hour"] == pytest.approx(2.3, rel=0.02)

@@ -8,8 +8,10 @@ utilization). With the engine's defaults left in (staff, colocation, maintenance
 same inputs cost more: the tests show that the gap closes to the published figure once each default is the
 source's, not that the defaults are wrong.
 
-Cases 5 to 8 (below) are sources that do publish an owned $ per GPU-hour, with the inputs behind it: the
-engine's $/GPU-hour is asserted against the published one, in each source's own convention.
+Cases 5 to 9 (below) are sources that do publish an owned $ per GPU-hour, with the inputs behind it: the
+engine's $/GPU-hour is asserted against the published one, in each source's own convention. They come from
+four publications from three publishers: ComputeTape (5), SemiAnalysis (its TCO model, 6; one article, 7
+and 8) and a LessWrong comment (9).
 """
 
 from __future__ import annotations
@@ -395,3 +397,50 @@ def test_monthly_capital_recovery_is_excels_pmt_and_yearly_is_unchanged() -> Non
     assert sinking_fund_factor(rate=0.08, years=5, payments_per_year=12) == pytest.approx(
         12 * i / ((1 + i) ** 60 - 1)
     )
+
+
+# 9. A LessWrong comment estimating at-cost inference (on the shortform of user no77e; read through the
+# GreaterWrong mirror, greaterwrong.com/posts/NBEmGx3djmSXawp3H/no77e-s-shortform/comment/5QKKfBJSbAykKegWo;
+# written after GPT-5's release, whose batch prices it quotes; its author is not named in the stored copy):
+# "An H100 system costs about $50K per chip ... all-in for compute equipment, so with networking but without
+# buildings and cooling", paid back "in 3 years"; "Operational costs are maybe below 20%, which gives $20K per
+# year per chip, or $2.3 per H100-hour". GB200 NVL72: "around $5M per 72-chip rack ... This is 70K capital
+# cost per chip, or 27.7K per year that pay it back in 3 years with 20% operational costs. This is just $3.2
+# per chip-hour." Entered like for like: capex per chip as the server price (network in it, no building, no
+# power bill of its own: the operating 20 % is the only opex), straight line over 3 years (r = 0, no
+# resale), the 20 % on top of the yearly payback as a yearly fraction of capex (0.2 ÷ 3 of capex a year:
+# 50,000 ÷ 3 × 1.2 = $20,000), per chip-hour of every hour of the year (u = 1). By hand: H100 20,000 ÷ 8,760
+# = $2.2831 (published $2.3, −0.7 %); GB200 (5,000,000 ÷ 72) ÷ 3 × 1.2 = $27,778 a year (published
+# "27.7K"), ÷ 8,760 = $3.1710 (published $3.2, −0.9 %). The GB200 rack is entered as 18 compute trays of 4
+# GPUs (the NVL72), $5M ÷ 18 a tray.
+@pytest.mark.parametrize(
+    ("accelerator", "gpus_per_node", "nodes", "usd_per_chip", "per_year", "published"),
+    [("h100-sxm", 8, 1, 50_000.0, 20_000.0, 2.3), ("gb200", 4, 18, 5e6 / 72, 27_700.0, 3.2)],
+    ids=["h100", "gb200-nvl72"],
+)
+def test_lesswrong_at_cost_chip_hour_h100_and_gb200(
+    accelerator: str, gpus_per_node: int, nodes: int, usd_per_chip: float, per_year: float, published: float
+) -> None:
+    gpus = gpus_per_node * nodes
+    out = _owned_seed(
+        {
+            "cluster": {"accelerator": accelerator, "gpus_per_node": gpus_per_node, "nodes": nodes},
+            "horizon_years": 3,
+            "utilization": 1.0,
+            "on_prem": {
+                "server_usd": gpus_per_node * usd_per_chip,
+                "depreciation_years": 3,
+                "usd_per_kwh": 0,
+                "maintenance_fraction_per_year": 0.2 / 3,
+            },
+            "network": {"included_in_server": True},
+        }
+    )
+    assert {a["name"]: a["value"] for a in out["assumptions"]}["cluster.accelerator"] == accelerator
+    own = out["on_prem"]
+    assert own["capex_usd"] == pytest.approx(gpus * usd_per_chip)
+    yearly_per_chip = (own["annual"]["capital"]["usd"] + own["annual"]["maintenance"]["usd"]) / gpus
+    assert yearly_per_chip == pytest.approx(usd_per_chip / 3 * 1.2)
+    assert yearly_per_chip == pytest.approx(per_year, rel=0.005)  # the published yearly figure, rounded
+    assert own["usd_per_gpu_hour"] == pytest.approx(usd_per_chip / 3 * 1.2 / 8760)
+    assert own["usd_per_gpu_hour"] == pytest.approx(published, rel=0.02)
