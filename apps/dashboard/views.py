@@ -276,6 +276,13 @@ OWNING_FIELDS: dict[str, tuple[str, bool, str]] = {
     "spares_fraction": ("Spares pool (fraction of server capex)", True, ""),
     "facility_capex_usd_per_mw": ("Facility capex (USD per MW of IT power)", False, ""),
     "facility_ops_usd_per_year": ("Facility and ops (USD per year, lump sum)", False, ""),
+    "facility_capex_usd": ("Facility capex (USD, lump sum)", False, ""),
+    "facility_life_years": (
+        "Facility life (years)",
+        False,
+        "blank = the depreciation life; given, the facility capex is recovered over it",
+    ),
+    "capital_payments_per_year": ("Capital payments a year (1 = yearly, 12 = monthly)", False, ""),
     "idle_power_fraction": ("Idle power (fraction of full IT power)", True, ""),
     "load_power_fraction": ("Power at full load (fraction of nameplate)", True, ""),
     "installation_fraction": ("Installation (fraction of hardware capex)", True, ""),

@@ -709,9 +709,21 @@ def _input_formulas(inputs: CashflowInputs) -> dict[str, tuple[str, float]]:
 
 
 def _dep_shares(inputs: CashflowInputs) -> tuple[float, ...]:
-    """The schedule's share of capex in each of the sheet's tax years (0 past the schedule's last)."""
+    """The schedule's share of capex in each of the sheet's tax years (0 past the schedule's last); with a
+    facility of its own life (engine/cashflow.py), the servers' schedule on capex less the facility and the
+    facility straight-line over its life, both as one share of the whole capex (the shields and the book
+    value are linear in each part, so the sheet's formulas hold as they are)."""
     shares = depreciation_shares(schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years)
-    return tuple(shares[y - 1] if y <= len(shares) else 0.0 for y in TAX_YEARS)
+    servers = tuple(shares[y - 1] if y <= len(shares) else 0.0 for y in TAX_YEARS)
+    life, capex = inputs.facility_life_years, inputs.capex_usd
+    if life is None or inputs.facility_capex_usd <= 0 or capex <= 0:
+        return servers
+    own = depreciation_shares(schedule="straight_line", life_years=life)
+    f = inputs.facility_capex_usd / capex
+    return tuple(
+        (1.0 - f) * s + f * (own[y - 1] if y <= len(own) else 0.0)
+        for y, s in zip(TAX_YEARS, servers, strict=True)
+    )
 
 
 def _opex(m: str) -> str:

@@ -125,6 +125,9 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months:
         colo_basis=str(values.get("colocation.basis", "nameplate_kw")),
         colo_contracted_kw=values.get("on_prem.colo_contracted_kw"),
         **{key: float(values.get(f"on_prem.{key}", 0.0)) for key in FINANCE_LINES},
+        # How capital is recovered (older evaluations: yearly, one life for all capex).
+        capital_payments_per_year=int(values.get("on_prem.capital_payments_per_year", 1)),
+        facility_life_years=values.get("on_prem.facility_life_years"),
     )
     owned = capacity.owned_option_from_on_prem(
         inputs=inputs,

@@ -72,6 +72,9 @@ COST: Mapping[str, Bound] = MappingProxyType(
         "on_prem.spares_fraction": Bound("nonneg", 1),
         "on_prem.facility_capex_usd_per_mw": Bound("nonneg", 1e9),  # a new-build AI hall is ~$10M-$20M/MW
         "on_prem.facility_ops_usd_per_year": Bound("nonneg", 1e10),
+        "on_prem.facility_capex_usd": Bound("nonneg", 1e11),  # a facility you build, as a lump sum
+        "on_prem.facility_life_years": Bound("pos", 100),  # a building outlasts its servers (15 y, 20 y)
+        "on_prem.capital_payments_per_year": Bound("int", 365),  # 1: yearly (CRF), 12: monthly (PMT)
         "on_prem.colo_contracted_kw": Bound("pos", 1e7),
         "network.capex_usd": Bound("nonneg", 1e11),
         "cloud.spot_capacity_nodes": Bound("count", 100_000),

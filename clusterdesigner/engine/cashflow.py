@@ -23,6 +23,13 @@ Conventions (docs/cost-engine.md, "Cash flows"):
   tax year cut by the horizon takes its share pro rata by months; at the horizon the sale is taxed on the
   gain over book value, t · (resale − book), a loss credited alike (recapture). At t = 0 every flow is the
   pre-tax one, bit for bit.
+- A facility with its own life (``facility_capex_usd`` with ``facility_life_years``, the part of capex that
+  is the building): paid at delivery with the rest of capex (unchanged), but depreciated for tax apart,
+  straight-line over its own life whatever the servers' schedule (a shield of t · F / (life × 12) a month,
+  credited at each tax year's end, a year the horizon cuts pro rata); at the horizon it is sold with the
+  cluster at the market fraction the pre-tax flows already credit, and the gain or loss is taxed against its
+  own book value F · (1 − months owned / (12 · life)). Without its own life the facility is depreciated with
+  the servers (as the annualised figures then recover it).
 - The difference is rent − own: positive when owning costs less.
 """
 
@@ -114,6 +121,8 @@ class CashflowInputs:
     tax_rate: float = 0.0  # tax on both sides (see the module docstring), off at 0
     depreciation_schedule: str = "macrs_5"  # macrs_5 | straight_line (tax depreciation only)
     depreciation_years: float = 5.0  # the straight-line tax life
+    facility_capex_usd: float = 0.0  # the part of capex_usd that is a facility with its own life (tax only)
+    facility_life_years: float | None = None  # its straight-line tax life; None: with the servers
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -340,24 +349,49 @@ def depreciation_shares(*, schedule: str, life_years: float) -> tuple[float, ...
     return tuple(shares)
 
 
-def _tax_on_capex(inputs: CashflowInputs, out: list[float]) -> None:
-    """Depreciation shields and the tax on the sale at the horizon (module docstring), in place: year y's
-    shield t · share_y · capex at month L + 12y, a year the horizon cuts pro rata at month N; at N the tax
-    t · (resale − book) on the sale, book = capex · (1 − Σ shares taken)."""
-    n, lead, t, capex = inputs.months, inputs.lead_time_months, inputs.tax_rate, inputs.capex_usd
+def _facility_usd(inputs: CashflowInputs) -> float:
+    """The part of capex depreciated over the facility's own life (0 without one)."""
+    if inputs.facility_life_years is None or inputs.facility_capex_usd <= 0:
+        return 0.0
+    if inputs.facility_life_years <= 0:
+        raise InputError("must be more than zero", field="on_prem.facility_life_years")
+    if inputs.facility_capex_usd > inputs.capex_usd:
+        raise InputError(
+            f"the facility's {inputs.facility_capex_usd:,.0f} USD is more than the capex of"
+            f" {inputs.capex_usd:,.0f} USD it is part of",
+            field="on_prem.facility_capex_usd",
+        )
+    return inputs.facility_capex_usd
+
+
+def _depreciate(inputs: CashflowInputs, out: list[float], *, usd: float, shares: Sequence[float]) -> float:
+    """Year y's shield t · share_y · usd at month L + 12y, a year the horizon cuts pro rata at month N, in
+    place; returns the book value left at the horizon, usd · (1 − Σ shares taken)."""
+    n, lead, t = inputs.months, inputs.lead_time_months, inputs.tax_rate
     taken = 0.0
-    for year, share in enumerate(
-        depreciation_shares(schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years),
-        start=1,
-    ):
+    for year, share in enumerate(shares, start=1):
         first = lead + 12 * (year - 1)  # the month before the tax year starts
         if first >= n:
             break
         part = share * min(1.0, (n - first) / 12.0)
-        out[min(lead + 12 * year, n)] -= t * part * capex
+        out[min(lead + 12 * year, n)] -= t * part * usd
         taken += part
-    book = capex * max(0.0, 1.0 - taken)
-    out[n] += t * (inputs.resale_fraction * capex - book)
+    return usd * max(0.0, 1.0 - taken)
+
+
+def _tax_on_capex(inputs: CashflowInputs, out: list[float]) -> None:
+    """Depreciation shields and the tax on the sale at the horizon (module docstring), in place: the servers
+    (capex less a facility with its own life) by the chosen schedule, the facility straight-line over its own
+    life; at N the tax t · (resale − book) on the sale of both, book = each part · (1 − Σ its shares
+    taken)."""
+    t, capex = inputs.tax_rate, inputs.capex_usd
+    facility = _facility_usd(inputs)
+    servers = depreciation_shares(schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years)
+    book = _depreciate(inputs, out, usd=capex - facility, shares=servers)
+    if facility and inputs.facility_life_years is not None:
+        own_life = depreciation_shares(schedule="straight_line", life_years=inputs.facility_life_years)
+        book += _depreciate(inputs, out, usd=facility, shares=own_life)
+    out[inputs.months] += t * (inputs.resale_fraction * capex - book)
 
 
 def own_flows(*, inputs: CashflowInputs, lead_rent: Sequence[float]) -> tuple[list[float], float | None]:
@@ -566,7 +600,15 @@ def _own_parts(inputs: CashflowInputs) -> dict[str, float]:
     the lead-time window's share of the pay-as-you-go rent flows."""
     r, n = inputs.discount_rate, inputs.months
     zero = [0.0] * (n + 1)
-    base = replace(inputs, capex_usd=0.0, power_full_usd_per_month=0.0, other_opex_usd_per_month=0.0)
+    # A facility with its own life is a share of capex, so a draw of capex moves it in proportion.
+    facility_share = inputs.facility_capex_usd / inputs.capex_usd if inputs.capex_usd else 0.0
+    base = replace(
+        inputs,
+        capex_usd=0.0,
+        facility_capex_usd=0.0,
+        power_full_usd_per_month=0.0,
+        other_opex_usd_per_month=0.0,
+    )
 
     def pv(**changes: Any) -> float:
         flows, _ = own_flows(inputs=replace(base, **changes), lead_rent=zero)
@@ -575,7 +617,7 @@ def _own_parts(inputs: CashflowInputs) -> dict[str, float]:
     fixed = pv()
     return {
         "fixed": fixed,
-        "capex": pv(capex_usd=1.0) - fixed,
+        "capex": pv(capex_usd=1.0, facility_capex_usd=facility_share) - fixed,
         "power_u0": pv(power_full_usd_per_month=1.0, utilization=0.0) - fixed,
         "power_u1": pv(power_full_usd_per_month=1.0, utilization=1.0) - fixed,
         "other": pv(other_opex_usd_per_month=1.0) - fixed,

@@ -516,6 +516,10 @@ def _on_prem_inputs(
         colo_contracted_kw=v.get("on_prem.colo_contracted_kw"),
         staff_fte_per_mw=float(v.get("on_prem.staff_fte_per_mw", 0.0)),
         **{name: float(v[f"on_prem.{name}"]) for name in FINANCE_LINES},
+        capital_payments_per_year=int(v["on_prem.capital_payments_per_year"]),
+        facility_life_years=(
+            None if v.get("on_prem.facility_life_years") is None else float(v["on_prem.facility_life_years"])
+        ),
     )
 
 
@@ -859,7 +863,19 @@ def _cashflow_inputs(v: Mapping[str, Any], core: Mapping[str, Any]) -> CashflowI
         tax_rate=float(v["cashflow.tax_rate"]),
         depreciation_schedule=str(v["cashflow.depreciation_schedule"]),
         depreciation_years=float(v["on_prem.depreciation_years"]),
+        # A facility with its own life is depreciated for tax over that life (cashflow module docstring).
+        **_facility_tax_life(v, own),
     )
+
+
+def _facility_tax_life(v: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """The cash flows' facility fields: its capex and life when on_prem.facility_life_years is given and a
+    facility is charged; none otherwise (the facility then depreciates with the servers)."""
+    life = v.get("on_prem.facility_life_years")
+    facility = own.get("capex_parts", {}).get("facility")
+    if life is None or facility is None:
+        return {}
+    return {"facility_capex_usd": float(facility["usd"]), "facility_life_years": float(life)}
 
 
 def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any], uncertainty: bool = True) -> dict[str, Any]:

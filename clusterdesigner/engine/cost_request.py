@@ -46,6 +46,7 @@ FINANCE_LINES = (
     "spares_fraction",
     "facility_capex_usd_per_mw",
     "facility_ops_usd_per_year",
+    "facility_capex_usd",
 )
 
 
@@ -541,8 +542,13 @@ def _resolve_owning(
         "installation_fraction",
         "storage_usd_per_tb",
         *FINANCE_LINES,
+        "capital_payments_per_year",
     ):
         v[f"on_prem.{name}"] = r.get(f"on_prem.{name}")
+    # The facility's own recovery life (a building outlasts its servers); blank: the depreciation life.
+    v["on_prem.facility_life_years"] = (
+        r.get("on_prem.facility_life_years", unit="years") if r.given("on_prem.facility_life_years") else None
+    )
 
     v["on_prem.server_usd"] = _server_price(r, catalog, server, accelerator, int(v["gpus_per_node"]))
     _resolve_node_power(r, v, server, accelerator)

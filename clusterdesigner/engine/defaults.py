@@ -293,6 +293,21 @@ COST_DEFAULTS: Mapping[str, Assumption] = dict(
             NOT_CHARGED + " (a facility and ops lump sum)",
         ),
         _a(
+            "on_prem.facility_capex_usd",
+            0.0,
+            "USD (capex)",
+            NOT_CHARGED + " (a facility you build, as a lump sum; added to facility_capex_usd_per_mw × MW)",
+        ),
+        _a(
+            "on_prem.capital_payments_per_year",
+            1,
+            "level payments a year",
+            "ClusterDesigner default: capital recovered in one level payment a year, capex × CRF(r, n)"
+            " (Newnan, Engineering Economic Analysis, (A/P, i, n)); 12 recovers it in level monthly"
+            " payments at r/12, Excel PMT(r/12, 12n, −capex) × 12, as the SemiAnalysis AI Cloud TCO model"
+            " amortises capex at its WACC",
+        ),
+        _a(
             "on_prem.idle_power_fraction",
             0.3,
             "of full IT power",

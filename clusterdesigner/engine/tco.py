@@ -53,11 +53,14 @@ class LinearCost:
         return self.fixed_usd + self.per_utilization_usd * utilization
 
 
-def capital_recovery_factor(*, rate: float, years: float) -> float:
+def capital_recovery_factor(*, rate: float, years: float, payments_per_year: int = 1) -> float:
     """CRF = r(1+r)^n / ((1+r)^n − 1): the level annual payment that repays 1 over n years at rate r.
 
     At r = 0 it is 1/n. Source: standard engineering economics (e.g. Newnan, Engineering Economic Analysis,
-    capital recovery factor (A/P, i, n)).
+    capital recovery factor (A/P, i, n)). With m level payments a year at r/m (``payments_per_year``), the
+    year's total m · i(1+i)^(mn) / ((1+i)^(mn) − 1), i = r/m: for m = 12 that is 12 × Excel's
+    PMT(r/12, 12n, −1), the lender's monthly annuity (SemiAnalysis's AI Cloud TCO model amortises capex
+    so, at its WACC). m = 1 is the yearly CRF above.
     """
     if years <= 0:
         raise InputError("must be more than zero", field="on_prem.depreciation_years")
@@ -65,25 +68,34 @@ def capital_recovery_factor(*, rate: float, years: float) -> float:
         raise InputError("must be zero or more", field="on_prem.discount_rate")
     if rate == 0:
         return 1.0 / years
-    growth = float((1.0 + rate) ** years)
-    return rate * growth / (growth - 1.0)
+    m = payments_per_year
+    i = rate / m
+    growth = float((1.0 + i) ** (m * years))
+    return m * i * growth / (growth - 1.0)
 
 
-def sinking_fund_factor(*, rate: float, years: float) -> float:
-    """SFF = r / ((1+r)^n − 1): the level annual amount equivalent to 1 received at the end of year n."""
+def sinking_fund_factor(*, rate: float, years: float, payments_per_year: int = 1) -> float:
+    """SFF = r / ((1+r)^n − 1): the level annual amount equivalent to 1 received at the end of year n (with m
+    payments a year at r/m, m · i / ((1+i)^(mn) − 1), i = r/m)."""
     if rate == 0:
         return 1.0 / years
-    return rate / (float((1.0 + rate) ** years) - 1.0)
+    m = payments_per_year
+    i = rate / m
+    return m * i / (float((1.0 + i) ** (m * years)) - 1.0)
 
 
-def annualized_capex_usd(*, capex_usd: float, residual_fraction: float, rate: float, years: float) -> float:
+def annualized_capex_usd(
+    *, capex_usd: float, residual_fraction: float, rate: float, years: float, payments_per_year: int = 1
+) -> float:
     """Equivalent annual cost of buying: capex · CRF(r, n) − residual · capex · SFF(r, n).
 
     The residual (resale) value ``residual_fraction · capex`` arrives at the end of the depreciation life,
-    so it is credited through the sinking fund factor. Equivalently (capex − S/(1+r)^n) · CRF.
+    so it is credited through the sinking fund factor. Equivalently (capex − S/(1+r)^n) · CRF. With
+    ``payments_per_year`` m, both factors are the m-payments-a-year ones (:func:`capital_recovery_factor`).
     """
-    return capex_usd * capital_recovery_factor(rate=rate, years=years) - (
-        residual_fraction * capex_usd * sinking_fund_factor(rate=rate, years=years)
+    m = payments_per_year
+    return capex_usd * capital_recovery_factor(rate=rate, years=years, payments_per_year=m) - (
+        residual_fraction * capex_usd * sinking_fund_factor(rate=rate, years=years, payments_per_year=m)
     )
 
 
@@ -128,6 +140,13 @@ class OnPremInputs:
     spares_fraction: float = 0.0  # a spares pool, as a fraction of the servers' capex
     facility_capex_usd_per_mw: float = 0.0  # per MW of IT power at full load
     facility_ops_usd_per_year: float = 0.0  # a "facility and ops" lump sum a year
+    facility_capex_usd: float = 0.0  # a facility you build, as a lump sum (beside the per-MW figure)
+    # Level payments a year that recover capital in the annualised view: 1 = capex × CRF(r, n); 12 = level
+    # monthly payments at r/12 (Excel PMT(r/12, 12n, −capex) × 12).
+    capital_payments_per_year: int = 1
+    # The facility capex's own recovery life in the annualised view (a building outlasts its servers; it is
+    # recovered over this life with no resale); None: with the rest of capex over the depreciation life.
+    facility_life_years: float | None = None
 
     @property
     def load_kw(self) -> float:
@@ -240,12 +259,12 @@ def _capex_parts(i: OnPremInputs) -> dict[str, Line]:
             i.spares_fraction * servers.usd,
             f"{num(i.spares_fraction)} × {usd(servers.usd)} servers (spares pool)",
         )
-    if i.facility_capex_usd_per_mw:
+    if i.facility_capex_usd_per_mw or i.facility_capex_usd:
         mw = i.load_kw / 1000.0
-        parts["facility"] = Line(
-            mw * i.facility_capex_usd_per_mw,
-            f"{num(mw)} MW IT at full load × {usd(i.facility_capex_usd_per_mw)}/MW",
-        )
+        texts = [f"{num(mw)} MW IT at full load × {usd(i.facility_capex_usd_per_mw)}/MW"] * bool(
+            i.facility_capex_usd_per_mw
+        ) + [f"{usd(i.facility_capex_usd)} lump sum"] * bool(i.facility_capex_usd)
+        parts["facility"] = Line(mw * i.facility_capex_usd_per_mw + i.facility_capex_usd, " + ".join(texts))
     return parts
 
 
@@ -254,20 +273,8 @@ def _annual_parts(
 ) -> tuple[dict[str, Line], float, float]:
     """A year's capital recovery, energy, colocation, maintenance and staff; returns (parts, the energy of a
     year at full load, the nameplate IT kW)."""
-    crf = capital_recovery_factor(rate=i.discount_rate, years=i.depreciation_years)
-    sff = sinking_fund_factor(rate=i.discount_rate, years=i.depreciation_years)
-    annual_capex = annualized_capex_usd(
-        capex_usd=capex,
-        residual_fraction=i.residual_fraction,
-        rate=i.discount_rate,
-        years=i.depreciation_years,
-    )
     energy, energy_full, it_kw = _energy(i, utilization=utilization)
-    capital = Line(
-        annual_capex,
-        f"{usd(capex)} × CRF({num(i.discount_rate)}, {num(i.depreciation_years)} y) {crf:.6f}"
-        f" − {num(i.residual_fraction)} × {usd(capex)} × SFF {sff:.6f}",
-    )
+    capital = _capital_line(i, capex=capex)
     draw = i.idle_power_fraction + (1.0 - i.idle_power_fraction) * utilization
     colo = Line(
         _colo_usd_per_year(i, draw=draw),
@@ -293,6 +300,33 @@ def _annual_parts(
         **_finance_lines(i, capex=capex),
     }
     return parts, energy_full, it_kw
+
+
+def _capital_line(i: OnPremInputs, *, capex: float) -> Line:
+    """A year's capital recovery: capex × CRF(r, life) − residual × capex × SFF(r, life), the factors for
+    ``capital_payments_per_year`` level payments a year; with ``facility_life_years``, the facility capex is
+    recovered apart, over its own life and with no resale: + facility × CRF(r, facility life)."""
+    m = i.capital_payments_per_year
+    r, life = i.discount_rate, i.depreciation_years
+    parts = _capex_parts(i)
+    facility_life = i.facility_life_years if "facility" in parts else None
+    facility = parts["facility"].usd if facility_life is not None else 0.0
+    hardware = capex - facility
+    crf = capital_recovery_factor(rate=r, years=life, payments_per_year=m)
+    sff = sinking_fund_factor(rate=r, years=life, payments_per_year=m)
+    paid = "" if m == 1 else f", {num(m)} payments a year"
+    text = (
+        f"{usd(hardware)} × CRF({num(r)}, {num(life)} y{paid}) {crf:.6f}"
+        f" − {num(i.residual_fraction)} × {usd(hardware)} × SFF {sff:.6f}"
+    )
+    amount = annualized_capex_usd(
+        capex_usd=hardware, residual_fraction=i.residual_fraction, rate=r, years=life, payments_per_year=m
+    )
+    if facility_life is not None:
+        f_crf = capital_recovery_factor(rate=r, years=facility_life, payments_per_year=m)
+        amount += facility * f_crf
+        text += f" + {usd(facility)} facility × CRF({num(r)}, {num(facility_life)} y{paid}) {f_crf:.6f}"
+    return Line(amount, text)
 
 
 def _colo_kw(i: OnPremInputs, *, draw: float) -> float:

@@ -223,6 +223,71 @@ def test_straight_line_depreciation_and_the_tax_on_the_sale() -> None:
     assert cut[18] == pytest.approx(-0.30 * 0.16 * 300_000 - 0.30 * book)  # shield, then the loss on sale
 
 
+# A facility with its own life (issue 31 item 11): capex $1.3M of which a $360,000 facility with a 15-year
+# life, servers by MACRS 5-year, 30-month horizon, 1-month lead time, 21 % tax, market resale 30 %.
+FACILITY = replace(
+    SIMPLE,
+    months=30,
+    lead_time_months=1,
+    capex_usd=1_300_000.0,
+    resale_fraction=0.30,
+    facility_capex_usd=360_000.0,
+    facility_life_years=15.0,
+)
+
+
+def test_a_facility_with_its_own_life_changes_nothing_at_a_zero_tax_rate() -> None:
+    # Pre-tax the facility is cash out at delivery with the rest of capex, as before: bit for bit.
+    for financing in ("cash", "loan"):
+        plain = replace(FACILITY, financing=financing, facility_capex_usd=0.0, facility_life_years=None)
+        own_life = cash_flows(inputs=replace(FACILITY, financing=financing))
+        assert own_life.own == cash_flows(inputs=plain).own
+        assert own_life.rent == cash_flows(inputs=plain).rent
+    # The Monte Carlo draws it in proportion to capex: the same figures either way at t = 0.
+    facility_mc = monte_carlo(
+        inputs=replace(CLUSTER, facility_capex_usd=5e6, facility_life_years=15.0),
+        spread=0.3,
+        samples=400,
+        seed=3,
+    )
+    assert facility_mc == monte_carlo(inputs=CLUSTER, spread=0.3, samples=400, seed=3)
+
+
+def test_a_facility_is_depreciated_for_tax_over_its_own_life() -> None:
+    # By hand: the facility's shield is capex / (life × 12) × rate a month = 360,000 / 180 × 0.21 = $420 a
+    # month, credited at each tax year's end: 12 × $420 = $5,040 at months L + 12 = 13 and L + 24 = 25; the
+    # third tax year (months 26..30) is cut by the horizon: 5 × $420 = $2,100 at month 30.
+    t, facility, monthly_shield = 0.21, 360_000.0, 360_000.0 / (15 * 12) * 0.21
+    assert monthly_shield == pytest.approx(420.0)
+    taxed = cash_flows(inputs=replace(FACILITY, tax_rate=t)).own.monthly_usd
+    # The same capex with no facility of its own life (everything by MACRS) is the servers' part plus the
+    # facility by MACRS; so compare with the servers alone (capex less the facility) and add the facility's
+    # cash by hand: $360,000 at delivery (month 1), its 30 % resale at month 30.
+    servers = cash_flows(
+        inputs=replace(FACILITY, tax_rate=t, capex_usd=940_000.0, facility_capex_usd=0.0)
+    ).own.monthly_usd
+    diff = [a - b for a, b in zip(taxed, servers, strict=True)]
+    assert diff[1] == pytest.approx(facility)  # cash out when spent
+    assert diff[13] == pytest.approx(-12 * monthly_shield)
+    assert diff[25] == pytest.approx(-12 * monthly_shield)
+    # Book value at the horizon: 29 months owned, 360,000 × (1 − 29/180) = $302,000; sold at 30 % = $108,000,
+    # a loss of $194,000 credited at 21 % = $40,740; with the cut year's shield and the resale itself:
+    book = facility * (1 - 29 / 180)
+    assert book == pytest.approx(302_000.0)
+    assert diff[30] == pytest.approx(-5 * monthly_shield - 0.30 * facility + t * (0.30 * facility - book))
+    assert [m for m, x in enumerate(diff) if x != 0] == [1, 13, 25, 30]
+    # Over the whole horizon the shields equal 29 months × $420 (by month, the year-ends only collect them).
+    assert -(diff[13] + diff[25]) + 5 * monthly_shield == pytest.approx(29 * monthly_shield)
+    # The servers' MACRS is untouched by the facility: year 1 shield 0.21 × 20 % × 940,000 = $39,480.
+    assert servers[13] == pytest.approx(-0.21 * 0.20 * 940_000)
+
+
+def test_a_facility_larger_than_its_capex_is_refused() -> None:
+    with pytest.raises(InputError) as err:
+        cash_flows(inputs=replace(FACILITY, tax_rate=0.21, facility_capex_usd=2e6))
+    assert err.value.field == "on_prem.facility_capex_usd"
+
+
 def test_rent_bills_and_loan_interest_are_deductible() -> None:
     # On-demand at u = 0.5: $36,500 a month, after 21 % tax $28,835. A $1M loan at 8 %: month 1 interest
     # 1e6 × 0.08/12 = $6,666.67, deducting 0.21 × that = $1,400 from the $20,276.39 payment.

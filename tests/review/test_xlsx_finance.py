@@ -219,6 +219,13 @@ CASES = {
             "resale_fraction": 0.25,
         },
     },
+    # A $3M facility with its own 15-year life beside servers by MACRS 5-year, 21 % tax, a year cut by the
+    # horizon: the facility's straight-line shield (engine/cashflow.py) in the sheet's shares of capex.
+    "a facility with its own life, MACRS servers, tax, 2.5 years": {
+        "horizon_years": 2.5,
+        "on_prem": {"facility_capex_usd": 3_000_000.0, "facility_life_years": 15},
+        "cashflow": {"tax_rate": 0.21, "lead_time_months": 1, "resale_fraction": 0.3},
+    },
     "tax on both sides: lease": {
         "horizon_years": 2,
         "cashflow": {"tax_rate": 0.3, "financing": "lease", "lease_usd_per_month": 600_000.0},
@@ -294,6 +301,8 @@ def test_every_cash_flow_case_is_a_live_formula_that_recomputes_the_engine(
     months = cash["inputs"]["months"]
     inputs = CashflowInputs.from_json(cash["inputs"])
     lead = inputs.lead_time_months
+    if "facility_life_years" in CASES[case].get("on_prem", {}):
+        assert (inputs.facility_capex_usd, inputs.facility_life_years) == (3_000_000.0, 15.0)
     flows = {"own": cash["own"]["monthly_usd"], **{r["name"]: r["monthly_usd"] for r in cash["rent"]}}
     # Every month of every option is a formula equal to the engine's figure (to 1e-9 of the larger).
     for name, engine in flows.items():
@@ -315,6 +324,8 @@ def test_every_cash_flow_case_is_a_live_formula_that_recomputes_the_engine(
     changed = replace(
         inputs,
         capex_usd=inputs.capex_usd * 1.5,
+        # The sheet holds a facility of its own life as a share of capex: it moves with the capex cell.
+        facility_capex_usd=inputs.facility_capex_usd * 1.5,
         lease_usd_per_month=None if inputs.lease_usd_per_month is None else inputs.lease_usd_per_month * 0.8,
         lead_time_months=lead + 1,
         rent=(
