@@ -200,3 +200,34 @@ def test_the_fastest_layouts_are_kept_as_a_stable_sort_would(times: list[float],
     # Ties (and NaN, sorted last) stay in the order seen, as np.argsort(kind="stable") keeps them.
     t = np.array(times)
     assert search_module._smallest(t, top).tolist() == np.argsort(t, kind="stable")[:top].tolist()
+
+
+def _valid_layouts(problem: Any) -> dict[str, Any]:
+    grid = np.array(search_module._grid(problem, {}), dtype=np.int64)
+    lay = search_module._block_layouts(problem, {}, grid, list(search_module._structures(problem, {})))
+    ok = search_module._structurally_ok(problem, lay, search_module.SearchResult(best={}, evaluated=0))
+    return search_module._select(lay, ok)
+
+
+def test_overlap_settings_the_search_leaves_fixed_are_dominated_but_dp_overlap_is_not() -> None:
+    # Calculon searches TP-communication overlap and DP overlap; this search leaves both request settings.
+    # Over every valid GPT-3 175B layout on 1,024 A100 (161,292), TP-comm overlap on is never slower and
+    # needs the same memory: off is dominated, and searching it could not change a winner. DP overlap
+    # (training.fsdp_overlap) is not: on is slower for 1,527 layouts, up to 1.29x, so it is a real search
+    # dimension the search does not yet cover (issue 33 item 4, reported as not done).
+    from clusterdesigner.engine.memory import memory_parts
+    from clusterdesigner.engine.timing import step_time_parts
+
+    problem = parse_problem(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    lay = _valid_layouts(problem)
+    assert lay["tp"].size > 150_000
+
+    def variant(**training: Any) -> Any:
+        return dataclasses.replace(problem, training=dataclasses.replace(problem.training, **training))
+
+    on, off = variant(tp_comm_overlap=True), variant(tp_comm_overlap=False)
+    assert (step_time_parts(on, lay)["total"] <= step_time_parts(off, lay)["total"] + 1e-12).all()
+    assert np.array_equal(memory_parts(on, lay)["total"], memory_parts(off, lay)["total"])
+    t_on = step_time_parts(variant(fsdp_overlap=True), lay)["total"]
+    t_off = step_time_parts(variant(fsdp_overlap=False), lay)["total"]
+    assert int((t_on > t_off + 1e-12).sum()) > 1000
