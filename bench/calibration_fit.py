@@ -59,6 +59,7 @@ class Row:
     gpus: int
     fit: bool
     error: Callable[[], float | None]
+    framework: str = "megatron-core"
 
     @property
     def regime(self) -> tuple[str, str]:
@@ -92,6 +93,7 @@ def _runs_rows() -> Iterator[Row]:
             int(r["num_gpus"]),
             r["run_id"] in fit,
             error,
+            request["training"].get("framework", "megatron-core"),
         )
 
 
@@ -119,6 +121,7 @@ def _frontier_rows() -> Iterator[Row]:
             int(r["num_gpus"]),
             r["run_id"] in fit,
             error,
+            request["training"].get("framework", "megatron-core"),
         )
 
 

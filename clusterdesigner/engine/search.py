@@ -49,18 +49,15 @@ from clusterdesigner.engine.workload import (
 )
 
 CHUNK_LAYOUTS = 1 << 16
-MICRO_BATCH_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
-VPP_CHOICES = (1, 2, 3, 4, 6, 8)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 MAX_TP = 64
 MAX_LOOKUP_DIVISOR = 1 << 20
-# What one search may cover, so that it runs in about a second (bench/search.py, one core: 2.1M layouts/s
-# where most layouts reach the memory and time models, up to 5.9M where most are refused by the structural
-# checks; search_size counts Llama 3 405B on 16,384 H100 at 299K layouts, DeepSeek-V3 on 64 × 8 GPUs 882K).
-# A save and a design's first evaluation search in the request, so these bound what a request computes.
-# 131,072 GPUs is 8 × Llama 3's 16,384; past it the divisor counts alone make searches of millions of layouts.
+# What one search may cover. 131,072 GPUs is 8 × Llama 3's 16,384. No cap on the layouts: the search skips
+# what cannot be a layout (interleaving depths that split no layers, micro-batches that divide no local
+# batch, expert-parallel sizes dividing neither the experts nor dp × cp) before it evaluates, and runs at
+# 1-6 M layouts/s on one core (bench/search.py prints each case's size and time; DeepSeek-V3, Qwen3-235B and
+# Kimi K2 on 131,072 GPUs about 2 M layouts).
 MAX_SEARCH_GPUS = 131_072
-MAX_SEARCH_LAYOUTS = 1_500_000
 
 
 @dataclass(frozen=True)
@@ -358,12 +355,17 @@ def _ep_choices(problem: Problem, *, tp: int, dp: int, cp: int) -> list[int]:
 
 def _vpp_choices(problem: Problem, pp: int) -> list[int]:
     """Interleaving degrees to try: an explicit pipeline layout's stages / pp (none if pp does not divide
-    them), else VPP_CHOICES with pp > 1."""
+    them), else, with pp > 1, 1 and every depth v whose pp × v chunks split the layers or the layers + 2."""
     layout = problem.training.pipeline_layout
     if layout is not None:
         vpp = layout.stages // pp
         return [vpp] if layout.stages % pp == 0 and (pp > 1 or vpp == 1) else []
-    return [1] if pp == 1 else list(VPP_CHOICES)
+    if pp == 1:
+        return [1]
+    # Every depth up to a chunk of one layer (layers ÷ pp, or (layers + 2) ÷ pp with the embedding and the
+    # loss counted as layers), as Calculon enumerates it; a depth that splits neither is no layout.
+    layers = problem.model.layers
+    return [1, *(v for v in range(2, (layers + 2) // pp + 1) if bool(interleaving_splits(layers, pp, v)))]
 
 
 def _options(fixed: Mapping[str, int], name: str, default: list[int]) -> list[int]:
@@ -395,10 +397,15 @@ def _selective_saves_nothing(problem: Problem) -> bool:
 
 
 def _option_grid(
-    fixed: Mapping[str, int], *, flash_attention: bool = True, stack: FrameworkProfile | None = None
+    fixed: Mapping[str, int],
+    *,
+    flash_attention: bool = True,
+    stack: FrameworkProfile | None = None,
+    micro_batches: list[int] | None = None,
 ) -> list[tuple[int, ...]]:
     """Every (micro_batch, recompute, sharding, sequence_parallel) a structure is expanded with: the modes
-    the training stack has (all without ``stack``).
+    the training stack has (all without ``stack``), and ``micro_batches`` (``_grid``: every divisor of the
+    global batch, of which ``_block_layouts`` keeps those dividing a structure's local batch; default 1).
 
     Under flash attention, Megatron's "selective" recompute (the attention scores and softmax, Korthikanti
     2022 Sec. 5) saves nothing, since flash attention never stores the scores, and still adds the attention
@@ -406,7 +413,7 @@ def _option_grid(
     ``training.recompute_modules`` names modules that do save memory (``_grid`` passes
     ``_selective_saves_nothing`` as ``flash_attention``). PyTorch's op-level selective checkpointing (the
     FSDP2 stacks) keeps half the matmul outputs and is searched."""
-    mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(MICRO_BATCH_CHOICES)
+    mbs = [fixed["micro_batch"]] if "micro_batch" in fixed else list(micro_batches or [1])
     modes, shardings, sp_values = (
         grid_choices(stack)
         if stack
@@ -423,33 +430,32 @@ def _option_grid(
 def _grid(problem: Problem, fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
     """The option grid of this problem: its attention kernel and training stack."""
     return _option_grid(
-        fixed, flash_attention=_selective_saves_nothing(problem), stack=profile(problem.training.framework)
+        fixed,
+        flash_attention=_selective_saves_nothing(problem),
+        stack=profile(problem.training.framework),
+        micro_batches=_divisors(max(1, problem.training.global_batch_seqs)),
     )
 
 
 def search_size(problem: Problem, *, fixed: Mapping[str, int]) -> int:
-    """How many layouts :func:`search` would evaluate (before it drops duplicates): structures × option
-    grid. Counting the structures costs a fraction of a percent of the search."""
-    grid = _grid(problem, fixed)
-    return sum(1 for _ in _structures(problem, fixed)) * len(grid)
+    """How many layouts :func:`search` evaluates: each structure expanded with the option grid, less what
+    ``_block_layouts`` skips (micro-batches that divide no local batch, duplicates), counted block by
+    block as the search builds them (bench/search.py prints it beside Calculon's space)."""
+    grid = np.array(_grid(problem, fixed), dtype=np.int64)
+    per_structure = max(1, CHUNK_LAYOUTS // len(grid))
+    structures, size = _structures(problem, fixed), 0
+    while block := list(itertools.islice(structures, per_structure)):
+        size += _block_layouts(problem, fixed, grid, block)["tp"].size
+    return size
 
 
 def check_search_size(problem: Problem, *, fixed: Mapping[str, int]) -> None:
-    """Refuse a search larger than MAX_SEARCH_GPUS GPUs or MAX_SEARCH_LAYOUTS layouts, on ``cluster.nodes``,
-    saying what to change. Fixing parallelism fields (tp, pp, micro_batch, ...) shrinks a search."""
+    """Refuse a search over more than MAX_SEARCH_GPUS GPUs, on ``cluster.nodes``, saying what to change."""
     gpus = problem.cluster.num_gpus
     if gpus > MAX_SEARCH_GPUS:
         raise InputError(
             f"a layout search over {gpus:,} GPUs is too large to run here (at most {MAX_SEARCH_GPUS:,}); "
             "use fewer nodes, or give the whole layout (tp, pp, micro_batch, recompute, sharding)",
-            field="cluster.nodes",
-        )
-    size = search_size(problem, fixed=fixed)
-    if size > MAX_SEARCH_LAYOUTS:
-        raise InputError(
-            f"the layout search on {gpus:,} GPUs would try {size:,} layouts, more than the "
-            f"{MAX_SEARCH_LAYOUTS:,} that run in about a second; fix some of tp, pp, cp, micro_batch, "
-            "recompute or sharding, or choose a node count with fewer divisors",
             field="cluster.nodes",
         )
 
@@ -458,7 +464,7 @@ def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> Sear
     """Evaluate every layout allowed by ``fixed`` (field → value, recompute/sharding as indices) and keep
     the ``top`` fastest that fit. Structures are expanded with the option grid (micro_batch × recompute ×
     sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
-    Raises InputError on ``cluster.nodes`` when the search is too large to run (check_search_size)."""
+    Raises InputError on ``cluster.nodes`` past MAX_SEARCH_GPUS GPUs (check_search_size)."""
     check_search_size(problem, fixed=fixed)
     grid = np.array(_grid(problem, fixed), dtype=np.int64)
     per_structure = max(1, CHUNK_LAYOUTS // len(grid))
@@ -507,6 +513,13 @@ def _block_layouts(
             dup |= (sp == 0) & (tp > 1)
     if "sharding" not in fixed:
         dup |= (sharding == SH_HSDP) & (tp * structure["cp"][:, None] >= problem.cluster.gpus_per_node)
+    if "micro_batch" not in fixed:
+        # Every micro-batch dividing the local batch B / dp (Calculon's enumeration): the grid holds every
+        # divisor of B, and one that does not divide B / dp is no layout. A structure whose dp does not
+        # divide B keeps micro-batch 1, refused with the reason.
+        batch, dp = problem.training.global_batch_seqs, structure["dp"][:, None]
+        mb = grid[None, :, 0]
+        dup |= (batch % (dp * mb) != 0) & ~((batch % dp != 0) & (mb == 1))
     # Row-major: each structure's kept options in grid order, so the structure columns are repeats.
     kept = ~dup
     per_structure = kept.sum(axis=1)

@@ -74,11 +74,9 @@ from clusterdesigner.engine.precision import (
 from clusterdesigner.engine.presets import PRESET_SOURCES, PRESETS
 from clusterdesigner.engine.search import (
     MAX_SEARCH_GPUS,
-    MAX_SEARCH_LAYOUTS,
     SearchResult,
     evaluate,
     search,
-    search_size,
     structural_checks,
     structurally_valid,
     usable_gib,
@@ -1002,7 +1000,7 @@ def _no_layout_error(
             )
         field = "cluster.nodes"
         # The unconstrained search may be far larger than the constrained one: only when it is allowed.
-        if fixed and search_size(problem, fixed={}) <= MAX_SEARCH_LAYOUTS:
+        if fixed:
             free = search(problem, fixed={}, top=1)
             if free.feasible:
                 row = _rows(problem, free.best)[0]

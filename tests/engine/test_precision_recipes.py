@@ -144,7 +144,7 @@ def test_an_unmeasured_recipe_takes_the_widest_band_of_its_family_and_says_so() 
 def test_current_scaling_takes_the_fp8_band_its_measured_runs_are_in() -> None:
     current = _estimate("gb200", "fp8_current")["error_band"]
     assert current == _estimate("gb200", "fp8")["error_band"]
-    assert current["regime"] == current["basis"] == "blackwell/fp8/dense/lt32k/lt1024"
+    assert current["regime"] == current["basis"] == "blackwell/fp8/dense/lt32k/lt512"
 
 
 def test_unmeasured_recipe_lists_its_assumptions() -> None:

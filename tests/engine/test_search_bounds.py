@@ -4,6 +4,7 @@ runs, and the sizing search probes no further than a search may go."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from typing import Any
 
@@ -49,8 +50,9 @@ def test_search_size_bounds_the_layouts_the_search_evaluates() -> None:
     problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     size = search_size(problem, fixed=parse_parallelism(request))
     evaluated = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["layouts_evaluated"]
-    # The search drops duplicates (sequence parallel without TP, HSDP equal to ZeRO-3) from the grid.
-    assert evaluated <= size < 1.5 * evaluated
+    # Counted as the search builds its blocks: duplicates (sequence parallel without TP, HSDP equal to
+    # ZeRO-3) and micro-batches that divide no local batch are skipped in both.
+    assert evaluated == size > 10_000
 
 
 def test_a_search_past_the_gpu_cap_is_refused_on_the_nodes_before_it_runs() -> None:
@@ -60,19 +62,54 @@ def test_a_search_past_the_gpu_cap_is_refused_on_the_nodes_before_it_runs() -> N
     assert "at most 131,072" in refused.value.message
 
 
-def test_a_search_past_the_layout_cap_is_refused_and_a_smaller_one_runs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    request = _request("llama3-70b", 8)
-    problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
-    size = search_size(problem, fixed={})
-    monkeypatch.setattr(search_module, "MAX_SEARCH_LAYOUTS", size - 1)
-    with pytest.raises(InputError) as refused:
-        estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
-    assert refused.value.field == "cluster.nodes"
-    assert f"would try {size:,} layouts" in refused.value.message
-    monkeypatch.setattr(search_module, "MAX_SEARCH_LAYOUTS", size)
-    assert estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["mode"] == "search"
+@pytest.mark.parametrize("preset", ["deepseek-v3", "qwen3-235b-a22b", "kimi-k2"])
+@pytest.mark.parametrize("nodes", [512, 16_384])
+def test_no_moe_design_up_to_131072_gpus_is_refused_for_its_layout_count(preset: str, nodes: int) -> None:
+    # Issue 33 item 4: DeepSeek-V3, Qwen3-235B and a 1T MoE (Kimi K2) at 4,096 GPUs and more were refused
+    # by a 1.5 M-layout cap. Now every such search runs; the time bound is loose on purpose (2 shared
+    # cores here; bench/search.py prints the one-core times, about a second).
+    started = time.monotonic()
+    result = estimate(_request(preset, nodes), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert time.monotonic() - started < 30.0
+    assert result["mode"] == "search"
+    best = result["parallelism"]
+    assert best["tp"] * best["pp"] * best["dp"] * best["cp"] == nodes * 8
+    assert best["ep"] > 1  # the experts are split: a search that covered only ep 1 would not find it
+
+
+GPT3_1024_A100 = {
+    "model": {"preset": "gpt3-175b"},
+    "training": {"tokens": 300e9, "global_batch_seqs": 1536},
+    "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
+}
+
+
+def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
+    # GPT-3 175B (96 layers) on 1,024 A100, batch 1,536: the old grid tried depths 1, 2, 3, 4, 6, 8 and
+    # micro-batches up to 32. Its best was tp 8 pp 4 vpp 8 mb 4 at 16.352 s; at pp 4 the depth 12 (96 / 4 /
+    # 12 = 2 layers a chunk) runs 16.293 s, 0.36 % faster (issue 33 item 4), and pp 2 with depth 16
+    # (3 layers a chunk), which the old grid also left out, 16.168 s. The search must find at least these.
+    problem = parse_problem(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    vpps = search_module._vpp_choices(problem, 4)
+    assert vpps == [1, 2, 3, 4, 6, 8, 12, 24]  # every v with 4·v dividing 96 (or 98): up to 96 ÷ 4
+    assert search_module._vpp_choices(problem, 2) == [1, 2, 3, 4, 6, 7, 8, 12, 16, 24, 48, 49]
+    result = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    depth12 = estimate(
+        {**GPT3_1024_A100, "parallelism": {"tp": 8, "pp": 4, "vpp": 12, "micro_batch": 4}},
+        accelerators=ACCELERATORS,
+        fabrics=FABRICS,
+    )
+    assert depth12["step_time_s"]["total"] == pytest.approx(16.293, abs=0.002)
+    assert result["step_time_s"]["total"] <= depth12["step_time_s"]["total"]
+    assert result["step_time_s"]["total"] == pytest.approx(16.168, abs=0.002)
+    assert (result["parallelism"]["pp"], result["parallelism"]["vpp"]) == (2, 16)
+    # Every micro-batch dividing a structure's local batch: dp 32 has 1,536 / 32 = 48 sequences a rank,
+    # 10 divisors; the grid holds all 20 divisors of 1,536.
+    grid = np.array(search_module._grid(problem, {}), dtype=np.int64)
+    assert sorted(set(grid[:, 0].tolist())) == search_module._divisors(1536)
+    structure = {"tp": 8, "pp": 4, "cp": 1, "dp": 32, "ep": 1, "vpp": 12}
+    lay = search_module._block_layouts(problem, {}, grid, [structure])
+    assert sorted(set(lay["micro_batch"].tolist())) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 48]
 
 
 def test_sizing_probes_no_further_than_a_search_may_go(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,7 +186,9 @@ def test_rejections_are_counted_as_one_text_per_refused_structure(
     result = search_module.SearchResult(best={}, evaluated=0)
     search_module._structurally_ok(problem, lay, result)
     expected = _rejections_one_per_structure(problem, lay)
-    assert len(expected) > 5
+    # At least four texts (the DeepSpeed case: three tp texts and its pipeline rule; interleaving depths and
+    # micro-batches that cannot be a layout are skipped before any check, so they name no reason).
+    assert len(expected) >= 4
     assert list(result.rejected.items()) == expected
 
 
@@ -161,3 +200,34 @@ def test_the_fastest_layouts_are_kept_as_a_stable_sort_would(times: list[float],
     # Ties (and NaN, sorted last) stay in the order seen, as np.argsort(kind="stable") keeps them.
     t = np.array(times)
     assert search_module._smallest(t, top).tolist() == np.argsort(t, kind="stable")[:top].tolist()
+
+
+def _valid_layouts(problem: Any) -> dict[str, Any]:
+    grid = np.array(search_module._grid(problem, {}), dtype=np.int64)
+    lay = search_module._block_layouts(problem, {}, grid, list(search_module._structures(problem, {})))
+    ok = search_module._structurally_ok(problem, lay, search_module.SearchResult(best={}, evaluated=0))
+    return search_module._select(lay, ok)
+
+
+def test_overlap_settings_the_search_leaves_fixed_are_dominated_but_dp_overlap_is_not() -> None:
+    # Calculon searches TP-communication overlap and DP overlap; this search leaves both request settings.
+    # Over every valid GPT-3 175B layout on 1,024 A100 (161,292), TP-comm overlap on is never slower and
+    # needs the same memory: off is dominated, and searching it could not change a winner. DP overlap
+    # (training.fsdp_overlap) is not: on is slower for 1,527 layouts, up to 1.29x, so it is a real search
+    # dimension the search does not yet cover (issue 33 item 4, reported as not done).
+    from clusterdesigner.engine.memory import memory_parts
+    from clusterdesigner.engine.timing import step_time_parts
+
+    problem = parse_problem(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
+    lay = _valid_layouts(problem)
+    assert lay["tp"].size > 150_000
+
+    def variant(**training: Any) -> Any:
+        return dataclasses.replace(problem, training=dataclasses.replace(problem.training, **training))
+
+    on, off = variant(tp_comm_overlap=True), variant(tp_comm_overlap=False)
+    assert (step_time_parts(on, lay)["total"] <= step_time_parts(off, lay)["total"] + 1e-12).all()
+    assert np.array_equal(memory_parts(on, lay)["total"], memory_parts(off, lay)["total"])
+    t_on = step_time_parts(variant(fsdp_overlap=True), lay)["total"]
+    t_off = step_time_parts(variant(fsdp_overlap=False), lay)["total"]
+    assert int((t_on > t_off + 1e-12).sum()) > 1000

@@ -384,4 +384,6 @@ def test_llama3_70b_search_on_512_h100_is_well_under_half_a_second() -> None:
     t0 = time.perf_counter()
     r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert time.perf_counter() - t0 < 0.5
-    assert r["layouts_evaluated"] > 100_000
+    # 80,408 since the search skips micro-batches that divide no local batch (512 sequences over dp ranks)
+    # and takes every interleaving depth (issue 33); 100,000+ when it tried 10 fixed micro-batches.
+    assert r["layouts_evaluated"] > 75_000
