@@ -365,6 +365,12 @@ PLAN_SYNC_MAX_SIZE = env.int("PLAN_SYNC_MAX_SIZE", default=100)
 # A run with no chunk started or finished for this long, and none held by a worker, has lost its queued
 # messages (Redis restarted without persistence): its unfinished chunks are queued again on the next read.
 ANALYSIS_STALL_S = env.int("ANALYSIS_STALL_S", default=180)
+# A worker computing a chunk stamps its heartbeat every ANALYSIS_HEARTBEAT_S; a chunk whose heartbeat is older
+# than ANALYSIS_LEASE_S was held by a worker that died (kill -9, a lost machine) and is queued again by the
+# periodic rescue, so a dead worker's chunk is reclaimed within lease + rescue period (20 + 15 s), not at the
+# chunk's 300 s time limit. The lease spans four missed beats, so a busy but live worker keeps its chunk.
+ANALYSIS_HEARTBEAT_S = env.float("ANALYSIS_HEARTBEAT_S", default=5.0)
+ANALYSIS_LEASE_S = env.float("ANALYSIS_LEASE_S", default=20.0)
 
 
 def _stale_after_days() -> int:

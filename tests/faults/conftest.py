@@ -13,11 +13,23 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..conftest import ROOT, WorkerProcess, _database_url, need
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every fault test is marked ``faults`` and put in one xdist group: they kill workers and stop servers
+    the others would be using, so under ``pytest -n N --dist loadgroup`` they still run one after another on
+    one worker (``-m "not faults"`` leaves them out)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.faults)
+            item.add_marker(pytest.mark.xdist_group("faults"))
 
 
 def free_port() -> int:
@@ -189,3 +201,25 @@ def collected_static() -> None:
         check=True,
         timeout=600,
     )
+
+
+class BeatProcess(WorkerProcess):
+    """`celery beat` with the shipped schedule (CELERY_BEAT_SCHEDULE: the stall rescue every
+    ANALYSIS_RESCUE_EVERY_S), as the "beat" service runs in docker-compose.yml, its schedule file private to
+    the test. Ready once its scheduler started (the first rescue follows one period later)."""
+
+    READY = "beat: Starting..."
+
+    def __init__(self, env: dict[str, str], name: str, schedule_dir: Path) -> None:  # not a worker's command
+        schedule, pidfile = schedule_dir / "celerybeat-schedule", schedule_dir / "celerybeat.pid"
+        self._start(env, name, ["beat", "--loglevel=INFO", f"--schedule={schedule}", f"--pidfile={pidfile}"])
+
+
+@pytest.fixture
+def beat_process(worker_env: dict[str, str], tmp_path: Path) -> Iterator[BeatProcess]:
+    beat = BeatProcess(worker_env, "beat", tmp_path)
+    try:
+        beat.wait_ready()
+        yield beat
+    finally:
+        beat.stop()
