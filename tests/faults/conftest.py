@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,3 +224,90 @@ def beat_process(worker_env: dict[str, str], tmp_path: Path) -> Iterator[BeatPro
         yield beat
     finally:
         beat.stop()
+
+
+class PostgresServer:
+    """A private PostgreSQL cluster (initdb in a temporary directory, on its own port) that a test may stop
+    and start: a real server restart, every connection dropped and refused until it is back, without
+    touching the shared server other tests (and other runs) use. Runs as the postgres user under root."""
+
+    BIN = Path("/usr/lib/postgresql/15/bin")
+
+    def __init__(self, root: Path) -> None:
+        self.port = free_port()
+        self.data = root / "pgdata"
+        self.log_path = root / "postgres.log"  # where the postgres user may write
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_postgres:
+            shutil.chown(root, user="postgres")
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+
+    def _run(self, tool: str, *args: str, timeout: float = 60) -> None:
+        path = self.BIN / tool if (self.BIN / tool).exists() else Path(shutil.which(tool) or tool)
+        subprocess.run(
+            [*self.as_postgres, str(path), *args],
+            check=True,
+            timeout=timeout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log_path), "-o", options, "-w", "start")
+
+    def stop(self) -> None:
+        """A fast shutdown: sessions are terminated, as in a service restart."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def url(self, name: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture
+def private_postgres(transactional_db: Any, postgres_required: None) -> Iterator[PostgresServer]:
+    """A private PostgreSQL with this project's schema, and this process's Django connection pointed at it for
+    the test (put back after). Needs PostgreSQL's server binaries (initdb, pg_ctl) on this machine."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    need(shutil.which("runuser") is not None or os.geteuid() != 0, "runuser is not installed")
+    need((PostgresServer.BIN / "initdb").exists() or shutil.which("initdb") is not None, "initdb is missing")
+    # Not under pytest's tmp_path: its parents are private to root, and the server runs as postgres.
+    root = Path(tempfile.mkdtemp(prefix="cd-faults-pg-"))
+    server = PostgresServer(root)
+    server.start()
+    saved = dict(connection.settings_dict)
+    try:
+        subprocess.run(
+            [
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(server.port),
+                "-U",
+                "postgres",
+                "-c",
+                "CREATE DATABASE faults",
+            ],
+            check=True,
+            timeout=60,
+            stdout=subprocess.DEVNULL,
+        )
+        connection.close()
+        connection.settings_dict.update(
+            HOST="127.0.0.1", PORT=str(server.port), NAME="faults", USER="postgres"
+        )
+        connection.settings_dict["PASSWORD"] = ""
+        call_command("migrate", verbosity=0)
+        yield server
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+        try:
+            server.stop()
+        except subprocess.CalledProcessError:
+            pass  # already stopped by the test
+        shutil.rmtree(root, ignore_errors=True)

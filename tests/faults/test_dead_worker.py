@@ -76,6 +76,26 @@ def assert_every_row_exactly_once(client: APIClient, analysis_id: int) -> None:
     assert not AnalysisChunk.objects.filter(analysis_id=analysis_id).exclude(status="done").exists()
 
 
+def finished_exactly_once_within_60_s(
+    client: APIClient, analysis_id: int, *, since: float, held: AnalysisChunk, by: str
+) -> float:
+    """Wait (to RECOVERY_S after ``since``) for the sweep to end; assert it succeeded with every row once and
+    the killed worker's chunk ``held`` was reclaimed (by its lapsed heartbeat) and finished by worker ``by``.
+    Returns the seconds from ``since``."""
+    wait_for(
+        "the sweep to finish",
+        lambda: Analysis.objects.get(pk=analysis_id).status in ("succeeded", "failed"),
+        RECOVERY_S - (time.monotonic() - since),
+        every=0.25,
+    )
+    seconds = time.monotonic() - since
+    assert seconds < RECOVERY_S
+    assert_every_row_exactly_once(client, analysis_id)
+    held.refresh_from_db()
+    assert held.attempts == 2 and held.worker.startswith(by), (held.attempts, held.worker)
+    return seconds
+
+
 def test_a_chunk_held_by_a_killed_worker_is_reclaimed_and_the_sweep_completes_within_60_s(
     worker_env: dict[str, str], beat_process: BeatProcess, django_user_model: Any
 ) -> None:
@@ -96,18 +116,9 @@ def test_a_chunk_held_by_a_killed_worker_is_reclaimed_and_the_sweep_completes_wi
 
         second = WorkerProcess(worker_env, "dw2")
         second.wait_ready()
-        wait_for(
-            "the sweep to finish",
-            lambda: Analysis.objects.get(pk=analysis_id).status in ("succeeded", "failed"),
-            RECOVERY_S - (time.monotonic() - killed_at),
-            every=0.25,
+        recovered_s = finished_exactly_once_within_60_s(
+            client, analysis_id, since=killed_at, held=held, by="dw2@"
         )
-        recovered_s = time.monotonic() - killed_at
-        assert recovered_s < RECOVERY_S
-        assert_every_row_exactly_once(client, analysis_id)
-        # The killed worker's chunk was reclaimed by its lapsed heartbeat and finished by the second worker.
-        held.refresh_from_db()
-        assert held.attempts == 2 and held.worker.startswith("dw2@"), (held.attempts, held.worker)
         assert Analysis.objects.get(pk=analysis_id).requeues == 0  # not by the 180 s stall rule
         print(f"sweep completed {recovered_s:.1f} s after the worker was killed")
     finally:
