@@ -131,3 +131,25 @@ def test_an_unlimited_solve_is_optimal_with_an_empty_message(alice: Any) -> None
     body = client.post(f"{URL}{plan['id']}/solve/").json()
     assert body["result"]["solver_status"] == "optimal" and body["result"]["solver_message"] == ""
     assert body["result"]["size"]["nodes"] >= 1
+
+
+@pytest.mark.django_db
+def test_the_plan_page_says_a_plan_stopped_at_the_work_limit_is_not_proven_optimal(
+    alice: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.test import Client
+
+    settings.PLAN_SOLVE_MIP_GAP = 0.0
+    settings.PLAN_SOLVE_NODE_LIMIT = 2
+    client = _client(alice)
+    plan = _create(client, BIG)
+    run = _solve_on_the_worker(client, plan["id"], django_capture_on_commit_callbacks)
+    assert run["status"] == "done", run
+    browser = Client()
+    browser.force_login(alice)
+    page = browser.get(f"/plans/{plan['id']}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert 'data-solver-status="work_limit"' in text
+    assert "Not proven optimal: the solver stopped at the work limit after 2 nodes" in text
+    assert run["solution"]["result"]["solver_message"].split("; ")[1] in text  # the cost and the gap
