@@ -37,7 +37,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.errors import EngineError, SolverLimitError
 from clusterdesigner.errors import (
     Conflict,
     InvalidInput,
@@ -59,6 +59,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, (InvalidInput, Conflict)):
         status = 409 if isinstance(exc, Conflict) else 400
         return Response(error_body(exc.code, exc.message, exc.fields), status=status)
+    if isinstance(exc, SolverLimitError):  # not bad input, and not shown infeasible: the solver gave up
+        return Response(error_body("solver_limit", exc.message), status=422)
     if isinstance(exc, EngineError):
         fields = {exc.field or "non_field_errors": [exc.message]}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message

@@ -372,9 +372,22 @@ LOGIN_FAILURE_WINDOW_S = env.int("LOGIN_FAILURE_WINDOW_S", default=900)
 ANALYSIS_TIME_LIMIT_S = env.int("ANALYSIS_TIME_LIMIT_S", default=1800)
 # Capacity plans up to this size (months × (training runs + 1)) solve in the request; larger ones on a worker.
 PLAN_SYNC_MAX_SIZE = env.int("PLAN_SYNC_MAX_SIZE", default=100)
+# The plan solver's bound on work: HiGHS stops after this many branch-and-bound nodes, the same work on a
+# loaded machine as on an idle one, and returns the best plan found (solver_status "work_limit"). The wall
+# clock is only a backstop: generous on a worker, under gunicorn's 30 s timeout in a request.
+PLAN_SOLVE_NODE_LIMIT = env.int("PLAN_SOLVE_NODE_LIMIT", default=20_000)
+PLAN_SOLVE_MIP_GAP = env.float("PLAN_SOLVE_MIP_GAP", default=1e-4)  # proven relative gap that counts optimal
+PLAN_SOLVE_TIME_LIMIT_S = env.float("PLAN_SOLVE_TIME_LIMIT_S", default=480.0)
+PLAN_SYNC_TIME_LIMIT_S = env.float("PLAN_SYNC_TIME_LIMIT_S", default=25.0)
 # A run with no chunk started or finished for this long, and none held by a worker, has lost its queued
 # messages (Redis restarted without persistence): its unfinished chunks are queued again on the next read.
 ANALYSIS_STALL_S = env.int("ANALYSIS_STALL_S", default=180)
+# A worker computing a chunk stamps its heartbeat every ANALYSIS_HEARTBEAT_S; a chunk whose heartbeat is older
+# than ANALYSIS_LEASE_S was held by a worker that died (kill -9, a lost machine) and is queued again by the
+# periodic rescue, so a dead worker's chunk is reclaimed within lease + rescue period (20 + 15 s), not at the
+# chunk's 300 s time limit. The lease spans four missed beats, so a busy but live worker keeps its chunk.
+ANALYSIS_HEARTBEAT_S = env.float("ANALYSIS_HEARTBEAT_S", default=5.0)
+ANALYSIS_LEASE_S = env.float("ANALYSIS_LEASE_S", default=20.0)
 
 
 def _stale_after_days() -> int:

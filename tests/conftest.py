@@ -140,17 +140,13 @@ def _database_url() -> str:
 class WorkerProcess:
     """A real `celery worker` process against Redis and the test database."""
 
+    READY = "ready."  # the log line that says it is ready
+
     def __init__(self, env: dict[str, str], name: str, concurrency: int = 1) -> None:
-        self.log_path = ROOT / "artifacts" / f"celery-{name}.log"
-        self.log_path.parent.mkdir(exist_ok=True)
-        self.log = self.log_path.open("w")
-        self.proc = subprocess.Popen(
+        self._start(
+            env,
+            name,
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "clusterdesigner",
                 "worker",
                 "--loglevel=INFO",
                 f"--concurrency={concurrency}",
@@ -160,6 +156,15 @@ class WorkerProcess:
                 "--without-mingle",
                 "--without-heartbeat",
             ],
+        )
+
+    def _start(self, env: dict[str, str], name: str, args: list[str]) -> None:
+        """`celery -A clusterdesigner <args>` in its own process group, logged to artifacts/."""
+        self.log_path = ROOT / "artifacts" / f"celery-{name}.log"
+        self.log_path.parent.mkdir(exist_ok=True)
+        self.log = self.log_path.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "clusterdesigner", *args],
             cwd=ROOT,
             env=env,
             stdout=self.log,
@@ -171,11 +176,11 @@ class WorkerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"celery worker exited: {self.log_path.read_text()[-3000:]}")
-            if "ready." in self.log_path.read_text():
+                raise RuntimeError(f"celery exited: {self.log_path.read_text()[-3000:]}")
+            if self.READY in self.log_path.read_text():
                 return
             time.sleep(0.3)
-        raise RuntimeError(f"celery worker not ready in {timeout}s: {self.log_path.read_text()[-3000:]}")
+        raise RuntimeError(f"celery not ready in {timeout}s: {self.log_path.read_text()[-3000:]}")
 
     def kill(self) -> None:
         """SIGKILL the whole process group: the worker dies mid-task, as a crashed machine would."""

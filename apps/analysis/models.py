@@ -85,6 +85,13 @@ class AnalysisChunk(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     worker = models.CharField(max_length=200, blank=True)
     started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took it.")
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The last sign of life of the worker computing it (renewed every "
+        "ANALYSIS_HEARTBEAT_S); older than ANALYSIS_LEASE_S, the worker is taken for dead and the "
+        "chunk is queued again.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

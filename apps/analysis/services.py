@@ -308,16 +308,18 @@ def _chunk_size(kind: str, items: list[dict[str, Any]], snapshot: dict[str, Any]
     return len(items)
 
 
-def _enqueue(analysis_id: int) -> None:
+def _enqueue(analysis_id: int, chunk_ids: list[int] | None = None) -> None:
+    """Queue ``chunk_ids`` (by default every pending chunk of the analysis)."""
     from celery import group
 
     from apps.analysis.tasks import analysis_run_chunk_task
 
-    chunk_ids = list(
-        AnalysisChunk.objects.filter(
-            analysis_id=analysis_id, status=AnalysisChunk.Status.PENDING
-        ).values_list("pk", flat=True)
-    )
+    if chunk_ids is None:
+        chunk_ids = list(
+            AnalysisChunk.objects.filter(
+                analysis_id=analysis_id, status=AnalysisChunk.Status.PENDING
+            ).values_list("pk", flat=True)
+        )
     if settings.ANALYSIS_RUN_IN_THREAD:
         threading.Thread(
             target=_run_chunks_in_thread, args=(chunk_ids,), daemon=True, name=f"analysis-{analysis_id}"
@@ -328,10 +330,10 @@ def _enqueue(analysis_id: int) -> None:
     group(analysis_run_chunk_task.s(chunk_id) for chunk_id in chunk_ids).apply_async(ignore_result=True)
 
 
-def _requeue(analysis_id: int) -> None:
-    """Queue a stalled run's chunks again; with the broker still unreachable, leave it for a later read."""
+def _requeue(analysis_id: int, chunk_ids: list[int] | None = None) -> None:
+    """Queue a stalled run's chunks again; with the broker still unreachable, leave it for a later rescue."""
     try:
-        _enqueue(analysis_id)
+        _enqueue(analysis_id, chunk_ids)
     except BROKER_ERRORS:
         logger.warning(
             "analysis %s: the task queue is unreachable; its chunks stay unqueued", analysis_id, exc_info=True
@@ -367,10 +369,12 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
     Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.PENDING).update(
         status=Analysis.Status.RUNNING, started_at=timezone.now()
     )
+    now = timezone.now()
     AnalysisChunk.objects.filter(pk=chunk.pk).update(
-        attempts=chunk.attempts + 1, worker=worker, started_at=timezone.now()
+        attempts=chunk.attempts + 1, worker=worker, started_at=now, heartbeat_at=now
     )
-    rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
+    with _Heartbeat(chunk_id=chunk.pk):
+        rows = compute.compute_items(kind=analysis.kind, items=chunk.items, snapshot=analysis.snapshot)
     with transaction.atomic():
         locked = AnalysisChunk.objects.select_for_update().get(pk=chunk.pk)
         if locked.status == AnalysisChunk.Status.DONE:
@@ -382,6 +386,41 @@ def analysis_run_chunk(*, chunk_id: int, worker: str = "") -> None:
         )
         locked.save(update_fields=["status", "result", "finished_at"])
     analysis_finish_if_done(analysis_id=analysis.pk)
+
+
+class _Heartbeat:
+    """While a chunk computes, a daemon thread stamps its ``heartbeat_at`` every ANALYSIS_HEARTBEAT_S, so the
+    periodic rescue can tell a live holder from a dead one (analysis_reclaim_orphans). The process dying
+    kills the thread with it, which is the point. A failed stamp (the database briefly away) is skipped: the
+    lease spans several beats."""
+
+    def __init__(self, *, chunk_id: int) -> None:
+        self.chunk_id = chunk_id
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name=f"heartbeat-{chunk_id}")
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+
+    def _run(self) -> None:
+        from django.db import DatabaseError, connection
+
+        try:
+            while not self.stop.wait(settings.ANALYSIS_HEARTBEAT_S):
+                try:
+                    AnalysisChunk.objects.filter(
+                        pk=self.chunk_id, status=AnalysisChunk.Status.PENDING
+                    ).update(heartbeat_at=timezone.now())
+                except DatabaseError:
+                    logger.warning("chunk %s: heartbeat not recorded", self.chunk_id, exc_info=True)
+                    connection.close()  # a broken connection is opened afresh at the next beat
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def analysis_finish_if_done(*, analysis_id: int) -> None:
@@ -451,10 +490,14 @@ def analysis_rescue_stalled() -> list[int]:
     """The periodic sweep (Celery beat: analysis_rescue_stalled_task every ANALYSIS_RESCUE_EVERY_S): each
     live analysis's read-time checks (analysis_refresh) run without waiting for a reader, so a run whose
     queued chunks were lost (Redis restarted, a worker's retries exhausted by a database outage) is queued
-    again, and one past its deadline fails. Returns the ids it requeued or failed."""
+    again, a chunk whose worker died is queued again once its lease ends (analysis_reclaim_orphans), and one
+    past its deadline fails. Returns the ids it requeued or failed."""
     touched = []
     live = [Analysis.Status.PENDING, Analysis.Status.RUNNING]
     for analysis in Analysis.objects.filter(status__in=live).order_by("created_at"):
+        if not _past_deadline(analysis) and analysis_reclaim_orphans(analysis=analysis):
+            touched.append(analysis.pk)
+            continue
         before = (analysis.status, analysis.requeued_at)
         analysis = analysis_refresh(analysis=analysis)
         if (analysis.status, analysis.requeued_at) != before:
@@ -463,21 +506,50 @@ def analysis_rescue_stalled() -> list[int]:
 
 
 def analysis_refresh(*, analysis: Analysis) -> Analysis:
-    """Read-time checks, so no run stays 'running' forever even with every worker gone: past its deadline it
-    fails with a message; stalled (its queued chunks lost) its unfinished chunks are queued again."""
+    """Read-time (and periodic) checks, so no run stays 'running' forever even with every worker gone: past
+    its deadline it fails with a message; a chunk whose worker died is queued again; stalled (its queued
+    chunks lost) its unfinished chunks are queued again."""
     if _past_deadline(analysis):
         analysis_fail(analysis_id=analysis.pk, error=_deadline_message(analysis))
         analysis.refresh_from_db()
-    elif analysis_requeue_if_stalled(analysis=analysis):
+    elif analysis_reclaim_orphans(analysis=analysis) or analysis_requeue_if_stalled(analysis=analysis):
         analysis.refresh_from_db()
     return analysis
+
+
+def analysis_reclaim_orphans(*, analysis: Analysis) -> list[int]:
+    """Queue again each unfinished chunk whose worker stopped beating ANALYSIS_LEASE_S ago (the worker died:
+    kill -9, a lost machine, an out-of-memory kill), without waiting for the chunk's time limit. Each chunk is
+    claimed by clearing the heartbeat it was seen with, so of two rescues at once one queues it. Exactly once
+    still holds if the worker was only slow: a chunk is recorded once under its row lock, and the copy that
+    finds it done does nothing. Returns the chunk ids queued again."""
+    if analysis.status not in (Analysis.Status.PENDING, Analysis.Status.RUNNING):
+        return []
+    expired = timezone.now() - dt.timedelta(seconds=settings.ANALYSIS_LEASE_S)
+    orphans = analysis.chunks.filter(status=AnalysisChunk.Status.PENDING, heartbeat_at__lt=expired)
+    claimed = [
+        chunk.pk
+        for chunk in orphans.only("pk", "heartbeat_at")
+        if AnalysisChunk.objects.filter(pk=chunk.pk, heartbeat_at=chunk.heartbeat_at).update(
+            heartbeat_at=None
+        )
+    ]
+    if claimed:
+        logger.warning(
+            "analysis %s: chunks %s lost their worker (no heartbeat for %s s); queueing them again",
+            analysis.pk,
+            claimed,
+            settings.ANALYSIS_LEASE_S,
+        )
+        transaction.on_commit(lambda: _requeue(analysis.pk, claimed))
+    return claimed
 
 
 def analysis_requeue_if_stalled(*, analysis: Analysis) -> bool:
     """Queue a run's unfinished chunks again when nothing has moved for ANALYSIS_STALL_S seconds and no worker
     holds one of them: the broker lost the queued messages (Redis restarted without persistence, a flushed
     queue). Safe to over-trigger: a chunk is recorded once, and a copy that finds it done does nothing.
-    A chunk a worker took less than the task's time limit ago counts as held. Returns whether it requeued."""
+    A chunk whose worker beat within ANALYSIS_LEASE_S counts as held. Returns whether it requeued."""
     if analysis.status not in (Analysis.Status.PENDING, Analysis.Status.RUNNING):
         return False
     now = timezone.now()
@@ -486,8 +558,8 @@ def analysis_requeue_if_stalled(*, analysis: Analysis) -> bool:
     moments = (analysis.created_at, analysis.started_at, analysis.requeued_at, *chunks.values())
     if now - max(m for m in moments if m is not None) < quiet:
         return False
-    held_since = now - dt.timedelta(seconds=CHUNK_TIME_LIMIT_S)
-    if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).filter(started_at__gt=held_since).exists():
+    held_since = now - dt.timedelta(seconds=settings.ANALYSIS_LEASE_S)
+    if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).filter(heartbeat_at__gt=held_since).exists():
         return False
     # One reader wins the requeue (the others see requeued_at changed and leave it).
     claimed = Analysis.objects.filter(

@@ -40,7 +40,9 @@ def analysis_run_chunk_task(self, chunk_id: int) -> None:  # type: ignore[no-unt
         raise
 
 
-@shared_task(ignore_result=True, time_limit=120)
+# Its own soft limit below its hard one: the global default (CELERY_TASK_SOFT_TIME_LIMIT, 540 s) above 120 s
+# made every send raise "soft_time_limit must be less than or equal to time_limit", so beat never sent it.
+@shared_task(ignore_result=True, time_limit=120, soft_time_limit=100)
 def analysis_rescue_stalled_task() -> None:
     """Run by Celery beat (CELERY_BEAT_SCHEDULE): stalled analyses are queued again, late ones failed."""
     services.analysis_rescue_stalled()

@@ -7,11 +7,13 @@ import hashlib
 import json
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
@@ -194,14 +196,35 @@ def _catalog_version_sql(vendor: str) -> str:
     return f"SELECT n, latest FROM ({parts}) AS per_table ORDER BY i"
 
 
+@contextmanager
+def _one_read() -> Iterator[None]:
+    """Every query inside sees the same committed catalog: on PostgreSQL one REPEATABLE READ, read-only
+    transaction, whose snapshot is taken at its first query, so rows created, renamed or deleted meanwhile
+    (an offering naming an accelerator the accelerators' query did not see) never mix into one snapshot.
+    Inside a caller's transaction (a test's, say) its isolation is the caller's."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
+
+
 def engine_catalog_snapshot() -> CatalogSnapshot:
-    """The current catalog snapshot, rebuilt only when the catalog changed (one cheap query per table)."""
+    """The current catalog snapshot, rebuilt only when the catalog changed (one cheap query per table). A
+    rebuild reads every table, and the version it is labelled with, in one consistent read (_one_read)."""
     global _snapshot
     version = catalog_version()
     current = _snapshot
     if current is not None and current.version == version:
         return current
-    with _snapshot_lock:
+    with _snapshot_lock, _one_read():
+        version = catalog_version()  # the version of exactly the rows read below
+        current = _snapshot
+        if current is not None and current.version == version:
+            return current  # another thread rebuilt it while this one waited
         records = _build_records()
         digest = hashlib.sha256(json.dumps(records, sort_keys=True, default=str).encode()).hexdigest()
         _snapshot = CatalogSnapshot(version, records, digest, specs_from_records(records))

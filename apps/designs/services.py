@@ -647,10 +647,11 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # stale today and the engines' output version: the inputs of the digest below, so the memo is keyed by
     # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
     # version, a catalog write, a new day or a new engine is a new key.
-    text = memo.EVALUATIONS.get(_memo_key(version, engine_catalog_snapshot()))
+    snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
+    text = memo.EVALUATIONS.get(_memo_key(version, snapshot))
     if text is not None:
         return JSONText(text)
-    catalog, digest = _evaluation_input(version)
+    catalog, digest = _evaluation_input(version, snapshot)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
@@ -668,10 +669,12 @@ def _memo_key(version: DesignVersion, catalog: CatalogSnapshot) -> tuple[Any, ..
     return (version.pk, version.created_at, catalog.version, *day, ENGINE_VERSION)
 
 
-def _evaluation_input(version: DesignVersion) -> tuple[CatalogSnapshot, str]:
-    """The current catalog and the hash that identifies an evaluation of this version against it (against
-    which of its prices are stale today, and against the engines' output version)."""
-    catalog = engine_catalog_snapshot()
+def _evaluation_input(
+    version: DesignVersion, catalog: CatalogSnapshot | None = None
+) -> tuple[CatalogSnapshot, str]:
+    """The catalog (by default the current one) and the hash that identifies an evaluation of this version
+    against it (against which of its prices are stale today, and against the engines' output version)."""
+    catalog = catalog or engine_catalog_snapshot()
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
     # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
     # added) is recomputed on the next view rather than shown as it was.

@@ -102,11 +102,22 @@ class CapacityPlanViewSet(
     @extend_schema(
         request=None,
         parameters=[OpenApiParameter("version", int, description="Version to solve (default: current).")],
-        responses={200: PlanSolutionSerializer, 202: PlanRunSerializer, **ERRORS},
+        responses={
+            200: PlanSolutionSerializer,
+            202: PlanRunSerializer,
+            **ERRORS,
+            422: OpenApiResponse(
+                ErrorSerializer,
+                description="code solver_limit: the solver stopped at its work limit before it found any "
+                "plan (not shown infeasible).",
+            ),
+        },
         description=(
             "The cheapest mix of owned, reserved, on-demand and spot capacity that serves the plan and meets "
             "every deadline, solved as a MILP (HiGHS); the same input returns the stored result. A small "
-            "plan is solved now (200); a large one is queued to a worker (202 with the run's URL)."
+            "plan is solved now (200); a large one is queued to a worker (202 with the run's URL). A solve "
+            "stopped at its work limit (PLAN_SOLVE_NODE_LIMIT nodes) returns the best plan found, with "
+            "result.solver_status work_limit and a message giving its nodes, cost and gap."
         ),
     )
     @action(detail=True, methods=["post"])

@@ -95,6 +95,7 @@ class ProblemSizeSerializer(serializers.Serializer[Any]):
     nonzeros = serializers.IntegerField()
     solve_seconds = serializers.FloatField()
     mip_gap = serializers.FloatField()
+    nodes = serializers.IntegerField(required=False, help_text="Branch-and-bound nodes HiGHS explored.")
 
 
 class InferenceSizingSerializer(serializers.Serializer[Any]):
@@ -145,6 +146,15 @@ class PlanResultSerializer(serializers.Serializer[Any]):
         child=InferenceSizingSerializer(),
         required=False,
         help_text="Per inference workload given in tokens per day: how the serving engine sized it.",
+    )
+    solver_status = serializers.ChoiceField(
+        choices=["optimal", "work_limit", "time_limit"],
+        required=False,
+        help_text="optimal: proven within the MIP gap; work_limit / time_limit: the solver stopped at its "
+        "node limit (PLAN_SOLVE_NODE_LIMIT) or wall-clock backstop and this is the best plan it found.",
+    )
+    solver_message = serializers.CharField(
+        allow_blank=True, required=False, help_text="Where a stopped solve stopped: nodes, cost, gap."
     )
 
 

@@ -553,12 +553,22 @@ def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan
 
 
 def _store(
-    *, version: PlanVersion, engine_plan: capacity.CapacityPlan, snapshot: dict[str, Any], digest: str
+    *,
+    version: PlanVersion,
+    engine_plan: capacity.CapacityPlan,
+    snapshot: dict[str, Any],
+    digest: str,
+    in_request: bool = True,
 ) -> PlanSolution:
     existing = version.solutions.filter(input_hash=digest).first()
     if existing is not None:
         return existing
-    result = capacity.plan_solve(plan=engine_plan)
+    result = capacity.plan_solve(
+        plan=engine_plan,
+        node_limit=settings.PLAN_SOLVE_NODE_LIMIT,
+        mip_gap=settings.PLAN_SOLVE_MIP_GAP,
+        time_limit_s=settings.PLAN_SYNC_TIME_LIMIT_S if in_request else settings.PLAN_SOLVE_TIME_LIMIT_S,
+    )
     solution, _ = PlanSolution.objects.get_or_create(
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": result.to_json()}
     )
@@ -597,7 +607,9 @@ def plan_run_execute(*, run_id: int) -> None:
     PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.RUNNING)
     try:
         engine_plan, snapshot, digest = _resolved(version=run.version, user=run.version.plan.owner)
-        solution = _store(version=run.version, engine_plan=engine_plan, snapshot=snapshot, digest=digest)
+        solution = _store(
+            version=run.version, engine_plan=engine_plan, snapshot=snapshot, digest=digest, in_request=False
+        )
     except EngineError as exc:
         PlanRun.objects.filter(pk=run_id).update(
             status=PlanRun.Status.FAILED, error=f"{exc.field}: {exc.message}" if exc.field else exc.message

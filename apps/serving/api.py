@@ -34,6 +34,5 @@ class ServingEstimateView(APIView):
     def post(self, request: Request) -> Response:
         form = ServingInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        result = services.serving_estimate(request=request.data)
-        deploy = services.serving_deploy(request=request.data, result=result)
+        result, deploy = services.serving_estimate_with_deploy(request=request.data)
         return Response(ServingResultSerializer({**result.to_json(), "deploy": deploy}).data)

@@ -62,7 +62,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from clusterdesigner.engine.cashflow import monthly_rate
-from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, SolverLimitError
 from clusterdesigner.engine.failures import failure_model
 from clusterdesigner.engine.resale import ResaleCurve
 from clusterdesigner.engine.tco import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
@@ -721,6 +721,7 @@ class ProblemSize:
     nonzeros: int
     solve_seconds: float
     mip_gap: float  # relative gap between the mix found and HiGHS's proven lower bound
+    nodes: int = 0  # branch-and-bound nodes HiGHS explored (the work the node limit bounds)
 
 
 @dataclass(frozen=True)
@@ -745,6 +746,10 @@ class PlanResult:
     cash_flows_usd: tuple[float, ...] | None = None
     cash_npv_usd: float | None = None
     capex_usd: float = 0.0
+    # "optimal" (proven within the MIP gap), or "work_limit" / "time_limit": the solver stopped at its node
+    # limit or its wall-clock backstop and this is the best plan it had found; ``solver_message`` says so.
+    solver_status: str = "optimal"
+    solver_message: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -892,8 +897,12 @@ class _Model:
         self.hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).astype(float))
 
     def solve(
-        self, *, time_limit_s: float, mip_gap: float
-    ) -> tuple[NDArray[np.float64] | None, int, str, ProblemSize]:
+        self, *, time_limit_s: float, mip_gap: float, node_limit: int | None = None
+    ) -> tuple[NDArray[np.float64] | None, str, str, ProblemSize]:
+        """The MILP solved by HiGHS: (solution or None, outcome, HiGHS's message, size). The outcome is
+        "optimal", "infeasible", "work_limit" (``node_limit`` branch-and-bound nodes explored: a bound on
+        work that does not depend on the machine's load), "time_limit" (the wall-clock backstop) or
+        "error"; a stopped solve's solution is the best mix found, if any."""
         # A plan can have no constraint row at all (steady demand only, with no deadline, reservation or
         # cap): np.concatenate of nothing raises, so an empty matrix stands in.
         empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -912,12 +921,18 @@ class _Model:
             integrality=integrality,
             bounds=bounds,
             constraints=LinearConstraint(matrix, lo, hi) if self.m else (),
-            options={"mip_rel_gap": mip_gap, "time_limit": time_limit_s, "presolve": True},
+            options={
+                "mip_rel_gap": mip_gap,
+                "time_limit": time_limit_s,
+                "presolve": True,
+                **({} if node_limit is None else {"node_limit": node_limit}),
+            },
         )
         gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
         x = None if res.x is None else np.asarray(res.x, dtype=float)
+        outcome = _outcome(int(res.status), str(res.message))
         lateness = np.concatenate(self.lateness)
-        if res.status == 0 and x is not None and lateness.any():
+        if outcome == "optimal" and x is not None and lateness.any():
             x = self._earliest(x, cost, lateness, integrality, bounds, matrix, lo, hi, time_limit_s, start)
         size = ProblemSize(
             variables=self.n,
@@ -926,8 +941,9 @@ class _Model:
             nonzeros=int(matrix.nnz),
             solve_seconds=time.perf_counter() - start,
             mip_gap=gap,
+            nodes=int(getattr(res, "mip_node_count", 0) or 0),
         )
-        return x, int(res.status), str(res.message), size
+        return x, outcome, str(res.message), size
 
     def _earliest(
         self,
@@ -954,6 +970,29 @@ class _Model:
         left = max(time_limit_s - (time.perf_counter() - start), 1.0)
         res = milp(c=lateness, bounds=fixed, constraints=constraints, options={"time_limit": left})
         return x if res.x is None else np.asarray(res.x, dtype=float)
+
+
+def _outcome(status: int, message: str) -> str:
+    """scipy's milp status as what happened: 0 optimal, 2 infeasible, 1 a limit ("Time limit reached" for
+    the wall clock, else an iteration limit), and HiGHS's model status 16 (its node limit, mip_max_nodes),
+    which scipy 1.17 reports as status 4, "not recognized"."""
+    if status == 0:
+        return "optimal"
+    if status == 2:
+        return "infeasible"
+    if status == 1:
+        return "time_limit" if "time limit" in message.lower() else "work_limit"
+    if "HiGHS Status 16" in message:
+        return "work_limit"
+    return "error"
+
+
+def _stopped_message(outcome: str, size: ProblemSize, total_usd: float | None) -> str:
+    where = "the work limit" if outcome == "work_limit" else "the time limit"
+    head = f"stopped at {where} after {size.nodes:,} nodes ({size.solve_seconds:.1f} s)"
+    if total_usd is None:
+        return f"{head} before finding any plan that serves the demand; it was not shown infeasible"
+    return f"{head}; best plan found has cost ${total_usd:,.0f}, gap {size.mip_gap:.2%}"
 
 
 @dataclass(frozen=True)
@@ -1058,7 +1097,12 @@ def _capacity_bound(plan: CapacityPlan, steady_nodes: NDArray[np.float64]) -> fl
 
 
 def plan_solve(
-    *, plan: CapacityPlan, time_limit_s: float = 60.0, compare: bool = True, mip_gap: float = MIP_GAP
+    *,
+    plan: CapacityPlan,
+    time_limit_s: float = 60.0,
+    compare: bool = True,
+    mip_gap: float = MIP_GAP,
+    node_limit: int | None = None,
 ) -> PlanResult:
     """The cheapest mix of the plan's supply options that serves its demand and meets every deadline.
 
@@ -1066,9 +1110,15 @@ def plan_solve(
     optimum proven within the relative gap ``mip_gap``. With ``compare``, also solves all-own (owned nodes
     only) and all-rent (every option but owned) for comparison. Raises :class:`InfeasibleError` (field
     ``supply``) when no mix of the offered capacity can serve the plan.
+
+    Each solve stops after ``node_limit`` branch-and-bound nodes (HiGHS's mip_max_nodes: the same work on a
+    loaded machine as on an idle one) or ``time_limit_s`` of wall clock, a backstop; stopped, it returns the
+    best plan found with ``solver_status`` "work_limit" or "time_limit" and a ``solver_message`` giving the
+    nodes, cost and gap, or raises :class:`SolverLimitError` if it had found none (never "infeasible").
     """
     plan_check(plan=plan)
-    result = _solve(plan=plan, time_limit_s=time_limit_s, mip_gap=mip_gap)
+    limits: dict[str, Any] = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "node_limit": node_limit}
+    result = _solve(plan=plan, **limits)
     if not compare:
         return result
     alternatives = (
@@ -1077,33 +1127,29 @@ def plan_solve(
             "all own",
             replace(plan.supply, reservations=(), on_demand=None, spot=None),
             plan.supply.owned is not None,
-            time_limit_s,
-            mip_gap,
+            limits,
         ),
         _alternative(
             plan,
             "all rent",
             replace(plan.supply, owned=None),
             bool(plan.supply.reservations or plan.supply.on_demand or plan.supply.spot),
-            time_limit_s,
-            mip_gap,
+            limits,
         ),
     )
     return replace(result, alternatives=alternatives)
 
 
 def _alternative(
-    plan: CapacityPlan, name: str, supply: Supply, offered: bool, time_limit_s: float, mip_gap: float
+    plan: CapacityPlan, name: str, supply: Supply, offered: bool, limits: Mapping[str, Any]
 ) -> Alternative:
     if not offered:
         return Alternative(name=name, total_usd=None, reason="the plan offers no such capacity")
     try:
-        return Alternative(
-            name=name,
-            total_usd=_solve(
-                plan=replace(plan, supply=supply), time_limit_s=time_limit_s, mip_gap=mip_gap
-            ).total_usd,
-        )
+        solved = _solve(plan=replace(plan, supply=supply), **limits)
+        return Alternative(name=name, total_usd=solved.total_usd, reason=solved.solver_message)
+    except SolverLimitError as exc:
+        return Alternative(name=name, total_usd=None, reason=exc.message)
     except InfeasibleError as exc:
         # The main solve's advice (offer on-demand, …) does not apply to a comparison that leaves it out.
         return Alternative(name=name, total_usd=None, reason=exc.message.split(": ")[0])
@@ -1121,7 +1167,7 @@ class _Columns:
     totals: list[float] = field(default_factory=list)  # each month's steady node-hours
 
 
-def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanResult:
+def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limit: int | None) -> PlanResult:
     weeks = demand_weeks(plan=plan)
     steady_gpus = sum(weeks.values(), np.zeros((plan.horizon_months, SLOTS_PER_WEEK)))
     steady = steady_gpus / float(plan.gpus_per_node)  # nodes
@@ -1139,11 +1185,20 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float) -> PlanRe
     dispatch = _Dispatch.of(layers, supply)
     _monthly_rows(model, plan, dispatch, steady, cols)
     _fixed_cost_column(model, plan, dispatch, cols.totals)
-    sol, status, message, size = model.solve(time_limit_s=time_limit_s, mip_gap=mip_gap)
-    if status == 2 or sol is None:
+    sol, outcome, message, size = model.solve(
+        time_limit_s=time_limit_s, mip_gap=mip_gap, node_limit=node_limit
+    )
+    if outcome in ("work_limit", "time_limit"):
+        if sol is None:
+            raise SolverLimitError(_stopped_message(outcome, size, None))
+        result = _result(plan, weeks, layers, dispatch, cols, sol, size)
+        return replace(
+            result, solver_status=outcome, solver_message=_stopped_message(outcome, size, result.total_usd)
+        )
+    if outcome == "infeasible":
         raise _infeasible(supply)
-    if status != 0:
-        raise InfeasibleError(f"the solver stopped before proving an optimum: {message}", field="supply")
+    if sol is None or outcome != "optimal":
+        raise EngineError(f"the solver failed: {message}", field="supply")
     return _result(plan, weeks, layers, dispatch, cols, sol, size)
 
 

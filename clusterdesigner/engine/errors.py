@@ -38,6 +38,11 @@ class UnknownReferenceError(EngineError):
     """A slug (accelerator, fabric, preset, offering) that the engine was not given."""
 
 
+class SolverLimitError(EngineError):
+    """A solver stopped at its work limit (or its wall-clock backstop) before it found any answer: not a sign
+    that none exists."""
+
+
 class InfeasibleError(EngineError):
     """The request is well-formed but no layout can satisfy it (e.g. the model fits at no layout).
 

@@ -224,8 +224,11 @@ def test_a_chunk_a_worker_holds_keeps_a_quiet_run_from_being_queued_again(
     body = user_client.post("/api/v1/analyses/", SWEEP, format="json").json()
     long_ago = timezone.now() - timedelta(seconds=settings.ANALYSIS_STALL_S + 1)
     Analysis.objects.filter(pk=body["id"]).update(created_at=long_ago)
-    # A worker took chunk 0 long ago but within the chunk time limit (a slow chunk, not a lost one).
-    AnalysisChunk.objects.filter(analysis_id=body["id"], index=0).update(started_at=long_ago, attempts=1)
+    # A worker took chunk 0 long ago and still beats (a slow chunk, not a lost one: its heartbeat is within
+    # ANALYSIS_LEASE_S; a lapsed one is tests/analysis/test_dead_worker_reclaim.py).
+    AnalysisChunk.objects.filter(analysis_id=body["id"], index=0).update(
+        started_at=long_ago, heartbeat_at=timezone.now(), attempts=1
+    )
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         after = user_client.get(body["url"]).json()
     assert after["status"] == "pending" and not callbacks

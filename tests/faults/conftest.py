@@ -11,13 +11,27 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..conftest import ROOT, WorkerProcess, _database_url, need
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every fault test is marked ``faults`` and put in one xdist group: they kill workers and stop servers
+    the others would be using. ``make test`` runs them in its serial phase (tests/conftest.py marks this
+    folder ``serial``); a hand-run ``pytest -n N --dist loadgroup`` still keeps them one after another on one
+    worker, and ``-m "not faults"`` leaves them out."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.faults)
+            item.add_marker(pytest.mark.xdist_group("faults"))
 
 
 def free_port() -> int:
@@ -189,3 +203,112 @@ def collected_static() -> None:
         check=True,
         timeout=600,
     )
+
+
+class BeatProcess(WorkerProcess):
+    """`celery beat` with the shipped schedule (CELERY_BEAT_SCHEDULE: the stall rescue every
+    ANALYSIS_RESCUE_EVERY_S), as the "beat" service runs in docker-compose.yml, its schedule file private to
+    the test. Ready once its scheduler started (the first rescue follows one period later)."""
+
+    READY = "beat: Starting..."
+
+    def __init__(self, env: dict[str, str], name: str, schedule_dir: Path) -> None:  # not a worker's command
+        schedule, pidfile = schedule_dir / "celerybeat-schedule", schedule_dir / "celerybeat.pid"
+        self._start(env, name, ["beat", "--loglevel=INFO", f"--schedule={schedule}", f"--pidfile={pidfile}"])
+
+
+@pytest.fixture
+def beat_process(worker_env: dict[str, str], tmp_path: Path) -> Iterator[BeatProcess]:
+    beat = BeatProcess(worker_env, "beat", tmp_path)
+    try:
+        beat.wait_ready()
+        yield beat
+    finally:
+        beat.stop()
+
+
+class PostgresServer:
+    """A private PostgreSQL cluster (initdb in a temporary directory, on its own port) that a test may stop
+    and start: a real server restart, every connection dropped and refused until it is back, without
+    touching the shared server other tests (and other runs) use. Runs as the postgres user under root."""
+
+    BIN = Path("/usr/lib/postgresql/15/bin")
+
+    def __init__(self, root: Path) -> None:
+        self.port = free_port()
+        self.data = root / "pgdata"
+        self.log_path = root / "postgres.log"  # where the postgres user may write
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_postgres:
+            shutil.chown(root, user="postgres")
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+
+    def _run(self, tool: str, *args: str, timeout: float = 60) -> None:
+        path = self.BIN / tool if (self.BIN / tool).exists() else Path(shutil.which(tool) or tool)
+        subprocess.run(
+            [*self.as_postgres, str(path), *args],
+            check=True,
+            timeout=timeout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log_path), "-o", options, "-w", "start")
+
+    def stop(self) -> None:
+        """A fast shutdown: sessions are terminated, as in a service restart."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def url(self, name: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture
+def private_postgres(transactional_db: Any, postgres_required: None) -> Iterator[PostgresServer]:
+    """A private PostgreSQL with this project's schema, and this process's Django connection pointed at it for
+    the test (put back after). Needs PostgreSQL's server binaries (initdb, pg_ctl) on this machine."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    need(shutil.which("runuser") is not None or os.geteuid() != 0, "runuser is not installed")
+    need((PostgresServer.BIN / "initdb").exists() or shutil.which("initdb") is not None, "initdb is missing")
+    # Not under pytest's tmp_path: its parents are private to root, and the server runs as postgres.
+    root = Path(tempfile.mkdtemp(prefix="cd-faults-pg-"))
+    server = PostgresServer(root)
+    server.start()
+    saved = dict(connection.settings_dict)
+    try:
+        subprocess.run(
+            [
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(server.port),
+                "-U",
+                "postgres",
+                "-c",
+                "CREATE DATABASE faults",
+            ],
+            check=True,
+            timeout=60,
+            stdout=subprocess.DEVNULL,
+        )
+        connection.close()
+        connection.settings_dict.update(
+            HOST="127.0.0.1", PORT=str(server.port), NAME="faults", USER="postgres"
+        )
+        connection.settings_dict["PASSWORD"] = ""
+        call_command("migrate", verbosity=0)
+        yield server
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+        try:
+            server.stop()
+        except subprocess.CalledProcessError:
+            pass  # already stopped by the test
+        shutil.rmtree(root, ignore_errors=True)
