@@ -82,7 +82,7 @@ EOF
 
 SETUP="$("$PY" manage.py shell -c '
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
+from clusterdesigner.api_tokens import api_token_create
 from apps.designs.models import Design
 from apps.designs.services import design_clone, design_evaluate, share_link_create
 
@@ -92,7 +92,7 @@ demo = next(d for d in Design.objects.filter(is_demo=True).order_by("pk") if isi
 design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
 design_evaluate(version=design.current)
 _, share = share_link_create(design=design, user=user, label="bench/load.sh")
-token, _ = Token.objects.get_or_create(user=user)
+token = api_token_create(user=user, scope="designs")  # keys are stored hashed: a new one each run
 print(design.pk, token.key, share)
 ')"
 read -r DESIGN_ID API_TOKEN SHARE_TOKEN <<<"$(tail -n 1 <<<"$SETUP")"

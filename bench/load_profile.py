@@ -58,12 +58,12 @@ Request = Callable[[], int]
 def _setup() -> tuple[int, str, str]:
     """bench/load.sh's fixtures: (design id, API token, share token)."""
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from apps.catalog.services import catalog_load_seed
     from apps.designs.demo import demo_load
     from apps.designs.models import Design
     from apps.designs.services import design_clone, design_evaluate, share_link_create
+    from clusterdesigner.api_tokens import api_token_create
 
     call_command("migrate", verbosity=0)
     catalog_load_seed()
@@ -79,7 +79,7 @@ def _setup() -> tuple[int, str, str]:
     design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
     design_evaluate(version=design.current)
     _, share = share_link_create(design=design, user=user, label="bench/load_profile.py")
-    token, _ = Token.objects.get_or_create(user=user)
+    token = api_token_create(user=user, scope="designs")  # stored hashed: a new key each run
     return design.pk, token.key, share
 
 
@@ -159,6 +159,7 @@ def main() -> None:
             authorization=f"Token {api_token}",
         ),
         "share-view": _request(app, "GET", f"/share/{share_token}/"),
+        "shared-json": _request(app, "GET", f"/api/v1/shared/{share_token}/"),
     }
     for name, call in endpoints.items():
         for _ in range(20):  # the memo, the catalog snapshot, the connection, the compiled queries
