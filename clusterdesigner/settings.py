@@ -365,6 +365,11 @@ PLAN_SYNC_MAX_SIZE = env.int("PLAN_SYNC_MAX_SIZE", default=100)
 # A run with no chunk started or finished for this long, and none held by a worker, has lost its queued
 # messages (Redis restarted without persistence): its unfinished chunks are queued again on the next read.
 ANALYSIS_STALL_S = env.int("ANALYSIS_STALL_S", default=180)
+# How many Celery worker processes share the analyses (containers × --concurrency; docker-compose.yml runs one
+# container of 2): a sweep is cut into at least 4 chunks per worker where it has the points for it
+# (apps.analysis.services._chunked), so that each worker gets work. More workers than this still share a
+# large sweep (its chunks hold at most 4 points); a small sweep is cut finer for them.
+ANALYSIS_WORKERS = env.int("ANALYSIS_WORKERS", default=2)
 
 
 def _stale_after_days() -> int:
