@@ -263,3 +263,15 @@ def test_two_links_to_two_versions_are_kept_apart(user_client: Any, catalog: Any
         > two["evaluation"]["training"]["time_to_train_days"]
     )
     assert Client().get(f"/api/v1/shared/{first['token']}/").json() == one
+
+
+def test_a_kept_catalog_list_costs_one_query(
+    api_client: Any, catalog: Any, django_assert_num_queries: Any
+) -> None:
+    """The load target's catalog list (bench/load.sh): once kept, a page is the catalog's change stamp
+    (catalog_version(), part of the memo's key) and nothing else, with the same bytes."""
+    first = api_client.get("/api/v1/accelerators/")
+    assert first.status_code == 200 and first.json()["count"] > 10
+    with django_assert_num_queries(1):
+        again = api_client.get("/api/v1/accelerators/")
+    assert again.status_code == 200 and again.content == first.content and again["ETag"] == first["ETag"]
