@@ -9,4 +9,4 @@ RUN pip install --no-cache-dir .
 COPY . .
 RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "-c", "python:clusterdesigner.gunicorn_conf", "clusterdesigner.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "-c", "python:clusterdesigner.gunicorn_conf", "clusterdesigner.wsgi:application", "--bind", "0.0.0.0:8000"]

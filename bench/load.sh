@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Load test: gunicorn on PostgreSQL, driven by wrk (Debian's package) for 60 s at 32 connections against
+# Load test: gunicorn with the shipped config (clusterdesigner/gunicorn_conf.py: 2 gthread workers × 2 threads,
+# keep-alive, 16 connections a worker) on PostgreSQL, driven by wrk (Debian's package) for 60 s at 32
+# connections against
 #   (a) the catalog list        GET  /api/v1/accelerators/
-#   (b) a design evaluation     POST /api/v1/designs/{id}/evaluate/   (token authentication)
+#   (b) a design evaluation     POST /api/v1/designs/{id}/evaluate/   (token authentication; a stored result)
 #   (c) a share view            GET  /share/<token>/                   (HTML page, no sign-in)
+#   (d) the shared JSON         GET  /api/v1/shared/<token>/           (no sign-in)
 # and prints requests/s, p50/p99 latency and errors (non-2xx responses and socket errors) for each, with the CPU
-# one request cost (gunicorn workers, PostgreSQL backends; bench/load_cpu.py) and the load average.
-# Target: no errors, p99 under 100 ms for each of the three (LOAD_P99_MS to change it). The catalog list, a
-# stored evaluation and an anonymous share page are served from each worker's memo (clusterdesigner/memo.py)
-# after their first request (a kept share page costs one SQL statement: services.share_link_open). Other work
-# on the machine moves the latencies far more than the CPU per request; the README lists measured runs.
+# one request cost (gunicorn workers, PostgreSQL backends; bench/load_cpu.py) and the load average before and
+# after each run. Target: no errors, p99 under 50 ms for each (LOAD_P99_MS to change it). The catalog list, a
+# stored evaluation, an anonymous share page and the shared JSON are served from each worker's memo
+# (clusterdesigner/memo.py) after their first request (a kept share page or shared JSON costs one SQL
+# statement: services.share_link_open). Other work on the machine moves the latencies far more than the CPU
+# per request: read the load averages beside them; LOAD_RUNS repeats the four runs.
 #
 #   bench/load.sh                         # DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/clusterdesigner_load
-#   LOAD_DURATION=10s bench/load.sh       # a shorter run
+#   LOAD_DURATION=10s LOAD_RUNS=3 bench/load.sh       # three shorter rounds
+#   GUNICORN_CMD_ARGS="--worker-class sync --workers 2" bench/load.sh     # another worker model, for comparison
 #
 # Everything listens on and talks to loopback only. The database is created when missing, migrated and loaded
 # with the catalog and the demo designs; a user "load-bench" with an API token, a copy of a demo design
@@ -25,15 +30,9 @@ GUNICORN="$ROOT/.venv/bin/gunicorn"
 DURATION="${LOAD_DURATION:-60s}"
 CONNECTIONS="${LOAD_CONNECTIONS:-32}"
 THREADS="${LOAD_THREADS:-2}"
-# 2 cores, shared with wrk and PostgreSQL: 2 sync workers (the worker class the Dockerfile runs). A sync worker
-# accepts a connection only when it is free, so requests spread evenly over the processes. gthread workers keep
-# each keep-alive connection for the whole run: one run put 24 of wrk's 32 connections on one of 3 workers,
-# which its GIL holds to one core, and the requests queued there set the p99. Measured (20 s each, p99 of
-# catalog / evaluation / share): sync×2 161/141/326 ms, sync×3 251/246/601, gthread 3×4 641/355/2215,
-# gthread 2×2 380/265/1001. (A sync worker with --threads above 1 becomes gthread.)
-WORKERS="${LOAD_WORKERS:-2}"
-WORKER_CLASS="${LOAD_WORKER_CLASS:-sync}"
-WORKER_THREADS="${LOAD_WORKER_THREADS:-1}"
+RUNS="${LOAD_RUNS:-1}"
+# The worker model is the shipped config's (clusterdesigner/gunicorn_conf.py says why); GUNICORN_CMD_ARGS,
+# which gunicorn reads itself, overrides it for a comparison.
 
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/clusterdesigner_load}"
 export DJANGO_SETTINGS_MODULE=clusterdesigner.settings
@@ -80,31 +79,16 @@ EOF
 # Debug is off, so {% static %} needs whitenoise's manifest: collect into STATIC_ROOT (staticfiles/, ignored by git).
 "$PY" manage.py collectstatic --noinput -v 0
 
-SETUP="$("$PY" manage.py shell -c '
-from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
-from apps.designs.models import Design
-from apps.designs.services import design_clone, design_evaluate, share_link_create
-
-user, _ = get_user_model().objects.get_or_create(username="load-bench")
-Design.objects.filter(owner=user).delete()
-demo = next(d for d in Design.objects.filter(is_demo=True).order_by("pk") if isinstance(d.current.spec.get("parallelism"), dict))
-design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
-design_evaluate(version=design.current)
-_, share = share_link_create(design=design, user=user, label="bench/load.sh")
-token, _ = Token.objects.get_or_create(user=user)
-print(design.pk, token.key, share)
-')"
+SETUP="$("$PY" bench/load_profile.py --setup-only)"
 read -r DESIGN_ID API_TOKEN SHARE_TOKEN <<<"$(tail -n 1 <<<"$SETUP")"
 
 PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 BASE="http://127.0.0.1:$PORT"
 LOG="$(mktemp /tmp/load-gunicorn.XXXXXX.log)"
-echo "== gunicorn on $BASE: $WORKERS $WORKER_CLASS workers × $WORKER_THREADS threads, log $LOG"
-# The shipped config: its logger keeps share tokens out of gunicorn's logs.
-"$GUNICORN" -c python:clusterdesigner.gunicorn_conf clusterdesigner.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" \
-  --worker-class "$WORKER_CLASS" --threads "$WORKER_THREADS" --backlog 256 --timeout 30 --log-level warning \
-  >"$LOG" 2>&1 &
+echo "== gunicorn on $BASE with the shipped config ${GUNICORN_CMD_ARGS:+(and GUNICORN_CMD_ARGS=$GUNICORN_CMD_ARGS)}, log $LOG"
+# The shipped config: the worker model, and a logger that keeps share tokens out of gunicorn's logs.
+"$GUNICORN" -c python:clusterdesigner.gunicorn_conf clusterdesigner.wsgi:application --bind "127.0.0.1:$PORT" \
+  --log-level warning >"$LOG" 2>&1 &
 GUNICORN_PID=$!
 stop_gunicorn() {
   if kill -0 "$GUNICORN_PID" 2>/dev/null; then
@@ -134,15 +118,20 @@ check GET /api/v1/accelerators/ 200
 check POST "/api/v1/designs/$DESIGN_ID/evaluate/" 200 -H "Authorization: Token $API_TOKEN" \
   -H 'Content-Type: application/json' -d '{}'
 grep -q '"training"' /tmp/load-check.out || { echo "evaluation has no training result"; exit 1; }
+check GET "/api/v1/shared/$SHARE_TOKEN/" 200
+grep -q '"evaluation"' /tmp/load-check.out || { echo "shared JSON has no evaluation"; exit 1; }
 check GET "/share/$SHARE_TOKEN/" 200
 # The page's stylesheet and scripts resolve through the manifest (hashed names) and are served by whitenoise.
 ASSET="$(grep -o '/static/[^"]*\.css' /tmp/load-check.out | head -n 1)"
 [ -n "$ASSET" ] || { echo "share page links no stylesheet"; exit 1; }
 check GET "$ASSET" 200
 
-run() {  # name method path
+loadavg() { cut -d' ' -f1-3 /proc/loadavg | tr ' ' /; }
+
+run() {  # name method path [token]
   echo "== wrk -t$THREADS -c$CONNECTIONS -d$DURATION: $1 ($2 $3)"
-  local before after result
+  local before after result load_before
+  load_before="$(loadavg)"
   before="$("$PY" bench/load_cpu.py "$GUNICORN_PID")"
   LOAD_NAME="$1" LOAD_METHOD="$2" LOAD_TOKEN="${4:-}" LOAD_BODY='{}' \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency --timeout 10s -s "$ROOT/bench/load.lua" \
@@ -150,23 +139,28 @@ run() {  # name method path
   after="$("$PY" bench/load_cpu.py "$GUNICORN_PID")"
   result="$(grep '^RESULT' /tmp/load-wrk.out | head -n 1)"
   # Beside each result: the CPU one request cost (gunicorn workers, PostgreSQL backends; bench/load_cpu.py)
-  # and the machine's load average as the run ended, since other work on the machine moves the latencies.
-  echo "$result $("$PY" bench/load_cpu.py --per-request "$result" "$before" "$after") load=$(uptime | sed 's/.*load average: //; s/, /\//g')" >>"$SUMMARY"
+  # and the machine's load average as the run started and as it ended, since other work on the machine moves
+  # the latencies.
+  echo "$result $("$PY" bench/load_cpu.py --per-request "$result" "$before" "$after") load=$load_before->$(loadavg)" >>"$SUMMARY"
   tail -n 1 "$SUMMARY" | grep -o 'app_cpu.*'
 }
 
 SUMMARY="$(mktemp /tmp/load-summary.XXXXXX)"
-run catalog-list GET /api/v1/accelerators/
-run design-evaluate POST "/api/v1/designs/$DESIGN_ID/evaluate/" "$API_TOKEN"
-run share-view GET "/share/$SHARE_TOKEN/"
+for round in $(seq 1 "$RUNS"); do
+  [ "$RUNS" -eq 1 ] || echo "== round $round of $RUNS"
+  run catalog-list GET /api/v1/accelerators/
+  run design-evaluate POST "/api/v1/designs/$DESIGN_ID/evaluate/" "$API_TOKEN"
+  run share-view GET "/share/$SHARE_TOKEN/"
+  run shared-json GET "/api/v1/shared/$SHARE_TOKEN/"
+done
 
-echo "== summary (target: no errors; p99 under ${LOAD_P99_MS:-100} ms for each); $(uptime)"
+echo "== summary (target: no errors; p99 under ${LOAD_P99_MS:-50} ms for each); $(uptime)"
 cat "$SUMMARY"
 if grep -q 'Traceback\|ERROR' "$LOG"; then echo "gunicorn logged errors:"; grep -m 5 -A 3 'Traceback\|ERROR' "$LOG"; fi
 "$PY" - "$SUMMARY" <<'EOF'
 import os, re, sys
 ok = True
-target_ms = float(os.environ.get("LOAD_P99_MS", "100"))
+target_ms = float(os.environ.get("LOAD_P99_MS", "50"))
 for line in open(sys.argv[1]):
     fields = dict(re.findall(r"(\w+)=([\d.]+)", line))
     name = line.split()[1]

@@ -1,11 +1,12 @@
-"""CPU one request costs in the Django process for bench/load.sh's three endpoints, measured in-process.
+"""CPU one request costs in the Django process for bench/load.sh's four endpoints, measured in-process.
 
 The requests go through Django's WSGI handler as gunicorn calls it (request_started/request_finished signals,
-every middleware, debug off, the manifest static storage), on PostgreSQL, with the same setup as
-bench/load.sh: a copy of a fixed-layout demo design evaluated once, an API token, a share link. Each endpoint
-is warmed (its first request fills the worker's memo), then timed with time.process_time() over REQUESTS
-requests: CPU, not wall clock, so other work on a shared machine moves it less. Beside it, the CPU the
-PostgreSQL backend serving the process spent (bench/load_cpu.py counts the same two under load).
+every middleware, debug off, the manifest static storage), on PostgreSQL, with bench/load.sh's fixtures
+(``--setup-only`` makes them for it): a copy of a fixed-layout demo design evaluated once, an API token, a
+share link. Each endpoint is warmed (its first request fills the worker's memo), then timed with
+time.process_time() over REQUESTS requests: CPU, not wall clock, so other work on a shared machine moves it
+less. Beside it, the CPU the PostgreSQL backend serving the process spent (bench/load_cpu.py counts the
+same two under load).
 
     .venv/bin/python bench/load_profile.py          # DATABASE_URL: postgres://postgres@127.0.0.1:5432/clusterdesigner_load
     ... bench/load_profile.py --requests 2000                  # more requests per endpoint
@@ -58,12 +59,12 @@ Request = Callable[[], int]
 def _setup() -> tuple[int, str, str]:
     """bench/load.sh's fixtures: (design id, API token, share token)."""
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from apps.catalog.services import catalog_load_seed
     from apps.designs.demo import demo_load
     from apps.designs.models import Design
     from apps.designs.services import design_clone, design_evaluate, share_link_create
+    from clusterdesigner.api_tokens import api_token_create
 
     call_command("migrate", verbosity=0)
     catalog_load_seed()
@@ -79,7 +80,7 @@ def _setup() -> tuple[int, str, str]:
     design = design_clone(design=demo, owner=user, name="load bench: " + demo.name)
     design_evaluate(version=design.current)
     _, share = share_link_create(design=design, user=user, label="bench/load_profile.py")
-    token, _ = Token.objects.get_or_create(user=user)
+    token = api_token_create(user=user, scope="designs")  # stored hashed: a new key each run
     return design.pk, token.key, share
 
 
@@ -145,9 +146,15 @@ def main() -> None:
     parser.add_argument("--profile", help="endpoint to run under cProfile (catalog-list, design-evaluate, …)")
     parser.add_argument("--top", type=int, default=35, help="functions to print from the profile")
     parser.add_argument("--queries", action="store_true", help="print the SQL of one request per endpoint")
+    parser.add_argument(
+        "--setup-only", action="store_true", help="make the fixtures; print 'design-id api-token share-token'"
+    )
     args = parser.parse_args()
 
     design_id, api_token, share_token = _setup()
+    if args.setup_only:  # bench/load.sh's fixtures
+        print(design_id, api_token, share_token)
+        return
     app = WSGIHandler()
     endpoints = {
         "catalog-list": _request(app, "GET", "/api/v1/accelerators/"),
@@ -159,6 +166,7 @@ def main() -> None:
             authorization=f"Token {api_token}",
         ),
         "share-view": _request(app, "GET", f"/share/{share_token}/"),
+        "shared-json": _request(app, "GET", f"/api/v1/shared/{share_token}/"),
     }
     for name, call in endpoints.items():
         for _ in range(20):  # the memo, the catalog snapshot, the connection, the compiled queries

@@ -6,12 +6,29 @@ the Referer (a share page's own stylesheet and scripts are requested with the sh
 RedactingLogger writes ``[redacted]`` in place of the token in every value the access log format can name and
 in the error log, with the rule Django's logging uses (clusterdesigner.logging).
 
+The worker model (issue 38 item 9: p99 under 50 ms at 32 connections, bench/load.sh): gthread workers that
+keep connections alive, two processes of two threads by default, each holding at most 16 connections.
+
+- Keep-alive: a sync worker answers one request per connection, so every request of a client that keeps its
+  connection (wrk, browsers, scripts with a session) paid a new TCP connection and the worker woke on an
+  accept for each. On this project's 2 shared cores, alternating runs at the same load (11-14) served 1.8 to
+  5 times as many requests a second with gthread and keep-alive as with 2 sync workers.
+- Two threads: one thread computes while the other waits on PostgreSQL (the per-request statements).
+- ``worker_connections`` 16 a worker: a gthread worker accepts while it has fewer, so 32 connections are split
+  16 and 16 across the two workers. Without the bound the first worker to wake took most of them (one run put
+  24 of 32 on one of 3 workers, whose GIL holds it to one core), and the queue there set the p99. A client
+  past the bound waits in the listen backlog until a connection closes; idle kept connections close after
+  ``keepalive`` seconds, and behind nginx (HTTP/1.0 to the upstream by default) no connection is kept.
+- Processes: two for two cores (a process runs Python on one core at a time); WEB_CONCURRENCY sets another
+  number (gunicorn's own variable), GUNICORN_THREADS and GUNICORN_WORKER_CONNECTIONS the other two.
+
 Command-line options still apply on top (``--access-logfile -``, ``--workers``, ``--bind``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 from gunicorn.glogging import Logger
@@ -35,3 +52,10 @@ class RedactingLogger(Logger):  # type: ignore[misc]
 
 
 logger_class = "clusterdesigner.gunicorn_conf.RedactingLogger"
+
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "2"))
+worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "16"))
+keepalive = 5
+timeout = 30

@@ -1,12 +1,12 @@
 """Rendered responses kept in this process, keyed by what they are a function of.
 
-A stored evaluation (~40 kB of JSON), a catalog list page and a share page are functions of rows that the
-request reads anyway (a version and the catalog's version; a share link and its frozen evaluation), so the
-key holds those rows' identities and change stamps: an edit, a catalog write or a revoked link changes or
-removes the key, and nothing has to be invalidated, in this process or in another one. The memo is
-per-process on purpose: correctness never depends on a shared cache being reachable or in step, and a
-worker that restarts starts empty. It never decides who may read what: every caller checks access first and
-keys by the object that check returned.
+A stored evaluation (~40 kB of JSON), a catalog list page and a share page and its JSON are functions of
+rows that the request reads anyway (a version and the catalog's version; a share link and its frozen
+evaluation), so the key holds those rows' identities and change stamps: an edit, a catalog write or a
+revoked link changes or removes the key, and nothing has to be invalidated, in this process or in another
+one. The memo is per-process on purpose: correctness never depends on a shared cache being reachable or in
+step, and a worker that restarts starts empty. It never decides who may read what: every caller checks
+access first and keys by the object that check returned.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ class Memo(Generic[V]):
 EVALUATIONS: Memo[str] = Memo(max_entries=512, max_chars=20_000_000)
 CATALOG_PAGES: Memo[tuple[bytes, str, str]] = Memo(max_entries=256, max_chars=20_000_000)
 SHARE_PAGES: Memo[bytes] = Memo(max_entries=256, max_chars=20_000_000)
+SHARED_JSON: Memo[str] = Memo(max_entries=256, max_chars=20_000_000)
 
 
 def clear_all() -> None:
-    for memo in (EVALUATIONS, CATALOG_PAGES, SHARE_PAGES):
+    for memo in (EVALUATIONS, CATALOG_PAGES, SHARE_PAGES, SHARED_JSON):
         memo.clear()

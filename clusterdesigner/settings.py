@@ -388,6 +388,11 @@ ANALYSIS_STALL_S = env.int("ANALYSIS_STALL_S", default=180)
 # chunk's 300 s time limit. The lease spans four missed beats, so a busy but live worker keeps its chunk.
 ANALYSIS_HEARTBEAT_S = env.float("ANALYSIS_HEARTBEAT_S", default=5.0)
 ANALYSIS_LEASE_S = env.float("ANALYSIS_LEASE_S", default=20.0)
+# How many Celery worker processes share the analyses (containers × --concurrency; docker-compose.yml runs one
+# container of 2): a sweep is cut into at least 4 chunks per worker where it has the points for it
+# (apps.analysis.services._chunked), so that each worker gets work. More workers than this still share a
+# large sweep (its chunks hold at most 4 points); a small sweep is cut finer for them.
+ANALYSIS_WORKERS = env.int("ANALYSIS_WORKERS", default=2)
 
 
 def _stale_after_days() -> int:

@@ -9,6 +9,7 @@ Items:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from apps.designs.selectors import evaluation_read
@@ -19,7 +20,7 @@ from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
-from clusterdesigner.engine.resale import curves_from_records
+from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.training_result import TrainingEstimate
 
 
@@ -34,10 +35,32 @@ def compute_items(
         ]
     if kind == "compare":
         return [_compare_row(item, snapshot) for item in items]
+    # What every point of the chunk shares is read from the snapshot once, not once per point.
+    context = _SweepContext(
+        params=SweepParams.from_json(snapshot["params"]),
+        snapshot=AnalysisSnapshot.from_json(snapshot),
+        catalog=catalog,
+    )
     rows: list[dict[str, Any]] = []
     for item in items:
-        rows.extend(_sweep_rows(item, snapshot, catalog))
+        rows.extend(_sweep_rows(item, context))
     return rows
+
+
+@dataclass
+class _SweepContext:
+    """A chunk's shared reading of its snapshot: the sweep's parameters, the typed snapshot, the catalog
+    specs, and each accelerator's resale curves as they are first asked for."""
+
+    params: SweepParams
+    snapshot: AnalysisSnapshot
+    catalog: CatalogSpecs
+    resale: dict[str, tuple[ResaleCurve, ...]] = field(default_factory=dict)
+
+    def resale_of(self, accelerator: str) -> tuple[ResaleCurve, ...]:
+        if accelerator not in self.resale:
+            self.resale[accelerator] = curves_from_records(self.snapshot.catalog, accelerator=accelerator)
+        return self.resale[accelerator]
 
 
 def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
@@ -133,13 +156,11 @@ def _priced_row(
     ).to_json()
 
 
-def _sweep_rows(
-    item: Mapping[str, Any], snapshot: Mapping[str, Any], catalog: CatalogSpecs
-) -> list[dict[str, Any]]:
+def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[str, Any]]:
     """One row per pricing model of one (accelerator, nodes, model) point: one training estimate, one cost
     run per offering the models are priced on."""
-    params, models = SweepParams.from_json(snapshot["params"]), item["pricing_models"]
-    request = _sweep_request(item, params, snapshot["models"])
+    params, models, catalog = context.params, item["pricing_models"], context.catalog
+    request = _sweep_request(item, params, context.snapshot.models or {})
     cluster = request["cluster"]
     base = {
         "accelerator": cluster["accelerator"],
@@ -158,16 +179,17 @@ def _sweep_rows(
         "cluster": {**cluster, "storage": params.storage_or_default},
         **params.cost_overrides(),
     }
-    by_model = _row_offerings(snapshot, cluster["accelerator"], models)
+    by_model = _row_offerings(context.snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
-    resale = curves_from_records(snapshot["catalog"], accelerator=cluster["accelerator"])
+    resale = context.resale_of(cluster["accelerator"])
+    training_json = train.to_json()  # once for the point, not once per offering
     results: dict[str | None, CostResult] = {}
     for slug in dict.fromkeys(by_model.values()):  # one cost run per offering, in order; None: owning only
         try:
             results[slug] = CostResult.from_json(
                 cost.tco(
                     {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
-                    training=train.to_json(),
+                    training=training_json,
                     resale=resale,
                     uncertainty=False,  # a sweep row reads no Monte Carlo figure
                     **catalog.cost_kwargs(),
@@ -178,10 +200,10 @@ def _sweep_rows(
     return [_priced_row(base, m, by_model[m], results[by_model[m]], train) for m in models]
 
 
-def _row_offerings(snapshot: Mapping[str, Any], accelerator: str, models: list[str]) -> dict[str, str | None]:
+def _row_offerings(snapshot: AnalysisSnapshot, accelerator: str, models: list[str]) -> dict[str, str | None]:
     """The offering each pricing model of a sweep row is priced on (None for owning, or when none has that
     model's price). A snapshot from before per-model offerings names one offering per accelerator."""
-    by_model = AnalysisSnapshot.from_json(snapshot).priced_on(accelerator, models)
+    by_model = snapshot.priced_on(accelerator, models)
     owning = next(iter(v for v in by_model.values() if v), None)  # owning rides on any offering's run
     return {m: owning if m == "own" else by_model.get(m) for m in models}
 

@@ -37,7 +37,11 @@ from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
 MAX_SWEEP_ITEMS = 5000
+# A sweep's chunks: at most GROUPS_PER_CHUNK points each (progress moves, and a lost chunk costs little), and
+# where the sweep has enough points, at least CHUNKS_PER_WORKER chunks for each of settings.ANALYSIS_WORKERS
+# worker processes, so that every worker gets work and the last chunks to finish are short (_chunked).
 GROUPS_PER_CHUNK = 4
+CHUNKS_PER_WORKER = 4
 CHUNK_TIME_LIMIT_S = 300  # apps.analysis.tasks.analysis_run_chunk_task's hard time limit
 
 logger = logging.getLogger(__name__)
@@ -100,8 +104,17 @@ def _sweep_plan(
             params["pricing_models"],
         ),
     }
-    chunks = [groups[i : i + GROUPS_PER_CHUNK] for i in range(0, len(groups), GROUPS_PER_CHUNK)]
-    return snapshot, chunks
+    return snapshot, _chunked(groups, workers=settings.ANALYSIS_WORKERS)
+
+
+def _chunked(groups: list[dict[str, Any]], *, workers: int) -> list[list[dict[str, Any]]]:
+    """Consecutive groups in chunks of equal size (the last may be smaller): GROUPS_PER_CHUNK points at most,
+    fewer when that would leave fewer than CHUNKS_PER_WORKER chunks per worker (a sweep of 12 points on 2
+    workers was 3 chunks of 4, one worker idle for a third of the run; now 12 of 1), never fewer than one.
+    Workers take the chunks one at a time (prefetch 1, late acknowledgement), so chunks of a few points
+    spread evenly, and nothing waits: the chunks are queued together as the analysis is committed."""
+    size = max(1, min(GROUPS_PER_CHUNK, len(groups) // (max(1, workers) * CHUNKS_PER_WORKER)))
+    return [groups[i : i + size] for i in range(0, len(groups), size)]
 
 
 def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:

@@ -190,3 +190,88 @@ def test_a_signed_in_reader_never_gets_the_anonymous_copy_nor_leaves_theirs(
     assert "carol" in signed_in and "Sign out" in signed_in and "csrfmiddlewaretoken" in signed_in
     later = Client().get(page).content.decode()
     assert "carol" not in later and "csrfmiddlewaretoken" not in later
+
+
+def _shared_json_as_drf_renders_it(token: str) -> bytes:
+    """What GET /api/v1/shared/<token>/ answered before its body was kept: DRF's JSON renderer (the API's
+    default, clusterdesigner.renderers.JSONRenderer) over the link's version and frozen evaluation."""
+    from rest_framework.renderers import JSONRenderer
+
+    from apps.designs.selectors import share_link_resolve
+
+    link = share_link_resolve(token=token)
+    assert link is not None
+    version = link.evaluation.version
+    body = {
+        "name": version.name,
+        "description": version.description,
+        "version": version.number,
+        "evaluation": link.evaluation.result,
+    }
+    return bytes(JSONRenderer().render(body))
+
+
+def test_shared_json_is_kept_with_the_same_bytes_and_costs_one_query(
+    user_client: Any, catalog: Any, django_assert_num_queries: Any
+) -> None:
+    design = _create(user_client)
+    link = _share(user_client, design)
+    url = f"/api/v1/shared/{link['token']}/"
+    first = Client().get(url)
+    assert first.status_code == 200 and len(memo.SHARED_JSON) == 1
+    assert first.content == _shared_json_as_drf_renders_it(link["token"])
+    assert first.json()["evaluation"]["design"]["id"] == design["id"]
+    # Kept: the open (with the revocation and expiry check) is the one statement; the same bytes and headers.
+    with django_assert_num_queries(1):
+        again = Client().get(url)
+    assert again.status_code == 200 and again.content == first.content
+    assert again["Content-Type"] == first["Content-Type"] == "application/json"
+    assert again["Cache-Control"] == "private, no-store"
+    # Indented output asked for is still indented (the kept text is decoded and rendered as asked).
+    indented = Client().get(url, HTTP_ACCEPT="application/json; indent=2")
+    assert indented.status_code == 200 and b'\n  "name": ' in indented.content
+    assert indented.json() == first.json()
+
+
+def test_shared_json_is_404_once_revoked_though_it_was_kept(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    link = _share(user_client, design)
+    url = f"/api/v1/shared/{link['token']}/"
+    assert Client().get(url).status_code == 200
+    assert Client().get(url).status_code == 200 and len(memo.SHARED_JSON) == 1
+    user_client.post(f"/api/v1/designs/{design['id']}/share-links/{link['id']}/revoke/")
+    gone = Client().get(url)
+    assert gone.status_code == 404 and b"evaluation" not in gone.content
+    assert ShareLink.objects.get(pk=link["id"]).open_count == 2  # the refused read is not counted
+
+
+def test_two_links_to_two_versions_are_kept_apart(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)
+    first = _share(user_client, design)
+    spec = {**SPEC, "cluster": {**SPEC["cluster"], "nodes": 128}}
+    spec["parallelism"] = {**SPEC["parallelism"], "dp": 32}
+    edited = user_client.patch(
+        f"/api/v1/designs/{design['id']}/", {"version": 1, "spec": spec}, format="json"
+    )
+    assert edited.status_code == 200, edited.json()
+    second = _share(user_client, design)
+    one = Client().get(f"/api/v1/shared/{first['token']}/").json()
+    two = Client().get(f"/api/v1/shared/{second['token']}/").json()
+    assert (one["version"], two["version"]) == (1, 2)
+    assert (
+        one["evaluation"]["training"]["time_to_train_days"]
+        > two["evaluation"]["training"]["time_to_train_days"]
+    )
+    assert Client().get(f"/api/v1/shared/{first['token']}/").json() == one
+
+
+def test_a_kept_catalog_list_costs_one_query(
+    api_client: Any, catalog: Any, django_assert_num_queries: Any
+) -> None:
+    """The load target's catalog list (bench/load.sh): once kept, a page is the catalog's change stamp
+    (catalog_version(), part of the memo's key) and nothing else, with the same bytes."""
+    first = api_client.get("/api/v1/accelerators/")
+    assert first.status_code == 200 and first.json()["count"] > 10
+    with django_assert_num_queries(1):
+        again = api_client.get("/api/v1/accelerators/")
+    assert again.status_code == 200 and again.content == first.content and again["ETag"] == first["ETag"]
