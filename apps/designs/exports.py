@@ -11,11 +11,13 @@ XLSX (openpyxl): sheets "Summary" (the rent-or-own verdict, capex, cash, NPV, pa
 flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and "Cash
 flows by year" (sums of the monthly rows), and with a design verdict that commits dollars "Commitments"
 (owning's capex at delivery and each chosen reservation or savings plan's committed dollars by month and term
-end, values at the API's inputs; the Summary ends with the flip thresholds, also values); a bold, frozen
-header row on each table sheet; set column widths; numbers are stored as numbers with currency (``"$"#,##0`` /
-``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes them with 16 significant
-digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always stored as a text cell, so a
-value beginning with ``=`` is never a formula.
+end, formulas over Inputs). Summary's rent-or-own and cheapest-option rows, every Options figure and the
+utilization and power-price flip thresholds are formulas too; the other flips, Sensitivity and Uncertainty
+stay values at the API's inputs, and a red Summary row says which (docs/cost-engine.md lists both); a bold,
+frozen header row on each table sheet; set column widths; numbers are stored as numbers with currency
+(``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes them with 16
+significant digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always stored as a text
+cell, so a value beginning with ``=`` is never a formula.
 
 CSV: **one file with the three parts as blocks, separated by a blank line**. Each block starts with a title
 row (``Summary`` / ``Options`` / ``Assumptions``) and then its own header row. Blocks were chosen over one
@@ -1499,7 +1501,7 @@ def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cac
 def _close(a: Any, b: Any) -> bool:
     """Whether a formula's value at the exported inputs is the engine's figure (to 1e-9 relative)."""
     if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
-        return a == b
+        return bool(a == b)
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-6)
 
 
@@ -1593,7 +1595,9 @@ def _write_option_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows,
     gpu_hours_v = v["nodes"] * v["gpus_per_node"] * 12 * 730 * v["horizon_years"] * v["utilization"]
     days_of = f"{f['run_days']}/{{gp}}"
     drawn = given.get("colocation.basis") == "drawn_kw"  # other opex moves with u: no owning formulas
-    rents = {(r.offering, r.option.model): (i, r) for i, r in enumerate(_rents(evaluation))}
+    rents: dict[tuple[str | None, str | None], tuple[int, _Rent]] = {
+        (r.offering, r.option.model): (i, r) for i, r in enumerate(_rents(evaluation))
+    }
     for row, option in enumerate(evaluation.options, start=2):
         cells: list[tuple[int, str, Any, Any, str]] = []  # column, formula, value, the engine's, format
         run_days = get["run_days"]
@@ -1952,7 +1956,9 @@ def _write_commitment_formulas(ws: Any, evaluation: DesignEvaluation, cached: _C
     if verdict is None:
         return
     where = {o.key: (o.offering, o.pricing_model) for o in verdict.options}
-    rents = {(r.offering, r.option.model): (i, r) for i, r in enumerate(_rents(evaluation))}
+    rents: dict[tuple[str | None, str | None], tuple[int, _Rent]] = {
+        (r.offering, r.option.model): (i, r) for i, r in enumerate(_rents(evaluation))
+    }
     header = [c.value for c in ws[1]]
     first = len(COMMITMENT_COLUMNS) + 1
     months = len(header) - len(COMMITMENT_COLUMNS)
