@@ -12,12 +12,12 @@ flows" (one row per month, live formulas over Inputs: changing a price cell reco
 flows by year" (sums of the monthly rows), and with a design verdict that commits dollars "Commitments"
 (owning's capex at delivery and each chosen reservation or savings plan's committed dollars by month and term
 end, formulas over Inputs). Summary's rent-or-own and cheapest-option rows, every Options figure and the
-utilization and power-price flip thresholds are formulas too; the other flips, Sensitivity and Uncertainty
-stay values at the API's inputs, and a red Summary row says which (docs/cost-engine.md lists both); a bold,
-frozen header row on each table sheet; set column widths; numbers are stored as numbers with currency
-(``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes them with 16
-significant digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always stored as a text
-cell, so a value beginning with ``=`` is never a formula.
+utilization, power-price and rival's-rate flip thresholds are formulas too; the other flips, Sensitivity and
+Uncertainty stay values at the API's inputs, and a red Summary row says which (docs/cost-engine.md lists
+both); a bold, frozen header row on each table sheet; set column widths; numbers are stored as numbers with
+currency (``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes
+them with 16 significant digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always
+stored as a text cell, so a value beginning with ``=`` is never a formula.
 
 CSV: **one file with the three parts as blocks, separated by a blank line**. Each block starts with a title
 row (``Summary`` / ``Options`` / ``Assumptions``) and then its own header row. Blocks were chosen over one
@@ -1841,7 +1841,8 @@ def _write_summary_extras(ws: Any, evaluation: DesignEvaluation, flows: _Flows, 
 
 
 def _write_flip_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows, cached: _Cached) -> None:
-    """The utilization and power-price flip thresholds as formulas (see ``_write_summary_extras``)."""
+    """The utilization, power-price and rival's-rate flip thresholds as formulas (``_write_summary_extras``,
+    ``_rival_rate_flip``)."""
     from openpyxl.utils import get_column_letter
 
     verdict = evaluation.design_verdict or (evaluation.rival_cost.verdict if evaluation.rival_cost else None)
@@ -1874,6 +1875,10 @@ def _write_flip_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows, c
             den, den_v = e, e_v
             x, x_v = f"({p}*(1+{b['saving']}/{e}))", price_v * (1 + gap_v / e_v) if e_v else None
             low, high, low_v, high_v = f"1E-6*{p}", f"50*{p}", 1e-6 * price_v, 50 * price_v
+        elif flip.name.startswith("cloud.usd_per_node_hour.") and (
+            found := _rival_rate_flip(ws.parent, flows, cached, b["saving"], gap_v)
+        ):
+            den, den_v, x, x_v, low, high, low_v, high_v = found
         else:
             continue
         value: Any = x_v if x_v is not None and low_v <= x_v <= high_v else NONE_SEARCHED
@@ -1887,6 +1892,51 @@ def _write_flip_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows, c
         if same:
             ws.cell(row=row, column=1, value=RECALCULATED_FLIP + flip.label)
             cached.put(ws, row, 2, formula, value, _flip_format(flip.unit, flip.threshold or 0.0))
+
+
+def _rival_rate_flip(
+    wb: Any, flows: _Flows, cached: _Cached, saving: str, gap_v: float
+) -> tuple[Any, ...] | None:
+    """The rival's rate at which owning and the rival cost the same NPV: every bill of a rent option but its
+    storage and egress is proportional to its rate, and owning's lead-time rent is the rival's own column
+    when the rival is the option rented during the lead time, so the gap is linear in the rate p:
+    p* = p · (1 − (NPV rival − NPV own) ÷ K), K = (NPV rival − PV extra) − δ · (LPV rival − PV extra over
+    months 1..L), extra = storage and egress a month × (1 − t), δ = 1 when the lead-time option is the rival;
+    range [10⁻⁶ p, 20 p]. Returns (denominator, its value, p*, its value, low, high, their values)."""
+    from openpyxl.utils import get_column_letter
+
+    ws, cash = wb["Cash flows"], cached.values["Cash flows"]
+    header = [c.value for c in ws[1]]
+    if "Lead-time month (1: months 1..L)" not in header:
+        return None
+    mask = get_column_letter(header.index("Lead-time month (1: months 1..L)") + 1)
+    df = get_column_letter(ws[f"{flows.saving_column}1"].column - len(flows.column) - 1)
+    last, npv = flows.last_row, flows.npv_row
+    names = list(flows.column)[1:]
+    first, end = flows.column[names[0]], flows.column[names[-1]]
+    position, lead = (int(cash[c.replace("$", "")]) for c in (flows.position_cell, flows.lead_cell))
+    rival = flows.column[names[position - 1]]
+    c, at = "'Cash flows'!", f"'Cash flows'!{flows.position_cell}"
+    end_row = OPTION_ROW + len(names) - 1
+    price = f"INDEX(Inputs!$B${OPTION_ROW}:$B${end_row},{at})"
+    extra = f"INDEX(Inputs!$I${OPTION_ROW}:$I${end_row},{at})*(1-{_ref('tax_rate')})"
+    lpv = f"INDEX({c}${first}${npv + 5}:${end}${npv + 5},{at})"
+    delta = f"IF({c}{flows.lead_cell}={at},1,0)"
+    all_df = f"SUM({c}${df}$3:${df}${last})"
+    lead_df = f"SUMPRODUCT({c}${df}$2:${df}${last},{c}${mask}$2:${mask}${last})"
+    k = f"(({c}${rival}${npv}-{extra}*{all_df})-{delta}*({lpv}-{extra}*{lead_df}))"
+    inputs = wb["Inputs"]
+    price_v = float(inputs[f"B{OPTION_ROW + position - 1}"].value)
+    extra_v = float(inputs[f"I{OPTION_ROW + position - 1}"].value) * (
+        1 - float(_number(_inputs_value(wb, "tax_rate", cached)) or 0.0)
+    )
+    dfs = [cash[f"{df}{r}"] for r in range(2, last + 1)]
+    masks = [cash[f"{mask}{r}"] for r in range(2, last + 1)]
+    k_v = (cash[f"{rival}{npv}"] - extra_v * sum(dfs[1:])) - (1 if lead == position else 0) * (
+        cash[f"{rival}{npv + 5}"] - extra_v * sum(d * m for d, m in zip(dfs, masks, strict=True))
+    )
+    x, x_v = f"({price}*(1-{saving}/{k}))", price_v * (1 - gap_v / k_v) if k_v else None
+    return k, k_v, x, x_v, f"1E-6*{price}", f"20*{price}", 1e-6 * price_v, 20 * price_v
 
 
 COMMITMENT_COLUMNS = (

@@ -172,9 +172,11 @@ def test_changing_utilization_and_the_power_price_on_inputs_gives_the_api_figure
     assert (
         abs(computed[("SUMMARY", _cell(book, "Summary", "Its cost per run"))] - per_run["run_cost_usd"]) < 1
     )
-    # The flip thresholds that are closed forms (the API solves them by Brent's method on the evaluation).
+    # The flip thresholds that are closed forms, utilization, the power price and the rival's rate (the API
+    # solves them by Brent's method on the evaluation).
     flips = {f["name"]: f for f in evaluation["design_verdict"]["flips"]}
-    for name in ("utilization", "on_prem.usd_per_kwh"):
+    rival = "cloud.usd_per_node_hour." + evaluation["design_verdict"]["rival"]["pricing_model"]
+    for name in ("utilization", "on_prem.usd_per_kwh", rival):
         cell = _cell(book, "Summary", f"Flip threshold (recalculated): {flips[name]['label']}")
         threshold = flips[name]["threshold"]
         got = computed[("SUMMARY", cell)]
