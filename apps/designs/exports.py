@@ -11,11 +11,13 @@ XLSX (openpyxl): sheets "Summary" (the rent-or-own verdict, capex, cash, NPV, pa
 flows" (one row per month, live formulas over Inputs: changing a price cell recomputes the sheet) and "Cash
 flows by year" (sums of the monthly rows), and with a design verdict that commits dollars "Commitments"
 (owning's capex at delivery and each chosen reservation or savings plan's committed dollars by month and term
-end, values at the API's inputs; the Summary ends with the flip thresholds, also values); a bold, frozen
-header row on each table sheet; set column widths; numbers are stored as numbers with currency (``"$"#,##0`` /
-``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes them with 16 significant
-digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always stored as a text cell, so a
-value beginning with ``=`` is never a formula.
+end, formulas over Inputs). Summary's rent-or-own and cheapest-option rows, every Options figure and the
+utilization, power-price and rival's-rate flip thresholds are formulas too; the other flips, Sensitivity and
+Uncertainty stay values at the API's inputs, and a red Summary row says which (docs/cost-engine.md lists
+both); a bold, frozen header row on each table sheet; set column widths; numbers are stored as numbers with
+currency (``"$"#,##0`` / ``"$"#,##0.00``), percent (``0.0%``) and day (``0.0``) formats (openpyxl writes
+them with 16 significant digits, Excel shows 15); ISO ``as_of`` dates are stored as dates; text is always
+stored as a text cell, so a value beginning with ``=`` is never a formula.
 
 CSV: **one file with the three parts as blocks, separated by a blank line**. Each block starts with a title
 row (``Summary`` / ``Options`` / ``Assumptions``) and then its own header row. Blocks were chosen over one
@@ -58,6 +60,7 @@ from clusterdesigner.engine.cashflow import (
 )
 from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
 from clusterdesigner.engine.serving import ServingResult
+from clusterdesigner.engine.tco import capital_recovery_factor
 from clusterdesigner.engine.training_result import LayoutEstimate
 from clusterdesigner.spreadsheets import formula_safe
 
@@ -649,6 +652,36 @@ INPUT_ROWS = (
         for y in TAX_YEARS
     ),
     ("book_fraction", "Book value at the horizon = 1 − Σ shares taken", "of capex", PERCENT),
+    # What the Options sheet's annualised, per-run and break-even formulas read beyond the cash flows (#31).
+    ("horizon_years", "Horizon in years (the annualised figures on Options)", "years", "0.00"),
+    ("gpus_per_node", "GPUs per node", "GPUs", INTEGER),
+    ("depreciation_years", "Depreciation life (annualised capital recovery on Options)", "years", "0.0"),
+    (
+        "residual_fraction",
+        "Residual value at the life's end (annualised capital recovery)",
+        "of capex",
+        PERCENT,
+    ),
+    (
+        "it_load_kw",
+        "IT kW at full load billed for energy (0: power in an all-in colocation)",
+        "kW",
+        "#,##0.0",
+    ),
+    ("pue", "PUE", "ratio", "0.00"),
+    (
+        "usd_per_kwh",
+        "Power price per kWh (the energy bill above = kW × PUE × price × 730)",
+        "USD/kWh",
+        "0.0000",
+    ),
+    ("run_days", "Run: days to train, failure-free", "days", DAYS),
+    (
+        "run_goodput",
+        "Run: goodput owned or rented on demand (expected days = days ÷ goodput)",
+        "fraction",
+        "0.0000",
+    ),
 )
 ROW = {key: i + 2 for i, (key, *_) in enumerate(INPUT_ROWS)}
 WACC_KEYS = ("wacc_debt_share", "wacc_cost_of_debt", "wacc_cost_of_equity")
@@ -806,6 +839,7 @@ class _Rent:
     npv_usd: float
     lead: int  # index in the rent list of the option its offering rents during the lead time
     own_usd: tuple[float, ...]  # owning's monthly flows with that lead-time rent (its offering's result)
+    goodput: float | None = None  # a run's goodput on it (spot: with preemptions); None without run days
 
 
 def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
@@ -831,6 +865,7 @@ def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
             continue
         flows = {r.name: r for r in cash.rent}
         offering = evaluation.costs[slug].offering
+        run = evaluation.costs[slug].per_run
         lead = len(out) + _lead_option(inputs.rent)
         for option in inputs.rent:
             label = flows[option.model].label or option.model
@@ -846,20 +881,77 @@ def _rents(evaluation: DesignEvaluation) -> list[_Rent]:
                     npv_usd=flows[option.model].npv_usd,
                     lead=lead,
                     own_usd=cash.own.monthly_usd,
+                    goodput=_goodput(run, option.model),
                 )
             )
     return out
+
+
+def _goodput(run: Any, model: str) -> float | None:
+    """A run's goodput on a pricing model as the options table's days have it: failure-free days ÷ expected
+    days (spot's with preemptions); None without run days or when spot cannot finish."""
+    days = _number(run.days)
+    expected = _number(run.spot_effective_days if model == "spot" else run.effective_days or run.days)
+    return days / expected if days is not None and expected else None
 
 
 # The cash-flow inputs that belong to a rent option's offering rather than to owning.
 _RENT_SIDE = ("rent", "managed_overhead_fraction", "rent_extra_usd_per_month")
 
 
+EXTRA_KEYS = (
+    "horizon_years",
+    "gpus_per_node",
+    "depreciation_years",
+    "residual_fraction",
+    "it_load_kw",
+    "pue",
+    "usd_per_kwh",
+    "run_days",
+    "run_goodput",
+)
+
+
+def _sheet_extras(evaluation: DesignEvaluation, inputs: CashflowInputs) -> dict[str, float | None]:
+    """The Inputs rows the Options formulas read beyond the cash flows, from the first offering's resolved
+    assumptions and its run (owning is the same in every offering); None where the result does not carry
+    one (the formulas that need it are then not written). The IT kW billed for energy is the energy bill at
+    full load ÷ (PUE × $/kWh × 730 h), so that kW × PUE × $/kWh × 730 is the engine's bill."""
+    cost = evaluation.first_cost
+    given = {a.name: _number(a.value) for a in cost.assumptions} if cost else {}
+    spec = evaluation.design_spec
+    gpn = _number(given.get("gpus_per_node")) or _number(_of(spec.cluster if spec else None, "gpus_per_node"))
+    pue, price = given.get("on_prem.pue"), given.get("on_prem.usd_per_kwh")
+    kw = None
+    if pue is not None and price is not None:
+        kw = inputs.power_full_usd_per_month / (pue * price * 730) if pue * price > 0 else 0.0
+    run = cost.per_run if cost else None
+    days = None if run is None else _number(run.days)
+    effective = None if run is None else _number(run.effective_days or run.days)
+    return {
+        "horizon_years": given.get("horizon_years"),
+        "gpus_per_node": gpn,
+        "depreciation_years": inputs.depreciation_years,
+        "residual_fraction": given.get("on_prem.residual_fraction"),
+        "it_load_kw": kw,
+        "pue": pue,
+        "usd_per_kwh": price,
+        "run_days": days,
+        "run_goodput": days / effective if days is not None and effective else None,
+    }
+
+
 def _write_inputs(
-    ws: Any, inputs: CashflowInputs, rents: list[_Rent], cached: _Cached, wacc: Mapping[str, float]
+    ws: Any,
+    inputs: CashflowInputs,
+    rents: list[_Rent],
+    cached: _Cached,
+    wacc: Mapping[str, float],
+    extras: Mapping[str, float | None],
 ) -> None:
     """The scalar inputs (a WACC's parts, when the design gave one, with the discount rate their formula
-    (1 − D/V) · r_e + D/V · r_d · (1 − t), engine/cashflow.py ``wacc``), then the rent options."""
+    (1 − D/V) · r_e + D/V · r_d · (1 − t), engine/cashflow.py ``wacc``; the energy bill at full load as kW ×
+    PUE × $/kWh × 730 where the result carries the PUE and the power price), then the rent options."""
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
@@ -870,12 +962,17 @@ def _write_inputs(
         "hours_per_month": 730,
         **{f"dep_{y}": share for y, share in zip(TAX_YEARS, _dep_shares(inputs), strict=True)},
         **{key: wacc.get(key) for key in WACC_KEYS},
+        **extras,
     }
     formulas = _input_formulas(inputs)
     if all(key in wacc for key in WACC_KEYS):
         d, rd, re_ = (_ref(key) for key in WACC_KEYS)
         formula = f"=(1-{d})*{re_}+{d}*{rd}*(1-{_ref('tax_rate')})"
         formulas["discount_rate"] = (formula, inputs.discount_rate)
+    kw, pue, price = (extras.get(key) for key in ("it_load_kw", "pue", "usd_per_kwh"))
+    if kw is not None and pue is not None and price is not None:
+        formula = f"={_ref('it_load_kw')}*{_ref('pue')}*{_ref('usd_per_kwh')}*{_ref('hours_per_month')}"
+        formulas["power_full_usd_per_month"] = (formula, kw * pue * price * 730)
     for key, label, unit, fmt in INPUT_ROWS:
         row = ROW[key]
         ws.cell(row=row, column=1, value=label)
@@ -896,6 +993,7 @@ def _write_inputs(
         "Cloud storage and egress a month (USD)",
         "Offering",
         "Lead-time rent (position of its offering's option)",
+        "Goodput of a run on it (expected days = days ÷ goodput)",
     )
     for col, header in enumerate(headers, start=1):
         ws.cell(row=OPTION_ROW - 1, column=col, value=header).font = bold
@@ -915,6 +1013,7 @@ def _write_inputs(
         ws.cell(row=row, column=9, value=rent.extra_usd_per_month).number_format = USD
         ws.cell(row=row, column=10, value=rent.offering)
         ws.cell(row=row, column=11, value=rent.lead + 1)
+        ws.cell(row=row, column=12, value=rent.goodput)
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 18
 
@@ -1050,6 +1149,7 @@ class _Flows:
     slope: Mapping[str, str] = dataclasses.field(default_factory=dict)  # name -> its PV per unit of u
     # rent option -> the cells of owning's NPV and slope with its offering's lead-time rent
     own_for: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    energy_pv: str = ""  # the PV of owning's energy bills after tax (the power-price flip's slope)
 
 
 def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) -> _Flows | None:
@@ -1067,7 +1167,7 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
     rents = _rents(evaluation)
     given = {a.name.removeprefix("cashflow."): a.value for a in cost.assumptions} if cost else {}
     wacc = {key: float(given[key]) for key in WACC_KEYS if _number(given.get(key)) is not None}
-    _write_inputs(wb.create_sheet("Inputs"), inputs, rents, cached, wacc)
+    _write_inputs(wb.create_sheet("Inputs"), inputs, rents, cached, wacc, _sheet_extras(evaluation, inputs))
     ws = wb.create_sheet("Cash flows")
     bold = Font(bold=True)
     names = ["own"] + [rent.key for rent in rents]
@@ -1115,9 +1215,50 @@ def _write_cash_flows(wb: Any, evaluation: DesignEvaluation, cached: _Cached) ->
     slopes = _write_slopes(ws, inputs, rents, layout, k_saving + 4, cached)
     layout = dataclasses.replace(layout, slope=slopes)
     owning = _write_own_by_offering(ws, inputs, rents, layout, k_df, k_saving + 5 + len(rents), cached)
+    energy = _write_energy(ws, inputs, layout, cached)
     ws.freeze_panes = "B2"
     _write_years(wb, flows, months, monthly, cached)
-    return dataclasses.replace(layout, own_for=owning)
+    return dataclasses.replace(layout, own_for=owning, energy_pv=energy)
+
+
+def _write_energy(ws: Any, inputs: CashflowInputs, flows: _Flows, cached: _Cached) -> str:
+    """Owning's energy bill after tax by month (after the lead time: energy at full load × (idle + (1 − idle)
+    · u) × (1 + e)^((m − 1)/12) × (1 − t)) and its PV on the NPV row; returns that cell. Owning's NPV is
+    linear in the power price through this bill alone, so the price at which owning and the rival cost the
+    same NPV is p · (1 + (NPV rival − NPV own) ÷ PV energy) (the Summary's power-price flip)."""
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    k = ws.max_column + 1
+    column = get_column_letter(k)
+    df_column = get_column_letter(ws[f"{flows.saving_column}1"].column - len(flows.column) - 1)
+    ws.cell(row=1, column=k, value="Own: energy bill after tax (USD)").font = Font(bold=True)
+    a, lead = "$A{r}", _ref("lead_time_months")
+    idle, u, t = _ref("idle_power_fraction"), _ref("utilization"), _ref("tax_rate")
+    i = inputs
+    draw = i.idle_power_fraction + (1 - i.idle_power_fraction) * i.utilization
+    pv = 0.0
+    for m in range(i.months + 1):
+        r = m + 2
+        month = a.format(r=r)
+        formula = (
+            f"=IF({month}>{lead},{_ref('power_full_usd_per_month')}*({idle}+(1-{idle})*{u})"
+            f"*(1+{_ref('power_escalation_per_year')})^(({month}-1)/12)*(1-{t}),0)"
+        )
+        value = (
+            i.power_full_usd_per_month
+            * draw
+            * (1 + i.power_escalation_per_year) ** ((m - 1) / 12)
+            * (1 - i.tax_rate)
+            if m > i.lead_time_months
+            else 0.0
+        )
+        pv += value * cached.values[ws.title][f"{df_column}{r}"]
+        cached.put(ws, r, k, formula, value, USD)
+    last = flows.last_row
+    formula = f"=SUMPRODUCT({column}2:{column}{last},{df_column}2:{df_column}{last})"
+    cached.put(ws, flows.npv_row, k, formula, pv, USD)
+    return f"'Cash flows'!${column}${flows.npv_row}"
 
 
 def _write_own_by_offering(
@@ -1369,6 +1510,184 @@ def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cac
     cached.put(ws, row, col, formula, value, PERCENT)
 
 
+def _close(a: Any, b: Any) -> bool:
+    """Whether a formula's value at the exported inputs is the engine's figure (to 1e-9 relative)."""
+    if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
+        return bool(a == b)
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-6)
+
+
+def _inputs_value(wb: Any, key: str, cached: _Cached) -> Any:
+    """An Inputs cell's value at the exported inputs (a formula cell: its cached value)."""
+    cell = wb["Inputs"].cell(row=ROW[key], column=2)
+    return cached.values.get("Inputs", {}).get(cell.coordinate, cell.value)
+
+
+OPTION_FORMULA_HEADERS = (
+    "Commitment implied (USD; owning: capex at delivery; a term: one term, every hour)",
+    "Commitment term (months)",
+    "Break-even utilization, annualised closed form (engine/tco.py)",
+)
+STALE = "value at the API's inputs; not recalculated"
+
+
+def _npv_break_even_cell(
+    cf: Any, flows: _Flows, index: int, rent: _Rent, cached: _Cached, option: Any
+) -> tuple[int, str, Any, Any, str]:
+    """Options' "Break-even utilization" of a rent option, the API's: where its NPV and owning's (with its
+    offering's lead-time rent) cross, u* = u − (NPV rent − NPV own) ÷ (S rent − S own), shown in [1e-9, 1]
+    (npv_basis.break_even_utilization); as ``_write_break_even`` but for reservations too (slope 0)."""
+    from openpyxl.utils import get_column_letter
+
+    values = cached.values["Cash flows"]
+    slope = f"{get_column_letter(cf[flows.slope['own']].column + 1 + index)}{flows.npv_row}"
+    rent_npv = f"{flows.column[rent.key]}{flows.npv_row}"
+    own, s_own = flows.own_for[rent.key]
+    c = "'Cash flows'!"
+    den, den_v = f"({c}{slope}-{c}{s_own})", values[slope] - values[s_own]
+    u = _ref("utilization")
+    x = f"({u}-({c}{rent_npv}-{c}{own})/{den})"
+    u_v = _number(_inputs_value(cf.parent, "utilization", cached)) or 0.0
+    x_v = None if den_v == 0 else u_v - (values[rent_npv] - values[own]) / den_v
+    shown: Any = x_v if x_v is not None and 1e-9 <= x_v <= 1 else NONE_IN_RANGE
+    formula = f'=IF({den}=0,"{NONE_IN_RANGE}",IF(AND({x}>=1E-9,{x}<=1),{x},"{NONE_IN_RANGE}"))'
+    engine = option.break_even_utilization
+    return (9, formula, shown, NONE_IN_RANGE if engine is None else engine, PERCENT)
+
+
+NONE_IN_RANGE = "none in (0, 1]"
+PARALLEL = "none: parallel cost lines"
+
+
+def _write_option_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows, cached: _Cached) -> None:
+    """Options' total over the horizon (annualised), cost per GPU-hour, run cost, days and closed-form
+    break-even, and the commitment each option implies, as formulas over Inputs (issue #31), cached with
+    their value at the exported inputs. Each is written only where that value is the engine's figure (to
+    1e-9): where it is not (colocation billed on drawn kW, whose share of the other opex moves with u; a
+    result without run days), the engine's value stays and the header says which cells are values. The
+    formulas follow engine/tco.py: owning = H · (capex · CRF(r, life) − residual · capex · SFF + 12 · (other
+    opex + energy at full load · (idle + (1 − idle) · u))), SFF = CRF − r; renting = nodes · 730 · 12 · H · u
+    · hours factor · price · (1 + overhead) (a term: every hour of whole terms) + storage and egress; per
+    GPU-hour = total ÷ (GPUs · 8,760 · H · u); a run = expected days · 24 · (owning: GPUs · its $/GPU-hour;
+    renting: nodes · price · (1 + overhead)); expected days = failure-free days ÷ goodput; break-even u* =
+    (own fixed − rent fixed) ÷ (rent slope − own slope), shown in (0, 1]."""
+    from openpyxl.comments import Comment
+    from openpyxl.styles import Font
+
+    wb = ws.parent
+    get = {key: _number(_inputs_value(wb, key, cached)) for key in ROW}
+    financing = _inputs_value(wb, "financing", cached)
+    needed = ("horizon_years", "gpus_per_node", "depreciation_years", "residual_fraction")
+    cost = evaluation.first_cost
+    given = {a.name: a.value for a in cost.assumptions} if cost else {}
+    if any(get[k] is None for k in needed):
+        return
+    k0 = len(OPTION_COLUMNS) + 4
+    for j, header in enumerate(OPTION_FORMULA_HEADERS):
+        ws.cell(row=1, column=k0 + j, value=header).font = Font(bold=True)
+        ws.column_dimensions[ws.cell(row=1, column=k0 + j).column_letter].width = 20
+    f = {key: _ref(key) for key in ROW}
+    v: dict[str, float] = {k: float(x) for k, x in get.items() if x is not None}
+    r_, life = f["discount_rate"], f["depreciation_years"]
+    crf = f"IF({r_}=0,1/{life},{r_}*(1+{r_})^{life}/((1+{r_})^{life}-1))"
+    crf_v = capital_recovery_factor(rate=v["discount_rate"], years=v["depreciation_years"])
+    own_fixed = (
+        f"{f['horizon_years']}*({f['capex_usd']}*{crf}-{f['residual_fraction']}*{f['capex_usd']}*({crf}-{r_})"
+        f"+12*({f['other_opex_usd_per_month']}+{f['power_full_usd_per_month']}*{f['idle_power_fraction']}))"
+    )
+    own_fixed_v = v["horizon_years"] * (
+        v["capex_usd"] * crf_v
+        - v["residual_fraction"] * v["capex_usd"] * (crf_v - v["discount_rate"])
+        + 12 * (v["other_opex_usd_per_month"] + v["power_full_usd_per_month"] * v["idle_power_fraction"])
+    )
+    own_slope = f"{f['horizon_years']}*12*{f['power_full_usd_per_month']}*(1-{f['idle_power_fraction']})"
+    own_slope_v = v["horizon_years"] * 12 * v["power_full_usd_per_month"] * (1 - v["idle_power_fraction"])
+    u, hpm, nodes = f["utilization"], f["hours_per_month"], f["nodes"]
+    gpu_hours = f"{nodes}*{f['gpus_per_node']}*12*{hpm}*{f['horizon_years']}*{u}"
+    gpu_hours_v = v["nodes"] * v["gpus_per_node"] * 12 * 730 * v["horizon_years"] * v["utilization"]
+    days_of = f"{f['run_days']}/{{gp}}"
+    drawn = given.get("colocation.basis") == "drawn_kw"  # other opex moves with u: no owning formulas
+    rents: dict[tuple[str | None, str | None], tuple[int, _Rent]] = {
+        (r.offering, r.option.model): (i, r) for i, r in enumerate(_rents(evaluation))
+    }
+    for row, option in enumerate(evaluation.options, start=2):
+        cells: list[tuple[int, str, Any, Any, str]] = []  # column, formula, value, the engine's, format
+        run_days = get["run_days"]
+        if option.kind == "own":
+            if drawn:
+                continue
+            total = f"{own_fixed}+{own_slope}*{u}"
+            total_v = own_fixed_v + own_slope_v * v["utilization"]
+            goodput, goodput_v = f["run_goodput"], get["run_goodput"]
+            per_run = f"*24*{nodes}*{f['gpus_per_node']}*({total})/({gpu_hours})"
+            per_run_v = 24 * v["nodes"] * v["gpus_per_node"] * total_v / gpu_hours_v
+            if financing != "lease":  # a lease commits no capex
+                cells.append((k0, f"={f['capex_usd']}", v["capex_usd"], None, USD))
+        elif (option.offering, option.pricing_model) in rents:
+            i, rent = rents[(option.offering, option.pricing_model)]
+            o = OPTION_ROW + i
+            price, term, factor, over = (f"Inputs!${c}${o}" for c in ("B", "C", "D", "H"))
+            extra = f"Inputs!$I${o}*{f['months']}"
+            extra_v = rent.extra_usd_per_month * v["months"]
+            p_v, over_v, term_v = rent.option.usd_per_node_hour, rent.overhead, rent.option.term_months or 0
+            if term_v:
+                billed_months = f"CEILING({f['horizon_years']}*12/{term},1)*{term}"
+                fixed = f"{nodes}*{hpm}*{billed_months}*{price}*(1+{over})+{extra}"
+                billed = math.ceil(v["horizon_years"] * 12 / term_v) * term_v
+                fixed_v, slope, slope_v = v["nodes"] * 730 * billed * p_v * (1 + over_v) + extra_v, "0", 0.0
+                commit = f"={nodes}*{hpm}*{term}*{price}*(1+{over})"
+                cells.append((k0, commit, v["nodes"] * 730 * term_v * p_v * (1 + over_v), None, USD))
+                cells.append((k0 + 1, f"={term}", term_v, None, INTEGER))
+            else:
+                fixed, fixed_v = extra, extra_v
+                slope = f"{nodes}*12*{hpm}*{f['horizon_years']}*{factor}*{price}*(1+{over})"
+                slope_v = (
+                    v["nodes"]
+                    * 8760
+                    * v["horizon_years"]
+                    * (rent.option.hours_factor or 1.0)
+                    * p_v
+                    * (1 + over_v)
+                )
+            total = f"{fixed}+{slope}*{u}"
+            total_v = fixed_v + slope_v * v["utilization"]
+            goodput, goodput_v = f"Inputs!$L${o}", rent.goodput
+            per_run = f"*24*{nodes}*{price}*(1+{over})"
+            per_run_v = 24 * v["nodes"] * p_v * (1 + over_v)
+            gap, gap_v = f"(({own_fixed})-({fixed}))", own_fixed_v - fixed_v
+            den, den_v = f"(({slope})-({own_slope}))", slope_v - own_slope_v
+            be = f"{gap}/{den}"
+            be_v: Any = gap_v / den_v if den_v else PARALLEL
+            formula = f'=IF({den}=0,"{PARALLEL}",{be})'
+            closed = evaluation.costs[str(option.offering)].break_even_utilization.get(
+                str(option.pricing_model)
+            )
+            engine = (
+                None if closed is None else PARALLEL if closed.utilization is None else closed.utilization
+            )
+            cells.append((k0 + 2, formula, be_v, engine, PERCENT))
+            cells.append(_npv_break_even_cell(ws.parent["Cash flows"], flows, i, rent, cached, option))
+        else:
+            continue
+        cells.append((5, f"={total}", total_v, option.total_usd, USD))
+        cells.append(
+            (6, f"=({total})/({gpu_hours})", total_v / gpu_hours_v, option.usd_per_gpu_hour, USD_CENTS)
+        )
+        if run_days is not None and goodput_v:
+            days = days_of.format(gp=goodput)
+            days_v = run_days / goodput_v
+            cells.append((8, f"={days}", days_v, option.days, DAYS))
+            if option.run_cost_usd is not None:
+                cells.append((7, f"=({days}){per_run}", days_v * per_run_v, option.run_cost_usd, USD))
+        for col, formula, value, engine, fmt in cells:
+            if col < k0 and (engine is None or not _close(value, engine)):
+                # The formula would not give the engine's figure: the value stays, and says so.
+                if ws.cell(row=row, column=col).value is not None:
+                    ws.cell(row=row, column=col).comment = Comment(STALE, "ClusterDesigner")
+                continue
+            cached.put(ws, row, col, formula, value, fmt)
+
+
 # The Summary's rent-or-own rows (``_owning_rows``), by row: in the XLSX each is a formula over Options,
 # Inputs and Cash flows.
 SUMMARY_ROW = {
@@ -1467,6 +1786,171 @@ def _write_summary_formulas(
         cached.put(ws, row[key], 2, formula, value, fmt)
 
 
+NONE_SEARCHED = "none in the range searched"
+RECALCULATED_FLIP = "Flip threshold (recalculated): "
+STALE_NOTE = (
+    "Values at the API's inputs, stale once an Inputs cell changes (not recalculated): the design, layout and"
+    ' training rows above (days, MFU, memory), the flip thresholds labelled "at the API\'s inputs"'
+    " (root-solved on the whole evaluation: {flips}), the Sensitivity sheet (tornado), the Uncertainty sheet"
+    " (Monte Carlo percentiles), Assumptions, the tax years' depreciation shares on Inputs, and any cell with"
+    " a note saying so. Every other figure on Summary, Options, Inputs, Cash flows, Cash flows by year and"
+    " Commitments is a formula."
+)
+
+
+def _summary_row(ws: Any, label: str) -> int | None:
+    return next((c.row for c in ws["A"] if str(c.value or "") == label), None)
+
+
+def _write_summary_extras(ws: Any, evaluation: DesignEvaluation, flows: _Flows, cached: _Cached) -> None:
+    """The Summary's cheapest-option rows as formulas over Options (MIN of the horizon totals, of the run
+    costs, INDEX/MATCH for the name), the flip thresholds that are closed forms as formulas (utilization:
+    both NPVs are linear in u, u* = u − (NPV rival − NPV own) ÷ (S rival − S own), S the PV per unit of u;
+    the power price: owning's NPV is linear in it through the energy bill alone, p* = p · (1 + (NPV rival −
+    NPV own) ÷ PV energy)), each written where it gives the API's figure (to 1e-6: the API's are Brent roots),
+    and a visible note naming what stays a value."""
+    from openpyxl.styles import Alignment, Font
+
+    options, values = ws.parent["Options"], cached.values
+    last = len(evaluation.options) + 1
+
+    def at(col: str, r: int) -> Any:
+        return values.get("Options", {}).get(f"{col}{r}", options[f"{col}{r}"].value)
+
+    def cheapest(col: str) -> tuple[int, float] | None:
+        found = [(at(col, r), r) for r in range(2, last + 1) if isinstance(at(col, r), (int, float))]
+        return None if not found else min(found, key=lambda x: x[0])[::-1]
+
+    span = {c: f"Options!${c}$2:${c}${last}" for c in "AEFGJ"}
+    for col, rows in (  # over the horizon: the ranking's basis, the NPV of the cash flows (column J)
+        ("J", ("Cheapest option over the horizon", "Its cost over the horizon", "Its cost per GPU-hour")),
+        ("G", ("Cheapest option per run", "Its cost per run", None)),
+    ):
+        best = cheapest(col)
+        where = [_summary_row(ws, label) if label else None for label in rows]
+        if best is None or None in where[:2]:
+            continue
+        r, value = best
+        match = f"MATCH(MIN({span[col]}),{span[col]},0)"
+        # Over the horizon: ranked by NPV, its cost the option's total over the horizon (column E).
+        cost = (f"=INDEX({span['E']},{match})", at("E", r)) if col == "J" else (f"=MIN({span[col]})", value)
+        cells = [(where[0], f"=INDEX({span['A']},{match})", at("A", r)), (where[1], *cost)]
+        if where[2] is not None:
+            cells.append((where[2], f"=INDEX({span['F']},{match})", at("F", r)))
+        for row, formula, value in cells:
+            if _close(value, ws.cell(row=row, column=2).value):
+                cached.put(ws, row, 2, formula, value)
+    _write_flip_formulas(ws, evaluation, flows, cached)
+    verdict = evaluation.design_verdict or (evaluation.rival_cost.verdict if evaluation.rival_cost else None)
+    stale = [f.label for f in (verdict.flips if verdict else ()) if _summary_row(ws, FLIP_PREFIX + f.label)]
+    row = ws.max_row + 1
+    ws.cell(row=row, column=1, value="Not recalculated when Inputs change").font = Font(
+        bold=True, color="C00000"
+    )
+    note = ws.cell(row=row, column=2, value=STALE_NOTE.format(flips=", ".join(stale) or "none"))
+    note.data_type, note.font = "s", Font(color="C00000")
+    note.alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def _write_flip_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows, cached: _Cached) -> None:
+    """The utilization, power-price and rival's-rate flip thresholds as formulas (``_write_summary_extras``,
+    ``_rival_rate_flip``)."""
+    from openpyxl.utils import get_column_letter
+
+    verdict = evaluation.design_verdict or (evaluation.rival_cost.verdict if evaluation.rival_cost else None)
+    cash, summary = cached.values["Cash flows"], cached.values["Summary"]
+    b = {key: f"$B${r}" for key, r in SUMMARY_ROW.items()}
+    gap_v = summary[f"B{SUMMARY_ROW['saving']}"]
+    own_slope = flows.slope.get("own")
+    for flip in verdict.flips if verdict else ():
+        row = _summary_row(ws, FLIP_PREFIX + flip.label)
+        if row is None:
+            continue
+        if flip.name == "utilization" and own_slope:
+            first = ws.parent["Cash flows"][own_slope].column + 1
+            letters = [get_column_letter(first + j) for j in range(len(flows.column) - 1)]
+            npv = flows.npv_row
+            position = int(cash[flows.position_cell.replace("$", "")])
+            slopes = f"'Cash flows'!${letters[0]}${npv}:${letters[-1]}${npv}"
+            s_rent = f"INDEX({slopes},'Cash flows'!{flows.position_cell})"
+            s_rent_v = cash[f"{letters[position - 1]}{npv}"]
+            den, den_v = f"({s_rent}-'Cash flows'!{own_slope})", s_rent_v - cash[own_slope]
+            u, u_v = _ref("utilization"), _number(_inputs_value(ws.parent, "utilization", cached)) or 0.0
+            x, x_v = f"({u}-{b['saving']}/{den})", (u_v - gap_v / den_v) if den_v else None
+            low, high, low_v, high_v = "1E-9", "1", 1e-9, 1.0
+        elif flip.name == "on_prem.usd_per_kwh" and flows.energy_pv:
+            price_v = _number(_inputs_value(ws.parent, "usd_per_kwh", cached))
+            if price_v is None:
+                continue
+            p, e = _ref("usd_per_kwh"), flows.energy_pv
+            e_v = cash[e.split("!")[1].replace("$", "")]
+            den, den_v = e, e_v
+            x, x_v = f"({p}*(1+{b['saving']}/{e}))", price_v * (1 + gap_v / e_v) if e_v else None
+            low, high, low_v, high_v = f"1E-6*{p}", f"50*{p}", 1e-6 * price_v, 50 * price_v
+        elif flip.name.startswith("cloud.usd_per_node_hour.") and (
+            found := _rival_rate_flip(ws.parent, flows, cached, b["saving"], gap_v)
+        ):
+            den, den_v, x, x_v, low, high, low_v, high_v = found
+        else:
+            continue
+        value: Any = x_v if x_v is not None and low_v <= x_v <= high_v else NONE_SEARCHED
+        formula = f'=IF({den}=0,"{NONE_SEARCHED}",IF(AND({x}>={low},{x}<={high}),{x},"{NONE_SEARCHED}"))'
+        engine = NONE_SEARCHED if flip.threshold is None else flip.threshold
+        same = (
+            value == engine
+            if isinstance(value, str) or isinstance(engine, str)
+            else math.isclose(value, engine, rel_tol=1e-6, abs_tol=1e-9)
+        )
+        if same:
+            ws.cell(row=row, column=1, value=RECALCULATED_FLIP + flip.label)
+            cached.put(ws, row, 2, formula, value, _flip_format(flip.unit, flip.threshold or 0.0))
+
+
+def _rival_rate_flip(
+    wb: Any, flows: _Flows, cached: _Cached, saving: str, gap_v: float
+) -> tuple[Any, ...] | None:
+    """The rival's rate at which owning and the rival cost the same NPV: every bill of a rent option but its
+    storage and egress is proportional to its rate, and owning's lead-time rent is the rival's own column
+    when the rival is the option rented during the lead time, so the gap is linear in the rate p:
+    p* = p · (1 − (NPV rival − NPV own) ÷ K), K = (NPV rival − PV extra) − δ · (LPV rival − PV extra over
+    months 1..L), extra = storage and egress a month × (1 − t), δ = 1 when the lead-time option is the rival;
+    range [10⁻⁶ p, 20 p]. Returns (denominator, its value, p*, its value, low, high, their values)."""
+    from openpyxl.utils import get_column_letter
+
+    ws, cash = wb["Cash flows"], cached.values["Cash flows"]
+    header = [c.value for c in ws[1]]
+    if "Lead-time month (1: months 1..L)" not in header:
+        return None
+    mask = get_column_letter(header.index("Lead-time month (1: months 1..L)") + 1)
+    df = get_column_letter(ws[f"{flows.saving_column}1"].column - len(flows.column) - 1)
+    last, npv = flows.last_row, flows.npv_row
+    names = list(flows.column)[1:]
+    first, end = flows.column[names[0]], flows.column[names[-1]]
+    position, lead = (int(cash[c.replace("$", "")]) for c in (flows.position_cell, flows.lead_cell))
+    rival = flows.column[names[position - 1]]
+    c, at = "'Cash flows'!", f"'Cash flows'!{flows.position_cell}"
+    end_row = OPTION_ROW + len(names) - 1
+    price = f"INDEX(Inputs!$B${OPTION_ROW}:$B${end_row},{at})"
+    extra = f"INDEX(Inputs!$I${OPTION_ROW}:$I${end_row},{at})*(1-{_ref('tax_rate')})"
+    lpv = f"INDEX({c}${first}${npv + 5}:${end}${npv + 5},{at})"
+    delta = f"IF({c}{flows.lead_cell}={at},1,0)"
+    all_df = f"SUM({c}${df}$3:${df}${last})"
+    lead_df = f"SUMPRODUCT({c}${df}$2:${df}${last},{c}${mask}$2:${mask}${last})"
+    k = f"(({c}${rival}${npv}-{extra}*{all_df})-{delta}*({lpv}-{extra}*{lead_df}))"
+    inputs = wb["Inputs"]
+    price_v = float(inputs[f"B{OPTION_ROW + position - 1}"].value)
+    extra_v = float(inputs[f"I{OPTION_ROW + position - 1}"].value) * (
+        1 - float(_number(_inputs_value(wb, "tax_rate", cached)) or 0.0)
+    )
+    dfs = [cash[f"{df}{r}"] for r in range(2, last + 1)]
+    masks = [cash[f"{mask}{r}"] for r in range(2, last + 1)]
+    k_v = (cash[f"{rival}{npv}"] - extra_v * sum(dfs[1:])) - (1 if lead == position else 0) * (
+        cash[f"{rival}{npv + 5}"] - extra_v * sum(d * m for d, m in zip(dfs, masks, strict=True))
+    )
+    x, x_v = f"({price}*(1-{saving}/{k}))", price_v * (1 - gap_v / k_v) if k_v else None
+    return k, k_v, x, x_v, f"1E-6*{price}", f"20*{price}", 1e-6 * price_v, 20 * price_v
+
+
 COMMITMENT_COLUMNS = (
     Column("Option", width=36),
     Column("Kind"),
@@ -1518,6 +2002,107 @@ def commitments_table(evaluation: DesignEvaluation) -> Table | None:
     return Table(title="Commitments", columns=columns, rows=rows)
 
 
+def _write_commitment_formulas(ws: Any, evaluation: DesignEvaluation, cached: _Cached) -> None:
+    """The Commitments sheet's dollars as formulas over Inputs (issue #31), each written where its value at
+    the exported inputs is the API's (else the value stays, with a note). Owning: capex in the delivery month
+    L. A term option (engine/cashflow.py ``commitment_schedule``): month m ≥ 1 lies in the term starting
+    s = m − MOD(m − 1, T), billed (1 − F) · nodes · 730 · p · (1 + g)^((s − 1)/12) · (1 + overhead) while
+    s ≤ N; F of the next term's T months falls due at the end of month m when MOD(m, T) = 0 and m + 1 ≤ N;
+    committed = the row's sum; terms = CEILING(N / T); the last ends at CEILING(N / T) · T; due after the
+    horizon = the months past N (Inputs column E) × (1 − F) × the last term's monthly bill. The months shown
+    are the API's: a longer horizon on Inputs needs a new export."""
+    from openpyxl.comments import Comment
+    from openpyxl.utils import get_column_letter
+
+    verdict = evaluation.design_verdict
+    if verdict is None:
+        return
+    where = {o.key: (o.offering, o.pricing_model) for o in verdict.options}
+    rents: dict[tuple[str | None, str | None], tuple[int, _Rent]] = {
+        (r.offering, r.option.model): (i, r) for i, r in enumerate(_rents(evaluation))
+    }
+    header = [c.value for c in ws[1]]
+    first = len(COMMITMENT_COLUMNS) + 1
+    months = len(header) - len(COMMITMENT_COLUMNS)
+    n_v, nodes, hpm, n = (
+        _inputs_value(ws.parent, "months", cached),
+        _ref("nodes"),
+        _ref("hours_per_month"),
+        _ref("months"),
+    )
+    lead, capex = _ref("lead_time_months"), _ref("capex_usd")
+    g = _ref("cloud_price_change_per_year")
+    inputs = (
+        evaluation.first_cost.cashflow.inputs
+        if evaluation.first_cost and evaluation.first_cost.cashflow
+        else None
+    )
+    if inputs is None:
+        return
+    for row, c in enumerate(verdict.commitments, start=2):
+        cells: list[tuple[int, str, Any, str]] = []
+        if c.kind == "capex":
+            L = inputs.lead_time_months
+            cells.append((3, f"={capex}", inputs.capex_usd, USD))
+            cells.append((6, f"={lead}", L, INTEGER))
+            for m in range(months):
+                cells.append(
+                    (first + m, f"=IF({m}={lead},{capex},0)", inputs.capex_usd if m == L else 0.0, USD)
+                )
+        elif where.get(c.key) in rents:
+            i, rent = rents[where[c.key]]
+            o = OPTION_ROW + i
+            p, term, share, past, over = (f"Inputs!${x}${o}" for x in ("B", "C", "F", "E", "H"))
+            t_v, f_v = rent.option.term_months or 0, UPFRONT_SHARE[rent.option.upfront or "no_upfront"]
+            if not t_v:
+                continue
+
+            def bill(
+                start: str, start_v: int, p: str = p, over: str = over, rent: _Rent = rent
+            ) -> tuple[str, float]:
+                value = (
+                    inputs.nodes
+                    * 730
+                    * rent.option.usd_per_node_hour
+                    * (1 + inputs.cloud_price_change_per_year) ** ((start_v - 1) / 12)
+                    * (1 + rent.overhead)
+                )
+                return f"{nodes}*{hpm}*{p}*(1+{g})^((({start})-1)/12)*(1+{over})", value
+
+            values = []
+            for m in range(months):
+                s_v = m - (m - 1) % t_v if m >= 1 else 0
+                start = f"({m}-MOD({m}-1,{term}))"
+                monthly, monthly_v = bill(start, s_v)
+                upfront, upfront_v = bill(f"({m}+1)", m + 1)
+                value = ((1 - f_v) * monthly_v if m >= 1 and s_v <= n_v else 0.0) + (
+                    f_v * t_v * upfront_v if m % t_v == 0 and m + 1 <= n_v else 0.0
+                )
+                formula = (
+                    f"=IF(AND({m}>=1,{start}<={n}),(1-{share})*{monthly},0)"
+                    f"+IF(AND(MOD({m},{term})=0,{m}+1<={n}),{share}*{term}*{upfront},0)"
+                )
+                values.append(value)
+                cells.append((first + m, formula, value, USD))
+            terms_v = math.ceil(n_v / t_v)
+            last_start = (terms_v - 1) * t_v + 1
+            last_bill, last_bill_v = bill(f"(CEILING({n}/{term},1)-1)*{term}+1", last_start)
+            row_range = f"{get_column_letter(first)}{row}:{get_column_letter(first + months - 1)}{row}"
+            cells += [
+                (3, f"=SUM({row_range})", sum(values), USD),
+                (4, f"={term}", t_v, INTEGER),
+                (5, f"=CEILING({n}/{term},1)", terms_v, INTEGER),
+                (6, f"=CEILING({n}/{term},1)*{term}", terms_v * t_v, INTEGER),
+                (7, f"={past}*(1-{share})*{last_bill}", (terms_v * t_v - n_v) * (1 - f_v) * last_bill_v, USD),
+            ]
+        for col, formula, value, fmt in cells:
+            cell = ws.cell(row=row, column=col)
+            if not _close(value, _number(cell.value) if cell.value is not None else 0.0):
+                cell.comment = Comment(STALE, "ClusterDesigner")
+                continue
+            cached.put(ws, row, col, formula, value, fmt)
+
+
 def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> bytes:
     """The evaluation as an XLSX workbook, as bytes: Summary (the verdict first), Options, Assumptions,
     Sensitivity, Uncertainty, then Inputs, Cash flows (monthly, live formulas over Inputs) and Cash flows by
@@ -1538,10 +2123,16 @@ def design_export_xlsx(*, evaluation: DesignEvaluation | Mapping[str, Any]) -> b
     flows = _write_cash_flows(wb, evaluation, cached)
     if flows is not None:
         rows = _write_option_npvs(wb["Options"], evaluation, flows, cached)
+        _write_option_formulas(wb["Options"], evaluation, flows, cached)
         _write_summary_formulas(wb["Summary"], evaluation, flows, rows, cached)
+        _write_summary_extras(wb["Summary"], evaluation, flows, cached)
         commitments = commitments_table(evaluation)
         if commitments is not None:
             _write_sheet(wb.create_sheet("Commitments"), commitments)
+            _write_commitment_formulas(wb["Commitments"], evaluation, cached)
+    for title in ("Sensitivity", "Uncertainty"):
+        ws = wb[title]
+        ws.cell(row=ws.max_row + 1, column=1, value=f"Note: {STALE} when Inputs change").data_type = "s"
     design = evaluation.design
     wb.properties.title = design.name if design and design.name else "ClusterDesigner design"
     wb.properties.creator = "ClusterDesigner"

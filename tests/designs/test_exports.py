@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import openpyxl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -314,12 +315,17 @@ def test_real_engine_evaluation_round_trips_through_both_formats() -> None:
     evaluation = evaluate_spec(spec=spec, records=records)
     evaluation["design"] = {"id": 1, "name": "8 × 8 H200", "version": 1}
     rows = csv_blocks(design_export_csv(evaluation=evaluation))["Options"][1:]
-    xlsx = list(workbook(evaluation)["Options"].iter_rows(min_row=2))
+    # The XLSX Options figures are formulas over Inputs (issue #31); a reader that does not calculate
+    # (openpyxl's data_only, pandas) sees their cached values, the engine's figures to 1e-9.
+    data = design_export_xlsx(evaluation=evaluation)
+    xlsx = list(openpyxl.load_workbook(io.BytesIO(data), data_only=True)["Options"].iter_rows(min_row=2))
+    formulas = list(workbook(evaluation)["Options"].iter_rows(min_row=2))
     assert len(rows) == len(xlsx) == len(evaluation["options"]) >= 2
-    for row, cells, option in zip(rows, xlsx, evaluation["options"], strict=True):
-        # CSV keeps all 17 digits; openpyxl writes XLSX numbers with 16 significant digits ("%.16g").
+    for row, cells, written, option in zip(rows, xlsx, formulas, evaluation["options"], strict=True):
+        # CSV keeps all 17 digits.
         assert float(row[4]) == option["total_usd"] and float(row[7]) == option["days"]
-        assert cells[4].value == float(f"{option['total_usd']:.16g}")
-        assert cells[7].value == float(f"{option['days']:.16g}")
+        assert str(written[4].value).startswith("=") and str(written[7].value).startswith("=")
+        assert cells[4].value == pytest.approx(option["total_usd"], rel=1e-9)
+        assert cells[7].value == pytest.approx(option["days"], rel=1e-9)
     names = {r[0].value for r in workbook(evaluation)["Assumptions"].iter_rows(min_row=2)}
     assert len(names) == len(evaluation["assumptions"]) and "catalog.h200.bf16_dense_tflops" in names

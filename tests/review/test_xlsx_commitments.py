@@ -72,10 +72,14 @@ def test_the_xlsx_states_commitments_by_month_and_flip_thresholds_as_the_api(
         own["usd"], abs=1
     )
 
-    # The flip thresholds, values at the API's inputs, one Summary row each.
+    # The flip thresholds, one Summary row each: utilization, the power price and the rival's rate as formulas
+    # (closed forms,
+    # "recalculated"), the others values at the API's inputs (root-solved on the whole evaluation).
     summary = {r[0].value: (r[1].value, r[2].value) for r in book["Summary"].iter_rows(min_row=2)}
     flips = [f for f in verdict["flips"] if f["threshold"] is not None]
     assert flips, verdict["flips"]
     for flip in flips:
-        value, unit = summary[f"Flip threshold at the API's inputs: {flip['label']}"]
+        formula = flip["name"] in ("utilization", "on_prem.usd_per_kwh") or flip["name"].startswith("cloud.")
+        prefix = "Flip threshold (recalculated): " if formula else "Flip threshold at the API's inputs: "
+        value, unit = summary[f"{prefix}{flip['label']}"]
         assert value == pytest.approx(flip["threshold"], abs=1e-6) and unit == flip["unit"]
