@@ -68,6 +68,10 @@ class FrameworkProfile:
     sources: Mapping[str, str]
     attention_kernel: str = "fused"
     pipeline_grad_bytes: float = 0.0
+    # The MoE token dispatcher and expert-parallel all-to-all overlap the stack's published recipes run
+    # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
+    moe_dispatcher: str = "alltoall"
+    moe_a2a_overlap: bool = False
 
     @property
     def unrestricted(self) -> bool:
@@ -118,6 +122,11 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "attention_kernel": "Transformer Engine DotProductAttention, cuDNN fused attention backend "
                 "(NVTE_FUSED_ATTN, preferred on Hopper and Blackwell; Megatron-Core --attention-backend "
                 "auto)",
+                "moe_dispatcher": "alltoall without overlap: Megatron-Core's MoE README recommends "
+                "--moe-token-dispatcher-type alltoall for expert parallelism (the config's own default, "
+                "allgather, is meant for ep 1), and Megatron-Bridge's model providers set alltoall; "
+                "--overlap-moe-expert-parallel-comm is off unless a recipe sets it (NVIDIA/Megatron-LM "
+                "d98e8a64 transformer_config.py, megatron/core/transformer/moe/README.md)",
             },
         ),
         FrameworkProfile(
@@ -221,6 +230,8 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "9dec370): 4 B per parameter of the stage",
                 "attention_kernel": "torchtitan's attention is F.scaled_dot_product_attention, whose flash "
                 "backend is FlashAttention-2 (PyTorch sdpa_flash_attention)",
+                "moe_dispatcher": "torchtitan's expert parallelism exchanges tokens with "
+                "all_to_all_single (one copy per routed expert), not overlapped with compute",
             },
             pipeline_grad_bytes=4.0,
             attention_kernel="flash2",
