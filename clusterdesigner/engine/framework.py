@@ -29,6 +29,14 @@ SELECTIVE_OP = "op"
 DEFAULT_FRAMEWORK = "megatron-core"
 # training.attention_kernel: Transformer Engine's cuDNN fused attention, or FlashAttention-2.
 ATTENTION_KERNELS = ("fused", "flash2")
+# training.moe_dispatcher: Megatron-Core's --moe-token-dispatcher-type alltoall or allgather, or its flex
+# dispatcher with the deepep or hybridep backend (timing._moe_comm_layer).
+MOE_DISPATCHERS = ("alltoall", "allgather", "deepep", "hybridep")
+# The flex dispatcher's backends: one copy per destination GPU.
+FLEX_DISPATCHERS = ("deepep", "hybridep")
+# training.moe_load_balance (timing._moe_load_imbalance): dropless routing leaves the busiest
+# expert-parallel rank above the mean; token drop padded to capacity or forced balance does not.
+MOE_LOAD_BALANCES = ("dropless", "balanced")
 
 
 @dataclass(frozen=True, kw_only=True)

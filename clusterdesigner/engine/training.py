@@ -25,6 +25,9 @@ from clusterdesigner.engine.errors import (
 from clusterdesigner.engine.framework import (
     ATTENTION_KERNELS,
     DEFAULT_FRAMEWORK,
+    FLEX_DISPATCHERS,
+    MOE_DISPATCHERS,
+    MOE_LOAD_BALANCES,
     PROFILES,
     FrameworkProfile,
     profile,
@@ -120,12 +123,6 @@ from clusterdesigner.engine.workload import (
 
 PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused", "upcast")
-MOE_DISPATCHERS = ("alltoall", "allgather", "deepep", "hybridep")
-# How a MoE layer's routed experts are loaded (timing._moe_load_imbalance): dropless routing leaves the
-# busiest expert-parallel rank above the mean; token drop padded to capacity or forced balance does not.
-MOE_LOAD_BALANCES = ("dropless", "balanced")
-# Megatron-Core's flex dispatcher backends: one copy per destination GPU (timing._moe_comm_layer).
-FLEX_DISPATCHERS = ("deepep", "hybridep")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
 MAX_ETP = 1024
