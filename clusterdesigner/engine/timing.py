@@ -12,8 +12,10 @@ Communication uses ring collectives, 2(n−1)/n · bytes / bandwidth for all-red
 or all-gather), split hierarchically: the n ranks span k nodes with j ranks per node, so
 t = 2(j−1)/j · X / B_intra + 2(k−1)/k · X / (j · B_nic) (+ latency terms), where B_nic is the per-GPU NIC
 rate × the fabric's collective efficiency / oversubscription. Pipeline bubble (p−1)/v micro-batch slots
-(Narayanan 2021 Sec. 2.2). DP gradient reduction overlaps with the last micro-batch's backward; FSDP
-gathers overlap with each micro-batch's compute; CP ring exchange with attention.
+(Narayanan 2021 Sec. 2.2) with m ≥ p micro-batches per rank, (p − m) + (m − 1)/v with fewer. DP gradient
+reduction runs in Megatron-Core's buckets, each an NCCL ring or tree all-reduce, overlapped with the last
+micro-batch's backward but for the last bucket; FSDP gathers overlap with each micro-batch's compute; CP
+ring exchange with attention. The step waits for the slowest of its N ranks (STRAGGLER_CV).
 """
 
 from __future__ import annotations
@@ -1501,6 +1503,20 @@ def _activation_offload(
     return np.maximum(0.0, copy - n_stage * layer.fwd) + np.maximum(0.0, copy - n_stage * layer.bwd)
 
 
+def pipeline_bubble_slots(*, pp: FloatArray, v: FloatArray, m: FloatArray | IntArray) -> FloatArray:
+    """Idle time of a pipeline rank per step, in micro-batch times (one micro-batch through the rank's v
+    chunks), under 1F1B with v interleaved chunks and m micro-batches per rank.
+
+    With m ≥ p it is Narayanan et al. 2021's (p − 1)/v (Sec. 2.2.2). With fewer micro-batches than stages
+    a micro-batch's forward still crosses all p·v chunk stages in turn, one chunk time each, while each rank
+    has only m·v chunks of its own: the forward takes p·v + m − 1 chunk times, so the idle share is
+    (p·v + m − 1 − m·v) / v = (p − m) + (m − 1)/v micro-batch times (the same for the backward), which is
+    p − 1 without interleaving whatever m. Both: max(p − m, 0) + (min(m, p) − 1)/v."""
+    m_f = np.asarray(m, dtype=np.float64)
+    out: FloatArray = np.maximum(pp - m_f, 0.0) + (np.minimum(m_f, pp) - 1.0) / v
+    return out
+
+
 def _world(c: _Shape) -> FloatArray:
     """The ranks one step synchronises: tp · cp · dp · pp."""
     out: FloatArray = c.tp * c.cp * c.dp * c.pp
@@ -1512,7 +1528,8 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
 
     total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
             middle stage, or the last with the output layer)
-            + (p−1)/v · t_mb (bubble) + exposed DP/FSDP communication + optimizer update,
+            + bubble · t_mb (``pipeline_bubble_slots``: (p−1)/v with m ≥ p micro-batches per rank)
+            + exposed DP/FSDP communication + optimizer update,
             × (1 + STRAGGLER_CV · √(2 ln N)) for the slowest of the N ranks (``straggler``).
     """
     c = _shape(problem, lay)
@@ -1529,7 +1546,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
 
     offload = _activation_offload(c, lay, layer, stage.n_stage)
     per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload
-    bubble = (c.pp - 1) / c.v * per_mb
+    bubble = pipeline_bubble_slots(pp=c.pp, v=c.v, m=m) * per_mb
     synchronous = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
     straggler = synchronous * STRAGGLER_CV * expected_max_normal(_world(c))
     total = synchronous + straggler

@@ -134,3 +134,14 @@ def test_profiles_default_the_dispatcher_to_their_published_recipe() -> None:
         False,
         "dropless",
     )
+
+
+def test_interleaving_with_fewer_micro_batches_than_stages_idles_more_than_p_minus_1_over_v() -> None:
+    # p = 8 stages, v = 4 chunks: with m ≥ 8 micro-batches per rank, (8 − 1)/4 = 1.75 micro-batch times
+    # (Narayanan et al. 2021 Sec. 2.2.2). With m = 2 a micro-batch still crosses all 32 chunk stages, one
+    # chunk time each, while a rank has 2 × 4 = 8 chunks: (32 + 2 − 1 − 8)/4 = 6.25 = (8 − 2) + (2 − 1)/4.
+    # Without interleaving (v = 1) it is p − 1 = 7 whatever m.
+    slots = timing.pipeline_bubble_slots(
+        pp=np.array([8.0, 8.0, 8.0, 8.0]), v=np.array([4.0, 4.0, 1.0, 1.0]), m=np.array([16, 2, 16, 2])
+    )
+    assert slots.tolist() == pytest.approx([1.75, 6.25, 7.0, 7.0])
