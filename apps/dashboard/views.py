@@ -236,6 +236,19 @@ def _picker_context(spec: Any = None) -> dict[str, Any]:
             ("fused", "Transformer Engine fused attention (cuDNN)"),
             ("flash2", "FlashAttention-2 (flash-attn, PyTorch SDPA)"),
         ],
+        # training.moe_dispatcher / moe_load_balance (MoE models): blank keeps the framework's dispatcher and
+        # dropless routing (no key stored).
+        "moe_dispatcher_choices": [
+            ("", "The framework's default"),
+            ("alltoall", "All-to-all (NCCL)"),
+            ("allgather", "All-gather"),
+            ("deepep", "DeepEP (flex)"),
+            ("hybridep", "HybridEP (flex)"),
+        ],
+        "moe_load_balance_choices": [
+            ("", "Dropless (the busiest rank sets the pace)"),
+            ("balanced", "Balanced (token drop padded to capacity, or forced)"),
+        ],
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
         # training.precision: the recipes (engine/precision.py); training.optimizer: blank keeps Adam.
         "precision_choices": [(name, recipe.label) for name, recipe in PRECISION_RECIPES.items()],

@@ -447,6 +447,42 @@ def _moe_args(out: _Args, shape: Mapping[str, Any], layers: int) -> None:
         out.add("--moe-layer-freq", freq)
 
 
+# training.moe_dispatcher as Megatron-Core flags (transformer_config.py at NVIDIA/Megatron-LM d98e8a64:
+# moe_token_dispatcher_type allgather | alltoall | flex, moe_flex_dispatcher_backend deepep | hybridep).
+MOE_DISPATCHER_FLAGS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "alltoall": (("--moe-token-dispatcher-type", "alltoall"),),
+    "allgather": (("--moe-token-dispatcher-type", "allgather"),),
+    "deepep": (("--moe-token-dispatcher-type", "flex"), ("--moe-flex-dispatcher-backend", "deepep")),
+    "hybridep": (("--moe-token-dispatcher-type", "flex"), ("--moe-flex-dispatcher-backend", "hybridep")),
+}
+
+
+def _moe_exchange_args(out: _Args, training: Any, stack: FrameworkProfile, ep: int) -> None:
+    """The MoE token exchange the estimate timed: the dispatcher (the spec's, else the framework profile's,
+    always written since Megatron-Core's own default, allgather, is not what the estimate assumed); the
+    EP all-to-all overlap (megatron/core/transformer/moe/README.md: --overlap-moe-expert-parallel-comm
+    --delay-wgrad-compute); --moe-shared-expert-overlap; and balanced routing as token drop at capacity
+    factor 1.0 padded to capacity (--moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity),
+    Megatron-Core's default being dropless."""
+    dispatcher = training.moe_dispatcher or stack.moe_dispatcher
+    for flag, value in MOE_DISPATCHER_FLAGS[dispatcher]:
+        out.add(flag, value)
+    overlap = stack.moe_a2a_overlap if training.moe_a2a_overlap is None else training.moe_a2a_overlap
+    if overlap and ep > 1:
+        out.add("--overlap-moe-expert-parallel-comm")
+        out.add("--delay-wgrad-compute")
+    if training.moe_shared_expert_overlap:
+        out.add("--moe-shared-expert-overlap")
+    if training.moe_load_balance == "balanced":
+        out.add("--moe-expert-capacity-factor", 1.0)
+        out.add("--moe-pad-expert-input-to-capacity")
+    if training.moe_fp8_dispatch or training.moe_max_domains_per_token:
+        out.comments.append(
+            "moe_fp8_dispatch / moe_max_domains_per_token: set Megatron-Core's moe_dispatch_fwd_dtype and "
+            "--moe-router-num-groups / --moe-router-group-topk for the cluster's nodes by hand"
+        )
+
+
 def _attention_args(out: _Args, shape: Mapping[str, Any]) -> None:
     """Multi-head latent attention's widths (Megatron-LM arguments.py: --multi-latent-attention,
     --q-lora-rank, --kv-lora-rank, --qk-head-dim for the no-RoPE part, --qk-pos-emb-head-dim, --v-head-dim),
@@ -884,6 +920,8 @@ def _megatron_args(evaluation: DesignEvaluation, layout: Layout, gpn: int) -> tu
     _model_args(out, layout, shape, _pipeline_layout(evaluation, shape))
     _batch_args(out, layout, evaluation, int(shape["seq_len"]))
     _memory_lever_args(out, evaluation, layout.recompute)
+    if shape["experts"]:
+        _moe_exchange_args(out, _spec(evaluation).training, _stack(evaluation), layout.ep)
     _sharding_args(out, layout, gpn)
     _precision_args(out, _precision(evaluation), int(shape["layers"]))
     if _spec(evaluation).training.optimizer == "muon":

@@ -29,6 +29,14 @@ SELECTIVE_OP = "op"
 DEFAULT_FRAMEWORK = "megatron-core"
 # training.attention_kernel: Transformer Engine's cuDNN fused attention, or FlashAttention-2.
 ATTENTION_KERNELS = ("fused", "flash2")
+# training.moe_dispatcher: Megatron-Core's --moe-token-dispatcher-type alltoall or allgather, or its flex
+# dispatcher with the deepep or hybridep backend (timing._moe_comm_layer).
+MOE_DISPATCHERS = ("alltoall", "allgather", "deepep", "hybridep")
+# The flex dispatcher's backends: one copy per destination GPU.
+FLEX_DISPATCHERS = ("deepep", "hybridep")
+# training.moe_load_balance (timing._moe_load_imbalance): dropless routing leaves the busiest
+# expert-parallel rank above the mean; token drop padded to capacity or forced balance does not.
+MOE_LOAD_BALANCES = ("dropless", "balanced")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +76,10 @@ class FrameworkProfile:
     sources: Mapping[str, str]
     attention_kernel: str = "fused"
     pipeline_grad_bytes: float = 0.0
+    # The MoE token dispatcher and expert-parallel all-to-all overlap the stack's published recipes run
+    # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
+    moe_dispatcher: str = "alltoall"
+    moe_a2a_overlap: bool = False
 
     @property
     def unrestricted(self) -> bool:
@@ -118,6 +130,11 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "attention_kernel": "Transformer Engine DotProductAttention, cuDNN fused attention backend "
                 "(NVTE_FUSED_ATTN, preferred on Hopper and Blackwell; Megatron-Core --attention-backend "
                 "auto)",
+                "moe_dispatcher": "alltoall without overlap: Megatron-Core's MoE README recommends "
+                "--moe-token-dispatcher-type alltoall for expert parallelism (the config's own default, "
+                "allgather, is meant for ep 1), and Megatron-Bridge's model providers set alltoall; "
+                "--overlap-moe-expert-parallel-comm is off unless a recipe sets it (NVIDIA/Megatron-LM "
+                "d98e8a64 transformer_config.py, megatron/core/transformer/moe/README.md)",
             },
         ),
         FrameworkProfile(
@@ -221,6 +238,8 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "9dec370): 4 B per parameter of the stage",
                 "attention_kernel": "torchtitan's attention is F.scaled_dot_product_attention, whose flash "
                 "backend is FlashAttention-2 (PyTorch sdpa_flash_attention)",
+                "moe_dispatcher": "torchtitan's expert parallelism exchanges tokens with "
+                "all_to_all_single (one copy per routed expert), not overlapped with compute",
             },
             pipeline_grad_bytes=4.0,
             attention_kernel="flash2",

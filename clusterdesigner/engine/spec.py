@@ -25,7 +25,7 @@ from typing import Any
 from clusterdesigner.engine import bounds, defaults
 from clusterdesigner.engine import cost_request as cost
 from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
-from clusterdesigner.engine.framework import ATTENTION_KERNELS
+from clusterdesigner.engine.framework import ATTENTION_KERNELS, MOE_DISPATCHERS, MOE_LOAD_BALANCES
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 from clusterdesigner.engine.optimizer import OPTIMIZERS
@@ -124,6 +124,14 @@ TRAINING: Mapping[str, Rule] = {
     "attention_kernel": Rule("choice", choices=ATTENTION_KERNELS),
     # Expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size); absent: tp.
     "etp": _int(1, 1024),
+    # MoE token exchange (engine/timing.py _moe_comm_layer); absent: the framework profile's recipe.
+    "moe_dispatcher": Rule("choice", choices=MOE_DISPATCHERS),
+    "moe_a2a_overlap": Rule("bool"),
+    "moe_shared_expert_overlap": Rule("bool"),
+    "moe_fp8_dispatch": Rule("bool"),
+    "moe_max_domains_per_token": _int(0, 1024),
+    # dropless (the busiest expert-parallel rank sets the pace) or balanced; absent: dropless.
+    "moe_load_balance": Rule("choice", choices=MOE_LOAD_BALANCES),
     # Memory levers (engine/levers.py); names and ranges are checked by the training engine.
     "recompute_modules": Rule("list", items="text"),
     "activation_offload_layers": _int(0, 100_000),
@@ -528,6 +536,12 @@ class Training:
     framework: str | None = None  # engine/framework.py PROFILES; None: Megatron-Core
     attention_kernel: str | None = None  # "fused" or "flash2"; None: the framework profile's
     etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron-Core's default)
+    moe_dispatcher: str | None = None  # alltoall, allgather, deepep, hybridep; None: the framework's
+    moe_a2a_overlap: bool | None = None  # --overlap-moe-expert-parallel-comm; None: the framework's
+    moe_shared_expert_overlap: bool | None = None  # --moe-shared-expert-overlap
+    moe_fp8_dispatch: bool | None = None  # FP8 dispatch (DeepEP / moe_dispatch_fwd_dtype mxfp8)
+    moe_max_domains_per_token: int | None = None  # node-limited routing (--moe-router-group-topk)
+    moe_load_balance: str | None = None  # dropless or balanced (token drop padded / forced)
     recompute_modules: list[str] | None = None  # Megatron-Core's --recompute-modules
     activation_offload_layers: int | None = None  # --cpu-offloading-num-layers
     activation_offload_modules: list[str] | None = None  # --offload-modules (fine-grained offloading)

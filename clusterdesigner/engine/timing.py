@@ -12,8 +12,10 @@ Communication uses ring collectives, 2(n−1)/n · bytes / bandwidth for all-red
 or all-gather), split hierarchically: the n ranks span k nodes with j ranks per node, so
 t = 2(j−1)/j · X / B_intra + 2(k−1)/k · X / (j · B_nic) (+ latency terms), where B_nic is the per-GPU NIC
 rate × the fabric's collective efficiency / oversubscription. Pipeline bubble (p−1)/v micro-batch slots
-(Narayanan 2021 Sec. 2.2). DP gradient reduction overlaps with the last micro-batch's backward; FSDP
-gathers overlap with each micro-batch's compute; CP ring exchange with attention.
+(Narayanan 2021 Sec. 2.2) with m ≥ p micro-batches per rank, (p − m) + (m − 1)/v with fewer. DP gradient
+reduction runs in Megatron-Core's buckets, each an NCCL ring or tree all-reduce, overlapped with the last
+micro-batch's backward but for the last bucket; FSDP gathers overlap with each micro-batch's compute; CP
+ring exchange with attention. The step waits for the slowest of its N ranks (STRAGGLER_CV).
 """
 
 from __future__ import annotations
@@ -67,10 +69,10 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
 REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
-    ("hopper", "fp8"): 0.86,
+    ("hopper", "fp8"): 0.85,
     ("blackwell", "fp8"): 0.69,
-    ("cdna3", "fp8"): 0.82,
-    ("cdna4", "fp8"): 1.07,
+    ("cdna3", "fp8"): 0.83,
+    ("cdna4", "fp8"): 1.08,
 }
 REGIME_SOURCES: dict[tuple[str, str], str] = {
     ("hopper", "fp8"): "17 fit rows of H100 FP8 dense runs: NeMo 24.07, 25.02, 25.09 performance summaries, "
@@ -107,6 +109,32 @@ FUSED_ATTENTION_SOURCES: dict[str, str] = {
     "ModelZoo, MLPerf); cuDNN runs about 4x FA2 on B200 (flash-attention PR #2605, tritonbench PR #171)",
 }
 OVERLAP_PENALTY = 0.2
+# Seconds each pipeline chunk pass (one virtual stage's forward or backward of one micro-batch) adds on the
+# critical path beyond its compute and activation transfer: the schedule blocks on the chunk's receive
+# (Megatron-Core p2p_communication, batch_isend_irecv + wait), which drains the CPU's kernel-launch queue,
+# so the chunk's first kernels and the NCCL send/receive kernels start from an idle GPU. Paid 2·v times per
+# micro-batch, so it grows with interleaving. Fitted on the fit rows (bench/calibration_scale.py --fit-scale:
+# the median |error| of the fit rows with pp > 1 over 0-3 ms; see docs/training-engine.md).
+PP_CHUNK_FIXED_S = 0.0
+# The step waits for the slowest of its N ranks (every step ends in collectives over all of them). With each
+# rank's step time drawn with relative standard deviation STRAGGLER_CV (clock and power-management
+# variation between identical GPUs: 8 % mean performance spread across the GPUs of a cluster, Sinha et al.
+# SC22, arXiv:2208.11035; plus per-step jitter), the expected slowest is 1 + STRAGGLER_CV · √(2 ln N)
+# (``expected_max_normal``). Fitted on the fit rows with the chunk cost (bench/calibration_scale.py).
+STRAGGLER_CV = 0.0025
+# Megatron-Core's DDP buckets gradients by max(40,000,000, 1,000,000 · dp) parameters
+# (megatron/core/distributed/distributed_data_parallel.py at NVIDIA/Megatron-LM d98e8a64): each bucket is
+# its own all-reduce (or reduce-scatter), launched when its last gradient is ready, so every bucket pays the
+# collective's latency (``nccl_all_reduce_time``) and the last bucket (the first layers' gradients, ready
+# when backward ends) has no compute left to hide under.
+DP_BUCKET_PARAMS = 40_000_000.0
+# NCCL's tuner latencies, Simple protocol (src/graph/tuning.cc, NVIDIA/nccl 5067397): base per collective,
+# per NVLink hop of a ring and of a tree, per network hop.
+NCCL_BASE_LATENCY_S = 8.4e-6
+NCCL_NVLINK_RING_HOP_S = 3.4e-6
+NCCL_NVLINK_TREE_HOP_S = 4.0e-6
+NCCL_NET_HOP_LATENCY_S = 14.0e-6
+DP_BUCKET_PARAMS_PER_RANK = 1_000_000.0
 SCALEUP_BUSBW_EFFICIENCY = 0.80
 PCIE_BUSBW_EFFICIENCY = 0.75
 ELEMENTWISE_PASSES_HIDDEN = 16.0
@@ -126,8 +154,16 @@ MXFP8_BLOCK = 32.0
 # 7.0 %; integers 0-40 tried, with FUSED_ATTENTION_SPEEDUP["blackwell"] refitted with it), so the term also
 # carries what the code count misses (gather/scatter kernels below HBM speed, the router's small kernels
 # and their launches). The 12 check rows: 21.1 % → 13.5 % (docs/training-engine.md); 15.6 % → 11.2 % with
-# the refit.
-MOE_ROUTED_PASSES = 26.0
+# the refit. Refitted 26 -> 25 (fit rows 7.5 -> 7.1 %; 22-30 tried) once the dispatchers count DeepEP's NVLink
+# copies per destination GPU, the grouped GEMMs their half-empty last tile and the rows their routing
+# (training.moe_load_balance), with the losses of scale (STRAGGLER_CV, the bucketed DP all-reduce).
+MOE_ROUTED_PASSES = 25.0
+# Rows of one output tile of a grouped GEMM: DeepGEMM's contiguous-layout grouped GEMM aligns each expert's
+# token segment to its M block of 128 (deepseek-ai/DeepGEMM README, get_mk_alignment_for_contiguous_layout),
+# and CUTLASS / cuBLAS Hopper and Blackwell GEMMs tile M by 128; an expert's last tile is on average half
+# empty, so each expert computes GROUPED_GEMM_TILE_ROWS / 2 rows more than it is routed. It matters for small
+# experts on few tokens (fine-grained MoE at small micro-batches), not at thousands of rows per expert.
+GROUPED_GEMM_TILE_ROWS = 128.0
 ADAM_BYTES_PER_PARAM = 36.0
 # Muon's element-wise update reads and writes one FP32 moment fewer than Adam's (no variance): 36 − 8.
 MUON_BYTES_PER_PARAM = ADAM_BYTES_PER_PARAM - 8.0
@@ -222,6 +258,29 @@ TIMING_ASSUMPTIONS = (
         "~0.47 ms fixed cost = 31 ring steps × 15 µs (stas00/ml-engineering network benchmarks)",
     ),
     Assumption(
+        "straggler_cv",
+        STRAGGLER_CV,
+        "relative spread of one rank's step time",
+        "the step waits for the slowest of N ranks: × (1 + cv·√(2 ln N)); fitted on the fit rows of "
+        "runs.csv and runs_frontier.csv (bench/calibration_scale.py --fit-scale, 0-1.5 % tried); GPUs of "
+        "one SKU spread 8 % in performance across a cluster (Sinha et al. SC22, arXiv:2208.11035)",
+    ),
+    Assumption(
+        "pp_chunk_fixed_s",
+        PP_CHUNK_FIXED_S,
+        "s per pipeline chunk pass",
+        "the blocking receive before each virtual stage's forward or backward; fitted on the fit rows "
+        "(0-3 ms tried): 0, the measured rows do not ask for it",
+    ),
+    Assumption(
+        "dp_bucket_params",
+        DP_BUCKET_PARAMS,
+        "parameters per gradient bucket (at least 1M × dp)",
+        "Megatron-Core DDP bucket_size = max(40,000,000, 1,000,000 · dp) (distributed_data_parallel.py); "
+        "each bucket one NCCL all-reduce, ring or tree by NCCL's tuner latencies (8.4 µs base, 3.4/4.0 µs "
+        "per NVLink hop, 14 µs per network hop: src/graph/tuning.cc); the last bucket is not overlapped",
+    ),
+    Assumption(
         "overlap_penalty",
         OVERLAP_PENALTY,
         "of overlapped communication",
@@ -287,6 +346,31 @@ def ring_time(
         RING_STEP_LATENCY_S + latency_us * 1e-6
     )
     return np.where(size > 1, intra + inter, 0.0)
+
+
+def nccl_all_reduce_time(
+    *, nbytes: FloatArray, size: FloatArray, stride: FloatArray, problem: Problem
+) -> FloatArray:
+    """One all-reduce of ``nbytes`` over ``size`` ranks (j to a node over k nodes) as NCCL's tuner times it
+    and picks it: the faster of ring and tree, each the hierarchical bandwidth term of ``ring_time``,
+    2(j−1)/j · X / B_intra + 2(k−1)/k · X / (j · B_nic) (the double binary tree moves the same bytes), plus
+    its α latency with NCCL's Simple-protocol constants (src/graph/tuning.cc at NVIDIA/nccl 5067397:
+    baseLatencies 8.4 µs; hwLatencies NVLink ring 3.4 µs, tree 4.0 µs per hop, NET ring and tree 14 µs
+    per hop, plus the fabric's latency):
+    ring: 8.4 + 2(n − k) · 3.4 + 2(k − 1) · (14 + α_fabric) µs, i.e. 2(n − 1) steps;
+    tree: 8.4 + 2 · [(j − 1) · 4.0 + ⌈log2 k⌉ · (14 + α_fabric)] µs (up and down the tree).
+    At thousands of ranks the ring's latency grows with k and the tree's with log2 k, which is why NCCL
+    switches to the tree for the buckets of a large data-parallel group (NVLS / CollNet are not modelled)."""
+    j, k = group_span(stride=stride, size=size, gpus_per_node=problem.cluster.ring_unit_gpus)
+    bandwidth = 2.0 * (j - 1) / j * nbytes / intra_node_bandwidth(problem) + 2.0 * (k - 1) / k * nbytes / (
+        j * _nic_busbw(problem)
+    )
+    net_hop = NCCL_NET_HOP_LATENCY_S + problem.cluster.fabric.latency_us * 1e-6
+    ring = NCCL_BASE_LATENCY_S + 2.0 * (size - k) * NCCL_NVLINK_RING_HOP_S + 2.0 * (k - 1) * net_hop
+    tree = NCCL_BASE_LATENCY_S + 2.0 * (
+        (j - 1) * NCCL_NVLINK_TREE_HOP_S + np.ceil(np.log2(np.maximum(k, 1.0))) * net_hop
+    )
+    return np.where(size > 1, bandwidth + np.minimum(ring, tree), 0.0)
 
 
 def _nic_busbw(problem: Problem) -> float:
@@ -454,9 +538,14 @@ def _mlp_gemms(
     else:
         per_expert_tokens = tokens * model.top_k * c.ep / model.experts
         e_tp = tp
-    routed = local_experts * (
-        c.gemm(per_expert_tokens, h, e_up / e_tp)
-        + c.gemm(per_expert_tokens, model.expert_ffn_hidden / e_tp, h)
+    # Grouped GEMMs run in 128-row tiles: an expert's last tile is on average half empty
+    # (GROUPED_GEMM_TILE_ROWS), and under dropless routing the busiest rank sets the pace
+    # (``_moe_load_imbalance``).
+    tiled_tokens = per_expert_tokens + GROUPED_GEMM_TILE_ROWS / 2.0
+    routed = (
+        local_experts
+        * _moe_load_imbalance(c)
+        * (c.gemm(tiled_tokens, h, e_up / e_tp) + c.gemm(tiled_tokens, model.expert_ffn_hidden / e_tp, h))
     )
     shared_w = model.shared_experts * model.expert_ffn_hidden
     shared: FloatArray | float = 0.0
@@ -475,6 +564,30 @@ def _mlp_gemms(
         "shared_experts": share * shared,
     }
     return gemm_fwd, mlp_width, share * shared, modules
+
+
+def _moe_load_imbalance(c: _Shape) -> FloatArray | float:
+    """How far the busiest of the ep ranks' routed loads lies above the mean, as a factor (1 + excess).
+
+    ``balanced`` routing (token drop padded to capacity, Megatron-Core --moe-pad-expert-input-to-capacity,
+    or forced balance): every rank holds the mean load, 1. ``dropless``: with the router balanced on average
+    (auxiliary loss or DeepSeek's loss-free bias), one micro-batch's T = tokens · ep routed rows land on the
+    ep ranks as a multinomial draw, each rank's count ~ mean μ = tokens · top_k with σ = √μ, and the step
+    waits for the largest of ep counts, μ + σ·√(2 ln ep) (the expected maximum of n normal draws,
+    ``expected_max_normal``): excess = √(2 ln ep / (tokens · top_k)). Routing correlated across a sequence's
+    tokens only adds to it, so this is a lower bound, derived, not fitted."""
+    model = c.problem.model
+    if not model.is_moe or c.problem.training.moe_load_balance != "dropless":
+        return 1.0
+    rows = c.tokens * model.top_k
+    return 1.0 + expected_max_normal(c.ep) / np.sqrt(rows)
+
+
+def expected_max_normal(n: FloatArray | float) -> FloatArray:
+    """E[max of n standard normal draws] ≈ √(2 ln n) (Gumbel limit; Cramér 1946, Sec. 28.6), 0 for n ≤ 1."""
+    n_arr = np.asarray(n, dtype=np.float64)
+    out: FloatArray = np.sqrt(2.0 * np.log(np.maximum(n_arr, 1.0)))
+    return out
 
 
 def _moe_routed_elementwise(c: _Shape) -> FloatArray | float:
@@ -744,12 +857,20 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     copy_bytes = c.tokens * c.h / c.sp_div * _moe_a2a_bytes_per_element(training)
     top_k = float(model.top_k)
     nic = _nic_busbw(problem)
-    if training.moe_dispatcher == "deepep":
+    if training.moe_dispatcher in ("deepep", "hybridep"):
         domains_hit = k * (1.0 - (1.0 - 1.0 / k) ** top_k)
         if training.moe_max_domains_per_token:
             domains_hit = np.minimum(domains_hit, float(training.moe_max_domains_per_token))
         inter_copies = domains_hit * (k - 1) / k
-        intra_copies = top_k * (ep - 1) / ep
+        # One copy per destination GPU, not per expert: DeepEP's get_dispatch_layout marks
+        # is_token_in_rank[token, rank] and the fused dispatch sends each token once to every rank holding
+        # one of its experts (Megatron-Core fused_a2a.py, token_dispatcher.py _DeepepManager, d98e8a64).
+        # The token's top_k experts lie on ep·(1 − (1 − 1/ep)^top_k) distinct ranks, (ep−1)/ep of them off
+        # its own GPU (uniform routing), each reached over the scale-up link.
+        gpus_hit = ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
+        if training.moe_max_domains_per_token:
+            gpus_hit = np.minimum(gpus_hit, float(training.moe_max_domains_per_token) * j)
+        intra_copies = gpus_hit * (ep - 1) / ep
     else:
         inter_copies = top_k * (ep - j) / ep
         intra_copies = top_k * (j - 1) / ep
@@ -757,8 +878,10 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
         intra_copies * copy_bytes / intra_node_bandwidth(problem),
         inter_copies * copy_bytes / nic,
     )
-    raw = (model.moe_layers / model.layers) * np.where(ep > 1, a2a, 0.0)
-    if c.etp_given:
+    if training.moe_dispatcher == "allgather":
+        a2a = _moe_allgather_layer(c)
+    raw = (model.moe_layers / model.layers) * np.where(ep > 1, a2a, 0.0) * _moe_load_imbalance(c)
+    if c.etp_given and training.moe_dispatcher != "allgather":
         raw = raw + (model.moe_layers / model.layers) * _etp_token_gather(c)
     if training.moe_shared_expert_overlap and model.shared_experts:
         # The shared experts run while the tokens travel, forward and backward (3 × their forward GEMMs).
@@ -770,6 +893,19 @@ def _moe_comm_layer(c: _Shape, layer: _Layer, m: FloatArray) -> FloatArray | flo
     allowed = (ep > 1) & (c.rc != RECOMPUTE_FULL) & ((c.pp == 1) | (c.v > 1))
     overlapped = (1.0 - paired) * raw + paired * _exposed(raw, layer.fwd + layer.bwd)
     return np.where(allowed, overlapped, raw)
+
+
+def _moe_allgather_layer(c: _Shape) -> FloatArray:
+    """Megatron-Core's allgather dispatcher, one MoE layer and micro-batch: every rank all-gathers the
+    hidden states of its tp × ep group ([S/TP·B, H] → [S·B·EP, H]) and keeps the rows routed to its local
+    experts; the combine reduce-scatters them back (token_dispatcher.py, MoEAllGatherTokenDispatcher:
+    gather_from_sequence_parallel_region and reduce_scatter_to_sequence_parallel_region on tp_ep_group);
+    backward runs the pair reversed. Four rings (``ring_time``, factor 1) of tp·ep · tokens/sp · h BF16
+    elements over the tp·ep consecutive ranks: the traffic does not fall with top_k / experts, so it loses
+    to the all-to-all as ep grows."""
+    group = c.tp * c.ep
+    buffer_bytes = 2.0 * group * c.tokens / c.sp_div * c.h
+    return 4.0 * _ring(c, factor=1.0, nbytes=buffer_bytes, size=group, stride=np.ones_like(group))
 
 
 def _etp_token_gather(c: _Shape) -> FloatArray:
@@ -900,8 +1036,15 @@ _MOE_EXCHANGE_CONSTANTS = (
         "memory-bound passes over the routed copies per MoE layer forward",
         "permute/unpermute, the dispatcher's chunk sort, the combine's weighted sum and the FP8 cast of "
         "the top_k copies of each token (Megatron-Core moe_utils.py, token_dispatcher.py): about 8 "
-        "counted, 21 fitted on the MoE fit rows of runs_frontier.csv; balanced expert load (token drop "
-        "padded to capacity or forced balance; dropless imbalance not modelled)",
+        f"counted, {MOE_ROUTED_PASSES:g} fitted on the MoE fit rows of runs_frontier.csv (dropless "
+        "imbalance: moe_load_balance)",
+    ),
+    Assumption(
+        "grouped_gemm_tile_rows",
+        GROUPED_GEMM_TILE_ROWS,
+        "rows per grouped-GEMM tile; half a tile more per expert",
+        "DeepGEMM's contiguous grouped GEMM aligns each expert's rows to its 128-row M block "
+        "(deepseek-ai/DeepGEMM README); CUTLASS / cuBLAS Hopper and Blackwell tiles are 128 rows",
     ),
     Assumption(
         "moe_a2a_links_concurrent",
@@ -914,17 +1057,31 @@ _MOE_EXCHANGE_CONSTANTS = (
 )
 
 
+MOE_DISPATCHER_CODES = {"alltoall": 0, "deepep": 1, "hybridep": 2, "allgather": 3}
+
+
 def _moe_exchange_assumptions(training: Training) -> tuple[Assumption, ...]:
     return (
         *_MOE_EXCHANGE_CONSTANTS,
         Assumption(
             f"moe_dispatcher[{training.moe_dispatcher}]",
-            1.0 if training.moe_dispatcher == "deepep" else 0.0,
-            "1 = deepep, 0 = alltoall",
+            float(MOE_DISPATCHER_CODES[training.moe_dispatcher]),
+            "0 = alltoall, 1 = deepep, 2 = hybridep, 3 = allgather",
             "alltoall: Megatron-Core --moe-token-dispatcher-type alltoall, one copy per routed expert; "
-            "deepep: --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep, which 'removes "
-            "redundant tokens during cross-node communication' (megatron/core/transformer/moe/README.md); "
-            "DeepSeek-V3 (arXiv:2412.19437) Sec. 3.2.2: IB once per node, then NVLink forward",
+            "deepep / hybridep: --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep / "
+            "hybridep, which 'removes redundant tokens during cross-node communication' "
+            "(megatron/core/transformer/moe/README.md): DeepSeek-V3 (arXiv:2412.19437) Sec. 3.2.2, IB once "
+            "per node, then NVLink once per destination GPU (DeepEP's is_token_in_rank, fused_a2a.py); "
+            "allgather: every token of the tp x ep group gathered and reduce-scattered back "
+            "(MoEAllGatherTokenDispatcher)",
+        ),
+        Assumption(
+            f"moe_load_balance[{training.moe_load_balance}]",
+            1.0 if training.moe_load_balance == "dropless" else 0.0,
+            "1 = dropless, 0 = balanced",
+            "dropless: the busiest of ep ranks carries sqrt(2 ln ep / (tokens x top_k)) more than the mean "
+            "(multinomial routing of a balanced router, the expected maximum of ep normal draws; a lower "
+            "bound); balanced: token drop padded to capacity or forced balance, every rank the mean",
         ),
         Assumption(
             "moe_max_domains_per_token",
@@ -1058,7 +1215,8 @@ def _layout_slowest_stage(
 
 
 def _pp_p2p(c: _Shape) -> FloatArray:
-    """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes, over the NIC when
+    """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes, each chunk pass also
+    paying PP_CHUNK_FIXED_S, over the NIC when
     the tp × cp × dp ranks fill the ring unit (the node, or the NVL72 domain: the next stage is then on
     another node or rack), else over the scale-up link or inside the node."""
     cluster = c.problem.cluster
@@ -1070,7 +1228,9 @@ def _pp_p2p(c: _Shape) -> FloatArray:
     )
     act_bytes = 2.0 * c.tokens * c.h
     return np.where(
-        c.pp > 1, 2.0 * c.v * (act_bytes / c.sp_div / pp_bw + cluster.fabric.latency_us * 1e-6), 0.0
+        c.pp > 1,
+        2.0 * c.v * (act_bytes / c.sp_div / pp_bw + cluster.fabric.latency_us * 1e-6 + PP_CHUNK_FIXED_S),
+        0.0,
     )
 
 
@@ -1114,17 +1274,32 @@ def _held(problem: Problem, lay: Mapping[str, IntArray]) -> _Held:
 
 def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     """Gradient all-reduce over the dp × cp ranks (spaced tp apart; experts' over the ``_edp`` ranks,
-    spaced ``_expert_stride`` apart),
-    overlapped with the last micro-batch's backward; none under ZeRO-3/HSDP, which reduce-scatter dense and
-    expert gradients per micro-batch (``_fsdp``)."""
+    spaced ``_expert_stride`` apart), bucket by bucket (``_bucketed_all_reduce``), overlapped with the last
+    micro-batch's backward but for the last bucket, which starts when backward ends; none under
+    ZeRO-3/HSDP, which reduce-scatter dense and expert gradients per micro-batch (``_fsdp``)."""
     (trained, expert) = held.trained
     sh = held.sharding
     full_shard = (sh == SH_ZERO3) | (sh == SH_HSDP)
-    grad_bytes = c.problem.training.grad_bytes
     dpcp = c.dp * c.cp
-    dp_dense = _ring(c, factor=2.0, nbytes=trained * grad_bytes, size=dpcp, stride=c.tp)
-    dp_expert = _ring(c, factor=2.0, nbytes=expert * grad_bytes, size=_edp(c), stride=_expert_stride(c))
-    return np.where(full_shard, 0.0, _exposed(dp_dense + dp_expert, last_bwd))
+    dense_all, dense_last = _bucketed_all_reduce(c, params=trained, size=dpcp, stride=c.tp)
+    expert_all, expert_last = _bucketed_all_reduce(c, params=expert, size=_edp(c), stride=_expert_stride(c))
+    last = np.maximum(dense_last, expert_last)
+    return np.where(full_shard, 0.0, _exposed(dense_all + expert_all - last, last_bwd) + last)
+
+
+def _bucketed_all_reduce(
+    c: _Shape, *, params: FloatArray, size: FloatArray, stride: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(all buckets, the last bucket) seconds of a gradient all-reduce of ``params`` parameters over
+    ``size`` ranks, in buckets of B = max(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK · size) parameters
+    (Megatron-Core DDP): n = ⌈params / B⌉ collectives, each of params / n · grad_bytes bytes, each timed
+    as NCCL picks its algorithm, ring or tree (``nccl_all_reduce_time``: the α-β model of its tuner)."""
+    bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * size)
+    n = np.maximum(np.ceil(params / bucket), 1.0)
+    nbytes = params / n * c.problem.training.grad_bytes
+    one = nccl_all_reduce_time(nbytes=nbytes, size=size, stride=stride, problem=c.problem)
+    one = np.where(params > 0, one, 0.0)
+    return n * one, one
 
 
 def _fsdp(
@@ -1328,12 +1503,34 @@ def _activation_offload(
     return np.maximum(0.0, copy - n_stage * layer.fwd) + np.maximum(0.0, copy - n_stage * layer.bwd)
 
 
+def pipeline_bubble_slots(*, pp: FloatArray, v: FloatArray, m: FloatArray | IntArray) -> FloatArray:
+    """Idle time of a pipeline rank per step, in micro-batch times (one micro-batch through the rank's v
+    chunks), under 1F1B with v interleaved chunks and m micro-batches per rank.
+
+    With m ≥ p it is Narayanan et al. 2021's (p − 1)/v (Sec. 2.2.2). With fewer micro-batches than stages
+    a micro-batch's forward still crosses all p·v chunk stages in turn, one chunk time each, while each rank
+    has only m·v chunks of its own: the forward takes p·v + m − 1 chunk times, so the idle share is
+    (p·v + m − 1 − m·v) / v = (p − m) + (m − 1)/v micro-batch times (the same for the backward), which is
+    p − 1 without interleaving whatever m. Both: max(p − m, 0) + (min(m, p) − 1)/v."""
+    m_f = np.asarray(m, dtype=np.float64)
+    out: FloatArray = np.maximum(pp - m_f, 0.0) + (np.minimum(m_f, pp) - 1.0) / v
+    return out
+
+
+def _world(c: _Shape) -> FloatArray:
+    """The ranks one step synchronises: tp · cp · dp · pp."""
+    out: FloatArray = c.tp * c.cp * c.dp * c.pp
+    return out
+
+
 def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, FloatArray]:
     """Seconds per optimizer step, by part, and ``total``.
 
     total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
             middle stage, or the last with the output layer)
-            + (p−1)/v · t_mb (bubble) + exposed DP/FSDP communication + optimizer update.
+            + bubble · t_mb (``pipeline_bubble_slots``: (p−1)/v with m ≥ p micro-batches per rank)
+            + exposed DP/FSDP communication + optimizer update,
+            × (1 + STRAGGLER_CV · √(2 ln N)) for the slowest of the N ranks (``straggler``).
     """
     c = _shape(problem, lay)
     layer = _layer(c)
@@ -1349,8 +1546,10 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
 
     offload = _activation_offload(c, lay, layer, stage.n_stage)
     per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload
-    bubble = (c.pp - 1) / c.v * per_mb
-    total = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
+    bubble = pipeline_bubble_slots(pp=c.pp, v=c.v, m=m) * per_mb
+    synchronous = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
+    straggler = synchronous * STRAGGLER_CV * expected_max_normal(_world(c))
+    total = synchronous + straggler
     parts = {
         "compute": m * stage.compute,
         "recompute": m * stage.recompute,
@@ -1362,6 +1561,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         "dp_comm_exposed": dp_exposed + hsdp_exposed,
         "fsdp_comm_exposed": m * fsdp_mb,
         "optimizer": optimizer,
+        "straggler": straggler,
         "total": total,
     }
     if problem.training.activation_offload_layers or problem.training.activation_offload_modules:

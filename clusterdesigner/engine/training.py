@@ -25,6 +25,9 @@ from clusterdesigner.engine.errors import (
 from clusterdesigner.engine.framework import (
     ATTENTION_KERNELS,
     DEFAULT_FRAMEWORK,
+    FLEX_DISPATCHERS,
+    MOE_DISPATCHERS,
+    MOE_LOAD_BALANCES,
     PROFILES,
     FrameworkProfile,
     profile,
@@ -118,7 +121,6 @@ from clusterdesigner.engine.workload import (
 
 PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused", "upcast")
-MOE_DISPATCHERS = ("alltoall", "deepep")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
 MAX_ETP = 1024
@@ -396,8 +398,9 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile) -> dict[str, An
     }
 
 
-def _moe_knobs(tr: Mapping[str, Any], precision: str) -> dict[str, Any]:
-    """The mixture-of-experts token-exchange fields of Training."""
+def _moe_knobs(tr: Mapping[str, Any], precision: str, stack: FrameworkProfile) -> dict[str, Any]:
+    """The mixture-of-experts token-exchange fields of Training; the dispatcher and the all-to-all overlap
+    default to the framework profile's published recipe."""
     max_domains = (
         _whole(tr, "moe_max_domains_per_token", "training", maximum=MAX_MOE_DOMAINS_PER_TOKEN)
         if isinstance(tr.get("moe_max_domains_per_token", 0), bool) or tr.get("moe_max_domains_per_token", 0)
@@ -412,10 +415,11 @@ def _moe_knobs(tr: Mapping[str, Any], precision: str) -> dict[str, Any]:
             field="training.moe_fp8_dispatch",
         )
     return {
-        "moe_dispatcher": _choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, "alltoall"),
+        "moe_dispatcher": _choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, stack.moe_dispatcher),
+        "moe_load_balance": _choice(tr, "moe_load_balance", "training", MOE_LOAD_BALANCES, "dropless"),
         "moe_max_domains_per_token": max_domains,
         "moe_fp8_dispatch": fp8_dispatch,
-        "moe_a2a_overlap": _flag(tr, "moe_a2a_overlap", "training", False),
+        "moe_a2a_overlap": _flag(tr, "moe_a2a_overlap", "training", stack.moe_a2a_overlap),
         "moe_shared_expert_overlap": _flag(tr, "moe_shared_expert_overlap", "training", False),
     }
 
@@ -451,7 +455,7 @@ def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
         maximum=MAX_TRAINING["memory_headroom"],
     )
     knobs = _stack_knobs(tr, stack)
-    moe = _moe_knobs(tr, precision)
+    moe = _moe_knobs(tr, precision, stack)
     layout = None
     if tr.get("pipeline_layout") is not None:
         layout = parse_pipeline_layout(tr["pipeline_layout"], layers=model.layers, mtp_depth=model.mtp_depth)
@@ -945,10 +949,11 @@ def _moe_warnings(problem: Problem, values: Mapping[str, int]) -> list[str]:
             "moe_a2a_overlap is not taken: Megatron-Core overlaps the expert all-to-all only with ep > 1, "
             "without full recompute and, when pp > 1, with vpp > 1"
         )
-    if training.moe_max_domains_per_token and training.moe_dispatcher != "deepep":
+    if training.moe_max_domains_per_token and training.moe_dispatcher not in FLEX_DISPATCHERS:
         out.append(
-            "moe_max_domains_per_token changes no traffic with the alltoall dispatcher, which sends one "
-            "copy per routed expert; DeepEP (moe_dispatcher deepep) sends one per node"
+            f"moe_max_domains_per_token changes no traffic with the {training.moe_dispatcher} dispatcher, "
+            "which sends one copy per routed expert (alltoall) or every token (allgather); DeepEP and "
+            "HybridEP (moe_dispatcher deepep or hybridep) send one per node"
         )
     return out
 

@@ -62,6 +62,8 @@ class StepTime(JsonObject):
     dp_comm_exposed: float = 0.0
     fsdp_comm_exposed: float = 0.0
     optimizer: float = 0.0
+    # The wait for the slowest of the step's ranks (timing.STRAGGLER_CV).
+    straggler: float = 0.0
     # Exposed host-link copies of activation offload (layers or modules); absent when nothing is offloaded.
     activation_offload: float | None = field(default=None, metadata={"omit": True})
 

@@ -199,10 +199,14 @@ class Training:
     says whether they are prefetched under compute or waited for.
 
     Mixture-of-experts token exchange (``timing._moe_comm_layer``): ``moe_dispatcher`` is ``alltoall``
-    (Megatron-Core's NCCL all-to-all: one copy per routed expert) or ``deepep`` (DeepEP through
-    Megatron-Core's flex dispatcher: one copy per destination scale-up domain over the fabric, forwarded
-    over NVLink); ``moe_max_domains_per_token`` > 0 is node-limited routing (DeepSeek-V3's M = 4: each
-    token's experts lie in at most that many scale-up domains); ``moe_fp8_dispatch`` sends the forward
+    (Megatron-Core's NCCL all-to-all: one copy per routed expert), ``allgather`` (every token gathered over
+    the tp × ep ranks, reduce-scattered back), ``deepep`` or ``hybridep`` (Megatron-Core's flex dispatcher:
+    one copy per destination scale-up domain over the fabric, forwarded over NVLink once per destination
+    GPU); its default is the framework profile's. ``moe_load_balance`` ``dropless`` leaves the busiest
+    expert-parallel rank above the mean load (``timing._moe_load_imbalance``), ``balanced`` (token drop padded
+    to capacity, or forced balance) does not. ``moe_max_domains_per_token`` > 0 is node-limited routing
+    (DeepSeek-V3's M = 4: each token's experts lie in at most that many scale-up domains);
+    ``moe_fp8_dispatch`` sends the forward
     dispatch and the backward combine in FP8; ``moe_a2a_overlap`` hides the all-to-alls under another
     micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm);
     ``moe_shared_expert_overlap`` under the shared experts' GEMMs (--moe-shared-expert-overlap).
@@ -250,6 +254,7 @@ class Training:
     fsdp_collectives_per_layer: int = 1
     fsdp_overlap: bool = True
     moe_dispatcher: str = "alltoall"
+    moe_load_balance: str = "dropless"
     moe_max_domains_per_token: int = 0
     moe_fp8_dispatch: bool = False
     moe_a2a_overlap: bool = False

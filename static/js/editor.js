@@ -216,6 +216,12 @@
     var kernel = text("spec.workload.training.attention_kernel");
     if (kernel) spec.workload.training.attention_kernel = kernel;
     else delete spec.workload.training.attention_kernel;
+    // The MoE dispatcher and routing: blank leaves them to the framework profile and dropless (no key stored).
+    ["moe_dispatcher", "moe_load_balance"].forEach(function (k) {
+      var chosen = text("spec.workload.training." + k);
+      if (chosen) spec.workload.training[k] = chosen;
+      else delete spec.workload.training[k];
+    });
     // The optimizer: blank is Adam, the engine's default (no key stored).
     var optimizer = text("spec.workload.training.optimizer");
     if (optimizer) spec.workload.training.optimizer = optimizer;

@@ -149,10 +149,44 @@ def test_the_attention_kernel_is_the_frameworks_unless_chosen_and_a_chosen_one_i
     assert [v for v, s, _ in options if s] == ["flash2"]
 
 
-def test_an_unknown_attention_kernel_is_refused_on_its_field(alice: Any, demos: list[Any]) -> None:
+@pytest.mark.parametrize(("field", "value"), [("attention_kernel", "sdpa"), ("moe_dispatcher", "nccl")])
+def test_an_unknown_choice_is_refused_on_its_field(
+    alice: Any, demos: list[Any], field: str, value: str
+) -> None:
     design, client, _, initial = _opened(alice, demos)
-    initial["workload"]["training"]["attention_kernel"] = "sdpa"
+    initial["workload"]["training"][field] = value
     body = json.dumps({"version": design.version, "name": design.name, "spec": initial})
     response = client.patch(f"/api/v1/designs/{design.pk}/", body, content_type="application/json")
     assert response.status_code == 400, response.content
-    assert list(response.json()["error"]["fields"]) == ["spec.workload.training.attention_kernel"]
+    assert list(response.json()["error"]["fields"]) == [f"spec.workload.training.{field}"]
+
+
+DISPATCHER_SELECT = re.compile(r'<select id="f-moe-dispatcher"[^>]*>(.*?)</select>', re.S)
+BALANCE_SELECT = re.compile(r'<select id="f-moe-load-balance"[^>]*>(.*?)</select>', re.S)
+
+
+def test_the_moe_dispatcher_and_routing_are_the_frameworks_unless_chosen(
+    alice: Any, demos: list[Any]
+) -> None:
+    # Issue 33: blank keeps the profile's dispatcher (Megatron-Core: alltoall) and dropless routing, no key
+    # stored; a chosen one is stored and shown selected again.
+    design, client, _, initial = _opened(alice, demos)
+    page = client.get(f"/designs/{design.pk}/edit/").content.decode()
+    options = OPTION.findall(DISPATCHER_SELECT.search(page).group(1))  # type: ignore[union-attr]
+    assert [(v, bool(s)) for v, s, _ in options] == [
+        ("", True),
+        ("alltoall", False),
+        ("allgather", False),
+        ("deepep", False),
+        ("hybridep", False),
+    ]
+    balance = OPTION.findall(BALANCE_SELECT.search(page).group(1))  # type: ignore[union-attr]
+    assert [v for v, _, _ in balance] == ["", "balanced"]
+    assert "moe_dispatcher" not in initial["workload"]["training"]
+
+    initial["workload"]["training"]["moe_dispatcher"] = "deepep"  # what the select then sends
+    stored = _patch(client, design, initial)
+    assert stored["workload"]["training"]["moe_dispatcher"] == "deepep"
+    page = client.get(f"/designs/{design.pk}/edit/").content.decode()
+    options = OPTION.findall(DISPATCHER_SELECT.search(page).group(1))  # type: ignore[union-attr]
+    assert [v for v, s, _ in options if s] == ["deepep"]

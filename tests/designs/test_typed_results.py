@@ -17,11 +17,14 @@ from clusterdesigner.engine.training_result import TrainingEstimate
 # on H100/H200 and 1.7x on B200/GB200. Before: 32 H100 52.9335 days, MFU 0.4156, 19.1825 s; B200 14.8510,
 # 0.4343, 8.0728 s; 64 H100 27.7115, 0.3969, 10.0423 s; H200 32.2523, 0.4923, 7.7919 s. Layouts and memory
 # are unchanged.
+# Issue 33 moved the step times 0.8-1.0 % (the straggler term, 1 + 0.25 % · √(2 ln N), and the bucketed
+# gradient all-reduce with its last bucket exposed); before: 49.6168 d / 17.9805 s, 13.7551 / 7.4770,
+# 26.0047 / 9.4238, 29.2133 / 7.0577. Layouts and memory unchanged.
 DEMO_FIGURES = {
-    "70B on 1T tokens: 32 H100 nodes reserved": ((8, 4, 8, 1), 49.6168, 0.4434, 37.163, 17.9805),
-    "70B on 1T tokens: 48 B200 nodes on spot": ((8, 2, 24, 1), 13.7551, 0.4689, 44.014, 7.4770),
-    "70B on 1T tokens: 64 H100 nodes on-demand": ((8, 4, 16, 1), 26.0047, 0.4230, 35.577, 9.4238),
-    "8 × 8 H200 owned for 2 years vs AWS reserved": ((1, 1, 64, 2), 29.2133, 0.5435, 120.359, 7.0577),
+    "70B on 1T tokens: 32 H100 nodes reserved": ((8, 4, 8, 1), 50.0521, 0.4395, 37.163, 18.1383),
+    "70B on 1T tokens: 48 B200 nodes on spot": ((8, 2, 24, 1), 13.9207, 0.4633, 44.014, 7.5670),
+    "70B on 1T tokens: 64 H100 nodes on-demand": ((8, 4, 16, 1), 26.2619, 0.4188, 35.577, 9.5170),
+    "8 × 8 H200 owned for 2 years vs AWS reserved": ((1, 1, 64, 2), 29.4419, 0.5393, 120.359, 7.1129),
 }
 
 

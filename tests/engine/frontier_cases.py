@@ -257,10 +257,13 @@ def moe_exchange(row: dict[str, str]) -> dict[str, Any]:
     overlap_moe_expert_parallel_comm unset); Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (the
     Dispatcher column, '+1f1b overlap', DISPATCHER=hybridep and A2A_OVERLAP in the GB200 commands). The
     ``moe_routing`` column (token drop at capacity factor 1.0 padded to capacity, or forced load balance:
-    both give every expert the mean load) is recorded, not an input."""
+    both give every expert the mean load) is ``moe_load_balance`` balanced; a row silent on it keeps the
+    engine's default, dropless. ``hybridep`` is the ModelZoo GB200 commands' DISPATCHER=hybridep."""
     out: dict[str, Any] = {}
     if row["moe_dispatcher"]:
         out["moe_dispatcher"] = row["moe_dispatcher"]
+    if row["moe_routing"].startswith(("tokendrop", "forced")):
+        out["moe_load_balance"] = "balanced"
     for key in ("moe_a2a_overlap", "moe_shared_expert_overlap"):
         if row[key]:
             out[key] = row[key] == "1"

@@ -66,10 +66,13 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # H100 FP8 factor refits 0.96 → 0.86 on the same 17 fit rows; its check rows 8.3 % → 3.0 %.
         # Blackwell's fused attention (1.7x FA2's rates, fitted on the Blackwell fit rows with this factor and
         # timing.MOE_ROUTED_PASSES) refits 0.74 → 0.69; its 8 check rows 16.5 % without the factor → 9.3 %.
-        (("hopper", "fp8"), 0.083, 0.030),
-        (("blackwell", "fp8"), 0.165, 0.093),
+        # Issue 33's losses of scale (timing.STRAGGLER_CV, the bucketed NCCL all-reduce) and MoE dispatch
+        # refit the factors on the same fit rows: Hopper FP8 0.86 -> 0.85, CDNA 3 0.82 -> 0.83, CDNA 4 1.07 ->
+        # 1.08 (Blackwell stays 0.69); check rows 8.7 % -> 2.6 %, 15.5 % -> 9.0 %, 6.0 %, 11.1 % -> 1.0 %.
+        (("hopper", "fp8"), 0.087, 0.026),
+        (("blackwell", "fp8"), 0.155, 0.090),
         (("cdna3", "fp8"), 0.060, 0.060),
-        (("cdna4", "fp8"), 0.106, 0.006),
+        (("cdna4", "fp8"), 0.111, 0.010),
     ],
 )
 def test_check_rows_improve_with_the_factor_fitted_without_them(
@@ -90,7 +93,8 @@ def test_an_fp8_estimate_names_its_regime_factor_and_its_fit_rows() -> None:
     request["training"] = {**request["training"], "precision": "fp8"}
     r = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     named = {a["name"]: a for a in r["assumptions"]}
-    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.86  # 0.96 before training.attention_kernel
+    # 0.96 before training.attention_kernel, 0.86 before issue 33's straggler and bucketed all-reduce.
+    assert named["regime_efficiency[hopper/fp8]"]["value"] == 0.85
     assert "NeMo 24.07" in named["regime_efficiency[hopper/fp8]"]["source"]
     assert named["family_efficiency[hopper]"]["value"] == 0.75  # BF16 work (attention) keeps the family's
 
@@ -103,7 +107,8 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     # attention (training.attention_kernel) and its FP8 factor refits 0.96 → 0.86: 2.09 (−1.9 %); without the
     # regime factors +9.2 %. Since B200 times its fused attention too (1.7x FA2, fitted; Blackwell FP8 0.74 →
     # 0.69): +11.2 % (B200 −13.1 → −1.4 %, H100 −19.1 → −11.4 %), below the issue's 12-24 % but barely;
-    # without the regime factors +29 %.
+    # without the regime factors +29 %. With issue 33's losses of scale and the Hopper FP8 refit 0.86 -> 0.85:
+    # +11.8 % (B200 -2.0 %, H100 -12.3 %).
     import frontier_cases
 
     rows = {r["run_id"]: r for r in frontier_cases.load_rows()}
@@ -114,7 +119,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.112, abs=0.002)
+    assert ratio_error == pytest.approx(0.118, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),

@@ -200,16 +200,18 @@ def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target() -> 
     assert (len(scale), len(amd)) == (29, 13)
     scale_check = statistics.median(abs(e) for r, e in scale if not r.fit)
     assert sum(not r.fit for r, _ in scale) == 13
-    assert scale_check == pytest.approx(0.0595, abs=0.001) and scale_check <= 0.12
+    # 5.95 % before issue 33's straggler term and bucketed all-reduce (the thousands-of-GPU rows, already
+    # under-predicted, lose a little more).
+    assert scale_check == pytest.approx(0.0646, abs=0.001) and scale_check <= 0.12
     checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
     assert checks == [
-        ("mlperf50_lora70b_amd_mi300x", 0.149),
+        ("mlperf50_lora70b_amd_mi300x", 0.150),
         ("mlperf50_lora70b_smc_mi325x", -0.019),
-        ("mlperf51_llama8b_giga_mi355x", -0.006),
+        ("mlperf51_llama8b_giga_mi355x", -0.011),
         ("mlperf51_lora70b_amd_mi300x", 0.101),
-        ("mlperf51_lora70b_amd_mi355x", -0.008),
-        ("mlperf51_lora70b_smc_mi325x", 0.007),
-        ("mlperf51_lora70b_smc_mi355x", -0.005),
+        ("mlperf51_lora70b_amd_mi355x", -0.009),
+        ("mlperf51_lora70b_smc_mi325x", 0.008),
+        ("mlperf51_lora70b_smc_mi355x", -0.007),
     ]
 
 

@@ -177,7 +177,11 @@ def test_module_offload_over_a_slow_host_link_is_exposed() -> None:
     exposed = off["step_time_s"]["activation_offload"]
     micro_batches = 64 / 8
     assert 0 < exposed < micro_batches * 2 * 32 * 167_772_160 / 1e9
-    assert off["step_time_s"]["total"] == pytest.approx(base["step_time_s"]["total"] + exposed, rel=1e-9)
+    # The step waits for its slowest rank (timing.STRAGGLER_CV): the exposed copies are scaled with the rest,
+    # by 1 + cv·√(2 ln N), the same factor for both runs.
+    parts = off["step_time_s"]
+    slowest = 1 + parts["straggler"] / (parts["total"] - parts["straggler"])
+    assert parts["total"] == pytest.approx(base["step_time_s"]["total"] + exposed * slowest, rel=1e-9)
 
 
 @pytest.mark.parametrize(

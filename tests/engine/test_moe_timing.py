@@ -45,7 +45,9 @@ def _layout(**fields: Any) -> dict[str, Any]:
 
 
 def _a2a_of(model: str, nodes: int, batch_seqs: int, layout: dict[str, Any], **training: Any) -> float:
-    """The moe_all_to_all step part (s) of ``model`` on ``nodes`` HGX H100 nodes with a fixed layout."""
+    """The moe_all_to_all step part (s) of ``model`` on ``nodes`` HGX H100 nodes with a fixed layout;
+    balanced routing unless given, so that the traffic is the mean rank's (``_moe_load_imbalance`` apart)."""
+    training = {"moe_load_balance": "balanced", **training}
     request = {
         "model": {"preset": model},
         "training": {"tokens": 1e12, "global_batch_seqs": batch_seqs, **training},
@@ -125,10 +127,58 @@ def test_all_to_all_splits_between_nvlink_and_the_fabric() -> None:
 
 def test_deepep_crosses_the_fabric_once_per_remote_node() -> None:
     # A token's 2 experts hit 2 × (1 − (1 − 1/2)²) = 1.5 of the 2 nodes on average, 0.75 of them remote;
-    # NVLink carries every copy off the GPU, 2 × 7/8 (DeepSeek-V3 Sec. 3.2.2).
+    # NVLink carries one copy per destination GPU off its own (DeepEP's is_token_in_rank, Megatron-Core
+    # fused_a2a.py): 8 × (1 − (7/8)²) = 1.875 GPUs hit, × 7/8 = 1.641 off the GPU (not 2 × 7/8 = 1.75, one
+    # per expert). The NIC binds: 0.75 × 67.1 MB / 48 GB/s = 1.048 ms per layer.
     nic = 1.5 * 1 / 2 * COPY_BYTES / NDR400_BUSBW
-    nvlink = 2 * 7 / 8 * COPY_BYTES / NVLINK4_BUSBW
+    nvlink = 8 * (1 - (7 / 8) ** 2) * 7 / 8 * COPY_BYTES / NVLINK4_BUSBW
     assert _a2a_s(moe_dispatcher="deepep") == pytest.approx(LAYER_MB * max(nic, nvlink), rel=1e-9)  # 0.134 s
+    # HybridEP (the flex dispatcher's hybridep backend) sends the same copies.
+    assert _a2a_s(moe_dispatcher="hybridep") == pytest.approx(_a2a_s(moe_dispatcher="deepep"), rel=1e-12)
+
+
+def test_deepep_inside_one_domain_sends_one_copy_per_destination_gpu() -> None:
+    # DeepSeek-V3 on one HGX node, tp1 ep8 dp8: all 8 ep ranks on NVLink, no fabric. A token's top-8 experts
+    # (of 256, 32 per rank) lie on 8 × (1 − (7/8)^8) = 5.251 distinct ranks, 4.595 of them off its GPU;
+    # alltoall sends 8 × 7/8 = 7 copies, one per expert. So deepep / alltoall = 4.595 / 7 = 0.656.
+    layout = _layout(tp=1, dp=8, ep=8)
+    alltoall = _a2a_of("deepseek-v3", 1, 8, layout)
+    deepep = _a2a_of("deepseek-v3", 1, 8, layout, moe_dispatcher="deepep")
+    assert deepep / alltoall == pytest.approx(8 * (1 - (7 / 8) ** 8) * 7 / 8 / 7, rel=1e-9)
+
+
+def test_allgather_dispatcher_gathers_every_token_of_the_tp_ep_group() -> None:
+    # Megatron-Core's allgather dispatcher on the Mixtral layout above (tp 2 × ep 8 = 16 consecutive ranks,
+    # 8 per node over 2 nodes): four rings (all-gather and reduce-scatter, forward and backward) of a
+    # 16 × 8,388,608-element BF16 buffer = 268.4 MB each: 7/8 × X / 360 GB/s + 8 × 15 µs inside the node,
+    # 1/2 × X / (8 × 48 GB/s) + (15 + 5) µs across the two, per ring (hand ring_time, factor 1).
+    x = 2.0 * 16 * 4096 * 4096 / 2
+    ring = (
+        7 / 8 * x / NVLINK4_BUSBW + (16 - 2) * STEP_S + 1 / 2 * x / (8 * NDR400_BUSBW) + (STEP_S + FABRIC_S)
+    )
+    assert ring == pytest.approx(1.2320e-3, rel=1e-3)  # 0.652 + 0.210 + 0.350 + 0.020 ms
+    assert _a2a_s(moe_dispatcher="allgather") == pytest.approx(LAYER_MB * 4 * ring, rel=1e-9)  # 0.631 s
+    # 3.5 times the alltoall's 0.179 s: the gather does not shrink with top_k / experts.
+    assert _a2a_s(moe_dispatcher="allgather") > 2.9 * _a2a_s()
+
+
+def test_dropless_routing_waits_for_the_busiest_expert_parallel_rank() -> None:
+    # Mixtral on tp2 ep8: each rank routes 4,096 tokens × top 2 = 8,192 rows; the busiest of 8 ranks lies
+    # √(2 ln 8) = 2.039 standard deviations (√8,192 = 90.5 rows) above the mean: factor 1 + 2.039 / 90.5 =
+    # 1.02253 on the all-to-all (and the routed GEMMs); balanced routing (token drop padded to capacity, or
+    # forced balance) has none.
+    factor = 1 + np.sqrt(2 * np.log(8)) / np.sqrt(4096 * 2)
+    assert factor == pytest.approx(1.02253, abs=1e-5)
+    assert _a2a_s(moe_load_balance="dropless") == pytest.approx(_a2a_s() * factor, rel=1e-9)
+
+
+def test_rejects_an_unknown_dispatcher_naming_the_field() -> None:
+    with pytest.raises(InputError) as err:
+        _a2a_s(moe_dispatcher="nccl")
+    assert err.value.field == "training.moe_dispatcher"
+    with pytest.raises(InputError) as err:
+        _a2a_s(moe_load_balance="even")
+    assert err.value.field == "training.moe_load_balance"
 
 
 def test_fp8_dispatch_sends_the_forward_dispatch_and_backward_combine_in_fp8() -> None:
@@ -158,8 +208,8 @@ def _deepseek_a2a_s(**training: Any) -> float:
 
 def test_node_limited_routing_caps_the_remote_nodes_per_token() -> None:
     # alltoall: 8 × 56/64 = 7 remote copies per token. deepep: 8 × (1 − (7/8)^8) = 5.251 nodes hit, 4.595
-    # remote; with M = 4 (DeepSeek-V3), 4 × 7/8 = 3.5. The NIC binds each time (7.875 NVLink copies at 360
-    # GB/s take less than 3.5 at 48 GB/s).
+    # remote; with M = 4 (DeepSeek-V3), 4 × 7/8 = 3.5. The NIC binds each time (at most 7.4 NVLink copies,
+    # one per destination GPU, at 360 GB/s take less than 3.5 at 48 GB/s).
     alltoall = _deepseek_a2a_s()
     deepep = _deepseek_a2a_s(moe_dispatcher="deepep")
     limited = _deepseek_a2a_s(moe_dispatcher="deepep", moe_max_domains_per_token=4)

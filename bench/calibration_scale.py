@@ -1,0 +1,131 @@
+"""Check-row error overall, per regime, and its trend with scale (issue 33 items 1-2).
+
+    .venv/bin/python bench/calibration_scale.py [--fit] [--rows] [--fit-scale]
+
+Every predicted row of tests/engine/data/runs.csv and runs_frontier.csv (bench/calibration_fit.all_rows),
+split as declared (calibration_cases.fit_run_ids: every other row of a source, in file order). Prints, for
+the CHECK rows (``--fit``: the fit rows), the median and p90 of |error| overall and per regime (dense, MoE,
+FP8, BF16, Ampere, Hopper, Blackwell, AMD, ≥ 512 GPUs, long context, interleaved pipeline), and the slope of
+the signed error against log2(GPUs) by least squares, in percentage points per doubling. error = predicted /
+measured − 1 (tokens/s or TFLOP/s per GPU). Targets (issue 33): median ≤ 5 %, p90 ≤ 12 % overall, ≤ 8 %
+median per regime with ≥ 5 rows, slope within ±1 pp per doubling.
+
+``--fit-scale`` fits the two losses of scale that have no published figure to copy,
+timing.PP_CHUNK_FIXED_S (the fixed cost of one pipeline chunk pass) and timing.STRAGGLER_CV (the relative
+spread of one rank's step time), on the FIT rows only: the pair on a grid that minimises the fit rows'
+median |error|, with the fit rows' slope against log2(GPUs) printed beside it. The check rows never enter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests" / "engine")]
+
+from calibration_fit import Row, all_rows  # noqa: E402
+
+from clusterdesigner.engine import timing  # noqa: E402
+from clusterdesigner.engine.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
+
+CHUNK_GRID_S = (0.0, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3, 3e-3)
+CV_GRID = (0.0, 0.0025, 0.005, 0.0075, 0.01, 0.015)
+
+REGIMES: dict[str, Callable[[Row], bool]] = {
+    "dense": lambda r: not r.moe,
+    "moe": lambda r: r.moe,
+    "fp8": lambda r: r.precision.startswith("fp8") or r.precision.startswith("mxfp8"),
+    "bf16/fp16": lambda r: r.precision in ("bf16", "fp16"),
+    "ampere": lambda r: r.family == "ampere",
+    "hopper": lambda r: r.family == "hopper",
+    "blackwell": lambda r: r.family == "blackwell",
+    "amd": lambda r: r.family.startswith("cdna"),
+    "<= 64 gpus": lambda r: r.gpus <= 64,
+    "65-512 gpus": lambda r: 64 < r.gpus <= 512,
+    ">= 513 gpus": lambda r: r.gpus > 512,
+    "long context": lambda r: r.seq_len >= LONG_CONTEXT_TOKENS,
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def slope_per_doubling(items: list[tuple[Row, float]]) -> float:
+    """Least-squares slope of the signed error against log2(GPUs), as a fraction per doubling."""
+    xs = [math.log2(r.gpus) for r, _ in items]
+    ys = [e for _, e in items]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
+
+
+def residuals(rows: list[Row], *, fit: bool) -> list[tuple[Row, float]]:
+    return [(r, e) for r in rows if r.fit == fit and (e := r.error()) is not None]
+
+
+def summary(items: list[tuple[Row, float]]) -> str:
+    if not items:
+        return f"{0:4d}"
+    mags = [abs(e) for _, e in items]
+    signed = statistics.median(e for _, e in items)
+    return (
+        f"{len(items):4d} {100 * statistics.median(mags):7.1f}% {100 * percentile(mags, 0.9):7.1f}% "
+        f"{100 * signed:+7.1f}% {100 * slope_per_doubling(items):+8.2f}"
+    )
+
+
+def fit_scale(rows: list[Row]) -> tuple[float, float]:
+    """(PP_CHUNK_FIXED_S, STRAGGLER_CV) on the grid minimising the fit rows' median |error|."""
+    saved = timing.PP_CHUNK_FIXED_S, timing.STRAGGLER_CV
+    best: tuple[float, float, float] | None = None
+    try:
+        for chunk in CHUNK_GRID_S:
+            for cv in CV_GRID:
+                timing.PP_CHUNK_FIXED_S, timing.STRAGGLER_CV = chunk, cv
+                items = residuals(rows, fit=True)
+                med = statistics.median(abs(e) for _, e in items)
+                print(f"chunk {1e3 * chunk:4.2f} ms  cv {100 * cv:4.2f} %   {summary(items)}")
+                if best is None or med < best[0]:
+                    best = (med, chunk, cv)
+    finally:
+        timing.PP_CHUNK_FIXED_S, timing.STRAGGLER_CV = saved
+    assert best is not None
+    return best[1], best[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fit", action="store_true", help="report the fit rows instead of the check rows")
+    parser.add_argument("--rows", action="store_true", help="print every row's error")
+    parser.add_argument("--fit-scale", action="store_true", help="fit the chunk cost and straggler spread")
+    args = parser.parse_args()
+    if args.fit_scale:
+        chunk, cv = fit_scale(all_rows())
+        print(f"fitted: PP_CHUNK_FIXED_S = {chunk:g} s, STRAGGLER_CV = {cv:g}")
+        return
+    items = residuals(all_rows(), fit=args.fit)
+    print(f"{'fit' if args.fit else 'check'} rows (calibration_cases.fit_run_ids split)")
+    print(f"{'regime':14s} {'rows':>4s} {'|e| med':>8s} {'|e| p90':>8s} {'signed':>8s} {'pp/doubl':>8s}")
+    print(f"{'all':14s} {summary(items)}")
+    for name, test in REGIMES.items():
+        print(f"{name:14s} {summary([(r, e) for r, e in items if test(r)])}")
+    if args.rows:
+        for r, e in sorted(items, key=lambda t: t[0].gpus):
+            print(
+                f"  {r.run_id:28s} {r.family:9s} {r.precision:6s} {'moe' if r.moe else '   '} "
+                f"{r.gpus:6d} {100 * e:+7.1f}%"
+            )
+
+
+if __name__ == "__main__":
+    main()
