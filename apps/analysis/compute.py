@@ -108,11 +108,12 @@ def _priced_row(
     gpu_hour = None if priced is None else priced.usd_per_gpu_hour
     error = None
     if run is None:
-        label = model.replace("_", " ")
+        label = cost.MODEL_LABELS.get(model, model.replace("_", " "))
+        article = "an" if label[:1] in "aeiou" else "a"  # "an on-demand price", "a spot price"
         error = (
             f"{offering} has no {label} price"
             if offering
-            else f"no offering of {base['accelerator']} has a {label} price in the catalog"
+            else f"no offering of {base['accelerator']} has {article} {label} price in the catalog"
         )
     return SweepRow(
         **base,

@@ -79,7 +79,8 @@ def test_sweep_page_names_each_offering_and_lists_failed_rows(
     assert f"{len(rows) - len(failed)} of {len(rows)} combinations priced; {len(failed)} could not be" in body
     table = body.split('id="sweep-failed"')[1].split("</table>")[0]
     assert table.count("<tr>") == len(failed) + 1
-    assert "no offering of h100-sxm has a reserved 1y price in the catalog" in table
+    # The pricing model as people write it, with its article (issue #31: "has a on demand price").
+    assert "no offering of h100-sxm has a reserved 1-year price in the catalog" in table
     named = body.split('id="sweep-offerings"')[1].split("</table>")[0]
     assert "COREWEAVE 8x B200 node: $68.80/h (2026-09-01)" in named
     assert "AWS p6-b200.48xlarge: $68.36/h (2026-09-01)" in named
