@@ -58,7 +58,11 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
     if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
         raise ValueError(f"design {item['design']}'s evaluation holds no layout")
     column = tradeoffs.compare_column(
-        training=typed.training, options=evaluation["options"], cloud_choices=typed.cloud_choices
+        training=typed.training,
+        options=evaluation["options"],
+        cloud_choices=typed.cloud_choices,
+        # The best option is the one the rent-or-own verdict picks by NPV, as on the compare page.
+        verdict=typed.design_verdict,
     )
     cluster = item["spec"]["cluster"]
     return CompareRow(

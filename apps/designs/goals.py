@@ -92,8 +92,7 @@ def _verdict_choice(
     """The option the rent-or-own verdict picks by NPV (owning when it saves, else the rival), as its row of
     the options table; the first row when there is no verdict (owning alone)."""
     if design_verdict is not None:
-        key = "own" if design_verdict.winner == "own" else design_verdict.rival.key
-        found = next((o for o in options if o.get("key") == key), None)
+        found = next((o for o in options if o.get("key") == design_verdict.choice_key), None)
         if found is not None:
             return found
     return options[0] if options else None
