@@ -20,3 +20,34 @@ def test_every_stored_sweep_row_round_trips_through_sweep_row(
     for row in rows:  # key for key (jsonb keeps no key order; the engine test checks the written order)
         assert SweepRow.from_json(row).to_json() == row
     assert any("layout" in r for r in rows)
+
+
+def test_a_sweep_row_without_a_price_names_the_model_with_its_article() -> None:
+    # Issue #31 (d): "has a on demand price". The model as people write it (cost.MODEL_LABELS), with "an"
+    # before a vowel: "an on-demand price", "a reserved 1-year price", "a spot price".
+    from types import SimpleNamespace
+
+    from apps.analysis.compute import _priced_row
+
+    result = SimpleNamespace(
+        per_run=SimpleNamespace(usd={}, spot_effective_days=None, effective_days=None),
+        on_prem=SimpleNamespace(usd_per_gpu_hour=1.0, capex_usd=1.0),
+        cloud={},
+    )
+    train = SimpleNamespace(
+        chosen=SimpleNamespace(
+            time_to_train_days=2.0, mfu=0.4, parallelism=SimpleNamespace(to_json=lambda: {"tp": 8})
+        ),
+        summary=SimpleNamespace(model=SimpleNamespace(params=8e9)),
+    )
+    base = {"accelerator": "h100-sxm", "nodes": 2, "gpus": 16, "model": "m"}
+    errors = {
+        model: _priced_row(base, model, None, result, train)["error"]  # type: ignore[arg-type]
+        for model in ("on_demand", "reserved_1y", "spot")
+    }
+    assert errors == {
+        "on_demand": "no offering of h100-sxm has an on-demand price in the catalog",
+        "reserved_1y": "no offering of h100-sxm has a reserved 1-year price in the catalog",
+        "spot": "no offering of h100-sxm has a spot price in the catalog",
+    }
+    assert _priced_row(base, "on_demand", "aws-p5", result, train)["error"] == "aws-p5 has no on-demand price"  # type: ignore[arg-type]
