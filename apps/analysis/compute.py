@@ -81,7 +81,11 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
     if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
         raise ValueError(f"design {item['design']}'s evaluation holds no layout")
     column = tradeoffs.compare_column(
-        training=typed.training, options=evaluation["options"], cloud_choices=typed.cloud_choices
+        training=typed.training,
+        options=evaluation["options"],
+        cloud_choices=typed.cloud_choices,
+        # The best option is the one the rent-or-own verdict picks by NPV, as on the compare page.
+        verdict=typed.design_verdict,
     )
     cluster = item["spec"]["cluster"]
     return CompareRow(
@@ -131,11 +135,12 @@ def _priced_row(
     gpu_hour = None if priced is None else priced.usd_per_gpu_hour
     error = None
     if run is None:
-        label = model.replace("_", " ")
+        label = cost.MODEL_LABELS.get(model, model.replace("_", " "))
+        article = "an" if label[:1] in "aeiou" else "a"  # "an on-demand price", "a spot price"
         error = (
             f"{offering} has no {label} price"
             if offering
-            else f"no offering of {base['accelerator']} has a {label} price in the catalog"
+            else f"no offering of {base['accelerator']} has {article} {label} price in the catalog"
         )
     return SweepRow(
         **base,
@@ -153,7 +158,19 @@ def _priced_row(
         commitment_usd=None if run_cost is None else run_cost.commitment_per_term_usd,
         commitment_term_months=None if run_cost is None else run_cost.commitment_term_months,
         start_delay_days=None if run_cost is None else run_cost.start_delay_days,
+        npv_usd=_npv(result, model) if run is not None else None,
     ).to_json()
+
+
+def _npv(result: CostResult, model: str) -> float | None:
+    """The NPV of ``model``'s monthly cash flows (``own``: owning's) in the cost result, the rent-or-own
+    verdict's basis; None without cash flows."""
+    flows = result.cashflow
+    if flows is None or flows.own is None:
+        return None
+    if model == "own":
+        return flows.own.npv_usd
+    return next((r.npv_usd for r in flows.rent or () if r.name == model), None)
 
 
 def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[str, Any]]:

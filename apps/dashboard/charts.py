@@ -180,8 +180,9 @@ def step_time_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
 
 
 def cost_utilization_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
-    """Total cost over the horizon against utilization: owning and each cloud pricing model; break-even
-    points (from cost_vs_utilization's fixed + per-utilization line) marked."""
+    """Cost against utilization, owning and each chosen cloud pricing model, on the curves' basis (the NPV of
+    the monthly cash flows, the verdict's; an older result: the total over the horizon), with each stated
+    break-even marked where owning's line and that option's cross."""
     results = _cost_results(evaluation)
     many = len(results) > 1
     fig = go.Figure()
@@ -200,11 +201,12 @@ def cost_utilization_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
         fig.add_trace(_break_even_trace(marks))
     horizon = evaluation.spec_costs.get("horizon_years")
     span = f" over {horizon:g} year{'' if horizon == 1 else 's'}" if horizon else ""
+    npv = bool(results) and results[0][1].curves.basis is not None
     return _fig(
         fig,
-        title=f"Total cost{span} against utilization",
+        title=f"{'NPV of the monthly cash flows' if npv else 'Total cost'}{span} against utilization",
         x_title="Utilization (%)",
-        y_title="Total cost (USD)",
+        y_title="NPV of cash out (USD)" if npv else "Total cost (USD)",
         yaxis={"tickprefix": "$", "separatethousands": True},
     )
 
@@ -228,15 +230,23 @@ def _line_trace(
 def _break_even_marks(
     evaluation: DesignEvaluation, slug: str, result: CostResult, many: bool
 ) -> list[tuple[float, float, str]]:
-    """(utilization %, owning's total there, label) for each drawn pricing model's break-even in (0, 1]."""
+    """(utilization %, owning's cost there, label) for each drawn pricing model's break-even in (0, 1]: on
+    owning's NPV curve when the curves are NPVs (affine in u, so read off the curve's two ends exactly), else
+    on its annualised cost line (a result stored before)."""
     line = result.on_prem.cost_vs_utilization
+    curves = result.curves
     marks = []
     for model, be in result.break_even_utilization.items():
         value = be.utilization
         if value is None or not 0 < value <= 1 or not evaluation.chosen(slug, model):
             continue
         label = f"break-even vs {_pricing_label(slug, model, many, evaluation)}: {value * 100:.1f} %"
-        marks.append((value * 100, line.fixed_usd + line.per_utilization_usd * value, label))
+        if curves.basis is not None and len(curves.utilization) > 1:
+            (u0, *_, u1), (y0, *_, y1) = curves.utilization, curves.on_prem_usd
+            y = y0 + (y1 - y0) * (value - u0) / (u1 - u0)
+        else:
+            y = line.fixed_usd + line.per_utilization_usd * value
+        marks.append((value * 100, y, label))
     return marks
 
 

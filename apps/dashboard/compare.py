@@ -23,7 +23,7 @@ COMPARE_ROWS = [  # (label, attribute of ComparePageRow, better: "low" | "high" 
     ("Fits in memory", "fits", None, "yesno"),
     ("Option shown", "option", None, ""),
     ("Run cost (this option, one run)", "run_cost_usd", "low", "usd"),
-    ("Cost over the horizon (this option)", "total_usd", "low", "usd"),
+    ("Cost over the horizon, undiscounted (this option; owning: annualised)", "total_usd", "low", "usd"),
     ("Cost per GPU-hour (this option)", "usd_per_gpu_hour", "low", "usd2"),
     ("Days to train, expected (with failures and restarts)", "days", "low", "duration"),
     ("Days to train, failure-free", "days_failure_free", "low", "duration"),
@@ -119,8 +119,8 @@ class ComparePageRow:
 
 
 def compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> ComparePageRow:
-    """The design's column, showing the option asked for, else the design's first cloud choice, else
-    owning."""
+    """The design's column, showing the option asked for, else its rent-or-own verdict's rival (the
+    cheapest chosen rent option by NPV), else (no verdict) the design's first cloud choice, else owning."""
     result = selectors.evaluation_read(result=evaluation.result)
     training = result.training
     if training is None:
@@ -130,6 +130,7 @@ def compare_row(design: Design, evaluation: Evaluation, option_key: str | None) 
         options=[o.to_json() for o in result.options],
         cloud_choices=result.cloud_choices,
         option_key=option_key,
+        verdict=result.design_verdict,
     )
     shown = next((o for o in result.options if o.key == column.option_key), None)
     return ComparePageRow(

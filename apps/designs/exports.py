@@ -1490,22 +1490,29 @@ def _write_option_npvs(
     return rows
 
 
+# What a break-even cell says when the NPVs do not cross at any utilization a cluster can run at.
+NONE_IN_RANGE = "none in (0, 1]"
+
+
 def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cached: _Cached) -> None:
     """The utilization u* at which this pay-as-you-go option's NPV equals owning's: both are linear in u, so
     u* = u − (NPV rent − NPV own) / (S rent − S own), S the PV per unit of u (``_write_slopes``); the same
-    u* whatever the utilization cell holds (engine/cashflow.py ``_break_even``). "none" when the slopes are
-    equal."""
+    u* whatever the utilization cell holds (engine/cashflow.py ``break_even_utilization``). NONE_IN_RANGE
+    when the slopes are equal or u* lies outside (0, 1], as the API says null there."""
     values = cached.values["Cash flows"]
     rent = f"{flows.column[name]}{flows.npv_row}"
     own, s_own = flows.own_for[name]  # owning as this option's offering's result has it (its lead-time rent)
     s_rent = flows.slope[name]
     u = float(ws.parent["Inputs"][_ref("utilization").split("!")[1].replace("$", "")].value)
     slope = values[s_rent] - values[s_own]
-    value: Any = "none" if slope == 0 else u - (values[rent] - values[own]) / slope
+    value: Any = NONE_IN_RANGE if slope == 0 else u - (values[rent] - values[own]) / slope
+    if not isinstance(value, str) and not 0 < value <= 1:
+        value = NONE_IN_RANGE
     cf = "'Cash flows'!"
+    u_star = f"({_ref('utilization')}-({cf}{rent}-{cf}{own})/({cf}{s_rent}-{cf}{s_own}))"
     formula = (
-        f'=IF({cf}{s_rent}-{cf}{s_own}=0,"none",{_ref("utilization")}-({cf}{rent}-{cf}{own})'
-        f"/({cf}{s_rent}-{cf}{s_own}))"
+        f'=IF({cf}{s_rent}-{cf}{s_own}=0,"{NONE_IN_RANGE}",'
+        f'IF(OR({u_star}<=0,{u_star}>1),"{NONE_IN_RANGE}",{u_star}))'
     )
     cached.put(ws, row, col, formula, value, PERCENT)
 

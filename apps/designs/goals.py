@@ -1,4 +1,5 @@
-"""A design's goals (``spec.goals``: a deadline in days, a budget in USD per run) against its evaluation.
+"""A design's goals (``spec.goals``: a deadline in days, a budget in USD per run, a budget in USD of NPV over
+the horizon) against its evaluation, for the option the rent-or-own verdict picks.
 
 The sentences and the arithmetic are the engine's (clusterdesigner/engine/verdict.py); this module picks the
 numbers from an evaluation and, for a missed deadline, re-estimates the run on more nodes: the training
@@ -19,6 +20,7 @@ from clusterdesigner.engine import cost, cost_request, training, verdict
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.defaults import DAYS_PER_MONTH
+from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.resale import ResaleCurve
 
@@ -33,18 +35,23 @@ def goals_verdict(
     catalog: CatalogSpecs,
     resale: Sequence[ResaleCurve] = (),
     costs: Mapping[str, Any] | None = None,
+    design_verdict: DesignVerdict | None = None,
 ) -> dict[str, Any]:
     """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
 
-    The design's days are the cheapest option's expected days (``options[0]["days"]``: failures and
-    restarts included) when it has them, else the training estimate's failure-free ``time_to_train_days``.
-    The budget is checked on the cost per run (verdict.BUDGET_BASIS, stated in the result), with what
-    choosing the cheapest option commits beside it, read from ``costs`` (the cost results by offering).
+    The goals are checked for the option the rent-or-own verdict picks on the NPV of the monthly cash flows
+    (``design_verdict``: owning when it wins, else its rival), so that the goals and the verdict name the same
+    option (issue #31); without a design verdict (no rent option chosen) for ``options[0]``.
+    The design's days are that option's expected days (failures and restarts included) when it has them,
+    else the training estimate's failure-free ``time_to_train_days``. ``budget_usd`` is checked on the cost
+    per run (verdict.BUDGET_BASIS, stated in the result), with what choosing the option commits beside it,
+    read from ``costs`` (the cost results by offering); ``budget_npv_usd`` on the NPV of the option's cash out
+    over the horizon (verdict.BUDGET_NPV_BASIS).
     """
     goals = spec.get("goals") or {}
     deadline, budget = goals.get("deadline_days"), goals.get("budget_usd")
     nodes = int(spec["cluster"]["nodes"])
-    cheapest = options[0] if options else None
+    cheapest = _verdict_choice(options, design_verdict)
     if cheapest is not None and cheapest.get("days") is not None:
         basis, days = "expected", float(cheapest["days"])
     else:
@@ -72,8 +79,31 @@ def goals_verdict(
         option=cheapest["label"] if cheapest else "",
         days_basis=basis,
         **_commitment(cheapest, costs or {}),
+        budget_npv_usd=goals.get("budget_npv_usd"),
+        npv_usd=_npv_of(cheapest, design_verdict),
+        horizon_years=None if design_verdict is None else design_verdict.horizon_years,
     )
     return result.to_json()
+
+
+def _verdict_choice(
+    options: Sequence[dict[str, Any]], design_verdict: DesignVerdict | None
+) -> dict[str, Any] | None:
+    """The option the rent-or-own verdict picks by NPV (owning when it saves, else the rival), as its row of
+    the options table; the first row when there is no verdict (owning alone)."""
+    if design_verdict is not None:
+        found = next((o for o in options if o.get("key") == design_verdict.choice_key), None)
+        if found is not None:
+            return found
+    return options[0] if options else None
+
+
+def _npv_of(option: Mapping[str, Any] | None, design_verdict: DesignVerdict | None) -> float | None:
+    """The NPV of ``option``'s monthly cash flows in the design verdict (None without one)."""
+    if option is None or design_verdict is None:
+        return None
+    rows = [design_verdict.own, *design_verdict.options]
+    return next((r.npv_usd for r in rows if r.key == option.get("key")), None)
 
 
 def _commitment(option: Mapping[str, Any] | None, costs: Mapping[str, Any]) -> dict[str, Any]:

@@ -48,14 +48,19 @@ COST_HELP = {
     "used.",
     "cloud": "Each priced pricing model's bill over the horizon, by pricing model.",
     "cloud_unavailable": "Pricing models left out because they cannot finish the run, with why.",
-    "break_even_utilization": "By pricing model: the utilization at which owning and renting cost the same "
-    "(closed form, u* = (A − C)/(c − B)); outside (0, 1] one option wins everywhere, as meaning says.",
+    "break_even_utilization": "By pricing model: the utilization in (0, 1] at which owning and renting cost "
+    "the same NPV of their monthly cash flows (the verdict's basis, the one solver); null when one side is "
+    "cheaper at every utilization, as meaning says. A result stored before basis was written holds the "
+    "annualised closed form u* = (A − C)/(c − B).",
     "break_even_vs_on_demand_utilization": "A reservation: the utilization above which it costs less than "
     "on-demand (billed term years ÷ horizon × reserved ÷ on-demand price).",
-    "curves": "Cost over the horizon at 20 utilizations: utilization, on_prem_usd and <pricing model>_usd.",
+    "curves": "Cost at 20 utilizations (utilization, on_prem_usd and <pricing model>_usd) on basis: the NPV "
+    "of the monthly cash flows when a rent option is priced, else the cost over the horizon.",
     "per_run": "Days of one run with failures and restarts, and its cost with each option in its frame.",
     "cannot_finish": "Why no option can finish the run (goodput 0).",
-    "ranking": "Owning and each priced model, cheapest first over the whole horizon (one frame).",
+    "ranking": "Owning and each priced model, cheapest first in one frame: the NPV of the monthly cash flows "
+    "(total_usd holds it; the verdict's basis), or with no rent option priced owning's total over the whole "
+    "horizon; frame says which.",
     "cashflow": "Monthly cash flows of owning and each rent option, NPV, payback and IRR; only a note when "
     "no rent option is priced.",
     "npv_difference_usd": "NPV of the cheapest rent option − NPV of owning: > 0 when owning costs less.",
@@ -160,7 +165,7 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
 
 
 class CostCurvesSerializer(serializers.Serializer[Any]):
-    """Cost over the horizon at 20 utilizations; one <pricing model>_usd series per priced model."""
+    """Cost at 20 utilizations; one <pricing model>_usd series per priced model, on ``basis``."""
 
     utilization = serializers.ListField(child=serializers.FloatField())
     on_prem_usd = serializers.ListField(child=serializers.FloatField())
@@ -168,6 +173,13 @@ class CostCurvesSerializer(serializers.Serializer[Any]):
     reserved_1y_usd = serializers.ListField(child=serializers.FloatField(), required=False)
     reserved_3y_usd = serializers.ListField(child=serializers.FloatField(), required=False)
     spot_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+    savings_1y_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+    savings_3y_usd = serializers.ListField(child=serializers.FloatField(), required=False)
+    basis = serializers.CharField(
+        required=False,
+        help_text="What the series are: 'NPV of the monthly cash flows' (the verdict's basis); absent in a "
+        "result stored before it or without a rent option: the cost over the horizon, owning's annualised.",
+    )
 
 
 CostResultSerializer = serializer_for(cr.CostResult, "Cost")

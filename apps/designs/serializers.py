@@ -87,7 +87,7 @@ class RunEstimateSerializer(serializers.Serializer[Any]):
     days = serializers.FloatField(
         allow_null=True, help_text="None when it could not be estimated (see error)."
     )
-    run_cost_usd = serializers.FloatField(allow_null=True, help_text="The cheapest option's cost per run.")
+    run_cost_usd = serializers.FloatField(allow_null=True, help_text="The chosen option's cost per run.")
     error = serializers.CharField(allow_blank=True)
 
 
@@ -120,15 +120,35 @@ class BudgetCheckSerializer(serializers.Serializer[Any]):
     commitment = serializers.CharField(required=False, allow_blank=True)
 
 
+class HorizonBudgetCheckSerializer(serializers.Serializer[Any]):
+    budget_npv_usd = serializers.FloatField(help_text="goals.budget_npv_usd: the most the horizon may cost.")
+    status = serializers.CharField(help_text="meets | misses | unknown (no cash flows compared)")
+    npv_usd = serializers.FloatField(
+        allow_null=True, help_text="The NPV of the option's monthly cash out over the horizon."
+    )
+    margin_usd = serializers.FloatField(allow_null=True, help_text="budget − NPV; negative when over.")
+    option = serializers.CharField(allow_blank=True)
+    horizon_years = serializers.FloatField(allow_null=True)
+    message = serializers.CharField()
+    basis = serializers.CharField(help_text="What the figure is (verdict.BUDGET_NPV_BASIS).")
+
+
 class VerdictSerializer(serializers.Serializer[Any]):
     status = serializers.CharField(help_text="meets | misses | none (the design has no goals)")
     messages = serializers.ListField(child=serializers.CharField())
     days_basis = serializers.CharField(
-        help_text="expected (the cheapest option's days with failures and restarts) | failure_free"
+        help_text="expected (the option's days with failures and restarts) | failure_free"
     )
-    option = serializers.CharField(allow_blank=True, help_text="The cheapest option's label.")
+    option = serializers.CharField(
+        allow_blank=True,
+        help_text="The label of the option the goals are checked for: the one the rent-or-own verdict picks "
+        "by NPV (owning, or the cheapest chosen rent option).",
+    )
     deadline = DeadlineCheckSerializer(allow_null=True)
-    budget = BudgetCheckSerializer(allow_null=True)
+    budget = BudgetCheckSerializer(allow_null=True, help_text="goals.budget_usd, per run.")
+    budget_npv = HorizonBudgetCheckSerializer(
+        required=False, help_text="goals.budget_npv_usd, over the horizon on NPV (only when given)."
+    )
 
 
 class RankedOptionSerializer(serializers.Serializer[Any]):

@@ -101,7 +101,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
 
 def _cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
     """Where cost request ``index`` of the spec's :func:`cost_requests` came from in the spec."""
-    return design_spec.cost_paths(index if "cloud" in request else None)
+    return design_spec.cost_paths(index if (request.get("cloud") or {}).get("offering") else None)
 
 
 def _unknown_slugs(spec: Any) -> dict[str, list[str]]:
@@ -325,7 +325,13 @@ def evaluate_spec(
         "assumptions": _assumptions(spec, train, costs, records),
         "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
         "verdict": goals_verdict(
-            spec=spec, train=train, options=options, catalog=catalog, resale=resale, costs=costs
+            spec=spec,
+            train=train,
+            options=options,
+            catalog=catalog,
+            resale=resale,
+            costs=costs,
+            design_verdict=verdict,
         ),
     }
     if verdict is not None:

@@ -10,9 +10,10 @@ A spec is a JSON object (README, "Interfaces", Designs):
     costs:       {horizon_years, utilization, on_prem: {...},
                   cloud: [{offering, pricing_models, usd_per_node_hour?}],
                   cashflow?, uncertainty?, colocation?, storage?: cost-engine inputs by their engine names}
-    goals:       {deadline_days?, budget_usd?}, optional: a deadline for the training run in days and
-                 a budget in USD per run; the evaluation's ``verdict`` says whether the design meets
-                 them (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
+    goals:       {deadline_days?, budget_usd?, budget_npv_usd?}, optional: a deadline for the training
+                 run in days, a budget in USD per run and a budget in USD of NPV for the whole horizon; the
+                 evaluation's ``verdict`` says whether the design meets them, for the option the rent-or-own
+                 verdict picks (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
     serving:     optional: a serving request (docs/serving-engine.md) without model, accelerator and
                  gpus_per_node, which are the design's; the evaluation's ``serving`` is its estimate.
 """

@@ -41,6 +41,9 @@ class SweepRow(JsonObject):
     commitment_usd: float | None = omit()
     commitment_term_months: int | None = omit()
     start_delay_days: float | None = omit()  # owning: the lead time before the run can start
+    # The option's NPV of its monthly cash flows over the cost horizon: the rent-or-own verdict's basis,
+    # beside ``cost_usd`` (one run, undiscounted); None without cash flows (no rent option priced).
+    npv_usd: float | None = omit()
 
     @property
     def priced(self) -> bool:

@@ -44,6 +44,7 @@ import numpy as np
 
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.engine.json_object import JsonObject
+from clusterdesigner.engine.roots import root
 
 HOURS_PER_MONTH = 8760.0 / 12.0  # 730: the 365-day year the rest of the cost engine uses
 # IRS Publication 946, Table A-1: 5-year property, half-year convention (200 % declining balance).
@@ -503,8 +504,9 @@ def bridge_option(rent: Sequence[RentOption]) -> RentOption:
 def cash_flows(*, inputs: CashflowInputs, break_even: bool = True, irr: bool = True) -> CashflowResult:
     """Owning and every rent option month by month, NPV of each at the discount rate, and owning against the
     rent option of lowest NPV: the NPV difference (rent − own), the payback month (cumulative undiscounted
-    saving back to ≥ 0) and the IRR of the saving flows. Break-even utilization per pay-as-you-go option:
-    the u where both NPVs are equal (both are linear in u)."""
+    saving back to ≥ 0) and the IRR of the saving flows. Break-even utilization per rent option (pay-as-you-go
+    and term alike): the u in (0, 1] where both NPVs are equal (break_even_utilization, the one solver), None
+    where one side is cheaper throughout."""
     if not inputs.rent:
         raise InputError("no rent option to compare owning with", field="cloud.usd_per_node_hour")
     rate = inputs.discount_rate
@@ -522,7 +524,9 @@ def cash_flows(*, inputs: CashflowInputs, break_even: bool = True, irr: bool = T
         payback_month=_payback(saving),
         irr_per_year=irr_per_year(saving) if irr else None,  # irr=False: NPVs only (root finding, npv_basis)
         loan_payment_usd=payment,
-        break_even_utilization={o.model: _break_even(inputs, o) for o in inputs.rent if o.term_months <= 0}
+        break_even_utilization={
+            o.model: break_even_utilization(inputs=inputs, option=o.model) for o in inputs.rent
+        }
         if break_even
         else {},
         commitments=tuple(
@@ -538,19 +542,53 @@ def power_usd_per_month(inputs: CashflowInputs) -> float:
     return inputs.power_full_usd_per_month * (idle + (1.0 - idle) * inputs.utilization)
 
 
-def _npv_gap(inputs: CashflowInputs, option: RentOption, utilization: float) -> float:
-    at = replace(inputs, utilization=utilization)
-    rent = _npv(rent_flows(inputs=at, option=option), at.discount_rate)
+# The lower end of the utilization bracket the break-even is solved in: (0, 1], 0 excluded (no run at all).
+BREAK_EVEN_LOW = 1e-9
+
+
+def npv_gap(*, inputs: CashflowInputs, option: str, utilization: float | None = None) -> float:
+    """NPV(``option``) − NPV(own) of the monthly cash flows (> 0: owning costs less), at ``utilization`` when
+    given, else the inputs' own; the same NPVs cash_flows reports (owning's lead-time rent included)."""
+    at = inputs if utilization is None else replace(inputs, utilization=utilization)
+    chosen = next((o for o in at.rent if o.model == option), None)
+    if chosen is None:
+        raise InputError(f"no rent option {option!r} to compare owning with", field="cloud.pricing_models")
+    rent = _npv(rent_flows(inputs=at, option=chosen), at.discount_rate)
     own, _ = own_flows(inputs=at, lead_rent=rent_flows(inputs=at, option=bridge_option(at.rent)))
     return rent - _npv(own, at.discount_rate)
 
 
-def _break_even(inputs: CashflowInputs, option: RentOption) -> float | None:
-    """u* where NPV(rent) = NPV(own): the gap rent − own is linear in u, so two points fix it."""
-    g0, g1 = _npv_gap(inputs, option, 0.0), _npv_gap(inputs, option, 1.0)
-    if abs(g1 - g0) < 1e-9:
-        return None
-    return -g0 / (g1 - g0)
+def npvs_at(*, inputs: CashflowInputs, utilization: float) -> tuple[float, dict[str, float]]:
+    """(NPV of owning, NPV of each rent option by model) at ``utilization``, everything else as given: the
+    figures cash_flows reports there (the cost-against-utilization curves on the verdict's basis)."""
+    at = replace(inputs, utilization=utilization)
+    rate = at.discount_rate
+    rents = {o.model: _npv(rent_flows(inputs=at, option=o), rate) for o in at.rent}
+    own, _ = own_flows(inputs=at, lead_rent=rent_flows(inputs=at, option=bridge_option(at.rent)))
+    return _npv(own, rate), rents
+
+
+def break_even_utilization(*, inputs: CashflowInputs, option: str) -> float | None:
+    """The utilization u in (0, 1] at which NPV(own) = NPV(``option``), solved on the monthly cash flows (the
+    one solver: engine/roots.py); None when one side is cheaper at every utilization in (0, 1] — never a
+    crossing outside it, which no cluster can run at.
+
+    Both NPVs are affine in u (energy = full · (idle + (1 − idle) · u); a pay-as-you-go bill = nodes · 730 h ·
+    u · price; a reservation's bill does not depend on u), so the root is unique when it exists."""
+    return root(
+        gap=lambda u: npv_gap(inputs=inputs, option=option, utilization=u), low=BREAK_EVEN_LOW, high=1.0
+    )
+
+
+def break_even_meaning(*, inputs: CashflowInputs, option: str, utilization: float | None) -> str:
+    """Which side is cheaper where, in words, on the NPV of the monthly cash flows: "owning is cheaper above
+    26.9% utilization", or "owning is cheaper at every utilization in (0, 1]" when there is no crossing."""
+    low = npv_gap(inputs=inputs, option=option, utilization=BREAK_EVEN_LOW)
+    high = npv_gap(inputs=inputs, option=option, utilization=1.0)
+    if utilization is None:
+        own_wins = low + high > 0  # the same sign at both ends
+        return f"{'owning' if own_wins else 'renting'} is cheaper at every utilization in (0, 1]"
+    return f"owning is cheaper {'above' if high > low else 'below'} {utilization:.1%} utilization"
 
 
 @dataclass(frozen=True)

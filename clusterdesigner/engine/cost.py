@@ -25,7 +25,9 @@ from clusterdesigner.engine.cashflow import (
     RentOption,
     cash_flows,
     monte_carlo,
+    npvs_at,
 )
+from clusterdesigner.engine.cashflow import break_even_meaning as cashflow_break_even_meaning
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.cost_request import (
     FINANCE_LINES,
@@ -43,6 +45,7 @@ from clusterdesigner.engine.cost_request import (
 from clusterdesigner.engine.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.defaults import cost_assumptions as default_assumptions
+from clusterdesigner.engine.design_verdict import BASIS as NPV_BASIS
 from clusterdesigner.engine.errors import EngineError, FieldPaths, named_by
 from clusterdesigner.engine.failures import FailureResult, failure_model
 from clusterdesigner.engine.findings import (
@@ -142,6 +145,9 @@ SENSITIVE = (
 )
 
 # The tornado's inputs as a sentence names them (the verdict's "assumptions that move the answer most").
+# What a cost result's break-even utilization is solved on (older results: the annualised closed form).
+BREAK_EVEN_BASIS = "NPV of the monthly cash flows, u in (0, 1]"
+
 SENSITIVE_LABELS: Mapping[str, str] = {
     "utilization": "utilization",
     "on_prem.server_usd": "the server price",
@@ -911,6 +917,44 @@ def _cashflow(v: Mapping[str, Any], core: Mapping[str, Any], uncertainty: bool =
     }
 
 
+def _npv_break_evens(cashflow: Mapping[str, Any]) -> dict[str, Any]:
+    """Each priced model's break-even utilization with owning on the verdict's basis: the u in (0, 1] where
+    the NPVs of the monthly cash flows are equal, from the cash-flow result (the one solver), with what it
+    means in words. Never a crossing outside (0, 1] (issue #31: a reservation's annualised cost line crossed
+    owning's at 3,151 % utilization)."""
+    inputs = CashflowInputs.from_json(cashflow["inputs"])
+    out: dict[str, Any] = {}
+    for model, u_star in cashflow["break_even_utilization"].items():
+        out[model] = {
+            "utilization": u_star,
+            "meaning": cashflow_break_even_meaning(inputs=inputs, option=model, utilization=u_star),
+            "formula": f"NPV(own) = NPV({MODEL_LABELS.get(model, model)}) of the monthly cash flows, solved"
+            " for the utilization u in (0, 1]; none when one side is cheaper throughout",
+            "basis": BREAK_EVEN_BASIS,
+        }
+    return out
+
+
+def _npv_curves(cashflow: Mapping[str, Any], grid: Sequence[float]) -> dict[str, Any]:
+    """The cost-against-utilization curves on the verdict's basis: owning's NPV and each priced model's NPV
+    of the monthly cash flows at each utilization of ``grid`` (both affine in u, so the lines cross exactly
+    at the stated break-even utilization)."""
+    inputs = CashflowInputs.from_json(cashflow["inputs"])
+    own: list[float] = []
+    rent: dict[str, list[float]] = {o.model: [] for o in inputs.rent}
+    for u in grid:
+        own_npv, rent_npv = npvs_at(inputs=inputs, utilization=float(u))
+        own.append(own_npv)
+        for model, npv in rent_npv.items():
+            rent[model].append(npv)
+    return {
+        "utilization": list(grid),
+        "on_prem_usd": own,
+        **{f"{m}_usd": ys for m, ys in rent.items()},
+        "basis": NPV_BASIS,
+    }
+
+
 def _resale_json(v: Mapping[str, Any], inputs: CashflowInputs) -> dict[str, Any]:
     """The horizon's resale: market value (the catalog series at the owned age), the request's, or the book
     value fallback; with its source, the series' date and the dollars received."""
@@ -924,13 +968,21 @@ def _resale_json(v: Mapping[str, Any], inputs: CashflowInputs) -> dict[str, Any]
     }
 
 
-def _ranking(core: Mapping[str, Any]) -> dict[str, Any]:
-    """Options cheapest first in one frame, the whole horizon (owning's annualised total, each rent option's
-    bill over the horizon): never per-run and horizon figures mixed in one ranking."""
-    totals = {"on_prem": float(core["on_prem"]["total_usd"])}
-    totals.update({m: float(c["total_usd"]) for m, c in core["cloud"].items()})
+def _ranking(core: Mapping[str, Any], cashflow: Mapping[str, Any]) -> dict[str, Any]:
+    """Options cheapest first in one frame: the NPV of each option's monthly cash flows, the verdict's basis
+    (issue #31: the ranking, the verdict and the break-even on one basis), ``total_usd`` holding that NPV;
+    owning only (no rent option priced, no cash flows): its annualised total over the whole horizon. Never
+    per-run and horizon figures mixed in one ranking."""
+    if "own" in cashflow:
+        totals = {"on_prem": float(cashflow["own"]["npv_usd"])}
+        totals.update({r["name"]: float(r["npv_usd"]) for r in cashflow["rent"]})
+        frame = NPV_BASIS
+    else:
+        totals = {"on_prem": float(core["on_prem"]["total_usd"])}
+        totals.update({m: float(c["total_usd"]) for m, c in core["cloud"].items()})
+        frame = "whole horizon"
     order = sorted(totals, key=lambda k: (totals[k], k))
-    return {"frame": "whole horizon", "options": [{"option": k, "total_usd": totals[k]} for k in order]}
+    return {"frame": frame, "options": [{"option": k, "total_usd": totals[k]} for k in order]}
 
 
 def _verdict(
@@ -944,8 +996,8 @@ def _verdict(
     if "reference" not in cashflow:
         return None
     reference = str(cashflow["reference"])
-    inputs = CashflowInputs.from_json(cashflow["inputs"])
-    by_option = {m: npv_break_even(inputs=inputs, option=m) for m in core["cloud"]}
+    # The cash-flow result's break-evens: the one solver (cashflow.break_even_utilization), in (0, 1] or None.
+    by_option = {m: cashflow["break_even_utilization"].get(m) for m in core["cloud"]}
     top = sensitivity.get("rows", [])[:3]
     answer = RentOrOwn(
         horizon_years=float(v["horizon_years"]),
@@ -1098,17 +1150,22 @@ def _tco(
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))  # stable: critical first, as listed
     core.pop("_own_linear")
     core.pop("_rent_linear")
-    if not core["cloud"]:
+    if not core["cloud"] and (request.get("cloud") or {}).get("pricing_models") == []:
+        core["cloud_note"] = "no cloud option chosen: owning is not compared with renting"
+    elif not core["cloud"]:
         core["cloud_note"] = (
             f"no cloud prices: the catalog has no offering for {ctx.accelerator.slug}; "
             "give cloud.offering or cloud.usd_per_node_hour"
         )
     cashflow = _cashflow(v, core, uncertainty)
+    if "inputs" in cashflow:
+        core["break_even_utilization"] = _npv_break_evens(cashflow)
+        core["curves"] = _npv_curves(cashflow, core["curves"]["utilization"])
     sensitivity = _sensitivity(v, ctx, cashflow.get("reference"))
     return {
         **core,
         "offering": _offering(ctx),
-        "ranking": _ranking(core),
+        "ranking": _ranking(core, cashflow),
         "cashflow": cashflow,
         "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
         "sensitivity": sensitivity,

@@ -95,27 +95,34 @@ class OnPrem(JsonObject):
 
 @dataclass(frozen=True, kw_only=True)
 class BreakEven(JsonObject):
-    """The utilization u* = (A − C)/(c − B) at which owning (A + B·u) and renting (C + c·u) cost the same;
-    outside (0, 1] one option wins everywhere, as ``meaning`` says."""
+    """The utilization in (0, 1] at which owning and one rent option cost the same NPV of their monthly cash
+    flows (cashflow.break_even_utilization, the one solver); None when one side is cheaper at every
+    utilization in (0, 1], as ``meaning`` says. A result stored before ``basis`` was written holds the
+    annualised closed form u* = (A − C)/(c − B) instead, which could lie outside (0, 1]."""
 
     utilization: float | None
     meaning: str
     formula: str
+    basis: str | None = _omit()
 
 
 @dataclass(frozen=True, kw_only=True)
 class Curves:
-    """Cost over the horizon at 20 utilizations: owning and each priced model (``<model>_usd`` in JSON)."""
+    """Cost at 20 utilizations: owning and each priced model (``<model>_usd`` in JSON), on ``basis``: the NPV
+    of the monthly cash flows, the verdict's (None in a result stored before it, or without a rent option:
+    the cost over the horizon, owning's annualised)."""
 
     utilization: tuple[float, ...]
     on_prem_usd: tuple[float, ...]
     rent_usd: Mapping[str, tuple[float, ...]]
+    basis: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "utilization": list(self.utilization),
             "on_prem_usd": list(self.on_prem_usd),
             **{f"{model}_usd": list(ys) for model, ys in self.rent_usd.items()},
+            **({} if self.basis is None else {"basis": self.basis}),
         }
 
     @classmethod
@@ -126,7 +133,10 @@ class Curves:
             if key.endswith("_usd") and key != "on_prem_usd"
         }
         return cls(
-            utilization=tuple(data["utilization"]), on_prem_usd=tuple(data["on_prem_usd"]), rent_usd=rent
+            utilization=tuple(data["utilization"]),
+            on_prem_usd=tuple(data["on_prem_usd"]),
+            rent_usd=rent,
+            basis=data.get("basis"),
         )
 
     def series(self) -> dict[str, tuple[float, ...]]:
@@ -288,7 +298,8 @@ class RankedOption(JsonObject):
 
 @dataclass(frozen=True, kw_only=True)
 class Ranking(JsonObject):
-    """Owning and every priced model cheapest first over the whole horizon: one frame."""
+    """Owning and every priced model cheapest first in one ``frame``: the NPV of the monthly cash flows (the
+    verdict's basis; a result stored before it: "whole horizon", owning's annualised total and each bill)."""
 
     frame: str
     options: tuple[RankedOption, ...]

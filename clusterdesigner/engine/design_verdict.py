@@ -117,6 +117,12 @@ class DesignVerdict(JsonObject):
     # before they were added).
     commitments: tuple[Committed, ...] = ()
 
+    @property
+    def choice_key(self) -> str:
+        """The key of the option the verdict picks: "own" when owning saves, else the rival's: the option the
+        goals, the compare page and the compare analysis name (one basis, issue #31)."""
+        return "own" if self.winner == "own" else self.rival.key
+
 
 def design_verdict(
     *,

@@ -170,8 +170,11 @@ LAYOUT: Mapping[str, Rule] = {
 GOALS: Mapping[str, Rule] = {
     # The run must finish within this many days (expected, failures and restarts included).
     "deadline_days": Rule("float", 0.001, 1e5),
-    # The most one training run may cost, in USD (against the cheapest option's cost per run).
+    # The most one training run may cost, in USD (against the cost per run of the option the rent-or-own
+    # verdict picks by NPV).
     "budget_usd": Rule("float", 0.01, 1e13),
+    # The most the whole horizon may cost, in USD of NPV (against the NPV of that option's cash out).
+    "budget_npv_usd": Rule("float", 0.01, 1e13),
 }
 MAX_NODES = int(CLUSTER["nodes"].high or 0)
 # Negotiated USD per node-hour, by pricing model: only the models the cost engine prices. The cost engine's
@@ -585,7 +588,8 @@ class Costs:
 @dataclass(frozen=True)
 class Goals:
     deadline_days: float | None = None
-    budget_usd: float | None = None
+    budget_usd: float | None = None  # per run
+    budget_npv_usd: float | None = None  # over the horizon, NPV of cash out
 
 
 @dataclass(frozen=True)
@@ -697,7 +701,9 @@ def serving_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One cost-engine request per cloud offering compared (one with no cloud part when none is chosen)."""
+    """One cost-engine request per cloud offering compared; when none is chosen, one that prices no cloud
+    option (``cloud.pricing_models`` empty), so that owning is never compared with an offering the user did
+    not choose (issue #31 item 1: the engine would otherwise pick a default offering and price all of it)."""
     costs = spec.get("costs") or {}
     base: dict[str, Any] = {"cluster": dict(spec["cluster"])}
     for key in ("horizon_years", "utilization", "on_prem", *ENGINE_SECTIONS):
@@ -705,7 +711,7 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
             base[key] = costs[key]
     choices = costs.get("cloud") or []
     if not choices:
-        return [base]
+        return [{**base, "cloud": {"pricing_models": []}}]
     requests = []
     for choice in choices:
         # The cost engine prices only the models ticked (all the offering has when the choice names none).

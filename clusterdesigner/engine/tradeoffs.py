@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.spec import CloudChoice
 from clusterdesigner.engine.training_result import TrainingEstimate
 
@@ -62,11 +63,20 @@ def best_per_figure(rows: Sequence[Mapping[str, Any]], *, key: str = "design") -
     return best
 
 
-def default_option_key(*, options: Sequence[Mapping[str, Any]], cloud_choices: Sequence[CloudChoice]) -> str:
-    """The option a comparison shows for a design unless another is asked for: its first cloud choice's
-    first priced pricing model (``"<offering>:<pricing model>"``), so cloud designs compare their cloud
-    prices; ``"own"`` (owning the cluster) when it has none."""
+def default_option_key(
+    *,
+    options: Sequence[Mapping[str, Any]],
+    cloud_choices: Sequence[CloudChoice],
+    rival_key: str | None = None,
+) -> str:
+    """The option a comparison shows for a design unless another is asked for: its rent-or-own verdict's
+    rival (``rival_key``: the cheapest chosen rent option by the NPV of its monthly cash flows, whatever the
+    order of the offerings), so cloud designs compare their cloud prices; without a verdict (no rent option,
+    or a result stored before it), its first cloud choice's first priced pricing model
+    (``"<offering>:<pricing model>"``), else ``"own"`` (owning the cluster)."""
     keys = {o["key"] for o in options}
+    if rival_key is not None and rival_key in keys:
+        return rival_key
     for choice in cloud_choices:
         for model in choice.pricing_models or ():
             if f"{choice.offering}:{model}" in keys:
@@ -86,9 +96,9 @@ def expected_days(options: Sequence[Mapping[str, Any]]) -> float | None:
 @dataclass(frozen=True)
 class CompareColumn:
     """One design's figures in a comparison: its layout's (``training.chosen``) and two of its cost
-    options: ``shown`` (``option_key``: asked for, else ``default_option_key``) and ``best`` (the first
-    option, as the evaluation orders them). ``expected_days`` is with failures and restarts,
-    ``days_failure_free`` without."""
+    options: ``shown`` (``option_key``: asked for, else ``default_option_key``) and ``best`` (the option its
+    rent-or-own verdict picks by NPV; without a verdict the first option, as the evaluation orders them).
+    ``expected_days`` is with failures and restarts, ``days_failure_free`` without."""
 
     fits: bool
     days_failure_free: float
@@ -103,13 +113,13 @@ class CompareColumn:
 
     @property
     def best_option(self) -> str | None:
-        """The label of the design's cheapest option (None when it has no option)."""
+        """The label of the design's cheapest option by NPV (None when it has no option)."""
         label: str | None = self.best.get("label")
         return label
 
     @property
     def best_run_cost_usd(self) -> float | None:
-        """What one run costs on the design's cheapest option (None when it has no option or no price)."""
+        """What one run costs on the design's cheapest option by NPV (None without an option or a price)."""
         usd: float | None = self.best.get("run_cost_usd")
         return usd
 
@@ -120,14 +130,18 @@ def compare_column(
     options: Sequence[Mapping[str, Any]],
     cloud_choices: Sequence[CloudChoice] = (),
     option_key: str | None = None,
+    verdict: DesignVerdict | None = None,
 ) -> CompareColumn:
     """A design's column in a comparison, the same for the compare page and the compare analysis.
 
-    An ``option_key`` the design has no option for falls back to ``default_option_key``; a missing
-    option is an empty mapping (its figures are absent, never another option's).
+    With the design's rent-or-own ``verdict``, its rival is shown unless another option is asked for, and
+    its choice (owning or the rival, by NPV: DesignVerdict.choice_key) is the column's ``best``. An
+    ``option_key`` the design has no option for falls back to ``default_option_key``; a missing option is
+    an empty mapping (its figures are absent, never another option's).
     """
     keys = {o["key"] for o in options}
-    key = default_option_key(options=options, cloud_choices=cloud_choices)
+    rival_key = verdict.rival.key if verdict else None
+    key = default_option_key(options=options, cloud_choices=cloud_choices, rival_key=rival_key)
     if option_key is not None and option_key in keys:
         key = option_key
     chosen = training.chosen
@@ -141,7 +155,9 @@ def compare_column(
         gpus=training.summary.cluster.gpus,
         option_key=key,
         shown=next((o for o in options if o["key"] == key), {}),
-        best=options[0] if options else {},
+        best=next(
+            (o for o in options if verdict and o["key"] == verdict.choice_key), options[0] if options else {}
+        ),
     )
 
 

@@ -84,14 +84,82 @@ class DeadlineCheck(JsonObject):
         }
 
 
-# The budget's basis, stated beside every check (issue #31: "the same basis ... for goals and budget"). A
-# budget is a sum for one training run, so it is checked against one run's cost; the rent-or-own verdict is
-# decided on the NPV of the horizon's monthly cash flows (engine/design_verdict.py), and what choosing the
-# option commits (owning's capex, a reservation's term) is stated beside the per-run figure.
+# The per-run budget's basis, stated beside every check (issue #31: "the same basis ... for goals and
+# budget"). ``goals.budget_usd`` is a sum for one training run, checked against one run's cost of the
+# option the rent-or-own verdict picks on the NPV of the horizon's monthly cash flows
+# (engine/design_verdict.py); what choosing it commits (owning's capex, a reservation's term) is stated
+# beside the per-run figure. A budget for the whole horizon is ``goals.budget_npv_usd``, checked on the
+# verdict's own basis (BUDGET_NPV_BASIS).
 BUDGET_BASIS = (
     "cost per run: the run's expected node-hours at the option's rate (owning: its annualised cost per hour),"
-    " undiscounted; the rent-or-own verdict is decided on the NPV of the monthly cash flows over the horizon"
+    " undiscounted, for the option the rent-or-own verdict picks on the NPV of the monthly cash flows over"
+    " the horizon; a budget for the whole horizon is goals.budget_npv_usd, checked on that NPV"
 )
+
+
+# The horizon budget's basis (``goals.budget_npv_usd``): the rent-or-own verdict's own figure.
+BUDGET_NPV_BASIS = (
+    "NPV of the option's monthly cash flows over the horizon (cash out, discounted at the discount rate): the"
+    " basis the rent-or-own verdict decides on"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HorizonBudgetCheck(JsonObject):
+    """A budget for the whole horizon (``goals.budget_npv_usd``) against the NPV of the cash out of the
+    option the rent-or-own verdict picks (owning, or the cheapest chosen rent option), over ``horizon_years``.
+    ``margin_usd`` = budget − NPV (negative when over); status "unknown" when there is no NPV (no rent option
+    chosen, so no cash flows are compared)."""
+
+    budget_npv_usd: float
+    status: str  # meets | misses | unknown
+    npv_usd: float | None
+    margin_usd: float | None
+    option: str
+    horizon_years: float | None
+    message: str
+    basis: str = BUDGET_NPV_BASIS
+
+
+def check_budget_npv(
+    *, budget_npv_usd: float, npv_usd: float | None, option: str, horizon_years: float | None
+) -> HorizonBudgetCheck:
+    """Within when the NPV of the chosen option's cash out ≤ the budget: "Within the $30.0M budget over the
+    horizon: Own (on-prem), the cheapest option by NPV, costs $22.6M (NPV of its cash out over 3 years;
+    $7.4M to spare)"; else "Over the ... by $X: ..."."""
+    budget = usd_short(budget_npv_usd)
+    if npv_usd is None or not math.isfinite(npv_usd):
+        message = (
+            f"The {budget} budget over the horizon cannot be checked: no cash flows are compared (choose a"
+            " cloud option to compare owning with)"
+        )
+        status, margin = "unknown", None
+        return HorizonBudgetCheck(
+            budget_npv_usd=budget_npv_usd, status=status, npv_usd=None, margin_usd=margin, option=option,
+            horizon_years=horizon_years, message=message,
+        )  # fmt: skip
+    margin = budget_npv_usd - npv_usd
+    years = (
+        "" if horizon_years is None else f" over {horizon_years:g} year{'' if horizon_years == 1 else 's'}"
+    )
+    cost = f"{option}, the cheapest option by NPV, costs {usd_short(npv_usd)} (NPV of its cash out{years}"
+    if margin >= 0:
+        status, message = "meets", f"Within the {budget} budget over the horizon: {cost}; "
+        message += f"{usd_short(margin)} to spare)"
+    else:
+        status, message = (
+            "misses",
+            f"Over the {budget} budget over the horizon by {usd_short(-margin)}: {cost})",
+        )
+    return HorizonBudgetCheck(
+        budget_npv_usd=budget_npv_usd,
+        status=status,
+        npv_usd=npv_usd,
+        margin_usd=margin,
+        option=option,
+        horizon_years=horizon_years,
+        message=message,
+    )
 
 
 @dataclass(frozen=True)
@@ -136,6 +204,7 @@ class Verdict(JsonObject):
     option: str
     deadline: DeadlineCheck | None
     budget: BudgetCheck | None
+    budget_npv: HorizonBudgetCheck | None = None  # goals.budget_npv_usd: the horizon budget, on NPV
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +214,7 @@ class Verdict(JsonObject):
             "option": self.option,
             "deadline": self.deadline.to_json() if self.deadline else None,
             "budget": self.budget.to_json() if self.budget else None,
+            **({"budget_npv": self.budget_npv.to_json()} if self.budget_npv else {}),
         }
 
 
@@ -277,16 +347,18 @@ def check_budget(
     commitment_usd: float | None = None,
     commitment: str = "",
 ) -> BudgetCheck:
-    """Within when the cheapest option's cost per run ≤ the budget: "Within the $5.0M budget: the cheapest
-    option, <option>, costs $3.2M per run ($1.8M to spare)"; else "Over the $2.0M budget by $1.2M: the
-    cheapest option, <option>, costs $3.2M per run". With a commitment, the sentence goes on: "; choosing it
+    """Within when the chosen option's cost per run ≤ the budget: "Within the $5.0M budget: the cheapest
+    option by NPV, <option>, costs $3.2M per run ($1.8M to spare)"; else "Over the $2.0M budget by $1.2M: the
+    cheapest option by NPV, <option>, costs $3.2M per run". The option is the one the rent-or-own verdict
+    picks (owning, or the cheapest chosen rent option by the NPV of its monthly cash flows), so that the goals
+    and the verdict name the same option (issue #31). With a commitment, the sentence goes on: "; choosing it
     commits $15.8M (capex at delivery)", so that a per-run figure never stands without what it implies."""
     budget = usd_short(budget_usd)
     if run_cost_usd is None or not math.isfinite(run_cost_usd):
         message = f"The {budget} budget cannot be checked: no option has a cost per run"
         return BudgetCheck(budget_usd, "unknown", None, None, option, message)
     margin = budget_usd - run_cost_usd
-    cost = f"the cheapest option, {option}, costs {usd_short(run_cost_usd)} per run"
+    cost = f"the cheapest option by NPV, {option}, costs {usd_short(run_cost_usd)} per run"
     commits = ""
     if commitment_usd is not None and math.isfinite(commitment_usd):
         commits = f"; choosing it commits {usd_short(commitment_usd)}" + (
@@ -322,19 +394,25 @@ def compose(
     days_basis: str = "expected",
     commitment_usd: float | None = None,
     commitment: str = "",
+    budget_npv_usd: float | None = None,
+    npv_usd: float | None = None,
+    horizon_years: float | None = None,
 ) -> Verdict:
     """The verdict for a design's goals. ``design`` is the design's own run (its node count, the days of
     ``days_basis`` and the cheapest option's cost per run); ``larger`` the estimates on more nodes
     (:func:`explore`); ``option`` the cheapest option's label, ``commitment_usd`` what choosing it commits
-    (``commitment`` says what). No goals give status "none" and no messages.
+    (``commitment`` says what). ``budget_npv_usd``, a budget for the whole horizon, is checked against
+    ``npv_usd``, the NPV of that option's cash out over ``horizon_years`` (check_budget_npv). No goals give
+    status "none" and no messages.
     Raises InputError (field ``goals.*``) for a deadline or budget that is not a positive number."""
     deadline_days = _positive(deadline_days, "goals.deadline_days")
     budget_usd = _positive(budget_usd, "goals.budget_usd")
+    budget_npv_usd = _positive(budget_npv_usd, "goals.budget_npv_usd")
     if days_basis not in DAYS_BASIS:
         raise InputError(f"unknown days basis {days_basis!r}; known: {', '.join(DAYS_BASIS)}", field="")
     basis = DAYS_BASIS[days_basis]
     if days_basis == "expected" and option:
-        basis += f", for the cheapest option, {option}"
+        basis += f", for the cheapest option by NPV, {option}"
     deadline = None
     if deadline_days is not None:
         deadline = check_deadline(
@@ -353,10 +431,16 @@ def compose(
             commitment_usd=commitment_usd,
             commitment=commitment,
         )
-    statuses = [c.status for c in (deadline, budget) if c is not None]
+    horizon = None
+    if budget_npv_usd is not None:
+        horizon = check_budget_npv(
+            budget_npv_usd=budget_npv_usd, npv_usd=npv_usd, option=option, horizon_years=horizon_years
+        )
+    checks = [c for c in (deadline, budget, horizon) if c is not None]
+    statuses = [c.status for c in checks]
     status = "misses" if "misses" in statuses else "meets" if "meets" in statuses else "none"
-    messages = tuple(c.message for c in (deadline, budget) if c is not None)
-    return Verdict(status, messages, days_basis, option, deadline, budget)
+    messages = tuple(c.message for c in checks)
+    return Verdict(status, messages, days_basis, option, deadline, budget, horizon)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -248,6 +248,7 @@
     var goals = {};
     setIf(goals, "deadline_days", number("spec.goals.deadline_days"));
     setIf(goals, "budget_usd", number("spec.goals.budget_usd"));
+    setIf(goals, "budget_npv_usd", number("spec.goals.budget_npv_usd"));
     if (Object.keys(goals).length) spec.goals = goals; else delete spec.goals;
     // Serving: the fields shown, over what the section held (layout, stack, … kept); all blank = no section.
     var serving = Object.assign({}, spec.serving || {});

@@ -44,12 +44,24 @@ def test_cost_chart_marks_only_break_evens_inside_zero_to_one(h200_evaluation: d
     marks = figure["data"][-1]
     result = h200_evaluation["costs"]["aws-p5e-48xlarge"]
     on_demand = result["break_even_utilization"]["on_demand"]["utilization"]
-    # reserved_1y breaks even at 28.6 (> 1: owning always wins), so only on-demand gets a marker.
+    # The reserved 1-year NPV line never meets owning's in (0, 1] (the result says none), so only on-demand
+    # gets a marker; the curves are NPVs of the monthly cash flows, the verdict's basis (issue #31).
+    assert result["break_even_utilization"]["reserved_1y"]["utilization"] is None
     assert marks["x"] == [pytest.approx(on_demand * 100)]
-    line = result["on_prem"]["cost_vs_utilization"]
-    assert marks["y"] == [pytest.approx(line["fixed_usd"] + line["per_utilization_usd"] * on_demand)]
+    # The mark sits where the two NPV lines cross: on owning's curve and on on-demand's (both affine in u).
+    curves = result["curves"]
+    assert curves["basis"] == "NPV of the monthly cash flows"
+    for key in ("on_prem_usd", "on_demand_usd"):
+        (u0, *_, u1), (y0, *_, y1) = curves["utilization"], curves[key]
+        assert marks["y"] == [pytest.approx(y0 + (y1 - y0) * (on_demand - u0) / (u1 - u0), abs=1.0)], key
+    own_npv = result["cashflow"]["own"]["npv_usd"]
+    # The design's utilization is on the grid (0.05, 0.10, ... 1.00): owning's NPV there is the cash flows'.
+    at_design = curves["utilization"].index(result["verdict"]["utilization"])
+    assert curves["on_prem_usd"][at_design] == pytest.approx(own_npv, abs=1e-6)
     assert figure["layout"]["xaxis"]["title"]["text"] == "Utilization (%)"
-    assert figure["layout"]["title"]["text"] == "Total cost over 2 years against utilization"
+    assert (
+        figure["layout"]["title"]["text"] == "NPV of the monthly cash flows over 2 years against utilization"
+    )
 
 
 def test_cumulative_cost_ends_at_each_options_total(h200_evaluation: dict[str, Any]) -> None:

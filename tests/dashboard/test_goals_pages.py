@@ -49,7 +49,7 @@ def test_the_editor_has_an_input_for_every_owning_assumption_with_its_default_an
 def test_the_editor_shows_saved_owning_values_and_goals(alice: Any, demos: list[Any]) -> None:
     spec = copy.deepcopy(demos[3].current.spec)
     spec["costs"]["on_prem"].update(pue=1.5, discount_rate=0.1)
-    spec["goals"] = {"deadline_days": 30, "budget_usd": 250_000}
+    spec["goals"] = {"deadline_days": 30, "budget_usd": 250_000, "budget_npv_usd": 4_000_000}
     design = design_create(owner=alice, name="Owned 8B", spec=spec)
     body = _client(alice).get(f"/designs/{design.pk}/edit/").content.decode()
     assert 'value="1.5"' in _input(body, "spec.costs.on_prem.pue")
@@ -58,6 +58,8 @@ def test_the_editor_shows_saved_owning_values_and_goals(alice: Any, demos: list[
     assert 'id="owning-assumptions" open>' in body
     assert 'value="30' in _input(body, "spec.goals.deadline_days")
     assert 'value="250000' in _input(body, "spec.goals.budget_usd")
+    assert 'value="4000000' in _input(body, "spec.goals.budget_npv_usd")
+    assert "Budget per run (USD)" in body and "Budget over the horizon, NPV (USD)" in body
 
 
 def test_the_design_page_shows_the_verdict_first(alice: Any, demos: list[Any]) -> None:
@@ -87,3 +89,18 @@ def test_the_share_view_shows_the_verdict(alice: Any, demos: list[Any]) -> None:
     # Owned, its servers arrive after the sourced 4-month lead time (121.7 days): the 60 days are missed.
     assert 'id="verdict"' in body and "Misses the 60-day deadline: " in body
     assert "after the 121.7 days procurement lead time" in html.unescape(body)
+
+
+def test_the_design_page_states_a_horizon_budget_on_the_verdicts_basis(alice: Any, demos: list[Any]) -> None:
+    # goals.budget_npv_usd: the NPV of the monthly cash out of the option the rent-or-own verdict picks,
+    # against the budget; the page prints the sentence and its basis (issue #31, one basis).
+    spec = {**demos[3].current.spec, "goals": {"budget_npv_usd": 100_000_000}}
+    design = design_create(owner=alice, name="8B within $100M", spec=spec)
+    result = design_evaluate(version=design.current).result
+    horizon, chosen = result["verdict"]["budget_npv"], result["design_verdict"]
+    npv = chosen["own"]["npv_usd"] if chosen["winner"] == "own" else chosen["rival"]["npv_usd"]
+    assert horizon["npv_usd"] == npv and horizon["margin_usd"] == 100_000_000 - npv
+    body = _client(alice).get(f"/designs/{design.pk}/").content.decode()
+    item = body.split('data-goal="budget_npv"')[1].split("</li>")[0]
+    assert "within horizon budget" in item and html.escape(horizon["message"]) in item
+    assert "Basis: NPV of the option&#x27;s monthly cash flows over the horizon" in item

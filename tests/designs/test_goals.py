@@ -1,4 +1,5 @@
-"""Design goals (spec.goals: a deadline in days, a budget in USD per run) and the verdict on evaluation."""
+"""Design goals (spec.goals: a deadline in days, a budget in USD per run, a budget in USD of NPV over the
+horizon) and the verdict on evaluation, for the option the rent-or-own verdict picks by NPV (issue #31)."""
 
 from __future__ import annotations
 
@@ -58,10 +59,18 @@ def _evaluate(client: Any, spec: dict[str, Any]) -> dict[str, Any]:
     return response.json()
 
 
+def _chosen(body: dict[str, Any]) -> dict[str, Any]:
+    """The options-table row of the option the design's rent-or-own verdict picks (owning when it saves, else
+    the rival): the one the goals are checked for."""
+    verdict = body["design_verdict"]
+    key = "own" if verdict["winner"] == "own" else verdict["rival"]["key"]
+    return next(o for o in body["options"] if o["key"] == key)
+
+
 def test_a_missed_deadline_names_a_larger_node_count_with_its_days(user_client: Any, catalog: Any) -> None:
     body = _evaluate(user_client, _spec(deadline_days=30))
-    verdict, cheapest = body["verdict"], body["options"][0]
-    # The design's days are the cheapest option's expected days (with failures and restarts), over 30.
+    verdict, cheapest = body["verdict"], _chosen(body)
+    # The design's days are the chosen option's expected days (with failures and restarts), over 30.
     assert cheapest["days"] > 30
     assert verdict["status"] == "misses" and verdict["days_basis"] == "expected"
     deadline = verdict["deadline"]
@@ -74,7 +83,10 @@ def test_a_missed_deadline_names_a_larger_node_count_with_its_days(user_client: 
     message = verdict["messages"][0]
     assert message.startswith(f"Misses the 30-day deadline: 32 nodes give {cheapest['days']:.1f} days; ")
     assert f"64 nodes give {larger[0]['days']:.1f} days" in message
-    assert f"expected, with failures and restarts, for the cheapest option, {cheapest['label']}" in message
+    assert (
+        f"expected, with failures and restarts, for the cheapest option by NPV, {cheapest['label']}"
+        in message
+    )
 
 
 def test_the_larger_estimate_is_the_same_design_on_more_nodes(user_client: Any, catalog: Any) -> None:
@@ -91,24 +103,24 @@ def test_the_larger_estimate_is_the_same_design_on_more_nodes(user_client: Any, 
 
 def test_a_met_deadline_gives_its_slack_and_tries_no_larger_cluster(user_client: Any, catalog: Any) -> None:
     body = _evaluate(user_client, _spec(deadline_days=90))
-    days = body["options"][0]["days"]
+    days = _chosen(body)["days"]
     assert body["verdict"]["status"] == "meets"
     assert body["verdict"]["deadline"]["larger"] == []
     assert body["verdict"]["messages"] == [
         f"Meets the 90-day deadline: {days:.1f} days on 32 nodes ({90 - days:.1f} days slack; expected, with "
-        f"failures and restarts, for the cheapest option, {body['options'][0]['label']})"
+        f"failures and restarts, for the cheapest option by NPV, {_chosen(body)['label']})"
     ]
 
 
 def test_over_budget_says_by_how_much(user_client: Any, catalog: Any) -> None:
     body = _evaluate(user_client, _spec(budget_usd=100_000))
-    cheapest = body["options"][0]
+    cheapest = _chosen(body)
     budget = body["verdict"]["budget"]
     assert body["verdict"]["status"] == "misses" and budget["status"] == "misses"
     assert budget["run_cost_usd"] == pytest.approx(cheapest["run_cost_usd"])
     assert budget["margin_usd"] == pytest.approx(100_000 - cheapest["run_cost_usd"])
     assert body["verdict"]["messages"][0].startswith("Over the $100k budget by $")
-    assert f"the cheapest option, {cheapest['label']}, costs $" in body["verdict"]["messages"][0]
+    assert f"the cheapest option by NPV, {cheapest['label']}, costs $" in body["verdict"]["messages"][0]
 
 
 def test_within_budget_and_deadline_meets(user_client: Any, catalog: Any) -> None:
@@ -193,3 +205,76 @@ def test_a_fixed_layout_that_cannot_scale_says_so(catalog: Any) -> None:
     assert deadline["larger"][-1]["days"] is None and deadline["larger"][-1]["error"]
     assert deadline["meeting_nodes"] is None
     assert "64 nodes: no estimate (" in deadline["message"]
+
+
+def test_the_goals_are_checked_for_the_option_the_rent_or_own_verdict_picks(
+    user_client: Any, catalog: Any
+) -> None:
+    # Issue #31: one basis for the verdict and the goals. At 30 % utilization owning's cost per run (its
+    # annualised cost per hour × the run's hours) is the lowest per run, so the goals used to name owning;
+    # but over the 2-year horizon renting on-demand has the lower NPV of monthly cash flows, so the verdict
+    # says rent. The goals now name the verdict's option, on-demand, and its figures.
+    spec = _spec(budget_usd=1e6, budget_npv_usd=3e7)
+    spec["costs"]["utilization"] = 0.3
+    body = _evaluate(user_client, spec)
+    per_run_cheapest = body["options"][0]
+    assert per_run_cheapest["key"] == "own"  # cheapest per run ...
+    design = body["design_verdict"]
+    assert design["winner"] == "rent" and design["rival"]["key"] == "aws-p5-48xlarge:on_demand"  # ... not NPV
+    chosen = _chosen(body)
+    verdict = body["verdict"]
+    assert verdict["option"] == chosen["label"] == "AWS p5.48xlarge on-demand"
+    assert verdict["budget"]["run_cost_usd"] == pytest.approx(chosen["run_cost_usd"])
+    assert verdict["budget"]["option"] == chosen["label"]
+    # The horizon budget on the verdict's basis: budget − NPV of the rival's cash out, by hand.
+    horizon = verdict["budget_npv"]
+    assert horizon["npv_usd"] == pytest.approx(design["rival"]["npv_usd"])
+    assert horizon["margin_usd"] == pytest.approx(3e7 - design["rival"]["npv_usd"])
+    assert horizon["status"] == "meets" and horizon["horizon_years"] == 2
+    assert horizon["basis"].startswith("NPV of the option's monthly cash flows over the horizon")
+    assert verdict["messages"][1] == (
+        f"Within the $30.0M budget over the horizon: AWS p5.48xlarge on-demand, the cheapest option by NPV,"
+        f" costs ${design['rival']['npv_usd'] / 1e6:.1f}M (NPV of its cash out over 2 years;"
+        f" ${(3e7 - design['rival']['npv_usd']) / 1e6:.1f}M to spare)"
+    )
+
+
+def test_a_horizon_budget_below_owning_npv_is_missed_by_the_difference(
+    user_client: Any, catalog: Any
+) -> None:
+    # At 70 % owning wins on NPV; a horizon budget $1M below owning's NPV is missed by exactly $1M.
+    first = _evaluate(user_client, _spec())
+    own_npv = first["design_verdict"]["own"]["npv_usd"]
+    assert first["design_verdict"]["winner"] == "own"
+    body = _evaluate(user_client, _spec(budget_npv_usd=own_npv - 1e6))
+    horizon = body["verdict"]["budget_npv"]
+    assert horizon["status"] == "misses" and body["verdict"]["status"] == "misses"
+    assert horizon["margin_usd"] == pytest.approx(-1e6)
+    assert horizon["option"] == "Own (on-prem)"
+    assert body["verdict"]["messages"] == [horizon["message"]]
+    assert (
+        horizon["message"].startswith("Over the $")
+        and " over the horizon by $1.0M: Own (on-prem)" in (horizon["message"])
+    )
+
+
+def test_a_horizon_budget_without_a_cloud_option_cannot_be_checked(user_client: Any, catalog: Any) -> None:
+    # No cloud option chosen: owning is compared with nothing, so no cash flows and no NPV to check against.
+    spec = _spec(budget_npv_usd=1e7)
+    spec["costs"]["cloud"] = []
+    body = _evaluate(user_client, spec)
+    assert [o["key"] for o in body["options"]] == ["own"]  # never an unchosen offering's option
+    assert "design_verdict" not in body
+    assert body["verdict"]["budget_npv"]["status"] == "unknown"
+    assert body["verdict"]["status"] == "none"
+    assert "cannot be checked: no cash flows are compared" in body["verdict"]["messages"][0]
+
+
+def test_a_bad_horizon_budget_is_a_400_naming_the_field(user_client: Any, catalog: Any) -> None:
+    from apps.designs.models import Design
+
+    spec = {**_spec(), "goals": {"budget_npv_usd": 0}}
+    response = user_client.post("/api/v1/designs/", {"name": "bad npv budget", "spec": spec}, format="json")
+    assert response.status_code == 400, response.json()
+    assert "spec.goals.budget_npv_usd" in response.json()["error"]["fields"]
+    assert not Design.objects.filter(name="bad npv budget").exists()

@@ -103,14 +103,20 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # 4,412,541.70 -> 4,168,336.90; 1,818,942.05 -> 1,426,839.65. NPV difference (rent − own, against the
 # cheapest chosen option): −813,704.83 (spot) -> 6,770,738.68 (on-demand); 4,447,224.71 (spot) ->
 # −4,668,152.52 (spot); −494,077.84 (spot) -> 2,587,635.78 (reserved 1-year); 2,581,450.31 ->
-# 2,322,879.03; payback 12, 12, 12, 14 -> 12, none, 12, 16.
+# 2,322,879.03; payback 12, 12, 12, 14 -> 12, none, 12, 16. Then one basis (w2, issue #31 (c)): the
+# break-even with each model is where the NPVs of the monthly cash flows cross, by the one solver, in (0, 1]
+# or None (was the annualised closed form u* = (A − C)/(c − B), unclipped): on-demand 0.2648 -> 0.3485,
+# 0.1648 -> 0.2142, 0.1776 -> 0.1995; spot 0.4151 -> None (spot's NPV is below owning's at every u); reserved
+# 1-year 31.5143 -> None and 41.7852 -> None (no crossing in (0, 1]). The ranking is on the NPV too (was
+# owning's annualised total against each bill): the 48-B200 demo ranks spot first, as its verdict says
+# (on_prem, spot, on_demand -> spot, on_prem, on_demand); the others keep their order.
 DEMO_COSTS = {
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
         24_375_354.43,
         8_336_273.38,
         # Only on-demand is ticked: spot and reserved 3-year are no longer priced or compared (issue #31).
-        {"on_demand": 0.2648},
+        {"on_demand": 0.3485},
         6_770_738.68,
         12,
         ["on_prem", "on_demand"],
@@ -120,17 +126,17 @@ DEMO_COSTS = {
         "aws-p6-b200-48xlarge",
         24_567_503.98,
         8_104_756.29,
-        {"on_demand": 0.1648, "spot": 0.4151},  # the demo states 48 obtainable spot nodes (w3)
+        {"on_demand": 0.2142, "spot": None},  # the demo states 48 obtainable spot nodes (w3)
         -4_668_152.52,
         None,
-        ["on_prem", "spot", "on_demand"],
+        ["spot", "on_prem", "on_demand"],
         "spot",
     ),
     "70B on 1T tokens: 32 H100 nodes reserved": (
         "aws-p5-48xlarge",
         12_188_394.43,
         4_168_336.90,
-        {"reserved_1y": 31.5143},
+        {"reserved_1y": None},
         2_587_635.78,
         12,
         ["on_prem", "reserved_1y"],
@@ -140,7 +146,7 @@ DEMO_COSTS = {
         "aws-p5e-48xlarge",
         2_016_397.48,
         1_426_839.65,
-        {"on_demand": 0.1776, "reserved_1y": 41.7852},
+        {"on_demand": 0.1995, "reserved_1y": None},
         2_322_879.03,
         16,
         ["on_prem", "on_demand", "reserved_1y"],

@@ -84,11 +84,30 @@ def test_example_request_owning_and_renting_by_hand() -> None:
     # On-demand: 8 × $55.04 × 17,520 h × 0.6 = $4,628,643.84; reserved 1y: 8 × 34 × 8,760 × 2 = $4,765,440.
     assert out["cloud"]["on_demand"]["total_usd"] == pytest.approx(4_628_643.84, abs=0.01)
     assert out["cloud"]["reserved_1y"]["total_usd"] == pytest.approx(4_765_440.0, abs=0.01)
-    # Break-even vs on-demand: 1,678,588.32 / (7,714,406.40 − 104,077.21) = 0.220567.
-    assert out["break_even_utilization"]["on_demand"]["utilization"] == pytest.approx(0.220567, abs=1e-6)
-    assert (
-        out["break_even_utilization"]["on_demand"]["meaning"] == "owning is cheaper above 22.1% utilization"
+    # The annualised cost lines cross at 1,678,588.32 / (7,714,406.40 − 104,077.21) = 0.220567 ...
+    own, od = out["on_prem"]["cost_vs_utilization"], out["cloud"]["on_demand"]["cost_vs_utilization"]
+    closed = (own["fixed_usd"] - od["fixed_usd"]) / (od["per_utilization_usd"] - own["per_utilization_usd"])
+    assert closed == pytest.approx(0.220567, abs=1e-6)
+    # ... but the break-even stated is where the NPVs of the monthly cash flows cross (issue #31, one basis).
+    # By hand: d = 1/1.08^(1/12); months 1–4 (the lead time) both sides rent on-demand; then owning pays the
+    # $1,840,000 capex at the end of month 4, opex $34,906.67 + energy $6,195.07 · (0.3 + 0.7 u) a month over
+    # months 5–24 and gets 0.68 of capex back at month 24, against on-demand's 8 × 730 h × $55.04 · u a month:
+    # u* = [A · (34,906.67 + 0.3 · 6,195.07) + d^4 · 1,840,000 − d^24 · 0.68 · 1,840,000]
+    #      ÷ [A · (321,433.60 − 0.7 · 6,195.07)], A = Σ_{m=5..24} d^m = 18.236433 → u* = 0.240572.
+    d = 1.0 / 1.08 ** (1 / 12)
+    a = sum(d**m for m in range(5, 25))
+    by_hand = (a * (34_906.666667 + 0.3 * 6_195.072) + d**4 * 1_840_000 - d**24 * 0.68 * 1_840_000) / (
+        a * (8 * 730 * 55.04 - 0.7 * 6_195.072)
     )
+    assert by_hand == pytest.approx(0.240572, abs=1e-6)
+    stated = out["break_even_utilization"]
+    assert stated["on_demand"]["utilization"] == pytest.approx(by_hand, abs=1e-9)
+    assert stated["on_demand"]["meaning"] == "owning is cheaper above 24.1% utilization"
+    assert stated["on_demand"]["utilization"] == out["cashflow"]["break_even_utilization"]["on_demand"]
+    # The reservation bills every hour whatever the use: its NPV ($4.40M) is above owning's at every
+    # utilization in (0, 1], so no crossing is stated (the annualised lines met far outside it).
+    assert stated["reserved_1y"]["utilization"] is None
+    assert stated["reserved_1y"]["meaning"] == "owning is cheaper at every utilization in (0, 1]"
     # Reserved 1y vs on-demand: $34 / $55.04 = 0.6177 — above the 0.6 utilization, so a finding says so.
     assert out["cloud"]["reserved_1y"]["break_even_vs_on_demand_utilization"] == pytest.approx(34 / 55.04)
     assert "reserved_below_break_even" in {f["code"] for f in out["findings"]}

@@ -89,8 +89,16 @@ def test_the_break_even_utilization_is_where_the_npvs_cross_not_the_closed_form(
     u_star = out["verdict"]["break_even_utilization"]
     assert u_star == pytest.approx(by_hand, abs=1e-9)
     assert u_star == break_even_utilization(inputs=inputs, option="on_demand")
-    closed = out["break_even_utilization"]["on_demand"]["utilization"]
-    assert abs(u_star - closed) > 1e-3  # the two bases differ; the verdict states the NPV one
+    # The cost result's own break-even is the same figure from the same solver (one basis), ...
+    stated = out["break_even_utilization"]["on_demand"]
+    assert stated["utilization"] == u_star and stated["basis"].startswith("NPV of the monthly cash flows")
+    assert stated["meaning"] == f"owning is cheaper above {u_star:.1%} utilization"
+    # ... and the annualised closed form u* = (A − C)/(c − B) of the horizon cost lines crosses elsewhere.
+    own, rent = out["on_prem"]["cost_vs_utilization"], out["cloud"]["on_demand"]["cost_vs_utilization"]
+    closed = (own["fixed_usd"] - rent["fixed_usd"]) / (
+        rent["per_utilization_usd"] - own["per_utilization_usd"]
+    )
+    assert abs(u_star - closed) > 1e-3  # the two bases differ; every break-even stated is the NPV one
     assert f"below {u_star:.1%} utilization renting on-demand is cheaper" in out["verdict"]["sentence"]
 
 
@@ -194,3 +202,55 @@ def test_the_design_verdict_is_the_same_in_every_order_and_names_the_cheapest_ch
         costs=results, chosen={**chosen, "c-cloud": ["on_demand"]}, names=names, model_labels=MODEL_LABELS
     )
     assert narrower is not None and all(o.pricing_model == "on_demand" for o in narrower.options)
+
+
+def test_one_solver_gives_every_break_even_in_the_cash_flows_and_the_cost_result() -> None:
+    # Issue #31: two NPV break-even solvers (a two-point line for pay-as-you-go options only, and the root on
+    # the NPV pair) solved the same equation; now the cash-flow result, the cost result, the verdict and the
+    # design verdict all read the one (cashflow.break_even_utilization), for every option, within (0, 1].
+    request = {
+        "cluster": {"accelerator": "h100-sxm", "nodes": 8},  # spot: 8 nodes obtainable by default
+        "horizon_years": 3,
+        "cloud": {
+            "offering": "aws-p5-48xlarge",
+            "pricing_models": ["on_demand", "reserved_1y", "spot"],
+            "usd_per_node_hour": {"spot": 20.0},  # the offering has no spot price of its own
+        },
+        "uncertainty": {"samples": 5},
+    }
+    out = run(request)
+    inputs = CashflowInputs.from_json(out["cashflow"]["inputs"])
+    flows = out["cashflow"]["break_even_utilization"]
+    assert set(flows) == {"on_demand", "reserved_1y", "spot"}  # term options too, not only pay-as-you-go
+    for model, u_star in flows.items():
+        assert u_star == break_even_utilization(inputs=inputs, option=model), model
+        assert out["break_even_utilization"][model]["utilization"] == u_star, model
+        assert u_star is None or 0 < u_star <= 1, model
+        if u_star is not None:  # the NPVs are equal there, within a dollar
+            assert abs(npv_pair(inputs=replace(inputs, utilization=u_star), option=model).gap_usd) < 1.0
+    assert out["verdict"]["break_even_by_option"] == flows
+    # The reservation's bill does not move with u and owning's grows only by energy: its NPV line meets
+    # owning's nowhere in (0, 1] here, and the result says so instead of a crossing at thousands of percent.
+    assert flows["reserved_1y"] is None
+    assert out["break_even_utilization"]["reserved_1y"]["meaning"].endswith("at every utilization in (0, 1]")
+
+
+def test_the_order_of_the_rent_options_changes_no_break_even() -> None:
+    from clusterdesigner.engine.cashflow import cash_flows
+
+    out = run(
+        {
+            "cluster": {"accelerator": "h100-sxm", "nodes": 4},
+            "cloud": {
+                "offering": "aws-p5-48xlarge",
+                "pricing_models": ["on_demand", "reserved_1y", "spot"],
+                "usd_per_node_hour": {"spot": 20.0},
+            },
+            "uncertainty": {"samples": 5},
+        }
+    )
+    inputs = CashflowInputs.from_json(out["cashflow"]["inputs"])
+    forward = cash_flows(inputs=inputs)
+    backward = cash_flows(inputs=replace(inputs, rent=tuple(reversed(inputs.rent))))
+    assert dict(backward.break_even_utilization) == dict(forward.break_even_utilization)
+    assert backward.reference == forward.reference and backward.own.npv_usd == forward.own.npv_usd

@@ -342,15 +342,34 @@ def test_per_run_cost_of_a_reservation_shows_the_whole_commitment_and_the_share_
     assert owned["assumption"].startswith("the rest of the 1-year horizon is used at 0.7 utilization")
 
 
-def test_ranking_is_in_one_frame_the_whole_horizon() -> None:
+def test_ranking_is_in_one_frame_the_verdicts_npv() -> None:
+    # Issue #31: the ranking, the verdict and the break-even on one basis. Each option's NPV of its monthly
+    # cash flows, cheapest first; its first rent option is the verdict's rival and the cash flows' reference.
     out = run({"cluster": {"nodes": 64}})
     ranking = out["ranking"]
-    assert ranking["frame"] == "whole horizon"
+    assert ranking["frame"] == "NPV of the monthly cash flows"
     totals = [row["total_usd"] for row in ranking["options"]]
     assert totals == sorted(totals)
     by_option = {row["option"]: row["total_usd"] for row in ranking["options"]}
-    assert by_option["on_prem"] == out["on_prem"]["total_usd"]
-    assert by_option["on_demand"] == out["cloud"]["on_demand"]["total_usd"]
+    assert by_option["on_prem"] == out["cashflow"]["own"]["npv_usd"]
+    assert by_option["on_demand"] == next(
+        r["npv_usd"] for r in out["cashflow"]["rent"] if r["name"] == "on_demand"
+    )
+    first_rent = next(row["option"] for row in ranking["options"] if row["option"] != "on_prem")
+    assert first_rent == out["cashflow"]["reference"]
+    winner = ranking["options"][0]["option"]
+    assert (winner == "on_prem") == (out["verdict"]["saving_usd"] >= 0)
+
+
+def test_owning_alone_is_ranked_over_the_whole_horizon() -> None:
+    # No rent option chosen: no cash flows to compare, owning's annualised total in its stated frame.
+    out = run({"cluster": {"nodes": 64}, "cloud": {"pricing_models": []}})
+    assert out["ranking"] == {
+        "frame": "whole horizon",
+        "options": [{"option": "on_prem", "total_usd": out["on_prem"]["total_usd"]}],
+    }
+    assert out["cloud"] == {} and out["verdict"] is None
+    assert out["cloud_note"] == "no cloud option chosen: owning is not compared with renting"
 
 
 def test_storage_throughput_grows_with_the_tib_provisioned() -> None:

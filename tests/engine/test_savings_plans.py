@@ -77,9 +77,15 @@ def test_a_savings_plan_pays_by_its_payment_option_in_the_cash_flows(
 
 def test_savings_plans_are_ranked_and_named_in_the_verdict() -> None:
     out = _run(2, 0.6)
+    # Ranked on the verdict's basis, the NPV of the monthly cash flows (issue #31): the 1-year plan's
+    # $379,600 a month over 24 months at 8 %/year, Σ_{m=1..24} 379,600 / 1.08^(m/12), not the $9,110,400 sum.
+    assert out["ranking"]["frame"] == "NPV of the monthly cash flows"
     ranked = {o["option"]: o["total_usd"] for o in out["ranking"]["options"]}
-    assert ranked["savings_1y"] == pytest.approx(2 * 4_555_200.0)
-    assert ranked["savings_3y"] == pytest.approx(9_460_800.0)
+    assert ranked["savings_1y"] == pytest.approx(sum(379_600.0 / 1.08 ** (m / 12) for m in range(1, 25)))
+    npv = {r["name"]: r["npv_usd"] for r in out["cashflow"]["rent"]}
+    assert (
+        ranked["savings_3y"] == npv["savings_3y"] and ranked["on_prem"] == out["cashflow"]["own"]["npv_usd"]
+    )
     assert "savings plan 1-year" in out["verdict"]["sentence"]
     assert "savings plan 3-year" in out["verdict"]["rent_npv_usd"]
     # A 3-year plan all upfront over 2 years: the whole $9,460,800 at the start, undiscounted.

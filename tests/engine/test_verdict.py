@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.verdict import RunEstimate, compose, explore, usd_short
+from clusterdesigner.engine.verdict import BUDGET_NPV_BASIS, RunEstimate, compose, explore, usd_short
 
 OWN = "Own (on-prem)"
-EXPECTED = "expected, with failures and restarts, for the cheapest option, Own (on-prem)"
+EXPECTED = "expected, with failures and restarts, for the cheapest option by NPV, Own (on-prem)"
 
 
 def test_meets_the_deadline_with_its_slack() -> None:
@@ -69,7 +69,8 @@ def test_within_the_budget_with_what_is_left() -> None:
     assert v.status == "meets"
     assert v.budget is not None and v.budget.margin_usd == pytest.approx(1.8e6)
     assert v.messages == (
-        "Within the $5.0M budget: the cheapest option, Own (on-prem), costs $3.2M per run ($1.8M to spare)",
+        "Within the $5.0M budget: the cheapest option by NPV, Own (on-prem), costs $3.2M per run"
+        " ($1.8M to spare)",
     )
 
 
@@ -79,7 +80,7 @@ def test_over_the_budget_by_the_difference() -> None:
     assert v.status == "misses"
     assert v.budget is not None and v.budget.margin_usd == pytest.approx(-1.2e6)
     assert v.messages == (
-        "Over the $2.0M budget by $1.2M: the cheapest option, Own (on-prem), costs $3.2M per run",
+        "Over the $2.0M budget by $1.2M: the cheapest option by NPV, Own (on-prem), costs $3.2M per run",
     )
 
 
@@ -202,3 +203,36 @@ def test_misses_exactly_when_a_goal_is_missed(
     v = compose(deadline_days=deadline, budget_usd=budget, design=RunEstimate(8, days, cost), option=OWN)
     assert (v.status == "misses") == (days > deadline or cost > budget)
     assert v.status in ("meets", "misses")
+
+
+def test_a_horizon_budget_is_checked_on_the_npv_of_the_options_cash_out() -> None:
+    # goals.budget_npv_usd against the NPV of the chosen option's monthly cash out: $30M − $22.6M = $7.4M.
+    v = compose(
+        deadline_days=None,
+        budget_usd=None,
+        design=RunEstimate(32, 50.0, 3.2e6),
+        option="Own (on-prem)",
+        budget_npv_usd=30e6,
+        npv_usd=22.6e6,
+        horizon_years=3,
+    )
+    assert v.status == "meets" and v.budget is None
+    assert v.budget_npv is not None and v.budget_npv.margin_usd == pytest.approx(7.4e6)
+    assert v.messages == (
+        "Within the $30.0M budget over the horizon: Own (on-prem), the cheapest option by NPV, costs $22.6M"
+        " (NPV of its cash out over 3 years; $7.4M to spare)",
+    )
+    assert v.to_json()["budget_npv"]["basis"] == BUDGET_NPV_BASIS
+    over = compose(
+        deadline_days=None, budget_usd=None, design=RunEstimate(32, 50.0), option="x", budget_npv_usd=20e6,
+        npv_usd=22.6e6, horizon_years=1,
+    )  # fmt: skip
+    assert over.status == "misses" and over.budget_npv is not None
+    assert over.budget_npv.margin_usd == pytest.approx(-2.6e6)
+    assert over.messages[0].startswith("Over the $20.0M budget over the horizon by $2.6M: x,")
+    with pytest.raises(InputError) as err:
+        compose(deadline_days=None, budget_usd=None, design=RunEstimate(1, 1.0), budget_npv_usd=-1.0)
+    assert err.value.field == "goals.budget_npv_usd"
+    # Without a goal for it, the JSON has no key: results stored before it read the same.
+    plain = compose(deadline_days=None, budget_usd=None, design=RunEstimate(1, 1.0))
+    assert "budget_npv" not in plain.to_json()

@@ -65,7 +65,12 @@ def test_compare_shows_each_designs_own_cloud_option_and_lets_the_reviewer_pick(
     a, b = demos[0], demos[3]
     body = alice_client.get(f"/compare/?ids={a.pk}&ids={b.pk}").content.decode()
     option_row = body.split("Option shown</th>")[1].split("</tr>")[0]
-    assert "on-demand" in option_row and "reserved 1 year" in option_row and "Own" not in option_row
+    # Each column shows its design's cloud option that the rent-or-own verdict compares owning with: the
+    # cheapest chosen rent option by NPV (issue #31, one basis; not the first ticked, which depends on the
+    # order): demo 4 ticks reserved 1-year and on-demand, and on-demand has the lower NPV over its 2 years.
+    rivals = [_evaluation(alice_client, d.pk)["design_verdict"]["rival"]["label"] for d in (a, b)]
+    assert rivals == ["AWS p5.48xlarge on-demand", "AWS p5e.48xlarge on-demand"]
+    assert option_row == "".join(f'<td class="num">{label}</td>' for label in rivals)
     picked = alice_client.get(f"/compare/?ids={a.pk}&ids={b.pk}&option-{b.pk}=own").content.decode()
     assert "Own (on-prem)" in picked.split("Option shown</th>")[1].split("</tr>")[0]
     assert '<option value="own" selected>' in picked
@@ -85,3 +90,31 @@ def test_compare_chart_axes_say_what_they_plot(alice_client: Client, demos: list
     layout = charts.compare_bars_chart(rows)["layout"]  # type: ignore[arg-type]
     assert layout["yaxis"]["title"]["text"] == "Run cost (USD)"
     assert layout["yaxis2"]["title"]["text"] == "Expected days to train"
+
+
+def test_the_compare_analysis_names_each_designs_verdict_choice_as_its_best(
+    alice_client: Client, demos: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    # Issue #31, one basis: the compare analysis's best option of a design is the one its rent-or-own
+    # verdict picks on the NPV of the monthly cash flows: owning for the 64 × H100 demo (owning saves), spot
+    # for the 48 × B200 spot demo (renting spot saves $4.7M).
+    a, b = demos[0], demos[1]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(
+            "/api/v1/analyses/",
+            {"kind": "compare", "params": {"designs": [a.pk, b.pk]}},
+            content_type="application/json",
+        )
+    assert response.status_code == 202, response.content
+    body = alice_client.get(response.json()["url"]).json()
+    assert body["status"] == "succeeded", body
+    rows = body["result"]["designs"]
+    best = {row["design"]: (row["best_option"], row["best_run_cost_usd"]) for row in rows}
+    for demo in (a, b):
+        result = _evaluation(alice_client, demo.pk)
+        verdict = result["design_verdict"]
+        key = "own" if verdict["winner"] == "own" else verdict["rival"]["key"]
+        chosen = next(o for o in result["options"] if o["key"] == key)
+        assert best[demo.pk] == (chosen["label"], pytest.approx(chosen["run_cost_usd"])), demo.name
+    assert best[a.pk][0] == "Own (on-prem)"
+    assert best[b.pk][0].endswith("spot")

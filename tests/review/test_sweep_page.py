@@ -77,9 +77,15 @@ def test_sweep_page_names_each_offering_and_lists_failed_rows(
     assert all(r["cost_usd"] > 0 for r in b200_reserved)
     body = alice_client.get(f"/sweep/{analysis.pk}/").content.decode()
     assert f"{len(rows) - len(failed)} of {len(rows)} combinations priced; {len(failed)} could not be" in body
+    # The front's run cost is one run, undiscounted; beside it each option's NPV over the horizon, each basis
+    # stated (issue #31).
+    pareto = body.split('id="pareto-table"')[1].split("</table>")[0]
+    assert "Run cost (one run, undiscounted)" in pareto and "NPV over the horizon" in pareto
+    assert "the basis the rent-or-own verdict decides on" in body.split('id="pareto-basis"')[1]
     table = body.split('id="sweep-failed"')[1].split("</table>")[0]
     assert table.count("<tr>") == len(failed) + 1
-    assert "no offering of h100-sxm has a reserved 1y price in the catalog" in table
+    # The pricing model as people write it, with its article (issue #31: "has a on demand price").
+    assert "no offering of h100-sxm has a reserved 1-year price in the catalog" in table
     named = body.split('id="sweep-offerings"')[1].split("</table>")[0]
     assert "COREWEAVE 8x B200 node: $68.80/h (2026-09-01)" in named
     assert "AWS p6-b200.48xlarge: $68.36/h (2026-09-01)" in named
