@@ -56,8 +56,17 @@ changed convention), and say in the commit message what changed. Its history:
        billed total, TTFT/TPOT percentiles with queueing, prefix caching, speculative decoding, Pareto
        frontier; capacity plans: owned nodes wait the design's or the sourced lead time, tokens-per-day
        inference sized without an owning price
+   13  training (issue #33): MoE dispatchers (alltoall, allgather, DeepEP, HybridEP; traffic per destination
+       GPU), expert all-to-all overlap and routing balance from the framework profile's recipe; the data-
+       parallel all-reduce in DDP buckets on NCCL's ring/tree latencies; stragglers (1 + cv·sqrt(2 ln N));
+       the interleaved bubble with the real micro-batch count; refitted on fit rows; error bands from held-out
+       rows per regime, widened by the sources behind them; the search enumerates every interleaving depth
+       and micro-batch with no layout cap. Cost (issue #31): one NPV break-even solver for every option
+       (none outside (0, 1]), the cost result's ranking on NPV, goals on the verdict's option and a horizon
+       budget on NPV, a facility depreciated over its own life, monthly capital payments. Plans: the solver's
+       work limit and status
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 12
+ENGINE_VERSION: int = 13
