@@ -304,3 +304,27 @@ def test_prefix_caching_and_speculative_decoding_are_page_inputs(client: Any, ca
     missing = client.get("/serving/?draft_tokens=3&draft_cost=0.05")
     assert missing.status_code == 400
     assert re.search(r'id="f-accept"[^>]*>\s*<p class="field-error">[^<]+</p>', missing.content.decode())
+
+
+@pytest.mark.django_db
+def test_the_page_exports_the_chosen_configuration_for_sglang_and_tensorrt_llm(
+    client: Any, catalog: Any
+) -> None:
+    import html as html_lib
+
+    page = client.get("/serving/?requests_per_s=20").content.decode()
+
+    def block(name: str) -> str:
+        found = re.search(rf'<pre class="deploy" id="serving-{name}">(.*?)</pre>', page, re.S)
+        assert found, name
+        return html_lib.unescape(found.group(1))
+
+    tp = re.search(r"--tensor-parallel-size (\d+)", block("vllm")).group(1)  # type: ignore[union-attr]
+    seqs = re.search(r"--max-num-seqs (\d+)", block("vllm")).group(1)  # type: ignore[union-attr]
+    sglang, trtllm = block("sglang"), block("trtllm")
+    # the same chosen point in each stack's own flags
+    model = "meta-llama/Meta-Llama-3-70B-Instruct"
+    assert sglang.startswith(f"python3 -m sglang.launch_server --model-path {model} ")
+    assert f"--tp-size {tp} " in sglang and f"--max-running-requests {seqs} " in sglang
+    assert trtllm.startswith(f"trtllm-serve {model} --backend pytorch ")
+    assert f"--tp_size {tp} " in trtllm and f"--max_batch_size {seqs} " in trtllm
