@@ -126,7 +126,9 @@ def main() -> None:
         print(
             f"  {stack:13s} bandwidth {eff.bandwidth_efficiency:.2f}  compute {eff.compute_efficiency:.2f}"
             f"  per-sequence step overhead {eff.sequence_overhead_us:.0f} µs"
-            f"  collective latency {eff.collective_latency_us:.0f} µs  ({same})"
+            f"  collective latency {eff.collective_latency_us:.0f} µs  FP4 scale {eff.fp4_compute_scale:.2f}"
+            f"  KV reserved {eff.kv_reserved_output_fraction:g} of the output"
+            f"  shared prefill read {eff.prefill_shares_weight_read}  ({same})"
         )
     cases = cal.cases()
     print()

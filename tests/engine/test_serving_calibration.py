@@ -38,7 +38,7 @@ def test_median_error_on_held_out_rows_is_within_15_percent() -> None:
 
 
 def test_issue_37_targets_hold_on_the_check_rows() -> None:
-    # issue #37: on check rows throughput median |error| ≤ 12 % and p90 ≤ 30 %. 82 check rows on six
+    # issue #37: on check rows throughput median |error| ≤ 12 % and p90 ≤ 30 %. 82 check rows on five
     # accelerators and four stacks (the third of each regime declared before fitting): 8.2 % and 24.3 %.
     assert len(CHECK) >= 80
     assert SUMMARY["median_abs_error"] <= 0.12 and SUMMARY["p90_abs_error"] <= 0.30
