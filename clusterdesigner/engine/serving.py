@@ -1643,6 +1643,10 @@ def parse_request(
         if speculative.get("draft_tokens") and key not in speculative:
             raise InputError(f"give {what}", field=f"speculative.{key}")
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
+    # numbers, the one flag (prefill_shares_weight_read) read as a truth value
+    overrides: dict[str, Any] = {
+        k: bool(v) if k == "prefill_shares_weight_read" else float(v) for k, v in eff.items()
+    }
     _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
     lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
     rps = _requests_per_s(demand, mean_out)
@@ -1683,7 +1687,7 @@ def parse_request(
             if name in targets
         ),
         kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
-        efficiency=replace(STACKS[stack], **{k: float(v) for k, v in eff.items()}),
+        efficiency=replace(STACKS[stack], **overrides),
     )
     return inp, request.get("cost", {})
 
