@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 
+import numpy as np  # noqa: E402
 import serving_calibration_cases as cal  # noqa: E402
 
 from clusterdesigner.engine import serving  # noqa: E402
@@ -30,7 +31,13 @@ PROTOCOL = (
     " rows were collected after the last model change was committed and were never seen by it. The 28"
     " check rows of ROCm/vllm's README (vLLM v0.10.0) were added with their fit/check split declared before"
     " the model ran on them, but the collective-latency fit was chosen after seeing their errors, so they"
-    " are checks too."
+    " are checks too. Issue #37 (w8) added 218 rows, their split declared before any fit: TensorRT-LLM's v1.0"
+    " perf-overview tables (trtllm-bench, H100/H200 FP8, B200/GB200 FP4, dense and MoE) and the throughput"
+    " table of ROCm/vllm's v0.10.0 README; in each regime (stack, accelerator, precision, dense/MoE,"
+    " scenario) every third row is check, and the README rows are fit since the regime's four AMD-page rows"
+    " already were check. The 110 MoE rows of the perf overview were then moved out of fit and check"
+    " (split 'adp-fit' / 'adp-check', printed apart) after their errors were seen: their published command"
+    " runs attention data-parallel with expert parallelism, a layout the engine cannot express."
 )
 
 
@@ -39,6 +46,8 @@ SPLITS = (
     ("check", "CHECK rows (held out of every fit, but seen while the model was changed: not blind)"),
     ("fresh", "FRESH rows (read after the first model change; seen before the Poisson change: not blind)"),
     ("blind", "BLIND rows (read after the last model change was committed; never seen by it)"),
+    ("adp-fit", "ATTENTION-DP MoE rows once declared fit (not fitted: layout not expressible)"),
+    ("adp-check", "ATTENTION-DP MoE rows once declared check (not judged: layout not expressible)"),
 )
 
 
@@ -49,7 +58,7 @@ def _print_summary(chosen: list[cal.Case], *, judged: bool) -> None:
         return
     s = cal.summary(chosen)
     accelerators = sorted({c.row["accelerator"] for c in chosen})
-    met = s["median_abs_error"] <= 0.15 and s["p90_abs_error"] <= 0.30
+    met = s["median_abs_error"] <= 0.12 and s["p90_abs_error"] <= 0.30
     pairs = (
         f"{s['pairs_right']:.0f}/{s['pairs']:.0f}"
         if s["pairs"]
@@ -63,6 +72,25 @@ def _print_summary(chosen: list[cal.Case], *, judged: bool) -> None:
         f" ({', '.join(accelerators)}): median |error| {100 * s['median_abs_error']:.1f} %,"
         f" p90 {100 * s['p90_abs_error']:.1f} %, pairwise direction {pairs}; {verdict}"
     )
+
+
+def _print_regimes(cases: list[cal.Case]) -> None:
+    """Fit and check |error| per regime (stack, accelerator, weight precision, dense/MoE, scenario): median
+    and p90 over the regime's rows of each split, with the count; '-' where a regime has no row of a split."""
+    print("\nerror by regime: fit rows | check rows (n, median |error|, p90 |error|, signed median)")
+    for key, items in cal.by_regime(cases).items():
+        cells = []
+        for split in ("fit", "check"):
+            errs = np.array([c.error for c in items if c.row["split"] == split and c.error is not None])
+            if not errs.size:
+                cells.append(f"{'-':>27s}")
+                continue
+            a = np.abs(errs)
+            cells.append(
+                f"{errs.size:3d} {100 * np.median(a):5.1f} % {100 * np.percentile(a, 90):5.1f} %"
+                f" {100 * np.median(errs):+6.1f} %"
+            )
+        print(f"  {' '.join(key):52s} {cells[0]} | {cells[1]}")
 
 
 def _print_sensitivity(data: list[dict[str, str]]) -> None:
@@ -98,7 +126,9 @@ def main() -> None:
         print(
             f"  {stack:13s} bandwidth {eff.bandwidth_efficiency:.2f}  compute {eff.compute_efficiency:.2f}"
             f"  per-sequence step overhead {eff.sequence_overhead_us:.0f} µs"
-            f"  collective latency {eff.collective_latency_us:.0f} µs  ({same})"
+            f"  collective latency {eff.collective_latency_us:.0f} µs  FP4 scale {eff.fp4_compute_scale:.2f}"
+            f"  KV reserved {eff.kv_reserved_output_fraction:g} of the output"
+            f"  shared prefill read {eff.prefill_shares_weight_read}  ({same})"
         )
     cases = cal.cases()
     print()
@@ -114,16 +144,23 @@ def main() -> None:
             f"{r['row_id']:30s} {r['split']:5s} {r['accelerator']:9s} {r['gpus']:>4s} {r['scenario']:11s}"
             f" {c.measured:9.0f} {pred:>9s} {err:>7s}"
         )
-    print("\nerror figures by split (targets: median |error| ≤ 15 %, p90 ≤ 30 %, pairwise direction ≥ 90 %):")
+    _print_regimes(cases)
+    print("\nerror figures by split (targets: median |error| ≤ 12 %, p90 ≤ 30 %, pairwise direction ≥ 90 %):")
     for split, title in SPLITS:
         chosen = [c for c in cases if c.row["split"] == split]
         print(f"\n{title}")
         _print_summary(chosen, judged=split in ("check", "blind"))
     print(
-        "\nthe issue's targets are judged on the check rows (50) and, separately, the blind rows (36); the"
+        "\nthe issue's targets are judged on the check rows and, separately, the blind rows (36); the"
         " blind rows share two accelerators and no setting across them, so they have no ranking pairs"
     )
-    before = [c for c in cases if c.row["split"] == "check" and "added by w7" not in c.row["verification"]]
+    before = [
+        c
+        for c in cases
+        if c.row["split"] == "check"
+        and "added by w7" not in c.row["verification"]
+        and "added by w8" not in c.row["verification"]
+    ]
     print(
         "\n  of the check rows, the 22 held before the 28 ROCm/vllm README rows were added (those 28 share"
         " the source of the vllm-rocm-2025 fit rows, so the 50-row figure leans on one README):"

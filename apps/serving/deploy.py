@@ -1,11 +1,19 @@
-"""The chosen serving configuration as something to run: a ``vllm serve`` command line and a Kubernetes
-manifest (a Deployment of the replicas and a Service), built from the estimate and its request.
+"""The chosen serving configuration as something to run: a ``vllm serve`` command line, the same
+configuration for SGLang and TensorRT-LLM, and a Kubernetes manifest (a Deployment of the replicas and a
+Service), built from the estimate and its request.
 
 Flags are vLLM's engine arguments (docs.vllm.ai, "Engine Arguments": --tensor-parallel-size,
 --pipeline-parallel-size, --max-num-seqs, --max-model-len, --gpu-memory-utilization, --kv-cache-dtype fp8,
 --quantization fp8; --enable-expert-parallel from vLLM 0.8). The image is vLLM's OpenAI-compatible server
 (``vllm/vllm-openai`` on Docker Hub); GPUs are requested as ``nvidia.com/gpu`` (NVIDIA's device plugin) or
 ``amd.com/gpu`` (AMD's) by the accelerator's vendor.
+
+SGLang's server arguments (docs.sglang.io, "Server Arguments"): --tp-size, --pp-size, --ep-size,
+--max-running-requests, --context-length, --mem-fraction-static, --quantization fp8, --kv-cache-dtype
+fp8_e4m3. TensorRT-LLM's ``trtllm-serve`` options (nvidia.github.io/TensorRT-LLM, "trtllm-serve"):
+--backend pytorch, --tp_size, --pp_size, --ep_size, --max_batch_size, --max_seq_len,
+--kv_cache_free_gpu_memory_fraction; it takes FP8/FP4 weights and an FP8 KV cache from a quantized
+checkpoint (NVIDIA's ModelOpt ones), not from a flag.
 """
 
 from __future__ import annotations
@@ -65,6 +73,67 @@ def vllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[s
 
 def vllm_command(inp: ServingInput, result: ServingResult, *, model: str) -> str:
     return shlex.join(vllm_args(inp, result, model=model))
+
+
+def sglang_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[str]:
+    """``sglang.launch_server`` arguments for one replica of the chosen layout, flag for flag what
+    :func:`vllm_args` sets: tp, pp, ep (MoE with ep > 1), the batch cap, the longest request, the memory
+    share, FP8 weights and KV cache where chosen."""
+    best = result.best
+    longest = max(n_in + n_out for n_in, n_out, _ in inp.classes)
+    args = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        model,
+        "--tp-size",
+        str(best.tp),
+        "--pp-size",
+        str(best.pp),
+        "--max-running-requests",
+        str(best.batch),
+        "--context-length",
+        str(longest),
+        "--mem-fraction-static",
+        f"{1.0 - inp.efficiency.memory_reserve_fraction:g}",
+    ]
+    if best.ep > 1:
+        args += ["--ep-size", str(best.ep)]
+    if inp.weight_precision == "fp8":
+        args += ["--quantization", "fp8"]
+    if inp.kv_precision == "fp8":
+        args += ["--kv-cache-dtype", "fp8_e4m3"]
+    return args
+
+
+def trtllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[str]:
+    """``trtllm-serve`` arguments (PyTorch backend) for one replica of the chosen layout: tp, pp, ep (MoE
+    with ep > 1), the batch cap as --max_batch_size, the longest request as --max_seq_len, the memory share
+    as the KV cache's fraction of free memory. Precision comes with the checkpoint (see the module note)."""
+    best = result.best
+    longest = max(n_in + n_out for n_in, n_out, _ in inp.classes)
+    args = [
+        "trtllm-serve",
+        model,
+        "--backend",
+        "pytorch",
+        "--tp_size",
+        str(best.tp),
+        "--pp_size",
+        str(best.pp),
+    ]
+    if best.ep > 1:
+        args += ["--ep_size", str(best.ep)]
+    args += [
+        "--max_batch_size",
+        str(best.batch),
+        "--max_seq_len",
+        str(longest),
+        "--kv_cache_free_gpu_memory_fraction",
+        f"{1.0 - inp.efficiency.memory_reserve_fraction:g}",
+    ]
+    return args
 
 
 def _gpu_resource(accelerator: AcceleratorSpec) -> str:
@@ -130,9 +199,11 @@ def kubernetes_manifest(inp: ServingInput, result: ServingResult, *, model: str)
 
 
 def deploy_texts(request: dict[str, Any], inp: ServingInput, result: ServingResult) -> dict[str, str]:
-    """Both exports of the chosen configuration, keyed as the API returns them."""
+    """The exports of the chosen configuration, keyed as the API returns them."""
     model = model_path(request)
     return {
         "vllm_command": vllm_command(inp, result, model=model),
+        "sglang_command": shlex.join(sglang_args(inp, result, model=model)),
+        "trtllm_command": shlex.join(trtllm_args(inp, result, model=model)),
         "kubernetes_manifest": kubernetes_manifest(inp, result, model=model),
     }

@@ -148,6 +148,8 @@ class ParetoPointSerializer(serializers.Serializer[Any]):
 
 class DeploySerializer(serializers.Serializer[Any]):
     vllm_command = serializers.CharField(help_text="vllm serve command line of one replica")
+    sglang_command = serializers.CharField(help_text="sglang.launch_server command line of one replica")
+    trtllm_command = serializers.CharField(help_text="trtllm-serve command line of one replica")
     kubernetes_manifest = serializers.CharField(help_text="Deployment of the replicas and a Service, YAML")
 
 

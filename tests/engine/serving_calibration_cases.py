@@ -46,6 +46,9 @@ OVERHEAD_GRID_US = (0.0, 10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0)
 # tensor-parallel batch-1 row: there a decode step is the weights' read plus 2 · L of these latencies, and
 # models of different depth tell the two apart; a stack without such a row keeps the engine's default.
 LATENCY_GRID_US = (8.0, 16.0, 32.0, 64.0, 128.0)
+# The FP4 matmuls' share of the compute efficiency (ServingEfficiency.fp4_compute_scale), fitted second, on
+# a stack's FP4 fit rows with the other constants held at their fit on its FP8/BF16 rows.
+FP4_SCALE_GRID = tuple(float(x) for x in np.round(np.arange(0.30, 1.001, 0.05), 2))
 
 
 def rows() -> list[dict[str, str]]:
@@ -87,6 +90,10 @@ def predict(row: dict[str, str], eff: serving.ServingEfficiency) -> float | None
     inp = _input(row, eff)
     gpus = int(row["gpus"])
     out = inp.output_tokens
+    # the published layout where the row states it (TensorRT-LLM's perf overview: TP1 … TP8), else one
+    # tensor-parallel group over the system's GPUs
+    tp = int(row.get("tp") or gpus)
+    pp = int(row.get("pp") or 1)
     if row["scenario"] == "fixed_batch":
         b = int(row["batch"])
         t = serving.prefill_s(inp, tp=gpus, pp=1, prompts=b) + out * serving.decode_step_s(
@@ -94,10 +101,11 @@ def predict(row: dict[str, str], eff: serving.ServingEfficiency) -> float | None
         )
         return float(b * out / t)
     if row["scenario"] == "throughput":
-        b = int(min(inp.max_batch, serving.batch_that_fits(inp, tp=gpus, pp=1)))
+        b = int(min(inp.max_batch, serving.batch_that_fits(inp, tp=tp, pp=pp)))
         if b < 1:
             return None
-        return float(serving.replica_rate(inp, batch=b, tp=gpus, pp=1)["requests_per_s"] * out)
+        replicas = gpus // (tp * pp)
+        return float(serving.replica_rate(inp, batch=b, tp=tp, pp=pp)["requests_per_s"] * out * replicas)
     results = [r for r in serving.size_layouts(inp) if gpus % r.gpus_per_replica == 0 and r.meets_targets]
     if not results:
         return None
@@ -129,8 +137,16 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
     measured)| on that stack's fit rows; ties go to the first point of the grid."""
     # the first-token overhead is fitted apart, on the latency rows (fit_first_token_overhead): the throughput
     # fit rows do not depend on it (offline, fixed-batch and throughput rows have no TTFT target)
-    base = serving.ServingEfficiency(first_token_overhead_ms=serving.STACKS[stack].first_token_overhead_ms)
-    fit_rows = [r for r in data if r["split"] == "fit" and r["stack"] == stack]
+    # so are the KV reservation policy and whether prompts share the decode step's weight read, properties
+    # of the stack's scheduler (not fitted)
+    base = serving.ServingEfficiency(
+        first_token_overhead_ms=serving.STACKS[stack].first_token_overhead_ms,
+        kv_reserved_output_fraction=serving.STACKS[stack].kv_reserved_output_fraction,
+        prefill_shares_weight_read=serving.STACKS[stack].prefill_shares_weight_read,
+    )
+    every = [r for r in data if r["split"] == "fit" and r["stack"] == stack]
+    fp4_rows = [r for r in every if r["weight_precision"] == "fp4"]
+    fit_rows = [r for r in every if r["weight_precision"] != "fp4"] or every
     latencies = LATENCY_GRID_US if any(_latency_bound(r) for r in fit_rows) else (base.collective_latency_us,)
     best: tuple[float, serving.ServingEfficiency] | None = None
     for lat, seq, bw, comp in itertools.product(latencies, OVERHEAD_GRID_US, BANDWIDTH_GRID, COMPUTE_GRID):
@@ -148,7 +164,19 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
         if best is None or score < best[0] - 1e-12:
             best = (score, eff)
     assert best is not None
-    return best[1]
+    if not fp4_rows or fit_rows is every:
+        return best[1]
+    second: tuple[float, serving.ServingEfficiency] | None = None
+    for scale in FP4_SCALE_GRID:
+        eff = replace(best[1], fp4_compute_scale=scale)
+        errs = [abs(math.log(p / float(r["tokens_per_s"]))) for r in fp4_rows if (p := predict(r, eff))]
+        if len(errs) < len(fp4_rows):
+            continue
+        score = float(np.mean(errs))
+        if second is None or score < second[0] - 1e-12:
+            second = (score, eff)
+    assert second is not None
+    return second[1]
 
 
 def cases(stacks: dict[str, serving.ServingEfficiency] | None = None) -> list[Case]:
@@ -173,6 +201,19 @@ def pairwise_direction(items: list[Case]) -> tuple[int, int]:
         total += 1
         right += (ma > mb) == (pa > pb)
     return right, total
+
+
+def regime(row: dict[str, str]) -> tuple[str, str, str, str, str]:
+    """The regime a row reports under: (stack, accelerator, weight precision, dense/MoE, scenario)."""
+    kind = "MoE" if PRESETS[row["model"]].is_moe else "dense"
+    return (row["stack"], row["accelerator"], row["weight_precision"], kind, row["scenario"])
+
+
+def by_regime(items: list[Case]) -> dict[tuple[str, str, str, str, str], list[Case]]:
+    out: dict[tuple[str, str, str, str, str], list[Case]] = {}
+    for c in items:
+        out.setdefault(regime(c.row), []).append(c)
+    return dict(sorted(out.items()))
 
 
 def summary(items: list[Case]) -> dict[str, float]:

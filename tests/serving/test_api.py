@@ -14,6 +14,7 @@ from clusterdesigner.engine import serving
 
 URL = "/api/v1/serving/estimate/"
 REQUEST = dict(serving.EXAMPLE_REQUEST)
+REPOSITORY = "meta-llama/Meta-Llama-3-70B-Instruct"  # the example preset's weights (PRESET_WEIGHTS)
 # The example with its lengths as a distribution: 80 % chat turns, 20 % long documents.
 SPREAD = {
     **{k: v for k, v in REQUEST.items() if k not in ("input_tokens", "output_tokens")},
@@ -270,3 +271,39 @@ def test_the_estimate_carries_the_pareto_frontier_and_the_deployable_configurati
     assert deployment["spec"]["replicas"] == best["replicas"]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == best["gpus_per_replica"]
+
+
+@pytest.mark.django_db
+def test_the_estimate_exports_sglang_and_tensorrt_llm_command_lines_for_the_chosen_point(
+    api_client: Any, catalog: Any
+) -> None:
+    data = _post(api_client, REQUEST).json()
+    best = data["best"]
+    sglang = data["deploy"]["sglang_command"].split()
+    assert sglang[:5] == ["python3", "-m", "sglang.launch_server", "--model-path", REPOSITORY]
+    flags = dict(zip(sglang[5::2], sglang[6::2], strict=False))
+    assert flags["--tp-size"] == str(best["tp"]) and flags["--pp-size"] == str(best["pp"])
+    assert flags["--max-running-requests"] == str(best["batch"])
+    assert flags["--context-length"] == str(1024 + 256)
+    assert flags["--mem-fraction-static"] == "0.9"  # 1 − the default memory reserve (0.1)
+    assert flags["--kv-cache-dtype"] == "fp8_e4m3" and flags["--quantization"] == "fp8"  # the example's
+    trtllm = data["deploy"]["trtllm_command"].split()
+    assert trtllm[:2] == ["trtllm-serve", REPOSITORY]
+    flags = dict(zip(trtllm[2::2], trtllm[3::2], strict=True))
+    assert flags["--backend"] == "pytorch"
+    assert flags["--tp_size"] == str(best["tp"]) and flags["--pp_size"] == str(best["pp"])
+    assert flags["--max_batch_size"] == str(best["batch"]) and flags["--max_seq_len"] == "1280"
+    assert flags["--kv_cache_free_gpu_memory_fraction"] == "0.9"
+    assert "--ep_size" not in flags  # a dense model
+
+
+@pytest.mark.django_db
+def test_an_moe_layout_exports_its_expert_parallel_degree_to_every_stack(
+    api_client: Any, catalog: Any
+) -> None:
+    body = {**REQUEST, "model": {"preset": "mixtral-8x7b"}, "layout": {"tp": 8, "ep": 8}}
+    response = _post(api_client, body)
+    assert response.status_code == 200, response.content
+    deploy = response.json()["deploy"]
+    assert "--ep-size 8" in deploy["sglang_command"] and "--ep_size 8" in deploy["trtllm_command"]
+    assert deploy["vllm_command"].endswith("--enable-expert-parallel")

@@ -318,3 +318,27 @@ def test_a_retired_accelerator_is_not_offered_unless_the_form_already_names_it(
     # A request (e.g. from a design on that part) that names it keeps it, selected.
     html = client.get("/serving/", {"accelerator": "a100-80gb"}).content.decode()
     assert '<option value="a100-80gb" selected>' in html
+
+
+@pytest.mark.django_db
+def test_the_page_exports_the_chosen_configuration_for_sglang_and_tensorrt_llm(
+    client: Any, catalog: Any
+) -> None:
+    import html as html_lib
+
+    page = client.get("/serving/?requests_per_s=20").content.decode()
+
+    def block(name: str) -> str:
+        found = re.search(rf'<pre class="deploy" id="serving-{name}">(.*?)</pre>', page, re.S)
+        assert found, name
+        return html_lib.unescape(found.group(1))
+
+    tp = re.search(r"--tensor-parallel-size (\d+)", block("vllm")).group(1)  # type: ignore[union-attr]
+    seqs = re.search(r"--max-num-seqs (\d+)", block("vllm")).group(1)  # type: ignore[union-attr]
+    sglang, trtllm = block("sglang"), block("trtllm")
+    # the same chosen point in each stack's own flags
+    model = "meta-llama/Meta-Llama-3-70B-Instruct"
+    assert sglang.startswith(f"python3 -m sglang.launch_server --model-path {model} ")
+    assert f"--tp-size {tp} " in sglang and f"--max-running-requests {seqs} " in sglang
+    assert trtllm.startswith(f"trtllm-serve {model} --backend pytorch ")
+    assert f"--tp_size {tp} " in trtllm and f"--max_batch_size {seqs} " in trtllm
