@@ -133,7 +133,7 @@ DESIGN_CASES = [
         "misspelt owning field",
         {"spec": {**_spec(), "costs": {"on_prem": {"server_cost": 250000}}}},
         "spec.costs.on_prem.server_cost",
-        "unknown on_prem field 'server_cost'; known: colo_contracted_kw, colo_usd_per_kw_month",
+        "unknown on_prem field 'server_cost'; known: capital_payments_per_year, colo_contracted_kw",
     ),
     # 6 GPUs a node so that 48 GPUs split into TP 3: what is left wrong is Llama-3-70B's 64 heads.
     (

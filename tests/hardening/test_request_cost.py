@@ -128,9 +128,9 @@ def test_a_stored_evaluation_takes_three_queries(
     assert first.status_code == 200
     # The next request reads the stored text and keeps it in the worker's memo: 1. the token with its user
     # (TokenAuthentication), 2. the version, if alice may read it (design_version_get_visible),
-    # 3. catalog_version(), part of the memo's key, 4. catalog_version() again, for the stored result's input
-    # hash (services._evaluation_input), 5. the stored evaluation's text by that hash.
-    with django_assert_num_queries(5):
+    # 3. catalog_version(), read once for the memo's key and the stored result's input hash (one catalog
+    # snapshot per evaluation, issue #38 item 3), 4. the stored evaluation's text by that hash.
+    with django_assert_num_queries(4):
         stored = _evaluate(client, design, key)
     assert stored.json() == first.json()
     # From then on the memo holds the text: 1-3 above, and nothing else.
