@@ -1562,7 +1562,6 @@ def _npv_break_even_cell(
     return (9, formula, shown, NONE_IN_RANGE if engine is None else engine, PERCENT)
 
 
-NONE_IN_RANGE = "none in (0, 1]"
 PARALLEL = "none: parallel cost lines"
 
 
