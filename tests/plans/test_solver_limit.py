@@ -56,16 +56,22 @@ def _solve_on_the_worker(client: APIClient, plan_id: int, capture: Any) -> dict[
     return dict(client.get(queued.json()["url"]).json())
 
 
-@pytest.mark.django_db
-def test_a_plan_stopped_at_the_work_limit_returns_its_best_plan_marked_as_such(
-    alice: Any, settings: Any, django_capture_on_commit_callbacks: Any
-) -> None:
+def _stopped_at_two_nodes(alice: Any, settings: Any, callbacks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """BIG solved to a zero gap with a 2-node limit: (the plan, its finished run)."""
     settings.PLAN_SOLVE_MIP_GAP = 0.0
     settings.PLAN_SOLVE_NODE_LIMIT = 2
     client = _client(alice)
     plan = _create(client, BIG)
-    run = _solve_on_the_worker(client, plan["id"], django_capture_on_commit_callbacks)
+    run = _solve_on_the_worker(client, plan["id"], callbacks)
     assert run["status"] == "done", run
+    return plan, run
+
+
+@pytest.mark.django_db
+def test_a_plan_stopped_at_the_work_limit_returns_its_best_plan_marked_as_such(
+    alice: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    plan, run = _stopped_at_two_nodes(alice, settings, django_capture_on_commit_callbacks)
     result = run["solution"]["result"]
     assert result["solver_status"] == "work_limit"
     found = STOPPED.fullmatch(result["solver_message"])
@@ -139,12 +145,7 @@ def test_the_plan_page_says_a_plan_stopped_at_the_work_limit_is_not_proven_optim
 ) -> None:
     from django.test import Client
 
-    settings.PLAN_SOLVE_MIP_GAP = 0.0
-    settings.PLAN_SOLVE_NODE_LIMIT = 2
-    client = _client(alice)
-    plan = _create(client, BIG)
-    run = _solve_on_the_worker(client, plan["id"], django_capture_on_commit_callbacks)
-    assert run["status"] == "done", run
+    plan, run = _stopped_at_two_nodes(alice, settings, django_capture_on_commit_callbacks)
     browser = Client()
     browser.force_login(alice)
     page = browser.get(f"/plans/{plan['id']}/")
