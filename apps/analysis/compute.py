@@ -241,15 +241,20 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
             ],
         }
     typed = [SweepRow.from_json(r) for r in rows]
-    front = tradeoffs.pareto_indices([(r.cost_usd, r.days) for r in typed])
+    basis = tradeoffs.sweep_basis(typed)  # the NPV of the monthly cash flows, where the rows have them
+    front = tradeoffs.sweep_front(typed, basis)
     result: dict[str, Any] = {
         "rows": rows,
         "pareto": [rows[i] for i in front],
+        "basis": basis,
+        "basis_label": tradeoffs.BASIS_LABELS[basis],
         "count": len(rows),
         "feasible": sum(1 for r in typed if r.cost_usd is not None),
     }
     if kind == "recommend":
-        picked = tradeoffs.recommend(rows=typed, front=[typed[i] for i in front], params=snapshot["params"])
+        picked = tradeoffs.recommend(
+            rows=typed, front=[typed[i] for i in front], params=snapshot["params"], basis=basis
+        )
         choice = picked["recommendation"]
         result.update(picked, recommendation=None if choice is None else rows[typed.index(choice)])
     return result
