@@ -158,19 +158,8 @@ def _priced_row(
         commitment_usd=None if run_cost is None else run_cost.commitment_per_term_usd,
         commitment_term_months=None if run_cost is None else run_cost.commitment_term_months,
         start_delay_days=None if run_cost is None else run_cost.start_delay_days,
-        npv_usd=_npv(result, model) if run is not None else None,
+        npv_usd=result.npv_of(model) if run is not None else None,
     ).to_json()
-
-
-def _npv(result: CostResult, model: str) -> float | None:
-    """The NPV of ``model``'s monthly cash flows (``own``: owning's) in the cost result, the rent-or-own
-    verdict's basis; None without cash flows."""
-    flows = result.cashflow
-    if flows is None or flows.own is None:
-        return None
-    if model == "own":
-        return flows.own.npv_usd
-    return next((r.npv_usd for r in flows.rent or () if r.name == model), None)
 
 
 def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[str, Any]]:
