@@ -158,19 +158,8 @@ def _priced_row(
         commitment_usd=None if run_cost is None else run_cost.commitment_per_term_usd,
         commitment_term_months=None if run_cost is None else run_cost.commitment_term_months,
         start_delay_days=None if run_cost is None else run_cost.start_delay_days,
-        npv_usd=_npv(result, model) if run is not None else None,
+        npv_usd=result.npv_of(model) if run is not None else None,
     ).to_json()
-
-
-def _npv(result: CostResult, model: str) -> float | None:
-    """The NPV of ``model``'s monthly cash flows (``own``: owning's) in the cost result, the rent-or-own
-    verdict's basis; None without cash flows."""
-    flows = result.cashflow
-    if flows is None or flows.own is None:
-        return None
-    if model == "own":
-        return flows.own.npv_usd
-    return next((r.npv_usd for r in flows.rent or () if r.name == model), None)
 
 
 def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[str, Any]]:
@@ -241,15 +230,20 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
             ],
         }
     typed = [SweepRow.from_json(r) for r in rows]
-    front = tradeoffs.pareto_indices([(r.cost_usd, r.days) for r in typed])
+    basis = tradeoffs.sweep_basis(typed)  # the NPV of the monthly cash flows, where the rows have them
+    front = tradeoffs.sweep_front(typed, basis)
     result: dict[str, Any] = {
         "rows": rows,
         "pareto": [rows[i] for i in front],
+        "basis": basis,
+        "basis_label": tradeoffs.BASIS_LABELS[basis],
         "count": len(rows),
         "feasible": sum(1 for r in typed if r.cost_usd is not None),
     }
     if kind == "recommend":
-        picked = tradeoffs.recommend(rows=typed, front=[typed[i] for i in front], params=snapshot["params"])
+        picked = tradeoffs.recommend(
+            rows=typed, front=[typed[i] for i in front], params=snapshot["params"], basis=basis
+        )
         choice = picked["recommendation"]
         result.update(picked, recommendation=None if choice is None else rows[typed.index(choice)])
     return result

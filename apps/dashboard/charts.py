@@ -576,11 +576,20 @@ def compare_bars_chart(rows: Iterable[ComparePageRow]) -> dict[str, Any]:
     )
 
 
-def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str, Any]:
-    """Cost against days for every point (days, cost_usd, label and the url it opens), the Pareto front drawn
-    as a line; a point without days or cost is left out."""
-    points = [p for p in points if p["days"] is not None and p["cost_usd"] is not None]
-    xy = [(p["days"], p["cost_usd"]) for p in points]
+def pareto_chart(
+    points: Iterable[Mapping[str, Any]],
+    *,
+    title: str,
+    value: str = "cost_usd",
+    y_title: str = "Run cost (USD)",
+    x: str = "days",
+    x_title: str = "Days to train, expected (with failures and restarts)",
+) -> dict[str, Any]:
+    """Cost against days for every point (``x``: days or days until done; ``value``: ``cost_usd`` one
+    run's cost or ``npv_usd`` the NPV over the horizon; label and the url it opens), the Pareto front drawn
+    as a line; a point without days or that figure is left out. ``y_title`` names the figure and its basis."""
+    points = [p for p in points if p.get(x) is not None and p.get(value) is not None]
+    xy = [(p[x], p[value]) for p in points]
     front = pareto_indices(xy)  # in order of days
     fig = go.Figure()
     fig.add_trace(
@@ -611,15 +620,15 @@ def pareto_chart(points: Iterable[Mapping[str, Any]], *, title: str) -> dict[str
     return _fig(
         fig,
         title=plain(title),
-        x_title="Days to train, expected (with failures and restarts)",
-        y_title="Run cost (USD)",
+        x_title=x_title,
+        y_title=y_title,
         yaxis={"tickprefix": "$", "separatethousands": True},
     )
 
 
 # --- Sweep
 
-SweepFigure = Literal["days", "cost_usd"]  # the figures a sweep heatmap shows
+SweepFigure = Literal["days", "cost_usd", "npv_usd"]  # the figures a sweep heatmap shows
 
 
 def _sweep_grid(
@@ -647,9 +656,10 @@ def _sweep_grid(
 
 
 def sweep_heatmap(rows: Iterable[SweepRow], *, value: SweepFigure) -> dict[str, Any]:
-    """Accelerator × node count → days (value="days") or → cost (value="cost_usd"), best pricing per cell."""
+    """Accelerator × node count → days (value="days"), → cost per run (value="cost_usd") or → NPV over the
+    horizon (value="npv_usd"), best pricing per cell on that figure."""
     accelerators, nodes, z, text = _sweep_grid(list(rows), value)
-    is_cost = value == "cost_usd"
+    is_cost = value != "days"
     unit = "$%{z:,.0f}" if is_cost else "%{z:,.1f} days"
     fig = go.Figure(
         go.Heatmap(
@@ -666,7 +676,10 @@ def sweep_heatmap(rows: Iterable[SweepRow], *, value: SweepFigure) -> dict[str, 
             hovertemplate="%{y} × %{x} nodes<br>" + unit + " (%{text})<extra></extra>",
         )
     )
-    title = "Cheapest run cost (USD)" if is_cost else "Days to train, expected (with failures and restarts)"
+    title = {
+        "cost_usd": "Cheapest run cost (USD, one run, undiscounted)",
+        "npv_usd": "Cheapest NPV over the horizon (USD, monthly cash flows, discounted)",
+    }.get(value, "Days to train, expected (with failures and restarts)")
     return _fig(
         fig,
         title=f"{title}: accelerator × node count",

@@ -33,7 +33,7 @@ from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
-from clusterdesigner.engine import cost, defaults
+from clusterdesigner.engine import cost, defaults, tradeoffs
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
 from clusterdesigner.engine.errors import EngineError
@@ -649,9 +649,15 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
         rows = [SweepRow.from_json(r) for r in analysis.result["rows"]]
         models = AnalysisSnapshot.from_json(analysis.snapshot).models or {}
         params = analysis.params or {}
+        # The front's basis as the analysis stored it; None: stored before #31's one basis (per run, on days).
+        stored_basis = analysis.result.get("basis")
+        npv = stored_basis == tradeoffs.NPV_BASIS
+        figure: charts.SweepFigure = "npv_usd" if npv else "cost_usd"
+        name = "NPV over the horizon" if npv else "run cost (one run, undiscounted)"
         points = [
             {
                 **row.to_json(),
+                "finish_days": tradeoffs.finish_days(row),
                 "url": _sweep_point_url(row, models, params),
                 "label": f"{row.accelerator} × {row.nodes} nodes, {pricing_label(row.pricing_model)}",
             }
@@ -664,14 +670,21 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
             priced_count=sum(1 for r in rows if not r.error),
             offerings=_sweep_offerings(analysis.snapshot),
             pareto=[SweepRow.from_json(r) for r in analysis.result["pareto"]],
+            basis=stored_basis,
             charts=[
                 page_chart("sweep-days", charts.sweep_heatmap(rows, value="days")),
-                page_chart("sweep-cost", charts.sweep_heatmap(rows, value="cost_usd")),
+                page_chart("sweep-cost", charts.sweep_heatmap(rows, value=figure)),
                 page_chart(
                     "sweep-pareto",
                     charts.pareto_chart(
                         points,
-                        title="Pareto front: run cost against days (click a point to open it as a design)",
+                        title=f"Pareto front: {name} against days (click a point to open it as a design)",
+                        value=figure,
+                        y_title=f"{name[:1].upper()}{name[1:]} (USD)",  # "NPV …", "Run cost …"
+                        x="finish_days" if stored_basis else "days",
+                        x_title="Days until done, expected (owning's procurement lead time, then the run)"
+                        if stored_basis
+                        else "Days to train, expected (with failures and restarts)",
                     ),
                 ),
             ],

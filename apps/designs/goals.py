@@ -19,6 +19,7 @@ from apps.designs.specs import cost_requests, training_request
 from clusterdesigner.engine import cost, cost_request, training, verdict
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.errors import EngineError
@@ -162,12 +163,15 @@ def _estimate_on(
             requests[0],
         )
         # The same resale series as the design's own evaluation, so both price a node alike.
-        per_run = cost.tco(
-            request, training=train, resale=resale, uncertainty=False, **catalog.cost_kwargs()
-        )["per_run"]
+        result = CostResult.from_json(
+            cost.tco(request, training=train, resale=resale, uncertainty=False, **catalog.cost_kwargs())
+        )
     except EngineError as exc:
         return verdict.RunEstimate(nodes, None, error=exc.message)
     model = option.get("pricing_model") or "on_prem"
-    days = per_run.get("spot_effective_days" if model == "spot" else "effective_days")
-    run_cost = ((per_run.get("usd") or {}).get(model) or {}).get("usd")
-    return verdict.RunEstimate(nodes, days, run_cost)
+    per_run = result.per_run
+    days = per_run.spot_effective_days if model == "spot" else per_run.effective_days
+    run_cost = (per_run.usd or {}).get(model)
+    return verdict.RunEstimate(
+        nodes, days, None if run_cost is None else run_cost.usd, npv_usd=result.npv_of(model)
+    )

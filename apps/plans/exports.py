@@ -70,7 +70,10 @@ def _summary_sheet(book: Workbook, *, name: str, version: int, result: PlanResul
         [
             ("plan", name),
             ("version", version),
-            ("cheapest mix over the horizon (USD)", result.total_usd),
+            (
+                "cheapest mix over the horizon: the objective, undiscounted, owning annualised (USD)",
+                result.total_usd,
+            ),
             ("NPV, owning annualised (USD)", result.npv_usd),
             ("capex of the nodes bought (USD)", result.capex_usd),
             ("NPV of the cash: capex when delivered, opex, resale (USD)", result.cash_npv_usd),

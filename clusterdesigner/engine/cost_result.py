@@ -423,6 +423,16 @@ class CostResult(JsonObject):
     findings: tuple[Finding, ...]
     assumptions: tuple[CostAssumption, ...]
 
+    def npv_of(self, model: str) -> float | None:
+        """The NPV of ``model``'s monthly cash flows over the horizon (``own``/``on_prem``: owning's), the
+        rent-or-own verdict's basis; None without cash flows (no rent option priced) or that option."""
+        flows = self.cashflow
+        if flows is None or flows.own is None:
+            return None
+        if model in ("own", "on_prem"):
+            return flows.own.npv_usd
+        return next((r.npv_usd for r in flows.rent or () if r.name == model), None)
+
 
 @dataclass(frozen=True, kw_only=True)
 class DesignOption(JsonObject):

@@ -161,40 +161,77 @@ def compare_column(
     )
 
 
-def _figures(row: SweepRow) -> tuple[float, float]:
-    """A front row's (days, run cost): every row on the front has both (``pareto_indices``)."""
-    if row.days is None or row.cost_usd is None:
-        raise ValueError("a row without days or a run cost is never on the Pareto front")
-    return row.days, row.cost_usd
+# The figure a sweep's Pareto front and its recommendation rank on: the NPV of each option's monthly cash
+# flows over the cost horizon (the rent-or-own verdict's basis, issue #31 "one basis"); a sweep whose rows
+# have no cash flows (owning alone: no rent option priced) ranks on one run's cost, and says so.
+NPV_BASIS = "npv"
+PER_RUN_BASIS = "per_run"
+BASIS_LABELS = {
+    NPV_BASIS: "NPV over the horizon (the option's monthly cash flows, discounted)",
+    PER_RUN_BASIS: "cost per run (one run, undiscounted; the rows have no cash flows to discount)",
+}
+
+
+def sweep_basis(rows: Sequence[SweepRow]) -> str:
+    """``NPV_BASIS`` when every priced row has the NPV of its cash flows, else ``PER_RUN_BASIS`` (one basis
+    for the whole front: NPVs and per-run costs are never ranked together)."""
+    priced = [r for r in rows if r.priced]
+    return NPV_BASIS if priced and all(r.npv_usd is not None for r in priced) else PER_RUN_BASIS
+
+
+def ranked_usd(row: SweepRow, basis: str) -> float | None:
+    """The row's figure on ``basis``: its NPV over the horizon, or its cost per run."""
+    return row.npv_usd if basis == NPV_BASIS else row.cost_usd
+
+
+def finish_days(row: SweepRow) -> float | None:
+    """Days until the run is done: its expected days after owning's procurement lead time, if any."""
+    return None if row.days is None else row.days + (row.start_delay_days or 0.0)
+
+
+def sweep_front(rows: Sequence[SweepRow], basis: str) -> list[int]:
+    """Indexes of the rows on the Pareto front of (``basis`` figure, ``finish_days``), cheapest first: an
+    owned option waiting out its lead time does not hide a rented one that finishes sooner."""
+    return pareto_indices([(ranked_usd(r, basis) if r.priced else None, finish_days(r)) for r in rows])
+
+
+def _figures(row: SweepRow, basis: str) -> tuple[float, float]:
+    """A front row's (days, figure on ``basis``): every row on the front has both (``sweep_front``)."""
+    usd = ranked_usd(row, basis)
+    if row.days is None or usd is None:
+        raise ValueError("a row without days or a figure on the front's basis is never on the Pareto front")
+    return row.days, usd
 
 
 def _choose(
-    front: Sequence[SweepRow], deadline: float | None, budget: float | None
+    front: Sequence[SweepRow], deadline: float | None, budget: float | None, basis: str
 ) -> tuple[SweepRow | None, list[str]]:
-    """The cheapest front option within the deadline and the budget, else the fastest; why, in words."""
+    """The cheapest front option on ``basis`` within the deadline and the per-run budget, else the fastest;
+    why, in words."""
     meets = [
         r
         for r in front
-        if (deadline is None or _figures(r)[0] + (r.start_delay_days or 0.0) <= deadline)
-        and (budget is None or _figures(r)[1] <= budget)
+        if (deadline is None or _figures(r, basis)[0] + (r.start_delay_days or 0.0) <= deadline)
+        and (budget is None or (r.cost_usd is not None and r.cost_usd <= budget))
     ]
     if not meets:
-        fastest = min(front, key=lambda r: _figures(r)[0]) if front else None
+        fastest = min(front, key=lambda r: _figures(r, basis)[0]) if front else None
         return fastest, ["no option meets both the deadline and the budget; shown: the fastest option"]
-    choice = min(meets, key=lambda r: _figures(r)[1])
-    days, usd = _figures(choice)
+    choice = min(meets, key=lambda r: _figures(r, basis)[1])
+    days, usd = _figures(choice, basis)
+    by = "by NPV over the horizon" if basis == NPV_BASIS else "by cost per run (no cash flows to discount)"
     reasons = [
-        f"cheapest of {len(meets)} Pareto-optimal options that meet "
+        f"cheapest {by} of {len(meets)} Pareto-optimal options that meet "
         + (f"the {deadline:g}-day deadline" if deadline else "no deadline")
-        + (f" and the ${budget:,.0f} budget" if budget else "")
+        + (f" and the ${budget:,.0f} per-run budget" if budget else "")
     ]
-    faster = [r for r in front if _figures(r)[0] < days]
+    faster = [r for r in front if _figures(r, basis)[0] < days]
     if faster:
-        quick = min(faster, key=lambda r: _figures(r)[0])
-        quick_days, quick_usd = _figures(quick)
+        quick = min(faster, key=lambda r: _figures(r, basis)[0])
+        quick_days, quick_usd = _figures(quick, basis)
         reasons.append(
             f"finishing in {quick_days:.1f} days instead of {days:.1f} would cost "
-            f"${quick_usd - usd:,.0f} more "
+            f"${quick_usd - usd:,.0f} more {'in NPV over the horizon' if basis == NPV_BASIS else 'per run'} "
             f"({quick.accelerator} × {quick.gpus} GPUs, {quick.pricing_model})"
         )
     return choice, reasons
@@ -215,21 +252,28 @@ def _signed_for(row: SweepRow) -> str:
 
 
 def recommend(
-    *, rows: Sequence[SweepRow], front: Sequence[SweepRow], params: Mapping[str, Any]
+    *,
+    rows: Sequence[SweepRow],
+    front: Sequence[SweepRow],
+    params: Mapping[str, Any],
+    basis: str | None = None,
 ) -> dict[str, Any]:
-    """Pick the cheapest option on the Pareto front that meets ``params``' ``deadline_days`` and
-    ``budget_usd`` (either may be absent); when none does, the fastest option on the front. Returns
-    ``recommendation`` (the row or None), ``reasons`` (sentences saying why, with the figures) and
-    ``rule_of_thumb_gpus``."""
-    choice, reasons = _choose(front, params.get("deadline_days"), params.get("budget_usd"))
+    """Pick the cheapest option on the Pareto front, on ``basis`` (default ``sweep_basis(rows)``: the NPV of
+    its monthly cash flows over the horizon), that meets ``params``' ``deadline_days`` and ``budget_usd`` (a
+    sum for one run, checked on the per-run cost; either may be absent); when none does, the fastest option
+    on the front. Returns ``recommendation`` (the row or None), ``reasons`` (sentences saying why, with the
+    figures, each labelled with its basis), ``rule_of_thumb_gpus``, ``basis`` and ``basis_label``."""
+    basis = basis or sweep_basis(rows)
+    choice, reasons = _choose(front, params.get("deadline_days"), params.get("budget_usd"), basis)
     params_b = next((r.params_b for r in rows if r.params_b), None)
     thumb = rule_of_thumb(params_b)
     if choice:
-        days, usd = _figures(choice)
+        days, _ = _figures(choice, basis)
+        npv = f"NPV over the horizon ${choice.npv_usd:,.0f}; " if choice.npv_usd is not None else ""
         reasons.append(
             f"{choice.accelerator} × {choice.gpus} GPUs ({choice.nodes} nodes), "
             f"{choice.pricing_model}: {days:.1f} days{_delay(choice)}, "
-            f"${usd:,.0f} per run{_signed_for(choice)}, "
+            f"{npv}${choice.cost_usd:,.0f} per run, undiscounted{_signed_for(choice)}, "
             f"MFU {100 * (choice.mfu or 0):.0f} %"
         )
         if params.get("interruption_tolerance") == "none":
@@ -239,7 +283,13 @@ def recommend(
                 f"rule of thumb for {params_b:.1f}B parameters: {thumb}; "
                 f"the engines' choice: {choice.gpus} GPUs"
             )
-    return {"recommendation": choice, "reasons": reasons, "rule_of_thumb_gpus": thumb}
+    return {
+        "recommendation": choice,
+        "reasons": reasons,
+        "rule_of_thumb_gpus": thumb,
+        "basis": basis,
+        "basis_label": BASIS_LABELS[basis],
+    }
 
 
 def rule_of_thumb(params_b: float | None) -> str | None:

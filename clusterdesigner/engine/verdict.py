@@ -41,12 +41,16 @@ class RunEstimate(JsonObject):
     run_cost_usd: float | None = None
     error: str = ""
     start_delay_days: float = 0.0  # owned capacity: the procurement lead time before the run can start
+    # The option's NPV of its monthly cash flows over the horizon at this size (the verdict's basis), beside
+    # the per-run cost; None without cash flows.
+    npv_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "nodes": self.nodes,
             "days": _finite(self.days),
             "run_cost_usd": _finite(self.run_cost_usd),
+            "npv_usd": _finite(self.npv_usd),
             "error": self.error,
             "start_delay_days": self.start_delay_days,
         }
@@ -287,7 +291,11 @@ def _alternative(run: RunEstimate, *, with_cost: bool) -> str:
     text = f"{run.nodes} nodes give {_days(run.days)}"
     if run.start_delay_days > 0:
         text += f" after the {_days(run.start_delay_days)} procurement lead time"
-    if with_cost and run.run_cost_usd is not None:
+    if with_cost and run.npv_usd is not None and math.isfinite(run.npv_usd):
+        text += f" at {usd_short(run.npv_usd)} NPV over the horizon"
+        if run.run_cost_usd is not None:
+            text += f" ({usd_short(run.run_cost_usd)} per run, undiscounted)"
+    elif with_cost and run.run_cost_usd is not None:
         text += f" at {usd_short(run.run_cost_usd)} per run"
     return text
 
@@ -420,7 +428,7 @@ def compose(
             design=design,
             larger=larger,
             basis=basis,
-            costs=budget_usd is not None,
+            costs=budget_usd is not None or budget_npv_usd is not None,  # either budget: say what they cost
         )
     budget = None
     if budget_usd is not None:

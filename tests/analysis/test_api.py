@@ -21,6 +21,19 @@ SWEEP = {
 }
 
 
+RECOMMEND = {
+    "kind": "recommend",
+    "params": {
+        "model": {"preset": "llama3-8b"},
+        "tokens": 1e11,
+        "deadline_days": 30,
+        "interruption_tolerance": "none",
+        "accelerators": ["h100-sxm", "a100-80gb"],
+        "nodes": [1, 2, 4, 8],
+    },
+}
+
+
 def _post(client: Any, payload: dict[str, Any], capture: Any) -> Any:
     with capture(execute=True):
         return client.post("/api/v1/analyses/", payload, format="json")
@@ -173,18 +186,7 @@ def test_a_run_past_its_deadline_fails_with_a_message(user_client: Any, catalog:
 def test_recommend_returns_a_pareto_front_and_reasons(
     user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    payload = {
-        "kind": "recommend",
-        "params": {
-            "model": {"preset": "llama3-8b"},
-            "tokens": 1e11,
-            "deadline_days": 30,
-            "budget_usd": 5e6,
-            "interruption_tolerance": "none",
-            "accelerators": ["h100-sxm", "a100-80gb"],
-            "nodes": [1, 2, 4, 8],
-        },
-    }
+    payload = {**RECOMMEND, "params": {**RECOMMEND["params"], "budget_usd": 5e6}}
     body = _post(user_client, payload, django_capture_on_commit_callbacks).json()
     result = user_client.get(body["url"]).json()["result"]
     choice = result["recommendation"]

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from clusterdesigner.engine.verdict import usd_short
+
 LAYOUT_32 = {
     "tp": 8,
     "pp": 4,
@@ -96,9 +98,18 @@ def test_the_larger_estimate_is_the_same_design_on_more_nodes(user_client: Any, 
     spec_64 = _spec()
     spec_64["cluster"]["nodes"] = 64
     spec_64["parallelism"] = {**LAYOUT_32, "dp": 16}
-    own_64 = next(o for o in _evaluate(user_client, spec_64)["options"] if o["key"] == "own")
+    body_64 = _evaluate(user_client, spec_64)
+    own_64 = next(o for o in body_64["options"] if o["key"] == "own")
     assert larger["days"] == pytest.approx(own_64["days"], rel=1e-9)
     assert larger["run_cost_usd"] == pytest.approx(own_64["run_cost_usd"], rel=1e-9)
+    # Issue #31, one basis: each larger count states its NPV over the horizon (the verdict's figure for
+    # owning at 64 nodes), the per-run cost beside it, each labelled in the sentence.
+    assert larger["npv_usd"] == pytest.approx(body_64["design_verdict"]["own"]["npv_usd"], rel=1e-9)
+    assert larger["npv_usd"] > larger["run_cost_usd"]
+    assert (
+        f"64 nodes give {larger['days']:.1f} days at {usd_short(larger['npv_usd'])} NPV over the horizon"
+        f" ({usd_short(larger['run_cost_usd'])} per run, undiscounted)"
+    ) in verdict["messages"][0]
 
 
 def test_a_met_deadline_gives_its_slack_and_tries_no_larger_cluster(user_client: Any, catalog: Any) -> None:

@@ -87,15 +87,20 @@ def test_recommend_picks_the_cheapest_front_option_within_the_deadline() -> None
     front = [SweepRow.from_json(r) for r in stored]
     out = recommend(rows=front, front=front, params={"deadline_days": 30})
     assert out["recommendation"] is front[1]
-    assert out["reasons"][0] == "cheapest of 1 Pareto-optimal options that meet the 30-day deadline"
+    # These rows carry no NPV (no cash flows): the choice is per run, and each sentence says so (issue #31).
+    assert out["basis"] == "per_run"
+    assert out["reasons"][0] == (
+        "cheapest by cost per run (no cash flows to discount) of 1 Pareto-optimal options that meet the"
+        " 30-day deadline"
+    )
     assert (
-        out["reasons"][1] == "h100 × 64 GPUs (8 nodes), own: 20.0 days, $200 per run, MFU 0 %"
+        out["reasons"][1] == "h100 × 64 GPUs (8 nodes), own: 20.0 days, $200 per run, undiscounted, MFU 0 %"
     )  # no MFU given
     cheap = recommend(rows=front, front=front, params={"deadline_days": 50})
     # The spot option meets 50 days at $100; own would finish 20 days sooner for $200 − $100 more.
     assert cheap["recommendation"] is front[0]
     assert cheap["reasons"][1] == (
-        "finishing in 20.0 days instead of 40.0 would cost $100 more (h100 × 64 GPUs, own)"
+        "finishing in 20.0 days instead of 40.0 would cost $100 more per run (h100 × 64 GPUs, own)"
     )
     missed = recommend(rows=front, front=front, params={"deadline_days": 10})
     assert missed["recommendation"] is front[1]
@@ -185,6 +190,6 @@ def test_recommend_counts_owning_s_lead_time_against_the_deadline() -> None:
     no_deadline = recommend(rows=[own, rent], front=[own, rent], params={})
     assert no_deadline["recommendation"] is own
     assert (
-        "20.0 days after a 121.7-day lead time, $100 per run (owning: $2,580,000 capex up front)"
-        in (no_deadline["reasons"][1])
+        "20.0 days after a 121.7-day lead time, $100 per run, undiscounted"
+        " (owning: $2,580,000 capex up front)" in (no_deadline["reasons"][1])
     )

@@ -103,6 +103,21 @@ def test_with_a_budget_the_larger_counts_give_their_cost_per_run() -> None:
         option=OWN,
     )
     assert "128 nodes give 24.6 days at $3.4M per run" in v.messages[0]
+    # With the count's NPV over the horizon (issue #31, one basis) that leads, the per-run cost beside it,
+    # each labelled; a horizon budget alone also asks for the larger counts' costs.
+    v = compose(
+        deadline_days=30,
+        budget_usd=None,
+        budget_npv_usd=12e6,
+        design=RunEstimate(64, 46.4, 3.2e6),
+        larger=[RunEstimate(128, 24.6, 3.4e6, npv_usd=9.1e6)],
+        option=OWN,
+        npv_usd=8e6,
+    )
+    assert (
+        "128 nodes give 24.6 days at $9.1M NPV over the horizon ($3.4M per run, undiscounted)"
+        in v.messages[0]
+    )
 
 
 def test_no_goals_no_verdict() -> None:
