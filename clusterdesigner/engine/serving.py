@@ -1591,7 +1591,10 @@ def _stack(request: Mapping[str, Any], efficiency: Mapping[str, Any]) -> str:
     if not isinstance(stack, str) or stack not in STACKS:
         raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
     for key, value in efficiency.items():
-        if not _finite(value):
+        if key == "prefill_shares_weight_read":  # the one flag
+            if not isinstance(value, bool):
+                raise InputError(f"must be true or false, got {_shown(value)}", field=f"efficiency.{key}")
+        elif not _finite(value):
             raise InputError(f"must be a finite number, got {_shown(value)}", field=f"efficiency.{key}")
     return stack
 
@@ -1643,17 +1646,17 @@ def parse_request(
         if speculative.get("draft_tokens") and key not in speculative:
             raise InputError(f"give {what}", field=f"speculative.{key}")
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
-    # numbers, the one flag (prefill_shares_weight_read) read as a truth value
-    overrides: dict[str, Any] = {
-        k: bool(v) if k == "prefill_shares_weight_read" else float(v) for k, v in eff.items()
-    }
     _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
     lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
     rps = _requests_per_s(demand, mean_out)
     disagg = request.get("disaggregated", True)
     if not isinstance(disagg, bool):
         raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
-    stack = _stack(request, eff)
+    stack = _stack(request, eff)  # checks the overrides finite before they are read as numbers
+    # numbers, the one flag (prefill_shares_weight_read) read as a truth value
+    overrides: dict[str, Any] = {
+        k: bool(v) if k == "prefill_shares_weight_read" else float(v) for k, v in eff.items()
+    }
     inp = ServingInput(
         model=model,
         accelerator=accelerator,

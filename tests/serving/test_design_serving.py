@@ -95,6 +95,10 @@ def test_design_page_share_view_and_xlsx_show_the_serving_estimate(
             "spec.serving.lengths.0.share",
         ),
         ({"efficiency": {"bandwidth_efficiency": 10**400}}, "spec.serving.efficiency.bandwidth_efficiency"),
+        (
+            {"efficiency": {"prefill_shares_weight_read": 1}},
+            "spec.serving.efficiency.prefill_shares_weight_read",
+        ),
     ],
 )
 def test_a_bad_serving_section_is_a_400_naming_it(
@@ -180,3 +184,10 @@ def test_the_editor_sets_the_targets_percentile(user_client: Any, client: Any, c
     assert '["ttft_s", "tpot_s", "percentile"]' in script
     bad = _create(user_client, _spec(targets={"ttft_s": 2.0, "tpot_s": 0.05, "percentile": 100}))
     assert bad.status_code == 400 and "spec.serving.targets.percentile" in bad.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_the_prefill_weight_read_flag_is_taken_as_true_or_false(user_client: Any, catalog: Any) -> None:
+    # The one flag among the efficiency overrides (engine/serving.py ServingEfficiency): a boolean is saved.
+    response = _create(user_client, _spec(efficiency={"prefill_shares_weight_read": False}))
+    assert response.status_code == 201, response.content
