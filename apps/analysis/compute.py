@@ -103,6 +103,7 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         mfu=column.mfu,
         best_option=column.best_option,
         best_run_cost_usd=column.best_run_cost_usd,
+        best_npv_usd=column.best_npv_usd,
         options=tuple(evaluation["options"]),
     ).to_json()
 
@@ -219,15 +220,18 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
     if kind == "evaluate":
         return rows[0]
     if kind == "compare":
+        # The front on the verdict's basis (each design's best option's NPV over the horizon) when every
+        # design that fits has one; else on one run's cost, and ``basis`` says which.
+        columns = [CompareRow.from_json(r) for r in rows]
+        fitting = [c for c in columns if c.fits]
+        npv = bool(fitting) and all(c.best_npv_usd is not None for c in fitting)
+        figure = [c.best_npv_usd if npv else c.best_run_cost_usd for c in columns]
+        priced = [{**r, "cost_usd": usd} for r, usd in zip(rows, figure, strict=True)]
         return {
             "designs": rows,
             "best": tradeoffs.best_per_figure(rows),
-            "pareto": [
-                r["design"]
-                for r in tradeoffs.pareto_front(
-                    [{**r, "cost_usd": CompareRow.from_json(r).best_run_cost_usd} for r in rows]
-                )
-            ],
+            "basis": tradeoffs.NPV_BASIS if npv else tradeoffs.PER_RUN_BASIS,
+            "pareto": [r["design"] for r in tradeoffs.pareto_front(priced)],
         }
     typed = [SweepRow.from_json(r) for r in rows]
     basis = tradeoffs.sweep_basis(typed)  # the NPV of the monthly cash flows, where the rows have them

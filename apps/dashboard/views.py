@@ -565,6 +565,15 @@ def design_results(request: HttpRequest, design_id: int) -> HttpResponse:
     )
 
 
+def _verdict_npv(row: Any) -> dict[str, float]:
+    """Option key → the NPV of its monthly cash flows, from the design's rent-or-own verdict (owning and every
+    chosen rent option; empty without a verdict)."""
+    verdict = row.design_verdict
+    if verdict is None:
+        return {}
+    return {o.key: o.npv_usd for o in (verdict.own, *verdict.options)}
+
+
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
     visible = selectors.design_list(user=request.user)
@@ -588,10 +597,12 @@ def compare(request: HttpRequest) -> HttpResponse:
         problems.append(f"Choose 2 to 6 designs to compare ({len(rows)} can be compared).")
     context["problems"] = problems
     if 2 <= len(rows) <= 6:
+        # On the verdict's basis (issue #31): each chosen option's NPV over the horizon, from its design's
+        # rent-or-own verdict; an option the verdict does not price (not chosen) is not drawn.
         points = [
             {
                 "days": o.days,
-                "cost_usd": o.run_cost_usd,
+                "npv_usd": _verdict_npv(r).get(o.key),
                 "label": f"{r.name}: {o.label}",
                 "url": reverse("dashboard:design", args=[r.id]),
             }
@@ -605,7 +616,12 @@ def compare(request: HttpRequest) -> HttpResponse:
                 page_chart("compare-bars", charts.compare_bars_chart(rows)),
                 page_chart(
                     "compare-pareto",
-                    charts.pareto_chart(points, title="Run cost against expected days, every option"),
+                    charts.pareto_chart(
+                        points,
+                        title="NPV over the horizon against expected days, every chosen option",
+                        value="npv_usd",
+                        y_title="NPV over the horizon (USD, the verdict's basis)",
+                    ),
                 ),
             ],
         )

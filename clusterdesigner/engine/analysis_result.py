@@ -69,6 +69,9 @@ class CompareRow(JsonObject):
     mfu: float | None = omit()
     best_option: str | None = written_with("fits")
     best_run_cost_usd: float | None = written_with("fits")
+    # The NPV over the horizon of the best option's monthly cash flows (the verdict's basis); absent in a
+    # comparison stored before it, or for a design with no rent-or-own verdict.
+    best_npv_usd: float | None = omit()
     options: tuple[Mapping[str, Any], ...] | None = omit()
 
 

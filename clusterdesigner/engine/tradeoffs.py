@@ -47,7 +47,7 @@ def pareto_front(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 # (figure, whether lower is better) for the best-per-figure summary of a comparison.
-COMPARE_FIGURES = (("days", True), ("best_run_cost_usd", True), ("mfu", False))
+COMPARE_FIGURES = (("days", True), ("best_npv_usd", True), ("best_run_cost_usd", True), ("mfu", False))
 
 
 def best_per_figure(rows: Sequence[Mapping[str, Any]], *, key: str = "design") -> dict[str, Any]:
@@ -110,6 +110,7 @@ class CompareColumn:
     option_key: str
     shown: Mapping[str, Any]
     best: Mapping[str, Any]
+    best_npv_usd: float | None = None  # the NPV of ``best``'s monthly cash flows (its verdict's figure)
 
     @property
     def best_option(self) -> str | None:
@@ -158,6 +159,11 @@ def compare_column(
         best=next(
             (o for o in options if verdict and o["key"] == verdict.choice_key), options[0] if options else {}
         ),
+        best_npv_usd=None
+        if verdict is None
+        else verdict.own.npv_usd
+        if verdict.choice_key == "own"
+        else verdict.rival.npv_usd,
     )
 
 

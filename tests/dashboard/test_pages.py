@@ -138,6 +138,38 @@ def test_compare_marks_the_best_value_in_each_row(alice: Any, demos: list[Any]) 
     assert 'data-chart="chart-data-compare-bars"' in body and 'data-chart="chart-data-compare-pareto"' in body
 
 
+def test_the_compare_front_is_on_the_verdicts_npv(alice: Any, demos: list[Any]) -> None:
+    """Issue #31, one basis: the compare page's Pareto chart draws each chosen option at the NPV of its
+    monthly cash flows, the figure its design's rent-or-own verdict states (read back through the evaluate
+    API), never one run's cost."""
+    import json
+    import re
+
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(alice)
+    expected: dict[str, float] = {}
+    for design in demos[:3]:
+        evaluation = api.post(f"/api/v1/designs/{design.pk}/evaluate/").json()
+        verdict = evaluation["design_verdict"]
+        npv = {o["key"]: o["npv_usd"] for o in [verdict["own"], *verdict["options"]]}
+        for option in evaluation["options"]:  # the page labels an option as the design's options do
+            if option["key"] in npv:
+                expected[f"{design.name}: {option['label']}"] = npv[option["key"]]
+    ids = "&".join(f"ids={d.pk}" for d in demos[:3])
+    body = _client(alice).get(f"/compare/?{ids}").content.decode()
+    found = re.search(r'<script id="chart-data-compare-pareto" type="application/json">(.*?)</script>', body)
+    assert found
+    figure = json.loads(found.group(1))
+    assert "NPV over the horizon" in figure["layout"]["yaxis"]["title"]["text"]
+    points = figure["data"][0]
+    drawn = dict(zip(points["text"], points["y"], strict=True))
+    assert drawn and set(drawn) <= set(expected)
+    for label, npv in drawn.items():
+        assert npv == pytest.approx(expected[label], abs=0.01), label
+
+
 def test_compare_needs_two_to_six_designs(alice: Any, demos: list[Any]) -> None:
     body = _client(alice).get(f"/compare/?ids={demos[0].pk}").content.decode()
     assert "Choose 2 to 6 designs" in body

@@ -116,5 +116,20 @@ def test_the_compare_analysis_names_each_designs_verdict_choice_as_its_best(
         key = "own" if verdict["winner"] == "own" else verdict["rival"]["key"]
         chosen = next(o for o in result["options"] if o["key"] == key)
         assert best[demo.pk] == (chosen["label"], pytest.approx(chosen["run_cost_usd"])), demo.name
+        # ... with its NPV over the horizon, the verdict's own figure for that option
+        npv = verdict["own"]["npv_usd"] if key == "own" else verdict["rival"]["npv_usd"]
+        assert next(r for r in rows if r["design"] == demo.pk)["best_npv_usd"] == pytest.approx(npv, abs=0.01)
     assert best[a.pk][0] == "Own (on-prem)"
     assert best[b.pk][0].endswith("spot")
+    # The front is drawn on that basis: a design is on it unless another is both cheaper by NPV and faster.
+    assert body["result"]["basis"] == "npv"
+    by_design = {r["design"]: (r["best_npv_usd"], r["days"]) for r in rows}
+    expected = sorted(
+        (
+            d
+            for d, (n, t) in by_design.items()
+            if not any(n2 <= n and t2 <= t and (n2, t2) != (n, t) for n2, t2 in by_design.values())
+        ),
+        key=lambda d: by_design[d][0],
+    )
+    assert body["result"]["pareto"] == expected
