@@ -15,10 +15,11 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.designs import selectors, services
+from apps.designs import diffs, selectors, services
 from apps.designs.export_files import EXPORTS, export_response
 from apps.designs.filters import DesignFilterSet
-from apps.designs.models import ShareLink
+from apps.designs.models import DesignVersion, ShareLink
+from apps.designs.result_serializers import DesignDiffSerializer
 from apps.designs.serializers import (
     AnalysisStartedSerializer,
     CloneSerializer,
@@ -51,6 +52,23 @@ LIST_ERRORS = {
     404: OpenApiResponse(ErrorSerializer, description="No such page."),
 }
 TOO_LARGE = {413: OpenApiResponse(ErrorSerializer, description="Request body over the size limit.")}
+
+DIFF_FORMATS = ("json", "xlsx")
+DIFF_ORDER = OpenApiParameter(
+    "order",
+    str,
+    required=False,
+    description="The order in which the attribution sets the changed inputs to their new values, "
+    "comma-separated input paths, each once (default: their order in the spec).",
+)
+DIFF_SCHEMA: dict[str, Any] = dict(
+    responses={
+        (200, "application/json"): DesignDiffSerializer,
+        (200, diffs.XLSX_TYPE): OpenApiTypes.BINARY,
+        **ERRORS,
+    },
+)
+
 
 UPDATE_SCHEMA: dict[str, Any] = dict(
     request=DesignUpdateSerializer,
@@ -253,6 +271,55 @@ class DesignViewSet(
             fabric_kind=selectors.evaluation_fabric_kind(evaluation=evaluation),
         )
 
+    @extend_schema(
+        filters=False,
+        parameters=[
+            OpenApiParameter("from", int, description="The old version (default: the one before to)."),
+            OpenApiParameter("to", int, description="The new version (default: the current one)."),
+            DIFF_ORDER,
+            OpenApiParameter("format", str, enum=list(DIFF_FORMATS), description="json (default) or xlsx."),
+        ],
+        operation_id="designs_diff_versions",
+        description="What changed between two versions of the design and why the answer moved: the inputs "
+        "that differ, the outputs with their deltas, and the change in the verdict's NPV difference "
+        "attributed to the inputs one at a time (and by Shapley value for at most 8 inputs).",
+        **DIFF_SCHEMA,
+    )
+    @action(detail=True, methods=["get"], content_negotiation_class=ExportNegotiation)
+    def diff(self, request: Request, pk: str) -> HttpResponse | Response:
+        design = self.get_object()
+        new_number = _int_param(request, "to") or design.version
+        old_number = _int_param(request, "from") or max(new_number - 1, 1)
+        new = or_404(selectors.design_version_get(design=design, number=new_number))
+        old = or_404(selectors.design_version_get(design=design, number=old_number))
+        return _diff_response(request, old, new)
+
+    @extend_schema(
+        filters=False,
+        parameters=[
+            OpenApiParameter(
+                "a", int, required=True, description="The old design's id (its current version)."
+            ),
+            OpenApiParameter(
+                "b", int, required=True, description="The new design's id (its current version)."
+            ),
+            DIFF_ORDER,
+            OpenApiParameter("format", str, enum=list(DIFF_FORMATS), description="json (default) or xlsx."),
+        ],
+        operation_id="designs_diff_two_designs",
+        description="Two designs compared as two versions: design a's current version → design b's.",
+        **DIFF_SCHEMA,
+    )
+    @action(detail=False, methods=["get"], url_path="diff", content_negotiation_class=ExportNegotiation)
+    def diff_designs(self, request: Request) -> HttpResponse | Response:
+        sides = []
+        for name in ("a", "b"):
+            number = _int_param(request, name)
+            if number is None:
+                raise ValidationError({name: ["This field is required."]})
+            sides.append(or_404(selectors.design_version_get_visible(user=request.user, design_id=number)))
+        return _diff_response(request, sides[0], sides[1])
+
     @extend_schema(methods=["get"], filters=False, responses={200: ShareLinkSerializer(many=True), **ERRORS})
     @extend_schema(
         methods=["post"],
@@ -280,6 +347,20 @@ class DesignViewSet(
         if link is None:
             raise Http404("No such share link on this design.")
         return Response(ShareLinkSerializer(services.share_link_revoke(link=link)).data)
+
+
+def _diff_response(request: Request, old: DesignVersion, new: DesignVersion) -> HttpResponse | Response:
+    """The diff of two versions the caller may read, as JSON or (``?format=xlsx``) a workbook."""
+    fmt = request.query_params.get("format") or "json"
+    if fmt not in DIFF_FORMATS:
+        raise ValidationError({"format": [f"must be one of {', '.join(DIFF_FORMATS)}"]})
+    found = diffs.version_diff(old=old, new=new, order=diffs.parse_order(request.query_params.get("order")))
+    if fmt == "json":
+        return Response(found.to_json())
+    response = HttpResponse(diffs.diff_xlsx(found), content_type=diffs.XLSX_TYPE)
+    stem = f"diff-{old.design_id}-v{old.number}-{new.design_id}-v{new.number}"
+    response["Content-Disposition"] = f'attachment; filename="{stem}.xlsx"'
+    return response
 
 
 def _url_id(raw: Any) -> int:

@@ -13,6 +13,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from rest_framework import serializers
 
+from clusterdesigner.engine import attribution as at
 from clusterdesigner.engine import cost_result as cr
 from clusterdesigner.engine import evaluation as ev
 from clusterdesigner.engine import training_result as tr
@@ -111,6 +112,33 @@ EVALUATION_HELP = {
 }
 
 
+# A design diff's figures (engine.attribution).
+DIFF_HELP = {
+    "path": "The input's flattened spec path, e.g. costs.on_prem.server_usd.",
+    "unit": "Its unit where the defaults tables or the name say it; empty otherwise.",
+    "old": "The value in the old version (null where absent).",
+    "new": "The value in the new version (null where absent).",
+    "whole": "True for a value replaced whole (a list, a section): one inseparable input.",
+    "delta": "new − old, for numbers both sides state; null otherwise.",
+    "moved": "Whether old and new differ.",
+    "quantity": "The figure attributed: saving_usd of the design verdict.",
+    "total_usd": "new_usd − old_usd: the change attributed.",
+    "order": "The order in which the inputs were set to their new values, one at a time.",
+    "steps": "One step per input in order; the deltas of the evaluated steps sum to total_usd.",
+    "inputs": "The inputs set to their new values at this step (several when an earlier step could not be "
+    "evaluated); on a diff, every input that differs.",
+    "evaluated": "False when the spec of this step could not be evaluated (reason says why); its input is "
+    "then grouped with the next.",
+    "delta_usd": "The change from the last evaluated step.",
+    "cumulative_usd": "The change from the old version's figure so far.",
+    "shapley": "Each input's delta averaged over every order (at most 8 inputs); null with shapley_note "
+    "otherwise.",
+    "evaluations": "Evaluations of intermediate specs this attribution ran (the two versions' excluded).",
+    "attribution": "The change in the verdict's NPV difference split over the inputs; null with "
+    "attribution_note when there is no verdict on both sides or no input differs.",
+}
+
+
 def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Field[Any, Any, Any, Any]:
     """The field for a dataclass field of type ``hint``; ``kwargs`` (help_text, required, allow_null) go to
     its constructor, as DRF copies a declared field by re-running it."""
@@ -134,7 +162,11 @@ def _field(hint: Any, name: str, prefix: str, **kwargs: Any) -> serializers.Fiel
 _BUILT: dict[tuple[type, str], type[serializers.Serializer[Any]]] = {}
 
 # Schema names kept from before a class was renamed or folded into another.
-SCHEMA_NAMES: dict[type, str] = {RentOrOwn: "CostVerdict", ev.DesignRef: "EvaluationDesign"}
+SCHEMA_NAMES: dict[type, str] = {
+    RentOrOwn: "CostVerdict",
+    ev.DesignRef: "EvaluationDesign",
+    at.DesignDiff: "DesignDiffResult",
+}
 
 
 def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Serializer[Any]]:
@@ -143,9 +175,12 @@ def serializer_for(cls: type, prefix: str = "Training") -> type[serializers.Seri
     if (cls, prefix) not in _BUILT:
         hints = get_type_hints(cls)
         attrs = {}
-        helps = {"Training": HELP, "Design": OPTION_HELP, "Evaluation": EVALUATION_HELP}.get(
-            prefix, COST_HELP
-        )
+        helps = {
+            "Training": HELP,
+            "Design": OPTION_HELP,
+            "Evaluation": EVALUATION_HELP,
+            "Diff": DIFF_HELP,
+        }.get(prefix, COST_HELP)
         for f in fields(cls):
             kwargs: dict[str, Any] = {"help_text": helps.get(f.name, "")}
             hint = hints[f.name]
@@ -221,3 +256,22 @@ class PriceFreshnessSerializer(serializers.Serializer[Any]):
     today = serializers.DateField(help_text="The date the evaluation was computed on.")
     stale_after_days = serializers.IntegerField(help_text="PRICE_STALE_AFTER_DAYS: a price older is stale.")
     stale_before = serializers.DateField(help_text="today − stale_after_days: a price dated before is stale.")
+
+
+DesignDiffResultSerializer = serializer_for(at.DesignDiff, "Diff")
+
+
+class DiffVersionSerializer(serializers.Serializer[Any]):
+    """One side of a diff: the design version compared."""
+
+    design = serializers.IntegerField(help_text="The design's id.")
+    name = serializers.CharField()
+    version = serializers.IntegerField(help_text="The version number.")
+    created_at = serializers.DateTimeField(help_text="When the version was saved.")
+
+
+class DesignDiffSerializer(DesignDiffResultSerializer):  # type: ignore[misc,valid-type]
+    """Two design versions compared: the inputs that differ, the outputs that moved and the attribution."""
+
+    old = DiffVersionSerializer()
+    new = DiffVersionSerializer()

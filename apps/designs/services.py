@@ -77,7 +77,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
         raise InvalidInput({**_unknown_slugs(spec), **exc.fields()}) from exc
     catalog = engine_catalog_snapshot().specs
     try:
-        _check_references(clean, catalog)
+        check_references(clean, catalog)
         # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
         # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
         training.estimate(
@@ -132,7 +132,9 @@ def _unknown_slugs(spec: Any) -> dict[str, list[str]]:
     }
 
 
-def _check_references(spec: dict[str, Any], catalog: Any) -> None:
+def check_references(spec: dict[str, Any], catalog: Any) -> None:
+    """The catalog rows the spec names exist and can be used, and each cloud offering rents the design's
+    accelerator with a price for every pricing model ticked (EngineError naming the field otherwise)."""
     cluster = spec["cluster"]
     checks = [
         ("spec.cluster.accelerator", cluster["accelerator"], catalog.accelerators),
