@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
 from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.attribution import Attribution
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.tradeoffs import pareto_indices
@@ -686,4 +687,39 @@ def sweep_heatmap(rows: Iterable[SweepRow], *, value: SweepFigure) -> dict[str, 
         x_title="Nodes (count)",
         y_title="Accelerator",
         xaxis={"type": "category"},
+    )
+
+
+# --- Version diff
+
+
+def attribution_waterfall(attribution: Attribution) -> dict[str, Any]:
+    """Waterfall of the verdict's NPV difference from the old version to the new: the old figure, one bar per
+    evaluated one-at-a-time step (its inputs, in the stated order), and the new figure as the total."""
+    steps = [s for s in attribution.steps if s.evaluated and s.delta_usd is not None]
+    names = ["Old version"] + [plain(" + ".join(s.inputs)) for s in steps] + ["New version"]
+    deltas = [attribution.old_usd] + [float(s.delta_usd or 0.0) for s in steps] + [attribution.new_usd]
+    fig = go.Figure(
+        go.Waterfall(
+            x=names,
+            y=deltas,
+            measure=["absolute"] + ["relative"] * len(steps) + ["total"],
+            increasing={"marker": {"color": PALETTE[2]}},
+            decreasing={"marker": {"color": PALETTE[3]}},
+            totals={"marker": {"color": PALETTE[0]}},
+            connector={"line": {"color": "#888"}},
+            customdata=[f"NPV difference {money(attribution.old_usd)}"]
+            + [f"change {money(s.delta_usd)}, so far {money(s.cumulative_usd)}" for s in steps]
+            + [f"NPV difference {money(attribution.new_usd)}"],
+            hovertemplate="%{x}<br>%{customdata}<extra></extra>",
+            name="NPV difference",
+        )
+    )
+    return _fig(
+        fig,
+        title=f"What moved the NPV difference: {money(attribution.old_usd)} → {money(attribution.new_usd)}",
+        x_title="Input set to its new value, in the stated order",
+        y_title="NPV(rival rent) − NPV(own) (USD)",
+        showlegend=False,
+        yaxis={"tickprefix": "$", "separatethousands": True},
     )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from apps.dashboard import design_actions, views
+from apps.dashboard import design_actions, diff_views, views
 
 app_name = "dashboard"
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("designs/<int:design_id>/edit/", views.design_edit, name="design-edit"),
     path("designs/<int:design_id>/results/", views.design_results, name="design-results"),
     path("designs/<int:design_id>/share-links/", design_actions.share_links_table, name="design-share-links"),
+    path("designs/<int:design_id>/versions/", diff_views.design_versions, name="design-versions"),
+    path("designs/<int:design_id>/diff/", diff_views.design_diff, name="design-diff"),
     path("designs/<int:design_id>/clone/", design_actions.design_clone, name="design-clone"),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),

@@ -545,6 +545,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "design": design,
         "version": version,
         "can_edit": design.owner_id == request.user.pk,
+        "versions": selectors.design_version_list(design=design)[:10],
         "share_links": (
             selectors.share_link_list(design=design)[:20] if design.owner_id == request.user.pk else []
         ),

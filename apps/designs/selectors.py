@@ -41,6 +41,11 @@ def design_version_get(*, design: Design, number: int | None = None) -> DesignVe
     return design.versions.filter(number=number or design.version).first()
 
 
+def design_version_list(*, design: Design) -> QuerySet[DesignVersion]:
+    """The design's versions, newest first, with who saved each."""
+    return design.versions.select_related("created_by").order_by("-number")
+
+
 def design_version_get_visible(
     *, user: Any, design_id: int, number: int | None = None
 ) -> DesignVersion | None:

@@ -372,8 +372,8 @@ def _outputs(result: DesignEvaluation) -> Outputs:
         out["layout"] = (
             "Layout",
             "",
-            f"TP {lay.tp} · PP {lay.pp} · DP {lay.dp} · CP {lay.cp} · EP {lay.ep} · VPP {lay.vpp}"
-            f" · micro-batch {lay.micro_batch} · {lay.recompute} recompute · {lay.sharding}",
+            f"TP {lay.tp} PP {lay.pp} DP {lay.dp} CP {lay.cp} EP {lay.ep} VPP {lay.vpp},"
+            f" micro-batch {lay.micro_batch}, {lay.recompute} recompute, {lay.sharding}",
         )
         out["days_failure_free"] = ("Days to train, failure-free", "days", chosen.time_to_train_days)
     out["days_expected"] = ("Days to train, with failures and restarts", "days", result.expected_days)
@@ -390,13 +390,13 @@ def _verdict_outputs(result: DesignEvaluation) -> Outputs:
         "verdict.winner": ("Verdict: cheaper", "", verdict.winner),
         "verdict.choice": ("Verdict: option chosen", "", verdict.choice_key),
         "verdict.sentence": ("Verdict", "", verdict.sentence),
-        QUANTITY: (QUANTITY_LABEL, "USD", verdict.saving_usd),
+        QUANTITY: ("NPV difference: rival rent − own", "USD", verdict.saving_usd),
         "npv.own": (f"NPV: {verdict.own.label}", "USD", verdict.own.npv_usd),
     }
     for option in verdict.options:
         out[f"npv.{option.key}"] = (f"NPV: {option.label}", "USD", option.npv_usd)
     out["break_even_utilization"] = ("Break-even utilization", "fraction", verdict.break_even_utilization)
-    out["payback_month"] = ("Payback month", "month", verdict.payback_month)
+    out["payback_month"] = ("Payback (month of the horizon)", "", verdict.payback_month)
     for flip in verdict.flips:
         out[f"flip.{flip.name}"] = (f"Verdict flips at: {flip.label}", flip.unit, flip.threshold)
     return out

@@ -102,8 +102,8 @@ def test_shapley_does_not_depend_on_the_order_given(user_client: Any, design_id:
     a = {v["input"]: v["value_usd"] for v in first["shapley"]}
     b = {v["input"]: v["value_usd"] for v in swapped["shapley"]}
     assert a == pytest.approx(b, abs=1e-6)
-    # One-at-a-time depends on the order unless the inputs do not interact: utilization's step differs by
-    # the interaction, and the steps sum to the same total either way.
+    # One-at-a-time depends on the order where inputs interact (these two barely do: the server price moves
+    # owning's capex, utilization the hours rented and owning's power); the steps sum to the total either way.
     assert sum(s["delta_usd"] for s in swapped["steps"]) == pytest.approx(first["total_usd"], abs=1e-6)
     # Each Shapley value is the mean of the input's two one-at-a-time deltas (two inputs, two orders).
     util_first = first["steps"][0]["delta_usd"]
