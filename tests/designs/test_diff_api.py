@@ -152,3 +152,31 @@ def test_diff_as_xlsx(user_client: Any, design_id: int) -> None:
     body = user_client.get(f"/api/v1/designs/{design_id}/diff/").json()
     sheet = list(book["Attribution"].iter_rows(values_only=True))
     assert sheet[2][:2] == ("change (USD)", pytest.approx(body["attribution"]["total_usd"], abs=1e-6))
+
+
+def test_a_step_that_cannot_be_evaluated_is_grouped_with_the_next_input(
+    user_client: Any, catalog: Any
+) -> None:
+    # 4 → 8 nodes with the layout's DP 32 → 64: the spec with only the node count changed has DP 32 on 64
+    # GPUs, which the training engine refuses; that step is reported with the reason and the node count is
+    # attributed together with DP at the next step. Shapley needs both one-input specs, so it is not given.
+    created = user_client.post("/api/v1/designs/", {"name": "grow", "spec": SPEC}, format="json").json()
+    spec = copy.deepcopy(SPEC)
+    spec["cluster"]["nodes"] = 8
+    spec["parallelism"]["dp"] = 64
+    edited = user_client.patch(
+        f"/api/v1/designs/{created['id']}/", {"spec": spec, "version": 1}, format="json"
+    )
+    assert edited.status_code == 200, edited.json()
+    old, new = _saving(user_client, created["id"], 1), _saving(user_client, created["id"], 2)
+    body = user_client.get(f"/api/v1/designs/{created['id']}/diff/").json()
+    assert [row["path"] for row in body["inputs"]] == ["cluster.nodes", "parallelism.dp"]
+    outputs = {row["name"]: row for row in body["outputs"]}
+    assert (outputs["gpus"]["old"], outputs["gpus"]["new"], outputs["gpus"]["delta"]) == (32, 64, 32)
+    first, second = body["attribution"]["steps"]
+    assert first["inputs"] == ["cluster.nodes"] and first["evaluated"] is False
+    assert first["delta_usd"] is None and "64" in first["reason"]
+    assert second["inputs"] == ["cluster.nodes", "parallelism.dp"] and second["evaluated"] is True
+    assert second["delta_usd"] == pytest.approx(new - old, abs=1.0)
+    assert body["attribution"]["shapley"] is None
+    assert "could not be evaluated" in body["attribution"]["shapley_note"]
