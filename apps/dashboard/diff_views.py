@@ -83,14 +83,15 @@ def _diff_context(found: diffs.VersionDiff) -> dict[str, Any]:
     sentence = next((o for o in diff.outputs if o.name == "verdict.sentence"), None)
     attribution = diff.attribution
     chart = page_chart("attribution", charts.attribution_waterfall(attribution)) if attribution else None
-    shapley = {v.input: v.value_usd for v in (attribution.shapley or ())} if attribution else {}
+    shapley = {v.inputs: v.value_usd for v in (attribution.shapley or ())} if attribution else {}
+    steps = [{"step": s, "shapley": shapley.get(s.inputs)} for s in attribution.steps] if attribution else []
     return {
         "diff": diff,
         "inputs": inputs,
         "outputs": outputs,
         "sentence": sentence,
         "attribution": attribution,
-        "shapley": shapley,
+        "steps": steps,
         "charts": [chart] if chart else [],
     }
 

@@ -25,8 +25,10 @@ Three parts, from two design specs and an ``evaluate`` function (spec → :class
   *Shapley* (order-independent; at most :data:`SHAPLEY_MAX_INPUTS` inputs): the average over all orders
   of each input's one-at-a-time delta, computed from the 2^n subset evaluations (memoised, shared with the
   one-at-a-time pass): φ_i = Σ_{S ⊆ N∖{i}} |S|! (n − |S| − 1)! / n! · (v(S ∪ {i}) − v(S)) (Shapley 1953,
-  "A value for n-person games"; efficiency: Σ φ_i = v(N) − v(∅)). When a subset's spec cannot be evaluated
-  the Shapley values are not given, and ``shapley_note`` says which subset and why.
+  "A value for n-person games"; efficiency: Σ φ_i = v(N) − v(∅)). The players are the units the
+  one-at-a-time pass attributed: each input, or the group a step that could not be evaluated formed with
+  the next input (so, there, the grouping follows the stated order). When some subset's spec still cannot
+  be evaluated the Shapley values are not given, and ``shapley_note`` says which subset and why.
 """
 
 from __future__ import annotations
@@ -104,9 +106,11 @@ class AttributionStep(JsonObject):
 
 @dataclass(frozen=True, kw_only=True)
 class ShapleyValue(JsonObject):
-    """One input's Shapley value: its one-at-a-time delta averaged over every order of the inputs."""
+    """One input's Shapley value: its one-at-a-time delta averaged over every order of the inputs. Where a
+    step could not be evaluated its inputs are one player (``inputs``; ``input`` joins them with " + ")."""
 
     input: str
+    inputs: tuple[str, ...]
     value_usd: float
 
 
@@ -276,9 +280,11 @@ def attribute(*, ladder: _Ladder, order: tuple[str, ...]) -> Attribution:
     total = end - start
     summed = math.fsum(s.delta_usd for s in steps if s.delta_usd is not None)
     assert abs(summed - total) <= SUM_TOLERANCE_USD, (summed, total)
-    shapley, note = _shapley(ladder, order) if len(order) <= SHAPLEY_MAX_INPUTS else (None, None)
-    if len(order) > SHAPLEY_MAX_INPUTS:
-        note = f"{len(order)} inputs changed: Shapley values are computed for at most {SHAPLEY_MAX_INPUTS}"
+    # The players: each input, or the group a step that could not be evaluated formed with the next input.
+    units = tuple(s.inputs for s in steps if s.evaluated)
+    shapley, note = _shapley(ladder, units) if len(units) <= SHAPLEY_MAX_INPUTS else (None, None)
+    if len(units) > SHAPLEY_MAX_INPUTS:
+        note = f"{len(units)} inputs changed: Shapley values are computed for at most {SHAPLEY_MAX_INPUTS}"
     return Attribution(
         quantity=QUANTITY,
         label=QUANTITY_LABEL,
@@ -316,22 +322,25 @@ def _steps(ladder: _Ladder, order: tuple[str, ...], start: float) -> tuple[Attri
     return tuple(steps)
 
 
-def _shapley(ladder: _Ladder, order: tuple[str, ...]) -> tuple[tuple[ShapleyValue, ...] | None, str | None]:
-    n = len(order)
+def _shapley(
+    ladder: _Ladder, units: tuple[tuple[str, ...], ...]
+) -> tuple[tuple[ShapleyValue, ...] | None, str | None]:
+    """Each unit's Shapley value over the subsets of ``units`` (a unit's inputs are set together)."""
+    n = len(units)
     weights = [math.factorial(s) * math.factorial(n - s - 1) / math.factorial(n) for s in range(n)]
     values: list[ShapleyValue] = []
-    for i, path in enumerate(order):
-        others = order[:i] + order[i + 1 :]
+    for i, unit in enumerate(units):
+        others = units[:i] + units[i + 1 :]
         terms: list[float] = []
         for mask in range(1 << (n - 1)):
-            subset = frozenset(p for j, p in enumerate(others) if mask >> j & 1)
-            without, with_ = ladder.value(subset), ladder.value(subset | {path})
+            subset = frozenset(p for j, other in enumerate(others) if mask >> j & 1 for p in other)
+            without, with_ = ladder.value(subset), ladder.value(subset | set(unit))
             if isinstance(without, str) or isinstance(with_, str):
-                bad = subset if isinstance(without, str) else subset | {path}
+                bad = subset if isinstance(without, str) else subset | set(unit)
                 why = without if isinstance(without, str) else with_
                 return None, f"the spec with only {_names(bad)} changed could not be evaluated ({why})"
-            terms.append(weights[len(subset)] * (with_ - without))
-        values.append(ShapleyValue(input=path, value_usd=math.fsum(terms)))
+            terms.append(weights[mask.bit_count()] * (with_ - without))
+        values.append(ShapleyValue(input=" + ".join(unit), inputs=unit, value_usd=math.fsum(terms)))
     return tuple(values), None
 
 

@@ -159,7 +159,7 @@ def test_a_step_that_cannot_be_evaluated_is_grouped_with_the_next_input(
 ) -> None:
     # 4 → 8 nodes with the layout's DP 32 → 64: the spec with only the node count changed has DP 32 on 64
     # GPUs, which the training engine refuses; that step is reported with the reason and the node count is
-    # attributed together with DP at the next step. Shapley needs both one-input specs, so it is not given.
+    # attributed together with DP at the next step, and the two are one player for the Shapley values.
     created = user_client.post("/api/v1/designs/", {"name": "grow", "spec": SPEC}, format="json").json()
     spec = copy.deepcopy(SPEC)
     spec["cluster"]["nodes"] = 8
@@ -178,5 +178,6 @@ def test_a_step_that_cannot_be_evaluated_is_grouped_with_the_next_input(
     assert first["delta_usd"] is None and "64" in first["reason"]
     assert second["inputs"] == ["cluster.nodes", "parallelism.dp"] and second["evaluated"] is True
     assert second["delta_usd"] == pytest.approx(new - old, abs=1.0)
-    assert body["attribution"]["shapley"] is None
-    assert "could not be evaluated" in body["attribution"]["shapley_note"]
+    (group,) = body["attribution"]["shapley"]
+    assert group["inputs"] == ["cluster.nodes", "parallelism.dp"]
+    assert group["value_usd"] == pytest.approx(new - old, abs=1.0)

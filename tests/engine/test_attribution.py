@@ -104,8 +104,27 @@ def test_a_step_that_cannot_be_evaluated_is_reported_and_grouped_with_the_next()
     assert (first.inputs, first.evaluated, first.delta_usd) == (("costs.x",), False, None)
     assert first.reason == "spec.costs.x: x of 3 needs y above 1"
     assert (second.inputs, second.evaluated, second.delta_usd) == (("costs.x", "costs.on_prem.y"), True, 5.0)
+    # The group is one player: its Shapley value is the whole change.
+    assert [(v.inputs, v.value_usd) for v in attribution.shapley or ()] == [
+        (("costs.x", "costs.on_prem.y"), 5.0)
+    ]
+
+
+def test_no_shapley_when_a_subset_outside_the_stated_order_cannot_be_evaluated() -> None:
+    # Every prefix of x, y, z evaluates, but z changed without x does not: Shapley needs that subset.
+    def evaluate(spec: Any) -> Any:
+        if spec["z"] == 5 and spec["costs"]["x"] == 1:
+            raise InputError("z of 5 needs x above 1", field="spec.z")
+        return _product(spec)
+
+    diff = design_diff(old=_spec(1, 1, 1), new=_spec(2, 3, 5), evaluate=evaluate)
+    attribution = diff.attribution
+    assert attribution is not None
+    assert [s.delta_usd for s in attribution.steps] == [1.0, 4.0, 24.0]  # 1 → 2 → 6 → 30
     assert attribution.shapley is None
-    assert attribution.shapley_note is not None and "costs.x" in attribution.shapley_note
+    assert attribution.shapley_note == (
+        "the spec with only z changed could not be evaluated (spec.z: z of 5 needs x above 1)"
+    )
 
 
 def test_an_order_that_misses_an_input_is_refused() -> None:
