@@ -279,7 +279,11 @@ def attribute(*, ladder: _Ladder, order: tuple[str, ...]) -> Attribution:
     steps = _steps(ladder, order, start)
     total = end - start
     summed = math.fsum(s.delta_usd for s in steps if s.delta_usd is not None)
-    assert abs(summed - total) <= SUM_TOLERANCE_USD, (summed, total)
+    # Each step's delta is a difference of two evaluations, rounded once: within 1e-6 USD, or, for figures
+    # so large that a double cannot hold a millionth of a dollar, within those roundings.
+    values = [abs(s.value_usd) for s in steps if s.value_usd is not None] + [abs(start)]
+    tolerance = max(SUM_TOLERANCE_USD, 2 * len(steps) * math.ulp(max(values)))
+    assert abs(summed - total) <= tolerance, (summed, total)
     # The players: each input, or the group a step that could not be evaluated formed with the next input.
     units = tuple(s.inputs for s in steps if s.evaluated)
     shapley, note = _shapley(ladder, units) if len(units) <= SHAPLEY_MAX_INPUTS else (None, None)

@@ -139,6 +139,13 @@ def test_others_get_404_for_a_private_design(user_client: Any, design_id: int, b
     mine = outsider.post("/api/v1/designs/", {"name": "bob's", "spec": SPEC}, format="json").json()["id"]
     assert outsider.get(f"/api/v1/designs/diff/?a={mine}&b={design_id}").status_code == 404
     assert APIClient().get(f"/api/v1/designs/{design_id}/diff/").status_code in (401, 403)
+    # Shared with the organisation: anyone signed in reads its diff, as they read the design.
+    opened = user_client.patch(
+        f"/api/v1/designs/{design_id}/", {"visibility": "organisation", "version": 2}, format="json"
+    )
+    assert opened.status_code == 200, opened.json()
+    body = outsider.get(f"/api/v1/designs/{design_id}/diff/?from=1&to=2").json()
+    assert {row["path"] for row in body["inputs"]} == CHANGED
 
 
 def test_diff_as_xlsx(user_client: Any, design_id: int) -> None:

@@ -144,3 +144,15 @@ def test_lists_and_sections_are_one_input_and_units_come_from_the_defaults() -> 
     assert unit_of("cluster.nodes") == "nodes"
     assert unit_of("costs.on_prem.pue") == "ratio"
     assert unit_of("costs.on_prem.server_usd") == "USD"
+
+
+def test_steps_sum_to_the_change_for_figures_too_large_for_a_millionth_of_a_dollar() -> None:
+    # Savings near $3e10 (a double holds them to about 4e-6): the steps still telescope to the change.
+    def evaluate(spec: Any) -> Any:
+        return _result(3e10 + spec["costs"]["x"] * 0.1 + spec["costs"]["on_prem"]["y"] * 1e-3 + spec["z"] / 3)
+
+    diff = design_diff(old=_spec(1, 1, 1), new=_spec(7.3, 11.9, 2.2), evaluate=evaluate)
+    assert diff.attribution is not None
+    steps = diff.attribution.steps
+    assert math.fsum(s.delta_usd or 0.0 for s in steps) == pytest.approx(diff.attribution.total_usd, abs=1e-4)
+    assert diff.attribution.total_usd == pytest.approx(0.63 + 0.0109 + 0.4, abs=1e-4)
