@@ -199,7 +199,7 @@ COSTS: Mapping[str, Rule] = {
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
-TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving")
+TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving", "site")
 # What a serving section may not give: the design's own.
 SERVING_FROM_DESIGN = ("model", "accelerator", "gpus_per_node")
 
@@ -509,6 +509,14 @@ def parse_serving(data: Any) -> dict[str, Any]:
     return dict(data)
 
 
+def parse_site_section(data: Any) -> dict[str, Any]:
+    """The site the design is placed in (clusterdesigner.engine.site, imported here: it builds on this
+    module's rules)."""
+    from clusterdesigner.engine.site import parse_site_json
+
+    return parse_site_json(data)
+
+
 # The sections this module parses, by spec key.
 SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "workload": parse_workload,
@@ -517,6 +525,7 @@ SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "costs": parse_costs,
     "goals": parse_goals,
     "serving": parse_serving,
+    "site": parse_site_section,
 }
 SPEC: Mapping[str, Rule] = {
     "workload": Rule("object", required=True),
@@ -525,6 +534,8 @@ SPEC: Mapping[str, Rule] = {
     "costs": Rule("object"),
     "goals": Rule("object"),
     "serving": Rule("object"),
+    # The site the owned cluster is placed in (engine/site.py); its prices replace the cost defaults.
+    "site": Rule("object"),
 }
 
 
@@ -605,6 +616,7 @@ class DesignSpec:
     goals: Goals | None
     serving: Mapping[str, Any] | None
     json: Mapping[str, Any]
+    site: Mapping[str, Any] | None = None
 
     def training_request(self) -> dict[str, Any]:
         return training_request(self.json)
@@ -652,6 +664,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
         goals=Goals(**goals) if goals is not None else None,
         serving=clean.get("serving"),
         json=clean,
+        site=clean.get("site"),
     )
 
 
@@ -709,6 +722,8 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     for key in ("horizon_years", "utilization", "on_prem", *ENGINE_SECTIONS):
         if key in costs:
             base[key] = costs[key]
+    if spec.get("site"):
+        base["site"] = spec["site"]
     choices = costs.get("cloud") or []
     if not choices:
         return [{**base, "cloud": {"pricing_models": []}}]
@@ -754,5 +769,6 @@ def cost_paths(cloud_index: int | None) -> FieldPaths:
                 for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes")
             },
             **{key: f"spec.costs.{key}" for key in shared},
+            "site": "spec.site",
         }
     )
