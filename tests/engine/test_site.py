@@ -152,3 +152,16 @@ def test_a_bad_site_in_a_cost_request_names_its_field() -> None:
     with pytest.raises(InputError) as err:
         run({**ONE_H100, "site": {**AIR_40KW, "power_now_mw": "lots"}})
     assert err.value.field == "site.power_now_mw"
+
+
+def test_without_a_site_owning_is_bit_identical_to_before_sites() -> None:
+    # Figures printed by the engine at commit e235ab4, the commit before sites, for this request (64 H100
+    # nodes, every other input the default): compared exactly, not to a tolerance.
+    req = {"cluster": {"accelerator": "h100-sxm", "nodes": 64}, "cloud": {"offering": "aws-p5-48xlarge"}}
+    out = run(req, uncertainty=False)
+    assert out["on_prem"]["total_usd"] == 23229321.913753435
+    assert out["on_prem"]["npv_usd"] == 20648497.48680141
+    assert out["on_prem"]["annual"]["energy"]["usd"] == 385402.28014079994
+    assert out["on_prem"]["annual"]["colocation"]["usd"] == 963878.3999999999
+    assert out["cashflow"]["own"]["npv_usd"] == 26520229.703926057
+    assert not [f for f in out["findings"] if f["code"].startswith("site_")]
