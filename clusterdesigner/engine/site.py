@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine import bounds
-from clusterdesigner.engine.spec import NON_FIELD, Rule, SpecError, parse_object
+from clusterdesigner.engine.spec_rules import NON_FIELD, Rule, SpecError, parse_object
 
 COOLING_TYPES = ("air", "rear_door", "direct_liquid")
 # The kW colocation bills (the cost engine's colocation.basis): the contract's kW, or the average kW drawn.
