@@ -59,9 +59,10 @@ def site_delete(*, site: Site) -> None:
 
 
 def site_resolve(*, owner: Any, spec: Any) -> Any:
-    """A design spec whose ``site`` names a saved site by ``id`` with that site's fields filled in (its
-    planned date kept); unchanged otherwise. A site that is not the owner's is refused, naming
-    spec.site.id."""
+    """A design spec whose ``site`` is a reference to a saved site (``{"id": N}``, with a planned date or not)
+    with that site's fields filled in; refused, naming spec.site.id, when it is not the owner's. An inline
+    site (its fields given) is kept as given; the id it carries, when not the owner's site (a design cloned
+    from someone else's), is dropped, so the copy holds the figures without naming a site it cannot see."""
     if not isinstance(spec, Mapping) or not isinstance(spec.get("site"), Mapping):
         return spec
     given = spec["site"]
@@ -71,6 +72,8 @@ def site_resolve(*, owner: Any, spec: Any) -> Any:
     if isinstance(site_id, bool) or not isinstance(site_id, int):
         raise InvalidInput({"spec.site.id": ["must be a saved site's id (a whole number)"]})
     site = Site.objects.filter(owner=owner, pk=site_id).first()
+    if set(given) - set(NOT_SAVED):
+        return spec if site else {**spec, "site": {k: v for k, v in given.items() if k != "id"}}
     if site is None:
         raise InvalidInput({"spec.site.id": [f"you have no site {site_id}"]})
     planned = {"planned_date": given["planned_date"]} if "planned_date" in given else {}

@@ -125,3 +125,19 @@ def test_a_bad_inline_site_field_is_a_400_naming_its_spec_path(user_client: Any,
     assert response.status_code == 400
     fields = response.json()["error"]["fields"]
     assert fields["spec.site.max_kw_per_rack"] == ["Ensure this value is greater than or equal to 0.1."]
+
+
+def test_a_clone_by_someone_else_keeps_the_sites_figures_without_its_id(
+    user_client: Any, catalog: Any, bob: Any
+) -> None:
+    site = user_client.post("/api/v1/sites/", AIR_40KW, format="json").json()
+    spec = _spec("h100-sxm", 8, 8, site={"id": site["id"]})
+    body = {"name": "shared", "spec": spec, "visibility": "organisation"}
+    design = user_client.post("/api/v1/designs/", body, format="json").json()
+    other = APIClient()
+    other.force_authenticate(bob)
+    clone = other.post(f"/api/v1/designs/{design['id']}/clone/", {}, format="json")
+    assert clone.status_code == 201, clone.json()
+    cloned = other.get(f"/api/v1/designs/{clone.json()['id']}/").json()
+    assert "id" not in cloned["spec"]["site"]
+    assert cloned["spec"]["site"]["colocation_usd_per_kw_month"] == 200
