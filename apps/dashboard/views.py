@@ -31,6 +31,7 @@ from apps.designs import selectors, services
 from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
+from apps.sites import selectors as site_selectors
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
 from clusterdesigner.engine import cost, defaults, tradeoffs
@@ -513,6 +514,7 @@ def design_new(request: HttpRequest) -> HttpResponse:
             "spec": spec,
             "name": name,
             "visibility": "private",
+            "sites": site_selectors.site_list(user=request.user),
             **_editor_context(spec),
         },
     )
@@ -530,6 +532,7 @@ def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
         "name": design.name,
         "visibility": design.visibility,
         "description": design.description,
+        "sites": site_selectors.site_list(user=request.user),
     }
     context.update(_editor_context(context["spec"]))
     context.update(_evaluated_context(version))

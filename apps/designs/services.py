@@ -19,6 +19,7 @@ from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, pri
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import PRICING_MODELS
+from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, serving, training
 from clusterdesigner.engine import spec as design_spec
@@ -208,7 +209,7 @@ def design_create(
     spec: dict[str, Any] | None = None,
     is_demo: bool = False,
 ) -> Design:
-    clean = spec_validate(spec=spec)
+    clean = spec_validate(spec=site_resolve(owner=owner, spec=spec))
     design = Design.objects.create(
         owner=owner, name=name, description=description, visibility=visibility, version=1, is_demo=is_demo
     )
@@ -235,7 +236,9 @@ def design_update(
     if locked.version != base_version:
         raise VersionConflict(locked.version, base_version)
     current = locked.current
-    new_spec = spec_validate(spec=spec) if spec is not None else current.spec
+    new_spec = (
+        spec_validate(spec=site_resolve(owner=locked.owner, spec=spec)) if spec is not None else current.spec
+    )
     locked.name = name if name is not None else locked.name
     locked.description = description if description is not None else locked.description
     locked.visibility = visibility if visibility is not None else locked.visibility

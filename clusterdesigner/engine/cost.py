@@ -54,6 +54,7 @@ from clusterdesigner.engine.findings import (
     design_findings,
     placeholder_price_findings,
     placeholder_storage_findings,
+    site_findings,
     stale_price_findings,
 )
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
@@ -79,6 +80,7 @@ from clusterdesigner.engine.offerings import (
 )
 from clusterdesigner.engine.resale import ResaleCurve
 from clusterdesigner.engine.sensitivity import tornado
+from clusterdesigner.engine.site import RACK_SCALE, SiteFit
 from clusterdesigner.engine.storage import (
     capacity_for_write_tib,
     checkpoint_gb,
@@ -1142,7 +1144,7 @@ def _tco(
     v, ctx, resolver = resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
     _record_staff(v, ctx, resolver, core)
-    findings = _findings(v, ctx, core)
+    findings = _findings(v, ctx, core) + _site_findings(ctx, core)
     if freshness is not None:
         findings += stale_price_findings(prices=_dated_prices(resolver, ctx), freshness=freshness)
     findings += placeholder_price_findings(placeholders=_placeholder_prices(v, resolver, core))
@@ -1319,6 +1321,25 @@ def _findings(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> li
     return sorted(
         findings, key=lambda f: order.index(f["severity"]) if f["severity"] in order else len(order)
     )
+
+
+def _site_findings(ctx: Context, core: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The design checked against its site (findings.site_findings); none without a site."""
+    placed = ctx.site
+    if placed is None:
+        return []
+    part = RACK_SCALE.get(ctx.accelerator.slug)
+    fit = SiteFit(
+        site=placed.site,
+        accelerator=ctx.accelerator.slug,
+        accelerator_name=ctx.accelerator.name,
+        cooling=placed.cooling,
+        cooling_required=None if part is None else part.cooling,
+        plan=placed.plan,
+        it_load_mw=float(core["on_prem"]["it_power_kw"]) / 1000.0,
+        node_power_source=placed.node_power_source,
+    )
+    return site_findings(fit)
 
 
 def _offering(ctx: Context) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from clusterdesigner.engine.offerings import (
     default_offering,
 )
 from clusterdesigner.engine.resale import ResaleCurve, covering
+from clusterdesigner.engine.site import RackPlan, Site, cooling_used, cost_inputs, parse_site, rack_plan
 from clusterdesigner.engine.tco import num, usd
 
 # The owning assumptions a request may give (every one is range-checked by bounds.COST).
@@ -157,6 +158,17 @@ class Context:
     training: Mapping[str, Any] | None
     cluster_accelerators: tuple[AcceleratorSpec, ...]
     colo_all_in: bool = False
+    site: SitePlacement | None = None
+
+
+@dataclass(frozen=True)
+class SitePlacement:
+    """The design's site (request ``site``), the cooling used, and its rack plan."""
+
+    site: Site
+    cooling: str
+    plan: RackPlan
+    node_power_source: str
 
 
 def number_of(section: Any, key: str) -> float | None:
@@ -853,6 +865,7 @@ def resolve(
     switch = _resolve_switch(r, catalog.switches, fabric)
     tier = _resolve_tier(r, catalog.storage_tiers)
     colo_pricing = _resolve_owning(r, v, catalog, server, accelerator, switch)
+    placement, colo_pricing = _resolve_site(r, v, accelerator, colo_pricing)
     _resolve_resale(r, v, resale)
     offering, models = _resolve_cloud(r, v, catalog.offerings, accelerator, tier, freshness)
     async_ckpt = _resolve_storage(r, v)
@@ -878,8 +891,46 @@ def resolve(
         training=training,
         cluster_accelerators=tuple(mixed),
         colo_all_in=colo_pricing == "all_in",
+        site=placement,
     )
     return v, ctx, r
+
+
+def _resolve_site(
+    r: Resolver, v: dict[str, Any], accelerator: AcceleratorSpec, colo_pricing: str
+) -> tuple[SitePlacement | None, str]:
+    """With a ``site``: its power price, colocation (price, basis, all-in), the PUE of the cooling used, its
+    capex per MW and per rack, each where the request gives none (an explicit value wins), their source the
+    site; and the rack plan from the node power. Without one, nothing changes. Returns the placement and the
+    colocation pricing."""
+    raw = _lookup(r.request, "site")
+    if raw is _MISSING:
+        return None, colo_pricing
+    site = parse_site(raw)
+    cooling = cooling_used(site, accelerator.slug)
+    source = f"site {site.name}" + (f" (saved site {site.id})" if site.id else "")
+    for path, value, unit in cost_inputs(site, cooling):
+        if not r.given(path):
+            what = f"{source}, {cooling.replace('_', ' ')} cooling" if path == "on_prem.pue" else source
+            v[path] = r.get(path, value, unit, what)
+    plan = rack_plan(
+        nodes=int(v["nodes"]),
+        gpus_per_node=int(v["gpus_per_node"]),
+        node_power_kw=float(v["on_prem.node_power_kw"]),
+        max_kw_per_rack=site.max_kw_per_rack,
+        accelerator=accelerator.slug,
+    )
+    path = "on_prem.facility_capex_usd"
+    if site.capex_usd_per_rack is not None and plan.fits and not r.given(path):
+        v[path] = r.get(
+            path,
+            plan.racks * site.capex_usd_per_rack,
+            "USD",
+            f"{source}: {plan.racks} racks × {usd(site.capex_usd_per_rack)}/rack",
+        )
+    node_source = r.used["on_prem.node_power_kw"].source
+    # The pricing is the Context's (colo_all_in), not a value the evaluation reads.
+    return SitePlacement(site, cooling, plan, node_source), str(v.pop("colocation.pricing", colo_pricing))
 
 
 def check_request(

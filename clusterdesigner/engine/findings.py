@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.site import RACK_SCALE, SiteFit
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -288,3 +290,89 @@ def placeholder_storage_findings(*, placeholders: Sequence[tuple[str, float]]) -
         " storage.capacity_tb.",
         "ClusterDesigner cost request defaults: placeholders used when no model or dataset is given",
     )
+
+
+SITE_SOURCE = "site check (clusterdesigner.engine.site): racks from node kW and the site's kW per rack"
+
+
+def _rack_findings(fit: SiteFit) -> list[dict[str, str]]:
+    site, plan = fit.site, fit.plan
+    if plan.fits:
+        return []
+    if plan.unit_gpus is not None:
+        message = (
+            f"A {fit.accelerator_name} rack-scale system is one rack of {plan.unit_gpus} GPUs drawing"
+            f" {plan.rack_kw:,.1f} kW ({plan.rack_kw / plan.node_power_kw:g} × {plan.node_power_kw:,.1f} kW,"
+            f" {fit.node_power_source}); site {site.name} allows {site.max_kw_per_rack:g} kW per rack, so it"
+            " cannot be placed there at all: choose a site with racks of at least"
+            f" {math.ceil(plan.rack_kw):,} kW."
+        )
+    else:
+        message = (
+            f"One node draws {plan.node_power_kw:,.1f} kW ({fit.node_power_source}); site {site.name} allows"
+            f" {site.max_kw_per_rack:g} kW per rack, so not one node fits a rack."
+        )
+    return [_finding("site_rack_power", "critical", message, SITE_SOURCE)]
+
+
+def _cooling_findings(fit: SiteFit) -> list[dict[str, str]]:
+    needed = fit.cooling_required
+    if needed is None or needed in fit.site.cooling:
+        return []
+    offered = ", ".join(c.replace("_", " ") for c in fit.site.cooling)
+    return [
+        _finding(
+            "site_liquid_cooling",
+            "critical",
+            f"{fit.accelerator_name} needs {needed.replace('_', ' ')} cooling; site {fit.site.name} offers"
+            f" {offered} only. Its PUE for {needed.replace('_', ' ')} is unknown, so the engine's default PUE"
+            " is used.",
+            RACK_SCALE[fit.accelerator].source,
+        )
+    ]
+
+
+def _power_findings(fit: SiteFit) -> list[dict[str, str]]:
+    site, load = fit.site, fit.it_load_mw
+    when = site.planned_date
+    available = site.mw_at(when)
+    if load <= available:
+        return []
+    at = f"at the planned date {when}" if when else "now"
+    later = site.first_date_with(load)
+    advice = f"the site reaches {site.mw_at(later):g} MW from {later}" if later else "no later step covers it"
+    return [
+        _finding(
+            "site_power",
+            "critical",
+            f"The cluster's IT load at full power is {load:,.3f} MW (servers and network, nameplate); site"
+            f" {site.name} has {available:g} MW {at}: {advice}.",
+            "site check: nameplate IT kW (clusterdesigner.engine.tco) against the site's MW by date",
+        )
+    ]
+
+
+def _placement_finding(fit: SiteFit) -> list[dict[str, str]]:
+    plan, site = fit.plan, fit.site
+    if not plan.fits:
+        return []
+    unit = f"{plan.nodes_per_rack} node{'s' * (plan.nodes_per_rack != 1)}"
+    return [
+        _finding(
+            "site_racks",
+            "info",
+            f"Site {site.name}: {plan.racks} rack{'s' * (plan.racks != 1)} of {unit} at"
+            f" {plan.node_power_kw:,.1f} kW each ({plan.rack_kw:,.1f} kW of the {site.max_kw_per_rack:g} kW"
+            f" per rack), {fit.cooling.replace('_', ' ')} cooling, IT load {fit.it_load_mw:,.3f} MW of"
+            f" {site.mw_at(site.planned_date):g} MW.",
+            SITE_SOURCE,
+        )
+    ]
+
+
+def site_findings(fit: SiteFit) -> list[dict[str, str]]:
+    """The design checked against its site: a rack (or rack-scale system) over the site's kW per rack, liquid
+    cooling needed but not offered, IT load over the site's MW (now, or at the planned date); else where the
+    racks go. Each names its figures."""
+    rules = (_rack_findings, _cooling_findings, _power_findings, _placement_finding)
+    return [finding for rule in rules for finding in rule(fit)]

@@ -15,43 +15,24 @@ apps/designs/specs.py with clusterdesigner.engine.cost.check_input) and ``servin
 
 from __future__ import annotations
 
-import copy
-import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine import bounds, defaults
 from clusterdesigner.engine import cost_request as cost
-from clusterdesigner.engine.errors import EngineError, FieldPaths, InputError
+from clusterdesigner.engine.errors import EngineError, FieldPaths
 from clusterdesigner.engine.framework import ATTENTION_KERNELS, MOE_DISPATCHERS, MOE_LOAD_BALANCES
 from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 from clusterdesigner.engine.optimizer import OPTIMIZERS
 from clusterdesigner.engine.precision import PRECISIONS
+from clusterdesigner.engine.site import parse_site_json
+from clusterdesigner.engine.spec_rules import NON_FIELD, Errors, check_value, parse_object
 
-# Nested error detail: a field's messages, or a nested section's detail, by key.
-Errors = dict[str, Any]
-_REQUIRED = "This field is required."
-_SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
-_NO_DEFAULT = object()
-NON_FIELD = "non_field_errors"  # an error about a value as a whole (flattened to the value's own path)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How one spec field is checked: its JSON type (int, float, bool, text, slug, choice), its bounds or
-    choices, and its default (applied when the key is missing; none: the field is optional)."""
-
-    kind: str
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-    max_length: int | None = None
-    items: str | None = None  # a list's items' kind
-    required: bool = False
-    default: Any = _NO_DEFAULT
+# Imported from here by the engines, apps and tests since before the rules had their own module.
+from clusterdesigner.engine.spec_rules import Rule as Rule
+from clusterdesigner.engine.spec_rules import SpecError as SpecError
 
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
@@ -199,154 +180,9 @@ COSTS: Mapping[str, Rule] = {
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
-TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving")
+TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving", "site")
 # What a serving section may not give: the design's own.
 SERVING_FROM_DESIGN = ("model", "accelerator", "gpus_per_node")
-
-
-class SpecError(InputError):
-    """Spec fields refused, every one with its reasons: ``errors`` is nested by key as the user sent them
-    (``{"cluster": {"nodes": ["..."]}}``); ``field`` and ``message`` are the first one's."""
-
-    def __init__(self, errors: Errors, *, prefix: str = "spec") -> None:
-        self.prefix = prefix
-        path, message = _first(errors, prefix)
-        super().__init__(message, field=path)
-        self.errors = errors
-
-    def fields(self) -> dict[str, list[str]]:
-        """Every refused field by its full path, in the order found: ``{"spec.cluster.nodes": [...]}``."""
-        out: dict[str, list[str]] = {}
-
-        def walk(node: Errors, prefix: str) -> None:
-            for key, value in node.items():
-                path = prefix if key == NON_FIELD else f"{prefix}.{key}" if prefix else key
-                if isinstance(value, dict):
-                    walk(value, path)
-                else:
-                    out.setdefault(path, []).extend(str(v) for v in value)
-
-        walk(self.errors, self.prefix)
-        return out
-
-
-def _first(errors: Errors, prefix: str) -> tuple[str, str]:
-    key, value = next(iter(errors.items()))
-    path = prefix if key == NON_FIELD else f"{prefix}.{key}" if prefix else key
-    return _first(value, path) if isinstance(value, dict) else (path, str(value[0]))
-
-
-def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float))
-
-
-# A kind's JSON type test and the reason it fails (any other kind is a string).
-_JSON_TYPES: Mapping[str, tuple[Callable[[Any], bool], str]] = {
-    "bool": (lambda value: isinstance(value, bool), "must be true or false"),
-    "int": (_is_number, "must be a number"),
-    "float": (_is_number, "must be a number"),
-    "object": (lambda value: isinstance(value, Mapping), "must be an object"),
-    "list": (lambda value: isinstance(value, list), "must be a list"),
-    "any": (lambda value: True, ""),
-}
-_STRING = (lambda value: isinstance(value, str), "must be a string")
-
-
-def type_error(rule: Rule, value: Any) -> str | None:
-    """Why ``value`` (as JSON sent it) is the wrong type for ``rule``, or None (no coercion of "64" or 0;
-    null is the value check's to refuse)."""
-    if value is None:
-        return None
-    fits, reason = _JSON_TYPES.get(rule.kind, _STRING)
-    if not fits(value):
-        return reason
-    if rule.kind == "int" and isinstance(value, float) and not value.is_integer():
-        return "must be a whole number"
-    if rule.kind == "list" and rule.items:
-        item = Rule(rule.items)
-        return next((r for r in (type_error(item, v) for v in value) if r), None)
-    return None
-
-
-def _number(rule: Rule, value: Any) -> tuple[Any, list[str]]:
-    if rule.kind == "int":
-        text = re.sub(r"\.0*\s*$", "", str(value))
-        if not re.fullmatch(r"[-+]?\d+", text):
-            return None, ["A valid integer is required."]
-        number: float = int(text)
-    else:
-        try:
-            number = float(value)
-        except OverflowError:
-            return None, ["Integer value too large to convert to float"]
-        if not math.isfinite(number):
-            return None, ["A valid number is required."]
-    messages = []
-    if rule.high is not None and number > rule.high:
-        messages.append(f"Ensure this value is less than or equal to {rule.high}.")
-    if rule.low is not None and number < rule.low:
-        messages.append(f"Ensure this value is greater than or equal to {rule.low}.")
-    return number, messages
-
-
-def _text(rule: Rule, value: str) -> tuple[Any, list[str]]:
-    if rule.kind == "choice":
-        return value, ([] if value in rule.choices else [f'"{value}" is not a valid choice.'])
-    text = value.strip()
-    if not text:
-        return text, ["This field may not be blank."]
-    if rule.kind == "slug" and not _SLUG.match(text):
-        return text, ['Enter a valid "slug" consisting of letters, numbers, underscores or hyphens.']
-    if rule.max_length is not None and len(text) > rule.max_length:
-        return text, [f"Ensure this field has no more than {rule.max_length} characters."]
-    return text, []
-
-
-def _value(rule: Rule, value: Any) -> tuple[Any, list[str]]:
-    if value is None:
-        return None, ["This field may not be null."]
-    if rule.kind in ("int", "float"):
-        return _number(rule, value)
-    if rule.kind in ("bool", "object", "list", "any"):
-        return value, []
-    return _text(rule, value)
-
-
-def parse_object(
-    data: Any, rules: Mapping[str, Rule], nested: Mapping[str, Callable[[Any], Any]] | None = None
-) -> dict[str, Any]:
-    """``data`` checked field by field against ``rules``: unknown keys first, then JSON types, then each value
-    (required, bounds, choices; a ``nested`` field by its own parser); defaults filled in. Raises SpecError
-    with every refused field, its path relative to ``data``."""
-    if not isinstance(data, Mapping):
-        raise SpecError({NON_FIELD: ["must be an object"]}, prefix="")
-    unknown = sorted(set(data) - set(rules))
-    if unknown:
-        reason = f"unknown field; known: {', '.join(rules)}"
-        raise SpecError({key: [reason] for key in unknown}, prefix="")
-    wrong = {k: [r] for k, rule in rules.items() if k in data for r in [type_error(rule, data[k])] if r}
-    if wrong:
-        raise SpecError(wrong, prefix="")
-    clean: dict[str, Any] = {}
-    errors: Errors = {}
-    for key, rule in rules.items():
-        if key not in data:
-            if rule.required:
-                errors[key] = [_REQUIRED]
-            elif rule.default is not _NO_DEFAULT:
-                clean[key] = copy.deepcopy(rule.default)
-            continue
-        value, messages = _value(rule, data[key])
-        if messages:
-            errors[key] = messages
-            continue
-        try:
-            clean[key] = nested[key](value) if nested and key in nested else value
-        except SpecError as exc:
-            errors[key] = exc.errors
-    if errors:
-        raise SpecError(errors, prefix="")
-    return clean
 
 
 def _model(data: Any) -> dict[str, Any]:
@@ -417,7 +253,7 @@ def parse_goals(data: Any) -> dict[str, Any]:
 
 def _pricing_models(value: list[Any]) -> list[str]:
     rule = Rule("choice", choices=PRICING_MODELS)
-    errors = {str(i): msgs for i, item in enumerate(value) for msgs in [_value(rule, item)[1]] if msgs}
+    errors = {str(i): msgs for i, item in enumerate(value) for msgs in [check_value(rule, item)[1]] if msgs}
     if errors:
         raise SpecError(errors, prefix="")
     if not value:
@@ -517,6 +353,7 @@ SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "costs": parse_costs,
     "goals": parse_goals,
     "serving": parse_serving,
+    "site": parse_site_json,
 }
 SPEC: Mapping[str, Rule] = {
     "workload": Rule("object", required=True),
@@ -525,6 +362,8 @@ SPEC: Mapping[str, Rule] = {
     "costs": Rule("object"),
     "goals": Rule("object"),
     "serving": Rule("object"),
+    # The site the owned cluster is placed in (engine/site.py); its prices replace the cost defaults.
+    "site": Rule("object"),
 }
 
 
@@ -605,6 +444,7 @@ class DesignSpec:
     goals: Goals | None
     serving: Mapping[str, Any] | None
     json: Mapping[str, Any]
+    site: Mapping[str, Any] | None = None
 
     def training_request(self) -> dict[str, Any]:
         return training_request(self.json)
@@ -652,6 +492,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
         goals=Goals(**goals) if goals is not None else None,
         serving=clean.get("serving"),
         json=clean,
+        site=clean.get("site"),
     )
 
 
@@ -709,6 +550,8 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     for key in ("horizon_years", "utilization", "on_prem", *ENGINE_SECTIONS):
         if key in costs:
             base[key] = costs[key]
+    if spec.get("site"):
+        base["site"] = spec["site"]
     choices = costs.get("cloud") or []
     if not choices:
         return [{**base, "cloud": {"pricing_models": []}}]
@@ -754,5 +597,6 @@ def cost_paths(cloud_index: int | None) -> FieldPaths:
                 for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes")
             },
             **{key: f"spec.costs.{key}" for key in shared},
+            "site": "spec.site",
         }
     )

@@ -263,6 +263,16 @@
     ["input_tokens", "output_tokens", "weight_precision", "kv_precision"].forEach(function (k) { servingPart(serving, k, "spec.serving." + k); });
     ["demand", "targets"].forEach(function (part) { if (!Object.keys(serving[part]).length) delete serving[part]; });
     if (shown) spec.serving = serving; else delete spec.serving;
+    // The site: a saved one by id (the server fills in its fields; a planned date is kept), the inline one the
+    // spec held, or none.
+    var site = text("spec.site.id");
+    if (site && site !== "inline") {
+      var planned = spec.site && spec.site.planned_date;
+      spec.site = { id: Number(site) };
+      if (planned) spec.site.planned_date = planned;
+    } else if (!site) {
+      delete spec.site;
+    }
     var costs = spec.costs = Object.assign({}, spec.costs || {});
     setIf(costs, "horizon_years", number("spec.costs.horizon_years"));
     setIf(costs, "utilization", number("spec.costs.utilization"));
