@@ -44,6 +44,19 @@ def plain(text: Any) -> str:
     return html.escape(str(text), quote=False)
 
 
+def wrapped(text: Any, width: int = 18) -> str:
+    """``plain(text)`` broken into lines of about ``width`` characters at spaces (``<br>``, which Plotly
+    draws as a line break), so a long design name under a bar reads whole instead of colliding with its
+    neighbours (issue #36: compare labels truncated). A word longer than ``width`` stays whole."""
+    lines: list[str] = []
+    for word in str(text).split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(plain(line) for line in lines)
+
+
 def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
     """A chart as includes/_chart.html draws it: its id, its title and the json_script element holding the
     figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""

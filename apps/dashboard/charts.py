@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import plotly.graph_objects as go
 
-from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
+from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label, wrapped
 from clusterdesigner.engine.analysis_result import SweepRow
 from clusterdesigner.engine.attribution import Attribution
 from clusterdesigner.engine.cost_result import CostResult
@@ -534,7 +534,7 @@ def compare_bars_chart(rows: Iterable[ComparePageRow]) -> dict[str, Any]:
     """Grouped bars per design, for the option the reviewer chose in each column: its run cost (left axis) and
     its expected days to train, with failures and restarts (right axis)."""
     rows = list(rows)
-    names = [plain(r.name) for r in rows]
+    names = [wrapped(r.name) for r in rows]
     fig = go.Figure()
     fig.add_trace(
         go.Bar(

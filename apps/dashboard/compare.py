@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.urls import reverse
+
 from apps.designs import selectors
 from apps.designs.models import Design, Evaluation
 from clusterdesigner.engine import tradeoffs
 from clusterdesigner.engine.cost_result import DesignOption
 from clusterdesigner.engine.design_verdict import DesignVerdict
-from clusterdesigner.engine.verdict import usd_short
+from clusterdesigner.engine.verdict import Verdict, usd_short
 
 COMPARE_ROWS = [  # (label, attribute of ComparePageRow, better: "low" | "high" | None, format filter)
     # The design's rent-or-own verdict first: over all its offerings and only the options chosen, on NPV.
@@ -20,8 +22,10 @@ COMPARE_ROWS = [  # (label, attribute of ComparePageRow, better: "low" | "high" 
     ("NPV of owning", "own_npv_usd", "low", "usd"),
     ("NPV of the cheapest chosen rent option", "rival_npv_usd", "low", "usd"),
     ("Owning saves, NPV (negative: renting saves)", "saving_usd", "high", "usd"),
+    ("Deadline (goals.deadline_days, the verdict's choice)", "deadline", None, ""),
     ("Fits in memory", "fits", None, "yesno"),
-    ("Option shown", "option", None, ""),
+    ("Option shown (by default the verdict's choice)", "option", None, ""),
+    ("NPV over the horizon (this option)", "shown_npv_usd", "low", "usd"),
     ("Run cost (this option, one run)", "run_cost_usd", "low", "usd"),
     ("Cost over the horizon, undiscounted (this option; owning: annualised)", "total_usd", "low", "usd"),
     ("Cost per GPU-hour (this option)", "usd_per_gpu_hour", "low", "usd2"),
@@ -45,6 +49,36 @@ class ComparePageRow:
     shown: DesignOption | None
     options: tuple[DesignOption, ...]
     design_verdict: DesignVerdict | None = None
+    goals: Verdict | None = None
+    key: str = ""  # the column's key in the query string: "12", or "12v3" for a version asked for
+    version: int | None = None  # the version asked for (None: the design's current version)
+
+    @property
+    def url(self) -> str:
+        """The design page, at the version the column shows when one was asked for."""
+        url = reverse("dashboard:design", args=[self.id])
+        return url if self.version is None else f"{url}?version={self.version}"
+
+    @property
+    def deadline(self) -> str:
+        """“Meets: 2.3 days slack” or “Misses by 16.4 days” (the goals' deadline check, which counts the
+        procurement lead time of owned capacity), or “no deadline set”."""
+        check = self.goals.deadline if self.goals else None
+        if check is None:
+            return "no deadline set"
+        if not isinstance(check.slack_days, (int, float)):  # a stored result whose slack did not serialise
+            return check.message
+        if check.status == "meets":
+            return f"Meets the {check.deadline_days:g}-day deadline: {check.slack_days:,.1f} days slack"
+        return f"Misses the {check.deadline_days:g}-day deadline by {-check.slack_days:,.1f} days"
+
+    @property
+    def shown_npv_usd(self) -> float | None:
+        """The shown option's NPV over the horizon, from the design's verdict (None: not priced by it)."""
+        v = self.design_verdict
+        if v is None or self.shown is None:
+            return None
+        return next((o.npv_usd for o in (v.own, *v.options) if o.key == self.shown.key), None)
 
     @property
     def verdict(self) -> str | None:
@@ -118,9 +152,17 @@ class ComparePageRow:
         return self.column.gpus
 
 
-def compare_row(design: Design, evaluation: Evaluation, option_key: str | None) -> ComparePageRow:
-    """The design's column, showing the option asked for, else its rent-or-own verdict's rival (the
-    cheapest chosen rent option by NPV), else (no verdict) the design's first cloud choice, else owning."""
+def compare_row(
+    design: Design,
+    evaluation: Evaluation,
+    option_key: str | None,
+    *,
+    key: str | None = None,
+    version: int | None = None,
+) -> ComparePageRow:
+    """The design's column (of its ``version`` when one was asked for), showing the option asked for, else
+    the option its rent-or-own verdict picks (owning or the cheapest chosen rent option, by NPV), else (no
+    verdict) the design's first cloud choice, else owning."""
     result = selectors.evaluation_read(result=evaluation.result)
     training = result.training
     if training is None:
@@ -135,7 +177,10 @@ def compare_row(design: Design, evaluation: Evaluation, option_key: str | None) 
     shown = next((o for o in result.options if o.key == column.option_key), None)
     return ComparePageRow(
         id=design.pk,
-        name=design.name,
+        name=design.name if version is None else f"{design.name} (v{version})",
+        key=key or str(design.pk),
+        version=version,
+        goals=result.verdict,
         column=column,
         shown=shown,
         options=result.options,

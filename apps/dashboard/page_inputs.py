@@ -46,35 +46,63 @@ def _layout(text: str) -> dict[str, Any] | None:
     return {k: v for k, v in layout.items() if k != "ep"} if isinstance(layout, dict) else None
 
 
+@dataclass(frozen=True)
+class CompareRef:
+    """One column of the compare page: a design (its current version) or one saved version of it, written
+    ``12`` or ``12v3`` in ``?ids=`` (issue #36: up to 6 designs or versions)."""
+
+    design_id: int
+    version: int | None = None
+
+    @property
+    def key(self) -> str:
+        """The column's key in the query string (``option-<key>``) and the page: ``12`` or ``12v3``."""
+        return str(self.design_id) if self.version is None else f"{self.design_id}v{self.version}"
+
+    @classmethod
+    def parse(cls, raw: str) -> CompareRef | None:
+        """``12`` → design 12; ``12v3`` → its version 3; anything else None (ignored, as if absent)."""
+        head, sep, tail = raw.partition("v")
+        design_id, version = query_int(head), query_int(tail) if sep else None
+        if design_id is None or (sep and version is None):
+            return None
+        return cls(design_id, version)
+
+
 @dataclass(frozen=True, kw_only=True)
 class PageQuery:
     """The design and compare pages' query string: ``?version=`` (a design version's number), ``?frame=``
-    (the ranking frame), ``?ids=1&ids=2`` or ``?ids=1,2,3`` (the designs compared, in order, once each) and
-    ``?option-<id>=<option key>`` (the option a compared design shows)."""
+    (the ranking frame), ``?ids=1&ids=2`` or ``?ids=1,2v3,3`` (the designs or design versions compared, in
+    order, once each) and ``?option-<key>=<option key>`` (the option a compared column shows)."""
 
     version: int | None = None
     frame: str | None = None
-    ids: tuple[int, ...] = ()
-    options: Mapping[int, str] = field(default_factory=dict)
+    refs: tuple[CompareRef, ...] = ()
+    options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, query: QueryDict) -> PageQuery:
-        ids: list[int] = []
+        refs: list[CompareRef] = []
         for raw in query.getlist("ids"):
             for part in raw.split(","):
-                value = query_int(part.strip())
-                if value is not None and value not in ids:
-                    ids.append(value)
+                ref = CompareRef.parse(part.strip())
+                if ref is not None and ref not in refs:
+                    refs.append(ref)
         return cls(
             version=query_int(_text(query, "version")),
             frame=_text(query, "frame") or None,
-            ids=tuple(ids),
-            options={i: _text(query, f"option-{i}") for i in ids if _text(query, f"option-{i}")},
+            refs=tuple(refs),
+            options={r.key: _text(query, f"option-{r.key}") for r in refs if _text(query, f"option-{r.key}")},
         )
 
-    def option_for(self, design_id: int) -> str | None:
-        """The option key asked for design ``design_id`` (None: the design's default option)."""
-        return self.options[design_id] if design_id in self.options else None
+    @property
+    def ids(self) -> tuple[int, ...]:
+        """The designs compared (each once, in order), whichever of their versions a column shows."""
+        return tuple(dict.fromkeys(r.design_id for r in self.refs))
+
+    def option_for(self, key: str) -> str | None:
+        """The option key asked for column ``key`` (None: the column's default option)."""
+        return self.options.get(key)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,7 +24,7 @@ from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, Fabric, StorageTier
 from apps.catalog.selectors import engine_catalog, price_freshness
 from apps.dashboard import charts
-from apps.dashboard.compare import compare_row, compare_table
+from apps.dashboard.compare import ComparePageRow, compare_row, compare_table
 from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
 from apps.designs import selectors, services
@@ -578,39 +578,55 @@ def _verdict_npv(row: Any) -> dict[str, float]:
     return {o.key: o.npv_usd for o in (verdict.own, *verdict.options)}
 
 
+def _compare_rows(user: Any, query: PageQuery) -> tuple[list[ComparePageRow], list[str]]:
+    """The compare page's columns, one per design or design version asked for (in order), and the problems
+    that kept a column out (unknown or hidden design, no such version, not evaluable)."""
+    found = {d.pk: d for d in selectors.design_list(user=user).filter(pk__in=query.ids)}
+    missing = [f"Design {i} does not exist or is not shared with you." for i in query.ids if i not in found]
+    rows, unevaluated = [], []
+    for ref in (r for r in query.refs if r.design_id in found):
+        design = found[ref.design_id]
+        version = (
+            design.current if ref.version is None else design.versions.filter(number=ref.version).first()
+        )
+        if version is None:
+            unevaluated.append(f"{design.name} has no version {ref.version}.")
+            continue
+        try:
+            evaluation = services.design_evaluate(version=version)
+        except EngineError as exc:
+            unevaluated.append(f"{design.name} cannot be evaluated: {exc.message}")
+            continue
+        asked = None if ref.version is None else version.number
+        rows.append(compare_row(design, evaluation, query.option_for(ref.key), key=ref.key, version=asked))
+    return rows, missing + unevaluated
+
+
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
     visible = selectors.design_list(user=request.user)
     query = PageQuery.parse(request.GET)
-    ids = list(query.ids)
-    context: dict[str, Any] = {"choices": visible.order_by("-is_demo", "name"), "selected": ids}
-    found = {d.pk: d for d in visible.filter(pk__in=ids)}
-    missing = [i for i in ids if i not in found]
-    problems = [f"Design {i} does not exist or is not shared with you." for i in missing]
-    rows, unevaluated = [], []
-    for design_id in (i for i in ids if i in found):
-        design = found[design_id]
-        try:
-            evaluation = services.design_evaluate(version=design.current)
-        except EngineError as exc:
-            unevaluated.append(f"{design.name} cannot be evaluated: {exc.message}")
-            continue
-        rows.append(compare_row(design, evaluation, query.option_for(design_id)))
-    problems += unevaluated
-    if ids and not 2 <= len(rows) <= 6:
+    context: dict[str, Any] = {
+        "choices": visible.order_by("-is_demo", "name"),
+        "selected": [r.design_id for r in query.refs if r.version is None],  # ticked: current versions
+        "asked": bool(query.refs),
+    }
+    rows, problems = _compare_rows(request.user, query)
+    if query.refs and not 2 <= len(rows) <= 6:
         problems.append(f"Choose 2 to 6 designs to compare ({len(rows)} can be compared).")
     context["problems"] = problems
     if 2 <= len(rows) <= 6:
         # On the verdict's basis (issue #31): each chosen option's NPV over the horizon, from its design's
         # rent-or-own verdict; an option the verdict does not price (not chosen) is not drawn.
+        npvs = [_verdict_npv(r) for r in rows]
         points = [
             {
                 "days": o.days,
-                "npv_usd": _verdict_npv(r).get(o.key),
+                "npv_usd": npv.get(o.key),
                 "label": f"{r.name}: {o.label}",
-                "url": reverse("dashboard:design", args=[r.id]),
+                "url": r.url,
             }
-            for r in rows
+            for r, npv in zip(rows, npvs, strict=True)
             for o in r.options
         ]
         context.update(

@@ -67,16 +67,17 @@ def default_option_key(
     *,
     options: Sequence[Mapping[str, Any]],
     cloud_choices: Sequence[CloudChoice],
-    rival_key: str | None = None,
+    choice_key: str | None = None,
 ) -> str:
-    """The option a comparison shows for a design unless another is asked for: its rent-or-own verdict's
-    rival (``rival_key``: the cheapest chosen rent option by the NPV of its monthly cash flows, whatever the
-    order of the offerings), so cloud designs compare their cloud prices; without a verdict (no rent option,
-    or a result stored before it), its first cloud choice's first priced pricing model
-    (``"<offering>:<pricing model>"``), else ``"own"`` (owning the cluster)."""
+    """The option a comparison shows for a design unless another is asked for: the option its rent-or-own
+    verdict picks (``choice_key``: owning when owning's NPV is lower, else the cheapest chosen rent option by
+    the NPV of its monthly cash flows, whatever the order of the offerings: issue #36, each column shows its
+    design's best option on the verdict's basis); without a verdict (no rent option, or a result stored
+    before it), its first cloud choice's first priced pricing model (``"<offering>:<pricing model>"``), else
+    ``"own"`` (owning the cluster)."""
     keys = {o["key"] for o in options}
-    if rival_key is not None and rival_key in keys:
-        return rival_key
+    if choice_key is not None and choice_key in keys:
+        return choice_key
     for choice in cloud_choices:
         for model in choice.pricing_models or ():
             if f"{choice.offering}:{model}" in keys:
@@ -135,14 +136,14 @@ def compare_column(
 ) -> CompareColumn:
     """A design's column in a comparison, the same for the compare page and the compare analysis.
 
-    With the design's rent-or-own ``verdict``, its rival is shown unless another option is asked for, and
-    its choice (owning or the rival, by NPV: DesignVerdict.choice_key) is the column's ``best``. An
+    With the design's rent-or-own ``verdict``, its choice (owning or the rival, by NPV:
+    DesignVerdict.choice_key) is shown unless another option is asked for, and is the column's ``best``. An
     ``option_key`` the design has no option for falls back to ``default_option_key``; a missing option is
     an empty mapping (its figures are absent, never another option's).
     """
     keys = {o["key"] for o in options}
-    rival_key = verdict.rival.key if verdict else None
-    key = default_option_key(options=options, cloud_choices=cloud_choices, rival_key=rival_key)
+    choice_key = verdict.choice_key if verdict else None
+    key = default_option_key(options=options, cloud_choices=cloud_choices, choice_key=choice_key)
     if option_key is not None and option_key in keys:
         key = option_key
     chosen = training.chosen

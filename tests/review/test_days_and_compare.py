@@ -59,20 +59,24 @@ def _first_cloud_key(demo: Any) -> str:
     return f"{choice['offering']}:{choice['pricing_models'][0]}"
 
 
-def test_compare_shows_each_designs_own_cloud_option_and_lets_the_reviewer_pick(
+def test_compare_shows_each_designs_verdict_choice_and_lets_the_reviewer_pick(
     alice_client: Client, demos: list[Any]
 ) -> None:
     a, b = demos[0], demos[3]
     body = alice_client.get(f"/compare/?ids={a.pk}&ids={b.pk}").content.decode()
-    option_row = body.split("Option shown</th>")[1].split("</tr>")[0]
-    # Each column shows its design's cloud option that the rent-or-own verdict compares owning with: the
-    # cheapest chosen rent option by NPV (issue #31, one basis; not the first ticked, which depends on the
-    # order): demo 4 ticks reserved 1-year and on-demand, and on-demand has the lower NPV over its 2 years.
-    rivals = [_evaluation(alice_client, d.pk)["design_verdict"]["rival"]["label"] for d in (a, b)]
-    assert rivals == ["AWS p5.48xlarge on-demand", "AWS p5e.48xlarge on-demand"]
-    assert option_row == "".join(f'<td class="num">{label}</td>' for label in rivals)
+    option_row = body.split("Option shown (by default the verdict&#x27;s choice)</th>")[1].split("</tr>")[0]
+    # Each column shows the option its design's rent-or-own verdict picks on the NPV of the monthly cash
+    # flows (issue #36, "each column's best option by the verdict's basis"; issue #31, one basis): owning
+    # when owning's NPV is lower, else the cheapest chosen rent option, whatever the order of the offerings.
+    verdicts = [_evaluation(alice_client, d.pk)["design_verdict"] for d in (a, b)]
+    labels = []
+    for v in verdicts:
+        chosen = v["own"] if v["winner"] == "own" else v["rival"]
+        assert chosen["npv_usd"] == min(o["npv_usd"] for o in (v["own"], *v["options"]))
+        labels.append(chosen["label"])
+    assert option_row == "".join(f'<td class="num">{label}</td>' for label in labels)
     picked = alice_client.get(f"/compare/?ids={a.pk}&ids={b.pk}&option-{b.pk}=own").content.decode()
-    assert "Own (on-prem)" in picked.split("Option shown</th>")[1].split("</tr>")[0]
+    assert "Own (on-prem)" in picked.split("Option shown (by default")[1].split("</tr>")[0]
     assert '<option value="own" selected>' in picked
 
 
