@@ -11,6 +11,7 @@ from apps.dashboard import account_views
 from apps.designs import api as designs_api
 from apps.plans import api as plans_api
 from apps.serving import api as serving_api
+from apps.teams import api as teams_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -28,6 +29,7 @@ router.register("designs", analysis_api.DesignViewSet, basename="design")
 router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
+router.register("teams", teams_api.TeamViewSet, basename="team")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),

@@ -18,8 +18,9 @@ from clusterdesigner.views import or_404
 @login_required
 @require_GET
 def share_links_table(request: HttpRequest, design_id: int) -> HttpResponse:
-    """The owner's share-link table alone (includes/_share_links.html); 404 for anyone else."""
-    design = or_404(selectors.design_get_owned(user=request.user, design_id=design_id))
+    """The share-link table alone (includes/_share_links.html), for those who may edit the design; 404 for
+    anyone else."""
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
     context = {"design": design, "share_links": selectors.share_link_list(design=design)[:20]}
     response = render(request, "includes/_share_links.html", context)
     response["Cache-Control"] = "private, no-store"
