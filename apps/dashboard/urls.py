@@ -14,6 +14,7 @@ urlpatterns = [
     path("designs/<int:design_id>/results/", views.design_results, name="design-results"),
     path("designs/<int:design_id>/share-links/", design_actions.share_links_table, name="design-share-links"),
     path("designs/<int:design_id>/clone/", design_actions.design_clone, name="design-clone"),
+    path("designs/<int:design_id>/move/", design_actions.design_move, name="design-move"),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),
     path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),

@@ -32,6 +32,7 @@ from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from apps.teams import access
+from apps.teams import selectors as team_selectors
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
 from clusterdesigner.engine import cost, defaults, tradeoffs
@@ -548,6 +549,12 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "version": version,
         "can_edit": can_edit,
         "share_links": selectors.share_link_list(design=design)[:20] if can_edit else [],
+        # The teams this user may move the design into (they must own or edit the team too).
+        "move_teams": (
+            team_selectors.team_list_editable(user=request.user).exclude(pk=design.team_id)
+            if can_edit
+            else []
+        ),
         **_evaluated_context(version, query.frame),
     }
     return render(request, "dashboard/design.html", context)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 
 from apps.teams.access import ADMIN_ROLES, EDIT_ROLES, READ_ROLES, team_ids
 from apps.teams.models import Membership, Team
 
 
 def team_list(*, user: Any, roles: tuple[str, ...] = READ_ROLES) -> QuerySet[Team]:
-    """The teams in which this user holds one of ``roles``, with their members (and the members' users)."""
+    """The teams in which this user holds one of ``roles``, with their members (and the members' users) and
+    ``my_role``, this user's role in each."""
     if not user or not user.is_authenticated:
         return Team.objects.none()
     members = Membership.objects.select_related("user").order_by("user__username", "id")
-    return Team.objects.filter(pk__in=team_ids(user, roles)).prefetch_related(
-        Prefetch("memberships", queryset=members)
+    mine = Membership.objects.filter(team=OuterRef("pk"), user_id=user.pk).values("role")[:1]
+    return (
+        Team.objects.filter(pk__in=team_ids(user, roles))
+        .annotate(my_role=Subquery(mine))
+        .prefetch_related(Prefetch("memberships", queryset=members))
     )
 
 

@@ -21,15 +21,13 @@ class TeamSerializer(serializers.ModelSerializer[Any]):
     members = MembershipSerializer(source="memberships", many=True, read_only=True)
     created_by = serializers.CharField(source="created_by.get_username", read_only=True, default=None)
     url = serializers.HyperlinkedIdentityField(view_name="team-detail")
-    my_role = serializers.SerializerMethodField(help_text="Your role in the team: owner, editor or viewer.")
+    my_role = serializers.ChoiceField(
+        choices=Membership.Role.choices, read_only=True, help_text="Your role in the team."
+    )
 
     class Meta:
         model = Team
         fields = ["id", "url", "name", "slug", "created_by", "created_at", "my_role", "members"]
-
-    def get_my_role(self, team: Team) -> str | None:
-        user = self.context["request"].user
-        return next((m.role for m in team.memberships.all() if m.user_id == user.pk), None)
 
 
 class TeamInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from apps.teams.services import member_add, team_create
+from apps.designs.services import design_create
+from apps.teams.services import member_add, owned_move, team_create
+from tests.designs.test_api import SPEC
 
 ROLES = ["owner", "editor", "viewer", "outsider", "anonymous"]
 
@@ -52,3 +54,10 @@ def people(db: Any, django_user_model: Any) -> People:
     member_add(team=team, identifier="eddie", role="editor")
     member_add(team=team, identifier="vera@example.com", role="viewer")
     return People(team, users["olivia"], users["eddie"], users["vera"], users["oscar"])
+
+
+@pytest.fixture
+def team_design(people: People, catalog: Any) -> Any:
+    """A design eddie (an editor) made and moved into the team."""
+    design = design_create(owner=people.editor, name="70B on the team's H100s", spec=SPEC)
+    return owned_move(user=people.editor, obj=design, team_id=people.team.pk)

@@ -12,7 +12,7 @@ import pytest
 
 from apps.designs.models import Design, ShareLink
 from apps.designs.services import design_create
-from apps.teams.services import member_add, owned_move, team_create
+from apps.teams.services import member_add, team_create
 from tests.designs.test_api import SPEC
 from tests.teams.conftest import ROLES, People
 
@@ -30,13 +30,6 @@ MATRIX = [
     ("post", "share-links/", {"label": "finance"}, (201, 201, 404, 404, ANON)),
     ("delete", "", None, (204, 404, 404, 404, ANON)),
 ]
-
-
-@pytest.fixture
-def team_design(people: People, catalog: Any) -> Design:
-    """A design eddie (an editor) made and moved into the team."""
-    design = design_create(owner=people.editor, name="70B on the team's H100s", spec=SPEC)
-    return owned_move(user=people.editor, obj=design, team_id=people.team.pk)  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("who", ROLES)
