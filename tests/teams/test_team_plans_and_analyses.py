@@ -94,3 +94,20 @@ def test_an_analysis_of_the_team_is_read_by_its_members_only(people: People) -> 
     assert [a["id"] for a in people.client("viewer").get("/api/v1/analyses/").json()["results"]] == [
         shared.pk
     ]
+
+
+def test_an_evaluation_of_a_team_design_is_shared_with_the_team(people: People, team_design: Any) -> None:
+    """Started by a member, the analysis is the team's (its viewers follow it); started by someone who reads
+    the design only because it is shared with the organisation, it stays theirs alone."""
+    body = {"kind": "evaluate", "params": {"design": team_design.pk}}
+    started = people.client("editor").post("/api/v1/analyses/", body, format="json")
+    assert started.status_code == 202, started.json()
+    analysis = Analysis.objects.get(pk=started.json()["id"])
+    assert analysis.team_id == people.team.pk and analysis.owner == people.editor
+    assert people.client("viewer").get(f"/api/v1/analyses/{analysis.pk}/").status_code == 200
+    assert people.client("outsider").get(f"/api/v1/analyses/{analysis.pk}/").status_code == 404
+    assert people.client("outsider").post("/api/v1/analyses/", body, format="json").status_code == 404
+    type(team_design).objects.filter(pk=team_design.pk).update(visibility="organisation")
+    own = people.client("outsider").post("/api/v1/analyses/", body, format="json")
+    assert own.status_code == 202 and Analysis.objects.get(pk=own.json()["id"]).team_id is None
+    assert people.client("viewer").get(f"/api/v1/analyses/{own.json()['id']}/").status_code == 404
