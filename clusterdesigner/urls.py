@@ -12,6 +12,7 @@ from apps.designs import api as designs_api
 from apps.plans import api as plans_api
 from apps.serving import api as serving_api
 from apps.sites import api as sites_api
+from apps.teams import api as teams_api
 from clusterdesigner.views import favicon
 
 router = DefaultRouter()
@@ -30,6 +31,7 @@ router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
 router.register("sites", sites_api.SiteViewSet, basename="site")
+router.register("teams", teams_api.TeamViewSet, basename="team")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
@@ -47,6 +49,7 @@ urlpatterns = [
     path("serving/", include("apps.serving.urls")),
     path("plans/", include("apps.plans.urls")),
     path("sites/", include("apps.sites.urls")),
+    path("teams/", include("apps.teams.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 

@@ -19,6 +19,7 @@ from apps.analysis.serializers import (
     AnalysisSerializer,
 )
 from apps.designs import api as designs_api
+from apps.teams import access
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import JSONParser
 
@@ -100,7 +101,7 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def get_queryset(self) -> Any:
         if getattr(self, "swagger_fake_view", False):
             return Analysis.objects.none()
-        return Analysis.objects.filter(owner=self.request.user).select_related("design_version")
+        return access.visible_to(self.request.user, Analysis.objects.select_related("design_version"))
 
     def get_serializer_class(self) -> Any:
         return AnalysisListSerializer if self.action == "list" else AnalysisSerializer

@@ -26,6 +26,10 @@ class Analysis(models.Model):
         FAILED = "failed", "Failed"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="analyses")
+    # Set for an evaluation of a team's design: the team's members follow it (apps/teams/access.py).
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.CASCADE, null=True, blank=True, related_name="analyses"
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     params = models.JSONField(help_text="The request as the user gave it.")

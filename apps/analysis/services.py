@@ -28,6 +28,7 @@ from apps.analysis.serializers import (
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
 from apps.designs.services import freshness_key
+from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError, FieldPaths
@@ -265,6 +266,7 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
         with transaction.atomic():
             analysis = Analysis.objects.create(
                 owner=owner,
+                team_id=_team_of(owner, version),
                 kind=kind,
                 params=params,
                 snapshot=snapshot,
@@ -284,6 +286,15 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
             raise
         return winner
     return analysis
+
+
+def _team_of(owner: Any, version: Any) -> int | None:
+    """The team an evaluation of a team's design is shared with, when its requester is a member (so they
+    keep seeing it); every other analysis is its owner's alone (apps/teams/access.py)."""
+    design = getattr(version, "design", None)
+    if design is None or design.team_id is None or access.role_of(owner, design) is None:
+        return None
+    return int(design.team_id)
 
 
 def _hashed(snapshot: dict[str, Any]) -> dict[str, Any]:

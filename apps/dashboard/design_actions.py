@@ -1,5 +1,6 @@
-"""Design-page actions beside the page itself: the owner's share-link list (swapped in by static/js/design.js
-after a link is created or revoked through the API) and cloning a design you can read."""
+"""Design-page actions beside the page itself: the share-link list (swapped in by static/js/design.js after a
+link is created or revoked through the API), cloning a design you can read and moving one you edit into a
+team."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.designs import selectors, services
+from apps.teams import services as team_services
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.views import or_404
 
@@ -18,8 +20,9 @@ from clusterdesigner.views import or_404
 @login_required
 @require_GET
 def share_links_table(request: HttpRequest, design_id: int) -> HttpResponse:
-    """The owner's share-link table alone (includes/_share_links.html); 404 for anyone else."""
-    design = or_404(selectors.design_get_owned(user=request.user, design_id=design_id))
+    """The share-link table alone (includes/_share_links.html), for those who may edit the design; 404 for
+    anyone else."""
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
     context = {"design": design, "share_links": selectors.share_link_list(design=design)[:20]}
     response = render(request, "includes/_share_links.html", context)
     response["Cache-Control"] = "private, no-store"
@@ -43,3 +46,20 @@ def design_clone(request: HttpRequest, design_id: int) -> HttpResponse:
         request, f"Cloned “{design.name}” (version {design.version}): this copy is yours to edit."
     )
     return HttpResponseRedirect(reverse("dashboard:design", args=[copy.pk]))
+
+
+@login_required
+@require_POST
+def design_move(request: HttpRequest, design_id: int) -> HttpResponse:
+    """Move a design this user may edit into a team they own or edit (the API's move, as a form); 404 for a
+    design they may not change, the reason on the page for a team they may not move into."""
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
+    raw = request.POST.get("team") or ""
+    team_id = int(raw) if raw.isascii() and raw.isdigit() else None
+    try:
+        team_services.owned_move(user=request.user, obj=design, team_id=team_id)
+    except InvalidInput as exc:
+        messages.error(request, f"Could not move “{design.name}”: team: {'; '.join(exc.fields['team'])}")
+    else:
+        messages.success(request, f"Moved “{design.name}” into the team “{design.team}”.")
+    return HttpResponseRedirect(reverse("dashboard:design", args=[design.pk]))

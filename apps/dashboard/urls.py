@@ -16,6 +16,7 @@ urlpatterns = [
     path("designs/<int:design_id>/versions/", diff_views.design_versions, name="design-versions"),
     path("designs/<int:design_id>/diff/", diff_views.design_diff, name="design-diff"),
     path("designs/<int:design_id>/clone/", design_actions.design_clone, name="design-clone"),
+    path("designs/<int:design_id>/move/", design_actions.design_move, name="design-move"),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),
     path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),

@@ -32,6 +32,8 @@ from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from apps.sites import selectors as site_selectors
+from apps.teams import access
+from apps.teams import selectors as team_selectors
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
 from clusterdesigner.engine import cost, defaults, tradeoffs
@@ -522,7 +524,7 @@ def design_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
-    design = or_404(selectors.design_get_owned(user=request.user, design_id=design_id))
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
     version = design.current
     context = {
         **_picker_context(version.spec),
@@ -544,13 +546,18 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
     design = or_404(selectors.design_get(user=request.user, design_id=design_id))
     query = PageQuery.parse(request.GET)
     version = or_404(selectors.design_version_get(design=design, number=query.version))
+    can_edit = access.can_edit(request.user, design)
     context = {
         "design": design,
         "version": version,
-        "can_edit": design.owner_id == request.user.pk,
+        "can_edit": can_edit,
         "versions": selectors.design_version_list(design=design)[:10],
-        "share_links": (
-            selectors.share_link_list(design=design)[:20] if design.owner_id == request.user.pk else []
+        "share_links": selectors.share_link_list(design=design)[:20] if can_edit else [],
+        # The teams this user may move the design into (they must own or edit the team too).
+        "move_teams": (
+            team_selectors.team_list_editable(user=request.user).exclude(pk=design.team_id)
+            if can_edit
+            else []
         ),
         **_evaluated_context(version, query.frame),
     }
@@ -650,7 +657,8 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def sweep(request: HttpRequest) -> HttpResponse:
-    recent = Analysis.objects.filter(owner=request.user, kind=Analysis.Kind.SWEEP).order_by("-created_at")[:8]
+    sweeps = access.visible_to(request.user, Analysis.objects.filter(kind=Analysis.Kind.SWEEP))
+    recent = sweeps.order_by("-created_at")[:8]
     return render(
         request,
         "dashboard/sweep.html",
@@ -677,7 +685,8 @@ def _sweep_point_url(row: SweepRow, models: Mapping[str, Any], params: Mapping[s
 
 
 def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
-    analysis = Analysis.objects.filter(owner=request.user, kind=Analysis.Kind.SWEEP, pk=analysis_id).first()
+    sweeps = access.visible_to(request.user, Analysis.objects.filter(kind=Analysis.Kind.SWEEP))
+    analysis = sweeps.filter(pk=analysis_id).first()
     if analysis is None:
         raise Http404("No sweep with this id is yours.")
     context: dict[str, Any] = {"analysis": analysis}

@@ -34,6 +34,8 @@ from apps.designs.serializers import (
     ShareLinkSerializer,
     VersionQuerySerializer,
 )
+from apps.teams import services as team_services
+from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.jsonutil import JSONText
@@ -95,6 +97,10 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
 )
 
 
+# POST actions that only read the design (a clone is a new design of the caller's; an evaluation is derived).
+READ_ACTIONS = {"clone", "evaluate", "analyse"}
+
+
 class ExportNegotiation(DefaultContentNegotiation):
     """The export action's ``format`` query parameter names the file to build (csv, xlsx, torchrun, …), not a
     renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
@@ -147,14 +153,15 @@ class DesignViewSet(
         return selectors.design_list(user=self.request.user).prefetch_related("versions")
 
     def get_object(self) -> Any:
+        """The design for this request (apps/teams/access.py's rule): reading, cloning and evaluating need
+        read access, deleting needs admin (owner, or a team owner), every other write needs edit. A design the
+        user may read but not change is a 404 for the change, as one they cannot see."""
         design_id = _url_id(self.kwargs["pk"])
         design = or_404(selectors.design_get(user=self.request.user, design_id=design_id))
-        if self.request.method not in permissions.SAFE_METHODS and self.action not in {
-            "clone",
-            "evaluate",
-            "analyse",
-        }:
-            design = or_404(selectors.design_get_owned(user=self.request.user, design_id=design_id))
+        if self.action == "destroy":
+            design = or_404(selectors.design_get_administered(user=self.request.user, design_id=design_id))
+        elif self.request.method not in permissions.SAFE_METHODS and self.action not in READ_ACTIONS:
+            design = or_404(selectors.design_get_editable(user=self.request.user, design_id=design_id))
         return design
 
     def _respond(self, design: Any, code: int = 200) -> Response:
@@ -208,6 +215,23 @@ class DesignViewSet(
         form.is_valid(raise_exception=True)
         design = services.design_clone(design=self.get_object(), owner=request.user, **form.validated_data)
         return self._respond(design, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=TeamMoveSerializer,
+        responses={200: DesignSerializer, **ERRORS},
+        description=(
+            "Move the design into a team: for those who may edit it and are an owner or editor of that team "
+            "(400 naming team otherwise). The team's members then read it by role; it stays shared with the "
+            "organisation if it was."
+        ),
+    )
+    @action(detail=True, methods=["post"])
+    def move(self, request: Request, pk: str) -> Response:
+        design = self.get_object()  # edit access, or 404
+        form = TeamMoveSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        team_services.owned_move(user=request.user, obj=design, team_id=form.validated_data["team"])
+        return self._respond(or_404(selectors.design_get(user=request.user, design_id=design.pk)))
 
     @extend_schema(
         request=None,
@@ -328,7 +352,8 @@ class DesignViewSet(
     )
     @action(detail=True, methods=["get", "post"], url_path="share-links")
     def share_links(self, request: Request, pk: str) -> Response:
-        design = or_404(selectors.design_get_owned(user=request.user, design_id=_url_id(pk)))
+        # Listing and making links is for those who may edit the design; a link itself never writes.
+        design = or_404(selectors.design_get_editable(user=request.user, design_id=_url_id(pk)))
         if request.method == "GET":
             page = self.paginate_queryset(design.share_links.select_related("evaluation__version"))
             return self.get_paginated_response(ShareLinkSerializer(page, many=True).data)
@@ -342,7 +367,7 @@ class DesignViewSet(
     @extend_schema(request=None, responses={200: ShareLinkSerializer, **ERRORS})
     @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>\d+)/revoke")
     def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
-        design = or_404(selectors.design_get_owned(user=request.user, design_id=_url_id(pk)))
+        design = or_404(selectors.design_get_editable(user=request.user, design_id=_url_id(pk)))
         link = ShareLink.objects.filter(design=design, pk=_url_id(link_id)).first()
         if link is None:
             raise Http404("No such share link on this design.")

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 
 class Design(models.Model):
-    """A cluster design someone saved: its current spec lives in the newest DesignVersion.
+    """A cluster design someone saved: its current spec lives in the newest DesignVersion. It is its owner's,
+    or its team's when ``team`` is set; everyone signed in reads it when its visibility is organisation.
 
     ``version`` is the number of the current version; an edit must name it (optimistic concurrency), so two
     people saving the same version at once cannot silently overwrite each other.
@@ -21,6 +22,11 @@ class Design(models.Model):
         ORGANISATION = "organisation", "Everyone signed in"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="designs")
+    # Set: the design is the team's (apps/teams/access.py says who reads and edits it). PROTECT: a team with
+    # designs cannot be deleted from under them.
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="designs"
+    )
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
@@ -28,6 +34,9 @@ class Design(models.Model):
     is_demo = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # Everyone signed in reads a design shared with the organisation (apps.teams.access).
+    ORGANISATION_READ = ("visibility", Visibility.ORGANISATION)
 
     class Meta:
         ordering = ["-updated_at", "-id"]

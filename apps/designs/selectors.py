@@ -1,27 +1,23 @@
-"""Design reads. Visibility: the owner, or any signed-in user for designs shared with the organisation."""
+"""Design reads. Who reads and edits a design is apps/teams/access.py's rule: its owner (or its team's
+members, by role), and every signed-in user reads a design shared with the organisation."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 
 from apps.catalog.models import Fabric
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.teams import access
 from clusterdesigner.compiled_query import CompiledQuery
 from clusterdesigner.engine.evaluation import DesignEvaluation
 
 
-def _visible_to(user: Any, prefix: str = "") -> Q:
-    """Designs this (signed-in) user may read; ``prefix`` is the path to the design, e.g. ``"design__"``."""
-    return Q(**{f"{prefix}owner": user}) | Q(**{f"{prefix}visibility": Design.Visibility.ORGANISATION})
-
-
 def design_list(*, user: Any) -> QuerySet[Design]:
-    if not user or not user.is_authenticated:
-        return Design.objects.none()
-    return Design.objects.filter(_visible_to(user)).select_related("owner")
+    """The designs this user may read (none for anonymous)."""
+    return access.visible_to(user, Design.objects.select_related("owner", "team"))
 
 
 def design_get(*, user: Any, design_id: int) -> Design | None:
@@ -30,10 +26,20 @@ def design_get(*, user: Any, design_id: int) -> Design | None:
     return design_list(user=user).filter(pk=design_id).first()
 
 
-def design_get_owned(*, user: Any, design_id: int) -> Design | None:
-    """The design if this user owns it (may change it), else None."""
-    design = design_get(user=user, design_id=design_id)
-    return design if design is not None and design.owner_id == user.pk else None
+def design_get_editable(*, user: Any, design_id: int) -> Design | None:
+    """The design if this user may change it (its owner, or an owner or editor of its team), else None."""
+    return (
+        access.editable_by(user, Design.objects.select_related("owner", "team")).filter(pk=design_id).first()
+    )
+
+
+def design_get_administered(*, user: Any, design_id: int) -> Design | None:
+    """The design if this user may delete it (its owner, or an owner of its team), else None."""
+    return (
+        access.administered_by(user, Design.objects.select_related("owner", "team"))
+        .filter(pk=design_id)
+        .first()
+    )
 
 
 def design_version_get(*, design: Design, number: int | None = None) -> DesignVersion | None:
@@ -62,7 +68,8 @@ def design_version_get_visible(
 def _visible_versions(user_id: int, design_id: int) -> QuerySet[DesignVersion]:
     """design_version_get_visible's versions of one design; unordered, since (design, number) is unique and
     the callers pick one number."""
-    versions = DesignVersion.objects.filter(_visible_to(user_id, "design__"), design_id=design_id)
+    visible = access.readable_q(user_id, via="design", model=Design)
+    versions = DesignVersion.objects.filter(visible, design_id=design_id)
     return versions.order_by()
 
 

@@ -47,6 +47,9 @@ class DesignUpdateSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seriali
 
 class DesignSerializer(serializers.ModelSerializer[Any]):
     owner = serializers.CharField(source="owner.get_username", read_only=True)
+    team = serializers.IntegerField(
+        source="team_id", read_only=True, allow_null=True, help_text="The team it belongs to, or null."
+    )
     spec = serializers.SerializerMethodField()
     url = serializers.HyperlinkedIdentityField(view_name="design-detail")
 
@@ -58,6 +61,7 @@ class DesignSerializer(serializers.ModelSerializer[Any]):
             "name",
             "description",
             "owner",
+            "team",
             "visibility",
             "version",
             "is_demo",

@@ -28,6 +28,8 @@ from apps.plans.serializers import (
     PlanUpdateSerializer,
     PlanVersionSerializer,
 )
+from apps.teams import services as team_services
+from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.errors import Conflict
@@ -55,7 +57,8 @@ TOO_LARGE = {413: OpenApiResponse(ErrorSerializer, description="Request body ove
 class CapacityPlanViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet[Any]
 ):
-    """Capacity plans: workloads over months and the capacity to buy. Only the owner sees a plan."""
+    """Capacity plans: workloads over months and the capacity to buy. The owner sees a plan, or its team's
+    members (viewers read and solve, editors change, owners delete)."""
 
     serializer_class = PlanSerializer
     permission_classes = [permissions.IsAuthenticated]
@@ -68,7 +71,14 @@ class CapacityPlanViewSet(
         return selectors.plan_list(user=self.request.user)
 
     def get_object(self) -> Any:
-        return or_404(selectors.plan_get(user=self.request.user, plan_id=int(self.kwargs["pk"])))
+        """The plan for this request (apps/teams/access.py): reading and solving need read access, deleting
+        needs admin, editing and share links need edit; anything less is a 404."""
+        plan_id = int(self.kwargs["pk"])
+        if self.action == "destroy":
+            return or_404(selectors.plan_get_administered(user=self.request.user, plan_id=plan_id))
+        if self.action in {"partial_update", "update", "share_links", "move"}:
+            return or_404(selectors.plan_get_editable(user=self.request.user, plan_id=plan_id))
+        return or_404(selectors.plan_get(user=self.request.user, plan_id=plan_id))
 
     @extend_schema(request=PlanInputSerializer, responses={201: PlanSerializer, **ERRORS, **TOO_LARGE})
     def create(self, request: Request) -> Response:
@@ -92,6 +102,20 @@ class CapacityPlanViewSet(
 
     def perform_destroy(self, instance: Any) -> None:
         services.plan_delete(plan=instance)
+
+    @extend_schema(
+        request=TeamMoveSerializer,
+        responses={200: PlanSerializer, **ERRORS},
+        description="Move the plan into a team: for those who may edit it and are an owner or editor of that "
+        "team (400 naming team otherwise).",
+    )
+    @action(detail=True, methods=["post"])
+    def move(self, request: Request, pk: str) -> Response:
+        plan = self.get_object()  # edit access, or 404
+        form = TeamMoveSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        team_services.owned_move(user=request.user, obj=plan, team_id=form.validated_data["team"])
+        return Response(PlanSerializer(plan).data)
 
     @extend_schema(filters=False, responses={200: PlanVersionSerializer(many=True), **ERRORS})
     @action(detail=True, methods=["get"])

@@ -9,10 +9,14 @@ from django.utils import timezone
 
 class CapacityPlan(models.Model):
     """A capacity plan someone saved: workloads over a horizon and the capacity one may buy. Its current spec
-    lives in the newest PlanVersion; ``version`` is that version's number. Only the owner sees it."""
+    lives in the newest PlanVersion; ``version`` is that version's number. Only the owner sees it, or the
+    members of its team when ``team`` is set (apps/teams/access.py)."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="capacity_plans"
+    )
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="capacity_plans"
     )
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)

@@ -1,4 +1,5 @@
-"""Plan reads. A plan is its owner's alone: anyone else gets 404, never 403."""
+"""Plan reads. A plan is its owner's, or its team's members' by role (apps/teams/access.py): anyone else gets
+404, never 403."""
 
 from __future__ import annotations
 
@@ -9,17 +10,27 @@ from django.db.models import QuerySet
 
 from apps.designs.models import hash_token
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanVersion
+from apps.teams import access
 
 
 def plan_list(*, user: Any) -> QuerySet[CapacityPlan]:
-    if not user or not user.is_authenticated:
-        return CapacityPlan.objects.none()
-    return CapacityPlan.objects.filter(owner=user)
+    """The plans this user may read (none for anonymous)."""
+    return access.visible_to(user, CapacityPlan.objects.select_related("team"))
 
 
 def plan_get(*, user: Any, plan_id: int) -> CapacityPlan | None:
-    """The plan if it is this user's, else None (views answer 404)."""
+    """The plan if this user may read it, else None (views answer 404)."""
     return plan_list(user=user).filter(pk=plan_id).first()
+
+
+def plan_get_editable(*, user: Any, plan_id: int) -> CapacityPlan | None:
+    """The plan if this user may change it and its share links (its owner, or a team owner or editor)."""
+    return access.editable_by(user, CapacityPlan.objects.select_related("team")).filter(pk=plan_id).first()
+
+
+def plan_get_administered(*, user: Any, plan_id: int) -> CapacityPlan | None:
+    """The plan if this user may delete it (its owner, or an owner of its team)."""
+    return access.administered_by(user, CapacityPlan.objects.all()).filter(pk=plan_id).first()
 
 
 def plan_version_get(*, plan: CapacityPlan, number: int | None = None) -> PlanVersion | None:
@@ -38,8 +49,8 @@ def plan_share_link_resolve(*, token: str) -> PlanShareLink | None:
 
 
 def plan_share_link_get(*, user: Any, plan_id: int, link_id: int) -> PlanShareLink | None:
-    """A share link of this user's plan, or None."""
-    plan = plan_get(user=user, plan_id=plan_id)
+    """A share link of a plan this user may edit, or None."""
+    plan = plan_get_editable(user=user, plan_id=plan_id)
     return None if plan is None else PlanShareLink.objects.filter(pk=link_id, plan=plan).first()
 
 
@@ -49,7 +60,7 @@ def plan_share_link_list(*, plan: CapacityPlan) -> QuerySet[PlanShareLink]:
 
 
 def plan_run_get(*, user: Any, plan_id: int, run_id: int) -> PlanRun | None:
-    """A run of this user's plan, or None."""
+    """A run of a plan this user may read, or None."""
     plan = plan_get(user=user, plan_id=plan_id)
     if plan is None:
         return None

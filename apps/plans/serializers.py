@@ -31,10 +31,13 @@ class PlanUpdateSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serialize
 
 class PlanSerializer(serializers.ModelSerializer[Any]):
     spec = serializers.SerializerMethodField()
+    team = serializers.IntegerField(
+        source="team_id", read_only=True, allow_null=True, help_text="The team it belongs to, or null."
+    )
 
     class Meta:
         model = CapacityPlan
-        fields = ["id", "name", "description", "version", "spec", "created_at", "updated_at"]
+        fields = ["id", "name", "description", "team", "version", "spec", "created_at", "updated_at"]
 
     def get_spec(self, plan: CapacityPlan) -> dict[str, Any]:
         return plan.versions.get(number=plan.version).spec

@@ -17,6 +17,7 @@ from apps.designs import selectors as design_selectors
 from apps.plans import charts, selectors, services
 from apps.plans.exports import XLSX, plan_xlsx
 from apps.plans.models import PlanRun
+from apps.teams import access
 from clusterdesigner.engine.capacity import PlanResult
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.views import or_404
@@ -179,6 +180,8 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     if isinstance(solution, PlanRun):  # a large plan: a worker is solving it
         return render(request, "plans/detail.html", {**context, "run": solution})
     status = 200
+    if request.method == "POST" and not access.can_edit(request.user, plan):
+        raise Http404("No such plan you may change.")  # a viewer reads; links are for those who edit
     if request.method == "POST" and "revoke" in request.POST:
         raw = request.POST["revoke"]
         if not raw.isdigit():
@@ -201,8 +204,9 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
             return redirect("plans:detail", plan_id=plan.pk)
     elif _NEW_SHARE_URL in request.session:
         context["share_url"] = request.session.pop(_NEW_SHARE_URL)
-    context["share_links"] = selectors.plan_share_link_list(plan=plan)[:20]
-    context["plan_links"] = True
+    if access.can_edit(request.user, plan):
+        context["share_links"] = selectors.plan_share_link_list(plan=plan)[:20]
+        context["plan_links"] = True
     return render(request, "plans/detail.html", {**context, **_result_context(solution)}, status=status)
 
 

@@ -17,6 +17,8 @@ from apps.catalog.selectors import catalog_version
 from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion
 from apps.designs.services import design_create, design_update
+from apps.teams import access
+from apps.teams.services import member_add, owned_move, team_create
 from clusterdesigner import memo
 from clusterdesigner.api_tokens import api_token_create
 from clusterdesigner.compiled_query import CompiledQuery, CompileError
@@ -63,18 +65,27 @@ def test_a_query_whose_sql_depends_on_a_value_is_refused() -> None:
         CompiledQuery(lambda number: DesignVersion.objects.all(), number=int).compiled()
 
 
-def test_visible_version_reads_what_the_orm_reads(alice: Any, bob: Any, catalog: Any) -> None:
+def test_visible_version_reads_what_the_orm_reads(
+    alice: Any, bob: Any, catalog: Any, django_user_model: Any
+) -> None:
     private = design_create(owner=alice, name="private", spec=SPEC)
     shared = design_create(owner=alice, name="shared", spec=SPEC, visibility=Design.Visibility.ORGANISATION)
     design_update(design=shared, user=alice, base_version=1, name="shared, edited")
+    # A team's design: carol (a viewer of the team) reads it, bob does not; alice made it and is its owner.
+    carol = django_user_model.objects.create_user("carol", password="pw-carol-123")
+    team = team_create(user=alice, name="Training")
+    member_add(team=team, identifier="carol", role="viewer")
+    teamed = design_create(owner=alice, name="team's", spec=SPEC)
+    owned_move(user=alice, obj=teamed, team_id=team.pk)
 
     def orm(user: Any, design: Design, number: int | None) -> DesignVersion | None:
         """The ORM query design_version_get_visible ran before it was compiled once."""
-        versions = DesignVersion.objects.filter(selectors._visible_to(user, "design__"), design_id=design.pk)
+        versions = DesignVersion.objects.filter(design_id=design.pk)
+        versions = access.visible_to(user, versions, via="design", model=Design)
         return versions.filter(number=number or F("design__version")).first()
 
-    for user in (alice, bob):
-        for design in (private, shared):
+    for user in (alice, bob, carol):
+        for design in (private, shared, teamed):
             design.refresh_from_db()
             for number in (None, 1, 2, 3):
                 got = selectors.design_version_get_visible(user=user, design_id=design.pk, number=number)
@@ -87,6 +98,9 @@ def test_visible_version_reads_what_the_orm_reads(alice: Any, bob: Any, catalog:
     assert current is not None and current.number == 2 and current.name == "shared, edited"
     assert selectors.design_version_get_visible(user=bob, design_id=private.pk) is None
     assert selectors.design_version_get_visible(user=alice, design_id=private.pk, number=2) is None
+    assert selectors.design_version_get_visible(user=carol, design_id=teamed.pk).name == "team's"
+    assert selectors.design_version_get_visible(user=bob, design_id=teamed.pk) is None
+    assert selectors.design_version_get_visible(user=carol, design_id=private.pk) is None
 
 
 # --- token authentication -----------------------------------------------------------------------------------
