@@ -30,6 +30,7 @@ from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 from clusterdesigner.engine.optimizer import OPTIMIZERS
 from clusterdesigner.engine.precision import PRECISIONS
+from clusterdesigner.engine.rl_request import parse_rl
 
 # Nested error detail: a field's messages, or a nested section's detail, by key.
 Errors = dict[str, Any]
@@ -199,7 +200,7 @@ COSTS: Mapping[str, Rule] = {
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
-TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving")
+TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving", "rl")
 # What a serving section may not give: the design's own.
 SERVING_FROM_DESIGN = ("model", "accelerator", "gpus_per_node")
 
@@ -509,6 +510,45 @@ def parse_serving(data: Any) -> dict[str, Any]:
     return dict(data)
 
 
+def parse_rl_section(data: Any) -> dict[str, Any]:
+    """An RL post-training workload (engine/rl_request.py): checked here, so a refused field names
+    ``spec.rl.<field>``; the clean section holds every field with its default."""
+    try:
+        return parse_rl(data).to_json()
+    except EngineError as exc:
+        key = exc.field.removeprefix("rl").removeprefix(".") or NON_FIELD
+        raise SpecError({key: [exc.message]}, prefix="") from exc
+
+
+_PLACEHOLDER = {"tokens": 1e3, "global_batch_seqs": 1}
+
+
+def _with_rl_training(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A spec with an ``rl`` section trains the policy on the RL run's batches: ``workload.training``'s
+    tokens and batch are the run's (steps × prompts × group × (prompt + mean response) tokens, prompts ×
+    group sequences), replacing any given, and the section may be left out (precision then the default).
+    An ``rl`` section the parser refuses leaves the spec as it is (its errors are the rl section's)."""
+    workload = spec.get("workload")
+    if not isinstance(workload, Mapping) or not isinstance(spec.get("rl"), Mapping):
+        return spec
+    given = workload.get("training", {})
+    if not isinstance(given, Mapping):
+        return spec
+    try:
+        run = parse_rl(spec["rl"])
+    except EngineError:
+        # Only the rl section's errors are reported: a missing training section is not one of them.
+        return (
+            spec if "training" in workload else {**spec, "workload": {**workload, "training": _PLACEHOLDER}}
+        )
+    keep = {k: v for k, v in given.items() if k not in ("tokens", "global_batch_tokens", "global_batch_seqs")}
+    batch = {
+        "tokens": float(run.steps * run.train_tokens_per_step),
+        "global_batch_seqs": run.samples_per_step,
+    }
+    return {**spec, "workload": {**workload, "training": {**keep, **batch}}}
+
+
 # The sections this module parses, by spec key.
 SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "workload": parse_workload,
@@ -517,6 +557,7 @@ SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "costs": parse_costs,
     "goals": parse_goals,
     "serving": parse_serving,
+    "rl": parse_rl_section,
 }
 SPEC: Mapping[str, Rule] = {
     "workload": Rule("object", required=True),
@@ -525,6 +566,7 @@ SPEC: Mapping[str, Rule] = {
     "costs": Rule("object"),
     "goals": Rule("object"),
     "serving": Rule("object"),
+    "rl": Rule("object"),
 }
 
 
@@ -605,6 +647,7 @@ class DesignSpec:
     goals: Goals | None
     serving: Mapping[str, Any] | None
     json: Mapping[str, Any]
+    rl: Mapping[str, Any] | None = None
 
     def training_request(self) -> dict[str, Any]:
         return training_request(self.json)
@@ -620,7 +663,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
     """A whole spec (its top-level sections filled from the defaults: :func:`with_defaults`) as a
     DesignSpec. SpecError names every refused field by its spec path (``spec.costs.cloud.0.offering``)."""
     try:
-        clean = parse_object(spec, SPEC, SECTIONS)
+        clean = parse_object(_with_rl_training(spec), SPEC, SECTIONS)
     except SpecError as exc:
         raise SpecError(exc.errors) from exc
     if "costs" not in clean:
@@ -652,6 +695,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
         goals=Goals(**goals) if goals is not None else None,
         serving=clean.get("serving"),
         json=clean,
+        rl=clean.get("rl"),
     )
 
 
@@ -700,6 +744,16 @@ def serving_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     return request
 
 
+def rl_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The RL engine's request (engine/rl.py) of a spec with an ``rl`` section: the design's model, training
+    settings and cluster with the section; None without one."""
+    if "rl" not in spec:
+        return None
+    request = training_request(spec)
+    request.pop("parallelism", None)  # each pool's layout is searched
+    return {**request, "rl": spec["rl"]}
+
+
 def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One cost-engine request per cloud offering compared; when none is chosen, one that prices no cloud
     option (``cloud.pricing_models`` empty), so that owning is never compared with an offering the user did
@@ -733,6 +787,9 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 # serving section's as a whole.
 TRAINING_PATHS = FieldPaths(
     {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
+)
+RL_PATHS = FieldPaths(
+    {"model": "spec.workload.model", "training": "spec.workload.training", "rl": "spec.rl", "": "spec"}
 )
 SERVING_PATHS = FieldPaths(
     {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
