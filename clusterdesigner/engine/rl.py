@@ -57,6 +57,12 @@ SYNC_BUCKET_BYTES = 512 * 2**20
 # published point, so this constant is fitted on it and checked by nothing else yet.
 _SLIME_BYTES = 30_532_110_336 * 2.0
 SYNC_BUCKET_OVERHEAD_S = (7.0 - _SLIME_BYTES / 450e9) / math.ceil(_SLIME_BYTES / SYNC_BUCKET_BYTES)
+# The RL frameworks run the same kernels slower than the serving and training engines' calibrations say
+# (vLLM in eager or partial-graph mode beside the trainer, log-prob sampling, Ray data movement, packing and
+# dynamic batching at long contexts): rollout and trainer seconds are multiplied by this factor, the
+# geometric mean of measured / predicted step time on the 'fit' rows of tests/engine/data/rl_runs.csv (NeMo
+# RL's performance summary) with the factor 1; bench/rl_calibration.py prints the fit and the 'check' error.
+FRAMEWORK_FACTOR = 2.11
 # Splits tried at most (evenly spaced node counts for the rollout pool): each costs one layout search.
 MAX_SPLITS = 16
 ASSUMPTIONS: tuple[tuple[str, str], ...] = (
@@ -188,14 +194,17 @@ def serving_input(
     )
 
 
-def rollout_time(inp: ServingInput, workload: RLWorkload, *, gpus: int) -> RolloutTime | None:
+def rollout_time(
+    inp: ServingInput, workload: RLWorkload, *, gpus: int, factor: float = 1.0
+) -> RolloutTime | None:
     """The fastest replica layout (tp, pp from serving.layouts) generating the step's samples on ``gpus``.
 
     Per replica: n = ceil(samples / replicas) sequences, batch B = min(n, batch_that_fits, max_batch).
     prefill = serving.prefill_s of n prompts mixed into decode iterations (shared weight read);
     decode = n · mean_response · TPOT(B) / B (continuous batching at B);
     tail = (response_max − response_mean) · TPOT(1): the longest response finishing alone.
-    None when the weights fit on no replica of at most ``gpus`` GPUs."""
+    Each part times ``factor`` (FRAMEWORK_FACTOR in an estimate). None when the weights fit on no replica
+    of at most ``gpus`` GPUs."""
     best: RolloutTime | None = None
     for tp, pp in sorted({(t, p) for t, p, _ in layouts(inp)}):
         if tp * pp > gpus:
@@ -206,12 +215,11 @@ def rollout_time(inp: ServingInput, workload: RLWorkload, *, gpus: int) -> Rollo
         replicas = gpus // (tp * pp)
         n = math.ceil(workload.samples_per_step / replicas)
         batch = max(1, min(n, fits, inp.max_batch))
-        prefill = float(prefill_s(inp, tp=tp, pp=pp, prompts=n, shared_read=True))
-        decode = (
-            n * workload.response_tokens_mean * float(decode_step_s(inp, batch=batch, tp=tp, pp=pp)) / batch
-        )
+        prefill = factor * float(prefill_s(inp, tp=tp, pp=pp, prompts=n, shared_read=True))
+        step_b = float(decode_step_s(inp, batch=batch, tp=tp, pp=pp))
+        decode = factor * n * workload.response_tokens_mean * step_b / batch
         extra = workload.response_tokens_max - workload.response_tokens_mean
-        tail = extra * float(decode_step_s(inp, batch=1, tp=tp, pp=pp))
+        tail = factor * extra * float(decode_step_s(inp, batch=1, tp=tp, pp=pp))
         seconds = prefill + decode + tail
         if best is None or seconds < best.seconds:
             best = RolloutTime(seconds, prefill, decode, tail, tp, pp, replicas, batch)
@@ -225,13 +233,17 @@ def weight_sync_s(
     accelerator: AcceleratorSpec,
     nic_gbps: float,
     fabric_efficiency: float,
+    trainer_pp: int = 1,
 ) -> float:
     """Seconds to give the rollout engines the new weights.
 
     colocated: bytes / scale-up GB/s (each GPU gathers the full weights from its FSDP/TP peers over NVLink;
     PCIe where the part has no scale-up link); disaggregated: bytes · 8 / (NIC Gb/s · collective efficiency)
     (one NCCL broadcast from the trainer's source rank, pipelined to every rollout engine, so one NIC's
-    bandwidth bounds it). Plus ceil(bytes / 512 MiB) · SYNC_BUCKET_OVERHEAD_S."""
+    bandwidth bounds it). Plus ceil(bytes / 512 MiB) · SYNC_BUCKET_OVERHEAD_S. Each of the trainer's
+    ``trainer_pp`` pipeline stages sends only its own layers, the stages at once (slime opens one group per
+    pipeline rank, "slime-pp_{pp_rank}", in UpdateWeightFromDistributed), so the bytes are per stage."""
+    sync_bytes = sync_bytes / trainer_pp
     if colocated:
         link = (
             accelerator.scaleup_bandwidth_gbps
@@ -244,11 +256,12 @@ def weight_sync_s(
     return wire + math.ceil(sync_bytes / SYNC_BUCKET_BYTES) * SYNC_BUCKET_OVERHEAD_S
 
 
-def train_time(row: LayoutEstimate, workload: RLWorkload) -> TrainTime:
+def train_time(row: LayoutEstimate, workload: RLWorkload, factor: float = 1.0) -> TrainTime:
     """The trainer's part of a step from the training engine's step time t of one update on the step's
     tokens: policy update t; PPO critic update t; forward passes (old log-probs always; reference, PPO
-    values, reward model where they run) FORWARD_SHARE · t each."""
-    t = float(row.step_time_s.total)
+    values, reward model where they run) FORWARD_SHARE · t each; t times ``factor`` (FRAMEWORK_FACTOR in an
+    estimate)."""
+    t = factor * float(row.step_time_s.total)
     passes = 1 + int(workload.reference_model) + int(workload.critic) + int(workload.reward_model)
     critic = t if workload.critic else 0.0
     forward = passes * FORWARD_SHARE * t
@@ -295,6 +308,7 @@ class _Setup:
     nic_gbps: float
     base: Mapping[str, Any]
     catalog: Mapping[str, Any]
+    factor: float = FRAMEWORK_FACTOR
 
     @property
     def sync_bytes(self) -> float:
@@ -320,7 +334,7 @@ def training_request(request: Mapping[str, Any], workload: RLWorkload) -> dict[s
     }
 
 
-def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any]) -> _Setup:
+def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any], factor: float) -> _Setup:
     if not isinstance(request, Mapping) or not isinstance(request.get("rl"), Mapping):
         raise InputError("must be an object", field="rl")
     workload = parse_rl(request["rl"])
@@ -337,6 +351,7 @@ def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any]) -> _Setup:
         nic_gbps=cluster.scaleout_gbps_per_gpu or cluster.fabric.port_gbps,
         base=base,
         catalog=catalog,
+        factor=factor,
     )
 
 
@@ -388,7 +403,7 @@ def colocated(setup: _Setup, cache: dict[int, LayoutEstimate | None]) -> RLPlace
     options = []
     for accelerator, extra in ((resident_acc, 0.0), (acc, offload_s)):
         inp = serving_input(setup.workload, setup.model, accelerator, setup.gpus_per_node)
-        rollout = rollout_time(inp, setup.workload, gpus=gpus)
+        rollout = rollout_time(inp, setup.workload, gpus=gpus, factor=setup.factor)
         if rollout is not None:
             options.append((rollout.seconds + extra, rollout, extra))
     if not options:
@@ -400,8 +415,9 @@ def colocated(setup: _Setup, cache: dict[int, LayoutEstimate | None]) -> RLPlace
         accelerator=acc,
         nic_gbps=setup.nic_gbps,
         fabric_efficiency=setup.fabric.collective_efficiency,
+        trainer_pp=row.parallelism.pp,
     )
-    train = train_time(row, setup.workload)
+    train = train_time(row, setup.workload, setup.factor)
     step = compose_step(
         placement="colocated",
         mode="sync",
@@ -422,7 +438,7 @@ def disaggregated(
     if row is None:
         return None
     inp = serving_input(setup.workload, setup.model, setup.accelerator, setup.gpus_per_node)
-    rollout = rollout_time(inp, setup.workload, gpus=rollout_nodes * setup.gpus_per_node)
+    rollout = rollout_time(inp, setup.workload, gpus=rollout_nodes * setup.gpus_per_node, factor=setup.factor)
     if rollout is None:
         return None
     sync = weight_sync_s(
@@ -431,8 +447,9 @@ def disaggregated(
         accelerator=setup.accelerator,
         nic_gbps=setup.nic_gbps,
         fabric_efficiency=setup.fabric.collective_efficiency,
+        trainer_pp=row.parallelism.pp,
     )
-    train = train_time(row, setup.workload)
+    train = train_time(row, setup.workload, setup.factor)
     step = compose_step(
         placement="disaggregated",
         mode=setup.workload.mode,
@@ -467,12 +484,14 @@ def estimate(
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
+    framework_factor: float = FRAMEWORK_FACTOR,
 ) -> RLResult:
     """An RL run on the request's cluster: the colocated placement and every disaggregated split searched
     (``rl.placement`` may fix one), the fastest chosen. Request: ``model``, ``training`` (precision and
     levers; tokens and batch come from ``rl``), ``cluster`` and ``rl`` (rl_request.FIELDS). Raises
-    InputError naming the field, InfeasibleError when no placement fits."""
-    setup = _setup(request, {"accelerators": accelerators, "fabrics": fabrics})
+    InputError naming the field, InfeasibleError when no placement fits. ``framework_factor`` is for the
+    calibration (1: the engines' figures as they are)."""
+    setup = _setup(request, {"accelerators": accelerators, "fabrics": fabrics}, framework_factor)
     wl = setup.workload
     cache: dict[int, LayoutEstimate | None] = {}
     found: list[RLPlacement] = []
