@@ -65,7 +65,8 @@ def _charts_for(evaluation: Evaluation, typed: DesignEvaluation) -> list[dict[st
     another design's charts.)"""
     # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup). v5: the cash-flow chart.
     # v6: the design verdict's rival offering first; the tornado on NPV.
-    key = f"dashboard:charts:v6:{evaluation.input_hash}"
+    # v7: an RL design's step timeline and split charts.
+    key = f"dashboard:charts:v7:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
         page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(typed)]
