@@ -711,10 +711,15 @@ def with_defaults(spec: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def training_request(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The training engine's request (docs/training-engine.md)."""
+    """The training engine's request (docs/training-engine.md). With an ``rl`` section the policy trains on
+    the run's sequences: the model's seq_len is the prompt plus the mean response (engine/rl.py)."""
     cluster = spec["cluster"]
+    model = spec["workload"]["model"]
+    run = spec.get("rl")
+    if isinstance(run, Mapping) and "prompt_tokens" in run and "response_tokens_mean" in run:
+        model = {**model, "seq_len": int(run["prompt_tokens"]) + int(run["response_tokens_mean"])}
     request: dict[str, Any] = {
-        "model": spec["workload"]["model"],
+        "model": model,
         "training": spec["workload"]["training"],
         "cluster": {
             k: cluster[k]

@@ -191,3 +191,23 @@ def test_rejects_disaggregated_on_one_node() -> None:
             _request("llama3-8b", 1, placement="disaggregated"), accelerators=ACCELERATORS, fabrics=FABRICS
         )
     assert info.value.field == "cluster.nodes"
+
+
+def test_an_rl_spec_trains_the_policy_on_the_runs_sequences_and_batches() -> None:
+    from clusterdesigner.engine import spec as design_spec
+
+    spec = design_spec.parse_design_spec(
+        {
+            "workload": {"model": {"preset": "llama3-8b"}},
+            "cluster": {"accelerator": "h100-sxm", "nodes": 4, "fabric": "ib-ndr400"},
+            "rl": RL_8B,
+        }
+    ).json
+    # seq_len 512 + 2,048 = 2,560 (the preset's 8,192 is the pre-training context); 500 steps × 20,971,520.
+    request = design_spec.training_request(spec)
+    assert request["model"] == {"preset": "llama3-8b", "seq_len": 2560}
+    assert request["training"]["tokens"] == 500 * 20_971_520
+    assert request["training"]["global_batch_seqs"] == 8192
+    rl_req = design_spec.rl_request(spec)
+    assert rl_req is not None and rl_req["rl"]["algorithm"] == "grpo" and "parallelism" not in rl_req
+    assert design_spec.rl_request({k: v for k, v in spec.items() if k != "rl"}) is None
