@@ -33,7 +33,7 @@ from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
-from clusterdesigner.engine import cost, defaults, tradeoffs
+from clusterdesigner.engine import cost, defaults, rl_request, tradeoffs
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
 from clusterdesigner.engine.errors import EngineError
@@ -455,6 +455,9 @@ def _editor_context(raw: dict[str, Any]) -> dict[str, Any]:
         "money_given": any(f["value"] is not None for f in money),
         "kwh_default": _default_caption("on_prem.usd_per_kwh"),
         "serving_precisions": SERVING_PRECISIONS,
+        "rl_algorithms": rl_request.ALGORITHMS,
+        "rl_modes": rl_request.MODES,
+        "rl_placements": rl_request.PLACEMENTS,
         "defaults": {key.rpartition(".")[2]: d.value for key, d in defaults.DESIGN_DEFAULTS.items()},
     }
 
