@@ -33,13 +33,17 @@ def _pools(figure: dict[str, Any]) -> dict[str, float]:
     return dict(ends)
 
 
-def test_design_page_draws_the_rl_charts(alice: Any, catalog: Any) -> None:
-    design, _ = _evaluation(alice)
+def test_design_page_draws_the_rl_charts_and_cards(alice: Any, catalog: Any) -> None:
+    design, evaluation = _evaluation(alice)
     client = Client()
     client.force_login(alice)
     body = client.get(f"/designs/{design.pk}/").content.decode()
     for chart in ("rl-timeline", "rl-split", "memory", "cost-utilization"):
         assert f'data-chart="chart-data-{chart}"' in body, chart
+    chosen = evaluation.rl.chosen
+    assert 'id="design-rl"' in body
+    assert f'Days for 400 steps</div><div class="value">{chosen.days:.2f}</div>' in body
+    assert f"{chosen.step.seconds:.1f} s</div>" in body
 
 
 def test_colocated_timeline_runs_the_phases_one_after_another(alice: Any, catalog: Any) -> None:
