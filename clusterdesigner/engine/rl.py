@@ -470,12 +470,17 @@ def split_candidates(nodes: int, limit: int = MAX_SPLITS) -> list[int]:
 
 
 def _pick(options: list[RLPlacement]) -> RLPlacement:
-    """Fewest days; a tie (within 0.1 %) goes to fewer GPUs, then colocated."""
+    """Fewest days; a tie (within 0.1 %) goes to fewer GPUs (every placement here uses the design's nodes,
+    so to the one with fewer), then to colocated (one pool, no split to run), then to the fewer days."""
     best = min(o.days for o in options)
     close = [o for o in options if o.days <= best * 1.001]
     return min(
         close,
-        key=lambda o: (o.rollout_gpus + (o.trainer_gpus if o.placement == "disaggregated" else 0), o.days),
+        key=lambda o: (
+            o.rollout_gpus + (o.trainer_gpus if o.placement == "disaggregated" else 0),
+            o.placement != "colocated",
+            o.days,
+        ),
     )
 
 

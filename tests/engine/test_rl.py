@@ -211,3 +211,16 @@ def test_an_rl_spec_trains_the_policy_on_the_runs_sequences_and_batches() -> Non
     rl_req = design_spec.rl_request(spec)
     assert rl_req is not None and rl_req["rl"]["algorithm"] == "grpo" and "parallelism" not in rl_req
     assert design_spec.rl_request({k: v for k, v in spec.items() if k != "rl"}) is None
+
+
+def test_a_tie_goes_to_colocated() -> None:
+    # Same GPUs and days within 0.1 %: the single pool wins; outside 0.1 % the fewer days win.
+    step = rl.compose_step(placement="colocated", mode="sync", rollout_s=1.0, sync_s=0.0, train_s=1.0)
+    parts = (rl.RolloutTime(1.0, 0.0, 1.0, 0.0, 1, 1, 8, 1), rl.TrainTime(1.0, 1.0, 0.0, 0.0, "tp 1", 1.0))
+
+    def option(placement: str, days: float) -> rl.RLPlacement:
+        gpus = (32, 32) if placement == "colocated" else (16, 16)
+        return rl.RLPlacement(placement, "sync", *gpus, step, *parts, 1.0, days, days * 24 * 32)
+
+    assert rl._pick([option("disaggregated", 1.0), option("colocated", 1.0005)]).placement == "colocated"
+    assert rl._pick([option("disaggregated", 1.0), option("colocated", 1.01)]).placement == "disaggregated"
