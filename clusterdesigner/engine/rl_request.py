@@ -22,6 +22,7 @@ PLACEMENTS = ("search", "colocated", "disaggregated")
 ROLLOUT_PRECISIONS = ("bf16", "fp8")
 MAX_TOKENS = 1_000_000
 MAX_SAMPLES_PER_STEP = 10_000_000
+MAX_RUN_TOKENS = 1e16  # the design spec's bound on workload.training.tokens, which the run's tokens become
 
 # (kind, low, high, default); default None: required. Kinds: int, choice (high holds the choices), bool.
 FIELDS: Mapping[str, tuple[str, Any, Any, Any]] = {
@@ -145,4 +146,10 @@ def parse_rl(section: Any, *, path: str = "rl") -> RLWorkload:
             f"prompts_per_step × group_size must be at most {MAX_SAMPLES_PER_STEP:,}",
             field=f"{path}.group_size",
         )
-    return RLWorkload(off_policy_steps=int(k), **values)
+    workload = RLWorkload(off_policy_steps=int(k), **values)
+    if workload.steps * workload.train_tokens_per_step > MAX_RUN_TOKENS:
+        raise InputError(
+            f"steps × prompts × group × (prompt + mean response) tokens must be at most {MAX_RUN_TOKENS:.0e}",
+            field=f"{path}.steps",
+        )
+    return workload

@@ -120,6 +120,11 @@ def test_async_disaggregated_design_overlaps_the_pools(user_client: Any, catalog
         ({"group_size": 0}, "spec.rl.group_size", "whole number"),
         ({"critic": True}, "spec.rl.critic", "unknown field"),
         ({"steps": None}, "spec.rl.steps", "whole number"),
+        (
+            {"steps": 10_000_000, "response_tokens_mean": 1_000_000, "response_tokens_max": 1_000_000},
+            "spec.rl.steps",
+            "at most 1e+16",
+        ),
     ],
 )
 def test_bad_rl_fields_answer_400_naming_them_and_save_nothing(
