@@ -22,6 +22,7 @@ from clusterdesigner.engine.analysis_result import SweepRow
 from clusterdesigner.engine.attribution import Attribution
 from clusterdesigner.engine.cost_result import CostResult
 from clusterdesigner.engine.evaluation import DesignEvaluation
+from clusterdesigner.engine.rl import RLPlacement
 from clusterdesigner.engine.tradeoffs import pareto_indices
 from clusterdesigner.engine.training_result import LayoutEstimate
 
@@ -507,6 +508,124 @@ def network_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     return _fig(fig, title=title, x_title="Component", y_title="Count", showlegend=False)
 
 
+# The RL step's phases, in the order a step runs them, with their colours (idle grey).
+RL_PHASES = (
+    ("rollout_s", "Rollout"),
+    ("offload_s", "Offload and reload"),
+    ("weight_sync_s", "Weight sync"),
+    ("train_s", "Training"),
+)
+IDLE_COLOR = "#c8c8c8"
+
+
+def _rl_segments(chosen: RLPlacement) -> list[tuple[str, str, float, float]]:
+    """(pool, phase, start s, seconds) of one step. Colocated: one pool runs rollout, offload, sync and
+    training in turn. Disaggregated, synchronous: the rollout pool generates, both sync, the trainer
+    trains, each idle while the other works; asynchronous: both work at once, the faster idles, then sync."""
+    step = chosen.step
+    if chosen.placement == "colocated":
+        pool, start, out = f"All {chosen.rollout_gpus} GPUs", 0.0, []
+        for key, label in RL_PHASES:
+            seconds = float(getattr(step, key))
+            if seconds:
+                out.append((pool, label, start, seconds))
+                start += seconds
+        return out
+    rollout, trainer = (
+        f"Rollout pool ({chosen.rollout_gpus} GPUs)",
+        f"Trainer pool ({chosen.trainer_gpus} GPUs)",
+    )
+    r, s, t = step.rollout_s, step.weight_sync_s, step.train_s
+    if chosen.mode == "async":
+        busy = max(r, t)
+        return [
+            (rollout, "Rollout", 0.0, r),
+            (rollout, "Idle", r, busy - r),
+            (trainer, "Training", 0.0, t),
+            (trainer, "Idle", t, busy - t),
+            (rollout, "Weight sync", busy, s),
+            (trainer, "Weight sync", busy, s),
+        ]
+    return [
+        (rollout, "Rollout", 0.0, r),
+        (trainer, "Idle", 0.0, r),
+        (rollout, "Weight sync", r, s),
+        (trainer, "Weight sync", r, s),
+        (rollout, "Idle", r + s, t),
+        (trainer, "Training", r + s, t),
+    ]
+
+
+def rl_timeline_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
+    """One RL step as a timeline: each pool's phases (rollout, offload, weight sync, training, idle) from
+    the step's start, in seconds; one trace per phase, so the legend names them."""
+    assert evaluation.rl is not None  # drawn only for a design with an rl section
+    chosen = evaluation.rl.chosen
+    colours = {label: PALETTE[i % len(PALETTE)] for i, (_, label) in enumerate(RL_PHASES)} | {
+        "Idle": IDLE_COLOR
+    }
+    segments = [seg for seg in _rl_segments(chosen) if seg[3] > 0]
+    fig = go.Figure()
+    for label in [*(label for _, label in RL_PHASES), "Idle"]:
+        mine = [seg for seg in segments if seg[1] == label]
+        if mine:
+            fig.add_trace(
+                go.Bar(
+                    name=label,
+                    y=[pool for pool, *_ in mine],
+                    x=[seconds for *_, seconds in mine],
+                    base=[start for _, _, start, _ in mine],
+                    customdata=[start for _, _, start, _ in mine],
+                    orientation="h",
+                    marker_color=colours[label],
+                    hovertemplate=f"{label}: %{{x:,.2f}} s from %{{customdata:,.2f}} s<extra>%{{y}}</extra>",
+                )
+            )
+    fig.update_yaxes(autorange="reversed")
+    mode = "" if chosen.placement == "colocated" else f", {chosen.mode}"
+    return _fig(
+        fig,
+        title=f"RL step timeline: {chosen.step.seconds:,.1f} s per step ({chosen.placement}{mode})",
+        x_title="Time from the step's start (s)",
+        y_title="Pool",
+        barmode="overlay",
+    )
+
+
+def rl_split_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
+    """Days of the RL run at each split the search tried (rollout nodes; 0 is colocated), with what one run
+    costs at each on the cheapest option (the same nodes are billed whatever the split, so the cost scales
+    with the days)."""
+    assert evaluation.rl is not None
+    run = evaluation.rl
+    points = [p for p in run.splits if p.days is not None]
+    priced = [o for o in evaluation.options if o.run_cost_usd is not None and o.days]
+    cheapest = min(priced, key=lambda o: o.run_cost_usd or 0.0) if priced else None
+    usd_per_day = None if cheapest is None else (cheapest.run_cost_usd or 0.0) / run.chosen.days
+    costs = [None if usd_per_day is None else usd_per_day * (p.days or 0.0) for p in points]
+    label = "" if cheapest is None else f"≈ %{{customdata:$,.0f}} a run ({plain(cheapest.label)})"
+    fig = go.Figure(
+        go.Scatter(
+            name="Days",
+            x=[p.rollout_nodes for p in points],
+            y=[p.days for p in points],
+            customdata=costs,
+            mode="lines+markers",
+            marker_color=PALETTE[0],
+            hovertemplate=f"%{{x}} rollout nodes: %{{y:,.2f}} days {label}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(tickformat=",d", rangemode="tozero")
+    return _fig(
+        fig,
+        title=f"RL split: days by rollout pool size (chosen: {run.chosen.rollout_gpus} rollout GPUs, "
+        f"{run.chosen.placement})",
+        x_title="Rollout pool (nodes; 0 = colocated, every GPU both)",
+        y_title="Days for the run",
+        showlegend=False,
+    )
+
+
 def design_charts(evaluation: DesignEvaluation) -> list[dict[str, Any]]:
     """All design-page charts, in page order, each as {"id", "figure"}."""
     builders = [
@@ -519,11 +638,13 @@ def design_charts(evaluation: DesignEvaluation) -> list[dict[str, Any]]:
         ("sensitivity", sensitivity_chart),
         ("network", network_chart),
     ]
+    if evaluation.rl is not None:
+        builders[2:2] = [("rl-timeline", rl_timeline_chart), ("rl-split", rl_split_chart)]
     has_costs = bool(evaluation.costs)
     return [
         {"id": name, "figure": build(evaluation)}
         for name, build in builders
-        if has_costs or name in ("memory", "step-time")
+        if has_costs or name in ("memory", "step-time", "rl-timeline", "rl-split")
     ]
 
 

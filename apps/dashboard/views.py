@@ -36,7 +36,7 @@ from apps.teams import access
 from apps.teams import selectors as team_selectors
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
-from clusterdesigner.engine import cost, defaults, tradeoffs
+from clusterdesigner.engine import cost, defaults, rl_request, tradeoffs
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
 from clusterdesigner.engine.errors import EngineError
@@ -68,7 +68,8 @@ def _charts_for(evaluation: Evaluation, typed: DesignEvaluation) -> list[dict[st
     another design's charts.)"""
     # v4: user and catalog text escaped for Plotly (a v3 entry may hold live markup). v5: the cash-flow chart.
     # v6: the design verdict's rival offering first; the tornado on NPV.
-    key = f"dashboard:charts:v6:{evaluation.input_hash}"
+    # v7: an RL design's step timeline and split charts.
+    key = f"dashboard:charts:v7:{evaluation.input_hash}"
     page_charts = cache.get(key)
     if page_charts is None:
         page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(typed)]
@@ -457,6 +458,9 @@ def _editor_context(raw: dict[str, Any]) -> dict[str, Any]:
         "money_given": any(f["value"] is not None for f in money),
         "kwh_default": _default_caption("on_prem.usd_per_kwh"),
         "serving_precisions": SERVING_PRECISIONS,
+        "rl_algorithms": rl_request.ALGORITHMS,
+        "rl_modes": rl_request.MODES,
+        "rl_placements": rl_request.PLACEMENTS,
         "defaults": {key.rpartition(".")[2]: d.value for key, d in defaults.DESIGN_DEFAULTS.items()},
     }
 

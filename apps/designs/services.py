@@ -21,7 +21,7 @@ from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ha
 from apps.designs.specs import PRICING_MODELS
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
-from clusterdesigner.engine import cost, serving, training
+from clusterdesigner.engine import cost, rl, serving, training
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CloudOption, CostResult, DesignOption, PerRun
@@ -32,6 +32,7 @@ from clusterdesigner.engine.errors import (
     InfeasibleError,
     InputError,
     UnknownReferenceError,
+    named_by,
 )
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
@@ -85,6 +86,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
             training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
         )
         _serving(clean, catalog)
+        _rl(clean, catalog)
     except EngineError as exc:
         message = exc.message
         if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
@@ -304,8 +306,12 @@ def evaluate_spec(
     )
     costs: dict[str, dict[str, Any]] = {}
     resale = _resale_curves(spec, records)
+    post_training = _rl(spec, catalog)
     for index, request in enumerate(cost_requests(spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
+        if post_training is not None:
+            # An RL run lasts the chosen placement's days, not the pre-training estimate's.
+            request = {**request, "run": {"days": post_training["chosen"]["days"]}}
         costs[key] = cost.tco(
             request,
             training=train,
@@ -346,6 +352,8 @@ def evaluate_spec(
     estimate = _serving(spec, catalog)
     if estimate is not None:
         result["serving"] = estimate
+    if post_training is not None:
+        result["rl"] = post_training
     return result
 
 
@@ -362,6 +370,17 @@ def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | No
     if request is None:
         return None
     return serving.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS).to_json()
+
+
+def _rl(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
+    """The RL post-training estimate of a spec with an ``rl`` section (None without one): the placement and
+    split the search chose, its step by part, days and GPU-hours; errors name ``spec.rl.<field>``,
+    ``spec.workload.*`` or ``spec.cluster.*``."""
+    request = design_spec.rl_request(spec)
+    if request is None:
+        return None
+    with named_by(design_spec.RL_PATHS):
+        return rl.estimate(request, **catalog.training_kwargs()).to_json()
 
 
 def _check_finite(value: Any, path: str = "") -> None:

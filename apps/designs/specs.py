@@ -16,6 +16,8 @@ A spec is a JSON object (README, "Interfaces", Designs):
                  verdict picks (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
     serving:     optional: a serving request (docs/serving-engine.md) without model, accelerator and
                  gpus_per_node, which are the design's; the evaluation's ``serving`` is its estimate.
+    rl:          optional: an RL post-training run of the design's model (engine/rl_request.py); the
+                 evaluation's ``rl`` is its estimate and the costs price its days.
 """
 
 from __future__ import annotations

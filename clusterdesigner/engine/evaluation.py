@@ -19,6 +19,7 @@ from clusterdesigner.engine.cost_result import CostResult, DesignOption
 from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.json_object import JsonObject, omit, since
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.rl import RLResult
 from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.spec import CloudChoice, DesignSpec, SpecError, parse_design_spec
 from clusterdesigner.engine.tradeoffs import expected_days
@@ -79,7 +80,8 @@ class DesignRef(JsonObject):
 class DesignEvaluation(JsonObject):
     """A design evaluation. ``training`` is None when the result holds no layout; ``costs`` are by offering
     slug (``on_prem_only`` without a cloud offering); ``options`` are cheapest per run first. ``serving`` is
-    the serving engine's estimate (a design with a ``serving`` section)."""
+    the serving engine's estimate (a design with a ``serving`` section); ``rl`` the RL post-training estimate
+    (a design with an ``rl`` section, engine/rl.py)."""
 
     spec: Mapping[str, Any]
     training: TrainingEstimate | None
@@ -94,6 +96,7 @@ class DesignEvaluation(JsonObject):
     design_verdict: DesignVerdict | None = omit()
     price_freshness: Freshness | None = omit()
     serving: ServingResult | None = omit()
+    rl: RLResult | None = omit()
     design: DesignRef | None = omit()
     computed_at: str | None = omit()
 

@@ -27,6 +27,7 @@ from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 from clusterdesigner.engine.optimizer import OPTIMIZERS
 from clusterdesigner.engine.precision import PRECISIONS
+from clusterdesigner.engine.rl_request import parse_rl
 from clusterdesigner.engine.site import parse_site_json
 from clusterdesigner.engine.spec_rules import NON_FIELD, Errors, check_value, parse_object
 
@@ -180,7 +181,7 @@ COSTS: Mapping[str, Rule] = {
     **{section: Rule("object") for section in ENGINE_SECTIONS},
 }
 # The spec's sections, in the order their errors are reported.
-TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving", "site")
+TOP: tuple[str, ...] = ("workload", "cluster", "parallelism", "costs", "goals", "serving", "site", "rl")
 # What a serving section may not give: the design's own.
 SERVING_FROM_DESIGN = ("model", "accelerator", "gpus_per_node")
 
@@ -345,6 +346,45 @@ def parse_serving(data: Any) -> dict[str, Any]:
     return dict(data)
 
 
+def parse_rl_section(data: Any) -> dict[str, Any]:
+    """An RL post-training workload (engine/rl_request.py): checked here, so a refused field names
+    ``spec.rl.<field>``; the clean section holds every field with its default."""
+    try:
+        return parse_rl(data).to_json()
+    except EngineError as exc:
+        key = exc.field.removeprefix("rl").removeprefix(".") or NON_FIELD
+        raise SpecError({key: [exc.message]}, prefix="") from exc
+
+
+_PLACEHOLDER = {"tokens": 1e3, "global_batch_seqs": 1}
+
+
+def _with_rl_training(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A spec with an ``rl`` section trains the policy on the RL run's batches: ``workload.training``'s
+    tokens and batch are the run's (steps × prompts × group × (prompt + mean response) tokens, prompts ×
+    group sequences), replacing any given, and the section may be left out (precision then the default).
+    An ``rl`` section the parser refuses leaves the spec as it is (its errors are the rl section's)."""
+    workload = spec.get("workload")
+    if not isinstance(workload, Mapping) or not isinstance(spec.get("rl"), Mapping):
+        return spec
+    given = workload.get("training", {})
+    if not isinstance(given, Mapping):
+        return spec
+    try:
+        run = parse_rl(spec["rl"])
+    except EngineError:
+        # Only the rl section's errors are reported: a missing training section is not one of them.
+        return (
+            spec if "training" in workload else {**spec, "workload": {**workload, "training": _PLACEHOLDER}}
+        )
+    keep = {k: v for k, v in given.items() if k not in ("tokens", "global_batch_tokens", "global_batch_seqs")}
+    batch = {
+        "tokens": float(run.steps * run.train_tokens_per_step),
+        "global_batch_seqs": run.samples_per_step,
+    }
+    return {**spec, "workload": {**workload, "training": {**keep, **batch}}}
+
+
 # The sections this module parses, by spec key.
 SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "workload": parse_workload,
@@ -354,6 +394,7 @@ SECTIONS: Mapping[str, Callable[[Any], Any]] = {
     "goals": parse_goals,
     "serving": parse_serving,
     "site": parse_site_json,
+    "rl": parse_rl_section,
 }
 SPEC: Mapping[str, Rule] = {
     "workload": Rule("object", required=True),
@@ -364,6 +405,7 @@ SPEC: Mapping[str, Rule] = {
     "serving": Rule("object"),
     # The site the owned cluster is placed in (engine/site.py); its prices replace the cost defaults.
     "site": Rule("object"),
+    "rl": Rule("object"),
 }
 
 
@@ -445,6 +487,7 @@ class DesignSpec:
     serving: Mapping[str, Any] | None
     json: Mapping[str, Any]
     site: Mapping[str, Any] | None = None
+    rl: Mapping[str, Any] | None = None
 
     def training_request(self) -> dict[str, Any]:
         return training_request(self.json)
@@ -460,7 +503,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
     """A whole spec (its top-level sections filled from the defaults: :func:`with_defaults`) as a
     DesignSpec. SpecError names every refused field by its spec path (``spec.costs.cloud.0.offering``)."""
     try:
-        clean = parse_object(spec, SPEC, SECTIONS)
+        clean = parse_object(_with_rl_training(spec), SPEC, SECTIONS)
     except SpecError as exc:
         raise SpecError(exc.errors) from exc
     if "costs" not in clean:
@@ -493,6 +536,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
         serving=clean.get("serving"),
         json=clean,
         site=clean.get("site"),
+        rl=clean.get("rl"),
     )
 
 
@@ -508,10 +552,15 @@ def with_defaults(spec: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def training_request(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The training engine's request (docs/training-engine.md)."""
+    """The training engine's request (docs/training-engine.md). With an ``rl`` section the policy trains on
+    the run's sequences: the model's seq_len is the prompt plus the mean response (engine/rl.py)."""
     cluster = spec["cluster"]
+    model = spec["workload"]["model"]
+    run = spec.get("rl")
+    if isinstance(run, Mapping) and "prompt_tokens" in run and "response_tokens_mean" in run:
+        model = {**model, "seq_len": int(run["prompt_tokens"]) + int(run["response_tokens_mean"])}
     request: dict[str, Any] = {
-        "model": spec["workload"]["model"],
+        "model": model,
         "training": spec["workload"]["training"],
         "cluster": {
             k: cluster[k]
@@ -539,6 +588,16 @@ def serving_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     if "cost" not in request:
         request["cost"] = {k: costs[k] for k in ("on_prem", "horizon_years") if k in costs}
     return request
+
+
+def rl_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The RL engine's request (engine/rl.py) of a spec with an ``rl`` section: the design's model, training
+    settings and cluster with the section; None without one."""
+    if "rl" not in spec:
+        return None
+    request = training_request(spec)
+    request.pop("parallelism", None)  # each pool's layout is searched
+    return {**request, "rl": spec["rl"]}
 
 
 def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -576,6 +635,9 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 # serving section's as a whole.
 TRAINING_PATHS = FieldPaths(
     {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
+)
+RL_PATHS = FieldPaths(
+    {"model": "spec.workload.model", "training": "spec.workload.training", "rl": "spec.rl", "": "spec"}
 )
 SERVING_PATHS = FieldPaths(
     {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}

@@ -273,6 +273,22 @@
     } else if (!site) {
       delete spec.site;
     }
+    // RL post-training: the fields shown, over what the section held (reference model, … kept); every number
+    // blank = no section. A select left on its "default" option stores no key (the engine's default).
+    var rl = Object.assign({}, spec.rl || {});
+    var rlShown = 0;
+    ["prompts_per_step", "group_size", "prompt_tokens", "response_tokens_mean", "response_tokens_max", "steps",
+     "algorithm", "mode", "placement"].forEach(function (k) {
+      var name = "spec.rl." + k, el = field(name);
+      var value = el && el.tagName === "SELECT" ? text(name) : number(name);
+      if (value === undefined || value === "") { delete rl[k]; return; }
+      rl[k] = value;
+      // The selects show the stored (or default) choice, so only a number given makes a section.
+      if (!el || el.tagName !== "SELECT") rlShown += 1;
+    });
+    if (rl.mode === "async" && rl.off_policy_steps === undefined) rl.off_policy_steps = 1;
+    if (rl.mode !== "async") delete rl.off_policy_steps;
+    if (rlShown) spec.rl = rl; else delete spec.rl;
     var costs = spec.costs = Object.assign({}, spec.costs || {});
     setIf(costs, "horizon_years", number("spec.costs.horizon_years"));
     setIf(costs, "utilization", number("spec.costs.utilization"));

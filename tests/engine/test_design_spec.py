@@ -175,7 +175,7 @@ def test_every_refused_section_is_reported_and_an_unknown_top_key_first() -> Non
     with pytest.raises(SpecError) as caught:
         parse_design_spec({**spec, "goal": {}})
     assert caught.value.fields() == {
-        "spec.goal": ["unknown field; known: workload, cluster, parallelism, costs, goals, serving, site"]
+        "spec.goal": ["unknown field; known: workload, cluster, parallelism, costs, goals, serving, site, rl"]
     }
 
 
