@@ -2,18 +2,20 @@
 
     taskset -c 1 .venv/bin/python bench/search.py
 
-Prints layouts evaluated, wall time, layouts per second and peak traced memory for
-(a) GPT-3 175B on 1,024 A100 80GB, global batch 1,536 sequences; (b) Llama 3 405B on 16,384 H100 with
-16M-token batches; (c) Llama 3 70B on 512 H100 (4M-token batches); (d) the MoE models of issue 33
-(DeepSeek-V3, Qwen3-235B, Kimi K2 as a 1T MoE) on 4,096 and 131,072 H100, 16M-token batches, which a
-1.5 M-layout cap refused before; then the 70B search on 64-512 H100 as a Celery sweep calls it. Each case
-prints the size of its space (search.search_size: every interleaving depth up to layers ÷ pp, every
-micro-batch dividing the local batch, cp, ep, ZeRO stages, HSDP, recompute, sequence parallelism), (a)
-beside Calculon's 11.7 M for the same problem (Isaev et al., SC '23, doi:10.1145/3581784.3607102; the figure
-issue 33 quotes). Targets: ≥ 1,000,000 layouts/s on one core, (a) and every (d) < 1 s of CPU time, peak
-memory < 1 GiB. The first call's wall time counts cold caches; the best of REPEATS further calls is the rate
-on a machine others share (their load only ever slows a call). Pin one core (taskset) so the rate is one
-core's.
+Prints, for each case, the size of its space (search.SearchResult.space: every layout, with every interleaving
+depth up to layers ÷ pp, every micro-batch dividing the local batch, cp, ep, ZeRO stages, HSDP, recompute,
+sequence parallelism, times every combination of the run settings searched beside it, search_settings.py:
+TP and data-parallel overlap, optimizer offload, 0 … layers − 1 offloaded activation layers where they run),
+how many combinations were evaluated and how many the dominance pruning skipped, the wall and CPU time and
+peak traced memory, for (a) GPT-3 175B on 1,024 A100 80GB, global batch 1,536 sequences, its space beside
+Calculon's 11.7 M for the same problem (Isaev et al., SC '23, doi:10.1145/3581784.3607102; the figure issue
+33 quotes); (b) Llama 3 405B on 16,384 H100 with 16M-token batches; (c) Llama 3 70B on 512 H100 (4M-token
+batches); (d) the MoE models of issue 33 (DeepSeek-V3, Qwen3-235B, Kimi K2 as a 1T MoE) on 4,096 and
+131,072 H100, 16M-token batches; then the 70B search on 64-512 H100 as a Celery sweep calls it. The
+accelerators carry the seed catalog's host links, so the offloads are searched as in the app. Targets: (a)
+and every (d) < 1 s of CPU time on one core, peak memory < 1 GiB. The first call's wall time counts cold
+caches; the best of REPEATS further calls is the time on a machine others share (their load only ever slows
+a call). Pin one core (taskset).
 """
 
 from __future__ import annotations
