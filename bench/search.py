@@ -55,7 +55,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
         "(a) GPT-3 175B, 1,024 A100 80GB, batch 1,536 seqs",
         {
             "model": {"preset": "gpt3-175b"},
-            "training": {"tokens": 300e9, "global_batch_seqs": 1536},
+            "training": {"tokens": 300e9, "global_batch_seqs": 1536, "search_offload": True},
             "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
         },
     ),
@@ -63,7 +63,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
         "(b) Llama 3 405B, 16,384 H100, 16M-token batch",
         {
             "model": {"preset": "llama3-405b"},
-            "training": {"tokens": 15.6e12, "global_batch_tokens": 16777216},
+            "training": {"tokens": 15.6e12, "global_batch_tokens": 16777216, "search_offload": True},
             "cluster": {"accelerator": "h100-sxm", "nodes": 2048, "fabric": "ib-ndr400"},
         },
     ),
@@ -71,7 +71,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
         "(c) Llama 3 70B, 512 H100, 4M-token batch",
         {
             "model": {"preset": "llama3-70b"},
-            "training": {"tokens": 15e12, "global_batch_tokens": 4194304},
+            "training": {"tokens": 15e12, "global_batch_tokens": 4194304, "search_offload": True},
             "cluster": {"accelerator": "h100-sxm", "nodes": 64, "fabric": "ib-ndr400"},
         },
     ),
@@ -132,7 +132,7 @@ MOE_CASES: list[tuple[str, dict[str, Any]]] = [
         f"(d) {preset}, {nodes * 8:,} H100, 16M-token batch",
         {
             "model": {"preset": preset},
-            "training": {"tokens": 15e12, "global_batch_tokens": 16777216},
+            "training": {"tokens": 15e12, "global_batch_tokens": 16777216, "search_offload": True},
             "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "fabric": "ib-ndr400"},
         },
     )

@@ -12,6 +12,9 @@ stays fixed):
   reduce-scatter + all-gather with sequence parallelism) is the layout field ``sequence_parallel``, searched
   already; the data-parallel gradient reduction of an unsharded layout is always overlapped with the last
   backward (timing.py), no setting.
+Offload is searched only when the request sets ``training.search_offload: true`` (host memory is not
+modelled, so an offload is never proposed unasked):
+
 - ``optimizer_offload`` (--optimizer-cpu-offload; DeepSpeed ZeRO-Offload, arXiv:2101.06840) on Megatron-Core
   and DeepSpeed, with Adam, on an accelerator with a host link.
 - ``activation_offload_layers`` (--cpu-offloading-num-layers, 0 … layers − 1; Megatron-Core only, with pp 1
@@ -56,9 +59,12 @@ def searchable_settings(
     tr: Mapping[str, Any], training: Training, *, layers: int, host_link_gbps: float
 ) -> tuple[str, ...]:
     """The settings of SEARCHED_SETTINGS the search may choose: those the request's ``training`` section
-    ``tr`` leaves out (or null) that the stack runs (module docstring)."""
+    ``tr`` leaves out (or null) that the stack runs (module docstring). The two offloads only when ``tr``
+    asks for them with ``search_offload: true``: the engine does not model host memory, so an offload the
+    search chose unasked could need more host RAM than the nodes have (Llama 3 405B on 4 H100 nodes would
+    keep ~1.2 TB of optimizer states per node in host memory, unchecked) and would move every answer."""
     stack = profile(training.framework)
-    host = host_link_gbps > 0
+    host = host_link_gbps > 0 and tr.get("search_offload") is True
     runs = {
         "tp_comm_overlap": stack.tp_comm_overlap,
         "fsdp_overlap": stack.fsdp_overlap,

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.django_db
 
 def _design(owner: Any, parallelism: dict[str, Any], training: dict[str, Any] | None = None) -> Any:
     spec = copy.deepcopy(demo_load()[3].current.spec)
-    spec["workload"]["training"].update(training or {})
+    # The search chooses the offloads only when asked (search_settings.py: host memory is not modelled).
+    spec["workload"]["training"].update({"search_offload": True, **(training or {})})
     spec["parallelism"] = parallelism
     return design_create(owner=owner, name="8B searched settings", spec=spec)
 

@@ -15,7 +15,7 @@ from specs import ACCELERATORS as SPEC_ACCELERATORS
 from specs import FABRICS
 
 from clusterdesigner.engine.search import search
-from clusterdesigner.engine.search_settings import setting_combinations, with_settings
+from clusterdesigner.engine.search_settings import SEARCHED_SETTINGS, setting_combinations, with_settings
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.training import estimate, parse_parallelism, parse_problem
 
@@ -33,7 +33,8 @@ def _request(
 ) -> dict[str, Any]:
     return {
         "model": {"preset": preset},
-        "training": {"tokens": 1e12, "global_batch_tokens": batch_tokens, **training},
+        # search_offload: the search may choose the offloads (asked for; off by default, search_settings.py)
+        "training": {"tokens": 1e12, "global_batch_tokens": batch_tokens, "search_offload": True, **training},
         "cluster": {
             "accelerator": accelerator,
             "nodes": nodes,
@@ -108,6 +109,18 @@ def test_a_stack_without_tp_overlap_does_not_search_it() -> None:
     assert problem.training.tp_comm_overlap is False
 
 
+def test_offload_is_searched_only_when_asked_for() -> None:
+    # Host memory is not modelled, so the search never proposes an offload unasked (search_settings.py).
+    request = _request("llama3-8b", 1, "a100-40gb", 1 << 20)
+    del request["training"]["search_offload"]
+    problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert problem.training.searched_settings == ("tp_comm_overlap", "fsdp_overlap")
+    asked = parse_problem(
+        _request("llama3-8b", 1, "a100-40gb", 1 << 20), accelerators=ACCELERATORS, fabrics=FABRICS
+    )
+    assert asked.training.searched_settings == SEARCHED_SETTINGS
+
+
 def test_an_accelerator_without_a_host_link_searches_no_offload() -> None:
     request = _request("llama3-8b", 1, "a100-40gb", 1 << 20)
     problem = parse_problem(request, accelerators=SPEC_ACCELERATORS, fabrics=FABRICS)
@@ -118,7 +131,7 @@ def test_gpt3_space_is_counted_beside_calculon_and_searched_in_time() -> None:
     # GPT-3 175B on 1,024 A100 80GB, batch 1,536 (Calculon's case, 11.7 M in Isaev et al. SC '23).
     request = {
         "model": {"preset": "gpt3-175b"},
-        "training": {"tokens": 300e9, "global_batch_seqs": 1536},
+        "training": {"tokens": 300e9, "global_batch_seqs": 1536, "search_offload": True},
         "cluster": {"accelerator": "a100-80gb", "nodes": 128, "fabric": "ib-hdr200"},
     }
     problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
@@ -138,7 +151,7 @@ def test_gpt3_space_is_counted_beside_calculon_and_searched_in_time() -> None:
 def test_moe_models_are_searched_up_to_131072_gpus_in_time(preset: str, nodes: int) -> None:
     request = {
         "model": {"preset": preset},
-        "training": {"tokens": 15e12, "global_batch_tokens": 16777216},
+        "training": {"tokens": 15e12, "global_batch_tokens": 16777216, "search_offload": True},
         "cluster": {"accelerator": "h100-sxm", "nodes": nodes, "fabric": "ib-ndr400"},
     }
     start = time.process_time()
