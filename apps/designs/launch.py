@@ -646,15 +646,18 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
         # nargs="*": one argument per module.
         out.add("--recompute-modules")
         out.args.extend(training.recompute_modules)
-    if training.activation_offload_layers:
-        out.add("--cpu-offloading-num-layers", training.activation_offload_layers)
+    # A search chooses the offloads the spec leaves out (engine/search_settings.py): export its choice.
+    searched = _training(evaluation).chosen.settings
+    offload_layers = training.activation_offload_layers or (searched and searched.activation_offload_layers)
+    if offload_layers:
+        out.add("--cpu-offloading-num-layers", offload_layers)
     if training.activation_offload_modules:
         out.add("--fine-grained-activation-offloading")
         out.add("--offload-modules")
         out.args.extend(training.activation_offload_modules)
     if training.activation_func_fp8_input_store:
         out.add("--activation-func-fp8-input-store")
-    if training.optimizer_offload:
+    if training.optimizer_offload or (searched and searched.optimizer_offload):
         out.add("--optimizer-cpu-offload")
     _attention_backend_args(out, training.attention_kernel)
 

@@ -35,6 +35,12 @@ from clusterdesigner.engine.framework import (
 )
 from clusterdesigner.engine.memory import interleaving_splits, memory_parts, microbatches, stage_layers
 from clusterdesigner.engine.model import RECOMPUTE_FULL, RECOMPUTE_MODES, RECOMPUTE_NONE, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.search_settings import (
+    base_settings,
+    combinations_per_layout,
+    setting_combinations,
+    with_settings,
+)
 from clusterdesigner.engine.timing import step_time_parts
 from clusterdesigner.engine.workload import (
     GIB,
@@ -324,6 +330,19 @@ class SearchResult:
     # None until a layout passes the structural checks.
     min_need_gib: float | None = None
     min_need_layout: dict[str, Any] | None = None
+    # Layouts × setting combinations covered, and those not evaluated (dominated: search_settings.py).
+    space: int = 0
+    pruned: int = 0
+    # The setting combinations met, and each best layout's (``best_settings[i]`` beside ``best``'s i-th).
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    best_settings: list[dict[str, Any]] = field(default_factory=list)
+
+    def code(self, settings: Mapping[str, Any]) -> int:
+        """The index of a setting combination in ``variants`` (added when new)."""
+        key = dict(settings)
+        if key not in self.variants:
+            self.variants.append(key)
+        return self.variants.index(key)
 
 
 def _divisors(n: int) -> list[int]:
@@ -438,15 +457,12 @@ def _grid(problem: Problem, fixed: Mapping[str, int]) -> list[tuple[int, ...]]:
 
 
 def search_size(problem: Problem, *, fixed: Mapping[str, int]) -> int:
-    """How many layouts :func:`search` evaluates: each structure expanded with the option grid, less what
-    ``_block_layouts`` skips (micro-batches that divide no local batch, duplicates), counted block by
-    block as the search builds them (bench/search.py prints it beside Calculon's space)."""
-    grid = np.array(_grid(problem, fixed), dtype=np.int64)
-    per_structure = max(1, CHUNK_LAYOUTS // len(grid))
-    structures, size = _structures(problem, fixed), 0
-    while block := list(itertools.islice(structures, per_structure)):
-        size += _block_layouts(problem, fixed, grid, block)["tp"].size
-    return size
+    """How many layout × setting combinations :func:`search` covers: each structure expanded with the
+    option grid, less what ``_block_layouts`` skips (micro-batches that divide no local batch, duplicates),
+    each layout with the combinations of the searched run settings (search_settings.combinations_per_layout),
+    counted block by block as the search builds them (bench/search.py prints it beside Calculon's space)."""
+    at = with_settings(problem, base_settings(problem))
+    return sum(int(combinations_per_layout(problem, lay).sum()) for lay in _blocks(at, fixed))
 
 
 def check_search_size(problem: Problem, *, fixed: Mapping[str, int]) -> None:
@@ -460,37 +476,131 @@ def check_search_size(problem: Problem, *, fixed: Mapping[str, int]) -> None:
         )
 
 
-def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10) -> SearchResult:
-    """Evaluate every layout allowed by ``fixed`` (field → value, recompute/sharding as indices) and keep
-    the ``top`` fastest that fit. Structures are expanded with the option grid (micro_batch × recompute ×
-    sharding × sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
+def search(problem: Problem, *, fixed: Mapping[str, int], top: int = 10, prune: bool = True) -> SearchResult:
+    """Evaluate every layout allowed by ``fixed`` (field → value, recompute/sharding as indices), with every
+    combination of the run settings the problem searches (search_settings.py), and keep the ``top`` fastest
+    that fit. Structures are expanded with the option grid (micro_batch × recompute × sharding ×
+    sequence_parallel) and evaluated CHUNK_LAYOUTS at a time, so memory stays bounded.
+
+    With ``prune`` (the default) dominated setting combinations are not evaluated (search_settings.py):
+    each layout is evaluated at the dominant settings (overlap on, no offload); one that does not fit there
+    is tried with the offloads (``_offloaded``): optimizer offload, then the fewest activation-offload layers
+    that make it fit, skipped where the most offload cannot make it fit or where a lower bound on its step
+    time (the step without activation offload) exceeds the ``top``-th best found. ``prune=False`` evaluates
+    every combination (tests compare the two). ``result.space`` counts the layouts × combinations,
+    ``result.evaluated`` those evaluated and ``result.pruned`` the rest.
     Raises InputError on ``cluster.nodes`` past MAX_SEARCH_GPUS GPUs (check_search_size)."""
     check_search_size(problem, fixed=fixed)
-    grid = np.array(_grid(problem, fixed), dtype=np.int64)
-    per_structure = max(1, CHUNK_LAYOUTS // len(grid))
     result = SearchResult(best={}, evaluated=0)
     best = _Best(top=top)
-
-    structures = _structures(problem, fixed)
-    while True:
-        block = list(itertools.islice(structures, per_structure))
-        if not block:
-            break
-        lay = _block_layouts(problem, fixed, grid, block)
-        result.evaluated += lay["tp"].size
-        ok = _structurally_ok(problem, lay, result)
-        if not ok.any():
-            continue
-        sub = _select(lay, ok)
-        result.valid += int(ok.sum())
-        fits = _memory_fits(problem, sub, result)
-        if not fits.any():
-            continue
-        sub = _select(sub, fits)
-        result.feasible += int(fits.sum())
-        best.add(step_time_parts(problem, sub)["total"], sub)
+    combos = [base_settings(problem)] if prune else setting_combinations(problem)
+    for combo in combos:
+        at = with_settings(problem, combo)
+        for lay in _blocks(at, fixed):
+            result.space += int(combinations_per_layout(problem, lay).sum()) if combo is combos[0] else 0
+            result.evaluated += lay["tp"].size
+            ok = _structurally_ok(at, lay, result)
+            if not ok.any():
+                continue
+            sub = _select(lay, ok)
+            result.valid += int(ok.sum())
+            fits = _memory_fits(at, sub, result)
+            if fits.any():
+                result.feasible += int(fits.sum())
+                best.add(
+                    step_time_parts(at, _select(sub, fits))["total"], _select(sub, fits), result.code(combo)
+                )
+            if prune and not fits.all() and _offloads_searched(problem):
+                _offloaded(problem, combo, _select(sub, ~fits), best, result)
+    result.pruned = max(0, result.space - result.evaluated)
     result.best = best.lay
+    result.best_settings = [result.variants[c] for c in best.code.tolist()]
     return result
+
+
+def _blocks(problem: Problem, fixed: Mapping[str, int]) -> Iterator[dict[str, IntArray]]:
+    """The search's layouts, a block of structures at a time, each expanded with the option grid."""
+    grid = np.array(_grid(problem, fixed), dtype=np.int64)
+    per_structure = max(1, CHUNK_LAYOUTS // len(grid))
+    structures = _structures(problem, fixed)
+    while block := list(itertools.islice(structures, per_structure)):
+        yield _block_layouts(problem, fixed, grid, block)
+
+
+def _offloads_searched(problem: Problem) -> bool:
+    searched = problem.training.searched_settings
+    return "optimizer_offload" in searched or "activation_offload_layers" in searched
+
+
+def _offloaded(
+    problem: Problem, base: Mapping[str, Any], sub: Mapping[str, IntArray], best: _Best, result: SearchResult
+) -> None:
+    """Layouts ``sub`` that do not fit at the ``base`` settings, tried with the offloads the problem searches:
+    with optimizer offload (when searched) those that then fit are evaluated; with activation offload (pp 1,
+    no recompute), the fewest layers that make each fit (``_fewest_offload_layers``), after skipping those
+    that do not fit at layers − 1 and those whose step without activation offload (a lower bound: each
+    offloaded layer only adds exposed copy time) is slower than the ``top``-th best found."""
+    searched = problem.training.searched_settings
+    usable = usable_gib(problem) * GIB
+    for opt in [False, True] if "optimizer_offload" in searched else [None]:
+        combo = dict(base) if opt is None else {**base, "optimizer_offload": opt}
+        at = with_settings(problem, combo)
+        cand = sub
+        if opt:
+            result.evaluated += cand["tp"].size
+            fits = memory_parts(at, cand)["total"] <= usable
+            if fits.any():
+                result.feasible += int(fits.sum())
+                best.add(
+                    step_time_parts(at, _select(cand, fits))["total"], _select(cand, fits), result.code(combo)
+                )
+            cand = _select(cand, ~fits)
+        if "activation_offload_layers" not in searched or cand["tp"].size == 0:
+            continue
+        cand = _select(cand, (cand["pp"] == 1) & (cand["recompute"] == RECOMPUTE_NONE))
+        most = problem.model.layers - 1
+        result.evaluated += cand["tp"].size
+        cand = _select(
+            cand,
+            memory_parts(with_settings(at, {"activation_offload_layers": most}), cand)["total"] <= usable,
+        )
+        if cand["tp"].size and best.full:
+            result.evaluated += cand["tp"].size
+            cand = _select(cand, step_time_parts(at, cand)["total"] <= best.time[-1])
+        if cand["tp"].size:
+            _add_fewest(at, combo, cand, best, result)
+
+
+def _add_fewest(
+    at: Problem, combo: Mapping[str, Any], cand: Mapping[str, IntArray], best: _Best, result: SearchResult
+) -> None:
+    """Evaluate each layout of ``cand`` at the fewest activation-offload layers that make it fit."""
+    layers = _fewest_offload_layers(at, cand, result)
+    for n in np.unique(layers).tolist():
+        chosen = _select(cand, layers == n)
+        result.feasible += chosen["tp"].size
+        result.evaluated += chosen["tp"].size
+        settings = {**combo, "activation_offload_layers": int(n)}
+        best.add(step_time_parts(with_settings(at, settings), chosen)["total"], chosen, result.code(settings))
+
+
+def _fewest_offload_layers(at: Problem, cand: Mapping[str, IntArray], result: SearchResult) -> IntArray:
+    """The fewest activation-offload layers n (1 … layers − 1) at which each layout of ``cand`` fits, given
+    that it fits at layers − 1 and not at 0: bisection on n (memory never grows with n), each step's memory
+    evaluated once per distinct n."""
+    usable = usable_gib(at) * GIB
+    lo = np.zeros(cand["tp"].size, dtype=np.int64)
+    hi = np.full(cand["tp"].size, at.model.layers - 1, dtype=np.int64)
+    while (open_ := hi - lo > 1).any():
+        mid = (lo + hi) // 2
+        for n in np.unique(mid[open_]).tolist():
+            idx = np.flatnonzero(open_ & (mid == n))
+            result.evaluated += idx.size
+            lay = {k: a[idx] for k, a in cand.items()}
+            fits = memory_parts(with_settings(at, {"activation_offload_layers": n}), lay)["total"] <= usable
+            hi[idx[fits]] = n
+            lo[idx[~fits]] = n
+    return hi
 
 
 def _block_layouts(
@@ -583,14 +693,22 @@ class _Best:
     lay: dict[str, IntArray] = field(
         default_factory=lambda: {k: np.empty(0, dtype=np.int64) for k in LAYOUT_FIELDS}
     )
+    code: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
-    def add(self, t: np.ndarray, sub: Mapping[str, IntArray]) -> None:
+    @property
+    def full(self) -> bool:
+        return self.time.size >= self.top
+
+    def add(self, t: np.ndarray, sub: Mapping[str, IntArray], code: int = 0) -> None:
+        """Merge layouts ``sub`` (step times ``t``, setting combination ``code``) into the top."""
         keep = _smallest(t, self.top)
         best_time = np.concatenate([self.time, t[keep]])
         best_lay = {k: np.concatenate([self.lay[k], sub[k][keep]]) for k in LAYOUT_FIELDS}
+        best_code = np.concatenate([self.code, np.full(keep.size, code, dtype=np.int64)])
         order = np.argsort(best_time, kind="stable")[: self.top]
         self.time = best_time[order]
         self.lay = {k: a[order] for k, a in best_lay.items()}
+        self.code = best_code[order]
 
 
 def _smallest(t: np.ndarray, top: int) -> np.ndarray:

@@ -120,6 +120,9 @@ TRAINING: Mapping[str, Rule] = {
     "activation_offload_modules": Rule("list", items="text"),
     "activation_func_fp8_input_store": Rule("bool"),
     "optimizer_offload": Rule("bool"),
+    # Let the layout search choose optimizer and activation offload (engine/search_settings.py); off by
+    # default: host memory is not modelled, so an offload the search proposes is never checked against it.
+    "search_offload": Rule("bool"),
     "lora_rank": _int(0, 65_536),
     "lora_modules": Rule("list", items="text"),
     "recompute_num_layers": _int(0, 100_000),
@@ -431,6 +434,7 @@ class Training:
     activation_offload_modules: list[str] | None = None  # --offload-modules (fine-grained offloading)
     activation_func_fp8_input_store: bool | None = None  # --activation-func-fp8-input-store
     optimizer_offload: bool | None = None  # --optimizer-cpu-offload
+    search_offload: bool | None = None  # the search may choose the two offloads (asked for only)
     lora_rank: int | None = None
     lora_modules: list[str] | None = None
     recompute_num_layers: int | None = None  # --recompute-method block --recompute-num-layers

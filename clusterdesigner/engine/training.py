@@ -84,6 +84,7 @@ from clusterdesigner.engine.search import (
     structurally_valid,
     usable_gib,
 )
+from clusterdesigner.engine.search_settings import searchable_settings, with_settings
 from clusterdesigner.engine.timing import (
     CPU_ADAM_ASSUMPTION,
     REGIME_EFFICIENCY,
@@ -100,6 +101,7 @@ from clusterdesigner.engine.training_result import (
     Layout,
     LayoutEstimate,
     MemoryPerGpu,
+    RunSettings,
     SearchCounts,
     StepTime,
     Summary,
@@ -503,6 +505,13 @@ def parse_problem(
     fabric = _fabric(cl, fabrics, nodes)
     oversub = _number(cl, "oversubscription", "cluster", default=1.0, minimum=1.0, strict=False)
     nic = _number(cl, "scaleout_gbps_per_gpu", "cluster", default=fabric.port_gbps)
+    searched = searchable_settings(
+        _section(request, "training"),
+        training,
+        layers=model.layers,
+        host_link_gbps=accelerator.host_link_gbps,
+    )
+    training = replace(training, searched_settings=searched)
     cluster = Cluster(
         accelerator=accelerator,
         fabric=fabric,
@@ -613,6 +622,20 @@ def _rows(problem: Problem, lay: Mapping[str, IntArray]) -> list[LayoutEstimate]
             )
         )
     return rows
+
+
+def search_rows(problem: Problem, result: SearchResult) -> list[LayoutEstimate]:
+    """A search's best layouts as result rows, best first, each evaluated with the run settings the search
+    chose for it (``result.best_settings``), which the row states when the problem searched any."""
+    rows: list[LayoutEstimate | None] = [None] * result.best["tp"].size
+    codes = [tuple(sorted(s.items())) for s in result.best_settings]
+    for code in dict.fromkeys(codes):
+        idx = np.array([i for i, c in enumerate(codes) if c == code], dtype=np.int64)
+        settings = dict(code)
+        lay = {k: a[idx] for k, a in result.best.items()}
+        for i, row in zip(idx.tolist(), _rows(with_settings(problem, settings), lay), strict=True):
+            rows[i] = replace(row, settings=RunSettings(**settings)) if settings else row
+    return [row for row in rows if row is not None]
 
 
 def exotic_features(row: Layout, gpus_per_node: int) -> tuple[str, ...]:
@@ -916,7 +939,7 @@ def _search_result(
     rejected = dict(sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     if result.best["tp"].size == 0:
         raise _no_layout_error(problem, fixed, result, rejected)
-    candidates = _rows(problem, result.best)
+    candidates = search_rows(problem, result)
     return TrainingEstimate(
         mode="search",
         chosen=candidates[0],
@@ -1008,7 +1031,7 @@ def _no_layout_error(
         if fixed:
             free = search(problem, fixed={}, top=1)
             if free.feasible:
-                row = _rows(problem, free.best)[0]
+                row = search_rows(problem, free)[0]
                 field = "parallelism"
                 message += (
                     "; with the parallelism left to the search, "
@@ -1074,7 +1097,7 @@ def _best_at(problem: Problem, fixed: Mapping[str, int], nodes: int) -> LayoutEs
     if not structurally_valid(at, fixed=fixed):
         return None
     result = search(at, fixed=fixed, top=1)
-    return _rows(at, result.best)[0] if result.feasible else None
+    return search_rows(at, result)[0] if result.feasible else None
 
 
 def _states_floor_nodes(problem: Problem) -> float:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterdesigner.engine.json_object import JsonObject
+from clusterdesigner.engine.json_object import JsonObject, omit
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,17 @@ class ErrorBand(JsonObject):
 
 
 @dataclass(frozen=True)
+class RunSettings(JsonObject):
+    """The run settings a layout search chose (search_settings.SEARCHED_SETTINGS): only those it searched,
+    the others absent (the request's or the stack's value holds)."""
+
+    tp_comm_overlap: bool | None = omit()
+    fsdp_overlap: bool | None = omit()
+    optimizer_offload: bool | None = omit()
+    activation_offload_layers: int | None = omit()
+
+
+@dataclass(frozen=True)
 class LayoutEstimate(JsonObject):
     """One layout's figures (``training._rows``): memory, step time, throughput, MFU and days to train, with
     the error band of the throughput and days (None in results stored before the band existed)."""
@@ -105,6 +116,8 @@ class LayoutEstimate(JsonObject):
     tokens_per_second: float
     time_to_train_days: float
     error_band: ErrorBand | None = None
+    # The run settings a search chose for this layout (search_settings.py); absent when it chose none.
+    settings: RunSettings | None = omit()
 
 
 @dataclass(frozen=True)

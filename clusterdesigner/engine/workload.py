@@ -279,6 +279,9 @@ class Training:
     # "adam" (mixed-precision Adam) or "muon" (engine/optimizer.py: hidden matrices orthogonalised by
     # Newton-Schulz, the embedding and output layer stepped by AdamW).
     optimizer: str = "adam"
+    # The run settings the layout search chooses (engine/search_settings.py): those of tp_comm_overlap,
+    # fsdp_overlap, optimizer_offload and activation_offload_layers the request leaves out and the stack runs.
+    searched_settings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,14 +45,17 @@ def test_divisors_of_a_large_count_come_without_a_scan_of_every_number() -> None
     assert len(found) == 162 and found[:4] == [1, 2, 3, 4] and found[-1] == 7_200_000
 
 
-def test_search_size_bounds_the_layouts_the_search_evaluates() -> None:
+def test_search_size_counts_every_layout_with_every_setting_combination() -> None:
     request = _request("llama3-70b", 64)
     problem = parse_problem(request, accelerators=ACCELERATORS, fabrics=FABRICS)
     size = search_size(problem, fixed=parse_parallelism(request))
+    result = search_module.search(problem, fixed=parse_parallelism(request), top=1)
     evaluated = estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["layouts_evaluated"]
-    # Counted as the search builds its blocks: duplicates (sequence parallel without TP, HSDP equal to
-    # ZeRO-3) and micro-batches that divide no local batch are skipped in both.
-    assert evaluated == size > 10_000
+    # The spec H100 has no host link, so the searched settings are the two overlaps (Megatron-Core's profile
+    # has both on): 4 combinations per layout, of which the search evaluates the dominant one (both on).
+    assert problem.training.searched_settings == ("tp_comm_overlap", "fsdp_overlap")
+    assert size == result.space == 4 * evaluated > 40_000
+    assert result.evaluated == evaluated and result.pruned == size - evaluated
 
 
 def test_a_search_past_the_gpu_cap_is_refused_on_the_nodes_before_it_runs() -> None:
