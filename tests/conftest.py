@@ -69,6 +69,24 @@ def catalog(db: Any) -> dict[str, int]:
 
 
 @pytest.fixture
+def demos(catalog: dict[str, int]) -> list[Any]:
+    """The demo designs (apps/designs/demo.py) on the seed catalog."""
+    from apps.designs.demo import demo_load
+
+    return demo_load()
+
+
+@pytest.fixture
+def alice_client(alice: Any) -> Any:
+    """A page client (django.test.Client) signed in as alice."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
 def api_client() -> Any:
     from rest_framework.test import APIClient
 
