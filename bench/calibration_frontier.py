@@ -106,13 +106,14 @@ def _role_cells(errors: dict[str, list[float]]) -> str:
     return "; ".join(cells)
 
 
-def _issue32_rows(cases: list[FrontierCase], gb200_gpus_per_node: int) -> None:
+def _issue32_rows(
+    cases: list[FrontierCase], gb200_gpus_per_node: int, *, runs: list[calibration_cases.Case]
+) -> None:
     """Measured rows of issue 32's parts and recipes in runs.csv and runs_frontier.csv, as fit or check
     (calibration_cases.fit_run_ids) with their error (predicted / measured − 1, the row estimated in its
     own recipe); where there is none it says so, and that the estimate's band is then its family's widest
     (error_band.MEASURED_PARTS, precision.Recipe.measured). Nothing here is fitted."""
     frontier_fit = calibration_cases.fit_run_ids(load_rows())
-    runs = calibration_cases.all_cases()
     runs_fit = calibration_cases.fit_run_ids(calibration_cases.load_runs())
     specs = catalog_specs()
     print("issue 32's parts: measured rows (runs.csv + runs_frontier.csv), fit/check with their errors:")
@@ -175,9 +176,10 @@ def _split_cells(s: dict[str, float | int], width: int = 5) -> str:
     return f"{s['n']:>{width}d} {100 * s['median_abs_error']:6.1f}% {100 * s['p90_abs_error']:6.1f}%"
 
 
-def all_rows_errors(cases: list[FrontierCase]) -> list[float]:
-    """|error| of every compared row of both CSVs (runs.csv on TFLOP/s, the frontier rows as in the table)."""
-    calibration = [abs(e) for c in calibration_cases.all_cases() if (e := c.tflops_error) is not None]
+def all_rows_errors(cases: list[FrontierCase], *, runs: list[calibration_cases.Case]) -> list[float]:
+    """|error| of every compared row of both CSVs (runs.csv on TFLOP/s, the frontier rows as in the table);
+    ``runs`` is calibration_cases.all_cases(), computed once by the caller (it estimates all of runs.csv)."""
+    calibration = [abs(e) for c in runs if (e := c.tflops_error) is not None]
     return calibration + [abs(c.error) for c in cases if c.error is not None]
 
 
@@ -195,6 +197,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cases = all_cases(gb200_gpus_per_node=args.gb200_gpus_per_node)
+    runs = calibration_cases.all_cases()
     shown = [c for c in cases if not args.regime or args.regime in c.regimes]
     print(
         f"{'run':18s} {'model':16s} {'gpu':8s} {'gpus':>5s} {'seq':>6s} {'layout':38s} {'metric':9s} "
@@ -228,7 +231,7 @@ def main() -> None:
             else ("met" if c["median_abs_error"] <= REGIME_TARGET else "NOT met")
         )
         print(f"  {regime:14s} {_split_cells(f)}   {_split_cells(c, 7)}  {met}")
-    everything = all_rows_errors(cases)
+    everything = all_rows_errors(cases, runs=runs)
     print(
         f"  all rows of runs.csv + runs_frontier.csv: n={len(everything)}  median |error| "
         f"{100 * statistics.median(everything):.1f} % (target ≤ 7 %)  p90 |error| "
@@ -248,7 +251,7 @@ def main() -> None:
             print(f"  {c.row['run_id']:22s} the run used {'; '.join(levers)}: no engine input yet")
     print()
     _recipe_rows(cases, args.gb200_gpus_per_node)
-    _issue32_rows(cases, args.gb200_gpus_per_node)
+    _issue32_rows(cases, args.gb200_gpus_per_node, runs=runs)
     accelerators = catalog_specs()["accelerators"]
     peaks = ", ".join(f"{slug} {accelerators[slug].peak_tflops('fp8'):,.0f}" for _, slug in GPU_SLUGS)
     print(

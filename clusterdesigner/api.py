@@ -16,7 +16,7 @@ errors breadth-first, so "message" can name a shallower field than the first one
 ``spec.cluster.nodes``); a nested non-field error gets a ".non_field_errors" suffix
 (``spec.costs.cloud.1.non_field_errors``, here ``spec.costs.cloud.1``); and it answers every non-DRF
 exception itself as a 500, so an oversized body (RequestDataTooBig) was a 500 instead of the 413
-(tests/hardening/test_bad_input.py). Its list-index paths (``spec.costs.cloud.0.offering``) match ours.
+(tests/project/test_bad_input.py). Its list-index paths (``spec.costs.cloud.0.offering``) match ours.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the fifth wrong password is a 429 where the sign-in form (200) is expected; with
 password after five failures signs in (302) where 429 is expected. Its backend raises ValueError when
 authenticate() has no request (the test client's login()), it slides the window on each failure (here it
 runs from the first), and it adds an app with four tables. Seven of the 15 tests in
-tests/hardening/test_sign_in_limit.py and test_security.py failed with it.
+tests/project/test_sign_in_limit.py and test_security.py failed with it.
 """
 
 from __future__ import annotations

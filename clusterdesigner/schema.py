@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 
 def lib_doc_excludes() -> list[type]:
     """drf-spectacular describes a component with the first docstring in its class's MRO before DRF's own
     classes; the serializer mixins' docstrings (how they check) are no description of a request."""
-    from drf_spectacular.plumbing import get_lib_doc_excludes
+    from drf_spectacular import plumbing
 
     from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
+    # drf-spectacular ships no type hints: its function is called through the type it has
+    get_lib_doc_excludes: Callable[[], list[type]] = plumbing.get_lib_doc_excludes
     return [*get_lib_doc_excludes(), KnownKeysOnly, StrictJSONTypes]
 
 

@@ -47,6 +47,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.serial)
 
 
+# Passwords: Django's PBKDF2 (1,000,000 iterations) costs ~0.4 s of CPU per hash and per sign-in check, and
+# most tests create a user with a password (alice, bob, user_client, staff_client) or sign in. They run with
+# the MD5 hasher first (Django's advice for tests: "Speeding up the tests", docs/topics/testing/overview);
+# PBKDF2 stays in the list, so a stored hash of either kind still verifies. Kept on the shipped hashers: the
+# sign-in tests, whose races are judged at the real hashing cost, and every test that starts a server or
+# worker process (tests/faults, tests/integration), whose settings are the shipped ones.
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SHIPPED_HASHER_FOLDERS = ("faults", "integration")
+SHIPPED_HASHER_FILES = ("test_sign_in_concurrency.py", "test_sign_in_limit.py", "test_security.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = [*FAST_HASHERS, *settings.PASSWORD_HASHERS]
+
+
+@pytest.fixture(autouse=True)
+def shipped_password_hashers(request: pytest.FixtureRequest) -> None:
+    """The tests named above hash with the shipped hashers (the fast one removed for the test)."""
+    path = Path(str(request.node.path))
+    folder = path.relative_to(ROOT / "tests").parts[0]
+    if folder in SHIPPED_HASHER_FOLDERS or path.name in SHIPPED_HASHER_FILES:
+        settings = request.getfixturevalue("settings")
+        settings.PASSWORD_HASHERS = [h for h in settings.PASSWORD_HASHERS if h not in FAST_HASHERS]
+
+
 @pytest.fixture(autouse=True)
 def tasks_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tests that don't start a worker run Celery tasks in-process, even when REDIS_URL is set (as in CI)."""
@@ -66,6 +93,24 @@ def catalog(db: Any) -> dict[str, int]:
     from apps.catalog.services import catalog_load_seed
 
     return catalog_load_seed()
+
+
+@pytest.fixture
+def demos(catalog: dict[str, int]) -> list[Any]:
+    """The demo designs (apps/designs/demo.py) on the seed catalog."""
+    from apps.designs.demo import demo_load
+
+    return demo_load()
+
+
+@pytest.fixture
+def alice_client(alice: Any) -> Any:
+    """A page client (django.test.Client) signed in as alice."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(alice)
+    return client
 
 
 @pytest.fixture

@@ -35,7 +35,8 @@ def _figure(fig: go.Figure, *, title: str, x_title: str, y_title: str) -> dict[s
     )
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True, rangemode="tozero")
-    return json.loads(fig.to_json())
+    figure: dict[str, Any] = json.loads(fig.to_json())
+    return figure
 
 
 def _scatter(

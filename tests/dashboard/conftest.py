@@ -1,17 +1,10 @@
-"""Fixtures for the dashboard tests: the seed catalog, the demo designs and a real stored evaluation."""
+"""Fixtures for the dashboard tests: a real stored evaluation (catalog and demos: tests/conftest.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-
-
-@pytest.fixture
-def demos(catalog: dict[str, int]) -> list[Any]:
-    from apps.designs.demo import demo_load
-
-    return demo_load()
 
 
 @pytest.fixture

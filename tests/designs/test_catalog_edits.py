@@ -7,20 +7,13 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import pytest
 from django.test import Client
 
 from apps.catalog.models import CloudPrice, StorageTier
-from apps.designs.demo import demo_load
 from apps.designs.services import design_create, share_link_create
 
 CANNOT = "This design cannot be evaluated"
 P5_ON_DEMAND = "aws-p5-48xlarge:on_demand"
-
-
-@pytest.fixture
-def demos(catalog: Any) -> list[Any]:
-    return demo_load()
 
 
 def _browser(user: Any = None) -> Client:

@@ -131,6 +131,31 @@ def _latency_bound(row: dict[str, str]) -> bool:
     return row["scenario"] == "fixed_batch" and row["batch"] == "1" and int(row["gpus"]) > 1
 
 
+def _cost_rank(row: dict[str, str]) -> int:
+    """0 for a row predicted by one formula (fixed batch, throughput), 1 for one that sizes every layout."""
+    return 0 if row["scenario"] in {"fixed_batch", "throughput"} else 1
+
+
+def _score(fit_rows: list[dict[str, str]], eff: serving.ServingEfficiency, *, bound: float) -> float | None:
+    """Mean |log(predicted / measured)| over the rows, or None when a row has no prediction or the point
+    cannot beat ``bound`` (the best mean so far): the errors are never negative, so once their running sum
+    over n rows exceeds n · bound (with a margin far above rounding) the full mean would too, and the
+    remaining rows are not predicted. The cheap rows go first; the mean is taken in the rows' own order, so
+    a point that is scored gets the same float as when every row was predicted."""
+    n = len(fit_rows)
+    errs: list[float] = [0.0] * n
+    running = 0.0
+    for i in sorted(range(n), key=lambda i: _cost_rank(fit_rows[i])):
+        p = predict(fit_rows[i], eff)
+        if not p:
+            return None
+        errs[i] = abs(math.log(p / float(fit_rows[i]["tokens_per_s"])))
+        running += errs[i]
+        if running > n * bound + 1e-9:
+            return None
+    return float(np.mean(errs))
+
+
 def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
     """The efficiencies of one serving stack (bandwidth, compute, per-sequence overhead and, where a
     tensor-parallel batch-1 fit row pins it, the collective latency) minimising the mean |log(predicted /
@@ -157,11 +182,8 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
             sequence_overhead_us=seq,
             collective_latency_us=lat,
         )
-        errs = [abs(math.log(p / float(r["tokens_per_s"]))) for r in fit_rows if (p := predict(r, eff))]
-        if len(errs) < len(fit_rows):
-            continue
-        score = float(np.mean(errs))
-        if best is None or score < best[0] - 1e-12:
+        score = _score(fit_rows, eff, bound=best[0] if best else math.inf)
+        if score is not None and (best is None or score < best[0] - 1e-12):
             best = (score, eff)
     assert best is not None
     if not fp4_rows or fit_rows is every:
@@ -169,11 +191,8 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
     second: tuple[float, serving.ServingEfficiency] | None = None
     for scale in FP4_SCALE_GRID:
         eff = replace(best[1], fp4_compute_scale=scale)
-        errs = [abs(math.log(p / float(r["tokens_per_s"]))) for r in fp4_rows if (p := predict(r, eff))]
-        if len(errs) < len(fp4_rows):
-            continue
-        score = float(np.mean(errs))
-        if second is None or score < second[0] - 1e-12:
+        score = _score(fp4_rows, eff, bound=second[0] if second else math.inf)
+        if score is not None and (second is None or score < second[0] - 1e-12):
             second = (score, eff)
     assert second is not None
     return second[1]

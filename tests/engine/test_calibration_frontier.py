@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
+import calibration_cases
 import frontier_cases
 import pytest
 from calibration_cases import RUNS_CSV
@@ -26,6 +27,17 @@ ROOT = frontier_cases.ROOT
 @pytest.fixture(scope="module")
 def rows() -> list[dict[str, str]]:
     return load_rows()
+
+
+# Each estimates every row once for the whole module (a few seconds each; the tests only read them).
+@pytest.fixture(scope="module")
+def cases() -> list[FrontierCase]:
+    return frontier_cases.all_cases()
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[calibration_cases.Case]:
+    return calibration_cases.all_cases()
 
 
 def _row(rows: list[dict[str, str]], run_id: str) -> dict[str, str]:
@@ -126,8 +138,7 @@ def test_rows_the_engine_cannot_express_are_listed_with_the_reason(rows: list[di
     assert reasons["nemo2502_b200_2"] == ""
 
 
-def test_every_row_is_compared_or_listed_never_dropped() -> None:
-    cases = frontier_cases.all_cases()
+def test_every_row_is_compared_or_listed_never_dropped(cases: list[FrontierCase]) -> None:
     s = summary(cases)
     assert s["rows"] == 92
     assert s["compared"] + len(s["skipped"]) == s["rows"]
@@ -232,8 +243,8 @@ CHECK_MEDIANS = {
 
 
 @pytest.fixture(scope="module")
-def split() -> dict[str, dict[str, dict[str, float | int]]]:
-    return summary(frontier_cases.all_cases())["by_regime_split"]
+def split(cases: list[FrontierCase]) -> dict[str, dict[str, dict[str, float | int]]]:
+    return summary(cases)["by_regime_split"]
 
 
 def _check(split: dict[str, dict[str, dict[str, float | int]]], regime: str) -> float:
@@ -285,11 +296,11 @@ def test_amd_rows_are_the_printed_ones(split: dict[str, dict[str, dict[str, floa
 
 
 @pytest.fixture(scope="module")
-def all_rows() -> list[float]:
+def all_rows(cases: list[FrontierCase], runs: list[calibration_cases.Case]) -> list[float]:
     sys.path.insert(0, str(ROOT / "bench"))
     from calibration_frontier import all_rows_errors
 
-    return all_rows_errors(frontier_cases.all_cases())
+    return all_rows_errors(cases, runs=runs)
 
 
 def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
@@ -315,7 +326,7 @@ def test_all_rows_p90_meets_the_target(all_rows: list[float]) -> None:
 # ---- issue 19 memory target: "no measured run predicted not to fit" ----
 
 
-def test_no_measured_run_is_predicted_not_to_fit() -> None:
+def test_no_measured_run_is_predicted_not_to_fit(cases: list[FrontierCase]) -> None:
     # Issue 19: "no measured run predicted not to fit". The six rows that did not (NeMo 25.09's GB200 FSDP
     # rows offloading 40 of 80 and 95 of 126 layers' activations, the Megatron-MoE-ModelZoo Qwen3
     # long-context rows recomputing layernorm and moe) carry their levers in the CSV's
@@ -329,7 +340,7 @@ def test_no_measured_run_is_predicted_not_to_fit() -> None:
     #   FP8_ACTIVATION → activation_func_fp8_input_store): 216.9 → 178.4 GiB of 180 and 141.9 → 122.7 of 141.
     # A new "does not fit" is an engine or row error and fails here; a row naming a lever the engine lacks
     # (frontier_cases.MISSING_MEMORY_LEVERS, empty now) would be listed by the bench.
-    oom = [c.row["run_id"] for c in frontier_cases.all_cases() if c.fits is False]
+    oom = [c.row["run_id"] for c in cases if c.fits is False]
     assert oom == []
 
 
@@ -473,20 +484,19 @@ def test_routed_copy_passes_are_the_hand_computed_ones(
     assert with_passes - without == pytest.approx(4.5476, abs=1e-4)
 
 
-def test_bench_reports_issue_32s_parts_and_recipes_as_fit_or_check(capsys: Any, monkeypatch: Any) -> None:
+def test_bench_reports_issue_32s_parts_and_recipes_as_fit_or_check(
+    capsys: Any, monkeypatch: Any, cases: list[FrontierCase], runs: list[calibration_cases.Case]
+) -> None:
     """The bench's issue-32 section: no measured row of GB300, B300, MI350X or Rubin exists in either CSV
     (so nothing is fitted or checked on them and their band is the family's widest); the two MXFP8 rows
     (Qwen3 235B on GB200, Megatron MoE model zoo) are one fit row and one check row, each printed with its
     error estimated in MXFP8; no row was measured in NVFP4 or FP8 blockwise."""
-    import calibration_cases
-
     monkeypatch.syspath_prepend(str(ROOT / "bench"))
     from calibration_frontier import _issue32_rows
 
     from clusterdesigner.engine.error_band import MEASURED_PARTS
 
-    cases = frontier_cases.all_cases()
-    _issue32_rows(cases, 4)
+    _issue32_rows(cases, 4, runs=runs)
     out = capsys.readouterr().out
     every = load_rows() + calibration_cases.load_runs()
     for slug, prefix in (("gb300", "GB300"), ("b300", "B300"), ("mi350x", "MI350X"), ("vera-rubin", "Rubin")):

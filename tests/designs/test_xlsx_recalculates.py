@@ -17,7 +17,7 @@ from django.test import Client
 from openpyxl import load_workbook
 
 from apps.designs.services import share_link_create
-from tests.review.test_xlsx_finance import CASES, _case_design
+from tests.designs.test_xlsx_finance import CASES, _case_design
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from openpyxl import load_workbook
 
-from tests.review.test_xlsx_recalculates import (
+from tests.designs.test_xlsx_recalculates import (
     _cell,
     _check_cached_values,
     _download,

@@ -18,7 +18,6 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.analysis.models import Analysis
-from apps.designs.demo import demo_load
 from apps.designs.services import share_link_create
 from clusterdesigner.settings import caches_for
 
@@ -69,11 +68,6 @@ def dead_broker(dead_redis: str) -> Iterator[str]:
     finally:
         drop_pools()
         app.conf.broker_url, app.conf.task_always_eager = before
-
-
-@pytest.fixture
-def demos(catalog: Any) -> list[Any]:
-    return demo_load()
 
 
 def _charts(body: str) -> list[str]:
