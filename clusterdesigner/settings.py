@@ -273,6 +273,7 @@ SPECTACULAR_SETTINGS = {
         "FabricKindEnum": "apps.catalog.models.Fabric.Kind",
         "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
         "AnalysisKindEnum": "apps.analysis.models.Analysis.Kind",
+        "TeamRoleEnum": "apps.teams.models.Membership.Role",
     },
     "GET_LIB_DOC_EXCLUDES": "clusterdesigner.schema.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [
