@@ -232,3 +232,54 @@ def test_the_break_even_stated_is_against_the_verdicts_rival_and_the_npvs_cross_
         own = moved["costs"]["aws-p5-48xlarge"]["cashflow"]["own"]["npv_usd"]
         assert rows[option["pricing_model"]]["npv_usd"] == pytest.approx(own, abs=1.0), key
     assert f"{verdict['break_even_utilization']:.1%}" in verdict["sentence"]
+
+
+# How the verdict writes each unit, and half its last digit: a threshold parsed back from the sentence is the
+# API's within that rounding.
+_UNITS = {
+    "fraction": (r"([0-9.]+)%", 0.01 * 0.05 + 1e-12),
+    "fraction of capex": (r"([0-9.]+)% of capex", 0.01 * 0.05 + 1e-12),
+    "USD/node": (r"\$([0-9,]+) per node", 0.5 + 1e-9),
+    "USD/node-hour": (r"\$([0-9,.]+) per node-hour", 0.005 + 1e-12),
+    "USD/kWh": (r"\$([0-9,.]+) per kWh", 0.00005 + 1e-12),
+}
+
+
+def test_the_verdict_sentence_and_the_share_view_state_the_prices_that_flip_it(
+    user_client: Any, catalog: Any
+) -> None:
+    """Issue #31, "the price that flips it": the thresholds stand in the verdict sentence (API) and on the
+    share view, each the API's own figure (a number parsed back from the sentence is the threshold the API
+    states, to the sentence's rounding), and each is where the two NPVs meet (tests/engine/test_npv_basis.py
+    holds that within $1)."""
+    import html
+    import re
+
+    from django.test import Client
+
+    from apps.designs.models import Design
+    from apps.designs.services import share_link_create
+    from tests.designs.test_design_verdict import _p5_spec
+
+    created = user_client.post("/api/v1/designs/", {"name": "p5", "spec": _p5_spec()}, format="json")
+    design_id = created.json()["id"]
+    verdict = user_client.post(f"/api/v1/designs/{design_id}/evaluate/").json()["design_verdict"]
+    sentence = verdict["sentence"]
+    stated = [f for f in verdict["flips"] if f["threshold"] is not None and f["name"] != "utilization"]
+    assert stated, verdict["flips"]
+    assert "the verdict flips at " in sentence and sentence.endswith("(each alone).")
+    flips_part = sentence.split("the verdict flips at ", 1)[1]
+    for flip in stated:
+        word = "at" if flip["unit"] == "fraction" else "of"
+        pattern, tolerance = _UNITS[flip["unit"]]
+        found = re.search(re.escape(f"{flip['label']} {word} ") + pattern, flips_part)
+        assert found, (flip, flips_part)
+        value = float(found[1].replace(",", ""))
+        scale = 0.01 if flip["unit"].startswith("fraction") else 1.0
+        assert value * scale == pytest.approx(flip["threshold"], abs=tolerance)
+    # The share view states the same sentence, and one row per flip with its input's name.
+    _, token = share_link_create(design=Design.objects.get(pk=design_id), user=user_client.user)
+    page = html.unescape(Client().get(f"/share/{token}/").content.decode())
+    assert sentence in page
+    table = page.split('id="verdict-flips"', 1)[1].split("</table>", 1)[0]
+    assert {f["name"] for f in verdict["flips"]} == set(re.findall(r'data-input="([^"]+)"', table))

@@ -20,7 +20,12 @@ from clusterdesigner.engine.capacity import (
 from clusterdesigner.engine.cost import DEFAULTS
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 from clusterdesigner.engine.tco import LinearCost, OnPremInputs, break_even_utilization
-from tests.engine.specs import unsplit_run_on_capped_spot
+from tests.engine.specs import (
+    own_or_reserve,
+    own_or_reserve_by_hand,
+    two_runs_tie_break_plan,
+    unsplit_run_on_capped_spot,
+)
 
 W = HOURS_PER_MONTH / 168  # hours of a month one slot of the representative week stands for
 
@@ -451,33 +456,7 @@ def test_a_runs_finish_month_does_not_depend_on_the_mip_gap() -> None:
     $/node-hour term in the cost, smaller than the gap, HiGHS stopped at a 1 % or 5 % gap on a mix of the
     same cost that finished it in month 4; the lexicographic second solve (least lateness at no more cost)
     finishes it in month 3 at every gap, at the same total."""
-    spec = {
-        "horizon_months": 12,
-        "gpus_per_node": 8,
-        "training": [
-            {"name": "a", "gpu_hours": 160_000, "gpus": 64, "deadline_month": 8},
-            {
-                "name": "b",
-                "gpu_hours": 80_000,
-                "gpus": 32,
-                "earliest_start_month": 2,
-                "deadline_month": 10,
-                "splittable": True,
-            },
-        ],
-        "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
-        "supply": {
-            "owned": {
-                "lead_time_months": 1,
-                "capex_usd_per_node": 300_000,
-                "fixed_usd_per_node_month": 9_000,
-                "usd_per_node_hour_used": 0.7,
-            },
-            "reservations": [{"term_months": 12, "usd_per_node_hour": 30.0}],
-            "on_demand": {"usd_per_node_hour": 55.04},
-        },
-    }
-    plan = CapacityPlan.from_json(spec)
+    plan = CapacityPlan.from_json(two_runs_tie_break_plan())
     results = [plan_solve(plan=plan, mip_gap=gap, compare=False) for gap in (1e-4, 1e-2, 5e-2)]
     assert [r.runs[0].finish_month for r in results] == [3, 3, 3]
     assert len({r.runs[1].finish_month for r in results}) == 1
@@ -505,61 +484,20 @@ def test_a_run_that_may_not_be_split_is_never_put_on_spot_capped_below_its_nodes
 
 # ------------------------------------------------------------------ the objective: NPV of the cash flows
 
-# One node of flat demand for 12 months: own it (from month 0) or reserve it for 12 months. Owning: capex
-# $300,000 at the start, resold after a year at the book value 300,000 × (1 − 0.8 × 1/5) = $252,000 (5-year
-# life, 20 % residual, no series), opex $4,000 a month (a fixed $8,000 a node-month of which $4,000 is the
-# capital share: 300,000 × 0.8 / 60, straight-line, what capital recovery is at a zero rate), no energy.
-# Reserving: $11.50 a node-hour, 730 h a month, billed at the end of each month. On-demand at $60 serves
-# nothing either way.
-OWN_OR_RESERVE: dict[str, Any] = {
-    "horizon_months": 12,
-    "gpus_per_node": 8,
-    "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
-    "supply": {
-        "owned": {
-            "lead_time_months": 0,
-            "capex_usd_per_node": 300_000.0,
-            "fixed_usd_per_node_month": 8_000.0,
-            "capital_usd_per_node_month": 4_000.0,
-            "depreciation_years": 5.0,
-            "residual_fraction": 0.2,
-            "usd_per_node_hour_used": 0.0,
-        },
-        "reservations": [{"term_months": 12, "usd_per_node_hour": 11.5}],
-        "on_demand": {"usd_per_node_hour": 60.0},
-    },
-}
-
-
-def own_or_reserve_by_hand(rate: float) -> dict[str, float]:
-    """The two choices' NPVs by hand (the hand calculation beside the tests through the engine and the API):
-    i = (1 + r)^(1/12) − 1, the annuity of 12 month-end payments a_12 = (1 − (1 + r)^−1) / i.
-    own     = 300,000 − 252,000 / (1 + r) + 4,000 · a_12
-    reserve = 11.5 × 730 · a_12 = 8,395 · a_12
-    r = 0:  a_12 = 12:      own 48,000 + 48,000 = $96,000;  reserve $100,740: owning is cheaper by $4,740.
-    r = 8 %: i = 0.00643403, a_12 = 0.0740741 / 0.00643403 = 11.512858: own 300,000 − 233,333.33 +
-            46,051.43 = $112,718.10; reserve 8,395 × 11.512858 = $96,650.44: reserving is cheaper by $16,067.66.
-    The capex is paid at once while the resale and every bill come later, so discounting turns the choice."""
-    annuity = 12.0 if rate == 0 else (1 - (1 + rate) ** -1) / ((1 + rate) ** (1 / 12) - 1)
-    return {
-        "own": 300_000 - 252_000 / (1 + rate) + 4_000 * annuity,
-        "reserve": 11.5 * 730 * annuity,
-    }
-
 
 def test_discounting_turns_own_into_reserve_by_hand() -> None:
     at_zero, at_eight = own_or_reserve_by_hand(0.0), own_or_reserve_by_hand(0.08)
     assert at_zero == pytest.approx({"own": 96_000.0, "reserve": 100_740.0})
     assert at_eight == pytest.approx({"own": 112_718.10, "reserve": 96_650.44}, abs=0.01)
 
-    undiscounted = plan_solve(plan=CapacityPlan.from_json(OWN_OR_RESERVE), mip_gap=1e-9)
+    undiscounted = plan_solve(plan=CapacityPlan.from_json(own_or_reserve()), mip_gap=1e-9)
     assert [(p.arrival_month, p.nodes) for p in undiscounted.owned_purchases] == [(0, 1)]
     assert undiscounted.reservations == ()
     assert undiscounted.npv_usd == pytest.approx(at_zero["own"], rel=1e-9)
     assert undiscounted.total_usd == pytest.approx(at_zero["own"], rel=1e-9)
 
     discounted = plan_solve(
-        plan=CapacityPlan.from_json({**OWN_OR_RESERVE, "discount_rate": 0.08}), mip_gap=1e-9
+        plan=CapacityPlan.from_json({**own_or_reserve(), "discount_rate": 0.08}), mip_gap=1e-9
     )
     assert discounted.owned_purchases == ()
     assert [(r.term_months, r.start_month, r.nodes) for r in discounted.reservations] == [(12, 0, 1)]
