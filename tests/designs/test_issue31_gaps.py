@@ -283,3 +283,69 @@ def test_the_verdict_sentence_and_the_share_view_state_the_prices_that_flip_it(
     assert sentence in page
     table = page.split('id="verdict-flips"', 1)[1].split("</table>", 1)[0]
     assert {f["name"] for f in verdict["flips"]} == set(re.findall(r'data-input="([^"]+)"', table))
+
+
+def test_the_resale_flip_moves_the_resale_the_cash_flows_take_and_the_npvs_meet_there(
+    user_client: Any, catalog: Any
+) -> None:
+    """Issue #31, "the price that flips it" for resale. The verdict stated its resale threshold by moving
+    on_prem.residual_fraction, the book value's residual, which no longer reaches the cash flows (the resale
+    is the market series' value, resolved before): every design read "no flip" for the resale value, even
+    where owning wins by less than the resale is worth. Now the flip moves cashflow.resale_fraction.
+
+    512 × H100 for 3 years at 70 %, on-demand only at a negotiated $28 a node-hour (TEST INPUT), no lead time:
+    owning's NPV falls by capex / 1.08³ for each 1.0 of resale, received at month 36, and nothing else moves,
+    so by hand the gap rent − own is zero at f* = f₀ − gap₀ · 1.08³ / capex, f₀ the market resale (GLRI H100
+    series at 3 years, 0.30)."""
+    from tests.designs.test_design_verdict import _p5_spec
+
+    spec = _p5_spec()
+    spec["costs"]["cloud"] = [
+        {
+            "offering": "aws-p5-48xlarge",
+            "pricing_models": ["on_demand"],
+            "usd_per_node_hour": {"on_demand": 28.0},
+        }
+    ]
+    spec["costs"]["cashflow"] = {"lead_time_months": 0}
+    body = _evaluate(user_client, spec)
+    verdict = body["design_verdict"]
+    cash = body["costs"]["aws-p5-48xlarge"]["cashflow"]
+    assert cash["resale"]["basis"] == "market" and cash["resale"]["fraction"] == pytest.approx(0.30)
+    flip = next(f for f in verdict["flips"] if f["name"] == "cashflow.resale_fraction")
+    assert flip["label"] == "the resale value" and flip["base"] == pytest.approx(0.30)
+    rent = next(r for r in cash["rent"] if r["name"] == "on_demand")
+    gap = rent["npv_usd"] - cash["own"]["npv_usd"]
+    by_hand = 0.30 - gap * 1.08**3 / cash["inputs"]["capex_usd"]
+    assert 0.0 < by_hand < 0.999  # the resale decides this verdict
+    assert flip["threshold"] == pytest.approx(by_hand, abs=1e-9)
+    assert "the resale value of " in verdict["sentence"]
+    # The design re-evaluated with the resale at the threshold (a dealer's quote, cashflow.resale_fraction):
+    # the two NPVs meet within $1.
+    spec["costs"]["cashflow"]["resale_fraction"] = flip["threshold"]
+    again = _evaluate(user_client, spec)["costs"]["aws-p5-48xlarge"]["cashflow"]
+    rent_again = next(r for r in again["rent"] if r["name"] == "on_demand")
+    assert abs(rent_again["npv_usd"] - again["own"]["npv_usd"]) < 1.0
+    # The tornado moves the same resale: its bar is the NPV of ± the spread of it, not a book residual that
+    # moves nothing before tax.
+    names = {row["name"] for row in body["costs"]["aws-p5-48xlarge"]["sensitivity"]["rows"]}
+    assert "cashflow.resale_fraction" in names and "on_prem.residual_fraction" not in names
+
+
+def test_staff_scales_with_the_fleet_through_the_design_api_with_no_floor_of_one_person(
+    user_client: Any, catalog: Any
+) -> None:
+    """Issue #31 item 11: one staff FTE ($180,000 a year) was charged even for a single 8-GPU node, $2.57 a
+    GPU-hour. By hand, the sourced default is 1 FTE per 75 nodes (defaults.NODES_PER_FTE, "1 FTE per 50-100
+    GPU servers"): one node is 1/75 FTE × $180,000 = $2,400 a year; 64 nodes 64/75 × $180,000 = $153,600."""
+    from tests.designs.test_stale_prices import SPEC
+
+    staff = {}
+    for nodes in (1, 64):
+        spec = copy.deepcopy(SPEC)
+        spec["cluster"]["nodes"] = nodes
+        spec["parallelism"]["dp"] = 8 * nodes
+        cost = _evaluate(user_client, spec)["costs"]["aws-p5-48xlarge"]
+        staff[nodes] = cost["on_prem"]["annual"]["staff"]["usd"]
+    assert staff[1] == pytest.approx(2_400.0, abs=0.01)
+    assert staff[64] == pytest.approx(153_600.0, abs=0.01)
