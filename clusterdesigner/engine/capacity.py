@@ -587,6 +587,22 @@ def _check_owned(o: OwnedOption, *, horizon_months: int) -> None:
     for key in ("capex_usd_per_node", "fixed_usd_per_node_month", "usd_per_node_hour_used"):
         _require(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
     _require(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
+    # The cash basis's parts (plan_flows): capex less the capital share is paid monthly, and the book value
+    # divides by the life, so a life of 0 or a capital share above the fixed cost cannot mean anything.
+    if o.capital_usd_per_node_month is not None:
+        _require(
+            0 <= o.capital_usd_per_node_month <= o.fixed_usd_per_node_month,
+            "must be zero up to fixed_usd_per_node_month (it is the capital share of that fixed cost)",
+            "supply.owned.capital_usd_per_node_month",
+        )
+    if o.depreciation_years is not None:
+        _require(
+            0 < o.depreciation_years <= 50,
+            "must be more than 0, at most 50 (years)",
+            "supply.owned.depreciation_years",
+        )
+    if o.residual_fraction is not None:
+        _require(0 <= o.residual_fraction <= 1, "must be 0 to 1 (of capex)", "supply.owned.residual_fraction")
 
 
 def _check_burst(burst: BurstOption, key: str) -> None:

@@ -686,3 +686,29 @@ def test_a_runs_finish_month_through_the_api_does_not_depend_on_the_mip_gap(
     assert [r["runs"][0]["finish_month"] for r in results] == [3, 3]
     assert results[0]["runs"][1]["finish_month"] == results[1]["runs"][1]["finish_month"]
     assert results[1]["npv_usd"] == pytest.approx(results[0]["npv_usd"], rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_owning_cash_parts_that_cannot_mean_anything_are_a_400_naming_each_and_nothing_is_saved(
+    alice: Any,
+) -> None:
+    """The NPV objective pays owning as cash: capex at delivery, F less the capital share monthly, resale at
+    the book value capex · (1 − (1 − residual) · age / life) where no series covers the age. A life of 0
+    divided by zero (a 500 once a node was bought), a capital share above the fixed cost made opex
+    negative, a residual above 1 sold hardware for more than it cost: each is a 400 on its own field."""
+    spec = copy.deepcopy(own_or_reserve())
+    spec["supply"]["owned"].update(
+        {"depreciation_years": 0, "capital_usd_per_node_month": 9_000.0, "residual_fraction": 1.5}
+    )
+    client = _client(alice)
+    count = PlanRow.objects.count()
+    response = client.post(URL, {"name": "bad cash", "spec": spec}, format="json")
+    assert response.status_code == 400
+    fields = response.json()["error"]["fields"]
+    assert set(fields) == {
+        "spec.supply.owned.depreciation_years",
+        "spec.supply.owned.capital_usd_per_node_month",
+        "spec.supply.owned.residual_fraction",
+    }
+    assert fields["spec.supply.owned.depreciation_years"] == ["must be more than 0, at most 50 (years)"]
+    assert PlanRow.objects.count() == count
