@@ -349,3 +349,58 @@ def test_staff_scales_with_the_fleet_through_the_design_api_with_no_floor_of_one
         staff[nodes] = cost["on_prem"]["annual"]["staff"]["usd"]
     assert staff[1] == pytest.approx(2_400.0, abs=0.01)
     assert staff[64] == pytest.approx(153_600.0, abs=0.01)
+
+
+def _usd(value: float) -> str:
+    """As the pages print dollars (the dashboard's usd filter)."""
+    return f"-${abs(value):,.0f}" if value < 0 else f"${value:,.0f}"
+
+
+def test_the_design_page_and_the_share_view_print_the_apis_verdict_figures_to_the_dollar(
+    user_client: Any, catalog: Any
+) -> None:
+    """Done when: "every number on the design page, share view, XLSX and API agrees to the dollar and states
+    its basis" (the XLSX against the API: tests/review/test_xlsx_recalculates.py). The 32 × B200 design with
+    two offerings: each option's NPV and undiscounted cash in the verdict's NPV table, owning's three figures
+    and their distance from the NPV, and the commitments, on both pages exactly as the API states them,
+    beside the basis the API names."""
+    import html
+    import re
+
+    from django.test import Client
+
+    from apps.designs.models import Design
+    from apps.designs.services import share_link_create
+    from tests.designs.test_design_verdict import _b200_spec
+
+    spec = _b200_spec(["aws-p6-b200-48xlarge", "coreweave-8x-b200-node"])
+    created = user_client.post("/api/v1/designs/", {"name": "b200", "spec": spec}, format="json")
+    design_id = created.json()["id"]
+    verdict = user_client.post(f"/api/v1/designs/{design_id}/evaluate/").json()["design_verdict"]
+    _, token = share_link_create(design=Design.objects.get(pk=design_id), user=user_client.user)
+    owner = Client()
+    owner.force_login(user_client.user)
+    pages = {
+        "design page": owner.get(f"/designs/{design_id}/").content.decode(),
+        "share view": Client().get(f"/share/{token}/").content.decode(),
+    }
+    expected = {"own": (verdict["own"]["npv_usd"], verdict["own"]["cash_usd"])} | {
+        o["key"]: (o["npv_usd"], o["cash_usd"]) for o in verdict["options"]
+    }
+    for where, raw in pages.items():
+        page = html.unescape(raw)
+        summary = page.split('id="finance-summary"', 1)[1].split("</section>", 1)[0]
+        assert f"Basis: {verdict['basis']}" in summary, where
+        table = summary.split('id="verdict-npv-table"', 1)[1].split("</table>", 1)[0]
+        rows = dict(re.findall(r'<tr data-verdict-option="([^"]+)"[^>]*>(.*?)</tr>', table, re.S))
+        assert set(rows) == set(expected), where
+        for key, (npv, cash) in expected.items():
+            cells = re.findall(r'<td class="num">([^<]*)</td>', rows[key])
+            assert cells[:2] == [_usd(npv), _usd(cash)], (where, key)
+        figures = summary.split('id="owning-figures"', 1)[1].split("</table>", 1)[0]
+        for f in verdict["owning_figures"]:
+            row = figures.split(f'data-figure="{f["name"]}"', 1)[1].split("</tr>", 1)[0]
+            assert _usd(f["usd"]) in row and _usd(f["minus_npv_usd"]) in row and f["basis"] in row, where
+        for c in verdict["commitments"]:
+            row = summary.split(f'data-commitment="{c["key"]}"', 1)[1].split("</tr>", 1)[0]
+            assert _usd(c["usd"]) in row and _usd(c["beyond_horizon_usd"]) in row, where
