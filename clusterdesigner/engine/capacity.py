@@ -1693,12 +1693,18 @@ def _notes(
 ) -> tuple[str, ...]:
     """What a reader of the result needs to know about how it was computed."""
     supply = plan.supply
-    notes = [REPRESENTATIVE_WEEK]
+    notes = [
+        REPRESENTATIVE_WEEK,
+        f"Objective: the NPV of the plan's monthly cash flows at {plan.discount_rate:.2%} a year, discounted"
+        " monthly at (1 + r)^(1/12) − 1 as the design's cash flows are (each month's bills at its end,"
+        " capex at delivery); the cash out undiscounted is the same flows summed.",
+    ]
     if cash is None:
         notes.append(
             "No cash view: the owned option's fixed cost was given without its capital share"
-            " (capital_usd_per_node_month, depreciation_years, residual_fraction); price owned nodes from a"
-            " design to have one."
+            " (capital_usd_per_node_month, depreciation_years, residual_fraction), so the NPV pays owning"
+            " as that fixed cost per node-month (owning annualised); price owned nodes from a design to have"
+            " one."
         )
     else:
         owned = supply.owned
@@ -1710,7 +1716,7 @@ def _notes(
         )
         notes.append(
             f"Cash view: capex when each purchase is delivered, opex monthly, {resale}; NPV ${cash[1]:,.0f}"
-            f" at {plan.discount_rate:.0%} (the annualised NPV spreads capex as capital recovery instead)."
+            f" at {plan.discount_rate:.2%}, the objective the mix was chosen on."
         )
     if after_horizon > 0:
         notes.append(
@@ -1722,7 +1728,12 @@ def _notes(
             f"Spot goodput {supply.spot.goodput:.4f}: {supply.spot.goodput_source or 'given with the plan'};"
             " spot costs its price ÷ goodput per node-hour of useful work."
         )
-    if supply.owned is not None:
+    if supply.owned is not None and cash is not None:
+        notes.append(
+            "Owned nodes pay their capex on arrival, then opex (colocation, maintenance, staff, idle power)"
+            " each month to the end of the horizon plus energy per node-hour used, and are sold at the end."
+        )
+    elif supply.owned is not None:
         notes.append(
             "Owned nodes cost a fixed amount per node-month from arrival to the end of the horizon (capital "
             "recovery, colocation, maintenance, staff, idle power) plus energy per node-hour used; capex is "

@@ -504,6 +504,10 @@ def test_discounting_turns_own_into_reserve_by_hand() -> None:
     assert discounted.npv_usd == pytest.approx(at_eight["reserve"], rel=1e-9)
     assert discounted.total_usd == pytest.approx(100_740.0, rel=1e-9)  # cash out, undiscounted
     assert discounted.cash_npv_usd == pytest.approx(discounted.npv_usd, rel=1e-12)
+    assert any(
+        n.startswith("Objective: the NPV of the plan's monthly cash flows at 8.00% a year")
+        for n in discounted.notes
+    )
     # The all-own comparison is priced on the same basis: owning's NPV by hand.
     all_own = {a.name: a for a in discounted.alternatives}["all own"]
     assert all_own.npv_usd == pytest.approx(at_eight["own"], rel=1e-9)
