@@ -87,6 +87,11 @@ def test_a_share_link_shows_finance_the_frozen_result_and_never_writes(alice: An
     assert shared.status_code == 200
     body = shared.content.decode()
     assert 'id="share-notice"' in body and 'id="chart-data-capacity"' in body and "share-plan" not in body
+    # Finance reads the objective's basis and figure as the owner's page states them (issue #31, one basis).
+    solution = link.solution.result
+    assert "Cheapest mix: NPV of its monthly cash flows at 8 % a year (the plan's objective: capex at" in body
+    assert f'id="plan-npv">${solution["npv_usd"]:,.0f}</td>' in body
+    assert f'id="plan-total">${solution["total_usd"]:,.0f}</td>' in body
     xlsx = finance.get(f"{path}xlsx/")
     assert xlsx.status_code == 200 and xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
     assert finance.post(path).status_code == 405
