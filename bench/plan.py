@@ -117,7 +117,10 @@ def main() -> int:
     )
     owned = [m.owned_nodes for m in result.months]
     utilization = "n/a" if result.owned_utilization is None else f"{result.owned_utilization:.1%}"
-    print(f"optimum: ${result.total_usd:,.0f}; owned nodes by month {owned}")
+    print(
+        f"optimum: NPV ${result.npv_usd:,.0f} (the objective), cash out undiscounted"
+        f" ${result.total_usd:,.0f}; owned nodes by month {owned}"
+    )
     print(
         f"  {len(result.reservations)} reservation starts; "
         f"on-demand {result.on_demand_node_hours:,.0f} node-h; "

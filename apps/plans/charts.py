@@ -65,7 +65,7 @@ def cost_by_layer_chart(*, result: PlanResult) -> dict[str, Any]:
     fig = go.Figure()
     for i, (name, label) in enumerate(LAYER_LABELS.items()):
         values = [m.cost_usd.get(name, 0.0) for m in result.months]
-        if any(v > 0 for v in values):
+        if any(v != 0 for v in values):
             fig.add_bar(
                 x=months,
                 y=values,
@@ -73,8 +73,14 @@ def cost_by_layer_chart(*, result: PlanResult) -> dict[str, Any]:
                 marker_color=PALETTE[i],
                 hovertemplate=f"{label}: $%{{y:,.0f}} in month %{{x}}<extra></extra>",
             )
-    fig.update_layout(barmode="stack")
-    return _figure(fig, title="Cost by capacity layer and month", y_title="USD per month")
+    # "relative" stacks a negative bar (owned nodes' resale credited in the last month) below zero.
+    fig.update_layout(barmode="relative")
+    return _figure(
+        fig,
+        title="Cash out by capacity layer and month, undiscounted (owned: capex when it arrives, resale in"
+        " the last month)",
+        y_title="USD per month",
+    )
 
 
 def owned_utilization_chart(*, result: PlanResult) -> dict[str, Any]:

@@ -59,9 +59,17 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
     return out.getvalue()
 
 
+# How owning enters the plan's NPV: as cash when its capital share is known, else annualised as given.
+OWNING_BASIS = {
+    True: "cash: capex at delivery, opex monthly, resale at market value (book value where no series)",
+    False: "annualised: the fixed cost per node-month as given (no capital share, so no capex or resale)",
+}
+
+
 def _summary_sheet(book: Workbook, *, name: str, version: int, result: PlanResult) -> None:
     alternatives = [
-        (f"{a.name} (USD)", a.total_usd if a.total_usd is not None else a.reason) for a in result.alternatives
+        (f"{a.name}: NPV, the objective's basis (USD)", a.npv_usd if a.npv_usd is not None else a.reason)
+        for a in result.alternatives
     ]
     _sheet(
         book,
@@ -70,13 +78,10 @@ def _summary_sheet(book: Workbook, *, name: str, version: int, result: PlanResul
         [
             ("plan", name),
             ("version", version),
-            (
-                "cheapest mix over the horizon: the objective, undiscounted, owning annualised (USD)",
-                result.total_usd,
-            ),
-            ("NPV, owning annualised (USD)", result.npv_usd),
+            ("cheapest mix: NPV of its monthly cash flows, the objective (USD)", result.npv_usd),
+            ("objective's owning basis", OWNING_BASIS[result.cash_npv_usd is not None]),
+            ("cash out, undiscounted (USD)", result.total_usd),
             ("capex of the nodes bought (USD)", result.capex_usd),
-            ("NPV of the cash: capex when delivered, opex, resale (USD)", result.cash_npv_usd),
             *((f"cost: {layer} (USD)", usd) for layer, usd in result.cost_by_layer_usd.items()),
             ("on-demand node-hours", result.on_demand_node_hours),
             ("spot node-hours", result.spot_node_hours),

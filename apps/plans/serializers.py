@@ -87,7 +87,13 @@ class MonthRowSerializer(serializers.Serializer[Any]):
 
 class AlternativeSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
-    total_usd = serializers.FloatField(allow_null=True)
+    npv_usd = serializers.FloatField(
+        allow_null=True,
+        required=False,
+        help_text="Its NPV, the objective it was chosen on (the plan's npv_usd basis); null when it cannot "
+        "serve the plan, or in a solution stored before the NPV objective.",
+    )
+    total_usd = serializers.FloatField(allow_null=True, help_text="Its cash out, undiscounted.")
     reason = serializers.CharField(allow_blank=True)
 
 
@@ -118,13 +124,19 @@ class InferenceSizingSerializer(serializers.Serializer[Any]):
 
 
 class PlanResultSerializer(serializers.Serializer[Any]):
-    total_usd = serializers.FloatField()
-    npv_usd = serializers.FloatField(help_text="NPV with owning annualised (capital recovery per month).")
+    npv_usd = serializers.FloatField(
+        help_text="The objective the mix is chosen on: the NPV of the plan's monthly cash flows at its "
+        "discount_rate (engine/cashflow.py's monthly discounting): capex at delivery, opex and bills at the "
+        "end of each month, every month of a reservation's whole term, resale at market value (book value "
+        "where no series) at the horizon. Owning costs given without their capital share are paid as their "
+        "fixed cost per node-month instead (owning annualised)."
+    )
+    total_usd = serializers.FloatField(help_text="The same cash flows undiscounted: cash out, undiscounted.")
     capex_usd = serializers.FloatField(help_text="Capex of the nodes the plan buys.")
     cash_npv_usd = serializers.FloatField(
         allow_null=True,
-        help_text="NPV of the cash: capex when delivered, opex monthly, resale at book value at the end;"
-        " null when the owning costs were given without their capital share.",
+        help_text="NPV of the cash (capex when delivered, opex monthly, market resale at the end): equal to "
+        "npv_usd; null when the owning costs were given without their capital share.",
     )
     cash_flows_usd = serializers.ListField(
         child=serializers.FloatField(),
@@ -157,7 +169,7 @@ class PlanResultSerializer(serializers.Serializer[Any]):
         "node limit (PLAN_SOLVE_NODE_LIMIT) or wall-clock backstop and this is the best plan it found.",
     )
     solver_message = serializers.CharField(
-        allow_blank=True, required=False, help_text="Where a stopped solve stopped: nodes, cost, gap."
+        allow_blank=True, required=False, help_text="Where a stopped solve stopped: nodes, NPV, gap."
     )
 
 

@@ -24,7 +24,9 @@ from clusterdesigner.views import or_404
 
 # The new-plan form's starting spec. Prices: aws-p5-48xlarge on-demand $55.04 (us-east-1, 2026-09-01) and
 # 3-year RI $23.776 (2026-09-19) from the seed catalog; owning per node from the cost engine's model of
-# demo design 1 (tests/engine/test_capacity.py shows the arithmetic). Replace them with your own.
+# demo design 1 (tests/engine/test_capacity.py shows the arithmetic), with the capital share of its fixed
+# cost, life and residual, so that the plan's NPV pays capex at delivery and takes the resale back (the cash
+# basis). Replace them with your own.
 EXAMPLE_SPEC: dict[str, Any] = {
     "horizon_months": 12,
     "gpus_per_node": 8,
@@ -46,6 +48,9 @@ EXAMPLE_SPEC: dict[str, Any] = {
             "capex_usd_per_node": 336883.91,
             "fixed_usd_per_node_month": 9539.32,
             "usd_per_node_hour_used": 0.76986,
+            "capital_usd_per_node_month": 6074.16,
+            "depreciation_years": 5.0,
+            "residual_fraction": 0.2,
         },
         "reservations": [{"term_months": 36, "usd_per_node_hour": 23.776}],
         "on_demand": {"usd_per_node_hour": 55.04},
@@ -144,8 +149,9 @@ def _result_context(solution: Any) -> dict[str, Any]:
             for run in result.runs
         ],
         "alternatives": [
-            (a, None if a.total_usd is None else a.total_usd - result.total_usd) for a in result.alternatives
+            (a, None if a.npv_usd is None else a.npv_usd - result.npv_usd) for a in result.alternatives
         ],
+        "discount_pct": f"{100 * float(solution.snapshot['plan'].get('discount_rate') or 0.0):g}",
         "charts": [
             {
                 "id": key,

@@ -61,7 +61,7 @@ from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from clusterdesigner.engine.cashflow import monthly_rate
+from clusterdesigner.engine.cashflow import discount_factors
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, SolverLimitError
 from clusterdesigner.engine.failures import failure_model
 from clusterdesigner.engine.resale import ResaleCurve
@@ -587,6 +587,22 @@ def _check_owned(o: OwnedOption, *, horizon_months: int) -> None:
     for key in ("capex_usd_per_node", "fixed_usd_per_node_month", "usd_per_node_hour_used"):
         _require(getattr(o, key) >= 0, "must be zero or more", f"supply.owned.{key}")
     _require(o.existing_nodes >= 0, "must be zero or more", "supply.owned.existing_nodes")
+    # The cash basis's parts (plan_flows): capex less the capital share is paid monthly, and the book value
+    # divides by the life, so a life of 0 or a capital share above the fixed cost cannot mean anything.
+    if o.capital_usd_per_node_month is not None:
+        _require(
+            0 <= o.capital_usd_per_node_month <= o.fixed_usd_per_node_month,
+            "must be zero up to fixed_usd_per_node_month (it is the capital share of that fixed cost)",
+            "supply.owned.capital_usd_per_node_month",
+        )
+    if o.depreciation_years is not None:
+        _require(
+            0 < o.depreciation_years <= 50,
+            "must be more than 0, at most 50 (years)",
+            "supply.owned.depreciation_years",
+        )
+    if o.residual_fraction is not None:
+        _require(0 <= o.residual_fraction <= 1, "must be 0 to 1 (of capex)", "supply.owned.residual_fraction")
 
 
 def _check_burst(burst: BurstOption, key: str) -> None:
@@ -706,11 +722,13 @@ class MonthRow:
 
 @dataclass(frozen=True)
 class Alternative:
-    """Another mix for comparison: its total, or why it cannot serve the plan."""
+    """Another mix for comparison: its NPV (the objective it was chosen on) and its cash out undiscounted,
+    or why it cannot serve the plan. ``npv_usd`` is None in results stored before the NPV objective."""
 
     name: str
     total_usd: float | None
     reason: str = ""
+    npv_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -726,6 +744,9 @@ class ProblemSize:
 
 @dataclass(frozen=True)
 class PlanResult:
+    """A solved plan. ``npv_usd`` is the objective the mix was chosen on: the NPV of the plan's monthly cash
+    flows (:func:`plan_flows`); ``total_usd`` the same flows undiscounted ("cash out, undiscounted")."""
+
     total_usd: float
     npv_usd: float
     cost_by_layer_usd: Mapping[str, float]
@@ -775,6 +796,79 @@ class PlanResult:
         return cls(**d)
 
 
+def cash_basis(owned: OwnedOption | None) -> bool:
+    """Whether owning can be paid as cash (capex at delivery, opex monthly, resale at the end): it needs the
+    capital share of its fixed cost, its life and residual. Without an owned option there is nothing to
+    split, so the plan is on the cash basis too."""
+    return owned is None or (
+        owned.capital_usd_per_node_month is not None
+        and owned.depreciation_years is not None
+        and owned.residual_fraction is not None
+    )
+
+
+def monthly_usd_per_node(owned: OwnedOption) -> float:
+    """What an owned node pays each month it is owned, apart from energy: on the cash basis its opex, F less
+    the capital share (colocation, maintenance, staff, idle power; capex is paid at delivery instead),
+    otherwise the whole fixed cost F as given."""
+    capital = owned.capital_usd_per_node_month if cash_basis(owned) else None
+    return owned.fixed_usd_per_node_month - (capital or 0.0)
+
+
+def resale_fraction(owned: OwnedOption, *, age_years: float) -> float:
+    """The share of capex a purchase ``age_years`` old sells for at the horizon: the market value from the
+    residual-value series (``owned.resale_points``, straight-line between points; engine/resale.py, as the
+    design's cash flows read it), or where no series covers that age, the stated fallback, the straight-line
+    book value 1 − (1 − residual) · min(age, life) / life."""
+    if owned.resale_points:
+        market = ResaleCurve("", "", owned.resale_points, "", "").fraction_at(age_years=age_years)
+        if market is not None:
+            return market
+    life, residual = float(owned.depreciation_years or 0.0), float(owned.residual_fraction or 0.0)
+    return 1.0 - (1.0 - residual) * min(age_years, life) / life
+
+
+def plan_flows(
+    *,
+    months: int,
+    owned: OwnedOption | None,
+    owned_nodes: NDArray[np.float64] | NDArray[np.int_],
+    owned_hours_used: NDArray[np.float64],
+    purchases: Sequence[OwnedPurchase],
+    reservations: Sequence[tuple[int, int, float, int]],
+    burst_usd: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The plan's money as paid, in engine/cashflow.py's conventions: index 0 the start, index m + 1 the end
+    of month m (0-based), each index discounted by :func:`cashflow.discount_factors`.
+
+    On the cash basis (:func:`cash_basis`): each purchase's capex at delivery (index = its arrival month a,
+    the start of month a, when its costs begin); per month owned nodes × (F − capital share) + node-hours
+    used × v (F less its capital recovery is colocation, maintenance, staff and idle power); at the end each
+    purchase sold at capex · :func:`resale_fraction` of its age. Nodes the plan already owns (existing_nodes)
+    pay opex only: their capex is sunk. Owning costs given without their capital share are paid as given:
+    F per owned node-month and v per node-hour, no capex or resale (owning annualised, the only split the
+    plan has). Reservations: every month of each whole term, past the horizon too, each in its own month
+    (``reservations`` holds (start month, nodes, $ a month, term months)). On-demand and spot: each month's
+    bill (``burst_usd``)."""
+    end = max([months] + [m + term for m, _, _, term in reservations])
+    flows = np.zeros(end + 1)
+    flows[1 : months + 1] += burst_usd
+    if owned is not None:
+        per_node = monthly_usd_per_node(owned)
+        flows[1 : months + 1] += owned_nodes * per_node + owned_hours_used * owned.usd_per_node_hour_used
+        for p in purchases if cash_basis(owned) else ():
+            flows[p.arrival_month] += p.capex_usd
+            flows[months] -= p.capex_usd * resale_fraction(owned, age_years=(months - p.arrival_month) / 12.0)
+    for start, _, monthly, term in reservations:
+        flows[start + 1 : start + term + 1] += monthly
+    return flows
+
+
+def flows_npv(flows: NDArray[np.float64], *, discount_rate: float) -> float:
+    """Σ_k flows_k / (1 + i)^k, i = (1 + r)^(1/12) − 1 (cashflow.discount_factors)."""
+    return float((flows * discount_factors(yearly_rate=discount_rate, periods=len(flows) - 1)).sum())
+
+
 def cash_view(
     *,
     months: int,
@@ -786,49 +880,21 @@ def cash_view(
     reservations: Sequence[tuple[int, int, float, int]],
     burst_usd: NDArray[np.float64],
 ) -> tuple[tuple[float, ...], float] | None:
-    """The plan's money as paid, in engine/cashflow.py's conventions: index 0 the start, index m the end of
-    month m, discounted by (1 + i)^m with i = (1 + r)^(1/12) − 1.
-
-    Owned: each purchase's capex at delivery (index = its arrival month a: the end of month a, the start of
-    month a + 1, when its costs begin); then per month owned nodes × (F − capital share) + node-hours used ×
-    v (F less its capital recovery is colocation, maintenance, staff and idle power); at the end of the
-    horizon each purchase is sold at its market value, capex · f(age) with f the residual-value series
-    (``owned.resale_points``, interpolated straight-line; engine/resale.py, as the design's cash flows),
-    or, where no series covers its age, at the straight-line book value capex · (1 − (1 − residual) ·
-    min(age, life) / life), the stated fallback. Nodes the plan already owns (existing_nodes) pay opex
-    only: their capex is sunk. Reservations: every month of each whole term, past the horizon too
-    (``reservations`` holds (start month, nodes, $ a month, term months)). On-demand and spot: each month's
-    bill (``burst_usd``).
-    Returns (flows, NPV), or None when the owned option has no capital share (the plan gave its own owning
-    costs, which cannot be split into capital and opex).
-    """
-    if owned is not None and (
-        owned.capital_usd_per_node_month is None
-        or owned.depreciation_years is None
-        or owned.residual_fraction is None
-    ):
+    """The plan's cash flows and their NPV (:func:`plan_flows` on the cash basis), or None when the owned
+    option has no capital share (the plan gave its own owning costs, which cannot be split into capital and
+    opex)."""
+    if not cash_basis(owned):
         return None
-    end = max([months] + [m + term for m, _, _, term in reservations])
-    flows = np.zeros(end + 1)
-    flows[1 : months + 1] += burst_usd
-    if owned is not None:
-        assert owned.capital_usd_per_node_month is not None  # checked above; for mypy
-        opex_per_node = owned.fixed_usd_per_node_month - owned.capital_usd_per_node_month
-        flows[1 : months + 1] += owned_nodes * opex_per_node + owned_hours_used * owned.usd_per_node_hour_used
-        life, residual = float(owned.depreciation_years or 0.0), float(owned.residual_fraction or 0.0)
-        market = ResaleCurve("", "", owned.resale_points, "", "") if owned.resale_points else None
-        for p in purchases:
-            flows[p.arrival_month] += p.capex_usd
-            age = (months - p.arrival_month) / 12.0
-            fraction = market.fraction_at(age_years=age) if market is not None else None
-            if fraction is None:
-                fraction = 1.0 - (1.0 - residual) * min(age, life) / life
-            flows[months] -= p.capex_usd * fraction
-    for start, _, monthly, term in reservations:
-        flows[start + 1 : start + term + 1] += monthly
-    i = monthly_rate(discount_rate)
-    npv = float((flows / (1.0 + i) ** np.arange(end + 1)).sum())
-    return tuple(float(x) for x in flows), npv
+    flows = plan_flows(
+        months=months,
+        owned=owned,
+        owned_nodes=owned_nodes,
+        owned_hours_used=owned_hours_used,
+        purchases=purchases,
+        reservations=reservations,
+        burst_usd=burst_usd,
+    )
+    return tuple(float(x) for x in flows), flows_npv(flows, discount_rate=discount_rate)
 
 
 # --------------------------------------------------------------------------------------------- the MILP
@@ -987,12 +1053,12 @@ def _outcome(status: int, message: str) -> str:
     return "error"
 
 
-def _stopped_message(outcome: str, size: ProblemSize, total_usd: float | None) -> str:
+def _stopped_message(outcome: str, size: ProblemSize, npv_usd: float | None) -> str:
     where = "the work limit" if outcome == "work_limit" else "the time limit"
     head = f"stopped at {where} after {size.nodes:,} nodes ({size.solve_seconds:.1f} s)"
-    if total_usd is None:
+    if npv_usd is None:
         return f"{head} before finding any plan that serves the demand; it was not shown infeasible"
-    return f"{head}; best plan found has cost ${total_usd:,.0f}, gap {size.mip_gap:.2%}"
+    return f"{head}; best plan found has NPV ${npv_usd:,.0f}, gap {size.mip_gap:.2%}"
 
 
 @dataclass(frozen=True)
@@ -1051,6 +1117,7 @@ def _dispatch_month(
     capacity: Mapping[str, IntArray],
     month: int,
     training: Any,
+    discount: float,
 ) -> tuple[IntArray, float]:
     """One month's steady dispatch as a load-duration curve, exactly.
 
@@ -1060,6 +1127,7 @@ def _dispatch_month(
     Tier j of the stack serves E(Q_j) − E(Q_{j−1}), where Q_j is the capacity left after training in the
     first j layers. Variables e_j ≤ E(Q_j) (one row per piece) carry that; cheaper layers first makes the
     objective push each e_j up to E(Q_j). Returns the e columns and the month's steady node-hours T = E(∞).
+    The month's bill is paid at its end: every cost is weighted by that index's ``discount`` factor.
     """
     level, count = np.unique(np.round(steady_nodes, 9), return_counts=True)
     a = np.concatenate([[0.0], np.cumsum(level * count)]) * SLOT_WEIGHT_HOURS
@@ -1067,7 +1135,9 @@ def _dispatch_month(
     total = float(a[-1])
     stack = dispatch.stack
     costs = [k.usd_per_node_hour for k in stack] + [dispatch.top.usd_per_node_hour if dispatch.top else 0.0]
-    e = model.variables(len(stack), cost=np.asarray([costs[j] - costs[j + 1] for j in range(len(stack))]))
+    e = model.variables(
+        len(stack), cost=np.asarray([(costs[j] - costs[j + 1]) * discount for j in range(len(stack))])
+    )
     q = model.variables(len(stack), cost=0.0)
     for j in range(len(stack)):
         # Q_j = Σ_{i≤j} (C_i − training on i)  (capped spot: its constant limit instead of C)
@@ -1147,7 +1217,9 @@ def _alternative(
         return Alternative(name=name, total_usd=None, reason="the plan offers no such capacity")
     try:
         solved = _solve(plan=replace(plan, supply=supply), **limits)
-        return Alternative(name=name, total_usd=solved.total_usd, reason=solved.solver_message)
+        return Alternative(
+            name=name, total_usd=solved.total_usd, reason=solved.solver_message, npv_usd=solved.npv_usd
+        )
     except SolverLimitError as exc:
         return Alternative(name=name, total_usd=None, reason=exc.message)
     except InfeasibleError as exc:
@@ -1165,6 +1237,10 @@ class _Columns:
     x: list[dict[str, IntArray]] = field(default_factory=list)  # each run's node-hours by layer and month
     tiers: list[IntArray] = field(default_factory=list)  # each month's steady node-hours by stack tier
     totals: list[float] = field(default_factory=list)  # each month's steady node-hours
+    # The discount factor of each index of the plan's flows (index m + 1: the end of month m), through the
+    # end of the longest reservation term begun in the last month: every cost in the objective is weighted
+    # by the factor of the index it is paid at, so the objective is the NPV of plan_flows.
+    discount: NDArray[np.float64] = field(default_factory=lambda: np.ones(1))
 
 
 def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limit: int | None) -> PlanResult:
@@ -1175,16 +1251,19 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limi
     layers = _layers(supply)
     bound = _capacity_bound(plan, steady)
     model = _Model()
-    cols = _Columns()
+    longest = max((res.term_months for res in supply.reservations), default=0)
+    cols = _Columns(
+        discount=discount_factors(yearly_rate=plan.discount_rate, periods=plan.horizon_months + longest)
+    )
     if supply.owned is not None:
         _owned_columns(model, plan, supply.owned, bound, cols)
     if supply.reservations:
         _reservation_columns(model, plan, bound, cols)
     for r in plan.training:
-        cols.x.append(_run_columns(model, plan, r, layers, cols.capacity))
+        cols.x.append(_run_columns(model, plan, r, layers, cols))
     dispatch = _Dispatch.of(layers, supply)
     _monthly_rows(model, plan, dispatch, steady, cols)
-    _fixed_cost_column(model, plan, dispatch, cols.totals)
+    _fixed_cost_column(model, plan, dispatch, cols)
     sol, outcome, message, size = model.solve(
         time_limit_s=time_limit_s, mip_gap=mip_gap, node_limit=node_limit
     )
@@ -1193,7 +1272,7 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limi
             raise SolverLimitError(_stopped_message(outcome, size, None))
         result = _result(plan, weeks, layers, dispatch, cols, sol, size)
         return replace(
-            result, solver_status=outcome, solver_message=_stopped_message(outcome, size, result.total_usd)
+            result, solver_status=outcome, solver_message=_stopped_message(outcome, size, result.npv_usd)
         )
     if outcome == "infeasible":
         raise _infeasible(supply)
@@ -1205,9 +1284,8 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limi
 def _owned_columns(model: _Model, plan: CapacityPlan, o: OwnedOption, bound: float, cols: _Columns) -> None:
     """Owned nodes bought each month (integer, from the lead time on) and the fleet they add up to."""
     M = plan.horizon_months
-    months_left = M - np.arange(M, dtype=float)
     buy_ub = np.where(np.arange(M) >= o.lead_time_months, bound, 0.0)
-    buys = model.variables(M, cost=o.fixed_usd_per_node_month * months_left, ub=buy_ub, integer=True)
+    buys = model.variables(M, cost=_buy_npv(o, M, cols.discount), ub=buy_ub, integer=True)
     owned = model.variables(M, cost=0.0)
     cols.buys, cols.capacity["owned"] = buys, owned
     # C_m − C_{m−1} − b_m = 0 (C_{−1} = existing nodes)
@@ -1216,15 +1294,38 @@ def _owned_columns(model: _Model, plan: CapacityPlan, o: OwnedOption, bound: flo
         model.constraints(M - 1, [(owned[1:], 1.0), (owned[:-1], -1.0), (buys[1:], -1.0)], lo=0.0, hi=0.0)
 
 
+def _months_left_npv(months: int, discount: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Σ_{m=a}^{M−1} d_{m+1} for each arrival month a: the NPV of $1 a month from month a to the horizon's
+    end (at a zero rate exactly M − a)."""
+    return np.asarray(np.cumsum(discount[1 : months + 1][::-1])[::-1], dtype=np.float64)
+
+
+def _buy_npv(o: OwnedOption, months: int, discount: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The NPV of one owned node arriving in month a, for each a, as plan_flows pays it: on the cash basis
+    capex · d_a − capex · resale_fraction(age (M − a)/12) · d_M + (F − capital share) · Σ_{m≥a} d_{m+1};
+    owning costs given without their capital share, F · Σ_{m≥a} d_{m+1} (owning annualised, at a zero rate
+    F · (M − a), the objective before the NPV)."""
+    left = _months_left_npv(months, discount)
+    if not cash_basis(o):
+        return np.asarray(o.fixed_usd_per_node_month * left, dtype=np.float64)
+    arrival = np.arange(months)
+    resale = np.asarray([resale_fraction(o, age_years=(months - a) / 12.0) for a in arrival])
+    capex = o.capex_usd_per_node
+    return np.asarray(
+        capex * discount[arrival] - capex * resale * discount[months] + monthly_usd_per_node(o) * left,
+        dtype=np.float64,
+    )
+
+
 def _reservation_columns(model: _Model, plan: CapacityPlan, bound: float, cols: _Columns) -> None:
     """Reservations begun each month per term (integer, billed whole) and the reserved fleet they hold."""
-    M, H = plan.horizon_months, HOURS_PER_MONTH
+    M = plan.horizon_months
     reserved = cols.capacity["reserved"] = model.variables(M, cost=0.0)
     for res in plan.supply.reservations:
         cols.starts.append(
             (
                 res,
-                model.variables(M, cost=res.usd_per_node_hour * H * res.term_months, ub=bound, integer=True),
+                model.variables(M, cost=_term_npv(res, M, cols.discount), ub=bound, integer=True),
             )
         )
     for m in range(M):
@@ -1234,22 +1335,31 @@ def _reservation_columns(model: _Model, plan: CapacityPlan, bound: float, cols: 
         model.constraints(1, terms, lo=0.0, hi=0.0)
 
 
+def _term_npv(res: ReservationOption, months: int, discount: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The NPV of one node reserved from month m, for each m: every month of the whole term billed at the end
+    of its month, also past the horizon, p · H · Σ_{k=m+1}^{m+T} d_k (at a zero rate p · H · T)."""
+    T = res.term_months
+    sums = np.asarray([discount[m + 1 : m + T + 1].sum() for m in range(months)])
+    return np.asarray(res.usd_per_node_hour * HOURS_PER_MONTH * sums, dtype=np.float64)
+
+
 def _run_columns(
     model: _Model,
     plan: CapacityPlan,
     r: TrainingRun,
     layers: Sequence[_Layer],
-    capacity: Mapping[str, IntArray],
+    cols: _Columns,
 ) -> dict[str, IntArray]:
-    """A training run's node-hours on each layer in each month of its window (x[layer]), all of its work
-    done and no more than its nodes at once; a run that may not be split sits on one layer."""
+    """A training run's node-hours on each layer in each month of its window (x[layer]), each paid at the end
+    of its month (discounted by its factor), all of its work done and no more than its nodes at once; a run
+    that may not be split sits on one layer."""
     H = HOURS_PER_MONTH
     months = np.arange(r.earliest_start_month, r.deadline_month + 1)
     nodes = r.gpus / float(plan.gpus_per_node)
     xr = {
         k.name: model.variables(
             len(months),
-            cost=k.usd_per_node_hour,
+            cost=k.usd_per_node_hour * cols.discount[months + 1],
             ub=nodes * H,
             lateness=(months - r.earliest_start_month).astype(float),
         )
@@ -1263,7 +1373,7 @@ def _run_columns(
         too_small = (
             {"spot"} if spot is not None and spot.cap_nodes is not None and spot.cap_nodes < nodes else set()
         )
-        _unsplit_run(model, layers, xr, months, nodes, capacity, too_small)
+        _unsplit_run(model, layers, xr, months, nodes, cols.capacity, too_small)
     return xr
 
 
@@ -1327,20 +1437,23 @@ def _monthly_rows(
                 model.constraints(
                     1, training_terms(layer, m) or [(0, 0.0)], lo=0.0, hi=dispatch.limits[layer]
                 )
-        e, total = _dispatch_month(model, dispatch, steady[m], capacity, m, training_terms)
+        e, total = _dispatch_month(
+            model, dispatch, steady[m], capacity, m, training_terms, float(cols.discount[m + 1])
+        )
         cols.tiers.append(e)
         cols.totals.append(total)
 
 
-def _fixed_cost_column(
-    model: _Model, plan: CapacityPlan, dispatch: _Dispatch, totals: Sequence[float]
-) -> None:
-    """The costs that no decision changes (steady demand priced at the top layer, existing owned nodes) enter
-    as one fixed column, so that the objective, and the gap HiGHS proves, is the plan's whole cost."""
-    constant = sum(totals) * (dispatch.top.usd_per_node_hour if dispatch.top else 0.0)
+def _fixed_cost_column(model: _Model, plan: CapacityPlan, dispatch: _Dispatch, cols: _Columns) -> None:
+    """The costs that no decision changes (steady demand priced at the top layer, existing owned nodes: opex
+    on the cash basis, their capex sunk) enter as one fixed column, discounted as paid, so that the
+    objective, and the gap HiGHS proves, is the plan's whole NPV."""
+    M, d = plan.horizon_months, cols.discount
+    top = dispatch.top.usd_per_node_hour if dispatch.top else 0.0
+    constant = float((np.asarray(cols.totals) * top * d[1 : M + 1]).sum())
     owned = plan.supply.owned
     if owned is not None:
-        constant += owned.existing_nodes * owned.fixed_usd_per_node_month * plan.horizon_months
+        constant += owned.existing_nodes * monthly_usd_per_node(owned) * float(_months_left_npv(M, d)[0])
     model.variables(1, cost=constant, lb=1.0, ub=1.0)
 
 
@@ -1392,11 +1505,9 @@ def _result(
     }
     by_layer = {name: float(cost[name].sum()) for name in LAYERS}
     by_layer["reserved_after_horizon"] = costs.after_horizon
-    disc = plan.discount_rate
     owned_hours = float(fleet["owned"].sum()) * H
-    cash = cash_view(
+    flows = plan_flows(
         months=M,
-        discount_rate=disc,
         owned=supply.owned,
         owned_nodes=fleet["owned"],
         owned_hours_used=used["owned"] if "owned" in used else np.zeros(M),
@@ -1404,12 +1515,14 @@ def _result(
         reservations=costs.billed,
         burst_usd=cost["on_demand"] + cost["spot"],
     )
+    npv = flows_npv(flows, discount_rate=plan.discount_rate)
+    cash = (tuple(float(x) for x in flows), npv) if cash_basis(supply.owned) else None
     return PlanResult(
         cash_flows_usd=None if cash is None else cash[0],
         cash_npv_usd=None if cash is None else cash[1],
         capex_usd=float(sum(p.capex_usd for p in costs.purchases)),
         total_usd=float(sum(by_layer.values())),
-        npv_usd=_npv(plan, costs),
+        npv_usd=npv,
         cost_by_layer_usd=by_layer,
         owned_purchases=tuple(costs.purchases),
         reservations=tuple(costs.reservations),
@@ -1424,16 +1537,6 @@ def _result(
         notes=_notes(plan, cash, costs.after_horizon),
         inference_sizing={inf.name: inf.sizing for inf in plan.inference if inf.sizing is not None},
     )
-
-
-def _npv(plan: CapacityPlan, costs: _Costs) -> float:
-    """The plan's cost discounted monthly at the plan's rate (each month paid at its end), reservation months
-    after the horizon at the horizon's end."""
-    M, disc = plan.horizon_months, plan.discount_rate
-    monthly_total = sum(costs.by_month.values(), np.zeros(M))
-    discount = (1.0 + disc) ** ((np.arange(M) + 1) / 12.0)
-    after: float = costs.after_horizon / (1.0 + disc) ** (M / 12.0)
-    return float((monthly_total / discount).sum()) + after
 
 
 def _demand_by_workload(
@@ -1512,19 +1615,25 @@ def _costs(
     used: Mapping[str, NDArray[np.float64]],
     owned_nodes: NDArray[np.int_],
 ) -> _Costs:
-    """Each layer's cost by month: owned fleet and energy, reservations over whole terms, burst by use."""
+    """Each layer's cost by month, undiscounted, as plan_flows pays it: owned opex (or, without a capital
+    share, the fixed cost) and energy, on the cash basis each purchase's capex in its arrival month and its
+    resale credited in the last month; reservations over whole terms; burst by use."""
     M = plan.horizon_months
     costs = _Costs(by_month={name: np.zeros(M) for name in LAYERS})
     o = plan.supply.owned
     if o is not None and cols.buys is not None:
+        cash = cash_basis(o)
         costs.by_month["owned"] = (
-            owned_nodes * o.fixed_usd_per_node_month + used["owned"] * o.usd_per_node_hour_used
+            owned_nodes * monthly_usd_per_node(o) + used["owned"] * o.usd_per_node_hour_used
         )
         for a, n in enumerate(np.rint(sol[cols.buys]).astype(int)):
             if n > 0:
-                costs.purchases.append(
-                    OwnedPurchase(a, a - o.lead_time_months, int(n), float(n * o.capex_usd_per_node))
-                )
+                purchase = OwnedPurchase(a, a - o.lead_time_months, int(n), float(n * o.capex_usd_per_node))
+                costs.purchases.append(purchase)
+                if cash:
+                    costs.by_month["owned"][a] += purchase.capex_usd
+                    age = (M - a) / 12.0
+                    costs.by_month["owned"][M - 1] -= purchase.capex_usd * resale_fraction(o, age_years=age)
     for res, q in cols.starts:
         for m, n in enumerate(np.rint(sol[q]).astype(int)):
             if n > 0:
@@ -1584,12 +1693,18 @@ def _notes(
 ) -> tuple[str, ...]:
     """What a reader of the result needs to know about how it was computed."""
     supply = plan.supply
-    notes = [REPRESENTATIVE_WEEK]
+    notes = [
+        REPRESENTATIVE_WEEK,
+        f"Objective: the NPV of the plan's monthly cash flows at {plan.discount_rate:.2%} a year, discounted"
+        " monthly at (1 + r)^(1/12) − 1 as the design's cash flows are (each month's bills at its end,"
+        " capex at delivery); the cash out undiscounted is the same flows summed.",
+    ]
     if cash is None:
         notes.append(
             "No cash view: the owned option's fixed cost was given without its capital share"
-            " (capital_usd_per_node_month, depreciation_years, residual_fraction); price owned nodes from a"
-            " design to have one."
+            " (capital_usd_per_node_month, depreciation_years, residual_fraction), so the NPV pays owning"
+            " as that fixed cost per node-month (owning annualised); price owned nodes from a design to have"
+            " one."
         )
     else:
         owned = supply.owned
@@ -1601,7 +1716,7 @@ def _notes(
         )
         notes.append(
             f"Cash view: capex when each purchase is delivered, opex monthly, {resale}; NPV ${cash[1]:,.0f}"
-            f" at {plan.discount_rate:.0%} (the annualised NPV spreads capex as capital recovery instead)."
+            f" at {plan.discount_rate:.2%}, the objective the mix was chosen on."
         )
     if after_horizon > 0:
         notes.append(
@@ -1613,7 +1728,12 @@ def _notes(
             f"Spot goodput {supply.spot.goodput:.4f}: {supply.spot.goodput_source or 'given with the plan'};"
             " spot costs its price ÷ goodput per node-hour of useful work."
         )
-    if supply.owned is not None:
+    if supply.owned is not None and cash is not None:
+        notes.append(
+            "Owned nodes pay their capex on arrival, then opex (colocation, maintenance, staff, idle power)"
+            " each month to the end of the horizon plus energy per node-hour used, and are sold at the end."
+        )
+    elif supply.owned is not None:
         notes.append(
             "Owned nodes cost a fixed amount per node-month from arrival to the end of the horizon (capital "
             "recovery, colocation, maintenance, staff, idle power) plus energy per node-hour used; capex is "

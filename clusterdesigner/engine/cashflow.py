@@ -78,6 +78,14 @@ def monthly_rate(yearly: float) -> float:
     return float((1.0 + yearly) ** (1.0 / 12.0) - 1.0)
 
 
+def discount_factors(*, yearly_rate: float, periods: int) -> np.ndarray:
+    """1 / (1 + i)^k for k = 0 … ``periods``, i = monthly_rate(r): the factor of a payment at index k of the
+    monthly flows (index 0 the start, index m the end of month m), as _npv discounts them. At r = 0 every
+    factor is exactly 1.0, so a sum weighted by them is the undiscounted sum."""
+    i = monthly_rate(yearly_rate)
+    return np.asarray(1.0 / (1.0 + i) ** np.arange(periods + 1, dtype=float), dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class RentOption:
     """One way of renting: its $/node-hour, and for a reservation its term and payment option."""

@@ -129,7 +129,9 @@ SENSITIVE = (
     "on_prem.server_usd",
     "on_prem.discount_rate",
     "on_prem.depreciation_years",
-    "on_prem.residual_fraction",
+    # The resale the cash flows take (market, quote or book fallback), not on_prem.residual_fraction, the
+    # book value's, which moves no pre-tax NPV once the resale is resolved (issue #31 item 3).
+    "cashflow.resale_fraction",
     "on_prem.node_power_kw",
     "on_prem.pue",
     "on_prem.load_power_fraction",
@@ -155,7 +157,8 @@ SENSITIVE_LABELS: Mapping[str, str] = {
     "on_prem.server_usd": "the server price",
     "on_prem.discount_rate": "the discount rate",
     "on_prem.depreciation_years": "the depreciation life",
-    "on_prem.residual_fraction": "the resale value",
+    "on_prem.residual_fraction": "the book residual value",
+    "cashflow.resale_fraction": "the resale value",
     "on_prem.node_power_kw": "the node power",
     "on_prem.pue": "the PUE",
     "on_prem.load_power_fraction": "the power drawn at load",
@@ -1031,7 +1034,10 @@ FLIP_INPUTS: tuple[tuple[str, str, tuple[float, float], bool], ...] = (
     ("on_prem.server_usd", "USD/node", (1e-6, 20.0), True),
     ("cloud.usd_per_node_hour.{reference}", "USD/node-hour", (1e-6, 20.0), True),
     ("on_prem.usd_per_kwh", "USD/kWh", (1e-6, 50.0), True),
-    ("on_prem.residual_fraction", "fraction of capex", (0.0, 0.999), False),
+    # The resale the cash flows take at the horizon (the market series' value, a quote, or the book-value
+    # fallback, resolved before this): on_prem.residual_fraction is the book value's, which moves only tax
+    # and the fallback already resolved, so moving it flipped nothing and the verdict said "no flip".
+    ("cashflow.resale_fraction", "fraction of capex", (0.0, 0.999), False),
 )
 
 
@@ -1264,7 +1270,7 @@ def _sensitivity(v: Mapping[str, Any], ctx: Context, reference: str | None) -> d
                 outcome=outcome,
                 bounds={
                     "utilization": (1e-6, 1.0),
-                    "on_prem.residual_fraction": (0.0, 0.999),
+                    "cashflow.resale_fraction": (0.0, 0.999),
                     "on_prem.load_power_fraction": (1e-6, 1.0),
                     "on_prem.depreciation_years": (1e-6, math.inf),
                 },

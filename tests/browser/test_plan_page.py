@@ -39,6 +39,11 @@ def test_a_plan_from_a_demo_design_draws_its_capacity_cost_and_utilization_chart
         drawn = set(page.eval_on_selector(f"#chart-{chart_id}", "el => el.data.map(t => t.name)"))
         assert names <= drawn, chart_id
     assert demo.name in page.inner_text("#plan-runs")
+    # Issue #31, one basis: the mix is the one of lowest NPV of its monthly cash flows, stated first, and the
+    # undiscounted cash out is labelled as such.
+    summary = page.inner_text("#plan-summary")
+    assert summary.startswith("Cheapest mix: NPV of its monthly cash flows at 8 % a year")
+    assert "Cash out, undiscounted" in summary and page.inner_text("#plan-npv").startswith("$")
     assert page.js_errors == []
     screenshot(page, "capacity-plan")
 

@@ -232,3 +232,175 @@ def test_the_break_even_stated_is_against_the_verdicts_rival_and_the_npvs_cross_
         own = moved["costs"]["aws-p5-48xlarge"]["cashflow"]["own"]["npv_usd"]
         assert rows[option["pricing_model"]]["npv_usd"] == pytest.approx(own, abs=1.0), key
     assert f"{verdict['break_even_utilization']:.1%}" in verdict["sentence"]
+
+
+# How the verdict writes each unit, and half its last digit: a threshold parsed back from the sentence is the
+# API's within that rounding.
+_UNITS = {
+    "fraction": (r"([0-9.]+)%", 0.01 * 0.05 + 1e-12),
+    "fraction of capex": (r"([0-9.]+)% of capex", 0.01 * 0.05 + 1e-12),
+    "USD/node": (r"\$([0-9,]+) per node", 0.5 + 1e-9),
+    "USD/node-hour": (r"\$([0-9,.]+) per node-hour", 0.005 + 1e-12),
+    "USD/kWh": (r"\$([0-9,.]+) per kWh", 0.00005 + 1e-12),
+}
+
+
+def test_the_verdict_sentence_and_the_share_view_state_the_prices_that_flip_it(
+    user_client: Any, catalog: Any
+) -> None:
+    """Issue #31, "the price that flips it": the thresholds stand in the verdict sentence (API) and on the
+    share view, each the API's own figure (a number parsed back from the sentence is the threshold the API
+    states, to the sentence's rounding), and each is where the two NPVs meet (tests/engine/test_npv_basis.py
+    holds that within $1)."""
+    import html
+    import re
+
+    from django.test import Client
+
+    from apps.designs.models import Design
+    from apps.designs.services import share_link_create
+    from tests.designs.test_design_verdict import _p5_spec
+
+    created = user_client.post("/api/v1/designs/", {"name": "p5", "spec": _p5_spec()}, format="json")
+    design_id = created.json()["id"]
+    verdict = user_client.post(f"/api/v1/designs/{design_id}/evaluate/").json()["design_verdict"]
+    sentence = verdict["sentence"]
+    stated = [f for f in verdict["flips"] if f["threshold"] is not None and f["name"] != "utilization"]
+    assert stated, verdict["flips"]
+    assert "the verdict flips at " in sentence and sentence.endswith("(each alone).")
+    flips_part = sentence.split("the verdict flips at ", 1)[1]
+    for flip in stated:
+        word = "at" if flip["unit"] == "fraction" else "of"
+        pattern, tolerance = _UNITS[flip["unit"]]
+        found = re.search(re.escape(f"{flip['label']} {word} ") + pattern, flips_part)
+        assert found, (flip, flips_part)
+        value = float(found[1].replace(",", ""))
+        scale = 0.01 if flip["unit"].startswith("fraction") else 1.0
+        assert value * scale == pytest.approx(flip["threshold"], abs=tolerance)
+    # The share view states the same sentence, and one row per flip with its input's name.
+    _, token = share_link_create(design=Design.objects.get(pk=design_id), user=user_client.user)
+    page = html.unescape(Client().get(f"/share/{token}/").content.decode())
+    assert sentence in page
+    table = page.split('id="verdict-flips"', 1)[1].split("</table>", 1)[0]
+    assert {f["name"] for f in verdict["flips"]} == set(re.findall(r'data-input="([^"]+)"', table))
+
+
+def test_the_resale_flip_moves_the_resale_the_cash_flows_take_and_the_npvs_meet_there(
+    user_client: Any, catalog: Any
+) -> None:
+    """Issue #31, "the price that flips it" for resale. The verdict stated its resale threshold by moving
+    on_prem.residual_fraction, the book value's residual, which no longer reaches the cash flows (the resale
+    is the market series' value, resolved before): every design read "no flip" for the resale value, even
+    where owning wins by less than the resale is worth. Now the flip moves cashflow.resale_fraction.
+
+    512 × H100 for 3 years at 70 %, on-demand only at a negotiated $28 a node-hour (TEST INPUT), no lead time:
+    owning's NPV falls by capex / 1.08³ for each 1.0 of resale, received at month 36, and nothing else moves,
+    so by hand the gap rent − own is zero at f* = f₀ − gap₀ · 1.08³ / capex, f₀ the market resale (GLRI H100
+    series at 3 years, 0.30)."""
+    from tests.designs.test_design_verdict import _p5_spec
+
+    spec = _p5_spec()
+    spec["costs"]["cloud"] = [
+        {
+            "offering": "aws-p5-48xlarge",
+            "pricing_models": ["on_demand"],
+            "usd_per_node_hour": {"on_demand": 28.0},
+        }
+    ]
+    spec["costs"]["cashflow"] = {"lead_time_months": 0}
+    body = _evaluate(user_client, spec)
+    verdict = body["design_verdict"]
+    cash = body["costs"]["aws-p5-48xlarge"]["cashflow"]
+    assert cash["resale"]["basis"] == "market" and cash["resale"]["fraction"] == pytest.approx(0.30)
+    flip = next(f for f in verdict["flips"] if f["name"] == "cashflow.resale_fraction")
+    assert flip["label"] == "the resale value" and flip["base"] == pytest.approx(0.30)
+    rent = next(r for r in cash["rent"] if r["name"] == "on_demand")
+    gap = rent["npv_usd"] - cash["own"]["npv_usd"]
+    by_hand = 0.30 - gap * 1.08**3 / cash["inputs"]["capex_usd"]
+    assert 0.0 < by_hand < 0.999  # the resale decides this verdict
+    assert flip["threshold"] == pytest.approx(by_hand, abs=1e-9)
+    assert "the resale value of " in verdict["sentence"]
+    # The design re-evaluated with the resale at the threshold (a dealer's quote, cashflow.resale_fraction):
+    # the two NPVs meet within $1.
+    spec["costs"]["cashflow"]["resale_fraction"] = flip["threshold"]
+    again = _evaluate(user_client, spec)["costs"]["aws-p5-48xlarge"]["cashflow"]
+    rent_again = next(r for r in again["rent"] if r["name"] == "on_demand")
+    assert abs(rent_again["npv_usd"] - again["own"]["npv_usd"]) < 1.0
+    # The tornado moves the same resale: its bar is the NPV of ± the spread of it, not a book residual that
+    # moves nothing before tax.
+    names = {row["name"] for row in body["costs"]["aws-p5-48xlarge"]["sensitivity"]["rows"]}
+    assert "cashflow.resale_fraction" in names and "on_prem.residual_fraction" not in names
+
+
+def test_staff_scales_with_the_fleet_through_the_design_api_with_no_floor_of_one_person(
+    user_client: Any, catalog: Any
+) -> None:
+    """Issue #31 item 11: one staff FTE ($180,000 a year) was charged even for a single 8-GPU node, $2.57 a
+    GPU-hour. By hand, the sourced default is 1 FTE per 75 nodes (defaults.NODES_PER_FTE, "1 FTE per 50-100
+    GPU servers"): one node is 1/75 FTE × $180,000 = $2,400 a year; 64 nodes 64/75 × $180,000 = $153,600."""
+    from tests.designs.test_stale_prices import SPEC
+
+    staff = {}
+    for nodes in (1, 64):
+        spec = copy.deepcopy(SPEC)
+        spec["cluster"]["nodes"] = nodes
+        spec["parallelism"]["dp"] = 8 * nodes
+        cost = _evaluate(user_client, spec)["costs"]["aws-p5-48xlarge"]
+        staff[nodes] = cost["on_prem"]["annual"]["staff"]["usd"]
+    assert staff[1] == pytest.approx(2_400.0, abs=0.01)
+    assert staff[64] == pytest.approx(153_600.0, abs=0.01)
+
+
+def _usd(value: float) -> str:
+    """As the pages print dollars (the dashboard's usd filter)."""
+    return f"-${abs(value):,.0f}" if value < 0 else f"${value:,.0f}"
+
+
+def test_the_design_page_and_the_share_view_print_the_apis_verdict_figures_to_the_dollar(
+    user_client: Any, catalog: Any
+) -> None:
+    """Done when: "every number on the design page, share view, XLSX and API agrees to the dollar and states
+    its basis" (the XLSX against the API: tests/designs/test_xlsx_recalculates.py). The 32 × B200 design with
+    two offerings: each option's NPV and undiscounted cash in the verdict's NPV table, owning's three figures
+    and their distance from the NPV, and the commitments, on both pages exactly as the API states them,
+    beside the basis the API names."""
+    import html
+    import re
+
+    from django.test import Client
+
+    from apps.designs.models import Design
+    from apps.designs.services import share_link_create
+    from tests.designs.test_design_verdict import _b200_spec
+
+    spec = _b200_spec(["aws-p6-b200-48xlarge", "coreweave-8x-b200-node"])
+    created = user_client.post("/api/v1/designs/", {"name": "b200", "spec": spec}, format="json")
+    design_id = created.json()["id"]
+    verdict = user_client.post(f"/api/v1/designs/{design_id}/evaluate/").json()["design_verdict"]
+    _, token = share_link_create(design=Design.objects.get(pk=design_id), user=user_client.user)
+    owner = Client()
+    owner.force_login(user_client.user)
+    pages = {
+        "design page": owner.get(f"/designs/{design_id}/").content.decode(),
+        "share view": Client().get(f"/share/{token}/").content.decode(),
+    }
+    expected = {"own": (verdict["own"]["npv_usd"], verdict["own"]["cash_usd"])} | {
+        o["key"]: (o["npv_usd"], o["cash_usd"]) for o in verdict["options"]
+    }
+    for where, raw in pages.items():
+        page = html.unescape(raw)
+        summary = page.split('id="finance-summary"', 1)[1].split("</section>", 1)[0]
+        assert f"Basis: {verdict['basis']}" in summary, where
+        table = summary.split('id="verdict-npv-table"', 1)[1].split("</table>", 1)[0]
+        rows = dict(re.findall(r'<tr data-verdict-option="([^"]+)"[^>]*>(.*?)</tr>', table, re.S))
+        assert set(rows) == set(expected), where
+        for key, (npv, cash) in expected.items():
+            cells = re.findall(r'<td class="num">([^<]*)</td>', rows[key])
+            assert cells[:2] == [_usd(npv), _usd(cash)], (where, key)
+        figures = summary.split('id="owning-figures"', 1)[1].split("</table>", 1)[0]
+        for f in verdict["owning_figures"]:
+            row = figures.split(f'data-figure="{f["name"]}"', 1)[1].split("</tr>", 1)[0]
+            assert _usd(f["usd"]) in row and _usd(f["minus_npv_usd"]) in row and f["basis"] in row, where
+        for c in verdict["commitments"]:
+            row = summary.split(f'data-commitment="{c["key"]}"', 1)[1].split("</tr>", 1)[0]
+            assert _usd(c["usd"]) in row and _usd(c["beyond_horizon_usd"]) in row, where

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
 
 # gpus.csv (stas00/ml-engineering @744d01e1 TFLOPS and MAMF tables; NVIDIA datasheets).
@@ -122,5 +124,82 @@ def unsplit_run_on_capped_spot() -> dict[str, object]:
         "supply": {
             "on_demand": {"usd_per_node_hour": 55.04},
             "spot": {"usd_per_node_hour": 20.784, "cap_nodes": 2, "goodput": 0.9},
+        },
+    }
+
+
+# One node of flat demand for 12 months: own it (from month 0) or reserve it for 12 months. Owning: capex
+# $300,000 at the start, resold after a year at the book value 300,000 × (1 − 0.8 × 1/5) = $252,000 (5-year
+# life, 20 % residual, no series), opex $4,000 a month (a fixed $8,000 a node-month of which $4,000 is the
+# capital share: 300,000 × 0.8 / 60, straight-line, what capital recovery is at a zero rate), no energy.
+# Reserving: $11.50 a node-hour, 730 h a month, billed at the end of each month. On-demand at $60 serves
+# nothing either way.
+def own_or_reserve() -> dict[str, Any]:
+    """The own-or-reserve plan above, a fresh dict each call."""
+    return {
+        "horizon_months": 12,
+        "gpus_per_node": 8,
+        "baseline": [{"name": "flat", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+        "supply": {
+            "owned": {
+                "lead_time_months": 0,
+                "capex_usd_per_node": 300_000.0,
+                "fixed_usd_per_node_month": 8_000.0,
+                "capital_usd_per_node_month": 4_000.0,
+                "depreciation_years": 5.0,
+                "residual_fraction": 0.2,
+                "usd_per_node_hour_used": 0.0,
+            },
+            "reservations": [{"term_months": 12, "usd_per_node_hour": 11.5}],
+            "on_demand": {"usd_per_node_hour": 60.0},
+        },
+    }
+
+
+def own_or_reserve_by_hand(rate: float) -> dict[str, float]:
+    """The two choices' NPVs by hand (the hand calculation beside the tests through the engine and the API):
+    i = (1 + r)^(1/12) − 1, the annuity of 12 month-end payments a_12 = (1 − (1 + r)^−1) / i.
+    own     = 300,000 − 252,000 / (1 + r) + 4,000 · a_12
+    reserve = 11.5 × 730 · a_12 = 8,395 · a_12
+    r = 0:  a_12 = 12:      own 48,000 + 48,000 = $96,000;  reserve $100,740: owning is cheaper by $4,740.
+    r = 8 %: i = 0.00643403, a_12 = 0.0740741 / 0.00643403 = 11.512858: own 300,000 − 233,333.33 +
+            46,051.43 = $112,718.10; reserve 8,395 × 11.512858 = $96,650.44: reserving is cheaper by
+            $16,067.66.
+    The capex is paid at once while the resale and every bill come later, so discounting turns the choice."""
+    annuity = 12.0 if rate == 0 else (1 - (1 + rate) ** -1) / ((1 + rate) ** (1 / 12) - 1)
+    return {
+        "own": 300_000 - 252_000 / (1 + rate) + 4_000 * annuity,
+        "reserve": 11.5 * 730 * annuity,
+    }
+
+
+def two_runs_tie_break_plan() -> dict[str, Any]:
+    """Issue 31, item 12 (tie-breaks): run "a" needs 20,000 node-hours on at most 8 nodes (5,840 node-hours a
+    month), so it cannot finish before month 3; run "b" may be split. Owned (lead 1), a 12-month reservation
+    and on-demand, at a zero rate (test inputs written here). A fresh dict each call."""
+    return {
+        "horizon_months": 12,
+        "gpus_per_node": 8,
+        "training": [
+            {"name": "a", "gpu_hours": 160_000, "gpus": 64, "deadline_month": 8},
+            {
+                "name": "b",
+                "gpu_hours": 80_000,
+                "gpus": 32,
+                "earliest_start_month": 2,
+                "deadline_month": 10,
+                "splittable": True,
+            },
+        ],
+        "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+        "supply": {
+            "owned": {
+                "lead_time_months": 1,
+                "capex_usd_per_node": 300_000,
+                "fixed_usd_per_node_month": 9_000,
+                "usd_per_node_hour_used": 0.7,
+            },
+            "reservations": [{"term_months": 12, "usd_per_node_hour": 30.0}],
+            "on_demand": {"usd_per_node_hour": 55.04},
         },
     }

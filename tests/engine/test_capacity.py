@@ -20,7 +20,12 @@ from clusterdesigner.engine.capacity import (
 from clusterdesigner.engine.cost import DEFAULTS
 from clusterdesigner.engine.errors import InfeasibleError, InputError
 from clusterdesigner.engine.tco import LinearCost, OnPremInputs, break_even_utilization
-from tests.engine.specs import unsplit_run_on_capped_spot
+from tests.engine.specs import (
+    own_or_reserve,
+    own_or_reserve_by_hand,
+    two_runs_tie_break_plan,
+    unsplit_run_on_capped_spot,
+)
 
 W = HOURS_PER_MONTH / 168  # hours of a month one slot of the representative week stands for
 
@@ -230,52 +235,89 @@ def test_owning_costs_per_node_come_from_the_cost_engine_by_hand() -> None:
 
 
 def test_worked_example_matches_the_hand_calculation() -> None:
+    """The docs' worked example, chosen on the NPV of its monthly cash flows at 8 % a year (issue #31, one
+    basis). Re-pinned when the objective moved from undiscounted owning-annualised costs to that NPV: the
+    fleet is the same (0, 0, 7, 8, 8, 9, 10, 11, 12, 14, 15, 17), the runs now finish at their deadlines
+    (months 2 and 4, not 0 and 1: an on-demand bill paid later is worth less today), and the figures are
+    NPV $5,971,604 and cash out undiscounted $5,918,458 (was the objective $6,094,102, owning annualised)."""
     plan = CapacityPlan.from_json(worked_example())
     result = plan_solve(plan=plan, mip_gap=1e-9)
     owned = plan.supply.owned
-    assert owned is not None
+    assert owned is not None and owned.capital_usd_per_node_month is not None
     F, v, p = owned.fixed_usd_per_node_month, owned.usd_per_node_hour_used, P5_ON_DEMAND
+    capex, opex = owned.capex_usd_per_node, F - owned.capital_usd_per_node_month
+    # A payment at index k (index m + 1: the end of month m, index a: the start of month a) is worth
+    # d_k = 1.08^(−k/12) today (engine/cashflow.py's monthly discounting).
+    d = 1.08 ** (-np.arange(14) / 12)
 
     # Hand calculation. Both runs must finish before owned nodes can arrive (month 2) and a run that may not
-    # be split needs its whole node count on one layer, so both run on-demand: p × node-hours.
-    training_usd = p * (RUN_A_GPU_HOURS + RUN_B_GPU_HOURS) / 8
-    # A 3-year reservation over a 12-month plan bills 36 × 730 × 23.776 = $624,833 a node: more than a node
-    # on-demand every hour of the year (12 × 730 × 55.04 = $482,150), so it is never bought.
-    assert 36 * 730 * P5_RESERVED_3Y > 12 * 730 * P5_ON_DEMAND
-    # The steady demand then splits into node layers: node j is busy
-    # h_j(m) = Σ_slots W · clip(d − (j−1), 0, 1) hours in month m. Owning it that month costs F + v·h, renting
-    # p·h; demand only grows, so h_j(m) grows with m and node j is bought for the first month (from month 2,
-    # the lead time) where (p − v)·h_j(m) ≥ F.
+    # be split needs its whole node count on one layer, so both run on-demand, as late as their windows
+    # allow: run A (43,555.6 node-hours, at most 64 × 730 = 46,720 a month) in month 2; run B (41,302.8
+    # node-hours, at most 32 × 730 = 23,360 a month) 23,360 in month 4 and the rest in month 3.
+    node_hours_a, node_hours_b = RUN_A_GPU_HOURS / 8, RUN_B_GPU_HOURS / 8
+    training_npv = p * (node_hours_a * d[3] + (node_hours_b - 23_360) * d[4] + 23_360 * d[5])
+    training_usd = p * (node_hours_a + node_hours_b)
+    # A 3-year reservation bills 36 months of 730 × 23.776 wherever it starts: its NPV a node (≥ 23.776 ×
+    # 730 × Σ_{k=12}^{47} d_k) is more than a node on-demand every hour of the 12 months (55.04 × 730 ×
+    # Σ_{k=1}^{12} d_k), so it is never bought.
+    d48 = 1.08 ** (-np.arange(48) / 12)
+    assert P5_RESERVED_3Y * 730 * d48[12:48].sum() > P5_ON_DEMAND * 730 * d[1:13].sum()
+    # The steady demand splits into node layers: node j is busy h_j(m) = Σ_slots W · clip(d − (j−1), 0, 1)
+    # hours in month m. Owning it from month a (a ≥ 2, the lead time) costs capex at index a, less its resale
+    # at the book value (no series given) capex · (1 − 0.8 · (12 − a)/12 / 5) at index 12, plus opex (F less
+    # the capital share) and v · h_j(m) at the end of every month from a; renting costs p · h_j(m) each month.
+    # Each layer takes its cheapest arrival month (or none); they come out in order (lower layers first), so
+    # the fleet in month m is the number of layers that have arrived by then.
     hours = np.arange(168) % 24
     chat = 16 * np.where((hours >= 8) & (hours < 20), 1.0, 0.5)
     day = np.arange(168) // 24
     research = np.where((hours >= 9) & (hours < 18), np.where(day < 5, 32.0, 8.0), 8.0)
     demand = np.outer(1.1 ** np.arange(12), chat + research) / 8  # nodes, [month, slot]
-    hand_total, fleet = training_usd, np.zeros(12, dtype=int)
+    hand_npv, hand_usd, fleet, arrivals = training_npv, training_usd, np.zeros(12, dtype=int), []
     for j in range(1, int(np.ceil(demand.max())) + 1):
         busy = W * np.clip(demand - (j - 1), 0.0, 1.0).sum(axis=1)
-        own = (np.arange(12) >= 2) & ((p - v) * busy >= F)
-        assert np.all(np.diff(own.astype(int)) >= 0)  # once worth owning, it stays so
-        fleet += own
-        hand_total += float(np.where(own, F + v * busy, p * busy).sum())
+        options = {12: (float((p * busy * d[1:13]).sum()), float((p * busy).sum()))}  # 12: never bought
+        for a in range(2, 12):
+            resale = capex * (1 - 0.8 * (12 - a) / 12 / 5)
+            own, rent = np.arange(12) >= a, np.arange(12) < a
+            monthly = np.where(own, opex + v * busy, 0.0) + np.where(rent, p * busy, 0.0)
+            options[a] = (
+                capex * d[a] - resale * d[12] + float((monthly * d[1:13]).sum()),
+                capex - resale + float(monthly.sum()),
+            )
+        a_j = min(options, key=lambda a: options[a][0])
+        arrivals.append(a_j)
+        fleet += np.arange(12) >= a_j
+        hand_npv += options[a_j][0]
+        hand_usd += options[a_j][1]
+    assert arrivals == sorted(arrivals)  # lower layers arrive first: the layers' choices are the fleet's
 
-    assert [m.owned_nodes for m in result.months] == fleet.tolist()
-    assert result.total_usd == pytest.approx(hand_total, rel=1e-7)
+    assert (
+        [m.owned_nodes for m in result.months] == fleet.tolist() == [0, 0, 7, 8, 8, 9, 10, 11, 12, 14, 15, 17]
+    )
+    assert result.npv_usd == pytest.approx(hand_npv, rel=1e-7)
+    assert result.npv_usd == pytest.approx(5_971_604.46, abs=1.0)
+    assert result.total_usd == pytest.approx(hand_usd, rel=1e-7)
+    assert result.total_usd == pytest.approx(5_918_458.10, abs=1.0)
+    # One basis: the objective is the NPV of the cash view's flows.
+    assert result.cash_npv_usd == pytest.approx(result.npv_usd, rel=1e-12)
+    assert result.cash_flows_usd is not None and sum(result.cash_flows_usd) == pytest.approx(result.total_usd)
     assert result.reservations == ()
-    assert {run.name: set(run.node_hours_by_layer) for run in result.runs} == {
-        "70B on 64 nodes": {"on_demand"},
-        "70B on 32 nodes": {"on_demand"},
+    assert {run.name: (set(run.node_hours_by_layer), run.finish_month) for run in result.runs} == {
+        "70B on 64 nodes": ({"on_demand"}, 2),
+        "70B on 32 nodes": ({"on_demand"}, 4),
     }
-    assert all(run.finish_month <= run.deadline_month for run in result.runs)
-    # All rent is on-demand for everything (the reservation never pays): p × every node-hour of demand.
+    # All rent is on-demand for everything (the reservation never pays): p × every node-hour of demand, the
+    # runs in the same months.
     all_rent = {a.name: a for a in result.alternatives}["all rent"]
+    steady_npv = p * W * float((demand.sum(axis=1) * d[1:13]).sum())
+    assert all_rent.npv_usd == pytest.approx(training_npv + steady_npv, rel=1e-7)
     assert all_rent.total_usd == pytest.approx(training_usd + p * W * demand.sum(), rel=1e-7)
     # All own cannot serve months 0–1 (nothing owned arrives before month 2), and says so.
     all_own = {a.name: a for a in result.alternatives}["all own"]
-    assert all_own.total_usd is None and "month 2" in all_own.reason
+    assert all_own.total_usd is None and all_own.npv_usd is None and "month 2" in all_own.reason
     assert result.owned_utilization is not None and 0.5 < result.owned_utilization <= 1.0
     assert all(type(m.owned_utilization) in (float, type(None)) for m in result.months)
-    assert result.npv_usd < result.total_usd  # discounted at 8 % a year
 
 
 # ------------------------------------------------------------------ errors and round trips
@@ -414,33 +456,7 @@ def test_a_runs_finish_month_does_not_depend_on_the_mip_gap() -> None:
     $/node-hour term in the cost, smaller than the gap, HiGHS stopped at a 1 % or 5 % gap on a mix of the
     same cost that finished it in month 4; the lexicographic second solve (least lateness at no more cost)
     finishes it in month 3 at every gap, at the same total."""
-    spec = {
-        "horizon_months": 12,
-        "gpus_per_node": 8,
-        "training": [
-            {"name": "a", "gpu_hours": 160_000, "gpus": 64, "deadline_month": 8},
-            {
-                "name": "b",
-                "gpu_hours": 80_000,
-                "gpus": 32,
-                "earliest_start_month": 2,
-                "deadline_month": 10,
-                "splittable": True,
-            },
-        ],
-        "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
-        "supply": {
-            "owned": {
-                "lead_time_months": 1,
-                "capex_usd_per_node": 300_000,
-                "fixed_usd_per_node_month": 9_000,
-                "usd_per_node_hour_used": 0.7,
-            },
-            "reservations": [{"term_months": 12, "usd_per_node_hour": 30.0}],
-            "on_demand": {"usd_per_node_hour": 55.04},
-        },
-    }
-    plan = CapacityPlan.from_json(spec)
+    plan = CapacityPlan.from_json(two_runs_tie_break_plan())
     results = [plan_solve(plan=plan, mip_gap=gap, compare=False) for gap in (1e-4, 1e-2, 5e-2)]
     assert [r.runs[0].finish_month for r in results] == [3, 3, 3]
     assert len({r.runs[1].finish_month for r in results}) == 1
@@ -464,3 +480,127 @@ def test_a_run_that_may_not_be_split_is_never_put_on_spot_capped_below_its_nodes
     assert plan_solve(plan=CapacityPlan.from_json(spec), compare=False).total_usd == pytest.approx(
         23_093.33, abs=0.01
     )
+
+
+# ------------------------------------------------------------------ the objective: NPV of the cash flows
+
+
+def test_discounting_turns_own_into_reserve_by_hand() -> None:
+    at_zero, at_eight = own_or_reserve_by_hand(0.0), own_or_reserve_by_hand(0.08)
+    assert at_zero == pytest.approx({"own": 96_000.0, "reserve": 100_740.0})
+    assert at_eight == pytest.approx({"own": 112_718.10, "reserve": 96_650.44}, abs=0.01)
+
+    undiscounted = plan_solve(plan=CapacityPlan.from_json(own_or_reserve()), mip_gap=1e-9)
+    assert [(p.arrival_month, p.nodes) for p in undiscounted.owned_purchases] == [(0, 1)]
+    assert undiscounted.reservations == ()
+    assert undiscounted.npv_usd == pytest.approx(at_zero["own"], rel=1e-9)
+    assert undiscounted.total_usd == pytest.approx(at_zero["own"], rel=1e-9)
+
+    discounted = plan_solve(
+        plan=CapacityPlan.from_json({**own_or_reserve(), "discount_rate": 0.08}), mip_gap=1e-9
+    )
+    assert discounted.owned_purchases == ()
+    assert [(r.term_months, r.start_month, r.nodes) for r in discounted.reservations] == [(12, 0, 1)]
+    assert discounted.npv_usd == pytest.approx(at_eight["reserve"], rel=1e-9)
+    assert discounted.total_usd == pytest.approx(100_740.0, rel=1e-9)  # cash out, undiscounted
+    assert discounted.cash_npv_usd == pytest.approx(discounted.npv_usd, rel=1e-12)
+    assert any(
+        n.startswith("Objective: the NPV of the plan's monthly cash flows at 8.00% a year")
+        for n in discounted.notes
+    )
+    # The all-own comparison is priced on the same basis: owning's NPV by hand.
+    all_own = {a.name: a for a in discounted.alternatives}["all own"]
+    assert all_own.npv_usd == pytest.approx(at_eight["own"], rel=1e-9)
+
+
+# A plan with every layer and both kinds of run, owning costs given without their capital share (so owning
+# is paid as its fixed cost per node-month): its solution as main solved it before the objective was the NPV
+# (commit e235ab4, discount rate 0), pinned to compare: at a zero rate the NPV objective is the same sums.
+TODAYS_PLAN: dict[str, Any] = {
+    "horizon_months": 12,
+    "gpus_per_node": 8,
+    "growth_pct_per_month": 5.0,
+    "training": [
+        {"name": "a", "gpu_hours": 160_000, "gpus": 64, "deadline_month": 8},
+        {
+            "name": "b",
+            "gpu_hours": 80_000,
+            "gpus": 32,
+            "earliest_start_month": 2,
+            "deadline_month": 10,
+            "splittable": True,
+        },
+    ],
+    "inference": [{"name": "chat", "peak_gpus": 24, "offpeak_fraction": 0.5}],
+    "baseline": [{"name": "research", "gpus_by_day_hour": [[8.0] * 24] * 7}],
+    "supply": {
+        "owned": {
+            "lead_time_months": 1,
+            "capex_usd_per_node": 300_000,
+            "fixed_usd_per_node_month": 7_000,
+            "usd_per_node_hour_used": 0.7,
+        },
+        "reservations": [{"term_months": 12, "usd_per_node_hour": 14.0}],
+        "on_demand": {"usd_per_node_hour": 55.04},
+        "spot": {"usd_per_node_hour": 20.78, "goodput": 0.85, "cap_nodes": 3},
+    },
+}
+
+
+def test_at_a_zero_rate_the_plan_is_todays_plan_exactly() -> None:
+    result = plan_solve(plan=CapacityPlan.from_json(TODAYS_PLAN))
+    assert [(p.arrival_month, p.order_month, p.nodes) for p in result.owned_purchases] == [(1, 0, 1)]
+    assert [(r.term_months, r.start_month, r.nodes) for r in result.reservations] == [(12, 0, 8)]
+    assert [(r.name, r.finish_month, dict(r.node_hours_by_layer)) for r in result.runs] == [
+        ("a", 8, {"reserved": 20_000.0}),
+        ("b", 10, {"reserved": 10_000.0}),
+    ]
+    assert result.total_usd == 1_060_655.3375417304  # main's figure, to the bit
+    assert result.npv_usd == pytest.approx(result.total_usd, rel=1e-12)
+    all_rent = {a.name: a for a in result.alternatives}["all rent"]
+    assert all_rent.total_usd == pytest.approx(1_069_665.029736141, rel=1e-12)
+    assert all_rent.npv_usd == pytest.approx(all_rent.total_usd, rel=1e-12)
+
+
+def test_at_a_zero_rate_the_cash_basis_equals_owning_annualised_when_resale_is_the_book_value() -> None:
+    """Owned nodes priced by the cost engine at a zero cost of capital recover capital straight-line,
+    capex · (1 − residual) / life a year, which is capex less the book value at any age within the life: so
+    at a zero rate the cash basis (capex at delivery, resale at book value) and owning annualised (F a
+    node-month) give the same plan and the same figure."""
+    owning = OnPremInputs(**{**DEMO1_OWNING.__dict__, "discount_rate": 0.0})
+    owned = owned_option_from_on_prem(inputs=owning, lead_time_months=2)
+    spec = worked_example()
+    spec["discount_rate"] = 0.0
+    spec["supply"]["owned"] = {
+        key: getattr(owned, key)
+        for key in (
+            "lead_time_months",
+            "capex_usd_per_node",
+            "fixed_usd_per_node_month",
+            "usd_per_node_hour_used",
+            "capital_usd_per_node_month",
+            "depreciation_years",
+            "residual_fraction",
+        )
+    }
+    cash = plan_solve(plan=CapacityPlan.from_json(spec), mip_gap=1e-9, compare=False)
+    del spec["supply"]["owned"]["capital_usd_per_node_month"]
+    annualised = plan_solve(plan=CapacityPlan.from_json(spec), mip_gap=1e-9, compare=False)
+    assert cash.cash_npv_usd is not None and annualised.cash_npv_usd is None
+    assert [m.owned_nodes for m in cash.months] == [m.owned_nodes for m in annualised.months]
+    assert cash.npv_usd == pytest.approx(annualised.npv_usd, rel=1e-9)
+    assert cash.total_usd == pytest.approx(annualised.total_usd, rel=1e-9)
+
+
+def test_the_objective_discounts_with_the_cash_flow_engines_monthly_factors() -> None:
+    """One convention: the plan's NPV is Σ flows_k · cashflow.discount_factors(r)_k, the factors the design's
+    cash flows use (1 / (1 + i)^k, i = (1 + r)^(1/12) − 1)."""
+    from clusterdesigner.engine.cashflow import _npv, discount_factors
+
+    result = plan_solve(plan=CapacityPlan.from_json(worked_example()), compare=False)
+    flows = result.cash_flows_usd
+    assert flows is not None
+    assert result.npv_usd == pytest.approx(_npv(flows, 0.08), rel=1e-12)
+    factors = discount_factors(yearly_rate=0.08, periods=12)
+    assert factors[12] == pytest.approx(1 / 1.08, rel=1e-14) and factors[0] == 1.0
+    assert discount_factors(yearly_rate=0.0, periods=5).tolist() == [1.0] * 6

@@ -14,7 +14,12 @@ from apps.designs.services import design_create, design_evaluate
 from apps.plans.models import CapacityPlan as PlanRow
 from apps.plans.models import PlanSolution
 from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
-from tests.engine.specs import unsplit_run_on_capped_spot
+from tests.engine.specs import (
+    own_or_reserve,
+    own_or_reserve_by_hand,
+    two_runs_tie_break_plan,
+    unsplit_run_on_capped_spot,
+)
 
 URL = "/api/v1/capacity-plans/"
 SPEC: dict[str, Any] = {
@@ -168,9 +173,10 @@ def test_the_xlsx_reads_back_the_solved_figures(alice: Any, bob: Any) -> None:
     assert response["Content-Type"].startswith("application/vnd.openxmlformats")
     book = openpyxl.load_workbook(io.BytesIO(response.content))
     summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
-    assert summary[
-        "cheapest mix over the horizon: the objective, undiscounted, owning annualised (USD)"
-    ] == pytest.approx(result["total_usd"], rel=1e-12)
+    npv = "cheapest mix: NPV of its monthly cash flows, the objective (USD)"
+    assert summary[npv] == pytest.approx(result["npv_usd"], rel=1e-12)
+    assert summary["cash out, undiscounted (USD)"] == pytest.approx(result["total_usd"], rel=1e-12)
+    assert summary["objective's owning basis"].startswith("annualised")  # SPEC's owning has no capital share
     months = list(book["Months"].iter_rows(min_row=2, values_only=True))
     assert [row[4] for row in months] == [m["owned_nodes"] for m in result["months"]]
     assert book["Runs"]["A2"].value == "'=HYPERLINK(1)"  # a name never runs as a formula
@@ -530,16 +536,20 @@ def test_a_plan_takes_a_saved_designs_negotiated_prices_and_owning_costs(
     assert owned["lead_time_months"] == 2
     result = response.json()["result"]
     assert result["cash_npv_usd"] is not None
-    # The same prices typed in: the same plan, the same total.
+    # The same prices typed in, owning with its capital share, life, residual and resale series (the cash
+    # basis the plan's NPV pays owning on): the same plan, the same NPV and total.
     typed = copy.deepcopy(SPEC)
+    cash_keys = ("capital_usd_per_node_month", "depreciation_years", "residual_fraction", "resale_points")
     typed["supply"] = {
         "owned": {k: owned[k] for k in ("lead_time_months", "capex_usd_per_node", "fixed_usd_per_node_month")}
-        | {"usd_per_node_hour_used": owned["usd_per_node_hour_used"]},
+        | {"usd_per_node_hour_used": owned["usd_per_node_hour_used"]}
+        | {k: owned[k] for k in cash_keys},
         "on_demand": {"usd_per_node_hour": 40.0},
         "reservations": [{"term_months": 36, "usd_per_node_hour": 20.0}],
         "spot": {k: supply["spot"][k] for k in ("usd_per_node_hour", "cap_nodes", "goodput")},
     }
     other = client.post(f"{URL}{_create(client, typed)['id']}/solve/").json()["result"]
+    assert other["npv_usd"] == pytest.approx(result["npv_usd"], rel=1e-9)
     assert other["total_usd"] == pytest.approx(result["total_usd"], rel=1e-9)
     # Another user's design: a 400 naming the field, and nothing saved.
     count = PlanRow.objects.count()
@@ -620,3 +630,85 @@ def test_owned_costs_given_without_a_lead_time_take_the_sourced_default(alice: A
         assert [m["owned_nodes"] for m in solution.result["months"][:lead]] == [0] * lead
         for p in solution.result["owned_purchases"]:
             assert p["arrival_month"] >= lead and p["order_month"] == p["arrival_month"] - lead
+
+
+@pytest.mark.django_db
+def test_discounting_turns_a_plan_from_owning_to_reserving_through_the_api(alice: Any) -> None:
+    """Issue #31, one basis: the plan chooses on the NPV of its monthly cash flows. One node of flat demand
+    for a year, owned (capex $300,000 up front, book resale $252,000 at the end, $4,000 opex a month) or
+    reserved for 12 months ($11.50 × 730 h billed monthly). By hand (tests/engine/specs.py,
+    own_or_reserve_by_hand): at 0 % owning costs $96,000 against $100,740; at 8 % a year owning's NPV is
+    $112,718.10 and reserving's $96,650.44, so the plan reserves."""
+    client = _client(alice)
+    by_rate = {}
+    for rate in (0.0, 0.08):
+        plan = _create(client, {**own_or_reserve(), "discount_rate": rate})
+        response = client.post(f"{URL}{plan['id']}/solve/")
+        assert response.status_code == 200, response.json()
+        by_rate[rate] = response.json()["result"]
+    owning = by_rate[0.0]
+    assert [(p["arrival_month"], p["nodes"]) for p in owning["owned_purchases"]] == [(0, 1)]
+    assert owning["reservations"] == []
+    assert owning["npv_usd"] == pytest.approx(96_000.0, abs=1e-6)
+    assert owning["total_usd"] == pytest.approx(96_000.0, abs=1e-6)
+    reserving = by_rate[0.08]
+    assert reserving["owned_purchases"] == []
+    assert [(r["term_months"], r["start_month"], r["nodes"]) for r in reserving["reservations"]] == [
+        (12, 0, 1)
+    ]
+    hand = own_or_reserve_by_hand(0.08)
+    assert reserving["npv_usd"] == pytest.approx(hand["reserve"], abs=0.01)
+    assert reserving["npv_usd"] == pytest.approx(96_650.44, abs=0.01)
+    assert reserving["total_usd"] == pytest.approx(100_740.0, abs=1e-6)  # cash out, undiscounted
+    alternatives = {a["name"]: a for a in reserving["alternatives"]}
+    assert alternatives["all own"]["npv_usd"] == pytest.approx(hand["own"], abs=0.01)
+    assert alternatives["all own"]["npv_usd"] == pytest.approx(112_718.10, abs=0.01)
+
+
+@pytest.mark.django_db
+def test_a_runs_finish_month_through_the_api_does_not_depend_on_the_mip_gap(
+    alice: Any, settings: Any
+) -> None:
+    """Issue 31, item 12, through the URL: run "a" (20,000 node-hours on at most 8 nodes, 5,840 node-hours a
+    month) cannot finish before month ceil(20,000 / 5,840) − 1 = 3. Solved by the plans API at the default
+    gap (0.01 %) and at a 5 % gap (PLAN_SOLVE_MIP_GAP), it finishes in month 3 both times at the same NPV:
+    the tie-break is a second, lexicographic solve, not a cost term smaller than the gap (which stopped at
+    5 % on a mix finishing in month 4)."""
+    client = _client(alice)
+    results = []
+    for gap in (1e-4, 5e-2):
+        settings.PLAN_SOLVE_MIP_GAP = gap
+        plan = _create(client, two_runs_tie_break_plan())
+        response = client.post(f"{URL}{plan['id']}/solve/")
+        assert response.status_code == 200, response.json()
+        results.append(response.json()["result"])
+    assert PlanSolution.objects.count() == 2  # two solves, not one stored solution read twice
+    assert [r["runs"][0]["finish_month"] for r in results] == [3, 3]
+    assert results[0]["runs"][1]["finish_month"] == results[1]["runs"][1]["finish_month"]
+    assert results[1]["npv_usd"] == pytest.approx(results[0]["npv_usd"], rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_owning_cash_parts_that_cannot_mean_anything_are_a_400_naming_each_and_nothing_is_saved(
+    alice: Any,
+) -> None:
+    """The NPV objective pays owning as cash: capex at delivery, F less the capital share monthly, resale at
+    the book value capex · (1 − (1 − residual) · age / life) where no series covers the age. A life of 0
+    divided by zero (a 500 once a node was bought), a capital share above the fixed cost made opex
+    negative, a residual above 1 sold hardware for more than it cost: each is a 400 on its own field."""
+    spec = copy.deepcopy(own_or_reserve())
+    spec["supply"]["owned"].update(
+        {"depreciation_years": 0, "capital_usd_per_node_month": 9_000.0, "residual_fraction": 1.5}
+    )
+    client = _client(alice)
+    count = PlanRow.objects.count()
+    response = client.post(URL, {"name": "bad cash", "spec": spec}, format="json")
+    assert response.status_code == 400
+    fields = response.json()["error"]["fields"]
+    assert set(fields) == {
+        "spec.supply.owned.depreciation_years",
+        "spec.supply.owned.capital_usd_per_node_month",
+        "spec.supply.owned.residual_fraction",
+    }
+    assert fields["spec.supply.owned.depreciation_years"] == ["must be more than 0, at most 50 (years)"]
+    assert PlanRow.objects.count() == count

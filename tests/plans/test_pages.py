@@ -44,12 +44,17 @@ def test_a_plan_made_from_a_demo_design_in_the_form_shows_its_result_and_charts(
     for chart in ("capacity", "cost", "utilization"):
         assert f'id="chart-data-{chart}"' in page
     assert demo.name in page and 'id="plan-total"' in page
-    # Issue #31, one basis: the mix is chosen on the objective (undiscounted, owning annualised) and the page
-    # says so, beside the NPV of the cash, the design verdict's basis, with market resale (not book value).
+    # Issue #31, one basis: the mix is chosen on the NPV of its monthly cash flows (owned nodes from a design
+    # carry their capital share, so capex at delivery and market resale), the page says so at the plan's
+    # rate, and labels the undiscounted cash out as such.
     summary = page.split('id="plan-summary"')[1].split("</table>")[0]
-    assert "the plan's objective: undiscounted, owning annualised, reservations' whole terms" in summary
-    assert "resale at market value, book value where no series; the design verdict's basis" in summary
-    assert "resale at book value)" not in summary
+    rate = f"{100 * EXAMPLE_SPEC['discount_rate']:g} % a year"
+    assert f"Cheapest mix: NPV of its monthly cash flows at {rate} (the plan's objective: capex at" in summary
+    assert (
+        "resale at market value, book value where no series, at the horizon; the design verdict's" in summary
+    )
+    assert "Cash out, undiscounted" in summary and 'id="plan-npv"' in summary
+    assert "owning annualised" not in summary and "resale at book value)" not in summary
     assert _signed_in(bob).get(response["Location"]).status_code == 404
 
 
@@ -82,6 +87,11 @@ def test_a_share_link_shows_finance_the_frozen_result_and_never_writes(alice: An
     assert shared.status_code == 200
     body = shared.content.decode()
     assert 'id="share-notice"' in body and 'id="chart-data-capacity"' in body and "share-plan" not in body
+    # Finance reads the objective's basis and figure as the owner's page states them (issue #31, one basis).
+    solution = link.solution.result
+    assert "Cheapest mix: NPV of its monthly cash flows at 8 % a year (the plan's objective: capex at" in body
+    assert f'id="plan-npv">${solution["npv_usd"]:,.0f}</td>' in body
+    assert f'id="plan-total">${solution["total_usd"]:,.0f}</td>' in body
     xlsx = finance.get(f"{path}xlsx/")
     assert xlsx.status_code == 200 and xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
     assert finance.post(path).status_code == 405
