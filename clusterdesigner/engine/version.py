@@ -65,8 +65,14 @@ changed convention), and say in the commit message what changed. Its history:
        (none outside (0, 1]), the cost result's ranking on NPV, goals on the verdict's option and a horizon
        budget on NPV, a facility depreciated over its own life, monthly capital payments. Plans: the solver's
        work limit and status
+   14  plans (issue #31): the MILP chooses on the NPV of its monthly cash flows (``npv_usd``; ``total_usd``
+       the same flows undiscounted); the resale flip and tornado move ``cashflow.resale_fraction`` (the
+       resale the cash flows take). Sites (issue #35): a design's ``spec.site`` sets power, PUE, colocation
+       and facility capex and adds the rack, cooling and MW findings. RL post-training (issue #39): the
+       optional ``rl`` answer. The search (issue #33) states the run settings it chose (overlaps; offloads
+       when ``training.search_offload``)
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 13
+ENGINE_VERSION: int = 14
