@@ -211,7 +211,7 @@ def design_create(
     spec: dict[str, Any] | None = None,
     is_demo: bool = False,
 ) -> Design:
-    clean = spec_validate(spec=site_resolve(owner=owner, spec=spec))
+    clean = spec_validate(spec=site_resolve(user=owner, spec=spec))
     design = Design.objects.create(
         owner=owner, name=name, description=description, visibility=visibility, version=1, is_demo=is_demo
     )
@@ -239,7 +239,7 @@ def design_update(
         raise VersionConflict(locked.version, base_version)
     current = locked.current
     new_spec = (
-        spec_validate(spec=site_resolve(owner=locked.owner, spec=spec)) if spec is not None else current.spec
+        spec_validate(spec=site_resolve(user=user, spec=spec)) if spec is not None else current.spec
     )
     locked.name = name if name is not None else locked.name
     locked.description = description if description is not None else locked.description

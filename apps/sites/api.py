@@ -32,7 +32,8 @@ ERRORS = {
 )
 class SiteViewSet(viewsets.ModelViewSet[Any]):
     """Sites a design can be placed in: power and colocation prices, PUE, rack limit, cooling, MW. A design
-    names one by ``spec.site.id``. Only the owner sees a site."""
+    names one by ``spec.site.id``. A personal site is its owner's; a team's site its members' (owners and
+    editors change it); no one else sees it."""
 
     serializer_class = SiteSerializer
     permission_classes = [permissions.IsAuthenticated]
@@ -45,7 +46,11 @@ class SiteViewSet(viewsets.ModelViewSet[Any]):
         return selectors.site_list(user=self.request.user)
 
     def get_object(self) -> Any:
-        return or_404(selectors.site_get(user=self.request.user, site_id=int(self.kwargs["pk"])))
+        """The site this user may read (GET), or change and delete (other methods): 404 otherwise."""
+        site_id = int(self.kwargs["pk"])
+        if self.request.method in permissions.SAFE_METHODS:
+            return or_404(selectors.site_get(user=self.request.user, site_id=site_id))
+        return or_404(selectors.site_get_editable(user=self.request.user, site_id=site_id))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         site = services.site_create(owner=request.user, data=request.data)

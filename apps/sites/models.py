@@ -11,10 +11,14 @@ from django.db import models
 class Site(models.Model):
     """A data-centre site a user can place designs in: its name, and in ``data`` every other field as
     clusterdesigner.engine.site parses it (region, power and colocation prices, PUE by cooling type, kW per
-    rack, cooling, MW now and later, rack lead time, capex per rack and per MW). It belongs to its owner;
-    teams are not built yet."""
+    rack, cooling, MW now and later, rack lead time, capex per rack and per MW). It belongs to its owner,
+    or to a team when ``team`` is set (apps/teams/access.py: members read it and may place designs in it,
+    its owners and editors change it)."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sites")
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="sites"
+    )
     name = models.CharField(max_length=120)
     data = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
@@ -30,3 +34,7 @@ class Site(models.Model):
     def to_engine(self) -> dict[str, Any]:
         """The site as a design spec's inline ``site`` object (clusterdesigner.engine.site), with its id."""
         return {"id": self.pk, "name": self.name, **self.data}
+
+    def to_api(self) -> dict[str, Any]:
+        """The site as the API shows it: the engine's fields and the team it belongs to (None: personal)."""
+        return {**self.to_engine(), "team": self.team_id}

@@ -1,4 +1,5 @@
-"""Site reads. A site is its owner's alone: anyone else gets 404, never 403."""
+"""Site reads, through the one ownership rule (apps/teams/access.py): a personal site is its owner's, a
+team's site its members'; anyone else gets 404, never 403."""
 
 from __future__ import annotations
 
@@ -7,14 +8,20 @@ from typing import Any
 from django.db.models import QuerySet
 
 from apps.sites.models import Site
+from apps.teams import access
 
 
 def site_list(*, user: Any) -> QuerySet[Site]:
-    if not user or not user.is_authenticated:
-        return Site.objects.none()
-    return Site.objects.filter(owner=user)
+    """The sites this user may read and place designs in (theirs, and their teams')."""
+    return access.visible_to(user, Site.objects.all())
 
 
 def site_get(*, user: Any, site_id: int) -> Site | None:
-    """The site if it is this user's, else None (views answer 404)."""
+    """The site if this user may read it, else None (views answer 404)."""
     return site_list(user=user).filter(pk=site_id).first()
+
+
+def site_get_editable(*, user: Any, site_id: int) -> Site | None:
+    """The site if this user may change or delete it (its owner; its team's owners and editors), else None:
+    a team viewer's change answers 404, as a read-only design's does."""
+    return access.editable_by(user, Site.objects.all()).filter(pk=site_id).first()

@@ -26,6 +26,11 @@ class SiteSerializer(serializers.Serializer[Any]):
     """A site: its prices, PUE by cooling type, rack limit, cooling, and MW now and by date."""
 
     id = serializers.IntegerField(read_only=True)
+    team = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="The team the site belongs to (one you own or edit; set at creation); null: yours alone.",
+    )
     name = serializers.CharField(max_length=120)
     region = serializers.CharField(required=False)
     power_usd_per_kwh = serializers.FloatField()
@@ -49,7 +54,7 @@ class SiteSerializer(serializers.Serializer[Any]):
 
     def to_representation(self, instance: Site) -> dict[str, Any]:
         return {
-            **instance.to_engine(),
+            **instance.to_api(),
             "created_at": serializers.DateTimeField().to_representation(instance.created_at),
             "updated_at": serializers.DateTimeField().to_representation(instance.updated_at),
         }

@@ -9,12 +9,28 @@ from typing import Any
 from django.db import transaction
 
 from apps.sites.models import Site
+from apps.sites.selectors import site_list
+from apps.teams.selectors import team_list_editable
 from clusterdesigner.engine.site import parse_site_json
 from clusterdesigner.engine.spec import SpecError
 from clusterdesigner.errors import InvalidInput
 
-# What a saved site does not hold: its id is the row's, a planned date is the design's.
+# What a saved site does not hold: its id is the row's, a planned date is the design's; its team is a column.
 NOT_SAVED = ("id", "planned_date")
+
+
+def _team(*, user: Any, data: Any) -> tuple[Any, Any]:
+    """``data`` without its ``team`` field, and the team it names (None: personal), which must be one the
+    user owns or edits (400 naming ``team`` otherwise, whether the team exists or not)."""
+    if not isinstance(data, Mapping) or data.get("team") is None:
+        return (dict(data) if isinstance(data, Mapping) else data), None
+    team_id = data["team"]
+    team = None
+    if isinstance(team_id, int) and not isinstance(team_id, bool):
+        team = team_list_editable(user=user).filter(pk=team_id).first()
+    if team is None:
+        raise InvalidInput({"team": ["must be the id of a team you own or edit"]})
+    return {k: v for k, v in data.items() if k != "team"}, team
 
 
 def _clean(*, owner: Any, data: Any, site: Site | None = None) -> dict[str, Any]:
@@ -36,14 +52,18 @@ def _clean(*, owner: Any, data: Any, site: Site | None = None) -> dict[str, Any]
 
 @transaction.atomic
 def site_create(*, owner: Any, data: Any) -> Site:
+    """A new site of ``owner``'s, or of the team ``data["team"]`` names (one they own or edit)."""
+    data, team = _team(user=owner, data=data)
     clean = _clean(owner=owner, data=data)
-    return Site.objects.create(owner=owner, name=clean.pop("name"), data=clean)
+    return Site.objects.create(owner=owner, team=team, name=clean.pop("name"), data=clean)
 
 
 @transaction.atomic
 def site_update(*, site: Site, data: Any, partial: bool = False) -> Site:
     """Replace the site's fields (PUT), or only those given (PATCH). Designs keep the copy they were saved
     with (their spec holds the site inline), so an edit changes no stored result."""
+    if isinstance(data, Mapping) and "team" in data:
+        raise InvalidInput({"team": ["a site moves between teams only by being made again"]})
     if partial and isinstance(data, Mapping):
         data = {**site.to_engine(), **data}
         data.pop("id", None)
@@ -58,11 +78,12 @@ def site_delete(*, site: Site) -> None:
     site.delete()
 
 
-def site_resolve(*, owner: Any, spec: Any) -> Any:
+def site_resolve(*, user: Any, spec: Any) -> Any:
     """A design spec whose ``site`` is a reference to a saved site (``{"id": N}``, with a planned date or not)
-    with that site's fields filled in; refused, naming spec.site.id, when it is not the owner's. An inline
-    site (its fields given) is kept as given; the id it carries, when not the owner's site (a design cloned
-    from someone else's), is dropped, so the copy holds the figures without naming a site it cannot see."""
+    with that site's fields filled in; refused, naming spec.site.id, when ``user`` (who saves the design)
+    cannot read that site (theirs, or a team's they belong to). An inline site (its fields given) is kept as
+    given; the id it carries, when not a site the user can read (a design cloned from someone else's), is
+    dropped, so the copy holds the figures without naming a site it cannot see."""
     if not isinstance(spec, Mapping) or not isinstance(spec.get("site"), Mapping):
         return spec
     given = spec["site"]
@@ -71,7 +92,7 @@ def site_resolve(*, owner: Any, spec: Any) -> Any:
         return spec
     if isinstance(site_id, bool) or not isinstance(site_id, int):
         raise InvalidInput({"spec.site.id": ["must be a saved site's id (a whole number)"]})
-    site = Site.objects.filter(owner=owner, pk=site_id).first()
+    site = site_list(user=user).filter(pk=site_id).first()
     if set(given) - set(NOT_SAVED):
         return spec if site else {**spec, "site": {k: v for k, v in given.items() if k != "id"}}
     if site is None:
