@@ -238,9 +238,7 @@ def design_update(
     if locked.version != base_version:
         raise VersionConflict(locked.version, base_version)
     current = locked.current
-    new_spec = (
-        spec_validate(spec=site_resolve(user=user, spec=spec)) if spec is not None else current.spec
-    )
+    new_spec = spec_validate(spec=site_resolve(user=user, spec=spec)) if spec is not None else current.spec
     locked.name = name if name is not None else locked.name
     locked.description = description if description is not None else locked.description
     locked.visibility = visibility if visibility is not None else locked.visibility
