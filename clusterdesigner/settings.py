@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "apps.analysis",
     "apps.dashboard",
     "apps.plans",
+    "apps.measurements",
 ]
 
 MIDDLEWARE = [

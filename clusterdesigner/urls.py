@@ -9,6 +9,7 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
+from apps.measurements import api as measurements_api
 from apps.plans import api as plans_api
 from apps.serving import api as serving_api
 from clusterdesigner.views import favicon
@@ -28,6 +29,7 @@ router.register("designs", analysis_api.DesignViewSet, basename="design")
 router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
+router.register("measured-runs", measurements_api.MeasuredRunViewSet, basename="measured-run")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
