@@ -52,6 +52,12 @@ class MeasuredRun(models.Model):
         return f"{self.model} on {self.nodes} × {self.accelerator} ({self.measured_on})"
 
     @property
+    def model_label(self) -> str:
+        """The preset's slug, else the shape's name, else "custom shape"."""
+        model = self.model if isinstance(self.model, dict) else {}
+        return str(model.get("preset") or model.get("name") or "custom shape")
+
+    @property
     def tokens_per_step(self) -> int:
         return self.global_batch * self.seq_len
 

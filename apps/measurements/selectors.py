@@ -93,9 +93,20 @@ def calibration_setting(*, owner_id: int) -> tuple[bool, str]:
     return (False, "") if found is None else (bool(found[0]), found[1].isoformat())
 
 
-def calibration_state(*, owner_id: int, enabled: bool) -> CalibrationState:
+def calibration_setting_of_design(*, design_id: int) -> tuple[int | None, bool, str]:
+    """(owner id, enabled, stamp) of the switch of the design's owner, in one query; (None, False, "") when
+    the owner has none (never wrote a run nor toggled)."""
+    found = (
+        CalibrationSetting.objects.filter(owner__designs=design_id)
+        .values_list("owner_id", "enabled", "changed_at")
+        .first()
+    )
+    return (None, False, "") if found is None else (found[0], bool(found[1]), found[2].isoformat())
+
+
+def calibration_state(*, owner_id: int | None, enabled: bool) -> CalibrationState:
     """What the owner's designs are estimated with: off, or on with the factors fitted on the owner's runs."""
-    if not enabled:
+    if not enabled or owner_id is None:
         return CalibrationState(enabled=False)
     runs = MeasuredRun.objects.filter(owner_id=owner_id).order_by("pk")
     return CalibrationState(enabled=True, calibration=calibration_fit(rows=run_rows(runs=runs)))
@@ -108,9 +119,10 @@ ESTIMATOR = (
 )
 
 
-def summary_get(*, user: Any) -> dict[str, Any]:
-    """The user's switch, the runs' errors (all, then by regime) and the factors fitted on the runs."""
-    rows = run_rows(runs=run_list(user=user).order_by("pk"))
+def summary_get(*, user: Any, rows: list[RunRow] | None = None) -> dict[str, Any]:
+    """The user's switch, the runs' errors (all, then by regime) and the factors fitted on the runs (``rows``:
+    the user's runs already against the engine, when the caller has them)."""
+    rows = run_rows(runs=run_list(user=user).order_by("pk")) if rows is None else rows
     enabled, _ = calibration_setting(owner_id=user.pk)
     return {
         "enabled": enabled,
