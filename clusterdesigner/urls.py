@@ -46,6 +46,7 @@ urlpatterns = [
     path("catalog/", include("apps.catalog.urls")),
     path("serving/", include("apps.serving.urls")),
     path("plans/", include("apps.plans.urls")),
+    path("measured-runs/", include("apps.measurements.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 
