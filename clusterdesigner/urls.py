@@ -34,6 +34,11 @@ router.register("measured-runs", measurements_api.MeasuredRunViewSet, basename="
 urlpatterns = [
     path("api/v1/", include(router.urls)),
     path("api/v1/serving/estimate/", serving_api.ServingEstimateView.as_view(), name="serving-estimate"),
+    path(
+        "api/v1/measured-runs/parse-log/",
+        measurements_api.LogParseView.as_view(),
+        name="measured-run-parse-log",
+    ),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),

@@ -1,5 +1,6 @@
 """Measured runs REST API: the owner's runs with the engine against each, a CSV import (all rows or none), a
-log excerpt parser (saves nothing), the summary by regime and the calibration switch."""
+log excerpt parser (its own view, which a read-only token may call: it saves nothing), the summary by regime
+and the calibration switch."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rest_framework import permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from apps.measurements import selectors, services
 from apps.measurements.logs import log_parse
@@ -94,14 +96,6 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
         runs = services.runs_import_csv(owner=request.user, text=form.validated_data["csv"])
         return Response(self._out(runs), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=LogInputSerializer, responses={200: ParsedLogSerializer, **ERRORS})
-    @action(detail=False, methods=["post"], url_path="parse-log")
-    def parse_log(self, request: Request) -> Response:
-        """The figures of a Megatron-LM, NeMo or torchtitan log excerpt; nothing is saved."""
-        form = LogInputSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        return Response(ParsedLogSerializer(log_parse(text=form.validated_data["log"]).to_json()).data)
-
     @extend_schema(responses={200: SummarySerializer, **ERRORS})
     @action(detail=False, methods=["get"])
     def summary(self, request: Request) -> Response:
@@ -116,3 +110,17 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
         form.is_valid(raise_exception=True)
         services.calibration_set(owner=request.user, enabled=form.validated_data["enabled"])
         return Response(SummarySerializer(selectors.summary_get(user=request.user)).data)
+
+
+class LogParseView(APIView):
+    """The figures of a Megatron-LM, NeMo or torchtitan log excerpt; nothing is saved."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
+    token_scope = "read"  # a read-only API token may ask: nothing is written
+
+    @extend_schema(request=LogInputSerializer, responses={200: ParsedLogSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        form = LogInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        return Response(ParsedLogSerializer(log_parse(text=form.validated_data["log"]).to_json()).data)

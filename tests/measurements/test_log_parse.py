@@ -78,3 +78,14 @@ def test_an_excerpt_without_a_step_line_is_refused_naming_log(alice: Any) -> Non
     assert list(answer.json()["error"]["fields"]) == ["log"]
     assert "elapsed time per iteration (ms)" in answer.json()["error"]["fields"]["log"][0]
     assert _post(alice, "").status_code == 400
+
+
+def test_a_read_only_api_token_may_parse_a_log_but_not_save_a_run(alice: Any, run_data: Any) -> None:
+    from clusterdesigner.api_tokens import api_token_create
+
+    key = api_token_create(user=alice, scope="read").key
+    client = APIClient()
+    parsed = client.post(URL, {"log": MEGATRON}, format="json", HTTP_AUTHORIZATION=f"Token {key}")
+    assert parsed.status_code == 200 and parsed.json()["global_batch"] == 128
+    saved = client.post("/api/v1/measured-runs/", run_data, format="json", HTTP_AUTHORIZATION=f"Token {key}")
+    assert saved.status_code == 403 and "'designs' scope" in saved.json()["error"]["message"]
