@@ -10,10 +10,12 @@ from rest_framework import serializers
 from apps.measurements.models import MeasuredRun
 from apps.measurements.selectors import RunRow
 from apps.measurements.services import RUN_FIELDS
+from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 
-class MeasuredRunInputSerializer(serializers.ModelSerializer[MeasuredRun]):
-    """A run as entered: every field typed; what the engine cannot express is refused by the service."""
+class MeasuredRunFormSerializer(serializers.ModelSerializer[MeasuredRun]):
+    """A run's fields typed (a page's form gives strings, parsed as DRF parses them); what the engine cannot
+    express is refused by the service."""
 
     model = serializers.JSONField(
         help_text='A preset {"preset": "llama3-8b"} or an inline shape, as a design\'s workload.model.'
@@ -30,6 +32,10 @@ class MeasuredRunInputSerializer(serializers.ModelSerializer[MeasuredRun]):
         if not isinstance(value, dict) or not value:
             raise serializers.ValidationError('give a preset ({"preset": "llama3-8b"}) or the model\'s shape')
         return value
+
+
+class MeasuredRunInputSerializer(KnownKeysOnly, StrictJSONTypes, MeasuredRunFormSerializer):
+    """A run as the API takes it: JSON values of the wrong type and unknown keys are refused, naming them."""
 
 
 class RunEstimateSerializer(serializers.Serializer[Any]):
@@ -76,11 +82,11 @@ class MeasuredRunSerializer(serializers.ModelSerializer[MeasuredRun]):
         return row.problem if row else ""
 
 
-class CsvImportSerializer(serializers.Serializer[Any]):
+class CsvImportSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     csv = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
 
 
-class LogInputSerializer(serializers.Serializer[Any]):
+class LogInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     log = serializers.CharField(trim_whitespace=False, max_length=200_000)
 
 
@@ -112,7 +118,7 @@ class RegimeFactorSerializer(serializers.Serializer[Any]):
     p90 = serializers.FloatField()
 
 
-class CalibrationSerializer(serializers.Serializer[Any]):
+class CalibrationSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     enabled = serializers.BooleanField()
 
 

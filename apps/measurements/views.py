@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.measurements import selectors, services
 from apps.measurements.logs import ParsedLog, log_parse
-from apps.measurements.serializers import MeasuredRunInputSerializer
+from apps.measurements.serializers import MeasuredRunFormSerializer
 from clusterdesigner.errors import InvalidInput, flatten_fields
 
 # The add-run form's starting values (the shape of tests/measurements/conftest.py's run).
@@ -53,7 +53,7 @@ def _form_data(post: Any) -> dict[str, Any]:
 
 
 def _add(request: HttpRequest) -> None:
-    form = MeasuredRunInputSerializer(data=_form_data(request.POST))
+    form = MeasuredRunFormSerializer(data=_form_data(request.POST))
     if not form.is_valid():
         raise InvalidInput(form.errors)
     services.run_create(owner=request.user, data=form.validated_data)
