@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "apps.plans",
     "apps.sites",
     "apps.teams",
+    "apps.measurements",
 ]
 
 MIDDLEWARE = [

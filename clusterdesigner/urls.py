@@ -9,6 +9,7 @@ from apps.analysis import api as analysis_api
 from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
+from apps.measurements import api as measurements_api
 from apps.plans import api as plans_api
 from apps.serving import api as serving_api
 from apps.sites import api as sites_api
@@ -32,10 +33,16 @@ router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
 router.register("sites", sites_api.SiteViewSet, basename="site")
 router.register("teams", teams_api.TeamViewSet, basename="team")
+router.register("measured-runs", measurements_api.MeasuredRunViewSet, basename="measured-run")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
     path("api/v1/serving/estimate/", serving_api.ServingEstimateView.as_view(), name="serving-estimate"),
+    path(
+        "api/v1/measured-runs/parse-log/",
+        measurements_api.LogParseView.as_view(),
+        name="measured-run-parse-log",
+    ),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -50,6 +57,7 @@ urlpatterns = [
     path("plans/", include("apps.plans.urls")),
     path("sites/", include("apps.sites.urls")),
     path("teams/", include("apps.teams.urls")),
+    path("measured-runs/", include("apps.measurements.urls")),
     path("", include("apps.dashboard.urls")),
 ]
 

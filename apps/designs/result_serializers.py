@@ -19,6 +19,7 @@ from clusterdesigner.engine import evaluation as ev
 from clusterdesigner.engine import training_result as tr
 from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.json_object import optional
+from clusterdesigner.engine.user_calibration import CalibrationStatement
 from clusterdesigner.engine.verdict import RentOrOwn
 
 _SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
@@ -248,6 +249,7 @@ EvaluationAssumptionSerializer = serializer_for(ev.EvaluationAssumption, "Evalua
 EvaluationFindingSerializer = serializer_for(ev.EvaluationFinding, "Evaluation")
 EvaluationDesignSerializer = serializer_for(ev.DesignRef, "Evaluation")
 DesignVerdictSerializer = serializer_for(DesignVerdict, "Evaluation")
+CalibrationStatementSerializer = serializer_for(CalibrationStatement, "Evaluation")
 
 
 class PriceFreshnessSerializer(serializers.Serializer[Any]):

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from apps.designs.models import Design, DesignVersion, ShareLink
 from apps.designs.result_serializers import (
+    CalibrationStatementSerializer,
     CostResultSerializer,
     DesignOptionSerializer,
     DesignVerdictSerializer,
@@ -201,6 +202,12 @@ class EvaluationSerializer(serializers.Serializer[Any]):
     verdict = VerdictSerializer(required=False, help_text="spec.goals against this result.")
     price_freshness = PriceFreshnessSerializer(
         required=False, help_text="When a catalog price the result uses counted as stale."
+    )
+    calibration = CalibrationStatementSerializer(
+        required=False,
+        help_text="Whether the owner's own calibration (factors fitted on the owner's measured runs) applied "
+        "to the training estimate, and so to the days and costs: the factor, the regime key it was fitted "
+        "for, the runs behind it and the band's source. Absent in a result stored before it.",
     )
     computed_at = serializers.DateTimeField(help_text="When the result was computed (ISO 8601, UTC).")
 

@@ -19,6 +19,7 @@ from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, pri
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import PRICING_MODELS
+from apps.measurements.selectors import calibration_setting_of_design, calibration_state
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, rl, serving, training
@@ -36,6 +37,7 @@ from clusterdesigner.engine.errors import (
 )
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
+from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import Conflict, InvalidInput
 from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
@@ -290,18 +292,26 @@ def evaluate_spec(
     records: dict[str, Any],
     specs: CatalogSpecs | None = None,
     freshness: Freshness | None = None,
+    calibration: CalibrationState | None = None,
 ) -> dict[str, Any]:
     """Run the training engine, then the cost engine once per cloud offering; build the options table.
 
-    Pure given (spec, records, freshness): the same snapshot always gives the same result. ``specs`` are the
-    records already built into engine specs, when the caller has them. ``freshness`` (today's date and
-    PRICE_STALE_AFTER_DAYS) adds a ``stale_price`` finding for each stale catalog price the result uses.
+    Pure given (spec, records, freshness, calibration): the same snapshot always gives the same result.
+    ``specs`` are the records already built into engine specs, when the caller has them. ``freshness``
+    (today's date and PRICE_STALE_AFTER_DAYS) adds a ``stale_price`` finding for each stale catalog price the
+    result uses. ``calibration`` (the owner's switch and fitted factors, issue 40): the training estimate is
+    calibrated (engine/user_calibration.py) before the costs are computed from it, and the result states it
+    under ``calibration``; switched off, the published estimate as it is.
     """
     catalog = specs or specs_from_records(records)
     _check_usable(spec, catalog)
     train = training.estimate(
         training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
     )
+    statement = None
+    if calibration is not None:
+        calibrated, statement = calibrate(train, calibration)
+        train = dict(calibrated)
     costs: dict[str, dict[str, Any]] = {}
     resale = _resale_curves(spec, records)
     post_training = _rl(spec, catalog)
@@ -345,6 +355,8 @@ def evaluate_spec(
     }
     if verdict is not None:
         result["design_verdict"] = verdict.to_json()
+    if statement is not None:
+        result["calibration"] = statement.to_json()
     if freshness is not None:
         result["price_freshness"] = freshness.to_json()
     estimate = _serving(spec, catalog)
@@ -626,10 +638,12 @@ def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
 def design_evaluate(*, version: DesignVersion) -> Evaluation:
     """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
     the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
-    catalog, digest = _evaluation_input(version)
+    catalog, digest, calibration = _evaluation_input(version)
     # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
-    return existing or _evaluation_store(version=version, catalog=catalog, digest=digest)
+    return existing or _evaluation_store(
+        version=version, catalog=catalog, digest=digest, calibration=calibration
+    )
 
 
 def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | None, dict[str, Any] | None]:
@@ -637,7 +651,7 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
     the spec field it names and, when no layout fits in memory, the fewest nodes at which one does). The
     problem is cached by the same input hash as an evaluation is stored under, so a page view of a design that
     fits nowhere does not search again (the node-count search costs up to eight layout searches)."""
-    catalog, digest = _evaluation_input(version)
+    catalog, digest, calibration = _evaluation_input(version)
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     if existing:
         return existing, None
@@ -646,7 +660,9 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
     if problem is not None:
         return None, problem
     try:
-        return _evaluation_store(version=version, catalog=catalog, digest=digest), None
+        return _evaluation_store(
+            version=version, catalog=catalog, digest=digest, calibration=calibration
+        ), None
     except EngineError as error:
         problem = {"message": error.message, "field": error.field, "min_nodes": None}
         if isinstance(error, InfeasibleError) and error.need_gib:
@@ -676,38 +692,62 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
     # version, a catalog write, a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
-    text = memo.EVALUATIONS.get(_memo_key(version, snapshot))
+    setting = calibration_setting_of_design(design_id=version.design_id)  # and one read of the switch
+    text = memo.EVALUATIONS.get(_memo_key(version, snapshot, setting))
     if text is not None:
         return JSONText(text)
-    catalog, digest = _evaluation_input(version, snapshot)
+    catalog, digest, calibration = _evaluation_input(version, snapshot, setting)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
     except Evaluation.DoesNotExist:
-        return _evaluation_store(version=version, catalog=catalog, digest=digest).result
-    memo.EVALUATIONS.put(_memo_key(version, catalog), text, len(text))  # the catalog the digest was of
+        return _evaluation_store(
+            version=version, catalog=catalog, digest=digest, calibration=calibration
+        ).result
+    memo.EVALUATIONS.put(
+        _memo_key(version, catalog, setting), text, len(text)
+    )  # the catalog the digest was of
     return JSONText(text)
 
 
-def _memo_key(version: DesignVersion, catalog: CatalogSnapshot) -> tuple[Any, ...]:
+def _memo_key(
+    version: DesignVersion, catalog: CatalogSnapshot, setting: tuple[int | None, bool, str]
+) -> tuple[Any, ...]:
     """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
-    digest (the version, the catalog, the day's stale threshold, the engines' output version)."""
+    digest (the version, the catalog, the day's stale threshold, the engines' output version, the owner's
+    calibration switch and its stamp, which moves with every write to the owner's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
-    return (version.pk, version.created_at, catalog.version, *day, ENGINE_VERSION)
+    return (version.pk, version.created_at, catalog.version, *day, ENGINE_VERSION, *setting[1:])
 
 
 def _evaluation_input(
-    version: DesignVersion, catalog: CatalogSnapshot | None = None
-) -> tuple[CatalogSnapshot, str]:
-    """The catalog (by default the current one) and the hash that identifies an evaluation of this version
-    against it (against which of its prices are stale today, and against the engines' output version)."""
+    version: DesignVersion,
+    catalog: CatalogSnapshot | None = None,
+    setting: tuple[int | None, bool, str] | None = None,
+) -> tuple[CatalogSnapshot, str, CalibrationState]:
+    """The catalog (by default the current one), the owner's calibration state and the hash that identifies
+    an evaluation of this version against them (against which of the catalog's prices are stale today, and
+    against the engines' output version)."""
     catalog = catalog or engine_catalog_snapshot()
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
+    owner_id, enabled, _ = setting or calibration_setting_of_design(design_id=version.design_id)
+    calibration = calibration_state(owner_id=owner_id, enabled=enabled)
     # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
-    # added) is recomputed on the next view rather than shown as it was.
-    return catalog, snapshot_hash(
-        {"spec": version.spec, "catalog": catalog.digest, "stale": stale, "engine": ENGINE_VERSION}
+    # added) is recomputed on the next view rather than shown as it was; the calibration (the switch and the
+    # factors fitted on the owner's runs) is, so a result is never served under another calibration.
+    return (
+        catalog,
+        snapshot_hash(
+            {
+                "spec": version.spec,
+                "catalog": catalog.digest,
+                "stale": stale,
+                "engine": ENGINE_VERSION,
+                "calibration": calibration.to_json(),
+            }
+        ),
+        calibration,
     )
 
 
@@ -721,9 +761,15 @@ def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[s
     return {"days": freshness.stale_after_days, "stale": sorted(d for d in dates if freshness.is_stale(d))}
 
 
-def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, digest: str) -> Evaluation:
+def _evaluation_store(
+    *, version: DesignVersion, catalog: CatalogSnapshot, digest: str, calibration: CalibrationState
+) -> Evaluation:
     result = evaluate_spec(
-        spec=version.spec, records=catalog.records, specs=catalog.specs, freshness=price_freshness()
+        spec=version.spec,
+        records=catalog.records,
+        specs=catalog.specs,
+        freshness=price_freshness(),
+        calibration=calibration,
     )
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()

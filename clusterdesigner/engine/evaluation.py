@@ -24,6 +24,7 @@ from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.spec import CloudChoice, DesignSpec, SpecError, parse_design_spec
 from clusterdesigner.engine.tradeoffs import expected_days
 from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.user_calibration import CalibrationStatement
 from clusterdesigner.engine.verdict import Verdict
 
 
@@ -97,6 +98,9 @@ class DesignEvaluation(JsonObject):
     price_freshness: Freshness | None = omit()
     serving: ServingResult | None = omit()
     rl: RLResult | None = omit()
+    # Whether the owner's own calibration (issue 40) applied to the training estimate, its factor, runs and
+    # the band's source; absent in a result stored before it, or computed outside the design service.
+    calibration: CalibrationStatement | None = omit()
     design: DesignRef | None = omit()
     computed_at: str | None = omit()
 

@@ -204,7 +204,8 @@ def test_a_stored_evaluation_reads_the_same_as_when_it_was_computed(user_client:
 
 
 def test_a_stored_evaluation_takes_two_design_queries(user_client: Any, catalog: Any) -> None:
-    """The design with its version, then the stored result (the catalog's own queries are not counted)."""
+    """The design with its version, then the stored result (the catalog's own queries are not counted, nor
+    the read of the owner's calibration switch, which joins the design to find its owner)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -213,7 +214,9 @@ def test_a_stored_evaluation_takes_two_design_queries(user_client: Any, catalog:
     user_client.post(url)
     with CaptureQueriesContext(connection) as queries:
         assert user_client.post(url).status_code == 200
-    assert len([q for q in queries.captured_queries if '"designs_' in q["sql"]]) == 2
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert len([q for q in sql if '"designs_' in q and '"measurements_' not in q]) == 2
+    assert len([q for q in sql if '"measurements_calibrationsetting"' in q]) == 1
 
 
 def test_evaluate_takes_an_earlier_version_and_404s_for_a_missing_one(

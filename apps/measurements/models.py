@@ -1,0 +1,87 @@
+"""A user's measured training runs and the switch for calibrating the user's estimates on them (issue 40)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class MeasuredRun(models.Model):
+    """One training run the user measured on a cluster: the model (a preset or an inline shape, as a design's
+    ``workload.model``), the cluster, the layout and settings it ran with, and what was measured (step time
+    and/or tokens per second, optionally peak memory). Only the owner sees it. A run saves only if the
+    training engine can express it (services.run_validate)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="measured_runs"
+    )
+    model = models.JSONField(
+        help_text='A preset {"preset": "llama3-8b"} or an inline shape, as a design has.'
+    )
+    accelerator = models.CharField(max_length=60)
+    nodes = models.PositiveIntegerField()
+    gpus_per_node = models.PositiveIntegerField(default=8)
+    fabric = models.CharField(max_length=60)
+    tp = models.PositiveIntegerField(default=1)
+    pp = models.PositiveIntegerField(default=1)
+    dp = models.PositiveIntegerField()
+    cp = models.PositiveIntegerField(default=1)
+    ep = models.PositiveIntegerField(default=1)
+    vpp = models.PositiveIntegerField(default=1)
+    micro_batch = models.PositiveIntegerField(default=1)
+    global_batch = models.PositiveIntegerField(help_text="Sequences per optimizer step.")
+    seq_len = models.PositiveIntegerField()
+    recompute = models.CharField(max_length=20, default="none")
+    sharding = models.CharField(max_length=20, default="none")
+    precision = models.CharField(max_length=20, default="bf16")
+    framework = models.CharField(max_length=40, blank=True)
+    framework_version = models.CharField(max_length=60, blank=True)
+    step_time_s = models.FloatField(null=True, blank=True)
+    tokens_per_s = models.FloatField(null=True, blank=True)
+    peak_memory_gib = models.FloatField(null=True, blank=True)
+    measured_on = models.DateField()
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-measured_on", "-id"]
+        indexes = [models.Index(fields=["owner", "-measured_on"], name="measurements_owner_date_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.model} on {self.nodes} × {self.accelerator} ({self.measured_on})"
+
+    @property
+    def model_label(self) -> str:
+        """The preset's slug, else the shape's name, else "custom shape"."""
+        model = self.model if isinstance(self.model, dict) else {}
+        return str(model.get("preset") or model.get("name") or "custom shape")
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch * self.seq_len
+
+    @property
+    def measured_step_s(self) -> float:
+        """The measured step time: as entered, else global batch × sequence length ÷ tokens/s."""
+        if self.step_time_s is not None:
+            return self.step_time_s
+        assert self.tokens_per_s is not None  # services.run_validate requires one of the two
+        return self.tokens_per_step / self.tokens_per_s
+
+
+class CalibrationSetting(models.Model):
+    """Whether the user's designs are estimated with the user's own calibration. ``changed_at`` moves on
+    every toggle and every write to the user's measured runs, so a kept evaluation is keyed by it."""
+
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibration_setting"
+    )
+    enabled = models.BooleanField(default=False)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["owner"]
+
+    def __str__(self) -> str:
+        return f"{self.owner}: {'on' if self.enabled else 'off'}"
