@@ -795,13 +795,17 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
     # That statement runs on every request and checks revocation and expiry, so a revoked or expired link is
     # a 404 at once; a kept page costs it alone.
     key = or_404(services.share_link_open(token=token))
-    anonymous = not request.user.is_authenticated and not len(get_messages(request))
+    frame = PageQuery.parse(request.GET).frame
+    # Only the default frame (over the horizon) is kept: "rank per run" is the same link with ?frame=run.
+    anonymous = (
+        not request.user.is_authenticated and not len(get_messages(request)) and frame in (None, "horizon")
+    )
     body = memo.SHARE_PAGES.get(key) if anonymous else None
     if body is not None:
         response = HttpResponse(body)
     else:
         link = or_404(selectors.share_link_resolve(token=token))
-        response = _share_render(request, link, token)
+        response = _share_render(request, link, token, frame)
         if anonymous and response.status_code == 200:
             memo.SHARE_PAGES.put(key, bytes(response.content), len(response.content))
     response["X-Robots-Tag"] = "noindex"
@@ -809,8 +813,8 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
     return response
 
 
-def _share_render(request: HttpRequest, link: Any, token: str) -> HttpResponse:
-    results = _results_context(link.evaluation)
+def _share_render(request: HttpRequest, link: Any, token: str, frame: str | None) -> HttpResponse:
+    results = _results_context(link.evaluation, frame)
     context = {
         "link": link,
         "token": token,

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from clusterdesigner.engine.cashflow import CashflowInputs
 from clusterdesigner.engine.cost_result import CostResult, SensitivityRow
 from clusterdesigner.engine.json_object import JsonObject, omit
 from clusterdesigner.engine.verdict import Flip, usd_short
@@ -176,7 +177,7 @@ def design_verdict(
     )
     saving = rival.npv_usd - own.npv_usd
     verdict = DesignVerdict(
-        basis=f"{BASIS} at {answer.discount_rate:.1%} a year",
+        basis=_basis(answer.discount_rate, result.cashflow.inputs),
         horizon_years=answer.horizon_years,
         utilization=answer.utilization,
         discount_rate=answer.discount_rate,
@@ -291,6 +292,19 @@ def _owning_figures(result: CostResult) -> tuple[OwningFigure, ...]:
     return tuple(
         OwningFigure(name=name, label=label, usd=usd, basis=basis, minus_npv_usd=usd - npv)
         for name, label, usd, basis in rows
+    )
+
+
+def _basis(rate: float, inputs: CashflowInputs | None) -> str:
+    """ "NPV of the monthly cash flows at 8.0% a year", and with a tax rate ", after a 21% tax on both sides:
+    …": the figures are then after tax (engine/cashflow.py), and the verdict says so."""
+    basis = f"{BASIS} at {rate:.1%} a year"
+    if inputs is None or inputs.tax_rate <= 0:
+        return basis
+    schedule = "MACRS 5-year" if inputs.depreciation_schedule == "macrs_5" else "straight-line"
+    return (
+        f"{basis}, after a {inputs.tax_rate * 100:g}% tax on both sides: rent bills and owning's opex"
+        f" deducted, {schedule} depreciation, the sale taxed on its gain over book value"
     )
 
 
