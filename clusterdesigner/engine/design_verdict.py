@@ -264,29 +264,40 @@ def _label(name: str) -> str:
 
 
 def _owning_figures(result: CostResult) -> tuple[OwningFigure, ...]:
-    """Owning's NPV, undiscounted cash out and annualised cost over the horizon, each with its basis."""
+    """Owning's NPV, undiscounted cash out and annualised cost over the horizon, each with its basis. With a
+    tax rate the first two are after tax (the cash flows carry it) and the annualised cost is not: its label
+    and basis say so, so a pre-tax figure is never read beside an after-tax one unlabelled."""
     assert result.cashflow is not None and result.cashflow.own is not None
     npv = result.cashflow.own.npv_usd
+    inputs = result.cashflow.inputs
+    taxed = inputs is not None and inputs.tax_rate > 0
+    after = f", after the {inputs.tax_rate * 100:g}% tax" if taxed and inputs is not None else ""
     rows = (
         (
             "npv",
-            "NPV of owning (decides the verdict)",
+            f"NPV of owning (decides the verdict{after})",
             npv,
-            "monthly cash flows (capex at delivery, opex monthly, resale at the horizon) discounted at the "
-            "discount rate",
+            "monthly cash flows (capex at delivery, opex monthly, resale at the horizon"
+            + ("; tax paid or shielded each month" if taxed else "")
+            + ") discounted at the discount rate",
         ),
         (
             "cash_out",
-            "Cash out over the horizon",
+            f"Cash out over the horizon{after}",
             result.cashflow.own.total_usd,
             "the same monthly cash flows, undiscounted: differs from the NPV by discounting alone",
         ),
         (
             "annualised",
-            "Annualised cost over the horizon",
+            "Annualised cost over the horizon" + (", before tax" if taxed else ""),
             result.on_prem.total_usd,
             "capital recovery over the depreciation life (capex × CRF − residual × SFF) plus a year's opex, "
-            "× the horizon in years: spreads the capex over the life rather than paying it at delivery",
+            "× the horizon in years: spreads the capex over the life rather than paying it at delivery"
+            + (
+                "; before tax (no deduction, shield or tax on the sale), unlike the two above"
+                if taxed
+                else ""
+            ),
         ),
     )
     return tuple(

@@ -217,3 +217,28 @@ def test_the_depreciation_life_moves_no_pre_tax_cash_flow_only_the_tax(
     assert own(3.0)["own"] == own(5.0)["own"]
     taxed = {"tax_rate": 0.21, "depreciation_schedule": "straight_line"}
     assert own(3.0, **taxed)["own"]["npv_usd"] < own(5.0, **taxed)["own"]["npv_usd"]
+
+
+def test_with_a_tax_rate_the_three_owning_figures_say_which_are_after_tax(
+    user_client: Any, catalog: Any
+) -> None:
+    # The reconciliation table ("how the three figures for owning relate") sets owning's NPV and cash out,
+    # which carry the tax month by month, beside the annualised cost, which is before tax: with a rate each
+    # label says which side of the tax it is on; without one the labels are unchanged.
+    def figures(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        verdict = _evaluate(user_client, spec)["design_verdict"]
+        return {f["name"]: f for f in verdict["owning_figures"]}
+
+    taxed, plain = figures(_spec(tax_rate=0.21)), figures(_spec())
+    assert taxed["npv"]["label"] == "NPV of owning (decides the verdict, after the 21% tax)"
+    assert taxed["cash_out"]["label"] == "Cash out over the horizon, after the 21% tax"
+    assert taxed["annualised"]["label"] == "Annualised cost over the horizon, before tax"
+    assert "before tax (no deduction, shield or tax on the sale)" in taxed["annualised"]["basis"]
+    assert [f["label"] for f in plain.values()] == [
+        "NPV of owning (decides the verdict)",
+        "Cash out over the horizon",
+        "Annualised cost over the horizon",
+    ]
+    # The after-tax cash out is the sum of the after-tax monthly flows the API returns (undiscounted).
+    cash = _cash(_evaluate(user_client, _spec(tax_rate=0.21)))
+    assert taxed["cash_out"]["usd"] == pytest.approx(sum(cash["own"]["monthly_usd"]), abs=1.0)
