@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "apps.dashboard",
     "apps.plans",
     "apps.sites",
+    "apps.pricebook",
     "apps.teams",
 ]
 
