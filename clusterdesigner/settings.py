@@ -275,6 +275,8 @@ SPECTACULAR_SETTINGS = {
         "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
         "AnalysisKindEnum": "apps.analysis.models.Analysis.Kind",
         "TeamRoleEnum": "apps.teams.models.Membership.Role",
+        "PriceEntryKindEnum": "apps.pricebook.models.PriceEntry.Kind",
+        "PricingModelEnum": "apps.catalog.models.CloudPrice.PricingModel",
     },
     "GET_LIB_DOC_EXCLUDES": "clusterdesigner.schema.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [

@@ -712,10 +712,15 @@ def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolu
     """The version's prices resolved (apps.pricebook.resolve): the design's own, else its owner's price book
     (the team's for a team's design), else the catalog's; today decides which entries have expired."""
     design = version.design
-    entries = book_entries(owner_id=design.owner_id, team_id=design.team_id)
-    return resolve_prices(
-        spec=version.spec, entries=entries, catalog=catalog.specs, today=price_freshness().today
+    today = price_freshness().today
+    entries = book_entries(
+        owner_id=design.owner_id,
+        team_id=design.team_id,
+        spec=version.spec,
+        catalog=catalog.specs,
+        today=today,
     )
+    return resolve_prices(spec=version.spec, entries=entries, catalog=catalog.specs, today=today)
 
 
 def _evaluation_input(

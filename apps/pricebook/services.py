@@ -78,11 +78,11 @@ def _kind_errors(data: dict[str, Any]) -> dict[str, list[str]]:
             errors["value"] = [
                 f"a discount is a fraction above 0 and below 1 (0.2 is 20 % off), got {value:g}"
             ]
+    elif value <= 0:
+        errors["value"] = [f"must be above 0, got {value:g}"]
     else:
         try:
             check_input(ENGINE_INPUT[kind], value)
-            if value <= 0:
-                errors["value"] = [f"must be above 0, got {value:g}"]
         except EngineError as exc:
             errors["value"] = [exc.message]
     if data.get("expires_on") and data["expires_on"] < data["valid_from"]:

@@ -213,3 +213,30 @@ def test_the_stored_evaluation_is_not_shared_across_owners_with_different_books(
     changed = editor.patch(f"/api/v1/price-entries/{entry['id']}/", {"value": 210_000}, format="json")
     assert changed.status_code == 200, changed.json()
     assert _p5(_evaluate(editor, design))["on_prem"]["capex_parts"]["servers"]["usd"] == NODES * 210_000
+
+
+def test_an_older_live_quote_is_used_when_a_newer_one_expired_and_a_future_one_waits(
+    alice: Any, catalog: Any
+) -> None:
+    client = _client(alice)
+    design = _design(client)
+    live = _entry(client, kind="server_quote", accelerator="h100-sxm", gpus_per_node=8, value=260_000,
+                  valid_from="2024-01-01")  # fmt: skip
+    newer = _entry(client, kind="server_quote", accelerator="h100-sxm", gpus_per_node=8, value=240_000,
+                   valid_from="2024-06-01", expires_on="2024-12-31")  # fmt: skip
+    _entry(
+        client,
+        kind="server_quote",
+        accelerator="h100-sxm",
+        gpus_per_node=8,
+        value=100_000,
+        valid_from="2099-01-01",
+    )  # fmt: skip  (not valid yet: never used)
+    # A quote for another node size is never used for this one.
+    _entry(client, kind="server_quote", accelerator="h100-sxm", gpus_per_node=4, value=90_000)
+    result = _evaluate(client, design)
+    assert _p5(result)["on_prem"]["capex_parts"]["servers"]["usd"] == NODES * 260_000
+    assert _price(result, "on_prem.server_usd")["entry_id"] == live["id"]
+    (warning,) = [f for f in result["findings"] if f["code"] == "price_entry_expired"]
+    assert f"price book entry {newer['id']}" in warning["message"]
+    assert f"price book entry {live['id']} (server quote h100-sxm × 8) is used" in warning["message"]
