@@ -8,13 +8,18 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import permissions, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.pricebook import selectors, services
-from apps.pricebook.serializers import PriceEntrySerializer
+from apps.pricebook.serializers import (
+    PriceBookImportResultSerializer,
+    PriceBookImportSerializer,
+    PriceEntrySerializer,
+)
 from clusterdesigner.api import ErrorSerializer
-from clusterdesigner.parsers import JSONParser
+from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 from clusterdesigner.views import or_404
 
 ERRORS = {
@@ -68,3 +73,21 @@ class PriceEntryViewSet(viewsets.ModelViewSet[Any]):
 
     def perform_destroy(self, instance: Any) -> None:
         services.price_entry_delete(entry=instance)
+
+    @extend_schema(
+        request={"multipart/form-data": PriceBookImportSerializer},
+        responses={201: PriceBookImportResultSerializer, **ERRORS},
+        description=(
+            "Import price book entries from CSV, into your own book or a team's (team: one where you are an"
+            " owner or editor). Every row is checked as an entry made through this API; if any is bad,"
+            " nothing is imported and each bad cell is named by the file's line and column (line 3.value)."
+        ),
+    )
+    @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser])
+    def import_csv(self, request: Request) -> Response:
+        form = PriceBookImportSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        saved = services.price_entry_import_csv(
+            user=request.user, text=form.validated_data["file"], team=form.validated_data.get("team")
+        )
+        return Response({"imported": len(saved)}, status=status.HTTP_201_CREATED)

@@ -3,8 +3,11 @@ apps.pricebook.services, so the API and the CSV import check an entry the same w
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
+from apps.catalog.serializers import PriceImportSerializer
 from apps.pricebook.models import PriceEntry
 from clusterdesigner.engine.cost_request import COLO_BASES
 from clusterdesigner.engine.offerings import PRICING_MODELS
@@ -50,3 +53,38 @@ class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
             "updated_at",
         ]
         read_only_fields = ["entered_at", "updated_at"]
+
+
+# The columns a price book CSV may have: the entry's writable fields but its team (the import's).
+IMPORT_COLUMNS = (
+    "kind",
+    "accelerator",
+    "gpus_per_node",
+    "provider",
+    "offering",
+    "pricing_model",
+    "value",
+    "network_included",
+    "support_years",
+    "colocation_basis",
+    "valid_from",
+    "expires_on",
+    "source",
+    "attachment_name",
+)
+
+
+class PriceBookImportSerializer(PriceImportSerializer):
+    """A CSV of price book entries (one a row), into the user's own book or a team's."""
+
+    file = serializers.FileField(
+        help_text="CSV whose header names the columns, any of: "
+        + ", ".join(IMPORT_COLUMNS)
+        + " (kind, value and valid_from required; an empty cell is a field left out), UTF-8, at most"
+        " DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default)."
+    )
+    team = serializers.IntegerField(required=False, help_text="Import into this team's book.")
+
+
+class PriceBookImportResultSerializer(serializers.Serializer[Any]):
+    imported = serializers.IntegerField()
