@@ -12,6 +12,24 @@ from apps.pricebook.models import PriceEntry
 from clusterdesigner.engine.cost_request import COLO_BASES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
+# The columns a price book CSV may have: the entry's writable fields but its team (the import's).
+IMPORT_COLUMNS = (
+    "kind",
+    "accelerator",
+    "gpus_per_node",
+    "provider",
+    "offering",
+    "pricing_model",
+    "value",
+    "network_included",
+    "support_years",
+    "colocation_basis",
+    "valid_from",
+    "expires_on",
+    "source",
+    "attachment_name",
+)
+
 
 class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
     """A dated price of the owner's or the team's, with its provenance."""
@@ -30,48 +48,8 @@ class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
 
     class Meta:
         model = PriceEntry
-        fields = [
-            "id",
-            "team",
-            "kind",
-            "accelerator",
-            "gpus_per_node",
-            "provider",
-            "offering",
-            "pricing_model",
-            "value",
-            "unit",
-            "network_included",
-            "support_years",
-            "colocation_basis",
-            "valid_from",
-            "expires_on",
-            "source",
-            "attachment_name",
-            "entered_by",
-            "entered_at",
-            "updated_at",
-        ]
+        fields = ["id", "team", *IMPORT_COLUMNS, "unit", "entered_by", "entered_at", "updated_at"]
         read_only_fields = ["entered_at", "updated_at"]
-
-
-# The columns a price book CSV may have: the entry's writable fields but its team (the import's).
-IMPORT_COLUMNS = (
-    "kind",
-    "accelerator",
-    "gpus_per_node",
-    "provider",
-    "offering",
-    "pricing_model",
-    "value",
-    "network_included",
-    "support_years",
-    "colocation_basis",
-    "valid_from",
-    "expires_on",
-    "source",
-    "attachment_name",
-)
 
 
 class PriceBookImportSerializer(PriceImportSerializer):

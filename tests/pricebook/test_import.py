@@ -10,7 +10,10 @@ from rest_framework.test import APIClient
 from apps.pricebook.models import PriceEntry
 from tests.teams.conftest import People
 
-HEADER = "kind,accelerator,gpus_per_node,offering,pricing_model,value,network_included,valid_from,expires_on,source"
+HEADER = ",".join(
+    ["kind", "accelerator", "gpus_per_node", "offering", "pricing_model", "value", "network_included"]
+    + ["valid_from", "expires_on", "source"]
+)
 GOOD = [
     "server_quote,h100-sxm,8,,,250000,yes,2026-01-01,2026-12-31,Vendor X Q-1",
     "cloud_discount,,,aws-p5-48xlarge,,0.2,,2026-01-01,,EDP",
