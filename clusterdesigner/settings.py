@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "apps.dashboard",
     "apps.plans",
     "apps.sites",
+    "apps.pricebook",
     "apps.teams",
     "apps.measurements",
 ]
@@ -275,6 +276,8 @@ SPECTACULAR_SETTINGS = {
         "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
         "AnalysisKindEnum": "apps.analysis.models.Analysis.Kind",
         "TeamRoleEnum": "apps.teams.models.Membership.Role",
+        "PriceEntryKindEnum": "apps.pricebook.models.PriceEntry.Kind",
+        "PricingModelEnum": "apps.catalog.models.CloudPrice.PricingModel",
     },
     "GET_LIB_DOC_EXCLUDES": "clusterdesigner.schema.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [

@@ -11,6 +11,7 @@ from apps.dashboard import account_views
 from apps.designs import api as designs_api
 from apps.measurements import api as measurements_api
 from apps.plans import api as plans_api
+from apps.pricebook import api as pricebook_api
 from apps.serving import api as serving_api
 from apps.sites import api as sites_api
 from apps.teams import api as teams_api
@@ -32,6 +33,7 @@ router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
 router.register("sites", sites_api.SiteViewSet, basename="site")
+router.register("price-entries", pricebook_api.PriceEntryViewSet, basename="price-entry")
 router.register("teams", teams_api.TeamViewSet, basename="team")
 router.register("measured-runs", measurements_api.MeasuredRunViewSet, basename="measured-run")
 

@@ -105,6 +105,10 @@ EVALUATION_HELP = {
     "source": "Where the value comes from (a paper, a vendor page, the catalog, a default); a finding's "
     "source, when it names one.",
     "as_of": "The date of a catalog figure or price (ISO date); empty when undated.",
+    "origin": "Where a resolved price (prices.<figure>) came from, in the order it is looked for: design "
+    "(the design's own value or its site's), price_book (the owner's or team's newest unexpired entry), "
+    "catalog, or default (the engine's, when the catalog has none).",
+    "entry_id": "The price book entry a prices.<figure> came from (origin price_book).",
     "code": "A stable identifier of the finding (e.g. spot_long_run, pricing_model_unpriced).",
     "severity": "critical | error | warning | info",
     "message": "The finding in words, composed from the evaluation's numbers.",

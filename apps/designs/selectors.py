@@ -67,9 +67,10 @@ def design_version_get_visible(
 
 def _visible_versions(user_id: int, design_id: int) -> QuerySet[DesignVersion]:
     """design_version_get_visible's versions of one design; unordered, since (design, number) is unique and
-    the callers pick one number."""
+    the callers pick one number. With the design (its owner and team say whose price book the evaluation
+    resolves through, apps.pricebook.resolve), in the same query."""
     visible = access.readable_q(user_id, via="design", model=Design)
-    versions = DesignVersion.objects.filter(visible, design_id=design_id)
+    versions = DesignVersion.objects.filter(visible, design_id=design_id).select_related("design")
     return versions.order_by()
 
 

@@ -20,6 +20,7 @@ from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import calibration_setting_of_design, calibration_state
+from apps.pricebook.resolve import Resolution, book_entries, explain, resolve_prices
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, rl, serving, training
@@ -631,18 +632,22 @@ def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
             if key not in seen:
                 seen.add(key)
                 out.append(finding)
+    return _by_severity(out)
+
+
+def _by_severity(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order = {"critical": 0, "error": 0, "warning": 1, "info": 2}
-    return sorted(out, key=lambda f: order.get(f.get("severity", "info"), 3))
+    return sorted(findings, key=lambda f: order.get(f.get("severity", "info"), 3))
 
 
 def design_evaluate(*, version: DesignVersion) -> Evaluation:
     """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
     the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
-    catalog, digest, calibration = _evaluation_input(version)
+    catalog, prices, digest, calibration = _evaluation_input(version)
     # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     return existing or _evaluation_store(
-        version=version, catalog=catalog, digest=digest, calibration=calibration
+        version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
     )
 
 
@@ -651,7 +656,7 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
     the spec field it names and, when no layout fits in memory, the fewest nodes at which one does). The
     problem is cached by the same input hash as an evaluation is stored under, so a page view of a design that
     fits nowhere does not search again (the node-count search costs up to eight layout searches)."""
-    catalog, digest, calibration = _evaluation_input(version)
+    catalog, prices, digest, calibration = _evaluation_input(version)
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     if existing:
         return existing, None
@@ -661,7 +666,7 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
         return None, problem
     try:
         return _evaluation_store(
-            version=version, catalog=catalog, digest=digest, calibration=calibration
+            version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ), None
     except EngineError as error:
         problem = {"message": error.message, "field": error.field, "min_nodes": None}
@@ -692,44 +697,76 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
     # version, a catalog write, a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
+    prices = design_prices(version=version, catalog=snapshot)
     setting = calibration_setting_of_design(design_id=version.design_id)  # and one read of the switch
-    text = memo.EVALUATIONS.get(_memo_key(version, snapshot, setting))
+    text = memo.EVALUATIONS.get(_memo_key(version, snapshot, prices, setting))
     if text is not None:
         return JSONText(text)
-    catalog, digest, calibration = _evaluation_input(version, snapshot, setting)
+    catalog, prices, digest, calibration = _evaluation_input(version, snapshot, prices, setting)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
     except Evaluation.DoesNotExist:
         return _evaluation_store(
-            version=version, catalog=catalog, digest=digest, calibration=calibration
+            version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
     memo.EVALUATIONS.put(
-        _memo_key(version, catalog, setting), text, len(text)
+        _memo_key(version, catalog, prices, setting), text, len(text)
     )  # the catalog the digest was of
     return JSONText(text)
 
 
 def _memo_key(
-    version: DesignVersion, catalog: CatalogSnapshot, setting: tuple[int | None, bool, str]
+    version: DesignVersion,
+    catalog: CatalogSnapshot,
+    prices: Resolution,
+    setting: tuple[int | None, bool, str],
 ) -> tuple[Any, ...]:
     """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
-    digest (the version, the catalog, the day's stale threshold, the engines' output version, the owner's
-    calibration switch and its stamp, which moves with every write to the owner's measured runs)."""
+    digest (the version, the catalog, the prices resolved through the owner's price book, the day's stale
+    threshold, the engines' output version, the owner's calibration switch and its stamp, which moves with
+    every write to the owner's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
-    return (version.pk, version.created_at, catalog.version, *day, ENGINE_VERSION, *setting[1:])
+    return (
+        version.pk,
+        version.created_at,
+        catalog.version,
+        prices.digest,
+        *day,
+        ENGINE_VERSION,
+        *setting[1:],
+    )
+
+
+def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
+    """The version's prices resolved (apps.pricebook.resolve): the design's own, else its owner's price book
+    (the team's for a team's design), else the catalog's; today decides which entries have expired."""
+    design = version.design
+    today = price_freshness().today
+    entries = book_entries(
+        owner_id=design.owner_id,
+        team_id=design.team_id,
+        spec=version.spec,
+        catalog=catalog.specs,
+        today=today,
+    )
+    return resolve_prices(spec=version.spec, entries=entries, catalog=catalog.specs, today=today)
 
 
 def _evaluation_input(
     version: DesignVersion,
     catalog: CatalogSnapshot | None = None,
+    prices: Resolution | None = None,
     setting: tuple[int | None, bool, str] | None = None,
-) -> tuple[CatalogSnapshot, str, CalibrationState]:
-    """The catalog (by default the current one), the owner's calibration state and the hash that identifies
-    an evaluation of this version against them (against which of the catalog's prices are stale today, and
-    against the engines' output version)."""
+) -> tuple[CatalogSnapshot, Resolution, str, CalibrationState]:
+    """The catalog (by default the current one), the version's resolved prices, the owner's calibration state
+    and the hash that identifies an evaluation of this version against them (against which catalog prices are
+    stale today, and against the engines' output version). The resolved prices are in the hash, so an
+    evaluation priced with one owner's book is never shown for another's, and a changed or expired entry is a
+    new evaluation."""
     catalog = catalog or engine_catalog_snapshot()
+    prices = prices or design_prices(version=version, catalog=catalog)
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
     owner_id, enabled, _ = setting or calibration_setting_of_design(design_id=version.design_id)
     calibration = calibration_state(owner_id=owner_id, enabled=enabled)
@@ -738,10 +775,12 @@ def _evaluation_input(
     # factors fitted on the owner's runs) is, so a result is never served under another calibration.
     return (
         catalog,
+        prices,
         snapshot_hash(
             {
                 "spec": version.spec,
                 "catalog": catalog.digest,
+                "prices": prices.key,
                 "stale": stale,
                 "engine": ENGINE_VERSION,
                 "calibration": calibration.to_json(),
@@ -762,18 +801,27 @@ def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[s
 
 
 def _evaluation_store(
-    *, version: DesignVersion, catalog: CatalogSnapshot, digest: str, calibration: CalibrationState
+    *,
+    version: DesignVersion,
+    catalog: CatalogSnapshot,
+    prices: Resolution,
+    digest: str,
+    calibration: CalibrationState,
 ) -> Evaluation:
     result = evaluate_spec(
-        spec=version.spec,
+        spec=prices.spec,
         records=catalog.records,
         specs=catalog.specs,
         freshness=price_freshness(),
         calibration=calibration,
     )
+    # The design's own spec is shown; the figures the price book set are in the prices.* assumptions.
+    result["spec"] = version.spec
+    result["assumptions"] = explain(prices.rows, result["costs"]) + result["assumptions"]
+    result["findings"] = _by_severity(prices.findings + result["findings"])
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()
-    snapshot = {"spec": version.spec, "catalog": catalog.records}
+    snapshot = {"spec": version.spec, "catalog": catalog.records, "prices": prices.key}
     evaluation, created = Evaluation.objects.get_or_create(
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": jsonable(result)}
     )

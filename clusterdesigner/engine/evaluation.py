@@ -47,14 +47,17 @@ class DesignRanking(JsonObject):
 @dataclass(frozen=True, kw_only=True)
 class EvaluationAssumption(JsonObject):
     """An input the evaluation used (the cost engines', the training engine's as ``training.<name>``, the
-    catalog's accelerator figures as ``catalog.<slug>.<figure>``), with its unit, source and date ("" when
-    undated)."""
+    catalog's accelerator figures as ``catalog.<slug>.<figure>``, the resolved prices as ``prices.<figure>``),
+    with its unit, source and date ("" when undated). A resolved price also says where it came from
+    (``origin``: design, price_book, catalog or default) and, from the price book, the entry's id."""
 
     name: str
     value: Any
     unit: str = ""
     source: str = ""
     as_of: str | None = omit()
+    origin: str | None = omit()
+    entry_id: int | None = omit()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -189,7 +189,9 @@ def test_a_csv_upload_in_another_media_type_is_a_documented_415(
         assert response.json()["error"]["code"] == "unsupported_media_type"
 
 
-@pytest.mark.parametrize("path", ["/api/v1/teams/", "/api/v1/sites/", "/api/v1/measured-runs/"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/teams/", "/api/v1/sites/", "/api/v1/measured-runs/", "/api/v1/price-entries/"]
+)
 def test_a_search_with_a_nul_is_a_400_the_list_documents(
     schema: dict[str, Any], user_client: Any, path: str
 ) -> None:

@@ -1,0 +1,68 @@
+"""Price book API serializers: one for the entry as read and written (the kind's rules are the service's,
+apps.pricebook.services, so the API and the CSV import check an entry the same way)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.catalog.serializers import PriceImportSerializer
+from apps.pricebook.models import PriceEntry
+from clusterdesigner.engine.cost_request import COLO_BASES
+from clusterdesigner.engine.offerings import PRICING_MODELS
+
+# The columns a price book CSV may have: the entry's writable fields but its team (the import's).
+IMPORT_COLUMNS = (
+    "kind",
+    "accelerator",
+    "gpus_per_node",
+    "provider",
+    "offering",
+    "pricing_model",
+    "value",
+    "network_included",
+    "support_years",
+    "colocation_basis",
+    "valid_from",
+    "expires_on",
+    "source",
+    "attachment_name",
+)
+
+
+class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
+    """A dated price of the owner's or the team's, with its provenance."""
+
+    team = serializers.IntegerField(
+        source="team_id",
+        required=False,
+        allow_null=True,
+        help_text="The team's id, for a team's entry (set when it is made).",
+    )
+    pricing_model = serializers.ChoiceField(choices=PRICING_MODELS, required=False, allow_blank=True)
+    colocation_basis = serializers.ChoiceField(choices=COLO_BASES, required=False, allow_blank=True)
+    value = serializers.FloatField(help_text="In the kind's unit (see unit).")
+    unit = serializers.CharField(read_only=True)
+    entered_by = serializers.CharField(source="entered_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = PriceEntry
+        fields = ["id", "team", *IMPORT_COLUMNS, "unit", "entered_by", "entered_at", "updated_at"]
+        read_only_fields = ["entered_at", "updated_at"]
+
+
+class PriceBookImportSerializer(PriceImportSerializer):
+    """A CSV of price book entries (one a row), into the user's own book or a team's."""
+
+    file = serializers.FileField(
+        help_text="CSV whose header names the columns, any of: "
+        + ", ".join(IMPORT_COLUMNS)
+        + " (kind, value and valid_from required; an empty cell is a field left out), UTF-8, at most"
+        " DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default)."
+    )
+    team = serializers.IntegerField(required=False, help_text="Import into this team's book.")
+
+
+class PriceBookImportResultSerializer(serializers.Serializer[Any]):
+    imported = serializers.IntegerField()

@@ -1,0 +1,207 @@
+"""Price book writes: every entry checked by its kind's rule (the target fields it needs, the ones that do
+not apply, its value's range as the cost engine reads it, and the catalog rows it names), so a saved entry is
+one a design can resolve through. Errors name the field; nothing is saved from a refused request."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+
+from apps.catalog.selectors import engine_catalog_snapshot
+from apps.pricebook.models import PriceEntry
+from apps.pricebook.serializers import IMPORT_COLUMNS, PriceEntrySerializer
+from apps.teams import access
+from apps.teams.models import Membership
+from clusterdesigner.engine.cost_request import check_input
+from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.errors import InvalidInput, flatten_fields
+
+Kind = PriceEntry.Kind
+
+# The target and terms fields, and which of them each kind takes (required ones first).
+TARGETS = (
+    "accelerator",
+    "gpus_per_node",
+    "provider",
+    "offering",
+    "pricing_model",
+    "network_included",
+    "support_years",
+    "colocation_basis",
+)
+REQUIRED: Mapping[str, tuple[str, ...]] = {
+    Kind.SERVER_QUOTE: ("accelerator", "gpus_per_node"),
+    Kind.CLOUD_DISCOUNT: (),
+    Kind.PRIVATE_RATE: ("offering", "pricing_model"),
+    Kind.POWER: (),
+    Kind.COLOCATION: (),
+}
+ALLOWED: Mapping[str, frozenset[str]] = {
+    Kind.SERVER_QUOTE: frozenset({"accelerator", "gpus_per_node", "network_included", "support_years"}),
+    Kind.CLOUD_DISCOUNT: frozenset({"provider", "offering", "pricing_model"}),
+    Kind.PRIVATE_RATE: frozenset({"offering", "pricing_model"}),
+    Kind.POWER: frozenset(),
+    Kind.COLOCATION: frozenset({"colocation_basis"}),
+}
+# The cost engine's input each kind's value stands for: its range is the engine's (bounds.COST).
+ENGINE_INPUT: Mapping[str, str] = {
+    Kind.SERVER_QUOTE: "on_prem.server_usd",
+    Kind.PRIVATE_RATE: "cloud.usd_per_node_hour.on_demand",
+    Kind.POWER: "on_prem.usd_per_kwh",
+    Kind.COLOCATION: "on_prem.colo_usd_per_kw_month",
+}
+
+
+def _given(data: Mapping[str, Any], name: str) -> bool:
+    return data.get(name) not in (None, "")
+
+
+def _kind_errors(data: dict[str, Any]) -> dict[str, list[str]]:
+    """The kind's rule: required targets present, others absent, the value in range."""
+    kind = data["kind"]
+    label = Kind(kind).label.lower()
+    errors: dict[str, list[str]] = {}
+    for name in REQUIRED[kind]:
+        if not _given(data, name):
+            errors[name] = [f"a {label} needs this field"]
+    for name in TARGETS:
+        if _given(data, name) and name not in ALLOWED[kind]:
+            errors[name] = [f"does not apply to a {label}"]
+    if kind == Kind.CLOUD_DISCOUNT and _given(data, "provider") == _given(data, "offering"):
+        errors["offering"] = ["a cloud discount names either a provider or an offering (one of the two)"]
+    value = data["value"]
+    if kind == Kind.CLOUD_DISCOUNT:
+        if not 0 < value < 1:
+            errors["value"] = [
+                f"a discount is a fraction above 0 and below 1 (0.2 is 20 % off), got {value:g}"
+            ]
+    elif value <= 0:
+        errors["value"] = [f"must be above 0, got {value:g}"]
+    else:
+        try:
+            check_input(ENGINE_INPUT[kind], value)
+        except EngineError as exc:
+            errors["value"] = [exc.message]
+    if data.get("expires_on") and data["expires_on"] < data["valid_from"]:
+        errors["expires_on"] = ["must be on or after valid_from"]
+    return errors
+
+
+def _catalog_errors(data: dict[str, Any]) -> dict[str, list[str]]:
+    """The catalog rows the entry names exist (never a price for a row the catalog does not know)."""
+    specs = engine_catalog_snapshot().specs
+    errors: dict[str, list[str]] = {}
+    if _given(data, "accelerator") and data["accelerator"] not in specs.accelerators:
+        errors["accelerator"] = [f"unknown accelerator {data['accelerator']!r}"]
+    if _given(data, "offering") and data["offering"] not in specs.offerings:
+        errors["offering"] = [f"unknown cloud offering {data['offering']!r}"]
+    providers = {o.provider for o in specs.offerings.values()}
+    if _given(data, "provider") and data["provider"] not in providers:
+        known = ", ".join(sorted(providers)) or "none"
+        errors["provider"] = [f"unknown provider {data['provider']!r}; known: {known}"]
+    return errors
+
+
+def _team_id(*, user: Any, team: Any) -> int | None:
+    """The team an entry is created in: one where this user is an owner or editor (400 naming team)."""
+    if team is None:
+        return None
+    allowed = Q(team_id=team, user_id=user.pk, role__in=list(access.EDIT_ROLES))
+    if not Membership.objects.filter(allowed).exists():
+        raise InvalidInput({"team": ["you are not an owner or editor of this team"]})
+    return int(team)
+
+
+def price_entry_clean(*, data: Any, entry: PriceEntry | None = None) -> dict[str, Any]:
+    """The entry's fields checked (types by the serializer, then the kind's rule and the catalog); for a
+    change, the fields not sent keep their value. InvalidInput names every refused field."""
+    form = PriceEntrySerializer(instance=entry, data=data, partial=entry is not None)
+    if not form.is_valid():
+        raise InvalidInput(flatten_fields(form.errors))
+    clean = dict(form.validated_data)
+    if entry is not None:
+        if "team_id" in clean and clean["team_id"] != entry.team_id:
+            raise InvalidInput({"team": ["an entry's team is set when it is made; make a new entry instead"]})
+        stored = {f: getattr(entry, f) for f in (*TARGETS, "kind", "value", "valid_from", "expires_on")}
+        clean = {**stored, **clean}
+    if clean["kind"] == Kind.COLOCATION and not _given(clean, "colocation_basis"):
+        clean["colocation_basis"] = "contracted_kw"
+    if clean["kind"] == Kind.CLOUD_DISCOUNT and not _given(clean, "pricing_model"):
+        clean["pricing_model"] = "on_demand"  # a discount off on-demand unless it names another model
+    errors = _kind_errors(clean) or _catalog_errors(clean)
+    if errors:
+        raise InvalidInput(errors)
+    for name in TARGETS:  # the fields a kind does not take are stored empty
+        if not _given(clean, name):
+            clean[name] = None if name in ("gpus_per_node", "network_included", "support_years") else ""
+    return clean
+
+
+@transaction.atomic
+def price_entry_create(*, user: Any, data: Any) -> PriceEntry:
+    clean = price_entry_clean(data=data)
+    team_id = _team_id(user=user, team=clean.pop("team_id", None))
+    return PriceEntry.objects.create(owner=user, team_id=team_id, entered_by=user, **clean)
+
+
+@transaction.atomic
+def price_entry_update(*, entry: PriceEntry, data: Any) -> PriceEntry:
+    clean = price_entry_clean(data=data, entry=entry)
+    clean.pop("team_id", None)
+    for name, value in clean.items():
+        setattr(entry, name, value)
+    entry.save()
+    return entry
+
+
+def price_entry_delete(*, entry: PriceEntry) -> None:
+    entry.delete()
+
+
+MAX_IMPORT_ROWS = 5_000
+
+
+def _import_rows(text: str) -> list[tuple[int, dict[str, str]]]:
+    """(line number, the row's non-empty cells) of each data row; unknown columns are refused by name."""
+    reader = csv.DictReader(io.StringIO(text))
+    unknown = [c for c in reader.fieldnames or [] if c not in IMPORT_COLUMNS]
+    if not reader.fieldnames or unknown:
+        known = ", ".join(IMPORT_COLUMNS)
+        message = f"unknown column {unknown[0]!r}" if unknown else "the file has no header row"
+        raise InvalidInput({"file": [f"{message}; the columns are: {known}"]})
+    rows = []
+    for row in reader:
+        if None in row:
+            raise InvalidInput({f"line {reader.line_num}": ["more cells than the header has columns"]})
+        cells = {k: v.strip() for k, v in row.items() if v is not None and v.strip()}
+        if cells:
+            rows.append((reader.line_num, cells))
+        if len(rows) > MAX_IMPORT_ROWS:
+            raise InvalidInput({"file": [f"more than {MAX_IMPORT_ROWS} rows; split the file"]})
+    return rows
+
+
+@transaction.atomic
+def price_entry_import_csv(*, user: Any, text: str, team: int | None = None) -> list[PriceEntry]:
+    """Every row of the CSV checked as an entry made through the API; if any is refused, nothing is saved
+    and each refused cell is named ``line N.<column>`` (N the file's line, the header being line 1)."""
+    team_id = _team_id(user=user, team=team)
+    rows = _import_rows(text)
+    if not rows:
+        raise InvalidInput({"file": ["no rows to import"]})
+    errors: dict[str, list[str]] = {}
+    clean_rows = []
+    for line, cells in rows:
+        try:
+            clean_rows.append(price_entry_clean(data=cells))
+        except InvalidInput as exc:
+            errors.update({f"line {line}.{field}": messages for field, messages in exc.fields.items()})
+    if errors:
+        raise InvalidInput(errors)
+    made = [PriceEntry(owner=user, team_id=team_id, entered_by=user, **clean) for clean in clean_rows]
+    return PriceEntry.objects.bulk_create(made)
