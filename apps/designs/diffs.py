@@ -17,7 +17,7 @@ from apps.catalog.selectors import engine_catalog_snapshot, price_freshness
 from apps.designs import services
 from apps.designs.models import DesignVersion
 from clusterdesigner.engine import spec as design_spec
-from clusterdesigner.engine.attribution import DesignDiff, Evaluate, design_diff
+from clusterdesigner.engine.attribution import DesignDiff, Evaluate, design_diff, input_changes
 from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.jsonutil import jsonable
 from clusterdesigner.spreadsheets import formula_safe
@@ -71,8 +71,12 @@ def version_diff(
 ) -> VersionDiff:
     """The diff of version ``old`` → ``new``. Both evaluate (they were checked when saved); an EngineError
     from either (the catalog changed since) reaches the caller as the 400 it is, and so does an ``order``
-    that does not list every changed input once."""
+    that does not list every changed input once. Without an ``order`` the inputs go in their paths' sorted
+    order: a stored spec's key order is the database's (PostgreSQL's jsonb reorders keys), so the engine's
+    default (the spec's order) would differ between databases."""
     evaluate = spec_evaluator()
+    if order is None:
+        order = sorted(c.path for c in input_changes(old.spec, new.spec))
     return VersionDiff(
         old=old, new=new, diff=design_diff(old=old.spec, new=new.spec, evaluate=evaluate, order=order)
     )

@@ -152,9 +152,11 @@ def design_diff(
 ) -> DesignDiff:
     """The diff of specs ``old`` → ``new`` (module docstring). ``order`` lists every changed input's path
     once (None: the spec's order); another list is an :class:`InputError` on field ``order``. Both specs
-    must evaluate (their evaluations may be given as ``old_result``/``new_result``)."""
-    changes = input_changes(old, new)
-    paths = _ordered([c.path for c in changes], order)
+    must evaluate (their evaluations may be given as ``old_result``/``new_result``). The inputs are listed
+    in the stated order too."""
+    found = {c.path: c for c in input_changes(old, new)}
+    paths = _ordered(list(found), order)
+    changes = tuple(found[p] for p in paths)
     before = old_result or evaluate(old)
     after = new_result or evaluate(new)
     outputs = output_changes(before, after)
