@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "apps.plans",
     "apps.sites",
     "apps.teams",
+    "apps.reviews",
 ]
 
 MIDDLEWARE = [
@@ -274,6 +275,7 @@ SPECTACULAR_SETTINGS = {
         "StorageKindEnum": "apps.catalog.models.StorageTier.Kind",
         "AnalysisKindEnum": "apps.analysis.models.Analysis.Kind",
         "TeamRoleEnum": "apps.teams.models.Membership.Role",
+        "ReviewStateEnum": "apps.reviews.models.VersionReview.State",
     },
     "GET_LIB_DOC_EXCLUDES": "clusterdesigner.schema.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [

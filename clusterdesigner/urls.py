@@ -10,6 +10,7 @@ from apps.catalog import api as catalog_api
 from apps.dashboard import account_views
 from apps.designs import api as designs_api
 from apps.plans import api as plans_api
+from apps.reviews import api as reviews_api
 from apps.serving import api as serving_api
 from apps.sites import api as sites_api
 from apps.teams import api as teams_api
@@ -32,9 +33,19 @@ router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")
 router.register("sites", sites_api.SiteViewSet, basename="site")
 router.register("teams", teams_api.TeamViewSet, basename="team")
+router.register(
+    r"designs/(?P<design_id>[^/.]+)/versions/(?P<number>[^/.]+)/comments",
+    reviews_api.CommentViewSet,
+    basename="design-version-comment",
+)
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path(
+        "api/v1/designs/<str:design_id>/versions/<str:number>/review/",
+        reviews_api.ReviewView.as_view(),
+        name="design-version-review",
+    ),
     path("api/v1/serving/estimate/", serving_api.ServingEstimateView.as_view(), name="serving-estimate"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's initialiser as a separate script, so the CSP needs no inline script.

@@ -124,6 +124,9 @@ class ShareLink(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_opened_at = models.DateTimeField(null=True, blank=True)
     open_count = models.PositiveIntegerField(default=0)
+    # Follow the design's approved version (apps/reviews) rather than the evaluation frozen at creation: the
+    # share page then shows the latest approved version and says so (the frozen one until any is approved).
+    follow_approved = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

@@ -744,10 +744,16 @@ def _evaluation_store(*, version: DesignVersion, catalog: CatalogSnapshot, diges
 
 
 def share_link_create(
-    *, design: Design, user: Any, label: str = "", expires_at: dt.datetime | None = None
+    *,
+    design: Design,
+    user: Any,
+    label: str = "",
+    expires_at: dt.datetime | None = None,
+    follow_approved: bool = False,
 ) -> tuple[ShareLink, str]:
     """Freeze the current version's evaluation behind a new 256-bit token. Returns (link, token): the token is
-    shown once; only its hash is stored."""
+    shown once; only its hash is stored. A link that follows the approved version serves that version's
+    evaluation when the design has one (the share page resolves it), the frozen one until then."""
     evaluation = design_evaluate(version=design.current)
     token = secrets.token_urlsafe(32)
     link = ShareLink.objects.create(
@@ -758,6 +764,7 @@ def share_link_create(
         label=label,
         created_by=user,
         expires_at=expires_at,
+        follow_approved=follow_approved,
     )
     return link, token
 
