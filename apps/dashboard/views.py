@@ -795,7 +795,8 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
     # That statement runs on every request and checks revocation and expiry, so a revoked or expired link is
     # a 404 at once; a kept page costs it alone.
     key = or_404(services.share_link_open(token=token))
-    anonymous = not request.user.is_authenticated and not len(get_messages(request))
+    follows = bool(key[-1])  # a link that follows the approved version: the page moves with the approval
+    anonymous = not follows and not request.user.is_authenticated and not len(get_messages(request))
     body = memo.SHARE_PAGES.get(key) if anonymous else None
     if body is not None:
         response = HttpResponse(body)
@@ -810,11 +811,16 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _share_render(request: HttpRequest, link: Any, token: str) -> HttpResponse:
-    results = _results_context(link.evaluation)
+    evaluation = services.share_link_evaluation(link=link)
+    results = _results_context(evaluation)
+    version = evaluation.version
+    # The approval the page states: the version it shows is the design's approved one.
+    approved = version if link.follow_approved and link.design.approved_version_id == version.pk else None
     context = {
         "link": link,
         "token": token,
-        "version": link.evaluation.version,
+        "version": version,
+        "approval": getattr(approved, "review", None) if approved else None,
         "assumptions": results["result"].assumptions if "result" in results else (),
         **results,
     }
@@ -825,8 +831,9 @@ def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
     link = or_404(selectors.share_link_resolve(token=token))
     if fmt not in ("csv", "xlsx"):
         raise Http404("Share links download CSV or XLSX.")
-    version = link.evaluation.version
+    evaluation = services.share_link_evaluation(link=link)
+    version = evaluation.version
     try:
-        return export_response(link.evaluation.result, fmt, f"design-{link.design_id}-v{version.number}")
+        return export_response(evaluation.result, fmt, f"design-{link.design_id}-v{version.number}")
     except InvalidInput as exc:
         return HttpResponseBadRequest(exc.message)

@@ -32,6 +32,11 @@ class Design(models.Model):
     visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
     version = models.PositiveIntegerField(default=1)
     is_demo = models.BooleanField(default=False)
+    # The version approved last (apps/reviews sets it): share links that follow the approved version show it.
+    # An edit after approval makes a new version and leaves this on the approved one.
+    approved_version = models.ForeignKey(
+        "DesignVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

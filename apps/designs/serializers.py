@@ -268,6 +268,9 @@ class SharedDesignSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     description = serializers.CharField()
     version = serializers.IntegerField()
+    approved = serializers.BooleanField(
+        help_text="The link follows the approved version and this is it (false for a frozen link)."
+    )
     evaluation = EvaluationSerializer()
 
 

@@ -769,6 +769,17 @@ def share_link_create(
     return link, token
 
 
+def share_link_evaluation(*, link: ShareLink) -> Evaluation:
+    """What the link shows: the evaluation frozen when it was made or, for a link that follows the approved
+    version, the design's approved version's (evaluated now if the catalog moved since; the frozen one until a
+    version is approved, or when the approved one no longer evaluates; the page says which version it is)."""
+    approved = link.design.approved_version if link.follow_approved else None
+    if approved is None:
+        return link.evaluation
+    evaluation, _problem = design_evaluate_or_problem(version=approved)
+    return evaluation or link.evaluation
+
+
 def share_link_revoke(*, link: ShareLink) -> ShareLink:
     if link.revoked_at is None:
         link.revoked_at = timezone.now()
@@ -778,7 +789,8 @@ def share_link_revoke(*, link: ShareLink) -> ShareLink:
 
 def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     """Count an open of the active link for ``token`` and return what its page is a function of: the link's
-    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored). None when
+    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored), and
+    whether it follows the approved version (then its page is not kept: the approval can move). None when
     no active link has this token (revoked, expired or unknown), and then nothing is counted.
 
     One statement, so that a share view whose page is kept (clusterdesigner.memo) waits on the database once:
@@ -798,7 +810,7 @@ def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     sql = (
         f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s{no_flush} "
         "WHERE token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s) "
-        "RETURNING id, created_at, expires_at, evaluation_id"
+        "RETURNING id, created_at, expires_at, evaluation_id, follow_approved"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, hash_token(token), now])

@@ -44,11 +44,15 @@ def review_get(*, version: DesignVersion) -> VersionReview:
 
 
 def approved_review(*, design: Design) -> VersionReview | None:
-    """The design's pinned approval: the one given last (approval is final for its version, so an edit after
-    it leaves this on the old version), with its version and reviewer; None before any approval."""
+    """The design's pinned approval (``Design.approved_version``: the one given last; approval is final for
+    its version, so an edit after it leaves this on the old version), with its version and reviewer; None
+    before any approval."""
+    if design.approved_version_id is None:
+        return None
     return (
-        VersionReview.objects.filter(version__design=design, state=VersionReview.State.APPROVED)
+        VersionReview.objects.filter(
+            version_id=design.approved_version_id, state=VersionReview.State.APPROVED
+        )
         .select_related("version", "reviewer")
-        .order_by("-reviewed_at", "-id")
         .first()
     )

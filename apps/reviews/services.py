@@ -9,7 +9,7 @@ from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
-from apps.designs.models import DesignVersion
+from apps.designs.models import Design, DesignVersion
 from apps.reviews.models import Comment, VersionReview
 from apps.teams import access
 from clusterdesigner.errors import InvalidInput
@@ -84,4 +84,7 @@ def review_transition(*, user: Any, version: DesignVersion, state: str, note: st
     review.note = note
     review.reviewed_at = timezone.now()
     review.save()
+    if state == State.APPROVED:  # pinned: share links that follow the approved version show this one
+        Design.objects.filter(pk=version.design_id).update(approved_version=version)
+        version.design.approved_version = version
     return review

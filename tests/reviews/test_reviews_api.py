@@ -102,6 +102,7 @@ def test_review_matrix(people: People, team_design: Any, who: str) -> None:
     review = selectors.review_get(version=team_design.current)
     expected = {"owner": "approved", "editor": "in_review"}.get(who, "draft")
     assert review.state == expected
+    team_design.refresh_from_db()
     pinned = selectors.approved_review(design=team_design)
     if who == "owner":
         assert pinned is not None and (pinned.version.number, pinned.reviewer) == (1, people.owner)
@@ -146,6 +147,7 @@ def test_edit_after_approval_leaves_it_on_the_old_version(people: People, team_d
     assert (v2["state"], v2["reviewer"]) == ("draft", None)
     v1 = client.get(f"/api/v1/designs/{team_design.pk}/versions/1/review/").json()
     assert v1["state"] == "approved"
+    team_design.refresh_from_db()
     assert selectors.approved_review(design=team_design).version.number == 1
 
 
