@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "apps.pricebook",
     "apps.teams",
     "apps.measurements",
+    "apps.reviews",
 ]
 
 MIDDLEWARE = [
@@ -278,6 +279,7 @@ SPECTACULAR_SETTINGS = {
         "TeamRoleEnum": "apps.teams.models.Membership.Role",
         "PriceEntryKindEnum": "apps.pricebook.models.PriceEntry.Kind",
         "PricingModelEnum": "apps.catalog.models.CloudPrice.PricingModel",
+        "ReviewStateEnum": "apps.reviews.models.VersionReview.State",
     },
     "GET_LIB_DOC_EXCLUDES": "clusterdesigner.schema.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [

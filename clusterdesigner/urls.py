@@ -12,6 +12,7 @@ from apps.designs import api as designs_api
 from apps.measurements import api as measurements_api
 from apps.plans import api as plans_api
 from apps.pricebook import api as pricebook_api
+from apps.reviews import api as reviews_api
 from apps.serving import api as serving_api
 from apps.sites import api as sites_api
 from apps.teams import api as teams_api
@@ -36,9 +37,19 @@ router.register("sites", sites_api.SiteViewSet, basename="site")
 router.register("price-entries", pricebook_api.PriceEntryViewSet, basename="price-entry")
 router.register("teams", teams_api.TeamViewSet, basename="team")
 router.register("measured-runs", measurements_api.MeasuredRunViewSet, basename="measured-run")
+router.register(
+    r"designs/(?P<design_id>[^/.]+)/versions/(?P<number>[^/.]+)/comments",
+    reviews_api.CommentViewSet,
+    basename="design-version-comment",
+)
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path(
+        "api/v1/designs/<str:design_id>/versions/<str:number>/review/",
+        reviews_api.ReviewView.as_view(),
+        name="design-version-review",
+    ),
     path("api/v1/serving/estimate/", serving_api.ServingEstimateView.as_view(), name="serving-estimate"),
     path(
         "api/v1/measured-runs/parse-log/",

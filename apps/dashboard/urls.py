@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from apps.dashboard import design_actions, diff_views, views
+from apps.dashboard import design_actions, diff_views, review_views, views
 
 app_name = "dashboard"
 
@@ -15,6 +15,7 @@ urlpatterns = [
     path("designs/<int:design_id>/share-links/", design_actions.share_links_table, name="design-share-links"),
     path("designs/<int:design_id>/versions/", diff_views.design_versions, name="design-versions"),
     path("designs/<int:design_id>/diff/", diff_views.design_diff, name="design-diff"),
+    path("designs/<int:design_id>/review/", review_views.design_review, name="design-review"),
     path("designs/<int:design_id>/clone/", design_actions.design_clone, name="design-clone"),
     path("designs/<int:design_id>/move/", design_actions.design_move, name="design-move"),
     path("compare/", views.compare, name="compare"),

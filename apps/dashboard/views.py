@@ -796,9 +796,13 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
     # a 404 at once; a kept page costs it alone.
     key = or_404(services.share_link_open(token=token))
     frame = PageQuery.parse(request.GET).frame
+    follows = bool(key[-1])  # a link that follows the approved version: the page moves with the approval
     # Only the default frame (over the horizon) is kept: "rank per run" is the same link with ?frame=run.
     anonymous = (
-        not request.user.is_authenticated and not len(get_messages(request)) and frame in (None, "horizon")
+        not follows
+        and not request.user.is_authenticated
+        and not len(get_messages(request))
+        and frame in (None, "horizon")
     )
     body = memo.SHARE_PAGES.get(key) if anonymous else None
     if body is not None:
@@ -814,11 +818,16 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _share_render(request: HttpRequest, link: Any, token: str, frame: str | None) -> HttpResponse:
-    results = _results_context(link.evaluation, frame)
+    evaluation = services.share_link_evaluation(link=link)
+    results = _results_context(evaluation, frame)
+    version = evaluation.version
+    # The approval the page states: the version it shows is the design's approved one.
+    approved = version if link.follow_approved and link.design.approved_version_id == version.pk else None
     context = {
         "link": link,
         "token": token,
-        "version": link.evaluation.version,
+        "version": version,
+        "approval": getattr(approved, "review", None) if approved else None,
         "assumptions": results["result"].assumptions if "result" in results else (),
         **results,
     }
@@ -829,8 +838,9 @@ def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
     link = or_404(selectors.share_link_resolve(token=token))
     if fmt not in ("csv", "xlsx"):
         raise Http404("Share links download CSV or XLSX.")
-    version = link.evaluation.version
+    evaluation = services.share_link_evaluation(link=link)
+    version = evaluation.version
     try:
-        return export_response(link.evaluation.result, fmt, f"design-{link.design_id}-v{version.number}")
+        return export_response(evaluation.result, fmt, f"design-{link.design_id}-v{version.number}")
     except InvalidInput as exc:
         return HttpResponseBadRequest(exc.message)

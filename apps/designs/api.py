@@ -435,17 +435,22 @@ class SharedDesignView(viewsets.ViewSet):
         # (clusterdesigner.memo), as the share page is: a kept body costs this one statement, which checks
         # revocation and expiry and counts the open on every request. Encoding the ~40 kB result took some
         # 5 ms of CPU a request. The kept text is what DRF's JSON renderer wrote, so the bytes are the same.
+        # A link that follows the approved version is not kept: its body moves with the approval.
         key = or_404(services.share_link_open(token=pk))  # counted; None when revoked, expired or unknown
-        text = memo.SHARED_JSON.get(key)
+        follows = bool(key[-1])
+        text = None if follows else memo.SHARED_JSON.get(key)
         if text is None:
             link = or_404(selectors.share_link_resolve(token=pk))
-            version = link.evaluation.version
+            evaluation = services.share_link_evaluation(link=link)
+            version = evaluation.version
             body = {
                 "name": version.name,
                 "description": version.description,
                 "version": version.number,
-                "evaluation": link.evaluation.result,
+                "approved": follows and link.design.approved_version_id == version.pk,
+                "evaluation": evaluation.result,
             }
             text = JSONRenderer().render(body).decode()
-            memo.SHARED_JSON.put(key, text, len(text))
+            if not follows:
+                memo.SHARED_JSON.put(key, text, len(text))
         return Response(JSONText(text))

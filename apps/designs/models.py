@@ -32,6 +32,11 @@ class Design(models.Model):
     visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
     version = models.PositiveIntegerField(default=1)
     is_demo = models.BooleanField(default=False)
+    # The version approved last (apps/reviews sets it): share links that follow the approved version show it.
+    # An edit after approval makes a new version and leaves this on the approved one.
+    approved_version = models.ForeignKey(
+        "DesignVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -124,6 +129,9 @@ class ShareLink(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_opened_at = models.DateTimeField(null=True, blank=True)
     open_count = models.PositiveIntegerField(default=0)
+    # Follow the design's approved version (apps/reviews) rather than the evaluation frozen at creation: the
+    # share page then shows the latest approved version and says so (the frozen one until any is approved).
+    follow_approved = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

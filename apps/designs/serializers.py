@@ -226,6 +226,11 @@ class ShareLinkInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seria
         default=None,
         help_text="When the link stops working; must be in the future (a past time is a 400). Null: never.",
     )
+    follow_approved = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Show the design's approved version (the latest one approved) rather than the current one.",
+    )
 
     def validate_expires_at(self, value: Any) -> Any:
         from django.utils import timezone
@@ -252,6 +257,7 @@ class ShareLinkSerializer(serializers.ModelSerializer[Any]):
             "last_opened_at",
             "open_count",
             "active",
+            "follow_approved",
         ]
 
 
@@ -269,6 +275,9 @@ class SharedDesignSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     description = serializers.CharField()
     version = serializers.IntegerField()
+    approved = serializers.BooleanField(
+        help_text="The link follows the approved version and this is it (false for a frozen link)."
+    )
     evaluation = EvaluationSerializer()
 
 

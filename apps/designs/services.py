@@ -836,10 +836,16 @@ def _evaluation_store(
 
 
 def share_link_create(
-    *, design: Design, user: Any, label: str = "", expires_at: dt.datetime | None = None
+    *,
+    design: Design,
+    user: Any,
+    label: str = "",
+    expires_at: dt.datetime | None = None,
+    follow_approved: bool = False,
 ) -> tuple[ShareLink, str]:
     """Freeze the current version's evaluation behind a new 256-bit token. Returns (link, token): the token is
-    shown once; only its hash is stored."""
+    shown once; only its hash is stored. A link that follows the approved version serves that version's
+    evaluation when the design has one (the share page resolves it), the frozen one until then."""
     evaluation = design_evaluate(version=design.current)
     token = secrets.token_urlsafe(32)
     link = ShareLink.objects.create(
@@ -850,8 +856,20 @@ def share_link_create(
         label=label,
         created_by=user,
         expires_at=expires_at,
+        follow_approved=follow_approved,
     )
     return link, token
+
+
+def share_link_evaluation(*, link: ShareLink) -> Evaluation:
+    """What the link shows: the evaluation frozen when it was made or, for a link that follows the approved
+    version, the design's approved version's (evaluated now if the catalog moved since; the frozen one until a
+    version is approved, or when the approved one no longer evaluates; the page says which version it is)."""
+    approved = link.design.approved_version if link.follow_approved else None
+    if approved is None:
+        return link.evaluation
+    evaluation, _problem = design_evaluate_or_problem(version=approved)
+    return evaluation or link.evaluation
 
 
 def share_link_revoke(*, link: ShareLink) -> ShareLink:
@@ -863,7 +881,8 @@ def share_link_revoke(*, link: ShareLink) -> ShareLink:
 
 def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     """Count an open of the active link for ``token`` and return what its page is a function of: the link's
-    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored). None when
+    id, creation and expiry and the evaluation it froze (evaluations are never changed once stored), and
+    whether it follows the approved version (then its page is not kept: the approval can move). None when
     no active link has this token (revoked, expired or unknown), and then nothing is counted.
 
     One statement, so that a share view whose page is kept (clusterdesigner.memo) waits on the database once:
@@ -883,7 +902,7 @@ def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     sql = (
         f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s{no_flush} "
         "WHERE token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s) "
-        "RETURNING id, created_at, expires_at, evaluation_id"
+        "RETURNING id, created_at, expires_at, evaluation_id, follow_approved"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, hash_token(token), now])

@@ -48,7 +48,8 @@
     var days = parseInt(document.getElementById("share-expiry").value, 10);
     var body = {
       label: document.getElementById("share-label").value.trim(),
-      expires_at: days > 0 ? new Date(Date.now() + days * DAY_MS).toISOString() : null
+      expires_at: days > 0 ? new Date(Date.now() + days * DAY_MS).toISOString() : null,
+      follow_approved: document.getElementById("share-follow-approved").checked
     };
     create.disabled = true;
     out.textContent = "Creating a link…";

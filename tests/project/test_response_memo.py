@@ -206,6 +206,7 @@ def _shared_json_as_drf_renders_it(token: str) -> bytes:
         "name": version.name,
         "description": version.description,
         "version": version.number,
+        "approved": False,  # a frozen link (one that follows the approved version is not kept)
         "evaluation": link.evaluation.result,
     }
     return bytes(JSONRenderer().render(body))
