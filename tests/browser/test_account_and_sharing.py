@@ -139,7 +139,7 @@ def test_another_user_clones_a_demo_and_lands_on_their_own_copy(
     assert page.locator("#share-panel").count() == 1
     assert copy.visibility == "private" and copy.current.spec == demo.current.spec
     screenshot(page, "design-cloned")
-    _panel_shot(page, "main > .messages + h1 + p + .toolbar", "design-cloned-toolbar")
+    _panel_shot(page, "main > .messages ~ .toolbar", "design-cloned-toolbar")  # after the team line
 
     page.click("#edit-design")
     page.wait_for_url(f"{live_server.url}/designs/{copy.pk}/edit/")
