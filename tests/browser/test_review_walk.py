@@ -132,9 +132,10 @@ def test_review_walk(
         for n in (1, 2)
     )
     page.goto(f"{base}/designs/{design.pk}/diff/?from=1&to=2")
+    # The stated default order: the changed paths sorted (the same on every database).
     assert page.locator("#diff-inputs tbody tr th").all_inner_texts() == [
-        "costs.utilization",
         "costs.on_prem.server_usd",
+        "costs.utilization",
     ]
     assert page.inner_text("#attribution-total-usd") == _money(new - old)
     assert page.js_errors == []
