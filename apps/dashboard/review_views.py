@@ -23,7 +23,7 @@ from apps.reviews import services as review_services
 from apps.reviews.markdown import render_markdown
 from apps.reviews.models import Comment, VersionReview
 from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.errors import InvalidInput
+from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.views import or_404
 
 
@@ -43,6 +43,8 @@ def design_review(request: HttpRequest, design_id: int) -> HttpResponse:
         except InvalidInput as exc:
             errors = {field: " ".join(found) for field, found in exc.fields.items()}
             return render(request, "dashboard/review.html", _context(request, version, errors), status=400)
+        except NotFound as exc:  # a change this reader may not make: 404, as for a design they cannot edit
+            raise Http404(str(exc)) from exc
         messages.success(request, note)
         url = reverse("dashboard:design-review", args=[design.pk])
         return HttpResponseRedirect(f"{url}?version={version.number}", status=303)

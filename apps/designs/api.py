@@ -156,7 +156,7 @@ class DesignViewSet(
         """The design for this request (apps/teams/access.py's rule): reading, cloning and evaluating need
         read access, deleting needs admin (owner, or a team owner), every other write needs edit. A design the
         user may read but not change is a 404 for the change, as one they cannot see."""
-        design_id = _url_id(self.kwargs["pk"])
+        design_id = url_id(self.kwargs["pk"])
         design = or_404(selectors.design_get(user=self.request.user, design_id=design_id))
         if self.action == "destroy":
             design = or_404(selectors.design_get_administered(user=self.request.user, design_id=design_id))
@@ -245,7 +245,7 @@ class DesignViewSet(
     @action(detail=True, methods=["post"])
     def evaluate(self, request: Request, pk: str) -> Response:
         # Reading is enough (get_object's rule for this action): the design and version in one query.
-        design_id = _url_id(pk)
+        design_id = url_id(pk)
         try:
             number = _int_param(request, "version")
         except ValidationError:
@@ -353,7 +353,7 @@ class DesignViewSet(
     @action(detail=True, methods=["get", "post"], url_path="share-links")
     def share_links(self, request: Request, pk: str) -> Response:
         # Listing and making links is for those who may edit the design; a link itself never writes.
-        design = or_404(selectors.design_get_editable(user=request.user, design_id=_url_id(pk)))
+        design = or_404(selectors.design_get_editable(user=request.user, design_id=url_id(pk)))
         if request.method == "GET":
             page = self.paginate_queryset(design.share_links.select_related("evaluation__version"))
             return self.get_paginated_response(ShareLinkSerializer(page, many=True).data)
@@ -367,8 +367,8 @@ class DesignViewSet(
     @extend_schema(request=None, responses={200: ShareLinkSerializer, **ERRORS})
     @action(detail=True, methods=["post"], url_path=r"share-links/(?P<link_id>\d+)/revoke")
     def revoke_share_link(self, request: Request, pk: str, link_id: str) -> Response:
-        design = or_404(selectors.design_get_editable(user=request.user, design_id=_url_id(pk)))
-        link = ShareLink.objects.filter(design=design, pk=_url_id(link_id)).first()
+        design = or_404(selectors.design_get_editable(user=request.user, design_id=url_id(pk)))
+        link = ShareLink.objects.filter(design=design, pk=url_id(link_id)).first()
         if link is None:
             raise Http404("No such share link on this design.")
         return Response(ShareLinkSerializer(services.share_link_revoke(link=link)).data)
@@ -388,7 +388,7 @@ def _diff_response(request: Request, old: DesignVersion, new: DesignVersion) -> 
     return response
 
 
-def _url_id(raw: Any) -> int:
+def url_id(raw: Any) -> int:
     """An id from the URL; anything but a whole number a database key can hold is no such object (404)."""
     try:
         value = int(raw)

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from apps.measurements import selectors, services
 from apps.measurements.logs import ParsedLog, log_parse
 from apps.measurements.serializers import MeasuredRunFormSerializer
+from clusterdesigner.engine import defaults
 from clusterdesigner.errors import InvalidInput, flatten_fields
 
 # The add-run form's starting values (the shape of tests/measurements/conftest.py's run).
@@ -24,7 +25,7 @@ FORM_DEFAULTS = {
     "accelerator": "h100-sxm",
     "nodes": "1",
     "gpus_per_node": "8",
-    "fabric": "ib-ndr400",
+    "fabric": defaults.FABRIC.value,
     "tp": "1",
     "pp": "1",
     "dp": "8",

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.designs.api import ERRORS, _url_id
+from apps.designs.api import ERRORS, url_id
 from apps.designs.models import DesignVersion
 from apps.reviews import selectors, services
 from apps.reviews.models import Comment
@@ -40,7 +40,7 @@ RESOLVE_SCHEMA: dict[str, Any] = dict(
 def _version(request: Request, kwargs: dict[str, Any]) -> DesignVersion:
     return or_404(
         selectors.version_get_readable(
-            user=request.user, design_id=_url_id(kwargs["design_id"]), number=_url_id(kwargs["number"])
+            user=request.user, design_id=url_id(kwargs["design_id"]), number=url_id(kwargs["number"])
         )
     )
 
@@ -78,7 +78,7 @@ class CommentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[Comment]):
 
     def _resolve(self, request: Request, pk: str, resolved: bool) -> Response:
         version = _version(request, self.kwargs)
-        comment = Comment.objects.filter(version=version, pk=_url_id(pk)).select_related("author").first()
+        comment = Comment.objects.filter(version=version, pk=url_id(pk)).select_related("author").first()
         if comment is None:
             raise Http404("No such comment on this version.")
         comment.version = version

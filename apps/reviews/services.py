@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.http import Http404
 from django.utils import timezone
 
 from apps.designs.models import Design, DesignVersion
 from apps.reviews.models import Comment, VersionReview
 from apps.teams import access
-from clusterdesigner.errors import InvalidInput
+from clusterdesigner.errors import InvalidInput, NotFound
 
 State = VersionReview.State
 
@@ -48,9 +47,9 @@ def can_resolve(*, user: Any, comment: Comment) -> bool:
 
 def comment_resolve(*, user: Any, comment: Comment, resolved: bool) -> Comment:
     """Mark the comment resolved (who, when) or open again. Someone who may neither (see can_resolve) gets
-    Http404, as for a design they may read but not change."""
+    NotFound (a 404), as for a design they may read but not change."""
     if not can_resolve(user=user, comment=comment):
-        raise Http404("No such comment that you may resolve.")
+        raise NotFound("No such comment that you may resolve.")
     comment.resolved = resolved
     comment.resolved_by = user if resolved else None
     comment.resolved_at = timezone.now() if resolved else None
@@ -70,12 +69,12 @@ def allowed_states(*, user: Any, version: DesignVersion, current: str) -> tuple[
 def review_transition(*, user: Any, version: DesignVersion, state: str, note: str = "") -> VersionReview:
     """Move the version's review to ``state`` with the user as reviewer and their note. A move the state
     machine does not allow is InvalidInput naming ``state``; a user who may not make it (a viewer; an editor
-    approving) gets Http404, as for a design they may not change."""
+    approving) gets NotFound (a 404), as for a design they may not change."""
     review, _ = VersionReview.objects.select_for_update().get_or_create(version=version)
     if not access.can_edit(user, version.design) or (
         state in DECIDERS and not access.can_admin(user, version.design)
     ):
-        raise Http404("No such design that you may review.")
+        raise NotFound("No such design that you may review.")
     if state not in TRANSITIONS[review.state]:
         nexts = ", ".join(TRANSITIONS[review.state]) or "none (approval is final; edit to make a new version)"
         raise InvalidInput({"state": [f"cannot go from {review.state} to {state}; allowed: {nexts}"]})
