@@ -788,6 +788,7 @@ def sweep_results(request: HttpRequest, analysis_id: int) -> HttpResponse:
 # --- Share view (no sign-in)
 
 
+@require_GET
 def share(request: HttpRequest, token: str) -> HttpResponse:
     # The page is a function of the link (its token, dates) and its frozen evaluation, except for what
     # base.html shows a signed-in reader (the name, a CSRF token) or flash messages: a reader with neither
@@ -834,6 +835,7 @@ def _share_render(request: HttpRequest, link: Any, token: str, frame: str | None
     return render(request, "dashboard/share.html", context)
 
 
+@require_GET
 def share_export(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
     link = or_404(selectors.share_link_resolve(token=token))
     if fmt not in ("csv", "xlsx"):

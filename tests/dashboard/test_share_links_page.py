@@ -125,3 +125,20 @@ def test_a_design_that_cannot_be_evaluated_lists_its_links_but_offers_no_new_one
     assert 'id="share-form"' not in body and 'id="share-unavailable"' in body
     assert _rows(body)[link.pk].endswith("active Revoke")
     assert _client().get(f"/share/{token}/").status_code == 200  # the link still serves what it froze
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_a_share_link_never_writes_it_refuses_every_unsafe_method(
+    alice: Any, design: Design, method: str
+) -> None:
+    """A share link is read-only: the page and its exports answer 405 to any write, before any work (a POST
+    used to render the page with 200), and the design and its links are unchanged."""
+    link, token = share_link_create(design=design, user=alice)
+    client = _client()
+    for path in (f"/share/{token}/", f"/share/{token}/export/xlsx/"):
+        response = getattr(client, method)(path, {"name": "changed"})
+        assert response.status_code == 405, path
+        assert response["Allow"] == "GET"
+    design.refresh_from_db()
+    assert design.name == "Alice's 8B" and design.versions.count() == 1
+    assert client.get(f"/share/{token}/").status_code == 200
