@@ -1705,13 +1705,14 @@ SUMMARY_ROW = {
 
 
 def _verdict_text(
-    *, months: int, u: float, rate: float, own: float, name: str, rent: float, payback: Any
+    *, months: int, u: float, rate: float, tax: float, own: float, name: str, rent: float, payback: Any
 ) -> str:
     """Python's reading of the Summary's verdict formula (``_write_summary_formulas``)."""
     saving = rent - own
+    after_tax = f", after a {tax:.1%} tax on both sides" if tax > 0 else ""
     head = (
         f"Over {months} months at {u:.0%} utilization, owning costs {_usd_text(own)} and renting {name}"
-        f" {_usd_text(rent)} (NPV at {rate:.1%}): "
+        f" {_usd_text(rent)} (NPV at {rate:.1%}{after_tax}): "
     )
     if saving >= 0:
         tail = f"owning saves {_usd_text(saving)} against {name}" + (
@@ -1755,7 +1756,9 @@ def _write_summary_formulas(
         f'="Over "&{_ref("months")}&" months at "&TEXT({_ref("utilization")},"0%")&" utilization, '
         f'owning costs "&TEXT({b["own_npv"]},"$#,##0")&" and renting "&{b["rent_name"]}&" "'
         f'&TEXT({b["rent_npv"]},"$#,##0")'
-        f'&" (NPV at "&TEXT({_ref("discount_rate")},"0.0%")&"): "&IF({b["saving"]}>=0,"owning saves "'
+        f'&" (NPV at "&TEXT({_ref("discount_rate")},"0.0%")'
+        f'&IF({_ref("tax_rate")}>0,", after a "&TEXT({_ref("tax_rate")},"0.0%")&" tax on both sides","")'
+        f'&"): "&IF({b["saving"]}>=0,"owning saves "'
         f'&TEXT({b["saving"]},"$#,##0")&" against "&{b["rent_name"]}&IF(ISNUMBER({b["payback"]}),'
         f'"; it pays back in month "&TEXT({b["payback"]},"0"),"; it does not pay back within the horizon"),'
         f'"renting "&{b["rent_name"]}&" saves "&TEXT(-{b["saving"]},"$#,##0"))&"."'
@@ -1764,6 +1767,7 @@ def _write_summary_formulas(
         months=inputs.months,
         u=inputs.utilization,
         rate=inputs.discount_rate,
+        tax=inputs.tax_rate,
         own=own,
         name=name,
         rent=rent,

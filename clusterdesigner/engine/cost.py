@@ -1020,6 +1020,7 @@ def _verdict(
         movers=tuple(SENSITIVE_LABELS.get(row["name"], row["name"]) for row in top),
         break_even_by_option=by_option,
         flips=_flips(v, ctx, reference),
+        tax_rate=float(v["cashflow.tax_rate"]),
     )
     return answer.to_json()
 

@@ -513,10 +513,17 @@ class RentOrOwn(JsonObject):
     break_even_by_option: Mapping[str, float | None] = field(default_factory=dict)
     # The price that flips it: each top input's value at which the two NPVs are equal.
     flips: tuple[Flip, ...] = ()
+    # Tax on both sides (cashflow.tax_rate): above 0 every NPV above is after tax, and the sentence says so
+    # (a stored result from before engine 15 has none: pre-tax unless its inputs say otherwise).
+    tax_rate: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.sentence:
             object.__setattr__(self, "sentence", self.compose_sentence())
+
+    def tax_phrase(self) -> str:
+        """“, after a 21% tax on both sides” when the NPVs are after tax; nothing when pre-tax (rate 0)."""
+        return f", after a {self.tax_rate * 100:g}% tax on both sides" if self.tax_rate > 0 else ""
 
     def compose_sentence(self) -> str:
         """“Over 3 years at 70 % utilization, owning 512 × h100-sxm costs $X (NPV at 8 %), renting
@@ -526,8 +533,8 @@ class RentOrOwn(JsonObject):
         head = (
             f"Over {self.horizon_years:g} year{'' if self.horizon_years == 1 else 's'} at"
             f" {self.utilization:.0%} utilization, owning {self.gpus} × "
-            f"{self.accelerator} costs {usd_short(self.own_npv_usd)} (NPV at {self.discount_rate:.0%}),"
-            f" {rents}"
+            f"{self.accelerator} costs {usd_short(self.own_npv_usd)} (NPV at {self.discount_rate:.0%}"
+            f"{self.tax_phrase()}), {rents}"
         )
         if self.saving_usd >= 0:
             parts = [f"owning saves {usd_short(self.saving_usd)} against {self.cheapest_rent}"]

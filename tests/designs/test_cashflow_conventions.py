@@ -242,3 +242,16 @@ def test_with_a_tax_rate_the_three_owning_figures_say_which_are_after_tax(
     # The after-tax cash out is the sum of the after-tax monthly flows the API returns (undiscounted).
     cash = _cash(_evaluate(user_client, _spec(tax_rate=0.21)))
     assert taxed["cash_out"]["usd"] == pytest.approx(sum(cash["own"]["monthly_usd"]), abs=1.0)
+
+
+def test_the_offerings_verdict_sentence_says_when_its_npvs_are_after_tax(
+    user_client: Any, catalog: Any
+) -> None:
+    # The per-offering sentence states its basis the way the owning figures' labels do: with a tax rate the
+    # NPVs it quotes are after tax on both sides, and it says so; at rate 0 the sentence is the pre-tax one.
+    def sentence(spec: dict[str, Any]) -> str:
+        return str(_evaluate(user_client, spec)["costs"][OFFERING]["verdict"]["sentence"])
+
+    taxed, plain = sentence(_spec(tax_rate=0.21)), sentence(_spec())
+    assert "(NPV at 8%, after a 21% tax on both sides), renting on-demand" in taxed
+    assert "(NPV at 8%), renting on-demand" in plain and "tax" not in plain

@@ -368,6 +368,7 @@ def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
     verdict = evaluation["design_verdict"]
     assert abs(summary["NPV of owning"] - verdict["own"]["npv_usd"]) < 1.0
     assert abs(summary["NPV saving of owning (rent − own)"] - verdict["saving_usd"]) < 1.0
+    assert " (NPV at 8.0%, after a 21.0% tax on both sides): " in summary["Verdict"]  # the formula's text
 
     computed = _recalculated(path, {("Inputs", resale_cell): 0.1})
     at_ten = _at(
