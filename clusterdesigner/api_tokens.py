@@ -78,8 +78,12 @@ def _needed_scope(request: Request) -> str:
     if request.method in SAFE_METHODS:
         return ApiToken.Scope.READ
     match = getattr(request._request, "resolver_match", None)
-    view = getattr(getattr(match, "func", None), "cls", None)
-    return str(getattr(view, "token_scope", ApiToken.Scope.DESIGNS))
+    func = getattr(match, "func", None)
+    # An extra action may name its own (``@action(..., token_scope="read")``): DRF hands it to the view
+    # as an init keyword, found on the routed function before the class's.
+    action_scope = (getattr(func, "initkwargs", None) or {}).get("token_scope")
+    view = getattr(func, "cls", None)
+    return str(action_scope or getattr(view, "token_scope", ApiToken.Scope.DESIGNS))
 
 
 class TokenAuthentication(authentication.TokenAuthentication):

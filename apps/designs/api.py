@@ -148,6 +148,9 @@ class DesignViewSet(
     parser_classes = [JSONParser]
     ordering_fields = ["updated_at", "created_at", "name"]
     search_fields = ["name", "description"]
+    # What an API token must hold to send this view an unsafe method (clusterdesigner.api_tokens); evaluate
+    # computes from a stored design and writes none of it, so a read-only token may ask it.
+    token_scope = "designs"
 
     def get_queryset(self) -> Any:
         return selectors.design_list(user=self.request.user).prefetch_related("versions")
@@ -242,7 +245,7 @@ class DesignViewSet(
             '"search", starts an analysis and answers 202 with its id and URL.'
         ),
     )
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], token_scope="read")
     def evaluate(self, request: Request, pk: str) -> Response:
         # Reading is enough (get_object's rule for this action): the design and version in one query.
         design_id = url_id(pk)

@@ -75,6 +75,23 @@ def test_a_read_only_token_reads_and_computes_but_writes_nothing(alice: Any, cat
     assert estimate.status_code != 403
 
 
+def test_a_read_only_token_evaluates_a_stored_design_and_no_other_write(alice: Any, catalog: Any) -> None:
+    """Evaluate computes from a stored design (nothing of the design is written), so the read scope covers
+    it; every other POST on the same view (clone, share links, move) still needs the designs scope."""
+    owner = APIClient()
+    owner.force_login(alice)
+    made = owner.post("/api/v1/designs/", {"name": "mine", "spec": SPEC}, format="json").json()
+    client = _client(api_token_create(user=alice, scope="read").key)
+    evaluated = client.post(f"/api/v1/designs/{made['id']}/evaluate/", {}, format="json")
+    assert evaluated.status_code == 200
+    assert evaluated.json()["training"]["time_to_train_days"] > 0
+    for path in ("clone/", "share-links/"):
+        refused = client.post(f"/api/v1/designs/{made['id']}/{path}", {}, format="json")
+        assert refused.status_code == 403, path
+        assert "'designs' scope" in refused.json()["error"]["message"]
+    assert alice.designs.count() == 1 and not alice.designs.get().share_links.exists()
+
+
 @pytest.mark.parametrize(("scope", "status"), [("read", 403), ("designs", 403), ("catalog", 200)])
 def test_only_a_catalog_scope_token_of_staff_writes_the_catalog(
     scope: str, status: int, catalog: Any, django_user_model: Any
