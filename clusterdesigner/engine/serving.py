@@ -155,6 +155,19 @@ class ServingEfficiency:
     # backend), or pay a read of their own (``prefill_s(shared_read=...)`` in ``replica_rate``). False for
     # the 2024 vLLM-on-ROCm (V0: prefill-only iterations) and the MLPerf v4.1 engines as fitted before.
     prefill_shares_weight_read: bool = False
+    # Per-sequence host (CPU) time of a decode step that the GPU waits for when the engine schedules, prepares
+    # and returns one step at a time: vLLM V0's default single-step loop (LLMEngine.step: scheduler.schedule,
+    # the model runner's per-sequence input preparation, the sampler's results brought to the host and
+    # turned into per-sequence outputs before the next step is scheduled). vLLM's multi-step scheduling
+    # (``--num-scheduler-steps n``, vllm/worker/multi_step_model_runner.py) does that work once per n steps
+    # and advances the inputs on the GPU; the vLLM v0.6.0 performance post (September 2024) names the host
+    # side as the step's bottleneck it removes. A run that keeps this work off the step's critical path
+    # (``ServingInput.host_overlapped``) pays none of it; the planner's own deployments pay it (a server
+    # streams every token to its caller). Beside ``sequence_overhead_us``, which every run pays. Fitted
+    # second, with the other constants held, on a stack whose fit rows include both kinds of run (ROCm/vllm's
+    # README: ``benchmark_latency.py`` runs single-step and detokenises; its ``benchmark_throughput.py``
+    # command sets ``--num-scheduler-steps 10`` on vLLM 0.7.3 and ``--disable-detokenize`` on v0.10.0).
+    host_sequence_us: float = 0.0
 
     def __post_init__(self) -> None:
         _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
@@ -165,6 +178,8 @@ class ServingEfficiency:
             raise InputError("must be zero or more", field="efficiency.collective_latency_us")
         if not math.isfinite(self.sequence_overhead_us) or not 0 <= self.sequence_overhead_us <= 1e5:
             raise InputError("must be between 0 and 100,000 µs", field="efficiency.sequence_overhead_us")
+        if not math.isfinite(self.host_sequence_us) or not 0 <= self.host_sequence_us <= 1e5:
+            raise InputError("must be between 0 and 100,000 µs", field="efficiency.host_sequence_us")
         if not math.isfinite(self.first_token_overhead_ms) or not 0 <= self.first_token_overhead_ms <= 1e5:
             raise InputError("must be between 0 and 100,000 ms", field="efficiency.first_token_overhead_ms")
         _fraction(self.fp4_compute_scale, "efficiency.fp4_compute_scale")
@@ -218,13 +233,15 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
         ),
         # AMD's rocm/vllm images of 2025 (vLLM 0.7–0.10, after vLLM's v0.6 work on the CPU side of a step):
         # fitted on ROCm/vllm's dev-docker README (vLLM v0.10.0 image), Llama 3.1 70B and 405B at 128/2048,
-        # batch 1 and 128
+        # batch 1 and 128, and its throughput table; the host time of a single-step loop fitted second on the
+        # same rows (its latency runs pay it, its throughput runs do not: ``host_sequence_us``)
         "vllm-rocm-2025": ServingEfficiency(
             bandwidth_efficiency=0.6,
             compute_efficiency=0.2,
             sequence_overhead_us=25.0,
             collective_latency_us=32.0,
             prefill_shares_weight_read=True,
+            host_sequence_us=50.0,
         ),
     }
 )
@@ -296,6 +313,10 @@ class ServingInput:
     # request is input_tokens/output_tokens. Given, input_tokens/output_tokens are its rounded means (shown
     # only; the formulas read the classes).
     lengths: tuple[tuple[int, int, float], ...] = ()
+    # The run keeps the stack's per-sequence host work off each step's critical path (vLLM V0 multi-step
+    # scheduling, an offline run that does not detokenise): ``ServingEfficiency.host_sequence_us`` is not
+    # paid. False for a server streaming tokens to its users, which the planner sizes.
+    host_overlapped: bool = False
 
     def __post_init__(self) -> None:
         for name in ("weight_precision", "kv_precision"):
@@ -616,7 +637,8 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
       b · context · ``mla_decode_attention_flops_per_context_token`` · L computed (absorbed weights).
     A compute-bound matmul does not hide the attention kernel's KV reads, so at large batch × context the
     step grows with them. Plus the tensor-parallel all-reduces of the stage. ``sequence_overhead`` is the
-    stack's per-sequence time outside the kernels (``ServingEfficiency.sequence_overhead_us``).
+    stack's per-sequence time outside the kernels (``ServingEfficiency.sequence_overhead_us``), plus its
+    single-step loop's host time (``host_sequence_us``) unless the run overlaps it (``host_overlapped``).
     """
     m = inp.model
     batch = np.asarray(batch, dtype=float)
@@ -640,7 +662,8 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
         attention_flops = micro * q * 4.0 * ctx * m.heads * m.head_dim * m.kv_layers(ctx)
     attention_peak = np.asarray(tp) * pp_a * _attention_peak_flops(inp)
     attention = np.maximum(micro * ctx * kv / hbm, attention_flops / attention_peak)
-    overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
+    host = 0.0 if inp.host_overlapped else inp.efficiency.host_sequence_us
+    overhead = batch * (inp.efficiency.sequence_overhead_us + host) * 1e-6
     step = pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro * q, tp=tp, pp=pp)) + overhead
     if not inp.draft_tokens:
         return step
@@ -1907,6 +1930,12 @@ def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
             ("compute_efficiency", f"{e.compute_efficiency:g}"),
             ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
             ("collective_latency_us", f"{e.collective_latency_us:g}"),
+            ("sequence_overhead_us", f"{e.sequence_overhead_us:g}"),
+            (
+                "host_sequence_us",
+                f"{e.host_sequence_us:g} µs of host time a running sequence adds to every decode step"
+                " (a single-step engine loop serving streamed tokens)",
+            ),
             ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
             (
                 "percentile",
