@@ -427,7 +427,9 @@ def _tokens_item_check(item: dict[str, Any], path: str) -> None:
 def _sizing(result: ServingResult, *, tokens_per_day: Any, peak_to_mean: float) -> capacity.InferenceSizing:
     """The serving estimate's conversion of tokens per day into GPUs at the peak, with its sentence."""
     best = result.best
-    layout = f"tp{best.tp} pp{best.pp}" + (f" ep{best.ep}" if best.ep > 1 else "")
+    from clusterdesigner.engine.serving import layout_label  # loaded on first use, as the estimate
+
+    layout = layout_label(best.tp, best.pp, best.ep, best.attention_dp)
     return capacity.InferenceSizing(
         output_tokens_per_day=float(tokens_per_day),
         model=result.model,

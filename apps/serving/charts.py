@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
-from clusterdesigner.engine.serving import ServingResult
+from clusterdesigner.engine.serving import ServingResult, layout_label
 
 
 def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
 def layouts_figure(result: ServingResult) -> dict[str, Any]:
     """GPUs needed at the peak for every layout that meets the targets, with output tokens/s per GPU."""
     rows = [r for r in result.layouts if r.meets_targets]
-    labels = [f"tp{r.tp} pp{r.pp}" + (f" ep{r.ep}" if r.ep > 1 else "") for r in rows]
+    labels = [layout_label(r.tp, r.pp, r.ep, r.attention_dp) for r in rows]
     fig = go.Figure(
         go.Bar(
             x=labels,
@@ -150,7 +150,7 @@ def pareto_figure(result: ServingResult) -> dict[str, Any]:
                 marker={"color": color, "size": 7},
                 customdata=[
                     [
-                        f"tp{p.tp} pp{p.pp}" + (f" ep{p.ep}" if p.ep > 1 else ""),
+                        layout_label(p.tp, p.pp, p.ep, p.attention_dp),
                         p.batch,
                         p.ttft_s,
                         p.tpot_s * 1000,

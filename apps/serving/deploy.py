@@ -14,6 +14,13 @@ fp8_e4m3. TensorRT-LLM's ``trtllm-serve`` options (nvidia.github.io/TensorRT-LLM
 --backend pytorch, --tp_size, --pp_size, --ep_size, --max_batch_size, --max_seq_len,
 --kv_cache_free_gpu_memory_fraction; it takes FP8/FP4 weights and an FP8 KV cache from a quantized
 checkpoint (NVIDIA's ModelOpt ones), not from a flag.
+
+Attention data parallelism with wide expert parallelism (``LayoutResult.attention_dp``, N = the replica's
+tp): vLLM runs N data-parallel attention ranks of tp 1 whose experts form one expert-parallel group
+(``--data-parallel-size N --enable-expert-parallel``, vLLM's "Data Parallel Deployment" and "Expert
+Parallel Deployment" guides); SGLang ``--tp-size N --dp-size N --enable-dp-attention --ep-size N``
+(server_args.py); TensorRT-LLM ``--tp_size N --ep_size N`` with ``enable_attention_dp: true`` in the
+LLM API options file (``--extra_llm_api_options``), as its perf overview's MoE commands set it.
 """
 
 from __future__ import annotations
@@ -45,12 +52,17 @@ def vllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[s
     FP8 weights and KV cache where chosen, expert parallelism for an MoE layout with ep > 1."""
     best = result.best
     longest = max(n_in + n_out for n_in, n_out, _ in inp.classes)
+    # attention data-parallel: tp data-parallel ranks of tensor parallelism 1
+    parallel = (
+        ["--tensor-parallel-size", "1", "--data-parallel-size", str(best.tp)]
+        if best.attention_dp
+        else ["--tensor-parallel-size", str(best.tp)]
+    )
     args = [
         "vllm",
         "serve",
         model,
-        "--tensor-parallel-size",
-        str(best.tp),
+        *parallel,
         "--pipeline-parallel-size",
         str(best.pp),
         "--max-num-seqs",
@@ -66,7 +78,7 @@ def vllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list[s
         args += ["--kv-cache-dtype", "fp8"]
     # switches last, after the options that take a value
     args += ["--enable-chunked-prefill"]
-    if best.ep > 1:
+    if best.ep > 1 or best.attention_dp:
         args += ["--enable-expert-parallel"]
     return args
 
@@ -98,6 +110,8 @@ def sglang_args(inp: ServingInput, result: ServingResult, *, model: str) -> list
         "--mem-fraction-static",
         f"{1.0 - inp.efficiency.memory_reserve_fraction:g}",
     ]
+    if best.attention_dp:
+        args += ["--dp-size", str(best.tp), "--enable-dp-attention"]
     if best.ep > 1:
         args += ["--ep-size", str(best.ep)]
     if inp.weight_precision == "fp8":
@@ -133,7 +147,22 @@ def trtllm_args(inp: ServingInput, result: ServingResult, *, model: str) -> list
         "--kv_cache_free_gpu_memory_fraction",
         f"{1.0 - inp.efficiency.memory_reserve_fraction:g}",
     ]
+    if best.attention_dp:
+        args += ["--extra_llm_api_options", TRTLLM_OPTIONS_FILE]
     return args
+
+
+# The LLM API options file trtllm_command writes before starting the server under attention DP.
+TRTLLM_OPTIONS_FILE = "extra-llm-api-config.yml"
+
+
+def trtllm_command(inp: ServingInput, result: ServingResult, *, model: str) -> str:
+    """The ``trtllm-serve`` command line; under attention data parallelism preceded by writing the options
+    file that turns it on (``enable_attention_dp: true``: the flag has no command-line form)."""
+    line = shlex.join(trtllm_args(inp, result, model=model))
+    if not result.best.attention_dp:
+        return line
+    return f"printf 'enable_attention_dp: true\\n' > {TRTLLM_OPTIONS_FILE} && {line}"
 
 
 def _gpu_resource(accelerator: AcceleratorSpec) -> str:
@@ -186,7 +215,9 @@ def kubernetes_manifest(inp: ServingInput, result: ServingResult, *, model: str)
     }
     head = (
         f"# {result.model} on {inp.accelerator.name}: {best.replicas} replica(s) of tp{best.tp} pp{best.pp}"
-        f" ({gpus} GPUs each, {best.gpus} in all), batch cap {best.batch}: ClusterDesigner serving estimate\n"
+        + (f" (attention data-parallel, ep{best.ep})" if best.attention_dp else "")
+        + f" ({gpus} GPUs each, {best.gpus} in all), batch cap {best.batch}:"
+        " ClusterDesigner serving estimate\n"
     )
     if gpus > inp.gpus_per_node:
         head += (
@@ -204,6 +235,6 @@ def deploy_texts(request: dict[str, Any], inp: ServingInput, result: ServingResu
     return {
         "vllm_command": vllm_command(inp, result, model=model),
         "sglang_command": shlex.join(sglang_args(inp, result, model=model)),
-        "trtllm_command": shlex.join(trtllm_args(inp, result, model=model)),
+        "trtllm_command": trtllm_command(inp, result, model=model),
         "kubernetes_manifest": kubernetes_manifest(inp, result, model=model),
     }

@@ -51,6 +51,11 @@ class LayoutSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     tp = serializers.IntegerField(required=False, help_text="tensor parallel degree (0 or absent: searched)")
     pp = serializers.IntegerField(required=False, help_text="pipeline stages (0 or absent: searched)")
     ep = serializers.IntegerField(required=False, help_text="expert parallel degree, MoE only")
+    attention_dp = serializers.BooleanField(
+        required=False,
+        help_text="attention data-parallel over the tp GPUs with the experts spread ep = tp ways (MoE only);"
+        " absent: both searched",
+    )
 
 
 class SpeculativeSerializer(StrictJSONTypes, serializers.Serializer[Any]):
@@ -125,6 +130,7 @@ class LayoutResultSerializer(serializers.Serializer[Any]):
     replicas = serializers.IntegerField()
     gpus = serializers.IntegerField()
     meets_targets = serializers.BooleanField()
+    attention_dp = serializers.BooleanField(help_text="attention data-parallel with wide expert parallelism")
     why = serializers.CharField()
     ttft_p50_s = serializers.FloatField(help_text="queueing model: median time to first token, s")
     ttft_p90_s = serializers.FloatField(help_text="queueing model: p90 time to first token, s")
@@ -144,6 +150,7 @@ class ParetoPointSerializer(serializers.Serializer[Any]):
     ttft_s = serializers.FloatField(help_text="at the target percentile, queueing included")
     tpot_s = serializers.FloatField(help_text="at the target percentile")
     meets_targets = serializers.BooleanField()
+    attention_dp = serializers.BooleanField(help_text="attention data-parallel with wide expert parallelism")
 
 
 class DeploySerializer(serializers.Serializer[Any]):

@@ -155,6 +155,25 @@ class ServingEfficiency:
     # backend), or pay a read of their own (``prefill_s(shared_read=...)`` in ``replica_rate``). False for
     # the 2024 vLLM-on-ROCm (V0: prefill-only iterations) and the MLPerf v4.1 engines as fitted before.
     prefill_shares_weight_read: bool = False
+    # Per-sequence host (CPU) time of a decode step that the GPU waits for when the engine schedules, prepares
+    # and returns one step at a time: vLLM V0's default single-step loop (LLMEngine.step: scheduler.schedule,
+    # the model runner's per-sequence input preparation, the sampler's results brought to the host and
+    # turned into per-sequence outputs before the next step is scheduled). vLLM's multi-step scheduling
+    # (``--num-scheduler-steps n``, vllm/worker/multi_step_model_runner.py) does that work once per n steps
+    # and advances the inputs on the GPU; the vLLM v0.6.0 performance post (September 2024) names the host
+    # side as the step's bottleneck it removes. A run that keeps this work off the step's critical path
+    # (``ServingInput.host_overlapped``) pays none of it; the planner's own deployments pay it (a server
+    # streams every token to its caller). Beside ``sequence_overhead_us``, which every run pays. Fitted
+    # second, with the other constants held, on a stack whose fit rows include both kinds of run (ROCm/vllm's
+    # README: ``benchmark_latency.py`` runs single-step and detokenises; its ``benchmark_throughput.py``
+    # command sets ``--num-scheduler-steps 10`` on vLLM 0.7.3 and ``--disable-detokenize`` on v0.10.0).
+    host_sequence_us: float = 0.0
+    # Fraction of ``compute_efficiency`` the routed experts' grouped GEMMs reach: each expert multiplies only
+    # the batch's tokens routed to it (B · top_k / experts rows, padded to the kernel's tile), with the
+    # tokens permuted to and from expert order around it, so the grouped GEMMs of a wide-EP MoE layer reach
+    # a smaller share of peak than one dense GEMM over the whole batch. Fitted, with the other constants
+    # held, on a stack's attention-DP MoE fit rows (their own kernels); 1 for a stack without any.
+    moe_compute_scale: float = 1.0
 
     def __post_init__(self) -> None:
         _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
@@ -165,9 +184,12 @@ class ServingEfficiency:
             raise InputError("must be zero or more", field="efficiency.collective_latency_us")
         if not math.isfinite(self.sequence_overhead_us) or not 0 <= self.sequence_overhead_us <= 1e5:
             raise InputError("must be between 0 and 100,000 µs", field="efficiency.sequence_overhead_us")
+        if not math.isfinite(self.host_sequence_us) or not 0 <= self.host_sequence_us <= 1e5:
+            raise InputError("must be between 0 and 100,000 µs", field="efficiency.host_sequence_us")
         if not math.isfinite(self.first_token_overhead_ms) or not 0 <= self.first_token_overhead_ms <= 1e5:
             raise InputError("must be between 0 and 100,000 ms", field="efficiency.first_token_overhead_ms")
         _fraction(self.fp4_compute_scale, "efficiency.fp4_compute_scale")
+        _fraction(self.moe_compute_scale, "efficiency.moe_compute_scale")
         if (
             not math.isfinite(self.kv_reserved_output_fraction)
             or not 0.5 <= self.kv_reserved_output_fraction <= 1
@@ -196,7 +218,9 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
         # of its perf overview (docs/source/performance/perf-overview.md: Llama 3.1 8B, 3.3 70B and 3.1 405B
         # on H100 and H200 in FP8, B200 and GB200 in FP4); the FP4 matmuls' share fitted second, on the FP4
         # rows. Its scheduler reserves the whole request's KV (GUARANTEED_NO_EVICT, TensorRT-LLM's default
-        # capacity policy) and mixes prompts into decode iterations (in-flight batching).
+        # capacity policy) and mixes prompts into decode iterations (in-flight batching). The routed experts'
+        # share fitted last, on the MoE tables' fit rows (Llama 4 Scout/Maverick, Qwen3 30B-A3B/235B-A22B),
+        # run as published: attention data-parallel with wide expert parallelism (enable_attention_dp)
         "tensorrt-llm-2025": ServingEfficiency(
             bandwidth_efficiency=0.75,
             compute_efficiency=0.5,
@@ -204,6 +228,7 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
             kv_reserved_output_fraction=1.0,
             fp4_compute_scale=0.6,
             prefill_shares_weight_read=True,
+            moe_compute_scale=0.15,
         ),
         # vLLM on ROCm of 2024: fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1
         # 405B batch 1 and 64 (October 2024)
@@ -218,13 +243,15 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
         ),
         # AMD's rocm/vllm images of 2025 (vLLM 0.7–0.10, after vLLM's v0.6 work on the CPU side of a step):
         # fitted on ROCm/vllm's dev-docker README (vLLM v0.10.0 image), Llama 3.1 70B and 405B at 128/2048,
-        # batch 1 and 128
+        # batch 1 and 128, and its throughput table; the host time of a single-step loop fitted second on the
+        # same rows (its latency runs pay it, its throughput runs do not: ``host_sequence_us``)
         "vllm-rocm-2025": ServingEfficiency(
             bandwidth_efficiency=0.6,
             compute_efficiency=0.2,
             sequence_overhead_us=25.0,
             collective_latency_us=32.0,
             prefill_shares_weight_read=True,
+            host_sequence_us=50.0,
         ),
     }
 )
@@ -296,6 +323,17 @@ class ServingInput:
     # request is input_tokens/output_tokens. Given, input_tokens/output_tokens are its rounded means (shown
     # only; the formulas read the classes).
     lengths: tuple[tuple[int, int, float], ...] = ()
+    # The run keeps the stack's per-sequence host work off each step's critical path (vLLM V0 multi-step
+    # scheduling, an offline run that does not detokenise): ``ServingEfficiency.host_sequence_us`` is not
+    # paid. False for a server streaming tokens to its users, which the planner sizes.
+    host_overlapped: bool = False
+    # Attention data-parallel with wide expert parallelism (DeepSeek-style DEP) in a replica of tp GPUs: each
+    # GPU runs attention for its own 1/tp of the sequences with all heads (their KV on it alone) and holds
+    # the non-expert weights whole; the routed experts are spread ep = tp ways; tokens reach their experts
+    # by an all-to-all dispatch and return by a combine in every MoE layer (SGLang --enable-dp-attention,
+    # TensorRT-LLM enable_attention_dp, vLLM --data-parallel-size with --enable-expert-parallel).
+    # None: searched beside the tensor-parallel layouts for an MoE model; True/False: fixed.
+    attention_dp: bool | None = None
 
     def __post_init__(self) -> None:
         for name in ("weight_precision", "kv_precision"):
@@ -355,6 +393,20 @@ class ServingInput:
             raise InputError("the shares must add up to 1", field="lengths")
         if self.ep and not self.model.is_moe:
             raise InputError("expert parallelism needs a mixture-of-experts model", field="layout.ep")
+        if self.attention_dp is not None and not isinstance(self.attention_dp, bool):
+            raise InputError(
+                f"must be true or false, got {_shown(self.attention_dp)}", field="layout.attention_dp"
+            )
+        if self.attention_dp and not self.model.is_moe:
+            raise InputError(
+                "attention data parallelism with wide expert parallelism needs a mixture-of-experts model",
+                field="layout.attention_dp",
+            )
+        if self.attention_dp and self.ep and self.tp and self.ep != self.tp:
+            raise InputError(
+                f"with attention_dp the experts are spread over the replica's tp GPUs: ep must be {self.tp}",
+                field="layout.ep",
+            )
         if self.ep and self.model.experts % self.ep:
             raise InputError(
                 f"ep {self.ep} does not divide the model's {self.model.experts} experts", field="layout.ep"
@@ -422,14 +474,29 @@ class ServingInput:
 
 
 # ---- memory ----------------------------------------------------------------------------------------------
-def weight_bytes_per_gpu(*, model: ModelShape, precision: str, tp: Any, pp: Any) -> Any:
+def routed_expert_params(model: ModelShape) -> int:
+    """Parameters of the routed experts of every MoE layer (0 for a dense model): the part attention data
+    parallelism spreads over the replica's GPUs; shared experts, attention, dense MLPs, router and embeddings
+    stay whole on each GPU."""
+    return model.moe_layers * model.experts * model.expert_params if model.is_moe else 0
+
+
+def weight_bytes_per_gpu(
+    *, model: ModelShape, precision: str, tp: Any, pp: Any, attention_dp: bool = False
+) -> Any:
     """Weights per GPU = total parameters × bytes per weight / (tp · pp).
 
     Attention, dense MLPs, the embedding and the output layer are split tp ways (Megatron-LM row/column and
     vocabulary parallelism) and the layers pp ways; experts are split ep ways by expert and tp/ep ways within
     each expert, so an ep that divides tp leaves the bytes per GPU unchanged. Numpy-friendly in tp, pp.
+    With ``attention_dp`` every GPU holds the non-expert weights whole and 1/tp of the routed experts (ep =
+    tp): (total − routed + routed / tp) × bytes / pp.
     """
-    return model.total_params * BYTES[precision] / (np.asarray(tp) * np.asarray(pp))
+    tp, pp = np.asarray(tp), np.asarray(pp)
+    if attention_dp and model.is_moe:
+        routed = routed_expert_params(model)
+        return ((model.total_params - routed) + routed / tp) * BYTES[precision] / pp
+    return model.total_params * BYTES[precision] / (tp * pp)
 
 
 def kv_bytes_per_token(*, model: ModelShape, precision: str, context_tokens: float = 0.0) -> float:
@@ -445,7 +512,13 @@ def kv_bytes_per_token(*, model: ModelShape, precision: str, context_tokens: flo
 
 
 def kv_bytes_per_token_per_gpu(
-    *, model: ModelShape, precision: str, tp: Any, pp: Any, context_tokens: float = 0.0
+    *,
+    model: ModelShape,
+    precision: str,
+    tp: Any,
+    pp: Any,
+    context_tokens: float = 0.0,
+    attention_dp: bool = False,
 ) -> Any:
     """KV per token on one GPU: layers/pp × ceil(kv_heads/tp) × head_dim × 2 × bytes. When tp exceeds the KV
     heads, each head is replicated on tp/kv_heads GPUs (TensorRT-LLM and vLLM do so for GQA).
@@ -458,8 +531,15 @@ def kv_bytes_per_token_per_gpu(
     every GPU, the reason for its data-parallel attention, which this planner does not model).
 
     Local attention: layers are ``ModelShape.kv_layers(context_tokens)`` (all layers when no context is
-    given), as in ``kv_bytes_per_token``."""
+    given), as in ``kv_bytes_per_token``.
+
+    Attention data parallelism: each sequence's KV lives on one GPU of the replica, all its heads (or its
+    whole latent) there, so a replica's sequences hold layers/pp × elements × bytes / tp per GPU on average:
+    no head is replicated, and an MLA latent is not copied tp times (SGLang's reason for DP attention)."""
     layers = model.kv_layers(context_tokens)
+    if attention_dp:
+        per_layer = model.kv_cache_elements_per_token_layer * BYTES[precision]
+        return layers / np.asarray(pp) * per_layer / np.asarray(tp, dtype=float)
     if model.is_mla:
         per_layer = model.kv_cache_elements_per_token_layer * BYTES[precision]
         return layers / np.asarray(pp) * per_layer * np.ones_like(np.asarray(tp), dtype=float)
@@ -502,11 +582,14 @@ def batch_that_fits(inp: ServingInput, *, tp: Any, pp: Any) -> Any:
     request), floored; ≤ 0 when the weights alone do not fit. Per GPU, because every GPU of a replica holds
     its share of every sequence's KV."""
     have = inp.accelerator.memory_gib * 2**30 * (1.0 - inp.efficiency.memory_reserve_fraction)
-    free = have - weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp)
+    adp = bool(inp.attention_dp)
+    free = have - weight_bytes_per_gpu(
+        model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp, attention_dp=adp
+    )
     held = inp.reserved_context_tokens
     per_seq = (
         kv_bytes_per_token_per_gpu(
-            model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=held
+            model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=held, attention_dp=adp
         )
         * held
     )
@@ -516,13 +599,45 @@ def batch_that_fits(inp: ServingInput, *, tp: Any, pp: Any) -> Any:
 # ---- time ------------------------------------------------------------------------------------------------
 def _allreduce_s(inp: ServingInput, *, tokens: Any, tp: Any, pp: Any) -> Any:
     """Two ring all-reduces of tokens × hidden BF16 activations per layer, over the layers of one stage:
-    2 · (L/pp) · (2(t−1)/t · bytes / link + latency); zero when tp = 1 (Megatron-LM, Shoeybi et al. 2019)."""
+    2 · (L/pp) · (2(t−1)/t · bytes / link + latency); zero when tp = 1 (Megatron-LM, Shoeybi et al. 2019).
+    Under attention data parallelism there is no tensor-parallel all-reduce: ``_all_to_all_s`` instead."""
+    if inp.attention_dp:
+        return _all_to_all_s(inp, tokens=tokens, tp=tp, pp=pp)
     tp = np.asarray(tp, dtype=float)
     acc = inp.accelerator
     link = (acc.scaleup_bandwidth_gbps if acc.has_scaleup_link else acc.pcie_bandwidth_gbps) * 1e9
     size = np.asarray(tokens, dtype=float) * inp.model.hidden * ACTIVATION_BYTES
     one = 2.0 * (tp - 1.0) / tp * size / link + inp.efficiency.collective_latency_us * 1e-6
     return np.where(tp > 1, 2.0 * inp.model.layers / np.asarray(pp) * one, 0.0)
+
+
+def _all_to_all_s(inp: ServingInput, *, tokens: Any, tp: Any, pp: Any) -> Any:
+    """Attention data parallelism with wide expert parallelism (ep = tp): in each MoE layer of a stage, a
+    dispatch all-to-all sends every token to the GPUs holding its top-k experts and a combine brings the
+    results back. A GPU's tokens/tp tokens each go to ep · (1 − (1 − 1/ep)^k) distinct GPUs under uniform
+    routing, (ep − 1)/ep of them remote (one copy per destination GPU: DeepEP's dispatch, Megatron-LM
+    ``fused_a2a.py`` is_token_in_rank; the training engine's formula), hidden × BF16 bytes a copy, over the
+    scale-up link; plus ``collective_latency_us`` for each: 2 · (moe_layers/pp) · (bytes / link + latency).
+    Dense layers run data-parallel with their weights whole on every GPU: no collective. Zero when tp = 1."""
+    m = inp.model
+    ep = np.asarray(tp, dtype=float)
+    acc = inp.accelerator
+    link = (acc.scaleup_bandwidth_gbps if acc.has_scaleup_link else acc.pcie_bandwidth_gbps) * 1e9
+    remote = ep * (1.0 - (1.0 - 1.0 / ep) ** m.top_k) * (ep - 1.0) / ep
+    size = np.asarray(tokens, dtype=float) / ep * m.hidden * ACTIVATION_BYTES * remote
+    one = size / link + inp.efficiency.collective_latency_us * 1e-6
+    return np.where(ep > 1, 2.0 * m.moe_layers / np.asarray(pp) * one, 0.0)
+
+
+def matmul_flop_params(inp: ServingInput) -> float:
+    """The weights one token multiplies by (``ModelShape.active_matmul_params``) with the routed experts'
+    counted at 1 / ``moe_compute_scale`` (their grouped GEMMs' lower share of peak), so matmul time is
+    2 · this · tokens / (peak · compute_efficiency)."""
+    m = inp.model
+    if not m.is_moe:
+        return float(m.active_matmul_params)
+    routed = m.moe_layers * m.top_k * m.expert_params
+    return float(m.active_matmul_params - routed + routed / inp.efficiency.moe_compute_scale)
 
 
 def _peak_flops(inp: ServingInput) -> float:
@@ -570,7 +685,9 @@ def prefill_s(
     m = inp.model
     prompts = np.asarray(prompts, dtype=float)
     gpus = np.asarray(tp) * np.asarray(pp)
-    weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp) * np.asarray(pp)
+    weights = weight_bytes_per_gpu(
+        model=m, precision=inp.weight_precision, tp=tp, pp=pp, attention_dp=bool(inp.attention_dp)
+    ) * np.asarray(pp)
     read = weights / (inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency)
     classes = ((input_tokens, 0, 1.0),) if input_tokens is not None else inp.classes
     total: Any = 0.0
@@ -580,7 +697,7 @@ def prefill_s(
         # (1 − h²) of the full prompt's (vLLM automatic prefix caching; SGLang RadixAttention, Zheng et al.
         # 2024, arXiv:2312.07104)
         h = inp.prefix_cache_hit_rate
-        matmul_flops = prompts * 2.0 * m.active_matmul_params * n * (1.0 - h)
+        matmul_flops = prompts * 2.0 * matmul_flop_params(inp) * n * (1.0 - h)
         attention_flops = prompts * prefill_attention_flops(m, n) * (1.0 - h * h)
         compute = matmul_flops / (gpus * _peak_flops(inp)) + attention_flops / (
             gpus * _attention_peak_flops(inp)
@@ -616,23 +733,32 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
       b · context · ``mla_decode_attention_flops_per_context_token`` · L computed (absorbed weights).
     A compute-bound matmul does not hide the attention kernel's KV reads, so at large batch × context the
     step grows with them. Plus the tensor-parallel all-reduces of the stage. ``sequence_overhead`` is the
-    stack's per-sequence time outside the kernels (``ServingEfficiency.sequence_overhead_us``).
+    stack's per-sequence time outside the kernels (``ServingEfficiency.sequence_overhead_us``), plus its
+    single-step loop's host time (``host_sequence_us``) unless the run overlaps it (``host_overlapped``).
     """
     m = inp.model
     batch = np.asarray(batch, dtype=float)
     pp_a = np.asarray(pp, dtype=float)
     micro = np.maximum(batch / pp_a, 1.0)
     ctx = inp.context_tokens
-    weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp)
-    kv = kv_bytes_per_token_per_gpu(model=m, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=ctx)
+    adp = bool(inp.attention_dp)
+    weights = weight_bytes_per_gpu(model=m, precision=inp.weight_precision, tp=tp, pp=pp, attention_dp=adp)
+    kv = kv_bytes_per_token_per_gpu(
+        model=m, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=ctx, attention_dp=adp
+    )
     hbm = inp.accelerator.hbm_bandwidth_tbps * 1e12 * inp.efficiency.bandwidth_efficiency
     peak = np.asarray(tp) * pp_a * _peak_flops(inp)
     # speculative decoding: every sequence verifies k + 1 tokens a step (the draft's k and one of its own)
     q = 1.0 + inp.draft_tokens
-    matmul = np.maximum(
-        weights * _moe_weight_fraction_read(m, micro * pp_a * q) / hbm,
-        micro * q * 2.0 * m.active_matmul_params / peak,
-    )
+    if adp and m.is_moe:
+        # each GPU reads its whole non-expert weights and those of its experts that the replica's tokens
+        # (all of them reach every GPU's experts through the dispatch) route to
+        routed = routed_expert_params(m) * BYTES[inp.weight_precision] / (np.asarray(tp) * pp_a)
+        touched = 1.0 - (1.0 - m.top_k / m.experts) ** (micro * pp_a * q)
+        read = weights - routed + routed * touched
+    else:
+        read = weights * _moe_weight_fraction_read(m, micro * pp_a * q)
+    matmul = np.maximum(read / hbm, micro * q * 2.0 * matmul_flop_params(inp) / peak)
     if m.is_mla:
         attention_flops = micro * q * ctx * mla_decode_attention_flops_per_context_token(m) * m.kv_layers(ctx)
     else:
@@ -640,7 +766,8 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
         attention_flops = micro * q * 4.0 * ctx * m.heads * m.head_dim * m.kv_layers(ctx)
     attention_peak = np.asarray(tp) * pp_a * _attention_peak_flops(inp)
     attention = np.maximum(micro * ctx * kv / hbm, attention_flops / attention_peak)
-    overhead = batch * inp.efficiency.sequence_overhead_us * 1e-6
+    host = 0.0 if inp.host_overlapped else inp.efficiency.host_sequence_us
+    overhead = batch * (inp.efficiency.sequence_overhead_us + host) * 1e-6
     step = pp_a * (matmul + attention + _allreduce_s(inp, tokens=micro * q, tp=tp, pp=pp)) + overhead
     if not inp.draft_tokens:
         return step
@@ -872,6 +999,11 @@ def layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
     return out
 
 
+def layout_label(tp: int, pp: int, ep: int, attention_dp: bool = False) -> str:
+    """A layout as pages and plans name it: "tp8 pp1", "tp8 pp1 ep8", "tp8 pp1 ep8 attention-DP"."""
+    return f"tp{tp} pp{pp}" + (f" ep{ep}" if ep > 1 else "") + (" attention-DP" if attention_dp else "")
+
+
 @dataclass(frozen=True)
 class LayoutResult:
     """The best batch of one layout: throughput, latency and the GPUs it takes to serve the peak."""
@@ -900,6 +1032,9 @@ class LayoutResult:
     tpot_p50_s: float = 0.0
     tpot_p90_s: float = 0.0
     tpot_p99_s: float = 0.0
+    # attention data-parallel over the tp GPUs with the routed experts spread ep = tp ways
+    # (``ServingInput.attention_dp``); absent in results stored before it, read back as False
+    attention_dp: bool = False
 
 
 @dataclass(frozen=True)
@@ -915,6 +1050,7 @@ class ParetoPoint:
     ttft_s: float  # at the target percentile
     tpot_s: float  # at the target percentile (busiest batch)
     meets_targets: bool
+    attention_dp: bool = False  # attention data-parallel with wide expert parallelism
 
 
 @dataclass(frozen=True)
@@ -1045,11 +1181,48 @@ def poisson_mean_batch(*, slots: Any, percentile: float) -> Any:
     return ((-z + np.sqrt(z * z + 4.0 * slots)) / 2.0) ** 2
 
 
+def attention_dp_variants(inp: ServingInput) -> tuple[ServingInput, ...]:
+    """The inputs a search runs: the request's own when it fixes ``attention_dp`` (or the model is dense),
+    else both, tensor-parallel attention and attention data parallelism with wide expert parallelism."""
+    if inp.attention_dp is not None or not inp.model.is_moe:
+        return (replace(inp, attention_dp=bool(inp.attention_dp)),)
+    return (replace(inp, attention_dp=False), replace(inp, attention_dp=True))
+
+
+def _adp_layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
+    """``layouts`` under attention data parallelism: tp > 1 and ep = tp (wide expert parallelism); the
+    heads need not divide by tp (each GPU runs them all)."""
+    pps = [inp.pp] if inp.pp else [p for p in PP_CHOICES if inp.model.layers % p == 0]
+    acc = inp.accelerator
+    domain = max(acc.scaleup_domain_gpus if acc.has_scaleup_link else 1, 1)
+    tps = [inp.tp] if inp.tp else [t for t in _divisors(domain) if t <= max(domain, inp.gpus_per_node)]
+    out = [(t, p, t) for t in tps for p in pps if t > 1 and inp.model.experts % t == 0 and inp.ep in (0, t)]
+    if not out and inp.attention_dp:
+        raise InputError(
+            f"no layout: attention_dp needs tp > 1 dividing the model's {inp.model.experts} experts",
+            field="layout.attention_dp",
+        )
+    return out
+
+
 def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
-    """Every (layout, batch) pair as flat numpy arrays, with memory fit, latency and rate. The batch is the
-    slots a replica runs at its busiest (latency is evaluated there); under Poisson arrivals the rate is that
-    of the mean batch ``poisson_mean_batch`` keeps below it: R(B) × b / B."""
-    lay = np.array(layouts(inp), dtype=np.int64)
+    """Every (layout, batch) pair as flat numpy arrays, with memory fit, latency and rate; both attention
+    layouts of an MoE model unless the request fixes one (``attention_dp_variants``; ``adp`` 1 marks the
+    attention data-parallel rows)."""
+    variants = attention_dp_variants(inp)
+    if len(variants) > 1 and not _adp_layouts(variants[1]):
+        variants = variants[:1]  # a searched layout the given tp or ep rules out
+    grids = [_layout_grid_one(v) for v in variants]
+    if len(grids) == 1:
+        return grids[0]
+    return {k: np.concatenate([g[k] for g in grids]) for k in grids[0]}
+
+
+def _layout_grid_one(inp: ServingInput) -> dict[str, np.ndarray]:
+    """Every (layout, batch) pair of one attention layout as flat numpy arrays, with memory fit, latency and
+    rate. The batch is the slots a replica runs at its busiest (latency is evaluated there); under Poisson
+    arrivals the rate is that of the mean batch ``poisson_mean_batch`` keeps below it: R(B) × b / B."""
+    lay = np.array(_adp_layouts(inp) if inp.attention_dp else layouts(inp), dtype=np.int64)
     batches = BATCH_GRID[BATCH_GRID <= inp.max_batch]
     if batches.size == 0 or batches[-1] != inp.max_batch and inp.max_batch < BATCH_GRID[-1]:
         batches = np.append(batches, inp.max_batch)
@@ -1078,7 +1251,8 @@ def _layout_grid(inp: ServingInput) -> dict[str, np.ndarray]:
         prefill_moments=(np.repeat(e_tp, batches.size), np.repeat(e_tp2, batches.size)),
     )
     rate["ttft_s"] = lat[f"ttft_{percentile_key(inp.percentile)}_s"]
-    return {"tp": tp, "pp": pp, "ep": ep, "batch": batch, "fits": fits, **lat, **rate}
+    adp = np.full(tp.shape, int(bool(inp.attention_dp)), dtype=np.int64)
+    return {"tp": tp, "pp": pp, "ep": ep, "adp": adp, "batch": batch, "fits": fits, **lat, **rate}
 
 
 def _why(fits: bool, ttft: bool, tpot: bool, inp: ServingInput) -> str:
@@ -1139,6 +1313,7 @@ def pareto_frontier(
             ttft_s=float(g["ttft_s"][i]),
             tpot_s=float(g["tpot_s"][i]),
             meets_targets=bool(ok_ttft[i] and ok_tpot[i]),
+            attention_dp=bool(g["adp"][i]),
         )
         for i in front
     )
@@ -1152,7 +1327,7 @@ def size_layouts(inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None
     fit, ok_ttft, ok_tpot = _meets(inp, g)
     ok = fit & ok_ttft & ok_tpot
     peak = inp.requests_per_s * inp.peak_to_mean
-    key = np.stack([g["tp"], g["pp"], g["ep"]], axis=1)
+    key = np.stack([g["tp"], g["pp"], g["ep"], g["adp"]], axis=1)
     _, group = np.unique(key, axis=0, return_inverse=True)
     group = group.ravel()
     results: list[LayoutResult] = []
@@ -1162,13 +1337,23 @@ def size_layouts(inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None
         pick = good if good.size else rows[fit[rows]] if fit[rows].any() else rows[:1]
         best = pick[np.argmax(g["requests_per_s"][pick])]
         tp, pp, ep = int(g["tp"][best]), int(g["pp"][best]), int(g["ep"][best])
+        adp = bool(g["adp"][best])
         rate = float(g["requests_per_s"][best])
         replicas = _replicas(peak / rate) if good.size else 0
-        weights = float(weight_bytes_per_gpu(model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp))
+        weights = float(
+            weight_bytes_per_gpu(
+                model=inp.model, precision=inp.weight_precision, tp=tp, pp=pp, attention_dp=adp
+            )
+        )
         ctx = inp.context_tokens
         kv = float(
             kv_bytes_per_token_per_gpu(
-                model=inp.model, precision=inp.kv_precision, tp=tp, pp=pp, context_tokens=ctx
+                model=inp.model,
+                precision=inp.kv_precision,
+                tp=tp,
+                pp=pp,
+                context_tokens=ctx,
+                attention_dp=adp,
             )
         )
         batch = int(g["batch"][best])
@@ -1190,6 +1375,7 @@ def size_layouts(inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None
                 gpus=replicas * tp * pp,
                 meets_targets=bool(good.size),
                 why=_why(bool(fit[rows].any()), bool((fit & ok_ttft)[rows].any()), bool(good.size), inp),
+                attention_dp=adp,
                 **{
                     f"{k}_{percentile_key(q)}_s": float(g[f"{k}_{percentile_key(q)}_s"][best])
                     for k in ("ttft", "tpot")
@@ -1635,7 +1821,10 @@ def parse_request(
         "demand",
         {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile", "arrival_cv"},
     )
-    layout = _section(request, "layout", {"tp", "pp", "ep"})
+    layout = _section(request, "layout", {"tp", "pp", "ep", "attention_dp"})
+    attention_dp = layout.get("attention_dp")
+    if attention_dp is not None and not isinstance(attention_dp, bool):
+        raise InputError(f"must be true or false, got {_shown(attention_dp)}", field="layout.attention_dp")
     speculative = _section(request, "speculative", {"draft_tokens", "acceptance_rate", "draft_cost"})
     if speculative and "draft_tokens" not in speculative:
         raise InputError("give draft_tokens (k) with speculative decoding", field="speculative.draft_tokens")
@@ -1674,6 +1863,7 @@ def parse_request(
         tp=_whole(layout.get("tp", 0), "layout.tp", low=0, high=1024),
         pp=_whole(layout.get("pp", 0), "layout.pp", low=0, high=1024),
         ep=_whole(layout.get("ep", 0), "layout.ep", low=0, high=1024),
+        attention_dp=attention_dp,
         max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
         disaggregated=disagg,
         arrivals=str(request.get("arrivals", "poisson")),
@@ -1829,7 +2019,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs, price_owning
         accelerator=inp.accelerator.slug,
         best=best,
         layouts=results,
-        curve=latency_curve(inp, tp=best.tp, pp=best.pp),
+        curve=latency_curve(replace(inp, attention_dp=best.attention_dp), tp=best.tp, pp=best.pp),
         disaggregated=disaggregated(inp, results),
         utilization=utilization,
         peak_requests_per_s=inp.requests_per_s * inp.peak_to_mean,
@@ -1907,6 +2097,12 @@ def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:
             ("compute_efficiency", f"{e.compute_efficiency:g}"),
             ("memory_reserve_fraction", f"{e.memory_reserve_fraction:g}"),
             ("collective_latency_us", f"{e.collective_latency_us:g}"),
+            ("sequence_overhead_us", f"{e.sequence_overhead_us:g}"),
+            (
+                "host_sequence_us",
+                f"{e.host_sequence_us:g} µs of host time a running sequence adds to every decode step"
+                " (a single-step engine loop serving streamed tokens)",
+            ),
             ("hours_per_year", f"{HOURS_PER_YEAR:g}"),
             (
                 "percentile",

@@ -86,3 +86,25 @@ def test_only_a_stack_that_mixes_prompts_into_decode_steps_shares_the_read_in_it
         step = float(serving.decode_step_s(inp, batch=256, tp=1, pp=1))
         rate = float(serving.replica_rate(inp, batch=256, tp=1, pp=1)["requests_per_s"])
         assert rate == pytest.approx(1 / (prefill + 128 * step / 256), rel=1e-12)
+
+
+def test_a_single_step_loop_adds_the_host_time_of_every_running_sequence_to_each_step() -> None:
+    # vllm-rocm-2025 (host_sequence_us 50, fitted on ROCm/vllm's v0.10.0 README rows): Llama 3 8B FP8 on
+    # one H100 at batch 64. A server (the planner's deployment) waits for the host's per-sequence work each
+    # step: 64 × 50 µs = 3.2 ms more than a run that overlaps it (multi-step scheduling, no detokenising).
+    # The stack's 25 µs a sequence (sequence_overhead_us) is paid by both.
+    inp = _inp("vllm-rocm-2025")
+    assert inp.efficiency.host_sequence_us == 50.0 and inp.host_overlapped is False
+    served = float(serving.decode_step_s(inp, batch=64, tp=1, pp=1))
+    overlapped = float(serving.decode_step_s(replace(inp, host_overlapped=True), batch=64, tp=1, pp=1))
+    assert served - overlapped == pytest.approx(64 * 50e-6, rel=1e-9)
+    none = replace(inp, efficiency=replace(inp.efficiency, host_sequence_us=0.0, sequence_overhead_us=0.0))
+    assert overlapped - float(serving.decode_step_s(none, batch=64, tp=1, pp=1)) == pytest.approx(64 * 25e-6)
+    # the other stacks were fitted without a single-step host term (no fit rows of both kinds of run)
+    assert all(serving.STACKS[s].host_sequence_us == 0 for s in serving.STACKS if s != "vllm-rocm-2025")
+
+
+def test_the_host_time_is_bounded() -> None:
+    with pytest.raises(InputError) as err:
+        serving.ServingEfficiency(host_sequence_us=-1.0)
+    assert err.value.field == "efficiency.host_sequence_us"

@@ -307,3 +307,65 @@ def test_an_moe_layout_exports_its_expert_parallel_degree_to_every_stack(
     deploy = response.json()["deploy"]
     assert "--ep-size 8" in deploy["sglang_command"] and "--ep_size 8" in deploy["trtllm_command"]
     assert deploy["vllm_command"].endswith("--enable-expert-parallel")
+
+
+@pytest.mark.django_db
+def test_an_attention_dp_layout_exports_data_parallel_attention_and_wide_expert_parallelism(
+    api_client: Any, catalog: Any
+) -> None:
+    # DeepSeek-V3 on H200 with attention data-parallel over 8 GPUs and the experts spread 8 ways: vLLM
+    # --tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel; SGLang --tp-size 8
+    # --dp-size 8 --enable-dp-attention --ep-size 8; trtllm-serve --tp_size 8 --ep_size 8 with
+    # enable_attention_dp in its LLM API options file; the manifest's pod takes the replica's 8 GPUs
+    import yaml
+
+    body = {
+        **REQUEST,
+        "model": {"preset": "deepseek-v3"},
+        "accelerator": "h200",
+        "stack": "tensorrt-llm-2025",
+        "targets": {"ttft_s": 2.0, "tpot_s": 0.1},
+        "layout": {"tp": 8, "pp": 1, "attention_dp": True},
+    }
+    response = _post(api_client, body)
+    assert response.status_code == 200, response.content
+    data = response.json()
+    best = data["best"]
+    assert best["attention_dp"] is True and best["tp"] == best["ep"] == 8
+    assert all(r["attention_dp"] for r in data["layouts"])
+    deploy = data["deploy"]
+    vllm = deploy["vllm_command"].split()
+    flags = dict(zip(vllm[3::2], vllm[4::2], strict=False))
+    assert flags["--tensor-parallel-size"] == "1" and flags["--data-parallel-size"] == "8"
+    assert vllm[-1] == "--enable-expert-parallel"
+    sglang = deploy["sglang_command"]
+    assert (
+        "--tp-size 8" in sglang and "--dp-size 8 --enable-dp-attention" in sglang and "--ep-size 8" in sglang
+    )
+    write, serve = deploy["trtllm_command"].split(" && ")
+    assert write == "printf 'enable_attention_dp: true\\n' > extra-llm-api-config.yml"
+    assert "--tp_size 8" in serve and "--ep_size 8" in serve
+    assert serve.endswith("--extra_llm_api_options extra-llm-api-config.yml")
+    deployment, _ = yaml.safe_load_all(deploy["kubernetes_manifest"])
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert "--data-parallel-size" in container["args"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("model", "layout", "field"),
+    [
+        ("llama3-70b", {"attention_dp": True}, "layout.attention_dp"),
+        ("deepseek-v3", {"attention_dp": "yes"}, "layout.attention_dp"),
+        ("deepseek-v3", {"attention_dp": True, "tp": 8, "ep": 4}, "layout.ep"),
+    ],
+)
+def test_an_attention_dp_layout_that_cannot_be_is_a_400_naming_the_field(
+    api_client: Any, catalog: Any, model: str, layout: dict[str, Any], field: str
+) -> None:
+    response = _post(
+        api_client, {**REQUEST, "model": {"preset": model}, "accelerator": "h200", "layout": layout}
+    )
+    assert response.status_code == 400, response.content
+    assert field in response.json()["error"]["fields"]

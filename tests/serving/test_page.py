@@ -342,3 +342,19 @@ def test_the_page_exports_the_chosen_configuration_for_sglang_and_tensorrt_llm(
     assert f"--tp-size {tp} " in sglang and f"--max-running-requests {seqs} " in sglang
     assert trtllm.startswith(f"trtllm-serve {model} --backend pytorch ")
     assert f"--tp_size {tp} " in trtllm and f"--max_batch_size {seqs} " in trtllm
+
+
+@pytest.mark.django_db
+def test_an_moe_model_on_the_page_shows_and_exports_the_attention_dp_layout(
+    client: Any, catalog: Any
+) -> None:
+    # DeepSeek-V3 on H200 (tensorrt-llm-2025, 10 req/s, TPOT ≤ 0.1 s): the searched best is tp8 with
+    # attention data-parallel and ep8 (its latent not copied 8 times: 6,653 sequences fit where tp8's
+    # tensor-parallel attention holds 1,164), so the layout card says so and the exports set it
+    query = "preset=deepseek-v3&accelerator=h200&stack=tensorrt-llm-2025&tpot_s=0.1&requests_per_s=10"
+    response = client.get(f"/serving/?{query}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "tp8 pp1 ep8 attention-DP" in html
+    assert "--data-parallel-size 8" in html and "--enable-dp-attention" in html
+    assert "enable_attention_dp: true" in html
