@@ -177,7 +177,7 @@ def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> Calibrat
 
 
 def calibration_state(*, key: CalibrationKey) -> CalibrationState:
-    """What the holder's designs are estimated with: off, or on with the factors fitted on the holder's runs."""
+    """What the holder's designs are estimated with: off, or on with the factors fitted on its runs."""
     whose = {"scope": key.holder.scope, "holder": key.holder.label}
     if not key.enabled:
         return CalibrationState(enabled=False, **whose)

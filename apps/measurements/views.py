@@ -18,8 +18,8 @@ from django.views.decorators.http import require_http_methods
 from apps.measurements import selectors, services
 from apps.measurements.logs import ParsedLog, log_parse
 from apps.measurements.serializers import MeasuredRunFormSerializer
-from clusterdesigner.engine import defaults
 from apps.teams.selectors import team_list, team_list_editable
+from clusterdesigner.engine import defaults
 from clusterdesigner.errors import InvalidInput, flatten_fields
 from clusterdesigner.views import or_404
 

@@ -208,7 +208,9 @@ def calibrate(
     return out, CalibrationStatement(
         applied=True,
         reason=f"the factor of {state.label} for {found.key}",
-        band_source=f"leave-one-out residuals of {found.runs} measured runs of {state.label} under {found.key}",
+        band_source=(
+            f"leave-one-out residuals of {found.runs} measured runs of {state.label} under {found.key}"
+        ),
         factor=found.factor,
         regime=found.key,
         runs=found.runs,
