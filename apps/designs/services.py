@@ -352,6 +352,7 @@ def evaluate_spec(
             resale=resale,
             costs=costs,
             design_verdict=verdict,
+            calibration=calibration,
         ),
     }
     if verdict is not None:
@@ -737,6 +738,12 @@ def _memo_key(
         ENGINE_VERSION,
         *setting.memo_key(),
     )
+
+
+def design_calibration(*, design: Design) -> CalibrationState:
+    """The calibration a design's estimates are made with: its owner's (its team's for a team's design, its
+    maker's for a personal one), for the analyses and plans built from it."""
+    return calibration_state(key=calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id))
 
 
 def _calibration_key(version: DesignVersion) -> CalibrationKey:

@@ -185,6 +185,15 @@ def calibration_state(*, key: CalibrationKey) -> CalibrationState:
     return CalibrationState(enabled=True, calibration=calibration_fit(rows=rows), **whose)
 
 
+def personal_calibration(*, user: Any) -> CalibrationState:
+    """The user's own calibration (their personal runs and switch), for estimates that are no one's design
+    (a sweep's or a recommendation's points)."""
+    holder = holder_get(user=user, team_id=None)
+    if holder is None:
+        return CalibrationState(enabled=False)
+    return calibration_state(key=calibration_key(holder=holder))
+
+
 ESTIMATOR = (
     "factor = geometric mean of measured / estimated step time over the runs of the regime (a key needs "
     "3 runs); band = 10th and 90th percentiles of the leave-one-out residuals (estimated / measured "
