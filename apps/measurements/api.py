@@ -63,7 +63,8 @@ def _team_to_write(request: Request, team_id: int | None) -> int | None:
 def _team_query(request: Request) -> int | None:
     form = TeamQuerySerializer(data=request.query_params)
     form.is_valid(raise_exception=True)
-    return form.validated_data.get("team")
+    team: int | None = form.validated_data.get("team")
+    return team
 
 
 @extend_schema_view(

@@ -178,11 +178,11 @@ def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> Calibrat
 
 def calibration_state(*, key: CalibrationKey) -> CalibrationState:
     """What the holder's designs are estimated with: off, or on with the factors fitted on its runs."""
-    whose = {"scope": key.holder.scope, "holder": key.holder.label}
+    scope, label = key.holder.scope, key.holder.label
     if not key.enabled:
-        return CalibrationState(enabled=False, **whose)
+        return CalibrationState(enabled=False, scope=scope, holder=label)
     rows = run_rows(runs=key.holder.runs().order_by("pk"))
-    return CalibrationState(enabled=True, calibration=calibration_fit(rows=rows), **whose)
+    return CalibrationState(enabled=True, calibration=calibration_fit(rows=rows), scope=scope, holder=label)
 
 
 def personal_calibration(*, user: Any) -> CalibrationState:

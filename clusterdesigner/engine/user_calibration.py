@@ -183,13 +183,13 @@ def calibrate(
     """The training estimate (its JSON) with the holder's factor for its regime applied, and the statement.
     Switched off: the estimate as given, object for object."""
     calibration = state.calibration or UserCalibration()
-    whose = {"scope": state.scope, "holder": state.holder}
     if not state.enabled:
         return training, CalibrationStatement(
             applied=False,
             reason=f"the calibration of {state.label} is switched off",
             band_source=PUBLISHED,
-            **whose,
+            scope=state.scope,
+            holder=state.holder,
         )
     band = training.get("error_band")
     regime = band.get("regime") if isinstance(band, Mapping) else None
@@ -199,7 +199,8 @@ def calibrate(
             applied=False,
             reason=f"no regime of {state.label} with {MIN_RUNS} or more measured runs covers {regime}",
             band_source=PUBLISHED,
-            **whose,
+            scope=state.scope,
+            holder=state.holder,
         )
     tokens = float(training["summary"]["training"]["tokens"])
     out = _scaled_row(training, found, tokens, state.label)
@@ -214,5 +215,6 @@ def calibrate(
         factor=found.factor,
         regime=found.key,
         runs=found.runs,
-        **whose,
+        scope=state.scope,
+        holder=state.holder,
     )
