@@ -139,3 +139,24 @@ def test_a_plans_run_from_a_design_takes_the_calibrated_days_and_names_the_calib
     assert hours_on == pytest.approx(hours_off * FACTOR, rel=1e-9)
     _switch(user_client, False)
     assert user_client.post(solve).json()["result"]["runs"][0] == off
+
+
+def test_a_version_diff_evaluates_both_versions_with_the_design_owners_calibration(
+    user_client: Any, catalog: Any, run_data: dict[str, Any]
+) -> None:
+    from tests.designs.test_diff_api import _two_versions
+
+    design_id = _two_versions(user_client)
+    url = f"/api/v1/designs/{design_id}/diff/"
+    published = {row["name"]: row for row in user_client.get(url).json()["outputs"]}
+    _add_runs(user_client, run_data, [1.1, 1.21, 1.331])
+    _switch(user_client, True)
+    calibrated = {row["name"]: row for row in user_client.get(url).json()["outputs"]}
+    evaluated = user_client.post(f"/api/v1/designs/{design_id}/evaluate/").json()
+    assert evaluated["calibration"]["applied"] is True
+    factor = evaluated["calibration"]["factor"]
+    # Both ends of the diff are estimated as the design's own evaluation is: failure-free days × factor.
+    row, before = calibrated["days_failure_free"], published["days_failure_free"]
+    assert row["new"] == pytest.approx(evaluated["training"]["time_to_train_days"], rel=1e-12)
+    assert row["old"] == pytest.approx(before["old"] * factor, rel=1e-9)
+    assert row["new"] == pytest.approx(before["new"] * factor, rel=1e-9)
