@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from apps.designs.services import design_create
+from apps.plans.models import PlanSolution
 from tests.measurements.test_calibration import RUNS, _add_runs
 from tests.plans.test_api import SPEC as PLAN_SPEC
 from tests.plans.test_api import URL as PLANS
@@ -137,6 +138,10 @@ def test_a_plans_run_from_a_design_takes_the_calibrated_days_and_names_the_calib
     hours_off, hours_on = sum(off["node_hours_by_layer"].values()), sum(on["node_hours_by_layer"].values())
     # GPU-hours = GPUs × 24 h × expected days, and the expected days are × 1.21 calibrated.
     assert hours_on == pytest.approx(hours_off * FACTOR, rel=1e-9)
+    # The solution is stored beside the calibration it was made with (switch, factors, their runs).
+    stored = PlanSolution.objects.latest("pk").snapshot["calibrations"][str(design.pk)]
+    assert stored["enabled"] is True and stored["holder"] == "alice"
+    assert {f["key"]: f["runs"] for f in stored["calibration"]["factors"]}["hopper/bf16/dense/lt32k/*"] == 3
     _switch(user_client, False)
     assert user_client.post(solve).json()["result"]["runs"][0] == off
 
