@@ -122,6 +122,14 @@ def test_who_reads_and_switches_a_teams_runs_on_the_page(people: People, catalog
     switched = client.post(page, {"action": "calibration", "enabled": "on", "team": people.team.pk})
     assert switched.status_code == write
     assert CalibrationSetting.objects.get(team=people.team).enabled is (who in ("owner", "editor"))
+    # Adding a run on the team's page (the form's fields as the browser posts them) and importing likewise.
+    form = {k: v for k, v in {**RUN, "model": "llama3-8b", "team": people.team.pk}.items() if v is not None}
+    added = client.post(page, {**form, "action": "add"})
+    csv_text = "model,accelerator,nodes,fabric,tp,dp,global_batch,seq_len,step_time_s,measured_on\n"
+    csv_text += "llama3-8b,h100-sxm,1,ib-ndr400,2,4,128,8192,12.0,2026-11-02\n"
+    imported = client.post(page, {"action": "import", "csv": csv_text, "team": people.team.pk})
+    assert (added.status_code, imported.status_code) == (write, write)
+    assert people.team.measured_runs.count() == (3 if write == 302 and who != "anonymous" else 1)
     assert client.get("/measured-runs/?team=x").status_code == (302 if who == "anonymous" else 404)
 
 
