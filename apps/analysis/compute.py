@@ -1,8 +1,11 @@
 """What one analysis item computes, given only JSON (the snapshot): no database, so any worker can run it.
 
 Items:
-    evaluate:  {"spec": design spec}                              → the design evaluation (layout searched)
-    compare:   {"design": id, "name", "version", "spec"}          → that design's evaluation summary
+    evaluate:  {"spec": design spec, "calibration"}               → the design evaluation (layout searched)
+    compare:   {"design": id, "name", "version", "spec", "calibration"} → that design's evaluation summary
+
+``calibration`` is the design owner's (engine/user_calibration.CalibrationState JSON; absent in an item
+stored before it: the published calibration); a sweep's points take the snapshot's, the requester's own.
     sweep / recommend: {"accelerator", "nodes", "model", "pricing_models": [...]}  → one row per pricing model
 """
 
@@ -22,6 +25,7 @@ from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
 
 
 def compute_items(
@@ -30,7 +34,12 @@ def compute_items(
     catalog = specs_from_records(snapshot["catalog"])
     if kind == "evaluate":
         return [
-            evaluate_spec(spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot))
+            evaluate_spec(
+                spec=item["spec"],
+                records=snapshot["catalog"],
+                freshness=_freshness(snapshot),
+                calibration=_calibration(item),
+            )
             for item in items
         ]
     if kind == "compare":
@@ -68,10 +77,18 @@ def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
     return AnalysisSnapshot.from_json(snapshot).freshness
 
 
+def _calibration(item: Mapping[str, Any]) -> CalibrationState | None:
+    found = item.get("calibration")
+    return None if found is None else CalibrationState.from_json(found)
+
+
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     try:
         evaluation = evaluate_spec(
-            spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot)
+            spec=item["spec"],
+            records=snapshot["catalog"],
+            freshness=_freshness(snapshot),
+            calibration=_calibration(item),
         )
     except EngineError as exc:
         return CompareRow(
@@ -105,6 +122,7 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         best_run_cost_usd=column.best_run_cost_usd,
         best_npv_usd=column.best_npv_usd,
         options=tuple(evaluation["options"]),
+        calibration=typed.calibration,
     ).to_json()
 
 
@@ -176,7 +194,7 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         "model": item["model"],
     }
     try:
-        train = training.estimate_result(request, **catalog.training_kwargs())
+        train = _calibrated(training.estimate_result(request, **catalog.training_kwargs()), context)
     except EngineError as exc:
         return _failed(base, models, fits=False, error=exc.message)
     if not train.chosen.fits:
@@ -205,6 +223,17 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         except EngineError as exc:
             return _failed(base, models, fits=True, error=exc.message)
     return [_priced_row(base, m, by_model[m], results[by_model[m]], train) for m in models]
+
+
+def _calibrated(train: TrainingEstimate, context: _SweepContext) -> TrainingEstimate:
+    """The point's estimate with the requester's factor for its regime applied (as a design's is), when
+    their calibration is on and covers it; else the estimate as it is."""
+    state = context.snapshot.calibration
+    if state is None or not state.enabled:
+        return train
+    published = train.to_json()
+    calibrated, _ = calibrate(published, state)
+    return train if calibrated is published else TrainingEstimate.from_json(calibrated)
 
 
 def _row_offerings(snapshot: AnalysisSnapshot, accelerator: str, models: list[str]) -> dict[str, str | None]:
@@ -243,6 +272,8 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
         "basis_label": tradeoffs.BASIS_LABELS[basis],
         "count": len(rows),
         "feasible": sum(1 for r in typed if r.cost_usd is not None),
+        # Whose calibration the points were estimated with: switch, factors and their runs (issue 40).
+        "calibration": snapshot.get("calibration"),
     }
     if kind == "recommend":
         picked = tradeoffs.recommend(

@@ -27,7 +27,8 @@ from apps.analysis.serializers import (
 )
 from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
 from apps.designs import selectors as design_selectors
-from apps.designs.services import freshness_key
+from apps.designs.services import design_calibration, freshness_key
+from apps.measurements.selectors import personal_calibration
 from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
@@ -197,8 +198,15 @@ def _plan(
         version = design_selectors.design_version_get(design=design, number=wanted.get("version"))
         if version is None:
             raise NotFound(f"design {design.pk} has no version {wanted.get('version')}")
-        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
-        return snapshot, [[{"spec": version.spec}]], version
+        # The design owner's calibration is in the snapshot (and so its hash): switching it is a new analysis.
+        calibration = design_calibration(design=design).to_json()
+        snapshot = {
+            "params": params,
+            "catalog": records,
+            "freshness": price_freshness().to_json(),
+            "calibration": calibration,
+        }
+        return snapshot, [[{"spec": version.spec, "calibration": calibration}]], version
     if kind == Analysis.Kind.COMPARE:
         items = []
         for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
@@ -209,12 +217,21 @@ def _plan(
                     "name": design.name,
                     "version": design.version,
                     "spec": design.current.spec,
+                    "calibration": design_calibration(design=design).to_json(),
                 }
             )
-        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
+        snapshot = {
+            "params": params,
+            "catalog": records,
+            "freshness": price_freshness().to_json(),
+            # Each design's owner's calibration, in the hash: switching one is a new comparison.
+            "calibrations": [item["calibration"] for item in items],
+        }
         return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
         snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records)
+        # A sweep's points are no one's design: the requester's own calibration (in the hash, as above).
+        snapshot["calibration"] = personal_calibration(user=owner).to_json()
         return snapshot, chunks, None
     if kind == Analysis.Kind.RECOMMEND:
         p = _valid_params(RecommendParamsSerializer, params)
@@ -242,6 +259,7 @@ def _plan(
         snapshot["params"].update(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )
+        snapshot["calibration"] = personal_calibration(user=owner).to_json()
         return snapshot, chunks, None
     raise InvalidInput({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
 

@@ -19,6 +19,7 @@ from apps.designs.models import DesignVersion
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.attribution import DesignDiff, Evaluate, design_diff, input_changes
 from clusterdesigner.engine.evaluation import DesignEvaluation
+from clusterdesigner.engine.user_calibration import CalibrationState
 from clusterdesigner.jsonutil import jsonable
 from clusterdesigner.spreadsheets import formula_safe
 
@@ -46,9 +47,10 @@ def version_ref(version: DesignVersion) -> dict[str, Any]:
     }
 
 
-def spec_evaluator() -> Evaluate:
+def spec_evaluator(calibration: CalibrationState | None = None) -> Evaluate:
     """Evaluate a spec as the evaluate API does (services.evaluate_spec), against one catalog snapshot and
-    today's stale-price threshold for every call, so that all the diff's evaluations share one catalog. A
+    today's stale-price threshold for every call, so that all the diff's evaluations share one catalog, and
+    with ``calibration`` (the design owner's, as the design's own evaluation takes it, issue 40). A
     spec that would not save (it does not parse, names a row the catalog lacks or an offering of another
     accelerator) raises EngineError with the reason, as the engines do for one that does not fit."""
     snapshot = engine_catalog_snapshot()
@@ -59,7 +61,11 @@ def spec_evaluator() -> Evaluate:
         design_spec.parse_design_spec(raw)
         services.check_references(copy.deepcopy(raw), snapshot.specs)
         result = services.evaluate_spec(
-            spec=raw, records=snapshot.records, specs=snapshot.specs, freshness=freshness
+            spec=raw,
+            records=snapshot.records,
+            specs=snapshot.specs,
+            freshness=freshness,
+            calibration=calibration,
         )
         return DesignEvaluation.from_json(jsonable(result))
 
@@ -74,7 +80,7 @@ def version_diff(
     that does not list every changed input once. Without an ``order`` the inputs go in their paths' sorted
     order: a stored spec's key order is the database's (PostgreSQL's jsonb reorders keys), so the engine's
     default (the spec's order) would differ between databases."""
-    evaluate = spec_evaluator()
+    evaluate = spec_evaluator(services.design_calibration(design=new.design))
     if order is None:
         order = sorted(c.path for c in input_changes(old.spec, new.spec))
     return VersionDiff(

@@ -162,8 +162,28 @@ def summary_table(evaluation: DesignEvaluation) -> Table:
         *_cheapest_rows(evaluation),
         *_serving_rows(evaluation.serving),
         *_flip_rows(evaluation),
+        *_calibration_rows(evaluation),
     ]
     return _field_table("Summary", rows, width=28)
+
+
+def _calibration_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """Whose calibration the training estimate was made with (the design's team's, else its maker's, issue
+    40), whether it applied and why, its factor and runs, and where the error band comes from. None for a
+    result stored before the statement existed."""
+    cal = evaluation.calibration
+    if cal is None:
+        return []
+    scope = {"team": "team calibration", "personal": "personal calibration"}.get(cal.scope or "", "")
+    return [
+        ("Calibration", f"{scope}: {cal.holder}" if scope and cal.holder else scope or None, "", GENERAL),
+        ("Calibration applied", cal.applied, "", GENERAL),
+        ("Calibration note", cal.reason, "", GENERAL),
+        ("Calibration factor (step time ×)", cal.factor, "ratio", "0.0000"),
+        ("Calibration runs", cal.runs, "measured runs", INTEGER),
+        ("Calibration regime key", cal.regime, "", GENERAL),
+        ("Error band source", cal.band_source, "", GENERAL),
+    ]
 
 
 FLIP_PREFIX = "Flip threshold at the API's inputs: "

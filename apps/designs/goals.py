@@ -24,6 +24,7 @@ from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.resale import ResaleCurve
+from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
 
 MAX_NODES = design_spec.MAX_NODES  # the spec's limit on cluster.nodes
 
@@ -37,6 +38,7 @@ def goals_verdict(
     resale: Sequence[ResaleCurve] = (),
     costs: Mapping[str, Any] | None = None,
     design_verdict: DesignVerdict | None = None,
+    calibration: CalibrationState | None = None,
 ) -> dict[str, Any]:
     """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
 
@@ -47,7 +49,9 @@ def goals_verdict(
     else the training estimate's failure-free ``time_to_train_days``. ``budget_usd`` is checked on the cost
     per run (verdict.BUDGET_BASIS, stated in the result), with what choosing the option commits beside it,
     read from ``costs`` (the cost results by offering); ``budget_npv_usd`` on the NPV of the option's cash out
-    over the horizon (verdict.BUDGET_NPV_BASIS).
+    over the horizon (verdict.BUDGET_NPV_BASIS). ``calibration`` (the design owner's, issue 40) calibrates
+    the estimate at every larger node count as the design's own is, so the exploration and the design's days
+    are of one kind.
     """
     goals = spec.get("goals") or {}
     deadline, budget = goals.get("deadline_days"), goals.get("budget_usd")
@@ -68,7 +72,7 @@ def goals_verdict(
             nodes=nodes,
             deadline_days=deadline,
             estimate=lambda n: replace(
-                _estimate_on(spec, n, cheapest, catalog, resale), start_delay_days=delay
+                _estimate_on(spec, n, cheapest, catalog, resale, calibration), start_delay_days=delay
             ),
             max_nodes=MAX_NODES,
         )
@@ -149,12 +153,15 @@ def _estimate_on(
     option: dict[str, Any] | None,
     catalog: CatalogSpecs,
     resale: Sequence[ResaleCurve] = (),
+    calibration: CalibrationState | None = None,
 ) -> verdict.RunEstimate:
     """The run on ``nodes`` nodes: the cheapest option's expected days and cost per run at that size (the
     failure-free days when there is no option), or why it cannot be estimated."""
     scaled = _scaled(spec, nodes)
     try:
         train = training.estimate(training_request(scaled), **catalog.training_kwargs())
+        if calibration is not None:  # the factor of the regime at this size, as evaluate_spec applies it
+            train = dict(calibrate(train, calibration)[0])
         if option is None:
             return verdict.RunEstimate(nodes, float(train["time_to_train_days"]))
         requests = cost_requests(scaled)

@@ -205,9 +205,11 @@ class EvaluationSerializer(serializers.Serializer[Any]):
     )
     calibration = CalibrationStatementSerializer(
         required=False,
-        help_text="Whether the owner's own calibration (factors fitted on the owner's measured runs) applied "
-        "to the training estimate, and so to the days and costs: the factor, the regime key it was fitted "
-        "for, the runs behind it and the band's source. Absent in a result stored before it.",
+        help_text="Whose calibration the estimate was made with (the design's owner: its team for a team's "
+        "design, its maker for a personal one; scope and holder), whether it (factors fitted on the holder's "
+        "measured runs) applied to the training estimate, and so to the days and costs: the factor, the "
+        "regime key it was fitted for, the runs behind it and the band's source. Absent in a result stored "
+        "before it.",
     )
     computed_at = serializers.DateTimeField(help_text="When the result was computed (ISO 8601, UTC).")
 

@@ -19,7 +19,7 @@ from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, pri
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
 from apps.designs.specs import PRICING_MODELS
-from apps.measurements.selectors import calibration_setting_of_design, calibration_state
+from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
 from apps.pricebook.resolve import Resolution, book_entries, explain, resolve_prices
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
@@ -352,6 +352,7 @@ def evaluate_spec(
             resale=resale,
             costs=costs,
             design_verdict=verdict,
+            calibration=calibration,
         ),
     }
     if verdict is not None:
@@ -698,7 +699,7 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # version, a catalog write, a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
     prices = design_prices(version=version, catalog=snapshot)
-    setting = calibration_setting_of_design(design_id=version.design_id)  # and one read of the switch
+    setting = _calibration_key(version)  # and one read of the switch
     text = memo.EVALUATIONS.get(_memo_key(version, snapshot, prices, setting))
     if text is not None:
         return JSONText(text)
@@ -720,12 +721,12 @@ def _memo_key(
     version: DesignVersion,
     catalog: CatalogSnapshot,
     prices: Resolution,
-    setting: tuple[int | None, bool, str],
+    setting: CalibrationKey,
 ) -> tuple[Any, ...]:
     """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
     digest (the version, the catalog, the prices resolved through the owner's price book, the day's stale
-    threshold, the engines' output version, the owner's calibration switch and its stamp, which moves with
-    every write to the owner's measured runs)."""
+    threshold, the engines' output version, whose calibration applies (the design's team's, else its maker's),
+    its switch and its stamp, which moves with every write to the holder's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
     return (
@@ -735,8 +736,21 @@ def _memo_key(
         prices.digest,
         *day,
         ENGINE_VERSION,
-        *setting[1:],
+        *setting.memo_key(),
     )
+
+
+def design_calibration(*, design: Design) -> CalibrationState:
+    """The calibration a design's estimates are made with: its owner's (its team's for a team's design, its
+    maker's for a personal one), for the analyses and plans built from it."""
+    return calibration_state(key=calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id))
+
+
+def _calibration_key(version: DesignVersion) -> CalibrationKey:
+    """The switch of the design's owner: its team's for a team's design, its maker's for a personal one (the
+    same for every reader, share links included)."""
+    design = version.design
+    return calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id)
 
 
 def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
@@ -758,7 +772,7 @@ def _evaluation_input(
     version: DesignVersion,
     catalog: CatalogSnapshot | None = None,
     prices: Resolution | None = None,
-    setting: tuple[int | None, bool, str] | None = None,
+    setting: CalibrationKey | None = None,
 ) -> tuple[CatalogSnapshot, Resolution, str, CalibrationState]:
     """The catalog (by default the current one), the version's resolved prices, the owner's calibration state
     and the hash that identifies an evaluation of this version against them (against which catalog prices are
@@ -768,11 +782,10 @@ def _evaluation_input(
     catalog = catalog or engine_catalog_snapshot()
     prices = prices or design_prices(version=version, catalog=catalog)
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
-    owner_id, enabled, _ = setting or calibration_setting_of_design(design_id=version.design_id)
-    calibration = calibration_state(owner_id=owner_id, enabled=enabled)
+    calibration = calibration_state(key=setting or _calibration_key(version))
     # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
     # added) is recomputed on the next view rather than shown as it was; the calibration (the switch and the
-    # factors fitted on the owner's runs) is, so a result is never served under another calibration.
+    # factors fitted on the holder's runs, and whose) is, so a result is never served under another one.
     return (
         catalog,
         prices,

@@ -1,6 +1,7 @@
-"""Measured runs REST API: the owner's runs with the engine against each, a CSV import (all rows or none), a
-log excerpt parser (its own view, which a read-only token may call: it saves nothing), the summary by regime
-and the calibration switch."""
+"""Measured runs REST API: the runs a user may read (theirs and their teams') with the engine against each,
+a CSV import (all rows or none), a log excerpt parser (its own view, which a read-only token may call: it
+saves nothing), moving a run into a team, and per holder (the user, or a team) the summary by regime and the
+calibration switch."""
 
 from __future__ import annotations
 
@@ -24,25 +25,57 @@ from apps.measurements.serializers import (
     MeasuredRunSerializer,
     ParsedLogSerializer,
     SummarySerializer,
+    TeamQuerySerializer,
 )
+from apps.teams.selectors import team_list_editable
+from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.errors import InvalidInput
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.views import or_404
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
     401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
-    404: OpenApiResponse(ErrorSerializer, description="No such run of yours."),
+    404: OpenApiResponse(
+        ErrorSerializer, description="No such run or team of yours (or you may only read it)."
+    ),
 }
+TEAM_QUERY = [TeamQuerySerializer]
+
+
+def _holder(request: Request, team_id: int | None, *, edit: bool = False) -> selectors.Holder:
+    """The user's own runs and switch, or the team's: 404 for a team they are not in (or, to write, do not
+    own or edit), as the ownership rule answers."""
+    return or_404(selectors.holder_get(user=request.user, team_id=team_id, edit=edit))
+
+
+def _team_to_write(request: Request, team_id: int | None) -> int | None:
+    """The team a new run is written into (None: the user's own), which they must own or edit: 400 naming
+    ``team`` otherwise, whether or not the team exists (as a site's or a moved design's)."""
+    if team_id is None:
+        return None
+    if not team_list_editable(user=request.user).filter(pk=team_id).exists():
+        raise InvalidInput({"team": ["must be the id of a team you own or edit"]})
+    return team_id
+
+
+def _team_query(request: Request) -> int | None:
+    form = TeamQuerySerializer(data=request.query_params)
+    form.is_valid(raise_exception=True)
+    team: int | None = form.validated_data.get("team")
+    return team
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: MeasuredRunSerializer(many=True), **ERRORS}),
+    list=extend_schema(parameters=TEAM_QUERY, responses={200: MeasuredRunSerializer(many=True), **ERRORS}),
     retrieve=extend_schema(responses={200: MeasuredRunSerializer, **ERRORS}),
     destroy=extend_schema(responses={204: None, **ERRORS}),
 )
 class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
-    """Your measured training runs, each beside the engine's estimate of it. Only the owner sees a run."""
+    """Measured training runs, each beside the engine's estimate of it. A run is its owner's, or a team's
+    (apps/teams/access.py): the team's members read it, its owners and editors change it; anyone else 404.
+    ``?team=<id>`` lists one team's runs; the summary and the calibration switch are per holder likewise."""
 
     serializer_class = MeasuredRunSerializer
     permission_classes = [permissions.IsAuthenticated]
@@ -52,10 +85,18 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):
+            return MeasuredRun.objects.none()
+        if self.action == "list" and (team_id := _team_query(self.request)) is not None:
+            return _holder(self.request, team_id).runs().select_related("team")
         return selectors.run_list(user=self.request.user)
 
     def get_object(self) -> MeasuredRun:
-        return or_404(selectors.run_get(user=self.request.user, run_id=int(self.kwargs["pk"])))
+        """A member reads a run; changing, moving or deleting it is for those who edit it (404 otherwise)."""
+        run_id = int(self.kwargs["pk"])
+        if self.request.method in permissions.SAFE_METHODS:
+            return or_404(selectors.run_get(user=self.request.user, run_id=run_id))
+        return or_404(selectors.run_get_editable(user=self.request.user, run_id=run_id))
 
     def _out(self, runs: list[MeasuredRun], many: bool = True) -> Any:
         rows = {row.run.pk: row for row in selectors.run_rows(runs=runs)}
@@ -72,7 +113,9 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         form = MeasuredRunInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        run = services.run_create(owner=request.user, data=form.validated_data)
+        data = dict(form.validated_data)
+        team_id = _team_to_write(request, data.pop("team", None))
+        run = services.run_create(owner=request.user, team_id=team_id, data=data)
         return Response(self._out([run], many=False), status=status.HTTP_201_CREATED)
 
     @extend_schema(request=MeasuredRunInputSerializer, responses={200: MeasuredRunSerializer, **ERRORS})
@@ -80,6 +123,8 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
         run = self.get_object()
         form = MeasuredRunInputSerializer(run, data=request.data, partial=True)
         form.is_valid(raise_exception=True)
+        if "team" in form.validated_data:
+            raise InvalidInput({"team": ["a run moves into a team with POST .../move/"]})
         run = services.run_update(run=run, data=form.validated_data)
         return Response(self._out([run], many=False))
 
@@ -87,29 +132,47 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
         services.run_delete(run=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    @extend_schema(request=TeamMoveSerializer, responses={200: MeasuredRunSerializer, **ERRORS})
+    @action(detail=True, methods=["post"])
+    def move(self, request: Request, pk: str) -> Response:
+        """Move a run you may edit into a team you own or edit: it then calibrates the team's designs, not
+        its previous holder's."""
+        run = self.get_object()
+        form = TeamMoveSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        run = services.run_move(user=request.user, run=run, team_id=form.validated_data["team"])
+        return Response(self._out([run], many=False))
+
     @extend_schema(request=CsvImportSerializer, responses={201: MeasuredRunSerializer(many=True), **ERRORS})
     @action(detail=False, methods=["post"], url_path="import")
     def import_csv(self, request: Request) -> Response:
         """Import runs from CSV text (a header row of the run's field names): every row saved, or none."""
         form = CsvImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        runs = services.runs_import_csv(owner=request.user, text=form.validated_data["csv"])
+        team_id = _team_to_write(request, form.validated_data.get("team"))
+        runs = services.runs_import_csv(owner=request.user, team_id=team_id, text=form.validated_data["csv"])
         return Response(self._out(runs), status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses={200: SummarySerializer, **ERRORS})
+    @extend_schema(parameters=TEAM_QUERY, responses={200: SummarySerializer, **ERRORS})
     @action(detail=False, methods=["get"])
     def summary(self, request: Request) -> Response:
-        """Your runs' errors against the engine (all, then by regime) and the factors fitted on them."""
-        return Response(SummarySerializer(selectors.summary_get(user=request.user)).data)
+        """The errors of your own runs (or, with ``?team=``, the team's) against the engine, all then by
+        regime (median and p90 of |error|, share inside the band), and the factors fitted on them."""
+        holder = _holder(request, _team_query(request))
+        return Response(SummarySerializer(selectors.summary_get(holder=holder)).data)
 
     @extend_schema(request=CalibrationSerializer, responses={200: SummarySerializer, **ERRORS})
     @action(detail=False, methods=["post"])
     def calibration(self, request: Request) -> Response:
-        """Switch your calibration on or off for your designs' training estimates."""
+        """Switch your calibration (for your personal designs) or, with ``team``, the team's (for the team's
+        designs; its owners and editors) on or off."""
         form = CalibrationSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.calibration_set(owner=request.user, enabled=form.validated_data["enabled"])
-        return Response(SummarySerializer(selectors.summary_get(user=request.user)).data)
+        holder = _holder(request, form.validated_data.get("team"), edit=True)
+        services.calibration_set(
+            owner_id=holder.owner_id, team_id=holder.team_id, enabled=form.validated_data["enabled"]
+        )
+        return Response(SummarySerializer(selectors.summary_get(holder=holder)).data)
 
 
 class LogParseView(APIView):

@@ -15,11 +15,11 @@ from clusterdesigner.engine import training
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.user_calibration import MeasuredPoint
+from clusterdesigner.engine.workload import LAYOUT_FIELDS
 from clusterdesigner.errors import InvalidInput
 
 # The run's tokens to train are not measured: step time, tokens/s and the band do not depend on them.
 TOKENS = 1e12
-LAYOUT_FIELDS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute", "sharding")
 CLUSTER_FIELDS = ("accelerator", "nodes", "gpus_per_node", "fabric")
 # Spec paths (as the design parser and the engine name them) to the run's fields, longest head first.
 RUN_PATHS = (

@@ -1,4 +1,5 @@
-"""A user's measured training runs and the switch for calibrating the user's estimates on them (issue 40)."""
+"""Measured training runs of a user or a team, and the switch for calibrating the holder's estimates on them
+(issue 40). Who reads and writes a run is apps/teams/access.py's rule, as for designs."""
 
 from __future__ import annotations
 
@@ -9,11 +10,16 @@ from django.db import models
 class MeasuredRun(models.Model):
     """One training run the user measured on a cluster: the model (a preset or an inline shape, as a design's
     ``workload.model``), the cluster, the layout and settings it ran with, and what was measured (step time
-    and/or tokens per second, optionally peak memory). Only the owner sees it. A run saves only if the
-    training engine can express it (services.run_validate)."""
+    and/or tokens per second, optionally peak memory). A personal run is its owner's; a team's run
+    (``team`` set) its members' (apps/teams/access.py: viewers read, owners and editors write). A run saves
+    only if the training engine can express it (services.run_validate)."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="measured_runs"
+    )
+    # Set: the run is the team's and calibrates the team's designs. PROTECT, as a team's designs are.
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="measured_runs"
     )
     model = models.JSONField(
         help_text='A preset {"preset": "llama3-8b"} or an inline shape, as a design has.'
@@ -71,17 +77,33 @@ class MeasuredRun(models.Model):
 
 
 class CalibrationSetting(models.Model):
-    """Whether the user's designs are estimated with the user's own calibration. ``changed_at`` moves on
-    every toggle and every write to the user's measured runs, so a kept evaluation is keyed by it."""
+    """Whether the holder's designs are estimated with the calibration fitted on the holder's measured runs:
+    a user's (``owner``: their personal designs, from their personal runs) or a team's (``team``: the team's
+    designs, from the team's runs); exactly one of the two is set. ``changed_at`` moves on every toggle and
+    every write to the holder's runs, so a kept evaluation is keyed by it."""
 
     owner = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibration_setting"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="calibration_setting",
+    )
+    team = models.OneToOneField(
+        "teams.Team", on_delete=models.CASCADE, null=True, blank=True, related_name="calibration_setting"
     )
     enabled = models.BooleanField(default=False)
     changed_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["owner"]
+        ordering = ["team", "owner"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(owner__isnull=False, team__isnull=True)
+                | models.Q(owner__isnull=True, team__isnull=False),
+                name="measurements_calibration_one_holder",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.owner}: {'on' if self.enabled else 'off'}"
+        return f"{self.team or self.owner}: {'on' if self.enabled else 'off'}"

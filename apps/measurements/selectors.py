@@ -1,31 +1,77 @@
-"""Measured-run reads: a user's runs (404 for anyone else), each against the engine's estimate, the summary
-of the errors by regime, and the user's calibration state as the design service keys and applies it."""
+"""Measured-run reads, through the one ownership rule (apps/teams/access.py): a personal run is its owner's, a
+team's run its members' (viewers read; owners and editors write); anyone else gets None, and views 404. Each
+run against the engine's estimate, the summary of the errors by regime, and a holder's calibration state as
+the design service keys and applies it (a team design takes its team's, a personal one its maker's)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
 from apps.catalog.selectors import engine_catalog_snapshot
 from apps.measurements.estimates import RunComparison, compare, run_estimate
 from apps.measurements.models import CalibrationSetting, MeasuredRun
 from apps.measurements.services import RUN_FIELDS
+from apps.teams import access
+from apps.teams.models import Team
+from apps.teams.selectors import team_list
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.user_calibration import CalibrationState, UserCalibration, fit, percentile
 from clusterdesigner.errors import InvalidInput
 
 
 def run_list(*, user: Any) -> QuerySet[MeasuredRun]:
-    if not user or not user.is_authenticated:
-        return MeasuredRun.objects.none()
-    return MeasuredRun.objects.filter(owner=user)
+    """The runs this user may read: theirs, and their teams'."""
+    return access.visible_to(user, MeasuredRun.objects.select_related("team"))
 
 
 def run_get(*, user: Any, run_id: int) -> MeasuredRun | None:
-    """The run if it is this user's, else None (views answer 404)."""
+    """The run if this user may read it, else None (views answer 404)."""
     return run_list(user=user).filter(pk=run_id).first()
+
+
+def run_get_editable(*, user: Any, run_id: int) -> MeasuredRun | None:
+    """The run if this user may change or delete it (its owner; its team's owners and editors), else None: a
+    team viewer's change answers 404, as a read-only design's does."""
+    return access.editable_by(user, MeasuredRun.objects.select_related("team")).filter(pk=run_id).first()
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Whose runs and switch: a user's personal ones (``team_id`` None) or a team's. ``label`` names it as
+    an estimate's calibration statement does (“team Training infra”, “alice”)."""
+
+    owner_id: int | None
+    team_id: int | None
+    label: str
+
+    @property
+    def scope(self) -> str:
+        return "personal" if self.team_id is None else "team"
+
+    def runs(self) -> QuerySet[MeasuredRun]:
+        if self.team_id is not None:
+            return MeasuredRun.objects.filter(team_id=self.team_id)
+        return MeasuredRun.objects.filter(owner_id=self.owner_id, team__isnull=True)
+
+
+def team_label(name: str) -> str:
+    return f"team {name}"
+
+
+def holder_get(*, user: Any, team_id: int | None, edit: bool = False) -> Holder | None:
+    """The user themselves (``team_id`` None), or the team if they read it (``edit``: own or edit it); None
+    for a team they may not read or change (views answer 404) and for anonymous users."""
+    if not user or not user.is_authenticated:
+        return None
+    if team_id is None:
+        return Holder(owner_id=user.pk, team_id=None, label=user.get_username())
+    roles = access.EDIT_ROLES if edit else access.READ_ROLES
+    team = team_list(user=user, roles=roles).filter(pk=team_id).first()
+    return None if team is None else Holder(owner_id=None, team_id=team.pk, label=team_label(team.name))
 
 
 @dataclass(frozen=True)
@@ -87,45 +133,83 @@ def calibration_fit(*, rows: list[RunRow]) -> UserCalibration:
     return fit([r.comparison.point for r in rows if r.comparison is not None])
 
 
-def calibration_setting(*, owner_id: int) -> tuple[bool, str]:
-    """(enabled, stamp) of the owner's switch; (False, "") when the owner never wrote a run nor toggled."""
-    found = CalibrationSetting.objects.filter(owner_id=owner_id).values_list("enabled", "changed_at").first()
-    return (False, "") if found is None else (bool(found[0]), found[1].isoformat())
+@dataclass(frozen=True)
+class CalibrationKey:
+    """The switch that applies to a design, as the evaluation memo keys it: whose (the holder), on or off,
+    and the stamp that moves with every toggle and every write to the holder's runs ("" when the holder
+    never wrote a run nor toggled)."""
+
+    holder: Holder
+    enabled: bool
+    stamp: str
+
+    def memo_key(self) -> tuple[Any, ...]:
+        return (self.holder.owner_id, self.holder.team_id, self.holder.label, self.enabled, self.stamp)
 
 
-def calibration_setting_of_design(*, design_id: int) -> tuple[int | None, bool, str]:
-    """(owner id, enabled, stamp) of the switch of the design's owner, in one query; (None, False, "") when
-    the owner has none (never wrote a run nor toggled)."""
+def _key(holder: Holder, found: tuple[Any, Any] | None) -> CalibrationKey:
+    if found is None or found[1] is None:
+        return CalibrationKey(holder, False, "")
+    return CalibrationKey(holder, bool(found[0]), found[1].isoformat())
+
+
+def calibration_key(*, holder: Holder) -> CalibrationKey:
     found = (
-        CalibrationSetting.objects.filter(owner__designs=design_id)
-        .values_list("owner_id", "enabled", "changed_at")
-        .first()
+        CalibrationSetting.objects.filter(team_id=holder.team_id)
+        if holder.team_id is not None
+        else CalibrationSetting.objects.filter(owner_id=holder.owner_id)
     )
-    return (None, False, "") if found is None else (found[0], bool(found[1]), found[2].isoformat())
+    return _key(holder, found.values_list("enabled", "changed_at").first())
 
 
-def calibration_state(*, owner_id: int | None, enabled: bool) -> CalibrationState:
-    """What the owner's designs are estimated with: off, or on with the factors fitted on the owner's runs."""
-    if not enabled or owner_id is None:
+def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> CalibrationKey:
+    """The switch of the design's owner, in one query: the team's for a team's design, its maker's for a
+    personal one; the same whoever looks at the design (a share link included)."""
+    fields = ("calibration_setting__enabled", "calibration_setting__changed_at")
+    if team_id is not None:
+        row = Team.objects.filter(pk=team_id).values_list("name", *fields).first()
+        holder = Holder(owner_id=None, team_id=team_id, label=team_label(row[0] if row else ""))
+    else:
+        users = get_user_model().objects.filter(pk=owner_id)
+        row = users.values_list(get_user_model().USERNAME_FIELD, *fields).first()
+        holder = Holder(owner_id=owner_id, team_id=None, label=str(row[0]) if row else "")
+    return _key(holder, None if row is None else (row[1], row[2]))
+
+
+def calibration_state(*, key: CalibrationKey) -> CalibrationState:
+    """What the holder's designs are estimated with: off, or on with the factors fitted on its runs."""
+    scope, label = key.holder.scope, key.holder.label
+    if not key.enabled:
+        return CalibrationState(enabled=False, scope=scope, holder=label)
+    rows = run_rows(runs=key.holder.runs().order_by("pk"))
+    return CalibrationState(enabled=True, calibration=calibration_fit(rows=rows), scope=scope, holder=label)
+
+
+def personal_calibration(*, user: Any) -> CalibrationState:
+    """The user's own calibration (their personal runs and switch), for estimates that are no one's design
+    (a sweep's or a recommendation's points)."""
+    holder = holder_get(user=user, team_id=None)
+    if holder is None:
         return CalibrationState(enabled=False)
-    runs = MeasuredRun.objects.filter(owner_id=owner_id).order_by("pk")
-    return CalibrationState(enabled=True, calibration=calibration_fit(rows=run_rows(runs=runs)))
+    return calibration_state(key=calibration_key(holder=holder))
 
 
 ESTIMATOR = (
-    "factor = geometric mean of measured / estimated step time over your runs of the regime (a key needs "
+    "factor = geometric mean of measured / estimated step time over the runs of the regime (a key needs "
     "3 runs); band = 10th and 90th percentiles of the leave-one-out residuals (estimated / measured "
     "tokens/s − 1, each run predicted with the factor fitted on the others)"
 )
 
 
-def summary_get(*, user: Any, rows: list[RunRow] | None = None) -> dict[str, Any]:
-    """The user's switch, the runs' errors (all, then by regime) and the factors fitted on the runs (``rows``:
-    the user's runs already against the engine, when the caller has them)."""
-    rows = run_rows(runs=run_list(user=user).order_by("pk")) if rows is None else rows
-    enabled, _ = calibration_setting(owner_id=user.pk)
+def summary_get(*, holder: Holder, rows: list[RunRow] | None = None) -> dict[str, Any]:
+    """The holder's switch, the runs' errors (all, then by regime) and the factors fitted on the runs
+    (``rows``: the holder's runs already against the engine, when the caller has them)."""
+    rows = run_rows(runs=holder.runs().order_by("pk")) if rows is None else rows
     return {
-        "enabled": enabled,
+        "scope": holder.scope,
+        "team": holder.team_id,
+        "holder": holder.label,
+        "enabled": calibration_key(holder=holder).enabled,
         "summary": error_summary(rows),
         "factors": [f.to_json() for f in calibration_fit(rows=rows).factors],
         "estimator": ESTIMATOR,

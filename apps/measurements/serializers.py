@@ -34,8 +34,27 @@ class MeasuredRunFormSerializer(serializers.ModelSerializer[MeasuredRun]):
         return value
 
 
+TEAM_HELP = "A team's id: the team's runs and switch (you must be a member; owner or editor to write)."
+
+
+def team_field(help_text: str = TEAM_HELP) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=2**63 - 1, help_text=help_text
+    )
+
+
 class MeasuredRunInputSerializer(KnownKeysOnly, StrictJSONTypes, MeasuredRunFormSerializer):
-    """A run as the API takes it: JSON values of the wrong type and unknown keys are refused, naming them."""
+    """A run as the API takes it: JSON values of the wrong type and unknown keys are refused, naming them.
+    ``team`` (on create only) makes it the team's run; a saved run moves into a team with ``move``."""
+
+    team = team_field("The team whose run it is (one you own or edit); omitted or null: your own run.")
+
+    class Meta(MeasuredRunFormSerializer.Meta):
+        fields = [*RUN_FIELDS, "team"]
+
+
+class TeamQuerySerializer(serializers.Serializer[Any]):
+    team = team_field()
 
 
 class RunEstimateSerializer(serializers.Serializer[Any]):
@@ -65,7 +84,7 @@ class MeasuredRunSerializer(serializers.ModelSerializer[MeasuredRun]):
 
     class Meta:
         model = MeasuredRun
-        fields = ["id", *RUN_FIELDS, "estimate", "problem", "created_at", "updated_at"]
+        fields = ["id", "team", *RUN_FIELDS, "estimate", "problem", "created_at", "updated_at"]
 
     def _row(self, run: MeasuredRun) -> RunRow | None:
         rows: dict[int, RunRow] = self.context.get("rows", {})
@@ -84,6 +103,7 @@ class MeasuredRunSerializer(serializers.ModelSerializer[MeasuredRun]):
 
 class CsvImportSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     csv = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
+    team = team_field("The team whose runs they are (one you own or edit); omitted or null: your own.")
 
 
 class LogInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
@@ -120,11 +140,16 @@ class RegimeFactorSerializer(serializers.Serializer[Any]):
 
 class CalibrationSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     enabled = serializers.BooleanField()
+    team = team_field("The team whose switch it is (you must be its owner or editor); omitted: your own.")
 
 
 class SummarySerializer(serializers.Serializer[Any]):
-    """The user's runs against the engine (all, then by regime), and the calibration fitted on them."""
+    """A holder's runs against the engine (all, then by regime), and the calibration fitted on them: the
+    user's own (personal runs, personal designs) or a team's (the team's runs, the team's designs)."""
 
+    scope = serializers.ChoiceField(choices=["personal", "team"])
+    team = serializers.IntegerField(allow_null=True)
+    holder = serializers.CharField(help_text="Whose runs and switch, as an estimate's statement names it.")
     enabled = serializers.BooleanField()
     summary = ErrorSummarySerializer(many=True)
     factors = RegimeFactorSerializer(many=True)

@@ -11,12 +11,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from apps.catalog.selectors import engine_catalog_snapshot
 from apps.measurements.estimates import run_estimate
 from apps.measurements.models import CalibrationSetting, MeasuredRun
+from apps.teams.services import owned_move
+from clusterdesigner.engine.workload import LAYOUT_FIELDS
 from clusterdesigner.errors import InvalidInput
 
 AGREEMENT = 0.02  # step time and tokens/s given together must agree within 2 %
@@ -48,19 +50,26 @@ def run_validate(*, data: Mapping[str, Any]) -> dict[str, Any]:
     return run_estimate(data, engine_catalog_snapshot().specs)
 
 
-def _touch(owner: Any) -> None:
-    """Move the owner's calibration stamp (created switched off on the first write)."""
+def _touch(*, owner_id: int | None, team_id: int | None) -> None:
+    """Move the stamp of the holder's switch (the team's for a team's run, else the owner's; created switched
+    off on the first write)."""
     now = timezone.now()
-    setting, created = CalibrationSetting.objects.get_or_create(owner=owner, defaults={"changed_at": now})
+    holder = {"team_id": team_id} if team_id is not None else {"owner_id": owner_id}
+    setting, created = CalibrationSetting.objects.get_or_create(**holder, defaults={"changed_at": now})
     if not created:
         CalibrationSetting.objects.filter(pk=setting.pk).update(changed_at=now)
 
 
+def _touch_run(run: MeasuredRun) -> None:
+    _touch(owner_id=run.owner_id, team_id=run.team_id)
+
+
 @transaction.atomic
-def run_create(*, owner: Any, data: Mapping[str, Any]) -> MeasuredRun:
+def run_create(*, owner: Any, data: Mapping[str, Any], team_id: int | None = None) -> MeasuredRun:
+    """A new run of ``owner``'s, or of team ``team_id`` (one the caller checked they own or edit)."""
     run_validate(data=data)
-    run = MeasuredRun.objects.create(owner=owner, **data)
-    _touch(owner)
+    run = MeasuredRun.objects.create(owner=owner, team_id=team_id, **data)
+    _touch_run(run)
     return run
 
 
@@ -71,53 +80,52 @@ def run_update(*, run: MeasuredRun, data: Mapping[str, Any]) -> MeasuredRun:
     for field, value in data.items():
         setattr(run, field, value)
     run.save()
-    _touch(run.owner)
+    _touch_run(run)
     return run
 
 
 @transaction.atomic
 def run_delete(*, run: MeasuredRun) -> None:
-    owner = run.owner
     run.delete()
-    _touch(owner)
+    _touch_run(run)
 
 
 @transaction.atomic
-def calibration_set(*, owner: Any, enabled: bool) -> CalibrationSetting:
-    """Switch the owner's calibration on or off (the stamp moves either way)."""
-    now = timezone.now()
+def run_move(*, user: Any, run: MeasuredRun, team_id: Any) -> MeasuredRun:
+    """Move a run this user may edit into a team they own or edit (apps.teams.services.owned_move: 400 naming
+    ``team`` otherwise). Both holders' stamps move: the run leaves one calibration and joins the other."""
+    before = {"owner_id": run.owner_id, "team_id": run.team_id}
+    owned_move(user=user, obj=run, team_id=team_id)
+    _touch(**before)
+    _touch_run(run)
+    return run
+
+
+@transaction.atomic
+def calibration_set(*, owner_id: int | None, team_id: int | None, enabled: bool) -> CalibrationSetting:
+    """Switch the holder's calibration (a team's when ``team_id`` is given, else the user ``owner_id``'s) on
+    or off; the stamp moves either way. The caller checked the user may change it."""
+    holder = {"team_id": team_id} if team_id is not None else {"owner_id": owner_id}
     setting, _ = CalibrationSetting.objects.update_or_create(
-        owner=owner, defaults={"enabled": enabled, "changed_at": now}
+        **holder, defaults={"enabled": enabled, "changed_at": timezone.now()}
     )
     return setting
 
 
 # --- CSV import ---------------------------------------------------------------------------------------------
 
+_COLUMNS = {f.name for f in MeasuredRun._meta.concrete_fields}
+# The engine's layout fields a run records (workload.LAYOUT_FIELDS; a run has no sequence_parallel column).
+RUN_LAYOUT = tuple(k for k in LAYOUT_FIELDS if k in _COLUMNS)
 RUN_FIELDS = (
-    "model",
-    "accelerator",
-    "nodes",
-    "gpus_per_node",
-    "fabric",
-    *("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len"),
-    *("recompute", "sharding", "precision", "framework", "framework_version"),
+    *("model", "accelerator", "nodes", "gpus_per_node", "fabric"),
+    *RUN_LAYOUT,
+    *("global_batch", "seq_len", "precision", "framework", "framework_version"),
     *("step_time_s", "tokens_per_s", "peak_memory_gib", "measured_on", "note"),
 )
 CSV_REQUIRED = ("model", "accelerator", "nodes", "fabric", "dp", "global_batch", "seq_len", "measured_on")
-INTS = (
-    "nodes",
-    "gpus_per_node",
-    "tp",
-    "pp",
-    "dp",
-    "cp",
-    "ep",
-    "vpp",
-    "micro_batch",
-    "global_batch",
-    "seq_len",
-)
+# The whole-number columns: the model's PositiveIntegerFields (nodes, the layout's degrees, batch, length).
+INTS = tuple(f.name for f in MeasuredRun._meta.get_fields() if isinstance(f, models.PositiveIntegerField))
 FLOATS = ("step_time_s", "tokens_per_s", "peak_memory_gib")
 
 
@@ -166,7 +174,7 @@ def csv_row(row: Mapping[str, str | None]) -> dict[str, Any]:
     return data
 
 
-def runs_import_csv(*, owner: Any, text: str) -> list[MeasuredRun]:
+def runs_import_csv(*, owner: Any, text: str, team_id: int | None = None) -> list[MeasuredRun]:
     """Every row of the CSV saved, or none: the first bad row's error names its row (the header is row 1)
     and column, e.g. ``row 3.tp``."""
     reader = csv.DictReader(io.StringIO(text))
@@ -181,7 +189,7 @@ def runs_import_csv(*, owner: Any, text: str) -> list[MeasuredRun]:
         runs = []
         for number, row in enumerate(rows, start=2):
             try:
-                runs.append(run_create(owner=owner, data=csv_row(row)))
+                runs.append(run_create(owner=owner, team_id=team_id, data=csv_row(row)))
             except InvalidInput as exc:
                 raise InvalidInput({f"row {number}.{k}": v for k, v in exc.fields.items()}) from exc
         return runs

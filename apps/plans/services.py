@@ -549,9 +549,27 @@ def plan_size(*, plan: capacity.CapacityPlan) -> int:
 
 def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
     engine_plan = plan_spec_resolve(spec=version.spec, user=user)
-    snapshot = {"plan": engine_plan.to_json()}
+    snapshot = {"plan": engine_plan.to_json(), "calibrations": _calibrations(spec=version.spec, user=user)}
     # Keyed by the engines' output version too, so a solution stored before an engine change is solved again.
     return engine_plan, snapshot, snapshot_hash({**snapshot, "engine": ENGINE_VERSION})
+
+
+def _calibrations(*, spec: Any, user: Any) -> dict[str, Any]:
+    """The calibration each design a training run is taken from was estimated with (its owner's switch,
+    factors and their runs; issue 40), by design id: stored beside the solution and in its key, so switching
+    it is a new solution even where the factor leaves the days as they were."""
+    runs = spec.get("training") if isinstance(spec, dict) else None
+    found: dict[str, Any] = {}
+    for item in runs if isinstance(runs, list) else []:
+        design_id = item.get("design_id") if isinstance(item, dict) else None
+        design = (
+            design_selectors.design_get(user=user, design_id=design_id)
+            if isinstance(design_id, int)
+            else None
+        )
+        if design is not None:
+            found[str(design.pk)] = design_services.design_calibration(design=design).to_json()
+    return found
 
 
 def _store(

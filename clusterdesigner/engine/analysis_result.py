@@ -13,6 +13,7 @@ from typing import Any
 from clusterdesigner.engine.defaults import FABRIC, GPUS_PER_NODE, OVERSUBSCRIPTION, OWN, STORAGE
 from clusterdesigner.engine.json_object import JsonObject, omit, written_with
 from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.user_calibration import CalibrationState, CalibrationStatement
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ class CompareRow(JsonObject):
     # comparison stored before it, or for a design with no rent-or-own verdict.
     best_npv_usd: float | None = omit()
     options: tuple[Mapping[str, Any], ...] | None = omit()
+    # Whose calibration the design's estimate was made with and whether it applied (issue 40); absent in a
+    # comparison stored before it.
+    calibration: CalibrationStatement | None = omit()
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,9 @@ class AnalysisSnapshot(JsonObject):
     offerings_by_model: Mapping[str, Mapping[str, str]] | None = omit()
     offerings: Mapping[str, str] | None = omit()
     freshness: Freshness | None = omit()
+    # The calibration a sweep's (or recommendation's) estimates are made with: the requester's own (issue 40);
+    # absent in a snapshot stored before it (the published calibration).
+    calibration: CalibrationState | None = omit()
 
     def priced_on(self, accelerator: str, models: Sequence[str]) -> dict[str, str | None]:
         """The offering each of ``models`` (pricing models, owning excluded) of ``accelerator`` is priced on;

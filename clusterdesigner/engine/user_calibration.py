@@ -1,6 +1,6 @@
-"""A user's own calibration (issue 40): per-regime efficiency factors fitted on the user's measured runs,
-with error bands from the user's own out-of-fold residuals, applied to the training estimates of the user's
-designs when the user switches it on.
+"""A user's or a team's own calibration (issue 40): per-regime efficiency factors fitted on the holder's
+measured runs, with error bands from the holder's own out-of-fold residuals, applied to the training estimates
+of the holder's designs when the holder switches it on.
 
 Estimator. A measured run i has the engine's step time ``s_i`` (the same training request a design builds,
 evaluated by ``training.estimate``) and the measured step time ``m_i``; its ratio is r_i = m_i / s_i. The
@@ -78,21 +78,32 @@ class UserCalibration(JsonObject):
 
 @dataclass(frozen=True, kw_only=True)
 class CalibrationState(JsonObject):
-    """A user's switch and, when on, the calibration fitted on the user's runs (what an evaluation of the
-    user's designs depends on, and is keyed by)."""
+    """A holder's switch and, when on, the calibration fitted on the holder's runs (what an evaluation of the
+    holder's designs depends on, and is keyed by). The holder is the design's owner: a team for a team's
+    design (``scope`` "team"), its maker for a personal one ("personal"); ``holder`` names it as the
+    statement says it (“team Training infra”, “alice”)."""
 
     enabled: bool
     calibration: UserCalibration | None = omit()
+    scope: str | None = omit()
+    holder: str | None = omit()
+
+    @property
+    def label(self) -> str:
+        return self.holder or "the design's owner"
 
 
 @dataclass(frozen=True, kw_only=True)
 class CalibrationStatement(JsonObject):
-    """What an estimate says about the user's calibration: applied or not (and why not), the factor and
-    the key it was fitted for, the runs behind it, and where the band comes from."""
+    """What an estimate says about its owner's calibration: whose it is (``scope`` "team" or "personal" and
+    ``holder``, the team's or the user's name), applied or not (and why not), the factor and the key it was
+    fitted for, the runs behind it, and where the band comes from."""
 
     applied: bool
     reason: str
     band_source: str
+    scope: str | None = omit()
+    holder: str | None = omit()
     factor: float | None = omit()
     regime: str | None = omit()
     runs: int | None = omit()
@@ -143,7 +154,7 @@ def fit(points: Sequence[MeasuredPoint]) -> UserCalibration:
     return UserCalibration(factors=tuple(sorted(factors, key=lambda f: f.key)))
 
 
-def _scaled_row(row: Mapping[str, Any], found: RegimeFactor, tokens: float) -> dict[str, Any]:
+def _scaled_row(row: Mapping[str, Any], found: RegimeFactor, tokens: float, label: str) -> dict[str, Any]:
     """One layout's figures calibrated by ``found`` (the module docstring's rules)."""
     f = found.factor
     out = dict(row)
@@ -156,7 +167,7 @@ def _scaled_row(row: Mapping[str, Any], found: RegimeFactor, tokens: float) -> d
         low, high = out["tokens_per_second"] / (1 + found.p90), out["tokens_per_second"] / (1 + found.p10)
         out["error_band"] = {
             **band,
-            "basis": f"your runs: {found.key}",
+            "basis": f"measured runs of {label}: {found.key}",
             "rows": found.runs,
             "tokens_per_second_low": low,
             "tokens_per_second_high": high,
@@ -169,12 +180,16 @@ def _scaled_row(row: Mapping[str, Any], found: RegimeFactor, tokens: float) -> d
 def calibrate(
     training: Mapping[str, Any], state: CalibrationState
 ) -> tuple[Mapping[str, Any], CalibrationStatement]:
-    """The training estimate (its JSON) with the user's factor for its regime applied, and the statement.
+    """The training estimate (its JSON) with the holder's factor for its regime applied, and the statement.
     Switched off: the estimate as given, object for object."""
     calibration = state.calibration or UserCalibration()
     if not state.enabled:
         return training, CalibrationStatement(
-            applied=False, reason="your calibration is switched off", band_source=PUBLISHED
+            applied=False,
+            reason=f"the calibration of {state.label} is switched off",
+            band_source=PUBLISHED,
+            scope=state.scope,
+            holder=state.holder,
         )
     band = training.get("error_band")
     regime = band.get("regime") if isinstance(band, Mapping) else None
@@ -182,18 +197,24 @@ def calibrate(
     if found is None:
         return training, CalibrationStatement(
             applied=False,
-            reason=f"none of your regimes with {MIN_RUNS} or more measured runs covers {regime}",
+            reason=f"no regime of {state.label} with {MIN_RUNS} or more measured runs covers {regime}",
             band_source=PUBLISHED,
+            scope=state.scope,
+            holder=state.holder,
         )
     tokens = float(training["summary"]["training"]["tokens"])
-    out = _scaled_row(training, found, tokens)
+    out = _scaled_row(training, found, tokens, state.label)
     if "candidates" in training:
-        out["candidates"] = [_scaled_row(c, found, tokens) for c in training["candidates"]]
+        out["candidates"] = [_scaled_row(c, found, tokens, state.label) for c in training["candidates"]]
     return out, CalibrationStatement(
         applied=True,
-        reason=f"your factor for {found.key}",
-        band_source=f"leave-one-out residuals of your {found.runs} measured runs under {found.key}",
+        reason=f"the factor of {state.label} for {found.key}",
+        band_source=(
+            f"leave-one-out residuals of {found.runs} measured runs of {state.label} under {found.key}"
+        ),
         factor=found.factor,
         regime=found.key,
         runs=found.runs,
+        scope=state.scope,
+        holder=state.holder,
     )

@@ -91,7 +91,9 @@ def _estimate() -> dict[str, object]:
 
 def test_an_applied_factor_scales_step_days_and_rates_and_gives_the_users_band() -> None:
     factor = RegimeFactor(key=REGIME, factor=1.25, runs=4, p10=-0.1, p90=0.2)
-    state = CalibrationState(enabled=True, calibration=UserCalibration(factors=(factor,)))
+    state = CalibrationState(
+        enabled=True, calibration=UserCalibration(factors=(factor,)), scope="team", holder="team Infra"
+    )
     out, statement = calibrate(_estimate(), state)
     assert out["step_time_s"] == {"total": 12.5, "compute": 10.0, "activation_offload": None}
     assert out["tokens_per_second"] == 80_000.0 and out["mfu"] == pytest.approx(0.32)
@@ -102,9 +104,10 @@ def test_an_applied_factor_scales_step_days_and_rates_and_gives_the_users_band()
     assert band["tokens_per_second_low"] == pytest.approx(66_666.667, rel=1e-8)
     assert band["tokens_per_second_high"] == pytest.approx(88_888.889, rel=1e-8)
     assert band["days_high"] == pytest.approx(1e12 / 66_666.667 / 86400, rel=1e-8)
-    assert band["basis"] == f"your runs: {REGIME}" and band["rows"] == 4
+    assert band["basis"] == f"measured runs of team Infra: {REGIME}" and band["rows"] == 4
     assert statement.applied and statement.factor == 1.25 and statement.runs == 4
-    assert "leave-one-out residuals of your 4 measured runs" in statement.band_source
+    assert statement.scope == "team" and statement.holder == "team Infra"
+    assert statement.band_source == f"leave-one-out residuals of 4 measured runs of team Infra under {REGIME}"
 
 
 def test_switched_off_or_uncovered_the_estimate_is_the_same_object() -> None:

@@ -74,11 +74,16 @@ def test_switching_on_applies_the_fitted_factor_and_off_restores_the_published_f
     assert on["calibration"]["applied"] is True
     assert on["calibration"]["factor"] == pytest.approx(1.21, rel=1e-9)
     assert on["calibration"]["regime"] == KEY and on["calibration"]["runs"] == 3
-    assert on["calibration"]["band_source"] == f"leave-one-out residuals of your 3 measured runs under {KEY}"
+    assert (
+        on["calibration"]["band_source"] == f"leave-one-out residuals of 3 measured runs of alice under {KEY}"
+    )
+    assert on["calibration"]["scope"] == "personal" and on["calibration"]["holder"] == "alice"
     train, published = on["training"], before["training"]
     assert train["step_time_s"]["total"] == pytest.approx(published["step_time_s"]["total"] * 1.21, rel=1e-9)
     assert train["time_to_train_days"] == pytest.approx(published["time_to_train_days"] * 1.21, rel=1e-9)
-    assert train["error_band"]["basis"] == f"your runs: {KEY}" and train["error_band"]["rows"] == 3
+    assert (
+        train["error_band"]["basis"] == f"measured runs of alice: {KEY}" and train["error_band"]["rows"] == 3
+    )
     # The run's cost follows the days: owning's cost of one run grows with them.
     own_on = next(o for o in on["options"] if o["key"] == "own")
     own_off = next(o for o in before["options"] if o["key"] == "own")
