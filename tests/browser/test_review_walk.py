@@ -96,7 +96,8 @@ def test_review_walk(
     base = live_server.url
 
     # v1 made in the editor with "Save version" and a message.
-    sign_in(page, base, then=_new_design_url())
+    sign_in(page, base)
+    page.goto(f"{base}{_new_design_url()}")
     page.fill("#f-name", "H100 pod <i>review</i>")
     page.fill("#f-server", "322500")
     page.fill("#f-util", "0.7")
