@@ -17,7 +17,9 @@ from tests.designs.test_stale_prices import SPEC
 
 pytestmark = pytest.mark.browser
 
-REPLY = "Because <script>alert(2)</script><img src=x onerror=alert(3)> [x](javascript:alert(4)) <a href=/x>y</a>"
+REPLY = (
+    "Because <script>alert(2)</script><img src=x onerror=alert(3)> [x](javascript:alert(4)) <a href=/x>y</a>"
+)
 # A4 at 96 CSS px an inch is 210 mm = 793.7 px wide; less the two 12 mm margins of review-print.css, the
 # page box is 186 mm = 703 px.
 A4_CONTENT_PX = 186 / 25.4 * 96
@@ -94,14 +96,19 @@ def test_review_history_and_the_page_printed_to_a4(
     )
     assert widest <= A4_CONTENT_PX + 1, widest
     assert page.evaluate("document.documentElement.scrollWidth") <= A4_CONTENT_PX + 1
-    charts = page.eval_on_selector_all(".js-plotly-plot", "els => els.map(e => e.getBoundingClientRect().width)")
+    charts = page.eval_on_selector_all(
+        ".js-plotly-plot", "els => els.map(e => e.getBoundingClientRect().width)"
+    )
     assert charts and all(0.8 * A4_CONTENT_PX <= w <= A4_CONTENT_PX + 1 for w in charts), charts
     screenshot(page, "review-print")
 
     pdf = page.pdf(format="A4", print_background=False)
     boxes = re.findall(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", pdf)
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
-    assert pages == len(boxes) and 1 <= pages <= 12, pages
+    # Nine pages when written: the finance summary alone on page 1 (print.css), the state, history, comments
+    # and summary, then ten charts at two or three a page; the assumptions and the other layouts, which
+    # made it 17, are left to the design page and its XLSX (#print-note). Ten is the bound.
+    assert pages == len(boxes) and 1 <= pages <= 10, pages
     assert all(abs(float(w) - A4_POINTS[0]) < 1 and abs(float(h) - A4_POINTS[1]) < 1 for w, h in boxes)
     (screenshot(page, "review-print").with_name("review-print.pdf")).write_bytes(pdf)
     assert design.pk and page.js_errors == []
