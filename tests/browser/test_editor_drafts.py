@@ -36,7 +36,9 @@ def test_a_draft_evaluates_without_a_version_survives_leaving_and_is_saved_or_di
 
     user = _setup(django_user_model)
     design = design_create(owner=user, name="Draft me", spec=copy.deepcopy(SPEC), message="as quoted")
-    v1_days = design_evaluate(version=design.current).result["training"]["chosen"]["days"]
+    v1_days = evaluation_read(
+        result=design_evaluate(version=design.current).result
+    ).training.chosen.time_to_train_days
     base = live_server.url
     sign_in(page, base, then=f"/designs/{design.pk}/edit/")
     assert page.is_hidden("#draft-banner")
@@ -51,7 +53,7 @@ def test_a_draft_evaluates_without_a_version_survives_leaving_and_is_saved_or_di
     draft = DesignDraft.objects.get()
     assert (draft.author, draft.base_number, draft.spec["workload"]["training"]["tokens"]) == (user, 1, 2e11)
     evaluation, _ = draft_evaluate_or_problem(draft=draft)
-    draft_days = evaluation.result["training"]["chosen"]["days"]
+    draft_days = evaluation_read(result=evaluation.result).training.chosen.time_to_train_days
     assert draft_days == pytest.approx(2 * v1_days, rel=1e-6)  # same layout, twice the tokens: twice the days
     expected = duration(evaluation_read(result=evaluation.result).expected_days)
     assert expected in page.inner_text("#results-container #days-to-train")  # the draft's results are shown
