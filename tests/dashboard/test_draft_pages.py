@@ -50,9 +50,9 @@ def test_draft_results_and_discard_by_role(
     assert answer.status_code == results
     if results == 200:
         # The draft's results: its utilization, not v1's 70 %.
-        assert (
-            "at 35% utilization" in answer.content.decode() and answer["Cache-Control"] == "private, no-store"
-        )
+        shown = answer.content.decode()
+        assert "at 35% utilization" in shown and "at 70% utilization" not in shown
+        assert answer["Cache-Control"] == "private, no-store"
         page = client.get(f"/designs/{team_design.pk}/").content.decode()
         assert "Unsaved draft, based on v1" in page and 'id="discard-draft"' in page
     assert client.post(f"/designs/{team_design.pk}/draft/discard/").status_code == discard
