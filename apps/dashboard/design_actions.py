@@ -1,6 +1,6 @@
 """Design-page actions beside the page itself: the share-link list (swapped in by static/js/design.js after a
-link is created or revoked through the API), cloning a design you can read and moving one you edit into a
-team."""
+link is created or revoked through the API), cloning a design you can read, moving one you edit into a
+team and discarding your unsaved draft of it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.designs import selectors, services
+from apps.designs import drafts, selectors, services
 from apps.teams import services as team_services
-from clusterdesigner.errors import InvalidInput
+from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.views import or_404
 
 
@@ -46,6 +46,24 @@ def design_clone(request: HttpRequest, design_id: int) -> HttpResponse:
         request, f"Cloned “{design.name}” (version {design.version}): this copy is yours to edit."
     )
     return HttpResponseRedirect(reverse("dashboard:design", args=[copy.pk]))
+
+
+@login_required
+@require_POST
+def draft_discard(request: HttpRequest, design_id: int) -> HttpResponse:
+    """Discard the user's unsaved draft of a design they may edit (the API's DELETE, as a form), then back to
+    the editor (``back=edit``) or the design page; 404 for a design they may not change."""
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
+    try:
+        drafts.draft_discard(design=design, user=request.user)
+    except NotFound:
+        messages.info(request, "There was no unsaved draft to discard.")
+    else:
+        messages.success(
+            request, f"Discarded your unsaved draft; the design stays at version {design.version}."
+        )
+    page = "dashboard:design-edit" if request.POST.get("back") == "edit" else "dashboard:design"
+    return HttpResponseRedirect(reverse(page, args=[design.pk]))
 
 
 @login_required

@@ -60,6 +60,17 @@ def _act(request: HttpRequest, version: DesignVersion) -> str:
             raise InvalidInput({"body": ["write a comment first"]})
         if len(body) > 10000:
             raise InvalidInput({"body": ["at most 10,000 characters"]})
+        if request.POST.get("parent"):
+            # A reply goes on its parent's version (a thread stays on one version), whichever is shown.
+            parent_id = or_404(_number(request.POST.get("parent")))
+            parent = Comment.objects.filter(pk=parent_id, version__design=version.design).select_related(
+                "version"
+            )
+            found = or_404(parent.first())
+            review_services.comment_create(
+                user=request.user, version=found.version, body=body, parent_id=found.pk
+            )
+            return f"Reply added to #{found.pk} on v{found.version.number}."
         review_services.comment_create(user=request.user, version=version, body=body)
         return f"Comment added to v{version.number}."
     if action in ("resolve", "unresolve"):
@@ -86,10 +97,11 @@ def _context(request: HttpRequest, version: DesignVersion, errors: dict[str, str
     comments = [
         {
             "comment": c,
+            "depth": depth,
             "html": mark_safe(render_markdown(c.body)),  # noqa: S308 -- escaped by render_markdown
             "can_resolve": review_services.can_resolve(user=request.user, comment=c),
         }
-        for c in review_selectors.open_comments(design=design)
+        for c, depth in _threaded(list(review_selectors.open_comments(design=design)))
     ]
     states = review_services.allowed_states(user=request.user, version=version, current=review.state)
     return {
@@ -100,10 +112,28 @@ def _context(request: HttpRequest, version: DesignVersion, errors: dict[str, str
         "approval": approval,
         "allowed": [(s, VersionReview.State(s).label) for s in states],
         "comments": comments,
+        "history": review_selectors.review_history(version=version),
         "errors": errors,
         **_evaluated_context(version),
         **_approved_diff(design, approval, version),
     }
+
+
+def _threaded(comments: list[Comment]) -> list[tuple[Comment, int]]:
+    """The comments in thread order with their depth: each reply right after its parent (and the parent's
+    earlier replies), oldest first; a reply whose parent is not in the list (resolved) starts a thread.
+    Depths are capped at 3 for the indentation."""
+    shown = {c.pk for c in comments}
+    children: dict[int | None, list[Comment]] = {}
+    for c in comments:
+        children.setdefault(c.parent_id if c.parent_id in shown else None, []).append(c)
+    ordered: list[tuple[Comment, int]] = []
+    stack = [(c, 0) for c in reversed(children.get(None, []))]
+    while stack:
+        comment, depth = stack.pop()
+        ordered.append((comment, min(depth, 3)))
+        stack.extend((reply, depth + 1) for reply in reversed(children.get(comment.pk, [])))
+    return ordered
 
 
 def _approved_diff(design: Design, approval: VersionReview | None, version: DesignVersion) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from apps.dashboard import charts
 from apps.dashboard.compare import ComparePageRow, compare_row, compare_table
 from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
-from apps.designs import selectors, services
+from apps.designs import drafts, selectors, services
 from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
@@ -528,21 +528,34 @@ def design_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def design_edit(request: HttpRequest, design_id: int) -> HttpResponse:
+    """The editor: the user's unsaved draft when they left one (shown as such, with its base version and a
+    discard button), else the current version. Changes write the draft; "Save version" makes a version."""
     design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
-    version = design.current
+    draft = drafts.draft_get(design=design, user=request.user)
+    version = drafts.draft_version(draft=draft) if draft else design.current
     context = {
         **_picker_context(version.spec),
         "design": design,
+        "draft": draft,
+        "base_number": draft.base_number if draft else design.version,
         "catalog_prices": _catalog_prices(),
         "spec": spec_with_defaults(version.spec),
-        "name": design.name,
-        "visibility": design.visibility,
-        "description": design.description,
+        "name": version.name,
+        "visibility": draft.visibility if draft else design.visibility,
+        "description": version.description,
         "sites": site_selectors.site_list(user=request.user),
     }
     context.update(_editor_context(context["spec"]))
-    context.update(_evaluated_context(version))
+    context.update(_draft_evaluated_context(draft) if draft else _evaluated_context(version))
     return render(request, "dashboard/editor.html", context)
+
+
+def _draft_evaluated_context(draft: Any, frame: str | None = None) -> dict[str, Any]:
+    """_evaluated_context for a draft: evaluated as its version would be, stored nowhere."""
+    evaluation, problem = drafts.draft_evaluate_or_problem(draft=draft)
+    if evaluation is None:
+        return {"evaluation_error": problem}
+    return _results_context(evaluation, frame)
 
 
 @login_required
@@ -555,6 +568,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "design": design,
         "version": version,
         "can_edit": can_edit,
+        "draft": drafts.draft_get(design=design, user=request.user) if can_edit else None,
         "versions": selectors.design_version_list(design=design)[:10],
         "share_links": selectors.share_link_list(design=design)[:20] if can_edit else [],
         # The teams this user may move the design into (they must own or edit the team too).
@@ -566,6 +580,19 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         **_evaluated_context(version, query.frame),
     }
     return render(request, "dashboard/design.html", context)
+
+
+@login_required
+@require_GET
+def design_draft_results(request: HttpRequest, design_id: int) -> HttpResponse:
+    """The results part of the editor for the user's draft (404 without one, or for a design they may not
+    edit): the editor swaps it in after each change it writes to the draft."""
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
+    draft = or_404(drafts.draft_get(design=design, user=request.user))
+    context = _draft_evaluated_context(draft, PageQuery.parse(request.GET).frame)
+    response = render(request, "includes/_design_results.html", {"design": design, **context})
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 @login_required

@@ -15,7 +15,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.designs import diffs, selectors, services
+from apps.designs import diffs, drafts, selectors, services
 from apps.designs.export_files import EXPORTS, export_response
 from apps.designs.filters import DesignFilterSet
 from apps.designs.models import DesignVersion, ShareLink
@@ -27,6 +27,9 @@ from apps.designs.serializers import (
     DesignSerializer,
     DesignUpdateSerializer,
     DesignVersionSerializer,
+    DraftInputSerializer,
+    DraftSaveSerializer,
+    DraftSerializer,
     EvaluationSerializer,
     SharedDesignSerializer,
     ShareLinkCreatedSerializer,
@@ -84,8 +87,9 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
         )
     ],
     description=(
-        "Edit the design, making a new version. Send the version the edit is based on, as If-Match or as "
-        '"version" in the body: without it the answer is 428, and if the design was edited since, 409.'
+        "Edit the design, making a new version (with an optional message saying why). Send the version the "
+        'edit is based on, as If-Match or as "version" in the body: without it the answer is 428, and if '
+        "the design was edited since, 409."
     ),
     responses={
         200: DesignSerializer,
@@ -96,6 +100,16 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
     },
 )
 
+
+DRAFT_ERRORS = {
+    **ERRORS,
+    404: OpenApiResponse(
+        ErrorSerializer,
+        description="No such design that you may edit (viewers and others have no drafts), or no draft.",
+    ),
+}
+# Every draft action needs edit access, GET included: a draft is an edit in progress.
+DRAFT_ACTIONS = {"draft", "save_draft"}
 
 # POST actions that only read the design (a clone is a new design of the caller's; an evaluation is derived).
 READ_ACTIONS = {"clone", "evaluate", "analyse"}
@@ -163,7 +177,9 @@ class DesignViewSet(
         design = or_404(selectors.design_get(user=self.request.user, design_id=design_id))
         if self.action == "destroy":
             design = or_404(selectors.design_get_administered(user=self.request.user, design_id=design_id))
-        elif self.request.method not in permissions.SAFE_METHODS and self.action not in READ_ACTIONS:
+        elif self.action in DRAFT_ACTIONS or (
+            self.request.method not in permissions.SAFE_METHODS and self.action not in READ_ACTIONS
+        ):
             design = or_404(selectors.design_get_editable(user=self.request.user, design_id=design_id))
         return design
 
@@ -210,6 +226,60 @@ class DesignViewSet(
         design = self.get_object()
         page = self.paginate_queryset(design.versions.select_related("created_by").all())
         return self.get_paginated_response(DesignVersionSerializer(page, many=True).data)
+
+    @extend_schema(
+        methods=["get"],
+        responses={200: DraftSerializer, **DRAFT_ERRORS},
+        description="Your unsaved draft of the design (404 when you have none).",
+    )
+    @extend_schema(
+        methods=["put"],
+        request=DraftInputSerializer,
+        responses={200: DraftSerializer, **DRAFT_ERRORS, **TOO_LARGE},
+        description=(
+            "Write your draft (made from the current version if you have none): the fields given replace the "
+            "draft's, the rest are kept; no version is made. The spec is checked as a saved one is (400 "
+            "naming the field; the draft keeps its last good state)."
+        ),
+    )
+    @extend_schema(
+        methods=["delete"], responses={204: None, **DRAFT_ERRORS}, description="Discard your draft."
+    )
+    @action(detail=True, methods=["get", "put", "delete"])
+    def draft(self, request: Request, pk: str) -> Response:
+        design = self.get_object()  # edit access, or 404
+        if request.method == "DELETE":
+            drafts.draft_discard(design=design, user=request.user)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        if request.method == "PUT":
+            form = DraftInputSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            data = dict(form.validated_data)
+            found = drafts.draft_put(
+                design=design, user=request.user, base_version=data.pop("version", None), **data
+            )
+        else:
+            found = or_404(drafts.draft_get(design=design, user=request.user))
+        return Response(DraftSerializer(found).data)
+
+    @extend_schema(
+        request=DraftSaveSerializer,
+        responses={
+            201: DesignSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer, description="Saved since the draft's base version: the draft is kept."
+            ),
+            **DRAFT_ERRORS,
+        },
+        description="Save your draft as the design's next version, with a message; the draft is then gone.",
+    )
+    @action(detail=True, methods=["post"], url_path="draft/save")
+    def save_draft(self, request: Request, pk: str) -> Response:
+        design = self.get_object()
+        form = DraftSaveSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        saved = drafts.draft_save(design=design, user=request.user, message=form.validated_data["message"])
+        return self._respond(saved, status.HTTP_201_CREATED)
 
     @extend_schema(request=CloneSerializer, responses={201: DesignSerializer, **ERRORS})
     @action(detail=True, methods=["post"])

@@ -43,6 +43,7 @@ def version_ref(version: DesignVersion) -> dict[str, Any]:
         "design": version.design_id,
         "name": version.name,
         "version": version.number,
+        "message": version.message,
         "created_at": version.created_at.isoformat(),
     }
 

@@ -68,6 +68,8 @@ class DesignVersion(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     spec = models.JSONField()
+    # Why this version was saved ("Save version" asks for it; optional, and blank for versions saved before).
+    message = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
@@ -81,6 +83,34 @@ class DesignVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.number}"
+
+
+class DesignDraft(models.Model):
+    """One user's unsaved edit of a design: what the editor shows and evaluates as they type, based on
+    version ``base_number``. "Save version" turns it into the next version (and deletes it); leaving the page
+    keeps it. One per design and user, not one per design: a team's editors each edit in private until they
+    save, so one editor's typing never rewrites another's unsaved work, and saving goes through the same
+    base-version check as any edit (a draft based on an older version than the current one is refused with a
+    409, never saved over someone else's version)."""
+
+    design = models.ForeignKey(Design, on_delete=models.CASCADE, related_name="drafts")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    base_number = models.PositiveIntegerField(help_text="The version this draft was started from.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    visibility = models.CharField(max_length=20, choices=Design.Visibility.choices)
+    spec = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["design", "author"], name="designs_draft_one_per_author")
+        ]
+
+    def __str__(self) -> str:
+        return f"draft of {self.design} by {self.author_id}, based on v{self.base_number}"
 
 
 class Evaluation(models.Model):

@@ -273,6 +273,7 @@ class DiffVersionSerializer(serializers.Serializer[Any]):
     design = serializers.IntegerField(help_text="The design's id.")
     name = serializers.CharField()
     version = serializers.IntegerField(help_text="The version number.")
+    message = serializers.CharField(allow_blank=True, help_text="Why it was saved (blank if not said).")
     created_at = serializers.DateTimeField(help_text="When the version was saved.")
 
 

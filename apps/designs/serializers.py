@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.designs.models import Design, DesignVersion, ShareLink
+from apps.designs.models import Design, DesignDraft, DesignVersion, ShareLink
 from apps.designs.result_serializers import (
     CalibrationStatementSerializer,
     CostResultSerializer,
@@ -29,6 +29,9 @@ class DesignInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializ
             'workload, cluster, parallelism (a layout or "search") and costs; omitted sections take defaults.'
         ),
     )
+    message = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", help_text="Why version 1 was saved."
+    )
 
 
 class DesignUpdateSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
@@ -44,6 +47,53 @@ class DesignUpdateSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seriali
     description = serializers.CharField(required=False, allow_blank=True)
     visibility = serializers.ChoiceField(choices=Design.Visibility.choices, required=False)
     spec = serializers.DictField(required=False)
+    message = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why this version is saved (shown in the version history, the diff and the review page).",
+    )
+
+
+class DraftInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
+    version = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The version the draft is based on (default: the draft's; for a new one, the current).",
+    )
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    visibility = serializers.ChoiceField(choices=Design.Visibility.choices, required=False)
+    spec = serializers.DictField(required=False, help_text="The whole spec, checked as a saved one is.")
+
+
+class DraftSaveSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
+    message = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", help_text="Why this version is saved."
+    )
+
+
+class DraftSerializer(serializers.ModelSerializer[Any]):
+    base_version = serializers.IntegerField(source="base_number", read_only=True)
+    current_version = serializers.IntegerField(
+        source="design.version",
+        read_only=True,
+        help_text="The design's current version: saving a draft based on an older one answers 409.",
+    )
+
+    class Meta:
+        model = DesignDraft
+        fields = [
+            "base_version",
+            "current_version",
+            "name",
+            "description",
+            "visibility",
+            "spec",
+            "created_at",
+            "updated_at",
+        ]
 
 
 class DesignSerializer(serializers.ModelSerializer[Any]):
@@ -80,7 +130,7 @@ class DesignVersionSerializer(serializers.ModelSerializer[Any]):
 
     class Meta:
         model = DesignVersion
-        fields = ["number", "name", "description", "spec", "created_by", "created_at"]
+        fields = ["number", "name", "description", "message", "spec", "created_by", "created_at"]
 
 
 class CloneSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):

@@ -1,4 +1,4 @@
-"""Design writes and evaluation: versions on every edit, optimistic concurrency, share links, engine calls."""
+"""Design writes and evaluation: a version per save, optimistic concurrency, share links, engine calls."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     except EngineError as exc:
         message = exc.message
         if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
-            fits_from = _min_nodes(clean)
+            fits_from = min_nodes(clean)
             if fits_from:
                 message += f"; a layout fits from {fits_from} nodes"
         raise InvalidInput({exc.field: [message]}) from exc
@@ -213,13 +213,20 @@ def design_create(
     visibility: str = Design.Visibility.PRIVATE,
     spec: dict[str, Any] | None = None,
     is_demo: bool = False,
+    message: str = "",
 ) -> Design:
     clean = spec_validate(spec=site_resolve(user=owner, spec=spec))
     design = Design.objects.create(
         owner=owner, name=name, description=description, visibility=visibility, version=1, is_demo=is_demo
     )
     DesignVersion.objects.create(
-        design=design, number=1, name=name, description=description, spec=clean, created_by=owner
+        design=design,
+        number=1,
+        name=name,
+        description=description,
+        spec=clean,
+        message=message,
+        created_by=owner,
     )
     return design
 
@@ -234,9 +241,10 @@ def design_update(
     description: str | None = None,
     visibility: str | None = None,
     spec: dict[str, Any] | None = None,
+    message: str = "",
 ) -> Design:
-    """Save an edit as a new version. ``base_version`` is the version the editor started from: if
-    someone saved since, raise VersionConflict (the API answers 409) and change nothing."""
+    """Save an edit as a new version, with ``message`` saying why. ``base_version`` is the version the editor
+    started from: if someone saved since, raise VersionConflict (the API answers 409) and change nothing."""
     locked = Design.objects.select_for_update().get(pk=design.pk)
     if locked.version != base_version:
         raise VersionConflict(locked.version, base_version)
@@ -254,6 +262,7 @@ def design_update(
         name=locked.name,
         description=locked.description,
         spec=new_spec,
+        message=message,
         created_by=user,
     )
     return locked
@@ -644,7 +653,7 @@ def _by_severity(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def design_evaluate(*, version: DesignVersion) -> Evaluation:
     """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
     the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
-    catalog, prices, digest, calibration = _evaluation_input(version)
+    catalog, prices, digest, calibration = evaluation_input(version)
     # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     return existing or _evaluation_store(
@@ -657,7 +666,7 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
     the spec field it names and, when no layout fits in memory, the fewest nodes at which one does). The
     problem is cached by the same input hash as an evaluation is stored under, so a page view of a design that
     fits nowhere does not search again (the node-count search costs up to eight layout searches)."""
-    catalog, prices, digest, calibration = _evaluation_input(version)
+    catalog, prices, digest, calibration = evaluation_input(version)
     existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
     if existing:
         return existing, None
@@ -670,14 +679,21 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ), None
     except EngineError as error:
-        problem = {"message": error.message, "field": error.field, "min_nodes": None}
-        if isinstance(error, InfeasibleError) and error.need_gib:
-            problem["min_nodes"] = _min_nodes(version.spec)
+        problem = evaluation_problem(error=error, spec=version.spec)
         cache.set(key, problem, 24 * 3600)
         return None, problem
 
 
-def _min_nodes(spec: dict[str, Any]) -> int | None:
+def evaluation_problem(*, error: EngineError, spec: dict[str, Any]) -> dict[str, Any]:
+    """Why a spec does not evaluate, for a page: the engine's message, the field it names and, when no layout
+    fits in memory, the fewest nodes at which one does."""
+    problem: dict[str, Any] = {"message": error.message, "field": error.field, "min_nodes": None}
+    if isinstance(error, InfeasibleError) and error.need_gib:
+        problem["min_nodes"] = min_nodes(spec)
+    return problem
+
+
+def min_nodes(spec: dict[str, Any]) -> int | None:
     """The fewest nodes (of the spec's node type) on which some layout fits in memory; None if none up to the
     engine's cap. The layout is searched at each node count whatever the spec fixes, since a fixed layout's
     degrees are tied to the node count it was written for."""
@@ -703,7 +719,7 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     text = memo.EVALUATIONS.get(_memo_key(version, snapshot, prices, setting))
     if text is not None:
         return JSONText(text)
-    catalog, prices, digest, calibration = _evaluation_input(version, snapshot, prices, setting)
+    catalog, prices, digest, calibration = evaluation_input(version, snapshot, prices, setting)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
@@ -768,7 +784,7 @@ def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolu
     return resolve_prices(spec=version.spec, entries=entries, catalog=catalog.specs, today=today)
 
 
-def _evaluation_input(
+def evaluation_input(
     version: DesignVersion,
     catalog: CatalogSnapshot | None = None,
     prices: Resolution | None = None,
@@ -813,6 +829,27 @@ def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[s
     return {"days": freshness.stale_after_days, "stale": sorted(d for d in dates if freshness.is_stale(d))}
 
 
+def evaluation_result(
+    *, version: DesignVersion, catalog: CatalogSnapshot, prices: Resolution, calibration: CalibrationState
+) -> dict[str, Any]:
+    """The evaluation of ``version`` (stored or not: a draft is evaluated as an unsaved version) against the
+    catalog, its resolved prices and its owner's calibration, as stored: the design's own spec shown, the
+    figures the price book set in the prices.* assumptions."""
+    result = evaluate_spec(
+        spec=prices.spec,
+        records=catalog.records,
+        specs=catalog.specs,
+        freshness=price_freshness(),
+        calibration=calibration,
+    )
+    result["spec"] = version.spec
+    result["assumptions"] = explain(prices.rows, result["costs"]) + result["assumptions"]
+    result["findings"] = _by_severity(prices.findings + result["findings"])
+    result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
+    result["computed_at"] = timezone.now().isoformat()
+    return result
+
+
 def _evaluation_store(
     *,
     version: DesignVersion,
@@ -821,19 +858,7 @@ def _evaluation_store(
     digest: str,
     calibration: CalibrationState,
 ) -> Evaluation:
-    result = evaluate_spec(
-        spec=prices.spec,
-        records=catalog.records,
-        specs=catalog.specs,
-        freshness=price_freshness(),
-        calibration=calibration,
-    )
-    # The design's own spec is shown; the figures the price book set are in the prices.* assumptions.
-    result["spec"] = version.spec
-    result["assumptions"] = explain(prices.rows, result["costs"]) + result["assumptions"]
-    result["findings"] = _by_severity(prices.findings + result["findings"])
-    result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
-    result["computed_at"] = timezone.now().isoformat()
+    result = evaluation_result(version=version, catalog=catalog, prices=prices, calibration=calibration)
     snapshot = {"spec": version.spec, "catalog": catalog.records, "prices": prices.key}
     evaluation, created = Evaluation.objects.get_or_create(
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": jsonable(result)}

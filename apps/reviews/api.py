@@ -95,7 +95,8 @@ class CommentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[Comment]):
 
 
 class ReviewView(APIView):
-    """The review state of one version: draft → in_review → approved | changes_requested."""
+    """The review state of one version: draft → in_review → approved | changes_requested, with the history
+    of its moves."""
 
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [JSONParser]
@@ -103,7 +104,9 @@ class ReviewView(APIView):
     def _respond(self, request: Request, version: DesignVersion, code: int = 200) -> Response:
         review = selectors.review_get(version=version)
         allowed = services.allowed_states(user=request.user, version=version, current=review.state)
-        return Response(ReviewSerializer(review, context={"allowed": allowed}).data, status=code)
+        history = selectors.review_history(version=version)
+        context = {"allowed": allowed, "history": history}
+        return Response(ReviewSerializer(review, context=context).data, status=code)
 
     @extend_schema(parameters=PATH, responses={200: ReviewSerializer, **ERRORS})
     def get(self, request: Request, design_id: str, number: str) -> Response:

@@ -59,3 +59,25 @@ class VersionReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version}: {self.state}"
+
+
+class ReviewEvent(models.Model):
+    """One move of a version's review state, kept for its history: who moved it from which state to which,
+    when, and their note. Only ever added (apps/reviews/services.review_transition writes one with each
+    move); VersionReview holds the latest state."""
+
+    version = models.ForeignKey(DesignVersion, on_delete=models.CASCADE, related_name="review_events")
+    from_state = models.CharField(max_length=20, choices=VersionReview.State.choices)
+    to_state = models.CharField(max_length=20, choices=VersionReview.State.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["version", "created_at"], name="reviews_event_version_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.version}: {self.from_state} → {self.to_state}"

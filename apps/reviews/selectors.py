@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 
 from apps.designs import selectors as design_selectors
 from apps.designs.models import Design, DesignVersion
-from apps.reviews.models import Comment, VersionReview
+from apps.reviews.models import Comment, ReviewEvent, VersionReview
 
 
 def version_get_readable(*, user: Any, design_id: int, number: int) -> DesignVersion | None:
@@ -56,3 +56,8 @@ def approved_review(*, design: Design) -> VersionReview | None:
         .select_related("version", "reviewer")
         .first()
     )
+
+
+def review_history(*, version: DesignVersion) -> QuerySet[ReviewEvent]:
+    """Every move of the version's review state, oldest first, with who made it."""
+    return ReviewEvent.objects.filter(version=version).select_related("actor")

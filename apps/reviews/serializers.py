@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.reviews.markdown import render_markdown
-from apps.reviews.models import Comment, VersionReview
+from apps.reviews.models import Comment, ReviewEvent, VersionReview
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 
@@ -48,20 +48,37 @@ class CommentInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seriali
     )
 
 
+class ReviewEventSerializer(serializers.ModelSerializer[ReviewEvent]):
+    actor = serializers.CharField(
+        source="actor.get_username", read_only=True, allow_null=True, help_text="Who moved it (null: gone)."
+    )
+
+    class Meta:
+        model = ReviewEvent
+        fields = ["from_state", "to_state", "actor", "note", "created_at"]
+
+
 class ReviewSerializer(serializers.ModelSerializer[VersionReview]):
     version = serializers.IntegerField(source="version.number", read_only=True)
     reviewer = serializers.CharField(source="reviewer.get_username", read_only=True, allow_null=True)
     allowed = serializers.SerializerMethodField(help_text="The states you may move this version to.")
+    history = serializers.SerializerMethodField(
+        help_text="Every move of this version's review state, oldest first (who, when, from, to, note)."
+    )
 
     class Meta:
         model = VersionReview
-        fields = ["version", "state", "reviewer", "note", "reviewed_at", "allowed"]
+        fields = ["version", "state", "reviewer", "note", "reviewed_at", "allowed", "history"]
 
     @extend_schema_field(
         serializers.ListField(child=serializers.ChoiceField(choices=VersionReview.State.choices))
     )
     def get_allowed(self, review: VersionReview) -> list[str]:
         return list(self.context.get("allowed", ()))
+
+    @extend_schema_field(ReviewEventSerializer(many=True))
+    def get_history(self, review: VersionReview) -> list[dict[str, Any]]:
+        return list(ReviewEventSerializer(self.context.get("history", ()), many=True).data)
 
 
 class ReviewInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.designs.models import Design, DesignVersion
-from apps.reviews.models import Comment, VersionReview
+from apps.reviews.models import Comment, ReviewEvent, VersionReview
 from apps.teams import access
 from clusterdesigner.errors import InvalidInput, NotFound
 
@@ -67,7 +67,8 @@ def allowed_states(*, user: Any, version: DesignVersion, current: str) -> tuple[
 
 @transaction.atomic
 def review_transition(*, user: Any, version: DesignVersion, state: str, note: str = "") -> VersionReview:
-    """Move the version's review to ``state`` with the user as reviewer and their note. A move the state
+    """Move the version's review to ``state`` with the user as reviewer and their note, and add the move to
+    the version's history (ReviewEvent). A move the state
     machine does not allow is InvalidInput naming ``state``; a user who may not make it (a viewer; an editor
     approving) gets NotFound (a 404), as for a design they may not change."""
     review, _ = VersionReview.objects.select_for_update().get_or_create(version=version)
@@ -78,10 +79,14 @@ def review_transition(*, user: Any, version: DesignVersion, state: str, note: st
     if state not in TRANSITIONS[review.state]:
         nexts = ", ".join(TRANSITIONS[review.state]) or "none (approval is final; edit to make a new version)"
         raise InvalidInput({"state": [f"cannot go from {review.state} to {state}; allowed: {nexts}"]})
+    moved_at = timezone.now()
+    ReviewEvent.objects.create(
+        version=version, from_state=review.state, to_state=state, actor=user, note=note, created_at=moved_at
+    )
     review.state = state
     review.reviewer = user
     review.note = note
-    review.reviewed_at = timezone.now()
+    review.reviewed_at = moved_at
     review.save()
     if state == State.APPROVED:  # pinned: share links that follow the approved version show this one
         Design.objects.filter(pk=version.design_id).update(approved_version=version)

@@ -34,6 +34,12 @@
   // Printing narrows the page: redraw at the print width so no chart is cut.
   window.addEventListener("beforeprint", resizeAll);
   window.addEventListener("afterprint", resizeAll);
+  // Print media applied without a print dialog (a headless browser's PDF, print preview emulation): the
+  // same redraw, once the print styles have laid the page out.
+  var printing = window.matchMedia && window.matchMedia("print");
+  if (printing && printing.addEventListener) {
+    printing.addEventListener("change", function () { window.requestAnimationFrame(resizeAll); });
+  }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () { renderAll(document); });
   } else {

@@ -1,5 +1,7 @@
-/* The design editor: builds the spec from the form, saves it through the API (POST, then PATCH with the
-   version), evaluates it and swaps in the results without a page reload. Field errors from the API's
+/* The design editor: builds the spec from the form; each change writes the user's draft through the API
+   (PUT …/draft/) and swaps in the draft's results, and "Save version" saves the draft with its message as
+   the next version (POST …/draft/save/; a new design: POST), evaluates it and swaps in the results, all
+   without a page reload. Field errors from the API's
    envelope appear beside their fields. */
 (function () {
   "use strict";
@@ -9,7 +11,6 @@
   var urls = form.dataset;  // the API's and the pages' URLs, reversed by the template
   var initial = JSON.parse(document.getElementById("initial-spec").textContent);
   var status = document.getElementById("save-status");
-  var busy = false, pending = false, timer = null;
 
   function field(name) { return form.querySelector('[data-field="' + name + '"]'); }
   function text(name) { var el = field(name); return el ? el.value.trim() : ""; }
@@ -136,7 +137,7 @@
       var button = event.target.closest(".remove-cloud");
       if (!button) return;
       removeCloudRow(button.closest(".cloud-row"));
-      scheduleSave();
+      scheduleDraft();
     });
     rowsBox.addEventListener("change", function (event) {
       if (event.target.classList.contains("cloud-offering")) showCatalogPrices(event.target.closest(".cloud-row"));
@@ -325,8 +326,8 @@
 
   function say(message) { status.textContent = message; }
 
-  function refreshResults(designId) {
-    return fetch(api.url(urls.resultsUrl, designId), { credentials: "same-origin" })
+  function refreshResults(urlTemplate, designId) {
+    return fetch(api.url(urlTemplate, designId), { credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error("results " + r.status); return r.text(); })
       .then(function (html) {
         var container = document.getElementById("results-container");
@@ -346,56 +347,122 @@
     });
   }
 
-  function save() {
-    if (busy) { pending = true; return; }
+  // --- Drafts (issue #36): a change writes the user's draft of the design (PUT …/draft/) and evaluates it,
+  // making no version; "Save version" writes the draft and saves it, with the message, as the next version.
+  var banner = document.getElementById("draft-banner");
+  var messageField = document.getElementById("version-message");
+  var saveButton = document.getElementById("save-design");
+
+  function formBody() {
+    return { name: text("name"), description: field("description").value, visibility: text("visibility"), spec: buildSpec() };
+  }
+
+  function checkLocally(refusal) {
     api.clearErrors(form);
     var local = duplicateOfferings();
     if (Object.keys(local).length) {
       api.showErrors(form, { error: { message: "", fields: local } });
-      say("Not saved: fix the fields marked in red.");
-      return;
+      throw new Error(refusal);
     }
-    busy = true;
-    var designId = form.dataset.design;
-    var body = { name: text("name"), description: field("description").value, visibility: text("visibility"), spec: buildSpec() };
-    var call;
-    if (designId) {
-      body.version = Number(form.dataset.version);
-      call = api.request("PATCH", api.url(urls.apiDetailUrl, designId), body);
-    } else {
-      call = api.request("POST", urls.apiListUrl, body);
-    }
-    say("Saving…");
-    call.then(function (res) {
-      if (!res.ok) {
-        api.showErrors(form, res.data);
-        throw new Error(res.status === 409 ? "Someone saved this design since you opened it: reload to see their change."
-                                           : "Not saved: fix the fields marked in red.");
-      }
-      form.dataset.design = res.data.id;
-      form.dataset.version = res.data.version;
-      if (!designId) history.replaceState(null, "", api.url(urls.editUrl, res.data.id));
-      say("Saved version " + res.data.version + "; evaluating…");
-      return api.request("POST", api.url(urls.apiEvaluateUrl, res.data.id)).then(function (ev) {
-        if (ev.status === 202) return waitForAnalysis(ev.data.url);
-        if (!ev.ok) { api.showErrors(form, ev.data); throw new Error("Evaluation failed."); }
-        return ev;
-      }).then(function () { return refreshResults(res.data.id); })
-        .then(function () { say("Saved version " + res.data.version + " and evaluated."); });
-    }).catch(function (err) {
-      say(err.message);
-    }).then(function () {
-      busy = false;
-      if (pending) { pending = false; save(); }
+  }
+
+  function showDraft(draft) {
+    if (!banner) return;
+    banner.hidden = !draft;
+    if (!draft) return;
+    document.getElementById("draft-base").textContent = draft.base_version;
+    document.getElementById("draft-stale").textContent = draft.base_version === draft.current_version ? ""
+      : ": the design is now at v" + draft.current_version + ", saved since; discard this draft to edit v" + draft.current_version;
+  }
+
+  function putDraft(designId, refusal) {
+    var body = formBody();
+    body.version = Number(form.dataset.version);
+    return api.request("PUT", api.url(urls.apiDraftUrl, designId), body).then(function (res) {
+      if (!res.ok) { api.showErrors(form, res.data); throw new Error(refusal); }
+      showDraft(res.data);
+      return res;
     });
   }
 
-  form.addEventListener("submit", function (event) { event.preventDefault(); clearTimeout(timer); save(); });
-  function scheduleSave() {
-    // Only an already-saved design re-evaluates on change: a new one is created by the button.
+  function writeDraft() {
+    var designId = form.dataset.design, refusal = "Draft not evaluated: fix the fields marked in red.";
+    checkLocally(refusal);
+    say("Evaluating your draft…");
+    return putDraft(designId, refusal)
+      .then(function () { return refreshResults(urls.draftResultsUrl, designId); })
+      .then(function () { say("Draft based on version " + form.dataset.version + " evaluated; not saved as a version."); });
+  }
+
+  function evaluateSaved(designId, number) {
+    say("Saved version " + number + "; evaluating…");
+    return api.request("POST", api.url(urls.apiEvaluateUrl, designId)).then(function (ev) {
+      if (ev.status === 202) return waitForAnalysis(ev.data.url);
+      if (!ev.ok) { api.showErrors(form, ev.data); throw new Error("Evaluation failed."); }
+      return ev;
+    }).then(function () { return refreshResults(urls.resultsUrl, designId); })
+      .then(function () { say("Saved version " + number + " and evaluated."); });
+  }
+
+  function saved(res) {
+    form.dataset.design = res.data.id;
+    form.dataset.version = res.data.version;
+    if (messageField) messageField.value = "";
+    saveButton.textContent = "Save version " + (res.data.version + 1);
+    showDraft(null);
+    return evaluateSaved(res.data.id, res.data.version);
+  }
+
+  function save() {
+    var designId = form.dataset.design, refusal = "Not saved: fix the fields marked in red.";
+    var message = messageField ? messageField.value.trim() : "";
+    checkLocally(refusal);
+    say("Saving…");
+    if (!designId) {
+      var body = formBody();
+      body.message = message;
+      return api.request("POST", urls.apiListUrl, body).then(function (res) {
+        if (!res.ok) { api.showErrors(form, res.data); throw new Error(refusal); }
+        history.replaceState(null, "", api.url(urls.editUrl, res.data.id));
+        return saved(res);
+      });
+    }
+    return putDraft(designId, refusal).then(function () {
+      return api.request("POST", api.url(urls.apiSaveUrl, designId), { message: message });
+    }).then(function (res) {
+      if (res.status === 409) {
+        throw new Error("Someone saved this design since the version your draft is based on: your draft is kept; " +
+                        "discard it to edit their version.");
+      }
+      if (!res.ok) { api.showErrors(form, res.data); throw new Error(refusal); }
+      return saved(res);
+    });
+  }
+
+  // One request at a time, in order; a save takes the place of a draft write waiting behind it (it writes the
+  // draft itself first).
+  var running = false, wantDraft = false, wantSave = false, timer = null;
+  function pump() {
+    if (running || !(wantSave || wantDraft)) return;
+    var job = wantSave ? save : writeDraft;
+    wantSave = false;
+    wantDraft = false;
+    running = true;
+    Promise.resolve().then(job).catch(function (err) { say(err.message); })
+      .then(function () { running = false; pump(); });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    clearTimeout(timer);
+    wantSave = true;
+    pump();
+  });
+  function scheduleDraft() {
+    // Only an already-saved design has a draft: a new one is created by the button.
     if (form.dataset.design && document.getElementById("auto-refresh").checked) {
       clearTimeout(timer);
-      timer = setTimeout(save, 700);
+      timer = setTimeout(function () { wantDraft = true; pump(); }, 700);
     }
   }
 
@@ -403,6 +470,6 @@
     if (event.target.name === "layout-mode") {
       document.getElementById("layout-fields").hidden = event.target.value !== "fixed";
     }
-    if (event.target.id !== "auto-refresh") scheduleSave();
+    if (event.target.id !== "auto-refresh" && event.target.id !== "version-message") scheduleDraft();
   });
 })();

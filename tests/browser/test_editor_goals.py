@@ -31,7 +31,7 @@ def test_owning_assumptions_and_goals_are_edited_saved_and_judged(
     user = _setup(django_user_model)
     design = design_create(owner=user, name="8 × 8 H200 with goals", spec=copy.deepcopy(DEMOS[3]["spec"]))
     sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")  # save only on the button, so each step sees one save
+    # Changes write a draft (no version); each "Save version" below makes one version (issue #36).
 
     # The section starts closed (nothing set); opened, each input shows the engine's default and its source.
     assert not page.is_visible("#f-pue")

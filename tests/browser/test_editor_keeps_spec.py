@@ -33,7 +33,6 @@ def _open_editor(page: Any, base: str, django_user_model: Any, model: dict[str, 
     stored spec."""
     design = _design(_setup(django_user_model), dict(model))
     sign_in(page, base, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
     return design, copy.deepcopy(design.current.spec)
 
 
@@ -99,7 +98,6 @@ def test_a_batch_in_sequences_is_kept_unless_a_batch_in_tokens_is_typed(
     spec["workload"]["training"]["global_batch_seqs"] = 512
     design = design_create(owner=user, name="batch in sequences", spec=spec)
     sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
 
     assert page.input_value("#f-gbt") == ""
     _save(page, "Saved version 2")

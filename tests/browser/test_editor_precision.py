@@ -32,7 +32,6 @@ def test_precision_recipe_and_optimizer_are_chosen_saved_and_evaluated(
     user = _setup(django_user_model)
     hopper = design_create(owner=user, name="70B on H100", spec=copy.deepcopy(DEMOS[0]["spec"]))
     sign_in(page, live_server.url, then=f"/designs/{hopper.pk}/edit/")
-    page.uncheck("#auto-refresh")
     labels = page.eval_on_selector_all("#f-precision option", "os => os.map(o => o.value)")
     assert labels == ["bf16", "fp8", "fp8_current", "fp8_blockwise", "mxfp8", "nvfp4"]
     assert page.input_value("#f-optimizer") == ""  # blank keeps Adam
@@ -48,7 +47,6 @@ def test_precision_recipe_and_optimizer_are_chosen_saved_and_evaluated(
 
     blackwell = design_create(owner=user, name="70B on B200", spec=copy.deepcopy(DEMOS[1]["spec"]))
     page.goto(f"{live_server.url}/designs/{blackwell.pk}/edit/")
-    page.uncheck("#auto-refresh")
     page.select_option("#f-precision", "nvfp4")
     page.select_option("#f-optimizer", "muon")
     _save(page, "Saved version 2 and evaluated")

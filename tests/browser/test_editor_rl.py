@@ -29,7 +29,6 @@ def test_rl_fields_are_saved_estimated_and_drawn(
     spec["workload"]["training"] = {"tokens": 1e10, "global_batch_seqs": 512, "precision": "bf16"}
     design = design_create(owner=user, name="8B on 4 × 8 H100", spec=spec)
     sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
 
     # A longest response shorter than the mean: refused beside its field, nothing saved.
     for selector, value in (
@@ -65,7 +64,6 @@ def test_rl_fields_are_saved_estimated_and_drawn(
 
     # Reopened, the editor shows the saved values; all blank again removes the section.
     page.goto(f"{live_server.url}/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
     assert page.input_value("#f-rl-prompts") == "64" and page.input_value("#f-rl-place") == "colocated"
     for selector in (
         "#f-rl-prompts",

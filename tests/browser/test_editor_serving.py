@@ -27,7 +27,6 @@ def test_serving_fields_are_saved_estimated_and_shown(
     design = design_create(owner=user, name="8 × 8 H200 served", spec=copy.deepcopy(DEMOS[3]["spec"]))
     assert "serving" not in design.current.spec
     sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
     assert page.get_attribute("#f-sv-in", "placeholder") == "1024"  # the engine's defaults, as placeholders
 
     # A TPOT target no batch can meet: refused by the serving engine, shown beside TPOT, nothing saved.
@@ -70,7 +69,6 @@ def test_serving_fields_are_saved_estimated_and_shown(
 
     # Every serving field blank again: the section is gone from the spec and from the results.
     page.goto(f"{live_server.url}/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
     for field in ("#f-sv-rps", "#f-sv-tpot", "#f-sv-out"):
         page.fill(field, "")
     page.select_option("#f-sv-wp", "")

@@ -31,7 +31,6 @@ def test_a_saved_site_is_picked_saved_and_used(
     site_create(owner=other, data={**SITE, "name": "Carol's site"})
     design = design_create(owner=user, name="8 × 8 H200 sited", spec=copy.deepcopy(DEMOS[3]["spec"]))
     sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
-    page.uncheck("#auto-refresh")
 
     options = page.locator("#f-site option").all_inner_texts()
     assert options == ["none: the default owning prices", "Ashburn A"]

@@ -172,3 +172,32 @@ def test_the_schema_lists_the_comment_and_review_endpoints(db: Any) -> None:
     assert f"{base}comments/{{id}}/resolve/" in paths and f"{base}comments/{{id}}/unresolve/" in paths
     review = paths[f"{base}review/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert review == {"$ref": "#/components/schemas/ReviewInputRequest"}
+
+
+def test_review_history_lists_every_move_with_who_when_and_note(people: People, team_design: Any) -> None:
+    """The history is the stored moves (ReviewEvent rows), oldest first: the editor's request for review, the
+    owner's request for changes, the editor's second request and the owner's approval, each with its note;
+    the review's own reviewed_at is the last move's time."""
+    url = f"{_base(team_design)}review/"
+    editor, owner = people.client("editor"), people.client("owner")
+    assert editor.get(url).json()["history"] == []
+    moves = [
+        (editor, "in_review", "please look"),
+        (owner, "changes_requested", "fewer nodes"),
+        (editor, "in_review", "now 4 nodes"),
+        (owner, "approved", "go"),
+    ]
+    for client, state, note in moves:
+        assert client.post(url, {"state": state, "note": note}, format="json").status_code == 200
+    bad = editor.post(url, {"state": "approved"}, format="json")  # refused: not added to the history
+    assert bad.status_code == 404
+    answer = people.client("viewer").get(url).json()
+    history = answer["history"]
+    assert [(h["from_state"], h["to_state"], h["actor"], h["note"]) for h in history] == [
+        ("draft", "in_review", "eddie", "please look"),
+        ("in_review", "changes_requested", "olivia", "fewer nodes"),
+        ("changes_requested", "in_review", "eddie", "now 4 nodes"),
+        ("in_review", "approved", "olivia", "go"),
+    ]
+    times = [h["created_at"] for h in history]
+    assert times == sorted(times) and answer["reviewed_at"] == times[-1]
