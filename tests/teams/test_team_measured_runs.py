@@ -237,6 +237,8 @@ def test_a_team_design_takes_the_teams_calibration_for_every_reader_and_its_shar
     assert (
         '<span id="calibration-factor">1.210</span>' in design_page and "team Training infra" in design_page
     )
+    # Its "Measured runs" link opens the team's runs (whose calibration it is), not the reader's own.
+    assert f'id="calibration-runs-link" href="/measured-runs/?team={people.team.pk}"' in design_page
 
     # The exports state it too: whose, applied, factor, runs and the band's source.
     for fmt in ("csv", "xlsx"):
