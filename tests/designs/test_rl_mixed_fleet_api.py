@@ -50,9 +50,96 @@ def _evaluate(client: Any, spec: dict[str, Any]) -> dict[str, Any]:
     return response.json()
 
 
-def test_explore(user_client: Any, catalog: Any) -> None:
-    import json
+def test_a_mixed_fleet_design_prices_each_pool_on_its_own_part(user_client: Any, catalog: Any) -> None:
     result = _evaluate(user_client, MIXED)
-    print(json.dumps(result["rl"]["chosen"], indent=1))
-    print(json.dumps(result["rl_fleet"], indent=1))
-    assert 0
+    chosen = result["rl"]["chosen"]
+    assert chosen["placement"] == "disaggregated"
+    assert (chosen["trainer_accelerator"], chosen["rollout_accelerator"]) == ("h100-sxm", "h200")
+    assert (chosen["trainer_gpus"], chosen["rollout_gpus"]) == (16, 16)
+    # Weight sync: 8,030,261,248 × 2 bytes over the ib-ndr400 port (400 Gb/s, collective efficiency 0.95 in
+    # the seed catalog's row): 16,060,522,496 × 8 / (400e9 × 0.95) = 0.338116 s + 30 buckets × 0.0602132 s.
+    assert chosen["step"]["weight_sync_s"] == pytest.approx(0.338116 + 1.806396, rel=1e-5)
+    trainer, rollout = result["rl_fleet"]["pools"]
+    assert (trainer["pool"], trainer["accelerator"], rollout["pool"], rollout["accelerator"]) == (
+        "trainer",
+        "h100-sxm",
+        "rollout",
+        "h200",
+    )
+    # Each pool's GPU-hours: its effective days (the RL run's days with its own failures) × 24 × 16 GPUs.
+    for pool in (trainer, rollout):
+        assert pool["effective_days"] == pytest.approx(chosen["days"], rel=0.01)
+        assert pool["gpu_hours"] == pytest.approx(pool["effective_days"] * 24 * 16)
+    # Each pool rented at its own part's catalog price: CoreWeave 8 × H100 $49.24 and 8 × H200 $50.44 a
+    # node-hour (seed catalog, as of 2026-09-01), 2 nodes each, no managed overhead.
+    t_rent = {o["key"]: o["usd"] for o in trainer["options"]}["coreweave-8x-h100-node:on_demand"]
+    r_rent = {o["key"]: o["usd"] for o in rollout["options"]}["coreweave-8x-h200-node:on_demand"]
+    assert t_rent == pytest.approx(trainer["effective_days"] * 24 * 2 * 49.24)
+    assert r_rent == pytest.approx(rollout["effective_days"] * 24 * 2 * 50.44)
+    # Owned on each part's own server: DGX H100 $322,500 and DGX H200 $450,000 (catalog), so an owned H200
+    # GPU-hour costs more than an owned H100 one.
+    t_own = {o["key"]: o["usd"] for o in trainer["options"]}["own"]
+    r_own = {o["key"]: o["usd"] for o in rollout["options"]}["own"]
+    assert r_own / rollout["gpu_hours"] > t_own / trainer["gpu_hours"]
+    # The trainer pool's options are the design's own (its cluster is the trainer pool).
+    design = {o["key"]: o["run_cost_usd"] for o in result["options"]}
+    assert design["own"] == pytest.approx(t_own)
+    assert design["coreweave-8x-h100-node:on_demand"] == pytest.approx(t_rent)
+    kinds = {c["kind"]: c for c in result["rl_fleet"]["combinations"]}
+    assert kinds["own both"]["usd"] == pytest.approx(t_own + r_own)
+    assert kinds["rent both"]["usd"] == pytest.approx(t_rent + r_rent)
+    assert kinds["own trainers, rent rollouts"]["usd"] == pytest.approx(t_own + r_rent)
+    assert kinds["rent trainers, own rollouts"]["usd"] == pytest.approx(t_rent + r_own)
+    assert result["rl_fleet"]["cheapest"]["usd"] == pytest.approx(min(c["usd"] for c in kinds.values()))
+
+
+def _refused(client: Any, change: Any) -> dict[str, Any]:
+    spec = copy.deepcopy(MIXED)
+    change(spec)
+    response = _create(client, spec)
+    assert response.status_code == 400, response.json()
+    return response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        # The design rents its H100 trainers: the H200 pool must name its own offerings.
+        (lambda s: s["rl"]["rollout"].pop("cloud"), "spec.rl.rollout.cloud", "rollout pool's h200"),
+        # An offering of the trainers' part is not a price for the rollout's.
+        (
+            lambda s: s["rl"]["rollout"].update(cloud=[{"offering": "coreweave-8x-h100-node"}]),
+            "spec.rl.rollout.cloud.0.offering",
+            "choose an offering of h200",
+        ),
+        # B300 servers have no price in the catalog; the trainers' server price is not taken for them.
+        (
+            lambda s: (
+                s["costs"].update(on_prem={"server_usd": 400_000}),
+                s["rl"]["rollout"].update(accelerator="b300", cloud=[]),
+            ),
+            "spec.rl.rollout.on_prem.server_usd",
+            "no price for b300 servers",
+        ),
+        (lambda s: s["rl"].update(placement="colocated"), "spec.rl.placement", "disaggregated"),
+        (lambda s: s["rl"]["rollout"].update(accelerator="tpu-v9"), "spec.rl.rollout.accelerator", "tpu-v9"),
+        (lambda s: s["rl"]["rollout"].update(nodes=0), "spec.rl.rollout.nodes", "whole number"),
+    ],
+    ids=["no-rollout-offering", "trainer-offering", "no-rollout-server-price", "colocated", "unknown", "nodes"],
+)
+def test_a_mixed_fleet_without_a_price_of_its_own_is_refused_naming_the_field(
+    user_client: Any, catalog: Any, change: Any, field: str, reason: str
+) -> None:
+    fields = _refused(user_client, change)
+    assert field in fields, fields
+    assert reason in fields[field][0]
+
+
+def test_a_rollout_pool_of_the_trainers_part_takes_the_designs_offerings(user_client: Any, catalog: Any) -> None:
+    spec = copy.deepcopy(MIXED)
+    spec["rl"]["rollout"] = {"nodes": 1}
+    result = _evaluate(user_client, spec)
+    trainer, rollout = result["rl_fleet"]["pools"]
+    assert rollout["accelerator"] == "h100-sxm" and rollout["gpus"] == 8
+    rent = {o["key"]: o["usd"] for o in rollout["options"]}["coreweave-8x-h100-node:on_demand"]
+    assert rent == pytest.approx(rollout["effective_days"] * 24 * 1 * 49.24)
