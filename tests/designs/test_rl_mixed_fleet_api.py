@@ -143,3 +143,39 @@ def test_a_rollout_pool_of_the_trainers_part_takes_the_designs_offerings(user_cl
     assert rollout["accelerator"] == "h100-sxm" and rollout["gpus"] == 8
     rent = {o["key"]: o["usd"] for o in rollout["options"]}["coreweave-8x-h100-node:on_demand"]
     assert rent == pytest.approx(rollout["effective_days"] * 24 * 1 * 49.24)
+
+
+def test_the_design_page_and_the_spreadsheet_show_both_pools_with_their_parts(
+    user_client: Any, catalog: Any
+) -> None:
+    import io
+
+    import openpyxl
+    from django.test import Client
+
+    created = _create(user_client, MIXED)
+    design_id = created.json()["id"]
+    result = user_client.post(f"/api/v1/designs/{design_id}/evaluate/").json()
+    fleet = result["rl_fleet"]
+    page = Client()
+    page.force_login(user_client.user)
+    body = page.get(f"/designs/{design_id}/").content.decode()
+    assert 'id="rl-fleet-pools"' in body and 'id="rl-fleet-combinations"' in body
+    assert "16 rollout GPUs (h200) · 16 trainer GPUs (h100-sxm)" in body
+    assert 'data-pool="rollout" data-option="coreweave-8x-h200-node:on_demand"' in body
+    cheapest = fleet["cheapest"]
+    assert f"{cheapest['kind']} (cheapest)" in body
+
+    sheet = user_client.get(f"/api/v1/designs/{design_id}/export/?format=xlsx")
+    assert sheet.status_code == 200
+    rows = {
+        r[0]: r[1]
+        for r in openpyxl.load_workbook(io.BytesIO(sheet.content))["Summary"].iter_rows(values_only=True)
+    }
+    assert rows["RL: rollout pool"] == "16 × h200" and rows["RL: trainer pool"] == "16 × h100-sxm"
+    rollout = fleet["pools"][1]
+    assert rows["RL fleet: rollout pool GPU-hours (h200)"] == pytest.approx(rollout["gpu_hours"])
+    on_demand = {o["key"]: o["usd"] for o in rollout["options"]}["coreweave-8x-h200-node:on_demand"]
+    assert rows["RL fleet: rollout pool, coreweave-8x-h200-node:on_demand"] == pytest.approx(on_demand)
+    both = next(c for c in fleet["combinations"] if c["kind"] == "rent both")
+    assert rows[f"RL fleet: rent both ({both['trainer']} + {both['rollout']})"] == pytest.approx(both["usd"])
