@@ -198,9 +198,16 @@ def _rl_rows(evaluation: DesignEvaluation) -> list[Row]:
     if fleet is not None:
         for pool in fleet.pools:
             rows.append(
-                (f"RL fleet: {pool.pool} pool GPU-hours ({pool.accelerator})", pool.gpu_hours, "GPU-hours", INTEGER)
+                (
+                    f"RL fleet: {pool.pool} pool GPU-hours ({pool.accelerator})",
+                    pool.gpu_hours,
+                    "GPU-hours",
+                    INTEGER,
+                )
             )
-            rows += [(f"RL fleet: {pool.pool} pool, {o.key}", o.usd, "USD per run", USD) for o in pool.options]
+            rows += [
+                (f"RL fleet: {pool.pool} pool, {o.key}", o.usd, "USD per run", USD) for o in pool.options
+            ]
         rows += [
             (f"RL fleet: {k.kind} ({k.trainer} + {k.rollout})", k.usd, "USD per run", USD)
             for k in fleet.combinations

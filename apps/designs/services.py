@@ -123,7 +123,11 @@ def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
         raise UnknownReferenceError(
             f"unknown server type {pool['server_type']!r}", field="spec.rl.rollout.server_type"
         )
-    if (spec.get("costs") or {}).get("cloud") and "cloud" not in pool and part != spec["cluster"]["accelerator"]:
+    if (
+        (spec.get("costs") or {}).get("cloud")
+        and "cloud" not in pool
+        and part != spec["cluster"]["accelerator"]
+    ):
         raise InputError(
             f"the design rents its trainers ({spec['cluster']['accelerator']}); name the offerings that rent the "
             f"rollout pool's {part} (an empty list: owned only), as no {spec['cluster']['accelerator']} price is "
@@ -411,7 +415,12 @@ def evaluate_spec(
     if post_training is not None:
         result["rl"] = post_training
         fleet = _rl_fleet(
-            spec=spec, records=records, catalog=catalog, run=post_training, trainers=typed, freshness=freshness
+            spec=spec,
+            records=records,
+            catalog=catalog,
+            run=post_training,
+            trainers=typed,
+            freshness=freshness,
         )
         if fleet is not None:
             result["rl_fleet"] = fleet

@@ -32,7 +32,11 @@ MAX_GPUS_PER_NODE = 72  # an NVL72 rack as one node, the catalog's largest serve
 # The rollout pool's fields: what the RL engine reads (the part and the pool's size) and how the pool is
 # priced (read by the design spec's parser with the costs section's own rules, and by the cost engine).
 ROLLOUT_ENGINE_FIELDS = ("accelerator", "gpus_per_node", "nodes")
-ROLLOUT_PRICING_FIELDS = ("server_type", "on_prem", "cloud")  # the design spec's bound on workload.training.tokens, which the run's tokens become
+ROLLOUT_PRICING_FIELDS = (
+    "server_type",
+    "on_prem",
+    "cloud",
+)  # the design spec's bound on workload.training.tokens, which the run's tokens become
 
 # (kind, low, high, default); default None: required. Kinds: int, choice (high holds the choices), bool.
 FIELDS: Mapping[str, tuple[str, Any, Any, Any]] = {

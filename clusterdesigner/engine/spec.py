@@ -632,7 +632,8 @@ def rollout_pool_spec(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     part = pool.get("accelerator") or trainer["accelerator"]
     cluster = {
         "accelerator": part,
-        "gpus_per_node": pool.get("gpus_per_node") or trainer.get("gpus_per_node", defaults.GPUS_PER_NODE.value),
+        "gpus_per_node": pool.get("gpus_per_node")
+        or trainer.get("gpus_per_node", defaults.GPUS_PER_NODE.value),
         "nodes": pool["nodes"],
         "fabric": trainer["fabric"],
         **{k: trainer[k] for k in ("oversubscription",) if k in trainer},

@@ -125,7 +125,14 @@ def _refused(client: Any, change: Any) -> dict[str, Any]:
         (lambda s: s["rl"]["rollout"].update(accelerator="tpu-v9"), "spec.rl.rollout.accelerator", "tpu-v9"),
         (lambda s: s["rl"]["rollout"].update(nodes=0), "spec.rl.rollout.nodes", "whole number"),
     ],
-    ids=["no-rollout-offering", "trainer-offering", "no-rollout-server-price", "colocated", "unknown", "nodes"],
+    ids=[
+        "no-rollout-offering",
+        "trainer-offering",
+        "no-rollout-server-price",
+        "colocated",
+        "unknown",
+        "nodes",
+    ],
 )
 def test_a_mixed_fleet_without_a_price_of_its_own_is_refused_naming_the_field(
     user_client: Any, catalog: Any, change: Any, field: str, reason: str
@@ -135,7 +142,9 @@ def test_a_mixed_fleet_without_a_price_of_its_own_is_refused_naming_the_field(
     assert reason in fields[field][0]
 
 
-def test_a_rollout_pool_of_the_trainers_part_takes_the_designs_offerings(user_client: Any, catalog: Any) -> None:
+def test_a_rollout_pool_of_the_trainers_part_takes_the_designs_offerings(
+    user_client: Any, catalog: Any
+) -> None:
     spec = copy.deepcopy(MIXED)
     spec["rl"]["rollout"] = {"nodes": 1}
     result = _evaluate(user_client, spec)
