@@ -128,10 +128,10 @@ def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
         and "cloud" not in pool
         and part != spec["cluster"]["accelerator"]
     ):
+        trainers = spec["cluster"]["accelerator"]
         raise InputError(
-            f"the design rents its trainers ({spec['cluster']['accelerator']}); name the offerings that rent the "
-            f"rollout pool's {part} (an empty list: owned only), as no {spec['cluster']['accelerator']} price is "
-            f"taken for {part}",
+            f"the design rents its trainers ({trainers}); name the offerings that rent the rollout pool's "
+            f"{part} (an empty list: owned only), as no {trainers} price is taken for {part}",
             field="spec.rl.rollout.cloud",
         )
     for index, choice in enumerate(pool_spec["costs"]["cloud"] if "cloud" in pool else []):

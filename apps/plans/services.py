@@ -142,8 +142,8 @@ def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: i
 
 
 def _inline_rl_run(*, item: dict[str, Any], path: str, gpus_per_node: int) -> dict[str, Any]:
-    """An RL run given inline: ``rl`` a design spec's sections (``workload``, ``cluster``, ``rl``) evaluated by
-    the RL engine alone (no costs: the plan prices the capacity), its failure-free days; ``pool`` picks one
+    """An RL run given inline: ``rl`` a design spec's sections (``workload``, ``cluster``, ``rl``) evaluated
+    by the RL engine alone (no costs: the plan prices the capacity), its failure-free days; ``pool`` picks one
     pool of a mixed fleet as in ``_rl_pool_run``. GPU-hours: the chosen placement's (rl.RLPlacement), the
     pool's share for a pool."""
     from apps.catalog.selectors import engine_catalog
@@ -252,9 +252,10 @@ def _one_part(parts: list[tuple[int, str]], supply: Any, user: Any) -> None:
             user=user, design_id=ref["design_id"], number=number
         )
         if version is not None and version.spec["cluster"]["accelerator"] != first:
+            priced = version.spec["cluster"]["accelerator"]
             raise InputError(
-                f"design {version.name!r} prices {version.spec['cluster']['accelerator']}; the plan's RL runs are "
-                f"on {first}: take the prices of a design of {first}, or give them",
+                f"design {version.name!r} prices {priced}; the plan's RL runs are on {first}: take the "
+                f"prices of a design of {first}, or give them",
                 field="supply.from_design.design_id",
             )
 
