@@ -33,9 +33,9 @@ if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day infer
 HOURS_PER_DAY = 24.0
 
 
-def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
-    """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
-    user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
+def _visible_version(*, item: dict[str, Any], path: str, user: Any) -> Any:
+    """The saved design version ``item["design_id"]`` names (``design_version``, default current), if this
+    user may read it."""
     design_id = item.get("design_id")
     if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
         raise InputError("must be the id of a saved design", field=f"{path}design_id")
@@ -45,6 +45,13 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
     version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
     if version is None:  # no such design (or version) visible to this user; said without telling which
         raise InputError("no saved design with this id is visible to you", field=f"{path}design_id")
+    return version
+
+
+def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
+    """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
+    user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
+    version = _visible_version(item=item, path=path, user=user)
     cluster = version.spec.get("cluster") or {}
     if cluster.get("gpus_per_node") != gpus_per_node:
         raise InputError(
@@ -101,15 +108,7 @@ def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: i
     pool = item.get("pool")
     if pool not in POOLS:
         raise InputError(f"must be one of {', '.join(POOLS)}", field=f"{path}pool")
-    design_id = item.get("design_id")
-    if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
-        raise InputError("must be the id of a saved design", field=f"{path}design_id")
-    number = item.get("design_version")
-    if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
-        raise InputError("must be a version number", field=f"{path}design_version")
-    version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
-    if version is None:
-        raise InputError("no saved design with this id is visible to you", field=f"{path}design_id")
+    version = _visible_version(item=item, path=path, user=user)
     if (version.spec.get("rl") or {}).get("rollout") is None:
         raise InputError(
             f"design {version.name!r} has no rollout pool of its own (rl.rollout): leave pool out",

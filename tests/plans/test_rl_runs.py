@@ -14,26 +14,20 @@ from apps.designs.selectors import evaluation_read
 from apps.designs.services import design_create, design_evaluate
 from tests.designs.test_rl_api import SPEC_8B
 from tests.designs.test_rl_mixed_fleet_api import MIXED
+from tests.plans.test_api import SPEC
 
 URL = "/api/v1/capacity-plans/"
 pytestmark = pytest.mark.django_db
 
 
 def _plan(training: list[dict[str, Any]], offering: str) -> dict[str, Any]:
-    """12 months of 8-GPU nodes, rented on demand from a catalog offering (its newest price) or owned."""
+    """12 months of 8-GPU nodes, rented on demand from a catalog offering (its newest price) or owned at the
+    plan API test's owning costs."""
     return {
         "horizon_months": 12,
         "gpus_per_node": 8,
         "training": training,
-        "supply": {
-            "owned": {
-                "lead_time_months": 2,
-                "capex_usd_per_node": 336_883.91,
-                "fixed_usd_per_node_month": 9_539.32,
-                "usd_per_node_hour_used": 0.76986,
-            },
-            "on_demand": {"offering": offering},
-        },
+        "supply": {"owned": copy.deepcopy(SPEC["supply"]["owned"]), "on_demand": {"offering": offering}},
     }
 
 
