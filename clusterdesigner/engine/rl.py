@@ -22,7 +22,9 @@ the one given (no search: the pools are different hardware, not shares of one).
 
 from __future__ import annotations
 
+import json
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -402,14 +404,29 @@ def _pool(
     return part, workload.rollout.gpus_per_node or trainer_gpn, workload.rollout.nodes
 
 
+# Trainer layouts already searched, by request, part, fabric and pool size: a design's save estimates the
+# same RL run twice (checked, then evaluated) and the editor re-evaluates it as other fields change, so each
+# of its up to 1 + MAX_SPLITS pool sizes is searched once, not every time (the search is a pure function of
+# the request and the two catalog rows it reads). Bounded, least recently used dropped first.
+_SEARCHED: OrderedDict[str, LayoutEstimate | None] = OrderedDict()
+SEARCHED_MAX = 512
+
+
 def _trainer_row(setup: _Setup, nodes: int, cache: dict[int, LayoutEstimate | None]) -> LayoutEstimate | None:
     """The training engine's best layout for one update on ``nodes`` nodes (None: none fits)."""
     if nodes not in cache:
         req = {**setup.base, "cluster": {**setup.base["cluster"], "nodes": nodes}}
-        try:
-            cache[nodes] = training.estimate_result(req, **setup.catalog).chosen
-        except InfeasibleError:
-            cache[nodes] = None
+        key = json.dumps([req, repr(setup.accelerator), repr(setup.fabric)], sort_keys=True, default=repr)
+        if key in _SEARCHED:
+            _SEARCHED.move_to_end(key)
+        else:
+            try:
+                _SEARCHED[key] = training.estimate_result(req, **setup.catalog).chosen
+            except InfeasibleError:
+                _SEARCHED[key] = None
+            while len(_SEARCHED) > SEARCHED_MAX:
+                _SEARCHED.popitem(last=False)
+        cache[nodes] = _SEARCHED[key]
     return cache[nodes]
 
 

@@ -289,3 +289,29 @@ def test_a_rollout_pool_of_the_trainers_part_defaults_to_it() -> None:
     result = rl.estimate(_mixed({"nodes": 1}), accelerators=ACCELERATORS, fabrics=FABRICS)
     assert result.chosen.rollout_accelerator == result.chosen.trainer_accelerator == "h100-sxm"
     assert (result.chosen.rollout_gpus, result.chosen.trainer_gpus) == (8, 16)
+
+
+def test_a_pool_size_searched_once_is_not_searched_again_until_its_part_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    searched: list[int] = []
+    search = rl.training.estimate_result
+
+    def counting(request: Any, **catalog: Any) -> Any:
+        searched.append(request["cluster"]["nodes"])
+        return search(request, **catalog)
+
+    monkeypatch.setattr(rl.training, "estimate_result", counting)
+    monkeypatch.setattr(rl, "_SEARCHED", rl.OrderedDict())
+    request = _request("llama3-8b", 4, steps=123)
+    first = rl.estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    # Colocated on 4 nodes, then trainer pools of 3, 2 and 1 nodes beside rollout pools of 1, 2 and 3.
+    assert sorted(searched) == [1, 2, 3, 4]
+    again = rl.estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert again == first and len(searched) == 4
+    # A catalog edit to the part (more HBM) is another search.
+    bigger = {**ACCELERATORS, "h100-sxm": dataclasses.replace(H100_SXM, memory_gib=96)}
+    rl.estimate(request, accelerators=bigger, fabrics=FABRICS)
+    assert len(searched) == 8
