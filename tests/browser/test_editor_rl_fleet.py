@@ -79,7 +79,10 @@ def test_a_grpo_run_entered_in_the_editor_searches_both_placements_and_shows_day
     # Dollars: the options ranked by cost, each with a dollar figure, for the RL run's days.
     ranked = page.inner_text("#results-container #ranked-options")
     assert "$" in ranked
-    assert all(o["days"] == pytest.approx(o["days"]) for o in result["options"])
+    # ... priced for the RL run's days (not a pre-training estimate's), owning and renting alike.
+    assert result["costs"]["aws-p5-48xlarge"]["per_run"]["days"] == pytest.approx(chosen["days"])
+    assert {o["key"] for o in result["options"]} == {"own", "aws-p5-48xlarge:on_demand"}
+    assert all(o["run_cost_usd"] > 0 for o in result["options"])
     # The split chart plots colocated (0 rollout nodes) and every split tried, in days.
     traces = page.eval_on_selector(
         '#results-container [data-chart="chart-data-rl-split"]', "el => el.data.map(t => t.x.length)"
