@@ -59,11 +59,16 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
             f"the plan's nodes have {gpus_per_node}",
             field=f"{path}design_id",
         )
+    return version, _evaluation(version=version, path=path)
+
+
+def _evaluation(*, version: Any, path: str) -> Any:
+    """The design version's evaluation, or a 400 on ``design_id`` saying why it does not evaluate."""
     evaluation, problem = design_services.design_evaluate_or_problem(version=version)
     if evaluation is None:
         reason = problem["message"] if problem else "unknown"
         raise InputError(f"design {version.name!r} does not evaluate: {reason}", field=f"{path}design_id")
-    return version, evaluation
+    return evaluation
 
 
 def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
@@ -114,10 +119,7 @@ def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: i
             f"design {version.name!r} has no rollout pool of its own (rl.rollout): leave pool out",
             field=f"{path}pool",
         )
-    evaluation, problem = design_services.design_evaluate_or_problem(version=version)
-    if evaluation is None:
-        reason = problem["message"] if problem else "unknown"
-        raise InputError(f"design {version.name!r} does not evaluate: {reason}", field=f"{path}design_id")
+    evaluation = _evaluation(version=version, path=path)
     fleet = design_selectors.evaluation_read(result=evaluation.result).rl_fleet
     if fleet is None:
         raise InputError(f"design {version.name!r} prices no pool", field=f"{path}design_id")
