@@ -161,6 +161,7 @@ def summary_table(evaluation: DesignEvaluation) -> Table:
         *_figure_rows(evaluation, chosen),
         *_cheapest_rows(evaluation),
         *_serving_rows(evaluation.serving),
+        *_rl_rows(evaluation),
         *_flip_rows(evaluation),
         *_calibration_rows(evaluation),
     ]
@@ -184,6 +185,54 @@ def _calibration_rows(evaluation: DesignEvaluation) -> list[Row]:
         ("Calibration regime key", cal.regime, "", GENERAL),
         ("Error band source", cal.band_source, "", GENERAL),
     ]
+
+
+def _rl_rows(evaluation: DesignEvaluation) -> list[Row]:
+    """An RL design's run (engine/rl.py): the placement, each pool's part, GPUs and GPU-hours, the step by
+    part and the days; with a mixed fleet (engine/rl_fleet.py) each pool's run cost per option and the
+    cheapest of each kind of supply."""
+    run = evaluation.rl
+    if run is None:
+        return []
+    c = run.chosen
+    apart = c.placement == "disaggregated"
+    rows: list[Row] = [
+        ("RL: placement", f"{c.placement} ({c.mode})", "", GENERAL),
+        ("RL: rollout pool", f"{c.rollout_gpus} × {c.rollout_accelerator or ''}".strip(), "GPUs", GENERAL),
+        ("RL: trainer pool", f"{c.trainer_gpus} × {c.trainer_accelerator or ''}".strip(), "GPUs", GENERAL),
+        ("RL: step time", c.step.seconds, "s", DECIMAL),
+        ("RL: rollout per step", c.step.rollout_s, "s", DECIMAL),
+        ("RL: weight sync per step", c.step.weight_sync_s, "s", DECIMAL),
+        ("RL: training per step", c.step.train_s, "s", DECIMAL),
+        ("RL: offload per step", c.step.offload_s, "s", DECIMAL),
+        ("RL: weight-sync bytes", c.weight_sync_bytes, "bytes", INTEGER),
+        ("RL: days (failure-free)", c.days, "days", DAYS),
+        ("RL: GPU-hours", c.gpu_hours, "GPU-hours", INTEGER),
+    ]
+    if apart and c.rollout_gpu_hours is not None:
+        rows += [
+            ("RL: rollout pool GPU-hours", c.rollout_gpu_hours, "GPU-hours", INTEGER),
+            ("RL: trainer pool GPU-hours", c.trainer_gpu_hours, "GPU-hours", INTEGER),
+        ]
+    fleet = evaluation.rl_fleet
+    if fleet is not None:
+        for pool in fleet.pools:
+            rows.append(
+                (
+                    f"RL fleet: {pool.pool} pool GPU-hours ({pool.accelerator})",
+                    pool.gpu_hours,
+                    "GPU-hours",
+                    INTEGER,
+                )
+            )
+            rows += [
+                (f"RL fleet: {pool.pool} pool, {o.key}", o.usd, "USD per run", USD) for o in pool.options
+            ]
+        rows += [
+            (f"RL fleet: {k.kind} ({k.trainer} + {k.rollout})", k.usd, "USD per run", USD)
+            for k in fleet.combinations
+        ]
+    return rows
 
 
 FLIP_PREFIX = "Flip threshold at the API's inputs: "

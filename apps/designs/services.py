@@ -23,7 +23,7 @@ from apps.measurements.selectors import CalibrationKey, calibration_key_of_desig
 from apps.pricebook.resolve import Resolution, book_entries, explain, resolve_prices
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
-from clusterdesigner.engine import cost, rl, serving, training
+from clusterdesigner.engine import cost, rl, rl_fleet, serving, training
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CloudOption, CostResult, DesignOption, PerRun
@@ -102,7 +102,52 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
             cost.check_request(request, catalog, paths=_cost_paths(index, request))
         except EngineError as exc:
             raise InvalidInput({exc.field: [exc.message]}) from exc
+    try:
+        _check_rollout_pool(clean, catalog)
+    except EngineError as exc:
+        raise InvalidInput({exc.field: [exc.message]}) from exc
     return clean
+
+
+def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
+    """A rollout pool of its own (``rl.rollout``) names catalog rows that exist, rents only its own part, and
+    has a price of its own wherever the design compares one: a design that rents its trainers must name the
+    rollout pool's offerings when the pool is another part (a part's price is never another's); its owning
+    inputs pass the cost engine's checks, its server priced from its own part (EngineError naming
+    ``spec.rl.rollout.<field>`` otherwise)."""
+    pool_spec = design_spec.rollout_pool_spec(spec)
+    if pool_spec is None:
+        return
+    pool, part = spec["rl"]["rollout"], pool_spec["cluster"]["accelerator"]
+    if pool.get("server_type") and pool["server_type"] not in catalog.server_types:
+        raise UnknownReferenceError(
+            f"unknown server type {pool['server_type']!r}", field="spec.rl.rollout.server_type"
+        )
+    if (
+        (spec.get("costs") or {}).get("cloud")
+        and "cloud" not in pool
+        and part != spec["cluster"]["accelerator"]
+    ):
+        trainers = spec["cluster"]["accelerator"]
+        raise InputError(
+            f"the design rents its trainers ({trainers}); name the offerings that rent the rollout pool's "
+            f"{part} (an empty list: owned only), as no {trainers} price is taken for {part}",
+            field="spec.rl.rollout.cloud",
+        )
+    for index, choice in enumerate(pool_spec["costs"]["cloud"] if "cloud" in pool else []):
+        if choice["offering"] not in catalog.offerings:
+            raise UnknownReferenceError(
+                f"unknown offering {choice['offering']!r}", field=f"spec.rl.rollout.cloud.{index}.offering"
+            )
+        _check_offering(
+            index, choice, catalog.offerings[choice["offering"]], part, path="spec.rl.rollout.cloud"
+        )
+    for index, request in enumerate(cost_requests(pool_spec)):
+        cost.check_request(request, catalog, paths=_rollout_cost_paths(index, request))
+
+
+def _rollout_cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
+    return design_spec.rollout_cost_paths(index if (request.get("cloud") or {}).get("offering") else None)
 
 
 def _cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
@@ -180,14 +225,18 @@ def _check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
             )
 
 
-def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerator: str) -> None:
+def _check_offering(
+    index: int, choice: dict[str, Any], offering: Any, accelerator: str, path: str = "spec.costs.cloud"
+) -> None:
     """A cloud offering must rent the design's accelerator (B200 speed is not bought at H100 rates), and every
-    pricing model ticked must have a price: the catalog's, or a negotiated one in the spec."""
+    pricing model ticked must have a price: the catalog's, or a negotiated one in the spec. ``path``: the
+    list the choice is in (a rollout pool's: its own part)."""
     if offering.accelerator != accelerator:
         raise InputError(
-            f"{offering.instance_type} rents {offering.gpu_count} × {offering.accelerator}, not the design's "
+            f"{offering.instance_type} rents {offering.gpu_count} × {offering.accelerator}, not the "
+            f"{'rollout pool' if path != 'spec.costs.cloud' else 'design'}'s "
             f"{accelerator}; choose an offering of {accelerator}",
-            field=f"spec.costs.cloud.{index}.offering",
+            field=f"{path}.{index}.offering",
         )
     given = choice.get("usd_per_node_hour") or {}
     if "pricing_models" not in choice:  # omitted: every model with a price
@@ -200,7 +249,7 @@ def _check_offering(index: int, choice: dict[str, Any], offering: Any, accelerat
         raise InputError(
             f"{offering.instance_type} has no {names} price in the catalog; enter a negotiated price per "
             f"node-hour or untick it",
-            field=f"spec.costs.cloud.{index}.pricing_models",
+            field=f"{path}.{index}.pricing_models",
         )
 
 
@@ -375,7 +424,65 @@ def evaluate_spec(
         result["serving"] = estimate
     if post_training is not None:
         result["rl"] = post_training
+        fleet = _rl_fleet(
+            spec=spec,
+            records=records,
+            catalog=catalog,
+            run=post_training,
+            trainers=typed,
+            freshness=freshness,
+        )
+        if fleet is not None:
+            result["rl_fleet"] = fleet
     return result
+
+
+def _rl_fleet(
+    *,
+    spec: dict[str, Any],
+    records: dict[str, Any],
+    catalog: CatalogSpecs,
+    run: Mapping[str, Any],
+    trainers: Mapping[str, CostResult],
+    freshness: Freshness | None,
+) -> dict[str, Any] | None:
+    """A mixed fleet's run priced pool by pool (engine/rl_fleet.py): the trainer pool is the design's cluster
+    (its cost results, ``trainers``); the rollout pool is costed by the cost engine on its own part, server
+    and offerings (design_spec.rollout_pool_spec) for the RL estimate's days. None without a rollout pool."""
+    pool_spec = design_spec.rollout_pool_spec(spec)
+    if pool_spec is None:
+        return None
+    chosen = run["chosen"]
+    part = str(pool_spec["cluster"]["accelerator"])
+    resale = curves_from_records(records, accelerator=part)
+    rollouts: dict[str, CostResult] = {}
+    for index, request in enumerate(cost_requests(pool_spec)):
+        key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
+        priced = cost.tco(
+            {**request, "run": {"days": chosen["days"]}},
+            freshness=freshness,
+            resale=resale,
+            paths=_rollout_cost_paths(index, request),
+            **catalog.cost_kwargs(),
+        )
+        rollouts[key] = CostResult.from_json(priced)
+    cluster = spec["cluster"]
+    trainer = rl_fleet.pool_cost(
+        pool="trainer",
+        accelerator=str(cluster["accelerator"]),
+        nodes=int(cluster["nodes"]),
+        gpus_per_node=int(cluster["gpus_per_node"]),
+        costs=trainers,
+    )
+    rollout = rl_fleet.pool_cost(
+        pool="rollout",
+        accelerator=part,
+        nodes=int(pool_spec["cluster"]["nodes"]),
+        gpus_per_node=int(pool_spec["cluster"]["gpus_per_node"]),
+        costs=rollouts,
+    )
+    fleet = rl_fleet.fleet_cost(trainer=trainer, rollout=rollout)
+    return None if fleet is None else fleet.to_json()
 
 
 def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple[ResaleCurve, ...]:

@@ -17,7 +17,9 @@ A spec is a JSON object (README, "Interfaces", Designs):
     serving:     optional: a serving request (docs/serving-engine.md) without model, accelerator and
                  gpus_per_node, which are the design's; the evaluation's ``serving`` is its estimate.
     rl:          optional: an RL post-training run of the design's model (engine/rl_request.py); the
-                 evaluation's ``rl`` is its estimate and the costs price its days.
+                 evaluation's ``rl`` is its estimate and the costs price its days; ``rl.rollout`` a
+                 rollout pool of its own part (a mixed fleet), priced on its own server and offerings
+                 (the evaluation's ``rl_fleet``), the cluster then being the trainer pool.
 """
 
 from __future__ import annotations

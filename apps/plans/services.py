@@ -33,9 +33,9 @@ if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day infer
 HOURS_PER_DAY = 24.0
 
 
-def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
-    """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
-    user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
+def _visible_version(*, item: dict[str, Any], path: str, user: Any) -> Any:
+    """The saved design version ``item["design_id"]`` names (``design_version``, default current), if this
+    user may read it."""
     design_id = item.get("design_id")
     if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
         raise InputError("must be the id of a saved design", field=f"{path}design_id")
@@ -45,6 +45,13 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
     version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
     if version is None:  # no such design (or version) visible to this user; said without telling which
         raise InputError("no saved design with this id is visible to you", field=f"{path}design_id")
+    return version
+
+
+def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
+    """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
+    user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
+    version = _visible_version(item=item, path=path, user=user)
     cluster = version.spec.get("cluster") or {}
     if cluster.get("gpus_per_node") != gpus_per_node:
         raise InputError(
@@ -52,29 +59,206 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
             f"the plan's nodes have {gpus_per_node}",
             field=f"{path}design_id",
         )
+    return version, _evaluation(version=version, path=path)
+
+
+def _evaluation(*, version: Any, path: str) -> Any:
+    """The design version's evaluation, or a 400 on ``design_id`` saying why it does not evaluate."""
     evaluation, problem = design_services.design_evaluate_or_problem(version=version)
     if evaluation is None:
         reason = problem["message"] if problem else "unknown"
         raise InputError(f"design {version.name!r} does not evaluate: {reason}", field=f"{path}design_id")
-    return version, evaluation
+    return evaluation
 
 
 def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
     """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
-    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
+    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days. An RL design
+    (an ``rl`` section) runs for the RL estimate's days (its cost results price them, so its expected days
+    are the RL run's) on every GPU of the design, both pools of a disaggregated split; with a rollout pool of
+    its own (a mixed fleet) ``pool`` says which pool this plan holds (``_rl_pool_run``)."""
+    if item.get("pool") is not None:
+        return _rl_pool_run(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
     version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+    if (version.spec.get("rl") or {}).get("rollout") is not None:
+        raise InputError(
+            f"design {version.name!r} is a mixed RL fleet (two parts): plan its pools one at a time, "
+            'pool "trainer" or "rollout", each in a plan of its part',
+            field=f"{path}pool",
+        )
     days = design_selectors.evaluation_read(result=evaluation.result).expected_days
     if days is None:
         raise InputError(f"design {version.name!r} gives no days to train", field=f"{path}design_id")
     gpus = int(version.spec["cluster"]["nodes"]) * gpus_per_node
     run = {key: value for key, value in item.items() if key not in {"design_id", "design_version"}}
+    what = "RL run" if version.spec.get("rl") else "run"
     return {
         **run,
         "name": item.get("name") or version.name,
         "gpus": gpus,
         "gpu_hours": gpus * HOURS_PER_DAY * float(days),
-        "source": f"design {version.design_id} v{version.number}: {gpus} GPUs × 24 h × {float(days):.4g} d",
+        "source": f"design {version.design_id} v{version.number} ({what} on "
+        f"{version.spec['cluster']['accelerator']}): {gpus} GPUs × 24 h × {float(days):.4g} d",
     }
+
+
+POOLS = ("trainer", "rollout")
+
+
+def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+    """One pool of a mixed RL fleet (a design whose ``rl.rollout`` is a pool of its own) as a training run:
+    its GPUs and GPU-hours as the design's evaluation priced them (engine/rl_fleet.py: the pool's effective
+    days, with its own failures, × 24 × its GPUs). The plan is one node type, so it holds one pool: the
+    pool's node size must be the plan's."""
+    pool = item.get("pool")
+    if pool not in POOLS:
+        raise InputError(f"must be one of {', '.join(POOLS)}", field=f"{path}pool")
+    version = _visible_version(item=item, path=path, user=user)
+    if (version.spec.get("rl") or {}).get("rollout") is None:
+        raise InputError(
+            f"design {version.name!r} has no rollout pool of its own (rl.rollout): leave pool out",
+            field=f"{path}pool",
+        )
+    evaluation = _evaluation(version=version, path=path)
+    fleet = design_selectors.evaluation_read(result=evaluation.result).rl_fleet
+    if fleet is None:
+        raise InputError(f"design {version.name!r} prices no pool", field=f"{path}design_id")
+    chosen = next(p for p in fleet.pools if p.pool == pool)
+    if chosen.gpus // chosen.nodes != gpus_per_node:
+        raise InputError(
+            f"the {pool} pool of design {version.name!r} has {chosen.gpus // chosen.nodes} GPUs per node; "
+            f"the plan's nodes have {gpus_per_node}",
+            field=f"{path}pool",
+        )
+    run = {key: value for key, value in item.items() if key not in {"design_id", "design_version", "pool"}}
+    return {
+        **run,
+        "name": item.get("name") or f"{version.name} ({pool} pool, {chosen.accelerator})",
+        "gpus": chosen.gpus,
+        "gpu_hours": chosen.gpu_hours,
+        "source": f"design {version.design_id} v{version.number}, RL {pool} pool on {chosen.accelerator}: "
+        f"{chosen.gpus} GPUs × 24 h × {chosen.effective_days:.4g} d",
+        "accelerator": chosen.accelerator,
+    }
+
+
+def _inline_rl_run(*, item: dict[str, Any], path: str, gpus_per_node: int) -> dict[str, Any]:
+    """An RL run given inline: ``rl`` a design spec's sections (``workload``, ``cluster``, ``rl``) evaluated
+    by the RL engine alone (no costs: the plan prices the capacity), its failure-free days; ``pool`` picks one
+    pool of a mixed fleet as in ``_rl_pool_run``. GPU-hours: the chosen placement's (rl.RLPlacement), the
+    pool's share for a pool."""
+    from apps.catalog.selectors import engine_catalog
+    from clusterdesigner.engine import rl
+    from clusterdesigner.engine import spec as design_spec
+    from clusterdesigner.engine.spec_rules import SpecError
+
+    section = item["rl"]
+    if not isinstance(section, dict):
+        raise InputError("must be an object: a design spec's workload, cluster and rl", field=f"{path}rl")
+    try:
+        parsed = design_spec.parse_design_spec(design_spec.with_defaults(section))
+    except SpecError as exc:
+        refused = exc.fields()
+        # A refused rl section leaves the workload without the run's tokens: its own error comes first.
+        field = next((f for f in refused if f.startswith("spec.rl")), next(iter(refused)))
+        message = refused[field]
+        raise InputError(message[0], field=f"{path}rl.{field.removeprefix('spec.')}") from exc
+    request = design_spec.rl_request(dict(parsed.json))
+    if request is None:
+        raise InputError("is required: the RL run's section", field=f"{path}rl.rl")
+    paths = {"model": "workload.model", "training": "workload.training", "rl": "rl", "cluster": "cluster"}
+    try:
+        chosen = rl.estimate(request, **engine_catalog().training_kwargs()).chosen
+    except EngineError as exc:
+        head = exc.field.split(".")[0]
+        field = exc.field.replace(head, paths.get(head, head), 1) if exc.field else ""
+        raise type(exc)(exc.message, field=f"{path}rl.{field}".rstrip(".")) from exc
+    pool = item.get("pool")
+    mixed = parsed.rl is not None and parsed.rl.get("rollout") is not None
+    if mixed and pool not in POOLS:
+        raise InputError(f"a mixed fleet: one of {', '.join(POOLS)}", field=f"{path}pool")
+    if not mixed and pool is not None:
+        raise InputError(
+            "the run has no rollout pool of its own (rl.rollout): leave pool out", field=f"{path}pool"
+        )
+    cluster = parsed.json["cluster"]
+    if pool == "rollout":
+        gpn = (parsed.rl or {})["rollout"].get("gpus_per_node") or cluster["gpus_per_node"]
+        gpus, hours, part = chosen.rollout_gpus, chosen.rollout_gpu_hours, chosen.rollout_accelerator
+    elif pool == "trainer":
+        gpn = cluster["gpus_per_node"]
+        gpus, hours, part = chosen.trainer_gpus, chosen.trainer_gpu_hours, chosen.trainer_accelerator
+    else:
+        gpn, gpus, hours, part = (
+            cluster["gpus_per_node"],
+            cluster["nodes"] * cluster["gpus_per_node"],
+            chosen.gpu_hours,
+            chosen.trainer_accelerator,
+        )
+    if gpn != gpus_per_node:
+        raise InputError(
+            f"the run's {pool or 'cluster'} has {gpn} GPUs per node; the plan's nodes have {gpus_per_node}",
+            field=f"{path}pool" if pool else f"{path}rl.cluster.gpus_per_node",
+        )
+    run = {key: value for key, value in item.items() if key not in {"rl", "pool"}}
+    return {
+        **run,
+        "name": item.get("name") or f"RL {chosen.placement}" + (f" ({pool} pool, {part})" if pool else ""),
+        "gpus": gpus,
+        "gpu_hours": float(hours or 0.0),
+        "source": f"RL engine ({chosen.placement}, {part}{', ' + pool + ' pool' if pool else ''}): "
+        f"{gpus} GPUs × 24 h × {chosen.days:.4g} d failure-free",
+        "accelerator": part,
+    }
+
+
+def _training_runs(*, runs: list[Any], supply: Any, user: Any, gpus_per_node: Any) -> list[Any]:
+    """The plan's training runs: a saved design's (``design_id``), an inline RL run's (``rl``), or as given;
+    the RL runs' parts checked to be one (``_one_part``)."""
+    resolved: list[Any] = []
+    parts: list[tuple[int, str]] = []
+    for i, item in enumerate(runs):
+        path = f"training.{i}."
+        if isinstance(item, dict) and "design_id" in item:
+            run = _design_run(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+        elif isinstance(item, dict) and "rl" in item:
+            run = _inline_rl_run(item=item, path=path, gpus_per_node=gpus_per_node)
+        else:
+            resolved.append(item)
+            continue
+        if "accelerator" in run:
+            parts.append((i, run.pop("accelerator")))
+        resolved.append(run)
+    _one_part(parts, supply, user)
+    return resolved
+
+
+def _one_part(parts: list[tuple[int, str]], supply: Any, user: Any) -> None:
+    """A plan is one node type: the RL runs it holds (and a design whose prices it takes) are of one
+    accelerator, so that no part's demand is priced at another's rates."""
+    if not parts:
+        return
+    first = parts[0][1]
+    for index, part in parts[1:]:
+        if part != first:
+            raise InputError(
+                f"this run is on {part}, an earlier one on {first}: a plan is one node type; plan each "
+                "part's pool in a plan of its own",
+                field=f"training.{index}.pool",
+            )
+    ref = supply.get("from_design") if isinstance(supply, dict) else None
+    number = ref.get("design_version") if isinstance(ref, dict) else None
+    if isinstance(ref, dict) and isinstance(ref.get("design_id"), int) and isinstance(number, int | None):
+        version = design_selectors.design_version_get_visible(
+            user=user, design_id=ref["design_id"], number=number
+        )
+        if version is not None and version.spec["cluster"]["accelerator"] != first:
+            priced = version.spec["cluster"]["accelerator"]
+            raise InputError(
+                f"design {version.name!r} prices {priced}; the plan's RL runs are on {first}: take the "
+                f"prices of a design of {first}, or give them",
+                field="supply.from_design.design_id",
+            )
 
 
 ON_PREM_KEYS = (
@@ -474,12 +658,9 @@ def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
         resolved["supply"] = supply
         runs = spec.get("training") or []
         if isinstance(runs, list):
-            resolved["training"] = [
-                _design_run(item=item, path=f"training.{i}.", user=user, gpus_per_node=gpus_per_node)
-                if isinstance(item, dict) and "design_id" in item
-                else item
-                for i, item in enumerate(runs)
-            ]
+            resolved["training"] = _training_runs(
+                runs=runs, supply=spec.get("supply"), user=user, gpus_per_node=gpus_per_node
+            )
         loads = spec.get("inference") or []
         if isinstance(loads, list):
             resolved["inference"] = [

@@ -20,6 +20,7 @@ from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.json_object import JsonObject, omit, since
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.rl import RLResult
+from clusterdesigner.engine.rl_fleet import FleetCost
 from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.spec import CloudChoice, DesignSpec, SpecError, parse_design_spec
 from clusterdesigner.engine.tradeoffs import expected_days
@@ -101,6 +102,8 @@ class DesignEvaluation(JsonObject):
     price_freshness: Freshness | None = omit()
     serving: ServingResult | None = omit()
     rl: RLResult | None = omit()
+    # A mixed RL fleet's run cost pool by pool (engine/rl_fleet.py): only with a rollout pool of its own.
+    rl_fleet: FleetCost | None = omit()
     # Whether the owner's own calibration (issue 40) applied to the training estimate, its factor, runs and
     # the band's source; absent in a result stored before it, or computed outside the design service.
     calibration: CalibrationStatement | None = omit()

@@ -13,11 +13,18 @@ Placements: *colocated* (one pool alternates: step = rollout + sync + train + of
 states when the rollout needs their memory); *disaggregated* (a rollout pool of R nodes and a trainer pool of
 T nodes; synchronous: step = rollout + sync + train, each pool idle while the other works; asynchronous,
 off-policy by k ≥ 1 steps: step = max(rollout, train) + sync). ``estimate`` searches the split.
+
+A mixed fleet (``rl.rollout``): the rollout pool is its own ``rl.rollout.nodes`` nodes of its own part
+(``rl.rollout.accelerator``, default the trainer's) and the design's cluster is the trainer pool; the
+rollout is timed by the serving engine on the rollout part, the placement is disaggregated and the split is
+the one given (no search: the pools are different hardware, not shares of one).
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine import training
-from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.errors import InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
-from clusterdesigner.engine.json_object import JsonObject
+from clusterdesigner.engine.json_object import JsonObject, omit
 from clusterdesigner.engine.model import ModelShape
 from clusterdesigner.engine.rl_request import RLWorkload, parse_rl
 from clusterdesigner.engine.serving import (
@@ -88,7 +95,9 @@ ASSUMPTIONS: tuple[tuple[str, str], ...] = (
         "colocated: every GPU gathers the full weights over the scale-up link (verl FSDP "
         "sharding manager full_tensor); disaggregated: one NCCL broadcast from the trainer over one NIC "
         "(slime UpdateWeightFromDistributed); plus a per-512 MiB-bucket cost fitted on slime's 7 s for "
-        "Qwen3-30B-A3B",
+        "Qwen3-30B-A3B; a rollout pool of its own (mixed fleet) is reached over the design's scale-out "
+        "fabric, at the slower of the trainer's NIC and one fabric port per rollout GPU (the catalog "
+        "fabric row's port_gbps and collective_efficiency, with that row's source)",
     ),
     (
         "colocated memory",
@@ -151,6 +160,12 @@ class RLPlacement(JsonObject):
     weight_sync_bytes: float
     days: float
     gpu_hours: float
+    # Each pool's part (the same slug twice unless the fleet is mixed) and GPU-hours (colocated: one pool,
+    # the rollout's share 0); absent from results stored before mixed fleets.
+    rollout_accelerator: str | None = omit()
+    trainer_accelerator: str | None = omit()
+    rollout_gpu_hours: float | None = omit()
+    trainer_gpu_hours: float | None = omit()
 
 
 @dataclass(frozen=True)
@@ -309,6 +324,22 @@ class _Setup:
     base: Mapping[str, Any]
     catalog: Mapping[str, Any]
     factor: float = FRAMEWORK_FACTOR
+    # A rollout pool of its own (rl.rollout): its part, node size and nodes; None: the trainer's part and
+    # a share of the cluster's nodes.
+    pool: tuple[AcceleratorSpec, int, int] | None = None
+
+    @property
+    def rollout_part(self) -> tuple[AcceleratorSpec, int]:
+        """The rollout's accelerator and GPUs per node."""
+        return (self.pool[0], self.pool[1]) if self.pool else (self.accelerator, self.gpus_per_node)
+
+    @property
+    def sync_nic_gbps(self) -> float:
+        """The link a disaggregated broadcast crosses: the trainer's NIC per GPU, or with a rollout pool of
+        its own the slower of it and the rollout side's (one NIC per GPU at the design fabric's port rate,
+        ``port_gbps`` of the catalog's fabric row and its source): both pools hang off the design's
+        fabric."""
+        return min(self.nic_gbps, self.fabric.port_gbps) if self.pool else self.nic_gbps
 
     @property
     def sync_bytes(self) -> float:
@@ -341,6 +372,9 @@ def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any], factor: float
     base = training_request(request, workload)
     problem = training.parse_problem(base, **catalog)
     cluster = problem.cluster
+    pool = None
+    if workload.rollout is not None:
+        pool = _pool(workload, catalog, cluster.accelerator, cluster.gpus_per_node)
     return _Setup(
         workload=workload,
         model=problem.model,
@@ -352,17 +386,47 @@ def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any], factor: float
         base=base,
         catalog=catalog,
         factor=factor,
+        pool=pool,
     )
+
+
+def _pool(
+    workload: RLWorkload, catalog: Mapping[str, Any], trainer: AcceleratorSpec, trainer_gpn: int
+) -> tuple[AcceleratorSpec, int, int]:
+    """The rollout pool's part (the catalog's row; default the trainer's), node size and nodes."""
+    assert workload.rollout is not None
+    slug = workload.rollout.accelerator
+    part = trainer
+    if slug is not None:
+        part = catalog["accelerators"].get(slug)
+        if part is None:
+            raise UnknownReferenceError(f"unknown accelerator {slug!r}", field="rl.rollout.accelerator")
+    return part, workload.rollout.gpus_per_node or trainer_gpn, workload.rollout.nodes
+
+
+# Trainer layouts already searched, by request, part, fabric and pool size: a design's save estimates the
+# same RL run twice (checked, then evaluated) and the editor re-evaluates it as other fields change, so each
+# of its up to 1 + MAX_SPLITS pool sizes is searched once, not every time (the search is a pure function of
+# the request and the two catalog rows it reads). Bounded, least recently used dropped first.
+_SEARCHED: OrderedDict[str, LayoutEstimate | None] = OrderedDict()
+SEARCHED_MAX = 512
 
 
 def _trainer_row(setup: _Setup, nodes: int, cache: dict[int, LayoutEstimate | None]) -> LayoutEstimate | None:
     """The training engine's best layout for one update on ``nodes`` nodes (None: none fits)."""
     if nodes not in cache:
         req = {**setup.base, "cluster": {**setup.base["cluster"], "nodes": nodes}}
-        try:
-            cache[nodes] = training.estimate_result(req, **setup.catalog).chosen
-        except InfeasibleError:
-            cache[nodes] = None
+        key = json.dumps([req, repr(setup.accelerator), repr(setup.fabric)], sort_keys=True, default=repr)
+        if key in _SEARCHED:
+            _SEARCHED.move_to_end(key)
+        else:
+            try:
+                _SEARCHED[key] = training.estimate_result(req, **setup.catalog).chosen
+            except InfeasibleError:
+                _SEARCHED[key] = None
+            while len(_SEARCHED) > SEARCHED_MAX:
+                _SEARCHED.popitem(last=False)
+        cache[nodes] = _SEARCHED[key]
     return cache[nodes]
 
 
@@ -372,6 +436,7 @@ def _placement(
     rollout, train, step = parts
     total = gpus[0] + gpus[1] if placement == "disaggregated" else gpus[0]
     seconds = setup.workload.steps * step.seconds
+    apart = placement == "disaggregated"
     return RLPlacement(
         placement=placement,
         mode=setup.workload.mode if placement == "disaggregated" else "sync",
@@ -383,6 +448,10 @@ def _placement(
         weight_sync_bytes=setup.sync_bytes,
         days=seconds / 86_400.0,
         gpu_hours=seconds * total / 3600.0,
+        rollout_accelerator=setup.rollout_part[0].slug,
+        trainer_accelerator=setup.accelerator.slug,
+        rollout_gpu_hours=seconds * gpus[0] / 3600.0 if apart else 0.0,
+        trainer_gpu_hours=seconds * gpus[1] / 3600.0,
     )
 
 
@@ -432,20 +501,23 @@ def colocated(setup: _Setup, cache: dict[int, LayoutEstimate | None]) -> RLPlace
 def disaggregated(
     setup: _Setup, rollout_nodes: int, cache: dict[int, LayoutEstimate | None]
 ) -> RLPlacement | None:
-    """A rollout pool of ``rollout_nodes`` nodes and a trainer pool of the rest; None when either side fits
-    nothing."""
-    row = _trainer_row(setup, setup.nodes - rollout_nodes, cache)
+    """A rollout pool of ``rollout_nodes`` nodes and a trainer pool of the rest (with a rollout pool of its
+    own: the rollout part's ``rollout_nodes`` nodes and the whole cluster as trainers); None when either side
+    fits nothing."""
+    trainer_nodes = setup.nodes if setup.pool else setup.nodes - rollout_nodes
+    row = _trainer_row(setup, trainer_nodes, cache)
     if row is None:
         return None
-    inp = serving_input(setup.workload, setup.model, setup.accelerator, setup.gpus_per_node)
-    rollout = rollout_time(inp, setup.workload, gpus=rollout_nodes * setup.gpus_per_node, factor=setup.factor)
+    part, gpn = setup.rollout_part
+    inp = serving_input(setup.workload, setup.model, part, gpn)
+    rollout = rollout_time(inp, setup.workload, gpus=rollout_nodes * gpn, factor=setup.factor)
     if rollout is None:
         return None
     sync = weight_sync_s(
         sync_bytes=setup.sync_bytes,
         colocated=False,
         accelerator=setup.accelerator,
-        nic_gbps=setup.nic_gbps,
+        nic_gbps=setup.sync_nic_gbps,
         fabric_efficiency=setup.fabric.collective_efficiency,
         trainer_pp=row.parallelism.pp,
     )
@@ -457,7 +529,7 @@ def disaggregated(
         sync_s=sync,
         train_s=train.seconds,
     )
-    gpus = (rollout_nodes * setup.gpus_per_node, (setup.nodes - rollout_nodes) * setup.gpus_per_node)
+    gpus = (rollout_nodes * gpn, trainer_nodes * setup.gpus_per_node)
     return _placement(setup, "disaggregated", gpus, (rollout, train, step))
 
 
@@ -501,11 +573,16 @@ def estimate(
     cache: dict[int, LayoutEstimate | None] = {}
     found: list[RLPlacement] = []
     splits: list[SplitPoint] = []
-    if wl.placement in ("search", "colocated") and wl.mode == "sync":
+    if setup.pool is not None:
+        # A rollout pool of its own: the one split given (engine/rl_request.py refuses colocated).
+        option = disaggregated(setup, setup.pool[2], cache)
+        splits.append(SplitPoint(setup.pool[2], setup.nodes, None if option is None else option.days))
+        found += [option] if option is not None else []
+    elif wl.placement in ("search", "colocated") and wl.mode == "sync":
         co = colocated(setup, cache)
         splits.append(SplitPoint(0, setup.nodes, None if co is None else co.days))
         found += [co] if co is not None else []
-    if wl.placement in ("search", "disaggregated"):
+    if setup.pool is None and wl.placement in ("search", "disaggregated"):
         if setup.nodes < 2:
             raise InputError("disaggregated pools need at least 2 nodes (one each)", field="cluster.nodes")
         for r in split_candidates(setup.nodes):
@@ -515,7 +592,9 @@ def estimate(
     if not found:
         raise InfeasibleError(
             f"no placement of {setup.model.name or 'the policy'} fits on {setup.nodes} nodes of "
-            f"{setup.accelerator.name}: add nodes",
+            f"{setup.accelerator.name}"
+            + (f" and {setup.pool[2]} rollout nodes of {setup.pool[0].name}" if setup.pool else "")
+            + ": add nodes",
             field="cluster.nodes",
         )
     chosen = _pick(found)

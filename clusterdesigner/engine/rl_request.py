@@ -6,6 +6,10 @@ prompt (the GRPO group), the prompt length and the response length's mean and ta
 holds a synchronous step), the number of steps, the algorithm (GRPO: no critic; PPO: a critic), whether a
 reference and a learned reward model run, synchronous or asynchronous operation (off-policy by k steps), and
 the placement (colocated, disaggregated, or searched).
+
+A mixed fleet (``rollout``): the rollout engines run on a pool of their own, on another accelerator (an
+inference-oriented part) and priced on their own server type and cloud offerings; the design's cluster is
+then the trainer pool alone, and the placement is disaggregated (two parts cannot alternate on one GPU).
 """
 
 from __future__ import annotations
@@ -22,7 +26,17 @@ PLACEMENTS = ("search", "colocated", "disaggregated")
 ROLLOUT_PRECISIONS = ("bf16", "fp8")
 MAX_TOKENS = 1_000_000
 MAX_SAMPLES_PER_STEP = 10_000_000
-MAX_RUN_TOKENS = 1e16  # the design spec's bound on workload.training.tokens, which the run's tokens become
+MAX_RUN_TOKENS = 1e16
+MAX_POOL_NODES = 100_000
+MAX_GPUS_PER_NODE = 72  # an NVL72 rack as one node, the catalog's largest server type
+# The rollout pool's fields: what the RL engine reads (the part and the pool's size) and how the pool is
+# priced (read by the design spec's parser with the costs section's own rules, and by the cost engine).
+ROLLOUT_ENGINE_FIELDS = ("accelerator", "gpus_per_node", "nodes")
+ROLLOUT_PRICING_FIELDS = (
+    "server_type",
+    "on_prem",
+    "cloud",
+)  # the design spec's bound on workload.training.tokens, which the run's tokens become
 
 # (kind, low, high, default); default None: required. Kinds: int, choice (high holds the choices), bool.
 FIELDS: Mapping[str, tuple[str, Any, Any, Any]] = {
@@ -40,6 +54,28 @@ FIELDS: Mapping[str, tuple[str, Any, Any, Any]] = {
     "placement": ("choice", None, PLACEMENTS, "search"),
     "rollout_precision": ("choice", None, ROLLOUT_PRECISIONS, "bf16"),
 }
+SECTION_FIELDS = (*FIELDS, "rollout")
+
+
+@dataclass(frozen=True)
+class RolloutPool:
+    """A rollout pool of its own (a mixed fleet): ``nodes`` nodes of ``accelerator`` (None: the trainer's)
+    with ``gpus_per_node`` GPUs (None: the trainer's). ``server_type``, ``on_prem`` and ``cloud`` price it
+    (its owned server and its cloud offerings, as the design's ``cluster.server_type``, ``costs.on_prem``
+    and ``costs.cloud`` price the trainers); they are carried here, not read by the RL engine."""
+
+    nodes: int
+    accelerator: str | None = None
+    gpus_per_node: int | None = None
+    server_type: str | None = None
+    on_prem: Mapping[str, Any] | None = None
+    cloud: tuple[Mapping[str, Any], ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {key: value for key, value in asdict(self).items() if value is not None}
+        if self.cloud is not None:
+            out["cloud"] = [dict(choice) for choice in self.cloud]
+        return out
 
 
 @dataclass(frozen=True)
@@ -62,6 +98,7 @@ class RLWorkload:
     off_policy_steps: int = 0
     placement: str = "search"
     rollout_precision: str = "bf16"
+    rollout: RolloutPool | None = None
 
     @property
     def samples_per_step(self) -> int:
@@ -89,7 +126,56 @@ class RLWorkload:
         return self.algorithm == "ppo"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("rollout")
+        if self.rollout is not None:
+            out["rollout"] = self.rollout.to_json()
+        return out
+
+
+def _whole(value: Any, low: int, high: int, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"must be a whole number from {low:,} to {high:,}", field=field)
+    return value
+
+
+def parse_rollout(section: Any, *, path: str = "rl.rollout") -> RolloutPool:
+    """The rollout pool of a mixed fleet: ``nodes`` required, ``accelerator`` a catalog slug (checked against
+    the catalog by the engine), ``gpus_per_node``; the pricing fields are objects here (their contents are
+    the costs section's to check)."""
+    if not isinstance(section, Mapping):
+        raise InputError("must be an object", field=path)
+    known = (*ROLLOUT_ENGINE_FIELDS, *ROLLOUT_PRICING_FIELDS)
+    unknown = sorted(set(section) - set(known))
+    if unknown:
+        raise InputError(f"unknown field; known: {', '.join(known)}", field=f"{path}.{unknown[0]}")
+    if "nodes" not in section:
+        raise InputError("This field is required.", field=f"{path}.nodes")
+    nodes = _whole(section["nodes"], 1, MAX_POOL_NODES, f"{path}.nodes")
+    gpn = section.get("gpus_per_node")
+    if gpn is not None:
+        gpn = _whole(gpn, 1, MAX_GPUS_PER_NODE, f"{path}.gpus_per_node")
+    for key in ("accelerator", "server_type"):
+        value = section.get(key)
+        if value is not None and (not isinstance(value, str) or not value or len(value) > 100):
+            raise InputError("must be a catalog slug", field=f"{path}.{key}")
+    if section.get("on_prem") is not None and not isinstance(section["on_prem"], Mapping):
+        raise InputError("must be an object", field=f"{path}.on_prem")
+    cloud = section.get("cloud")
+    if cloud is not None:
+        if not isinstance(cloud, list):
+            raise InputError("must be a list", field=f"{path}.cloud")
+        for index, choice in enumerate(cloud):
+            if not isinstance(choice, Mapping):
+                raise InputError("must be an object", field=f"{path}.cloud.{index}")
+    return RolloutPool(
+        nodes=nodes,
+        accelerator=section.get("accelerator"),
+        gpus_per_node=gpn,
+        server_type=section.get("server_type"),
+        on_prem=dict(section["on_prem"]) if section.get("on_prem") is not None else None,
+        cloud=None if cloud is None else tuple(dict(c) for c in cloud),
+    )
 
 
 def _value(section: Mapping[str, Any], key: str, path: str) -> Any:
@@ -119,9 +205,9 @@ def parse_rl(section: Any, *, path: str = "rl") -> RLWorkload:
     every error names ``<path>.<field>``."""
     if not isinstance(section, Mapping):
         raise InputError("must be an object", field=path)
-    unknown = sorted(set(section) - set(FIELDS))
+    unknown = sorted(set(section) - set(SECTION_FIELDS))
     if unknown:
-        raise InputError(f"unknown field; known: {', '.join(FIELDS)}", field=f"{path}.{unknown[0]}")
+        raise InputError(f"unknown field; known: {', '.join(SECTION_FIELDS)}", field=f"{path}.{unknown[0]}")
     values = {key: _value(section, key, path) for key in FIELDS if key != "off_policy_steps"}
     mode = values["mode"]
     k = section.get("off_policy_steps", 1 if mode == "async" else 0)
@@ -146,7 +232,16 @@ def parse_rl(section: Any, *, path: str = "rl") -> RLWorkload:
             f"prompts_per_step × group_size must be at most {MAX_SAMPLES_PER_STEP:,}",
             field=f"{path}.group_size",
         )
-    workload = RLWorkload(off_policy_steps=int(k), **values)
+    pool = None
+    if section.get("rollout") is not None:
+        pool = parse_rollout(section["rollout"], path=f"{path}.rollout")
+        if values["placement"] == "colocated":
+            raise InputError(
+                "a rollout pool of its own (rl.rollout) is disaggregated: the two pools are separate GPUs; "
+                "choose disaggregated (or search), or remove rl.rollout",
+                field=f"{path}.placement",
+            )
+    workload = RLWorkload(off_policy_steps=int(k), rollout=pool, **values)
     if workload.steps * workload.train_tokens_per_step > MAX_RUN_TOKENS:
         raise InputError(
             f"steps × prompts × group × (prompt + mean response) tokens must be at most {MAX_RUN_TOKENS:.0e}",

@@ -353,10 +353,19 @@ def parse_rl_section(data: Any) -> dict[str, Any]:
     """An RL post-training workload (engine/rl_request.py): checked here, so a refused field names
     ``spec.rl.<field>``; the clean section holds every field with its default."""
     try:
-        return parse_rl(data).to_json()
+        clean = parse_rl(data).to_json()
     except EngineError as exc:
         key = exc.field.removeprefix("rl").removeprefix(".") or NON_FIELD
         raise SpecError({key: [exc.message]}, prefix="") from exc
+    pool = clean.get("rollout")
+    if pool is not None and "cloud" in pool:
+        # The rollout pool's cloud choices are read by the costs section's rules (offering, pricing models,
+        # negotiated prices); its owning numbers by the cost engine (check_request), as the design's are.
+        try:
+            pool["cloud"] = _cloud(pool["cloud"])
+        except SpecError as exc:
+            raise SpecError({"rollout": {"cloud": exc.errors}}, prefix="") from exc
+    return clean
 
 
 _PLACEHOLDER = {"tokens": 1e3, "global_batch_seqs": 1}
@@ -604,6 +613,42 @@ def rl_request(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     return {**request, "rl": spec["rl"]}
 
 
+# Owning inputs that price one part's servers: a rollout pool of its own never takes the trainers' (its
+# server price and node power are its part's: the catalog's, or rl.rollout.on_prem's).
+PART_ON_PREM = ("server_usd", "server_usd_per_gpu", "node_power_kw")
+
+
+def rollout_pool_spec(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The spec a rollout pool of its own (``rl.rollout``) is priced with: the design's spec with the pool's
+    cluster (its part, node size and nodes on the design's fabric; its server type), its owning inputs (the
+    design's shared ones, without the trainers' server price and node power, and the pool's own given), and
+    its cloud choices (the pool's; absent, the design's when the part is the trainers', else none); no
+    storage (the rollout engines write no checkpoints). None without a rollout pool."""
+    run = spec.get("rl")
+    pool = run.get("rollout") if isinstance(run, Mapping) else None
+    if not isinstance(pool, Mapping):
+        return None
+    trainer = spec["cluster"]
+    part = pool.get("accelerator") or trainer["accelerator"]
+    cluster = {
+        "accelerator": part,
+        "gpus_per_node": pool.get("gpus_per_node")
+        or trainer.get("gpus_per_node", defaults.GPUS_PER_NODE.value),
+        "nodes": pool["nodes"],
+        "fabric": trainer["fabric"],
+        **{k: trainer[k] for k in ("oversubscription",) if k in trainer},
+        **({"server_type": pool["server_type"]} if pool.get("server_type") else {}),
+    }
+    costs = dict(spec.get("costs") or {})
+    shared = {k: v for k, v in (costs.get("on_prem") or {}).items() if k not in PART_ON_PREM}
+    costs["on_prem"] = {**shared, **(pool.get("on_prem") or {})}
+    if "cloud" in pool:
+        costs["cloud"] = list(pool["cloud"])
+    elif part != trainer["accelerator"]:
+        costs["cloud"] = []
+    return {**spec, "cluster": cluster, "costs": costs}
+
+
 def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One cost-engine request per cloud offering compared; when none is chosen, one that prices no cloud
     option (``cloud.pricing_models`` empty), so that owning is never compared with an offering the user did
@@ -646,6 +691,25 @@ RL_PATHS = FieldPaths(
 SERVING_PATHS = FieldPaths(
     {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
 )
+
+
+def rollout_cost_paths(cloud_index: int | None) -> FieldPaths:
+    """The paths of a rollout pool's cost request (:func:`rollout_pool_spec`): its cloud part is the pool's
+    cloud choice ``cloud_index``, its owning inputs the pool's ``on_prem`` (the design's shared ones are
+    checked as the design's), its cluster the pool."""
+    base = cost_paths(None)
+    cloud = "spec.rl.rollout.cloud" if cloud_index is None else f"spec.rl.rollout.cloud.{cloud_index}"
+    return FieldPaths(
+        {
+            **base.prefixes,
+            "cloud": cloud,
+            "on_prem": "spec.rl.rollout.on_prem",
+            "cluster.server_type": "spec.rl.rollout.server_type",
+            "cluster.accelerator": "spec.rl.rollout.accelerator",
+            "cluster.gpus_per_node": "spec.rl.rollout.gpus_per_node",
+            "cluster.nodes": "spec.rl.rollout.nodes",
+        }
+    )
 
 
 def cost_paths(cloud_index: int | None) -> FieldPaths:

@@ -287,6 +287,30 @@
       // The selects show the stored (or default) choice, so only a number given makes a section.
       if (!el || el.tagName !== "SELECT") rlShown += 1;
     });
+    // The rollout pool of its own (a mixed fleet): its nodes make one; the other fields over what it held.
+    var pool = Object.assign({}, rl.rollout || {});
+    var poolNodes = number("spec.rl.rollout.nodes");
+    if (poolNodes === undefined || poolNodes === "") {
+      delete rl.rollout;
+    } else if (field("spec.rl.rollout.nodes")) {
+      pool.nodes = poolNodes;
+      var part = text("spec.rl.rollout.accelerator");
+      if (part) pool.accelerator = part; else delete pool.accelerator;
+      var poolGpn = number("spec.rl.rollout.gpus_per_node");
+      if (poolGpn === undefined || poolGpn === "") delete pool.gpus_per_node; else pool.gpus_per_node = poolGpn;
+      var server = number("spec.rl.rollout.on_prem.server_usd");
+      pool.on_prem = Object.assign({}, pool.on_prem || {});
+      if (server === undefined || server === "") delete pool.on_prem.server_usd; else pool.on_prem.server_usd = server;
+      if (!Object.keys(pool.on_prem).length) delete pool.on_prem;
+      var offer = text("spec.rl.rollout.cloud.0.offering");
+      if (offer === "none") pool.cloud = [];
+      else if (offer) {
+        var first = (pool.cloud || [])[0];
+        pool.cloud = [first && first.offering === offer ? first : { offering: offer }].concat((pool.cloud || []).slice(1));
+      }
+      else delete pool.cloud;
+      rl.rollout = pool;
+    }
     if (rl.mode === "async" && rl.off_policy_steps === undefined) rl.off_policy_steps = 1;
     if (rl.mode !== "async") delete rl.off_policy_steps;
     if (rlShown) spec.rl = rl; else delete spec.rl;

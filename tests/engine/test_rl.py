@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clusterdesigner.engine import rl
-from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.errors import InputError, UnknownReferenceError
 from clusterdesigner.engine.rl_request import parse_rl
 from tests.engine.specs import ACCELERATORS, FABRICS, H100_SXM
 
@@ -224,3 +224,94 @@ def test_a_tie_goes_to_colocated() -> None:
 
     assert rl._pick([option("disaggregated", 1.0), option("colocated", 1.0005)]).placement == "colocated"
     assert rl._pick([option("disaggregated", 1.0), option("colocated", 1.01)]).placement == "disaggregated"
+
+
+# --- mixed fleets: a rollout pool of its own part -----------------------------------------------------------
+
+
+def _mixed(rollout: dict[str, Any], **rl_fields: Any) -> dict[str, Any]:
+    request = _request("llama3-8b", 2, **rl_fields)
+    # The trainers' NICs are 800 Gb/s per GPU, faster than the fabric's 400 Gb/s ports the rollout GPUs
+    # hang off: the broadcast runs at the slower end.
+    request["cluster"]["scaleout_gbps_per_gpu"] = 800.0
+    request["rl"]["rollout"] = rollout
+    return request
+
+
+def test_mixed_fleet_times_the_rollout_on_its_own_part_and_syncs_over_the_fabric_by_hand() -> None:
+    result = rl.estimate(
+        _mixed({"accelerator": "a100-80gb", "nodes": 2}), accelerators=ACCELERATORS, fabrics=FABRICS
+    )
+    chosen = result.chosen
+    assert chosen.placement == "disaggregated"
+    assert (chosen.rollout_accelerator, chosen.trainer_accelerator) == ("a100-80gb", "h100-sxm")
+    assert (chosen.rollout_gpus, chosen.trainer_gpus) == (16, 16)
+    # The one split given, not searched: 2 rollout nodes beside the design's 2 trainer nodes.
+    assert [(s.rollout_nodes, s.trainer_nodes) for s in result.splits] == [(2, 2)]
+    # Rollout timed by the serving engine on 16 A100-80GB (not on the trainers' H100).
+    wl = parse_rl(RL_8B)
+    model = rl.training.parse_problem(
+        rl.training_request(_request("llama3-8b", 2), wl), accelerators=ACCELERATORS, fabrics=FABRICS
+    ).model
+    a100 = rl.rollout_time(
+        rl.serving_input(wl, model, ACCELERATORS["a100-80gb"], 8), wl, gpus=16, factor=rl.FRAMEWORK_FACTOR
+    )
+    h100 = rl.rollout_time(rl.serving_input(wl, model, H100_SXM, 8), wl, gpus=16, factor=rl.FRAMEWORK_FACTOR)
+    assert a100 is not None and h100 is not None
+    assert chosen.rollout.seconds == pytest.approx(a100.seconds) and a100.seconds > h100.seconds
+    # Weight sync, by hand: Llama 3 8B, 8,030,261,248 params × 2 bytes = 16,060,522,496 bytes, from the
+    # trainer's single pipeline stage (layout "pp 1"), over min(800, 400) = 400 Gb/s at the fabric's
+    # collective efficiency 0.96: 16,060,522,496 × 8 / (400e9 × 0.96) = 0.334594 s; plus 30 buckets of
+    # 512 MiB × 0.0602132 s = 1.806396 s. Total 2.140990 s.
+    assert "pp 1" in chosen.train.layout
+    assert chosen.weight_sync_bytes == 16_060_522_496
+    assert chosen.step.weight_sync_s == pytest.approx(0.334594 + 1.806396, rel=1e-5)
+    # Each pool's GPU-hours: 500 steps × the step's seconds × 16 GPUs / 3600, the pools' sum the run's.
+    hours = 500 * chosen.step.seconds * 16 / 3600
+    assert chosen.rollout_gpu_hours == pytest.approx(hours)
+    assert chosen.trainer_gpu_hours == pytest.approx(hours)
+    assert chosen.gpu_hours == pytest.approx(2 * hours)
+
+
+def test_mixed_fleet_refuses_colocated_and_an_unknown_rollout_part() -> None:
+    with pytest.raises(InputError) as colocated:
+        parse_rl({**RL_8B, "placement": "colocated", "rollout": {"nodes": 1}})
+    assert colocated.value.field == "rl.placement"
+    with pytest.raises(InputError) as missing:
+        parse_rl({**RL_8B, "rollout": {"accelerator": "a100-80gb"}})
+    assert missing.value.field == "rl.rollout.nodes"
+    with pytest.raises(UnknownReferenceError) as unknown:
+        rl.estimate(_mixed({"accelerator": "tpu-v9", "nodes": 1}), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert unknown.value.field == "rl.rollout.accelerator"
+
+
+def test_a_rollout_pool_of_the_trainers_part_defaults_to_it() -> None:
+    result = rl.estimate(_mixed({"nodes": 1}), accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert result.chosen.rollout_accelerator == result.chosen.trainer_accelerator == "h100-sxm"
+    assert (result.chosen.rollout_gpus, result.chosen.trainer_gpus) == (8, 16)
+
+
+def test_a_pool_size_searched_once_is_not_searched_again_until_its_part_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    searched: list[int] = []
+    search = rl.training.estimate_result
+
+    def counting(request: Any, **catalog: Any) -> Any:
+        searched.append(request["cluster"]["nodes"])
+        return search(request, **catalog)
+
+    monkeypatch.setattr(rl.training, "estimate_result", counting)
+    monkeypatch.setattr(rl, "_SEARCHED", rl.OrderedDict())
+    request = _request("llama3-8b", 4, steps=123)
+    first = rl.estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    # Colocated on 4 nodes, then trainer pools of 3, 2 and 1 nodes beside rollout pools of 1, 2 and 3.
+    assert sorted(searched) == [1, 2, 3, 4]
+    again = rl.estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)
+    assert again == first and len(searched) == 4
+    # A catalog edit to the part (more HBM) is another search.
+    bigger = {**ACCELERATORS, "h100-sxm": dataclasses.replace(H100_SXM, memory_gib=96)}
+    rl.estimate(request, accelerators=bigger, fabrics=FABRICS)
+    assert len(searched) == 8
