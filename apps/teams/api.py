@@ -40,7 +40,14 @@ def _id(raw: Any) -> int:
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: TeamSerializer(many=True), 400: ERRORS[400], 401: ERRORS[401]}),
+    list=extend_schema(
+        responses={
+            200: TeamSerializer(many=True),
+            400: ERRORS[400],
+            401: ERRORS[401],
+            404: OpenApiResponse(ErrorSerializer, description="No such page (?page=0, or past the last)."),
+        }
+    ),
     retrieve=extend_schema(responses={200: TeamSerializer, **ERRORS}),
 )
 class TeamViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
