@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
+from django.db.models import Model
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -15,7 +17,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.catalog import filters, selectors, serializers, services
-from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
+from apps.catalog.models import (
+    Accelerator,
+    CloudOffering,
+    CloudPrice,
+    Fabric,
+    RentalPricePoint,
+    ResidualValuePoint,
+    ServerType,
+    StorageTier,
+    Switch,
+)
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
@@ -39,8 +51,10 @@ ERRORS = {
     ),
 }
 # Anyone reads the catalog, signed in or not; the schema says so, so clients (and fuzzers) need no
-# credentials.
-READ_AUTH = [{"tokenAuth": []}, {"cookieAuth": []}, {}]
+# credentials. drf-spectacular annotates ``auth`` as a list of names, but writes it to the schema as it is:
+# OpenAPI's list of security requirement objects, which is what it must be.
+READ_AUTH: Sequence[str] = [{"tokenAuth": []}, {"cookieAuth": []}, {}]  # type: ignore[list-item]
+_Row = TypeVar("_Row", bound=Model)
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
@@ -68,7 +82,7 @@ class ProtectedDeleteMixin:
         services.catalog_row_delete(row=instance)
 
 
-class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet[_Row]):
     # JSON only, so a value of the wrong type is refused rather than read from form text (the CSV import
     # below takes multipart).
     parser_classes = [JSONParser]
@@ -114,7 +128,7 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.AcceleratorSerializer)
-class AcceleratorViewSet(CatalogViewSet):
+class AcceleratorViewSet(CatalogViewSet[Accelerator]):
     queryset = selectors.accelerator_list()
     serializer_class = serializers.AcceleratorSerializer
     filterset_class = filters.AcceleratorFilterSet
@@ -131,7 +145,7 @@ class AcceleratorViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.ServerTypeSerializer)
-class ServerTypeViewSet(CatalogViewSet):
+class ServerTypeViewSet(CatalogViewSet[ServerType]):
     queryset = ServerType.objects.select_related("vendor", "accelerator")
     serializer_class = serializers.ServerTypeSerializer
     filterset_class = filters.ServerTypeFilterSet
@@ -141,7 +155,7 @@ class ServerTypeViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.FabricSerializer)
-class FabricViewSet(CatalogViewSet):
+class FabricViewSet(CatalogViewSet[Fabric]):
     queryset = Fabric.objects.all()
     serializer_class = serializers.FabricSerializer
     filterset_class = filters.FabricFilterSet
@@ -151,7 +165,7 @@ class FabricViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.SwitchSerializer)
-class SwitchViewSet(CatalogViewSet):
+class SwitchViewSet(CatalogViewSet[Switch]):
     queryset = Switch.objects.select_related("vendor")
     serializer_class = serializers.SwitchSerializer
     filterset_class = filters.SwitchFilterSet
@@ -161,7 +175,7 @@ class SwitchViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.StorageTierSerializer)
-class StorageTierViewSet(CatalogViewSet):
+class StorageTierViewSet(CatalogViewSet[StorageTier]):
     queryset = StorageTier.objects.all()
     serializer_class = serializers.StorageTierSerializer
     filterset_class = filters.StorageTierFilterSet
@@ -171,7 +185,7 @@ class StorageTierViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.CloudOfferingSerializer)
-class CloudOfferingViewSet(CatalogViewSet):
+class CloudOfferingViewSet(CatalogViewSet[CloudOffering]):
     queryset = selectors.cloud_offering_list()
     serializer_class = serializers.CloudOfferingSerializer
     filterset_class = filters.CloudOfferingFilterSet
@@ -181,7 +195,7 @@ class CloudOfferingViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.CloudPriceSerializer)
-class CloudPriceViewSet(CatalogViewSet):
+class CloudPriceViewSet(CatalogViewSet[CloudPrice]):
     lookup_value_regex = r"[0-9]+"  # by id
     queryset = selectors.cloud_price_list()
     serializer_class = serializers.CloudPriceSerializer
@@ -269,7 +283,7 @@ def _read_only_schema(serializer: Any) -> Any:
 
 
 @_read_only_schema(serializers.ResidualValuePointSerializer)
-class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet):
+class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet[ResidualValuePoint]):
     """Sourced resale values by age (fraction of the price new); read-only, loaded with the seed catalog."""
 
     lookup_value_regex = r"[0-9]+"
@@ -280,7 +294,7 @@ class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 @_read_only_schema(serializers.RentalPricePointSerializer)
-class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet):
+class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet[RentalPricePoint]):
     """Sourced market prices of one GPU-hour over time; read-only, loaded with the seed catalog."""
 
     lookup_value_regex = r"[0-9]+"

@@ -59,9 +59,10 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
     return version, evaluation
 
 
-def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> dict[str, Any]:
     """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
-    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
+    training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days.
+    ``gpus_per_node`` is the plan's value as sent; _design_evaluated refuses one unlike the design's."""
     version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
     days = design_selectors.evaluation_read(result=evaluation.result).expected_days
     if days is None:
@@ -280,7 +281,8 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
             _catalog_priced(
                 option=r,
                 path=f"supply.reservations.{i}.",
-                pricing_model=TERM_MODELS.get(r.get("term_months")) if isinstance(r, dict) else None,
+                # 0 months: no term; the option's own term check names a missing one
+                pricing_model=TERM_MODELS.get(r.get("term_months", 0)) if isinstance(r, dict) else None,
                 gpus_per_node=gpus_per_node,
                 catalog=catalog,
             )
