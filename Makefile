@@ -49,7 +49,7 @@ test: install
 	exit $$status
 
 # Ruff's lint rules and its formatter (check only: `ruff format` fixes); mypy strict on the engine and with
-# the django-stubs and DRF-stubs plugins on the rest (per-module exceptions listed in pyproject.toml).
+# the django-stubs and DRF-stubs plugins on the rest, no module exempt (tests/project/test_mypy_config.py).
 lint: install
 	$(BIN)/ruff check clusterdesigner apps tests bench
 	$(BIN)/ruff format --check clusterdesigner apps tests bench
