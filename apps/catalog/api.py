@@ -16,18 +16,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.catalog import filters, selectors, serializers, services
-from apps.catalog.models import (
-    Accelerator,
-    CloudOffering,
-    CloudPrice,
-    Fabric,
-    RentalPricePoint,
-    ResidualValuePoint,
-    ServerType,
-    StorageTier,
-    Switch,
-)
+from apps.catalog import filters, models, selectors, serializers, services
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
@@ -128,7 +117,7 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet[_Row]):
 
 
 @catalog_schema(serializers.AcceleratorSerializer)
-class AcceleratorViewSet(CatalogViewSet[Accelerator]):
+class AcceleratorViewSet(CatalogViewSet[models.Accelerator]):
     queryset = selectors.accelerator_list()
     serializer_class = serializers.AcceleratorSerializer
     filterset_class = filters.AcceleratorFilterSet
@@ -145,8 +134,8 @@ class AcceleratorViewSet(CatalogViewSet[Accelerator]):
 
 
 @catalog_schema(serializers.ServerTypeSerializer)
-class ServerTypeViewSet(CatalogViewSet[ServerType]):
-    queryset = ServerType.objects.select_related("vendor", "accelerator")
+class ServerTypeViewSet(CatalogViewSet[models.ServerType]):
+    queryset = models.ServerType.objects.select_related("vendor", "accelerator")
     serializer_class = serializers.ServerTypeSerializer
     filterset_class = filters.ServerTypeFilterSet
     lookup_field = "slug"
@@ -155,8 +144,8 @@ class ServerTypeViewSet(CatalogViewSet[ServerType]):
 
 
 @catalog_schema(serializers.FabricSerializer)
-class FabricViewSet(CatalogViewSet[Fabric]):
-    queryset = Fabric.objects.all()
+class FabricViewSet(CatalogViewSet[models.Fabric]):
+    queryset = models.Fabric.objects.all()
     serializer_class = serializers.FabricSerializer
     filterset_class = filters.FabricFilterSet
     lookup_field = "slug"
@@ -165,8 +154,8 @@ class FabricViewSet(CatalogViewSet[Fabric]):
 
 
 @catalog_schema(serializers.SwitchSerializer)
-class SwitchViewSet(CatalogViewSet[Switch]):
-    queryset = Switch.objects.select_related("vendor")
+class SwitchViewSet(CatalogViewSet[models.Switch]):
+    queryset = models.Switch.objects.select_related("vendor")
     serializer_class = serializers.SwitchSerializer
     filterset_class = filters.SwitchFilterSet
     lookup_field = "slug"
@@ -175,8 +164,8 @@ class SwitchViewSet(CatalogViewSet[Switch]):
 
 
 @catalog_schema(serializers.StorageTierSerializer)
-class StorageTierViewSet(CatalogViewSet[StorageTier]):
-    queryset = StorageTier.objects.all()
+class StorageTierViewSet(CatalogViewSet[models.StorageTier]):
+    queryset = models.StorageTier.objects.all()
     serializer_class = serializers.StorageTierSerializer
     filterset_class = filters.StorageTierFilterSet
     lookup_field = "slug"
@@ -185,7 +174,7 @@ class StorageTierViewSet(CatalogViewSet[StorageTier]):
 
 
 @catalog_schema(serializers.CloudOfferingSerializer)
-class CloudOfferingViewSet(CatalogViewSet[CloudOffering]):
+class CloudOfferingViewSet(CatalogViewSet[models.CloudOffering]):
     queryset = selectors.cloud_offering_list()
     serializer_class = serializers.CloudOfferingSerializer
     filterset_class = filters.CloudOfferingFilterSet
@@ -195,7 +184,7 @@ class CloudOfferingViewSet(CatalogViewSet[CloudOffering]):
 
 
 @catalog_schema(serializers.CloudPriceSerializer)
-class CloudPriceViewSet(CatalogViewSet[CloudPrice]):
+class CloudPriceViewSet(CatalogViewSet[models.CloudPrice]):
     lookup_value_regex = r"[0-9]+"  # by id
     queryset = selectors.cloud_price_list()
     serializer_class = serializers.CloudPriceSerializer
@@ -283,7 +272,7 @@ def _read_only_schema(serializer: Any) -> Any:
 
 
 @_read_only_schema(serializers.ResidualValuePointSerializer)
-class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet[ResidualValuePoint]):
+class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet[models.ResidualValuePoint]):
     """Sourced resale values by age (fraction of the price new); read-only, loaded with the seed catalog."""
 
     lookup_value_regex = r"[0-9]+"
@@ -294,7 +283,7 @@ class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet[ResidualValuePoint
 
 
 @_read_only_schema(serializers.RentalPricePointSerializer)
-class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet[RentalPricePoint]):
+class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet[models.RentalPricePoint]):
     """Sourced market prices of one GPU-hour over time; read-only, loaded with the seed catalog."""
 
     lookup_value_regex = r"[0-9]+"
