@@ -33,8 +33,20 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-# Run after the parallel phase, one at a time (`make test`): they restart PostgreSQL or Redis, start Celery
-# workers on the shared broker, or serve a live server to Chromium.
+# Run after the parallel phase, one at a time (`make test`), each for its own reason:
+# - faults: they stop PostgreSQL (the one server every test process's database is on), kill Celery workers
+#   and restart a Redis, mid-request; anything running beside them would fail with them.
+# - integration (and any test asking for worker_env): they start real Celery worker processes on PostgreSQL
+#   and Redis and judge a sweep or plan finished within a deadline; their broker keys carry a per-run prefix,
+#   so a neighbour would not steal their messages, but on two cores a neighbour's load moves the deadlines.
+# - browser (and live_server): the `browser` fixture holds Playwright's sync API open for the session, which
+#   keeps an asyncio event loop running on the process's main thread and sets DJANGO_ALLOW_ASYNC_UNSAFE for
+#   the rest of the process (checked: asyncio.get_running_loop() answers in every later test). A pytest-xdist
+#   worker that ran a browser file would run the files it gets after it inside that loop, with Django's
+#   async-safety guard off and asyncio.run / async_to_sync refused. Playwright's loop stops when its
+#   context exits, so a module-scoped `browser` (one Chromium a file, ~1-2 s each) would let browser files
+#   share the parallel phase; not done here: two Chromiums and two live servers beside the other tests have
+#   not been tried on the 2-core CI machine.
 SERIAL_FOLDERS = ("browser", "faults", "integration")
 SERIAL_FIXTURES = {"worker_env", "live_server"}
 
