@@ -36,27 +36,39 @@ def need(condition: bool, reason: str) -> None:
 # Run after the parallel phase, one at a time (`make test`), each for its own reason:
 # - faults: they stop PostgreSQL (the one server every test process's database is on), kill Celery workers
 #   and restart a Redis, mid-request; anything running beside them would fail with them.
-# - integration (and any test asking for worker_env): they start real Celery worker processes on PostgreSQL
+# - integration (worker_env, celery_worker_process): they start real Celery worker processes on PostgreSQL
 #   and Redis and judge a sweep or plan finished within a deadline; their broker keys carry a per-run prefix,
 #   so a neighbour would not steal their messages, but on two cores a neighbour's load moves the deadlines.
-# - browser (and live_server): the `browser` fixture holds Playwright's sync API open for the session, which
-#   keeps an asyncio event loop running on the process's main thread and sets DJANGO_ALLOW_ASYNC_UNSAFE for
-#   the rest of the process (checked: asyncio.get_running_loop() answers in every later test). A pytest-xdist
-#   worker that ran a browser file would run the files it gets after it inside that loop, with Django's
-#   async-safety guard off and asyncio.run / async_to_sync refused. Playwright's loop stops when its
-#   context exits, so a module-scoped `browser` (one Chromium a file, ~1-2 s each) would let browser files
-#   share the parallel phase; not done here: two Chromiums and two live servers beside the other tests have
-#   not been tried on the 2-core CI machine.
+# - browser (live_server, browser, page): the `browser` fixture holds Playwright's sync API open for the
+#   session, which keeps an asyncio event loop running on the process's main thread and sets
+#   DJANGO_ALLOW_ASYNC_UNSAFE for the rest of the process (checked: asyncio.get_running_loop() answers in
+#   every later test). A pytest-xdist worker that ran a browser file would run the files it gets after it
+#   inside that loop, with Django's async-safety guard off and asyncio.run / async_to_sync refused.
+#   Playwright's loop stops when its context exits, so a module-scoped `browser` (one Chromium a file,
+#   ~1-2 s each) would let browser files share the parallel phase; not done here: two Chromiums and two live
+#   servers beside the other tests have not been tried on the 2-core CI machine.
 SERIAL_FOLDERS = ("browser", "faults", "integration")
-SERIAL_FIXTURES = {"worker_env", "live_server"}
+SERIAL_FIXTURES = {"worker_env", "live_server", "browser"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the serial folders' tests ``serial``. make test's serial phase collects only those folders (not
+    the other ~2,300 tests again, with their module-level work: ~30 s), so a test elsewhere that needs what
+    makes a test serial (a Celery worker, a live server) is refused here rather than never run."""
     tests_root = ROOT / "tests"
+    misplaced = []
     for item in items:
         folder = Path(str(item.path)).relative_to(tests_root).parts[0]
-        if folder in SERIAL_FOLDERS or SERIAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if folder in SERIAL_FOLDERS:
             item.add_marker(pytest.mark.serial)
+        elif SERIAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            misplaced.append(item.nodeid)
+    if misplaced:
+        folders = ", ".join(f"tests/{f}/" for f in SERIAL_FOLDERS)
+        raise pytest.UsageError(
+            f"these tests use {sorted(SERIAL_FIXTURES)} and so must run in make test's serial phase: "
+            f"move them under {folders}: {', '.join(misplaced)}"
+        )
 
 
 # Passwords: Django's PBKDF2 (1,000,000 iterations) costs ~0.4 s of CPU per hash and per sign-in check, and
