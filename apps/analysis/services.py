@@ -202,7 +202,7 @@ def _plan(
             raise NotFound(f"design {design.pk} has no version {wanted.get('version')}")
         # The design owner's calibration is in the snapshot (and so its hash): switching it is a new analysis.
         calibration = design_calibration(design=design).to_json()
-        snapshot = {
+        snapshot: dict[str, Any] = {
             "params": params,
             "catalog": records,
             "freshness": price_freshness().to_json(),
