@@ -38,18 +38,19 @@ run: $(RUN_STAMP)
 # The whole suite. Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # otherwise SQLite and in-process tasks, and the tests that need the real services skip (fail under CI=true).
 # Two phases: the tests that may run side by side on TEST_WORKERS processes (pytest-xdist, one file per
-# process at a time), then the serial ones (browser, fault, worker tests: marker "serial", tests/conftest.py).
+# process at a time), then the serial ones (browser, fault, worker tests: marker "serial", tests/conftest.py;
+# only their folders are collected for it).
 # Both phases always run; the target fails if either failed (a phase that selects no test, exit 5, is fine).
 TEST_WORKERS ?= 2
 test: install
 	mkdir -p var artifacts
 	status=0; \
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
-	$(BIN)/pytest -m serial $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	$(BIN)/pytest -m serial tests/browser tests/faults tests/integration $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
 	exit $$status
 
 # Ruff's lint rules and its formatter (check only: `ruff format` fixes); mypy strict on the engine and with
-# the django-stubs and DRF-stubs plugins on the rest (per-module exceptions listed in pyproject.toml).
+# the django-stubs and DRF-stubs plugins on the rest, no module exempt (tests/project/test_mypy_config.py).
 lint: install
 	$(BIN)/ruff check clusterdesigner apps tests bench
 	$(BIN)/ruff format --check clusterdesigner apps tests bench

@@ -3,7 +3,7 @@ token admin is removed, since its rows are no longer used (migration 0002 hashed
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
@@ -11,18 +11,12 @@ from rest_framework.authtoken.models import TokenProxy
 
 from clusterdesigner.models import ApiToken
 
-# ModelAdmin is generic to the type checker only (not subscriptable at run time without django-stubs-ext).
-if TYPE_CHECKING:
-    TokenAdminBase = admin.ModelAdmin[ApiToken]
-else:
-    TokenAdminBase = admin.ModelAdmin
-
 if admin.site.is_registered(TokenProxy):
     admin.site.unregister(TokenProxy)
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(TokenAdminBase):
+class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     list_display = ["prefix", "user", "scope", "created", "expires_at", "last_used_at"]
     list_filter = ["scope"]
     search_fields = ["user__username", "prefix"]

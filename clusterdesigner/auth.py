@@ -141,8 +141,14 @@ class RateLimitedModelBackend(ModelBackend):
             _forget_attempts(key)
         return user
 
-    async def aauthenticate(self, request: HttpRequest | None, **kwargs: Any) -> Any:
-        return await sync_to_async(self.authenticate)(request, **kwargs)
+    async def aauthenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        return await sync_to_async(self.authenticate)(request, username=username, password=password, **kwargs)
 
 
 def too_many_sign_ins() -> HttpResponse:

@@ -9,12 +9,13 @@ import io
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 from rest_framework import exceptions, parsers
 
-Context = dict[str, Any] | None
+Context = Mapping[str, Any] | None
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -138,7 +139,7 @@ def _read_limited(stream: Any, parser_context: Context) -> bytes:
     if stream is None:
         return b""
     _refuse_declared_length(parser_context, allowance=0)
-    body = stream.read(limit + 1) if limit is not None else stream.read()
+    body: bytes = stream.read(limit + 1) if limit is not None else stream.read()
     if limit is not None and len(body) > limit:
         raise PayloadTooLarge(f"request body is over the limit of {limit} bytes")
     return body

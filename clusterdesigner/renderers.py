@@ -6,6 +6,7 @@ Kept apart from api.py, as parsers.py is: DRF imports the renderer classes while
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import renderers
@@ -21,7 +22,7 @@ class JSONRenderer(renderers.JSONRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         if isinstance(data, JSONText):
             if not self.get_indent(accepted_media_type or "", renderer_context or {}):

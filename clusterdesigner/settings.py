@@ -19,9 +19,14 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import django_stubs_ext
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
+
+# Django's generic classes (ModelAdmin[Model], TabularInline[...]) subscriptable at run time as the type
+# checker reads them (django-stubs' documented way).
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

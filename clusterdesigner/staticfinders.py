@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import plotly
 from django.contrib.staticfiles.finders import BaseFinder
@@ -20,6 +20,10 @@ class PlotlyJsFinder(BaseFinder):
     def check(self, **kwargs: Any) -> list[Any]:
         return []
 
+    @overload
+    def find(self, path: str, find_all: Literal[False] = False, **kwargs: Any) -> str | None: ...
+    @overload
+    def find(self, path: str, find_all: Literal[True], **kwargs: Any) -> list[str]: ...
     def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str] | None:
         if path == STATIC_NAME:
             found = str(PLOTLY_DIR / "plotly.min.js")

@@ -33,18 +33,42 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-# Run after the parallel phase, one at a time (`make test`): they restart PostgreSQL or Redis, start Celery
-# workers on the shared broker, or serve a live server to Chromium.
+# Run after the parallel phase, one at a time (`make test`), each for its own reason:
+# - faults: they stop PostgreSQL (the one server every test process's database is on), kill Celery workers
+#   and restart a Redis, mid-request; anything running beside them would fail with them.
+# - integration (worker_env, celery_worker_process): they start real Celery worker processes on PostgreSQL
+#   and Redis and judge a sweep or plan finished within a deadline; their broker keys carry a per-run prefix,
+#   so a neighbour would not steal their messages, but on two cores a neighbour's load moves the deadlines.
+# - browser (live_server, browser, page): the `browser` fixture holds Playwright's sync API open for the
+#   session, which keeps an asyncio event loop running on the process's main thread and sets
+#   DJANGO_ALLOW_ASYNC_UNSAFE for the rest of the process (checked: asyncio.get_running_loop() answers in
+#   every later test). A pytest-xdist worker that ran a browser file would run the files it gets after it
+#   inside that loop, with Django's async-safety guard off and asyncio.run / async_to_sync refused.
+#   Playwright's loop stops when its context exits, so a module-scoped `browser` (one Chromium a file,
+#   ~1-2 s each) would let browser files share the parallel phase; not done here: two Chromiums and two live
+#   servers beside the other tests have not been tried on the 2-core CI machine.
 SERIAL_FOLDERS = ("browser", "faults", "integration")
-SERIAL_FIXTURES = {"worker_env", "live_server"}
+SERIAL_FIXTURES = {"worker_env", "live_server", "browser"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the serial folders' tests ``serial``. make test's serial phase collects only those folders (not
+    the other ~2,300 tests again, with their module-level work: ~30 s), so a test elsewhere that needs what
+    makes a test serial (a Celery worker, a live server) is refused here rather than never run."""
     tests_root = ROOT / "tests"
+    misplaced = []
     for item in items:
         folder = Path(str(item.path)).relative_to(tests_root).parts[0]
-        if folder in SERIAL_FOLDERS or SERIAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if folder in SERIAL_FOLDERS:
             item.add_marker(pytest.mark.serial)
+        elif SERIAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            misplaced.append(item.nodeid)
+    if misplaced:
+        folders = ", ".join(f"tests/{f}/" for f in SERIAL_FOLDERS)
+        raise pytest.UsageError(
+            f"these tests use {sorted(SERIAL_FIXTURES)} and so must run in make test's serial phase: "
+            f"move them under {folders}: {', '.join(misplaced)}"
+        )
 
 
 # Passwords: Django's PBKDF2 (1,000,000 iterations) costs ~0.4 s of CPU per hash and per sign-in check, and
@@ -90,9 +114,63 @@ def tasks_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture
 def catalog(db: Any) -> dict[str, int]:
+    """The seed catalog (apps.catalog.services.catalog_load_seed), as seed_catalog() loads it."""
+    return seed_catalog()
+
+
+# The seed catalog's rows as catalog_load_seed wrote them the first time in this process: (model, rows as
+# .values() reads them) in the order of their foreign keys, and the counts it returned. That load validates
+# and saves each of its rows one by one (full_clean, a lookup and a save: ~1 s); a test after the first one
+# gets the same rows inserted in bulk (~20 ms). tests/catalog/test_seed.py runs the loader itself.
+_SEED: tuple[list[tuple[Any, list[dict[str, Any]]]], dict[str, int]] | None = None
+
+
+def _seed_models() -> list[Any]:
+    from apps.catalog import models as m
+
+    return [
+        m.Vendor,
+        m.Accelerator,
+        m.ServerType,
+        m.Fabric,
+        m.Switch,
+        m.StorageTier,
+        m.CloudOffering,
+        m.CloudPrice,
+        m.ResidualValuePoint,
+        m.RentalPricePoint,
+    ]
+
+
+def seed_catalog() -> dict[str, int]:
+    """Load the seed catalog into the test database; the same rows (ids included) as catalog_load_seed
+    writes into an empty catalog, each stamped updated now as its save would be. A catalog that is not empty
+    (a test wrote rows before) is loaded by catalog_load_seed itself, which updates rows in place."""
+    global _SEED
+    from django.core.management.color import no_style
+    from django.db import connection, transaction
+    from django.utils import timezone
+
     from apps.catalog.services import catalog_load_seed
 
-    return catalog_load_seed()
+    models = _seed_models()
+    if any(model.objects.exists() for model in models):
+        return catalog_load_seed()
+    if _SEED is None:
+        counts = catalog_load_seed()
+        _SEED = ([(model, list(model.objects.order_by("pk").values())) for model in models], counts)
+        return dict(counts)
+    tables, counts = _SEED
+    now = timezone.now()
+    with transaction.atomic():
+        for model, rows in tables:
+            stamped = [f.attname for f in model._meta.concrete_fields if getattr(f, "auto_now", False)]
+            model.objects.bulk_create([model(**{**row, **dict.fromkeys(stamped, now)}) for row in rows])
+        # explicit ids leave PostgreSQL's sequences behind; the next row a test saves takes the next id
+        with connection.cursor() as cursor:
+            for sql in connection.ops.sequence_reset_sql(no_style(), models):
+                cursor.execute(sql)
+    return dict(counts)
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ class CreateThrottle(ScopedRateThrottle):
         opened = self.cache.get(f"{self.key}:opened")
         if opened is None or self.duration is None:
             return self.duration
-        return max(0.0, self.duration - (self.timer() - opened))
+        return max(0.0, self.duration - (self.timer() - float(opened)))
 
 
 @extend_schema_view(

@@ -129,7 +129,9 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
         if slug not in catalog.offerings:
             field = f"params.offerings.{accelerator}"
             raise InvalidInput({field: [f"unknown offering {slug!r}"]})
-    owning = {k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params}
+    owning: dict[str, Any] = {
+        k: params[k] for k in ("horizon_years", "utilization", "on_prem") if k in params
+    }
     first_error: EngineError | None = None
     for accelerator in params["accelerators"]:
         cluster = {
@@ -200,7 +202,7 @@ def _plan(
             raise NotFound(f"design {design.pk} has no version {wanted.get('version')}")
         # The design owner's calibration is in the snapshot (and so its hash): switching it is a new analysis.
         calibration = design_calibration(design=design).to_json()
-        snapshot = {
+        snapshot: dict[str, Any] = {
             "params": params,
             "catalog": records,
             "freshness": price_freshness().to_json(),
@@ -392,7 +394,7 @@ def _run_chunks_in_thread(chunk_ids: list[int]) -> None:
 
     try:
         for chunk_id in chunk_ids:
-            analysis_run_chunk_task.apply(args=[chunk_id])
+            analysis_run_chunk_task.apply(args=(chunk_id,))
     finally:
         connection.close()
 
@@ -472,7 +474,11 @@ def analysis_finish_if_done(*, analysis_id: int) -> None:
             return
         if analysis.chunks.exclude(status=AnalysisChunk.Status.DONE).exists():
             return
-        rows = [row for chunk in analysis.chunks.order_by("index") for row in chunk.result]
+        rows: list[Any] = []
+        for chunk in analysis.chunks.order_by("index"):
+            if chunk.result is None:  # a chunk is marked done with its rows, in one transaction
+                raise RuntimeError(f"chunk {chunk.index} of analysis {analysis_id} is done without rows")
+            rows.extend(chunk.result)
         analysis.result = jsonable(
             compute.finalize(kind=analysis.kind, rows=rows, snapshot=analysis.snapshot)
         )

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path
@@ -27,8 +28,10 @@ from apps.catalog.models import (
 from apps.catalog.skypilot import SKYPILOT_CLOUDS
 from clusterdesigner.errors import Conflict
 
+_Row = TypeVar("_Row", bound=Model)
 
-class RetirableAdmin(admin.ModelAdmin):
+
+class RetirableAdmin(admin.ModelAdmin[_Row]):
     """A row that designs, plans, sweeps or defaults use is not deleted but retired: its delete page answers
     409 naming the users (as the API's DELETE does), the bulk delete action is replaced by "Retire"."""
 
@@ -71,13 +74,13 @@ class RetirableAdmin(admin.ModelAdmin):
 
 
 @admin.register(Vendor)
-class VendorAdmin(admin.ModelAdmin):
+class VendorAdmin(admin.ModelAdmin[Vendor]):
     list_display = ["name", "slug"]
     search_fields = ["name", "slug"]
 
 
 @admin.register(Accelerator)
-class AcceleratorAdmin(RetirableAdmin):
+class AcceleratorAdmin(RetirableAdmin[Accelerator]):
     list_display = [
         "name",
         "vendor",
@@ -94,7 +97,7 @@ class AcceleratorAdmin(RetirableAdmin):
 
 
 @admin.register(ServerType)
-class ServerTypeAdmin(RetirableAdmin):
+class ServerTypeAdmin(RetirableAdmin[ServerType]):
     list_display = [
         "name",
         "accelerator",
@@ -111,33 +114,33 @@ class ServerTypeAdmin(RetirableAdmin):
 
 
 @admin.register(Fabric)
-class FabricAdmin(RetirableAdmin):
+class FabricAdmin(RetirableAdmin[Fabric]):
     list_display = ["name", "kind", "port_gbps", "latency_us", "collective_efficiency"]
     list_filter = ["retired", "kind"]
     search_fields = ["name", "slug"]
 
 
 @admin.register(Switch)
-class SwitchAdmin(admin.ModelAdmin):
+class SwitchAdmin(admin.ModelAdmin[Switch]):
     list_display = ["name", "fabric_kind", "ports", "port_gbps", "price_usd", "power_w"]
     list_filter = ["fabric_kind", "vendor"]
     search_fields = ["name", "slug"]
 
 
 @admin.register(StorageTier)
-class StorageTierAdmin(RetirableAdmin):
+class StorageTierAdmin(RetirableAdmin[StorageTier]):
     list_display = ["name", "kind", "read_gbps", "write_gbps", "scope", "usd_per_tb_month"]
     list_filter = ["retired", "kind", "scope"]
     search_fields = ["name", "slug"]
 
 
-class CloudPriceInline(admin.TabularInline):
+class CloudPriceInline(admin.TabularInline[CloudPrice, CloudOffering]):
     model = CloudPrice
     extra = 0
 
 
 @admin.register(CloudOffering)
-class CloudOfferingAdmin(RetirableAdmin):
+class CloudOfferingAdmin(RetirableAdmin[CloudOffering]):
     list_display = ["instance_type", "provider", "region", "accelerator", "gpu_count", "needs_review"]
     list_filter = ["retired", "provider", "accelerator", "needs_review"]
     search_fields = ["instance_type", "slug", "region"]
@@ -158,7 +161,7 @@ class SkyPilotImportForm(forms.Form):
 
 
 @admin.register(CloudPrice)
-class CloudPriceAdmin(admin.ModelAdmin):
+class CloudPriceAdmin(admin.ModelAdmin[CloudPrice]):
     list_display = ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of"]
     list_filter = ["pricing_model", "offering__provider", "currency"]
     search_fields = ["offering__slug", "offering__instance_type", "source"]
@@ -240,12 +243,12 @@ class CloudPriceAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResidualValuePoint)
-class ResidualValuePointAdmin(admin.ModelAdmin):
+class ResidualValuePointAdmin(admin.ModelAdmin[ResidualValuePoint]):
     list_display = ["generation", "series", "age_years", "fraction_of_new", "as_of"]
     list_filter = ["generation", "series"]
 
 
 @admin.register(RentalPricePoint)
-class RentalPricePointAdmin(admin.ModelAdmin):
+class RentalPricePointAdmin(admin.ModelAdmin[RentalPricePoint]):
     list_display = ["generation", "series", "basis", "usd_per_gpu_hour", "as_of"]
     list_filter = ["generation", "basis", "series"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
+from django.db.models import Model
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -14,8 +16,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.catalog import filters, selectors, serializers, services
-from apps.catalog.models import Fabric, ServerType, StorageTier, Switch
+from apps.catalog import filters, models, selectors, serializers, services
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
@@ -39,8 +40,10 @@ ERRORS = {
     ),
 }
 # Anyone reads the catalog, signed in or not; the schema says so, so clients (and fuzzers) need no
-# credentials.
-READ_AUTH = [{"tokenAuth": []}, {"cookieAuth": []}, {}]
+# credentials. drf-spectacular annotates ``auth`` as a list of names, but writes it to the schema as it is:
+# OpenAPI's list of security requirement objects, which is what it must be.
+READ_AUTH: Sequence[str] = [{"tokenAuth": []}, {"cookieAuth": []}, {}]  # type: ignore[list-item]
+_Row = TypeVar("_Row", bound=Model)
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
@@ -68,7 +71,7 @@ class ProtectedDeleteMixin:
         services.catalog_row_delete(row=instance)
 
 
-class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet[_Row]):
     # JSON only, so a value of the wrong type is refused rather than read from form text (the CSV import
     # below takes multipart).
     parser_classes = [JSONParser]
@@ -114,7 +117,7 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
 
 
 @catalog_schema(serializers.AcceleratorSerializer)
-class AcceleratorViewSet(CatalogViewSet):
+class AcceleratorViewSet(CatalogViewSet[models.Accelerator]):
     queryset = selectors.accelerator_list()
     serializer_class = serializers.AcceleratorSerializer
     filterset_class = filters.AcceleratorFilterSet
@@ -131,8 +134,8 @@ class AcceleratorViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.ServerTypeSerializer)
-class ServerTypeViewSet(CatalogViewSet):
-    queryset = ServerType.objects.select_related("vendor", "accelerator")
+class ServerTypeViewSet(CatalogViewSet[models.ServerType]):
+    queryset = models.ServerType.objects.select_related("vendor", "accelerator")
     serializer_class = serializers.ServerTypeSerializer
     filterset_class = filters.ServerTypeFilterSet
     lookup_field = "slug"
@@ -141,8 +144,8 @@ class ServerTypeViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.FabricSerializer)
-class FabricViewSet(CatalogViewSet):
-    queryset = Fabric.objects.all()
+class FabricViewSet(CatalogViewSet[models.Fabric]):
+    queryset = models.Fabric.objects.all()
     serializer_class = serializers.FabricSerializer
     filterset_class = filters.FabricFilterSet
     lookup_field = "slug"
@@ -151,8 +154,8 @@ class FabricViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.SwitchSerializer)
-class SwitchViewSet(CatalogViewSet):
-    queryset = Switch.objects.select_related("vendor")
+class SwitchViewSet(CatalogViewSet[models.Switch]):
+    queryset = models.Switch.objects.select_related("vendor")
     serializer_class = serializers.SwitchSerializer
     filterset_class = filters.SwitchFilterSet
     lookup_field = "slug"
@@ -161,8 +164,8 @@ class SwitchViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.StorageTierSerializer)
-class StorageTierViewSet(CatalogViewSet):
-    queryset = StorageTier.objects.all()
+class StorageTierViewSet(CatalogViewSet[models.StorageTier]):
+    queryset = models.StorageTier.objects.all()
     serializer_class = serializers.StorageTierSerializer
     filterset_class = filters.StorageTierFilterSet
     lookup_field = "slug"
@@ -171,7 +174,7 @@ class StorageTierViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.CloudOfferingSerializer)
-class CloudOfferingViewSet(CatalogViewSet):
+class CloudOfferingViewSet(CatalogViewSet[models.CloudOffering]):
     queryset = selectors.cloud_offering_list()
     serializer_class = serializers.CloudOfferingSerializer
     filterset_class = filters.CloudOfferingFilterSet
@@ -181,7 +184,7 @@ class CloudOfferingViewSet(CatalogViewSet):
 
 
 @catalog_schema(serializers.CloudPriceSerializer)
-class CloudPriceViewSet(CatalogViewSet):
+class CloudPriceViewSet(CatalogViewSet[models.CloudPrice]):
     lookup_value_regex = r"[0-9]+"  # by id
     queryset = selectors.cloud_price_list()
     serializer_class = serializers.CloudPriceSerializer
@@ -269,7 +272,7 @@ def _read_only_schema(serializer: Any) -> Any:
 
 
 @_read_only_schema(serializers.ResidualValuePointSerializer)
-class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet):
+class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet[models.ResidualValuePoint]):
     """Sourced resale values by age (fraction of the price new); read-only, loaded with the seed catalog."""
 
     lookup_value_regex = r"[0-9]+"
@@ -280,7 +283,7 @@ class ResidualValuePointViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 @_read_only_schema(serializers.RentalPricePointSerializer)
-class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet):
+class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet[models.RentalPricePoint]):
     """Sourced market prices of one GPU-hour over time; read-only, loaded with the seed catalog."""
 
     lookup_value_regex = r"[0-9]+"

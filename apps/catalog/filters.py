@@ -27,7 +27,8 @@ PRECISION_CHOICES = [(p, p) for p in ("tf32", "bf16", "fp8", "fp4")]
 class IntegerFilter(django_filters.NumberFilter):
     """A whole number, as the schema says (the default number filter also takes 0.5 and matches nothing)."""
 
-    field_class = forms.IntegerField
+    # the stubs type NumberFilter.field_class as DecimalField's class; django-filter takes any form field's
+    field_class = forms.IntegerField  # type: ignore[assignment]
 
 
 class AcceleratorFilterSet(django_filters.FilterSet):

@@ -275,37 +275,38 @@ def accelerator_price_summary(
         held = best.get(key)
         if held is None or (price.as_of, -price.usd_per_gpu_hour) > (held.as_of, -held.usd_per_gpu_hour):
             best[key] = price
-    servers: dict[str, ServerType] = {}
+    # by accelerator id: the server, its price and its price a GPU
+    servers: dict[int, tuple[ServerType, float, float]] = {}
     for server in ServerType.objects.filter(accelerator__slug__in=slugs, price_usd__isnull=False):
-        held_server = servers.get(server.accelerator_id)  # type: ignore[attr-defined]
-        per_gpu = server.price_usd / server.gpus_per_node  # type: ignore[operator]
-        if held_server is None or (server.as_of, -per_gpu) > (
-            held_server.as_of,
-            -held_server.price_usd / held_server.gpus_per_node,  # type: ignore[operator]
-        ):
-            servers[server.accelerator_id] = server  # type: ignore[attr-defined]
+        if server.price_usd is None:  # not selected (price_usd__isnull=False); the check narrows the type
+            continue
+        per_gpu = server.price_usd / server.gpus_per_node
+        held_server = servers.get(server.accelerator_id)
+        if held_server is None or (server.as_of, -per_gpu) > (held_server[0].as_of, -held_server[2]):
+            servers[server.accelerator_id] = (server, server.price_usd, per_gpu)
     summary: dict[str, AcceleratorPrices] = {}
     for accelerator in accelerators:
         cloud = {}
         for model, label in CloudPrice.PricingModel.choices:
-            price = best.get((accelerator.slug, model))
-            if price is not None:
-                region = price.region or price.offering.region
+            chosen = best.get((accelerator.slug, model))
+            if chosen is not None:
+                region = chosen.region or chosen.offering.region
                 cloud[model] = PricePoint(
                     label=str(label),
-                    usd=price.usd_per_hour,
-                    usd_per_gpu=price.usd_per_gpu_hour,
-                    as_of=price.as_of,
-                    what=f"{price.offering}" + (f", {region}" if region else ""),
-                    stale=freshness.is_stale(price.as_of.isoformat()),
+                    usd=chosen.usd_per_hour,
+                    usd_per_gpu=chosen.usd_per_gpu_hour,
+                    as_of=chosen.as_of,
+                    what=f"{chosen.offering}" + (f", {region}" if region else ""),
+                    stale=freshness.is_stale(chosen.as_of.isoformat()),
                 )
-        server = servers.get(accelerator.pk)
+        priced = servers.get(accelerator.pk)
         owning: PricePoint | None = None
-        if server is not None and server.price_usd is not None:
+        if priced is not None:
+            server, server_usd, per_gpu = priced
             owning = PricePoint(
                 label="server",
-                usd=server.price_usd,
-                usd_per_gpu=server.price_usd / server.gpus_per_node,
+                usd=server_usd,
+                usd_per_gpu=per_gpu,
                 as_of=server.as_of,
                 what=server.name,
                 stale=freshness.is_stale(server.as_of.isoformat()),

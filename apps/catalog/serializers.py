@@ -4,6 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model
 from rest_framework import serializers
 
 from apps.catalog.models import (
@@ -28,7 +29,8 @@ class CleanedModelSerializer(KnownKeysOnly, StrictJSONTypes, serializers.ModelSe
     of the wrong type (0 for a name) instead of coercing them."""  # noqa: E501 (drf-spectacular publishes this text)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        instance = self.instance or self.Meta.model()
+        model: type[Model] = self.Meta.model
+        instance = self.instance or model()
         for key, value in attrs.items():
             setattr(instance, key, value)
         try:
@@ -243,7 +245,7 @@ class PriceImportSerializer(serializers.Serializer[Any]):
         if limit is not None and value.size > limit:
             raise serializers.ValidationError(f"file is {value.size} bytes; the limit is {limit} bytes")
         try:
-            text = value.read().decode("utf-8-sig")
+            text: str = value.read().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise serializers.ValidationError(
                 f"not UTF-8 text (byte {exc.start}); save the CSV as UTF-8"
@@ -301,7 +303,9 @@ class SkyPilotImportResultSerializer(serializers.Serializer[Any]):
 
 class ResidualValuePointSerializer(serializers.ModelSerializer[Any]):
     # Null for a point about a generation the catalog has no accelerator for (the schema says so).
-    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    accelerator: serializers.SlugRelatedField[Accelerator] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = ResidualValuePoint
@@ -321,7 +325,9 @@ class ResidualValuePointSerializer(serializers.ModelSerializer[Any]):
 
 class RentalPricePointSerializer(serializers.ModelSerializer[Any]):
     # Null for a point about a generation the catalog has no accelerator for (the schema says so).
-    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    accelerator: serializers.SlugRelatedField[Accelerator] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = RentalPricePoint

@@ -565,8 +565,8 @@ def cloud_price_import_skypilot(
         raise PriceImportError(errors)
     saved: list[CloudPrice] = []
     with transaction.atomic():
-        for offering in created:
-            offering.save()
+        for new_offering in created:
+            new_offering.save()
         for row in chosen:
             offering = target.get((row.instance_type, row.region))
             if offering is None:  # skipped above: its catalog offering rents other GPUs

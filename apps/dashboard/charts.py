@@ -86,7 +86,8 @@ def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: An
     fig.update_xaxes(title_text=x_title, automargin=True)
     fig.update_yaxes(automargin=True)
     fig.update_layout(yaxis_title_text=y_title)  # the first axis only: a second axis keeps its own title
-    return json.loads(fig.to_json())
+    figure: dict[str, Any] = json.loads(fig.to_json())
+    return figure
 
 
 def _cost_results(evaluation: DesignEvaluation) -> list[tuple[str, CostResult]]:
@@ -341,7 +342,7 @@ def cash_flow_chart(evaluation: DesignEvaluation) -> dict[str, Any]:
     payback: tuple[int, str] | None = None
     for index, (slug, result) in enumerate(results):
         cash = result.cashflow
-        assert cash.own is not None and cash.reference is not None
+        assert cash is not None and cash.own is not None and cash.reference is not None
         if index == 0:
             own = _cumulative(cash.own.monthly_usd)
             fig.add_trace(

@@ -70,7 +70,7 @@ def _charts_for(evaluation: Evaluation, typed: DesignEvaluation) -> list[dict[st
     # v6: the design verdict's rival offering first; the tornado on NPV.
     # v7: an RL design's step timeline and split charts.
     key = f"dashboard:charts:v7:{evaluation.input_hash}"
-    page_charts = cache.get(key)
+    page_charts: list[dict[str, str]] | None = cache.get(key)
     if page_charts is None:
         page_charts = [page_chart(c["id"], c["figure"]) for c in charts.design_charts(typed)]
         cache.set(key, page_charts, 24 * 3600)
@@ -564,6 +564,10 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
     query = PageQuery.parse(request.GET)
     version = or_404(selectors.design_version_get(design=design, number=query.version))
     can_edit = access.can_edit(request.user, design)
+    # the teams this user may move the design into (they must own or edit the team too)
+    move_teams = team_selectors.team_list_editable(user=request.user)
+    if design.team_id is not None:
+        move_teams = move_teams.exclude(pk=design.team_id)
     context = {
         "design": design,
         "version": version,
@@ -571,12 +575,7 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "draft": drafts.draft_get(design=design, user=request.user) if can_edit else None,
         "versions": selectors.design_version_list(design=design)[:10],
         "share_links": selectors.share_link_list(design=design)[:20] if can_edit else [],
-        # The teams this user may move the design into (they must own or edit the team too).
-        "move_teams": (
-            team_selectors.team_list_editable(user=request.user).exclude(pk=design.team_id)
-            if can_edit
-            else []
-        ),
+        "move_teams": move_teams if can_edit else [],
         **_evaluated_context(version, query.frame),
     }
     return render(request, "dashboard/design.html", context)

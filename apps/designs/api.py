@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import Http404, HttpResponse
@@ -12,6 +13,7 @@ from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -120,8 +122,11 @@ class ExportNegotiation(DefaultContentNegotiation):
     renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
     and answer 404. The file is an HttpResponse; the renderer only draws error envelopes, as JSON."""
 
-    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
-        return renderers[0], renderers[0].media_type
+    def select_renderer(
+        self, request: Any, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        first = next(iter(renderers))
+        return first, first.media_type
 
 
 class VersionRequired(APIException):

@@ -11,7 +11,7 @@ from apps.designs.models import Design
 from apps.designs.services import design_create
 
 DEMO_USER = "demo"
-LLAMA_70B_1T = {
+LLAMA_70B_1T: dict[str, Any] = {
     "model": {"preset": "llama3-70b"},
     "training": {"tokens": 1.0e12, "global_batch_tokens": 4194304, "precision": "bf16"},
 }

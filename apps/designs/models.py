@@ -55,7 +55,8 @@ class Design(models.Model):
         # Lists prefetch the versions; use them rather than one query per design.
         prefetched = getattr(self, "_prefetched_objects_cache", {}).get("versions")
         if prefetched is not None:
-            return next(v for v in prefetched if v.number == self.version)
+            version: DesignVersion = next(v for v in prefetched if v.number == self.version)
+            return version
         return self.versions.get(number=self.version)
 
 

@@ -122,7 +122,8 @@ class DesignSerializer(serializers.ModelSerializer[Any]):
         ]
 
     def get_spec(self, obj: Design) -> dict[str, Any]:
-        return obj.current.spec
+        spec: dict[str, Any] = obj.current.spec
+        return spec
 
 
 class DesignVersionSerializer(serializers.ModelSerializer[Any]):
@@ -283,7 +284,8 @@ class AnalysisStartedSerializer(serializers.Serializer[Any]):
 
 
 class ShareLinkInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
-    label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    # the stubs read this as Field.label, but the metaclass pops declared fields off the class
+    label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")  # type: ignore[assignment]
     expires_at = serializers.DateTimeField(
         required=False,
         allow_null=True,

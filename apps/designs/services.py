@@ -75,7 +75,8 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     against the catalog and by the engines (a dry evaluation), so a design that saves is a design that
     evaluates. Errors name the field as sent, e.g. ``spec.parallelism.tp``."""
     try:
-        clean = json.loads(json.dumps(design_spec.parse_design_spec(spec_with_defaults(spec)).json))
+        parsed = design_spec.parse_design_spec(spec_with_defaults(spec))
+        clean: dict[str, Any] = json.loads(json.dumps(parsed.json))
     except design_spec.SpecError as exc:
         # Reported with the rest: a catalog row the spec names that does not exist (a partial cluster with an
         # unknown accelerator named only its missing fields).
@@ -831,9 +832,10 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     try:
         text = stored.get(input_hash=digest)
     except Evaluation.DoesNotExist:
-        return _evaluation_store(
+        result: dict[str, Any] = _evaluation_store(
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
+        return result
     memo.EVALUATIONS.put(
         _memo_key(version, catalog, prices, setting), text, len(text)
     )  # the catalog the digest was of

@@ -40,7 +40,8 @@ class PlanSerializer(serializers.ModelSerializer[Any]):
         fields = ["id", "name", "description", "team", "version", "spec", "created_at", "updated_at"]
 
     def get_spec(self, plan: CapacityPlan) -> dict[str, Any]:
-        return plan.versions.get(number=plan.version).spec
+        spec: dict[str, Any] = plan.versions.get(number=plan.version).spec
+        return spec
 
 
 class PlanVersionSerializer(serializers.ModelSerializer[Any]):
@@ -120,7 +121,8 @@ class InferenceSizingSerializer(serializers.Serializer[Any]):
     output_tokens_per_s_per_gpu = serializers.FloatField()
     ttft_s = serializers.FloatField()
     tpot_s = serializers.FloatField()
-    source = serializers.CharField()
+    # the stubs read this as Field.source, but the metaclass pops declared fields off the class
+    source = serializers.CharField()  # type: ignore[assignment]
 
 
 class PlanResultSerializer(serializers.Serializer[Any]):

@@ -71,12 +71,13 @@ def _evaluation(*, version: Any, path: str) -> Any:
     return evaluation
 
 
-def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> dict[str, Any]:
     """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
     training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days. An RL design
     (an ``rl`` section) runs for the RL estimate's days (its cost results price them, so its expected days
     are the RL run's) on every GPU of the design, both pools of a disaggregated split; with a rollout pool of
-    its own (a mixed fleet) ``pool`` says which pool this plan holds (``_rl_pool_run``)."""
+    its own (a mixed fleet) ``pool`` says which pool this plan holds (``_rl_pool_run``). ``gpus_per_node``
+    is the plan's value as sent; _design_evaluated refuses one unlike the design's."""
     if item.get("pool") is not None:
         return _rl_pool_run(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
     version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
@@ -105,7 +106,7 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: in
 POOLS = ("trainer", "rollout")
 
 
-def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> dict[str, Any]:
     """One pool of a mixed RL fleet (a design whose ``rl.rollout`` is a pool of its own) as a training run:
     its GPUs and GPU-hours as the design's evaluation priced them (engine/rl_fleet.py: the pool's effective
     days, with its own failures, × 24 × its GPUs). The plan is one node type, so it holds one pool: the
@@ -464,7 +465,8 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
             _catalog_priced(
                 option=r,
                 path=f"supply.reservations.{i}.",
-                pricing_model=TERM_MODELS.get(r.get("term_months")) if isinstance(r, dict) else None,
+                # 0 months: no term; the option's own term check names a missing one
+                pricing_model=TERM_MODELS.get(r.get("term_months", 0)) if isinstance(r, dict) else None,
                 gpus_per_node=gpus_per_node,
                 catalog=catalog,
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions
+from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -34,5 +35,8 @@ class ServingEstimateView(APIView):
     def post(self, request: Request) -> Response:
         form = ServingInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        result, deploy = services.serving_estimate_with_deploy(request=request.data)
+        body = request.data
+        if not isinstance(body, dict):  # not reached: is_valid refuses a body that is not an object
+            raise ParseError("the body must be a JSON object")
+        result, deploy = services.serving_estimate_with_deploy(request=body)
         return Response(ServingResultSerializer({**result.to_json(), "deploy": deploy}).data)

@@ -12,9 +12,9 @@ pytestmark = pytest.mark.browser
 
 
 def test_catalog_page_in_chromium(page: Any, live_server: Any, transactional_db: Any) -> None:
-    from apps.catalog.services import catalog_load_seed
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     page.goto(f"{live_server.url}/catalog/")
     rows = page.locator("#accelerator-table tbody tr")
     assert rows.count() >= 11

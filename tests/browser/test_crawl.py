@@ -100,12 +100,12 @@ def _setup(django_user_model: Any) -> dict[str, Any]:
     design, a share link to it and a finished sweep, another user, and a superuser."""
     from apps.analysis.models import Analysis
     from apps.analysis.services import analysis_create
-    from apps.catalog.services import catalog_load_seed
     from apps.designs.demo import demo_load
     from apps.designs.models import Design
     from apps.designs.services import design_create, share_link_create
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     demo_load()
     owner = django_user_model.objects.create_user("owner", password=PASSWORD)
     django_user_model.objects.create_user("other", password=PASSWORD)

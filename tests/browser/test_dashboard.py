@@ -28,10 +28,10 @@ DESIGN_CHARTS = {
 
 
 def _setup(django_user_model: Any) -> Any:
-    from apps.catalog.services import catalog_load_seed
     from apps.designs.demo import demo_load
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     demo_load()
     return django_user_model.objects.create_user("engineer", password=PASSWORD)
 

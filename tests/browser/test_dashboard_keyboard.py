@@ -43,10 +43,10 @@ def _tab_until(page: Any, element_id: str, limit: int = 80) -> list[dict[str, An
 def test_editor_fields_are_labelled_reachable_by_tab_and_the_form_submits_with_enter(
     page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
     from apps.designs.models import Design
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     django_user_model.objects.create_user("engineer", password="pw-engineer-123")
     sign_in(page, live_server.url, then="/designs/new/")
 

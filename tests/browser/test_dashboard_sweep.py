@@ -43,9 +43,9 @@ def test_sweep_with_a_real_worker_moves_the_progress_bar_then_draws_heatmaps_and
     worker_env: dict[str, str], page: Any, live_server: Any, django_user_model: Any
 ) -> None:
     from apps.analysis.models import Analysis
-    from apps.catalog.services import catalog_load_seed
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     django_user_model.objects.create_user("sweeper", password=PASSWORD)
     worker = WorkerProcess(worker_env, "browser-sweep")
     try:

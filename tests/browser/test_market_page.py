@@ -15,9 +15,9 @@ pytestmark = pytest.mark.browser
 def test_market_page_draws_both_series_in_chromium(
     browser: Any, live_server: Any, transactional_db: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     errors: list[str] = []

@@ -60,13 +60,13 @@ def _days_card(page: Any, base: str, design_id: int) -> str:
 def test_five_runs_one_from_a_log_then_the_teams_calibration_moves_a_team_designs_days_cost_and_band(
     page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
     from apps.designs.services import design_create, design_evaluate
     from apps.measurements.services import run_validate
     from apps.teams.services import owned_move, team_create
+    from tests.conftest import seed_catalog
     from tests.designs.test_api import SPEC
 
-    catalog_load_seed()
+    seed_catalog()
     user = django_user_model.objects.create_user("engineer", password=PASSWORD)
     team = team_create(user=user, name="Training infra")
     design = design_create(owner=user, name="70B on 512 H100", spec=SPEC)

@@ -22,10 +22,10 @@ PLAN_CHARTS = {
 def test_a_plan_from_a_demo_design_draws_its_capacity_cost_and_utilization_charts(
     page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
     from apps.designs.demo import demo_load
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     demo = demo_load()[0]
     django_user_model.objects.create_user("engineer", password=PASSWORD)
     sign_in(page, live_server.url, then="/plans/")
@@ -78,12 +78,12 @@ def test_a_plan_share_link_is_made_with_an_expiry_listed_and_revoked_from_the_pl
 def test_inference_in_tokens_per_day_shows_its_serving_sizing_on_the_plan_page(
     page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
     from apps.plans.services import plan_create
     from apps.plans.views import EXAMPLE_SPEC
+    from tests.conftest import seed_catalog
     from tests.plans.test_api import TOKENS_CHAT
 
-    catalog_load_seed()
+    seed_catalog()
     user = django_user_model.objects.create_user("engineer", password=PASSWORD)
     plan = plan_create(owner=user, name="Tokens plan", spec={**EXAMPLE_SPEC, "inference": [TOKENS_CHAT]})
     sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")

@@ -14,9 +14,9 @@ pytestmark = pytest.mark.browser
 def test_serving_page_draws_latency_cost_and_layout_charts(
     page: Any, live_server: Any, transactional_db: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     page.goto(f"{live_server.url}/serving/")
     page.select_option("#f-accelerator", "h200")
     page.fill("#f-rps", "40")
@@ -46,12 +46,12 @@ def test_a_design_with_serving_shows_it_and_links_to_the_planner(
 ) -> None:
     import copy
 
-    from apps.catalog.services import catalog_load_seed
     from apps.designs import services
     from apps.designs.demo import DEMOS
     from tests.browser.test_dashboard import PASSWORD, sign_in
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     user = django_user_model.objects.create_user("engineer", password=PASSWORD)
     spec = copy.deepcopy(DEMOS[0]["spec"])
     spec["serving"] = {"output_tokens": 256, "demand": {"requests_per_s": 10}, "targets": {"tpot_s": 0.05}}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,13 @@ from clusterdesigner.engine.error_band import band_for, band_keys, regime_key  #
 @pytest.fixture(scope="module")
 def computed() -> dict[str, object]:
     return compute()
+
+
+@pytest.fixture(scope="module")
+def regimes() -> dict[str, list[Any]]:
+    """bench/calibration_regimes.py's two thin regimes (out-of-sample residuals of every row: ~10 s), once
+    for the module's two tests of them."""
+    return focus_regimes()
 
 
 def test_the_generated_table_matches_the_calibration(computed: dict[str, object]) -> None:
@@ -188,14 +196,15 @@ def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
     assert TrainingEstimate.from_json(old).chosen.error_band is None
 
 
-def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target() -> None:
+def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target(
+    regimes: dict[str, list[Any]],
+) -> None:
     # bench/calibration_regimes.py: both CSVs, residuals out of sample. ≥ 1,024 GPUs: 29 rows (Narayanan
     # A100, Megatron-Core H100, NeMo, MLPerf GPT-3 on 4,096-11,616 H100, Llama 3 405B on 8,192-16,384 H100),
     # 13 check rows at median |error| 5.95 % (target ≤ 12 %). AMD: 11 rows (MI355X llama31_8b, MI325X and
     # MI355X llama2_70b_lora), 5 check rows, out of sample under the CDNA 3/4 FP8 factors fitted on the
     # others; 13 rows and 7 check rows since the two MI300X llama2_70b_lora rows (21 of 80 layers recomputed,
     # training.recompute_num_layers) are predicted: +14.9 % and +10.1 %.
-    regimes = focus_regimes()
     scale, amd = regimes[">= 1,024 GPUs"], regimes["amd (cdna*)"]
     assert (len(scale), len(amd)) == (29, 13)
     scale_check = statistics.median(abs(e) for r, e in scale if not r.fit)
@@ -215,7 +224,7 @@ def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target() -> 
     ]
 
 
-def test_amd_has_enough_check_rows_to_judge_and_meets_the_target() -> None:
-    amd = focus_regimes()["amd (cdna*)"]
+def test_amd_has_enough_check_rows_to_judge_and_meets_the_target(regimes: dict[str, list[Any]]) -> None:
+    amd = regimes["amd (cdna*)"]
     assert sum(not r.fit for r, _ in amd) >= 3
     assert statistics.median(abs(e) for r, e in amd if not r.fit) <= 0.12

@@ -153,10 +153,11 @@ def when(value: Any) -> str:
     from django.utils import timezone
 
     if isinstance(value, str):
+        text = value
         try:
-            value = dt.datetime.fromisoformat(value)
+            value = dt.datetime.fromisoformat(text)
         except ValueError:
-            return value
+            return text
     if not isinstance(value, dt.datetime):
         return "–"
     if timezone.is_naive(value):

@@ -1,7 +1,10 @@
 """Issue #38 item 4 (its periodic part): a stalled analysis is rescued by a periodic task (Celery beat runs
 analysis_rescue_stalled_task every ANALYSIS_RESCUE_EVERY_S), not only when someone reads it; and a chunk's
 retries outlast a 60 s database outage. Before: the rescue ran only on a read, and the chunk task's 5
-retries were spent in about 9 s."""
+retries were spent in about 9 s.
+
+Nothing here stops a service (the outage is Celery's retry arithmetic, the rescue runs in-process), so these
+run in make test's parallel phase (they were in tests/faults, which runs alone after it)."""
 
 from __future__ import annotations
 
