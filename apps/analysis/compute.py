@@ -14,6 +14,7 @@ from typing import Any
 
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
+from apps.pricebook.resolve import explain
 from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
@@ -29,10 +30,7 @@ def compute_items(
 ) -> list[dict[str, Any]]:
     catalog = specs_from_records(snapshot["catalog"])
     if kind == "evaluate":
-        return [
-            evaluate_spec(spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot))
-            for item in items
-        ]
+        return [_evaluated(item, snapshot) for item in items]
     if kind == "compare":
         return [_compare_row(item, snapshot) for item in items]
     # What every point of the chunk shares is read from the snapshot once, not once per point.
@@ -68,11 +66,22 @@ def _freshness(snapshot: Mapping[str, Any]) -> Freshness | None:
     return AnalysisSnapshot.from_json(snapshot).freshness
 
 
+def _evaluated(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """A design's evaluation at the prices its owner's book resolved when the analysis was planned
+    (``priced_spec`` and the ``prices`` rows, apps.designs.pricing; an item stored before them: the spec as
+    it is), each figure's origin among the assumptions and the book's warnings among the findings."""
+    priced = item.get("priced_spec") or item["spec"]
+    result = evaluate_spec(spec=priced, records=snapshot["catalog"], freshness=_freshness(snapshot))
+    prices = item.get("prices") or {}
+    result["spec"] = item["spec"]
+    result["assumptions"] = explain(prices.get("prices") or [], result["costs"]) + result["assumptions"]
+    result["findings"] = (prices.get("findings") or []) + result["findings"]
+    return result
+
+
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        evaluation = evaluate_spec(
-            spec=item["spec"], records=snapshot["catalog"], freshness=_freshness(snapshot)
-        )
+        evaluation = _evaluated(item, snapshot)
     except EngineError as exc:
         return CompareRow(
             design=item["design"], name=item["name"], version=item["version"], error=exc.message
@@ -105,7 +114,7 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         best_run_cost_usd=column.best_run_cost_usd,
         best_npv_usd=column.best_npv_usd,
         options=tuple(evaluation["options"]),
-    ).to_json()
+    ).to_json() | {"prices": [a for a in evaluation["assumptions"] if a["name"].startswith("prices.")]}
 
 
 def _sweep_request(item: Mapping[str, Any], params: SweepParams, models: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,6 +195,11 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         "cluster": {**cluster, "storage": params.storage_or_default},
         **params.cost_overrides(),
     }
+    # The prices the owner's book set for this accelerator (apps.designs.pricing, resolved when planned).
+    book = (context.snapshot.prices or {}).get(cluster["accelerator"]) or {}
+    if book.get("on_prem"):
+        cost_request["on_prem"] = book["on_prem"]
+    cost_request.update(book.get("sections") or {})
     by_model = _row_offerings(context.snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
     resale = context.resale_of(cluster["accelerator"])
@@ -195,7 +209,7 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         try:
             results[slug] = CostResult.from_json(
                 cost.tco(
-                    {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
+                    {**cost_request, **({"cloud": _cloud(slug, book)} if slug else {})},
                     training=training_json,
                     resale=resale,
                     uncertainty=False,  # a sweep row reads no Monte Carlo figure
@@ -205,6 +219,12 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         except EngineError as exc:
             return _failed(base, models, fits=True, error=exc.message)
     return [_priced_row(base, m, by_model[m], results[by_model[m]], train) for m in models]
+
+
+def _cloud(slug: str, book: Mapping[str, Any]) -> dict[str, Any]:
+    """A sweep row's cloud request: the offering, at the book's USD per node-hour where it sets them."""
+    usd = (book.get("cloud") or {}).get(slug)
+    return {"offering": slug, **({"usd_per_node_hour": usd} if usd else {})}
 
 
 def _row_offerings(snapshot: AnalysisSnapshot, accelerator: str, models: list[str]) -> dict[str, str | None]:
@@ -243,6 +263,12 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
         "basis_label": tradeoffs.BASIS_LABELS[basis],
         "count": len(rows),
         "feasible": sum(1 for r in typed if r.cost_usd is not None),
+        # Where each price came from, per accelerator: the sweep's own figure, the owner's price book (the
+        # entry and its date) or the public catalog (apps.designs.pricing).
+        "prices": {
+            accelerator: {"rows": book["rows"], "findings": book["findings"]}
+            for accelerator, book in (snapshot.get("prices") or {}).items()
+        },
     }
     if kind == "recommend":
         picked = tradeoffs.recommend(

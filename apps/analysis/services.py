@@ -25,9 +25,15 @@ from apps.analysis.serializers import (
     RecommendParamsSerializer,
     SweepParamsSerializer,
 )
-from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
+from apps.catalog.selectors import (
+    engine_catalog,
+    engine_catalog_records,
+    engine_catalog_snapshot,
+    price_freshness,
+)
 from apps.designs import selectors as design_selectors
-from apps.designs.services import freshness_key
+from apps.designs.pricing import PriceOwner, offerings_priced, price_owner
+from apps.designs.services import design_prices, freshness_key
 from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
@@ -77,7 +83,7 @@ def _offerings_per_model(
 
 
 def _sweep_plan(
-    params: dict[str, Any], records: dict[str, Any]
+    params: dict[str, Any], records: dict[str, Any], owner: PriceOwner | None = None
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     known = {a["slug"] for a in records["accelerators"]}
     unknown = [a for a in params["accelerators"] if a not in known]
@@ -94,18 +100,42 @@ def _sweep_plan(
     ]
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise InvalidInput({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
+    gpus_per_node = int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value))
+    by_model = _offerings_per_model(
+        records, params.get("offerings") or {}, gpus_per_node, params["pricing_models"]
+    )
     snapshot = {
         "params": params,
         "models": model_map,
         "catalog": records,
-        "offerings_by_model": _offerings_per_model(
-            records,
-            params.get("offerings") or {},
-            int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value)),
-            params["pricing_models"],
-        ),
+        "offerings_by_model": by_model,
+        "prices": _sweep_prices(params, by_model, gpus_per_node, owner),
     }
     return snapshot, _chunked(groups, workers=settings.ANALYSIS_WORKERS)
+
+
+def _sweep_prices(
+    params: dict[str, Any],
+    by_model: dict[str, dict[str, str]],
+    gpus_per_node: int,
+    owner: PriceOwner | None,
+) -> dict[str, Any]:
+    """Each swept accelerator's prices through the owner's price book (apps.designs.pricing, the one
+    composition every consumer shares): the owning inputs (the sweep's own ``on_prem`` first) and the offerings
+    its rows are priced on; stored in the snapshot, so the workers read them without the database and the
+    analysis's key holds them (no owner is ever shown a sweep priced with another's book)."""
+    catalog = engine_catalog()
+    return {
+        accelerator: offerings_priced(
+            owner=owner,
+            catalog=catalog,
+            accelerator=accelerator,
+            gpus_per_node=gpus_per_node,
+            slugs=set(by_model.get(accelerator, {}).values()),
+            on_prem=params.get("on_prem"),
+        ).to_json()
+        for accelerator in params["accelerators"]
+    }
 
 
 def _chunked(groups: list[dict[str, Any]], *, workers: int) -> list[list[dict[str, Any]]]:
@@ -187,8 +217,15 @@ def _design(owner: Any, design_id: int) -> Any:
     return design
 
 
+def _priced_item(version: Any) -> dict[str, Any]:
+    """A design version as an analysis item: its spec, and its prices resolved through its owner's book (the
+    design's team's, else its owner's: apps.designs.pricing), as the design page resolves them."""
+    prices = design_prices(version=version, catalog=engine_catalog_snapshot())
+    return {"spec": version.spec, "priced_spec": prices.spec, "prices": prices.key}
+
+
 def _plan(
-    *, owner: Any, kind: str, params: dict[str, Any]
+    *, owner: Any, kind: str, params: dict[str, Any], book: PriceOwner | None = None
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
     records = engine_catalog_records()
     if kind == Analysis.Kind.EVALUATE:
@@ -197,8 +234,14 @@ def _plan(
         version = design_selectors.design_version_get(design=design, number=wanted.get("version"))
         if version is None:
             raise NotFound(f"design {design.pk} has no version {wanted.get('version')}")
-        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
-        return snapshot, [[{"spec": version.spec}]], version
+        item = _priced_item(version)
+        snapshot = {
+            "params": params,
+            "catalog": records,
+            "freshness": price_freshness().to_json(),
+            "prices": {str(design.pk): item["prices"]},
+        }
+        return snapshot, [[item]], version
     if kind == Analysis.Kind.COMPARE:
         items = []
         for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
@@ -208,13 +251,19 @@ def _plan(
                     "design": design.pk,
                     "name": design.name,
                     "version": design.version,
-                    "spec": design.current.spec,
+                    **_priced_item(design.current),
                 }
             )
-        snapshot = {"params": params, "catalog": records, "freshness": price_freshness().to_json()}
+        snapshot = {
+            "params": params,
+            "catalog": records,
+            "freshness": price_freshness().to_json(),
+            # Each design's prices through its own owner's book: in the key, so a changed entry is a new run.
+            "prices": {str(item["design"]): item["prices"] for item in items},
+        }
         return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records)
+        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records, book)
         return snapshot, chunks, None
     if kind == Analysis.Kind.RECOMMEND:
         p = _valid_params(RecommendParamsSerializer, params)
@@ -238,7 +287,7 @@ def _plan(
             "gpus_per_node": p["gpus_per_node"],
             "on_prem": p["on_prem"],
         }
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records)
+        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records, book)
         snapshot["params"].update(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )
@@ -246,13 +295,20 @@ def _plan(
     raise InvalidInput({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
 
 
-def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysis:
+def analysis_create(*, owner: Any, kind: str, params: dict[str, Any], team: int | None = None) -> Analysis:
     """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
-    running) analysis of this owner returns that one instead of computing again.
+    running) analysis of this owner returns that one instead of computing again. A sweep or recommendation
+    is priced through ``team``'s price book (a team the owner is a member of; the analysis is then the
+    team's, its members follow it) or else the owner's own; an evaluation or comparison through each design's
+    owner's book.
 
     Get-or-create under the database's constraint (one live analysis per owner and input): of identical
     requests at once, one inserts and the others, refused by the unique index, return the one it made."""
-    snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
+    try:
+        book = price_owner(user=owner, team_id=team)
+    except EngineError as exc:
+        raise InvalidInput({exc.field: [exc.message]}) from exc
+    snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params, book=book)
     # Keyed by the engine's version too: the same request after an engine change is computed again.
     digest = snapshot_hash({"kind": kind, "engine": ENGINE_VERSION, **_hashed(snapshot)})
     live = Analysis.objects.filter(owner=owner, input_hash=digest, status__in=Analysis.LIVE_STATUSES)
@@ -266,7 +322,7 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
         with transaction.atomic():
             analysis = Analysis.objects.create(
                 owner=owner,
-                team_id=_team_of(owner, version),
+                team_id=team if team is not None else _team_of(owner, version),
                 kind=kind,
                 params=params,
                 snapshot=snapshot,

@@ -18,9 +18,10 @@ from django.utils import timezone
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.pricing import PriceOwner, book_stamp, prices_resolve
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import calibration_setting_of_design, calibration_state
-from apps.pricebook.resolve import Resolution, book_entries, explain, resolve_prices
+from apps.pricebook.resolve import Resolution, explain
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, rl, serving, training
@@ -692,17 +693,19 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     """design_evaluate's result, for a response body. A stored result (~40 kB) is read as the JSON text the
     database holds and the API sends it as it is, rather than decoding it into objects and encoding them again
     (over a millisecond of CPU a request). Only a new evaluation comes as a dict."""
-    # The text is a function of the version (its spec, name, number), the catalog, which of its prices are
-    # stale today and the engines' output version: the inputs of the digest below, so the memo is keyed by
-    # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
-    # version, a catalog write, a new day or a new engine is a new key.
+    # The text is a function of the version (its spec, name, number), the catalog, the owner's price book,
+    # which of its prices are stale today and the engines' output version: the inputs of the digest below, so
+    # the memo is keyed by them directly and a hit skips the price resolution, the freshness scan and the hash
+    # (the book by its stamp: one aggregate query, not the resolver's). A new version, a catalog or price book
+    # write, a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
-    prices = design_prices(version=version, catalog=snapshot)
+    stamp = book_stamp(PriceOwner.of(version.design))
     setting = calibration_setting_of_design(design_id=version.design_id)  # and one read of the switch
-    text = memo.EVALUATIONS.get(_memo_key(version, snapshot, prices, setting))
+    key = _memo_key(version, snapshot, stamp, setting)
+    text = memo.EVALUATIONS.get(key)
     if text is not None:
         return JSONText(text)
-    catalog, prices, digest, calibration = _evaluation_input(version, snapshot, prices, setting)
+    catalog, prices, digest, calibration = _evaluation_input(version, snapshot, None, setting)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
@@ -710,29 +713,27 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
         return _evaluation_store(
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
-    memo.EVALUATIONS.put(
-        _memo_key(version, catalog, prices, setting), text, len(text)
-    )  # the catalog the digest was of
+    memo.EVALUATIONS.put(key, text, len(text))
     return JSONText(text)
 
 
 def _memo_key(
     version: DesignVersion,
     catalog: CatalogSnapshot,
-    prices: Resolution,
+    book: tuple[Any, ...],
     setting: tuple[int | None, bool, str],
 ) -> tuple[Any, ...]:
     """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
-    digest (the version, the catalog, the prices resolved through the owner's price book, the day's stale
-    threshold, the engines' output version, the owner's calibration switch and its stamp, which moves with
-    every write to the owner's measured runs)."""
+    digest (the version, the catalog, the owner's price book by its stamp (pricing.book_stamp) with the day,
+    which decides what has expired, the day's stale threshold, the engines' output version, the owner's
+    calibration switch and its stamp, which moves with every write to the owner's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
     return (
         version.pk,
         version.created_at,
         catalog.version,
-        prices.digest,
+        book,
         *day,
         ENGINE_VERSION,
         *setting[1:],
@@ -740,18 +741,9 @@ def _memo_key(
 
 
 def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
-    """The version's prices resolved (apps.pricebook.resolve): the design's own, else its owner's price book
+    """The version's prices resolved (apps.designs.pricing): the design's own, else its owner's price book
     (the team's for a team's design), else the catalog's; today decides which entries have expired."""
-    design = version.design
-    today = price_freshness().today
-    entries = book_entries(
-        owner_id=design.owner_id,
-        team_id=design.team_id,
-        spec=version.spec,
-        catalog=catalog.specs,
-        today=today,
-    )
-    return resolve_prices(spec=version.spec, entries=entries, catalog=catalog.specs, today=today)
+    return prices_resolve(owner=PriceOwner.of(version.design), spec=version.spec, catalog=catalog.specs)
 
 
 def _evaluation_input(

@@ -88,6 +88,9 @@ class AnalysisSnapshot(JsonObject):
     offerings_by_model: Mapping[str, Mapping[str, str]] | None = omit()
     offerings: Mapping[str, str] | None = omit()
     freshness: Freshness | None = omit()
+    # Per accelerator, the prices the owner's price book set (apps.designs.pricing.OfferingPrices as JSON);
+    # snapshots from before the price book have none (the catalog's prices).
+    prices: Mapping[str, Any] | None = omit()
 
     def priced_on(self, accelerator: str, models: Sequence[str]) -> dict[str, str | None]:
         """The offering each of ``models`` (pricing models, owning excluded) of ``accelerator`` is priced on;
