@@ -121,9 +121,9 @@ def _sweep_prices(
     owner: PriceOwner | None,
 ) -> dict[str, Any]:
     """Each swept accelerator's prices through the owner's price book (apps.designs.pricing, the one
-    composition every consumer shares): the owning inputs (the sweep's own ``on_prem`` first) and the offerings
-    its rows are priced on; stored in the snapshot, so the workers read them without the database and the
-    analysis's key holds them (no owner is ever shown a sweep priced with another's book)."""
+    composition every consumer shares): the owning inputs (the sweep's own ``on_prem`` first) and the
+    offerings its rows are priced on; stored in the snapshot, so the workers read them without the database
+    and the analysis's key holds them (no owner is ever shown a sweep priced with another's book)."""
     catalog = engine_catalog()
     return {
         accelerator: offerings_priced(
