@@ -1,10 +1,10 @@
 """The one place prices are composed (issue #35), for every consumer: a design's evaluation, the capacity
-plan, sweeps, compare, recommend and the serving planner. Each asks :func:`prices_resolve` (a design-shaped spec) or
-:func:`offerings_priced` (an accelerator's offerings and owning inputs) with the owner whose book applies: the
-design's, the plan's or the analysis's (its team's when it is a team's, else its user's own), never the user
-who happens to ask or the worker that runs it. The order is apps.pricebook.resolve's: the value given → the
-owner's price book, newest unexpired entry → the public catalog; every figure says which, with its entry's
-date. A new price source is added here (and in apps.pricebook.resolve), and every consumer has it."""
+plan, sweeps, compare, recommend and the serving planner. Each asks :func:`prices_resolve` (a design-shaped
+spec) or :func:`offerings_priced` (an accelerator's offerings and owning inputs) with the owner whose book
+applies: the design's, the plan's or the analysis's (its team's when it is a team's, else its user's own),
+never the user who happens to ask or the worker that runs it. The order is apps.pricebook.resolve's: the value
+given → the owner's price book, newest unexpired entry → the public catalog; every figure says which, with its
+entry's date. A new price source is added here (and in apps.pricebook.resolve), and every consumer has it."""
 
 from __future__ import annotations
 
