@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.utils import timezone
 from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
 from apps.designs.models import hash_token
+from apps.designs.pricing import PriceOwner, offerings_priced
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
@@ -33,7 +35,9 @@ if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day infer
 HOURS_PER_DAY = 24.0
 
 
-def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
+def _design_evaluated(
+    *, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_node: Any
+) -> tuple[Any, Any]:
     """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
     user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
     design_id = item.get("design_id")
@@ -42,7 +46,11 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
     number = item.get("design_version")
     if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
         raise InputError("must be a version number", field=f"{path}design_version")
-    version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
+    version = design_selectors.design_version_get_visible(user=ctx.user, design_id=design_id, number=number)
+    if version is None and ctx.team_id is not None:  # the plan's team's designs, whoever solves it
+        version = design_selectors.design_version_get_of_team(
+            team_id=ctx.team_id, design_id=design_id, number=number
+        )
     if version is None:  # no such design (or version) visible to this user; said without telling which
         raise InputError("no saved design with this id is visible to you", field=f"{path}design_id")
     cluster = version.spec.get("cluster") or {}
@@ -59,10 +67,10 @@ def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_no
     return version, evaluation
 
 
-def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: int) -> dict[str, Any]:
+def _design_run(*, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_node: int) -> dict[str, Any]:
     """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
     training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days."""
-    version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+    version, evaluation = _design_evaluated(item=item, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
     days = design_selectors.evaluation_read(result=evaluation.result).expected_days
     if days is None:
         raise InputError(f"design {version.name!r} gives no days to train", field=f"{path}design_id")
@@ -95,7 +103,7 @@ def _lead_time(values: Mapping[str, Any], horizon_months: Any) -> int:
     return max(lead, 0)
 
 
-def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months: Any = None) -> Any:
+def _design_owned(*, option: Any, ctx: PlanContext, gpus_per_node: Any, horizon_months: Any = None) -> Any:
     """Owned nodes priced as a saved design owns them: the owning inputs its evaluation resolved (catalog
     server price, network and storage capex, power, the cost engine's defaults or the design's own), run
     through the cost engine's owning model per node (capacity.owned_option_from_on_prem). Without
@@ -110,7 +118,7 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months:
             else {**option, "lead_time_months": _lead_time({}, horizon_months)}
         )
     path = "supply.owned."
-    version, evaluation = _design_evaluated(item=option, path=path, user=user, gpus_per_node=gpus_per_node)
+    version, evaluation = _design_evaluated(item=option, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
     costs = next(iter(evaluation.result["costs"].values()))
     values = {a["name"]: a["value"] for a in costs["assumptions"] if isinstance(a, dict)}
     inputs = OnPremInputs(
@@ -186,7 +194,7 @@ def _design_offering(*, ref: dict[str, Any], version: Any, costs: Mapping[str, A
     return str(slug)
 
 
-def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
+def _from_design(*, supply: Any, ctx: PlanContext, gpus_per_node: Any) -> Any:
     """``supply.from_design: {design_id, design_version?, offering?, owned?, lead_time_months?}``: the
     plan takes the saved design's prices as its evaluation resolved them (its negotiated $/node-hour where it
     gives one, else the catalog's), for the pricing models the design chose for that offering: on-demand and
@@ -199,7 +207,7 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
     if not isinstance(ref, dict):
         raise InputError("must be an object", field="supply.from_design")
     version, evaluation = _design_evaluated(
-        item=ref, path="supply.from_design.", user=user, gpus_per_node=gpus_per_node
+        item=ref, path="supply.from_design.", ctx=ctx, gpus_per_node=gpus_per_node
     )
     costs = evaluation.result.get("costs") or {}
     out = {key: value for key, value in supply.items() if key != "from_design"}
@@ -213,10 +221,14 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
         for model in [m for m in entry.get("pricing_models") or list(cloud) if m in cloud]:
             price = float(cloud[model]["usd_per_node_hour"])
             item = {"usd_per_node_hour": price, "source": f"{where}: {slug} {model} ${price:g}/node-hour"}
+            row = _design_row(evaluation.result, where=where, slug=slug, model=model, usd=price)
             if model in ("on_demand", "spot"):
                 given: dict[str, Any] = out[model] if isinstance(out.get(model), dict) else {}
                 out[model] = {**item, **({"offering": slug} if model == "spot" else {}), **given}
-            elif model in MODEL_TERMS:
+                if "usd_per_node_hour" not in given:
+                    ctx.rows.append({**row, "name": f"supply.{model}"})
+            elif model in MODEL_TERMS and "reservations" not in supply:
+                ctx.rows.append({**row, "name": f"supply.reservations.{len(reservations)}"})
                 reservations.append({"term_months": MODEL_TERMS[model], **item})
         if reservations and "reservations" not in supply:
             out["reservations"] = reservations
@@ -230,11 +242,53 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
     return out
 
 
+def _design_row(
+    result: Mapping[str, Any], *, where: str, slug: str, model: str, usd: float
+) -> dict[str, Any]:
+    """Where a price the plan takes from a design came from: the design's evaluation, and there the origin
+    its own resolution gave it (the design's value, its owner's price book entry with its date, or the
+    public catalog: the evaluation's ``prices.cloud.<offering>.<model>`` row)."""
+    used = next(
+        (a for a in result.get("assumptions") or [] if a.get("name") == f"prices.cloud.{slug}.{model}"), {}
+    )
+    origin = used.get("origin", "catalog")
+    row: dict[str, Any] = {"value": usd, "unit": "USD/node-hour", "origin": "design", "as_of": ""}
+    row["source"] = f"{where}: {slug} {model}, from {origin}: {used.get('source') or 'the public catalog'}"
+    for key in ("entry_id", "as_of"):
+        if used.get(key):
+            row[key] = used[key]
+    return row
+
+
+def _given_rows(supply: Any) -> list[dict[str, Any]]:
+    """The prices the plan states itself (``usd_per_node_hour`` on an option): their origin is the plan."""
+    if not isinstance(supply, dict):
+        return []
+    options = [(f"supply.{key}", supply.get(key)) for key in ("on_demand", "spot")]
+    reservations = supply.get("reservations")
+    if isinstance(reservations, list):
+        options += [(f"supply.reservations.{i}", r) for i, r in enumerate(reservations)]
+    return [
+        {
+            "name": name,
+            "value": option["usd_per_node_hour"],
+            "unit": "USD/node-hour",
+            "origin": "plan",
+            "as_of": "",
+            "source": "the plan",
+        }
+        for name, option in options
+        if isinstance(option, dict) and "usd_per_node_hour" in option
+    ]
+
+
 def _catalog_priced(
-    *, option: Any, path: str, pricing_model: str | None, gpus_per_node: Any, catalog: Any
+    *, option: Any, path: str, pricing_model: str | None, gpus_per_node: Any, catalog: Any, ctx: PlanContext
 ) -> Any:
-    """An option that names a catalog ``offering`` instead of a price takes that offering's newest price of
-    the pricing model (a missing one is an error, never another model's or offering's price)."""
+    """An option that names a catalog ``offering`` instead of a price takes that offering's price of the
+    pricing model through the plan's price book (apps.designs.pricing: the book's private rate or discount,
+    else the catalog's newest price; a missing one is an error, never another model's or offering's price).
+    The figure's origin is kept (``ctx.rows``)."""
     if not isinstance(option, dict) or "offering" not in option or "usd_per_node_hour" in option:
         return option
     slug = option["offering"]
@@ -246,18 +300,29 @@ def _catalog_priced(
             f"{slug} rents {offering.gpu_count} GPUs a node; the plan's nodes have {gpus_per_node}",
             field=f"{path}offering",
         )
-    price = offering.usd_per_hour.get(pricing_model) if pricing_model else None
+    book = offerings_priced(
+        owner=ctx.book,
+        catalog=catalog,
+        accelerator=offering.accelerator,
+        gpus_per_node=gpus_per_node,
+        slugs=[slug],
+    )
+    ctx.findings.extend(f for f in book.findings if f not in ctx.findings)
+    row = next((r for r in book.rows if r["name"] == f"prices.cloud.{slug}.{pricing_model}"), None)
+    price = None if row is None else row["value"]
     if price is None:
         raise InputError(
             f"{slug} has no {pricing_model or 'such'} price in the catalog: give usd_per_node_hour",
             field=f"{path}usd_per_node_hour",
         )
-    source = f"catalog {slug} {pricing_model} as of {offering.price_as_of.get(pricing_model, '?')}"
+    assert row is not None
+    ctx.rows.append({**row, "name": f"supply.{path.removeprefix('supply.').rstrip('.')}"})
+    source = f"{slug} {pricing_model}: {row['source']}"
     rest = {k: v for k, v in option.items() if k != "offering"}
-    return {**rest, "usd_per_node_hour": price, "source": source}
+    return {**rest, "usd_per_node_hour": float(price), "source": source}
 
 
-def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
+def _supply_priced(*, supply: Any, gpus_per_node: Any, ctx: PlanContext) -> Any:
     if not isinstance(supply, dict) or not any(
         isinstance(v, dict) and "offering" in v
         for v in [supply.get("on_demand"), supply.get("spot"), *(supply.get("reservations") or [])]
@@ -274,6 +339,7 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
             pricing_model=key,
             gpus_per_node=gpus_per_node,
             catalog=catalog,
+            ctx=ctx,
         )
     if isinstance(supply.get("reservations"), list):
         out["reservations"] = [
@@ -283,6 +349,7 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
                 pricing_model=TERM_MODELS.get(r.get("term_months")) if isinstance(r, dict) else None,
                 gpus_per_node=gpus_per_node,
                 catalog=catalog,
+                ctx=ctx,
             )
             for i, r in enumerate(supply["reservations"])
         ]
@@ -449,31 +516,59 @@ def _sizing(result: ServingResult, *, tokens_per_day: Any, peak_to_mean: float) 
     )
 
 
-def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
-    """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
-    Errors name the field under ``spec.``."""
+@dataclass
+class PlanContext:
+    """Whom a plan is resolved for: the user whose designs it may name (``user``, and the plan's team's
+    designs when it is a team's), the price book its catalog-priced options resolve through (``book``, the
+    plan's: its team's, else its owner's), and where each price came from (``rows``, the book's warnings in
+    ``findings``)."""
+
+    user: Any
+    team_id: int | None
+    book: PriceOwner | None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, *, plan: CapacityPlan | None, user: Any) -> PlanContext:
+        """A new plan is its maker's; a saved one is resolved as the plan (its team's designs and book)."""
+        if plan is None:
+            return cls(user=user, team_id=None, book=PriceOwner(owner_id=int(user.pk)))
+        return cls(user=user, team_id=plan.team_id, book=PriceOwner.of(plan))
+
+
+def plan_spec_resolve(*, spec: Any, user: Any, plan: CapacityPlan | None = None) -> capacity.CapacityPlan:
+    """The engine's plan from a saved spec (plan_spec_priced, without the prices' origins)."""
+    return plan_spec_priced(spec=spec, ctx=PlanContext.of(plan=plan, user=user))
+
+
+def plan_spec_priced(*, spec: Any, ctx: PlanContext) -> capacity.CapacityPlan:
+    """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours,
+    options that name an offering its price through the plan's book; ``ctx.rows`` say where each price came
+    from. Errors name the field under ``spec.``."""
     if not isinstance(spec, dict):
         raise InputError("must be an object", field="spec")
     try:
         resolved = dict(spec)
         gpus_per_node = spec.get("gpus_per_node")
-        given = _from_design(supply=spec.get("supply"), user=user, gpus_per_node=gpus_per_node)
-        supply = _supply_priced(supply=given, gpus_per_node=gpus_per_node)
+        given = _from_design(supply=spec.get("supply"), ctx=ctx, gpus_per_node=gpus_per_node)
+        supply = _supply_priced(supply=given, gpus_per_node=gpus_per_node, ctx=ctx)
         if isinstance(supply, dict):
             supply = {
                 **supply,
                 "owned": _design_owned(
                     option=supply.get("owned"),
-                    user=user,
+                    ctx=ctx,
                     gpus_per_node=gpus_per_node,
                     horizon_months=spec.get("horizon_months"),
                 ),
             }
         resolved["supply"] = supply
+        ctx.rows.extend(_given_rows(spec.get("supply")))
         runs = spec.get("training") or []
         if isinstance(runs, list):
             resolved["training"] = [
-                _design_run(item=item, path=f"training.{i}.", user=user, gpus_per_node=gpus_per_node)
+                _design_run(item=item, path=f"training.{i}.", ctx=ctx, gpus_per_node=gpus_per_node)
                 if isinstance(item, dict) and "design_id" in item
                 else item
                 for i, item in enumerate(runs)
@@ -524,7 +619,7 @@ def plan_update(
     """Rename or describe in place; a new spec is a new version (old versions and their results stay)."""
     plan = CapacityPlan.objects.select_for_update().get(pk=plan.pk)
     if spec is not None:
-        plan_spec_resolve(spec=spec, user=user)
+        plan_spec_resolve(spec=spec, user=user, plan=plan)
         plan.version += 1
         PlanVersion.objects.create(plan=plan, number=plan.version, spec=spec, created_by=user)
     if name is not None:
@@ -546,8 +641,14 @@ def plan_size(*, plan: capacity.CapacityPlan) -> int:
 
 
 def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
-    engine_plan = plan_spec_resolve(spec=version.spec, user=user)
-    snapshot = {"plan": engine_plan.to_json()}
+    """The version resolved as its plan (PlanContext.of: the plan's team's designs and price book), whoever
+    asks and wherever it runs, so the request and a worker resolve it alike. ``user`` (the one asking) is
+    not what it is resolved as: the plan's owner is, with its team."""
+    plan = version.plan
+    ctx = PlanContext.of(plan=plan, user=plan.owner)
+    engine_plan = plan_spec_priced(spec=version.spec, ctx=ctx)
+    # The prices' origins are in the snapshot and so in the key: another book is another solution.
+    snapshot = {"plan": engine_plan.to_json(), "prices": ctx.rows, "price_findings": ctx.findings}
     # Keyed by the engines' output version too, so a solution stored before an engine change is solved again.
     return engine_plan, snapshot, snapshot_hash({**snapshot, "engine": ENGINE_VERSION})
 
@@ -601,7 +702,7 @@ def plan_solve_start(*, version: PlanVersion, user: Any) -> PlanSolution | PlanR
 def plan_run_execute(*, run_id: int) -> None:
     """The worker's part: solve the run's version as its owner would, and record how it ended. Idempotent: a
     run already done is left alone."""
-    run = PlanRun.objects.select_related("version__plan__owner").get(pk=run_id)
+    run = PlanRun.objects.select_related("version__plan__owner", "version__plan__team").get(pk=run_id)
     if run.status == PlanRun.Status.DONE:
         return
     PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.RUNNING)
