@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests.teams.conftest import People
+from apps.plans.models import PlanSolution
+from tests.teams.conftest import People, team_design
+
+__all__ = ["team_design"]
 
 SERVER_QUOTE = 250_000.0
 CATALOG_SERVER_USD = 322_500.0
@@ -148,3 +151,101 @@ def test_the_same_sweep_of_a_changed_book_is_computed_again(
     # Half off instead of 20 % off: $49.24 × (0.5 − 0.2) / 8 = $1.8465 less a GPU-hour.
     cheaper = _rows(first)["on_demand"]["usd_per_gpu_hour"] - _rows(changed)["on_demand"]["usd_per_gpu_hour"]
     assert cheaper == pytest.approx(CW_ON_DEMAND * 0.3 / 8, rel=1e-9)
+
+
+PLAN_URL = "/api/v1/capacity-plans/"
+PLAN: dict[str, Any] = {
+    "horizon_months": 12,
+    "gpus_per_node": 8,
+    "training": [{"name": "pretrain", "gpu_hours": 200_000, "gpus": 256, "deadline_month": 3}],
+    "inference": [{"name": "chat", "peak_gpus": 16, "offpeak_fraction": 0.5}],
+    # On-demand and 3-year reservations priced from the catalog's AWS p5 offering, through the plan's book.
+    "supply": {
+        "on_demand": {"offering": "aws-p5-48xlarge"},
+        "reservations": [{"term_months": 36, "offering": "aws-p5-48xlarge"}],
+    },
+}
+P5_RESERVED_3Y = 23.776  # seed catalog, USD an instance-hour; the team's discount is on-demand only
+
+
+def _plan(client: APIClient, spec: dict[str, Any], team: int | None = None) -> int:
+    response = client.post(PLAN_URL, {"name": "Plan 2027", "spec": spec}, format="json")
+    assert response.status_code == 201, response.json()
+    plan = int(response.json()["id"])
+    if team is not None:
+        moved = client.post(f"{PLAN_URL}{plan}/move/", {"team": team}, format="json")
+        assert moved.status_code == 200, moved.json()
+    return plan
+
+
+def _solution(client: APIClient, plan: int, capture: Any) -> dict[str, Any]:
+    with capture(execute=True):
+        response = client.post(f"{PLAN_URL}{plan}/solve/")
+    assert response.status_code in (200, 202), response.json()
+    body = response.json()
+    if response.status_code == 202:  # queued: the task ran in-process on commit
+        body = client.get(body["url"]).json()
+        assert body["status"] == "done", body
+        body = body["solution"]
+    return dict(body)
+
+
+def _rows_by_name(solution: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in solution["prices"]}
+
+
+def test_a_team_plan_on_the_worker_prices_through_the_teams_book_even_after_its_maker_left(
+    people: People,
+    team_book: dict[str, Any],
+    team_design: Any,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The plan is resolved as the plan (its team's designs and book), not as the user who made it: its maker
+    leaves the team, and a worker still solves it with the team's design and the team's discount."""
+    settings.PLAN_SYNC_MAX_SIZE = 10  # 12 months × (2 runs + 1) = 36: queued to the worker
+    spec = {**PLAN, "training": [*PLAN["training"], {"design_id": team_design.pk, "deadline_month": 6}]}
+    editor = people.client("editor")
+    plan = _plan(editor, spec, team=people.team.pk)
+    people.team.memberships.filter(user=people.editor).delete()  # the maker leaves the team
+    solution = _solution(people.client("owner"), plan, django_capture_on_commit_callbacks)
+    rows = _rows_by_name(solution)
+    # 20 % off p5 on-demand: $55.04 × 0.8 = $44.032 a node-hour (8-GPU instances, 8-GPU nodes).
+    on_demand = rows["supply.on_demand"]
+    assert (on_demand["origin"], on_demand["entry_id"], on_demand["as_of"]) == (
+        "price_book",
+        team_book["aws"]["id"],
+        "2026-01-01",
+    )
+    assert on_demand["value"] == pytest.approx(P5_ON_DEMAND * 0.8, rel=1e-12)
+    reserved = rows["supply.reservations.0"]
+    assert (reserved["origin"], reserved["value"]) == ("catalog", P5_RESERVED_3Y)
+    stored = PlanSolution.objects.get(version__plan_id=plan).snapshot["plan"]["supply"]
+    assert stored["on_demand"]["usd_per_node_hour"] == pytest.approx(44.032, rel=1e-12)
+    assert f"price book entry {team_book['aws']['id']}" in stored["on_demand"]["source"]
+    # The same plan of someone outside the team: the catalog's $55.04, and its own solution.
+    theirs = _solution(
+        people.client("outsider"),
+        _plan(people.client("outsider"), PLAN),
+        django_capture_on_commit_callbacks,
+    )
+    assert _rows_by_name(theirs)["supply.on_demand"]["origin"] == "catalog"
+    assert _rows_by_name(theirs)["supply.on_demand"]["value"] == P5_ON_DEMAND
+    assert theirs["input_hash"] != solution["input_hash"]
+
+
+def test_a_plans_solution_is_solved_again_when_its_book_changes(
+    people: People, team_book: dict[str, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    client = people.client("editor")
+    plan = _plan(client, PLAN, team=people.team.pk)
+    first = _solution(client, plan, django_capture_on_commit_callbacks)
+    assert _solution(client, plan, django_capture_on_commit_callbacks)["input_hash"] == first["input_hash"]
+    deleted = client.delete(f"/api/v1/price-entries/{team_book['aws']['id']}/")
+    assert deleted.status_code == 204
+    second = _solution(client, plan, django_capture_on_commit_callbacks)
+    assert second["input_hash"] != first["input_hash"]
+    assert _rows_by_name(second)["supply.on_demand"]["value"] == P5_ON_DEMAND  # the catalog's again
+    # The plan buys on-demand hours: at the catalog's price it costs more than at 20 % off.
+    assert second["result"]["on_demand_node_hours"] > 0
+    assert second["result"]["total_usd"] > first["result"]["total_usd"]
