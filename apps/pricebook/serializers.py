@@ -24,6 +24,11 @@ IMPORT_COLUMNS = (
     "network_included",
     "support_years",
     "colocation_basis",
+    "network_item",
+    "switch_model",
+    "region",
+    "duration_hours",
+    "block_nodes",
     "valid_from",
     "expires_on",
     "source",
@@ -42,6 +47,9 @@ class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
     )
     pricing_model = serializers.ChoiceField(choices=PRICING_MODELS, required=False, allow_blank=True)
     colocation_basis = serializers.ChoiceField(choices=COLO_BASES, required=False, allow_blank=True)
+    network_item = serializers.ChoiceField(
+        choices=PriceEntry.NetworkItem.choices, required=False, allow_blank=True
+    )
     value = serializers.FloatField(help_text="In the kind's unit (see unit).")
     unit = serializers.CharField(read_only=True)
     entered_by = serializers.CharField(source="entered_by.username", read_only=True, default=None)
