@@ -144,7 +144,10 @@ def _priced_row(
     priced = result.on_prem if model == "own" else result.cloud.get(model)
     gpu_hour = None if priced is None else priced.usd_per_gpu_hour
     error = None
-    if run is None:
+    why = result.cloud_unavailable.get(model, "")
+    if run is None and why.startswith(cost.OVER_QUOTA):
+        error = why  # the owner's quota is below the row's nodes: not an option
+    elif run is None:
         label = cost.MODEL_LABELS.get(model, model.replace("_", " "))
         article = "an" if label[:1] in "aeiou" else "a"  # "an on-demand price", "a spot price"
         error = (
@@ -222,9 +225,15 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
 
 
 def _cloud(slug: str, book: Mapping[str, Any]) -> dict[str, Any]:
-    """A sweep row's cloud request: the offering, at the book's USD per node-hour where it sets them."""
+    """A sweep row's cloud request: the offering, at the book's USD per node-hour where it sets them, with
+    the nodes obtainable (the book's quota: a model whose quota is below the row's nodes is not an option)."""
     usd = (book.get("cloud") or {}).get(slug)
-    return {"offering": slug, **({"usd_per_node_hour": usd} if usd else {})}
+    quota = (book.get("capacity_nodes") or {}).get(slug)
+    return {
+        "offering": slug,
+        **({"usd_per_node_hour": usd} if usd else {}),
+        **({"capacity_nodes": quota} if quota else {}),
+    }
 
 
 def _row_offerings(snapshot: AnalysisSnapshot, accelerator: str, models: list[str]) -> dict[str, str | None]:

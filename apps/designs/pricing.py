@@ -103,9 +103,11 @@ class OfferingPrices:
     cloud: dict[str, dict[str, float]]
     rows: list[dict[str, Any]]
     findings: list[dict[str, Any]]
-    # The cost request's sections a book entry's terms set (a quote that includes the network, a colocation
-    # contract's basis).
+    # The cost request's sections a book entry's terms set (a network quote, a server quote that includes the
+    # network, a colocation contract's basis).
     sections: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The nodes obtainable per offering and pricing model (the book's quota, or a capacity block's size).
+    capacity_nodes: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -159,6 +161,9 @@ def offerings_priced(
         rows=catalog_rows(resolution.rows, catalog, gpus_per_node),
         findings=resolution.findings,
         sections={k: costs[k] for k in ("network", "colocation") if k in costs},
+        capacity_nodes={
+            c["offering"]: dict(c["capacity_nodes"]) for c in costs["cloud"] if c.get("capacity_nodes")
+        },
     )
 
 
@@ -171,6 +176,9 @@ def catalog_rows(
     out = []
     for row in rows:
         parts = row["name"].split(".")
+        if row["origin"] == "catalog" and parts[1] != "cloud":
+            out.append(row)  # an owning figure: the cost engine's resolution says it (a sweep row, a plan)
+            continue
         if row["origin"] == "catalog" and parts[1] == "cloud" and len(parts) == 4:
             offering = catalog.offerings.get(parts[2])
             usd = None if offering is None else offering.usd_per_hour.get(parts[3])
