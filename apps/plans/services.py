@@ -17,7 +17,7 @@ from django.utils import timezone
 from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
 from apps.designs.models import hash_token
-from apps.designs.pricing import PriceOwner, offerings_priced
+from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
@@ -316,10 +316,35 @@ def _catalog_priced(
             field=f"{path}usd_per_node_hour",
         )
     assert row is not None
-    ctx.rows.append({**row, "name": f"supply.{path.removeprefix('supply.').rstrip('.')}"})
+    name = f"supply.{path.removeprefix('supply.').rstrip('.')}"
+    ctx.rows.append({**row, "name": name})
     source = f"{slug} {pricing_model}: {row['source']}"
     rest = {k: v for k, v in option.items() if k != "offering"}
-    return {**rest, "usd_per_node_hour": float(price), "source": source}
+    return {
+        **rest,
+        "usd_per_node_hour": float(price),
+        "source": source,
+        **_quota_cap(rest, book, pricing_model, name, ctx),
+    }
+
+
+def _quota_cap(
+    option: Mapping[str, Any], book: OfferingPrices, model: str | None, name: str, ctx: PlanContext
+) -> dict[str, Any]:
+    """The nodes the book says are obtainable on this option (its quota for the offering and pricing model,
+    or a capacity block's size): the option's ``cap_nodes``, an upper bound the plan's MILP holds; a lower
+    cap the plan gives itself stays."""
+    quota = next(
+        (r for r in book.rows if r["name"].endswith(f".{model}") and r["name"].startswith("prices.quota.")),
+        None,
+    )
+    if quota is None or quota["origin"] != "price_book":
+        return {}
+    ctx.rows.append({**quota, "name": f"{name}.cap_nodes"})
+    given = option.get("cap_nodes")
+    if isinstance(given, int | float) and not isinstance(given, bool) and given <= quota["value"]:
+        return {}
+    return {"cap_nodes": quota["value"]}
 
 
 def _supply_priced(*, supply: Any, gpus_per_node: Any, ctx: PlanContext) -> Any:
