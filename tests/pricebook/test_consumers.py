@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.plans.models import PlanSolution
+from clusterdesigner.engine import serving
 from tests.teams.conftest import People, team_design
 
 __all__ = ["team_design"]
@@ -249,3 +251,136 @@ def test_a_plans_solution_is_solved_again_when_its_book_changes(
     # The plan buys on-demand hours: at the catalog's price it costs more than at 20 % off.
     assert second["result"]["on_demand_node_hours"] > 0
     assert second["result"]["total_usd"] > first["result"]["total_usd"]
+
+
+def test_the_teams_quota_caps_a_plans_on_demand_nodes(
+    people: People, team_book: dict[str, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    """A quota of 3 p5 nodes on-demand is the on-demand option's cap_nodes: the MILP never rents more at
+    once (3 nodes × 730 h = 2,190 node-hours a month at most)."""
+    editor = people.client("editor")
+    quota = _entry(
+        editor,
+        team=people.team.pk,
+        kind="quota",
+        offering="aws-p5-48xlarge",
+        pricing_model="on_demand",
+        value=3,
+    )
+    plan = _plan(editor, PLAN, team=people.team.pk)
+    solution = _solution(editor, plan, django_capture_on_commit_callbacks)
+    cap = _rows_by_name(solution)["supply.on_demand.cap_nodes"]
+    assert (cap["origin"], cap["value"], cap["entry_id"]) == ("price_book", 3, quota["id"])
+    stored = PlanSolution.objects.get(version__plan_id=plan).snapshot["plan"]["supply"]
+    assert stored["on_demand"]["cap_nodes"] == 3
+    assert max(m["on_demand_node_hours"] for m in solution["result"]["months"]) <= 3 * 730 + 1e-6
+    # Without the quota the same plan rents more than 3 nodes on-demand in some month.
+    theirs = _solution(
+        people.client("outsider"), _plan(people.client("outsider"), PLAN), django_capture_on_commit_callbacks
+    )
+    assert max(m["on_demand_node_hours"] for m in theirs["result"]["months"]) > 3 * 730
+
+
+def test_a_sweep_and_a_recommendation_leave_out_what_is_over_the_teams_quota(
+    people: People, team_book: dict[str, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    editor = people.client("editor")
+    quota = _entry(
+        editor, team=people.team.pk, kind="quota", offering=CW_H100, pricing_model="on_demand", value=2
+    )
+    sweep = {**SWEEP, "team": people.team.pk, "params": {**SWEEP["params"], "nodes": [1, 2, 4]}}
+    body = _run(editor, sweep, django_capture_on_commit_callbacks)
+    on_demand = {r["nodes"]: r for r in body["result"]["rows"] if r["pricing_model"] == "on_demand"}
+    assert on_demand[1]["cost_usd"] > 0 and on_demand[2]["cost_usd"] > 0
+    assert on_demand[4]["cost_usd"] is None
+    assert on_demand[4]["error"].startswith(
+        "Over quota: on_demand supplies 2 nodes at most and the design needs 4"
+    )
+    row = _price(body["result"]["prices"]["h100-sxm"]["rows"], f"quota.{CW_H100}.on_demand")
+    assert (row["origin"], row["value"], row["entry_id"]) == ("price_book", 2, quota["id"])
+    recommend = {
+        "kind": "recommend",
+        "team": people.team.pk,
+        "params": {
+            "model": {"preset": "llama3-8b"},
+            "tokens": 1e11,
+            "deadline_days": 30,
+            "interruption_tolerance": "none",
+            "accelerators": ["h100-sxm"],
+            "nodes": [1, 2, 4, 8],
+        },
+    }
+    result = _run(editor, recommend, django_capture_on_commit_callbacks)["result"]
+    over = [r for r in result["rows"] if r["pricing_model"] == "on_demand" and r["nodes"] > 2]
+    assert over and all(r["cost_usd"] is None for r in over)
+    picked = result["recommendation"]
+    assert picked is not None
+    assert picked["pricing_model"] != "on_demand" or picked["nodes"] <= 2
+    # The recommendation is priced through the same book: its on-demand price is the team's 20 % off.
+    cloud = _price(result["prices"]["h100-sxm"]["rows"], f"cloud.{CW_H100}.on_demand")
+    assert cloud["value"] == pytest.approx(CW_ON_DEMAND * 0.8, rel=1e-12)
+
+
+SERVING_URL = "/api/v1/serving/estimate/"
+SERVING = dict(serving.EXAMPLE_REQUEST)  # Llama 3 70B on H100 SXM, 8 GPUs a node
+
+
+def _options(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["option"]: c for c in body["costs"]}
+
+
+def test_serving_through_the_api_prices_with_the_teams_book_and_an_outsider_sees_the_catalog(
+    people: People, team_book: dict[str, Any]
+) -> None:
+    ours = people.client("viewer").post(f"{SERVING_URL}?team={people.team.pk}", SERVING, format="json")
+    theirs = people.client("outsider").post(SERVING_URL, SERVING, format="json")
+    assert ours.status_code == theirs.status_code == 200, ours.json()
+    mine, other = _options(ours.json()), _options(theirs.json())
+    # Renting bills instances × hours × the price (no storage or egress here): 20 % off is 0.8 × the total.
+    for option in (f"{CW_H100} on_demand", "aws-p5-48xlarge on_demand"):
+        assert mine[option]["billed_gpus"] == other[option]["billed_gpus"]
+        assert mine[option]["total_usd"] == pytest.approx(0.8 * other[option]["total_usd"], rel=1e-9)
+    # A model the discount does not cover is the catalog's for both (p5's 3-year reservation).
+    assert (
+        mine["aws-p5-48xlarge reserved_3y"]["total_usd"] == other["aws-p5-48xlarge reserved_3y"]["total_usd"]
+    )
+    assert mine["own"]["total_usd"] < other["own"]["total_usd"]  # $250,000 servers, not $322,500
+    rows = {r["name"]: r for r in ours.json()["prices"]}
+    server = rows["prices.on_prem.server_usd"]
+    assert (server["origin"], server["value"], server["entry_id"], server["as_of"]) == (
+        "price_book",
+        SERVER_QUOTE,
+        team_book["server"]["id"],
+        "2026-01-01",
+    )
+    p5 = rows["prices.cloud.aws-p5-48xlarge.on_demand"]
+    assert (p5["origin"], p5["entry_id"]) == ("price_book", team_book["aws"]["id"])
+    assert p5["value"] == pytest.approx(P5_ON_DEMAND * 0.8, rel=1e-12)  # 44.032
+    plain = {r["name"]: r for r in theirs.json()["prices"]}["prices.cloud.aws-p5-48xlarge.on_demand"]
+    assert (plain["origin"], plain["value"]) == ("catalog", P5_ON_DEMAND)
+    # A team one is not in is a 400 naming team; an anonymous caller has no book: every price the catalog's.
+    refused = people.client("outsider").post(f"{SERVING_URL}?team={people.team.pk}", SERVING, format="json")
+    assert refused.status_code == 400 and "team" in refused.json()["error"]["fields"]
+    anonymous = APIClient().post(SERVING_URL, SERVING, format="json").json()
+    assert {r["origin"] for r in anonymous["prices"]} == {"catalog"}
+    assert _options(anonymous)["own"]["total_usd"] == other["own"]["total_usd"]
+
+
+def test_the_serving_page_prices_with_the_teams_book_and_shows_where_each_price_came_from(
+    people: People, team_book: dict[str, Any]
+) -> None:
+    viewer = Client()
+    viewer.force_login(people.viewer)
+    page = viewer.get("/serving/", {"team": people.team.pk})
+    assert page.status_code == 200
+    body = page.content.decode()
+    table = body.split('id="price-sources"')[1].split("</table>")[0]
+    row = table.split('data-name="prices.cloud.aws-p5-48xlarge.on_demand"')[1].split("</tr>")[0]
+    assert 'data-origin="price_book"' in table and "44.03" in row
+    assert f"price book entry {team_book['aws']['id']}" in row
+    outsider = Client()
+    outsider.force_login(people.outsider)
+    plain = outsider.get("/serving/").content.decode()
+    row = plain.split('data-name="prices.cloud.aws-p5-48xlarge.on_demand"')[1].split("</tr>")[0]
+    assert 'data-origin="catalog"' in row and "55.04" in row
+    assert outsider.get("/serving/", {"team": people.team.pk}).status_code == 400
