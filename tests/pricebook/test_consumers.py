@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 
 from apps.plans.models import PlanSolution
 from clusterdesigner.engine import serving
+from tests.designs.test_api import SPEC as DESIGN
 from tests.teams.conftest import People, team_design
 
 __all__ = ["team_design"]
@@ -384,3 +385,64 @@ def test_the_serving_page_prices_with_the_teams_book_and_shows_where_each_price_
     row = plain.split('data-name="prices.cloud.aws-p5-48xlarge.on_demand"')[1].split("</tr>")[0]
     assert 'data-origin="catalog"' in row and "55.04" in row
     assert outsider.get("/serving/", {"team": people.team.pk}).status_code == 400
+
+
+def _design(client: APIClient, name: str, team: int | None = None) -> int:
+    response = client.post("/api/v1/designs/", {"name": name, "spec": DESIGN}, format="json")
+    assert response.status_code == 201, response.json()
+    design = int(response.json()["id"])
+    if team is not None:
+        moved = client.post(f"/api/v1/designs/{design}/move/", {"team": team}, format="json")
+        assert moved.status_code == 200, moved.json()
+    return design
+
+
+def test_compare_prices_each_design_through_its_owners_book(
+    people: People, team_book: dict[str, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    """Two team designs compared by a viewer take the team's prices; the same designs of someone outside the
+    team take the catalog's. The design is 64 × 8 H100 SXM renting AWS p5 on-demand."""
+    editor = people.client("editor")
+    ours = [_design(editor, name, team=people.team.pk) for name in ("a", "b")]
+    outsider = people.client("outsider")
+    theirs = [_design(outsider, name) for name in ("a", "b")]
+    compare = {"kind": "compare", "params": {"designs": ours}}
+    mine = _run(people.client("viewer"), compare, django_capture_on_commit_callbacks)["result"]["designs"]
+    other = _run(outsider, {**compare, "params": {"designs": theirs}}, django_capture_on_commit_callbacks)
+    for row, plain in zip(mine, other["result"]["designs"], strict=True):
+        p5 = _price(row["prices"], "cloud.aws-p5-48xlarge.on_demand")
+        assert (p5["origin"], p5["entry_id"]) == ("price_book", team_book["aws"]["id"])
+        assert p5["value"] == pytest.approx(P5_ON_DEMAND * 0.8, rel=1e-12)  # 44.032
+        server = _price(row["prices"], "on_prem.server_usd")
+        assert (server["origin"], server["value"]) == ("price_book", SERVER_QUOTE)
+        catalog_p5 = _price(plain["prices"], "cloud.aws-p5-48xlarge.on_demand")
+        assert (catalog_p5["origin"], catalog_p5["value"]) == ("catalog", P5_ON_DEMAND)
+        # The on-demand option per GPU-hour: $55.04 × 0.2 / 8 = $1.376 less (the rest of the figure the same).
+        usd = {o["key"]: o["usd_per_gpu_hour"] for o in row["options"]}
+        plain_usd = {o["key"]: o["usd_per_gpu_hour"] for o in plain["options"]}
+        key = next(k for k in usd if k.endswith("on_demand"))
+        assert plain_usd[key] - usd[key] == pytest.approx(P5_ON_DEMAND * DISCOUNT / 8, rel=1e-9)
+
+
+def test_a_stored_evaluation_is_served_without_resolving_the_book_until_the_book_changes(
+    people: People, team_book: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The evaluate memo is keyed by the book's stamp (its entries' count and newest change), so a stored
+    evaluation costs no price resolution; a changed entry moves the stamp and the answer."""
+    from apps.designs import services
+
+    editor = people.client("editor")
+    design = _design(editor, "memo", team=people.team.pk)
+    editor.post(f"/api/v1/designs/{design}/evaluate/")  # computed and stored
+    first = editor.post(f"/api/v1/designs/{design}/evaluate/").json()  # read back, and kept in the memo
+    calls: list[Any] = []
+    real = services.prices_resolve
+    monkeypatch.setattr(services, "prices_resolve", lambda **kw: calls.append(kw) or real(**kw))
+    again = editor.post(f"/api/v1/designs/{design}/evaluate/").json()
+    assert calls == [] and again == first
+    changed = editor.patch(f"/api/v1/price-entries/{team_book['aws']['id']}/", {"value": 0.5}, format="json")
+    assert changed.status_code == 200
+    after = editor.post(f"/api/v1/designs/{design}/evaluate/").json()
+    assert len(calls) == 1
+    p5 = next(a for a in after["assumptions"] if a["name"] == "prices.cloud.aws-p5-48xlarge.on_demand")
+    assert p5["value"] == pytest.approx(P5_ON_DEMAND * 0.5, rel=1e-12)  # half off: 27.52
