@@ -217,7 +217,7 @@ def _from_design(*, supply: Any, ctx: PlanContext, gpus_per_node: Any) -> Any:
         cloud = costs[slug].get("cloud") or {}
         entries = version.spec["costs"].get("cloud") or []
         entry: dict[str, Any] = next((c for c in entries if c.get("offering") == slug), {})
-        reservations = []
+        reservations: list[dict[str, Any]] = []
         for model in [m for m in entry.get("pricing_models") or list(cloud) if m in cloud]:
             price = float(cloud[model]["usd_per_node_hour"])
             item = {"usd_per_node_hour": price, "source": f"{where}: {slug} {model} ${price:g}/node-hour"}
@@ -248,7 +248,7 @@ def _design_row(
     """Where a price the plan takes from a design came from: the design's evaluation, and there the origin
     its own resolution gave it (the design's value, its owner's price book entry with its date, or the
     public catalog: the evaluation's ``prices.cloud.<offering>.<model>`` row)."""
-    used = next(
+    used: Mapping[str, Any] = next(
         (a for a in result.get("assumptions") or [] if a.get("name") == f"prices.cloud.{slug}.{model}"), {}
     )
     origin = used.get("origin", "catalog")
