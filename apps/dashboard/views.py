@@ -752,7 +752,7 @@ def _sweep_offerings(snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
         {
             "accelerator": accelerator,
             "prices": [
-                _sweep_price(records.get(slug or ""), model)
+                _sweep_price(records.get(slug or ""), model, (stored.prices or {}).get(accelerator))
                 for model, slug in stored.priced_on(accelerator, models).items()
             ],
         }
@@ -760,17 +760,21 @@ def _sweep_offerings(snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _sweep_price(record: dict[str, Any] | None, model: str) -> dict[str, Any]:
-    """The price a sweep's row of ``model`` used on the offering ``record``: the engine's own rule (the latest
-    per model; of one date, the lowest); blanks when the snapshot has no such offering."""
+def _sweep_price(record: dict[str, Any] | None, model: str, book: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The price a sweep's row of ``model`` used on the offering ``record``: the owner's price book's where
+    it set one (``book``: the snapshot's resolved prices of the accelerator, apps.designs.pricing; per
+    instance-hour, dated by its entry), else the engine's own rule (the latest per model; of one date, the
+    lowest); blanks when the snapshot has no such offering."""
     spec = cloud_offering_from_dict(record) if record else None
     name = f"{spec.provider.upper()} {spec.instance_type}" if spec else ""
-    return {
-        "model": _pricing_name(model),
-        "offering": name,
-        "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
-        "as_of": spec.price_as_of.get(model) if spec else None,
-    }
+    usd = spec.usd_per_hour.get(model) if spec else None
+    as_of = spec.price_as_of.get(model) if spec else None
+    rows = {r["name"]: r for r in (book or {}).get("rows") or []}
+    row = rows.get(f"prices.cloud.{spec.slug}.{model}") if spec else None
+    if spec is not None and book and row and row.get("origin") == "price_book":
+        usd = float(row["value"]) * spec.gpu_count / int(book["gpus_per_node"])
+        as_of = f"price book entry {row.get('entry_id')}, {row.get('as_of')}"
+    return {"model": _pricing_name(model), "offering": name, "usd_per_hour": usd, "as_of": as_of}
 
 
 @login_required

@@ -124,6 +124,12 @@ def test_a_sweep_prices_through_the_teams_book_and_an_outsider_sees_the_catalog(
     assert cloud["value"] == pytest.approx(CW_ON_DEMAND * 0.8, rel=1e-12)  # 39.392
     plain = _price(outsider["result"]["prices"]["h100-sxm"]["rows"], f"cloud.{CW_H100}.on_demand")
     assert (plain["origin"], plain["value"]) == ("catalog", CW_ON_DEMAND)
+    # The sweep page names the price each offering was priced at, and where it came from.
+    page = Client()
+    page.force_login(people.owner)
+    offerings = page.get(f"/sweep/{team['id']}/").content.decode().split('id="sweep-offerings"')[1]
+    cell = offerings.split("</table>")[0]
+    assert f"$39.39/h (price book entry {team_book['coreweave']['id']}, 2026-01-01)" in cell
     # The team's sweep is the team's: its owner sees it, the outsider does not.
     assert people.client("owner").get(f"/api/v1/analyses/{team['id']}/").status_code == 200
     assert people.client("outsider").get(f"/api/v1/analyses/{team['id']}/").status_code == 404
