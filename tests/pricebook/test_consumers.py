@@ -281,6 +281,13 @@ def test_the_teams_quota_caps_a_plans_on_demand_nodes(
     stored = PlanSolution.objects.get(version__plan_id=plan).snapshot["plan"]["supply"]
     assert stored["on_demand"]["cap_nodes"] == 3
     assert max(m["on_demand_node_hours"] for m in solution["result"]["months"]) <= 3 * 730 + 1e-6
+    # The plan page states the cap beside the price, and the entry the price came from.
+    page = Client()
+    page.force_login(people.viewer)
+    prices = page.get(f"/plans/{plan}/").content.decode().split('id="plan-prices"')[1].split("</table>")[0]
+    on_demand = prices.split("On-demand")[1].split("</tr>")[0]
+    assert "$44.032 a node-hour, at most 3 nodes" in on_demand
+    assert f"price book entry {team_book['aws']['id']}" in on_demand
     # Without the quota the same plan rents more than 3 nodes on-demand in some month.
     theirs = _solution(
         people.client("outsider"), _plan(people.client("outsider"), PLAN), django_capture_on_commit_callbacks
