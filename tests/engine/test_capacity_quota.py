@@ -51,7 +51,9 @@ def test_a_reservation_quota_caps_the_nodes_of_that_term_held_at_once() -> None:
     free = plan_solve(plan=_plan(supply))
     assert free.total_usd == pytest.approx(5 * HOURS * 5, rel=1e-6)  # all reserved: $219,000
     capped = plan_solve(
-        plan=_plan({**supply, "reservations": [{"term_months": 12, "usd_per_node_hour": 5.0, "cap_nodes": 2}]})
+        plan=_plan(
+            {**supply, "reservations": [{"term_months": 12, "usd_per_node_hour": 5.0, "cap_nodes": 2}]}
+        )
     )
     # 2 reserved (2 × 8,760 × $5 = $87,600) and 3 on-demand (3 × 8,760 × $10 = $262,800): $350,400.
     assert capped.total_usd == pytest.approx(2 * HOURS * 5 + 3 * HOURS * 10, rel=1e-6)
