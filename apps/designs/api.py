@@ -11,7 +11,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -37,7 +36,7 @@ from apps.designs.serializers import (
 from apps.teams import services as team_services
 from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner import memo
-from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.api import ErrorSerializer, FileNegotiation
 from clusterdesigner.jsonutil import JSONText
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.renderers import JSONRenderer
@@ -101,13 +100,7 @@ UPDATE_SCHEMA: dict[str, Any] = dict(
 READ_ACTIONS = {"clone", "evaluate", "analyse"}
 
 
-class ExportNegotiation(DefaultContentNegotiation):
-    """The export action's ``format`` query parameter names the file to build (csv, xlsx, torchrun, …), not a
-    renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
-    and answer 404. The file is an HttpResponse; the renderer only draws error envelopes, as JSON."""
-
-    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
-        return renderers[0], renderers[0].media_type
+ExportNegotiation = FileNegotiation  # the export action's format names the file (clusterdesigner.api)
 
 
 class VersionRequired(APIException):

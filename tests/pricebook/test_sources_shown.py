@@ -45,6 +45,8 @@ def test_the_page_share_view_and_xlsx_say_each_prices_origin(alice: Any, catalog
     assert book.status_code == 200
     sheet = openpyxl.load_workbook(io.BytesIO(book.content))["Assumptions"]
     sources = {row[0]: row[3] for row in sheet.iter_rows(min_row=2, values_only=True)}
-    assert str(sources["prices.on_prem.server_usd"]).startswith(f"price book entry {quote['id']} of 2026-02-01: ")
+    assert str(sources["prices.on_prem.server_usd"]).startswith(
+        f"price book entry {quote['id']} of 2026-02-01: "
+    )
     assert "Dell quote Q-1" in str(sources["prices.on_prem.server_usd"])
     assert str(sources["prices.cloud.aws-p5-48xlarge.on_demand"]).startswith("public catalog of 2026-09-01: ")
