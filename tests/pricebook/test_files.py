@@ -18,23 +18,46 @@ from tests.teams.conftest import People
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 # Every kind, with its target fields: what a buyer's book might hold.
 BOOK = [
-    {"kind": "server_quote", "accelerator": "h100-sxm", "gpus_per_node": 8, "value": 250_000,
-     "network_included": True, "support_years": 3, "source": "=HYPERLINK(\"x\") Dell Q-1",
-     "attachment_name": "q1.pdf"},
+    {
+        "kind": "server_quote",
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "value": 250_000,
+        "network_included": True,
+        "support_years": 3,
+        "source": '=HYPERLINK("x") Dell Q-1',
+        "attachment_name": "q1.pdf",
+    },
     {"kind": "network_quote", "network_item": "switch", "switch_model": "ib-ndr-64", "value": 25_000},
-    {"kind": "network_quote", "network_item": "lump_sum", "value": 1_500_000, "expires_on": dt.date(2026, 12, 31)},
+    {
+        "kind": "network_quote",
+        "network_item": "lump_sum",
+        "value": 1_500_000,
+        "expires_on": dt.date(2026, 12, 31),
+    },
     {"kind": "storage_quote", "value": 150},
     {"kind": "cloud_discount", "provider": "aws", "value": 0.125},
     {"kind": "enterprise_discount", "value": 0.05},
     {"kind": "private_rate", "offering": "aws-p5-48xlarge", "pricing_model": "reserved_3y", "value": 21.5},
     {"kind": "committed_rate", "offering": "aws-p5-48xlarge", "pricing_model": "savings_1y", "value": 30},
-    {"kind": "capacity_block", "offering": "aws-p5-48xlarge", "duration_hours": 336, "block_nodes": 16,
-     "value": 250_000},
-    {"kind": "quota", "offering": "aws-p5-48xlarge", "region": "us-east-1", "pricing_model": "spot", "value": 0},
+    {
+        "kind": "capacity_block",
+        "offering": "aws-p5-48xlarge",
+        "duration_hours": 336,
+        "block_nodes": 16,
+        "value": 250_000,
+    },
+    {
+        "kind": "quota",
+        "offering": "aws-p5-48xlarge",
+        "region": "us-east-1",
+        "pricing_model": "spot",
+        "value": 0,
+    },
     {"kind": "power", "value": 0.071},
     {"kind": "colocation", "value": 180, "colocation_basis": "drawn_kw"},
     {"kind": "staff_cost", "value": 210_000},
-]  # fmt: skip
+]
 
 
 def _client(user: Any) -> APIClient:
@@ -80,8 +103,13 @@ def test_an_xlsx_book_of_every_kind_imports(alice: Any, catalog: Any) -> None:
 
 
 def test_bad_xlsx_rows_name_row_and_column_and_nothing_is_saved(alice: Any, catalog: Any) -> None:
-    rows = [BOOK[0], {"kind": "quota", "offering": "aws-p5-48xlarge", "value": 2.5}, BOOK[3],
-            {"kind": "network_quote", "network_item": "switch", "value": 1}, {"kind": "power", "value": "lots"}]  # fmt: skip
+    rows = [
+        BOOK[0],
+        {"kind": "quota", "offering": "aws-p5-48xlarge", "value": 2.5},
+        BOOK[3],
+        {"kind": "network_quote", "network_item": "switch", "value": 1},
+        {"kind": "power", "value": "lots"},
+    ]
     response = _upload(_client(alice), _workbook(rows))
     assert response.status_code == 400
     fields = response.json()["error"]["fields"]
