@@ -4,6 +4,7 @@ one a design can resolve through. Errors name the field; nothing is saved from a
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -244,6 +245,26 @@ def price_entry_update(*, entry: PriceEntry, data: Any) -> PriceEntry:
     for name, value in clean.items():
         setattr(entry, name, value)
     entry.save()
+    return entry
+
+
+@transaction.atomic
+def price_entry_expire(*, entry: PriceEntry, today: dt.date) -> PriceEntry:
+    """End an entry's validity yesterday (an entry is valid through its expiry date), so that from today no
+    design uses it and those that did are stale. One that starts today or later cannot have ended: delete
+    it instead (400 naming expires_on)."""
+    yesterday = today - dt.timedelta(days=1)
+    if entry.valid_from > yesterday:
+        raise InvalidInput(
+            {
+                "expires_on": [
+                    f"the entry starts {entry.valid_from}, so it cannot have expired; delete it instead"
+                ]
+            }
+        )
+    if entry.expires_on is None or entry.expires_on > yesterday:
+        entry.expires_on = yesterday
+        entry.save(update_fields=["expires_on", "updated_at"])
     return entry
 
 
