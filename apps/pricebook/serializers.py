@@ -92,7 +92,7 @@ class PriceBookImportResultSerializer(serializers.Serializer[Any]):
 
 
 class PriceBookExportQuerySerializer(serializers.Serializer[Any]):
-    format = serializers.ChoiceField(choices=["csv", "xlsx"], default="csv", help_text="The file's format.")
+    format = serializers.ChoiceField(choices=["csv", "xlsx"], help_text="The file's format.")
     team = serializers.IntegerField(
         required=False, min_value=1, help_text="A team's book (one you are a member of); omitted: your own."
     )
