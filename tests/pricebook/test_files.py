@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.serializers import IMPORT_COLUMNS
+from tests.pricebook.test_resolution import _client
 from tests.teams.conftest import People
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -58,12 +59,6 @@ BOOK = [
     {"kind": "colocation", "value": 180, "colocation_basis": "drawn_kw"},
     {"kind": "staff_cost", "value": 210_000},
 ]
-
-
-def _client(user: Any) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def _workbook(rows: list[dict[str, Any]], header: tuple[str, ...] = IMPORT_COLUMNS) -> bytes:
