@@ -27,6 +27,7 @@ from apps.dashboard import charts
 from apps.dashboard.compare import ComparePageRow, compare_row, compare_table
 from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
+from apps.designs import prices as design_prices
 from apps.designs import selectors, services
 from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
@@ -565,6 +566,11 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         ),
         **_evaluated_context(version, query.frame),
     }
+    if context.get("evaluation") is not None and version.pk == design.current.pk:
+        # Stale prices: each figure resolved now against the one last seen or accepted, the verdict before
+        # and after (apps/designs/prices.py).
+        status = design_prices.design_price_status(design=design, evaluation=context["evaluation"])
+        context["price_status"] = status
     return render(request, "dashboard/design.html", context)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, TextField
+from django.db.models import F, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -821,6 +821,12 @@ def _evaluation_store(
         # Read the result back as the database holds it (PostgreSQL's jsonb orders object keys its own way),
         # so the first view of an evaluation draws exactly what every later view draws.
         evaluation.refresh_from_db(fields=["result"])
+        # The current version's first evaluation is the one whose prices a later one is compared with
+        # (apps/designs/prices.py: a changed or expired price book entry then marks the design stale).
+        unrecorded = Q(priced_evaluation__isnull=True) | ~Q(priced_evaluation__version_id=version.pk)
+        Design.objects.filter(unrecorded, pk=version.design_id, version=version.number).update(
+            priced_evaluation=evaluation
+        )
     return evaluation
 
 

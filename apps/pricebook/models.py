@@ -117,6 +117,32 @@ class PriceEntry(models.Model):
             return "USD"
         return self.UNITS[self.Kind(self.kind)]
 
+    @property
+    def target(self) -> str:
+        """What the entry prices, in words (its target fields and terms), for the book's pages."""
+        parts: list[str] = [
+            str(x)
+            for x in (
+                self.accelerator,
+                self.gpus_per_node and f"× {self.gpus_per_node}",
+                self.provider,
+                self.offering,
+                self.region,
+                self.pricing_model,
+                self.network_item.replace("_", " "),
+                self.switch_model,
+                self.colocation_basis,
+            )
+            if x
+        ]
+        if self.duration_hours and self.block_nodes:
+            parts.append(f"{self.duration_hours:g} h × {self.block_nodes} nodes")
+        if self.network_included:
+            parts.append("network included")
+        if self.support_years:
+            parts.append(f"{self.support_years:g} years of support")
+        return " ".join(parts)
+
     def expired(self, today: dt.date) -> bool:
         """Past its expiry date (an entry is valid through the day it expires on)."""
         return self.expires_on is not None and self.expires_on < today

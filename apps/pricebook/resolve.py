@@ -259,7 +259,10 @@ def _on_prem(spec: dict[str, Any], book: _Book, rows: list[dict[str, Any]]) -> N
             colocation = costs.get("colocation") or {}
             if kind == Kind.COLOCATION and entry.colocation_basis and "basis" not in colocation:
                 costs["colocation"] = {**colocation, "basis": entry.colocation_basis}
-        rows.append(_figure(f"on_prem.{key}", unit, explicit, on_prem.get(key, site.get(site_key)), entry))
+        row = _figure(f"on_prem.{key}", unit, explicit, on_prem.get(key, site.get(site_key)), entry)
+        if explicit and key not in on_prem:
+            row["source"] = f"the design's site {site.get('name') or ''}".rstrip()
+        rows.append(row)
 
 
 # A network quote's line: the cost engine's input (spec.costs.network.<name>) and what it prices.

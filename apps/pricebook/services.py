@@ -4,8 +4,7 @@ one a design can resolve through. Errors name the field; nothing is saved from a
 
 from __future__ import annotations
 
-import csv
-import io
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,8 +12,9 @@ from django.db import transaction
 from django.db.models import Q
 
 from apps.catalog.selectors import engine_catalog_snapshot
+from apps.pricebook.files import file_rows
 from apps.pricebook.models import PriceEntry
-from apps.pricebook.serializers import IMPORT_COLUMNS, PriceEntrySerializer
+from apps.pricebook.serializers import PriceEntrySerializer
 from apps.teams import access
 from apps.teams.models import Membership
 from clusterdesigner.engine.cost_request import check_input
@@ -248,48 +248,46 @@ def price_entry_update(*, entry: PriceEntry, data: Any) -> PriceEntry:
     return entry
 
 
+@transaction.atomic
+def price_entry_expire(*, entry: PriceEntry, today: dt.date) -> PriceEntry:
+    """End an entry's validity yesterday (an entry is valid through its expiry date), so that from today no
+    design uses it and those that did are stale. One that starts today or later cannot have ended: delete
+    it instead (400 naming expires_on)."""
+    yesterday = today - dt.timedelta(days=1)
+    if entry.valid_from > yesterday:
+        raise InvalidInput(
+            {
+                "expires_on": [
+                    f"the entry starts {entry.valid_from}, so it cannot have expired; delete it instead"
+                ]
+            }
+        )
+    if entry.expires_on is None or entry.expires_on > yesterday:
+        entry.expires_on = yesterday
+        entry.save(update_fields=["expires_on", "updated_at"])
+    return entry
+
+
 def price_entry_delete(*, entry: PriceEntry) -> None:
     entry.delete()
 
 
-MAX_IMPORT_ROWS = 5_000
-
-
-def _import_rows(text: str) -> list[tuple[int, dict[str, str]]]:
-    """(line number, the row's non-empty cells) of each data row; unknown columns are refused by name."""
-    reader = csv.DictReader(io.StringIO(text))
-    unknown = [c for c in reader.fieldnames or [] if c not in IMPORT_COLUMNS]
-    if not reader.fieldnames or unknown:
-        known = ", ".join(IMPORT_COLUMNS)
-        message = f"unknown column {unknown[0]!r}" if unknown else "the file has no header row"
-        raise InvalidInput({"file": [f"{message}; the columns are: {known}"]})
-    rows = []
-    for row in reader:
-        if None in row:
-            raise InvalidInput({f"line {reader.line_num}": ["more cells than the header has columns"]})
-        cells = {k: v.strip() for k, v in row.items() if v is not None and v.strip()}
-        if cells:
-            rows.append((reader.line_num, cells))
-        if len(rows) > MAX_IMPORT_ROWS:
-            raise InvalidInput({"file": [f"more than {MAX_IMPORT_ROWS} rows; split the file"]})
-    return rows
-
-
 @transaction.atomic
-def price_entry_import_csv(*, user: Any, text: str, team: int | None = None) -> list[PriceEntry]:
-    """Every row of the CSV checked as an entry made through the API; if any is refused, nothing is saved
-    and each refused cell is named ``line N.<column>`` (N the file's line, the header being line 1)."""
+def price_entry_import(*, user: Any, content: str | bytes, team: int | None = None) -> list[PriceEntry]:
+    """Every row of a CSV (text) or XLSX (bytes) book checked as an entry made through the API; if any is
+    refused, nothing is saved and each refused cell is named ``line N.<column>`` in a CSV (N the file's line,
+    the header being line 1) or ``row N.<column>`` in a workbook (N the sheet's row)."""
     team_id = _team_id(user=user, team=team)
-    rows = _import_rows(text)
+    rows = file_rows(content)
     if not rows:
         raise InvalidInput({"file": ["no rows to import"]})
     errors: dict[str, list[str]] = {}
     clean_rows = []
-    for line, cells in rows:
+    for where, cells in rows:
         try:
             clean_rows.append(price_entry_clean(data=cells))
         except InvalidInput as exc:
-            errors.update({f"line {line}.{field}": messages for field, messages in exc.fields.items()})
+            errors.update({f"{where}.{field}": messages for field, messages in exc.fields.items()})
     if errors:
         raise InvalidInput(errors)
     made = [PriceEntry(owner=user, team_id=team_id, entered_by=user, **clean) for clean in clean_rows]

@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from tests.designs.test_api import SPEC
 from tests.pricebook.test_resolution import NODES, _client, _design, _entry, _evaluate, _p5, _price
@@ -134,6 +135,12 @@ def test_a_quota_below_the_designs_nodes_makes_the_option_infeasible(alice: Any,
     (finding,) = [f for f in result["findings"] if f["code"] == "option_over_quota"]
     assert "effectively unavailable (quota 0) and the design needs 64" in finding["message"]
     assert _price(result, f"quota.{P5}.on_demand")["origin"] == "price_book"
+    # The design page marks the option, with why.
+    page = Client()
+    page.force_login(alice)
+    html = page.get(f"/designs/{design}/").content.decode()
+    card = html[html.index(f'class="card infeasible" data-option="{P5}:on_demand"') :]
+    assert "not feasible" in card[:400] and "effectively unavailable (quota 0)" in card[:800]
     # A quota of the design's 64 nodes is enough.
     client.patch(f"/api/v1/price-entries/{entry['id']}/", {"value": NODES}, format="json")
     assert _evaluate(client, design)["verdict"]["option"] == "AWS p5.48xlarge on-demand"

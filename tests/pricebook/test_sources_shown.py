@@ -1,6 +1,6 @@
-"""Each resolved price says where it came from (issue #35) on every door: the API's prices.* assumptions (their
-origin and entry), the design page and the share view (the "Prices and where each came from" table) and the
-XLSX export (the Assumptions sheet's Source cell starts with the origin)."""
+"""Each resolved price says where it came from (issue #35) on every door: the API's prices.* assumptions
+(their origin and entry), the design page and the share view (the "Prices and where each came from"
+table) and the XLSX export (the Assumptions sheet's Source cell starts with the origin)."""
 
 from __future__ import annotations
 
