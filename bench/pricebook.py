@@ -38,6 +38,45 @@ RUNS = 200
 ENTRIES = 500
 
 
+KINDS = (
+    "server_quote",
+    "cloud_discount",
+    "private_rate",
+    "power",
+    "colocation",
+    "network_quote",
+    "storage_quote",
+    "capacity_block",
+    "committed_rate",
+    "enterprise_discount",
+    "quota",
+    "staff_cost",
+)
+NETWORK_ITEMS = ("switch", "cable", "transceiver", "lump_sum")
+
+
+def _target(kind: str, i: int, accelerators: list[str], offerings: list[str], switches: list[str]) -> dict:
+    """An entry's target and value for ``kind``, spread over the catalog's rows."""
+    offering = offerings[i % len(offerings)]
+    if kind == "server_quote":
+        return {"accelerator": accelerators[i % len(accelerators)], "gpus_per_node": 8, "value": 2e5 + i}
+    if kind in ("cloud_discount", "private_rate", "quota"):
+        value = {"cloud_discount": 0.1, "private_rate": 30.0, "quota": float(i % 200)}[kind]
+        return {"offering": offering, "pricing_model": "on_demand", "value": value}
+    if kind == "committed_rate":
+        return {"offering": offering, "pricing_model": "reserved_1y", "value": 25.0}
+    if kind == "capacity_block":
+        return {"offering": offering, "pricing_model": "on_demand", "duration_hours": 336.0,
+                "block_nodes": 16, "value": 2e5}  # fmt: skip
+    if kind == "network_quote":
+        item = NETWORK_ITEMS[i % len(NETWORK_ITEMS)]
+        return {"network_item": item, "switch_model": switches[i % len(switches)] if item == "switch" else "",
+                "value": 1e4}  # fmt: skip
+    if kind == "colocation":
+        return {"value": 150.0, "colocation_basis": "drawn_kw"}
+    return {"value": {"power": 0.1, "storage_quote": 150.0, "enterprise_discount": 0.05}.get(kind, 2e5)}
+
+
 def _book(user: object) -> None:
     """500 entries over every kind, most of them for other accelerators and offerings than the design's, a
     quarter expired: a book a buyer might hold after a few years of quotes."""
@@ -47,25 +86,15 @@ def _book(user: object) -> None:
     PriceEntry.objects.filter(owner=user).delete()
     specs = engine_catalog_snapshot().specs
     accelerators, offerings = sorted(specs.accelerators), sorted(specs.offerings)
+    switches = sorted(specs.switches)
     start = dt.date(2023, 1, 1)
     rows = []
     for i in range(ENTRIES):
         valid = start + dt.timedelta(days=2 * i)
         expires = valid + dt.timedelta(days=180) if i % 4 == 0 else None
         common = {"owner": user, "entered_by": user, "valid_from": valid, "expires_on": expires}
-        kind = ("server_quote", "cloud_discount", "private_rate", "power", "colocation")[i % 5]
-        if kind == "server_quote":
-            target = {
-                "accelerator": accelerators[i % len(accelerators)],
-                "gpus_per_node": 8,
-                "value": 2e5 + i,
-            }
-        elif kind == "cloud_discount":
-            target = {"offering": offerings[i % len(offerings)], "pricing_model": "on_demand", "value": 0.1}
-        elif kind == "private_rate":
-            target = {"offering": offerings[i % len(offerings)], "pricing_model": "on_demand", "value": 30.0}
-        else:
-            target = {"value": 0.1} if kind == "power" else {"value": 150.0, "colocation_basis": "drawn_kw"}
+        kind = KINDS[i % len(KINDS)]
+        target = _target(kind, i, accelerators, offerings, switches)
         rows.append(PriceEntry(kind=kind, source=f"bench {i}", **common, **target))
     PriceEntry.objects.bulk_create(rows)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
@@ -34,6 +34,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults as django_defaults
 from rest_framework import exceptions, serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -244,3 +246,15 @@ class KnownKeysOnly:
                 reason = f"unknown field; known: {', '.join(known)}"
                 raise serializers.ValidationError({key: [reason] for key in unknown})
         return super().to_internal_value(data)  # type: ignore[misc]
+
+
+class FileNegotiation(DefaultContentNegotiation):
+    """For an action whose ``format`` query parameter names the file to build (csv, xlsx, torchrun, …), not a
+    renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
+    and answer 404. The file is an HttpResponse; the renderer only draws error envelopes, as JSON."""
+
+    def select_renderer(
+        self, request: Any, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> Any:
+        first = next(iter(renderers))
+        return first, first.media_type

@@ -69,6 +69,7 @@ urlpatterns = [
     path("serving/", include("apps.serving.urls")),
     path("plans/", include("apps.plans.urls")),
     path("sites/", include("apps.sites.urls")),
+    path("price-book/", include("apps.pricebook.urls")),
     path("teams/", include("apps.teams.urls")),
     path("measured-runs/", include("apps.measurements.urls")),
     path("", include("apps.dashboard.urls")),

@@ -17,6 +17,7 @@ from typing import Any
 
 from apps.designs.selectors import evaluation_read
 from apps.designs.services import evaluate_spec
+from apps.pricebook.resolve import explain
 from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
@@ -33,15 +34,7 @@ def compute_items(
 ) -> list[dict[str, Any]]:
     catalog = specs_from_records(snapshot["catalog"])
     if kind == "evaluate":
-        return [
-            evaluate_spec(
-                spec=item["spec"],
-                records=snapshot["catalog"],
-                freshness=_freshness(snapshot),
-                calibration=_calibration(item),
-            )
-            for item in items
-        ]
+        return [_evaluated(item, snapshot) for item in items]
     if kind == "compare":
         return [_compare_row(item, snapshot) for item in items]
     # What every point of the chunk shares is read from the snapshot once, not once per point.
@@ -82,14 +75,27 @@ def _calibration(item: Mapping[str, Any]) -> CalibrationState | None:
     return None if found is None else CalibrationState.from_json(found)
 
 
+def _evaluated(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """A design's evaluation at the prices its owner's book resolved when the analysis was planned
+    (``priced_spec`` and the ``prices`` rows, apps.designs.pricing; an item stored before them: the spec as
+    it is), each figure's origin among the assumptions and the book's warnings among the findings."""
+    priced = item.get("priced_spec") or item["spec"]
+    result = evaluate_spec(
+        spec=priced,
+        records=snapshot["catalog"],
+        freshness=_freshness(snapshot),
+        calibration=_calibration(item),
+    )
+    prices = item.get("prices") or {}
+    result["spec"] = item["spec"]
+    result["assumptions"] = explain(prices.get("prices") or [], result["costs"]) + result["assumptions"]
+    result["findings"] = (prices.get("findings") or []) + result["findings"]
+    return result
+
+
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        evaluation = evaluate_spec(
-            spec=item["spec"],
-            records=snapshot["catalog"],
-            freshness=_freshness(snapshot),
-            calibration=_calibration(item),
-        )
+        evaluation = _evaluated(item, snapshot)
     except EngineError as exc:
         return CompareRow(
             design=item["design"], name=item["name"], version=item["version"], error=exc.message
@@ -123,7 +129,7 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
         best_npv_usd=column.best_npv_usd,
         options=tuple(evaluation["options"]),
         calibration=typed.calibration,
-    ).to_json()
+    ).to_json() | {"prices": [a for a in evaluation["assumptions"] if a["name"].startswith("prices.")]}
 
 
 def _sweep_request(item: Mapping[str, Any], params: SweepParams, models: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,7 +159,10 @@ def _priced_row(
     priced = result.on_prem if model == "own" else result.cloud.get(model)
     gpu_hour = None if priced is None else priced.usd_per_gpu_hour
     error = None
-    if run is None:
+    why = result.cloud_unavailable.get(model, "")
+    if run is None and why.startswith(cost.OVER_QUOTA):
+        error = why  # the owner's quota is below the row's nodes: not an option
+    elif run is None:
         label = cost.MODEL_LABELS.get(model, model.replace("_", " "))
         article = "an" if label[:1] in "aeiou" else "a"  # "an on-demand price", "a spot price"
         error = (
@@ -204,6 +213,11 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         "cluster": {**cluster, "storage": params.storage_or_default},
         **params.cost_overrides(),
     }
+    # The prices the owner's book set for this accelerator (apps.designs.pricing, resolved when planned).
+    book = (context.snapshot.prices or {}).get(cluster["accelerator"]) or {}
+    if book.get("on_prem"):
+        cost_request["on_prem"] = book["on_prem"]
+    cost_request.update(book.get("sections") or {})
     by_model = _row_offerings(context.snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
     resale = context.resale_of(cluster["accelerator"])
@@ -213,7 +227,7 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         try:
             results[slug] = CostResult.from_json(
                 cost.tco(
-                    {**cost_request, **({"cloud": {"offering": slug}} if slug else {})},
+                    {**cost_request, **({"cloud": _cloud(slug, book)} if slug else {})},
                     training=training_json,
                     resale=resale,
                     uncertainty=False,  # a sweep row reads no Monte Carlo figure
@@ -234,6 +248,18 @@ def _calibrated(train: TrainingEstimate, context: _SweepContext) -> TrainingEsti
     published = train.to_json()
     calibrated, _ = calibrate(published, state)
     return train if calibrated is published else TrainingEstimate.from_json(calibrated)
+
+
+def _cloud(slug: str, book: Mapping[str, Any]) -> dict[str, Any]:
+    """A sweep row's cloud request: the offering, at the book's USD per node-hour where it sets them, with
+    the nodes obtainable (the book's quota: a model whose quota is below the row's nodes is not an option)."""
+    usd = (book.get("cloud") or {}).get(slug)
+    quota = (book.get("capacity_nodes") or {}).get(slug)
+    return {
+        "offering": slug,
+        **({"usd_per_node_hour": usd} if usd else {}),
+        **({"capacity_nodes": quota} if quota else {}),
+    }
 
 
 def _row_offerings(snapshot: AnalysisSnapshot, accelerator: str, models: list[str]) -> dict[str, str | None]:
@@ -274,6 +300,12 @@ def finalize(*, kind: str, rows: list[dict[str, Any]], snapshot: Mapping[str, An
         "feasible": sum(1 for r in typed if r.cost_usd is not None),
         # Whose calibration the points were estimated with: switch, factors and their runs (issue 40).
         "calibration": snapshot.get("calibration"),
+        # Where each price came from, per accelerator: the sweep's own figure, the owner's price book (the
+        # entry and its date) or the public catalog (apps.designs.pricing).
+        "prices": {
+            accelerator: {"rows": book["rows"], "findings": book["findings"]}
+            for accelerator, book in (snapshot.get("prices") or {}).items()
+        },
     }
     if kind == "recommend":
         picked = tradeoffs.recommend(

@@ -77,8 +77,22 @@ class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     on_prem = serializers.DictField(required=False, default=dict)
 
 
+TEAM_HELP = (
+    "A team you are a member of: a sweep or recommendation is priced through its price book (else your own), "
+    "and the analysis is the team's (its members see it). Evaluations and comparisons price each design "
+    "through its owner's book."
+)
+
+
+def _team_field() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_ID, help_text=TEAM_HELP
+    )
+
+
 class AnalysisInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
+    team = _team_field()
     params = serializers.DictField(
         help_text=(
             "evaluate: {design, version?}; compare: {designs: [2-6 ids]}; "
@@ -92,7 +106,12 @@ def _kind_input(
     kind: str, params: type[serializers.Serializer[Any]], doc: str
 ) -> serializers.Serializer[Any]:
     """The request body for one kind, for the schema: ``kind`` and the params that kind checks."""
-    fields = {"kind": serializers.ChoiceField(choices=[kind]), "params": params(), "__doc__": doc}
+    fields = {
+        "kind": serializers.ChoiceField(choices=[kind]),
+        "team": _team_field(),
+        "params": params(),
+        "__doc__": doc,
+    }
     name = f"{kind.title()}AnalysisInputSerializer"
     # KnownKeysOnly, as AnalysisInputSerializer: the schema then says additionalProperties: false.
     bases = (KnownKeysOnly, serializers.Serializer)

@@ -25,10 +25,16 @@ from apps.analysis.serializers import (
     RecommendParamsSerializer,
     SweepParamsSerializer,
 )
-from apps.catalog.selectors import engine_catalog, engine_catalog_records, price_freshness
+from apps.catalog.selectors import (
+    engine_catalog,
+    engine_catalog_records,
+    engine_catalog_snapshot,
+    price_freshness,
+)
 from apps.designs import selectors as design_selectors
-from apps.designs.services import design_calibration, freshness_key
-from apps.measurements.selectors import personal_calibration
+from apps.designs.pricing import PriceOwner, offerings_priced, price_owner
+from apps.designs.services import design_calibration, design_prices, freshness_key
+from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
 from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
@@ -78,7 +84,7 @@ def _offerings_per_model(
 
 
 def _sweep_plan(
-    params: dict[str, Any], records: dict[str, Any]
+    params: dict[str, Any], records: dict[str, Any], owner: PriceOwner | None = None
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     known = {a["slug"] for a in records["accelerators"]}
     unknown = [a for a in params["accelerators"] if a not in known]
@@ -95,18 +101,42 @@ def _sweep_plan(
     ]
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise InvalidInput({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
+    gpus_per_node = int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value))
+    by_model = _offerings_per_model(
+        records, params.get("offerings") or {}, gpus_per_node, params["pricing_models"]
+    )
     snapshot = {
         "params": params,
         "models": model_map,
         "catalog": records,
-        "offerings_by_model": _offerings_per_model(
-            records,
-            params.get("offerings") or {},
-            int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value)),
-            params["pricing_models"],
-        ),
+        "offerings_by_model": by_model,
+        "prices": _sweep_prices(params, by_model, gpus_per_node, owner),
     }
     return snapshot, _chunked(groups, workers=settings.ANALYSIS_WORKERS)
+
+
+def _sweep_prices(
+    params: dict[str, Any],
+    by_model: dict[str, dict[str, str]],
+    gpus_per_node: int,
+    owner: PriceOwner | None,
+) -> dict[str, Any]:
+    """Each swept accelerator's prices through the owner's price book (apps.designs.pricing, the one
+    composition every consumer shares): the owning inputs (the sweep's own ``on_prem`` first) and the
+    offerings its rows are priced on; stored in the snapshot, so the workers read them without the database
+    and the analysis's key holds them (no owner is ever shown a sweep priced with another's book)."""
+    catalog = engine_catalog()
+    return {
+        accelerator: offerings_priced(
+            owner=owner,
+            catalog=catalog,
+            accelerator=accelerator,
+            gpus_per_node=gpus_per_node,
+            slugs=set(by_model.get(accelerator, {}).values()),
+            on_prem=params.get("on_prem"),
+        ).to_json()
+        for accelerator in params["accelerators"]
+    }
 
 
 def _chunked(groups: list[dict[str, Any]], *, workers: int) -> list[list[dict[str, Any]]]:
@@ -190,8 +220,24 @@ def _design(owner: Any, design_id: int) -> Any:
     return design
 
 
+def _priced_item(version: Any) -> dict[str, Any]:
+    """A design version as an analysis item: its spec, and its prices resolved through its owner's book (the
+    design's team's, else its owner's: apps.designs.pricing), as the design page resolves them."""
+    prices = design_prices(version=version, catalog=engine_catalog_snapshot())
+    return {"spec": version.spec, "priced_spec": prices.spec, "prices": prices.key}
+
+
+def _work_calibration(owner: Any, book: PriceOwner | None) -> dict[str, Any]:
+    """The calibration a sweep's or recommendation's points are estimated with: the team's when the analysis
+    is a team's (``book``), else the requester's own (issue 40)."""
+    if book is not None and book.team_id is not None:
+        key = calibration_key_of_design(owner_id=book.owner_id, team_id=book.team_id)
+        return calibration_state(key=key).to_json()
+    return personal_calibration(user=owner).to_json()
+
+
 def _plan(
-    *, owner: Any, kind: str, params: dict[str, Any]
+    *, owner: Any, kind: str, params: dict[str, Any], book: PriceOwner | None = None
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
     records = engine_catalog_records()
     if kind == Analysis.Kind.EVALUATE:
@@ -200,15 +246,17 @@ def _plan(
         version = design_selectors.design_version_get(design=design, number=wanted.get("version"))
         if version is None:
             raise NotFound(f"design {design.pk} has no version {wanted.get('version')}")
+        item = _priced_item(version)
         # The design owner's calibration is in the snapshot (and so its hash): switching it is a new analysis.
-        calibration = design_calibration(design=design).to_json()
+        item["calibration"] = calibration = design_calibration(design=design).to_json()
         snapshot: dict[str, Any] = {
             "params": params,
             "catalog": records,
             "freshness": price_freshness().to_json(),
+            "prices": {str(design.pk): item["prices"]},
             "calibration": calibration,
         }
-        return snapshot, [[{"spec": version.spec, "calibration": calibration}]], version
+        return snapshot, [[item]], version
     if kind == Analysis.Kind.COMPARE:
         items = []
         for design_id in _valid_params(CompareParamsSerializer, params)["designs"]:
@@ -218,7 +266,7 @@ def _plan(
                     "design": design.pk,
                     "name": design.name,
                     "version": design.version,
-                    "spec": design.current.spec,
+                    **_priced_item(design.current),
                     "calibration": design_calibration(design=design).to_json(),
                 }
             )
@@ -226,14 +274,17 @@ def _plan(
             "params": params,
             "catalog": records,
             "freshness": price_freshness().to_json(),
+            # Each design's prices through its own owner's book: in the key, so a changed entry is a new run.
+            "prices": {str(item["design"]): item["prices"] for item in items},
             # Each design's owner's calibration, in the hash: switching one is a new comparison.
             "calibrations": [item["calibration"] for item in items],
         }
         return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records)
-        # A sweep's points are no one's design: the requester's own calibration (in the hash, as above).
-        snapshot["calibration"] = personal_calibration(user=owner).to_json()
+        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records, book)
+        # A sweep's points are no one's design: the calibration of whose work it is (the team's given on the
+        # request, else the requester's own), in the hash as above.
+        snapshot["calibration"] = _work_calibration(owner, book)
         return snapshot, chunks, None
     if kind == Analysis.Kind.RECOMMEND:
         p = _valid_params(RecommendParamsSerializer, params)
@@ -257,22 +308,29 @@ def _plan(
             "gpus_per_node": p["gpus_per_node"],
             "on_prem": p["on_prem"],
         }
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records)
+        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records, book)
         snapshot["params"].update(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )
-        snapshot["calibration"] = personal_calibration(user=owner).to_json()
+        snapshot["calibration"] = _work_calibration(owner, book)
         return snapshot, chunks, None
     raise InvalidInput({"kind": [f"must be one of {', '.join(Analysis.Kind.values)}"]})
 
 
-def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysis:
+def analysis_create(*, owner: Any, kind: str, params: dict[str, Any], team: int | None = None) -> Analysis:
     """Validate, snapshot and enqueue an analysis. The same snapshot as an earlier successful (or still
-    running) analysis of this owner returns that one instead of computing again.
+    running) analysis of this owner returns that one instead of computing again. A sweep or recommendation
+    is priced through ``team``'s price book (a team the owner is a member of; the analysis is then the
+    team's, its members follow it) or else the owner's own; an evaluation or comparison through each design's
+    owner's book.
 
     Get-or-create under the database's constraint (one live analysis per owner and input): of identical
     requests at once, one inserts and the others, refused by the unique index, return the one it made."""
-    snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params)
+    try:
+        book = price_owner(user=owner, team_id=team)
+    except EngineError as exc:
+        raise InvalidInput({exc.field: [exc.message]}) from exc
+    snapshot, chunks, version = _plan(owner=owner, kind=kind, params=params, book=book)
     # Keyed by the engine's version too: the same request after an engine change is computed again.
     digest = snapshot_hash({"kind": kind, "engine": ENGINE_VERSION, **_hashed(snapshot)})
     live = Analysis.objects.filter(owner=owner, input_hash=digest, status__in=Analysis.LIVE_STATUSES)
@@ -286,7 +344,7 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any]) -> Analysi
         with transaction.atomic():
             analysis = Analysis.objects.create(
                 owner=owner,
-                team_id=_team_of(owner, version),
+                team_id=team if team is not None else _team_of(owner, version),
                 kind=kind,
                 params=params,
                 snapshot=snapshot,

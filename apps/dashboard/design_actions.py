@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.designs import drafts, selectors, services
+from apps.designs import prices as design_prices
 from apps.teams import services as team_services
 from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.views import or_404
@@ -80,4 +81,15 @@ def design_move(request: HttpRequest, design_id: int) -> HttpResponse:
         messages.error(request, f"Could not move “{design.name}”: team: {'; '.join(exc.fields['team'])}")
     else:
         messages.success(request, f"Moved “{design.name}” into the team “{design.team}”.")
+    return HttpResponseRedirect(reverse("dashboard:design", args=[design.pk]))
+
+
+@login_required
+@require_POST
+def design_prices_accept(request: HttpRequest, design_id: int) -> HttpResponse:
+    """Accept the prices the design's current version resolves now (the API's prices/accept, as a form): it
+    is no longer marked stale. 404 for a design this user may not change."""
+    design = or_404(selectors.design_get_editable(user=request.user, design_id=design_id))
+    design_prices.design_price_accept(design=design)
+    messages.success(request, f"Accepted the prices “{design.name}” resolves now.")
     return HttpResponseRedirect(reverse("dashboard:design", args=[design.pk]))

@@ -20,6 +20,11 @@ urlpatterns = [
     path("designs/<int:design_id>/review/", review_views.design_review, name="design-review"),
     path("designs/<int:design_id>/clone/", design_actions.design_clone, name="design-clone"),
     path("designs/<int:design_id>/move/", design_actions.design_move, name="design-move"),
+    path(
+        "designs/<int:design_id>/prices/accept/",
+        design_actions.design_prices_accept,
+        name="design-prices-accept",
+    ),
     path("compare/", views.compare, name="compare"),
     path("sweep/", views.sweep, name="sweep"),
     path("sweep/<int:analysis_id>/", views.sweep_detail, name="sweep-detail"),

@@ -28,6 +28,7 @@ from apps.dashboard.compare import ComparePageRow, compare_row, compare_table
 from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
 from apps.designs import drafts, selectors, services
+from apps.designs import prices as design_prices
 from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
 from apps.designs.specs import PRICING_MODELS, spec_with_defaults
@@ -578,6 +579,11 @@ def design_detail(request: HttpRequest, design_id: int) -> HttpResponse:
         "move_teams": move_teams if can_edit else [],
         **_evaluated_context(version, query.frame),
     }
+    if context.get("evaluation") is not None and version.pk == design.current.pk:
+        # Stale prices: each figure resolved now against the one last seen or accepted, the verdict before
+        # and after (apps/designs/prices.py).
+        status = design_prices.design_price_status(design=design, evaluation=context["evaluation"])
+        context["price_status"] = status
     return render(request, "dashboard/design.html", context)
 
 
@@ -778,7 +784,7 @@ def _sweep_offerings(snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
         {
             "accelerator": accelerator,
             "prices": [
-                _sweep_price(records.get(slug or ""), model)
+                _sweep_price(records.get(slug or ""), model, (stored.prices or {}).get(accelerator))
                 for model, slug in stored.priced_on(accelerator, models).items()
             ],
         }
@@ -786,17 +792,21 @@ def _sweep_offerings(snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _sweep_price(record: dict[str, Any] | None, model: str) -> dict[str, Any]:
-    """The price a sweep's row of ``model`` used on the offering ``record``: the engine's own rule (the latest
-    per model; of one date, the lowest); blanks when the snapshot has no such offering."""
+def _sweep_price(record: dict[str, Any] | None, model: str, book: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The price a sweep's row of ``model`` used on the offering ``record``: the owner's price book's where
+    it set one (``book``: the snapshot's resolved prices of the accelerator, apps.designs.pricing; per
+    instance-hour, dated by its entry), else the engine's own rule (the latest per model; of one date, the
+    lowest); blanks when the snapshot has no such offering."""
     spec = cloud_offering_from_dict(record) if record else None
     name = f"{spec.provider.upper()} {spec.instance_type}" if spec else ""
-    return {
-        "model": _pricing_name(model),
-        "offering": name,
-        "usd_per_hour": spec.usd_per_hour.get(model) if spec else None,
-        "as_of": spec.price_as_of.get(model) if spec else None,
-    }
+    usd = spec.usd_per_hour.get(model) if spec else None
+    as_of = spec.price_as_of.get(model) if spec else None
+    rows = {r["name"]: r for r in (book or {}).get("rows") or []}
+    row = rows.get(f"prices.cloud.{spec.slug}.{model}") if spec else None
+    if spec is not None and book and row and row.get("origin") == "price_book":
+        usd = float(row["value"]) * spec.gpu_count / int(book["gpus_per_node"])
+        as_of = f"price book entry {row.get('entry_id')}, {row.get('as_of')}"
+    return {"model": _pricing_name(model), "offering": name, "usd_per_hour": usd, "as_of": as_of}
 
 
 @login_required

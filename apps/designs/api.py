@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from django.http import Http404, HttpResponse
@@ -12,12 +11,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.designs import diffs, drafts, selectors, services
+from apps.designs import prices as design_prices
 from apps.designs.export_files import EXPORTS, export_response
 from apps.designs.filters import DesignFilterSet
 from apps.designs.models import DesignVersion, ShareLink
@@ -33,6 +31,7 @@ from apps.designs.serializers import (
     DraftSaveSerializer,
     DraftSerializer,
     EvaluationSerializer,
+    PriceStatusSerializer,
     SharedDesignSerializer,
     ShareLinkCreatedSerializer,
     ShareLinkInputSerializer,
@@ -42,7 +41,7 @@ from apps.designs.serializers import (
 from apps.teams import services as team_services
 from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner import memo
-from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.api import ErrorSerializer, FileNegotiation
 from clusterdesigner.jsonutil import JSONText
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.renderers import JSONRenderer
@@ -117,16 +116,7 @@ DRAFT_ACTIONS = {"draft", "save_draft"}
 READ_ACTIONS = {"clone", "evaluate", "analyse"}
 
 
-class ExportNegotiation(DefaultContentNegotiation):
-    """The export action's ``format`` query parameter names the file to build (csv, xlsx, torchrun, …), not a
-    renderer: DRF's default negotiation would read it as URL_FORMAT_OVERRIDE, find no renderer called "xlsx"
-    and answer 404. The file is an HttpResponse; the renderer only draws error envelopes, as JSON."""
-
-    def select_renderer(
-        self, request: Any, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
-    ) -> tuple[BaseRenderer, str]:
-        first = next(iter(renderers))
-        return first, first.media_type
+ExportNegotiation = FileNegotiation  # the export action's format names the file (clusterdesigner.api)
 
 
 class VersionRequired(APIException):
@@ -336,6 +326,28 @@ class DesignViewSet(
         if version.spec.get("parallelism") == "search":
             return self.evaluate_searched(request, version)
         return Response(services.design_evaluate_json(version=version))
+
+    @extend_schema(
+        responses={200: PriceStatusSerializer, **ERRORS},
+        description=(
+            "Whether the current version's prices are stale: each figure resolved now (design value, price"
+            " book entry, catalog) against the one last seen or accepted, and the verdict before and after."
+        ),
+    )
+    @action(detail=True, methods=["get"], url_path="prices")
+    def prices(self, request: Request, pk: str) -> Response:
+        status_now = design_prices.design_price_status_now(design=self.get_object())
+        return Response(PriceStatusSerializer(status_now).data)
+
+    @extend_schema(
+        request=None,
+        responses={200: PriceStatusSerializer, **ERRORS},
+        description="Accept the prices the current version resolves now (editors, owners): no longer stale.",
+    )
+    @action(detail=True, methods=["post"], url_path="prices/accept")
+    def prices_accept(self, request: Request, pk: str) -> Response:
+        design = self.get_object()  # edit access, or 404
+        return Response(PriceStatusSerializer(design_prices.design_price_accept(design=design)).data)
 
     def evaluate_searched(self, request: Request, version: Any) -> Response:
         """A searched layout's evaluation. Here synchronously, as the design page does; the analysis app's

@@ -58,7 +58,7 @@ from clusterdesigner.engine.cashflow import (
     monthly_rate,
     pmt,
 )
-from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption
+from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption, price_origin
 from clusterdesigner.engine.serving import ServingResult
 from clusterdesigner.engine.tco import capital_recovery_factor
 from clusterdesigner.engine.training_result import LayoutEstimate
@@ -511,7 +511,10 @@ def assumptions_table(evaluation: DesignEvaluation) -> Table:
     rows, formats = [], []
     for a in _assumption_items(evaluation):
         value = _plain(a.value)
-        rows.append((_plain(a.name), value, a.unit, _plain(a.source), _as_of(a.as_of)))
+        # A resolved price says where it came from (design, price book entry and its date, catalog).
+        origin = price_origin(a.origin, a.entry_id, a.as_of)
+        source = f"{origin}: {_plain(a.source)}" if origin else _plain(a.source)
+        rows.append((_plain(a.name), value, a.unit, source, _as_of(a.as_of)))
         formats.append(_unit_format(a.unit, value))
     return Table(
         title="Assumptions",

@@ -37,6 +37,12 @@ class Design(models.Model):
     approved_version = models.ForeignKey(
         "DesignVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The evaluation whose resolved prices (its prices.* assumptions: entry ids and values) were last seen
+    # or accepted for the current version: a later evaluation resolving other prices (an entry changed,
+    # expired or added) marks the design stale, with the verdict before and after (apps/designs/prices.py).
+    priced_evaluation = models.ForeignKey(
+        "Evaluation", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -65,6 +65,17 @@ def design_version_get_visible(
     return _VERSION_CURRENT.first(user_id=user.pk, design_id=design_id)
 
 
+def design_version_get_of_team(
+    *, team_id: int, design_id: int, number: int | None = None
+) -> DesignVersion | None:
+    """Version ``number`` (default: the current one) of a design of team ``team_id``: what a team's capacity
+    plan may name whoever solves it (its maker may have left the team)."""
+    versions = DesignVersion.objects.filter(design_id=design_id, design__team_id=team_id)
+    if number:
+        return versions.select_related("design").filter(number=number).first()
+    return versions.select_related("design").filter(number=F("design__version")).first()
+
+
 def _visible_versions(user_id: int, design_id: int) -> QuerySet[DesignVersion]:
     """design_version_get_visible's versions of one design; unordered, since (design, number) is unique and
     the callers pick one number. With the design (its owner and team say whose price book the evaluation

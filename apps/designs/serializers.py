@@ -353,3 +353,37 @@ class VersionQuerySerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(
         min_value=1, required=False, help_text="Version number, from 1 (default: the current version)."
     )
+
+
+class ResolvedPriceSerializer(serializers.Serializer[Any]):
+    """One figure as an evaluation resolved it (its prices.* assumption)."""
+
+    value = serializers.JSONField(allow_null=True)
+    unit = serializers.CharField()
+    origin = serializers.CharField(help_text="design, price_book, catalog or default")
+    entry_id = serializers.IntegerField(
+        allow_null=True, help_text="The price book entry, when from the book."
+    )
+    as_of = serializers.CharField(allow_null=True)
+    source = serializers.CharField(allow_null=True)
+
+
+class PriceChangeSerializer(serializers.Serializer[Any]):
+    figure = serializers.CharField(help_text="The figure, as in the prices.* assumptions without the prefix.")
+    before = ResolvedPriceSerializer(
+        allow_null=True, help_text="As last seen or accepted (null: not priced)."
+    )
+    after = ResolvedPriceSerializer(allow_null=True, help_text="As resolved now (null: no longer priced).")
+
+
+class PriceStatusSerializer(serializers.Serializer[Any]):
+    """Whether the design's current version resolves other prices now than when they were last seen or
+    accepted (a price book entry changed, expired or was added; a catalog price moved)."""
+
+    stale = serializers.BooleanField()
+    accepted_evaluation = serializers.IntegerField(help_text="The evaluation whose prices were accepted.")
+    accepted_at = serializers.DateTimeField()
+    evaluation = serializers.IntegerField(help_text="The evaluation now.")
+    changes = PriceChangeSerializer(many=True)
+    verdict_before = serializers.CharField(help_text="The verdict's option with the accepted prices.")
+    verdict_after = serializers.CharField(help_text="The verdict's option now.")

@@ -11,16 +11,17 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, TextField
+from django.db.models import F, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.pricing import PriceOwner, book_stamp, prices_resolve
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
-from apps.pricebook.resolve import Resolution, book_entries, explain, resolve_prices
+from apps.pricebook.resolve import Resolution, explain
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine import cost, rl, rl_fleet, serving, training
@@ -817,17 +818,19 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     """design_evaluate's result, for a response body. A stored result (~40 kB) is read as the JSON text the
     database holds and the API sends it as it is, rather than decoding it into objects and encoding them again
     (over a millisecond of CPU a request). Only a new evaluation comes as a dict."""
-    # The text is a function of the version (its spec, name, number), the catalog, which of its prices are
-    # stale today and the engines' output version: the inputs of the digest below, so the memo is keyed by
-    # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
-    # version, a catalog write, a new day or a new engine is a new key.
+    # The text is a function of the version (its spec, name, number), the catalog, the owner's price book,
+    # which of its prices are stale today and the engines' output version: the inputs of the digest below, so
+    # the memo is keyed by them directly and a hit skips the price resolution, the freshness scan and the hash
+    # (the book by its stamp: one aggregate query, not the resolver's). A new version, a catalog or price book
+    # write, a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
-    prices = design_prices(version=version, catalog=snapshot)
+    stamp = book_stamp(PriceOwner.of(version.design))
     setting = _calibration_key(version)  # and one read of the switch
-    text = memo.EVALUATIONS.get(_memo_key(version, snapshot, prices, setting))
+    key = _memo_key(version, snapshot, stamp, setting)
+    text = memo.EVALUATIONS.get(key)
     if text is not None:
         return JSONText(text)
-    catalog, prices, digest, calibration = evaluation_input(version, snapshot, prices, setting)
+    catalog, prices, digest, calibration = evaluation_input(version, snapshot, None, setting)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
         text = stored.get(input_hash=digest)
@@ -836,29 +839,28 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
         return result
-    memo.EVALUATIONS.put(
-        _memo_key(version, catalog, prices, setting), text, len(text)
-    )  # the catalog the digest was of
+    memo.EVALUATIONS.put(key, text, len(text))
     return JSONText(text)
 
 
 def _memo_key(
     version: DesignVersion,
     catalog: CatalogSnapshot,
-    prices: Resolution,
+    book: tuple[Any, ...],
     setting: CalibrationKey,
 ) -> tuple[Any, ...]:
-    """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
-    digest (the version, the catalog, the prices resolved through the owner's price book, the day's stale
-    threshold, the engines' output version, whose calibration applies (the design's team's, else its maker's),
-    its switch and its stamp, which moves with every write to the holder's measured runs)."""
+    """What a stored evaluation's text depends on, as the memo keys it: the inputs of evaluation_input's
+    digest (the version, the catalog, the owner's price book by its stamp (pricing.book_stamp) with the day,
+    which decides what has expired, the day's stale threshold, the engines' output version, whose calibration
+    applies (the design's team's, else its maker's), its switch and its stamp, which moves with every write to
+    the holder's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
     return (
         version.pk,
         version.created_at,
         catalog.version,
-        prices.digest,
+        book,
         *day,
         ENGINE_VERSION,
         *setting.memo_key(),
@@ -879,18 +881,9 @@ def _calibration_key(version: DesignVersion) -> CalibrationKey:
 
 
 def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
-    """The version's prices resolved (apps.pricebook.resolve): the design's own, else its owner's price book
+    """The version's prices resolved (apps.designs.pricing): the design's own, else its owner's price book
     (the team's for a team's design), else the catalog's; today decides which entries have expired."""
-    design = version.design
-    today = price_freshness().today
-    entries = book_entries(
-        owner_id=design.owner_id,
-        team_id=design.team_id,
-        spec=version.spec,
-        catalog=catalog.specs,
-        today=today,
-    )
-    return resolve_prices(spec=version.spec, entries=entries, catalog=catalog.specs, today=today)
+    return prices_resolve(owner=PriceOwner.of(version.design), spec=version.spec, catalog=catalog.specs)
 
 
 def evaluation_input(
@@ -976,6 +969,12 @@ def _evaluation_store(
         # Read the result back as the database holds it (PostgreSQL's jsonb orders object keys its own way),
         # so the first view of an evaluation draws exactly what every later view draws.
         evaluation.refresh_from_db(fields=["result"])
+        # The current version's first evaluation is the one whose prices a later one is compared with
+        # (apps/designs/prices.py: a changed or expired price book entry then marks the design stale).
+        unrecorded = Q(priced_evaluation__isnull=True) | ~Q(priced_evaluation__version_id=version.pk)
+        Design.objects.filter(unrecorded, pk=version.design_id, version=version.number).update(
+            priced_evaluation=evaluation
+        )
     return evaluation
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.designs.result_serializers import EvaluationAssumptionSerializer
 from apps.plans.models import CapacityPlan, PlanVersion
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
@@ -180,7 +182,17 @@ class PlanSolutionSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(source="version.number")
     input_hash = serializers.CharField()
     result = PlanResultSerializer()
+    prices = serializers.SerializerMethodField(
+        help_text="Where each price of the supply came from (name supply.<option>): origin plan (stated on "
+        "the plan), design (a saved design's evaluation; its source names the origin there), price_book "
+        "(the plan's team's or owner's newest unexpired entry, entry_id and as_of its date) or catalog. "
+        "Empty for a solution stored before the price book."
+    )
     created_at = serializers.DateTimeField()
+
+    @extend_schema_field(EvaluationAssumptionSerializer(many=True))
+    def get_prices(self, solution: Any) -> list[dict[str, Any]]:
+        return list((solution.snapshot or {}).get("prices") or [])
 
 
 class PlanShareLinkInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):

@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.utils import timezone
 from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
 from apps.designs.models import hash_token
+from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
 from clusterdesigner.engine import capacity
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
@@ -33,25 +35,31 @@ if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day infer
 HOURS_PER_DAY = 24.0
 
 
-def _visible_version(*, item: dict[str, Any], path: str, user: Any) -> Any:
+def _visible_version(*, item: dict[str, Any], path: str, ctx: PlanContext) -> Any:
     """The saved design version ``item["design_id"]`` names (``design_version``, default current), if this
-    user may read it."""
+    user may read it, or the plan's team's design (whoever solves it)."""
     design_id = item.get("design_id")
     if isinstance(design_id, bool) or not isinstance(design_id, int) or design_id < 1:
         raise InputError("must be the id of a saved design", field=f"{path}design_id")
     number = item.get("design_version")
     if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
         raise InputError("must be a version number", field=f"{path}design_version")
-    version = design_selectors.design_version_get_visible(user=user, design_id=design_id, number=number)
+    version = design_selectors.design_version_get_visible(user=ctx.user, design_id=design_id, number=number)
+    if version is None and ctx.team_id is not None:  # the plan's team's designs, whoever solves it
+        version = design_selectors.design_version_get_of_team(
+            team_id=ctx.team_id, design_id=design_id, number=number
+        )
     if version is None:  # no such design (or version) visible to this user; said without telling which
         raise InputError("no saved design with this id is visible to you", field=f"{path}design_id")
     return version
 
 
-def _design_evaluated(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> tuple[Any, Any]:
+def _design_evaluated(
+    *, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_node: Any
+) -> tuple[Any, Any]:
     """The saved design ``item["design_id"]`` names (version ``design_version``, default current), if this
     user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
-    version = _visible_version(item=item, path=path, user=user)
+    version = _visible_version(item=item, path=path, ctx=ctx)
     cluster = version.spec.get("cluster") or {}
     if cluster.get("gpus_per_node") != gpus_per_node:
         raise InputError(
@@ -71,7 +79,7 @@ def _evaluation(*, version: Any, path: str) -> Any:
     return evaluation
 
 
-def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> dict[str, Any]:
+def _design_run(*, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_node: Any) -> dict[str, Any]:
     """A training run taken from a saved design: its GPUs from the design's cluster, its GPU-hours from the
     training engine's expected days (with failures and restarts): GPU-hours = GPUs × 24 × days. An RL design
     (an ``rl`` section) runs for the RL estimate's days (its cost results price them, so its expected days
@@ -79,8 +87,8 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: An
     its own (a mixed fleet) ``pool`` says which pool this plan holds (``_rl_pool_run``). ``gpus_per_node``
     is the plan's value as sent; _design_evaluated refuses one unlike the design's."""
     if item.get("pool") is not None:
-        return _rl_pool_run(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
-    version, evaluation = _design_evaluated(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+        return _rl_pool_run(item=item, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
+    version, evaluation = _design_evaluated(item=item, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
     if (version.spec.get("rl") or {}).get("rollout") is not None:
         raise InputError(
             f"design {version.name!r} is a mixed RL fleet (two parts): plan its pools one at a time, "
@@ -106,7 +114,7 @@ def _design_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: An
 POOLS = ("trainer", "rollout")
 
 
-def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: Any) -> dict[str, Any]:
+def _rl_pool_run(*, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_node: Any) -> dict[str, Any]:
     """One pool of a mixed RL fleet (a design whose ``rl.rollout`` is a pool of its own) as a training run:
     its GPUs and GPU-hours as the design's evaluation priced them (engine/rl_fleet.py: the pool's effective
     days, with its own failures, × 24 × its GPUs). The plan is one node type, so it holds one pool: the
@@ -114,7 +122,7 @@ def _rl_pool_run(*, item: dict[str, Any], path: str, user: Any, gpus_per_node: A
     pool = item.get("pool")
     if pool not in POOLS:
         raise InputError(f"must be one of {', '.join(POOLS)}", field=f"{path}pool")
-    version = _visible_version(item=item, path=path, user=user)
+    version = _visible_version(item=item, path=path, ctx=ctx)
     if (version.spec.get("rl") or {}).get("rollout") is None:
         raise InputError(
             f"design {version.name!r} has no rollout pool of its own (rl.rollout): leave pool out",
@@ -213,7 +221,7 @@ def _inline_rl_run(*, item: dict[str, Any], path: str, gpus_per_node: int) -> di
     }
 
 
-def _training_runs(*, runs: list[Any], supply: Any, user: Any, gpus_per_node: Any) -> list[Any]:
+def _training_runs(*, runs: list[Any], supply: Any, ctx: PlanContext, gpus_per_node: Any) -> list[Any]:
     """The plan's training runs: a saved design's (``design_id``), an inline RL run's (``rl``), or as given;
     the RL runs' parts checked to be one (``_one_part``)."""
     resolved: list[Any] = []
@@ -221,7 +229,7 @@ def _training_runs(*, runs: list[Any], supply: Any, user: Any, gpus_per_node: An
     for i, item in enumerate(runs):
         path = f"training.{i}."
         if isinstance(item, dict) and "design_id" in item:
-            run = _design_run(item=item, path=path, user=user, gpus_per_node=gpus_per_node)
+            run = _design_run(item=item, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
         elif isinstance(item, dict) and "rl" in item:
             run = _inline_rl_run(item=item, path=path, gpus_per_node=gpus_per_node)
         else:
@@ -230,11 +238,11 @@ def _training_runs(*, runs: list[Any], supply: Any, user: Any, gpus_per_node: An
         if "accelerator" in run:
             parts.append((i, run.pop("accelerator")))
         resolved.append(run)
-    _one_part(parts, supply, user)
+    _one_part(parts, supply, ctx)
     return resolved
 
 
-def _one_part(parts: list[tuple[int, str]], supply: Any, user: Any) -> None:
+def _one_part(parts: list[tuple[int, str]], supply: Any, ctx: PlanContext) -> None:
     """A plan is one node type: the RL runs it holds (and a design whose prices it takes) are of one
     accelerator, so that no part's demand is priced at another's rates."""
     if not parts:
@@ -250,9 +258,10 @@ def _one_part(parts: list[tuple[int, str]], supply: Any, user: Any) -> None:
     ref = supply.get("from_design") if isinstance(supply, dict) else None
     number = ref.get("design_version") if isinstance(ref, dict) else None
     if isinstance(ref, dict) and isinstance(ref.get("design_id"), int) and isinstance(number, int | None):
-        version = design_selectors.design_version_get_visible(
-            user=user, design_id=ref["design_id"], number=number
-        )
+        try:
+            version = _visible_version(item=ref, path="supply.from_design.", ctx=ctx)
+        except InputError:
+            version = None  # _from_design says so, naming the field
         if version is not None and version.spec["cluster"]["accelerator"] != first:
             priced = version.spec["cluster"]["accelerator"]
             raise InputError(
@@ -280,7 +289,7 @@ def _lead_time(values: Mapping[str, Any], horizon_months: Any) -> int:
     return max(lead, 0)
 
 
-def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months: Any = None) -> Any:
+def _design_owned(*, option: Any, ctx: PlanContext, gpus_per_node: Any, horizon_months: Any = None) -> Any:
     """Owned nodes priced as a saved design owns them: the owning inputs its evaluation resolved (catalog
     server price, network and storage capex, power, the cost engine's defaults or the design's own), run
     through the cost engine's owning model per node (capacity.owned_option_from_on_prem). Without
@@ -295,7 +304,7 @@ def _design_owned(*, option: Any, user: Any, gpus_per_node: Any, horizon_months:
             else {**option, "lead_time_months": _lead_time({}, horizon_months)}
         )
     path = "supply.owned."
-    version, evaluation = _design_evaluated(item=option, path=path, user=user, gpus_per_node=gpus_per_node)
+    version, evaluation = _design_evaluated(item=option, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
     costs = next(iter(evaluation.result["costs"].values()))
     values = {a["name"]: a["value"] for a in costs["assumptions"] if isinstance(a, dict)}
     inputs = OnPremInputs(
@@ -371,7 +380,7 @@ def _design_offering(*, ref: dict[str, Any], version: Any, costs: Mapping[str, A
     return str(slug)
 
 
-def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
+def _from_design(*, supply: Any, ctx: PlanContext, gpus_per_node: Any) -> Any:
     """``supply.from_design: {design_id, design_version?, offering?, owned?, lead_time_months?}``: the
     plan takes the saved design's prices as its evaluation resolved them (its negotiated $/node-hour where it
     gives one, else the catalog's), for the pricing models the design chose for that offering: on-demand and
@@ -384,7 +393,7 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
     if not isinstance(ref, dict):
         raise InputError("must be an object", field="supply.from_design")
     version, evaluation = _design_evaluated(
-        item=ref, path="supply.from_design.", user=user, gpus_per_node=gpus_per_node
+        item=ref, path="supply.from_design.", ctx=ctx, gpus_per_node=gpus_per_node
     )
     costs = evaluation.result.get("costs") or {}
     out = {key: value for key, value in supply.items() if key != "from_design"}
@@ -394,14 +403,18 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
         cloud = costs[slug].get("cloud") or {}
         entries = version.spec["costs"].get("cloud") or []
         entry: dict[str, Any] = next((c for c in entries if c.get("offering") == slug), {})
-        reservations = []
+        reservations: list[dict[str, Any]] = []
         for model in [m for m in entry.get("pricing_models") or list(cloud) if m in cloud]:
             price = float(cloud[model]["usd_per_node_hour"])
             item = {"usd_per_node_hour": price, "source": f"{where}: {slug} {model} ${price:g}/node-hour"}
+            row = _design_row(evaluation.result, where=where, slug=slug, model=model, usd=price)
             if model in ("on_demand", "spot"):
                 given: dict[str, Any] = out[model] if isinstance(out.get(model), dict) else {}
                 out[model] = {**item, **({"offering": slug} if model == "spot" else {}), **given}
-            elif model in MODEL_TERMS:
+                if "usd_per_node_hour" not in given:
+                    ctx.rows.append({**row, "name": f"supply.{model}"})
+            elif model in MODEL_TERMS and "reservations" not in supply:
+                ctx.rows.append({**row, "name": f"supply.reservations.{len(reservations)}"})
                 reservations.append({"term_months": MODEL_TERMS[model], **item})
         if reservations and "reservations" not in supply:
             out["reservations"] = reservations
@@ -415,11 +428,53 @@ def _from_design(*, supply: Any, user: Any, gpus_per_node: Any) -> Any:
     return out
 
 
+def _design_row(
+    result: Mapping[str, Any], *, where: str, slug: str, model: str, usd: float
+) -> dict[str, Any]:
+    """Where a price the plan takes from a design came from: the design's evaluation, and there the origin
+    its own resolution gave it (the design's value, its owner's price book entry with its date, or the
+    public catalog: the evaluation's ``prices.cloud.<offering>.<model>`` row)."""
+    used: Mapping[str, Any] = next(
+        (a for a in result.get("assumptions") or [] if a.get("name") == f"prices.cloud.{slug}.{model}"), {}
+    )
+    origin = used.get("origin", "catalog")
+    row: dict[str, Any] = {"value": usd, "unit": "USD/node-hour", "origin": "design", "as_of": ""}
+    row["source"] = f"{where}: {slug} {model}, from {origin}: {used.get('source') or 'the public catalog'}"
+    for key in ("entry_id", "as_of"):
+        if used.get(key):
+            row[key] = used[key]
+    return row
+
+
+def _given_rows(supply: Any) -> list[dict[str, Any]]:
+    """The prices the plan states itself (``usd_per_node_hour`` on an option): their origin is the plan."""
+    if not isinstance(supply, dict):
+        return []
+    options = [(f"supply.{key}", supply.get(key)) for key in ("on_demand", "spot")]
+    reservations = supply.get("reservations")
+    if isinstance(reservations, list):
+        options += [(f"supply.reservations.{i}", r) for i, r in enumerate(reservations)]
+    return [
+        {
+            "name": name,
+            "value": option["usd_per_node_hour"],
+            "unit": "USD/node-hour",
+            "origin": "plan",
+            "as_of": "",
+            "source": "the plan",
+        }
+        for name, option in options
+        if isinstance(option, dict) and "usd_per_node_hour" in option
+    ]
+
+
 def _catalog_priced(
-    *, option: Any, path: str, pricing_model: str | None, gpus_per_node: Any, catalog: Any
+    *, option: Any, path: str, pricing_model: str | None, gpus_per_node: Any, catalog: Any, ctx: PlanContext
 ) -> Any:
-    """An option that names a catalog ``offering`` instead of a price takes that offering's newest price of
-    the pricing model (a missing one is an error, never another model's or offering's price)."""
+    """An option that names a catalog ``offering`` instead of a price takes that offering's price of the
+    pricing model through the plan's price book (apps.designs.pricing: the book's private rate or discount,
+    else the catalog's newest price; a missing one is an error, never another model's or offering's price).
+    The figure's origin is kept (``ctx.rows``)."""
     if not isinstance(option, dict) or "offering" not in option or "usd_per_node_hour" in option:
         return option
     slug = option["offering"]
@@ -431,18 +486,54 @@ def _catalog_priced(
             f"{slug} rents {offering.gpu_count} GPUs a node; the plan's nodes have {gpus_per_node}",
             field=f"{path}offering",
         )
-    price = offering.usd_per_hour.get(pricing_model) if pricing_model else None
+    book = offerings_priced(
+        owner=ctx.book,
+        catalog=catalog,
+        accelerator=offering.accelerator,
+        gpus_per_node=gpus_per_node,
+        slugs=[slug],
+    )
+    ctx.findings.extend(f for f in book.findings if f not in ctx.findings)
+    row = next((r for r in book.rows if r["name"] == f"prices.cloud.{slug}.{pricing_model}"), None)
+    price = None if row is None else row["value"]
     if price is None:
         raise InputError(
             f"{slug} has no {pricing_model or 'such'} price in the catalog: give usd_per_node_hour",
             field=f"{path}usd_per_node_hour",
         )
-    source = f"catalog {slug} {pricing_model} as of {offering.price_as_of.get(pricing_model, '?')}"
+    assert row is not None
+    name = f"supply.{path.removeprefix('supply.').rstrip('.')}"
+    ctx.rows.append({**row, "name": name})
+    source = f"{slug} {pricing_model}: {row['source']}"
     rest = {k: v for k, v in option.items() if k != "offering"}
-    return {**rest, "usd_per_node_hour": price, "source": source}
+    return {
+        **rest,
+        "usd_per_node_hour": float(price),
+        "source": source,
+        **_quota_cap(rest, book, pricing_model, name, ctx),
+    }
 
 
-def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
+def _quota_cap(
+    option: Mapping[str, Any], book: OfferingPrices, model: str | None, name: str, ctx: PlanContext
+) -> dict[str, Any]:
+    """The nodes the book says are obtainable on this option (its quota for the offering and pricing model,
+    or a capacity block's size): the option's ``cap_nodes``, an upper bound the plan's MILP holds; a lower
+    cap the plan gives itself stays."""
+    quota = next(
+        (r for r in book.rows if r["name"].endswith(f".{model}") and r["name"].startswith("prices.quota.")),
+        None,
+    )
+    if quota is None or quota["origin"] != "price_book":
+        return {}
+    ctx.rows.append({**quota, "name": f"{name}.cap_nodes"})
+    given = option.get("cap_nodes")
+    if isinstance(given, int | float) and not isinstance(given, bool) and given <= quota["value"]:
+        return {}
+    return {"cap_nodes": quota["value"]}
+
+
+def _supply_priced(*, supply: Any, gpus_per_node: Any, ctx: PlanContext) -> Any:
     if not isinstance(supply, dict) or not any(
         isinstance(v, dict) and "offering" in v
         for v in [supply.get("on_demand"), supply.get("spot"), *(supply.get("reservations") or [])]
@@ -459,6 +550,7 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
             pricing_model=key,
             gpus_per_node=gpus_per_node,
             catalog=catalog,
+            ctx=ctx,
         )
     if isinstance(supply.get("reservations"), list):
         out["reservations"] = [
@@ -469,6 +561,7 @@ def _supply_priced(*, supply: Any, gpus_per_node: Any) -> Any:
                 pricing_model=TERM_MODELS.get(r.get("term_months", 0)) if isinstance(r, dict) else None,
                 gpus_per_node=gpus_per_node,
                 catalog=catalog,
+                ctx=ctx,
             )
             for i, r in enumerate(supply["reservations"])
         ]
@@ -637,31 +730,59 @@ def _sizing(result: ServingResult, *, tokens_per_day: Any, peak_to_mean: float) 
     )
 
 
-def plan_spec_resolve(*, spec: Any, user: Any) -> capacity.CapacityPlan:
-    """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours.
-    Errors name the field under ``spec.``."""
+@dataclass
+class PlanContext:
+    """Whom a plan is resolved for: the user whose designs it may name (``user``, and the plan's team's
+    designs when it is a team's), the price book its catalog-priced options resolve through (``book``, the
+    plan's: its team's, else its owner's), and where each price came from (``rows``, the book's warnings in
+    ``findings``)."""
+
+    user: Any
+    team_id: int | None
+    book: PriceOwner | None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, *, plan: CapacityPlan | None, user: Any) -> PlanContext:
+        """A new plan is its maker's; a saved one is resolved as the plan (its team's designs and book)."""
+        if plan is None:
+            return cls(user=user, team_id=None, book=PriceOwner(owner_id=int(user.pk)))
+        return cls(user=user, team_id=plan.team_id, book=PriceOwner.of(plan))
+
+
+def plan_spec_resolve(*, spec: Any, user: Any, plan: CapacityPlan | None = None) -> capacity.CapacityPlan:
+    """The engine's plan from a saved spec (plan_spec_priced, without the prices' origins)."""
+    return plan_spec_priced(spec=spec, ctx=PlanContext.of(plan=plan, user=user))
+
+
+def plan_spec_priced(*, spec: Any, ctx: PlanContext) -> capacity.CapacityPlan:
+    """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours,
+    options that name an offering its price through the plan's book; ``ctx.rows`` say where each price came
+    from. Errors name the field under ``spec.``."""
     if not isinstance(spec, dict):
         raise InputError("must be an object", field="spec")
     try:
         resolved = dict(spec)
         gpus_per_node = spec.get("gpus_per_node")
-        given = _from_design(supply=spec.get("supply"), user=user, gpus_per_node=gpus_per_node)
-        supply = _supply_priced(supply=given, gpus_per_node=gpus_per_node)
+        given = _from_design(supply=spec.get("supply"), ctx=ctx, gpus_per_node=gpus_per_node)
+        supply = _supply_priced(supply=given, gpus_per_node=gpus_per_node, ctx=ctx)
         if isinstance(supply, dict):
             supply = {
                 **supply,
                 "owned": _design_owned(
                     option=supply.get("owned"),
-                    user=user,
+                    ctx=ctx,
                     gpus_per_node=gpus_per_node,
                     horizon_months=spec.get("horizon_months"),
                 ),
             }
         resolved["supply"] = supply
+        ctx.rows.extend(_given_rows(spec.get("supply")))
         runs = spec.get("training") or []
         if isinstance(runs, list):
             resolved["training"] = _training_runs(
-                runs=runs, supply=spec.get("supply"), user=user, gpus_per_node=gpus_per_node
+                runs=runs, supply=spec.get("supply"), ctx=ctx, gpus_per_node=gpus_per_node
             )
         loads = spec.get("inference") or []
         if isinstance(loads, list):
@@ -709,7 +830,7 @@ def plan_update(
     """Rename or describe in place; a new spec is a new version (old versions and their results stay)."""
     plan = CapacityPlan.objects.select_for_update().get(pk=plan.pk)
     if spec is not None:
-        plan_spec_resolve(spec=spec, user=user)
+        plan_spec_resolve(spec=spec, user=user, plan=plan)
         plan.version += 1
         PlanVersion.objects.create(plan=plan, number=plan.version, spec=spec, created_by=user)
     if name is not None:
@@ -731,13 +852,24 @@ def plan_size(*, plan: capacity.CapacityPlan) -> int:
 
 
 def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
-    engine_plan = plan_spec_resolve(spec=version.spec, user=user)
-    snapshot = {"plan": engine_plan.to_json(), "calibrations": _calibrations(spec=version.spec, user=user)}
+    """The version resolved as its plan (PlanContext.of: the plan's team's designs and price book), whoever
+    asks and wherever it runs, so the request and a worker resolve it alike. ``user`` (the one asking) is
+    not what it is resolved as: the plan's owner is, with its team."""
+    plan = version.plan
+    ctx = PlanContext.of(plan=plan, user=plan.owner)
+    engine_plan = plan_spec_priced(spec=version.spec, ctx=ctx)
+    # The prices' origins are in the snapshot and so in the key: another book is another solution.
+    snapshot = {
+        "plan": engine_plan.to_json(),
+        "prices": ctx.rows,
+        "price_findings": ctx.findings,
+        "calibrations": _calibrations(spec=version.spec, ctx=ctx),
+    }
     # Keyed by the engines' output version too, so a solution stored before an engine change is solved again.
     return engine_plan, snapshot, snapshot_hash({**snapshot, "engine": ENGINE_VERSION})
 
 
-def _calibrations(*, spec: Any, user: Any) -> dict[str, Any]:
+def _calibrations(*, spec: Any, ctx: PlanContext) -> dict[str, Any]:
     """The calibration each design a training run is taken from was estimated with (its owner's switch,
     factors and their runs; issue 40), by design id: stored beside the solution and in its key, so switching
     it is a new solution even where the factor leaves the days as they were."""
@@ -745,13 +877,13 @@ def _calibrations(*, spec: Any, user: Any) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for item in runs if isinstance(runs, list) else []:
         design_id = item.get("design_id") if isinstance(item, dict) else None
-        design = (
-            design_selectors.design_get(user=user, design_id=design_id)
-            if isinstance(design_id, int)
-            else None
-        )
-        if design is not None:
-            found[str(design.pk)] = design_services.design_calibration(design=design).to_json()
+        if not isinstance(design_id, int) or isinstance(design_id, bool):
+            continue
+        try:  # the design as the plan resolves it (its owner's, or its team's: PlanContext)
+            version = _visible_version(item={"design_id": design_id}, path="", ctx=ctx)
+        except InputError:
+            continue
+        found[str(version.design_id)] = design_services.design_calibration(design=version.design).to_json()
     return found
 
 
@@ -804,7 +936,7 @@ def plan_solve_start(*, version: PlanVersion, user: Any) -> PlanSolution | PlanR
 def plan_run_execute(*, run_id: int) -> None:
     """The worker's part: solve the run's version as its owner would, and record how it ended. Idempotent: a
     run already done is left alone."""
-    run = PlanRun.objects.select_related("version__plan__owner").get(pk=run_id)
+    run = PlanRun.objects.select_related("version__plan__owner", "version__plan__team").get(pk=run_id)
     if run.status == PlanRun.Status.DONE:
         return
     PlanRun.objects.filter(pk=run_id).update(status=PlanRun.Status.RUNNING)

@@ -115,16 +115,12 @@ def _supply_rows(supply: Any) -> list[tuple[str, str, str]]:
             f"capex ${owned['capex_usd_per_node']:,.0f} a node"
         )
         rows.append(("Owned nodes", price, owned.get("source") or "given in the plan"))
-    for r in supply.get("reservations") or []:
-        term = f"Reserved {r['term_months']} months"
-        rows.append(
-            (term, f"${r['usd_per_node_hour']:,.3f} a node-hour", r.get("source") or "given in the plan")
-        )
-    for key, label in (("on_demand", "On-demand"), ("spot", "Spot")):
-        option = supply.get(key)
+    options = [(f"Reserved {r['term_months']} months", r) for r in supply.get("reservations") or []]
+    options += [(label, supply.get(key)) for key, label in (("on_demand", "On-demand"), ("spot", "Spot"))]
+    for label, option in options:
         if isinstance(option, dict):
             price = f"${option['usd_per_node_hour']:,.3f} a node-hour"
-            if key == "spot" and option.get("cap_nodes") is not None:
+            if option.get("cap_nodes") is not None:  # spot's availability, or the price book's quota
                 price += f", at most {option['cap_nodes']:g} nodes"
             rows.append((label, price, option.get("source") or "given in the plan"))
     return rows

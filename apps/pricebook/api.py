@@ -6,21 +6,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.pricebook import selectors, services
+from apps.pricebook import files, selectors, services
 from apps.pricebook.serializers import (
+    PriceBookExportQuerySerializer,
     PriceBookImportResultSerializer,
     PriceBookImportSerializer,
     PriceEntrySerializer,
 )
-from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.api import ErrorSerializer, FileNegotiation
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 from clusterdesigner.views import or_404
+
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Bad input; fields name what is wrong."),
@@ -78,16 +84,52 @@ class PriceEntryViewSet(viewsets.ModelViewSet[Any]):
         request={"multipart/form-data": PriceBookImportSerializer},
         responses={201: PriceBookImportResultSerializer, **ERRORS},
         description=(
-            "Import price book entries from CSV, into your own book or a team's (team: one where you are an"
-            " owner or editor). Every row is checked as an entry made through this API; if any is bad,"
-            " nothing is imported and each bad cell is named by the file's line and column (line 3.value)."
+            "Import price book entries from CSV or XLSX (its first sheet), into your own book or a team's"
+            " (team: one where you are an owner or editor). Every row is checked as an entry made through"
+            " this API; if any is bad, nothing is imported and each bad cell is named by its row and column:"
+            " the CSV's line (line 3.value) or the sheet's row (row 3.value)."
         ),
     )
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser])
-    def import_csv(self, request: Request) -> Response:
+    def import_file(self, request: Request) -> Response:
         form = PriceBookImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        saved = services.price_entry_import_csv(
-            user=request.user, text=form.validated_data["file"], team=form.validated_data.get("team")
+        saved = services.price_entry_import(
+            user=request.user, content=form.validated_data["file"], team=form.validated_data.get("team")
         )
         return Response({"imported": len(saved)}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        filters=False,
+        parameters=[PriceBookExportQuerySerializer],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, XLSX_TYPE): OpenApiTypes.BINARY,
+            **ERRORS,
+        },
+        description=(
+            "Your own price book (or a team's you are a member of) as CSV or XLSX in the import's columns:"
+            " importing the file gives the same entries."
+        ),
+    )
+    @action(
+        detail=False,
+        methods=["get"],
+        url_path="export",
+        content_negotiation_class=FileNegotiation,
+        pagination_class=None,
+        filter_backends=[],
+    )
+    def export(self, request: Request) -> HttpResponse:
+        query = PriceBookExportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        team = query.validated_data.get("team")
+        entries = or_404(selectors.price_book_entries(user=request.user, team_id=team))
+        name = f"price-book-team-{team}" if team else f"price-book-{request.user.get_username()}"
+        if query.validated_data["format"] == "xlsx":
+            response = HttpResponse(files.book_xlsx(entries, title=name), content_type=XLSX_TYPE)
+            response["Content-Disposition"] = f'attachment; filename="{name}.xlsx"'
+        else:
+            response = HttpResponse(files.book_csv(entries), content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+        return response

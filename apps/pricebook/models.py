@@ -22,7 +22,19 @@ class PriceEntry(models.Model):
       a fraction off that model's catalog price;
     - ``private_rate``: ``offering`` and ``pricing_model``; USD per node-hour;
     - ``power``: USD per kWh;
-    - ``colocation``: USD per kW-month, billed on ``colocation_basis``.
+    - ``colocation``: USD per kW-month, billed on ``colocation_basis``;
+    - ``network_quote``: one line of the network's bill of materials, ``network_item``: a switch of
+      ``switch_model`` (a catalog switch), a cable or a transceiver in USD per unit, or the whole scale-out
+      network as a lump sum in USD;
+    - ``storage_quote``: USD per TB of owned storage;
+    - ``capacity_block``: ``offering`` (and ``pricing_model``, on-demand when blank) for ``duration_hours``
+      on ``block_nodes`` nodes; USD for the whole block;
+    - ``committed_rate``: ``offering`` and a commitment ``pricing_model`` (reserved or savings plan, 1 or 3
+      years); USD per node-hour;
+    - ``enterprise_discount``: a fraction off every cloud price that no offering or provider discount covers;
+    - ``quota``: ``offering`` (optionally ``region`` and ``pricing_model``; blank: every one); nodes
+      obtainable, 0 when the option is effectively unavailable;
+    - ``staff_cost``: USD per FTE-year.
     """
 
     class Kind(models.TextChoices):
@@ -31,6 +43,19 @@ class PriceEntry(models.Model):
         PRIVATE_RATE = "private_rate", "Private cloud rate"
         POWER = "power", "Power price"
         COLOCATION = "colocation", "Colocation price"
+        NETWORK_QUOTE = "network_quote", "Network quote"
+        STORAGE_QUOTE = "storage_quote", "Storage quote"
+        CAPACITY_BLOCK = "capacity_block", "Capacity block"
+        COMMITTED_RATE = "committed_rate", "Committed-use rate"
+        ENTERPRISE_DISCOUNT = "enterprise_discount", "Enterprise discount"
+        QUOTA = "quota", "Quota"
+        STAFF_COST = "staff_cost", "Staff cost"
+
+    class NetworkItem(models.TextChoices):
+        SWITCH = "switch", "Switch"
+        CABLE = "cable", "Cable"
+        TRANSCEIVER = "transceiver", "Transceiver"
+        LUMP_SUM = "lump_sum", "Lump sum"
 
     UNITS = {
         Kind.SERVER_QUOTE: "USD/server",
@@ -38,6 +63,13 @@ class PriceEntry(models.Model):
         Kind.PRIVATE_RATE: "USD/node-hour",
         Kind.POWER: "USD/kWh",
         Kind.COLOCATION: "USD/kW-month",
+        Kind.NETWORK_QUOTE: "USD/unit",
+        Kind.STORAGE_QUOTE: "USD/TB",
+        Kind.CAPACITY_BLOCK: "USD/block",
+        Kind.COMMITTED_RATE: "USD/node-hour",
+        Kind.ENTERPRISE_DISCOUNT: "fraction off",
+        Kind.QUOTA: "nodes",
+        Kind.STAFF_COST: "USD/FTE-year",
     }
 
     owner = models.ForeignKey(
@@ -57,6 +89,11 @@ class PriceEntry(models.Model):
     network_included = models.BooleanField(null=True, blank=True)
     support_years = models.FloatField(null=True, blank=True)
     colocation_basis = models.CharField(max_length=20, blank=True)
+    network_item = models.CharField(max_length=20, choices=NetworkItem.choices, blank=True)
+    switch_model = models.CharField(max_length=100, blank=True)
+    region = models.CharField(max_length=100, blank=True)
+    duration_hours = models.FloatField(null=True, blank=True)
+    block_nodes = models.PositiveIntegerField(null=True, blank=True)
     valid_from = models.DateField()
     expires_on = models.DateField(null=True, blank=True)
     source = models.TextField(blank=True)
@@ -76,7 +113,35 @@ class PriceEntry(models.Model):
 
     @property
     def unit(self) -> str:
+        if self.kind == self.Kind.NETWORK_QUOTE and self.network_item == self.NetworkItem.LUMP_SUM:
+            return "USD"
         return self.UNITS[self.Kind(self.kind)]
+
+    @property
+    def target(self) -> str:
+        """What the entry prices, in words (its target fields and terms), for the book's pages."""
+        parts: list[str] = [
+            str(x)
+            for x in (
+                self.accelerator,
+                self.gpus_per_node and f"× {self.gpus_per_node}",
+                self.provider,
+                self.offering,
+                self.region,
+                self.pricing_model,
+                self.network_item.replace("_", " "),
+                self.switch_model,
+                self.colocation_basis,
+            )
+            if x
+        ]
+        if self.duration_hours and self.block_nodes:
+            parts.append(f"{self.duration_hours:g} h × {self.block_nodes} nodes")
+        if self.network_included:
+            parts.append("network included")
+        if self.support_years:
+            parts.append(f"{self.support_years:g} years of support")
+        return " ".join(parts)
 
     def expired(self, today: dt.date) -> bool:
         """Past its expiry date (an entry is valid through the day it expires on)."""

@@ -23,11 +23,22 @@ from django.db.models.functions import RowNumber
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.services import TARGETS
 from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.cost_request import switch_slug
+from clusterdesigner.engine.offerings import COMMITMENT_YEARS, CloudOfferingSpec
 from clusterdesigner.jsonutil import snapshot_hash
 
 Kind = PriceEntry.Kind
 # The fields an entry is matched on (_matcher's targets).
-MATCHED = ("accelerator", "gpus_per_node", "provider", "offering", "pricing_model")
+MATCHED = (
+    "accelerator",
+    "gpus_per_node",
+    "provider",
+    "offering",
+    "pricing_model",
+    "network_item",
+    "switch_model",
+    "region",
+)
 # What resolution reads of an entry (its target, value, dates and source).
 FIELDS = ("id", "kind", *TARGETS, "value", "valid_from", "expires_on", "source")  # BookEntry's order
 
@@ -64,6 +75,11 @@ class BookEntry:
     network_included: bool | None
     support_years: float | None
     colocation_basis: str
+    network_item: str
+    switch_model: str
+    region: str
+    duration_hours: float | None
+    block_nodes: int | None
     value: float
     valid_from: dt.date
     expires_on: dt.date | None
@@ -71,6 +87,18 @@ class BookEntry:
 
     def expired(self, today: dt.date) -> bool:
         return self.expires_on is not None and self.expires_on < today
+
+
+# Kinds that price any design (one figure for the whole book), and kinds that name a cloud offering.
+BOOK_WIDE = (
+    Kind.POWER,
+    Kind.COLOCATION,
+    Kind.NETWORK_QUOTE,
+    Kind.STORAGE_QUOTE,
+    Kind.STAFF_COST,
+    Kind.ENTERPRISE_DISCOUNT,
+)
+PER_OFFERING = (Kind.PRIVATE_RATE, Kind.COMMITTED_RATE, Kind.CAPACITY_BLOCK, Kind.CLOUD_DISCOUNT, Kind.QUOTA)
 
 
 def book_entries(
@@ -91,9 +119,9 @@ def book_entries(
     offerings = [catalog.offerings[s] for s in slugs if s in catalog.offerings]
     server = {"accelerator": cluster.get("accelerator"), "gpus_per_node": cluster.get("gpus_per_node")}
     relevant = (
-        Q(kind__in=[Kind.POWER, Kind.COLOCATION])
+        Q(kind__in=BOOK_WIDE)
         | Q(kind=Kind.SERVER_QUOTE, **server)
-        | Q(kind__in=[Kind.PRIVATE_RATE, Kind.CLOUD_DISCOUNT], offering__in=[o.slug for o in offerings])
+        | Q(kind__in=PER_OFFERING, offering__in=[o.slug for o in offerings])
         | Q(kind=Kind.CLOUD_DISCOUNT, provider__in=[o.provider for o in offerings])
     )
     status = Case(When(expires_on__lt=today, then=Value(1)), default=Value(0))
@@ -115,10 +143,18 @@ def book_entries(
 def _label(entry: BookEntry) -> str:
     target = " ".join(
         str(x)
-        for x in (entry.accelerator, entry.gpus_per_node and f"× {entry.gpus_per_node}", entry.provider)
+        for x in (
+            entry.accelerator,
+            entry.gpus_per_node and f"× {entry.gpus_per_node}",
+            entry.provider,
+            entry.offering,
+            entry.region,
+            entry.pricing_model,
+            entry.network_item.replace("_", " "),
+            entry.switch_model,
+        )
         if x
     )
-    target = " ".join(x for x in (target, entry.offering, entry.pricing_model) if x)
     kind = Kind(entry.kind).label.lower()
     return f"price book entry {entry.id} ({kind}{' ' + target if target else ''})"
 
@@ -204,19 +240,65 @@ def _on_prem(spec: dict[str, Any], book: _Book, rows: list[dict[str, Any]]) -> N
         if quote.network_included and "included_in_server" not in (costs.get("network") or {}):
             costs["network"] = {**(costs.get("network") or {}), "included_in_server": True}
     rows.append(_figure("on_prem.server_usd", "USD/server", explicit, on_prem.get("server_usd"), quote))
-    for key, kind, site_key, unit in (
-        ("usd_per_kwh", Kind.POWER, "power_usd_per_kwh", "USD/kWh"),
-        ("colo_usd_per_kw_month", Kind.COLOCATION, "colocation_usd_per_kw_month", "USD/kW-month"),
+    for key, kind, site_key, unit, what in (
+        ("usd_per_kwh", Kind.POWER, "power_usd_per_kwh", "USD/kWh", "the electricity price"),
+        (
+            "colo_usd_per_kw_month",
+            Kind.COLOCATION,
+            "colocation_usd_per_kw_month",
+            "USD/kW-month",
+            "the colocation price",
+        ),
+        ("storage_usd_per_tb", Kind.STORAGE_QUOTE, "", "USD/TB", "the storage price"),
+        ("staff_usd_per_fte_year", Kind.STAFF_COST, "", "USD/FTE-year", "the staff cost"),
     ):
-        explicit = key in on_prem or site_key in site
-        what = "the electricity price" if kind == Kind.POWER else "the colocation price"
+        explicit = key in on_prem or (bool(site_key) and site_key in site)
         entry = None if explicit else book.pick(what, _matcher(kind))
         if entry is not None:
             on_prem[key] = entry.value
             colocation = costs.get("colocation") or {}
             if kind == Kind.COLOCATION and entry.colocation_basis and "basis" not in colocation:
                 costs["colocation"] = {**colocation, "basis": entry.colocation_basis}
-        rows.append(_figure(f"on_prem.{key}", unit, explicit, on_prem.get(key, site.get(site_key)), entry))
+        row = _figure(f"on_prem.{key}", unit, explicit, on_prem.get(key, site.get(site_key)), entry)
+        if explicit and key not in on_prem:
+            row["source"] = f"the design's site {site.get('name') or ''}".rstrip()
+        rows.append(row)
+
+
+# A network quote's line: the cost engine's input (spec.costs.network.<name>) and what it prices.
+NETWORK_LINES = (
+    (PriceEntry.NetworkItem.SWITCH, "switch_usd", "USD/switch", "the switch price"),
+    (PriceEntry.NetworkItem.CABLE, "cable_usd", "USD/cable", "the cable price"),
+    (PriceEntry.NetworkItem.TRANSCEIVER, "transceiver_usd", "USD/transceiver", "the transceiver price"),
+    (PriceEntry.NetworkItem.LUMP_SUM, "capex_usd", "USD (lump sum)", "the network's lump sum"),
+)
+
+
+def _network(spec: dict[str, Any], catalog: CatalogSpecs, book: _Book, rows: list[dict[str, Any]]) -> None:
+    """The network's bill of materials: the design's (spec.costs.network), else the book's quote for the
+    switch model the design's fabric is priced with, its cables and transceivers, or a lump sum for the whole
+    network (which replaces the counted one: the engine's network.capex_usd). A line neither gives is the
+    catalog's (or the engine's placeholder, said so by its source)."""
+    costs = spec.setdefault("costs", {})
+    given = costs.get("network") or {}
+    cluster = spec["cluster"]
+    fabric = catalog.fabrics.get(cluster.get("fabric") or "")
+    switch = switch_slug(cluster, catalog.switches, fabric) if fabric is not None else None
+    found: dict[str, Any] = {}
+    for item, key, unit, what in NETWORK_LINES:
+        target: dict[str, Any] = {"network_item": item}
+        if item == PriceEntry.NetworkItem.SWITCH:
+            if switch is None:
+                continue  # the design's own check names an unknown fabric
+            target["switch_model"] = switch
+        explicit = key in given
+        entry = None if explicit else book.pick(what, _matcher(Kind.NETWORK_QUOTE, **target))
+        if entry is not None:
+            found[key] = entry.value
+        if explicit or entry is not None or item != PriceEntry.NetworkItem.LUMP_SUM:
+            rows.append(_figure(f"network.{key}", unit, explicit, given.get(key, found.get(key)), entry))
+    if found:
+        costs["network"] = {**given, **found}
 
 
 def _figure(name: str, unit: str, explicit: bool, value: Any, entry: BookEntry | None) -> dict[str, Any]:
@@ -225,6 +307,76 @@ def _figure(name: str, unit: str, explicit: bool, value: Any, entry: BookEntry |
     if entry is not None:
         return _row(name, "price_book", unit, value, entry)
     return _row(name, "catalog", unit)
+
+
+def _cloud_matches(offering: CloudOfferingSpec, model: str, catalog_usd: float | None) -> list[Match]:
+    """The book's entries that can price ``offering`` on ``model``, most specific first: a private rate, a
+    committed-use rate (commitment models only), a capacity block, then, off the catalog's price when it has
+    one, the offering's discount, the provider's, the enterprise-wide one (the first found is used; discounts
+    never stack)."""
+    matches = [_matcher(Kind.PRIVATE_RATE, offering=offering.slug, pricing_model=model)]
+    if model in COMMITMENT_YEARS:
+        matches.append(_matcher(Kind.COMMITTED_RATE, offering=offering.slug, pricing_model=model))
+    matches.append(_matcher(Kind.CAPACITY_BLOCK, offering=offering.slug, pricing_model=model))
+    if catalog_usd is not None:
+        matches += [
+            _matcher(Kind.CLOUD_DISCOUNT, offering=offering.slug, pricing_model=model),
+            _matcher(Kind.CLOUD_DISCOUNT, provider=offering.provider, pricing_model=model),
+            _matcher(Kind.ENTERPRISE_DISCOUNT),
+        ]
+    return matches
+
+
+def _cloud_price(entry: BookEntry, catalog_usd: float | None, nodes_per_instance: float) -> tuple[float, str]:
+    """USD per node-hour from ``entry`` (a rate as it is; a block's price ÷ (hours × nodes); a discount off
+    the catalog's instance price scaled to a node) and how it was derived, for the row's source."""
+    if entry.kind in (Kind.PRIVATE_RATE, Kind.COMMITTED_RATE):
+        return entry.value, ""
+    if entry.kind == Kind.CAPACITY_BLOCK:
+        hours, nodes = entry.duration_hours or 0.0, entry.block_nodes or 0
+        return entry.value / (hours * nodes), (
+            f" (USD {entry.value:,.2f} ÷ ({hours:g} h × {nodes} nodes); the block supplies {nodes} nodes)"
+        )
+    assert catalog_usd is not None  # _cloud_matches offers a discount only off a catalog price
+    return catalog_usd * nodes_per_instance * (1 - entry.value), (
+        f" ({entry.value:.0%} off the catalog's {catalog_usd:g} USD/instance-h)"
+    )
+
+
+def _quota(
+    choice: dict[str, Any],
+    offering: CloudOfferingSpec,
+    book: _Book,
+    blocks: Mapping[str, BookEntry],
+    rows: list[dict[str, Any]],
+) -> None:
+    """The nodes obtainable on each priced model of ``offering``: the design's (capacity_nodes), else the
+    book's quota (this model in this region, any region, then any model), else a capacity block's size when
+    the block prices the model. The cost engine leaves a model whose quota is below the design's nodes out of
+    the comparison, with a finding (cloud.capacity_nodes)."""
+    given = dict(choice.get("capacity_nodes") or {})
+    found: dict[str, int] = {}
+    for model in choice.get("pricing_models") or sorted({*offering.usd_per_hour, *given, *blocks}):
+        name = f"quota.{offering.slug}.{model}"
+        if model in given:
+            rows.append(_row(name, "design", "nodes", given[model]))
+            continue
+        entry = book.pick(
+            f"the {offering.slug} {model} quota",
+            *(
+                _matcher(Kind.QUOTA, offering=offering.slug, region=region, pricing_model=m)
+                for m in (model, "")
+                for region in (offering.region, "")
+            ),
+        )
+        if entry is not None:
+            found[model] = int(entry.value)
+            rows.append(_row(name, "price_book", "nodes", found[model], entry))
+        elif model in blocks:
+            found[model] = int(blocks[model].block_nodes or 0)
+            rows.append(_row(name, "price_book", "nodes", found[model], blocks[model]))
+    if found:
+        choice["capacity_nodes"] = {**given, **found}
 
 
 def _cloud(spec: dict[str, Any], catalog: CatalogSpecs, book: _Book, rows: list[dict[str, Any]]) -> None:
@@ -237,37 +389,27 @@ def _cloud(spec: dict[str, Any], catalog: CatalogSpecs, book: _Book, rows: list[
         if offering is None:
             continue  # the design's own check names an unknown offering
         negotiated = dict(choice.get("usd_per_node_hour") or {})
+        blocks: dict[str, BookEntry] = {}
         for model in choice.get("pricing_models") or sorted(offering.usd_per_hour):
             name = f"cloud.{offering.slug}.{model}"
             if model in negotiated:
                 rows.append(_row(name, "design", "USD/node-hour", negotiated[model]))
                 continue
-            what = f"{offering.slug} {model}"
-            rate = book.pick(
-                what,
-                _matcher(Kind.PRIVATE_RATE, offering=offering.slug, pricing_model=model),
-            )
             catalog_usd = offering.usd_per_hour.get(model)
-            discount = None
-            if rate is None and catalog_usd is not None:
-                discount = book.pick(
-                    what,
-                    _matcher(Kind.CLOUD_DISCOUNT, offering=offering.slug, pricing_model=model),
-                    _matcher(Kind.CLOUD_DISCOUNT, provider=offering.provider, pricing_model=model),
-                )
-            if rate is not None:
-                negotiated[model] = rate.value
-                rows.append(_row(name, "price_book", "USD/node-hour", rate.value, rate))
-            elif discount is not None and catalog_usd is not None:
-                price = catalog_usd * gpn / offering.gpu_count * (1 - discount.value)
-                negotiated[model] = price
-                row = _row(name, "price_book", "USD/node-hour", price, discount)
-                row["source"] += f" ({discount.value:.0%} off the catalog's {catalog_usd:g} USD/instance-h)"
-                rows.append(row)
-            else:
+            entry = book.pick(f"{offering.slug} {model}", *_cloud_matches(offering, model, catalog_usd))
+            if entry is None:
                 rows.append(_row(name, "catalog", "USD/node-hour"))
+                continue
+            price, how = _cloud_price(entry, catalog_usd, gpn / offering.gpu_count)
+            negotiated[model] = price
+            row = _row(name, "price_book", "USD/node-hour", price, entry)
+            row["source"] += how
+            rows.append(row)
+            if entry.kind == Kind.CAPACITY_BLOCK:
+                blocks[model] = entry
         if negotiated:
             choice["usd_per_node_hour"] = negotiated
+        _quota(choice, offering, book, blocks, rows)
 
 
 def resolve_prices(
@@ -278,6 +420,7 @@ def resolve_prices(
     book = _Book(entries, today)
     rows: list[dict[str, Any]] = []
     _on_prem(resolved, book, rows)
+    _network(resolved, catalog, book, rows)
     _cloud(resolved, catalog, book, rows)
     return Resolution(spec=resolved, rows=rows, findings=book.findings)
 

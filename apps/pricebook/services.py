@@ -4,8 +4,7 @@ one a design can resolve through. Errors name the field; nothing is saved from a
 
 from __future__ import annotations
 
-import csv
-import io
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,12 +12,14 @@ from django.db import transaction
 from django.db.models import Q
 
 from apps.catalog.selectors import engine_catalog_snapshot
+from apps.pricebook.files import file_rows
 from apps.pricebook.models import PriceEntry
-from apps.pricebook.serializers import IMPORT_COLUMNS, PriceEntrySerializer
+from apps.pricebook.serializers import PriceEntrySerializer
 from apps.teams import access
 from apps.teams.models import Membership
 from clusterdesigner.engine.cost_request import check_input
 from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.offerings import COMMITMENT_YEARS
 from clusterdesigner.errors import InvalidInput, flatten_fields
 
 Kind = PriceEntry.Kind
@@ -33,13 +34,27 @@ TARGETS = (
     "network_included",
     "support_years",
     "colocation_basis",
+    "network_item",
+    "switch_model",
+    "region",
+    "duration_hours",
+    "block_nodes",
 )
+# The target fields stored as NULL when left out (the others are text, stored empty).
+NULLABLE = frozenset({"gpus_per_node", "network_included", "support_years", "duration_hours", "block_nodes"})
 REQUIRED: Mapping[str, tuple[str, ...]] = {
     Kind.SERVER_QUOTE: ("accelerator", "gpus_per_node"),
     Kind.CLOUD_DISCOUNT: (),
     Kind.PRIVATE_RATE: ("offering", "pricing_model"),
     Kind.POWER: (),
     Kind.COLOCATION: (),
+    Kind.NETWORK_QUOTE: ("network_item",),
+    Kind.STORAGE_QUOTE: (),
+    Kind.CAPACITY_BLOCK: ("offering", "duration_hours", "block_nodes"),
+    Kind.COMMITTED_RATE: ("offering", "pricing_model"),
+    Kind.ENTERPRISE_DISCOUNT: (),
+    Kind.QUOTA: ("offering",),
+    Kind.STAFF_COST: (),
 }
 ALLOWED: Mapping[str, frozenset[str]] = {
     Kind.SERVER_QUOTE: frozenset({"accelerator", "gpus_per_node", "network_included", "support_years"}),
@@ -47,14 +62,33 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     Kind.PRIVATE_RATE: frozenset({"offering", "pricing_model"}),
     Kind.POWER: frozenset(),
     Kind.COLOCATION: frozenset({"colocation_basis"}),
+    Kind.NETWORK_QUOTE: frozenset({"network_item", "switch_model"}),
+    Kind.STORAGE_QUOTE: frozenset(),
+    Kind.CAPACITY_BLOCK: frozenset({"offering", "pricing_model", "duration_hours", "block_nodes"}),
+    Kind.COMMITTED_RATE: frozenset({"offering", "pricing_model"}),
+    Kind.ENTERPRISE_DISCOUNT: frozenset(),
+    Kind.QUOTA: frozenset({"offering", "region", "pricing_model"}),
+    Kind.STAFF_COST: frozenset(),
 }
+# A network quote's line, as the cost engine's input it stands for.
+NETWORK_INPUT: Mapping[str, str] = {
+    PriceEntry.NetworkItem.SWITCH: "network.switch_usd",
+    PriceEntry.NetworkItem.CABLE: "network.cable_usd",
+    PriceEntry.NetworkItem.TRANSCEIVER: "network.transceiver_usd",
+    PriceEntry.NetworkItem.LUMP_SUM: "network.capex_usd",
+}
+# The longest capacity block taken (AWS EC2 Capacity Blocks for ML run 1 to 182 days; a year is ample).
+MAX_BLOCK_HOURS = 8_760.0
 # The cost engine's input each kind's value stands for: its range is the engine's (bounds.COST).
 ENGINE_INPUT: Mapping[str, str] = {
     Kind.SERVER_QUOTE: "on_prem.server_usd",
     Kind.PRIVATE_RATE: "cloud.usd_per_node_hour.on_demand",
     Kind.POWER: "on_prem.usd_per_kwh",
     Kind.COLOCATION: "on_prem.colo_usd_per_kw_month",
+    Kind.STORAGE_QUOTE: "on_prem.storage_usd_per_tb",
+    Kind.STAFF_COST: "on_prem.staff_usd_per_fte_year",
 }
+DISCOUNTS = frozenset({Kind.CLOUD_DISCOUNT, Kind.ENTERPRISE_DISCOUNT})
 
 
 def _given(data: Mapping[str, Any], name: str) -> bool:
@@ -74,22 +108,69 @@ def _kind_errors(data: dict[str, Any]) -> dict[str, list[str]]:
             errors[name] = [f"does not apply to a {label}"]
     if kind == Kind.CLOUD_DISCOUNT and _given(data, "provider") == _given(data, "offering"):
         errors["offering"] = ["a cloud discount names either a provider or an offering (one of the two)"]
-    value = data["value"]
-    if kind == Kind.CLOUD_DISCOUNT:
-        if not 0 < value < 1:
-            errors["value"] = [
-                f"a discount is a fraction above 0 and below 1 (0.2 is 20 % off), got {value:g}"
-            ]
-    elif value <= 0:
-        errors["value"] = [f"must be above 0, got {value:g}"]
-    else:
-        try:
-            check_input(ENGINE_INPUT[kind], value)
-        except EngineError as exc:
-            errors["value"] = [exc.message]
+    errors.update(_terms_errors(data))
+    if "value" not in errors:
+        errors.update(_value_errors(data))
     if data.get("expires_on") and data["expires_on"] < data["valid_from"]:
         errors["expires_on"] = ["must be on or after valid_from"]
     return errors
+
+
+def _terms_errors(data: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The terms a kind's target fields must meet beyond being given: a switch line names its switch, a
+    committed rate a commitment, a capacity block a duration and a size the engine can price."""
+    kind, errors = data["kind"], {}
+    if kind == Kind.NETWORK_QUOTE:
+        switch = data.get("network_item") == PriceEntry.NetworkItem.SWITCH
+        if switch != _given(data, "switch_model"):
+            errors["switch_model"] = [
+                "a switch line needs the switch's model" if switch else "only a switch line names a model"
+            ]
+    if kind == Kind.COMMITTED_RATE and data.get("pricing_model") not in COMMITMENT_YEARS:
+        errors["pricing_model"] = [f"a committed-use rate is one of {', '.join(COMMITMENT_YEARS)}"]
+    if kind == Kind.CAPACITY_BLOCK:
+        hours = data.get("duration_hours")
+        if hours is not None and not 0 < hours <= MAX_BLOCK_HOURS:
+            errors["duration_hours"] = [f"must be above 0 and at most {MAX_BLOCK_HOURS:g}, got {hours:g}"]
+        if data.get("block_nodes") == 0:
+            errors["block_nodes"] = ["a block holds at least 1 node"]
+    return errors
+
+
+def _value_errors(data: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The value in range, as the cost engine reads the input it stands for."""
+    kind, value = data["kind"], data["value"]
+    model = data.get("pricing_model") or "on_demand"
+    if kind in DISCOUNTS:
+        if not 0 < value < 1:
+            return {
+                "value": [f"a discount is a fraction above 0 and below 1 (0.2 is 20 % off), got {value:g}"]
+            }
+        return {}
+    if kind != Kind.QUOTA and value <= 0:
+        return {"value": [f"must be above 0, got {value:g}"]}
+    if kind == Kind.QUOTA:
+        path, checked = f"cloud.capacity_nodes.{model}", value
+    elif kind in (Kind.PRIVATE_RATE, Kind.COMMITTED_RATE):
+        path, checked = f"cloud.usd_per_node_hour.{model}", value
+    elif kind == Kind.CAPACITY_BLOCK:
+        if not data.get("duration_hours") or not data.get("block_nodes"):
+            return {}  # the missing size is named
+        path, checked = (
+            f"cloud.usd_per_node_hour.{model}",
+            value / data["duration_hours"] / data["block_nodes"],
+        )
+    elif kind == Kind.NETWORK_QUOTE:
+        if data.get("network_item") not in NETWORK_INPUT:
+            return {}
+        path, checked = NETWORK_INPUT[data["network_item"]], value
+    else:
+        path, checked = ENGINE_INPUT[kind], value
+    try:
+        check_input(path, checked)
+    except EngineError as exc:
+        return {"value": [exc.message if checked is value else f"{checked:g} USD/node-hour: {exc.message}"]}
+    return {}
 
 
 def _catalog_errors(data: dict[str, Any]) -> dict[str, list[str]]:
@@ -100,6 +181,12 @@ def _catalog_errors(data: dict[str, Any]) -> dict[str, list[str]]:
         errors["accelerator"] = [f"unknown accelerator {data['accelerator']!r}"]
     if _given(data, "offering") and data["offering"] not in specs.offerings:
         errors["offering"] = [f"unknown cloud offering {data['offering']!r}"]
+    if _given(data, "switch_model") and data["switch_model"] not in specs.switches:
+        known = ", ".join(sorted(specs.switches)) or "none"
+        errors["switch_model"] = [f"unknown switch {data['switch_model']!r}; known: {known}"]
+    offering = specs.offerings.get(data.get("offering") or "")
+    if _given(data, "region") and offering is not None and data["region"] != offering.region:
+        errors["region"] = [f"{offering.slug} is offered in {offering.region!r}, not {data['region']!r}"]
     providers = {o.provider for o in specs.offerings.values()}
     if _given(data, "provider") and data["provider"] not in providers:
         known = ", ".join(sorted(providers)) or "none"
@@ -131,14 +218,16 @@ def price_entry_clean(*, data: Any, entry: PriceEntry | None = None) -> dict[str
         clean = {**stored, **clean}
     if clean["kind"] == Kind.COLOCATION and not _given(clean, "colocation_basis"):
         clean["colocation_basis"] = "contracted_kw"
-    if clean["kind"] == Kind.CLOUD_DISCOUNT and not _given(clean, "pricing_model"):
+    if clean["kind"] in (Kind.CLOUD_DISCOUNT, Kind.CAPACITY_BLOCK) and not _given(clean, "pricing_model"):
         clean["pricing_model"] = "on_demand"  # a discount off on-demand unless it names another model
     errors = _kind_errors(clean) or _catalog_errors(clean)
     if errors:
         raise InvalidInput(errors)
     for name in TARGETS:  # the fields a kind does not take are stored empty
         if not _given(clean, name):
-            clean[name] = None if name in ("gpus_per_node", "network_included", "support_years") else ""
+            clean[name] = None if name in NULLABLE else ""
+    if clean["kind"] == Kind.QUOTA:
+        clean["value"] = float(int(clean["value"]))  # nodes: a whole number (checked above)
     return clean
 
 
@@ -159,48 +248,46 @@ def price_entry_update(*, entry: PriceEntry, data: Any) -> PriceEntry:
     return entry
 
 
+@transaction.atomic
+def price_entry_expire(*, entry: PriceEntry, today: dt.date) -> PriceEntry:
+    """End an entry's validity yesterday (an entry is valid through its expiry date), so that from today no
+    design uses it and those that did are stale. One that starts today or later cannot have ended: delete
+    it instead (400 naming expires_on)."""
+    yesterday = today - dt.timedelta(days=1)
+    if entry.valid_from > yesterday:
+        raise InvalidInput(
+            {
+                "expires_on": [
+                    f"the entry starts {entry.valid_from}, so it cannot have expired; delete it instead"
+                ]
+            }
+        )
+    if entry.expires_on is None or entry.expires_on > yesterday:
+        entry.expires_on = yesterday
+        entry.save(update_fields=["expires_on", "updated_at"])
+    return entry
+
+
 def price_entry_delete(*, entry: PriceEntry) -> None:
     entry.delete()
 
 
-MAX_IMPORT_ROWS = 5_000
-
-
-def _import_rows(text: str) -> list[tuple[int, dict[str, str]]]:
-    """(line number, the row's non-empty cells) of each data row; unknown columns are refused by name."""
-    reader = csv.DictReader(io.StringIO(text))
-    unknown = [c for c in reader.fieldnames or [] if c not in IMPORT_COLUMNS]
-    if not reader.fieldnames or unknown:
-        known = ", ".join(IMPORT_COLUMNS)
-        message = f"unknown column {unknown[0]!r}" if unknown else "the file has no header row"
-        raise InvalidInput({"file": [f"{message}; the columns are: {known}"]})
-    rows = []
-    for row in reader:
-        if None in row:
-            raise InvalidInput({f"line {reader.line_num}": ["more cells than the header has columns"]})
-        cells = {k: v.strip() for k, v in row.items() if v is not None and v.strip()}
-        if cells:
-            rows.append((reader.line_num, cells))
-        if len(rows) > MAX_IMPORT_ROWS:
-            raise InvalidInput({"file": [f"more than {MAX_IMPORT_ROWS} rows; split the file"]})
-    return rows
-
-
 @transaction.atomic
-def price_entry_import_csv(*, user: Any, text: str, team: int | None = None) -> list[PriceEntry]:
-    """Every row of the CSV checked as an entry made through the API; if any is refused, nothing is saved
-    and each refused cell is named ``line N.<column>`` (N the file's line, the header being line 1)."""
+def price_entry_import(*, user: Any, content: str | bytes, team: int | None = None) -> list[PriceEntry]:
+    """Every row of a CSV (text) or XLSX (bytes) book checked as an entry made through the API; if any is
+    refused, nothing is saved and each refused cell is named ``line N.<column>`` in a CSV (N the file's line,
+    the header being line 1) or ``row N.<column>`` in a workbook (N the sheet's row)."""
     team_id = _team_id(user=user, team=team)
-    rows = _import_rows(text)
+    rows = file_rows(content)
     if not rows:
         raise InvalidInput({"file": ["no rows to import"]})
     errors: dict[str, list[str]] = {}
     clean_rows = []
-    for line, cells in rows:
+    for where, cells in rows:
         try:
             clean_rows.append(price_entry_clean(data=cells))
         except InvalidInput as exc:
-            errors.update({f"line {line}.{field}": messages for field, messages in exc.fields.items()})
+            errors.update({f"{where}.{field}": messages for field, messages in exc.fields.items()})
     if errors:
         raise InvalidInput(errors)
     made = [PriceEntry(owner=user, team_id=team_id, entered_by=user, **clean) for clean in clean_rows]

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions
 from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.designs.pricing import price_owner
 from apps.serving import services
 from apps.serving.serializers import ServingInputSerializer, ServingResultSerializer
 from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.engine.errors import InputError
 from clusterdesigner.parsers import JSONParser
 
 
@@ -25,6 +27,14 @@ class ServingEstimateView(APIView):
 
     @extend_schema(
         operation_id="serving_estimate",
+        parameters=[
+            OpenApiParameter(
+                "team",
+                int,
+                description="Price through this team's price book (you must be a member; 400 naming team "
+                "otherwise). Without it a signed-in caller's own book applies, an anonymous one the catalog.",
+            )
+        ],
         request=ServingInputSerializer,
         responses={
             200: ServingResultSerializer,
@@ -38,5 +48,22 @@ class ServingEstimateView(APIView):
         body = request.data
         if not isinstance(body, dict):  # not reached: is_valid refuses a body that is not an object
             raise ParseError("the body must be a JSON object")
-        result, deploy = services.serving_estimate_with_deploy(request=body)
-        return Response(ServingResultSerializer({**result.to_json(), "deploy": deploy}).data)
+        owner = price_owner(user=request.user, team_id=team_param(request.query_params.get("team")))
+        estimate, deploy = services.serving_estimate_with_deploy(request=body, owner=owner)
+        answer = {
+            **estimate.result.to_json(),
+            "deploy": deploy,
+            "prices": estimate.prices,
+            "price_findings": estimate.findings,
+        }
+        return Response(ServingResultSerializer(answer).data)
+
+
+def team_param(raw: str | None) -> int | None:
+    """The ``team`` query parameter: a team id, or None when absent or blank (a 400 naming team otherwise)."""
+    if raw is None or raw.strip() == "":
+        return None
+    raw = raw.strip()
+    if not raw.isascii() or not raw.isdigit() or not 0 < int(raw) < 2**63:
+        raise InputError(f"must be a team id, got {raw!r}", field="team")
+    return int(raw)

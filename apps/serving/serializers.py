@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.designs.result_serializers import EvaluationAssumptionSerializer
 from clusterdesigner.api import StrictJSONTypes
 from clusterdesigner.engine import serving
 
@@ -234,6 +235,19 @@ class ServingResultSerializer(serializers.Serializer[Any]):
         help_text="frontier of output tokens/s per user against per GPU across layouts and batch caps",
     )
     deploy = DeploySerializer(help_text="the chosen configuration, ready to run")
+    prices = EvaluationAssumptionSerializer(
+        many=True,
+        required=False,
+        help_text="Where each price came from (prices.<figure>): origin catalog (the public catalog, or "
+        "the cost engine's default for an owning figure), price_book (the team's or your own newest "
+        "unexpired entry, with entry_id and its date in as_of) or design (a value the request gives); the "
+        "request's team's book, else your own; the catalog's for an anonymous caller.",
+    )
+    price_findings = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="The price book's warnings (an expired entry newer than the figure used, named).",
+    )
     kv_bytes_per_token = serializers.FloatField(
         help_text="KV cache per token of the whole model: layers × kv heads × head dim × 2 × bytes, or under "
         "multi-head latent attention layers × (kv_lora_rank + qk_rope_head_dim) × bytes; a sliding-window or "

@@ -11,7 +11,10 @@ from django.shortcuts import render
 from apps.catalog import selectors as catalog_selectors
 from apps.catalog.models import Accelerator
 from apps.designs import selectors as design_selectors
+from apps.designs.pricing import PriceOwner, price_owner
 from apps.serving import charts, services
+from apps.serving.api import team_param
+from apps.teams import selectors as team_selectors
 from clusterdesigner.charts import page_chart
 from clusterdesigner.engine import defaults, serving
 from clusterdesigner.engine.errors import EngineError
@@ -172,6 +175,14 @@ def _picker_accelerators(chosen: Any) -> list[Any]:
     return sorted((a for slug, a in parts.items() if slug not in retired), key=lambda a: a.name)
 
 
+def _price_owner(request: HttpRequest, design: Any) -> PriceOwner | None:
+    """Whose price book the page prices with: a design's owner's (``?design=``, as its evaluation does),
+    else ``?team=`` (a team the user is a member of), else the signed-in user's own; none for a visitor."""
+    if design is not None:
+        return PriceOwner.of(design)
+    return price_owner(user=request.user, team_id=team_param(request.GET.get("team")))
+
+
 def serving_page(request: HttpRequest) -> HttpResponse:
     defaults = _design_defaults(request)
     values, body, errors = _form(request, defaults)
@@ -186,15 +197,21 @@ def serving_page(request: HttpRequest) -> HttpResponse:
         "accelerators": _picker_accelerators(values.get("accelerator")),
         "precisions": serving.SERVING_PRECISIONS,
         "stacks": list(serving.STACKS),
+        # The price books the user may price with: their own, or a team's they are a member of.
+        "teams": list(team_selectors.team_list(user=request.user)) if request.user.is_authenticated else [],
+        "team": request.GET.get("team", ""),
     }
     if not errors:
         try:
-            result = services.serving_estimate(request=body)
+            owner = _price_owner(request, defaults.get("design"))
+            estimate = services.serving_estimate_priced(request=body, owner=owner)
+            result = estimate.result
         except EngineError as exc:
             by_path = {path: name for name, (path, _, _) in FIELDS.items()}
-            field = by_path.get(exc.field, "")
+            field = by_path.get(exc.field, "team" if exc.field == "team" else "")
             errors[field or "form"] = exc.message
         else:
+            context.update(prices=estimate.prices, price_findings=estimate.findings)
             ttft, tpot = body["targets"]["ttft_s"], body["targets"]["tpot_s"]
             context["kv_kib_per_token"] = result.kv_bytes_per_token / 1024
             context.update(
@@ -205,7 +222,7 @@ def serving_page(request: HttpRequest) -> HttpResponse:
                     page_chart("serving-layouts", charts.layouts_figure(result)),
                     page_chart("serving-pareto", charts.pareto_figure(result)),
                 ],
-                deploy=services.serving_deploy(request=body, result=result),
+                deploy=services.serving_deploy(request=body, result=result, catalog=estimate.catalog),
                 costs=sorted(result.costs, key=lambda c: c.usd_per_m_output_tokens),
                 layouts=[r for r in result.layouts if r.meets_targets][:12],
             )

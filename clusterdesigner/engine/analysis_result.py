@@ -95,6 +95,9 @@ class AnalysisSnapshot(JsonObject):
     # The calibration a sweep's (or recommendation's) estimates are made with: the requester's own (issue 40);
     # absent in a snapshot stored before it (the published calibration).
     calibration: CalibrationState | None = omit()
+    # Per accelerator, the prices the owner's price book set (apps.designs.pricing.OfferingPrices as JSON);
+    # snapshots from before the price book have none (the catalog's prices).
+    prices: Mapping[str, Any] | None = omit()
 
     def priced_on(self, accelerator: str, models: Sequence[str]) -> dict[str, str | None]:
         """The offering each of ``models`` (pricing models, owning excluded) of ``accelerator`` is priced on;

@@ -128,5 +128,7 @@ COST: Mapping[str, Bound] = MappingProxyType(
         "uncertainty.samples": Bound("int", 1_000_000),
         "uncertainty.seed": Bound("count", 2**32 - 1),
         **{f"cloud.usd_per_node_hour.{m}": Bound("pos", 1e6) for m in PRICING_MODELS},
+        # Nodes obtainable on each pricing model (a quota; 0: effectively unavailable).
+        **{f"cloud.capacity_nodes.{m}": Bound("count", 100_000) for m in PRICING_MODELS},
     }
 )

@@ -333,25 +333,30 @@ class OwnedOption:
 
 @dataclass(frozen=True)
 class ReservationOption:
-    """A reservation or committed-use term: every hour of ``term_months`` billed at ``usd_per_node_hour``."""
+    """A reservation or committed-use term: every hour of ``term_months`` billed at ``usd_per_node_hour``;
+    ``cap_nodes`` the most nodes of this term reserved at once (the quota obtainable; None: no limit)."""
 
     term_months: int
     usd_per_node_hour: float
     source: str = ""
+    cap_nodes: float | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str = "") -> ReservationOption:
+        cap = data.get("cap_nodes")
         return cls(
             term_months=_int(data, "term_months", path),
             usd_per_node_hour=_num(data, "usd_per_node_hour", path),
             source=str(data.get("source", "")),
+            cap_nodes=None if cap is None else _num(data, "cap_nodes", path),
         )
 
 
 @dataclass(frozen=True)
 class BurstOption:
     """On-demand or spot node-hours. For spot, ``goodput`` is the fraction of paid hours that does useful
-    work (the cost engine's failures model) and ``cap_nodes`` the most nodes available at once."""
+    work (the cost engine's failures model); ``cap_nodes`` the most nodes available at once (spot's
+    availability, or the quota obtainable on-demand), an upper bound the plan's MILP holds."""
 
     usd_per_node_hour: float
     goodput: float = 1.0
@@ -568,6 +573,11 @@ def _check_supply(s: Supply, *, horizon_months: int) -> None:
         _check_owned(s.owned, horizon_months=horizon_months)
     for i, res in enumerate(s.reservations):
         _require(res.term_months in (12, 36), "must be 12 or 36", f"supply.reservations.{i}.term_months")
+        _require(
+            res.cap_nodes is None or res.cap_nodes >= 0,
+            "must be zero or more",
+            f"supply.reservations.{i}.cap_nodes",
+        )
         _require(
             res.usd_per_node_hour > 0, "must be more than zero", f"supply.reservations.{i}.usd_per_node_hour"
         )
@@ -1080,6 +1090,13 @@ def _layers(supply: Supply) -> list[_Layer]:
     return out
 
 
+def _capped_bursts(supply: Supply) -> dict[str, BurstOption]:
+    """The burst options with a cap on the nodes obtainable at once (spot's availability, an on-demand
+    quota): each is a limited layer, an upper bound the MILP holds, not an unlimited one."""
+    bursts = {"on_demand": supply.on_demand, "spot": supply.spot}
+    return {name: b for name, b in bursts.items() if b is not None and b.cap_nodes is not None}
+
+
 @dataclass(frozen=True)
 class _Dispatch:
     """How steady demand is served in every slot: from the cheapest layer up (merit order). ``stack`` are the
@@ -1093,16 +1110,12 @@ class _Dispatch:
 
     @classmethod
     def of(cls, layers: Sequence[_Layer], supply: Supply) -> _Dispatch:
-        spot = supply.spot
-        limited = [
-            k
-            for k in layers
-            if k.name in ("owned", "reserved") or (k.name == "spot" and spot and spot.cap_nodes is not None)
-        ]
+        capped = _capped_bursts(supply)
+        limited = [k for k in layers if k.name in ("owned", "reserved") or k.name in capped]
         unlimited = [k for k in layers if k not in limited]
         limits = {k.name: float("nan") for k in limited if k.name in ("owned", "reserved")}
-        if spot is not None and spot.cap_nodes is not None:
-            limits["spot"] = spot.cap_nodes * spot.goodput
+        for name, burst in capped.items():
+            limits[name] = float(burst.cap_nodes or 0.0) * burst.goodput
         return cls(
             stack=tuple(sorted(limited, key=lambda k: (k.usd_per_node_hour, LAYERS.index(k.name)))),
             top=min(unlimited, key=lambda k: k.usd_per_node_hour) if unlimited else None,
@@ -1331,7 +1344,10 @@ def _reservation_columns(model: _Model, plan: CapacityPlan, bound: float, cols: 
     for m in range(M):
         terms: list[tuple[IntArray | int, float]] = [(int(reserved[m]), 1.0)]
         for res, q in cols.starts:
-            terms += [(int(q[j]), -1.0) for j in range(max(0, m - res.term_months + 1), m + 1)]
+            held = [(int(q[j]), 1.0) for j in range(max(0, m - res.term_months + 1), m + 1)]
+            terms += [(c, -1.0) for c, _ in held]
+            if res.cap_nodes is not None:  # the term's quota: at most cap nodes of it held in any month
+                model.constraints(1, held, lo=0.0, hi=float(res.cap_nodes))
         model.constraints(1, terms, lo=0.0, hi=0.0)
 
 
@@ -1369,10 +1385,8 @@ def _run_columns(
     model.constraints(1, [(int(c), 1.0) for k in xr.values() for c in k], lo=work, hi=work)
     model.constraints(len(months), [(k, 1.0) for k in xr.values()], lo=0.0, hi=nodes * H)
     if not r.splittable:
-        spot = plan.supply.spot
-        too_small = (
-            {"spot"} if spot is not None and spot.cap_nodes is not None and spot.cap_nodes < nodes else set()
-        )
+        capped = _capped_bursts(plan.supply)
+        too_small = {name for name, b in capped.items() if float(b.cap_nodes or 0.0) < nodes}
         _unsplit_run(model, layers, xr, months, nodes, cols.capacity, too_small)
     return xr
 
@@ -1388,9 +1402,9 @@ def _unsplit_run(
 ) -> None:
     """A run that may not be split needs its nodes together: it sits on one layer (y[layer] = 1), and an
     owned or reserved fleet that hosts it holds at least the run's nodes through the run's window. A layer
-    capped below the run's node count (``too_small``: spot with ``cap_nodes`` < n_r) can never hold it, so
-    the run does no work there (y = 0): the cap bounds the nodes obtainable at once, and the run needs all
-    of its nodes at once, however many node-hours the cap would allow over the month."""
+    capped below the run's node count (``too_small``: spot or on-demand with ``cap_nodes`` < n_r) can never
+    hold it, so the run does no work there (y = 0): the cap bounds the nodes obtainable at once, and the run
+    needs all of its nodes at once, however many node-hours the cap would allow over the month."""
     H = HOURS_PER_MONTH
     y = model.variables(len(layers), cost=0.0, ub=1.0, integer=True) if len(layers) > 1 else None
     if y is not None:
@@ -1461,7 +1475,7 @@ def _infeasible(supply: Supply) -> InfeasibleError:
     return InfeasibleError(
         "no mix of the offered capacity serves the plan"
         + (f" (owned nodes arrive only from month {supply.owned.lead_time_months})" if supply.owned else "")
-        + (" and spot is capped" if supply.spot is not None and supply.spot.cap_nodes is not None else "")
+        + "".join(f" and {name.replace('_', '-')} is capped" for name in _capped_bursts(supply))
         + ": offer on-demand capacity, allow more spot, or move the deadlines",
         field="supply",
     )

@@ -465,6 +465,10 @@ def _evaluate_failures(
             f"spot cannot supply {nodes} nodes: {int(cap)} obtainable (cloud.spot_capacity_nodes); give the"
             " spot capacity your provider shows, or rent fewer nodes on spot"
         )
+    for model in ctx.pricing_models:
+        quota = v.get(f"cloud.capacity_nodes.{model}")
+        if quota is not None and nodes > int(quota):
+            unavailable[model] = over_quota(model, nodes, int(quota))
     priced_models = tuple(m for m in ctx.pricing_models if m not in unavailable)
     failures = {
         "on_prem_and_reserved": _failure_dict(base),
@@ -474,6 +478,19 @@ def _evaluate_failures(
     }
 
     return base, spot, failures, unavailable, priced_models
+
+
+OVER_QUOTA = "Over quota: "
+
+
+def over_quota(model: str, nodes: int, quota: int) -> str:
+    """Why a pricing model whose quota (cloud.capacity_nodes.<model>) is below the design's nodes is not an
+    option: it cannot supply the cluster, so it is left out of the comparison (not priced as if it could)."""
+    supply = "is effectively unavailable (quota 0)" if quota == 0 else f"supplies {quota} nodes at most"
+    return (
+        f"{OVER_QUOTA}{model} {supply} and the design needs {nodes} (cloud.capacity_nodes.{model}): not"
+        " feasible; raise the quota with the provider or plan fewer nodes on this option"
+    )
 
 
 def _evaluate_owning(
@@ -1317,6 +1334,13 @@ def _findings(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> li
         )
     findings += [
         {
+            "code": "option_over_quota",
+            "severity": "warning",
+            "message": why,
+            "source": "the quota given for the option (cloud.capacity_nodes)",
+        }
+        if why.startswith(OVER_QUOTA)
+        else {
             "code": "option_cannot_finish",
             "severity": "warning",
             "message": why,

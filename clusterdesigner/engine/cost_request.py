@@ -462,16 +462,30 @@ def _resolve_trays(
         )
 
 
+def fallback_switch(switches: Mapping[str, SwitchSpec], fabric: FabricSpec) -> tuple[SwitchSpec, bool]:
+    """The switch of a cluster that names none when the catalog lacks the default: the catalog's largest of
+    the fabric's kind (True), else a generic 64-port one at the fabric's port rate (False)."""
+    match = sorted((s for s in switches.values() if s.fabric_kind == fabric.kind), key=lambda s: -s.ports)
+    if match:
+        return match[0], True
+    return SwitchSpec("generic-64", "generic 64-port switch", 64, fabric.port_gbps), False
+
+
+def switch_slug(cluster: Mapping[str, Any], switches: Mapping[str, SwitchSpec], fabric: FabricSpec) -> str:
+    """The slug of the switch a cluster's network is priced with (_resolve_switch's choice)."""
+    named = cluster.get("switch") or DEFAULTS["cluster.switch"].value
+    if cluster.get("switch") or named in switches:
+        return str(named)
+    return fallback_switch(switches, fabric)[0].slug
+
+
 def _resolve_switch(r: Resolver, switches: Mapping[str, SwitchSpec], fabric: FabricSpec) -> SwitchSpec:
     """The named switch, the default, else the catalog's largest of the fabric's kind, else a generic one."""
     switch: SwitchSpec
     if r.given("cluster.switch") or DEFAULTS["cluster.switch"].value in switches:
         switch = _slug(r, "cluster.switch", switches, "switch")
     else:
-        match = sorted((s for s in switches.values() if s.fabric_kind == fabric.kind), key=lambda s: -s.ports)
-        switch = (
-            match[0] if match else SwitchSpec("generic-64", "generic 64-port switch", 64, fabric.port_gbps)
-        )
+        switch, match = fallback_switch(switches, fabric)
         r.get(
             "cluster.switch",
             switch.slug,
@@ -751,6 +765,11 @@ def _resolve_cloud(
         else:
             continue
         models.append(model)
+    for model in models:
+        if r.given(f"cloud.capacity_nodes.{model}"):
+            v[f"cloud.capacity_nodes.{model}"] = r.get(
+                f"cloud.capacity_nodes.{model}", unit="nodes obtainable"
+            )
     for name in ("managed_overhead_fraction", "egress_tb", "egress_usd_per_gb"):
         v[f"cloud.{name}"] = r.get(f"cloud.{name}")
     v["cloud.storage_usd_per_tb_month"] = r.prefer(

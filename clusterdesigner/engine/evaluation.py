@@ -61,6 +61,20 @@ class EvaluationAssumption(JsonObject):
     entry_id: int | None = omit()
 
 
+def price_origin(origin: str | None, entry_id: int | None = None, as_of: str | None = None) -> str:
+    """Where a resolved price (a ``prices.*`` assumption) came from, in words: the design's own value, a price
+    book entry with its date, the public catalog, or the engine's default when the catalog has no figure."""
+    if origin == "design":
+        return "design value"
+    if origin == "price_book":
+        return f"price book entry {entry_id}" + (f" of {as_of}" if as_of else "")
+    if origin == "catalog":
+        return "public catalog" + (f" of {as_of}" if as_of else "")
+    if origin == "default":
+        return "engine default (no catalog figure)"
+    return ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class EvaluationFinding(JsonObject):
     """A sentence about the design, critical first; the cost engine's findings name their source, the

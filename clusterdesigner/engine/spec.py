@@ -167,6 +167,10 @@ MAX_NODES = int(CLUSTER["nodes"].high or 0)
 NEGOTIATED: Mapping[str, Rule] = {
     model: Rule("float", 0, bounds.COST[f"cloud.usd_per_node_hour.{model}"].high) for model in PRICING_MODELS
 }
+# Nodes obtainable per pricing model (a quota; 0: effectively unavailable): above it the model is not offered.
+CAPACITY: Mapping[str, Rule] = {
+    model: Rule("int", 0, bounds.COST[f"cloud.capacity_nodes.{model}"].high) for model in PRICING_MODELS
+}
 MAX_CLOUD_OFFERINGS = 6
 # Cost-engine input sections a spec passes through by the engine's own names (cost.input_names), each number
 # range-checked by cost.check_input: money over time, Monte Carlo, colocation pricing, training storage.
@@ -275,6 +279,8 @@ CLOUD_CHOICE: Mapping[str, Rule] = {
     "pricing_models": Rule("list", items="choice"),
     # Negotiated prices per pricing model in USD per node-hour, overriding the catalog's.
     "usd_per_node_hour": Rule("object"),
+    # Nodes obtainable per pricing model (the provider's quota for this offering and region).
+    "capacity_nodes": Rule("object"),
 }
 
 
@@ -285,7 +291,11 @@ def _cloud_choice(item: Any) -> dict[str, Any]:
     return parse_object(
         item,
         CLOUD_CHOICE,
-        {"pricing_models": _pricing_models, "usd_per_node_hour": _negotiated},
+        {
+            "pricing_models": _pricing_models,
+            "usd_per_node_hour": _negotiated,
+            "capacity_nodes": lambda value: parse_object(value, CAPACITY),
+        },
     )
 
 
@@ -466,6 +476,7 @@ class CloudChoice:
     offering: str
     pricing_models: tuple[str, ...] | None = None  # None: every model the offering has a price for
     usd_per_node_hour: Mapping[str, float] | None = None
+    capacity_nodes: Mapping[str, int] | None = None  # quota per pricing model
 
 
 @dataclass(frozen=True)
@@ -538,6 +549,7 @@ def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
                     offering=c["offering"],
                     pricing_models=tuple(c["pricing_models"]) if "pricing_models" in c else None,
                     usd_per_node_hour=c.get("usd_per_node_hour"),
+                    capacity_nodes=c.get("capacity_nodes"),
                 )
                 for c in costs["cloud"]
             ),
@@ -672,8 +684,9 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes"):
             if key in costs:
                 cloud[key] = costs[key]
-        if choice.get("usd_per_node_hour"):
-            cloud["usd_per_node_hour"] = choice["usd_per_node_hour"]
+        for key in ("usd_per_node_hour", "capacity_nodes"):
+            if choice.get(key):
+                cloud[key] = choice[key]
         requests.append({**base, "cloud": {k: v for k, v in cloud.items() if v is not None}})
     return requests
 

@@ -35,6 +35,7 @@ def test_a_sweep_row_without_a_price_names_the_model_with_its_article() -> None:
         per_run=SimpleNamespace(usd={}, spot_effective_days=None, effective_days=None),
         on_prem=SimpleNamespace(usd_per_gpu_hour=1.0, capex_usd=1.0),
         cloud={},
+        cloud_unavailable={},  # CostResult's options left out and why (none here: no price at all)
     )
     train = SimpleNamespace(
         chosen=SimpleNamespace(

@@ -321,3 +321,25 @@ def test_reads_a_real_training_engine_result() -> None:
     # The same estimate against a 32-node design is flagged.
     half = run(_merge(req, {"cluster": {"nodes": 32}}), training=training)
     assert "512 GPUs" in half["per_run"]["warning"]
+
+
+def test_a_quota_below_the_nodes_leaves_the_option_out_with_a_finding() -> None:
+    """cloud.capacity_nodes.<model>: 8 nodes against a quota of 7 is not feasible (said, not priced); a
+    quota of 8 is enough; 0 reads as effectively unavailable. The other options are priced as before."""
+    req = _merge(
+        BARE,
+        {"cluster": {"accelerator": "h100-sxm", "nodes": 8}, "cloud": {"offering": "aws-p5-48xlarge"}},
+    )
+    base = run(req)
+    assert "on_demand" in base["cloud"] and "reserved_1y" in base["cloud"]
+    short = run(_merge(req, {"cloud": {"capacity_nodes": {"on_demand": 7}}}))
+    assert "on_demand" not in short["cloud"] and short["cloud"]["reserved_1y"] == base["cloud"]["reserved_1y"]
+    assert "supplies 7 nodes at most and the design needs 8" in short["cloud_unavailable"]["on_demand"]
+    (finding,) = [f for f in short["findings"] if f["code"] == "option_over_quota"]
+    assert finding["severity"] == "warning" and "cloud.capacity_nodes.on_demand" in finding["message"]
+    assert "on_demand" in run(_merge(req, {"cloud": {"capacity_nodes": {"on_demand": 8}}}))["cloud"]
+    none = run(_merge(req, {"cloud": {"capacity_nodes": {"on_demand": 0}}}))
+    assert "effectively unavailable (quota 0)" in none["cloud_unavailable"]["on_demand"]
+    with pytest.raises(InputError) as bad:
+        run(_merge(req, {"cloud": {"capacity_nodes": {"on_demand": 1.5}}}))
+    assert bad.value.field == "cloud.capacity_nodes.on_demand"

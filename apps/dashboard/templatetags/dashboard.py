@@ -6,6 +6,7 @@ from typing import Any
 
 from django import template
 
+from clusterdesigner.engine.evaluation import price_origin as origin_words
 from clusterdesigner.engine.verdict import format_value
 
 register = template.Library()
@@ -178,3 +179,21 @@ def pricing_label(model: Any) -> str:
 def input_value(value: Any, unit: str) -> str:
     """An input's value in its unit, as the verdict writes it ("26.9%", "$412,003 per node"); "–" for none."""
     return _shown(value, lambda n: format_value(n, unit))
+
+
+@register.filter
+def price_origin(row: Any) -> str:
+    """Where a resolved price came from (clusterdesigner.engine.evaluation.price_origin), for a row read as an
+    object or a dict."""
+
+    def field(name: str) -> Any:
+        return row.get(name) if isinstance(row, dict) else getattr(row, name, None)
+
+    return origin_words(field("origin"), field("entry_id"), field("as_of"))
+
+
+@register.filter
+def price_rows(assumptions: Any) -> list[Any]:
+    """The resolved prices among an evaluation's assumptions (``prices.*``)."""
+    rows = assumptions or ()
+    return [a for a in rows if str(a.get("name") if isinstance(a, dict) else a.name).startswith("prices.")]
