@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db import connection
+from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
 from apps.catalog.models import Fabric
-from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
+from apps.measurements.selectors import calibration_setting_sql
+from apps.pricebook.selectors import book_stamp_sql
 from apps.teams import access
 from clusterdesigner.compiled_query import CompiledQuery
 from clusterdesigner.engine.evaluation import DesignEvaluation
@@ -87,6 +90,27 @@ _VERSION_CURRENT: CompiledQuery[DesignVersion] = CompiledQuery(
 )
 
 
+def evaluation_owner_state(*, design: Design) -> tuple[tuple[int | None, bool, str], tuple[Any, ...]]:
+    """What an evaluation of the design depends on beyond its version and the catalog, in one statement (a
+    stored evaluation's request reads it every time, issue #38): the owner's calibration switch as
+    (owner id, enabled, stamp), (None, False, "") when the owner has none (never wrote a run nor toggled),
+    and the stamp of the price book the design resolves through (apps.pricebook.selectors.book_stamp_sql)
+    with the book's identity (its team, else its owner). Neither app's rows are resolved here: the caller
+    resolves prices and calibration only when these stamps are new to it."""
+    book_sql, book_params = book_stamp_sql(owner_id=design.owner_id, team_id=design.team_id)
+    switch_sql, switch_params = calibration_setting_sql(owner_id=design.owner_id)
+    sql = (
+        "SELECT book.entries, book.newest_id, book.id_sum, book.changed, switch.enabled, switch.changed_at "
+        f"FROM ({book_sql}) book LEFT JOIN ({switch_sql}) switch ON 1 = 1"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*book_params, *switch_params])
+        entries, newest_id, id_sum, changed, enabled, switched_at = cursor.fetchone()
+    setting = (None, False, "") if enabled is None else (design.owner_id, bool(enabled), str(switched_at))
+    book = (design.team_id, design.owner_id, entries, newest_id, id_sum, str(changed))
+    return setting, book
+
+
 def share_link_resolve(*, token: str) -> ShareLink | None:
     """The active link for a token, or None. Looks up by the token's SHA-256 (fixed length, constant-time
     index compare) and re-checks with hmac.compare_digest, so timing reveals nothing about near-miss
@@ -107,11 +131,19 @@ def share_link_resolve(*, token: str) -> ShareLink | None:
 
 
 def share_link_list(*, design: Design) -> QuerySet[ShareLink]:
-    """A design's share links, newest first, with the version each serves. The frozen evaluation's result and
+    """A design's share links, newest first, with the version each serves and its opens (``opens``,
+    ``last_opened``). The frozen evaluation's result and
     snapshot (tens of kilobytes each) stay unloaded: a list needs only the version number."""
+    pending = ShareLinkOpen.objects.filter(link=OuterRef("pk")).order_by().values("link")
     return (
         design.share_links.select_related("evaluation__version")
         .defer("evaluation__result", "evaluation__snapshot", "evaluation__version__spec")
+        # Opens still in the log (services.share_link_opens_fold has not added them yet): ShareLink.opens
+        # and .last_opened add them, so the list is exact whenever it is read.
+        .annotate(
+            pending_opens=Subquery(pending.annotate(n=Count("id")).values("n")),
+            pending_last=Subquery(pending.annotate(at=Max("opened_at")).values("at")),
+        )
         .order_by("-created_at", "-id")
     )
 

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
-from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
+from apps.designs.selectors import evaluation_owner_state
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import calibration_setting_of_design, calibration_state
 from apps.pricebook.resolve import Resolution, book_entries, explain, resolve_prices
@@ -692,16 +693,19 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     """design_evaluate's result, for a response body. A stored result (~40 kB) is read as the JSON text the
     database holds and the API sends it as it is, rather than decoding it into objects and encoding them again
     (over a millisecond of CPU a request). Only a new evaluation comes as a dict."""
-    # The text is a function of the version (its spec, name, number), the catalog, which of its prices are
-    # stale today and the engines' output version: the inputs of the digest below, so the memo is keyed by
-    # them directly and a hit skips the freshness scan and the hash (about a millisecond a request). A new
-    # version, a catalog write, a new day or a new engine is a new key.
+    # The text is a function of the version (its spec, name, number), the catalog, the owner's price book and
+    # calibration switch, which catalog prices are stale today and the engines' output version: the inputs of
+    # the digest below. The memo is keyed by their stamps (the catalog's version, the book's and the switch's,
+    # read in one statement), so a hit resolves no prices, fits no calibration and hashes nothing (the price
+    # book's resolution alone cost ~4 ms of CPU a request). A new version, a catalog or book write, a toggle,
+    # a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
-    prices = design_prices(version=version, catalog=snapshot)
-    setting = calibration_setting_of_design(design_id=version.design_id)  # and one read of the switch
-    text = memo.EVALUATIONS.get(_memo_key(version, snapshot, prices, setting))
+    setting, book = evaluation_owner_state(design=version.design)
+    key = _memo_key(version, snapshot, book, setting)
+    text = memo.EVALUATIONS.get(key)
     if text is not None:
         return JSONText(text)
+    prices = design_prices(version=version, catalog=snapshot)
     catalog, prices, digest, calibration = _evaluation_input(version, snapshot, prices, setting)
     stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
     try:
@@ -710,32 +714,32 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
         return _evaluation_store(
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
-    memo.EVALUATIONS.put(
-        _memo_key(version, catalog, prices, setting), text, len(text)
-    )  # the catalog the digest was of
+    # Keyed by the stamps read before the book and the switch were: a write in between makes a later
+    # request's key differ, never serves an older answer under a newer stamp.
+    memo.EVALUATIONS.put(key, text, len(text))
     return JSONText(text)
 
 
 def _memo_key(
     version: DesignVersion,
     catalog: CatalogSnapshot,
-    prices: Resolution,
+    book: tuple[Any, ...],
     setting: tuple[int | None, bool, str],
 ) -> tuple[Any, ...]:
     """What a stored evaluation's text depends on, as the memo keys it: the inputs of _evaluation_input's
-    digest (the version, the catalog, the prices resolved through the owner's price book, the day's stale
-    threshold, the engines' output version, the owner's calibration switch and its stamp, which moves with
-    every write to the owner's measured runs)."""
+    digest by their stamps (the version, the catalog's version, the price book's identity and stamp, the
+    day's stale threshold, the engines' output version, the owner's calibration switch and its stamp, which
+    moves with every write to the owner's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
     return (
         version.pk,
         version.created_at,
         catalog.version,
-        prices.digest,
+        *book,
         *day,
         ENGINE_VERSION,
-        *setting[1:],
+        *setting,
     )
 
 
@@ -886,25 +890,60 @@ def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     no active link has this token (revoked, expired or unknown), and then nothing is counted.
 
     One statement, so that a share view whose page is kept (clusterdesigner.memo) waits on the database once:
-    the check for revocation and expiry, the count and the key, under one row lock. Looked up by the token's
-    SHA-256 (fixed length, an index compare, so timing reveals nothing about near-miss tokens). Expiry is
-    compared with this process's clock, as ``ShareLink.is_active`` does. On PostgreSQL the commit does not
-    wait for the WAL flush (``set_config('synchronous_commit', 'off', true)``, this statement's transaction
-    only): an anonymous reader should not wait on a disk flush for a counter, and a crash loses at most the
-    last few opens counted, never a design."""
+    the check for revocation and expiry, the count and the key. Looked up by the token's SHA-256 (fixed
+    length, an index compare, so timing reveals nothing about near-miss tokens). Expiry is compared with this
+    process's clock, as ``ShareLink.is_active`` does.
+
+    On PostgreSQL the open is a row inserted into the log (ShareLinkOpen), not an update of the link's row:
+    concurrent opens of one link (bench/load.sh's share view) queued on that row's lock and grew its chain of
+    row versions. share_link_opens_fold adds the log to the counters; the owner's list adds what is not yet
+    folded, so counts stay exact. The commit does not wait for the WAL flush (``set_config(
+    'synchronous_commit', 'off', true)``, this statement's transaction only): an anonymous reader should not
+    wait on a disk flush for a counter, and a crash loses at most the last few opens counted, never a design.
+    SQLite (development) has one writer at a time anyway: there the link's row is counted directly."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     table = connection.ops.quote_name(ShareLink._meta.db_table)
-    no_flush = (
-        " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush"
-        if connection.vendor == "postgresql"
-        else ""
-    )
-    sql = (
-        f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s{no_flush} "
-        "WHERE token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s) "
-        "RETURNING id, created_at, expires_at, evaluation_id, follow_approved"
-    )
+    active = "token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s)"
+    key = "id, created_at, expires_at, evaluation_id, follow_approved"
+    if connection.vendor == "postgresql":
+        log = connection.ops.quote_name(ShareLinkOpen._meta.db_table)
+        sql = (
+            "WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)), "
+            f"link AS (SELECT {key} FROM {table} WHERE {active}), "
+            f"opened AS (INSERT INTO {log} (link_id, opened_at) SELECT link.id, %s FROM link, no_flush) "
+            f"SELECT {key} FROM link"
+        )
+        params = [hash_token(token), now, now]
+    else:
+        sql = (
+            f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s WHERE {active} "
+            f"RETURNING {key}"
+        )
+        params = [now, hash_token(token), now]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [now, hash_token(token), now])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else tuple(row)
+
+
+def share_link_opens_fold() -> int:
+    """Add the logged opens (ShareLinkOpen, PostgreSQL) to their links' ``open_count`` and
+    ``last_opened_at`` and delete them, in one statement: a reader sees every open either in the log or in
+    the counter, never in both or neither, and two folds at once count each open once (the second's DELETE
+    skips the rows the first deleted). The opens of a deleted link are deleted with the rest. Returns the
+    number of opens folded. Celery beat runs it (share_link_opens_fold_task, CELERY_BEAT_SCHEDULE)."""
+    if connection.vendor != "postgresql":
+        return 0  # opens are counted on the link's row (share_link_open)
+    table = connection.ops.quote_name(ShareLink._meta.db_table)
+    log = connection.ops.quote_name(ShareLinkOpen._meta.db_table)
+    sql = (
+        f"WITH gone AS (DELETE FROM {log} RETURNING link_id, opened_at), "
+        "counted AS (SELECT link_id, COUNT(*) AS n, MAX(opened_at) AS latest FROM gone GROUP BY link_id), "
+        f"folded AS (UPDATE {table} AS link SET open_count = link.open_count + counted.n, "
+        "last_opened_at = GREATEST(link.last_opened_at, counted.latest) "
+        "FROM counted WHERE link.id = counted.link_id) "
+        "SELECT COALESCE(SUM(n), 0) FROM counted"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return int(cursor.fetchone()[0])

@@ -104,6 +104,13 @@ def calibration_setting_of_design(*, design_id: int) -> tuple[int | None, bool, 
     return (None, False, "") if found is None else (found[0], bool(found[1]), found[2].isoformat())
 
 
+def calibration_setting_sql(*, owner_id: int) -> tuple[str, list[Any]]:
+    """SQL for the owner's switch as at most one row (enabled, changed_at), for a caller that reads it in one
+    statement with its other per-request reads (apps.designs.selectors.evaluation_owner_state)."""
+    table = CalibrationSetting._meta.db_table
+    return f'SELECT enabled, changed_at FROM "{table}" WHERE owner_id = %s', [owner_id]
+
+
 def calibration_state(*, owner_id: int | None, enabled: bool) -> CalibrationState:
     """What the owner's designs are estimated with: off, or on with the factors fitted on the owner's runs."""
     if not enabled or owner_id is None:

@@ -132,7 +132,7 @@ def test_a_token_no_key_can_be_is_refused_without_a_query(alice: Any, catalog: A
 # --- queries a request takes --------------------------------------------------------------------------------
 
 
-def test_a_stored_evaluation_takes_five_queries(
+def test_a_stored_evaluation_takes_four_queries(
     alice: Any, catalog: Any, django_assert_num_queries: Any
 ) -> None:
     design = design_create(owner=alice, name="mine", spec=SPEC)
@@ -143,19 +143,21 @@ def test_a_stored_evaluation_takes_five_queries(
     # The next request reads the stored text and keeps it in the worker's memo: 1. the token with its user
     # (TokenAuthentication), 2. the version, if alice may read it (design_version_get_visible),
     # 3. catalog_version(), read once for the memo's key and the stored result's input hash (one catalog
-    # snapshot per evaluation, issue #38 item 3), 4. the owner's calibration switch and its stamp (issue 40:
-    # the memo's key and the input hash hold them, so a result is never served under another calibration),
-    # 5. the owner's (or team's) price-book entries that can price the design (issue #35: the resolved prices
-    # are in the memo's key and the input hash), 6. the stored evaluation's text by that hash.
+    # snapshot per evaluation, issue #38 item 3), 4. the owner's calibration switch and the stamp of the price
+    # book the design resolves through, in one statement (selectors.evaluation_owner_state: the memo's key),
+    # 5. the book's entries that can price the design (issue #35: the resolved prices are in the input hash),
+    # 6. the stored evaluation's text by that hash.
     with django_assert_num_queries(6):
         stored = _evaluate(client, design, key)
     assert stored.json() == first.json()
-    # From then on the memo holds the text: 1-5 above, and nothing else.
-    with django_assert_num_queries(5):
+    # From then on the memo holds the text: 1-4 above, and nothing else (was 5: the memo was keyed by the
+    # resolved prices, so every request resolved the book, ~4 ms of CPU; it is keyed by the book's stamp now
+    # and resolves only on a miss, and the switch is read in the same statement as the stamp).
+    with django_assert_num_queries(4):
         again = _evaluate(client, design, key)
     assert again.status_code == 200 and again.json() == first.json()
-    # A version number in the query string is the other compiled shape: the same five.
-    with django_assert_num_queries(5):
+    # A version number in the query string is the other compiled shape: the same four.
+    with django_assert_num_queries(4):
         numbered = _evaluate(client, design, key, "?version=1")
     assert numbered.json() == first.json()
 
