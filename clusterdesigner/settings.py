@@ -334,7 +334,13 @@ CELERY_BEAT_SCHEDULE = {
     "analysis-rescue-stalled": {
         "task": "apps.analysis.tasks.analysis_rescue_stalled_task",
         "schedule": float(ANALYSIS_RESCUE_EVERY_S),
-    }
+    },
+    # Share links' opens are logged (apps.designs.models.ShareLinkOpen) and added to their counters here; the
+    # owner's list counts the log too, so this only keeps the log short.
+    "share-link-opens-fold": {
+        "task": "apps.designs.tasks.share_link_opens_fold_task",
+        "schedule": 60.0,
+    },
 }
 
 

@@ -445,7 +445,7 @@ class DesignViewSet(
         # Listing and making links is for those who may edit the design; a link itself never writes.
         design = or_404(selectors.design_get_editable(user=request.user, design_id=url_id(pk)))
         if request.method == "GET":
-            page = self.paginate_queryset(design.share_links.select_related("evaluation__version"))
+            page = self.paginate_queryset(selectors.share_link_list(design=design))
             return self.get_paginated_response(ShareLinkSerializer(page, many=True).data)
         form = ShareLinkInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -461,7 +461,9 @@ class DesignViewSet(
         link = ShareLink.objects.filter(design=design, pk=url_id(link_id)).first()
         if link is None:
             raise Http404("No such share link on this design.")
-        return Response(ShareLinkSerializer(services.share_link_revoke(link=link)).data)
+        services.share_link_revoke(link=link)
+        # Read back with its opens still in the log (selectors.share_link_list), as the list shows it.
+        return Response(ShareLinkSerializer(selectors.share_link_list(design=design).get(pk=link.pk)).data)
 
 
 def _diff_response(request: Request, old: DesignVersion, new: DesignVersion) -> HttpResponse | Response:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 
 from django.conf import settings
@@ -180,3 +181,36 @@ class ShareLink(models.Model):
     def is_active(self) -> bool:
         now = timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    @property
+    def opens(self) -> int:
+        """Opens counted: those added to ``open_count`` and those still in the log (ShareLinkOpen), which
+        apps.designs.selectors.share_link_list annotates as ``pending_opens``."""
+        return self.open_count + (getattr(self, "pending_opens", None) or 0)
+
+    @property
+    def last_opened(self) -> dt.datetime | None:
+        """The latest open, counted or still in the log (``pending_last``, annotated as ``pending_opens``)."""
+        times = [t for t in (self.last_opened_at, getattr(self, "pending_last", None)) if t is not None]
+        return max(times, default=None)
+
+
+class ShareLinkOpen(models.Model):
+    """One open of a share link on PostgreSQL, logged rather than counted on the link's row: concurrent
+    readers of one link then insert rows side by side instead of queueing on the link's row lock (and
+    growing its chain of row versions), issue #38. apps.designs.services.share_link_opens_fold adds the
+    logged opens to ``ShareLink.open_count`` and ``last_opened_at`` and deletes them, in one statement (Celery
+    beat runs it every minute); until then the owner's list adds them
+    (apps.designs.selectors.share_link_list), so the count it shows is exact either way.
+
+    No foreign-key constraint: checking one would lock the link's row in share mode for every open, the
+    contention this log exists to avoid. A deleted link's opens are deleted by the next fold."""
+
+    link = models.ForeignKey(ShareLink, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+")
+    opened_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"open of share link {self.link_id} at {self.opened_at}"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
 from apps.catalog.models import Fabric
-from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
 from apps.teams import access
 from clusterdesigner.compiled_query import CompiledQuery
 from clusterdesigner.engine.evaluation import DesignEvaluation
@@ -118,11 +118,19 @@ def share_link_resolve(*, token: str) -> ShareLink | None:
 
 
 def share_link_list(*, design: Design) -> QuerySet[ShareLink]:
-    """A design's share links, newest first, with the version each serves. The frozen evaluation's result and
+    """A design's share links, newest first, with the version each serves and its opens (``opens``,
+    ``last_opened``). The frozen evaluation's result and
     snapshot (tens of kilobytes each) stay unloaded: a list needs only the version number."""
+    pending = ShareLinkOpen.objects.filter(link=OuterRef("pk")).order_by().values("link")
     return (
         design.share_links.select_related("evaluation__version")
         .defer("evaluation__result", "evaluation__snapshot", "evaluation__version__spec")
+        # Opens still in the log (services.share_link_opens_fold has not added them yet): ShareLink.opens
+        # and .last_opened add them, so the list is exact whenever it is read.
+        .annotate(
+            pending_opens=Subquery(pending.annotate(n=Count("id")).values("n")),
+            pending_last=Subquery(pending.annotate(at=Max("opened_at")).values("at")),
+        )
         .order_by("-created_at", "-id")
     )
 

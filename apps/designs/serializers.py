@@ -309,6 +309,9 @@ class ShareLinkInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Seria
 class ShareLinkSerializer(serializers.ModelSerializer[Any]):
     version = serializers.IntegerField(source="evaluation.version.number", read_only=True)
     active = serializers.BooleanField(source="is_active", read_only=True)
+    # Counted and still in the open log (ShareLink.opens, apps.designs.selectors.share_link_list).
+    open_count = serializers.IntegerField(source="opens", read_only=True)
+    last_opened_at = serializers.DateTimeField(source="last_opened", read_only=True, allow_null=True)
 
     class Meta:
         model = ShareLink

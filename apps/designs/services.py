@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
-from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, hash_token
+from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
 from apps.designs.pricing import PriceOwner, book_stamp, prices_resolve
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
@@ -1032,25 +1032,60 @@ def share_link_open(*, token: str) -> tuple[Any, ...] | None:
     no active link has this token (revoked, expired or unknown), and then nothing is counted.
 
     One statement, so that a share view whose page is kept (clusterdesigner.memo) waits on the database once:
-    the check for revocation and expiry, the count and the key, under one row lock. Looked up by the token's
-    SHA-256 (fixed length, an index compare, so timing reveals nothing about near-miss tokens). Expiry is
-    compared with this process's clock, as ``ShareLink.is_active`` does. On PostgreSQL the commit does not
-    wait for the WAL flush (``set_config('synchronous_commit', 'off', true)``, this statement's transaction
-    only): an anonymous reader should not wait on a disk flush for a counter, and a crash loses at most the
-    last few opens counted, never a design."""
+    the check for revocation and expiry, the count and the key. Looked up by the token's SHA-256 (fixed
+    length, an index compare, so timing reveals nothing about near-miss tokens). Expiry is compared with this
+    process's clock, as ``ShareLink.is_active`` does.
+
+    On PostgreSQL the open is a row inserted into the log (ShareLinkOpen), not an update of the link's row:
+    concurrent opens of one link (bench/load.sh's share view) queued on that row's lock and grew its chain of
+    row versions. share_link_opens_fold adds the log to the counters; the owner's list adds what is not yet
+    folded, so counts stay exact. The commit does not wait for the WAL flush (``set_config(
+    'synchronous_commit', 'off', true)``, this statement's transaction only): an anonymous reader should not
+    wait on a disk flush for a counter, and a crash loses at most the last few opens counted, never a design.
+    SQLite (development) has one writer at a time anyway: there the link's row is counted directly."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     table = connection.ops.quote_name(ShareLink._meta.db_table)
-    no_flush = (
-        " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush"
-        if connection.vendor == "postgresql"
-        else ""
-    )
-    sql = (
-        f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s{no_flush} "
-        "WHERE token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s) "
-        "RETURNING id, created_at, expires_at, evaluation_id, follow_approved"
-    )
+    active = "token_hash = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s)"
+    key = "id, created_at, expires_at, evaluation_id, follow_approved"
+    if connection.vendor == "postgresql":
+        log = connection.ops.quote_name(ShareLinkOpen._meta.db_table)
+        sql = (
+            "WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)), "
+            f"link AS (SELECT {key} FROM {table} WHERE {active}), "
+            f"opened AS (INSERT INTO {log} (link_id, opened_at) SELECT link.id, %s FROM link, no_flush) "
+            f"SELECT {key} FROM link"
+        )
+        params = [hash_token(token), now, now]
+    else:
+        sql = (
+            f"UPDATE {table} SET open_count = open_count + 1, last_opened_at = %s WHERE {active} "
+            f"RETURNING {key}"
+        )
+        params = [now, hash_token(token), now]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [now, hash_token(token), now])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else tuple(row)
+
+
+def share_link_opens_fold() -> int:
+    """Add the logged opens (ShareLinkOpen, PostgreSQL) to their links' ``open_count`` and
+    ``last_opened_at`` and delete them, in one statement: a reader sees every open either in the log or in
+    the counter, never in both or neither, and two folds at once count each open once (the second's DELETE
+    skips the rows the first deleted). The opens of a deleted link are deleted with the rest. Returns the
+    number of opens folded. Celery beat runs it (share_link_opens_fold_task, CELERY_BEAT_SCHEDULE)."""
+    if connection.vendor != "postgresql":
+        return 0  # opens are counted on the link's row (share_link_open)
+    table = connection.ops.quote_name(ShareLink._meta.db_table)
+    log = connection.ops.quote_name(ShareLinkOpen._meta.db_table)
+    sql = (
+        f"WITH gone AS (DELETE FROM {log} RETURNING link_id, opened_at), "
+        "counted AS (SELECT link_id, COUNT(*) AS n, MAX(opened_at) AS latest FROM gone GROUP BY link_id), "
+        f"folded AS (UPDATE {table} AS link SET open_count = link.open_count + counted.n, "
+        "last_opened_at = GREATEST(link.last_opened_at, counted.latest) "
+        "FROM counted WHERE link.id = counted.link_id) "
+        "SELECT COALESCE(SUM(n), 0) FROM counted"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return int(cursor.fetchone()[0])

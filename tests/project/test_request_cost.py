@@ -143,14 +143,17 @@ def test_a_stored_evaluation_takes_five_queries(
     # The next request reads the stored text and keeps it in the worker's memo: 1. the token with its user
     # (TokenAuthentication), 2. the version, if alice may read it (design_version_get_visible),
     # 3. catalog_version(), read once for the memo's key and the stored result's input hash (one catalog
-    # snapshot per evaluation, issue #38 item 3), 4. the owner's calibration switch and its stamp (issue 40:
-    # the memo's key and the input hash hold them, so a result is never served under another calibration),
-    # 5. the owner's (or team's) price-book entries that can price the design (issue #35: the resolved prices
-    # are in the memo's key and the input hash), 6. the stored evaluation's text by that hash.
-    with django_assert_num_queries(6):
+    # snapshot per evaluation, issue #38 item 3), 4. the stamp of the price book the design resolves through
+    # (apps.designs.pricing.book_stamp: the memo's key), 5. whose calibration applies and its switch
+    # (calibration_key_of_design: the team's for a team design, else its maker's), 6. the book's entries that
+    # can price the design (issue #35: the resolved prices are in the input hash), 7. the stored evaluation's
+    # text by that hash.
+    with django_assert_num_queries(7):
         stored = _evaluate(client, design, key)
     assert stored.json() == first.json()
-    # From then on the memo holds the text: 1-5 above, and nothing else.
+    # From then on the memo holds the text: 1-5 above, and nothing else (the memo was keyed by the resolved
+    # prices, so every request resolved the book, ~4 ms of CPU; it is keyed by the book's stamp now and
+    # resolves only on a miss).
     with django_assert_num_queries(5):
         again = _evaluate(client, design, key)
     assert again.status_code == 200 and again.json() == first.json()

@@ -6,6 +6,7 @@ copy."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.utils import timezone
 
 from apps.catalog.models import CloudPrice
 from apps.designs.models import ShareLink
+from apps.designs.selectors import share_link_list
 from clusterdesigner import memo
 from tests.designs.test_api import SPEC, _create
 
@@ -119,6 +121,13 @@ def test_a_kept_evaluation_is_still_404_for_someone_who_may_not_read_it(
     assert APIClient().post(url).status_code in (401, 403)
 
 
+def _opens(link: dict[str, Any]) -> int:
+    """The link's opens as its owner's list counts them: on the link's row, or still in the open log
+    (PostgreSQL, apps.designs.models.ShareLinkOpen)."""
+    found = ShareLink.objects.get(pk=link["id"])
+    return share_link_list(design=found.design).get(pk=found.pk).opens
+
+
 def _share(user_client: Any, design: dict[str, Any], **fields: Any) -> dict[str, Any]:
     made = user_client.post(f"/api/v1/designs/{design['id']}/share-links/", fields, format="json")
     assert made.status_code == 201
@@ -136,7 +145,7 @@ def test_share_page_is_404_once_revoked_though_it_was_kept(user_client: Any, cat
     user_client.post(f"/api/v1/designs/{design['id']}/share-links/{link['id']}/revoke/")
     assert reader.get(page).status_code == 404
     # Two opens counted, not the refused third.
-    assert ShareLink.objects.get(pk=link["id"]).open_count == 2
+    assert _opens(link) == 2
 
 
 def test_share_page_is_404_once_expired_though_it_was_kept(
@@ -151,7 +160,7 @@ def test_share_page_is_404_once_expired_though_it_was_kept(
     later = expires + dt.timedelta(seconds=1)
     monkeypatch.setattr(timezone, "now", lambda: later)
     assert Client().get(page).status_code == 404
-    assert ShareLink.objects.get(pk=link["id"]).open_count == 1
+    assert _opens(link) == 1
 
 
 def test_a_kept_share_page_costs_one_query(
@@ -243,7 +252,7 @@ def test_shared_json_is_404_once_revoked_though_it_was_kept(user_client: Any, ca
     user_client.post(f"/api/v1/designs/{design['id']}/share-links/{link['id']}/revoke/")
     gone = Client().get(url)
     assert gone.status_code == 404 and b"evaluation" not in gone.content
-    assert ShareLink.objects.get(pk=link["id"]).open_count == 2  # the refused read is not counted
+    assert _opens(link) == 2  # the refused read is not counted
 
 
 def test_two_links_to_two_versions_are_kept_apart(user_client: Any, catalog: Any) -> None:
@@ -276,3 +285,84 @@ def test_a_kept_catalog_list_costs_one_query(
     with django_assert_num_queries(1):
         again = api_client.get("/api/v1/accelerators/")
     assert again.status_code == 200 and again.content == first.content and again["ETag"] == first["ETag"]
+
+
+def _kept_evaluation(client: Any, design_id: int) -> dict[str, Any]:
+    """The evaluation, asked twice, so that the memo holds it (the second request keeps the stored text): each
+    change below is then read past a kept result."""
+    url = f"/api/v1/designs/{design_id}/evaluate/"
+    first = client.post(url)  # evaluated (or read from the database) and kept
+    assert first.status_code == 200, first.json()
+    kept = client.post(url)
+    assert kept.json() == first.json() and len(memo.EVALUATIONS) >= 1
+    return dict(kept.json())
+
+
+def _server_usd(result: dict[str, Any]) -> float:
+    return float(result["costs"]["aws-p5-48xlarge"]["on_prem"]["capex_parts"]["servers"]["usd"])
+
+
+def test_a_kept_evaluation_follows_every_write_to_the_price_book(user_client: Any, catalog: Any) -> None:
+    """The memo is keyed by the book's stamp, not by its resolved prices (which are no longer read on a hit):
+    an added, changed, imported or deleted entry is each a new answer. SPEC is 64 servers; the seed catalog's
+    DGX H100 is $322,500 a server."""
+    design = _create(user_client)["id"]
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 322_500
+    quote = {
+        "kind": "server_quote",
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "valid_from": "2026-01-01",
+    }
+    entry = user_client.post("/api/v1/price-entries/", {**quote, "value": 200_000}, format="json").json()
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 200_000  # added
+    changed = user_client.patch(f"/api/v1/price-entries/{entry['id']}/", {"value": 210_000}, format="json")
+    assert changed.status_code == 200
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 210_000  # changed
+    # A newer quote imported from a file (bulk_create: no save() per row) wins over the older one.
+    csv = io.BytesIO(
+        b"kind,accelerator,gpus_per_node,value,valid_from\nserver_quote,h100-sxm,8,190000,2026-02-01\n"
+    )
+    csv.name = "book.csv"
+    imported = user_client.post("/api/v1/price-entries/import/", {"file": csv}, format="multipart")
+    assert imported.status_code == 201, imported.content
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 190_000  # imported
+    newest = max(e["id"] for e in user_client.get("/api/v1/price-entries/").json()["results"])
+    assert user_client.delete(f"/api/v1/price-entries/{newest}/").status_code == 204
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 210_000  # deleted: the older quote
+    assert user_client.delete(f"/api/v1/price-entries/{entry['id']}/").status_code == 204
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 322_500  # the catalog's again
+
+
+def test_a_kept_evaluation_follows_the_calibration_switch(user_client: Any, catalog: Any) -> None:
+    design = _create(user_client)["id"]
+    off = _kept_evaluation(user_client, design)["calibration"]
+    assert off["applied"] is False and "switched off" in off["reason"]
+    switched = user_client.post("/api/v1/measured-runs/calibration/", {"enabled": True}, format="json")
+    assert switched.status_code == 200, switched.json()
+    on = _kept_evaluation(user_client, design)["calibration"]
+    assert on != off and "switched off" not in on["reason"]
+    user_client.post("/api/v1/measured-runs/calibration/", {"enabled": False}, format="json")
+    assert _kept_evaluation(user_client, design)["calibration"] == off
+
+
+def test_a_kept_evaluation_follows_a_move_into_a_team_with_its_book(user_client: Any, catalog: Any) -> None:
+    """Moving the design changes which book it resolves through, without a new version."""
+    from apps.teams.services import team_create
+
+    team = team_create(user=user_client.user, name="Training")
+    quote = {
+        "kind": "server_quote",
+        "accelerator": "h100-sxm",
+        "gpus_per_node": 8,
+        "valid_from": "2026-01-01",
+    }
+    made = user_client.post(
+        "/api/v1/price-entries/", {**quote, "value": 150_000, "team": team.pk}, format="json"
+    )
+    assert made.status_code == 201, made.json()
+    design = _create(user_client)["id"]
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 322_500  # the owner's own book: empty
+    moved = user_client.post(f"/api/v1/designs/{design}/move/", {"team": team.pk}, format="json")
+    assert moved.status_code == 200, moved.json()
+    assert _server_usd(_kept_evaluation(user_client, design)) == 64 * 150_000
