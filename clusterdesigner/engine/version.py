@@ -71,8 +71,16 @@ changed convention), and say in the commit message what changed. Its history:
        and facility capex and adds the rack, cooling and MW findings. RL post-training (issue #39): the
        optional ``rl`` answer. The search (issue #33) states the run settings it chose (overlaps; offloads
        when ``training.search_offload``)
+   15  cost (issue #31): the offering's verdict sentence says when its NPVs are after tax. Serving (issue
+       #37): host time per running sequence per step (``host_sequence_us``) where the stack does not hide
+       it; attention-DP + wide-EP layouts for MoE models (``layout.attention_dp``, searched) and a fitted
+       share of compute for the expert GEMMs. RL (issue #39): mixed fleets (a rollout pool of its own part,
+       ``rl.rollout``; ``rl_fleet``). Price book (issue #35): quotas (an option above its obtainable nodes
+       is left out of the verdict), network and storage quotes, committed rates and capacity blocks;
+       ``cap_nodes`` on on-demand and reservations in the capacity plan. Calibration (issue #40): whose it is
+       (``scope``, ``holder``)
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 14
+ENGINE_VERSION: int = 15
