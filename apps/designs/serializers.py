@@ -368,7 +368,8 @@ class ResolvedPriceSerializer(serializers.Serializer[Any]):
         allow_null=True, help_text="The price book entry, when from the book."
     )
     as_of = serializers.CharField(allow_null=True)
-    source = serializers.CharField(allow_null=True)
+    # A field named "source" reads to the stubs as Field.source (the attribute path): a stub limit.
+    source = serializers.CharField(allow_null=True)  # type: ignore[assignment]
 
 
 class PriceChangeSerializer(serializers.Serializer[Any]):
