@@ -267,8 +267,15 @@ def test_tornado_swings_and_per_run_cards_agree_with_the_api_and_the_xlsx_to_the
             row = next(r for r in sens["rows"] if r["name"] == m["name"])
             assert cell == _usd(m["swing_usd"]) == _usd(row["swing_usd"])
         page.goto(f"{live_server.url}{url}?frame=run#results")
-        cards = page.locator("#ranked-options .card[data-option]")
+        # The priced options' cards; an option the design ticked that cannot run (spot above its 8 obtainable
+        # nodes) has its own "not feasible" card saying why, and no figure.
+        cards = page.locator("#ranked-options .card[data-option]:not(.infeasible)")
         assert cards.count() == len(runs)
+        infeasible = page.locator("#ranked-options .card.infeasible[data-option]")
+        unavailable = api["costs"][OFFERING]["cloud_unavailable"]
+        assert sorted(
+            infeasible.nth(i).get_attribute("data-option") for i in range(infeasible.count())
+        ) == sorted(f"{OFFERING}:{m}" for m in unavailable)
         for i in range(cards.count()):
             key = cards.nth(i).get_attribute("data-option")
             assert cards.nth(i).locator(".value").inner_text() == _usd(runs[key]), (url, key)
