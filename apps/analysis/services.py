@@ -32,14 +32,14 @@ from apps.catalog.selectors import (
     price_freshness,
 )
 from apps.designs import selectors as design_selectors
-from apps.designs.pricing import PriceOwner, offerings_priced, price_owner
+from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced, price_owner
 from apps.designs.services import design_calibration, design_prices, freshness_key
 from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
 from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError, FieldPaths
-from clusterdesigner.engine.offerings import Freshness, default_offering
+from clusterdesigner.engine.offerings import Freshness, owner_offering
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
@@ -58,29 +58,50 @@ BROKER_ERRORS = (KombuOperationalError, ConnectionError, TimeoutError)
 
 
 def _offerings_per_model(
-    records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int, pricing_models: list[str]
+    records: dict[str, Any],
+    wanted: dict[str, str],
+    gpus_per_node: int,
+    pricing_models: list[str],
+    books: Mapping[str, OfferingPrices] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Per accelerator and cloud pricing model, the offering its rows are priced on: the one the sweep names
-    for that accelerator, else engine.offerings.default_offering for that model (a price that is not stale, a
-    whole node, its freshest price of the model, then the lower price), so a spot row is priced on an offering
-    that has a spot price."""
+    for that accelerator, else engine.offerings.owner_offering for that model, chosen after the owner's price
+    book (``books``: per accelerator, every offering priced through it) is applied: default_offering's pick
+    (a price that is not stale, a whole node, its freshest price of the model, then the lower price) among
+    the offerings whose quota is not 0, unless an offering the book prices is cheaper per GPU-hour. So a spot
+    row is priced on an offering that has a spot price, and a discount or private rate on another offering
+    than the catalog's pick moves the row to it when it makes that one cheaper."""
     offerings = specs_from_records(records).offerings
     freshness = price_freshness()
     chosen: dict[str, dict[str, str]] = {}
     for accelerator in sorted({o.accelerator for o in offerings.values()}):
+        book = (books or {}).get(accelerator)
         per_model = {}
         for model in (m for m in pricing_models if m != "own"):
-            slug = wanted.get(accelerator) or default_offering(
+            slug = wanted.get(accelerator) or owner_offering(
                 offerings,
                 accelerator=accelerator,
                 gpus_per_node=gpus_per_node,
                 pricing_model=model,
                 freshness=freshness,
+                usd_per_hour=None if book is None else _book_usd(book, offerings, model),
+                unavailable=()
+                if book is None
+                else {s for s, quota in book.capacity_nodes.items() if quota.get(model) == 0},
             )
             if slug:
                 per_model[model] = slug
         chosen[accelerator] = per_model
     return chosen
+
+
+def _book_usd(book: OfferingPrices, offerings: Mapping[str, Any], model: str) -> dict[str, float]:
+    """The USD per instance-hour of ``model`` the owner's book sets, per offering it prices."""
+    return {
+        slug: book.usd_per_instance_hour(offerings[slug])[model]
+        for slug, prices in book.cloud.items()
+        if model in prices and slug in offerings
+    }
 
 
 def _sweep_plan(
@@ -102,8 +123,24 @@ def _sweep_plan(
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise InvalidInput({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
     gpus_per_node = int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value))
+    # The offerings are chosen after the owner's book: each swept accelerator's every offering priced
+    # through it first (no book: the catalog's prices, nothing to resolve).
+    books = (
+        None
+        if owner is None
+        else {
+            accelerator: offerings_priced(
+                owner=owner,
+                catalog=engine_catalog(),
+                accelerator=accelerator,
+                gpus_per_node=gpus_per_node,
+                on_prem=params.get("on_prem"),
+            )
+            for accelerator in params["accelerators"]
+        }
+    )
     by_model = _offerings_per_model(
-        records, params.get("offerings") or {}, gpus_per_node, params["pricing_models"]
+        records, params.get("offerings") or {}, gpus_per_node, params["pricing_models"], books
     )
     snapshot = {
         "params": params,
