@@ -35,6 +35,7 @@ from apps.designs import selectors as design_selectors
 from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced, price_owner
 from apps.designs.services import design_calibration, design_prices, freshness_key
 from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
+from apps.sites.selectors import site_get
 from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
@@ -105,7 +106,10 @@ def _book_usd(book: OfferingPrices, offerings: Mapping[str, Any], model: str) ->
 
 
 def _sweep_plan(
-    params: dict[str, Any], records: dict[str, Any], owner: PriceOwner | None = None
+    params: dict[str, Any],
+    records: dict[str, Any],
+    owner: PriceOwner | None = None,
+    site: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     known = {a["slug"] for a in records["accelerators"]}
     unknown = [a for a in params["accelerators"] if a not in known]
@@ -135,6 +139,7 @@ def _sweep_plan(
                 accelerator=accelerator,
                 gpus_per_node=gpus_per_node,
                 on_prem=params.get("on_prem"),
+                site=site,
             )
             for accelerator in params["accelerators"]
         }
@@ -147,7 +152,8 @@ def _sweep_plan(
         "models": model_map,
         "catalog": records,
         "offerings_by_model": by_model,
-        "prices": _sweep_prices(params, by_model, gpus_per_node, owner),
+        "prices": _sweep_prices(params, by_model, gpus_per_node, owner, site),
+        **({"site": site} if site else {}),
     }
     return snapshot, _chunked(groups, workers=settings.ANALYSIS_WORKERS)
 
@@ -157,6 +163,7 @@ def _sweep_prices(
     by_model: dict[str, dict[str, str]],
     gpus_per_node: int,
     owner: PriceOwner | None,
+    site: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Each swept accelerator's prices through the owner's price book (apps.designs.pricing, the one
     composition every consumer shares): the owning inputs (the sweep's own ``on_prem`` first) and the
@@ -171,6 +178,7 @@ def _sweep_prices(
             gpus_per_node=gpus_per_node,
             slugs=set(by_model.get(accelerator, {}).values()),
             on_prem=params.get("on_prem"),
+            site=site,
         ).to_json()
         for accelerator in params["accelerators"]
     }
@@ -250,6 +258,19 @@ def _valid_params(serializer_class: type[ParamsSerializer], params: dict[str, An
     return dict(form.validated_data)
 
 
+def _site(owner: Any, site_id: int | None) -> dict[str, Any] | None:
+    """The saved site a sweep or recommendation is priced at, as a design's spec holds it (its fields and
+    id), when ``owner`` can read it (theirs, or a team's they belong to: apps.sites); a 400 naming
+    params.site otherwise, whether the site exists or not. The snapshot holds its fields, so a changed site
+    is a new analysis."""
+    if site_id is None:
+        return None
+    site = site_get(user=owner, site_id=site_id)
+    if site is None:
+        raise InvalidInput({"params.site": [f"you have no site {site_id}"]})
+    return site.to_engine()
+
+
 def _design(owner: Any, design_id: int) -> Any:
     design = design_selectors.design_get(user=owner, design_id=design_id)
     if design is None:
@@ -318,7 +339,8 @@ def _plan(
         }
         return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records, book)
+        wanted = _valid_params(SweepParamsSerializer, params)
+        snapshot, chunks = _sweep_plan(wanted, records, book, _site(owner, wanted.get("site")))
         # A sweep's points are no one's design: the calibration of whose work it is (the team's given on the
         # request, else the requester's own), in the hash as above.
         snapshot["calibration"] = _work_calibration(owner, book)
@@ -344,8 +366,11 @@ def _plan(
             "pricing_models": pricing,
             "gpus_per_node": p["gpus_per_node"],
             "on_prem": p["on_prem"],
+            **({"site": p["site"]} if "site" in p else {}),
         }
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records, book)
+        snapshot, chunks = _sweep_plan(
+            _valid_params(SweepParamsSerializer, sweep), records, book, _site(owner, p.get("site"))
+        )
         snapshot["params"].update(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )

@@ -87,3 +87,83 @@ def test_an_offering_the_book_gives_no_quota_on_is_not_chosen_and_a_recommendati
     result = _run(editor, recommend, django_capture_on_commit_callbacks)["result"]
     offerings = {r["offering"] for r in result["rows"] if r["pricing_model"] == "on_demand"}
     assert offerings == {P5EN}
+
+
+# A saved site (tests/sites/test_api.py's), placed with H200 nodes on air cooling (the site's least demanding
+# on offer; an H200 is no rack-scale part): power $0.12/kWh, PUE 1.5, colocation $200/kW-month contracted.
+SITE: dict[str, Any] = {
+    "name": "Ashburn A",
+    "region": "us-east",
+    "power_usd_per_kwh": 0.12,
+    "colocation_usd_per_kw_month": 200,
+    "pue": {"air": 1.5, "direct_liquid": 1.15},
+    "max_kw_per_rack": 40,
+    "cooling": ["air", "direct_liquid"],
+    "power_now_mw": 2,
+}
+OWN_SWEEP = {**SWEEP, "params": {**SWEEP["params"], "pricing_models": ["own"]}}
+
+
+def _site(client: Any, **fields: Any) -> int:
+    response = client.post("/api/v1/sites/", {**SITE, **fields}, format="json")
+    assert response.status_code == 201, response.json()
+    return int(response.json()["id"])
+
+
+def _with(payload: dict[str, Any], **params: Any) -> dict[str, Any]:
+    return {**payload, "params": {**payload["params"], **params}}
+
+
+def test_a_sweep_at_a_site_prices_owning_as_the_sites_figures_typed_in_would(
+    people: People, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    editor = people.client("editor")
+    site = _site(editor)
+    at_site = _run(editor, _with(OWN_SWEEP, site=site), django_capture_on_commit_callbacks)
+    typed = _run(
+        editor,
+        _with(OWN_SWEEP, on_prem={"usd_per_kwh": 0.12, "pue": 1.5, "colo_usd_per_kw_month": 200}),
+        django_capture_on_commit_callbacks,
+    )
+    bare = _run(editor, OWN_SWEEP, django_capture_on_commit_callbacks)
+    own, same, plain = _rows(at_site)["own"], _rows(typed)["own"], _rows(bare)["own"]
+    for figure in ("cost_usd", "usd_per_gpu_hour", "npv_usd", "capex_usd"):
+        assert own[figure] == pytest.approx(same[figure], rel=1e-12), figure
+    assert own["usd_per_gpu_hour"] != pytest.approx(plain["usd_per_gpu_hour"], rel=1e-6)  # the site counts
+    rows = at_site["result"]["prices"]["h200"]["rows"]
+    where = f"site Ashburn A (saved site {site})"
+    for name, value in (
+        ("on_prem.usd_per_kwh", 0.12),
+        ("on_prem.colo_usd_per_kw_month", 200),
+        ("on_prem.pue", 1.5),
+    ):
+        row = _price(rows, name)
+        assert (row["origin"], row["value"]) == ("site", value), name
+        assert row["source"] == (where + ", air cooling" if name == "on_prem.pue" else where)
+    # Stored results are keyed by the site's figures: the same sweep at a dearer site is a new analysis.
+    dearer = _site(editor, name="Ashburn B", power_usd_per_kwh=0.24)
+    other = _run(editor, _with(OWN_SWEEP, site=dearer), django_capture_on_commit_callbacks)
+    assert other["id"] != at_site["id"]
+    assert _rows(other)["own"]["usd_per_gpu_hour"] > own["usd_per_gpu_hour"]
+
+
+def test_a_site_the_requester_cannot_read_is_a_400_naming_params_site(
+    people: People, catalog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    site = _site(people.client("editor"))  # the editor's own, not the team's
+    for kind, payload in (
+        ("sweep", _with(OWN_SWEEP, site=site)),
+        ("recommend", {"kind": "recommend", "params": {"tokens": 1e11, "site": site}}),
+    ):
+        response = people.client("outsider").post("/api/v1/analyses/", payload, format="json")
+        assert response.status_code == 400, kind
+        assert "params.site" in response.json()["error"]["fields"], kind
+    # A team's site is its members': a viewer prices a team sweep there.
+    owner = people.client("owner")
+    team_site = _site(owner, name="Team site", team=people.team.pk)
+    body = _run(
+        people.client("viewer"),
+        {**_with(OWN_SWEEP, site=team_site), "team": people.team.pk},
+        django_capture_on_commit_callbacks,
+    )
+    assert _price(body["result"]["prices"]["h200"]["rows"], "on_prem.usd_per_kwh")["origin"] == "site"
