@@ -15,8 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.test import Client
+from rest_framework.test import APIClient
 
-from tests.pricebook.test_consumers import _entry, _price, _rows, _run
+from clusterdesigner.engine import serving
+from tests.pricebook.test_consumers import _entry, _options, _price, _rows, _run
 from tests.teams.conftest import People
 
 CW_H200 = "coreweave-8x-h200-node"
@@ -167,3 +170,66 @@ def test_a_site_the_requester_cannot_read_is_a_400_naming_params_site(
         django_capture_on_commit_callbacks,
     )
     assert _price(body["result"]["prices"]["h200"]["rows"], "on_prem.usd_per_kwh")["origin"] == "site"
+
+
+SERVING_URL = "/api/v1/serving/estimate/"
+
+
+def test_the_serving_estimate_at_a_site_prices_owning_as_the_sites_figures_typed_in_would(
+    people: People, catalog: Any
+) -> None:
+    """Llama 3 70B on H100 SXM (serving.EXAMPLE_REQUEST) at the site: its owning option equals the one with
+    the site's $0.12/kWh, PUE 1.5 (air) and $200/kW-month typed into cost.on_prem, and differs from none."""
+    editor = people.client("editor")
+    site = _site(editor)
+    request = dict(serving.EXAMPLE_REQUEST)
+    typed_cost = {
+        **(request.get("cost") or {}),
+        "on_prem": {"usd_per_kwh": 0.12, "pue": 1.5, "colo_usd_per_kw_month": 200},
+    }
+    in_body = editor.post(SERVING_URL, {**request, "site": site}, format="json")
+    in_query = editor.post(f"{SERVING_URL}?site={site}", request, format="json")
+    typed = editor.post(SERVING_URL, {**request, "cost": typed_cost}, format="json")
+    bare = editor.post(SERVING_URL, request, format="json")
+    assert in_body.status_code == in_query.status_code == typed.status_code == 200, in_body.json()
+    own = _options(in_body.json())["own"]
+    assert own["total_usd"] == pytest.approx(_options(typed.json())["own"]["total_usd"], rel=1e-12)
+    assert own["total_usd"] == pytest.approx(_options(in_query.json())["own"]["total_usd"], rel=1e-12)
+    assert own["total_usd"] != pytest.approx(_options(bare.json())["own"]["total_usd"], rel=1e-6)
+    rows = {r["name"]: r for r in in_body.json()["prices"]}
+    power = rows["prices.on_prem.usd_per_kwh"]
+    assert (power["origin"], power["value"], power["source"]) == (
+        "site",
+        0.12,
+        f"site Ashburn A (saved site {site})",
+    )
+    assert rows["prices.on_prem.pue"]["source"] == f"site Ashburn A (saved site {site}), air cooling"
+    # Another's site, or any site for a visitor, is a 400 naming site.
+    for client, url, body in (
+        (people.client("outsider"), SERVING_URL, {**request, "site": site}),
+        (people.client("outsider"), f"{SERVING_URL}?site={site}", request),
+        (APIClient(), SERVING_URL, {**request, "site": site}),
+        (editor, f"{SERVING_URL}?site=abc", request),
+    ):
+        refused = client.post(url, body, format="json")
+        assert refused.status_code == 400 and "site" in refused.json()["error"]["fields"], url
+
+
+def test_the_serving_page_has_a_site_picker_and_prices_owning_at_the_site_chosen(
+    people: People, catalog: Any
+) -> None:
+    site = _site(people.client("editor"))
+    page = Client()
+    page.force_login(people.editor)
+    body = page.get("/serving/").content.decode()
+    picker = body.split('id="f-site"')[1].split("</select>")[0]
+    assert f'value="{site}"' in picker and "Ashburn A" in picker
+    priced = page.get("/serving/", {"site": site})
+    assert priced.status_code == 200
+    table = priced.content.decode().split('id="price-sources"')[1].split("</table>")[0]
+    row = table.split('data-name="prices.on_prem.usd_per_kwh"')[1].split("</tr>")[0]
+    assert 'data-origin="site"' in row and f"site Ashburn A (saved site {site})" in row and "0.12" in row
+    outsider = Client()
+    outsider.force_login(people.outsider)
+    refused = outsider.get("/serving/", {"site": site})
+    assert refused.status_code == 400 and f"you have no site {site}" in refused.content.decode()
