@@ -19,7 +19,9 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from clusterdesigner.engine import serving
+from tests.analysis.test_api import RECOMMEND
 from tests.pricebook.test_consumers import _entry, _options, _price, _rows, _run
+from tests.sites.test_api import SITE
 from tests.teams.conftest import People
 
 CW_H200 = "coreweave-8x-h200-node"
@@ -76,34 +78,15 @@ def test_an_offering_the_book_gives_no_quota_on_is_not_chosen_and_a_recommendati
     editor = people.client("editor")
     _entry(editor, kind="quota", offering=CW_H200, pricing_model="on_demand", value=0)
     assert _rows(_run(editor, SWEEP, django_capture_on_commit_callbacks))["on_demand"]["offering"] == P5EN
-    recommend = {
-        "kind": "recommend",
-        "params": {
-            "model": {"preset": "llama3-8b"},
-            "tokens": 1e11,
-            "deadline_days": 30,
-            "interruption_tolerance": "none",
-            "accelerators": ["h200"],
-            "nodes": [1, 2],
-        },
-    }
+    recommend = {**RECOMMEND, "params": {**RECOMMEND["params"], "accelerators": ["h200"], "nodes": [1, 2]}}
     result = _run(editor, recommend, django_capture_on_commit_callbacks)["result"]
     offerings = {r["offering"] for r in result["rows"] if r["pricing_model"] == "on_demand"}
     assert offerings == {P5EN}
 
 
-# A saved site (tests/sites/test_api.py's), placed with H200 nodes on air cooling (the site's least demanding
-# on offer; an H200 is no rack-scale part): power $0.12/kWh, PUE 1.5, colocation $200/kW-month contracted.
-SITE: dict[str, Any] = {
-    "name": "Ashburn A",
-    "region": "us-east",
-    "power_usd_per_kwh": 0.12,
-    "colocation_usd_per_kw_month": 200,
-    "pue": {"air": 1.5, "direct_liquid": 1.15},
-    "max_kw_per_rack": 40,
-    "cooling": ["air", "direct_liquid"],
-    "power_now_mw": 2,
-}
+# The saved site of tests/sites/test_api.py, placed with H200 nodes on air cooling (the site's least
+# demanding on offer; an H200 is no rack-scale part): power $0.12/kWh, PUE 1.5, colocation $200/kW-month
+# contracted.
 OWN_SWEEP = {**SWEEP, "params": {**SWEEP["params"], "pricing_models": ["own"]}}
 
 
