@@ -218,6 +218,8 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
     if book.get("on_prem"):
         cost_request["on_prem"] = book["on_prem"]
     cost_request.update(book.get("sections") or {})
+    if context.snapshot.site:
+        cost_request["site"] = context.snapshot.site  # priced as a design at that site is (engine.site)
     by_model = _row_offerings(context.snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
     resale = context.resale_of(cluster["accelerator"])

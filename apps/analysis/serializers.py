@@ -30,6 +30,12 @@ class CompareParamsSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serial
     )
 
 
+SITE_HELP = (
+    "A saved site (its id) you, or the team given, can read: owning is priced at its power price, PUE and "
+    "colocation, as a design placed there is (400 naming params.site otherwise)."
+)
+
+
 class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     model = serializers.DictField(required=False, default=defaults.model)
     models = serializers.ListField(child=serializers.DictField(), required=False, max_length=8)
@@ -55,6 +61,7 @@ class SweepParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
         default=dict,
         help_text="Cloud offering to price each accelerator with (default: cheapest).",
     )
+    site = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text=SITE_HELP)
 
 
 class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
@@ -75,6 +82,7 @@ class RecommendParamsSerializer(KnownKeysOnly, serializers.Serializer[Any]):
     # is recommended on the user's server quote rather than refused.
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=72, default=defaults.GPUS_PER_NODE.value)
     on_prem = serializers.DictField(required=False, default=dict)
+    site = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text=SITE_HELP)
 
 
 TEAM_HELP = (

@@ -32,14 +32,15 @@ from apps.catalog.selectors import (
     price_freshness,
 )
 from apps.designs import selectors as design_selectors
-from apps.designs.pricing import PriceOwner, offerings_priced, price_owner
+from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced, price_owner
 from apps.designs.services import design_calibration, design_prices, freshness_key
 from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
+from apps.sites.selectors import site_get
 from apps.teams import access
 from clusterdesigner.engine import cost, defaults, training
 from clusterdesigner.engine.catalog import specs_from_records
 from clusterdesigner.engine.errors import EngineError, FieldPaths
-from clusterdesigner.engine.offerings import Freshness, default_offering
+from clusterdesigner.engine.offerings import Freshness, owner_offering
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
@@ -58,24 +59,36 @@ BROKER_ERRORS = (KombuOperationalError, ConnectionError, TimeoutError)
 
 
 def _offerings_per_model(
-    records: dict[str, Any], wanted: dict[str, str], gpus_per_node: int, pricing_models: list[str]
+    records: dict[str, Any],
+    wanted: dict[str, str],
+    gpus_per_node: int,
+    pricing_models: list[str],
+    books: Mapping[str, OfferingPrices] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Per accelerator and cloud pricing model, the offering its rows are priced on: the one the sweep names
-    for that accelerator, else engine.offerings.default_offering for that model (a price that is not stale, a
-    whole node, its freshest price of the model, then the lower price), so a spot row is priced on an offering
-    that has a spot price."""
+    for that accelerator, else engine.offerings.owner_offering for that model, chosen after the owner's price
+    book (``books``: per accelerator, every offering priced through it) is applied: default_offering's pick
+    (a price that is not stale, a whole node, its freshest price of the model, then the lower price) among
+    the offerings whose quota is not 0, unless an offering the book prices is cheaper per GPU-hour. So a spot
+    row is priced on an offering that has a spot price, and a discount or private rate on another offering
+    than the catalog's pick moves the row to it when it makes that one cheaper."""
     offerings = specs_from_records(records).offerings
     freshness = price_freshness()
     chosen: dict[str, dict[str, str]] = {}
     for accelerator in sorted({o.accelerator for o in offerings.values()}):
+        book = (books or {}).get(accelerator)
         per_model = {}
         for model in (m for m in pricing_models if m != "own"):
-            slug = wanted.get(accelerator) or default_offering(
+            slug = wanted.get(accelerator) or owner_offering(
                 offerings,
                 accelerator=accelerator,
                 gpus_per_node=gpus_per_node,
                 pricing_model=model,
                 freshness=freshness,
+                usd_per_hour=None if book is None else _book_usd(book, offerings, model),
+                unavailable=()
+                if book is None
+                else {s for s, quota in book.capacity_nodes.items() if quota.get(model) == 0},
             )
             if slug:
                 per_model[model] = slug
@@ -83,8 +96,20 @@ def _offerings_per_model(
     return chosen
 
 
+def _book_usd(book: OfferingPrices, offerings: Mapping[str, Any], model: str) -> dict[str, float]:
+    """The USD per instance-hour of ``model`` the owner's book sets, per offering it prices."""
+    return {
+        slug: book.usd_per_instance_hour(offerings[slug])[model]
+        for slug, prices in book.cloud.items()
+        if model in prices and slug in offerings
+    }
+
+
 def _sweep_plan(
-    params: dict[str, Any], records: dict[str, Any], owner: PriceOwner | None = None
+    params: dict[str, Any],
+    records: dict[str, Any],
+    owner: PriceOwner | None = None,
+    site: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     known = {a["slug"] for a in records["accelerators"]}
     unknown = [a for a in params["accelerators"] if a not in known]
@@ -102,15 +127,33 @@ def _sweep_plan(
     if len(groups) * len(params["pricing_models"]) > MAX_SWEEP_ITEMS:
         raise InvalidInput({"params": [f"a sweep is limited to {MAX_SWEEP_ITEMS} designs"]})
     gpus_per_node = int(params.get("gpus_per_node", defaults.GPUS_PER_NODE.value))
+    # The offerings are chosen after the owner's book: each swept accelerator's every offering priced
+    # through it first (no book: the catalog's prices, nothing to resolve).
+    books = (
+        None
+        if owner is None
+        else {
+            accelerator: offerings_priced(
+                owner=owner,
+                catalog=engine_catalog(),
+                accelerator=accelerator,
+                gpus_per_node=gpus_per_node,
+                on_prem=params.get("on_prem"),
+                site=site,
+            )
+            for accelerator in params["accelerators"]
+        }
+    )
     by_model = _offerings_per_model(
-        records, params.get("offerings") or {}, gpus_per_node, params["pricing_models"]
+        records, params.get("offerings") or {}, gpus_per_node, params["pricing_models"], books
     )
     snapshot = {
         "params": params,
         "models": model_map,
         "catalog": records,
         "offerings_by_model": by_model,
-        "prices": _sweep_prices(params, by_model, gpus_per_node, owner),
+        "prices": _sweep_prices(params, by_model, gpus_per_node, owner, site),
+        **({"site": site} if site else {}),
     }
     return snapshot, _chunked(groups, workers=settings.ANALYSIS_WORKERS)
 
@@ -120,6 +163,7 @@ def _sweep_prices(
     by_model: dict[str, dict[str, str]],
     gpus_per_node: int,
     owner: PriceOwner | None,
+    site: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Each swept accelerator's prices through the owner's price book (apps.designs.pricing, the one
     composition every consumer shares): the owning inputs (the sweep's own ``on_prem`` first) and the
@@ -134,6 +178,7 @@ def _sweep_prices(
             gpus_per_node=gpus_per_node,
             slugs=set(by_model.get(accelerator, {}).values()),
             on_prem=params.get("on_prem"),
+            site=site,
         ).to_json()
         for accelerator in params["accelerators"]
     }
@@ -213,6 +258,19 @@ def _valid_params(serializer_class: type[ParamsSerializer], params: dict[str, An
     return dict(form.validated_data)
 
 
+def _site(owner: Any, site_id: int | None) -> dict[str, Any] | None:
+    """The saved site a sweep or recommendation is priced at, as a design's spec holds it (its fields and
+    id), when ``owner`` can read it (theirs, or a team's they belong to: apps.sites); a 400 naming
+    params.site otherwise, whether the site exists or not. The snapshot holds its fields, so a changed site
+    is a new analysis."""
+    if site_id is None:
+        return None
+    site = site_get(user=owner, site_id=site_id)
+    if site is None:
+        raise InvalidInput({"params.site": [f"you have no site {site_id}"]})
+    return site.to_engine()
+
+
 def _design(owner: Any, design_id: int) -> Any:
     design = design_selectors.design_get(user=owner, design_id=design_id)
     if design is None:
@@ -281,7 +339,8 @@ def _plan(
         }
         return snapshot, [[item] for item in items], None
     if kind == Analysis.Kind.SWEEP:
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, params), records, book)
+        wanted = _valid_params(SweepParamsSerializer, params)
+        snapshot, chunks = _sweep_plan(wanted, records, book, _site(owner, wanted.get("site")))
         # A sweep's points are no one's design: the calibration of whose work it is (the team's given on the
         # request, else the requester's own), in the hash as above.
         snapshot["calibration"] = _work_calibration(owner, book)
@@ -307,8 +366,11 @@ def _plan(
             "pricing_models": pricing,
             "gpus_per_node": p["gpus_per_node"],
             "on_prem": p["on_prem"],
+            **({"site": p["site"]} if "site" in p else {}),
         }
-        snapshot, chunks = _sweep_plan(_valid_params(SweepParamsSerializer, sweep), records, book)
+        snapshot, chunks = _sweep_plan(
+            _valid_params(SweepParamsSerializer, sweep), records, book, _site(owner, p.get("site"))
+        )
         snapshot["params"].update(
             {k: p.get(k) for k in ("deadline_days", "budget_usd", "interruption_tolerance")}
         )

@@ -22,6 +22,7 @@ from apps.pricebook.resolve import Resolution, book_entries, resolve_prices
 from apps.teams import access
 from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.site import cooling_used, cost_inputs, input_source, parse_site
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +134,14 @@ def offerings_priced(
     gpus_per_node: int,
     slugs: Iterable[str] | None = None,
     on_prem: Mapping[str, Any] | None = None,
+    site: Mapping[str, Any] | None = None,
 ) -> OfferingPrices:
     """The prices of owning ``accelerator`` nodes of ``gpus_per_node`` GPUs and of renting ``slugs`` (by
     default every offering of that accelerator), through ``owner``'s book: one resolution, as a design with
-    these offerings would have (prices_resolve). Owning figures given in ``on_prem`` win over the book's."""
+    these offerings would have (prices_resolve). Owning figures given in ``on_prem`` win over the book's;
+    at a ``site`` (a saved site's engine object, apps.sites), its power, colocation and PUE win over the
+    book's as at a design's site (the cost engine applies them: the caller passes the site on), each row
+    saying "site <name>"."""
     chosen = sorted(
         slugs
         if slugs is not None
@@ -148,6 +153,7 @@ def offerings_priced(
             "on_prem": dict(on_prem or {}),
             "cloud": [{"offering": s} for s in chosen if s in catalog.offerings],
         },
+        **({"site": dict(site)} if site else {}),
     }
     resolution = prices_resolve(owner=owner, spec=spec, catalog=catalog)
     costs = resolution.spec["costs"]
@@ -158,7 +164,9 @@ def offerings_priced(
         cloud={
             c["offering"]: dict(c["usd_per_node_hour"]) for c in costs["cloud"] if c.get("usd_per_node_hour")
         },
-        rows=catalog_rows(resolution.rows, catalog, gpus_per_node),
+        rows=site_rows(
+            catalog_rows(resolution.rows, catalog, gpus_per_node), site, accelerator, on_prem or {}
+        ),
         findings=resolution.findings,
         sections={k: costs[k] for k in ("network", "colocation") if k in costs},
         capacity_nodes={
@@ -193,3 +201,30 @@ def catalog_rows(
                 }
         out.append(row)
     return out
+
+
+def site_rows(
+    rows: list[dict[str, Any]], site: Mapping[str, Any] | None, accelerator: str, given: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The rows with each owning figure a ``site`` sets (engine.site.cost_inputs: its power price,
+    colocation price, the PUE of the cooling ``accelerator`` uses, its capex per MW) said as the site's,
+    "site <name> (saved site N)", as the cost engine applies them; a figure ``given`` (the request's own
+    on_prem) stays the request's. Without a site, the rows as they are."""
+    if not site:
+        return rows
+    placed = parse_site(site)
+    cooling = cooling_used(placed, accelerator)
+    found = {
+        f"prices.{path}": {
+            "name": f"prices.{path}",
+            "value": value,
+            "unit": unit,
+            "origin": "site",
+            "as_of": "",
+            "source": input_source(placed, cooling, path),
+        }
+        for path, value, unit in cost_inputs(placed, cooling)
+        if unit and path.split(".", 1)[1] not in given
+    }
+    out = [found.pop(row["name"], row) for row in rows]
+    return out + list(found.values())

@@ -33,7 +33,14 @@ class ServingEstimateView(APIView):
                 int,
                 description="Price through this team's price book (you must be a member; 400 naming team "
                 "otherwise). Without it a signed-in caller's own book applies, an anonymous one the catalog.",
-            )
+            ),
+            OpenApiParameter(
+                "site",
+                int,
+                description="Price the owning option at this saved site (one you can read; 400 naming site "
+                "otherwise): its power price, PUE and colocation, as a design placed there. The body's "
+                "site, when given, wins.",
+            ),
         ],
         request=ServingInputSerializer,
         responses={
@@ -49,7 +56,10 @@ class ServingEstimateView(APIView):
         if not isinstance(body, dict):  # not reached: is_valid refuses a body that is not an object
             raise ParseError("the body must be a JSON object")
         owner = price_owner(user=request.user, team_id=team_param(request.query_params.get("team")))
-        estimate, deploy = services.serving_estimate_with_deploy(request=body, owner=owner)
+        site_id = body.get("site", id_param(request.query_params.get("site"), field="site"))
+        site = services.serving_site(user=request.user, site_id=site_id)
+        body = {k: v for k, v in body.items() if k != "site"}
+        estimate, deploy = services.serving_estimate_with_deploy(request=body, owner=owner, site=site)
         answer = {
             **estimate.result.to_json(),
             "deploy": deploy,
@@ -61,9 +71,15 @@ class ServingEstimateView(APIView):
 
 def team_param(raw: str | None) -> int | None:
     """The ``team`` query parameter: a team id, or None when absent or blank (a 400 naming team otherwise)."""
+    return id_param(raw, field="team")
+
+
+def id_param(raw: str | None, *, field: str) -> int | None:
+    """A query parameter holding an id (``team``, ``site``): None when absent or blank, a 400 naming
+    ``field`` when not a whole number above 0."""
     if raw is None or raw.strip() == "":
         return None
     raw = raw.strip()
     if not raw.isascii() or not raw.isdigit() or not 0 < int(raw) < 2**63:
-        raise InputError(f"must be a team id, got {raw!r}", field="team")
+        raise InputError(f"must be a {field} id, got {raw!r}", field=field)
     return int(raw)

@@ -95,6 +95,12 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     targets = TargetsSerializer(required=False)
     demand = DemandSerializer()
     gpus_per_node = serializers.IntegerField(required=False)
+    site = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="a saved site you can read: the owning option is priced at its power price, PUE and "
+        "colocation, as a design placed there (400 naming site otherwise); or ?site= in the query",
+    )
     layout = LayoutSerializer(required=False)
     max_batch = serializers.IntegerField(required=False, help_text="largest batch the stack schedules")
     disaggregated = serializers.BooleanField(required=False, help_text="also size prefill/decode pools")
@@ -240,7 +246,8 @@ class ServingResultSerializer(serializers.Serializer[Any]):
         required=False,
         help_text="Where each price came from (prices.<figure>): origin catalog (the public catalog, or "
         "the cost engine's default for an owning figure), price_book (the team's or your own newest "
-        "unexpired entry, with entry_id and its date in as_of) or design (a value the request gives); the "
+        "unexpired entry, with entry_id and its date in as_of), design (a value the request gives) or site "
+        "(the request's site: its power price, PUE, colocation, source 'site <name> (saved site N)'); the "
         "request's team's book, else your own; the catalog's for an anonymous caller.",
     )
     price_findings = serializers.ListField(

@@ -10,8 +10,10 @@ from typing import Any
 from apps.catalog import selectors
 from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced
 from apps.serving.deploy import deploy_texts
+from apps.sites.selectors import site_get
 from clusterdesigner.engine import serving
 from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.errors import InputError
 
 DEFAULT_GPUS_PER_NODE = 8  # the serving engine's default (serving.parse_request)
 
@@ -37,8 +39,23 @@ def serving_estimate(
     return serving.estimate(request, catalog=catalog or selectors.engine_catalog())
 
 
+def serving_site(*, user: Any, site_id: int | None) -> dict[str, Any] | None:
+    """The saved site an estimate's owning option is priced at (its engine object, apps.sites), when
+    ``user`` can read it (theirs, or a team's they belong to); InputError naming ``site`` otherwise,
+    whether it exists or not (and for a visitor, who has no sites)."""
+    if site_id is None:
+        return None
+    found = site_get(user=user, site_id=site_id) if getattr(user, "is_authenticated", False) else None
+    if found is None:
+        raise InputError(f"you have no site {site_id}", field="site")
+    return found.to_engine()
+
+
 def _book(
-    request: Mapping[str, Any], catalog: CatalogSpecs, owner: PriceOwner | None
+    request: Mapping[str, Any],
+    catalog: CatalogSpecs,
+    owner: PriceOwner | None,
+    site: Mapping[str, Any] | None = None,
 ) -> OfferingPrices | None:
     """The accelerator's prices through ``owner``'s book (apps.designs.pricing, as every consumer's): None
     when the request names no accelerator the catalog has (the engine's own error names it)."""
@@ -56,19 +73,29 @@ def _book(
     ):
         return None
     return offerings_priced(
-        owner=owner, catalog=catalog, accelerator=accelerator, gpus_per_node=gpus_per_node, on_prem=on_prem
+        owner=owner,
+        catalog=catalog,
+        accelerator=accelerator,
+        gpus_per_node=gpus_per_node,
+        on_prem=on_prem,
+        site=site,
     )
 
 
 def _priced(
-    request: Mapping[str, Any], catalog: CatalogSpecs, book: OfferingPrices
+    request: Mapping[str, Any],
+    catalog: CatalogSpecs,
+    book: OfferingPrices,
+    site: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], CatalogSpecs]:
-    """The request with the book's owning figures in ``cost.on_prem`` (what the request gives wins), and the
-    catalog with the accelerator's offerings at the book's prices (per instance-hour, as the catalog states
-    them)."""
+    """The request with the book's owning figures in ``cost.on_prem`` (what the request gives wins) and the
+    ``site`` in ``cost.site``, and the catalog with the accelerator's offerings at the book's prices (per
+    instance-hour, as the catalog states them)."""
     cost = dict(request.get("cost") or {})
     if book.on_prem:
         cost["on_prem"] = book.on_prem
+    if site:
+        cost["site"] = dict(site)
     priced = {**request, **({"cost": cost} if cost else {})}
     offerings = {
         slug: dataclasses.replace(o, usd_per_hour=book.usd_per_instance_hour(o)) if slug in book.cloud else o
@@ -98,28 +125,34 @@ def _within_quota(
 
 
 def serving_estimate_priced(
-    *, request: Mapping[str, Any], owner: PriceOwner | None, catalog: CatalogSpecs | None = None
+    *,
+    request: Mapping[str, Any],
+    owner: PriceOwner | None,
+    catalog: CatalogSpecs | None = None,
+    site: Mapping[str, Any] | None = None,
 ) -> PricedEstimate:
     """The estimate with its prices resolved through ``owner``'s price book (a team's, a design's owner's or
     the asker's own; None: the catalog's): the server quote, power and colocation into the owning option, the
-    book's rates and discounts into the accelerator's offerings, its quota on what they can supply."""
+    book's rates and discounts into the accelerator's offerings, its quota on what they can supply. At a
+    ``site`` (serving_site), the owning option is priced at its power price, PUE and colocation, which win
+    over the book's, as a design's site does."""
     catalog = catalog or selectors.engine_catalog()
-    book = _book(request, catalog, owner)
+    book = _book(request, catalog, owner, site)
     if book is None:
         return PricedEstimate(
             serving_estimate(request=request, catalog=catalog), dict(request), catalog, [], []
         )
-    priced, priced_catalog = _priced(request, catalog, book)
+    priced, priced_catalog = _priced(request, catalog, book, site)
     result = _within_quota(serving_estimate(request=priced, catalog=priced_catalog), catalog, book)
     return PricedEstimate(result, priced, priced_catalog, book.rows, book.findings)
 
 
 def serving_estimate_with_deploy(
-    *, request: Mapping[str, Any], owner: PriceOwner | None = None
+    *, request: Mapping[str, Any], owner: PriceOwner | None = None, site: Mapping[str, Any] | None = None
 ) -> tuple[PricedEstimate, dict[str, str]]:
     """The estimate and its deploy texts from one catalog snapshot: rows changed between two reads (an
     accelerator renamed or deleted) must not make one answer of two catalogs."""
-    estimate = serving_estimate_priced(request=request, owner=owner)
+    estimate = serving_estimate_priced(request=request, owner=owner, site=site)
     return estimate, serving_deploy(request=request, result=estimate.result, catalog=estimate.catalog)
 
 

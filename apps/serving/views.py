@@ -13,7 +13,8 @@ from apps.catalog.models import Accelerator
 from apps.designs import selectors as design_selectors
 from apps.designs.pricing import PriceOwner, price_owner
 from apps.serving import charts, services
-from apps.serving.api import team_param
+from apps.serving.api import id_param, team_param
+from apps.sites.selectors import site_list
 from apps.teams import selectors as team_selectors
 from clusterdesigner.charts import page_chart
 from clusterdesigner.engine import defaults, serving
@@ -200,15 +201,20 @@ def serving_page(request: HttpRequest) -> HttpResponse:
         # The price books the user may price with: their own, or a team's they are a member of.
         "teams": list(team_selectors.team_list(user=request.user)) if request.user.is_authenticated else [],
         "team": request.GET.get("team", ""),
+        # The sites the user may price owning at (theirs, and their teams').
+        "sites": list(site_list(user=request.user)) if request.user.is_authenticated else [],
+        "site": request.GET.get("site", ""),
     }
     if not errors:
         try:
             owner = _price_owner(request, defaults.get("design"))
-            estimate = services.serving_estimate_priced(request=body, owner=owner)
+            site_id = None if defaults.get("design") else id_param(request.GET.get("site"), field="site")
+            site = services.serving_site(user=request.user, site_id=site_id)
+            estimate = services.serving_estimate_priced(request=body, owner=owner, site=site)
             result = estimate.result
         except EngineError as exc:
             by_path = {path: name for name, (path, _, _) in FIELDS.items()}
-            field = by_path.get(exc.field, "team" if exc.field == "team" else "")
+            field = by_path.get(exc.field, exc.field if exc.field in ("team", "site") else "")
             errors[field or "form"] = exc.message
         else:
             context.update(prices=estimate.prices, price_findings=estimate.findings)

@@ -98,6 +98,8 @@ class AnalysisSnapshot(JsonObject):
     # Per accelerator, the prices the owner's price book set (apps.designs.pricing.OfferingPrices as JSON);
     # snapshots from before the price book have none (the catalog's prices).
     prices: Mapping[str, Any] | None = omit()
+    # The saved site a sweep's owning rows are priced at (engine.site's object, with its id); none: no site.
+    site: Mapping[str, Any] | None = omit()
 
     def priced_on(self, accelerator: str, models: Sequence[str]) -> dict[str, str | None]:
         """The offering each of ``models`` (pricing models, owning excluded) of ``accelerator`` is priced on;

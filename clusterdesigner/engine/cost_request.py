@@ -28,7 +28,15 @@ from clusterdesigner.engine.offerings import (
     default_offering,
 )
 from clusterdesigner.engine.resale import ResaleCurve, covering
-from clusterdesigner.engine.site import RackPlan, Site, cooling_used, cost_inputs, parse_site, rack_plan
+from clusterdesigner.engine.site import (
+    RackPlan,
+    Site,
+    cooling_used,
+    cost_inputs,
+    input_source,
+    parse_site,
+    rack_plan,
+)
 from clusterdesigner.engine.tco import num, usd
 
 # The owning assumptions a request may give (every one is range-checked by bounds.COST).
@@ -927,11 +935,10 @@ def _resolve_site(
         return None, colo_pricing
     site = parse_site(raw)
     cooling = cooling_used(site, accelerator.slug)
-    source = f"site {site.name}" + (f" (saved site {site.id})" if site.id else "")
+    source = input_source(site, cooling)
     for path, value, unit in cost_inputs(site, cooling):
         if not r.given(path):
-            what = f"{source}, {cooling.replace('_', ' ')} cooling" if path == "on_prem.pue" else source
-            v[path] = r.get(path, value, unit, what)
+            v[path] = r.get(path, value, unit, input_source(site, cooling, path))
     plan = rack_plan(
         nodes=int(v["nodes"]),
         gpus_per_node=int(v["gpus_per_node"]),

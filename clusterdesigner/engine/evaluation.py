@@ -63,7 +63,8 @@ class EvaluationAssumption(JsonObject):
 
 def price_origin(origin: str | None, entry_id: int | None = None, as_of: str | None = None) -> str:
     """Where a resolved price (a ``prices.*`` assumption) came from, in words: the design's own value, a price
-    book entry with its date, the public catalog, or the engine's default when the catalog has no figure."""
+    book entry with its date, the public catalog, the engine's default when the catalog has no figure, or
+    the site the estimate is placed at."""
     if origin == "design":
         return "design value"
     if origin == "price_book":
@@ -72,6 +73,8 @@ def price_origin(origin: str | None, entry_id: int | None = None, as_of: str | N
         return "public catalog" + (f" of {as_of}" if as_of else "")
     if origin == "default":
         return "engine default (no catalog figure)"
+    if origin == "site":
+        return "site"  # a saved site's figure (a sweep's or serving estimate's site); its source names it
     return ""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -252,6 +252,52 @@ def default_offering(
     if freshness is not None:
         rows.sort(key=lambda o: freshness.is_stale(o.price_as_of.get(pricing_model)))
     return rows[0].slug
+
+
+def owner_offering(
+    offerings: Mapping[str, CloudOfferingSpec],
+    *,
+    accelerator: str,
+    gpus_per_node: int,
+    pricing_model: str,
+    freshness: Freshness | None = None,
+    usd_per_hour: Mapping[str, float] | None = None,
+    unavailable: Collection[str] = (),
+) -> str | None:
+    """The offering a sweep prices ``pricing_model`` of ``accelerator`` on once the owner's price book is
+    applied: :func:`default_offering`'s pick among the offerings the owner can get (none in ``unavailable``,
+    those whose quota of this model is 0 nodes), replaced by an offering whose price the book sets
+    (``usd_per_hour``: slug → USD per instance-hour of this model) when that is lower per GPU-hour and its
+    node size fits at least as well (of equal prices, the default pick, then the slug). A book price is the
+    owner's current one, so it is not judged stale. Without book prices this is default_offering's pick."""
+    open_ = {slug: o for slug, o in offerings.items() if slug not in unavailable}
+    base = default_offering(
+        open_,
+        accelerator=accelerator,
+        gpus_per_node=gpus_per_node,
+        pricing_model=pricing_model,
+        freshness=freshness,
+    )
+    booked = {
+        s: usd
+        for s, usd in (usd_per_hour or {}).items()
+        if s in open_ and open_[s].accelerator == accelerator
+    }
+
+    def per_gpu(slug: str) -> float:
+        offering = open_[slug]
+        return booked.get(slug, offering.usd_per_hour.get(pricing_model, math.inf)) / offering.gpu_count
+
+    def misfit(slug: str) -> bool:
+        return open_[slug].gpu_count != gpus_per_node
+
+    candidates = [s for s in sorted(booked) if base is None or misfit(s) <= misfit(base)]
+    if base is not None:
+        candidates.insert(0, base)
+    # Stable sorts: whole nodes first, then the lower price per GPU-hour (the default pick first of equals).
+    candidates.sort(key=per_gpu)
+    candidates.sort(key=misfit)
+    return candidates[0] if candidates else None
 
 
 def cloud_offering_from_dict(data: Mapping[str, Any]) -> CloudOfferingSpec:

@@ -1835,7 +1835,9 @@ def parse_request(
         if speculative.get("draft_tokens") and key not in speculative:
             raise InputError(f"give {what}", field=f"speculative.{key}")
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
-    _section(request, "cost", {"on_prem", "horizon_years", "managed_overhead_fraction", "include_cloud"})
+    _section(
+        request, "cost", {"on_prem", "site", "horizon_years", "managed_overhead_fraction", "include_cloud"}
+    )
     lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
     rps = _requests_per_s(demand, mean_out)
     disagg = request.get("disaggregated", True)
@@ -1894,21 +1896,25 @@ def owning_cost(
     utilization: float,
     on_prem: Mapping[str, Any],
     horizon_years: float,
+    site: Mapping[str, Any] | None = None,
 ) -> BilledCost:
     """The cost engine's owning cost of the serving cluster's whole nodes (``cost.tco`` → ``on_prem``): its
     total over the horizon, its $ per GPU-hour used at the implied utilization, and the GPU-hours it holds
     (nodes × GPUs a node × 8,760 h × years: an owner pays for every hour). Every owning default and catalog
-    price is the cost engine's own (docs/cost-engine.md). Its errors keep their field under ``cost.``."""
+    price is the cost engine's own (docs/cost-engine.md); at a ``site`` (engine.site's object: the request's
+    ``cost.site``) its power price, PUE and colocation, as the cost engine prices a design placed there. Its
+    errors keep their field under ``cost.``."""
     request = {
         "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
         "utilization": utilization,
         "horizon_years": horizon_years,
         "on_prem": dict(on_prem),
+        **({"site": dict(site)} if site else {}),
     }
     try:
         result = tco(request, **catalog.cost_kwargs())
     except EngineError as exc:
-        if exc.field.startswith("on_prem") or exc.field == "horizon_years":
+        if exc.field.startswith(("on_prem", "site")) or exc.field == "horizon_years":
             where = f"cost.{exc.field}"
         elif exc.field.startswith("cluster.nodes"):
             where = "demand.requests_per_s"  # the demand sized a cluster the cost engine cannot price
@@ -1992,6 +1998,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs, price_owning
             utilization=utilization,
             on_prem=on_prem,
             horizon_years=horizon,
+            site=cost_section.get("site"),
         )
         if price_owning
         else None

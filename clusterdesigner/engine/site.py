@@ -262,6 +262,13 @@ class SiteFit:
     node_power_source: str
 
 
+def input_source(site: Site, cooling: str, path: str = "") -> str:
+    """Where a cost input the site sets comes from, as every consumer's figure says it: "site <name> (saved
+    site N)", with the cooling used for the PUE."""
+    source = f"site {site.name}" + (f" (saved site {site.id})" if site.id else "")
+    return f"{source}, {cooling.replace('_', ' ')} cooling" if path == "on_prem.pue" else source
+
+
 def cost_inputs(site: Site, cooling: str) -> list[tuple[str, Any, str]]:
     """The cost engine's inputs the site sets: (request path, value, unit). The PUE is the cooling used's
     (none when the site does not offer it: the finding says so, and the engine's default stays)."""
