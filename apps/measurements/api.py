@@ -61,6 +61,10 @@ def _team_to_write(request: Request, team_id: int | None) -> int | None:
 
 
 def _team_query(request: Request) -> int | None:
+    # DRF reads an empty query value as absent (or null); the schema allows neither, and ``?team=`` is not
+    # "your own" (omitting it is): a 400 naming it (schemathesis found it answered 200).
+    if "team" in request.query_params and not request.query_params["team"].strip():
+        raise InvalidInput({"team": ["give a team id, or leave team out for your own runs"]})
     form = TeamQuerySerializer(data=request.query_params)
     form.is_valid(raise_exception=True)
     team: int | None = form.validated_data.get("team")

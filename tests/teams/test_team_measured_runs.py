@@ -254,3 +254,13 @@ def test_a_team_design_takes_the_teams_calibration_for_every_reader_and_its_shar
         f"{RUNS}calibration/", {"enabled": False, "team": people.team.pk}, format="json"
     )
     assert _evaluate(people.client("viewer"), team_design.pk) == before
+
+
+def test_an_empty_team_in_the_query_is_a_400_naming_it(people: People, catalog: Any) -> None:
+    """``?team=`` is neither a team nor "your own" (omitting it is): the list and the summary say so."""
+    client = people.client("owner")
+    for path in (RUNS, f"{RUNS}summary/"):
+        answer = client.get(f"{path}?team=")
+        assert answer.status_code == 400, path
+        assert "team" in answer.json()["error"]["fields"], path
+        assert client.get(path).status_code == 200
