@@ -46,6 +46,8 @@ class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
         source="team_id",
         required=False,
         allow_null=True,
+        min_value=1,
+        max_value=2**63 - 1,
         help_text="The team's id, for a team's entry (set when it is made).",
     )
     pricing_model = serializers.ChoiceField(choices=PRICING_MODELS, required=False, allow_blank=True)
@@ -72,7 +74,9 @@ class PriceBookImportSerializer(PriceImportSerializer):
         + " (kind, value and valid_from required; an empty cell is a field left out); CSV as UTF-8; at most"
         " DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default)."
     )
-    team = serializers.IntegerField(required=False, help_text="Import into this team's book.")
+    team = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, help_text="Import into this team's book."
+    )
 
     def validate_file(self, value: Any) -> str | bytes:  # type: ignore[override]
         """An XLSX workbook's bytes (told by its ZIP signature), else the CSV's text (the catalog import's
@@ -94,5 +98,8 @@ class PriceBookImportResultSerializer(serializers.Serializer[Any]):
 class PriceBookExportQuerySerializer(serializers.Serializer[Any]):
     format = serializers.ChoiceField(choices=["csv", "xlsx"], help_text="The file's format.")
     team = serializers.IntegerField(
-        required=False, min_value=1, help_text="A team's book (one you are a member of); omitted: your own."
+        required=False,
+        min_value=1,
+        max_value=2**63 - 1,
+        help_text="A team's book (one you are a member of); omitted: your own.",
     )
