@@ -117,7 +117,11 @@ class ServingInputSerializer(StrictJSONTypes, serializers.Serializer[Any]):
     stack = serializers.ChoiceField(choices=tuple(serving.STACKS), required=False)
     efficiency = serializers.DictField(child=serializers.FloatField(), required=False)
     cost = serializers.DictField(
-        required=False, help_text="{on_prem: {...}, horizon_years, managed_overhead_fraction, include_cloud}"
+        required=False,
+        help_text=(
+            "{on_prem: {...}, network: {...}, colocation: {...}, horizon_years, managed_overhead_fraction,"
+            " include_cloud}"
+        ),
     )
 
 

@@ -94,6 +94,8 @@ def _priced(
     cost = dict(request.get("cost") or {})
     if book.on_prem:
         cost["on_prem"] = book.on_prem
+    for section, terms in book.sections.items():  # a network quote, a colocation basis: the request's win
+        cost.setdefault(section, terms)
     if site:
         cost["site"] = dict(site)
     priced = {**request, **({"cost": cost} if cost else {})}

@@ -1836,7 +1836,9 @@ def parse_request(
             raise InputError(f"give {what}", field=f"speculative.{key}")
     eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
     _section(
-        request, "cost", {"on_prem", "site", "horizon_years", "managed_overhead_fraction", "include_cloud"}
+        request,
+        "cost",
+        {"on_prem", "site", *OWNING_SECTIONS, "horizon_years", "managed_overhead_fraction", "include_cloud"},
     )
     lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
     rps = _requests_per_s(demand, mean_out)
@@ -1887,6 +1889,11 @@ def parse_request(
     return inp, request.get("cost", {})
 
 
+# The cost engine's owning sections a serving request may give beside ``on_prem`` (a price book's network
+# quote, a colocation contract's basis), passed to it as they are.
+OWNING_SECTIONS = ("network", "colocation")
+
+
 def owning_cost(
     *,
     catalog: CatalogSpecs,
@@ -1897,6 +1904,7 @@ def owning_cost(
     on_prem: Mapping[str, Any],
     horizon_years: float,
     site: Mapping[str, Any] | None = None,
+    sections: Mapping[str, Any] | None = None,
 ) -> BilledCost:
     """The cost engine's owning cost of the serving cluster's whole nodes (``cost.tco`` → ``on_prem``): its
     total over the horizon, its $ per GPU-hour used at the implied utilization, and the GPU-hours it holds
@@ -1910,11 +1918,12 @@ def owning_cost(
         "horizon_years": horizon_years,
         "on_prem": dict(on_prem),
         **({"site": dict(site)} if site else {}),
+        **{k: v for k, v in (sections or {}).items() if k in OWNING_SECTIONS},
     }
     try:
         result = tco(request, **catalog.cost_kwargs())
     except EngineError as exc:
-        if exc.field.startswith(("on_prem", "site")) or exc.field == "horizon_years":
+        if exc.field.startswith(("on_prem", "site", *OWNING_SECTIONS)) or exc.field == "horizon_years":
             where = f"cost.{exc.field}"
         elif exc.field.startswith("cluster.nodes"):
             where = "demand.requests_per_s"  # the demand sized a cluster the cost engine cannot price
@@ -1999,6 +2008,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs, price_owning
             on_prem=on_prem,
             horizon_years=horizon,
             site=cost_section.get("site"),
+            sections={k: cost_section[k] for k in OWNING_SECTIONS if k in cost_section},
         )
         if price_owning
         else None

@@ -459,3 +459,35 @@ def test_a_stored_evaluation_is_served_without_resolving_the_book_until_the_book
     assert len(calls) == 1
     p5 = next(a for a in after["assumptions"] if a["name"] == "prices.cloud.aws-p5-48xlarge.on_demand")
     assert p5["value"] == pytest.approx(P5_ON_DEMAND * 0.5, rel=1e-12)  # half off: 27.52
+
+
+def test_serving_owns_its_nodes_with_the_books_network_quote(people: People, catalog: Any) -> None:
+    """The serving planner's owning cost takes the book's network quote as a design's does (a lump sum is the
+    network's capex): through the API with the team's book, the owning total equals the same request with
+    ``cost.network.capex_usd`` typed in, and differs from the catalog's network (switches and cables counted
+    from placeholders); a network the request gives wins over the book's."""
+    _entry(
+        people.client("editor"),
+        team=people.team.pk,
+        kind="network_quote",
+        network_item="lump_sum",
+        value=40_000,
+        source="Q-12 serving fabric",
+    )
+    viewer = people.client("viewer")
+    booked = viewer.post(f"{SERVING_URL}?team={people.team.pk}", SERVING, format="json")
+    typed_request = {**SERVING, "cost": {**SERVING.get("cost", {}), "network": {"capex_usd": 40_000}}}
+    typed = viewer.post(SERVING_URL, typed_request, format="json")
+    plain = viewer.post(SERVING_URL, SERVING, format="json")
+    assert booked.status_code == typed.status_code == plain.status_code == 200, booked.json()
+    own = _options(booked.json())["own"]["total_usd"]
+    assert own == pytest.approx(_options(typed.json())["own"]["total_usd"], rel=1e-12)
+    assert own != pytest.approx(_options(plain.json())["own"]["total_usd"], rel=1e-6)
+    rows = {r["name"]: r for r in booked.json()["prices"]}
+    assert rows["prices.network.capex_usd"]["origin"] == "price_book"
+    given = {**SERVING, "cost": {**SERVING.get("cost", {}), "network": {"capex_usd": 10_000}}}
+    mine = viewer.post(f"{SERVING_URL}?team={people.team.pk}", given, format="json")
+    other = viewer.post(SERVING_URL, given, format="json")
+    assert _options(mine.json())["own"]["total_usd"] == pytest.approx(
+        _options(other.json())["own"]["total_usd"], rel=1e-12
+    )
