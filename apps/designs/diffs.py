@@ -100,8 +100,8 @@ def parse_order(raw: str | None) -> list[str] | None:
 
 
 def diff_xlsx(diff: VersionDiff) -> bytes:
-    """The diff as a workbook: Inputs, Outputs and Attribution (the steps, then the Shapley values), values
-    as numbers where they are numbers, text cells made formula-safe."""
+    """The diff as a workbook: Inputs, Outputs and Attribution (the steps, then the Shapley values), and the
+    two Versions with their messages; values as numbers where they are numbers, text cells formula-safe."""
     book = Workbook()
     inputs = book.active
     assert inputs is not None
@@ -118,6 +118,14 @@ def diff_xlsx(diff: VersionDiff) -> bytes:
         [[o.label, o.unit, _cell(o.old), _cell(o.new), o.delta] for o in diff.diff.outputs],
     )
     _attribution_sheet(book.create_sheet("Attribution"), diff.diff)
+    _sheet_rows(
+        book.create_sheet("Versions"),
+        ["version", "design", "name", "message", "saved at"],
+        [
+            [v.number, v.design_id, formula_safe(v.name), formula_safe(v.message), v.created_at.isoformat()]
+            for v in (diff.old, diff.new)
+        ],
+    )
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()

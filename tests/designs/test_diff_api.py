@@ -29,7 +29,8 @@ def _two_versions(client: Any) -> int:
     spec = copy.deepcopy(SPEC)
     spec["costs"]["utilization"] = 0.5
     spec["costs"]["on_prem"]["server_usd"] = 280_000
-    edited = client.patch(f"/api/v1/designs/{design_id}/", {"spec": spec, "version": 1}, format="json")
+    change = {"spec": spec, "version": 1, "message": "=cheaper servers (Q-9), 50 % busy"}
+    edited = client.patch(f"/api/v1/designs/{design_id}/", change, format="json")
     assert edited.status_code == 200, edited.json()
     assert edited.json()["version"] == 2
     return int(design_id)
@@ -155,7 +156,11 @@ def test_diff_as_xlsx(user_client: Any, design_id: int) -> None:
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/vnd.openxmlformats")
     book = load_workbook(io.BytesIO(response.content))
-    assert book.sheetnames == ["Inputs", "Outputs", "Attribution"]
+    assert book.sheetnames == ["Inputs", "Outputs", "Attribution", "Versions"]
+    # Which two versions, with the message each was saved with (a leading "=" kept as text, not a formula).
+    versions = list(book["Versions"].iter_rows(values_only=True))
+    assert versions[0][:4] == ("version", "design", "name", "message")
+    assert [(r[0], r[3]) for r in versions[1:]] == [(1, None), (2, "'=cheaper servers (Q-9), 50 % busy")]
     rows = list(book["Inputs"].iter_rows(values_only=True))
     assert {r[0] for r in rows[1:]} == CHANGED
     body = user_client.get(f"/api/v1/designs/{design_id}/diff/").json()
