@@ -116,9 +116,6 @@ DRAFT_ACTIONS = {"draft", "save_draft"}
 READ_ACTIONS = {"clone", "evaluate", "analyse"}
 
 
-ExportNegotiation = FileNegotiation  # the export action's format names the file (clusterdesigner.api)
-
-
 class VersionRequired(APIException):
     """An edit that names no base version: 428, in the envelope like every error (clusterdesigner.api)."""
 
@@ -373,7 +370,7 @@ class DesignViewSet(
             "Assumptions and results as CSV or XLSX, or a launch configuration for the chosen layout."
         ),
     )
-    @action(detail=True, methods=["get"], url_path="export", content_negotiation_class=ExportNegotiation)
+    @action(detail=True, methods=["get"], url_path="export", content_negotiation_class=FileNegotiation)
     def export(self, request: Request, pk: str) -> HttpResponse:
         design = self.get_object()
         version = or_404(selectors.design_version_get(design=design, number=_int_param(request, "version")))
@@ -399,7 +396,7 @@ class DesignViewSet(
         "attributed to the inputs one at a time (and by Shapley value for at most 8 inputs).",
         **DIFF_SCHEMA,
     )
-    @action(detail=True, methods=["get"], content_negotiation_class=ExportNegotiation)
+    @action(detail=True, methods=["get"], content_negotiation_class=FileNegotiation)
     def diff(self, request: Request, pk: str) -> HttpResponse | Response:
         design = self.get_object()
         new_number = _int_param(request, "to") or design.version
@@ -424,7 +421,7 @@ class DesignViewSet(
         description="Two designs compared as two versions: design a's current version → design b's.",
         **DIFF_SCHEMA,
     )
-    @action(detail=False, methods=["get"], url_path="diff", content_negotiation_class=ExportNegotiation)
+    @action(detail=False, methods=["get"], url_path="diff", content_negotiation_class=FileNegotiation)
     def diff_designs(self, request: Request) -> HttpResponse | Response:
         sides = []
         for name in ("a", "b"):
