@@ -95,6 +95,18 @@ def test_review_history_and_the_page_printed_to_a4(
                .map(e => e.getBoundingClientRect().right))"""
     )
     assert widest <= A4_CONTENT_PX + 1, widest
+    # A figure is never broken mid-number on paper (the Swing column printed "$1,234,5" over "67"): every
+    # numeric cell keeps to one line, the text columns beside it take the wrapping.
+    wrapped = page.eval_on_selector_all(
+        "table.data td.num",
+        """els => els.filter(e => {
+               const text = document.createRange();
+               text.selectNodeContents(e);
+               return e.innerText.trim() && (getComputedStyle(e).whiteSpace !== 'nowrap'
+                   || text.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(e).lineHeight));
+           }).map(e => e.innerText)""",
+    )
+    assert page.locator("#verdict-movers td.num").count() > 0 and wrapped == [], wrapped
     assert page.evaluate("document.documentElement.scrollWidth") <= A4_CONTENT_PX + 1
     charts = page.eval_on_selector_all(
         ".js-plotly-plot", "els => els.map(e => e.getBoundingClientRect().width)"

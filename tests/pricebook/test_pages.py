@@ -27,6 +27,7 @@ def test_the_own_book_adds_lists_edits_expires_and_deletes(alice: Any, catalog: 
     page = _page(alice)
     html = page.get("/price-book/").content.decode()
     assert 'id="no-entries"' in html and 'id="nav-price-book"' in html
+    assert "Your own prices, dated and sourced" in html
     assert page.post("/price-book/", POWER).status_code == 302
     entry = PriceEntry.objects.get()
     assert (entry.value, entry.owner, entry.team, entry.source) == (0.071, alice, None, "PPA 7")
@@ -84,6 +85,7 @@ def test_who_may_use_a_teams_book_page(people: People, catalog: Any) -> None:
     viewer = _page(people.viewer)
     html = viewer.get(url).content.decode()
     assert f'id="entry-{entry.pk}"' in html and 'id="read-only"' in html
+    assert "The team's own prices, dated and sourced" in html and "Your own prices" not in html
     assert 'id="entry-form"' not in html and f'id="expire-{entry.pk}"' not in html
     outsider = _page(people.outsider)
     assert outsider.get(url).status_code == 404
