@@ -39,7 +39,10 @@ PROTOCOL = (
     " after their errors were seen (their published command runs attention data-parallel with expert"
     " parallelism, which the engine could not express); issue #37 (w7) made that layout expressible"
     " (attention_dp) and brought them back with the split the rule had declared (75 fit, 35 check); their"
-    " one constant (moe_compute_scale) is fitted last on their fit rows, the others held. vllm-rocm-2025's"
+    " constants (moe_compute_scale and, since issue #37 h8 padded the routed experts' decode rows to the"
+    " grouped GEMM's 128-row tile and added the busiest expert-parallel rank, moe_tile_overhead_k) are"
+    " fitted last on their fit rows, the others held; h8 chose those terms after seeing every MoE row's"
+    " error, fit and check. vllm-rocm-2025's"
     " host time of a single-step loop (host_sequence_us) is fitted second on that stack's fit rows; its form"
     " was chosen knowing the blind rows' errors at batch 32-128, so those rows are no longer blind."
 )
@@ -134,6 +137,7 @@ def main() -> None:
             f"  per-sequence step overhead {eff.sequence_overhead_us:.0f} µs"
             f"  collective latency {eff.collective_latency_us:.0f} µs  FP4 scale {eff.fp4_compute_scale:.2f}"
             f"  single-step host time {eff.host_sequence_us:.0f} µs  MoE scale {eff.moe_compute_scale:.2f}"
+            f"  MoE tile overhead {eff.moe_tile_overhead_k:.0f}"
             f"  KV reserved {eff.kv_reserved_output_fraction:g} of the output"
             f"  shared prefill read {eff.prefill_shares_weight_read}  ({same})"
         )

@@ -168,12 +168,18 @@ class ServingEfficiency:
     # README: ``benchmark_latency.py`` runs single-step and detokenises; its ``benchmark_throughput.py``
     # command sets ``--num-scheduler-steps 10`` on vLLM 0.7.3 and ``--disable-detokenize`` on v0.10.0).
     host_sequence_us: float = 0.0
-    # Fraction of ``compute_efficiency`` the routed experts' grouped GEMMs reach: each expert multiplies only
-    # the batch's tokens routed to it (B · top_k / experts rows, padded to the kernel's tile), with the
-    # tokens permuted to and from expert order around it, so the grouped GEMMs of a wide-EP MoE layer reach
-    # a smaller share of peak than one dense GEMM over the whole batch. Fitted, with the other constants
-    # held, on a stack's attention-DP MoE fit rows (their own kernels); 1 for a stack without any.
+    # Fraction of ``compute_efficiency`` the routed experts' grouped GEMMs reach beyond what the engine counts
+    # (their rows padded to the tile, ``routed_expert_rows``, and the tiles' fixed work,
+    # ``moe_tile_overhead_k``): the tokens permuted to and from expert order around them, a grouped GEMM's
+    # scheduling over uneven experts. Fitted, with ``moe_tile_overhead_k`` and the other constants held, on a
+    # stack's attention-DP MoE fit rows (their own kernels); 1 for a stack without any.
     moe_compute_scale: float = 1.0
+    # Fixed work of one output tile of the routed experts' grouped GEMMs, as a length of the reduction it
+    # computes (the software pipeline's fill before the first MMA and the epilogue's scaling, activation and
+    # store after the last): a GEMM of reduction length K takes (K + this) / K of its MMA time, so experts
+    # with a short reduction (Qwen3 30B-A3B's down projection: 768) lose more than wide ones (Llama 4: 8,192).
+    # Fitted with ``moe_compute_scale`` on the attention-DP MoE fit rows; 0 for a stack without any.
+    moe_tile_overhead_k: float = 0.0
 
     def __post_init__(self) -> None:
         _fraction(self.bandwidth_efficiency, "efficiency.bandwidth_efficiency")
@@ -190,6 +196,8 @@ class ServingEfficiency:
             raise InputError("must be between 0 and 100,000 ms", field="efficiency.first_token_overhead_ms")
         _fraction(self.fp4_compute_scale, "efficiency.fp4_compute_scale")
         _fraction(self.moe_compute_scale, "efficiency.moe_compute_scale")
+        if not math.isfinite(self.moe_tile_overhead_k) or not 0 <= self.moe_tile_overhead_k <= 1e5:
+            raise InputError("must be between 0 and 100,000", field="efficiency.moe_tile_overhead_k")
         if (
             not math.isfinite(self.kv_reserved_output_fraction)
             or not 0.5 <= self.kv_reserved_output_fraction <= 1
@@ -219,8 +227,9 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
         # on H100 and H200 in FP8, B200 and GB200 in FP4); the FP4 matmuls' share fitted second, on the FP4
         # rows. Its scheduler reserves the whole request's KV (GUARANTEED_NO_EVICT, TensorRT-LLM's default
         # capacity policy) and mixes prompts into decode iterations (in-flight batching). The routed experts'
-        # share fitted last, on the MoE tables' fit rows (Llama 4 Scout/Maverick, Qwen3 30B-A3B/235B-A22B),
-        # run as published: attention data-parallel with wide expert parallelism (enable_attention_dp)
+        # share and its grouped GEMMs' fixed work per tile fitted last, on the MoE tables' fit rows (Llama 4
+        # Scout/Maverick, Qwen3 30B-A3B/235B-A22B), run as published: attention data-parallel with wide
+        # expert parallelism (enable_attention_dp)
         "tensorrt-llm-2025": ServingEfficiency(
             bandwidth_efficiency=0.75,
             compute_efficiency=0.5,
@@ -228,7 +237,8 @@ STACKS: Mapping[str, ServingEfficiency] = MappingProxyType(
             kv_reserved_output_fraction=1.0,
             fp4_compute_scale=0.6,
             prefill_shares_weight_read=True,
-            moe_compute_scale=0.15,
+            moe_compute_scale=0.4,
+            moe_tile_overhead_k=2048.0,
         ),
         # vLLM on ROCm of 2024: fitted on MLPerf v4.1 8x MI300X Llama 2 70B offline and OCI's vLLM Llama 3.1
         # 405B batch 1 and 64 (October 2024)
@@ -629,15 +639,81 @@ def _all_to_all_s(inp: ServingInput, *, tokens: Any, tp: Any, pp: Any) -> Any:
     return np.where(ep > 1, 2.0 * m.moe_layers / np.asarray(pp) * one, 0.0)
 
 
-def matmul_flop_params(inp: ServingInput) -> float:
-    """The weights one token multiplies by (``ModelShape.active_matmul_params``) with the routed experts'
-    counted at 1 / ``moe_compute_scale`` (their grouped GEMMs' lower share of peak), so matmul time is
-    2 · this · tokens / (peak · compute_efficiency)."""
+# Rows a grouped GEMM pads each expert's tokens to: DeepGEMM's m-grouped contiguous kernels align every
+# expert's segment to 128 rows (deepseek-ai/DeepGEMM, csrc/utils/layout.hpp,
+# get_mk_alignment_for_contiguous_layout), and vLLM's and SGLang's fused MoE kernels pad each expert's tokens
+# to their block's rows the same way (vllm/model_executor/layers/fused_moe/moe_align_block_size.py: at most
+# numel + E · (block − 1) rows after padding).
+MOE_TILE_ROWS = 128
+
+
+def _busiest_rank_share(model: ModelShape, *, tokens: Any, ep: Any) -> Any:
+    """The busiest expert-parallel rank's routed rows over the mean rank's: the step waits for it. Under
+    uniform routing a rank receives N · k / ep of the batch's N · k assignments, Binomial with variance
+    N · k / ep · (1 − 1/ep), and the largest of ep such loads exceeds the mean by about √(2 ln ep)
+    standard deviations (the expected maximum of ep Gaussians): 1 + √(2 ln ep · (1 − 1/ep) · ep / (N · k)),
+    1 at ep = 1. Real routers are less even than uniform (DeepSeek-V3, arXiv:2412.19437, Sec. 3.4,
+    rebalances redundant experts for it), so this is the floor of the imbalance."""
+    ep = np.asarray(ep, dtype=float)
+    load = np.maximum(np.asarray(tokens, dtype=float) * model.top_k, 1.0)
+    spread = np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)) * (1.0 - 1.0 / ep) * ep / load)
+    return 1.0 + spread
+
+
+def routed_expert_rows(model: ModelShape, *, tokens: Any, ep: Any, padded: bool) -> Any:
+    """Rows the routed experts' grouped GEMMs of one MoE layer compute for a step of ``tokens`` tokens, as the
+    busiest expert-parallel rank sees them, summed over the E experts (0 for a dense model).
+
+    Each expert receives m tokens, Binomial(N, k/E): it is touched with probability P = 1 − (1 − k/E)^N and
+    then holds m₊ = N · k / (E · P) on average, times the busiest rank's share (``_busiest_rank_share``).
+    ``padded``: its rows are rounded up to the kernel's tile, ``MOE_TILE_ROWS`` · ceil(m₊ / tile), as a
+    step's grouped GEMM computes them; so E · P · tile · ceil(m₊ / tile) rows. At decode, where each expert
+    sees a few tokens (Llama 4 Maverick at batch 2,000: 16), the tile is mostly padding, the grouped GEMM's
+    loss at small per-expert token counts. Not padded (the prompt's tokens riding in a decode iteration whose
+    tiles are already paid for): N · k · the rank share."""
+    tokens = np.asarray(tokens, dtype=float)
+    if not model.is_moe:
+        return np.zeros_like(tokens)
+    share = _busiest_rank_share(model, tokens=tokens, ep=ep)
+    if not padded:
+        return tokens * model.top_k * share
+    touched = 1.0 - (1.0 - model.top_k / model.experts) ** np.maximum(tokens, 0.0)
+    per_expert = tokens * model.top_k * share / (model.experts * np.maximum(touched, 1e-12))
+    tiles = np.ceil(per_expert / MOE_TILE_ROWS - 1e-9)
+    return model.experts * touched * MOE_TILE_ROWS * tiles
+
+
+def _tile_stretch(model: ModelShape, eff: ServingEfficiency) -> float:
+    """Time of an expert's grouped GEMMs over their MMA time when each output tile also pays a fixed
+    ``moe_tile_overhead_k`` (a reduction length's worth: the pipeline's fill and the epilogue): a GEMM of
+    reduction length K takes (K + K₀) / K of its MMA time. An expert's MLP is an up projection of reduction
+    length h (gate and up: ``mlp_matrices`` − 1 matrices of h × f) and a down projection of reduction length
+    f, so the stretch is ((n − 1) · (h + K₀) + (f + K₀) · h / f) / ((n − 1) · h + h), which weighs short
+    reductions: 1.0 at K₀ = 0; at tensorrt-llm-2025's K₀ = 2,048, Qwen3 30B-A3B's experts (h 2,048, f 768):
+    2.56, Qwen3 235B-A22B's (h 4,096, f 1,536): 1.78, Llama 4's (h 5,120, f 8,192): 1.35."""
+    k0 = eff.moe_tile_overhead_k
+    h, f, n = model.hidden, model.expert_ffn_hidden, model.mlp_matrices
+    return ((n - 1) * (h + k0) + (f + k0) * h / f) / ((n - 1) * h + h)
+
+
+def matmul_flops(inp: ServingInput, *, tokens: Any, tp: Any, padded: bool) -> Any:
+    """FLOPs of the weight matmuls for ``tokens`` tokens: 2 · tokens · the weights one token multiplies by
+    (``ModelShape.active_matmul_params``) with the routed experts' part replaced by 2 · expert_params ·
+    moe_layers · ``routed_expert_rows`` stretched by short reductions' fixed tile work (``_tile_stretch``) and
+    counted at 1 / ``moe_compute_scale`` (their grouped GEMMs' share of peak beyond both), so matmul time
+    is this / (peak · compute_efficiency). The experts are spread ep = tp ways under attention data
+    parallelism (the imbalance across ranks), else split within each expert over the tensor-parallel group
+    (no imbalance)."""
     m = inp.model
+    tokens = np.asarray(tokens, dtype=float)
     if not m.is_moe:
-        return float(m.active_matmul_params)
+        return 2.0 * tokens * m.active_matmul_params
     routed = m.moe_layers * m.top_k * m.expert_params
-    return float(m.active_matmul_params - routed + routed / inp.efficiency.moe_compute_scale)
+    ep = np.asarray(tp) if inp.attention_dp else np.ones_like(np.asarray(tp))
+    rows = routed_expert_rows(m, tokens=tokens, ep=ep, padded=padded)
+    eff = inp.efficiency
+    expert = 2.0 * m.moe_layers * m.expert_params * rows * _tile_stretch(m, eff) / eff.moe_compute_scale
+    return 2.0 * tokens * (m.active_matmul_params - routed) + expert
 
 
 def _peak_flops(inp: ServingInput) -> float:
@@ -697,11 +773,12 @@ def prefill_s(
         # (1 − h²) of the full prompt's (vLLM automatic prefix caching; SGLang RadixAttention, Zheng et al.
         # 2024, arXiv:2312.07104)
         h = inp.prefix_cache_hit_rate
-        matmul_flops = prompts * 2.0 * matmul_flop_params(inp) * n * (1.0 - h)
+        # the prompt's routed rows are not padded to the tile: its n tokens ride in an iteration of up to the
+        # stack's token budget (TensorRT-LLM's max_num_tokens 8,192, vLLM's max_num_batched_tokens 2,048 or
+        # more) with other prompts and the running batch, whose tiles already hold hundreds of rows an expert
+        matmul = matmul_flops(inp, tokens=prompts * n * (1.0 - h), tp=tp, padded=False)
         attention_flops = prompts * prefill_attention_flops(m, n) * (1.0 - h * h)
-        compute = matmul_flops / (gpus * _peak_flops(inp)) + attention_flops / (
-            gpus * _attention_peak_flops(inp)
-        )
+        compute = matmul / (gpus * _peak_flops(inp)) + attention_flops / (gpus * _attention_peak_flops(inp))
         bound = compute if shared_read else np.maximum(compute, read)
         one = bound + np.asarray(pp) * _allreduce_s(inp, tokens=prompts * n, tp=tp, pp=pp)
         total = one if len(classes) == 1 else total + share * one
@@ -726,7 +803,8 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
     TPOT = pp · t_stage(B/pp) + B · sequence_overhead. A stage runs two kinds of kernel one after the other,
     each at its own roofline (Pope et al. 2022, arXiv:2211.05102, Sec. 2; Williams et al. 2009):
     - the weight matmuls: max(weights the batch touches / (HBM · bandwidth_eff), b · 2 · N_active /
-      (tp · pp) / (peak · compute_eff)) (MoE: only the experts routed to are read);
+      (tp · pp) / (peak · compute_eff)) (MoE: only the experts routed to are read, and their FLOPs are
+      ``matmul_flops`` of the rows padded to the grouped GEMM's tile on the busiest rank);
     - attention over the KV cache: max(b × mean context × KV per token per GPU / (HBM · bandwidth_eff),
       b · 4 · context · heads · head_dim · L / (tp · pp) / (peak · compute_eff)); under multi-head latent
       attention the latent (replicated on every tp rank, ``kv_bytes_per_token_per_gpu``) is read and
@@ -758,7 +836,7 @@ def decode_step_s(inp: ServingInput, *, batch: Any, tp: Any, pp: Any) -> Any:
         read = weights - routed + routed * touched
     else:
         read = weights * _moe_weight_fraction_read(m, micro * pp_a * q)
-    matmul = np.maximum(read / hbm, micro * q * 2.0 * matmul_flop_params(inp) / peak)
+    matmul = np.maximum(read / hbm, matmul_flops(inp, tokens=micro * q, tp=tp, padded=True) / peak)
     if m.is_mla:
         attention_flops = micro * q * ctx * mla_decode_attention_flops_per_context_token(m) * m.kv_layers(ctx)
     else:

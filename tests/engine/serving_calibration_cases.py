@@ -53,6 +53,9 @@ HOST_GRID_US = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 80.0, 100.0, 150.0)
 # The routed experts' grouped GEMMs' share of the compute efficiency (ServingEfficiency.moe_compute_scale),
 # fitted last, on a stack's attention-DP MoE fit rows (TensorRT-LLM 1.0's MoE tables), the others held.
 MOE_SCALE_GRID = tuple(float(x) for x in np.round(np.arange(0.05, 1.001, 0.05), 2))
+# The grouped GEMMs' fixed work per output tile as a reduction length (ServingEfficiency.moe_tile_overhead_k),
+# fitted with the scale above: 0 (none) to 4,096 (a 32-stage pipeline of 128-deep k-blocks).
+MOE_TILE_OVERHEAD_GRID = (0.0, 256.0, 512.0, 768.0, 1024.0, 1536.0, 2048.0, 3072.0, 4096.0)
 # The FP4 matmuls' share of the compute efficiency (ServingEfficiency.fp4_compute_scale), fitted second, on
 # a stack's FP4 fit rows with the other constants held at their fit on its FP8/BF16 rows.
 FP4_SCALE_GRID = tuple(float(x) for x in np.round(np.arange(0.30, 1.001, 0.05), 2))
@@ -240,13 +243,14 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
 
 
 def _fit_moe(adp_rows: list[dict[str, str]], eff: serving.ServingEfficiency) -> serving.ServingEfficiency:
-    """``moe_compute_scale`` on the attention-DP MoE fit rows with the other constants held (ties: the first
-    grid point); the constants unchanged for a stack without such rows."""
+    """``moe_compute_scale`` and ``moe_tile_overhead_k`` on the attention-DP MoE fit rows with the other
+    constants held (ties: the first grid point, the smaller overhead first); the constants unchanged for a
+    stack without such rows."""
     if not adp_rows:
         return eff
     best: tuple[float, serving.ServingEfficiency] | None = None
-    for scale in MOE_SCALE_GRID:
-        point = replace(eff, moe_compute_scale=scale)
+    for overhead, scale in itertools.product(MOE_TILE_OVERHEAD_GRID, MOE_SCALE_GRID):
+        point = replace(eff, moe_compute_scale=scale, moe_tile_overhead_k=overhead)
         score = _score(adp_rows, point, bound=best[0] if best else math.inf)
         if score is not None and (best is None or score < best[0] - 1e-12):
             best = (score, point)

@@ -130,12 +130,15 @@ def test_every_server_row_has_a_latency_prediction() -> None:
 
 
 def test_p99_ttft_median_error_on_check_rows_is_within_25_percent() -> None:
-    # 20.4 % on the 10 check rows (was 79 % too low without queueing: prefill plus one decode step)
+    # 24.3 % on the 10 check rows (was 79 % too low without queueing: prefill plus one decode step; 20.4 %
+    # before issue #37 h8 padded the routed experts' decode rows to the grouped GEMM's tile, which moves the
+    # sizing point of the three Mixtral rows: their p99 TTFT −17/−9/−69 % → −26/−12/−73 %, p99 TPOT median
+    # 40.0 → 19.1 %)
     assert cal.latency_summary(CHECK, ("ttft_p99",))["median_abs_error"] <= 0.25
 
 
 def test_p99_tpot_median_error_on_check_rows_is_within_25_percent() -> None:
-    assert cal.latency_summary(CHECK, ("tpot_p99",))["median_abs_error"] <= 0.25  # 9.9 %
+    assert cal.latency_summary(CHECK, ("tpot_p99",))["median_abs_error"] <= 0.25  # 7.4 % (9.9 % before h8)
 
 
 # ---- techniques: prefix caching and speculative decoding ------------------------------------------------
