@@ -172,7 +172,8 @@ def _place_run(parts: list[_Part], item: dict[str, Any], index: int, ctx: Any, c
         slug = version.spec["cluster"]["accelerator"]
         t = _type_index(parts, slug, f"{path}design_id", f"design {version.name!r} runs")
     elif "rl" in item:
-        t = _type_index(parts, _inline_accelerators(item, path)["trainer"], f"{path}rl", "the RL run runs")
+        found = _inline_accelerators(item)
+        t = 0 if found is None else _type_index(parts, found["trainer"], f"{path}rl", "the RL run runs")
     else:
         t = _named_type(parts, "training", index, item)
     _place(parts, "training", index, item, t)
@@ -195,21 +196,28 @@ def _mixed_pools(item: dict[str, Any], path: str, ctx: Any) -> dict[str, str] | 
         trainer = version.spec["cluster"]["accelerator"]
         return {"trainer": trainer, "rollout": rollout.get("accelerator") or trainer}
     if "rl" in item:
-        found = _inline_accelerators(item, path)
-        return found if "rollout" in found else None
+        found = _inline_accelerators(item)
+        return found if found is not None and "rollout" in found else None
     return None
 
 
-def _inline_accelerators(item: dict[str, Any], path: str) -> dict[str, str]:
-    """An inline RL run's parts as sent: its cluster's accelerator, and its rollout pool's when it has one."""
+def _inline_accelerators(item: dict[str, Any]) -> dict[str, str] | None:
+    """An inline RL run's parts, as the one-type resolver will parse its block (the design spec's defaults
+    filled): its cluster's accelerator, and its rollout pool's when it has one; None when the block does not
+    parse (its own error is then reported where it was sent, by the type it is put in)."""
+    from clusterdesigner.engine import spec as design_spec
+    from clusterdesigner.engine.spec_rules import SpecError
+
     section = item.get("rl")
-    cluster = section.get("cluster") if isinstance(section, dict) else None
-    trainer = cluster.get("accelerator") if isinstance(cluster, dict) else None
-    if not isinstance(trainer, str):
-        raise InputError("is required: the RL run's accelerator", field=f"{path}rl.cluster.accelerator")
-    rl = section.get("rl") if isinstance(section, dict) else None
-    rollout = rl.get("rollout") if isinstance(rl, dict) else None
-    if not isinstance(rollout, dict):
+    if not isinstance(section, dict):
+        return None
+    try:
+        parsed = design_spec.parse_design_spec(design_spec.with_defaults(section))
+    except SpecError:
+        return None
+    trainer = str(parsed.json["cluster"]["accelerator"])
+    rollout = (parsed.rl or {}).get("rollout")
+    if rollout is None:
         return {"trainer": trainer}
     return {"trainer": trainer, "rollout": str(rollout.get("accelerator") or trainer)}
 

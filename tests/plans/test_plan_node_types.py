@@ -199,3 +199,68 @@ def test_a_plain_run_and_inference_go_to_the_node_type_they_name(catalog: Any, a
     assert h100["result"]["runs"] == [] and "chat" in h100["result"]["demand_mean_gpus_by_workload"]
     # 100 node-hours of H200 on demand at $50.44 (no owned H200 is offered).
     assert h200["result"]["npv_usd"] == pytest.approx(100 * 50.44)
+
+
+def test_an_inline_mixed_rl_block_is_both_its_pools_coupled(catalog: Any, alice: Any) -> None:
+    from apps.catalog.selectors import engine_catalog
+    from clusterdesigner.engine import rl
+    from clusterdesigner.engine import spec as design_spec
+
+    block = {k: copy.deepcopy(MIXED[k]) for k in ("workload", "cluster", "rl")}
+    request = design_spec.rl_request(
+        dict(design_spec.parse_design_spec(design_spec.with_defaults(block)).json)
+    )
+    assert request is not None
+    chosen = rl.estimate(request, **engine_catalog().training_kwargs()).chosen
+    client = _client(alice)
+    plan = client.post(
+        URL, {"name": "inline", "spec": two_types([{"rl": block, "deadline_month": 1}])}, format="json"
+    )
+    assert plan.status_code == 201, plan.json()
+    result = client.post(f"{URL}{plan.json()['id']}/solve/").json()["result"]
+    h100, h200 = result["node_types"]
+    (t_run,), (r_run,) = h100["result"]["runs"], h200["result"]["runs"]
+    assert (t_run["name"], r_run["name"]) == (
+        "RL disaggregated (trainer pool, h100-sxm)",
+        "RL disaggregated (rollout pool, h200)",
+    )
+    # Each pool's failure-free GPU-hours from the RL engine, in 8-GPU node-hours.
+    assert sum(t_run["node_hours_by_layer"].values()) == pytest.approx(chosen.trainer_gpu_hours / 8, rel=1e-9)
+    assert sum(r_run["node_hours_by_layer"].values()) == pytest.approx(chosen.rollout_gpu_hours / 8, rel=1e-9)
+    # A block whose rollout part is no node type of the plan is refused on the block.
+    other = copy.deepcopy(block)
+    other["rl"]["rollout"]["accelerator"] = "a100-80gb"
+    fields = _refused(client, two_types([{"rl": other, "deadline_month": 1}]))
+    assert (
+        list(fields) == ["spec.training.0.rl"]
+        and "rollout pool runs on a100-80gb" in fields["spec.training.0.rl"][0]
+    )
+
+
+@pytest.mark.parametrize(
+    ("node_types", "training", "field"),  # None: the two_types node types
+    [
+        ("h100", [], "spec.node_types"),
+        ([1, 2], [], "spec.node_types.0"),
+        ([{}, {}], [], "spec.node_types.0.accelerator"),
+        (
+            [{"accelerator": "h100-sxm", "gpus_per_node": 8, "supply": {}, "extra": 1}, {}],
+            [],
+            "spec.node_types.0.extra",
+        ),
+        (None, "x", "spec.training"),
+        (None, [7], "spec.training.0"),
+        (None, [{"design_id": "a", "deadline_month": 1}], "spec.training.0.design_id"),
+        (None, [{"design_id": 10**9, "deadline_month": 1}], "spec.training.0.design_id"),
+        (None, [{"rl": "x", "deadline_month": 1}], "spec.training.0.rl"),
+    ],
+)
+def test_malformed_node_types_and_runs_are_400s_never_500s(
+    catalog: Any, alice: Any, node_types: Any, training: Any, field: str
+) -> None:
+    spec = two_types([])
+    if node_types is not None:
+        spec["node_types"] = node_types
+    spec["training"] = training
+    fields = _refused(_client(alice), spec)
+    assert field in fields, fields
