@@ -202,16 +202,9 @@ def test_a_plain_run_and_inference_go_to_the_node_type_they_name(catalog: Any, a
 
 
 def test_an_inline_mixed_rl_block_is_both_its_pools_coupled(catalog: Any, alice: Any) -> None:
-    from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine import rl
-    from clusterdesigner.engine import spec as design_spec
+    from tests.plans.test_rl_runs import inline_block
 
-    block = {k: copy.deepcopy(MIXED[k]) for k in ("workload", "cluster", "rl")}
-    request = design_spec.rl_request(
-        dict(design_spec.parse_design_spec(design_spec.with_defaults(block)).json)
-    )
-    assert request is not None
-    chosen = rl.estimate(request, **engine_catalog().training_kwargs()).chosen
+    block, chosen = inline_block()
     client = _client(alice)
     plan = client.post(
         URL, {"name": "inline", "spec": two_types([{"rl": block, "deadline_month": 1}])}, format="json"
