@@ -38,8 +38,9 @@ class _Part:
 
 def fleet_spec_priced(*, spec: dict[str, Any], ctx: Any, one_type: Callable[..., Any]) -> FleetPlan:
     """The engine's FleetPlan from a spec with ``node_types``: each type resolved by ``one_type``
-    (services.plan_spec_priced) with ``ctx.accelerator`` its part, so that every RL run, design and
-    offering it takes is of that part; the prices' rows named ``node_types.<i>.supply...``."""
+    (services._one_type_priced, a one-type plan's resolution) with ``ctx.accelerator`` its part, so that
+    every RL run, design and offering it takes is of that part; the prices' rows named
+    ``node_types.<i>.supply...``."""
     parts = _parts(spec)
     couplings: list[tuple[str, list[tuple[int, int]]]] = []
     for index, item in enumerate(_list(spec, "training")):

@@ -257,3 +257,14 @@ def test_malformed_node_types_and_runs_are_400s_never_500s(
     spec["training"] = training
     fields = _refused(_client(alice), spec)
     assert field in fields, fields
+
+
+def test_a_plan_of_two_node_types_weighs_each_types_dispatch_for_the_worker(catalog: Any, alice: Any) -> None:
+    from apps.plans.services import plan_size, plan_spec_resolve
+    from clusterdesigner.engine.capacity_fleet import FleetPlan
+
+    design, _ = _mixed(alice)
+    plan = plan_spec_resolve(spec=two_types([{"design_id": design.pk, "deadline_month": 1}]), user=alice)
+    assert isinstance(plan, FleetPlan) and plan.couplings[0].runs == ((0, 0), (1, 0))
+    # 12 months × (2 runs, the two pools, + 2 types' steady dispatch) = 48, solved in the request (≤ 100).
+    assert plan_size(plan=plan) == 12 * (2 + 2)
