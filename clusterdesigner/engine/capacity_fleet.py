@@ -246,7 +246,7 @@ def _combined(plan: FleetPlan, parts: Sequence[PlanResult], size: Any) -> PlanRe
         runs=tuple(r for p in parts for r in p.runs),
         demand_mean_gpus_by_workload=_workloads(plan, parts),
         size=size,
-        notes=(*first.notes[:2], _fleet_note(plan)),
+        notes=_notes(plan, parts),
         inference_sizing={k: v for p in parts for k, v in p.inference_sizing.items()},
         cash_flows_usd=None if any(c is None for c in cash) else _flows_sum(cash),
         cash_npv_usd=None if any(c is None for c in cash) else sum(p.cash_npv_usd or 0.0 for p in parts),
@@ -290,6 +290,19 @@ def _workloads(plan: FleetPlan, parts: Sequence[PlanResult]) -> dict[str, tuple[
         for name, gpus in p.demand_mean_gpus_by_workload.items():
             out[name if name not in out else _unique(out, f"{name} ({t.accelerator})")] = gpus
     return out
+
+
+def _notes(plan: FleetPlan, parts: Sequence[PlanResult]) -> tuple[str, ...]:
+    """The notes every type shares (the representative week, the objective) once, then the fleet's, then
+    each type's own, named by its accelerator."""
+    shared = [n for n in parts[0].notes if all(n in p.notes for p in parts)]
+    own = [
+        f"{t.accelerator}: {n}"
+        for t, p in zip(plan.node_types, parts, strict=True)
+        for n in p.notes
+        if n not in shared
+    ]
+    return (*shared, _fleet_note(plan), *own)
 
 
 def _fleet_note(plan: FleetPlan) -> str:

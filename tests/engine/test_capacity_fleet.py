@@ -125,6 +125,10 @@ def test_coupled_pools_run_in_the_same_months_at_the_hand_calculated_cost() -> N
     assert [m.owned_nodes for m in result.months] == [2, 2, 6]
     assert sum(m.cost_usd["owned"] for m in result.months) == pytest.approx(COUPLED_USD, abs=1e-3)
     assert result.cost_by_layer_usd["owned"] == pytest.approx(COUPLED_USD, abs=1e-3)
+    # The notes both types share once (here all of them: both own on the annualised basis, no cash view).
+    assert sum(n.startswith("No cash view") for n in result.notes) == 1
+    assert not any(n.startswith(("h100: ", "l40s: ")) for n in result.notes)
+    assert set(h100.result.notes) < set(result.notes)
     # Comparisons for the whole fleet: all-rent puts both pools and the inference on-demand.
     rent = next(a for a in result.alternatives if a.name == "all rent")
     assert rent.npv_usd == pytest.approx(1_460 * 100 + 1_460 * 20 + 2 * 730 * 100 * 2, abs=1e-3)

@@ -10,6 +10,7 @@ from typing import Any
 
 import openpyxl
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.designs.selectors import evaluation_read
@@ -97,6 +98,15 @@ def test_a_mixed_rl_design_is_planned_in_one_plan_of_two_node_types(catalog: Any
     r_share = [h / (rollout.gpu_hours / 8) for h in r_run["node_hours_by_month"]]
     assert t_share == pytest.approx(r_share, abs=1e-6)
     assert [r["name"] for r in result["runs"]] == [t_run["name"], r_run["name"]]
+    # Notes of one type only are named by it: the H100 owning costs were given without a capital share.
+    assert any(n.startswith("h100-sxm: No cash view") for n in result["notes"])
+    # The read-only share page (for finance) shows each node type as the plan page does.
+    link = client.post(f"{URL}{created.json()['id']}/share-links/", {}, format="json")
+    assert link.status_code == 201, link.json()
+    shared = Client().get(link.json()["url"])
+    assert shared.status_code == 200
+    page = shared.content.decode()
+    assert 'id="plan-node-types"' in page and 'data-accelerator="h200"' in page and "chart-capacity-1" in page
     # GET gives the plan as sent; solving again returns the stored solution, the same.
     got = client.get(f"{URL}{created.json()['id']}/")
     assert got.status_code == 200 and got.json()["spec"]["node_types"][1]["accelerator"] == "h200"
