@@ -25,8 +25,9 @@ def _figure(fig: go.Figure, *, title: str, y_title: str) -> dict[str, Any]:
     return json.loads(fig.to_json())  # type: ignore[no-any-return]
 
 
-def capacity_layers_chart(*, result: PlanResult, gpus_per_node: int) -> dict[str, Any]:
-    """Stacked capacity by layer (GPUs; burst as the month's average) against mean and peak demand."""
+def capacity_layers_chart(*, result: PlanResult, gpus_per_node: int, of: str = "") -> dict[str, Any]:
+    """Stacked capacity by layer (GPUs; burst as the month's average) against mean and peak demand; ``of``
+    names the node type in a plan of several (each type's chart is its own: its GPUs are not another's)."""
     months = [m.month for m in result.months]
     layers: dict[str, list[float]] = {
         "owned": [m.owned_nodes * gpus_per_node for m in result.months],
@@ -57,7 +58,10 @@ def capacity_layers_chart(*, result: PlanResult, gpus_per_node: int) -> dict[str
             hovertemplate=f"{name}: %{{y:,.1f}} GPUs in month %{{x}}<extra></extra>",
         )
     fig.update_layout(barmode="stack")
-    return _figure(fig, title="Capacity by layer against demand (burst: the month's average)", y_title="GPUs")
+    title = "Capacity by layer against demand (burst: the month's average)"
+    if of:  # a title a chart of half the page's width holds whole
+        title = f"{of} capacity by layer against demand (burst: month's average)"
+    return _figure(fig, title=title, y_title=f"{of} GPUs" if of else "GPUs")
 
 
 def cost_by_layer_chart(*, result: PlanResult) -> dict[str, Any]:
@@ -100,8 +104,20 @@ def owned_utilization_chart(*, result: PlanResult) -> dict[str, Any]:
 
 
 def plan_charts(*, result: PlanResult, gpus_per_node: int) -> dict[str, dict[str, Any]]:
+    """The plan's charts; a plan of several node types has a capacity chart per type (``capacity-<i>``) and
+    its cost and utilization charts for the whole plan."""
+    capacity = (
+        {
+            f"capacity-{i}": capacity_layers_chart(
+                result=t.result, gpus_per_node=t.gpus_per_node, of=t.accelerator
+            )
+            for i, t in enumerate(result.node_types)
+        }
+        if result.node_types
+        else {"capacity": capacity_layers_chart(result=result, gpus_per_node=gpus_per_node)}
+    )
     return {
-        "capacity": capacity_layers_chart(result=result, gpus_per_node=gpus_per_node),
+        **capacity,
         "cost": cost_by_layer_chart(result=result),
         "utilization": owned_utilization_chart(result=result),
     }

@@ -1,5 +1,6 @@
 """A solved capacity plan as an XLSX workbook for finance: summary, months, purchases, reservations, runs
-and, when inference was given in tokens per day, its serving sizing.
+and, when inference was given in tokens per day, its serving sizing; a plan of several node types adds each
+type's totals and months.
 Text cells go through clusterdesigner.spreadsheets.formula_safe so no name runs as a formula."""
 
 from __future__ import annotations
@@ -29,17 +30,30 @@ def plan_xlsx(*, name: str, version: int, result: PlanResult) -> bytes:
     book.remove(book.active)
     _summary_sheet(book, name=name, version=version, result=result)
     _months_sheet(book, result)
+    if result.node_types:
+        _node_types_sheets(book, result)
+    # In a plan of several node types each purchase and reservation is of one type: its first column.
+    typed = [(t.accelerator, t.result) for t in result.node_types] or [("", result)]
+    kind = ["node type"] if result.node_types else []
     _sheet(
         book,
         "Purchases",
-        ["order month", "arrival month", "nodes", "capex (USD)"],
-        ((p.order_month, p.arrival_month, p.nodes, p.capex_usd) for p in result.owned_purchases),
+        [*kind, "order month", "arrival month", "nodes", "capex (USD)"],
+        (
+            (*([a] if kind else []), p.order_month, p.arrival_month, p.nodes, p.capex_usd)
+            for a, part in typed
+            for p in part.owned_purchases
+        ),
     )
     _sheet(
         book,
         "Reservations",
-        ["term (months)", "start month", "nodes", "committed (USD)"],
-        ((r.term_months, r.start_month, r.nodes, r.committed_usd) for r in result.reservations),
+        [*kind, "term (months)", "start month", "nodes", "committed (USD)"],
+        (
+            (*([a] if kind else []), r.term_months, r.start_month, r.nodes, r.committed_usd)
+            for a, part in typed
+            for r in part.reservations
+        ),
     )
     if result.cash_flows_usd is not None:
         _sheet(book, "Cash flows", ["end of month", "cash out (USD)"], enumerate(result.cash_flows_usd))
@@ -92,10 +106,49 @@ def _summary_sheet(book: Workbook, *, name: str, version: int, result: PlanResul
     )
 
 
-def _months_sheet(book: Workbook, result: PlanResult) -> None:
+def _node_types_sheets(book: Workbook, result: PlanResult) -> None:
+    """A plan of several node types: each type's totals on one sheet, and its months on a sheet of its own
+    (the Months sheet sums the types)."""
     _sheet(
         book,
-        "Months",
+        "Node types",
+        [
+            "accelerator",
+            "GPUs a node",
+            "NPV (USD)",
+            "cash out, undiscounted (USD)",
+            "capex (USD)",
+            *(f"cost: {layer} (USD)" for layer in result.cost_by_layer_usd),
+            "owned nodes bought",
+            "on-demand node-hours",
+            "spot node-hours",
+            "owned fleet utilization",
+        ],
+        (
+            (
+                t.accelerator,
+                t.gpus_per_node,
+                t.result.npv_usd,
+                t.result.total_usd,
+                t.result.capex_usd,
+                *(t.result.cost_by_layer_usd.get(layer, 0.0) for layer in result.cost_by_layer_usd),
+                sum(p.nodes for p in t.result.owned_purchases),
+                t.result.on_demand_node_hours,
+                t.result.spot_node_hours,
+                t.result.owned_utilization,
+            )
+            for t in result.node_types
+        ),
+    )
+    for i, t in enumerate(result.node_types):
+        # Sheet titles are at most 31 characters and unique: the index keeps two long slugs apart.
+        _months_sheet(book, t.result, title=f"Months {i + 1} {t.accelerator}"[:31])
+
+
+def _months_sheet(book: Workbook, result: PlanResult, *, title: str = "Months") -> None:
+    _sheet(
+        book,
+        title,
         [
             "month",
             "demand mean GPUs",

@@ -15,6 +15,8 @@ from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 SPEC_HELP = (
     "horizon_months, gpus_per_node, growth_pct_per_month, discount_rate; training (gpu_hours and gpus, or "
     "design_id), inference, baseline; supply (owned, reservations, on_demand, spot with their prices). "
+    "Several node types: node_types, a list of {accelerator, gpus_per_node, supply} in place of "
+    "gpus_per_node and supply, each workload naming its node_type (a mixed RL design: both its pools). "
     "See docs/capacity-plan.md."
 )
 
@@ -127,7 +129,9 @@ class InferenceSizingSerializer(serializers.Serializer[Any]):
     source = serializers.CharField()  # type: ignore[assignment]
 
 
-class PlanResultSerializer(serializers.Serializer[Any]):
+class PlanPartResultSerializer(serializers.Serializer[Any]):
+    """A solved plan's figures: the whole plan's, or one node type's in a plan of several."""
+
     npv_usd = serializers.FloatField(
         help_text="The objective the mix is chosen on: the NPV of the plan's monthly cash flows at its "
         "discount_rate (engine/cashflow.py's monthly discounting): capex at delivery, opex and bills at the "
@@ -174,6 +178,24 @@ class PlanResultSerializer(serializers.Serializer[Any]):
     )
     solver_message = serializers.CharField(
         allow_blank=True, required=False, help_text="Where a stopped solve stopped: nodes, NPV, gap."
+    )
+
+
+class NodeTypeResultSerializer(serializers.Serializer[Any]):
+    accelerator = serializers.CharField(help_text="The node type's accelerator (a catalog slug).")
+    gpus_per_node = serializers.IntegerField()
+    result = PlanPartResultSerializer(
+        help_text="This node type's own purchases, reservations, burst and months."
+    )
+
+
+class PlanResultSerializer(PlanPartResultSerializer):
+    node_types = NodeTypeResultSerializer(
+        many=True,
+        required=False,
+        help_text="A plan of several node types (spec.node_types): each type's own result, solved together "
+        "in one MILP; the figures above are then the whole plan's (money summed over the types, node counts "
+        "and node-hours summed too). Absent for a plan of one node type.",
     )
 
 

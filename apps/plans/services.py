@@ -18,8 +18,9 @@ from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
 from apps.designs.models import hash_token
 from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced
+from apps.plans.fleet import fleet_spec_priced
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
-from clusterdesigner.engine import capacity
+from clusterdesigner.engine import capacity, capacity_fleet
 from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
 from clusterdesigner.engine.cost import FINANCE_LINES
 from clusterdesigner.engine.errors import EngineError, InputError
@@ -61,6 +62,11 @@ def _design_evaluated(
     user may read it, its nodes are the plan's size and it evaluates: (version, evaluation)."""
     version = _visible_version(item=item, path=path, ctx=ctx)
     cluster = version.spec.get("cluster") or {}
+    if ctx.accelerator is not None and cluster.get("accelerator") != ctx.accelerator:
+        raise InputError(
+            f"design {version.name!r} is of {cluster.get('accelerator')}; its node type is {ctx.accelerator}",
+            field=f"{path}design_id",
+        )
     if cluster.get("gpus_per_node") != gpus_per_node:
         raise InputError(
             f"design {version.name!r} has {cluster.get('gpus_per_node')} GPUs per node; "
@@ -91,8 +97,9 @@ def _design_run(*, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_n
     version, evaluation = _design_evaluated(item=item, path=path, ctx=ctx, gpus_per_node=gpus_per_node)
     if (version.spec.get("rl") or {}).get("rollout") is not None:
         raise InputError(
-            f"design {version.name!r} is a mixed RL fleet (two parts): plan its pools one at a time, "
-            'pool "trainer" or "rollout", each in a plan of its part',
+            f"design {version.name!r} is a mixed RL fleet (two parts) and this plan is of one node type: "
+            'give pool "trainer" or "rollout" to plan one pool here, or plan both in a plan of node_types '
+            "(one per part)",
             field=f"{path}pool",
         )
     days = design_selectors.evaluation_read(result=evaluation.result).expected_days
@@ -247,12 +254,17 @@ def _one_part(parts: list[tuple[int, str]], supply: Any, ctx: PlanContext) -> No
     accelerator, so that no part's demand is priced at another's rates."""
     if not parts:
         return
+    for index, part in parts:
+        if ctx.accelerator is not None and part != ctx.accelerator:
+            raise InputError(
+                f"this run is on {part}; its node type is {ctx.accelerator}", field=f"training.{index}.pool"
+            )
     first = parts[0][1]
     for index, part in parts[1:]:
         if part != first:
             raise InputError(
-                f"this run is on {part}, an earlier one on {first}: a plan is one node type; plan each "
-                "part's pool in a plan of its own",
+                f"this run is on {part}, an earlier one on {first}: this plan is one node type; plan both "
+                "parts in a plan of node_types (one per part)",
                 field=f"training.{index}.pool",
             )
     ref = supply.get("from_design") if isinstance(supply, dict) else None
@@ -481,6 +493,11 @@ def _catalog_priced(
     offering = catalog.offerings.get(slug) if isinstance(slug, str) else None
     if offering is None:
         raise InputError("no cloud offering with this slug in the catalog", field=f"{path}offering")
+    if ctx.accelerator is not None and offering.accelerator != ctx.accelerator:
+        raise InputError(
+            f"{slug} rents {offering.accelerator}; this node type is {ctx.accelerator}",
+            field=f"{path}offering",
+        )
     if offering.gpu_count != gpus_per_node:
         raise InputError(
             f"{slug} rents {offering.gpu_count} GPUs a node; the plan's nodes have {gpus_per_node}",
@@ -742,6 +759,9 @@ class PlanContext:
     book: PriceOwner | None
     rows: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # While one node type of a plan of several is resolved: its accelerator, which every design, RL run and
+    # offering that type takes must be of (apps/plans/fleet.py). None for a plan of one node type.
+    accelerator: str | None = None
 
     @classmethod
     def of(cls, *, plan: CapacityPlan | None, user: Any) -> PlanContext:
@@ -751,17 +771,27 @@ class PlanContext:
         return cls(user=user, team_id=plan.team_id, book=PriceOwner.of(plan))
 
 
-def plan_spec_resolve(*, spec: Any, user: Any, plan: CapacityPlan | None = None) -> capacity.CapacityPlan:
+EnginePlan = capacity.CapacityPlan | capacity_fleet.FleetPlan
+
+
+def plan_spec_resolve(*, spec: Any, user: Any, plan: CapacityPlan | None = None) -> EnginePlan:
     """The engine's plan from a saved spec (plan_spec_priced, without the prices' origins)."""
     return plan_spec_priced(spec=spec, ctx=PlanContext.of(plan=plan, user=user))
 
 
-def plan_spec_priced(*, spec: Any, ctx: PlanContext) -> capacity.CapacityPlan:
+def plan_spec_priced(*, spec: Any, ctx: PlanContext) -> EnginePlan:
     """The engine's plan from a saved spec; training runs that name a design take its GPUs and GPU-hours,
     options that name an offering its price through the plan's book; ``ctx.rows`` say where each price came
-    from. Errors name the field under ``spec.``."""
+    from. Errors name the field under ``spec.``. A spec with ``node_types`` is a plan of several node types
+    (apps/plans/fleet.py), each type resolved as a plan of one."""
     if not isinstance(spec, dict):
         raise InputError("must be an object", field="spec")
+    if "node_types" in spec:
+        return fleet_spec_priced(spec=spec, ctx=ctx, one_type=_one_type_priced)
+    return _one_type_priced(spec=spec, ctx=ctx)
+
+
+def _one_type_priced(*, spec: dict[str, Any], ctx: PlanContext) -> capacity.CapacityPlan:
     try:
         resolved = dict(spec)
         gpus_per_node = spec.get("gpus_per_node")
@@ -845,13 +875,16 @@ def plan_delete(*, plan: CapacityPlan) -> None:
     plan.delete()
 
 
-def plan_size(*, plan: capacity.CapacityPlan) -> int:
-    """A plan's weight for choosing how to solve it: months × (training runs + 1). The integer variables and
-    the pieces of the demand curve grow with the months; each run that may not be split adds binaries."""
+def plan_size(*, plan: EnginePlan) -> int:
+    """A plan's weight for choosing how to solve it: months × (training runs + 1), each node type counted
+    (a type's own dispatch is the + 1). The integer variables and the pieces of the demand curve grow with
+    the months; each run that may not be split adds binaries."""
+    if isinstance(plan, capacity_fleet.FleetPlan):
+        return plan.horizon_months * (plan.training_runs + len(plan.node_types))
     return plan.horizon_months * (len(plan.training) + 1)
 
 
-def _resolved(*, version: PlanVersion, user: Any) -> tuple[capacity.CapacityPlan, dict[str, Any], str]:
+def _resolved(*, version: PlanVersion, user: Any) -> tuple[EnginePlan, dict[str, Any], str]:
     """The version resolved as its plan (PlanContext.of: the plan's team's designs and price book), whoever
     asks and wherever it runs, so the request and a worker resolve it alike. ``user`` (the one asking) is
     not what it is resolved as: the plan's owner is, with its team."""
@@ -890,7 +923,7 @@ def _calibrations(*, spec: Any, ctx: PlanContext) -> dict[str, Any]:
 def _store(
     *,
     version: PlanVersion,
-    engine_plan: capacity.CapacityPlan,
+    engine_plan: EnginePlan,
     snapshot: dict[str, Any],
     digest: str,
     in_request: bool = True,
@@ -898,12 +931,15 @@ def _store(
     existing = version.solutions.filter(input_hash=digest).first()
     if existing is not None:
         return existing
-    result = capacity.plan_solve(
-        plan=engine_plan,
-        node_limit=settings.PLAN_SOLVE_NODE_LIMIT,
-        mip_gap=settings.PLAN_SOLVE_MIP_GAP,
-        time_limit_s=settings.PLAN_SYNC_TIME_LIMIT_S if in_request else settings.PLAN_SOLVE_TIME_LIMIT_S,
-    )
+    limits: dict[str, Any] = {
+        "node_limit": settings.PLAN_SOLVE_NODE_LIMIT,
+        "mip_gap": settings.PLAN_SOLVE_MIP_GAP,
+        "time_limit_s": settings.PLAN_SYNC_TIME_LIMIT_S if in_request else settings.PLAN_SOLVE_TIME_LIMIT_S,
+    }
+    if isinstance(engine_plan, capacity_fleet.FleetPlan):
+        result = capacity_fleet.fleet_solve(plan=engine_plan, **limits)
+    else:
+        result = capacity.plan_solve(plan=engine_plan, **limits)
     solution, _ = PlanSolution.objects.get_or_create(
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": result.to_json()}
     )

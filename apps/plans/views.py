@@ -126,13 +126,41 @@ def _supply_rows(supply: Any) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _plan_supply_rows(plan: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The prices the solve used; in a plan of several node types, each type's, named by its accelerator."""
+    if "node_types" not in plan:
+        return _supply_rows(plan.get("supply"))
+    return [
+        (f"{t['accelerator']}: {layer}", price, source)
+        for t in plan["node_types"]
+        for layer, price, source in _supply_rows(t["plan"].get("supply"))
+    ]
+
+
+def _typed(result: PlanResult, name: str) -> list[tuple[str, Any]]:
+    """The purchases or reservations (``name``) of the plan, each with its node type ("" for one type)."""
+    if not result.node_types:
+        return [("", x) for x in getattr(result, name)]
+    return [(t.accelerator, x) for t in result.node_types for x in getattr(t.result, name)]
+
+
 def _result_context(solution: Any) -> dict[str, Any]:
     result = PlanResult.from_json(solution.result)
-    gpus = int(solution.snapshot["plan"]["gpus_per_node"])
-    figures = charts.plan_charts(result=result, gpus_per_node=gpus)
+    plan = solution.snapshot["plan"]
+    figures = charts.plan_charts(result=result, gpus_per_node=int(plan.get("gpus_per_node") or 0))
     return {
         "result": result,
-        "supply_rows": _supply_rows(solution.snapshot["plan"].get("supply")),
+        "node_types": [
+            (
+                t,
+                sum(p.nodes for p in t.result.owned_purchases),
+                max((m.reserved_nodes for m in t.result.months), default=0),
+            )
+            for t in result.node_types
+        ],
+        "purchases": _typed(result, "owned_purchases"),
+        "reservations": _typed(result, "reservations"),
+        "supply_rows": _plan_supply_rows(plan),
         "layer_costs": [
             (charts.LAYER_LABELS.get(name, "Reserved, after the horizon"), usd)
             for name, usd in result.cost_by_layer_usd.items()
@@ -147,7 +175,7 @@ def _result_context(solution: Any) -> dict[str, Any]:
         "alternatives": [
             (a, None if a.npv_usd is None else a.npv_usd - result.npv_usd) for a in result.alternatives
         ],
-        "discount_pct": f"{100 * float(solution.snapshot['plan'].get('discount_rate') or 0.0):g}",
+        "discount_pct": f"{100 * float(_first_type(plan).get('discount_rate') or 0.0):g}",
         "charts": [
             {
                 "id": key,
@@ -157,6 +185,12 @@ def _result_context(solution: Any) -> dict[str, Any]:
             for key, fig in figures.items()
         ],
     }
+
+
+def _first_type(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan's shared terms (horizon, growth, discount rate): its own, or its first node type's."""
+    types = plan.get("node_types")
+    return dict(types[0]["plan"]) if types else plan
 
 
 # The session key that carries a just-made share link's address from the POST to the page after it.

@@ -24,6 +24,7 @@ Modules:
     analysis_result -- the rows a sweep, recommendation or comparison stores
     serving         -- the serving planner: layouts, latency, GPUs and $ per million tokens for inference
     capacity        -- the capacity plan: the cheapest mix of owned, reserved and burst capacity over months
+    capacity_fleet  -- a capacity plan of several node types (accelerators) solved as one MILP
     json_object     -- JsonObject: to_json()/from_json() for the typed results
     version         -- ENGINE_VERSION, the engines' output version stored evaluations are keyed by
 """

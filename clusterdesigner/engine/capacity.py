@@ -781,9 +781,16 @@ class PlanResult:
     # limit or its wall-clock backstop and this is the best plan it had found; ``solver_message`` says so.
     solver_status: str = "optimal"
     solver_message: str = ""
+    # A plan of several node types (capacity_fleet.py): each type's own result; the fields above are then
+    # the whole plan's (money summed, node counts and node-hours summed over the types). Empty for one type,
+    # and then left out of the JSON, so a one-type result is stored as before.
+    node_types: tuple[NodeTypeResult, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.node_types:
+            del data["node_types"]
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PlanResult:
@@ -803,7 +810,21 @@ class PlanResult:
         d["inference_sizing"] = {k: InferenceSizing(**v) for k, v in d.get("inference_sizing", {}).items()}
         if d.get("cash_flows_usd") is not None:
             d["cash_flows_usd"] = tuple(d["cash_flows_usd"])
+        d["node_types"] = tuple(
+            NodeTypeResult(x["accelerator"], x["gpus_per_node"], PlanResult.from_json(x["result"]))
+            for x in d.get("node_types", ())
+        )
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class NodeTypeResult:
+    """One node type's part of a plan of several: its accelerator, node size and its own result (purchases,
+    reservations, burst, months and runs of that type alone)."""
+
+    accelerator: str
+    gpus_per_node: int
+    result: PlanResult
 
 
 def cash_basis(owned: OwnedOption | None) -> bool:
@@ -1256,14 +1277,28 @@ class _Columns:
     discount: NDArray[np.float64] = field(default_factory=lambda: np.ones(1))
 
 
-def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limit: int | None) -> PlanResult:
+@dataclass
+class _Built:
+    """One node type's part of a MILP: its plan, steady demand, layers, dispatch and decision columns."""
+
+    plan: CapacityPlan
+    weeks: dict[str, NDArray[np.float64]]
+    layers: list[_Layer]
+    dispatch: _Dispatch
+    cols: _Columns
+
+    def result(self, sol: NDArray[np.float64], size: ProblemSize) -> PlanResult:
+        return _result(self.plan, self.weeks, self.layers, self.dispatch, self.cols, sol, size)
+
+
+def _build(model: _Model, plan: CapacityPlan) -> _Built:
+    """Add one plan's columns and rows (a node type's supply and the demand it serves) to ``model``."""
     weeks = demand_weeks(plan=plan)
     steady_gpus = sum(weeks.values(), np.zeros((plan.horizon_months, SLOTS_PER_WEEK)))
     steady = steady_gpus / float(plan.gpus_per_node)  # nodes
     supply = plan.supply
     layers = _layers(supply)
     bound = _capacity_bound(plan, steady)
-    model = _Model()
     longest = max((res.term_months for res in supply.reservations), default=0)
     cols = _Columns(
         discount=discount_factors(yearly_rate=plan.discount_rate, periods=plan.horizon_months + longest)
@@ -1277,21 +1312,40 @@ def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limi
     dispatch = _Dispatch.of(layers, supply)
     _monthly_rows(model, plan, dispatch, steady, cols)
     _fixed_cost_column(model, plan, dispatch, cols)
-    sol, outcome, message, size = model.solve(
-        time_limit_s=time_limit_s, mip_gap=mip_gap, node_limit=node_limit
-    )
+    return _Built(plan, weeks, layers, dispatch, cols)
+
+
+def _solved(
+    model: _Model, limits: Mapping[str, Any], infeasible: Any
+) -> tuple[NDArray[np.float64], ProblemSize, str]:
+    """Solve ``model``: (solution, size, outcome), the outcome "optimal" or a stop with a solution found.
+    Raises SolverLimitError for a stop without one, ``infeasible()`` when HiGHS proves there is none."""
+    sol, outcome, message, size = model.solve(**limits)
     if outcome in ("work_limit", "time_limit"):
         if sol is None:
             raise SolverLimitError(_stopped_message(outcome, size, None))
-        result = _result(plan, weeks, layers, dispatch, cols, sol, size)
-        return replace(
-            result, solver_status=outcome, solver_message=_stopped_message(outcome, size, result.npv_usd)
-        )
+        return sol, size, outcome
     if outcome == "infeasible":
-        raise _infeasible(supply)
+        raise infeasible()
     if sol is None or outcome != "optimal":
         raise EngineError(f"the solver failed: {message}", field="supply")
-    return _result(plan, weeks, layers, dispatch, cols, sol, size)
+    return sol, size, outcome
+
+
+def _stopped(result: PlanResult, outcome: str) -> PlanResult:
+    """A result marked with where a stopped solve stopped (unchanged when it is optimal)."""
+    if outcome == "optimal":
+        return result
+    message = _stopped_message(outcome, result.size, result.npv_usd)
+    return replace(result, solver_status=outcome, solver_message=message)
+
+
+def _solve(*, plan: CapacityPlan, time_limit_s: float, mip_gap: float, node_limit: int | None) -> PlanResult:
+    model = _Model()
+    built = _build(model, plan)
+    limits = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "node_limit": node_limit}
+    sol, size, outcome = _solved(model, limits, lambda: _infeasible(plan.supply))
+    return _stopped(built.result(sol, size), outcome)
 
 
 def _owned_columns(model: _Model, plan: CapacityPlan, o: OwnedOption, bound: float, cols: _Columns) -> None:

@@ -94,3 +94,45 @@ def test_inference_in_tokens_per_day_shows_its_serving_sizing_on_the_plan_page(
     page.wait_for_selector("#chart-capacity svg.main-svg", timeout=15000)
     assert page.js_errors == []
     screenshot(page, "capacity-plan-inference-sizing")
+
+
+def test_a_plan_of_two_node_types_shows_each_type_its_capacity_chart_and_purchases(
+    page: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+) -> None:
+    """Issue 39: a mixed RL design (trainer pool on H100, rollout pool on H200) planned in one plan of two
+    node types, with inference on the H100 nodes."""
+    import copy
+
+    from apps.designs.services import design_create
+    from apps.plans.services import plan_create
+    from tests.conftest import seed_catalog
+    from tests.designs.test_rl_mixed_fleet_api import MIXED
+    from tests.plans.test_plan_node_types import two_types
+
+    seed_catalog()
+    user = django_user_model.objects.create_user("engineer", password=PASSWORD)
+    design = design_create(owner=user, name="mixed GRPO", spec=copy.deepcopy(MIXED))
+    spec = two_types([{"design_id": design.pk, "deadline_month": 1}])
+    spec["inference"] = [
+        {"name": "chat", "peak_gpus": 32, "offpeak_fraction": 0.5, "node_type": "h100-sxm"},
+        {"name": "evals", "peak_gpus": 16, "offpeak_fraction": 0.25, "node_type": "h200"},
+    ]
+    plan = plan_create(owner=user, name="RL fleet plan", spec=spec)
+    sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
+    page.wait_for_selector("#plan-node-types")
+    rows = [page.inner_text(f"#plan-node-types tr[data-accelerator='{a}']") for a in ("h100-sxm", "h200")]
+    assert rows[0].startswith("h100-sxm\t8\t$") and rows[1].startswith("h200\t8\t$")
+    runs = page.inner_text("#plan-runs")
+    assert "mixed GRPO (trainer pool, h100-sxm)" in runs and "mixed GRPO (rollout pool, h200)" in runs
+    assert "h100-sxm: On-demand" in page.inner_text("#plan-prices")
+    assert "h200: On-demand" in page.inner_text("#plan-prices")
+    for chart_id, accelerator in (("capacity-0", "h100-sxm"), ("capacity-1", "h200")):
+        page.wait_for_selector(f"#chart-{chart_id} svg.main-svg", timeout=15000)
+        drawn = set(page.eval_on_selector(f"#chart-{chart_id}", "el => el.data.map(t => t.name)"))
+        assert {"On-demand", "Demand, mean"} <= drawn, chart_id
+        assert page.inner_text(f"#chart-{chart_id}").startswith(
+            accelerator
+        ) or accelerator in page.inner_text(f"#chart-{chart_id}")
+    page.wait_for_selector("#chart-cost svg.main-svg", timeout=15000)
+    assert page.js_errors == []
+    screenshot(page, "capacity-plan-two-node-types")

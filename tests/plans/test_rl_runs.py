@@ -113,7 +113,8 @@ def test_each_pool_of_a_mixed_fleet_is_planned_in_a_plan_of_its_part(catalog: An
     assert "mixed GRPO (rollout pool, h200)" in body and 'id="plan-total"' in body
 
 
-def test_an_inline_rl_block_is_sized_by_the_rl_engine(catalog: Any, alice: Any) -> None:
+def inline_block() -> tuple[dict[str, Any], Any]:
+    """The mixed design's sections as an inline RL block, and the RL engine's chosen placement for it."""
     from apps.catalog.selectors import engine_catalog
     from clusterdesigner.engine import rl
     from clusterdesigner.engine import spec as design_spec
@@ -123,7 +124,11 @@ def test_an_inline_rl_block_is_sized_by_the_rl_engine(catalog: Any, alice: Any) 
         dict(design_spec.parse_design_spec(design_spec.with_defaults(block)).json)
     )
     assert request is not None
-    chosen = rl.estimate(request, **engine_catalog().training_kwargs()).chosen
+    return block, rl.estimate(request, **engine_catalog().training_kwargs()).chosen
+
+
+def test_an_inline_rl_block_is_sized_by_the_rl_engine(catalog: Any, alice: Any) -> None:
+    block, chosen = inline_block()
     client = _client(alice)
     result = _solved(
         client, _plan([{"rl": block, "pool": "rollout", "deadline_month": 1}], "coreweave-8x-h200-node")
