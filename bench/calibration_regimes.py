@@ -44,7 +44,7 @@ import math
 import statistics
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -182,20 +182,31 @@ def lookup(table: dict[str, tuple[int, float, float, float]], row: Row) -> tuple
     return None
 
 
-def source_out_coverage(residuals: list[tuple[Row, float]]) -> dict[str, tuple[int, int]]:
-    """{regime: (inside, rows)}: each source's check rows against the table built without that source."""
-    counts = {name: [0, 0] for name in REGIMES}
+def source_out_inside(residuals: list[tuple[Row, float]]) -> list[tuple[Row, bool]]:
+    """(row, inside) for each check row that has a band: its residual against the table built from the
+    check rows of every other source (leave one source out)."""
+    out = []
     for source in sorted({row.source for row, _ in residuals}):
         table = bands_from([(r, e) for r, e in residuals if r.source != source])
         for row, e in residuals:
-            if row.source != source or (band := lookup(table, row)) is None:
-                continue
-            inside = band[1] <= e <= band[2]
-            for name, member in REGIMES.items():
-                if member(row):
-                    counts[name][0] += inside
-                    counts[name][1] += 1
-    return {name: (inside, n) for name, (inside, n) in counts.items()}
+            if row.source == source and (band := lookup(table, row)) is not None:
+                out.append((row, band[1] <= e <= band[2]))
+    return out
+
+
+def coverage_by_regime(
+    inside: list[tuple[Row, bool]], regimes: Mapping[str, Callable[[Row], bool]]
+) -> dict[str, tuple[int, int]]:
+    """{regime: (rows inside their band, rows)} over ``inside`` (a row may count in several regimes)."""
+    return {
+        name: (sum(flag for row, flag in inside if member(row)), sum(1 for row, _ in inside if member(row)))
+        for name, member in regimes.items()
+    }
+
+
+def source_out_coverage(residuals: list[tuple[Row, float]]) -> dict[str, tuple[int, int]]:
+    """{regime: (inside, rows)}: each source's check rows against the table built without that source."""
+    return coverage_by_regime(source_out_inside(residuals), REGIMES)
 
 
 def single_precision_family_keys(residuals: list[tuple[Row, float]]) -> set[str]:

@@ -4,11 +4,15 @@
 
 Every predicted row of tests/engine/data/runs.csv and runs_frontier.csv (bench/calibration_fit.all_rows),
 split as declared (calibration_cases.fit_run_ids: every other row of a source, in file order). Prints, for
-the CHECK rows (``--fit``: the fit rows), the median and p90 of |error| overall and per regime (dense, MoE,
-FP8, BF16, Ampere, Hopper, Blackwell, AMD, ≥ 512 GPUs, long context, interleaved pipeline), and the slope of
-the signed error against log2(GPUs) by least squares, in percentage points per doubling. error = predicted /
-measured − 1 (tokens/s or TFLOP/s per GPU). Targets (issue 33): median ≤ 5 %, p90 ≤ 12 % overall, ≤ 8 %
-median per regime with ≥ 5 rows, slope within ±1 pp per doubling.
+the FIT rows and then the CHECK rows, the median and p90 of |error| overall and per regime (dense, MoE, FP8,
+BF16, Ampere, Hopper, Blackwell, AMD, by scale, long context), the slope of the signed error against
+log2(GPUs) by least squares, in percentage points per doubling, and the error band's coverage out of fold:
+a check row against the band table rebuilt from the other sources' check rows (leave one source out,
+bench/calibration_regimes.source_out_inside); a fit row, which no band was built from, against the table of
+all check rows (error_band_table.py as --write makes it). error = predicted / measured − 1 (tokens/s or
+TFLOP/s per GPU). Targets (issue 33), on check rows: median ≤ 5 %, p90 ≤ 12 % overall, ≤ 8 % median per
+regime with ≥ 5 rows, coverage ≥ 80 % per regime, slope within ±1 pp per doubling. ``--fit``: the fit rows
+only (as before), ``--rows``: every check row's error.
 
 ``--fit-scale`` fits the two losses of scale that have no published figure to copy,
 timing.PP_CHUNK_FIXED_S (the fixed cost of one pipeline chunk pass) and timing.STRAGGLER_CV (the relative
@@ -29,12 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests" / "engine")]
 
 from calibration_fit import Row, all_rows  # noqa: E402
+from calibration_regimes import bands_from, check_residuals, coverage_by_regime, lookup, source_out_inside  # noqa: E402
 
 from clusterdesigner.engine import timing  # noqa: E402
 from clusterdesigner.engine.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
 
 CHUNK_GRID_S = (0.0, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3, 3e-3)
-CV_GRID = (0.0, 0.0025, 0.005, 0.0075, 0.01, 0.015)
+CV_GRID = tuple(i * 0.001 for i in range(11)) + (0.015,)
 
 REGIMES: dict[str, Callable[[Row], bool]] = {
     "dense": lambda r: not r.moe,
@@ -84,6 +89,31 @@ def summary(items: list[tuple[Row, float]]) -> str:
     )
 
 
+def band_inside(rows: list[Row], *, fit: bool) -> list[tuple[Row, bool]]:
+    """(row, inside its 80 % band) out of fold: check rows leaving their source out of the table, fit rows
+    (never in a band) against the table of all check rows."""
+    checks = check_residuals(rows)
+    if not fit:
+        return source_out_inside(checks)
+    table = bands_from(checks)
+    return [(r, band[1] <= e <= band[2]) for r, e in residuals(rows, fit=True) if (band := lookup(table, r))]
+
+
+def print_table(rows: list[Row], *, fit: bool) -> None:
+    """One role's rows: n, median and p90 |error|, median signed error, slope and band coverage by regime."""
+    items = residuals(rows, fit=fit)
+    cover = coverage_by_regime(band_inside(rows, fit=fit), {"all": lambda r: True, **REGIMES})
+    print(f"{'fit' if fit else 'check'} rows (calibration_cases.fit_run_ids split)")
+    print(
+        f"{'regime':14s} {'rows':>4s} {'|e| med':>8s} {'|e| p90':>8s} {'signed':>8s} {'pp/doubl':>8s}"
+        f" {'in band':>12s}"
+    )
+    for name, test in {"all": lambda r: True, **REGIMES}.items():
+        inside, n = cover[name]
+        share = f"{inside:3d}/{n:<3d} {100 * inside / n:3.0f}%" if n else "-"
+        print(f"{name:14s} {summary([(r, e) for r, e in items if test(r)])} {share:>12s}")
+
+
 def fit_scale(rows: list[Row]) -> tuple[float, float]:
     """(PP_CHUNK_FIXED_S, STRAGGLER_CV) on the grid minimising the fit rows' median |error|."""
     saved = timing.PP_CHUNK_FIXED_S, timing.STRAGGLER_CV
@@ -105,7 +135,7 @@ def fit_scale(rows: list[Row]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fit", action="store_true", help="report the fit rows instead of the check rows")
+    parser.add_argument("--fit", action="store_true", help="report the fit rows only")
     parser.add_argument("--rows", action="store_true", help="print every row's error")
     parser.add_argument("--fit-scale", action="store_true", help="fit the chunk cost and straggler spread")
     args = parser.parse_args()
@@ -113,12 +143,13 @@ def main() -> None:
         chunk, cv = fit_scale(all_rows())
         print(f"fitted: PP_CHUNK_FIXED_S = {chunk:g} s, STRAGGLER_CV = {cv:g}")
         return
-    items = residuals(all_rows(), fit=args.fit)
-    print(f"{'fit' if args.fit else 'check'} rows (calibration_cases.fit_run_ids split)")
-    print(f"{'regime':14s} {'rows':>4s} {'|e| med':>8s} {'|e| p90':>8s} {'signed':>8s} {'pp/doubl':>8s}")
-    print(f"{'all':14s} {summary(items)}")
-    for name, test in REGIMES.items():
-        print(f"{name:14s} {summary([(r, e) for r, e in items if test(r)])}")
+    rows = all_rows()
+    print_table(rows, fit=True)
+    if args.fit:
+        return
+    print()
+    print_table(rows, fit=False)
+    items = residuals(rows, fit=False)
     if args.rows:
         for r, e in sorted(items, key=lambda t: t[0].gpus):
             print(

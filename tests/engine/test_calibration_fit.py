@@ -69,10 +69,13 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # Issue 33's losses of scale (timing.STRAGGLER_CV, the bucketed NCCL all-reduce) and MoE dispatch
         # refit the factors on the same fit rows: Hopper FP8 0.86 -> 0.85, CDNA 3 0.82 -> 0.83, CDNA 4 1.07 ->
         # 1.08 (Blackwell stays 0.69); check rows 8.7 % -> 2.6 %, 15.5 % -> 9.0 %, 6.0 %, 11.1 % -> 1.0 %.
-        (("hopper", "fp8"), 0.087, 0.026),
-        (("blackwell", "fp8"), 0.155, 0.090),
-        (("cdna3", "fp8"), 0.060, 0.060),
-        (("cdna4", "fp8"), 0.111, 0.010),
+        # The slowest of N ranks as Blom's expected maximum (STRAGGLER_CV refitted 0.25 -> 0.2 %, MOE_ROUTED_
+        # PASSES 25 -> 26) refits CDNA 3 0.83 -> 0.82 (the others stay): 8.5 % -> 2.6 %, 15.8 % -> 9.1 %,
+        # 6.0 %, 10.9 % -> 0.7 %.
+        (("hopper", "fp8"), 0.0845, 0.0257),
+        (("blackwell", "fp8"), 0.1579, 0.0907),
+        (("cdna3", "fp8"), 0.0598, 0.0597),
+        (("cdna4", "fp8"), 0.1086, 0.0073),
     ],
 )
 def test_check_rows_improve_with_the_factor_fitted_without_them(

@@ -109,10 +109,12 @@ def test_a_regime_without_rows_falls_back_and_says_so() -> None:
     assert band_for("hopper/bf16/dense/lt32k/ge512").rows == 6
     # MoE on Blackwell in FP8: 6 check rows from 4 sources (NeMo 25.02, 25.04, 25.09, ModelZoo): the
     # source-weighted p10 and p90 about the median −3.85 %, widened by k(4) = 1.6377 × 1.1180 / 1.2816 =
-    # 1.429: −9.4 … +36.1 % (median −5.03 %, −10.7 … +36.4 % since the MoE dispatch physics, engine 13).
+    # 1.429: −9.4 … +36.1 % (median −5.03 %, −10.7 … +36.4 % since the MoE dispatch physics, engine 13;
+    # median −4.91 %, −10.5 … +36.3 % since the expected slowest rank is Blom's, with STRAGGLER_CV 0.2 % and
+    # MOE_ROUTED_PASSES 26 refitted on the fit rows).
     moe = band_for("blackwell/fp8/moe/lt32k/lt512")
     assert moe.basis == "blackwell/fp8/moe/*/*" and moe.rows == 6
-    assert (moe.p10, moe.median, moe.p90) == pytest.approx((-0.1067, -0.0503, 0.3639), abs=1e-4)
+    assert (moe.p10, moe.median, moe.p90) == pytest.approx((-0.1046, -0.0491, 0.3628), abs=1e-4)
     assert band_for("unknown/bf16/moe/lt32k/lt512").basis == "*/bf16/moe/*/*"
     # AMD: 7 check rows over CDNA 3 (4) and CDNA 4 (3), fewer than 5 each: no CDNA key, so a CDNA estimate
     # takes every family's rows at its precision (its basis says which).
@@ -210,17 +212,20 @@ def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target(
     scale_check = statistics.median(abs(e) for r, e in scale if not r.fit)
     assert sum(not r.fit for r, _ in scale) == 13
     # 5.95 % before issue 33's straggler term and bucketed all-reduce (the thousands-of-GPU rows, already
-    # under-predicted, lose a little more).
-    assert scale_check == pytest.approx(0.0646, abs=0.001) and scale_check <= 0.12
+    # under-predicted, lose a little more); 6.46 % before the slowest rank was Blom's expected maximum (with
+    # STRAGGLER_CV 0.2 %, MOE_ROUTED_PASSES 26 and the CDNA 3 FP8 factor 0.82 refitted on the fit rows).
+    assert scale_check == pytest.approx(0.0660, abs=0.001) and scale_check <= 0.12
     checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
+    # Since that refit (the 8-rank straggler 1.0051 -> 1.0029, CDNA 3 FP8 0.83 -> 0.82); before it +15.0,
+    # -1.9, -1.1, +10.1, -0.9, +0.8 and -0.7 %.
     assert checks == [
-        ("mlperf50_lora70b_amd_mi300x", 0.150),
-        ("mlperf50_lora70b_smc_mi325x", -0.019),
-        ("mlperf51_llama8b_giga_mi355x", -0.011),
-        ("mlperf51_lora70b_amd_mi300x", 0.101),
-        ("mlperf51_lora70b_amd_mi355x", -0.009),
-        ("mlperf51_lora70b_smc_mi325x", 0.008),
-        ("mlperf51_lora70b_smc_mi355x", -0.007),
+        ("mlperf50_lora70b_amd_mi300x", 0.146),
+        ("mlperf50_lora70b_smc_mi325x", -0.022),
+        ("mlperf51_llama8b_giga_mi355x", -0.009),
+        ("mlperf51_lora70b_amd_mi300x", 0.098),
+        ("mlperf51_lora70b_amd_mi355x", -0.007),
+        ("mlperf51_lora70b_smc_mi325x", 0.004),
+        ("mlperf51_lora70b_smc_mi355x", -0.005),
     ]
 
 

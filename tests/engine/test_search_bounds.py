@@ -92,7 +92,9 @@ def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
     # micro-batches up to 32. Its best was tp 8 pp 4 vpp 8 mb 4 at 16.352 s; at pp 4 the depth 12 (96 / 4 /
     # 12 = 2 layers a chunk) ran 16.293 s, 0.36 % faster (issue 33 item 4), and pp 2 with depth 16
     # (3 layers a chunk), which the old grid also left out, 16.168 s. Since the straggler term and DP buckets
-    # (engine 13): vpp 8 16.530 s, depth 12 16.470 s, pp 2 depth 16 16.354 s. The search must find these.
+    # (engine 13): vpp 8 16.530 s, depth 12 16.470 s, pp 2 depth 16 16.354 s; since the slowest of the 1,024
+    # ranks is Blom's expected maximum (3.227 standard deviations, not √(2 ln 1,024) = 3.723) with
+    # STRAGGLER_CV 0.2 %: 16.483, 16.423 and 16.308 s. The search must find these.
     problem = parse_problem(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
     vpps = search_module._vpp_choices(problem, 4)
     assert vpps == [1, 2, 3, 4, 6, 8, 12, 24]  # every v with 4·v dividing 96 (or 98): up to 96 ÷ 4
@@ -103,9 +105,9 @@ def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
         accelerators=ACCELERATORS,
         fabrics=FABRICS,
     )
-    assert depth12["step_time_s"]["total"] == pytest.approx(16.470, abs=0.002)
+    assert depth12["step_time_s"]["total"] == pytest.approx(16.423, abs=0.002)
     assert result["step_time_s"]["total"] <= depth12["step_time_s"]["total"]
-    assert result["step_time_s"]["total"] == pytest.approx(16.354, abs=0.002)
+    assert result["step_time_s"]["total"] == pytest.approx(16.308, abs=0.002)
     assert (result["parallelism"]["pp"], result["parallelism"]["vpp"]) == (2, 16)
     # Every micro-batch dividing a structure's local batch: dp 32 has 1,536 / 32 = 48 sequences a rank,
     # 10 divisors; the grid holds all 20 divisors of 1,536.
