@@ -22,6 +22,10 @@ keep connections alive, two processes of two threads by default, each holding at
 - Processes: two for two cores (a process runs Python on one core at a time); WEB_CONCURRENCY sets another
   number (gunicorn's own variable), GUNICORN_THREADS and GUNICORN_WORKER_CONNECTIONS the other two.
 
+Warm-up: each worker draws a page once before it accepts (post_worker_init, apps.dashboard.warmup): a new
+worker's first share page cost 0.7-1.1 s of CPU (imports, URL patterns, plotly's validators, templates), and
+the requests queued behind it on that worker waited as long.
+
 Command-line options still apply on top (``--access-logfile -``, ``--workers``, ``--bind``).
 """
 
@@ -59,3 +63,10 @@ threads = int(os.environ.get("GUNICORN_THREADS", "2"))
 worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "16"))
 keepalive = 5
 timeout = 30
+
+
+def post_worker_init(worker: Any) -> None:
+    """Warm the worker (apps.dashboard.warmup) after it loaded the application, before it accepts."""
+    from apps.dashboard.warmup import pages_warm_up
+
+    pages_warm_up()

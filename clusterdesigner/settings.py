@@ -119,7 +119,7 @@ MIDDLEWARE = [
     "clusterdesigner.auth.SignInLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "clusterdesigner.content_security.CSPMiddleware",  # django-csp's, the fixed policy built once
 ]
 
 ROOT_URLCONF = "clusterdesigner.urls"

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection
 
 from apps.catalog.selectors import price_freshness
+from apps.measurements.selectors import CalibrationKey, calibration_holder_sql, calibration_key_of_row
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.resolve import Resolution, book_entries, resolve_prices
 from apps.teams import access
@@ -59,23 +60,33 @@ def price_owner(*, user: Any, team_id: int | None, field: str = "team") -> Price
 _ENTRIES = connection.ops.quote_name(PriceEntry._meta.db_table)
 
 
-def book_stamp(owner: PriceOwner | None) -> tuple[Any, ...]:
-    """What the owner's book is as of now, cheaply (one statement): its entries' count and newest
-    ``updated_at``. Any write (an entry added, changed or deleted) moves it, so a memo keyed by it (with the
-    day, which decides expiry) never serves a result priced with an older book. Every stored evaluation's
-    request reads it, so it is plain SQL: the ORM built the same aggregate anew each time (about a fifth of
-    the request's CPU, bench/load_profile.py --profile design-evaluate)."""
-    if owner is None:
-        return (None,)
-    where, params = (
-        ("team_id = %s", [owner.team_id])
-        if owner.team_id
-        else ("owner_id = %s AND team_id IS NULL", [owner.owner_id])
+def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKey]:
+    """What a stored evaluation's memo key reads of the owner on every request, in one statement: the stamp
+    of the owner's price book and the switch of the calibration that applies to its designs.
+
+    The book's stamp is its entries' count and newest ``updated_at``: any write (an entry added, changed or
+    deleted) moves it, so a memo keyed by it (with the day, which decides expiry) never serves a result
+    priced with an older book. The switch is apps.measurements.selectors.calibration_key_of_design's (the
+    team's for a team's design, else its maker's). Plain SQL: the ORM built the aggregate, and then the
+    switch's query, anew each time (each about a fifth of the request's CPU, bench/load_profile.py
+    --profile design-evaluate)."""
+    if owner.team_id:
+        where, book_params = "team_id = %s", [owner.team_id]
+    else:
+        where, book_params = "owner_id = %s AND team_id IS NULL", [owner.owner_id]
+    holder_sql = calibration_holder_sql(team=owner.team_id is not None)
+    holder_id = owner.team_id if owner.team_id is not None else owner.owner_id
+    sql = (
+        f"SELECT b.n, b.latest, h.* FROM (SELECT COUNT(*) AS n, MAX(updated_at) AS latest FROM {_ENTRIES}"
+        f" WHERE {where}) b LEFT OUTER JOIN ({holder_sql}) h ON TRUE"
     )
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*), MAX(updated_at) FROM {_ENTRIES} WHERE {where}", params)
-        count, newest = cursor.fetchone()
-    return (owner.owner_id, owner.team_id, count, newest)
+        cursor.execute(sql, [*book_params, holder_id])
+        count, newest, *holder = cursor.fetchone()
+    # No holder row: the LEFT JOIN's NULLs, as the ORM's .first() answered None.
+    row = None if holder[0] is None else tuple(holder)
+    calibration = calibration_key_of_row(owner_id=owner.owner_id, team_id=owner.team_id, row=row)
+    return (owner.owner_id, owner.team_id, count, newest), calibration
 
 
 def prices_resolve(

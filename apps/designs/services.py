@@ -18,7 +18,7 @@ from django.utils import timezone
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
-from apps.designs.pricing import PriceOwner, book_stamp, prices_resolve
+from apps.designs.pricing import PriceOwner, evaluation_stamps, prices_resolve
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
 from apps.pricebook.resolve import Resolution, explain
@@ -824,8 +824,8 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # (the book by its stamp: one aggregate query, not the resolver's). A new version, a catalog or price book
     # write, a new day or a new engine is a new key.
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
-    stamp = book_stamp(PriceOwner.of(version.design))
-    setting = _calibration_key(version)  # and one read of the switch
+    # The book's stamp and the switch of the calibration that applies, in one statement.
+    stamp, setting = evaluation_stamps(PriceOwner.of(version.design))
     key = _memo_key(version, snapshot, stamp, setting)
     text = memo.EVALUATIONS.get(key)
     if text is not None:
@@ -850,10 +850,10 @@ def _memo_key(
     setting: CalibrationKey,
 ) -> tuple[Any, ...]:
     """What a stored evaluation's text depends on, as the memo keys it: the inputs of evaluation_input's
-    digest (the version, the catalog, the owner's price book by its stamp (pricing.book_stamp) with the day,
-    which decides what has expired, the day's stale threshold, the engines' output version, whose calibration
-    applies (the design's team's, else its maker's), its switch and its stamp, which moves with every write to
-    the holder's measured runs)."""
+    digest (the version, the catalog, the owner's price book by its stamp (pricing.evaluation_stamps) with
+    the day, which decides what has expired, the day's stale threshold, the engines' output version, whose
+    calibration applies (the design's team's, else its maker's), its switch and its stamp, which moves with
+    every write to the holder's measured runs)."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
     return (

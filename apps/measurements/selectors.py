@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import QuerySet
 
 from apps.catalog.selectors import engine_catalog_snapshot
@@ -168,12 +169,44 @@ def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> Calibrat
     fields = ("calibration_setting__enabled", "calibration_setting__changed_at")
     if team_id is not None:
         row = Team.objects.filter(pk=team_id).values_list("name", *fields).first()
-        holder = Holder(owner_id=None, team_id=team_id, label=team_label(row[0] if row else ""))
     else:
         users = get_user_model().objects.filter(pk=owner_id)
         row = users.values_list(get_user_model().USERNAME_FIELD, *fields).first()
+    return calibration_key_of_row(owner_id=owner_id, team_id=team_id, row=row)
+
+
+def calibration_key_of_row(
+    *, owner_id: int, team_id: int | None, row: tuple[Any, ...] | None
+) -> CalibrationKey:
+    """calibration_key_of_design's answer from its row (the holder's name, the switch, its stamp; None: no
+    such holder), read by the ORM or by calibration_holder_sql's statement."""
+    if team_id is not None:
+        holder = Holder(owner_id=None, team_id=team_id, label=team_label(row[0] if row else ""))
+    else:
         holder = Holder(owner_id=owner_id, team_id=None, label=str(row[0]) if row else "")
     return _key(holder, None if row is None else (row[1], row[2]))
+
+
+def calibration_holder_sql(*, team: bool) -> str:
+    """calibration_key_of_design's query as plain SQL of one parameter (the team's id for a team's design,
+    else its maker's), for a caller that reads it in the same statement as other stamps
+    (apps.designs.pricing.evaluation_stamps): the holder's name, the switch and its stamp, as the ORM's LEFT
+    JOIN reads them; no row when there is no such holder."""
+    quote = connection.ops.quote_name
+
+    def column(model: Any, field: str) -> str:  # the column's quoted name (a model's meta is untyped here)
+        return str(quote(model._meta.get_field(field).column))
+
+    holder_model: Any = Team if team else get_user_model()
+    name = column(holder_model, "name" if team else holder_model.USERNAME_FIELD)
+    holder, pk = quote(holder_model._meta.db_table), quote(holder_model._meta.pk.column)
+    setting = quote(CalibrationSetting._meta.db_table)
+    holder_id = column(CalibrationSetting, "team" if team else "owner")
+    enabled, changed_at = column(CalibrationSetting, "enabled"), column(CalibrationSetting, "changed_at")
+    return (
+        f"SELECT h.{name}, s.{enabled}, s.{changed_at} FROM {holder} h"
+        f" LEFT OUTER JOIN {setting} s ON s.{holder_id} = h.{pk} WHERE h.{pk} = %s"
+    )
 
 
 def calibration_state(*, key: CalibrationKey) -> CalibrationState:

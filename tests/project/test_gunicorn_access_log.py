@@ -145,6 +145,16 @@ def test_gunicorn_access_log_redacts_share_tokens(served: Served) -> None:
     assert "Not Found: /share/[redacted]/" in output and served.token not in output
 
 
+def test_the_worker_draws_a_page_before_it_accepts(served: Served) -> None:
+    # post_worker_init (apps.dashboard.warmup): the share link's stored evaluation drawn before the first
+    # request, and the share page served as it is without the warm-up (tests/dashboard/test_warmup.py).
+    output = served.output.read_text()
+    assert "pages warmed up (a stored evaluation drawn)" in output, output[-3000:]
+    assert "warm-up failed" not in output
+    status, page = _get(f"{served.base}/share/{served.token}/")
+    assert status == 200 and "Logged design" in page
+
+
 @pytest.mark.parametrize("path", ["docker-compose.yml", "Dockerfile", "bench/load.sh"])
 def test_every_shipped_gunicorn_command_uses_the_config(path: str) -> None:
     text = (ROOT / path).read_text()

@@ -9,14 +9,19 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.db.models import F
+from django.db.models import Count, F, Max
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.catalog.selectors import catalog_version
 from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion
+from apps.designs.pricing import PriceOwner, evaluation_stamps
 from apps.designs.services import design_create, design_update
+from apps.measurements.models import CalibrationSetting
+from apps.measurements.selectors import CalibrationKey, calibration_key_of_design
+from apps.pricebook.models import PriceEntry
 from apps.teams import access
 from apps.teams.services import member_add, owned_move, team_create
 from clusterdesigner import memo
@@ -132,7 +137,7 @@ def test_a_token_no_key_can_be_is_refused_without_a_query(alice: Any, catalog: A
 # --- queries a request takes --------------------------------------------------------------------------------
 
 
-def test_a_stored_evaluation_takes_five_queries(
+def test_a_stored_evaluation_takes_four_queries(
     alice: Any, catalog: Any, django_assert_num_queries: Any
 ) -> None:
     design = design_create(owner=alice, name="mine", spec=SPEC)
@@ -144,23 +149,70 @@ def test_a_stored_evaluation_takes_five_queries(
     # (TokenAuthentication), 2. the version, if alice may read it (design_version_get_visible),
     # 3. catalog_version(), read once for the memo's key and the stored result's input hash (one catalog
     # snapshot per evaluation, issue #38 item 3), 4. the stamp of the price book the design resolves through
-    # (apps.designs.pricing.book_stamp: the memo's key), 5. whose calibration applies and its switch
-    # (calibration_key_of_design: the team's for a team design, else its maker's), 6. the book's entries that
-    # can price the design (issue #35: the resolved prices are in the input hash), 7. the stored evaluation's
+    # and whose calibration applies with its switch (apps.designs.pricing.evaluation_stamps: the memo's key;
+    # the calibration is the team's for a team design, else its maker's), 5. the book's entries that can
+    # price the design (issue #35: the resolved prices are in the input hash), 6. the stored evaluation's
     # text by that hash.
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         stored = _evaluate(client, design, key)
     assert stored.json() == first.json()
-    # From then on the memo holds the text: 1-5 above, and nothing else (the memo was keyed by the resolved
+    # From then on the memo holds the text: 1-4 above, and nothing else (the memo was keyed by the resolved
     # prices, so every request resolved the book, ~4 ms of CPU; it is keyed by the book's stamp now and
-    # resolves only on a miss).
-    with django_assert_num_queries(5):
+    # resolves only on a miss). The stamp and the switch were two statements, the switch an ORM query built
+    # anew each request (about a fifth of the request's CPU, bench/load_profile.py): one plain one now.
+    with django_assert_num_queries(4):
         again = _evaluate(client, design, key)
     assert again.status_code == 200 and again.json() == first.json()
-    # A version number in the query string is the other compiled shape: the same five.
-    with django_assert_num_queries(5):
+    # A version number in the query string is the other compiled shape: the same four.
+    with django_assert_num_queries(4):
         numbered = _evaluate(client, design, key, "?version=1")
     assert numbered.json() == first.json()
+
+
+def test_the_evaluation_stamps_read_what_the_orm_reads(alice: Any, bob: Any, catalog: Any) -> None:
+    """evaluation_stamps' one statement answers what the book's aggregate and calibration_key_of_design
+    answered, for a personal and a team owner, with no switch, off and on, and with and without entries."""
+    team = team_create(user=alice, name="Training")
+    client = APIClient()
+    client.force_authenticate(alice)
+
+    def orm(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKey]:
+        entries = PriceEntry.objects.filter(team_id=owner.team_id)
+        if owner.team_id is None:
+            entries = entries.filter(owner_id=owner.owner_id)
+        book = entries.aggregate(n=Count("pk"), latest=Max("updated_at"))
+        key = calibration_key_of_design(owner_id=owner.owner_id, team_id=owner.team_id)
+        return (owner.owner_id, owner.team_id, book["n"], book["latest"]), key
+
+    owners = [PriceOwner(owner_id=alice.pk), PriceOwner(owner_id=alice.pk, team_id=team.pk)]
+    owners.append(PriceOwner(owner_id=bob.pk))  # bob: no entries and no switch ever written
+    seen = []
+    for step in ("none", "off", "on", "entries"):
+        if step in ("off", "on"):
+            for holder in ({"owner": alice}, {"team": team}):
+                CalibrationSetting.objects.update_or_create(
+                    **holder, defaults={"enabled": step == "on", "changed_at": timezone.now()}
+                )
+        if step == "entries":
+            for where in ({}, {"team": team.pk}):
+                body = {"valid_from": "2026-01-01", "source": "test quote", "kind": "server_quote",
+                        "accelerator": "h100-sxm", "gpus_per_node": 8, "value": 200_000, **where}  # fmt: skip
+                assert client.post("/api/v1/price-entries/", body, format="json").status_code == 201
+        for owner in owners:
+            got = evaluation_stamps(owner)
+            assert got == orm(owner), (step, owner)
+            seen.append(got)
+    # The values differ where they must (so the comparison above compared something): the team's label, the
+    # switch, and the book's count once entries exist.
+    stamps = {(owner, step): seen[i * 3 + j] for i, step in enumerate(("none", "off", "on", "entries"))
+              for j, owner in enumerate(("alice", "team", "bob"))}  # fmt: skip
+    assert stamps["team", "none"][1].holder.label == "team Training"
+    assert stamps["alice", "none"][1].holder.label == "alice"
+    assert stamps["alice", "none"][1].stamp == "" and not stamps["alice", "none"][1].enabled
+    assert not stamps["alice", "off"][1].enabled and stamps["alice", "off"][1].stamp != ""
+    assert stamps["team", "on"][1].enabled and stamps["alice", "on"][1].enabled
+    assert stamps["alice", "on"][0][2] == 0 and stamps["alice", "entries"][0][2] == 1
+    assert stamps["team", "entries"][0][2] == 1 and stamps["bob", "entries"][0][2:] == (0, None)
 
 
 def test_catalog_version_changes_with_a_catalog_save(catalog: Any) -> None:
