@@ -38,8 +38,8 @@ run: $(RUN_STAMP)
 # The whole suite. Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # otherwise SQLite and in-process tasks, and the tests that need the real services skip (fail under CI=true).
 # Two phases: the tests that may run side by side on TEST_WORKERS processes (pytest-xdist, one file per
-# process at a time), then the serial ones (browser, fault, worker tests: marker "serial", tests/conftest.py;
-# only their folders are collected for it).
+# process at a time; the browser tests too, each file with its own Chromium), then the serial ones (fault and
+# Celery-worker tests: marker "serial", tests/conftest.py; only the folders that hold them are collected).
 # Both phases always run; the target fails if either failed (a phase that selects no test, exit 5, is fine).
 TEST_WORKERS ?= 2
 test: install

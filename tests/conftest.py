@@ -7,6 +7,7 @@ so a CI run can never pass by skipping its integration tests.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
 CHROMIUM = "/usr/bin/chromium"
+ASYNC_UNSAFE_AT_START = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
 
 
 def need(condition: bool, reason: str) -> None:
@@ -36,39 +38,57 @@ def need(condition: bool, reason: str) -> None:
 # Run after the parallel phase, one at a time (`make test`), each for its own reason:
 # - faults: they stop PostgreSQL (the one server every test process's database is on), kill Celery workers
 #   and restart a Redis, mid-request; anything running beside them would fail with them.
-# - integration (worker_env, celery_worker_process): they start real Celery worker processes on PostgreSQL
-#   and Redis and judge a sweep or plan finished within a deadline; their broker keys carry a per-run prefix,
-#   so a neighbour would not steal their messages, but on two cores a neighbour's load moves the deadlines.
-# - browser (live_server, browser, page): the `browser` fixture holds Playwright's sync API open for the
-#   session, which keeps an asyncio event loop running on the process's main thread and sets
-#   DJANGO_ALLOW_ASYNC_UNSAFE for the rest of the process (checked: asyncio.get_running_loop() answers in
-#   every later test). A pytest-xdist worker that ran a browser file would run the files it gets after it
-#   inside that loop, with Django's async-safety guard off and asyncio.run / async_to_sync refused.
-#   Playwright's loop stops when its context exits, so a module-scoped `browser` (one Chromium a file,
-#   ~1-2 s each) would let browser files share the parallel phase; not done here: two Chromiums and two live
-#   servers beside the other tests have not been tried on the 2-core CI machine.
-SERIAL_FOLDERS = ("browser", "faults", "integration")
-SERIAL_FIXTURES = {"worker_env", "live_server", "browser"}
+# - integration, and any test that starts a Celery worker (worker_env, celery_worker_process; one browser
+#   test, tests/browser/test_dashboard_sweep.py): they start real worker processes on PostgreSQL and Redis
+#   and judge a sweep or plan finished within a deadline; their broker keys carry a per-run prefix, so a
+#   neighbour would not steal their messages, but on two cores a neighbour's load moves the deadlines.
+# The other browser tests (live_server, browser, page) run in the parallel phase: each pytest-xdist worker
+# has its own live server and database, and `browser` is module-scoped, so Playwright's asyncio loop (which
+# its sync API keeps running on the main thread, with DJANGO_ALLOW_ASYNC_UNSAFE set) ends with the file that
+# used it; the next file a worker runs meets no running loop (checked before each test: no_loop_left_running).
+SERIAL_FOLDERS = ("faults", "integration")
+SERIAL_FIXTURES = {"worker_env"}
+# What make test's serial phase collects (-m serial): the serial folders and the browser folder, for the
+# browser test that starts a worker. A test marked serial elsewhere would never run, so it is refused.
+SERIAL_PHASE_FOLDERS = ("browser", *SERIAL_FOLDERS)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the serial folders' tests ``serial``. make test's serial phase collects only those folders (not
-    the other ~2,300 tests again, with their module-level work: ~30 s), so a test elsewhere that needs what
-    makes a test serial (a Celery worker, a live server) is refused here rather than never run."""
+    """Mark ``serial`` the tests of the serial folders and the tests that start a Celery worker. make test's
+    serial phase collects only SERIAL_PHASE_FOLDERS (not the other ~2,300 tests again, with their
+    module-level work: ~30 s), so a serial test outside them is refused here rather than never run."""
     tests_root = ROOT / "tests"
     misplaced = []
     for item in items:
         folder = Path(str(item.path)).relative_to(tests_root).parts[0]
-        if folder in SERIAL_FOLDERS:
+        uses = SERIAL_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if folder in SERIAL_FOLDERS or uses:
             item.add_marker(pytest.mark.serial)
-        elif SERIAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if uses and folder not in SERIAL_PHASE_FOLDERS:
             misplaced.append(item.nodeid)
     if misplaced:
-        folders = ", ".join(f"tests/{f}/" for f in SERIAL_FOLDERS)
+        folders = ", ".join(f"tests/{f}/" for f in SERIAL_PHASE_FOLDERS)
         raise pytest.UsageError(
             f"these tests use {sorted(SERIAL_FIXTURES)} and so must run in make test's serial phase: "
             f"move them under {folders}: {', '.join(misplaced)}"
         )
+
+
+@pytest.fixture(autouse=True)
+def no_loop_left_running(request: pytest.FixtureRequest) -> None:
+    """A test outside tests/browser starts with no asyncio loop running and Django's async-safety guard on:
+    a browser file that ran before it on the same xdist worker closed its Playwright (module scope)."""
+    if Path(str(request.node.path)).relative_to(ROOT / "tests").parts[0] == "browser":
+        return
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        pytest.fail("an asyncio loop is running: a Playwright browser was left open by an earlier file")
+    assert os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE") == ASYNC_UNSAFE_AT_START, (
+        "DJANGO_ALLOW_ASYNC_UNSAFE was left set by an earlier browser file"
+    )
 
 
 # Passwords: Django's PBKDF2 (1,000,000 iterations) costs ~0.4 s of CPU per hash and per sign-in check, and
@@ -358,29 +378,39 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Any]:
+    """Headless Chromium for one test file (~1 s to launch). Module scope, not session: Playwright's sync
+    API runs an asyncio event loop on this thread while it is open, and browser files share pytest-xdist
+    workers with the other tests, which must not run inside that loop (see SERIAL_FOLDERS)."""
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests make between page
-    # actions are still synchronous, so Django's async-safety guard does not apply.
+    # The ORM calls the tests make between page actions are synchronous, so Django's async-safety guard
+    # (which sees Playwright's loop) does not apply while the browser is open; put back after.
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(
-            executable_path=chromium_path,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-            ],
-        )
-        yield launched
-        launched.close()
+    try:
+        with sync_playwright() as pw:
+            launched = pw.chromium.launch(
+                executable_path=chromium_path,
+                headless=True,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                    "--disable-quic",
+                ],
+            )
+            yield launched
+            launched.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @pytest.fixture

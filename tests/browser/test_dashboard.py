@@ -46,6 +46,23 @@ def sign_in(
     page.wait_for_url(f"{base}{then}")
 
 
+def sign_in_by_cookie(page: Any, base: str, *, username: str = "engineer", then: str = "/") -> None:
+    """Sign in without the form, for a test about another page: a session made by Django's test client
+    (force_login, in the test database the live server reads) set as the page's cookie, then ``then`` opened.
+    Two requests fewer than ``sign_in`` (the form's page and its post); the form itself is walked by
+    sign_in: the first test here, the crawl, the account, review and price-book walks."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=username))
+    name = settings.SESSION_COOKIE_NAME
+    page.context.add_cookies([{"name": name, "value": client.cookies[name].value, "url": base}])
+    page.goto(f"{base}{then}")
+    page.wait_for_url(f"{base}{then}")  # not sent to the sign-in page
+
+
 def _legend_names(page: Any, chart_id: str) -> set[str]:
     return set(page.eval_on_selector(f"#chart-{chart_id}", "el => el.data.map(t => t.name)"))
 

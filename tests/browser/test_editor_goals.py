@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -30,7 +30,7 @@ def test_owning_assumptions_and_goals_are_edited_saved_and_judged(
 
     user = _setup(django_user_model)
     design = design_create(owner=user, name="8 × 8 H200 with goals", spec=copy.deepcopy(DEMOS[3]["spec"]))
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
     # Changes write a draft (no version); each "Save version" below makes one version (issue #36).
 
     # The section starts closed (nothing set); opened, each input shows the engine's default and its source.

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_editor_goals import _save
 from tests.conftest import ROOT, screenshot
 
@@ -31,7 +31,7 @@ def test_precision_recipe_and_optimizer_are_chosen_saved_and_evaluated(
 
     user = _setup(django_user_model)
     hopper = design_create(owner=user, name="70B on H100", spec=copy.deepcopy(DEMOS[0]["spec"]))
-    sign_in(page, live_server.url, then=f"/designs/{hopper.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{hopper.pk}/edit/")
     labels = page.eval_on_selector_all("#f-precision option", "os => os.map(o => o.value)")
     assert labels == ["bf16", "fp8", "fp8_current", "fp8_blockwise", "mxfp8", "nvfp4"]
     assert page.input_value("#f-optimizer") == ""  # blank keeps Adam

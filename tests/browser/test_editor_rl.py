@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_editor_goals import _save
 from tests.conftest import screenshot
 from tests.designs.test_rl_api import SPEC_8B
@@ -28,7 +28,7 @@ def test_rl_fields_are_saved_estimated_and_drawn(
     del spec["rl"]
     spec["workload"]["training"] = {"tokens": 1e10, "global_batch_seqs": 512, "precision": "bf16"}
     design = design_create(owner=user, name="8B on 4 × 8 H100", spec=spec)
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
 
     # A longest response shorter than the mean: refused beside its field, nothing saved.
     for selector, value in (

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_editor_goals import _save
 from tests.conftest import screenshot
 
@@ -26,7 +26,7 @@ def test_serving_fields_are_saved_estimated_and_shown(
     user = _setup(django_user_model)
     design = design_create(owner=user, name="8 × 8 H200 served", spec=copy.deepcopy(DEMOS[3]["spec"]))
     assert "serving" not in design.current.spec
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
     assert page.get_attribute("#f-sv-in", "placeholder") == "1024"  # the engine's defaults, as placeholders
 
     # A TPOT target no batch can meet: refused by the serving engine, shown beside TPOT, nothing saved.

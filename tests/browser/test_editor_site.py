@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_editor_goals import _save
 from tests.conftest import screenshot
 from tests.sites.test_api import SITE
@@ -30,7 +30,7 @@ def test_a_saved_site_is_picked_saved_and_used(
     site = site_create(owner=user, data={**SITE, "pue": {"air": 1.5}, "cooling": ["air"]})
     site_create(owner=other, data={**SITE, "name": "Carol's site"})
     design = design_create(owner=user, name="8 × 8 H200 sited", spec=copy.deepcopy(DEMOS[3]["spec"]))
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
 
     options = page.locator("#f-site option").all_inner_texts()
     assert options == ["none: the default owning prices", "Ashburn A"]

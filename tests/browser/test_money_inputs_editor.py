@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.conftest import screenshot
 from tests.designs.test_stale_prices import SPEC
 
@@ -24,7 +24,7 @@ def test_money_inputs_save_into_the_spec_and_a_bad_one_shows_beside_its_field(
 
     user = _setup(django_user_model)
     design = design_create(owner=user, name="money", spec=SPEC)
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
     page.click("#money-assumptions summary")
     # The defaults beside the inputs are the engine's, with their sources.
     spread = cost.DEFAULTS["uncertainty.spread"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_review_paths import _wait_for_status
 from tests.conftest import screenshot
 
@@ -20,7 +20,7 @@ def test_sixteen_h100_per_node_are_refused_beside_gpus_per_node(
     from apps.designs.models import Design
 
     _setup(django_user_model)
-    sign_in(page, live_server.url, then="/designs/new/")
+    sign_in_by_cookie(page, live_server.url, then="/designs/new/")
     page.select_option("#f-accelerator", "h100-sxm")
     page.fill("#f-gpn", "16")
     page.click("#save-design")
