@@ -12,7 +12,7 @@ stored before it: the published calibration); a sweep's points take the snapshot
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from apps.designs.selectors import evaluation_read
@@ -20,7 +20,7 @@ from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
-from clusterdesigner.engine.design import evaluate_design
+from clusterdesigner.engine.design import evaluate_design_json
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
@@ -81,7 +81,7 @@ def _evaluated(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str
     it is), each figure's origin among the assumptions and the book's warnings among the findings."""
     priced = item.get("priced_spec") or item["spec"]
     prices = item.get("prices") or {}
-    evaluation = evaluate_design(
+    result = evaluate_design_json(
         spec=parse_design_spec(priced),
         catalog=specs_from_records(snapshot["catalog"]),
         records=snapshot["catalog"],
@@ -90,7 +90,8 @@ def _evaluated(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str
         freshness=_freshness(snapshot),
         calibration=_calibration(item),
     )
-    return replace(evaluation, spec=item["spec"]).to_json()
+    result["spec"] = item["spec"]
+    return result
 
 
 def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str, Any]:

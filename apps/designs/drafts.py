@@ -119,7 +119,7 @@ def draft_evaluate_or_problem(*, draft: DesignDraft) -> tuple[Evaluation | None,
                 "result": jsonable(
                     services.evaluation_result(
                         version=version, catalog=catalog, prices=prices, calibration=calibration
-                    ).to_json()
+                    )
                 )
             }
         except EngineError as error:

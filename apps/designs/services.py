@@ -6,7 +6,6 @@ import datetime as dt
 import json
 import secrets
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from django.core.cache import cache
@@ -29,14 +28,13 @@ from clusterdesigner.engine.catalog import CatalogSpecs
 from clusterdesigner.engine.design import (
     OPTION_LABELS,
     check_usable,
-    evaluate_design,
+    evaluate_design_json,
     request_cost_paths,
     rl_estimate,
     rollout_request_cost_paths,
     serving_estimate,
 )
 from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
-from clusterdesigner.engine.evaluation import DesignEvaluation, DesignRef
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.user_calibration import CalibrationState
 from clusterdesigner.engine.version import ENGINE_VERSION
@@ -60,10 +58,14 @@ class VersionConflict(Conflict):
         self.current = current
 
 
-def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
+def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[str, Any]:
     """The spec parsed once (clusterdesigner.engine.spec: types, known keys, ranges, defaults), then checked
-    against the catalog and by the engines (a dry evaluation), so a design that saves is a design that
-    evaluates. Errors name the field as sent, e.g. ``spec.parallelism.tp``."""
+    against the catalog and by the engines, so a design that saves is a design that evaluates. Errors name
+    the field as sent, e.g. ``spec.parallelism.tp``.
+
+    ``dry_run``: the engines estimate the spec here (a draft, which is not stored). A save passes False and
+    evaluates the stored version instead (design_create, design_update: _evaluate_saved), so the engines run
+    once for a save and its first view, not once to validate and again to evaluate."""
     try:
         parsed = design_spec.parse_design_spec(spec_with_defaults(spec))
         clean: dict[str, Any] = json.loads(json.dumps(parsed.json))
@@ -74,20 +76,16 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     catalog = engine_catalog_snapshot().specs
     try:
         check_references(clean, catalog)
-        # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
-        # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
-        training.estimate(
-            training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
-        )
-        serving_estimate(clean, catalog)
-        rl_estimate(clean, catalog)
+        if dry_run:
+            # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
+            # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
+            training.estimate(
+                training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+            )
+            serving_estimate(clean, catalog)
+            rl_estimate(clean, catalog)
     except EngineError as exc:
-        message = exc.message
-        if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
-            fits_from = min_nodes(clean)
-            if fits_from:
-                message += f"; a layout fits from {fits_from} nodes"
-        raise InvalidInput({exc.field: [message]}) from exc
+        raise _refused(exc, clean) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
             cost.check_request(request, catalog, paths=request_cost_paths(index, request))
@@ -100,16 +98,39 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     return clean
 
 
+def _refused(exc: EngineError, spec: dict[str, Any]) -> InvalidInput:
+    """The engine's refusal of a spec as the API's 400, naming the field; a model that fits at no layout also
+    says from how many nodes one does."""
+    message = exc.message
+    if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
+        fits_from = min_nodes(spec)
+        if fits_from:
+            message += f"; a layout fits from {fits_from} nodes"
+    return InvalidInput({exc.field: [message]})
+
+
+def _evaluate_saved(version: DesignVersion) -> None:
+    """Evaluate a version being saved and store the evaluation (the one its first view reads): the engines'
+    check of the spec and its evaluation in one run. A refusal rolls the save back (the caller's
+    transaction) and answers 400 naming the field, as spec_validate's would."""
+    try:
+        design_evaluate(version=version)
+    except EngineError as exc:
+        raise _refused(exc, version.spec) from exc
+
+
 def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
-    """A rollout pool of its own (``rl.rollout``) names catalog rows that exist, rents only its own part, and
-    has a price of its own wherever the design compares one: a design that rents its trainers must name the
-    rollout pool's offerings when the pool is another part (a part's price is never another's); its owning
-    inputs pass the cost engine's checks, its server priced from its own part (EngineError naming
-    ``spec.rl.rollout.<field>`` otherwise)."""
+    """A rollout pool of its own (``rl.rollout``) names catalog rows that exist (its part first), rents only
+    its own part, and has a price of its own wherever the design compares one: a design that rents its
+    trainers must name the rollout pool's offerings when the pool is another part (a part's price is never
+    another's); its owning inputs pass the cost engine's checks, its server priced from its own part
+    (EngineError naming ``spec.rl.rollout.<field>`` otherwise)."""
     pool_spec = design_spec.rollout_pool_spec(spec)
     if pool_spec is None:
         return
     pool, part = spec["rl"]["rollout"], pool_spec["cluster"]["accelerator"]
+    if part not in catalog.accelerators:
+        raise UnknownReferenceError(f"unknown accelerator {part!r}", field="spec.rl.rollout.accelerator")
     if pool.get("server_type") and pool["server_type"] not in catalog.server_types:
         raise UnknownReferenceError(
             f"unknown server type {pool['server_type']!r}", field="spec.rl.rollout.server_type"
@@ -224,11 +245,11 @@ def design_create(
     is_demo: bool = False,
     message: str = "",
 ) -> Design:
-    clean = spec_validate(spec=site_resolve(user=owner, spec=spec))
+    clean = spec_validate(spec=site_resolve(user=owner, spec=spec), dry_run=False)
     design = Design.objects.create(
         owner=owner, name=name, description=description, visibility=visibility, version=1, is_demo=is_demo
     )
-    DesignVersion.objects.create(
+    version = DesignVersion.objects.create(
         design=design,
         number=1,
         name=name,
@@ -237,6 +258,7 @@ def design_create(
         message=message,
         created_by=owner,
     )
+    _evaluate_saved(version)
     return design
 
 
@@ -258,14 +280,18 @@ def design_update(
     if locked.version != base_version:
         raise VersionConflict(locked.version, base_version)
     current = locked.current
-    new_spec = spec_validate(spec=site_resolve(user=user, spec=spec)) if spec is not None else current.spec
+    new_spec = (
+        spec_validate(spec=site_resolve(user=user, spec=spec), dry_run=False)
+        if spec is not None
+        else current.spec
+    )
     locked.name = name if name is not None else locked.name
     locked.description = description if description is not None else locked.description
     locked.visibility = visibility if visibility is not None else locked.visibility
     locked.version = F("version") + 1
     locked.save()
     locked.refresh_from_db()
-    DesignVersion.objects.create(
+    version = DesignVersion.objects.create(
         design=locked,
         number=locked.version,
         name=locked.name,
@@ -274,6 +300,8 @@ def design_update(
         message=message,
         created_by=user,
     )
+    if spec is not None:
+        _evaluate_saved(version)
     return locked
 
 
@@ -479,11 +507,11 @@ def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[s
 
 def evaluation_result(
     *, version: DesignVersion, catalog: CatalogSnapshot, prices: Resolution, calibration: CalibrationState
-) -> DesignEvaluation:
+) -> dict[str, Any]:
     """The evaluation of ``version`` (stored or not: a draft is evaluated as an unsaved version) against the
-    catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design.evaluate_design),
-    as stored: the design's own spec shown, the figures the price book set in the prices.* assumptions."""
-    evaluation = evaluate_design(
+    catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design), as stored: the
+    design's own spec shown, the figures the price book set in the prices.* assumptions."""
+    result = evaluate_design_json(
         spec=design_spec.parse_design_spec(prices.spec),
         catalog=catalog.specs,
         records=catalog.records,
@@ -492,12 +520,10 @@ def evaluation_result(
         freshness=price_freshness(),
         calibration=calibration,
     )
-    return replace(
-        evaluation,
-        spec=version.spec,
-        design=DesignRef(id=version.design_id, name=version.name, version=version.number),
-        computed_at=timezone.now().isoformat(),
-    )
+    result["spec"] = version.spec
+    result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
+    result["computed_at"] = timezone.now().isoformat()
+    return result
 
 
 def _evaluation_store(
@@ -508,9 +534,7 @@ def _evaluation_store(
     digest: str,
     calibration: CalibrationState,
 ) -> Evaluation:
-    result = evaluation_result(
-        version=version, catalog=catalog, prices=prices, calibration=calibration
-    ).to_json()
+    result = evaluation_result(version=version, catalog=catalog, prices=prices, calibration=calibration)
     snapshot = {"spec": version.spec, "catalog": catalog.records, "prices": prices.key}
     evaluation, created = Evaluation.objects.get_or_create(
         version=version, input_hash=digest, defaults={"snapshot": snapshot, "result": jsonable(result)}

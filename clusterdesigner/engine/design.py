@@ -3,11 +3,12 @@ table and its rankings, the assumptions and findings, the rent-or-own verdict, t
 to meet a missed deadline), the serving and RL estimates and a mixed fleet's cost, from one parsed spec.
 
 Public functions:
-- :func:`evaluate_design`: the whole evaluation of a parsed spec (clusterdesigner.engine.spec.DesignSpec)
-  against the catalog (its engine specs and its plain records: the resale series and the accelerator's
-  figures for the assumptions), the price freshness and the owner's calibration, as a typed
+- :func:`evaluate_design_json`: the whole evaluation of a parsed spec (engine.spec.DesignSpec) against the
+  catalog (its engine specs and its plain records: the resale series and the accelerator's figures for the
+  assumptions), the price book's resolved rows, the price freshness and the owner's calibration, as the
+  JSON the design service stores; :func:`evaluate_design`: the same read as a typed
   :class:`~clusterdesigner.engine.evaluation.DesignEvaluation`. The design service, the analyses (sweeps'
-  evaluate items, comparisons), version diffs and everything that evaluates a design call it.
+  evaluate items, comparisons), version diffs and everything that evaluates a design call them.
 - :func:`check_usable`, :func:`by_severity`, :func:`request_cost_paths`, :func:`rollout_request_cost_paths`:
   the pieces the design service's validation shares with it.
 
@@ -58,6 +59,31 @@ def evaluate_design(
     freshness: Freshness | None = None,
     calibration: CalibrationState | None = None,
 ) -> DesignEvaluation:
+    """A design's whole evaluation, typed: :func:`evaluate_design_json` read as a DesignEvaluation (what the
+    pages, exports, comparisons and diffs read)."""
+    return DesignEvaluation.from_json(
+        evaluate_design_json(
+            spec=spec,
+            catalog=catalog,
+            records=records,
+            price_rows=price_rows,
+            price_findings=price_findings,
+            freshness=freshness,
+            calibration=calibration,
+        )
+    )
+
+
+def evaluate_design_json(
+    *,
+    spec: DesignSpec,
+    catalog: CatalogSpecs,
+    records: Mapping[str, Any],
+    price_rows: Sequence[Mapping[str, Any]] = (),
+    price_findings: Sequence[Mapping[str, Any]] = (),
+    freshness: Freshness | None = None,
+    calibration: CalibrationState | None = None,
+) -> dict[str, Any]:
     """A design's whole evaluation: the training engine, then the cost engine once per cloud offering (and
     the RL, serving and mixed-fleet estimates the spec asks for), composed into the options table, rankings,
     assumptions, findings and verdicts.
@@ -72,13 +98,17 @@ def evaluate_design(
     (engine/user_calibration.py) before the costs are computed from it, and the result states it under
     ``calibration``; switched off, the published estimate as it is. EngineError naming the spec's field when
     the design does not evaluate.
+
+    This JSON is what the design service stores and the API serves: DesignEvaluation does not model every
+    key the engines write (a savings plan's ``commitment_usd_per_hour`` among them), so its ``to_json()``
+    would drop them.
     """
     result = _compose(
         spec=dict(spec.json), catalog=catalog, records=records, freshness=freshness, calibration=calibration
     )
     result["assumptions"] = price_assumptions(price_rows, result["costs"]) + result["assumptions"]
     result["findings"] = by_severity([*map(dict, price_findings), *result["findings"]])
-    return DesignEvaluation.from_json(result)
+    return result
 
 
 def _compose(
@@ -89,7 +119,7 @@ def _compose(
     freshness: Freshness | None,
     calibration: CalibrationState | None,
 ) -> dict[str, Any]:
-    """evaluate_design's result as JSON (the dicts the engines return, composed)."""
+    """The engines' answers (JSON dicts) composed."""
     check_usable(spec, catalog)
     train = training.estimate(
         training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()

@@ -321,15 +321,15 @@ def evaluated_json(
     calibration: Any = None,
 ) -> dict[str, Any]:
     """The engine's evaluation of ``spec`` (parsed) on the catalog ``records``, as JSON: what the design
-    service composes before it stores (clusterdesigner.engine.design.evaluate_design)."""
+    service composes before it stores (clusterdesigner.engine.design.evaluate_design_json)."""
     from clusterdesigner.engine.catalog import specs_from_records
-    from clusterdesigner.engine.design import evaluate_design
+    from clusterdesigner.engine.design import evaluate_design_json
     from clusterdesigner.engine.spec import parse_design_spec
 
-    return evaluate_design(
+    return evaluate_design_json(
         spec=parse_design_spec(spec),
         catalog=specs_from_records(records),
         records=records,
         freshness=freshness,
         calibration=calibration,
-    ).to_json()
+    )

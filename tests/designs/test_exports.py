@@ -306,7 +306,7 @@ def test_assumptions_fall_back_to_engine_lists_when_the_combined_list_is_missing
 
 
 def test_real_engine_evaluation_round_trips_through_both_formats() -> None:
-    # The services' pure evaluate_spec on the seed catalog (no database): 8 × 8 H200 owned vs AWS p5e.
+    # The engine's evaluate_design on the seed catalog (no database): 8 × 8 H200 owned vs AWS p5e.
     from apps.designs.demo import DEMOS
     from tests.designs.fixtures import evaluated_json
 

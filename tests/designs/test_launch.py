@@ -454,7 +454,7 @@ def test_every_seed_fabric_gets_a_kind_and_settings() -> None:
 
 
 def test_real_engine_evaluation_produces_valid_launch_files(tmp_path: Path) -> None:
-    # The services' pure evaluate_spec on the seed catalog: 8 × 8 H200 on IB NDR400, TP1 DP64 mb2.
+    # The engine's evaluate_design on the seed catalog: 8 × 8 H200 on IB NDR400, TP1 DP64 mb2.
     from apps.designs.demo import DEMOS
     from tests.designs.fixtures import evaluated_json
 
