@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.designs.selectors import evaluation_read
-from apps.designs.services import evaluate_spec
-from apps.pricebook.resolve import explain
 from clusterdesigner.engine import cost, tradeoffs, training
 from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
 from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.design import evaluate_design_json
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import Freshness
 from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
+from clusterdesigner.engine.spec import parse_design_spec
 from clusterdesigner.engine.training_result import TrainingEstimate
 from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
 
@@ -80,16 +80,17 @@ def _evaluated(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str
     (``priced_spec`` and the ``prices`` rows, apps.designs.pricing; an item stored before them: the spec as
     it is), each figure's origin among the assumptions and the book's warnings among the findings."""
     priced = item.get("priced_spec") or item["spec"]
-    result = evaluate_spec(
-        spec=priced,
+    prices = item.get("prices") or {}
+    result = evaluate_design_json(
+        spec=parse_design_spec(priced),
+        catalog=specs_from_records(snapshot["catalog"]),
         records=snapshot["catalog"],
+        price_rows=prices.get("prices") or [],
+        price_findings=prices.get("findings") or [],
         freshness=_freshness(snapshot),
         calibration=_calibration(item),
     )
-    prices = item.get("prices") or {}
     result["spec"] = item["spec"]
-    result["assumptions"] = explain(prices.get("prices") or [], result["costs"]) + result["assumptions"]
-    result["findings"] = (prices.get("findings") or []) + result["findings"]
     return result
 
 
@@ -101,7 +102,7 @@ def _compare_row(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[s
             design=item["design"], name=item["name"], version=item["version"], error=exc.message
         ).to_json()
     typed = evaluation_read(result=evaluation)
-    if typed.training is None:  # evaluate_spec raises when no layout fits; a result always holds one
+    if typed.training is None:  # evaluate_design raises when no layout fits; a result always holds one
         raise ValueError(f"design {item['design']}'s evaluation holds no layout")
     column = tradeoffs.compare_column(
         training=typed.training,

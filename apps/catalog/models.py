@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from clusterdesigner.engine.offerings import PROVIDER_LABELS
+
 POSITIVE = [MinValueValidator(0.000001, "must be greater than zero")]
 NON_NEGATIVE = [MinValueValidator(0, "must not be negative")]
 
@@ -62,7 +64,7 @@ class Accelerator(Sourced, Retirable):
         RUBIN = "rubin", "NVIDIA Rubin"
         CDNA3 = "cdna3", "AMD CDNA 3"
         CDNA4 = "cdna4", "AMD CDNA 4"
-        OTHER = "other", "Other"
+        OTHER = "other", PROVIDER_LABELS["other"]
 
     class Availability(models.TextChoices):
         # An announced part's figures are the vendor's launch claims: nothing has been measured on it.
@@ -252,13 +254,13 @@ class CloudOffering(Sourced, Retirable):
     """A cloud instance type in a region: which accelerator and how many per instance."""
 
     class Provider(models.TextChoices):
-        AWS = "aws", "AWS"
-        GCP = "gcp", "Google Cloud"
-        AZURE = "azure", "Microsoft Azure"
-        OCI = "oci", "Oracle Cloud"
-        COREWEAVE = "coreweave", "CoreWeave"
-        LAMBDA = "lambda", "Lambda"
-        OTHER = "other", "Other"
+        AWS = "aws", PROVIDER_LABELS["aws"]
+        GCP = "gcp", PROVIDER_LABELS["gcp"]
+        AZURE = "azure", PROVIDER_LABELS["azure"]
+        OCI = "oci", PROVIDER_LABELS["oci"]
+        COREWEAVE = "coreweave", PROVIDER_LABELS["coreweave"]
+        LAMBDA = "lambda", PROVIDER_LABELS["lambda"]
+        OTHER = "other", PROVIDER_LABELS["other"]
 
     slug = models.SlugField(max_length=80, unique=True)
     provider = models.CharField(max_length=20, choices=Provider.choices)

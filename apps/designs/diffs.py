@@ -7,7 +7,7 @@ import copy
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openpyxl import Workbook
@@ -18,9 +18,9 @@ from apps.designs import services
 from apps.designs.models import DesignVersion
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.attribution import DesignDiff, Evaluate, design_diff, input_changes
+from clusterdesigner.engine.design import evaluate_design
 from clusterdesigner.engine.evaluation import DesignEvaluation
 from clusterdesigner.engine.user_calibration import CalibrationState
-from clusterdesigner.jsonutil import jsonable
 from clusterdesigner.spreadsheets import formula_safe
 
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -49,26 +49,26 @@ def version_ref(version: DesignVersion) -> dict[str, Any]:
 
 
 def spec_evaluator(calibration: CalibrationState | None = None) -> Evaluate:
-    """Evaluate a spec as the evaluate API does (services.evaluate_spec), against one catalog snapshot and
-    today's stale-price threshold for every call, so that all the diff's evaluations share one catalog, and
-    with ``calibration`` (the design owner's, as the design's own evaluation takes it, issue 40). A
-    spec that would not save (it does not parse, names a row the catalog lacks or an offering of another
-    accelerator) raises EngineError with the reason, as the engines do for one that does not fit."""
+    """Evaluate a spec as the evaluate API does (clusterdesigner.engine.design.evaluate_design), against one
+    catalog snapshot and today's stale-price threshold for every call, so that all the diff's evaluations
+    share one catalog, and with ``calibration`` (the design owner's, as the design's own evaluation takes it,
+    issue 40). A spec that would not save (it does not parse, names a row the catalog lacks or an offering of
+    another accelerator) raises EngineError with the reason, as the engines do for one that does not fit."""
     snapshot = engine_catalog_snapshot()
     freshness = price_freshness()
 
     def evaluate(spec: Mapping[str, Any]) -> DesignEvaluation:
         raw = copy.deepcopy(dict(spec))
-        design_spec.parse_design_spec(raw)
+        parsed = design_spec.parse_design_spec(raw)
         services.check_references(copy.deepcopy(raw), snapshot.specs)
-        result = services.evaluate_spec(
-            spec=raw,
+        evaluation = evaluate_design(
+            spec=parsed,
+            catalog=snapshot.specs,
             records=snapshot.records,
-            specs=snapshot.specs,
             freshness=freshness,
             calibration=calibration,
         )
-        return DesignEvaluation.from_json(jsonable(result))
+        return replace(evaluation, spec=raw)
 
     return evaluate
 

@@ -198,7 +198,7 @@ def catalog_rows(
 ) -> list[dict[str, Any]]:
     """The rows with each cloud figure the catalog prices filled in from the catalog itself (its price per
     node-hour of ``gpus_per_node`` GPUs, its date and source), for consumers that run no design evaluation
-    (apps.pricebook.resolve.explain fills them from the cost engine's answer for a design)."""
+    (engine.design.price_assumptions fills them from the cost engine's answer for a design)."""
     out = []
     for row in rows:
         parts = row["name"].split(".")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -16,47 +15,35 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
-from apps.designs.goals import goals_verdict
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
 from apps.designs.pricing import PriceOwner, evaluation_stamps, prices_resolve
 from apps.designs.specs import PRICING_MODELS
 from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
-from apps.pricebook.resolve import Resolution, explain
+from apps.pricebook.resolve import Resolution
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
-from clusterdesigner.engine import cost, rl, rl_fleet, serving, training
+from clusterdesigner.engine import cost, training
 from clusterdesigner.engine import spec as design_spec
-from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.cost_result import CloudOption, CostResult, DesignOption, PerRun
-from clusterdesigner.engine.design_verdict import BASIS, DesignVerdict, design_verdict
-from clusterdesigner.engine.errors import (
-    EngineError,
-    FieldPaths,
-    InfeasibleError,
-    InputError,
-    UnknownReferenceError,
-    named_by,
+from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.design import (
+    OPTION_LABELS,
+    check_usable,
+    evaluate_design_json,
+    request_cost_paths,
+    rl_estimate,
+    rollout_request_cost_paths,
+    serving_estimate,
 )
+from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.offerings import Freshness
-from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
-from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
+from clusterdesigner.engine.user_calibration import CalibrationState
 from clusterdesigner.engine.version import ENGINE_VERSION
 from clusterdesigner.errors import Conflict, InvalidInput
 from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
 
 cost_requests = design_spec.cost_requests
-serving_request = design_spec.serving_request
 spec_with_defaults = design_spec.with_defaults
 training_request = design_spec.training_request
-
-OPTION_LABELS = {
-    "on_demand": "on-demand",
-    "reserved_1y": "reserved 1 year",
-    "reserved_3y": "reserved 3 years",
-    "savings_1y": "savings plan 1 year",
-    "savings_3y": "savings plan 3 years",
-    "spot": "spot",
-}
 
 
 class VersionConflict(Conflict):
@@ -71,10 +58,14 @@ class VersionConflict(Conflict):
         self.current = current
 
 
-def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
+def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[str, Any]:
     """The spec parsed once (clusterdesigner.engine.spec: types, known keys, ranges, defaults), then checked
-    against the catalog and by the engines (a dry evaluation), so a design that saves is a design that
-    evaluates. Errors name the field as sent, e.g. ``spec.parallelism.tp``."""
+    against the catalog and by the engines, so a design that saves is a design that evaluates. Errors name
+    the field as sent, e.g. ``spec.parallelism.tp``.
+
+    ``dry_run``: the engines estimate the spec here (a draft, which is not stored). A save passes False and
+    evaluates the stored version instead (design_create, design_update: _evaluate_saved), so the engines run
+    once for a save and its first view, not once to validate and again to evaluate."""
     try:
         parsed = design_spec.parse_design_spec(spec_with_defaults(spec))
         clean: dict[str, Any] = json.loads(json.dumps(parsed.json))
@@ -85,23 +76,19 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     catalog = engine_catalog_snapshot().specs
     try:
         check_references(clean, catalog)
-        # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
-        # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
-        training.estimate(
-            training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
-        )
-        _serving(clean, catalog)
-        _rl(clean, catalog)
+        if dry_run:
+            # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
+            # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
+            training.estimate(
+                training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+            )
+            serving_estimate(clean, catalog)
+            rl_estimate(clean, catalog)
     except EngineError as exc:
-        message = exc.message
-        if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
-            fits_from = min_nodes(clean)
-            if fits_from:
-                message += f"; a layout fits from {fits_from} nodes"
-        raise InvalidInput({exc.field: [message]}) from exc
+        raise _refused(exc, clean) from exc
     for index, request in enumerate(cost_requests(clean)):
         try:
-            cost.check_request(request, catalog, paths=_cost_paths(index, request))
+            cost.check_request(request, catalog, paths=request_cost_paths(index, request))
         except EngineError as exc:
             raise InvalidInput({exc.field: [exc.message]}) from exc
     try:
@@ -111,16 +98,39 @@ def spec_validate(*, spec: dict[str, Any] | None) -> dict[str, Any]:
     return clean
 
 
+def _refused(exc: EngineError, spec: dict[str, Any]) -> InvalidInput:
+    """The engine's refusal of a spec as the API's 400, naming the field; a model that fits at no layout also
+    says from how many nodes one does."""
+    message = exc.message
+    if isinstance(exc, InfeasibleError) and getattr(exc, "need_gib", None):
+        fits_from = min_nodes(spec)
+        if fits_from:
+            message += f"; a layout fits from {fits_from} nodes"
+    return InvalidInput({exc.field: [message]})
+
+
+def _evaluate_saved(version: DesignVersion) -> None:
+    """Evaluate a version being saved and store the evaluation (the one its first view reads): the engines'
+    check of the spec and its evaluation in one run. A refusal rolls the save back (the caller's
+    transaction) and answers 400 naming the field, as spec_validate's would."""
+    try:
+        design_evaluate(version=version)
+    except EngineError as exc:
+        raise _refused(exc, version.spec) from exc
+
+
 def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
-    """A rollout pool of its own (``rl.rollout``) names catalog rows that exist, rents only its own part, and
-    has a price of its own wherever the design compares one: a design that rents its trainers must name the
-    rollout pool's offerings when the pool is another part (a part's price is never another's); its owning
-    inputs pass the cost engine's checks, its server priced from its own part (EngineError naming
-    ``spec.rl.rollout.<field>`` otherwise)."""
+    """A rollout pool of its own (``rl.rollout``) names catalog rows that exist (its part first), rents only
+    its own part, and has a price of its own wherever the design compares one: a design that rents its
+    trainers must name the rollout pool's offerings when the pool is another part (a part's price is never
+    another's); its owning inputs pass the cost engine's checks, its server priced from its own part
+    (EngineError naming ``spec.rl.rollout.<field>`` otherwise)."""
     pool_spec = design_spec.rollout_pool_spec(spec)
     if pool_spec is None:
         return
     pool, part = spec["rl"]["rollout"], pool_spec["cluster"]["accelerator"]
+    if part not in catalog.accelerators:
+        raise UnknownReferenceError(f"unknown accelerator {part!r}", field="spec.rl.rollout.accelerator")
     if pool.get("server_type") and pool["server_type"] not in catalog.server_types:
         raise UnknownReferenceError(
             f"unknown server type {pool['server_type']!r}", field="spec.rl.rollout.server_type"
@@ -145,16 +155,7 @@ def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
             index, choice, catalog.offerings[choice["offering"]], part, path="spec.rl.rollout.cloud"
         )
     for index, request in enumerate(cost_requests(pool_spec)):
-        cost.check_request(request, catalog, paths=_rollout_cost_paths(index, request))
-
-
-def _rollout_cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
-    return design_spec.rollout_cost_paths(index if (request.get("cloud") or {}).get("offering") else None)
-
-
-def _cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
-    """Where cost request ``index`` of the spec's :func:`cost_requests` came from in the spec."""
-    return design_spec.cost_paths(index if (request.get("cloud") or {}).get("offering") else None)
+        cost.check_request(request, catalog, paths=rollout_request_cost_paths(index, request))
 
 
 def _unknown_slugs(spec: Any) -> dict[str, list[str]]:
@@ -197,34 +198,12 @@ def check_references(spec: dict[str, Any], catalog: Any) -> None:
         checks.append(("spec.cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         checks.append((f"spec.costs.cloud.{index}.offering", choice["offering"], catalog.offerings))
-    _check_usable(spec, catalog)
+    check_usable(spec, catalog)
     for field, slug, known in checks:
         if slug not in known:
             raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         _check_offering(index, choice, catalog.offerings[choice["offering"]], cluster["accelerator"])
-
-
-def _check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
-    """A catalog row the design names that exists but cannot be used (a staff edit left it malformed) is
-    named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
-    cluster = spec["cluster"]
-    named = [
-        ("spec.cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
-        ("spec.cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
-        ("spec.cluster.storage", "storage_tiers", "storage tier", cluster.get("storage")),
-    ]
-    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
-        offering = choice["offering"]
-        named.append((f"spec.costs.cloud.{index}.offering", "cloud_offerings", "cloud offering", offering))
-    for field, section, what, slug in named:
-        why = slug and catalog.why_unusable(section, slug)
-        if why:
-            raise UnknownReferenceError(
-                f"the catalog's {what} {slug!r} cannot be used ({why}); ask the catalog's staff to correct "
-                "it or choose another",
-                field=field,
-            )
 
 
 def _check_offering(
@@ -266,11 +245,11 @@ def design_create(
     is_demo: bool = False,
     message: str = "",
 ) -> Design:
-    clean = spec_validate(spec=site_resolve(user=owner, spec=spec))
+    clean = spec_validate(spec=site_resolve(user=owner, spec=spec), dry_run=False)
     design = Design.objects.create(
         owner=owner, name=name, description=description, visibility=visibility, version=1, is_demo=is_demo
     )
-    DesignVersion.objects.create(
+    version = DesignVersion.objects.create(
         design=design,
         number=1,
         name=name,
@@ -279,6 +258,7 @@ def design_create(
         message=message,
         created_by=owner,
     )
+    _evaluate_saved(version)
     return design
 
 
@@ -300,14 +280,18 @@ def design_update(
     if locked.version != base_version:
         raise VersionConflict(locked.version, base_version)
     current = locked.current
-    new_spec = spec_validate(spec=site_resolve(user=user, spec=spec)) if spec is not None else current.spec
+    new_spec = (
+        spec_validate(spec=site_resolve(user=user, spec=spec), dry_run=False)
+        if spec is not None
+        else current.spec
+    )
     locked.name = name if name is not None else locked.name
     locked.description = description if description is not None else locked.description
     locked.visibility = visibility if visibility is not None else locked.visibility
     locked.version = F("version") + 1
     locked.save()
     locked.refresh_from_db()
-    DesignVersion.objects.create(
+    version = DesignVersion.objects.create(
         design=locked,
         number=locked.version,
         name=locked.name,
@@ -316,6 +300,8 @@ def design_update(
         message=message,
         created_by=user,
     )
+    if spec is not None:
+        _evaluate_saved(version)
     return locked
 
 
@@ -345,418 +331,6 @@ def design_delete(*, design: Design) -> None:
 
 
 # --- Evaluation ---------------------------------------------------------------------------------------------
-
-
-def evaluate_spec(
-    *,
-    spec: dict[str, Any],
-    records: dict[str, Any],
-    specs: CatalogSpecs | None = None,
-    freshness: Freshness | None = None,
-    calibration: CalibrationState | None = None,
-) -> dict[str, Any]:
-    """Run the training engine, then the cost engine once per cloud offering; build the options table.
-
-    Pure given (spec, records, freshness, calibration): the same snapshot always gives the same result.
-    ``specs`` are the records already built into engine specs, when the caller has them. ``freshness``
-    (today's date and PRICE_STALE_AFTER_DAYS) adds a ``stale_price`` finding for each stale catalog price the
-    result uses. ``calibration`` (the owner's switch and fitted factors, issue 40): the training estimate is
-    calibrated (engine/user_calibration.py) before the costs are computed from it, and the result states it
-    under ``calibration``; switched off, the published estimate as it is.
-    """
-    catalog = specs or specs_from_records(records)
-    _check_usable(spec, catalog)
-    train = training.estimate(
-        training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
-    )
-    statement = None
-    if calibration is not None:
-        calibrated, statement = calibrate(train, calibration)
-        train = dict(calibrated)
-    costs: dict[str, dict[str, Any]] = {}
-    resale = _resale_curves(spec, records)
-    post_training = _rl(spec, catalog)
-    for index, request in enumerate(cost_requests(spec)):
-        key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
-        if post_training is not None:
-            # An RL run lasts the chosen placement's days, not the pre-training estimate's.
-            request = {**request, "run": {"days": post_training["chosen"]["days"]}}
-        costs[key] = cost.tco(
-            request,
-            training=train,
-            freshness=freshness,
-            resale=resale,
-            paths=_cost_paths(index, request),
-            **catalog.cost_kwargs(),
-        )
-    chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
-    typed = {key: CostResult.from_json(result) for key, result in costs.items()}
-    options = _options(typed, chosen, catalog)
-    _check_finite({"training": train, "costs": costs, "options": options})
-    verdict = design_verdict(
-        costs=typed, chosen=chosen, names=_offering_names(typed, catalog), model_labels=cost.MODEL_LABELS
-    )
-    result = {
-        "spec": spec,
-        "training": train,
-        "costs": costs,
-        "options": _with_npv_break_even(options, verdict),
-        "ranking": _npv_ranking(verdict, options) if verdict else _horizon_ranking(typed, options),
-        "assumptions": _assumptions(spec, train, costs, records),
-        "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
-        "verdict": goals_verdict(
-            spec=spec,
-            train=train,
-            options=options,
-            catalog=catalog,
-            resale=resale,
-            costs=costs,
-            design_verdict=verdict,
-            calibration=calibration,
-        ),
-    }
-    if verdict is not None:
-        result["design_verdict"] = verdict.to_json()
-    if statement is not None:
-        result["calibration"] = statement.to_json()
-    if freshness is not None:
-        result["price_freshness"] = freshness.to_json()
-    estimate = _serving(spec, catalog)
-    if estimate is not None:
-        result["serving"] = estimate
-    if post_training is not None:
-        result["rl"] = post_training
-        fleet = _rl_fleet(
-            spec=spec,
-            records=records,
-            catalog=catalog,
-            run=post_training,
-            trainers=typed,
-            freshness=freshness,
-        )
-        if fleet is not None:
-            result["rl_fleet"] = fleet
-    return result
-
-
-def _rl_fleet(
-    *,
-    spec: dict[str, Any],
-    records: dict[str, Any],
-    catalog: CatalogSpecs,
-    run: Mapping[str, Any],
-    trainers: Mapping[str, CostResult],
-    freshness: Freshness | None,
-) -> dict[str, Any] | None:
-    """A mixed fleet's run priced pool by pool (engine/rl_fleet.py): the trainer pool is the design's cluster
-    (its cost results, ``trainers``); the rollout pool is costed by the cost engine on its own part, server
-    and offerings (design_spec.rollout_pool_spec) for the RL estimate's days. None without a rollout pool."""
-    pool_spec = design_spec.rollout_pool_spec(spec)
-    if pool_spec is None:
-        return None
-    chosen = run["chosen"]
-    part = str(pool_spec["cluster"]["accelerator"])
-    resale = curves_from_records(records, accelerator=part)
-    rollouts: dict[str, CostResult] = {}
-    for index, request in enumerate(cost_requests(pool_spec)):
-        key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
-        priced = cost.tco(
-            {**request, "run": {"days": chosen["days"]}},
-            freshness=freshness,
-            resale=resale,
-            paths=_rollout_cost_paths(index, request),
-            **catalog.cost_kwargs(),
-        )
-        rollouts[key] = CostResult.from_json(priced)
-    cluster = spec["cluster"]
-    trainer = rl_fleet.pool_cost(
-        pool="trainer",
-        accelerator=str(cluster["accelerator"]),
-        nodes=int(cluster["nodes"]),
-        gpus_per_node=int(cluster["gpus_per_node"]),
-        costs=trainers,
-    )
-    rollout = rl_fleet.pool_cost(
-        pool="rollout",
-        accelerator=part,
-        nodes=int(pool_spec["cluster"]["nodes"]),
-        gpus_per_node=int(pool_spec["cluster"]["gpus_per_node"]),
-        costs=rollouts,
-    )
-    fleet = rl_fleet.fleet_cost(trainer=trainer, rollout=rollout)
-    return None if fleet is None else fleet.to_json()
-
-
-def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple[ResaleCurve, ...]:
-    """The catalog's residual-value series of the design's accelerator (the cost engine reads the one that
-    covers the depreciation life, else keeps the given or default residual value)."""
-    return curves_from_records(records, accelerator=str(spec["cluster"]["accelerator"]))
-
-
-def _serving(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
-    """The serving estimate of a spec with a ``serving`` section (None without one); its errors name
-    ``spec.serving.<field>``."""
-    request = serving_request(spec)
-    if request is None:
-        return None
-    return serving.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS).to_json()
-
-
-def _rl(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
-    """The RL post-training estimate of a spec with an ``rl`` section (None without one): the placement and
-    split the search chose, its step by part, days and GPU-hours; errors name ``spec.rl.<field>``,
-    ``spec.workload.*`` or ``spec.cluster.*``."""
-    request = design_spec.rl_request(spec)
-    if request is None:
-        return None
-    with named_by(design_spec.RL_PATHS):
-        return rl.estimate(request, **catalog.training_kwargs()).to_json()
-
-
-def _check_finite(value: Any, path: str = "") -> None:
-    """Refuse a result holding an infinite or NaN figure: stored, it would read as null and break every page
-    that draws it. The engines bound their inputs so this should not happen; if it does, the design says why
-    on its page instead of saving a result no page can show."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(
-            f"the evaluation overflowed: {path} is {value}; an input is too large to compute with "
-            "(check the costs and the cluster size)",
-            field="",
-        )
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            _check_finite(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _check_finite(item, f"{path}.{index}")
-
-
-def _band(per_run: PerRun, option: str, days_key: str) -> dict[str, Any]:
-    """An option's run cost and expected days at the ends of the training estimate's error band, when the
-    cost result carries them (cost._per_run_band)."""
-    run = (per_run.usd or {}).get(option)
-    pairs = {
-        "run_cost_usd_low": None if run is None else run.usd_low,
-        "run_cost_usd_high": None if run is None else run.usd_high,
-        "days_low": getattr(per_run, f"{days_key}_low"),
-        "days_high": getattr(per_run, f"{days_key}_high"),
-    }
-    return {k: float(v) for k, v in pairs.items() if v is not None}
-
-
-def _run_cost(per_run: PerRun, option: str) -> float | None:
-    """What one run costs on ``option`` (``on_prem`` or a pricing model); None when it has no price."""
-    run = (per_run.usd or {}).get(option)
-    return None if run is None else run.usd
-
-
-def _own_option(result: CostResult, days: float | None) -> DesignOption:
-    """The owning row of the options table, from the first offering's cost result (owning is the same in
-    each)."""
-    run = result.per_run
-    return DesignOption(
-        key="own",
-        label="Own (on-prem)",
-        kind="own",
-        offering=None,
-        pricing_model=None,
-        total_usd=result.on_prem.total_usd,
-        usd_per_gpu_hour=result.on_prem.usd_per_gpu_hour,
-        run_cost_usd=_run_cost(run, "on_prem"),
-        days=days,
-        break_even_utilization=None,
-        **_band(run, "on_prem", "effective_days"),
-    )
-
-
-def _cloud_option(
-    slug: str, offering: Any, model: str, row: CloudOption, result: CostResult, days: float | None
-) -> DesignOption:
-    """One offering's pricing model as a row of the options table."""
-    run = result.per_run
-    be = result.break_even_utilization.get(model)
-    days_key = "spot_effective_days" if model == "spot" else "effective_days"
-    name = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
-    return DesignOption(
-        key=f"{slug}:{model}",
-        label=f"{name} {OPTION_LABELS.get(model, model)}",
-        kind="cloud",
-        offering=slug,
-        pricing_model=model,
-        total_usd=row.total_usd,
-        usd_per_gpu_hour=row.usd_per_gpu_hour,
-        run_cost_usd=_run_cost(run, model),
-        days=run.spot_effective_days if model == "spot" else days,
-        break_even_utilization=None if be is None else _break_even(be.utilization),
-        break_even_meaning="" if be is None else be.meaning,
-        **_band(run, model, days_key),
-    )
-
-
-def _options(costs: Mapping[str, CostResult], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
-    """Owning and every chosen cloud pricing model of each offering, cheapest run first."""
-    options: list[DesignOption] = []
-    for index, (slug, result) in enumerate(costs.items()):
-        days = result.per_run.effective_days or result.per_run.days
-        if index == 0:
-            options.append(_own_option(result, days))
-        offering = catalog.offerings.get(slug)
-        for model, row in result.cloud.items():
-            if chosen.get(slug) and model not in chosen[slug]:
-                continue
-            options.append(_cloud_option(slug, offering, model, row, result, days))
-    options.sort(key=lambda o: (o.run_cost_usd is None, o.run_cost_usd or o.total_usd))
-    return [o.to_json() for o in options]
-
-
-def _horizon_ranking(costs: Mapping[str, CostResult], options: list[dict[str, Any]]) -> dict[str, Any]:
-    """The options cheapest first over the whole horizon, read from the cost engine's ``ranking`` of each
-    offering (owning's total over the horizon, each rent option's bill over it) and merged into the design's
-    option keys: one frame, so a per-run figure never ranks against a horizon one. Options the spec did not
-    ask for are left out, as ``options`` leaves them out."""
-    shown = {o["key"] for o in options}
-    totals: dict[str, float] = {}
-    for slug, result in costs.items():
-        for row in result.ranking.options if result.ranking else ():
-            key = "own" if row.option == "on_prem" else f"{slug}:{row.option}"
-            if key in shown:
-                totals[key] = float(row.total_usd)
-    order = sorted(totals, key=lambda k: (totals[k], k))
-    return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
-
-
-def _offering_names(costs: Mapping[str, CostResult], catalog: Any) -> dict[str, str]:
-    """Each offering's display name, as the options table writes it ("AWS p5.48xlarge")."""
-    out = {}
-    for slug in costs:
-        offering = catalog.offerings.get(slug)
-        out[slug] = f"{_provider_label(offering.provider)} {offering.instance_type}" if offering else slug
-    return out
-
-
-def _with_npv_break_even(
-    options: list[dict[str, Any]], verdict: DesignVerdict | None
-) -> list[dict[str, Any]]:
-    """Each rent option's break-even utilization with owning on the verdict's basis (where the NPVs of the
-    monthly cash flows cross), in place of the annualised closed form."""
-    if verdict is None:
-        return options
-    by_key = {o.key: o.break_even_utilization for o in verdict.options}
-    out = []
-    for option in options:
-        if option["key"] in by_key:
-            option = {**option, "break_even_utilization": by_key[option["key"]]}
-            option.pop("break_even_meaning", None)
-        out.append(option)
-    return out
-
-
-def _npv_ranking(verdict: DesignVerdict, options: list[dict[str, Any]]) -> dict[str, Any]:
-    """The options cheapest first by the NPV of their monthly cash flows (the verdict's basis): owning and
-    each chosen rent option of every offering, ties by key, so the offerings' order changes nothing."""
-    shown = {o["key"] for o in options}
-    rows = [verdict.own, *verdict.options]
-    totals = {r.key: r.npv_usd for r in rows if r.key in shown}
-    order = sorted(totals, key=lambda k: (totals[k], k))
-    return {"frame": BASIS, "options": [{"key": k, "total_usd": totals[k]} for k in order]}
-
-
-def _provider_label(provider: str) -> str:
-    from apps.catalog.models import CloudOffering
-
-    try:
-        return str(CloudOffering.Provider(provider).label)
-    except ValueError:
-        return provider
-
-
-def _break_even(u: float | None) -> float | None:
-    """The break-even utilization when it lies in (0, 1]; outside it one option wins everywhere (see
-    meaning)."""
-    return u if u is not None and 0 < u <= 1 else None
-
-
-def _assumptions(
-    spec: dict[str, Any], train: dict[str, Any], costs: dict[str, Any], records: dict[str, Any]
-) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for result in costs.values():
-        for item in result.get("assumptions") or []:
-            if item["name"] not in seen:
-                seen.add(item["name"])
-                rows.append({"as_of": "", **item})
-    for item in train.get("assumptions") or []:
-        name = f"training.{item['name']}"
-        if name not in seen:
-            seen.add(name)
-            rows.append({"as_of": "", **item, "name": name})
-    accelerator = next(
-        (a for a in records.get("accelerators", []) if a["slug"] == spec["cluster"]["accelerator"]), None
-    )
-    if accelerator:
-        for key, unit in (
-            ("bf16_dense_tflops", "TFLOP/s"),
-            ("fp8_dense_tflops", "TFLOP/s"),
-            ("fp4_dense_tflops", "TFLOP/s"),
-            ("memory_gib", "GiB"),
-            ("hbm_bandwidth_tbps", "TB/s"),
-            ("scaleup_bandwidth_gbps", "GB/s"),
-        ):
-            if accelerator.get(key) is not None:
-                rows.append(
-                    {
-                        "name": f"catalog.{accelerator['slug']}.{key}",
-                        "value": accelerator[key],
-                        "unit": unit,
-                        "source": accelerator.get("source", "catalog"),
-                        "as_of": accelerator.get("as_of") or "",
-                    }
-                )
-    return rows
-
-
-def _unpriced_findings(
-    costs: dict[str, dict[str, Any]], chosen: dict[str, Any], catalog: Any
-) -> list[dict[str, Any]]:
-    """A pricing model the design asks for that has no price now (the catalog row went since it was saved)
-    is said, not dropped from the options in silence."""
-    out = []
-    for slug, models in chosen.items():
-        result = costs.get(slug) or {}
-        # An option that cannot finish the run is priced; the engine's option_cannot_finish finding says why.
-        priced = {**(result.get("cloud") or {}), **(result.get("cloud_unavailable") or {})}
-        offering = catalog.offerings.get(slug)
-        name = offering.instance_type if offering else slug
-        for model in models or []:
-            if model not in priced:
-                why = catalog.why_unusable("cloud_offerings", slug, model)
-                reason = (
-                    f"the catalog's price cannot be used ({why}) and none was negotiated"
-                    if why
-                    else "none in the catalog, none negotiated"
-                )
-                label = f"{name} {OPTION_LABELS.get(model, model)}"
-                message = f"{label}: asked for but has no price ({reason}), so it is not compared."
-                out.append({"severity": "warning", "code": "pricing_model_unpriced", "message": message})
-    return out
-
-
-def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
-    seen: set[str] = set()
-    out: list[dict[str, Any]] = []
-    for result in costs.values():
-        for finding in result.get("findings") or []:
-            key = finding.get("code", "") + finding.get("message", "")
-            if key not in seen:
-                seen.add(key)
-                out.append(finding)
-    return _by_severity(out)
-
-
-def _by_severity(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    order = {"critical": 0, "error": 0, "warning": 1, "info": 2}
-    return sorted(findings, key=lambda f: order.get(f.get("severity", "info"), 3))
 
 
 def design_evaluate(*, version: DesignVersion) -> Evaluation:
@@ -935,18 +509,18 @@ def evaluation_result(
     *, version: DesignVersion, catalog: CatalogSnapshot, prices: Resolution, calibration: CalibrationState
 ) -> dict[str, Any]:
     """The evaluation of ``version`` (stored or not: a draft is evaluated as an unsaved version) against the
-    catalog, its resolved prices and its owner's calibration, as stored: the design's own spec shown, the
-    figures the price book set in the prices.* assumptions."""
-    result = evaluate_spec(
-        spec=prices.spec,
+    catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design), as stored: the
+    design's own spec shown, the figures the price book set in the prices.* assumptions."""
+    result = evaluate_design_json(
+        spec=design_spec.parse_design_spec(prices.spec),
+        catalog=catalog.specs,
         records=catalog.records,
-        specs=catalog.specs,
+        price_rows=prices.rows,
+        price_findings=prices.findings,
         freshness=price_freshness(),
         calibration=calibration,
     )
     result["spec"] = version.spec
-    result["assumptions"] = explain(prices.rows, result["costs"]) + result["assumptions"]
-    result["findings"] = _by_severity(prices.findings + result["findings"])
     result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
     result["computed_at"] = timezone.now().isoformat()
     return result

@@ -423,24 +423,3 @@ def resolve_prices(
     _network(resolved, catalog, book, rows)
     _cloud(resolved, catalog, book, rows)
     return Resolution(spec=resolved, rows=rows, findings=book.findings)
-
-
-def explain(rows: list[dict[str, Any]], costs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The rows with the catalog's figures filled in from the cost engine's answer (its value and source)."""
-    used: dict[str, dict[str, Any]] = {}
-    for slug, result in costs.items():
-        for item in result.get("assumptions") or []:
-            used.setdefault(item["name"], item)
-            if item["name"].startswith("cloud.usd_per_node_hour."):
-                used[f"cloud.{slug}.{item['name'].rsplit('.', 1)[1]}"] = item
-    out = []
-    for row in rows:
-        item = used.get(row["name"].removeprefix("prices."))
-        if row["origin"] == "catalog" and item is not None:
-            source = str(item.get("source") or "")
-            # A figure the catalog lacks is the engine's default, said as such (its source names it).
-            origin = "catalog" if "catalog" in source or item.get("as_of") else "default"
-            row = {**row, "value": item["value"], "origin": origin, "source": source}
-            row["as_of"] = item.get("as_of") or ""
-        out.append(row)
-    return out

@@ -18,6 +18,16 @@ from typing import Any
 from clusterdesigner.engine.errors import InputError
 
 PRICING_MODELS = ("on_demand", "reserved_1y", "reserved_3y", "savings_1y", "savings_3y", "spot")
+# The catalog's cloud providers by name (apps.catalog.models.CloudOffering.Provider's labels are these).
+PROVIDER_LABELS = {
+    "aws": "AWS",
+    "gcp": "Google Cloud",
+    "azure": "Microsoft Azure",
+    "oci": "Oracle Cloud",
+    "coreweave": "CoreWeave",
+    "lambda": "Lambda",
+    "other": "Other",
+}
 # Term a commitment binds you to, in years; on-demand and spot bind nothing. A savings plan (AWS Compute or
 # EC2 Instance Savings Plans, 1 or 3 years) commits a spend in $/hour for every hour of its term whatever is
 # used, with no, partial or all upfront payment; its price here is the plan's rate per node-hour, and the

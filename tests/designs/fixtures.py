@@ -262,11 +262,9 @@ def _engine_costs() -> dict[str, Any]:
         import json
         from pathlib import Path
 
-        from apps.designs.services import evaluate_spec
-
         seed = Path(__file__).resolve().parents[2] / "apps/catalog/data/seed_catalog.json"
         records = json.loads(seed.read_text())
-        _COSTS.update(evaluate_spec(spec=copy.deepcopy(_EVALUATION["spec"]), records=records)["costs"])
+        _COSTS.update(evaluated_json(spec=copy.deepcopy(_EVALUATION["spec"]), records=records)["costs"])
     return copy.deepcopy(_COSTS)
 
 
@@ -313,3 +311,25 @@ def with_model(evaluation: dict[str, Any], preset: str, **shape: Any) -> dict[st
     summary = {f.name: getattr(model, f.name) for f in fields(ModelSummary) if f.name != "params"}
     out["training"]["summary"]["model"] = {**summary, "params": model.total_params}
     return out
+
+
+def evaluated_json(
+    *,
+    spec: dict[str, Any],
+    records: dict[str, Any],
+    freshness: Any = None,
+    calibration: Any = None,
+) -> dict[str, Any]:
+    """The engine's evaluation of ``spec`` (parsed) on the catalog ``records``, as JSON: what the design
+    service composes before it stores (clusterdesigner.engine.design.evaluate_design_json)."""
+    from clusterdesigner.engine.catalog import specs_from_records
+    from clusterdesigner.engine.design import evaluate_design_json
+    from clusterdesigner.engine.spec import parse_design_spec
+
+    return evaluate_design_json(
+        spec=parse_design_spec(spec),
+        catalog=specs_from_records(records),
+        records=records,
+        freshness=freshness,
+        calibration=calibration,
+    )

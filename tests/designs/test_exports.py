@@ -306,13 +306,13 @@ def test_assumptions_fall_back_to_engine_lists_when_the_combined_list_is_missing
 
 
 def test_real_engine_evaluation_round_trips_through_both_formats() -> None:
-    # The services' pure evaluate_spec on the seed catalog (no database): 8 × 8 H200 owned vs AWS p5e.
+    # The engine's evaluate_design on the seed catalog (no database): 8 × 8 H200 owned vs AWS p5e.
     from apps.designs.demo import DEMOS
-    from apps.designs.services import evaluate_spec
+    from tests.designs.fixtures import evaluated_json
 
     records = json.loads((ROOT / "apps/catalog/data/seed_catalog.json").read_text())
     spec = next(d["spec"] for d in DEMOS if d["spec"]["cluster"]["accelerator"] == "h200")
-    evaluation = evaluate_spec(spec=spec, records=records)
+    evaluation = evaluated_json(spec=spec, records=records)
     evaluation["design"] = {"id": 1, "name": "8 × 8 H200", "version": 1}
     rows = csv_blocks(design_export_csv(evaluation=evaluation))["Options"][1:]
     # The XLSX Options figures are formulas over Inputs (issue #31); a reader that does not calculate

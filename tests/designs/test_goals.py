@@ -173,7 +173,8 @@ def test_bad_goals_are_a_400_naming_the_field(
 
 def test_a_searched_layout_is_searched_again_on_more_nodes(catalog: Any) -> None:
     from apps.catalog.selectors import engine_catalog_snapshot
-    from apps.designs.services import evaluate_spec, spec_validate
+    from apps.designs.services import spec_validate
+    from tests.designs.fixtures import evaluated_json
 
     spec = spec_validate(
         spec={
@@ -194,7 +195,7 @@ def test_a_searched_layout_is_searched_again_on_more_nodes(catalog: Any) -> None
         }
     )
     snapshot = engine_catalog_snapshot()
-    result = evaluate_spec(spec=spec, records=snapshot.records, specs=snapshot.specs)
+    result = evaluated_json(spec=spec, records=snapshot.records)
     deadline = result["verdict"]["deadline"]
     assert result["options"][0]["days"] > 40 and deadline["status"] == "misses"
     # Each larger count is searched afresh: its days fall as nodes grow, and the first under 40 stops it.
@@ -207,11 +208,12 @@ def test_a_fixed_layout_that_cannot_scale_says_so(catalog: Any) -> None:
     # 8B, 512 sequences a step at micro-batch 2 over dp 64 on 8 nodes: on 64 nodes dp 512 × 2 = 1,024 > 512.
     from apps.catalog.selectors import engine_catalog_snapshot
     from apps.designs.demo import DEMOS
-    from apps.designs.services import evaluate_spec, spec_validate
+    from apps.designs.services import spec_validate
+    from tests.designs.fixtures import evaluated_json
 
     spec = spec_validate(spec={**DEMOS[3]["spec"], "goals": {"deadline_days": 1}})
     snapshot = engine_catalog_snapshot()
-    deadline = evaluate_spec(spec=spec, records=snapshot.records, specs=snapshot.specs)["verdict"]["deadline"]
+    deadline = evaluated_json(spec=spec, records=snapshot.records)["verdict"]["deadline"]
     assert [r["nodes"] for r in deadline["larger"]] == [16, 32, 64]
     assert deadline["larger"][-1]["days"] is None and deadline["larger"][-1]["error"]
     assert deadline["meeting_nodes"] is None

@@ -454,13 +454,13 @@ def test_every_seed_fabric_gets_a_kind_and_settings() -> None:
 
 
 def test_real_engine_evaluation_produces_valid_launch_files(tmp_path: Path) -> None:
-    # The services' pure evaluate_spec on the seed catalog: 8 × 8 H200 on IB NDR400, TP1 DP64 mb2.
+    # The engine's evaluate_design on the seed catalog: 8 × 8 H200 on IB NDR400, TP1 DP64 mb2.
     from apps.designs.demo import DEMOS
-    from apps.designs.services import evaluate_spec
+    from tests.designs.fixtures import evaluated_json
 
     records = json.loads((ROOT / "apps/catalog/data/seed_catalog.json").read_text())
     spec = next(d["spec"] for d in DEMOS if d["spec"]["cluster"]["accelerator"] == "h200")
-    evaluation = evaluate_spec(spec=spec, records=records)
+    evaluation = evaluated_json(spec=spec, records=records)
     evaluation["design"] = {"id": 1, "name": "8 x 8 H200", "version": 1}
     f = torchrun_flags(evaluation)
     assert (f["--tensor-model-parallel-size"], f["--micro-batch-size"], f["--global-batch-size"]) == (

@@ -17,6 +17,7 @@ from apps.designs import services
 from apps.designs.demo import DEMOS
 from apps.designs.models import Design, DesignVersion, Evaluation
 from clusterdesigner.engine import bounds, cost
+from clusterdesigner.engine import design as engine_design
 
 # The demo "8 × 8 H200 owned for 2 years vs AWS reserved", compared with on-demand only.
 SPEC = copy.deepcopy(DEMOS[3]["spec"])
@@ -51,7 +52,7 @@ def _unbounded() -> dict[str, bounds.Bound]:
 def unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """The code before the fix: no upper bounds in the cost engine; non-finite results stored (as nulls)."""
     monkeypatch.setattr(bounds, "COST", _unbounded())
-    monkeypatch.setattr(services, "_check_finite", lambda value: None)
+    monkeypatch.setattr(engine_design, "_check_finite", lambda value: None)
 
 
 def _browser(user: Any = None) -> Client:

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from apps.catalog.selectors import engine_catalog_snapshot, price_freshness
-from apps.designs.services import evaluate_spec, spec_validate
+from apps.designs.services import spec_validate
 from apps.measurements.services import run_validate
 from clusterdesigner.engine.error_band import band_for
+from tests.designs.fixtures import evaluated_json
 from tests.designs.test_api import SPEC
 
 RUNS = "/api/v1/measured-runs/"
@@ -29,10 +30,9 @@ def _evaluate(client: Any, design_id: int) -> dict[str, Any]:
 
 def _published() -> dict[str, Any]:
     snapshot = engine_catalog_snapshot()
-    return evaluate_spec(
+    return evaluated_json(
         spec=spec_validate(spec=SPEC),
         records=snapshot.records,
-        specs=snapshot.specs,
         freshness=price_freshness(),
     )
 

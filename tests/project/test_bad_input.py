@@ -12,8 +12,8 @@ from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudPrice
 from apps.catalog.selectors import engine_catalog_records
 from apps.designs.models import Design
-from apps.designs.services import evaluate_spec
 from clusterdesigner.engine.errors import EngineError
+from tests.designs.fixtures import evaluated_json
 
 FAST_S = 3.0
 CLUSTER = {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 8, "fabric": "ib-ndr400"}
@@ -169,16 +169,18 @@ def test_a_stored_spec_that_no_longer_evaluates_names_the_spec_field(catalog: An
             "on_prem": {"pue": 0.5},
             "cloud": [
                 {"offering": "aws-p5-48xlarge"},
-                {"offering": "gcp-a3-highgpu-8g", "usd_per_node_hour": {"spot": 0}},
+                {"offering": "gcp-a3-highgpu-8g"},
             ],
         },
     }
     with pytest.raises(EngineError) as exc:
-        evaluate_spec(spec=spec, records=engine_catalog_records())
+        evaluated_json(spec=spec, records=engine_catalog_records())
     assert (exc.value.field, exc.value.message) == ("spec.costs.on_prem.pue", "must be 1 or more, got 0.5")
+    # A rule of the spec's parser (the evaluation parses the stored spec first) is named on its path too.
+    spec["costs"]["cloud"][1]["usd_per_node_hour"] = {"spot": 0}
     spec["costs"]["on_prem"] = {}
     with pytest.raises(EngineError) as exc:
-        evaluate_spec(spec=spec, records=engine_catalog_records())
+        evaluated_json(spec=spec, records=engine_catalog_records())
     assert exc.value.field == "spec.costs.cloud.1.usd_per_node_hour.spot"
 
 

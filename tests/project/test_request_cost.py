@@ -143,9 +143,10 @@ def test_a_stored_evaluation_takes_four_queries(
     design = design_create(owner=alice, name="mine", spec=SPEC)
     key = api_token_create(user=alice, scope="designs").key
     client = APIClient()
-    first = _evaluate(client, design, key)  # evaluates and stores the result
+    first = _evaluate(client, design, key)  # the save evaluated and stored it: read into this worker's memo
     assert first.status_code == 200
-    # The next request reads the stored text and keeps it in the worker's memo: 1. the token with its user
+    memo.EVALUATIONS.clear()  # a worker that has not served it yet
+    # That worker's request reads the stored text and keeps it in its memo: 1. the token with its user
     # (TokenAuthentication), 2. the version, if alice may read it (design_version_get_visible),
     # 3. catalog_version(), read once for the memo's key and the stored result's input hash (one catalog
     # snapshot per evaluation, issue #38 item 3), 4. the stamp of the price book the design resolves through

@@ -1,11 +1,12 @@
 """A design's goals (``spec.goals``: a deadline in days, a budget in USD per run, a budget in USD of NPV over
 the horizon) against its evaluation, for the option the rent-or-own verdict picks.
 
-The sentences and the arithmetic are the engine's (clusterdesigner/engine/verdict.py); this module picks the
-numbers from an evaluation and, for a missed deadline, re-estimates the run on more nodes: the training
-engine (the spec's fixed layout with dp scaled, or a search when the layout is searched), then the cost
-engine for the cheapest option, so the days compared are the same kind (expected, with failures and
-restarts) at every node count. Kept apart from services.py, which evaluate_spec calls it from.
+The sentences and the arithmetic are verdict.py's; this module picks the numbers from an evaluation and,
+for a missed deadline, explores larger clusters (verdict.explore) by re-estimating the run on more nodes
+here in the engine: the training engine (the spec's fixed layout with dp scaled, or a search when the layout
+is searched), then the cost engine for the cheapest option, so the days compared are the same kind
+(expected, with failures and restarts) at every node count. Public: :func:`goals_verdict`, which
+design.evaluate_design calls.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from apps.designs.specs import cost_requests, training_request
 from clusterdesigner.engine import cost, cost_request, training, verdict
 from clusterdesigner.engine import spec as design_spec
 from clusterdesigner.engine.catalog import CatalogSpecs
@@ -24,6 +24,7 @@ from clusterdesigner.engine.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.design_verdict import DesignVerdict
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.resale import ResaleCurve
+from clusterdesigner.engine.spec import cost_requests, training_request
 from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
 
 MAX_NODES = design_spec.MAX_NODES  # the spec's limit on cluster.nodes
@@ -160,7 +161,7 @@ def _estimate_on(
     scaled = _scaled(spec, nodes)
     try:
         train = training.estimate(training_request(scaled), **catalog.training_kwargs())
-        if calibration is not None:  # the factor of the regime at this size, as evaluate_spec applies it
+        if calibration is not None:  # the factor of the regime at this size, as evaluate_design applies it
             train = dict(calibrate(train, calibration)[0])
         if option is None:
             return verdict.RunEstimate(nodes, float(train["time_to_train_days"]))
