@@ -79,8 +79,14 @@ changed convention), and say in the commit message what changed. Its history:
        is left out of the verdict), network and storage quotes, committed rates and capacity blocks;
        ``cap_nodes`` on on-demand and reservations in the capacity plan. Calibration (issue #40): whose it is
        (``scope``, ``holder``)
+   16  training (issue #33): the slowest of N ranks is Blom's expected maximum, not sqrt(2 ln N) (straggler
+       term and dropless-MoE busiest rank; STRAGGLER_CV 0.2 %, MOE_ROUTED_PASSES 26; every estimate moves
+       0.2-0.5 %). Serving (issue #37): MoE decode pads routed experts' rows to the grouped GEMM's 128-row
+       tile, waits for the busiest expert-parallel rank and pays a fixed work per tile on short reductions
+       (``moe_tile_overhead_k``; ``moe_compute_scale`` 0.40). Capacity plans (issue #39): several node
+       types in one plan (``node_types``); one-type plans unchanged
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 15
+ENGINE_VERSION: int = 16
