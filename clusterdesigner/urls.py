@@ -28,8 +28,7 @@ router.register("cloud-offerings", catalog_api.CloudOfferingViewSet, basename="c
 router.register("cloud-prices", catalog_api.CloudPriceViewSet, basename="cloud-price")
 router.register("residual-values", catalog_api.ResidualValuePointViewSet, basename="residual-value")
 router.register("rental-prices", catalog_api.RentalPricePointViewSet, basename="rental-price")
-# The analysis app's subclass: a searched design's evaluation runs as an analysis (designs never imports it).
-router.register("designs", analysis_api.DesignViewSet, basename="design")
+router.register("designs", designs_api.DesignViewSet, basename="design")
 router.register("analyses", analysis_api.AnalysisViewSet, basename="analysis")
 router.register("shared", designs_api.SharedDesignView, basename="shared")
 router.register("capacity-plans", plans_api.CapacityPlanViewSet, basename="capacity-plan")

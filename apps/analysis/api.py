@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.request import Request
@@ -18,7 +17,6 @@ from apps.analysis.serializers import (
     AnalysisListSerializer,
     AnalysisSerializer,
 )
-from apps.designs import api as designs_api
 from apps.teams import access
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import JSONParser
@@ -124,21 +122,3 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         data = AnalysisSerializer(analysis, context={"request": request}).data
         # str(): the URL field is a DRF Hyperlink, and wsgiref rejects header values that are not exactly str.
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": str(data["url"])})
-
-
-# The designs API as mounted: a design whose layout is searched is evaluated by an analysis (202 with its id
-# and URL), on the workers, instead of in the request.
-class DesignViewSet(designs_api.DesignViewSet):
-    __doc__ = designs_api.DesignViewSet.__doc__  # the API docs' description of the designs endpoints
-
-    def evaluate_searched(self, request: Request, version: Any) -> Response:
-        params = {"design": version.design_id, "version": version.number}
-        analysis = services.analysis_create(owner=request.user, kind="evaluate", params=params)
-        return Response(
-            {
-                "id": analysis.pk,
-                "url": request.build_absolute_uri(reverse("analysis-detail", args=[analysis.pk])),
-                "status": analysis.status,
-            },
-            status=status.HTTP_202_ACCEPTED,
-        )

@@ -45,6 +45,12 @@ class AnalysisConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
+        from apps.analysis.services import analysis_evaluate_searched
+        from apps.designs.runners import searched_runner_register
+
+        # The designs API hands a searched design's evaluation to this app (designs never imports it).
+        searched_runner_register(analysis_evaluate_searched)
+
         if settings.ANALYSIS_RUN_IN_THREAD and serving_process(sys.argv, os.environ):
             timer = threading.Timer(RESUME_DELAY_S, resume_orphans)
             timer.daemon = True

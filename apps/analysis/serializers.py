@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from apps.analysis import selectors
 from apps.analysis.models import Analysis
+from apps.teams.params import team_field
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 from clusterdesigner.engine import defaults
 from clusterdesigner.engine.precision import PRECISIONS
@@ -92,15 +93,9 @@ TEAM_HELP = (
 )
 
 
-def _team_field() -> serializers.IntegerField:
-    return serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=MAX_ID, help_text=TEAM_HELP
-    )
-
-
 class AnalysisInputSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
-    team = _team_field()
+    team = team_field(TEAM_HELP)
     params = serializers.DictField(
         help_text=(
             "evaluate: {design, version?}; compare: {designs: [2-6 ids]}; "
@@ -116,7 +111,7 @@ def _kind_input(
     """The request body for one kind, for the schema: ``kind`` and the params that kind checks."""
     fields = {
         "kind": serializers.ChoiceField(choices=[kind]),
-        "team": _team_field(),
+        "team": team_field(TEAM_HELP),
         "params": params(),
         "__doc__": doc,
     }

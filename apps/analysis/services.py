@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
+from django.urls import reverse
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
@@ -32,7 +33,9 @@ from apps.catalog.selectors import (
     price_freshness,
 )
 from apps.designs import selectors as design_selectors
+from apps.designs.models import DesignVersion
 from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced, price_owner
+from apps.designs.runners import StartedRun
 from apps.designs.services import design_calibration, design_prices, freshness_key
 from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
 from apps.sites.selectors import site_get
@@ -426,6 +429,15 @@ def analysis_create(*, owner: Any, kind: str, params: dict[str, Any], team: int 
             raise
         return winner
     return analysis
+
+
+def analysis_evaluate_searched(*, user: Any, version: DesignVersion) -> StartedRun:
+    """A searched design's evaluation as an ``evaluate`` analysis on the workers: the runner this app
+    registers for the designs API (apps/designs/runners.py), which answers 202 with the run's id and URL."""
+    params = {"design": version.design_id, "version": version.number}
+    analysis = analysis_create(owner=user, kind="evaluate", params=params)
+    path = reverse("analysis-detail", args=[analysis.pk])
+    return StartedRun(id=analysis.pk, path=path, status=analysis.status)
 
 
 def _team_of(owner: Any, version: Any) -> int | None:

@@ -14,7 +14,7 @@ from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.designs import diffs, drafts, selectors, services
+from apps.designs import diffs, drafts, runners, selectors, services
 from apps.designs import prices as design_prices
 from apps.designs.export_files import EXPORTS, export_response
 from apps.designs.filters import DesignFilterSet
@@ -321,7 +321,10 @@ class DesignViewSet(
             selectors.design_version_get_visible(user=request.user, design_id=design_id, number=number)
         )
         if version.spec.get("parallelism") == "search":
-            return self.evaluate_searched(request, version)
+            # Too long for a request: the registered runner (the analysis app's) starts it on the workers.
+            run = runners.searched_runner()(user=request.user, version=version)
+            started = {"id": run.id, "url": request.build_absolute_uri(run.path), "status": run.status}
+            return Response(started, status=status.HTTP_202_ACCEPTED)
         return Response(services.design_evaluate_json(version=version))
 
     @extend_schema(
@@ -345,12 +348,6 @@ class DesignViewSet(
     def prices_accept(self, request: Request, pk: str) -> Response:
         design = self.get_object()  # edit access, or 404
         return Response(PriceStatusSerializer(design_prices.design_price_accept(design=design)).data)
-
-    def evaluate_searched(self, request: Request, version: Any) -> Response:
-        """A searched layout's evaluation. Here synchronously, as the design page does; the analysis app's
-        subclass (apps.analysis.api.DesignViewSet, the one the API mounts) runs it as an analysis instead,
-        so that this app never imports that one."""
-        return Response(services.design_evaluate_json(version=version))
 
     @extend_schema(
         parameters=[

@@ -971,19 +971,6 @@ def _goodput(run: Any, model: str) -> float | None:
 _RENT_SIDE = ("rent", "managed_overhead_fraction", "rent_extra_usd_per_month")
 
 
-EXTRA_KEYS = (
-    "horizon_years",
-    "gpus_per_node",
-    "depreciation_years",
-    "residual_fraction",
-    "it_load_kw",
-    "pue",
-    "usd_per_kwh",
-    "run_days",
-    "run_goodput",
-)
-
-
 def _sheet_extras(evaluation: DesignEvaluation, inputs: CashflowInputs) -> dict[str, float | None]:
     """The Inputs rows the Options formulas read beyond the cash flows, from the first offering's resolved
     assumptions and its run (owning is the same in every offering); None where the result does not carry

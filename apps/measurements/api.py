@@ -27,7 +27,7 @@ from apps.measurements.serializers import (
     SummarySerializer,
     TeamQuerySerializer,
 )
-from apps.teams.selectors import team_list_editable
+from apps.teams.params import team_param, team_writable
 from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.errors import InvalidInput
@@ -50,25 +50,10 @@ def _holder(request: Request, team_id: int | None, *, edit: bool = False) -> sel
     return or_404(selectors.holder_get(user=request.user, team_id=team_id, edit=edit))
 
 
-def _team_to_write(request: Request, team_id: int | None) -> int | None:
-    """The team a new run is written into (None: the user's own), which they must own or edit: 400 naming
-    ``team`` otherwise, whether or not the team exists (as a site's or a moved design's)."""
-    if team_id is None:
-        return None
-    if not team_list_editable(user=request.user).filter(pk=team_id).exists():
-        raise InvalidInput({"team": ["must be the id of a team you own or edit"]})
-    return team_id
-
-
 def _team_query(request: Request) -> int | None:
-    # DRF reads an empty query value as absent (or null); the schema allows neither, and ``?team=`` is not
-    # "your own" (omitting it is): a 400 naming it (schemathesis found it answered 200).
-    if "team" in request.query_params and not request.query_params["team"].strip():
-        raise InvalidInput({"team": ["give a team id, or leave team out for your own runs"]})
-    form = TeamQuerySerializer(data=request.query_params)
-    form.is_valid(raise_exception=True)
-    team: int | None = form.validated_data.get("team")
-    return team
+    # Not DRF's reading of the query, which takes ``?team=`` as absent: the schema allows no empty value, and
+    # omitting team means "your own", an empty one does not (schemathesis found it answered 200).
+    return team_param(request.query_params.get("team"))
 
 
 @extend_schema_view(
@@ -118,7 +103,7 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
         form = MeasuredRunInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
-        team_id = _team_to_write(request, data.pop("team", None))
+        team_id = team_writable(user=request.user, team_id=data.pop("team", None))
         run = services.run_create(owner=request.user, team_id=team_id, data=data)
         return Response(self._out([run], many=False), status=status.HTTP_201_CREATED)
 
@@ -153,7 +138,7 @@ class MeasuredRunViewSet(viewsets.ModelViewSet[MeasuredRun]):
         """Import runs from CSV text (a header row of the run's field names): every row saved, or none."""
         form = CsvImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        team_id = _team_to_write(request, form.validated_data.get("team"))
+        team_id = team_writable(user=request.user, team_id=form.validated_data.get("team"))
         runs = services.runs_import_csv(owner=request.user, team_id=team_id, text=form.validated_data["csv"])
         return Response(self._out(runs), status=status.HTTP_201_CREATED)
 

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from apps.measurements.models import MeasuredRun
 from apps.measurements.selectors import RunRow
 from apps.measurements.services import RUN_FIELDS
+from apps.teams.params import team_field
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 
@@ -37,12 +38,6 @@ class MeasuredRunFormSerializer(serializers.ModelSerializer[MeasuredRun]):
 TEAM_HELP = "A team's id: the team's runs and switch (you must be a member; owner or editor to write)."
 
 
-def team_field(help_text: str = TEAM_HELP) -> serializers.IntegerField:
-    return serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=2**63 - 1, help_text=help_text
-    )
-
-
 class MeasuredRunInputSerializer(KnownKeysOnly, StrictJSONTypes, MeasuredRunFormSerializer):
     """A run as the API takes it: JSON values of the wrong type and unknown keys are refused, naming them.
     ``team`` (on create only) makes it the team's run; a saved run moves into a team with ``move``."""
@@ -54,7 +49,7 @@ class MeasuredRunInputSerializer(KnownKeysOnly, StrictJSONTypes, MeasuredRunForm
 
 
 class TeamQuerySerializer(serializers.Serializer[Any]):
-    team = team_field()
+    team = team_field(TEAM_HELP)
 
 
 class RunEstimateSerializer(serializers.Serializer[Any]):

@@ -21,6 +21,7 @@ from apps.pricebook.serializers import (
     PriceBookImportSerializer,
     PriceEntrySerializer,
 )
+from apps.teams.params import team_param
 from clusterdesigner.api import ErrorSerializer, FileNegotiation
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 from clusterdesigner.views import or_404
@@ -123,7 +124,7 @@ class PriceEntryViewSet(viewsets.ModelViewSet[Any]):
     def export(self, request: Request) -> HttpResponse:
         query = PriceBookExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        team = query.validated_data.get("team")
+        team = team_param(request.query_params.get("team"))  # ?team= empty is a 400, as everywhere
         entries = or_404(selectors.price_book_entries(user=request.user, team_id=team))
         name = f"price-book-team-{team}" if team else f"price-book-{request.user.get_username()}"
         if query.validated_data["format"] == "xlsx":

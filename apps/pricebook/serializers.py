@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from apps.catalog.serializers import PriceImportSerializer
 from apps.pricebook.models import PriceEntry
+from apps.teams.params import team_field
 from clusterdesigner.engine.cost_request import COLO_BASES
 from clusterdesigner.engine.offerings import PRICING_MODELS
 
@@ -42,14 +43,7 @@ IMPORT_COLUMNS = (
 class PriceEntrySerializer(serializers.ModelSerializer[PriceEntry]):
     """A dated price of the owner's or the team's, with its provenance."""
 
-    team = serializers.IntegerField(
-        source="team_id",
-        required=False,
-        allow_null=True,
-        min_value=1,
-        max_value=2**63 - 1,
-        help_text="The team's id, for a team's entry (set when it is made).",
-    )
+    team = team_field("The team's id, for a team's entry (set when it is made).", source="team_id")
     pricing_model = serializers.ChoiceField(choices=PRICING_MODELS, required=False, allow_blank=True)
     colocation_basis = serializers.ChoiceField(choices=COLO_BASES, required=False, allow_blank=True)
     network_item = serializers.ChoiceField(
@@ -74,9 +68,7 @@ class PriceBookImportSerializer(PriceImportSerializer):
         + " (kind, value and valid_from required; an empty cell is a field left out); CSV as UTF-8; at most"
         " DATA_UPLOAD_MAX_MEMORY_SIZE bytes (2 MiB by default)."
     )
-    team = serializers.IntegerField(
-        required=False, min_value=1, max_value=2**63 - 1, help_text="Import into this team's book."
-    )
+    team = team_field("Import into this team's book.", allow_null=False)
 
     def validate_file(self, value: Any) -> str | bytes:  # type: ignore[override]
         """An XLSX workbook's bytes (told by its ZIP signature), else the CSV's text (the catalog import's
@@ -97,9 +89,4 @@ class PriceBookImportResultSerializer(serializers.Serializer[Any]):
 
 class PriceBookExportQuerySerializer(serializers.Serializer[Any]):
     format = serializers.ChoiceField(choices=["csv", "xlsx"], help_text="The file's format.")
-    team = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=2**63 - 1,
-        help_text="A team's book (one you are a member of); omitted: your own.",
-    )
+    team = team_field("A team's book (one you are a member of); omitted: your own.", allow_null=False)

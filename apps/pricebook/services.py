@@ -9,14 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
 
 from apps.catalog.selectors import engine_catalog_snapshot
 from apps.pricebook.files import file_rows
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.serializers import PriceEntrySerializer
-from apps.teams import access
-from apps.teams.models import Membership
+from apps.teams.params import team_writable
 from clusterdesigner.engine.cost_request import check_input
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.offerings import COMMITMENT_YEARS
@@ -194,16 +192,6 @@ def _catalog_errors(data: dict[str, Any]) -> dict[str, list[str]]:
     return errors
 
 
-def _team_id(*, user: Any, team: Any) -> int | None:
-    """The team an entry is created in: one where this user is an owner or editor (400 naming team)."""
-    if team is None:
-        return None
-    allowed = Q(team_id=team, user_id=user.pk, role__in=list(access.EDIT_ROLES))
-    if not Membership.objects.filter(allowed).exists():
-        raise InvalidInput({"team": ["you are not an owner or editor of this team"]})
-    return int(team)
-
-
 def price_entry_clean(*, data: Any, entry: PriceEntry | None = None) -> dict[str, Any]:
     """The entry's fields checked (types by the serializer, then the kind's rule and the catalog); for a
     change, the fields not sent keep their value. InvalidInput names every refused field."""
@@ -234,7 +222,7 @@ def price_entry_clean(*, data: Any, entry: PriceEntry | None = None) -> dict[str
 @transaction.atomic
 def price_entry_create(*, user: Any, data: Any) -> PriceEntry:
     clean = price_entry_clean(data=data)
-    team_id = _team_id(user=user, team=clean.pop("team_id", None))
+    team_id = team_writable(user=user, team_id=clean.pop("team_id", None))
     return PriceEntry.objects.create(owner=user, team_id=team_id, entered_by=user, **clean)
 
 
@@ -277,7 +265,7 @@ def price_entry_import(*, user: Any, content: str | bytes, team: int | None = No
     """Every row of a CSV (text) or XLSX (bytes) book checked as an entry made through the API; if any is
     refused, nothing is saved and each refused cell is named ``line N.<column>`` in a CSV (N the file's line,
     the header being line 1) or ``row N.<column>`` in a workbook (N the sheet's row)."""
-    team_id = _team_id(user=user, team=team)
+    team_id = team_writable(user=user, team_id=team)
     rows = file_rows(content)
     if not rows:
         raise InvalidInput({"file": ["no rows to import"]})

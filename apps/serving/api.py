@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from apps.designs.pricing import price_owner
 from apps.serving import services
 from apps.serving.serializers import ServingInputSerializer, ServingResultSerializer
+from apps.teams.params import team_param
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.engine.errors import InputError
 from clusterdesigner.parsers import JSONParser
@@ -69,14 +70,9 @@ class ServingEstimateView(APIView):
         return Response(ServingResultSerializer(answer).data)
 
 
-def team_param(raw: str | None) -> int | None:
-    """The ``team`` query parameter: a team id, or None when absent or blank (a 400 naming team otherwise)."""
-    return id_param(raw, field="team")
-
-
 def id_param(raw: str | None, *, field: str) -> int | None:
-    """A query parameter holding an id (``team``, ``site``): None when absent or blank, a 400 naming
-    ``field`` when not a whole number above 0."""
+    """A query parameter holding an id (``site``): None when absent or blank, a 400 naming ``field`` when
+    not a whole number above 0. (``team`` is read as every app reads it, apps/teams/params.py.)"""
     if raw is None or raw.strip() == "":
         return None
     raw = raw.strip()

@@ -13,13 +13,15 @@ from apps.catalog.models import Accelerator
 from apps.designs import selectors as design_selectors
 from apps.designs.pricing import PriceOwner, price_owner
 from apps.serving import charts, services
-from apps.serving.api import id_param, team_param
+from apps.serving.api import id_param
 from apps.sites.selectors import site_list
 from apps.teams import selectors as team_selectors
+from apps.teams.params import team_param
 from clusterdesigner.charts import page_chart
 from clusterdesigner.engine import defaults, serving
 from clusterdesigner.engine.errors import EngineError
 from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.errors import InvalidInput
 from clusterdesigner.views import or_404
 
 # form field → (request path, kind, default); the request path is where the engine names its errors. A
@@ -181,7 +183,8 @@ def _price_owner(request: HttpRequest, design: Any) -> PriceOwner | None:
     else ``?team=`` (a team the user is a member of), else the signed-in user's own; none for a visitor."""
     if design is not None:
         return PriceOwner.of(design)
-    return price_owner(user=request.user, team_id=team_param(request.GET.get("team")))
+    # The form's "Your own" choice sends team= empty.
+    return price_owner(user=request.user, team_id=team_param(request.GET.get("team"), blank_is_own=True))
 
 
 def serving_page(request: HttpRequest) -> HttpResponse:
@@ -216,6 +219,8 @@ def serving_page(request: HttpRequest) -> HttpResponse:
             by_path = {path: name for name, (path, _, _) in FIELDS.items()}
             field = by_path.get(exc.field, exc.field if exc.field in ("team", "site") else "")
             errors[field or "form"] = exc.message
+        except InvalidInput as exc:  # a team that is not an id
+            errors.update((name, messages[0]) for name, messages in exc.fields.items())
         else:
             context.update(prices=estimate.prices, price_findings=estimate.findings)
             ttft, tpot = body["targets"]["ttft_s"], body["targets"]["tpot_s"]

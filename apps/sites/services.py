@@ -10,7 +10,7 @@ from django.db import transaction
 
 from apps.sites.models import Site
 from apps.sites.selectors import site_list
-from apps.teams.selectors import team_list_editable
+from apps.teams.params import team_writable
 from clusterdesigner.engine.site import parse_site_json
 from clusterdesigner.engine.spec import SpecError
 from clusterdesigner.errors import InvalidInput
@@ -19,18 +19,13 @@ from clusterdesigner.errors import InvalidInput
 NOT_SAVED = ("id", "planned_date")
 
 
-def _team(*, user: Any, data: Any) -> tuple[Any, Any]:
-    """``data`` without its ``team`` field, and the team it names (None: personal), which must be one the
-    user owns or edits (400 naming ``team`` otherwise, whether the team exists or not)."""
+def _team(*, user: Any, data: Any) -> tuple[Any, int | None]:
+    """``data`` without its ``team`` field, and the id of the team it names (None: personal), which must be
+    one the user owns or edits (400 naming ``team`` otherwise, whether the team exists or not)."""
     if not isinstance(data, Mapping) or data.get("team") is None:
         return (dict(data) if isinstance(data, Mapping) else data), None
-    team_id = data["team"]
-    team = None
-    if isinstance(team_id, int) and not isinstance(team_id, bool):
-        team = team_list_editable(user=user).filter(pk=team_id).first()
-    if team is None:
-        raise InvalidInput({"team": ["must be the id of a team you own or edit"]})
-    return {k: v for k, v in data.items() if k != "team"}, team
+    team_id = team_writable(user=user, team_id=data["team"])
+    return {k: v for k, v in data.items() if k != "team"}, team_id
 
 
 def _clean(*, owner: Any, data: Any, site: Site | None = None) -> dict[str, Any]:
@@ -53,9 +48,9 @@ def _clean(*, owner: Any, data: Any, site: Site | None = None) -> dict[str, Any]
 @transaction.atomic
 def site_create(*, owner: Any, data: Any) -> Site:
     """A new site of ``owner``'s, or of the team ``data["team"]`` names (one they own or edit)."""
-    data, team = _team(user=owner, data=data)
+    data, team_id = _team(user=owner, data=data)
     clean = _clean(owner=owner, data=data)
-    return Site.objects.create(owner=owner, team=team, name=clean.pop("name"), data=clean)
+    return Site.objects.create(owner=owner, team_id=team_id, name=clean.pop("name"), data=clean)
 
 
 @transaction.atomic

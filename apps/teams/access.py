@@ -104,13 +104,6 @@ def role_of(user: Any, obj: Any) -> str | None:
     return role.first()
 
 
-def can_read(user: Any, obj: Any) -> bool:
-    if role_of(user, obj) is not None:
-        return True
-    shared = getattr(type(obj), "ORGANISATION_READ", None)
-    return shared is not None and _user_id(user) is not None and getattr(obj, shared[0]) == shared[1]
-
-
 def can_edit(user: Any, obj: Any) -> bool:
     return role_of(user, obj) in EDIT_ROLES
 

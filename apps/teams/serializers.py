@@ -5,6 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.teams.models import Membership, Team
+from apps.teams.params import team_field
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 
 
@@ -44,8 +45,6 @@ class MemberRoleSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serialize
 
 
 class TeamMoveSerializer(KnownKeysOnly, StrictJSONTypes, serializers.Serializer[Any]):
-    team = serializers.IntegerField(
-        min_value=1,
-        max_value=2**63 - 1,
-        help_text="The team to move it into (you must be its owner or editor).",
+    team = team_field(
+        "The team to move it into (you must be its owner or editor).", required=True, allow_null=False
     )

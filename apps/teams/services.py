@@ -6,11 +6,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Model, Q
+from django.db.models import Model
 from django.utils.crypto import get_random_string
 from django.utils.text import slugify
 
-from apps.teams import access
+from apps.teams import params
 from apps.teams.models import Membership, Team
 from clusterdesigner.errors import InvalidInput
 
@@ -97,12 +97,9 @@ def owned_move(*, user: Any, obj: Model, team_id: Any) -> Model:
     """Move a row this user may edit into team ``team_id``, in which they must be an owner or editor (400
     naming ``team`` otherwise, without saying whether a team they are not in exists). The caller has checked
     that the user may edit the row (404 otherwise)."""
-    valid = isinstance(team_id, int) and not isinstance(team_id, bool) and 0 < team_id < 2**63
-    if not valid:
-        raise InvalidInput({"team": ["must be the id of a team"]})
-    allowed = Q(team_id=team_id, user_id=user.pk, role__in=list(access.EDIT_ROLES))
-    if not Membership.objects.filter(allowed).exists():
-        raise InvalidInput({"team": ["you are not an owner or editor of this team"]})
+    if team_id is None:
+        raise InvalidInput({"team": [params.NOT_AN_ID]})
+    team_id = params.team_writable(user=user, team_id=team_id)
     obj.team_id = team_id  # type: ignore[attr-defined]
     fields = ["team"] + (["updated_at"] if any(f.name == "updated_at" for f in obj._meta.fields) else [])
     obj.save(update_fields=fields)

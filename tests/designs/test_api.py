@@ -340,7 +340,9 @@ def test_search_layout_evaluation_starts_an_analysis(
     with django_capture_on_commit_callbacks(execute=True):
         response = user_client.post(f"/api/v1/designs/{design['id']}/evaluate/")
     assert response.status_code == 202
-    analysis = user_client.get(response.json()["url"]).json()
+    started = response.json()
+    assert started["url"] == f"http://testserver/api/v1/analyses/{started['id']}/"
+    analysis = user_client.get(started["url"]).json()
     assert (
         analysis["status"] == "succeeded"
         and analysis["progress"]["done"] == analysis["progress"]["total"] == 1

@@ -102,7 +102,7 @@ def test_only_a_teams_owners_and_editors_add_to_its_book(people: People, catalog
         "/api/v1/price-entries/", {**QUOTE, "team": people.team.pk}, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["error"]["fields"] == {"team": ["you are not an owner or editor of this team"]}
+    assert response.json()["error"]["fields"] == {"team": ["must be the id of a team you own or edit"]}
     assert not PriceEntry.objects.exists()
 
 
@@ -170,7 +170,7 @@ def test_an_entrys_team_cannot_be_changed(people: People, catalog: Any) -> None:
             '"monthly" is not a valid choice.',
         ),
         ({"kind": "power", "value": 0, "valid_from": "2026-01-01"}, "value", "must be above 0"),
-        ({"kind": "power", "value": 0.1, "valid_from": "2026-01-01", "team": 999}, "team", "not an owner"),
+        ({"kind": "power", "value": 0.1, "valid_from": "2026-01-01", "team": 999}, "team", "you own or edit"),
         (
             {"kind": "colocation", "value": 150, "colocation_basis": "racks", "valid_from": "2026-01-01"},
             "colocation_basis",
