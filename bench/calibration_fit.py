@@ -3,8 +3,8 @@
     .venv/bin/python bench/calibration_fit.py
 
 Issue 19 item 7 (calibration by regime). A regime factor replaces the accelerator family's calibration factor
-for one (family, precision) (clusterdesigner/engine/timing.py, REGIME_EFFICIENCY). Its rows are the dense
-models under 32K tokens of that family and precision in tests/engine/data/runs.csv and runs_frontier.csv
+for one (family, precision) (clusterdesigner/engine/training/timing.py, REGIME_EFFICIENCY). Its rows are the
+dense models under 32K tokens of that family and precision in tests/engine/data/runs.csv and runs_frontier.csv
 (MoE rows carry the all-to-all and gather errors of issue 19 items 1-2, long-context rows their own; neither
 is a matmul-rate question). The split is declared, not chosen: ``calibration_cases.fit_run_ids``, every
 other row of a source in file order. The factor is the one that makes the median signed error of the FIT
@@ -30,8 +30,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 import calibration_cases  # noqa: E402
 import frontier_cases  # noqa: E402
 
-from clusterdesigner.engine import timing  # noqa: E402
-from clusterdesigner.engine.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
+from clusterdesigner.engine.training import timing  # noqa: E402
+from clusterdesigner.engine.training.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
 
 # The regimes fitted: (family, precision). Hopper FP8: NeMo 24.07/25.02/25.09, llm-foundry, MLPerf GPT-3 and
 # llama2_70b_lora H100/H200 FP8 rows; Blackwell FP8: NeMo 25.02/25.04/25.09 B200 and GB200 rows and MLPerf

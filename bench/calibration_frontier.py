@@ -40,8 +40,8 @@ from frontier_cases import (  # noqa: E402
     summary,
 )
 
-from clusterdesigner.engine.error_band import MEASURED_PARTS  # noqa: E402
-from clusterdesigner.engine.precision import recipe_for  # noqa: E402
+from clusterdesigner.engine.training.error_band import MEASURED_PARTS  # noqa: E402
+from clusterdesigner.engine.training.precision import recipe_for  # noqa: E402
 
 
 def _fmt(value: float | None, spec: str) -> str:

@@ -3,8 +3,8 @@ unseen sources; and the memory headroom.
 
     .venv/bin/python bench/calibration_regimes.py [--write]
 
-``--write`` regenerates clusterdesigner/engine/error_band_table.py (the one command to rerun after the
-engine, its fitted constants or the CSVs change); tests/engine/test_error_band.py fails when that table no
+``--write`` regenerates clusterdesigner/engine/training/error_band_table.py (the one command to rerun after
+the engine, its fitted constants or the CSVs change); tests/engine/test_error_band.py fails when that table no
 longer matches what this script computes.
 
 Residuals (issue 33 item 3: "bands built from residuals of rows the constants were fitted on do not hold").
@@ -16,7 +16,7 @@ MOE_ROUTED_PASSES, FUSED_ATTENTION_SPEEDUP["blackwell"], bench/calibration_fit.p
 check rows are rows none of them saw. (The two family factors, timing.FAMILY_EFFICIENCY ampere 0.90 and
 hopper 0.75, were fitted on all of runs.csv once: two numbers over 281 rows, the one exception.)
 
-Bands. Rows are grouped by regime, ``family/precision/kind/context/scale`` (engine/error_band.py
+Bands. Rows are grouped by regime, ``family/precision/kind/context/scale`` (engine/training/error_band.py
 ``regime_key``: scale ``ge512`` from 512 GPUs), and by the coarser keys an estimate falls back to
 (``band_keys``). Rows of one source share its stack, its measurement and the engine's error on them, so the
 independent unit is the source, not the row: a key's quantiles are weighted so that each source counts
@@ -56,7 +56,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 from calibration_cases import Case, all_cases  # noqa: E402
 from calibration_fit import FITTED, Row, all_rows, fit_factor, regime_factor  # noqa: E402
 
-from clusterdesigner.engine.error_band import (  # noqa: E402
+from clusterdesigner.engine.training.error_band import (  # noqa: E402
     ANY,
     LONG_CONTEXT_TOKENS,
     MIN_ROWS,
@@ -65,7 +65,7 @@ from clusterdesigner.engine.error_band import (  # noqa: E402
     regime_key,
 )
 
-TABLE = ROOT / "clusterdesigner" / "engine" / "error_band_table.py"
+TABLE = ROOT / "clusterdesigner" / "engine" / "training" / "error_band_table.py"
 FOLDS = 5
 DIGITS = 4
 COVERAGE = 0.80  # the band's nominal coverage: the 10th to the 90th percentile

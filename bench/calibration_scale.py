@@ -35,8 +35,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests" / "engine")]
 from calibration_fit import Row, all_rows  # noqa: E402
 from calibration_regimes import bands_from, check_residuals, coverage_by_regime, lookup, source_out_inside  # noqa: E402
 
-from clusterdesigner.engine import timing  # noqa: E402
-from clusterdesigner.engine.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
+from clusterdesigner.engine.training import timing  # noqa: E402
+from clusterdesigner.engine.training.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
 
 CHUNK_GRID_S = (0.0, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3, 3e-3)
 CV_GRID = tuple(i * 0.001 for i in range(11)) + (0.015,)

@@ -1,4 +1,4 @@
-"""Monte Carlo of the rent-or-own NPV difference (engine/cashflow.monte_carlo): time per call at 10,000,
+"""Monte Carlo of the rent-or-own NPV difference (engine/cost/cashflow.monte_carlo): time per call at 10,000,
 the default 100,000 and 200,000 draws on a 64-node, 3-year case with a lead time and a 21 % tax, and how far
 P10/P50/P90 move across five seeds against the P10–P90 spread. Target: 10,000 draws well under a second.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from clusterdesigner.engine.cashflow import DEFAULT_SAMPLES, monte_carlo
+from clusterdesigner.engine.cost.cashflow import DEFAULT_SAMPLES, monte_carlo
 from tests.engine.test_cashflow import CLUSTER
 
 # The engine tests' 64-node case (tests/engine/test_cashflow.py) with a 4-month lead time and a 21 % tax.

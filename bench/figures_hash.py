@@ -98,7 +98,7 @@ def frontier_figures() -> list[Any]:
 def search_figures() -> list[Any]:
     import search as bench_search
 
-    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training.training import estimate
 
     requests = [request for _, request in [*bench_search.CASES, *bench_search.MOE_CASES]]
     base = bench_search.CASES[2][1]

@@ -1,4 +1,5 @@
-"""Solve time of a 3-year capacity plan with hourly demand and 10 workloads (clusterdesigner.engine.capacity).
+"""Solve time of a 3-year capacity plan with hourly demand and 10 workloads
+(clusterdesigner.engine.capacity.capacity).
 
 Run: .venv/bin/python bench/plan.py   (pure engine, no database). Target: under 10 s on one core.
 
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from clusterdesigner.engine.capacity import SLOTS_PER_WEEK, CapacityPlan, plan_solve  # noqa: E402
+from clusterdesigner.engine.capacity.capacity import SLOTS_PER_WEEK, CapacityPlan, plan_solve  # noqa: E402
 
 TARGET_S = 10.0
 

@@ -35,8 +35,8 @@ from dataclasses import replace  # noqa: E402
 from specs import ACCELERATORS as SPEC_ACCELERATORS  # noqa: E402
 from specs import FABRICS  # noqa: E402
 
-from clusterdesigner.engine.search import search  # noqa: E402
-from clusterdesigner.engine.training import estimate, parse_parallelism, parse_problem  # noqa: E402
+from clusterdesigner.engine.training.layout_search import search  # noqa: E402
+from clusterdesigner.engine.training.training import estimate, parse_parallelism, parse_problem  # noqa: E402
 
 # The seed catalog's host links (apps/catalog/data/seed_catalog.json: PCIe Gen4 x16 32 GB/s on A100, Gen5
 # x16 64 GB/s on H100), so that optimizer and activation offload are searched as the app searches them.

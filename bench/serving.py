@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from clusterdesigner.engine import serving  # noqa: E402
-from clusterdesigner.engine.catalog import specs_from_records  # noqa: E402
+from clusterdesigner.engine.core.catalog import specs_from_records  # noqa: E402
+from clusterdesigner.engine.serving import serving  # noqa: E402
 
 RUNS = 30
 CASES = {

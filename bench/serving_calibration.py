@@ -22,7 +22,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 import numpy as np  # noqa: E402
 import serving_calibration_cases as cal  # noqa: E402
 
-from clusterdesigner.engine import serving  # noqa: E402
+from clusterdesigner.engine.serving import serving  # noqa: E402
 
 PROTOCOL = (
     "protocol: constants are fitted only on the 'fit' rows; the 'check' rows were held out of the fit but"

@@ -41,7 +41,9 @@ ACCELERATORS = [
 NODES = [4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512]
 
 sys.path.insert(0, str(ROOT))
-from clusterdesigner.engine import defaults  # noqa: E402  (the design defaults: the sweep's pricing models)
+from clusterdesigner.engine.cost import defaults  # noqa: E402  (the design defaults: the sweep's pricing
+
+# models)
 
 PRICING = list(defaults.SWEEP_PRICING)
 os.environ.update(

@@ -39,7 +39,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from clusterdesigner.engine.errors import EngineError, SolverLimitError
+from clusterdesigner.engine.core.errors import EngineError, SolverLimitError
 from clusterdesigner.errors import (
     Conflict,
     InvalidInput,

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.apps import apps
 
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine.cost import defaults
 
 # The JSON keys that name a row of each kind: a single slug, or a list of slugs.
 SLUG_KEYS = {

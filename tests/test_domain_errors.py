@@ -15,7 +15,7 @@ APPS = Path(__file__).resolve().parent.parent / "apps"
 
 
 def _spec_with_no_nodes() -> dict[str, Any]:
-    from clusterdesigner.engine import defaults
+    from clusterdesigner.engine.cost import defaults
 
     spec = defaults.design_spec()
     spec["cluster"]["nodes"] = 0

@@ -4,8 +4,8 @@ Items:
     evaluate:  {"spec": design spec, "calibration"}               → the design evaluation (layout searched)
     compare:   {"design": id, "name", "version", "spec", "calibration"} → that design's evaluation summary
 
-``calibration`` is the design owner's (engine/user_calibration.CalibrationState JSON; absent in an item
-stored before it: the published calibration); a sweep's points take the snapshot's, the requester's own.
+``calibration`` is the design owner's (engine/training/user_calibration.CalibrationState JSON; absent in an
+item stored before it: the published calibration); a sweep's points take the snapshot's, the requester's own.
     sweep / recommend: {"accelerator", "nodes", "model", "pricing_models": [...]}  → one row per pricing model
 """
 
@@ -16,17 +16,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.designs.selectors import evaluation_read
-from clusterdesigner.engine import cost, tradeoffs, training
-from clusterdesigner.engine.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
-from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.cost_result import CostResult
-from clusterdesigner.engine.design import evaluate_design_json
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.offerings import Freshness
-from clusterdesigner.engine.resale import ResaleCurve, curves_from_records
-from clusterdesigner.engine.spec import parse_design_spec
-from clusterdesigner.engine.training_result import TrainingEstimate
-from clusterdesigner.engine.user_calibration import CalibrationState, calibrate
+from clusterdesigner.engine.core.catalog import CatalogSpecs, specs_from_records
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.core.offerings import Freshness
+from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.cost.cost_result import CostResult
+from clusterdesigner.engine.cost.resale import ResaleCurve, curves_from_records
+from clusterdesigner.engine.design import tradeoffs
+from clusterdesigner.engine.design.analysis_result import AnalysisSnapshot, CompareRow, SweepParams, SweepRow
+from clusterdesigner.engine.design.design import evaluate_design_json
+from clusterdesigner.engine.design.spec import parse_design_spec
+from clusterdesigner.engine.training import training
+from clusterdesigner.engine.training.training_result import TrainingEstimate
+from clusterdesigner.engine.training.user_calibration import CalibrationState, calibrate
 
 
 def compute_items(
@@ -220,7 +222,7 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
         cost_request["on_prem"] = book["on_prem"]
     cost_request.update(book.get("sections") or {})
     if context.snapshot.site:
-        cost_request["site"] = context.snapshot.site  # priced as a design at that site is (engine.site)
+        cost_request["site"] = context.snapshot.site  # priced as a design at that site is (engine.cost.site)
     by_model = _row_offerings(context.snapshot, cluster["accelerator"], models)
     # Resale as the design evaluation reads it: the accelerator's catalog series at the depreciation life.
     resale = context.resale_of(cluster["accelerator"])

@@ -9,8 +9,8 @@ from apps.analysis import selectors
 from apps.analysis.models import Analysis
 from apps.teams.params import team_field
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
-from clusterdesigner.engine import defaults
-from clusterdesigner.engine.precision import PRECISIONS
+from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.training.precision import PRECISIONS
 
 # What services.analysis_create checks each kind's params with (the service names their errors "params.*").
 ParamsSerializer = serializers.Serializer[Any]

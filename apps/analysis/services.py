@@ -40,11 +40,12 @@ from apps.designs.services import design_calibration, design_prices, freshness_k
 from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
 from apps.sites.selectors import site_get
 from apps.teams import access
-from clusterdesigner.engine import cost, defaults, training
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import EngineError, FieldPaths
-from clusterdesigner.engine.offerings import Freshness, owner_offering
-from clusterdesigner.engine.version import ENGINE_VERSION
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import EngineError, FieldPaths
+from clusterdesigner.engine.core.offerings import Freshness, owner_offering
+from clusterdesigner.engine.core.version import ENGINE_VERSION
+from clusterdesigner.engine.cost import cost, defaults
+from clusterdesigner.engine.training import training
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.jsonutil import jsonable, snapshot_hash
 
@@ -69,12 +70,12 @@ def _offerings_per_model(
     books: Mapping[str, OfferingPrices] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Per accelerator and cloud pricing model, the offering its rows are priced on: the one the sweep names
-    for that accelerator, else engine.offerings.owner_offering for that model, chosen after the owner's price
-    book (``books``: per accelerator, every offering priced through it) is applied: default_offering's pick
-    (a price that is not stale, a whole node, its freshest price of the model, then the lower price) among
-    the offerings whose quota is not 0, unless an offering the book prices is cheaper per GPU-hour. So a spot
-    row is priced on an offering that has a spot price, and a discount or private rate on another offering
-    than the catalog's pick moves the row to it when it makes that one cheaper."""
+    for that accelerator, else engine.core.offerings.owner_offering for that model, chosen after the owner's
+    price book (``books``: per accelerator, every offering priced through it) is applied: default_offering's
+    pick (a price that is not stale, a whole node, its freshest price of the model, then the lower price)
+    among the offerings whose quota is not 0, unless an offering the book prices is cheaper per GPU-hour. So a
+    spot row is priced on an offering that has a spot price, and a discount or private rate on another
+    offering than the catalog's pick moves the row to it when it makes that one cheaper."""
     offerings = specs_from_records(records).offerings
     freshness = price_freshness()
     chosen: dict[str, dict[str, str]] = {}

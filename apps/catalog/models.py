@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from clusterdesigner.engine.offerings import PROVIDER_LABELS
+from clusterdesigner.engine.core.offerings import PROVIDER_LABELS
 
 POSITIVE = [MinValueValidator(0.000001, "must be greater than zero")]
 NON_NEGATIVE = [MinValueValidator(0, "must not be negative")]
@@ -438,7 +438,7 @@ class RentalPricePoint(Sourced):
 # The largest value of every number a catalog row holds, in one table. Each is far above any real part (the
 # largest today in the comment) yet low enough that the engines' sums and products stay finite: a cloud
 # price of 1.7e308 was saved and then every evaluation answered "overflowed". Where the cost engine bounds
-# the same quantity (clusterdesigner.engine.bounds.COST), the catalog uses its bound, so a catalog row is
+# the same quantity (clusterdesigner.engine.core.bounds.COST), the catalog uses its bound, so a catalog row is
 # always an input the engine accepts. The admin, the API (and its schema's "maximum"), the CSV and SkyPilot
 # imports all enforce these, through the fields' validators added below.
 CATALOG_MAX: dict[str, float] = {

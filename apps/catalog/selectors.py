@@ -29,8 +29,8 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
-from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.offerings import Freshness
+from clusterdesigner.engine.core.catalog import CatalogSpecs, specs_from_records
+from clusterdesigner.engine.core.offerings import Freshness
 
 
 def price_freshness() -> Freshness:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import plotly.graph_objects as go
 
 from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label, wrapped
-from clusterdesigner.engine.analysis_result import SweepRow
-from clusterdesigner.engine.attribution import Attribution
-from clusterdesigner.engine.cost_result import CostResult
-from clusterdesigner.engine.evaluation import DesignEvaluation
-from clusterdesigner.engine.rl import RLPlacement
-from clusterdesigner.engine.tradeoffs import pareto_indices
-from clusterdesigner.engine.training_result import LayoutEstimate
+from clusterdesigner.engine.cost.cost_result import CostResult
+from clusterdesigner.engine.design.analysis_result import SweepRow
+from clusterdesigner.engine.design.attribution import Attribution
+from clusterdesigner.engine.design.evaluation import DesignEvaluation
+from clusterdesigner.engine.design.tradeoffs import pareto_indices
+from clusterdesigner.engine.rl.rl import RLPlacement
+from clusterdesigner.engine.training.training_result import LayoutEstimate
 
 if TYPE_CHECKING:  # the compare page's rows (apps.dashboard.compare imports no chart)
     from apps.dashboard.compare import ComparePageRow

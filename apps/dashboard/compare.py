@@ -11,10 +11,10 @@ from django.urls import reverse
 
 from apps.designs import selectors
 from apps.designs.models import Design, Evaluation
-from clusterdesigner.engine import tradeoffs
-from clusterdesigner.engine.cost_result import DesignOption
-from clusterdesigner.engine.design_verdict import DesignVerdict
-from clusterdesigner.engine.verdict import Verdict, usd_short
+from clusterdesigner.engine.cost.cost_result import DesignOption
+from clusterdesigner.engine.cost.design_verdict import DesignVerdict
+from clusterdesigner.engine.cost.verdict import Verdict, usd_short
+from clusterdesigner.engine.design import tradeoffs
 
 COMPARE_ROWS = [  # (label, attribute of ComparePageRow, better: "low" | "high" | None, format filter)
     # The design's rent-or-own verdict first: over all its offerings and only the options chosen, on NPV.

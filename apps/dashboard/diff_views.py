@@ -13,8 +13,8 @@ from apps.dashboard import charts
 from apps.dashboard.templatetags.dashboard import num, pct_plain, usd
 from apps.designs import diffs, selectors
 from clusterdesigner.charts import page_chart
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.verdict import format_value
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.cost.verdict import format_value
 from clusterdesigner.views import or_404
 
 

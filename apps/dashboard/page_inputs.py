@@ -16,7 +16,7 @@ from typing import Any
 from django.http import QueryDict
 
 from apps.designs.specs import PRICING_MODELS
-from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.design.analysis_result import SweepRow
 
 
 def _text(query: QueryDict, key: str) -> str:

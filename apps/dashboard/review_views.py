@@ -22,7 +22,7 @@ from apps.reviews import selectors as review_selectors
 from apps.reviews import services as review_services
 from apps.reviews.markdown import render_markdown
 from apps.reviews.models import Comment, VersionReview
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.views import or_404
 

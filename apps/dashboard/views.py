@@ -37,19 +37,21 @@ from apps.teams import access
 from apps.teams import selectors as team_selectors
 from clusterdesigner import memo
 from clusterdesigner.charts import page_chart, pricing_label
-from clusterdesigner.engine import cost, defaults, rl_request, tradeoffs
-from clusterdesigner.engine import spec as design_spec
-from clusterdesigner.engine.analysis_result import AnalysisSnapshot, SweepRow
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationFinding
-from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK
-from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
-from clusterdesigner.engine.offerings import cloud_offering_from_dict, default_offering
-from clusterdesigner.engine.precision import RECIPES as PRECISION_RECIPES
-from clusterdesigner.engine.serving import SERVING_PRECISIONS
-from clusterdesigner.engine.spec import MODEL as MODEL_RULES
-from clusterdesigner.engine.training import exotic_features, model_presets
-from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.core.offerings import cloud_offering_from_dict, default_offering
+from clusterdesigner.engine.cost import cost, defaults
+from clusterdesigner.engine.design import spec as design_spec
+from clusterdesigner.engine.design import tradeoffs
+from clusterdesigner.engine.design.analysis_result import AnalysisSnapshot, SweepRow
+from clusterdesigner.engine.design.evaluation import DesignEvaluation, EvaluationFinding
+from clusterdesigner.engine.design.spec import MODEL as MODEL_RULES
+from clusterdesigner.engine.rl import rl_request
+from clusterdesigner.engine.serving.serving import SERVING_PRECISIONS
+from clusterdesigner.engine.training.framework import DEFAULT_FRAMEWORK
+from clusterdesigner.engine.training.framework import PROFILES as FRAMEWORK_PROFILES
+from clusterdesigner.engine.training.precision import RECIPES as PRECISION_RECIPES
+from clusterdesigner.engine.training.training import exotic_features, model_presets
+from clusterdesigner.engine.training.training_result import TrainingEstimate
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.views import or_404
 
@@ -232,7 +234,8 @@ def _picker_context(spec: Any = None) -> dict[str, Any]:
         "pricing_choices": [(m, _pricing_name(m)) for m in PRICING_MODELS],
         "max_cloud": MAX_CLOUD_OFFERINGS,
         "recompute_choices": ["none", "selective", "full"],
-        # The training stacks (engine/framework.py), the engine's default first as the profiles list it.
+        # The training stacks (engine/training/framework.py), the engine's default first as the profiles list
+        # it.
         "framework_choices": [(slug, p.name) for slug, p in FRAMEWORK_PROFILES.items()],
         "default_framework": DEFAULT_FRAMEWORK,
         # training.attention_kernel: blank keeps the framework profile's kernel.
@@ -255,7 +258,8 @@ def _picker_context(spec: Any = None) -> dict[str, Any]:
             ("balanced", "Balanced (token drop padded to capacity, or forced)"),
         ],
         "sharding_choices": ["none", "zero1", "zero2", "zero3", "hsdp"],
-        # training.precision: the recipes (engine/precision.py); training.optimizer: blank keeps Adam.
+        # training.precision: the recipes (engine/training/precision.py); training.optimizer: blank keeps
+        # Adam.
         "precision_choices": [(name, recipe.label) for name, recipe in PRECISION_RECIPES.items()],
         "optimizer_choices": [
             ("", "Adam (mixed precision)"),

@@ -1,5 +1,5 @@
 """What changed between two design versions (of one design or of two) and why the answer moved (issue #36):
-the service that evaluates specs for clusterdesigner.engine.attribution, and the XLSX of a diff."""
+the service that evaluates specs for clusterdesigner.engine.design.attribution, and the XLSX of a diff."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from openpyxl.styles import Font
 from apps.catalog.selectors import engine_catalog_snapshot, price_freshness
 from apps.designs import services
 from apps.designs.models import DesignVersion
-from clusterdesigner.engine import spec as design_spec
-from clusterdesigner.engine.attribution import DesignDiff, Evaluate, design_diff, input_changes
-from clusterdesigner.engine.design import evaluate_design
-from clusterdesigner.engine.evaluation import DesignEvaluation
-from clusterdesigner.engine.user_calibration import CalibrationState
+from clusterdesigner.engine.design import spec as design_spec
+from clusterdesigner.engine.design.attribution import DesignDiff, Evaluate, design_diff, input_changes
+from clusterdesigner.engine.design.design import evaluate_design
+from clusterdesigner.engine.design.evaluation import DesignEvaluation
+from clusterdesigner.engine.training.user_calibration import CalibrationState
 from clusterdesigner.spreadsheets import formula_safe
 
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -49,11 +49,12 @@ def version_ref(version: DesignVersion) -> dict[str, Any]:
 
 
 def spec_evaluator(calibration: CalibrationState | None = None) -> Evaluate:
-    """Evaluate a spec as the evaluate API does (clusterdesigner.engine.design.evaluate_design), against one
-    catalog snapshot and today's stale-price threshold for every call, so that all the diff's evaluations
-    share one catalog, and with ``calibration`` (the design owner's, as the design's own evaluation takes it,
-    issue 40). A spec that would not save (it does not parse, names a row the catalog lacks or an offering of
-    another accelerator) raises EngineError with the reason, as the engines do for one that does not fit."""
+    """Evaluate a spec as the evaluate API does (clusterdesigner.engine.design.design.evaluate_design),
+    against one catalog snapshot and today's stale-price threshold for every call, so that all the diff's
+    evaluations share one catalog, and with ``calibration`` (the design owner's, as the design's own
+    evaluation takes it, issue 40). A spec that would not save (it does not parse, names a row the catalog
+    lacks or an offering of another accelerator) raises EngineError with the reason, as the engines do for one
+    that does not fit."""
     snapshot = engine_catalog_snapshot()
     freshness = price_freshness()
 

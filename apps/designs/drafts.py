@@ -13,7 +13,7 @@ from django.db import transaction
 from apps.designs import services
 from apps.designs.models import Design, DesignDraft, DesignVersion, Evaluation
 from apps.sites.services import site_resolve
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.errors import InvalidInput, NotFound
 from clusterdesigner.jsonutil import jsonable
 

@@ -49,7 +49,7 @@ from typing import Any
 
 from apps.designs.launch import layout_summary
 from apps.designs.selectors import evaluation_read
-from clusterdesigner.engine.cashflow import (
+from clusterdesigner.engine.cost.cashflow import (
     CashflowInputs,
     RentOption,
     bridge_option,
@@ -58,10 +58,10 @@ from clusterdesigner.engine.cashflow import (
     monthly_rate,
     pmt,
 )
-from clusterdesigner.engine.evaluation import DesignEvaluation, EvaluationAssumption, price_origin
-from clusterdesigner.engine.serving import ServingResult
-from clusterdesigner.engine.tco import capital_recovery_factor
-from clusterdesigner.engine.training_result import LayoutEstimate
+from clusterdesigner.engine.cost.rent_own import capital_recovery_factor
+from clusterdesigner.engine.design.evaluation import DesignEvaluation, EvaluationAssumption, price_origin
+from clusterdesigner.engine.serving.serving import ServingResult
+from clusterdesigner.engine.training.training_result import LayoutEstimate
 from clusterdesigner.spreadsheets import formula_safe
 
 BOM = "\ufeff"
@@ -188,8 +188,8 @@ def _calibration_rows(evaluation: DesignEvaluation) -> list[Row]:
 
 
 def _rl_rows(evaluation: DesignEvaluation) -> list[Row]:
-    """An RL design's run (engine/rl.py): the placement, each pool's part, GPUs and GPU-hours, the step by
-    part and the days; with a mixed fleet (engine/rl_fleet.py) each pool's run cost per option and the
+    """An RL design's run (engine/rl/rl.py): the placement, each pool's part, GPUs and GPU-hours, the step by
+    part and the days; with a mixed fleet (engine/rl/rl_fleet.py) each pool's run cost per option and the
     cheapest of each kind of supply."""
     run = evaluation.rl
     if run is None:
@@ -673,8 +673,8 @@ def uncertainty_table(evaluation: DesignEvaluation) -> Table:
 # factor, E months past the horizon billed, F the share of each term paid at its start (0 no upfront, 0.5
 # partial, 1 all upfront), G the label the Summary names, H the managed-service overhead on compute, I cloud
 # storage and egress a month (both the offering's), J the offering. Every case the engine models
-# (engine/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, tax on both sides (deductible bills,
-# depreciation, the tax on the sale) and upfront payments; only the financing kind picks which terms a
+# (engine/cost/cashflow.py) is a formula: lead time, loan (Excel PMT), lease, tax on both sides (deductible
+# bills, depreciation, the tax on the sale) and upfront payments; only the financing kind picks which terms a
 # cell's formula holds. Tax years that can start within a horizon (at most 20 years, bounds.py) get a row
 # each of the schedule's share, the month its shield is booked and the share the horizon reaches.
 TAX_YEARS = range(1, 21)
@@ -815,8 +815,8 @@ def _input_formulas(inputs: CashflowInputs) -> dict[str, tuple[str, float]]:
 
 def _dep_shares(inputs: CashflowInputs) -> tuple[float, ...]:
     """The schedule's share of capex in each of the sheet's tax years (0 past the schedule's last); with a
-    facility of its own life (engine/cashflow.py), the servers' schedule on capex less the facility and the
-    facility straight-line over its life, both as one share of the whole capex (the shields and the book
+    facility of its own life (engine/cost/cashflow.py), the servers' schedule on capex less the facility and
+    the facility straight-line over its life, both as one share of the whole capex (the shields and the book
     value are linear in each part, so the sheet's formulas hold as they are)."""
     shares = depreciation_shares(schedule=inputs.depreciation_schedule, life_years=inputs.depreciation_years)
     servers = tuple(shares[y - 1] if y <= len(shares) else 0.0 for y in TAX_YEARS)
@@ -1009,8 +1009,8 @@ def _write_inputs(
     extras: Mapping[str, float | None],
 ) -> None:
     """The scalar inputs (a WACC's parts, when the design gave one, with the discount rate their formula
-    (1 − D/V) · r_e + D/V · r_d · (1 − t), engine/cashflow.py ``wacc``; the energy bill at full load as kW ×
-    PUE × $/kWh × 730 where the result carries the PUE and the power price), then the rent options."""
+    (1 − D/V) · r_e + D/V · r_d · (1 − t), engine/cost/cashflow.py ``wacc``; the energy bill at full load as
+    kW × PUE × $/kWh × 730 where the result carries the PUE and the power price), then the rent options."""
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
@@ -1098,7 +1098,7 @@ def _write_months(
     """One row per month 0..N: owning and each rent option as formulas (cached: the engine's monthly flows),
     the discount factor, their PVs. Owning's lead-time rent is the option of the cheapest rent option's
     offering that the engine rents then (``lead_cell`` holds its position among the rent columns), as the
-    design verdict takes owning from the rival's offering (engine/design_verdict.py)."""
+    design verdict takes owning from the rival's offering (engine/cost/design_verdict.py)."""
     from openpyxl.utils import get_column_letter
 
     financing = inputs.financing or "cash"
@@ -1390,9 +1390,9 @@ def _write_slopes(
     ws: Any, inputs: CashflowInputs, rents: list[_Rent], flows: _Flows, k: int, cached: _Cached
 ) -> dict[str, str]:
     """Per month, how much owning's and each pay-as-you-go option's cash flow grows per unit of utilization
-    (both are linear in u: engine/cashflow.py), and on the NPV row the PV of each: S = Σ_m slope_m · df_m.
-    Returns the NPV-row cell of each slope, by Cash flows name. Rent: nodes × 730 × price × hours factor ×
-    (1 + g)^((m − 1)/12) × (1 + overhead) × (1 − t) from month 1. Owning: the lead-time option's slope in
+    (both are linear in u: engine/cost/cashflow.py), and on the NPV row the PV of each: S = Σ_m slope_m ·
+    df_m. Returns the NPV-row cell of each slope, by Cash flows name. Rent: nodes × 730 × price × hours factor
+    × (1 + g)^((m − 1)/12) × (1 + overhead) × (1 − t) from month 1. Owning: the lead-time option's slope in
     months 1..L, then the energy bill's full × (1 − idle) × (1 + e)^((m − 1)/12) × (1 − t) (both deductible
     at the tax rate t)."""
     from openpyxl.styles import Font
@@ -1467,7 +1467,7 @@ def _write_slopes(
 def _write_payback(ws: Any, flows: _Flows, monthly: list[Any], cached: _Cached) -> None:
     """The cheapest rent option's position (MATCH of the Summary's cheapest NPV among the rent NPVs), and per
     month the saving against it, its running sum, whether that sum has been below 0 and, where it is back at
-    or above 0 after that, the month: the payback month is the least of that column (engine/cashflow.py
+    or above 0 after that, the month: the payback month is the least of that column (engine/cost/cashflow.py
     ``_payback``)."""
     first, last_col = flows.rent_span
     npv = flows.npv_row
@@ -1556,7 +1556,7 @@ NONE_IN_RANGE = "none in (0, 1]"
 def _write_break_even(ws: Any, row: int, col: int, name: str, flows: _Flows, cached: _Cached) -> None:
     """The utilization u* at which this pay-as-you-go option's NPV equals owning's: both are linear in u, so
     u* = u − (NPV rent − NPV own) / (S rent − S own), S the PV per unit of u (``_write_slopes``); the same
-    u* whatever the utilization cell holds (engine/cashflow.py ``break_even_utilization``). NONE_IN_RANGE
+    u* whatever the utilization cell holds (engine/cost/cashflow.py ``break_even_utilization``). NONE_IN_RANGE
     when the slopes are equal or u* lies outside (0, 1], as the API says null there."""
     values = cached.values["Cash flows"]
     rent = f"{flows.column[name]}{flows.npv_row}"
@@ -1592,7 +1592,7 @@ def _inputs_value(wb: Any, key: str, cached: _Cached) -> Any:
 OPTION_FORMULA_HEADERS = (
     "Commitment implied (USD; owning: capex at delivery; a term: one term, every hour)",
     "Commitment term (months)",
-    "Break-even utilization, annualised closed form (engine/tco.py)",
+    "Break-even utilization, annualised closed form (engine/cost/rent_own.py)",
 )
 STALE = "value at the API's inputs; not recalculated"
 
@@ -1630,12 +1630,12 @@ def _write_option_formulas(ws: Any, evaluation: DesignEvaluation, flows: _Flows,
     their value at the exported inputs. Each is written only where that value is the engine's figure (to
     1e-9): where it is not (colocation billed on drawn kW, whose share of the other opex moves with u; a
     result without run days), the engine's value stays and the header says which cells are values. The
-    formulas follow engine/tco.py: owning = H · (capex · CRF(r, life) − residual · capex · SFF + 12 · (other
-    opex + energy at full load · (idle + (1 − idle) · u))), SFF = CRF − r; renting = nodes · 730 · 12 · H · u
-    · hours factor · price · (1 + overhead) (a term: every hour of whole terms) + storage and egress; per
-    GPU-hour = total ÷ (GPUs · 8,760 · H · u); a run = expected days · 24 · (owning: GPUs · its $/GPU-hour;
-    renting: nodes · price · (1 + overhead)); expected days = failure-free days ÷ goodput; break-even u* =
-    (own fixed − rent fixed) ÷ (rent slope − own slope), shown in (0, 1]."""
+    formulas follow engine/cost/rent_own.py: owning = H · (capex · CRF(r, life) − residual · capex · SFF + 12
+    · (other opex + energy at full load · (idle + (1 − idle) · u))), SFF = CRF − r; renting = nodes · 730 · 12
+    · H · u · hours factor · price · (1 + overhead) (a term: every hour of whole terms) + storage and egress;
+    per GPU-hour = total ÷ (GPUs · 8,760 · H · u); a run = expected days · 24 · (owning: GPUs · its
+    $/GPU-hour; renting: nodes · price · (1 + overhead)); expected days = failure-free days ÷ goodput;
+    break-even u* = (own fixed − rent fixed) ÷ (rent slope − own slope), shown in (0, 1]."""
     from openpyxl.comments import Comment
     from openpyxl.styles import Font
 
@@ -2074,7 +2074,7 @@ def commitments_table(evaluation: DesignEvaluation) -> Table | None:
 def _write_commitment_formulas(ws: Any, evaluation: DesignEvaluation, cached: _Cached) -> None:
     """The Commitments sheet's dollars as formulas over Inputs (issue #31), each written where its value at
     the exported inputs is the API's (else the value stays, with a note). Owning: capex in the delivery month
-    L. A term option (engine/cashflow.py ``commitment_schedule``): month m ≥ 1 lies in the term starting
+    L. A term option (engine/cost/cashflow.py ``commitment_schedule``): month m ≥ 1 lies in the term starting
     s = m − MOD(m − 1, T), billed (1 − F) · nodes · 730 · p · (1 + g)^((s − 1)/12) · (1 + overhead) while
     s ≤ N; F of the next term's T months falls due at the end of month m when MOD(m, T) = 0 and m + 1 ≤ N;
     committed = the row's sum; terms = CEILING(N / T); the last ends at CEILING(N / T) · T; due after the

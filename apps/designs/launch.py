@@ -43,18 +43,18 @@ from apps.designs.launch_deepspeed import (
     megatron_deepspeed_args,
 )
 from apps.designs.launch_torchtitan import TORCHTITAN_MODULE, stack_env, torchtitan_args
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.evaluation import DesignEvaluation
-from clusterdesigner.engine.framework import DEFAULT_FRAMEWORK, FrameworkProfile
-from clusterdesigner.engine.framework import PROFILES as FRAMEWORK_PROFILES
-from clusterdesigner.engine.memory import end_stage_layers, interleaving_splits
-from clusterdesigner.engine.model import ModelShape
-from clusterdesigner.engine.precision import RECIPES as PRECISION_RECIPES
-from clusterdesigner.engine.precision import bf16_layers
-from clusterdesigner.engine.presets import PRESETS
-from clusterdesigner.engine.spec import Cluster, DesignSpec
-from clusterdesigner.engine.training_result import Layout, TrainingEstimate
-from clusterdesigner.engine.workload import PipelineLayout, parse_pipeline_layout
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.model import ModelShape
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.design.evaluation import DesignEvaluation
+from clusterdesigner.engine.design.spec import Cluster, DesignSpec
+from clusterdesigner.engine.training.framework import DEFAULT_FRAMEWORK, FrameworkProfile
+from clusterdesigner.engine.training.framework import PROFILES as FRAMEWORK_PROFILES
+from clusterdesigner.engine.training.memory import end_stage_layers, interleaving_splits
+from clusterdesigner.engine.training.precision import RECIPES as PRECISION_RECIPES
+from clusterdesigner.engine.training.precision import bf16_layers
+from clusterdesigner.engine.training.training_result import Layout, TrainingEstimate
+from clusterdesigner.engine.training.workload import PipelineLayout, parse_pipeline_layout
 
 MASTER_PORT = 29500
 VOLCANO_PORT = 23456  # the Volcano pytorch plugin's default --port
@@ -343,7 +343,7 @@ class LaunchPlan:
 def _stage_split(layers: int, pp: int) -> tuple[int, int] | None:
     """(first, last) stage layer counts for an uneven pipeline split, middle stages holding ceil(L/pp): the
     first and last stages also hold the embedding and the output layer, so they are the ones to lighten —
-    the split the training engine models (engine.memory.end_stage_layers)."""
+    the split the training engine models (engine.training.memory.end_stage_layers)."""
     if pp <= 1 or layers % pp == 0:
         return None
     first, last = (int(x) for x in end_stage_layers(layers, pp))
@@ -646,7 +646,8 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
         # nargs="*": one argument per module.
         out.add("--recompute-modules")
         out.args.extend(training.recompute_modules)
-    # A search chooses the offloads the spec leaves out (engine/search_settings.py): export its choice.
+    # A search chooses the offloads the spec leaves out (engine/training/search_settings.py): export its
+    # choice.
     searched = _training(evaluation).chosen.settings
     offload_layers = training.activation_offload_layers or (searched and searched.activation_offload_layers)
     if offload_layers:
@@ -712,7 +713,7 @@ def _sharding_args(out: _Args, layout: Layout, gpus_per_node: int) -> None:
 
 
 def _precision_args(out: _Args, precision: str, layers: int) -> None:
-    """The recipe's Transformer Engine flags (engine/precision.py ``megatron_args``: --fp8-format and
+    """The recipe's Transformer Engine flags (engine/training/precision.py ``megatron_args``: --fp8-format and
     --fp8-recipe, or --fp4-format and --fp4-recipe, megatron/core/transformer/transformer_config.py at
     d98e8a64) on BF16 weights; NVFP4 keeps its BF16 layers first and last (``precision.bf16_layers``)."""
     recipe = PRECISION_RECIPES.get(precision)

@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from apps.designs.launch_torchtitan import dp_degrees
-from clusterdesigner.engine.training_result import Layout
+from clusterdesigner.engine.training.training_result import Layout
 
 RECIPE_FILE = "automodel_recipe.yaml"
 AUTOMODEL_SCRIPT = "${AUTOMODEL_DIR:-/opt/Automodel}/examples/llm_pretrain/pretrain.py"

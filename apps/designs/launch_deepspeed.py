@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from clusterdesigner.engine.training_result import Layout
+from clusterdesigner.engine.training.training_result import Layout
 
 DS_CONFIG_FILE = "ds_config.json"
 MEGATRON_DEEPSPEED_SCRIPT = "${MEGATRON_DEEPSPEED_DIR:-/workspace/Megatron-DeepSpeed}/pretrain_gpt.py"

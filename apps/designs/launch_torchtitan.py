@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from clusterdesigner.engine.training_result import Layout
+from clusterdesigner.engine.training.training_result import Layout
 
 TORCHTITAN_MODULE = "torchtitan.train"
 TORCHTITAN_CONFIG = "${TORCHTITAN_CONFIG:-./torchtitan/models/llama3/train_configs/llama3_8b.toml}"

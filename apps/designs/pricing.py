@@ -21,9 +21,9 @@ from apps.measurements.selectors import CalibrationKey, calibration_holder_sql, 
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.resolve import Resolution, book_entries, resolve_prices
 from apps.teams import access
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.site import cooling_used, cost_inputs, input_source, parse_site
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.site import cooling_used, cost_inputs, input_source, parse_site
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +198,7 @@ def catalog_rows(
 ) -> list[dict[str, Any]]:
     """The rows with each cloud figure the catalog prices filled in from the catalog itself (its price per
     node-hour of ``gpus_per_node`` GPUs, its date and source), for consumers that run no design evaluation
-    (engine.design.price_assumptions fills them from the cost engine's answer for a design)."""
+    (engine.design.design.price_assumptions fills them from the cost engine's answer for a design)."""
     out = []
     for row in rows:
         parts = row["name"].split(".")
@@ -224,7 +224,7 @@ def catalog_rows(
 def site_rows(
     rows: list[dict[str, Any]], site: Mapping[str, Any] | None, accelerator: str, given: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """The rows with each owning figure a ``site`` sets (engine.site.cost_inputs: its power price,
+    """The rows with each owning figure a ``site`` sets (engine.cost.site.cost_inputs: its power price,
     colocation price, the PUE of the cooling ``accelerator`` uses, its capex per MW) said as the site's,
     "site <name> (saved site N)", as the cost engine applies them; a figure ``given`` (the request's own
     on_prem) stays the request's. Without a site, the rows as they are."""

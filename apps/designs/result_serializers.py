@@ -1,6 +1,6 @@
-"""Output serializers for the training and cost engines' results (engine.training_result,
-engine.cost_result), field by field, so that the OpenAPI schema says what an evaluation's ``training`` and
-``costs`` hold. They are built from the dataclasses'
+"""Output serializers for the training and cost engines' results (engine.training.training_result,
+engine.cost.cost_result), field by field, so that the OpenAPI schema says what an evaluation's ``training``
+and ``costs`` hold. They are built from the dataclasses'
 fields and types, so the schema follows the result when a field is added; they describe, they never parse.
 """
 
@@ -13,14 +13,14 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from rest_framework import serializers
 
-from clusterdesigner.engine import attribution as at
-from clusterdesigner.engine import cost_result as cr
-from clusterdesigner.engine import evaluation as ev
-from clusterdesigner.engine import training_result as tr
-from clusterdesigner.engine.design_verdict import DesignVerdict
-from clusterdesigner.engine.json_object import optional
-from clusterdesigner.engine.user_calibration import CalibrationStatement
-from clusterdesigner.engine.verdict import RentOrOwn
+from clusterdesigner.engine.core.json_object import optional
+from clusterdesigner.engine.cost import cost_result as cr
+from clusterdesigner.engine.cost.design_verdict import DesignVerdict
+from clusterdesigner.engine.cost.verdict import RentOrOwn
+from clusterdesigner.engine.design import attribution as at
+from clusterdesigner.engine.design import evaluation as ev
+from clusterdesigner.engine.training import training_result as tr
+from clusterdesigner.engine.training.user_calibration import CalibrationStatement
 
 _SCALARS: dict[type, type[serializers.Field[Any, Any, Any, Any]]] = {
     int: serializers.IntegerField,
@@ -44,7 +44,7 @@ HELP = {
 }
 
 
-# The cost result's figures, where the name alone does not say (engine.cost_result has the rest).
+# The cost result's figures, where the name alone does not say (engine.cost.cost_result has the rest).
 COST_HELP = {
     "on_prem": "Owning over the horizon: capex, a year's costs by part, annualised total, NPV, $/GPU-hour "
     "used.",
@@ -96,7 +96,7 @@ OPTION_HELP = {
 }
 
 
-# The evaluation's own parts (engine.evaluation): assumptions, findings, which design, price freshness.
+# The evaluation's own parts (engine.design.evaluation): assumptions, findings, which design, price freshness.
 EVALUATION_HELP = {
     "name": "The input's path: a cost-engine input (on_prem.pue), training.<name> for the training engine's, "
     "catalog.<accelerator>.<figure> for the accelerator's catalog figures; a finding's or design's name.",
@@ -117,7 +117,7 @@ EVALUATION_HELP = {
 }
 
 
-# A design diff's figures (engine.attribution).
+# A design diff's figures (engine.design.attribution).
 DIFF_HELP = {
     "path": "The input's flattened spec path, e.g. costs.on_prem.server_usd.",
     "unit": "Its unit where the defaults tables or the name say it; empty otherwise.",
@@ -257,7 +257,7 @@ CalibrationStatementSerializer = serializer_for(CalibrationStatement, "Evaluatio
 
 
 class PriceFreshnessSerializer(serializers.Serializer[Any]):
-    """When a catalog price counted as stale for this evaluation (engine.offerings.Freshness)."""
+    """When a catalog price counted as stale for this evaluation (engine.core.offerings.Freshness)."""
 
     today = serializers.DateField(help_text="The date the evaluation was computed on.")
     stale_after_days = serializers.IntegerField(help_text="PRICE_STALE_AFTER_DAYS: a price older is stale.")

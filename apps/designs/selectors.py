@@ -12,7 +12,7 @@ from apps.catalog.models import Fabric
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
 from apps.teams import access
 from clusterdesigner.compiled_query import CompiledQuery
-from clusterdesigner.engine.evaluation import DesignEvaluation
+from clusterdesigner.engine.design.evaluation import DesignEvaluation
 
 
 def design_list(*, user: Any) -> QuerySet[Design]:

@@ -264,7 +264,7 @@ class EvaluationSerializer(serializers.Serializer[Any]):
     )
     rl = serializers.DictField(
         required=False,
-        help_text="A design with an rl section: the RL run's estimate (engine/rl.py): the placement and "
+        help_text="A design with an rl section: the RL run's estimate (engine/rl/rl.py): the placement and "
         "split chosen, its step by part (rollout, weight sync, training, offload, each pool's idle "
         "share), each pool's part and GPUs, days and GPU-hours; the options and splits searched.",
     )
@@ -272,7 +272,7 @@ class EvaluationSerializer(serializers.Serializer[Any]):
         required=False,
         help_text="A mixed RL fleet (rl.rollout): each pool (trainer, rollout) with its part, GPUs, "
         "GPU-hours and per-run options priced on its own part and offerings, and the cheapest "
-        "combination of each kind (own both, rent both, own one and rent the other), engine/rl_fleet.py.",
+        "combination of each kind (own both, rent both, own one and rent the other), engine/rl/rl_fleet.py.",
     )
     computed_at = serializers.DateTimeField(help_text="When the result was computed (ISO 8601, UTC).")
 

@@ -22,10 +22,13 @@ from apps.measurements.selectors import CalibrationKey, calibration_key_of_desig
 from apps.pricebook.resolve import Resolution
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
-from clusterdesigner.engine import cost, training
-from clusterdesigner.engine import spec as design_spec
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.design import (
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.core.offerings import Freshness
+from clusterdesigner.engine.core.version import ENGINE_VERSION
+from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.design import spec as design_spec
+from clusterdesigner.engine.design.design import (
     OPTION_LABELS,
     check_usable,
     evaluate_design_json,
@@ -34,10 +37,8 @@ from clusterdesigner.engine.design import (
     rollout_request_cost_paths,
     serving_estimate,
 )
-from clusterdesigner.engine.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
-from clusterdesigner.engine.offerings import Freshness
-from clusterdesigner.engine.user_calibration import CalibrationState
-from clusterdesigner.engine.version import ENGINE_VERSION
+from clusterdesigner.engine.training import training
+from clusterdesigner.engine.training.user_calibration import CalibrationState
 from clusterdesigner.errors import Conflict, InvalidInput
 from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
 
@@ -59,9 +60,9 @@ class VersionConflict(Conflict):
 
 
 def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[str, Any]:
-    """The spec parsed once (clusterdesigner.engine.spec: types, known keys, ranges, defaults), then checked
-    against the catalog and by the engines, so a design that saves is a design that evaluates. Errors name
-    the field as sent, e.g. ``spec.parallelism.tp``.
+    """The spec parsed once (clusterdesigner.engine.design.spec: types, known keys, ranges, defaults), then
+    checked against the catalog and by the engines, so a design that saves is a design that evaluates. Errors
+    name the field as sent, e.g. ``spec.parallelism.tp``.
 
     ``dry_run``: the engines estimate the spec here (a draft, which is not stored). A save passes False and
     evaluates the stored version instead (design_create, design_update: _evaluate_saved), so the engines run
@@ -509,8 +510,8 @@ def evaluation_result(
     *, version: DesignVersion, catalog: CatalogSnapshot, prices: Resolution, calibration: CalibrationState
 ) -> dict[str, Any]:
     """The evaluation of ``version`` (stored or not: a draft is evaluated as an unsaved version) against the
-    catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design), as stored: the
-    design's own spec shown, the figures the price book set in the prices.* assumptions."""
+    catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design.design), as
+    stored: the design's own spec shown, the figures the price book set in the prices.* assumptions."""
     result = evaluate_design_json(
         spec=design_spec.parse_design_spec(prices.spec),
         catalog=catalog.specs,

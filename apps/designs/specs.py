@@ -1,6 +1,6 @@
 """The design spec at the API's edge: the DRF layer keeps the envelope (name, visibility, spec) and hands the
-spec to the engine's parser, which is its one definition (clusterdesigner/engine/spec.py: every section's
-fields, bounds and defaults, and the engines' requests built from it).
+spec to the engine's parser, which is its one definition (clusterdesigner/engine/design/spec.py: every
+section's fields, bounds and defaults, and the engines' requests built from it).
 
 A spec is a JSON object (README, "Interfaces", Designs):
     workload:    {model: {preset} | shape,
@@ -13,10 +13,10 @@ A spec is a JSON object (README, "Interfaces", Designs):
     goals:       {deadline_days?, budget_usd?, budget_npv_usd?}, optional: a deadline for the training
                  run in days, a budget in USD per run and a budget in USD of NPV for the whole horizon; the
                  evaluation's ``verdict`` says whether the design meets them, for the option the rent-or-own
-                 verdict picks (clusterdesigner/engine/verdict.py). Any other goal is refused, naming it.
+                 verdict picks (clusterdesigner/engine/cost/verdict.py). Any other goal is refused, naming it.
     serving:     optional: a serving request (docs/serving-engine.md) without model, accelerator and
                  gpus_per_node, which are the design's; the evaluation's ``serving`` is its estimate.
-    rl:          optional: an RL post-training run of the design's model (engine/rl_request.py); the
+    rl:          optional: an RL post-training run of the design's model (engine/rl/rl_request.py); the
                  evaluation's ``rl`` is its estimate and the costs price its days; ``rl.rollout`` a
                  rollout pool of its own part (a mixed fleet), priced on its own server and offerings
                  (the evaluation's ``rl_fleet``), the cluster then being the trainer pool.
@@ -24,8 +24,8 @@ A spec is a JSON object (README, "Interfaces", Designs):
 
 from __future__ import annotations
 
-from clusterdesigner.engine import offerings
-from clusterdesigner.engine import spec as design_spec
+from clusterdesigner.engine.core import offerings
+from clusterdesigner.engine.design import spec as design_spec
 
 PRICING_MODELS = list(offerings.PRICING_MODELS)
 # The spec's sections of cost-engine inputs beyond owning's (on_prem) and the cloud choices.

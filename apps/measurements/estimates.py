@@ -1,5 +1,6 @@
 """A measured run as the training engine sees it: the request a design with the same model, cluster and layout
-would build (clusterdesigner.engine.spec), the engine's estimate of it, and the run against that estimate.
+would build (clusterdesigner.engine.design.spec), the engine's estimate of it, and the run against that
+estimate.
 
 Errors name the run's own fields (``nodes``, ``tp``, ``global_batch``, ``model.layers``), translated from
 the spec paths the design parser and the engine name (``spec.cluster.nodes``, ``spec.parallelism.tp``)."""
@@ -10,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clusterdesigner.engine import spec as design_spec
-from clusterdesigner.engine import training
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.user_calibration import MeasuredPoint
-from clusterdesigner.engine.workload import LAYOUT_FIELDS
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.design import spec as design_spec
+from clusterdesigner.engine.training import training
+from clusterdesigner.engine.training.user_calibration import MeasuredPoint
+from clusterdesigner.engine.training.workload import LAYOUT_FIELDS
 from clusterdesigner.errors import InvalidInput
 
 # The run's tokens to train are not measured: step time, tokens/s and the band do not depend on them.

@@ -19,8 +19,13 @@ from apps.measurements.services import RUN_FIELDS
 from apps.teams import access
 from apps.teams.models import Team
 from apps.teams.selectors import team_list
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.user_calibration import CalibrationState, UserCalibration, fit, percentile
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.training.user_calibration import (
+    CalibrationState,
+    UserCalibration,
+    fit,
+    percentile,
+)
 from clusterdesigner.errors import InvalidInput
 
 

@@ -18,7 +18,7 @@ from apps.catalog.selectors import engine_catalog_snapshot
 from apps.measurements.estimates import run_estimate
 from apps.measurements.models import CalibrationSetting, MeasuredRun
 from apps.teams.services import owned_move
-from clusterdesigner.engine.workload import LAYOUT_FIELDS
+from clusterdesigner.engine.training.workload import LAYOUT_FIELDS
 from clusterdesigner.errors import InvalidInput
 
 AGREEMENT = 0.02  # step time and tokens/s given together must agree within 2 %

@@ -19,7 +19,7 @@ from apps.measurements import selectors, services
 from apps.measurements.logs import ParsedLog, log_parse
 from apps.measurements.serializers import MeasuredRunFormSerializer
 from apps.teams.selectors import team_list, team_list_editable
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine.cost import defaults
 from clusterdesigner.errors import InvalidInput, flatten_fields
 from clusterdesigner.views import or_404
 

@@ -31,7 +31,7 @@ from apps.plans.serializers import (
 from apps.teams import services as team_services
 from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner.api import ErrorSerializer
-from clusterdesigner.engine.capacity import PlanResult
+from clusterdesigner.engine.capacity.capacity import PlanResult
 from clusterdesigner.errors import Conflict
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.views import or_404

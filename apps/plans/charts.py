@@ -10,7 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from clusterdesigner.charts import LAYOUT, PALETTE
-from clusterdesigner.engine.capacity import HOURS_PER_MONTH, PlanResult
+from clusterdesigner.engine.capacity.capacity import HOURS_PER_MONTH, PlanResult
 
 LAYER_LABELS = {"owned": "Owned", "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from openpyxl import Workbook
 
-from clusterdesigner.engine.capacity import LAYERS, PlanResult
+from clusterdesigner.engine.capacity.capacity import LAYERS, PlanResult
 from clusterdesigner.spreadsheets import formula_safe
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

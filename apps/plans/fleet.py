@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterdesigner.engine.capacity_fleet import Coupling, FleetPlan, NodeType
-from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.capacity.capacity_fleet import Coupling, FleetPlan, NodeType
+from clusterdesigner.engine.core.errors import EngineError, InputError
 from clusterdesigner.errors import InvalidInput
 
 SHARED_KEYS = ("horizon_months", "growth_pct_per_month", "discount_rate")
@@ -206,8 +206,8 @@ def _inline_accelerators(item: dict[str, Any]) -> dict[str, str] | None:
     """An inline RL run's parts, as the one-type resolver will parse its block (the design spec's defaults
     filled): its cluster's accelerator, and its rollout pool's when it has one; None when the block does not
     parse (its own error is then reported where it was sent, by the type it is put in)."""
-    from clusterdesigner.engine import spec as design_spec
-    from clusterdesigner.engine.spec_rules import SpecError
+    from clusterdesigner.engine.core.spec_rules import SpecError
+    from clusterdesigner.engine.design import spec as design_spec
 
     section = item.get("rl")
     if not isinstance(section, dict):

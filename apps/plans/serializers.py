@@ -134,10 +134,10 @@ class PlanPartResultSerializer(serializers.Serializer[Any]):
 
     npv_usd = serializers.FloatField(
         help_text="The objective the mix is chosen on: the NPV of the plan's monthly cash flows at its "
-        "discount_rate (engine/cashflow.py's monthly discounting): capex at delivery, opex and bills at the "
-        "end of each month, every month of a reservation's whole term, resale at market value (book value "
-        "where no series) at the horizon. Owning costs given without their capital share are paid as their "
-        "fixed cost per node-month instead (owning annualised)."
+        "discount_rate (engine/cost/cashflow.py's monthly discounting): capex at delivery, opex and bills at "
+        "the end of each month, every month of a reservation's whole term, resale at market value (book "
+        "value where no series) at the horizon. Owning costs given without their capital share are paid as "
+        "their fixed cost per node-month instead (owning annualised)."
     )
     total_usd = serializers.FloatField(help_text="The same cash flows undiscounted: cash out, undiscounted.")
     capex_usd = serializers.FloatField(help_text="Capex of the nodes the plan buys.")

@@ -20,18 +20,18 @@ from apps.designs.models import hash_token
 from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced
 from apps.plans.fleet import fleet_spec_priced
 from apps.plans.models import CapacityPlan, PlanRun, PlanShareLink, PlanSolution, PlanVersion
-from clusterdesigner.engine import capacity, capacity_fleet
-from clusterdesigner.engine.cost import DEFAULTS as COST_DEFAULTS
-from clusterdesigner.engine.cost import FINANCE_LINES
-from clusterdesigner.engine.errors import EngineError, InputError
-from clusterdesigner.engine.resale import curves_from_records
-from clusterdesigner.engine.tco import OnPremInputs
-from clusterdesigner.engine.version import ENGINE_VERSION
+from clusterdesigner.engine.capacity import capacity, capacity_fleet
+from clusterdesigner.engine.core.errors import EngineError, InputError
+from clusterdesigner.engine.core.version import ENGINE_VERSION
+from clusterdesigner.engine.cost.cost import DEFAULTS as COST_DEFAULTS
+from clusterdesigner.engine.cost.cost import FINANCE_LINES
+from clusterdesigner.engine.cost.rent_own import OnPremInputs
+from clusterdesigner.engine.cost.resale import curves_from_records
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.jsonutil import snapshot_hash
 
 if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day inference only)
-    from clusterdesigner.engine.serving import ServingResult
+    from clusterdesigner.engine.serving.serving import ServingResult
 
 HOURS_PER_DAY = 24.0
 
@@ -123,7 +123,7 @@ POOLS = ("trainer", "rollout")
 
 def _rl_pool_run(*, item: dict[str, Any], path: str, ctx: PlanContext, gpus_per_node: Any) -> dict[str, Any]:
     """One pool of a mixed RL fleet (a design whose ``rl.rollout`` is a pool of its own) as a training run:
-    its GPUs and GPU-hours as the design's evaluation priced them (engine/rl_fleet.py: the pool's effective
+    its GPUs and GPU-hours as the design's evaluation priced them (engine/rl/rl_fleet.py: the pool's effective
     days, with its own failures, × 24 × its GPUs). The plan is one node type, so it holds one pool: the
     pool's node size must be the plan's."""
     pool = item.get("pool")
@@ -164,9 +164,9 @@ def _inline_rl_run(*, item: dict[str, Any], path: str, gpus_per_node: int) -> di
     pool of a mixed fleet as in ``_rl_pool_run``. GPU-hours: the chosen placement's (rl.RLPlacement), the
     pool's share for a pool."""
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine import rl
-    from clusterdesigner.engine import spec as design_spec
-    from clusterdesigner.engine.spec_rules import SpecError
+    from clusterdesigner.engine.core.spec_rules import SpecError
+    from clusterdesigner.engine.design import spec as design_spec
+    from clusterdesigner.engine.rl import rl
 
     section = item["rl"]
     if not isinstance(section, dict):
@@ -293,7 +293,7 @@ ON_PREM_KEYS = (
 def _lead_time(values: Mapping[str, Any], horizon_months: Any) -> int:
     """The procurement lead time of owned nodes when the plan gives none: the one the design's evaluation
     resolved (``cashflow.lead_time_months``, the design's own or the cost engine's sourced default, 4 months,
-    engine/defaults.py), else that default; capped below the plan's horizon (as the cost engine caps it
+    engine/cost/defaults.py), else that default; capped below the plan's horizon (as the cost engine caps it
     below the design's), so that a default never makes a short plan invalid."""
     lead = int(values.get("cashflow.lead_time_months", COST_DEFAULTS["cashflow.lead_time_months"].value))
     if isinstance(horizon_months, int) and not isinstance(horizon_months, bool) and horizon_months >= 1:
@@ -350,8 +350,8 @@ def _design_owned(*, option: Any, ctx: PlanContext, gpus_per_node: Any, horizon_
 
 def _market_resale(accelerator: str) -> dict[str, Any]:
     """The catalog's residual-value series for the accelerator, for the cash view's resale (the series with
-    the most points, ties by name, as engine/resale.py ``covering`` picks one): its points and source; none
-    when the catalog has no series (the cash view then takes the book value, and says so)."""
+    the most points, ties by name, as engine/cost/resale.py ``covering`` picks one): its points and source;
+    none when the catalog has no series (the cash view then takes the book value, and says so)."""
     from apps.catalog.selectors import engine_catalog_records
 
     curves = sorted(
@@ -674,7 +674,7 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
     workload's shape, capacity.peak_to_mean_of_day) and its GPUs at that peak become ``peak_gpus``; the
     conversion is kept as ``sizing``."""
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine import serving
+    from clusterdesigner.engine.serving import serving
 
     _tokens_item_check(item, path)
     fraction, start, end = _shape(item, path)
@@ -723,7 +723,7 @@ def _tokens_item_check(item: dict[str, Any], path: str) -> None:
 def _sizing(result: ServingResult, *, tokens_per_day: Any, peak_to_mean: float) -> capacity.InferenceSizing:
     """The serving estimate's conversion of tokens per day into GPUs at the peak, with its sentence."""
     best = result.best
-    from clusterdesigner.engine.serving import layout_label  # loaded on first use, as the estimate
+    from clusterdesigner.engine.serving.serving import layout_label  # loaded on first use, as the estimate
 
     layout = layout_label(best.tp, best.pp, best.ep, best.attention_dp)
     return capacity.InferenceSizing(

@@ -18,8 +18,8 @@ from apps.plans import charts, selectors, services
 from apps.plans.exports import XLSX, plan_xlsx
 from apps.plans.models import PlanRun
 from apps.teams import access
-from clusterdesigner.engine.capacity import PlanResult
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.capacity.capacity import PlanResult
+from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.views import or_404
 
 # The new-plan form's starting spec. Prices: aws-p5-48xlarge on-demand $55.04 (us-east-1, 2026-09-01) and

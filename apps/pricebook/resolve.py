@@ -22,9 +22,9 @@ from django.db.models.functions import RowNumber
 
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.services import TARGETS
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.cost_request import switch_slug
-from clusterdesigner.engine.offerings import COMMITMENT_YEARS, CloudOfferingSpec
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec
+from clusterdesigner.engine.cost.cost_request import switch_slug
 from clusterdesigner.jsonutil import snapshot_hash
 
 Kind = PriceEntry.Kind

@@ -11,8 +11,8 @@ from rest_framework import serializers
 from apps.catalog.serializers import PriceImportSerializer
 from apps.pricebook.models import PriceEntry
 from apps.teams.params import team_field
-from clusterdesigner.engine.cost_request import COLO_BASES
-from clusterdesigner.engine.offerings import PRICING_MODELS
+from clusterdesigner.engine.core.offerings import PRICING_MODELS
+from clusterdesigner.engine.cost.cost_request import COLO_BASES
 
 # The first four bytes of a ZIP archive, which an XLSX workbook is (ECMA-376 Part 2, Open Packaging).
 XLSX_MAGIC = b"PK\x03\x04"

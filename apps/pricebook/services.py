@@ -15,9 +15,9 @@ from apps.pricebook.files import file_rows
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.serializers import PriceEntrySerializer
 from apps.teams.params import team_writable
-from clusterdesigner.engine.cost_request import check_input
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.offerings import COMMITMENT_YEARS
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS
+from clusterdesigner.engine.cost.cost_request import check_input
 from clusterdesigner.errors import InvalidInput, flatten_fields
 
 Kind = PriceEntry.Kind

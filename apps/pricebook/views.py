@@ -20,8 +20,8 @@ from apps.pricebook.models import PriceEntry
 from apps.pricebook.serializers import IMPORT_COLUMNS, PriceBookImportSerializer
 from apps.teams import access
 from apps.teams import selectors as team_selectors
-from clusterdesigner.engine.cost_request import COLO_BASES
-from clusterdesigner.engine.offerings import PRICING_MODELS
+from clusterdesigner.engine.core.offerings import PRICING_MODELS
+from clusterdesigner.engine.cost.cost_request import COLO_BASES
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.views import or_404
 

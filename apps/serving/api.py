@@ -14,7 +14,7 @@ from apps.serving import services
 from apps.serving.serializers import ServingInputSerializer, ServingResultSerializer
 from apps.teams.params import team_param
 from clusterdesigner.api import ErrorSerializer
-from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.parsers import JSONParser
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label
-from clusterdesigner.engine.serving import ServingResult, layout_label
+from clusterdesigner.engine.serving.serving import ServingResult, layout_label
 
 
 def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> dict[str, Any]:

@@ -30,9 +30,9 @@ from typing import Any
 
 import yaml
 
-from clusterdesigner.engine.hardware import AcceleratorSpec
-from clusterdesigner.engine.presets import PRESET_WEIGHTS
-from clusterdesigner.engine.serving import ServingInput, ServingResult
+from clusterdesigner.engine.core.hardware import AcceleratorSpec
+from clusterdesigner.engine.core.presets import PRESET_WEIGHTS
+from clusterdesigner.engine.serving.serving import ServingInput, ServingResult
 
 # A preset without public weights (GPT-3, Megatron) or a custom shape: a placeholder the user replaces.
 PLACEHOLDER_MODEL = "<your-model-path>"

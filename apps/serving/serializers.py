@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from apps.designs.result_serializers import EvaluationAssumptionSerializer
 from clusterdesigner.api import StrictJSONTypes
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 
 
 class TargetsSerializer(StrictJSONTypes, serializers.Serializer[Any]):

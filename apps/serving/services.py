@@ -11,9 +11,9 @@ from apps.catalog import selectors
 from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced
 from apps.serving.deploy import deploy_texts
 from apps.sites.selectors import site_get
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.serving import serving
 
 DEFAULT_GPUS_PER_NODE = 8  # the serving engine's default (serving.parse_request)
 

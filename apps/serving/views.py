@@ -18,9 +18,10 @@ from apps.sites.selectors import site_list
 from apps.teams import selectors as team_selectors
 from apps.teams.params import team_param
 from clusterdesigner.charts import page_chart
-from clusterdesigner.engine import defaults, serving
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.serving import serving
 from clusterdesigner.errors import InvalidInput
 from clusterdesigner.views import or_404
 

@@ -10,8 +10,8 @@ from django.db import models
 
 class Site(models.Model):
     """A data-centre site a user can place designs in: its name, and in ``data`` every other field as
-    clusterdesigner.engine.site parses it (region, power and colocation prices, PUE by cooling type, kW per
-    rack, cooling, MW now and later, rack lead time, capex per rack and per MW). It belongs to its owner,
+    clusterdesigner.engine.cost.site parses it (region, power and colocation prices, PUE by cooling type, kW
+    per rack, cooling, MW now and later, rack lead time, capex per rack and per MW). It belongs to its owner,
     or to a team when ``team`` is set (apps/teams/access.py: members read it and may place designs in it,
     its owners and editors change it)."""
 
@@ -32,7 +32,8 @@ class Site(models.Model):
         return self.name
 
     def to_engine(self) -> dict[str, Any]:
-        """The site as a design spec's inline ``site`` object (clusterdesigner.engine.site), with its id."""
+        """The site as a design spec's inline ``site`` object (clusterdesigner.engine.cost.site), with its
+        id."""
         return {"id": self.pk, "name": self.name, **self.data}
 
     def to_api(self) -> dict[str, Any]:

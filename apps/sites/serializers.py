@@ -1,5 +1,5 @@
 """Site API serializers: the output field by field (the input is checked by the engine's site definition,
-clusterdesigner.engine.site, and described by the same fields)."""
+clusterdesigner.engine.cost.site, and described by the same fields)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.sites.models import Site
-from clusterdesigner.engine.site import COLOCATION_BASES, COOLING_TYPES
+from clusterdesigner.engine.cost.site import COLOCATION_BASES, COOLING_TYPES
 
 
 class PueSerializer(serializers.Serializer[Any]):

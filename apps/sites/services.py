@@ -1,5 +1,5 @@
-"""Site writes: every field checked by the engine's one site definition (clusterdesigner.engine.site), so a
-saved site is one a design can use; errors name the field as sent (``pue.air``)."""
+"""Site writes: every field checked by the engine's one site definition (clusterdesigner.engine.cost.site), so
+a saved site is one a design can use; errors name the field as sent (``pue.air``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.db import transaction
 from apps.sites.models import Site
 from apps.sites.selectors import site_list
 from apps.teams.params import team_writable
-from clusterdesigner.engine.site import parse_site_json
-from clusterdesigner.engine.spec import SpecError
+from clusterdesigner.engine.cost.site import parse_site_json
+from clusterdesigner.engine.design.spec import SpecError
 from clusterdesigner.errors import InvalidInput
 
 # What a saved site does not hold: its id is the row's, a planned date is the design's; its team is a column.

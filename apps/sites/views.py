@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from apps.sites import selectors, services
-from clusterdesigner.engine.site import COOLING_TYPES
+from clusterdesigner.engine.cost.site import COOLING_TYPES
 from clusterdesigner.errors import InvalidInput
 
 NUMBERS = (

@@ -64,7 +64,7 @@
     var nodes = document.getElementById("s-nodes").value.split(/[\s,]+/).filter(Boolean).map(Number);
     var params = {
       model: { preset: document.getElementById("s-preset").value },
-      // The design defaults (clusterdesigner/engine/defaults.py) for what the form does not ask.
+      // The design defaults (clusterdesigner/engine/cost/defaults.py) for what the form does not ask.
       training: Object.assign({}, defaults.training, { tokens: Number(document.getElementById("s-tokens").value) }),
       accelerators: checked("accelerators"), nodes: nodes, pricing_models: checked("pricing"),
       horizon_years: Number(document.getElementById("s-horizon").value),

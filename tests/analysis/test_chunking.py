@@ -14,7 +14,7 @@ from django.test import override_settings
 from apps.analysis import compute
 from apps.analysis.models import Analysis, AnalysisChunk
 from apps.catalog.models import Accelerator
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine.cost import defaults
 from tests.analysis.test_api import SWEEP
 
 

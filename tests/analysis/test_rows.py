@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from apps.analysis.models import Analysis
-from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.design.analysis_result import SweepRow
 from tests.analysis.test_api import SWEEP, _post
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clusterdesigner.engine import tradeoffs
-from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.design import tradeoffs
+from clusterdesigner.engine.design.analysis_result import SweepRow
 from tests.analysis.test_api import RECOMMEND, SWEEP, _post
 
 

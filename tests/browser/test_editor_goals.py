@@ -26,7 +26,7 @@ def test_owning_assumptions_and_goals_are_edited_saved_and_judged(
     from apps.designs.demo import DEMOS
     from apps.designs.models import Design
     from apps.designs.services import design_create, design_evaluate, share_link_create
-    from clusterdesigner.engine.cost import DEFAULTS
+    from clusterdesigner.engine.cost.cost import DEFAULTS
 
     user = _setup(django_user_model)
     design = design_create(owner=user, name="8 × 8 H200 with goals", spec=copy.deepcopy(DEMOS[3]["spec"]))

@@ -35,9 +35,9 @@ def _fill(page: Any, nodes: int, step: str) -> None:
 
 
 def _loo_band(ratios: list[float]) -> tuple[float, float]:
-    """By hand (engine/user_calibration.py's estimator): run i's residual e_i = r_i / f(−i) − 1, f(−i) the
-    geometric mean of the other ratios; the band's edges the 10th and 90th percentiles of the e_i, linear
-    between order statistics (position (n − 1) q)."""
+    """By hand (engine/training/user_calibration.py's estimator): run i's residual e_i = r_i / f(−i) − 1,
+    f(−i) the geometric mean of the other ratios; the band's edges the 10th and 90th percentiles of the e_i,
+    linear between order statistics (position (n − 1) q)."""
     logs = [math.log(r) for r in ratios]
     n = len(ratios)
     residuals = sorted(

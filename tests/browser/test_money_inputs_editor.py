@@ -20,7 +20,7 @@ def test_money_inputs_save_into_the_spec_and_a_bad_one_shows_beside_its_field(
 ) -> None:
     from apps.designs.models import Design
     from apps.designs.services import design_create
-    from clusterdesigner.engine import cost
+    from clusterdesigner.engine.cost import cost
 
     user = _setup(django_user_model)
     design = design_create(owner=user, name="money", spec=SPEC)

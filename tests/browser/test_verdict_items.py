@@ -124,7 +124,7 @@ def test_tax_resale_monte_carlo_staff_and_placeholders_on_the_share_view(
     assert "as of 2026-01-08" in card and "GLRI residual value guide for h100-sxm" in card
     assert resale["as_of"] == "2026-01-08"
     # The assumptions table states the same fraction with its source; its As-of column is for prices the
-    # stale-price check reads, so the series' date is in the source (engine/cost_request.py).
+    # stale-price check reads, so the series' date is in the source (engine/cost/cost_request.py).
     row = _assumption(page, "cashflow.resale_fraction")
     assert row[1] == "0.3" and "as of 2026-01-08" in row[3] and row[3] == resale["source"]
 

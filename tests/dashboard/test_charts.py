@@ -9,7 +9,7 @@ import pytest
 from apps.dashboard import charts
 from apps.designs.selectors import evaluation_read
 from clusterdesigner.charts import PRICING_LABELS
-from clusterdesigner.engine.analysis_result import SweepRow
+from clusterdesigner.engine.design.analysis_result import SweepRow
 
 pytestmark = pytest.mark.django_db
 

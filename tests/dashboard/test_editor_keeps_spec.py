@@ -16,13 +16,14 @@ from django.test import Client
 from apps.designs.demo import DEMOS
 from apps.designs.models import Design
 from apps.designs.services import design_create
-from clusterdesigner.engine.presets import PRESETS
-from clusterdesigner.engine.spec import MODEL
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.design.spec import MODEL
 
 pytestmark = pytest.mark.django_db
 
 # A custom shape (no preset) with MLA ranks and head widths, MoE experts and one MTP module: the figures of
-# the deepseek-v3 preset (sourced in clusterdesigner/engine/presets.py), written out field by field, named.
+# the deepseek-v3 preset (sourced in clusterdesigner/engine/core/presets.py), written out field by field,
+# named.
 _V3 = PRESETS["deepseek-v3"]
 CUSTOM_SHAPE = {
     **{k: getattr(_V3, k) for k in MODEL if k not in ("preset", "name") and getattr(_V3, k) is not None},

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from apps.designs.services import design_create, design_evaluate, share_link_create
-from clusterdesigner.engine.cost import DEFAULTS, ON_PREM_FIELDS
+from clusterdesigner.engine.cost.cost import DEFAULTS, ON_PREM_FIELDS
 
 pytestmark = pytest.mark.django_db
 

@@ -257,7 +257,8 @@ _COSTS: dict[str, Any] = {}
 
 def _engine_costs() -> dict[str, Any]:
     """The cost engine's whole result for the fixture's spec on the seed catalog (computed once), as
-    every stored evaluation holds it: readers parse it (engine.cost_result), so a fragment will not do."""
+    every stored evaluation holds it: readers parse it (engine.cost.cost_result), so a fragment will not
+    do."""
     if not _COSTS:
         import json
         from pathlib import Path
@@ -301,8 +302,8 @@ def with_model(evaluation: dict[str, Any], preset: str, **shape: Any) -> dict[st
     engine reports it), with ``shape`` fields overriding the preset's."""
     from dataclasses import fields, replace
 
-    from clusterdesigner.engine.presets import PRESETS
-    from clusterdesigner.engine.training_result import ModelSummary
+    from clusterdesigner.engine.core.presets import PRESETS
+    from clusterdesigner.engine.training.training_result import ModelSummary
 
     model = replace(PRESETS[preset], **shape)
     out = copy.deepcopy(evaluation)
@@ -321,10 +322,10 @@ def evaluated_json(
     calibration: Any = None,
 ) -> dict[str, Any]:
     """The engine's evaluation of ``spec`` (parsed) on the catalog ``records``, as JSON: what the design
-    service composes before it stores (clusterdesigner.engine.design.evaluate_design_json)."""
-    from clusterdesigner.engine.catalog import specs_from_records
-    from clusterdesigner.engine.design import evaluate_design_json
-    from clusterdesigner.engine.spec import parse_design_spec
+    service composes before it stores (clusterdesigner.engine.design.design.evaluate_design_json)."""
+    from clusterdesigner.engine.core.catalog import specs_from_records
+    from clusterdesigner.engine.design.design import evaluate_design_json
+    from clusterdesigner.engine.design.spec import parse_design_spec
 
     return evaluate_design_json(
         spec=parse_design_spec(spec),

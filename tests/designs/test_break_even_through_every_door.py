@@ -18,7 +18,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.designs.services import cost_requests
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine.cost import defaults
 
 OFFERING = "aws-p5-48xlarge"
 

@@ -96,7 +96,7 @@ def test_a_prefilled_editor_prices_the_chosen_accelerator(alice_client: Client, 
 def test_the_default_offering_is_the_freshest_on_demand_price_of_the_accelerator() -> None:
     """The rule, not a price: same accelerator, on-demand priced, whole node of the design's size, newest
     on-demand date, then the lower price per GPU-hour. A 2025 row never wins over a 2026 row."""
-    from clusterdesigner.engine.offerings import CloudOfferingSpec, default_offering
+    from clusterdesigner.engine.core.offerings import CloudOfferingSpec, default_offering
 
     def offering(slug: str, acc: str, gpus: int, usd: float, as_of: str) -> CloudOfferingSpec:
         return CloudOfferingSpec(

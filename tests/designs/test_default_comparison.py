@@ -1,7 +1,7 @@
 """The cost engine's default comparison for an H100 design: a current offering of the same accelerator. The
 rule, not a price: the choice rule itself is pinned by
 tests/designs/test_cloud_choices.py::test_the_default_offering_is_the_freshest_on_demand_price_of_the_accelerator
-(engine.offerings.default_offering, used by the editor's prefill and sweeps) and
+(engine.core.offerings.default_offering, used by the editor's prefill and sweeps) and
 tests/engine/test_price_freshness.py::test_the_cost_engine_default_offering_skips_stale_prices_while_a_fresh_one_exists
 (the cost engine's own default). These tests hold the shipped catalog to it, through the URL."""
 

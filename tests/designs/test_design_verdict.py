@@ -124,7 +124,7 @@ def test_the_design_api_and_manage_py_tco_state_the_same_npv_break_even(
 
     from django.core.management import call_command
 
-    from clusterdesigner.engine.spec import cost_requests
+    from clusterdesigner.engine.design.spec import cost_requests
 
     spec = copy.deepcopy(SPEC)
     spec["cluster"]["nodes"] = 1
@@ -194,7 +194,7 @@ def test_the_charts_show_the_rival_offerings_payback_and_tornado_whatever_the_or
     user_client: Any, catalog: Any
 ) -> None:
     from apps.dashboard.charts import design_charts
-    from clusterdesigner.engine.evaluation import DesignEvaluation
+    from clusterdesigner.engine.design.evaluation import DesignEvaluation
 
     result = _evaluate(user_client, _b200_spec(["aws-p6-b200-48xlarge", "coreweave-8x-b200-node"]))
     charts = {c["id"]: c["figure"] for c in design_charts(DesignEvaluation.from_json(result))}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.verdict import usd_short
+from clusterdesigner.engine.cost.verdict import usd_short
 
 LAYOUT_32 = {
     "tp": 8,

@@ -1,6 +1,7 @@
 """Issue #31 gaps closed after the w1–w3 merge, each through the API with its hand calculation beside it.
 
-- The lead-time bridge is chosen by a rule in which order plays no part (engine/cashflow.py bridge_option):
+- The lead-time bridge is chosen by a rule in which order plays no part (engine/cost/cashflow.py
+bridge_option):
   the cheapest chosen on-demand option; without one, spot; without either, the cheapest reservation billed
   monthly. Before, it was the first non-spot pay-as-you-go option, else whatever option came first: with
   reserved 1-year and spot ticked (no on-demand), four lead months were bridged with a 1-year reservation
@@ -180,7 +181,7 @@ def test_the_monte_carlo_through_the_api_decides_first_and_10000_draws_take_well
     # percentile has its standard error, and the draws are vectorised.
     import time
 
-    from clusterdesigner.engine.cashflow import CashflowInputs, RentOption, monte_carlo
+    from clusterdesigner.engine.cost.cashflow import CashflowInputs, RentOption, monte_carlo
     from tests.designs.test_design_verdict import _p5_spec
 
     body = _evaluate(user_client, _p5_spec())

@@ -14,7 +14,7 @@ from django.test import Client
 
 from apps.designs.models import Design
 from apps.designs.services import design_create, design_evaluate
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine.cost import defaults
 
 OFFERING = "aws-p5-48xlarge"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from apps.designs.models import Design
-from clusterdesigner.engine import defaults
+from clusterdesigner.engine.cost import defaults
 from tests.designs.test_goals import LAYOUT_32
 
 OFFERING = "aws-p5en-48xlarge"

@@ -1,5 +1,5 @@
-"""Resale from the catalog's residual-value series of the design's accelerator (engine/resale.py): the book
-residual read at the depreciation life (it drives the annualised figure, depreciation and tax), and the
+"""Resale from the catalog's residual-value series of the design's accelerator (engine/cost/resale.py): the
+book residual read at the depreciation life (it drives the annualised figure, depreciation and tax), and the
 market value the cash flows receive at the horizon, read at the hardware's age then; the series named.
 
 Hand figures, from the seed's GLRI residual value guide for h100-sxm (ages 1-5: 0.625, 0.425, 0.3, 0.175,
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine import cost
-from clusterdesigner.engine.resale import ResaleCurve, covering
+from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.cost.resale import ResaleCurve, covering
 from tests.designs.test_stale_prices import SPEC
 
 

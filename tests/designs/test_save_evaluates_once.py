@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from apps.designs.models import Evaluation
-from clusterdesigner.engine import cost, training
+from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.training import training
 from tests.designs.test_goals import SPEC
 
 

@@ -12,7 +12,7 @@ from django.test import Client
 
 from apps.designs import services
 from apps.designs.models import Design, Evaluation
-from clusterdesigner.engine import search
+from clusterdesigner.engine.training import layout_search as search
 
 NO_CLOUD = {"horizon_years": 3, "utilization": 0.7, "cloud": []}
 
@@ -42,8 +42,8 @@ def test_a_search_over_100000_nodes_of_72_gpus_is_refused_at_once_naming_the_nod
     def never(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the layouts were counted or searched")
 
-    monkeypatch.setattr("clusterdesigner.engine.search._grid", never)
-    monkeypatch.setattr("clusterdesigner.engine.search._structures", never)
+    monkeypatch.setattr("clusterdesigner.engine.training.layout_search._grid", never)
+    monkeypatch.setattr("clusterdesigner.engine.training.layout_search._structures", never)
     started = time.monotonic()
     response = user_client.post(
         "/api/v1/designs/", {"name": "huge", "spec": _spec("llama3-70b", "gb200", 100_000, 72)}, format="json"
@@ -100,7 +100,7 @@ def test_page_views_reuse_the_stored_evaluation_and_search_no_more(
         searches.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("clusterdesigner.engine.training.search", counted)
+    monkeypatch.setattr("clusterdesigner.engine.training.training.search", counted)
     created = user_client.post(
         "/api/v1/designs/", {"name": "8B search", "spec": _spec("llama3-8b", "h100-sxm", 8, 8)}, format="json"
     )

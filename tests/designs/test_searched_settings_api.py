@@ -1,4 +1,4 @@
-"""The run settings a layout search chooses (engine/search_settings.py) reach the user: the design's
+"""The run settings a layout search chooses (engine/training/search_settings.py) reach the user: the design's
 evaluation states them beside the layout, and the launch export carries the offload the search chose
 (--cpu-offloading-num-layers, Megatron-LM arguments.py at d98e8a64), read through the URLs a user calls."""
 

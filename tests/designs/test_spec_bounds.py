@@ -16,8 +16,9 @@ from django.test import Client
 from apps.designs import services
 from apps.designs.demo import DEMOS
 from apps.designs.models import Design, DesignVersion, Evaluation
-from clusterdesigner.engine import bounds, cost
-from clusterdesigner.engine import design as engine_design
+from clusterdesigner.engine.core import bounds
+from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.design import design as engine_design
 
 # The demo "8 × 8 H200 owned for 2 years vs AWS reserved", compared with on-demand only.
 SPEC = copy.deepcopy(DEMOS[3]["spec"])

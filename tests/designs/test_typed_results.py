@@ -1,5 +1,5 @@
-"""The training result is typed (engine.training_result): the four demos' stored results read back and
-write out unchanged, and evaluate to the figures they gave before the result was typed."""
+"""The training result is typed (engine.training.training_result): the four demos' stored results read back
+and write out unchanged, and evaluate to the figures they gave before the result was typed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.training.training_result import TrainingEstimate
 
 # Figures of the four demos on the seed catalog, printed by main at 1199867 (before the typed result), the
 # evaluate endpoint's ``training``: layout, days to train, MFU, memory per GPU (GiB), step time (s). They held

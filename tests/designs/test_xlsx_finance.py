@@ -19,7 +19,7 @@ from django.test import Client
 from openpyxl import load_workbook
 from openpyxl.utils import get_column_letter
 
-from clusterdesigner.engine.cashflow import CashflowInputs, cash_flows
+from clusterdesigner.engine.cost.cashflow import CashflowInputs, cash_flows
 
 pytestmark = pytest.mark.django_db
 
@@ -220,7 +220,7 @@ CASES = {
         },
     },
     # A $3M facility with its own 15-year life beside servers by MACRS 5-year, 21 % tax, a year cut by the
-    # horizon: the facility's straight-line shield (engine/cashflow.py) in the sheet's shares of capex.
+    # horizon: the facility's straight-line shield (engine/cost/cashflow.py) in the sheet's shares of capex.
     "a facility with its own life, MACRS servers, tax, 2.5 years": {
         "horizon_years": 2.5,
         "on_prem": {"facility_capex_usd": 3_000_000.0, "facility_life_years": 15},

@@ -36,8 +36,8 @@ from typing import Any
 
 from specs import A100_40GB, A100_80GB, H100_SXM, IB_HDR200, IB_NDR400, OMNIPATH_100, ROCE_200
 
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.training.training import estimate
 
 RUNS_CSV = Path(__file__).parent / "data" / "runs.csv"
 ACCELERATORS = {a.slug: a for a in (A100_40GB, A100_80GB, H100_SXM)}

@@ -50,10 +50,10 @@ from typing import Any
 from calibration_cases import _float, _int, fit_run_ids
 from calibration_cases import _percentile as percentile
 
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.model import MLA_FIELDS
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.core.model import MLA_FIELDS
+from clusterdesigner.engine.training.training import estimate
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTIER_CSV = Path(__file__).parent / "data" / "runs_frontier.csv"
@@ -142,8 +142,9 @@ def _sharding(text: str) -> str:
     return "zero2" if text.startswith("zero2") else "zero1"
 
 
-# The recipe a row's precision column names (engine/precision.py), for bench/calibration_frontier.py's
-# recipe section; the rows themselves are entered as "fp8" (the FP8 factors were fitted that way).
+# The recipe a row's precision column names (engine/training/precision.py), for
+# bench/calibration_frontier.py's recipe section; the rows themselves are entered as "fp8" (the FP8 factors
+# were fitted that way).
 RECIPE_WORDS = (("nvfp4", "nvfp4"), ("mxfp8", "mxfp8"), ("fp8_mx", "mxfp8"), ("blockwise", "fp8_blockwise"))
 
 

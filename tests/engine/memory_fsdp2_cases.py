@@ -19,7 +19,7 @@ from typing import Any
 from calibration_cases import all_cases
 from specs import ACCELERATORS, FABRICS, H100_SXM
 
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.training.training import estimate
 
 MEMORY_CSV = Path(__file__).parent / "data" / "memory_fsdp2.csv"
 SPECS = {"accelerators": {**ACCELERATORS, "h100-sxm": replace(H100_SXM, memory_gib=96)}, "fabrics": FABRICS}

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clusterdesigner.engine import rl
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.rl import rl
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "engine" / "data" / "rl_runs.csv"

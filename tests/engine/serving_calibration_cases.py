@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving import serving
 
 DATA = Path(__file__).resolve().parent / "data" / "serving_runs.csv"
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
+from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
 
 # gpus.csv (stas00/ml-engineering @744d01e1 TFLOPS and MAMF tables; NVIDIA datasheets).
 A100_80GB = AcceleratorSpec(

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.analysis_result import CompareRow, SweepParams, SweepRow
-from clusterdesigner.engine.defaults import FABRIC, GPUS_PER_NODE, OVERSUBSCRIPTION, STORAGE
+from clusterdesigner.engine.cost.defaults import FABRIC, GPUS_PER_NODE, OVERSUBSCRIPTION, STORAGE
+from clusterdesigner.engine.design.analysis_result import CompareRow, SweepParams, SweepRow
 
 PRICED = {
     "accelerator": "h100-sxm",

@@ -8,10 +8,14 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.framework import PROFILES
-from clusterdesigner.engine.timing import FLASH_BWD_FRACTION, FLASH_FWD_FRACTION, FUSED_ATTENTION_SPEEDUP
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.framework import PROFILES
+from clusterdesigner.engine.training.timing import (
+    FLASH_BWD_FRACTION,
+    FLASH_FWD_FRACTION,
+    FUSED_ATTENTION_SPEEDUP,
+)
+from clusterdesigner.engine.training.training import estimate
 
 
 def _request(accelerator: str, kernel: str | None, **training: Any) -> dict[str, Any]:

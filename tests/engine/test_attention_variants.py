@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.model import ModelShape, model_from_dict
-from clusterdesigner.engine.presets import PRESETS
-from clusterdesigner.engine.serving import kv_bytes_per_token, prefill_attention_flops
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.model import ModelShape, model_from_dict
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving.serving import kv_bytes_per_token, prefill_attention_flops
 
 GPT_OSS = PRESETS["gpt-oss-120b"]
 
@@ -127,7 +127,7 @@ def test_a_custom_window_defaults_to_every_layer_local() -> None:
 
 
 def _step_compute_s(window: int) -> float:
-    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training.training import estimate
     from tests.engine.specs import ACCELERATORS, FABRICS
 
     request = {

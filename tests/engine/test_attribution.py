@@ -1,4 +1,4 @@
-"""engine/attribution.py on toy evaluate functions whose answers are worked by hand.
+"""engine/design/attribution.py on toy evaluate functions whose answers are worked by hand.
 
 The evaluate function stands in for the design evaluation: it reads the spec and returns an object whose
 ``design_verdict.saving_usd`` is the figure attributed (the engine reads nothing else of it for the
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.attribution import design_diff, input_changes, unit_of
-from clusterdesigner.engine.errors import EngineError, InputError
+from clusterdesigner.engine.core.errors import EngineError, InputError
+from clusterdesigner.engine.design.attribution import design_diff, input_changes, unit_of
 
 
 def _result(saving: float) -> Any:

@@ -1,5 +1,6 @@
-"""One set of bounds (engine/bounds.py): the design spec's parser and the cost engine read the same table, so
-a value inside the spec's bounds is never refused by the engine, and each engine bound holds at its ends."""
+"""One set of bounds (engine/core/bounds.py): the design spec's parser and the cost engine read the same
+table, so a value inside the spec's bounds is never refused by the engine, and each engine bound holds at its
+ends."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine import bounds, cost, spec
-from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.core import bounds
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.design import spec
 
 # Every spec field whose number the cost engine reads, with the engine's path of it.
 SPEC_FIELDS: list[tuple[Mapping[str, spec.Rule], str, str]] = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from calibration_cases import ACCELERATORS, FABRICS, Case, all_cases, load_runs, request_for, summary
 
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.training.training import estimate
 
 
 @pytest.fixture(scope="module")

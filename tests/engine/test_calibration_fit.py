@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import calibration_fit  # noqa: E402
 
-from clusterdesigner.engine import timing  # noqa: E402
+from clusterdesigner.engine.training import timing  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_check_rows_improve_with_the_factor_fitted_without_them(
 def test_an_fp8_estimate_names_its_regime_factor_and_its_fit_rows() -> None:
     from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
-    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training.training import estimate
 
     request = {**GPT3_1024_A100, "cluster": {**GPT3_1024_A100["cluster"], "accelerator": "h100-sxm"}}
     request["training"] = {**request["training"], "precision": "fp8"}

@@ -19,7 +19,7 @@ import pytest
 from calibration_cases import RUNS_CSV
 from frontier_cases import REGIMES, FrontierCase, load_rows, predict, summary
 
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.training.training import estimate
 
 ROOT = frontier_cases.ROOT
 
@@ -482,7 +482,7 @@ def test_routed_copy_passes_are_the_hand_computed_ones(
     # (3.8200 s at 21 passes, before the refit with the fused attention kernel; 4.5476 s at 25, between issue
     # 33's dispatch refit and Blom's expected slowest rank). The row ran token drop padded to capacity: no
     # load imbalance factor.
-    from clusterdesigner.engine import timing
+    from clusterdesigner.engine.training import timing
 
     request = frontier_cases.request_for(_row(rows, "nemo2509_b200_10"))
     specs = frontier_cases.catalog_specs()
@@ -502,7 +502,7 @@ def test_bench_reports_issue_32s_parts_and_recipes_as_fit_or_check(
     monkeypatch.syspath_prepend(str(ROOT / "bench"))
     from calibration_frontier import _issue32_rows
 
-    from clusterdesigner.engine.error_band import MEASURED_PARTS
+    from clusterdesigner.engine.training.error_band import MEASURED_PARTS
 
     _issue32_rows(cases, 4, runs=runs)
     out = capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""The capacity plan (clusterdesigner.engine.capacity): break-even, exhaustive optimum, worked example."""
+"""The capacity plan (clusterdesigner.engine.capacity.capacity): break-even, exhaustive optimum, worked
+example."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from clusterdesigner.engine.capacity import (
+from clusterdesigner.engine.capacity.capacity import (
     HOURS_PER_MONTH,
     CapacityPlan,
     PlanResult,
     owned_option_from_on_prem,
     plan_solve,
 )
-from clusterdesigner.engine.cost import DEFAULTS
-from clusterdesigner.engine.errors import InfeasibleError, InputError
-from clusterdesigner.engine.tco import LinearCost, OnPremInputs, break_even_utilization
+from clusterdesigner.engine.core.errors import InfeasibleError, InputError
+from clusterdesigner.engine.cost.cost import DEFAULTS
+from clusterdesigner.engine.cost.rent_own import LinearCost, OnPremInputs, break_even_utilization
 from tests.engine.specs import (
     own_or_reserve,
     own_or_reserve_by_hand,
@@ -247,7 +248,7 @@ def test_worked_example_matches_the_hand_calculation() -> None:
     F, v, p = owned.fixed_usd_per_node_month, owned.usd_per_node_hour_used, P5_ON_DEMAND
     capex, opex = owned.capex_usd_per_node, F - owned.capital_usd_per_node_month
     # A payment at index k (index m + 1: the end of month m, index a: the start of month a) is worth
-    # d_k = 1.08^(−k/12) today (engine/cashflow.py's monthly discounting).
+    # d_k = 1.08^(−k/12) today (engine/cost/cashflow.py's monthly discounting).
     d = 1.08 ** (-np.arange(14) / 12)
 
     # Hand calculation. Both runs must finish before owned nodes can arrive (month 2) and a run that may not
@@ -597,7 +598,7 @@ def test_at_a_zero_rate_the_cash_basis_equals_owning_annualised_when_resale_is_t
 def test_the_objective_discounts_with_the_cash_flow_engines_monthly_factors() -> None:
     """One convention: the plan's NPV is Σ flows_k · cashflow.discount_factors(r)_k, the factors the design's
     cash flows use (1 / (1 + i)^k, i = (1 + r)^(1/12) − 1)."""
-    from clusterdesigner.engine.cashflow import _npv, discount_factors
+    from clusterdesigner.engine.cost.cashflow import _npv, discount_factors
 
     result = plan_solve(plan=CapacityPlan.from_json(worked_example()), compare=False)
     flows = result.cash_flows_usd

@@ -1,5 +1,5 @@
-"""A capacity plan of two node types solved as one MILP (clusterdesigner.engine.capacity_fleet): each type's
-demand met by its own nodes, an RL run's two pools coupled to the same months, by hand."""
+"""A capacity plan of two node types solved as one MILP (clusterdesigner.engine.capacity.capacity_fleet): each
+type's demand met by its own nodes, an RL run's two pools coupled to the same months, by hand."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.capacity import CapacityPlan, PlanResult, plan_solve
-from clusterdesigner.engine.capacity_fleet import Coupling, FleetPlan, NodeType, fleet_solve
-from clusterdesigner.engine.errors import InfeasibleError, InputError
+from clusterdesigner.engine.capacity.capacity import CapacityPlan, PlanResult, plan_solve
+from clusterdesigner.engine.capacity.capacity_fleet import Coupling, FleetPlan, NodeType, fleet_solve
+from clusterdesigner.engine.core.errors import InfeasibleError, InputError
 
 GOLDEN = Path(__file__).parent / "data" / "capacity_one_type_golden.json"
 

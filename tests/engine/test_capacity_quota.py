@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+from clusterdesigner.engine.capacity.capacity import CapacityPlan, plan_solve
 
 HOURS = 8_760.0
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clusterdesigner.engine.cashflow import (
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.cashflow import (
     CashflowInputs,
     CashflowResult,
     RentOption,
@@ -19,7 +20,6 @@ from clusterdesigner.engine.cashflow import (
     pmt,
     rent_flows,
 )
-from clusterdesigner.engine.errors import InputError
 
 # One node, a year, no discounting: capex $300,000, nothing else to own; on-demand $100/node-hour.
 SIMPLE = CashflowInputs(

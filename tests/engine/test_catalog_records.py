@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterdesigner.engine.catalog import specs_from_records
+from clusterdesigner.engine.core.catalog import specs_from_records
 
 PRICES = [
     {"pricing_model": "on_demand", "usd_per_hour": 55.04, "as_of": "2025-06-01"},

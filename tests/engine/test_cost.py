@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cost_fixtures import CATALOG, EXAMPLE
 
-from clusterdesigner.engine.catalog import CatalogSpecs
-from clusterdesigner.engine.cost import DEFAULTS, check_request, default_assumptions, tco
-from clusterdesigner.engine.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.cost.cost import DEFAULTS, check_request, default_assumptions, tco
 
 # Network, storage and installation zeroed so that owning is servers + power + people, as in the hand sums;
 # servers drawing their full nameplate power at load, as the guide's energy scenario states it.
@@ -295,7 +295,7 @@ def test_reserved_total_does_not_depend_on_utilization_through_tco(u1: float, u2
 
 
 def test_reads_a_real_training_engine_result() -> None:
-    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training.training import estimate
 
     training = estimate(
         {

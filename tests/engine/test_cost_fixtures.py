@@ -10,8 +10,8 @@ from typing import Any
 
 from specs import A100_80GB, H100_SXM, IB_NDR400
 
-from clusterdesigner.engine.hardware import AcceleratorSpec, FabricSpec
-from clusterdesigner.engine.offerings import (
+from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
+from clusterdesigner.engine.core.offerings import (
     CloudOfferingSpec,
     StorageTierSpec,
     cloud_offering_from_dict,

@@ -1,5 +1,5 @@
-"""The cost engine's typed result (engine.cost_result) writes back the JSON tco() gives, key for key and in
-the same order, in every shape the engine has: a priced cloud, one node (no network), no cloud price, spot
+"""The cost engine's typed result (engine.cost.cost_result) writes back the JSON tco() gives, key for key and
+in the same order, in every shape the engine has: a priced cloud, one node (no network), no cloud price, spot
 that cannot finish, no option that can finish, a storage target and a training-engine result."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_cost_fixtures import CATALOG, EXAMPLE
 
-from clusterdesigner.engine.cost import tco
-from clusterdesigner.engine.cost_result import CostResult
+from clusterdesigner.engine.cost.cost import tco
+from clusterdesigner.engine.cost.cost_result import CostResult
 
 CASES: dict[str, dict[str, Any]] = {
     "example": EXAMPLE,

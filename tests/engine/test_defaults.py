@@ -1,5 +1,5 @@
-"""The design defaults are written once (clusterdesigner/engine/defaults.py): the cost engine's assumptions,
-the README's table and the apps read them from there, and no app types them again (issue 14)."""
+"""The design defaults are written once (clusterdesigner/engine/cost/defaults.py): the cost engine's
+assumptions, the README's table and the apps read them from there, and no app types them again (issue 14)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from clusterdesigner.engine import cost, defaults
+from clusterdesigner.engine.cost import cost, defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
-"""The engine's design-spec parser (clusterdesigner/engine/spec.py): one definition of the workload, cluster,
-parallelism and goals sections, whose errors name the path the user sent (issue 14)."""
+"""The engine's design-spec parser (clusterdesigner/engine/design/spec.py): one definition of the workload,
+cluster, parallelism and goals sections, whose errors name the path the user sent (issue 14)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine import defaults
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.spec import (
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.design.spec import (
     SERVING_PATHS,
     TRAINING_PATHS,
     SpecError,

@@ -21,8 +21,8 @@ from calibration_regimes import (  # noqa: E402
     widening,
 )
 
-from clusterdesigner.engine import error_band_table  # noqa: E402
-from clusterdesigner.engine.error_band import band_for, band_keys, regime_key  # noqa: E402
+from clusterdesigner.engine.training import error_band_table  # noqa: E402
+from clusterdesigner.engine.training.error_band import band_for, band_keys, regime_key  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_a_band_divides_the_prediction_by_one_plus_the_residual_percentiles() ->
 def test_every_training_result_carries_its_band_in_tokens_and_days() -> None:
     from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
-    from clusterdesigner.engine.training import estimate
+    from clusterdesigner.engine.training.training import estimate
 
     r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
     # 1,024 A100 BF16 dense, 2K tokens: the 9 A100 check rows at ≥ 512 GPUs, all Narayanan 2021: one
@@ -164,8 +164,8 @@ def test_every_training_result_carries_its_band_in_tokens_and_days() -> None:
 def test_search_reports_the_candidates_within_the_band_as_ties_most_robust_first() -> None:
     from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
-    from clusterdesigner.engine.training import estimate, exotic_features
-    from clusterdesigner.engine.training_result import Layout
+    from clusterdesigner.engine.training.training import estimate, exotic_features
+    from clusterdesigner.engine.training.training_result import Layout
 
     r = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
     low = r["error_band"]["tokens_per_second_low"]
@@ -186,8 +186,8 @@ def test_search_reports_the_candidates_within_the_band_as_ties_most_robust_first
 def test_a_result_stored_before_the_band_reads_back_without_one() -> None:
     from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
-    from clusterdesigner.engine.training import estimate
-    from clusterdesigner.engine.training_result import TrainingEstimate
+    from clusterdesigner.engine.training.training import estimate
+    from clusterdesigner.engine.training.training_result import TrainingEstimate
 
     data = estimate(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
     typed = TrainingEstimate.from_json(data)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from clusterdesigner.engine.error_band import BANDS, MEASURED_PARTS, band_for, band_for_part, regime_key
+from clusterdesigner.engine.training.error_band import (
+    BANDS,
+    MEASURED_PARTS,
+    band_for,
+    band_for_part,
+    regime_key,
+)
 from tests.engine.calibration_cases import _cluster
 from tests.engine.frontier_cases import accelerator_slug, load_rows
 

@@ -1,11 +1,11 @@
-"""DesignEvaluation reads the design's cloud choices typed (engine.spec.CloudChoice): from the parsed spec,
-and choice by choice from a stored spec that no longer parses."""
+"""DesignEvaluation reads the design's cloud choices typed (engine.design.spec.CloudChoice): from the parsed
+spec, and choice by choice from a stored spec that no longer parses."""
 
 from __future__ import annotations
 
-from clusterdesigner.engine import defaults
-from clusterdesigner.engine.evaluation import DesignEvaluation
-from clusterdesigner.engine.spec import CloudChoice
+from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.design.evaluation import DesignEvaluation
+from clusterdesigner.engine.design.spec import CloudChoice
 
 
 def _evaluation(cloud: list[dict[str, object]], **costs: object) -> DesignEvaluation:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import EngineError, InputError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import EngineError, InputError
+from clusterdesigner.engine.training.training import estimate
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
 GIB = 2.0**30

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clusterdesigner.engine.failures import (
+from clusterdesigner.engine.cost.failures import (
     INTERRUPTIONS_PER_GPU_DAY,
     failure_model,
     goodput_fraction,

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.memory import activation_bytes_per_layer
-from clusterdesigner.engine.training import estimate, parse_problem
-from clusterdesigner.engine.workload import layouts
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.memory import activation_bytes_per_layer
+from clusterdesigner.engine.training.training import estimate, parse_problem
+from clusterdesigner.engine.training.workload import layouts
 from tests.engine.specs import ACCELERATORS, FABRICS, GB200, GPT3_1024_A100
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import InfeasibleError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InfeasibleError
+from clusterdesigner.engine.training.training import estimate
 
 MEMORY_MESSAGE = re.compile(r"needs (\d+\.\d+) GiB of (\d+) GiB per GPU \(tp \d+, pp \d+, dp \d+")
 

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.training import estimate
 
 # (GPUs, tp, cp, pp, dp, seq_len, measured TFLOP/s per GPU, measured BF16 MFU)
 TABLE_4 = [
@@ -101,8 +101,8 @@ def test_search_over_the_free_fields_finds_meta_interleaved_layout_at_16k_gpus()
 
 
 def test_the_default_memory_headroom_trades_meta_layout_for_full_recompute() -> None:
-    # The default headroom keeps 14.1 % of 80 GiB free (68.7 GiB usable; engine/error_band.py): Meta's
-    # 70.4 GiB layout is inside it, so the search pays a recompute pass (about a third more FLOPs per
+    # The default headroom keeps 14.1 % of 80 GiB free (68.7 GiB usable; engine/training/error_band.py):
+    # Meta's 70.4 GiB layout is inside it, so the search pays a recompute pass (about a third more FLOPs per
     # token) for 19.6 GiB. The headroom comes from the BLOOM memory rows; this measured run fit within it.
     request = _request(16384, 8, 1, 16, 128, 8192)
     del request["parallelism"]["dp"]

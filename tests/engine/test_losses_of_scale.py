@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine import timing
-from clusterdesigner.engine.framework import PROFILES
-from clusterdesigner.engine.training import estimate, parse_problem
+from clusterdesigner.engine.training import timing
+from clusterdesigner.engine.training.framework import PROFILES
+from clusterdesigner.engine.training.training import estimate, parse_problem
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
 # H100 HGX: NVLink 4 busbw 450 × 0.80 = 360 GB/s; NDR 400 Gb/s / 8 × 0.96 = 48 GB/s per GPU; fabric 5 µs.
@@ -83,8 +83,8 @@ def test_the_last_gradient_bucket_is_exposed_and_every_bucket_pays_its_latency()
     problem = parse_problem(request, **SPECS)
     # Bucket: max(40 M, 1 M × 64) = 64 M parameters; n = ⌈P / 64 M⌉ all-reduces over 64 ranks, one per node
     # (stride tp = 8), tree latency 8.4 + 2 × 6 × 19 = 236.4 µs each (ring: 8.4 + 2 × 63 × 19 = 2,402 µs).
-    from clusterdesigner.engine.memory import params_per_gpu
-    from clusterdesigner.engine.workload import layouts
+    from clusterdesigner.engine.training.memory import params_per_gpu
+    from clusterdesigner.engine.training.workload import layouts
 
     lay = layouts(
         tp=8, pp=8, dp=64, cp=1, ep=1, vpp=1, micro_batch=4, recompute=0, sharding=1, sequence_parallel=1

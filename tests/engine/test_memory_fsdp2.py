@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from memory_fsdp2_cases import SPECS, MemoryCase, all_memory_cases, load_rows, memory_medians, request_for
 
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.training.training import estimate
 
 GIB = 2**30
 

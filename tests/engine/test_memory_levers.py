@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from specs import FABRICS, H100_SXM
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.training import estimate
 
 GIB = 2**30
 ACCS = {H100_SXM.slug: H100_SXM}

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.memory import memory_parts
-from clusterdesigner.engine.search import _block_layouts, _grid, _structures
-from clusterdesigner.engine.training import estimate, parse_problem
-from clusterdesigner.engine.workload import GIB
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.training.layout_search import _block_layouts, _grid, _structures
+from clusterdesigner.engine.training.memory import memory_parts
+from clusterdesigner.engine.training.training import estimate, parse_problem
+from clusterdesigner.engine.training.workload import GIB
 
 LLAMA3_70B_512 = {
     "model": {"preset": "llama3-70b"},
@@ -74,10 +74,11 @@ def _with_training(request: dict[str, Any], **training: Any) -> dict[str, Any]:
 
 
 def test_search_winners_keep_the_default_memory_headroom() -> None:
-    # Default headroom 0.141 (−p10 of the memory error on the 24 BLOOM rows, engine/error_band_table.py):
-    # 80 × 0.859 = 68.72 GiB usable. At interleaving depth 8, without it the winner is tp 8, pp 2, vpp 8 at
-    # 69.8 GiB (87 % of HBM) and the top ten sit at a median 88.9 %; with it at most 85.9 %. (Over every
-    # depth the winner, pp 2 vpp 16 at 68.5 GiB, fits either way: test_search_bounds.py.)
+    # Default headroom 0.141 (−p10 of the memory error on the 24 BLOOM rows,
+    # engine/training/error_band_table.py): 80 × 0.859 = 68.72 GiB usable. At interleaving depth 8, without it
+    # the winner is tp 8, pp 2, vpp 8 at 69.8 GiB (87 % of HBM) and the top ten sit at a median 88.9 %; with
+    # it at most 85.9 %. (Over every depth the winner, pp 2 vpp 16 at 68.5 GiB, fits either way:
+    # test_search_bounds.py.)
     depth8 = {**GPT3_1024_A100, "parallelism": {"vpp": 8}}
     r = estimate(depth8, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert r["summary"]["training"]["memory_headroom"] == pytest.approx(0.141)

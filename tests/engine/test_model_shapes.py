@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine import defaults
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.model import ModelShape, model_from_dict
-from clusterdesigner.engine.presets import PRESETS
-from clusterdesigner.engine.spec import SpecError, parse_design_spec
-from clusterdesigner.engine.training import estimate
-from clusterdesigner.engine.workload import parse_pipeline_layout
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.model import ModelShape, model_from_dict
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.design.spec import SpecError, parse_design_spec
+from clusterdesigner.engine.training.training import estimate
+from clusterdesigner.engine.training.workload import parse_pipeline_layout
 
 # Qwen/Qwen3-30B-A3B config.json: hidden_size 2048, num_hidden_layers 48, num_attention_heads 32,
 # num_key_value_heads 4, head_dim 128, num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768,

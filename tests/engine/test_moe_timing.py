@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.timing import _fsdp, _held, _shape
-from clusterdesigner.engine.training import estimate, parse_problem
-from clusterdesigner.engine.workload import layouts
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.timing import _fsdp, _held, _shape
+from clusterdesigner.engine.training.training import estimate, parse_problem
+from clusterdesigner.engine.training.workload import layouts
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
 

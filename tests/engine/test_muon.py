@@ -1,5 +1,5 @@
-"""training.optimizer muon (engine/optimizer.py): its state bytes, its Newton-Schulz FLOPs and the gathers
-it adds to the step, by hand on Llama 2 7B."""
+"""training.optimizer muon (engine/training/optimizer.py): its state bytes, its Newton-Schulz FLOPs and the
+gathers it adds to the step, by hand on Llama 2 7B."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.optimizer import layer_newton_schulz_flops, newton_schulz_flops
-from clusterdesigner.engine.presets import PRESETS
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.training.optimizer import layer_newton_schulz_flops, newton_schulz_flops
+from clusterdesigner.engine.training.training import estimate
 
 GIB = 2**30
 # Llama 2 7B: 6,738,415,616 parameters (Touvron et al. 2023; Hugging Face's count), of which the embedding

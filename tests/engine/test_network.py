@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.network import (
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.network import (
     dragonfly_plus,
     fat_tree,
     leaf_down_ports,
@@ -167,7 +167,7 @@ def test_dgx_twin_port_cages_count_512_node_side_transceivers_at_1024_gpus() -> 
 def test_the_cost_engine_takes_twin_port_node_optics_from_the_dgx_server_type() -> None:
     from test_cost_fixtures import CATALOG
 
-    from clusterdesigner.engine.cost import tco
+    from clusterdesigner.engine.cost.cost import tco
 
     request = {
         "cluster": {"accelerator": "h100-sxm", "gpus_per_node": 8, "nodes": 128, "fabric": "ib-ndr400"},

@@ -1,4 +1,5 @@
-"""One basis for the rent-or-own answer (engine/npv_basis.py, issue #31 item 5) and the price that flips it.
+"""One basis for the rent-or-own answer (engine/cost/npv_basis.py, issue #31 item 5) and the price that flips
+it.
 
 Property: moving any one of the verdict's flip inputs (utilization, the server price, the rival's rate, the
 electricity price, resale) to its stated threshold and running the whole cost engine again makes NPV(own)
@@ -17,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_cost import run
 
-from clusterdesigner.engine.cashflow import CashflowInputs
-from clusterdesigner.engine.npv_basis import break_even_utilization, npv_pair, root
+from clusterdesigner.engine.cost.cashflow import CashflowInputs
+from clusterdesigner.engine.cost.npv_basis import break_even_utilization, npv_pair, root
 
 
 def _moved(request: dict[str, Any], name: str, value: float) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def test_a_root_outside_the_range_is_none_not_extrapolated() -> None:
 
 
 def test_an_unknown_pricing_model_is_refused_naming_the_field() -> None:
-    from clusterdesigner.engine.errors import InputError
+    from clusterdesigner.engine.core.errors import InputError
 
     with pytest.raises(InputError) as err:
         run({"cloud": {"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "bogus"]}})
@@ -162,9 +163,9 @@ def test_the_design_verdict_is_the_same_in_every_order_and_names_the_cheapest_ch
     # Three offerings of the same node at different on-demand prices (spot priced too, but ticked only on
     # c-cloud): the design verdict cannot depend on the order the offerings are listed in, and its rival is
     # the chosen option of lowest NPV, here by hand from each result's cash flows.
-    from clusterdesigner.engine.cost import MODEL_LABELS
-    from clusterdesigner.engine.cost_result import CostResult
-    from clusterdesigner.engine.design_verdict import design_verdict
+    from clusterdesigner.engine.cost.cost import MODEL_LABELS
+    from clusterdesigner.engine.cost.cost_result import CostResult
+    from clusterdesigner.engine.cost.design_verdict import design_verdict
 
     results = {}
     for slug, price in zip(("a-cloud", "b-cloud", "c-cloud"), prices, strict=True):
@@ -236,7 +237,7 @@ def test_one_solver_gives_every_break_even_in_the_cash_flows_and_the_cost_result
 
 
 def test_the_order_of_the_rent_options_changes_no_break_even() -> None:
-    from clusterdesigner.engine.cashflow import cash_flows
+    from clusterdesigner.engine.cost.cashflow import cash_flows
 
     out = run(
         {

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from test_cost import BARE, _merge, run
 
-from clusterdesigner.engine import defaults
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.network import fat_tree, rail_only
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.cost.network import fat_tree, rail_only
 
 # One DGX H100 (catalog: $322,500, 10.2 kW), no network (one node), no storage, servers at nameplate (BARE).
 FINANCE = {

@@ -11,8 +11,8 @@ import pytest
 from specs import FABRICS, H100_SXM
 from test_memory_levers import _llama_8b as memory_levers_request
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.training import estimate
 
 GIB = 2**30
 ACCS = {H100_SXM.slug: H100_SXM}

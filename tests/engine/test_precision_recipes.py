@@ -1,4 +1,4 @@
-"""training.precision recipes (engine/precision.py): the matmul rate, memory and cast passes of each,
+"""training.precision recipes (engine/training/precision.py): the matmul rate, memory and cast passes of each,
 the hardware that refuses them, and the error band of a recipe no calibration row ran."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import frontier_cases
 import pytest
 from specs import FABRICS, GB200, H100_SXM
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.hardware import AcceleratorSpec
-from clusterdesigner.engine.precision import RECIPES, recipe_for
-from clusterdesigner.engine.timing import linear_matmul_rate_flops, matmul_rate_flops
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.hardware import AcceleratorSpec
+from clusterdesigner.engine.training.precision import RECIPES, recipe_for
+from clusterdesigner.engine.training.timing import linear_matmul_rate_flops, matmul_rate_flops
+from clusterdesigner.engine.training.training import estimate
 
 # GB200 with its FP4 dense peak: 10,000 TFLOP/s per GPU, twice its 5,000 FP8 (GB200 NVL72: 720 PFLOP/s dense
 # FP4 over 72 GPUs, nvidia.com/en-us/data-center/gb200-nvl72/; apps/catalog/data/seed_catalog.json).

@@ -1,6 +1,7 @@
 """Stale prices: never the default while a fresher one exists, and a finding on every result that uses one.
 
-The engine is given today's date and the threshold (engine.offerings.Freshness); it never reads the clock.
+The engine is given today's date and the threshold (engine.core.offerings.Freshness); it never reads the
+clock.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from typing import Any
 import pytest
 from test_cost_fixtures import CATALOG, H100
 
-from clusterdesigner.engine.cost import tco
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.offerings import (
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.offerings import (
     CloudOfferingSpec,
     Freshness,
     cloud_offering_from_dict,
     default_offering,
 )
+from clusterdesigner.engine.cost.cost import tco
 
 # 2026-12-03 with 180 days: a price dated before 2026-06-06 is stale.
 FRESHNESS = Freshness(today=dt.date(2026, 12, 3), stale_after_days=180)

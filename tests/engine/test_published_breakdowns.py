@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from test_cost import _merge, run
 
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.cost import tco
-from clusterdesigner.engine.tco import capital_recovery_factor, sinking_fund_factor
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.cost.cost import tco
+from clusterdesigner.engine.cost.rent_own import capital_recovery_factor, sinking_fund_factor
 
 SEED_CATALOG = Path("apps") / "catalog" / "data" / "seed_catalog.json"
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cost import BARE, _merge, run
 
-from clusterdesigner.engine.cost import SENSITIVE, SENSITIVE_LABELS
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.tco import reservation_break_even
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.cost import SENSITIVE, SENSITIVE_LABELS
+from clusterdesigner.engine.cost.rent_own import reservation_break_even
 
 
 def _codes(out: dict[str, Any]) -> set[str]:
@@ -414,8 +414,8 @@ def test_an_nvl72_rack_reaches_the_fabric_through_its_trays() -> None:
 
     from test_cost_fixtures import CATALOG, H100
 
-    from clusterdesigner.engine.cost import tco
-    from clusterdesigner.engine.offerings import ServerTypeSpec
+    from clusterdesigner.engine.core.offerings import ServerTypeSpec
+    from clusterdesigner.engine.cost.cost import tco
 
     gb200 = dc_replace(H100, slug="gb200", name="GB200", scaleup_domain_gpus=72)
     rack = ServerTypeSpec("nvl72-rack", "NVL72 rack", "gb200", 72, 72, 400, 120.0, 3_000_000.0)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine import rl
-from clusterdesigner.engine.errors import InputError, UnknownReferenceError
-from clusterdesigner.engine.rl_request import parse_rl
+from clusterdesigner.engine.core.errors import InputError, UnknownReferenceError
+from clusterdesigner.engine.rl import rl
+from clusterdesigner.engine.rl.rl_request import parse_rl
 from tests.engine.specs import ACCELERATORS, FABRICS, H100_SXM
 
 RL_8B = {
@@ -194,7 +194,7 @@ def test_rejects_disaggregated_on_one_node() -> None:
 
 
 def test_an_rl_spec_trains_the_policy_on_the_runs_sequences_and_batches() -> None:
-    from clusterdesigner.engine import spec as design_spec
+    from clusterdesigner.engine.design import spec as design_spec
 
     spec = design_spec.parse_design_spec(
         {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusterdesigner.engine import rl
+from clusterdesigner.engine.rl import rl
 from tests.engine import rl_calibration_cases as cal
 
 

@@ -1,11 +1,11 @@
-"""A mixed RL fleet's run cost (engine/rl_fleet.py): each pool's options summed, by hand."""
+"""A mixed RL fleet's run cost (engine/rl/rl_fleet.py): each pool's options summed, by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from clusterdesigner.engine import rl_fleet
-from clusterdesigner.engine.rl_fleet import PoolCost, PoolOption
+from clusterdesigner.engine.rl import rl_fleet
+from clusterdesigner.engine.rl.rl_fleet import PoolCost, PoolOption
 
 
 def _pool(name: str, part: str, options: dict[str, float]) -> PoolCost:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from specs import ACCELERATORS, FABRICS, H100_SXM, IB_NDR400
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.timing import _group_bandwidth, step_time_parts
-from clusterdesigner.engine.training import estimate, parse_problem
-from clusterdesigner.engine.workload import Cluster, layouts
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.training.timing import _group_bandwidth, step_time_parts
+from clusterdesigner.engine.training.training import estimate, parse_problem
+from clusterdesigner.engine.training.workload import Cluster, layouts
 
 SPECS = {"accelerators": ACCELERATORS, "fabrics": FABRICS}
 

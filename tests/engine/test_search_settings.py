@@ -14,10 +14,14 @@ import pytest
 from specs import ACCELERATORS as SPEC_ACCELERATORS
 from specs import FABRICS
 
-from clusterdesigner.engine.search import search
-from clusterdesigner.engine.search_settings import SEARCHED_SETTINGS, setting_combinations, with_settings
-from clusterdesigner.engine.timing import step_time_parts
-from clusterdesigner.engine.training import estimate, parse_parallelism, parse_problem
+from clusterdesigner.engine.training.layout_search import search
+from clusterdesigner.engine.training.search_settings import (
+    SEARCHED_SETTINGS,
+    setting_combinations,
+    with_settings,
+)
+from clusterdesigner.engine.training.timing import step_time_parts
+from clusterdesigner.engine.training.training import estimate, parse_parallelism, parse_problem
 
 # The seed catalog's host links (PCIe Gen4 x16 on A100: 32 GB/s; Gen5 x16 on H100: 64 GB/s), which
 # offloading needs; the spec accelerators carry none.

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import EngineError
-from clusterdesigner.engine.training import estimate
+from clusterdesigner.engine.core.errors import EngineError
+from clusterdesigner.engine.training.training import estimate
 
 
 def _request(seq_len: int, **parallelism: object) -> dict[str, Any]:

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import InfeasibleError, InputError
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import InfeasibleError, InputError
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving import serving
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import serving_calibration_cases as cal
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving import serving
 
 CHECK = [c for c in cal.cases() if c.row["split"] == "check"]
 SUMMARY = cal.summary(CHECK)

@@ -11,9 +11,9 @@ import pytest
 import serving_calibration_cases as cal
 from scipy import stats
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import InputError
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.serving import serving
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))
@@ -214,7 +214,7 @@ def test_the_vectorised_frontier_is_the_reference_sweep(request_: dict[str, obje
     # points as the numpy sweep pareto_frontier runs over the sizing grid
     import numpy as np
 
-    from clusterdesigner.engine.tradeoffs import pareto_indices
+    from clusterdesigner.engine.design.tradeoffs import pareto_indices
 
     inp, _ = serving.parse_request(request_, accelerators=CATALOG.accelerators)
     grid = serving._layout_grid(inp)
@@ -230,7 +230,7 @@ def test_the_vectorised_frontier_is_the_reference_sweep(request_: dict[str, obje
 
 
 def test_latency_at_a_given_load_satisfies_littles_law_and_refuses_saturation() -> None:
-    from clusterdesigner.engine.errors import InfeasibleError
+    from clusterdesigner.engine.core.errors import InfeasibleError
 
     inp = _input()
     lat = serving.latency_at_load(inp, tp=2, pp=1, requests_per_s=3.0)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving import serving
 
 MAVERICK = PRESETS["llama4-maverick"]
 QWEN_235B = PRESETS["qwen3-235b-a22b"]

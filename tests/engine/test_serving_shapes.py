@@ -18,10 +18,10 @@ import pytest
 from test_model_shapes import DEEPSEEK_V3 as DEEPSEEK_V3_SHAPE
 from test_model_shapes import QWEN3_30B
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.model import model_from_dict
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.model import model_from_dict
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving import serving
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))

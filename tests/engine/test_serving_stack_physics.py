@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import specs_from_records
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.presets import PRESETS
+from clusterdesigner.engine.core.catalog import specs_from_records
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.serving import serving
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 ACC = dict(specs_from_records(json.loads(SEED.read_text())).accelerators)

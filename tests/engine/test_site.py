@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_cost import BARE, _merge, run
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.site import parse_site, rack_plan
-from clusterdesigner.engine.spec import SpecError
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.site import parse_site, rack_plan
+from clusterdesigner.engine.design.spec import SpecError
 
 AIR_40KW: dict[str, Any] = {
     "name": "Ashburn A",

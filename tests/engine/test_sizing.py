@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine import training
-from clusterdesigner.engine.errors import InfeasibleError, InputError
-from clusterdesigner.engine.search import structurally_valid
-from clusterdesigner.engine.training import days_at_nodes, estimate, min_nodes_to_fit, parse_problem
+from clusterdesigner.engine.core.errors import InfeasibleError, InputError
+from clusterdesigner.engine.training import training
+from clusterdesigner.engine.training.layout_search import structurally_valid
+from clusterdesigner.engine.training.training import days_at_nodes, estimate, min_nodes_to_fit, parse_problem
 
 
 def _llama3_405b(nodes: int) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from test_cost_fixtures import STORAGE
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.storage import checkpoint_gb, dataset_read_gbps, save_timings
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.storage import checkpoint_gb, dataset_read_gbps, save_timings
 
 
 def test_checkpoint_of_bloom_176b_is_about_its_measured_2_3_tb() -> None:

@@ -1,4 +1,4 @@
-"""Golden and property tests for the rent-vs-own arithmetic (clusterdesigner.engine.tco)."""
+"""Golden and property tests for the rent-vs-own arithmetic (clusterdesigner.engine.cost.rent_own)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.tco import (
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.rent_own import (
     LinearCost,
     OnPremInputs,
     annualized_capex_usd,

@@ -1,4 +1,5 @@
-"""Pareto front, best per figure and the recommendation (engine.tradeoffs), shared by pages and analyses."""
+"""Pareto front, best per figure and the recommendation (engine.design.tradeoffs), shared by pages and
+analyses."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.analysis_result import SweepRow
-from clusterdesigner.engine.spec import CloudChoice
-from clusterdesigner.engine.tradeoffs import (
+from clusterdesigner.engine.design.analysis_result import SweepRow
+from clusterdesigner.engine.design.spec import CloudChoice
+from clusterdesigner.engine.design.tradeoffs import (
     best_per_figure,
     compare_column,
     default_option_key,
@@ -20,8 +21,8 @@ from clusterdesigner.engine.tradeoffs import (
     pareto_indices,
     recommend,
 )
-from clusterdesigner.engine.training import estimate
-from clusterdesigner.engine.training_result import TrainingEstimate
+from clusterdesigner.engine.training.training import estimate
+from clusterdesigner.engine.training.training_result import TrainingEstimate
 
 
 def test_pareto_front_keeps_points_no_other_beats_on_both_axes() -> None:

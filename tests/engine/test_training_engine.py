@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.errors import EngineError, InputError, UnknownReferenceError
-from clusterdesigner.engine.memory import memory_parts
-from clusterdesigner.engine.model import ModelShape, hardware_flops_per_token
-from clusterdesigner.engine.presets import PRESETS
-from clusterdesigner.engine.timing import step_time_parts
-from clusterdesigner.engine.training import estimate, model_presets, parse_problem
-from clusterdesigner.engine.workload import layouts
+from clusterdesigner.engine.core.errors import EngineError, InputError, UnknownReferenceError
+from clusterdesigner.engine.core.model import ModelShape, hardware_flops_per_token
+from clusterdesigner.engine.core.presets import PRESETS
+from clusterdesigner.engine.training.memory import memory_parts
+from clusterdesigner.engine.training.timing import step_time_parts
+from clusterdesigner.engine.training.training import estimate, model_presets, parse_problem
+from clusterdesigner.engine.training.workload import layouts
 
 GPT3 = PRESETS["gpt3-175b"]
 
@@ -110,7 +110,7 @@ def test_model_states_follow_zero_stages(sharding: int, bytes_per_param: float) 
 def test_activations_per_layer_follow_korthikanti_with_sequence_parallelism() -> None:
     # Korthikanti 2022 eq. 4: (s·b·h/t)·(34 + 5·a·s/h) bytes per layer with TP + SP, no recompute.
     problem = _problem(flash_attention=False)
-    from clusterdesigner.engine.memory import activation_bytes_per_layer
+    from clusterdesigner.engine.training.memory import activation_bytes_per_layer
 
     lay = layouts(
         tp=8, pp=1, dp=96, cp=1, ep=1, vpp=1, micro_batch=1, recompute=0, sharding=1, sequence_parallel=1
@@ -124,7 +124,7 @@ def test_fp8_stores_each_linear_layers_input_in_one_byte() -> None:
     # GPT-3 175B, TP 8 + SP, no recompute, flash attention: bf16 stores 34·s·b·h/t per layer (h = 12288,
     # f = 4h). Transformer Engine keeps the QKV, attention-output, FC1 and FC2 inputs as their FP8 casts:
     # 1 B instead of 2 for h + h + h + f = 7h elements per token, so FP8 stores 27·s·b·h/t.
-    from clusterdesigner.engine.memory import activation_bytes_per_layer
+    from clusterdesigner.engine.training.memory import activation_bytes_per_layer
 
     lay = layouts(
         tp=8, pp=1, dp=96, cp=1, ep=1, vpp=1, micro_batch=1, recompute=0, sharding=1, sequence_parallel=1

@@ -1,4 +1,4 @@
-"""The training engine's typed result (engine.training_result) writes the JSON estimate() has always
+"""The training engine's typed result (engine.training.training_result) writes the JSON estimate() has always
 returned, and reads that JSON back to the same object."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import pytest
 from specs import ACCELERATORS, FABRICS
 
-from clusterdesigner.engine.training import estimate, estimate_result
-from clusterdesigner.engine.training_result import LayoutEstimate, TrainingEstimate
+from clusterdesigner.engine.training.training import estimate, estimate_result
+from clusterdesigner.engine.training.training_result import LayoutEstimate, TrainingEstimate
 
 # GPT-3 175B on 48 × 8 A100-80GB (Narayanan et al. 2021, Table 1's 384-GPU row: tp 8, pp 12, dp 4).
 REQUEST = {
@@ -43,7 +43,7 @@ def test_a_search_keeps_its_candidates_and_counts_and_the_best_is_the_first_cand
 
 
 def test_the_evaluate_json_has_exactly_the_keys_it_always_had_and_the_error_band() -> None:
-    # error_band added by issue 19 (engine/error_band.py); every other key as before.
+    # error_band added by issue 19 (engine/training/error_band.py); every other key as before.
     data = estimate({**REQUEST, "parallelism": GIVEN}, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert list(data) == [
         "mode",

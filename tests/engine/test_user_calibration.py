@@ -1,4 +1,4 @@
-"""A user's own calibration (engine/user_calibration.py): the factor from three runs by hand, the
+"""A user's own calibration (engine/training/user_calibration.py): the factor from three runs by hand, the
 leave-one-out band by hand, out-of-fold coverage on a synthetic set whose true factor is known, and the
 estimate calibrated (or left object for object when switched off)."""
 
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from clusterdesigner.engine.user_calibration import (
+from clusterdesigner.engine.training.user_calibration import (
     CalibrationState,
     MeasuredPoint,
     RegimeFactor,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clusterdesigner.engine.errors import InputError
-from clusterdesigner.engine.verdict import BUDGET_NPV_BASIS, RunEstimate, compose, explore, usd_short
+from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.cost.verdict import BUDGET_NPV_BASIS, RunEstimate, compose, explore, usd_short
 
 OWN = "Own (on-prem)"
 EXPECTED = "expected, with failures and restarts, for the cheapest option by NPV, Own (on-prem)"

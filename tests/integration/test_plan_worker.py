@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 def test_a_worker_solves_a_large_plan_and_the_run_reports_it(
     celery_worker_process: Any, settings: Any, django_user_model: Any
 ) -> None:
-    from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+    from clusterdesigner.engine.capacity.capacity import CapacityPlan, plan_solve
 
     settings.PLAN_SYNC_MAX_SIZE = 1  # every plan goes to the worker
     client = APIClient()

@@ -12,7 +12,7 @@ import pytest
 from apps.catalog.selectors import engine_catalog_snapshot, price_freshness
 from apps.designs.services import spec_validate
 from apps.measurements.services import run_validate
-from clusterdesigner.engine.error_band import band_for
+from clusterdesigner.engine.training.error_band import band_for
 from tests.designs.fixtures import evaluated_json
 from tests.designs.test_api import SPEC
 

@@ -13,7 +13,7 @@ from apps.designs.selectors import evaluation_read
 from apps.designs.services import design_create, design_evaluate
 from apps.plans.models import CapacityPlan as PlanRow
 from apps.plans.models import PlanSolution
-from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+from clusterdesigner.engine.capacity.capacity import CapacityPlan, plan_solve
 from tests.engine.specs import (
     own_or_reserve,
     own_or_reserve_by_hand,
@@ -362,7 +362,7 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
     catalog: Any, alice: Any
 ) -> None:
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine import serving
+    from clusterdesigner.engine.serving import serving
 
     spec = copy.deepcopy(SPEC)
     spec["inference"] = [copy.deepcopy(TOKENS_CHAT)]
@@ -592,9 +592,9 @@ def test_owned_nodes_from_a_design_wait_for_its_lead_time_when_the_plan_gives_no
 ) -> None:
     # Issue #31 item 8: owned nodes priced from a design and no lead_time_months in the plan took 0 (usable
     # in the month bought). Now the design's resolved lead time: the demo gives none, so the cost engine's
-    # sourced default, 4 months (engine/defaults.py: the low end of GPU Lease Index's 4-10 months for B200,
-    # 2026), below the plan's 12-month horizon. By hand: a node ordered in month o arrives in o + 4, so no
-    # owned node serves months 0-3 (they are rented). With the old default 0 this solve bought 3 nodes
+    # sourced default, 4 months (engine/cost/defaults.py: the low end of GPU Lease Index's 4-10 months for
+    # B200, 2026), below the plan's 12-month horizon. By hand: a node ordered in month o arrives in o + 4, so
+    # no owned node serves months 0-3 (they are rented). With the old default 0 this solve bought 3 nodes
     # usable in month 0: owned nodes [3, 3, 4, 4] in months 0-3.
     demo = DEMOS[0]
     design = design_create(owner=alice, name=demo["name"], spec=copy.deepcopy(demo["spec"]))
@@ -615,7 +615,7 @@ def test_owned_nodes_from_a_design_wait_for_its_lead_time_when_the_plan_gives_no
 @pytest.mark.django_db
 def test_owned_costs_given_without_a_lead_time_take_the_sourced_default(alice: Any) -> None:
     # supply.owned without lead_time_months was a 400 "is required"; it now takes the cost engine's sourced
-    # default (4 months, engine/defaults.py cashflow.lead_time_months), capped below the horizon: 4 in a
+    # default (4 months, engine/cost/defaults.py cashflow.lead_time_months), capped below the horizon: 4 in a
     # 12-month plan, 2 in a 3-month one. A node arriving in month a was ordered in month a - lead.
     spec = copy.deepcopy(SPEC)
     del spec["supply"]["owned"]["lead_time_months"]

@@ -271,7 +271,7 @@ def test_malformed_node_types_and_runs_are_400s_never_500s(
 
 def test_a_plan_of_two_node_types_weighs_each_types_dispatch_for_the_worker(catalog: Any, alice: Any) -> None:
     from apps.plans.services import plan_size, plan_spec_resolve
-    from clusterdesigner.engine.capacity_fleet import FleetPlan
+    from clusterdesigner.engine.capacity.capacity_fleet import FleetPlan
 
     design, _ = _mixed(alice)
     plan = plan_spec_resolve(spec=two_types([{"design_id": design.pk, "deadline_month": 1}]), user=alice)

@@ -116,8 +116,8 @@ def test_each_pool_of_a_mixed_fleet_is_planned_in_a_plan_of_its_part(catalog: An
 def inline_block() -> tuple[dict[str, Any], Any]:
     """The mixed design's sections as an inline RL block, and the RL engine's chosen placement for it."""
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine import rl
-    from clusterdesigner.engine import spec as design_spec
+    from clusterdesigner.engine.design import spec as design_spec
+    from clusterdesigner.engine.rl import rl
 
     block = {k: copy.deepcopy(MIXED[k]) for k in ("workload", "cluster", "rl")}
     request = design_spec.rl_request(

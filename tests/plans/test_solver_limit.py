@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from clusterdesigner.engine.capacity import CapacityPlan, plan_solve
+from clusterdesigner.engine.capacity.capacity import CapacityPlan, plan_solve
 from tests.plans.test_api import SPEC, URL, _client, _create
 
 # A plan that needs branching at a zero MIP gap: 36 months, 10 unsplittable training runs at staggered
@@ -87,7 +87,7 @@ def test_a_plan_stopped_at_the_work_limit_returns_its_best_plan_marked_as_such(
     optimum = plan_solve(plan=CapacityPlan.from_json(BIG), mip_gap=0.0, compare=False)
     assert optimum.solver_status == "optimal" and optimum.size.nodes > 2
     # (1e-8 relative: the optimal solve's second, lexicographic pass may spend 1e-9 of the cost on an earlier
-    # finish; engine.capacity._Model._earliest.)
+    # finish; engine.capacity.capacity._Model._earliest.)
     assert optimum.npv_usd <= result["npv_usd"] * (1 + 1e-8)
     assert result["npv_usd"] - optimum.npv_usd <= result["size"]["mip_gap"] * result["npv_usd"] + 1e-6
 

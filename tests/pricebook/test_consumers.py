@@ -16,7 +16,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.plans.models import PlanSolution
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 from tests.designs.test_api import SPEC as DESIGN
 from tests.teams.conftest import People, team_design
 

@@ -18,7 +18,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 from tests.analysis.test_api import RECOMMEND
 from tests.pricebook.test_consumers import _entry, _options, _price, _rows, _run
 from tests.sites.test_api import SITE

@@ -12,7 +12,7 @@ from apps.analysis.models import Analysis
 from apps.catalog.models import Accelerator, CloudPrice
 from apps.catalog.selectors import engine_catalog_records
 from apps.designs.models import Design
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.core.errors import EngineError
 from tests.designs.fixtures import evaluated_json
 
 FAST_S = 3.0

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 
 URL = "/api/v1/serving/estimate/"
 REQUEST = dict(serving.EXAMPLE_REQUEST)
@@ -149,8 +149,8 @@ def test_serve_estimate_command_names_the_bad_field(tmp_path: Path, catalog: Any
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
-        # engine/bounds.py: the cost engine's 72 GPUs a node (a GB200 NVL72 rack); serving allowed 1,024 and
-        # then failed in the cost engine on a field named "accelerator".
+        # engine/core/bounds.py: the cost engine's 72 GPUs a node (a GB200 NVL72 rack); serving allowed 1,024
+        # and then failed in the cost engine on a field named "accelerator".
         ({"gpus_per_node": 73}, "gpus_per_node", "must be a whole number from 1 to 72, got 73"),
         (
             {"cost": {"managed_overhead_fraction": 5.5}},
@@ -177,7 +177,7 @@ def test_dollars_per_million_tokens_are_the_billed_total_over_the_tokens_served(
     api_client: Any, catalog: Any
 ) -> None:
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine.cost import tco
+    from clusterdesigner.engine.cost.cost import tco
 
     response = _post(api_client, EIGHT_B)
     assert response.status_code == 200, response.content

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 
 from apps.catalog.models import Accelerator, CloudOffering, CloudPrice, ServerType
 from apps.catalog.services import catalog_load_seed
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 from tests.designs.test_api import SPEC
 
 pytestmark = pytest.mark.integration

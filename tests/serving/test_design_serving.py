@@ -188,6 +188,7 @@ def test_the_editor_sets_the_targets_percentile(user_client: Any, client: Any, c
 
 @pytest.mark.django_db
 def test_the_prefill_weight_read_flag_is_taken_as_true_or_false(user_client: Any, catalog: Any) -> None:
-    # The one flag among the efficiency overrides (engine/serving.py ServingEfficiency): a boolean is saved.
+    # The one flag among the efficiency overrides (engine/serving/serving.py ServingEfficiency): a boolean is
+    # saved.
     response = _create(user_client, _spec(efficiency={"prefill_shares_weight_read": False}))
     assert response.status_code == 201, response.content

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from apps.designs.demo import DEMOS
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 
 # the page's defaults: the example request (Llama 3 70B on H100, 1,024/256 tokens, fp8, peak ÷ mean 2)
 _EXAMPLE = {k: v for k, v in serving.EXAMPLE_REQUEST.items() if k != "targets"}

@@ -183,7 +183,7 @@ def test_a_team_design_takes_the_teams_calibration_for_every_reader_and_its_shar
     assert before["calibration"] == {
         "applied": False,
         "reason": "the calibration of team Training infra is switched off",
-        "band_source": "published calibration (engine/error_band_table.py)",
+        "band_source": "published calibration (engine/training/error_band_table.py)",
         "scope": "team",
         "holder": "team Training infra",
     }

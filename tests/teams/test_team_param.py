@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from clusterdesigner.engine import serving
+from clusterdesigner.engine.serving import serving
 from tests.designs.test_api import SPEC
 from tests.measurements.conftest import RUN
 from tests.pricebook.test_api import QUOTE

@@ -6,8 +6,8 @@ from typing import Any
 
 from django import template
 
-from clusterdesigner.engine.evaluation import price_origin as origin_words
-from clusterdesigner.engine.verdict import format_value
+from clusterdesigner.engine.cost.verdict import format_value
+from clusterdesigner.engine.design.evaluation import price_origin as origin_words
 
 register = template.Library()
 
@@ -183,8 +183,8 @@ def input_value(value: Any, unit: str) -> str:
 
 @register.filter
 def price_origin(row: Any) -> str:
-    """Where a resolved price came from (clusterdesigner.engine.evaluation.price_origin), for a row read as an
-    object or a dict."""
+    """Where a resolved price came from (clusterdesigner.engine.design.evaluation.price_origin), for a row
+    read as an object or a dict."""
 
     def field(name: str) -> Any:
         return row.get(name) if isinstance(row, dict) else getattr(row, name, None)

@@ -13,8 +13,8 @@ from django.db import DatabaseError
 
 from apps.catalog import selectors
 from apps.catalog.services import SEED_PATH
-from clusterdesigner.engine.catalog import CatalogSpecs, specs_from_records
-from clusterdesigner.engine.errors import EngineError
+from clusterdesigner.engine.core.catalog import CatalogSpecs, specs_from_records
+from clusterdesigner.engine.core.errors import EngineError
 
 
 def command_catalog(warn: Callable[[str], None]) -> tuple[CatalogSpecs, dict[str, Any]]:

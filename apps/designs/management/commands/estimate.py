@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from apps.designs.management.engine_command import EngineCommand
-from clusterdesigner.engine import training
-from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.training import training
 
 
 def _estimate(request: dict[str, Any], catalog: CatalogSpecs, records: dict[str, Any]) -> dict[str, Any]:

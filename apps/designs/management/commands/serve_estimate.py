@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from apps.designs.management.engine_command import EngineCommand
-from clusterdesigner.engine import serving
-from clusterdesigner.engine.catalog import CatalogSpecs
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.serving import serving
 
 
 def _serve_estimate(

@@ -1,0 +1,100 @@
+"""The engine's one error type.
+
+Every error the engines raise for bad input is an :class:`EngineError` whose ``field`` names the request
+field (dotted path, e.g. ``"parallelism.tp"``) and whose message says what is wrong in words a user can act
+on. The API turns it into HTTP 400 with ``{"error": {"fields": {field: [message]}}}``.
+
+An engine called with a request built from what the user sent (a design spec, a sweep's parameters) is given
+that request's :class:`FieldPaths` (``paths=``), and its errors name the user's path
+(``spec.costs.cloud.1.offering``) rather than the request's (``cloud.offering``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+
+class EngineError(ValueError):
+    """Bad input or an impossible request. ``field`` is the dotted request path it concerns ('' if none)."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def as_dict(self) -> dict[str, str]:
+        return {"field": self.field, "message": self.message}
+
+
+class InputError(EngineError):
+    """A request field is missing, of the wrong type, or out of range."""
+
+
+class UnknownReferenceError(EngineError):
+    """A slug (accelerator, fabric, preset, offering) that the engine was not given."""
+
+
+class SolverLimitError(EngineError):
+    """A solver stopped at its work limit (or its wall-clock backstop) before it found any answer: not a sign
+    that none exists."""
+
+
+class InfeasibleError(EngineError):
+    """The request is well-formed but no layout can satisfy it (e.g. the model fits at no layout).
+
+    When memory is what failed, ``need_gib`` is the least memory per GPU any structurally valid layout
+    needs, ``have_gib`` the accelerator's capacity and ``layout`` that layout (a ``parallelism`` object),
+    so that callers need not parse the message; all three are None otherwise."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str = "",
+        need_gib: float | None = None,
+        have_gib: float | None = None,
+        layout: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, field=field)
+        self.need_gib = need_gib
+        self.have_gib = have_gib
+        self.layout = layout
+
+
+@dataclass(frozen=True)
+class FieldPaths:
+    """Where a request's fields sit in what the user sent: ``prefixes`` maps a request path's head (a dotted
+    prefix; "" heads every path) to the user's path for it. The longest head that matches is replaced, so
+    ``{"cloud": "spec.costs.cloud.1", "": "spec"}`` names ``cloud.offering`` ``spec.costs.cloud.1.offering``
+    and ``cluster.nodes`` ``spec.cluster.nodes``. Whoever builds a request from the user's input states its
+    table beside it (clusterdesigner.engine.design.spec for a design)."""
+
+    prefixes: Mapping[str, str]
+
+    def path(self, field: str) -> str:
+        """``field`` (a request path) as the user's path; unchanged when no head matches."""
+        for head in sorted(self.prefixes, key=len, reverse=True):
+            if head and field != head and not field.startswith(f"{head}."):
+                continue
+            base, rest = self.prefixes[head], field[len(head) :].lstrip(".")
+            return f"{base}.{rest}" if base and rest else base or rest
+        return field
+
+
+@contextmanager
+def named_by(paths: FieldPaths | None) -> Iterator[None]:
+    """Inside an engine's entry point: an EngineError raised within leaves with its field named by ``paths``
+    (a copy, keeping its kind and what a subclass carries, an InfeasibleError's memory figures); with no
+    ``paths`` it leaves as raised."""
+    try:
+        yield
+    except EngineError as exc:
+        if paths is None:
+            raise
+        renamed = copy.copy(exc)
+        renamed.field = paths.path(exc.field)
+        raise renamed from exc
