@@ -202,13 +202,32 @@ def test_more_batch_never_lowers_throughput_and_more_tp_never_adds_memory(
     inp = _input(model={"preset": preset}, accelerator=accelerator)
     m = PRESETS[preset]
     rates = serving.replica_rate(inp, batch=[batch, batch + 1, 2 * batch], tp=2, pp=pp)["requests_per_s"]
-    assert rates[0] <= rates[1] * (1 + 1e-12) <= rates[2] * (1 + 1e-12)
+    assert rates[0] <= rates[2] * (1 + 1e-12) and rates[1] <= rates[2] * (1 + 1e-12)
+    # One more sequence lowers the rate only where its token takes the routed experts' grouped GEMMs over a
+    # 128-row tile (serving.routed_expert_rows: each touched expert's rows padded to whole tiles), which adds
+    # a whole tile's rows to the step; a dense model's step has no such edge.
+    rows = [serving.routed_expert_rows(m, tokens=n, ep=1, padded=True) for n in (batch, batch + 1)]
+    assert rates[0] <= rates[1] * (1 + 1e-12) or (m.is_moe and rows[1] - rows[0] >= serving.MOE_TILE_ROWS)
     steps = serving.decode_step_s(inp, batch=[batch, 2 * batch], tp=2, pp=pp)
     assert steps[0] <= steps[1]
     tps = [t for t in (1, 2, 4, 8) if m.heads % t == 0]
     kv = [float(serving.kv_bytes_per_token_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
     weights = [float(serving.weight_bytes_per_gpu(model=m, precision="fp8", tp=t, pp=pp)) for t in tps]
     assert kv == sorted(kv, reverse=True) and weights == sorted(weights, reverse=True)
+
+
+def test_one_more_sequence_across_a_tile_edge_costs_a_tile_per_expert() -> None:
+    # Mixtral 8x7B (8 experts, top 2) decoding 512 sequences: 512 × 2 / 8 = 128 tokens an expert, one
+    # 128-row tile each, 8 × 128 = 1,024 rows; at 513 each expert's mean 128.25 rounds up to two tiles,
+    # 2,048 rows, so the step computes twice the routed rows and the replica's rate falls (tp 2, H100) until
+    # the batch fills the second tiles: at 1,024 (256 an expert, exactly two tiles) it is above both. The
+    # engine pads each expert's mean load (not the spread of loads across experts), so the edge is sharp.
+    inp = _input(model={"preset": "mixtral-8x7b"}, accelerator="h100-sxm")
+    m = PRESETS["mixtral-8x7b"]
+    rows = [float(serving.routed_expert_rows(m, tokens=n, ep=1, padded=True)) for n in (511, 512, 513, 1024)]
+    assert rows == [1024.0, 1024.0, 2048.0, 2048.0]
+    rates = serving.replica_rate(inp, batch=[512, 513, 1024], tp=2, pp=1)["requests_per_s"]
+    assert rates[1] < rates[0] < rates[2]
 
 
 def test_poisson_arrivals_keep_headroom_for_the_percentile() -> None:
