@@ -30,20 +30,20 @@ class SearchedRunner(Protocol):
     def __call__(self, *, user: Any, version: DesignVersion) -> StartedRun: ...
 
 
-_runners: dict[str, SearchedRunner] = {}
+_runner: SearchedRunner | None = None
 
 
 def searched_runner_register(runner: SearchedRunner) -> None:
     """Make ``runner`` the one that evaluates searched designs (the last registration wins, as a reload's)."""
-    _runners["searched"] = runner
+    global _runner
+    _runner = runner
 
 
 def searched_runner() -> SearchedRunner:
     """The registered runner; ImproperlyConfigured when no installed app registers one."""
-    try:
-        return _runners["searched"]
-    except KeyError:
+    if _runner is None:
         raise ImproperlyConfigured(
             "No app registers how a searched design is evaluated: install apps.analysis (its AppConfig.ready "
             "calls apps.designs.runners.searched_runner_register)."
-        ) from None
+        )
+    return _runner

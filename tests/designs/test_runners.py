@@ -18,6 +18,6 @@ def test_the_analysis_app_registers_the_searched_runner_at_start_up() -> None:
 def test_with_no_runner_registered_the_error_names_the_app_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runners, "_runners", {})
+    monkeypatch.setattr(runners, "_runner", None)
     with pytest.raises(ImproperlyConfigured, match="install apps.analysis"):
         runners.searched_runner()
