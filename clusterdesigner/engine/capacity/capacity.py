@@ -62,9 +62,10 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from clusterdesigner.engine.core.errors import EngineError, InfeasibleError, InputError, SolverLimitError
+from clusterdesigner.engine.core.units import HOURS_PER_YEAR
 from clusterdesigner.engine.cost.cashflow import discount_factors
 from clusterdesigner.engine.cost.failures import failure_model
-from clusterdesigner.engine.cost.rent_own import HOURS_PER_YEAR, OnPremInputs, on_prem_cost
+from clusterdesigner.engine.cost.rent_own import OnPremInputs, on_prem_cost
 from clusterdesigner.engine.cost.resale import ResaleCurve
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h

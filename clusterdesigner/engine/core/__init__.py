@@ -1,6 +1,6 @@
 """The small shared core every part may import: the one error type, hardware and model shapes, the catalog as
 engine inputs (accelerators, fabrics, cloud offerings and price freshness), the bounds of every cost input,
-the spec's field rules, the JSON form of typed results, the root finder and ENGINE_VERSION.
+the spec's field rules, the JSON form of typed results, the root finder, the units of time and ENGINE_VERSION.
 
 May import: nothing else in the engine.
 
@@ -36,6 +36,8 @@ Modules (what each owns, from its docstring; its public functions and classes):
     spec_rules -- The rules a spec field is checked by, and the one parser that applies them (types, known
         keys, ranges, defaults), with SpecError naming every refused field by its path.
         public: Rule, SpecError, type_error, check_value, parse_object
+    units -- Units of time the parts share, defined once: the cost engine bills by them and the serving engine
+        states them among its assumptions.
     version -- The engines' output version: a stored evaluation is keyed by it, so a result computed before an
         engine change is recomputed on its next view instead of being shown without the figures the new engine
         adds.

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS
+from clusterdesigner.engine.core.units import HOURS_PER_YEAR
 
-# 365-day year: the golden scenarios (24/7 for 2 years = 17,520 h) use it.
-HOURS_PER_YEAR = 8760.0
 MONTHS_PER_YEAR = 12.0
 
 
