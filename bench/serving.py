@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from clusterdesigner.engine.core.catalog import specs_from_records  # noqa: E402
 from clusterdesigner.engine.serving import serving  # noqa: E402
+from clusterdesigner.engine.serving_cost import serving_cost  # noqa: E402
 
 RUNS = 30
 CASES = {
@@ -97,8 +98,8 @@ def main() -> None:
     client = _http_client()
     catalog = specs_from_records(json.loads((ROOT / "apps/catalog/data/seed_catalog.json").read_text()))
     for name, request in CASES.items():
-        result = serving.estimate(request, catalog=catalog)  # warm-up
-        engine_median, engine_max = _median_max(lambda r=request: serving.estimate(r, catalog=catalog))
+        result = serving_cost.estimate(request, catalog=catalog)  # warm-up
+        engine_median, engine_max = _median_max(lambda r=request: serving_cost.estimate(r, catalog=catalog))
         body = json.dumps(request)
 
         def post(body: str = body) -> None:

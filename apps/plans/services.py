@@ -674,7 +674,7 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
     workload's shape, capacity.peak_to_mean_of_day) and its GPUs at that peak become ``peak_gpus``; the
     conversion is kept as ``sizing``."""
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine.serving import serving
+    from clusterdesigner.engine.serving_cost import serving_cost
 
     _tokens_item_check(item, path)
     fraction, start, end = _shape(item, path)
@@ -689,7 +689,7 @@ def _tokens_inference(*, item: dict[str, Any], path: str, gpus_per_node: Any) ->
         cost={"include_cloud": False},
     )
     try:  # only the GPU count is used: no owning price is needed (a 2026 part may have none)
-        result = serving.estimate(request, catalog=engine_catalog(), price_owning=False)
+        result = serving_cost.estimate(request, catalog=engine_catalog(), price_owning=False)
     except EngineError as exc:
         field = SERVING_FIELDS.get(exc.field, exc.field or "tokens_per_day")
         raise type(exc)(exc.message, field=f"{path}{field}") from exc

@@ -14,6 +14,7 @@ from apps.sites.selectors import site_get
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 
 DEFAULT_GPUS_PER_NODE = 8  # the serving engine's default (serving.parse_request)
 
@@ -36,7 +37,7 @@ def serving_estimate(
 ) -> serving.ServingResult:
     """Estimate serving for ``request`` (docs/serving-engine.md) on the database's catalog (or ``catalog``).
     Raises the engine's errors, which the API's exception handler turns into a 400 naming the field."""
-    return serving.estimate(request, catalog=catalog or selectors.engine_catalog())
+    return serving_cost.estimate(request, catalog=catalog or selectors.engine_catalog())
 
 
 def serving_site(*, user: Any, site_id: int | None) -> dict[str, Any] | None:

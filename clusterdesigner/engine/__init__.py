@@ -6,6 +6,7 @@ their public functions):
     training/ -- The training engine
     cost/ -- The cost engine
     serving/ -- The serving planner
+    serving_cost/ -- Serving's costs
     rl/ -- RL post-training
     capacity/ -- The capacity plan
     design/ -- A design as a whole
@@ -17,13 +18,12 @@ the project; every module lives in a part.
     training  -> core
     cost      -> core
     serving   -> core
+    serving_cost -> core, cost, serving
     capacity  -> core, cost
     rl        -> core, training, cost, serving
-    design    -> core, training, cost, serving, rl, capacity
-Allowed exceptions (module -> module), each to be removed when the dependency is:
-    serving.serving -> cost.cost
-    serving.serving -> cost.rent_own
-(serving prices owning and renting through the cost engine; training never imports cost.)
+    design    -> core, training, cost, serving, serving_cost, rl, capacity
+Training and serving never import cost: serving_cost/ prices the serving engine's answer through the cost
+engine (serving_cost.estimate), and design/ composes a design's costs.
 
 The layout is written by a script (engine_layout.py, kept outside the repository by the lead) so that
 branches written against the flat engine can be merged and rewritten the same way.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from clusterdesigner.engine.core.catalog import specs_from_records
 from clusterdesigner.engine.core.errors import InfeasibleError, InputError
 from clusterdesigner.engine.core.presets import PRESETS
 from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))
@@ -85,7 +87,7 @@ def test_decode_step_grows_with_batch_and_tokens_per_gpu_too() -> None:
 
 
 def test_estimate_picks_the_fewest_gpus_meeting_both_targets() -> None:
-    result = serving.estimate(REQUEST, catalog=CATALOG)
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     best = result.best
     assert best.meets_targets and best.tpot_s <= 0.05 and best.ttft_s <= 2.0
     assert all(best.gpus <= r.gpus for r in result.layouts if r.meets_targets)
@@ -96,7 +98,7 @@ def test_estimate_picks_the_fewest_gpus_meeting_both_targets() -> None:
 
 
 def test_owning_and_every_cloud_offering_of_the_accelerator_are_priced() -> None:
-    result = serving.estimate(REQUEST, catalog=CATALOG)
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     offerings = {c.offering for c in result.costs if c.offering}
     expected = {s for s, o in CATALOG.offerings.items() if o.accelerator == "h100-sxm" and o.usd_per_hour}
     assert offerings == expected
@@ -109,10 +111,10 @@ def test_sizing_without_an_owning_price_gives_the_same_layout_and_no_owning_opti
     with a price the estimate picks a layout; without one it picks the same, since no cost enters sizing."""
     request = {**REQUEST, "accelerator": "b300"}
     with pytest.raises(InputError) as refused:
-        serving.estimate(request, catalog=CATALOG)
+        serving_cost.estimate(request, catalog=CATALOG)
     assert refused.value.field == "cost.on_prem.server_usd"
-    priced = serving.estimate({**request, "cost": {"on_prem": {"server_usd": 400_000}}}, catalog=CATALOG)
-    sized = serving.estimate(request, catalog=CATALOG, price_owning=False)
+    priced = serving_cost.estimate({**request, "cost": {"on_prem": {"server_usd": 400_000}}}, catalog=CATALOG)
+    sized = serving_cost.estimate(request, catalog=CATALOG, price_owning=False)
     assert (sized.best.tp, sized.best.pp, sized.best.batch, sized.best.replicas, sized.best.gpus) == (
         priced.best.tp,
         priced.best.pp,
@@ -124,10 +126,29 @@ def test_sizing_without_an_owning_price_gives_the_same_layout_and_no_owning_opti
     assert "owning not priced" in sized.cost_note
 
 
+def test_the_serving_engine_answers_the_physics_and_serving_cost_adds_only_the_costs() -> None:
+    """Issue 34: ``serving.sizing`` prices nothing (no cost rows, a blank note: serving never imports cost)
+    and ``serving_cost.estimate`` is that answer with the cost rows and note filled, every other field equal.
+    The cost section is checked by the sizing all the same (its defaults: 3 years, no overhead, cloud on)."""
+    sized = serving.sizing(REQUEST, accelerators=CATALOG.accelerators)
+    priced = serving_cost.estimate(REQUEST, catalog=CATALOG)
+    assert (sized.result.costs, sized.result.cost_note) == ((), "")
+    assert priced.costs[0].option == "own" and len(priced.costs) > 1 and priced.cost_note == ""
+    assert replace(priced, costs=(), cost_note="") == sized.result
+    assert (sized.cost.horizon_years, sized.cost.managed_overhead_fraction, sized.cost.include_cloud) == (
+        3.0,
+        0.0,
+        True,
+    )
+    with pytest.raises(InputError) as refused:
+        serving.sizing({**REQUEST, "cost": {"horizon_years": 0}}, accelerators=CATALOG.accelerators)
+    assert refused.value.field == "cost.horizon_years"
+
+
 def test_cost_per_million_tokens_is_the_billed_total_over_the_tokens_served() -> None:
     # All tokens: the option's total over the horizon ÷ (R_mean × (n_in + n_out) × 3 × 8,760 × 3,600) × 1e6;
     # the total is the cost engine's $/GPU-hour used × the whole nodes' GPUs × 26,280 h × utilization.
-    result = serving.estimate(REQUEST, catalog=CATALOG)
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     own, best = result.costs[0], result.best
     nodes = -(-best.gpus // 8)
     total = own.usd_per_gpu_hour * nodes * 8 * 3 * 8760 * result.utilization
@@ -145,20 +166,20 @@ def test_cost_per_million_tokens_is_the_billed_total_over_the_tokens_served() ->
 
 
 def test_result_round_trips_through_json() -> None:
-    result = serving.estimate(REQUEST, catalog=CATALOG)
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     again = serving.ServingResult.from_json(json.loads(json.dumps(result.to_json())))
     assert again == result
 
 
 def test_rejects_fp4_weights_on_an_accelerator_without_fp4() -> None:
     with pytest.raises(InputError) as err:
-        serving.estimate({**REQUEST, "weight_precision": "fp4"}, catalog=CATALOG)
+        serving_cost.estimate({**REQUEST, "weight_precision": "fp4"}, catalog=CATALOG)
     assert err.value.field == "weight_precision"
 
 
 def test_rejects_a_model_that_fits_nowhere() -> None:
     with pytest.raises(InfeasibleError) as err:
-        serving.estimate(
+        serving_cost.estimate(
             {**REQUEST, "model": {"preset": "llama3-405b"}, "accelerator": "rtx-4090"}, catalog=CATALOG
         )
     assert err.value.field == "accelerator"
@@ -166,7 +187,7 @@ def test_rejects_a_model_that_fits_nowhere() -> None:
 
 def test_an_unreachable_tpot_target_names_the_target() -> None:
     with pytest.raises(InfeasibleError) as err:
-        serving.estimate({**REQUEST, "targets": {"tpot_s": 0.0001}}, catalog=CATALOG)
+        serving_cost.estimate({**REQUEST, "targets": {"tpot_s": 0.0001}}, catalog=CATALOG)
     assert err.value.field == "targets.tpot_s"
 
 
@@ -178,12 +199,12 @@ def test_demand_in_tokens_per_day_is_requests_per_second() -> None:
 
 def test_rejects_unknown_fields_by_name() -> None:
     with pytest.raises(InputError) as err:
-        serving.estimate({**REQUEST, "targets": {"ttft": 1}}, catalog=CATALOG)
+        serving_cost.estimate({**REQUEST, "targets": {"ttft": 1}}, catalog=CATALOG)
     assert err.value.field == "targets.ttft"
 
 
 def test_disaggregated_pools_meet_the_targets_when_offered() -> None:
-    result = serving.estimate(REQUEST, catalog=CATALOG)
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     d = result.disaggregated
     assert d is not None and d.ttft_s <= 2.0 and d.tpot_s <= 0.05
     assert d.gpus == d.prefill_gpus + d.decode_gpus
@@ -241,8 +262,10 @@ def test_poisson_arrivals_keep_headroom_for_the_percentile() -> None:
 
 def test_a_backlog_runs_every_slot_and_poisson_arrivals_need_more_replicas() -> None:
     # Same layout and busiest batch; the Poisson replica serves b/B of the backlog's rate, so no fewer GPUs.
-    poisson = serving.estimate({**REQUEST, "disaggregated": False}, catalog=CATALOG).best
-    backlog = serving.estimate({**REQUEST, "disaggregated": False, "arrivals": "backlog"}, catalog=CATALOG)
+    poisson = serving_cost.estimate({**REQUEST, "disaggregated": False}, catalog=CATALOG).best
+    backlog = serving_cost.estimate(
+        {**REQUEST, "disaggregated": False, "arrivals": "backlog"}, catalog=CATALOG
+    )
     same = next(
         r for r in backlog.layouts if (r.tp, r.pp, r.batch) == (poisson.tp, poisson.pp, poisson.batch)
     )
@@ -263,8 +286,8 @@ def _mix_request(**overrides: object) -> dict[str, object]:
 
 
 def test_one_length_class_is_the_fixed_length_request() -> None:
-    fixed = serving.estimate(REQUEST, catalog=CATALOG)
-    one = serving.estimate(
+    fixed = serving_cost.estimate(REQUEST, catalog=CATALOG)
+    one = serving_cost.estimate(
         _mix_request(lengths=[{"input": 1024, "output": 256, "share": 1}]), catalog=CATALOG
     )
     assert one.best == fixed.best and one.costs == fixed.costs
@@ -297,13 +320,13 @@ def test_ttft_is_judged_on_the_prompt_at_the_target_percentile() -> None:
     long = float(serving.prefill_s(p99, tp=8, pp=1, input_tokens=16384))
     short = float(serving.prefill_s(p99, tp=8, pp=1, input_tokens=512))
     target = (long + short) / 2
-    ok = serving.estimate(
+    ok = serving_cost.estimate(
         _mix_request(lengths=lengths, targets={"ttft_s": target, "tpot_s": 0.05, "percentile": 90}),
         catalog=CATALOG,
     )
     assert ok.best.meets_targets
     with pytest.raises(InfeasibleError) as err:
-        serving.estimate(
+        serving_cost.estimate(
             _mix_request(lengths=lengths, targets={"ttft_s": target / 8, "tpot_s": 0.05, "percentile": 99}),
             catalog=CATALOG,
         )
@@ -313,8 +336,8 @@ def test_ttft_is_judged_on_the_prompt_at_the_target_percentile() -> None:
 def test_sizing_reads_the_distribution_not_only_its_mean() -> None:
     # Same mean lengths (1,000 in, 500 out) as one class or as the 50/50 mix: the mix holds 690 tokens of
     # context a sequence instead of 1,250, so more sequences fit and the per-GPU rate differs.
-    mixed = serving.estimate(_mix_request(), catalog=CATALOG)
-    flat = serving.estimate({**REQUEST, "input_tokens": 1000, "output_tokens": 500}, catalog=CATALOG)
+    mixed = serving_cost.estimate(_mix_request(), catalog=CATALOG)
+    flat = serving_cost.estimate({**REQUEST, "input_tokens": 1000, "output_tokens": 500}, catalog=CATALOG)
     assert mixed.best.batch_fits > flat.best.batch_fits
     assert mixed.best.output_tokens_per_s_per_gpu != pytest.approx(flat.best.output_tokens_per_s_per_gpu)
 
@@ -349,16 +372,16 @@ OFFICE = [0.5] * 8 + [3.0] * 8 + [0.5] * 8
 
 
 def test_an_hourly_profile_sets_the_peak_the_sizing_serves() -> None:
-    shaped = serving.estimate(
+    shaped = serving_cost.estimate(
         {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": OFFICE}}, catalog=CATALOG
     )
     assert shaped.peak_to_mean == pytest.approx(2.25)
     assert shaped.peak_requests_per_s == pytest.approx(45.0)
-    same = serving.estimate(
+    same = serving_cost.estimate(
         {**REQUEST, "demand": {"requests_per_s": 20, "peak_to_mean": 2.25}}, catalog=CATALOG
     )
     assert shaped.best == same.best
-    flat = serving.estimate(
+    flat = serving_cost.estimate(
         {**REQUEST, "demand": {"requests_per_s": 20, "hourly_profile": [1] * 24}}, catalog=CATALOG
     )
     assert flat.peak_to_mean == 1.0 and flat.best.gpus < shaped.best.gpus
@@ -366,10 +389,10 @@ def test_an_hourly_profile_sets_the_peak_the_sizing_serves() -> None:
 
 def test_tokens_per_day_in_and_out() -> None:
     # 20 requests/s × 86,400 s = 1,728,000 requests a day × 1,024 in / 256 out tokens.
-    result = serving.estimate(REQUEST, catalog=CATALOG)
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     assert result.input_tokens_per_day == pytest.approx(1_728_000 * 1024)
     assert result.output_tokens_per_day == pytest.approx(1_728_000 * 256)
-    again = serving.estimate(
+    again = serving_cost.estimate(
         {**REQUEST, "demand": {"output_tokens_per_day": 1_728_000 * 256, "peak_to_mean": 2}}, catalog=CATALOG
     )
     assert again.mean_requests_per_s == pytest.approx(20.0) and again.best == result.best

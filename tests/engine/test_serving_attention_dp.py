@@ -15,6 +15,7 @@ from clusterdesigner.engine.core.catalog import specs_from_records
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.core.presets import PRESETS
 from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))
@@ -102,7 +103,7 @@ def test_the_search_weighs_both_attention_layouts_of_an_moe_model_and_a_fixed_on
         "targets": {"ttft_s": 2.0, "tpot_s": 0.1},
         "demand": {"requests_per_s": 10},
     }
-    searched = serving.estimate(request, catalog=CATALOG)
+    searched = serving_cost.estimate(request, catalog=CATALOG)
     kinds = {r.attention_dp for r in searched.layouts}
     assert kinds == {True, False}
     adp = [r for r in searched.layouts if r.attention_dp]
@@ -111,9 +112,9 @@ def test_the_search_weighs_both_attention_layouts_of_an_moe_model_and_a_fixed_on
     tp8 = [r for r in searched.layouts if not r.attention_dp and r.tp == 8 and r.pp == 1]
     dp8 = [r for r in adp if r.tp == 8 and r.pp == 1]
     assert dp8[0].batch_fits > 5 * tp8[0].batch_fits
-    fixed = serving.estimate({**request, "layout": {"attention_dp": False}}, catalog=CATALOG)
+    fixed = serving_cost.estimate({**request, "layout": {"attention_dp": False}}, catalog=CATALOG)
     assert not any(r.attention_dp for r in fixed.layouts)
-    only = serving.estimate({**request, "layout": {"attention_dp": True}}, catalog=CATALOG)
+    only = serving_cost.estimate({**request, "layout": {"attention_dp": True}}, catalog=CATALOG)
     assert all(r.attention_dp for r in only.layouts) and only.best.attention_dp
 
 
@@ -136,5 +137,5 @@ def test_an_attention_dp_layout_that_cannot_be_is_refused_naming_the_field(
         "demand": {"requests_per_s": 1},
     }
     with pytest.raises(InputError) as err:
-        serving.estimate(request, catalog=CATALOG)
+        serving_cost.estimate(request, catalog=CATALOG)
     assert err.value.field == field

@@ -14,6 +14,7 @@ from scipy import stats
 from clusterdesigner.engine.core.catalog import specs_from_records
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))
@@ -90,7 +91,7 @@ def test_bursty_arrivals_lengthen_the_ttft_tail() -> None:
 
 
 def test_the_estimate_reports_ordered_percentiles_and_judges_ttft_with_queueing() -> None:
-    result = serving.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
+    result = serving_cost.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
     best = result.best
     assert best.ttft_p50_s < best.ttft_p90_s < best.ttft_p99_s == pytest.approx(best.ttft_s)
     assert best.tpot_p50_s < best.tpot_p90_s < best.tpot_p99_s
@@ -101,16 +102,16 @@ def test_the_estimate_reports_ordered_percentiles_and_judges_ttft_with_queueing(
 
 
 def test_a_median_ttft_target_binds_the_sizing() -> None:
-    loose = serving.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG).best
+    loose = serving_cost.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG).best
     targets = {**serving.EXAMPLE_REQUEST["targets"], "ttft_p50_s": 0.12}
-    tight = serving.estimate({**serving.EXAMPLE_REQUEST, "targets": targets}, catalog=CATALOG).best
+    tight = serving_cost.estimate({**serving.EXAMPLE_REQUEST, "targets": targets}, catalog=CATALOG).best
     assert loose.ttft_p50_s > 0.12 >= tight.ttft_p50_s
     assert tight.gpus >= loose.gpus
 
 
 def test_an_unknown_percentile_target_is_refused_by_name() -> None:
     with pytest.raises(InputError) as err:
-        serving.estimate({**serving.EXAMPLE_REQUEST, "targets": {"ttft_p95_s": 1}}, catalog=CATALOG)
+        serving_cost.estimate({**serving.EXAMPLE_REQUEST, "targets": {"ttft_p95_s": 1}}, catalog=CATALOG)
     assert err.value.field == "targets.ttft_p95_s"
 
 
@@ -173,10 +174,10 @@ def test_prefix_caching_computes_only_the_new_suffix() -> None:
 
 
 def test_the_techniques_need_fewer_gpus_for_the_example() -> None:
-    plain = serving.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
-    cached = serving.estimate({**serving.EXAMPLE_REQUEST, "prefix_cache_hit_rate": 0.5}, catalog=CATALOG)
+    plain = serving_cost.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
+    cached = serving_cost.estimate({**serving.EXAMPLE_REQUEST, "prefix_cache_hit_rate": 0.5}, catalog=CATALOG)
     spec = {"draft_tokens": 3, "acceptance_rate": 0.7, "draft_cost": 0.05}
-    drafted = serving.estimate({**serving.EXAMPLE_REQUEST, "speculative": spec}, catalog=CATALOG)
+    drafted = serving_cost.estimate({**serving.EXAMPLE_REQUEST, "speculative": spec}, catalog=CATALOG)
     assert cached.best.gpus < plain.best.gpus and drafted.best.gpus < plain.best.gpus  # 8 and 10 of 12
     names = {n for n, _ in drafted.assumptions} | {n for n, _ in cached.assumptions}
     assert {"speculative_decoding", "prefix_caching"} <= names
@@ -197,7 +198,7 @@ def test_the_techniques_need_fewer_gpus_for_the_example() -> None:
 )
 def test_technique_inputs_are_checked_by_name(extra: dict[str, object], field: str) -> None:
     with pytest.raises(InputError) as err:
-        serving.estimate({**serving.EXAMPLE_REQUEST, **extra}, catalog=CATALOG)
+        serving_cost.estimate({**serving.EXAMPLE_REQUEST, **extra}, catalog=CATALOG)
     assert err.value.field == field
 
 

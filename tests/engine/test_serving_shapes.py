@@ -22,6 +22,7 @@ from clusterdesigner.engine.core.catalog import specs_from_records
 from clusterdesigner.engine.core.model import model_from_dict
 from clusterdesigner.engine.core.presets import PRESETS
 from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 
 SEED = Path(__file__).resolve().parents[2] / "apps" / "catalog" / "data" / "seed_catalog.json"
 CATALOG = specs_from_records(json.loads(SEED.read_text()))
@@ -104,7 +105,7 @@ def test_deepseek_v3_estimate_reports_the_latent_and_states_its_assumptions() ->
     preset = PRESETS["deepseek-v3"]
     assert {k: getattr(preset, k) for k in DEEPSEEK_V3} == DEEPSEEK_V3
     request = {**serving.EXAMPLE_REQUEST, "model": {"preset": "deepseek-v3"}, "accelerator": "h200"}
-    result = serving.estimate(request, catalog=CATALOG)
+    result = serving_cost.estimate(request, catalog=CATALOG)
     assert result.kv_bytes_per_token == 35_136  # 61 × 576 × 1 B (FP8 KV)
     best = result.best
     assert best.tp * best.pp >= 8  # 671 GB of FP8 weights need a node of H200s
@@ -112,7 +113,7 @@ def test_deepseek_v3_estimate_reports_the_latent_and_states_its_assumptions() ->
     assert "512 + 64 = 576-element latent" in notes["multi_head_latent_attention"]
     assert "every tensor-parallel GPU" in notes["multi_head_latent_attention"]
     assert "not served" in notes["multi_token_prediction"]
-    llama = serving.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
+    llama = serving_cost.estimate(dict(serving.EXAMPLE_REQUEST), catalog=CATALOG)
     assert "multi_head_latent_attention" not in dict(llama.assumptions)  # other models' are unchanged
     assert "multi_token_prediction" not in dict(llama.assumptions)
 
@@ -156,7 +157,7 @@ def test_a_qwen3_estimate_reports_kv_of_its_128_wide_heads() -> None:
     preset = PRESETS["qwen3-30b-a3b"]  # the released shape, as QWEN3_30B_A3B
     assert {k: getattr(preset, k) for k in QWEN3_30B_A3B} == QWEN3_30B_A3B
     request = {**serving.EXAMPLE_REQUEST, "model": {"preset": "qwen3-30b-a3b"}, "accelerator": "h200"}
-    result = serving.estimate(request, catalog=CATALOG)
+    result = serving_cost.estimate(request, catalog=CATALOG)
     assert result.kv_bytes_per_token == 49_152  # 48 × 4 × 128 × 2 × 1 B (FP8 KV)
     assert result.best.meets_targets
 
@@ -166,7 +167,7 @@ def test_disaggregated_pools_move_the_whole_latent_to_every_decode_gpu() -> None
     # all: 1,024 prompt tokens × 61 × 576 × 1 B = 35,979,264 B through one 50 GB/s NIC = 0.7196 ms (a
     # split cache, as for GQA, would send an eighth).
     request = {**serving.EXAMPLE_REQUEST, "model": {"preset": "deepseek-v3"}, "accelerator": "h200"}
-    split = serving.estimate(request, catalog=CATALOG).disaggregated
+    split = serving_cost.estimate(request, catalog=CATALOG).disaggregated
     assert split is not None and split.prefill_layout == "tp8 pp1"
     assert split.kv_transfer_s == pytest.approx(1024 * 61 * 576 / 50e9, rel=1e-12)
     assert split.kv_transfer_s == pytest.approx(0.7196e-3, rel=1e-4)

@@ -362,7 +362,7 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
     catalog: Any, alice: Any
 ) -> None:
     from apps.catalog.selectors import engine_catalog
-    from clusterdesigner.engine.serving import serving
+    from clusterdesigner.engine.serving_cost import serving_cost
 
     spec = copy.deepcopy(SPEC)
     spec["inference"] = [copy.deepcopy(TOKENS_CHAT)]
@@ -382,7 +382,7 @@ def test_inference_in_tokens_per_day_is_sized_by_the_serving_engine_at_its_daily
         "gpus_per_node": 8,
         "demand": {"output_tokens_per_day": 1e9, "peak_to_mean": 4 / 3},
     }
-    best = serving.estimate(request, catalog=engine_catalog()).best
+    best = serving_cost.estimate(request, catalog=engine_catalog()).best
     replicas = -(-sizing["peak_requests_per_s"] // best.requests_per_s_per_replica)
     assert sizing["replicas"] == replicas and sizing["gpus"] == replicas * best.tp * best.pp
     assert sizing["layout"].startswith(f"tp{best.tp} pp{best.pp}")

@@ -1,7 +1,7 @@
 """The engine's parts as folders (issue #34): every engine module lives in a part (core, training, cost,
-serving, rl, capacity, design); a part imports only itself and the parts the table below allows (training
-and serving never import cost, with one named exception for serving's pricing); nothing in the engine
-imports apps, django, celery, rest_framework or the rest of the project. Every import statement is read
+serving, serving_cost, rl, capacity, design); a part imports only itself and the parts the table below allows
+(training and serving never import cost: serving_cost prices the serving engine's answer); nothing in the
+engine imports apps, django, celery, rest_framework or the rest of the project. Every import statement is read
 with ast, at module level or inside a function, absolute or relative. The table is also written in
 clusterdesigner/engine/__init__.py."""
 
@@ -22,14 +22,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "training": frozenset({"core"}),
     "cost": frozenset({"core"}),
     "serving": frozenset({"core"}),
+    "serving_cost": frozenset({"core", "cost", "serving"}),
     "rl": frozenset({"core", "training", "cost", "serving"}),
     "capacity": frozenset({"core", "cost"}),
-    "design": frozenset({"core", "training", "cost", "serving", "rl", "capacity"}),
+    "design": frozenset({"core", "training", "cost", "serving", "serving_cost", "rl", "capacity"}),
 }
-# (module, module it imports) allowed against the table: serving prices owning and renting through the cost
-# engine (cost.tco for a whole owning/renting answer, rent_own.cloud_cost per pricing model). Remove an entry
-# when the dependency goes; a stale entry fails test_every_exception_is_still_needed.
-EXCEPTIONS = frozenset({("serving.serving", "cost.cost"), ("serving.serving", "cost.rent_own")})
 FORBIDDEN = frozenset({"apps", "django", "celery", "rest_framework", "clusterdesigner"})
 OUTSIDE = "the engine imports no app, Django, Celery, DRF or project module outside it"
 
@@ -62,11 +59,7 @@ def _name(dotted: str, parts: Mapping[str, frozenset[str]]) -> str:
     return dotted.split(".")[0]
 
 
-def violations(
-    sources: Mapping[str, str],
-    allowed: Mapping[str, frozenset[str]] = ALLOWED,
-    exceptions: frozenset[tuple[str, str]] = EXCEPTIONS,
-) -> list[str]:
+def violations(sources: Mapping[str, str], allowed: Mapping[str, frozenset[str]] = ALLOWED) -> list[str]:
     """Every import that breaks a rule, as "module -> target: why", of modules as {"part.name": code}."""
     found = []
     for module, source in sorted(sources.items()):
@@ -76,8 +69,7 @@ def violations(
             if other in FORBIDDEN:
                 found.append(f"{module} -> {target}: {OUTSIDE}")
             elif other in allowed and other != part and other not in allowed[part]:
-                if (module, target) not in exceptions:
-                    found.append(f"{module} -> {target}: {part} may import only {sorted(allowed[part])}")
+                found.append(f"{module} -> {target}: {part} may import only {sorted(allowed[part])}")
     return found
 
 
@@ -103,17 +95,11 @@ def test_the_engine_keeps_the_import_rules() -> None:
     assert violations(sources) == []
 
 
-def test_every_exception_is_still_needed() -> None:
-    sources = _engine_sources()
-    for module, target in EXCEPTIONS:
-        assert target in _targets(module, ast.parse(sources[module]), ALLOWED), (module, target)
-
-
 def test_the_checker_catches_each_kind_of_violation() -> None:
     fake = {
         # training imports cost: refused (training never imports cost)
         "training.fake": "from clusterdesigner.engine.cost.cashflow import npv\n",
-        # serving imports cost inside a function, by a part import: refused (not a listed exception)
+        # serving imports cost inside a function, by a part import: refused
         "serving.fake": "def f():\n    from clusterdesigner.engine.cost import defaults\n",
         # a relative import from core to training: refused
         "core.fake": "from ..training import timing\n",
@@ -133,9 +119,18 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
         "serving.fake -> cost.defaults: serving may import only ['core']",
         "training.fake -> cost.cashflow: training may import only ['core']",
     ]
-    # the serving exception covers only the modules it names
-    assert violations({"serving.serving": "from clusterdesigner.engine.cost import cost\n"}) == []
-    assert violations({"serving.serving": "from clusterdesigner.engine.cost import cashflow\n"}) != []
+    # serving's pricing imports (issue 34) are refused in serving and allowed in serving_cost, which serving
+    # itself may not import back
+    pricing = (
+        "from clusterdesigner.engine.cost.cost import tco\nfrom clusterdesigner.engine.cost import rent_own\n"
+    )
+    assert violations({"serving.serving": pricing}) == [
+        f"serving.serving -> cost.{name}: serving may import only ['core']" for name in ("cost", "rent_own")
+    ]
+    assert violations({"serving_cost.serving_cost": pricing + "from ..serving import serving\n"}) == []
+    assert violations({"serving.fake": "from clusterdesigner.engine.serving_cost import serving_cost\n"}) == [
+        "serving.fake -> serving_cost.serving_cost: serving may import only ['core']"
+    ]
 
 
 def test_the_allowed_table_has_no_cycle() -> None:
@@ -152,8 +147,7 @@ def test_the_engine_docstring_states_the_table() -> None:
     for part, deps in ALLOWED.items():
         order = [p for p in ALLOWED if p in deps]
         assert f"    {part:<9} -> {', '.join(order) or '(nothing)'}" in doc
-    for module, target in EXCEPTIONS:
-        assert f"    {module} -> {target}" in doc
+    assert "exception" not in doc.lower()  # the table has none left (issue 34)
     for part in ALLOWED:
         part_doc = (ENGINE / part / "__init__.py").read_text()
         assert "public:" in part_doc and "May import:" in part_doc, part

@@ -1,7 +1,7 @@
 """A design as a whole: its spec (one parser for every section), its stored evaluation (typed), the trade-offs
 between evaluated options, the rows an analysis stores and what changed between two designs.
 
-May import: core, training, cost, serving, rl, capacity.
+May import: core, training, cost, serving, serving_cost, rl, capacity.
 
 Modules (what each owns, from its docstring; its public functions and classes):
     analysis_result -- The rows an analysis stores: a sweep's (and a recommendation's) row per (accelerator,

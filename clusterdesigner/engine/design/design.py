@@ -35,7 +35,7 @@ from clusterdesigner.engine.design.evaluation import DesignEvaluation
 from clusterdesigner.engine.design.goals import goals_verdict
 from clusterdesigner.engine.design.spec import DesignSpec
 from clusterdesigner.engine.rl import rl, rl_fleet
-from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 from clusterdesigner.engine.training import training
 from clusterdesigner.engine.training.user_calibration import CalibrationState, calibrate
 
@@ -280,7 +280,7 @@ def serving_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, A
     request = serving_request(spec)
     if request is None:
         return None
-    return serving.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS).to_json()
+    return serving_cost.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS).to_json()
 
 
 def rl_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:

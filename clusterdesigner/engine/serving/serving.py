@@ -1,8 +1,11 @@
-"""Serving planner: memory, latency, throughput, sizing and $ per million tokens for LLM inference.
+"""Serving planner: memory, latency, throughput and sizing for LLM inference (its $ per million tokens:
+engine.serving_cost).
 
 Pure Python + numpy (no Django, no I/O). The model shapes are the training engine's (``model.ModelShape``,
-``presets.PRESETS``), the accelerators the catalog's (``hardware.AcceleratorSpec``); owning and renting costs
-come from the cost engine (``cost.tco`` and ``tco.cloud_cost``). Formulas and sources: docs/serving-engine.md.
+``presets.PRESETS``), the accelerators the catalog's (``hardware.AcceleratorSpec``). This engine answers the
+physics (:func:`sizing`: layouts, replicas, throughput, latency); the owning and renting costs are added by
+engine.serving_cost (``serving_cost.estimate``), which prices them through the cost engine: serving never
+imports cost. Formulas and sources: docs/serving-engine.md.
 
 The model is a roofline of the two serving phases (Pope et al. 2022, "Efficiently Scaling Transformer
 Inference", arXiv:2211.05102, Sec. 2-3):
@@ -32,21 +35,11 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.core.bounds import COST as COST_BOUNDS
-from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import (
-    EngineError,
-    FieldPaths,
-    InfeasibleError,
-    InputError,
-    UnknownReferenceError,
-    named_by,
-)
+from clusterdesigner.engine.core.errors import InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.core.hardware import AcceleratorSpec
 from clusterdesigner.engine.core.model import ModelShape, model_from_dict
-from clusterdesigner.engine.core.offerings import PRICING_MODELS, CloudOfferingSpec
 from clusterdesigner.engine.core.presets import PRESETS
-from clusterdesigner.engine.cost.cost import tco
-from clusterdesigner.engine.cost.rent_own import HOURS_PER_YEAR, cloud_cost
+from clusterdesigner.engine.core.units import HOURS_PER_YEAR
 
 # Bytes per weight or KV element. FP4 is NVFP4/MXFP4: 4-bit values plus one 8-bit scale per 16 (NVFP4) or
 # 32 (MXFP4) elements; 0.5 byte ignores the scales (≤ 3 % more).
@@ -1157,7 +1150,8 @@ class DisaggregatedResult:
 
 @dataclass(frozen=True)
 class CostOption:
-    """$ per million tokens for one way to pay for the GPUs, on what that way bills (``serving_costs``).
+    """$ per million tokens for one way to pay for the GPUs, on what that way bills (engine.serving_cost's
+    ``serving_costs`` computes it; the serving engine only defines its shape).
 
     ``usd_per_m_tokens`` is the option's total over the horizon ÷ every token served (input and output).
     ``usd_per_m_input_tokens`` / ``usd_per_m_output_tokens`` split that total by phase: the replica's prefill
@@ -1188,7 +1182,8 @@ class CostOption:
 
 @dataclass(frozen=True)
 class ServingResult:
-    """A serving estimate: the chosen layout, every layout searched, the latency curves and the costs."""
+    """A serving estimate: the chosen layout, every layout searched, the latency curves and the costs (empty
+    from :func:`sizing`; engine.serving_cost's ``estimate`` fills ``costs`` and ``cost_note``)."""
 
     model: str
     accelerator: str
@@ -1568,149 +1563,6 @@ def _decode_pool(
     return best
 
 
-# ---- cost ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BilledCost:
-    """What one way to pay bills over the horizon: its $ per GPU-hour used (the cost engine's figure, shown),
-    its total, the GPUs it bills (whole nodes or the offering's instances) and the GPU-hours it bills."""
-
-    usd_per_gpu_hour: float
-    total_usd: float
-    billed_gpus: int
-    billed_gpu_hours: float
-    formula: str
-
-
-def _cost_option(
-    *,
-    option: str,
-    pricing_model: str,
-    offering: str,
-    billed: BilledCost,
-    best: LayoutResult,
-    inp: ServingInput,
-    prefill: float,
-    horizon_years: float,
-) -> CostOption:
-    """$ per million tokens on what is billed: the option's total over the horizon ÷ the tokens served.
-
-    tokens = R_mean · (n_in + n_out) · horizon h · 3,600; $/M all = total / tokens × 10⁶. The total splits
-    by phase as one request's replica GPU time does: prefill t_p (input) and decode 1/R − t_p (output),
-    R the replica's requests/s, so $/M input = total · (t_p · R) / (R_mean · n_in · horizon s) × 10⁶ and
-    the same for output with (1 − t_p · R). Idle share = 1 − busy GPU-hours / billed GPU-hours, busy =
-    R_mean · horizon s · (tp·pp) / R / 3,600. Example (tests/serving/test_api.py): Llama 3 8B at 2 req/s on
-    H100 is one 1-GPU replica on an 8-GPU node, so at most 1/8 of the billed GPU-hours are busy."""
-    hours = HOURS_PER_YEAR * horizon_years
-    seconds = hours * SECONDS_PER_HOUR
-    per_request_s = 1.0 / best.requests_per_s_per_replica
-    prefill_share = min(prefill / per_request_s, 1.0)
-    requests = inp.requests_per_s * seconds
-    n_in, n_out = inp.mean_input_tokens, inp.mean_output_tokens
-    tokens = requests * (n_in + n_out)
-    busy = requests * per_request_s * best.gpus_per_replica / SECONDS_PER_HOUR
-    return CostOption(
-        option=option,
-        pricing_model=pricing_model,
-        offering=offering,
-        usd_per_gpu_hour=billed.usd_per_gpu_hour,
-        usd_per_m_input_tokens=billed.total_usd * prefill_share / (requests * n_in) * 1e6,
-        usd_per_m_output_tokens=billed.total_usd * (1.0 - prefill_share) / (requests * n_out) * 1e6,
-        usd_per_m_tokens=billed.total_usd / tokens * 1e6,
-        formula=billed.formula,
-        usd_per_m_output_tokens_all_gpu_time=billed.total_usd / (requests * n_out) * 1e6,
-        idle_fraction=max(0.0, 1.0 - busy / billed.billed_gpu_hours) if billed.billed_gpu_hours > 0 else 0.0,
-        billed_gpus=billed.billed_gpus,
-        billed_gpu_hours=billed.billed_gpu_hours,
-        busy_gpu_hours=busy,
-        total_usd=billed.total_usd,
-        tokens_served=tokens,
-    )
-
-
-def serving_costs(
-    inp: ServingInput,
-    best: LayoutResult,
-    *,
-    utilization: float,
-    own: BilledCost | None,
-    offerings: Mapping[str, CloudOfferingSpec],
-    managed_overhead_fraction: float = 0.0,
-    horizon_years: float = 3.0,
-) -> tuple[CostOption, ...]:
-    """$ per million input, output and all tokens, owning and per cloud offering × pricing model, each on
-    what the option bills over the horizon (:func:`_cost_option`).
-
-    Owning: the cost engine's owning total for the whole nodes that hold the replicas (``cost.tco``, passed
-    in by :func:`estimate`), held every hour. Renting: ``tco.cloud_cost`` for the whole instances of each
-    offering that hold them (a 1-GPU instance bills one GPU), at its catalog price (on-demand pays the hours
-    used, reserved every hour of whole terms, spot the hours used: a lost request is retried, so no
-    checkpoint goodput applies). Offerings of other accelerators are skipped.
-    """
-    prefill = float(prefill_s(inp, tp=best.tp, pp=best.pp))
-    out: list[CostOption] = []
-
-    def option(name: str, pricing_model: str, offering: str, billed: BilledCost) -> CostOption:
-        return _cost_option(
-            option=name,
-            pricing_model=pricing_model,
-            offering=offering,
-            billed=billed,
-            best=best,
-            inp=inp,
-            prefill=prefill,
-            horizon_years=horizon_years,
-        )
-
-    if own is not None:
-        out.append(option("own", "own", "", own))
-    for slug in sorted(offerings):
-        if offerings[slug].accelerator == inp.accelerator.slug:
-            rent = _rent_billed(
-                offerings[slug],
-                gpus=best.gpus,
-                utilization=utilization,
-                horizon_years=horizon_years,
-                managed_overhead_fraction=managed_overhead_fraction,
-            )
-            out.extend(option(f"{slug} {model}", model, slug, billed) for model, billed in rent.items())
-    return tuple(out)
-
-
-def _rent_billed(
-    offer: CloudOfferingSpec,
-    *,
-    gpus: int,
-    utilization: float,
-    horizon_years: float,
-    managed_overhead_fraction: float,
-) -> dict[str, BilledCost]:
-    """Per pricing model the offering has a price for (in PRICING_MODELS order): ``tco.cloud_cost`` for the
-    whole instances that hold ``gpus`` (⌈gpus / GPUs an instance⌉): its $ per GPU-hour used, total and
-    billed GPU-hours (node-hours billed × GPUs an instance)."""
-    nodes = max(1, math.ceil(gpus / offer.gpu_count))
-    out: dict[str, BilledCost] = {}
-    for model in (m for m in PRICING_MODELS if m in offer.usd_per_hour):
-        rent = cloud_cost(
-            pricing_model=model,
-            usd_per_node_hour=offer.usd_per_hour[model],
-            nodes=nodes,
-            gpus_per_node=offer.gpu_count,
-            utilization=utilization,
-            horizon_years=horizon_years,
-            managed_overhead_fraction=managed_overhead_fraction,
-            storage_usd=0.0,
-            egress_usd=0.0,
-        )
-        out[model] = BilledCost(
-            usd_per_gpu_hour=rent.usd_per_gpu_hour.usd,
-            total_usd=rent.total.usd,
-            billed_gpus=nodes * offer.gpu_count,
-            billed_gpu_hours=rent.billed_node_hours * offer.gpu_count,
-            formula=f"{nodes} × {offer.gpu_count}-GPU instance(s): {rent.usd_per_gpu_hour.formula}",
-        )
-    return out
-
-
 def implied_utilization(inp: ServingInput, best: LayoutResult) -> float:
     """Mean demand ÷ provisioned capacity: R_mean / (replicas × R_replica), in [1e-6, 1] (the cost engine
     prices utilizations from 1e-6)."""
@@ -1968,56 +1820,9 @@ def parse_request(
 
 
 # The cost engine's owning sections a serving request may give beside ``on_prem`` (a price book's network
-# quote, a colocation contract's basis), passed to it as they are.
+# quote, a colocation contract's basis): part of the request this module checks, passed to the cost engine
+# as they are by engine.serving_cost.
 OWNING_SECTIONS = ("network", "colocation")
-
-
-def owning_cost(
-    *,
-    catalog: CatalogSpecs,
-    accelerator: str,
-    nodes: int,
-    gpus_per_node: int,
-    utilization: float,
-    on_prem: Mapping[str, Any],
-    horizon_years: float,
-    site: Mapping[str, Any] | None = None,
-    sections: Mapping[str, Any] | None = None,
-) -> BilledCost:
-    """The cost engine's owning cost of the serving cluster's whole nodes (``cost.tco`` → ``on_prem``): its
-    total over the horizon, its $ per GPU-hour used at the implied utilization, and the GPU-hours it holds
-    (nodes × GPUs a node × 8,760 h × years: an owner pays for every hour). Every owning default and catalog
-    price is the cost engine's own (docs/cost-engine.md); at a ``site`` (engine.cost.site's object: the
-    request's ``cost.site``) its power price, PUE and colocation, as the cost engine prices a design placed
-    there. Its errors keep their field under ``cost.``."""
-    request = {
-        "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
-        "utilization": utilization,
-        "horizon_years": horizon_years,
-        "on_prem": dict(on_prem),
-        **({"site": dict(site)} if site else {}),
-        **{k: v for k, v in (sections or {}).items() if k in OWNING_SECTIONS},
-    }
-    try:
-        result = tco(request, **catalog.cost_kwargs())
-    except EngineError as exc:
-        if exc.field.startswith(("on_prem", "site", *OWNING_SECTIONS)) or exc.field == "horizon_years":
-            where = f"cost.{exc.field}"
-        elif exc.field.startswith("cluster.nodes"):
-            where = "demand.requests_per_s"  # the demand sized a cluster the cost engine cannot price
-        else:
-            where = "accelerator"
-        raise type(exc)(exc.message, field=where) from exc
-    own = result["on_prem"]
-    gpus = nodes * gpus_per_node
-    return BilledCost(
-        usd_per_gpu_hour=float(own["usd_per_gpu_hour"]),
-        total_usd=float(own["total_usd"]),
-        billed_gpus=gpus,
-        billed_gpu_hours=gpus * HOURS_PER_YEAR * horizon_years,
-        formula=f"{nodes} × {gpus_per_node}-GPU node(s) owned: ${float(own['usd_per_gpu_hour']):.3f}/GPU-hour"
-        f" used at {utilization:.1%} utilization",
-    )
 
 
 def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
@@ -2049,78 +1854,57 @@ def _shape_assumptions(model: ModelShape) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def estimate(
-    request: Mapping[str, Any],
-    *,
-    catalog: CatalogSpecs,
-    paths: FieldPaths | None = None,
-    price_owning: bool = True,
-) -> ServingResult:
-    """A serving estimate for one request (docs/serving-engine.md): the fewest-GPU layout meeting the targets
-    at the peak demand, every layout searched, TTFT/TPOT against batch, the disaggregated option, and $ per
-    million tokens owning (:func:`owning_usd_per_gpu_hour`) and per cloud offering (:func:`serving_costs`).
-    ``price_owning=False`` leaves the owning option out (a caller that only sizes the GPUs, such as a
-    capacity plan, needs no owning price: the layout and GPU count do not depend on any cost).
-    Raises InputError/UnknownReferenceError naming the field (by ``paths`` when given: the user's path of a
-    request built for them), InfeasibleError when no layout fits or meets the targets."""
-    with named_by(paths):
-        return _estimate(request, catalog=catalog, price_owning=price_owning)
+@dataclass(frozen=True)
+class CostSettings:
+    """The request's ``cost`` section checked (:func:`_cost_settings`), for engine.serving_cost to price with:
+    the horizon (years), the managed-service overhead on renting, the owning inputs (``on_prem``, the
+    ``site`` object as given and the other owning sections, :data:`OWNING_SECTIONS`) and whether to price
+    the cloud offerings."""
+
+    horizon_years: float
+    managed_overhead_fraction: float
+    on_prem: Mapping[str, Any]
+    include_cloud: bool
+    site: Mapping[str, Any] | None
+    sections: Mapping[str, Any]
 
 
-def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs, price_owning: bool) -> ServingResult:
-    inp, cost_section = parse_request(request, accelerators=catalog.accelerators)
+@dataclass(frozen=True)
+class Sizing:
+    """The physics of one request (:func:`sizing`): the parsed input, its checked ``cost`` section and the
+    answer with no cost rows yet (``costs`` empty, ``cost_note`` blank)."""
+
+    inp: ServingInput
+    cost: CostSettings
+    result: ServingResult
+
+
+def sizing(request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]) -> Sizing:
+    """The serving engine's answer to one request (docs/serving-engine.md) without its costs: the fewest-GPU
+    layout meeting the targets at the peak demand, every layout searched, TTFT/TPOT against batch, the
+    disaggregated option, the utilization the mean demand implies and the assumptions. The costs are
+    engine.serving_cost's (``serving_cost.estimate``: this answer with $ per million tokens owning and per
+    cloud offering). Raises InputError/UnknownReferenceError naming the field, InfeasibleError when no layout
+    fits or meets the targets."""
+    inp, cost_section = parse_request(request, accelerators=accelerators)
     grid = _layout_grid(inp)
     results = size_layouts(inp, grid)
     best = results[0]
     if not best.meets_targets:
         raise _no_layout_error(inp, results)
-    utilization = implied_utilization(inp, best)
-    horizon, overhead, on_prem, include_cloud = _cost_settings(cost_section)
-    own = (
-        owning_cost(
-            catalog=catalog,
-            accelerator=inp.accelerator.slug,
-            nodes=max(1, math.ceil(best.gpus / inp.gpus_per_node)),
-            gpus_per_node=inp.gpus_per_node,
-            utilization=utilization,
-            on_prem=on_prem,
-            horizon_years=horizon,
-            site=cost_section.get("site"),
-            sections={k: cost_section[k] for k in OWNING_SECTIONS if k in cost_section},
-        )
-        if price_owning
-        else None
-    )
-    costs = serving_costs(
-        inp,
-        best,
-        utilization=utilization,
-        own=own,
-        offerings=catalog.offerings if include_cloud else {},
-        managed_overhead_fraction=float(overhead),
-        horizon_years=horizon,
-    )
-    note = (
-        ""
-        if any(c.offering for c in costs)
-        else f"no cloud offering in the catalog rents {inp.accelerator.slug}"
-        if include_cloud
-        else "cloud offerings not priced (cost.include_cloud false)"
-    )
-    if not price_owning:
-        note = "; ".join(filter(None, [note, "owning not priced (sizing only)"]))
-    return ServingResult(
+    cost = _cost_settings(cost_section)
+    result = ServingResult(
         model=inp.model.name,
         accelerator=inp.accelerator.slug,
         best=best,
         layouts=results,
         curve=latency_curve(replace(inp, attention_dp=best.attention_dp), tp=best.tp, pp=best.pp),
         disaggregated=disaggregated(inp, results),
-        utilization=utilization,
+        utilization=implied_utilization(inp, best),
         peak_requests_per_s=inp.requests_per_s * inp.peak_to_mean,
         mean_requests_per_s=inp.requests_per_s,
-        costs=costs,
-        cost_note=note,
+        costs=(),
+        cost_note="",
         assumptions=_assumptions(inp),
         peak_to_mean=inp.peak_to_mean,
         input_tokens_per_day=inp.requests_per_s * SECONDS_PER_DAY * inp.mean_input_tokens,
@@ -2130,6 +1914,7 @@ def _estimate(request: Mapping[str, Any], *, catalog: CatalogSpecs, price_owning
         ),
         pareto=pareto_frontier(inp, grid),
     )
+    return Sizing(inp=inp, cost=cost, result=result)
 
 
 def _no_layout_error(inp: ServingInput, results: Sequence[LayoutResult]) -> InfeasibleError:
@@ -2164,7 +1949,7 @@ def _binding_target(inp: ServingInput, g: Mapping[str, np.ndarray]) -> str:
     return "targets.tpot_s"
 
 
-def _cost_settings(cost_section: Mapping[str, Any]) -> tuple[float, float, Mapping[str, Any], bool]:
+def _cost_settings(cost_section: Mapping[str, Any]) -> CostSettings:
     """The ``cost`` section checked: horizon (years), managed overhead (a fraction, bounds.COST), the owning
     inputs (``on_prem``) and whether to price cloud offerings."""
     horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
@@ -2180,7 +1965,14 @@ def _cost_settings(cost_section: Mapping[str, Any]) -> tuple[float, float, Mappi
     include_cloud = cost_section.get("include_cloud", True)
     if not isinstance(include_cloud, bool):
         raise InputError(f"must be true or false, got {include_cloud!r}", field="cost.include_cloud")
-    return horizon, overhead, on_prem, include_cloud
+    return CostSettings(
+        horizon_years=horizon,
+        managed_overhead_fraction=float(overhead),
+        on_prem=on_prem,
+        include_cloud=include_cloud,
+        site=cost_section.get("site"),
+        sections={k: cost_section[k] for k in OWNING_SECTIONS if k in cost_section},
+    )
 
 
 def _assumptions(inp: ServingInput) -> tuple[tuple[str, str], ...]:

@@ -4,13 +4,13 @@ from typing import Any
 
 from apps.designs.management.engine_command import EngineCommand
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.serving import serving
+from clusterdesigner.engine.serving_cost import serving_cost
 
 
 def _serve_estimate(
     request: dict[str, Any], catalog: CatalogSpecs, records: dict[str, Any]
 ) -> dict[str, Any]:
-    return serving.estimate(request, catalog=catalog).to_json()
+    return serving_cost.estimate(request, catalog=catalog).to_json()
 
 
 class Command(EngineCommand):
