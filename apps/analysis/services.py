@@ -47,7 +47,7 @@ from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost import cost, defaults
 from clusterdesigner.engine.training import training
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
-from clusterdesigner.jsonutil import jsonable, snapshot_hash
+from clusterdesigner.memo import jsonable, snapshot_hash
 
 MAX_SWEEP_ITEMS = 5000
 # A sweep's chunks: at most GROUPS_PER_CHUNK points each (progress moves, and a lost chunk costs little), and

@@ -15,7 +15,7 @@ from apps.designs.models import Design, DesignDraft, DesignVersion, Evaluation
 from apps.sites.services import site_resolve
 from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.errors import InvalidInput, NotFound
-from clusterdesigner.jsonutil import jsonable
+from clusterdesigner.memo import jsonable
 
 
 def draft_get(*, design: Design, user: Any) -> DesignDraft | None:

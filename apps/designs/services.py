@@ -40,7 +40,7 @@ from clusterdesigner.engine.design.design import (
 from clusterdesigner.engine.training import training
 from clusterdesigner.engine.training.user_calibration import CalibrationState
 from clusterdesigner.errors import Conflict, InvalidInput
-from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
+from clusterdesigner.memo import JSONText, jsonable, snapshot_hash
 
 cost_requests = design_spec.cost_requests
 spec_with_defaults = design_spec.with_defaults

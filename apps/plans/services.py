@@ -28,7 +28,7 @@ from clusterdesigner.engine.cost.cost import FINANCE_LINES
 from clusterdesigner.engine.cost.rent_own import OnPremInputs
 from clusterdesigner.engine.cost.resale import curves_from_records
 from clusterdesigner.errors import InvalidInput
-from clusterdesigner.jsonutil import snapshot_hash
+from clusterdesigner.memo import snapshot_hash
 
 if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day inference only)
     from clusterdesigner.engine.serving.serving import ServingResult

@@ -25,7 +25,7 @@ from apps.pricebook.services import TARGETS
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec
 from clusterdesigner.engine.cost.cost_request import switch_slug
-from clusterdesigner.jsonutil import snapshot_hash
+from clusterdesigner.memo import snapshot_hash
 
 Kind = PriceEntry.Kind
 # The fields an entry is matched on (_matcher's targets).
