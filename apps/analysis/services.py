@@ -34,10 +34,17 @@ from apps.catalog.selectors import (
 )
 from apps.designs import selectors as design_selectors
 from apps.designs.models import DesignVersion
-from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced, price_owner
+from apps.designs.pricing import (
+    OfferingPrices,
+    PriceOwner,
+    calibration_key_of_design,
+    calibration_state,
+    offerings_priced,
+    personal_calibration,
+    price_owner,
+)
 from apps.designs.runners import StartedRun
 from apps.designs.services import design_calibration, design_prices, freshness_key
-from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
 from apps.sites.selectors import site_get
 from apps.teams import access
 from clusterdesigner.engine.core.catalog import specs_from_records

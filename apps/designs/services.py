@@ -10,16 +10,22 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
+from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
-from apps.designs.pricing import PriceOwner, evaluation_stamps, prices_resolve
+from apps.designs.pricing import (
+    CalibrationKey,
+    PriceOwner,
+    Resolution,
+    calibration_key_of_design,
+    calibration_state,
+    evaluation_stamps,
+    prices_resolve,
+)
 from apps.designs.specs import PRICING_MODELS
-from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
-from apps.pricebook.resolve import Resolution
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine.core.catalog import CatalogSpecs
@@ -338,8 +344,7 @@ def design_evaluate(*, version: DesignVersion) -> Evaluation:
     """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
     the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
     catalog, prices, digest, calibration = evaluation_input(version)
-    # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
-    existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
+    existing = selectors.evaluation_get(version=version, input_hash=digest)
     return existing or _evaluation_store(
         version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
     )
@@ -351,7 +356,7 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
     problem is cached by the same input hash as an evaluation is stored under, so a page view of a design that
     fits nowhere does not search again (the node-count search costs up to eight layout searches)."""
     catalog, prices, digest, calibration = evaluation_input(version)
-    existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
+    existing = selectors.evaluation_get(version=version, input_hash=digest)
     if existing:
         return existing, None
     key = f"designs:problem:v1:{digest}"
@@ -406,10 +411,8 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     if text is not None:
         return JSONText(text)
     catalog, prices, digest, calibration = evaluation_input(version, snapshot, None, setting)
-    stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
-    try:
-        text = stored.get(input_hash=digest)
-    except Evaluation.DoesNotExist:
+    text = selectors.evaluation_text_get(version=version, input_hash=digest)
+    if text is None:
         result: dict[str, Any] = _evaluation_store(
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
