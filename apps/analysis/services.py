@@ -39,12 +39,14 @@ from apps.designs.pricing import (
     PriceOwner,
     calibration_key_of_design,
     calibration_state,
+    design_calibration,
+    design_prices,
+    freshness_key,
     offerings_priced,
     personal_calibration,
     price_owner,
 )
 from apps.designs.runners import StartedRun
-from apps.designs.services import design_calibration, design_prices, freshness_key
 from apps.sites.selectors import site_get
 from apps.teams import access
 from clusterdesigner.engine.core.catalog import specs_from_records

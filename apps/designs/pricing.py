@@ -26,14 +26,15 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Case, F, Q, Value, When, Window
 from django.db.models.functions import RowNumber
 
-from apps.catalog.selectors import price_freshness
+from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
+from apps.designs.models import Design, DesignVersion
 from apps.measurements.models import CalibrationSetting
 from apps.measurements.selectors import (
     Holder,
@@ -49,7 +50,8 @@ from apps.teams import access
 from apps.teams.models import Team
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import InputError
-from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec
+from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec, Freshness
+from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost.cost_request import switch_slug
 from clusterdesigner.engine.cost.site import cooling_used, cost_inputs, input_source, parse_site
 from clusterdesigner.engine.training.user_calibration import CalibrationState
@@ -208,6 +210,107 @@ def personal_calibration(*, user: Any) -> CalibrationState:
     if holder is None:
         return CalibrationState(enabled=False)
     return calibration_state(key=calibration_key(holder=holder))
+
+
+# --- An evaluation's inputs: the catalog, the prices, the calibration, their hash and memo key ------------
+
+
+class EvaluationInputs(NamedTuple):
+    """What an evaluation of a version is made with (evaluation_input): the catalog snapshot, the version's
+    resolved prices, the owner's calibration, and the hash of them all that the evaluation is stored under."""
+
+    catalog: CatalogSnapshot
+    prices: Resolution
+    digest: str
+    calibration: CalibrationState
+
+
+def evaluation_memo_key(
+    version: DesignVersion,
+    catalog: CatalogSnapshot,
+    book: tuple[Any, ...],
+    setting: CalibrationKey,
+) -> tuple[Any, ...]:
+    """What a stored evaluation's text depends on, as the memo keys it: the inputs of evaluation_input's
+    digest (the version, the catalog, the owner's price book by its stamp (pricing.evaluation_stamps) with
+    the day, which decides what has expired, the day's stale threshold, the engines' output version, whose
+    calibration applies (the design's team's, else its maker's), its switch and its stamp, which moves with
+    every write to the holder's measured runs)."""
+    fresh = price_freshness()
+    day = (fresh.today, fresh.stale_after_days)
+    return (
+        version.pk,
+        version.created_at,
+        catalog.version,
+        book,
+        *day,
+        ENGINE_VERSION,
+        *setting.memo_key(),
+    )
+
+
+def design_calibration(*, design: Design) -> CalibrationState:
+    """The calibration a design's estimates are made with: its owner's (its team's for a team's design, its
+    maker's for a personal one), for the analyses and plans built from it."""
+    return calibration_state(key=calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id))
+
+
+def calibration_key_of_version(version: DesignVersion) -> CalibrationKey:
+    """The switch of the design's owner: its team's for a team's design, its maker's for a personal one (the
+    same for every reader, share links included)."""
+    design = version.design
+    return calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id)
+
+
+def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
+    """The version's prices resolved (apps.designs.pricing): the design's own, else its owner's price book
+    (the team's for a team's design), else the catalog's; today decides which entries have expired."""
+    return prices_resolve(owner=PriceOwner.of(version.design), spec=version.spec, catalog=catalog.specs)
+
+
+def evaluation_input(
+    version: DesignVersion,
+    catalog: CatalogSnapshot | None = None,
+    prices: Resolution | None = None,
+    setting: CalibrationKey | None = None,
+) -> EvaluationInputs:
+    """An evaluation's inputs: the catalog (by default the current one), the version's resolved prices, the
+    owner's calibration state and the hash that identifies an evaluation of this version against them
+    (against which catalog prices are stale today, and against the engines' output version). The resolved
+    prices are in the hash, so an evaluation priced with one owner's book is never shown for another's, and
+    a changed or expired entry is a new evaluation."""
+    catalog = catalog or engine_catalog_snapshot()
+    prices = prices or design_prices(version=version, catalog=catalog)
+    stale = freshness_key(records=catalog.records, freshness=price_freshness())
+    calibration = calibration_state(key=setting or calibration_key_of_version(version))
+    # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
+    # added) is recomputed on the next view rather than shown as it was; the calibration (the switch and the
+    # factors fitted on the holder's runs, and whose) is, so a result is never served under another one.
+    return EvaluationInputs(
+        catalog,
+        prices,
+        snapshot_hash(
+            {
+                "spec": version.spec,
+                "catalog": catalog.digest,
+                "prices": prices.key,
+                "stale": stale,
+                "engine": ENGINE_VERSION,
+                "calibration": calibration.to_json(),
+            }
+        ),
+        calibration,
+    )
+
+
+def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[str, Any]:
+    """What an evaluation's stale-price findings depend on: the threshold and which of the catalog's price
+    dates are stale. It changes when a date crosses the threshold, not every day, so a stored evaluation is
+    reused until then."""
+    rows = [p for o in records.get("cloud_offerings", []) for p in o.get("prices", [])]
+    rows += [r for key in ("accelerators", "server_types") for r in records.get(key, [])]
+    dates = {str(row.get("as_of") or "") for row in rows}
+    return {"days": freshness.stale_after_days, "stale": sorted(d for d in dates if freshness.is_stale(d))}
 
 
 def prices_resolve(
