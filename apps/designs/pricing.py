@@ -670,23 +670,7 @@ def _on_prem(spec: dict[str, Any], book: _Book, rows: list[dict[str, Any]]) -> N
     costs = spec.setdefault("costs", {})
     on_prem = costs.setdefault("on_prem", {})
     site = spec.get("site") or {}
-    cluster = spec["cluster"]
-    explicit = "server_usd" in on_prem or "server_usd_per_gpu" in on_prem
-    quote = (
-        None
-        if explicit
-        else book.pick(
-            "the server price",
-            _matcher(
-                Kind.SERVER_QUOTE, accelerator=cluster["accelerator"], gpus_per_node=cluster["gpus_per_node"]
-            ),
-        )
-    )
-    if quote is not None:
-        on_prem["server_usd"] = quote.value
-        if quote.network_included and "included_in_server" not in (costs.get("network") or {}):
-            costs["network"] = {**(costs.get("network") or {}), "included_in_server": True}
-    rows.append(_figure("on_prem.server_usd", "USD/server", explicit, on_prem.get("server_usd"), quote))
+    _server(costs, spec["cluster"], book, rows)
     for key, kind, site_key, unit, what in (
         ("usd_per_kwh", Kind.POWER, "power_usd_per_kwh", "USD/kWh", "the electricity price"),
         (
@@ -710,6 +694,30 @@ def _on_prem(spec: dict[str, Any], book: _Book, rows: list[dict[str, Any]]) -> N
         if explicit and key not in on_prem:
             row["source"] = f"the design's site {site.get('name') or ''}".rstrip()
         rows.append(row)
+
+
+def _server(
+    costs: dict[str, Any], cluster: Mapping[str, Any], book: _Book, rows: list[dict[str, Any]]
+) -> None:
+    """The server price: the design's, else the book's quote for its accelerator and node size (a quote that
+    includes the network marks the network as in the server's price, unless the design says)."""
+    on_prem = costs["on_prem"]
+    explicit = "server_usd" in on_prem or "server_usd_per_gpu" in on_prem
+    quote = (
+        None
+        if explicit
+        else book.pick(
+            "the server price",
+            _matcher(
+                Kind.SERVER_QUOTE, accelerator=cluster["accelerator"], gpus_per_node=cluster["gpus_per_node"]
+            ),
+        )
+    )
+    if quote is not None:
+        on_prem["server_usd"] = quote.value
+        if quote.network_included and "included_in_server" not in (costs.get("network") or {}):
+            costs["network"] = {**(costs.get("network") or {}), "included_in_server": True}
+    rows.append(_figure("on_prem.server_usd", "USD/server", explicit, on_prem.get("server_usd"), quote))
 
 
 # A network quote's line: the cost engine's input (spec.costs.network.<name>) and what it prices.
