@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/pricebook.py   (its own SQLite database under /tmp). Target: under 5 ms added.
 
-Prints (1) the time of the resolution itself (apps.designs.services.design_prices: the book's query, the
+Prints (1) the time of the resolution itself (apps.designs.pricing.design_prices: the book's query, the
 resolution and its digest) with an empty book and with 500 entries, and (2) the server time of a repeated
 POST /api/v1/designs/{id}/evaluate/ (the stored result answering) for a design without a book and for one
 whose owner has 500 entries: the difference is what the book adds to every evaluation request.
@@ -119,7 +119,7 @@ def main() -> None:
     from apps.catalog.services import catalog_load_seed
     from apps.designs.demo import DEMOS
     from apps.designs.models import Design
-    from apps.designs.services import design_prices
+    from apps.designs.pricing import design_prices
 
     catalog_load_seed()
     users = [get_user_model().objects.get_or_create(username=f"bench-pricebook-{n}")[0] for n in ("a", "b")]

@@ -1,8 +1,12 @@
-"""Rendered responses kept in this process, keyed by what they are a function of.
+"""Results as the project stores and serves them: the input hash a result is stored under, a value made safe
+for a JSON column, JSON already encoded as text, and the rendered texts kept in this process. One module, so
+that a stored result's text (read from the database, kept in the memo, sent as it is) has one home, in the
+project package, which every app may import (no app imports another's private helpers, and no service
+imports the API's renderer).
 
-A stored evaluation (~40 kB of JSON), a catalog list page and a share page and its JSON are functions of
-rows that the request reads anyway (a version and the catalog's version; a share link and its frozen
-evaluation), so the key holds those rows' identities and change stamps: an edit, a catalog write or a
+The memo: a stored evaluation (~40 kB of JSON), a catalog list page and a share page and its JSON are
+functions of rows that the request reads anyway (a version and the catalog's version; a share link and its
+frozen evaluation), so the key holds those rows' identities and change stamps: an edit, a catalog write or a
 revoked link changes or removes the key, and nothing has to be invalidated, in this process or in another
 one. The memo is per-process on purpose: correctness never depends on a shared cache being reachable or in
 step, and a worker that restarts starts empty. It never decides who may read what: every caller checks
@@ -11,10 +15,34 @@ access first and keys by the object that check returned.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+
+def snapshot_hash(snapshot: dict[str, Any]) -> str:
+    """SHA-256 of the snapshot's JSON with sorted keys (values JSON cannot hold are written with str())."""
+    return hashlib.sha256(json.dumps(snapshot, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def jsonable(value: Any) -> Any:
+    """Round-trip through JSON so NaN/inf never reach the database (JSON has no such numbers: they become
+    null), and dates and other objects become their str()."""
+    return json.loads(json.dumps(value, default=str), parse_constant=lambda _token: None)
+
+
+class JSONText(str):
+    """A JSON document that is already text, such as a stored result read from its jsonb column as text.
+
+    A service returns one and a view sends it with ``Response(JSONText(text))``: the API's renderer
+    (clusterdesigner.renderers.JSONRenderer) writes it out without decoding it and encoding it again. The
+    bytes are the database's spelling of the same JSON (jsonb puts a space after ``,`` and ``:`` and writes
+    1e-05 as 0.00001): a JSON reader gets the same values.
+    """
+
 
 V = TypeVar("V")
 

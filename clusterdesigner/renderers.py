@@ -11,7 +11,7 @@ from typing import Any
 
 from rest_framework import renderers
 
-from clusterdesigner.jsonutil import JSONText
+from clusterdesigner.memo import JSONText
 
 
 class JSONRenderer(renderers.JSONRenderer):

@@ -34,10 +34,19 @@ from apps.catalog.selectors import (
 )
 from apps.designs import selectors as design_selectors
 from apps.designs.models import DesignVersion
-from apps.designs.pricing import OfferingPrices, PriceOwner, offerings_priced, price_owner
+from apps.designs.pricing import (
+    OfferingPrices,
+    PriceOwner,
+    calibration_key_of_design,
+    calibration_state,
+    design_calibration,
+    design_prices,
+    freshness_key,
+    offerings_priced,
+    personal_calibration,
+    price_owner,
+)
 from apps.designs.runners import StartedRun
-from apps.designs.services import design_calibration, design_prices, freshness_key
-from apps.measurements.selectors import calibration_key_of_design, calibration_state, personal_calibration
 from apps.sites.selectors import site_get
 from apps.teams import access
 from clusterdesigner.engine.core.catalog import specs_from_records
@@ -47,7 +56,7 @@ from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost import cost, defaults
 from clusterdesigner.engine.training import training
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
-from clusterdesigner.jsonutil import jsonable, snapshot_hash
+from clusterdesigner.memo import jsonable, snapshot_hash
 
 MAX_SWEEP_ITEMS = 5000
 # A sweep's chunks: at most GROUPS_PER_CHUNK points each (progress moves, and a lost chunk costs little), and

@@ -42,7 +42,7 @@ from apps.teams import services as team_services
 from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer, FileNegotiation
-from clusterdesigner.jsonutil import JSONText
+from clusterdesigner.memo import JSONText
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.renderers import JSONRenderer
 from clusterdesigner.views import or_404

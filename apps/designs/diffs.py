@@ -14,7 +14,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 
 from apps.catalog.selectors import engine_catalog_snapshot, price_freshness
-from apps.designs import services
+from apps.designs import pricing, services
 from apps.designs.models import DesignVersion
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.attribution import DesignDiff, Evaluate, design_diff, input_changes
@@ -82,7 +82,7 @@ def version_diff(
     that does not list every changed input once. Without an ``order`` the inputs go in their paths' sorted
     order: a stored spec's key order is the database's (PostgreSQL's jsonb reorders keys), so the engine's
     default (the spec's order) would differ between databases."""
-    evaluate = spec_evaluator(services.design_calibration(design=new.design))
+    evaluate = spec_evaluator(pricing.design_calibration(design=new.design))
     if order is None:
         order = sorted(c.path for c in input_changes(old.spec, new.spec))
     return VersionDiff(

@@ -10,12 +10,12 @@ from typing import Any
 from django.core.cache import cache
 from django.db import transaction
 
-from apps.designs import services
+from apps.designs import pricing, services
 from apps.designs.models import Design, DesignDraft, DesignVersion, Evaluation
 from apps.sites.services import site_resolve
 from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.errors import InvalidInput, NotFound
-from clusterdesigner.jsonutil import jsonable
+from clusterdesigner.memo import jsonable
 
 
 def draft_get(*, design: Design, user: Any) -> DesignDraft | None:
@@ -110,7 +110,7 @@ def draft_evaluate_or_problem(*, draft: DesignDraft) -> tuple[Evaluation | None,
     stored in the database: a draft changes with every keystroke. The result is cached by the same input
     hash a saved version's evaluation is stored under, so typing back to an earlier value costs nothing."""
     version = draft_version(draft=draft)
-    catalog, prices, digest, calibration = services.evaluation_input(version)
+    catalog, prices, digest, calibration = pricing.evaluation_input(version)
     key = f"designs:draft:v1:{digest}"
     found = cache.get(key)
     if found is None:

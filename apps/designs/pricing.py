@@ -1,29 +1,61 @@
-"""The one place prices are composed (issue #35), for every consumer: a design's evaluation, the capacity
-plan, sweeps, compare, recommend and the serving planner. Each asks :func:`prices_resolve` (a design-shaped
-spec) or :func:`offerings_priced` (an accelerator's offerings and owning inputs) with the owner whose book
-applies: the design's, the plan's or the analysis's (its team's when it is a team's, else its user's own),
-never the user who happens to ask or the worker that runs it. The order is apps.pricebook.resolve's: the value
-given → the owner's price book, newest unexpired entry → the public catalog; every figure says which, with its
-entry's date. A new price source is added here (and in apps.pricebook.resolve), and every consumer has it."""
+"""What a computation is priced and calibrated with, for every consumer (issues #34, #35): a design's
+evaluation, the capacity plan, sweeps, compare, recommend and the serving planner. One module, so that an
+evaluation's inputs (beside the catalog snapshot, apps.catalog.selectors) are resolved in one place:
+
+- prices: each consumer asks :func:`prices_resolve` (a design-shaped spec) or :func:`offerings_priced` (an
+  accelerator's offerings and owning inputs) with the owner whose book applies: the design's, the plan's or
+  the analysis's (its team's when it is a team's, else its user's own), never the user who happens to ask or
+  the worker that runs it. The order: the value given on the design (its costs, or its site's power and
+  colocation) → the owner's price book, newest unexpired entry → the public catalog (the cost engine's own
+  resolution, with its source); every figure says which, with its entry's date. The book's figures are
+  written into the spec the cost engine reads, as if typed on the design, and every figure's origin is an
+  assumption row (``prices.*``). An expired entry is never used; when it is newer than what is used
+  instead, a warning names it. A new price source is added here, and every consumer has it.
+- calibration: the switch of a design's owner (its team's, else its maker's) and the factors fitted on the
+  holder's measured runs (apps.measurements), as :func:`calibration_state`.
+- the stamps: :func:`evaluation_stamps`, what a stored evaluation's memo key reads of the owner (the book's
+  stamp and the calibration switch) in one statement.
+
+What a design resolves to is part of its evaluation's key (apps.designs.services), so no owner sees a result
+priced with another's book or calibrated with another's runs."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
+from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Case, F, Q, Value, When, Window
+from django.db.models.functions import RowNumber
 
-from apps.catalog.selectors import price_freshness
-from apps.measurements.selectors import CalibrationKey, calibration_holder_sql, calibration_key_of_row
+from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
+from apps.designs.models import Design, DesignVersion
+from apps.measurements.models import CalibrationSetting
+from apps.measurements.selectors import (
+    Holder,
+    calibration_fit,
+    calibration_setting,
+    holder_get,
+    run_rows,
+    team_label,
+)
 from apps.pricebook.models import PriceEntry
-from apps.pricebook.resolve import Resolution, book_entries, resolve_prices
+from apps.pricebook.services import TARGETS
 from apps.teams import access
+from apps.teams.models import Team
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec, Freshness
+from clusterdesigner.engine.core.version import ENGINE_VERSION
+from clusterdesigner.engine.cost.cost_request import switch_slug
 from clusterdesigner.engine.cost.site import cooling_used, cost_inputs, input_source, parse_site
+from clusterdesigner.engine.training.user_calibration import CalibrationState
+from clusterdesigner.memo import snapshot_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +98,7 @@ def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKe
 
     The book's stamp is its entries' count and newest ``updated_at``: any write (an entry added, changed or
     deleted) moves it, so a memo keyed by it (with the day, which decides expiry) never serves a result
-    priced with an older book. The switch is apps.measurements.selectors.calibration_key_of_design's (the
+    priced with an older book. The switch is calibration_key_of_design's (the
     team's for a team's design, else its maker's). Plain SQL: the ORM built the aggregate, and then the
     switch's query, anew each time (each about a fifth of the request's CPU, bench/load_profile.py
     --profile design-evaluate)."""
@@ -87,6 +119,198 @@ def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKe
     row = None if holder[0] is None else tuple(holder)
     calibration = calibration_key_of_row(owner_id=owner.owner_id, team_id=owner.team_id, row=row)
     return (owner.owner_id, owner.team_id, count, newest), calibration
+
+
+# --- The calibration a design's estimates are made with: its owner's switch, the factors fitted on its runs
+
+
+@dataclass(frozen=True)
+class CalibrationKey:
+    """The switch that applies to a design, as the evaluation memo keys it: whose (the holder), on or off,
+    and the stamp that moves with every toggle and every write to the holder's runs ("" when the holder
+    never wrote a run nor toggled)."""
+
+    holder: Holder
+    enabled: bool
+    stamp: str
+
+    def memo_key(self) -> tuple[Any, ...]:
+        return (self.holder.owner_id, self.holder.team_id, self.holder.label, self.enabled, self.stamp)
+
+
+def _key(holder: Holder, found: tuple[Any, Any] | None) -> CalibrationKey:
+    if found is None or found[1] is None:
+        return CalibrationKey(holder, False, "")
+    return CalibrationKey(holder, bool(found[0]), found[1].isoformat())
+
+
+def calibration_key(*, holder: Holder) -> CalibrationKey:
+    return _key(holder, calibration_setting(holder=holder))
+
+
+def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> CalibrationKey:
+    """The switch of the design's owner, in one query: the team's for a team's design, its maker's for a
+    personal one; the same whoever looks at the design (a share link included)."""
+    fields = ("calibration_setting__enabled", "calibration_setting__changed_at")
+    if team_id is not None:
+        row = Team.objects.filter(pk=team_id).values_list("name", *fields).first()
+    else:
+        users = get_user_model().objects.filter(pk=owner_id)
+        row = users.values_list(get_user_model().USERNAME_FIELD, *fields).first()
+    return calibration_key_of_row(owner_id=owner_id, team_id=team_id, row=row)
+
+
+def calibration_key_of_row(
+    *, owner_id: int, team_id: int | None, row: tuple[Any, ...] | None
+) -> CalibrationKey:
+    """calibration_key_of_design's answer from its row (the holder's name, the switch, its stamp; None: no
+    such holder), read by the ORM or by calibration_holder_sql's statement."""
+    if team_id is not None:
+        holder = Holder(owner_id=None, team_id=team_id, label=team_label(row[0] if row else ""), scope="team")
+    else:
+        holder = Holder(owner_id=owner_id, team_id=None, label=str(row[0]) if row else "", scope="personal")
+    return _key(holder, None if row is None else (row[1], row[2]))
+
+
+def calibration_holder_sql(*, team: bool) -> str:
+    """calibration_key_of_design's query as plain SQL of one parameter (the team's id for a team's design,
+    else its maker's), for a caller that reads it in the same statement as other stamps
+    (evaluation_stamps): the holder's name, the switch and its stamp, as the ORM's LEFT
+    JOIN reads them; no row when there is no such holder."""
+    quote = connection.ops.quote_name
+
+    def column(model: Any, field: str) -> str:  # the column's quoted name (a model's meta is untyped here)
+        return str(quote(model._meta.get_field(field).column))
+
+    holder_model: Any = Team if team else get_user_model()
+    name = column(holder_model, "name" if team else holder_model.USERNAME_FIELD)
+    holder, pk = quote(holder_model._meta.db_table), quote(holder_model._meta.pk.column)
+    setting = quote(CalibrationSetting._meta.db_table)
+    holder_id = column(CalibrationSetting, "team" if team else "owner")
+    enabled, changed_at = column(CalibrationSetting, "enabled"), column(CalibrationSetting, "changed_at")
+    return (
+        f"SELECT h.{name}, s.{enabled}, s.{changed_at} FROM {holder} h"
+        f" LEFT OUTER JOIN {setting} s ON s.{holder_id} = h.{pk} WHERE h.{pk} = %s"
+    )
+
+
+def calibration_state(*, key: CalibrationKey) -> CalibrationState:
+    """What the holder's designs are estimated with: off, or on with the factors fitted on its runs."""
+    scope, label = key.holder.scope, key.holder.label
+    if not key.enabled:
+        return CalibrationState(enabled=False, scope=scope, holder=label)
+    rows = run_rows(runs=key.holder.runs().order_by("pk"))
+    return CalibrationState(enabled=True, calibration=calibration_fit(rows=rows), scope=scope, holder=label)
+
+
+def personal_calibration(*, user: Any) -> CalibrationState:
+    """The user's own calibration (their personal runs and switch), for estimates that are no one's design
+    (a sweep's or a recommendation's points)."""
+    holder = holder_get(user=user, team_id=None)
+    if holder is None:
+        return CalibrationState(enabled=False)
+    return calibration_state(key=calibration_key(holder=holder))
+
+
+# --- An evaluation's inputs: the catalog, the prices, the calibration, their hash and memo key ------------
+
+
+class EvaluationInputs(NamedTuple):
+    """What an evaluation of a version is made with (evaluation_input): the catalog snapshot, the version's
+    resolved prices, the owner's calibration, and the hash of them all that the evaluation is stored under."""
+
+    catalog: CatalogSnapshot
+    prices: Resolution
+    digest: str
+    calibration: CalibrationState
+
+
+def evaluation_memo_key(
+    version: DesignVersion,
+    catalog: CatalogSnapshot,
+    book: tuple[Any, ...],
+    setting: CalibrationKey,
+) -> tuple[Any, ...]:
+    """What a stored evaluation's text depends on, as the memo keys it: the inputs of evaluation_input's
+    digest (the version, the catalog, the owner's price book by its stamp (pricing.evaluation_stamps) with
+    the day, which decides what has expired, the day's stale threshold, the engines' output version, whose
+    calibration applies (the design's team's, else its maker's), its switch and its stamp, which moves with
+    every write to the holder's measured runs)."""
+    fresh = price_freshness()
+    day = (fresh.today, fresh.stale_after_days)
+    return (
+        version.pk,
+        version.created_at,
+        catalog.version,
+        book,
+        *day,
+        ENGINE_VERSION,
+        *setting.memo_key(),
+    )
+
+
+def design_calibration(*, design: Design) -> CalibrationState:
+    """The calibration a design's estimates are made with: its owner's (its team's for a team's design, its
+    maker's for a personal one), for the analyses and plans built from it."""
+    return calibration_state(key=calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id))
+
+
+def calibration_key_of_version(version: DesignVersion) -> CalibrationKey:
+    """The switch of the design's owner: its team's for a team's design, its maker's for a personal one (the
+    same for every reader, share links included)."""
+    design = version.design
+    return calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id)
+
+
+def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
+    """The version's prices resolved (apps.designs.pricing): the design's own, else its owner's price book
+    (the team's for a team's design), else the catalog's; today decides which entries have expired."""
+    return prices_resolve(owner=PriceOwner.of(version.design), spec=version.spec, catalog=catalog.specs)
+
+
+def evaluation_input(
+    version: DesignVersion,
+    catalog: CatalogSnapshot | None = None,
+    prices: Resolution | None = None,
+    setting: CalibrationKey | None = None,
+) -> EvaluationInputs:
+    """An evaluation's inputs: the catalog (by default the current one), the version's resolved prices, the
+    owner's calibration state and the hash that identifies an evaluation of this version against them
+    (against which catalog prices are stale today, and against the engines' output version). The resolved
+    prices are in the hash, so an evaluation priced with one owner's book is never shown for another's, and
+    a changed or expired entry is a new evaluation."""
+    catalog = catalog or engine_catalog_snapshot()
+    prices = prices or design_prices(version=version, catalog=catalog)
+    stale = freshness_key(records=catalog.records, freshness=price_freshness())
+    calibration = calibration_state(key=setting or calibration_key_of_version(version))
+    # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
+    # added) is recomputed on the next view rather than shown as it was; the calibration (the switch and the
+    # factors fitted on the holder's runs, and whose) is, so a result is never served under another one.
+    return EvaluationInputs(
+        catalog,
+        prices,
+        snapshot_hash(
+            {
+                "spec": version.spec,
+                "catalog": catalog.digest,
+                "prices": prices.key,
+                "stale": stale,
+                "engine": ENGINE_VERSION,
+                "calibration": calibration.to_json(),
+            }
+        ),
+        calibration,
+    )
+
+
+def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[str, Any]:
+    """What an evaluation's stale-price findings depend on: the threshold and which of the catalog's price
+    dates are stale. It changes when a date crosses the threshold, not every day, so a stored evaluation is
+    reused until then."""
+    rows = [p for o in records.get("cloud_offerings", []) for p in o.get("prices", [])]
+    rows += [r for key in ("accelerators", "server_types") for r in records.get(key, [])]
+    dates = {str(row.get("as_of") or "") for row in rows}
+    return {"days": freshness.stale_after_days, "stale": sorted(d for d in dates if freshness.is_stale(d))}
 
 
 def prices_resolve(
@@ -246,3 +470,411 @@ def site_rows(
     }
     out = [found.pop(row["name"], row) for row in rows]
     return out + list(found.values())
+
+
+# --- The book's resolution: the value given, else the owner's newest unexpired entry, else the catalog ------
+
+Kind = PriceEntry.Kind
+# The fields an entry is matched on (_matcher's targets).
+MATCHED = (
+    "accelerator",
+    "gpus_per_node",
+    "provider",
+    "offering",
+    "pricing_model",
+    "network_item",
+    "switch_model",
+    "region",
+)
+# What resolution reads of an entry (its target, value, dates and source).
+FIELDS = ("id", "kind", *TARGETS, "value", "valid_from", "expires_on", "source")  # BookEntry's order
+
+
+@dataclass
+class Resolution:
+    """The spec with the book's figures written in, each figure's origin (assumption rows), the warnings."""
+
+    spec: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def key(self) -> dict[str, Any]:
+        """What an evaluation of the resolved spec depends on beyond the design and the catalog."""
+        return {"prices": self.rows, "findings": self.findings}
+
+    @property
+    def digest(self) -> str:
+        return snapshot_hash(self.key)
+
+
+@dataclass(frozen=True, slots=True)
+class BookEntry:
+    """An entry as resolution reads it (a plain row: a book of hundreds is read in a millisecond or two)."""
+
+    id: int
+    kind: str
+    accelerator: str
+    gpus_per_node: int | None
+    provider: str
+    offering: str
+    pricing_model: str
+    network_included: bool | None
+    support_years: float | None
+    colocation_basis: str
+    network_item: str
+    switch_model: str
+    region: str
+    duration_hours: float | None
+    block_nodes: int | None
+    value: float
+    valid_from: dt.date
+    expires_on: dt.date | None
+    source: str
+
+    def expired(self, today: dt.date) -> bool:
+        return self.expires_on is not None and self.expires_on < today
+
+
+# Kinds that price any design (one figure for the whole book), and kinds that name a cloud offering.
+BOOK_WIDE = (
+    Kind.POWER,
+    Kind.COLOCATION,
+    Kind.NETWORK_QUOTE,
+    Kind.STORAGE_QUOTE,
+    Kind.STAFF_COST,
+    Kind.ENTERPRISE_DISCOUNT,
+)
+PER_OFFERING = (Kind.PRIVATE_RATE, Kind.COMMITTED_RATE, Kind.CAPACITY_BLOCK, Kind.CLOUD_DISCOUNT, Kind.QUOTA)
+
+
+def book_entries(
+    *, owner_id: int, team_id: int | None, spec: Mapping[str, Any], catalog: CatalogSpecs, today: dt.date
+) -> list[BookEntry]:
+    """The entries of the book a design resolves through (its team's, or its owner's personal ones) that
+    can price this spec (power and colocation, server quotes for its accelerator and node size, cloud terms
+    for its offerings and their providers), newest first. Of each target only the newest live entry and the
+    newest expired one can matter (_Book.pick), so only those are read: a book of years of quotes costs
+    what a short one does."""
+    rows = (
+        PriceEntry.objects.filter(team_id=team_id)
+        if team_id
+        else PriceEntry.objects.filter(owner_id=owner_id, team__isnull=True)
+    )
+    cluster = spec.get("cluster") or {}
+    slugs = [c.get("offering") for c in (spec.get("costs") or {}).get("cloud") or []]
+    offerings = [catalog.offerings[s] for s in slugs if s in catalog.offerings]
+    server = {"accelerator": cluster.get("accelerator"), "gpus_per_node": cluster.get("gpus_per_node")}
+    relevant = (
+        Q(kind__in=BOOK_WIDE)
+        | Q(kind=Kind.SERVER_QUOTE, **server)
+        | Q(kind__in=PER_OFFERING, offering__in=[o.slug for o in offerings])
+        | Q(kind=Kind.CLOUD_DISCOUNT, provider__in=[o.provider for o in offerings])
+    )
+    status = Case(When(expires_on__lt=today, then=Value(1)), default=Value(0))
+    newest = Window(
+        RowNumber(),
+        partition_by=[F("kind"), *(F(name) for name in MATCHED), status],
+        order_by=[F("valid_from").desc(), F("id").desc()],
+    )
+    found = (
+        rows.filter(relevant, valid_from__lte=today)
+        .annotate(rank=newest)
+        .filter(rank=1)
+        .order_by("-valid_from", "-id")
+        .values_list(*FIELDS)
+    )
+    return [BookEntry(*row) for row in found]
+
+
+def _label(entry: BookEntry) -> str:
+    target = " ".join(
+        str(x)
+        for x in (
+            entry.accelerator,
+            entry.gpus_per_node and f"× {entry.gpus_per_node}",
+            entry.provider,
+            entry.offering,
+            entry.region,
+            entry.pricing_model,
+            entry.network_item.replace("_", " "),
+            entry.switch_model,
+        )
+        if x
+    )
+    kind = Kind(entry.kind).label.lower()
+    return f"price book entry {entry.id} ({kind}{' ' + target if target else ''})"
+
+
+Match = Callable[[BookEntry], bool]
+
+
+def _matcher(kind: str, **target: Any) -> Match:
+    """Entries of ``kind`` whose target fields equal ``target``."""
+
+    def match(entry: BookEntry) -> bool:
+        return entry.kind == kind and all(getattr(entry, k) == v for k, v in target.items())
+
+    return match
+
+
+class _Book:
+    """The entries by match, with the day: picks the newest valid entry, and warns of a newer expired one."""
+
+    def __init__(self, entries: Iterable[BookEntry], today: dt.date) -> None:
+        entries = list(entries)  # newest first
+        self.live = [e for e in entries if e.valid_from <= today and not e.expired(today)]
+        self.expired = [e for e in entries if e.expired(today)]
+        self.findings: list[dict[str, Any]] = []
+
+    def pick(self, name: str, *matches: Match) -> BookEntry | None:
+        """The newest unexpired, started entry of the most specific match that has one; a newer expired
+        entry of any of the matches is a warning naming it (never a silent fallback)."""
+        chosen = next((e for match in matches for e in self.live if match(e)), None)
+        expired = [e for e in self.expired if any(m(e) for m in matches)]
+        if expired and (chosen is None or expired[0].valid_from > chosen.valid_from):
+            old = expired[0]
+            instead = f"{_label(chosen)} is used" if chosen else "the catalog's figure is used"
+            self.findings.append(
+                {
+                    "severity": "warning",
+                    "code": "price_entry_expired",
+                    "message": (
+                        f"{_label(old)}, valid from {old.valid_from}, expired on {old.expires_on}: not used"
+                        f" for {name}; {instead}. Enter a current figure to use it."
+                    ),
+                }
+            )
+        return chosen
+
+
+def _row(
+    name: str, origin: str, unit: str, value: Any = None, entry: BookEntry | None = None
+) -> dict[str, Any]:
+    row = {"name": f"prices.{name}", "value": value, "unit": unit, "origin": origin, "as_of": ""}
+    if entry is not None:
+        row.update(
+            entry_id=entry.id,
+            as_of=entry.valid_from.isoformat(),
+            source=f"{_label(entry)}, valid from {entry.valid_from}"
+            + (f" to {entry.expires_on}" if entry.expires_on else "")
+            + (f": {entry.source}" if entry.source else ""),
+        )
+    else:
+        row["source"] = "the design" if origin == "design" else "the public catalog (or the engine's default)"
+    return row
+
+
+def _on_prem(spec: dict[str, Any], book: _Book, rows: list[dict[str, Any]]) -> None:
+    """The server price, power and colocation: the design's (its costs or its site), else the book's."""
+    costs = spec.setdefault("costs", {})
+    on_prem = costs.setdefault("on_prem", {})
+    site = spec.get("site") or {}
+    _server(costs, spec["cluster"], book, rows)
+    for key, kind, site_key, unit, what in (
+        ("usd_per_kwh", Kind.POWER, "power_usd_per_kwh", "USD/kWh", "the electricity price"),
+        (
+            "colo_usd_per_kw_month",
+            Kind.COLOCATION,
+            "colocation_usd_per_kw_month",
+            "USD/kW-month",
+            "the colocation price",
+        ),
+        ("storage_usd_per_tb", Kind.STORAGE_QUOTE, "", "USD/TB", "the storage price"),
+        ("staff_usd_per_fte_year", Kind.STAFF_COST, "", "USD/FTE-year", "the staff cost"),
+    ):
+        explicit = key in on_prem or (bool(site_key) and site_key in site)
+        entry = None if explicit else book.pick(what, _matcher(kind))
+        if entry is not None:
+            on_prem[key] = entry.value
+            colocation = costs.get("colocation") or {}
+            if kind == Kind.COLOCATION and entry.colocation_basis and "basis" not in colocation:
+                costs["colocation"] = {**colocation, "basis": entry.colocation_basis}
+        row = _figure(f"on_prem.{key}", unit, explicit, on_prem.get(key, site.get(site_key)), entry)
+        if explicit and key not in on_prem:
+            row["source"] = f"the design's site {site.get('name') or ''}".rstrip()
+        rows.append(row)
+
+
+def _server(
+    costs: dict[str, Any], cluster: Mapping[str, Any], book: _Book, rows: list[dict[str, Any]]
+) -> None:
+    """The server price: the design's, else the book's quote for its accelerator and node size (a quote that
+    includes the network marks the network as in the server's price, unless the design says)."""
+    on_prem = costs["on_prem"]
+    explicit = "server_usd" in on_prem or "server_usd_per_gpu" in on_prem
+    quote = (
+        None
+        if explicit
+        else book.pick(
+            "the server price",
+            _matcher(
+                Kind.SERVER_QUOTE, accelerator=cluster["accelerator"], gpus_per_node=cluster["gpus_per_node"]
+            ),
+        )
+    )
+    if quote is not None:
+        on_prem["server_usd"] = quote.value
+        if quote.network_included and "included_in_server" not in (costs.get("network") or {}):
+            costs["network"] = {**(costs.get("network") or {}), "included_in_server": True}
+    rows.append(_figure("on_prem.server_usd", "USD/server", explicit, on_prem.get("server_usd"), quote))
+
+
+# A network quote's line: the cost engine's input (spec.costs.network.<name>) and what it prices.
+NETWORK_LINES = (
+    (PriceEntry.NetworkItem.SWITCH, "switch_usd", "USD/switch", "the switch price"),
+    (PriceEntry.NetworkItem.CABLE, "cable_usd", "USD/cable", "the cable price"),
+    (PriceEntry.NetworkItem.TRANSCEIVER, "transceiver_usd", "USD/transceiver", "the transceiver price"),
+    (PriceEntry.NetworkItem.LUMP_SUM, "capex_usd", "USD (lump sum)", "the network's lump sum"),
+)
+
+
+def _network(spec: dict[str, Any], catalog: CatalogSpecs, book: _Book, rows: list[dict[str, Any]]) -> None:
+    """The network's bill of materials: the design's (spec.costs.network), else the book's quote for the
+    switch model the design's fabric is priced with, its cables and transceivers, or a lump sum for the whole
+    network (which replaces the counted one: the engine's network.capex_usd). A line neither gives is the
+    catalog's (or the engine's placeholder, said so by its source)."""
+    costs = spec.setdefault("costs", {})
+    given = costs.get("network") or {}
+    cluster = spec["cluster"]
+    fabric = catalog.fabrics.get(cluster.get("fabric") or "")
+    switch = switch_slug(cluster, catalog.switches, fabric) if fabric is not None else None
+    found: dict[str, Any] = {}
+    for item, key, unit, what in NETWORK_LINES:
+        target: dict[str, Any] = {"network_item": item}
+        if item == PriceEntry.NetworkItem.SWITCH:
+            if switch is None:
+                continue  # the design's own check names an unknown fabric
+            target["switch_model"] = switch
+        explicit = key in given
+        entry = None if explicit else book.pick(what, _matcher(Kind.NETWORK_QUOTE, **target))
+        if entry is not None:
+            found[key] = entry.value
+        if explicit or entry is not None or item != PriceEntry.NetworkItem.LUMP_SUM:
+            rows.append(_figure(f"network.{key}", unit, explicit, given.get(key, found.get(key)), entry))
+    if found:
+        costs["network"] = {**given, **found}
+
+
+def _figure(name: str, unit: str, explicit: bool, value: Any, entry: BookEntry | None) -> dict[str, Any]:
+    if explicit:
+        return _row(name, "design", unit, value)
+    if entry is not None:
+        return _row(name, "price_book", unit, value, entry)
+    return _row(name, "catalog", unit)
+
+
+def _cloud_matches(offering: CloudOfferingSpec, model: str, catalog_usd: float | None) -> list[Match]:
+    """The book's entries that can price ``offering`` on ``model``, most specific first: a private rate, a
+    committed-use rate (commitment models only), a capacity block, then, off the catalog's price when it has
+    one, the offering's discount, the provider's, the enterprise-wide one (the first found is used; discounts
+    never stack)."""
+    matches = [_matcher(Kind.PRIVATE_RATE, offering=offering.slug, pricing_model=model)]
+    if model in COMMITMENT_YEARS:
+        matches.append(_matcher(Kind.COMMITTED_RATE, offering=offering.slug, pricing_model=model))
+    matches.append(_matcher(Kind.CAPACITY_BLOCK, offering=offering.slug, pricing_model=model))
+    if catalog_usd is not None:
+        matches += [
+            _matcher(Kind.CLOUD_DISCOUNT, offering=offering.slug, pricing_model=model),
+            _matcher(Kind.CLOUD_DISCOUNT, provider=offering.provider, pricing_model=model),
+            _matcher(Kind.ENTERPRISE_DISCOUNT),
+        ]
+    return matches
+
+
+def _cloud_price(entry: BookEntry, catalog_usd: float | None, nodes_per_instance: float) -> tuple[float, str]:
+    """USD per node-hour from ``entry`` (a rate as it is; a block's price ÷ (hours × nodes); a discount off
+    the catalog's instance price scaled to a node) and how it was derived, for the row's source."""
+    if entry.kind in (Kind.PRIVATE_RATE, Kind.COMMITTED_RATE):
+        return entry.value, ""
+    if entry.kind == Kind.CAPACITY_BLOCK:
+        hours, nodes = entry.duration_hours or 0.0, entry.block_nodes or 0
+        return entry.value / (hours * nodes), (
+            f" (USD {entry.value:,.2f} ÷ ({hours:g} h × {nodes} nodes); the block supplies {nodes} nodes)"
+        )
+    assert catalog_usd is not None  # _cloud_matches offers a discount only off a catalog price
+    return catalog_usd * nodes_per_instance * (1 - entry.value), (
+        f" ({entry.value:.0%} off the catalog's {catalog_usd:g} USD/instance-h)"
+    )
+
+
+def _quota(
+    choice: dict[str, Any],
+    offering: CloudOfferingSpec,
+    book: _Book,
+    blocks: Mapping[str, BookEntry],
+    rows: list[dict[str, Any]],
+) -> None:
+    """The nodes obtainable on each priced model of ``offering``: the design's (capacity_nodes), else the
+    book's quota (this model in this region, any region, then any model), else a capacity block's size when
+    the block prices the model. The cost engine leaves a model whose quota is below the design's nodes out of
+    the comparison, with a finding (cloud.capacity_nodes)."""
+    given = dict(choice.get("capacity_nodes") or {})
+    found: dict[str, int] = {}
+    for model in choice.get("pricing_models") or sorted({*offering.usd_per_hour, *given, *blocks}):
+        name = f"quota.{offering.slug}.{model}"
+        if model in given:
+            rows.append(_row(name, "design", "nodes", given[model]))
+            continue
+        entry = book.pick(
+            f"the {offering.slug} {model} quota",
+            *(
+                _matcher(Kind.QUOTA, offering=offering.slug, region=region, pricing_model=m)
+                for m in (model, "")
+                for region in (offering.region, "")
+            ),
+        )
+        if entry is not None:
+            found[model] = int(entry.value)
+            rows.append(_row(name, "price_book", "nodes", found[model], entry))
+        elif model in blocks:
+            found[model] = int(blocks[model].block_nodes or 0)
+            rows.append(_row(name, "price_book", "nodes", found[model], blocks[model]))
+    if found:
+        choice["capacity_nodes"] = {**given, **found}
+
+
+def _cloud(spec: dict[str, Any], catalog: CatalogSpecs, book: _Book, rows: list[dict[str, Any]]) -> None:
+    """Each chosen offering's price per node-hour for each pricing model compared: the design's negotiated
+    price, else the book's private rate, else the book's discount off the catalog price (an offering's
+    discount before its provider's), else the catalog's."""
+    gpn = spec["cluster"]["gpus_per_node"]
+    for choice in (spec.get("costs") or {}).get("cloud") or []:
+        offering = catalog.offerings.get(choice.get("offering"))
+        if offering is None:
+            continue  # the design's own check names an unknown offering
+        negotiated = dict(choice.get("usd_per_node_hour") or {})
+        blocks: dict[str, BookEntry] = {}
+        for model in choice.get("pricing_models") or sorted(offering.usd_per_hour):
+            name = f"cloud.{offering.slug}.{model}"
+            if model in negotiated:
+                rows.append(_row(name, "design", "USD/node-hour", negotiated[model]))
+                continue
+            catalog_usd = offering.usd_per_hour.get(model)
+            entry = book.pick(f"{offering.slug} {model}", *_cloud_matches(offering, model, catalog_usd))
+            if entry is None:
+                rows.append(_row(name, "catalog", "USD/node-hour"))
+                continue
+            price, how = _cloud_price(entry, catalog_usd, gpn / offering.gpu_count)
+            negotiated[model] = price
+            row = _row(name, "price_book", "USD/node-hour", price, entry)
+            row["source"] += how
+            rows.append(row)
+            if entry.kind == Kind.CAPACITY_BLOCK:
+                blocks[model] = entry
+        if negotiated:
+            choice["usd_per_node_hour"] = negotiated
+        _quota(choice, offering, book, blocks, rows)
+
+
+def resolve_prices(
+    *, spec: Mapping[str, Any], entries: Iterable[BookEntry], catalog: CatalogSpecs, today: dt.date
+) -> Resolution:
+    """The design's prices resolved through ``entries`` (book_entries) on ``today``; see the module."""
+    resolved = copy.deepcopy(dict(spec))
+    book = _Book(entries, today)
+    rows: list[dict[str, Any]] = []
+    _on_prem(resolved, book, rows)
+    _network(resolved, catalog, book, rows)
+    _cloud(resolved, catalog, book, rows)
+    return Resolution(spec=resolved, rows=rows, findings=book.findings)

@@ -10,22 +10,24 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
+from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
-from apps.designs.pricing import PriceOwner, evaluation_stamps, prices_resolve
+from apps.designs.pricing import (
+    PriceOwner,
+    Resolution,
+    evaluation_input,
+    evaluation_memo_key,
+    evaluation_stamps,
+)
 from apps.designs.specs import PRICING_MODELS
-from apps.measurements.selectors import CalibrationKey, calibration_key_of_design, calibration_state
-from apps.pricebook.resolve import Resolution
 from apps.sites.services import site_resolve
 from clusterdesigner import memo
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
-from clusterdesigner.engine.core.offerings import Freshness
-from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost import cost
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.design import (
@@ -40,7 +42,7 @@ from clusterdesigner.engine.design.design import (
 from clusterdesigner.engine.training import training
 from clusterdesigner.engine.training.user_calibration import CalibrationState
 from clusterdesigner.errors import Conflict, InvalidInput
-from clusterdesigner.jsonutil import JSONText, jsonable, snapshot_hash
+from clusterdesigner.memo import JSONText, jsonable
 
 cost_requests = design_spec.cost_requests
 spec_with_defaults = design_spec.with_defaults
@@ -338,8 +340,7 @@ def design_evaluate(*, version: DesignVersion) -> Evaluation:
     """Evaluate a design version now (fixed layout, or a search small enough to run in the request) and store
     the input snapshot beside the result. The same snapshot twice returns the stored evaluation."""
     catalog, prices, digest, calibration = evaluation_input(version)
-    # The stored snapshot (the whole catalog) is only kept to explain the result later: don't load it here.
-    existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
+    existing = selectors.evaluation_get(version=version, input_hash=digest)
     return existing or _evaluation_store(
         version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
     )
@@ -351,7 +352,7 @@ def design_evaluate_or_problem(*, version: DesignVersion) -> tuple[Evaluation | 
     problem is cached by the same input hash as an evaluation is stored under, so a page view of a design that
     fits nowhere does not search again (the node-count search costs up to eight layout searches)."""
     catalog, prices, digest, calibration = evaluation_input(version)
-    existing = version.evaluations.filter(input_hash=digest).defer("snapshot").first()
+    existing = selectors.evaluation_get(version=version, input_hash=digest)
     if existing:
         return existing, None
     key = f"designs:problem:v1:{digest}"
@@ -401,109 +402,19 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
     # The book's stamp and the switch of the calibration that applies, in one statement.
     stamp, setting = evaluation_stamps(PriceOwner.of(version.design))
-    key = _memo_key(version, snapshot, stamp, setting)
+    key = evaluation_memo_key(version, snapshot, stamp, setting)
     text = memo.EVALUATIONS.get(key)
     if text is not None:
         return JSONText(text)
     catalog, prices, digest, calibration = evaluation_input(version, snapshot, None, setting)
-    stored = version.evaluations.values_list(Cast("result", TextField()), flat=True)
-    try:
-        text = stored.get(input_hash=digest)
-    except Evaluation.DoesNotExist:
+    text = selectors.evaluation_text_get(version=version, input_hash=digest)
+    if text is None:
         result: dict[str, Any] = _evaluation_store(
             version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
         ).result
         return result
     memo.EVALUATIONS.put(key, text, len(text))
     return JSONText(text)
-
-
-def _memo_key(
-    version: DesignVersion,
-    catalog: CatalogSnapshot,
-    book: tuple[Any, ...],
-    setting: CalibrationKey,
-) -> tuple[Any, ...]:
-    """What a stored evaluation's text depends on, as the memo keys it: the inputs of evaluation_input's
-    digest (the version, the catalog, the owner's price book by its stamp (pricing.evaluation_stamps) with
-    the day, which decides what has expired, the day's stale threshold, the engines' output version, whose
-    calibration applies (the design's team's, else its maker's), its switch and its stamp, which moves with
-    every write to the holder's measured runs)."""
-    fresh = price_freshness()
-    day = (fresh.today, fresh.stale_after_days)
-    return (
-        version.pk,
-        version.created_at,
-        catalog.version,
-        book,
-        *day,
-        ENGINE_VERSION,
-        *setting.memo_key(),
-    )
-
-
-def design_calibration(*, design: Design) -> CalibrationState:
-    """The calibration a design's estimates are made with: its owner's (its team's for a team's design, its
-    maker's for a personal one), for the analyses and plans built from it."""
-    return calibration_state(key=calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id))
-
-
-def _calibration_key(version: DesignVersion) -> CalibrationKey:
-    """The switch of the design's owner: its team's for a team's design, its maker's for a personal one (the
-    same for every reader, share links included)."""
-    design = version.design
-    return calibration_key_of_design(owner_id=design.owner_id, team_id=design.team_id)
-
-
-def design_prices(*, version: DesignVersion, catalog: CatalogSnapshot) -> Resolution:
-    """The version's prices resolved (apps.designs.pricing): the design's own, else its owner's price book
-    (the team's for a team's design), else the catalog's; today decides which entries have expired."""
-    return prices_resolve(owner=PriceOwner.of(version.design), spec=version.spec, catalog=catalog.specs)
-
-
-def evaluation_input(
-    version: DesignVersion,
-    catalog: CatalogSnapshot | None = None,
-    prices: Resolution | None = None,
-    setting: CalibrationKey | None = None,
-) -> tuple[CatalogSnapshot, Resolution, str, CalibrationState]:
-    """The catalog (by default the current one), the version's resolved prices, the owner's calibration state
-    and the hash that identifies an evaluation of this version against them (against which catalog prices are
-    stale today, and against the engines' output version). The resolved prices are in the hash, so an
-    evaluation priced with one owner's book is never shown for another's, and a changed or expired entry is a
-    new evaluation."""
-    catalog = catalog or engine_catalog_snapshot()
-    prices = prices or design_prices(version=version, catalog=catalog)
-    stale = freshness_key(records=catalog.records, freshness=price_freshness())
-    calibration = calibration_state(key=setting or _calibration_key(version))
-    # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
-    # added) is recomputed on the next view rather than shown as it was; the calibration (the switch and the
-    # factors fitted on the holder's runs, and whose) is, so a result is never served under another one.
-    return (
-        catalog,
-        prices,
-        snapshot_hash(
-            {
-                "spec": version.spec,
-                "catalog": catalog.digest,
-                "prices": prices.key,
-                "stale": stale,
-                "engine": ENGINE_VERSION,
-                "calibration": calibration.to_json(),
-            }
-        ),
-        calibration,
-    )
-
-
-def freshness_key(*, records: Mapping[str, Any], freshness: Freshness) -> dict[str, Any]:
-    """What an evaluation's stale-price findings depend on: the threshold and which of the catalog's price
-    dates are stale. It changes when a date crosses the threshold, not every day, so a stored evaluation is
-    reused until then."""
-    rows = [p for o in records.get("cloud_offerings", []) for p in o.get("prices", [])]
-    rows += [r for key in ("accelerators", "server_types") for r in records.get(key, [])]
-    dates = {str(row.get("as_of") or "") for row in rows}
-    return {"days": freshness.stale_after_days, "stale": sorted(d for d in dates if freshness.is_stale(d))}
 
 
 def evaluation_result(

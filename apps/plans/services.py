@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.designs import pricing as design_pricing
 from apps.designs import selectors as design_selectors
 from apps.designs import services as design_services
 from apps.designs.models import hash_token
@@ -28,7 +29,7 @@ from clusterdesigner.engine.cost.cost import FINANCE_LINES
 from clusterdesigner.engine.cost.rent_own import OnPremInputs
 from clusterdesigner.engine.cost.resale import curves_from_records
 from clusterdesigner.errors import InvalidInput
-from clusterdesigner.jsonutil import snapshot_hash
+from clusterdesigner.memo import snapshot_hash
 
 if TYPE_CHECKING:  # the serving engine loads on first use (tokens-per-day inference only)
     from clusterdesigner.engine.serving.serving import ServingResult
@@ -916,7 +917,7 @@ def _calibrations(*, spec: Any, ctx: PlanContext) -> dict[str, Any]:
             version = _visible_version(item={"design_id": design_id}, path="", ctx=ctx)
         except InputError:
             continue
-        found[str(version.design_id)] = design_services.design_calibration(design=version.design).to_json()
+        found[str(version.design_id)] = design_pricing.design_calibration(design=version.design).to_json()
     return found
 
 

@@ -1,5 +1,5 @@
 """A user's or a team's price book (issue #35): dated prices of their own that a design resolves through
-before the public catalog (apps/pricebook/resolve.py)."""
+before the public catalog (apps/designs/pricing.py)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from apps.designs import services
+from apps.designs import pricing
 from apps.designs.models import Evaluation
 from clusterdesigner import memo
 from tests.designs.test_stale_prices import SPEC
@@ -49,7 +49,7 @@ def test_a_bumped_engine_version_recomputes_a_stale_stored_result(
     url = f"/api/v1/designs/{design_id}/evaluate/"
     first = user_client.post(url).json()
     _strip_to_old_engine(design_id)
-    monkeypatch.setattr(services, "ENGINE_VERSION", services.ENGINE_VERSION + 1)
+    monkeypatch.setattr(pricing, "ENGINE_VERSION", pricing.ENGINE_VERSION + 1)
     response = user_client.post(url)
     assert response.status_code == 200
     fresh = response.json()
@@ -65,7 +65,7 @@ def test_the_design_page_recomputes_after_an_engine_change(
     user_client.force_login(user_client.user)  # the page is a session page
     assert user_client.get(f"/designs/{design_id}/").status_code == 200
     _strip_to_old_engine(design_id)
-    monkeypatch.setattr(services, "ENGINE_VERSION", services.ENGINE_VERSION + 1)
+    monkeypatch.setattr(pricing, "ENGINE_VERSION", pricing.ENGINE_VERSION + 1)
     page = user_client.get(f"/designs/{design_id}/")
     assert page.status_code == 200 and b"NPV of owning" in page.content
     newest = Evaluation.objects.filter(version__design_id=design_id).order_by("-id").first()

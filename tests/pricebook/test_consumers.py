@@ -442,15 +442,15 @@ def test_a_stored_evaluation_is_served_without_resolving_the_book_until_the_book
 ) -> None:
     """The evaluate memo is keyed by the book's stamp (its entries' count and newest change), so a stored
     evaluation costs no price resolution; a changed entry moves the stamp and the answer."""
-    from apps.designs import services
+    from apps.designs import pricing
 
     editor = people.client("editor")
     design = _design(editor, "memo", team=people.team.pk)
     editor.post(f"/api/v1/designs/{design}/evaluate/")  # computed and stored
     first = editor.post(f"/api/v1/designs/{design}/evaluate/").json()  # read back, and kept in the memo
     calls: list[Any] = []
-    real = services.prices_resolve
-    monkeypatch.setattr(services, "prices_resolve", lambda **kw: calls.append(kw) or real(**kw))
+    real = pricing.prices_resolve
+    monkeypatch.setattr(pricing, "prices_resolve", lambda **kw: calls.append(kw) or real(**kw))
     again = editor.post(f"/api/v1/designs/{design}/evaluate/").json()
     assert calls == [] and again == first
     changed = editor.patch(f"/api/v1/price-entries/{team_book['aws']['id']}/", {"value": 0.5}, format="json")

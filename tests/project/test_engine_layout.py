@@ -105,7 +105,7 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
         "core.fake": "from ..training import timing\n",
         # an engine module importing Django, an app or the project outside the engine: refused
         "cost.fake": "import django.db\nfrom apps.designs import services\n"
-        "from clusterdesigner import jsonutil\n",
+        "from clusterdesigner import memo\n",
         # allowed: design imports rl, rl imports serving, capacity imports cost, numpy is outside the rules
         "design.ok": "from clusterdesigner.engine.rl import rl\nimport numpy as np\n",
         "rl.ok": "from clusterdesigner.engine.serving.serving import estimate\n",

@@ -17,10 +17,9 @@ from rest_framework.test import APIClient
 from apps.catalog.selectors import catalog_version
 from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion
-from apps.designs.pricing import PriceOwner, evaluation_stamps
+from apps.designs.pricing import CalibrationKey, PriceOwner, calibration_key_of_design, evaluation_stamps
 from apps.designs.services import design_create, design_update
 from apps.measurements.models import CalibrationSetting
-from apps.measurements.selectors import CalibrationKey, calibration_key_of_design
 from apps.pricebook.models import PriceEntry
 from apps.teams import access
 from apps.teams.services import member_add, owned_move, team_create
