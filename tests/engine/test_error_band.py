@@ -111,10 +111,11 @@ def test_a_regime_without_rows_falls_back_and_says_so() -> None:
     # source-weighted p10 and p90 about the median −3.85 %, widened by k(4) = 1.6377 × 1.1180 / 1.2816 =
     # 1.429: −9.4 … +36.1 % (median −5.03 %, −10.7 … +36.4 % since the MoE dispatch physics, engine 13;
     # median −4.91 %, −10.5 … +36.3 % since the expected slowest rank is Blom's, with STRAGGLER_CV 0.2 % and
-    # MOE_ROUTED_PASSES 26 refitted on the fit rows).
+    # MOE_ROUTED_PASSES 26 refitted on the fit rows; median −4.60 %, −10.3 … +36.7 % with the DeepSeek-V3
+    # rows' recipe recompute and MOE_ROUTED_PASSES 25).
     moe = band_for("blackwell/fp8/moe/lt32k/lt512")
     assert moe.basis == "blackwell/fp8/moe/*/*" and moe.rows == 6
-    assert (moe.p10, moe.median, moe.p90) == pytest.approx((-0.1046, -0.0491, 0.3628), abs=1e-4)
+    assert (moe.p10, moe.median, moe.p90) == pytest.approx((-0.1026, -0.0460, 0.3667), abs=1e-4)
     assert band_for("unknown/bf16/moe/lt32k/lt512").basis == "*/bf16/moe/*/*"
     # AMD: 7 check rows over CDNA 3 (4) and CDNA 4 (3), fewer than 5 each: no CDNA key, so a CDNA estimate
     # takes every family's rows at its precision (its basis says which).
