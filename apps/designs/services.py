@@ -30,7 +30,6 @@ from clusterdesigner.engine.cost import cost
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.design import (
     OPTION_LABELS,
-    check_usable,
     evaluate_design_json,
     request_cost_paths,
     rl_estimate,
@@ -199,7 +198,7 @@ def check_references(spec: dict[str, Any], catalog: Any) -> None:
         checks.append(("spec.cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         checks.append((f"spec.costs.cloud.{index}.offering", choice["offering"], catalog.offerings))
-    check_usable(spec, catalog)
+    design_spec.check_usable(spec, catalog)
     for field, slug, known in checks:
         if slug not in known:
             raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
@@ -513,7 +512,7 @@ def evaluation_result(
     catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design.design), as
     stored: the design's own spec shown, the figures the price book set in the prices.* assumptions."""
     result = evaluate_design_json(
-        spec=design_spec.parse_design_spec(prices.spec),
+        spec=design_spec.parse_design_spec(prices.spec, catalog=catalog.specs),
         catalog=catalog.specs,
         records=catalog.records,
         price_rows=prices.rows,
