@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -67,8 +66,8 @@ def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[
     evaluates the stored version instead (design_create, design_update: _evaluate_saved), so the engines run
     once for a save and its first view, not once to validate and again to evaluate."""
     try:
-        parsed = design_spec.parse_design_spec(spec_with_defaults(spec))
-        clean: dict[str, Any] = json.loads(json.dumps(parsed.json))
+        # The parser's clean spec is its own JSON (nothing shared with what was sent), stored as it is.
+        clean = dict(design_spec.parse_design_spec(spec_with_defaults(spec)).json)
     except design_spec.SpecError as exc:
         # Reported with the rest: a catalog row the spec names that does not exist (a partial cluster with an
         # unknown accelerator named only its missing fields).

@@ -116,3 +116,34 @@ def test_the_design_estimates_the_parsed_request_without_parsing_it_again(
     result = evaluate_design_json(spec=parsed, catalog=specs, records=records)
     assert result["training"] == expected
     assert result["training"]["parallelism"]["tp"] == 8
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list inside ``value`` (itself included)."""
+    if isinstance(value, dict):
+        return [value, *(c for item in value.values() for c in _containers(item))]
+    if isinstance(value, list):
+        return [value, *(c for item in value for c in _containers(item))]
+    return []
+
+
+def test_the_clean_spec_is_json_as_stored_and_shares_nothing_with_what_was_sent() -> None:
+    # spec_validate stores the parser's clean spec as it is (no JSON round trip): it must already be what a
+    # JSON column holds (lists, not tuples), and filling it in (a choice's pricing models) must leave the
+    # spec that was sent untouched.
+    from tests.designs.test_rl_mixed_fleet_api import MIXED
+
+    sent = design_spec.with_defaults(json.loads(json.dumps(MIXED)))
+    sent["serving"] = {"demand": {"requests_per_s": 5}, "cost": {"horizon_years": 3}}
+    sent["costs"]["on_prem"] = {"pue": 1.3}
+    sent["costs"]["cashflow"] = {"loan_rate": 0.07}
+    before = json.dumps(sent, sort_keys=True)
+    clean = design_spec.parse_design_spec(sent).json
+    assert clean == json.loads(json.dumps(clean))
+    assert repr(clean) == repr(json.loads(json.dumps(clean)))  # no tuple nor other non-JSON type inside
+    ids = {id(c) for c in _containers(sent)}
+    assert [c for c in _containers(clean) if id(c) in ids] == []
+    clean["costs"]["cloud"][0]["pricing_models"].append("spot")  # type: ignore[index]
+    clean["rl"]["rollout"]["cloud"][0]["pricing_models"].append("spot")  # type: ignore[index]
+    clean["serving"]["demand"]["requests_per_s"] = 6  # type: ignore[index]
+    assert json.dumps(sent, sort_keys=True) == before
