@@ -40,6 +40,7 @@ from clusterdesigner.engine.training.framework import PROFILES as FRAMEWORK_PROF
 from clusterdesigner.engine.training.optimizer import OPTIMIZERS
 from clusterdesigner.engine.training.precision import PRECISIONS
 from clusterdesigner.engine.training.training import TrainingRequest, parse_request
+from clusterdesigner.engine.training.workload import MAX_LAYOUT_TEXT, MAX_PIPELINE_STAGES
 
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
@@ -135,8 +136,6 @@ TRAINING: Mapping[str, Rule] = {
     "recompute_num_layers": _int(0, 100_000),
     "fp8_params": Rule("bool"),
 }
-MAX_LAYOUT_TEXT = 10_000
-MAX_LAYOUT_STAGES = 4096
 CLUSTER: Mapping[str, Rule] = {
     "accelerator": Rule("slug", required=True),
     "gpus_per_node": _bounded("int", "cluster.gpus_per_node", default=defaults.GPUS_PER_NODE.value),
@@ -217,7 +216,7 @@ def _pipeline_layout(value: Any) -> str | list[int]:
                 {NON_FIELD: [f"must be a layout of 1 to {MAX_LAYOUT_TEXT:,} characters"]}, prefix=""
             )
         return value
-    if isinstance(value, list) and 0 < len(value) <= MAX_LAYOUT_STAGES:
+    if isinstance(value, list) and 0 < len(value) <= MAX_PIPELINE_STAGES:
         bad = {str(i): ["must be a whole number ≥ 0"] for i, v in enumerate(value) if not _layers(v)}
         if bad:
             raise SpecError(bad, prefix="")
@@ -225,7 +224,7 @@ def _pipeline_layout(value: Any) -> str | list[int]:
     raise SpecError(
         {
             NON_FIELD: [
-                f'a layout string such as "Et*3|(tt|)*29,m|L" or a list of 1 to {MAX_LAYOUT_STAGES} '
+                f'a layout string such as "Et*3|(tt|)*29,m|L" or a list of 1 to {MAX_PIPELINE_STAGES} '
                 "layer counts"
             ]
         },

@@ -782,20 +782,6 @@ def _summary(problem: Problem) -> Summary:
     )
 
 
-_ALL_FIELDS = (
-    "tp",
-    "pp",
-    "dp",
-    "cp",
-    "ep",
-    "vpp",
-    "micro_batch",
-    "recompute",
-    "sharding",
-    "sequence_parallel",
-)
-
-
 @dataclass(frozen=True)
 class TrainingRequest:
     """A training request parsed and checked: the model, training and cluster (``problem``), the layout
