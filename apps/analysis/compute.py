@@ -83,9 +83,10 @@ def _evaluated(item: Mapping[str, Any], snapshot: Mapping[str, Any]) -> dict[str
     it is), each figure's origin among the assumptions and the book's warnings among the findings."""
     priced = item.get("priced_spec") or item["spec"]
     prices = item.get("prices") or {}
+    catalog = specs_from_records(snapshot["catalog"])
     result = evaluate_design_json(
-        spec=parse_design_spec(priced),
-        catalog=specs_from_records(snapshot["catalog"]),
+        spec=parse_design_spec(priced, catalog=catalog),
+        catalog=catalog,
         records=snapshot["catalog"],
         price_rows=prices.get("prices") or [],
         price_findings=prices.get("findings") or [],

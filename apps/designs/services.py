@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -32,7 +31,6 @@ from clusterdesigner.engine.cost import cost
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.design import (
     OPTION_LABELS,
-    check_usable,
     evaluate_design_json,
     request_cost_paths,
     rl_estimate,
@@ -70,8 +68,8 @@ def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[
     evaluates the stored version instead (design_create, design_update: _evaluate_saved), so the engines run
     once for a save and its first view, not once to validate and again to evaluate."""
     try:
-        parsed = design_spec.parse_design_spec(spec_with_defaults(spec))
-        clean: dict[str, Any] = json.loads(json.dumps(parsed.json))
+        # The parser's clean spec is its own JSON (nothing shared with what was sent), stored as it is.
+        clean = dict(design_spec.parse_design_spec(spec_with_defaults(spec)).json)
     except design_spec.SpecError as exc:
         # Reported with the rest: a catalog row the spec names that does not exist (a partial cluster with an
         # unknown accelerator named only its missing fields).
@@ -201,7 +199,7 @@ def check_references(spec: dict[str, Any], catalog: Any) -> None:
         checks.append(("spec.cluster.storage", cluster["storage"], catalog.storage_tiers))
     for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
         checks.append((f"spec.costs.cloud.{index}.offering", choice["offering"], catalog.offerings))
-    check_usable(spec, catalog)
+    design_spec.check_usable(spec, catalog)
     for field, slug, known in checks:
         if slug not in known:
             raise UnknownReferenceError(f"unknown {field.split('.')[-1]} {slug!r}", field=field)
@@ -424,7 +422,7 @@ def evaluation_result(
     catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design.design), as
     stored: the design's own spec shown, the figures the price book set in the prices.* assumptions."""
     result = evaluate_design_json(
-        spec=design_spec.parse_design_spec(prices.spec),
+        spec=design_spec.parse_design_spec(prices.spec, catalog=catalog.specs),
         catalog=catalog.specs,
         records=catalog.records,
         price_rows=prices.rows,

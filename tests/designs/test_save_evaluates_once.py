@@ -16,10 +16,11 @@ from tests.designs.test_goals import SPEC
 
 @pytest.fixture
 def engine_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How many times the training engine's estimate and the cost engine's TCO run (every caller reads them
-    through their modules: the design service's check and the engine's composition alike)."""
+    """How many times the training engine estimates (its parsed-request entry point, which training.estimate
+    and the design's composition both run) and the cost engine's TCO runs (every caller reads them through
+    their modules: the design service's check and the engine's composition alike)."""
     calls = {"training": 0, "cost": 0}
-    estimate, tco = training.estimate, cost.tco
+    estimate, tco = training.estimate_problem, cost.tco
 
     def counted_estimate(*args: Any, **kwargs: Any) -> Any:
         calls["training"] += 1
@@ -29,7 +30,7 @@ def engine_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         calls["cost"] += 1
         return tco(*args, **kwargs)
 
-    monkeypatch.setattr(training, "estimate", counted_estimate)
+    monkeypatch.setattr(training, "estimate_problem", counted_estimate)
     monkeypatch.setattr(cost, "tco", counted_tco)
     return calls
 

@@ -141,8 +141,12 @@ def check_value(rule: Rule, value: Any) -> tuple[Any, list[str]]:
         return None, ["This field may not be null."]
     if rule.kind in ("int", "float"):
         return _number(rule, value)
-    if rule.kind in ("bool", "object", "list", "any"):
+    if rule.kind == "bool":
         return value, []
+    if rule.kind in ("object", "list", "any"):
+        # The clean value is the parser's own: the caller may change it (a service fills a choice's pricing
+        # models) and store it without touching what was sent.
+        return copy.deepcopy(value), []
     return _text(rule, value)
 
 

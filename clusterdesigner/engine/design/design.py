@@ -10,8 +10,9 @@ the
   JSON the design service stores; :func:`evaluate_design`: the same read as a typed
   :class:`~clusterdesigner.engine.design.evaluation.DesignEvaluation`. The design service, the analyses
   (sweeps' evaluate items, comparisons), version diffs and everything that evaluates a design call them.
-- :func:`check_usable`, :func:`by_severity`, :func:`request_cost_paths`, :func:`rollout_request_cost_paths`:
-  the pieces the design service's validation shares with it.
+- :func:`by_severity`, :func:`request_cost_paths`, :func:`rollout_request_cost_paths`: the pieces the
+  design service's validation shares with it (and design_spec.check_usable, which the spec's parser runs
+  given the catalog).
 
 Pure: no Django, no I/O; the same inputs always give the same answer. Prices enter through the spec: the
 caller resolves the owner's price book into it (apps.designs.pricing) before calling.
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import FieldPaths, InputError, UnknownReferenceError, named_by
+from clusterdesigner.engine.core.errors import FieldPaths, InputError, named_by
 from clusterdesigner.engine.core.offerings import PROVIDER_LABELS, Freshness
 from clusterdesigner.engine.cost import cost
 from clusterdesigner.engine.cost.cost_result import CloudOption, CostResult, DesignOption, PerRun
@@ -33,7 +34,7 @@ from clusterdesigner.engine.cost.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.evaluation import DesignEvaluation
 from clusterdesigner.engine.design.goals import goals_verdict
-from clusterdesigner.engine.design.spec import DesignSpec
+from clusterdesigner.engine.design.spec import DesignSpec, check_usable
 from clusterdesigner.engine.rl import rl, rl_fleet
 from clusterdesigner.engine.serving_cost import serving_cost
 from clusterdesigner.engine.training import training
@@ -108,7 +109,12 @@ def evaluate_design_json(
     would drop them.
     """
     result = _compose(
-        spec=dict(spec.json), catalog=catalog, records=records, freshness=freshness, calibration=calibration
+        spec=dict(spec.json),
+        catalog=catalog,
+        records=records,
+        freshness=freshness,
+        calibration=calibration,
+        problem=spec.training_problem,
     )
     result["assumptions"] = price_assumptions(price_rows, result["costs"]) + result["assumptions"]
     result["findings"] = by_severity([*map(dict, price_findings), *result["findings"]])
@@ -122,12 +128,16 @@ def _compose(
     records: Mapping[str, Any],
     freshness: Freshness | None,
     calibration: CalibrationState | None,
+    problem: training.TrainingRequest | None = None,
 ) -> dict[str, Any]:
-    """The engines' answers (JSON dicts) composed."""
-    check_usable(spec, catalog)
-    train = training.estimate(
-        training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
-    )
+    """The engines' answers (JSON dicts) composed; ``problem``, the training request the spec's parser
+    parsed (design_spec.parse_design_spec given the catalog), is estimated as it is."""
+    if problem is None:  # the spec was parsed without the catalog
+        check_usable(spec, catalog)
+        problem = training.parse_request(
+            training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+        )
+    train = training.estimate_problem(problem).to_json()
     statement = None
     if calibration is not None:
         calibrated, statement = calibrate(train, calibration)
@@ -533,28 +543,6 @@ def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
 def by_severity(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order = {"critical": 0, "error": 0, "warning": 1, "info": 2}
     return sorted(findings, key=lambda f: order.get(f.get("severity", "info"), 3))
-
-
-def check_usable(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
-    """A catalog row the design names that exists but cannot be used (a staff edit left it malformed) is
-    named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
-    cluster = spec["cluster"]
-    named = [
-        ("spec.cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
-        ("spec.cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
-        ("spec.cluster.storage", "storage_tiers", "storage tier", cluster.get("storage")),
-    ]
-    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
-        offering = choice["offering"]
-        named.append((f"spec.costs.cloud.{index}.offering", "cloud_offerings", "cloud offering", offering))
-    for field, section, what, slug in named:
-        why = slug and catalog.why_unusable(section, slug)
-        if why:
-            raise UnknownReferenceError(
-                f"the catalog's {what} {slug!r} cannot be used ({why}); ask the catalog's staff to correct "
-                "it or choose another",
-                field=field,
-            )
 
 
 def rollout_request_cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:

@@ -7,7 +7,9 @@ an engine request's path, so nothing maps them back. Messages are the ones the A
 wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
 Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, which are given
 the paths of the requests built here (:data:`TRAINING_PATHS`, :func:`cost_paths`, :data:`SERVING_PATHS`), so
-their errors name the spec's path too.
+their errors name the spec's path too. Given the catalog, :func:`parse_design_spec` also parses the training
+engine's request, once (``DesignSpec.training_problem``), and the design's composition estimates that
+parsed request as it is (training.estimate_problem).
 
 What is still checked elsewhere: ``costs`` (its cloud choices and the cost engine's input sections, by
 apps/designs/specs.py with clusterdesigner.engine.cost.cost.check_input) and ``serving`` (by the serving
@@ -21,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdesigner.engine.core import bounds
-from clusterdesigner.engine.core.errors import EngineError, FieldPaths
+from clusterdesigner.engine.core.catalog import CatalogSpecs
+from clusterdesigner.engine.core.errors import EngineError, FieldPaths, UnknownReferenceError
 from clusterdesigner.engine.core.offerings import PRICING_MODELS
 from clusterdesigner.engine.core.spec_rules import NON_FIELD, Errors, check_value, parse_object
 
@@ -36,6 +39,8 @@ from clusterdesigner.engine.training.framework import ATTENTION_KERNELS, MOE_DIS
 from clusterdesigner.engine.training.framework import PROFILES as FRAMEWORK_PROFILES
 from clusterdesigner.engine.training.optimizer import OPTIMIZERS
 from clusterdesigner.engine.training.precision import PRECISIONS
+from clusterdesigner.engine.training.training import TrainingRequest, parse_request
+from clusterdesigner.engine.training.workload import MAX_LAYOUT_TEXT, MAX_PIPELINE_STAGES
 
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
@@ -131,8 +136,6 @@ TRAINING: Mapping[str, Rule] = {
     "recompute_num_layers": _int(0, 100_000),
     "fp8_params": Rule("bool"),
 }
-MAX_LAYOUT_TEXT = 10_000
-MAX_LAYOUT_STAGES = 4096
 CLUSTER: Mapping[str, Rule] = {
     "accelerator": Rule("slug", required=True),
     "gpus_per_node": _bounded("int", "cluster.gpus_per_node", default=defaults.GPUS_PER_NODE.value),
@@ -213,7 +216,7 @@ def _pipeline_layout(value: Any) -> str | list[int]:
                 {NON_FIELD: [f"must be a layout of 1 to {MAX_LAYOUT_TEXT:,} characters"]}, prefix=""
             )
         return value
-    if isinstance(value, list) and 0 < len(value) <= MAX_LAYOUT_STAGES:
+    if isinstance(value, list) and 0 < len(value) <= MAX_PIPELINE_STAGES:
         bad = {str(i): ["must be a whole number ≥ 0"] for i, v in enumerate(value) if not _layers(v)}
         if bad:
             raise SpecError(bad, prefix="")
@@ -221,7 +224,7 @@ def _pipeline_layout(value: Any) -> str | list[int]:
     raise SpecError(
         {
             NON_FIELD: [
-                f'a layout string such as "Et*3|(tt|)*29,m|L" or a list of 1 to {MAX_LAYOUT_STAGES} '
+                f'a layout string such as "Et*3|(tt|)*29,m|L" or a list of 1 to {MAX_PIPELINE_STAGES} '
                 "layer counts"
             ]
         },
@@ -515,6 +518,9 @@ class DesignSpec:
     json: Mapping[str, Any]
     site: Mapping[str, Any] | None = None
     rl: Mapping[str, Any] | None = None
+    # The training engine's request, parsed against the catalog (parse_design_spec given one), as
+    # training.estimate_problem takes it; None when parsed without a catalog.
+    training_problem: TrainingRequest | None = None
 
     def training_request(self) -> dict[str, Any]:
         return training_request(self.json)
@@ -526,46 +532,80 @@ class DesignSpec:
         return serving_request(self.json)
 
 
-def parse_design_spec(spec: Mapping[str, Any]) -> DesignSpec:
+def parse_design_spec(spec: Mapping[str, Any], *, catalog: CatalogSpecs | None = None) -> DesignSpec:
     """A whole spec (its top-level sections filled from the defaults: :func:`with_defaults`) as a
-    DesignSpec. SpecError names every refused field by its spec path (``spec.costs.cloud.0.offering``)."""
+    DesignSpec. SpecError names every refused field by its spec path (``spec.costs.cloud.0.offering``).
+
+    Given the ``catalog``, the catalog rows the spec names are checked usable (:func:`check_usable`) and the
+    training engine's request is parsed once (``training_problem``, EngineError naming the spec's path), so
+    that evaluating the design parses nothing again."""
     try:
         clean = parse_object(_with_rl_training(spec), SPEC, SECTIONS)
     except SpecError as exc:
         raise SpecError(exc.errors) from exc
     if "costs" not in clean:
         clean["costs"] = parse_costs({})
-    costs = clean["costs"]
     layout = clean["parallelism"]
     goals = clean.get("goals")
+    problem = None
+    if catalog is not None:
+        check_usable(clean, catalog)
+        problem = parse_request(training_request(clean), paths=TRAINING_PATHS, **catalog.training_kwargs())
     return DesignSpec(
         model=clean["workload"]["model"],
         training=Training(**clean["workload"]["training"]),
         cluster=Cluster(**clean["cluster"]),
         layout=layout if isinstance(layout, dict) else None,
-        costs=Costs(
-            horizon_years=costs["horizon_years"],
-            utilization=costs["utilization"],
-            on_prem=costs["on_prem"],
-            cloud=tuple(
-                CloudChoice(
-                    offering=c["offering"],
-                    pricing_models=tuple(c["pricing_models"]) if "pricing_models" in c else None,
-                    usd_per_node_hour=c.get("usd_per_node_hour"),
-                    capacity_nodes=c.get("capacity_nodes"),
-                )
-                for c in costs["cloud"]
-            ),
-            egress_tb=costs.get("egress_tb"),
-            managed_overhead_fraction=costs.get("managed_overhead_fraction"),
-            sections={k: costs[k] for k in ENGINE_SECTIONS if k in costs},
-        ),
+        costs=_costs(clean["costs"]),
         goals=Goals(**goals) if goals is not None else None,
         serving=clean.get("serving"),
         json=clean,
         site=clean.get("site"),
         rl=clean.get("rl"),
+        training_problem=problem,
     )
+
+
+def _costs(costs: Mapping[str, Any]) -> Costs:
+    return Costs(
+        horizon_years=costs["horizon_years"],
+        utilization=costs["utilization"],
+        on_prem=costs["on_prem"],
+        cloud=tuple(
+            CloudChoice(
+                offering=c["offering"],
+                pricing_models=tuple(c["pricing_models"]) if "pricing_models" in c else None,
+                usd_per_node_hour=c.get("usd_per_node_hour"),
+                capacity_nodes=c.get("capacity_nodes"),
+            )
+            for c in costs["cloud"]
+        ),
+        egress_tb=costs.get("egress_tb"),
+        managed_overhead_fraction=costs.get("managed_overhead_fraction"),
+        sections={k: costs[k] for k in ENGINE_SECTIONS if k in costs},
+    )
+
+
+def check_usable(spec: Mapping[str, Any], catalog: CatalogSpecs) -> None:
+    """A catalog row the design names that exists but cannot be used (a staff edit left it malformed) is
+    named as such, with why, rather than as unknown. Rows the design does not name do not matter."""
+    cluster = spec["cluster"]
+    named = [
+        ("spec.cluster.accelerator", "accelerators", "accelerator", cluster["accelerator"]),
+        ("spec.cluster.fabric", "fabrics", "fabric", cluster["fabric"]),
+        ("spec.cluster.storage", "storage_tiers", "storage tier", cluster.get("storage")),
+    ]
+    for index, choice in enumerate((spec.get("costs") or {}).get("cloud") or []):
+        offering = choice["offering"]
+        named.append((f"spec.costs.cloud.{index}.offering", "cloud_offerings", "cloud offering", offering))
+    for field_path, section, what, slug in named:
+        why = slug and catalog.why_unusable(section, slug)
+        if why:
+            raise UnknownReferenceError(
+                f"the catalog's {what} {slug!r} cannot be used ({why}); ask the catalog's staff to correct "
+                "it or choose another",
+                field=field_path,
+            )
 
 
 def with_defaults(spec: Mapping[str, Any] | None) -> dict[str, Any]:

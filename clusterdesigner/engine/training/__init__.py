@@ -45,7 +45,8 @@ Modules (what each owns, from its docstring; its public functions and classes):
     training -- The training engine's public entry point: one JSON request in, one JSON-serialisable response
         out.
         public: model_presets, parse_problem, parse_parallelism, search_rows, exotic_features, robustness,
-            estimate, check_request, estimate_result, describe_layout, min_nodes_to_fit, days_at_nodes
+            TrainingRequest, parse_request, estimate, check_request, estimate_result, estimate_problem,
+            describe_layout, min_nodes_to_fit, days_at_nodes
     training_result -- What the training engine returns: frozen dataclasses whose ``to_json()`` is the
         response ``estimate`` has always given (and every stored evaluation holds under ``training``), and
         whose ``from_json()`` reads that JSON back.

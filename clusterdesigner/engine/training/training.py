@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -782,18 +782,35 @@ def _summary(problem: Problem) -> Summary:
     )
 
 
-_ALL_FIELDS = (
-    "tp",
-    "pp",
-    "dp",
-    "cp",
-    "ep",
-    "vpp",
-    "micro_batch",
-    "recompute",
-    "sharding",
-    "sequence_parallel",
-)
+@dataclass(frozen=True)
+class TrainingRequest:
+    """A training request parsed and checked: the model, training and cluster (``problem``), the layout
+    fields given (``fixed``; the others are searched), how many candidates a search keeps, and ``paths``:
+    where the request's fields sit in what the user sent (None: the request is what the user sent), so
+    that an error raised while estimating it names the user's field."""
+
+    problem: Problem
+    fixed: Mapping[str, int]
+    candidates: int = DEFAULT_CANDIDATES
+    paths: FieldPaths | None = None
+
+
+def parse_request(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    fabrics: Mapping[str, FabricSpec],
+    paths: FieldPaths | None = None,
+) -> TrainingRequest:
+    """The request parsed once (:func:`parse_problem`, :func:`parse_parallelism`, the search's candidates),
+    as :func:`estimate_problem` takes it. Errors name their field by ``paths`` when given."""
+    with named_by(paths):
+        problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
+        fixed = parse_parallelism(request)
+        candidates = DEFAULT_CANDIDATES
+        if "search" in request:
+            candidates = _whole(_section(request, "search"), "candidates", "search", default=candidates)
+    return TrainingRequest(problem=problem, fixed=fixed, candidates=candidates, paths=paths)
 
 
 def estimate(
@@ -805,8 +822,8 @@ def estimate(
 ) -> dict[str, Any]:
     """``estimate_result(...).to_json()``: the response as JSON, as the cost engine and stored evaluations
     take it. Errors name their field by ``paths`` when given (the user's path of a request built for them)."""
-    with named_by(paths):
-        return estimate_result(request, accelerators=accelerators, fabrics=fabrics).to_json()
+    parsed = parse_request(request, accelerators=accelerators, fabrics=fabrics, paths=paths)
+    return estimate_problem(parsed).to_json()
 
 
 def check_request(
@@ -894,15 +911,21 @@ def estimate_result(
     ``candidates`` (best first), ``layouts_evaluated``, ``rejected`` {reason: count}; and ``assumptions``.
     Raises InputError / UnknownReferenceError naming the field, or InfeasibleError when nothing fits.
     """
-    problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
-    fixed = parse_parallelism(request)
+    return estimate_problem(parse_request(request, accelerators=accelerators, fabrics=fabrics))
+
+
+def estimate_problem(request: TrainingRequest) -> TrainingEstimate:
+    """:func:`estimate_result` of a request already parsed (:func:`parse_request`; a design's, by
+    clusterdesigner.engine.design.spec.parse_design_spec): nothing is parsed again. Errors name their field
+    by the request's ``paths``."""
+    with named_by(request.paths):
+        return _estimate_parsed(request.problem, request.fixed, request.candidates)
+
+
+def _estimate_parsed(problem: Problem, fixed: Mapping[str, int], n_candidates: int) -> TrainingEstimate:
     _check_block_recompute(problem, fixed)
-    n_candidates = DEFAULT_CANDIDATES
-    if "search" in request:
-        n_candidates = _whole(_section(request, "search"), "candidates", "search", default=DEFAULT_CANDIDATES)
     summary, assumptions = _summary(problem), _assumptions(problem)
-    n = problem.cluster.num_gpus
-    _check_degrees_fit_cluster(fixed, n)
+    _check_degrees_fit_cluster(fixed, problem.cluster.num_gpus)
 
     # _check_degrees_fit_cluster has made sure tp × pp × cp divides the GPUs, so dp can be derived.
     if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")):

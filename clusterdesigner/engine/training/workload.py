@@ -57,6 +57,7 @@ class Assumption:
 # E the embedding, t a transformer (decoder) layer, m a multi-token-prediction module, L the loss.
 PIPELINE_LAYOUT_LETTERS = "EtmL"
 MAX_PIPELINE_STAGES = 4096
+MAX_LAYOUT_TEXT = 10_000  # characters of a layout string, before its repeats are unrolled
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,8 @@ def parse_pipeline_layout(value: Any, *, layers: int, mtp_depth: int) -> Pipelin
 
 def _layout_stages(text: str, field: str) -> list[str]:
     """The stages of a layout string, repeats unrolled (Megatron-Core's parse_str_to_list)."""
-    if len(text) > 10_000:
-        raise InputError("must be at most 10,000 characters", field=field)
+    if len(text) > MAX_LAYOUT_TEXT:
+        raise InputError(f"must be at most {MAX_LAYOUT_TEXT:,} characters", field=field)
     flat = text.replace(",", "").replace(" ", "")
     for pattern in (r"\(([^()]+)\)\*(\d+)", r"(.)\*(\d+)"):
         try:
