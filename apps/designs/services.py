@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.core.cache import cache
@@ -31,12 +32,13 @@ from clusterdesigner.engine.cost import cost
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.design import (
     OPTION_LABELS,
-    evaluate_design_json,
+    evaluate_design,
     request_cost_paths,
     rl_estimate,
     rollout_request_cost_paths,
     serving_estimate,
 )
+from clusterdesigner.engine.design.evaluation import DesignRef
 from clusterdesigner.engine.training import training
 from clusterdesigner.engine.training.user_calibration import CalibrationState
 from clusterdesigner.errors import Conflict, InvalidInput
@@ -420,8 +422,9 @@ def evaluation_result(
 ) -> dict[str, Any]:
     """The evaluation of ``version`` (stored or not: a draft is evaluated as an unsaved version) against the
     catalog, its resolved prices and its owner's calibration (clusterdesigner.engine.design.design), as
-    stored: the design's own spec shown, the figures the price book set in the prices.* assumptions."""
-    result = evaluate_design_json(
+    stored: the typed evaluation's JSON, with the design's own spec shown (the figures the price book set are
+    in the prices.* assumptions), which design and when."""
+    evaluation = evaluate_design(
         spec=design_spec.parse_design_spec(prices.spec, catalog=catalog.specs),
         catalog=catalog.specs,
         records=catalog.records,
@@ -430,10 +433,10 @@ def evaluation_result(
         freshness=price_freshness(),
         calibration=calibration,
     )
-    result["spec"] = version.spec
-    result["design"] = {"id": version.design_id, "name": version.name, "version": version.number}
-    result["computed_at"] = timezone.now().isoformat()
-    return result
+    design = DesignRef(id=version.design_id, name=version.name, version=version.number)
+    return replace(
+        evaluation, spec=version.spec, design=design, computed_at=timezone.now().isoformat()
+    ).to_json()
 
 
 def _evaluation_store(

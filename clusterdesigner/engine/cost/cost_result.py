@@ -44,8 +44,10 @@ class LinearCost(JsonObject):
 
 @dataclass(frozen=True, kw_only=True)
 class CloudOption(JsonObject):
-    """One pricing model's bill over the horizon (``tco.cloud_cost``). A reservation, when on-demand is
-    priced too, adds the utilization above which it costs less than on-demand."""
+    """One pricing model's bill over the horizon (``tco.cloud_cost``). A savings plan adds the commitment
+    that covers the cluster (nodes × the plan's rate, $/hour, for every hour of each term) and its formula;
+    a reservation or savings plan, when on-demand is priced too, the utilization above which it costs less
+    than on-demand."""
 
     usd_per_node_hour: float
     total_usd: float
@@ -55,6 +57,8 @@ class CloudOption(JsonObject):
     usd_per_gpu_hour_formula: str
     billed_node_hours: float
     cost_vs_utilization: LinearCost
+    commitment_usd_per_hour: float | None = _omit()
+    commitment_formula: str | None = _omit()
     break_even_vs_on_demand_utilization: float | None = _omit()
     break_even_vs_on_demand_formula: str | None = _omit()
 

@@ -3,13 +3,12 @@ table and its rankings, the assumptions and findings, the rent-or-own verdict, t
 to meet a missed deadline), the serving and RL estimates and a mixed fleet's cost, from one parsed spec.
 
 Public functions:
-- :func:`evaluate_design_json`: the whole evaluation of a parsed spec (engine.design.spec.DesignSpec) against
-the
+- :func:`evaluate_design`: the whole evaluation of a parsed spec (engine.design.spec.DesignSpec) against the
   catalog (its engine specs and its plain records: the resale series and the accelerator's figures for the
   assumptions), the price book's resolved rows, the price freshness and the owner's calibration, as the
-  JSON the design service stores; :func:`evaluate_design`: the same read as a typed
-  :class:`~clusterdesigner.engine.design.evaluation.DesignEvaluation`. The design service, the analyses
-  (sweeps' evaluate items, comparisons), version diffs and everything that evaluates a design call them.
+  typed :class:`~clusterdesigner.engine.design.evaluation.DesignEvaluation` whose ``to_json()`` the design
+  service stores; :func:`evaluate_design_json`: that JSON. The design service, the analyses (sweeps'
+  evaluate items, comparisons), version diffs and everything that evaluates a design call them.
 - :func:`by_severity`, :func:`request_cost_paths`, :func:`rollout_request_cost_paths`: the pieces the
   design service's validation shares with it (and design_spec.check_usable, which the spec's parser runs
   given the catalog).
@@ -22,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
@@ -32,13 +32,23 @@ from clusterdesigner.engine.cost.cost_result import CloudOption, CostResult, Des
 from clusterdesigner.engine.cost.design_verdict import BASIS, DesignVerdict, design_verdict
 from clusterdesigner.engine.cost.resale import ResaleCurve, curves_from_records
 from clusterdesigner.engine.design import spec as design_spec
-from clusterdesigner.engine.design.evaluation import DesignEvaluation
+from clusterdesigner.engine.design.evaluation import (
+    DesignEvaluation,
+    DesignRanking,
+    EvaluationAssumption,
+    EvaluationFinding,
+    RankedKey,
+)
 from clusterdesigner.engine.design.goals import goals_verdict
 from clusterdesigner.engine.design.spec import DesignSpec, check_usable
 from clusterdesigner.engine.rl import rl, rl_fleet
+from clusterdesigner.engine.rl.rl import RLResult
+from clusterdesigner.engine.rl.rl_fleet import FleetCost
+from clusterdesigner.engine.serving.serving import ServingResult
 from clusterdesigner.engine.serving_cost import serving_cost
 from clusterdesigner.engine.training import training
-from clusterdesigner.engine.training.user_calibration import CalibrationState, calibrate
+from clusterdesigner.engine.training.training_result import TrainingEstimate
+from clusterdesigner.engine.training.user_calibration import CalibrationState, CalibrationStatement, calibrate
 
 cost_requests = design_spec.cost_requests
 serving_request = design_spec.serving_request
@@ -64,18 +74,58 @@ def evaluate_design(
     freshness: Freshness | None = None,
     calibration: CalibrationState | None = None,
 ) -> DesignEvaluation:
-    """A design's whole evaluation, typed: :func:`evaluate_design_json` read as a DesignEvaluation (what the
-    pages, exports, comparisons and diffs read)."""
-    return DesignEvaluation.from_json(
-        evaluate_design_json(
-            spec=spec,
+    """A design's whole evaluation (the training engine, the cost engine per cloud offering, the RL, serving
+    and mixed-fleet estimates the spec asks for, composed into the options table, rankings, assumptions,
+    findings and verdicts) as the typed DesignEvaluation whose ``to_json()`` the design service stores.
+
+    ``catalog``: the catalog as engine specs; ``records``: as plain records (the resale series, the
+    accelerator's figures among the assumptions). ``freshness`` (today, PRICE_STALE_AFTER_DAYS) adds a
+    ``stale_price`` finding per stale catalog price used. ``price_rows``, ``price_findings``: what resolving
+    the owner's price book into ``spec`` set (apps.designs.pricing), first among the assumptions (a catalog
+    figure's value and source read from the cost engine's answer) and with the findings. ``calibration``
+    (issue 40): the training estimate calibrated before it is costed, and stated under ``calibration``.
+    EngineError naming the spec's field when the design does not evaluate. The training and cost engines
+    answer in JSON, read typed here; their typed classes model every key they write, so nothing is lost
+    (tests/designs/test_evaluation_round_trip.py)."""
+    plain = dict(spec.json)
+    answers = _engine_answers(
+        spec=plain,
+        catalog=catalog,
+        records=records,
+        freshness=freshness,
+        calibration=calibration,
+        problem=spec.training_problem,
+    )
+    train, costs, typed = answers.train, answers.costs, answers.typed
+    chosen, options, verdict = _options_and_verdict(plain, answers, catalog)
+    assumptions = price_assumptions(price_rows, costs) + _assumptions(plain, train, costs, records)
+    findings = [*map(dict, price_findings), *_unpriced_findings(costs, chosen, catalog), *_findings(costs)]
+    return DesignEvaluation(
+        spec=plain,
+        training=TrainingEstimate.from_json(train),
+        costs=typed,
+        options=_with_npv_break_even(options, verdict),
+        ranking=_npv_ranking(verdict, options) if verdict else _horizon_ranking(typed, options),
+        assumptions=tuple(map(EvaluationAssumption.from_json, assumptions)),
+        findings=tuple(map(EvaluationFinding.from_json, by_severity(findings))),
+        verdict=goals_verdict(
+            spec=plain,
+            train=train,
+            options=[o.to_json() for o in options],
             catalog=catalog,
-            records=records,
-            price_rows=price_rows,
-            price_findings=price_findings,
-            freshness=freshness,
+            resale=answers.resale,
+            costs=costs,
+            design_verdict=verdict,
             calibration=calibration,
-        )
+        ),
+        design_verdict=verdict,
+        price_freshness=freshness,
+        serving=serving_estimate(plain, catalog),
+        rl=answers.rl,
+        rl_fleet=_rl_fleet(
+            spec=plain, records=records, catalog=catalog, run=answers.rl, trainers=typed, freshness=freshness
+        ),
+        calibration=answers.calibration,
     )
 
 
@@ -89,39 +139,51 @@ def evaluate_design_json(
     freshness: Freshness | None = None,
     calibration: CalibrationState | None = None,
 ) -> dict[str, Any]:
-    """A design's whole evaluation: the training engine, then the cost engine once per cloud offering (and
-    the RL, serving and mixed-fleet estimates the spec asks for), composed into the options table, rankings,
-    assumptions, findings and verdicts.
-
-    ``catalog`` is the catalog as engine specs and ``records`` the same catalog as plain records (the resale
-    series and the accelerator's figures listed among the assumptions are read from them). ``freshness``
-    (today's date and PRICE_STALE_AFTER_DAYS) adds a ``stale_price`` finding for each stale catalog price the
-    result uses. ``price_rows`` and ``price_findings``: what resolving the owner's price book into ``spec``
-    set (apps.designs.pricing), listed first among the assumptions (``prices.<figure>``, a catalog figure's
-    value and source read from the cost engine's answer) and with the findings. ``calibration`` (the
-    owner's switch and fitted factors, issue 40): the training estimate is calibrated
-    (engine/training/user_calibration.py) before the costs are computed from it, and the result states it
-    under ``calibration``; switched off, the published estimate as it is. EngineError naming the spec's field
-    when the design does not evaluate.
-
-    This JSON is what the design service stores and the API serves: DesignEvaluation does not model every
-    key the engines write (a savings plan's ``commitment_usd_per_hour`` among them), so its ``to_json()``
-    would drop them.
-    """
-    result = _compose(
-        spec=dict(spec.json),
+    """:func:`evaluate_design` as JSON (its ``to_json()``): what the analyses (sweeps' evaluate items,
+    comparisons) keep."""
+    return evaluate_design(
+        spec=spec,
         catalog=catalog,
         records=records,
+        price_rows=price_rows,
+        price_findings=price_findings,
         freshness=freshness,
         calibration=calibration,
-        problem=spec.training_problem,
+    ).to_json()
+
+
+@dataclass(frozen=True)
+class _Answers:
+    """The engines' answers a design's evaluation is composed from: the (calibrated) training estimate and
+    the cost engine's answer per offering as they answered (JSON) and read typed, the resale series, the RL
+    estimate and the calibration statement."""
+
+    train: dict[str, Any]
+    costs: dict[str, dict[str, Any]]
+    typed: dict[str, CostResult]
+    resale: tuple[ResaleCurve, ...]
+    rl: RLResult | None
+    calibration: CalibrationStatement | None
+
+
+def _options_and_verdict(
+    spec: Mapping[str, Any], answers: _Answers, catalog: CatalogSpecs
+) -> tuple[dict[str, Any], tuple[DesignOption, ...], DesignVerdict | None]:
+    """The pricing models the spec chose by offering, the options table (owning and each chosen model,
+    cheapest run first; a result with an infinite figure refused) and the rent-or-own verdict over it."""
+    typed = answers.typed
+    chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
+    options = _options(typed, chosen, catalog)
+    _check_finite(
+        {"training": answers.train, "costs": answers.costs, "options": [o.to_json() for o in options]}
     )
-    result["assumptions"] = price_assumptions(price_rows, result["costs"]) + result["assumptions"]
-    result["findings"] = by_severity([*map(dict, price_findings), *result["findings"]])
-    return result
+    verdict = design_verdict(
+        costs=typed, chosen=chosen, names=_offering_names(typed, catalog), model_labels=cost.MODEL_LABELS
+    )
+    return chosen, options, verdict
 
 
-def _compose(
+def _engine_answers(
     *,
     spec: dict[str, Any],
     catalog: CatalogSpecs,
@@ -129,9 +191,10 @@ def _compose(
     freshness: Freshness | None,
     calibration: CalibrationState | None,
     problem: training.TrainingRequest | None = None,
-) -> dict[str, Any]:
-    """The engines' answers (JSON dicts) composed; ``problem``, the training request the spec's parser
-    parsed (design_spec.parse_design_spec given the catalog), is estimated as it is."""
+) -> _Answers:
+    """The training engine (calibrated), the RL engine, and the cost engine once per cloud offering;
+    ``problem``, the training request the spec's parser parsed (design_spec.parse_design_spec given the
+    catalog), is estimated as it is."""
     if problem is None:  # the spec was parsed without the catalog
         check_usable(spec, catalog)
         problem = training.parse_request(
@@ -149,7 +212,7 @@ def _compose(
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
         if post_training is not None:
             # An RL run lasts the chosen placement's days, not the pre-training estimate's.
-            request = {**request, "run": {"days": post_training["chosen"]["days"]}}
+            request = {**request, "run": {"days": post_training.chosen.days}}
         costs[key] = cost.tco(
             request,
             training=train,
@@ -158,54 +221,10 @@ def _compose(
             paths=request_cost_paths(index, request),
             **catalog.cost_kwargs(),
         )
-    chosen = {c["offering"]: c.get("pricing_models") for c in (spec.get("costs") or {}).get("cloud") or []}
     typed = {key: CostResult.from_json(result) for key, result in costs.items()}
-    options = _options(typed, chosen, catalog)
-    _check_finite({"training": train, "costs": costs, "options": options})
-    verdict = design_verdict(
-        costs=typed, chosen=chosen, names=_offering_names(typed, catalog), model_labels=cost.MODEL_LABELS
+    return _Answers(
+        train=train, costs=costs, typed=typed, resale=resale, rl=post_training, calibration=statement
     )
-    result = {
-        "spec": spec,
-        "training": train,
-        "costs": costs,
-        "options": _with_npv_break_even(options, verdict),
-        "ranking": _npv_ranking(verdict, options) if verdict else _horizon_ranking(typed, options),
-        "assumptions": _assumptions(spec, train, costs, records),
-        "findings": _unpriced_findings(costs, chosen, catalog) + _findings(costs),
-        "verdict": goals_verdict(
-            spec=spec,
-            train=train,
-            options=options,
-            catalog=catalog,
-            resale=resale,
-            costs=costs,
-            design_verdict=verdict,
-            calibration=calibration,
-        ),
-    }
-    if verdict is not None:
-        result["design_verdict"] = verdict.to_json()
-    if statement is not None:
-        result["calibration"] = statement.to_json()
-    if freshness is not None:
-        result["price_freshness"] = freshness.to_json()
-    estimate = serving_estimate(spec, catalog)
-    if estimate is not None:
-        result["serving"] = estimate
-    if post_training is not None:
-        result["rl"] = post_training
-        fleet = _rl_fleet(
-            spec=spec,
-            records=records,
-            catalog=catalog,
-            run=post_training,
-            trainers=typed,
-            freshness=freshness,
-        )
-        if fleet is not None:
-            result["rl_fleet"] = fleet
-    return result
 
 
 def price_assumptions(rows: Sequence[Mapping[str, Any]], costs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -234,25 +253,25 @@ def _rl_fleet(
     spec: dict[str, Any],
     records: Mapping[str, Any],
     catalog: CatalogSpecs,
-    run: Mapping[str, Any],
+    run: RLResult | None,
     trainers: Mapping[str, CostResult],
     freshness: Freshness | None,
-) -> dict[str, Any] | None:
+) -> FleetCost | None:
     """A mixed fleet's run priced pool by pool (engine/rl/rl_fleet.py): the trainer pool is the design's
     cluster (its cost results, ``trainers``); the rollout pool is costed by the cost engine on its own part,
-    server and offerings (design_spec.rollout_pool_spec) for the RL estimate's days. None without a rollout
-    pool."""
-    pool_spec = design_spec.rollout_pool_spec(spec)
-    if pool_spec is None:
+    server and offerings (design_spec.rollout_pool_spec) for the RL estimate's days. None without an RL run
+    or a rollout pool."""
+    pool_spec = None if run is None else design_spec.rollout_pool_spec(spec)
+    if run is None or pool_spec is None:
         return None
-    chosen = run["chosen"]
+    chosen = run.chosen
     part = str(pool_spec["cluster"]["accelerator"])
     resale = curves_from_records(records, accelerator=part)
     rollouts: dict[str, CostResult] = {}
     for index, request in enumerate(cost_requests(pool_spec)):
         key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
         priced = cost.tco(
-            {**request, "run": {"days": chosen["days"]}},
+            {**request, "run": {"days": chosen.days}},
             freshness=freshness,
             resale=resale,
             paths=rollout_request_cost_paths(index, request),
@@ -274,8 +293,7 @@ def _rl_fleet(
         gpus_per_node=int(pool_spec["cluster"]["gpus_per_node"]),
         costs=rollouts,
     )
-    fleet = rl_fleet.fleet_cost(trainer=trainer, rollout=rollout)
-    return None if fleet is None else fleet.to_json()
+    return rl_fleet.fleet_cost(trainer=trainer, rollout=rollout)
 
 
 def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple[ResaleCurve, ...]:
@@ -284,16 +302,16 @@ def _resale_curves(spec: Mapping[str, Any], records: Mapping[str, Any]) -> tuple
     return curves_from_records(records, accelerator=str(spec["cluster"]["accelerator"]))
 
 
-def serving_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
+def serving_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> ServingResult | None:
     """The serving estimate of a spec with a ``serving`` section (None without one); its errors name
     ``spec.serving.<field>``."""
     request = serving_request(spec)
     if request is None:
         return None
-    return serving_cost.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS).to_json()
+    return serving_cost.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS)
 
 
-def rl_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] | None:
+def rl_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> RLResult | None:
     """The RL post-training estimate of a spec with an ``rl`` section (None without one): the placement and
     split the search chose, its step by part, days and GPU-hours; errors name ``spec.rl.<field>``,
     ``spec.workload.*`` or ``spec.cluster.*``."""
@@ -301,7 +319,7 @@ def rl_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> dict[str, Any] |
     if request is None:
         return None
     with named_by(design_spec.RL_PATHS):
-        return rl.estimate(request, **catalog.training_kwargs()).to_json()
+        return rl.estimate(request, **catalog.training_kwargs())
 
 
 def _check_finite(value: Any, path: str = "") -> None:
@@ -384,7 +402,9 @@ def _cloud_option(
     )
 
 
-def _options(costs: Mapping[str, CostResult], chosen: dict[str, Any], catalog: Any) -> list[dict[str, Any]]:
+def _options(
+    costs: Mapping[str, CostResult], chosen: dict[str, Any], catalog: Any
+) -> tuple[DesignOption, ...]:
     """Owning and every chosen cloud pricing model of each offering, cheapest run first."""
     options: list[DesignOption] = []
     for index, (slug, result) in enumerate(costs.items()):
@@ -397,23 +417,22 @@ def _options(costs: Mapping[str, CostResult], chosen: dict[str, Any], catalog: A
                 continue
             options.append(_cloud_option(slug, offering, model, row, result, days))
     options.sort(key=lambda o: (o.run_cost_usd is None, o.run_cost_usd or o.total_usd))
-    return [o.to_json() for o in options]
+    return tuple(options)
 
 
-def _horizon_ranking(costs: Mapping[str, CostResult], options: list[dict[str, Any]]) -> dict[str, Any]:
+def _horizon_ranking(costs: Mapping[str, CostResult], options: Sequence[DesignOption]) -> DesignRanking:
     """The options cheapest first over the whole horizon, read from the cost engine's ``ranking`` of each
     offering (owning's total over the horizon, each rent option's bill over it) and merged into the design's
     option keys: one frame, so a per-run figure never ranks against a horizon one. Options the spec did not
     ask for are left out, as ``options`` leaves them out."""
-    shown = {o["key"] for o in options}
+    shown = {o.key for o in options}
     totals: dict[str, float] = {}
     for slug, result in costs.items():
         for row in result.ranking.options if result.ranking else ():
             key = "own" if row.option == "on_prem" else f"{slug}:{row.option}"
             if key in shown:
                 totals[key] = float(row.total_usd)
-    order = sorted(totals, key=lambda k: (totals[k], k))
-    return {"frame": "whole horizon", "options": [{"key": k, "total_usd": totals[k]} for k in order]}
+    return _ranking("whole horizon", totals)
 
 
 def _offering_names(costs: Mapping[str, CostResult], catalog: Any) -> dict[str, str]:
@@ -426,30 +445,32 @@ def _offering_names(costs: Mapping[str, CostResult], catalog: Any) -> dict[str, 
 
 
 def _with_npv_break_even(
-    options: list[dict[str, Any]], verdict: DesignVerdict | None
-) -> list[dict[str, Any]]:
+    options: tuple[DesignOption, ...], verdict: DesignVerdict | None
+) -> tuple[DesignOption, ...]:
     """Each rent option's break-even utilization with owning on the verdict's basis (where the NPVs of the
-    monthly cash flows cross), in place of the annualised closed form."""
+    monthly cash flows cross), in place of the annualised closed form (and its meaning)."""
     if verdict is None:
         return options
     by_key = {o.key: o.break_even_utilization for o in verdict.options}
-    out = []
-    for option in options:
-        if option["key"] in by_key:
-            option = {**option, "break_even_utilization": by_key[option["key"]]}
-            option.pop("break_even_meaning", None)
-        out.append(option)
-    return out
+    return tuple(
+        replace(o, break_even_utilization=by_key[o.key], break_even_meaning=None) if o.key in by_key else o
+        for o in options
+    )
 
 
-def _npv_ranking(verdict: DesignVerdict, options: list[dict[str, Any]]) -> dict[str, Any]:
+def _npv_ranking(verdict: DesignVerdict, options: Sequence[DesignOption]) -> DesignRanking:
     """The options cheapest first by the NPV of their monthly cash flows (the verdict's basis): owning and
     each chosen rent option of every offering, ties by key, so the offerings' order changes nothing."""
-    shown = {o["key"] for o in options}
+    shown = {o.key for o in options}
     rows = [verdict.own, *verdict.options]
-    totals = {r.key: r.npv_usd for r in rows if r.key in shown}
+    return _ranking(BASIS, {r.key: r.npv_usd for r in rows if r.key in shown})
+
+
+def _ranking(frame: str, totals: Mapping[str, float]) -> DesignRanking:
+    """The options' keys cheapest first in ``frame``, ties by key (so the offerings' order changes
+    nothing)."""
     order = sorted(totals, key=lambda k: (totals[k], k))
-    return {"frame": BASIS, "options": [{"key": k, "total_usd": totals[k]} for k in order]}
+    return DesignRanking(frame=frame, options=tuple(RankedKey(key=k, total_usd=totals[k]) for k in order))
 
 
 def _provider_label(provider: str) -> str:

@@ -41,8 +41,8 @@ def goals_verdict(
     costs: Mapping[str, Any] | None = None,
     design_verdict: DesignVerdict | None = None,
     calibration: CalibrationState | None = None,
-) -> dict[str, Any]:
-    """The verdict dict (verdict.Verdict.to_json) for the spec's goals; status "none" without goals.
+) -> verdict.Verdict:
+    """The verdict (verdict.Verdict) on the spec's goals; status "none" without goals.
 
     The goals are checked for the option the rent-or-own verdict picks on the NPV of the monthly cash flows
     (``design_verdict``: owning when it wins, else its rival), so that the goals and the verdict name the same
@@ -90,7 +90,7 @@ def goals_verdict(
         npv_usd=_npv_of(cheapest, design_verdict),
         horizon_years=None if design_verdict is None else design_verdict.horizon_years,
     )
-    return result.to_json()
+    return result
 
 
 def _verdict_choice(

@@ -1205,9 +1205,11 @@ class ServingResult:
     pareto: tuple[ParetoPoint, ...] = ()  # tokens/s per user against per GPU across layouts and batch caps
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The estimate as the stored JSON holds it (lists, not tuples), so a stored estimate read back
+        writes out the same."""
+        data = _lists(asdict(self))
         data["assumptions"] = [{"name": n, "value": v} for n, v in self.assumptions]
-        return data
+        return dict(data)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ServingResult:
@@ -1231,6 +1233,15 @@ class ServingResult:
             kv_bytes_per_token=float(data.get("kv_bytes_per_token", 0.0)),
             pareto=tuple(ParetoPoint(**row) for row in data.get("pareto", ())),
         )
+
+
+def _lists(value: Any) -> Any:
+    """``value`` with every tuple, nested too, written as a list (JSON has no tuples)."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _lists(item) for key, item in value.items()}
+    return value
 
 
 def _replicas(load: float) -> int:
