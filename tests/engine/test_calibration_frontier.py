@@ -239,12 +239,15 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # The DeepSeek-V3 and ModelZoo H100 rows' selective recompute (their recipes' recompute_modules) with
 # MOE_ROUTED_PASSES refitted 26 -> 25 on the fit rows: MoE 9.6 -> 9.7 %, FP8 4.9 -> 4.6 %, Blackwell
 # 9.5 -> 8.7 %.
+# The DeepSeek-V3 GB200/B200 rows' recompute as the configuration the 25.09 summary's layouts name (#832:
+# mla_up_proj only) and the ModelZoo GB200 128K row's moe_act, layernorm from its command: MoE 9.7 -> 10.1 %,
+# Blackwell 8.7 -> 9.4 % (no constant moves: MOE_ROUTED_PASSES 25 stays the fit rows' best, 7.36 %).
 CHECK_MEDIANS = {
-    "moe": 0.097,
+    "moe": 0.101,
     "fp8": 0.046,
     "long_context": 0.080,
     "overall": 0.066,
-    "blackwell": 0.087,
+    "blackwell": 0.094,
     "scale_1024": 0.026,
 }
 
@@ -477,13 +480,16 @@ def test_moe_rows_go_to_the_engine_with_their_recipes_dispatcher_and_overlaps(
 
 
 def test_moe_rows_carry_the_selective_recompute_their_recipes_ran(rows: list[dict[str, str]]) -> None:
-    # Megatron-Bridge fa0315ae2 scripts/performance/run_script.py keeps the DeepSeek-V3 recipe's selective
-    # granularity and sets recompute_modules per GPU (h100: mla_up_proj, mlp; gb200: + moe_act; b200: none,
-    # so Megatron-Core's default core_attn); the ModelZoo table's "norm, act" is layernorm, moe_act.
+    # Megatron-Bridge scripts/performance/run_script.py as of #832 (main 47ff48829; the 25.09 release branch's
+    # a28844195, v0.1.0rc4), the configuration whose layouts the 25.09 summary prints (GB200 PP 4 VP 4, B200
+    # TP 1 with GA 128), keeps the DeepSeek-V3 recipe's selective granularity and sets recompute_modules per
+    # GPU: h100 mla_up_proj, mlp; gb200 with token drop and b200 mla_up_proj. The ModelZoo H100 table's
+    # "norm, act" is layernorm, moe_act; its GB200 128K command says --recompute-modules moe_act layernorm.
     expected = {
         "nemo2509_h100_15": ["mla_up_proj", "mlp"],
-        "nemo2509_gb200_4": ["mla_up_proj", "mlp", "moe_act"],
-        "nemo2509_b200_9": ["core_attn"],
+        "nemo2509_gb200_4": ["mla_up_proj"],
+        "nemo2509_b200_9": ["mla_up_proj"],
+        "moezoo_qwen3_gb200_3": ["moe_act", "layernorm"],
         "moezoo_qwen3_h100_1": ["layernorm", "moe_act"],
         "moezoo_qwen3_h100_2": ["layernorm", "moe_act"],
         "moezoo_qwen3_h100_4": ["layernorm", "moe_act"],
