@@ -364,9 +364,10 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     assert len(all_rows) == 365
     # Issue 33 (MoE dispatch, losses of scale, refits): median 4.8 -> 4.7 %, p90 16.0 -> 15.8 %; Blom's
     # expected slowest rank with STRAGGLER_CV, MOE_ROUTED_PASSES and CDNA 3 FP8 refitted: 4.5 %, 15.7 %.
-    # The ModelZoo rows in Megatron-LM's causal FLOP count: 4.6 %, 17.5 %.
-    assert statistics.median(all_rows) == pytest.approx(0.046, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.175, abs=0.001)
+    # The ModelZoo rows in Megatron-LM's causal FLOP count: 4.6 %, 17.5 %; runs.csv rows with tokens/s
+    # compared on tokens/s (calibration_cases._predicted_in_the_rows_count): 4.4 %, 17.7 %.
+    assert statistics.median(all_rows) == pytest.approx(0.044, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.177, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
