@@ -146,8 +146,10 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         "global_batch_seqs": int(row["global_batch_seqs"]),
         "precision": precision,
         "flash_attention": not old,
-        # llm-foundry's MPT runs flash-attn's FlashAttention-2 kernels (its attn_impl flash/triton), not
-        # Transformer Engine's fused attention.
+        # llm-foundry's benchmark tables ran its Triton flash attention (submit_benchmarks.py --attn_impl
+        # default 'triton' at mosaicml/llm-foundry b2a43a147, 2023-10, llm-foundry v0.3.0 under
+        # triton-pre-mlir), not Transformer Engine's fused attention; with no published rate for that kernel
+        # it is timed as flash2 (FA2's fractions of the achievable matmul rate, the rate these rows fit).
         **({"attention_kernel": "flash2"} if source == "llmfoundry_bench" else {}),
         # Megatron-DeepSpeed (BLOOM) partitions layers with DeepSpeed's partition_uniform: the first
         # L mod pp stages hold one layer more.

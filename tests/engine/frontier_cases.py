@@ -77,6 +77,14 @@ SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 # Engine). Meta's Llama 3 405B pre-training (arXiv:2407.21783, July 2024) ran Meta's own PyTorch stack, whose
 # flash attention predates FlashAttention-3 (Shah et al., arXiv:2407.08608, July 2024).
 FLASH2_SOURCES = ("llama3_paper_t4",)
+# Sources whose stack calls a Hopper-native attention kernel (training.attention_kernel flash3, timed at its
+# measured rates, timing.KERNEL_RATES_TFLOPS): the Megatron-MoE-ModelZoo's image
+# (yanring/Megatron-MoE-ModelZoo dockers/GB200.Dockerfile at c700259d: nvcr.io pytorch 25.09,
+# Transformer Engine release_v2.9, cuDNN 9.14; the H100 runs are taken to use the same stack), whose
+# Megatron-Core leaves --attention-backend auto, under which Transformer Engine >= 1.4 gives cuDNN's fused
+# attention preference on sm90 (transformer_engine/pytorch/attention.py at v1.4, "Select FusedAttention on
+# sm90"). NeMo 24.03-25.09 stay on ``fused``, the factor their rows fit.
+FLASH3_SOURCES = ("megatron_moe_modelzoo",)
 # Memory levers a row's recompute or precision column states that the engine has no input for: the row is
 # predicted without them, so a "does not fit" says what is missing, not that the run could not have run.
 # Matched on the two columns' text. None is left: per-module recompute (the recompute_modules column,
@@ -219,6 +227,8 @@ def request_for(
     }
     if row["source_id"] in FLASH2_SOURCES:
         training["attention_kernel"] = "flash2"
+    if row["source_id"] in FLASH3_SOURCES:
+        training["attention_kernel"] = "flash3"
     if row["recompute_modules"]:
         parallelism["recompute"] = "selective"
         training["recompute_modules"] = row["recompute_modules"].split(";")

@@ -266,8 +266,13 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # frontier_cases.CAUSAL_BASIS; the ModelZoo's own step times confirm it): the engine is 12-35 % slow on them
 # (Qwen3 235B long context -26 … -33 % with no trend in the sequence length; +2 … +24 % rising with it under
 # the full count). MoE 9.6 -> 15.8 %, overall 6.6 -> 7.3 %, Blackwell 9.5 -> 9.7 %, long context 8.0 %.
+# Issue 33, the ModelZoo's stack (Transformer Engine 2.9, cuDNN 9.14: frontier_cases.FLASH3_SOURCES) timed at
+# cuDNN's measured H100 rates on the causal count (timing.KERNEL_RATES_TFLOPS, training.attention_kernel
+# flash3; not fitted): Qwen3 235B H100 16K-128K -25.6/-29.4/-31.9/-32.8 % -> -17.0/-15.2/-11.9/-7.1 %, the
+# 4K H100 rows -17.7/-12.2/-35.4/-0.1/+28.5 -> -15.1/-8.9/-33.1/+2.2/+32.8 %; GB200 unchanged (no backward
+# figure for Blackwell). MoE 15.8 -> 10.8 %, overall 7.3 %, Blackwell 9.7 %, long context 8.0 %.
 CHECK_MEDIANS = {
-    "moe": 0.158,
+    "moe": 0.108,
     "fp8": 0.049,
     "long_context": 0.080,
     "overall": 0.073,
@@ -299,14 +304,7 @@ def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[
         "fp8",
         "long_context",
         "blackwell",
-        pytest.param(
-            "moe",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="15.8 % since the ModelZoo rows are compared in their own causal FLOP count: the "
-                "engine is 12-35 % slow on the ModelZoo's 2026 Megatron-Core stack (issue 33 item 1)",
-            ),
-        ),
+        "moe",
     ],
 )
 def test_each_regimes_check_rows_meet_the_target(
@@ -315,7 +313,9 @@ def test_each_regimes_check_rows_meet_the_target(
     # FP8 7.8 % (31 check rows): met since the MoE rows' recipe settings and routed passes (the MoE rows were
     # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows. Long context 7.8 %,
     # Blackwell 10.5 % and MoE 11.2 % since the attention kernel is timed by framework and GPU family and the
-    # routed passes refitted with it (xfails until then: 24.5 %, 12.7 %, 13.5 %).
+    # routed passes refitted with it (xfails until then: 24.5 %, 12.7 %, 13.5 %). MoE 15.8 % once the ModelZoo
+    # rows were compared in their causal count (xfail), 10.8 % since their stack's kernel runs at its measured
+    # rates (training.attention_kernel flash3).
     assert _check(split, regime) <= 0.12
 
 
@@ -365,9 +365,10 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # Issue 33 (MoE dispatch, losses of scale, refits): median 4.8 -> 4.7 %, p90 16.0 -> 15.8 %; Blom's
     # expected slowest rank with STRAGGLER_CV, MOE_ROUTED_PASSES and CDNA 3 FP8 refitted: 4.5 %, 15.7 %.
     # The ModelZoo rows in Megatron-LM's causal FLOP count: 4.6 %, 17.5 %; runs.csv rows with tokens/s
-    # compared on tokens/s (calibration_cases._predicted_in_the_rows_count): 4.4 %, 17.7 %.
+    # compared on tokens/s (calibration_cases._predicted_in_the_rows_count): 4.4 %, 17.7 %; the ModelZoo
+    # rows' Hopper-native kernel at its measured rates (flash3): 4.4 %, 17.0 %.
     assert statistics.median(all_rows) == pytest.approx(0.044, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.177, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.170, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 
