@@ -53,8 +53,13 @@ def test_the_memory_headroom_is_minus_the_p10_of_the_memory_error(computed: dict
 
 # Since the ModelZoo rows are compared in their own causal FLOP count, the engine is 12-35 % slow on that
 # source while it is fast on NeMo's MoE rows: left out, neither source's rows lie in the band the other
-# builds. MoE 11/12 -> 4/12, FP8 33/40 -> 30/40, Blackwell 15/15 -> 10/15 (issue 33 item 1, not met).
-_BELOW_TARGET = "the ModelZoo rows in their own causal FLOP count: MoE 4/12, FP8 30/40, Blackwell 10/15"
+# builds. MoE 11/12 -> 4/12, FP8 33/40 -> 30/40, Blackwell 15/15 -> 10/15 (issue 33 item 1, not met). With
+# the ModelZoo's Hopper kernel at its measured rates (training.attention_kernel flash3) MoE 4/12 -> 5/12; FP8
+# and Blackwell unchanged (their ModelZoo rows are GB200's, which keeps the fused factor).
+_BELOW_TARGET = (
+    "the ModelZoo rows in their own causal FLOP count, the engine slow on its MoE part: MoE 5/12, FP8 30/40, "
+    "Blackwell 10/15"
+)
 
 
 @pytest.mark.parametrize(
