@@ -243,6 +243,7 @@ def _picker_context(spec: Any = None) -> dict[str, Any]:
             ("", "The framework's default"),
             ("fused", "Transformer Engine fused attention (cuDNN)"),
             ("flash2", "FlashAttention-2 (flash-attn, PyTorch SDPA)"),
+            ("flash3", "Hopper-native (FlashAttention-3, cuDNN 9.1+)"),
         ],
         # training.moe_dispatcher / moe_load_balance (MoE models): blank keeps the framework's dispatcher and
         # dropless routing (no key stored).

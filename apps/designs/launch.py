@@ -667,7 +667,9 @@ def _memory_lever_args(out: _Args, evaluation: DesignEvaluation, recompute: str)
 # flash, fused, unfused, local, auto): "fused" is Transformer Engine's cuDNN fused attention, "flash" its
 # flash-attn backend. Without the field the export leaves Megatron's auto, which picks the fused backend on
 # Hopper and Blackwell (what the engine times under the Megatron-Core profile).
-ATTENTION_BACKENDS = {"fused": "fused", "flash2": "flash"}
+# "flash3" (FlashAttention-3 or cuDNN >= 9.1) is auto: Transformer Engine picks FlashAttention-3 on Hopper
+# when it is installed, else cuDNN's fused attention.
+ATTENTION_BACKENDS = {"fused": "fused", "flash2": "flash", "flash3": "auto"}
 
 
 def _attention_backend_args(out: _Args, kernel: str | None) -> None:

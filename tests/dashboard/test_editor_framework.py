@@ -138,7 +138,12 @@ def test_the_attention_kernel_is_the_frameworks_unless_chosen_and_a_chosen_one_i
     design, client, _, initial = _opened(alice, demos)
     page = client.get(f"/designs/{design.pk}/edit/").content.decode()
     options = OPTION.findall(KERNEL_SELECT.search(page).group(1))  # type: ignore[union-attr]
-    assert [(v, bool(s)) for v, s, _ in options] == [("", True), ("fused", False), ("flash2", False)]
+    assert [(v, bool(s)) for v, s, _ in options] == [
+        ("", True),
+        ("fused", False),
+        ("flash2", False),
+        ("flash3", False),
+    ]
     assert "attention_kernel" not in initial["workload"]["training"]
 
     initial["workload"]["training"]["attention_kernel"] = "flash2"  # what the select then sends
@@ -147,6 +152,9 @@ def test_the_attention_kernel_is_the_frameworks_unless_chosen_and_a_chosen_one_i
     page = client.get(f"/designs/{design.pk}/edit/").content.decode()
     options = OPTION.findall(KERNEL_SELECT.search(page).group(1))  # type: ignore[union-attr]
     assert [v for v, s, _ in options if s] == ["flash2"]
+    initial["workload"]["training"]["attention_kernel"] = "flash3"  # the Hopper-native kernel
+    design.refresh_from_db()
+    assert _patch(client, design, initial)["workload"]["training"]["attention_kernel"] == "flash3"
 
 
 @pytest.mark.parametrize(("field", "value"), [("attention_kernel", "sdpa"), ("moe_dispatcher", "nccl")])

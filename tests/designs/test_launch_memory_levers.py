@@ -119,7 +119,9 @@ def test_design_with_more_block_recompute_layers_than_a_stage_is_a_400_on_the_fi
     assert any("recompute_num_layers" in path for path in error["fields"]), error
 
 
-@pytest.mark.parametrize(("kernel", "backend"), [("fused", "fused"), ("flash2", "flash"), (None, None)])
+@pytest.mark.parametrize(
+    ("kernel", "backend"), [("fused", "fused"), ("flash2", "flash"), ("flash3", "auto"), (None, None)]
+)
 def test_export_names_the_attention_kernel_the_spec_chose(
     catalog: dict[str, int], user_client: Any, kernel: str | None, backend: str | None
 ) -> None:

@@ -6,11 +6,15 @@ tests/engine/test_calibration_frontier.py and bench/calibration_frontier.py (whi
 baseline is what today's engine says; nothing here is tuned to the rows.
 
 Comparison basis: tokens per second per GPU where the row measured it (it needs no FLOP convention), else
-model TFLOP/s per GPU. NeMo's "Model TFLOP/sec/GPU" counts model FLOPs with its own per-model formula
-(no recompute, full s × s attention, as the engine's ``model_flops_per_token`` does, until NeMo commit
-6251117f4c of 2025-08-09 halved the attention term for causal masks: the rows compared on TFLOP/s, the
-24.03 long-sequence table and the ModelZoo's, predate it or count as Megatron-LM does), so a TFLOP/s error
-and a tokens/s error of the same row differ only by the two FLOP-per-token counts.
+model TFLOP/s per GPU counted as the source counts it. NeMo's "Model TFLOP/sec/GPU" counts model FLOPs with
+its own per-model formula (no recompute, full s × s attention, as the engine's ``model_flops_per_token``
+does, until NeMo commit 6251117f4c of 2025-08-09 halved the attention term for causal masks: the NeMo rows
+compared on TFLOP/s, the 24.03 long-sequence table, predate it). The Megatron-MoE-ModelZoo's TFLOPS are
+Megatron-LM's logged throughput, whose num_floating_point_operations counts the causal half of the attention
+core since NVIDIA/Megatron-LM 8873b55d6a (2025-03-06); its Qwen3 H100 table gives step time and per-GPU TF
+side by side, and 245 TF at 2,048 × 4,096 tokens / 19.7 s / 256 GPUs is 1.473e11 FLOPs per token, the
+causal count (1.483e11; the full count is 1.673e11). A row whose ``tflops_basis`` says "causal half" is
+compared with ``ModelShape.causal_model_flops_per_token`` × the predicted tokens/s.
 
 Where a row is silent the choice is made once, never per row:
 - Accelerators and fabrics from the project's seed catalog (apps/catalog/data/seed_catalog.json), fabric
@@ -52,7 +56,7 @@ from calibration_cases import _percentile as percentile
 
 from clusterdesigner.engine.core.catalog import specs_from_records
 from clusterdesigner.engine.core.errors import EngineError
-from clusterdesigner.engine.core.model import MLA_FIELDS
+from clusterdesigner.engine.core.model import MLA_FIELDS, model_from_dict
 from clusterdesigner.engine.training.training import estimate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +77,14 @@ SHAPE_COLUMNS = ("head_dim", *MLA_FIELDS, "mtp_depth")
 # Engine). Meta's Llama 3 405B pre-training (arXiv:2407.21783, July 2024) ran Meta's own PyTorch stack, whose
 # flash attention predates FlashAttention-3 (Shah et al., arXiv:2407.08608, July 2024).
 FLASH2_SOURCES = ("llama3_paper_t4",)
+# Sources whose stack calls a Hopper-native attention kernel (training.attention_kernel flash3, timed at its
+# measured rates, timing.KERNEL_RATES_TFLOPS): the Megatron-MoE-ModelZoo's image
+# (yanring/Megatron-MoE-ModelZoo dockers/GB200.Dockerfile at c700259d: nvcr.io pytorch 25.09,
+# Transformer Engine release_v2.9, cuDNN 9.14; the H100 runs are taken to use the same stack), whose
+# Megatron-Core leaves --attention-backend auto, under which Transformer Engine >= 1.4 gives cuDNN's fused
+# attention preference on sm90 (transformer_engine/pytorch/attention.py at v1.4, "Select FusedAttention on
+# sm90"). NeMo 24.03-25.09 stay on ``fused``, the factor their rows fit.
+FLASH3_SOURCES = ("megatron_moe_modelzoo",)
 # Memory levers a row's recompute or precision column states that the engine has no input for: the row is
 # predicted without them, so a "does not fit" says what is missing, not that the run could not have run.
 # Matched on the two columns' text. None is left: per-module recompute (the recompute_modules column,
@@ -96,6 +108,8 @@ GPU_SLUGS = (
     ("MI300X", "mi300x"),
 )
 FABRIC = "ib-ndr400"
+# The tflops_basis words of a row whose TFLOP/s counts the causal half of the attention core.
+CAUSAL_BASIS = "causal half"
 
 
 def load_rows() -> list[dict[str, str]]:
@@ -213,6 +227,8 @@ def request_for(
     }
     if row["source_id"] in FLASH2_SOURCES:
         training["attention_kernel"] = "flash2"
+    if row["source_id"] in FLASH3_SOURCES:
+        training["attention_kernel"] = "flash3"
     if row["recompute_modules"]:
         parallelism["recompute"] = "selective"
         training["recompute_modules"] = row["recompute_modules"].split(";")
@@ -328,6 +344,10 @@ def predict(
     n = int(row["num_gpus"])
     if case.metric == "tokens/s/GPU":
         case.predicted = float(_field(response, "tokens_per_second")) / n
+    elif CAUSAL_BASIS in row["tflops_basis"]:
+        model = model_from_dict(request_for(row, precision=precision)["model"], presets={})
+        tokens_per_gpu = float(_field(response, "tokens_per_second")) / n
+        case.predicted = tokens_per_gpu * model.causal_model_flops_per_token / 1e12
     else:
         case.predicted = float(_field(response, "model_tflops_per_gpu"))
     case.predicted_mfu = float(_field(response, "mfu"))

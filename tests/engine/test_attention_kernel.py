@@ -14,8 +14,11 @@ from clusterdesigner.engine.training.timing import (
     FLASH_BWD_FRACTION,
     FLASH_FWD_FRACTION,
     FUSED_ATTENTION_SPEEDUP,
+    KERNEL_RATES_TFLOPS,
+    flash_attention_seconds,
 )
-from clusterdesigner.engine.training.training import estimate
+from clusterdesigner.engine.training.training import estimate, parse_problem
+from clusterdesigner.engine.training.workload import Problem
 
 
 def _request(accelerator: str, kernel: str | None, **training: Any) -> dict[str, Any]:
@@ -95,3 +98,37 @@ def test_an_unknown_kernel_is_refused_on_its_field() -> None:
     with pytest.raises(InputError) as err:
         _estimate("h100-sxm", "sdpa")
     assert err.value.field == "training.attention_kernel"
+
+
+def _problem(accelerator: str, kernel: str) -> Problem:
+    return parse_problem(_request(accelerator, kernel), accelerators=ACCELERATORS, fabrics=FABRICS)
+
+
+def test_flash3_on_h100_runs_the_causal_half_at_cudnns_measured_rates() -> None:
+    # Hand calculation: 1e15 FLOPs on the full s x s count is 5e14 causal; H100 SXM's dense BF16 peak is the
+    # measuring GPU's (989.4), so forward 5e14 / 539e12 = 0.92764 s, backward 2.5 x 5e14 / 516e12 = 2.42248 s.
+    fwd, bwd = flash_attention_seconds(1e15, _problem("h100-sxm", "flash3"), rate_bf16=1.0)
+    assert fwd == pytest.approx(0.92764, rel=1e-4)
+    assert bwd == pytest.approx(2.42248, rel=1e-4)
+    assert KERNEL_RATES_TFLOPS[("flash3", "hopper")] == (539.0, 516.0, 989.4)
+
+
+def test_fused_on_h100_keeps_its_factor_over_flash2s_fractions() -> None:
+    # Hand calculation at a stub rate of 500 TFLOP/s: forward 1e15 / (500e12 x 0.84 x 1.5) = 1.5873 s,
+    # backward 2.5e15 / (500e12 x 0.72 x 1.5) = 4.6296 s; flash2 the same without the 1.5.
+    fwd, bwd = flash_attention_seconds(1e15, _problem("h100-sxm", "fused"), rate_bf16=500e12)
+    assert (fwd, bwd) == (pytest.approx(1.5873, rel=1e-4), pytest.approx(4.6296, rel=1e-4))
+    fwd2, _ = flash_attention_seconds(1e15, _problem("h100-sxm", "flash2"), rate_bf16=500e12)
+    assert fwd2 == pytest.approx(2.3810, rel=1e-4)
+
+
+def test_flash3_without_a_measured_rate_times_as_fused() -> None:
+    # Blackwell has no backward figure on the causal count: flash3 runs the fused kernel's fitted factor.
+    assert _compute_s("gb200", "flash3") == pytest.approx(_compute_s("gb200", "fused"), rel=1e-12)
+    assert _compute_s("h100-sxm", "flash3") < _compute_s("h100-sxm", "fused")
+
+
+def test_the_flash3_assumption_gives_its_measured_rate_and_source() -> None:
+    a = _kernel_assumption(_estimate("h100-sxm", "flash3"))
+    assert (a["name"], a["value"]) == ("attention_kernel[flash3]", pytest.approx(539.0))
+    assert "516 backward" in a["unit"] and "arXiv:2407.08608" in a["source"]

@@ -1,12 +1,14 @@
 """Calibration against the measured runs in tests/engine/data/runs.csv (targets from issue 3).
 
 Each row is predicted with its stated layout and compared on the row's own basis (model or hardware
-FLOPs); tests/engine/calibration_cases.py lists what is assumed where a row is silent. The per-row table:
+FLOPs; tokens/s where the row gives them: calibration_cases._predicted_in_the_rows_count);
+tests/engine/calibration_cases.py lists what is assumed where a row is silent. The per-row table:
 ``.venv/bin/python bench/calibration.py``.
 """
 
 from __future__ import annotations
 
+import calibration_cases
 import pytest
 from calibration_cases import ACCELERATORS, FABRICS, Case, all_cases, load_runs, request_for, summary
 
@@ -33,6 +35,25 @@ def test_median_tflops_error_is_within_ten_percent(cases: list[Case]) -> None:
 
 def test_p90_tflops_error_is_within_twenty_five_percent(cases: list[Case]) -> None:
     assert summary(cases)["p90_abs_error"] <= 0.25
+
+
+def test_a_row_with_tokens_per_second_is_compared_on_them() -> None:
+    # llm-foundry MPT-7B, 65,536 tokens, 8 × H100: 282 TFLOP/s and 1,956 tokens/s per GPU, i.e. 1.4417e11
+    # FLOPs per token in its own count, 6 · n_params + 12 · s · d · L = 6 × 6.919e9 + 12 × 65,536 × 4,096 × 32
+    # = 1.4459e11 (the two published figures rounded: 0.3 %), whose n_params holds the learned position
+    # table 65,536 × 4,096 = 2.68e8 (NumParams 6,918,905,856 at 65,536 tokens, 6,658,859,008 at 2,048: the
+    # difference is 63,488 × 4,096 exactly). Hand calculation: an engine answer of 16,000 tokens/s on 8 GPUs
+    # is 2,000 per GPU, × 282 / 1,956 = 288.34 TFLOP/s in the row's count; error 2,000 / 1,956 − 1 = +2.25 %.
+    row = next(r for r in load_runs() if r["run_id"] == "llmfoundry_h100_80gb_amp_bf16_7b_s65536_g8")
+    assert 6 * 6.919e9 + 12 * 65536 * 4096 * 32 == pytest.approx(282e12 / 1956, rel=0.005)
+    predicted = calibration_cases._predicted_in_the_rows_count(row, {"tokens_per_second": 16_000.0}, 300.0)
+    assert predicted == pytest.approx(288.34, abs=0.01)
+    assert predicted / 282.0 - 1 == pytest.approx(2000 / 1956 - 1, rel=1e-9)
+    # A row without tokens/s keeps the engine's own count.
+    narayanan = next(r for r in load_runs() if r["source_id"] == "narayanan2021")
+    assert (
+        calibration_cases._predicted_in_the_rows_count(narayanan, {"tokens_per_second": 1.0}, 300.0) == 300.0
+    )
 
 
 def test_every_source_is_calibrated_within_twenty_percent_median(cases: list[Case]) -> None:

@@ -126,6 +126,32 @@ def test_tflops_error_is_used_where_only_tflops_were_published(
     assert case.error == pytest.approx(-0.11237, abs=5e-5)
 
 
+def test_a_causal_basis_row_is_compared_on_the_causal_flop_count(
+    rows: list[dict[str, str]], monkeypatch: Any
+) -> None:
+    # moezoo_qwen3_h100_1: Qwen3 235B-A22B on 256 H100, measured 245 TFLOP/s/GPU in Megatron-LM's count,
+    # which halves the s² attention core (num_floating_point_operations since 8873b55d6a). The ModelZoo's
+    # own table says so: 2,048 × 4,096 tokens / 19.7 s / 256 GPUs = 1,663.4 tokens/s/GPU, and 245e12 /
+    # 1,663.4 = 1.473e11 FLOPs per token, the causal count of the row's shape (1.4833e11: 1.6728e11 − half of
+    # 3 × 4 × 4,096 × 64 × 128 × 94) and not the full one (1.6728e11).
+    row = _row(rows, "moezoo_qwen3_h100_1")
+    assert "causal half" in row["tflops_basis"]
+    assert 245e12 / (2048 * 4096 / 19.7 / 256) == pytest.approx(1.4833e11, rel=0.01)
+    # Hand calculation: an engine answer of 425,728 tokens/s on 256 GPUs is 1,663.0 tokens/s/GPU, × 1.4833e11
+    # = 246.67 TFLOP/s/GPU; error = 246.67 / 245 − 1 = +0.0068 (the full count would say 278.2, +13.5 %).
+    monkeypatch.setattr(
+        frontier_cases,
+        "estimate",
+        _stub_estimate(
+            {"tokens_per_second": 425_728.0, "model_tflops_per_gpu": 278.2, "mfu": 0.3, "fits": True}
+        ),
+    )
+    case = predict(row, {"accelerators": {}, "fabrics": {}})
+    assert case.metric == "model TFLOP/s/GPU"
+    assert case.predicted == pytest.approx(246.67, rel=1e-3)
+    assert case.error == pytest.approx(0.0068, abs=5e-4)
+
+
 def test_rows_the_engine_cannot_express_are_listed_with_the_reason(rows: list[dict[str, str]]) -> None:
     reasons = {r["run_id"]: frontier_cases.not_expressible(r) for r in rows}
     # MLA, MTP, head_dim and pipeline layouts are inputs now (issue 19 item 3): DeepSeek-V3 and Qwen3 rows
@@ -236,6 +262,15 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # the Gumbel limit √(2 ln N), with STRAGGLER_CV (0.25 -> 0.2 %), MOE_ROUTED_PASSES (25 -> 26) and the CDNA 3
 # FP8 factor (0.83 -> 0.82) refitted on the fit rows: MoE 10.5 -> 9.6 %, FP8 5.0 -> 4.9 %, long context
 # 7.7 -> 8.0 %, overall 6.3 -> 6.6 %, Blackwell 10.5 -> 9.5 %, >= 1,024 GPUs 2.9 -> 2.6 %.
+# Issue 33, the ModelZoo rows compared in Megatron-LM's causal count (their TFLOP/s halve the attention core,
+# frontier_cases.CAUSAL_BASIS; the ModelZoo's own step times confirm it): the engine is 12-35 % slow on them
+# (Qwen3 235B long context -26 … -33 % with no trend in the sequence length; +2 … +24 % rising with it under
+# the full count). MoE 9.6 -> 15.8 %, overall 6.6 -> 7.3 %, Blackwell 9.5 -> 9.7 %, long context 8.0 %.
+# Issue 33, the ModelZoo's stack (Transformer Engine 2.9, cuDNN 9.14: frontier_cases.FLASH3_SOURCES) timed at
+# cuDNN's measured H100 rates on the causal count (timing.KERNEL_RATES_TFLOPS, training.attention_kernel
+# flash3; not fitted): Qwen3 235B H100 16K-128K -25.6/-29.4/-31.9/-32.8 % -> -17.0/-15.2/-11.9/-7.1 %, the
+# 4K H100 rows -17.7/-12.2/-35.4/-0.1/+28.5 -> -15.1/-8.9/-33.1/+2.2/+32.8 %; GB200 unchanged (no backward
+# figure for Blackwell). MoE 15.8 -> 10.8 %, overall 7.3 %, Blackwell 9.7 %, long context 8.0 %.
 # The DeepSeek-V3 and ModelZoo H100 rows' selective recompute (their recipes' recompute_modules) with
 # MOE_ROUTED_PASSES refitted 26 -> 25 on the fit rows: MoE 9.6 -> 9.7 %, FP8 4.9 -> 4.6 %, Blackwell
 # 9.5 -> 8.7 %.
@@ -243,11 +278,11 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # mla_up_proj only) and the ModelZoo GB200 128K row's moe_act, layernorm from its command: MoE 9.7 -> 10.1 %,
 # Blackwell 8.7 -> 9.4 % (no constant moves: MOE_ROUTED_PASSES 25 stays the fit rows' best, 7.36 %).
 CHECK_MEDIANS = {
-    "moe": 0.101,
-    "fp8": 0.046,
+    "moe": 0.108,
+    "fp8": 0.049,
     "long_context": 0.080,
-    "overall": 0.066,
-    "blackwell": 0.094,
+    "overall": 0.073,
+    "blackwell": 0.097,
     "scale_1024": 0.026,
 }
 
@@ -269,14 +304,24 @@ def test_check_row_medians_are_the_printed_ones(split: dict[str, dict[str, dict[
     assert split["scale_1024"]["check"]["n"] == 6 and split["amd"]["check"]["n"] == 7
 
 
-@pytest.mark.parametrize("regime", ["fp8", "long_context", "blackwell", "moe"])
+@pytest.mark.parametrize(
+    "regime",
+    [
+        "fp8",
+        "long_context",
+        "blackwell",
+        "moe",
+    ],
+)
 def test_each_regimes_check_rows_meet_the_target(
     split: dict[str, dict[str, dict[str, float | int]]], regime: str
 ) -> None:
     # FP8 7.8 % (31 check rows): met since the MoE rows' recipe settings and routed passes (the MoE rows were
     # its largest errors, +34 … +73 % on NeMo 25.09 B200/GB200) and the MLPerf LoRA rows. Long context 7.8 %,
     # Blackwell 10.5 % and MoE 11.2 % since the attention kernel is timed by framework and GPU family and the
-    # routed passes refitted with it (xfails until then: 24.5 %, 12.7 %, 13.5 %).
+    # routed passes refitted with it (xfails until then: 24.5 %, 12.7 %, 13.5 %). MoE 15.8 % once the ModelZoo
+    # rows were compared in their causal count (xfail), 10.8 % since their stack's kernel runs at its measured
+    # rates (training.attention_kernel flash3).
     assert _check(split, regime) <= 0.12
 
 
@@ -324,10 +369,14 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # Blackwell FP8 0.74 -> 0.69) and the routed passes refitted 21 -> 26: median 4.8 %, p90 16.9 -> 16.0 %.
     assert len(all_rows) == 365
     # Issue 33 (MoE dispatch, losses of scale, refits): median 4.8 -> 4.7 %, p90 16.0 -> 15.8 %; Blom's
+    # expected slowest rank with STRAGGLER_CV, MOE_ROUTED_PASSES and CDNA 3 FP8 refitted: 4.5 %, 15.7 %.
+    # The ModelZoo rows in Megatron-LM's causal FLOP count: 4.6 %, 17.5 %; runs.csv rows with tokens/s
+    # compared on tokens/s (calibration_cases._predicted_in_the_rows_count): 4.4 %, 17.7 %; the ModelZoo
+    # rows' Hopper-native kernel at its measured rates (flash3): 4.4 %, 17.0 %.
     # expected slowest rank with STRAGGLER_CV, MOE_ROUTED_PASSES and CDNA 3 FP8 refitted: 4.5 %, 15.7 %. The
     # DeepSeek-V3 and ModelZoo H100 rows' recipe recompute with MOE_ROUTED_PASSES 26 -> 25: 4.5 %, 16.0 %.
-    assert statistics.median(all_rows) == pytest.approx(0.045, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.160, abs=0.001)
+    assert statistics.median(all_rows) == pytest.approx(0.044, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.170, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 

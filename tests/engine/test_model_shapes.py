@@ -412,6 +412,4 @@ def test_model_flops_match_nemo_once_attention_is_counted_causal(slug: str, tflo
     # (Narayanan's convention). DeepSeek-V3: 291.85 GFLOP/token − half of 3 × 2 × 4096 × 128 × 320 × 62
     # (61 layers + the MTP layer) = 260.65, against 899e12 / 3454 = 260.28 (the TFLOP/s rounded to a
     # whole number: ±0.06 %). Qwen3 235B: 167.26 − half of 3 × 4 × 4096 × 64 × 128 × 94 = 148.33 vs 148.02.
-    m = PRESETS[slug]
-    causal = m.model_flops_per_token - 1.5 * m.attention_core_flops_fwd_per_token
-    assert causal == pytest.approx(tflops * 1e12 / tokens, rel=3e-3)
+    assert PRESETS[slug].causal_model_flops_per_token == pytest.approx(tflops * 1e12 / tokens, rel=3e-3)

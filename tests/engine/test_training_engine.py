@@ -65,6 +65,19 @@ def test_model_flops_match_narayanan_equation_for_gpt3() -> None:
     assert GPT3.model_flops_per_token == pytest.approx(expected, rel=1e-3)
 
 
+def test_causal_model_flops_count_half_the_attention_core() -> None:
+    # Megatron-LM's num_floating_point_operations since 8873b55d6a (2025-03-06): the s/(6h) attention term
+    # of Narayanan's eq. 3 halves to s/(12h). GPT-3 175B: 72·96·12288²·(1 + 2048/147456 + 50257/14155776)
+    # = 1.0619e12 FLOPs per token against the full count's 1.0764e12 (s/(6h)): the causal half of the
+    # attention core, 72·96·12288²·2048/147456 = 1.450e10, is what the two conventions differ by.
+    L, h, s, V = 96, 12288, 2048, 50257
+    expected = 72 * L * h**2 * (1 + s / (12 * h) + V / (12 * L * h))
+    assert GPT3.causal_model_flops_per_token == pytest.approx(expected, rel=1e-3)
+    assert GPT3.model_flops_per_token - GPT3.causal_model_flops_per_token == pytest.approx(
+        72 * L * h**2 * s / (12 * h), rel=1e-3
+    )
+
+
 def test_full_recompute_flops_match_narayanan_96_formula() -> None:
     L, h, s, V = 96, 12288, 2048, 50257
     expected = 96 * L * h**2 * (1 + s / (6 * h) + V / (16 * L * h))

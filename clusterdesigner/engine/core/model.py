@@ -403,6 +403,15 @@ class ModelShape:
             + self.output_flops_fwd_per_token
         )
 
+    @property
+    def causal_model_flops_per_token(self) -> float:
+        """Model FLOPs per token counting the attention core's causal half: ``model_flops_per_token`` −
+        3 · ``attention_core_flops_fwd_per_token`` / 2, i.e. 72·L·h²·(1 + s/(12h) + V/(12·L·h)) for a dense
+        GPT. The convention of Megatron-LM's num_floating_point_operations since NVIDIA/Megatron-LM
+        8873b55d6a (2025-03-06, "only half of the attention matrix is non-zero") and of NeMo since
+        6251117f4c (2025-08-09): a TFLOP/s figure logged by those stacks is compared with this count."""
+        return self.model_flops_per_token - 1.5 * self.attention_core_flops_fwd_per_token
+
 
 def op_checkpoint_flops_fwd_per_token(model: ModelShape) -> float:
     """Forward FLOPs per token PyTorch op-level selective checkpointing runs again (framework profiles

@@ -27,8 +27,10 @@ from clusterdesigner.engine.training.workload import SHARDING_MODES, Assumption,
 SELECTIVE_ATTENTION = "attention"
 SELECTIVE_OP = "op"
 DEFAULT_FRAMEWORK = "megatron-core"
-# training.attention_kernel: Transformer Engine's cuDNN fused attention, or FlashAttention-2.
-ATTENTION_KERNELS = ("fused", "flash2")
+# training.attention_kernel: Transformer Engine's cuDNN fused attention (timed at its factor over FA2's rates,
+# as the 2024 NeMo stacks ran it), FlashAttention-2, or a Hopper-native kernel at its measured rates
+# (FlashAttention-3, or cuDNN >= 9.1's fused attention: timing.KERNEL_RATES_TFLOPS).
+ATTENTION_KERNELS = ("fused", "flash2", "flash3")
 # training.moe_dispatcher: Megatron-Core's --moe-token-dispatcher-type alltoall or allgather, or its flex
 # dispatcher with the deepep or hybridep backend (timing._moe_comm_layer).
 MOE_DISPATCHERS = ("alltoall", "allgather", "deepep", "hybridep")

@@ -4,7 +4,8 @@ Compute is derived from the matmul shapes each GPU runs, not from a fixed MFU: e
 2·M·K·N / R + bytes(M·K + K·N + M·N) / B_hbm (an additive roofline), where R is the accelerator's measured
 achievable matmul rate (mamf-finder) × one calibration factor per accelerator family, and B_hbm its
 achievable HBM bandwidth. Attention runs at FlashAttention-2's measured fraction of that rate (causal, so
-half of the s² FLOPs Narayanan counts) or, without flash attention, as batched GEMMs plus memory-bound
+half of the s² FLOPs Narayanan counts), a kernel with published rates (FlashAttention-3 / cuDNN on Hopper)
+at those rates on the causal half, or, without flash attention, as batched GEMMs plus memory-bound
 softmax over the materialised scores. Element-wise work (norms, residuals, dropout, activation) is
 memory-bound. Backward costs 2× forward; recompute adds forward work (Korthikanti et al. 2022).
 
@@ -103,6 +104,22 @@ FLASH_BWD_FRACTION = 0.72
 # refitted with it to a fixed point: 6.9 % at 1.0 -> 3.25 %; 1.6 and 1.8 give 3.26 and 3.45 %).
 # Families not listed run both kernels alike (Ampere: FA2 is the native kernel; CDNA: no comparison).
 FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5, "blackwell": 1.7}
+# Measured rates of a Hopper-native attention kernel (training.attention_kernel flash3: FlashAttention-3, or
+# the cuDNN >= 9.1 fused attention Transformer Engine 2.x calls, which the FA3 paper benchmarks beside it), in
+# TFLOP/s on the causal count (the causal half of the s x s FLOPs, as flash-attention's benchmarks count a
+# causal run), and the dense BF16 peak of the GPU they were measured on. Shah et al. 2024 (arXiv:2407.08608)
+# on H100 SXM5, head dim 128, 16K tokens, BF16: forward with causal mask (Fig. 5) cuDNN 539, FA3 616;
+# backward (Fig. 6, without mask, the paper's only backward figure) cuDNN 516, FA3 561. The lower, cuDNN's,
+# is taken: the ModelZoo's stack calls cuDNN (frontier_cases.FLASH3_SOURCES). Not fitted; other families
+# (Blackwell: no backward figure on this count) time flash3 as ``fused``.
+KERNEL_RATES_TFLOPS: dict[tuple[str, str], tuple[float, float, float]] = {
+    ("flash3", "hopper"): (539.0, 516.0, 989.4),
+}
+KERNEL_RATE_SOURCES: dict[tuple[str, str], str] = {
+    ("flash3", "hopper"): "cuDNN fused attention on H100 SXM5, head dim 128, 16K tokens, BF16: 539 TFLOP/s "
+    "forward (causal), 516 backward, on the causal count (Shah et al. 2024, arXiv:2407.08608, Fig. 5-6); "
+    "FlashAttention-3 616 / 561; not fitted",
+}
 FUSED_ATTENTION_SOURCES: dict[str, str] = {
     "hopper": "FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608) is 1.5-2.0x FA2 forward, 1.5-1.75x "
     "backward on H100; lower end, not fitted",
@@ -640,10 +657,7 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
             attn_flops = 2.0 * tokens * s * model.heads * (model.head_dim + model.v_head_dim) / tp
         else:
             attn_flops = 4.0 * tokens * s * c.q / tp
-        rate = c.rate_bf16 * _attention_speedup(c.problem)
-        attn_fwd = attn_flops / (rate * FLASH_FWD_FRACTION)
-        attn_bwd = 2.5 * attn_flops / (rate * FLASH_BWD_FRACTION)
-        return attn_fwd, attn_bwd
+        return flash_attention_seconds(attn_flops, c.problem, c.rate_bf16)
     if mla:
         v_dim = float(model.v_head_dim)
         bmm = (c.gemm(tokens, float(model.head_dim), s, bf16=True) + c.gemm(tokens, s, v_dim, bf16=True)) * (
@@ -656,32 +670,66 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     return attn_fwd, 2.0 * attn_fwd
 
 
+def flash_attention_seconds(full_fwd_flops: Any, problem: Problem, rate_bf16: float) -> tuple[Any, Any]:
+    """Forward and backward seconds of a flash-attention core of ``full_fwd_flops`` (the full s x s count,
+    4 · s · q per token and layer). A kernel with measured rates (KERNEL_RATES_TFLOPS) runs the causal half
+    at them, scaled by this GPU's dense BF16 peak over the measuring GPU's; backward is 2.5 x the forward
+    FLOPs (FlashAttention-2 Sec. 3.1: five matmuls, the scores recomputed). Any other: the full count at
+    FlashAttention-2's fractions of ``rate_bf16`` times the fused-kernel factor (``_attention_speedup``)."""
+    acc = problem.cluster.accelerator
+    measured = KERNEL_RATES_TFLOPS.get((problem.training.attention_kernel, acc.family))
+    if measured is not None:
+        fwd_tflops, bwd_tflops, peak = measured
+        scale = acc.peak_tflops("bf16") / peak * 1e12
+        causal = full_fwd_flops / 2.0
+        return causal / (fwd_tflops * scale), 2.5 * causal / (bwd_tflops * scale)
+    rate = rate_bf16 * _attention_speedup(problem)
+    return full_fwd_flops / (rate * FLASH_FWD_FRACTION), 2.5 * full_fwd_flops / (rate * FLASH_BWD_FRACTION)
+
+
 def _attention_speedup(problem: Problem) -> float:
     """FUSED_ATTENTION_SPEEDUP of the accelerator's family under ``training.attention_kernel`` fused,
     else 1."""
-    if problem.training.attention_kernel != "fused":
+    if problem.training.attention_kernel not in ("fused", "flash3"):
         return 1.0
     return FUSED_ATTENTION_SPEEDUP.get(problem.cluster.accelerator.family, 1.0)
 
 
+ATTENTION_KERNEL_NAMES = {
+    "fused": "Transformer Engine cuDNN fused attention",
+    "flash2": "FlashAttention-2",
+    "flash3": "Hopper-native: FlashAttention-3 or cuDNN >= 9.1 fused attention",
+}
+
+
 def attention_kernel_assumption(problem: Problem, *, profile_source: str | None) -> Assumption:
-    """The flash-attention kernel timed, valued at its speedup over FlashAttention-2's rates, and where it
-    comes from: ``profile_source`` (the framework profile's default and its source) or, when None, the
-    request's ``training.attention_kernel``."""
+    """The flash-attention kernel timed, valued at its measured forward TFLOP/s on this GPU (causal count)
+    where KERNEL_RATES_TFLOPS has it, else at its speedup over FlashAttention-2's rates, and where it comes
+    from: ``profile_source`` (the framework profile's default and its source) or, when None, the request's
+    ``training.attention_kernel``."""
     t = problem.training
+    acc = problem.cluster.accelerator
+    origin = profile_source if profile_source is not None else "set by training.attention_kernel"
+    name = f"attention_kernel[{t.attention_kernel}]"
+    measured = KERNEL_RATES_TFLOPS.get((t.attention_kernel, acc.family))
+    if measured is not None and t.flash_attention:
+        fwd, bwd, peak = measured
+        scale = acc.peak_tflops("bf16") / peak
+        kernel = ATTENTION_KERNEL_NAMES[t.attention_kernel]
+        unit = f"TFLOP/s forward, {bwd * scale:.0f} backward, on the causal count ({kernel})"
+        source = KERNEL_RATE_SOURCES[(t.attention_kernel, acc.family)]
+        return Assumption(name, fwd * scale, unit, f"{origin}; {source}")
     speedup = _attention_speedup(problem)
-    kernel = {"fused": "Transformer Engine cuDNN fused attention", "flash2": "FlashAttention-2"}
     if not t.flash_attention:
         rate = "unused: training.flash_attention is false"
     elif speedup != 1.0:
-        rate = FUSED_ATTENTION_SOURCES[problem.cluster.accelerator.family]
+        rate = FUSED_ATTENTION_SOURCES[acc.family]
     else:
         rate = "timed at FlashAttention-2's rates (no fused-kernel factor for this kernel or GPU family)"
-    origin = profile_source if profile_source is not None else "set by training.attention_kernel"
     return Assumption(
-        f"attention_kernel[{t.attention_kernel}]",
+        name,
         speedup,
-        f"× FlashAttention-2's rate ({kernel[t.attention_kernel]})",
+        f"× FlashAttention-2's rate ({ATTENTION_KERNEL_NAMES[t.attention_kernel]})",
         f"{origin}; {rate}",
     )
 

@@ -247,7 +247,8 @@ class Training:
     framework_reserve_gib: float = 2.5
     flash_attention: bool = True
     # The flash-attention kernel: "fused" (Transformer Engine's cuDNN fused attention, Megatron-Core's and
-    # NeMo's) or "flash2" (FlashAttention-2, Dao 2023; flash-attn and Triton kernels): timing._attention.
+    # NeMo's), "flash2" (FlashAttention-2, Dao 2023; flash-attn and Triton kernels) or "flash3"
+    # (Hopper-native: FlashAttention-3 or cuDNN >= 9.1, at measured rates): timing.flash_attention_seconds.
     attention_kernel: str = "fused"
     tp_comm_overlap: bool = True
     pipeline_split: str = "balanced"
