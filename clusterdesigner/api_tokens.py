@@ -35,9 +35,11 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SCOPE_RANK = {ApiToken.Scope.READ: 0, ApiToken.Scope.DESIGNS: 1, ApiToken.Scope.CATALOG: 2}
 # last_used_at is written at most this often per token, so a busy script costs no write per request.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
-# The token with its user, as DRF reads it (select_related), in one query compiled once per process.
+# The token with its user, as DRF reads it (select_related), in one query compiled once per process and
+# prepared once per connection.
 _TOKEN_WITH_USER: CompiledQuery[ApiToken] = CompiledQuery(
     lambda key_hash: ApiToken.objects.select_related("user").filter(key_hash=key_hash).order_by()[:1],
+    prepare="clusterdesigner_token_with_user",
     key_hash=str,
 )
 

@@ -6,7 +6,6 @@ import functools
 import hashlib
 import json
 import threading
-import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from apps.catalog.models import (
     Switch,
     Vendor,
 )
+from clusterdesigner import prepared
 from clusterdesigner.engine.core.catalog import CatalogSpecs, specs_from_records
 from clusterdesigner.engine.core.offerings import Freshness
 
@@ -139,7 +139,7 @@ def catalog_version() -> str:
     not change it; the catalog's writers all save rows. Every API request that reads the catalog runs it, so
     the latest change comes back as the database's text for it (the same instant, to the microsecond), not
     as a datetime each driver call would parse, the SQL is built once per process, and on PostgreSQL it is
-    a prepared statement of the connection (_catalog_version_rows).
+    a prepared statement of the connection (clusterdesigner.prepared).
     """
     from django.db import connection
 
@@ -149,35 +149,13 @@ def catalog_version() -> str:
 
 
 # PostgreSQL plans the eight-table UNION on every execution, which costs about three times running it
-# (measured: 210-350 us of the server's CPU a call, 70 us prepared). So each connection prepares it, in the
-# same round trip as its first execution, and then executes it by name. Keyed by the driver's connection
-# object: a new connection (after a restart or a dropped one) prepares again. A connection where that failed
-# (in an aborted transaction, say) runs the plain SQL from then on. Not for a pooler that hands one client
-# several server sessions (PgBouncer in transaction mode): the project connects to PostgreSQL directly.
+# (measured: 210-350 us of the server's CPU a call, 70 us prepared): a prepared statement of each connection.
 _PREPARED = "clusterdesigner_catalog_version"
-_prepared_on: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def _catalog_version_rows(connection: Any, cursor: Any) -> list[tuple[Any, ...]]:
-    sql = _catalog_version_sql(connection.vendor)
-    driver = connection.connection
-    prepared = _prepared_on.get(driver) if connection.vendor == "postgresql" else False
-    if prepared is False:
-        cursor.execute(sql)
-        return list(cursor.fetchall())
-    try:
-        if prepared is None:
-            # One simple-protocol query of two statements: the first result is PREPARE's (no rows).
-            cursor.execute(f"PREPARE {_PREPARED} AS {sql}; EXECUTE {_PREPARED}")
-            cursor.nextset()
-        else:
-            cursor.execute(f"EXECUTE {_PREPARED}")
-        rows = list(cursor.fetchall())
-    except Exception:
-        _prepared_on[driver] = False
-        raise
-    _prepared_on[driver] = True
-    return rows
+    prepared.execute(cursor, _PREPARED, _catalog_version_sql(connection.vendor))
+    return list(cursor.fetchall())
 
 
 @functools.cache

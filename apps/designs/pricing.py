@@ -48,6 +48,7 @@ from apps.pricebook.models import PriceEntry
 from apps.pricebook.services import TARGETS
 from apps.teams import access
 from apps.teams.models import Team
+from clusterdesigner import prepared
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec, Freshness
@@ -113,7 +114,9 @@ def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKe
         f" WHERE {where}) b LEFT OUTER JOIN ({holder_sql}) h ON TRUE"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*book_params, holder_id])
+        # Prepared once per connection: planning it was most of the server's work (clusterdesigner.prepared).
+        name = "designs_stamps_team" if owner.team_id else "designs_stamps_personal"
+        prepared.execute(cursor, name, sql, [*book_params, holder_id])
         count, newest, *holder = cursor.fetchone()
     # No holder row: the LEFT JOIN's NULLs, as the ORM's .first() answered None.
     row = None if holder[0] is None else tuple(holder)

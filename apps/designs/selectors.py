@@ -60,7 +60,8 @@ def design_version_get_visible(
     design_get's and design_version_get's two; None when the design is not visible or has no such version."""
     if not user or not user.is_authenticated:
         return None
-    # Every evaluate request reads this: its SQL is compiled once per process (compiled_query.py).
+    # Every evaluate request reads this: its SQL is compiled once per process (compiled_query.py) and
+    # prepared once per connection (prepared.py).
     if number:
         return _VERSION_NUMBERED.first(user_id=user.pk, design_id=design_id, number=number)
     return _VERSION_CURRENT.first(user_id=user.pk, design_id=design_id)
@@ -88,12 +89,14 @@ def _visible_versions(user_id: int, design_id: int) -> QuerySet[DesignVersion]:
 
 _VERSION_NUMBERED: CompiledQuery[DesignVersion] = CompiledQuery(
     lambda user_id, design_id, number: _visible_versions(user_id, design_id).filter(number=number)[:1],
+    prepare="designs_version_numbered",
     user_id=int,
     design_id=int,
     number=int,
 )
 _VERSION_CURRENT: CompiledQuery[DesignVersion] = CompiledQuery(
     lambda user_id, design_id: _visible_versions(user_id, design_id).filter(number=F("design__version"))[:1],
+    prepare="designs_version_current",
     user_id=int,
     design_id=int,
 )

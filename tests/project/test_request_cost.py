@@ -23,8 +23,8 @@ from apps.measurements.models import CalibrationSetting
 from apps.pricebook.models import PriceEntry
 from apps.teams import access
 from apps.teams.services import member_add, owned_move, team_create
-from clusterdesigner import memo
-from clusterdesigner.api_tokens import api_token_create
+from clusterdesigner import memo, prepared
+from clusterdesigner.api_tokens import api_token_create, api_token_revoke
 from clusterdesigner.compiled_query import CompiledQuery, CompileError
 from tests.designs.test_api import SPEC
 
@@ -169,6 +169,43 @@ def test_a_stored_evaluation_takes_four_queries(
     assert numbered.json() == first.json()
 
 
+def test_djangos_sql_is_numbered_for_prepare() -> None:
+    # Each %s in order becomes $1, $2, ...; Django's %% (a percent sign) becomes one %.
+    sql = "SELECT a FROM t WHERE b = %s AND c LIKE 'x%%' AND d IN (%s, %s)"
+    assert prepared._numbered(sql) == "SELECT a FROM t WHERE b = $1 AND c LIKE 'x%' AND d IN ($2, $3)"
+
+
+def test_a_stored_evaluation_runs_prepared_statements(
+    alice: Any, bob: Any, catalog: Any, postgres_required: None
+) -> None:
+    """On PostgreSQL the four statements of a memo hit are executions of statements the connection prepared
+    (clusterdesigner.prepared): planned once per connection, not once per request. What they answer still
+    follows the rows: another user's token reads nothing of alice's private design, and a revoked token or
+    a version whose design went to organisation visibility are seen at once."""
+    design = design_create(owner=alice, name="mine", spec=SPEC)
+    key = api_token_create(user=alice, scope="designs").key
+    client = APIClient()
+    first = _evaluate(client, design, key)
+    for _ in range(6):  # past PostgreSQL's five custom plans: the generic plan from then on
+        assert _evaluate(client, design, key).json() == first.json()
+    with CaptureQueriesContext(connection) as queries:
+        assert _evaluate(client, design, key).json() == first.json()
+    assert [q["sql"].split("(")[0].split()[:2] for q in queries] == [
+        ["EXECUTE", "clusterdesigner_token_with_user"],
+        ["EXECUTE", "designs_version_current"],
+        ["EXECUTE", "clusterdesigner_catalog_version"],
+        ["EXECUTE", "designs_stamps_personal"],
+    ]
+    bobs = api_token_create(user=bob, scope="designs").key
+    assert _evaluate(client, design, bobs).status_code == 404  # alice's private design
+    design.visibility = Design.Visibility.ORGANISATION
+    design.save()
+    assert _evaluate(client, design, bobs).json() == first.json()
+    api_token_revoke(user=alice)
+    revoked = _evaluate(client, design, key)
+    assert revoked.status_code == 401 and revoked.json()["error"]["message"] == "Invalid token."
+
+
 def test_the_evaluation_stamps_read_what_the_orm_reads(alice: Any, bob: Any, catalog: Any) -> None:
     """evaluation_stamps' one statement answers what the book's aggregate and calibration_key_of_design
     answered, for a personal and a team owner, with no switch, off and on, and with and without entries."""
@@ -233,7 +270,7 @@ def _deallocate_catalog_version() -> None:
         cursor.execute("SELECT 1 FROM pg_prepared_statements WHERE name = %s", [catalog_selectors._PREPARED])
         if cursor.fetchone():
             cursor.execute(f"DEALLOCATE {catalog_selectors._PREPARED}")
-    catalog_selectors._prepared_on.pop(connection.connection, None)
+    prepared.forget(connection.connection, catalog_selectors._PREPARED)
 
 
 def test_catalog_version_is_prepared_once_per_connection(catalog: Any, postgres_required: None) -> None:
@@ -261,10 +298,11 @@ def test_catalog_version_falls_back_to_plain_sql_where_the_statement_is_gone(
 
     before = catalog_version()
     _deallocate_catalog_version()
-    catalog_selectors._prepared_on[connection.connection] = True  # as if a pooler had switched sessions
+    # As if a pooler had switched sessions:
+    prepared.mark(connection.connection, catalog_selectors._PREPARED, True)
     with pytest.raises(ProgrammingError), transaction.atomic():
         catalog_version()  # this call fails (the error reaches the caller, as any database error) ...
     with CaptureQueriesContext(connection) as queries:
         assert catalog_version() == before  # ... and the connection runs the plain SQL from then on
     assert queries[0]["sql"].startswith("SELECT n, latest FROM")
-    catalog_selectors._prepared_on.pop(connection.connection, None)
+    prepared.forget(connection.connection, catalog_selectors._PREPARED)
