@@ -12,9 +12,12 @@ evaluation's inputs (beside the catalog snapshot, apps.catalog.selectors) are re
   assumption row (``prices.*``). An expired entry is never used; when it is newer than what is used
   instead, a warning names it. A new price source is added here, and every consumer has it.
 - calibration: the switch of a design's owner (its team's, else its maker's) and the factors fitted on the
-  holder's measured runs (apps.measurements), as :func:`calibration_state`.
+  holder's measured runs, which the measurements app keeps on the switch's row whenever the runs or the
+  switch change (CalibrationSetting.fit), as :func:`calibration_state`: read with the switch, never fitted
+  here, except once after a catalog write or an engine release (the kept fit was made on another catalog or
+  by another engine: apps.measurements.services.calibration_refit).
 - the stamps: :func:`evaluation_stamps`, what a stored evaluation's memo key reads of the owner (the book's
-  stamp and the calibration switch) in one statement.
+  stamp and the calibration switch, with its kept fit) in one statement.
 
 What a design resolves to is part of its evaluation's key (apps.designs.services), so no owner sees a result
 priced with another's book or calibrated with another's runs."""
@@ -24,6 +27,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -32,18 +36,13 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Case, F, Q, Value, When, Window
 from django.db.models.functions import RowNumber
+from django.utils import timezone
 
 from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
 from apps.designs.models import Design, DesignVersion
 from apps.measurements.models import CalibrationSetting
-from apps.measurements.selectors import (
-    Holder,
-    calibration_fit,
-    calibration_setting,
-    holder_get,
-    run_rows,
-    team_label,
-)
+from apps.measurements.selectors import Holder, holder_get
+from apps.measurements.services import calibration_refit
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.services import TARGETS
 from apps.teams import access
@@ -55,7 +54,7 @@ from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferin
 from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost.cost_request import switch_slug
 from clusterdesigner.engine.cost.site import cooling_used, cost_inputs, input_source, parse_site
-from clusterdesigner.engine.training.user_calibration import CalibrationState
+from clusterdesigner.engine.training.user_calibration import CalibrationState, UserCalibration, holder_label
 from clusterdesigner.memo import snapshot_hash
 
 
@@ -126,35 +125,66 @@ def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKe
 
 # --- The calibration a design's estimates are made with: its owner's switch, the factors fitted on its runs
 
+# The switch's columns a CalibrationKey is read from: on or off, its stamp, and the fit the measurements app
+# keeps with what it was fitted at (the stamp, the engine version, the catalog's digest).
+SETTING_FIELDS = ("enabled", "changed_at", "fit", "fitted_at", "fitted_engine", "fitted_catalog")
+
 
 @dataclass(frozen=True)
 class CalibrationKey:
     """The switch that applies to a design, as the evaluation memo keys it: whose (the holder), on or off,
     and the stamp that moves with every toggle and every write to the holder's runs ("" when the holder
-    never wrote a run nor toggled)."""
+    never wrote a run nor toggled); with the fit the measurements app keeps on the switch (``kept``: its JSON,
+    and the stamp, engine version and catalog digest it was fitted at; None when none is kept)."""
 
     holder: Holder
     enabled: bool
     stamp: str
+    kept: tuple[Any, str, int | None, str] | None = field(default=None, hash=False)
 
     def memo_key(self) -> tuple[Any, ...]:
         return (self.holder.owner_id, self.holder.team_id, self.holder.label, self.enabled, self.stamp)
 
+    def kept_fit(self, catalog: CatalogSnapshot) -> UserCalibration | None:
+        """The kept fit when it is what the holder's runs give now: fitted at this stamp (no run written and
+        no toggle since), by this engine, on this catalog (the runs are estimated against it); else None."""
+        if self.kept is None:
+            return None
+        fit, *fitted = self.kept
+        if tuple(fitted) != (self.stamp, ENGINE_VERSION, catalog.digest):
+            return None
+        return UserCalibration.from_json(fit)
 
-def _key(holder: Holder, found: tuple[Any, Any] | None) -> CalibrationKey:
+
+def _stamp(moment: Any) -> str:
+    """A stamp's text, aware whichever way it was read (plain SQL on SQLite reads a naive UTC datetime)."""
+    return (moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt.UTC)).isoformat()
+
+
+def _key(holder: Holder, found: tuple[Any, ...] | None) -> CalibrationKey:
+    """The key from the switch's SETTING_FIELDS (None: no switch)."""
     if found is None or found[1] is None:
         return CalibrationKey(holder, False, "")
-    return CalibrationKey(holder, bool(found[0]), found[1].isoformat())
+    enabled, changed_at, fit, fitted_at, engine, digest = found
+    kept = None
+    if fit is not None and fitted_at is not None:  # plain SQL reads the JSON column as its text
+        kept = (json.loads(fit) if isinstance(fit, str) else fit, _stamp(fitted_at), engine, digest)
+    return CalibrationKey(holder, bool(enabled), _stamp(changed_at), kept)
 
 
 def calibration_key(*, holder: Holder) -> CalibrationKey:
-    return _key(holder, calibration_setting(holder=holder))
+    settings = (
+        CalibrationSetting.objects.filter(team_id=holder.team_id)
+        if holder.team_id is not None
+        else CalibrationSetting.objects.filter(owner_id=holder.owner_id)
+    )
+    return _key(holder, settings.values_list(*SETTING_FIELDS).first())
 
 
 def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> CalibrationKey:
     """The switch of the design's owner, in one query: the team's for a team's design, its maker's for a
     personal one; the same whoever looks at the design (a share link included)."""
-    fields = ("calibration_setting__enabled", "calibration_setting__changed_at")
+    fields = tuple(f"calibration_setting__{name}" for name in SETTING_FIELDS)
     if team_id is not None:
         row = Team.objects.filter(pk=team_id).values_list("name", *fields).first()
     else:
@@ -166,20 +196,20 @@ def calibration_key_of_design(*, owner_id: int, team_id: int | None) -> Calibrat
 def calibration_key_of_row(
     *, owner_id: int, team_id: int | None, row: tuple[Any, ...] | None
 ) -> CalibrationKey:
-    """calibration_key_of_design's answer from its row (the holder's name, the switch, its stamp; None: no
-    such holder), read by the ORM or by calibration_holder_sql's statement."""
-    if team_id is not None:
-        holder = Holder(owner_id=None, team_id=team_id, label=team_label(row[0] if row else ""), scope="team")
-    else:
-        holder = Holder(owner_id=owner_id, team_id=None, label=str(row[0]) if row else "", scope="personal")
-    return _key(holder, None if row is None else (row[1], row[2]))
+    """calibration_key_of_design's answer from its row (the holder's name, then the switch's SETTING_FIELDS;
+    None: no such holder), read by the ORM or by calibration_holder_sql's statement."""
+    scope = "team" if team_id is not None else "personal"
+    label = holder_label(scope=scope, name=str(row[0]) if row else "")
+    owner = None if team_id is not None else owner_id
+    holder = Holder(owner_id=owner, team_id=team_id, label=label, scope=scope)
+    return _key(holder, None if row is None else row[1:])
 
 
 def calibration_holder_sql(*, team: bool) -> str:
     """calibration_key_of_design's query as plain SQL of one parameter (the team's id for a team's design,
     else its maker's), for a caller that reads it in the same statement as other stamps
-    (evaluation_stamps): the holder's name, the switch and its stamp, as the ORM's LEFT
-    JOIN reads them; no row when there is no such holder."""
+    (evaluation_stamps): the holder's name and the switch's SETTING_FIELDS, as the ORM's LEFT JOIN reads
+    them; no row when there is no such holder."""
     quote = connection.ops.quote_name
 
     def column(model: Any, field: str) -> str:  # the column's quoted name (a model's meta is untyped here)
@@ -190,20 +220,24 @@ def calibration_holder_sql(*, team: bool) -> str:
     holder, pk = quote(holder_model._meta.db_table), quote(holder_model._meta.pk.column)
     setting = quote(CalibrationSetting._meta.db_table)
     holder_id = column(CalibrationSetting, "team" if team else "owner")
-    enabled, changed_at = column(CalibrationSetting, "enabled"), column(CalibrationSetting, "changed_at")
+    columns = ", ".join(f"s.{column(CalibrationSetting, f)}" for f in SETTING_FIELDS)
     return (
-        f"SELECT h.{name}, s.{enabled}, s.{changed_at} FROM {holder} h"
+        f"SELECT h.{name}, {columns} FROM {holder} h"
         f" LEFT OUTER JOIN {setting} s ON s.{holder_id} = h.{pk} WHERE h.{pk} = %s"
     )
 
 
-def calibration_state(*, key: CalibrationKey) -> CalibrationState:
-    """What the holder's designs are estimated with: off, or on with the factors fitted on its runs."""
+def calibration_state(*, key: CalibrationKey, catalog: CatalogSnapshot | None = None) -> CalibrationState:
+    """What the holder's designs are estimated with: off, or on with the factors fitted on its runs, as the
+    measurements app keeps them (``catalog``: the snapshot the evaluation uses, by default the current one);
+    fitted again, once, when the kept fit was made on another catalog or by another engine."""
     scope, label = key.holder.scope, key.holder.label
     if not key.enabled:
         return CalibrationState(enabled=False, scope=scope, holder=label)
-    rows = run_rows(runs=key.holder.runs().order_by("pk"))
-    return CalibrationState(enabled=True, calibration=calibration_fit(rows=rows), scope=scope, holder=label)
+    fit = key.kept_fit(catalog or engine_catalog_snapshot())
+    if fit is None:
+        fit = calibration_refit(owner_id=key.holder.owner_id, team_id=key.holder.team_id)
+    return CalibrationState(enabled=True, calibration=fit, scope=scope, holder=label)
 
 
 def personal_calibration(*, user: Any) -> CalibrationState:
@@ -285,7 +319,7 @@ def evaluation_input(
     catalog = catalog or engine_catalog_snapshot()
     prices = prices or design_prices(version=version, catalog=catalog)
     stale = freshness_key(records=catalog.records, freshness=price_freshness())
-    calibration = calibration_state(key=setting or calibration_key_of_version(version))
+    calibration = calibration_state(key=setting or calibration_key_of_version(version), catalog=catalog)
     # The engine version is in the hash, so a result stored before an engine change (lacking the figures it
     # added) is recomputed on the next view rather than shown as it was; the calibration (the switch and the
     # factors fitted on the holder's runs, and whose) is, so a result is never served under another one.

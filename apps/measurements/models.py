@@ -80,7 +80,13 @@ class CalibrationSetting(models.Model):
     """Whether the holder's designs are estimated with the calibration fitted on the holder's measured runs:
     a user's (``owner``: their personal designs, from their personal runs) or a team's (``team``: the team's
     designs, from the team's runs); exactly one of the two is set. ``changed_at`` moves on every toggle and
-    every write to the holder's runs, so a kept evaluation is keyed by it."""
+    every write to the holder's runs, so a kept evaluation is keyed by it.
+
+    While switched on, the row also keeps the calibration fitted on the holder's runs (``fit``: the engine's
+    UserCalibration as JSON), written by the services that move the stamp, with what it was fitted at: the
+    stamp (``fitted_at``), the engine version and the catalog's digest (the runs are estimated against the
+    catalog). An evaluation reads it rather than fitting the runs (apps.designs.pricing) while all three are
+    current, and fits again (services.calibration_refit) when the catalog or the engine changed since."""
 
     owner = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -94,6 +100,10 @@ class CalibrationSetting(models.Model):
     )
     enabled = models.BooleanField(default=False)
     changed_at = models.DateTimeField()
+    fit = models.JSONField(null=True, blank=True)
+    fitted_at = models.DateTimeField(null=True, blank=True)
+    fitted_engine = models.PositiveIntegerField(null=True, blank=True)
+    fitted_catalog = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["team", "owner"]

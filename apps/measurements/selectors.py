@@ -1,8 +1,8 @@
 """Measured-run reads, through the one ownership rule (apps/teams/access.py): a personal run is its owner's, a
 team's run its members' (viewers read; owners and editors write); anyone else gets None, and views 404. Each
 run against the engine's estimate, the summary of the errors by regime and the factors fitted on a holder's
-runs; the calibration a design is estimated with (its owner's switch and these factors) is resolved with
-the design's other inputs, in apps.designs.pricing."""
+runs; the calibration a design is estimated with (its owner's switch and the factors the services keep
+fitted on its runs) is resolved with the design's other inputs, in apps.designs.pricing."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.training.user_calibration import (
     UserCalibration,
     fit,
+    holder_label,
     percentile,
 )
 from clusterdesigner.errors import InvalidInput
@@ -53,13 +54,15 @@ class Holder:
     scope: str  # "personal" or "team", as an estimate's calibration statement says it
 
     def runs(self) -> QuerySet[MeasuredRun]:
-        if self.team_id is not None:
-            return MeasuredRun.objects.filter(team_id=self.team_id)
-        return MeasuredRun.objects.filter(owner_id=self.owner_id, team__isnull=True)
+        return holder_runs(owner_id=self.owner_id, team_id=self.team_id)
 
 
-def team_label(name: str) -> str:
-    return f"team {name}"
+def holder_runs(*, owner_id: int | None, team_id: int | None) -> QuerySet[MeasuredRun]:
+    """The runs that calibrate a holder's designs: the team's (``team_id`` set), else the user's personal
+    ones."""
+    if team_id is not None:
+        return MeasuredRun.objects.filter(team_id=team_id)
+    return MeasuredRun.objects.filter(owner_id=owner_id, team__isnull=True)
 
 
 def holder_get(*, user: Any, team_id: int | None, edit: bool = False) -> Holder | None:
@@ -68,14 +71,14 @@ def holder_get(*, user: Any, team_id: int | None, edit: bool = False) -> Holder 
     if not user or not user.is_authenticated:
         return None
     if team_id is None:
-        return Holder(owner_id=user.pk, team_id=None, label=user.get_username(), scope="personal")
+        label = holder_label(scope="personal", name=user.get_username())
+        return Holder(owner_id=user.pk, team_id=None, label=label, scope="personal")
     roles = access.EDIT_ROLES if edit else access.READ_ROLES
     team = team_list(user=user, roles=roles).filter(pk=team_id).first()
-    return (
-        None
-        if team is None
-        else Holder(owner_id=None, team_id=team.pk, label=team_label(team.name), scope="team")
-    )
+    if team is None:
+        return None
+    label = holder_label(scope="team", name=team.name)
+    return Holder(owner_id=None, team_id=team.pk, label=label, scope="team")
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,14 @@ def error_summary(rows: list[RunRow]) -> list[ErrorSummary]:
 
 def calibration_fit(*, rows: list[RunRow]) -> UserCalibration:
     return fit([r.comparison.point for r in rows if r.comparison is not None])
+
+
+def calibration_fitted(*, runs: QuerySet[MeasuredRun]) -> tuple[UserCalibration, str]:
+    """The calibration fitted on ``runs`` (in id order, as every fit reads them) against the current catalog,
+    and that catalog's digest: what services keep on the holder's switch (CalibrationSetting.fit)."""
+    snapshot = engine_catalog_snapshot()
+    rows = [run_row(run, snapshot.specs) for run in runs.order_by("pk")]
+    return calibration_fit(rows=rows), snapshot.digest
 
 
 def calibration_setting(*, holder: Holder) -> tuple[bool, Any] | None:

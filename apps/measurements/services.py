@@ -1,6 +1,8 @@
 """Measured-run writes: each run is checked by building the training engine's request as a design would
 (estimates.run_estimate) before it is saved; a CSV import saves every row or none; every write moves the
-owner's calibration stamp, so no evaluation kept under the old runs is served again."""
+owner's calibration stamp, so no evaluation kept under the old runs is served again, and, while the holder's
+calibration is switched on, keeps the calibration fitted on its runs as of that stamp
+(CalibrationSetting.fit), which evaluations read instead of fitting the runs on each request."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from apps.catalog.selectors import engine_catalog_snapshot
 from apps.measurements.estimates import run_estimate
 from apps.measurements.models import CalibrationSetting, MeasuredRun
 from apps.teams.services import owned_move
+from clusterdesigner.engine.core.version import ENGINE_VERSION
+from clusterdesigner.engine.training.user_calibration import UserCalibration
 from clusterdesigner.engine.training.workload import LAYOUT_FIELDS
 from clusterdesigner.errors import InvalidInput
 
@@ -50,25 +54,58 @@ def run_validate(*, data: Mapping[str, Any]) -> dict[str, Any]:
     return run_estimate(data, engine_catalog_snapshot().specs)
 
 
+def _holder(owner_id: int | None, team_id: int | None) -> dict[str, Any]:
+    """The switch's lookup: the team's (``team_id`` given), else the user ``owner_id``'s."""
+    return {"team_id": team_id} if team_id is not None else {"owner_id": owner_id}
+
+
+def _fitted(owner_id: int | None, team_id: int | None) -> tuple[UserCalibration, str]:
+    """The calibration fitted on the holder's runs now, and the digest of the catalog it used."""
+    from apps.measurements.selectors import calibration_fitted, holder_runs  # selectors import RUN_FIELDS
+
+    return calibration_fitted(runs=holder_runs(owner_id=owner_id, team_id=team_id))
+
+
+def _keep_fit(setting: CalibrationSetting) -> UserCalibration | None:
+    """Save ``setting`` (its row locked by the caller's transaction) with the calibration fitted on its
+    holder's runs as of its stamp, by this engine on this catalog; switched off, with none (switching on
+    fits). Under the row's lock, a run written meanwhile moves the stamp after this fit, never under it."""
+    fit = None
+    if setting.enabled:
+        fit, setting.fitted_catalog = _fitted(setting.owner_id, setting.team_id)
+        setting.fit, setting.fitted_at = fit.to_json(), setting.changed_at
+        setting.fitted_engine = ENGINE_VERSION
+    else:
+        setting.fit, setting.fitted_at, setting.fitted_engine, setting.fitted_catalog = None, None, None, ""
+    setting.save(update_fields=["changed_at", "fit", "fitted_at", "fitted_engine", "fitted_catalog"])
+    return fit
+
+
 def _touch(*, owner_id: int | None, team_id: int | None) -> None:
     """Move the stamp of the holder's switch (the team's for a team's run, else the owner's; created switched
-    off on the first write)."""
-    now = timezone.now()
-    holder = {"team_id": team_id} if team_id is not None else {"owner_id": owner_id}
-    setting, created = CalibrationSetting.objects.get_or_create(**holder, defaults={"changed_at": now})
+    off on the first write) and keep the fit of its runs as of it (_keep_fit)."""
+    setting, created = CalibrationSetting.objects.get_or_create(
+        **_holder(owner_id, team_id), defaults={"changed_at": timezone.now()}
+    )
     if not created:
-        CalibrationSetting.objects.filter(pk=setting.pk).update(changed_at=now)
+        setting = CalibrationSetting.objects.select_for_update().get(pk=setting.pk)
+        setting.changed_at = timezone.now()  # taken under the lock: a later writer's stamp is later
+    _keep_fit(setting)
 
 
 def _touch_run(run: MeasuredRun) -> None:
     _touch(owner_id=run.owner_id, team_id=run.team_id)
 
 
+def _run_save(*, owner: Any, data: Mapping[str, Any], team_id: int | None) -> MeasuredRun:
+    run_validate(data=data)
+    return MeasuredRun.objects.create(owner=owner, team_id=team_id, **data)
+
+
 @transaction.atomic
 def run_create(*, owner: Any, data: Mapping[str, Any], team_id: int | None = None) -> MeasuredRun:
     """A new run of ``owner``'s, or of team ``team_id`` (one the caller checked they own or edit)."""
-    run_validate(data=data)
-    run = MeasuredRun.objects.create(owner=owner, team_id=team_id, **data)
+    run = _run_save(owner=owner, data=data, team_id=team_id)
     _touch_run(run)
     return run
 
@@ -105,11 +142,31 @@ def run_move(*, user: Any, run: MeasuredRun, team_id: Any) -> MeasuredRun:
 def calibration_set(*, owner_id: int | None, team_id: int | None, enabled: bool) -> CalibrationSetting:
     """Switch the holder's calibration (a team's when ``team_id`` is given, else the user ``owner_id``'s) on
     or off; the stamp moves either way. The caller checked the user may change it."""
-    holder = {"team_id": team_id} if team_id is not None else {"owner_id": owner_id}
     setting, _ = CalibrationSetting.objects.update_or_create(
-        **holder, defaults={"enabled": enabled, "changed_at": timezone.now()}
+        **_holder(owner_id, team_id), defaults={"enabled": enabled, "changed_at": timezone.now()}
     )
+    _keep_fit(setting)
     return setting
+
+
+@transaction.atomic
+def calibration_refit(*, owner_id: int | None, team_id: int | None) -> UserCalibration:
+    """The holder's calibration fitted on its runs now, and kept on its switch (if still on) for the
+    evaluations after: for an evaluation whose kept fit was made by another engine version or on another
+    catalog (the first after an engine release or a catalog write) or was never made (a switch turned on
+    before fits were kept). Its stamp does not move: the runs did not change."""
+    # By id, not Meta.ordering's holders: FOR UPDATE takes no outer join (PostgreSQL refuses it).
+    settings = CalibrationSetting.objects.select_for_update().filter(**_holder(owner_id, team_id))
+    setting = settings.order_by("pk").first()
+    if setting is None or not setting.enabled:  # switched off meanwhile (the caller read it on): not kept
+        return _fitted(owner_id, team_id)[0]
+    fitted = (setting.fitted_at, setting.fitted_engine, setting.fitted_catalog)
+    current = (setting.changed_at, ENGINE_VERSION, engine_catalog_snapshot().digest)
+    if setting.fit is not None and fitted == current:
+        return UserCalibration.from_json(setting.fit)  # another request fitted it while this one waited
+    fit = _keep_fit(setting)
+    assert fit is not None  # switched on
+    return fit
 
 
 # --- CSV import ---------------------------------------------------------------------------------------------
@@ -189,7 +246,8 @@ def runs_import_csv(*, owner: Any, text: str, team_id: int | None = None) -> lis
         runs = []
         for number, row in enumerate(rows, start=2):
             try:
-                runs.append(run_create(owner=owner, team_id=team_id, data=csv_row(row)))
+                runs.append(_run_save(owner=owner, team_id=team_id, data=csv_row(row)))
             except InvalidInput as exc:
                 raise InvalidInput({f"row {number}.{k}": v for k, v in exc.fields.items()}) from exc
+        _touch(owner_id=owner.pk, team_id=team_id)  # once for the whole file: one fit of all the runs
         return runs

@@ -24,22 +24,24 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.designs.models import Evaluation
 from apps.designs.services import design_create
 from apps.measurements.models import CalibrationSetting
+from apps.measurements.services import run_validate
 from apps.teams.services import owned_move, team_create
 from clusterdesigner import memo
 from clusterdesigner.api_tokens import api_token_create
 from tests.designs.test_api import SPEC
+from tests.measurements.conftest import RUN
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "evaluate-trace.md"
 LIMIT = 6  # issue 34's bound on the project files outside the engine that evaluating a design passes through
+RUNS = "/api/v1/measured-runs/"
 
 
 def _project_file(path: str) -> str | None:
@@ -124,17 +126,9 @@ def test_evaluating_a_design_passes_through_at_most_six_project_files(
     # The rule caught the plumbing (token authentication, the envelope) and nothing of an app.
     assert {"clusterdesigner/api_tokens.py", "clusterdesigner/api.py"} <= base
 
-    Evaluation.objects.filter(version__design=design).delete()
-    memo.clear_all()
-    miss, miss_files = traced(lambda: token_client.post(url))
-    memo.clear_all()
-    stored, stored_files = traced(lambda: token_client.post(url))
-    hit, hit_files = traced(lambda: token_client.post(url))
-    assert miss.status_code == stored.status_code == hit.status_code == 200
+    _, traces = _traced_cases(token_client, url, design)
     assert Evaluation.objects.filter(version__design=design).count() == 1  # the miss stored it
-    assert stored.json() == hit.json() and stored.json()["training"] == miss.json()["training"]
-
-    cases = {"miss": miss_files - base, "stored": stored_files - base, "memo hit": hit_files - base}
+    cases = {name: files - base for name, files in traces.items()}
     path = set().union(*cases.values())
     print(f"\nevaluate: {len(path)} project files outside the engine, plumbing subtracted ({sorted(base)})")
     for name, files in cases.items():
@@ -143,26 +137,79 @@ def test_evaluating_a_design_passes_through_at_most_six_project_files(
     assert len(path) <= LIMIT, sorted(path)
 
 
-def test_a_team_design_with_calibration_on_also_passes_the_measurements_app(
-    alice: Any, catalog: Any, token_client: APIClient
-) -> None:
-    """The doc's exception, measured: a team's design with its calibration switched on also runs
-    apps/measurements/selectors.py (the team's label; the factors fitted on the team's runs), and nothing
-    else beyond the six."""
+def _team_design_calibrated(alice: Any) -> tuple[Any, Any]:
+    """A team's design whose calibration is switched on, with three team runs that give it a factor, written
+    through the measurements API (which keeps the fit on the team's switch)."""
     team = team_create(user=alice, name="Infra")
     design = design_create(owner=alice, name="team traced", spec=SPEC)
     owned_move(user=alice, obj=design, team_id=team.pk)
-    CalibrationSetting.objects.create(team=team, enabled=True, changed_at=timezone.now())
+    client = APIClient()
+    client.force_authenticate(alice)
+    for nodes, ratio in enumerate([1.1, 1.21, 1.331], start=1):
+        data = {**RUN, "nodes": nodes, "dp": 4 * nodes, "global_batch": 128 * nodes}
+        estimated = run_validate(data=data)["step_time_s"]["total"]
+        body = {**data, "step_time_s": estimated * ratio, "team": team.pk}
+        assert client.post(RUNS, body, format="json").status_code == 201
+    switched = client.post(f"{RUNS}calibration/", {"enabled": True, "team": team.pk}, format="json")
+    assert switched.status_code == 200
+    return team, design
+
+
+def _traced_cases(client: APIClient, url: str, design: Any) -> tuple[dict[str, Any], dict[str, set[str]]]:
+    """The three cases of the rule (nothing stored, stored, in the memo): the answer and the counted files."""
+    Evaluation.objects.filter(version__design=design).delete()
+    memo.clear_all()
+    miss, miss_files = traced(lambda: client.post(url))
+    memo.clear_all()
+    stored, stored_files = traced(lambda: client.post(url))
+    hit, hit_files = traced(lambda: client.post(url))
+    assert miss.status_code == stored.status_code == hit.status_code == 200
+    assert stored.json() == hit.json() and stored.json()["training"] == miss.json()["training"]
+    return hit.json(), {"miss": miss_files, "stored": stored_files, "memo hit": hit_files}
+
+
+def test_a_team_design_with_calibration_on_passes_the_same_six_files(
+    alice: Any, catalog: Any, token_client: APIClient
+) -> None:
+    """A team's design with its calibration switched on takes the personal design's path: the factors are
+    read with the switch (the measurements app keeps them fitted when the runs or the switch change), not
+    fitted on the team's runs by the request, and the team's label is the engine's statement's own."""
+    team, design = _team_design_calibrated(alice)
     url = f"/api/v1/designs/{design.pk}/evaluate/"
     assert token_client.post(url).status_code == 200  # warm
     base = plumbing(token_client)
+    answer, cases = _traced_cases(token_client, url, design)
+    # Applied, from the three team runs: the geometric mean of 1.1, 1.1², 1.1³ is 1.1² = 1.21.
+    statement = answer["calibration"]
+    assert statement["scope"] == "team" and statement["holder"] == "team Infra" and statement["applied"]
+    assert statement["runs"] == 3 and statement["factor"] == pytest.approx(1.21, rel=1e-9)
+    for name, files in cases.items():
+        assert files - base == doc_table("Evaluate"), name
+    assert len(doc_table("Evaluate")) <= LIMIT
+
+
+def test_after_a_catalog_change_the_first_evaluation_fits_the_runs_again(
+    alice: Any, catalog: Any, token_client: APIClient
+) -> None:
+    """The kept fit was made on another catalog (the runs are estimated against it; an engine release is
+    the same case): the first evaluation fits the team's runs again through the measurements app and keeps
+    the fit, as the doc's second table says, and the evaluations after it take the six files again."""
+    team, design = _team_design_calibrated(alice)
+    url = f"/api/v1/designs/{design.pk}/evaluate/"
+    before = token_client.post(url).json()  # warm, and the answer from the fit kept by the API's writes
+    base = plumbing(token_client)
+    kept = CalibrationSetting.objects.get(team=team)
+    CalibrationSetting.objects.filter(pk=kept.pk).update(fitted_catalog="another catalog's digest")
     memo.clear_all()
-    stored, stored_files = traced(lambda: token_client.post(url))
-    hit, hit_files = traced(lambda: token_client.post(url))
-    assert stored.status_code == hit.status_code == 200
-    assert stored.json()["calibration"]["scope"] == "team"
-    extra = {"apps/measurements/selectors.py"}
-    assert stored_files - base == hit_files - base == doc_table("Evaluate") | extra
+    refit, refit_files = traced(lambda: token_client.post(url))
+    assert refit.status_code == 200 and refit.json() == before  # the same fit, the same stored evaluation
+    assert refit_files - base == doc_table("Evaluate") | doc_table("Calibration fitted again")
+    again = CalibrationSetting.objects.get(team=team)
+    assert again.fitted_catalog == kept.fitted_catalog and again.fit == kept.fit
+    assert again.changed_at == kept.changed_at  # the runs did not change: nor does the memo's key
+    memo.clear_all()
+    after, after_files = traced(lambda: token_client.post(url))
+    assert after.json() == before and after_files - base == doc_table("Evaluate")
 
 
 def test_saving_a_design_is_traced_as_the_doc_says(alice: Any, catalog: Any, token_client: APIClient) -> None:

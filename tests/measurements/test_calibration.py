@@ -5,13 +5,19 @@ stale kept result."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 
 from apps.catalog.selectors import engine_catalog_snapshot, price_freshness
 from apps.designs.services import spec_validate
+from apps.measurements import services
+from apps.measurements.models import CalibrationSetting
 from apps.measurements.services import run_validate
+from clusterdesigner import memo
+from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.training.error_band import band_for
 from tests.designs.fixtures import evaluated_json
 from tests.designs.test_api import SPEC
@@ -124,3 +130,88 @@ def test_summary_by_regime_states_median_and_p90_of_the_errors(
     assert everything["inside_band"] == pytest.approx(2 / 3)
     assert rows["hopper/bf16/dense/lt32k/lt512"]["runs"] == 3
     assert summary["enabled"] is False and "geometric mean" in summary["estimator"]
+
+
+def _switched_on(client: Any, run_data: dict[str, Any]) -> Any:
+    """Three runs at 1.1, 1.21 and 1.331 × the engine, the switch on: the fit kept on alice's switch."""
+    _add_runs(client, run_data, [1.1, 1.21, 1.331])
+    assert client.post(f"{RUNS}calibration/", {"enabled": True}, format="json").status_code == 200
+    return CalibrationSetting.objects.get(owner=client.user)
+
+
+def _kept_factor(setting: Any) -> dict[str, Any]:
+    return next(f for f in setting.fit["factors"] if f["key"] == KEY)
+
+
+def test_the_switch_keeps_the_fit_of_the_runs_as_of_its_stamp(
+    user_client: Any, catalog: Any, run_data: dict[str, Any]
+) -> None:
+    """Every write keeps the fit of the runs with what it was fitted at (the stamp, the engine, the
+    catalog), while the switch is on; switched off, none is kept."""
+    setting = _switched_on(user_client, run_data)
+    assert (setting.fitted_at, setting.fitted_engine) == (setting.changed_at, ENGINE_VERSION)
+    assert setting.fitted_catalog == engine_catalog_snapshot().digest
+    assert _kept_factor(setting)["factor"] == pytest.approx(1.21, rel=1e-9)  # 1.1² (module's test above)
+    assert _kept_factor(setting)["runs"] == 3
+    _add_runs(user_client, run_data, [1.5])  # a fourth run: kept at the new stamp, on four runs
+    fourth = CalibrationSetting.objects.get(pk=setting.pk)
+    assert fourth.changed_at > setting.changed_at and fourth.fitted_at == fourth.changed_at
+    assert _kept_factor(fourth)["factor"] == pytest.approx((1.1**6 * 1.5) ** 0.25, rel=1e-9)
+    user_client.post(f"{RUNS}calibration/", {"enabled": False}, format="json")
+    off = CalibrationSetting.objects.get(pk=setting.pk)
+    assert (off.fit, off.fitted_at, off.fitted_engine, off.fitted_catalog) == (None, None, None, "")
+
+
+def test_the_evaluation_reads_the_kept_fit_and_fits_again_one_made_by_another_engine(
+    user_client: Any, catalog: Any, run_data: dict[str, Any]
+) -> None:
+    """The evaluation takes the factor kept on the switch, not one fitted on the runs: a kept factor of 2
+    (not what the runs give) is what it applies while the kept fit is current. Kept by another engine
+    version (a release since), it is not used: the runs are fitted again (1.21) and the fit kept."""
+    design = user_client.post("/api/v1/designs/", {"name": "70B", "spec": SPEC}, format="json").json()
+    setting = _switched_on(user_client, run_data)
+    factors = [{**f, "factor": 2.0} if f["key"] == KEY else f for f in setting.fit["factors"]]
+    CalibrationSetting.objects.filter(pk=setting.pk).update(fit={"factors": factors})
+    memo.clear_all()  # the stamp did not move (nothing a user can do keeps a fit without moving it)
+    assert _evaluate(user_client, design["id"])["calibration"]["factor"] == 2.0
+
+    CalibrationSetting.objects.filter(pk=setting.pk).update(fitted_engine=ENGINE_VERSION - 1)
+    memo.clear_all()
+    statement = _evaluate(user_client, design["id"])["calibration"]
+    assert statement["factor"] == pytest.approx(1.21, rel=1e-9) and statement["runs"] == 3
+    again = CalibrationSetting.objects.get(pk=setting.pk)
+    assert again.fitted_engine == ENGINE_VERSION and again.fit == setting.fit
+    assert again.changed_at == setting.changed_at  # the runs did not change
+
+
+def test_a_csv_import_keeps_one_fit_for_the_whole_file(
+    user_client: Any, catalog: Any, run_data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setting = _switched_on(user_client, run_data)
+    fits = []
+    fitted = services._fitted
+    monkeypatch.setattr(services, "_fitted", lambda *args: fits.append(args) or fitted(*args))
+    header = "model,accelerator,nodes,fabric,tp,dp,global_batch,seq_len,recompute,sharding,step_time_s"
+    row = "llama3-8b,h100-sxm,{n},ib-ndr400,2,{dp},{batch},8192,selective,zero1,{step}"
+    rows = [row.format(n=n, dp=4 * n, batch=128 * n, step=12.0 + n) for n in (1, 2, 3)]
+    text = "\n".join([header + ",measured_on", *(r + ",2026-11-02" for r in rows)]) + "\n"
+    assert user_client.post(f"{RUNS}import/", {"csv": text}, format="json").status_code == 201
+    assert len(fits) == 1  # one fit of the six runs, not one per row
+    kept = CalibrationSetting.objects.get(pk=setting.pk)
+    assert _kept_factor(kept)["runs"] == 6 and kept.fitted_at == kept.changed_at
+
+
+def test_the_migration_keeps_the_fit_of_every_switch_that_is_on(
+    user_client: Any, bob: Any, catalog: Any, run_data: dict[str, Any]
+) -> None:
+    """measurements 0003 fills the kept fit of a switch turned on before fits were kept, as the services
+    keep it; a switch that is off keeps none."""
+    setting = _switched_on(user_client, run_data)
+    services.calibration_set(owner_id=bob.pk, team_id=None, enabled=False)
+    CalibrationSetting.objects.update(fit=None, fitted_at=None, fitted_engine=None, fitted_catalog="")
+    migration = importlib.import_module("apps.measurements.migrations.0003_kept_calibration_fit")
+    migration.keep_fits(django_apps, None)
+    kept = CalibrationSetting.objects.get(pk=setting.pk)
+    assert (kept.fit, kept.fitted_at, kept.fitted_engine) == (setting.fit, setting.changed_at, ENGINE_VERSION)
+    assert kept.fitted_catalog == setting.fitted_catalog
+    assert CalibrationSetting.objects.get(owner=bob).fit is None

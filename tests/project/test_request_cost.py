@@ -4,6 +4,7 @@ number of SQL statements a stored evaluation takes. Each shortcut must answer ex
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from apps.designs.models import Design, DesignVersion
 from apps.designs.pricing import CalibrationKey, PriceOwner, calibration_key_of_design, evaluation_stamps
 from apps.designs.services import design_create, design_update
 from apps.measurements.models import CalibrationSetting
+from apps.measurements.services import calibration_set, run_create, run_validate
 from apps.pricebook.models import PriceEntry
 from apps.teams import access
 from apps.teams.services import member_add, owned_move, team_create
@@ -27,6 +29,7 @@ from clusterdesigner import memo, prepared
 from clusterdesigner.api_tokens import api_token_create, api_token_revoke
 from clusterdesigner.compiled_query import CompiledQuery, CompileError
 from tests.designs.test_api import SPEC
+from tests.measurements.conftest import RUN
 
 pytestmark = pytest.mark.django_db
 
@@ -204,6 +207,35 @@ def test_a_stored_evaluation_runs_prepared_statements(
     api_token_revoke(user=alice)
     revoked = _evaluate(client, design, key)
     assert revoked.status_code == 401 and revoked.json()["error"]["message"] == "Invalid token."
+
+
+def test_a_team_design_with_its_calibration_on_takes_the_same_queries(
+    alice: Any, catalog: Any, django_assert_num_queries: Any
+) -> None:
+    """A team's design whose calibration is switched on, with three runs that give it a factor: the six and
+    the four queries of a personal design. The factors are read with the switch in evaluation_stamps' one
+    statement (the measurements app keeps them fitted on the switch's row when the runs or the switch
+    change); before, a stored evaluation's request also read the team's runs and the catalog's version again
+    to fit them on each memo miss (eight: measured on the code before, with this test)."""
+    team = team_create(user=alice, name="Infra")
+    for nodes, ratio in enumerate([1.1, 1.21, 1.331], start=1):
+        data = {**RUN, "nodes": nodes, "dp": 4 * nodes, "global_batch": 128 * nodes}
+        data["step_time_s"] = run_validate(data=data)["step_time_s"]["total"] * ratio
+        run_create(owner=alice, team_id=team.pk, data={**data, "measured_on": dt.date(2026, 11, 2)})
+    calibration_set(owner_id=None, team_id=team.pk, enabled=True)
+    design = design_create(owner=alice, name="the team's", spec=SPEC)
+    owned_move(user=alice, obj=design, team_id=team.pk)
+    key = api_token_create(user=alice, scope="designs").key
+    client = APIClient()
+    first = _evaluate(client, design, key)
+    assert first.status_code == 200 and first.json()["calibration"]["runs"] == 3  # applied: 3 runs, 1.21
+    memo.EVALUATIONS.clear()
+    with django_assert_num_queries(6):
+        stored = _evaluate(client, design, key)
+    assert stored.json() == first.json()
+    with django_assert_num_queries(4):
+        again = _evaluate(client, design, key)
+    assert again.json() == first.json()
 
 
 def test_the_evaluation_stamps_read_what_the_orm_reads(alice: Any, bob: Any, catalog: Any) -> None:

@@ -254,6 +254,33 @@ def test_a_team_design_takes_the_teams_calibration_for_every_reader_and_its_shar
     assert _evaluate(people.client("viewer"), team_design.pk) == before
 
 
+def test_a_team_run_added_or_deleted_through_the_api_moves_the_team_designs_answer(
+    people: People, team_design: Any
+) -> None:
+    """A team design's evaluation reads the fit kept on the team's switch (apps.designs.pricing), and every
+    write to the team's runs keeps a new one: the answer moves with the runs, and back."""
+    eddie = people.client("editor")
+    _add_runs(eddie, [1.1, 1.21, 1.331], team=people.team.pk)
+    people.client("owner").post(
+        f"{RUNS}calibration/", {"enabled": True, "team": people.team.pk}, format="json"
+    )
+    three = _evaluate(eddie, team_design.pk)
+    assert three["calibration"]["runs"] == 3
+    assert three["calibration"]["factor"] == pytest.approx(1.21, rel=1e-9)  # 1.1², as above
+    # A fourth team run, at 1.5 × the engine: the geometric mean (1.1⁶ · 1.5)^(1/4) = 1.3392 on 4 runs.
+    added = eddie.post(RUNS, _run(1, 1.5, team=people.team.pk), format="json")
+    assert added.status_code == 201
+    four = _evaluate(people.client("viewer"), team_design.pk)
+    assert four["calibration"]["runs"] == 4
+    assert four["calibration"]["factor"] == pytest.approx((1.1**6 * 1.5) ** 0.25, rel=1e-9)
+    assert four["training"]["time_to_train_days"] == pytest.approx(
+        three["training"]["time_to_train_days"] * four["calibration"]["factor"] / 1.21, rel=1e-9
+    )
+    # Deleted again: the three runs' answer, every key of it.
+    assert eddie.delete(f"{RUNS}{added.json()['id']}/").status_code == 204
+    assert _evaluate(people.client("viewer"), team_design.pk) == three
+
+
 def test_an_empty_team_in_the_query_is_a_400_naming_it(people: People, catalog: Any) -> None:
     """``?team=`` is neither a team nor "your own" (omitting it is): the list and the summary say so."""
     client = people.client("owner")

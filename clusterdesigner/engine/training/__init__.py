@@ -55,8 +55,8 @@ Modules (what each owns, from its docstring; its public functions and classes):
     user_calibration -- A user's or a team's own calibration (issue 40): per-regime efficiency factors fitted
         on the holder's measured runs, with error bands from the holder's own out-of-fold residuals, applied
         to the training estimates of the holder's designs when the holder switches it on.
-        public: MeasuredPoint, RegimeFactor, UserCalibration, CalibrationState, CalibrationStatement,
-            geometric_mean, percentile, loo_residuals, regime_factor, fit, calibrate
+        public: MeasuredPoint, RegimeFactor, UserCalibration, CalibrationState, holder_label,
+            CalibrationStatement, geometric_mean, percentile, loo_residuals, regime_factor, fit, calibrate
     workload -- The training engine's inputs other than the model: the training setup, the cluster and a batch
         of parallel layouts held as numpy arrays (one element per layout), plus the documented constants.
         public: Assumption, PipelineLayout, parse_pipeline_layout, Training, Cluster, Problem, layouts,

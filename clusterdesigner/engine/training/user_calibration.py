@@ -93,6 +93,12 @@ class CalibrationState(JsonObject):
         return self.holder or "the design's owner"
 
 
+def holder_label(*, scope: str, name: str) -> str:
+    """How an estimate's calibration statement names the holder (``CalibrationState.holder``): a team's by
+    “team ” and its name (“team Training infra”), a user's by their name (“alice”)."""
+    return f"team {name}" if scope == "team" else name
+
+
 @dataclass(frozen=True, kw_only=True)
 class CalibrationStatement(JsonObject):
     """What an estimate says about its owner's calibration: whose it is (``scope`` "team" or "personal" and
