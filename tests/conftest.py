@@ -8,6 +8,7 @@ so a CI run can never pass by skipping its integration tests.
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import copyreg
 import hashlib
@@ -79,6 +80,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"these tests use {sorted(SERIAL_FIXTURES)} and so must run in make test's serial phase: "
             f"move them under {folders}: {', '.join(misplaced)}"
         )
+    items.sort(key=_schedule_key(items))
+
+
+# The order files are handed to make test's workers (pytest-xdist, --dist loadfile --no-loadscope-reorder:
+# one file to a worker at a time, in this order): the longest first, so that none is left running alone at
+# the end. A browser file costs a Chromium, a live server and a flushed database per test, and the crawl files
+# (tests/browser/test_crawl_*.py) are the longest of all (~1-2 min each): those first, then the other browser
+# files, then the rest by their number of tests, most first (xdist's own reordering, which put the one-test
+# browser files last). Within a file the tests keep their order.
+LONGEST_FIRST = ("browser/test_crawl_", "browser/")
+
+
+def _schedule_key(items: list[pytest.Item]) -> Any:
+    counts = collections.Counter(item.nodeid.split("::", 1)[0] for item in items)
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::", 1)[0]
+        rank = next(
+            (i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(f"tests/{prefix}")),
+            len(LONGEST_FIRST),
+        )
+        return rank, -counts[path]
+
+    return key
 
 
 @pytest.fixture(autouse=True)
