@@ -160,7 +160,8 @@ def shipped_password_hashers(request: pytest.FixtureRequest) -> None:
 # (validation, price resolution, the input hash, storage). A test that has patched anything (monkeypatch) may
 # have patched the engines or be counting their calls: from then on it gets the engines themselves, as does
 # every test of a module that imports unittest.mock.
-_ENGINE_ANSWERS: dict[bytes, dict[str, Any]] = {}
+_ENGINE_ANSWERS: collections.OrderedDict[bytes, dict[str, Any]] = collections.OrderedDict()
+ENGINE_ANSWERS_KEPT = 256  # the most recent (~40 kB each): the fuzz's random specs would otherwise pile up
 # The modules that call the composition, by the name they imported it as.
 _ENGINE_CALLERS = ("apps.designs.services", "apps.analysis.compute")
 
@@ -187,6 +188,9 @@ def _shared_answer(real: Any, patches: Any) -> Any:
         key = _arguments_key(arguments)
         if key not in _ENGINE_ANSWERS:
             _ENGINE_ANSWERS[key] = copy.deepcopy(real(**arguments))  # the callers add keys to theirs
+            if len(_ENGINE_ANSWERS) > ENGINE_ANSWERS_KEPT:
+                _ENGINE_ANSWERS.popitem(last=False)
+        _ENGINE_ANSWERS.move_to_end(key)
         return copy.deepcopy(_ENGINE_ANSWERS[key])
 
     return evaluate_design_json
