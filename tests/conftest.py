@@ -8,12 +8,20 @@ so a CI run can never pass by skipping its integration tests.
 from __future__ import annotations
 
 import asyncio
+import collections
+import copy
+import copyreg
+import hashlib
+import io
 import os
+import pickle
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import types
+import unittest.mock
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,6 +80,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"these tests use {sorted(SERIAL_FIXTURES)} and so must run in make test's serial phase: "
             f"move them under {folders}: {', '.join(misplaced)}"
         )
+    items.sort(key=_schedule_key(items))
+
+
+# The order files are handed to make test's workers (pytest-xdist, --dist loadfile --no-loadscope-reorder:
+# one file to a worker at a time, in this order): the longest first, so that none is left running alone at
+# the end. A browser file costs a Chromium, a live server and a flushed database per test, and the crawl files
+# (tests/browser/test_crawl_*.py) are the longest of all (~1-2 min each): those first, then the other browser
+# files, then the rest by their number of tests, most first (xdist's own reordering, which put the one-test
+# browser files last). Within a file the tests keep their order.
+LONGEST_FIRST = ("browser/test_crawl_", "browser/")
+
+
+def _schedule_key(items: list[pytest.Item]) -> Any:
+    counts = collections.Counter(item.nodeid.split("::", 1)[0] for item in items)
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::", 1)[0]
+        rank = next(
+            (i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(f"tests/{prefix}")),
+            len(LONGEST_FIRST),
+        )
+        return rank, -counts[path]
+
+    return key
 
 
 @pytest.fixture(autouse=True)
@@ -116,6 +148,80 @@ def shipped_password_hashers(request: pytest.FixtureRequest) -> None:
     if folder in SHIPPED_HASHER_FOLDERS or path.name in SHIPPED_HASHER_FILES:
         settings = request.getfixturevalue("settings")
         settings.PASSWORD_HASHERS = [h for h in settings.PASSWORD_HASHERS if h not in FAST_HASHERS]
+
+
+# A design is evaluated when it is saved (apps/designs/services.py: _evaluate_saved), so every fixture and
+# test that saves a design runs the training, cost, serving and RL engines, and most save the same few specs
+# (the demos, the teams' design) on the same seed catalog: ~0.5 s of CPU each time. The engines' composition
+# (clusterdesigner.engine.design.design.evaluate_design_json) is a pure function of its arguments (the engine
+# imports no Django, reads no clock: "today" comes in ``freshness``), so a process keeps each answer under the
+# whole of its arguments (pickled: equal bytes are equal inputs; unequal ones only cost a miss) and gives
+# a test that sends the same arguments again a copy of it. Everything around the composition runs as before
+# (validation, price resolution, the input hash, storage). A test that has patched anything (monkeypatch) may
+# have patched the engines or be counting their calls: from then on it gets the engines themselves, as does
+# every test of a module that imports unittest.mock.
+_ENGINE_ANSWERS: collections.OrderedDict[bytes, dict[str, Any]] = collections.OrderedDict()
+ENGINE_ANSWERS_KEPT = 256  # the most recent (~40 kB each): the fuzz's random specs would otherwise pile up
+# The modules that call the composition, by the name they imported it as.
+_ENGINE_CALLERS = ("apps.designs.services", "apps.analysis.compute")
+
+
+class _KeyPickler(pickle.Pickler):
+    # The catalog's records may come as read-only views (types.MappingProxyType), which pickle refuses: keyed
+    # as the dicts they show.
+    dispatch_table = {**copyreg.dispatch_table, types.MappingProxyType: lambda view: (dict, (dict(view),))}
+
+
+def _arguments_key(arguments: dict[str, Any]) -> bytes:
+    buffer = io.BytesIO()
+    _KeyPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(arguments)
+    return hashlib.sha256(buffer.getvalue()).digest()
+
+
+def _shared_answer(real: Any, patches: Any) -> Any:
+    """``real`` answering from (and into) the shared answers while ``patches`` (the test's monkeypatch)
+    holds no patch; once it holds one, ``real`` itself, every time."""
+
+    def evaluate_design_json(**arguments: Any) -> dict[str, Any]:
+        if patches._setattr or patches._setitem:
+            return real(**arguments)
+        key = _arguments_key(arguments)
+        if key not in _ENGINE_ANSWERS:
+            _ENGINE_ANSWERS[key] = copy.deepcopy(real(**arguments))  # the callers add keys to theirs
+            if len(_ENGINE_ANSWERS) > ENGINE_ANSWERS_KEPT:
+                _ENGINE_ANSWERS.popitem(last=False)
+        _ENGINE_ANSWERS.move_to_end(key)
+        return copy.deepcopy(_ENGINE_ANSWERS[key])
+
+    return evaluate_design_json
+
+
+def _uses_unittest_mock(module: Any) -> bool:
+    return any(
+        value is unittest.mock or getattr(value, "__module__", None) == "unittest.mock"
+        for value in vars(module).values()
+    )
+
+
+@pytest.fixture(autouse=True)
+def shared_engine_answers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test evaluates through the process's shared engine answers (see above) until it patches something."""
+    if _uses_unittest_mock(request.module):
+        yield
+        return
+    import importlib
+
+    from clusterdesigner.engine.design.design import evaluate_design_json
+
+    modules = [importlib.import_module(name) for name in _ENGINE_CALLERS]
+    for module in modules:
+        assert module.evaluate_design_json is evaluate_design_json, f"{module.__name__} calls another"
+        module.evaluate_design_json = _shared_answer(evaluate_design_json, monkeypatch)
+    try:
+        yield
+    finally:
+        for module in modules:
+            module.evaluate_design_json = evaluate_design_json
 
 
 @pytest.fixture(autouse=True)

@@ -22,8 +22,9 @@ DRAIN_SECONDS = 60.0
 
 def _request_threads(live_server: Any) -> list[threading.Thread]:
     """The live server's request threads (socketserver.ThreadingMixIn keeps them while block_on_close)."""
-    httpd = live_server.thread.httpd
-    return [t for t in list(getattr(httpd, "_threads", ()) or ()) if t.is_alive()]
+    threads = getattr(live_server.thread.httpd, "_threads", None)
+    # Until its first request the server holds socketserver's _NoThreads, which is not a list of threads.
+    return [t for t in list(threads) if t.is_alive()] if isinstance(threads, list) else []
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,11 @@ is opened as its type. The owner's export buttons and the share page's downloads
 Every problem is collected, not raised at the first: a 5xx, a 4xx the actor should not get, a console
 error, an uncaught script error, a failed sub-resource, a chart that never draws, a download that is not the
 file it claims to be. The test fails once at the end with the whole list, so one run shows everything that
-is broken. A screenshot of each distinct page lands in artifacts/screenshots/crawl-*.png for review, and
-artifacts/crawl.log lists every URL each actor reached with its status and time.
+is broken. A screenshot of each distinct page lands in artifacts/screenshots/crawl-<group>-*.png for review,
+and artifacts/crawl-<group>.log lists every URL each actor reached with its status and time.
+
+The crawl is run by the test_crawl_*.py files, one group of actors each (crawl_as), so that make test's
+workers share it out (one file runs on one worker: --dist loadfile).
 """
 
 from __future__ import annotations
@@ -25,12 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urldefrag, urlsplit
 
-import pytest
-
 from tests.browser.test_dashboard import sign_in
 from tests.conftest import ROOT, screenshot
-
-pytestmark = pytest.mark.browser
 
 PASSWORD = "pw-crawler-123"
 MAX_URLS_PER_ACTOR = 150
@@ -76,6 +75,7 @@ class CrawlState:
     actor: Actor
     base: str
     problems: list[Problem]
+    group: str  # the test file's actors (crawl_as): its screenshots and log are named by it
     current: str = ""
     seen: set[str] = field(default_factory=set)
     visited: int = 0
@@ -437,7 +437,7 @@ def _visit(state: CrawlState, page: Any, url: str, linked_from: str, shots: set[
     )
     if key not in shots:
         shots.add(key)
-        screenshot(page, f"crawl-{key}")
+        screenshot(page, f"crawl-{state.group}-{key}")
     if status >= 400 or (
         urlsplit(final).path.startswith("/api/") and urlsplit(final).path != "/api/v1/docs/"
     ):
@@ -599,21 +599,28 @@ def _message(problems: list[Problem]) -> str:
     return "\n".join(lines)
 
 
-def test_every_page_and_download_reachable_by_each_actor_works(
-    browser: Any, live_server: Any, transactional_db: Any, django_user_model: Any
+def crawl_as(
+    actor_names: tuple[str, ...], group: str, browser: Any, live_server: Any, django_user_model: Any
 ) -> None:
-    for old in (ROOT / "artifacts" / "screenshots").glob("crawl-*.png"):
+    """Crawl the site as the actors named (of _actors'), on the seeded data; fail once with every problem.
+    make test spreads the crawl over its workers by actor (pytest-xdist runs a file on one worker): the owner,
+    the other user, the signed-out visitor with the share-link reader (whose crawl skips the pages the
+    signed-out one saw: one session), and staff, each a file (test_crawl_*.py) whose screenshots and log
+    carry its group's name."""
+    for old in (ROOT / "artifacts" / "screenshots").glob(f"crawl-{group}-*.png"):
         old.unlink()  # only this run's pages, for the reviewer
     seeded = _setup(django_user_model)
+    actors = [actor for actor in _actors(seeded) if actor.name in actor_names]
+    assert [actor.name for actor in actors] == list(actor_names), "an actor named is not one of _actors'"
     base = live_server.url
     problems: list[Problem] = []
     shots: set[str] = set()
     states: list[CrawlState] = []
-    for actor in _actors(seeded):
+    for actor in actors:
         context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
         try:
             page = context.new_page()
-            state = CrawlState(actor=actor, base=base, problems=problems)
+            state = CrawlState(actor=actor, base=base, problems=problems, group=group)
             if actor.same_session_as:
                 state.seen = set(next(s for s in states if s.actor.name == actor.same_session_as).seen)
             states.append(state)
@@ -621,16 +628,7 @@ def test_every_page_and_download_reachable_by_each_actor_works(
                 sign_in(page, base, username=actor.username, password=PASSWORD, then=actor.scope)
             _listen(state, page)
             _crawl(state, page, shots)
-            # Click the download buttons as a user would (the crawl above fetched their URLs directly).
-            clicks = {
-                "owner": (f"/designs/{seeded['private'].pk}/", "[role=toolbar] a[href*='/export/']"),
-                "share link": (f"/share/{seeded['token']}/", ".downloads a"),
-            }
-            if actor.name in clicks:
-                path, selector = clicks[actor.name]
-                page.goto(base + path)
-                for index in range(page.locator(selector).count()):
-                    _click_download(state, page, base + path, selector, index)
+            _click_downloads(state, page, seeded)
             _report_console(state)
         finally:
             context.close()
@@ -639,8 +637,22 @@ def test_every_page_and_download_reachable_by_each_actor_works(
         _check_favicons(states, context.request, problems)
     finally:
         context.close()
-    log = ROOT / "artifacts" / "crawl.log"
+    log = ROOT / "artifacts" / f"crawl-{group}.log"
     log.write_text("".join(f"== {s.actor.name}\n" + "".join(f"{line}\n" for line in s.log) for s in states))
     # A crawl that saw one page or none (a failed sign-in, a start page that broke) proves nothing.
     assert all(s.visited > 1 for s in states), [(s.actor.name, s.visited) for s in states]
     assert not problems, _message(problems)
+
+
+def _click_downloads(state: CrawlState, page: Any, seeded: dict[str, Any]) -> None:
+    """Click the download buttons as a user would (the crawl fetched their URLs directly): the owner's on the
+    private design, the share-link reader's on the share page."""
+    clicks = {
+        "owner": (f"/designs/{seeded['private'].pk}/", "[role=toolbar] a[href*='/export/']"),
+        "share link": (f"/share/{seeded['token']}/", ".downloads a"),
+    }
+    if state.actor.name in clicks:
+        path, selector = clicks[state.actor.name]
+        page.goto(state.base + path)
+        for index in range(page.locator(selector).count()):
+            _click_download(state, page, state.base + path, selector, index)
