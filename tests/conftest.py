@@ -153,17 +153,20 @@ def shipped_password_hashers(request: pytest.FixtureRequest) -> None:
 # A design is evaluated when it is saved (apps/designs/services.py: _evaluate_saved), so every fixture and
 # test that saves a design runs the training, cost, serving and RL engines, and most save the same few specs
 # (the demos, the teams' design) on the same seed catalog: ~0.5 s of CPU each time. The engines' composition
-# (clusterdesigner.engine.design.design.evaluate_design_json) is a pure function of its arguments (the engine
-# imports no Django, reads no clock: "today" comes in ``freshness``), so a process keeps each answer under the
-# whole of its arguments (pickled: equal bytes are equal inputs; unequal ones only cost a miss) and gives
-# a test that sends the same arguments again a copy of it. Everything around the composition runs as before
-# (validation, price resolution, the input hash, storage). A test that has patched anything (monkeypatch) may
-# have patched the engines or be counting their calls: from then on it gets the engines themselves, as does
-# every test of a module that imports unittest.mock.
-_ENGINE_ANSWERS: collections.OrderedDict[bytes, dict[str, Any]] = collections.OrderedDict()
+# (clusterdesigner.engine.design.design.evaluate_design, and evaluate_design_json, its JSON) is a pure
+# function of its arguments (the engine imports no Django, reads no clock: "today" comes in ``freshness``), so
+# a process keeps each answer under the whole of its arguments (pickled: equal bytes are equal inputs; unequal
+# ones only cost a miss) and gives a test that sends the same arguments again a copy of it. Everything around
+# the composition runs as before (validation, price resolution, the input hash, storage). A test that has
+# patched anything (monkeypatch) may have patched the engines or be counting their calls: from then on it gets
+# the engines themselves, as does every test of a module that imports unittest.mock.
+_ENGINE_ANSWERS: collections.OrderedDict[bytes, Any] = collections.OrderedDict()
 ENGINE_ANSWERS_KEPT = 256  # the most recent (~40 kB each): the fuzz's random specs would otherwise pile up
-# The modules that call the composition, by the name they imported it as.
-_ENGINE_CALLERS = ("apps.designs.services", "apps.analysis.compute")
+# The modules that call the composition, and the name of the composition's function each imported.
+_ENGINE_CALLERS = (
+    ("apps.designs.services", "evaluate_design"),
+    ("apps.analysis.compute", "evaluate_design_json"),
+)
 
 
 class _KeyPickler(pickle.Pickler):
@@ -182,10 +185,10 @@ def _shared_answer(real: Any, patches: Any) -> Any:
     """``real`` answering from (and into) the shared answers while ``patches`` (the test's monkeypatch)
     holds no patch; once it holds one, ``real`` itself, every time."""
 
-    def evaluate_design_json(**arguments: Any) -> dict[str, Any]:
+    def shared(**arguments: Any) -> Any:
         if patches._setattr or patches._setitem:
             return real(**arguments)
-        key = _arguments_key(arguments)
+        key = _arguments_key({"function": real.__name__, **arguments})
         if key not in _ENGINE_ANSWERS:
             _ENGINE_ANSWERS[key] = copy.deepcopy(real(**arguments))  # the callers add keys to theirs
             if len(_ENGINE_ANSWERS) > ENGINE_ANSWERS_KEPT:
@@ -193,7 +196,7 @@ def _shared_answer(real: Any, patches: Any) -> Any:
         _ENGINE_ANSWERS.move_to_end(key)
         return copy.deepcopy(_ENGINE_ANSWERS[key])
 
-    return evaluate_design_json
+    return shared
 
 
 def _uses_unittest_mock(module: Any) -> bool:
@@ -211,17 +214,17 @@ def shared_engine_answers(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
         return
     import importlib
 
-    from clusterdesigner.engine.design.design import evaluate_design_json
+    from clusterdesigner.engine.design import design
 
-    modules = [importlib.import_module(name) for name in _ENGINE_CALLERS]
-    for module in modules:
-        assert module.evaluate_design_json is evaluate_design_json, f"{module.__name__} calls another"
-        module.evaluate_design_json = _shared_answer(evaluate_design_json, monkeypatch)
+    callers = [(importlib.import_module(module), name) for module, name in _ENGINE_CALLERS]
+    for module, name in callers:
+        assert getattr(module, name) is getattr(design, name), f"{module.__name__} calls another {name}"
+        setattr(module, name, _shared_answer(getattr(design, name), monkeypatch))
     try:
         yield
     finally:
-        for module in modules:
-            module.evaluate_design_json = evaluate_design_json
+        for module, name in callers:
+            setattr(module, name, getattr(design, name))
 
 
 @pytest.fixture(autouse=True)

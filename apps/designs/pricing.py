@@ -120,7 +120,16 @@ def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKe
     # No holder row: the LEFT JOIN's NULLs, as the ORM's .first() answered None.
     row = None if holder[0] is None else tuple(holder)
     calibration = calibration_key_of_row(owner_id=owner.owner_id, team_id=owner.team_id, row=row)
-    return (owner.owner_id, owner.team_id, count, newest), calibration
+    return (owner.owner_id, owner.team_id, count, _newest(newest)), calibration
+
+
+def _newest(value: Any) -> dt.datetime | None:
+    """The book's newest ``updated_at`` as the ORM's aggregate reads it: SQLite answers an aggregate of a
+    datetime column in plain SQL as its text (UTC, as stored), PostgreSQL as an aware datetime."""
+    if isinstance(value, str):
+        parsed = dt.datetime.fromisoformat(value)
+        return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt.UTC)
+    return value
 
 
 # --- The calibration a design's estimates are made with: its owner's switch, the factors fitted on its runs
