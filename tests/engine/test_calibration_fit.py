@@ -71,9 +71,11 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # 1.08 (Blackwell stays 0.69); check rows 8.7 % -> 2.6 %, 15.5 % -> 9.0 %, 6.0 %, 11.1 % -> 1.0 %.
         # The slowest of N ranks as Blom's expected maximum (STRAGGLER_CV refitted 0.25 -> 0.2 %, MOE_ROUTED_
         # PASSES 25 -> 26) refits CDNA 3 0.83 -> 0.82 (the others stay): 8.5 % -> 2.6 %, 15.8 % -> 9.1 %,
-        # 6.0 %, 10.9 % -> 0.7 %.
+        # 6.0 %, 10.9 % -> 0.7 %. The joint refit after issue 33's ModelZoo causal count (FUSED_ATTENTION_
+        # SPEEDUP["blackwell"] 1.7 -> 1.6, MOE_ROUTED_PASSES 25 -> 11) refits Blackwell 0.69 -> 0.70: 14.8 %
+        # -> 9.8 %.
         (("hopper", "fp8"), 0.0845, 0.0257),
-        (("blackwell", "fp8"), 0.1579, 0.0907),
+        (("blackwell", "fp8"), 0.1482, 0.0980),
         (("cdna3", "fp8"), 0.0598, 0.0597),
         (("cdna4", "fp8"), 0.1086, 0.0073),
     ],
@@ -111,7 +113,8 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     # regime factors +9.2 %. Since B200 times its fused attention too (1.7x FA2, fitted; Blackwell FP8 0.74 →
     # 0.69): +11.2 % (B200 −13.1 → −1.4 %, H100 −19.1 → −11.4 %), below the issue's 12-24 % but barely;
     # without the regime factors +29 %. With issue 33's losses of scale and the Hopper FP8 refit 0.86 -> 0.85:
-    # +11.8 % (B200 -2.0 %, H100 -12.3 %).
+    # +11.8 % (B200 -2.0 %, H100 -12.3 %). Blackwell's kernel refitted 1.7 -> 1.6 with its FP8 factor 0.69 ->
+    # 0.70 (issue 33 joint refit): +10.9 % (B200 -2.5 %, H100 -12.1 %); without the regime factors +27.2 %.
     import frontier_cases
 
     rows = {r["run_id"]: r for r in frontier_cases.load_rows()}
@@ -122,7 +125,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.118, abs=0.002)
+    assert ratio_error == pytest.approx(0.109, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),
@@ -132,4 +135,4 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
             frontier_cases.predict(rows["nemo2509_h100_12"], specs),
         )
     assert before_b.predicted is not None and before_h.predicted is not None
-    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.294, abs=0.01)
+    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.272, abs=0.01)
