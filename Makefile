@@ -47,8 +47,8 @@ TEST_WORKERS ?= 2
 test: install
 	mkdir -p var artifacts
 	status=0; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
-	$(BIN)/pytest -m serial tests/browser tests/faults tests/integration $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=30 -m "not serial" $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	$(BIN)/pytest --durations=10 -m serial tests/browser tests/faults tests/integration $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
 	exit $$status
 
 # Ruff's lint rules and its formatter (check only: `ruff format` fixes); mypy strict on the engine and with
