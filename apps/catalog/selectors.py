@@ -161,17 +161,34 @@ def _catalog_version_rows(connection: Any, cursor: Any) -> list[tuple[Any, ...]]
 @functools.cache
 def _catalog_version_sql(vendor: str) -> str:
     """catalog_version's SQL for this database vendor (the cache key: the quoting is the vendor's)."""
-    from django.db import connection
-
-    tables = (connection.ops.quote_name(model._meta.db_table) for model in CATALOG_MODELS)
-    parts = " UNION ALL ".join(
-        f"SELECT {i} AS i, COUNT(*) AS n, CAST(MAX(updated_at) AS TEXT) AS latest FROM {t}"
-        for i, t in enumerate(tables)
-    )
     # A UNION ALL's rows come in no promised order (PostgreSQL returned a prepared statement's and the plain
     # query's in different orders under CI), so the tables are put in a fixed order: the text must not change
     # while the catalog does not.
-    return f"SELECT n, latest FROM ({parts}) AS per_table ORDER BY i"
+    return f"SELECT n, latest FROM ({_per_table_sql()}) AS per_table ORDER BY i"
+
+
+def _per_table_sql() -> str:
+    """Each catalog table's position (i), row count (n) and latest change as text (latest), UNION ALL'ed."""
+    from django.db import connection
+
+    tables = (connection.ops.quote_name(model._meta.db_table) for model in CATALOG_MODELS)
+    return " UNION ALL ".join(
+        f"SELECT {i} AS i, COUNT(*) AS n, CAST(MAX(updated_at) AS TEXT) AS latest FROM {t}"
+        for i, t in enumerate(tables)
+    )
+
+
+@functools.cache
+def catalog_version_column_sql() -> str:
+    """PostgreSQL only: a scalar subquery whose value is catalog_version()'s text, for a caller that reads it
+    in the same statement as its own columns (apps.designs.pricing.evaluation_stamps_and_catalog: a round
+    trip fewer a request). The same text, character for character: the count as an integer's digits, the
+    latest change as the database's text for it, or None for an empty table (Python's str of the NULL), in
+    table order."""
+    return (
+        "(SELECT string_agg(n::text || '@' || COALESCE(latest, 'None'), '|' ORDER BY i)"
+        f" FROM ({_per_table_sql()}) AS per_table)"
+    )
 
 
 @contextmanager
@@ -190,11 +207,13 @@ def _one_read() -> Iterator[None]:
         yield
 
 
-def engine_catalog_snapshot() -> CatalogSnapshot:
+def engine_catalog_snapshot(version: str | None = None) -> CatalogSnapshot:
     """The current catalog snapshot, rebuilt only when the catalog changed (one cheap query per table). A
-    rebuild reads every table, and the version it is labelled with, in one consistent read (_one_read)."""
+    rebuild reads every table, and the version it is labelled with, in one consistent read (_one_read).
+    ``version``: catalog_version()'s text when the caller has just read it (in a statement of its own, see
+    catalog_version_column_sql), so that it is not read twice."""
     global _snapshot
-    version = catalog_version()
+    version = version if version is not None else catalog_version()
     current = _snapshot
     if current is not None and current.version == version:
         return current

@@ -17,7 +17,8 @@ evaluation's inputs (beside the catalog snapshot, apps.catalog.selectors) are re
   here, except once after a catalog write or an engine release (the kept fit was made on another catalog or
   by another engine: apps.measurements.services.calibration_refit).
 - the stamps: :func:`evaluation_stamps`, what a stored evaluation's memo key reads of the owner (the book's
-  stamp and the calibration switch, with its kept fit) in one statement.
+  stamp and the calibration switch, with its kept fit) in one statement; :func:`evaluation_stamps_and_catalog`,
+  with the catalog's version in the same statement.
 
 What a design resolves to is part of its evaluation's key (apps.designs.services), so no owner sees a result
 priced with another's book or calibrated with another's runs."""
@@ -38,7 +39,13 @@ from django.db.models import Case, F, Q, Value, When, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, price_freshness
+from apps.catalog.selectors import (
+    CatalogSnapshot,
+    catalog_version,
+    catalog_version_column_sql,
+    engine_catalog_snapshot,
+    price_freshness,
+)
 from apps.designs.models import Design, DesignVersion
 from apps.measurements.models import CalibrationSetting
 from apps.measurements.selectors import Holder, holder_get
@@ -102,25 +109,48 @@ def evaluation_stamps(owner: PriceOwner) -> tuple[tuple[Any, ...], CalibrationKe
     team's for a team's design, else its maker's). Plain SQL: the ORM built the aggregate, and then the
     switch's query, anew each time (each about a fifth of the request's CPU, bench/load_profile.py
     --profile design-evaluate)."""
+    _, stamp, calibration = _stamps(owner, with_catalog=False)
+    return stamp, calibration
+
+
+def evaluation_stamps_and_catalog(owner: PriceOwner) -> tuple[str, tuple[Any, ...], CalibrationKey]:
+    """catalog_version()'s text and evaluation_stamps(owner), on PostgreSQL in one statement (the catalog's
+    as a column of the stamps' row: apps.catalog.selectors.catalog_version_column_sql), elsewhere in two.
+    A stored evaluation's memo key reads the three on every request: one round trip fewer than reading the
+    catalog's version apart (bench/load_profile.py, design-evaluate)."""
+    if connection.vendor != "postgresql":
+        version = catalog_version()
+        stamp, calibration = evaluation_stamps(owner)
+        return version, stamp, calibration
+    column, stamp, calibration = _stamps(owner, with_catalog=True)
+    return str(column), stamp, calibration  # never NULL: string_agg over the eight tables' rows
+
+
+def _stamps(owner: PriceOwner, *, with_catalog: bool) -> tuple[str | None, tuple[Any, ...], CalibrationKey]:
     if owner.team_id:
         where, book_params = "team_id = %s", [owner.team_id]
     else:
         where, book_params = "owner_id = %s AND team_id IS NULL", [owner.owner_id]
     holder_sql = calibration_holder_sql(team=owner.team_id is not None)
     holder_id = owner.team_id if owner.team_id is not None else owner.owner_id
+    catalog = catalog_version_column_sql() if with_catalog else "NULL"
     sql = (
-        f"SELECT b.n, b.latest, h.* FROM (SELECT COUNT(*) AS n, MAX(updated_at) AS latest FROM {_ENTRIES}"
-        f" WHERE {where}) b LEFT OUTER JOIN ({holder_sql}) h ON TRUE"
+        f"SELECT {catalog}, b.n, b.latest, h.* FROM (SELECT COUNT(*) AS n, MAX(updated_at) AS latest"
+        f" FROM {_ENTRIES} WHERE {where}) b LEFT OUTER JOIN ({holder_sql}) h ON TRUE"
     )
     with connection.cursor() as cursor:
         # Prepared once per connection: planning it was most of the server's work (clusterdesigner.prepared).
-        name = "designs_stamps_team" if owner.team_id else "designs_stamps_personal"
+        name = (
+            "designs_stamps_"
+            + ("catalog_" if with_catalog else "")
+            + ("team" if owner.team_id else "personal")
+        )
         prepared.execute(cursor, name, sql, [*book_params, holder_id])
-        count, newest, *holder = cursor.fetchone()
+        version, count, newest, *holder = cursor.fetchone()
     # No holder row: the LEFT JOIN's NULLs, as the ORM's .first() answered None.
     row = None if holder[0] is None else tuple(holder)
     calibration = calibration_key_of_row(owner_id=owner.owner_id, team_id=owner.team_id, row=row)
-    return (owner.owner_id, owner.team_id, count, _newest(newest)), calibration
+    return version, (owner.owner_id, owner.team_id, count, _newest(newest)), calibration
 
 
 def _newest(value: Any) -> dt.datetime | None:
@@ -129,7 +159,8 @@ def _newest(value: Any) -> dt.datetime | None:
     if isinstance(value, str):
         parsed = dt.datetime.fromisoformat(value)
         return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt.UTC)
-    return value
+    moment: dt.datetime | None = value
+    return moment
 
 
 # --- The calibration a design's estimates are made with: its owner's switch, the factors fitted on its runs

@@ -21,7 +21,7 @@ from apps.designs.pricing import (
     Resolution,
     evaluation_input,
     evaluation_memo_key,
-    evaluation_stamps,
+    evaluation_stamps_and_catalog,
 )
 from apps.designs.specs import PRICING_MODELS
 from apps.sites.services import site_resolve
@@ -399,9 +399,10 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # the memo is keyed by them directly and a hit skips the price resolution, the freshness scan and the hash
     # (the book by its stamp: one aggregate query, not the resolver's). A new version, a catalog or price book
     # write, a new day or a new engine is a new key.
-    snapshot = engine_catalog_snapshot()  # one catalog for the whole evaluation
-    # The book's stamp and the switch of the calibration that applies, in one statement.
-    stamp, setting = evaluation_stamps(PriceOwner.of(version.design))
+    # The catalog's version, the book's stamp and the switch of the calibration that applies, in one
+    # statement; then one catalog for the whole evaluation.
+    catalog_at, stamp, setting = evaluation_stamps_and_catalog(PriceOwner.of(version.design))
+    snapshot = engine_catalog_snapshot(catalog_at)
     key = evaluation_memo_key(version, snapshot, stamp, setting)
     text = memo.EVALUATIONS.get(key)
     if text is not None:
