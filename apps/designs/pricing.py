@@ -17,8 +17,8 @@ evaluation's inputs (beside the catalog snapshot, apps.catalog.selectors) are re
   here, except once after a catalog write or an engine release (the kept fit was made on another catalog or
   by another engine: apps.measurements.services.calibration_refit).
 - the stamps: :func:`evaluation_stamps`, what a stored evaluation's memo key reads of the owner (the book's
-  stamp and the calibration switch, with its kept fit) in one statement; :func:`evaluation_stamps_and_catalog`,
-  with the catalog's version in the same statement.
+  stamp and the calibration switch, with its kept fit) in one statement;
+  :func:`evaluation_stamps_and_catalog`, with the catalog's version in the same statement.
 
 What a design resolves to is part of its evaluation's key (apps.designs.services), so no owner sees a result
 priced with another's book or calibrated with another's runs."""
