@@ -52,6 +52,8 @@ def _project_file(path: str) -> str | None:
         return None  # the standard library, Django, DRF and the rest of the venv
     if not relative.endswith(".py") or relative.startswith(("tests/", "clusterdesigner/engine/")):
         return None
+    if "site-packages" in relative.split("/"):  # a venv inside the checkout (.ci/run makes .venv there)
+        return None
     return relative
 
 

@@ -89,7 +89,8 @@ changed convention), and say in the commit message what changed. Its history:
        of the attention FLOPs; Blackwell as ``fused``); the MoE rows' recipe recompute corrected from their
        sources and the constants refitted jointly on the fit rows (``moe_routed_passes`` 25 -> 11, Blackwell
        FP8 0.69 -> 0.70, the Blackwell fused-attention speedup 1.7 -> 1.6): every MoE and Blackwell
-       estimate moves; error bands regenerated. Serving's costs come from engine/serving_cost (same figures)
+       estimate moves; error bands regenerated; the RL framework factor refitted with them (2.11 -> 2.03).
+       Serving's costs come from engine/serving_cost (same figures)
 """
 
 from __future__ import annotations
