@@ -150,17 +150,16 @@ def _stamps(owner: PriceOwner, *, with_catalog: bool) -> tuple[str | None, tuple
     # No holder row: the LEFT JOIN's NULLs, as the ORM's .first() answered None.
     row = None if holder[0] is None else tuple(holder)
     calibration = calibration_key_of_row(owner_id=owner.owner_id, team_id=owner.team_id, row=row)
-    return version, (owner.owner_id, owner.team_id, count, _newest(newest)), calibration
+    # The book's newest updated_at as the ORM's aggregate reads it (None: no entry).
+    latest = None if newest is None else _aware(newest)
+    return version, (owner.owner_id, owner.team_id, count, latest), calibration
 
 
-def _newest(value: Any) -> dt.datetime | None:
-    """The book's newest ``updated_at`` as the ORM's aggregate reads it: SQLite answers an aggregate of a
-    datetime column in plain SQL as its text (UTC, as stored), PostgreSQL as an aware datetime."""
-    if isinstance(value, str):
-        parsed = dt.datetime.fromisoformat(value)
-        return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt.UTC)
-    moment: dt.datetime | None = value
-    return moment
+def _aware(value: dt.datetime | str) -> dt.datetime:
+    """A timestamp read by plain SQL, aware as the ORM reads it: PostgreSQL answers an aware datetime, SQLite
+    a naive UTC one for a column and its text (UTC, as stored) for an aggregate such as MAX."""
+    moment = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt.UTC)
 
 
 # --- The calibration a design's estimates are made with: its owner's switch, the factors fitted on its runs
@@ -197,8 +196,8 @@ class CalibrationKey:
 
 
 def _stamp(moment: Any) -> str:
-    """A stamp's text, aware whichever way it was read (plain SQL on SQLite reads a naive UTC datetime)."""
-    return (moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt.UTC)).isoformat()
+    """A stamp's text, aware whichever way it was read (_aware)."""
+    return _aware(moment).isoformat()
 
 
 def _key(holder: Holder, found: tuple[Any, ...] | None) -> CalibrationKey:
