@@ -361,12 +361,15 @@ def caches_for(redis_url: str) -> dict[str, dict[str, object]]:
 
 
 def _test_worker_cache_url(redis_url: str) -> str:
-    """Under pytest-xdist each test worker gets its own Redis database for the cache (gw0 → 1, gw1 → 2, ...),
-    so one worker's ``cache.clear()`` (a FLUSHDB) cannot empty another's throttle counters or memo."""
+    """Under pytest-xdist each test worker gets its own Redis database for the cache, counted on from
+    REDIS_URL's own (database n: gw0 → n + 1, gw1 → n + 2, ...), so one worker's ``cache.clear()`` (a FLUSHDB)
+    cannot empty another's throttle counters or memo, and two runs given databases apart do not share one."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if not (TESTING and redis_url and worker.startswith("gw")):
         return redis_url
-    return urlsplit(redis_url)._replace(path=f"/{1 + int(worker[2:])}").geturl()
+    parts = urlsplit(redis_url)
+    base = int(parts.path.strip("/") or 0)
+    return parts._replace(path=f"/{base + 1 + int(worker[2:])}").geturl()
 
 
 CACHES = caches_for(_test_worker_cache_url(REDIS_URL))
