@@ -19,6 +19,7 @@ from apps.analysis.serializers import (
 )
 from apps.teams import access
 from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.ids import as_id
 from clusterdesigner.parsers import JSONParser
 
 ERRORS = {
@@ -106,9 +107,8 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     def get_object(self) -> Analysis:
         raw = str(self.kwargs["pk"])
-        # isascii: int() reads other scripts' digits too; < 2**63: a bigger key overflows the database driver.
-        valid = raw.isascii() and raw.isdigit() and 0 < int(raw) < 2**63
-        analysis = self.get_queryset().filter(pk=int(raw)).first() if valid else None
+        pk = as_id(raw)
+        analysis = self.get_queryset().filter(pk=pk).first() if pk is not None else None
         if analysis is None:
             raise Http404("No analysis with this id is yours.")
         return services.analysis_refresh(analysis=analysis)

@@ -11,12 +11,12 @@ from apps.teams.params import team_field
 from clusterdesigner.api import KnownKeysOnly, StrictJSONTypes
 from clusterdesigner.engine.cost import defaults
 from clusterdesigner.engine.training.precision import PRECISIONS
+from clusterdesigner.ids import MAX_ID
 
 # What services.analysis_create checks each kind's params with (the service names their errors "params.*").
 ParamsSerializer = serializers.Serializer[Any]
 
 # Database ids are 64-bit; version numbers 32-bit. A bigger number is a 400, not a driver overflow.
-MAX_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1
 
 

@@ -42,6 +42,7 @@ from apps.teams import services as team_services
 from apps.teams.serializers import TeamMoveSerializer
 from clusterdesigner import memo
 from clusterdesigner.api import ErrorSerializer, FileNegotiation
+from clusterdesigner.ids import MAX_ID
 from clusterdesigner.memo import JSONText
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.renderers import JSONRenderer
@@ -480,7 +481,7 @@ def url_id(raw: Any) -> int:
         value = int(raw)
     except (TypeError, ValueError):
         raise Http404 from None
-    if not 0 < value < 2**63:  # beyond a 64-bit key the database driver raises OverflowError
+    if not 0 < value <= MAX_ID:
         raise Http404
     return value
 
@@ -493,7 +494,7 @@ def _int_param(request: Request, name: str) -> int | None:
         value = int(raw)
     except ValueError:
         raise ValidationError({name: ["must be a whole number"]}) from None
-    if not 0 < value < 2**63:
+    if not 0 < value <= MAX_ID:
         raise ValidationError({name: ["must be a whole number from 1"]})
     return value
 

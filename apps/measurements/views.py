@@ -21,6 +21,7 @@ from apps.measurements.serializers import MeasuredRunFormSerializer
 from apps.teams.selectors import team_list, team_list_editable
 from clusterdesigner.engine.cost import defaults
 from clusterdesigner.errors import InvalidInput, flatten_fields
+from clusterdesigner.ids import as_id
 from clusterdesigner.views import or_404
 
 # The add-run form's starting values (the shape of tests/measurements/conftest.py's run).
@@ -68,14 +69,15 @@ def _team_id(raw: str) -> int | None:
     """The page's ``team`` (query or form): None for the user's own runs; 404 for anything but an id."""
     if not raw:
         return None
-    if not (raw.isascii() and raw.isdigit()) or not 0 < int(raw) < 2**63:
+    team_id = as_id(raw)
+    if team_id is None:
         raise Http404
-    return int(raw)
+    return team_id
 
 
 def _move(request: HttpRequest) -> None:
     raw = request.POST.get("run") or ""
-    run_id = int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) < 2**63 else 0
+    run_id = as_id(raw) or 0
     run = or_404(selectors.run_get_editable(user=request.user, run_id=run_id))
     target = request.POST.get("to_team") or ""
     services.run_move(user=request.user, run=run, team_id=int(target) if target.isdigit() else target)

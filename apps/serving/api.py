@@ -15,6 +15,7 @@ from apps.serving.serializers import ServingInputSerializer, ServingResultSerial
 from apps.teams.params import team_param
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.ids import as_id
 from clusterdesigner.parsers import JSONParser
 
 
@@ -76,6 +77,7 @@ def id_param(raw: str | None, *, field: str) -> int | None:
     if raw is None or raw.strip() == "":
         return None
     raw = raw.strip()
-    if not raw.isascii() or not raw.isdigit() or not 0 < int(raw) < 2**63:
+    value = as_id(raw)
+    if value is None:
         raise InputError(f"must be a {field} id, got {raw!r}", field=field)
-    return int(raw)
+    return value

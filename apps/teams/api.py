@@ -21,6 +21,7 @@ from apps.teams.serializers import (
     TeamSerializer,
 )
 from clusterdesigner.api import ErrorSerializer
+from clusterdesigner.ids import as_id
 from clusterdesigner.parsers import JSONParser
 from clusterdesigner.views import or_404
 
@@ -33,10 +34,10 @@ ERRORS = {
 
 def _id(raw: Any) -> int:
     """An id from the URL; anything but a whole number a database key can hold is no such object (404)."""
-    text = str(raw)
-    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2**63:
+    value = as_id(str(raw))
+    if value is None:
         raise Http404
-    return int(text)
+    return value
 
 
 @extend_schema_view(

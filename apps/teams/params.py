@@ -11,8 +11,8 @@ from rest_framework import serializers
 
 from apps.teams.selectors import team_list_editable
 from clusterdesigner.errors import InvalidInput
+from clusterdesigner.ids import MAX_ID, as_id
 
-MAX_ID = 2**63 - 1  # the database's bigint: a bigger key overflows the driver
 NOT_AN_ID = "must be the id of a team (a whole number from 1); leave team out for your own"
 NOT_AN_EDITOR = "must be the id of a team you own or edit"
 
@@ -37,11 +37,10 @@ def team_param(raw: str | None, *, blank_is_own: bool = False) -> int | None:
     InvalidInput naming ``team`` otherwise. Whether the user is in the team is the caller's rule."""
     if raw is None or (blank_is_own and not raw.strip()):
         return None
-    value = raw.strip()
-    # isascii: int() reads other scripts' digits too.
-    if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_ID):
+    value = as_id(raw.strip())
+    if value is None:
         raise InvalidInput({"team": [NOT_AN_ID]})
-    return int(value)
+    return value
 
 
 def team_writable(*, user: Any, team_id: Any) -> int | None:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from apps.teams import selectors, services
 from apps.teams.models import Membership, Team
 from clusterdesigner.errors import InvalidInput
+from clusterdesigner.ids import as_id
 from clusterdesigner.views import or_404
 
 ROLES = dict(Membership.Role.choices)
@@ -35,10 +36,10 @@ def _role(request: HttpRequest) -> str:
 
 def _owned_team(request: HttpRequest) -> Team:
     """The team the form names, if this user is one of its owners; 404 otherwise (as the API answers)."""
-    raw = request.POST.get("team") or ""
-    if not raw.isascii() or not raw.isdigit() or not 0 < int(raw) < 2**63:
+    team_id = as_id(request.POST.get("team") or "")
+    if team_id is None:
         raise InvalidInput({"team": ["must be the id of a team"]})
-    return or_404(selectors.team_get_administered(user=request.user, team_id=int(raw)))
+    return or_404(selectors.team_get_administered(user=request.user, team_id=team_id))
 
 
 def _membership(request: HttpRequest, team: Team) -> Membership:
