@@ -35,9 +35,9 @@ BANDS: dict[str, tuple[int, float, float, float]] = {
     "hopper/fp8/dense/lt32k/ge512": (6, -0.1708, -0.0345, 0.1242),
     "hopper/fp8/dense/lt32k/lt512": (9, -0.1632, 0.0207, 0.2449),
 }
-# regime: (held-out check rows inside their band, check rows, median half-width of those bands),
-# each source left out in turn (the bench's coverage; tests/engine/test_error_band.py marks a regime
-# under 80 % as a strict xfail from this line).
+# regime: (held-out check rows inside their band, check rows, median half-width of those
+# bands), each source left out in turn (the bench's coverage; tests/engine/test_error_band.py
+# marks a regime under 80 % as a strict xfail from this line).
 COVERAGE: dict[str, tuple[int, int, float]] = {
     "dense": (148, 167, 0.2462),
     "moe": (12, 12, 0.9367),
