@@ -9,7 +9,8 @@ BF16, Ampere, Hopper, Blackwell, AMD, by scale, long context), the slope of the 
 log2(GPUs) by least squares, in percentage points per doubling, and the error band's coverage out of fold:
 a check row against the band table rebuilt from the other sources' check rows (leave one source out,
 bench/calibration_regimes.source_out_inside); a fit row, which no band was built from, against the table of
-all check rows (error_band_table.py as --write makes it). error = predicted / measured − 1 (tokens/s or
+all check rows (error_band_table.py as --write makes it), with the median half-width of those bands beside
+it (a band that covers by being wide everywhere is useless). error = predicted / measured − 1 (tokens/s or
 TFLOP/s per GPU). Targets (issue 33), on check rows: median ≤ 5 %, p90 ≤ 12 % overall, ≤ 8 % median per
 regime with ≥ 5 rows, coverage ≥ 80 % per regime, slope within ±1 pp per doubling. ``--fit``: the fit rows
 only (as before), ``--rows``: every check row's error.
@@ -33,7 +34,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests" / "engine")]
 
 from calibration_fit import Row, all_rows  # noqa: E402
-from calibration_regimes import bands_from, check_residuals, coverage_by_regime, lookup, source_out_inside  # noqa: E402
+from calibration_regimes import (  # noqa: E402
+    Judged,
+    bands_from,
+    check_residuals,
+    coverage_by_regime,
+    judged,
+    lookup,
+    source_out_inside,
+)
 
 from clusterdesigner.engine.training import timing  # noqa: E402
 from clusterdesigner.engine.training.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
@@ -89,14 +98,14 @@ def summary(items: list[tuple[Row, float]]) -> str:
     )
 
 
-def band_inside(rows: list[Row], *, fit: bool) -> list[tuple[Row, bool]]:
-    """(row, inside its 80 % band) out of fold: check rows leaving their source out of the table, fit rows
-    (never in a band) against the table of all check rows."""
+def band_inside(rows: list[Row], *, fit: bool) -> list[Judged]:
+    """(row, inside its 80 % band, the band's half-width) out of fold: check rows leaving their source out
+    of the table, fit rows (never in a band) against the table of all check rows."""
     checks = check_residuals(rows)
     if not fit:
         return source_out_inside(checks)
     table = bands_from(checks)
-    return [(r, band[1] <= e <= band[2]) for r, e in residuals(rows, fit=True) if (band := lookup(table, r))]
+    return [judged(r, e, band) for r, e in residuals(rows, fit=True) if (band := lookup(table, r))]
 
 
 def print_table(rows: list[Row], *, fit: bool) -> None:
@@ -106,12 +115,12 @@ def print_table(rows: list[Row], *, fit: bool) -> None:
     print(f"{'fit' if fit else 'check'} rows (calibration_cases.fit_run_ids split)")
     print(
         f"{'regime':14s} {'rows':>4s} {'|e| med':>8s} {'|e| p90':>8s} {'signed':>8s} {'pp/doubl':>8s}"
-        f" {'in band':>12s}"
+        f" {'in band':>12s} {'half-w':>7s}"
     )
     for name, test in {"all": lambda r: True, **REGIMES}.items():
-        inside, n = cover[name]
-        share = f"{inside:3d}/{n:<3d} {100 * inside / n:3.0f}%" if n else "-"
-        print(f"{name:14s} {summary([(r, e) for r, e in items if test(r)])} {share:>12s}")
+        inside, n, half = cover[name]
+        share = f"{inside:3d}/{n:<3d} {100 * inside / n:3.0f}% {100 * half:6.1f}%" if n else "-"
+        print(f"{name:14s} {summary([(r, e) for r, e in items if test(r)])} {share:>20s}")
 
 
 def fit_scale(rows: list[Row]) -> tuple[float, float]:

@@ -113,20 +113,20 @@ def test_switching_on_applies_the_fitted_factor_and_off_restores_the_published_f
 def test_summary_by_regime_states_median_and_p90_of_the_errors(
     user_client: Any, catalog: Any, run_data: dict[str, Any]
 ) -> None:
-    _add_runs(user_client, run_data, [1.1, 1.21, 1.331])
+    _add_runs(user_client, run_data, [1.1, 1.21, 1.6])
     summary = user_client.get(f"{RUNS}summary/").json()
     rows = {row["group"]: row for row in summary["summary"]}
     # error = estimated / measured tokens/s − 1 = measured / estimated step − 1 = ratio − 1: +0.1, +0.21,
-    # +0.331 (the engine promises more than was measured); |error| median 0.21, p90 at position 1.8:
-    # 0.21 + 0.8 × (0.331 − 0.21) = 0.3068.
+    # +0.6 (the engine promises more than was measured); |error| median 0.21, p90 at position 1.8:
+    # 0.21 + 0.8 × (0.6 − 0.21) = 0.522.
     everything = rows["all runs"]
     assert everything["runs"] == 3
     assert everything["median_abs_error"] == pytest.approx(0.21, rel=1e-9)
-    assert everything["p90_abs_error"] == pytest.approx(0.3068, rel=1e-9)
-    # The published band of the runs' regime reaches error p90 (+25.4 % in the table): 0.1 and 0.21 inside,
-    # 0.331 outside.
+    assert everything["p90_abs_error"] == pytest.approx(0.522, rel=1e-9)
+    # The published band of the runs' regime (the Hopper BF16 check rows under 32K tokens, +54.1 % in the
+    # table since the bands are random-effects prediction intervals): 0.1 and 0.21 inside, 0.6 outside.
     band = band_for("hopper/bf16/dense/lt32k/lt512")
-    assert 0.21 < band.p90 < 0.331 and band.p10 < 0.1
+    assert 0.21 < band.p90 < 0.6 and band.p10 < 0.1
     assert everything["inside_band"] == pytest.approx(2 / 3)
     assert rows["hopper/bf16/dense/lt32k/lt512"]["runs"] == 3
     assert summary["enabled"] is False and "geometric mean" in summary["estimator"]
