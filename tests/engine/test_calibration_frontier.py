@@ -281,11 +281,14 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # MOE_ROUTED_PASSES 25 -> 11 (MoE fit rows 14.6 -> 5.6 %), FUSED_ATTENTION_SPEEDUP["blackwell"] 1.7 -> 1.6,
 # Blackwell FP8 0.69 -> 0.70: MoE 10.8 -> 7.3 % (p90 35.5 %: NeMo 25.09's Blackwell MoE rows +27 ... +53 %),
 # FP8 4.9 -> 2.7 %, long context 8.0 -> 4.7 %, overall 7.3 -> 5.1 %, Blackwell 9.7 -> 11.6 %.
+# The alltoall dispatcher's re-sort by local expert and back counted (timing.MOE_A2A_SORT_PASSES, 4 passes
+# over the routed copies; MOE_ROUTED_PASSES refitted, stays 11): FP8 2.7 -> 4.9 %, overall 5.1 -> 6.4 %,
+# MoE 7.3 % (p90 35.5 -> 32.0 % in bench/calibration_scale.py), Blackwell 11.6 %, long context 4.7 %.
 CHECK_MEDIANS = {
     "moe": 0.073,
-    "fp8": 0.027,
+    "fp8": 0.049,
     "long_context": 0.047,
-    "overall": 0.051,
+    "overall": 0.064,
     "blackwell": 0.116,
     "scale_1024": 0.026,
 }
@@ -380,9 +383,10 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # expected slowest rank with STRAGGLER_CV, MOE_ROUTED_PASSES and CDNA 3 FP8 refitted: 4.5 %, 15.7 %. The
     # DeepSeek-V3 and ModelZoo H100 rows' recipe recompute with MOE_ROUTED_PASSES 26 -> 25: 4.5 %, 16.0 %.
     # The joint refit after the merge (MOE_ROUTED_PASSES 25 -> 11, Blackwell kernel 1.7 -> 1.6, Blackwell FP8
-    # 0.69 -> 0.70, on the fit rows): 4.4 -> 4.2 %, p90 17.0 -> 16.7 %.
+    # 0.69 -> 0.70, on the fit rows): 4.4 -> 4.2 %, p90 17.0 -> 16.7 %. The alltoall dispatcher's re-sort
+    # counted (timing.MOE_A2A_SORT_PASSES): 4.2 %, p90 16.7 -> 16.3 %.
     assert statistics.median(all_rows) == pytest.approx(0.042, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.167, abs=0.001)
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.163, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 

@@ -148,6 +148,37 @@ def test_deepep_inside_one_domain_sends_one_copy_per_destination_gpu() -> None:
     assert deepep / alltoall == pytest.approx(8 * (1 - (7 / 8) ** 8) * 7 / 8 / 7, rel=1e-9)
 
 
+def _compute_s(model: str, layout: dict[str, Any], **training: Any) -> float:
+    """The compute step part (s) of ``model`` on one HGX H100 node, 64 sequences, balanced routing."""
+    request = {
+        "model": {"preset": model},
+        "training": {"tokens": 1e12, "global_batch_seqs": 64, "moe_load_balance": "balanced", **training},
+        "cluster": {"accelerator": "h100-sxm", "nodes": 1, "fabric": "ib-ndr400"},
+        "parallelism": layout,
+    }
+    return float(estimate(request, **SPECS)["step_time_s"]["compute"])
+
+
+def test_alltoall_dispatcher_resorts_the_routed_copies_by_local_expert_and_back() -> None:
+    # Qwen3 30B-A3B on one HGX H100 node, tp1 ep8 dp8: 16 local experts, so Megatron-Core's alltoall
+    # dispatcher sorts what arrives by local expert and back (core_v0.14.0 token_dispatcher.py), 4 more
+    # passes over the routed copies per layer forward than DeepEP, which permutes once. By hand: 8
+    # micro-batches of 4,096 tokens × top 8 = 32,768 rows × 2,048 × 2 B = 134.2 MB a pass; 4 passes
+    # forward, twice that backward (3 × 4 = 12), 48 layers: 12 × 48 × 8 × 134.2 MB / (3.35 TB/s × 0.85)
+    # = 0.2172 s.
+    layout = _layout(tp=1, dp=8, ep=8)
+    extra = 12 * 48 * 8 * 32768 * 2048 * 2 / (3.35e12 * 0.85)
+    assert extra == pytest.approx(0.2172, abs=1e-4)
+    alltoall = _compute_s("qwen3-30b-a3b", layout)
+    deepep = _compute_s("qwen3-30b-a3b", layout, moe_dispatcher="deepep")
+    assert alltoall - deepep == pytest.approx(extra, rel=1e-9)
+    # The allgather dispatcher permutes the gathered tokens once, as DeepEP does.
+    assert deepep == pytest.approx(_compute_s("qwen3-30b-a3b", layout, moe_dispatcher="allgather"), rel=1e-12)
+    # Mixtral 8x7B on ep 8 holds one expert per rank: nothing to sort, alltoall and DeepEP compute alike.
+    mixtral = _compute_s("mixtral-8x7b", layout)
+    assert mixtral == pytest.approx(_compute_s("mixtral-8x7b", layout, moe_dispatcher="deepep"), rel=1e-12)
+
+
 def test_allgather_dispatcher_gathers_every_token_of_the_tp_ep_group() -> None:
     # Megatron-Core's allgather dispatcher on the Mixtral layout above (tp 2 × ep 8 = 16 consecutive ranks,
     # 8 per node over 2 nodes): four rings (all-gather and reduce-scatter, forward and backward) of a

@@ -191,7 +191,20 @@ MXFP8_BLOCK = 32.0
 # 33): they went 15-32 % slow at 25. The median of the 13 fit rows now sits on the ModelZoo and H100 rows;
 # the NeMo 25.09 DeepSeek-V3 / Qwen3 B200 and GB200 rows are +26 ... +39 % (fit) at 11, so the MoE p90
 # widens (check rows: median 11.1 -> 7.3 %, p90 21.1 -> 35.5 %).
+# MOE_A2A_SORT_PASSES counted apart (the alltoall dispatcher's re-sort, below), this term is the passes
+# every dispatcher runs; refitted as before (median |error| of the 13 MoE fit rows, 0-40 tried) it stays at
+# 11 (5.65 %; 12: 6.06 %): fit rows p90 37.0 -> 33.4 %, MoE check rows median 7.3 %, p90 35.5 -> 32.0 %.
 MOE_ROUTED_PASSES = 11.0
+# The alltoall dispatcher's second permutation, counted from Megatron-Core's code (core_v0.14.0,
+# transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher): with more than one local expert the
+# tokens that arrive from the ep ranks are re-sorted by local expert after the dispatch
+# (dispatch_postprocess: sort_chunks_by_idxs, or under token drop padded to capacity a
+# .transpose(0, 1).contiguous() copy) and sorted back before the combine (combine_preprocess), one read and
+# one write of the routed copies each: 4 passes per MoE layer forward. The flex dispatcher (DeepEP,
+# HybridEP: _DeepepManager) receives each token once per destination GPU and permutes it straight to
+# expert order (get_permuted_hidden_states_by_experts), the allgather dispatcher permutes the gathered
+# tokens once: neither sorts twice. Counted, not fitted.
+MOE_A2A_SORT_PASSES = 4.0
 # Rows of one output tile of a grouped GEMM: DeepGEMM's contiguous-layout grouped GEMM aligns each expert's
 # token segment to its M block of 128 (deepseek-ai/DeepGEMM README, get_mk_alignment_for_contiguous_layout),
 # and CUTLASS / cuBLAS Hopper and Blackwell GEMMs tile M by 128; an expert's last tile is on average half
@@ -638,13 +651,17 @@ def _moe_routed_elementwise(c: _Shape) -> FloatArray | float:
     """Forward seconds of the memory-bound passes over a MoE layer's routed token copies, on the share of
     MoE layers: MOE_ROUTED_PASSES · 2 B · routed rows · h / B_hbm, where the routed rows a GPU handles are
     its local experts' tokens, tokens · top_k (balanced routing; tokens / sp · top_k · etp under expert
-    TP, as ``_mlp_gemms``). Backward is counted as 2 × forward with the rest of the element-wise work."""
+    TP, as ``_mlp_gemms``), plus MOE_A2A_SORT_PASSES under the alltoall dispatcher with more than one local
+    expert (its re-sort by local expert and back). Backward is counted as 2 × forward with the rest of the
+    element-wise work."""
     model = c.problem.model
     if not model.is_moe:
         return 0.0
     rows = c.tokens * model.top_k * (c.etp / c.sp_div if c.etp_given else 1.0)
     share = model.moe_layers / model.layers
-    return share * MOE_ROUTED_PASSES * 2.0 * rows * c.h / c.hbm
+    sorts = c.problem.training.moe_dispatcher == "alltoall"
+    passes = MOE_ROUTED_PASSES + np.where((model.experts / c.ep > 1) & sorts, MOE_A2A_SORT_PASSES, 0.0)
+    return share * passes * 2.0 * rows * c.h / c.hbm
 
 
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
@@ -1109,10 +1126,18 @@ _MOE_EXCHANGE_CONSTANTS = (
         "moe_routed_passes",
         MOE_ROUTED_PASSES,
         "memory-bound passes over the routed copies per MoE layer forward",
-        "permute/unpermute, the dispatcher's chunk sort, the combine's weighted sum and the FP8 cast of "
-        "the top_k copies of each token (Megatron-Core moe_utils.py, token_dispatcher.py): about 8 "
-        f"counted, {MOE_ROUTED_PASSES:g} fitted on the MoE fit rows of runs_frontier.csv (dropless "
-        "imbalance: moe_load_balance)",
+        "permute/unpermute, the combine's weighted sum and the FP8 cast of the top_k copies of each "
+        "token (Megatron-Core moe_utils.py, token_dispatcher.py): about 4 counted, "
+        f"{MOE_ROUTED_PASSES:g} fitted on the MoE fit rows of runs_frontier.csv (dropless imbalance: "
+        "moe_load_balance)",
+    ),
+    Assumption(
+        "moe_a2a_sort_passes",
+        MOE_A2A_SORT_PASSES,
+        "more passes over the routed copies per MoE layer forward (alltoall dispatcher, > 1 local expert)",
+        "the alltoall dispatcher re-sorts the tokens it receives by local expert and back (core_v0.14.0 "
+        "token_dispatcher.py dispatch_postprocess / combine_preprocess), a read and a write each; the "
+        "flex (DeepEP, HybridEP) and allgather dispatchers do not; counted",
     ),
     Assumption(
         "grouped_gemm_tile_rows",
