@@ -42,13 +42,19 @@ from clusterdesigner.engine.training.workload import Assumption
 FIELD = "training.precision"
 # A quantize kernel's memory-bound passes over s·b·h (2-byte reads and writes) per layer forward: the amax
 # and cast of the GEMM inputs (QKV, projection and fc1 inputs, read once and written with the transpose),
-# the engine's standing assumption (timing.FP8_CAST_PASSES). It serves every recipe: the FP8 factors of
-# timing.REGIME_EFFICIENCY were fitted on delayed-scaling rows and on 34 current-scaling rows (NeMo 25.x,
-# "fp8 (per-tensor, current scaling)" in runs_frontier.csv: 13 B200, 14 GB200, 7 H100), so the amax pass
-# current scaling adds is inside the fitted factor, not counted twice; the block-scaled recipes compute
-# their scales inside the same cast kernel (TE's MXFP8/NVFP4 quantize kernels, with NVFP4's Hadamard
-# transform fused in) and write their scales with it (``element_bytes``). No run measures the difference.
+# the engine's standing assumption (timing.FP8_CAST_PASSES). Delayed scaling casts with the scale of earlier
+# steps and updates the amax inside the same cast kernel; the block-scaled recipes compute their scales
+# inside the cast kernel too and write them with it (``element_bytes``): TE's MXFP8Quantizer::quantize is one
+# nvte_quantize_v2 call (NVIDIA/TransformerEngine transformer_engine/pytorch/csrc/quantizer.cpp at d0067d0d).
 CAST_PASSES_DELAYED = 6.0
+# Current scaling needs the tensor's own amax before it can cast: Float8CurrentScalingQuantizer::quantize_impl
+# (same file) runs nvte_compute_amax_with_config, a kernel that reads the whole input, then the scale, then
+# nvte_quantize_v2, which reads it again. One more read of each of the three quantized GEMM inputs per layer
+# forward: 3 passes over s·b·h (the backward's gradient casts follow at the engine's 2× of the forward's
+# element-wise passes). Counted from the code, not fitted. Before issue 33 the current-scaling rows were timed
+# as delayed scaling and this pass sat inside the fitted FP8 factors.
+CURRENT_SCALING_AMAX_PASSES = 3.0
+CAST_PASSES_CURRENT = CAST_PASSES_DELAYED + CURRENT_SCALING_AMAX_PASSES
 # NVFP4's BF16 share of the linear layers (arXiv:2509.25149 Sec. 4: "~16 %" of the 12B model's).
 NVFP4_BF16_LAYER_FRACTION = 0.16
 
@@ -62,7 +68,8 @@ class PrecisionRecipe:
     for the kernels' share of the achievable rate; ``element_bytes`` what one quantized element of a saved
     GEMM input weighs with its scales (MXFP8 1 + 1/32: one E8M0 byte per 32; FP8 blockwise 1 + 4/128: one
     FP32 scale per 1×128 tile; NVFP4 0.5 + 1/16: one E4M3 byte per 16, the per-tensor FP32 negligible);
-    ``cast_passes`` the quantize kernels' memory-bound passes (CAST_PASSES_DELAYED for every recipe);
+    ``cast_passes`` the quantize kernels' memory-bound passes (CAST_PASSES_DELAYED, CAST_PASSES_CURRENT for
+    current scaling's separate amax read);
     ``bf16_layer_fraction`` the share of linear layers kept in BF16; ``families`` the accelerator families
     with the hardware (empty: any accelerator with a dense peak at ``matmul_precision``); ``measured``
     whether calibration rows of this recipe exist (its runs sit among ``calibration_precision``'s rows; if
@@ -126,13 +133,14 @@ RECIPES: dict[str, PrecisionRecipe] = {
             "fp8",
             "fp8",
             1.0,
-            CAST_PASSES_DELAYED,
+            CAST_PASSES_CURRENT,
             0.0,
             (),
             True,
             (("--fp8-format", "hybrid"), ("--fp8-recipe", "tensorwise")),
-            f"Float8CurrentScaling ({_TE}); measured: 34 current-scaling rows are among the FP8 rows the FP8 "
-            "factors and error bands rest on (runs_frontier.csv)",
+            f"Float8CurrentScaling ({_TE}), its amax read before the cast (quantizer.cpp at d0067d0d); "
+            "measured: the NeMo 25.04-25.11 current-scaling rows of runs_frontier.csv are among the FP8 rows "
+            "the FP8 factors and error bands rest on",
         ),
         PrecisionRecipe(
             "fp8_blockwise",
@@ -223,10 +231,23 @@ def check_supported(recipe: PrecisionRecipe, accelerator: AcceleratorSpec) -> No
 
 
 def recipe_assumptions(recipe: PrecisionRecipe) -> tuple[Assumption, ...]:
-    """What a recipe other than BF16 and FP8 delayed scaling (the calibrated ones) adds to an estimate's
-    assumptions: its quantized element's bytes, its quantize passes and its BF16 share of linear layers."""
+    """What a recipe other than BF16 and FP8 delayed scaling adds to an estimate's assumptions: a measured
+    recipe its quantize passes where they differ from delayed scaling's (current scaling's amax read), an
+    unmeasured one its quantized element's bytes, its quantize passes and its BF16 share of linear layers."""
     if recipe.measured:
-        return ()
+        if recipe.cast_passes == CAST_PASSES_DELAYED or not recipe.quantized:
+            return ()
+        return (
+            Assumption(
+                f"precision_recipe[{recipe.name}].cast_passes",
+                recipe.cast_passes,
+                "reads+writes of s·b·h per layer fwd",
+                f"the delayed-scaling cast's {CAST_PASSES_DELAYED:g} and "
+                f"{CURRENT_SCALING_AMAX_PASSES:g} reads of the QKV, projection and fc1 inputs by the amax "
+                "kernel current scaling runs before its cast (TE quantizer.cpp at d0067d0d, "
+                "Float8CurrentScalingQuantizer::quantize_impl); counted, not fitted",
+            ),
+        )
     return (
         Assumption(
             f"precision_recipe[{recipe.name}].element_bytes",
