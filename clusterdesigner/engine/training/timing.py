@@ -75,7 +75,7 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
 REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
     ("hopper", "fp8"): 0.85,
-    ("blackwell", "fp8"): 0.69,
+    ("blackwell", "fp8"): 0.67,
     ("cdna3", "fp8"): 0.82,
     ("cdna4", "fp8"): 1.08,
 }
@@ -108,13 +108,14 @@ FLASH_BWD_FRACTION = 0.72
 # 1.7 -> 1.6 (same procedure, 1.0-2.5 in steps of 0.1) once the ModelZoo rows are compared in their causal
 # count at their kernel's measured rates and the MoE recipes corrected (issue 33): Blackwell FP8 0.69 -> 0.70,
 # MOE_ROUTED_PASSES 25 -> 11 at the fixed point; the 16 fit rows 4.03 % (4.31 % at 1.7, 4.12 % at 1.5).
-# Refitted 1.6 -> 1.7 (same procedure, 1.5-1.9 in steps of 0.1) once each NeMo row is timed in the FP8 recipe
-# it ran (current scaling's amax pass, precision.CAST_PASSES_CURRENT; the 25.02 rows corrected to delayed
-# scaling with FP8 parameter gather, which the DP all-gather now moves at 1 B, issue 33 h6): Blackwell FP8
-# 0.70 -> 0.69, MOE_ROUTED_PASSES 11 -> 15 at the fixed point; the 16 fit rows 3.04 % (3.71 % at 1.6, 3.26 %
-# at 1.8, 4.64 % at 1.5, 3.84 % at 1.9).
+# Refitted 1.6 -> 1.9 (same procedure, 1.5-2.5 in steps of 0.1 but 2.4, with the Hopper FP8 factor refitted
+# too) once each NeMo row is timed in the FP8 recipe it ran (current scaling's amax pass,
+# precision.CAST_PASSES_CURRENT; FP8 parameter gather, which the DP all-gather moves at 1 B, on the 25.02
+# rows' delayed scaling and the 25.04/25.09 current scaling; issue 33 h6): Blackwell FP8 0.70 -> 0.67,
+# MOE_ROUTED_PASSES 11 -> 14 at the fixed point, Hopper FP8 0.85 stays; the 16 fit rows 3.86 % (3.94 % at
+# 1.8, 4.03 % at 1.7, 4.30 % at 1.6, 4.71 % at 2.0, 5.5-6.3 % at 2.1-2.5).
 # Families not listed run both kernels alike (Ampere: FA2 is the native kernel; CDNA: no comparison).
-FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5, "blackwell": 1.7}
+FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5, "blackwell": 1.9}
 # Measured rates of a Hopper-native attention kernel (training.attention_kernel flash3: FlashAttention-3, or
 # the cuDNN >= 9.1 fused attention Transformer Engine 2.x calls, which the FA3 paper benchmarks beside it), in
 # TFLOP/s on the causal count (the causal half of the s x s FLOPs, as flash-attention's benchmarks count a
@@ -198,10 +199,11 @@ MXFP8_BLOCK = 32.0
 # once the ModelZoo rows are compared in Megatron-LM's causal count at cuDNN's measured Hopper rates (issue
 # 33): they went 15-32 % slow at 25. The median of the 13 fit rows now sits on the ModelZoo and H100 rows;
 # the NeMo 25.09 DeepSeek-V3 / Qwen3 B200 and GB200 rows are +26 ... +39 % (fit) at 11, so the MoE p90
-# widens (check rows: median 11.1 -> 7.3 %, p90 21.1 -> 35.5 %). Refitted 11 -> 15 (fit rows 9.8 -> 8.25 %;
-# 0-40 tried) at the fixed point with FUSED_ATTENTION_SPEEDUP["blackwell"] 1.7 once the NeMo 25.02 rows carry
-# their FP8 parameter gather (issue 33 h6: the Mixtral 8x7B B200 fit row's DP all-gather halves).
-MOE_ROUTED_PASSES = 15.0
+# widens (check rows: median 11.1 -> 7.3 %, p90 21.1 -> 35.5 %). Refitted 11 -> 14 (fit rows 9.8 -> 7.82 %;
+# 0-40 tried) at the fixed point with FUSED_ATTENTION_SPEEDUP["blackwell"] 1.9 once the NeMo rows carry
+# their FP8 recipes and parameter gather (issue 33 h6: the 25.02 Mixtral 8x7B B200 fit row's DP all-gather
+# halves).
+MOE_ROUTED_PASSES = 14.0
 # Rows of one output tile of a grouped GEMM: DeepGEMM's contiguous-layout grouped GEMM aligns each expert's
 # token segment to its M block of 128 (deepseek-ai/DeepGEMM README, get_mk_alignment_for_contiguous_layout),
 # and CUTLASS / cuBLAS Hopper and Blackwell GEMMs tile M by 128; an expert's last tile is on average half
