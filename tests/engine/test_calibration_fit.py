@@ -76,10 +76,10 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # -> 9.8 %. Each NeMo row timed in its own FP8 recipe (current scaling's amax pass, the 25.02 rows'
         # delayed scaling, FP8 parameter gather on 25.02-25.09; issue 33 h6) and the joint refit
         # (FUSED_ATTENTION_SPEEDUP["blackwell"] 1.6 -> 1.9, MOE_ROUTED_PASSES 11 -> 14) refit Blackwell
-        # 0.70 -> 0.67: 18.5 % -> 7.9 %; CDNA 4's check rows 0.7 -> 0.55 % (their FP8 parameter gather now
-        # moves 1 B).
+        # 0.70 -> 0.67: 18.9 % -> 7.6 % (with Blackwell's per-tensor casts writing no transpose); CDNA 4's
+        # check rows 0.7 -> 0.55 % (their FP8 parameter gather now moves 1 B).
         (("hopper", "fp8"), 0.0845, 0.0257),
-        (("blackwell", "fp8"), 0.1851, 0.0788),
+        (("blackwell", "fp8"), 0.1887, 0.0757),
         (("cdna3", "fp8"), 0.0598, 0.0597),
         (("cdna4", "fp8"), 0.1086, 0.0055),
     ],
@@ -120,7 +120,8 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     # +11.8 % (B200 -2.0 %, H100 -12.3 %). Blackwell's kernel refitted 1.7 -> 1.6 with its FP8 factor 0.69 ->
     # 0.70 (issue 33 joint refit): +10.9 % (B200 -2.5 %, H100 -12.1 %); without the regime factors +27.2 %.
     # Current scaling timed with its amax pass and FP8 parameter gather on both rows and the refit that
-    # follows (Blackwell kernel 1.6 -> 1.9, its FP8 factor 0.70 -> 0.67; issue 33 h6): +11.6 %; without the
+    # follows (Blackwell kernel 1.6 -> 1.9, its FP8 factor 0.70 -> 0.67; issue 33 h6): +11.6 %; +12.2 % once
+    # B200's per-tensor casts write no transpose copy (TE: any FP8 GEMM layout on Blackwell); without the
     # regime factors +31.4 %.
     import frontier_cases
 
@@ -132,7 +133,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.116, abs=0.002)
+    assert ratio_error == pytest.approx(0.122, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),

@@ -152,11 +152,46 @@ def test_current_scaling_adds_the_amax_read_of_the_three_gemm_inputs() -> None:
     current = _estimate("gb200", "fp8_current")
     assert current["step_time_s"]["compute"] - fp8 == pytest.approx(0.11369, rel=1e-4)
     named = {a["name"]: a for a in current["assumptions"]}
-    assert named["precision_recipe[fp8_current].cast_passes"]["value"] == 9.0
+    # 6 + 3 less the 1.5 of the transpose copies GB200 does not write (next test): 7.5.
+    assert named["precision_recipe[fp8_current].cast_passes"]["value"] == 7.5
     assert "Float8CurrentScalingQuantizer" in named["precision_recipe[fp8_current].cast_passes"]["source"]
-    assert not any(
-        a["name"].startswith("precision_recipe[") for a in _estimate("gb200", "fp8")["assumptions"]
-    )
+    on_h100 = _estimate("h100-sxm", "fp8_current", gpus_per_node=8)["assumptions"]
+    assert {a["name"]: a["value"] for a in on_h100}["precision_recipe[fp8_current].cast_passes"] == 9.0
+    delayed = _estimate("h100-sxm", "fp8", gpus_per_node=8)["assumptions"]
+    assert not any(a["name"].startswith("precision_recipe[") for a in delayed)
+
+
+@pytest.mark.parametrize(
+    ("precision", "hopper", "blackwell"),
+    [
+        # Per-tensor scaling on Hopper casts each of the three GEMM inputs (2 B read) to FP8 and its transpose
+        # (1 B + 1 B written): 2 passes of 2 B each, 6 in all. Blackwell's FP8 GEMMs take every layout, so
+        # TE writes no transpose (quantizer.cpp, nvte_is_non_tn_fp8_gemm_supported: compute capability
+        # 10.x-11.x): 1.5 each, 4.5; current scaling's amax read adds 3 on both.
+        ("fp8", 6.0, 4.5),
+        ("fp8_current", 9.0, 7.5),
+        # Block scales run along K: the column-wise copy is quantized on its own on every family.
+        ("mxfp8", 6.0, 6.0),
+        ("fp8_blockwise", 6.0, 6.0),
+    ],
+)
+def test_per_tensor_casts_write_no_transpose_where_fp8_gemms_take_any_layout(
+    precision: str, hopper: float, blackwell: float
+) -> None:
+    recipe = recipe_for(precision)
+    assert (recipe.cast_passes_on("hopper"), recipe.cast_passes_on("blackwell")) == (hopper, blackwell)
+
+
+def test_mxfp8_on_gb200_pays_the_transpose_per_tensor_fp8_skips() -> None:
+    # Llama 3 70B on GB200 as above: MXFP8 writes 1.5 passes more of s·b·h / tp per layer forward than
+    # per-tensor FP8, 1.5 x 2 B x 8,192 x 8,192 / 4 / 6.8e12 B/s = 7.40 us, x 3 x 80 layers x 32
+    # micro-batches = 0.056845 s; and its GEMMs read 1/32 B more per input element (the E8M0 scales).
+    fp8 = _estimate("gb200", "fp8")["step_time_s"]["compute"]
+    mx = _estimate("gb200", "mxfp8")["step_time_s"]["compute"]
+    casts = 80 * 32 * 3 * 1.5 * 2 * 8192 * 8192 / 4 / 6.8e12
+    assert casts == pytest.approx(0.056845, abs=1e-6)
+    assert mx - fp8 > casts
+    assert mx - fp8 < casts * 1.5
 
 
 def test_an_unmeasured_recipe_takes_the_widest_band_of_its_family_and_says_so() -> None:

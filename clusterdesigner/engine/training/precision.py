@@ -55,6 +55,15 @@ CAST_PASSES_DELAYED = 6.0
 # as delayed scaling and this pass sat inside the fitted FP8 factors.
 CURRENT_SCALING_AMAX_PASSES = 3.0
 CAST_PASSES_CURRENT = CAST_PASSES_DELAYED + CURRENT_SCALING_AMAX_PASSES
+# The transpose copy a per-tensor FP8 cast writes (1 B per element of each of the three inputs: 1.5 passes of
+# 2 B) is written only where the FP8 GEMMs take the TN layout alone (Hopper, Ada). On data-centre Blackwell
+# and after (compute capability 10.x-11.x and >= 13.0) any FP8 GEMM layout runs, and Transformer Engine's
+# Float8Quantizer::create_tensor makes no transpose (with_transpose = columnwise_usage &&
+# !nvte_is_non_tn_fp8_gemm_supported(): transformer_engine/pytorch/csrc/quantizer.cpp and
+# common/transformer_engine.cpp at d0067d0d). The block-scaled recipes write both orientations everywhere:
+# their scales run along the GEMM's K, so the column-wise copy is quantized on its own.
+PER_TENSOR_TRANSPOSE_PASSES = 1.5
+NON_TN_FP8_FAMILIES = ("blackwell", "rubin")
 # NVFP4's BF16 share of the linear layers (arXiv:2509.25149 Sec. 4: "~16 %" of the 12B model's).
 NVFP4_BF16_LAYER_FRACTION = 0.16
 
@@ -99,6 +108,18 @@ class PrecisionRecipe:
         if not self.quantized:
             return 0.0
         return (2.0 - self.element_bytes) * (1.0 - self.bf16_layer_fraction)
+
+    @property
+    def per_tensor(self) -> bool:
+        """One FP8 scale per tensor (delayed or current scaling), not per block."""
+        return self.matmul_precision == "fp8" and self.element_bytes == 1.0
+
+    def cast_passes_on(self, family: str) -> float:
+        """``cast_passes`` on an accelerator family: a per-tensor recipe writes no transpose copy where the
+        FP8 GEMMs take every layout (NON_TN_FP8_FAMILIES, PER_TENSOR_TRANSPOSE_PASSES less)."""
+        if self.per_tensor and family in NON_TN_FP8_FAMILIES:
+            return self.cast_passes - PER_TENSOR_TRANSPOSE_PASSES
+        return self.cast_passes
 
     @property
     def gemm_input_bytes(self) -> float:
@@ -230,22 +251,36 @@ def check_supported(recipe: PrecisionRecipe, accelerator: AcceleratorSpec) -> No
         accelerator.peak_tflops("bf16")
 
 
-def recipe_assumptions(recipe: PrecisionRecipe) -> tuple[Assumption, ...]:
+def _cast_passes_source(recipe: PrecisionRecipe, family: str) -> str:
+    parts = [f"the delayed-scaling cast's {CAST_PASSES_DELAYED:g}"]
+    if recipe.cast_passes != CAST_PASSES_DELAYED:
+        parts.append(
+            f"{CURRENT_SCALING_AMAX_PASSES:g} reads of the QKV, projection and fc1 inputs by the amax kernel "
+            "current scaling runs before its cast (Float8CurrentScalingQuantizer::quantize_impl)"
+        )
+    if recipe.cast_passes_on(family) != recipe.cast_passes:
+        parts.append(
+            f"less the {PER_TENSOR_TRANSPOSE_PASSES:g} of the transpose copies {family}'s FP8 GEMMs do not "
+            "need (nvte_is_non_tn_fp8_gemm_supported)"
+        )
+    return "; ".join(parts) + " (TE quantizer.cpp at d0067d0d); counted, not fitted"
+
+
+def recipe_assumptions(recipe: PrecisionRecipe, family: str = "") -> tuple[Assumption, ...]:
     """What a recipe other than BF16 and FP8 delayed scaling adds to an estimate's assumptions: a measured
-    recipe its quantize passes where they differ from delayed scaling's (current scaling's amax read), an
-    unmeasured one its quantized element's bytes, its quantize passes and its BF16 share of linear layers."""
+    recipe its quantize passes on ``family`` where they differ from delayed scaling's on Hopper (current
+    scaling's amax read, the transpose copy Blackwell's per-tensor casts skip), an unmeasured one its
+    quantized element's bytes, its quantize passes and its BF16 share of linear layers."""
     if recipe.measured:
-        if recipe.cast_passes == CAST_PASSES_DELAYED or not recipe.quantized:
+        passes = recipe.cast_passes_on(family)
+        if passes == CAST_PASSES_DELAYED or not recipe.quantized:
             return ()
         return (
             Assumption(
                 f"precision_recipe[{recipe.name}].cast_passes",
-                recipe.cast_passes,
+                passes,
                 "reads+writes of s·b·h per layer fwd",
-                f"the delayed-scaling cast's {CAST_PASSES_DELAYED:g} and "
-                f"{CURRENT_SCALING_AMAX_PASSES:g} reads of the QKV, projection and fc1 inputs by the amax "
-                "kernel current scaling runs before its cast (TE quantizer.cpp at d0067d0d, "
-                "Float8CurrentScalingQuantizer::quantize_impl); counted, not fitted",
+                _cast_passes_source(recipe, family),
             ),
         )
     return (

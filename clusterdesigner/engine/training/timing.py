@@ -112,9 +112,9 @@ FLASH_BWD_FRACTION = 0.72
 # too) once each NeMo row is timed in the FP8 recipe it ran (current scaling's amax pass,
 # precision.CAST_PASSES_CURRENT; FP8 parameter gather, which the DP all-gather moves at 1 B, on the 25.02
 # rows' delayed scaling and the 25.04/25.09 current scaling; issue 33 h6): Blackwell FP8 0.70 -> 0.67,
-# MOE_ROUTED_PASSES 11 -> 14 at the fixed point, Hopper FP8 0.85 stays; the 16 fit rows 3.86 % (3.94 % at
-# 1.8, 4.03 % at 1.7, 4.30 % at 1.6, 4.71 % at 2.0, 5.5-6.3 % at 2.1-2.5).
-# Families not listed run both kernels alike (Ampere: FA2 is the native kernel; CDNA: no comparison).
+# MOE_ROUTED_PASSES 11 -> 14 at the fixed point, Hopper FP8 0.85 stays. Rerun over 1.6-2.1 once Blackwell's
+# per-tensor casts write no transpose (precision.PER_TENSOR_TRANSPOSE_PASSES): the same fixed point, the 16
+# fit rows 3.85 % (4.05 % at 1.8, 4.12 % at 1.7, 4.20 % at 1.6, 4.47 % at 2.0, 5.24 % at 2.1).
 FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5, "blackwell": 1.9}
 # Measured rates of a Hopper-native attention kernel (training.attention_kernel flash3: FlashAttention-3, or
 # the cuDNN >= 9.1 fused attention Transformer Engine 2.x calls, which the FA3 paper benchmarks beside it), in
@@ -199,7 +199,7 @@ MXFP8_BLOCK = 32.0
 # once the ModelZoo rows are compared in Megatron-LM's causal count at cuDNN's measured Hopper rates (issue
 # 33): they went 15-32 % slow at 25. The median of the 13 fit rows now sits on the ModelZoo and H100 rows;
 # the NeMo 25.09 DeepSeek-V3 / Qwen3 B200 and GB200 rows are +26 ... +39 % (fit) at 11, so the MoE p90
-# widens (check rows: median 11.1 -> 7.3 %, p90 21.1 -> 35.5 %). Refitted 11 -> 14 (fit rows 9.8 -> 7.82 %;
+# widens (check rows: median 11.1 -> 7.3 %, p90 21.1 -> 35.5 %). Refitted 11 -> 14 (fit rows 9.8 -> 8.05 %;
 # 0-40 tried) at the fixed point with FUSED_ATTENTION_SPEEDUP["blackwell"] 1.9 once the NeMo rows carry
 # their FP8 recipes and parameter gather (issue 33 h6: the 25.02 Mixtral 8x7B B200 fit row's DP all-gather
 # halves).
@@ -522,7 +522,7 @@ def _shape(problem: Problem, lay: Mapping[str, IntArray]) -> _Shape:
         rate_bf16=matmul_rate_flops(acc, "bf16") if "bf16" in acc.dense_tflops else rate_lin,
         in_bytes=recipe.gemm_input_bytes,
         hbm=acc.hbm_bandwidth_tbps * 1e12 * HBM_EFFICIENCY,
-        cast_passes=recipe.cast_passes * (1.0 - recipe.bf16_layer_fraction),
+        cast_passes=recipe.cast_passes_on(acc.family) * (1.0 - recipe.bf16_layer_fraction),
         tp=tp,
         cp=cp,
         dp=lay["dp"].astype(np.float64),
