@@ -32,6 +32,7 @@ import frontier_cases  # noqa: E402
 
 from clusterdesigner.engine.training import timing  # noqa: E402
 from clusterdesigner.engine.training.error_band import LONG_CONTEXT_TOKENS  # noqa: E402
+from clusterdesigner.engine.training.precision import recipe_for  # noqa: E402
 
 # The regimes fitted: (family, precision). Hopper FP8: NeMo 24.07/25.02/25.09, llm-foundry, MLPerf GPT-3 and
 # llama2_70b_lora H100/H200 FP8 rows; Blackwell FP8: NeMo 25.02/25.04/25.09 B200 and GB200 rows and MLPerf
@@ -115,7 +116,8 @@ def _frontier_rows() -> Iterator[Row]:
             r["run_id"],
             r["source_id"],
             specs["accelerators"][slug].family,
-            request["training"]["precision"],
+            # The recipe's calibration regime: fp8_current and mxfp8 rows are FP8 rows of their family.
+            recipe_for(request["training"]["precision"]).calibration_precision,
             bool(request["model"].get("experts")),
             int(r["seq_len"]),
             int(r["num_gpus"]),

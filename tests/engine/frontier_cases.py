@@ -36,7 +36,8 @@ Where a row is silent the choice is made once, never per row:
   field (SwiGLU input kept in FP8), as the row's config files or commands set them.
 - Gated MLP for Llama, Mixtral, Qwen3 (SwiGLU); none for GPT-3 and Nemotron-4 (GeLU, squared ReLU); no
   dropout (NeMo 2.0 recipes for these models set it to 0); flash attention, sequence parallelism when
-  tp > 1, TP-communication overlap on; FP8 rows use precision "fp8".
+  tp > 1, TP-communication overlap on; FP8 rows use the recipe their precision column names
+  (``recipe_of``: "current scaling" → fp8_current, MXFP8 → mxfp8, else fp8, delayed scaling).
 """
 
 from __future__ import annotations
@@ -156,9 +157,10 @@ def _sharding(text: str) -> str:
     return "zero2" if text.startswith("zero2") else "zero1"
 
 
-# The recipe a row's precision column names (engine/training/precision.py), for
-# bench/calibration_frontier.py's recipe section; the rows themselves are entered as "fp8" (the FP8 factors
-# were fitted that way).
+# The recipe a row's precision column names (engine/training/precision.py): the row is estimated in it
+# (issue 33: current scaling's amax pass is counted, ``precision.CAST_PASSES_CURRENT``; before, every FP8 row
+# was entered as "fp8", delayed scaling). Every FP8 recipe shares the FP8 calibration factor
+# (``PrecisionRecipe.calibration_precision``).
 RECIPE_WORDS = (("nvfp4", "nvfp4"), ("mxfp8", "mxfp8"), ("fp8_mx", "mxfp8"), ("blockwise", "fp8_blockwise"))
 
 
@@ -221,7 +223,7 @@ def request_for(
     training = {
         "tokens": 1e12,
         "global_batch_seqs": int(row["global_batch_seqs"]),
-        "precision": precision or ("fp8" if "fp8" in row["precision"].lower() else "bf16"),
+        "precision": precision or recipe_of(row),
         "flash_attention": True,
         "tp_comm_overlap": True,
     }

@@ -73,11 +73,15 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # PASSES 25 -> 26) refits CDNA 3 0.83 -> 0.82 (the others stay): 8.5 % -> 2.6 %, 15.8 % -> 9.1 %,
         # 6.0 %, 10.9 % -> 0.7 %. The joint refit after issue 33's ModelZoo causal count (FUSED_ATTENTION_
         # SPEEDUP["blackwell"] 1.7 -> 1.6, MOE_ROUTED_PASSES 25 -> 11) refits Blackwell 0.69 -> 0.70: 14.8 %
-        # -> 9.8 %.
+        # -> 9.8 %. Each NeMo row timed in its own FP8 recipe (current scaling's amax pass, the 25.02 rows'
+        # delayed scaling, FP8 parameter gather on 25.02-25.09; issue 33 h6) and the joint refit
+        # (FUSED_ATTENTION_SPEEDUP["blackwell"] 1.6 -> 1.9, MOE_ROUTED_PASSES 11 -> 14) refit Blackwell
+        # 0.70 -> 0.67: 18.9 % -> 7.6 % (with Blackwell's per-tensor casts writing no transpose); CDNA 4's
+        # check rows 0.7 -> 0.55 % (their FP8 parameter gather now moves 1 B).
         (("hopper", "fp8"), 0.0845, 0.0257),
-        (("blackwell", "fp8"), 0.1482, 0.0980),
+        (("blackwell", "fp8"), 0.1887, 0.0757),
         (("cdna3", "fp8"), 0.0598, 0.0597),
-        (("cdna4", "fp8"), 0.1086, 0.0073),
+        (("cdna4", "fp8"), 0.1086, 0.0055),
     ],
 )
 def test_check_rows_improve_with_the_factor_fitted_without_them(
@@ -115,6 +119,10 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     # without the regime factors +29 %. With issue 33's losses of scale and the Hopper FP8 refit 0.86 -> 0.85:
     # +11.8 % (B200 -2.0 %, H100 -12.3 %). Blackwell's kernel refitted 1.7 -> 1.6 with its FP8 factor 0.69 ->
     # 0.70 (issue 33 joint refit): +10.9 % (B200 -2.5 %, H100 -12.1 %); without the regime factors +27.2 %.
+    # Current scaling timed with its amax pass and FP8 parameter gather on both rows and the refit that
+    # follows (Blackwell kernel 1.6 -> 1.9, its FP8 factor 0.70 -> 0.67; issue 33 h6): +11.6 %; +12.2 % once
+    # B200's per-tensor casts write no transpose copy (TE: any FP8 GEMM layout on Blackwell); without the
+    # regime factors +31.4 %.
     import frontier_cases
 
     rows = {r["run_id"]: r for r in frontier_cases.load_rows()}
@@ -125,7 +133,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.109, abs=0.002)
+    assert ratio_error == pytest.approx(0.122, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),
@@ -135,4 +143,4 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
             frontier_cases.predict(rows["nemo2509_h100_12"], specs),
         )
     assert before_b.predicted is not None and before_h.predicted is not None
-    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.272, abs=0.01)
+    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.314, abs=0.01)

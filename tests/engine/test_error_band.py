@@ -310,11 +310,12 @@ def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target(
     assert scale_check == pytest.approx(0.0660, abs=0.001) and scale_check <= 0.12
     checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
     # Since that refit (the 8-rank straggler 1.0051 -> 1.0029, CDNA 3 FP8 0.83 -> 0.82); before it +15.0,
-    # -1.9, -1.1, +10.1, -0.9, +0.8 and -0.7 %.
+    # -1.9, -1.1, +10.1, -0.9, +0.8 and -0.7 %. The llama31_8b row -0.9 -> -0.5 % once its FP8 parameter
+    # gather moves 1 B a parameter in the DP all-reduce (issue 33 h6; no constant chosen on it).
     assert checks == [
         ("mlperf50_lora70b_amd_mi300x", 0.146),
         ("mlperf50_lora70b_smc_mi325x", -0.022),
-        ("mlperf51_llama8b_giga_mi355x", -0.009),
+        ("mlperf51_llama8b_giga_mi355x", -0.005),
         ("mlperf51_lora70b_amd_mi300x", 0.098),
         ("mlperf51_lora70b_amd_mi355x", -0.007),
         ("mlperf51_lora70b_smc_mi325x", 0.004),

@@ -42,13 +42,28 @@ from clusterdesigner.engine.training.workload import Assumption
 FIELD = "training.precision"
 # A quantize kernel's memory-bound passes over s·b·h (2-byte reads and writes) per layer forward: the amax
 # and cast of the GEMM inputs (QKV, projection and fc1 inputs, read once and written with the transpose),
-# the engine's standing assumption (timing.FP8_CAST_PASSES). It serves every recipe: the FP8 factors of
-# timing.REGIME_EFFICIENCY were fitted on delayed-scaling rows and on 34 current-scaling rows (NeMo 25.x,
-# "fp8 (per-tensor, current scaling)" in runs_frontier.csv: 13 B200, 14 GB200, 7 H100), so the amax pass
-# current scaling adds is inside the fitted factor, not counted twice; the block-scaled recipes compute
-# their scales inside the same cast kernel (TE's MXFP8/NVFP4 quantize kernels, with NVFP4's Hadamard
-# transform fused in) and write their scales with it (``element_bytes``). No run measures the difference.
+# the engine's standing assumption (timing.FP8_CAST_PASSES). Delayed scaling casts with the scale of earlier
+# steps and updates the amax inside the same cast kernel; the block-scaled recipes compute their scales
+# inside the cast kernel too and write them with it (``element_bytes``): TE's MXFP8Quantizer::quantize is one
+# nvte_quantize_v2 call (NVIDIA/TransformerEngine transformer_engine/pytorch/csrc/quantizer.cpp at d0067d0d).
 CAST_PASSES_DELAYED = 6.0
+# Current scaling needs the tensor's own amax before it can cast: Float8CurrentScalingQuantizer::quantize_impl
+# (same file) runs nvte_compute_amax_with_config, a kernel that reads the whole input, then the scale, then
+# nvte_quantize_v2, which reads it again. One more read of each of the three quantized GEMM inputs per layer
+# forward: 3 passes over s·b·h (the backward's gradient casts follow at the engine's 2× of the forward's
+# element-wise passes). Counted from the code, not fitted. Before issue 33 the current-scaling rows were timed
+# as delayed scaling and this pass sat inside the fitted FP8 factors.
+CURRENT_SCALING_AMAX_PASSES = 3.0
+CAST_PASSES_CURRENT = CAST_PASSES_DELAYED + CURRENT_SCALING_AMAX_PASSES
+# The transpose copy a per-tensor FP8 cast writes (1 B per element of each of the three inputs: 1.5 passes of
+# 2 B) is written only where the FP8 GEMMs take the TN layout alone (Hopper, Ada). On data-centre Blackwell
+# and after (compute capability 10.x-11.x and >= 13.0) any FP8 GEMM layout runs, and Transformer Engine's
+# Float8Quantizer::create_tensor makes no transpose (with_transpose = columnwise_usage &&
+# !nvte_is_non_tn_fp8_gemm_supported(): transformer_engine/pytorch/csrc/quantizer.cpp and
+# common/transformer_engine.cpp at d0067d0d). The block-scaled recipes write both orientations everywhere:
+# their scales run along the GEMM's K, so the column-wise copy is quantized on its own.
+PER_TENSOR_TRANSPOSE_PASSES = 1.5
+NON_TN_FP8_FAMILIES = ("blackwell", "rubin")
 # NVFP4's BF16 share of the linear layers (arXiv:2509.25149 Sec. 4: "~16 %" of the 12B model's).
 NVFP4_BF16_LAYER_FRACTION = 0.16
 
@@ -62,7 +77,8 @@ class PrecisionRecipe:
     for the kernels' share of the achievable rate; ``element_bytes`` what one quantized element of a saved
     GEMM input weighs with its scales (MXFP8 1 + 1/32: one E8M0 byte per 32; FP8 blockwise 1 + 4/128: one
     FP32 scale per 1×128 tile; NVFP4 0.5 + 1/16: one E4M3 byte per 16, the per-tensor FP32 negligible);
-    ``cast_passes`` the quantize kernels' memory-bound passes (CAST_PASSES_DELAYED for every recipe);
+    ``cast_passes`` the quantize kernels' memory-bound passes (CAST_PASSES_DELAYED, CAST_PASSES_CURRENT for
+    current scaling's separate amax read);
     ``bf16_layer_fraction`` the share of linear layers kept in BF16; ``families`` the accelerator families
     with the hardware (empty: any accelerator with a dense peak at ``matmul_precision``); ``measured``
     whether calibration rows of this recipe exist (its runs sit among ``calibration_precision``'s rows; if
@@ -92,6 +108,18 @@ class PrecisionRecipe:
         if not self.quantized:
             return 0.0
         return (2.0 - self.element_bytes) * (1.0 - self.bf16_layer_fraction)
+
+    @property
+    def per_tensor(self) -> bool:
+        """One FP8 scale per tensor (delayed or current scaling), not per block."""
+        return self.matmul_precision == "fp8" and self.element_bytes == 1.0
+
+    def cast_passes_on(self, family: str) -> float:
+        """``cast_passes`` on an accelerator family: a per-tensor recipe writes no transpose copy where the
+        FP8 GEMMs take every layout (NON_TN_FP8_FAMILIES, PER_TENSOR_TRANSPOSE_PASSES less)."""
+        if self.per_tensor and family in NON_TN_FP8_FAMILIES:
+            return self.cast_passes - PER_TENSOR_TRANSPOSE_PASSES
+        return self.cast_passes
 
     @property
     def gemm_input_bytes(self) -> float:
@@ -126,13 +154,14 @@ RECIPES: dict[str, PrecisionRecipe] = {
             "fp8",
             "fp8",
             1.0,
-            CAST_PASSES_DELAYED,
+            CAST_PASSES_CURRENT,
             0.0,
             (),
             True,
             (("--fp8-format", "hybrid"), ("--fp8-recipe", "tensorwise")),
-            f"Float8CurrentScaling ({_TE}); measured: 34 current-scaling rows are among the FP8 rows the FP8 "
-            "factors and error bands rest on (runs_frontier.csv)",
+            f"Float8CurrentScaling ({_TE}), its amax read before the cast (quantizer.cpp at d0067d0d); "
+            "measured: the NeMo 25.04-25.11 current-scaling rows of runs_frontier.csv are among the FP8 rows "
+            "the FP8 factors and error bands rest on",
         ),
         PrecisionRecipe(
             "fp8_blockwise",
@@ -222,11 +251,38 @@ def check_supported(recipe: PrecisionRecipe, accelerator: AcceleratorSpec) -> No
         accelerator.peak_tflops("bf16")
 
 
-def recipe_assumptions(recipe: PrecisionRecipe) -> tuple[Assumption, ...]:
-    """What a recipe other than BF16 and FP8 delayed scaling (the calibrated ones) adds to an estimate's
-    assumptions: its quantized element's bytes, its quantize passes and its BF16 share of linear layers."""
+def _cast_passes_source(recipe: PrecisionRecipe, family: str) -> str:
+    parts = [f"the delayed-scaling cast's {CAST_PASSES_DELAYED:g}"]
+    if recipe.cast_passes != CAST_PASSES_DELAYED:
+        parts.append(
+            f"{CURRENT_SCALING_AMAX_PASSES:g} reads of the QKV, projection and fc1 inputs by the amax kernel "
+            "current scaling runs before its cast (Float8CurrentScalingQuantizer::quantize_impl)"
+        )
+    if recipe.cast_passes_on(family) != recipe.cast_passes:
+        parts.append(
+            f"less the {PER_TENSOR_TRANSPOSE_PASSES:g} of the transpose copies {family}'s FP8 GEMMs do not "
+            "need (nvte_is_non_tn_fp8_gemm_supported)"
+        )
+    return "; ".join(parts) + " (TE quantizer.cpp at d0067d0d); counted, not fitted"
+
+
+def recipe_assumptions(recipe: PrecisionRecipe, family: str = "") -> tuple[Assumption, ...]:
+    """What a recipe other than BF16 and FP8 delayed scaling adds to an estimate's assumptions: a measured
+    recipe its quantize passes on ``family`` where they differ from delayed scaling's on Hopper (current
+    scaling's amax read, the transpose copy Blackwell's per-tensor casts skip), an unmeasured one its
+    quantized element's bytes, its quantize passes and its BF16 share of linear layers."""
     if recipe.measured:
-        return ()
+        passes = recipe.cast_passes_on(family)
+        if passes == CAST_PASSES_DELAYED or not recipe.quantized:
+            return ()
+        return (
+            Assumption(
+                f"precision_recipe[{recipe.name}].cast_passes",
+                passes,
+                "reads+writes of s·b·h per layer fwd",
+                _cast_passes_source(recipe, family),
+            ),
+        )
     return (
         Assumption(
             f"precision_recipe[{recipe.name}].element_bytes",

@@ -720,7 +720,7 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
                 f"{REGIME_SOURCES[regime]}; checked on the other rows{stand_in}",
             )
         )
-    items.extend(recipe_assumptions(recipe))
+    items.extend(recipe_assumptions(recipe, acc.family))
     items.append(
         Assumption(
             f"family_efficiency[{acc.family or 'unknown'}]",
