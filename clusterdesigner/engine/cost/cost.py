@@ -13,6 +13,7 @@ evaluates.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import EngineError, FieldPaths, named_by
+from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.core.offerings import (
     COMMITMENT_YEARS,
@@ -41,6 +42,7 @@ from clusterdesigner.engine.cost.cashflow import (
     npvs_at,
 )
 from clusterdesigner.engine.cost.cashflow import break_even_meaning as cashflow_break_even_meaning
+from clusterdesigner.engine.cost.cost_inputs import CostInputs
 from clusterdesigner.engine.cost.cost_request import (
     FINANCE_LINES,
     ON_PREM_FIELDS,
@@ -52,6 +54,7 @@ from clusterdesigner.engine.cost.cost_request import (
     field_rule,
     input_names,
     number_of,
+    read_inputs,
     resolve,
 )
 from clusterdesigner.engine.cost.defaults import COST_DEFAULTS as DEFAULTS
@@ -1120,7 +1123,7 @@ def _failure_dict(f: FailureResult) -> dict[str, Any]:
 
 
 def tco(
-    request: Mapping[str, Any],
+    request: Mapping[str, Any] | CostInputs,
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
@@ -1131,7 +1134,6 @@ def tco(
     server_types: Mapping[str, ServerTypeSpec] | None = None,
     freshness: Freshness | None = None,
     resale: Sequence[ResaleCurve] = (),
-    paths: FieldPaths | None = None,
     uncertainty: bool = True,
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
@@ -1148,25 +1150,39 @@ def tco(
     ``assumptions``).
     ``resale``, the accelerator's sourced residual-value series (resale.py): the one covering the depreciation
     life sets the residual value the request does not give, its source in ``assumptions``.
-    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field (by
-    ``paths`` when given: the user's path of a request built for them).
+    ``request`` is a JSON request (its fields named by their own paths) or inputs already read
+    (cost_inputs.CostInputs: a design's, built from its spec, whose fields are named by the spec's paths).
+    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field by its
+    path in what the user sent.
     ``uncertainty=False`` leaves out the Monte Carlo (``cashflow.uncertainty``), for callers that read only
     other figures (a sweep's rows, a deadline's larger clusters): its draws are most of a result's time.
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
-    with named_by(paths):
-        return _tco(request, catalog, training, freshness, resale, uncertainty)
+    inputs = read_inputs(request)
+    v, ctx, resolver = resolve(inputs, catalog, training, freshness, resale)
+    try:
+        return _tco(inputs, v, ctx, resolver, freshness, uncertainty)
+    except EngineError as exc:
+        raise _at_inputs(exc, inputs) from exc
+
+
+def _at_inputs(exc: EngineError, inputs: CostInputs) -> EngineError:
+    """An error of the evaluation's formulas, which know only the resolved values (keyed by request path),
+    naming its field where the inputs hold it (CostInputs.where; a bare request's path is its own): a copy,
+    keeping its kind and what a subclass carries."""
+    named = copy.copy(exc)
+    named.field = inputs.where(exc.field)
+    return named
 
 
 def _tco(
-    request: Mapping[str, Any],
-    catalog: CatalogSpecs,
-    training: Mapping[str, Any] | None,
+    inputs: CostInputs,
+    v: dict[str, Any],
+    ctx: Context,
+    resolver: Resolver,
     freshness: Freshness | None,
-    resale: Sequence[ResaleCurve],
     uncertainty: bool = True,
 ) -> dict[str, Any]:
-    v, ctx, resolver = resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
     _record_staff(v, ctx, resolver, core)
     findings = _findings(v, ctx, core) + _site_findings(ctx, core)
@@ -1177,7 +1193,7 @@ def _tco(
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))  # stable: critical first, as listed
     core.pop("_own_linear")
     core.pop("_rent_linear")
-    if not core["cloud"] and (request.get("cloud") or {}).get("pricing_models") == []:
+    if not core["cloud"] and (inputs.value("cloud") or {}).get("pricing_models") == []:
         core["cloud_note"] = "no cloud option chosen: owning is not compared with renting"
     elif not core["cloud"]:
         core["cloud_note"] = (
