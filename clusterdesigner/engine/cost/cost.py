@@ -1017,8 +1017,11 @@ def _verdict(
     core: Mapping[str, Any],
     cashflow: Mapping[str, Any],
     sensitivity: Mapping[str, Any],
+    *,
+    flips: bool = True,
 ) -> dict[str, Any] | None:
-    """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado."""
+    """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado (with
+    the inputs' flip thresholds unless ``flips`` is False)."""
     if "reference" not in cashflow:
         return None
     reference = str(cashflow["reference"])
@@ -1040,7 +1043,7 @@ def _verdict(
         break_even_option=MODEL_LABELS.get(reference, reference),
         movers=tuple(SENSITIVE_LABELS.get(row["name"], row["name"]) for row in top),
         break_even_by_option=by_option,
-        flips=_flips(v, ctx, reference),
+        flips=_flips(v, ctx, reference) if flips else (),
         tax_rate=float(v["cashflow.tax_rate"]),
     )
     return answer.to_json()
@@ -1135,6 +1138,7 @@ def tco(
     freshness: Freshness | None = None,
     resale: Sequence[ResaleCurve] = (),
     uncertainty: bool = True,
+    what_ifs: bool = True,
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
 
@@ -1156,12 +1160,15 @@ def tco(
     path in what the user sent.
     ``uncertainty=False`` leaves out the Monte Carlo (``cashflow.uncertainty``), for callers that read only
     other figures (a sweep's rows, a deadline's larger clusters): its draws are most of a result's time.
+    ``what_ifs=False`` leaves out what re-runs the evaluation with one input moved, the sensitivity tornado
+    (no rows) and the verdict's flips (none), for callers that read only the run's days, cost and NPVs (a
+    deadline's larger clusters): they were most of the rest.
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
     inputs = read_inputs(request)
     v, ctx, resolver = resolve(inputs, catalog, training, freshness, resale)
     try:
-        return _tco(inputs, v, ctx, resolver, freshness, uncertainty)
+        return _tco(inputs, v, ctx, resolver, freshness, uncertainty, what_ifs)
     except EngineError as exc:
         raise _at_inputs(exc, inputs) from exc
 
@@ -1182,6 +1189,7 @@ def _tco(
     resolver: Resolver,
     freshness: Freshness | None,
     uncertainty: bool = True,
+    what_ifs: bool = True,
 ) -> dict[str, Any]:
     core = _evaluate(v, ctx)
     _record_staff(v, ctx, resolver, core)
@@ -1204,13 +1212,13 @@ def _tco(
     if "inputs" in cashflow:
         core["break_even_utilization"] = _npv_break_evens(cashflow)
         core["curves"] = _npv_curves(cashflow, core["curves"]["utilization"])
-    sensitivity = _sensitivity(v, ctx, cashflow.get("reference"))
+    sensitivity = _sensitivity(v, ctx, cashflow.get("reference") if what_ifs else None)
     return {
         **core,
         "offering": _offering(ctx),
         "ranking": _ranking(core, cashflow),
         "cashflow": cashflow,
-        "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
+        "verdict": _verdict(v, ctx, core, cashflow, sensitivity, flips=what_ifs),
         "sensitivity": sensitivity,
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],

@@ -191,7 +191,8 @@ def _estimate_on(
                 inputs.with_nodes(nodes),
                 training=train,
                 resale=resale,
-                uncertainty=False,
+                uncertainty=False,  # the days, the cost per run and the NPVs are all read here
+                what_ifs=False,
                 **catalog.cost_kwargs(),
             )
         )
