@@ -54,6 +54,7 @@ from clusterdesigner.engine.core.errors import EngineError, FieldPaths
 from clusterdesigner.engine.core.offerings import Freshness, owner_offering
 from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost import cost, defaults
+from clusterdesigner.engine.cost.cost_inputs import CostInputs, Section
 from clusterdesigner.engine.training import training
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.memo import jsonable, snapshot_hash
@@ -235,11 +236,7 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
                     paths=_sweep_paths(params, index),
                     **catalog.training_kwargs(),
                 )
-            cost.check_request(
-                {"cluster": {**cluster, "storage": params["storage"]}, **owning},
-                catalog,
-                paths=_sweep_paths(params, 0),
-            )
+            cost.check_request(_sweep_cost_inputs(cluster, params, owning), catalog)
             return
         except EngineError as exc:
             first_error = first_error or exc
@@ -247,8 +244,21 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
     raise InvalidInput({first_error.field: [first_error.message]}) from first_error
 
 
+def _sweep_cost_inputs(
+    cluster: Mapping[str, Any], params: Mapping[str, Any], owning: Mapping[str, Any]
+) -> CostInputs:
+    """A sweep row's cost inputs, each part at its parameter: the cluster's fields at ``params.<field>``
+    but the accelerator and node count, which are the swept lists ``params.accelerators`` and
+    ``params.nodes``; each owning input at ``params.<key>``."""
+    swept = {"accelerator": "params.accelerators", "nodes": "params.nodes"}
+    sections = {"cluster": Section({**cluster, "storage": params["storage"]}, "params", fields=swept)}
+    sections.update({key: Section(value, f"params.{key}") for key, value in owning.items()})
+    return CostInputs(sections, at="params")
+
+
 def _sweep_paths(params: Mapping[str, Any], model_index: int) -> FieldPaths:
-    """Where the fields of a sweep row's training and cost requests sit in the sweep's parameters: the model
+    """Where the fields of a sweep row's training request sit in the sweep's parameters (its cost inputs,
+    _sweep_cost_inputs, carry their own): the model
     is ``params.models.<i>`` (or ``params.model``), the accelerator and node count the swept lists, every
     other cluster or owning field the parameter of its name."""
     model = f"params.models.{model_index}" if params.get("models") else "params.model"

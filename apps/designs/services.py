@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,13 +29,12 @@ from clusterdesigner import memo
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import EngineError, InfeasibleError, InputError, UnknownReferenceError
 from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.cost.cost_inputs import CostInputs
 from clusterdesigner.engine.design import spec as design_spec
 from clusterdesigner.engine.design.design import (
     OPTION_LABELS,
     evaluate_design,
-    request_cost_paths,
     rl_estimate,
-    rollout_request_cost_paths,
     serving_estimate,
 )
 from clusterdesigner.engine.design.evaluation import DesignRef
@@ -71,7 +70,8 @@ def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[
     once for a save and its first view, not once to validate and again to evaluate."""
     try:
         # The parser's clean spec is its own JSON (nothing shared with what was sent), stored as it is.
-        clean = dict(design_spec.parse_design_spec(spec_with_defaults(spec)).json)
+        parsed = design_spec.parse_design_spec(spec_with_defaults(spec))
+        clean = dict(parsed.json)
     except design_spec.SpecError as exc:
         # Reported with the rest: a catalog row the spec names that does not exist (a partial cluster with an
         # unknown accelerator named only its missing fields).
@@ -89,13 +89,13 @@ def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[
             rl_estimate(clean, catalog)
     except EngineError as exc:
         raise _refused(exc, clean) from exc
-    for index, request in enumerate(cost_requests(clean)):
+    for inputs in parsed.cost_inputs:  # each names its fields by the spec's paths (spec.costs.cloud.1...)
         try:
-            cost.check_request(request, catalog, paths=request_cost_paths(index, request))
+            cost.check_request(inputs, catalog)
         except EngineError as exc:
             raise InvalidInput({exc.field: [exc.message]}) from exc
     try:
-        _check_rollout_pool(clean, catalog)
+        _check_rollout_pool(clean, parsed.rollout_cost_inputs, catalog)
     except EngineError as exc:
         raise InvalidInput({exc.field: [exc.message]}) from exc
     return clean
@@ -122,7 +122,9 @@ def _evaluate_saved(version: DesignVersion) -> None:
         raise _refused(exc, version.spec) from exc
 
 
-def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
+def _check_rollout_pool(
+    spec: dict[str, Any], pool_inputs: Sequence[CostInputs], catalog: CatalogSpecs
+) -> None:
     """A rollout pool of its own (``rl.rollout``) names catalog rows that exist (its part first), rents only
     its own part, and has a price of its own wherever the design compares one: a design that rents its
     trainers must name the rollout pool's offerings when the pool is another part (a part's price is never
@@ -157,8 +159,8 @@ def _check_rollout_pool(spec: dict[str, Any], catalog: CatalogSpecs) -> None:
         _check_offering(
             index, choice, catalog.offerings[choice["offering"]], part, path="spec.rl.rollout.cloud"
         )
-    for index, request in enumerate(cost_requests(pool_spec)):
-        cost.check_request(request, catalog, paths=rollout_request_cost_paths(index, request))
+    for inputs in pool_inputs:  # named by the pool's paths (spec.rl.rollout.on_prem...)
+        cost.check_request(inputs, catalog)
 
 
 def _unknown_slugs(spec: Any) -> dict[str, list[str]]:

@@ -343,3 +343,15 @@ def test_a_quota_below_the_nodes_leaves_the_option_out_with_a_finding() -> None:
     with pytest.raises(InputError) as bad:
         run(_merge(req, {"cloud": {"capacity_nodes": {"on_demand": 1.5}}}))
     assert bad.value.field == "cloud.capacity_nodes.on_demand"
+
+
+def test_without_what_ifs_the_run_days_cost_and_npvs_are_the_full_answers() -> None:
+    """what_ifs=False (a deadline's larger clusters read only the run's days, cost per run and NPVs) leaves
+    out the tornado's rows and the verdict's flips, each of which re-runs the evaluation, and nothing else."""
+    req = _merge(EXAMPLE, {"cloud": {"offering": "aws-p5-48xlarge"}, "run": {"days": 30}})
+    full = run(req, uncertainty=False)
+    lean = run(req, uncertainty=False, what_ifs=False)
+    assert full["sensitivity"]["rows"] and full["verdict"]["flips"]
+    assert lean["sensitivity"]["rows"] == [] and lean["verdict"]["flips"] == []
+    for key in ("per_run", "cashflow", "on_prem", "cloud", "break_even_utilization"):
+        assert lean[key] == full[key], key

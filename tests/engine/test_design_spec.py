@@ -13,7 +13,6 @@ from clusterdesigner.engine.design.spec import (
     SERVING_PATHS,
     TRAINING_PATHS,
     SpecError,
-    cost_paths,
     parse_cluster,
     parse_design_spec,
     parse_workload,
@@ -180,23 +179,44 @@ def test_every_refused_section_is_reported_and_an_unknown_top_key_first() -> Non
 
 
 @pytest.mark.parametrize(
-    ("field", "request_kind", "index", "path"),
+    ("field", "request_kind", "path"),
     [
-        ("model.layers", "training", None, "spec.workload.model.layers"),
-        ("parallelism.tp", "training", None, "spec.parallelism.tp"),
-        ("cloud.usd_per_node_hour.spot", "cost", 2, "spec.costs.cloud.2.usd_per_node_hour.spot"),
-        ("cloud.egress_tb", "cost", 0, "spec.costs.egress_tb"),
-        ("on_prem.pue", "cost", None, "spec.costs.on_prem.pue"),
-        ("cashflow.loan_rate", "cost", None, "spec.costs.cashflow.loan_rate"),
-        ("demand.requests_per_s", "serving", None, "spec.serving.demand.requests_per_s"),
-        ("accelerator", "serving", None, "spec.serving"),
+        ("model.layers", "training", "spec.workload.model.layers"),
+        ("parallelism.tp", "training", "spec.parallelism.tp"),
+        ("demand.requests_per_s", "serving", "spec.serving.demand.requests_per_s"),
+        ("accelerator", "serving", "spec.serving"),
     ],
 )
 def test_an_engine_error_on_a_built_request_is_named_by_the_spec_path(
-    field: str, request_kind: str, index: int | None, path: str
+    field: str, request_kind: str, path: str
 ) -> None:
-    paths = {"training": TRAINING_PATHS, "cost": cost_paths(index), "serving": SERVING_PATHS}[request_kind]
+    paths = {"training": TRAINING_PATHS, "serving": SERVING_PATHS}[request_kind]
     assert paths.path(field) == path
+
+
+@pytest.mark.parametrize(
+    ("field", "index", "path"),
+    [
+        ("cloud.usd_per_node_hour.spot", 2, "spec.costs.cloud.2.usd_per_node_hour.spot"),
+        ("cloud.offering", 1, "spec.costs.cloud.1.offering"),
+        ("cloud.egress_tb", 0, "spec.costs.egress_tb"),
+        ("on_prem.pue", 1, "spec.costs.on_prem.pue"),
+        ("cashflow.loan_rate", 2, "spec.costs.cashflow.loan_rate"),
+        ("horizon_years", 0, "spec.costs.horizon_years"),
+        ("cluster.nodes", 0, "spec.cluster.nodes"),
+        ("site", 0, "spec.site"),
+        ("run.days", 0, "spec.run.days"),
+        ("", 0, "spec"),
+    ],
+)
+def test_each_cost_input_knows_its_spec_path(field: str, index: int, path: str) -> None:
+    # The cost inputs are read once at parse time, each part placed with its spec path: the cost engine
+    # names a field there as it raises, with no table mapping a request's path back.
+    spec = defaults.design_spec()
+    spec["costs"] = {"cloud": [{"offering": s} for s in ("a", "b", "c")], "egress_tb": 5}
+    inputs = parse_design_spec(spec).cost_inputs
+    assert [i.offering for i in inputs] == ["a", "b", "c"]
+    assert inputs[index].where(field) == path
 
 
 def test_a_spec_with_the_training_fields_of_issue_19_parses() -> None:

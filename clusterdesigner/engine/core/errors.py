@@ -4,9 +4,11 @@ Every error the engines raise for bad input is an :class:`EngineError` whose ``f
 field (dotted path, e.g. ``"parallelism.tp"``) and whose message says what is wrong in words a user can act
 on. The API turns it into HTTP 400 with ``{"error": {"fields": {field: [message]}}}``.
 
-An engine called with a request built from what the user sent (a design spec, a sweep's parameters) is given
-that request's :class:`FieldPaths` (``paths=``), and its errors name the user's path
-(``spec.costs.cloud.1.offering``) rather than the request's (``cloud.offering``).
+The training, RL and serving engines, called with a request built from what the user sent (a design spec, a
+sweep's parameters), are given that request's :class:`FieldPaths` (``paths=``), and their errors name the
+user's path (``spec.workload.model.layers``) rather than the request's (``model.layers``). The cost engine
+needs no table: its inputs carry each part's path (clusterdesigner.engine.cost.cost_inputs), so it raises
+with ``spec.costs.cloud.1.offering`` in the first place.
 """
 
 from __future__ import annotations

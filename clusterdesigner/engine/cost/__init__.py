@@ -13,12 +13,15 @@ Modules (what each owns, from its docstring; its public functions and classes):
             break_even_utilization, break_even_meaning, Uncertainty, monte_carlo
     cost -- The cost engine's entry point: a JSON request in, a JSON-ready response out (docs/cost-engine.md).
         public: over_quota, tco
+    cost_inputs -- The cost engine's inputs, read once from what the user sent, each part knowing where it
+        sits there.
+        public: Section, CostInputs
     cost_request -- The cost engine's request, read: every field resolved to a value with its unit and source
         (the request's own value, a catalog figure, or a default from
         :data:`clusterdesigner.engine.cost.defaults.COST_DEFAULTS`), each number checked against its bound
         (clusterdesigner.engine.core.bounds), and the catalog specs the evaluation needs (:class:`Context`).
         public: field_rule, field_max, Resolver, Context, SitePlacement, number_of, fallback_switch,
-            switch_slug, resolve, check_request, input_names, check_input
+            switch_slug, read_inputs, resolve, check_request, input_names, check_input
     cost_result -- What the cost engine returns: frozen dataclasses whose ``to_json()`` is the dict
         ``cost.tco()`` has always given (and every stored evaluation holds under ``costs.<offering>``), and
         whose ``from_json()`` reads that JSON back.

@@ -13,6 +13,7 @@ evaluates.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import EngineError, FieldPaths, named_by
+from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.core.offerings import (
     COMMITMENT_YEARS,
@@ -41,6 +42,7 @@ from clusterdesigner.engine.cost.cashflow import (
     npvs_at,
 )
 from clusterdesigner.engine.cost.cashflow import break_even_meaning as cashflow_break_even_meaning
+from clusterdesigner.engine.cost.cost_inputs import CostInputs
 from clusterdesigner.engine.cost.cost_request import (
     FINANCE_LINES,
     ON_PREM_FIELDS,
@@ -52,6 +54,7 @@ from clusterdesigner.engine.cost.cost_request import (
     field_rule,
     input_names,
     number_of,
+    read_inputs,
     resolve,
 )
 from clusterdesigner.engine.cost.defaults import COST_DEFAULTS as DEFAULTS
@@ -1014,8 +1017,11 @@ def _verdict(
     core: Mapping[str, Any],
     cashflow: Mapping[str, Any],
     sensitivity: Mapping[str, Any],
+    *,
+    flips: bool = True,
 ) -> dict[str, Any] | None:
-    """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado."""
+    """The rent-or-own answer composed from the cash flows, the closed-form break-even and the tornado (with
+    the inputs' flip thresholds unless ``flips`` is False)."""
     if "reference" not in cashflow:
         return None
     reference = str(cashflow["reference"])
@@ -1037,7 +1043,7 @@ def _verdict(
         break_even_option=MODEL_LABELS.get(reference, reference),
         movers=tuple(SENSITIVE_LABELS.get(row["name"], row["name"]) for row in top),
         break_even_by_option=by_option,
-        flips=_flips(v, ctx, reference),
+        flips=_flips(v, ctx, reference) if flips else (),
         tax_rate=float(v["cashflow.tax_rate"]),
     )
     return answer.to_json()
@@ -1120,7 +1126,7 @@ def _failure_dict(f: FailureResult) -> dict[str, Any]:
 
 
 def tco(
-    request: Mapping[str, Any],
+    request: Mapping[str, Any] | CostInputs,
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
@@ -1131,8 +1137,8 @@ def tco(
     server_types: Mapping[str, ServerTypeSpec] | None = None,
     freshness: Freshness | None = None,
     resale: Sequence[ResaleCurve] = (),
-    paths: FieldPaths | None = None,
     uncertainty: bool = True,
+    what_ifs: bool = True,
 ) -> dict[str, Any]:
     """Rent-vs-own total cost of ownership for one cluster design (request and response: docs/cost-engine.md).
 
@@ -1148,25 +1154,43 @@ def tco(
     ``assumptions``).
     ``resale``, the accelerator's sourced residual-value series (resale.py): the one covering the depreciation
     life sets the residual value the request does not give, its source in ``assumptions``.
-    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field (by
-    ``paths`` when given: the user's path of a request built for them).
+    ``request`` is a JSON request (its fields named by their own paths) or inputs already read
+    (cost_inputs.CostInputs: a design's, built from its spec, whose fields are named by the spec's paths).
+    Raises UnknownReferenceError for unknown slugs and InputError for bad numbers, naming the field by its
+    path in what the user sent.
     ``uncertainty=False`` leaves out the Monte Carlo (``cashflow.uncertainty``), for callers that read only
     other figures (a sweep's rows, a deadline's larger clusters): its draws are most of a result's time.
+    ``what_ifs=False`` leaves out what re-runs the evaluation with one input moved, the sensitivity tornado
+    (no rows) and the verdict's flips (none), for callers that read only the run's days, cost and NPVs (a
+    deadline's larger clusters): they were most of the rest.
     """
     catalog = CatalogSpecs(accelerators, fabrics, offerings, storage_tiers, switches, server_types or {})
-    with named_by(paths):
-        return _tco(request, catalog, training, freshness, resale, uncertainty)
+    inputs = read_inputs(request)
+    v, ctx, resolver = resolve(inputs, catalog, training, freshness, resale)
+    try:
+        return _tco(inputs, v, ctx, resolver, freshness, uncertainty, what_ifs)
+    except EngineError as exc:
+        raise _at_inputs(exc, inputs) from exc
+
+
+def _at_inputs(exc: EngineError, inputs: CostInputs) -> EngineError:
+    """An error of the evaluation's formulas, which know only the resolved values (keyed by request path),
+    naming its field where the inputs hold it (CostInputs.where; a bare request's path is its own): a copy,
+    keeping its kind and what a subclass carries."""
+    named = copy.copy(exc)
+    named.field = inputs.where(exc.field)
+    return named
 
 
 def _tco(
-    request: Mapping[str, Any],
-    catalog: CatalogSpecs,
-    training: Mapping[str, Any] | None,
+    inputs: CostInputs,
+    v: dict[str, Any],
+    ctx: Context,
+    resolver: Resolver,
     freshness: Freshness | None,
-    resale: Sequence[ResaleCurve],
     uncertainty: bool = True,
+    what_ifs: bool = True,
 ) -> dict[str, Any]:
-    v, ctx, resolver = resolve(request, catalog, training, freshness, resale)
     core = _evaluate(v, ctx)
     _record_staff(v, ctx, resolver, core)
     findings = _findings(v, ctx, core) + _site_findings(ctx, core)
@@ -1177,7 +1201,7 @@ def _tco(
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))  # stable: critical first, as listed
     core.pop("_own_linear")
     core.pop("_rent_linear")
-    if not core["cloud"] and (request.get("cloud") or {}).get("pricing_models") == []:
+    if not core["cloud"] and (inputs.value("cloud") or {}).get("pricing_models") == []:
         core["cloud_note"] = "no cloud option chosen: owning is not compared with renting"
     elif not core["cloud"]:
         core["cloud_note"] = (
@@ -1188,13 +1212,13 @@ def _tco(
     if "inputs" in cashflow:
         core["break_even_utilization"] = _npv_break_evens(cashflow)
         core["curves"] = _npv_curves(cashflow, core["curves"]["utilization"])
-    sensitivity = _sensitivity(v, ctx, cashflow.get("reference"))
+    sensitivity = _sensitivity(v, ctx, cashflow.get("reference") if what_ifs else None)
     return {
         **core,
         "offering": _offering(ctx),
         "ranking": _ranking(core, cashflow),
         "cashflow": cashflow,
-        "verdict": _verdict(v, ctx, core, cashflow, sensitivity),
+        "verdict": _verdict(v, ctx, core, cashflow, sensitivity, flips=what_ifs),
         "sensitivity": sensitivity,
         "findings": findings,
         "assumptions": [a.as_dict() for a in resolver.used.values()],

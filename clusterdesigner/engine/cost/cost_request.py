@@ -13,7 +13,7 @@ from typing import Any
 
 from clusterdesigner.engine.core import bounds
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import FieldPaths, InputError, UnknownReferenceError, named_by
+from clusterdesigner.engine.core.errors import InputError, UnknownReferenceError
 from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.core.offerings import (
     PRICING_MODELS,
@@ -25,6 +25,7 @@ from clusterdesigner.engine.core.offerings import (
     default_offering,
 )
 from clusterdesigner.engine.cost.cashflow import DEPRECIATION, FINANCING, UPFRONT, wacc
+from clusterdesigner.engine.cost.cost_inputs import MISSING, CostInputs
 from clusterdesigner.engine.cost.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.cost.defaults import DAYS_PER_MONTH, NODE_POWER_PER_GPU_TDP, Assumption
 from clusterdesigner.engine.cost.rent_own import num, usd
@@ -42,7 +43,7 @@ from clusterdesigner.engine.cost.site import (
 # The owning assumptions a request may give (every one is range-checked by bounds.COST).
 ON_PREM_FIELDS = tuple(sorted(p.removeprefix("on_prem.") for p in bounds.COST if p.startswith("on_prem.")))
 
-_MISSING = object()
+_MISSING = MISSING
 
 TOPOLOGIES = ("fat_tree", "dragonfly_plus", "rail_only")
 # The kW colocation bills (tco.OnPremInputs.colo_basis).
@@ -73,24 +74,15 @@ def field_max(path: str) -> float | None:
     return None if bound is None else bound.high
 
 
-def _lookup(request: Mapping[str, Any], path: str) -> Any:
-    node: Any = request
-    for part in path.split("."):
-        if not isinstance(node, Mapping):
-            raise InputError("must be an object", field=path.rsplit(".", 1)[0])
-        if node.get(part) is None:
-            return _MISSING
-        node = node[part]
-    return node
-
-
-def _checked(path: str, value: Any) -> Any:
+def _checked(path: str, value: Any, at: str) -> Any:
+    """``value`` of request field ``path`` by the field's rule (bounds.COST); InputError naming ``at``, the
+    field's path in what the user sent."""
     bound = bounds.COST.get(path)
     if bound is None:
         return value
     rule = bound.rule
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"must be a number, got {value!r}", field=path)
+        raise InputError(f"must be a number, got {value!r}", field=at)
     problems = {
         "pos": (value <= 0, "must be more than zero"),
         "nonneg": (value < 0, "must be zero or more"),
@@ -104,30 +96,35 @@ def _checked(path: str, value: Any) -> Any:
     }
     bad, message = problems[rule]
     if bad:
-        raise InputError(f"{message}, got {value!r}", field=path)
+        raise InputError(f"{message}, got {value!r}", field=at)
     most = bound.high
     if value > most:
         shown = f"{most:,.0f}" if most >= 10_000 else f"{most:g}"
-        raise InputError(f"must be at most {shown}, got {value:g}", field=path)
+        raise InputError(f"must be at most {shown}, got {value:g}", field=at)
     return int(value) if rule in ("int", "count") else value
 
 
 @dataclass
 class Resolver:
-    """Collects every value used, with unit and source, while reading the request."""
+    """Collects every value used, with unit and source, while reading the inputs; names a field by its path
+    in what the user sent (:meth:`at`)."""
 
-    request: Mapping[str, Any]
+    inputs: CostInputs
     used: dict[str, Assumption] = field(default_factory=dict)
 
+    def at(self, path: str) -> str:
+        """The user's path of request field ``path``."""
+        return self.inputs.where(path)
+
     def given(self, path: str) -> bool:
-        return _lookup(self.request, path) is not _MISSING
+        return self.inputs.find(path) is not _MISSING
 
     def get(
         self, path: str, default: Any = _MISSING, unit: str = "", source: str = "", as_of: str = ""
     ) -> Any:
-        value = _lookup(self.request, path)
+        value = self.inputs.find(path)
         if value is not _MISSING:
-            value = _checked(path, value)
+            value = _checked(path, value, self.at(path))
             base = DEFAULTS.get(path)
             self.used[path] = Assumption(path, value, unit or (base.unit if base else ""), "request")
             return value
@@ -188,7 +185,7 @@ def _slug(resolver: Resolver, path: str, catalog: Mapping[str, Any], what: str) 
     slug = resolver.get(path)
     if not isinstance(slug, str) or slug not in catalog:
         known = ", ".join(sorted(catalog)) or "none"
-        raise UnknownReferenceError(f"unknown {what} {slug!r}; known: {known}", field=path)
+        raise UnknownReferenceError(f"unknown {what} {slug!r}; known: {known}", field=resolver.at(path))
     return catalog[slug]
 
 
@@ -232,7 +229,7 @@ def _server_price(
     raise InputError(
         f"the catalog has no price for {accelerator.slug} servers of {gpn} GPUs, nor a list price for "
         f"{accelerator.slug}: give the server price (USD per node), or a price per GPU",
-        field=path,
+        field=r.at(path),
     )
 
 
@@ -255,7 +252,7 @@ def _resolve_cashflow(r: Resolver, v: dict[str, Any]) -> None:
     ):
         v[name] = r.get(name)
         if v[name] not in choices:
-            raise InputError(f"must be one of {', '.join(choices)}", field=name)
+            raise InputError(f"must be one of {', '.join(choices)}", field=r.at(name))
     if v["cashflow.financing"] == "loan":
         v["cashflow.loan_rate"] = r.get("cashflow.loan_rate")
         v["cashflow.loan_months"] = r.get("cashflow.loan_months")
@@ -263,7 +260,7 @@ def _resolve_cashflow(r: Resolver, v: dict[str, Any]) -> None:
         if not r.given("cashflow.lease_usd_per_month"):
             raise InputError(
                 "an operating lease needs its monthly payment (USD a month for the whole cluster)",
-                field="cashflow.lease_usd_per_month",
+                field=r.at("cashflow.lease_usd_per_month"),
             )
         v["cashflow.lease_usd_per_month"] = r.get("cashflow.lease_usd_per_month", unit="USD/month")
     _resolve_wacc(r, v)
@@ -280,11 +277,12 @@ def _resolve_wacc(r: Resolver, v: dict[str, Any]) -> None:
     missing = [name for name in WACC if not r.given(name)]
     if missing:
         raise InputError(
-            "a WACC needs the debt share, the cost of debt and the cost of equity", field=missing[0]
+            "a WACC needs the debt share, the cost of debt and the cost of equity", field=r.at(missing[0])
         )
     if r.given("on_prem.discount_rate"):
         raise InputError(
-            "give the discount rate or a WACC (cashflow.wacc_*), not both", field="on_prem.discount_rate"
+            "give the discount rate or a WACC (cashflow.wacc_*), not both",
+            field=r.at("on_prem.discount_rate"),
         )
     d, rd, re = (float(r.get(name, unit="fraction" if "share" in name else "per year")) for name in WACC)
     t = float(v["cashflow.tax_rate"])
@@ -358,25 +356,25 @@ def _staff_fte(r: Resolver, nodes: int) -> float | None:
     )
 
 
-def _check_on_prem_keys(request: Mapping[str, Any]) -> None:
+def _check_on_prem_keys(r: Resolver) -> None:
     """Refuse unknown owning fields and range-check every one given, also those this request does not read."""
-    on_prem = request.get("on_prem")
+    on_prem = r.inputs.value("on_prem")
     if isinstance(on_prem, Mapping):
         unknown = sorted(set(on_prem) - set(ON_PREM_FIELDS))
         if unknown:
             raise InputError(
                 f"unknown on_prem field {unknown[0]!r}; known: {', '.join(ON_PREM_FIELDS)}",
-                field=f"on_prem.{unknown[0]}",
+                field=r.at(f"on_prem.{unknown[0]}"),
             )
         # Every owning input given is checked, also one this request does not read (a server price per GPU
         # beside a server price): a saved design holds no number out of range.
         for key in sorted(on_prem):
             if on_prem[key] is not None:
-                _checked(f"on_prem.{key}", on_prem[key])
+                _checked(f"on_prem.{key}", on_prem[key], r.at(f"on_prem.{key}"))
 
 
 def _resolve_accelerator(
-    r: Resolver, request: Mapping[str, Any], catalog: CatalogSpecs
+    r: Resolver, catalog: CatalogSpecs
 ) -> tuple[ServerTypeSpec | None, AcceleratorSpec, list[AcceleratorSpec]]:
     """The server type (when named), the accelerator, and every accelerator of a mixed cluster."""
     accelerators, server_types = catalog.accelerators, catalog.server_types
@@ -389,19 +387,19 @@ def _resolve_accelerator(
         if accelerator is None:
             raise UnknownReferenceError(
                 f"server type {server.slug} names unknown accelerator {server.accelerator!r}",
-                field="cluster.server_type",
+                field=r.at("cluster.server_type"),
             )
     else:
         accelerator = _slug(r, "cluster.accelerator", accelerators, "accelerator")
     mixed = [accelerator]
-    extra = _lookup(request, "cluster.accelerators")
+    extra = r.inputs.find("cluster.accelerators")
     if extra is not _MISSING:
         if not isinstance(extra, list):
-            raise InputError("must be a list of accelerator slugs", field="cluster.accelerators")
+            raise InputError("must be a list of accelerator slugs", field=r.at("cluster.accelerators"))
         for i, slug in enumerate(extra):
             if slug not in accelerators:
                 raise UnknownReferenceError(
-                    f"unknown accelerator {slug!r}", field=f"cluster.accelerators.{i}"
+                    f"unknown accelerator {slug!r}", field=r.at(f"cluster.accelerators.{i}")
                 )
             mixed.append(accelerators[slug])
     return server, accelerator, mixed
@@ -430,7 +428,7 @@ def _resolve_cluster(r: Resolver, v: dict[str, Any], server: ServerTypeSpec | No
     rail = bool(r.get("cluster.rail_optimized"))
     topology = r.get("cluster.topology")
     if topology not in TOPOLOGIES:
-        raise InputError(f"must be one of {', '.join(TOPOLOGIES)}", field="cluster.topology")
+        raise InputError(f"must be one of {', '.join(TOPOLOGIES)}", field=r.at("cluster.topology"))
 
     return rail, str(topology)
 
@@ -466,7 +464,8 @@ def _resolve_trays(
     v["nics_per_tray"] = r.get("cluster.nics_per_tray", default, "NICs", source)
     if nics % int(v["nics_per_tray"]):
         raise InputError(
-            f"must divide the {nics} NICs per node, got {v['nics_per_tray']}", field="cluster.nics_per_tray"
+            f"must divide the {nics} NICs per node, got {v['nics_per_tray']}",
+            field=r.at("cluster.nics_per_tray"),
         )
 
 
@@ -554,10 +553,10 @@ def _resolve_owning(
         )
     colo_pricing = r.get("colocation.pricing")
     if colo_pricing not in ("space_only", "all_in"):
-        raise InputError("must be space_only or all_in", field="colocation.pricing")
+        raise InputError("must be space_only or all_in", field=r.at("colocation.pricing"))
     v["colocation.basis"] = r.get("colocation.basis")
     if v["colocation.basis"] not in COLO_BASES:
-        raise InputError(f"must be one of {', '.join(COLO_BASES)}", field="colocation.basis")
+        raise InputError(f"must be one of {', '.join(COLO_BASES)}", field=r.at("colocation.basis"))
     if r.given("on_prem.colo_contracted_kw"):
         v["on_prem.colo_contracted_kw"] = r.get("on_prem.colo_contracted_kw", unit="kW")
     v["horizon_years"] = r.get("horizon_years")
@@ -595,7 +594,7 @@ def _resolve_owning(
     v["network.transceiver_usd"] = r.get("network.transceiver_usd")
     included = r.get("network.included_in_server")
     if not isinstance(included, bool):
-        raise InputError("must be true or false", field="network.included_in_server")
+        raise InputError("must be true or false", field=r.at("network.included_in_server"))
     v["network.included_in_server"] = included
     if r.given("network.capex_usd"):
         v["network.capex_usd"] = r.get("network.capex_usd", unit="USD (lump sum)")
@@ -675,7 +674,7 @@ def _resolve_node_power(
     else:
         raise InputError(
             f"{accelerator.name} has no TDP in the catalog; give the node power",
-            field="on_prem.node_power_kw",
+            field=r.at("on_prem.node_power_kw"),
         )
 
 
@@ -794,16 +793,16 @@ def _resolve_cloud(
 def _chosen_models(r: Resolver) -> tuple[str, ...] | None:
     """``cloud.pricing_models``: the pricing models the user ticked (None: every model priced). A design
     sends its choice, so the engine compares owning only with what the user chose (issue #31 item 1)."""
-    given = _lookup(r.request, "cloud.pricing_models")
+    given = r.inputs.find("cloud.pricing_models")
     if given is _MISSING or given is None:
         return None
     if not isinstance(given, (list, tuple)) or not all(isinstance(m, str) for m in given):
-        raise InputError("must be a list of pricing models", field="cloud.pricing_models")
+        raise InputError("must be a list of pricing models", field=r.at("cloud.pricing_models"))
     unknown = [m for m in given if m not in PRICING_MODELS]
     if unknown:
         raise InputError(
             f"unknown pricing model {unknown[0]!r}; known: {', '.join(PRICING_MODELS)}",
-            field="cloud.pricing_models",
+            field=r.at("cloud.pricing_models"),
         )
     return tuple(given)
 
@@ -872,20 +871,25 @@ def _resolve_run(
     return run_source, tokens, tps, interval
 
 
+def read_inputs(request: Mapping[str, Any] | CostInputs) -> CostInputs:
+    """The inputs of a bare cost request, each named by its own path (CostInputs.read, ``at=""``); inputs
+    already read, as they are."""
+    return request if isinstance(request, CostInputs) else CostInputs.read(request)
+
+
 def resolve(
-    request: Mapping[str, Any],
+    inputs: CostInputs,
     catalog: CatalogSpecs,
     training: Mapping[str, Any] | None,
     freshness: Freshness | None = None,
     resale: Sequence[ResaleCurve] = (),
 ) -> tuple[dict[str, Any], Context, Resolver]:
-    """Every value the evaluation uses, with its unit and source (request, catalog or DEFAULTS), in order."""
-    if not isinstance(request, Mapping):
-        raise InputError("the request must be a JSON object", field="")
-    _check_on_prem_keys(request)
-    r = Resolver(request)
+    """Every value the evaluation uses, with its unit and source (request, catalog or DEFAULTS), in order;
+    errors name each field by its path in what the user sent (the inputs' own)."""
+    r = Resolver(inputs)
+    _check_on_prem_keys(r)
     v: dict[str, Any] = {}
-    server, accelerator, mixed = _resolve_accelerator(r, request, catalog)
+    server, accelerator, mixed = _resolve_accelerator(r, catalog)
     fabric = _slug(r, "cluster.fabric", catalog.fabrics, "fabric")
     rail, topology = _resolve_cluster(r, v, server)
     _resolve_trays(r, v, catalog, accelerator)
@@ -930,10 +934,10 @@ def _resolve_site(
     capex per MW and per rack, each where the request gives none (an explicit value wins), their source the
     site; and the rack plan from the node power. Without one, nothing changes. Returns the placement and the
     colocation pricing."""
-    raw = _lookup(r.request, "site")
+    raw = r.inputs.find("site")
     if raw is _MISSING:
         return None, colo_pricing
-    site = parse_site(raw)
+    site = parse_site(raw, prefix=r.at("site"))
     cooling = cooling_used(site, accelerator.slug)
     source = input_source(site, cooling)
     for path, value, unit in cost_inputs(site, cooling):
@@ -959,14 +963,11 @@ def _resolve_site(
     return SitePlacement(site, cooling, plan, node_source), str(v.pop("colocation.pricing", colo_pricing))
 
 
-def check_request(
-    request: Mapping[str, Any], catalog: CatalogSpecs, *, paths: FieldPaths | None = None
-) -> None:
+def check_request(request: Mapping[str, Any] | CostInputs, catalog: CatalogSpecs) -> None:
     """Raise what :func:`tco` would raise for the request's inputs (slugs, ranges, unknown fields), without
     computing anything: for callers that store a request now and evaluate it later. Errors name their field
-    by ``paths`` when given."""
-    with named_by(paths):
-        resolve(request, catalog, None)
+    by its path in what the user sent (a bare request's own paths)."""
+    resolve(read_inputs(request), catalog, None)
 
 
 def input_names(section: str) -> tuple[str, ...]:
@@ -982,4 +983,4 @@ def check_input(path: str, value: Any) -> Any:
     """The value of request input ``path`` as the engine reads it (a count as int), or InputError naming the
     path when it breaks the input's rule or maximum: for a caller storing an input that this request may not
     read (a loan rate while paying cash), so that no stored number is out of range."""
-    return _checked(path, value)
+    return _checked(path, value, path)

@@ -16,7 +16,7 @@ Modules (what each owns, from its docstring; its public functions and classes):
         what it takes to meet a missed deadline), the serving and RL estimates and a mixed fleet's cost, from
         one parsed spec.
         public: evaluate_design, evaluate_design_json, price_assumptions, serving_estimate, rl_estimate,
-            by_severity, rollout_request_cost_paths, request_cost_paths
+            by_severity
     evaluation -- A whole design evaluation, typed: what the design service stores for a design version (its
         spec, the training engine's estimate, one cost result per cloud offering, the options table and its
         ranking over the horizon, the assumptions and findings, the goals verdict, the price freshness, the
@@ -32,7 +32,7 @@ Modules (what each owns, from its docstring; its public functions and classes):
         public: parse_workload, parse_cluster, parse_parallelism, parse_goals, parse_costs, parse_serving,
             parse_rl_section, Training, Cluster, CloudChoice, Costs, Goals, DesignSpec, parse_design_spec,
             check_usable, with_defaults, training_request, serving_request, rl_request, rollout_pool_spec,
-            cost_requests, rollout_cost_paths, cost_paths
+            cost_requests, cost_inputs, rollout_cost_inputs
     tradeoffs -- Choosing among evaluated options: the Pareto front of cost against days, the best design per
         figure, a design's column in a comparison (``compare_column``) and the recommendation a sweep ends
         with.

@@ -9,9 +9,8 @@ Public functions:
   typed :class:`~clusterdesigner.engine.design.evaluation.DesignEvaluation` whose ``to_json()`` the design
   service stores; :func:`evaluate_design_json`: that JSON. The design service, the analyses (sweeps'
   evaluate items, comparisons), version diffs and everything that evaluates a design call them.
-- :func:`by_severity`, :func:`request_cost_paths`, :func:`rollout_request_cost_paths`: the pieces the
-  design service's validation shares with it (and design_spec.check_usable, which the spec's parser runs
-  given the catalog).
+- :func:`by_severity`: the piece the design service's validation shares with it (and
+  design_spec.check_usable, which the spec's parser runs given the catalog).
 
 Pure: no Django, no I/O; the same inputs always give the same answer. Prices enter through the spec: the
 caller resolves the owner's price book into it (apps.designs.pricing) before calling.
@@ -25,9 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import FieldPaths, InputError, named_by
+from clusterdesigner.engine.core.errors import InputError, named_by
 from clusterdesigner.engine.core.offerings import PROVIDER_LABELS, Freshness
 from clusterdesigner.engine.cost import cost
+from clusterdesigner.engine.cost.cost_inputs import CostInputs
 from clusterdesigner.engine.cost.cost_result import CloudOption, CostResult, DesignOption, PerRun
 from clusterdesigner.engine.cost.design_verdict import BASIS, DesignVerdict, design_verdict
 from clusterdesigner.engine.cost.resale import ResaleCurve, curves_from_records
@@ -95,6 +95,7 @@ def evaluate_design(
         freshness=freshness,
         calibration=calibration,
         problem=spec.training_problem,
+        inputs=spec.cost_inputs,
     )
     train, costs, typed = answers.train, answers.costs, answers.typed
     chosen, options, verdict = _options_and_verdict(plain, answers, catalog)
@@ -117,13 +118,21 @@ def evaluate_design(
             costs=costs,
             design_verdict=verdict,
             calibration=calibration,
+            problem=answers.problem,
+            inputs=spec.cost_inputs,
         ),
         design_verdict=verdict,
         price_freshness=freshness,
         serving=serving_estimate(plain, catalog),
         rl=answers.rl,
         rl_fleet=_rl_fleet(
-            spec=plain, records=records, catalog=catalog, run=answers.rl, trainers=typed, freshness=freshness
+            spec=plain,
+            pool_inputs=spec.rollout_cost_inputs,
+            records=records,
+            catalog=catalog,
+            run=answers.rl,
+            trainers=typed,
+            freshness=freshness,
         ),
         calibration=answers.calibration,
     )
@@ -156,7 +165,7 @@ def evaluate_design_json(
 class _Answers:
     """The engines' answers a design's evaluation is composed from: the (calibrated) training estimate and
     the cost engine's answer per offering as they answered (JSON) and read typed, the resale series, the RL
-    estimate and the calibration statement."""
+    estimate, the calibration statement and the training request estimated (as parsed)."""
 
     train: dict[str, Any]
     costs: dict[str, dict[str, Any]]
@@ -164,6 +173,7 @@ class _Answers:
     resale: tuple[ResaleCurve, ...]
     rl: RLResult | None
     calibration: CalibrationStatement | None
+    problem: training.TrainingRequest
 
 
 def _options_and_verdict(
@@ -191,10 +201,12 @@ def _engine_answers(
     freshness: Freshness | None,
     calibration: CalibrationState | None,
     problem: training.TrainingRequest | None = None,
+    inputs: Sequence[CostInputs] = (),
 ) -> _Answers:
     """The training engine (calibrated), the RL engine, and the cost engine once per cloud offering;
     ``problem``, the training request the spec's parser parsed (design_spec.parse_design_spec given the
-    catalog), is estimated as it is."""
+    catalog), is estimated as it is, and so are ``inputs``, the cost inputs it read (DesignSpec.cost_inputs;
+    the spec's own when not given)."""
     if problem is None:  # the spec was parsed without the catalog
         check_usable(spec, catalog)
         problem = training.parse_request(
@@ -208,22 +220,22 @@ def _engine_answers(
     costs: dict[str, dict[str, Any]] = {}
     resale = _resale_curves(spec, records)
     post_training = rl_estimate(spec, catalog)
-    for index, request in enumerate(cost_requests(spec)):
-        key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
+    for read in inputs or design_spec.cost_inputs(spec):
         if post_training is not None:
             # An RL run lasts the chosen placement's days, not the pre-training estimate's.
-            request = {**request, "run": {"days": post_training.chosen.days}}
-        costs[key] = cost.tco(
-            request,
-            training=train,
-            freshness=freshness,
-            resale=resale,
-            paths=request_cost_paths(index, request),
-            **catalog.cost_kwargs(),
+            read = read.with_section("run", {"days": post_training.chosen.days}, at="spec.run")
+        costs[read.key] = cost.tco(
+            read, training=train, freshness=freshness, resale=resale, **catalog.cost_kwargs()
         )
     typed = {key: CostResult.from_json(result) for key, result in costs.items()}
     return _Answers(
-        train=train, costs=costs, typed=typed, resale=resale, rl=post_training, calibration=statement
+        train=train,
+        costs=costs,
+        typed=typed,
+        resale=resale,
+        rl=post_training,
+        calibration=statement,
+        problem=problem,
     )
 
 
@@ -251,6 +263,7 @@ def price_assumptions(rows: Sequence[Mapping[str, Any]], costs: Mapping[str, Any
 def _rl_fleet(
     *,
     spec: dict[str, Any],
+    pool_inputs: Sequence[CostInputs],
     records: Mapping[str, Any],
     catalog: CatalogSpecs,
     run: RLResult | None,
@@ -259,8 +272,8 @@ def _rl_fleet(
 ) -> FleetCost | None:
     """A mixed fleet's run priced pool by pool (engine/rl/rl_fleet.py): the trainer pool is the design's
     cluster (its cost results, ``trainers``); the rollout pool is costed by the cost engine on its own part,
-    server and offerings (design_spec.rollout_pool_spec) for the RL estimate's days. None without an RL run
-    or a rollout pool."""
+    server and offerings (``pool_inputs``: DesignSpec.rollout_cost_inputs, read from
+    design_spec.rollout_pool_spec) for the RL estimate's days. None without an RL run or a rollout pool."""
     pool_spec = None if run is None else design_spec.rollout_pool_spec(spec)
     if run is None or pool_spec is None:
         return None
@@ -268,16 +281,14 @@ def _rl_fleet(
     part = str(pool_spec["cluster"]["accelerator"])
     resale = curves_from_records(records, accelerator=part)
     rollouts: dict[str, CostResult] = {}
-    for index, request in enumerate(cost_requests(pool_spec)):
-        key = (request.get("cloud") or {}).get("offering") or "on_prem_only"
+    for read in pool_inputs:
         priced = cost.tco(
-            {**request, "run": {"days": chosen.days}},
+            read.with_section("run", {"days": chosen.days}, at="spec.run"),
             freshness=freshness,
             resale=resale,
-            paths=rollout_request_cost_paths(index, request),
             **catalog.cost_kwargs(),
         )
-        rollouts[key] = CostResult.from_json(priced)
+        rollouts[read.key] = CostResult.from_json(priced)
     cluster = spec["cluster"]
     trainer = rl_fleet.pool_cost(
         pool="trainer",
@@ -564,12 +575,3 @@ def _findings(costs: dict[str, Any]) -> list[dict[str, Any]]:
 def by_severity(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order = {"critical": 0, "error": 0, "warning": 1, "info": 2}
     return sorted(findings, key=lambda f: order.get(f.get("severity", "info"), 3))
-
-
-def rollout_request_cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
-    return design_spec.rollout_cost_paths(index if (request.get("cloud") or {}).get("offering") else None)
-
-
-def request_cost_paths(index: int, request: Mapping[str, Any]) -> FieldPaths:
-    """Where cost request ``index`` of the spec's :func:`cost_requests` came from in the spec."""
-    return design_spec.cost_paths(index if (request.get("cloud") or {}).get("offering") else None)

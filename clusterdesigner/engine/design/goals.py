@@ -5,13 +5,13 @@ The sentences and the arithmetic are verdict.py's; this module picks the numbers
 for a missed deadline, explores larger clusters (verdict.explore) by re-estimating the run on more nodes
 here in the engine: the training engine (the spec's fixed layout with dp scaled, or a search when the layout
 is searched), then the cost engine for the cheapest option, so the days compared are the same kind
-(expected, with failures and restarts) at every node count. Public: :func:`goals_verdict`, which
-design.evaluate_design calls.
+(expected, with failures and restarts) at every node count. Each node count is the design's parsed training
+request and cost inputs with the node count replaced: nothing is parsed again. Public: :func:`goals_verdict`,
+which design.evaluate_design calls.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -19,12 +19,13 @@ from typing import Any
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.engine.cost import cost, cost_request, verdict
+from clusterdesigner.engine.cost.cost_inputs import CostInputs
 from clusterdesigner.engine.cost.cost_result import CostResult
 from clusterdesigner.engine.cost.defaults import DAYS_PER_MONTH
 from clusterdesigner.engine.cost.design_verdict import DesignVerdict
 from clusterdesigner.engine.cost.resale import ResaleCurve
 from clusterdesigner.engine.design import spec as design_spec
-from clusterdesigner.engine.design.spec import cost_requests, training_request
+from clusterdesigner.engine.design.spec import cost_inputs, training_request
 from clusterdesigner.engine.training import training
 from clusterdesigner.engine.training.user_calibration import CalibrationState, calibrate
 
@@ -41,6 +42,8 @@ def goals_verdict(
     costs: Mapping[str, Any] | None = None,
     design_verdict: DesignVerdict | None = None,
     calibration: CalibrationState | None = None,
+    problem: training.TrainingRequest | None = None,
+    inputs: Sequence[CostInputs] = (),
 ) -> verdict.Verdict:
     """The verdict (verdict.Verdict) on the spec's goals; status "none" without goals.
 
@@ -53,7 +56,9 @@ def goals_verdict(
     read from ``costs`` (the cost results by offering); ``budget_npv_usd`` on the NPV of the option's cash out
     over the horizon (verdict.BUDGET_NPV_BASIS). ``calibration`` (the design owner's, issue 40) calibrates
     the estimate at every larger node count as the design's own is, so the exploration and the design's days
-    are of one kind.
+    are of one kind. ``problem`` and ``inputs``: the design's training request and cost inputs as its
+    evaluation parsed them (the spec's own, parsed here, when not given); each larger node count is them with
+    the node count replaced.
     """
     goals = spec.get("goals") or {}
     deadline, budget = goals.get("deadline_days"), goals.get("budget_usd")
@@ -64,17 +69,23 @@ def goals_verdict(
     else:
         basis, days = "failure_free", float(train["time_to_train_days"])
     # Owned capacity runs only after its procurement lead time (the cost engine's cashflow.lead_time_months).
-    delay = _lead_time_days(spec, catalog) if cheapest is not None and cheapest.get("kind") == "own" else 0.0
+    inputs = tuple(inputs) or cost_inputs(spec)
+    delay = (
+        _lead_time_days(inputs, catalog) if cheapest is not None and cheapest.get("kind") == "own" else 0.0
+    )
     design = verdict.RunEstimate(
         nodes, days, cheapest.get("run_cost_usd") if cheapest else None, start_delay_days=delay
     )
     larger: tuple[verdict.RunEstimate, ...] = ()
     if deadline is not None and days + delay > deadline:
+        parsed = problem or training.parse_request(training_request(spec), **catalog.training_kwargs())
+        chosen = _inputs_of(cheapest, inputs)
         larger = verdict.explore(
             nodes=nodes,
             deadline_days=deadline,
             estimate=lambda n: replace(
-                _estimate_on(spec, n, cheapest, catalog, resale, calibration), start_delay_days=delay
+                _estimate_on(parsed, chosen, n, cheapest, catalog, resale, calibration),
+                start_delay_days=delay,
             ),
             max_nodes=MAX_NODES,
         )
@@ -131,26 +142,33 @@ def _commitment(option: Mapping[str, Any] | None, costs: Mapping[str, Any]) -> d
     return {"commitment_usd": float(run["commitment_per_term_usd"]), "commitment": f"a {term}-month term"}
 
 
-def _lead_time_days(spec: dict[str, Any], catalog: CatalogSpecs) -> float:
+def _lead_time_days(inputs: Sequence[CostInputs], catalog: CatalogSpecs) -> float:
     """The procurement lead time of owned capacity in days, as the cost engine resolves it for the design's
-    first cost request (the request's, else the sourced default capped below the horizon) × 365/12."""
-    values, _, _ = cost_request.resolve(cost_requests(spec)[0], catalog, None)
+    first cost inputs (the request's, else the sourced default capped below the horizon) × 365/12."""
+    values, _, _ = cost_request.resolve(inputs[0], catalog, None)
     return int(values["cashflow.lead_time_months"]) * DAYS_PER_MONTH
 
 
-def _scaled(spec: dict[str, Any], nodes: int) -> dict[str, Any]:
-    """The spec on ``nodes`` nodes; a fixed layout keeps tp, pp, cp and scales dp with the node count."""
-    scaled = copy.deepcopy(spec)
-    factor = nodes / scaled["cluster"]["nodes"]
-    scaled["cluster"]["nodes"] = nodes
-    layout = scaled.get("parallelism")
-    if isinstance(layout, dict) and layout.get("dp"):
-        layout["dp"] = round(layout["dp"] * factor)
-    return scaled
+def _inputs_of(option: Mapping[str, Any] | None, inputs: Sequence[CostInputs]) -> CostInputs:
+    """The cost inputs that price ``option``: those of its offering, else the first (owning is in all)."""
+    offering = None if option is None else option.get("offering")
+    return next((i for i in inputs if i.offering == offering), inputs[0])
+
+
+def _scaled(request: training.TrainingRequest, nodes: int) -> training.TrainingRequest:
+    """The parsed training request on ``nodes`` nodes; a fixed layout keeps tp, pp, cp and scales dp with the
+    node count."""
+    problem = request.problem
+    fixed = dict(request.fixed)
+    if fixed.get("dp"):
+        fixed["dp"] = round(fixed["dp"] * nodes / problem.cluster.nodes)
+    cluster = replace(problem.cluster, nodes=nodes)
+    return replace(request, problem=replace(problem, cluster=cluster), fixed=fixed)
 
 
 def _estimate_on(
-    spec: dict[str, Any],
+    request: training.TrainingRequest,
+    inputs: CostInputs,
     nodes: int,
     option: dict[str, Any] | None,
     catalog: CatalogSpecs,
@@ -158,22 +176,25 @@ def _estimate_on(
     calibration: CalibrationState | None = None,
 ) -> verdict.RunEstimate:
     """The run on ``nodes`` nodes: the cheapest option's expected days and cost per run at that size (the
-    failure-free days when there is no option), or why it cannot be estimated."""
-    scaled = _scaled(spec, nodes)
+    failure-free days when there is no option), or why it cannot be estimated. ``request`` and ``inputs``,
+    the design's parsed training request and the option's cost inputs, are taken with the node count
+    replaced."""
     try:
-        train = training.estimate(training_request(scaled), **catalog.training_kwargs())
+        train = training.estimate_problem(_scaled(request, nodes)).to_json()
         if calibration is not None:  # the factor of the regime at this size, as evaluate_design applies it
             train = dict(calibrate(train, calibration)[0])
         if option is None:
             return verdict.RunEstimate(nodes, float(train["time_to_train_days"]))
-        requests = cost_requests(scaled)
-        request = next(
-            (r for r in requests if (r.get("cloud") or {}).get("offering") == option.get("offering")),
-            requests[0],
-        )
         # The same resale series as the design's own evaluation, so both price a node alike.
         result = CostResult.from_json(
-            cost.tco(request, training=train, resale=resale, uncertainty=False, **catalog.cost_kwargs())
+            cost.tco(
+                inputs.with_nodes(nodes),
+                training=train,
+                resale=resale,
+                uncertainty=False,  # the days, the cost per run and the NPVs are all read here
+                what_ifs=False,
+                **catalog.cost_kwargs(),
+            )
         )
     except EngineError as exc:
         return verdict.RunEstimate(nodes, None, error=exc.message)

@@ -6,8 +6,9 @@ Paths are the paths users see: an error names ``spec.cluster.nodes`` or ``spec.w
 an engine request's path, so nothing maps them back. Messages are the ones the API has always given (the
 wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
 Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, which are given
-the paths of the requests built here (:data:`TRAINING_PATHS`, :func:`cost_paths`, :data:`SERVING_PATHS`), so
-their errors name the spec's path too. Given the catalog, :func:`parse_design_spec` also parses the training
+the paths of the requests built here (:data:`TRAINING_PATHS`, :data:`SERVING_PATHS`), so their errors name the
+spec's path too; the cost engine's inputs (:func:`cost_inputs`) carry each part's spec path themselves.
+Given the catalog, :func:`parse_design_spec` also parses the training
 engine's request, once (``DesignSpec.training_problem``), and the design's composition estimates that
 parsed request as it is (training.estimate_problem).
 
@@ -19,7 +20,7 @@ engine).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clusterdesigner.engine.core import bounds
@@ -33,6 +34,7 @@ from clusterdesigner.engine.core.spec_rules import Rule as Rule
 from clusterdesigner.engine.core.spec_rules import SpecError as SpecError
 from clusterdesigner.engine.cost import cost_request as cost
 from clusterdesigner.engine.cost import defaults
+from clusterdesigner.engine.cost.cost_inputs import CostInputs, Section
 from clusterdesigner.engine.cost.site import parse_site_json
 from clusterdesigner.engine.rl.rl_request import parse_rl
 from clusterdesigner.engine.training.framework import ATTENTION_KERNELS, MOE_DISPATCHERS, MOE_LOAD_BALANCES
@@ -521,6 +523,10 @@ class DesignSpec:
     # The training engine's request, parsed against the catalog (parse_design_spec given one), as
     # training.estimate_problem takes it; None when parsed without a catalog.
     training_problem: TrainingRequest | None = None
+    # The cost engine's inputs, one per cloud offering compared (cost_inputs), and a rollout pool's of its
+    # own (rollout_cost_inputs), each part with its spec path, as cost.tco takes them.
+    cost_inputs: tuple[CostInputs, ...] = ()
+    rollout_cost_inputs: tuple[CostInputs, ...] = ()
 
     def training_request(self) -> dict[str, Any]:
         return training_request(self.json)
@@ -538,7 +544,9 @@ def parse_design_spec(spec: Mapping[str, Any], *, catalog: CatalogSpecs | None =
 
     Given the ``catalog``, the catalog rows the spec names are checked usable (:func:`check_usable`) and the
     training engine's request is parsed once (``training_problem``, EngineError naming the spec's path), so
-    that evaluating the design parses nothing again."""
+    that evaluating the design parses nothing again. The cost engine's inputs are read once, each part with
+    its spec path (``cost_inputs``, ``rollout_cost_inputs``); the cost engine checks their values against the
+    catalog and its defaults as it resolves them (cost.check_request, cost.tco), naming those paths."""
     try:
         clean = parse_object(_with_rl_training(spec), SPEC, SECTIONS)
     except SpecError as exc:
@@ -563,6 +571,8 @@ def parse_design_spec(spec: Mapping[str, Any], *, catalog: CatalogSpecs | None =
         site=clean.get("site"),
         rl=clean.get("rl"),
         training_problem=problem,
+        cost_inputs=cost_inputs(clean),
+        rollout_cost_inputs=rollout_cost_inputs(clean),
     )
 
 
@@ -704,40 +714,94 @@ def rollout_pool_spec(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     return {**spec, "cluster": cluster, "costs": costs}
 
 
-def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One cost-engine request per cloud offering compared; when none is chosen, one that prices no cloud
-    option (``cloud.pricing_models`` empty), so that owning is never compared with an offering the user did
-    not choose (issue #31 item 1: the engine would otherwise pick a default offering and price all of it)."""
+# The shared cloud settings a design gives once under ``costs`` and every cloud choice's request carries.
+SHARED_CLOUD = ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes")
+
+
+def cost_inputs(spec: Mapping[str, Any]) -> tuple[CostInputs, ...]:
+    """The cost engine's inputs (engine.cost.cost_inputs), one per cloud offering compared, each part placed
+    with its spec path: the cluster ``spec.cluster``, the owning inputs ``spec.costs.<section>``, the site
+    ``spec.site``, the cloud choice ``spec.costs.cloud.<i>`` with the shared cloud settings at
+    ``spec.costs.<key>``. When none is chosen, one that prices no cloud option (``cloud.pricing_models``
+    empty, at ``spec.costs.cloud``), so that owning is never compared with an offering the user did not
+    choose (issue #31 item 1: the engine would otherwise pick a default offering and price all of it)."""
     costs = spec.get("costs") or {}
-    base: dict[str, Any] = {"cluster": dict(spec["cluster"])}
+    base = {"cluster": Section(dict(spec["cluster"]), "spec.cluster")}
     for key in ("horizon_years", "utilization", "on_prem", *ENGINE_SECTIONS):
-        if key in costs:
-            base[key] = costs[key]
+        base[key] = Section(costs.get(key), f"spec.costs.{key}")  # None: not given, named there all the same
     if spec.get("site"):
-        base["site"] = spec["site"]
-    choices = costs.get("cloud") or []
+        base["site"] = Section(spec["site"], "spec.site")
+    return tuple(
+        CostInputs({**base, "cloud": cloud}, at="spec")
+        for cloud in _cloud_sections(costs, costs.get("cloud") or [], "spec.costs.cloud")
+    )
+
+
+def _cloud_sections(costs: Mapping[str, Any], choices: list[Mapping[str, Any]], at: str) -> list[Section]:
+    """The cloud part of each cost request: the choice ``<at>.<i>`` (its offering, the models ticked, the
+    negotiated prices and quotas) with the design's shared cloud settings (``spec.costs.<key>``); without a
+    choice, none priced (at ``at``)."""
     if not choices:
-        return [{**base, "cloud": {"pricing_models": []}}]
-    requests = []
-    for choice in choices:
+        return [Section({"pricing_models": []}, at)]
+    shared = {key: f"spec.costs.{key}" for key in SHARED_CLOUD if costs.get(key) is not None}
+    sections = []
+    for index, choice in enumerate(choices):
         # The cost engine prices only the models ticked (all the offering has when the choice names none).
         cloud: dict[str, Any] = {"offering": choice["offering"]}
         if choice.get("pricing_models"):
             cloud["pricing_models"] = list(choice["pricing_models"])  # only the ticked ones are compared
-        for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes"):
-            if key in costs:
-                cloud[key] = costs[key]
+        cloud.update({key: costs[key] for key in shared})
         for key in ("usd_per_node_hour", "capacity_nodes"):
             if choice.get(key):
                 cloud[key] = choice[key]
-        requests.append({**base, "cloud": {k: v for k, v in cloud.items() if v is not None}})
-    return requests
+        sections.append(Section(cloud, f"{at}.{index}", fields=shared))
+    return sections
 
 
-# Where the fields of the requests built above sit in the spec, so that an engine given a request names what
-# the user sent (clusterdesigner.engine.core.errors.FieldPaths): the training request's model and training are
-# the workload's; the serving request's model and accelerator are the design's, so an error about them is the
-# serving section's as a whole.
+def rollout_cost_inputs(spec: Mapping[str, Any]) -> tuple[CostInputs, ...]:
+    """The cost inputs of a rollout pool of its own (:func:`rollout_pool_spec`), one per cloud choice of the
+    pool's: its node count, part, node size and server type at ``spec.rl.rollout.<field>`` (the rest of its
+    cluster the design's, ``spec.cluster``), its owning inputs at ``spec.rl.rollout.on_prem`` (the design's
+    shared ones there too; they are checked as the design's first), its cloud choices at
+    ``spec.rl.rollout.cloud.<i>`` (the design's, when the pool takes them, at the same path). Empty
+    without a rollout pool."""
+    pool_spec = rollout_pool_spec(spec)
+    if pool_spec is None:
+        return ()
+    pool_fields = {
+        k: f"spec.rl.rollout.{k}" for k in ("accelerator", "gpus_per_node", "nodes", "server_type")
+    }
+    return tuple(
+        inputs.with_section("on_prem", inputs.value("on_prem"), at="spec.rl.rollout.on_prem")
+        for inputs in (
+            replace(
+                inputs,
+                sections={
+                    **inputs.sections,
+                    "cluster": Section(inputs.value("cluster"), "spec.cluster", fields=pool_fields),
+                    "cloud": replace(inputs.sections["cloud"], at=_rollout_at(inputs.sections["cloud"].at)),
+                },
+            )
+            for inputs in cost_inputs(pool_spec)
+        )
+    )
+
+
+def _rollout_at(at: str) -> str:
+    """The pool's path of a cloud part built at ``spec.costs.cloud[.<i>]``."""
+    return "spec.rl.rollout.cloud" + at.removeprefix("spec.costs.cloud")
+
+
+def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The JSON cost requests of :func:`cost_inputs` (as the cost API takes them: a design's request shown
+    or sent to ``/api/v1/tco/``)."""
+    return [inputs.request() for inputs in cost_inputs(spec)]
+
+
+# Where the fields of the training, RL and serving requests built above sit in the spec, so that an engine
+# given a request names what the user sent (clusterdesigner.engine.core.errors.FieldPaths): the training
+# request's model and training are the workload's; the serving request's model and accelerator are the
+# design's, so an error about them is the serving section's as a whole.
 TRAINING_PATHS = FieldPaths(
     {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
 )
@@ -747,42 +811,3 @@ RL_PATHS = FieldPaths(
 SERVING_PATHS = FieldPaths(
     {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
 )
-
-
-def rollout_cost_paths(cloud_index: int | None) -> FieldPaths:
-    """The paths of a rollout pool's cost request (:func:`rollout_pool_spec`): its cloud part is the pool's
-    cloud choice ``cloud_index``, its owning inputs the pool's ``on_prem`` (the design's shared ones are
-    checked as the design's), its cluster the pool."""
-    base = cost_paths(None)
-    cloud = "spec.rl.rollout.cloud" if cloud_index is None else f"spec.rl.rollout.cloud.{cloud_index}"
-    return FieldPaths(
-        {
-            **base.prefixes,
-            "cloud": cloud,
-            "on_prem": "spec.rl.rollout.on_prem",
-            "cluster.server_type": "spec.rl.rollout.server_type",
-            "cluster.accelerator": "spec.rl.rollout.accelerator",
-            "cluster.gpus_per_node": "spec.rl.rollout.gpus_per_node",
-            "cluster.nodes": "spec.rl.rollout.nodes",
-        }
-    )
-
-
-def cost_paths(cloud_index: int | None) -> FieldPaths:
-    """The paths of a cost request of :func:`cost_requests`: its cloud part is the spec's cloud offering
-    ``cloud_index`` (None: the request compares none) with the spec's shared cloud settings; its owning inputs
-    are the spec's ``costs``."""
-    cloud = "spec.costs.cloud" if cloud_index is None else f"spec.costs.cloud.{cloud_index}"
-    shared = ("on_prem", "horizon_years", "utilization", *ENGINE_SECTIONS)
-    return FieldPaths(
-        {
-            "": "spec",
-            "cloud": cloud,
-            **{
-                f"cloud.{key}": f"spec.costs.{key}"
-                for key in ("egress_tb", "managed_overhead_fraction", "spot_capacity_nodes")
-            },
-            **{key: f"spec.costs.{key}" for key in shared},
-            "site": "spec.site",
-        }
-    )
