@@ -34,7 +34,7 @@ KEY_BYTES = 20
 # The length of every key (40 hex characters, as DRF's were): a longer one cannot match a row.
 KEY_MAX_LENGTH = 2 * KEY_BYTES
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-SCOPE_RANK = {ApiToken.Scope.READ: 0, ApiToken.Scope.DESIGNS: 1, ApiToken.Scope.CATALOG: 2}
+SCOPE_RANK: dict[str, int] = {ApiToken.Scope.READ: 0, ApiToken.Scope.DESIGNS: 1, ApiToken.Scope.CATALOG: 2}
 # last_used_at is written at most this often per token, so a busy script costs no write per request.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 # The token with its user, as DRF reads it (select_related), in one query compiled once per process and
@@ -139,7 +139,8 @@ def _last_use_due(last_used_at: dt.datetime | None, now: dt.datetime) -> bool:
 
 
 def _covers(scope: str, needed: str) -> bool:
-    return SCOPE_RANK.get(scope, -1) >= SCOPE_RANK.get(needed, 1)  # type: ignore[call-overload]
+    """Whether a token of ``scope`` may make a request needing ``needed`` (an unknown scope: none)."""
+    return SCOPE_RANK.get(scope, -1) >= SCOPE_RANK.get(needed, 1)
 
 
 # The header TokenAuthentication reads, in the one form api_token_create's keys take.

@@ -75,8 +75,10 @@ IGNORED_HEADERS = frozenset(
 )
 # What a request that is answered here must not carry (see 1. above).
 _REFUSED = ("HTTP_COOKIE",)
-_SIGNATURE_KEYS = ("REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "CONTENT_TYPE", "wsgi.url_scheme")
-_SIGNATURE_KEYS += ("SERVER_NAME", "SERVER_PORT")
+_SIGNATURE_KEYS = (
+    *("REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "CONTENT_TYPE"),
+    *("wsgi.url_scheme", "SERVER_NAME", "SERVER_PORT"),
+)
 _HANDED = "clusterdesigner.fastpath"
 _PLACEHOLDER = "fastpathvalue0"
 

@@ -367,7 +367,7 @@ def evaluation_memo_key_by_token(*, key_hash: str, design_id: int) -> TokenEvalu
     if version_id is None:
         return TokenEvaluationKey(*token, None)
     owner = PriceOwner(owner_id=owner_id, team_id=team_id)
-    count, newest, *holder = row[9:12] if team_id is None else row[12:15]
+    count, newest, *holder = row[9:14] if team_id is None else row[14:19]
     setting = [None] * (len(SETTING_FIELDS) - 2)  # the kept fit is no part of the key
     book, calibration = _stamps_of_row(owner, count, newest, [*holder, *setting])
     key = evaluation_memo_key((version_id, created_at), str(catalog_at), book, calibration)
