@@ -250,7 +250,7 @@ def test_a_kept_answer_at_the_wsgi_door_is_traced_as_the_doc_says(
         door: set[str] = set()
         for method, path in (("GET", "/api/v1/"), ("POST", "/api/v1/"), ("GET", "/api/v1/sites/999999/")):
             call(app, method, path, authorization=f"Token {key}")
-            _, files = traced(lambda: call(app, method, path, authorization=f"Token {key}"))
+            _, files = traced(lambda m=method, p=path: call(app, m, p, authorization=f"Token {key}"))
             door |= {f for f in files if f.startswith("clusterdesigner/")}
         url = f"/api/v1/designs/{design.pk}/evaluate/"
         for _ in range(3):  # the token's last use written, then Django's answer kept
