@@ -29,8 +29,11 @@ falls through counts once. The kept answers are per process and bounded, like th
 
 Connections: the fast path does not send Django's request_started/finished signals, whose work here is the
 connection's upkeep: a connection past CONN_MAX_AGE or with errors goes to Django, which closes it; a probe
-whose statement fails (the server restarted) goes to Django too, which checks the connection (errors_occurred)
-and reconnects. A probe's statements go through Django's cursor, so the query log and its counts see them.
+whose statement fails (the server restarted, the connection was killed mid-query) goes to Django too, which
+checks the connection (errors_occurred) and answers on a new one (tests/faults/test_postgres_drop.py). The
+health check (CONN_HEALTH_CHECKS' ``SELECT 1``) runs on the first statement after a request Django answered,
+not before each kept answer: a dead idle connection fails the probe instead, which Django then answers. A
+probe's statements go through Django's cursor, so the query log and its counts see them.
 """
 
 from __future__ import annotations
