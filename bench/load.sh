@@ -10,8 +10,9 @@
 # one request cost (gunicorn workers, PostgreSQL backends; bench/load_cpu.py) and the load average before and
 # after each run. Target: no errors, p99 under 50 ms for each (LOAD_P99_MS to change it). The catalog list, a
 # stored evaluation, an anonymous share page and the shared JSON are served from each worker's memo
-# (clusterdesigner/memo.py) after their first request (a kept share page or shared JSON costs one SQL
-# statement: services.share_link_open); each worker draws a page before it accepts (apps.dashboard.warmup), so
+# (clusterdesigner/memo.py) after their first request, before Django's stack (clusterdesigner/fastpath.py:
+# a kept share page or shared JSON costs one SQL statement, services.share_link_open, and a kept evaluation
+# one, pricing.evaluation_memo_key_by_token); each worker draws a page before it accepts (apps.dashboard.warmup), so
 # no run meets a worker's cold first page. Other work on the machine moves the latencies far more than the CPU
 # per request: read the load averages beside them; LOAD_RUNS repeats the four runs.
 #

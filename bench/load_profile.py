@@ -1,7 +1,8 @@
 """CPU one request costs in the Django process for bench/load.sh's four endpoints, measured in-process.
 
-The requests go through Django's WSGI handler as gunicorn calls it (request_started/request_finished signals,
-every middleware, debug off, the manifest static storage), on PostgreSQL, with bench/load.sh's fixtures
+The requests go through the project's WSGI application as gunicorn calls it (clusterdesigner.wsgi: the fast
+path, clusterdesigner.fastpath, in front of Django's handler with its signals, every middleware, debug off,
+the manifest static storage), on PostgreSQL, with bench/load.sh's fixtures
 (``--setup-only`` makes them for it): a copy of a fixed-layout demo design evaluated once, an API token, a
 share link. Each endpoint is warmed (its first request fills the worker's memo), then timed with
 time.process_time() over REQUESTS requests: CPU, not wall clock, so other work on a shared machine moves it
@@ -48,12 +49,12 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 Request = Callable[[], int]
+WSGIApp = Callable[..., Any]
 
 
 def _setup() -> tuple[int, str, str]:
@@ -84,7 +85,7 @@ def _setup() -> tuple[int, str, str]:
     return design.pk, token.key, share
 
 
-def _request(app: WSGIHandler, method: str, path: str, body: bytes = b"", **headers: str) -> Request:
+def _request(app: WSGIApp, method: str, path: str, body: bytes = b"", **headers: str) -> Request:
     """A WSGI call as gunicorn makes it, with wrk's headers (bench/load.lua); returns the status."""
 
     def call() -> int:
@@ -112,7 +113,8 @@ def _request(app: WSGIHandler, method: str, path: str, body: bytes = b"", **head
             for _ in chunks:
                 pass
         finally:
-            chunks.close()  # type: ignore[attr-defined]  # request_finished, as gunicorn does
+            if hasattr(chunks, "close"):
+                chunks.close()  # request_finished, as gunicorn does
         return int(status[0].split()[0])
 
     return call
@@ -155,7 +157,8 @@ def main() -> None:
     if args.setup_only:  # bench/load.sh's fixtures
         print(design_id, api_token, share_token)
         return
-    app = WSGIHandler()
+    from clusterdesigner.wsgi import application as app
+
     endpoints = {
         "catalog-list": _request(app, "GET", "/api/v1/accelerators/"),
         "design-evaluate": _request(

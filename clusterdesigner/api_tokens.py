@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import secrets
 from typing import Any
 
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
@@ -32,7 +34,7 @@ KEY_BYTES = 20
 # The length of every key (40 hex characters, as DRF's were): a longer one cannot match a row.
 KEY_MAX_LENGTH = 2 * KEY_BYTES
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-SCOPE_RANK = {ApiToken.Scope.READ: 0, ApiToken.Scope.DESIGNS: 1, ApiToken.Scope.CATALOG: 2}
+SCOPE_RANK: dict[str, int] = {ApiToken.Scope.READ: 0, ApiToken.Scope.DESIGNS: 1, ApiToken.Scope.CATALOG: 2}
 # last_used_at is written at most this often per token, so a busy script costs no write per request.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 # The token with its user, as DRF reads it (select_related), in one query compiled once per process and
@@ -101,7 +103,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
             return None
         user, token = found
         needed = _needed_scope(request)
-        if SCOPE_RANK.get(token.scope, -1) < SCOPE_RANK.get(needed, 1):  # type: ignore[call-overload]
+        if not _covers(token.scope, needed):
             raise exceptions.PermissionDenied(
                 f"This token's scope is {token.scope!r}; {request.method} here needs the {needed!r} scope."
             )
@@ -113,11 +115,90 @@ class TokenAuthentication(authentication.TokenAuthentication):
         token = _TOKEN_WITH_USER.first(key_hash=key_hash(key))
         if token is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         now = timezone.now()
-        if token.expires_at is not None and token.expires_at <= now:
-            raise exceptions.AuthenticationFailed("Token expired.")
-        if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        refusal = _refusal(is_active=token.user.is_active, expires_at=token.expires_at, now=now)
+        if refusal is not None:
+            raise exceptions.AuthenticationFailed(refusal)
+        if _last_use_due(token.last_used_at, now):
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token
+
+
+def _refusal(*, is_active: bool, expires_at: dt.datetime | None, now: dt.datetime) -> str | None:
+    """Why TokenAuthentication refuses a token it found (its 401's message), or None."""
+    if not is_active:
+        return str(_("User inactive or deleted."))
+    if expires_at is not None and expires_at <= now:
+        return "Token expired."
+    return None
+
+
+def _last_use_due(last_used_at: dt.datetime | None, now: dt.datetime) -> bool:
+    """Whether this request writes the token's last use (at most once per LAST_USED_RESOLUTION)."""
+    return last_used_at is None or now - last_used_at >= LAST_USED_RESOLUTION
+
+
+def _covers(scope: str, needed: str) -> bool:
+    """Whether a token of ``scope`` may make a request needing ``needed`` (an unknown scope: none)."""
+    return SCOPE_RANK.get(scope, -1) >= SCOPE_RANK.get(needed, 1)
+
+
+# The header TokenAuthentication reads, in the one form api_token_create's keys take.
+_CANONICAL_HEADER = re.compile(rf"Token ([0-9a-f]{{{KEY_MAX_LENGTH}}})")
+
+
+def api_token_header_hash(header: str) -> str | None:
+    """The key hash of an ``Authorization`` header in the one form api_token_create's keys are sent in
+    (``Token`` and 40 lowercase hex digits), else None: the fast path (clusterdesigner.fastpath) leaves any
+    other form to TokenAuthentication, which parses it as DRF does."""
+    match = _CANONICAL_HEADER.fullmatch(header)
+    return None if match is None else key_hash(match.group(1))
+
+
+def api_token_passes_quietly(
+    *,
+    scope: str,
+    expires_at: dt.datetime | None,
+    last_used_at: dt.datetime | None,
+    is_active: bool,
+    needed: str,
+) -> bool:
+    """Whether TokenAuthentication accepts a token with these columns (and its user's ``is_active``) for a
+    request needing scope ``needed``, writing nothing (its last use recorded within LAST_USED_RESOLUTION):
+    the fast path answers only such a request; any other takes TokenAuthentication's own path (its 401,
+    403 or the write)."""
+    now = timezone.now()
+    return (
+        _refusal(is_active=is_active, expires_at=expires_at, now=now) is None
+        and not _last_use_due(last_used_at, now)
+        and _covers(scope, needed)
+    )
+
+
+def api_token_accepted_quietly(header: str, *, needed: str) -> ApiToken | None:
+    """The token (with its user) of an ``Authorization`` header that passes quietly
+    (api_token_passes_quietly), read with TokenAuthentication's query; else None."""
+    digest = api_token_header_hash(header)
+    token = None if digest is None else _TOKEN_WITH_USER.first(key_hash=digest)
+    if token is None or not api_token_passes_quietly(
+        scope=token.scope,
+        expires_at=token.expires_at,
+        last_used_at=token.last_used_at,
+        is_active=token.user.is_active,
+        needed=needed,
+    ):
+        return None
+    return token
+
+
+def api_token_sql() -> str:
+    """The token's columns api_token_passes_quietly reads, with its user's id and ``is_active``, for the key
+    hash given as the one parameter, as plain SQL for a statement that embeds it (no row: no such token)."""
+    quote = connection.ops.quote_name
+    user_model: Any = get_user_model()
+    tokens, users = quote(ApiToken._meta.db_table), quote(user_model._meta.db_table)
+    return (
+        "SELECT t.user_id, t.scope, t.expires_at, t.last_used_at, u.is_active"
+        f" FROM {tokens} t INNER JOIN {users} u ON u.{quote(user_model._meta.pk.column)} = t.user_id"
+        " WHERE t.key_hash = %s"
+    )

@@ -16,6 +16,7 @@ markers at the same positions), else compiling raises. A shape that depends on a
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,9 +55,10 @@ class _Compiled:
     related: tuple[Any, ...]  # django.db.models.query.RelatedPopulator
 
 
-def _compile(
+def _sql(
     build: Callable[..., QuerySet[Any]], kinds: dict[str, type], using: str, offset: int
-) -> _Compiled:
+) -> tuple[Any, str, tuple[Any, ...], tuple[tuple[int, str], ...]]:
+    """(the compiler, its SQL, its parameters, the markers' slots) of the queryset built with markers."""
     markers = {name: _MARKERS[kind](offset + i) for i, (name, kind) in enumerate(kinds.items())}
     queryset = build(**markers)
     compiler = queryset.query.get_compiler(using=using)
@@ -68,6 +70,59 @@ def _compile(
     missing = set(kinds) - {name for _, name in slots}
     if missing:
         raise CompileError(f"parameters {sorted(missing)} do not reach the SQL as values")
+    return compiler, sql, tuple(params), slots
+
+
+def compiled_sql(
+    build: Callable[..., QuerySet[Any]],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+    expressions: dict[str, str],
+    **kinds: type,
+) -> tuple[str, tuple[Any, ...], tuple[tuple[int, str], ...]]:
+    """The SQL of any queryset ``build(**markers)`` returns (values_list included), for a statement that
+    embeds it: (its text, its parameters with None at each marker's position, the markers' slots among them),
+    compiled twice and compared as CompiledQuery compiles. A parameter named in ``expressions`` is written
+    into the text as that SQL expression (a column of the embedding statement) and is no longer a
+    parameter; the slots are the remaining markers' positions."""
+    first = _sql(build, kinds, using, 0)[1:]
+    again = _sql(build, kinds, using, len(kinds))[1:]
+    if (first[0], _constants(first)) != (again[0], _constants(again)) or [n for _, n in first[2]] != [
+        n for _, n in again[2]
+    ]:
+        raise CompileError(f"the SQL depends on the parameters' values:\n{first[0]}")
+    sql, params, slots = first
+    named = dict(slots)
+    pieces = re.split(r"(%[s%])", sql)
+    text: list[str] = []
+    kept: list[Any] = []
+    kept_slots: list[tuple[int, str]] = []
+    position = 0
+    for piece in pieces:
+        if piece != "%s":
+            text.append(piece)
+            continue
+        name = named.get(position)
+        if name in expressions:
+            text.append(expressions[name])
+        else:
+            if name is not None:
+                kept_slots.append((len(kept), name))
+            kept.append(None if name is not None else params[position])
+            text.append(piece)
+        position += 1
+    return "".join(text), tuple(kept), tuple(kept_slots)
+
+
+def _constants(compiled: tuple[str, tuple[Any, ...], tuple[tuple[int, str], ...]]) -> tuple[Any, ...]:
+    marked = {position for position, _ in compiled[2]}
+    return tuple(None if i in marked else p for i, p in enumerate(compiled[1]))
+
+
+def _compile(
+    build: Callable[..., QuerySet[Any]], kinds: dict[str, type], using: str, offset: int
+) -> _Compiled:
+    compiler, sql, params, slots = _sql(build, kinds, using, offset)
     select, klass_info = compiler.select, compiler.klass_info
     if klass_info is None or compiler.annotation_col_map:
         raise CompileError("only querysets of model instances without annotations are supported")

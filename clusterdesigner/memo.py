@@ -40,11 +40,29 @@ class JSONText(str):
     A service returns one and a view sends it with ``Response(JSONText(text))``: the API's renderer
     (clusterdesigner.renderers.JSONRenderer) writes it out without decoding it and encoding it again. The
     bytes are the database's spelling of the same JSON (jsonb puts a space after ``,`` and ``:`` and writes
-    1e-05 as 0.00001): a JSON reader gets the same values.
+    1e-05 as 0.00001): a JSON reader gets the same values. ``kept_as``: the memo key the text is kept under,
+    when it is a kept one (clusterdesigner.fastpath replays the answer for that key).
     """
+
+    kept_as: Hashable | None = None
 
 
 V = TypeVar("V")
+R = TypeVar("R")
+_KEPT_AS = "_memo_kept_as"
+
+
+def keep(response: R, key: Hashable) -> R:
+    """Mark a view's ``response`` as its answer for memo key ``key``, a function of that key (and of the
+    request's URL and headers): clusterdesigner.fastpath keeps the whole answer and replays it to a request
+    whose probe reads the same key. Returns the response."""
+    setattr(response, _KEPT_AS, key)
+    return response
+
+
+def kept_as(response: Any) -> Hashable | None:
+    """The key ``keep`` marked ``response`` with, or None."""
+    return getattr(response, _KEPT_AS, None)
 
 
 class Memo(Generic[V]):
@@ -92,8 +110,11 @@ EVALUATIONS: Memo[str] = Memo(max_entries=512, max_chars=20_000_000)
 CATALOG_PAGES: Memo[tuple[bytes, str, str]] = Memo(max_entries=256, max_chars=20_000_000)
 SHARE_PAGES: Memo[bytes] = Memo(max_entries=256, max_chars=20_000_000)
 SHARED_JSON: Memo[str] = Memo(max_entries=256, max_chars=20_000_000)
+# Whole answers (status, headers, body) as Django sent them, replayed by clusterdesigner.fastpath: keyed by
+# the request's signature and the memo key its view read (one entry per kind of client: its Host, Accept...).
+RESPONSES: Memo[tuple[str, tuple[tuple[str, str], ...], bytes]] = Memo(max_entries=1024, max_chars=40_000_000)
 
 
 def clear_all() -> None:
-    for memo in (EVALUATIONS, CATALOG_PAGES, SHARE_PAGES, SHARED_JSON):
+    for memo in (EVALUATIONS, CATALOG_PAGES, SHARE_PAGES, SHARED_JSON, RESPONSES):
         memo.clear()

@@ -1,4 +1,5 @@
-"""WSGI entry point for gunicorn."""
+"""WSGI entry point for gunicorn: Django, with the fast path for the few routes a client repeats
+(clusterdesigner.fastpath: a kept answer replayed after its probe's checks, before Django's stack)."""
 
 from __future__ import annotations
 
@@ -8,4 +9,6 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clusterdesigner.settings")
 
-application = get_wsgi_application()
+from clusterdesigner.fastpath import FastPath  # noqa: E402  # after the settings module is named
+
+application = FastPath(get_wsgi_application())

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.catalog import filters, models, selectors, serializers, services
-from clusterdesigner import memo
+from clusterdesigner import fastpath, memo
 from clusterdesigner.api import ErrorSerializer
 from clusterdesigner.parsers import FormParser, JSONParser, MultiPartParser
 
@@ -89,18 +89,18 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet[_Row]):
         an edit is seen at once in every process. The ETag lets a client revalidate with If-None-Match."""
         if request.accepted_renderer.format != "json":
             return super().list(request, *args, **kwargs)
-        key = (
-            type(self).__name__,
-            request.build_absolute_uri(),
-            request.accepted_media_type,
-            selectors.catalog_version(),
-            selectors.price_freshness(),
-        )
+        state = catalog_state()
+        key = (type(self).__name__, request.build_absolute_uri(), request.accepted_media_type, *state)
         hit = memo.CATALOG_PAGES.get(key)
         if hit is None:
+            # Rendered here to be kept; finalize_response takes the view's Vary header out of self.headers as
+            # it applies it, so a copy is restored for the answer sent (the page kept first lacked "Vary:
+            # Accept", which every later one had).
+            headers = dict(self.headers)
             response = self.finalize_response(
                 request, super().list(request, *args, **kwargs), *args, **kwargs
             )
+            self.headers = headers
             if response.status_code != 200:
                 return response
             response.render()
@@ -111,9 +111,22 @@ class CatalogViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet[_Row]):
         if etag in (tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")):
             cached: HttpResponse = HttpResponseNotModified()
         else:
-            cached = HttpResponse(content, content_type=content_type)
+            cached = memo.keep(HttpResponse(content, content_type=content_type), state)
         cached["ETag"] = etag
         return cached
+
+
+def catalog_state() -> tuple[Any, ...]:
+    """What a catalog list page is a function of besides its URL and media type: the catalog's version and
+    the day's freshness (a price's ``stale`` flag)."""
+    return selectors.catalog_version(), selectors.price_freshness()
+
+
+def _list_probe(environ: dict[str, Any], _value: str) -> tuple[Any, ...]:
+    """The fast path's probe of a catalog list (clusterdesigner.fastpath): the page is the same for every
+    reader, so the state it is kept for is all there is to read (a request with credentials, which DRF
+    checks, is Django's to answer)."""
+    return catalog_state()
 
 
 @catalog_schema(serializers.AcceleratorSerializer)
@@ -291,3 +304,17 @@ class RentalPricePointViewSet(viewsets.ReadOnlyModelViewSet[models.RentalPricePo
     serializer_class = serializers.RentalPricePointSerializer
     filterset_class = filters.RentalPricePointFilterSet
     ordering_fields = ["as_of", "usd_per_gpu_hour"]
+
+
+# Each CatalogViewSet's list answered before Django's stack when a kept page fits (clusterdesigner.fastpath),
+# by the basenames clusterdesigner/urls.py registers them under.
+for _basename in (
+    "accelerator",
+    "server-type",
+    "fabric",
+    "switch",
+    "storage-tier",
+    "cloud-offering",
+    "cloud-price",
+):
+    fastpath.route(f"{_basename}-list", method="GET", probe=_list_probe)

@@ -27,7 +27,7 @@ from apps.dashboard import charts
 from apps.dashboard.compare import ComparePageRow, compare_row, compare_table
 from apps.dashboard.page_inputs import EditorSpec, PageQuery, Prefill
 from apps.dashboard.templatetags.dashboard import num
-from apps.designs import drafts, selectors, services
+from apps.designs import drafts, selectors, services, share_links
 from apps.designs import prices as design_prices
 from apps.designs.export_files import export_response
 from apps.designs.models import Evaluation
@@ -35,7 +35,7 @@ from apps.designs.specs import PRICING_MODELS, spec_with_defaults
 from apps.sites import selectors as site_selectors
 from apps.teams import access
 from apps.teams import selectors as team_selectors
-from clusterdesigner import memo
+from clusterdesigner import fastpath, memo
 from clusterdesigner.charts import page_chart, pricing_label
 from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.engine.core.offerings import cloud_offering_from_dict, default_offering
@@ -836,7 +836,7 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
     # gets the page rendered once per process (clusterdesigner.memo), keyed by what share_link_open returns.
     # That statement runs on every request and checks revocation and expiry, so a revoked or expired link is
     # a 404 at once; a kept page costs it alone.
-    key = or_404(services.share_link_open(token=token))
+    key = or_404(share_links.share_link_opened(request, token))
     frame = PageQuery.parse(request.GET).frame
     follows = bool(key[-1])  # a link that follows the approved version: the page moves with the approval
     # Only the default frame (over the horizon) is kept: "rank per run" is the same link with ?frame=run.
@@ -856,7 +856,18 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
             memo.SHARE_PAGES.put(key, bytes(response.content), len(response.content))
     response["X-Robots-Tag"] = "noindex"
     response["Cache-Control"] = "private, no-store"
-    return response
+    # A kept page (a reader with no session, no messages) is replayed before Django's stack
+    # (clusterdesigner.fastpath), its probe counting the open as this view does.
+    return memo.keep(response, key) if anonymous else response
+
+
+fastpath.route(
+    "dashboard:share",
+    method="GET",
+    kwarg="token",
+    value=share_links.TOKEN,
+    probe=share_links.share_link_probe,
+)
 
 
 def _share_render(request: HttpRequest, link: Any, token: str, frame: str | None) -> HttpResponse:

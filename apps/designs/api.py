@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
+from django.db import connection
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -14,11 +16,12 @@ from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.designs import diffs, drafts, runners, selectors, services
+from apps.designs import diffs, drafts, runners, selectors, services, share_links
 from apps.designs import prices as design_prices
 from apps.designs.export_files import EXPORTS, export_response
 from apps.designs.filters import DesignFilterSet
 from apps.designs.models import DesignVersion, ShareLink
+from apps.designs.pricing import evaluation_memo_key_by_token
 from apps.designs.result_serializers import DesignDiffSerializer
 from apps.designs.serializers import (
     AnalysisStartedSerializer,
@@ -40,8 +43,13 @@ from apps.designs.serializers import (
 )
 from apps.teams import services as team_services
 from apps.teams.serializers import TeamMoveSerializer
-from clusterdesigner import memo
+from clusterdesigner import fastpath, memo
 from clusterdesigner.api import ErrorSerializer, FileNegotiation
+from clusterdesigner.api_tokens import (
+    api_token_accepted_quietly,
+    api_token_header_hash,
+    api_token_passes_quietly,
+)
 from clusterdesigner.ids import MAX_ID
 from clusterdesigner.memo import JSONText
 from clusterdesigner.parsers import JSONParser
@@ -115,6 +123,8 @@ DRAFT_ACTIONS = {"draft", "save_draft"}
 
 # POST actions that only read the design (a clone is a new design of the caller's; an evaluation is derived).
 READ_ACTIONS = {"clone", "evaluate", "analyse"}
+# The scope an API token needs to evaluate: it stores nothing (the action's, and the fast path's probe's).
+EVALUATE_SCOPE = "read"
 
 
 class VersionRequired(APIException):
@@ -308,7 +318,7 @@ class DesignViewSet(
             '"search", starts an analysis and answers 202 with its id and URL.'
         ),
     )
-    @action(detail=True, methods=["post"], token_scope="read")
+    @action(detail=True, methods=["post"], token_scope=EVALUATE_SCOPE)
     def evaluate(self, request: Request, pk: str) -> Response:
         # Reading is enough (get_object's rule for this action): the design and version in one query.
         design_id = url_id(pk)
@@ -326,7 +336,11 @@ class DesignViewSet(
             run = runners.searched_runner()(user=request.user, version=version)
             started = {"id": run.id, "url": request.build_absolute_uri(run.path), "status": run.status}
             return Response(started, status=status.HTTP_202_ACCEPTED)
-        return Response(services.design_evaluate_json(version=version))
+        result = services.design_evaluate_json(version=version)
+        response = Response(result)
+        if isinstance(result, JSONText) and result.kept_as is not None and number is None:
+            memo.keep(response, result.kept_as)  # the current version's kept text (_evaluate_probe)
+        return response
 
     @extend_schema(
         responses={200: PriceStatusSerializer, **ERRORS},
@@ -523,7 +537,9 @@ class SharedDesignView(viewsets.ViewSet):
         # revocation and expiry and counts the open on every request. Encoding the ~40 kB result took some
         # 5 ms of CPU a request. The kept text is what DRF's JSON renderer wrote, so the bytes are the same.
         # A link that follows the approved version is not kept: its body moves with the approval.
-        key = or_404(services.share_link_open(token=pk))  # counted; None when revoked, expired or unknown
+        key = or_404(
+            share_links.share_link_opened(request, pk)
+        )  # counted; None when revoked, expired or unknown
         follows = bool(key[-1])
         text = None if follows else memo.SHARED_JSON.get(key)
         if text is None:
@@ -540,4 +556,45 @@ class SharedDesignView(viewsets.ViewSet):
             text = JSONRenderer().render(body).decode()
             if not follows:
                 memo.SHARED_JSON.put(key, text, len(text))
-        return Response(JSONText(text))
+        response = Response(JSONText(text))
+        return response if follows else memo.keep(response, key)
+
+
+def _evaluate_probe(environ: dict[str, Any], design_id: str) -> Hashable | None:
+    """The fast path's probe of ``POST /api/v1/designs/<id>/evaluate/`` (no query string): the reads the view
+    makes for a stored evaluation, the token with its user (TokenAuthentication's rules and the action's
+    scope, when it writes nothing: api_token_passes_quietly), the current version if that user may read it,
+    and the stamps of the memo key; the key, or None where the view answers otherwise (401, 403, 404) or must
+    write (the token's last use). On PostgreSQL the three statements are one
+    (pricing.evaluation_memo_key_by_token)."""
+    digest = api_token_header_hash(environ.get("HTTP_AUTHORIZATION", ""))
+    if digest is None or environ.get("QUERY_STRING"):
+        return None
+    if connection.vendor != "postgresql":
+        token = api_token_accepted_quietly(environ["HTTP_AUTHORIZATION"], needed=EVALUATE_SCOPE)
+        version = token and selectors.design_version_get_visible(user=token.user, design_id=int(design_id))
+        return services.design_evaluation_key(version=version) if version else None
+    found = evaluation_memo_key_by_token(key_hash=digest, design_id=int(design_id))
+    if found is None or not api_token_passes_quietly(
+        scope=found.scope,
+        expires_at=found.expires_at,
+        last_used_at=found.last_used_at,
+        is_active=found.is_active,
+        needed=EVALUATE_SCOPE,
+    ):
+        return None
+    return found.key
+
+
+# Answered before Django's stack when a kept answer fits (clusterdesigner.fastpath); the views keep() theirs.
+fastpath.route(
+    "design-evaluate",
+    method="POST",
+    kwarg="pk",
+    value=r"[1-9][0-9]{0,17}",
+    probe=_evaluate_probe,
+    credentials=True,
+)
+fastpath.route(
+    "shared-detail", method="GET", kwarg="pk", value=share_links.TOKEN, probe=share_links.share_link_probe
+)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from apps.catalog.selectors import (
     price_freshness,
 )
 from apps.designs.models import Design, DesignVersion
+from apps.designs.selectors import visible_version_values_sql
 from apps.measurements.models import CalibrationSetting
 from apps.measurements.selectors import Holder, holder_get
 from apps.measurements.services import calibration_refit
@@ -55,6 +57,7 @@ from apps.pricebook.services import TARGETS
 from apps.teams import access
 from apps.teams.models import Team
 from clusterdesigner import prepared
+from clusterdesigner.api_tokens import api_token_sql
 from clusterdesigner.engine.core.catalog import CatalogSpecs
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.core.offerings import COMMITMENT_YEARS, CloudOfferingSpec, Freshness
@@ -126,17 +129,22 @@ def evaluation_stamps_and_catalog(owner: PriceOwner) -> tuple[str, tuple[Any, ..
     return str(column), stamp, calibration  # never NULL: string_agg over the eight tables' rows
 
 
+def _book_sql(*, team: bool, holder: str = "%s") -> str:
+    """The stamp of a price book (its entries' count and newest ``updated_at``) as SQL: a team's when
+    ``team``, else a user's own, whose id is ``holder`` (a parameter, or a column of an embedding
+    statement)."""
+    where = f"team_id = {holder}" if team else f"owner_id = {holder} AND team_id IS NULL"
+    return f"SELECT COUNT(*) AS n, MAX(updated_at) AS latest FROM {_ENTRIES} WHERE {where}"
+
+
 def _stamps(owner: PriceOwner, *, with_catalog: bool) -> tuple[str | None, tuple[Any, ...], CalibrationKey]:
-    if owner.team_id:
-        where, book_params = "team_id = %s", [owner.team_id]
-    else:
-        where, book_params = "owner_id = %s AND team_id IS NULL", [owner.owner_id]
-    holder_sql = calibration_holder_sql(team=owner.team_id is not None)
+    team = owner.team_id is not None
+    holder_sql = calibration_holder_sql(team=team)
     holder_id = owner.team_id if owner.team_id is not None else owner.owner_id
     catalog = catalog_version_column_sql() if with_catalog else "NULL"
     sql = (
-        f"SELECT {catalog}, b.n, b.latest, h.* FROM (SELECT COUNT(*) AS n, MAX(updated_at) AS latest"
-        f" FROM {_ENTRIES} WHERE {where}) b LEFT OUTER JOIN ({holder_sql}) h ON TRUE"
+        f"SELECT {catalog}, b.n, b.latest, h.* FROM ({_book_sql(team=team)}) b"
+        f" LEFT OUTER JOIN ({holder_sql}) h ON TRUE"
     )
     with connection.cursor() as cursor:
         # Prepared once per connection: planning it was most of the server's work (clusterdesigner.prepared).
@@ -145,14 +153,22 @@ def _stamps(owner: PriceOwner, *, with_catalog: bool) -> tuple[str | None, tuple
             + ("catalog_" if with_catalog else "")
             + ("team" if owner.team_id else "personal")
         )
-        prepared.execute(cursor, name, sql, [*book_params, holder_id])
+        prepared.execute(cursor, name, sql, [holder_id, holder_id])
         version, count, newest, *holder = cursor.fetchone()
+    return version, *_stamps_of_row(owner, count, newest, holder)
+
+
+def _stamps_of_row(
+    owner: PriceOwner, count: int, newest: Any, holder: list[Any]
+) -> tuple[tuple[Any, ...], CalibrationKey]:
+    """The book's stamp and the calibration switch from a statement's columns: the entries' count and newest
+    ``updated_at``, and the holder's row (its name and the switch's SETTING_FIELDS; NULLs: no holder)."""
     # No holder row: the LEFT JOIN's NULLs, as the ORM's .first() answered None.
     row = None if holder[0] is None else tuple(holder)
     calibration = calibration_key_of_row(owner_id=owner.owner_id, team_id=owner.team_id, row=row)
     # The book's newest updated_at as the ORM's aggregate reads it (None: no entry).
     latest = None if newest is None else _aware(newest)
-    return version, (owner.owner_id, owner.team_id, count, latest), calibration
+    return (owner.owner_id, owner.team_id, count, latest), calibration
 
 
 def _aware(value: dt.datetime | str) -> dt.datetime:
@@ -244,11 +260,12 @@ def calibration_key_of_row(
     return _key(holder, None if row is None else row[1:])
 
 
-def calibration_holder_sql(*, team: bool) -> str:
+def calibration_holder_sql(*, team: bool, holder: str = "%s") -> str:
     """calibration_key_of_design's query as plain SQL of one parameter (the team's id for a team's design,
     else its maker's), for a caller that reads it in the same statement as other stamps
     (evaluation_stamps): the holder's name and the switch's SETTING_FIELDS, as the ORM's LEFT JOIN reads
-    them; no row when there is no such holder."""
+    them; no row when there is no such holder. ``holder``: the parameter, or a column of an embedding
+    statement."""
     quote = connection.ops.quote_name
 
     def column(model: Any, field: str) -> str:  # the column's quoted name (a model's meta is untyped here)
@@ -256,13 +273,13 @@ def calibration_holder_sql(*, team: bool) -> str:
 
     holder_model: Any = Team if team else get_user_model()
     name = column(holder_model, "name" if team else holder_model.USERNAME_FIELD)
-    holder, pk = quote(holder_model._meta.db_table), quote(holder_model._meta.pk.column)
+    table, pk = quote(holder_model._meta.db_table), quote(holder_model._meta.pk.column)
     setting = quote(CalibrationSetting._meta.db_table)
     holder_id = column(CalibrationSetting, "team" if team else "owner")
     columns = ", ".join(f"s.{column(CalibrationSetting, f)}" for f in SETTING_FIELDS)
     return (
-        f"SELECT h.{name}, {columns} FROM {holder} h"
-        f" LEFT OUTER JOIN {setting} s ON s.{holder_id} = h.{pk} WHERE h.{pk} = %s"
+        f"SELECT h.{name}, {columns} FROM {table} h"
+        f" LEFT OUTER JOIN {setting} s ON s.{holder_id} = h.{pk} WHERE h.{pk} = {holder}"
     )
 
 
@@ -302,8 +319,8 @@ class EvaluationInputs(NamedTuple):
 
 
 def evaluation_memo_key(
-    version: DesignVersion,
-    catalog: CatalogSnapshot,
+    version: tuple[int, dt.datetime],
+    catalog_at: str,
     book: tuple[Any, ...],
     setting: CalibrationKey,
 ) -> tuple[Any, ...]:
@@ -311,17 +328,93 @@ def evaluation_memo_key(
     digest (the version, the catalog, the owner's price book by its stamp (pricing.evaluation_stamps) with
     the day, which decides what has expired, the day's stale threshold, the engines' output version, whose
     calibration applies (the design's team's, else its maker's), its switch and its stamp, which moves with
-    every write to the holder's measured runs)."""
+    every write to the holder's measured runs). ``version``: its id and creation; ``catalog_at``:
+    catalog_version()'s text, which labels the snapshot the evaluation uses."""
     fresh = price_freshness()
     day = (fresh.today, fresh.stale_after_days)
     return (
-        version.pk,
-        version.created_at,
-        catalog.version,
+        *version,
+        catalog_at,
         book,
         *day,
         ENGINE_VERSION,
         *setting.memo_key(),
+    )
+
+
+def evaluation_memo_key_by_token(*, key_hash: str, design_id: int) -> TokenEvaluationKey | None:
+    """PostgreSQL only, one statement: what the fast path (clusterdesigner.fastpath) reads to answer a stored
+    evaluation of design ``design_id``'s current version to the API token whose key hashes to ``key_hash``:
+    the token's columns and its user's ``is_active`` (api_tokens.api_token_passes_quietly judges them), and
+    the memo key design_evaluate_json keeps the text under, when the token's user may read the design
+    (selectors.design_version_get_visible's condition, compiled from the same queryset); None when no token
+    has this key. The three statements the view makes for it (the token with its user, the version, the
+    stamps with the catalog's version), read as the view reads them, as one: the version's reads are the
+    user's from the token's row, the stamps the design's owner's (its team's book and switch for a team's
+    design, else its maker's) from the version's row."""
+    sql, version_params, design_slot = _token_key_sql()
+    params = [key_hash, *version_params]
+    params[1 + design_slot] = design_id
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, "designs_evaluation_key_by_token", sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    scope, expires_at, last_used_at, is_active, version_id, created_at, owner_id, team_id, catalog_at = row[
+        :9
+    ]
+    token = (scope, expires_at, last_used_at, is_active)
+    if version_id is None:
+        return TokenEvaluationKey(*token, None)
+    owner = PriceOwner(owner_id=owner_id, team_id=team_id)
+    count, newest, *holder = row[9:14] if team_id is None else row[14:19]
+    setting = [None] * (len(SETTING_FIELDS) - 2)  # the kept fit is no part of the key
+    book, calibration = _stamps_of_row(owner, count, newest, [*holder, *setting])
+    key = evaluation_memo_key((version_id, created_at), str(catalog_at), book, calibration)
+    return TokenEvaluationKey(*token, key)
+
+
+class TokenEvaluationKey(NamedTuple):
+    """evaluation_memo_key_by_token's answer: the token's columns, and the memo key (None: the token's user
+    may not read the design, or it has no such design)."""
+
+    scope: str
+    expires_at: dt.datetime | None
+    last_used_at: dt.datetime | None
+    is_active: bool
+    key: tuple[Any, ...] | None
+
+
+@functools.cache
+def _token_key_sql() -> tuple[str, tuple[Any, ...], int]:
+    """evaluation_memo_key_by_token's statement, its parameters after the key hash (the version's query's,
+    the design id's None) and the design id's position among them."""
+    # The version's columns for the token's user (its user_id, a column here); then, from the version's
+    # owner, each of the two books and holders, the one that does not apply reading nothing (its id NULL).
+    personal = "CASE WHEN v.team_id IS NULL THEN v.owner_id END"
+    version, params, slots = visible_version_values_sql(user="tok.user_id")
+    ((design_slot, _),) = slots
+    sql = (
+        "SELECT tok.scope, tok.expires_at, tok.last_used_at, tok.is_active,"
+        f" v.id, v.created_at, v.owner_id, v.team_id, {catalog_version_column_sql()},"
+        " bp.n, bp.latest, hp.h_name, hp.h_enabled, hp.h_changed_at,"
+        " bt.n, bt.latest, ht.h_name, ht.h_enabled, ht.h_changed_at"
+        f" FROM ({api_token_sql()}) tok"
+        f" LEFT OUTER JOIN LATERAL ({version}) AS v(id, created_at, owner_id, team_id) ON TRUE"
+        f" LEFT OUTER JOIN LATERAL ({_book_sql(team=False, holder=personal)}) bp ON TRUE"
+        f" LEFT OUTER JOIN LATERAL ({_holder_switch_sql(team=False, holder=personal)}) hp ON TRUE"
+        f" LEFT OUTER JOIN LATERAL ({_book_sql(team=True, holder='v.team_id')}) bt ON TRUE"
+        f" LEFT OUTER JOIN LATERAL ({_holder_switch_sql(team=True, holder='v.team_id')}) ht ON TRUE"
+    )
+    return sql, params, design_slot
+
+
+def _holder_switch_sql(*, team: bool, holder: str) -> str:
+    """calibration_holder_sql's holder name, switch and stamp (no kept fit), under names of their own."""
+    columns = "h_name, h_enabled, h_changed_at, f1, f2, f3, f4"  # calibration_holder_sql's seven
+    return (
+        "SELECT s.h_name, s.h_enabled, s.h_changed_at"
+        f" FROM ({calibration_holder_sql(team=team, holder=holder)}) AS s({columns})"
     )
 
 

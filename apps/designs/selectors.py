@@ -12,7 +12,7 @@ from django.db.models.functions import Cast
 from apps.catalog.models import Fabric
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
 from apps.teams import access
-from clusterdesigner.compiled_query import CompiledQuery
+from clusterdesigner.compiled_query import CompiledQuery, compiled_sql
 from clusterdesigner.engine.design.evaluation import DesignEvaluation
 
 
@@ -100,6 +100,23 @@ _VERSION_CURRENT: CompiledQuery[DesignVersion] = CompiledQuery(
     user_id=int,
     design_id=int,
 )
+
+
+def visible_version_values_sql(*, user: str) -> tuple[str, tuple[Any, ...], tuple[tuple[int, str], ...]]:
+    """design_version_get_visible's query of the current version as SQL for a statement that embeds it
+    (compiled_query.compiled_sql), with ``user`` (an SQL expression: a column of that statement) as the
+    reader's id: the version's id, creation, and its design's owner and team (columns id, created_at,
+    owner_id, team_id); the design id is its one parameter left (the slots)."""
+    return compiled_sql(
+        lambda user_id, design_id: (
+            _visible_versions(user_id, design_id)
+            .filter(number=F("design__version"))
+            .values_list("id", "created_at", "design__owner_id", "design__team_id")[:1]
+        ),
+        expressions={"user_id": user},
+        user_id=int,
+        design_id=int,
+    )
 
 
 def evaluation_get(*, version: DesignVersion, input_hash: str) -> Evaluation | None:

@@ -17,6 +17,7 @@ from apps.catalog.selectors import CatalogSnapshot, engine_catalog_snapshot, pri
 from apps.designs import selectors
 from apps.designs.models import Design, DesignVersion, Evaluation, ShareLink, ShareLinkOpen, hash_token
 from apps.designs.pricing import (
+    CalibrationKey,
     PriceOwner,
     Resolution,
     evaluation_input,
@@ -403,21 +404,34 @@ def design_evaluate_json(*, version: DesignVersion) -> JSONText | dict[str, Any]
     # write, a new day or a new engine is a new key.
     # The catalog's version, the book's stamp and the switch of the calibration that applies, in one
     # statement; then one catalog for the whole evaluation.
-    catalog_at, stamp, setting = evaluation_stamps_and_catalog(PriceOwner.of(version.design))
-    snapshot = engine_catalog_snapshot(catalog_at)
-    key = evaluation_memo_key(version, snapshot, stamp, setting)
+    key, catalog_at, setting = _evaluation_key(version)
     text = memo.EVALUATIONS.get(key)
-    if text is not None:
-        return JSONText(text)
-    catalog, prices, digest, calibration = evaluation_input(version, snapshot, None, setting)
-    text = selectors.evaluation_text_get(version=version, input_hash=digest)
     if text is None:
-        result: dict[str, Any] = _evaluation_store(
-            version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
-        ).result
-        return result
-    memo.EVALUATIONS.put(key, text, len(text))
-    return JSONText(text)
+        snapshot = engine_catalog_snapshot(catalog_at)
+        catalog, prices, digest, calibration = evaluation_input(version, snapshot, None, setting)
+        text = selectors.evaluation_text_get(version=version, input_hash=digest)
+        if text is None:
+            result: dict[str, Any] = _evaluation_store(
+                version=version, catalog=catalog, prices=prices, digest=digest, calibration=calibration
+            ).result
+            return result
+        memo.EVALUATIONS.put(key, text, len(text))
+    kept = JSONText(text)
+    kept.kept_as = key
+    return kept
+
+
+def design_evaluation_key(*, version: DesignVersion) -> tuple[Any, ...]:
+    """The key design_evaluate_json keeps the version's stored evaluation under, read as it reads it (one
+    statement on PostgreSQL): for clusterdesigner.fastpath, which replays the answer kept for that key."""
+    return _evaluation_key(version)[0]
+
+
+def _evaluation_key(version: DesignVersion) -> tuple[tuple[Any, ...], str, CalibrationKey]:
+    """The memo key, with the catalog's version and the calibration switch it was made of."""
+    catalog_at, stamp, setting = evaluation_stamps_and_catalog(PriceOwner.of(version.design))
+    key = evaluation_memo_key((version.pk, version.created_at), catalog_at, stamp, setting)
+    return key, catalog_at, setting
 
 
 def evaluation_result(

@@ -24,6 +24,8 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from django.core.signals import request_finished, request_started
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connection, connections
 from rest_framework.test import APIClient
 
 from apps.designs.models import Evaluation
@@ -224,3 +226,47 @@ def test_saving_a_design_is_traced_as_the_doc_says(alice: Any, catalog: Any, tok
     path = files - base
     print(f"\nsave: {len(path)} project files outside the engine: {sorted(path)}")
     assert path == doc_table("Save"), "docs/evaluate-trace.md's save table says another set of files"
+
+
+def test_a_kept_answer_at_the_wsgi_door_is_traced_as_the_doc_says(
+    alice: Any, catalog: Any, token_client: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scripts reach evaluate through gunicorn, whose WSGI application answers a stored evaluation that this
+    worker answered before from its kept answer (clusterdesigner.fastpath) after the probe's reads: traced by
+    the same rule, plumbing measured the same way at that door (the four plain requests through the WSGI
+    application), its files are the doc's "The kept answer" table."""
+    from clusterdesigner.fastpath import FastPath
+    from tests.project.test_fast_path import Django, call
+
+    design = design_create(owner=alice, name="traced", spec=SPEC)
+    base = plumbing(token_client)
+    key = api_token_create(user=alice, scope="designs").key  # alice's one token from now on
+    monkeypatch.setattr(connections[DEFAULT_DB_ALIAS], "close_at", None)  # the test's connection, kept
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        django = Django()
+        app = FastPath(django)
+        door: set[str] = set()
+        for method, path in (("GET", "/api/v1/"), ("POST", "/api/v1/"), ("GET", "/api/v1/sites/999999/")):
+            call(app, method, path, authorization=f"Token {key}")
+            _, files = traced(lambda m=method, p=path: call(app, m, p, authorization=f"Token {key}"))
+            door |= {f for f in files if f.startswith("clusterdesigner/")}
+        url = f"/api/v1/designs/{design.pk}/evaluate/"
+        for _ in range(3):  # the token's last use written, then Django's answer kept
+            call(app, "POST", url, authorization=f"Token {key}")
+        calls = django.calls
+        answer, files = traced(lambda: call(app, "POST", url, authorization=f"Token {key}"))
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    assert answer.code == 200 and django.calls == calls  # the kept answer, not Django's stack
+    assert "clusterdesigner/fastpath.py" in door
+    path = files - base - door
+    print(f"\nkept answer: {len(path)} project files outside the engine: {sorted(path)}")
+    table = doc_table("The kept answer")
+    # Elsewhere than on PostgreSQL the probe makes the view's own reads (the doc's two rows marked so).
+    elsewhere = {"apps/designs/selectors.py", "apps/designs/services.py"}
+    want = table - elsewhere if connection.vendor == "postgresql" else table
+    assert path == want, "docs/evaluate-trace.md's kept-answer table says otherwise"
+    assert len(table) <= LIMIT

@@ -25,6 +25,7 @@ from .conftest import WebServer
 pytestmark = pytest.mark.integration
 
 LIST = "/api/v1/accelerators/"
+DETAIL = "/api/v1/accelerators/h100-sxm/"  # Django's whole path (the fast path keeps lists, not rows)
 PAGE = "/catalog/"  # the accelerator list page, signed out
 
 
@@ -139,8 +140,8 @@ def test_connection_killed_mid_query_fails_that_request_with_a_503_envelope_and_
     web_server: WebServer, admin: Any
 ) -> None:
     catalog_load_seed()
-    assert _get(web_server, LIST).status_code == 200
-    failed, seconds = _killed_mid_query(web_server, admin, LIST)
+    assert _get(web_server, DETAIL).status_code == 200
+    failed, seconds = _killed_mid_query(web_server, admin, DETAIL)
     assert failed.status_code == 503, failed.text[:500]
     assert failed.headers["content-type"] == "application/json"
     assert failed.headers["retry-after"] == "5"
@@ -153,6 +154,21 @@ def test_connection_killed_mid_query_fails_that_request_with_a_503_envelope_and_
     after = _get(web_server, LIST)
     assert after.status_code == 200, after.text[:500]
     assert after.json()["count"] == _catalog_count()
+
+
+def test_connection_killed_under_the_fast_paths_probe_is_answered_by_django_on_a_new_connection(
+    web_server: WebServer, admin: Any
+) -> None:
+    """A kept list's probe (clusterdesigner.fastpath: the catalog's version) loses its connection mid-query:
+    the request goes to Django's path, which closes the broken connection and answers on a new one, promptly
+    (the probe only reads, so reading again is safe)."""
+    catalog_load_seed()
+    assert _get(web_server, LIST).status_code == 200  # Django's answer, now kept
+    kept = _get(web_server, LIST)
+    answer, seconds = _killed_mid_query(web_server, admin, LIST)
+    assert answer.status_code == 200, answer.text[:500]
+    assert answer.text == kept.text and seconds < 15
+    assert _get(web_server, LIST).status_code == 200
 
 
 def test_connection_killed_under_a_page_answers_a_503_page_with_retry_after_and_the_next_succeeds(
