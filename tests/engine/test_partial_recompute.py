@@ -100,7 +100,16 @@ def test_fp8_params_hold_the_weights_in_one_byte() -> None:
     assert fp8["memory_per_gpu_gib"]["weights"] == pytest.approx(8_030_261_248 / GIB, abs=1e-3)
     for part in ("gradients", "optimizer", "activations"):
         assert fp8["memory_per_gpu_gib"][part] == bf16["memory_per_gpu_gib"][part]
-    assert fp8["step_time_s"] == bf16["step_time_s"]
+    # The step is the same but for the data-parallel all-reduce (and the straggler term and total that
+    # follow it): since issue 33 (h6) FP8 parameter gather moves the distributed optimizer's all-gather half
+    # at 1 B a weight (timing._dp_bytes_per_param: (2 + 1) / 2 = 1.5 B a parameter against 2), so the
+    # exposed DP time falls, by less than a quarter (each bucket's latency stays).
+    moved = {"dp_comm_exposed", "straggler", "total"}
+    assert {k: v for k, v in fp8["step_time_s"].items() if k not in moved} == {
+        k: v for k, v in bf16["step_time_s"].items() if k not in moved
+    }
+    fp8_dp, bf16_dp = fp8["step_time_s"]["dp_comm_exposed"], bf16["step_time_s"]["dp_comm_exposed"]
+    assert 0.75 * bf16_dp < fp8_dp < bf16_dp
 
 
 def test_fp8_params_need_fp8_training() -> None:

@@ -69,7 +69,8 @@ SYNC_BUCKET_OVERHEAD_S = (7.0 - _SLIME_BYTES / 450e9) / math.ceil(_SLIME_BYTES /
 # dynamic batching at long contexts): rollout and trainer seconds are multiplied by this factor, the
 # geometric mean of measured / predicted step time on the 'fit' rows of tests/engine/data/rl_runs.csv (NeMo
 # RL's performance summary) with the factor 1; bench/rl_calibration.py prints the fit and the 'check' error.
-FRAMEWORK_FACTOR = 2.03
+# 2.03 -> 2.02 (refit 2.016) after the joint refit of issue 33's merged MoE terms (MOE_ROUTED_PASSES 13).
+FRAMEWORK_FACTOR = 2.02
 # Splits tried at most (evenly spaced node counts for the rollout pool): each costs one layout search.
 MAX_SPLITS = 16
 ASSUMPTIONS: tuple[tuple[str, str], ...] = (
