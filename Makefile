@@ -43,7 +43,8 @@ run: $(RUN_STAMP)
 # Both phases always run; the target fails if either failed (a phase that selects no test, exit 5, is fine).
 # Each pytest process builds its test database from the models (--nomigrations: the 37 migrations took ~12 s of
 # every process's start on PostgreSQL); tests/project/test_migrations.py checks that models and migrations
-# agree, and the fault tests' private PostgreSQL (tests/faults/conftest.py) runs every migration from empty.
+# agree, every migration runs from empty on SQLite (tests/project/test_gunicorn_access_log.py) and on the fault
+# tests' private PostgreSQL (tests/faults/conftest.py: private_postgres).
 # Files go to the workers longest first, in the order tests/conftest.py sorts them (the crawl and browser
 # files, then the rest by their number of tests), not xdist's (by number of tests, one-test browser files last).
 TEST_WORKERS ?= 2

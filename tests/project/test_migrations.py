@@ -1,8 +1,9 @@
 """make test builds its test databases from the models (pytest-django's --nomigrations: running the 37
 migrations took ~12 s of each pytest process's start on PostgreSQL), so the migrations are checked here and in
 the fault tests: the models and the migrations agree (a model changed without its migration fails this test,
-as it failed every test that read the missing column before), and tests/faults/conftest.py's private_postgres
-runs every migration from an empty PostgreSQL database (make test's serial phase)."""
+as it failed every test that read the missing column before); every migration runs from an empty database
+on SQLite (tests/project/test_gunicorn_access_log.py's server) and on PostgreSQL (tests/faults/conftest.py's
+private_postgres, make test's serial phase)."""
 
 from __future__ import annotations
 
