@@ -55,6 +55,7 @@ from clusterdesigner.engine.core.offerings import Freshness, owner_offering
 from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost import cost, defaults
 from clusterdesigner.engine.training import training
+from clusterdesigner.engine.training.workload import Sections
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.memo import jsonable, snapshot_hash
 
@@ -232,13 +233,13 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
             for index, model in enumerate(models):
                 training.check_request(
                     {"model": model, "training": params["training"], "cluster": cluster},
-                    paths=_sweep_paths(params, index),
+                    where=_sweep_sections(params, index),
                     **catalog.training_kwargs(),
                 )
             cost.check_request(
                 {"cluster": {**cluster, "storage": params["storage"]}, **owning},
                 catalog,
-                paths=_sweep_paths(params, 0),
+                paths=_sweep_cost_paths(),
             )
             return
         except EngineError as exc:
@@ -247,20 +248,27 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
     raise InvalidInput({first_error.field: [first_error.message]}) from first_error
 
 
-def _sweep_paths(params: Mapping[str, Any], model_index: int) -> FieldPaths:
-    """Where the fields of a sweep row's training and cost requests sit in the sweep's parameters: the model
-    is ``params.models.<i>`` (or ``params.model``), the accelerator and node count the swept lists, every
-    other cluster or owning field the parameter of its name."""
+def _sweep_sections(params: Mapping[str, Any], model_index: int) -> Sections:
+    """Where the sections of a sweep row's training request sit in the sweep's parameters, as the training
+    engine's parser is told (it names every error there as it raises): the model is ``params.models.<i>``
+    (or ``params.model``), the training ``params.training``, the cluster's fields the parameters of their
+    names (the node count ``params.nodes``), its accelerator the swept list ``params.accelerators``."""
     model = f"params.models.{model_index}" if params.get("models") else "params.model"
-    return FieldPaths(
-        {
-            "": "params",
-            "model": model,
-            "cluster": "params",
-            "cluster.accelerator": "params.accelerators",
-            "cluster.nodes": "params.nodes",
-        }
+    return Sections(
+        model=model,
+        training="params.training",
+        cluster="params",
+        parallelism="params.parallelism",
+        search="params.search",
+        accelerator="params.accelerators",
     )
+
+
+def _sweep_cost_paths() -> FieldPaths:
+    """Where the fields of a sweep row's cost request sit in the sweep's parameters (the cost engine still
+    renames its request paths: issue 34's cost side): every cluster or owning field the parameter of its
+    name, the accelerator the swept list."""
+    return FieldPaths({"": "params", "cluster": "params", "cluster.accelerator": "params.accelerators"})
 
 
 def _valid_params(serializer_class: type[ParamsSerializer], params: dict[str, Any]) -> dict[str, Any]:

@@ -4,9 +4,12 @@ Every error the engines raise for bad input is an :class:`EngineError` whose ``f
 field (dotted path, e.g. ``"parallelism.tp"``) and whose message says what is wrong in words a user can act
 on. The API turns it into HTTP 400 with ``{"error": {"fields": {field: [message]}}}``.
 
-An engine called with a request built from what the user sent (a design spec, a sweep's parameters) is given
-that request's :class:`FieldPaths` (``paths=``), and its errors name the user's path
-(``spec.costs.cloud.1.offering``) rather than the request's (``cloud.offering``).
+Errors carry the user's own paths natively: a parser is given where the section it parses sits in what the
+user sent (``at="spec.workload.model"``, a sweep's ``params.models.3``; ``""`` for a request sent as it is)
+and names each field under it as it raises (:func:`under`); a typed request keeps where each of its sections
+came from, so an error the engine raises later (a layout that does not divide the GPUs, memory) names the
+same path. The cost engine still renames its request paths through :class:`FieldPaths` (``paths=``) until
+its requests are typed too (issue 34).
 """
 
 from __future__ import annotations
@@ -28,6 +31,14 @@ class EngineError(ValueError):
 
     def as_dict(self) -> dict[str, str]:
         return {"field": self.field, "message": self.message}
+
+    def within(self, at: str) -> EngineError:
+        """This error raised by a typed object's own checks, which name its own fields (a model shape's
+        ``heads``), as the error of the object its parser built from the section at ``at`` (a copy: its kind
+        and what a subclass carries kept)."""
+        located = copy.copy(self)
+        located.field = under(at, self.field)
+        return located
 
 
 class InputError(EngineError):
@@ -63,6 +74,12 @@ class InfeasibleError(EngineError):
         self.need_gib = need_gib
         self.have_gib = have_gib
         self.layout = layout
+
+
+def under(at: str, path: str) -> str:
+    """``path`` (a field's path inside a section: ``layers``, ``rollout.nodes``; "" the section itself) as
+    the user's path, the section sitting at ``at`` ("" the top of what the user sent)."""
+    return f"{at}.{path}" if at and path else at or path
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,13 @@ requests are built from (issue 14, "one design spec").
 Paths are the paths users see: an error names ``spec.cluster.nodes`` or ``spec.workload.model.layers``, never
 an engine request's path, so nothing maps them back. Messages are the ones the API has always given (the
 wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
-Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, which are given
-the paths of the requests built here (:data:`TRAINING_PATHS`, :func:`cost_paths`, :data:`SERVING_PATHS`), so
-their errors name the spec's path too. Given the catalog, :func:`parse_design_spec` also parses the training
-engine's request, once (``DesignSpec.training_problem``), and the design's composition estimates that
-parsed request as it is (training.estimate_problem).
+Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, whose parsers
+are told where the sections of the requests built here sit in the spec (:func:`training_sections`, the
+serving request's ``at``: :data:`SERVING_AT`), so their errors name the spec's path natively, later ones too
+(a layout that does not divide the GPUs, memory); the cost engine is still given its requests' paths
+(:func:`cost_paths`). Given the catalog, :func:`parse_design_spec` also parses the training engine's
+request, once (``DesignSpec.training_problem``), and the design's composition estimates that parsed request
+as it is (training.estimate_problem).
 
 What is still checked elsewhere: ``costs`` (its cloud choices and the cost engine's input sections, by
 apps/designs/specs.py with clusterdesigner.engine.cost.cost.check_input) and ``serving`` (by the serving
@@ -40,7 +42,7 @@ from clusterdesigner.engine.training.framework import PROFILES as FRAMEWORK_PROF
 from clusterdesigner.engine.training.optimizer import OPTIMIZERS
 from clusterdesigner.engine.training.precision import PRECISIONS
 from clusterdesigner.engine.training.training import TrainingRequest, parse_request
-from clusterdesigner.engine.training.workload import MAX_LAYOUT_TEXT, MAX_PIPELINE_STAGES
+from clusterdesigner.engine.training.workload import MAX_LAYOUT_TEXT, MAX_PIPELINE_STAGES, Sections
 
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
@@ -550,7 +552,9 @@ def parse_design_spec(spec: Mapping[str, Any], *, catalog: CatalogSpecs | None =
     problem = None
     if catalog is not None:
         check_usable(clean, catalog)
-        problem = parse_request(training_request(clean), paths=TRAINING_PATHS, **catalog.training_kwargs())
+        problem = parse_request(
+            training_request(clean), where=training_sections(), **catalog.training_kwargs()
+        )
     return DesignSpec(
         model=clean["workload"]["model"],
         training=Training(**clean["workload"]["training"]),
@@ -734,19 +738,24 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return requests
 
 
-# Where the fields of the requests built above sit in the spec, so that an engine given a request names what
-# the user sent (clusterdesigner.engine.core.errors.FieldPaths): the training request's model and training are
-# the workload's; the serving request's model and accelerator are the design's, so an error about them is the
-# serving section's as a whole.
-TRAINING_PATHS = FieldPaths(
-    {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
-)
-RL_PATHS = FieldPaths(
-    {"model": "spec.workload.model", "training": "spec.workload.training", "rl": "spec.rl", "": "spec"}
-)
-SERVING_PATHS = FieldPaths(
-    {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
-)
+def training_sections(at: str = "spec") -> Sections:
+    """Where the sections of :func:`training_request` (and of :func:`rl_request`, whose ``rl`` is the
+    spec's) sit in a spec that sits at ``at``: its model and training are the workload's, its cluster and
+    layout the spec's own. The training engine's parser is given it (training.parse_request ``where``) and
+    names every error there as it raises; the parsed request keeps it for the engine's later errors."""
+    return Sections(
+        model=f"{at}.workload.model",
+        training=f"{at}.workload.training",
+        cluster=f"{at}.cluster",
+        parallelism=f"{at}.parallelism",
+        search=f"{at}.search",
+    )
+
+
+# Where the serving request (serving_request) sits: the spec's serving section. Its model, accelerator and
+# node size are the design's, so an error about them names the serving section as a whole (serving.sizing's
+# ``given_at``).
+SERVING_AT = "spec.serving"
 
 
 def rollout_cost_paths(cloud_index: int | None) -> FieldPaths:
