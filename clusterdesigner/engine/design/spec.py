@@ -371,10 +371,11 @@ def parse_rl_section(data: Any) -> dict[str, Any]:
     """An RL post-training workload (engine/rl/rl_request.py): checked here, so a refused field names
     ``spec.rl.<field>``; the clean section holds every field with its default."""
     try:
-        clean = parse_rl(data).to_json()
+        clean = parse_rl(
+            data, path=""
+        ).to_json()  # parsed where it sits: its errors name the section's fields
     except EngineError as exc:
-        key = exc.field.removeprefix("rl").removeprefix(".") or NON_FIELD
-        raise SpecError({key: [exc.message]}, prefix="") from exc
+        raise SpecError({exc.field or NON_FIELD: [exc.message]}, prefix="") from exc
     pool = clean.get("rollout")
     if pool is not None and "cloud" in pool:
         # The rollout pool's cloud choices are read by the costs section's rules (offering, pricing models,
