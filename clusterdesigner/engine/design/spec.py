@@ -371,9 +371,8 @@ def parse_rl_section(data: Any) -> dict[str, Any]:
     """An RL post-training workload (engine/rl/rl_request.py): checked here, so a refused field names
     ``spec.rl.<field>``; the clean section holds every field with its default."""
     try:
-        clean = parse_rl(
-            data, path=""
-        ).to_json()  # parsed where it sits: its errors name the section's fields
+        # Parsed where it sits (path ""): its errors name the section's own fields, as SpecError wants them.
+        clean = parse_rl(data, path="").to_json()
     except EngineError as exc:
         raise SpecError({exc.field or NON_FIELD: [exc.message]}, prefix="") from exc
     pool = clean.get("rollout")
