@@ -50,12 +50,13 @@ from apps.designs.runners import StartedRun
 from apps.sites.selectors import site_get
 from apps.teams import access
 from clusterdesigner.engine.core.catalog import specs_from_records
-from clusterdesigner.engine.core.errors import EngineError, FieldPaths
+from clusterdesigner.engine.core.errors import EngineError
 from clusterdesigner.engine.core.offerings import Freshness, owner_offering
 from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.cost import cost, defaults
 from clusterdesigner.engine.cost.cost_inputs import CostInputs, Section
 from clusterdesigner.engine.training import training
+from clusterdesigner.engine.training.workload import Sections
 from clusterdesigner.errors import InvalidInput, NotFound, ServiceUnavailable
 from clusterdesigner.memo import jsonable, snapshot_hash
 
@@ -233,7 +234,7 @@ def _sweep_check(params: dict[str, Any], models: list[dict[str, Any]]) -> None:
             for index, model in enumerate(models):
                 training.check_request(
                     {"model": model, "training": params["training"], "cluster": cluster},
-                    paths=_sweep_paths(params, index),
+                    where=_sweep_sections(params, index),
                     **catalog.training_kwargs(),
                 )
             cost.check_request(_sweep_cost_inputs(cluster, params, owning), catalog)
@@ -256,20 +257,19 @@ def _sweep_cost_inputs(
     return CostInputs(sections, at="params")
 
 
-def _sweep_paths(params: Mapping[str, Any], model_index: int) -> FieldPaths:
-    """Where the fields of a sweep row's training request sit in the sweep's parameters (its cost inputs,
-    _sweep_cost_inputs, carry their own): the model
-    is ``params.models.<i>`` (or ``params.model``), the accelerator and node count the swept lists, every
-    other cluster or owning field the parameter of its name."""
+def _sweep_sections(params: Mapping[str, Any], model_index: int) -> Sections:
+    """Where the sections of a sweep row's training request sit in the sweep's parameters, as the training
+    engine's parser is told (it names every error there as it raises): the model is ``params.models.<i>``
+    (or ``params.model``), the training ``params.training``, the cluster's fields the parameters of their
+    names (the node count ``params.nodes``), its accelerator the swept list ``params.accelerators``."""
     model = f"params.models.{model_index}" if params.get("models") else "params.model"
-    return FieldPaths(
-        {
-            "": "params",
-            "model": model,
-            "cluster": "params",
-            "cluster.accelerator": "params.accelerators",
-            "cluster.nodes": "params.nodes",
-        }
+    return Sections(
+        model=model,
+        training="params.training",
+        cluster="params",
+        parallelism="params.parallelism",
+        search="params.search",
+        accelerator="params.accelerators",
     )
 
 

@@ -76,9 +76,12 @@ def run_estimate(data: Mapping[str, Any], catalog: CatalogSpecs) -> dict[str, An
     except design_spec.SpecError as exc:
         raise InvalidInput({run_field(path): messages for path, messages in exc.fields().items()}) from exc
     try:
-        return training.estimate(
-            design_spec.training_request(clean), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+        parsed = training.parse_request(
+            design_spec.training_request(clean),
+            where=design_spec.training_sections(),
+            **catalog.training_kwargs(),
         )
+        return training.estimate_problem(parsed).to_json()
     except EngineError as exc:
         raise InvalidInput({run_field(exc.field): [exc.message]}) from exc
 

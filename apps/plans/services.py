@@ -183,13 +183,11 @@ def _inline_rl_run(*, item: dict[str, Any], path: str, gpus_per_node: int) -> di
     request = design_spec.rl_request(dict(parsed.json))
     if request is None:
         raise InputError("is required: the RL run's section", field=f"{path}rl.rl")
-    paths = {"model": "workload.model", "training": "workload.training", "rl": "rl", "cluster": "cluster"}
-    try:
-        chosen = rl.estimate(request, **engine_catalog().training_kwargs()).chosen
-    except EngineError as exc:
-        head = exc.field.split(".")[0]
-        field = exc.field.replace(head, paths.get(head, head), 1) if exc.field else ""
-        raise type(exc)(exc.message, field=f"{path}rl.{field}".rstrip(".")) from exc
+    # The run's sections sit in the item's ``rl`` as in a design spec: the engine names its errors there.
+    where = design_spec.training_sections(f"{path}rl")
+    chosen = rl.estimate(
+        request, where=where, rl_at=f"{path}rl.rl", **engine_catalog().training_kwargs()
+    ).chosen
     pool = item.get("pool")
     mixed = parsed.rl is not None and parsed.rl.get("rollout") is not None
     if mixed and pool not in POOLS:

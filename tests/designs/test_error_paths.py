@@ -1,7 +1,7 @@
 """An engine's error names the field by the path the user sent (``spec.costs.cloud.1.offering``), at save
 (POST /api/v1/designs/), at evaluation (POST /api/v1/designs/<id>/evaluate/) and for a sweep
 (POST /api/v1/analyses/): the cost engine's inputs carry each part's path (engine.cost.cost_inputs), the
-training engine is given where each request field came from (engine.core.errors.FieldPaths), so nothing
+training, RL and serving parsers are told where each section sits (training.workload.Sections), so nothing
 maps an engine path back afterwards."""
 
 from __future__ import annotations

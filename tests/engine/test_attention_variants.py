@@ -103,15 +103,17 @@ def test_preset_active_parameters_match_the_published_figure(slug: str, publishe
 def test_local_attention_needs_one_kind_and_a_layer_count_in_range() -> None:
     with pytest.raises(InputError) as both:
         dataclasses.replace(GPT_OSS, attention_chunk=8192)
-    assert both.value.field == "model.attention_chunk"
+    assert (
+        both.value.field == "attention_chunk"
+    )  # the shape's own field (model_from_dict names it under its at)
     with pytest.raises(InputError) as too_many:
         dataclasses.replace(GPT_OSS, local_layers=37)
-    assert too_many.value.field == "model.local_layers"
+    assert too_many.value.field == "local_layers"
     with pytest.raises(InputError) as no_window:
         ModelShape(
             layers=4, hidden=64, ffn_hidden=256, heads=4, kv_heads=4, vocab=100, seq_len=64, local_layers=2
         )
-    assert no_window.value.field == "model.local_layers"
+    assert no_window.value.field == "local_layers"
 
 
 def test_a_custom_window_defaults_to_every_layer_local() -> None:

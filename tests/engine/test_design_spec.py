@@ -10,8 +10,6 @@ import pytest
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.cost import defaults
 from clusterdesigner.engine.design.spec import (
-    SERVING_PATHS,
-    TRAINING_PATHS,
     SpecError,
     parse_cluster,
     parse_design_spec,
@@ -176,22 +174,6 @@ def test_every_refused_section_is_reported_and_an_unknown_top_key_first() -> Non
     assert caught.value.fields() == {
         "spec.goal": ["unknown field; known: workload, cluster, parallelism, costs, goals, serving, site, rl"]
     }
-
-
-@pytest.mark.parametrize(
-    ("field", "request_kind", "path"),
-    [
-        ("model.layers", "training", "spec.workload.model.layers"),
-        ("parallelism.tp", "training", "spec.parallelism.tp"),
-        ("demand.requests_per_s", "serving", "spec.serving.demand.requests_per_s"),
-        ("accelerator", "serving", "spec.serving"),
-    ],
-)
-def test_an_engine_error_on_a_built_request_is_named_by_the_spec_path(
-    field: str, request_kind: str, path: str
-) -> None:
-    paths = {"training": TRAINING_PATHS, "serving": SERVING_PATHS}[request_kind]
-    assert paths.path(field) == path
 
 
 @pytest.mark.parametrize(

@@ -86,7 +86,9 @@ def test_head_dim_left_out_is_hidden_over_heads_and_dense_counts_do_not_move() -
 def test_hidden_not_a_multiple_of_heads_asks_for_head_dim() -> None:
     with pytest.raises(InputError) as exc:
         ModelShape(layers=2, hidden=100, ffn_hidden=256, heads=8, kv_heads=8, vocab=100, seq_len=16)
-    assert exc.value.field == "model.heads"
+    assert (
+        exc.value.field == "heads"
+    )  # the shape names its own field; its parser, the user's path (model_from_dict at=)
     assert "head_dim" in exc.value.message
     shaped = ModelShape(
         layers=2, hidden=100, ffn_hidden=256, heads=8, kv_heads=8, vocab=100, seq_len=16, head_dim=16

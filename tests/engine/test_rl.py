@@ -297,13 +297,13 @@ def test_a_pool_size_searched_once_is_not_searched_again_until_its_part_changes(
     import dataclasses
 
     searched: list[int] = []
-    search = rl.training.estimate_result
+    search = rl.training.estimate_problem
 
-    def counting(request: Any, **catalog: Any) -> Any:
-        searched.append(request["cluster"]["nodes"])
-        return search(request, **catalog)
+    def counting(parsed: Any) -> Any:
+        searched.append(parsed.problem.cluster.nodes)
+        return search(parsed)
 
-    monkeypatch.setattr(rl.training, "estimate_result", counting)
+    monkeypatch.setattr(rl.training, "estimate_problem", counting)
     monkeypatch.setattr(rl, "_SEARCHED", rl.OrderedDict())
     request = _request("llama3-8b", 4, steps=123)
     first = rl.estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)

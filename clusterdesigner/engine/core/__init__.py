@@ -14,8 +14,7 @@ Modules (what each owns, from its docstring; its public functions and classes):
         → specs.
         public: CatalogSpecs, specs_from_records
     errors -- The engine's one error type.
-        public: EngineError, InputError, UnknownReferenceError, SolverLimitError, InfeasibleError, FieldPaths,
-            named_by
+        public: EngineError, InputError, UnknownReferenceError, SolverLimitError, InfeasibleError, under
     hardware -- Hardware inputs shared by the training and cost engines.
         public: AcceleratorSpec, FabricSpec, accelerator_from_dict, fabric_from_dict
     json_object -- The JSON form of the engines' typed results: a frozen dataclass that mixes in

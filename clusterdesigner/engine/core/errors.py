@@ -4,19 +4,17 @@ Every error the engines raise for bad input is an :class:`EngineError` whose ``f
 field (dotted path, e.g. ``"parallelism.tp"``) and whose message says what is wrong in words a user can act
 on. The API turns it into HTTP 400 with ``{"error": {"fields": {field: [message]}}}``.
 
-The training, RL and serving engines, called with a request built from what the user sent (a design spec, a
-sweep's parameters), are given that request's :class:`FieldPaths` (``paths=``), and their errors name the
-user's path (``spec.workload.model.layers``) rather than the request's (``model.layers``). The cost engine
-needs no table: its inputs carry each part's path (clusterdesigner.engine.cost.cost_inputs), so it raises
-with ``spec.costs.cloud.1.offering`` in the first place.
+Errors carry the user's own paths natively: a parser is given where the section it parses sits in what the
+user sent (``at="spec.workload.model"``, a sweep's ``params.models.3``; ``""`` for a request sent as it is)
+and names each field under it as it raises (:func:`under`); a typed request keeps where each of its sections
+came from, so an error the engine raises later (a layout that does not divide the GPUs, memory) names the
+same path. The cost engine's inputs carry each part's path the same way (engine.cost.cost_inputs), so it
+raises with ``spec.costs.cloud.1.offering`` in the first place.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 
@@ -30,6 +28,14 @@ class EngineError(ValueError):
 
     def as_dict(self) -> dict[str, str]:
         return {"field": self.field, "message": self.message}
+
+    def within(self, at: str) -> EngineError:
+        """This error raised by a typed object's own checks, which name its own fields (a model shape's
+        ``heads``), as the error of the object its parser built from the section at ``at`` (a copy: its kind
+        and what a subclass carries kept)."""
+        located = copy.copy(self)
+        located.field = under(at, self.field)
+        return located
 
 
 class InputError(EngineError):
@@ -67,36 +73,7 @@ class InfeasibleError(EngineError):
         self.layout = layout
 
 
-@dataclass(frozen=True)
-class FieldPaths:
-    """Where a request's fields sit in what the user sent: ``prefixes`` maps a request path's head (a dotted
-    prefix; "" heads every path) to the user's path for it. The longest head that matches is replaced, so
-    ``{"cloud": "spec.costs.cloud.1", "": "spec"}`` names ``cloud.offering`` ``spec.costs.cloud.1.offering``
-    and ``cluster.nodes`` ``spec.cluster.nodes``. Whoever builds a request from the user's input states its
-    table beside it (clusterdesigner.engine.design.spec for a design)."""
-
-    prefixes: Mapping[str, str]
-
-    def path(self, field: str) -> str:
-        """``field`` (a request path) as the user's path; unchanged when no head matches."""
-        for head in sorted(self.prefixes, key=len, reverse=True):
-            if head and field != head and not field.startswith(f"{head}."):
-                continue
-            base, rest = self.prefixes[head], field[len(head) :].lstrip(".")
-            return f"{base}.{rest}" if base and rest else base or rest
-        return field
-
-
-@contextmanager
-def named_by(paths: FieldPaths | None) -> Iterator[None]:
-    """Inside an engine's entry point: an EngineError raised within leaves with its field named by ``paths``
-    (a copy, keeping its kind and what a subclass carries, an InfeasibleError's memory figures); with no
-    ``paths`` it leaves as raised."""
-    try:
-        yield
-    except EngineError as exc:
-        if paths is None:
-            raise
-        renamed = copy.copy(exc)
-        renamed.field = paths.path(exc.field)
-        raise renamed from exc
+def under(at: str, path: str) -> str:
+    """``path`` (a field's path inside a section: ``layers``, ``rollout.nodes``; "" the section itself) as
+    the user's path, the section sitting at ``at`` ("" the top of what the user sent)."""
+    return f"{at}.{path}" if at and path else at or path

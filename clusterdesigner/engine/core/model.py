@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.errors import InputError, under
 
 # Multi-head latent attention's shape fields (ModelShape's docstring).
 MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -97,14 +97,12 @@ class ModelShape:
                 raise InputError(
                     f"hidden {self.hidden} is not a multiple of heads {self.heads}; give head_dim when the "
                     "heads are not hidden / heads wide",
-                    field="model.heads",
+                    field="heads",
                 )
             # Frozen: the width is resolved once, so every reader sees the same head_dim.
             object.__setattr__(self, "head_dim", self.hidden // self.heads)
         if self.heads % self.kv_heads:
-            raise InputError(
-                f"kv_heads {self.kv_heads} must divide heads {self.heads}", field="model.kv_heads"
-            )
+            raise InputError(f"kv_heads {self.kv_heads} must divide heads {self.heads}", field="kv_heads")
         if self.experts:
             self._check_moe()
         self._check_local_attention()
@@ -114,17 +112,17 @@ class ModelShape:
         if self.sliding_window and self.attention_chunk:
             raise InputError(
                 "give sliding_window or attention_chunk, not both (a layer is windowed or chunked)",
-                field="model.attention_chunk",
+                field="attention_chunk",
             )
         if (self.sliding_window or self.attention_chunk) and not 1 <= self.local_layers <= self.layers:
             raise InputError(
                 f"local_layers must be between 1 and layers ({self.layers}) with a window or chunk",
-                field="model.local_layers",
+                field="local_layers",
             )
         if self.local_layers and not (self.sliding_window or self.attention_chunk):
             raise InputError(
                 "local layers need a sliding_window or an attention_chunk (tokens)",
-                field="model.local_layers",
+                field="local_layers",
             )
 
     def _check_counts(self) -> None:
@@ -133,49 +131,45 @@ class ModelShape:
         for name in ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "seq_len"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise InputError(f"must be a positive whole number, got {value!r}", field=f"model.{name}")
+                raise InputError(f"must be a positive whole number, got {value!r}", field=name)
         optional: tuple[str, ...] = MLA_FIELDS + ("head_dim", "mtp_depth", "experts", "top_k")
         optional += ("expert_ffn_hidden", "sliding_window", "attention_chunk", "local_layers", "rope_theta")
         for name in optional + ("shared_experts", "moe_layers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=f"model.{name}")
+                raise InputError(f"must be a whole number ≥ 0, got {value!r}", field=name)
 
     def _check_moe(self) -> None:
         """A mixture of experts: top_k of the experts, an expert width, MoE layers among the layers."""
         if not 1 <= self.top_k <= self.experts:
-            raise InputError(f"top_k must be between 1 and experts ({self.experts})", field="model.top_k")
+            raise InputError(f"top_k must be between 1 and experts ({self.experts})", field="top_k")
         if self.expert_ffn_hidden <= 0:
-            raise InputError(
-                "a mixture-of-experts model needs expert_ffn_hidden", field="model.expert_ffn_hidden"
-            )
+            raise InputError("a mixture-of-experts model needs expert_ffn_hidden", field="expert_ffn_hidden")
         if not 1 <= self.moe_layers <= self.layers:
-            raise InputError(
-                f"moe_layers must be between 1 and layers ({self.layers})", field="model.moe_layers"
-            )
+            raise InputError(f"moe_layers must be between 1 and layers ({self.layers})", field="moe_layers")
 
     def _check_mla(self) -> None:
         """Multi-head latent attention: a latent, the per-head widths, one K and V per head."""
         if not self.kv_lora_rank:
             raise InputError(
                 "multi-head latent attention needs kv_lora_rank (the K/V latent width)",
-                field="model.kv_lora_rank",
+                field="kv_lora_rank",
             )
         for name in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
             if not getattr(self, name):
-                raise InputError(f"multi-head latent attention needs {name}", field=f"model.{name}")
+                raise InputError(f"multi-head latent attention needs {name}", field=name)
         qk = self.qk_nope_head_dim + self.qk_rope_head_dim
         if self.head_dim and self.head_dim != qk:
             raise InputError(
                 f"with multi-head latent attention a head's query/key is qk_nope_head_dim + "
                 f"qk_rope_head_dim = {qk} wide; leave head_dim out",
-                field="model.head_dim",
+                field="head_dim",
             )
         if self.kv_heads != self.heads:
             raise InputError(
                 f"multi-head latent attention has a K and a V per head: kv_heads must equal heads "
                 f"({self.heads})",
-                field="model.kv_heads",
+                field="kv_heads",
             )
         object.__setattr__(self, "head_dim", qk)
 
@@ -504,42 +498,50 @@ SHAPE_LIMITS: dict[str, tuple[int, int]] = {
 }
 
 
-def model_from_dict(data: Mapping[str, Any], *, presets: Mapping[str, ModelShape]) -> ModelShape:
+def model_from_dict(
+    data: Mapping[str, Any], *, presets: Mapping[str, ModelShape], at: str = "model"
+) -> ModelShape:
     """Build a shape from the request's ``model`` object: ``{"preset": slug, ...overrides}`` or a full shape.
 
     Overrides on a preset (e.g. ``{"preset": "llama3-8b", "seq_len": 4096}``) replace single fields.
-    ``kv_heads`` defaults to ``heads`` (multi-head attention) and ``ffn_hidden`` to 4 × hidden.
+    ``kv_heads`` defaults to ``heads`` (multi-head attention) and ``ffn_hidden`` to 4 × hidden. ``at``: where
+    the object sits in what the user sent (``spec.workload.model``); every error names its field under it,
+    the shape's own checks (ModelShape, which name the shape's fields) too.
     """
     if not isinstance(data, Mapping):
-        raise InputError("must be an object with a preset or a shape", field="model")
+        raise InputError("must be an object with a preset or a shape", field=at)
     unknown = set(data) - set(_INT_FIELDS) - set(_BOOL_FIELDS) - {"preset", "name"}
     if unknown:
         raise InputError(
-            f"unknown field(s): {', '.join(sorted(unknown))}", field=f"model.{sorted(unknown)[0]}"
+            f"unknown field(s): {', '.join(sorted(unknown))}", field=under(at, sorted(unknown)[0])
         )
-    values = _preset_values(data["preset"], presets) if "preset" in data else {}
+    values = _preset_values(data["preset"], presets, at) if "preset" in data else {}
     for key in _INT_FIELDS:
         if key in data:
-            values[key] = _shape_int(key, data[key])
+            values[key] = _shape_int(key, data[key], at)
     for key in _BOOL_FIELDS:
         if key in data:
             if not isinstance(data[key], bool):
-                raise InputError(f"must be true or false, got {data[key]!r}", field=f"model.{key}")
+                raise InputError(f"must be true or false, got {data[key]!r}", field=under(at, key))
             values[key] = data[key]
     if "name" in data:
         values["name"] = str(data["name"])
-    return ModelShape(**_with_defaults(values))
+    values = _with_defaults(values, at)
+    try:
+        return ModelShape(**values)
+    except InputError as exc:  # the shape's own checks name its field: here it is the object's at ``at``
+        raise exc.within(at) from None
 
 
-def _preset_values(slug: Any, presets: Mapping[str, ModelShape]) -> dict[str, Any]:
+def _preset_values(slug: Any, presets: Mapping[str, ModelShape], at: str) -> dict[str, Any]:
     """The fields of the preset named ``slug`` (``model.preset``), to be overridden by the request's own."""
     if not isinstance(slug, str):
-        raise InputError(f"must be a preset name (text), got {slug!r}", field="model.preset")
+        raise InputError(f"must be a preset name (text), got {slug!r}", field=under(at, "preset"))
     if slug not in presets:
         from clusterdesigner.engine.core.errors import UnknownReferenceError
 
         raise UnknownReferenceError(
-            f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field="model.preset"
+            f"unknown model preset {slug!r}; known: {', '.join(sorted(presets))}", field=under(at, "preset")
         )
     base = presets[slug]
     values = {f: getattr(base, f) for f in (*_INT_FIELDS, *_BOOL_FIELDS, "name", "slug")}
@@ -549,25 +551,25 @@ def _preset_values(slug: Any, presets: Mapping[str, ModelShape]) -> dict[str, An
     return values
 
 
-def _shape_int(key: str, given: Any) -> int:
+def _shape_int(key: str, given: Any, at: str) -> int:
     """``model.<key>`` as a whole number within SHAPE_LIMITS (a float such as 4096.0 is taken as 4096)."""
     value = int(given) if isinstance(given, float) and given.is_integer() else given
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"must be a whole number, got {value!r}", field=f"model.{key}")
+        raise InputError(f"must be a whole number, got {value!r}", field=under(at, key))
     low, high = SHAPE_LIMITS[key]
     if not low <= value <= high:
         raise InputError(
             f"must be a whole number from {low:,} to {high:,}, got {given!r}",
-            field=f"model.{key}",
+            field=under(at, key),
         )
     return value
 
 
-def _with_defaults(values: dict[str, Any]) -> dict[str, Any]:
+def _with_defaults(values: dict[str, Any], at: str) -> dict[str, Any]:
     """Check the required fields of a shape given without a preset, and fill those that have a default."""
     for key in ("layers", "hidden", "heads", "vocab", "seq_len"):
         if key not in values:
-            raise InputError("is required when no preset is given", field=f"model.{key}")
+            raise InputError("is required when no preset is given", field=under(at, key))
     values.setdefault("kv_heads", values["heads"])
     values.setdefault("ffn_hidden", 4 * values["hidden"])
     if values.get("experts") and not values.get("moe_layers"):

@@ -32,7 +32,7 @@ Modules (what each owns, from its docstring; its public functions and classes):
         public: parse_workload, parse_cluster, parse_parallelism, parse_goals, parse_costs, parse_serving,
             parse_rl_section, Training, Cluster, CloudChoice, Costs, Goals, DesignSpec, parse_design_spec,
             check_usable, with_defaults, training_request, serving_request, rl_request, rollout_pool_spec,
-            cost_requests, cost_inputs, rollout_cost_inputs
+            cost_requests, training_sections, cost_inputs, rollout_cost_inputs
     tradeoffs -- Choosing among evaluated options: the Pareto front of cost against days, the best design per
         figure, a design's column in a comparison (``compare_column``) and the recommendation a sweep ends
         with.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import InputError, named_by
+from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.core.offerings import PROVIDER_LABELS, Freshness
 from clusterdesigner.engine.cost import cost
 from clusterdesigner.engine.cost.cost_inputs import CostInputs
@@ -210,7 +210,7 @@ def _engine_answers(
     if problem is None:  # the spec was parsed without the catalog
         check_usable(spec, catalog)
         problem = training.parse_request(
-            training_request(spec), paths=design_spec.TRAINING_PATHS, **catalog.training_kwargs()
+            training_request(spec), where=design_spec.training_sections(), **catalog.training_kwargs()
         )
     train = training.estimate_problem(problem).to_json()
     statement = None
@@ -319,7 +319,8 @@ def serving_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> ServingResu
     request = serving_request(spec)
     if request is None:
         return None
-    return serving_cost.estimate(request, catalog=catalog, paths=design_spec.SERVING_PATHS)
+    at = design_spec.SERVING_AT
+    return serving_cost.estimate(request, catalog=catalog, at=at, given_at=at)
 
 
 def rl_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> RLResult | None:
@@ -329,8 +330,8 @@ def rl_estimate(spec: dict[str, Any], catalog: CatalogSpecs) -> RLResult | None:
     request = design_spec.rl_request(spec)
     if request is None:
         return None
-    with named_by(design_spec.RL_PATHS):
-        return rl.estimate(request, **catalog.training_kwargs())
+    where = design_spec.training_sections()
+    return rl.estimate(request, where=where, rl_at="spec.rl", **catalog.training_kwargs())
 
 
 def _check_finite(value: Any, path: str = "") -> None:

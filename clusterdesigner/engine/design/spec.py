@@ -5,12 +5,13 @@ requests are built from (issue 14, "one design spec").
 Paths are the paths users see: an error names ``spec.cluster.nodes`` or ``spec.workload.model.layers``, never
 an engine request's path, so nothing maps them back. Messages are the ones the API has always given (the
 wording of Django REST framework's fields, which the API used before, so clients and tests see no change).
-Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, which are given
-the paths of the requests built here (:data:`TRAINING_PATHS`, :data:`SERVING_PATHS`), so their errors name the
-spec's path too; the cost engine's inputs (:func:`cost_inputs`) carry each part's spec path themselves.
-Given the catalog, :func:`parse_design_spec` also parses the training
-engine's request, once (``DesignSpec.training_problem``), and the design's composition estimates that
-parsed request as it is (training.estimate_problem).
+Catalog-dependent checks (is the accelerator known, does the model fit) stay with the engines, whose parsers
+are told where the sections of the requests built here sit in the spec (:func:`training_sections`, the
+serving request's ``at``: :data:`SERVING_AT`), so their errors name the spec's path natively, later ones too
+(a layout that does not divide the GPUs, memory); the cost engine's inputs (:func:`cost_inputs`) carry each
+part's spec path themselves. Given the catalog, :func:`parse_design_spec` also parses the training engine's
+request, once (``DesignSpec.training_problem``), and the design's composition estimates that parsed request
+as it is (training.estimate_problem).
 
 What is still checked elsewhere: ``costs`` (its cloud choices and the cost engine's input sections, by
 apps/designs/specs.py with clusterdesigner.engine.cost.cost.check_input) and ``serving`` (by the serving
@@ -25,7 +26,7 @@ from typing import Any
 
 from clusterdesigner.engine.core import bounds
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import EngineError, FieldPaths, UnknownReferenceError
+from clusterdesigner.engine.core.errors import EngineError, UnknownReferenceError
 from clusterdesigner.engine.core.offerings import PRICING_MODELS
 from clusterdesigner.engine.core.spec_rules import NON_FIELD, Errors, check_value, parse_object
 
@@ -42,7 +43,7 @@ from clusterdesigner.engine.training.framework import PROFILES as FRAMEWORK_PROF
 from clusterdesigner.engine.training.optimizer import OPTIMIZERS
 from clusterdesigner.engine.training.precision import PRECISIONS
 from clusterdesigner.engine.training.training import TrainingRequest, parse_request
-from clusterdesigner.engine.training.workload import MAX_LAYOUT_TEXT, MAX_PIPELINE_STAGES
+from clusterdesigner.engine.training.workload import MAX_LAYOUT_TEXT, MAX_PIPELINE_STAGES, Sections
 
 
 def _int(low: float, high: float, **kw: Any) -> Rule:
@@ -371,10 +372,10 @@ def parse_rl_section(data: Any) -> dict[str, Any]:
     """An RL post-training workload (engine/rl/rl_request.py): checked here, so a refused field names
     ``spec.rl.<field>``; the clean section holds every field with its default."""
     try:
-        clean = parse_rl(data).to_json()
+        # Parsed where it sits (path ""): its errors name the section's own fields, as SpecError wants them.
+        clean = parse_rl(data, path="").to_json()
     except EngineError as exc:
-        key = exc.field.removeprefix("rl").removeprefix(".") or NON_FIELD
-        raise SpecError({key: [exc.message]}, prefix="") from exc
+        raise SpecError({exc.field or NON_FIELD: [exc.message]}, prefix="") from exc
     pool = clean.get("rollout")
     if pool is not None and "cloud" in pool:
         # The rollout pool's cloud choices are read by the costs section's rules (offering, pricing models,
@@ -558,7 +559,9 @@ def parse_design_spec(spec: Mapping[str, Any], *, catalog: CatalogSpecs | None =
     problem = None
     if catalog is not None:
         check_usable(clean, catalog)
-        problem = parse_request(training_request(clean), paths=TRAINING_PATHS, **catalog.training_kwargs())
+        problem = parse_request(
+            training_request(clean), where=training_sections(), **catalog.training_kwargs()
+        )
     return DesignSpec(
         model=clean["workload"]["model"],
         training=Training(**clean["workload"]["training"]),
@@ -798,16 +801,21 @@ def cost_requests(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [inputs.request() for inputs in cost_inputs(spec)]
 
 
-# Where the fields of the training, RL and serving requests built above sit in the spec, so that an engine
-# given a request names what the user sent (clusterdesigner.engine.core.errors.FieldPaths): the training
-# request's model and training are the workload's; the serving request's model and accelerator are the
-# design's, so an error about them is the serving section's as a whole.
-TRAINING_PATHS = FieldPaths(
-    {"model": "spec.workload.model", "training": "spec.workload.training", "": "spec"}
-)
-RL_PATHS = FieldPaths(
-    {"model": "spec.workload.model", "training": "spec.workload.training", "rl": "spec.rl", "": "spec"}
-)
-SERVING_PATHS = FieldPaths(
-    {"model.preset": "spec.serving", "accelerator": "spec.serving", "": "spec.serving"}
-)
+def training_sections(at: str = "spec") -> Sections:
+    """Where the sections of :func:`training_request` (and of :func:`rl_request`, whose ``rl`` is the
+    spec's) sit in a spec that sits at ``at``: its model and training are the workload's, its cluster and
+    layout the spec's own. The training engine's parser is given it (training.parse_request ``where``) and
+    names every error there as it raises; the parsed request keeps it for the engine's later errors."""
+    return Sections(
+        model=f"{at}.workload.model",
+        training=f"{at}.workload.training",
+        cluster=f"{at}.cluster",
+        parallelism=f"{at}.parallelism",
+        search=f"{at}.search",
+    )
+
+
+# Where the serving request (serving_request) sits: the spec's serving section. Its model, accelerator and
+# node size are the design's, so an error about them names the serving section as a whole (serving.sizing's
+# ``given_at``).
+SERVING_AT = "spec.serving"

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.core.errors import InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.core.errors import InfeasibleError, InputError, UnknownReferenceError, under
 from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.core.json_object import JsonObject, omit
 from clusterdesigner.engine.core.model import ModelShape
@@ -48,6 +48,7 @@ from clusterdesigner.engine.serving.serving import (
 )
 from clusterdesigner.engine.training import training
 from clusterdesigner.engine.training.training_result import LayoutEstimate
+from clusterdesigner.engine.training.workload import Sections
 
 GIB = 2**30
 # A forward pass is 2N FLOPs a token of the 6N of forward + backward (Kaplan et al. 2020, arXiv:2001.08361,
@@ -328,6 +329,9 @@ class _Setup:
     # A rollout pool of its own (rl.rollout): its part, node size and nodes; None: the trainer's part and
     # a share of the cluster's nodes.
     pool: tuple[AcceleratorSpec, int, int] | None = None
+    # Where the request's training sections (model, training, cluster) sit in what the user sent, so the
+    # pools' layout searches name the user's field as the parser did.
+    where: Sections = Sections()
 
     @property
     def rollout_part(self) -> tuple[AcceleratorSpec, int]:
@@ -366,16 +370,18 @@ def training_request(request: Mapping[str, Any], workload: RLWorkload) -> dict[s
     }
 
 
-def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any], factor: float) -> _Setup:
+def _setup(
+    request: Mapping[str, Any], catalog: Mapping[str, Any], factor: float, where: Sections, rl_at: str
+) -> _Setup:
     if not isinstance(request, Mapping) or not isinstance(request.get("rl"), Mapping):
-        raise InputError("must be an object", field="rl")
-    workload = parse_rl(request["rl"])
+        raise InputError("must be an object", field=rl_at)
+    workload = parse_rl(request["rl"], path=rl_at)
     base = training_request(request, workload)
-    problem = training.parse_problem(base, **catalog)
+    problem = training.parse_problem(base, where=where, **catalog)
     cluster = problem.cluster
     pool = None
     if workload.rollout is not None:
-        pool = _pool(workload, catalog, cluster.accelerator, cluster.gpus_per_node)
+        pool = _pool(workload, catalog, cluster.accelerator, cluster.gpus_per_node, rl_at)
     return _Setup(
         workload=workload,
         model=problem.model,
@@ -388,11 +394,12 @@ def _setup(request: Mapping[str, Any], catalog: Mapping[str, Any], factor: float
         catalog=catalog,
         factor=factor,
         pool=pool,
+        where=where,
     )
 
 
 def _pool(
-    workload: RLWorkload, catalog: Mapping[str, Any], trainer: AcceleratorSpec, trainer_gpn: int
+    workload: RLWorkload, catalog: Mapping[str, Any], trainer: AcceleratorSpec, trainer_gpn: int, rl_at: str
 ) -> tuple[AcceleratorSpec, int, int]:
     """The rollout pool's part (the catalog's row; default the trainer's), node size and nodes."""
     assert workload.rollout is not None
@@ -401,7 +408,9 @@ def _pool(
     if slug is not None:
         part = catalog["accelerators"].get(slug)
         if part is None:
-            raise UnknownReferenceError(f"unknown accelerator {slug!r}", field="rl.rollout.accelerator")
+            raise UnknownReferenceError(
+                f"unknown accelerator {slug!r}", field=under(rl_at, "rollout.accelerator")
+            )
     return part, workload.rollout.gpus_per_node or trainer_gpn, workload.rollout.nodes
 
 
@@ -422,7 +431,8 @@ def _trainer_row(setup: _Setup, nodes: int, cache: dict[int, LayoutEstimate | No
             _SEARCHED.move_to_end(key)
         else:
             try:
-                _SEARCHED[key] = training.estimate_result(req, **setup.catalog).chosen
+                parsed = training.parse_request(req, where=setup.where, **setup.catalog)
+                _SEARCHED[key] = training.estimate_problem(parsed).chosen
             except InfeasibleError:
                 _SEARCHED[key] = None
             while len(_SEARCHED) > SEARCHED_MAX:
@@ -563,13 +573,17 @@ def estimate(
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
     framework_factor: float = FRAMEWORK_FACTOR,
+    where: Sections | None = None,
+    rl_at: str = "rl",
 ) -> RLResult:
     """An RL run on the request's cluster: the colocated placement and every disaggregated split searched
     (``rl.placement`` may fix one), the fastest chosen. Request: ``model``, ``training`` (precision and
     levers; tokens and batch come from ``rl``), ``cluster`` and ``rl`` (rl_request.FIELDS). Raises
     InputError naming the field, InfeasibleError when no placement fits. ``framework_factor`` is for the
-    calibration (1: the engines' figures as they are)."""
-    setup = _setup(request, {"accelerators": accelerators, "fabrics": fabrics}, framework_factor)
+    calibration (1: the engines' figures as they are). Errors name the user's field: ``where``, where the
+    request's model, training and cluster sit (default: a request sent as it is), ``rl_at`` its ``rl``."""
+    catalog = {"accelerators": accelerators, "fabrics": fabrics}
+    setup = _setup(request, catalog, framework_factor, where or Sections(), rl_at)
     wl = setup.workload
     cache: dict[int, LayoutEstimate | None] = {}
     found: list[RLPlacement] = []
@@ -585,7 +599,10 @@ def estimate(
         found += [co] if co is not None else []
     if setup.pool is None and wl.placement in ("search", "disaggregated"):
         if setup.nodes < 2:
-            raise InputError("disaggregated pools need at least 2 nodes (one each)", field="cluster.nodes")
+            raise InputError(
+                "disaggregated pools need at least 2 nodes (one each)",
+                field=under(setup.where.cluster, "nodes"),
+            )
         for r in split_candidates(setup.nodes):
             option = disaggregated(setup, r, cache)
             splits.append(SplitPoint(r, setup.nodes - r, None if option is None else option.days))
@@ -596,7 +613,7 @@ def estimate(
             f"{setup.accelerator.name}"
             + (f" and {setup.pool[2]} rollout nodes of {setup.pool[0].name}" if setup.pool else "")
             + ": add nodes",
-            field="cluster.nodes",
+            field=under(setup.where.cluster, "nodes"),
         )
     chosen = _pick(found)
     best_per_kind = [

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.errors import InputError, under
 
 ALGORITHMS = ("grpo", "ppo")
 MODES = ("sync", "async")
@@ -148,26 +148,26 @@ def parse_rollout(section: Any, *, path: str = "rl.rollout") -> RolloutPool:
     known = (*ROLLOUT_ENGINE_FIELDS, *ROLLOUT_PRICING_FIELDS)
     unknown = sorted(set(section) - set(known))
     if unknown:
-        raise InputError(f"unknown field; known: {', '.join(known)}", field=f"{path}.{unknown[0]}")
+        raise InputError(f"unknown field; known: {', '.join(known)}", field=under(path, f"{unknown[0]}"))
     if "nodes" not in section:
-        raise InputError("This field is required.", field=f"{path}.nodes")
-    nodes = _whole(section["nodes"], 1, MAX_POOL_NODES, f"{path}.nodes")
+        raise InputError("This field is required.", field=under(path, "nodes"))
+    nodes = _whole(section["nodes"], 1, MAX_POOL_NODES, under(path, "nodes"))
     gpn = section.get("gpus_per_node")
     if gpn is not None:
-        gpn = _whole(gpn, 1, MAX_GPUS_PER_NODE, f"{path}.gpus_per_node")
+        gpn = _whole(gpn, 1, MAX_GPUS_PER_NODE, under(path, "gpus_per_node"))
     for key in ("accelerator", "server_type"):
         value = section.get(key)
         if value is not None and (not isinstance(value, str) or not value or len(value) > 100):
-            raise InputError("must be a catalog slug", field=f"{path}.{key}")
+            raise InputError("must be a catalog slug", field=under(path, f"{key}"))
     if section.get("on_prem") is not None and not isinstance(section["on_prem"], Mapping):
-        raise InputError("must be an object", field=f"{path}.on_prem")
+        raise InputError("must be an object", field=under(path, "on_prem"))
     cloud = section.get("cloud")
     if cloud is not None:
         if not isinstance(cloud, list):
-            raise InputError("must be a list", field=f"{path}.cloud")
+            raise InputError("must be a list", field=under(path, "cloud"))
         for index, choice in enumerate(cloud):
             if not isinstance(choice, Mapping):
-                raise InputError("must be an object", field=f"{path}.cloud.{index}")
+                raise InputError("must be an object", field=under(path, f"cloud.{index}"))
     return RolloutPool(
         nodes=nodes,
         accelerator=section.get("accelerator"),
@@ -182,69 +182,73 @@ def _value(section: Mapping[str, Any], key: str, path: str) -> Any:
     kind, low, high, default = FIELDS[key]
     if key not in section:
         if default is None:
-            raise InputError("This field is required.", field=f"{path}.{key}")
+            raise InputError("This field is required.", field=under(path, f"{key}"))
         return default
     value = section[key]
     if kind == "bool":
         if not isinstance(value, bool):
-            raise InputError("Must be a valid boolean.", field=f"{path}.{key}")
+            raise InputError("Must be a valid boolean.", field=under(path, f"{key}"))
         return value
     if kind == "choice":
         if value not in high:
             raise InputError(
-                f'"{value}" is not a valid choice; use one of {", ".join(high)}', field=f"{path}.{key}"
+                f'"{value}" is not a valid choice; use one of {", ".join(high)}', field=under(path, f"{key}")
             )
         return value
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"must be a whole number from {low:,} to {high:,}", field=f"{path}.{key}")
+        raise InputError(f"must be a whole number from {low:,} to {high:,}", field=under(path, f"{key}"))
     return value
 
 
 def parse_rl(section: Any, *, path: str = "rl") -> RLWorkload:
     """The RL section checked field by field (unknown keys, types, ranges, and the rules between fields);
-    every error names ``<path>.<field>``."""
+    every error names ``<path>.<field>`` (``path`` "": the field alone)."""
     if not isinstance(section, Mapping):
         raise InputError("must be an object", field=path)
     unknown = sorted(set(section) - set(SECTION_FIELDS))
     if unknown:
-        raise InputError(f"unknown field; known: {', '.join(SECTION_FIELDS)}", field=f"{path}.{unknown[0]}")
+        raise InputError(
+            f"unknown field; known: {', '.join(SECTION_FIELDS)}", field=under(path, f"{unknown[0]}")
+        )
     values = {key: _value(section, key, path) for key in FIELDS if key != "off_policy_steps"}
     mode = values["mode"]
     k = section.get("off_policy_steps", 1 if mode == "async" else 0)
     if "off_policy_steps" in section:
         k = _value(section, "off_policy_steps", path)
     if mode == "async" and k < 1:
-        raise InputError("async operation runs at least 1 step off-policy", field=f"{path}.off_policy_steps")
+        raise InputError(
+            "async operation runs at least 1 step off-policy", field=under(path, "off_policy_steps")
+        )
     if mode == "sync" and k != 0:
         raise InputError(
-            "a synchronous run is on-policy: 0, or set mode async", field=f"{path}.off_policy_steps"
+            "a synchronous run is on-policy: 0, or set mode async", field=under(path, "off_policy_steps")
         )
     if mode == "async" and values["placement"] == "colocated":
         raise InputError(
             "colocated rollout and training alternate on the same GPUs, so they cannot overlap: "
             "choose disaggregated (or search) for async operation",
-            field=f"{path}.placement",
+            field=under(path, "placement"),
         )
     if values["response_tokens_max"] < values["response_tokens_mean"]:
-        raise InputError("must be at least response_tokens_mean", field=f"{path}.response_tokens_max")
+        raise InputError("must be at least response_tokens_mean", field=under(path, "response_tokens_max"))
     if values["prompts_per_step"] * values["group_size"] > MAX_SAMPLES_PER_STEP:
         raise InputError(
             f"prompts_per_step × group_size must be at most {MAX_SAMPLES_PER_STEP:,}",
-            field=f"{path}.group_size",
+            field=under(path, "group_size"),
         )
     pool = None
     if section.get("rollout") is not None:
-        pool = parse_rollout(section["rollout"], path=f"{path}.rollout")
+        pool = parse_rollout(section["rollout"], path=under(path, "rollout"))
         if values["placement"] == "colocated":
             raise InputError(
                 "a rollout pool of its own (rl.rollout) is disaggregated: the two pools are separate GPUs; "
                 "choose disaggregated (or search), or remove rl.rollout",
-                field=f"{path}.placement",
+                field=under(path, "placement"),
             )
     workload = RLWorkload(off_policy_steps=int(k), rollout=pool, **values)
     if workload.steps * workload.train_tokens_per_step > MAX_RUN_TOKENS:
         raise InputError(
             f"steps × prompts × group × (prompt + mean response) tokens must be at most {MAX_RUN_TOKENS:.0e}",
-            field=f"{path}.steps",
+            field=under(path, "steps"),
         )
     return workload

@@ -35,7 +35,13 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.core.bounds import COST as COST_BOUNDS
-from clusterdesigner.engine.core.errors import InfeasibleError, InputError, UnknownReferenceError
+from clusterdesigner.engine.core.errors import (
+    EngineError,
+    InfeasibleError,
+    InputError,
+    UnknownReferenceError,
+    under,
+)
 from clusterdesigner.engine.core.hardware import AcceleratorSpec
 from clusterdesigner.engine.core.model import ModelShape, model_from_dict
 from clusterdesigner.engine.core.presets import PRESETS
@@ -337,86 +343,108 @@ class ServingInput:
     # TensorRT-LLM enable_attention_dp, vLLM --data-parallel-size with --enable-expert-parallel).
     # None: searched beside the tensor-parallel layouts for an MoE model; True/False: fixed.
     attention_dp: bool | None = None
+    # Where the request sits in what the user sent ("" sent to the serving API as it is; a design's:
+    # spec.serving), and where the model and accelerator given for it sit (None: the request's own; a
+    # design's: the serving section as a whole), so that every error, a later one too, names the user's
+    # field. Not part of the input's figures (to_json leaves them out).
+    at: str = ""
+    given_at: str | None = None
+
+    def path(self, field: str) -> str:
+        """A field of the request (``demand.requests_per_s``) as the user's path."""
+        return under(self.at, field)
+
+    def given(self, field: str) -> str:
+        """A field the caller gives for the request (``accelerator``, ``model.preset``) as the user's path."""
+        return self.path(field) if self.given_at is None else self.given_at
 
     def __post_init__(self) -> None:
         for name in ("weight_precision", "kv_precision"):
             value = getattr(self, name)
             if value not in BYTES:
                 raise InputError(
-                    f"unknown precision {value!r}; use one of {', '.join(SERVING_PRECISIONS)}", field=name
+                    f"unknown precision {value!r}; use one of {', '.join(SERVING_PRECISIONS)}",
+                    field=self.path(name),
                 )
         if self.weight_precision not in self.accelerator.dense_tflops:
             have = ", ".join(sorted(self.accelerator.dense_tflops))
             raise InputError(
                 f"{self.accelerator.name} has no dense {self.weight_precision} peak (it supports {have})",
-                field="weight_precision",
+                field=self.path("weight_precision"),
             )
-        _whole(self.input_tokens, "input_tokens", high=10_000_000)
-        _whole(self.output_tokens, "output_tokens", high=10_000_000)
-        _positive(self.requests_per_s, "demand.requests_per_s")
-        _positive(self.ttft_s, "targets.ttft_s")
-        _positive(self.tpot_s, "targets.tpot_s")
+        _whole(self.input_tokens, self.path("input_tokens"), high=10_000_000)
+        _whole(self.output_tokens, self.path("output_tokens"), high=10_000_000)
+        _positive(self.requests_per_s, self.path("demand.requests_per_s"))
+        _positive(self.ttft_s, self.path("targets.ttft_s"))
+        _positive(self.tpot_s, self.path("targets.tpot_s"))
         if not 0 < self.percentile < 100:
-            raise InputError("must be between 0 and 100", field="targets.percentile")
+            raise InputError("must be between 0 and 100", field=self.path("targets.percentile"))
         for name, limit in self.percentile_targets:
             if name not in PERCENTILE_TARGETS:
                 raise InputError(
-                    f"unknown target; use {', '.join(PERCENTILE_TARGETS)}", field=f"targets.{name}"
+                    f"unknown target; use {', '.join(PERCENTILE_TARGETS)}", field=self.path(f"targets.{name}")
                 )
-            _positive(limit, f"targets.{name}")
+            _positive(limit, self.path(f"targets.{name}"))
         if not _finite(self.prefix_cache_hit_rate) or not 0 <= self.prefix_cache_hit_rate < 1:
-            raise InputError("must be in [0, 1)", field="prefix_cache_hit_rate")
-        _whole(self.draft_tokens, "speculative.draft_tokens", low=0, high=16)
+            raise InputError("must be in [0, 1)", field=self.path("prefix_cache_hit_rate"))
+        _whole(self.draft_tokens, self.path("speculative.draft_tokens"), low=0, high=16)
         if not _finite(self.acceptance_rate) or not 0 <= self.acceptance_rate < 1:
-            raise InputError("must be in [0, 1)", field="speculative.acceptance_rate")
+            raise InputError("must be in [0, 1)", field=self.path("speculative.acceptance_rate"))
         if not _finite(self.draft_cost) or not 0 <= self.draft_cost <= 1:
             raise InputError(
-                "must be in [0, 1] (a share of the target's step)", field="speculative.draft_cost"
+                "must be in [0, 1] (a share of the target's step)", field=self.path("speculative.draft_cost")
             )
         if not _finite(self.arrival_cv) or not 0 <= self.arrival_cv <= 100:
-            raise InputError("must be between 0 and 100 (1: Poisson)", field="demand.arrival_cv")
+            raise InputError("must be between 0 and 100 (1: Poisson)", field=self.path("demand.arrival_cv"))
         if self.arrivals not in ARRIVALS:
             raise InputError(
-                f"unknown arrivals {self.arrivals!r}; use one of {', '.join(ARRIVALS)}", field="arrivals"
+                f"unknown arrivals {self.arrivals!r}; use one of {', '.join(ARRIVALS)}",
+                field=self.path("arrivals"),
             )
-        if _positive(self.peak_to_mean, "demand.peak_to_mean") < 1:
+        if _positive(self.peak_to_mean, self.path("demand.peak_to_mean")) < 1:
             raise InputError(
-                "must be at least 1 (the peak is never below the mean)", field="demand.peak_to_mean"
+                "must be at least 1 (the peak is never below the mean)",
+                field=self.path("demand.peak_to_mean"),
             )
-        _whole(self.gpus_per_node, "gpus_per_node", high=MAX_GPUS_PER_NODE)
+        _whole(self.gpus_per_node, self.path("gpus_per_node"), high=MAX_GPUS_PER_NODE)
         for name in ("tp", "pp", "ep"):
-            _whole(getattr(self, name), f"layout.{name}", low=0, high=1024)
-        _whole(self.max_batch, "max_batch", high=1_000_000)
-        _positive(self.kv_transfer_gbps, "kv_transfer_gbps")
+            _whole(getattr(self, name), self.path(f"layout.{name}"), low=0, high=1024)
+        _whole(self.max_batch, self.path("max_batch"), high=1_000_000)
+        _positive(self.kv_transfer_gbps, self.path("kv_transfer_gbps"))
         for index, (n_in, n_out, share) in enumerate(self.lengths):
-            _whole(n_in, f"lengths.{index}.input", high=10_000_000)
-            _whole(n_out, f"lengths.{index}.output", high=10_000_000)
-            _fraction(share, f"lengths.{index}.share")
+            _whole(n_in, self.path(f"lengths.{index}.input"), high=10_000_000)
+            _whole(n_out, self.path(f"lengths.{index}.output"), high=10_000_000)
+            _fraction(share, self.path(f"lengths.{index}.share"))
         if self.lengths and abs(sum(c[2] for c in self.lengths) - 1.0) > 1e-3:
-            raise InputError("the shares must add up to 1", field="lengths")
+            raise InputError("the shares must add up to 1", field=self.path("lengths"))
         if self.ep and not self.model.is_moe:
-            raise InputError("expert parallelism needs a mixture-of-experts model", field="layout.ep")
+            raise InputError(
+                "expert parallelism needs a mixture-of-experts model", field=self.path("layout.ep")
+            )
         if self.attention_dp is not None and not isinstance(self.attention_dp, bool):
             raise InputError(
-                f"must be true or false, got {_shown(self.attention_dp)}", field="layout.attention_dp"
+                f"must be true or false, got {_shown(self.attention_dp)}",
+                field=self.path("layout.attention_dp"),
             )
         if self.attention_dp and not self.model.is_moe:
             raise InputError(
                 "attention data parallelism with wide expert parallelism needs a mixture-of-experts model",
-                field="layout.attention_dp",
+                field=self.path("layout.attention_dp"),
             )
         if self.attention_dp and self.ep and self.tp and self.ep != self.tp:
             raise InputError(
                 f"with attention_dp the experts are spread over the replica's tp GPUs: ep must be {self.tp}",
-                field="layout.ep",
+                field=self.path("layout.ep"),
             )
         if self.ep and self.model.experts % self.ep:
             raise InputError(
-                f"ep {self.ep} does not divide the model's {self.model.experts} experts", field="layout.ep"
+                f"ep {self.ep} does not divide the model's {self.model.experts} experts",
+                field=self.path("layout.ep"),
             )
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["at"], data["given_at"]
         data["model"] = {k: getattr(self.model, k) for k in self.model.__dataclass_fields__}
         data["accelerator"] = self.accelerator.slug
         return data
@@ -1009,7 +1037,9 @@ def latency_at_load(inp: ServingInput, *, tp: int, pp: int, requests_per_s: floa
         step = float(decode_step_s(inp, batch=b, tp=tp, pp=pp))
         lat = queueing_latency(inp, tp=tp, pp=pp, requests_per_s=requests_per_s, step_s=step, mean_batch=b)
         if not math.isfinite(float(lat["ttft_p50_s"])):
-            raise InfeasibleError("the load saturates the replica's prefill", field="demand.requests_per_s")
+            raise InfeasibleError(
+                "the load saturates the replica's prefill", field=inp.path("demand.requests_per_s")
+            )
         e_t = step / (1.0 - float(lat["prefill_share"]))
         new = requests_per_s * (float(lat["ttft_p50_s"]) + (max(inp.mean_output_tokens, 1.0) - 1.0) * e_t)
         if abs(new - b) < 1e-6 * max(b, 1.0):
@@ -1017,7 +1047,7 @@ def latency_at_load(inp: ServingInput, *, tp: int, pp: int, requests_per_s: floa
         b = 0.5 * b + 0.5 * new
     if b > fits:
         raise InfeasibleError(
-            f"the load runs {b:,.0f} sequences where {fits:,.0f} fit", field="demand.requests_per_s"
+            f"the load runs {b:,.0f} sequences where {fits:,.0f} fit", field=inp.path("demand.requests_per_s")
         )
     return LatencyPercentiles(
         **{
@@ -1065,7 +1095,7 @@ def layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
         raise InputError(
             f"no layout: tp must divide the model's {inp.model.heads} heads and pp its {inp.model.layers}"
             " layers",
-            field="layout.tp" if inp.tp else "layout.pp",
+            field=inp.path("layout.tp" if inp.tp else "layout.pp"),
         )
     return out
 
@@ -1284,7 +1314,7 @@ def _adp_layouts(inp: ServingInput) -> list[tuple[int, int, int]]:
     if not out and inp.attention_dp:
         raise InputError(
             f"no layout: attention_dp needs tp > 1 dividing the model's {inp.model.experts} experts",
-            field="layout.attention_dp",
+            field=inp.path("layout.attention_dp"),
         )
     return out
 
@@ -1606,192 +1636,242 @@ _TOP_KEYS = {
 }
 
 
-def _section(request: Mapping[str, Any], name: str, keys: set[str]) -> Mapping[str, Any]:
+def _section(request: Mapping[str, Any], name: str, keys: set[str], at: str) -> Mapping[str, Any]:
     section = request.get(name, {})
     if not isinstance(section, Mapping):
-        raise InputError("must be an object", field=name)
+        raise InputError("must be an object", field=under(at, name))
     unknown = sorted(set(section) - keys)
     if unknown:
-        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=f"{name}.{unknown[0]}")
+        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=under(at, f"{name}.{unknown[0]}"))
     return section
 
 
 HOURS_PER_DAY = 24
 
 
-def _peak_to_mean(demand: Mapping[str, Any]) -> float:
+def _peak_to_mean(demand: Mapping[str, Any], at: str) -> float:
     """``demand.peak_to_mean`` (2), or from ``demand.hourly_profile``: 24 relative demands, one an hour of
     the day (any scale; zero for a closed hour), whose busiest hour ÷ mean hour is the peak ÷ mean."""
     if "hourly_profile" not in demand:
-        return _positive(demand.get("peak_to_mean", 2.0), "demand.peak_to_mean")
+        return _positive(demand.get("peak_to_mean", 2.0), under(at, "demand.peak_to_mean"))
     if "peak_to_mean" in demand:
-        raise InputError("give hourly_profile or peak_to_mean, not both", field="demand.hourly_profile")
+        raise InputError(
+            "give hourly_profile or peak_to_mean, not both", field=under(at, "demand.hourly_profile")
+        )
     profile = demand["hourly_profile"]
     if (
         not isinstance(profile, Sequence)
         or isinstance(profile, (str, bytes))
         or len(profile) != HOURS_PER_DAY
     ):
-        raise InputError("must be a list of 24 numbers, one an hour", field="demand.hourly_profile")
+        raise InputError(
+            "must be a list of 24 numbers, one an hour", field=under(at, "demand.hourly_profile")
+        )
     for hour, value in enumerate(profile):
         if not _finite(value) or value < 0:
             raise InputError(
                 f"must be a finite number, zero or more, got {_shown(value)}",
-                field=f"demand.hourly_profile.{hour}",
+                field=under(at, f"demand.hourly_profile.{hour}"),
             )
     peak = float(max(profile))
     if peak <= 0:
-        raise InputError("needs at least one hour with demand", field="demand.hourly_profile")
+        raise InputError("needs at least one hour with demand", field=under(at, "demand.hourly_profile"))
     # peak ÷ mean = 24 / Σ (hour ÷ peak): each term ≤ 1, so 24 × 1e308 stays finite; a flat day is exactly 1
     return HOURS_PER_DAY / math.fsum(float(value) / peak for value in profile)
 
 
-def _lengths(request: Mapping[str, Any]) -> tuple[tuple[int, int, float], ...]:
+def _lengths(request: Mapping[str, Any], at: str) -> tuple[tuple[int, int, float], ...]:
     """``lengths``: a list of {input, output, share} request classes (shares adding up to 1), instead of
     ``input_tokens``/``output_tokens``; () when absent."""
     raw = request.get("lengths")
     if raw is None:
         return ()
     if "input_tokens" in request or "output_tokens" in request:
-        raise InputError("give lengths or input_tokens/output_tokens, not both", field="lengths")
+        raise InputError("give lengths or input_tokens/output_tokens, not both", field=under(at, "lengths"))
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)) or not 1 <= len(raw) <= 64:
-        raise InputError("must be a list of 1 to 64 {input, output, share} objects", field="lengths")
+        raise InputError(
+            "must be a list of 1 to 64 {input, output, share} objects", field=under(at, "lengths")
+        )
     out: list[tuple[int, int, float]] = []
     for index, item in enumerate(raw):
         where = f"lengths.{index}"
         if not isinstance(item, Mapping):
-            raise InputError("must be an object {input, output, share}", field=where)
+            raise InputError("must be an object {input, output, share}", field=under(at, where))
         unknown = sorted(set(item) - {"input", "output", "share"})
         if unknown:
-            raise InputError(f"unknown field(s): {', '.join(unknown)}", field=f"{where}.{unknown[0]}")
+            raise InputError(
+                f"unknown field(s): {', '.join(unknown)}", field=under(at, f"{where}.{unknown[0]}")
+            )
         out.append(
             (
-                _whole(item.get("input"), f"{where}.input"),
-                _whole(item.get("output"), f"{where}.output"),
-                _fraction(item.get("share"), f"{where}.share"),
+                _whole(item.get("input"), under(at, f"{where}.input")),
+                _whole(item.get("output"), under(at, f"{where}.output")),
+                _fraction(item.get("share"), under(at, f"{where}.share")),
             )
         )
     if abs(sum(c[2] for c in out) - 1.0) > 1e-3:
-        raise InputError(f"the shares add up to {sum(c[2] for c in out):g}, not 1", field="lengths")
+        raise InputError(
+            f"the shares add up to {sum(c[2] for c in out):g}, not 1", field=under(at, "lengths")
+        )
     return tuple(out)
 
 
-def _token_lengths(request: Mapping[str, Any]) -> tuple[tuple[tuple[int, int, float], ...], int, int, float]:
+def _token_lengths(
+    request: Mapping[str, Any], at: str
+) -> tuple[tuple[tuple[int, int, float], ...], int, int, float]:
     """The request classes (``lengths``, () when given as ``input_tokens``/``output_tokens``), the mean input
     and output tokens rounded to whole tokens, and the exact mean output tokens."""
-    lengths = _lengths(request)
+    lengths = _lengths(request, at)
     if lengths:
         mean_out = sum(share * n_out for _, n_out, share in lengths)
         input_tokens = max(1, round(sum(share * n_in for n_in, _, share in lengths)))
         return lengths, input_tokens, max(1, round(mean_out)), mean_out
-    input_tokens = _whole(request.get("input_tokens", 1024), "input_tokens")
-    output_tokens = _whole(request.get("output_tokens", 256), "output_tokens")
+    input_tokens = _whole(request.get("input_tokens", 1024), under(at, "input_tokens"))
+    output_tokens = _whole(request.get("output_tokens", 256), under(at, "output_tokens"))
     return lengths, input_tokens, output_tokens, output_tokens
 
 
-def _requests_per_s(demand: Mapping[str, Any], mean_output_tokens: float) -> float:
+def _requests_per_s(demand: Mapping[str, Any], mean_output_tokens: float, at: str) -> float:
     """Mean requests per second: ``demand.requests_per_s``, or ``demand.output_tokens_per_day`` ÷ 86,400 ÷
     the mean output tokens; exactly one of them, at most MAX_REQUESTS_PER_S."""
     if ("requests_per_s" in demand) == ("output_tokens_per_day" in demand):
         raise InputError(
             "give exactly one of demand.requests_per_s and demand.output_tokens_per_day",
-            field="demand.requests_per_s",
+            field=under(at, "demand.requests_per_s"),
         )
     if "requests_per_s" in demand:
-        rps = _positive(demand["requests_per_s"], "demand.requests_per_s")
+        rps = _positive(demand["requests_per_s"], under(at, "demand.requests_per_s"))
         path = "demand.requests_per_s"
     else:
-        per_day = _positive(demand["output_tokens_per_day"], "demand.output_tokens_per_day")
+        per_day = _positive(demand["output_tokens_per_day"], under(at, "demand.output_tokens_per_day"))
         rps = per_day / SECONDS_PER_DAY / mean_output_tokens
         path = "demand.output_tokens_per_day"
     if rps > MAX_REQUESTS_PER_S:
         raise InputError(
             f"is {rps:,.4g} requests/s; the planner sizes at most {MAX_REQUESTS_PER_S:,} (split the service)",
-            field=path,
+            field=under(at, path),
         )
     return rps
 
 
-def _stack(request: Mapping[str, Any], efficiency: Mapping[str, Any]) -> str:
+def _stack(request: Mapping[str, Any], efficiency: Mapping[str, Any], at: str) -> str:
     """The serving stack's name (its efficiencies: STACKS), the ``efficiency`` overrides checked finite."""
     stack = request.get("stack", DEFAULT_STACK)
     if not isinstance(stack, str) or stack not in STACKS:
-        raise InputError(f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field="stack")
+        raise InputError(
+            f"unknown serving stack {stack!r}; use one of {', '.join(STACKS)}", field=under(at, "stack")
+        )
     for key, value in efficiency.items():
         if key == "prefill_shares_weight_read":  # the one flag
             if not isinstance(value, bool):
-                raise InputError(f"must be true or false, got {_shown(value)}", field=f"efficiency.{key}")
+                raise InputError(
+                    f"must be true or false, got {_shown(value)}", field=under(at, f"efficiency.{key}")
+                )
         elif not _finite(value):
-            raise InputError(f"must be a finite number, got {_shown(value)}", field=f"efficiency.{key}")
+            raise InputError(
+                f"must be a finite number, got {_shown(value)}", field=under(at, f"efficiency.{key}")
+            )
     return stack
 
 
-def _checked_request(request: Mapping[str, Any]) -> Mapping[str, Any]:
+def _checked_request(request: Mapping[str, Any], at: str) -> Mapping[str, Any]:
     if not isinstance(request, Mapping):
         raise InputError("the request must be an object")
     unknown = sorted(set(request) - _TOP_KEYS)
     if unknown:
-        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=unknown[0])
+        raise InputError(f"unknown field(s): {', '.join(unknown)}", field=under(at, unknown[0]))
     return request
 
 
-def _accelerator(request: Mapping[str, Any], accelerators: Mapping[str, AcceleratorSpec]) -> AcceleratorSpec:
+def _accelerator(
+    request: Mapping[str, Any], accelerators: Mapping[str, AcceleratorSpec], at: str, given_at: str | None
+) -> AcceleratorSpec:
     slug = request.get("accelerator", "h100-sxm")
     if not isinstance(slug, str) or slug not in accelerators:
         raise UnknownReferenceError(
-            f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}", field="accelerator"
+            f"unknown accelerator {slug!r}; known: {', '.join(sorted(accelerators))}",
+            field=under(at, "accelerator") if given_at is None else given_at,
         )
     return accelerators[slug]
 
 
+def _model(request: Mapping[str, Any], at: str, given_at: str | None) -> ModelShape:
+    """The request's model; one the caller gives (a design's) is named ``given_at`` as a whole."""
+    data = request.get("model", {"preset": "llama3-70b"})
+    if given_at is None:
+        return model_from_dict(data, presets=PRESETS, at=under(at, "model"))
+    try:
+        return model_from_dict(data, presets=PRESETS)
+    except EngineError as exc:
+        raise type(exc)(exc.message, field=given_at) from None
+
+
 def parse_request(
-    request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    at: str = "",
+    given_at: str | None = None,
 ) -> tuple[ServingInput, Mapping[str, Any]]:
     """The JSON request (docs/serving-engine.md) → a :class:`ServingInput` and the ``cost`` section.
 
     Demand is ``demand.requests_per_s`` or ``demand.output_tokens_per_day`` (÷ 86,400 ÷ mean n_out), one of
     them, shaped by ``demand.peak_to_mean`` or ``demand.hourly_profile``. Lengths are ``input_tokens``/
-    ``output_tokens`` or a ``lengths`` distribution.
+    ``output_tokens`` or a ``lengths`` distribution. Errors name the user's field: the request sits at
+    ``at`` ("" sent as it is; a design's ``spec.serving``), and a model and accelerator the caller gives for
+    it (a design's own) are named ``given_at`` as a whole; the input keeps both for the errors raised later.
     """
-    request = _checked_request(request)
-    model = model_from_dict(request.get("model", {"preset": "llama3-70b"}), presets=PRESETS)
-    accelerator = _accelerator(request, accelerators)
-    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile", *PERCENTILE_TARGETS})
+    request = _checked_request(request, at)
+    model = _model(request, at, given_at)
+    accelerator = _accelerator(request, accelerators, at, given_at)
+    targets = _section(request, "targets", {"ttft_s", "tpot_s", "percentile", *PERCENTILE_TARGETS}, at)
     demand = _section(
         request,
         "demand",
         {"requests_per_s", "output_tokens_per_day", "peak_to_mean", "hourly_profile", "arrival_cv"},
+        at,
     )
-    layout = _section(request, "layout", {"tp", "pp", "ep", "attention_dp"})
+    layout = _section(request, "layout", {"tp", "pp", "ep", "attention_dp"}, at)
     attention_dp = layout.get("attention_dp")
     if attention_dp is not None and not isinstance(attention_dp, bool):
-        raise InputError(f"must be true or false, got {_shown(attention_dp)}", field="layout.attention_dp")
-    speculative = _section(request, "speculative", {"draft_tokens", "acceptance_rate", "draft_cost"})
+        raise InputError(
+            f"must be true or false, got {_shown(attention_dp)}", field=under(at, "layout.attention_dp")
+        )
+    speculative = _section(request, "speculative", {"draft_tokens", "acceptance_rate", "draft_cost"}, at)
     if speculative and "draft_tokens" not in speculative:
-        raise InputError("give draft_tokens (k) with speculative decoding", field="speculative.draft_tokens")
+        raise InputError(
+            "give draft_tokens (k) with speculative decoding", field=under(at, "speculative.draft_tokens")
+        )
     for key, what in (
         ("acceptance_rate", "the acceptance rate α measured for this draft and workload"),
         ("draft_cost", "the draft's step as a share of the target's (MTP heads or a small model)"),
     ):
         if speculative.get("draft_tokens") and key not in speculative:
-            raise InputError(f"give {what}", field=f"speculative.{key}")
-    eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__))
+            raise InputError(f"give {what}", field=under(at, f"speculative.{key}"))
+    eff = _section(request, "efficiency", set(ServingEfficiency.__dataclass_fields__), at)
     _section(
         request,
         "cost",
         {"on_prem", "site", *OWNING_SECTIONS, "horizon_years", "managed_overhead_fraction", "include_cloud"},
+        at,
     )
-    lengths, input_tokens, output_tokens, mean_out = _token_lengths(request)
-    rps = _requests_per_s(demand, mean_out)
+    lengths, input_tokens, output_tokens, mean_out = _token_lengths(request, at)
+    rps = _requests_per_s(demand, mean_out, at)
     disagg = request.get("disaggregated", True)
     if not isinstance(disagg, bool):
-        raise InputError(f"must be true or false, got {disagg!r}", field="disaggregated")
-    stack = _stack(request, eff)  # checks the overrides finite before they are read as numbers
+        raise InputError(f"must be true or false, got {disagg!r}", field=under(at, "disaggregated"))
+    stack = _stack(request, eff, at)  # checks the overrides finite before they are read as numbers
     # numbers, the one flag (prefill_shares_weight_read) read as a truth value
     overrides: dict[str, Any] = {
         k: bool(v) if k == "prefill_shares_weight_read" else float(v) for k, v in eff.items()
     }
+    try:
+        efficiency = replace(STACKS[stack], **overrides)
+    except InputError as exc:  # the efficiency's own checks name its field (efficiency.<name>)
+        raise exc.within(at) from None
     inp = ServingInput(
+        at=at,
+        given_at=given_at,
         model=model,
         accelerator=accelerator,
         input_tokens=input_tokens,
@@ -1800,32 +1880,38 @@ def parse_request(
         requests_per_s=rps,
         weight_precision=str(request.get("weight_precision", "fp8")),
         kv_precision=str(request.get("kv_precision", "fp8")),
-        ttft_s=float(_positive(targets.get("ttft_s", 2.0), "targets.ttft_s")),
-        tpot_s=float(_positive(targets.get("tpot_s", 0.2), "targets.tpot_s")),
-        percentile=float(_positive(targets.get("percentile", 99.0), "targets.percentile")),
-        peak_to_mean=_peak_to_mean(demand),
-        gpus_per_node=_whole(request.get("gpus_per_node", 8), "gpus_per_node", high=MAX_GPUS_PER_NODE),
-        tp=_whole(layout.get("tp", 0), "layout.tp", low=0, high=1024),
-        pp=_whole(layout.get("pp", 0), "layout.pp", low=0, high=1024),
-        ep=_whole(layout.get("ep", 0), "layout.ep", low=0, high=1024),
+        ttft_s=float(_positive(targets.get("ttft_s", 2.0), under(at, "targets.ttft_s"))),
+        tpot_s=float(_positive(targets.get("tpot_s", 0.2), under(at, "targets.tpot_s"))),
+        percentile=float(_positive(targets.get("percentile", 99.0), under(at, "targets.percentile"))),
+        peak_to_mean=_peak_to_mean(demand, at),
+        gpus_per_node=_whole(
+            request.get("gpus_per_node", 8), under(at, "gpus_per_node"), high=MAX_GPUS_PER_NODE
+        ),
+        tp=_whole(layout.get("tp", 0), under(at, "layout.tp"), low=0, high=1024),
+        pp=_whole(layout.get("pp", 0), under(at, "layout.pp"), low=0, high=1024),
+        ep=_whole(layout.get("ep", 0), under(at, "layout.ep"), low=0, high=1024),
         attention_dp=attention_dp,
-        max_batch=_whole(request.get("max_batch", 4096), "max_batch", high=1_000_000),
+        max_batch=_whole(request.get("max_batch", 4096), under(at, "max_batch"), high=1_000_000),
         disaggregated=disagg,
         arrivals=str(request.get("arrivals", "poisson")),
-        arrival_cv=_nonnegative(demand.get("arrival_cv", 1.0), "demand.arrival_cv"),
+        arrival_cv=_nonnegative(demand.get("arrival_cv", 1.0), under(at, "demand.arrival_cv")),
         prefix_cache_hit_rate=_nonnegative(
-            request.get("prefix_cache_hit_rate", 0.0), "prefix_cache_hit_rate"
+            request.get("prefix_cache_hit_rate", 0.0), under(at, "prefix_cache_hit_rate")
         ),
-        draft_tokens=_whole(speculative.get("draft_tokens", 0), "speculative.draft_tokens", low=0, high=16),
-        acceptance_rate=_nonnegative(speculative.get("acceptance_rate", 0.0), "speculative.acceptance_rate"),
-        draft_cost=_nonnegative(speculative.get("draft_cost", 0.0), "speculative.draft_cost"),
+        draft_tokens=_whole(
+            speculative.get("draft_tokens", 0), under(at, "speculative.draft_tokens"), low=0, high=16
+        ),
+        acceptance_rate=_nonnegative(
+            speculative.get("acceptance_rate", 0.0), under(at, "speculative.acceptance_rate")
+        ),
+        draft_cost=_nonnegative(speculative.get("draft_cost", 0.0), under(at, "speculative.draft_cost")),
         percentile_targets=tuple(
-            (name, _positive(targets[name], f"targets.{name}"))
+            (name, _positive(targets[name], under(at, f"targets.{name}")))
             for name in PERCENTILE_TARGETS
             if name in targets
         ),
-        kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), "kv_transfer_gbps"),
-        efficiency=replace(STACKS[stack], **overrides),
+        kv_transfer_gbps=_positive(request.get("kv_transfer_gbps", 50.0), under(at, "kv_transfer_gbps")),
+        efficiency=efficiency,
     )
     return inp, request.get("cost", {})
 
@@ -1890,20 +1976,26 @@ class Sizing:
     result: ServingResult
 
 
-def sizing(request: Mapping[str, Any], *, accelerators: Mapping[str, AcceleratorSpec]) -> Sizing:
+def sizing(
+    request: Mapping[str, Any],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    at: str = "",
+    given_at: str | None = None,
+) -> Sizing:
     """The serving engine's answer to one request (docs/serving-engine.md) without its costs: the fewest-GPU
     layout meeting the targets at the peak demand, every layout searched, TTFT/TPOT against batch, the
     disaggregated option, the utilization the mean demand implies and the assumptions. The costs are
     engine.serving_cost's (``serving_cost.estimate``: this answer with $ per million tokens owning and per
     cloud offering). Raises InputError/UnknownReferenceError naming the field, InfeasibleError when no layout
-    fits or meets the targets."""
-    inp, cost_section = parse_request(request, accelerators=accelerators)
+    fits or meets the targets. Errors name the user's field (``at``, ``given_at``: :func:`parse_request`)."""
+    inp, cost_section = parse_request(request, accelerators=accelerators, at=at, given_at=given_at)
     grid = _layout_grid(inp)
     results = size_layouts(inp, grid)
     best = results[0]
     if not best.meets_targets:
         raise _no_layout_error(inp, results)
-    cost = _cost_settings(cost_section)
+    cost = _cost_settings(cost_section, at)
     result = ServingResult(
         model=inp.model.name,
         accelerator=inp.accelerator.slug,
@@ -1936,12 +2028,12 @@ def _no_layout_error(inp: ServingInput, results: Sequence[LayoutResult]) -> Infe
         return InfeasibleError(
             f"{inp.model.name} does not fit on {inp.accelerator.name} at any layout searched"
             f" ({need / 2**30:.0f} GiB of {inp.weight_precision} weights)",
-            field="accelerator",
+            field=inp.given("accelerator"),
         )
     return InfeasibleError(
         f"no layout meets the targets: {fitting[0].why} (best: tp{fitting[0].tp} pp{fitting[0].pp},"
         f" TTFT {fitting[0].ttft_s:.2f} s, TPOT {fitting[0].tpot_s * 1000:.0f} ms)",
-        field=_binding_target(inp, _layout_grid(inp)),
+        field=inp.path(_binding_target(inp, _layout_grid(inp))),
     )
 
 
@@ -1960,22 +2052,25 @@ def _binding_target(inp: ServingInput, g: Mapping[str, np.ndarray]) -> str:
     return "targets.tpot_s"
 
 
-def _cost_settings(cost_section: Mapping[str, Any]) -> CostSettings:
+def _cost_settings(cost_section: Mapping[str, Any], at: str) -> CostSettings:
     """The ``cost`` section checked: horizon (years), managed overhead (a fraction, bounds.COST), the owning
     inputs (``on_prem``) and whether to price cloud offerings."""
-    horizon = _positive(cost_section.get("horizon_years", 3.0), "cost.horizon_years")
+    horizon = _positive(cost_section.get("horizon_years", 3.0), under(at, "cost.horizon_years"))
     overhead = cost_section.get("managed_overhead_fraction", 0.0)
     most = COST_BOUNDS["cloud.managed_overhead_fraction"].high
     if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= most:
         raise InputError(
-            f"must be a number from 0 to {most:g}, got {overhead!r}", field="cost.managed_overhead_fraction"
+            f"must be a number from 0 to {most:g}, got {overhead!r}",
+            field=under(at, "cost.managed_overhead_fraction"),
         )
     on_prem = cost_section.get("on_prem", {})
     if not isinstance(on_prem, Mapping):
-        raise InputError("must be an object", field="cost.on_prem")
+        raise InputError("must be an object", field=under(at, "cost.on_prem"))
     include_cloud = cost_section.get("include_cloud", True)
     if not isinstance(include_cloud, bool):
-        raise InputError(f"must be true or false, got {include_cloud!r}", field="cost.include_cloud")
+        raise InputError(
+            f"must be true or false, got {include_cloud!r}", field=under(at, "cost.include_cloud")
+        )
     return CostSettings(
         horizon_years=horizon,
         managed_overhead_fraction=float(overhead),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clusterdesigner.engine.core.catalog import CatalogSpecs
-from clusterdesigner.engine.core.errors import EngineError, FieldPaths, named_by
+from clusterdesigner.engine.core.errors import EngineError, under
 from clusterdesigner.engine.core.offerings import PRICING_MODELS, CloudOfferingSpec
 from clusterdesigner.engine.core.units import HOURS_PER_YEAR
 from clusterdesigner.engine.cost.cost import tco
@@ -188,13 +188,16 @@ def owning_cost(
     horizon_years: float,
     site: Mapping[str, Any] | None = None,
     sections: Mapping[str, Any] | None = None,
+    at: str = "",
+    given_at: str | None = None,
 ) -> BilledCost:
     """The cost engine's owning cost of the serving cluster's whole nodes (``cost.tco`` → ``on_prem``): its
     total over the horizon, its $ per GPU-hour used at the implied utilization, and the GPU-hours it holds
     (nodes × GPUs a node × 8,760 h × years: an owner pays for every hour). Every owning default and catalog
     price is the cost engine's own (docs/cost-engine.md); at a ``site`` (engine.cost.site's object: the
     request's ``cost.site``) its power price, PUE and colocation, as the cost engine prices a design placed
-    there. Its errors keep their field under ``cost.``."""
+    there. Its errors keep their field under the serving request's ``cost.`` (the request sitting at ``at``;
+    ``given_at``, where the caller's accelerator sits, as serving.parse_request names them)."""
     request = {
         "cluster": {"accelerator": accelerator, "nodes": nodes, "gpus_per_node": gpus_per_node},
         "utilization": utilization,
@@ -207,11 +210,13 @@ def owning_cost(
         result = tco(request, **catalog.cost_kwargs())
     except EngineError as exc:
         if exc.field.startswith(("on_prem", "site", *OWNING_SECTIONS)) or exc.field == "horizon_years":
-            where = f"cost.{exc.field}"
+            where = under(at, f"cost.{exc.field}")
         elif exc.field.startswith("cluster.nodes"):
-            where = "demand.requests_per_s"  # the demand sized a cluster the cost engine cannot price
+            where = under(
+                at, "demand.requests_per_s"
+            )  # the demand sized a cluster the cost engine cannot price
         else:
-            where = "accelerator"
+            where = under(at, "accelerator") if given_at is None else given_at
         raise type(exc)(exc.message, field=where) from exc
     own = result["on_prem"]
     gpus = nodes * gpus_per_node
@@ -229,7 +234,8 @@ def estimate(
     request: Mapping[str, Any],
     *,
     catalog: CatalogSpecs,
-    paths: FieldPaths | None = None,
+    at: str = "",
+    given_at: str | None = None,
     price_owning: bool = True,
 ) -> ServingResult:
     """A serving estimate for one request (docs/serving-engine.md): the serving engine's answer
@@ -237,13 +243,11 @@ def estimate(
     TTFT/TPOT against batch, the disaggregated option) with $ per million tokens owning (:func:`owning_cost`)
     and per cloud offering (:func:`serving_costs`). ``price_owning=False`` leaves the owning option out (a
     caller that only sizes the GPUs, such as a capacity plan, needs no owning price: the layout and GPU count
-    do not depend on any cost). Raises InputError/UnknownReferenceError naming the field (by ``paths`` when
-    given: the user's path of a request built for them), InfeasibleError when no layout fits or meets the
-    targets."""
-    with named_by(paths):
-        return _priced(
-            sizing(request, accelerators=catalog.accelerators), catalog=catalog, price_owning=price_owning
-        )
+    do not depend on any cost). Raises InputError/UnknownReferenceError naming the user's field (the request
+    sitting at ``at``, a model and accelerator the caller gives at ``given_at``: serving.parse_request),
+    InfeasibleError when no layout fits or meets the targets."""
+    sized = sizing(request, accelerators=catalog.accelerators, at=at, given_at=given_at)
+    return _priced(sized, catalog=catalog, price_owning=price_owning)
 
 
 def _priced(sized: Sizing, *, catalog: CatalogSpecs, price_owning: bool = True) -> ServingResult:
@@ -260,6 +264,8 @@ def _priced(sized: Sizing, *, catalog: CatalogSpecs, price_owning: bool = True) 
             horizon_years=cost.horizon_years,
             site=cost.site,
             sections=cost.sections,
+            at=inp.at,
+            given_at=inp.given_at,
         )
         if price_owning
         else None

@@ -59,6 +59,6 @@ Modules (what each owns, from its docstring; its public functions and classes):
             CalibrationStatement, geometric_mean, percentile, loo_residuals, regime_factor, fit, calibrate
     workload -- The training engine's inputs other than the model: the training setup, the cluster and a batch
         of parallel layouts held as numpy arrays (one element per layout), plus the documented constants.
-        public: Assumption, PipelineLayout, parse_pipeline_layout, Training, Cluster, Problem, layouts,
-            layout_row, group_span
+        public: Assumption, PipelineLayout, parse_pipeline_layout, Training, Cluster, Sections, Problem,
+            layouts, layout_row, group_span
 """

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.errors import InputError, under
 from clusterdesigner.engine.core.model import (
     RECOMPUTE_FULL,
     RECOMPUTE_MODES,
@@ -482,7 +482,7 @@ def check_search_size(problem: Problem, *, fixed: Mapping[str, int]) -> None:
         raise InputError(
             f"a layout search over {gpus:,} GPUs is too large to run here (at most {MAX_SEARCH_GPUS:,}); "
             "use fewer nodes, or give the whole layout (tp, pp, micro_batch, recompute, sharding)",
-            field="cluster.nodes",
+            field=under(problem.where.cluster, "nodes"),
         )
 
 

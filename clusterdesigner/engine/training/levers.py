@@ -54,9 +54,11 @@ LEVER_ASSUMPTIONS = (
 )
 
 
-def check_recompute_modules(model: ModelShape, modules: tuple[str, ...]) -> None:
-    """Megatron-Core's checks (transformer_config.py __post_init__): known names; mla_up_proj needs MLA."""
-    field = "training.recompute_modules"
+def check_recompute_modules(
+    model: ModelShape, modules: tuple[str, ...], *, field: str = "training.recompute_modules"
+) -> None:
+    """Megatron-Core's checks (transformer_config.py __post_init__): known names; mla_up_proj needs MLA.
+    Errors name ``field``, where the list sits in what the user sent."""
     for name in modules:
         if name not in RECOMPUTE_MODULES:
             raise InputError(f"unknown module {name!r}; use {', '.join(RECOMPUTE_MODULES)}", field=field)
@@ -84,10 +86,15 @@ FP8_INPUT_STORE_ASSUMPTION = Assumption(
 )
 
 
-def check_offload_modules(model: ModelShape, modules: tuple[str, ...], *, offload_layers: int) -> None:
+def check_offload_modules(
+    model: ModelShape,
+    modules: tuple[str, ...],
+    *,
+    offload_layers: int,
+    field: str = "training.activation_offload_modules",
+) -> None:
     """Megatron-Core's checks (transformer_config.py __post_init__): attn_proj only with core_attn, not with
-    --cpu-offloading; expert_fc1 and moe_act are modules of a MoE layer's experts."""
-    field = "training.activation_offload_modules"
+    --cpu-offloading; expert_fc1 and moe_act are modules of a MoE layer's experts. Errors name ``field``."""
     if "attn_proj" in modules and "core_attn" not in modules:
         raise InputError("attn_proj is offloaded only together with core_attn", field=field)
     if modules and offload_layers:
@@ -101,12 +108,14 @@ def check_offload_modules(model: ModelShape, modules: tuple[str, ...], *, offloa
         raise InputError(f"{expert[0]} is a module of the experts; the model has none", field=field)
 
 
-def check_fp8_input_store(model: ModelShape, store: bool) -> None:
-    """activation_func_fp8_input_store acts on the SwiGLU kernel (bias_swiglu_impl) only."""
+def check_fp8_input_store(
+    model: ModelShape, store: bool, *, field: str = "training.activation_func_fp8_input_store"
+) -> None:
+    """activation_func_fp8_input_store acts on the SwiGLU kernel (bias_swiglu_impl) only (errors name
+    ``field``)."""
     if store and not model.gated_mlp:
         raise InputError(
-            "stores the SwiGLU input in FP8; this model's MLP is not gated (gated_mlp false)",
-            field="training.activation_func_fp8_input_store",
+            "stores the SwiGLU input in FP8; this model's MLP is not gated (gated_mlp false)", field=field
         )
 
 

@@ -236,19 +236,23 @@ def recipe_for(precision: str) -> PrecisionRecipe:
         ) from None
 
 
-def check_supported(recipe: PrecisionRecipe, accelerator: AcceleratorSpec) -> None:
+def check_supported(recipe: PrecisionRecipe, accelerator: AcceleratorSpec, *, field: str = FIELD) -> None:
     """Refuse a recipe the accelerator has no hardware for: its family is not among ``recipe.families``
     (Hopper has no MXFP8 or NVFP4 units; CDNA has no NVFP4) or it has no dense peak at the recipe's matmul
-    precision. The error names ``training.precision``."""
+    precision (nor at BF16, for a recipe that keeps layers in BF16). The error names ``field``, where the
+    precision sits in what the user sent."""
     if recipe.families and accelerator.family not in recipe.families:
         raise InputError(
             f"{accelerator.name} ({accelerator.family or 'unknown family'}) has no hardware support for "
             f"{recipe.label}; it runs on {', '.join(recipe.families)} accelerators",
-            field=FIELD,
+            field=field,
         )
-    accelerator.peak_tflops(recipe.matmul_precision)  # raises naming training.precision if unsupported
-    if recipe.bf16_layer_fraction:
-        accelerator.peak_tflops("bf16")
+    for precision in (recipe.matmul_precision, *(("bf16",) if recipe.bf16_layer_fraction else ())):
+        if precision not in accelerator.dense_tflops:
+            have = ", ".join(sorted(accelerator.dense_tflops))
+            raise InputError(
+                f"{accelerator.name} has no dense {precision} peak (it supports {have})", field=field
+            )
 
 
 def _cast_passes_source(recipe: PrecisionRecipe, family: str) -> str:

@@ -1620,7 +1620,7 @@ def host_link_bytes_per_s(problem: Problem) -> float:
         raise InputError(
             f"{problem.cluster.accelerator.name} has no host-link bandwidth (host_link_gbps), which "
             "activation and optimizer offload need",
-            field="cluster.accelerator",
+            field=problem.where.cluster_accelerator,
         )
     return gbps * 1e9
 

@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 
 from clusterdesigner.engine.core.errors import (
-    FieldPaths,
     InfeasibleError,
     InputError,
     UnknownReferenceError,
-    named_by,
+    under,
 )
 from clusterdesigner.engine.core.hardware import (
     AcceleratorSpec,
@@ -120,6 +119,7 @@ from clusterdesigner.engine.training.workload import (
     Cluster,
     IntArray,
     Problem,
+    Sections,
     Training,
     layout_row,
     layouts,
@@ -157,12 +157,13 @@ def model_presets() -> list[dict[str, Any]]:
 
 
 # ---- request parsing ------------------------------------------------------------------------------------
-def _section(request: Mapping[str, Any], name: str, *, required: bool = True) -> Mapping[str, Any]:
+def _section(request: Mapping[str, Any], name: str, *, at: str, required: bool = True) -> Mapping[str, Any]:
+    """The request's section ``name``, which sits at ``at`` in what the user sent."""
     value = request.get(name)
     if value is None and not required:
         return {}
     if not isinstance(value, Mapping):
-        raise InputError("must be an object", field=name)
+        raise InputError("must be an object", field=at)
     return value
 
 
@@ -214,10 +215,12 @@ def _flag(section: Mapping[str, Any], key: str, path: str, default: bool) -> boo
     return value
 
 
-def _reference(cluster: Mapping[str, Any], key: str, known: Mapping[str, Any], from_dict: Any) -> Any:
-    """``cluster.<key>`` as a catalog slug looked up in ``known`` or an inline spec built by ``from_dict``."""
+def _reference(
+    cluster: Mapping[str, Any], key: str, known: Mapping[str, Any], from_dict: Any, at: str, path: str
+) -> Any:
+    """``cluster.<key>`` as a catalog slug looked up in ``known`` or an inline spec built by ``from_dict``
+    (the cluster sitting at ``at``, the field at ``path``)."""
     ref = cluster.get(key)
-    path = f"cluster.{key}"
     if isinstance(ref, str):
         if ref not in known:
             raise UnknownReferenceError(
@@ -232,18 +235,18 @@ def _reference(cluster: Mapping[str, Any], key: str, known: Mapping[str, Any], f
                 f"an inline {key} needs {exc.args[0]!r}", field=f"{path}.{exc.args[0]}"
             ) from None
         except InputError as exc:
-            raise InputError(exc.message, field="cluster." + exc.field) from None
+            raise InputError(exc.message, field=under(at, exc.field)) from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"inline {key}: {exc}", field=path) from None
     raise InputError(f"must be a {key} slug or an inline spec object", field=path)
 
 
-def _fabric(cluster: Mapping[str, Any], fabrics: Mapping[str, FabricSpec], nodes: int) -> FabricSpec:
+def _fabric(cluster: Mapping[str, Any], fabrics: Mapping[str, FabricSpec], nodes: int, at: str) -> FabricSpec:
     if cluster.get("fabric") is None:
         if nodes > 1:
-            raise InputError("is required when the cluster has more than one node", field="cluster.fabric")
+            raise InputError("is required when the cluster has more than one node", field=under(at, "fabric"))
         return _SINGLE_NODE_FABRIC
-    fabric: FabricSpec = _reference(cluster, "fabric", fabrics, fabric_from_dict)
+    fabric: FabricSpec = _reference(cluster, "fabric", fabrics, fabric_from_dict, at, under(at, "fabric"))
     return fabric
 
 
@@ -260,28 +263,29 @@ MAX_TRAINING: dict[str, float] = {
 }
 
 
-def _expert_tp(tr: Mapping[str, Any], model: ModelShape) -> int:
+def _expert_tp(tr: Mapping[str, Any], model: ModelShape, at: str) -> int:
     """``training.etp``, the expert tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size), or
     0 when not given (experts split by tp). It splits each expert's FFN width, so it must divide
     expert_ffn_hidden (Megatron-Core's column/row-parallel expert linears)."""
     if tr.get("etp") is None:
         return 0
-    etp = _whole(tr, "etp", "training", maximum=MAX_ETP)
+    etp = _whole(tr, "etp", at, maximum=MAX_ETP)
     if not model.is_moe:
-        raise InputError("etp needs a mixture-of-experts model", field="training.etp")
+        raise InputError("etp needs a mixture-of-experts model", field=under(at, "etp"))
     if model.expert_ffn_hidden % etp:
         raise InputError(
-            f"etp {etp} does not divide expert_ffn_hidden {model.expert_ffn_hidden}", field="training.etp"
+            f"etp {etp} does not divide expert_ffn_hidden {model.expert_ffn_hidden}", field=under(at, "etp")
         )
     return etp
 
 
 def _names(
-    section: Mapping[str, Any], key: str, choices: tuple[str, ...], default: tuple[str, ...]
+    section: Mapping[str, Any], key: str, choices: tuple[str, ...], default: tuple[str, ...], at: str
 ) -> tuple[str, ...]:
-    """A list of distinct names from ``choices`` (``training.<key>``), in the order given."""
+    """A list of distinct names from ``choices`` (``training.<key>``, the section sitting at ``at``), in the
+    order given."""
     value = section.get(key, list(default))
-    field = f"training.{key}"
+    field = under(at, key)
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise InputError(f"must be a list of names from {', '.join(choices)}", field=field)
     unknown = [v for v in value if v not in choices]
@@ -292,48 +296,50 @@ def _names(
     return tuple(value)
 
 
-def _memory_levers(tr: Mapping[str, Any], model: ModelShape, precision: str) -> dict[str, Any]:
+def _memory_levers(tr: Mapping[str, Any], model: ModelShape, precision: str, at: str) -> dict[str, Any]:
     """``training``'s memory levers (levers.py): recompute_modules, activation_offload_layers,
     activation_offload_modules, optimizer_offload, lora_rank and lora_modules, recompute_num_layers,
     fp8_params and activation_func_fp8_input_store; all off by default."""
-    modules = _names(tr, "recompute_modules", RECOMPUTE_MODULES, DEFAULT_RECOMPUTE_MODULES)
-    check_recompute_modules(model, modules)
+    modules = _names(tr, "recompute_modules", RECOMPUTE_MODULES, DEFAULT_RECOMPUTE_MODULES, at)
+    check_recompute_modules(model, modules, field=under(at, "recompute_modules"))
     offload = 0
     if tr.get("activation_offload_layers") not in (None, 0):
         # Megatron-Core: 0 < cpu_offloading_num_layers < num_layers (transformer_config.py).
-        offload = _whole(tr, "activation_offload_layers", "training", maximum=model.layers - 1)
-    offload_modules = _names(tr, "activation_offload_modules", OFFLOAD_MODULES, ())
-    check_offload_modules(model, offload_modules, offload_layers=offload)
-    fp8_store = _flag(tr, "activation_func_fp8_input_store", "training", False)
-    check_fp8_input_store(model, fp8_store)
-    stack = _framework(tr)
+        offload = _whole(tr, "activation_offload_layers", at, maximum=model.layers - 1)
+    offload_modules = _names(tr, "activation_offload_modules", OFFLOAD_MODULES, (), at)
+    check_offload_modules(
+        model, offload_modules, offload_layers=offload, field=under(at, "activation_offload_modules")
+    )
+    fp8_store = _flag(tr, "activation_func_fp8_input_store", at, False)
+    check_fp8_input_store(model, fp8_store, field=under(at, "activation_func_fp8_input_store"))
+    stack = _framework(tr, at)
     for key, on in (
         ("activation_offload_modules", offload_modules),
         ("activation_func_fp8_input_store", fp8_store),
     ):
         # Megatron-Core's own options (transformer_config.py); the other stacks keep other tensors too.
         if on and stack.slug != DEFAULT_FRAMEWORK:
-            raise InputError(f"is a Megatron-Core option; {stack.name} has none", field=f"training.{key}")
+            raise InputError(f"is a Megatron-Core option; {stack.name} has none", field=under(at, key))
     lora_rank = 0
     if tr.get("lora_rank") not in (None, 0):
-        lora_rank = _whole(tr, "lora_rank", "training", maximum=min(model.hidden, 65536))
-    lora_modules = _names(tr, "lora_modules", LORA_MODULES, LORA_MODULES) if lora_rank else ()
+        lora_rank = _whole(tr, "lora_rank", at, maximum=min(model.hidden, 65536))
+    lora_modules = _names(tr, "lora_modules", LORA_MODULES, LORA_MODULES, at) if lora_rank else ()
     if lora_rank and not lora_modules:
-        raise InputError("LoRA needs at least one target module", field="training.lora_modules")
+        raise InputError("LoRA needs at least one target module", field=under(at, "lora_modules"))
     return {
         "recompute_modules": modules,
         "activation_offload_layers": offload,
         "activation_offload_modules": offload_modules,
         "activation_func_fp8_input_store": fp8_store,
-        "optimizer_offload": _flag(tr, "optimizer_offload", "training", False),
+        "optimizer_offload": _flag(tr, "optimizer_offload", at, False),
         "lora_rank": lora_rank,
         "lora_modules": lora_modules,
-        **_block_recompute_and_fp8_params(tr, model, precision),
+        **_block_recompute_and_fp8_params(tr, model, precision, at),
     }
 
 
 def _block_recompute_and_fp8_params(
-    tr: Mapping[str, Any], model: ModelShape, precision: str
+    tr: Mapping[str, Any], model: ModelShape, precision: str, at: str
 ) -> dict[str, Any]:
     """``training.recompute_num_layers`` (Megatron-Core --recompute-method block --recompute-num-layers N: at
     most the model's layers; the layers per stage are checked against each layout, search._recompute_checks)
@@ -341,63 +347,57 @@ def _block_recompute_and_fp8_params(
     need FP8 training, as Megatron-LM's arguments.py ties --fp8-param-gather to --fp8-format)."""
     layers = 0
     if tr.get("recompute_num_layers") not in (None, 0):
-        layers = _whole(tr, "recompute_num_layers", "training", maximum=model.layers)
-    fp8_params = _flag(tr, "fp8_params", "training", False)
+        layers = _whole(tr, "recompute_num_layers", at, maximum=model.layers)
+    fp8_params = _flag(tr, "fp8_params", at, False)
     if fp8_params and precision not in FP8_RECIPES:
         raise InputError(
             f"FP8 weights need precision fp8 or another FP8 recipe ({', '.join(FP8_RECIPES[1:])}), "
             f"got {precision}",
-            field="training.fp8_params",
+            field=under(at, "fp8_params"),
         )
     return {"recompute_num_layers": layers, "fp8_params": fp8_params}
 
 
-def _batch_seqs(tr: Mapping[str, Any], model: ModelShape) -> int:
+def _batch_seqs(tr: Mapping[str, Any], model: ModelShape, at: str) -> int:
     """``training.global_batch_seqs``, or ``global_batch_tokens`` as a whole number of sequences."""
     if "global_batch_seqs" in tr:
-        return _whole(tr, "global_batch_seqs", "training", maximum=MAX_TRAINING["global_batch_seqs"])
+        return _whole(tr, "global_batch_seqs", at, maximum=MAX_TRAINING["global_batch_seqs"])
     if "global_batch_tokens" in tr:
-        batch_tokens = _number(
-            tr, "global_batch_tokens", "training", maximum=MAX_TRAINING["global_batch_tokens"]
-        )
+        batch_tokens = _number(tr, "global_batch_tokens", at, maximum=MAX_TRAINING["global_batch_tokens"])
         if batch_tokens % model.seq_len:
             raise InputError(
-                f"must be a multiple of seq_len {model.seq_len}", field="training.global_batch_tokens"
+                f"must be a multiple of seq_len {model.seq_len}", field=under(at, "global_batch_tokens")
             )
         return int(batch_tokens // model.seq_len)
-    raise InputError("give global_batch_tokens or global_batch_seqs", field="training.global_batch_tokens")
+    raise InputError("give global_batch_tokens or global_batch_seqs", field=under(at, "global_batch_tokens"))
 
 
-def _framework(tr: Mapping[str, Any]) -> FrameworkProfile:
+def _framework(tr: Mapping[str, Any], at: str) -> FrameworkProfile:
     """``training.framework``: the stack whose defaults and layouts apply (engine/training/framework.py)."""
-    return profile(_choice(tr, "framework", "training", tuple(PROFILES), DEFAULT_FRAMEWORK))
+    return profile(_choice(tr, "framework", at, tuple(PROFILES), DEFAULT_FRAMEWORK))
 
 
-def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile) -> dict[str, Any]:
+def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile, at: str) -> dict[str, Any]:
     """The stack-dependent Training fields: the request's value where given, else the profile's."""
-    collectives = _whole(
-        tr, "fsdp_collectives_per_layer", "training", default=stack.fsdp_collectives_per_layer
-    )
+    collectives = _whole(tr, "fsdp_collectives_per_layer", at, default=stack.fsdp_collectives_per_layer)
     if collectives > MAX_FSDP_COLLECTIVES_PER_LAYER:
         raise InputError(
             f"must be at most {MAX_FSDP_COLLECTIVES_PER_LAYER}, got {collectives}",
-            field="training.fsdp_collectives_per_layer",
+            field=under(at, "fsdp_collectives_per_layer"),
         )
     return {
         "framework": stack.slug,
         "selective_recompute": stack.selective_recompute,
         "pipeline_grad_bytes": stack.pipeline_grad_bytes,
-        "tp_comm_overlap": _flag(tr, "tp_comm_overlap", "training", stack.tp_comm_overlap),
+        "tp_comm_overlap": _flag(tr, "tp_comm_overlap", at, stack.tp_comm_overlap),
         "fsdp_collectives_per_layer": collectives,
-        "fsdp_overlap": _flag(tr, "fsdp_overlap", "training", stack.fsdp_overlap),
-        "cross_entropy": _choice(tr, "cross_entropy", "training", CROSS_ENTROPY_KINDS, stack.cross_entropy),
-        "attention_kernel": _choice(
-            tr, "attention_kernel", "training", ATTENTION_KERNELS, stack.attention_kernel
-        ),
+        "fsdp_overlap": _flag(tr, "fsdp_overlap", at, stack.fsdp_overlap),
+        "cross_entropy": _choice(tr, "cross_entropy", at, CROSS_ENTROPY_KINDS, stack.cross_entropy),
+        "attention_kernel": _choice(tr, "attention_kernel", at, ATTENTION_KERNELS, stack.attention_kernel),
         "framework_reserve_gib": _number(
             tr,
             "framework_reserve_gib",
-            "training",
+            at,
             default=stack.framework_reserve_gib,
             strict=False,
             maximum=MAX_TRAINING["framework_reserve_gib"],
@@ -405,82 +405,88 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile) -> dict[str, An
     }
 
 
-def _moe_knobs(tr: Mapping[str, Any], precision: str, stack: FrameworkProfile) -> dict[str, Any]:
+def _moe_knobs(tr: Mapping[str, Any], precision: str, stack: FrameworkProfile, at: str) -> dict[str, Any]:
     """The mixture-of-experts token-exchange fields of Training; the dispatcher and the all-to-all overlap
     default to the framework profile's published recipe."""
     max_domains = (
-        _whole(tr, "moe_max_domains_per_token", "training", maximum=MAX_MOE_DOMAINS_PER_TOKEN)
+        _whole(tr, "moe_max_domains_per_token", at, maximum=MAX_MOE_DOMAINS_PER_TOKEN)
         if isinstance(tr.get("moe_max_domains_per_token", 0), bool) or tr.get("moe_max_domains_per_token", 0)
         else 0
     )
-    fp8_dispatch = _flag(tr, "moe_fp8_dispatch", "training", False)
+    fp8_dispatch = _flag(tr, "moe_fp8_dispatch", at, False)
     if fp8_dispatch and precision not in FP8_RECIPES:
         # DeepSeek-V3's FP8 dispatch feeds the FP8 up-projection GEMM (arXiv:2412.19437 Sec. 3.3.3), as
         # Megatron-Core's mxfp8 dispatch feeds the FP8 grouped GEMM: it comes with FP8 training.
         raise InputError(
             f"FP8 dispatch needs precision fp8 or another FP8 recipe ({', '.join(FP8_RECIPES[1:])})",
-            field="training.moe_fp8_dispatch",
+            field=under(at, "moe_fp8_dispatch"),
         )
     return {
-        "moe_dispatcher": _choice(tr, "moe_dispatcher", "training", MOE_DISPATCHERS, stack.moe_dispatcher),
-        "moe_load_balance": _choice(tr, "moe_load_balance", "training", MOE_LOAD_BALANCES, "dropless"),
+        "moe_dispatcher": _choice(tr, "moe_dispatcher", at, MOE_DISPATCHERS, stack.moe_dispatcher),
+        "moe_load_balance": _choice(tr, "moe_load_balance", at, MOE_LOAD_BALANCES, "dropless"),
         "moe_max_domains_per_token": max_domains,
         "moe_fp8_dispatch": fp8_dispatch,
-        "moe_a2a_overlap": _flag(tr, "moe_a2a_overlap", "training", stack.moe_a2a_overlap),
-        "moe_shared_expert_overlap": _flag(tr, "moe_shared_expert_overlap", "training", False),
+        "moe_a2a_overlap": _flag(tr, "moe_a2a_overlap", at, stack.moe_a2a_overlap),
+        "moe_shared_expert_overlap": _flag(tr, "moe_shared_expert_overlap", at, False),
     }
 
 
-def _parse_training(tr: Mapping[str, Any], model: ModelShape) -> Training:
-    """The ``training`` section: tokens, batch, precision, optimizer, headroom and the stack's knobs."""
-    tokens = _number(tr, "tokens", "training", maximum=MAX_TRAINING["tokens"])
-    batch = _batch_seqs(tr, model)
-    stack = _framework(tr)
-    precision = _choice(tr, "precision", "training", PRECISIONS, "bf16")
+def _parse_training(tr: Mapping[str, Any], model: ModelShape, at: str) -> Training:
+    """The ``training`` section (sitting at ``at``): tokens, batch, precision, optimizer, headroom and the
+    stack's knobs."""
+    tokens = _number(tr, "tokens", at, maximum=MAX_TRAINING["tokens"])
+    batch = _batch_seqs(tr, model, at)
+    stack = _framework(tr, at)
+    precision = _choice(tr, "precision", at, PRECISIONS, "bf16")
     grad_dtype = tr.get("grad_dtype", "bf16")
     if grad_dtype not in ("bf16", "fp32"):
-        raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field="training.grad_dtype")
-    optimizer = _choice(tr, "optimizer", "training", OPTIMIZERS, "adam")
-    if optimizer == "muon" and _flag(tr, "optimizer_offload", "training", False):
+        raise InputError(f"must be bf16 or fp32, got {grad_dtype!r}", field=under(at, "grad_dtype"))
+    optimizer = _choice(tr, "optimizer", at, OPTIMIZERS, "adam")
+    if optimizer == "muon" and _flag(tr, "optimizer_offload", at, False):
         raise InputError(
             "optimizer offload steps Adam on the CPU; Muon's Newton-Schulz iterations run on the GPU",
-            field="training.optimizer_offload",
+            field=under(at, "optimizer_offload"),
         )
     optimizer_bytes = _number(
         tr,
         "optimizer_bytes_per_param",
-        "training",
+        at,
         default=MUON_STATE_BYTES if optimizer == "muon" else ADAM_STATE_BYTES,
         maximum=MAX_TRAINING["optimizer_bytes_per_param"],
     )
     memory_headroom = _number(
         tr,
         "memory_headroom",
-        "training",
+        at,
         default=MEMORY_HEADROOM,
         strict=False,
         maximum=MAX_TRAINING["memory_headroom"],
     )
-    knobs = _stack_knobs(tr, stack)
-    moe = _moe_knobs(tr, precision, stack)
+    knobs = _stack_knobs(tr, stack, at)
+    moe = _moe_knobs(tr, precision, stack, at)
     layout = None
     if tr.get("pipeline_layout") is not None:
-        layout = parse_pipeline_layout(tr["pipeline_layout"], layers=model.layers, mtp_depth=model.mtp_depth)
+        layout = parse_pipeline_layout(
+            tr["pipeline_layout"],
+            layers=model.layers,
+            mtp_depth=model.mtp_depth,
+            field=under(at, "pipeline_layout"),
+        )
     return Training(
         pipeline_layout=layout,
         **moe,
         **knobs,
-        etp=_expert_tp(tr, model),
-        pipeline_split=_choice(tr, "pipeline_split", "training", PIPELINE_SPLITS, "balanced"),
+        etp=_expert_tp(tr, model, at),
+        pipeline_split=_choice(tr, "pipeline_split", at, PIPELINE_SPLITS, "balanced"),
         optimizer_bytes=optimizer_bytes,
         optimizer=optimizer,
         tokens=tokens,
         global_batch_seqs=batch,
         precision=precision,
         grad_bytes=4.0 if grad_dtype == "fp32" else 2.0,
-        flash_attention=_flag(tr, "flash_attention", "training", True),
+        flash_attention=_flag(tr, "flash_attention", at, True),
         memory_headroom=memory_headroom,
-        **_memory_levers(tr, model, precision),
+        **_memory_levers(tr, model, precision, at),
     )
 
 
@@ -489,69 +495,81 @@ def parse_problem(
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
+    where: Sections | None = None,
 ) -> Problem:
-    """Model, training and cluster from the request (everything but the parallelism)."""
+    """Model, training and cluster from the request (everything but the parallelism). ``where``: where the
+    request's sections sit in what the user sent (default: a request sent as it is); every error names its
+    field there, and the problem keeps it for the errors the engine raises later."""
+    where = where or Sections()
     if not isinstance(request, Mapping):
         raise InputError("the request must be a JSON object", field="")
-    model: ModelShape = model_from_dict(_section(request, "model"), presets=PRESETS)
-    training = _parse_training(_section(request, "training"), model)
+    model: ModelShape = model_from_dict(
+        _section(request, "model", at=where.model), presets=PRESETS, at=where.model
+    )
+    training = _parse_training(_section(request, "training", at=where.training), model, where.training)
     precision = training.precision
-    cl = _section(request, "cluster")
-    accelerator: AcceleratorSpec = _reference(cl, "accelerator", accelerators, accelerator_from_dict)
-    check_supported(recipe_for(precision), accelerator)  # raises naming training.precision if unsupported
+    cl = _section(request, "cluster", at=where.cluster)
+    accelerator: AcceleratorSpec = _reference(
+        cl, "accelerator", accelerators, accelerator_from_dict, where.cluster, where.cluster_accelerator
+    )
+    check_supported(recipe_for(precision), accelerator, field=under(where.training, "precision"))
     offloads = training.activation_offload_layers or training.activation_offload_modules
     if (offloads or training.optimizer_offload) and accelerator.host_link_gbps <= 0:
         raise InputError(
             f"{accelerator.name} has no host-link bandwidth (host_link_gbps), which offloading needs",
-            field="cluster.accelerator",
+            field=where.cluster_accelerator,
         )
-    gpus_per_node = _whole(cl, "gpus_per_node", "cluster", default=8)
-    nodes = _whole(cl, "nodes", "cluster")
-    fabric = _fabric(cl, fabrics, nodes)
-    oversub = _number(cl, "oversubscription", "cluster", default=1.0, minimum=1.0, strict=False)
-    nic = _number(cl, "scaleout_gbps_per_gpu", "cluster", default=fabric.port_gbps)
+    gpus_per_node = _whole(cl, "gpus_per_node", where.cluster, default=8)
+    nodes = _whole(cl, "nodes", where.cluster)
+    fabric = _fabric(cl, fabrics, nodes, where.cluster)
+    oversub = _number(cl, "oversubscription", where.cluster, default=1.0, minimum=1.0, strict=False)
+    nic = _number(cl, "scaleout_gbps_per_gpu", where.cluster, default=fabric.port_gbps)
     searched = searchable_settings(
-        _section(request, "training"),
+        _section(request, "training", at=where.training),
         training,
         layers=model.layers,
         host_link_gbps=accelerator.host_link_gbps,
     )
     training = replace(training, searched_settings=searched)
-    cluster = Cluster(
-        accelerator=accelerator,
-        fabric=fabric,
-        gpus_per_node=gpus_per_node,
-        nodes=nodes,
-        oversubscription=oversub,
-        scaleout_gbps_per_gpu=nic,
-    )
-    return Problem(model=model, training=training, cluster=cluster)
+    try:
+        cluster = Cluster(
+            accelerator=accelerator,
+            fabric=fabric,
+            gpus_per_node=gpus_per_node,
+            nodes=nodes,
+            oversubscription=oversub,
+            scaleout_gbps_per_gpu=nic,
+        )
+    except InputError as exc:  # the cluster's own check names its field (gpus_per_node)
+        raise exc.within(where.cluster) from None
+    return Problem(model=model, training=training, cluster=cluster, where=where)
 
 
-def parse_parallelism(request: Mapping[str, Any]) -> dict[str, int]:
-    """The fixed layout fields (recompute/sharding as indices); omitted fields are searched."""
-    par = _section(request, "parallelism", required=False)
+def parse_parallelism(request: Mapping[str, Any], *, at: str = "parallelism") -> dict[str, int]:
+    """The fixed layout fields (recompute/sharding as indices); omitted fields are searched. ``at``: where
+    the request's ``parallelism`` sits in what the user sent."""
+    par = _section(request, "parallelism", at=at, required=False)
     fixed: dict[str, int] = {}
     for key in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch"):
         if key in par and par[key] is not None:
-            fixed[key] = _whole(par, key, "parallelism")
+            fixed[key] = _whole(par, key, at)
     for key, modes in (("recompute", RECOMPUTE_MODES), ("sharding", SHARDING_MODES)):
         if key in par and par[key] is not None:
-            fixed[key] = modes.index(_choice(par, key, "parallelism", modes, ""))
+            fixed[key] = modes.index(_choice(par, key, at, modes, ""))
     if "sequence_parallel" in par and par["sequence_parallel"] is not None:
         if not isinstance(par["sequence_parallel"], bool):
-            raise InputError("must be true or false", field="parallelism.sequence_parallel")
+            raise InputError("must be true or false", field=under(at, "sequence_parallel"))
         fixed["sequence_parallel"] = int(par["sequence_parallel"])
     unknown = set(par) - set(LAYOUT_FIELDS)
     if unknown:
         key = sorted(unknown)[0]
-        raise InputError(f"unknown parallelism field {key!r}", field=f"parallelism.{key}")
+        raise InputError(f"unknown parallelism field {key!r}", field=under(at, key))
     return fixed
 
 
-def _check_degrees_fit_cluster(fixed: Mapping[str, int], n_gpus: int) -> None:
+def _check_degrees_fit_cluster(fixed: Mapping[str, int], n_gpus: int, at: str) -> None:
     """The given tp, pp, cp and dp must divide the GPU count (and, all four given, use all of it): say which
-    one does not, before a search that would find no layout."""
+    one does not, before a search that would find no layout. ``at``: where the layout sits."""
     given: list[str] = []
     product = 1
     for key in ("tp", "pp", "cp", "dp"):
@@ -561,12 +579,10 @@ def _check_degrees_fit_cluster(fixed: Mapping[str, int], n_gpus: int) -> None:
         product *= fixed[key]
         if n_gpus % product:
             what = f"{key} {fixed[key]}" if len(given) == 1 else f"{' × '.join(given)} = {product}"
-            raise InputError(
-                f"{what} does not divide the cluster's {n_gpus} GPUs", field=f"parallelism.{key}"
-            )
+            raise InputError(f"{what} does not divide the cluster's {n_gpus} GPUs", field=under(at, key))
     if len(given) == 4 and product != n_gpus:
         raise InputError(
-            f"tp × pp × cp × dp = {product} but the cluster has {n_gpus} GPUs", field="parallelism.dp"
+            f"tp × pp × cp × dp = {product} but the cluster has {n_gpus} GPUs", field=under(at, "dp")
         )
 
 
@@ -784,15 +800,14 @@ def _summary(problem: Problem) -> Summary:
 
 @dataclass(frozen=True)
 class TrainingRequest:
-    """A training request parsed and checked: the model, training and cluster (``problem``), the layout
-    fields given (``fixed``; the others are searched), how many candidates a search keeps, and ``paths``:
-    where the request's fields sit in what the user sent (None: the request is what the user sent), so
-    that an error raised while estimating it names the user's field."""
+    """A training request parsed and checked: the model, training and cluster (``problem``, which keeps
+    where each section sits in what the user sent: ``problem.where``), the layout fields given (``fixed``;
+    the others are searched) and how many candidates a search keeps. An error raised while estimating it
+    names the user's field from ``problem.where``, as the parser named its own."""
 
     problem: Problem
     fixed: Mapping[str, int]
     candidates: int = DEFAULT_CANDIDATES
-    paths: FieldPaths | None = None
 
 
 def parse_request(
@@ -800,17 +815,21 @@ def parse_request(
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
-    paths: FieldPaths | None = None,
+    at: str = "",
+    where: Sections | None = None,
 ) -> TrainingRequest:
     """The request parsed once (:func:`parse_problem`, :func:`parse_parallelism`, the search's candidates),
-    as :func:`estimate_problem` takes it. Errors name their field by ``paths`` when given."""
-    with named_by(paths):
-        problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics)
-        fixed = parse_parallelism(request)
-        candidates = DEFAULT_CANDIDATES
-        if "search" in request:
-            candidates = _whole(_section(request, "search"), "candidates", "search", default=candidates)
-    return TrainingRequest(problem=problem, fixed=fixed, candidates=candidates, paths=paths)
+    as :func:`estimate_problem` takes it. Errors name the user's field: the request sits at ``at`` ("" for
+    the training API's own request), or its sections where ``where`` says (a design's: the spec's
+    ``spec.workload.model``, ``spec.cluster``...)."""
+    where = where or Sections.of_request(at)
+    problem = parse_problem(request, accelerators=accelerators, fabrics=fabrics, where=where)
+    fixed = parse_parallelism(request, at=where.parallelism)
+    candidates = DEFAULT_CANDIDATES
+    if "search" in request:
+        search_section = _section(request, "search", at=where.search)
+        candidates = _whole(search_section, "candidates", where.search, default=candidates)
+    return TrainingRequest(problem=problem, fixed=fixed, candidates=candidates)
 
 
 def estimate(
@@ -818,11 +837,11 @@ def estimate(
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
-    paths: FieldPaths | None = None,
+    at: str = "",
 ) -> dict[str, Any]:
     """``estimate_result(...).to_json()``: the response as JSON, as the cost engine and stored evaluations
-    take it. Errors name their field by ``paths`` when given (the user's path of a request built for them)."""
-    parsed = parse_request(request, accelerators=accelerators, fabrics=fabrics, paths=paths)
+    take it. Errors name their field under ``at``, where the request sits in what the user sent."""
+    parsed = parse_request(request, accelerators=accelerators, fabrics=fabrics, at=at)
     return estimate_problem(parsed).to_json()
 
 
@@ -831,13 +850,12 @@ def check_request(
     *,
     accelerators: Mapping[str, AcceleratorSpec],
     fabrics: Mapping[str, FabricSpec],
-    paths: FieldPaths | None = None,
+    where: Sections | None = None,
 ) -> None:
     """Raise what :func:`estimate` would raise for the request's model, training and cluster (not its
     layout), without searching: for callers that check inputs before queueing work. Errors name their field
-    by ``paths`` when given."""
-    with named_by(paths):
-        parse_problem(request, accelerators=accelerators, fabrics=fabrics)
+    where ``where`` puts the request's sections (default: a request sent as it is)."""
+    parse_problem(request, accelerators=accelerators, fabrics=fabrics, where=where)
 
 
 def _fixed_values(problem: Problem, fixed: Mapping[str, int]) -> dict[str, int]:
@@ -916,16 +934,15 @@ def estimate_result(
 
 def estimate_problem(request: TrainingRequest) -> TrainingEstimate:
     """:func:`estimate_result` of a request already parsed (:func:`parse_request`; a design's, by
-    clusterdesigner.engine.design.spec.parse_design_spec): nothing is parsed again. Errors name their field
-    by the request's ``paths``."""
-    with named_by(request.paths):
-        return _estimate_parsed(request.problem, request.fixed, request.candidates)
+    clusterdesigner.engine.design.spec.parse_design_spec): nothing is parsed again. Errors name the user's
+    field, where the parser was told each section sits (``problem.where``)."""
+    return _estimate_parsed(request.problem, request.fixed, request.candidates)
 
 
 def _estimate_parsed(problem: Problem, fixed: Mapping[str, int], n_candidates: int) -> TrainingEstimate:
     _check_block_recompute(problem, fixed)
     summary, assumptions = _summary(problem), _assumptions(problem)
-    _check_degrees_fit_cluster(fixed, problem.cluster.num_gpus)
+    _check_degrees_fit_cluster(fixed, problem.cluster.num_gpus, problem.where.parallelism)
 
     # _check_degrees_fit_cluster has made sure tp × pp × cp divides the GPUs, so dp can be derived.
     if all(k in fixed for k in ("tp", "pp", "micro_batch", "recompute", "sharding")):
@@ -945,7 +962,7 @@ def _evaluate_fixed(
             # the heaviest stage gets ceil(L/pp) layers.
             if fld == "parallelism.pp" and problem.model.layers >= values["pp"]:
                 continue
-            raise InputError(reason(0), field=fld)
+            raise InputError(reason(0), field=problem.where.path(fld))
     row = _rows(problem, lay)[0]
     warnings = _evaluate_warnings(problem, values, row)
     return TrainingEstimate(
@@ -1054,13 +1071,13 @@ def _no_layout_error(
             message += (
                 f", where {usable:.1f} GiB are usable ({headroom:.1%} kept free: training.memory_headroom)"
             )
-        field = "cluster.nodes"
+        field = under(problem.where.cluster, "nodes")
         # The unconstrained search may be far larger than the constrained one: only when it is allowed.
         if fixed:
             free = search(problem, fixed={}, top=1)
             if free.feasible:
                 row = search_rows(problem, free)[0]
-                field = "parallelism"
+                field = problem.where.parallelism
                 message += (
                     "; with the parallelism left to the search, "
                     f"{describe_layout(row.parallelism.to_json())} "
@@ -1072,9 +1089,14 @@ def _no_layout_error(
     top_reason = next(iter(rejected), "no layout")
     reason_field = result.reason_fields.get(top_reason, "")
     given = reason_field.removeprefix("parallelism.") in fixed
+    where = problem.where
     return InfeasibleError(
         f"no parallel layout fits: evaluated {result.evaluated} layouts; most often: {top_reason}",
-        field=reason_field if given else "parallelism" if fixed else "cluster.nodes",
+        field=where.path(reason_field)
+        if given
+        else where.parallelism
+        if fixed
+        else under(where.cluster, "nodes"),
     )
 
 
@@ -1106,15 +1128,19 @@ def _check_block_recompute(problem: Problem, fixed: Mapping[str, int]) -> None:
         raise InputError(
             f"recompute_num_layers {layers} needs parallelism.recompute full, got "
             f"{RECOMPUTE_MODES[fixed['recompute']]}",
-            field="training.recompute_num_layers",
+            field=under(problem.where.training, "recompute_num_layers"),
         )
 
 
 def _at_nodes(problem: Problem, nodes: int) -> Problem:
     if nodes < 1:
-        raise InputError(f"node counts must be at least 1, got {nodes}", field="cluster.nodes")
+        raise InputError(
+            f"node counts must be at least 1, got {nodes}", field=under(problem.where.cluster, "nodes")
+        )
     if nodes > 1 and problem.cluster.fabric is _SINGLE_NODE_FABRIC:
-        raise InputError("is required to size the cluster beyond one node", field="cluster.fabric")
+        raise InputError(
+            "is required to size the cluster beyond one node", field=under(problem.where.cluster, "fabric")
+        )
     return replace(problem, cluster=replace(problem.cluster, nodes=nodes))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.errors import InputError, under
 from clusterdesigner.engine.core.hardware import AcceleratorSpec, FabricSpec
 from clusterdesigner.engine.core.model import ModelShape
 
@@ -110,13 +110,14 @@ class PipelineLayout:
         return out
 
 
-def parse_pipeline_layout(value: Any, *, layers: int, mtp_depth: int) -> PipelineLayout:
+def parse_pipeline_layout(
+    value: Any, *, layers: int, mtp_depth: int, field: str = "training.pipeline_layout"
+) -> PipelineLayout:
     """``training.pipeline_layout``: Megatron-Core's string ("Et*3|(tt|)*29,m|L": stages split by |,
     x*n and (group)*n repeat, commas cosmetic) or a list of decoder layers per virtual stage (the
     embedding on the first, the loss and any MTP modules on the last). The layout must hold every layer
     and MTP module once, the embedding on the first stage and the loss on the last (as Megatron-Core
-    checks)."""
-    field = "training.pipeline_layout"
+    checks). Errors name ``field``, where the layout sits in what the user sent."""
     if isinstance(value, str):
         stages = _layout_stages(value, field)
     elif isinstance(value, list) and value:
@@ -313,7 +314,7 @@ class Cluster:
                 f"{acc.name} systems join at most {acc.scaleup_domain_gpus} GPUs in one {acc.scaleup_link} "
                 f"domain, so a node of {self.gpus_per_node} GPUs does not exist; use "
                 f"{acc.scaleup_domain_gpus} or fewer GPUs per node and add nodes",
-                field="cluster.gpus_per_node",
+                field="gpus_per_node",
             )
 
     @property
@@ -341,12 +342,52 @@ class Cluster:
 
 
 @dataclass(frozen=True)
+class Sections:
+    """Where each section of a training request sits in what the user sent, as its parser was told: a
+    request sent as it is (the training API's) has them at their own names under ``at``
+    (:meth:`of_request`); a design's are the spec's (``spec.workload.model``, ``spec.cluster``...), a
+    sweep's its parameters. Errors raised while parsing a section, and later by the engine about it (a
+    layout that does not divide the GPUs, memory), name its fields under its location."""
+
+    model: str = "model"
+    training: str = "training"
+    cluster: str = "cluster"
+    parallelism: str = "parallelism"
+    search: str = "search"
+    # The cluster's accelerator, when the user gave it apart from the rest of the cluster (a sweep's swept
+    # list); None: the cluster's own field.
+    accelerator: str | None = None
+
+    @property
+    def cluster_accelerator(self) -> str:
+        """Where the cluster's accelerator sits."""
+        return under(self.cluster, "accelerator") if self.accelerator is None else self.accelerator
+
+    @classmethod
+    def of_request(cls, at: str = "") -> Sections:
+        """The sections of a request that sits at ``at`` ("" the top of what the user sent)."""
+        return cls(
+            **{name: under(at, name) for name in ("model", "training", "cluster", "parallelism", "search")}
+        )
+
+    def path(self, field: str) -> str:
+        """A field named by its section and its path in it (``parallelism.pp``, ``cluster.nodes``, as the
+        layout checks name the field they concern) under that section's location."""
+        section, _, rest = field.partition(".")
+        if field == "cluster.accelerator":
+            return self.cluster_accelerator
+        return under(getattr(self, section), rest)
+
+
+@dataclass(frozen=True)
 class Problem:
-    """Model + training + cluster: everything fixed while layouts vary."""
+    """Model + training + cluster: everything fixed while layouts vary; ``where``: where their sections
+    (and the layout's) sit in what the user sent, so an error about them names the user's field."""
 
     model: ModelShape
     training: Training
     cluster: Cluster
+    where: Sections = Sections()
 
 
 def layouts(**columns: Any) -> dict[str, IntArray]:
