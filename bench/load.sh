@@ -14,7 +14,8 @@
 # a kept share page or shared JSON costs one SQL statement, services.share_link_open, and a kept evaluation
 # one, pricing.evaluation_memo_key_by_token); each worker draws a page before it accepts (apps.dashboard.warmup), so
 # no run meets a worker's cold first page. Other work on the machine moves the latencies far more than the CPU
-# per request: read the load averages beside them; LOAD_RUNS repeats the four runs.
+# per request: read the load averages beside them; LOAD_RUNS repeats the four runs. Each run is preceded by
+# LOAD_WARMUP (3 s) of the same load, not measured, so that every worker thread has answered it once.
 #
 #   bench/load.sh                         # DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/clusterdesigner_load
 #   LOAD_DURATION=10s LOAD_RUNS=3 bench/load.sh       # three shorter rounds
@@ -33,6 +34,7 @@ DURATION="${LOAD_DURATION:-60s}"
 CONNECTIONS="${LOAD_CONNECTIONS:-32}"
 THREADS="${LOAD_THREADS:-2}"
 RUNS="${LOAD_RUNS:-1}"
+WARMUP="${LOAD_WARMUP:-3s}"
 # The worker model is the shipped config's (clusterdesigner/gunicorn_conf.py says why); GUNICORN_CMD_ARGS,
 # which gunicorn reads itself, overrides it for a comparison.
 
@@ -133,6 +135,13 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg | tr ' ' /; }
 run() {  # name method path [token]
   echo "== wrk -t$THREADS -c$CONNECTIONS -d$DURATION: $1 ($2 $3)"
   local before after result load_before
+  # Warm-up, not measured: every worker thread answers this endpoint for WARMUP before the clock starts, so
+  # the timed run is the steady state. A worker's first share page is drawn in full (~0.4 s holding the GIL,
+  # so the other thread's requests wait too); the check above warmed one worker of two, and the second's cold
+  # page landed in the timed run, about 1 % of its requests then waiting on it (p99 120-200 ms on the first
+  # share run after gunicorn started, 30 ms on a second run of the same link).
+  LOAD_NAME="$1" LOAD_METHOD="$2" LOAD_TOKEN="${4:-}" LOAD_BODY='{}' \
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" --timeout 10s -s "$ROOT/bench/load.lua" "$BASE$3" >/dev/null
   load_before="$(loadavg)"
   before="$("$PY" bench/load_cpu.py "$GUNICORN_PID")"
   LOAD_NAME="$1" LOAD_METHOD="$2" LOAD_TOKEN="${4:-}" LOAD_BODY='{}' \
