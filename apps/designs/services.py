@@ -83,10 +83,10 @@ def spec_validate(*, spec: dict[str, Any] | None, dry_run: bool = True) -> dict[
         if dry_run:
             # A searched layout is searched here too (well under a second even for 16K GPUs): a design whose
             # model fits in memory at no layout is refused with the memory figures, not saved to fail later.
-            parsed = training.parse_request(
+            problem = training.parse_request(
                 training_request(clean), where=design_spec.training_sections(), **catalog.training_kwargs()
             )
-            training.estimate_problem(parsed)
+            training.estimate_problem(problem)
             serving_estimate(clean, catalog)
             rl_estimate(clean, catalog)
     except EngineError as exc:
