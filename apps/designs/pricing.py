@@ -411,7 +411,7 @@ def _token_key_sql() -> tuple[str, tuple[Any, ...], int]:
 
 def _holder_switch_sql(*, team: bool, holder: str) -> str:
     """calibration_holder_sql's holder name, switch and stamp (no kept fit), under names of their own."""
-    columns = "h_name, h_enabled, h_changed_at, f1, f2, f3, f4"  # calibration_holder_sql's seven
+    columns = ", ".join(("h_name", *(f"h_{name}" for name in SETTING_FIELDS)))  # calibration_holder_sql's
     return (
         "SELECT s.h_name, s.h_enabled, s.h_changed_at"
         f" FROM ({calibration_holder_sql(team=team, holder=holder)}) AS s({columns})"

@@ -19,13 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from clusterdesigner.engine.core.errors import InputError
+from clusterdesigner.engine.core.errors import InputError, under
 
 MISSING: Any = object()
-
-
-def _join(*parts: str) -> str:
-    return ".".join(p for p in parts if p)
 
 
 @dataclass(frozen=True)
@@ -43,8 +39,8 @@ class Section:
         """The user's path of ``rest`` (a dotted path inside this entry; "" the entry itself)."""
         head, _, tail = rest.partition(".")
         if head in self.fields:
-            return _join(self.fields[head], tail)
-        return _join(self.at, rest)
+            return under(self.fields[head], tail)
+        return under(self.at, rest)
 
 
 @dataclass(frozen=True)
@@ -62,14 +58,14 @@ class CostInputs:
         ``at``. InputError when the request is not a JSON object."""
         if not isinstance(request, Mapping):
             raise InputError("the request must be a JSON object", field=at)
-        return cls({str(k): Section(v, _join(at, str(k))) for k, v in request.items()}, at=at)
+        return cls({str(k): Section(v, under(at, str(k))) for k, v in request.items()}, at=at)
 
     def where(self, path: str) -> str:
         """The user's path of request field ``path`` (a design's ``cloud.offering``:
         ``spec.costs.cloud.1.offering``)."""
         head, _, rest = path.partition(".")
         section = self.sections.get(head)
-        return _join(self.at, path) if section is None else section.where(rest)
+        return under(self.at, path) if section is None else section.where(rest)
 
     def find(self, path: str) -> Any:
         """The value of request field ``path``, or :data:`MISSING` (absent or null); InputError naming the
