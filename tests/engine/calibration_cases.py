@@ -149,7 +149,11 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         # llm-foundry's benchmark tables ran its Triton flash attention (submit_benchmarks.py --attn_impl
         # default 'triton' at mosaicml/llm-foundry b2a43a147, 2023-10, llm-foundry v0.3.0 under
         # triton-pre-mlir), not Transformer Engine's fused attention; with no published rate for that kernel
-        # it is timed as flash2 (FA2's fractions of the achievable matmul rate, the rate these rows fit).
+        # it is timed as flash2 (FA2's fractions of the achievable matmul rate, the rate these rows fit). The
+        # kernel is FlashAttention's Triton kernel for Ampere (setup.py: triton-pre-mlir, branch
+        # triton_pre_mlir_sm90; pre-MLIR Triton emits mma.sync, not Hopper's warpgroup MMA), so on H100 it is
+        # timed as an Ampere-design kernel: its A100 rate x FA2's measured H100 speedup
+        # (timing.AMPERE_KERNEL_SPEEDUP).
         **({"attention_kernel": "flash2"} if source == "llmfoundry_bench" else {}),
         # Megatron-DeepSpeed (BLOOM) partitions layers with DeepSpeed's partition_uniform: the first
         # L mod pp stages hold one layer more.

@@ -11,6 +11,7 @@ from specs import ACCELERATORS, FABRICS, GPT3_1024_A100
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.training.framework import PROFILES
 from clusterdesigner.engine.training.timing import (
+    AMPERE_KERNEL_SPEEDUP,
     FLASH_BWD_FRACTION,
     FLASH_FWD_FRACTION,
     FUSED_ATTENTION_SPEEDUP,
@@ -120,8 +121,27 @@ def test_fused_on_h100_keeps_its_factor_over_flash2s_fractions() -> None:
     # backward 2.5e15 / (500e12 x 0.72 x 1.5) = 4.6296 s; flash2 the same without the 1.5.
     fwd, bwd = flash_attention_seconds(1e15, _problem("h100-sxm", "fused"), rate_bf16=500e12)
     assert (fwd, bwd) == (pytest.approx(1.5873, rel=1e-4), pytest.approx(4.6296, rel=1e-4))
-    fwd2, _ = flash_attention_seconds(1e15, _problem("h100-sxm", "flash2"), rate_bf16=500e12)
+    fwd2, _ = flash_attention_seconds(1e15, _problem("a100-80gb", "flash2"), rate_bf16=500e12)
     assert fwd2 == pytest.approx(2.3810, rel=1e-4)
+
+
+def test_flash2_on_h100_runs_at_its_a100_rate_times_fa2s_measured_speedup() -> None:
+    # An Ampere-design kernel (mma.sync, no warpgroup MMA) gains on H100 what FlashAttention-2 gains, not the
+    # matmul rate's 2.93x. Hand calculation: A100 reference 271.2e12 x 0.90 (Ampere factor) = 244.08e12;
+    # forward speedup 370 / (0.73 x 312) = 370 / 227.76 = 1.62452, backward 322 / (0.63 x 312) = 322 / 196.56
+    # = 1.63818. Forward 1e15 / (244.08e12 x 0.84 x 1.62452) = 3.00237 s; backward 2.5e15 / (244.08e12 x 0.72
+    # x 1.63818) = 8.68390 s, whatever H100's own rate (the stub 500e12 is not used).
+    fwd, bwd = flash_attention_seconds(1e15, _problem("h100-sxm", "flash2"), rate_bf16=500e12)
+    assert fwd == pytest.approx(3.00237, rel=1e-4)
+    assert bwd == pytest.approx(8.68390, rel=1e-4)
+    fwd_speedup, bwd_speedup = AMPERE_KERNEL_SPEEDUP["hopper"]
+    assert (fwd_speedup, bwd_speedup) == (pytest.approx(1.62452, rel=1e-5), pytest.approx(1.63818, rel=1e-5))
+
+
+def test_the_flash2_assumption_on_h100_names_fa2s_measured_speedup() -> None:
+    a = _kernel_assumption(_estimate("h100-sxm", "flash2"))
+    assert a["value"] == pytest.approx(1.62452, rel=1e-5)
+    assert "arXiv:2407.08608" in a["source"] and "1.64× backward" in a["unit"]
 
 
 def test_flash3_without_a_measured_rate_times_as_fused() -> None:

@@ -138,6 +138,29 @@ FUSED_ATTENTION_SOURCES: dict[str, str] = {
     "blackwell": "fitted on the 16 Blackwell fit rows of runs_frontier.csv (NeMo 25.02/25.04/25.09, "
     "ModelZoo, MLPerf); cuDNN runs about 4x FA2 on B200 (flash-attention PR #2605, tritonbench PR #171)",
 }
+# An Ampere-design flash-attention kernel (training.attention_kernel flash2: FlashAttention-2, and the
+# FlashAttention Triton kernel llm-foundry runs, both built on Ampere's mma.sync, without Hopper's warpgroup
+# MMA or TMA) does not speed up on a newer GPU with its matmul rate: it speeds up as FlashAttention-2 was
+# measured to. FA2 on A100 SXM4: forward up to 73 % and backward up to 63 % of the 312 TFLOP/s peak, 228 and
+# 197 TFLOP/s (Dao 2023, arXiv:2307.08691, Sec. 4.1; the source of FLASH_FWD_FRACTION / FLASH_BWD_FRACTION);
+# on H100 SXM5, head dim 128, 16K tokens, BF16: forward 370 TFLOP/s (no mask, the FA2 maximum of Fig. 5)
+# and backward 322 (Fig. 6) (Shah et al. 2024, arXiv:2407.08608; "FlashAttention-2 achieving only 35%
+# utilization on H100"). So such a kernel on a family listed here runs at its A100 rate (A100's measured
+# matmul rate, FA2_REFERENCE_MAMF_TFLOPS, x the Ampere family factor x FLASH_*_FRACTION) x this speedup,
+# 370 / 228 = 1.62 forward and 322 / 197 = 1.64 backward on Hopper, not at FLASH_*_FRACTION of Hopper's
+# achievable matmul rate (794.5 / 271.2 = 2.93x A100's). Not fitted.
+AMPERE_KERNEL_SPEEDUP: dict[str, tuple[float, float]] = {
+    "hopper": (370.0 / (0.73 * 312.0), 322.0 / (0.63 * 312.0)),
+}
+AMPERE_KERNEL_SPEEDUP_SOURCES: dict[str, str] = {
+    "hopper": "FlashAttention-2 on H100 SXM5 370 TFLOP/s forward, 322 backward (head dim 128, 16K; Shah et "
+    "al. 2024, arXiv:2407.08608, Fig. 5-6) against 228 / 197 on A100 (73 % / 63 % of 312; Dao 2023, Sec. "
+    "4.1): 1.62x / 1.64x A100's rate; not fitted",
+}
+# A100 SXM4's measured achievable BF16 matmul rate (mamf-finder, stas00/ml-engineering MAMF table, gpus.csv):
+# the rate FLASH_FWD_FRACTION / FLASH_BWD_FRACTION were derived against, and an Ampere-design kernel's
+# reference rate on later GPUs (AMPERE_KERNEL_SPEEDUP).
+FA2_REFERENCE_MAMF_TFLOPS = 271.2
 OVERLAP_PENALTY = 0.2
 # Seconds each pipeline chunk pass (one virtual stage's forward or backward of one micro-batch) adds on the
 # critical path beyond its compute and activation transfer: the schedule blocks on the chunk's receive
@@ -722,8 +745,26 @@ def flash_attention_seconds(full_fwd_flops: Any, problem: Problem, rate_bf16: fl
         scale = acc.peak_tflops("bf16") / peak * 1e12
         causal = full_fwd_flops / 2.0
         return causal / (fwd_tflops * scale), 2.5 * causal / (bwd_tflops * scale)
+    if problem.training.attention_kernel == "flash2" and acc.family in AMPERE_KERNEL_SPEEDUP:
+        return ampere_kernel_seconds(full_fwd_flops, acc.family)
     rate = rate_bf16 * _attention_speedup(problem)
     return full_fwd_flops / (rate * FLASH_FWD_FRACTION), 2.5 * full_fwd_flops / (rate * FLASH_BWD_FRACTION)
+
+
+def ampere_kernel_seconds(full_fwd_flops: Any, family: str) -> tuple[Any, Any]:
+    """Forward and backward seconds of an Ampere-design flash-attention kernel (FlashAttention-2, the
+    FlashAttention Triton kernel) on a later ``family``: its A100 rate times FlashAttention-2's measured
+    speedup there (AMPERE_KERNEL_SPEEDUP),
+    t_fwd = F / (R_A100 · FLASH_FWD_FRACTION · u_fwd),
+    t_bwd = 2.5 · F / (R_A100 · FLASH_BWD_FRACTION · u_bwd),
+    with F the full s x s forward FLOPs (the count the A100 timing uses) and R_A100 = A100's achievable
+    matmul rate x the Ampere family factor. Such a kernel issues Ampere's mma.sync, not Hopper's warpgroup
+    MMA, so it gains 1.6x from A100 to H100 (FA2: 228 -> 370 TFLOP/s forward) where the matmul rate gains
+    2.9x."""
+    fwd_speedup, bwd_speedup = AMPERE_KERNEL_SPEEDUP[family]
+    reference = FA2_REFERENCE_MAMF_TFLOPS * 1e12 * FAMILY_EFFICIENCY["ampere"]
+    fwd = full_fwd_flops / (reference * FLASH_FWD_FRACTION * fwd_speedup)
+    return fwd, 2.5 * full_fwd_flops / (reference * FLASH_BWD_FRACTION * bwd_speedup)
 
 
 def _attention_speedup(problem: Problem) -> float:
@@ -759,6 +800,11 @@ def attention_kernel_assumption(problem: Problem, *, profile_source: str | None)
         source = KERNEL_RATE_SOURCES[(t.attention_kernel, acc.family)]
         return Assumption(name, fwd * scale, unit, f"{origin}; {source}")
     speedup = _attention_speedup(problem)
+    if t.attention_kernel == "flash2" and acc.family in AMPERE_KERNEL_SPEEDUP and t.flash_attention:
+        fwd_speedup, bwd_speedup = AMPERE_KERNEL_SPEEDUP[acc.family]
+        kernel = f"an Ampere-design kernel on {acc.family}"
+        unit = f"× its A100 rate forward, {bwd_speedup:.2f}× backward ({kernel})"
+        return Assumption(name, fwd_speedup, unit, f"{origin}; {AMPERE_KERNEL_SPEEDUP_SOURCES[acc.family]}")
     if not t.flash_attention:
         rate = "unused: training.flash_attention is false"
     elif speedup != 1.0:
