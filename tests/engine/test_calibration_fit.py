@@ -78,7 +78,9 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # (FUSED_ATTENTION_SPEEDUP["blackwell"] 1.6 -> 1.9, MOE_ROUTED_PASSES 11 -> 14) refit Blackwell
         # 0.70 -> 0.67: 18.9 % -> 7.6 % (with Blackwell's per-tensor casts writing no transpose); CDNA 4's
         # check rows 0.7 -> 0.55 % (their FP8 parameter gather now moves 1 B).
-        (("hopper", "fp8"), 0.0845, 0.0257),
+        # Hopper FP8 before: 8.45 -> 5.97 % once flash2 on H100 runs at its A100 rate x FA2's measured H100
+        # speedup (timing.AMPERE_KERNEL_SPEEDUP: the llm-foundry H100 FP8 rows).
+        (("hopper", "fp8"), 0.0597, 0.0257),
         (("blackwell", "fp8"), 0.1887, 0.0757),
         (("cdna3", "fp8"), 0.0598, 0.0597),
         (("cdna4", "fp8"), 0.1086, 0.0055),

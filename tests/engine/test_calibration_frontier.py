@@ -292,14 +292,16 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # rows (h8: MOE_ROUTED_PASSES 14 -> 13; FUSED_ATTENTION_SPEEDUP["blackwell"] 1.9, Blackwell FP8 0.67 and
 # Hopper FP8 0.85 stay). Merged at 14 passes: MoE 8.0 %, FP8 3.1 %, long context 2.9 %, overall 6.2 %;
 # refitted: MoE 7.9 %, FP8 3.3 %, long context 3.3 %, overall 5.7 %; Blackwell 8.3 % and >= 1,024 GPUs
-# 2.9 % unchanged throughout (h6's pins before the merge: 7.8, 3.1, 2.9, 5.5 %).
+# 2.9 % unchanged throughout (h6's pins before the merge: 7.8, 3.1, 2.9, 5.5 %). Once an Ampere-design
+# kernel (flash2) on Hopper runs at its A100 rate x FA2's measured H100 speedup (timing.AMPERE_KERNEL_SPEEDUP:
+# the Llama 3 405B rows, Meta's stack timed as flash2): overall 5.7 -> 4.8 %, >= 1,024 GPUs 2.9 -> 2.6 %.
 CHECK_MEDIANS = {
     "moe": 0.079,
     "fp8": 0.033,
     "long_context": 0.033,
-    "overall": 0.057,
+    "overall": 0.048,
     "blackwell": 0.083,
-    "scale_1024": 0.029,
+    "scale_1024": 0.026,
 }
 
 
@@ -398,7 +400,9 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # Merged with h5's alltoall re-sort (the MoE rows' tail: p90 16.7 -> 16.2 %) and jointly refitted (h8:
     # MOE_ROUTED_PASSES 14 -> 13): 4.3 %, 16.2 %.
     assert statistics.median(all_rows) == pytest.approx(0.043, abs=0.001)
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.162, abs=0.001)
+    # p90 16.2 -> 14.6 % once an Ampere-design flash2 kernel on H100 runs at its A100 rate x FA2's measured
+    # H100 speedup (timing.AMPERE_KERNEL_SPEEDUP: llm-foundry's H100 long-sequence rows).
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.146, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 

@@ -310,8 +310,10 @@ def test_the_bench_prints_amd_and_scale_regimes_and_scale_meets_the_target(
     assert sum(not r.fit for r, _ in scale) == 13
     # 5.95 % before issue 33's straggler term and bucketed all-reduce (the thousands-of-GPU rows, already
     # under-predicted, lose a little more); 6.46 % before the slowest rank was Blom's expected maximum (with
-    # STRAGGLER_CV 0.2 %, MOE_ROUTED_PASSES 26 and the CDNA 3 FP8 factor 0.82 refitted on the fit rows).
-    assert scale_check == pytest.approx(0.0660, abs=0.001) and scale_check <= 0.12
+    # STRAGGLER_CV 0.2 %, MOE_ROUTED_PASSES 26 and the CDNA 3 FP8 factor 0.82 refitted on the fit rows);
+    # 6.60 % before the Llama 3 405B rows' flash2 kernel on H100 ran at its A100 rate x FA2's measured H100
+    # speedup (timing.AMPERE_KERNEL_SPEEDUP).
+    assert scale_check == pytest.approx(0.0619, abs=0.001) and scale_check <= 0.12
     checks = sorted((r.run_id, round(e, 3)) for r, e in amd if not r.fit)
     # Since that refit (the 8-rank straggler 1.0051 -> 1.0029, CDNA 3 FP8 0.83 -> 0.82); before it +15.0,
     # -1.9, -1.1, +10.1, -0.9, +0.8 and -0.7 %. The llama31_8b row -0.9 -> -0.5 % once its FP8 parameter
