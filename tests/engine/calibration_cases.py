@@ -13,7 +13,9 @@ table). Where a row is silent, the choice is made once per source, never per row
 - Gradients in fp32: BLOOM final rows (BF16Optimizer, "+4 bytes/param unsharded" per the source); bf16
   elsewhere. DeepSpeed (all BLOOM rows) keeps an fp32 grad for its fp32 optimizer partition (K = 16
   instead of ZeRO's 12) and two ZeRO bucket buffers of 5e8 bf16 elements (+1.9 GiB reserve).
-- Unstated micro-batch → 1; unstated recompute → none; unstated vpp/cp → 1; unstated ffn → 4·hidden;
+- Unstated micro-batch → 1; unstated recompute → none; unstated cp → 1; unstated vpp → 1, but one layer
+  per virtual stage for the Megatron-Core README's pipelined rows (``_readme_vpp``: the README overlaps
+  pipeline communication, which r0.8.0 does only under the interleaved schedule); unstated ffn → 4·hidden;
   unstated kv_heads → heads; Megatron-Core "sharding not stated" → zero1 (distributed optimizer).
 - Llama models have SwiGLU MLPs; others GeLU. Llama and MPT (llm-foundry) train without dropout; the
   Megatron GPT and BLOOM rows keep dropout masks (Megatron's defaults; the BLOOM prequel does not say).
@@ -98,6 +100,23 @@ def _sharding(text: str) -> str:
     return "zero1"
 
 
+def _readme_vpp(source: str, layers: int, pp: int) -> int:
+    """The interleaving depth of a row that does not state it: 1 (no interleaving), but for the
+    Megatron-Core README's H100 tables (r0.8.0) with pp > 1, one layer per virtual stage (vpp = layers / pp).
+
+    Why: the README overlaps "pipeline-parallel communication (enabled by default)" with computation, and at
+    r0.8.0 that overlap exists only under the interleaved schedule (megatron/training/arguments.py at
+    core_r0.8.0: without --num-layers-per-virtual-pipeline-stage, overlap_p2p_comm is set False with the
+    warning "non-interleaved schedule does not support overlapping p2p communication"), so the pipelined
+    runs interleaved. The depth is not stated; one --num-layers-per-virtual-pipeline-stage for the whole
+    table must divide every row's layers per stage (70B 42, 119B 23, 177B 16, 314B 12, 462B 7), and 23 and 7
+    are prime: only 1 does. Every row's micro-batch count (global batch / dp) is a multiple of pp, as the
+    interleaved schedule requires. A choice for the source, made once, not per row."""
+    if source != "megatron_readme_h100" or pp <= 1:
+        return 1
+    return layers // pp
+
+
 def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
     """(request, '') or (None, why the row cannot be predicted)."""
     source = row["source_id"]
@@ -128,13 +147,14 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         ),
     }
     tp = _int(row["tp"]) or 1
+    pp = _int(row["pp"]) or 1
     recompute_text = row["recompute"].lower()
     parallelism = {
         "tp": tp,
-        "pp": _int(row["pp"]) or 1,
+        "pp": pp,
         "dp": _int(row["dp"]),
         "cp": _int(row["cp"]) or 1,
-        "vpp": _int(row["vpp"]) or 1,
+        "vpp": _int(row["vpp"]) or _readme_vpp(source, shape["layers"], pp),
         "micro_batch": _int(row["micro_batch"]) or 1,
         "recompute": "full" if recompute_text.startswith("full") else "none",
         "sharding": _sharding(row["sharding"]),

@@ -161,3 +161,41 @@ def test_interleaving_with_fewer_micro_batches_than_stages_idles_more_than_p_min
         pp=np.array([8.0, 8.0, 8.0, 8.0]), v=np.array([4.0, 4.0, 1.0, 1.0]), m=np.array([16, 2, 16, 2])
     )
     assert slots.tolist() == pytest.approx([1.75, 6.25, 7.0, 7.0])
+
+
+def test_interleaved_pipeline_sends_run_under_the_next_chunk_and_1f1b_waits_for_them() -> None:
+    # Llama 3 70B (h 8,192, 8,192 tokens) on 64 HGX H100 nodes, tp 8 pp 8 dp 8 with SP, micro-batch 1, 4,096
+    # sequences: m = 512 micro-batches per rank. tp × dp = 64 ranks fill the node, so the next stage is on
+    # another node: one send of 2 B × 8,192 × 8,192 / 8 (SP) = 16.78 MB at 48 GB/s + 5 µs = 0.3545 ms, 2·v
+    # of them per micro-batch. Megatron-Core's interleaved schedule overlaps them with the chunk passes
+    # (--overlap-p2p-communication, arguments.py at core_r0.8.0), far longer than 1.4 ms, so only the 20 %
+    # overlap penalty stays; without interleaving (v = 1), or a stack without the overlap, 1F1B waits for
+    # each send whole.
+    import dataclasses
+
+    from clusterdesigner.engine.training.workload import layouts
+
+    problem = parse_problem(
+        {
+            "model": {"preset": "llama3-70b"},
+            "training": {"tokens": 1e12, "global_batch_seqs": 4096},
+            "cluster": {"accelerator": "h100-sxm", "nodes": 64, "fabric": "ib-ndr400"},
+        },
+        **SPECS,
+    )
+    send = 2 * 8192 * 8192 / 8 / NDR400_BUSBW + 5e-6
+    assert send == pytest.approx(0.3545e-3, rel=1e-3)
+    blocking = dataclasses.replace(
+        problem, training=dataclasses.replace(problem.training, pipeline_p2p_overlap=False)
+    )
+    for v in (1, 2):
+        lay = layouts(
+            tp=8, pp=8, dp=8, cp=1, ep=1, vpp=v, micro_batch=1, recompute=0, sharding=1, sequence_parallel=1
+        )
+        raw = 512 * 2 * v * send
+        waited = float(timing.step_time_parts(blocking, lay)["pp_p2p"][0])
+        overlapped = float(timing.step_time_parts(problem, lay)["pp_p2p"][0])
+        assert waited == pytest.approx(raw, rel=1e-9)
+        assert overlapped == pytest.approx(raw if v == 1 else 0.2 * raw, rel=1e-9)
+    assert PROFILES["megatron-core"].pipeline_p2p_overlap
+    assert not PROFILES["megatron-lm-2022"].pipeline_p2p_overlap

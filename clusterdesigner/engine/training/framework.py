@@ -54,6 +54,8 @@ class FrameworkProfile:
     ``always`` (with TP) or ``never``. ``pipeline_grad_bytes`` > 0: under a pipeline (pp > 1) the stack
     keeps every stage's parameters and gradients unsharded across the step's micro-batches, the gradients
     accumulated at that many bytes per parameter (memory._states); 0: the sharding mode decides.
+    ``pipeline_p2p_overlap``: under the interleaved schedule (vpp > 1) the stack sends and receives each
+    chunk's activations asynchronously while the next chunk computes (timing._pp_p2p_exposed).
     ``attention_kernel`` is the flash-attention kernel the stack calls (``fused``: Transformer Engine's cuDNN
     fused attention; ``flash2``: FlashAttention-2, flash-attn's or PyTorch SDPA's flash backend):
     timing._attention. ``launch`` names the launch export's format; ``sources`` gives the source of each
@@ -78,6 +80,7 @@ class FrameworkProfile:
     sources: Mapping[str, str]
     attention_kernel: str = "fused"
     pipeline_grad_bytes: float = 0.0
+    pipeline_p2p_overlap: bool = False
     # The MoE token dispatcher and expert-parallel all-to-all overlap the stack's published recipes run
     # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
     moe_dispatcher: str = "alltoall"
@@ -120,6 +123,7 @@ PROFILES: dict[str, FrameworkProfile] = {
             interleaving=True,
             sequence_parallel="optional",
             launch="megatron",
+            pipeline_p2p_overlap=True,
             sources={
                 "tp_comm_overlap": "Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers), on in "
                 "NeMo's performance recipes, which the calibration rows ran",
@@ -129,6 +133,11 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "cross_entropy": "vocab-parallel cross-entropy in fp32 (--cross-entropy-loss-fusion off by "
                 "default)",
                 "layouts": "TP, SP, PP with interleaving, CP, EP, distributed optimizer, Megatron-FSDP",
+                "pipeline_p2p_overlap": "--overlap-p2p-communication is on by default and only with the "
+                "interleaved schedule (megatron/training/arguments.py at core_r0.8.0 and d98e8a64: without "
+                "--num-layers-per-virtual-pipeline-stage it is set False; schedules.py "
+                "forward_backward_pipelining_with_interleaving posts each chunk's send/receive before the "
+                "next chunk's compute and waits after it)",
                 "attention_kernel": "Transformer Engine DotProductAttention, cuDNN fused attention backend "
                 "(NVTE_FUSED_ATTN, preferred on Hopper and Blackwell; Megatron-Core --attention-backend "
                 "auto)",

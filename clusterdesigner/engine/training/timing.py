@@ -74,7 +74,7 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
 REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
-    ("hopper", "fp8"): 0.85,
+    ("hopper", "fp8"): 0.81,
     ("blackwell", "fp8"): 0.67,
     ("cdna3", "fp8"): 0.82,
     ("cdna4", "fp8"): 1.08,
@@ -1394,6 +1394,21 @@ def _pp_p2p(c: _Shape) -> FloatArray:
     )
 
 
+def _pp_p2p_exposed(c: _Shape, p2p: FloatArray, mb_compute: FloatArray) -> FloatArray:
+    """The pipeline send/receive per micro-batch left on the critical path. Megatron-Core's interleaved
+    schedule with --overlap-p2p-communication (on by default, and only with interleaving: arguments.py at
+    core_r0.8.0) posts each chunk's isend/irecv before the next chunk's forward or backward and waits after
+    it, so the 2·v transfers of a micro-batch run under its 2·v chunk passes: exposed =
+    max(0, p2p − compute) + OVERLAP_PENALTY · min(p2p, compute) (``_exposed``), the chunks' fixed cost
+    (2·v · PP_CHUNK_FIXED_S) still paid. Without interleaving (v = 1) or without the stack's overlap
+    (``Training.pipeline_p2p_overlap``), the 1F1B schedule blocks on each transfer: all of ``p2p``."""
+    if not c.problem.training.pipeline_p2p_overlap:
+        return p2p
+    fixed = np.where(c.pp > 1, 2.0 * c.v * PP_CHUNK_FIXED_S, 0.0)
+    overlapped = _exposed(p2p - fixed, mb_compute) + fixed
+    return np.where(c.v > 1, overlapped, p2p)
+
+
 def _ring(
     c: _Shape, *, factor: float, nbytes: FloatArray, size: FloatArray, stride: FloatArray
 ) -> FloatArray:
@@ -1726,8 +1741,8 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     c = _shape(problem, lay)
     layer = _layer(c)
     stage = _slowest_stage(c, lay, layer)
-    pp_mb = _pp_p2p(c)
     mb_fwd_bwd = stage.compute + stage.recompute
+    pp_mb = _pp_p2p_exposed(c, _pp_p2p(c), mb_fwd_bwd)
     last_bwd = stage.n_stage * (layer.bwd + layer.recompute)
     held = _held(problem, lay)
     dp_exposed = _dp_exposed(c, held, last_bwd)

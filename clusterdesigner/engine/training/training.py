@@ -389,6 +389,7 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile, at: str) -> dic
         "framework": stack.slug,
         "selective_recompute": stack.selective_recompute,
         "pipeline_grad_bytes": stack.pipeline_grad_bytes,
+        "pipeline_p2p_overlap": stack.pipeline_p2p_overlap,
         "tp_comm_overlap": _flag(tr, "tp_comm_overlap", at, stack.tp_comm_overlap),
         "fsdp_collectives_per_layer": collectives,
         "fsdp_overlap": _flag(tr, "fsdp_overlap", at, stack.fsdp_overlap),

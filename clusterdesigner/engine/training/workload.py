@@ -225,6 +225,8 @@ class Training:
     checkpointing: keep every other matmul's output and the attention output). ``pipeline_grad_bytes`` > 0
     (the profile's): with pp > 1 a stage's parameters and gradients stay unsharded over the micro-batches,
     the gradients at that many bytes per parameter (FSDP2 under torch's pipeline schedules).
+    ``pipeline_p2p_overlap`` (the profile's): with interleaving the pipeline sends and receives run under
+    the next chunk's compute (Megatron-Core --overlap-p2p-communication, ``timing._pp_p2p_exposed``).
 
     Memory levers (``levers.recompute_savings_per_layer``, ``memory.memory_parts``): ``recompute_modules``
     are what selective recompute recomputes (Megatron-Core's --recompute-modules; the default core_attn
@@ -267,6 +269,7 @@ class Training:
     framework: str = "megatron-core"
     selective_recompute: str = "attention"
     pipeline_grad_bytes: float = 0.0
+    pipeline_p2p_overlap: bool = True
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
