@@ -318,3 +318,16 @@ def test_shared_expert_overlap_hides_the_all_to_all_under_the_shared_expert() ->
     exposed = _a2a_of("deepseek-v3", 128, 4096, layout)
     hidden = _a2a_of("deepseek-v3", 128, 4096, layout, moe_shared_expert_overlap=True)
     assert exposed - hidden == pytest.approx(4 * 62 * 0.8 * 3 * shared, rel=1e-9)  # 0.393 s
+
+
+def test_full_recompute_reruns_the_forward_dispatch_and_combine() -> None:
+    # Full recompute reruns each layer's forward in backward, its MoE token dispatcher included
+    # (Megatron-Core recompute.py checkpointed_forward at d98e8a64): the forward dispatch and combine run
+    # twice, 6 all-to-alls per layer and micro-batch instead of 4, factor 6 / 4 = 1.5 on every layer, as
+    # selective recompute of the moe module already counted. Mixtral on tp1 pp4 ep8, vpp 1 (no overlap).
+    plain = _mixtral_pp_a2a_s(1)
+    assert _mixtral_pp_a2a_s(1, "full") == pytest.approx(plain * 6 / 4, rel=1e-9)
+    # selective recompute without the moe module reruns no all-to-all
+    assert _mixtral_pp_a2a_s(1, "selective", recompute_modules=["core_attn"]) == pytest.approx(
+        plain, rel=1e-9
+    )

@@ -1299,10 +1299,7 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
     model = problem.model
     tp_layer = _tp_comm_layer(c, layer)
     cp_layer = _cp_comm_layer(c, layer)
-    moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay))
-    if "moe" in problem.training.recompute_modules and model.is_moe:
-        # Recomputing the MoE block runs its forward dispatch and combine again: two of its four all-to-alls.
-        moe_layer = moe_layer * np.where(c.rc == RECOMPUTE_SELECTIVE, 1.5, 1.0)
+    moe_layer = _moe_comm_layer(c, layer, microbatches(problem, lay)) * _moe_recompute_a2a_factor(c)
     n_stage = stage_layers(model, lay["pp"], problem.training.pipeline_layout)
     logits_fwd = (
         c.gemm(c.tokens, c.h, model.vocab / c.tp, bf16=True)
@@ -1328,6 +1325,24 @@ def _slowest_stage(c: _Shape, lay: Mapping[str, IntArray], layer: _Layer) -> _St
         cp=n_slow * cp_layer,
         moe=n_slow * moe_layer,
     )
+
+
+def _moe_recompute_a2a_factor(c: _Shape) -> FloatArray | float:
+    """The MoE all-to-alls a layer runs per micro-batch under recompute, over the four of a plain forward
+    and backward (dispatch and combine, each way): a recompute that reruns the MoE block's forward runs its
+    dispatch and combine again, two more, factor 1 + 2/4 = 1.5 on the layers it recomputes.
+
+    Selective recompute with the ``moe`` module reruns it in every layer. Full recompute reruns the whole
+    layer's forward in backward (Megatron-Core megatron/core/recompute.py checkpointed_forward wraps each
+    TransformerLayer call, MoELayer and its token dispatcher included, in tensor_parallel.checkpoint;
+    NVIDIA/Megatron-LM d98e8a64) on the share ``rc_share`` of the layers it recomputes, as the TP
+    all-reduces it repeats (``_tp_comm_layer``): factor 1 + 0.5 · rc_share."""
+    model, training = c.problem.model, c.problem.training
+    if not model.is_moe:
+        return 1.0
+    selective = 1.5 if "moe" in training.recompute_modules else 1.0
+    full = 1.0 + 0.5 * c.rc_share
+    return np.where(c.rc == RECOMPUTE_SELECTIVE, selective, np.where(c.rc == RECOMPUTE_FULL, full, 1.0))
 
 
 def _mtp_projection_fwd(c: _Shape) -> FloatArray:
