@@ -190,6 +190,10 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
             else {}
         ),
         "tp_comm_overlap": not old,
+        # The BLOOM prequel ran Megatron-DeepSpeed on DeepSpeed's pipeline engine: its profile times the
+        # engine's partitioned stage sends, the gradient reduction after the last micro-batch, the tied
+        # embedding's all-reduce and the gradient accumulation outside the GEMMs (framework.py).
+        **({"framework": "deepspeed-zero-2021"} if source == "bloom_tr11_prequel" else {}),
         "grad_dtype": "fp32" if "bf16optimizer" in row["precision"].lower() else "bf16",
         # DeepSpeed ZeRO-1/2 (BLOOM's Megatron-DeepSpeed) keeps an fp32 grad of its fp32 partition; without
         # ZeRO its FP16_Optimizer makes fp32 gradients only inside step() (see _nvidia_smi_extra_gib).

@@ -59,7 +59,17 @@ class FrameworkProfile:
     ``attention_kernel`` is the flash-attention kernel the stack calls (``fused``: Transformer Engine's cuDNN
     fused attention; ``flash2``: FlashAttention-2, flash-attn's or PyTorch SDPA's flash backend):
     timing._attention. ``launch`` names the launch export's format; ``sources`` gives the source of each
-    knob and restriction (reported in ``assumptions``)."""
+    knob and restriction (reported in ``assumptions``).
+
+    How the stack's pipeline engine runs a step (profile-only, timing.py; the defaults are Megatron-Core's):
+    ``pipeline_p2p_tp_split`` sends each stage boundary's activation (and gradient) split over the TP ranks,
+    1/tp per GPU, and all-gathers it over TP on arrival; ``dp_overlap_backward`` False reduces the
+    data-parallel gradients only after the last micro-batch's backward, none of it overlapped;
+    ``tied_embedding_allreduce`` all-reduces the tied word embedding's gradient between the first and last
+    stage after backward (pp > 1); ``grad_accumulation`` ``autograd`` adds each micro-batch's gradients in a
+    memory-bound pass of their own (``fused``: the weight-gradient GEMM accumulates in place);
+    ``zero1_fp32_allreduce``: ZeRO-1 with fp32 gradients all-reduces them whole and all-gathers the updated
+    16-bit weights (DeepSpeed's BF16Optimizer), instead of a reduce-scatter."""
 
     slug: str
     name: str
@@ -85,6 +95,11 @@ class FrameworkProfile:
     # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
     moe_dispatcher: str = "alltoall"
     moe_a2a_overlap: bool = False
+    pipeline_p2p_tp_split: bool = False
+    dp_overlap_backward: bool = True
+    tied_embedding_allreduce: bool = False
+    grad_accumulation: str = "fused"
+    zero1_fp32_allreduce: bool = False
 
     @property
     def unrestricted(self) -> bool:
@@ -207,8 +222,31 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "selective), ZeRO stages 1-3; no context or expert parallelism, no HSDP (ZeRO++ hpZ, 2023)",
                 "attention_kernel": "Megatron-DeepSpeed's --use-flash-attn: flash-attn's kernels (no "
                 "Transformer Engine)",
+                "pipeline_engine": "DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/engine.py and "
+                "schedule.py at microsoft/DeepSpeed 2151c787a, 2022-02-18, what the BLOOM prequel ran): "
+                "is_pipe_partitioned = is_grad_partitioned = is_model_parallel, so with tp > 1 each stage "
+                "sends a PartitionedTensor of 1/tp of the activation (and gradient) and the receiver "
+                "all-gathers it over the TP group (part.full()); TrainSchedule issues ReduceTiedGrads, "
+                "ReduceGrads and OptimizerStep after the last micro-batch's BackwardPass, so the "
+                "data-parallel reduction is not overlapped (enable_backward_allreduce = False) and the tied "
+                "embedding's gradient is all-reduced between the first and last stage "
+                "(allreduce_tied_weight_gradients)",
+                "grad_accumulation": "no gradient-accumulation fusion: autograd adds each micro-batch's "
+                "16-bit gradient into param.grad (read two, write one); under the BF16Optimizer (fp32 "
+                "gradients) update_hp_grads casts every micro-batch's bf16 gradient to fp32 and adds it to "
+                "the fp32 gradient (deepspeed/runtime/bf16_optimizer.py and pipe/engine.py "
+                "_exec_backward_pass at microsoft/DeepSpeed af58f63dd, the bigscience bf16 work merged as "
+                "#1801)",
+                "zero1_fp32_allreduce": "BF16Optimizer: _bf16_reduce_grads all-reduces the fp32 gradients "
+                "(buffered_allreduce_fallback), then step() all-gathers the updated bf16 partitions "
+                "(all_gather_dp_groups)",
             },
             attention_kernel="flash2",
+            pipeline_p2p_tp_split=True,
+            dp_overlap_backward=False,
+            tied_embedding_allreduce=True,
+            grad_accumulation="autograd",
+            zero1_fp32_allreduce=True,
         ),
         FrameworkProfile(
             slug="fsdp2",

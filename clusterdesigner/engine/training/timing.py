@@ -1390,7 +1390,9 @@ def _layout_slowest_stage(
 
 
 def _pp_p2p(c: _Shape) -> FloatArray:
-    """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes, each chunk pass also
+    """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes (under
+    ``Training.pipeline_p2p_tp_split`` 2·tokens·h/tp bytes, then an all-gather of the 2·tokens·h over the
+    TP ranks: DeepSpeed's partitioned pipeline tensors), each chunk pass also
     paying PP_CHUNK_FIXED_S, over the NIC when
     the tp × cp × dp ranks fill the ring unit (the node, or the NVL72 domain: the next stage is then on
     another node or rack), else over the scale-up link or inside the node."""
@@ -1402,9 +1404,17 @@ def _pp_p2p(c: _Shape) -> FloatArray:
         intra_node_bandwidth(c.problem),
     )
     act_bytes = 2.0 * c.tokens * c.h
+    if c.problem.training.pipeline_p2p_tp_split:
+        # DeepSpeed's PartitionedTensor: each TP rank sends its 1/tp of the activation (or gradient) and the
+        # receiver all-gathers the tp parts over the TP group before its forward (backward).
+        sent = act_bytes / c.tp / pp_bw + _ring(
+            c, factor=1.0, nbytes=act_bytes, size=c.tp, stride=np.ones_like(c.tp)
+        )
+    else:
+        sent = act_bytes / c.sp_div / pp_bw
     return np.where(
         c.pp > 1,
-        2.0 * c.v * (act_bytes / c.sp_div / pp_bw + cluster.fabric.latency_us * 1e-6 + PP_CHUNK_FIXED_S),
+        2.0 * c.v * (sent + cluster.fabric.latency_us * 1e-6 + PP_CHUNK_FIXED_S),
         0.0,
     )
 
@@ -1479,6 +1489,9 @@ def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
         c, params=expert, size=_edp(c), stride=_expert_stride(c), per_param=per_param
     )
     last = np.maximum(dense_last, expert_last)
+    if not c.problem.training.dp_overlap_backward:
+        # DeepSpeed's pipeline engine reduces the gradients after the last micro-batch (ReduceGrads).
+        return np.where(full_shard, 0.0, dense_all + expert_all)
     return np.where(full_shard, 0.0, _exposed(dense_all + expert_all - last, last_bwd) + last)
 
 
@@ -1492,10 +1505,60 @@ def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
     stay at grad_bytes, as before; so do LoRA's adapters, which are not FP8 weights (the frozen base is never
     gathered)."""
     grad = training.grad_bytes
+    if training.zero1_fp32_allreduce and grad >= 4.0:
+        # DeepSpeed's BF16Optimizer: a whole all-reduce of the fp32 gradients (2 × grad_bytes of ring traffic)
+        # and an all-gather of the updated 16-bit weights (1 × WEIGHT_BYTES) = an all-reduce at
+        # grad_bytes + WEIGHT_BYTES / 2 per parameter, where a reduce-scatter would move half the gradients'.
+        return np.where(sharding == SH_ZERO1, grad + WEIGHT_BYTES / 2.0, grad)
     if not training.fp8_params or training.lora_rank:
         return np.full(np.shape(sharding), grad)
     distributed_optimizer = (sharding == SH_ZERO1) | (sharding == SH_ZERO2)
     return np.where(distributed_optimizer, (grad + weight_bytes(training)) / 2.0, grad)
+
+
+# Bytes of HBM traffic per parameter to accumulate one micro-batch's gradient outside the weight-gradient
+# GEMM (Training.grad_accumulation "autograd"). 16-bit gradients: autograd's AccumulateGrad adds the new
+# gradient into param.grad in place, reading both and writing one: 3 × grad_bytes, from the second
+# micro-batch on. DeepSpeed's BF16Optimizer (fp32 gradients): update_hp_grads runs
+# hp_grad.add_(lp.grad.to(fp32)) after every micro-batch's backward: the cast reads 2 B and writes 4 B, the
+# add reads 4 + 4 B and writes 4 B (deepspeed/runtime/bf16_optimizer.py at microsoft/DeepSpeed af58f63dd).
+BF16_OPTIMIZER_ACCUMULATE_BYTES = 2.0 + 4.0 + 4.0 + 4.0 + 4.0
+
+
+def _grad_accumulation_per_mb(c: _Shape, held: _Held, m: FloatArray | IntArray) -> FloatArray | float:
+    """Seconds per micro-batch of gradient accumulation outside the GEMMs (``grad_accumulation``
+    ``autograd``), memory-bound over the P gradients this GPU holds whole (no sharding or ZeRO-1; ZeRO-2/3
+    reduce them per micro-batch instead): fp32 gradients (BF16Optimizer) BF16_OPTIMIZER_ACCUMULATE_BYTES · P
+    every micro-batch; 16-bit gradients 3 · grad_bytes · P on m − 1 of the m micro-batches, spread evenly:
+    × (m − 1)/m. 0 under ``fused`` (Megatron's gradient-accumulation fusion: the wgrad GEMM accumulates)."""
+    training = c.problem.training
+    if training.grad_accumulation != "autograd":
+        return 0.0
+    trained, expert = held.trained
+    whole = (held.sharding == SH_NONE) | (held.sharding == SH_ZERO1)
+    m_f = np.asarray(m, dtype=np.float64)
+    if training.grad_bytes >= 4.0:
+        per_mb = BF16_OPTIMIZER_ACCUMULATE_BYTES * np.ones_like(m_f)
+    else:
+        per_mb = 3.0 * training.grad_bytes * (m_f - 1.0) / m_f
+    out: FloatArray = np.where(whole, per_mb * (trained + expert) / c.hbm, 0.0)
+    return out
+
+
+def _tied_embedding_allreduce(c: _Shape) -> FloatArray | float:
+    """The tied word embedding's gradient all-reduced between the first and the last pipeline stage after
+    backward, not overlapped (``tied_embedding_allreduce``; DeepSpeed's ReduceTiedGrads, pp > 1): its
+    vocab · h / tp parameters at grad_bytes, a 2-rank ring (vocab · h / tp · grad_bytes over the pair's
+    link) between ranks tp · cp · dp · (pp − 1) apart."""
+    training = c.problem.training
+    if not training.tied_embedding_allreduce:
+        return 0.0
+    nbytes = c.problem.model.vocab * c.h / c.tp * training.grad_bytes
+    stride = c.tp * c.cp * c.dp * np.maximum(c.pp - 1.0, 1.0)
+    out: FloatArray = np.where(
+        c.pp > 1, _ring(c, factor=2.0, nbytes=nbytes, size=np.full_like(c.pp, 2.0), stride=stride), 0.0
+    )
+    return out
 
 
 def _bucketed_all_reduce(
@@ -1750,7 +1813,8 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
             middle stage, or the last with the output layer)
             + bubble · t_mb (``pipeline_bubble_slots``: (p−1)/v with m ≥ p micro-batches per rank)
-            + exposed DP/FSDP communication + optimizer update,
+            + exposed DP/FSDP communication (with the tied embedding's all-reduce) + optimizer update
+            (with gradient accumulation outside the GEMMs, per micro-batch in t_mb),
             × (1 + STRAGGLER_CV · E[max of N normal draws]) for the slowest of the N ranks (``straggler``).
     """
     c = _shape(problem, lay)
@@ -1766,9 +1830,11 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     m = microbatches(problem, lay)
 
     offload = _activation_offload(c, lay, layer, stage.n_stage)
-    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload
+    accumulate = _grad_accumulation_per_mb(c, held, m)
+    tied = _tied_embedding_allreduce(c)
+    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload + accumulate
     bubble = pipeline_bubble_slots(pp=c.pp, v=c.v, m=m) * per_mb
-    synchronous = m * per_mb + bubble + dp_exposed + hsdp_exposed + optimizer
+    synchronous = m * per_mb + bubble + dp_exposed + hsdp_exposed + tied + optimizer
     straggler = synchronous * STRAGGLER_CV * expected_max_normal(_world(c))
     total = synchronous + straggler
     parts = {
@@ -1779,9 +1845,9 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         "moe_all_to_all": m * stage.moe,
         "pp_p2p": m * pp_mb,
         "pp_bubble": bubble,
-        "dp_comm_exposed": dp_exposed + hsdp_exposed,
+        "dp_comm_exposed": dp_exposed + hsdp_exposed + tied,
         "fsdp_comm_exposed": m * fsdp_mb,
-        "optimizer": optimizer,
+        "optimizer": optimizer + m * accumulate,
         "straggler": straggler,
         "total": total,
     }

@@ -270,6 +270,13 @@ class Training:
     selective_recompute: str = "attention"
     pipeline_grad_bytes: float = 0.0
     pipeline_p2p_overlap: bool = True
+    # The framework profile's pipeline engine (framework.FrameworkProfile; timing._pp_p2p, _dp_exposed,
+    # _tied_embedding_allreduce, _grad_accumulation_per_mb): Megatron-Core's behaviour by default.
+    pipeline_p2p_tp_split: bool = False
+    dp_overlap_backward: bool = True
+    tied_embedding_allreduce: bool = False
+    grad_accumulation: str = "fused"
+    zero1_fp32_allreduce: bool = False
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
