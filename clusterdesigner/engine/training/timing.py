@@ -79,6 +79,10 @@ DEFAULT_FAMILY_EFFICIENCY = sum(FAMILY_EFFICIENCY.values()) / len(FAMILY_EFFICIE
 # Each is fitted by bench/calibration_fit.py on the declared fit rows (every other row of a source, in file
 # order) of tests/engine/data/runs.csv and runs_frontier.csv, dense models under 32K tokens; the check rows
 # are never used. REGIME_SOURCES names the fit rows' sources (carried into an estimate's assumptions).
+# Joint refit after merging flash2's measured Hopper rate, the overlapped interleaved sends and the Hopper
+# family refit (0.75 -> 0.81, default 0.825 -> 0.855): Hopper FP8 0.81 -> 0.80 (17 fit rows 2.4 %), Blackwell
+# 0.67 stays (10 fit rows 3.0 %), CDNA 3 0.82 -> 0.79 and CDNA 4 1.08 -> 1.03 (their FP8 runs' BF16 work
+# takes the default factor; 3 fit rows each, 1.6 % and 1.2 %).
 REGIME_EFFICIENCY: dict[tuple[str, str], float] = {
     ("hopper", "fp8"): 0.80,
     ("blackwell", "fp8"): 0.67,
