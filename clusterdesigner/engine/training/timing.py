@@ -128,7 +128,7 @@ FLASH_BWD_FRACTION = 0.72
 # Refitted 1.9 -> 1.7 in the joint refit after merging flash2's measured Hopper rate, the overlapped
 # interleaved sends, full recompute's repeated all-to-alls and the Hopper family factor 0.75 -> 0.81 (which
 # moves the default factor of Blackwell BF16 to 0.855): same procedure over 1.5-2.5 with every regime factor
-# and MOE_ROUTED_PASSES (13 -> 16) refitted at each; the 20 Blackwell fit rows 3.21 % (3.61 % at 1.8,
+# and MOE_ROUTED_PASSES (13 -> 16) refitted at each; the 16 Blackwell fit rows 3.21 % (3.61 % at 1.8,
 # 3.43 % at 1.9, 3.71 % at 1.6, 4.36 % at 1.5, 4.89 % at 2.0).
 FUSED_ATTENTION_SPEEDUP: dict[str, float] = {"hopper": 1.5, "blackwell": 1.7}
 # Measured rates of a Hopper-native attention kernel (training.attention_kernel flash3: FlashAttention-3, or
