@@ -97,8 +97,15 @@ changed convention), and say in the commit message what changed. Its history:
        writing no transpose copy; the joint refit on the fit rows (Blackwell fused attention 1.6 -> 1.9,
        Blackwell FP8 0.70 -> 0.67, ``moe_routed_passes`` 11 -> 13; RL framework factor 2.03 -> 2.02); error
        bands are the random-effects prediction interval of an unseen source (wider where sources disagree)
+   19  training (issue #33): on Hopper an Ampere-design attention kernel (``flash2``) runs at its A100 rate x
+       FA2's measured H100 speedup; Megatron-Core's interleaved pipeline sends overlap the next chunk
+       (``pipeline_p2p_overlap``); full recompute repeats the MoE all-to-alls; the ``deepspeed-zero-2021``
+       profile times DeepSpeed's pipeline engine (split stage sends, unoverlapped gradient all-reduce, tied
+       embedding all-reduce, gradient accumulation); the joint refit on the fit rows (Hopper family 0.75 ->
+       0.81, default 0.855, Hopper FP8 0.85 -> 0.80, CDNA 3/4 FP8 0.79/1.03, Blackwell fused attention 1.9 ->
+       1.7, ``moe_routed_passes`` 13 -> 16; RL framework factor 2.02 -> 2.14); error bands regenerated
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 18
+ENGINE_VERSION: int = 19
