@@ -10,7 +10,7 @@ is opened as its type. The owner's export buttons and the share page's downloads
 Every problem is collected, not raised at the first: a 5xx, a 4xx the actor should not get, a console
 error, an uncaught script error, a failed sub-resource, a chart that never draws, a download that is not the
 file it claims to be. The test fails once at the end with the whole list, so one run shows everything that
-is broken. A screenshot of each distinct page lands in artifacts/screenshots/crawl-<group>-*.png for review,
+is broken. A screenshot of each distinct page lands in artifacts/screenshots/crawl-<group>-*.jpg for review,
 and artifacts/crawl-<group>.log lists every URL each actor reached with its status and time.
 
 The crawl is run by the test_crawl_*.py files, one group of actors each (crawl_as), so that make test's
@@ -607,7 +607,7 @@ def crawl_as(
     the other user, the signed-out visitor with the share-link reader (whose crawl skips the pages the
     signed-out one saw: one session), and staff, each a file (test_crawl_*.py) whose screenshots and log
     carry its group's name."""
-    for old in (ROOT / "artifacts" / "screenshots").glob(f"crawl-{group}-*.png"):
+    for old in (ROOT / "artifacts" / "screenshots").glob(f"crawl-{group}-*"):
         old.unlink()  # only this run's pages, for the reviewer
     seeded = _setup(django_user_model)
     actors = [actor for actor in _actors(seeded) if actor.name in actor_names]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_editor_goals import _save
 from tests.conftest import screenshot
 from tests.dashboard.test_editor_keeps_spec import _design
@@ -32,7 +32,7 @@ def _open_editor(page: Any, base: str, django_user_model: Any, model: dict[str, 
     """A design of this model with the unshown keys, its edit page open (saving only on the button), and its
     stored spec."""
     design = _design(_setup(django_user_model), dict(model))
-    sign_in(page, base, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, base, then=f"/designs/{design.pk}/edit/")
     return design, copy.deepcopy(design.current.spec)
 
 
@@ -97,7 +97,7 @@ def test_a_batch_in_sequences_is_kept_unless_a_batch_in_tokens_is_typed(
     del spec["workload"]["training"]["global_batch_tokens"]
     spec["workload"]["training"]["global_batch_seqs"] = 512
     design = design_create(owner=user, name="batch in sequences", spec=spec)
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
 
     assert page.input_value("#f-gbt") == ""
     _save(page, "Saved version 2")

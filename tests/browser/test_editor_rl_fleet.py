@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.browser.test_editor_goals import _save
 from tests.conftest import screenshot
 from tests.designs.test_rl_api import SPEC_8B, SPEC_70B
@@ -54,7 +54,7 @@ def test_a_grpo_run_entered_in_the_editor_searches_both_placements_and_shows_day
 
     user = _setup(django_user_model)
     design = _design_without_rl(user, spec, name)
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
     page.uncheck("#auto-refresh")
     for selector, value in FIELDS:
         page.fill(selector, value)
@@ -104,7 +104,7 @@ def test_a_mixed_fleet_is_entered_in_the_editor_and_shown_pool_by_pool(
     spec = copy.deepcopy(SPEC_8B)
     spec["costs"]["cloud"] = [{"offering": "coreweave-8x-h100-node", "pricing_models": ["on_demand"]}]
     design = _design_without_rl(user, spec, "8B trainers on H100, rollouts on H200")
-    sign_in(page, live_server.url, then=f"/designs/{design.pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{design.pk}/edit/")
     page.uncheck("#auto-refresh")
     for selector, value in (*FIELDS[:5], ("#f-rl-steps", "100")):
         page.fill(selector, value)

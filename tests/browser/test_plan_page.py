@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_dashboard import PASSWORD, sign_in
+from tests.browser.test_dashboard import PASSWORD, sign_in_by_cookie
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -28,7 +28,7 @@ def test_a_plan_from_a_demo_design_draws_its_capacity_cost_and_utilization_chart
     seed_catalog()
     demo = demo_load()[0]
     django_user_model.objects.create_user("engineer", password=PASSWORD)
-    sign_in(page, live_server.url, then="/plans/")
+    sign_in_by_cookie(page, live_server.url, then="/plans/")
     page.check(f"input[name=design][value='{demo.pk}']")
     page.fill(f"#deadline-{demo.pk}", "2")
     page.fill("#p-name", "Browser plan")
@@ -57,7 +57,7 @@ def test_a_plan_share_link_is_made_with_an_expiry_listed_and_revoked_from_the_pl
 
     user = django_user_model.objects.create_user("engineer", password=PASSWORD)
     plan = plan_create(owner=user, name="Shared plan", spec=EXAMPLE_SPEC)
-    sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
+    sign_in_by_cookie(page, live_server.url, then=f"/plans/{plan.pk}/")
     page.wait_for_selector("#plan-total")
     assert "No share links yet." in page.inner_text("#plan-share-links")
     page.select_option("#share-expiry", "7")
@@ -86,7 +86,7 @@ def test_inference_in_tokens_per_day_shows_its_serving_sizing_on_the_plan_page(
     seed_catalog()
     user = django_user_model.objects.create_user("engineer", password=PASSWORD)
     plan = plan_create(owner=user, name="Tokens plan", spec={**EXAMPLE_SPEC, "inference": [TOKENS_CHAT]})
-    sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
+    sign_in_by_cookie(page, live_server.url, then=f"/plans/{plan.pk}/")
     page.wait_for_selector("#plan-inference-sizing")
     row = page.inner_text("#plan-inference-sizing tbody tr")
     # tests/plans/test_api.py's hand check: 9 replicas of tp2 pp1 at batch 114 = 18 GPUs at the peak.
@@ -118,7 +118,7 @@ def test_a_plan_of_two_node_types_shows_each_type_its_capacity_chart_and_purchas
         {"name": "evals", "peak_gpus": 16, "offpeak_fraction": 0.25, "node_type": "h200"},
     ]
     plan = plan_create(owner=user, name="RL fleet plan", spec=spec)
-    sign_in(page, live_server.url, then=f"/plans/{plan.pk}/")
+    sign_in_by_cookie(page, live_server.url, then=f"/plans/{plan.pk}/")
     page.wait_for_selector("#plan-node-types")
     rows = [page.inner_text(f"#plan-node-types tr[data-accelerator='{a}']") for a in ("h100-sxm", "h200")]
     assert rows[0].startswith("h100-sxm\t8\t$") and rows[1].startswith("h200\t8\t$")

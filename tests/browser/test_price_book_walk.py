@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.browser.test_dashboard import PASSWORD, sign_in
-from tests.conftest import ROOT, screenshot
+from tests.conftest import ROOT, screenshot, seed_catalog
 from tests.designs.test_api import SPEC
 from tests.sites.test_api import SITE
 
@@ -91,14 +91,13 @@ def _sources(page: Any) -> dict[str, tuple[str, str]]:
 def test_a_team_imports_its_price_book_picks_a_site_and_sees_the_verdict_move(
     page: Any, browser: Any, live_server: Any, transactional_db: Any, django_user_model: Any
 ) -> None:
-    from apps.catalog.services import catalog_load_seed
     from apps.designs.models import Design
     from apps.designs.services import design_create, design_evaluate
     from apps.pricebook.models import PriceEntry
     from apps.sites.services import site_create
     from apps.teams.models import Membership, Team
 
-    catalog_load_seed()
+    seed_catalog()  # catalog_load_seed's rows (tests/conftest.py), in bulk after the process's first load
     olivia = django_user_model.objects.create_user("olivia", password=PASSWORD)
     django_user_model.objects.create_user("vera", password=PASSWORD)
     django_user_model.objects.create_user("oscar", password=PASSWORD)

@@ -74,10 +74,8 @@ def _reviewer_comments(browser: Any, base: str, design_id: int) -> None:
     link = comments.locator(".comment-body a")
     assert link.count() == 1 and link.get_attribute("href") == "https://arxiv.org/abs/2104.04473"
     assert link.get_attribute("rel") == "nofollow noopener"
-    screenshot(page, "review-reviewer-comment")
-    comments.screenshot(
-        path=str(screenshot(page, "review-reviewer-comment").with_name("review-comments.png"))
-    )
+    shot = screenshot(page, "review-reviewer-comment")
+    comments.screenshot(path=str(shot.with_name("review-comments.png")))
     assert errors == []
     context.close()
 

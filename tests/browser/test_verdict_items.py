@@ -23,7 +23,7 @@ import pytest
 
 from apps.dashboard.charts import _assumption_label
 from clusterdesigner.charts import plain
-from tests.browser.test_dashboard import _setup, sign_in
+from tests.browser.test_dashboard import _setup, sign_in_by_cookie
 from tests.conftest import screenshot
 from tests.designs.test_cashflow_conventions import OFFERING, _deadline_spec, _hand, _spec
 from tests.designs.test_stale_prices import SPEC
@@ -68,7 +68,8 @@ def _traces(page: Any, chart: str) -> list[dict[str, Any]]:
 
 
 def _shoot(page: Any, name: str, parts: dict[str, str]) -> None:
-    """The page and some of its parts as artifacts/screenshots/verdict-items-*.png; no script error."""
+    """The page (.jpg) and some of its parts (.png) as artifacts/screenshots/verdict-items-*; no script
+    error."""
     shot = screenshot(page, f"verdict-items-{name}")
     for selector, part in parts.items():
         page.locator(selector).screenshot(path=str(shot.parent / f"verdict-items-{part}.png"))
@@ -163,7 +164,7 @@ def test_a_4_month_lead_time_misses_a_30_day_deadline_by_owning_on_the_design_pa
     assert deadline["slack_days"] == pytest.approx(30 - deadline["days"] - 4 * 365 / 12, rel=1e-9)
     own_run = api["costs"][OFFERING]["per_run"]["usd"]["on_prem"]
     assert own_run["start_delay_days"] == pytest.approx(4 * 365 / 12, rel=1e-12)
-    sign_in(page, live_server.url, then=f"/designs/{pk}/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{pk}/")
     item = page.locator("#verdict li[data-goal='deadline']")
     assert item.get_attribute("data-status") == "misses"
     text = item.inner_text()
@@ -182,7 +183,7 @@ def test_software_licences_entered_in_the_editor_change_owning_and_the_xlsx_reca
     client = _api(user)
     spec = copy.deepcopy(SPEC)  # 32 H100 (4 nodes), 2 years at 70 %, AWS p5 on-demand
     pk, before = _create(client, spec, "licences")
-    sign_in(page, live_server.url, then=f"/designs/{pk}/edit/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{pk}/edit/")
     page.click("#owning-assumptions summary")
     page.fill("[data-field='spec.costs.on_prem.software_usd_per_gpu_year']", "4500")
     page.click("#save-design")
@@ -247,7 +248,7 @@ def test_tornado_swings_and_per_run_cards_agree_with_the_api_and_the_xlsx_to_the
         )
     labels = {plain(_assumption_label(r["name"])): r for r in rows}  # as the tornado names them
     runs = {o["key"]: o["run_cost_usd"] for o in api["options"]}
-    sign_in(page, live_server.url, then=f"/designs/{pk}/")
+    sign_in_by_cookie(page, live_server.url, then=f"/designs/{pk}/")
     token = _share(pk, user)
     for url in (f"/designs/{pk}/", f"/share/{token}/"):
         page.goto(f"{live_server.url}{url}")
