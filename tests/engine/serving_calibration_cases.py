@@ -153,22 +153,36 @@ def _cost_rank(row: dict[str, str]) -> int:
     return 0 if row["scenario"] in {"fixed_batch", "throughput"} else 1
 
 
-def _score(fit_rows: list[dict[str, str]], eff: serving.ServingEfficiency, *, bound: float) -> float | None:
+def _score(
+    fit_rows: list[dict[str, str]],
+    eff: serving.ServingEfficiency,
+    *,
+    bound: float,
+    order: list[int] | None = None,
+) -> float | None:
     """Mean |log(predicted / measured)| over the rows, or None when a row has no prediction or the point
     cannot beat ``bound`` (the best mean so far): the errors are never negative, so once their running sum
     over n rows exceeds n · bound (with a margin far above rounding) the full mean would too, and the
-    remaining rows are not predicted. The cheap rows go first; the mean is taken in the rows' own order, so
-    a point that is scored gets the same float as when every row was predicted."""
+    remaining rows are not predicted. The rows are predicted in ``order`` (default: the cheap rows first),
+    and a walk passes the same list to every point: a cheap row that dropped a point moves to the front,
+    where it most likely drops the next point too (neighbouring grid points miss the same rows); the rows
+    that size every layout stay last, in their own order (they differ in cost, Mixtral's 2.5x Llama's).
+    The order only decides how soon a point is dropped: the mean is taken in the rows' own
+    order, so a point that is scored gets the same float whatever the order."""
     n = len(fit_rows)
+    if order is None:
+        order = sorted(range(n), key=lambda i: _cost_rank(fit_rows[i]))
     errs: list[float] = [0.0] * n
     running = 0.0
-    for i in sorted(range(n), key=lambda i: _cost_rank(fit_rows[i])):
+    for k, i in enumerate(order):
         p = predict(fit_rows[i], eff)
         if not p:
             return None
         errs[i] = abs(math.log(p / float(fit_rows[i]["tokens_per_s"])))
         running += errs[i]
         if running > n * bound + 1e-9:
+            if _cost_rank(fit_rows[i]) == 0:
+                order.insert(0, order.pop(k))
             return None
     return float(np.mean(errs))
 
@@ -178,29 +192,65 @@ def _pays_host(row: dict[str, str]) -> bool:
     return row["scenario"] == "fixed_batch" and int(row["batch"]) > 1
 
 
-def _fit_host(fit_rows: list[dict[str, str]], eff: serving.ServingEfficiency) -> serving.ServingEfficiency:
+def _fit_host(
+    fit_rows: list[dict[str, str]], eff: serving.ServingEfficiency, hint: serving.ServingEfficiency
+) -> serving.ServingEfficiency:
     """``host_sequence_us`` on the fit rows with the other constants held (ties: the smaller value); the
     constants unchanged for a stack whose fit rows lack either kind of run."""
     if not (any(map(_pays_host, fit_rows)) and any(r["scenario"] == "throughput" for r in fit_rows)):
         return eff
+    points = [replace(eff, host_sequence_us=host) for host in HOST_GRID_US]
+    return _walk(fit_rows, points, hint=hint, fields=("host_sequence_us",))
+
+
+def _walk(
+    fit_rows: list[dict[str, str]],
+    points: list[serving.ServingEfficiency],
+    *,
+    hint: serving.ServingEfficiency | None,
+    fields: tuple[str, ...],
+) -> serving.ServingEfficiency:
+    """The grid point with the least mean |log error| on the rows, walked in the points' order: a point
+    replaces the best so far only when its mean is lower by more than 1e-12 (ties go to the earlier point).
+
+    ``hint`` (the engine's constants, usually the answer) only speeds the walk: the grid point that takes
+    its values of the walked ``fields`` is scored first and its mean plus the tie tolerance, B, bounds the
+    walk until a first point is accepted, so a point that cannot score B or less is dropped after a few
+    rows (``_score``). The answer does not depend on it. Why, with S* the least mean on the grid and m the
+    first point in the walk's order that scores it (scores closer than 1e-12 are taken as equal, the
+    premise of the tie rule): the hint's point is a walked point, so S* <= B and m is not dropped; every
+    point before m scores more than S*, so whichever point the walk holds when it reaches m (the first
+    point not dropped, or a later one accepted) scores more, m replaces it, and no later point beats m.
+    That holds for every B >= S*, the unbounded walk (B = inf) included, so the bounded walk returns the
+    same m: pruning with the best so far already made every later point need to beat a bound, and B is one
+    more bound that m meets. A hint off the grid (or with a row it cannot predict) gives B = inf, the plain
+    walk. test_the_fit_does_not_depend_on_the_constants_it_starts_from fits from another grid point."""
+    bound = math.inf
+    seed = replace(points[0], **{f: getattr(hint, f) for f in fields}) if hint is not None else None
+    if seed is not None and seed in points:
+        score = _score(fit_rows, seed, bound=math.inf)
+        bound = math.inf if score is None else score + 1e-12
+    order = sorted(range(len(fit_rows)), key=lambda i: _cost_rank(fit_rows[i]))
     best: tuple[float, serving.ServingEfficiency] | None = None
-    for host in HOST_GRID_US:
-        point = replace(eff, host_sequence_us=host)
-        score = _score(fit_rows, point, bound=best[0] if best else math.inf)
+    for point in points:
+        score = _score(fit_rows, point, bound=best[0] if best else bound, order=order)
         if score is not None and (best is None or score < best[0] - 1e-12):
             best = (score, point)
     assert best is not None
     return best[1]
 
 
-def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
+def fit(
+    data: list[dict[str, str]], stack: str, *, hint: serving.ServingEfficiency | None = None
+) -> serving.ServingEfficiency:
     """The efficiencies of one serving stack (bandwidth, compute, per-sequence overhead and, where a
     tensor-parallel batch-1 fit row pins it, the collective latency) minimising the mean |log(predicted /
     measured)| on that stack's fit rows; ties go to the first point of the grid. Then, with those held, the
     host time of a single-step loop (``_fit_host``), the FP4 matmuls' share (on the FP4 fit rows) and, on the
     rows run with attention data parallelism and wide expert parallelism (their own MoE kernels: grouped
     GEMMs, all-to-all), the routed experts' share (``_fit_moe``); those rows take no part in the stages
-    before it."""
+    before it. ``hint`` (default: the engine's constants of the stack) only prunes the walks (``_walk``)."""
+    hint = serving.STACKS.get(stack) if hint is None else hint
     # the first-token overhead is fitted apart, on the latency rows (fit_first_token_overhead): the throughput
     # fit rows do not depend on it (offline, fixed-batch and throughput rows have no TTFT target)
     # so are the KV reservation policy and whether prompts share the decode step's weight read, properties
@@ -216,46 +266,37 @@ def fit(data: list[dict[str, str]], stack: str) -> serving.ServingEfficiency:
     fp4_rows = [r for r in every if r["weight_precision"] == "fp4"]
     fit_rows = [r for r in every if r["weight_precision"] != "fp4"] or every
     latencies = LATENCY_GRID_US if any(_latency_bound(r) for r in fit_rows) else (base.collective_latency_us,)
-    best: tuple[float, serving.ServingEfficiency] | None = None
-    for lat, seq, bw, comp in itertools.product(latencies, OVERHEAD_GRID_US, BANDWIDTH_GRID, COMPUTE_GRID):
-        eff = replace(
+    points = [
+        replace(
             base,
             bandwidth_efficiency=float(bw),
             compute_efficiency=float(comp),
             sequence_overhead_us=seq,
             collective_latency_us=lat,
         )
-        score = _score(fit_rows, eff, bound=best[0] if best else math.inf)
-        if score is not None and (best is None or score < best[0] - 1e-12):
-            best = (score, eff)
-    assert best is not None
-    held = _fit_host(fit_rows, best[1])
+        for lat, seq, bw, comp in itertools.product(latencies, OVERHEAD_GRID_US, BANDWIDTH_GRID, COMPUTE_GRID)
+    ]
+    walked = ("bandwidth_efficiency", "compute_efficiency", "sequence_overhead_us", "collective_latency_us")
+    held = _fit_host(fit_rows, _walk(fit_rows, points, hint=hint, fields=walked), hint)
     if not fp4_rows or fit_rows is every:
-        return _fit_moe(adp_rows, held)
-    second: tuple[float, serving.ServingEfficiency] | None = None
-    for scale in FP4_SCALE_GRID:
-        eff = replace(held, fp4_compute_scale=scale)
-        score = _score(fp4_rows, eff, bound=second[0] if second else math.inf)
-        if score is not None and (second is None or score < second[0] - 1e-12):
-            second = (score, eff)
-    assert second is not None
-    return _fit_moe(adp_rows, second[1])
+        return _fit_moe(adp_rows, held, hint)
+    points = [replace(held, fp4_compute_scale=scale) for scale in FP4_SCALE_GRID]
+    return _fit_moe(adp_rows, _walk(fp4_rows, points, hint=hint, fields=("fp4_compute_scale",)), hint)
 
 
-def _fit_moe(adp_rows: list[dict[str, str]], eff: serving.ServingEfficiency) -> serving.ServingEfficiency:
+def _fit_moe(
+    adp_rows: list[dict[str, str]], eff: serving.ServingEfficiency, hint: serving.ServingEfficiency | None
+) -> serving.ServingEfficiency:
     """``moe_compute_scale`` and ``moe_tile_overhead_k`` on the attention-DP MoE fit rows with the other
     constants held (ties: the first grid point, the smaller overhead first); the constants unchanged for a
     stack without such rows."""
     if not adp_rows:
         return eff
-    best: tuple[float, serving.ServingEfficiency] | None = None
-    for overhead, scale in itertools.product(MOE_TILE_OVERHEAD_GRID, MOE_SCALE_GRID):
-        point = replace(eff, moe_compute_scale=scale, moe_tile_overhead_k=overhead)
-        score = _score(adp_rows, point, bound=best[0] if best else math.inf)
-        if score is not None and (best is None or score < best[0] - 1e-12):
-            best = (score, point)
-    assert best is not None
-    return best[1]
+    points = [
+        replace(eff, moe_compute_scale=scale, moe_tile_overhead_k=overhead)
+        for overhead, scale in itertools.product(MOE_TILE_OVERHEAD_GRID, MOE_SCALE_GRID)
+    ]
+    return _walk(adp_rows, points, hint=hint, fields=("moe_compute_scale", "moe_tile_overhead_k"))
 
 
 def cases(stacks: dict[str, serving.ServingEfficiency] | None = None) -> list[Case]:

@@ -256,6 +256,12 @@ def test_money_figures_show_their_arithmetic() -> None:
     )
 
 
+# The properties below read on_prem, cloud and break_even_utilization only: without the Monte Carlo and the
+# what-ifs (each of which re-runs the evaluation, ~90 % of a call) those are the full answers
+# (test_without_what_ifs_the_run_days_cost_and_npvs_are_the_full_answers; tco's docstring for uncertainty).
+LEAN: dict[str, bool] = {"uncertainty": False, "what_ifs": False}
+
+
 @settings(max_examples=15, deadline=None)
 @given(price=st.floats(min_value=20, max_value=200), bump=st.floats(min_value=1, max_value=100))
 def test_break_even_falls_as_on_demand_price_rises_through_tco(price: float, bump: float) -> None:
@@ -263,7 +269,7 @@ def test_break_even_falls_as_on_demand_price_rises_through_tco(price: float, bum
         req = _merge(
             EXAMPLE, {"cloud": {"usd_per_node_hour": {"on_demand": p}}, "sensitivity": {"fraction": 0}}
         )
-        value = run(req)["break_even_utilization"]["on_demand"]["utilization"]
+        value = run(req, **LEAN)["break_even_utilization"]["on_demand"]["utilization"]
         assert value is not None
         return float(value)
 
@@ -279,7 +285,7 @@ def test_break_even_falls_as_on_demand_price_rises_through_tco(price: float, bum
 def test_owning_more_nodes_never_lowers_capex(nodes: int, extra: int, topology: str) -> None:
     def capex(n: int) -> float:
         req = _merge(EXAMPLE, {"cluster": {"nodes": n, "topology": topology}, "sensitivity": {"fraction": 0}})
-        return float(run(req)["on_prem"]["capex_usd"])
+        return float(run(req, **LEAN)["on_prem"]["capex_usd"])
 
     assert capex(nodes + extra) >= capex(nodes)
 
@@ -289,7 +295,7 @@ def test_owning_more_nodes_never_lowers_capex(nodes: int, extra: int, topology: 
 def test_reserved_total_does_not_depend_on_utilization_through_tco(u1: float, u2: float) -> None:
     def total(u: float) -> float:
         req = _merge(EXAMPLE, {"utilization": u, "sensitivity": {"fraction": 0}})
-        return float(run(req)["cloud"]["reserved_1y"]["total_usd"])
+        return float(run(req, **LEAN)["cloud"]["reserved_1y"]["total_usd"])
 
     assert total(u1) == pytest.approx(total(u2), rel=1e-12)
 
@@ -355,3 +361,8 @@ def test_without_what_ifs_the_run_days_cost_and_npvs_are_the_full_answers() -> N
     assert lean["sensitivity"]["rows"] == [] and lean["verdict"]["flips"] == []
     for key in ("per_run", "cashflow", "on_prem", "cloud", "break_even_utilization"):
         assert lean[key] == full[key], key
+    # nor does the Monte Carlo move any of them but cashflow (LEAN, the property tests' calls, rests on this)
+    whole = run(req)
+    assert whole["cashflow"]["uncertainty"] and "uncertainty" not in lean["cashflow"]
+    for key in ("per_run", "on_prem", "cloud", "break_even_utilization"):
+        assert lean[key] == whole[key], key
