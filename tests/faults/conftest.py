@@ -217,9 +217,23 @@ class BeatProcess(WorkerProcess):
         self._start(env, name, ["beat", "--loglevel=INFO", f"--schedule={schedule}", f"--pidfile={pidfile}"])
 
 
+# The dead-worker rescue's intervals for the worker and beat processes of the kill tests (test_dead_worker,
+# test_worker_and_postgres): the shipped ones (ANALYSIS_HEARTBEAT_S 5, ANALYSIS_LEASE_S 20,
+# ANALYSIS_RESCUE_EVERY_S 15) divided by five, the lease still four beats, so the kill, the lapsed lease and
+# beat's rescue happen for real in ~8 s instead of ~35 s of waiting. Each test then bounds the recovery the
+# shipped intervals would give from its own measured timestamps (test_dead_worker.shipped_recovery_s).
+FAST_RESCUE = {"ANALYSIS_HEARTBEAT_S": "1", "ANALYSIS_LEASE_S": "4", "ANALYSIS_RESCUE_EVERY_S": "3"}
+
+
 @pytest.fixture
-def beat_process(worker_env: dict[str, str], tmp_path: Path) -> Iterator[BeatProcess]:
-    beat = BeatProcess(worker_env, "beat", tmp_path)
+def rescue_env(worker_env: dict[str, str]) -> dict[str, str]:
+    """The worker environment with the kill tests' short rescue intervals (FAST_RESCUE)."""
+    return {**worker_env, **FAST_RESCUE}
+
+
+@pytest.fixture
+def beat_process(rescue_env: dict[str, str], tmp_path: Path) -> Iterator[BeatProcess]:
+    beat = BeatProcess(rescue_env, "beat", tmp_path)
     try:
         beat.wait_ready()
         yield beat
