@@ -7,7 +7,9 @@ that utilization."""
 from __future__ import annotations
 
 import copy
+import gc
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +70,41 @@ def _shared_compile_cell(crd: str, val: Any, context: Any, check_formula: bool, 
     return _COMPILED_CELLS[key]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def formula_cells() -> Iterator[None]:
+    """The compiled cells shared by this module's recalculations, and the collector's freeze that keeps them
+    out of its passes (see _recalculated), released when the module's tests are done: the process goes on to
+    other files with neither. A module that imports _recalculated imports this fixture with it."""
+    yield
+    _COMPILED_CELLS.clear()
+    gc.unfreeze()
+
+
 def _recalculated(
     path: Path, changes: dict[tuple[str, str], float] | None = None
 ) -> dict[tuple[str, str], Any]:
     """Every cell of the workbook recomputed by the ``formulas`` engine, after ``changes`` to input cells,
-    keyed by (sheet, coordinate) in upper case."""
+    keyed by (sheet, coordinate) in upper case.
+
+    Python's cyclic garbage collector walks every object it tracks in its full passes, and the compiled cells
+    kept above are millions of them (a dispatcher per cell): a full pass took ~0.4 s, and reading and
+    calculating a workbook (~10^6 new objects each) set off one after another, ~12 s of a run's ~55 s of CPU.
+    So the collector waits while ``formulas`` reads and calculates; then one pass frees the model and its
+    solution (cycles), and what is left (the compiled cells, and whatever the test holds) is frozen
+    (gc.freeze: left out of later passes, still freed by reference counting) until formula_cells releases it.
+    Nothing computed depends on when the collector runs."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _calculated(path, changes or {})
+    finally:
+        gc.collect()
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _calculated(path: Path, changes: dict[tuple[str, str], float]) -> dict[tuple[str, str], Any]:
     book = "workbook.xlsx"
     folder = path.parent / "recalculated"
     folder.mkdir(exist_ok=True)
@@ -80,7 +112,7 @@ def _recalculated(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(formulas.ExcelModel, "_compile_cell", staticmethod(_shared_compile_cell))
         model = formulas.ExcelModel().loads(str(folder / book)).finish()
-    inputs = {f"'[{book}]{sheet.upper()}'!{ref}": value for (sheet, ref), value in (changes or {}).items()}
+    inputs = {f"'[{book}]{sheet.upper()}'!{ref}": value for (sheet, ref), value in changes.items()}
     solution = model.calculate(inputs=inputs)
     out = {}
     for key, ranges in solution.items():
