@@ -27,7 +27,7 @@ from clusterdesigner.engine.core.json_object import JsonObject
 from clusterdesigner.engine.core.offerings import Freshness
 from clusterdesigner.engine.core.presets import PRESETS
 from clusterdesigner.engine.cost.cost_result import CostResult
-from clusterdesigner.engine.design.design import evaluate_design, evaluate_design_json
+from clusterdesigner.engine.design.design import evaluate_design
 from clusterdesigner.engine.design.evaluation import (
     DesignEvaluation,
     EvaluationAssumption,
@@ -141,43 +141,56 @@ def _cases() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     yield "price book rows", _demo(0), {"price_rows": PRICE_ROWS, "price_findings": PRICE_FINDINGS}
 
 
-CASES = list(_cases())
+CASES = {name: (spec, kwargs) for name, spec, kwargs in _cases()}
+assert len(CASES) == len(list(_cases()))  # no two cases share an id
+
+# The classes the composition reads an engine's JSON answer with.
+READ_TYPED = (TrainingEstimate, CostResult, EvaluationAssumption, EvaluationFinding)
+Reads = list[tuple[type, Any, JsonObject]]
+
+# Both tests below look at the same evaluation of a case: evaluate_design runs once per case in this process
+# (~0.1-0.5 s of CPU each), with each of READ_TYPED's from_json wrapped to record what it reads and returns;
+# the wrapper hands back what from_json returned, so the evaluation is the one an unwrapped run gives. The
+# stored JSON is that evaluation's to_json(), which is what evaluate_design_json returns (its whole body);
+# tests/designs/fixtures.py and tests/engine/test_one_parser.py call evaluate_design_json itself.
+_RUNS: dict[str, tuple[DesignEvaluation, Reads]] = {}
 
 
-def _evaluate_json(spec: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    return evaluate_design_json(spec=parse_design_spec(spec), catalog=CATALOG, records=RECORDS, **kwargs)
+def _run(case: str) -> tuple[DesignEvaluation, Reads]:
+    """The case's evaluation and every engine answer the composition read typed on the way: (class, JSON
+    read, typed object)."""
+    if case not in _RUNS:
+        spec, kwargs = CASES[case]
+        reads: Reads = []
+        with pytest.MonkeyPatch.context() as patch:
+            for cls in READ_TYPED:
+                original = cls.from_json
+
+                def spy(data: Any, _cls: type = cls, _original: Any = original) -> Any:
+                    typed = _original(data)
+                    reads.append((_cls, data, typed))
+                    return typed
+
+                patch.setattr(cls, "from_json", spy)
+            evaluation = evaluate_design(
+                spec=parse_design_spec(spec), catalog=CATALOG, records=RECORDS, **kwargs
+            )
+        _RUNS[case] = (evaluation, reads)
+    return _RUNS[case]
 
 
-@pytest.mark.parametrize(("spec", "kwargs"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_the_stored_evaluation_reads_typed_and_writes_back_the_same(
-    spec: dict[str, Any], kwargs: dict[str, Any]
-) -> None:
-    stored = _evaluate_json(spec, **kwargs)
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_stored_evaluation_reads_typed_and_writes_back_the_same(case: str) -> None:
+    stored = _run(case)[0].to_json()
     assert DesignEvaluation.from_json(stored).to_json() == stored
     # As the database holds it (JSON text: lists, not tuples), too.
     text = json.loads(json.dumps(stored))
     assert DesignEvaluation.from_json(text).to_json() == text
 
 
-# The classes the composition reads an engine's JSON answer with.
-READ_TYPED = (TrainingEstimate, CostResult, EvaluationAssumption, EvaluationFinding)
-
-
-@pytest.mark.parametrize(("spec", "kwargs"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_every_engine_answer_the_composition_reads_typed_keeps_every_key(
-    spec: dict[str, Any], kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    reads: list[tuple[type, Any, JsonObject]] = []
-    for cls in READ_TYPED:
-        original = cls.from_json
-
-        def spy(data: Any, _cls: type = cls, _original: Any = original) -> Any:
-            typed = _original(data)
-            reads.append((_cls, data, typed))
-            return typed
-
-        monkeypatch.setattr(cls, "from_json", spy)
-    evaluation = evaluate_design(spec=parse_design_spec(spec), catalog=CATALOG, records=RECORDS, **kwargs)
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_engine_answer_the_composition_reads_typed_keeps_every_key(case: str) -> None:
+    evaluation, reads = _run(case)
     assert {cls for cls, _, _ in reads} >= {TrainingEstimate, CostResult, EvaluationAssumption}
     for cls, data, typed in reads:
         assert json.loads(json.dumps(typed.to_json())) == json.loads(json.dumps(data)), cls.__name__

@@ -21,6 +21,7 @@ from tests.designs.test_xlsx_recalculates import (
     _download,
     _evaluation,
     _recalculated,
+    formula_cells,  # noqa: F401 (autouse: releases the compiled cells _recalculated keeps)
 )
 
 pytestmark = pytest.mark.django_db

@@ -7,19 +7,38 @@ that utilization."""
 from __future__ import annotations
 
 import copy
+import functools
+import gc
+import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import formulas
 import pytest
 from django.test import Client
-from openpyxl import load_workbook
+from openpyxl import Workbook, load_workbook
 
+from apps.designs import demo as demo_module
 from apps.designs.services import share_link_create
 from tests.designs.test_xlsx_finance import CASES, _case_design
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(catalog: Any) -> Any:
+    """Demo 1, 64 × 8 H100 on AWS p5 (on-demand ticked), 1 year at 70 %, saved by demo_load as the ``demos``
+    fixture saves it, alone: these tests read no other demo, and saving the other four (each evaluated and
+    stored) was ~0.2 s of every test."""
+    with (
+        pytest.MonkeyPatch.context() as patch
+    ):  # not the test's monkeypatch: that would end its shared answers
+        patch.setattr(demo_module, "DEMOS", demo_module.DEMOS[:1])
+        (design,) = demo_module.demo_load()
+    return design
+
 
 SUMMARY_ROWS = ("Verdict", "Capex (owning)", "Cash out over the horizon (owning)", "NPV of owning")
 
@@ -37,10 +56,21 @@ def _evaluation(client: Client, design_id: int) -> dict[str, Any]:
     return response.json()
 
 
+@functools.lru_cache(maxsize=2)
+def _values_book(content: bytes) -> Workbook:
+    return load_workbook(io.BytesIO(content), data_only=True)
+
+
+def _cached_values(path: Path) -> Workbook:
+    """The workbook's cached values as pandas reads them (openpyxl, ``data_only``; neither calculates), read
+    once per download's bytes: a test reads them several times (Summary, Options, every formula cell) and
+    only reads."""
+    return _values_book(path.read_bytes())
+
+
 def _table(path: Path, sheet: str) -> list[dict[str, Any]]:
-    """A sheet's rows by header, read as pandas reads a workbook (openpyxl, ``data_only``: the cached values;
-    neither calculates)."""
-    rows = list(load_workbook(path, data_only=True)[sheet].iter_rows(values_only=True))
+    """A sheet's rows by header, as pandas reads them (the cached values)."""
+    rows = list(_cached_values(path)[sheet].iter_rows(values_only=True))
     return [dict(zip(rows[0], row, strict=False)) for row in rows[1:]]
 
 
@@ -68,11 +98,41 @@ def _shared_compile_cell(crd: str, val: Any, context: Any, check_formula: bool, 
     return _COMPILED_CELLS[key]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def formula_cells() -> Iterator[None]:
+    """The compiled cells shared by this module's recalculations, and the collector's freeze that keeps them
+    out of its passes (see _recalculated), released when the module's tests are done: the process goes on to
+    other files with neither. A module that imports _recalculated imports this fixture with it."""
+    yield
+    _COMPILED_CELLS.clear()
+    gc.unfreeze()
+
+
 def _recalculated(
     path: Path, changes: dict[tuple[str, str], float] | None = None
 ) -> dict[tuple[str, str], Any]:
     """Every cell of the workbook recomputed by the ``formulas`` engine, after ``changes`` to input cells,
-    keyed by (sheet, coordinate) in upper case."""
+    keyed by (sheet, coordinate) in upper case.
+
+    Python's cyclic garbage collector walks every object it tracks in its full passes, and the compiled cells
+    kept above are millions of them (a dispatcher per cell): a full pass took ~0.4 s, and reading and
+    calculating a workbook (~10^6 new objects each) set off one after another, ~12 s of a run's ~55 s of CPU.
+    So the collector waits while ``formulas`` reads and calculates; then one pass frees the model and its
+    solution (cycles), and what is left (the compiled cells, and whatever the test holds) is frozen
+    (gc.freeze: left out of later passes, still freed by reference counting) until formula_cells releases it.
+    Nothing computed depends on when the collector runs."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _calculated(path, changes or {})
+    finally:
+        gc.collect()
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _calculated(path: Path, changes: dict[tuple[str, str], float]) -> dict[tuple[str, str], Any]:
     book = "workbook.xlsx"
     folder = path.parent / "recalculated"
     folder.mkdir(exist_ok=True)
@@ -80,7 +140,7 @@ def _recalculated(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(formulas.ExcelModel, "_compile_cell", staticmethod(_shared_compile_cell))
         model = formulas.ExcelModel().loads(str(folder / book)).finish()
-    inputs = {f"'[{book}]{sheet.upper()}'!{ref}": value for (sheet, ref), value in (changes or {}).items()}
+    inputs = {f"'[{book}]{sheet.upper()}'!{ref}": value for (sheet, ref), value in changes.items()}
     solution = model.calculate(inputs=inputs)
     out = {}
     for key, ranges in solution.items():
@@ -98,9 +158,8 @@ def _cell(book: Any, sheet: str, label: str, column: int = 2) -> str:
 
 
 def test_pandas_reads_the_summary_verdict_and_npvs_as_the_api_states_them(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demo: Any, tmp_path: Path
 ) -> None:
-    demo = demos[0]  # 64 × 8 H100 on AWS p5 (on-demand ticked), 1 year at 70 %
     path = _download(alice_client, f"/api/v1/designs/{demo.pk}/export/?format=xlsx", tmp_path / "d.xlsx")
     evaluation = _evaluation(alice_client, demo.pk)
     cash = next(iter(evaluation["costs"].values()))["cashflow"]
@@ -135,15 +194,15 @@ def test_pandas_reads_the_summary_verdict_and_npvs_as_the_api_states_them(
 
 
 def test_every_cached_value_is_what_a_formula_engine_computes(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demo: Any, tmp_path: Path
 ) -> None:
-    path = _download(alice_client, f"/api/v1/designs/{demos[0].pk}/export/?format=xlsx", tmp_path / "d.xlsx")
+    path = _download(alice_client, f"/api/v1/designs/{demo.pk}/export/?format=xlsx", tmp_path / "d.xlsx")
     assert _check_cached_values(path) > 200
 
 
 def _check_cached_values(path: Path) -> int:
     """Every formula cell's cached value equals the ``formulas`` engine's recalculation; returns how many."""
-    cached = load_workbook(path, data_only=True)
+    cached = _cached_values(path)
     written = load_workbook(path)
     computed = _recalculated(path)
     checked = 0
@@ -189,7 +248,7 @@ SPOT_AND_ON_DEMAND = [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_dem
     ids=["pre-tax", "tax 21 % macrs_5", "tax 21 % straight_line, loan"],
 )
 def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
-    alice_client: Client, demos: list[Any], tmp_path: Path, cashflow: dict[str, Any]
+    alice_client: Client, demo: Any, tmp_path: Path, cashflow: dict[str, Any]
 ) -> None:
     """30 % -> 90 % on the Inputs sheet of a design that ticks on-demand and spot (AWS p5, 64 nodes, one
     year). Hand check of the direction: owning's NPV grows only by the energy bill of the extra use, each
@@ -197,7 +256,7 @@ def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
     asked for 90 % (a design saved at 90 %), gives the same design verdict, NPVs and payback within $1, with
     and without tax on both sides."""
     costs = {"cloud": SPOT_AND_ON_DEMAND, "cashflow": cashflow}
-    design = _at(alice_client, demos[0], 0.3, **costs)
+    design = _at(alice_client, demo, 0.3, **costs)
     before = _evaluation(alice_client, design)["design_verdict"]
     assert before["winner"] == "rent"
     path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "d.xlsx")
@@ -216,7 +275,7 @@ def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
             "IRR of owning against renting",
         )
     }
-    evaluation = _evaluation(alice_client, _at(alice_client, demos[0], 0.9, **costs))
+    evaluation = _evaluation(alice_client, _at(alice_client, demo, 0.9, **costs))
     verdict = evaluation["design_verdict"]
     cash = evaluation["costs"]["aws-p5-48xlarge"]["cashflow"]
     labels = {r["name"]: r["label"] for r in cash["rent"]}
@@ -250,9 +309,8 @@ def test_changing_utilization_on_inputs_recomputes_the_verdict_the_api_gives(
 
 
 def test_the_share_page_download_carries_the_same_recalculating_summary(
-    alice: Any, demos: list[Any], tmp_path: Path
+    alice: Any, demo: Any, tmp_path: Path
 ) -> None:
-    demo = demos[0]
     _, token = share_link_create(design=demo, user=alice)
     client = Client()  # anyone holding the link, signed in or not
     page = client.get(f"/share/{token}/").content.decode()
@@ -278,7 +336,7 @@ def _two_offerings(client: Client, demo: Any, order: list[str]) -> int:
 
 
 def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_either_order(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demo: Any, tmp_path: Path
 ) -> None:
     """Demo 1 (64 × 8 H100) priced on AWS p5 and CoreWeave's 8 × H100 node. Every rent option of both
     offerings is a Cash flows column and an Options NPV cell; the Summary's cheapest rent option is the MIN
@@ -287,7 +345,7 @@ def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_eithe
     offerings = ["aws-p5-48xlarge", "coreweave-8x-h100-node"]
     summaries = []
     for order in (offerings, offerings[::-1]):
-        design = _two_offerings(alice_client, demos[0], order)
+        design = _two_offerings(alice_client, demo, order)
         path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "o.xlsx")
         costs = _evaluation(alice_client, design)["costs"]
         rents = {(slug, r["name"]): r["npv_usd"] for slug, c in costs.items() for r in c["cashflow"]["rent"]}
@@ -333,12 +391,12 @@ def test_the_summary_takes_the_cheapest_rent_option_over_every_offering_in_eithe
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_cached_values_match_a_recalculation_for_every_cash_flow_case(
-    alice_client: Client, demos: list[Any], tmp_path: Path, case: str
+    alice_client: Client, demo: Any, tmp_path: Path, case: str
 ) -> None:
     """Loan (past and within the horizon), lease, lead time, the MACRS shield, upfront reservations and
     savings plans: every formula cell's cached value, the Summary's included, is what the formula computes,
     and the Summary's NPVs are the engine's."""
-    design = _case_design(alice_client, demos[0], CASES[case])
+    design = _case_design(alice_client, demo, CASES[case])
     path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "c.xlsx")
     assert _check_cached_values(path) > 200
     cash = next(iter(_evaluation(alice_client, design)["costs"].values()))["cashflow"]
@@ -365,7 +423,7 @@ def test_cached_values_match_a_recalculation_for_every_cash_flow_case(
 
 
 def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demo: Any, tmp_path: Path
 ) -> None:
     """64 × 8 H100 over 3 years at 70 %, tax 21 % (MACRS 5-year), the default 4-month lead time. Resale at the
     horizon is the catalog's market series at the owned age (32 months), not book value; book value drives
@@ -374,7 +432,7 @@ def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
     book = 1 − 0.648 = 0.352 of capex. Setting the resale cell to 10 % on Inputs gives the NPVs the API
     gives when asked for cashflow.resale_fraction 0.1, within $1."""
     costs = {"horizon_years": 3, "cashflow": {"tax_rate": 0.21}}
-    design = _at(alice_client, demos[0], 0.7, **costs)
+    design = _at(alice_client, demo, 0.7, **costs)
     evaluation = _evaluation(alice_client, design)
     cost = evaluation["costs"]["aws-p5-48xlarge"]
     inputs = cost["cashflow"]["inputs"]
@@ -384,7 +442,7 @@ def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
     path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "r.xlsx")
     assert _check_cached_values(path) > 200
     book = load_workbook(path)
-    values = load_workbook(path, data_only=True)["Inputs"]
+    values = _cached_values(path)["Inputs"]
     resale_cell = _cell(book, "Inputs", "Resale at the horizon")
     assert values[resale_cell].value == pytest.approx(inputs["resale_fraction"], rel=1e-12)
     assert values[_cell(book, "Inputs", "Book value at the horizon")].value == pytest.approx(0.352, abs=1e-12)
@@ -397,7 +455,7 @@ def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
 
     computed = _recalculated(path, {("Inputs", resale_cell): 0.1})
     at_ten = _at(
-        alice_client, demos[0], 0.7, horizon_years=3, cashflow={"tax_rate": 0.21, "resale_fraction": 0.1}
+        alice_client, demo, 0.7, horizon_years=3, cashflow={"tax_rate": 0.21, "resale_fraction": 0.1}
     )
     verdict = _evaluation(alice_client, at_ten)["design_verdict"]
     assert (
@@ -408,12 +466,12 @@ def test_market_resale_and_tax_on_the_sale_recalculate_as_the_api_gives_them(
 
 
 def test_the_workbook_lists_only_the_pricing_models_the_design_ticked(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demo: Any, tmp_path: Path
 ) -> None:
     """AWS p5 prices on-demand, spot and reservations; the design ticks on-demand and reserved 3-year: no
     Inputs row, Cash flows column or Options row names spot or reserved 1-year."""
     ticked = [{"offering": "aws-p5-48xlarge", "pricing_models": ["on_demand", "reserved_3y"]}]
-    design = _at(alice_client, demos[0], 0.7, cloud=ticked)
+    design = _at(alice_client, demo, 0.7, cloud=ticked)
     path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "t.xlsx")
     book = load_workbook(path)
     inputs = book["Inputs"]
@@ -429,7 +487,7 @@ def test_the_workbook_lists_only_the_pricing_models_the_design_ticked(
 
 
 def test_a_wacc_discount_rate_is_a_formula_over_its_parts_and_the_tax_rate(
-    alice_client: Client, demos: list[Any], tmp_path: Path
+    alice_client: Client, demo: Any, tmp_path: Path
 ) -> None:
     """WACC 40 % debt at 6 %, equity at 12 %, tax 21 %: by hand r = 0.6 × 0.12 + 0.4 × 0.06 × 0.79 = 0.072 +
     0.01896 = 0.09096.
@@ -437,7 +495,7 @@ def test_a_wacc_discount_rate_is_a_formula_over_its_parts_and_the_tax_rate(
     rate to 30 % moves the rate (0.072 + 0.4 × 0.06 × 0.7 = 0.0888) with the deductions, and the
     recalculated NPVs are the API's for a design saved at 30 %, within $1."""
     wacc = {"wacc_debt_share": 0.4, "wacc_cost_of_debt": 0.06, "wacc_cost_of_equity": 0.12}
-    design = _at(alice_client, demos[0], 0.7, cashflow={"tax_rate": 0.21, **wacc})
+    design = _at(alice_client, demo, 0.7, cashflow={"tax_rate": 0.21, **wacc})
     verdict = _evaluation(alice_client, design)["design_verdict"]
     assert verdict["discount_rate"] == pytest.approx(0.09096, rel=1e-12)
     path = _download(alice_client, f"/api/v1/designs/{design}/export/?format=xlsx", tmp_path / "w.xlsx")
@@ -445,10 +503,10 @@ def test_a_wacc_discount_rate_is_a_formula_over_its_parts_and_the_tax_rate(
     book = load_workbook(path)
     rate = _cell(book, "Inputs", "Discount rate")
     assert book["Inputs"][rate].value.startswith("=(1-Inputs!")
-    assert load_workbook(path, data_only=True)["Inputs"][rate].value == pytest.approx(0.09096, rel=1e-12)
+    assert _cached_values(path)["Inputs"][rate].value == pytest.approx(0.09096, rel=1e-12)
     computed = _recalculated(path, {("Inputs", _cell(book, "Inputs", "Tax rate")): 0.3})
     assert computed[("INPUTS", rate)] == pytest.approx(0.0888, rel=1e-12)
-    at_30 = _at(alice_client, demos[0], 0.7, cashflow={"tax_rate": 0.3, **wacc})
+    at_30 = _at(alice_client, demo, 0.7, cashflow={"tax_rate": 0.3, **wacc})
     verdict = _evaluation(alice_client, at_30)["design_verdict"]
     assert (
         abs(computed[("SUMMARY", _cell(book, "Summary", "NPV of owning"))] - verdict["own"]["npv_usd"]) < 1.0
