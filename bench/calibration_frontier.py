@@ -183,7 +183,15 @@ def all_rows_errors(cases: list[FrontierCase], *, runs: list[calibration_cases.C
     return calibration + [abs(c.error) for c in cases if c.error is not None]
 
 
-def main() -> None:
+def main(
+    argv: list[str] | None = None,
+    *,
+    cases: list[FrontierCase] | None = None,
+    runs: list[calibration_cases.Case] | None = None,
+) -> None:
+    """Print the report for the command line ``argv`` (None: sys.argv). ``cases`` and ``runs``, when a
+    caller has them (all_cases() at the same --gb200-gpus-per-node, calibration_cases.all_cases(): the
+    test module estimates both once), are read instead of estimating every row again; neither is changed."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -195,9 +203,9 @@ def main() -> None:
         help="GPUs per node for GB200 rows (4: one NVL72 compute tray; 64: a rack's 16 trays); "
         "the NVLink domain stays 72",
     )
-    args = parser.parse_args()
-    cases = all_cases(gb200_gpus_per_node=args.gb200_gpus_per_node)
-    runs = calibration_cases.all_cases()
+    args = parser.parse_args(argv)
+    cases = cases if cases is not None else all_cases(gb200_gpus_per_node=args.gb200_gpus_per_node)
+    runs = runs if runs is not None else calibration_cases.all_cases()
     shown = [c for c in cases if not args.regime or args.regime in c.regimes]
     print(
         f"{'run':18s} {'model':16s} {'gpu':8s} {'gpus':>5s} {'seq':>6s} {'layout':38s} {'metric':9s} "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import copy
 import copyreg
 import hashlib
 import io
@@ -160,7 +159,7 @@ def shipped_password_hashers(request: pytest.FixtureRequest) -> None:
 # the composition runs as before (validation, price resolution, the input hash, storage). A test that has
 # patched anything (monkeypatch) may have patched the engines or be counting their calls: from then on it gets
 # the engines themselves, as does every test of a module that imports unittest.mock.
-_ENGINE_ANSWERS: collections.OrderedDict[bytes, Any] = collections.OrderedDict()
+_ENGINE_ANSWERS: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
 ENGINE_ANSWERS_KEPT = 256  # the most recent (~40 kB each): the fuzz's random specs would otherwise pile up
 # The modules that call the composition, and the name of the composition's function each imported.
 _ENGINE_CALLERS = (
@@ -190,11 +189,13 @@ def _shared_answer(real: Any, patches: Any) -> Any:
             return real(**arguments)
         key = _arguments_key({"function": real.__name__, **arguments})
         if key not in _ENGINE_ANSWERS:
-            _ENGINE_ANSWERS[key] = copy.deepcopy(real(**arguments))  # the callers add keys to theirs
+            # Kept pickled, each hit a copy unpickled (the callers add keys to theirs): a deep copy of a
+            # ~40 kB answer took 4-5 times as long.
+            _ENGINE_ANSWERS[key] = pickle.dumps(real(**arguments), protocol=pickle.HIGHEST_PROTOCOL)
             if len(_ENGINE_ANSWERS) > ENGINE_ANSWERS_KEPT:
                 _ENGINE_ANSWERS.popitem(last=False)
         _ENGINE_ANSWERS.move_to_end(key)
-        return copy.deepcopy(_ENGINE_ANSWERS[key])
+        return pickle.loads(_ENGINE_ANSWERS[key])
 
     return shared
 

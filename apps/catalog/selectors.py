@@ -126,6 +126,9 @@ class CatalogSnapshot:
     records: dict[str, list[dict[str, Any]]]
     digest: str
     specs: CatalogSpecs
+    # The retired accelerators' slugs, read with the records (pickers hide them): not in ``records``, which
+    # results store, since retiring a part changes no figure.
+    retired_accelerators: frozenset[str] = frozenset()
 
 
 _snapshot_lock = threading.Lock()
@@ -224,7 +227,8 @@ def engine_catalog_snapshot(version: str | None = None) -> CatalogSnapshot:
             return current  # another thread rebuilt it while this one waited
         records = _build_records()
         digest = hashlib.sha256(json.dumps(records, sort_keys=True, default=str).encode()).hexdigest()
-        _snapshot = CatalogSnapshot(version, records, digest, specs_from_records(records))
+        retired = frozenset(Accelerator.objects.filter(retired=True).values_list("slug", flat=True))
+        _snapshot = CatalogSnapshot(version, records, digest, specs_from_records(records), retired)
         return _snapshot
 
 

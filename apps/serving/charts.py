@@ -12,13 +12,21 @@ from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_la
 from clusterdesigner.engine.serving.serving import ServingResult, layout_label
 
 
+def _figure(traces: list[Any], **layout: Any) -> dict[str, Any]:
+    """The figure of ``traces`` with the shared LAYOUT updated by ``layout``, as a dict. Traces and layout
+    go to the Figure's constructor, which validates them once: half the time of add_trace and
+    update_layout (a serving page draws four charts a request), the same figure."""
+    fig = go.Figure(data=traces, layout={**LAYOUT, **layout})
+    return dict(json.loads(fig.to_json()))
+
+
 def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> dict[str, Any]:
     """TTFT and TPOT (ms, log scale) against batch for the chosen layout, with both targets drawn as dashed
     lines and the chosen batch marked."""
     batches = [p.batch for p in result.curve]
     rate = [p.output_tokens_per_s_per_gpu for p in result.curve]
     best = result.best
-    fig = go.Figure()
+    traces: list[go.Scatter] = []
     hover = (
         "batch %{x}<br>%{y:.1f} ms<br>%{customdata:,.0f} output tok/s per GPU<extra>%{fullData.name}</extra>"
     )
@@ -27,7 +35,7 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
         ([p.tpot_s * 1000 for p in result.curve], "TPOT (seen by users)", PALETTE[1]),
     )
     for y, name, color in curves:
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=batches,
                 y=y,
@@ -39,7 +47,7 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
             )
         )
     for value, name, color in ((ttft_s, "TTFT target", PALETTE[0]), (tpot_s, "TPOT target", PALETTE[1])):
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[batches[0], batches[-1]],
                 y=[value * 1000] * 2,
@@ -49,7 +57,7 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
                 hovertemplate=f"{name}: {value * 1000:g} ms<extra></extra>",
             )
         )
-    fig.add_trace(
+    traces.append(
         go.Scatter(
             x=[best.batch],
             y=[best.tpot_s * 1000],
@@ -60,13 +68,12 @@ def latency_figure(result: ServingResult, *, ttft_s: float, tpot_s: float) -> di
             f"<br>TTFT {best.ttft_s * 1000:.0f} ms<extra></extra>",
         )
     )
-    fig.update_layout(
-        **LAYOUT,
+    return _figure(
+        traces,
         title={"text": f"Latency against batch: tp{best.tp} pp{best.pp} replica of {plain(result.model)}"},
         xaxis={"title": {"text": "Batch (concurrent sequences per replica)"}, "type": "log"},
         yaxis={"title": {"text": "Latency (ms)"}, "type": "log"},
     )
-    return dict(json.loads(fig.to_json()))
 
 
 def cost_figure(result: ServingResult) -> dict[str, Any]:
@@ -77,71 +84,66 @@ def cost_figure(result: ServingResult) -> dict[str, Any]:
         "own" if c.option == "own" else f"{plain(c.offering)} {pricing_label(c.pricing_model)}"
         for c in options
     ]
-    fig = go.Figure()
-    for name, attr, color in (
-        ("output tokens (decode time)", "usd_per_m_output_tokens", PALETTE[1]),
-        ("input tokens (prefill time)", "usd_per_m_input_tokens", PALETTE[0]),
-    ):
-        fig.add_trace(
-            go.Bar(
-                x=[getattr(c, attr) for c in options],
-                y=labels,
-                orientation="h",
-                name=name,
-                marker={"color": color},
-                customdata=[[c.usd_per_gpu_hour, c.idle_fraction * 100, c.billed_gpus] for c in options],
-                hovertemplate="%{y}<br>$%{x:.3f} per million "
-                + name
-                + "<br>%{customdata[2]} GPUs billed, %{customdata[1]:.1f} % idle"
-                + "<br>$%{customdata[0]:.2f} per GPU-hour used<extra></extra>",
-            )
+    traces = [
+        go.Bar(
+            x=[getattr(c, attr) for c in options],
+            y=labels,
+            orientation="h",
+            name=name,
+            marker={"color": color},
+            customdata=[[c.usd_per_gpu_hour, c.idle_fraction * 100, c.billed_gpus] for c in options],
+            hovertemplate="%{y}<br>$%{x:.3f} per million "
+            + name
+            + "<br>%{customdata[2]} GPUs billed, %{customdata[1]:.1f} % idle"
+            + "<br>$%{customdata[0]:.2f} per GPU-hour used<extra></extra>",
         )
-    layout = {**LAYOUT, "height": max(320, 28 * len(options) + 140)}
-    fig.update_layout(
-        **layout,
+        for name, attr, color in (
+            ("output tokens (decode time)", "usd_per_m_output_tokens", PALETTE[1]),
+            ("input tokens (prefill time)", "usd_per_m_input_tokens", PALETTE[0]),
+        )
+    ]
+    return _figure(
+        traces,
+        height=max(320, 28 * len(options) + 140),
         barmode="group",
         title={"text": f"$ per million tokens billed, by option ({result.utilization:.0%} utilization)"},
         xaxis={"title": {"text": "USD per million tokens"}},
         yaxis={"title": {"text": "Option"}, "automargin": True},
     )
-    return dict(json.loads(fig.to_json()))
 
 
 def layouts_figure(result: ServingResult) -> dict[str, Any]:
     """GPUs needed at the peak for every layout that meets the targets, with output tokens/s per GPU."""
     rows = [r for r in result.layouts if r.meets_targets]
     labels = [layout_label(r.tp, r.pp, r.ep, r.attention_dp) for r in rows]
-    fig = go.Figure(
-        go.Bar(
-            x=labels,
-            y=[r.gpus for r in rows],
-            marker={"color": PALETTE[2]},
-            name="GPUs",
-            customdata=[[r.replicas, r.batch, r.output_tokens_per_s_per_gpu] for r in rows],
-            hovertemplate="%{x}: %{y} GPUs<br>%{customdata[0]} replicas at batch %{customdata[1]}"
-            "<br>%{customdata[2]:,.0f} output tok/s per GPU<extra></extra>",
-        )
+    bars = go.Bar(
+        x=labels,
+        y=[r.gpus for r in rows],
+        marker={"color": PALETTE[2]},
+        name="GPUs",
+        customdata=[[r.replicas, r.batch, r.output_tokens_per_s_per_gpu] for r in rows],
+        hovertemplate="%{x}: %{y} GPUs<br>%{customdata[0]} replicas at batch %{customdata[1]}"
+        "<br>%{customdata[2]:,.0f} output tok/s per GPU<extra></extra>",
     )
-    fig.update_layout(
-        **LAYOUT,
+    return _figure(
+        [bars],
         title={"text": f"GPUs to serve {result.peak_requests_per_s:g} requests/s at the peak, by layout"},
         xaxis={"title": {"text": "Layout (per replica)"}},
         yaxis={"title": {"text": "GPUs"}},
     )
-    return dict(json.loads(fig.to_json()))
 
 
 def pareto_figure(result: ServingResult) -> dict[str, Any]:
     """The frontier of output tokens/s per user (1 / median TPOT) against output tokens/s per GPU across
     layouts and batch caps, points meeting the targets apart from those that miss them, the chosen
     configuration marked."""
-    fig = go.Figure()
+    traces: list[go.Scatter] = []
     for meets, name, color in (
         (True, "meets the targets", PALETTE[2]),
         (False, "misses a target", PALETTE[3]),
     ):
         points = [p for p in result.pareto if p.meets_targets is meets]
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[p.output_tokens_per_s_per_user for p in points],
                 y=[p.output_tokens_per_s_per_gpu for p in points],
@@ -165,7 +167,7 @@ def pareto_figure(result: ServingResult) -> dict[str, Any]:
         )
     best = result.best
     if best.tpot_p50_s > 0:
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[1.0 / best.tpot_p50_s],
                 y=[best.output_tokens_per_s_per_gpu],
@@ -176,12 +178,11 @@ def pareto_figure(result: ServingResult) -> dict[str, Any]:
                 "<br>%{x:.1f} tok/s per user<br>%{y:,.0f} tok/s per GPU<extra></extra>",
             )
         )
-    fig.update_layout(
-        **LAYOUT,
+    return _figure(
+        traces,
         title={
             "text": f"Tokens/s per user against per GPU: {plain(result.model)} on {plain(result.accelerator)}"
         },
         xaxis={"title": {"text": "Output tokens/s per user (1 / median TPOT)"}},
         yaxis={"title": {"text": "Output tokens/s per GPU"}},
     )
-    return dict(json.loads(fig.to_json()))

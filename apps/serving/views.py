@@ -9,7 +9,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.catalog import selectors as catalog_selectors
-from apps.catalog.models import Accelerator
 from apps.designs import selectors as design_selectors
 from apps.designs.pricing import PriceOwner, price_owner
 from apps.serving import charts, services
@@ -174,8 +173,10 @@ def _form(
 def _picker_accelerators(chosen: Any) -> list[Any]:
     """The catalog's accelerators by name, without retired rows (hidden from pickers, as in the design editor)
     unless the form already names one, e.g. a design's own part."""
-    retired = set(Accelerator.objects.filter(retired=True).values_list("slug", flat=True)) - {chosen}
-    parts = catalog_selectors.engine_catalog().accelerators
+    # Both from the catalog snapshot, rebuilt only when the catalog changes (a retirement is a saved row).
+    snapshot = catalog_selectors.engine_catalog_snapshot()
+    retired = snapshot.retired_accelerators - {chosen}
+    parts = snapshot.specs.accelerators
     return sorted((a for slug, a in parts.items() if slug not in retired), key=lambda a: a.name)
 
 

@@ -165,6 +165,26 @@ def test_cost_per_million_tokens_is_the_billed_total_over_the_tokens_served() ->
     assert busy_figure < own.usd_per_m_tokens
 
 
+def test_the_owning_option_is_the_full_cost_results_on_prem() -> None:
+    """owning_cost asks the cost engine for no Monte Carlo and no what-ifs (a tenth of the time): its
+    figures are the full result's own, to the last bit, for the example's whole nodes, utilization and
+    3-year horizon."""
+    from clusterdesigner.engine.cost.cost import tco
+
+    result = serving_cost.estimate(REQUEST, catalog=CATALOG)
+    nodes = -(-result.best.gpus // 8)
+    cluster = {"accelerator": "h100-sxm", "nodes": nodes, "gpus_per_node": 8}
+    full = tco(
+        {"cluster": cluster, "utilization": result.utilization, "horizon_years": 3.0, "on_prem": {}},
+        **CATALOG.cost_kwargs(),
+    )
+    assert full["sensitivity"]["rows"] and "uncertainty" in full["cashflow"]  # both ran in the full one
+    own = result.costs[0]
+    assert own.option == "own"
+    assert own.usd_per_gpu_hour == float(full["on_prem"]["usd_per_gpu_hour"])
+    assert own.total_usd == float(full["on_prem"]["total_usd"])
+
+
 def test_result_round_trips_through_json() -> None:
     result = serving_cost.estimate(REQUEST, catalog=CATALOG)
     again = serving.ServingResult.from_json(json.loads(json.dumps(result.to_json())))

@@ -358,3 +358,39 @@ def test_an_moe_model_on_the_page_shows_and_exports_the_attention_dp_layout(
     assert "tp8 pp1 ep8 attention-DP" in html
     assert "--data-parallel-size 8" in html and "--enable-dp-attention" in html
     assert "enable_attention_dp: true" in html
+
+
+def _gpu_hour_usd(html: str, option: str) -> float:
+    """The costs table's "$/GPU-hour used" of one option (its first cell, e.g. "<slug> on-demand")."""
+    row = re.search(
+        rf'<tr><td>{re.escape(option)}</td><td class="num">\d+</td><td class="num">[^<]*</td>'
+        r'<td class="num">\$([\d,.]+)</td>',
+        html,
+    )
+    assert row, option
+    return float(row.group(1).replace(",", ""))
+
+
+@pytest.mark.django_db
+def test_a_saved_catalog_change_shows_on_the_next_page(client: Any, catalog: Any) -> None:
+    # The picker and the prices come from the catalog snapshot a process keeps between requests, rebuilt when
+    # the catalog's version changes: a part retired, a part renamed, a price moved show on the very next page.
+    from apps.catalog.models import Accelerator, CloudPrice
+
+    azure = "azure-standard-nd96isr-h100-v5 on-demand"
+    before = client.get("/serving/").content.decode()
+    assert '<option value="a100-80gb">' in before and '<option value="h200">NVIDIA H200' in before
+    a100 = Accelerator.objects.get(slug="a100-80gb")
+    a100.retired = True
+    a100.save()
+    h200 = Accelerator.objects.get(slug="h200")
+    h200.name = "H200 as renamed"
+    h200.save()
+    price = CloudPrice.objects.get(offering__slug="azure-standard-nd96isr-h100-v5", pricing_model="on_demand")
+    price.usd_per_hour *= 2  # $98.32 → $196.64 an instance-hour
+    price.save()
+    after = client.get("/serving/").content.decode()
+    assert '<option value="a100-80gb"' not in after
+    assert '<option value="h200">H200 as renamed</option>' in after
+    # the same GPUs billed for the same hours at twice the price: twice the $/GPU-hour used (to the cent)
+    assert _gpu_hour_usd(after, azure) == pytest.approx(2 * _gpu_hour_usd(before, azure), abs=0.011)

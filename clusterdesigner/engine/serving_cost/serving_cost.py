@@ -207,7 +207,10 @@ def owning_cost(
         **{k: v for k, v in (sections or {}).items() if k in OWNING_SECTIONS},
     }
     try:
-        result = tco(request, **catalog.cost_kwargs())
+        # Only the owning figures are read: no Monte Carlo and no what-ifs (the tornado's ~30 re-runs of the
+        # evaluation), which are ~90 % of a full result's time (27 ms of 29 on the example request) and move
+        # none of them (tests/engine/test_serving.py: the same on_prem as the full result's).
+        result = tco(request, **catalog.cost_kwargs(), uncertainty=False, what_ifs=False)
     except EngineError as exc:
         if exc.field.startswith(("on_prem", "site", *OWNING_SECTIONS)) or exc.field == "horizon_years":
             where = under(at, f"cost.{exc.field}")
