@@ -190,7 +190,7 @@ def request_for(
         "ffn_hidden": int(row["ffn_hidden"]),
         "seq_len": int(row["seq_len"]),
         "vocab": int(row["vocab"]),
-        "gated_mlp": any(k in name for k in ("llama", "mixtral", "qwen")),
+        "gated_mlp": any(k in name for k in ("llama", "mixtral", "qwen", "deepseek")),
         "dropout": False,
     }
     mla = bool(_int(row["kv_lora_rank"]))

@@ -81,9 +81,11 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # Hopper FP8 before: 8.45 -> 5.97 % once flash2 on H100 runs at its A100 rate x FA2's measured H100
         # speedup (timing.AMPERE_KERNEL_SPEEDUP: the llm-foundry H100 FP8 rows). Joint refit after the merge
         # (Hopper family 0.75 -> 0.81, so "before" is the family's 0.81 and the default 0.855; regime factors
-        # Hopper 0.80, Blackwell 0.67, CDNA 3 0.79, CDNA 4 1.03 with Blackwell's kernel 1.9 -> 1.7):
+        # Hopper 0.80, Blackwell 0.67, CDNA 3 0.79, CDNA 4 1.03 with Blackwell's kernel 1.9 -> 1.7); Blackwell
+        # 24.75 -> 8.75 % until the joint refit after the DeepSeek-V3 rows' gated MLP (Blackwell kernel 1.7 ->
+        # 1.6, Blackwell FP8 0.67 -> 0.68; fitted on the fit rows: its 8 check rows move the other way):
         (("hopper", "fp8"), 0.0203, 0.0156),
-        (("blackwell", "fp8"), 0.2475, 0.0875),
+        (("blackwell", "fp8"), 0.2334, 0.0935),
         (("cdna3", "fp8"), 0.0883, 0.0606),
         (("cdna4", "fp8"), 0.0807, 0.0064),
     ],
@@ -130,7 +132,9 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     # B200's per-tensor casts write no transpose copy (TE: any FP8 GEMM layout on Blackwell); without the
     # regime factors +31.4 %. The joint refit after the merge (Hopper family 0.75 -> 0.81, Hopper FP8 0.85 ->
     # 0.80, Blackwell kernel 1.9 -> 1.7): +10.7 % (B200 -2.7 %, H100 -12.1 %); without the regime factors
-    # +24.4 % (the default family factor 0.825 -> 0.855 follows Hopper's).
+    # +24.4 % (the default family factor 0.825 -> 0.855 follows Hopper's). The joint refit after the
+    # DeepSeek-V3 rows' gated MLP (Blackwell kernel 1.7 -> 1.6, its FP8 factor 0.67 -> 0.68): +10.0 %;
+    # without the regime factors +22.5 %.
     import frontier_cases
 
     rows = {r["run_id"]: r for r in frontier_cases.load_rows()}
@@ -141,7 +145,7 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
     assert b200.measured / h100.measured == pytest.approx(2.130, abs=5e-4)
     assert b200.predicted is not None and h100.predicted is not None
     ratio_error = (b200.predicted / h100.predicted) / (b200.measured / h100.measured) - 1
-    assert ratio_error == pytest.approx(0.107, abs=0.002)
+    assert ratio_error == pytest.approx(0.100, abs=0.002)
     with (
         calibration_fit.regime_factor(("hopper", "fp8"), None),
         calibration_fit.regime_factor(("blackwell", "fp8"), None),
@@ -151,4 +155,4 @@ def test_b200_over_h100_is_no_longer_overstated() -> None:
             frontier_cases.predict(rows["nemo2509_h100_12"], specs),
         )
     assert before_b.predicted is not None and before_h.predicted is not None
-    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.244, abs=0.01)
+    assert (before_b.predicted / before_h.predicted) / 2.130 - 1 == pytest.approx(0.225, abs=0.01)
