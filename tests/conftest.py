@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import copyreg
+import gc
 import hashlib
 import io
 import os
@@ -547,3 +548,23 @@ def screenshot(page: Any, name: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True, type="jpeg", quality=80)
     return path
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Python's cyclic garbage collector walks every tracked object on each full pass: after collection a
+    pytest process holds Django, the apps, the engine, schemathesis and every test module (long-lived, never
+    garbage). They are moved out of its passes (gc.freeze), and young collections run every 10,000 net
+    allocations rather than 700 (the suite allocates many short-lived dicts per request and engine call). On
+    tests/designs/test_api.py, analysis/test_api.py, plans/test_api.py, dashboard/test_pages.py and
+    engine/test_rent_or_own.py (PostgreSQL, two alternating runs each): 19.55 / 19.66 s of CPU as before,
+    18.61 / 17.99 s frozen, 18.34 / 17.51 s frozen with the threshold. Nothing is left uncollected: the
+    thresholds only space the passes out."""
+    freeze_long_lived()
+    gc.set_threshold(10_000, 50, 50)
+
+
+def freeze_long_lived() -> None:
+    """Collect, then move every object alive now out of the collector's passes (a test that unfreezes, to
+    measure or to release its own frozen objects, calls this afterwards to restore the suite's freeze)."""
+    gc.collect()
+    gc.freeze()

@@ -17,6 +17,7 @@ from apps.dashboard import warmup
 from apps.designs.models import Design, Evaluation, ShareLink, ShareLinkOpen
 from apps.designs.services import share_link_create
 from clusterdesigner import gunicorn_conf, memo
+from tests.conftest import freeze_long_lived
 from tests.designs.test_api import SPEC, _create
 
 pytestmark = pytest.mark.django_db
@@ -88,12 +89,14 @@ def test_the_shipped_gunicorn_config_warms_each_worker() -> None:
     with mock.patch.object(warmup, "pages_warm_up") as warm_up:
         gunicorn_conf.post_worker_init(worker=None)
     gc.unfreeze()  # this test process is no worker
+    freeze_long_lived()  # the suite's own freeze (tests/conftest.py)
     warm_up.assert_called_once_with()
 
 
 def test_the_worker_freezes_its_warm_heap() -> None:
     # After the warm-up the heap is frozen: a full collection then leaves out the objects that were alive
     # (gc.freeze; they were scanned on every full collection, ~100 ms of CPU in a web worker).
+    gc.unfreeze()  # the suite's own freeze (tests/conftest.py), restored below
     assert gc.get_freeze_count() == 0
     kept = [[i] for i in range(1000)]  # objects the collector tracks, alive through the warm-up
     try:
@@ -104,3 +107,4 @@ def test_the_worker_freezes_its_warm_heap() -> None:
         assert all(gc.is_tracked(x) and id(x) not in collected for x in kept)
     finally:
         gc.unfreeze()
+        freeze_long_lived()

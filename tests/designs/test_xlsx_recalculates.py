@@ -22,6 +22,7 @@ from openpyxl import Workbook, load_workbook
 
 from apps.designs import demo as demo_module
 from apps.designs.services import share_link_create
+from tests.conftest import freeze_long_lived
 from tests.designs.test_xlsx_finance import CASES, _case_design
 
 pytestmark = pytest.mark.django_db
@@ -106,6 +107,7 @@ def formula_cells() -> Iterator[None]:
     yield
     _COMPILED_CELLS.clear()
     gc.unfreeze()
+    freeze_long_lived()  # the suite's own freeze (tests/conftest.py), without the cells
 
 
 def _recalculated(
