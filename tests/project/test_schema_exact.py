@@ -3,6 +3,7 @@ the schema a client reads, at its URL, and checks the behaviour it states at the
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -11,11 +12,22 @@ import pytest
 from tests.designs.test_api import _create
 
 
-@pytest.fixture
-def schema(api_client: Any, db: Any) -> dict[str, Any]:
-    response = api_client.get("/api/v1/schema/?format=json")
+# The schema is generated from the code alone (drf-spectacular: ~1-2 s of CPU each time) and is the same for
+# every test here: it is read once for the module, at its URL as a client reads it; each test gets a copy.
+@pytest.fixture(scope="module")
+def schema_text(django_db_setup: Any, django_db_blocker: Any) -> bytes:
+    from rest_framework.test import APIClient
+
+    with django_db_blocker.unblock():
+        response = APIClient().get("/api/v1/schema/?format=json")
     assert response.status_code == 200
-    return dict(response.json())
+    response.json()  # the test client reads it as JSON (its Content-Type says so) or raises
+    return bytes(response.content)
+
+
+@pytest.fixture
+def schema(schema_text: bytes) -> dict[str, Any]:
+    return dict(json.loads(schema_text))
 
 
 def _query_parameter(schema: dict[str, Any], path: str, method: str, name: str) -> dict[str, Any]:
@@ -124,10 +136,11 @@ def test_no_component_is_described_by_a_serializer_mixin(schema: dict[str, Any])
     assert described == []
 
 
-def test_free_text_query_filters_state_that_they_hold_no_nul_character(api_client: Any, catalog: Any) -> None:
+def test_free_text_query_filters_state_that_they_hold_no_nul_character(
+    schema: dict[str, Any], api_client: Any, catalog: Any
+) -> None:
     """A random-seed fuzz found ?series=%00 answered 400 (as every filter does) where the schema allowed any
     string."""
-    schema = api_client.get("/api/v1/schema/?format=json").json()
     operation = schema["paths"]["/api/v1/residual-values/"]["get"]
     params = {p["name"]: p["schema"] for p in operation["parameters"]}
     assert re.fullmatch(params["series"]["pattern"], "a\x00") is None
@@ -141,13 +154,12 @@ def test_free_text_query_filters_state_that_they_hold_no_nul_character(api_clien
     [" ", "\t", "\n", "\x1c", "\x85", "\xa0", "\u2003", "\u3000", " \t ", " h100 ", "h100", "\ufeff", "a b"],
 )
 def test_a_filter_of_only_whitespace_is_refused_as_the_schema_says(
-    api_client: Any, catalog: Any, value: str
+    schema: dict[str, Any], api_client: Any, catalog: Any, value: str
 ) -> None:
     """A random-seed fuzz found ?series=%20 (or any value of only whitespace) answered 400, since the filter
     strips it to empty, where the schema allowed any non-empty string without NUL. The schema's pattern now
     matches exactly the values the filters take: a value holding anything but whitespace (``\ufeff`` is not
     whitespace to Python, so it is a value) and no NUL."""
-    schema = api_client.get("/api/v1/schema/?format=json").json()
     for path, name in [
         ("/api/v1/residual-values/", "series"),
         ("/api/v1/residual-values/", "generation"),
