@@ -162,12 +162,16 @@ def shipped_password_hashers(request: pytest.FixtureRequest) -> None:
 # the composition runs as before (validation, price resolution, the input hash, storage). A test that has
 # patched anything (monkeypatch) may have patched the engines or be counting their calls: from then on it gets
 # the engines themselves, as does every test of a module that imports unittest.mock.
+# An analysis chunk's rows are kept the same way: apps.analysis.compute.compute_items reads only the JSON it
+# is given (the snapshot holds the catalog, prices, calibration and "today"; no database, no clock), and the
+# analysis tests post the same few sweeps again and again (tests/analysis/test_api.py: 24 of its 41 chunks).
 _ENGINE_ANSWERS: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
 ENGINE_ANSWERS_KEPT = 256  # the most recent (~40 kB each): the fuzz's random specs would otherwise pile up
-# The modules that call the composition, and the name of the composition's function each imported.
+# The modules that call a pure function, the name they call it by, and the module that defines it.
 _ENGINE_CALLERS = (
-    ("apps.designs.services", "evaluate_design"),
-    ("apps.analysis.compute", "evaluate_design_json"),
+    ("apps.designs.services", "evaluate_design", "clusterdesigner.engine.design.design"),
+    ("apps.analysis.compute", "evaluate_design_json", "clusterdesigner.engine.design.design"),
+    ("apps.analysis.compute", "compute_items", "apps.analysis.compute"),
 )
 
 
@@ -218,17 +222,18 @@ def shared_engine_answers(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
         return
     import importlib
 
-    from clusterdesigner.engine.design import design
-
-    callers = [(importlib.import_module(module), name) for module, name in _ENGINE_CALLERS]
-    for module, name in callers:
-        assert getattr(module, name) is getattr(design, name), f"{module.__name__} calls another {name}"
-        setattr(module, name, _shared_answer(getattr(design, name), monkeypatch))
+    callers = []
+    for caller, name, source in _ENGINE_CALLERS:
+        module = importlib.import_module(caller)
+        real = getattr(importlib.import_module(source), name)
+        assert getattr(module, name) is real, f"{caller} calls another {name}"
+        callers.append((module, name, real))
+        setattr(module, name, _shared_answer(real, monkeypatch))
     try:
         yield
     finally:
-        for module, name in callers:
-            setattr(module, name, getattr(design, name))
+        for module, name, real in callers:
+            setattr(module, name, real)
 
 
 @pytest.fixture(autouse=True)

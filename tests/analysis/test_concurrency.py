@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 
 from apps.analysis.api import CreateThrottle
 from apps.analysis.models import Analysis
-from apps.catalog.services import catalog_load_seed
+from tests.conftest import seed_catalog
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +52,7 @@ def _in_threads(count: int, workers: int, request: Callable[[], int]) -> Counter
 
 @pytest.fixture
 def alice(transactional_db: Any, postgres_required: None, django_user_model: Any) -> Any:
-    catalog_load_seed()
+    seed_catalog()  # the seed catalog's rows; loaded row by row once a process, in bulk after that
     user = django_user_model.objects.create_user("alice", password="pw-alice-123")
     # A fresh test database gives the same id again: a counter an earlier run left in Redis must not count.
     key = f"throttle-count:analysis-create:{user.pk}"

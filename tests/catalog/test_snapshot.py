@@ -42,9 +42,9 @@ def test_a_rename_committed_while_the_snapshot_is_read_is_not_half_seen(
 
     from apps.catalog import selectors
     from apps.catalog.models import Accelerator
-    from apps.catalog.services import catalog_load_seed
+    from tests.conftest import seed_catalog
 
-    catalog_load_seed()
+    seed_catalog()
     monkeypatch.setattr(selectors, "_snapshot", None)
     real = selectors.cloud_offering_list
 
