@@ -22,7 +22,7 @@ import numpy as np
 
 from clusterdesigner.engine.core.model import RECOMPUTE_MODES
 from clusterdesigner.engine.training.memory import DEFAULT_FRAMEWORK_RESERVE_GIB
-from clusterdesigner.engine.training.workload import SHARDING_MODES, Assumption, IntArray
+from clusterdesigner.engine.training.workload import SHARDING_MODES, Assumption, IntArray, PipelineEngine
 
 SELECTIVE_ATTENTION = "attention"
 SELECTIVE_OP = "op"
@@ -59,17 +59,8 @@ class FrameworkProfile:
     ``attention_kernel`` is the flash-attention kernel the stack calls (``fused``: Transformer Engine's cuDNN
     fused attention; ``flash2``: FlashAttention-2, flash-attn's or PyTorch SDPA's flash backend):
     timing._attention. ``launch`` names the launch export's format; ``sources`` gives the source of each
-    knob and restriction (reported in ``assumptions``).
-
-    How the stack's pipeline engine runs a step (profile-only, timing.py; the defaults are Megatron-Core's):
-    ``pipeline_p2p_tp_split`` sends each stage boundary's activation (and gradient) split over the TP ranks,
-    1/tp per GPU, and all-gathers it over TP on arrival; ``dp_overlap_backward`` False reduces the
-    data-parallel gradients only after the last micro-batch's backward, none of it overlapped;
-    ``tied_embedding_allreduce`` all-reduces the tied word embedding's gradient between the first and last
-    stage after backward (pp > 1); ``grad_accumulation`` ``autograd`` adds each micro-batch's gradients in a
-    memory-bound pass of their own (``fused``: the weight-gradient GEMM accumulates in place);
-    ``zero1_fp32_allreduce``: ZeRO-1 with fp32 gradients all-reduces them whole and all-gathers the updated
-    16-bit weights (DeepSpeed's BF16Optimizer), instead of a reduce-scatter."""
+    knob and restriction (reported in ``assumptions``). ``pipeline_engine`` is how the stack's pipeline
+    engine runs a step (workload.PipelineEngine; profile-only, Megatron-Core's by default)."""
 
     slug: str
     name: str
@@ -95,11 +86,7 @@ class FrameworkProfile:
     # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
     moe_dispatcher: str = "alltoall"
     moe_a2a_overlap: bool = False
-    pipeline_p2p_tp_split: bool = False
-    dp_overlap_backward: bool = True
-    tied_embedding_allreduce: bool = False
-    grad_accumulation: str = "fused"
-    zero1_fp32_allreduce: bool = False
+    pipeline_engine: PipelineEngine = PipelineEngine()
 
     @property
     def unrestricted(self) -> bool:
@@ -242,11 +229,13 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "(all_gather_dp_groups)",
             },
             attention_kernel="flash2",
-            pipeline_p2p_tp_split=True,
-            dp_overlap_backward=False,
-            tied_embedding_allreduce=True,
-            grad_accumulation="autograd",
-            zero1_fp32_allreduce=True,
+            pipeline_engine=PipelineEngine(
+                tp_split=True,
+                dp_overlap_backward=False,
+                tied_embedding_allreduce=True,
+                grad_accumulation="autograd",
+                zero1_fp32_allreduce=True,
+            ),
         ),
         FrameworkProfile(
             slug="fsdp2",

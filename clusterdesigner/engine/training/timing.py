@@ -1417,7 +1417,7 @@ def _layout_slowest_stage(
 
 def _pp_p2p(c: _Shape) -> FloatArray:
     """Pipeline send/receive per micro-batch: 2·v activations of 2·tokens·h/sp bytes (under
-    ``Training.pipeline_p2p_tp_split`` 2·tokens·h/tp bytes, then an all-gather of the 2·tokens·h over the
+    ``PipelineEngine.tp_split`` 2·tokens·h/tp bytes, then an all-gather of the 2·tokens·h over the
     TP ranks: DeepSpeed's partitioned pipeline tensors), each chunk pass also
     paying PP_CHUNK_FIXED_S, over the NIC when
     the tp × cp × dp ranks fill the ring unit (the node, or the NVL72 domain: the next stage is then on
@@ -1430,7 +1430,7 @@ def _pp_p2p(c: _Shape) -> FloatArray:
         intra_node_bandwidth(c.problem),
     )
     act_bytes = 2.0 * c.tokens * c.h
-    if c.problem.training.pipeline_p2p_tp_split:
+    if c.problem.training.pipeline_engine.tp_split:
         # DeepSpeed's PartitionedTensor: each TP rank sends its 1/tp of the activation (or gradient) and the
         # receiver all-gathers the tp parts over the TP group before its forward (backward).
         sent = act_bytes / c.tp / pp_bw + _ring(
@@ -1515,7 +1515,7 @@ def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
         c, params=expert, size=_edp(c), stride=_expert_stride(c), per_param=per_param
     )
     last = np.maximum(dense_last, expert_last)
-    if not c.problem.training.dp_overlap_backward:
+    if not c.problem.training.pipeline_engine.dp_overlap_backward:
         # DeepSpeed's pipeline engine reduces the gradients after the last micro-batch (ReduceGrads).
         return np.where(full_shard, 0.0, dense_all + expert_all)
     return np.where(full_shard, 0.0, _exposed(dense_all + expert_all - last, last_bwd) + last)
@@ -1531,7 +1531,7 @@ def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
     stay at grad_bytes, as before; so do LoRA's adapters, which are not FP8 weights (the frozen base is never
     gathered)."""
     grad = training.grad_bytes
-    if training.zero1_fp32_allreduce and grad >= 4.0:
+    if training.pipeline_engine.zero1_fp32_allreduce and grad >= 4.0:
         # DeepSpeed's BF16Optimizer: a whole all-reduce of the fp32 gradients (2 × grad_bytes of ring traffic)
         # and an all-gather of the updated 16-bit weights (1 × WEIGHT_BYTES) = an all-reduce at
         # grad_bytes + WEIGHT_BYTES / 2 per parameter, where a reduce-scatter would move half the gradients'.
@@ -1543,7 +1543,7 @@ def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
 
 
 # Bytes of HBM traffic per parameter to accumulate one micro-batch's gradient outside the weight-gradient
-# GEMM (Training.grad_accumulation "autograd"). 16-bit gradients: autograd's AccumulateGrad adds the new
+# GEMM (PipelineEngine.grad_accumulation "autograd"). 16-bit gradients: autograd's AccumulateGrad adds the new
 # gradient into param.grad in place, reading both and writing one: 3 × grad_bytes, from the second
 # micro-batch on. DeepSpeed's BF16Optimizer (fp32 gradients): update_hp_grads runs
 # hp_grad.add_(lp.grad.to(fp32)) after every micro-batch's backward: the cast reads 2 B and writes 4 B, the
@@ -1558,7 +1558,7 @@ def _grad_accumulation_per_mb(c: _Shape, held: _Held, m: FloatArray | IntArray) 
     every micro-batch; 16-bit gradients 3 · grad_bytes · P on m − 1 of the m micro-batches, spread evenly:
     × (m − 1)/m. 0 under ``fused`` (Megatron's gradient-accumulation fusion: the wgrad GEMM accumulates)."""
     training = c.problem.training
-    if training.grad_accumulation != "autograd":
+    if training.pipeline_engine.grad_accumulation != "autograd":
         return 0.0
     trained, expert = held.trained
     whole = (held.sharding == SH_NONE) | (held.sharding == SH_ZERO1)
@@ -1577,7 +1577,7 @@ def _tied_embedding_allreduce(c: _Shape) -> FloatArray | float:
     vocab · h / tp parameters at grad_bytes, a 2-rank ring (vocab · h / tp · grad_bytes over the pair's
     link) between ranks tp · cp · dp · (pp − 1) apart."""
     training = c.problem.training
-    if not training.tied_embedding_allreduce:
+    if not training.pipeline_engine.tied_embedding_allreduce:
         return 0.0
     nbytes = c.problem.model.vocab * c.h / c.tp * training.grad_bytes
     stride = c.tp * c.cp * c.dp * np.maximum(c.pp - 1.0, 1.0)

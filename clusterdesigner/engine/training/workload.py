@@ -190,6 +190,28 @@ def _repeat(count: str, field: str) -> int:
 
 
 @dataclass(frozen=True)
+class PipelineEngine:
+    """How a stack's pipeline engine runs a step (the framework profile's, ``Training.pipeline_engine``; read
+    by timing._pp_p2p, _dp_exposed, _dp_bytes_per_param, _tied_embedding_allreduce and
+    _grad_accumulation_per_mb). The defaults are Megatron-Core's.
+
+    ``tp_split`` sends each stage boundary's activation (and gradient) split over the TP ranks, 1/tp per
+    GPU, and all-gathers it over TP on arrival; ``dp_overlap_backward`` False reduces the data-parallel
+    gradients only after the last micro-batch's backward, none of it overlapped; ``tied_embedding_allreduce``
+    all-reduces the tied word embedding's gradient between the first and last stage after backward (pp > 1);
+    ``grad_accumulation`` ``autograd`` adds each micro-batch's gradients in a memory-bound pass of their own
+    (``fused``: the weight-gradient GEMM accumulates in place); ``zero1_fp32_allreduce``: ZeRO-1 with fp32
+    gradients all-reduces them whole and all-gathers the updated 16-bit weights (DeepSpeed's BF16Optimizer),
+    instead of a reduce-scatter."""
+
+    tp_split: bool = False
+    dp_overlap_backward: bool = True
+    tied_embedding_allreduce: bool = False
+    grad_accumulation: str = "fused"
+    zero1_fp32_allreduce: bool = False
+
+
+@dataclass(frozen=True)
 class Training:
     """The training setup. ``grad_bytes`` is 2 for bf16/fp16 gradients (ZeRO paper) and 4 when gradients
     are accumulated in fp32 (Megatron's default main-grad buffer, DeepSpeed's BF16Optimizer).
@@ -270,13 +292,7 @@ class Training:
     selective_recompute: str = "attention"
     pipeline_grad_bytes: float = 0.0
     pipeline_p2p_overlap: bool = True
-    # The framework profile's pipeline engine (framework.FrameworkProfile; timing._pp_p2p, _dp_exposed,
-    # _tied_embedding_allreduce, _grad_accumulation_per_mb): Megatron-Core's behaviour by default.
-    pipeline_p2p_tp_split: bool = False
-    dp_overlap_backward: bool = True
-    tied_embedding_allreduce: bool = False
-    grad_accumulation: str = "fused"
-    zero1_fp32_allreduce: bool = False
+    pipeline_engine: PipelineEngine = PipelineEngine()
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
     # error_band.MEMORY_HEADROOM unless they set ``training.memory_headroom``.
     memory_headroom: float = 0.0
