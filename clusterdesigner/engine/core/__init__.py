@@ -5,6 +5,9 @@ the spec's field rules, the JSON form of typed results, the root finder, the uni
 May import: nothing else in the engine.
 
 Modules (what each owns, from its docstring; its public functions and classes):
+    arrays -- Keys over integer columns: one int64 per row, so grouping and first-seen passes sort one array,
+        not rows.
+        public: packed_key
     bounds -- The bounds of every number a cost input may take, written once: the design spec's parser
         (engine/design/spec.py), the cost engine (engine/cost/cost_request.py) and the serving engine's cost
         section read this table, so that a value the spec accepts is never refused by an engine (issue 14,

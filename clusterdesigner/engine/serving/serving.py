@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.core.arrays import packed_key
 from clusterdesigner.engine.core.bounds import COST as COST_BOUNDS
 from clusterdesigner.engine.core.errors import (
     EngineError,
@@ -1441,13 +1442,14 @@ def size_layouts(inp: ServingInput, grid: Mapping[str, np.ndarray] | None = None
     fit, ok_ttft, ok_tpot = _meets(inp, g)
     ok = fit & ok_ttft & ok_tpot
     peak = inp.requests_per_s * inp.peak_to_mean
-    # one integer per layout (mixed radix, each field's maximum + 1) keeps the lexicographic order of (tp,
-    # pp, ep, adp) that np.unique on the four columns gave, without its sort of rows (most of this
-    # function's time)
-    key = np.zeros(g["tp"].shape, dtype=np.int64)
-    for col in (g["tp"], g["pp"], g["ep"], g["adp"]):
-        key = key * (int(col.max()) + 1) + col
-    _, group = np.unique(key, return_inverse=True)
+    # one integer per layout keeps the lexicographic order of (tp, pp, ep, adp) that np.unique on the four
+    # columns gives, without its sort of rows (most of this function's time)
+    columns = [g["tp"], g["pp"], g["ep"], g["adp"]]
+    key = packed_key(columns, shape=g["tp"].shape)
+    if key is None:
+        _, group = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+    else:
+        _, group = np.unique(key, return_inverse=True)
     group = group.ravel()
     results: list[LayoutResult] = []
     for index in range(int(group.max()) + 1):

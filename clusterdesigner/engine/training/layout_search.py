@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterdesigner.engine.core.arrays import packed_key
 from clusterdesigner.engine.core.errors import InputError, under
 from clusterdesigner.engine.core.model import (
     RECOMPUTE_FULL,
@@ -779,14 +780,11 @@ def _representatives(lay: Mapping[str, IntArray], idx: np.ndarray) -> tuple[list
     so each distinct key is one run of ``idx``: the runs are found in one pass and only their keys are sorted
     (np.unique on the seven columns sorted every layout, most of the search's time when most are refused)."""
     cols = [lay[k][idx] for k in _STRUCTURE_KEY]
-    radices = [int(c.max()) + 1 for c in cols]
-    if math.prod(radices) >= 2**62:
+    key = packed_key(cols, shape=idx.size)
+    if key is None:
         keys2d = np.stack(cols, axis=1)
         _, first, counts = np.unique(keys2d, axis=0, return_index=True, return_counts=True)
         return [int(idx[f]) for f in first], [int(c) for c in counts]
-    key = cols[0].astype(np.int64)
-    for col, radix in zip(cols[1:], radices[1:], strict=True):
-        key = key * radix + col
     starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
     order = np.argsort(key[starts], kind="stable")
     sorted_keys = key[starts[order]]
@@ -806,12 +804,9 @@ def _alike(
     count. Counting one text per group, in that order, counts the same texts as one per representative, in
     the same first-seen order."""
     rep_idx = np.array(reps, dtype=np.int64)
-    key = np.zeros(rep_idx.size, dtype=np.int64)
-    cols = [lay[k][rep_idx] for k in fields]
-    if math.prod(int(c.max()) + 1 for c in cols) >= 2**62:
+    key = packed_key([lay[k][rep_idx] for k in fields], shape=rep_idx.size)
+    if key is None:
         return reps, counts
-    for col in cols:
-        key = key * (int(col.max()) + 1) + col
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     summed = np.bincount(inverse.ravel(), weights=np.array(counts, dtype=np.float64)).astype(np.int64)
     order = np.argsort(first)
