@@ -39,6 +39,13 @@ _MARKERS: dict[type, Callable[[int], Any]] = {
 }
 
 
+# The range every integer column holds (PostgreSQL's ``integer``). The SQL is compiled with in-range markers;
+# a value past it would overflow its column in the database (a DataError, a 500), where Django's lookups
+# compile it to "no row" or "every row" (django.db.models.lookups.IntegerFieldOverflow): such a call runs
+# through the ORM, which answers as it does everywhere else.
+_SMALLEST_INTEGER_COLUMN = range(-(2**31), 2**31)
+
+
 class CompileError(Exception):
     """The queryset's SQL depends on its parameters' values, or a parameter does not reach the SQL."""
 
@@ -193,6 +200,8 @@ class CompiledQuery(Generic[M]):
         """The rows for these parameter values, as model instances (with their select_related objects)."""
         if values.keys() != self._kinds.keys():
             raise TypeError(f"expected parameters {sorted(self._kinds)}, got {sorted(values)}")
+        if any(type(value) is int and value not in _SMALLEST_INTEGER_COLUMN for value in values.values()):
+            return list(self._build(**values).using(self._using))
         compiled = self.compiled()
         params = list(compiled.params)
         for position, name in compiled.slots:

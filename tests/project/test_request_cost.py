@@ -100,7 +100,8 @@ def test_visible_version_reads_what_the_orm_reads(
     for user in (alice, bob, carol):
         for design in (private, shared, teamed):
             design.refresh_from_db()
-            for number in (None, 1, 2, 3):
+            # 2**31 and 2**34 overflow the number column: the ORM reads them as no version.
+            for number in (None, 1, 2, 3, 2**31, 2**34):
                 got = selectors.design_version_get_visible(user=user, design_id=design.pk, number=number)
                 want = orm(user, design, number)
                 assert (got and (got.pk, got.number, got.name, got.spec)) == (
@@ -114,6 +115,22 @@ def test_visible_version_reads_what_the_orm_reads(
     assert selectors.design_version_get_visible(user=carol, design_id=teamed.pk).name == "team's"
     assert selectors.design_version_get_visible(user=bob, design_id=teamed.pk) is None
     assert selectors.design_version_get_visible(user=carol, design_id=private.pk) is None
+
+
+def test_a_version_past_the_columns_range_is_a_404_not_a_500(alice: Any, catalog: Any) -> None:
+    # Found by the fuzz: ?version=17179869184 (2**34) reached PostgreSQL's integer column through the
+    # compiled query and overflowed it (DataError, a 500). No version has that number: 404, as export and
+    # diff answer through the ORM; a design id past bigint is no design either.
+    design = design_create(owner=alice, name="mine", spec=SPEC)
+    key = api_token_create(user=alice, scope="designs").key
+    client = APIClient()
+    for number in (2**31, 2**34, 2**63 - 1):
+        assert _evaluate(client, design, key, f"?version={number}").status_code == 404, number
+    assert _evaluate(client, design, key, "?version=1").status_code == 200
+    headers = {"HTTP_AUTHORIZATION": f"Token {key}"}
+    assert client.get(f"/api/v1/designs/{design.pk}/export/?version={2**34}", **headers).status_code == 404
+    assert client.get(f"/api/v1/designs/{design.pk}/diff/?to={2**34}", **headers).status_code == 404
+    assert client.post(f"/api/v1/designs/{2**63}/evaluate/", **headers).status_code == 404
 
 
 # --- token authentication -----------------------------------------------------------------------------------
