@@ -237,6 +237,7 @@ def _sweep_rows(item: Mapping[str, Any], context: _SweepContext) -> list[dict[st
                     training=training_json,
                     resale=resale,
                     uncertainty=False,  # a sweep row reads no Monte Carlo figure
+                    what_ifs=False,  # nor the tornado or the verdict's flips: ~70 % of a run's cost time
                     **catalog.cost_kwargs(),
                 )
             )

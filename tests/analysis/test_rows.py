@@ -24,6 +24,33 @@ def test_every_stored_sweep_row_round_trips_through_sweep_row(
     assert any("layout" in r for r in rows)
 
 
+def test_a_sweep_row_is_the_same_with_the_what_ifs_it_leaves_out(
+    user_client: Any, catalog: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compute prices a sweep's points without the tornado and the verdict's flips (what_ifs=False): no row
+    reads them. Every pricing model, owning included, row for row and key for key the same as with them."""
+    from apps.analysis import compute
+    from clusterdesigner.engine.cost import cost
+
+    params = {**SWEEP["params"], "pricing_models": ["on_demand", "spot", "reserved_1y", "own"]}
+    response = _post(user_client, {"kind": "sweep", "params": params}, django_capture_on_commit_callbacks)
+    analysis = Analysis.objects.get(pk=response.json()["id"])
+    points = [item for chunk in analysis.chunks.order_by("index") for item in chunk.items]
+    asked: list[bool] = []
+    tco = cost.tco
+
+    def with_what_ifs(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.pop("what_ifs"))
+        return tco(*args, **kwargs)  # the default: tornado and flips computed
+
+    lean = compute.compute_items(kind="sweep", items=points, snapshot=analysis.snapshot)
+    monkeypatch.setattr(cost, "tco", with_what_ifs)
+    full = compute.compute_items(kind="sweep", items=points, snapshot=analysis.snapshot)
+    assert asked and not any(asked)  # the shipped call leaves them out
+    assert len(full) == 24 and any(r.get("npv_usd") for r in full) and any(r.get("error") for r in full)
+    assert lean == full == analysis.result["rows"]
+
+
 def test_a_sweep_row_without_a_price_names_the_model_with_its_article() -> None:
     # Issue #31 (d): "has a on demand price". The model as people write it (cost.MODEL_LABELS), with "an"
     # before a vowel: "an on-demand price", "a reserved 1-year price", "a spot price".
