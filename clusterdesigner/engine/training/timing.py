@@ -1571,6 +1571,66 @@ def _grad_accumulation_per_mb(c: _Shape, held: _Held, m: FloatArray | IntArray) 
     return out
 
 
+def _pipeline_grad_upcast_per_mb(c: _Shape, held: _Held, m: FloatArray | IntArray) -> FloatArray | float:
+    """Seconds per micro-batch of the unsharded gradients' upcast and accumulation where the stack keeps a
+    pipeline stage's gradients whole over the micro-batches at ``pipeline_grad_bytes`` (pp > 1; the fsdp2
+    profile), memory-bound over the P trained parameters of the stage.
+
+    FSDP2's post_backward without a reduce-scatter (every micro-batch but the last under torch's pipeline
+    schedules) runs ``accumulate_unsharded_grad_if_needed`` (``unsharded_accumulated_grad +=
+    unsharded_param.grad``: read the reduce-dtype sum and the grad_bytes gradient, write the sum) and, on the
+    first micro-batch, ``to_accumulated_grad_if_needed`` (``unsharded_grad.to(reduce_dtype)``: read
+    grad_bytes, write the reduce dtype); the last micro-batch adds its gradient the same way before its
+    reduce-scatter (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py post_backward and
+    _fsdp_param.py at pytorch/pytorch 002a76fb). With g = grad_bytes and a = pipeline_grad_bytes:
+    (g + a) + (m − 1)(g + 2a) bytes per parameter per step, spread evenly: / m per micro-batch."""
+    training = c.problem.training
+    upcast = training.pipeline_grad_bytes
+    if not upcast:
+        return 0.0
+    trained, expert = held.trained
+    m_f = np.asarray(m, dtype=np.float64)
+    g = training.grad_bytes
+    per_param = ((g + upcast) + (m_f - 1.0) * (g + 2.0 * upcast)) / m_f
+    out: FloatArray = np.where(c.pp > 1, per_param * (trained + expert) / c.hbm, 0.0)
+    return out
+
+
+def _zero2_reduce_scatter_per_mb(
+    c: _Shape, held: _Held, *, n_stage: FloatArray | IntArray, m: FloatArray | IntArray, bwd: FloatArray
+) -> FloatArray:
+    """Exposed seconds per micro-batch of ZeRO-2's gradient reduce-scatters before the last micro-batch.
+
+    ZeRO-2 holds only its 1/d shard of the gradients (``memory._states``), so it cannot accumulate the
+    micro-batches' gradients whole: every micro-batch's backward reduce-scatters them into the shard.
+    DeepSpeed's stage 2 reduces on every backward, stage 1 only at the accumulation boundary
+    (``reduce_ready_partitions_and_remove_grads``: ``if self.partition_gradients or
+    self.is_gradient_accumulation_boundary``, deepspeed/runtime/zero/stage_1_and_2.py at microsoft/DeepSpeed
+    cde57d29); PyTorch FSDP's SHARD_GRAD_OP reduce-scatters in each backward's post-backward hook outside
+    ``no_sync``. The last micro-batch's reduce-scatter is the reduce half of ``_dp_exposed``; the m − 1
+    before it are these: per micro-batch one reduce-scatter per layer (the wrapping unit) of the stage's
+    trained parameters at grad_bytes over the dp · cp ranks spaced tp apart (``ring_time``, factor 1; the
+    experts' over the ``_edp`` ranks), overlapped with the micro-batch's backward but for the last layer's
+    (``_exposed``), spread evenly over the m micro-batches: × (m − 1)/m. None for other modes, nor where the
+    stack keeps a pipeline stage's gradients unsharded over the micro-batches (``pipeline_grad_bytes``)."""
+    training = c.problem.training
+    trained, expert = held.trained
+    units = np.maximum(np.asarray(n_stage, dtype=np.float64), 1.0)
+    grad = training.grad_bytes
+    rs = units * _ring(c, factor=1.0, nbytes=trained * grad / units, size=c.dp * c.cp, stride=c.tp)
+    if c.problem.model.is_moe:
+        rs = rs + units * _ring(
+            c, factor=1.0, nbytes=expert * grad / units, size=_edp(c), stride=_expert_stride(c)
+        )
+    last = rs / units
+    sharded = held.sharding == SH_ZERO2
+    if training.pipeline_grad_bytes:
+        sharded = sharded & (c.pp <= 1)
+    m_f = np.asarray(m, dtype=np.float64)
+    out: FloatArray = np.where(sharded, (_exposed(rs - last, bwd) + last) * (m_f - 1.0) / m_f, 0.0)
+    return out
+
+
 def _tied_embedding_allreduce(c: _Shape) -> FloatArray | float:
     """The tied word embedding's gradient all-reduced between the first and the last pipeline stage after
     backward, not overlapped (``tied_embedding_allreduce``; DeepSpeed's ReduceTiedGrads, pp > 1): its
@@ -1839,8 +1899,10 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
             middle stage, or the last with the output layer)
             + bubble · t_mb (``pipeline_bubble_slots``: (p−1)/v with m ≥ p micro-batches per rank)
-            + exposed DP/FSDP communication (with the tied embedding's all-reduce) + optimizer update
-            (with gradient accumulation outside the GEMMs, per micro-batch in t_mb),
+            + exposed DP/FSDP communication (with the tied embedding's all-reduce; FSDP's and ZeRO-2's
+            per-micro-batch collectives in t_mb, reported as ``fsdp_comm_exposed``) + optimizer update
+            (with gradient accumulation outside the GEMMs and FSDP2's pipeline upcast, per micro-batch in
+            t_mb),
             × (1 + STRAGGLER_CV · E[max of N normal draws]) for the slowest of the N ranks (``straggler``).
     """
     c = _shape(problem, lay)
@@ -1857,8 +1919,10 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
 
     offload = _activation_offload(c, lay, layer, stage.n_stage)
     accumulate = _grad_accumulation_per_mb(c, held, m)
+    zero2_mb = _zero2_reduce_scatter_per_mb(c, held, n_stage=stage.n_stage, m=m, bwd=last_bwd)
+    accumulate = accumulate + _pipeline_grad_upcast_per_mb(c, held, m)
     tied = _tied_embedding_allreduce(c)
-    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload + accumulate
+    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + zero2_mb + offload + accumulate
     bubble = pipeline_bubble_slots(pp=c.pp, v=c.v, m=m) * per_mb
     synchronous = m * per_mb + bubble + dp_exposed + hsdp_exposed + tied + optimizer
     straggler = synchronous * STRAGGLER_CV * expected_max_normal(_world(c))
@@ -1872,7 +1936,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         "pp_p2p": m * pp_mb,
         "pp_bubble": bubble,
         "dp_comm_exposed": dp_exposed + hsdp_exposed + tied,
-        "fsdp_comm_exposed": m * fsdp_mb,
+        "fsdp_comm_exposed": m * (fsdp_mb + zero2_mb),
         "optimizer": optimizer + m * accumulate,
         "straggler": straggler,
         "total": total,
