@@ -108,3 +108,28 @@ def test_fsdp2_pipeline_keeps_gradients_whole_and_upcasts_them_every_micro_batch
     core = _llama405b()
     lay = _lay("zero2")
     assert timing._pipeline_grad_upcast_per_mb(timing._shape(core, lay), timing._held(core, lay), m) == 0.0
+
+
+def test_fsdp2_reduce_scatters_in_its_fp32_reduce_dtype() -> None:
+    # torchtitan's mixed_precision_reduce float32: FSDP2's reduce-scatters move 4 B a parameter where the
+    # gradients are 2 B. ZeRO-2's step-end reduction (reduce-scatter + all-gather of the 2 B weights) is
+    # timed as an all-reduce at (4 + 2) / 2 = 3 B; without a pipeline its earlier micro-batches' reduce-
+    # scatters are rings of 4 B gradients.
+    fsdp2, core = _llama405b(framework="fsdp2"), _llama405b()
+    assert (timing.reduce_bytes(fsdp2.training), timing.reduce_bytes(core.training)) == (4.0, 2.0)
+    sharding = _lay("zero2")["sharding"]
+    assert timing._dp_bytes_per_param(fsdp2.training, sharding)[0] == 3.0
+    assert timing._dp_bytes_per_param(core.training, sharding)[0] == 2.0
+    # Without a pipeline (126 layers on one stage, dp 1,024: 2 micro-batches) the first micro-batch's
+    # reduce-scatter is 126 rings of 4 B × P / 126 over 1,024 ranks, one per node.
+    flat = _lay("zero2", pp=1, dp=1024, vpp=1)
+    c, held, n_stage, bwd = _parts(fsdp2, flat)
+    params, units = held.trained[0][0], n_stage[0]
+    assert units == 126
+    ring = 1023 / 1024 * 4.0 * params / units / 48e9 + 1023 * 20e-6
+    rest = (units - 1) * ring
+    hand = (max(0.0, rest - bwd[0]) + 0.2 * min(rest, bwd[0]) + ring) / 2
+    m = np.full(1, 2.0)
+    assert timing._zero2_reduce_scatter_per_mb(c, held, n_stage=n_stage, m=m, bwd=bwd)[0] == pytest.approx(
+        hand, rel=1e-9
+    )

@@ -1521,6 +1521,13 @@ def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     return np.where(full_shard, 0.0, _exposed(dense_all + expert_all - last, last_bwd) + last)
 
 
+def reduce_bytes(training: Training) -> float:
+    """Bytes per parameter a sharded-data-parallel gradient reduce-scatter moves: the stack's reduce dtype
+    (``Training.reduce_bytes``: the fsdp2 profile's 4, torchtitan's FSDP2 reduce_dtype float32), else the
+    gradients' grad_bytes."""
+    return training.reduce_bytes or training.grad_bytes
+
+
 def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
     """Bytes per parameter the data-parallel all-reduce is timed at: grad_bytes, or under the distributed
     optimizer (ZeRO-1/2) with ``training.fp8_params`` the mean of grad_bytes and the FP8 weight's bytes. The
@@ -1529,16 +1536,21 @@ def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
     traffic; --fp8-param-gather "perform[s] the param all-gather in fp8" (megatron/training/arguments.py at
     d98e8a64), so that half moves ``memory.weight_bytes`` per parameter. Without FP8 parameters both halves
     stay at grad_bytes, as before; so do LoRA's adapters, which are not FP8 weights (the frozen base is never
-    gathered)."""
+    gathered). A stack with its own reduce dtype (``reduce_bytes``: FSDP2's) moves the reduce-scatter half at
+    it and the all-gather half at the weights' bytes."""
     grad = training.grad_bytes
     if training.pipeline_engine.zero1_fp32_allreduce and grad >= 4.0:
         # DeepSpeed's BF16Optimizer: a whole all-reduce of the fp32 gradients (2 × grad_bytes of ring traffic)
         # and an all-gather of the updated 16-bit weights (1 × WEIGHT_BYTES) = an all-reduce at
         # grad_bytes + WEIGHT_BYTES / 2 per parameter, where a reduce-scatter would move half the gradients'.
         return np.where(sharding == SH_ZERO1, grad + WEIGHT_BYTES / 2.0, grad)
+    distributed_optimizer = (sharding == SH_ZERO1) | (sharding == SH_ZERO2)
+    if training.reduce_bytes:
+        # The reduce-scatter at the stack's reduce dtype, the all-gather at the weights' bytes.
+        gather = WEIGHT_BYTES if training.lora_rank else weight_bytes(training)
+        return np.where(distributed_optimizer, (training.reduce_bytes + gather) / 2.0, grad)
     if not training.fp8_params or training.lora_rank:
         return np.full(np.shape(sharding), grad)
-    distributed_optimizer = (sharding == SH_ZERO1) | (sharding == SH_ZERO2)
     return np.where(distributed_optimizer, (grad + weight_bytes(training)) / 2.0, grad)
 
 
@@ -1616,7 +1628,7 @@ def _zero2_reduce_scatter_per_mb(
     training = c.problem.training
     trained, expert = held.trained
     units = np.maximum(np.asarray(n_stage, dtype=np.float64), 1.0)
-    grad = training.grad_bytes
+    grad = reduce_bytes(training)
     rs = units * _ring(c, factor=1.0, nbytes=trained * grad / units, size=c.dp * c.cp, stride=c.tp)
     if c.problem.model.is_moe:
         rs = rs + units * _ring(
@@ -1689,7 +1701,7 @@ def _fsdp(
     # parameter gather); the embedding and output layer stay BF16 (not Transformer Engine modules).
     gathered = held.dense * weight_bytes(training) + held.edge * WEIGHT_BYTES
     ag = _ring(c, factor=1.0, nbytes=gathered, size=shard_size, stride=c.tp)
-    rs = _ring(c, factor=1.0, nbytes=held.trained[0] * training.grad_bytes, size=shard_size, stride=c.tp)
+    rs = _ring(c, factor=1.0, nbytes=held.trained[0] * reduce_bytes(training), size=shard_size, stride=c.tp)
     ag_expert, rs_expert = _fsdp_expert_rings(c, held)
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
@@ -1721,7 +1733,7 @@ def _fsdp_expert_rings(c: _Shape, held: _Held) -> tuple[FloatArray | float, Floa
         size=held.d_expert,
         stride=stride,
     )
-    grad_bytes = held.trained[1] * c.problem.training.grad_bytes
+    grad_bytes = held.trained[1] * reduce_bytes(c.problem.training)
     rs = _ring(c, factor=1.0, nbytes=grad_bytes, size=held.d_expert, stride=stride)
     return ag, rs
 
@@ -1729,7 +1741,7 @@ def _fsdp_expert_rings(c: _Shape, held: _Held) -> tuple[FloatArray | float, Floa
 def _hsdp_all_reduce(c: _Shape, held: _Held) -> FloatArray:
     """HSDP's gradient all-reduce across the dp·cp / d_dense replicas of each shard (and the experts' over
     edp / d_expert replicas), before it is overlapped with the last backward."""
-    grad_bytes = c.problem.training.grad_bytes
+    grad_bytes = reduce_bytes(c.problem.training)
     trained, trained_expert = held.trained
     shard_size, expert_shard = held.d_dense, held.d_expert
     replicas = c.dp * c.cp / shard_size
