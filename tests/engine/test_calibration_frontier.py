@@ -303,12 +303,13 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # (frontier_cases.request_for: the harness had left DeepSeek out of its gated names, so the rows were timed
 # at 451 B parameters, not 671 B): MoE 8.0 -> 7.7 %, Blackwell 9.3 -> 8.3 %, the rest unchanged; after the
 # joint refit that followed (Blackwell kernel 1.7 -> 1.6, Blackwell FP8 0.67 -> 0.68, MOE_ROUTED_PASSES 16
-# stays): MoE 7.5 %, FP8 4.7 %, Blackwell 8.9 %:
+# stays): MoE 7.5 %, FP8 4.7 %, Blackwell 8.9 %; since ZeRO-2 reduce-scatters every micro-batch's gradients
+# (timing._zero2_reduce_scatter_per_mb, Llama 3 405B's FSDP rows): overall 6.8 -> 6.3 %, the rest unchanged:
 CHECK_MEDIANS = {
     "moe": 0.075,
     "fp8": 0.047,
     "long_context": 0.050,
-    "overall": 0.068,
+    "overall": 0.063,
     "blackwell": 0.089,
     "scale_1024": 0.015,
 }
@@ -410,8 +411,9 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # and FP8 parameter gather, with the joint refit that follows (issue 33 h6): 4.2 -> 4.3 %, p90 16.7 %.
     # Merged with h5's alltoall re-sort (the MoE rows' tail: p90 16.7 -> 16.2 %) and jointly refitted (h8:
     # MOE_ROUTED_PASSES 14 -> 13): 4.3 %, 16.2 %. Joint refit after the merge (Hopper family 0.75 -> 0.81,
-    # Blackwell kernel 1.9 -> 1.7, MOE_ROUTED_PASSES 13 -> 16, regime factors): 4.0 %, p90 14.1 %.
-    assert statistics.median(all_rows) == pytest.approx(0.040, abs=0.001)
+    # Blackwell kernel 1.9 -> 1.7, MOE_ROUTED_PASSES 13 -> 16, regime factors): 4.0 %, p90 14.1 %. ZeRO-2's
+    # reduce-scatter of every micro-batch's gradients (the Llama 3 405B rows): 3.9 %.
+    assert statistics.median(all_rows) == pytest.approx(0.039, abs=0.001)
     # p90 16.2 -> 14.6 % once an Ampere-design flash2 kernel on H100 runs at its A100 rate x FA2's measured
     # H100 speedup (timing.AMPERE_KERNEL_SPEEDUP: llm-foundry's H100 long-sequence rows); 14.1 % refitted.
     assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.141, abs=0.001)

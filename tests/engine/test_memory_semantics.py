@@ -79,14 +79,15 @@ def test_search_winners_keep_the_default_memory_headroom() -> None:
     # the winner is tp 8, pp 2, vpp 8 at 69.8 GiB (87 % of HBM) and the top ten sit at a median 88.9 %; with
     # it at most 85.9 %. (Over every depth the winner, pp 2 vpp 16 at 68.5 GiB, fits either way:
     # test_search_bounds.py.) Since interleaved sends overlap the next chunk (Megatron-Core
-    # --overlap-p2p-communication) the bare winner at depth 8 is tp 4, pp 4 at 71.31 GiB (89 % of HBM).
+    # --overlap-p2p-communication) the bare winner at depth 8 is tp 4, pp 4 at 71.31 GiB (89 % of HBM); since
+    # ZeRO-2 reduce-scatters every micro-batch's gradients, tp 8, pp 4 with ZeRO-1 at 70.99 GiB.
     depth8 = {**GPT3_1024_A100, "parallelism": {"vpp": 8}}
     r = estimate(depth8, accelerators=ACCELERATORS, fabrics=FABRICS)
     assert r["summary"]["training"]["memory_headroom"] == pytest.approx(0.141)
     assert all(c["memory_per_gpu_gib"]["total"] <= 80 * (1 - 0.141) for c in r["candidates"])
     bare = estimate(_with_training(depth8, memory_headroom=0), accelerators=ACCELERATORS, fabrics=FABRICS)
     assert (bare["parallelism"]["pp"], bare["parallelism"]["vpp"]) == (4, 8)
-    assert bare["memory_per_gpu_gib"]["total"] == pytest.approx(71.31, abs=0.01)
+    assert bare["memory_per_gpu_gib"]["total"] == pytest.approx(70.99, abs=0.01)
     assert bare["tokens_per_second"] >= r["tokens_per_second"]
 
 

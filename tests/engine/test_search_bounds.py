@@ -102,7 +102,10 @@ def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
     # STRAGGLER_CV 0.2 %: 16.483, 16.423 and 16.308 s. Since interleaved sends overlap the next chunk
     # (Megatron-Core --overlap-p2p-communication) a deeper depth no longer pays its sends on the critical
     # path: depth 12 16.174 s, pp 2 depth 16 16.144 s, and the best, tp 4 pp 4 depth 24 micro-batch 2,
-    # 15.975 s. The search must find these.
+    # 15.975 s. Since ZeRO-2 reduce-scatters each of its 12 micro-batches' gradients
+    # (timing._zero2_reduce_scatter_per_mb) the depth-12 layout, which keeps ZeRO-2 (ZeRO-1 at dp 32 leaves
+    # no headroom), takes 17.387 s, and the best is tp 8 pp 4 depth 24 micro-batch 4 with ZeRO-1, 16.073 s.
+    # The search must find these.
     problem = parse_problem(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
     vpps = search_module._vpp_choices(problem, 4)
     assert vpps == [1, 2, 3, 4, 6, 8, 12, 24]  # every v with 4·v dividing 96 (or 98): up to 96 ÷ 4
@@ -113,9 +116,9 @@ def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
         accelerators=ACCELERATORS,
         fabrics=FABRICS,
     )
-    assert depth12["step_time_s"]["total"] == pytest.approx(16.174, abs=0.002)
+    assert depth12["step_time_s"]["total"] == pytest.approx(17.387, abs=0.002)
     assert result["step_time_s"]["total"] <= depth12["step_time_s"]["total"]
-    assert result["step_time_s"]["total"] == pytest.approx(15.975, abs=0.002)
+    assert result["step_time_s"]["total"] == pytest.approx(16.073, abs=0.002)
     assert (result["parallelism"]["pp"], result["parallelism"]["vpp"]) == (4, 24)
     # Every micro-batch dividing a structure's local batch: dp 32 has 1,536 / 32 = 48 sequences a rank,
     # 10 divisors; the grid holds all 20 divisors of 1,536.

@@ -81,6 +81,9 @@ class FrameworkProfile:
     sources: Mapping[str, str]
     attention_kernel: str = "fused"
     pipeline_grad_bytes: float = 0.0
+    # Bytes per parameter the stack's sharded-data-parallel reduce-scatters move (FSDP2's MixedPrecisionPolicy
+    # reduce_dtype; Training.reduce_bytes): 0 keeps the gradients' own grad_bytes.
+    reduce_bytes: float = 0.0
     pipeline_p2p_overlap: bool = False
     # The MoE token dispatcher and expert-parallel all-to-all overlap the stack's published recipes run
     # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
@@ -274,12 +277,16 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "dtype (FSDPParam.to_accumulated_grad_if_needed), until the last micro-batch's "
                 "reduce-scatter; torchtitan's mixed_precision_reduce is float32 (config_manager.py at "
                 "9dec370): 4 B per parameter of the stage",
+                "reduce_bytes": "torchtitan's mixed_precision_reduce float32 is FSDP2's "
+                "MixedPrecisionPolicy reduce_dtype (config_manager.py at 9dec370): every FSDP2 "
+                "reduce-scatter (ZeRO-2/3, HSDP, and the pipeline's last micro-batch) moves 4 B gradients",
                 "attention_kernel": "torchtitan's attention is F.scaled_dot_product_attention, whose flash "
                 "backend is FlashAttention-2 (PyTorch sdpa_flash_attention)",
                 "moe_dispatcher": "torchtitan's expert parallelism exchanges tokens with "
                 "all_to_all_single (one copy per routed expert), not overlapped with compute",
             },
             pipeline_grad_bytes=4.0,
+            reduce_bytes=4.0,
             attention_kernel="flash2",
         ),
         FrameworkProfile(

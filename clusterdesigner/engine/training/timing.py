@@ -1521,6 +1521,13 @@ def _dp_exposed(c: _Shape, held: _Held, last_bwd: FloatArray) -> FloatArray:
     return np.where(full_shard, 0.0, _exposed(dense_all + expert_all - last, last_bwd) + last)
 
 
+def reduce_bytes(training: Training) -> float:
+    """Bytes per parameter a sharded-data-parallel gradient reduce-scatter moves: the stack's reduce dtype
+    (``Training.reduce_bytes``: the fsdp2 profile's 4, torchtitan's FSDP2 reduce_dtype float32), else the
+    gradients' grad_bytes."""
+    return training.reduce_bytes or training.grad_bytes
+
+
 def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
     """Bytes per parameter the data-parallel all-reduce is timed at: grad_bytes, or under the distributed
     optimizer (ZeRO-1/2) with ``training.fp8_params`` the mean of grad_bytes and the FP8 weight's bytes. The
@@ -1529,16 +1536,21 @@ def _dp_bytes_per_param(training: Training, sharding: IntArray) -> FloatArray:
     traffic; --fp8-param-gather "perform[s] the param all-gather in fp8" (megatron/training/arguments.py at
     d98e8a64), so that half moves ``memory.weight_bytes`` per parameter. Without FP8 parameters both halves
     stay at grad_bytes, as before; so do LoRA's adapters, which are not FP8 weights (the frozen base is never
-    gathered)."""
+    gathered). A stack with its own reduce dtype (``reduce_bytes``: FSDP2's) moves the reduce-scatter half at
+    it and the all-gather half at the weights' bytes."""
     grad = training.grad_bytes
     if training.pipeline_engine.zero1_fp32_allreduce and grad >= 4.0:
         # DeepSpeed's BF16Optimizer: a whole all-reduce of the fp32 gradients (2 × grad_bytes of ring traffic)
         # and an all-gather of the updated 16-bit weights (1 × WEIGHT_BYTES) = an all-reduce at
         # grad_bytes + WEIGHT_BYTES / 2 per parameter, where a reduce-scatter would move half the gradients'.
         return np.where(sharding == SH_ZERO1, grad + WEIGHT_BYTES / 2.0, grad)
+    distributed_optimizer = (sharding == SH_ZERO1) | (sharding == SH_ZERO2)
+    if training.reduce_bytes:
+        # The reduce-scatter at the stack's reduce dtype, the all-gather at the weights' bytes.
+        gather = WEIGHT_BYTES if training.lora_rank else weight_bytes(training)
+        return np.where(distributed_optimizer, (training.reduce_bytes + gather) / 2.0, grad)
     if not training.fp8_params or training.lora_rank:
         return np.full(np.shape(sharding), grad)
-    distributed_optimizer = (sharding == SH_ZERO1) | (sharding == SH_ZERO2)
     return np.where(distributed_optimizer, (grad + weight_bytes(training)) / 2.0, grad)
 
 
@@ -1568,6 +1580,66 @@ def _grad_accumulation_per_mb(c: _Shape, held: _Held, m: FloatArray | IntArray) 
     else:
         per_mb = 3.0 * training.grad_bytes * (m_f - 1.0) / m_f
     out: FloatArray = np.where(whole, per_mb * (trained + expert) / c.hbm, 0.0)
+    return out
+
+
+def _pipeline_grad_upcast_per_mb(c: _Shape, held: _Held, m: FloatArray | IntArray) -> FloatArray | float:
+    """Seconds per micro-batch of the unsharded gradients' upcast and accumulation where the stack keeps a
+    pipeline stage's gradients whole over the micro-batches at ``pipeline_grad_bytes`` (pp > 1; the fsdp2
+    profile), memory-bound over the P trained parameters of the stage.
+
+    FSDP2's post_backward without a reduce-scatter (every micro-batch but the last under torch's pipeline
+    schedules) runs ``accumulate_unsharded_grad_if_needed`` (``unsharded_accumulated_grad +=
+    unsharded_param.grad``: read the reduce-dtype sum and the grad_bytes gradient, write the sum) and, on the
+    first micro-batch, ``to_accumulated_grad_if_needed`` (``unsharded_grad.to(reduce_dtype)``: read
+    grad_bytes, write the reduce dtype); the last micro-batch adds its gradient the same way before its
+    reduce-scatter (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py post_backward and
+    _fsdp_param.py at pytorch/pytorch 002a76fb). With g = grad_bytes and a = pipeline_grad_bytes:
+    (g + a) + (m − 1)(g + 2a) bytes per parameter per step, spread evenly: / m per micro-batch."""
+    training = c.problem.training
+    upcast = training.pipeline_grad_bytes
+    if not upcast:
+        return 0.0
+    trained, expert = held.trained
+    m_f = np.asarray(m, dtype=np.float64)
+    g = training.grad_bytes
+    per_param = ((g + upcast) + (m_f - 1.0) * (g + 2.0 * upcast)) / m_f
+    out: FloatArray = np.where(c.pp > 1, per_param * (trained + expert) / c.hbm, 0.0)
+    return out
+
+
+def _zero2_reduce_scatter_per_mb(
+    c: _Shape, held: _Held, *, n_stage: FloatArray | IntArray, m: FloatArray | IntArray, bwd: FloatArray
+) -> FloatArray:
+    """Exposed seconds per micro-batch of ZeRO-2's gradient reduce-scatters before the last micro-batch.
+
+    ZeRO-2 holds only its 1/d shard of the gradients (``memory._states``), so it cannot accumulate the
+    micro-batches' gradients whole: every micro-batch's backward reduce-scatters them into the shard.
+    DeepSpeed's stage 2 reduces on every backward, stage 1 only at the accumulation boundary
+    (``reduce_ready_partitions_and_remove_grads``: ``if self.partition_gradients or
+    self.is_gradient_accumulation_boundary``, deepspeed/runtime/zero/stage_1_and_2.py at microsoft/DeepSpeed
+    cde57d29); PyTorch FSDP's SHARD_GRAD_OP reduce-scatters in each backward's post-backward hook outside
+    ``no_sync``. The last micro-batch's reduce-scatter is the reduce half of ``_dp_exposed``; the m − 1
+    before it are these: per micro-batch one reduce-scatter per layer (the wrapping unit) of the stage's
+    trained parameters at grad_bytes over the dp · cp ranks spaced tp apart (``ring_time``, factor 1; the
+    experts' over the ``_edp`` ranks), overlapped with the micro-batch's backward but for the last layer's
+    (``_exposed``), spread evenly over the m micro-batches: × (m − 1)/m. None for other modes, nor where the
+    stack keeps a pipeline stage's gradients unsharded over the micro-batches (``pipeline_grad_bytes``)."""
+    training = c.problem.training
+    trained, expert = held.trained
+    units = np.maximum(np.asarray(n_stage, dtype=np.float64), 1.0)
+    grad = reduce_bytes(training)
+    rs = units * _ring(c, factor=1.0, nbytes=trained * grad / units, size=c.dp * c.cp, stride=c.tp)
+    if c.problem.model.is_moe:
+        rs = rs + units * _ring(
+            c, factor=1.0, nbytes=expert * grad / units, size=_edp(c), stride=_expert_stride(c)
+        )
+    last = rs / units
+    sharded = held.sharding == SH_ZERO2
+    if training.pipeline_grad_bytes:
+        sharded = sharded & (c.pp <= 1)
+    m_f = np.asarray(m, dtype=np.float64)
+    out: FloatArray = np.where(sharded, (_exposed(rs - last, bwd) + last) * (m_f - 1.0) / m_f, 0.0)
     return out
 
 
@@ -1629,7 +1701,7 @@ def _fsdp(
     # parameter gather); the embedding and output layer stay BF16 (not Transformer Engine modules).
     gathered = held.dense * weight_bytes(training) + held.edge * WEIGHT_BYTES
     ag = _ring(c, factor=1.0, nbytes=gathered, size=shard_size, stride=c.tp)
-    rs = _ring(c, factor=1.0, nbytes=held.trained[0] * training.grad_bytes, size=shard_size, stride=c.tp)
+    rs = _ring(c, factor=1.0, nbytes=held.trained[0] * reduce_bytes(training), size=shard_size, stride=c.tp)
     ag_expert, rs_expert = _fsdp_expert_rings(c, held)
     # FSDP issues its collectives per layer (its wrapping unit), so each one pays the ring latency: c
     # all-gathers per layer in forward and again in backward (c = 1 for a flat parameter, one per tensor in
@@ -1661,7 +1733,7 @@ def _fsdp_expert_rings(c: _Shape, held: _Held) -> tuple[FloatArray | float, Floa
         size=held.d_expert,
         stride=stride,
     )
-    grad_bytes = held.trained[1] * c.problem.training.grad_bytes
+    grad_bytes = held.trained[1] * reduce_bytes(c.problem.training)
     rs = _ring(c, factor=1.0, nbytes=grad_bytes, size=held.d_expert, stride=stride)
     return ag, rs
 
@@ -1669,7 +1741,7 @@ def _fsdp_expert_rings(c: _Shape, held: _Held) -> tuple[FloatArray | float, Floa
 def _hsdp_all_reduce(c: _Shape, held: _Held) -> FloatArray:
     """HSDP's gradient all-reduce across the dp·cp / d_dense replicas of each shard (and the experts' over
     edp / d_expert replicas), before it is overlapped with the last backward."""
-    grad_bytes = c.problem.training.grad_bytes
+    grad_bytes = reduce_bytes(c.problem.training)
     trained, trained_expert = held.trained
     shard_size, expert_shard = held.d_dense, held.d_expert
     replicas = c.dp * c.cp / shard_size
@@ -1839,8 +1911,10 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
     total = m·t_mb (compute + TP + CP + MoE comm + PP p2p per micro-batch on the slowest stage: a full
             middle stage, or the last with the output layer)
             + bubble · t_mb (``pipeline_bubble_slots``: (p−1)/v with m ≥ p micro-batches per rank)
-            + exposed DP/FSDP communication (with the tied embedding's all-reduce) + optimizer update
-            (with gradient accumulation outside the GEMMs, per micro-batch in t_mb),
+            + exposed DP/FSDP communication (with the tied embedding's all-reduce; FSDP's and ZeRO-2's
+            per-micro-batch collectives in t_mb, reported as ``fsdp_comm_exposed``) + optimizer update
+            (with gradient accumulation outside the GEMMs and FSDP2's pipeline upcast, per micro-batch in
+            t_mb),
             × (1 + STRAGGLER_CV · E[max of N normal draws]) for the slowest of the N ranks (``straggler``).
     """
     c = _shape(problem, lay)
@@ -1857,8 +1931,10 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
 
     offload = _activation_offload(c, lay, layer, stage.n_stage)
     accumulate = _grad_accumulation_per_mb(c, held, m)
+    zero2_mb = _zero2_reduce_scatter_per_mb(c, held, n_stage=stage.n_stage, m=m, bwd=last_bwd)
+    accumulate = accumulate + _pipeline_grad_upcast_per_mb(c, held, m)
     tied = _tied_embedding_allreduce(c)
-    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + offload + accumulate
+    per_mb = mb_fwd_bwd + stage.tp + stage.cp + stage.moe + pp_mb + fsdp_mb + zero2_mb + offload + accumulate
     bubble = pipeline_bubble_slots(pp=c.pp, v=c.v, m=m) * per_mb
     synchronous = m * per_mb + bubble + dp_exposed + hsdp_exposed + tied + optimizer
     straggler = synchronous * STRAGGLER_CV * expected_max_normal(_world(c))
@@ -1872,7 +1948,7 @@ def step_time_parts(problem: Problem, lay: Mapping[str, IntArray]) -> dict[str, 
         "pp_p2p": m * pp_mb,
         "pp_bubble": bubble,
         "dp_comm_exposed": dp_exposed + hsdp_exposed + tied,
-        "fsdp_comm_exposed": m * fsdp_mb,
+        "fsdp_comm_exposed": m * (fsdp_mb + zero2_mb),
         "optimizer": optimizer + m * accumulate,
         "straggler": straggler,
         "total": total,

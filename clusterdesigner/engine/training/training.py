@@ -389,6 +389,7 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile, at: str) -> dic
         "framework": stack.slug,
         "selective_recompute": stack.selective_recompute,
         "pipeline_grad_bytes": stack.pipeline_grad_bytes,
+        "reduce_bytes": stack.reduce_bytes,
         "pipeline_p2p_overlap": stack.pipeline_p2p_overlap,
         "pipeline_engine": stack.pipeline_engine,
         "tp_comm_overlap": _flag(tr, "tp_comm_overlap", at, stack.tp_comm_overlap),

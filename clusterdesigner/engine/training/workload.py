@@ -291,6 +291,9 @@ class Training:
     framework: str = "megatron-core"
     selective_recompute: str = "attention"
     pipeline_grad_bytes: float = 0.0
+    # The profile's: bytes per parameter of a sharded-data-parallel gradient reduce-scatter (FSDP2's reduce
+    # dtype); 0: grad_bytes (timing.reduce_bytes).
+    reduce_bytes: float = 0.0
     pipeline_p2p_overlap: bool = True
     pipeline_engine: PipelineEngine = PipelineEngine()
     # Fraction of accelerator memory a searched layout leaves free (``search._memory_fits``); requests get
