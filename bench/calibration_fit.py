@@ -120,7 +120,7 @@ def _frontier_rows() -> Iterator[Row]:
             recipe_for(request["training"]["precision"]).calibration_precision,
             bool(request["model"].get("experts")),
             int(r["seq_len"]),
-            int(r["num_gpus"]),
+            frontier_cases.run_gpus(r),
             r["run_id"] in fit,
             error,
             request["training"].get("framework", "megatron-core"),

@@ -37,6 +37,7 @@ from frontier_cases import (  # noqa: E402
     percentile,
     predict,
     recipe_of,
+    run_gpus,
     summary,
 )
 
@@ -58,7 +59,7 @@ def line(c: FrontierCase) -> str:
     fits = "" if c.fits is None else ("fits" if c.fits else "OOM")
     return (
         f"{r['run_id']:18s} {r['model_name'][:16]:16s} {accelerator_slug(r['gpu_type']) or '?':8s} "
-        f"{r['num_gpus']:>5s} {int(r['seq_len']) // 1024:>5d}K {layout:38s} "
+        f"{run_gpus(r):>5d} {int(r['seq_len']) // 1024:>5d}K {layout:38s} "
         f"{c.metric.split('/')[0][:9]:9s} {_fmt(c.measured, '9.1f'):>9s} "
         f"{_fmt(c.predicted, '9.1f'):>9s} {_fmt(err and 100 * err, '+6.1f'):>6s}% "
         f"{_fmt(c.predicted_mfu, '.3f'):>5s} {fits:4s} {r['regime']}"

@@ -131,11 +131,28 @@ def accelerator_slug(gpu_type: str) -> str | None:
     return None
 
 
+def run_gpus(row: dict[str, str]) -> int:
+    """The GPUs the measured run used: the row's GPU column, but where a row states its data-parallel size
+    and the product tp · pp · dp · cp does not cover that column, the product.
+
+    Why: the rows compare figures per GPU, and the published layout with the global batch fixes the run;
+    the only such rows are NeMo's B200 long-sequence table (docs/source/performance/
+    performance_long_sequence.md at NVIDIA/NeMo a2c4cc8ee6, "LLAMA3-8B (FP8) - B200"), whose "# of GPUs"
+    and batch columns repeat the H100 table's (8-1,024 GPUs, 512-4 sequences) while its TP/PP/DP/CP cover a
+    quarter of them, with DP 4 on every row. The GPU column cannot be the run's: at 1,024K tokens, 1,024
+    GPUs under TP 4 CP 16 would be DP 16, more replicas than the 4 sequences of the batch (512K: DP 16 for
+    8); the layout reading is consistent on every row (DP 4 divides each batch, 4 sequences = DP 4 × one
+    micro-batch at 1,024K)."""
+    n = int(row["num_gpus"])
+    degrees = math.prod(_int(row[k]) or 1 for k in ("tp", "pp", "dp", "cp"))
+    return degrees if _int(row["dp"]) and degrees < n else n
+
+
 def not_expressible(row: dict[str, str]) -> str:
     """Why the engine cannot express this row's model or layout, or '' when it can."""
     features = [f for f in row["shape_features"].split(";") if f]
     reasons = [INEXPRESSIBLE_FEATURES[f] for f in features if f in INEXPRESSIBLE_FEATURES]
-    n = int(row["num_gpus"])
+    n = run_gpus(row)
     degrees = [_int(row[k]) or 1 for k in ("tp", "pp", "dp", "cp")]
     if _int(row["dp"]) and math.prod(degrees) != n:
         reasons.append(f"published layout tp×pp×dp×cp = {math.prod(degrees)} ≠ {n} GPUs")
@@ -204,7 +221,7 @@ def request_for(
             shared_experts=_int(row["shared_experts"]) or 0,
             moe_layers=int(row["moe_layers"]),
         )
-    n = int(row["num_gpus"])
+    n = run_gpus(row)
     accelerator = accelerator_slug(row["gpu_type"])
     per_node = min(gb200_gpus_per_node if accelerator == "gb200" else 8, n)
     tp = _int(row["tp"]) or 1
@@ -343,7 +360,7 @@ def predict(
     except EngineError as exc:
         case.skip = f"engine rejected the layout: {exc.field}: {exc.message}"
         return case
-    n = int(row["num_gpus"])
+    n = run_gpus(row)
     if case.metric == "tokens/s/GPU":
         case.predicted = float(_field(response, "tokens_per_second")) / n
     elif CAUSAL_BASIS in row["tflops_basis"]:

@@ -83,9 +83,11 @@ def _check_median_abs(rows: list[calibration_fit.Row], regime: tuple[str, str]) 
         # (Hopper family 0.75 -> 0.81, so "before" is the family's 0.81 and the default 0.855; regime factors
         # Hopper 0.80, Blackwell 0.67, CDNA 3 0.79, CDNA 4 1.03 with Blackwell's kernel 1.9 -> 1.7); Blackwell
         # 24.75 -> 8.75 % until the joint refit after the DeepSeek-V3 rows' gated MLP (Blackwell kernel 1.7 ->
-        # 1.6, Blackwell FP8 0.67 -> 0.68; fitted on the fit rows: its 8 check rows move the other way):
+        # 1.6, Blackwell FP8 0.67 -> 0.68; fitted on the fit rows: its 8 check rows move the other way).
+        # NeMo's B200 long-sequence rows on their layout's GPUs (frontier_cases.run_gpus) add a 16K fit row
+        # and an 8K check row: the factor stays 0.68; before 23.3 -> 20.4 %, after 9.35 -> 8.8 %:
         (("hopper", "fp8"), 0.0203, 0.0156),
-        (("blackwell", "fp8"), 0.2334, 0.0935),
+        (("blackwell", "fp8"), 0.2043, 0.0880),
         (("cdna3", "fp8"), 0.0883, 0.0606),
         (("cdna4", "fp8"), 0.0807, 0.0064),
     ],

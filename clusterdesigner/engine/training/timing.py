@@ -94,8 +94,8 @@ REGIME_SOURCES: dict[tuple[str, str], str] = {
     ("hopper", "fp8"): "17 fit rows of H100 FP8 dense runs: NeMo 24.07, 25.02, 25.09 performance summaries, "
     "NeMo long-sequence table (≤ 16K), llm-foundry benchmarks, MLPerf Training v3.1/v4.0 GPT-3 175B, v4.1 "
     "llama2_70b_lora",
-    ("blackwell", "fp8"): "10 fit rows of B200/GB200 FP8 dense runs: NeMo 25.02, 25.04, 25.09 performance "
-    "summaries, MLPerf Training v5.0 llama2_70b_lora",
+    ("blackwell", "fp8"): "11 fit rows of B200/GB200 FP8 dense runs: NeMo 25.02, 25.04, 25.09 performance "
+    "summaries, NeMo's B200 long-sequence table (16K), MLPerf Training v5.0 llama2_70b_lora",
     ("cdna3", "fp8"): "3 fit rows of 8 x MI325X FP8 runs: MLPerf Training v5.0/v5.1 llama2_70b_lora (LoRA)",
     ("cdna4", "fp8"): "3 fit rows of 8 x MI355X FP8 runs: MLPerf Training v5.1 llama2_70b_lora (LoRA) and "
     "llama31_8b",
