@@ -304,11 +304,13 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # at 451 B parameters, not 671 B): MoE 8.0 -> 7.7 %, Blackwell 9.3 -> 8.3 %, the rest unchanged; after the
 # joint refit that followed (Blackwell kernel 1.7 -> 1.6, Blackwell FP8 0.67 -> 0.68, MOE_ROUTED_PASSES 16
 # stays): MoE 7.5 %, FP8 4.7 %, Blackwell 8.9 %:
+# Moved by the FP8 recipes' casts of the routed experts' inputs (timing._moe_expert_input_casts, issue 33
+# c2): MoE 0.075 -> 0.078, FP8 0.047 -> 0.046, overall 0.068 -> 0.063 (MOE_ROUTED_PASSES not refitted).
 CHECK_MEDIANS = {
-    "moe": 0.075,
-    "fp8": 0.047,
+    "moe": 0.078,
+    "fp8": 0.046,
     "long_context": 0.050,
-    "overall": 0.068,
+    "overall": 0.063,
     "blackwell": 0.089,
     "scale_1024": 0.015,
 }
