@@ -323,12 +323,13 @@ def test_deepseek_v3_rows_go_to_the_engine_with_mla_mtp_and_their_pipeline_layou
 # (timing._zero2_reduce_scatter_per_mb, Llama 3 405B's FSDP rows): overall 6.8 -> 6.3 %; since NeMo's B200
 # long-sequence rows run on their published layout's GPUs (frontier_cases.run_gpus; they were listed as not
 # expressible: 4 more check rows) and FP8 recipes quantize every routed copy of the experts' inputs
-# (timing._moe_expert_input_casts): MOE_PLACEHOLDER
+# (timing._moe_expert_input_casts), merged: MoE 7.8 %, FP8 4.6 %, long context 4.9 %, overall 4.7 %, Blackwell
+# 7.5 %:
 CHECK_MEDIANS = {
-    "moe": 0.075,
+    "moe": 0.078,
     "fp8": 0.046,
     "long_context": 0.049,
-    "overall": 0.063,
+    "overall": 0.047,
     "blackwell": 0.075,
     "scale_1024": 0.015,
 }
@@ -433,7 +434,7 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # MOE_ROUTED_PASSES 14 -> 13): 4.3 %, 16.2 %. Joint refit after the merge (Hopper family 0.75 -> 0.81,
     # Blackwell kernel 1.9 -> 1.7, MOE_ROUTED_PASSES 13 -> 16, regime factors): 4.0 %, p90 14.1 %. ZeRO-2's
     # reduce-scatter of every micro-batch's gradients (the Llama 3 405B rows), NeMo's B200 long-sequence
-    # rows (373 rows) and the FP8 casts of the routed copies: ALLROWS_PLACEHOLDER
+    # rows (373 rows) and the FP8 casts of the routed copies: 3.9 %.
     assert statistics.median(all_rows) == pytest.approx(0.039, abs=0.001)
     # p90 16.2 -> 14.6 % once an Ampere-design flash2 kernel on H100 runs at its A100 rate x FA2's measured
     # H100 speedup (timing.AMPERE_KERNEL_SPEEDUP: llm-foundry's H100 long-sequence rows); 14.1 % refitted.

@@ -86,8 +86,9 @@ def _predict(row: tuple[int, int, int, int, int, int, float, float], **layout: A
 # Issue 33 (c1), what the miss is not. Context parallelism: the engine charges Transformer Engine's ring,
 # 15 x 4.19 MB of K and V per layer and micro-batch (2 · 2 B · 8,192 tokens · 1,024 / tp 8) at the 48 GB/s
 # the 128-GPU span gets, 1.31 ms forward and twice that backward, under the attention: cp_comm 0.10 s of the
-# 20.04 s step (before ZeRO-2 reduced every micro-batch). Meta all-gathers K and V and leaves the gather exposed (Sec. 3.3.2): 1.31 ms forward plus a
-# reduce-scatter of dK, dV backward, x about 8 layers x 16 micro-batches = 0.34 s, 1.2 % slower (−24.7 %):
+# 20.04 s step (before ZeRO-2 reduced every micro-batch). Meta all-gathers K and V and leaves the gather
+# exposed (Sec. 3.3.2): 1.31 ms forward plus a reduce-scatter of dK, dV backward, x about 8 layers x 16 micro-
+# batches = 0.34 s, 1.2 % slower (−24.7 %):
 # not the cause. Load balancing: Meta's 2 x CP chunks per rank balance the causal work, as the engine
 # assumes. The kernel: flash2 is timed on the full s x s count at FA2's (non-causal) rates, i.e. the causal
 # half at half FA2's causal rate; that fits llm-foundry's Triton kernel (the rows it was set by), which its

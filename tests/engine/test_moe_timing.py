@@ -179,6 +179,27 @@ def test_alltoall_dispatcher_resorts_the_routed_copies_by_local_expert_and_back(
     assert mixtral == pytest.approx(_compute_s("mixtral-8x7b", layout, moe_dispatcher="deepep"), rel=1e-12)
 
 
+def test_fp8_recipes_quantize_every_routed_copy_of_the_experts_inputs() -> None:
+    # Qwen3 30B-A3B on one HGX H100 node, tp1 ep8 dp8 (8 micro-batches of 4,096 tokens, 48 MoE layers,
+    # h 2,048, experts 768 wide, top 8, no shared expert). Transformer Engine's GroupedLinear quantizes each
+    # local expert's slice of the fc1 input (32,768 rows × 2,048) and of the fc2 input (32,768 × 768)
+    # (tex.split_quantize, TE v2.7), where the dense count holds one fc1 input of 4,096 × 2,048. Current
+    # scaling reads each quantized input once more than delayed scaling (its amax kernel): 1 pass of 2 B
+    # per input element more. By hand, per layer forward: dense casts 3 × 2 × 4,096 × 2,048 = 50.3 MB;
+    # routed 2 × (32,768 × 2,816 − 4,096 × 2,048) = 167.8 MB; × 3 (forward and backward) × 48 layers × 8
+    # micro-batches = 251.3 GB / (3.35 TB/s × 0.85) = 88.24 ms.
+    layout = _layout(tp=1, dp=8, ep=8)
+    dense = 3 * 2 * 4096 * 2048
+    routed = 2 * (32768 * (2048 + 768) - 4096 * 2048)
+    extra = (dense + routed) * 3 * 48 * 8 / (3.35e12 * 0.85)
+    assert extra == pytest.approx(88.24e-3, abs=1e-5)
+    delayed = _compute_s("qwen3-30b-a3b", layout, precision="fp8")
+    current = _compute_s("qwen3-30b-a3b", layout, precision="fp8_current")
+    assert current - delayed == pytest.approx(extra, rel=1e-9)
+    # The routed copies outweigh the dense casts top_k-fold: most of the difference is theirs.
+    assert routed > 3 * dense
+
+
 def test_allgather_dispatcher_gathers_every_token_of_the_tp_ep_group() -> None:
     # Megatron-Core's allgather dispatcher on the Mixtral layout above (tp 2 × ep 8 = 16 consecutive ranks,
     # 8 per node over 2 nodes): four rings (all-gather and reduce-scatter, forward and backward) of a

@@ -225,8 +225,11 @@ def test_unmeasured_recipe_lists_its_assumptions() -> None:
 
 def test_the_measured_mxfp8_rows_estimate_in_their_recipe_within_a_percent_of_fp8() -> None:
     # runs_frontier.csv's two Qwen3 235B GB200 rows ran MXFP8 (Megatron-MoE-ModelZoo) and are estimated in
-    # it (frontier_cases.recipe_of, issue 33 h6). Against the same rows entered as per-tensor fp8, only the
-    # 1/32 B scale per saved element differs: memory up, speed within 1 %.
+    # it (frontier_cases.recipe_of, issue 33 h6). Against the same rows entered as per-tensor fp8 (delayed
+    # scaling), the 1/32 B scale per saved element differs, and MXFP8 writes a column-wise copy of each
+    # quantized input that Blackwell's per-tensor cast does not (2 passes per input against 1.5), now over
+    # the top_k routed copies of the experts' inputs too (timing._moe_expert_input_casts, issue 33 c2):
+    # memory up, speed within 2 % (0.987 and 0.997 of fp8).
     rows = [r for r in frontier_cases.load_rows() if frontier_cases.recipe_of(r) == "mxfp8"]
     assert [r["run_id"] for r in rows] == ["moezoo_qwen3_gb200_2", "moezoo_qwen3_gb200_3"]
     specs = frontier_cases.catalog_specs()
@@ -235,7 +238,7 @@ def test_the_measured_mxfp8_rows_estimate_in_their_recipe_within_a_percent_of_fp
         as_mx = frontier_cases.predict(row, specs)
         assert frontier_cases.request_for(row)["training"]["precision"] == "mxfp8"
         assert as_fp8.predicted is not None and as_mx.predicted is not None
-        assert 0.99 * as_fp8.predicted <= as_mx.predicted <= as_fp8.predicted
+        assert 0.98 * as_fp8.predicted <= as_mx.predicted <= as_fp8.predicted
 
 
 def _llama8b_64(sharding: str, **training: Any) -> dict[str, Any]:

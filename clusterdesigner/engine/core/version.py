@@ -105,8 +105,13 @@ changed convention), and say in the commit message what changed. Its history:
        0.81, default 0.855, Hopper FP8 0.85 -> 0.80, CDNA 3/4 FP8 0.79/1.03, Blackwell FP8 0.67 -> 0.68,
        Blackwell fused attention 1.9 -> 1.6, ``moe_routed_passes`` 13 -> 16; RL framework factor 2.02 ->
        2.14); error bands regenerated
+   20  training (issue #33): ZeRO-2 (and FSDP's SHARD_GRAD_OP) reduce-scatters every micro-batch's gradients,
+       overlapped with that micro-batch's backward but its last layer's; an FSDP2 pipeline stage pays the
+       FP32 upcast of its whole gradients per micro-batch and reduce-scatters in FP32; FP8 recipes quantize
+       every routed copy of the experts' inputs (Transformer Engine's GroupedLinear split_quantize); error
+       bands regenerated (NeMo's B200 long-sequence rows now estimated on their published layout's GPUs)
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 19
+ENGINE_VERSION: int = 20

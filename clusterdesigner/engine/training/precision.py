@@ -47,6 +47,10 @@ FIELD = "training.precision"
 # inside the cast kernel too and write them with it (``element_bytes``): TE's MXFP8Quantizer::quantize is one
 # nvte_quantize_v2 call (NVIDIA/TransformerEngine transformer_engine/pytorch/csrc/quantizer.cpp at d0067d0d).
 CAST_PASSES_DELAYED = 6.0
+# The GEMM inputs of width h those passes count per layer (QKV, projection, fc1): a recipe's passes per
+# quantized input are cast_passes / CAST_INPUTS_PER_LAYER (2 for delayed scaling: read 2 B, write 1 B and
+# its 1 B transpose), what timing._moe_expert_input_casts charges each routed expert input.
+CAST_INPUTS_PER_LAYER = 3.0
 # Current scaling needs the tensor's own amax before it can cast: Float8CurrentScalingQuantizer::quantize_impl
 # (same file) runs nvte_compute_amax_with_config, a kernel that reads the whole input, then the scale, then
 # nvte_quantize_v2, which reads it again. One more read of each of the three quantized GEMM inputs per layer

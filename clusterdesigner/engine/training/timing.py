@@ -47,7 +47,12 @@ from clusterdesigner.engine.training.memory import (
     weight_bytes,
 )
 from clusterdesigner.engine.training.optimizer import layer_newton_schulz_flops
-from clusterdesigner.engine.training.precision import CAST_PASSES_DELAYED, PrecisionRecipe, recipe_for
+from clusterdesigner.engine.training.precision import (
+    CAST_INPUTS_PER_LAYER,
+    CAST_PASSES_DELAYED,
+    PrecisionRecipe,
+    recipe_for,
+)
 from clusterdesigner.engine.training.workload import (
     SH_HSDP,
     SH_NONE,
@@ -257,6 +262,10 @@ MXFP8_BLOCK = 32.0
 # Once the DeepSeek-V3 rows run their gated (SwiGLU) MLP (frontier harness), refitted in the same joint
 # procedure: 16 stays (FUSED_ATTENTION_SPEEDUP["blackwell"] 1.7 -> 1.6), the 13 MoE fit rows 7.04 -> 6.38 %
 # (at 1.7 it would be 17: 6.51 %).
+# The FP8 (and FP4) recipes' quantize of the experts' inputs, which this term held for every row alike
+# (BF16 runs included), is counted apart since issue 33 (c2): ``_moe_expert_input_casts``, at the recipe's
+# passes per GEMM input over the routed copies. Not refitted with it (the lead's joint refit): at 16 the 13
+# MoE fit rows are 5.79 % (6.38 % before); over 8-21, 14 gives 4.45 % (signed -1.5 %), 15 5.95 %, 13 6.16 %.
 MOE_ROUTED_PASSES = 16.0
 # The alltoall dispatcher's second permutation, counted from Megatron-Core's code (core_v0.14.0,
 # transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher): with more than one local expert the
@@ -715,7 +724,8 @@ def _moe_routed_elementwise(c: _Shape) -> FloatArray | float:
     MoE layers: MOE_ROUTED_PASSES · 2 B · routed rows · h / B_hbm, where the routed rows a GPU handles are
     its local experts' tokens, tokens · top_k (balanced routing; tokens / sp · top_k · etp under expert
     TP, as ``_mlp_gemms``), plus MOE_A2A_SORT_PASSES under the alltoall dispatcher with more than one local
-    expert (its re-sort by local expert and back). Backward is counted as 2 × forward with the rest of the
+    expert (its re-sort by local expert and back), and under a quantized recipe the casts of the experts'
+    inputs (``_moe_expert_input_casts``). Backward is counted as 2 × forward with the rest of the
     element-wise work."""
     model = c.problem.model
     if not model.is_moe:
@@ -724,7 +734,34 @@ def _moe_routed_elementwise(c: _Shape) -> FloatArray | float:
     share = model.moe_layers / model.layers
     sorts = c.problem.training.moe_dispatcher == "alltoall"
     passes = MOE_ROUTED_PASSES + np.where((model.experts / c.ep > 1) & sorts, MOE_A2A_SORT_PASSES, 0.0)
-    return share * passes * 2.0 * rows * c.h / c.hbm
+    return share * (passes * 2.0 * rows * c.h / c.hbm + _moe_expert_input_casts(c, rows))
+
+
+def _moe_expert_input_casts(c: _Shape, rows: FloatArray) -> FloatArray | float:
+    """Forward seconds of quantizing the routed experts' GEMM inputs under an FP8 (or FP4) recipe, per MoE
+    layer: the fc1 input (rows × h) and the fc2 input (rows × expert_ffn / expert TP), each at the
+    recipe's passes per quantized input, p = ``_Shape.cast_passes`` / CAST_INPUTS_PER_LAYER, of 2 B:
+    p · 2 B · rows · (h + f_e / e_tp) / B_hbm; less the one dense fc1 input of tokens · h / sp the layer's
+    cast count already holds (``_layer``), which a MoE layer without shared experts quantizes only as its
+    routed copies. 0 in BF16.
+
+    Transformer Engine's GroupedLinear (the experts' fc1 and fc2 under Megatron-Core's TEGroupedMLP)
+    quantizes each local expert's slice of its input in forward and of its output gradient in backward
+    (tex.split_quantize, transformer_engine/pytorch/module/grouped_linear.py at NVIDIA/TransformerEngine
+    v2.7), one quantize per expert tensor for every recipe but delayed scaling (multi_tensor_quantize_impl,
+    pytorch/csrc/extensions/cast.cpp there: "only have fused kernel for FP8 delayed scaling"): the same
+    bytes per element as a dense GEMM input's cast, over top_k copies of each token rather than one.
+    Counted from the code, not fitted; the backward's gradient casts follow at the engine's 2× of the
+    forward's element-wise passes."""
+    model = c.problem.model
+    if not c.cast_passes:
+        return 0.0
+    per_input = c.cast_passes / CAST_INPUTS_PER_LAYER * 2.0 / c.hbm
+    e_tp = c.etp if c.etp_given else c.tp
+    routed = rows * (c.h + model.expert_ffn_hidden / e_tp)
+    dense_fc1 = 0.0 if model.shared_experts else c.tokens * c.h / c.sp_div
+    out: FloatArray = per_input * (routed - dense_fc1)
+    return out
 
 
 def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
@@ -1212,8 +1249,9 @@ _MOE_EXCHANGE_CONSTANTS = (
         "moe_routed_passes",
         MOE_ROUTED_PASSES,
         "memory-bound passes over the routed copies per MoE layer forward",
-        "permute/unpermute, the combine's weighted sum and the FP8 cast of the top_k copies of each "
-        "token (Megatron-Core moe_utils.py, token_dispatcher.py): about 4 counted, "
+        "permute/unpermute and the combine's weighted sum of the top_k copies of each token "
+        "(Megatron-Core moe_utils.py, token_dispatcher.py; the FP8 recipes' casts of the experts' inputs are "
+        "counted apart, at the recipe's quantize passes): about 4 counted, "
         f"{MOE_ROUTED_PASSES:g} fitted on the MoE fit rows of runs_frontier.csv (dropless imbalance: "
         "moe_load_balance)",
     ),
