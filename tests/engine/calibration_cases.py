@@ -117,6 +117,18 @@ def _readme_vpp(source: str, layers: int, pp: int) -> int:
     return layers // pp
 
 
+def _torch_early_stop(row: dict[str, str]) -> bool:
+    """Whether the row's full recompute stopped early (``training.checkpoint_early_stop``): llm-foundry's
+    amp_bf16 / amp_fp8 tables, not its older bf16 (PURE) ones.
+
+    Why: llm-foundry checkpoints each MPT block with torch's non-reentrant checkpoint (the pretrain yamls'
+    fsdp_config activation_checkpointing_reentrant: false), whose early stop exists from torch 2.1 on. The
+    amp tables were added by mosaicml/llm-foundry b2a43a147 (2023-10-19; setup.py torch>=1.13.1,<2.1.1, the
+    newest allowed 2.1.0 of 2023-10-04) and 5e85bd62d (2024-01-06; setup.py torch>=2.1,<2.1.1); the bf16
+    PURE tables date from 5f43bf160 (2023-05, setup.py torch==1.13.1, no early stop)."""
+    return row["source_id"] == "llmfoundry_bench" and row["precision"].lower().startswith("amp_")
+
+
 def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
     """(request, '') or (None, why the row cannot be predicted)."""
     source = row["source_id"]
@@ -190,6 +202,7 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
             else {}
         ),
         "tp_comm_overlap": not old,
+        **({"checkpoint_early_stop": True} if _torch_early_stop(row) else {}),
         # The BLOOM prequel ran Megatron-DeepSpeed on DeepSpeed's pipeline engine: its profile times the
         # engine's partitioned stage sends, the gradient reduction after the last micro-batch, the tied
         # embedding's all-reduce and the gradient accumulation outside the GEMMs (framework.py).

@@ -130,6 +130,8 @@ TRAINING: Mapping[str, Rule] = {
     "activation_offload_layers": _int(0, 100_000),
     "activation_offload_modules": Rule("list", items="text"),
     "activation_func_fp8_input_store": Rule("bool"),
+    # Full recompute as torch.utils.checkpoint's non-reentrant early stop (engine/training/timing.py).
+    "checkpoint_early_stop": Rule("bool"),
     "optimizer_offload": Rule("bool"),
     # Let the layout search choose optimizer and activation offload (engine/training/search_settings.py); off
     # by default: host memory is not modelled, so an offload the search proposes is never checked against it.
@@ -466,6 +468,7 @@ class Training:
     lora_rank: int | None = None
     lora_modules: list[str] | None = None
     recompute_num_layers: int | None = None  # --recompute-method block --recompute-num-layers
+    checkpoint_early_stop: bool | None = None  # torch.utils.checkpoint non-reentrant early stop
     fp8_params: bool | None = None  # --fp8-param-gather
     optimizer: str | None = None  # "adam" or "muon"; None: adam
 

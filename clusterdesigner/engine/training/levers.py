@@ -327,6 +327,10 @@ def hardware_flops(model: ModelShape, training: Training, recompute: Any, *, ful
         + model.attention_core_flops_fwd_per_token
         + 2.0 * lora_active_params_per_token(model, training)
     )
+    if training.checkpoint_early_stop:
+        # The dense layers' MLP output projections, which the early stop does not rerun
+        # (timing._early_stop_skipped).
+        full = full - 2.0 * model.ffn_hidden * model.hidden * model.dense_layers
     if training.selective_recompute == "op":
         selective = op_checkpoint_flops_fwd_per_token(model)
     else:

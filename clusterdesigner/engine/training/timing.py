@@ -927,6 +927,7 @@ def _layer(c: _Shape) -> _Layer:
         selective = _op_checkpoint_recompute(c, gemm_fwd - attn_gemms) + elem_fwd
     else:
         selective = _selective_recompute(c, attn_fwd, module_gemms)
+    full = fwd - _early_stop_skipped(c) if c.problem.training.checkpoint_early_stop else fwd
     return _Layer(
         gemm_fwd=gemm_fwd,
         attn_fwd=attn_fwd,
@@ -934,10 +935,32 @@ def _layer(c: _Shape) -> _Layer:
         fwd=fwd,
         bwd=bwd,
         recompute=np.where(
-            rc == RECOMPUTE_FULL, fwd * c.rc_share, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)
+            rc == RECOMPUTE_FULL, full * c.rc_share, np.where(rc == RECOMPUTE_SELECTIVE, selective, 0.0)
         ),
         shared_expert_fwd=shared_fwd,
     )
+
+
+def _early_stop_skipped(c: _Shape) -> FloatArray | float:
+    """Forward seconds per layer that full recompute under PyTorch's non-reentrant checkpoint with early
+    stop (``training.checkpoint_early_stop``) does not rerun: the dense MLP's output projection, t × f/tp
+    by f/tp × h, on the share of the layers with a dense MLP (none in an MoE layer, whose combine saves the
+    experts' outputs).
+
+    Why: the recomputation's pack hook raises _StopRecomputationError once it has packed as many tensors as
+    the original forward saved (torch/utils/checkpoint.py, _recomputation_hook: ``if
+    target_frame.early_stop and target_frame.recomp_counter[gid] == len(target_frame.weak_holders)``;
+    early stop is on unless set_checkpoint_early_stop(False), since torch 2.1). A linear layer's autograd
+    node saves its input and weight before its kernel runs (the generated VariableType kernels set
+    grad_fn's SavedVariables, then redispatch), so the last saves of a block ending
+    ``x + down_proj(act(up_proj(norm(x))))`` are down_proj's, and the recomputation stops before down_proj's
+    matmul (and the residual add, which saves nothing; its pass is left in, a few per cent of it). MPT's
+    block (mosaicml/llm-foundry llmfoundry/models/layers/blocks.py and ffn.py at 5e85bd62d) ends so: 4h² of
+    its 12h² forward matmul FLOPs per token are not recomputed."""
+    model = c.problem.model
+    if not model.dense_layers:
+        return 0.0
+    return model.dense_layers / model.layers * c.gemm(c.tokens, model.ffn_hidden / c.tp, c.h)
 
 
 def _op_checkpoint_recompute(c: _Shape, mlp_gemms: FloatArray) -> FloatArray:

@@ -249,6 +249,9 @@ class Training:
     the gradients at that many bytes per parameter (FSDP2 under torch's pipeline schedules).
     ``pipeline_p2p_overlap`` (the profile's): with interleaving the pipeline sends and receives run under
     the next chunk's compute (Megatron-Core --overlap-p2p-communication, ``timing._pp_p2p_exposed``).
+    ``checkpoint_early_stop``: full recompute is PyTorch's non-reentrant ``torch.utils.checkpoint`` with
+    its early stop (torch >= 2.1's default), which ends a layer's recomputed forward at the last tensor the
+    backward needs, before the MLP's output projection runs (``timing._early_stop_skipped``).
 
     Memory levers (``levers.recompute_savings_per_layer``, ``memory.memory_parts``): ``recompute_modules``
     are what selective recompute recomputes (Megatron-Core's --recompute-modules; the default core_attn
@@ -305,6 +308,7 @@ class Training:
     lora_rank: int = 0
     lora_modules: tuple[str, ...] = ()
     recompute_num_layers: int = 0
+    checkpoint_early_stop: bool = False
     fp8_params: bool = False
     activation_offload_modules: tuple[str, ...] = ()
     activation_func_fp8_input_store: bool = False
