@@ -203,6 +203,10 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         ),
         "tp_comm_overlap": not old,
         **({"checkpoint_early_stop": True} if _torch_early_stop(row) else {}),
+        # Composer's FSDP mixed_precision DEFAULT (llm-foundry's amp tables) reduce-scatters in float32
+        # under a bf16 param_dtype (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision at mosaicml/
+        # composer v0.16.4 and v0.17.2, the releases llm-foundry b2a43a147 and 5e85bd62d pin); PURE in bf16.
+        **({"reduce_bytes": 4.0} if "mode default" in row["sharding"].lower() else {}),
         # The BLOOM prequel ran Megatron-DeepSpeed on DeepSpeed's pipeline engine: its profile times the
         # engine's partitioned stage sends, the gradient reduction after the last micro-batch, the tied
         # embedding's all-reduce and the gradient accumulation outside the GEMMs (framework.py).

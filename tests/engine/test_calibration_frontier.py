@@ -435,11 +435,14 @@ def test_all_rows_median_meets_the_target(all_rows: list[float]) -> None:
     # Blackwell kernel 1.9 -> 1.7, MOE_ROUTED_PASSES 13 -> 16, regime factors): 4.0 %, p90 14.1 %. ZeRO-2's
     # reduce-scatter of every micro-batch's gradients (the Llama 3 405B rows), NeMo's B200 long-sequence
     # rows (373 rows) and the FP8 casts of the routed copies: 3.9 %. llm-foundry's amp tables' full recompute
-    # stopping early, before each block's MLP output projection (training.checkpoint_early_stop): 3.5 %.
+    # stopping early, before each block's MLP output projection (training.checkpoint_early_stop): 3.5 %;
+    # with their float32 reduce-scatters (training.reduce_bytes) 3.5 %.
     assert statistics.median(all_rows) == pytest.approx(0.035, abs=0.001)
     # p90 16.2 -> 14.6 % once an Ampere-design flash2 kernel on H100 runs at its A100 rate x FA2's measured
     # H100 speedup (timing.AMPERE_KERNEL_SPEEDUP: llm-foundry's H100 long-sequence rows); 14.1 % refitted.
-    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.141, abs=0.001)
+    # 13.7 % once llm-foundry's amp tables reduce-scatter in Composer's DEFAULT float32
+    # (training.reduce_bytes).
+    assert frontier_cases.percentile(all_rows, 0.9) == pytest.approx(0.137, abs=0.001)
     assert statistics.median(all_rows) <= 0.07
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.training import timing
 from clusterdesigner.engine.training.training import parse_problem
 from clusterdesigner.engine.training.workload import SHARDING_MODES, layouts
@@ -133,3 +134,32 @@ def test_fsdp2_reduce_scatters_in_its_fp32_reduce_dtype() -> None:
     assert timing._zero2_reduce_scatter_per_mb(c, held, n_stage=n_stage, m=m, bwd=bwd)[0] == pytest.approx(
         hand, rel=1e-9
     )
+
+
+def test_a_request_sets_the_reduce_dtype_of_its_stack() -> None:
+    # training.reduce_bytes: a stack's FSDP reduce dtype, given by the request (Composer's FSDP
+    # mixed_precision DEFAULT reduce-scatters in float32 under a bf16 param_dtype). Megatron-Core's profile
+    # with 4 B: each ZeRO-3 micro-batch's reduce-scatter moves 4 B a parameter, where the gradients are 2 B.
+    given, core = _llama405b(reduce_bytes=4), _llama405b()
+    assert (given.training.reduce_bytes, core.training.reduce_bytes) == (4.0, 0.0)
+    assert (timing.reduce_bytes(given.training), timing.reduce_bytes(core.training)) == (4.0, 2.0)
+    # 8 layers a stage of 126 / 16 (the heaviest 8), P = 3.4506e9 trained parameters a rank, sharded over
+    # the 64 DP ranks 8 apart (one a node): the stage's reduce-scatter ring is
+    # 63/64 × b × P / 48e9 (NDR 400 × 0.96) + 63 × (15 + 5) µs, so 4 B moves twice the bytes of 2 B.
+    lay = _lay("zero3")
+    c, held, _, _ = _parts(given, lay)
+    params = held.trained[0][0]
+    assert params == pytest.approx(3.4506e9, rel=1e-4)
+
+    def ring(nbytes: float) -> float:
+        return float(timing._ring(c, factor=1.0, nbytes=np.array([nbytes]), size=c.dp, stride=c.tp)[0])
+
+    latency = 63 * 20e-6
+    assert ring(4.0 * params) == pytest.approx(63 / 64 * 4.0 * params / 48e9 + latency, rel=1e-6)
+    assert ring(4.0 * params) - latency == pytest.approx(2.0 * (ring(2.0 * params) - latency), rel=1e-9)
+
+
+def test_reduce_bytes_is_a_dtype_width() -> None:
+    with pytest.raises(InputError) as err:
+        _llama405b(reduce_bytes=8)
+    assert err.value.field == "training.reduce_bytes"

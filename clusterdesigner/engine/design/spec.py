@@ -132,6 +132,9 @@ TRAINING: Mapping[str, Rule] = {
     "activation_func_fp8_input_store": Rule("bool"),
     # Full recompute as torch.utils.checkpoint's non-reentrant early stop (engine/training/timing.py).
     "checkpoint_early_stop": Rule("bool"),
+    # Bytes a parameter of the FSDP / ZeRO gradient reduce-scatter (the stack's reduce dtype); absent: the
+    # framework profile's.
+    "reduce_bytes": Rule("float", 0, 4),
     "optimizer_offload": Rule("bool"),
     # Let the layout search choose optimizer and activation offload (engine/training/search_settings.py); off
     # by default: host memory is not modelled, so an offload the search proposes is never checked against it.
@@ -469,6 +472,7 @@ class Training:
     lora_modules: list[str] | None = None
     recompute_num_layers: int | None = None  # --recompute-method block --recompute-num-layers
     checkpoint_early_stop: bool | None = None  # torch.utils.checkpoint non-reentrant early stop
+    reduce_bytes: float | None = None  # FSDP reduce dtype's bytes (4: float32); None: the framework's
     fp8_params: bool | None = None  # --fp8-param-gather
     optimizer: str | None = None  # "adam" or "muon"; None: adam
 

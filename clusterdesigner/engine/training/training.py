@@ -130,6 +130,8 @@ PIPELINE_SPLITS = ("balanced", "uniform")
 CROSS_ENTROPY_KINDS = ("fp32", "fused", "upcast")
 MAX_MOE_DOMAINS_PER_TOKEN = 1024
 MAX_FSDP_COLLECTIVES_PER_LAYER = 64
+# The widest gradient reduce dtype a sharded-data-parallel stack reduce-scatters in: float32, 4 B.
+MAX_REDUCE_BYTES = 4.0
 MAX_ETP = 1024
 DEFAULT_CANDIDATES = 10
 _SINGLE_NODE_FABRIC = FabricSpec(
@@ -389,7 +391,9 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile, at: str) -> dic
         "framework": stack.slug,
         "selective_recompute": stack.selective_recompute,
         "pipeline_grad_bytes": stack.pipeline_grad_bytes,
-        "reduce_bytes": stack.reduce_bytes,
+        "reduce_bytes": _number(
+            tr, "reduce_bytes", at, default=stack.reduce_bytes, strict=False, maximum=MAX_REDUCE_BYTES
+        ),
         "pipeline_p2p_overlap": stack.pipeline_p2p_overlap,
         "pipeline_engine": stack.pipeline_engine,
         "tp_comm_overlap": _flag(tr, "tp_comm_overlap", at, stack.tp_comm_overlap),

@@ -294,8 +294,8 @@ class Training:
     framework: str = "megatron-core"
     selective_recompute: str = "attention"
     pipeline_grad_bytes: float = 0.0
-    # The profile's: bytes per parameter of a sharded-data-parallel gradient reduce-scatter (FSDP2's reduce
-    # dtype); 0: grad_bytes (timing.reduce_bytes).
+    # The profile's unless the request gives it: bytes per parameter of a sharded-data-parallel gradient
+    # reduce-scatter (FSDP's reduce dtype); 0: grad_bytes (timing.reduce_bytes).
     reduce_bytes: float = 0.0
     pipeline_p2p_overlap: bool = True
     pipeline_engine: PipelineEngine = PipelineEngine()
