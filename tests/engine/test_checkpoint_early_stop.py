@@ -71,3 +71,19 @@ def test_moe_layers_skip_nothing() -> None:
     off = _run(request)
     request["training"]["checkpoint_early_stop"] = True
     assert _run(request)["step_time_s"] == off["step_time_s"]
+
+
+def test_the_fsdp2_profile_stops_early_and_megatron_core_does_not() -> None:
+    # torchtitan's full activation checkpoint is torch's non-reentrant checkpoint (framework.py sources);
+    # Megatron-Core's full recompute (its own CheckpointFunction) reruns the whole layer. A request may say
+    # otherwise.
+    fsdp2 = _llama_8b(framework="fsdp2")
+    fsdp2["parallelism"]["sharding"] = "zero3"
+    default, off = (
+        _run(fsdp2),
+        _run({**fsdp2, "training": {**fsdp2["training"], "checkpoint_early_stop": False}}),
+    )
+    saved = off["step_time_s"]["recompute"] - default["step_time_s"]["recompute"]
+    assert saved == pytest.approx(MICROBATCHES * LAYERS * _fc2_seconds(), rel=1e-9)
+    core = _llama_8b()
+    assert _run(core) == _run(_llama_8b(checkpoint_early_stop=False))

@@ -471,7 +471,7 @@ class Training:
     lora_rank: int | None = None
     lora_modules: list[str] | None = None
     recompute_num_layers: int | None = None  # --recompute-method block --recompute-num-layers
-    checkpoint_early_stop: bool | None = None  # torch.utils.checkpoint non-reentrant early stop
+    checkpoint_early_stop: bool | None = None  # torch.utils.checkpoint's early stop; None: the framework's
     reduce_bytes: float | None = None  # FSDP reduce dtype's bytes (4: float32); None: the framework's
     fp8_params: bool | None = None  # --fp8-param-gather
     optimizer: str | None = None  # "adam" or "muon"; None: adam

@@ -84,6 +84,9 @@ class FrameworkProfile:
     # Bytes per parameter the stack's sharded-data-parallel reduce-scatters move (FSDP2's MixedPrecisionPolicy
     # reduce_dtype; Training.reduce_bytes): 0 keeps the gradients' own grad_bytes.
     reduce_bytes: float = 0.0
+    # Full recompute is torch.utils.checkpoint's non-reentrant checkpoint with its early stop
+    # (Training.checkpoint_early_stop, timing._early_stop_skipped); Megatron-Core's own recompute is not.
+    checkpoint_early_stop: bool = False
     pipeline_p2p_overlap: bool = False
     # The MoE token dispatcher and expert-parallel all-to-all overlap the stack's published recipes run
     # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
@@ -284,9 +287,14 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "backend is FlashAttention-2 (PyTorch sdpa_flash_attention)",
                 "moe_dispatcher": "torchtitan's expert parallelism exchanges tokens with "
                 "all_to_all_single (one copy per routed expert), not overlapped with compute",
+                "checkpoint_early_stop": "torchtitan's activation_checkpoint mode 'full' wraps each "
+                "TransformerBlock in ptd_checkpoint_wrapper(module, preserve_rng_state=False), torch's "
+                "non-reentrant checkpoint, whose early stop (torch >= 2.1 default) ends the recomputed "
+                "block before its feed-forward's w2 matmul",
             },
             pipeline_grad_bytes=4.0,
             reduce_bytes=4.0,
+            checkpoint_early_stop=True,
             attention_kernel="flash2",
         ),
         FrameworkProfile(

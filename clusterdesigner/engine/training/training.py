@@ -399,7 +399,7 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile, at: str) -> dic
         "tp_comm_overlap": _flag(tr, "tp_comm_overlap", at, stack.tp_comm_overlap),
         "fsdp_collectives_per_layer": collectives,
         "fsdp_overlap": _flag(tr, "fsdp_overlap", at, stack.fsdp_overlap),
-        "checkpoint_early_stop": _flag(tr, "checkpoint_early_stop", at, False),
+        "checkpoint_early_stop": _flag(tr, "checkpoint_early_stop", at, stack.checkpoint_early_stop),
         "cross_entropy": _choice(tr, "cross_entropy", at, CROSS_ENTROPY_KINDS, stack.cross_entropy),
         "attention_kernel": _choice(tr, "attention_kernel", at, ATTENTION_KERNELS, stack.attention_kernel),
         "framework_reserve_gib": _number(
