@@ -108,8 +108,10 @@ changed convention), and say in the commit message what changed. Its history:
    20  training (issue #33): ZeRO-2 (and FSDP's SHARD_GRAD_OP) reduce-scatters every micro-batch's gradients,
        overlapped with that micro-batch's backward but its last layer's; an FSDP2 pipeline stage pays the
        FP32 upcast of its whole gradients per micro-batch and reduce-scatters in FP32; FP8 recipes quantize
-       every routed copy of the experts' inputs (Transformer Engine's GroupedLinear split_quantize); error
-       bands regenerated (NeMo's B200 long-sequence rows now estimated on their published layout's GPUs)
+       every routed copy of the experts' inputs (Transformer Engine's GroupedLinear split_quantize);
+       ``training.checkpoint_early_stop`` (non-reentrant torch checkpoint stops recomputing before a dense
+       MLP's output projection; the ``fsdp2`` profile's default) and a per-request ``training.reduce_bytes``;
+       error bands regenerated (NeMo's B200 long-sequence rows now estimated on their published layout's GPUs)
 """
 
 from __future__ import annotations
