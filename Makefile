@@ -37,10 +37,16 @@ run: $(RUN_STAMP)
 
 # The whole suite. Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # otherwise SQLite and in-process tasks, and the tests that need the real services skip (fail under CI=true).
-# Two phases: the tests that may run side by side on TEST_WORKERS processes (pytest-xdist, one file per
-# process at a time; the browser tests too, each file with its own Chromium), then the serial ones (fault and
-# Celery-worker tests: marker "serial", tests/conftest.py; only the folders that hold them are collected).
-# Both phases always run; the target fails if either failed (a phase that selects no test, exit 5, is fine).
+# Three phases: the tests that may run side by side on TEST_WORKERS processes (pytest-xdist, one file per
+# process at a time; the browser tests too, each file with its own Chromium); beside them, in one more
+# process, the Celery-worker tests (marker "serial" in tests/integration and tests/browser: a real worker on
+# the REDIS_URL broker, which no other test publishes to; their own test database; no clock bound but
+# generous waits); then, alone, the fault tests (tests/faults: they stop servers and kill workers, and bound
+# recoveries in seconds, so they run on a quiet machine). Only the folders that hold a phase's tests are
+# collected (tests/conftest.py marks them). The worker tests mostly wait on their worker (~10 s of CPU in
+# ~45 s) and took that long again after the parallel phase. Their output is kept in var/test-worker-phase.log
+# and printed once the parallel phase ends. Every phase always runs; the target fails if any failed (a phase
+# that selects no test, exit 5, is fine).
 # Each pytest process builds its test database from the models (--nomigrations: the 37 migrations took ~12 s of
 # every process's start on PostgreSQL); tests/project/test_migrations.py checks that models and migrations
 # agree, every migration runs from empty on SQLite (tests/project/test_gunicorn_access_log.py) and on the fault
@@ -52,13 +58,17 @@ run: $(RUN_STAMP)
 TEST_WORKERS ?= 3
 # Bytecode is written during the tests even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on
 # the CI machines): pytest caches its assertion rewriting of the test modules in __pycache__, and without it every
-# pytest process rewrites all of them again (~8 s of CPU each); the serial phase reuses what the parallel one wrote.
+# pytest process rewrites all of them again (~8 s of CPU each); the fault phase reuses what the others wrote.
 test: install
 	mkdir -p var artifacts
 	status=0; \
 	unset PYTHONDONTWRITEBYTECODE; \
+	$(BIN)/pytest --nomigrations --durations=10 -m serial tests/browser tests/integration $(PYTEST_ARGS) \
+		> var/test-worker-phase.log 2>&1 & worker_phase=$$!; \
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --nomigrations --durations=30 -m "not serial" $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
-	$(BIN)/pytest --nomigrations --durations=10 -m serial tests/browser tests/faults tests/integration $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	wait $$worker_phase || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	cat var/test-worker-phase.log; \
+	$(BIN)/pytest --nomigrations --durations=10 -m serial tests/faults $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
 	exit $$status
 
 # Ruff's lint rules and its formatter (check only: `ruff format` fixes); mypy strict on the engine and with
