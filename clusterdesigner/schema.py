@@ -83,8 +83,10 @@ def uri_too_long(result: dict[str, Any], generator: Any, request: Any, public: b
 def body_too_large(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """Postprocessing hook: every operation that takes a request body documents the 413 the app answers, in
     the error envelope, for a body over DATA_UPLOAD_MAX_MEMORY_SIZE (clusterdesigner/api.py turns Django's
-    RequestDataTooBig into it, whatever the view). The envelope's schema is the operation's own 400's. The
-    fuzz found an undocumented 413 on a measured-runs CSV import over 2 MiB."""
+    RequestDataTooBig into it, whatever the view), and the 415 DRF answers, whatever the view, for a body
+    whose Content-Type none of the operation's parsers reads (or that has none). The envelope's schema is the
+    operation's own 400's. The fuzz found an undocumented 413 on a measured-runs CSV import over 2 MiB, and an
+    undocumented 415 on the price-book import (a multipart body sent without its Content-Type)."""
     for path in result.get("paths", {}).values():
         for operation in path.values():
             if not isinstance(operation, dict) or "requestBody" not in operation:
@@ -95,5 +97,13 @@ def body_too_large(result: dict[str, Any], generator: Any, request: Any, public:
                 responses.setdefault(
                     "413",
                     {"description": "Request body over the size limit.", "content": bad_input["content"]},
+                )
+                responses.setdefault(
+                    "415",
+                    {
+                        "description": "The body's Content-Type is none this operation reads (its request "
+                        "body's media types), or missing.",
+                        "content": bad_input["content"],
+                    },
                 )
     return result
