@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import io
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +23,7 @@ from clusterdesigner.engine.core.version import ENGINE_VERSION
 from clusterdesigner.engine.training.user_calibration import UserCalibration
 from clusterdesigner.engine.training.workload import LAYOUT_FIELDS
 from clusterdesigner.errors import InvalidInput
+from clusterdesigner.spreadsheets import csv_refused_as, csv_text
 
 AGREEMENT = 0.02  # step time and tokens/s given together must agree within 2 %
 CSV_MAX_ROWS = 500
@@ -234,12 +234,14 @@ def csv_row(row: Mapping[str, str | None]) -> dict[str, Any]:
 def runs_import_csv(*, owner: Any, text: str, team_id: int | None = None) -> list[MeasuredRun]:
     """Every row of the CSV saved, or none: the first bad row's error names its row (the header is row 1)
     and column, e.g. ``row 3.tp``."""
-    reader = csv.DictReader(io.StringIO(text))
-    unknown = sorted(set(reader.fieldnames or ()) - set(RUN_FIELDS))
-    if not reader.fieldnames or unknown:
+    reader = csv.DictReader(csv_text(text))
+    with csv_refused_as("file", reader.reader):  # the DictReader's own line_num lags a row behind
+        fieldnames = reader.fieldnames
+        rows = list(reader)
+    unknown = sorted(set(fieldnames or ()) - set(RUN_FIELDS))
+    if not fieldnames or unknown:
         detail = f"unknown columns {', '.join(unknown)}" if unknown else "no header row"
         raise InvalidInput({"file": [f"{detail}; the columns are {', '.join(RUN_FIELDS)}"]})
-    rows = list(reader)
     if not rows or len(rows) > CSV_MAX_ROWS:
         raise InvalidInput({"file": [f"give 1 to {CSV_MAX_ROWS} rows (got {len(rows)})"]})
     with transaction.atomic():

@@ -14,7 +14,7 @@ from typing import Any
 from apps.pricebook.models import PriceEntry
 from apps.pricebook.serializers import IMPORT_COLUMNS
 from clusterdesigner.errors import InvalidInput
-from clusterdesigner.spreadsheets import formula_safe, formula_unescaped
+from clusterdesigner.spreadsheets import csv_refused_as, csv_text, formula_safe, formula_unescaped
 
 MAX_IMPORT_ROWS = 5_000
 # Text columns a spreadsheet could read as a formula (written with formula_safe, read back unescaped).
@@ -45,14 +45,16 @@ def _kept(rows: list[Row], where: str, cells: dict[str, str]) -> None:
 
 def csv_rows(text: str) -> list[Row]:
     """Each data row of a CSV as ("line N", cells): N is the file's line, the header being line 1."""
-    reader = csv.reader(io.StringIO(text))
-    header = _header(next(reader, []))
+    reader = csv.reader(csv_text(text))
+    with csv_refused_as("file", reader):
+        records = [(reader.line_num, values) for values in reader]
+    header = _header(records[0][1] if records else [])
     rows: list[Row] = []
-    for values in reader:
+    for line, values in records[1:]:
         if len(values) > len(header) and any(v.strip() for v in values[len(header) :]):
-            raise InvalidInput({f"line {reader.line_num}": ["more cells than the header has columns"]})
+            raise InvalidInput({f"line {line}": ["more cells than the header has columns"]})
         cells = {k: v.strip() for k, v in zip(header, values, strict=False) if v.strip()}
-        _kept(rows, f"line {reader.line_num}", cells)
+        _kept(rows, f"line {line}", cells)
     return rows
 
 

@@ -3,6 +3,7 @@ must agree, runs the engine cannot express refused naming the field, owner only,
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rest_framework.test import APIClient
@@ -135,4 +136,31 @@ def test_csv_import_is_all_or_nothing_naming_row_and_column(alice: Any, catalog:
     assert list(missing.json()["error"]["fields"]) == ["row 2.measured_on"]
     unknown = client.post(f"{URL}import/", {"csv": "model,gpus\nllama3-8b,8\n"})
     assert unknown.status_code == 400 and "unknown columns gpus" in unknown.json()["error"]["message"]
+    assert MeasuredRun.objects.count() == 0
+
+
+def test_csv_import_reads_lines_ending_in_a_bare_carriage_return(alice: Any, catalog: Any) -> None:
+    """CR line ends read as lines (the text is read with newline=""): a bare CR in an unquoted field was a
+    csv.Error and a 500 (CI's fuzz sent one)."""
+    good = "llama3-8b,h100-sxm,1,ib-ndr400,2,1,4,1,128,8192,selective,zero1,bf16,12.0,2026-11-02,a\n"
+    text = (CSV_HEADER + good).replace("\n", "\r")
+    answer = _client(alice).post(f"{URL}import/", {"csv": text}, format="json")
+    assert answer.status_code == 201, answer.json()
+    assert [r["step_time_s"] for r in answer.json()] == [12.0]
+
+
+def test_csv_import_refuses_what_the_csv_module_cannot_read_naming_the_file(alice: Any, catalog: Any) -> None:
+    """A note over csv.field_size_limit() (131,072 characters) and the fuzz's own body: a 400 naming the
+    file, nothing saved, never a 500."""
+    good = "llama3-8b,h100-sxm,1,ib-ndr400,2,1,4,1,128,8192,selective,zero1,bf16,12.0,2026-11-02,"
+    client = _client(alice)
+    huge = client.post(f"{URL}import/", {"csv": CSV_HEADER + good + "x" * 140_000 + "\n"}, format="json")
+    assert huge.status_code == 400, huge.json()
+    message = huge.json()["error"]["fields"]["file"][0]
+    assert message.startswith("line 2: not readable as CSV: field larger than field limit"), message
+    # The body CI's fuzz sent (salt 2369237267), as JSON escapes: the CR inside the header line.
+    fuzzed = json.loads(r'"(\ud84e\ude58+n\u00e4\u008f\u0004|\ud8c2\udea0\udb28\uddca\u00fc\r\ud94f\udc07"')
+    answer = client.post(f"{URL}import/", {"csv": fuzzed}, format="json")
+    assert answer.status_code == 400, answer.json()
+    assert "unknown columns" in answer.json()["error"]["fields"]["file"][0]
     assert MeasuredRun.objects.count() == 0

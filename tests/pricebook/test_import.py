@@ -23,8 +23,8 @@ GOOD = [
 ]
 
 
-def _upload(client: APIClient, lines: list[str], **extra: Any) -> Any:
-    data = io.BytesIO("\n".join(lines).encode())
+def _upload(client: APIClient, lines: list[str], newline: str = "\n", **extra: Any) -> Any:
+    data = io.BytesIO(newline.join(lines).encode())
     data.name = "book.csv"
     return client.post("/api/v1/price-entries/import/", {"file": data, **extra}, format="multipart")
 
@@ -65,6 +65,25 @@ def test_bad_rows_name_line_and_column_and_nothing_is_saved(alice: Any, catalog:
         "line 3.accelerator": ["unknown accelerator 'h900'"],
         "line 4.value": ["A valid number is required."],
     }
+    assert not PriceEntry.objects.exists()
+
+
+def test_lines_ending_in_a_bare_carriage_return_import_as_lines(alice: Any, catalog: Any) -> None:
+    """A file saved with CR line ends (classic Mac, some exporters) reads as its lines: the csv module
+    refused a bare CR in an unquoted field (csv.Error, a 500) before the text was read with newline=""."""
+    response = _upload(_client(alice), [HEADER, *GOOD], newline="\r")
+    assert response.status_code == 201, response.json()
+    assert response.json() == {"imported": 5}
+
+
+def test_a_file_the_csv_module_cannot_read_is_a_400_naming_the_file(alice: Any, catalog: Any) -> None:
+    """A cell over csv.field_size_limit() (131,072 characters) is a csv.Error: refused naming the file and
+    the line, nothing saved (it answered 500)."""
+    huge = "power,,,,,0.07,,2026-01-01,," + "x" * 140_000
+    response = _upload(_client(alice), [HEADER, GOOD[0], huge])
+    assert response.status_code == 400, response.json()
+    message = response.json()["error"]["fields"]["file"][0]
+    assert message.startswith("line 3: not readable as CSV: field larger than field limit"), message
     assert not PriceEntry.objects.exists()
 
 
