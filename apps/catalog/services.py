@@ -36,7 +36,7 @@ from apps.catalog.models import (
 )
 from clusterdesigner import references
 from clusterdesigner.errors import Conflict, InvalidInput
-from clusterdesigner.spreadsheets import formula_safe, formula_unescaped
+from clusterdesigner.spreadsheets import csv_text, formula_safe, formula_unescaped
 
 SEED_PATH = Path(__file__).resolve().parent / "data" / "seed_catalog.json"
 PRICE_COLUMNS = ["offering", "pricing_model", "usd_per_hour", "currency", "region", "as_of", "source"]
@@ -380,7 +380,7 @@ def cloud_price_import_csv(*, content: bytes | str) -> list[CloudPrice]:
     """
     text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
     # strict: a quote left open is an error, not a field that swallows the rest of the file.
-    reader = csv.reader(io.StringIO(text), strict=True)
+    reader = csv.reader(csv_text(text), strict=True)
     header = _price_header(reader)
     offerings = {o.slug: o for o in CloudOffering.objects.all()}
     parsed, errors = _parse_price_rows(reader, header, offerings)

@@ -14,12 +14,12 @@ GpuInfo,SpotPrice``). Schema: github.com/skypilot-org/skypilot-catalog (README, 
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from apps.catalog.models import CATALOG_MAX
+from clusterdesigner.spreadsheets import csv_text
 
 # SkyPilot's cloud directory names that are catalog providers (CloudOffering.Provider values).
 SKYPILOT_CLOUDS = ("aws", "gcp", "azure", "oci", "lambda")
@@ -133,7 +133,7 @@ def skypilot_parse(*, text: str, known_accelerators: set[str]) -> ParsedTable:
     attachable GPUs priced alone), with an accelerator the catalog does not have, with a fractional GPU count
     (a shared GPU), and empty or zero prices.
     """
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(csv_text(text))
     columns = _columns(reader.fieldnames)
     if isinstance(columns, Problem):
         return ParsedTable([], [], [columns])

@@ -225,3 +225,19 @@ def test_a_stored_price_in_another_currency_is_never_used_as_dollars(catalog: An
     on_demand = [p for p in offering["prices"] if p["pricing_model"] == "on_demand"]
     stored = CloudPrice.objects.filter(offering__slug="aws-p5-48xlarge", pricing_model="on_demand").count()
     assert len(on_demand) == stored - 1
+
+
+def test_api_import_reads_lines_ended_by_cr_alone(staff_client: Any, catalog: Any) -> None:
+    """A CSV saved with CR line ends (classic Mac Excel) is two rows, as the measured-run and price-book
+    imports read it: the csv module sees the lines only with newline="" (without it, 400 'new-line character
+    seen in unquoted field')."""
+    rows = [
+        HEADER.strip(),
+        "aws-p5-48xlarge,reserved_3y,21.5,USD,us-east-1,2026-11-01,our quote",
+        "aws-p5-48xlarge,spot,19.25,USD,us-east-1,2026-11-01,our quote",
+    ]
+    upload = SimpleUploadedFile("p.csv", "\r".join(rows).encode())
+    response = staff_client.post("/api/v1/cloud-prices/import/", {"file": upload}, format="multipart")
+    assert response.status_code == 201 and response.json() == {"imported": 2}
+    spot = CloudPrice.objects.get(offering__slug="aws-p5-48xlarge", pricing_model="spot", as_of="2026-11-01")
+    assert spot.usd_per_hour == 19.25

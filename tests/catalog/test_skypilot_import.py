@@ -310,3 +310,12 @@ def test_with_a_file_the_command_imports_negotiated_prices(catalog: Any, tmp_pat
     assert "Imported 1 price(s)" in run(str(path))
     with pytest.raises(CommandError, match="either a CSV file or --skypilot"):
         run()
+
+
+def test_api_upload_reads_lines_ended_by_cr_alone(staff_client: Any, catalog: Any) -> None:
+    """The same vms.csv with CR line ends imports the same two prices (csv_text: newline="")."""
+    file = SimpleUploadedFile("vms.csv", LAMBDA.replace("\n", "\r").encode())
+    data = {"file": file, "cloud": "lambda", "as_of": AS_OF}
+    response = staff_client.post("/api/v1/cloud-prices/import-skypilot/", data, format="multipart")
+    assert response.status_code == 201 and response.json()["imported"] == 2
+    assert price("lambda-gpu-8x-h100-sxm5", "on_demand", region="us-east-1").usd_per_hour == 23.92
