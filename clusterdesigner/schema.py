@@ -80,7 +80,7 @@ def uri_too_long(result: dict[str, Any], generator: Any, request: Any, public: b
     return result
 
 
-def body_too_large(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+def body_refusals(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """Postprocessing hook: every operation that takes a request body documents the 413 the app answers, in
     the error envelope, for a body over DATA_UPLOAD_MAX_MEMORY_SIZE (clusterdesigner/api.py turns Django's
     RequestDataTooBig into it, whatever the view), and the 415 DRF answers, whatever the view, for a body

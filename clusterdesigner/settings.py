@@ -292,7 +292,7 @@ SPECTACULAR_SETTINGS = {
         "clusterdesigner.schema.closed_objects",
         "clusterdesigner.schema.query_strings_without_nul",
         "clusterdesigner.schema.uri_too_long",
-        "clusterdesigner.schema.body_too_large",
+        "clusterdesigner.schema.body_refusals",
     ],
 }
 
