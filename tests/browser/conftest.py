@@ -5,8 +5,8 @@ chart's fetch). pytest-django then flushes the database for the next test while 
 holds a transaction: the flush fails ("Database test_… couldn't be flushed"), the next test finds the last
 one's user ("duplicate key … username=engineer"), and the late request meets the closed database (seen in
 CI: tests/browser/test_editor_keeps_spec.py, stop 31). Teardown runs in reverse order of setup, so this
-fixture, set up after the database and before the page, runs its teardown after every browser context of the
-test is closed and before the flush: it closes what is still open and waits for the server's request threads.
+fixture, set up after the database and before the page, runs its teardown after the test's tabs are closed and
+before the flush: it closes every other browser context still open and waits for the server's request threads.
 """
 
 from __future__ import annotations
@@ -33,8 +33,11 @@ def _live_server_drained(request: pytest.FixtureRequest, transactional_db: Any) 
     if "live_server" not in request.fixturenames:
         return
     if "browser" in request.fixturenames:
+        # The file's profile context stays open for the next test (``page`` closed this test's tabs there).
+        profile = request.getfixturevalue("profile_context")
         for context in list(request.getfixturevalue("browser").contexts):
-            context.close()
+            if context is not profile:
+                context.close()
     live_server = request.getfixturevalue("live_server")
     for thread in _request_threads(live_server):
         thread.join(DRAIN_SECONDS)
