@@ -22,9 +22,12 @@ PRICING_LABELS = {
 
 PALETTE = ["#1f5fbf", "#e07b00", "#2a9d4b", "#b3261e", "#7b4fbf", "#00838f", "#8d6e63", "#c2185b"]
 OWN_COLOR = "#1b1f24"
+MARGIN = {"l": 70, "r": 24, "t": 56, "b": 60}
+# A chart whose title has a subtitle line under it (title.subtitle): room for the second line.
+SUBTITLED_MARGIN = {**MARGIN, "t": 76}
 LAYOUT = {
     "height": 380,
-    "margin": {"l": 70, "r": 24, "t": 56, "b": 60},
+    "margin": MARGIN,
     "font": {"size": 13},
     "hoverlabel": {"namelength": -1},
     "legend": {"orientation": "h", "y": -0.22},
@@ -58,7 +61,9 @@ def wrapped(text: Any, width: int = 18) -> str:
 
 
 def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:
-    """A chart as includes/_chart.html draws it: its id, its title and the json_script element holding the
-    figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""
+    """A chart as includes/_chart.html draws it: its id, its title (and subtitle) and the json_script element
+    holding the figure, encoded here once (a page of charts is tens of kilobytes of escaped JSON)."""
     title = figure["layout"]["title"]["text"]  # every chart builder sets one
+    if subtitle := figure["layout"]["title"].get("subtitle", {}).get("text"):
+        title = f"{title} ({subtitle})"  # the figure's label for a screen reader holds both lines
     return {"id": chart_id, "title": title, "script": json_script(figure, f"chart-data-{chart_id}")}

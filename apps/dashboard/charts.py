@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import plotly.graph_objects as go
 
-from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, plain, pricing_label, wrapped
+from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, SUBTITLED_MARGIN, plain, pricing_label, wrapped
 from clusterdesigner.engine.cost.cost_result import CostResult
 from clusterdesigner.engine.design.analysis_result import SweepRow
 from clusterdesigner.engine.design.attribution import Attribution
@@ -81,8 +81,18 @@ def _assumption_label(name: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def _fig(fig: go.Figure, *, title: str, x_title: str, y_title: str, **layout: Any) -> dict[str, Any]:
-    fig.update_layout(title={"text": title, "x": 0.01}, **{**LAYOUT, **layout})
+def _fig(
+    fig: go.Figure, *, title: str, x_title: str, y_title: str, subtitle: str = "", **layout: Any
+) -> dict[str, Any]:
+    """The dashboard charts' common layout. A ``subtitle`` is a smaller second line under the title (the
+    figure's basis, what a click does): a half-page chart holds about 60 characters of title, and longer
+    titles ran past its right edge, cut off by the page."""
+    if subtitle:
+        layout = {"margin": SUBTITLED_MARGIN, **layout}
+        heading = {"text": title, "x": 0.01, "subtitle": {"text": subtitle}}
+    else:
+        heading = {"text": title, "x": 0.01}
+    fig.update_layout(title=heading, **{**LAYOUT, **layout})
     fig.update_xaxes(title_text=x_title, automargin=True)
     fig.update_yaxes(automargin=True)
     fig.update_layout(yaxis_title_text=y_title)  # the first axis only: a second axis keeps its own title
@@ -703,6 +713,7 @@ def pareto_chart(
     points: Iterable[Mapping[str, Any]],
     *,
     title: str,
+    subtitle: str = "",
     value: str = "cost_usd",
     y_title: str = "Run cost (USD)",
     x: str = "days",
@@ -743,6 +754,7 @@ def pareto_chart(
     return _fig(
         fig,
         title=plain(title),
+        subtitle=plain(subtitle),
         x_title=x_title,
         y_title=y_title,
         yaxis={"tickprefix": "$", "separatethousands": True},
@@ -799,13 +811,14 @@ def sweep_heatmap(rows: Iterable[SweepRow], *, value: SweepFigure) -> dict[str, 
             hovertemplate="%{y} × %{x} nodes<br>" + unit + " (%{text})<extra></extra>",
         )
     )
-    title = {
-        "cost_usd": "Cheapest run cost (USD, one run, undiscounted)",
-        "npv_usd": "Cheapest NPV over the horizon (USD, monthly cash flows, discounted)",
-    }.get(value, "Days to train, expected (with failures and restarts)")
+    title, basis = {
+        "cost_usd": ("Cheapest run cost", "USD, one run, undiscounted"),
+        "npv_usd": ("Cheapest NPV over the horizon", "USD, monthly cash flows, discounted"),
+    }.get(value, ("Days to train, expected", "with failures and restarts"))
     return _fig(
         fig,
         title=f"{title}: accelerator × node count",
+        subtitle=basis,
         x_title="Nodes (count)",
         y_title="Accelerator",
         xaxis={"type": "category"},

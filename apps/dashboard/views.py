@@ -764,7 +764,8 @@ def _sweep_context(request: HttpRequest, analysis_id: int) -> dict[str, Any]:
                     "sweep-pareto",
                     charts.pareto_chart(
                         points,
-                        title=f"Pareto front: {name} against days (click a point to open it as a design)",
+                        title=f"Pareto front: {name} against days",
+                        subtitle="click a point to open it as a design",
                         value=figure,
                         y_title=f"{name[:1].upper()}{name[1:]} (USD)",  # "NPV …", "Run cost …"
                         x="finish_days" if stored_basis else "days",

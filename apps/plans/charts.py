@@ -9,19 +9,23 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from clusterdesigner.charts import LAYOUT, PALETTE
+from clusterdesigner.charts import LAYOUT, PALETTE, SUBTITLED_MARGIN
 from clusterdesigner.engine.capacity.capacity import HOURS_PER_MONTH, PlanResult
 
 LAYER_LABELS = {"owned": "Owned", "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}
 
 
-def _figure(fig: go.Figure, *, title: str, y_title: str) -> dict[str, Any]:
+def _figure(fig: go.Figure, *, title: str, y_title: str, subtitle: str = "") -> dict[str, Any]:
+    """The plan charts' common layout. A ``subtitle`` is a second, smaller line under the title: a half-page
+    chart holds about 60 characters of title, and a longer one ran past its right edge."""
     fig.update_layout(
         **LAYOUT,
-        title={"text": title},
+        title={"text": title, **({"subtitle": {"text": subtitle}} if subtitle else {})},
         xaxis={"title": {"text": "Month of the plan"}, "dtick": 1},
         yaxis={"title": {"text": y_title}},
     )
+    if subtitle:
+        fig.update_layout(margin=SUBTITLED_MARGIN)
     return json.loads(fig.to_json())  # type: ignore[no-any-return]
 
 
@@ -81,8 +85,8 @@ def cost_by_layer_chart(*, result: PlanResult) -> dict[str, Any]:
     fig.update_layout(barmode="relative")
     return _figure(
         fig,
-        title="Cash out by capacity layer and month, undiscounted (owned: capex when it arrives, resale in"
-        " the last month)",
+        title="Cash out by capacity layer and month, undiscounted",
+        subtitle="owned: capex when it arrives, resale in the last month",
         y_title="USD per month",
     )
 

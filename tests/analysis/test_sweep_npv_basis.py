@@ -87,7 +87,8 @@ def test_the_sweep_front_is_npv_against_days_until_done_and_the_page_says_so(
     star = pareto["data"][1]  # the front, drawn as a line, in order of days
     assert sorted(star["y"]) == npvs and star["y"][-1] == a100["npv_usd"] and star["x"][-1] == _finish(a100)
     heat = _chart(page, "sweep-cost")
-    assert heat["layout"]["title"]["text"].startswith("Cheapest NPV over the horizon (USD")
+    assert heat["layout"]["title"]["text"] == "Cheapest NPV over the horizon: accelerator × node count"
+    assert heat["layout"]["title"]["subtitle"]["text"] == "USD, monthly cash flows, discounted"
     # Each cell holds its cheapest option by NPV: the A100 row's one-node cell is owning's $345,673.
     a100_row = heat["data"][0]["y"].index("a100-80gb")
     assert heat["data"][0]["z"][a100_row][0] == a100["npv_usd"]

@@ -361,6 +361,15 @@ PAGE_JS = """() => { const l = document.querySelector('link[rel~="icon"]');
           compareTable: document.querySelector('#compare-table') !== null}; }"""
 
 
+# The titles (and subtitles) Plotly drew past their chart's left or right edge, where the page cuts them off.
+TITLES_CUT_JS = """() => [...document.querySelectorAll('[data-chart][data-rendered="1"]')].flatMap(el => {
+  const box = el.getBoundingClientRect();
+  return [...el.querySelectorAll('.gtitle, .gtitle-subtitle')]
+    .filter(t => { const r = t.getBoundingClientRect();
+                   return r.left < box.left - 1 || r.right > box.right + 1; })
+    .map(t => t.textContent); })"""
+
+
 def _wait_for_page_scripts(state: CrawlState, page: Any, url: str, charts: int) -> None:
     """Wait for what the page's scripts draw after load (its `charts` charts), so their errors land on this
     page, not the next."""
@@ -376,6 +385,8 @@ def _wait_for_page_scripts(state: CrawlState, page: Any, url: str, charts: int) 
         except PlaywrightTimeout:
             drawn = page.locator("[data-chart][data-rendered='1']").count()
             state.fail(url, f"only {drawn} of {charts} charts drawn after {CHART_TIMEOUT_MS // 1000} s")
+        for title in page.evaluate(TITLES_CUT_JS):
+            state.fail(url, f"chart title cut off by its chart's edge: {title!r}")
     if urlsplit(url).path == "/api/v1/docs/":
         try:
             page.wait_for_selector(

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.crawl import TITLES_CUT_JS
 from tests.browser.test_dashboard import PASSWORD, sign_in_by_cookie
 from tests.conftest import screenshot
 
@@ -17,6 +18,15 @@ PLAN_CHARTS = {
     "cost": {"Owned", "On-demand"},
     "utilization": {"Owned fleet"},
 }
+
+
+def _assert_titles_whole(page: Any) -> None:
+    """Every chart drawn, then no title or subtitle past its chart's edge (the crawl's check)."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-chart]')].every(el => el.dataset.rendered === '1')",
+        timeout=15000,
+    )
+    assert page.evaluate(TITLES_CUT_JS) == []
 
 
 def test_a_plan_from_a_demo_design_draws_its_capacity_cost_and_utilization_charts(
@@ -44,6 +54,14 @@ def test_a_plan_from_a_demo_design_draws_its_capacity_cost_and_utilization_chart
     summary = page.inner_text("#plan-summary")
     assert summary.startswith("Cheapest mix: NPV of its monthly cash flows at 8 % a year")
     assert "Cash out, undiscounted" in summary and page.inner_text("#plan-npv").startswith("$")
+    # Each chart's title and subtitle are drawn whole inside their half-page chart: the cost chart's title
+    # once ran past its right edge, cutting off why its last month is negative (the resale).
+    _assert_titles_whole(page)
+    cost_title = page.eval_on_selector("#chart-cost", "el => el.querySelector('.gtitle').textContent")
+    assert cost_title == "Cash out by capacity layer and month, undiscounted"
+    assert page.eval_on_selector("#chart-cost", "el => el.querySelector('.gtitle-subtitle').textContent") == (
+        "owned: capex when it arrives, resale in the last month"
+    )
     assert page.js_errors == []
     screenshot(page, "capacity-plan")
 
@@ -134,5 +152,6 @@ def test_a_plan_of_two_node_types_shows_each_type_its_capacity_chart_and_purchas
             accelerator
         ) or accelerator in page.inner_text(f"#chart-{chart_id}")
     page.wait_for_selector("#chart-cost svg.main-svg", timeout=15000)
+    _assert_titles_whole(page)
     assert page.js_errors == []
     screenshot(page, "capacity-plan-two-node-types")
