@@ -23,8 +23,6 @@ PRICING_LABELS = {
 PALETTE = ["#1f5fbf", "#e07b00", "#2a9d4b", "#b3261e", "#7b4fbf", "#00838f", "#8d6e63", "#c2185b"]
 OWN_COLOR = "#1b1f24"
 MARGIN = {"l": 70, "r": 24, "t": 56, "b": 60}
-# A chart whose title has a subtitle line under it (title.subtitle): room for the second line.
-SUBTITLED_MARGIN = {**MARGIN, "t": 76}
 LAYOUT = {
     "height": 380,
     "margin": MARGIN,
@@ -58,6 +56,15 @@ def wrapped(text: Any, width: int = 18) -> str:
         else:
             lines.append(word)
     return "<br>".join(plain(line) for line in lines)
+
+
+def heading(text: str, subtitle: str = "", **title: Any) -> dict[str, Any]:
+    """The layout of a chart's title (``title``: Plotly's other title options, e.g. ``x``). A ``subtitle`` is
+    a smaller second line under it (title.subtitle), with the top margin raised to hold it: a half-page chart
+    holds about 60 characters of title, and longer titles ran past its right edge, cut off by the page."""
+    if not subtitle:
+        return {"title": {"text": text, **title}}
+    return {"title": {"text": text, "subtitle": {"text": subtitle}, **title}, "margin": {**MARGIN, "t": 76}}
 
 
 def page_chart(chart_id: str, figure: dict[str, Any]) -> dict[str, str]:

@@ -507,7 +507,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 @pytest.fixture(scope="session")
 def chromium_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One Chromium profile folder per test process, kept across its browser files: V8's code cache lives
-    there (see ``browser``)."""
+    there (see ``profile_context``)."""
     return tmp_path_factory.mktemp("chromium-profile")
 
 

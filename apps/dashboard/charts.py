@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import plotly.graph_objects as go
 
-from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, SUBTITLED_MARGIN, plain, pricing_label, wrapped
+from clusterdesigner.charts import LAYOUT, OWN_COLOR, PALETTE, heading, plain, pricing_label, wrapped
 from clusterdesigner.engine.cost.cost_result import CostResult
 from clusterdesigner.engine.design.analysis_result import SweepRow
 from clusterdesigner.engine.design.attribution import Attribution
@@ -84,15 +84,9 @@ def _assumption_label(name: str) -> str:
 def _fig(
     fig: go.Figure, *, title: str, x_title: str, y_title: str, subtitle: str = "", **layout: Any
 ) -> dict[str, Any]:
-    """The dashboard charts' common layout. A ``subtitle`` is a smaller second line under the title (the
-    figure's basis, what a click does): a half-page chart holds about 60 characters of title, and longer
-    titles ran past its right edge, cut off by the page."""
-    if subtitle:
-        layout = {"margin": SUBTITLED_MARGIN, **layout}
-        heading = {"text": title, "x": 0.01, "subtitle": {"text": subtitle}}
-    else:
-        heading = {"text": title, "x": 0.01}
-    fig.update_layout(title=heading, **{**LAYOUT, **layout})
+    """The dashboard charts' common layout; a ``subtitle`` (the figure's basis, what a click does) is the
+    title's second line (charts.heading)."""
+    fig.update_layout(**{**LAYOUT, **heading(title, subtitle, x=0.01), **layout})
     fig.update_xaxes(title_text=x_title, automargin=True)
     fig.update_yaxes(automargin=True)
     fig.update_layout(yaxis_title_text=y_title)  # the first axis only: a second axis keeps its own title

@@ -9,23 +9,19 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from clusterdesigner.charts import LAYOUT, PALETTE, SUBTITLED_MARGIN
+from clusterdesigner.charts import LAYOUT, PALETTE, heading
 from clusterdesigner.engine.capacity.capacity import HOURS_PER_MONTH, PlanResult
 
 LAYER_LABELS = {"owned": "Owned", "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}
 
 
 def _figure(fig: go.Figure, *, title: str, y_title: str, subtitle: str = "") -> dict[str, Any]:
-    """The plan charts' common layout. A ``subtitle`` is a second, smaller line under the title: a half-page
-    chart holds about 60 characters of title, and a longer one ran past its right edge."""
+    """The plan charts' common layout; a ``subtitle`` is the title's second line (charts.heading)."""
     fig.update_layout(
-        **LAYOUT,
-        title={"text": title, **({"subtitle": {"text": subtitle}} if subtitle else {})},
+        **{**LAYOUT, **heading(title, subtitle)},
         xaxis={"title": {"text": "Month of the plan"}, "dtick": 1},
         yaxis={"title": {"text": y_title}},
     )
-    if subtitle:
-        fig.update_layout(margin=SUBTITLED_MARGIN)
     return json.loads(fig.to_json())  # type: ignore[no-any-return]
 
 
