@@ -1,0 +1,83 @@
+"""The training engine's error on the Megatron-Bridge performance summaries 25.11-26.08 (never fitted on).
+
+    .venv/bin/python bench/calibration_releases.py [--rows]
+
+tests/engine/data/runs_megatron_bridge.csv holds every pre-training row of NVIDIA-NeMo/Megatron-Bridge's
+performance summaries for the NeMo containers 25.11, 26.02, 26.02.01, 26.04, 26.04.01, 26.06, 26.06.01 and
+26.08 (docs/performance-summary.md and docs/performance-summary-archive.md at 4ab94dfad3, 2026-08-11): GB300,
+GB200, B300, B200 and H100; Llama 3 and 3.1, DeepSeek-V3, GPT-OSS 120B, Qwen3, Kimi K2, Nemotron 3; BF16,
+FP8, MXFP8, NVFP4. The engine's calibration rows stop at 25.09 (runs_frontier.csv); nothing is fitted here.
+
+Each row is estimated as a reader of the table would enter it (tests/engine/release_cases.py): the model's
+preset, the printed layout (dp = GPUs / (tp · pp · cp)), batch, sequence and precision recipe, the system's
+accelerator, the Megatron-Core profile's defaults for everything the table does not print (recompute,
+offload, dispatcher, overlap), MoE tokens force-balanced as the tables' note says. error = predicted /
+measured − 1 on tokens/s per GPU. Prints the median signed and |error| and the p90 |error| by release, by
+system, dense and MoE, and the rows the engine cannot express with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
+
+from frontier_cases import percentile  # noqa: E402
+from release_cases import ReleaseCase, all_cases  # noqa: E402
+
+
+def line(name: str, cases: list[ReleaseCase]) -> str:
+    errors = [c.error for c in cases if c.error is not None]
+    if not errors:
+        return f"{name:22s} {0:4d}"
+    mags = [abs(e) for e in errors]
+    return (
+        f"{name:22s} {len(errors):4d} {100 * statistics.median(errors):+8.1f}% "
+        f"{100 * statistics.median(mags):7.1f}% {100 * percentile(mags, 0.9):7.1f}%"
+    )
+
+
+def table(title: str, cases: list[ReleaseCase], key: Callable[[ReleaseCase], str]) -> None:
+    print(f"\nby {title:18s} rows   signed  |e| med  |e| p90")
+    for name in sorted({key(c) for c in cases}):
+        print(line(name, [c for c in cases if key(c) == name]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", action="store_true", help="print every row's error")
+    args = parser.parse_args()
+    cases = all_cases()
+    predicted = [c for c in cases if c.error is not None]
+    print(f"{len(cases)} rows, {len(predicted)} predicted, {len(cases) - len(predicted)} not expressible")
+    print(f"\n{'':22s} rows   signed  |e| med  |e| p90")
+    print(line("all", predicted))
+    print(line("dense", [c for c in predicted if not c.moe]))
+    print(line("moe", [c for c in predicted if c.moe]))
+    table("release", predicted, lambda c: c.row["release"])
+    table("system", predicted, lambda c: c.row["system"])
+    table("precision", predicted, lambda c: c.recipe)
+    table("model", predicted, lambda c: c.row["model"])
+    print("\nnot expressible:")
+    for why in sorted({c.skip for c in cases if c.skip}):
+        n = sum(1 for c in cases if c.skip == why)
+        print(f"  {n:3d} rows: {why}")
+    if args.rows:
+        print()
+        for c in sorted(predicted, key=lambda c: c.error or 0.0):
+            r = c.row
+            print(
+                f"  {r['run_id']:44s} {r['num_gpus']:>5s} tp{r['tp']} pp{r['pp']} cp{r['cp']} vp{r['vpp']} "
+                f"ep{r['ep']} mb{r['micro_batch']} {c.recipe:12s} measured {r['tokens_per_s_per_gpu']:>6s} "
+                f"predicted {c.predicted:8.0f} {100 * (c.error or 0.0):+6.1f}%"
+                f"{'' if c.fits else '  (no fit)'}"
+            )
+
+
+if __name__ == "__main__":
+    main()
