@@ -24,9 +24,12 @@ import types
 import unittest.mock
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
@@ -376,7 +379,7 @@ def user_client(db: Any, django_user_model: Any) -> Any:
 def postgres_required() -> None:
     from django.conf import settings
 
-    engine = settings.DATABASES["default"]["ENGINE"]
+    engine = str(settings.DATABASES["default"]["ENGINE"])
     need("postgresql" in engine, "DATABASE_URL does not point at PostgreSQL")
 
 
@@ -501,7 +504,7 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-VIEWPORT = {"width": 1280, "height": 800}
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="session")
@@ -578,7 +581,7 @@ def page(profile_context: Any) -> Iterator[Any]:
     pg = profile_context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.js_errors = errors  # type: ignore[attr-defined]
+    pg.js_errors = errors
     yield pg
     for opened in profile_context.pages:
         if opened not in already_open:
