@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.crawl import TITLES_CUT_JS
 from tests.browser.test_dashboard import _setup, sign_in
 from tests.conftest import screenshot
 from tests.designs.test_stale_prices import SPEC
@@ -112,6 +113,8 @@ def test_review_history_and_the_page_printed_to_a4(
         ".js-plotly-plot", "els => els.map(e => e.getBoundingClientRect().width)"
     )
     assert charts and all(0.8 * A4_CONTENT_PX <= w <= A4_CONTENT_PX + 1 for w in charts), charts
+    # Redrawn at the page's width, every chart's title and subtitle still lie within its chart.
+    assert page.evaluate(TITLES_CUT_JS) == []
     screenshot(page, "review-print")
 
     pdf = page.pdf(format="A4", print_background=False)
