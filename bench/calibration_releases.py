@@ -8,12 +8,13 @@ performance summaries for the NeMo containers 25.11, 26.02, 26.02.01, 26.04, 26.
 GB200, B300, B200 and H100; Llama 3 and 3.1, DeepSeek-V3, GPT-OSS 120B, Qwen3, Kimi K2, Nemotron 3; BF16,
 FP8, MXFP8, NVFP4. The engine's calibration rows stop at 25.09 (runs_frontier.csv); nothing is fitted here.
 
-Each row is estimated as a reader of the table would enter it (tests/engine/release_cases.py): the model's
-preset, the printed layout (dp = GPUs / (tp · pp · cp)), batch, sequence and precision recipe, the system's
-accelerator, the Megatron-Core profile's defaults for everything the table does not print (recompute,
-offload, dispatcher, overlap), MoE tokens force-balanced as the tables' note says. error = predicted /
-measured − 1 on tokens/s per GPU. Prints the median signed and |error| and the p90 |error| by release, by
-system, dense and MoE, and the rows the engine cannot express with the reason.
+Each row is estimated with the printed layout (dp = GPUs / (tp · pp · cp)), batch, sequence and precision
+recipe on the system's accelerator, and the engine inputs its Megatron-Bridge performance recipe sets
+(dispatcher, overlaps, recompute, offload, pipeline layout: tests/engine/release_cases.py says what is read
+and what the engine has no input for), MoE tokens force-balanced as the tables' note says. error =
+predicted / measured − 1 on tokens/s per GPU. Prints the median signed and |error| and the p90 |error| of the
+declared fit and check rows (release_cases.fit_run_ids: every other row of a release, in file order), then
+by release, system, precision and model, and the rows the engine cannot express with the reason.
 """
 
 from __future__ import annotations
@@ -55,10 +56,13 @@ def main() -> None:
     cases = all_cases()
     predicted = [c for c in cases if c.error is not None]
     print(f"{len(cases)} rows, {len(predicted)} predicted, {len(cases) - len(predicted)} not expressible")
-    print(f"\n{'':22s} rows   signed  |e| med  |e| p90")
-    print(line("all", predicted))
-    print(line("dense", [c for c in predicted if not c.moe]))
-    print(line("moe", [c for c in predicted if c.moe]))
+    for role, fit in (("fit", True), ("check", False)):
+        rows = [c for c in predicted if c.fit == fit]
+        print(f"\n{role + ' rows':22s} rows   signed  |e| med  |e| p90")
+        print(line("all", rows))
+        print(line("dense", [c for c in rows if not c.moe]))
+        print(line("moe", [c for c in rows if c.moe]))
+    print("\nfit and check rows together:")
     table("release", predicted, lambda c: c.row["release"])
     table("system", predicted, lambda c: c.row["system"])
     table("precision", predicted, lambda c: c.recipe)
@@ -72,7 +76,8 @@ def main() -> None:
         for c in sorted(predicted, key=lambda c: c.error or 0.0):
             r = c.row
             print(
-                f"  {r['run_id']:44s} {r['num_gpus']:>5s} tp{r['tp']} pp{r['pp']} cp{r['cp']} vp{r['vpp']} "
+                f"  {'fit' if c.fit else 'chk'} {r['run_id']:44s} {r['num_gpus']:>5s} "
+                f"tp{r['tp']} pp{r['pp']} cp{r['cp']} vp{r['vpp']} "
                 f"ep{r['ep']} mb{r['micro_batch']} {c.recipe:12s} measured {r['tokens_per_s_per_gpu']:>6s} "
                 f"predicted {c.predicted:8.0f} {100 * (c.error or 0.0):+6.1f}%"
                 f"{'' if c.fits else '  (no fit)'}"

@@ -1,9 +1,13 @@
 """Megatron-Bridge performance-summary rows 25.11-26.08 (data/runs_megatron_bridge.csv) as engine requests.
 
-A row is entered as a reader of the published table would enter it: the model's preset, the printed layout,
-batch, sequence length and precision, the system's accelerator, and the Megatron-Core profile's defaults for
-what the table does not print (recompute, activation offload, the MoE dispatcher and its overlap). Choices
-where the table is silent, each stated:
+A row is entered with the model's preset, the printed layout, batch, sequence length and precision, the
+system's accelerator, and the engine inputs its Megatron-Bridge performance recipe sets (the CSV's recipe
+columns, read from the preset the ``recipe`` column names at the release's summary commit: MoE dispatcher,
+expert-parallel and shared-expert overlap, TP communication overlap, FP8 parameter gather, selective
+recompute's modules, activation offload, the pipeline layout; where the preset's layout is not the table's,
+only its performance flags). What the recipe sets that the engine has no input for is kept in the CSV
+(``cuda_graph``, ``fused_grouped_mlp``: the CuTe DSL fused grouped MLP, ``fp8_attention``: FP8 dot-product
+attention) and not entered. Choices where both are silent, each stated:
 
 - dp = GPUs / (tp · pp · cp); "n/a" in VP or EP is 1.
 - FSDP 0 or blank: data parallel with the distributed optimizer (Megatron-Bridge's default,
@@ -18,7 +22,8 @@ where the table is silent, each stated:
 - MoE rows with tp > 1: expert tensor parallelism 1 (``training.etp``), as Megatron-Bridge's GPT-OSS and
   Qwen3 MoE recipes set (src/megatron/bridge/recipes/gpt_oss/h100/gpt_oss.py, recipes/qwen/*/qwen3_moe.py
   at 4ab94dfad3: ``expert_tensor_parallel_size = 1``): EP then spans tp × dp.
-- DeepSeek-V3 rows: the pipeline layout of Megatron-Bridge's layout map for the row's (pp, vp)
+- DeepSeek-V3 rows whose recipe gives no layout for the table's split: the pipeline layout of
+  Megatron-Bridge's layout map for the row's (pp, vp)
   (recipes/deepseek/h100/deepseek_v3.py ``_get_deepseek_v3_pipeline_layout`` at 4ab94dfad3: 16 decoder
   layers a stage for (4, 1); 8 for (8, 1) and (4, 2); 4 for (16, 1), (8, 2) and (4, 4); the embedding on the
   first stage, MTP and loss on the last). A (pp, vp) outside the map is left without a layout, which the
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import calibration_cases
 from frontier_cases import catalog_specs
 
 from clusterdesigner.engine.core.errors import EngineError
@@ -92,6 +98,14 @@ def load_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def fit_run_ids(rows: list[dict[str, str]]) -> set[str]:
+    """The declared fit rows, as calibration_cases.fit_run_ids declares them for the other CSVs: within each
+    release, in file order, the 1st, 3rd, 5th, ... row; the others are check rows. Declared with the data,
+    before any constant was looked at against these rows: a constant these rows ever inform is fitted on the
+    fit rows only and reported on the check rows."""
+    return calibration_cases.fit_run_ids([{**row, "source_id": row["release"]} for row in rows])
+
+
 def _degree(text: str) -> int:
     return 1 if text.strip() in ("", "n/a") else int(text)
 
@@ -99,6 +113,7 @@ def _degree(text: str) -> int:
 @dataclass
 class ReleaseCase:
     row: dict[str, str]
+    fit: bool = False
     recipe: str = ""
     moe: bool = False
     skip: str = ""
@@ -131,9 +146,13 @@ def request_for(row: dict[str, str]) -> dict[str, Any]:
         training["moe_load_balance"] = "balanced"
         if tp > 1:
             training["etp"] = 1
-    layout = DEEPSEEK_V3_LAYOUTS.get((pp, _degree(row["vpp"]))) if preset == "deepseek-v3" else None
-    if layout is not None:
-        training["pipeline_layout"] = layout if overrides.get("mtp_depth", 1) else layout.replace("mL", "L")
+    layout = row["pipeline_layout"]
+    if not layout and preset == "deepseek-v3":
+        layout = DEEPSEEK_V3_LAYOUTS.get((pp, _degree(row["vpp"])), "")
+        layout = layout if overrides.get("mtp_depth", 1) else layout.replace("mL", "L")
+    if layout:
+        training["pipeline_layout"] = layout
+    training.update(_recipe_settings(row))
     return {
         "model": {"preset": preset, "seq_len": int(row["seq_len"]), **overrides},
         "training": training,
@@ -151,11 +170,35 @@ def request_for(row: dict[str, str]) -> dict[str, Any]:
             "ep": _degree(row["ep"]),
             "vpp": _degree(row["vpp"]),
             "micro_batch": int(row["micro_batch"]),
-            "recompute": "none",
+            "recompute": row["recompute"] or "none",
             "sharding": "zero1" if row["fsdp"].strip() in ("", "0") else "zero3",
             "sequence_parallel": tp > 1,
         },
     }
+
+
+def _recipe_settings(row: dict[str, str]) -> dict[str, Any]:
+    """The engine inputs the row's Megatron-Bridge recipe sets (its ``recipe`` column names the preset and
+    line): dispatcher, expert-parallel and shared-expert overlap, TP communication overlap, FP8 parameter
+    gather, selective recompute's modules or full recompute's layers, activation offload. Blank columns keep
+    the profile's defaults."""
+    out: dict[str, Any] = {}
+    if row["moe_dispatcher"] and _degree(row["ep"]) > 1:
+        out["moe_dispatcher"] = row["moe_dispatcher"]
+    for key in ("moe_a2a_overlap", "moe_shared_expert_overlap", "tp_comm_overlap"):
+        if row[key] and (key == "tp_comm_overlap" or _degree(row["ep"]) > 1):
+            out[key] = row[key] == "1"
+    if row["fp8_params"] == "1" and RECIPES[row["precision"]] != "bf16":
+        out["fp8_params"] = True
+    if row["recompute_modules"]:
+        out["recompute_modules"] = row["recompute_modules"].split(";")
+    if row["recompute_num_layers"]:
+        out["recompute_num_layers"] = int(row["recompute_num_layers"])
+    if row["activation_offload_layers"]:
+        out["activation_offload_layers"] = int(row["activation_offload_layers"])
+    if row["activation_offload_modules"]:
+        out["activation_offload_modules"] = row["activation_offload_modules"].split(";")
+    return out
 
 
 def predict(row: dict[str, str], specs: dict[str, Any]) -> ReleaseCase:
@@ -178,4 +221,9 @@ def predict(row: dict[str, str], specs: dict[str, Any]) -> ReleaseCase:
 
 def all_cases() -> list[ReleaseCase]:
     specs = catalog_specs()
-    return [predict(row, specs) for row in load_rows()]
+    rows = load_rows()
+    fit = fit_run_ids(rows)
+    cases = [predict(row, specs) for row in rows]
+    for case in cases:
+        case.fit = case.row["run_id"] in fit
+    return cases

@@ -11,10 +11,12 @@ DGX-GB300 NVFP4 row (7397 tokens/s/GPU).
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from frontier_cases import catalog_specs
 from frontier_cases import load_rows as frontier_rows
-from release_cases import load_rows, predict, request_for
+from release_cases import fit_run_ids, load_rows, predict, request_for
 
 ROWS = {row["run_id"]: row for row in load_rows()}
 
@@ -55,13 +57,27 @@ def test_a_row_is_entered_as_the_table_prints_it() -> None:
     assert request["cluster"] == cluster
     assert request["training"]["precision"] == "mxfp8"
     assert request["training"]["moe_load_balance"] == "balanced"
-    # (2, 8) is not in Megatron-Bridge's DeepSeek-V3 layout map: no layout is made up for it.
-    assert "pipeline_layout" not in request["training"]
-    # (4, 4) is: the same layout string the 25.09 GB200 row (runs_frontier.csv) carries.
-    gb200 = request_for(ROWS["mb2602_gb200_deepseekv3_mxfp8"])
+    # The recipe's settings the engine has inputs for (deepseek_v3_pretrain_256gpu_gb300_fp8mx_config at
+    # 4ab94dfad3, src/megatron/bridge/perf_recipes/deepseek/common.py: flex dispatcher with the hybridep
+    # backend, --overlap-moe-expert-parallel-comm, its 16-chunk layout); what it sets without an engine input
+    # stays in the row (full-iteration CUDA graphs, the fused grouped MLP, FP8 attention).
+    training = request["training"]
+    assert (training["moe_dispatcher"], training["moe_a2a_overlap"]) == ("hybridep", True)
+    assert training["pipeline_layout"] == "Et*4|(t*4|)*14tmL" and training["fp8_params"] is True
+    row = ROWS["mb2608_gb300_deepseekv3_mxfp8"]
+    assert (row["cuda_graph"], row["fused_grouped_mlp"], row["fp8_attention"]) == ("full_iteration", "1", "1")
+    assert "cuda_graph" not in training and "fp8_attention" not in training
+    # A 25.11 row whose preset's layout is not the table's keeps only the preset's performance flags, and
+    # the DeepSeek-V3 (4, 4) split falls back to the recipe's layout map: the string the 25.09 GB200 row
+    # (runs_frontier.csv) carries.
+    gb200 = request_for(ROWS["mb2511_gb200_deepseekv3womtp_bf16"])
+    assert ROWS["mb2511_gb200_deepseekv3womtp_bf16"]["recipe_matches_row"] == "0"
     assert (gb200["parallelism"]["pp"], gb200["parallelism"]["vpp"]) == (4, 4)
     frontier = {row["run_id"]: row for row in frontier_rows()}
-    assert gb200["training"]["pipeline_layout"] == frontier["nemo2509_gb200_4"]["pipeline_layout"]
+    assert gb200["training"]["pipeline_layout"] == frontier["nemo2509_gb200_4"]["pipeline_layout"].replace(
+        "mL", "L"
+    )
+    assert gb200["model"]["mtp_depth"] == 0
     # Qwen3-235B on H100 at TP 2, EP 32 over 256 GPUs: EP spans tp × dp under expert TP 1.
     qwen = request_for(ROWS["mb2604_h100_qwen3235ba22b_fp8"])
     assert (qwen["parallelism"]["dp"], qwen["training"]["etp"]) == (16, 1)
@@ -71,6 +87,18 @@ def test_a_row_is_entered_as_the_table_prints_it() -> None:
 def cases() -> list:
     specs = catalog_specs()
     return [predict(row, specs) for row in ROWS.values()]
+
+
+def test_the_split_is_every_other_row_of_a_release() -> None:
+    rows = load_rows()
+    fit = fit_run_ids(rows)
+    first = {}
+    for row in rows:
+        first.setdefault(row["release"], row["run_id"])
+    assert set(first.values()) <= fit and len(fit) == sum(
+        (n + 1) // 2 for n in Counter(row["release"] for row in rows).values()
+    )
+    assert "mb2608_gb300_deepseekv3_mxfp8" in fit and "mb2608_gb200_deepseekv3_mxfp8" not in fit
 
 
 def test_every_row_is_estimated_or_listed_with_its_reason(cases: list) -> None:
