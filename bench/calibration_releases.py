@@ -14,7 +14,9 @@ recipe on the system's accelerator, and the engine inputs its Megatron-Bridge pe
 and what the engine has no input for), MoE tokens force-balanced as the tables' note says. error =
 predicted / measured − 1 on tokens/s per GPU. Prints the median signed and |error| and the p90 |error| of the
 declared fit and check rows (release_cases.fit_run_ids: every other row of a release, in file order), then
-by release, system, precision and model, and the rows the engine cannot express with the reason.
+by release, system, precision and model, with how many measured figures lie inside the 80 % error band the
+engine reports beside each estimate (error_band_table.py, built from the 25.09-and-older check rows), and the
+rows the engine cannot express with the reason.
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ def line(name: str, cases: list[ReleaseCase]) -> str:
     if not errors:
         return f"{name:22s} {0:4d}"
     mags = [abs(e) for e in errors]
+    banded = [c.inside_band for c in cases if c.inside_band is not None]
     return (
         f"{name:22s} {len(errors):4d} {100 * statistics.median(errors):+8.1f}% "
         f"{100 * statistics.median(mags):7.1f}% {100 * percentile(mags, 0.9):7.1f}%"
+        f" {sum(banded):4d}/{len(banded):<4d} {100 * sum(banded) / len(banded) if banded else 0:3.0f}%"
     )
 
 
 def table(title: str, cases: list[ReleaseCase], key: Callable[[ReleaseCase], str]) -> None:
-    print(f"\nby {title:18s} rows   signed  |e| med  |e| p90")
+    print(f"\nby {title:18s} rows   signed  |e| med  |e| p90   in the 80 % band")
     for name in sorted({key(c) for c in cases}):
         print(line(name, [c for c in cases if key(c) == name]))
 
@@ -58,7 +62,7 @@ def main() -> None:
     print(f"{len(cases)} rows, {len(predicted)} predicted, {len(cases) - len(predicted)} not expressible")
     for role, fit in (("fit", True), ("check", False)):
         rows = [c for c in predicted if c.fit == fit]
-        print(f"\n{role + ' rows':22s} rows   signed  |e| med  |e| p90")
+        print(f"\n{role + ' rows':22s} rows   signed  |e| med  |e| p90   in the 80 % band")
         print(line("all", rows))
         print(line("dense", [c for c in rows if not c.moe]))
         print(line("moe", [c for c in rows if c.moe]))

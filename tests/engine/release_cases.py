@@ -119,6 +119,8 @@ class ReleaseCase:
     skip: str = ""
     predicted: float | None = None
     fits: bool | None = None
+    # The engine's 80 % error band for the estimate (tokens/s per GPU): the row is inside it or not.
+    band: tuple[float, float] | None = None
 
     @property
     def measured(self) -> float:
@@ -127,6 +129,10 @@ class ReleaseCase:
     @property
     def error(self) -> float | None:
         return None if self.predicted is None else self.predicted / self.measured - 1.0
+
+    @property
+    def inside_band(self) -> bool | None:
+        return None if self.band is None else self.band[0] <= self.measured <= self.band[1]
 
 
 def request_for(row: dict[str, str]) -> dict[str, Any]:
@@ -214,8 +220,12 @@ def predict(row: dict[str, str], specs: dict[str, Any]) -> ReleaseCase:
     except EngineError as exc:
         case.skip = f"engine rejected the row: {exc.field}: {exc.message}"
         return case
-    case.predicted = float(response["tokens_per_second"]) / int(row["num_gpus"])
+    gpus = int(row["num_gpus"])
+    case.predicted = float(response["tokens_per_second"]) / gpus
     case.fits = bool(response["fits"])
+    band = response.get("error_band")
+    if band:
+        case.band = (band["tokens_per_second_low"] / gpus, band["tokens_per_second_high"] / gpus)
     return case
 
 

@@ -118,3 +118,5 @@ def test_every_row_is_estimated_or_listed_with_its_reason(cases: list) -> None:
     assert {c.row["system"] for c in estimated} == systems
     assert {c.recipe for c in estimated} == {"bf16", "fp8_current", "mxfp8", "nvfp4"}
     assert all(c.predicted and c.predicted > 0 for c in estimated)
+    # Every estimate carries the engine's 80 % band, and the estimate lies inside it.
+    assert all(c.band and c.band[0] < c.predicted < c.band[1] for c in estimated)
