@@ -202,6 +202,10 @@ def request_for(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
             else {}
         ),
         "tp_comm_overlap": not old,
+        # Narayanan et al.'s runs (arXiv:2104.04473, April 2021) predate Megatron-LM's asynchronous
+        # tensor-parallel all-reduce in the linear layers' backward (NVIDIA/Megatron-LM f3e57f6fee,
+        # 2021-09): every TP collective waits.
+        **({"tp_backward_async": False} if source == "narayanan2021" else {}),
         **({"checkpoint_early_stop": True} if _torch_early_stop(row) else {}),
         # Composer's FSDP mixed_precision DEFAULT (llm-foundry's amp tables) reduce-scatters in float32
         # under a bf16 param_dtype (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision at mosaicml/

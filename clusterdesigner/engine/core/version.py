@@ -112,8 +112,12 @@ changed convention), and say in the commit message what changed. Its history:
        ``training.checkpoint_early_stop`` (non-reentrant torch checkpoint stops recomputing before a dense
        MLP's output projection; the ``fsdp2`` profile's default) and a per-request ``training.reduce_bytes``;
        error bands regenerated (NeMo's B200 long-sequence rows now estimated on their published layout's GPUs)
+   21  training (issue #33): without TP communication overlap, the Megatron-Core and Megatron-LM 2022 profiles
+       run the column-parallel linears' backward input-gradient collective under their weight-gradient GEMM
+       (Transformer Engine's and Megatron-LM's async_op backward; ``training.tp_backward_async``); the
+       calibration rows are unchanged (Narayanan et al.'s 2021 runs keep every TP collective waiting)
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 20
+ENGINE_VERSION: int = 21

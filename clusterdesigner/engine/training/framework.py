@@ -88,6 +88,10 @@ class FrameworkProfile:
     # (Training.checkpoint_early_stop, timing._early_stop_skipped); Megatron-Core's own recompute is not.
     checkpoint_early_stop: bool = False
     pipeline_p2p_overlap: bool = False
+    # Without TP communication overlap (tp_comm_overlap off), the stack still starts each column-parallel
+    # linear's input-gradient all-reduce (reduce-scatter under sequence parallelism) asynchronously and
+    # runs the weight-gradient GEMM under it (timing._tp_comm_layer; default of training.tp_backward_async).
+    tp_backward_async: bool = False
     # The MoE token dispatcher and expert-parallel all-to-all overlap the stack's published recipes run
     # (request defaults of training.moe_dispatcher / training.moe_a2a_overlap; sources["moe_dispatcher"]).
     moe_dispatcher: str = "alltoall"
@@ -132,6 +136,7 @@ PROFILES: dict[str, FrameworkProfile] = {
             sequence_parallel="optional",
             launch="megatron",
             pipeline_p2p_overlap=True,
+            tp_backward_async=True,
             sources={
                 "tp_comm_overlap": "Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers), on in "
                 "NeMo's performance recipes, which the calibration rows ran",
@@ -149,6 +154,10 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "attention_kernel": "Transformer Engine DotProductAttention, cuDNN fused attention backend "
                 "(NVTE_FUSED_ATTN, preferred on Hopper and Blackwell; Megatron-Core --attention-backend "
                 "auto)",
+                "tp_backward_async": "with --tp-comm-overlap off, Transformer Engine's Linear backward "
+                "starts a column-parallel layer's dgrad reduce-scatter (all-reduce without sequence "
+                "parallelism) with async_op=True and runs the wgrad GEMM before waiting on it "
+                "(transformer_engine/pytorch/module/linear.py at d0067d0d, lines 1122-1132 and 1350)",
                 "moe_dispatcher": "alltoall without overlap: Megatron-Core's MoE README recommends "
                 "--moe-token-dispatcher-type alltoall for expert parallelism (the config's own default, "
                 "allgather, is meant for ep 1), and Megatron-Bridge's model providers set alltoall; "
@@ -183,8 +192,13 @@ PROFILES: dict[str, FrameworkProfile] = {
                 "parameter sharding (added to Megatron-Core from 2023)",
                 "attention_kernel": "--use-flash-attn calls flash-attn's FlashAttention (Dao et al.); "
                 "Transformer Engine's cuDNN fused attention came in 2023",
+                "tp_backward_async": "LinearWithGradAccumulationAndAsyncCommunication.backward starts the "
+                "input gradient's all-reduce (reduce-scatter under sequence parallelism) with "
+                "async_op=True before the weight-gradient GEMM (NVIDIA/Megatron-LM megatron/mpu/layers.py "
+                "at 269f28f721, 2022-03; the asynchronous all-reduce since f3e57f6fee, 2021-09)",
             },
             attention_kernel="flash2",
+            tp_backward_async=True,
         ),
         FrameworkProfile(
             slug="deepspeed-zero-2021",

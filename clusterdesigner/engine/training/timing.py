@@ -1028,8 +1028,15 @@ def _lora_gemms(c: _Shape, mlp_width: FloatArray | float) -> FloatArray | float:
 
 def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     """Exposed tensor-parallel all-reduces per layer and micro-batch: 4 (fwd + bwd), 2 more under full
-    recompute, each 2(tp−1)/tp · 2·tokens·h / busbw + ring latency; overlapped with 3 × the forward GEMMs
-    when Transformer Engine / Megatron-Core overlap TP collectives with the neighbouring GEMMs."""
+    recompute, each a = 2(tp−1)/tp · 2·tokens·h / busbw + ring latency; overlapped with 3 × the forward GEMMs
+    when Transformer Engine / Megatron-Core overlap TP collectives with the neighbouring GEMMs.
+
+    Without that overlap, a stack with ``tp_backward_async`` still runs the column-parallel linears' (QKV and
+    fc1) input-gradient collectives beside their weight-gradient GEMMs: of the backward's two all-reduces,
+    both are theirs without sequence parallelism (one each), one all-reduce's worth with it (their
+    reduce-scatters; the row-parallel layers' output-gradient all-gathers stay exposed). Exposed:
+    n·a − k·a + overlap(k·a, W), k = 2 (no SP) or 1 (SP), W = their wgrad GEMMs' time, taken as their
+    forward GEMMs' (QKV in every layer, fc1 in the dense-MLP layers)."""
     problem, tp = c.problem, c.tp
     intra = intra_node_bandwidth(problem)
     act_bytes = 2.0 * c.tokens * c.h
@@ -1041,7 +1048,23 @@ def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     tp_raw = np.where(
         tp > 1, n_tp_collectives * (2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat), 0.0
     )
-    return _exposed(tp_raw, 3.0 * layer.gemm_fwd) if problem.training.tp_comm_overlap else tp_raw
+    if problem.training.tp_comm_overlap:
+        return _exposed(tp_raw, 3.0 * layer.gemm_fwd)
+    if not problem.training.tp_backward_async:
+        return tp_raw
+    one = np.where(tp > 1, 2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat, 0.0)
+    overlapped = np.where(c.sp_div > 1, 1.0, 2.0) * one
+    out: FloatArray = tp_raw - overlapped + _exposed(overlapped, _column_parallel_gemms(c))
+    return out
+
+
+def _column_parallel_gemms(c: _Shape) -> FloatArray:
+    """Forward seconds of a layer's column-parallel GEMMs: the QKV projection (MLA's query and key-value
+    projections) and, on the dense-MLP share of the layers, fc1."""
+    model = c.problem.model
+    qkv = _mla_gemms(c) if model.is_mla else c.gemm(c.tokens, c.h, (c.q + 2 * c.kvh) / c.tp)
+    fc1 = c.gemm(c.tokens, c.h, model.ffn_hidden * (2 if model.gated_mlp else 1) / c.tp)
+    return np.asarray(qkv + fc1 * model.dense_layers / model.layers, dtype=np.float64)
 
 
 def _cp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:

@@ -397,6 +397,7 @@ def _stack_knobs(tr: Mapping[str, Any], stack: FrameworkProfile, at: str) -> dic
         "pipeline_p2p_overlap": stack.pipeline_p2p_overlap,
         "pipeline_engine": stack.pipeline_engine,
         "tp_comm_overlap": _flag(tr, "tp_comm_overlap", at, stack.tp_comm_overlap),
+        "tp_backward_async": _flag(tr, "tp_backward_async", at, stack.tp_backward_async),
         "fsdp_collectives_per_layer": collectives,
         "fsdp_overlap": _flag(tr, "fsdp_overlap", at, stack.fsdp_overlap),
         "checkpoint_early_stop": _flag(tr, "checkpoint_early_stop", at, stack.checkpoint_early_stop),
@@ -705,6 +706,17 @@ def robustness(candidates: tuple[LayoutEstimate, ...], gpus_per_node: int) -> tu
     )
 
 
+def _tp_backward_assumption(on: bool, stack: FrameworkProfile) -> Assumption:
+    """How the TP collectives run without TP communication overlap (timing._tp_comm_layer)."""
+    if on:
+        source = stack.sources.get("tp_backward_async", "set by training.tp_backward_async")
+        text = "the column-parallel linears' backward input-gradient collective runs under their "
+        text += f"weight-gradient GEMM; the other TP collectives wait: {source}"
+    else:
+        text = "every TP collective waits (training.tp_backward_async false, or a stack without it)"
+    return Assumption("tp_backward_async", 1.0 if on else 0.0, "flag", text)
+
+
 def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     acc = problem.cluster.accelerator
     items: list[Assumption] = [*MEMORY_ASSUMPTIONS, *TIMING_ASSUMPTIONS, *shape_assumptions(problem)]
@@ -721,6 +733,8 @@ def _assumptions(problem: Problem) -> tuple[AssumptionUsed, ...]:
     )
     if problem.model.is_moe:
         items.extend(moe_assumptions(problem.training))
+    if not problem.training.tp_comm_overlap:
+        items.append(_tp_backward_assumption(problem.training.tp_backward_async, stack))
     if problem.training.lora_rank:
         items.extend(LEVER_ASSUMPTIONS)
     if problem.training.optimizer_offload:

@@ -279,6 +279,9 @@ class Training:
     # (Hopper-native: FlashAttention-3 or cuDNN >= 9.1, at measured rates): timing.flash_attention_seconds.
     attention_kernel: str = "fused"
     tp_comm_overlap: bool = True
+    # Without tp_comm_overlap, the column-parallel linears' input-gradient collectives still run beside their
+    # weight-gradient GEMMs (the profile's; framework.FrameworkProfile.tp_backward_async).
+    tp_backward_async: bool = False
     pipeline_split: str = "balanced"
     cross_entropy: str = "fp32"
     fsdp_collectives_per_layer: int = 1
