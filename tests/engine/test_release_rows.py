@@ -11,12 +11,19 @@ DGX-GB300 NVFP4 row (7397 tokens/s/GPU).
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 
 import pytest
 from frontier_cases import catalog_specs
 from frontier_cases import load_rows as frontier_rows
 from release_cases import fit_run_ids, load_rows, predict, request_for
+
+from clusterdesigner.engine.training.timing import (
+    CALIBRATION_RELEASE_ASSUMPTION,
+    LATER_RELEASES_CHECK_ERROR,
+    TIMING_ASSUMPTIONS,
+)
 
 ROWS = {row["run_id"]: row for row in load_rows()}
 
@@ -120,3 +127,22 @@ def test_every_row_is_estimated_or_listed_with_its_reason(cases: list) -> None:
     assert all(c.predicted and c.predicted > 0 for c in estimated)
     # Every estimate carries the engine's 80 % band, and the estimate lies inside it.
     assert all(c.band and c.band[0] < c.predicted < c.band[1] for c in estimated)
+
+
+def test_the_estimates_state_the_calibrations_vintage_and_its_error_on_later_releases(cases: list) -> None:
+    """timing.LATER_RELEASES_CHECK_ERROR, which every estimate's assumptions quote, is what the check rows
+    give today: a change to the engine that moves them must restate them."""
+    rows = load_rows()
+    fit = fit_run_ids(rows)
+    check = [c for c in cases if c.error is not None and c.row["run_id"] not in fit]
+
+    def median_abs(group: list) -> float:
+        return round(statistics.median(abs(c.error) for c in group), 3)
+
+    assert {
+        "all": median_abs(check),
+        "dense": median_abs([c for c in check if not c.moe]),
+        "moe": median_abs([c for c in check if c.moe]),
+    } == LATER_RELEASES_CHECK_ERROR
+    assert CALIBRATION_RELEASE_ASSUMPTION in TIMING_ASSUMPTIONS
+    assert "13.8 %" in CALIBRATION_RELEASE_ASSUMPTION.source

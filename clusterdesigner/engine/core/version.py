@@ -115,7 +115,9 @@ changed convention), and say in the commit message what changed. Its history:
    21  training (issue #33): without TP communication overlap, the Megatron-Core and Megatron-LM 2022 profiles
        run the column-parallel linears' backward input-gradient collective under their weight-gradient GEMM
        (Transformer Engine's and Megatron-LM's async_op backward; ``training.tp_backward_async``); the
-       calibration rows are unchanged (Narayanan et al.'s 2021 runs keep every TP collective waiting)
+       calibration rows are unchanged (Narayanan et al.'s 2021 runs keep every TP collective waiting); every
+       training estimate states the newest release its constants were fitted on (NeMo 25.09) and its error
+       on Megatron-Bridge 25.11-26.08's check rows (``newest_calibration_release``)
 """
 
 from __future__ import annotations
