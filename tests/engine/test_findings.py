@@ -60,6 +60,19 @@ def test_resale_without_a_series_or_a_quote_is_book_value_and_a_warning() -> Non
     del request["cashflow"]["resale_fraction"]
     fallback = next(f for f in run(request)["findings"] if f["code"] == "resale_book_value_fallback")
     assert fallback["severity"] == "warning" and "FALLBACK" in fallback["source"]
+    # The age (horizon less the lead time) reads as a person writes it: whole years as years, whole months
+    # as months with the years beside them, not "1.66667 years".
+    request["horizon_years"] = 2
+    request["cashflow"]["lead_time_months"] = 4
+    fallback = next(f for f in run(request)["findings"] if f["code"] == "resale_book_value_fallback")
+    assert "covers age 20 months (1.67 years):" in fallback["message"]
+    request["cashflow"]["lead_time_months"] = 0
+    fallback = next(f for f in run(request)["findings"] if f["code"] == "resale_book_value_fallback")
+    assert "covers age 2 years:" in fallback["message"]
+    request["horizon_years"] = 8 / 12
+    fallback = next(f for f in run(request)["findings"] if f["code"] == "resale_book_value_fallback")
+    assert "covers age 8 months (0.67 years):" in fallback["message"]
+    assert "covers age 8 months (0.67 years);" in fallback["source"]
 
 
 def test_slow_ethernet_is_fine_up_to_four_nodes() -> None:

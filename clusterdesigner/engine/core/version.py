@@ -117,7 +117,8 @@ changed convention), and say in the commit message what changed. Its history:
        (Transformer Engine's and Megatron-LM's async_op backward; ``training.tp_backward_async``); the
        calibration rows are unchanged (Narayanan et al.'s 2021 runs keep every TP collective waiting); every
        training estimate states the newest release its constants were fitted on (NeMo 25.09) and its error
-       on Megatron-Bridge 25.11-26.08's check rows (``newest_calibration_release``)
+       on Megatron-Bridge 25.11-26.08's check rows (``newest_calibration_release``); cost: the resale
+       fallback states an age of whole months as months ("20 months (1.67 years)", was "1.66667 years")
 """
 
 from __future__ import annotations

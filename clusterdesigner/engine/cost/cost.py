@@ -89,6 +89,7 @@ from clusterdesigner.engine.cost.rent_own import (
     LinearCost,
     OnPremInputs,
     OnPremResult,
+    age_text,
     break_even_meaning,
     break_even_utilization,
     cloud_cost,
@@ -1352,7 +1353,7 @@ def _findings(v: Mapping[str, Any], ctx: Context, core: Mapping[str, Any]) -> li
                 "code": "resale_book_value_fallback",
                 "severity": "warning",
                 "message": f"No residual-value series of {ctx.accelerator.slug} in the catalog covers age"
-                f" {num(v['cashflow.resale_age_years'])} years: the horizon's resale is taken at the"
+                f" {age_text(v['cashflow.resale_age_years'])}: the horizon's resale is taken at the"
                 " straight-line book value, not a market price; give cashflow.resale_fraction from a quote",
                 "source": str(v["cashflow.resale_source"]),
             }

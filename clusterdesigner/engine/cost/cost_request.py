@@ -28,7 +28,7 @@ from clusterdesigner.engine.cost.cashflow import DEPRECIATION, FINANCING, UPFRON
 from clusterdesigner.engine.cost.cost_inputs import MISSING, CostInputs
 from clusterdesigner.engine.cost.defaults import COST_DEFAULTS as DEFAULTS
 from clusterdesigner.engine.cost.defaults import DAYS_PER_MONTH, NODE_POWER_PER_GPU_TDP, Assumption
-from clusterdesigner.engine.cost.rent_own import num, usd
+from clusterdesigner.engine.cost.rent_own import age_text, num, usd
 from clusterdesigner.engine.cost.resale import ResaleCurve, covering
 from clusterdesigner.engine.cost.site import (
     RackPlan,
@@ -333,7 +333,7 @@ def _resolve_lead_and_resale(r: Resolver, v: dict[str, Any], resale: Sequence[Re
     horizon = float(v["horizon_years"])
     book = 1.0 - (1.0 - residual) * min(horizon, life) / life
     v["cashflow.resale_source"] = (
-        f"FALLBACK: no residual-value series in the catalog covers age {num(age)} years; straight-line book"
+        f"FALLBACK: no residual-value series in the catalog covers age {age_text(age)}; straight-line book"
         f" value 1 − (1 − residual {num(residual)}) × {num(min(horizon, life))} ÷ {num(life)} years"
     )
     v["cashflow.resale_fraction"] = r.get("cashflow.resale_fraction", book, unit, v["cashflow.resale_source"])

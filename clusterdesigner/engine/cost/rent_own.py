@@ -30,6 +30,15 @@ def num(x: float) -> str:
     return f"{x:,.6g}" if abs(x) < 1000 else f"{x:,.1f}"
 
 
+def age_text(years: float) -> str:
+    """An age or a span as a person writes it: whole years as years ("3 years"), a whole number of months
+    that is not whole years as months with the years beside them ("8 months (0.67 years)"), else years."""
+    months = years * 12.0
+    if not float(years).is_integer() and abs(months - round(months)) < 1e-6:
+        return f"{num(round(months))} months ({num(round(years, 2))} years)"
+    return f"{num(years)} years"
+
+
 @dataclass(frozen=True)
 class Line:
     """A money amount and the arithmetic behind it."""
