@@ -309,8 +309,9 @@ CALIBRATION_RELEASE_ASSUMPTION = Assumption(
     "newest_calibration_release",
     NEWEST_CALIBRATION_RELEASE,
     "NeMo container",
-    "the constants are fitted on published runs up to NeMo / Megatron-Bridge 25.09; on Megatron-Bridge "
-    "25.11-26.08's runs, entered with their recipes' settings, the check rows' median error is "
+    f"the constants are fitted on published runs up to NeMo / Megatron-Bridge {NEWEST_CALIBRATION_RELEASE}; "
+    "on Megatron-Bridge 25.11-26.08's runs, entered with their recipes' settings, the check rows' median "
+    "error is "
     f"{100 * LATER_RELEASES_CHECK_ERROR['all']:.1f} % "
     f"(dense {100 * LATER_RELEASES_CHECK_ERROR['dense']:.1f} %, "
     f"MoE {100 * LATER_RELEASES_CHECK_ERROR['moe']:.1f} %); MoE recipes from 26.06 with full-iteration CUDA "
@@ -918,14 +919,20 @@ def _mla_gemms(c: _Shape) -> FloatArray:
     return q + c.gemm(tokens, h, kv_lora + model.qk_rope_head_dim) + c.gemm(tokens, kv_lora, kv_up)
 
 
+def _qkv_gemms(c: _Shape) -> FloatArray:
+    """Forward seconds of a layer's QKV projection (MLA's query and key-value projections)."""
+    if c.problem.model.is_mla:
+        return _mla_gemms(c)
+    return c.gemm(c.tokens, c.h, (c.q + 2 * c.kvh) / c.tp)
+
+
 def _layer(c: _Shape) -> _Layer:
     """One layer: GEMMs + attention + memory-bound element-wise passes; backward = 2 × forward (attention
     by its own kernel's ratio); recompute repeats the forward (full) or attention (selective), after
     Korthikanti et al. 2022 Sec. 5."""
     model = c.problem.model
-    tokens, h, kvh, tp = c.tokens, c.h, c.kvh, c.tp
-    attn_gemms = _mla_gemms(c) if model.is_mla else c.gemm(tokens, h, (c.q + 2 * kvh) / tp)
-    attn_gemms = attn_gemms + c.gemm(tokens, model.attn_out_width / tp, h)
+    tokens, h, tp = c.tokens, c.h, c.tp
+    attn_gemms = _qkv_gemms(c) + c.gemm(tokens, model.attn_out_width / tp, h)
     gemm_fwd, mlp_width, shared_fwd, module_gemms = _mlp_gemms(c, attn_gemms)
     attn_fwd, attn_bwd = _attention(c)
     lora_fwd = _lora_gemms(c, mlp_width)
@@ -1065,14 +1072,12 @@ def _tp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
     tp_lat = np.where(
         tp_bw >= intra, RING_STEP_LATENCY_S, RING_STEP_LATENCY_S + problem.cluster.fabric.latency_us * 1e-6
     )
-    tp_raw = np.where(
-        tp > 1, n_tp_collectives * (2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat), 0.0
-    )
+    one = np.where(tp > 1, 2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat, 0.0)
+    tp_raw = n_tp_collectives * one
     if problem.training.tp_comm_overlap:
         return _exposed(tp_raw, 3.0 * layer.gemm_fwd)
     if not problem.training.tp_backward_async:
         return tp_raw
-    one = np.where(tp > 1, 2.0 * (tp - 1) / tp * act_bytes / tp_bw + 2.0 * (tp - 1) * tp_lat, 0.0)
     overlapped = np.where(c.sp_div > 1, 1.0, 2.0) * one
     out: FloatArray = tp_raw - overlapped + _exposed(overlapped, _column_parallel_gemms(c))
     return out
@@ -1082,9 +1087,8 @@ def _column_parallel_gemms(c: _Shape) -> FloatArray:
     """Forward seconds of a layer's column-parallel GEMMs: the QKV projection (MLA's query and key-value
     projections) and, on the dense-MLP share of the layers, fc1."""
     model = c.problem.model
-    qkv = _mla_gemms(c) if model.is_mla else c.gemm(c.tokens, c.h, (c.q + 2 * c.kvh) / c.tp)
     fc1 = c.gemm(c.tokens, c.h, model.ffn_hidden * (2 if model.gated_mlp else 1) / c.tp)
-    return np.asarray(qkv + fc1 * model.dense_layers / model.layers, dtype=np.float64)
+    return np.asarray(_qkv_gemms(c) + fc1 * model.dense_layers / model.layers, dtype=np.float64)
 
 
 def _cp_comm_layer(c: _Shape, layer: _Layer) -> FloatArray:
