@@ -100,9 +100,9 @@ def load_rows() -> list[dict[str, str]]:
 
 def fit_run_ids(rows: list[dict[str, str]]) -> set[str]:
     """The declared fit rows, as calibration_cases.fit_run_ids declares them for the other CSVs: within each
-    release, in file order, the 1st, 3rd, 5th, ... row; the others are check rows. Declared with the data,
-    before any constant was looked at against these rows: a constant these rows ever inform is fitted on the
-    fit rows only and reported on the check rows."""
+    release, in file order, the 1st, 3rd, 5th, ... row; the others are check rows. Declared before any
+    constant was fitted to these rows (one listing of their errors came before it): a constant these rows
+    ever inform is fitted on the fit rows only and reported on the check rows."""
     return calibration_cases.fit_run_ids([{**row, "source_id": row["release"]} for row in rows])
 
 
