@@ -88,7 +88,8 @@ def test_the_owning_cash_flow_resells_at_the_market_value_of_its_age_not_the_boo
 
 def test_an_accelerator_without_a_series_resells_at_book_value_with_a_finding(catalog: Any) -> None:
     # mi300x has no residual-value series: the fallback is the straight-line book value towards the
-    # residual, 1 − (1 − 0.2) × 3/5 = 0.52 of capex at a 3-year horizon (5-year life, 0.2 placeholder).
+    # residual at the servers' age, a 3-year horizon less the default 4-month lead time = 32 months:
+    # 1 − (1 − 0.2) × (32/12) ÷ 5 = 0.573333 of capex (5-year life, 0.2 placeholder).
     from apps.catalog.selectors import engine_catalog
 
     request = {
@@ -99,7 +100,10 @@ def test_an_accelerator_without_a_series_resells_at_book_value_with_a_finding(ca
     }
     out = cost.tco(request, **engine_catalog().cost_kwargs())
     resale = out["cashflow"]["resale"]
-    assert (resale["basis"], resale["fraction"]) == ("book_value", pytest.approx(0.52, rel=1e-12))
+    assert (resale["basis"], resale["fraction"]) == (
+        "book_value",
+        pytest.approx(1 - 0.8 * (32 / 12) / 5, rel=1e-12),
+    )
     assert "FALLBACK" in resale["source"]
     assert "resale_book_value_fallback" in {f["code"] for f in out["findings"]}
 

@@ -126,15 +126,19 @@ def test_the_openapi_schema_documents_every_field_of_the_training_result(
 # 0.1648 -> 0.2142, 0.1776 -> 0.1995; spot 0.4151 -> None (spot's NPV is below owning's at every u); reserved
 # 1-year 31.5143 -> None and 41.7852 -> None (no crossing in (0, 1]). The ranking is on the NPV too (was
 # owning's annualised total against each bill): the 48-B200 demo ranks spot first, as its verdict says
-# (on_prem, spot, on_demand -> spot, on_prem, on_demand); the others keep their order.
+# (on_prem, spot, on_demand -> spot, on_prem, on_demand); the others keep their order. Then the book-value
+# resale fallback values the servers at their age (horizon less the lead time), not at the horizon: a larger
+# resale, so owning's NPV falls. NPV difference 6,770,738.68 -> 8,087,308.75; −4,668,152.52 ->
+# −3,454,942.45; 2,587,635.78 -> 3,245,959.56; 2,322,879.03 -> 2,415,078.27; on-demand break-even 0.3485 ->
+# 0.2801, 0.2142 -> 0.1738, 0.1995 -> 0.1836. Totals, paybacks, rankings and verdicts are unchanged.
 DEMO_COSTS = {
     "70B on 1T tokens: 64 H100 nodes on-demand": (
         "aws-p5-48xlarge",
         24_375_354.43,
         8_336_273.38,
         # Only on-demand is ticked: spot and reserved 3-year are no longer priced or compared (issue #31).
-        {"on_demand": 0.3485},
-        6_770_738.68,
+        {"on_demand": 0.2801},
+        8_087_308.75,
         12,
         ["on_prem", "on_demand"],
         "on-demand",
@@ -143,8 +147,8 @@ DEMO_COSTS = {
         "aws-p6-b200-48xlarge",
         24_567_503.98,
         8_104_756.29,
-        {"on_demand": 0.2142, "spot": None},  # the demo states 48 obtainable spot nodes (w3)
-        -4_668_152.52,
+        {"on_demand": 0.1738, "spot": None},  # the demo states 48 obtainable spot nodes (w3)
+        -3_454_942.45,
         None,
         ["spot", "on_prem", "on_demand"],
         "spot",
@@ -154,7 +158,7 @@ DEMO_COSTS = {
         12_188_394.43,
         4_168_336.90,
         {"reserved_1y": None},
-        2_587_635.78,
+        3_245_959.56,
         12,
         ["on_prem", "reserved_1y"],
         "reserved 1-year",
@@ -163,8 +167,8 @@ DEMO_COSTS = {
         "aws-p5e-48xlarge",
         2_016_397.48,
         1_426_839.65,
-        {"on_demand": 0.1995, "reserved_1y": None},
-        2_322_879.03,
+        {"on_demand": 0.1836, "reserved_1y": None},
+        2_415_078.27,
         16,
         ["on_prem", "on_demand", "reserved_1y"],
         "on-demand",

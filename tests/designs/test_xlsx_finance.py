@@ -123,10 +123,10 @@ def test_the_xlsx_states_the_verdict_capex_cash_and_npv(alice_client: Client, de
     response = alice_client.get(f"/api/v1/designs/{demo.pk}/export/?format=xlsx")
     cached = load_workbook(io.BytesIO(response.content), data_only=True)
     summary = {row[0].value: row[1].value for row in cached["Summary"].iter_rows(min_row=2)}
-    # On-demand (the only option ticked) $20,735,093 − own $13,964,354 = $6,770,739 saved by owning.
-    assert summary["Verdict"].startswith("Over 12 months at 70% utilization, owning costs $13,964,354")
+    # On-demand (the only option ticked) $20,735,093 − own $12,647,784 = $8,087,309 saved by owning.
+    assert summary["Verdict"].startswith("Over 12 months at 70% utilization, owning costs $12,647,784")
     assert cost["verdict"]["cheapest_rent"] == "on-demand"
-    assert summary["Verdict"].endswith("owning saves $6,770,739 against on-demand; it pays back in month 12.")
+    assert summary["Verdict"].endswith("owning saves $8,087,309 against on-demand; it pays back in month 12.")
     assert summary["Capex (owning)"] == pytest.approx(cost["on_prem"]["capex_usd"])
     assert summary["NPV of owning"] == pytest.approx(cost["cashflow"]["own"]["npv_usd"])
     assert summary["NPV saving of owning (rent − own)"] == pytest.approx(

@@ -91,18 +91,21 @@ def test_example_request_owning_and_renting_by_hand() -> None:
     # ... but the break-even stated is where the NPVs of the monthly cash flows cross (issue #31, one basis).
     # By hand: d = 1/1.08^(1/12); months 1–4 (the lead time) both sides rent on-demand; then owning pays the
     # $1,840,000 capex at the end of month 4, opex $34,906.67 + energy $6,195.07 · (0.3 + 0.7 u) a month over
-    # months 5–24 and gets 0.68 of capex back at month 24, against on-demand's 8 × 730 h × $55.04 · u a month:
-    # u* = [A · (34,906.67 + 0.3 · 6,195.07) + d^4 · 1,840,000 − d^24 · 0.68 · 1,840,000]
-    #      ÷ [A · (321,433.60 − 0.7 · 6,195.07)], A = Σ_{m=5..24} d^m = 18.236433 → u* = 0.240572.
+    # months 5–24 and gets back at month 24 the book value of servers 20 months old (delivered at month 4),
+    # 1 − 0.8 × 20/12 ÷ 5 = 0.733333 of capex, against on-demand's 8 × 730 h × $55.04 · u a month:
+    # u* = [A · (34,906.67 + 0.3 · 6,195.07) + d^4 · 1,840,000 − d^24 · 0.733333 · 1,840,000]
+    #      ÷ [A · (321,433.60 − 0.7 · 6,195.07)], A = Σ_{m=5..24} d^m = 18.236433 → u* = 0.226023.
     d = 1.0 / 1.08 ** (1 / 12)
     a = sum(d**m for m in range(5, 25))
-    by_hand = (a * (34_906.666667 + 0.3 * 6_195.072) + d**4 * 1_840_000 - d**24 * 0.68 * 1_840_000) / (
-        a * (8 * 730 * 55.04 - 0.7 * 6_195.072)
-    )
-    assert by_hand == pytest.approx(0.240572, abs=1e-6)
+    by_hand = (
+        a * (34_906.666667 + 0.3 * 6_195.072)
+        + d**4 * 1_840_000
+        - d**24 * (1 - 0.8 * (20 / 12) / 5) * 1_840_000
+    ) / (a * (8 * 730 * 55.04 - 0.7 * 6_195.072))
+    assert by_hand == pytest.approx(0.226023, abs=1e-6)
     stated = out["break_even_utilization"]
     assert stated["on_demand"]["utilization"] == pytest.approx(by_hand, abs=1e-9)
-    assert stated["on_demand"]["meaning"] == "owning is cheaper above 24.1% utilization"
+    assert stated["on_demand"]["meaning"] == "owning is cheaper above 22.6% utilization"
     assert stated["on_demand"]["utilization"] == out["cashflow"]["break_even_utilization"]["on_demand"]
     # The reservation bills every hour whatever the use: its NPV ($4.40M) is above owning's at every
     # utilization in (0, 1], so no crossing is stated (the annualised lines met far outside it).

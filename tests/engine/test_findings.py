@@ -75,6 +75,32 @@ def test_resale_without_a_series_or_a_quote_is_book_value_and_a_warning() -> Non
     assert "covers age 8 months (0.67 years);" in fallback["source"]
 
 
+def test_the_book_value_fallback_sells_at_the_tax_book_so_the_sale_books_no_gain_or_loss() -> None:
+    """A CFO's check of the fallback: servers delivered at the lead time and sold at the horizon at their
+    straight-line book value sell at the tax book, so the sale carries no tax. 2-year horizon, 4-month lead
+    time: the servers are 20 months old. Residual 0, 5-year life, straight-line tax depreciation at 21 %.
+    Book value 1 − 20/12 ÷ 5 = 2/3 of capex (at the horizon's 2 years it would be 0.6, a loss of 1/15 of
+    capex booked on a sale at book). Month 24 by hand: opex and power after tax, less the second tax year's
+    shield (months 17-24: 8/12 of 1/5 of capex, at 21 %), less the sale, and no tax on it:
+    (33,479.285 + 4,859.48736 × (0.3 + 0.7 × 0.9)) × 0.79 − 0.21 × 2/15 × capex − 2/3 × capex."""
+    request = copy.deepcopy(SOUND)
+    del request["cashflow"]["resale_fraction"]
+    request["horizon_years"] = 2
+    request["cashflow"].update(
+        {"lead_time_months": 4, "tax_rate": 0.21, "depreciation_schedule": "straight_line"}
+    )
+    request["on_prem"] = {**request.get("on_prem", {}), "residual_fraction": 0.0, "depreciation_years": 5}
+    cashflow = run(request)["cashflow"]
+    assert cashflow["resale"]["basis"] == "book_value"
+    assert cashflow["resale"]["fraction"] == pytest.approx(2.0 / 3.0, rel=1e-12)
+    capex = cashflow["inputs"]["capex_usd"]
+    assert capex == pytest.approx(2_130_740.4, rel=1e-12)
+    assert cashflow["inputs"]["other_opex_usd_per_month"] == pytest.approx(33_479.285, rel=1e-12)
+    assert cashflow["inputs"]["power_full_usd_per_month"] == pytest.approx(4_859.48736, rel=1e-12)
+    by_hand = (33_479.285 + 4_859.48736 * 0.93) * 0.79 - 0.21 * 2.0 / 15.0 * capex - 2.0 / 3.0 * capex
+    assert cashflow["own"]["monthly_usd"][24] == pytest.approx(by_hand, rel=1e-12)
+
+
 def test_slow_ethernet_is_fine_up_to_four_nodes() -> None:
     assert "slow_ethernet" not in codes(_merge(SOUND, {"cluster": {"fabric": "eth-25g", "nodes": 4}}))
 

@@ -299,7 +299,8 @@ def _resolve_wacc(r: Resolver, v: dict[str, Any]) -> None:
 def _resolve_lead_and_resale(r: Resolver, v: dict[str, Any], resale: Sequence[ResaleCurve]) -> None:
     """The lead time (the default capped below the horizon) and the market resale at the horizon: the
     request's cashflow.resale_fraction, else the catalog series of the accelerator covering the owned age
-    (horizon − lead time), else the straight-line book value (a stated fallback; a finding says so)."""
+    (horizon − lead time), else the straight-line book value at that age (a stated fallback; a finding says
+    so)."""
     months = max(1, round(float(v["horizon_years"]) * 12))
     if not r.given("cashflow.lead_time_months") and int(v["cashflow.lead_time_months"]) >= months:
         lead = months - 1
@@ -329,12 +330,15 @@ def _resolve_lead_and_resale(r: Resolver, v: dict[str, Any], resale: Sequence[Re
         v["cashflow.resale_basis"] = "market"
         v["cashflow.resale_as_of"] = curve.as_of
         return
+    # The book value at the servers' age when sold, the horizon less the lead time (they are delivered and
+    # start depreciating at the lead time, as the tax book of cashflow._depreciate and the capacity plan's
+    # cash view count them), not at the horizon: depreciating the lead-time months too would sell below
+    # book and book a loss on the sale that never happened.
     life, residual = float(v["on_prem.depreciation_years"]), float(v["on_prem.residual_fraction"])
-    horizon = float(v["horizon_years"])
-    book = 1.0 - (1.0 - residual) * min(horizon, life) / life
+    book = 1.0 - (1.0 - residual) * min(age, life) / life
     v["cashflow.resale_source"] = (
         f"FALLBACK: no residual-value series in the catalog covers age {age_text(age)}; straight-line book"
-        f" value 1 − (1 − residual {num(residual)}) × {num(min(horizon, life))} ÷ {num(life)} years"
+        f" value at that age, 1 − (1 − residual {num(residual)}) × {num(min(age, life))} ÷ {num(life)} years"
     )
     v["cashflow.resale_fraction"] = r.get("cashflow.resale_fraction", book, unit, v["cashflow.resale_source"])
     v["cashflow.resale_basis"] = "book_value"
