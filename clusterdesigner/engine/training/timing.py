@@ -304,7 +304,7 @@ CPU_ADAM_ASSUMPTION = Assumption(
 # and MoE (tests/engine/data/runs_megatron_bridge.csv, Megatron-Bridge 25.11-26.08, bench/
 # calibration_releases.py; tests/engine/test_release_rows.py recomputes them).
 NEWEST_CALIBRATION_RELEASE = 25.09
-LATER_RELEASES_CHECK_ERROR = {"all": 0.138, "dense": 0.072, "moe": 0.169}
+LATER_RELEASES_CHECK_ERROR = {"all": 0.141, "dense": 0.072, "moe": 0.169}
 CALIBRATION_RELEASE_ASSUMPTION = Assumption(
     "newest_calibration_release",
     NEWEST_CALIBRATION_RELEASE,
