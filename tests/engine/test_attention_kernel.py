@@ -16,7 +16,9 @@ from clusterdesigner.engine.training.timing import (
     FLASH_FWD_FRACTION,
     FUSED_ATTENTION_SPEEDUP,
     KERNEL_RATES_TFLOPS,
+    flash_attention_flops,
     flash_attention_seconds,
+    kernel_head_dim,
 )
 from clusterdesigner.engine.training.training import estimate, parse_problem
 from clusterdesigner.engine.training.workload import Problem
@@ -156,3 +158,52 @@ def test_the_flash3_assumption_gives_its_measured_rate_and_source() -> None:
     a = _kernel_assumption(_estimate("h100-sxm", "flash3"))
     assert (a["name"], a["value"]) == ("attention_kernel[flash3]", pytest.approx(539.0))
     assert "516 backward" in a["unit"] and "arXiv:2407.08608" in a["source"]
+
+
+def test_flash2_computes_at_the_head_dimension_it_pads_to() -> None:
+    # FlashAttention-2 rounds a head up to a multiple of 32 up to 128 and of 64 above (flash_api.cpp,
+    # round_multiple(head_size, head_size <= 128 ? 32 : 64)); cuDNN's fused attention takes it as it is.
+    assert [kernel_head_dim("flash2", d) for d in (64, 80, 96, 112, 128, 160, 192, 256)] == [
+        64,
+        96,
+        96,
+        128,
+        128,
+        192,
+        192,
+        256,
+    ]
+    assert [kernel_head_dim(k, 112) for k in ("fused", "flash3")] == [112, 112]
+    # By hand, one layer, 4,096 tokens scoring 4,096 keys, 64 heads of 112 (q width 7,168): the full count
+    # 4 · 4,096 · 4,096 · 64 · 112 = 481.0 GFLOP as given, × 128/112 padded: 549.8 GFLOP.
+    model = parse_problem(
+        {**_request("a100-80gb", "flash2"), "model": {**_MPT_LIKE, "heads": 64, "kv_heads": 64}},
+        accelerators=ACCELERATORS,
+        fabrics=FABRICS,
+    ).model
+    assert flash_attention_flops(model, "fused", tokens=4096, keys=4096) == 4 * 4096 * 4096 * 64 * 112
+    assert flash_attention_flops(model, "flash2", tokens=4096, keys=4096) == 4 * 4096 * 4096 * 64 * 128
+
+
+def test_the_padding_reaches_the_step_time_and_nothing_else_moves() -> None:
+    # Two models with the same GEMMs (q width 7,168 = 64 heads × 112 = 56 heads × 128): under cuDNN's
+    # fused attention (on A100, at FA2's rates) they take the same compute time; under FlashAttention-2 the
+    # 112-wide heads compute as 128-wide, 8/7 of the attention FLOPs, so the step is longer.
+    def compute(kernel: str, heads: int) -> float:
+        request = {**_request("a100-80gb", kernel), "model": {**_MPT_LIKE, "heads": heads, "kv_heads": heads}}
+        return float(estimate(request, accelerators=ACCELERATORS, fabrics=FABRICS)["step_time_s"]["compute"])
+
+    assert compute("fused", 64) == pytest.approx(compute("fused", 56), rel=1e-12)
+    assert compute("flash2", 56) == pytest.approx(compute("fused", 56), rel=1e-12)
+    assert compute("flash2", 64) > compute("flash2", 56) * 1.01
+
+
+_MPT_LIKE = {
+    "name": "MPT-30B-shaped",
+    "layers": 48,
+    "hidden": 7168,
+    "ffn_hidden": 28672,
+    "seq_len": 4096,
+    "vocab": 50368,
+    "gated_mlp": False,
+}

@@ -119,8 +119,13 @@ changed convention), and say in the commit message what changed. Its history:
        training estimate states the newest release its constants were fitted on (NeMo 25.09) and its error
        on Megatron-Bridge 25.11-26.08's check rows (``newest_calibration_release``); cost: the resale
        fallback states an age of whole months as months ("20 months (1.67 years)", was "1.66667 years")
+   22  cost: without a residual-value series the resale is the straight-line book value at the servers' age
+       (the horizon less the lead time), not at the horizon, so a sale at book carries no tax (owning's NPV
+       falls; the demo designs' savings and break-evens move); training: FlashAttention-2 (``flash2``) runs
+       at the head dimension it pads to (multiples of 32 up to 128, of 64 above: 112 -> 128), the catalog's
+       B300 at its measured matmul rates (catalog data, not this number)
 """
 
 from __future__ import annotations
 
-ENGINE_VERSION: int = 21
+ENGINE_VERSION: int = 22

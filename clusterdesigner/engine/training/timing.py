@@ -798,11 +798,11 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
         # A causal kernel computes half of the s×s scores (it skips the masked tiles); the engine times the
         # full s×s FLOPs Narayanan counts at FlashAttention-2's benchmark rates, i.e. that causal half at
         # half those rates: the measured flash-attention runs on A100 (llm-foundry, 8K-64K tokens) are no
-        # faster than this. A fused Hopper-native kernel runs FUSED_ATTENTION_SPEEDUP faster.
-        if mla:
-            attn_flops = 2.0 * tokens * s * model.heads * (model.head_dim + model.v_head_dim) / tp
-        else:
-            attn_flops = 4.0 * tokens * s * c.q / tp
+        # faster than this. A fused Hopper-native kernel runs FUSED_ATTENTION_SPEEDUP faster. The kernel
+        # computes at the head dimension it pads to (kernel_head_dim), not the model's.
+        attn_flops = (
+            flash_attention_flops(model, c.problem.training.attention_kernel, tokens=tokens, keys=s) / tp
+        )
         return flash_attention_seconds(attn_flops, c.problem, c.rate_bf16)
     if mla:
         v_dim = float(model.v_head_dim)
@@ -814,6 +814,30 @@ def _attention(c: _Shape) -> tuple[FloatArray, FloatArray]:
     softmax = SCORE_BYTES_FWD * heads_local * tokens * s / c.hbm
     attn_fwd = bmm + softmax
     return attn_fwd, 2.0 * attn_fwd
+
+
+def kernel_head_dim(kernel: str, head_dim: int) -> int:
+    """The head dimension a flash-attention kernel computes at. FlashAttention-2 pads a head to a multiple
+    of 32 up to 128 and of 64 above (csrc/flash_attn/flash_api.cpp at Dao-AILab/flash-attention 0251105a,
+    ``head_size_rounded = round_multiple(head_size, head_size <= 128 ? 32 : 64)``; the FlashAttention Triton
+    kernel llm-foundry ran pads to the next power of two, ``BLOCK_HEADDIM``, the same 128 for MPT-30B's 112),
+    so its FLOPs and time grow by that ratio: 112 -> 128 is 1/7 more. cuDNN's fused attention (``fused``,
+    and ``flash3``, timed at cuDNN's rates) takes any multiple of 8 as it is."""
+    if kernel != "flash2":
+        return head_dim
+    step = 32 if head_dim <= 128 else 64
+    return -(-head_dim // step) * step
+
+
+def flash_attention_flops(model: Any, kernel: str, *, tokens: Any, keys: Any) -> Any:
+    """Forward FLOPs of one layer's flash-attention core on the whole tensor-parallel group, the full s x s
+    count at the head dimension the kernel computes (kernel_head_dim): 2 · tokens · keys · heads · (d_qk +
+    d_v), i.e. 4 · tokens · keys · heads · d without MLA."""
+    if model.is_mla:
+        widths = kernel_head_dim(kernel, model.head_dim) + kernel_head_dim(kernel, model.v_head_dim)
+    else:
+        widths = 2 * kernel_head_dim(kernel, model.head_dim)
+    return 2.0 * tokens * keys * model.heads * widths
 
 
 def flash_attention_seconds(full_fwd_flops: Any, problem: Problem, rate_bf16: float) -> tuple[Any, Any]:
