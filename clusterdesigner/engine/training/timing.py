@@ -30,7 +30,7 @@ from scipy.special import ndtri
 
 from clusterdesigner.engine.core.errors import InputError
 from clusterdesigner.engine.core.hardware import AcceleratorSpec
-from clusterdesigner.engine.core.model import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE
+from clusterdesigner.engine.core.model import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, ModelShape
 from clusterdesigner.engine.training.levers import LORA_MODULES
 from clusterdesigner.engine.training.memory import (
     WEIGHT_BYTES,
@@ -829,7 +829,7 @@ def kernel_head_dim(kernel: str, head_dim: int) -> int:
     return -(-head_dim // step) * step
 
 
-def flash_attention_flops(model: Any, kernel: str, *, tokens: Any, keys: Any) -> Any:
+def flash_attention_flops(model: ModelShape, kernel: str, *, tokens: Any, keys: Any) -> Any:
     """Forward FLOPs of one layer's flash-attention core on the whole tensor-parallel group, the full s x s
     count at the head dimension the kernel computes (kernel_head_dim): 2 · tokens · keys · heads · (d_qk +
     d_v), i.e. 4 · tokens · keys · heads · d without MLA."""
