@@ -55,8 +55,9 @@ def test_zero2_reduce_scatters_every_micro_batch_by_hand() -> None:
     # The heaviest stage trains P = 3.4506e9 parameters (8 layers of 405B / TP 8, and the output layer's
     # share): per layer 2 B × P / 8 = 862.65 MB reduce-scattered over the 64 DP ranks, 8 GPUs apart, so one
     # rank per node over 64 nodes: 63/64 × 862.65e6 / 48e9 (NDR 400 × 0.96) + 63 × (15 + 5) µs = 18.95 ms.
-    # Eight layers 151.6 ms; the last layer's is exposed, the other 132.7 ms run under the micro-batch's
-    # 217.0 ms backward at 20 % (OVERLAP_PENALTY): 26.5 + 19.0 = 45.5 ms, on 31 of the 32 micro-batches
+    # Eight layers 151.6 ms; the last layer's is exposed, the other 132.7 ms run under the micro-batch's 217.3
+    # ms backward (217.0 before engine version 23: FlashAttention-2 at its published H100 rate, the Hopper
+    # factor 0.81 -> 0.79) at 20 % (OVERLAP_PENALTY): 26.5 + 19.0 = 45.5 ms, on 31 of the 32 micro-batches
     # (the last one's is the reduce half of the step's DP reduction): × 31/32 = 44.1 ms a micro-batch.
     problem = _llama405b()
     c, held, n_stage, bwd = _parts(problem, _lay("zero2"))
@@ -64,7 +65,7 @@ def test_zero2_reduce_scatters_every_micro_batch_by_hand() -> None:
     assert params == pytest.approx(3.4506e9, rel=1e-4)
     one_layer = 63 / 64 * 2.0 * params / 8 / 48e9 + 63 * 20e-6
     assert one_layer == pytest.approx(18.95e-3, abs=1e-5)
-    assert bwd[0] == pytest.approx(0.2170, abs=1e-4)
+    assert bwd[0] == pytest.approx(0.2173, abs=1e-4)
     per_mb = (0.2 * 7 * one_layer + one_layer) * 31 / 32
     assert per_mb == pytest.approx(44.06e-3, abs=1e-5)
     m = np.full(1, 32.0)

@@ -104,7 +104,7 @@ def test_the_last_gradient_bucket_is_exposed_and_every_bucket_pays_its_latency()
 def test_the_step_waits_for_the_slowest_of_its_ranks() -> None:
     # straggler = (every other part) × cv × E[max of N standard normals], Blom's Φ⁻¹((N − 0.375)/(N + 0.25)):
     # 8 ranks Φ⁻¹(7.625 / 8.25) = 1.434; 4,096 ranks 3.611 (by hand with statistics.NormalDist).
-    assert timing.STRAGGLER_CV == pytest.approx(0.002)
+    assert timing.STRAGGLER_CV == pytest.approx(0.004)  # 0.002 until engine version 23's joint refit
     for nodes in (1, 512):
         request = {
             "model": {"preset": "llama3-8b"},
@@ -116,7 +116,7 @@ def test_the_step_waits_for_the_slowest_of_its_ranks() -> None:
         synchronous = parts["total"] - parts["straggler"]
         n = 8 * nodes
         z = NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
-        assert parts["straggler"] == pytest.approx(synchronous * 0.002 * z, rel=1e-9)
+        assert parts["straggler"] == pytest.approx(synchronous * 0.004 * z, rel=1e-9)
     assert NormalDist().inv_cdf(7.625 / 8.25) == pytest.approx(1.434, abs=1e-3)
     assert NormalDist().inv_cdf(4095.625 / 4096.25) == pytest.approx(3.611, abs=1e-3)
 

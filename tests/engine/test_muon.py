@@ -70,26 +70,27 @@ def test_muon_keeps_one_moment_where_adam_keeps_two() -> None:
 def test_muon_step_adds_newton_schulz_and_the_gradient_gather() -> None:
     # The update's element-wise traffic is 28 of Adam's 36 B per parameter. Newton-Schulz: 32 layers x
     # (8,246,337,208,320 + 13,142,599,925,760) / 8 ranks (ZeRO-1: each rank orthogonalises its share) =
-    # 85,555,748,536,320 FLOPs at H100's BF16 rate, 794.5 TFLOP/s measured x 0.81 (Hopper, refitted 0.75 ->
-    # 0.81 once flash2 runs at its measured H100 rate) = 643.545 TFLOP/s: 0.132944 s. The DP gather of the
+    # 85,555,748,536,320 FLOPs at H100's BF16 rate, 794.5 TFLOP/s measured x 0.79 (Hopper, refitted 0.75 ->
+    # 0.81 once flash2 runs at its measured H100 rate, 0.81 -> 0.79 in engine version 23's joint refit) =
+    # 627.655 TFLOP/s: 0.136310 s (0.132944 s at 0.81). The DP gather of the
     # 32 layers' bf16 gradients over 8 NVLink ranks: 7/8 x 2 B x 6,476,267,520 / (450 GB/s x 0.80) + 7 x
     # 15 us ring steps = 0.031593 s.
     adam = _estimate("adam")["step_time_s"]["optimizer"]
     muon = _estimate("muon")["step_time_s"]["optimizer"]
-    newton_schulz = 32 * (8_246_337_208_320 + 13_142_599_925_760) / 8 / (794.5 * 0.81 * 1e12)
-    assert newton_schulz == pytest.approx(0.132944, abs=1e-6)
+    newton_schulz = 32 * (8_246_337_208_320 + 13_142_599_925_760) / 8 / (794.5 * 0.79 * 1e12)
+    assert newton_schulz == pytest.approx(0.136310, abs=1e-6)
     dense = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096)
     gather = 7 / 8 * 2 * dense / (450e9 * 0.80) + 7 * 15e-6
     assert muon - adam * 28 / 36 == pytest.approx(newton_schulz + gather, rel=1e-9)
 
 
 def test_muon_without_a_sharded_optimizer_orthogonalises_everything_on_every_rank() -> None:
-    # Without ZeRO every rank orthogonalises all 32 layers: 8 x 0.132944 s = 1.063556 s of Newton-Schulz
-    # (Hopper factor 0.81 since the joint refit; 1.148640 s at 0.75), no DP gather (the all-reduce left
-    # whole gradients everywhere).
+    # Without ZeRO every rank orthogonalises all 32 layers: 8 x 0.136310 s = 1.090481 s of Newton-Schulz
+    # (Hopper factor 0.79 since engine version 23's joint refit; 1.063556 s at 0.81, 1.148640 s at 0.75), no
+    # DP gather (the all-reduce left whole gradients everywhere).
     replicated = _estimate("muon", sharding="none")["step_time_s"]["optimizer"]
     adam = _estimate("adam", sharding="none")["step_time_s"]["optimizer"]
-    assert replicated - adam * 28 / 36 == pytest.approx(8 * 0.132944, abs=1e-5)
+    assert replicated - adam * 28 / 36 == pytest.approx(8 * 0.136310, abs=1e-5)
 
 
 def test_refuses_muon_with_optimizer_offload() -> None:

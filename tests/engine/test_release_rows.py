@@ -145,4 +145,4 @@ def test_the_estimates_state_the_calibrations_vintage_and_its_error_on_later_rel
         "moe": median_abs([c for c in check if c.moe]),
     } == LATER_RELEASES_CHECK_ERROR
     assert CALIBRATION_RELEASE_ASSUMPTION in TIMING_ASSUMPTIONS
-    assert "14.1 %" in CALIBRATION_RELEASE_ASSUMPTION.source
+    assert "13.5 %" in CALIBRATION_RELEASE_ASSUMPTION.source

@@ -105,6 +105,8 @@ def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
     # 15.975 s. Since ZeRO-2 reduce-scatters each of its 12 micro-batches' gradients
     # (timing._zero2_reduce_scatter_per_mb) the depth-12 layout, which keeps ZeRO-2 (ZeRO-1 at dp 32 leaves
     # no headroom), takes 17.387 s, and the best is tp 8 pp 4 depth 24 micro-batch 4 with ZeRO-1, 16.073 s.
+    # Engine version 23 (FlashAttention-2's published rates on A100 no longer derated, the Ampere factor
+    # refitted 0.90 -> 0.88, the straggler spread 0.2 -> 0.4 %): 17.742 s and 16.418 s, the same best layout.
     # The search must find these.
     problem = parse_problem(GPT3_1024_A100, accelerators=ACCELERATORS, fabrics=FABRICS)
     vpps = search_module._vpp_choices(problem, 4)
@@ -116,9 +118,9 @@ def test_the_search_covers_every_interleaving_depth_and_micro_batch() -> None:
         accelerators=ACCELERATORS,
         fabrics=FABRICS,
     )
-    assert depth12["step_time_s"]["total"] == pytest.approx(17.387, abs=0.002)
+    assert depth12["step_time_s"]["total"] == pytest.approx(17.742, abs=0.002)
     assert result["step_time_s"]["total"] <= depth12["step_time_s"]["total"]
-    assert result["step_time_s"]["total"] == pytest.approx(16.073, abs=0.002)
+    assert result["step_time_s"]["total"] == pytest.approx(16.418, abs=0.002)
     assert (result["parallelism"]["pp"], result["parallelism"]["vpp"]) == (4, 24)
     # Every micro-batch dividing a structure's local batch: dp 32 has 1,536 / 32 = 48 sequences a rank,
     # 10 divisors; the grid holds all 20 divisors of 1,536.

@@ -78,7 +78,9 @@ SYNC_BUCKET_OVERHEAD_S = (7.0 - _SLIME_BYTES / 450e9) / math.ceil(_SLIME_BYTES /
 # Qwen3-235B 64-GPU colocated fit row's trainer layout moved from ep 2 (pp 1) to pp 2 (no EP) once full
 # recompute repeats the all-to-alls; the layout search ranks training time only, and pp 2 halves the weight
 # sync (53.3 -> 26.6 s at factor 1), so that row's step fell 148 -> 122 s and the geometric mean rose.
-FRAMEWORK_FACTOR = 2.14
+# 2.14 -> 2.07 (refit 2.074) in engine version 23's joint refit (FlashAttention-2 at its published rates,
+# family factors Ampere 0.88 and Hopper 0.79): the trainers' step times moved, the factor follows.
+FRAMEWORK_FACTOR = 2.07
 # Splits tried at most (evenly spaced node counts for the rollout pool): each costs one layout search.
 MAX_SPLITS = 16
 ASSUMPTIONS: tuple[tuple[str, str], ...] = (
