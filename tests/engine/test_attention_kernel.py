@@ -74,6 +74,11 @@ def test_blackwell_runs_its_fitted_fused_factor() -> None:
 
 def test_ampere_runs_both_kernels_alike() -> None:
     assert _compute_s("a100-80gb", "flash2") == pytest.approx(_compute_s("a100-80gb", "fused"), rel=1e-12)
+    # ... at FlashAttention-2's published A100 rates, which the family factor no longer derates, and the
+    # assumption says so.
+    for kernel in ("flash2", "fused"):
+        a = _kernel_assumption(_estimate("a100-80gb", kernel))
+        assert "published A100 rates" in a["source"] and "without the family" in a["source"]
 
 
 @pytest.mark.parametrize(

@@ -958,6 +958,11 @@ def attention_kernel_assumption(problem: Problem, *, profile_source: str | None)
         rate = "unused: training.flash_attention is false"
     elif speedup != 1.0:
         rate = FUSED_ATTENTION_SOURCES[acc.family]
+    elif acc.family == FA2_MEASURED_FAMILY:
+        rate = (
+            "timed at FlashAttention-2's published A100 rates, 73 % / 63 % of peak forward / backward "
+            "(Dao 2023, arXiv:2307.08691, Sec. 4.1), without the family's end-to-end factor"
+        )
     else:
         rate = "timed at FlashAttention-2's rates (no fused-kernel factor for this kernel or GPU family)"
     return Assumption(
