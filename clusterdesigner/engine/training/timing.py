@@ -885,18 +885,21 @@ def flash_attention_seconds(full_fwd_flops: Any, problem: Problem, rate_bf16: fl
         scale = acc.peak_tflops("bf16") / peak * 1e12
         causal = full_fwd_flops / 2.0
         return causal / (fwd_tflops * scale), 2.5 * causal / (bwd_tflops * scale)
-    speedup = _attention_speedup(problem)
     if problem.training.attention_kernel == "flash2" and acc.family in AMPERE_KERNEL_SPEEDUP:
         return ampere_kernel_seconds(full_fwd_flops, acc.family)
-    # On the family FlashAttention-2's rates were measured on (FA2_MEASURED_FAMILY; Hopper's kernel is
-    # ampere_kernel_seconds), a kernel timed at them (flash2, or fused, which has no factor there) runs at
-    # them as published, without the end-to-end factor; elsewhere they are an extrapolation from this GPU's
-    # calibrated rate (rate_bf16), times a fused kernel's factor.
-    if acc.family == FA2_MEASURED_FAMILY and speedup == 1.0:
+    if _at_fa2_published_rates(problem):
         rate = achievable_matmul_flops(acc, "bf16")
     else:
-        rate = rate_bf16 * speedup
+        rate = rate_bf16 * _attention_speedup(problem)
     return full_fwd_flops / (rate * FLASH_FWD_FRACTION), 2.5 * full_fwd_flops / (rate * FLASH_BWD_FRACTION)
+
+
+def _at_fa2_published_rates(problem: Problem) -> bool:
+    """Whether the attention kernel is timed at FlashAttention-2's rates as published: on the family they
+    were measured on (FA2_MEASURED_FAMILY; Hopper's flash2 is ``ampere_kernel_seconds``), a kernel with no
+    factor of its own there (flash2, or fused), without the end-to-end factor. Elsewhere the rates are an
+    extrapolation from the GPU's calibrated rate, times a fused kernel's factor."""
+    return problem.cluster.accelerator.family == FA2_MEASURED_FAMILY and _attention_speedup(problem) == 1.0
 
 
 def ampere_kernel_seconds(full_fwd_flops: Any, family: str) -> tuple[Any, Any]:
@@ -958,7 +961,7 @@ def attention_kernel_assumption(problem: Problem, *, profile_source: str | None)
         rate = "unused: training.flash_attention is false"
     elif speedup != 1.0:
         rate = FUSED_ATTENTION_SOURCES[acc.family]
-    elif acc.family == FA2_MEASURED_FAMILY:
+    elif _at_fa2_published_rates(problem):
         rate = (
             "timed at FlashAttention-2's published A100 rates, 73 % / 63 % of peak forward / backward "
             "(Dao 2023, arXiv:2307.08691, Sec. 4.1), without the family's end-to-end factor"
